@@ -1,0 +1,81 @@
+/* Configuration files: "key = value" lines grouped in [sections], '#' or ';' comments.
+ *
+ * A program describes its settings once, as a table of struct conf_opt that points into its
+ * settings struct.  Values come from, in increasing precedence: the table's defaults, the
+ * configuration file, and command-line overrides (a named flag such as --listen, or
+ * -o section.key=value for any key).  An unknown key or a bad value is an error naming
+ * file:line (or the flag) and the key. */
+#ifndef ROCEFAB_CONF_H
+#define ROCEFAB_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "lib/err.h"
+
+enum conf_type {
+	CONF_STRING,   /* char * (owned, may be "") */
+	CONF_INT,      /* int64_t */
+	CONF_BOOL,     /* bool: true/false/yes/no/on/off/1/0 */
+	CONF_DURATION, /* int64_t nanoseconds: "1s", "250ms", ... */
+	CONF_SIZE,     /* uint64_t bytes: "4096", "64K", "4MiB", "1G" */
+	CONF_ENUM,     /* int: index into choices */
+	CONF_DOUBLE,   /* double */
+};
+
+struct conf_opt {
+	const char *name; /* "section.key" */
+	enum conf_type type;
+	size_t offset; /* offsetof(settings struct, field) */
+	const char *def;
+	const char *help;
+	int64_t min, max;	    /* checked when min < max (INT, DURATION, SIZE) */
+	const char *const *choices; /* CONF_ENUM: NULL-terminated */
+};
+
+/* CONF_OPT("api.threads", CONF_INT, struct settings, threads, "2", "help", .min = 1, .max = 64) */
+#define CONF_OPT(n, t, st, field, d, h, ...)                                                      \
+	{                                                                                          \
+		.name = (n), .type = (t), .offset = offsetof(st, field), .def = (d), .help = (h),  \
+		__VA_ARGS__                                                                        \
+	}
+#define CONF_OPT_END { .name = NULL }
+
+/* Applies every default.  0 or -ENOMEM / -EINVAL (a bad default is a programming error). */
+int conf_init(const struct conf_opt *opts, void *base, struct rf_err *e);
+/* Frees the strings of base. */
+void conf_fini(const struct conf_opt *opts, void *base);
+/* Sets one key ("section.key") from text; origin names where the text came from. */
+int conf_set(const struct conf_opt *opts, void *base, const char *name, const char *value,
+	     const char *origin, struct rf_err *e);
+/* Parses "section.key=value" (the -o form). */
+int conf_set_assignment(const struct conf_opt *opts, void *base, const char *assignment,
+			const char *origin, struct rf_err *e);
+int conf_load_file(const struct conf_opt *opts, void *base, const char *path, struct rf_err *e);
+int conf_load_string(const struct conf_opt *opts, void *base, const char *text,
+		     const char *origin, struct rf_err *e);
+/* The effective settings, as a configuration file. */
+void conf_dump(const struct conf_opt *opts, const void *base, FILE *f);
+/* Every key with its default and help, for --help-config and the man page. */
+void conf_help(const struct conf_opt *opts, FILE *f);
+
+/* Command-line overrides collected before the configuration file is read. */
+struct conf_overrides {
+	struct {
+		const char *name; /* section.key, or NULL for an "-o a=b" assignment */
+		const char *value;
+		const char *origin;
+	} item[64];
+	int n;
+};
+int conf_override(struct conf_overrides *o, const char *name, const char *value,
+		  const char *origin);
+int conf_apply_overrides(const struct conf_opt *opts, void *base,
+			 const struct conf_overrides *o, struct rf_err *e);
+
+int conf_parse_size(const char *s, uint64_t *ret);
+int conf_parse_bool(const char *s, bool *ret);
+
+#endif

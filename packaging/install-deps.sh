@@ -1,0 +1,68 @@
+#!/bin/sh
+# Install the Debian packages rocefab needs to build and to run its tests, idempotently:
+# only what is missing is installed, and nothing is done (not even apt-get update) when
+# everything is present. Uses sudo when not root.
+#
+# Usage: packaging/install-deps.sh [build|check|bench|rxe|all]...   (default: check)
+#   build  compilers and -dev libraries
+#   check  build + what `make check` runs (pytest, jsonschema, prometheus, promtool, ...)
+#   bench  check + load generators (wrk)
+#   rxe    check + what the soft-RoCE guest tests fetch and run (qemu, busybox)
+#   all    everything above
+set -eu
+
+build_pkgs="build-essential pkg-config clang libclang-rt-14-dev
+libmicrohttpd-dev libjansson-dev libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
+libibverbs-dev librdmacm-dev libsqlite3-dev libcurl4-openssl-dev libcmocka-dev libsystemd-dev"
+check_pkgs="python3 python3-pytest python3-requests python3-jsonschema python3-yaml
+prometheus sqlite3 iproute2 ethtool curl procps systemd"
+bench_pkgs="wrk"
+rxe_pkgs="qemu-system-x86 busybox-static"
+
+want=""
+[ $# -eq 0 ] && set -- check
+for tier in "$@"; do
+	case "$tier" in
+	build) want="$want $build_pkgs" ;;
+	check) want="$want $build_pkgs $check_pkgs" ;;
+	bench) want="$want $build_pkgs $check_pkgs $bench_pkgs" ;;
+	rxe) want="$want $build_pkgs $check_pkgs $rxe_pkgs" ;;
+	all) want="$want $build_pkgs $check_pkgs $bench_pkgs $rxe_pkgs" ;;
+	-h | --help)
+		sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+		exit 0
+		;;
+	*)
+		echo "install-deps: unknown tier '$tier' (build, check, bench, rxe, all)" >&2
+		exit 2
+		;;
+	esac
+done
+
+missing=""
+for p in $want; do
+	case " $missing " in *" $p "*) continue ;; esac
+	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+	[ "$st" = installed ] || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if ! command -v apt-get >/dev/null 2>&1; then
+	echo "install-deps: missing packages:$missing, and apt-get is not available;" \
+		"install them with your package manager" >&2
+	exit 1
+fi
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null 2>&1 || {
+		echo "install-deps: need root or sudo to install:$missing" >&2
+		exit 1
+	}
+	sudo=sudo
+fi
+echo "install-deps: installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+# policy-rc.d keeps package scripts from starting services (prometheus) on machines without systemd.
+$sudo apt-get update -qq
+# shellcheck disable=SC2086
+$sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
