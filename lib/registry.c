@@ -139,6 +139,8 @@ static int load_source(struct reg *r, struct reg_counter *c, json_t *js, unsigne
 		return r2;
 	if (rank > 255)
 		return js_fail(e, p, NULL, "too many sources");
+	if (c->kind == REG_KIND_GAUGE && scale != 1)
+		return js_fail(e, p, "scale", "sources of gauges cannot be scaled");
 	src = (struct reg_source){ .counter = c, .prio = REG_NO_PRIO, .width = (uint8_t)width,
 				   .wrap = (uint8_t)wrap, .rank = (uint8_t)rank,
 				   .scale = (uint32_t)scale };
@@ -349,4 +351,9 @@ bool reg_group_known(const struct reg *r, const char *group)
 		if (strcmp(r->groups[i], group) == 0)
 			return true;
 	return false;
+}
+
+void *reg_document(const struct reg *r)
+{
+	return r->doc;
 }

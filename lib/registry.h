@@ -59,6 +59,8 @@ const struct reg_counter *reg_find(const struct reg *r, const char *name);
 const struct reg_source *reg_lookup(const struct reg *r, const char *group, const char *driver,
 				    const char *name);
 bool reg_group_known(const struct reg *r, const char *group);
+/* The registry document as loaded (a borrowed jansson reference). */
+void *reg_document(const struct reg *r);
 const char *reg_scope_name(enum reg_scope s);
 const char *reg_kind_name(enum reg_kind k);
 

@@ -1,0 +1,46 @@
+/* The REST API server (libmicrohttpd, internal epoll thread pool). */
+#ifndef ROCEFAB_API_H
+#define ROCEFAB_API_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "lib/err.h"
+
+struct store;
+struct ingest;
+struct reg;
+
+struct api_conf {
+	const char *listen; /* "ADDR:PORT", "[v6]:PORT"; port 0 picks a free port */
+	unsigned threads;
+	uint64_t max_body;
+	int64_t conn_timeout_ns;
+	int anonymous_role; /* enum role granted to requests without a token */
+	bool metrics_public;
+	const char *tls_cert, *tls_key; /* PEM files; both or neither */
+	int64_t cache_ttl_ns;		/* of GET list responses and valid tokens; 0 disables */
+	int64_t stale_intervals;	/* an agent missing this many intervals is stale */
+};
+
+struct api_deps {
+	struct store *store;
+	struct ingest *ingest;
+	const struct reg *reg;
+	int64_t started_ns;
+};
+
+struct api;
+
+int api_start(const struct api_conf *c, const struct api_deps *d, struct api **ret,
+	      struct rf_err *e);
+/* "http://127.0.0.1:9750" as bound (the real port when 0 was asked). */
+const char *api_url(const struct api *a);
+/* Stops accepting new connections; requests in progress continue. */
+void api_quiesce(struct api *a);
+void api_stop(struct api *a);
+/* Prints "METHOD PATTERN ROLE summary" for every route (rocefabd --routes). */
+void api_print_routes(FILE *f);
+
+#endif

@@ -1,0 +1,134 @@
+/* Handlers: agents, hosts, ports and counter series (read-only views of the store). */
+#include <string.h>
+
+#include "api/internal.h"
+#include "daemon/views.h"
+#include "lib/timeutil.h"
+
+#define MAX_POINTS 10000
+
+typedef int (*view_fn)(struct api_req *req, struct store_reader *rd, const struct views_opts *o,
+		       json_t **ret, struct rf_err *e);
+
+/* Runs a view on a reader connection and replies with it or with its problem. */
+static int run_view(struct api_req *req, view_fn fn, bool cached)
+{
+	const struct api_deps *d = api_deps(req);
+	struct views_opts o = { .now_ns = tu_now_ns(),
+				.stale_intervals = api_conf(req)->stale_intervals };
+	struct store_reader *rd = store_reader_get(d->store);
+	struct rf_err e = { 0 };
+	json_t *doc = NULL;
+	int r;
+
+	if (!rd) {
+		rf_err_set(&e, -EAGAIN, "STORE_UNAVAILABLE", NULL, "cannot read the database now");
+		return api_reply_problem(req, 503, &e);
+	}
+	r = fn(req, rd, &o, &doc, &e);
+	store_reader_put(d->store, rd);
+	if (r < 0) {
+		if (!e.err)
+			rf_err_set(&e, r, NULL, NULL, "%s", strerror(-r));
+		return api_reply_problem(req, 0, &e);
+	}
+	return cached ? api_reply_json_cached(req, doc) : api_reply_json(req, 200, doc);
+}
+
+static int v_agents(struct api_req *req, struct store_reader *rd, const struct views_opts *o,
+		    json_t **ret, struct rf_err *e)
+{
+	(void)req;
+	return views_agents(rd, o, NULL, ret, e);
+}
+
+static int v_agent(struct api_req *req, struct store_reader *rd, const struct views_opts *o,
+		   json_t **ret, struct rf_err *e)
+{
+	return views_agents(rd, o, req->match.params[0], ret, e);
+}
+
+static int v_hosts(struct api_req *req, struct store_reader *rd, const struct views_opts *o,
+		   json_t **ret, struct rf_err *e)
+{
+	(void)req;
+	return views_hosts(rd, o, ret, e);
+}
+
+static int v_host(struct api_req *req, struct store_reader *rd, const struct views_opts *o,
+		  json_t **ret, struct rf_err *e)
+{
+	return views_host(rd, o, req->match.params[0], ret, e);
+}
+
+static int v_ports(struct api_req *req, struct store_reader *rd, const struct views_opts *o,
+		   json_t **ret, struct rf_err *e)
+{
+	struct port_filter f = { .host = api_arg(req, "host"),
+				 .device = api_arg(req, "device"),
+				 .state = api_arg(req, "state") };
+
+	return views_ports(rd, o, &f, ret, e);
+}
+
+static int v_port(struct api_req *req, struct store_reader *rd, const struct views_opts *o,
+		  json_t **ret, struct rf_err *e)
+{
+	return views_port(rd, o, api_deps(req)->ingest, req->match.params[0], ret, e);
+}
+
+static int v_port_counters(struct api_req *req, struct store_reader *rd,
+			   const struct views_opts *o, json_t **ret, struct rf_err *e)
+{
+	struct counter_query q = { .names = api_arg(req, "names"), .max_points = MAX_POINTS };
+	const char *from = api_arg(req, "from"), *to = api_arg(req, "to"),
+		   *step = api_arg(req, "step");
+
+	q.to_ns = o->now_ns;
+	if (to && tu_parse_time(to, o->now_ns, &q.to_ns) < 0)
+		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "to",
+				  "'%s' is not a time (RFC 3339, Unix seconds, 'now' or '-5m')", to);
+	q.from_ns = q.to_ns - 5 * 60 * NSEC_PER_SEC;
+	if (from && tu_parse_time(from, o->now_ns, &q.from_ns) < 0)
+		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "from",
+				  "'%s' is not a time (RFC 3339, Unix seconds, 'now' or '-5m')", from);
+	if (step && tu_parse_duration(step, &q.step_ns) < 0)
+		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "step",
+				  "'%s' is not a duration (such as 10s or 1m)", step);
+	return views_port_counters(rd, api_deps(req)->ingest, req->match.params[0], &q, ret, e);
+}
+
+int h_agents(struct api_req *req)
+{
+	return run_view(req, v_agents, true);
+}
+
+int h_agent(struct api_req *req)
+{
+	return run_view(req, v_agent, false);
+}
+
+int h_hosts(struct api_req *req)
+{
+	return run_view(req, v_hosts, true);
+}
+
+int h_host(struct api_req *req)
+{
+	return run_view(req, v_host, false);
+}
+
+int h_ports(struct api_req *req)
+{
+	return run_view(req, v_ports, false);
+}
+
+int h_port(struct api_req *req)
+{
+	return run_view(req, v_port, false);
+}
+
+int h_port_counters(struct api_req *req)
+{
+	return run_view(req, v_port_counters, false);
+}

@@ -1,0 +1,162 @@
+/* Handlers: health, version, the counter registry, and /metrics. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/internal.h"
+#include "daemon/report.h"
+#include "daemon/store.h"
+#include "daemon/views.h"
+#include "lib/jsonutil.h"
+#include "lib/timeutil.h"
+
+static void views_opts_of(struct api_req *req, struct views_opts *o)
+{
+	o->now_ns = tu_now_ns();
+	o->stale_intervals = api_conf(req)->stale_intervals;
+}
+
+int h_health(struct api_req *req)
+{
+	const struct api_deps *d = api_deps(req);
+	struct store_reader *rd = store_reader_get(d->store);
+	struct store_stats ss;
+	struct ingest_stats is;
+	struct views_opts o;
+	int64_t total = 0, stale = 0;
+	bool db_ok;
+	json_t *doc;
+
+	views_opts_of(req, &o);
+	store_get_stats(d->store, &ss);
+	ingest_get_stats(d->ingest, &is);
+	db_ok = rd && views_agent_counts(rd, &o, &total, &stale) == 0;
+	store_reader_put(d->store, rd);
+	doc = json_pack("{s:s,s:s,s:f,s:{s:s,s:b,s:I,s:I},s:{s:I,s:I},s:{s:I,s:I,s:f}}", "status",
+			!db_ok ? "unavailable" : ss.queue_depth * 10 >= ss.queue_max * 9 ? "degraded" : "ok",
+			"version", ROCEFAB_VERSION, "uptime_s",
+			(double)((tu_now_ns() - d->started_ns) / NSEC_PER_MSEC) / 1e3, "store", "path",
+			store_path(d->store), "ok", db_ok, "queue_depth",
+			(json_int_t)ss.queue_depth, "queue_max", (json_int_t)ss.queue_max, "agents",
+			"total", (json_int_t)total, "stale", (json_int_t)stale, "ingest", "reports",
+			(json_int_t)is.reports, "samples", (json_int_t)is.samples, "samples_per_s",
+			is.samples_per_s);
+	return api_reply_json(req, db_ok ? 200 : 503, doc);
+}
+
+int h_version(struct api_req *req)
+{
+	const struct api_deps *d = api_deps(req);
+
+	return api_reply_json(req, 200,
+			      json_pack("{s:s,s:s,s:i,s:i,s:I}", "version", ROCEFAB_VERSION, "api",
+					"v1", "report_schema", REPORT_SCHEMA, "store_schema",
+					STORE_SCHEMA_VERSION, "counters",
+					(json_int_t)reg_size(d->reg)));
+}
+
+int h_counters_registry(struct api_req *req)
+{
+	const struct api_deps *d = api_deps(req);
+	json_t *doc = reg_document(d->reg);
+
+	return api_reply_json(req, 200,
+			      json_pack("{s:O,s:I}", "items", json_object_get(doc, "counters"),
+					"count", (json_int_t)reg_size(d->reg)));
+}
+
+int h_metrics(struct api_req *req)
+{
+	const struct api_deps *d = api_deps(req);
+	struct store_reader *rd = store_reader_get(d->store);
+	struct store_stats ss;
+	struct ingest_stats is;
+	struct views_opts o;
+	int64_t total = 0, stale = 0;
+	struct buf b;
+	char *text;
+	size_t len;
+
+	views_opts_of(req, &o);
+	if (rd)
+		views_agent_counts(rd, &o, &total, &stale);
+	store_reader_put(d->store, rd);
+	store_get_stats(d->store, &ss);
+	ingest_get_stats(d->ingest, &is);
+	buf_init(&b);
+	buf_printf(&b,
+		   "# HELP rocefab_build_info Version of rocefabd.\n"
+		   "# TYPE rocefab_build_info gauge\n"
+		   "rocefab_build_info{version=\"%s\"} 1\n"
+		   "# HELP rocefab_start_time_seconds When rocefabd started (Unix time).\n"
+		   "# TYPE rocefab_start_time_seconds gauge\n"
+		   "rocefab_start_time_seconds %.3f\n",
+		   ROCEFAB_VERSION, (double)d->started_ns / 1e9);
+	buf_printf(&b,
+		   "# HELP rocefab_ingest_reports_total Agent reports stored.\n"
+		   "# TYPE rocefab_ingest_reports_total counter\n"
+		   "rocefab_ingest_reports_total %llu\n"
+		   "# HELP rocefab_ingest_duplicate_reports_total Agent reports received again "
+		   "(already stored) and ignored.\n"
+		   "# TYPE rocefab_ingest_duplicate_reports_total counter\n"
+		   "rocefab_ingest_duplicate_reports_total %llu\n"
+		   "# HELP rocefab_ingest_failed_reports_total Agent reports that validated but "
+		   "could not be stored.\n"
+		   "# TYPE rocefab_ingest_failed_reports_total counter\n"
+		   "rocefab_ingest_failed_reports_total %llu\n"
+		   "# HELP rocefab_ingest_samples_total Normalized counter values stored.\n"
+		   "# TYPE rocefab_ingest_samples_total counter\n"
+		   "rocefab_ingest_samples_total %llu\n"
+		   "# HELP rocefab_ingest_baseline_samples_total Stored values without a delta "
+		   "(first sample, implausible jump, clock not advancing).\n"
+		   "# TYPE rocefab_ingest_baseline_samples_total counter\n"
+		   "rocefab_ingest_baseline_samples_total %llu\n"
+		   "# HELP rocefab_ingest_ignored_values_total Raw values whose names the counter "
+		   "registry does not know.\n"
+		   "# TYPE rocefab_ingest_ignored_values_total counter\n"
+		   "rocefab_ingest_ignored_values_total %llu\n"
+		   "# HELP rocefab_ingest_samples_per_second Values stored per second, averaged "
+		   "over the last 10 s.\n"
+		   "# TYPE rocefab_ingest_samples_per_second gauge\n"
+		   "rocefab_ingest_samples_per_second %.1f\n",
+		   (unsigned long long)is.reports, (unsigned long long)is.duplicates,
+		   (unsigned long long)is.failed, (unsigned long long)is.samples,
+		   (unsigned long long)is.baseline, (unsigned long long)is.ignored,
+		   is.samples_per_s);
+	buf_printf(&b,
+		   "# HELP rocefab_store_queue_depth Jobs waiting for the database writer.\n"
+		   "# TYPE rocefab_store_queue_depth gauge\n"
+		   "rocefab_store_queue_depth %u\n"
+		   "# HELP rocefab_store_queue_capacity Jobs the writer queue holds before "
+		   "refusing reports (503).\n"
+		   "# TYPE rocefab_store_queue_capacity gauge\n"
+		   "rocefab_store_queue_capacity %u\n"
+		   "# HELP rocefab_store_queue_peak Largest queue depth seen.\n"
+		   "# TYPE rocefab_store_queue_peak gauge\n"
+		   "rocefab_store_queue_peak %u\n"
+		   "# HELP rocefab_store_commits_total Database transactions committed.\n"
+		   "# TYPE rocefab_store_commits_total counter\n"
+		   "rocefab_store_commits_total %llu\n"
+		   "# HELP rocefab_store_failed_commits_total Database transactions that failed "
+		   "to commit.\n"
+		   "# TYPE rocefab_store_failed_commits_total counter\n"
+		   "rocefab_store_failed_commits_total %llu\n"
+		   "# HELP rocefab_store_commit_seconds_total Time spent committing.\n"
+		   "# TYPE rocefab_store_commit_seconds_total counter\n"
+		   "rocefab_store_commit_seconds_total %.6f\n",
+		   ss.queue_depth, ss.queue_max, ss.queue_peak, (unsigned long long)ss.commits,
+		   (unsigned long long)ss.failed_commits, ss.commit_seconds);
+	buf_printf(&b,
+		   "# HELP rocefab_agents Agents known, by liveness.\n"
+		   "# TYPE rocefab_agents gauge\n"
+		   "rocefab_agents{status=\"ok\"} %lld\n"
+		   "rocefab_agents{status=\"stale\"} %lld\n",
+		   (long long)(total - stale), (long long)stale);
+	api_render_metrics(req->api, &b);
+	ingest_render_metrics(d->ingest, &b);
+	if (b.oom) {
+		buf_fini(&b);
+		return -ENOMEM;
+	}
+	text = buf_steal(&b, &len);
+	return api_reply_text(req, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
+}

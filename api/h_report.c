@@ -1,0 +1,86 @@
+/* Handler: POST /api/v1/agents/{id}/report.
+ *
+ * The report is parsed and validated completely on the HTTP thread; then the connection is
+ * suspended and the report handed to the store writer.  The writer resumes the connection once
+ * the report is committed (or failed), and the second call of this handler answers.  So a 200
+ * means "stored durably"; on 503 the agent keeps the report in its spool and sends it again
+ * (which is safe: reports are idempotent on agent, boot_id and seq). */
+#include <string.h>
+#include <strings.h>
+
+#include "api/internal.h"
+#include "daemon/report.h"
+#include "lib/log.h"
+
+static void report_done(void *ctx, const struct ingest_result *res)
+{
+	struct api_req *req = ctx;
+
+	/* Runs on the writer thread.  Nothing may touch req after api_resume(). */
+	req->ingest_res = *res;
+	req->async_done = true;
+	api_resume(req);
+}
+
+static int reply(struct api_req *req)
+{
+	const struct ingest_result *res = &req->ingest_res;
+	struct rf_err e = { 0 };
+
+	if (req->async_err == -EAGAIN) {
+		rf_err_set(&e, -EAGAIN, "QUEUE_FULL", NULL,
+			   "rocefabd is busy storing other reports; retry shortly");
+		return api_reply_problem(req, 503, &e);
+	}
+	if (req->async_err < 0 || res->status < 0) {
+		rf_err_set(&e, -EAGAIN, "STORE_UNAVAILABLE", NULL,
+			   "the report could not be stored (%s); retry later",
+			   strerror(-(req->async_err < 0 ? req->async_err : res->status)));
+		return api_reply_problem(req, 503, &e);
+	}
+	return api_reply_json(req, 200,
+			      json_pack("{s:b,s:b,s:I,s:I,s:I,s:I,s:[]}", "accepted", 1,
+					"duplicate", res->duplicate, "seq", (json_int_t)res->seq,
+					"samples", (json_int_t)res->samples, "baseline",
+					(json_int_t)res->baseline, "ignored_values",
+					(json_int_t)res->ignored, "commands"));
+}
+
+int h_report(struct api_req *req)
+{
+	const struct api_deps *d = api_deps(req);
+	const char *ct = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_CONTENT_TYPE);
+	struct report *rep = NULL;
+	struct rf_err e = { 0 };
+	int r;
+
+	if (req->async_done)
+		return reply(req);
+	if (!ct || (strncasecmp(ct, "application/json", 16) != 0 ||
+		    (ct[16] && ct[16] != ';' && ct[16] != ' '))) {
+		rf_err_set(&e, -EMEDIUMTYPE, "UNSUPPORTED_MEDIA_TYPE", NULL,
+			   "send the report as Content-Type: application/json");
+		return api_reply_problem(req, 415, &e);
+	}
+	r = report_parse(req->body.data ? req->body.data : "", req->body.len, d->reg, &rep, &e);
+	if (r < 0)
+		return api_reply_problem(req, r == -ENOMEM ? 503 : 400, &e);
+	if (strcmp(rep->agent_id, req->match.params[0]) != 0) {
+		rf_err_set(&e, -EINVAL, "AGENT_ID_MISMATCH", "/agent/id",
+			   "the report is from agent '%s' but was posted to agent '%s'",
+			   rep->agent_id, req->match.params[0]);
+		report_free(rep);
+		return api_reply_problem(req, 400, &e);
+	}
+	/* Suspend before handing over: the writer may finish before we return. */
+	api_suspend(req);
+	r = ingest_submit(d->ingest, rep, report_done, req);
+	if (r < 0) {
+		report_free(rep);
+		req->async_err = r;
+		req->async_done = true;
+		api_resume(req);
+	}
+	return 0;
+}

@@ -1,0 +1,70 @@
+/* Inside the API: the request object handlers work with, and their helpers. */
+#ifndef ROCEFAB_API_INTERNAL_H
+#define ROCEFAB_API_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include "api/api.h"
+#include "api/router.h"
+#include "daemon/ingest.h"
+#include "daemon/tokens.h"
+#include "lib/buf.h"
+#include "lib/err.h"
+
+struct api_req {
+	struct api *api;
+	struct MHD_Connection *conn;
+	const char *method;
+	const char *url;
+	struct route_match match;
+	enum role role;
+	char token_name[65];
+	struct buf body;
+	bool too_large;
+	bool replied;
+	unsigned status;
+	int64_t t0;
+
+	/* asynchronous work (report ingest): set by the writer thread before resuming */
+	bool suspended;
+	bool async_done;
+	struct ingest_result ingest_res;
+	int async_err;
+};
+
+/* Handlers return 0 once they replied (or suspended), or a negative errno with err filled. */
+int api_reply_json(struct api_req *req, unsigned status, json_t *body_stolen);
+/* Like api_reply_json with status 200, and keeps a copy for api.cache_ttl when the request is
+ * a cacheable list request (GET /api/v1/hosts or /agents without arguments). */
+int api_reply_json_cached(struct api_req *req, json_t *body_stolen);
+int api_reply_text(struct api_req *req, unsigned status, const char *content_type, char *body,
+		   size_t len);
+int api_reply_problem(struct api_req *req, unsigned status, const struct rf_err *e);
+const char *api_arg(struct api_req *req, const char *name);
+const struct api_deps *api_deps(const struct api_req *req);
+const struct api_conf *api_conf(const struct api_req *req);
+/* Suspends the request until api_resume(); call before handing the request to another thread. */
+void api_suspend(struct api_req *req);
+void api_resume(struct api_req *req);
+/* Prometheus text of the API's own request counters. */
+void api_render_metrics(struct api *a, struct buf *out);
+
+/* handlers */
+int h_health(struct api_req *req);
+int h_version(struct api_req *req);
+int h_metrics(struct api_req *req);
+int h_agents(struct api_req *req);
+int h_agent(struct api_req *req);
+int h_hosts(struct api_req *req);
+int h_host(struct api_req *req);
+int h_ports(struct api_req *req);
+int h_port(struct api_req *req);
+int h_port_counters(struct api_req *req);
+int h_counters_registry(struct api_req *req);
+int h_report(struct api_req *req);
+
+#endif

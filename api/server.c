@@ -1,0 +1,703 @@
+/* The REST server on libmicrohttpd: connection lifecycle, limits, authentication, routing,
+ * responses, and the API's own counters.  See api.h.
+ *
+ * Request lifecycle (the access handler is called several times per request):
+ *   1st call   headers only: route, authenticate, check Content-Length; errors are answered now
+ *              (no body is buffered for a request that will be refused)
+ *   next calls body chunks, bounded by api.max_body
+ *   last call  *upload_data_size == 0: dispatch to the handler
+ * Answering only from the second call on keeps HTTP keep-alive working (toolbox.md trap 1). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "api/internal.h"
+#include "api/problem.h"
+#include "daemon/store.h"
+#include "lib/hmap.h"
+#include "lib/log.h"
+#include "lib/sha256.h"
+#include "lib/timeutil.h"
+
+static const struct route routes[] = {
+	{ "GET", "/api/v1/health", ROLE_NONE, h_health, "liveness and store health" },
+	{ "GET", "/api/v1/version", ROLE_NONE, h_version, "versions of the daemon and its contracts" },
+	{ "GET", "/metrics", ROLE_VIEWER, h_metrics, "Prometheus text exposition" },
+	{ "GET", "/api/v1/counters", ROLE_VIEWER, h_counters_registry, "the counter registry" },
+	{ "GET", "/api/v1/agents", ROLE_VIEWER, h_agents, "agents and their liveness" },
+	{ "GET", "/api/v1/agents/{id}", ROLE_VIEWER, h_agent, "one agent" },
+	{ "POST", "/api/v1/agents/{id}/report", ROLE_AGENT, h_report, "an agent report" },
+	{ "GET", "/api/v1/hosts", ROLE_VIEWER, h_hosts, "hosts" },
+	{ "GET", "/api/v1/hosts/{id}", ROLE_VIEWER, h_host, "one host with devices and ports" },
+	{ "GET", "/api/v1/ports", ROLE_VIEWER, h_ports, "ports (filters: host, device, state)" },
+	{ "GET", "/api/v1/ports/{id}", ROLE_VIEWER, h_port, "one port with its latest counters" },
+	{ "GET", "/api/v1/ports/{id}/counters", ROLE_VIEWER, h_port_counters,
+	  "counter series (names, from, to, step)" },
+	{ NULL, NULL, 0, NULL, NULL },
+};
+#define NROUTES (sizeof(routes) / sizeof(routes[0]) - 1)
+
+/* Status codes counted per route; anything else counts as "other". */
+static const unsigned counted_codes[] = { 200, 202, 304, 400, 401, 403, 404, 405,
+					  409, 413, 414, 415, 500, 503, 504, 507 };
+#define NCODES (sizeof(counted_codes) / sizeof(counted_codes[0]))
+
+struct cached {
+	char *key;
+	char *body;
+	size_t len;
+	int64_t expires;
+};
+
+struct token_entry {
+	char hash[2 * SHA256_DIGEST_LEN + 1];
+	enum role role;
+	char name[65];
+	int64_t expires;
+};
+
+struct api {
+	struct api_conf conf;
+	struct api_deps deps;
+	struct MHD_Daemon *mhd;
+	char url[96];
+	char *tls_cert, *tls_key;
+	atomic_uint_least64_t requests[NROUTES + 1][NCODES + 1]; /* [NROUTES]: unrouted */
+	atomic_uint_least64_t bytes_in;
+
+	pthread_mutex_t cache_lock;
+	struct hmap cache;  /* url -> struct cached */
+	struct hmap tokens; /* sha256 hex -> struct token_entry */
+};
+
+void api_print_routes(FILE *f)
+{
+	for (const struct route *r = routes; r->pattern; r++)
+		fprintf(f, "%-5s %-32s %-8s %s\n", r->method, r->pattern,
+			role_name((enum role)r->need_role), r->summary);
+}
+
+const struct api_deps *api_deps(const struct api_req *req)
+{
+	return &req->api->deps;
+}
+
+const struct api_conf *api_conf(const struct api_req *req)
+{
+	return &req->api->conf;
+}
+
+const char *api_url(const struct api *a)
+{
+	return a->url;
+}
+
+const char *api_arg(struct api_req *req, const char *name)
+{
+	return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+/* --- responses -------------------------------------------------------------------------- */
+
+static void count_request(struct api_req *req, unsigned status)
+{
+	size_t r = req->match.route ? (size_t)(req->match.route - routes) : NROUTES;
+	size_t c = NCODES;
+
+	for (size_t i = 0; i < NCODES; i++)
+		if (counted_codes[i] == status) {
+			c = i;
+			break;
+		}
+	atomic_fetch_add_explicit(&req->api->requests[r][c], 1, memory_order_relaxed);
+}
+
+static int queue(struct api_req *req, unsigned status, struct MHD_Response *resp,
+		 const char *content_type)
+{
+	enum MHD_Result ok;
+
+	if (!resp)
+		return -ENOMEM;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (status == 401)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+					"Bearer realm=\"rocefab\"");
+	if (status == 405 && req->match.allow[0])
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, req->match.allow);
+	if (status == 503)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	ok = MHD_queue_response(req->conn, status, resp);
+	MHD_destroy_response(resp);
+	req->replied = true;
+	req->status = status;
+	count_request(req, status);
+	if (status >= 500)
+		log_warning("api", "%s %s -> %u", req->method, req->url, status);
+	else
+		log_debug("api", "%s %s -> %u (%.2f ms)", req->method, req->url, status,
+			  (double)(tu_mono_ns() - req->t0) / 1e6);
+	return ok == MHD_YES ? 0 : -EIO;
+}
+
+int api_reply_text(struct api_req *req, unsigned status, const char *content_type, char *body,
+		   size_t len)
+{
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+
+	if (!resp)
+		free(body);
+	return queue(req, status, resp, content_type);
+}
+
+int api_reply_json(struct api_req *req, unsigned status, json_t *body_stolen)
+{
+	char *s;
+
+	if (!body_stolen)
+		return -ENOMEM;
+	s = json_dumps(body_stolen, JSON_COMPACT | JSON_REAL_PRECISION(16));
+	json_decref(body_stolen);
+	if (!s)
+		return -ENOMEM;
+	return api_reply_text(req, status, "application/json", s, strlen(s));
+}
+
+int api_reply_problem(struct api_req *req, unsigned status, const struct rf_err *e)
+{
+	json_t *p;
+	char *s;
+
+	if (!status)
+		status = api_status_from_errno(e && e->err ? e->err : -EIO);
+	p = problem_new(status, e, req->url);
+	s = p ? json_dumps(p, JSON_COMPACT) : NULL;
+	json_decref(p);
+	if (!s)
+		return -ENOMEM;
+	if (status >= 400 && status < 500 && e && e->code[0])
+		log_debug("api", "%s %s: %s [%s]", req->method, req->url, e->msg, e->code);
+	return api_reply_text(req, status, "application/problem+json", s, strlen(s));
+}
+
+/* --- authentication ---------------------------------------------------------------------- */
+
+/* Looks a token up, through a cache of valid tokens that lives api.cache_ttl (so that a
+ * revocation takes effect within that time).  0, -ENOENT (unknown or revoked), or -EIO. */
+static int check_token(struct api *a, const char *token, enum role *ret_role, char name[65])
+{
+	char hash[2 * SHA256_DIGEST_LEN + 1];
+	uint8_t d[SHA256_DIGEST_LEN];
+	struct token_entry *te;
+	struct store_reader *rd;
+	int64_t now = tu_mono_ns();
+	int r;
+
+	sha256(token, strlen(token), d);
+	hex_encode(d, sizeof(d), hash);
+	pthread_mutex_lock(&a->cache_lock);
+	te = hmap_get(&a->tokens, hash);
+	if (te && te->expires > now) {
+		*ret_role = te->role;
+		memcpy(name, te->name, sizeof(te->name));
+		pthread_mutex_unlock(&a->cache_lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&a->cache_lock);
+
+	rd = store_reader_get(a->deps.store);
+	if (!rd)
+		return -EIO;
+	r = tokens_check(rd, token, ret_role, name);
+	store_reader_put(a->deps.store, rd);
+	if (r < 0 || a->conf.cache_ttl_ns <= 0)
+		return r;
+
+	pthread_mutex_lock(&a->cache_lock);
+	te = hmap_get(&a->tokens, hash);
+	if (!te) {
+		if (a->tokens.len >= 4096) { /* bound: start over */
+			size_t it = 0;
+			void *v;
+
+			while (hmap_next(&a->tokens, &it, NULL, &v))
+				free(v);
+			hmap_fini(&a->tokens);
+			hmap_init(&a->tokens);
+		}
+		te = calloc(1, sizeof(*te));
+		if (te) {
+			memcpy(te->hash, hash, sizeof(hash));
+			if (hmap_put(&a->tokens, te->hash, te, NULL) < 0) {
+				free(te);
+				te = NULL;
+			}
+		}
+	}
+	if (te) {
+		te->role = *ret_role;
+		memcpy(te->name, name, sizeof(te->name));
+		te->expires = now + (a->conf.cache_ttl_ns > NSEC_PER_SEC ? NSEC_PER_SEC
+									 : a->conf.cache_ttl_ns);
+	}
+	pthread_mutex_unlock(&a->cache_lock);
+	return 0;
+}
+
+static int authenticate(struct api_req *req, struct rf_err *e)
+{
+	struct api *a = req->api;
+	const char *h = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
+						    MHD_HTTP_HEADER_AUTHORIZATION);
+	enum role need = (enum role)req->match.route->need_role;
+	int r;
+
+	if (req->match.route->handler == h_metrics && a->conf.metrics_public)
+		need = ROLE_NONE;
+	req->role = (enum role)a->conf.anonymous_role;
+	if (h) {
+		if (strncasecmp(h, "Bearer ", 7) != 0)
+			return rf_err_set(e, -EPERM, "BAD_AUTH_SCHEME", NULL,
+					  "use 'Authorization: Bearer <token>'");
+		h += 7;
+		while (*h == ' ')
+			h++;
+		r = check_token(a, h, &req->role, req->token_name);
+		if (r == -ENOENT)
+			return rf_err_set(e, -EPERM, "INVALID_TOKEN", NULL,
+					  "the token is unknown or revoked");
+		if (r < 0)
+			return rf_err_set(e, -EAGAIN, "STORE_UNAVAILABLE", NULL,
+					  "cannot check the token now");
+	}
+	if (role_allows(req->role, need))
+		return 0;
+	if (!h)
+		return rf_err_set(e, -EPERM, "MISSING_TOKEN", NULL,
+				  "this endpoint needs a bearer token with role %s",
+				  role_name(need));
+	return rf_err_set(e, -EACCES, "FORBIDDEN", NULL,
+			  "token '%s' has role %s; this endpoint needs role %s", req->token_name,
+			  role_name(req->role), role_name(need));
+}
+
+/* --- response cache for GET list endpoints ------------------------------------------------ */
+
+static bool cacheable(struct api_req *req)
+{
+	const struct route *r = req->match.route;
+
+	return req->api->conf.cache_ttl_ns > 0 && strcmp(req->method, "GET") == 0 &&
+	       (r->handler == h_hosts || r->handler == h_agents) &&
+	       MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, NULL, NULL) == 0;
+}
+
+static bool reply_from_cache(struct api_req *req)
+{
+	struct api *a = req->api;
+	struct cached *c;
+	char *copy = NULL;
+	size_t len = 0;
+
+	pthread_mutex_lock(&a->cache_lock);
+	c = hmap_get(&a->cache, req->url);
+	if (c && c->expires > tu_mono_ns()) {
+		copy = malloc(c->len + 1);
+		if (copy) {
+			memcpy(copy, c->body, c->len + 1);
+			len = c->len;
+		}
+	}
+	pthread_mutex_unlock(&a->cache_lock);
+	if (!copy)
+		return false;
+	return api_reply_text(req, 200, "application/json", copy, len) == 0;
+}
+
+/* Keeps a copy of a 200 JSON reply; called by handlers through api_reply_json only for
+ * cacheable requests, so it sits in dispatch(). */
+static void cache_store(struct api_req *req, const char *body, size_t len)
+{
+	struct api *a = req->api;
+	struct cached *c;
+
+	pthread_mutex_lock(&a->cache_lock);
+	c = hmap_get(&a->cache, req->url);
+	if (!c && a->cache.len < 64) {
+		c = calloc(1, sizeof(*c));
+		if (c && !(c->key = strdup(req->url))) {
+			free(c);
+			c = NULL;
+		}
+		if (c && hmap_put(&a->cache, c->key, c, NULL) < 0) {
+			free(c->key);
+			free(c);
+			c = NULL;
+		}
+	}
+	if (c) {
+		char *b = malloc(len + 1);
+
+		if (b) {
+			memcpy(b, body, len);
+			b[len] = '\0';
+			free(c->body);
+			c->body = b;
+			c->len = len;
+			c->expires = tu_mono_ns() + a->conf.cache_ttl_ns;
+		}
+	}
+	pthread_mutex_unlock(&a->cache_lock);
+}
+
+/* --- dispatch ------------------------------------------------------------------------------ */
+
+static void dispatch(struct api_req *req)
+{
+	int r;
+
+	if (cacheable(req) && reply_from_cache(req))
+		return;
+	/* Handlers answer their own rich errors with api_reply_problem(); a bare negative return
+	 * is an unexpected failure and gets a generic problem. */
+	r = req->match.route->handler(req);
+	if (r < 0 && !req->replied && !req->suspended) {
+		struct rf_err e;
+
+		rf_err_set(&e, r, NULL, NULL, "%s", strerror(-r));
+		api_reply_problem(req, 0, &e);
+	}
+}
+
+void api_suspend(struct api_req *req)
+{
+	req->suspended = true;
+	MHD_suspend_connection(req->conn);
+}
+
+void api_resume(struct api_req *req)
+{
+	MHD_resume_connection(req->conn);
+}
+
+static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn, const char *url,
+				      const char *method, const char *version,
+				      const char *upload_data, size_t *upload_data_size,
+				      void **con_cls)
+{
+	struct api *a = cls;
+	struct api_req *req = *con_cls;
+	struct rf_err e = { 0 };
+	int r;
+
+	(void)version;
+	if (!req) {
+		const char *cl;
+
+		req = calloc(1, sizeof(*req));
+		if (!req)
+			return MHD_NO;
+		req->api = a;
+		req->conn = conn;
+		req->method = method;
+		req->url = url;
+		req->t0 = tu_mono_ns();
+		buf_init(&req->body);
+		*con_cls = req;
+
+		r = router_match(routes, method, url, &req->match);
+		if (r == -ENOENT) {
+			rf_err_set(&e, r, "NOT_FOUND", NULL, "no such endpoint: %s", url);
+		} else if (r == -EOPNOTSUPP) {
+			rf_err_set(&e, r, "METHOD_NOT_ALLOWED", NULL, "%s is not allowed here; use %s",
+				   method, req->match.allow);
+		} else if (r == -ENAMETOOLONG) {
+			rf_err_set(&e, r, "URI_TOO_LONG", NULL, "a path segment is too long");
+		} else if (r < 0) {
+			rf_err_set(&e, r, NULL, NULL, "cannot route the request");
+		} else if ((r = authenticate(req, &e)) == 0) {
+			cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+							 MHD_HTTP_HEADER_CONTENT_LENGTH);
+			if (cl && strtoull(cl, NULL, 10) > a->conf.max_body)
+				rf_err_set(&e, -E2BIG, "BODY_TOO_LARGE", NULL,
+					   "the body of %s bytes exceeds the limit of %llu bytes", cl,
+					   (unsigned long long)a->conf.max_body);
+		}
+		if (e.err) {
+			/* Refused before reading a body: answered now (the connection closes if a
+			 * body was announced, which is what we want for a refused upload). */
+			api_reply_problem(req, 0, &e);
+		}
+		return MHD_YES;
+	}
+	if (req->replied) {
+		*upload_data_size = 0; /* discard whatever still arrives */
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		atomic_fetch_add_explicit(&a->bytes_in, *upload_data_size, memory_order_relaxed);
+		if (req->body.len + *upload_data_size > a->conf.max_body) {
+			rf_err_set(&e, -E2BIG, "BODY_TOO_LARGE", NULL,
+				   "the body exceeds the limit of %llu bytes",
+				   (unsigned long long)a->conf.max_body);
+			api_reply_problem(req, 0, &e);
+		} else if (buf_append(&req->body, upload_data, *upload_data_size) < 0) {
+			rf_err_set(&e, -ENOMEM, "OUT_OF_MEMORY", NULL, "out of memory");
+			api_reply_problem(req, 503, &e);
+		}
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (req->suspended && !req->async_done)
+		return MHD_YES; /* spurious: still waiting for the writer */
+	dispatch(req);
+	if (!req->replied && !req->suspended) {
+		rf_err_set(&e, -EIO, "INTERNAL_ERROR", NULL, "the handler gave no response");
+		api_reply_problem(req, 500, &e);
+	}
+	return MHD_YES;
+}
+
+static void request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			      enum MHD_RequestTerminationCode toe)
+{
+	struct api_req *req = *con_cls;
+
+	(void)cls;
+	(void)conn;
+	(void)toe;
+	if (!req)
+		return;
+	buf_fini(&req->body);
+	free(req);
+	*con_cls = NULL;
+}
+
+int api_reply_json_cached(struct api_req *req, json_t *body_stolen)
+{
+	char *s;
+	size_t len;
+
+	if (!body_stolen)
+		return -ENOMEM;
+	s = json_dumps(body_stolen, JSON_COMPACT | JSON_REAL_PRECISION(16));
+	json_decref(body_stolen);
+	if (!s)
+		return -ENOMEM;
+	len = strlen(s);
+	if (cacheable(req))
+		cache_store(req, s, len);
+	return api_reply_text(req, 200, "application/json", s, len);
+}
+
+/* --- metrics --------------------------------------------------------------------------------- */
+
+void api_render_metrics(struct api *a, struct buf *out)
+{
+	buf_puts(out, "# HELP rocefab_http_requests_total HTTP requests answered, by route and "
+		      "status code.\n# TYPE rocefab_http_requests_total counter\n");
+	for (size_t r = 0; r <= NROUTES; r++) {
+		for (size_t c = 0; c <= NCODES; c++) {
+			uint64_t n = atomic_load_explicit(&a->requests[r][c], memory_order_relaxed);
+			char code[8];
+
+			if (!n)
+				continue;
+			if (c < NCODES)
+				snprintf(code, sizeof(code), "%u", counted_codes[c]);
+			else
+				snprintf(code, sizeof(code), "other");
+			buf_printf(out,
+				   "rocefab_http_requests_total{method=\"%s\",route=\"%s\",code=\"%s\"} %llu\n",
+				   r < NROUTES ? routes[r].method : "any",
+				   r < NROUTES ? routes[r].pattern : "unrouted", code,
+				   (unsigned long long)n);
+		}
+	}
+	buf_printf(out, "# HELP rocefab_http_request_body_bytes_total Bytes of request bodies "
+			"received.\n# TYPE rocefab_http_request_body_bytes_total counter\n"
+			"rocefab_http_request_body_bytes_total %llu\n",
+		   (unsigned long long)atomic_load(&a->bytes_in));
+}
+
+/* --- set-up ---------------------------------------------------------------------------------- */
+
+static int parse_listen(const char *listen, struct sockaddr_storage *ss, bool *v6,
+			struct rf_err *e)
+{
+	char host[256];
+	const char *colon = strrchr(listen, ':');
+	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE,
+				  .ai_socktype = SOCK_STREAM },
+			*res = NULL;
+	size_t hlen;
+	int r;
+
+	if (!colon || !colon[1])
+		return rf_err_set(e, -EINVAL, "BAD_LISTEN", "api.listen",
+				  "'%s' is not ADDRESS:PORT (for example 127.0.0.1:9750 or [::1]:9750)",
+				  listen);
+	hlen = (size_t)(colon - listen);
+	if (hlen >= sizeof(host))
+		return rf_err_set(e, -EINVAL, "BAD_LISTEN", "api.listen", "address too long");
+	memcpy(host, listen, hlen);
+	host[hlen] = '\0';
+	if (host[0] == '[' && hlen >= 2 && host[hlen - 1] == ']') {
+		memmove(host, host + 1, hlen - 2);
+		host[hlen - 2] = '\0';
+	}
+	r = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &res);
+	if (r != 0)
+		return rf_err_set(e, -EINVAL, "BAD_LISTEN", "api.listen", "'%s': %s", listen,
+				  gai_strerror(r));
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*v6 = res->ai_family == AF_INET6;
+	freeaddrinfo(res);
+	return 0;
+}
+
+static char *read_file(const char *path, struct rf_err *e)
+{
+	FILE *f = fopen(path, "re");
+	char *data = NULL;
+	size_t len = 0;
+
+	if (!f) {
+		rf_err_set(e, -errno, "TLS_UNREADABLE", path, "cannot open: %s", strerror(errno));
+		return NULL;
+	}
+	{
+		FILE *m = open_memstream(&data, &len);
+		char chunk[4096];
+		size_t n;
+
+		if (!m) {
+			fclose(f);
+			return NULL;
+		}
+		while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+			fwrite(chunk, 1, n, m);
+		fclose(m);
+	}
+	fclose(f);
+	return data;
+}
+
+int api_start(const struct api_conf *c, const struct api_deps *d, struct api **ret,
+	      struct rf_err *e)
+{
+	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
+			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO;
+	struct sockaddr_storage ss = { 0 };
+	struct api *a = calloc(1, sizeof(*a));
+	const union MHD_DaemonInfo *info;
+	bool v6 = false;
+	int r;
+
+	if (!a)
+		return -ENOMEM;
+	a->conf = *c;
+	a->deps = *d;
+	pthread_mutex_init(&a->cache_lock, NULL);
+	hmap_init(&a->cache);
+	hmap_init(&a->tokens);
+	if ((r = parse_listen(c->listen, &ss, &v6, e)) < 0)
+		goto fail;
+	if (v6)
+		flags |= MHD_USE_IPv6;
+	if ((c->tls_cert && *c->tls_cert) != (c->tls_key && *c->tls_key)) {
+		r = rf_err_set(e, -EINVAL, "TLS_INCOMPLETE", "api.tls_cert",
+			       "set both api.tls_cert and api.tls_key, or neither");
+		goto fail;
+	}
+	if (c->tls_cert && *c->tls_cert) {
+		a->tls_cert = read_file(c->tls_cert, e);
+		a->tls_key = a->tls_cert ? read_file(c->tls_key, e) : NULL;
+		if (!a->tls_cert || !a->tls_key) {
+			r = -EINVAL;
+			goto fail;
+		}
+		flags |= MHD_USE_TLS;
+	}
+	a->mhd = MHD_start_daemon(
+		flags, 0, NULL, NULL, access_handler, a, MHD_OPTION_SOCK_ADDR,
+		(struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE, c->threads ? c->threads : 2u,
+		MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned)(c->conn_timeout_ns / NSEC_PER_SEC > 0 ? c->conn_timeout_ns / NSEC_PER_SEC
+								 : 1),
+		MHD_OPTION_NOTIFY_COMPLETED, request_completed, a, MHD_OPTION_LISTEN_BACKLOG_SIZE,
+		1024u, MHD_OPTION_CONNECTION_LIMIT, 10000u,
+		a->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, a->tls_cert,
+		MHD_OPTION_HTTPS_MEM_KEY, a->tls_key, MHD_OPTION_END);
+	if (!a->mhd) {
+		r = rf_err_set(e, -EADDRINUSE, "LISTEN_FAILED", "api.listen",
+			       "cannot listen on %s (address in use, not local, or bad TLS files)",
+			       c->listen);
+		goto fail;
+	}
+	info = MHD_get_daemon_info(a->mhd, MHD_DAEMON_INFO_BIND_PORT);
+	{
+		char host[INET6_ADDRSTRLEN] = "";
+		unsigned port = info ? info->port : 0;
+
+		if (v6)
+			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host,
+				  sizeof(host));
+		else
+			inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof(host));
+		snprintf(a->url, sizeof(a->url), "%s://%s%s%s:%u", a->tls_cert ? "https" : "http",
+			 v6 ? "[" : "", host, v6 ? "]" : "", port);
+	}
+	*ret = a;
+	return 0;
+fail:
+	api_stop(a);
+	return r;
+}
+
+void api_quiesce(struct api *a)
+{
+	if (a && a->mhd) {
+		MHD_socket s = MHD_quiesce_daemon(a->mhd);
+
+		if (s != MHD_INVALID_SOCKET)
+			close(s);
+	}
+}
+
+void api_stop(struct api *a)
+{
+	size_t it = 0;
+	void *v;
+
+	if (!a)
+		return;
+	if (a->mhd)
+		MHD_stop_daemon(a->mhd);
+	while (hmap_next(&a->cache, &it, NULL, &v)) {
+		struct cached *c = v;
+
+		free(c->key);
+		free(c->body);
+		free(c);
+	}
+	hmap_fini(&a->cache);
+	it = 0;
+	while (hmap_next(&a->tokens, &it, NULL, &v))
+		free(v);
+	hmap_fini(&a->tokens);
+	pthread_mutex_destroy(&a->cache_lock);
+	free(a->tls_cert);
+	free(a->tls_key);
+	free(a);
+}

@@ -1,0 +1,37 @@
+/* rocefabd: settings, start, the main loop and shutdown.  main.c only parses arguments. */
+#ifndef ROCEFAB_DAEMON_H
+#define ROCEFAB_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lib/conf.h"
+
+struct daemon_settings {
+	int log_level_idx;
+	int log_target;
+	char *listen;
+	int64_t threads;
+	uint64_t max_body;
+	int64_t conn_timeout;
+	int anonymous_role;
+	bool metrics_public;
+	char *tls_cert, *tls_key;
+	int64_t cache_ttl;
+	char *db;
+	int64_t queue;
+	int64_t batch;
+	int sync_mode;
+	int64_t retention;
+	char *registry;
+	int64_t stale_after;
+};
+
+extern const struct conf_opt daemon_opts[];
+
+/* Runs until SIGTERM or SIGINT.  Returns the process exit status. */
+int daemon_run(const struct daemon_settings *s);
+/* rocefabd token add|list|revoke ...; argv starts after "token". */
+int daemon_token_cmd(const struct daemon_settings *s, int argc, char **argv);
+
+#endif

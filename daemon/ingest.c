@@ -1,0 +1,1016 @@
+/* Ingest of agent reports: see ingest.h. */
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/codec.h"
+#include "daemon/delta.h"
+#include "daemon/ingest.h"
+#include "lib/hmap.h"
+#include "lib/log.h"
+#include "lib/timeutil.h"
+
+/* One counter of one port, as of the newest stored row of that port. */
+struct cstate {
+	uint16_t counter; /* registry id */
+	uint8_t prio;
+	uint8_t flags; /* of the newest row */
+	uint32_t scale; /* of the source; 0 when loaded from the database and not yet seen again */
+	uint64_t raw;
+	uint64_t total; /* cumulative, in the counter's unit: what /metrics exposes */
+};
+
+struct port_state {
+	char *key; /* "agent:device:port", the hmap key */
+	char *agent, *device, *port;
+	int64_t id;   /* ports.id */
+	int64_t t_ns; /* read time of the newest stored row, 0 if none */
+	bool loaded;  /* t_ns and c reflect the database */
+	struct cstate *c;
+	uint32_t n;
+};
+
+struct agent_state {
+	char *id;
+	char *boot_id, *host_boot_id;
+	int64_t last_seq;  /* for boot_id */
+	uint64_t inv_hash; /* of the inventory last written, 0 if unknown */
+};
+
+struct ingest {
+	struct store *store;
+	const struct reg *reg;
+	uint32_t *dbid;	      /* registry id -> counters.id */
+	uint16_t *by_dbid;    /* counters.id -> registry id + 1 (0: unknown) */
+	uint32_t max_dbid;
+	double *max_rate;     /* registry id -> raw-unit bound for scale 1 */
+
+	pthread_rwlock_t lock; /* writer thread writes; /metrics and stats read */
+	struct hmap ports;     /* key -> struct port_state */
+	struct hmap agents;    /* id -> struct agent_state */
+
+	pthread_mutex_t stats_lock;
+	struct ingest_stats stats;
+	uint64_t sec_bucket[16]; /* samples per wall-clock second, ring */
+	int64_t sec_of_bucket[16];
+};
+
+struct ingest_job {
+	struct store_job job;
+	struct ingest *ing;
+	struct report *rep;
+	ingest_cb cb;
+	void *ctx;
+	struct ingest_result res;
+	/* new cache content, swapped in after the job's writes succeeded */
+	struct pending {
+		struct port_state *ps;
+		struct cstate *c;
+		uint32_t n;
+		int64_t t_ns;
+	} *pend;
+	uint32_t npend;
+	struct port_state **new_ports; /* created by this job, inserted on success */
+	uint32_t nnew_ports;
+	uint64_t inv_hash;
+	bool write_inventory;
+};
+
+/* --- caches ---------------------------------------------------------------------------- */
+
+static void port_state_free(struct port_state *ps)
+{
+	if (!ps)
+		return;
+	free(ps->key);
+	free(ps->agent);
+	free(ps->device);
+	free(ps->port);
+	free(ps->c);
+	free(ps);
+}
+
+static void agent_state_free(struct agent_state *as)
+{
+	if (!as)
+		return;
+	free(as->id);
+	free(as->boot_id);
+	free(as->host_boot_id);
+	free(as);
+}
+
+static void drop_caches_locked(struct ingest *ing)
+{
+	size_t it = 0;
+	void *v;
+
+	while (hmap_next(&ing->ports, &it, NULL, &v))
+		port_state_free(v);
+	hmap_fini(&ing->ports);
+	hmap_init(&ing->ports);
+	it = 0;
+	while (hmap_next(&ing->agents, &it, NULL, &v))
+		agent_state_free(v);
+	hmap_fini(&ing->agents);
+	hmap_init(&ing->agents);
+}
+
+static void on_rollback(void *ctx)
+{
+	struct ingest *ing = ctx;
+
+	log_warning("ingest", "a commit failed; reloading counter state from the database");
+	pthread_rwlock_wrlock(&ing->lock);
+	drop_caches_locked(ing);
+	pthread_rwlock_unlock(&ing->lock);
+}
+
+static int cstate_cmp(uint16_t c1, uint8_t p1, uint16_t c2, uint8_t p2)
+{
+	if (c1 != c2)
+		return c1 < c2 ? -1 : 1;
+	return p1 < p2 ? -1 : p1 > p2;
+}
+
+struct load_ctx {
+	struct ingest *ing;
+	struct cstate *c;
+	uint32_t n, cap;
+};
+
+static int load_entry(const struct sample_entry *e, void *arg)
+{
+	struct load_ctx *l = arg;
+	const struct reg_counter *rc = ingest_counter_by_dbid(l->ing, e->counter);
+
+	if (!rc)
+		return 0; /* a counter this registry no longer has */
+	if (l->n == l->cap) {
+		uint32_t nc = l->cap ? l->cap * 2 : 32;
+		struct cstate *c = realloc(l->c, nc * sizeof(*c));
+
+		if (!c)
+			return -ENOMEM;
+		l->c = c;
+		l->cap = nc;
+	}
+	/* The source's scale is not stored: total is re-based on raw x scale at the next report. */
+	l->c[l->n++] = (struct cstate){ .counter = rc->id, .prio = e->prio, .flags = e->flags,
+					.scale = 0, .raw = e->raw, .total = 0 };
+	return 0;
+}
+
+static int cstate_sort_cmp(const void *a, const void *b)
+{
+	const struct cstate *x = a, *y = b;
+
+	return cstate_cmp(x->counter, x->prio, y->counter, y->prio);
+}
+
+/* Fills ps from its newest stored row (writer thread). */
+static int port_load(struct ingest *ing, struct port_state *ps)
+{
+	static const char sql[] = "SELECT t_ns, data FROM samples WHERE port_id = ? "
+				  "ORDER BY t_ns DESC LIMIT 1";
+	sqlite3_stmt *st = store_stmt(ing->store, sql);
+	struct load_ctx l = { .ing = ing };
+	int rc, r = 0;
+
+	if (!st)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, ps->id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		ps->t_ns = sqlite3_column_int64(st, 0);
+		r = codec_decode(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
+				 load_entry, &l);
+		if (r == -EBADMSG) {
+			log_warning("ingest", "newest sample row of port %s is corrupt; starting "
+					      "that port from a new baseline", ps->key);
+			l.n = 0;
+			ps->t_ns = 0;
+			r = 0;
+		}
+	} else if (rc != SQLITE_DONE) {
+		r = store_errno(rc);
+	}
+	sqlite3_reset(st);
+	if (r < 0) {
+		free(l.c);
+		return r;
+	}
+	qsort(l.c, l.n, sizeof(*l.c), cstate_sort_cmp);
+	free(ps->c);
+	ps->c = l.c;
+	ps->n = l.n;
+	ps->loaded = true;
+	return 0;
+}
+
+/* --- the job --------------------------------------------------------------------------- */
+
+static uint64_t fnv64(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	return h ? h : 1;
+}
+
+static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static int step_done(sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : store_errno(rc);
+}
+
+static struct agent_state *agent_get(struct ingest *ing, const char *id, int *ret_err)
+{
+	static const char sql[] = "SELECT boot_id, host_boot_id, seq FROM agents WHERE id = ?";
+	struct agent_state *as = hmap_get(&ing->agents, id);
+	sqlite3_stmt *st;
+	int rc;
+
+	*ret_err = 0;
+	if (as)
+		return as;
+	as = calloc(1, sizeof(*as));
+	if (!as || !(as->id = strdup(id)))
+		goto oom;
+	st = store_stmt(ing->store, sql);
+	if (!st) {
+		*ret_err = -EIO;
+		agent_state_free(as);
+		return NULL;
+	}
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		const char *b = (const char *)sqlite3_column_text(st, 0);
+		const char *hb = (const char *)sqlite3_column_text(st, 1);
+
+		as->boot_id = b ? strdup(b) : NULL;
+		as->host_boot_id = hb ? strdup(hb) : NULL;
+		as->last_seq = sqlite3_column_int64(st, 2);
+	} else if (rc != SQLITE_DONE) {
+		*ret_err = store_errno(rc);
+	}
+	sqlite3_reset(st);
+	if (*ret_err < 0) {
+		agent_state_free(as);
+		return NULL;
+	}
+	pthread_rwlock_wrlock(&ing->lock);
+	*ret_err = hmap_put(&ing->agents, as->id, as, NULL);
+	pthread_rwlock_unlock(&ing->lock);
+	if (*ret_err < 0) {
+		agent_state_free(as);
+		return NULL;
+	}
+	return as;
+oom:
+	agent_state_free(as);
+	*ret_err = -ENOMEM;
+	return NULL;
+}
+
+/* The last seq stored for (agent, boot), or 0. */
+static int boot_last_seq(struct ingest *ing, const struct report *rep,
+			 const struct agent_state *as, int64_t *ret)
+{
+	static const char sql[] = "SELECT last_seq FROM agent_boots WHERE agent_id = ? AND boot_id = ?";
+	sqlite3_stmt *st;
+	int rc;
+
+	if (as->boot_id && strcmp(as->boot_id, rep->boot_id) == 0) {
+		*ret = as->last_seq;
+		return 0;
+	}
+	st = store_stmt(ing->store, sql);
+	if (!st)
+		return -EIO;
+	sqlite3_bind_text(st, 1, rep->agent_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, rep->boot_id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	*ret = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_errno(rc);
+}
+
+static int write_inventory(struct ingest *ing, const struct report *rep, int64_t now)
+{
+	static const char dev_sql[] =
+		"INSERT INTO devices(agent_id, name, kind, driver, fw_version, node_guid, present, "
+		"last_seen_ns) VALUES(?,?,?,?,?,?,1,?) ON CONFLICT(agent_id, name) DO UPDATE SET "
+		"kind=excluded.kind, driver=excluded.driver, fw_version=excluded.fw_version, "
+		"node_guid=excluded.node_guid, present=1, last_seen_ns=excluded.last_seen_ns";
+	static const char dev_gone_sql[] =
+		"UPDATE devices SET present = 0 WHERE agent_id = ? AND last_seen_ns < ?";
+	static const char port_sql[] =
+		"INSERT INTO ports(key, agent_id, device, port, netdev, state, speed_mbps, mtu, "
+		"link_layer, present, first_seen_ns, last_seen_ns) VALUES(?,?,?,?,?,?,?,?,?,1,?,?) "
+		"ON CONFLICT(key) DO UPDATE SET netdev=excluded.netdev, state=excluded.state, "
+		"speed_mbps=excluded.speed_mbps, mtu=excluded.mtu, link_layer=excluded.link_layer, "
+		"present=1, last_seen_ns=excluded.last_seen_ns";
+	static const char port_gone_sql[] =
+		"UPDATE ports SET present = 0, state = 'unknown' WHERE agent_id = ? AND last_seen_ns < ?";
+	sqlite3_stmt *st;
+	int r;
+
+	for (uint32_t i = 0; i < rep->ndevices; i++) {
+		const struct report_device *d = &rep->devices[i];
+
+		if (!(st = store_stmt(ing->store, dev_sql)))
+			return -EIO;
+		sqlite3_bind_text(st, 1, rep->agent_id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, d->name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, d->kind, -1, SQLITE_STATIC);
+		bind_text_or_null(st, 4, d->driver);
+		bind_text_or_null(st, 5, d->fw_version);
+		bind_text_or_null(st, 6, d->node_guid);
+		sqlite3_bind_int64(st, 7, now);
+		if ((r = step_done(st)) < 0)
+			return r;
+	}
+	for (uint32_t i = 0; i < rep->nports; i++) {
+		const struct report_port *p = &rep->ports[i];
+		char key[200];
+
+		snprintf(key, sizeof(key), "%s:%s:%s", rep->agent_id, p->device, p->port);
+		if (!(st = store_stmt(ing->store, port_sql)))
+			return -EIO;
+		sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 2, rep->agent_id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, p->device, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, p->port, -1, SQLITE_STATIC);
+		bind_text_or_null(st, 5, p->netdev);
+		sqlite3_bind_text(st, 6, p->state, -1, SQLITE_STATIC);
+		if (p->speed_mbps >= 0)
+			sqlite3_bind_int64(st, 7, p->speed_mbps);
+		if (p->mtu >= 0)
+			sqlite3_bind_int64(st, 8, p->mtu);
+		sqlite3_bind_text(st, 9, p->link_layer, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 10, now);
+		sqlite3_bind_int64(st, 11, now);
+		if ((r = step_done(st)) < 0)
+			return r;
+	}
+	if (!(st = store_stmt(ing->store, dev_gone_sql)))
+		return -EIO;
+	sqlite3_bind_text(st, 1, rep->agent_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, now);
+	if ((r = step_done(st)) < 0)
+		return r;
+	if (!(st = store_stmt(ing->store, port_gone_sql)))
+		return -EIO;
+	sqlite3_bind_text(st, 1, rep->agent_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, now);
+	return step_done(st);
+}
+
+/* The cached state of a port, created (and loaded from the database) on first use. */
+static struct port_state *port_get(struct ingest_job *j, const struct report_port *p, int *ret_err)
+{
+	static const char sql[] = "SELECT id FROM ports WHERE key = ?";
+	struct ingest *ing = j->ing;
+	struct port_state *ps;
+	sqlite3_stmt *st;
+	char key[200];
+	int rc;
+
+	snprintf(key, sizeof(key), "%s:%s:%s", j->rep->agent_id, p->device, p->port);
+	ps = hmap_get(&ing->ports, key);
+	*ret_err = 0;
+	if (ps)
+		return ps;
+	for (uint32_t i = 0; i < j->nnew_ports; i++)
+		if (strcmp(j->new_ports[i]->key, key) == 0)
+			return j->new_ports[i];
+	ps = calloc(1, sizeof(*ps));
+	if (!ps || !(ps->key = strdup(key)) || !(ps->agent = strdup(j->rep->agent_id)) ||
+	    !(ps->device = strdup(p->device)) || !(ps->port = strdup(p->port))) {
+		port_state_free(ps);
+		*ret_err = -ENOMEM;
+		return NULL;
+	}
+	if (!(st = store_stmt(ing->store, sql))) {
+		port_state_free(ps);
+		*ret_err = -EIO;
+		return NULL;
+	}
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		ps->id = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW) {
+		/* the inventory is written before samples, so the row must exist */
+		*ret_err = rc == SQLITE_DONE ? -ENOENT : store_errno(rc);
+		port_state_free(ps);
+		return NULL;
+	}
+	if ((*ret_err = port_load(ing, ps)) < 0) {
+		port_state_free(ps);
+		return NULL;
+	}
+	{
+		struct port_state **n = realloc(j->new_ports, (j->nnew_ports + 1) * sizeof(*n));
+
+		if (!n) {
+			port_state_free(ps);
+			*ret_err = -ENOMEM;
+			return NULL;
+		}
+		j->new_ports = n;
+		j->new_ports[j->nnew_ports++] = ps;
+	}
+	return ps;
+}
+
+struct work_value {
+	const struct report_value *v;
+};
+
+static int work_cmp(const void *a, const void *b)
+{
+	const struct report_value *x = ((const struct work_value *)a)->v;
+	const struct report_value *y = ((const struct work_value *)b)->v;
+
+	return cstate_cmp(x->counter, x->prio, y->counter, y->prio);
+}
+
+/* Deltas and the stored row for one port.  Nothing in the cache changes here: the new state
+ * goes to j->pend and is swapped in when the whole job succeeded. */
+static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, struct buf *blob,
+		       struct work_value **wv, uint32_t *wvcap)
+{
+	static const char sql[] = "INSERT OR REPLACE INTO samples(port_id, t_ns, n, data) VALUES(?,?,?,?)";
+	const struct report *rep = j->rep;
+	struct ingest *ing = j->ing;
+	struct sample_entry *out = NULL;
+	struct port_state *ps;
+	struct cstate *nc = NULL;
+	uint32_t n = 0, nn = 0, i, k;
+	int64_t t = 0;
+	sqlite3_stmt *st;
+	int r;
+
+	for (uint32_t s = 0; s < rep->nsamples; s++) {
+		const struct report_sample *smp = &rep->samples[s];
+
+		if (smp->port_idx != port_idx)
+			continue;
+		if (smp->t_ns > t)
+			t = smp->t_ns;
+		for (uint32_t v = smp->first_value; v < smp->first_value + smp->nvalues; v++) {
+			if (rep->values[v].skip)
+				continue;
+			if (n == *wvcap) {
+				uint32_t cap = *wvcap ? *wvcap * 2 : 256;
+				struct work_value *w = realloc(*wv, cap * sizeof(*w));
+
+				if (!w)
+					return -ENOMEM;
+				*wv = w;
+				*wvcap = cap;
+			}
+			(*wv)[n++].v = &rep->values[v];
+		}
+	}
+	if (n == 0)
+		return 0;
+	qsort(*wv, n, sizeof(**wv), work_cmp);
+
+	ps = port_get(j, &rep->ports[port_idx], &r);
+	if (!ps)
+		return r;
+	out = calloc(n, sizeof(*out));
+	/* the new cache: the union of the old counters and this report's */
+	nc = calloc(n + ps->n, sizeof(*nc));
+	if (!out || !nc) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (i = 0, k = 0; i < n || k < ps->n;) {
+		const struct report_value *v = i < n ? (*wv)[i].v : NULL;
+		int c = !v ? 1 : k >= ps->n ? -1
+					    : cstate_cmp(v->counter, v->prio, ps->c[k].counter,
+							 ps->c[k].prio);
+		const struct cstate *old = c == 0 ? &ps->c[k] : NULL;
+		struct delta_in in;
+		uint64_t d;
+		unsigned flags;
+
+		if (c > 0) { /* a counter not in this report keeps its state */
+			nc[nn++] = ps->c[k++];
+			continue;
+		}
+		in = (struct delta_in){ .prev_raw = old ? old->raw : 0, .cur_raw = v->raw,
+					.prev_t_ns = ps->t_ns, .cur_t_ns = t, .width = v->width,
+					.saturate = v->wrap == REG_SATURATE, .have_prev = old != NULL,
+					.new_boot = new_boot,
+					.max_rate = ing->max_rate[v->counter] / v->scale };
+		flags = delta_compute(&in, &d);
+		out[i] = (struct sample_entry){ .counter = ing->dbid[v->counter], .prio = v->prio,
+						.flags = (uint8_t)flags, .raw = v->raw,
+						.delta = d * v->scale,
+						.dt_ns = t - ps->t_ns };
+		if (flags & DELTA_CLOCK) {
+			/* older than what is stored: keep the newer state */
+			nc[nn] = old ? *old : (struct cstate){ .counter = v->counter, .prio = v->prio,
+							       .scale = v->scale, .raw = v->raw,
+							       .total = v->raw * v->scale };
+		} else {
+			nc[nn] = (struct cstate){ .counter = v->counter, .prio = v->prio,
+						  .flags = (uint8_t)flags, .scale = v->scale,
+						  .raw = v->raw };
+			if (!old)
+				nc[nn].total = v->raw * v->scale;
+			else
+				nc[nn].total = (old->scale ? old->total : old->raw * v->scale) +
+					       ((flags & DELTA_VALID) ? d * v->scale : 0);
+		}
+		if (!(flags & DELTA_VALID))
+			j->res.baseline++;
+		nn++;
+		i++;
+		if (c == 0)
+			k++;
+	}
+	buf_reset(blob);
+	if ((r = codec_encode(out, n, blob)) < 0)
+		goto out;
+	if (!(st = store_stmt(ing->store, sql))) {
+		r = -EIO;
+		goto out;
+	}
+	sqlite3_bind_int64(st, 1, ps->id);
+	sqlite3_bind_int64(st, 2, t);
+	sqlite3_bind_int(st, 3, (int)n);
+	sqlite3_bind_blob(st, 4, blob->data, (int)blob->len, SQLITE_STATIC);
+	if ((r = step_done(st)) < 0)
+		goto out;
+	j->res.samples += n;
+	{
+		struct pending *p = realloc(j->pend, (j->npend + 1) * sizeof(*p));
+
+		if (!p) {
+			r = -ENOMEM;
+			goto out;
+		}
+		j->pend = p;
+		j->pend[j->npend++] = (struct pending){ .ps = ps, .c = nc, .n = nn,
+							.t_ns = t > ps->t_ns ? t : ps->t_ns };
+		nc = NULL;
+	}
+	r = 0;
+out:
+	free(out);
+	free(nc);
+	return r;
+}
+
+static int ingest_apply(struct store_job *sj, struct store *s)
+{
+	static const char agent_sql[] =
+		"INSERT INTO agents(id, role, hostname, version, backend, boot_id, host_boot_id, seq, "
+		"interval_ms, first_seen_ns, last_seen_ns, last_report_ns, reports, samples, "
+		"ignored_values, spool_dropped, spool_queued, errors) "
+		"VALUES(?,?,?,?,?,?,?,?,?,?,?,?,1,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
+		"role=excluded.role, hostname=excluded.hostname, version=excluded.version, "
+		"backend=excluded.backend, boot_id=excluded.boot_id, "
+		"host_boot_id=excluded.host_boot_id, seq=excluded.seq, "
+		"interval_ms=excluded.interval_ms, last_seen_ns=excluded.last_seen_ns, "
+		"last_report_ns=excluded.last_report_ns, reports=reports+1, "
+		"samples=samples+excluded.samples, ignored_values=ignored_values+excluded.ignored_values, "
+		"spool_dropped=excluded.spool_dropped, spool_queued=excluded.spool_queued, "
+		"errors=excluded.errors";
+	static const char boot_sql[] =
+		"INSERT INTO agent_boots(agent_id, boot_id, last_seq, first_seen_ns) VALUES(?,?,?,?) "
+		"ON CONFLICT(agent_id, boot_id) DO UPDATE SET "
+		"last_seq=max(last_seq, excluded.last_seq)";
+	static const char dup_sql[] =
+		"UPDATE agents SET duplicates = duplicates + 1, last_seen_ns = ? WHERE id = ?";
+	struct ingest_job *j = (struct ingest_job *)sj;
+	struct ingest *ing = j->ing;
+	const struct report *rep = j->rep;
+	struct agent_state *as;
+	struct work_value *wv = NULL;
+	uint32_t wvcap = 0;
+	int64_t now = tu_now_ns(), last_seq;
+	bool new_boot;
+	struct buf blob;
+	sqlite3_stmt *st;
+	char *errors = NULL;
+	int r;
+
+	(void)s;
+	j->res.seq = rep->seq;
+	as = agent_get(ing, rep->agent_id, &r);
+	if (!as)
+		return r;
+	if ((r = boot_last_seq(ing, rep, as, &last_seq)) < 0)
+		return r;
+	if (rep->seq <= last_seq) {
+		j->res.duplicate = true;
+		if (!(st = store_stmt(ing->store, dup_sql)))
+			return -EIO;
+		sqlite3_bind_int64(st, 1, now);
+		sqlite3_bind_text(st, 2, rep->agent_id, -1, SQLITE_STATIC);
+		return step_done(st);
+	}
+	new_boot = rep->host_boot_id && as->host_boot_id &&
+		   strcmp(rep->host_boot_id, as->host_boot_id) != 0;
+
+	{
+		char *inv = json_dumps(json_object_get(rep->doc, "inventory"),
+				       JSON_COMPACT | JSON_SORT_KEYS);
+
+		if (!inv)
+			return -ENOMEM;
+		j->inv_hash = fnv64(inv, strlen(inv));
+		free(inv);
+	}
+	if (j->inv_hash != as->inv_hash && (r = write_inventory(ing, rep, now)) < 0)
+		return r;
+
+	buf_init(&blob);
+	for (uint32_t p = 0; p < rep->nports; p++) {
+		r = ingest_port(j, p, new_boot, &blob, &wv, &wvcap);
+		if (r < 0)
+			break;
+	}
+	buf_fini(&blob);
+	free(wv);
+	if (r < 0)
+		return r;
+
+	if (rep->errors)
+		errors = json_dumps(rep->errors, JSON_COMPACT);
+	if (!(st = store_stmt(ing->store, agent_sql))) {
+		free(errors);
+		return -EIO;
+	}
+	sqlite3_bind_text(st, 1, rep->agent_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, report_role_name(rep->role), -1, SQLITE_STATIC);
+	bind_text_or_null(st, 3, rep->hostname);
+	sqlite3_bind_text(st, 4, rep->version, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, rep->backend, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 6, rep->boot_id, -1, SQLITE_STATIC);
+	bind_text_or_null(st, 7, rep->host_boot_id);
+	sqlite3_bind_int64(st, 8, rep->seq);
+	sqlite3_bind_int64(st, 9, rep->interval_ms);
+	sqlite3_bind_int64(st, 10, now);
+	sqlite3_bind_int64(st, 11, now);
+	sqlite3_bind_int64(st, 12, rep->time_ns);
+	sqlite3_bind_int64(st, 13, j->res.samples);
+	sqlite3_bind_int64(st, 14, rep->unknown_values);
+	sqlite3_bind_int64(st, 15, rep->spool_dropped);
+	sqlite3_bind_int64(st, 16, rep->spool_queued);
+	bind_text_or_null(st, 17, errors);
+	r = step_done(st);
+	free(errors);
+	if (r < 0)
+		return r;
+	if (!(st = store_stmt(ing->store, boot_sql)))
+		return -EIO;
+	sqlite3_bind_text(st, 1, rep->agent_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, rep->boot_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, rep->seq);
+	sqlite3_bind_int64(st, 4, now);
+	if ((r = step_done(st)) < 0)
+		return r;
+
+	/* Everything is written: the caches follow. */
+	j->res.ignored = rep->unknown_values;
+	pthread_rwlock_wrlock(&ing->lock);
+	for (uint32_t i = 0; i < j->nnew_ports; i++) {
+		if (hmap_put(&ing->ports, j->new_ports[i]->key, j->new_ports[i], NULL) < 0) {
+			/* out of memory: the port reloads from the database next time */
+			port_state_free(j->new_ports[i]);
+			for (uint32_t k = 0; k < j->npend; k++)
+				if (j->pend[k].ps == j->new_ports[i])
+					j->pend[k].ps = NULL;
+		}
+	}
+	j->nnew_ports = 0;
+	for (uint32_t i = 0; i < j->npend; i++) {
+		struct port_state *ps = j->pend[i].ps;
+
+		if (!ps) {
+			free(j->pend[i].c);
+			continue;
+		}
+		free(ps->c);
+		ps->c = j->pend[i].c;
+		ps->n = j->pend[i].n;
+		ps->t_ns = j->pend[i].t_ns;
+	}
+	j->npend = 0;
+	if (!as->boot_id || strcmp(as->boot_id, rep->boot_id) != 0) {
+		free(as->boot_id);
+		as->boot_id = strdup(rep->boot_id);
+	}
+	as->last_seq = rep->seq;
+	if (rep->host_boot_id && (!as->host_boot_id || new_boot)) {
+		free(as->host_boot_id);
+		as->host_boot_id = strdup(rep->host_boot_id);
+	}
+	as->inv_hash = j->inv_hash;
+	pthread_rwlock_unlock(&ing->lock);
+	return 0;
+}
+
+static void ingest_done(struct store_job *sj, int result)
+{
+	struct ingest_job *j = (struct ingest_job *)sj;
+	struct ingest *ing = j->ing;
+	int64_t sec = tu_mono_ns() / NSEC_PER_SEC;
+
+	j->res.status = result;
+	if (result < 0) {
+		/* rolled back: the pending cache content must not be used */
+		j->res.samples = j->res.baseline = 0;
+	}
+	pthread_mutex_lock(&ing->stats_lock);
+	if (result < 0) {
+		ing->stats.failed++;
+	} else if (j->res.duplicate) {
+		ing->stats.duplicates++;
+	} else {
+		unsigned b = (unsigned)(sec % 16);
+
+		ing->stats.reports++;
+		ing->stats.samples += j->res.samples;
+		ing->stats.baseline += j->res.baseline;
+		ing->stats.ignored += j->res.ignored;
+		if (ing->sec_of_bucket[b] != sec) {
+			ing->sec_of_bucket[b] = sec;
+			ing->sec_bucket[b] = 0;
+		}
+		ing->sec_bucket[b] += j->res.samples;
+	}
+	pthread_mutex_unlock(&ing->stats_lock);
+
+	if (j->cb)
+		j->cb(j->ctx, &j->res);
+	for (uint32_t i = 0; i < j->npend; i++)
+		free(j->pend[i].c);
+	free(j->pend);
+	for (uint32_t i = 0; i < j->nnew_ports; i++)
+		port_state_free(j->new_ports[i]);
+	free(j->new_ports);
+	report_free(j->rep);
+	free(j);
+}
+
+int ingest_submit(struct ingest *ing, struct report *rep, ingest_cb cb, void *ctx)
+{
+	struct ingest_job *j = calloc(1, sizeof(*j));
+	int r;
+
+	if (!j)
+		return -ENOMEM;
+	j->job.apply = ingest_apply;
+	j->job.done = ingest_done;
+	j->ing = ing;
+	j->rep = rep;
+	j->cb = cb;
+	j->ctx = ctx;
+	r = store_submit(ing->store, &j->job);
+	if (r < 0)
+		free(j); /* rep stays with the caller */
+	return r;
+}
+
+/* --- set-up ------------------------------------------------------------------------------ */
+
+struct init_job {
+	struct store_job job;
+	struct ingest *ing;
+	int result;
+	bool finished;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+};
+
+/* Gives every registry counter a stable db id (names are the contract; registry order is not). */
+static int init_apply(struct store_job *sj, struct store *s)
+{
+	static const char ins[] = "INSERT OR IGNORE INTO counters(name) VALUES(?)";
+	static const char sel[] = "SELECT id, name FROM counters WHERE name = ?";
+	struct init_job *ij = (struct init_job *)sj;
+	struct ingest *ing = ij->ing;
+	size_t n = reg_size(ing->reg);
+	sqlite3_stmt *st;
+	int rc, r;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *name = reg_counter(ing->reg, (unsigned)i)->name;
+
+		if (!(st = store_stmt(s, ins)))
+			return -EIO;
+		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+		if ((r = step_done(st)) < 0)
+			return r;
+		if (!(st = store_stmt(s, sel)))
+			return -EIO;
+		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW)
+			ing->dbid[i] = (uint32_t)sqlite3_column_int64(st, 0);
+		sqlite3_reset(st);
+		if (rc != SQLITE_ROW)
+			return store_errno(rc);
+		if (ing->dbid[i] > ing->max_dbid)
+			ing->max_dbid = ing->dbid[i];
+	}
+	if (ing->max_dbid > 65535)
+		return -EOVERFLOW;
+	ing->by_dbid = calloc(ing->max_dbid + 1u, sizeof(*ing->by_dbid));
+	if (!ing->by_dbid)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		ing->by_dbid[ing->dbid[i]] = (uint16_t)(i + 1);
+	return 0;
+}
+
+static void init_done(struct store_job *sj, int result)
+{
+	struct init_job *ij = (struct init_job *)sj;
+
+	pthread_mutex_lock(&ij->lock);
+	ij->result = result;
+	ij->finished = true;
+	pthread_cond_signal(&ij->cond);
+	pthread_mutex_unlock(&ij->lock);
+}
+
+int ingest_new(struct store *s, const struct reg *reg, struct ingest **ret, struct rf_err *e)
+{
+	struct ingest *ing = calloc(1, sizeof(*ing));
+	struct init_job ij = { .job = { .apply = init_apply, .done = init_done } };
+	int r;
+
+	if (!ing)
+		return -ENOMEM;
+	ing->store = s;
+	ing->reg = reg;
+	ing->dbid = calloc(reg_size(reg) + 1, sizeof(*ing->dbid));
+	ing->max_rate = calloc(reg_size(reg) + 1, sizeof(*ing->max_rate));
+	pthread_rwlock_init(&ing->lock, NULL);
+	pthread_mutex_init(&ing->stats_lock, NULL);
+	hmap_init(&ing->ports);
+	hmap_init(&ing->agents);
+	if (!ing->dbid || !ing->max_rate) {
+		ingest_free(ing);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < reg_size(reg); i++)
+		ing->max_rate[i] = delta_max_rate(reg_counter(reg, (unsigned)i)->unit, 1);
+
+	ij.ing = ing;
+	pthread_mutex_init(&ij.lock, NULL);
+	pthread_cond_init(&ij.cond, NULL);
+	r = store_submit(s, &ij.job);
+	if (r == 0) {
+		pthread_mutex_lock(&ij.lock);
+		while (!ij.finished)
+			pthread_cond_wait(&ij.cond, &ij.lock);
+		pthread_mutex_unlock(&ij.lock);
+		r = ij.result;
+	}
+	pthread_cond_destroy(&ij.cond);
+	pthread_mutex_destroy(&ij.lock);
+	if (r < 0) {
+		rf_err_set(e, r, "STORE_ERROR", store_path(s), "cannot register counter names");
+		ingest_free(ing);
+		return r;
+	}
+	store_set_rollback_hook(s, on_rollback, ing);
+	*ret = ing;
+	return 0;
+}
+
+void ingest_free(struct ingest *ing)
+{
+	if (!ing)
+		return;
+	if (ing->store)
+		store_set_rollback_hook(ing->store, NULL, NULL);
+	drop_caches_locked(ing);
+	hmap_fini(&ing->ports);
+	hmap_fini(&ing->agents);
+	pthread_rwlock_destroy(&ing->lock);
+	pthread_mutex_destroy(&ing->stats_lock);
+	free(ing->dbid);
+	free(ing->by_dbid);
+	free(ing->max_rate);
+	free(ing);
+}
+
+uint32_t ingest_counter_dbid(const struct ingest *ing, unsigned reg_id)
+{
+	return reg_id < reg_size(ing->reg) ? ing->dbid[reg_id] : 0;
+}
+
+const struct reg_counter *ingest_counter_by_dbid(const struct ingest *ing, uint32_t dbid)
+{
+	if (!ing->by_dbid || dbid > ing->max_dbid || !ing->by_dbid[dbid])
+		return NULL;
+	return reg_counter(ing->reg, ing->by_dbid[dbid] - 1u);
+}
+
+const struct reg *ingest_registry(const struct ingest *ing)
+{
+	return ing->reg;
+}
+
+void ingest_get_stats(struct ingest *ing, struct ingest_stats *ret)
+{
+	int64_t sec = tu_mono_ns() / NSEC_PER_SEC;
+	uint64_t sum = 0;
+
+	pthread_mutex_lock(&ing->stats_lock);
+	*ret = ing->stats;
+	/* the ten full seconds before the current one */
+	for (int64_t s = sec - 10; s < sec; s++) {
+		unsigned b = (unsigned)(s % 16);
+
+		if (ing->sec_of_bucket[b] == s)
+			sum += ing->sec_bucket[b];
+	}
+	pthread_mutex_unlock(&ing->stats_lock);
+	ret->samples_per_s = (double)sum / 10.0;
+}
+
+/* --- /metrics ---------------------------------------------------------------------------- */
+
+int ingest_render_metrics(struct ingest *ing, struct buf *out)
+{
+	struct port_state **ports = NULL;
+	size_t nports = 0, it = 0;
+	void *v;
+
+	pthread_rwlock_rdlock(&ing->lock);
+	ports = malloc((ing->ports.len + 1) * sizeof(*ports));
+	if (!ports) {
+		pthread_rwlock_unlock(&ing->lock);
+		return -ENOMEM;
+	}
+	while (hmap_next(&ing->ports, &it, NULL, &v))
+		ports[nports++] = v;
+	for (size_t c = 0; c < reg_size(ing->reg); c++) {
+		const struct reg_counter *rc = reg_counter(ing->reg, (unsigned)c);
+		bool counter = rc->kind == REG_KIND_COUNTER;
+		bool header = false;
+
+		for (size_t p = 0; p < nports; p++) {
+			const struct port_state *ps = ports[p];
+
+			for (uint32_t k = 0; k < ps->n; k++) {
+				const struct cstate *cs = &ps->c[k];
+				char prio[24] = "";
+
+				if (cs->counter != c || !cs->scale)
+					continue;
+				if (!header) {
+					buf_printf(out, "# HELP rocefab_port_%s%s %s\n# TYPE rocefab_port_%s%s %s\n",
+						   rc->metric, counter ? "_total" : "", rc->help,
+						   rc->metric, counter ? "_total" : "",
+						   counter ? "counter" : "gauge");
+					header = true;
+				}
+				if (cs->prio != REG_NO_PRIO)
+					snprintf(prio, sizeof(prio), ",priority=\"%u\"", cs->prio);
+				buf_printf(out, "rocefab_port_%s%s{host=\"%s\",device=\"%s\",port=\"%s\"%s} ",
+					   rc->metric, counter ? "_total" : "", ps->agent, ps->device,
+					   ps->port, prio);
+				if (rc->metric_scale == 1.0)
+					buf_printf(out, "%" PRIu64 "\n", counter ? cs->total : cs->raw);
+				else
+					buf_printf(out, "%.9g\n",
+						   (double)(counter ? cs->total : cs->raw) * rc->metric_scale);
+			}
+		}
+	}
+	pthread_rwlock_unlock(&ing->lock);
+	free(ports);
+	return out->oom ? -ENOMEM : 0;
+}

@@ -1,0 +1,56 @@
+/* Ingest of agent reports: deduplication, inventory, counter deltas, storage.
+ *
+ * A validated report (daemon/report.h) becomes one store job.  On the writer thread the job
+ * checks (agent, boot_id, seq) against what is stored (a report seen before is accepted and
+ * ignored), records the agent and, when it changed, its inventory, then turns every port's raw
+ * values into deltas against the previous sample of that port and stores one encoded row per
+ * port.  The previous samples live in an in-memory cache that is a copy of the newest stored row
+ * of each port: it is filled lazily from the database and dropped when a commit fails, so the
+ * database stays the truth.  The same cache serves /metrics. */
+#ifndef ROCEFAB_INGEST_H
+#define ROCEFAB_INGEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "daemon/report.h"
+#include "daemon/store.h"
+#include "lib/buf.h"
+#include "lib/registry.h"
+
+struct ingest;
+
+struct ingest_result {
+	int status;	   /* 0 or a negative errno */
+	bool duplicate;	   /* already stored: accepted and ignored */
+	uint32_t samples;  /* normalized values stored */
+	uint32_t baseline; /* of which without a delta (first sample, reset beyond belief, ...) */
+	uint32_t ignored;  /* raw values the registry does not know */
+	int64_t seq;
+};
+
+typedef void (*ingest_cb)(void *ctx, const struct ingest_result *res);
+
+int ingest_new(struct store *s, const struct reg *reg, struct ingest **ret, struct rf_err *e);
+void ingest_free(struct ingest *ing);
+
+/* Takes ownership of rep.  cb runs on the writer thread once the report is committed (or
+ * failed).  Returns -EAGAIN when the store queue is full (cb is not called then). */
+int ingest_submit(struct ingest *ing, struct report *rep, ingest_cb cb, void *ctx);
+
+/* The db id of a registry counter, or 0. */
+uint32_t ingest_counter_dbid(const struct ingest *ing, unsigned reg_id);
+/* The registry counter of a db counter id, or NULL. */
+const struct reg_counter *ingest_counter_by_dbid(const struct ingest *ing, uint32_t dbid);
+const struct reg *ingest_registry(const struct ingest *ing);
+
+struct ingest_stats {
+	uint64_t reports, duplicates, samples, baseline, ignored, failed;
+	double samples_per_s; /* over the last 10 s */
+};
+void ingest_get_stats(struct ingest *ing, struct ingest_stats *ret);
+
+/* Prometheus text of every port's normalized counters (families rocefab_port_*). */
+int ingest_render_metrics(struct ingest *ing, struct buf *out);
+
+#endif

@@ -1,0 +1,136 @@
+/* rocefabd: argument parsing only; see daemon/daemon.c. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "daemon/daemon.h"
+#include "lib/log.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rocefabd [OPTIONS]                 run the daemon\n"
+		"       rocefabd [OPTIONS] token add NAME --role ROLE | token list | token revoke NAME\n"
+		"\n"
+		"The rocefab control-plane daemon: ingests agent reports, stores them in sqlite and\n"
+		"serves the REST API (/api/v1), the dashboard and Prometheus /metrics.\n"
+		"\n"
+		"  -c, --config FILE      configuration file (key = value in [sections])\n"
+		"  -l, --listen ADDR:PORT address of the API (api.listen)\n"
+		"  -d, --db FILE          sqlite database (store.db)\n"
+		"  -L, --log-level LEVEL  error, warning, notice, info, debug (daemon.log_level)\n"
+		"  -o SECTION.KEY=VALUE   set any configuration key (repeatable)\n"
+		"      --check-config     validate the configuration and exit\n"
+		"      --dump-config      print the effective configuration and exit\n"
+		"      --help-config      list every configuration key\n"
+		"      --routes           list the REST endpoints and exit\n"
+		"  -V, --version          print the version and exit\n"
+		"  -h, --help             this text\n"
+		"\n"
+		"Command-line options override the configuration file.  See rocefabd(8).\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "db", required_argument, NULL, 'd' },
+		{ "log-level", required_argument, NULL, 'L' },
+		{ "check-config", no_argument, NULL, 1 },
+		{ "dump-config", no_argument, NULL, 2 },
+		{ "help-config", no_argument, NULL, 3 },
+		{ "routes", no_argument, NULL, 4 },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct daemon_settings s = { 0 };
+	struct conf_overrides ov = { .n = 0 };
+	const char *config = NULL;
+	bool check = false, dump = false;
+	struct rf_err e = { 0 };
+	char buf[600];
+	int c, status;
+
+	log_init("rocefabd");
+	/* "+": stop at the first non-option so that "token add NAME --role R" stays intact */
+	while ((c = getopt_long(argc, argv, "+c:l:d:L:o:Vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			config = optarg;
+			break;
+		case 'l':
+			conf_override(&ov, "api.listen", optarg, "--listen");
+			break;
+		case 'd':
+			conf_override(&ov, "store.db", optarg, "--db");
+			break;
+		case 'L':
+			conf_override(&ov, "daemon.log_level", optarg, "--log-level");
+			break;
+		case 'o':
+			if (conf_override(&ov, NULL, optarg, "-o") < 0) {
+				fprintf(stderr, "rocefabd: too many -o options\n");
+				return 2;
+			}
+			break;
+		case 1:
+			check = true;
+			break;
+		case 2:
+			dump = true;
+			break;
+		case 3:
+			printf("Configuration keys (section.key), settable in the file or with -o:\n");
+			conf_help(daemon_opts, stdout);
+			return 0;
+		case 4:
+			api_print_routes(stdout);
+			return 0;
+		case 'V':
+			printf("rocefabd %s\n", ROCEFAB_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (conf_init(daemon_opts, &s, &e) < 0 ||
+	    (config && conf_load_file(daemon_opts, &s, config, &e) < 0) ||
+	    conf_apply_overrides(daemon_opts, &s, &ov, &e) < 0) {
+		fprintf(stderr, "rocefabd: %s\n", rf_err_str(&e, buf, sizeof(buf)));
+		conf_fini(daemon_opts, &s);
+		return 2;
+	}
+	{
+		static const int levels[] = { LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
+		static const enum log_target targets[] = { LOG_TARGET_AUTO, LOG_TARGET_STDERR,
+							   LOG_TARGET_JOURNAL };
+
+		log_set_level(levels[s.log_level_idx]);
+		log_set_target(targets[s.log_target]);
+	}
+	if (dump) {
+		conf_dump(daemon_opts, &s, stdout);
+		status = 0;
+	} else if (check) {
+		printf("configuration OK\n");
+		status = 0;
+	} else if (optind < argc && strcmp(argv[optind], "token") == 0) {
+		status = daemon_token_cmd(&s, argc - optind - 1, argv + optind + 1);
+	} else if (optind < argc) {
+		fprintf(stderr, "rocefabd: unknown command '%s'\n", argv[optind]);
+		usage(stderr);
+		status = 2;
+	} else {
+		status = daemon_run(&s);
+	}
+	conf_fini(daemon_opts, &s);
+	return status;
+}

@@ -1,0 +1,430 @@
+/* Agent report parsing and validation: see report.h.  The checks mirror
+ * schemas/agent-report.schema.json field by field; tests/system/test_schemas.py runs the same
+ * documents through both and requires the same verdicts. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/report.h"
+#include "lib/jsonutil.h"
+
+#define MAX_DEVICES 256
+#define MAX_PORTS_PER_DEVICE 1024
+#define MAX_SAMPLES 16384
+#define MAX_VALUES_PER_SAMPLE 4096
+#define MAX_ERRORS 64
+#define MIN_TIME_NS 946684800000000000LL
+#define MAX_TIME_NS 4102444800000000000LL
+#define MAX_SEQ 9007199254740991LL
+
+static const char *const role_names[] = { "host", "switch", NULL };
+static const char *const kind_names[] = { "rdma", "netdev", "switch", NULL };
+static const char *const state_names[] = { "up", "down", "init", "unknown", NULL };
+static const char *const link_layer_names[] = { "ethernet", "infiniband", "unknown", NULL };
+
+const char *report_role_name(enum report_role r)
+{
+	return role_names[r];
+}
+
+void report_free(struct report *r)
+{
+	if (!r)
+		return;
+	json_decref(r->doc);
+	free(r->devices);
+	free(r->ports);
+	free(r->samples);
+	free(r->values);
+	free(r);
+}
+
+static int parse_agent(struct report *r, json_t *a, struct js_path *p, struct rf_err *e)
+{
+	static const char *const keys[] = { "id",      "role",	   "boot_id", "host_boot_id",
+					    "version", "hostname", "backend", NULL };
+	int role, x;
+
+	if ((x = js_check_keys(a, keys, p, e)) < 0 ||
+	    (x = js_req_str(a, "id", 64, true, p, &r->agent_id, e)) < 0 ||
+	    (x = js_req_enum(a, "role", role_names, p, &role, e)) < 0 ||
+	    (x = js_req_str(a, "boot_id", 64, true, p, &r->boot_id, e)) < 0 ||
+	    (x = js_opt_str(a, "host_boot_id", 64, true, p, &r->host_boot_id, e)) < 0 ||
+	    (x = js_req_str(a, "version", 64, false, p, &r->version, e)) < 0 ||
+	    (x = js_opt_str(a, "hostname", 255, false, p, &r->hostname, e)) < 0 ||
+	    (x = js_req_str(a, "backend", 64, true, p, &r->backend, e)) < 0)
+		return x;
+	r->role = role;
+	return 0;
+}
+
+static int parse_port(struct report *r, struct report_port *port, json_t *jp, struct js_path *p,
+		      struct rf_err *e)
+{
+	static const char *const keys[] = { "port", "netdev", "state",	   "speed_mbps",
+					    "mtu",  "link_layer", NULL };
+	int state, ll = 2, x;
+
+	(void)r;
+	if (!json_is_object(jp))
+		return js_fail(e, p, NULL, "a port must be an object");
+	port->speed_mbps = -1;
+	port->mtu = -1;
+	if ((x = js_check_keys(jp, keys, p, e)) < 0 ||
+	    (x = js_req_str(jp, "port", 64, true, p, &port->port, e)) < 0 ||
+	    (x = js_opt_str(jp, "netdev", 64, true, p, &port->netdev, e)) < 0 ||
+	    (x = js_req_enum(jp, "state", state_names, p, &state, e)) < 0 ||
+	    (x = js_opt_int(jp, "speed_mbps", 0, 10000000, p, &port->speed_mbps, e)) < 0 ||
+	    (x = js_opt_int(jp, "mtu", 0, 1048576, p, &port->mtu, e)) < 0)
+		return x;
+	if (json_object_get(jp, "link_layer") &&
+	    (x = js_req_enum(jp, "link_layer", link_layer_names, p, &ll, e)) < 0)
+		return x;
+	port->state = state_names[state];
+	port->link_layer = link_layer_names[ll];
+	return 0;
+}
+
+static int parse_inventory(struct report *r, json_t *inv, struct js_path *p, struct rf_err *e)
+{
+	static const char *const keys[] = { "devices", NULL };
+	static const char *const dev_keys[] = { "name",	     "kind",	  "driver", "fw_version",
+						"node_guid", "ports", NULL };
+	size_t i, total = 0, ndev;
+	json_t *devices, *jd;
+	int x;
+
+	if ((x = js_check_keys(inv, keys, p, e)) < 0 ||
+	    (x = js_req_arr(inv, "devices", MAX_DEVICES, p, &devices, e)) < 0)
+		return x;
+	ndev = json_array_size(devices);
+	json_array_foreach(devices, i, jd) {
+		json_t *ports = json_object_get(jd, "ports");
+
+		if (json_is_array(ports))
+			total += json_array_size(ports);
+	}
+	r->devices = calloc(ndev ? ndev : 1, sizeof(*r->devices));
+	r->ports = calloc(total ? total : 1, sizeof(*r->ports));
+	if (!r->devices || !r->ports)
+		return -ENOMEM;
+
+	json_array_foreach(devices, i, jd) {
+		struct report_device *d = &r->devices[i];
+		size_t a = js_path_push_key(p, "devices"), j;
+		int kind;
+		json_t *ports, *jp;
+
+		js_path_push_idx(p, i);
+		if (!json_is_object(jd))
+			return js_fail(e, p, NULL, "a device must be an object");
+		if ((x = js_check_keys(jd, dev_keys, p, e)) < 0 ||
+		    (x = js_req_str(jd, "name", 64, true, p, &d->name, e)) < 0 ||
+		    (x = js_req_enum(jd, "kind", kind_names, p, &kind, e)) < 0 ||
+		    (x = js_opt_str(jd, "driver", 64, true, p, &d->driver, e)) < 0 ||
+		    (x = js_opt_str(jd, "fw_version", 64, false, p, &d->fw_version, e)) < 0 ||
+		    (x = js_opt_str(jd, "node_guid", 64, false, p, &d->node_guid, e)) < 0 ||
+		    (x = js_req_arr(jd, "ports", MAX_PORTS_PER_DEVICE, p, &ports, e)) < 0)
+			return x;
+		d->kind = kind_names[kind];
+		for (uint32_t k = 0; k < i; k++)
+			if (strcmp(r->devices[k].name, d->name) == 0)
+				return js_fail(e, p, "name", "device '%s' is listed twice", d->name);
+		d->first_port = r->nports;
+		json_array_foreach(ports, j, jp) {
+			struct report_port *port = &r->ports[r->nports];
+			size_t b = js_path_push_key(p, "ports");
+
+			js_path_push_idx(p, j);
+			x = parse_port(r, port, jp, p, e);
+			if (x < 0)
+				return x;
+			port->device = d->name;
+			port->device_idx = (uint32_t)i;
+			for (uint32_t k = d->first_port; k < r->nports; k++)
+				if (strcmp(r->ports[k].port, port->port) == 0)
+					return js_fail(e, p, "port", "port '%s' is listed twice",
+						       port->port);
+			js_path_pop(p, b);
+			r->nports++;
+		}
+		d->nports = r->nports - d->first_port;
+		r->ndevices++;
+		js_path_pop(p, a);
+	}
+	return 0;
+}
+
+static int find_port(const struct report *r, const char *device, const char *port)
+{
+	for (uint32_t i = 0; i < r->ndevices; i++) {
+		const struct report_device *d = &r->devices[i];
+
+		if (strcmp(d->name, device) != 0)
+			continue;
+		for (uint32_t k = d->first_port; k < d->first_port + d->nports; k++)
+			if (strcmp(r->ports[k].port, port) == 0)
+				return (int)k;
+		return -1;
+	}
+	return -1;
+}
+
+static int parse_samples(struct report *r, json_t *samples, const struct reg *reg,
+			 struct js_path *p, struct rf_err *e)
+{
+	static const char *const keys[] = { "device", "port", "source", "driver",
+					    "t_ns",   "values", NULL };
+	size_t n = json_array_size(samples), i, total = 0;
+	json_t *js;
+	int x;
+
+	json_array_foreach(samples, i, js) {
+		json_t *v = json_object_get(js, "values");
+
+		if (json_is_object(v))
+			total += json_object_size(v);
+	}
+	r->samples = calloc(n ? n : 1, sizeof(*r->samples));
+	r->values = calloc(total ? total : 1, sizeof(*r->values));
+	if (!r->samples || !r->values)
+		return -ENOMEM;
+
+	json_array_foreach(samples, i, js) {
+		struct report_sample *s = &r->samples[i];
+		const char *device, *port, *source, *driver = NULL, *name;
+		size_t a = js_path_push_key(p, "samples");
+		json_t *values, *jv;
+		int port_idx;
+
+		js_path_push_idx(p, i);
+		if (!json_is_object(js))
+			return js_fail(e, p, NULL, "a sample must be an object");
+		if ((x = js_check_keys(js, keys, p, e)) < 0 ||
+		    (x = js_req_str(js, "device", 64, true, p, &device, e)) < 0 ||
+		    (x = js_req_str(js, "port", 64, true, p, &port, e)) < 0 ||
+		    (x = js_req_str(js, "source", 64, true, p, &source, e)) < 0 ||
+		    (x = js_opt_str(js, "driver", 64, true, p, &driver, e)) < 0 ||
+		    (x = js_req_int(js, "t_ns", MIN_TIME_NS, MAX_TIME_NS, p, &s->t_ns, e)) < 0 ||
+		    (x = js_req_obj(js, "values", p, &values, e)) < 0)
+			return x;
+		port_idx = find_port(r, device, port);
+		if (port_idx < 0)
+			return js_fail(e, p, "port", "port %s/%s is not in the inventory", device,
+				       port);
+		if (json_object_size(values) > MAX_VALUES_PER_SAMPLE)
+			return js_fail(e, p, "values", "more than %d values", MAX_VALUES_PER_SAMPLE);
+		s->port_idx = (uint32_t)port_idx;
+		s->first_value = r->nvalues;
+		js_path_push_key(p, "values");
+		json_object_foreach(values, name, jv) {
+			const struct reg_source *src;
+			struct report_value *v;
+			json_int_t raw;
+			size_t len = strlen(name);
+
+			if (len == 0 || len > 96)
+				return js_fail(e, p, NULL, "a counter name must be 1 to 96 bytes long");
+			if (!json_is_integer(jv))
+				return js_fail(e, p, name, "a counter value must be an integer");
+			raw = json_integer_value(jv);
+			if (raw < 0)
+				return js_fail(e, p, name, "a counter value must not be negative");
+			src = reg_lookup(reg, source, driver, name);
+			if (!src) {
+				r->unknown_values++;
+				continue;
+			}
+			v = &r->values[r->nvalues++];
+			*v = (struct report_value){ .raw = (uint64_t)raw, .scale = src->scale,
+						    .counter = src->counter->id, .prio = src->prio,
+						    .width = src->width, .wrap = src->wrap,
+						    .rank = src->rank };
+		}
+		s->nvalues = r->nvalues - s->first_value;
+		r->nsamples++;
+		js_path_pop(p, a);
+	}
+	return 0;
+}
+
+struct rank_key {
+	uint32_t port;
+	uint16_t counter;
+	uint8_t prio;
+	uint8_t rank;
+	uint32_t value;
+};
+
+static int rank_cmp(const void *a, const void *b)
+{
+	const struct rank_key *x = a, *y = b;
+
+	if (x->port != y->port)
+		return x->port < y->port ? -1 : 1;
+	if (x->counter != y->counter)
+		return x->counter < y->counter ? -1 : 1;
+	if (x->prio != y->prio)
+		return x->prio < y->prio ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->value < y->value ? -1 : x->value > y->value;
+}
+
+/* When a port offers a counter through several sources (PMA port_xmit_data and the optional
+ * rdma_tx_bytes), the best-ranked source wins and the others are skipped.  The same counter
+ * twice from one source (two samples of one group) is a schema violation. */
+static int resolve_ranks(struct report *r, struct js_path *p, struct rf_err *e)
+{
+	struct rank_key *k;
+	uint32_t n = 0;
+
+	if (r->nvalues < 2)
+		return 0;
+	k = malloc(r->nvalues * sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	for (uint32_t s = 0; s < r->nsamples; s++) {
+		const struct report_sample *smp = &r->samples[s];
+
+		for (uint32_t v = smp->first_value; v < smp->first_value + smp->nvalues; v++)
+			k[n++] = (struct rank_key){ .port = smp->port_idx,
+						    .counter = r->values[v].counter,
+						    .prio = r->values[v].prio,
+						    .rank = r->values[v].rank,
+						    .value = v };
+	}
+	qsort(k, n, sizeof(*k), rank_cmp);
+	for (uint32_t i = 1; i < n; i++) {
+		if (k[i].port != k[i - 1].port || k[i].counter != k[i - 1].counter ||
+		    k[i].prio != k[i - 1].prio)
+			continue;
+		if (k[i].rank == k[i - 1].rank) {
+			const struct report_port *port = &r->ports[k[i].port];
+
+			free(k);
+			return js_fail(e, p, "samples",
+				       "port %s/%s reports the same counter twice from one source",
+				       port->device, port->port);
+		}
+		r->values[k[i].value].skip = true;
+	}
+	free(k);
+	return 0;
+}
+
+static int parse_errors(struct report *r, json_t *errors, struct js_path *p, struct rf_err *e)
+{
+	static const char *const keys[] = { "code", "where", "message", NULL };
+	size_t i;
+	json_t *je;
+	int x;
+
+	json_array_foreach(errors, i, je) {
+		size_t a = js_path_push_key(p, "errors");
+		const char *code, *where, *msg;
+
+		js_path_push_idx(p, i);
+		if (!json_is_object(je))
+			return js_fail(e, p, NULL, "an error must be an object");
+		if ((x = js_check_keys(je, keys, p, e)) < 0 ||
+		    (x = js_req_str(je, "code", 40, false, p, &code, e)) < 0 ||
+		    (x = js_opt_str(je, "where", 255, false, p, &where, e)) < 0 ||
+		    (x = js_req_str(je, "message", 512, false, p, &msg, e)) < 0)
+			return x;
+		if (!(code[0] >= 'A' && code[0] <= 'Z'))
+			return js_fail(e, p, "code", "must be an upper-case code such as SYSFS_GARBAGE");
+		for (const char *c = code; *c; c++)
+			if (!((*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
+				return js_fail(e, p, "code",
+					       "must be an upper-case code such as SYSFS_GARBAGE");
+		js_path_pop(p, a);
+	}
+	r->errors = errors;
+	return 0;
+}
+
+int report_parse(const char *body, size_t len, const struct reg *reg, struct report **ret,
+		 struct rf_err *e)
+{
+	static const char *const keys[] = { "schema",	 "agent",   "seq",   "time_ns", "interval_ms",
+					    "inventory", "samples", "spool", "errors",	NULL };
+	struct report *r = calloc(1, sizeof(*r));
+	json_t *agent, *inv, *samples, *spool, *errors = NULL;
+	struct js_path p;
+	int64_t schema;
+	int x;
+
+	if (!r)
+		return -ENOMEM;
+	r->doc = js_parse(body, len, e);
+	if (!r->doc) {
+		x = -EINVAL;
+		goto fail;
+	}
+	js_path_init(&p);
+	if (!json_is_object(r->doc)) {
+		x = js_fail(e, &p, NULL, "a report must be a JSON object");
+		goto fail;
+	}
+	if ((x = js_req_int(r->doc, "schema", 0, INT32_MAX, &p, &schema, e)) < 0)
+		goto fail;
+	if (schema != REPORT_SCHEMA) {
+		x = rf_err_set(e, -EINVAL, "UNSUPPORTED_SCHEMA", "/schema",
+			       "report schema %lld is not supported (this rocefabd speaks %d); "
+			       "upgrade rocefabd before its agents",
+			       (long long)schema, REPORT_SCHEMA);
+		goto fail;
+	}
+	if ((x = js_check_keys(r->doc, keys, &p, e)) < 0 ||
+	    (x = js_req_obj(r->doc, "agent", &p, &agent, e)) < 0)
+		goto fail;
+	{
+		size_t a = js_path_push_key(&p, "agent");
+
+		x = parse_agent(r, agent, &p, e);
+		js_path_pop(&p, a);
+		if (x < 0)
+			goto fail;
+	}
+	if ((x = js_req_int(r->doc, "seq", 1, MAX_SEQ, &p, &r->seq, e)) < 0 ||
+	    (x = js_req_int(r->doc, "time_ns", MIN_TIME_NS, MAX_TIME_NS, &p, &r->time_ns, e)) < 0 ||
+	    (x = js_req_int(r->doc, "interval_ms", 10, 3600000, &p, &r->interval_ms, e)) < 0 ||
+	    (x = js_req_obj(r->doc, "inventory", &p, &inv, e)) < 0 ||
+	    (x = js_req_arr(r->doc, "samples", MAX_SAMPLES, &p, &samples, e)) < 0 ||
+	    (x = js_opt_arr(r->doc, "errors", MAX_ERRORS, &p, &errors, e)) < 0)
+		goto fail;
+	{
+		size_t a = js_path_push_key(&p, "inventory");
+
+		x = parse_inventory(r, inv, &p, e);
+		js_path_pop(&p, a);
+		if (x < 0)
+			goto fail;
+	}
+	if ((x = parse_samples(r, samples, reg, &p, e)) < 0 || (x = resolve_ranks(r, &p, e)) < 0)
+		goto fail;
+	spool = json_object_get(r->doc, "spool");
+	if (spool) {
+		static const char *const spool_keys[] = { "dropped_reports", "queued_reports", NULL };
+		size_t a = js_path_push_key(&p, "spool");
+
+		if (!json_is_object(spool)) {
+			x = js_fail(e, &p, NULL, "must be an object");
+			goto fail;
+		}
+		if ((x = js_check_keys(spool, spool_keys, &p, e)) < 0 ||
+		    (x = js_opt_int(spool, "dropped_reports", 0, INT64_MAX, &p, &r->spool_dropped,
+				    e)) < 0 ||
+		    (x = js_opt_int(spool, "queued_reports", 0, INT64_MAX, &p, &r->spool_queued,
+				    e)) < 0)
+			goto fail;
+		js_path_pop(&p, a);
+	}
+	if (errors && (x = parse_errors(r, errors, &p, e)) < 0)
+		goto fail;
+	*ret = r;
+	return 0;
+fail:
+	report_free(r);
+	return x;
+}

@@ -1,0 +1,71 @@
+/* Agent reports (schemas/agent-report.schema.json): parsing and complete validation, and the
+ * mapping of every raw value through the counter registry.  Nothing is written anywhere until a
+ * report has passed report_parse(). */
+#ifndef ROCEFAB_REPORT_H
+#define ROCEFAB_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "lib/err.h"
+#include "lib/registry.h"
+
+#define REPORT_SCHEMA 1
+
+enum report_role { REPORT_ROLE_HOST, REPORT_ROLE_SWITCH };
+
+struct report_port {
+	const char *device, *port; /* borrowed from the document */
+	const char *netdev, *state, *link_layer;
+	int64_t speed_mbps, mtu; /* -1: absent */
+	uint32_t device_idx;
+};
+
+struct report_device {
+	const char *name, *kind, *driver, *fw_version, *node_guid;
+	uint32_t first_port, nports;
+};
+
+struct report_value {
+	uint64_t raw;
+	uint32_t scale;
+	uint16_t counter; /* registry id */
+	uint8_t prio;	  /* REG_NO_PRIO */
+	uint8_t width;
+	uint8_t wrap;
+	uint8_t rank;
+	bool skip; /* another source of the same port has a better rank */
+};
+
+struct report_sample {
+	uint32_t port_idx;
+	int64_t t_ns;
+	uint32_t first_value, nvalues;
+};
+
+struct report {
+	json_t *doc; /* owns every borrowed string */
+	const char *agent_id, *boot_id, *host_boot_id, *version, *hostname, *backend;
+	enum report_role role;
+	int64_t seq, time_ns, interval_ms;
+	struct report_device *devices;
+	struct report_port *ports;
+	struct report_sample *samples;
+	struct report_value *values;
+	uint32_t ndevices, nports, nsamples, nvalues;
+	uint32_t unknown_values; /* raw values the registry does not know (ignored) */
+	int64_t spool_dropped, spool_queued;
+	json_t *errors; /* borrowed; NULL when absent */
+};
+
+/* Parses and validates body.  On failure e names the JSON pointer of the first problem and
+ * carries code BAD_JSON, SCHEMA_VIOLATION or UNSUPPORTED_SCHEMA. */
+int report_parse(const char *body, size_t len, const struct reg *reg, struct report **ret,
+		 struct rf_err *e);
+void report_free(struct report *r);
+const char *report_role_name(enum report_role r);
+
+#endif

@@ -1,0 +1,540 @@
+/* Storage: see store.h. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "daemon/store.h"
+#include "lib/hmap.h"
+#include "lib/log.h"
+#include "lib/timeutil.h"
+
+struct stmt_cache {
+	struct hmap map; /* sql text -> sqlite3_stmt */
+};
+
+struct store_reader {
+	sqlite3 *db;
+	struct stmt_cache cache;
+	struct store_reader *next;
+};
+
+struct store {
+	char *path;
+	sqlite3 *wdb;
+	struct stmt_cache wcache;
+	unsigned queue_max, batch_max, readers_max;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond_work; /* writer waits for jobs */
+	pthread_cond_t cond_done; /* flushers wait for progress */
+	struct store_job *head, *tail;
+	unsigned depth, peak;
+	uint64_t submitted, completed; /* job counts, for store_flush() */
+	bool stopping, running;
+	pthread_t writer;
+
+	struct store_reader *free_readers;
+	unsigned nfree_readers;
+
+	void (*rollback_fn)(void *ctx);
+	void *rollback_ctx;
+
+	struct store_stats stats;
+};
+
+/* --- migrations ------------------------------------------------------------------------ */
+
+/* Each entry moves the schema from version i to i+1.  Never edit a released entry: add one. */
+static const char *const migrations[] = {
+	/* 0 -> 1 */
+	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
+	"CREATE TABLE agents("
+	"  id TEXT PRIMARY KEY, role TEXT NOT NULL, hostname TEXT, version TEXT, backend TEXT,"
+	"  boot_id TEXT NOT NULL, host_boot_id TEXT, seq INTEGER NOT NULL,"
+	"  interval_ms INTEGER NOT NULL, first_seen_ns INTEGER NOT NULL,"
+	"  last_seen_ns INTEGER NOT NULL, last_report_ns INTEGER NOT NULL,"
+	"  reports INTEGER NOT NULL DEFAULT 0, samples INTEGER NOT NULL DEFAULT 0,"
+	"  duplicates INTEGER NOT NULL DEFAULT 0, ignored_values INTEGER NOT NULL DEFAULT 0,"
+	"  spool_dropped INTEGER NOT NULL DEFAULT 0, spool_queued INTEGER NOT NULL DEFAULT 0,"
+	"  errors TEXT) WITHOUT ROWID;"
+	"CREATE TABLE agent_boots(agent_id TEXT NOT NULL, boot_id TEXT NOT NULL,"
+	"  last_seq INTEGER NOT NULL, first_seen_ns INTEGER NOT NULL,"
+	"  PRIMARY KEY(agent_id, boot_id)) WITHOUT ROWID;"
+	"CREATE TABLE devices(id INTEGER PRIMARY KEY, agent_id TEXT NOT NULL, name TEXT NOT NULL,"
+	"  kind TEXT NOT NULL, driver TEXT, fw_version TEXT, node_guid TEXT,"
+	"  present INTEGER NOT NULL DEFAULT 1, last_seen_ns INTEGER NOT NULL,"
+	"  UNIQUE(agent_id, name));"
+	"CREATE TABLE ports(id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE,"
+	"  agent_id TEXT NOT NULL, device TEXT NOT NULL, port TEXT NOT NULL, netdev TEXT,"
+	"  state TEXT NOT NULL, speed_mbps INTEGER, mtu INTEGER, link_layer TEXT,"
+	"  present INTEGER NOT NULL DEFAULT 1, first_seen_ns INTEGER NOT NULL,"
+	"  last_seen_ns INTEGER NOT NULL);"
+	"CREATE INDEX ports_agent ON ports(agent_id, device, port);"
+	"CREATE TABLE counters(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+	"CREATE TABLE samples(port_id INTEGER NOT NULL, t_ns INTEGER NOT NULL,"
+	"  n INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY(port_id, t_ns)) WITHOUT ROWID;"
+	"CREATE TABLE tokens(name TEXT PRIMARY KEY, role TEXT NOT NULL, hash TEXT NOT NULL UNIQUE,"
+	"  created_ns INTEGER NOT NULL, revoked_ns INTEGER) WITHOUT ROWID;",
+};
+
+int store_errno(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_OK:
+		return 0;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return -EBUSY;
+	case SQLITE_NOMEM:
+		return -ENOMEM;
+	case SQLITE_FULL:
+		return -ENOSPC;
+	case SQLITE_CONSTRAINT:
+		return -EEXIST;
+	case SQLITE_READONLY:
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+		return -EACCES;
+	case SQLITE_CANTOPEN:
+		return -ENOENT;
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+		return -EUCLEAN;
+	default:
+		return -EIO;
+	}
+}
+
+int store_exec(sqlite3 *db, const char *sql, struct rf_err *e)
+{
+	char *msg = NULL;
+	int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+
+	if (rc != SQLITE_OK) {
+		int r = rf_err_set(e, store_errno(rc), "STORE_ERROR", NULL, "%s",
+				   msg ? msg : sqlite3_errstr(rc));
+
+		sqlite3_free(msg);
+		return r;
+	}
+	return 0;
+}
+
+static int migrate(sqlite3 *db, struct rf_err *e)
+{
+	sqlite3_stmt *st;
+	int version, r;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+		return rf_err_set(e, -EIO, "STORE_ERROR", NULL, "%s", sqlite3_errmsg(db));
+	sqlite3_step(st);
+	version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (version > (int)ARRAY_SIZE(migrations))
+		return rf_err_set(e, -EPROTO, "STORE_TOO_NEW", NULL,
+				  "database schema version %d is newer than this rocefabd (%d); "
+				  "use a newer rocefabd",
+				  version, (int)ARRAY_SIZE(migrations));
+	for (int v = version; v < (int)ARRAY_SIZE(migrations); v++) {
+		char sql[64];
+
+		log_info("store", "migrating database schema from version %d to %d", v, v + 1);
+		if ((r = store_exec(db, "BEGIN IMMEDIATE", e)) < 0)
+			return r;
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", v + 1);
+		if ((r = store_exec(db, migrations[v], e)) < 0 || (r = store_exec(db, sql, e)) < 0) {
+			store_exec(db, "ROLLBACK", NULL);
+			return r;
+		}
+		if ((r = store_exec(db, "COMMIT", e)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* --- statement caches ------------------------------------------------------------------ */
+
+static void cache_fini(struct stmt_cache *c)
+{
+	size_t it = 0;
+	void *v;
+
+	while (hmap_next(&c->map, &it, NULL, &v))
+		sqlite3_finalize(v);
+	hmap_fini(&c->map);
+}
+
+static sqlite3_stmt *cache_get(struct stmt_cache *c, sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st = hmap_get(&c->map, sql);
+
+	if (st) {
+		sqlite3_reset(st);
+		sqlite3_clear_bindings(st);
+		return st;
+	}
+	if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
+		log_error("store", "cannot prepare statement: %s (%s)", sqlite3_errmsg(db), sql);
+		return NULL;
+	}
+	/* sqlite keeps the SQL text alive as long as the statement */
+	if (hmap_put(&c->map, sqlite3_sql(st), st, NULL) < 0) {
+		sqlite3_finalize(st);
+		return NULL;
+	}
+	return st;
+}
+
+sqlite3_stmt *store_stmt(struct store *s, const char *sql)
+{
+	return cache_get(&s->wcache, s->wdb, sql);
+}
+
+sqlite3 *store_writer_db(struct store *s)
+{
+	return s->wdb;
+}
+
+/* --- connections ----------------------------------------------------------------------- */
+
+static int open_db(const char *path, bool readonly, bool sync_full, sqlite3 **ret,
+		   struct rf_err *e)
+{
+	int flags = (readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+		    SQLITE_OPEN_NOMUTEX;
+	sqlite3 *db = NULL;
+	int rc = sqlite3_open_v2(path, &db, flags, NULL);
+	int r;
+
+	if (rc != SQLITE_OK) {
+		r = rf_err_set(e, store_errno(rc), "STORE_UNAVAILABLE", path, "cannot open database: %s",
+			       db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+		sqlite3_close(db);
+		return r;
+	}
+	sqlite3_busy_timeout(db, 10000);
+	sqlite3_extended_result_codes(db, 1);
+	if (!readonly) {
+		if ((r = store_exec(db, "PRAGMA journal_mode=WAL", e)) < 0 ||
+		    (r = store_exec(db, sync_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
+				    e)) < 0 ||
+		    (r = store_exec(db, "PRAGMA foreign_keys=ON", e)) < 0) {
+			sqlite3_close(db);
+			rf_err_prefix_where(e, path);
+			return r;
+		}
+	} else if ((r = store_exec(db, "PRAGMA query_only=1", e)) < 0) {
+		sqlite3_close(db);
+		return r;
+	}
+	*ret = db;
+	return 0;
+}
+
+struct store_reader *store_reader_get(struct store *s)
+{
+	struct store_reader *r;
+	struct rf_err e;
+
+	pthread_mutex_lock(&s->lock);
+	r = s->free_readers;
+	if (r) {
+		s->free_readers = r->next;
+		s->nfree_readers--;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (r)
+		return r;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	hmap_init(&r->cache.map);
+	if (open_db(s->path, true, false, &r->db, &e) < 0) {
+		char buf[512];
+
+		log_error("store", "cannot open a reader connection: %s", rf_err_str(&e, buf, sizeof(buf)));
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static void reader_free(struct store_reader *r)
+{
+	cache_fini(&r->cache);
+	sqlite3_close(r->db);
+	free(r);
+}
+
+void store_reader_put(struct store *s, struct store_reader *r)
+{
+	if (!r)
+		return;
+	if (!sqlite3_get_autocommit(r->db))
+		store_exec(r->db, "ROLLBACK", NULL);
+	pthread_mutex_lock(&s->lock);
+	if (s->nfree_readers < s->readers_max) {
+		r->next = s->free_readers;
+		s->free_readers = r;
+		s->nfree_readers++;
+		r = NULL;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (r)
+		reader_free(r);
+}
+
+sqlite3 *store_reader_db(struct store_reader *r)
+{
+	return r->db;
+}
+
+sqlite3_stmt *store_reader_stmt(struct store_reader *r, const char *sql)
+{
+	return cache_get(&r->cache, r->db, sql);
+}
+
+int store_reader_begin(struct store_reader *r)
+{
+	return store_exec(r->db, "BEGIN", NULL);
+}
+
+void store_reader_end(struct store_reader *r)
+{
+	store_exec(r->db, "COMMIT", NULL);
+}
+
+/* --- the writer ------------------------------------------------------------------------ */
+
+static void run_batch(struct store *s, struct store_job *batch)
+{
+	struct rf_err e;
+	int64_t t0;
+	int r;
+
+	r = store_exec(s->wdb, "BEGIN IMMEDIATE", &e);
+	if (r < 0) {
+		log_msg(LOG_ERR, "store", "STORE_UNAVAILABLE", "cannot begin a transaction: %s",
+			e.msg);
+		for (struct store_job *j = batch; j; j = j->next)
+			j->result = r;
+		goto done;
+	}
+	for (struct store_job *j = batch; j; j = j->next) {
+		store_exec(s->wdb, "SAVEPOINT job", NULL);
+		j->result = j->apply(j, s);
+		if (j->result < 0) {
+			store_exec(s->wdb, "ROLLBACK TO job", NULL);
+			s->stats.failed_jobs++;
+		}
+		store_exec(s->wdb, "RELEASE job", NULL);
+	}
+	t0 = tu_mono_ns();
+	r = store_exec(s->wdb, "COMMIT", &e);
+	s->stats.commit_seconds += (double)(tu_mono_ns() - t0) / 1e9;
+	if (r < 0) {
+		log_msg(LOG_ERR, "store", "STORE_COMMIT_FAILED", "commit failed, %s", e.msg);
+		store_exec(s->wdb, "ROLLBACK", NULL);
+		s->stats.failed_commits++;
+		for (struct store_job *j = batch; j; j = j->next)
+			if (j->result >= 0)
+				j->result = r;
+		if (s->rollback_fn)
+			s->rollback_fn(s->rollback_ctx);
+	} else {
+		s->stats.commits++;
+	}
+done:
+	while (batch) {
+		struct store_job *next = batch->next;
+
+		s->stats.jobs++;
+		batch->next = NULL;
+		batch->done(batch, batch->result);
+		batch = next;
+	}
+}
+
+static void *writer_main(void *arg)
+{
+	struct store *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		struct store_job *batch, *last;
+		unsigned n = 0;
+
+		while (!s->head && !s->stopping)
+			pthread_cond_wait(&s->cond_work, &s->lock);
+		if (!s->head && s->stopping)
+			break;
+		batch = last = s->head;
+		while (last->next && ++n < s->batch_max)
+			last = last->next;
+		n++;
+		s->head = last->next;
+		if (!s->head)
+			s->tail = NULL;
+		last->next = NULL;
+		s->depth -= n;
+		pthread_mutex_unlock(&s->lock);
+
+		run_batch(s, batch);
+
+		pthread_mutex_lock(&s->lock);
+		s->completed += n;
+		pthread_cond_broadcast(&s->cond_done);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+int store_submit(struct store *s, struct store_job *job)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->stopping || !s->running) {
+		pthread_mutex_unlock(&s->lock);
+		return -ESHUTDOWN;
+	}
+	if (s->depth >= s->queue_max) {
+		pthread_mutex_unlock(&s->lock);
+		return -EAGAIN;
+	}
+	job->next = NULL;
+	if (s->tail)
+		s->tail->next = job;
+	else
+		s->head = job;
+	s->tail = job;
+	s->depth++;
+	if (s->depth > s->peak)
+		s->peak = s->depth;
+	s->submitted++;
+	pthread_cond_signal(&s->cond_work);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+void store_flush(struct store *s)
+{
+	pthread_mutex_lock(&s->lock);
+	{
+		uint64_t target = s->submitted;
+
+		while (s->running && s->completed < target)
+			pthread_cond_wait(&s->cond_done, &s->lock);
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+unsigned store_queue_depth(struct store *s)
+{
+	unsigned d;
+
+	pthread_mutex_lock(&s->lock);
+	d = s->depth;
+	pthread_mutex_unlock(&s->lock);
+	return d;
+}
+
+unsigned store_queue_max(const struct store *s)
+{
+	return s->queue_max;
+}
+
+void store_set_rollback_hook(struct store *s, void (*fn)(void *ctx), void *ctx)
+{
+	s->rollback_fn = fn;
+	s->rollback_ctx = ctx;
+}
+
+void store_get_stats(struct store *s, struct store_stats *ret)
+{
+	pthread_mutex_lock(&s->lock);
+	*ret = s->stats;
+	ret->queue_depth = s->depth;
+	ret->queue_max = s->queue_max;
+	ret->queue_peak = s->peak;
+	pthread_mutex_unlock(&s->lock);
+}
+
+const char *store_path(const struct store *s)
+{
+	return s->path;
+}
+
+int store_open(const struct store_conf *c, bool start_writer, struct store **ret,
+	       struct rf_err *e)
+{
+	struct store *s = calloc(1, sizeof(*s));
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	s->path = strdup(c->path);
+	s->queue_max = c->queue_max ? c->queue_max : 1024;
+	s->batch_max = c->batch_max ? c->batch_max : 64;
+	s->readers_max = c->readers ? c->readers : 4;
+	hmap_init(&s->wcache.map);
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond_work, NULL);
+	pthread_cond_init(&s->cond_done, NULL);
+	if (!s->path) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if ((r = open_db(c->path, false, c->sync_full, &s->wdb, e)) < 0)
+		goto fail;
+	if ((r = migrate(s->wdb, e)) < 0) {
+		rf_err_prefix_where(e, c->path);
+		goto fail;
+	}
+	if (start_writer) {
+		s->running = true;
+		if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
+			s->running = false;
+			r = rf_err_set(e, -EAGAIN, "STORE_UNAVAILABLE", NULL,
+				       "cannot start the writer thread");
+			goto fail;
+		}
+	}
+	*ret = s;
+	return 0;
+fail:
+	store_close(s);
+	return r;
+}
+
+void store_close(struct store *s)
+{
+	if (!s)
+		return;
+	if (s->running) {
+		pthread_mutex_lock(&s->lock);
+		s->stopping = true;
+		pthread_cond_broadcast(&s->cond_work);
+		pthread_mutex_unlock(&s->lock);
+		pthread_join(s->writer, NULL);
+		s->running = false;
+	}
+	while (s->free_readers) {
+		struct store_reader *r = s->free_readers;
+
+		s->free_readers = r->next;
+		reader_free(r);
+	}
+	cache_fini(&s->wcache);
+	if (s->wdb) {
+		/* Fold the WAL back into the database file so a copy of the .db alone is whole. */
+		sqlite3_wal_checkpoint_v2(s->wdb, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+		sqlite3_close(s->wdb);
+	}
+	pthread_cond_destroy(&s->cond_done);
+	pthread_cond_destroy(&s->cond_work);
+	pthread_mutex_destroy(&s->lock);
+	free(s->path);
+	free(s);
+}

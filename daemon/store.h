@@ -1,0 +1,90 @@
+/* Storage: one sqlite database in WAL mode.
+ *
+ * Writes go through one writer thread fed by a bounded queue: it takes up to batch_max jobs at
+ * a time and applies them in one transaction, each inside its own SAVEPOINT so that a job that
+ * fails leaves the others alone; after COMMIT every job's done() is called with its result.
+ * A job is acknowledged (done with 0) only once its transaction has committed, so whatever was
+ * acknowledged survives a crash of the process.  Readers take their own connections from a pool.
+ * The schema is versioned with PRAGMA user_version and migrated forward on open. */
+#ifndef ROCEFAB_STORE_H
+#define ROCEFAB_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "lib/err.h"
+
+#define STORE_SCHEMA_VERSION 1
+
+struct store;
+
+struct store_job {
+	/* Runs on the writer thread inside a transaction.  Returns 0 or a negative errno; on
+	 * failure the job's writes are rolled back. */
+	int (*apply)(struct store_job *job, struct store *s);
+	/* Runs on the writer thread after the transaction ended, with apply's result or the
+	 * commit's error.  May free the job. */
+	void (*done)(struct store_job *job, int result);
+	struct store_job *next;
+	int result;
+};
+
+struct store_conf {
+	const char *path;
+	unsigned queue_max; /* jobs waiting; store_submit() fails with -EAGAIN beyond */
+	unsigned batch_max; /* jobs per transaction */
+	bool sync_full;	    /* PRAGMA synchronous=FULL (survives power loss), else NORMAL */
+	unsigned readers;   /* reader connections kept open */
+};
+
+/* Opens (creating if needed) and migrates the database.  With start_writer the writer thread
+ * runs; without it (command-line tools) use store_writer_db() directly from one thread. */
+int store_open(const struct store_conf *c, bool start_writer, struct store **ret,
+	       struct rf_err *e);
+/* Drains the queue (every submitted job gets done), stops the writer, closes everything. */
+void store_close(struct store *s);
+
+/* Queues a job.  -EAGAIN when the queue is full, -ESHUTDOWN while closing. */
+int store_submit(struct store *s, struct store_job *job);
+/* Blocks until every job submitted before the call is done. */
+void store_flush(struct store *s);
+unsigned store_queue_depth(struct store *s);
+unsigned store_queue_max(const struct store *s);
+
+/* Called on the writer thread when a COMMIT failed and every job of the batch was rolled back:
+ * caches derived from the database must be dropped. */
+void store_set_rollback_hook(struct store *s, void (*fn)(void *ctx), void *ctx);
+
+/* For apply() functions and tools: the writer connection and its statement cache.  The SQL
+ * text is the cache key; the statement comes back reset and with bindings cleared. */
+sqlite3 *store_writer_db(struct store *s);
+sqlite3_stmt *store_stmt(struct store *s, const char *sql);
+
+/* A reader connection (read-only); give it back with store_reader_put().  NULL on failure.
+ * Statements on it are cached per connection like the writer's.  Wrap several statements that
+ * must see one snapshot in store_reader_begin()/store_reader_end(). */
+struct store_reader;
+struct store_reader *store_reader_get(struct store *s);
+void store_reader_put(struct store *s, struct store_reader *r);
+sqlite3 *store_reader_db(struct store_reader *r);
+sqlite3_stmt *store_reader_stmt(struct store_reader *r, const char *sql);
+int store_reader_begin(struct store_reader *r);
+void store_reader_end(struct store_reader *r);
+
+struct store_stats {
+	uint64_t commits, jobs, failed_jobs, failed_commits;
+	double commit_seconds; /* total time in COMMIT */
+	unsigned queue_depth, queue_max, queue_peak;
+};
+void store_get_stats(struct store *s, struct store_stats *ret);
+const char *store_path(const struct store *s);
+
+/* Runs sql (no results) on db; returns 0 or -EIO with e filled. */
+int store_exec(sqlite3 *db, const char *sql, struct rf_err *e);
+/* Maps an sqlite result code to a negative errno. */
+int store_errno(int rc);
+
+#endif

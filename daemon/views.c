@@ -1,0 +1,727 @@
+/* Read-side views: see views.h. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/codec.h"
+#include "daemon/delta.h"
+#include "daemon/views.h"
+#include "lib/jsonutil.h"
+#include "lib/timeutil.h"
+
+static json_t *time_json(int64_t ns)
+{
+	char buf[40];
+
+	if (ns <= 0)
+		return json_null();
+	return json_string(tu_format_rfc3339(ns, buf, sizeof(buf)));
+}
+
+static json_t *col_text(sqlite3_stmt *st, int i)
+{
+	const char *s = (const char *)sqlite3_column_text(st, i);
+
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *col_int_or_null(sqlite3_stmt *st, int i)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? json_null()
+							 : json_integer(sqlite3_column_int64(st, i));
+}
+
+static const char *agent_status(const struct views_opts *o, int64_t last_seen_ns,
+				int64_t interval_ms)
+{
+	int64_t limit = o->stale_intervals * interval_ms * NSEC_PER_MSEC;
+
+	return o->now_ns - last_seen_ns > limit ? "stale" : "ok";
+}
+
+static int db_fail(struct rf_err *e, struct store_reader *rd, int rc)
+{
+	return rf_err_set(e, store_errno(rc), "STORE_ERROR", NULL, "database read failed: %s",
+			  sqlite3_errmsg(store_reader_db(rd)));
+}
+
+#define AGENT_COLS                                                                                 \
+	"id, role, hostname, version, backend, boot_id, host_boot_id, seq, interval_ms, "         \
+	"first_seen_ns, last_seen_ns, last_report_ns, reports, samples, duplicates, "             \
+	"ignored_values, spool_dropped, spool_queued, errors"
+
+static json_t *agent_row(sqlite3_stmt *st, const struct views_opts *o)
+{
+	json_t *a = json_object(), *errors = NULL;
+	const char *err_text = (const char *)sqlite3_column_text(st, 18);
+
+	if (!a)
+		return NULL;
+	js_set(a, "id", col_text(st, 0));
+	js_set(a, "role", col_text(st, 1));
+	js_set(a, "hostname", col_text(st, 2));
+	js_set(a, "version", col_text(st, 3));
+	js_set(a, "backend", col_text(st, 4));
+	js_set(a, "boot_id", col_text(st, 5));
+	js_set(a, "host_boot_id", col_text(st, 6));
+	js_set(a, "seq", json_integer(sqlite3_column_int64(st, 7)));
+	js_set(a, "interval_ms", json_integer(sqlite3_column_int64(st, 8)));
+	js_set(a, "first_seen", time_json(sqlite3_column_int64(st, 9)));
+	js_set(a, "last_seen", time_json(sqlite3_column_int64(st, 10)));
+	js_set(a, "last_report", time_json(sqlite3_column_int64(st, 11)));
+	js_set(a, "status", json_string(agent_status(o, sqlite3_column_int64(st, 10),
+						     sqlite3_column_int64(st, 8))));
+	js_set(a, "reports", json_integer(sqlite3_column_int64(st, 12)));
+	js_set(a, "samples", json_integer(sqlite3_column_int64(st, 13)));
+	js_set(a, "duplicates", json_integer(sqlite3_column_int64(st, 14)));
+	js_set(a, "ignored_values", json_integer(sqlite3_column_int64(st, 15)));
+	js_set(a, "spool", json_pack("{s:I,s:I}", "dropped_reports",
+				     (json_int_t)sqlite3_column_int64(st, 16), "queued_reports",
+				     (json_int_t)sqlite3_column_int64(st, 17)));
+	if (err_text)
+		errors = json_loads(err_text, 0, NULL);
+	js_set(a, "errors", errors ? errors : json_array());
+	return a;
+}
+
+int views_agents(struct store_reader *rd, const struct views_opts *o, const char *id,
+		 json_t **ret, struct rf_err *e)
+{
+	static const char all_sql[] = "SELECT " AGENT_COLS " FROM agents ORDER BY id";
+	static const char one_sql[] = "SELECT " AGENT_COLS " FROM agents WHERE id = ?";
+	sqlite3_stmt *st = store_reader_stmt(rd, id ? one_sql : all_sql);
+	json_t *items = json_array();
+	int rc;
+
+	if (!st || !items) {
+		json_decref(items);
+		return -ENOMEM;
+	}
+	if (id)
+		sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		json_array_append_new(items, agent_row(st, o));
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		json_decref(items);
+		return db_fail(e, rd, rc);
+	}
+	if (id) {
+		json_t *one = json_incref(json_array_get(items, 0));
+
+		json_decref(items);
+		if (!one)
+			return rf_err_set(e, -ENOENT, "UNKNOWN_AGENT", NULL, "no agent '%s'", id);
+		*ret = one;
+		return 0;
+	}
+	*ret = json_pack("{s:o,s:I}", "items", items, "count", (json_int_t)json_array_size(items));
+	return *ret ? 0 : -ENOMEM;
+}
+
+int views_agent_counts(struct store_reader *rd, const struct views_opts *o, int64_t *ret_total,
+		       int64_t *ret_stale)
+{
+	static const char sql[] = "SELECT count(*), coalesce(sum(? - last_seen_ns > ? * interval_ms * 1000000), 0) FROM agents";
+	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+	int rc;
+
+	if (!st)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, o->now_ns);
+	sqlite3_bind_int64(st, 2, o->stale_intervals);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*ret_total = sqlite3_column_int64(st, 0);
+		*ret_stale = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW ? 0 : store_errno(rc);
+}
+
+#define HOST_SQL                                                                                   \
+	"SELECT a.id, a.hostname, a.version, a.last_seen_ns, a.interval_ms, "                    \
+	"(SELECT count(*) FROM devices d WHERE d.agent_id = a.id AND d.present), "                \
+	"(SELECT count(*) FROM ports p WHERE p.agent_id = a.id AND p.present), "                  \
+	"(SELECT count(*) FROM ports p WHERE p.agent_id = a.id AND p.present AND p.state = 'up') " \
+	"FROM agents a WHERE a.role = 'host'"
+
+static json_t *host_row(sqlite3_stmt *st, const struct views_opts *o)
+{
+	return json_pack("{s:o,s:o,s:o,s:s,s:o,s:I,s:I,s:I}", "id", col_text(st, 0), "hostname",
+			 col_text(st, 1), "agent_version", col_text(st, 2), "status",
+			 agent_status(o, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4)),
+			 "last_seen", time_json(sqlite3_column_int64(st, 3)), "devices",
+			 (json_int_t)sqlite3_column_int64(st, 5), "ports",
+			 (json_int_t)sqlite3_column_int64(st, 6), "ports_up",
+			 (json_int_t)sqlite3_column_int64(st, 7));
+}
+
+int views_hosts(struct store_reader *rd, const struct views_opts *o, json_t **ret,
+		struct rf_err *e)
+{
+	static const char sql[] = HOST_SQL " ORDER BY a.id";
+	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+	json_t *items = json_array();
+	int rc;
+
+	if (!st || !items) {
+		json_decref(items);
+		return -ENOMEM;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		json_array_append_new(items, host_row(st, o));
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		json_decref(items);
+		return db_fail(e, rd, rc);
+	}
+	*ret = json_pack("{s:o,s:I}", "items", items, "count", (json_int_t)json_array_size(items));
+	return *ret ? 0 : -ENOMEM;
+}
+
+#define PORT_COLS                                                                                  \
+	"p.key, p.agent_id, p.device, p.port, p.netdev, p.state, p.speed_mbps, p.mtu, "          \
+	"p.link_layer, p.present, p.first_seen_ns, p.last_seen_ns, a.last_seen_ns"
+
+static json_t *port_row(sqlite3_stmt *st)
+{
+	bool present = sqlite3_column_int(st, 9);
+	/* a present port is as recent as its agent's last report */
+	int64_t seen = present ? sqlite3_column_int64(st, 12) : sqlite3_column_int64(st, 11);
+
+	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:o,s:o}", "id",
+			 col_text(st, 0), "host", col_text(st, 1), "device", col_text(st, 2),
+			 "port", col_text(st, 3), "netdev", col_text(st, 4), "state",
+			 col_text(st, 5), "speed_mbps", col_int_or_null(st, 6), "mtu",
+			 col_int_or_null(st, 7), "link_layer", col_text(st, 8), "present", present,
+			 "first_seen", time_json(sqlite3_column_int64(st, 10)), "last_seen",
+			 time_json(seen));
+}
+
+static int ports_of(struct store_reader *rd, const struct port_filter *f, json_t **ret,
+		    struct rf_err *e)
+{
+	static const char sql[] = "SELECT " PORT_COLS " FROM ports p JOIN agents a ON a.id = p.agent_id "
+				  "WHERE (?1 IS NULL OR p.agent_id = ?1) AND (?2 IS NULL OR p.device = ?2) "
+				  "AND (?3 IS NULL OR p.state = ?3) ORDER BY p.key";
+	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+	json_t *items = json_array();
+	int rc;
+
+	if (!st || !items) {
+		json_decref(items);
+		return -ENOMEM;
+	}
+	if (f->host)
+		sqlite3_bind_text(st, 1, f->host, -1, SQLITE_STATIC);
+	if (f->device)
+		sqlite3_bind_text(st, 2, f->device, -1, SQLITE_STATIC);
+	if (f->state)
+		sqlite3_bind_text(st, 3, f->state, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		json_array_append_new(items, port_row(st));
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		json_decref(items);
+		return db_fail(e, rd, rc);
+	}
+	*ret = items;
+	return 0;
+}
+
+int views_ports(struct store_reader *rd, const struct views_opts *o, const struct port_filter *f,
+		json_t **ret, struct rf_err *e)
+{
+	static const char *const states[] = { "up", "down", "init", "unknown", NULL };
+	json_t *items;
+	int r;
+
+	(void)o;
+	if (f->state) {
+		bool ok = false;
+
+		for (int i = 0; states[i]; i++)
+			ok |= strcmp(states[i], f->state) == 0;
+		if (!ok)
+			return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "state",
+					  "state must be up, down, init or unknown, not '%s'", f->state);
+	}
+	if ((r = ports_of(rd, f, &items, e)) < 0)
+		return r;
+	*ret = json_pack("{s:o,s:I}", "items", items, "count", (json_int_t)json_array_size(items));
+	return *ret ? 0 : -ENOMEM;
+}
+
+int views_host(struct store_reader *rd, const struct views_opts *o, const char *id,
+	       json_t **ret, struct rf_err *e)
+{
+	static const char host_sql[] = HOST_SQL " AND a.id = ?";
+	static const char dev_sql[] = "SELECT name, kind, driver, fw_version, node_guid, present "
+				      "FROM devices WHERE agent_id = ? ORDER BY name";
+	struct port_filter f = { .host = id };
+	sqlite3_stmt *st = store_reader_stmt(rd, host_sql);
+	json_t *host = NULL, *devices = NULL, *ports = NULL, *agent = NULL;
+	size_t i;
+	int rc, r;
+
+	if (!st)
+		return -ENOMEM;
+	store_reader_begin(rd);
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		host = host_row(st, o);
+	sqlite3_reset(st);
+	if (rc == SQLITE_DONE) {
+		r = rf_err_set(e, -ENOENT, "UNKNOWN_HOST", NULL, "no host '%s'", id);
+		goto out;
+	}
+	if (rc != SQLITE_ROW || !host) {
+		r = db_fail(e, rd, rc);
+		goto out;
+	}
+	if ((r = ports_of(rd, &f, &ports, e)) < 0 || (r = views_agents(rd, o, id, &agent, e)) < 0)
+		goto out;
+	devices = json_array();
+	st = store_reader_stmt(rd, dev_sql);
+	if (!st || !devices) {
+		r = -ENOMEM;
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		json_t *dp = json_array(), *port;
+		json_t *d = json_pack("{s:o,s:o,s:o,s:o,s:o,s:b}", "name", col_text(st, 0), "kind",
+				      col_text(st, 1), "driver", col_text(st, 2), "fw_version",
+				      col_text(st, 3), "node_guid", col_text(st, 4), "present",
+				      sqlite3_column_int(st, 5));
+
+		json_array_foreach(ports, i, port)
+			if (strcmp(json_string_value(json_object_get(port, "device")), name) == 0)
+				json_array_append(dp, port);
+		js_set(d, "ports", dp);
+		json_array_append_new(devices, d);
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		r = db_fail(e, rd, rc);
+		goto out;
+	}
+	js_set(host, "devices_detail", devices);
+	devices = NULL;
+	js_set(host, "agent", agent);
+	agent = NULL;
+	*ret = host;
+	host = NULL;
+	r = 0;
+out:
+	store_reader_end(rd);
+	json_decref(host);
+	json_decref(devices);
+	json_decref(ports);
+	json_decref(agent);
+	return r;
+}
+
+static int port_id_of(struct store_reader *rd, const char *key, int64_t *ret, struct rf_err *e)
+{
+	static const char sql[] = "SELECT id FROM ports WHERE key = ?";
+	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+	int rc;
+
+	if (!st)
+		return -ENOMEM;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*ret = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	if (rc == SQLITE_DONE)
+		return rf_err_set(e, -ENOENT, "UNKNOWN_PORT", NULL,
+				  "no port '%s' (port ids are HOST:DEVICE:PORT)", key);
+	return rc == SQLITE_ROW ? 0 : db_fail(e, rd, rc);
+}
+
+static json_t *flags_json(unsigned flags)
+{
+	static const struct {
+		unsigned bit;
+		const char *name;
+	} names[] = {
+		{ DELTA_RESET, "reset" },	  { DELTA_WRAP, "wrap" },
+		{ DELTA_NEW_BOOT, "new_boot" },	  { DELTA_SATURATED, "saturated" },
+		{ DELTA_CLOCK, "clock" },	  { DELTA_IMPLAUSIBLE, "implausible" },
+	};
+	json_t *a = json_array();
+
+	if (!(flags & DELTA_VALID))
+		json_array_append_new(a, json_string("baseline"));
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (flags & names[i].bit)
+			json_array_append_new(a, json_string(names[i].name));
+	return a;
+}
+
+struct latest_ctx {
+	const struct ingest *ing;
+	json_t *items;
+	int64_t t_ns;
+};
+
+static int latest_entry(const struct sample_entry *se, void *arg)
+{
+	struct latest_ctx *l = arg;
+	const struct reg_counter *rc = ingest_counter_by_dbid(l->ing, se->counter);
+	json_t *o;
+
+	if (!rc)
+		return 0;
+	o = json_pack("{s:s,s:o,s:s,s:s,s:I}", "name", rc->name, "priority",
+		      se->prio == REG_NO_PRIO ? json_null() : json_integer(se->prio), "unit",
+		      rc->unit, "kind", reg_kind_name(rc->kind), "raw", (json_int_t)se->raw);
+	if ((se->flags & DELTA_VALID) && se->dt_ns > 0) {
+		js_set(o, "delta", json_integer((json_int_t)se->delta));
+		js_set(o, "rate", json_real((double)se->delta * 1e9 / (double)se->dt_ns));
+	} else {
+		js_set(o, "delta", json_null());
+		js_set(o, "rate", json_null());
+	}
+	js_set(o, "flags", flags_json(se->flags));
+	json_array_append_new(l->items, o);
+	return 0;
+}
+
+int views_port(struct store_reader *rd, const struct views_opts *o, const struct ingest *ing,
+	       const char *key, json_t **ret, struct rf_err *e)
+{
+	static const char sql[] = "SELECT " PORT_COLS " FROM ports p JOIN agents a ON a.id = p.agent_id "
+				  "WHERE p.key = ?";
+	static const char last_sql[] =
+		"SELECT t_ns, data FROM samples WHERE port_id = ? ORDER BY t_ns DESC LIMIT 1";
+	struct latest_ctx l = { .ing = ing };
+	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+	json_t *port = NULL;
+	int64_t id;
+	int rc, r;
+
+	(void)o;
+	if (!st)
+		return -ENOMEM;
+	store_reader_begin(rd);
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		port = port_row(st);
+	sqlite3_reset(st);
+	if (rc == SQLITE_DONE) {
+		r = rf_err_set(e, -ENOENT, "UNKNOWN_PORT", NULL,
+			       "no port '%s' (port ids are HOST:DEVICE:PORT)", key);
+		goto out;
+	}
+	if (rc != SQLITE_ROW || !port || (r = port_id_of(rd, key, &id, e)) < 0) {
+		r = port ? r : db_fail(e, rd, rc);
+		goto out;
+	}
+	st = store_reader_stmt(rd, last_sql);
+	l.items = json_array();
+	if (!st || !l.items) {
+		r = -ENOMEM;
+		goto out;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		l.t_ns = sqlite3_column_int64(st, 0);
+		codec_decode(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
+			     latest_entry, &l);
+	}
+	sqlite3_reset(st);
+	js_set(port, "sampled_at", time_json(l.t_ns));
+	js_set(port, "counters", l.items);
+	l.items = NULL;
+	*ret = port;
+	port = NULL;
+	r = 0;
+out:
+	store_reader_end(rd);
+	json_decref(port);
+	json_decref(l.items);
+	return r;
+}
+
+/* --- counter series -------------------------------------------------------------------------- */
+
+struct series {
+	uint32_t dbid;
+	uint8_t prio;
+	const struct reg_counter *rc;
+	json_t *points;
+	/* the bucket being filled when a step is set */
+	int64_t bucket;
+	uint64_t b_delta;
+	int64_t b_dt;
+	uint64_t b_raw;
+	double b_sum, b_max;
+	unsigned b_n, b_valid;
+};
+
+struct series_ctx {
+	const struct ingest *ing;
+	const struct counter_query *q;
+	bool *wanted; /* by db id */
+	uint32_t max_dbid;
+	struct series *s;
+	size_t n, cap;
+	int64_t t_ns;
+	size_t points;
+	int err;
+};
+
+static struct series *series_get(struct series_ctx *c, uint32_t dbid, uint8_t prio)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->s[i].dbid == dbid && c->s[i].prio == prio)
+			return &c->s[i];
+	if (c->n == c->cap) {
+		size_t nc = c->cap ? c->cap * 2 : 16;
+		struct series *ns = realloc(c->s, nc * sizeof(*ns));
+
+		if (!ns)
+			return NULL;
+		c->s = ns;
+		c->cap = nc;
+	}
+	c->s[c->n] = (struct series){ .dbid = dbid, .prio = prio,
+				      .rc = ingest_counter_by_dbid(c->ing, dbid),
+				      .points = json_array(), .bucket = INT64_MIN };
+	return c->s[c->n].points ? &c->s[c->n++] : NULL;
+}
+
+static void flush_bucket(struct series_ctx *c, struct series *s)
+{
+	json_t *p;
+	double t = (double)s->bucket / 1e9;
+
+	if (s->bucket == INT64_MIN || s->b_n == 0)
+		return;
+	if (s->rc->kind == REG_KIND_GAUGE) {
+		p = json_pack("{s:f,s:f,s:f,s:I}", "t", t, "value", s->b_sum / s->b_n, "max",
+			      s->b_max, "n", (json_int_t)s->b_n);
+	} else {
+		p = json_pack("{s:f,s:I,s:I}", "t", t, "raw", (json_int_t)s->b_raw, "n",
+			      (json_int_t)s->b_n);
+		if (s->b_valid && s->b_dt > 0) {
+			js_set(p, "delta", json_integer((json_int_t)s->b_delta));
+			js_set(p, "rate", json_real((double)s->b_delta * 1e9 / (double)s->b_dt));
+		} else {
+			js_set(p, "delta", json_null());
+			js_set(p, "rate", json_null());
+		}
+	}
+	json_array_append_new(s->points, p);
+	c->points++;
+	s->b_n = s->b_valid = 0;
+	s->b_delta = 0;
+	s->b_dt = 0;
+	s->b_sum = s->b_max = 0;
+}
+
+static int series_entry(const struct sample_entry *se, void *arg)
+{
+	struct series_ctx *c = arg;
+	struct series *s;
+
+	if (se->counter > c->max_dbid || !c->wanted[se->counter])
+		return 0;
+	s = series_get(c, se->counter, se->prio);
+	if (!s)
+		return -ENOMEM;
+	if (!s->rc)
+		return 0;
+	if (c->q->step_ns > 0) {
+		int64_t b = c->t_ns - (c->t_ns % c->q->step_ns);
+		double v = (double)se->raw;
+
+		if (b != s->bucket) {
+			flush_bucket(c, s);
+			s->bucket = b;
+		}
+		s->b_n++;
+		s->b_raw = se->raw;
+		s->b_sum += v;
+		if (v > s->b_max || s->b_n == 1)
+			s->b_max = v;
+		if ((se->flags & DELTA_VALID) && se->dt_ns > 0) {
+			s->b_valid++;
+			s->b_delta += se->delta;
+			s->b_dt += se->dt_ns;
+		}
+		return 0;
+	}
+	{
+		double t = (double)c->t_ns / 1e9;
+		json_t *p;
+
+		if (s->rc->kind == REG_KIND_GAUGE) {
+			p = json_pack("{s:f,s:f}", "t", t, "value", (double)se->raw);
+		} else {
+			p = json_pack("{s:f,s:I}", "t", t, "raw", (json_int_t)se->raw);
+			if ((se->flags & DELTA_VALID) && se->dt_ns > 0) {
+				js_set(p, "delta", json_integer((json_int_t)se->delta));
+				js_set(p, "rate",
+				       json_real((double)se->delta * 1e9 / (double)se->dt_ns));
+			} else {
+				js_set(p, "delta", json_null());
+				js_set(p, "rate", json_null());
+			}
+			if ((se->flags & ~DELTA_VALID) || !(se->flags & DELTA_VALID))
+				js_set(p, "flags", flags_json(se->flags));
+		}
+		json_array_append_new(s->points, p);
+		c->points++;
+	}
+	return 0;
+}
+
+int views_port_counters(struct store_reader *rd, const struct ingest *ing, const char *key,
+			const struct counter_query *q, json_t **ret, struct rf_err *e)
+{
+	static const char sql[] = "SELECT t_ns, data FROM samples WHERE port_id = ? AND t_ns >= ? "
+				  "AND t_ns <= ? ORDER BY t_ns";
+	static const char count_sql[] = "SELECT count(*) FROM samples WHERE port_id = ? AND "
+					"t_ns >= ? AND t_ns <= ?";
+	const struct reg *reg = ingest_registry(ing);
+	struct series_ctx c = { .ing = ing, .q = q };
+	json_t *series = NULL, *doc = NULL;
+	sqlite3_stmt *st;
+	int64_t id, rows = 0;
+	int rc, r;
+
+	if (q->from_ns >= q->to_ns)
+		return rf_err_set(e, -EINVAL, "BAD_TIME_RANGE", "from",
+				  "'from' must be before 'to'");
+	if (q->step_ns < 0 || (q->step_ns > 0 && q->step_ns < NSEC_PER_MSEC))
+		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "step", "step must be at least 1ms");
+	if (q->step_ns > 0 && (q->to_ns - q->from_ns) / q->step_ns > (int64_t)q->max_points)
+		return rf_err_set(e, -EINVAL, "TOO_MANY_POINTS", "step",
+				  "that range and step give more than %u points per series; use a "
+				  "larger step",
+				  q->max_points);
+	for (size_t i = 0; i < reg_size(reg); i++) {
+		uint32_t id2 = ingest_counter_dbid(ing, (unsigned)i);
+
+		if (id2 > c.max_dbid)
+			c.max_dbid = id2;
+	}
+	c.wanted = calloc(c.max_dbid + 1u, sizeof(*c.wanted));
+	if (!c.wanted)
+		return -ENOMEM;
+	if (!q->names || !*q->names) {
+		for (size_t i = 0; i < reg_size(reg); i++)
+			c.wanted[ingest_counter_dbid(ing, (unsigned)i)] = true;
+	} else {
+		char *names = strdup(q->names), *save = NULL;
+
+		if (!names) {
+			r = -ENOMEM;
+			goto out;
+		}
+		for (char *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+			const struct reg_counter *rc2;
+
+			while (*n == ' ')
+				n++;
+			rc2 = reg_find(reg, n);
+			if (!rc2) {
+				r = rf_err_set(e, -EINVAL, "UNKNOWN_COUNTER", "names",
+					       "no counter named '%s' (GET /api/v1/counters lists them)", n);
+				free(names);
+				goto out;
+			}
+			c.wanted[ingest_counter_dbid(ing, rc2->id)] = true;
+		}
+		free(names);
+	}
+	store_reader_begin(rd);
+	if ((r = port_id_of(rd, key, &id, e)) < 0)
+		goto out_end;
+	if (q->step_ns == 0) {
+		st = store_reader_stmt(rd, count_sql);
+		if (!st) {
+			r = -ENOMEM;
+			goto out_end;
+		}
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int64(st, 2, q->from_ns);
+		sqlite3_bind_int64(st, 3, q->to_ns);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			rows = sqlite3_column_int64(st, 0);
+		sqlite3_reset(st);
+		if (rows > (int64_t)q->max_points) {
+			int64_t step = (q->to_ns - q->from_ns) / q->max_points + 1;
+
+			r = rf_err_set(e, -EINVAL, "TOO_MANY_POINTS", "step",
+				       "%lld samples in that range, more than %u; add step=%llds or "
+				       "more, or narrow the range",
+				       (long long)rows, q->max_points,
+				       (long long)((step + NSEC_PER_SEC - 1) / NSEC_PER_SEC));
+			goto out_end;
+		}
+	}
+	st = store_reader_stmt(rd, sql);
+	if (!st) {
+		r = -ENOMEM;
+		goto out_end;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, q->from_ns);
+	sqlite3_bind_int64(st, 3, q->to_ns);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		c.t_ns = sqlite3_column_int64(st, 0);
+		r = codec_decode(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
+				 series_entry, &c);
+		if (r == -ENOMEM)
+			break;
+		/* a corrupt row is skipped, not fatal for the whole series */
+	}
+	sqlite3_reset(st);
+	if (r == -ENOMEM) {
+		goto out_end;
+	}
+	if (rc != SQLITE_DONE) {
+		r = db_fail(e, rd, rc);
+		goto out_end;
+	}
+	series = json_array();
+	for (size_t i = 0; i < c.n; i++) {
+		struct series *s = &c.s[i];
+		json_t *js;
+
+		if (!s->rc)
+			continue;
+		flush_bucket(&c, s);
+		js = json_pack("{s:s,s:o,s:s,s:s,s:s,s:O}", "name", s->rc->name, "priority",
+			       s->prio == REG_NO_PRIO ? json_null() : json_integer(s->prio), "unit",
+			       s->rc->unit, "kind", reg_kind_name(s->rc->kind), "scope",
+			       reg_scope_name(s->rc->scope), "points", s->points);
+		json_array_append_new(series, js);
+	}
+	doc = json_pack("{s:s,s:o,s:o,s:o,s:o}", "port", key, "from", time_json(q->from_ns), "to",
+			time_json(q->to_ns), "step_s",
+			q->step_ns ? json_real((double)q->step_ns / 1e9) : json_null(), "series",
+			series);
+	series = NULL;
+	*ret = doc;
+	r = doc ? 0 : -ENOMEM;
+out_end:
+	store_reader_end(rd);
+out:
+	for (size_t i = 0; i < c.n; i++)
+		json_decref(c.s[i].points);
+	free(c.s);
+	free(c.wanted);
+	json_decref(series);
+	return r;
+}

@@ -1,0 +1,48 @@
+/* Read-side views of the store as JSON documents (the bodies of the REST GET endpoints).
+ * Each function runs on a reader connection and returns a new reference in *ret, or a negative
+ * errno with e filled (-ENOENT for an unknown id, -EINVAL for a bad query). */
+#ifndef ROCEFAB_VIEWS_H
+#define ROCEFAB_VIEWS_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "daemon/ingest.h"
+#include "daemon/store.h"
+#include "lib/err.h"
+
+struct views_opts {
+	int64_t now_ns;
+	int64_t stale_intervals; /* an agent that missed this many intervals is "stale" */
+};
+
+int views_agents(struct store_reader *rd, const struct views_opts *o, const char *id,
+		 json_t **ret, struct rf_err *e);
+int views_hosts(struct store_reader *rd, const struct views_opts *o, json_t **ret,
+		struct rf_err *e);
+int views_host(struct store_reader *rd, const struct views_opts *o, const char *id,
+	       json_t **ret, struct rf_err *e);
+
+struct port_filter {
+	const char *host, *device, *state; /* NULL: any */
+};
+int views_ports(struct store_reader *rd, const struct views_opts *o, const struct port_filter *f,
+		json_t **ret, struct rf_err *e);
+int views_port(struct store_reader *rd, const struct views_opts *o, const struct ingest *ing,
+	       const char *key, json_t **ret, struct rf_err *e);
+
+struct counter_query {
+	const char *names; /* comma-separated registry names; NULL or "" = every counter */
+	int64_t from_ns, to_ns;
+	int64_t step_ns; /* 0: every sample */
+	unsigned max_points;
+};
+int views_port_counters(struct store_reader *rd, const struct ingest *ing, const char *key,
+			const struct counter_query *q, json_t **ret, struct rf_err *e);
+
+/* Agents known and stale, for health and /metrics. */
+int views_agent_counts(struct store_reader *rd, const struct views_opts *o, int64_t *ret_total,
+		       int64_t *ret_stale);
+
+#endif
