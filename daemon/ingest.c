@@ -371,6 +371,24 @@ static int write_inventory(struct ingest *ing, const struct report *rep, int64_t
 		if ((r = step_done(st)) < 0)
 			return r;
 	}
+	{
+		static const char absent_sql[] =
+			"INSERT INTO devices(agent_id, name, kind, present, last_seen_ns) "
+			"VALUES(?,?,'unknown',0,?) ON CONFLICT(agent_id, name) DO UPDATE SET present=0, "
+			"last_seen_ns=excluded.last_seen_ns";
+		size_t i;
+		json_t *ja;
+
+		json_array_foreach(rep->absent, i, ja) {
+			if (!(st = store_stmt(ing->store, absent_sql)))
+				return -EIO;
+			sqlite3_bind_text(st, 1, rep->agent_id, -1, SQLITE_STATIC);
+			sqlite3_bind_text(st, 2, json_string_value(ja), -1, SQLITE_STATIC);
+			sqlite3_bind_int64(st, 3, now);
+			if ((r = step_done(st)) < 0)
+				return r;
+		}
+	}
 	if (!(st = store_stmt(ing->store, dev_gone_sql)))
 		return -EIO;
 	sqlite3_bind_text(st, 1, rep->agent_id, -1, SQLITE_STATIC);

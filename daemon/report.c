@@ -86,16 +86,28 @@ static int parse_port(struct report *r, struct report_port *port, json_t *jp, st
 
 static int parse_inventory(struct report *r, json_t *inv, struct js_path *p, struct rf_err *e)
 {
-	static const char *const keys[] = { "devices", NULL };
+	static const char *const keys[] = { "devices", "absent", NULL };
 	static const char *const dev_keys[] = { "name",	     "kind",	  "driver", "fw_version",
 						"node_guid", "ports", NULL };
 	size_t i, total = 0, ndev;
 	json_t *devices, *jd;
 	int x;
 
+	json_t *absent = NULL, *ja;
+
 	if ((x = js_check_keys(inv, keys, p, e)) < 0 ||
-	    (x = js_req_arr(inv, "devices", MAX_DEVICES, p, &devices, e)) < 0)
+	    (x = js_req_arr(inv, "devices", MAX_DEVICES, p, &devices, e)) < 0 ||
+	    (x = js_opt_arr(inv, "absent", MAX_DEVICES, p, &absent, e)) < 0)
 		return x;
+	json_array_foreach(absent, i, ja) {
+		size_t a = js_path_push_key(p, "absent");
+
+		js_path_push_idx(p, i);
+		if (!json_is_string(ja) || !js_is_id(json_string_value(ja), 64))
+			return js_fail(e, p, NULL, "must be a device name");
+		js_path_pop(p, a);
+	}
+	r->absent = absent;
 	ndev = json_array_size(devices);
 	json_array_foreach(devices, i, jd) {
 		json_t *ports = json_object_get(jd, "ports");

@@ -56,6 +56,7 @@ struct report {
 	struct report_sample *samples;
 	struct report_value *values;
 	uint32_t ndevices, nports, nsamples, nvalues;
+	json_t *absent; /* borrowed array of device names, NULL when absent */
 	uint32_t unknown_values; /* raw values the registry does not know (ignored) */
 	int64_t spool_dropped, spool_queued;
 	json_t *errors; /* borrowed; NULL when absent */

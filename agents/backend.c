@@ -1,0 +1,181 @@
+/* Backend registry, default slots and inventory helpers: see backend.h. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agents/backend.h"
+
+static int stub_open(struct backend *b, struct rf_err *e)
+{
+	(void)b;
+	(void)e;
+	return 0;
+}
+
+static void stub_close(struct backend *b)
+{
+	(void)b;
+}
+
+static int stub_inventory(struct backend *b, struct agent_inventory *inv, json_t *errors)
+{
+	(void)b;
+	(void)inv;
+	(void)errors;
+	return -EOPNOTSUPP;
+}
+
+static int stub_collect(struct backend *b, const struct agent_inventory *inv, json_t *samples,
+			json_t *errors)
+{
+	(void)b;
+	(void)inv;
+	(void)samples;
+	(void)errors;
+	return -EOPNOTSUPP;
+}
+
+static int stub_read_config(struct backend *b, json_t **ret)
+{
+	(void)b;
+	(void)ret;
+	return -EOPNOTSUPP;
+}
+
+static int stub_apply(struct backend *b, json_t *command, json_t **ret_outcome)
+{
+	(void)b;
+	(void)command;
+	(void)ret_outcome;
+	return -EOPNOTSUPP;
+}
+
+static const struct backend_ops *const backends[] = { &backend_linux_ops, NULL };
+
+int backend_new(const char *name, const struct backend_env *env, struct backend **ret,
+		struct rf_err *e)
+{
+	const struct backend_ops *found = NULL;
+	struct backend_ops *ops;
+	struct backend *b;
+	int r;
+
+	for (int i = 0; backends[i]; i++)
+		if (strcmp(backends[i]->name, name) == 0)
+			found = backends[i];
+	if (!found)
+		return rf_err_set(e, -ENOENT, "UNKNOWN_BACKEND", "agent.backend",
+				  "no backend '%s' (this build has: linux)", name);
+	b = calloc(1, sizeof(*b));
+	ops = calloc(1, sizeof(*ops));
+	if (!b || !ops) {
+		free(b);
+		free(ops);
+		return -ENOMEM;
+	}
+	*ops = *found;
+	/* Empty slots fail with -EOPNOTSUPP, as in rdma-core's dummy_ops. */
+	if (!ops->open)
+		ops->open = stub_open;
+	if (!ops->close)
+		ops->close = stub_close;
+	if (!ops->inventory)
+		ops->inventory = stub_inventory;
+	if (!ops->collect)
+		ops->collect = stub_collect;
+	if (!ops->read_config)
+		ops->read_config = stub_read_config;
+	if (!ops->apply)
+		ops->apply = stub_apply;
+	b->ops = ops;
+	b->env = *env;
+	r = ops->open(b, e);
+	if (r < 0) {
+		free(ops);
+		free(b);
+		return r;
+	}
+	*ret = b;
+	return 0;
+}
+
+void backend_free(struct backend *b)
+{
+	if (!b)
+		return;
+	b->ops->close(b);
+	free((void *)b->ops);
+	free(b);
+}
+
+void inventory_clear(struct agent_inventory *inv)
+{
+	for (size_t i = 0; i < inv->ndevs; i++)
+		free(inv->devs[i].ports);
+	free(inv->devs);
+	free(inv->absent);
+	memset(inv, 0, sizeof(*inv));
+}
+
+struct agent_device *inventory_add_device(struct agent_inventory *inv)
+{
+	struct agent_device *n = realloc(inv->devs, (inv->ndevs + 1) * sizeof(*n));
+
+	if (!n)
+		return NULL;
+	inv->devs = n;
+	memset(&n[inv->ndevs], 0, sizeof(*n));
+	return &n[inv->ndevs++];
+}
+
+struct agent_port *inventory_add_port(struct agent_device *d)
+{
+	struct agent_port *n = realloc(d->ports, (d->nports + 1) * sizeof(*n));
+
+	if (!n)
+		return NULL;
+	d->ports = n;
+	memset(&n[d->nports], 0, sizeof(*n));
+	n[d->nports].speed_mbps = -1;
+	n[d->nports].mtu = -1;
+	snprintf(n[d->nports].state, sizeof(n->state), "unknown");
+	snprintf(n[d->nports].link_layer, sizeof(n->link_layer), "unknown");
+	return &n[d->nports++];
+}
+
+int inventory_add_absent(struct agent_inventory *inv, const char *name)
+{
+	char(*n)[64] = realloc(inv->absent, (inv->nabsent + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	inv->absent = n;
+	snprintf(n[inv->nabsent++], 64, "%s", name);
+	return 0;
+}
+
+#define MAX_ERRORS 64
+
+void collect_error(json_t *errors, const char *code, const char *where, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	size_t i;
+	json_t *x;
+
+	if (!errors || json_array_size(errors) >= MAX_ERRORS)
+		return;
+	json_array_foreach(errors, i, x) {
+		if (strcmp(json_string_value(json_object_get(x, "code")), code) == 0 &&
+		    where && strcmp(json_string_value(json_object_get(x, "where")) ?: "", where) == 0)
+			return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	x = json_pack("{s:s,s:s}", "code", code, "message", msg[0] ? msg : code);
+	if (x && where)
+		json_object_set_new(x, "where", json_stringn(where, strnlen(where, 255)));
+	json_array_append_new(errors, x);
+}

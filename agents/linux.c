@@ -1,0 +1,511 @@
+/* The linux backend: RDMA devices and ports and their counters from sysfs
+ * (/sys/class/infiniband/DEV/ports/N/{counters,hw_counters}), each port's netdev statistics and
+ * ethtool statistics (per-priority PFC) through linux-net.c.  Every path is relative to
+ * linux.sysfs_root so that tests and support cases can point the agent at a recorded tree. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agents/backend.h"
+#include "agents/linux-net.h"
+#include "lib/log.h"
+#include "lib/strutil.h"
+#include "lib/timeutil.h"
+
+struct linux_priv {
+	char root[PATH_MAX]; /* "" for the real / */
+	struct netinfo *net;
+	char **dev_filter;
+	size_t ndev_filter;
+	char **ifaces;
+	size_t nifaces;
+};
+
+struct want_ctx {
+	const struct backend *b;
+	const char *driver;
+};
+
+static bool want_counter(void *arg, const char *group, const char *name)
+{
+	struct want_ctx *w = arg;
+
+	if (w->b->env.all_counters)
+		return true;
+	return reg_lookup(w->b->env.reg, group, w->driver, name) != NULL;
+}
+
+static int split_list(const char *s, char ***ret, size_t *ret_n)
+{
+	char *copy, *save = NULL;
+	char **v = NULL;
+	size_t n = 0;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (!s || !*s)
+		return 0;
+	copy = strdup(s);
+	if (!copy)
+		return -ENOMEM;
+	for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+		char **nv = realloc(v, (n + 1) * sizeof(*nv));
+
+		if (!nv || !(nv[n] = strdup(t))) {
+			free(nv ? nv : v);
+			free(copy);
+			return -ENOMEM;
+		}
+		v = nv;
+		n++;
+	}
+	free(copy);
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+static void free_list(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static int linux_open(struct backend *b, struct rf_err *e)
+{
+	struct linux_priv *p = calloc(1, sizeof(*p));
+	const char *root = b->env.sysfs_root;
+	bool files;
+	int r;
+
+	if (!p)
+		return -ENOMEM;
+	if (root && *root && strcmp(root, "/") != 0) {
+		size_t n = strlen(root);
+
+		if (n >= sizeof(p->root)) {
+			free(p);
+			return rf_err_set(e, -ENAMETOOLONG, "BAD_SYSFS_ROOT", "linux.sysfs_root",
+					  "path too long");
+		}
+		memcpy(p->root, root, n + 1);
+		while (n > 1 && p->root[n - 1] == '/')
+			p->root[--n] = '\0';
+		if (access(p->root, R_OK | X_OK) < 0) {
+			r = rf_err_set(e, -errno, "BAD_SYSFS_ROOT", p->root, "cannot read: %s",
+				       strerror(errno));
+			free(p);
+			return r;
+		}
+	}
+	/* auto: a recorded tree brings its own network files; the real root uses the kernel */
+	files = b->env.net_source == 2 || (b->env.net_source == 0 && p->root[0]);
+	r = netinfo_open(files ? (p->root[0] ? p->root : "") : NULL, &p->net);
+	if (r < 0) {
+		free(p);
+		return rf_err_set(e, r, "NETLINK_FAILED", NULL, "cannot open rtnetlink: %s",
+				  strerror(-r));
+	}
+	if (split_list(b->env.devices, &p->dev_filter, &p->ndev_filter) < 0 ||
+	    split_list(b->env.interfaces, &p->ifaces, &p->nifaces) < 0) {
+		netinfo_close(p->net);
+		free_list(p->dev_filter, p->ndev_filter);
+		free(p);
+		return -ENOMEM;
+	}
+	b->priv = p;
+	return 0;
+}
+
+static void linux_close(struct backend *b)
+{
+	struct linux_priv *p = b->priv;
+
+	if (!p)
+		return;
+	netinfo_close(p->net);
+	free_list(p->dev_filter, p->ndev_filter);
+	free_list(p->ifaces, p->nifaces);
+	free(p);
+	b->priv = NULL;
+}
+
+/* Reads a small sysfs attribute, without its trailing newline. */
+static int read_attr(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	return 0;
+}
+
+static int is_dir_entry(const struct dirent *d)
+{
+	return d->d_name[0] != '.';
+}
+
+static int list_dir(const char *path, struct dirent ***ret)
+{
+	int n = scandir(path, ret, is_dir_entry, alphasort);
+
+	return n < 0 ? -errno : n;
+}
+
+static void free_dir(struct dirent **v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static bool in_list(char **v, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i], s) == 0)
+			return true;
+	return false;
+}
+
+/* The driver family: mlx5_core -> mlx5; without a driver link (software devices such as rxe),
+ * the device name's prefix (rxe0 -> rxe). */
+static void device_driver(const char *root, const char *dev, char *out, size_t len)
+{
+	char path[PATH_MAX], link[PATH_MAX];
+	ssize_t n;
+
+	str_fmt(path, sizeof(path), "%s/sys/class/infiniband/%s/device/driver", root, dev);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n > 0) {
+		const char *base;
+		char *core;
+
+		link[n] = '\0';
+		base = strrchr(link, '/') ? strrchr(link, '/') + 1 : link;
+		str_copy(out, len, base);
+		core = strstr(out, "_core");
+		if (core && core[5] == '\0')
+			*core = '\0';
+		return;
+	}
+	str_copy(out, len, dev);
+	for (size_t i = strlen(out); i > 0; i--) {
+		if ((out[i - 1] >= '0' && out[i - 1] <= '9') || out[i - 1] == '_')
+			out[i - 1] = '\0';
+		else
+			break;
+	}
+	if (!out[0])
+		snprintf(out, len, "unknown");
+}
+
+static void port_state(const char *text, char *out, size_t len)
+{
+	/* "4: ACTIVE", "1: DOWN", "2: INIT", "3: ARMED", "5: ACTIVE_DEFER" */
+	const char *s = strchr(text, ':') ? strchr(text, ':') + 1 : text;
+
+	while (*s == ' ')
+		s++;
+	snprintf(out, len, "%s",
+		 strncmp(s, "ACTIVE", 6) == 0 ? "up"
+		 : strcmp(s, "DOWN") == 0     ? "down"
+		 : strcmp(s, "INIT") == 0 || strcmp(s, "ARMED") == 0 ? "init"
+								     : "unknown");
+}
+
+static void port_netdev(const char *root, const char *dev, const char *port, char *out,
+			size_t len)
+{
+	char path[PATH_MAX], buf[64];
+	struct dirent **ents;
+	int n;
+
+	out[0] = '\0';
+	str_fmt(path, sizeof(path), "%s/sys/class/infiniband/%s/ports/%s/gid_attrs/ndevs/0", root,
+		 dev, port);
+	if (read_attr(path, buf, sizeof(buf)) == 0 && buf[0]) {
+		str_copy(out, len, buf);
+		return;
+	}
+	str_fmt(path, sizeof(path), "%s/sys/class/infiniband/%s/parent", root, dev);
+	if (read_attr(path, buf, sizeof(buf)) == 0 && buf[0]) { /* rxe */
+		str_copy(out, len, buf);
+		return;
+	}
+	str_fmt(path, sizeof(path), "%s/sys/class/infiniband/%s/device/net", root, dev);
+	n = list_dir(path, &ents);
+	if (n == 1)
+		str_copy(out, len, ents[0]->d_name);
+	if (n > 0)
+		free_dir(ents, n);
+}
+
+static int rdma_inventory(struct backend *b, struct agent_inventory *inv, json_t *errors)
+{
+	struct linux_priv *p = b->priv;
+	char path[PATH_MAX], buf[128];
+	struct dirent **devs;
+	int ndevs;
+
+	str_fmt(path, sizeof(path), "%s/sys/class/infiniband", p->root);
+	ndevs = list_dir(path, &devs);
+	if (ndevs < 0)
+		ndevs = 0; /* no RDMA subsystem: no RDMA devices */
+	for (int i = 0; i < ndevs; i++) {
+		const char *name = devs[i]->d_name;
+		struct agent_device *d;
+		struct dirent **ports;
+		int nports;
+
+		if (p->ndev_filter && !in_list(p->dev_filter, p->ndev_filter, name))
+			continue;
+		d = inventory_add_device(inv);
+		if (!d)
+			goto oom;
+		str_copy(d->name, sizeof(d->name), name);
+		snprintf(d->kind, sizeof(d->kind), "rdma");
+		device_driver(p->root, name, d->driver, sizeof(d->driver));
+		str_fmt(path, sizeof(path), "%s/sys/class/infiniband/%s/fw_ver", p->root, name);
+		if (read_attr(path, buf, sizeof(buf)) == 0)
+			str_copy(d->fw_version, sizeof(d->fw_version), buf);
+		str_fmt(path, sizeof(path), "%s/sys/class/infiniband/%s/node_guid", p->root, name);
+		if (read_attr(path, buf, sizeof(buf)) == 0)
+			str_copy(d->node_guid, sizeof(d->node_guid), buf);
+		str_fmt(path, sizeof(path), "%s/sys/class/infiniband/%s/ports", p->root, name);
+		nports = list_dir(path, &ports);
+		if (nports < 0) {
+			collect_error(errors, "SYSFS_UNREADABLE", path, "cannot list ports: %s",
+				      strerror(-nports));
+			continue;
+		}
+		for (int k = 0; k < nports; k++) {
+			struct agent_port *port = inventory_add_port(d);
+			struct link_info li;
+			double gbps;
+
+			if (!port) {
+				free_dir(ports, nports);
+				goto oom;
+			}
+			str_copy(port->port, sizeof(port->port), ports[k]->d_name);
+			str_fmt(path, sizeof(path), "%s/sys/class/infiniband/%s/ports/%s/state",
+				 p->root, name, port->port);
+			if (read_attr(path, buf, sizeof(buf)) == 0)
+				port_state(buf, port->state, sizeof(port->state));
+			str_fmt(path, sizeof(path), "%s/sys/class/infiniband/%s/ports/%s/rate",
+				 p->root, name, port->port);
+			if (read_attr(path, buf, sizeof(buf)) == 0 && sscanf(buf, "%lf", &gbps) == 1 &&
+			    gbps > 0)
+				port->speed_mbps = (int64_t)(gbps * 1000 + 0.5);
+			str_fmt(path, sizeof(path), "%s/sys/class/infiniband/%s/ports/%s/link_layer",
+				 p->root, name, port->port);
+			if (read_attr(path, buf, sizeof(buf)) == 0)
+				snprintf(port->link_layer, sizeof(port->link_layer), "%s",
+					 strcmp(buf, "Ethernet") == 0	  ? "ethernet"
+					 : strcmp(buf, "InfiniBand") == 0 ? "infiniband"
+									  : "unknown");
+			port_netdev(p->root, name, port->port, port->netdev, sizeof(port->netdev));
+			if (port->netdev[0] && netinfo_link(p->net, port->netdev, &li) == 0)
+				port->mtu = li.mtu;
+		}
+		free_dir(ports, nports);
+	}
+	for (size_t i = 0; i < p->ndev_filter; i++) {
+		bool found = false;
+
+		for (size_t k = 0; k < inv->ndevs; k++)
+			found |= strcmp(inv->devs[k].name, p->dev_filter[i]) == 0;
+		if (!found && inventory_add_absent(inv, p->dev_filter[i]) < 0)
+			goto oom;
+	}
+	if (ndevs > 0)
+		free_dir(devs, ndevs);
+	return 0;
+oom:
+	free_dir(devs, ndevs);
+	return -ENOMEM;
+}
+
+static int linux_inventory(struct backend *b, struct agent_inventory *inv, json_t *errors)
+{
+	struct linux_priv *p = b->priv;
+	int r;
+
+	inventory_clear(inv);
+	netinfo_refresh(p->net);
+	if ((r = rdma_inventory(b, inv, errors)) < 0)
+		return r;
+	for (size_t i = 0; i < p->nifaces; i++) {
+		struct agent_device *d;
+		struct agent_port *port;
+		struct link_info li;
+
+		if (netinfo_link(p->net, p->ifaces[i], &li) < 0) {
+			if (inventory_add_absent(inv, p->ifaces[i]) < 0)
+				return -ENOMEM;
+			continue;
+		}
+		d = inventory_add_device(inv);
+		port = d ? inventory_add_port(d) : NULL;
+		if (!port)
+			return -ENOMEM;
+		str_copy(d->name, sizeof(d->name), p->ifaces[i]);
+		snprintf(d->kind, sizeof(d->kind), "netdev");
+		snprintf(port->port, sizeof(port->port), "1");
+		str_copy(port->netdev, sizeof(port->netdev), p->ifaces[i]);
+		str_copy(port->state, sizeof(port->state), li.state);
+		snprintf(port->link_layer, sizeof(port->link_layer), "ethernet");
+		port->mtu = li.mtu;
+		port->speed_mbps = li.speed_mbps;
+	}
+	return 0;
+}
+
+static json_t *new_sample(const char *dev, const char *port, const char *group, const char *driver)
+{
+	json_t *s = json_pack("{s:s,s:s,s:s,s:{}}", "device", dev, "port", port, "source", group,
+			      "values");
+
+	if (s && driver && *driver)
+		json_object_set_new(s, "driver", json_string(driver));
+	return s;
+}
+
+/* Appends the sample if it has values; stamps it with the middle of the read. */
+static void add_sample(json_t *samples, json_t *s, int64_t t0)
+{
+	int64_t t1 = tu_now_ns();
+
+	if (json_object_size(json_object_get(s, "values")) == 0) {
+		json_decref(s);
+		return;
+	}
+	json_object_set_new(s, "t_ns", json_integer(t0 + (t1 - t0) / 2));
+	json_array_append_new(samples, s);
+}
+
+/* Reads every counter file of a sysfs counters directory. */
+static void read_counter_dir(struct backend *b, const char *dir, const char *group,
+			     struct want_ctx *w, json_t *values, json_t *errors)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int dfd;
+
+	if (!d)
+		return; /* a port without that directory (rxe has no counters/) */
+	dfd = dirfd(d);
+	while ((de = readdir(d))) {
+		char buf[64], *end, path[PATH_MAX];
+		unsigned long long v;
+		ssize_t n;
+		int fd;
+
+		if (de->d_name[0] == '.' || strcmp(de->d_name, "lifespan") == 0)
+			continue;
+		if (!want_counter(w, group, de->d_name))
+			continue;
+		fd = openat(dfd, de->d_name, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		str_fmt(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (n < 0) {
+			/* firmware without the counter answers EINVAL/EOPNOTSUPP: not news */
+			if (errno != EINVAL && errno != EOPNOTSUPP)
+				collect_error(errors, "COUNTER_UNREADABLE", path, "%s", strerror(errno));
+			continue;
+		}
+		buf[n] = '\0';
+		errno = 0;
+		v = strtoull(buf, &end, 10);
+		while (*end == '\n' || *end == ' ')
+			end++;
+		if (errno || end == buf || *end || buf[0] == '-' || v > INT64_MAX) {
+			for (ssize_t i = 0; i < n; i++)
+				if ((unsigned char)buf[i] < 0x20 || (unsigned char)buf[i] > 0x7e)
+					buf[i] = '?';
+			collect_error(errors, "SYSFS_GARBAGE", path, "not a counter value: '%.40s'",
+				      buf);
+			continue;
+		}
+		json_object_set_new(values, de->d_name, json_integer((json_int_t)v));
+	}
+	closedir(d);
+	(void)b;
+}
+
+static int linux_collect(struct backend *b, const struct agent_inventory *inv, json_t *samples,
+			 json_t *errors)
+{
+	struct linux_priv *p = b->priv;
+	char dir[PATH_MAX];
+
+	for (size_t i = 0; i < inv->ndevs; i++) {
+		const struct agent_device *d = &inv->devs[i];
+		struct want_ctx w = { .b = b, .driver = d->driver };
+
+		for (size_t k = 0; k < d->nports; k++) {
+			const struct agent_port *port = &d->ports[k];
+			json_t *s;
+			int64_t t0;
+
+			if (strcmp(d->kind, "rdma") == 0) {
+				static const char *const groups[][2] = { { "counters", "ib_counters" },
+									 { "hw_counters", "hw_counters" } };
+
+				for (size_t g = 0; g < 2; g++) {
+					str_fmt(dir, sizeof(dir), "%s/sys/class/infiniband/%s/ports/%s/%s",
+						 p->root, d->name, port->port, groups[g][0]);
+					s = new_sample(d->name, port->port, groups[g][1], d->driver);
+					if (!s)
+						return -ENOMEM;
+					t0 = tu_now_ns();
+					read_counter_dir(b, dir, groups[g][1], &w, json_object_get(s, "values"),
+							 errors);
+					add_sample(samples, s, t0);
+				}
+			}
+			if (!port->netdev[0])
+				continue;
+			s = new_sample(d->name, port->port, "ethtool", d->driver);
+			if (!s)
+				return -ENOMEM;
+			t0 = tu_now_ns();
+			netinfo_ethtool(p->net, port->netdev, json_object_get(s, "values"),
+					want_counter, &w, errors);
+			add_sample(samples, s, t0);
+			s = new_sample(d->name, port->port, "netdev", d->driver);
+			if (!s)
+				return -ENOMEM;
+			t0 = tu_now_ns();
+			netinfo_stats(p->net, port->netdev, json_object_get(s, "values"), want_counter,
+				      &w);
+			add_sample(samples, s, t0);
+		}
+	}
+	return 0;
+}
+
+const struct backend_ops backend_linux_ops = {
+	.name = "linux",
+	.open = linux_open,
+	.close = linux_close,
+	.inventory = linux_inventory,
+	.collect = linux_collect,
+};

@@ -1,0 +1,186 @@
+/* rocefab-agent: argument parsing only; see agents/agent.c. */
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "agents/agent.h"
+#include "lib/log.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rocefab-agent [OPTIONS]\n"
+		"\n"
+		"Reads RDMA, PFC and network counters of this host (or switch) and reports them to\n"
+		"rocefabd every interval; spools reports on disk while rocefabd is unreachable.\n"
+		"\n"
+		"  -c, --config FILE      configuration file (key = value in [sections])\n"
+		"  -s, --server URL       rocefabd URL (agent.server)\n"
+		"  -t, --token-file FILE  file with the agent token (agent.token_file)\n"
+		"  -i, --interval DUR     time between reports, e.g. 1s (agent.interval)\n"
+		"      --id ID            agent id (agent.id; default: the host name)\n"
+		"      --role ROLE        host or switch (agent.role)\n"
+		"  -b, --backend NAME     linux (agent.backend)\n"
+		"      --sysfs-root DIR   read a recorded tree instead of / (linux.sysfs_root)\n"
+		"      --spool-dir DIR    spool directory (agent.spool_dir)\n"
+		"  -L, --log-level LEVEL  error, warning, notice, info, debug (agent.log_level)\n"
+		"  -o SECTION.KEY=VALUE   set any configuration key (repeatable)\n"
+		"      --once             print one report as JSON on stdout and exit\n"
+		"      --dump-config      print the effective configuration and exit\n"
+		"      --help-config      list every configuration key\n"
+		"  -V, --version          print the version and exit\n"
+		"  -h, --help             this text\n"
+		"\n"
+		"Command-line options override the configuration file.  See rocefab-agent(8).\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "server", required_argument, NULL, 's' },
+		{ "token-file", required_argument, NULL, 't' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "id", required_argument, NULL, 1 },
+		{ "role", required_argument, NULL, 2 },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "sysfs-root", required_argument, NULL, 3 },
+		{ "spool-dir", required_argument, NULL, 4 },
+		{ "log-level", required_argument, NULL, 'L' },
+		{ "once", no_argument, NULL, 5 },
+		{ "dump-config", no_argument, NULL, 6 },
+		{ "help-config", no_argument, NULL, 7 },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct agent_settings s = { 0 };
+	struct conf_overrides ov = { .n = 0 };
+	const char *config = NULL;
+	bool once = false, dump = false;
+	struct agent *a = NULL;
+	struct rf_err e = { 0 };
+	char buf[700];
+	sigset_t sigs;
+	int c, status = 1;
+
+	log_init("rocefab-agent");
+	while ((c = getopt_long(argc, argv, "c:s:t:i:b:L:o:Vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			config = optarg;
+			break;
+		case 's':
+			conf_override(&ov, "agent.server", optarg, "--server");
+			break;
+		case 't':
+			conf_override(&ov, "agent.token_file", optarg, "--token-file");
+			break;
+		case 'i':
+			conf_override(&ov, "agent.interval", optarg, "--interval");
+			break;
+		case 1:
+			conf_override(&ov, "agent.id", optarg, "--id");
+			break;
+		case 2:
+			conf_override(&ov, "agent.role", optarg, "--role");
+			break;
+		case 'b':
+			conf_override(&ov, "agent.backend", optarg, "--backend");
+			break;
+		case 3:
+			conf_override(&ov, "linux.sysfs_root", optarg, "--sysfs-root");
+			break;
+		case 4:
+			conf_override(&ov, "agent.spool_dir", optarg, "--spool-dir");
+			break;
+		case 'L':
+			conf_override(&ov, "agent.log_level", optarg, "--log-level");
+			break;
+		case 'o':
+			if (conf_override(&ov, NULL, optarg, "-o") < 0) {
+				fprintf(stderr, "rocefab-agent: too many -o options\n");
+				return 2;
+			}
+			break;
+		case 5:
+			once = true;
+			break;
+		case 6:
+			dump = true;
+			break;
+		case 7:
+			printf("Configuration keys (section.key), settable in the file or with -o:\n");
+			conf_help(agent_opts, stdout);
+			return 0;
+		case 'V':
+			printf("rocefab-agent %s\n", ROCEFAB_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rocefab-agent: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (conf_init(agent_opts, &s, &e) < 0 ||
+	    (config && conf_load_file(agent_opts, &s, config, &e) < 0) ||
+	    conf_apply_overrides(agent_opts, &s, &ov, &e) < 0) {
+		fprintf(stderr, "rocefab-agent: %s\n", rf_err_str(&e, buf, sizeof(buf)));
+		conf_fini(agent_opts, &s);
+		return 2;
+	}
+	{
+		static const int levels[] = { LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
+		static const enum log_target targets[] = { LOG_TARGET_AUTO, LOG_TARGET_STDERR,
+							   LOG_TARGET_JOURNAL };
+
+		log_set_level(levels[s.log_level_idx]);
+		log_set_target(targets[s.log_target]);
+	}
+	if (dump) {
+		conf_dump(agent_opts, &s, stdout);
+		conf_fini(agent_opts, &s);
+		return 0;
+	}
+	/* signals go to agent_run's sigtimedwait; threads inherit the mask */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+
+	if (agent_new(&s, !once, &a, &e) < 0) {
+		log_msg(LOG_ERR, "agent", e.code, "%s", rf_err_str(&e, buf, sizeof(buf)));
+		status = e.err == -EINVAL ? 2 : 1;
+		goto out;
+	}
+	if (once) {
+		json_t *doc;
+
+		if (agent_build_report(a, &doc) == 0) {
+			json_dumpf(doc, stdout, JSON_INDENT(2));
+			fputc('\n', stdout);
+			json_decref(doc);
+			status = 0;
+		}
+	} else {
+		status = agent_run(a);
+	}
+out:
+	agent_free(a);
+	curl_global_cleanup();
+	conf_fini(agent_opts, &s);
+	return status;
+}

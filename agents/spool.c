@@ -1,0 +1,296 @@
+/* On-disk spool: see spool.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agents/spool.h"
+#include "lib/log.h"
+
+struct spool_entry {
+	uint64_t id;
+	uint64_t size;
+};
+
+struct spool {
+	char *dir;
+	int dfd;
+	uint64_t max_bytes, bytes, dropped, next_id;
+	bool fsync_each;
+	struct spool_entry *e; /* ring of entries, oldest at head */
+	size_t head, n, cap;
+};
+
+static int mkdir_p(const char *path)
+{
+	char tmp[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	memcpy(tmp, path, len + 1);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0750) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, 0750) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct spool_entry *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static struct spool_entry *at(const struct spool *s, size_t i)
+{
+	return &s->e[(s->head + i) % s->cap];
+}
+
+static int grow(struct spool *s)
+{
+	size_t nc = s->cap ? s->cap * 2 : 64;
+	struct spool_entry *ne = malloc(nc * sizeof(*ne));
+
+	if (!ne)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n; i++)
+		ne[i] = *at(s, i);
+	free(s->e);
+	s->e = ne;
+	s->cap = nc;
+	s->head = 0;
+	return 0;
+}
+
+static void file_name(uint64_t id, char *buf, size_t len)
+{
+	snprintf(buf, len, "%020" PRIu64 ".json", id);
+}
+
+int spool_open(const char *dir, uint64_t max_bytes, bool fsync_each, struct spool **ret,
+	       struct rf_err *e)
+{
+	struct spool *s = calloc(1, sizeof(*s));
+	struct dirent *de;
+	DIR *d;
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	s->dfd = -1;
+	s->max_bytes = max_bytes;
+	s->fsync_each = fsync_each;
+	s->dir = strdup(dir);
+	if (!s->dir) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if ((r = mkdir_p(dir)) < 0) {
+		rf_err_set(e, r, "SPOOL_UNAVAILABLE", dir, "cannot create the spool directory: %s",
+			   strerror(-r));
+		goto fail;
+	}
+	s->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->dfd < 0 || faccessat(s->dfd, ".", W_OK, AT_EACCESS) < 0) {
+		r = rf_err_set(e, -errno, "SPOOL_UNAVAILABLE", dir, "cannot write the spool: %s",
+			       strerror(errno));
+		goto fail;
+	}
+	d = fdopendir(dup(s->dfd));
+	if (!d) {
+		r = -errno;
+		goto fail;
+	}
+	while ((de = readdir(d))) {
+		uint64_t id;
+		char *end;
+		struct stat st;
+
+		if (de->d_name[0] == '.') {
+			if (strncmp(de->d_name, ".tmp-", 5) == 0)
+				unlinkat(s->dfd, de->d_name, 0); /* a write cut short by a crash */
+			continue;
+		}
+		errno = 0;
+		id = strtoull(de->d_name, &end, 10);
+		if (errno || strcmp(end, ".json") != 0 || fstatat(s->dfd, de->d_name, &st, 0) < 0)
+			continue;
+		if (s->n == s->cap && (r = grow(s)) < 0) {
+			closedir(d);
+			goto fail;
+		}
+		s->e[s->n++] = (struct spool_entry){ .id = id, .size = (uint64_t)st.st_size };
+		s->bytes += (uint64_t)st.st_size;
+		if (id >= s->next_id)
+			s->next_id = id + 1;
+	}
+	closedir(d);
+	if (s->n)
+		qsort(s->e, s->n, sizeof(*s->e), entry_cmp);
+	if (s->n)
+		log_info("spool", "%zu undelivered reports (%" PRIu64 " bytes) found in %s", s->n,
+			 s->bytes, dir);
+	*ret = s;
+	return 0;
+fail:
+	spool_close(s);
+	return r;
+}
+
+void spool_close(struct spool *s)
+{
+	if (!s)
+		return;
+	if (s->dfd >= 0)
+		close(s->dfd);
+	free(s->e);
+	free(s->dir);
+	free(s);
+}
+
+static void drop_oldest(struct spool *s)
+{
+	struct spool_entry *e = at(s, 0);
+	char name[32];
+
+	file_name(e->id, name, sizeof(name));
+	unlinkat(s->dfd, name, 0);
+	s->bytes -= e->size;
+	s->head = (s->head + 1) % s->cap;
+	s->n--;
+	s->dropped++;
+}
+
+int spool_push(struct spool *s, const char *data, size_t len)
+{
+	char tmp[48], name[32];
+	ssize_t w = 0;
+	int fd, r = 0;
+
+	if (len > s->max_bytes) {
+		s->dropped++;
+		return -EFBIG;
+	}
+	while (s->n && s->bytes + len > s->max_bytes)
+		drop_oldest(s);
+	if (s->n == s->cap && (r = grow(s)) < 0) {
+		s->dropped++;
+		return r;
+	}
+	snprintf(tmp, sizeof(tmp), ".tmp-%" PRIu64, s->next_id);
+	file_name(s->next_id, name, sizeof(name));
+	fd = openat(s->dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	if (fd < 0) {
+		s->dropped++;
+		return -errno;
+	}
+	while ((size_t)w < len) {
+		ssize_t n = write(fd, data + w, len - (size_t)w);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		w += n;
+	}
+	if (r == 0 && s->fsync_each && fsync(fd) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && renameat(s->dfd, tmp, s->dfd, name) < 0)
+		r = -errno;
+	if (r < 0) {
+		unlinkat(s->dfd, tmp, 0);
+		s->dropped++;
+		return r;
+	}
+	s->e[(s->head + s->n) % s->cap] = (struct spool_entry){ .id = s->next_id, .size = len };
+	s->n++;
+	s->bytes += len;
+	s->next_id++;
+	return 0;
+}
+
+int spool_peek(struct spool *s, char **ret_data, size_t *ret_len)
+{
+	while (s->n) {
+		struct spool_entry *e = at(s, 0);
+		char name[32], *data;
+		ssize_t got = 0;
+		int fd;
+
+		file_name(e->id, name, sizeof(name));
+		fd = openat(s->dfd, name, O_RDONLY | O_CLOEXEC);
+		data = fd >= 0 ? malloc(e->size + 1) : NULL;
+		if (data) {
+			while ((uint64_t)got < e->size) {
+				ssize_t n = read(fd, data + got, e->size - (uint64_t)got);
+
+				if (n <= 0)
+					break;
+				got += n;
+			}
+		}
+		if (fd >= 0)
+			close(fd);
+		if (data && (uint64_t)got == e->size) {
+			data[got] = '\0';
+			*ret_data = data;
+			*ret_len = (size_t)got;
+			return 0;
+		}
+		free(data);
+		/* unreadable (removed behind our back, disk error): skip it, counted */
+		log_warning("spool", "cannot read spooled report %s/%s; dropping it", s->dir, name);
+		drop_oldest(s);
+	}
+	return -ENOENT;
+}
+
+int spool_pop(struct spool *s)
+{
+	struct spool_entry *e;
+	char name[32];
+
+	if (!s->n)
+		return -ENOENT;
+	e = at(s, 0);
+	file_name(e->id, name, sizeof(name));
+	unlinkat(s->dfd, name, 0);
+	s->bytes -= e->size;
+	s->head = (s->head + 1) % s->cap;
+	s->n--;
+	return 0;
+}
+
+size_t spool_count(const struct spool *s)
+{
+	return s->n;
+}
+
+uint64_t spool_bytes(const struct spool *s)
+{
+	return s->bytes;
+}
+
+uint64_t spool_dropped(const struct spool *s)
+{
+	return s->dropped;
+}

@@ -1,0 +1,30 @@
+/* The agent's on-disk spool: reports that could not be delivered yet, kept in order and sent
+ * oldest first when rocefabd is reachable again.  One file per report (NNN.json, written to a
+ * temporary name and renamed, so a crash never leaves half a report).  Bounded in bytes: when a
+ * new report does not fit, the oldest ones are dropped and counted.  Reports left by an earlier
+ * run of the agent are found and sent too. */
+#ifndef ROCEFAB_SPOOL_H
+#define ROCEFAB_SPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/err.h"
+
+struct spool;
+
+int spool_open(const char *dir, uint64_t max_bytes, bool fsync_each, struct spool **ret,
+	       struct rf_err *e);
+void spool_close(struct spool *s);
+/* Appends a report.  Returns 0 or a negative errno (the report is then lost and counted). */
+int spool_push(struct spool *s, const char *data, size_t len);
+/* The oldest report (malloc'ed, the caller frees it); -ENOENT when empty. */
+int spool_peek(struct spool *s, char **ret_data, size_t *ret_len);
+/* Removes the oldest report. */
+int spool_pop(struct spool *s);
+size_t spool_count(const struct spool *s);
+uint64_t spool_bytes(const struct spool *s);
+/* Reports dropped by the bound (or lost to write errors) since the agent started. */
+uint64_t spool_dropped(const struct spool *s);
+
+#endif

@@ -1,0 +1,38 @@
+/* Checked string helpers: see strutil.h. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/strutil.h"
+
+int str_fmt(char *dst, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(dst, size, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		if (size)
+			dst[0] = '\0';
+		return -EINVAL;
+	}
+	return (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int str_copy(char *dst, size_t size, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (!size)
+		return -E2BIG;
+	if (n >= size) {
+		memcpy(dst, src, size - 1);
+		dst[size - 1] = '\0';
+		return -E2BIG;
+	}
+	memcpy(dst, src, n + 1);
+	return 0;
+}
