@@ -142,11 +142,11 @@ static int files_link(struct netinfo *n, const char *ifname, struct link_info *r
 	return 0;
 }
 
-static void put_value(json_t *values, const char *name, unsigned long long v)
+static bool put_value(json_t *values, const char *name, unsigned long long v)
 {
 	if (v > INT64_MAX)
-		return; /* not representable in a report; cannot happen for real counters */
-	json_object_set_new(values, name, json_integer((json_int_t)v));
+		return false; /* not representable in a report; cannot happen for real counters */
+	return json_object_set_new(values, name, json_integer((json_int_t)v)) == 0;
 }
 
 static int files_stats(struct netinfo *n, const char *ifname, json_t *values, net_want_fn want,
@@ -211,10 +211,9 @@ int ethtool_parse_text(const char *text, json_t *values, net_want_fn want, void 
 				while (*end == ' ' || *end == '\t' || *end == '\r')
 					end++;
 				if (*name && !errno && end != colon + 1 && !*end &&
-				    !strchr(colon + 1, '-') && want(ctx, "ethtool", name)) {
-					put_value(values, name, v);
+				    !strchr(colon + 1, '-') && want(ctx, "ethtool", name) &&
+				    put_value(values, name, v))
 					n++;
-				}
 			}
 		}
 		line = nl ? nl + 1 : NULL;

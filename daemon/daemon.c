@@ -12,6 +12,7 @@
 #include "api/api.h"
 #include "daemon/daemon.h"
 #include "daemon/ingest.h"
+#include "daemon/report.h"
 #include "daemon/store.h"
 #include "daemon/tokens.h"
 #include "lib/log.h"
@@ -223,6 +224,57 @@ out:
 	if (status == 0)
 		log_info("daemon", "stopped; database closed");
 	return status;
+}
+
+/* --- report validation ------------------------------------------------------------------------ */
+
+int daemon_validate_reports(const struct daemon_settings *s, int n, char **files)
+{
+	struct reg *reg = NULL;
+	int bad = 0;
+
+	if (load_registry(s, &reg) < 0)
+		return 1;
+	for (int i = 0; i < n; i++) {
+		struct rf_err e = { 0 };
+		struct report *rep = NULL;
+		char *text = NULL, buf[700];
+		size_t len = 0;
+		FILE *f = fopen(files[i], "re"), *m;
+
+		if (!f) {
+			printf("%s: cannot open: %s\n", files[i], strerror(errno));
+			bad++;
+			continue;
+		}
+		m = open_memstream(&text, &len);
+		if (m) {
+			char chunk[65536];
+			size_t k;
+
+			while ((k = fread(chunk, 1, sizeof(chunk), f)) > 0)
+				fwrite(chunk, 1, k, m);
+			fclose(m);
+		}
+		fclose(f);
+		if (report_parse(text ? text : "", len, reg, &rep, &e) < 0) {
+			printf("%s: invalid: %s\n", files[i], rf_err_str(&e, buf, sizeof(buf)));
+			bad++;
+		} else {
+			uint32_t skipped = 0;
+
+			for (uint32_t v = 0; v < rep->nvalues; v++)
+				skipped += rep->values[v].skip;
+			printf("%s: ok: agent %s seq %lld, %u ports, %u values mapped (%u superseded "
+			       "by a better source), %u not in the registry\n",
+			       files[i], rep->agent_id, (long long)rep->seq, rep->nports,
+			       rep->nvalues - skipped, skipped, rep->unknown_values);
+		}
+		report_free(rep);
+		free(text);
+	}
+	reg_free(reg);
+	return bad ? 1 : 0;
 }
 
 /* --- tokens ------------------------------------------------------------------------------------- */

@@ -31,6 +31,8 @@ extern const struct conf_opt daemon_opts[];
 
 /* Runs until SIGTERM or SIGINT.  Returns the process exit status. */
 int daemon_run(const struct daemon_settings *s);
+/* rocefabd --validate-report FILE...: checks agent reports as ingest would. */
+int daemon_validate_reports(const struct daemon_settings *s, int n, char **files);
 /* rocefabd token add|list|revoke ...; argv starts after "token". */
 int daemon_token_cmd(const struct daemon_settings *s, int argc, char **argv);
 

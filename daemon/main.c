@@ -26,6 +26,7 @@ static void usage(FILE *f)
 		"      --dump-config      print the effective configuration and exit\n"
 		"      --help-config      list every configuration key\n"
 		"      --routes           list the REST endpoints and exit\n"
+		"      --validate-report FILE...  check agent reports as ingest would, and exit\n"
 		"  -V, --version          print the version and exit\n"
 		"  -h, --help             this text\n"
 		"\n"
@@ -43,6 +44,7 @@ int main(int argc, char **argv)
 		{ "dump-config", no_argument, NULL, 2 },
 		{ "help-config", no_argument, NULL, 3 },
 		{ "routes", no_argument, NULL, 4 },
+		{ "validate-report", no_argument, NULL, 5 },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -50,7 +52,7 @@ int main(int argc, char **argv)
 	struct daemon_settings s = { 0 };
 	struct conf_overrides ov = { .n = 0 };
 	const char *config = NULL;
-	bool check = false, dump = false;
+	bool check = false, dump = false, validate = false;
 	struct rf_err e = { 0 };
 	char buf[600];
 	int c, status;
@@ -90,6 +92,9 @@ int main(int argc, char **argv)
 		case 4:
 			api_print_routes(stdout);
 			return 0;
+		case 5:
+			validate = true;
+			break;
 		case 'V':
 			printf("rocefabd %s\n", ROCEFAB_VERSION);
 			return 0;
@@ -116,7 +121,11 @@ int main(int argc, char **argv)
 		log_set_level(levels[s.log_level_idx]);
 		log_set_target(targets[s.log_target]);
 	}
-	if (dump) {
+	if (validate) {
+		status = optind < argc ? daemon_validate_reports(&s, argc - optind, argv + optind) : 2;
+		if (optind >= argc)
+			fprintf(stderr, "rocefabd: --validate-report needs files\n");
+	} else if (dump) {
 		conf_dump(daemon_opts, &s, stdout);
 		status = 0;
 	} else if (check) {

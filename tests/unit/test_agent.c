@@ -1,0 +1,279 @@
+/* Unit tests of agent pieces: ethtool -S parsing, the spool, and the linux backend reading
+ * recorded trees (tests/data/hosts), including garbage in sysfs and absent devices. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agents/backend.h"
+#include "agents/linux-net.h"
+#include "agents/spool.h"
+#include "tests/unit/unit.h"
+
+static char dir[64];
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/rocefab-agent-XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd);
+}
+
+static bool want_all(void *ctx, const char *group, const char *name)
+{
+	(void)ctx;
+	(void)group;
+	return strcmp(name, "skip_me") != 0;
+}
+
+static void test_ethtool_text(void **state)
+{
+	json_t *v = json_object();
+
+	(void)state;
+	assert_int_equal(ethtool_parse_text("NIC statistics:\n"
+					    "     rx_prio3_pause: 12\n"
+					    "     tx_pause_storm_warning_events : 4\n"
+					    "     skip_me: 1\n"
+					    "     negative: -1\n"
+					    "     words: abc\n"
+					    "     big: 18446744073709551615\n"
+					    "no colon here\n"
+					    "     last: 7",
+					    v, want_all, NULL),
+			 3);
+	assert_int_equal(json_integer_value(json_object_get(v, "rx_prio3_pause")), 12);
+	/* the trailing space some kernels print is not part of the name */
+	assert_int_equal(json_integer_value(json_object_get(v, "tx_pause_storm_warning_events")), 4);
+	assert_null(json_object_get(v, "skip_me"));
+	assert_null(json_object_get(v, "negative"));
+	assert_null(json_object_get(v, "words"));
+	assert_null(json_object_get(v, "big")); /* beyond int64: not representable in a report */
+	assert_int_equal(json_integer_value(json_object_get(v, "last")), 7);
+	json_decref(v);
+}
+
+static void test_spool(void **state)
+{
+	char path[128], *data;
+	struct rf_err e;
+	struct spool *s;
+	size_t len;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/spool", dir);
+	assert_int_equal(spool_open(path, 100, false, &s, &e), 0);
+	assert_int_equal(spool_peek(s, &data, &len), -ENOENT);
+	assert_int_equal(spool_push(s, "report-1-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", 39), 0);
+	assert_int_equal(spool_push(s, "report-2-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", 39), 0);
+	assert_int_equal(spool_count(s), 2);
+	/* the bound (100 bytes) drops the oldest, and counts it */
+	assert_int_equal(spool_push(s, "report-3-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", 39), 0);
+	assert_int_equal(spool_count(s), 2);
+	assert_int_equal(spool_dropped(s), 1);
+	assert_int_equal(spool_bytes(s), 78);
+	/* bigger than the bound: refused and counted */
+	{
+		char big[200];
+
+		memset(big, 'x', sizeof(big));
+		assert_int_equal(spool_push(s, big, sizeof(big)), -EFBIG);
+		assert_int_equal(spool_dropped(s), 2);
+	}
+	spool_close(s);
+
+	/* a new agent process finds the reports, in order; a half-written file is cleaned up */
+	{
+		char tmp[160];
+		FILE *f;
+
+		snprintf(tmp, sizeof(tmp), "%s/.tmp-99", path);
+		f = fopen(tmp, "w");
+		fputs("half", f);
+		fclose(f);
+		assert_int_equal(spool_open(path, 100, false, &s, &e), 0);
+		assert_int_equal(access(tmp, F_OK), -1);
+	}
+	assert_int_equal(spool_count(s), 2);
+	assert_int_equal(spool_peek(s, &data, &len), 0);
+	assert_int_equal(len, 39);
+	assert_memory_equal(data, "report-2", 8);
+	free(data);
+	assert_int_equal(spool_pop(s), 0);
+	assert_int_equal(spool_push(s, "report-4", 8), 0);
+	assert_int_equal(spool_peek(s, &data, &len), 0);
+	assert_memory_equal(data, "report-3", 8);
+	free(data);
+	assert_int_equal(spool_pop(s), 0);
+	assert_int_equal(spool_peek(s, &data, &len), 0);
+	assert_memory_equal(data, "report-4", 8);
+	free(data);
+	assert_int_equal(spool_pop(s), 0);
+	assert_int_equal(spool_count(s), 0);
+	assert_int_equal(spool_bytes(s), 0);
+	spool_close(s);
+
+	/* an unwritable place is a clear error */
+	assert_int_equal(spool_open("/proc/rocefab-spool", 100, false, &s, &e) < 0, 1);
+	assert_string_equal(e.code, "SPOOL_UNAVAILABLE");
+}
+
+static json_t *find_sample(json_t *samples, const char *dev, const char *source)
+{
+	size_t i;
+	json_t *s;
+
+	json_array_foreach(samples, i, s)
+		if (!strcmp(json_string_value(json_object_get(s, "device")), dev) &&
+		    !strcmp(json_string_value(json_object_get(s, "source")), source))
+			return s;
+	return NULL;
+}
+
+static void collect(const char *root, const char *devices, const char *ifaces,
+		    struct agent_inventory *inv, json_t **samples, json_t **errors)
+{
+	struct backend_env env = { .sysfs_root = root, .devices = devices, .interfaces = ifaces };
+	struct backend *b;
+	struct rf_err e;
+	struct reg *reg;
+
+	assert_int_equal(reg_load_builtin(&reg, &e), 0);
+	env.reg = reg;
+	assert_int_equal(backend_new("linux", &env, &b, &e), 0);
+	*samples = json_array();
+	*errors = json_array();
+	assert_int_equal(b->ops->inventory(b, inv, *errors), 0);
+	assert_int_equal(b->ops->collect(b, inv, *samples, *errors), 0);
+	/* slots the backend does not fill fail cleanly */
+	{
+		json_t *cfg = NULL;
+
+		assert_int_equal(b->ops->read_config(b, &cfg), -EOPNOTSUPP);
+	}
+	backend_free(b);
+	reg_free(reg);
+}
+
+static void test_linux_tree(void **state)
+{
+	struct agent_inventory inv = { 0 };
+	json_t *samples, *errors, *s;
+
+	(void)state;
+	collect("tests/data/hosts/gpu-a1", "", "", &inv, &samples, &errors);
+	assert_int_equal(inv.ndevs, 2);
+	assert_string_equal(inv.devs[0].name, "mlx5_0");
+	assert_string_equal(inv.devs[0].driver, "mlx5");
+	assert_string_equal(inv.devs[0].ports[0].netdev, "enp65s0f0np0");
+	assert_string_equal(inv.devs[0].ports[0].state, "up");
+	assert_int_equal(inv.devs[0].ports[0].speed_mbps, 400000);
+	assert_int_equal(inv.devs[0].ports[0].mtu, 4200);
+	s = find_sample(samples, "mlx5_0", "ib_counters");
+	assert_non_null(s);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(s, "values"),
+							    "port_xmit_data")),
+			 1750000000);
+	s = find_sample(samples, "mlx5_0", "ethtool");
+	assert_non_null(json_object_get(json_object_get(s, "values"), "rx_prio3_pause"));
+	/* counters the registry does not know are not sent */
+	assert_null(json_object_get(json_object_get(s, "values"), "rx_csum_complete"));
+	assert_null(json_object_get(json_object_get(find_sample(samples, "mlx5_0", "hw_counters"),
+						    "values"),
+				    "lifespan"));
+	assert_int_equal(json_array_size(errors), 0);
+	json_decref(samples);
+	json_decref(errors);
+	inventory_clear(&inv);
+
+	/* rxe: driver from the name, netdev from "parent", no PMA counters */
+	collect("tests/data/hosts/stor-b1", "", "", &inv, &samples, &errors);
+	assert_string_equal(inv.devs[0].driver, "rxe");
+	assert_string_equal(inv.devs[0].ports[0].netdev, "eth1");
+	assert_null(find_sample(samples, "rxe0", "ib_counters"));
+	assert_non_null(json_object_get(json_object_get(find_sample(samples, "rxe0", "hw_counters"),
+							"values"),
+					"sent_pkts"));
+	json_decref(samples);
+	json_decref(errors);
+	inventory_clear(&inv);
+}
+
+static void test_linux_garbage(void **state)
+{
+	struct agent_inventory inv = { 0 };
+	json_t *samples, *errors, *s;
+	char root[160], cmd[400], path[300];
+	FILE *f;
+
+	(void)state;
+	snprintf(root, sizeof(root), "%s/tree", dir);
+	snprintf(cmd, sizeof(cmd), "cp -a tests/data/hosts/gpu-a2 '%s'", root);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/sys/class/infiniband/mlx5_0/ports/1/hw_counters/np_cnp_sent",
+		 root);
+	f = fopen(path, "w");
+	fputs("N/A\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/sys/class/infiniband/mlx5_0/ports/1/counters/port_rcv_data",
+		 root);
+	f = fopen(path, "w");
+	fputs("-12\n", f);
+	fclose(f);
+	collect(root, "mlx5_0,mlx5_9", "ens1f0np0,eth42", &inv, &samples, &errors);
+	/* garbage is reported as a collection error, the rest of the port still comes through */
+	assert_int_equal(json_array_size(errors), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(errors, 0), "code")),
+			    "SYSFS_GARBAGE");
+	s = find_sample(samples, "mlx5_0", "hw_counters");
+	assert_null(json_object_get(json_object_get(s, "values"), "np_cnp_sent"));
+	assert_non_null(json_object_get(json_object_get(s, "values"), "rp_cnp_handled"));
+	assert_null(json_object_get(json_object_get(find_sample(samples, "mlx5_0", "ib_counters"),
+						    "values"),
+				    "port_rcv_data"));
+	/* devices and interfaces that are not there are absent, not errors */
+	assert_int_equal(inv.nabsent, 2);
+	assert_string_equal(inv.absent[0], "mlx5_9");
+	assert_string_equal(inv.absent[1], "eth42");
+	/* an interface without RDMA is its own device */
+	assert_int_equal(inv.ndevs, 2);
+	assert_string_equal(inv.devs[1].kind, "netdev");
+	assert_non_null(find_sample(samples, "ens1f0np0", "netdev"));
+	json_decref(samples);
+	json_decref(errors);
+	inventory_clear(&inv);
+}
+
+static void test_backend_lookup(void **state)
+{
+	struct backend_env env = { 0 };
+	struct backend *b = NULL;
+	struct rf_err e;
+
+	(void)state;
+	assert_int_equal(backend_new("nonsense", &env, &b, &e), -ENOENT);
+	assert_string_equal(e.code, "UNKNOWN_BACKEND");
+	env.sysfs_root = "/nonexistent/tree";
+	assert_true(backend_new("linux", &env, &b, &e) < 0);
+	assert_string_equal(e.code, "BAD_SYSFS_ROOT");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ethtool_text),  cmocka_unit_test(test_spool),
+		cmocka_unit_test(test_linux_tree),    cmocka_unit_test(test_linux_garbage),
+		cmocka_unit_test(test_backend_lookup),
+	};
+
+	return cmocka_run_group_tests_name("agent", tests, setup, teardown);
+}

@@ -1,0 +1,185 @@
+/* Unit tests of report validation: every document in tests/data/reports/good is accepted,
+ * every one in bad/ is rejected with the code and JSON pointer that expectations.tsv names.
+ * Run from the top of the tree (make check does). */
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/report.h"
+#include "tests/unit/unit.h"
+
+static struct reg *reg;
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	char *buf;
+	long n;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)n + 1);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+static int setup(void **state)
+{
+	struct rf_err e;
+
+	(void)state;
+	return reg_load_builtin(&reg, &e);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	reg_free(reg);
+	return 0;
+}
+
+static void test_good(void **state)
+{
+	glob_t g;
+
+	(void)state;
+	assert_int_equal(glob("tests/data/reports/good/*.json", 0, NULL, &g), 0);
+	assert_true(g.gl_pathc >= 4);
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		struct rf_err e = { 0 };
+		struct report *r = NULL;
+		size_t len;
+		char *text = slurp(g.gl_pathv[i], &len);
+
+		if (report_parse(text, len, reg, &r, &e) < 0)
+			fail_msg("%s rejected: %s: %s", g.gl_pathv[i], e.where, e.msg);
+		report_free(r);
+		free(text);
+	}
+	globfree(&g);
+}
+
+static void test_bad(void **state)
+{
+	FILE *f = fopen("tests/data/reports/bad/expectations.tsv", "re");
+	char line[512];
+	int n = 0;
+
+	(void)state;
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char file[128], code[64], pointer[160], verdict[32], path[300];
+		struct rf_err e = { 0 };
+		struct report *r = NULL;
+		size_t len;
+		char *text;
+
+		if (line[0] == '#' ||
+		    sscanf(line, "%127[^\t]\t%63[^\t]\t%159[^\t]\t%31s", file, code, pointer, verdict) != 4)
+			continue;
+		snprintf(path, sizeof(path), "tests/data/reports/bad/%s", file);
+		text = slurp(path, &len);
+		if (report_parse(text, len, reg, &r, &e) == 0)
+			fail_msg("%s was accepted", file);
+		if (strcmp(e.code, code) != 0)
+			fail_msg("%s: code %s, expected %s (%s)", file, e.code, code, e.msg);
+		if (strcmp(pointer, "-") != 0 && strcmp(e.where, pointer) != 0)
+			fail_msg("%s: pointer %s, expected %s", file, e.where, pointer);
+		assert_true(e.msg[0] != '\0');
+		free(text);
+		n++;
+	}
+	fclose(f);
+	assert_true(n >= 20);
+}
+
+static void test_mapping(void **state)
+{
+	size_t len;
+	char *text = slurp("tests/data/reports/good/absent-errors-spool.json", &len);
+	struct rf_err e = { 0 };
+	struct report *r = NULL;
+	const struct reg_counter *cnp = reg_find(reg, "np_cnp_sent");
+	bool saw_cnp = false;
+
+	(void)state;
+	assert_int_equal(report_parse(text, len, reg, &r, &e), 0);
+	assert_string_equal(r->agent_id, "h7");
+	assert_int_equal(r->seq, 42);
+	assert_int_equal(r->spool_dropped, 3);
+	assert_int_equal(r->spool_queued, 10);
+	assert_non_null(r->host_boot_id);
+	assert_int_equal(json_array_size(r->absent), 2);
+	assert_non_null(r->errors);
+	/* "not_in_registry" and the unknown source's "x" are counted, not stored */
+	assert_int_equal(r->unknown_values, 2);
+	assert_int_equal(r->nvalues, 3);
+	for (uint32_t i = 0; i < r->nvalues; i++) {
+		if (r->values[i].counter == cnp->id) {
+			saw_cnp = true;
+			assert_int_equal(r->values[i].raw, 9223372036854775807ULL);
+			assert_int_equal(r->values[i].width, 64);
+		}
+		if (r->values[i].counter == reg_find(reg, "roce_tx_bytes")->id)
+			assert_int_equal(r->values[i].scale, 4);
+	}
+	assert_true(saw_cnp);
+	report_free(r);
+	free(text);
+}
+
+static void test_rank(void **state)
+{
+	/* a port offering port_xmit_data (rank 0) and rdma_tx_bytes (rank 1): the PMA counter wins */
+	const char *doc =
+		"{\"schema\":1,\"agent\":{\"id\":\"h\",\"role\":\"host\",\"boot_id\":\"b\",\"version\":\"v\","
+		"\"backend\":\"linux\"},\"seq\":1,\"time_ns\":1764514195000000000,\"interval_ms\":1000,"
+		"\"inventory\":{\"devices\":[{\"name\":\"mlx5_0\",\"kind\":\"rdma\",\"ports\":[{\"port\":"
+		"\"1\",\"state\":\"up\"}]}]},\"samples\":[{\"device\":\"mlx5_0\",\"port\":\"1\",\"source\":"
+		"\"hw_counters\",\"driver\":\"mlx5\",\"t_ns\":1764514195000000000,\"values\":{"
+		"\"rdma_tx_bytes\":800}},{\"device\":\"mlx5_0\",\"port\":\"1\",\"source\":\"ib_counters\","
+		"\"t_ns\":1764514195000000000,\"values\":{\"port_xmit_data\":200}}]}";
+	struct rf_err e = { 0 };
+	struct report *r = NULL;
+
+	(void)state;
+	assert_int_equal(report_parse(doc, strlen(doc), reg, &r, &e), 0);
+	assert_int_equal(r->nvalues, 2);
+	assert_true(r->values[0].skip);	 /* rdma_tx_bytes */
+	assert_false(r->values[1].skip); /* port_xmit_data */
+	report_free(r);
+}
+
+static void test_truncations(void **state)
+{
+	/* every prefix of a valid report is rejected cleanly (no crash, a code) */
+	size_t len;
+	char *text = slurp("tests/data/reports/good/stor-b1.json", &len);
+
+	(void)state;
+	for (size_t n = 0; n < len; n += 7) {
+		struct rf_err e = { 0 };
+		struct report *r = NULL;
+
+		assert_int_equal(report_parse(text, n, reg, &r, &e), -EINVAL);
+		assert_true(e.code[0] != '\0');
+	}
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_good),	cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_mapping), cmocka_unit_test(test_rank),
+		cmocka_unit_test(test_truncations),
+	};
+
+	return cmocka_run_group_tests_name("report", tests, setup, teardown);
+}
