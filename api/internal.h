@@ -24,7 +24,9 @@ struct api_req {
 	enum role role;
 	char token_name[65];
 	struct buf body;
-	bool too_large;
+	/* an error found before the body was read: answered once the body is drained */
+	struct rf_err early;
+	uint64_t discarded;
 	bool replied;
 	unsigned status;
 	int64_t t0;

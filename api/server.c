@@ -50,6 +50,9 @@ static const unsigned counted_codes[] = { 200, 202, 304, 400, 401, 403, 404, 405
 					  409, 413, 414, 415, 500, 503, 504, 507 };
 #define NCODES (sizeof(counted_codes) / sizeof(counted_codes[0]))
 
+/* Bytes of a refused request's body read and discarded before the connection is dropped. */
+#define DISCARD_MAX (16u << 20)
+
 struct cached {
 	char *key;
 	char *body;
@@ -433,11 +436,10 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn, co
 					   "the body of %s bytes exceeds the limit of %llu bytes", cl,
 					   (unsigned long long)a->conf.max_body);
 		}
-		if (e.err) {
-			/* Refused before reading a body: answered now (the connection closes if a
-			 * body was announced, which is what we want for a refused upload). */
-			api_reply_problem(req, 0, &e);
-		}
+		/* A refused request is answered after its body has been read and thrown away:
+		 * closing on unread data makes the kernel reset the connection, and the client
+		 * would never see the answer. */
+		req->early = e;
 		return MHD_YES;
 	}
 	if (req->replied) {
@@ -446,16 +448,23 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn, co
 	}
 	if (*upload_data_size) {
 		atomic_fetch_add_explicit(&a->bytes_in, *upload_data_size, memory_order_relaxed);
-		if (req->body.len + *upload_data_size > a->conf.max_body) {
-			rf_err_set(&e, -E2BIG, "BODY_TOO_LARGE", NULL,
+		if (!req->early.err && req->body.len + *upload_data_size > a->conf.max_body)
+			rf_err_set(&req->early, -E2BIG, "BODY_TOO_LARGE", NULL,
 				   "the body exceeds the limit of %llu bytes",
 				   (unsigned long long)a->conf.max_body);
-			api_reply_problem(req, 0, &e);
-		} else if (buf_append(&req->body, upload_data, *upload_data_size) < 0) {
-			rf_err_set(&e, -ENOMEM, "OUT_OF_MEMORY", NULL, "out of memory");
-			api_reply_problem(req, 503, &e);
+		if (req->early.err) {
+			req->discarded += *upload_data_size;
+			*upload_data_size = 0;
+			/* beyond this, stop reading a body nobody wants: drop the connection */
+			return req->discarded > a->conf.max_body + DISCARD_MAX ? MHD_NO : MHD_YES;
 		}
+		if (buf_append(&req->body, upload_data, *upload_data_size) < 0)
+			rf_err_set(&req->early, -ENOMEM, "OUT_OF_MEMORY", NULL, "out of memory");
 		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (req->early.err) {
+		api_reply_problem(req, req->early.err == -ENOMEM ? 503 : 0, &req->early);
 		return MHD_YES;
 	}
 	if (req->suspended && !req->async_done)

@@ -1,0 +1,300 @@
+"""Shared fixtures of the system tests: real rocefabd / rocefab-agent processes on loopback
+addresses (127.0.0.x), temporary databases and trees, and an HTTP client that validates every
+response against schemas/openapi.yaml.
+
+Run with Debian's python: /usr/bin/python3 -m pytest tests/system (make check does).
+"""
+import itertools
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+import jsonschema
+import pytest
+import requests
+import yaml
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.path.join(ROOT, os.environ.get("ROCEFAB_BUILD", "build"))
+HOSTS = os.path.join(ROOT, "tests", "data", "hosts")
+SCHEMAS = os.path.join(ROOT, "schemas")
+
+
+def binary(name):
+    path = os.path.join(BUILD, name)
+    assert os.access(path, os.X_OK), f"{path} is not built (run make)"
+    return path
+
+
+def wait_for(cond, timeout=10.0, interval=0.05, what="condition"):
+    """Polls cond() until it returns something truthy; fails the test after timeout."""
+    deadline = time.monotonic() + timeout
+    last_exc = None
+    while time.monotonic() < deadline:
+        try:
+            v = cond()
+            if v:
+                return v
+        except (requests.RequestException, AssertionError, KeyError, IndexError) as e:
+            last_exc = e
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}" +
+                         (f" (last error: {last_exc})" if last_exc else ""))
+
+
+_addr_counter = itertools.count(10)
+
+
+def free_addr():
+    """A distinct loopback address and a free port on it."""
+    n = next(_addr_counter)
+    host = f"127.0.{n // 250}.{n % 250 + 2}"
+    with socket.socket() as s:
+        s.bind((host, 0))
+        port = s.getsockname()[1]
+    return host, port
+
+
+# --- OpenAPI validation ------------------------------------------------------------------
+
+class OpenAPI:
+    def __init__(self):
+        with open(os.path.join(SCHEMAS, "openapi.yaml")) as f:
+            self.doc = yaml.safe_load(f)
+        self.routes = []
+        for path, ops in self.doc["paths"].items():
+            rx = "^" + re.sub(r"\{[^}]+\}", "[^/]+", path) + "$"
+            self.routes.append((re.compile(rx), path, ops))
+        self.resolver = jsonschema.RefResolver.from_schema(self.doc)
+        external = {}
+        for name in ("agent-report.schema.json", "command.schema.json"):
+            with open(os.path.join(SCHEMAS, name)) as f:
+                external[name] = json.load(f)
+        self.resolver.store.update({"./" + k: v for k, v in external.items()})
+        self.checked = 0
+
+    def operation(self, method, path):
+        for rx, template, ops in self.routes:
+            if rx.match(path):
+                return template, ops.get(method.lower())
+        return None, None
+
+    def validate(self, method, url, resp):
+        path = requests.utils.urlparse(url).path
+        template, op = self.operation(method, path)
+        if op is None:
+            # unknown paths must be 404 (or 405 for a known path with another method)
+            assert resp.status_code in (404, 405), f"{method} {path}: undocumented, got {resp.status_code}"
+            self._check_problem(resp)
+            return
+        responses = op["responses"]
+        status = str(resp.status_code)
+        assert status in responses, f"{method} {template}: status {status} is not documented"
+        spec = responses[status]
+        if "$ref" in spec:
+            spec = self.resolver.resolve(spec["$ref"])[1]
+        content = spec.get("content", {})
+        ctype = resp.headers.get("Content-Type", "").split(";")[0].strip()
+        assert ctype in content, f"{method} {template} {status}: content type {ctype} not documented"
+        schema = content[ctype].get("schema")
+        if schema and ctype.endswith("json"):
+            jsonschema.Draft202012Validator(schema, resolver=self.resolver,
+                                            format_checker=jsonschema.FormatChecker()).validate(resp.json())
+        self.checked += 1
+
+    def _check_problem(self, resp):
+        assert resp.headers.get("Content-Type", "").startswith("application/problem+json")
+        schema = self.doc["components"]["schemas"]["Problem"]
+        jsonschema.Draft202012Validator(schema, resolver=self.resolver).validate(resp.json())
+
+
+_openapi = None
+
+
+def openapi():
+    global _openapi
+    if _openapi is None:
+        _openapi = OpenAPI()
+    return _openapi
+
+
+class Client:
+    """requests with a base URL and a token, validating every response against the OpenAPI."""
+
+    def __init__(self, base, token=None):
+        self.base = base
+        self.session = requests.Session()
+        if token:
+            self.session.headers["Authorization"] = f"Bearer {token}"
+
+    def request(self, method, path, validate=True, **kw):
+        kw.setdefault("timeout", 10)
+        r = self.session.request(method, self.base + path, **kw)
+        if validate:
+            openapi().validate(method, self.base + path, r)
+        return r
+
+    def get(self, path, **kw):
+        return self.request("GET", path, **kw)
+
+    def post(self, path, **kw):
+        return self.request("POST", path, **kw)
+
+    def json(self, path, **kw):
+        r = self.get(path, **kw)
+        assert r.status_code == 200, f"GET {path}: {r.status_code} {r.text}"
+        return r.json()
+
+
+# --- processes ---------------------------------------------------------------------------
+
+class Proc:
+    def __init__(self, args, log_path, env=None):
+        self.args = args
+        self.log_path = log_path
+        self.log = open(log_path, "ab")
+        self.p = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT,
+                                  env=env or os.environ.copy())
+
+    def alive(self):
+        return self.p.poll() is None
+
+    def stop(self, sig=signal.SIGTERM, timeout=15):
+        if self.p.poll() is None:
+            self.p.send_signal(sig)
+            try:
+                self.p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+        self.log.close()
+        return self.p.returncode
+
+    def output(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+
+class Daemon:
+    def __init__(self, workdir, name="rocefabd", extra_conf="", args=()):
+        self.workdir = workdir
+        self.name = name
+        self.db = os.path.join(workdir, f"{name}.db")
+        self.host, self.port = free_addr()
+        self.url = f"http://{self.host}:{self.port}"
+        self.conf = os.path.join(workdir, f"{name}.conf")
+        with open(self.conf, "w") as f:
+            f.write(f"[daemon]\nlog_level = debug\nlog_target = stderr\n"
+                    f"[api]\nlisten = {self.host}:{self.port}\n"
+                    f"[store]\ndb = {self.db}\n{extra_conf}\n")
+        self.args = list(args)
+        self.proc = None
+        self.tokens = {}
+
+    def token(self, name, role):
+        out = subprocess.run([binary("rocefabd"), "--config", self.conf, "token", "add", name,
+                              "--role", role], capture_output=True, text=True, check=True)
+        tok = out.stdout.strip().splitlines()[-1]
+        assert re.fullmatch(r"rfb_[A-Za-z0-9_-]{43}", tok), out.stdout
+        self.tokens[name] = tok
+        path = os.path.join(self.workdir, f"{name}.token")
+        with open(path, "w") as f:
+            f.write(tok + "\n")
+        os.chmod(path, 0o600)
+        return tok, path
+
+    def start(self, env=None, wait=True):
+        self.proc = Proc([binary("rocefabd"), "--config", self.conf] + self.args,
+                         os.path.join(self.workdir, f"{self.name}.log"), env=env)
+        if wait:
+            wait_for(self.healthy, 10, what=f"{self.name} to answer")
+        return self
+
+    def healthy(self):
+        assert self.proc.alive(), f"rocefabd exited:\n{self.proc.output()[-3000:]}"
+        return requests.get(self.url + "/api/v1/health", timeout=2).status_code == 200
+
+    def stop(self, sig=signal.SIGTERM):
+        rc = self.proc.stop(sig) if self.proc else None
+        return rc
+
+    def client(self, token_name=None):
+        return Client(self.url, self.tokens.get(token_name) if token_name else None)
+
+
+class Agent:
+    def __init__(self, workdir, agent_id, tree, server, token_file, interval="0.5s", extra=()):
+        self.workdir = workdir
+        self.id = agent_id
+        self.tree = tree
+        self.spool = os.path.join(workdir, f"spool-{agent_id}")
+        self.args = [binary("rocefab-agent"), "--id", agent_id, "--sysfs-root", tree,
+                     "--server", server, "--token-file", token_file, "--interval", interval,
+                     "--spool-dir", self.spool, "-L", "debug", "-o", "agent.log_target=stderr",
+                     "-o", "agent.jitter=0"] + list(extra)
+        self.proc = None
+
+    def start(self):
+        self.proc = Proc(self.args, os.path.join(self.workdir, f"agent-{self.id}.log"))
+        return self
+
+    def stop(self, sig=signal.SIGTERM):
+        return self.proc.stop(sig) if self.proc else None
+
+    def spooled(self):
+        if not os.path.isdir(self.spool):
+            return 0
+        return len([f for f in os.listdir(self.spool) if f.endswith(".json")])
+
+
+def copy_tree(name, dst):
+    shutil.copytree(os.path.join(HOSTS, name), dst, symlinks=True)
+    return dst
+
+
+def write_counter(path, value):
+    """Writes a sysfs-like counter file atomically (a reader never sees half a number)."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(f"{value}\n")
+    os.rename(tmp, path)
+
+
+class World:
+    """Everything a test started; stopped at the end of the test whatever happens."""
+
+    def __init__(self, tmp_path):
+        self.tmp = str(tmp_path)
+        self.daemons = []
+        self.agents = []
+        self.procs = []
+
+    def daemon(self, **kw):
+        d = Daemon(self.tmp, **kw)
+        self.daemons.append(d)
+        return d
+
+    def agent(self, *a, **kw):
+        ag = Agent(self.tmp, *a, **kw)
+        self.agents.append(ag)
+        return ag
+
+    def close(self):
+        for ag in self.agents:
+            ag.stop()
+        for d in self.daemons:
+            d.stop()
+        for p in self.procs:
+            p.stop()
+
+
+@pytest.fixture
+def world(tmp_path):
+    w = World(tmp_path)
+    yield w
+    w.close()

@@ -1,0 +1,176 @@
+"""Bad input gets a clear 4xx problem+json naming the problem, the daemon keeps serving, and
+nothing stored changes.  Every response is also validated against schemas/openapi.yaml."""
+import json
+import os
+import socket
+import subprocess
+import time
+
+import pytest
+import requests
+
+from conftest import Client, binary, wait_for
+
+GOOD = os.path.join(os.path.dirname(__file__), "..", "data", "reports", "good", "stor-b1.json")
+
+
+@pytest.fixture
+def daemon(world):
+    d = world.daemon()
+    d.token("agent", "agent")
+    d.token("viewer", "viewer")
+    d.token("ops", "operator")
+    d.token("admin", "admin")
+    d.start()
+    # one good report so that there is something that must not change
+    with open(GOOD) as f:
+        body = f.read()
+    r = d.client("agent").post("/api/v1/agents/stor-b1/report", data=body,
+                              headers={"Content-Type": "application/json"})
+    assert r.status_code == 200 and r.json()["accepted"]
+    return d
+
+
+def problem(r, status, code):
+    assert r.status_code == status, (r.status_code, r.text)
+    assert r.headers["Content-Type"].startswith("application/problem+json")
+    p = r.json()
+    assert p["status"] == status and p["code"] == code, p
+    assert p["detail"]
+    return p
+
+
+def snapshot(d):
+    c = d.client("viewer")
+    return (c.json("/api/v1/agents"), c.json("/api/v1/ports"),
+            c.json("/api/v1/ports/stor-b1:rxe0:1/counters?from=1000000000&to=2000000000"))
+
+
+def post(d, token, body, agent="stor-b1", ctype="application/json", **kw):
+    return d.client(token).post(f"/api/v1/agents/{agent}/report", data=body,
+                                headers={"Content-Type": ctype} if ctype else {}, **kw)
+
+
+def test_bad_reports(daemon):
+    d = daemon
+    before = snapshot(d)
+    with open(GOOD) as f:
+        good = json.load(f)
+
+    p = problem(post(d, "agent", '{"schema": 1, "agent": '), 400, "BAD_JSON")
+    assert "line 1" in p["detail"]
+    problem(post(d, "agent", ""), 400, "BAD_JSON")
+    problem(post(d, "agent", "\x00\x01\x02garbage"), 400, "BAD_JSON")
+
+    bad = dict(good, seq="7")
+    p = problem(post(d, "agent", json.dumps(bad)), 400, "SCHEMA_VIOLATION")
+    assert p["pointer"] == "/seq" and "integer" in p["detail"]
+
+    bad = json.loads(json.dumps(good))
+    bad["samples"][0]["values"]["sent_pkts"] = -1
+    p = problem(post(d, "agent", json.dumps(bad)), 400, "SCHEMA_VIOLATION")
+    assert p["pointer"] == "/samples/0/values/sent_pkts"
+
+    bad = dict(good, schema=7)
+    problem(post(d, "agent", json.dumps(bad)), 400, "UNSUPPORTED_SCHEMA")
+
+    problem(post(d, "agent", json.dumps(good), agent="someone-else"), 400, "AGENT_ID_MISMATCH")
+    problem(post(d, "agent", json.dumps(good), ctype="text/plain"), 415, "UNSUPPORTED_MEDIA_TYPE")
+    problem(post(d, "agent", json.dumps(good), ctype=None), 415, "UNSUPPORTED_MEDIA_TYPE")
+
+    # 10 MB, announced by Content-Length: refused before the body is read
+    big = "x" * (10 * 1024 * 1024)
+    t0 = time.monotonic()
+    r = post(d, "agent", big)
+    problem(r, 413, "BODY_TOO_LARGE")
+    # 10 MB sent chunked (no Content-Length): refused once the limit is crossed
+    def chunks():
+        for _ in range(160):
+            yield b"{" * 65536
+    try:
+        r = post(d, "agent", chunks())
+        problem(r, 413, "BODY_TOO_LARGE")
+    except requests.ConnectionError:
+        pass  # the server may close while the client is still sending; it must keep serving
+    assert time.monotonic() - t0 < 10
+
+    assert d.healthy()
+    assert snapshot(d) == before
+
+
+def test_auth(daemon):
+    d = daemon
+    before = snapshot(d)
+    with open(GOOD) as f:
+        body = f.read()
+    anon = Client(d.url)
+
+    p = problem(anon.get("/api/v1/hosts"), 401, "MISSING_TOKEN")
+    r = anon.get("/api/v1/hosts")
+    assert r.headers["WWW-Authenticate"].startswith("Bearer")
+    problem(Client(d.url, "rfb_" + "A" * 43).get("/api/v1/hosts"), 401, "INVALID_TOKEN")
+    problem(Client(d.url, "not-a-token").get("/api/v1/hosts"), 401, "INVALID_TOKEN")
+    r = anon.get("/api/v1/hosts", headers={"Authorization": "Basic dXNlcjpwYXNz"})
+    problem(r, 401, "BAD_AUTH_SCHEME")
+    problem(post(d, "viewer", body), 403, "FORBIDDEN")
+    problem(post(d, "ops", body), 403, "FORBIDDEN")
+    problem(d.client("agent").get("/api/v1/hosts"), 403, "FORBIDDEN")
+    problem(anon.post("/api/v1/agents/stor-b1/report", data=body,
+                      headers={"Content-Type": "application/json"}), 401, "MISSING_TOKEN")
+    # health and version need no token
+    assert anon.get("/api/v1/health").status_code == 200
+    assert anon.get("/api/v1/version").status_code == 200
+    # admin may do everything
+    assert d.client("admin").get("/api/v1/hosts").status_code == 200
+    assert post(d, "admin", body).json()["duplicate"] is True
+
+    # a revoked token stops working (within the token cache lifetime)
+    subprocess.run([binary("rocefabd"), "--config", d.conf, "token", "revoke", "viewer"],
+                   check=True, capture_output=True)
+    wait_for(lambda: d.client("viewer").get("/api/v1/hosts").status_code == 401, 3,
+             what="revocation")
+    assert d.healthy()
+    after = d.client("admin").json("/api/v1/agents")
+    assert after["items"][0]["reports"] == before[0]["items"][0]["reports"]
+
+
+def test_routing_and_parameters(daemon):
+    d = daemon
+    c = d.client("viewer")
+    problem(c.get("/api/v1/nothing"), 404, "NOT_FOUND")
+    problem(c.get("/"), 404, "NOT_FOUND")
+    r = c.request("DELETE", "/api/v1/hosts")
+    problem(r, 405, "METHOD_NOT_ALLOWED")
+    assert r.headers["Allow"] == "GET"
+    problem(c.get("/api/v1/hosts/nobody"), 404, "UNKNOWN_HOST")
+    problem(c.get("/api/v1/agents/nobody"), 404, "UNKNOWN_AGENT")
+    problem(c.get("/api/v1/ports/stor-b1:rxe0:9"), 404, "UNKNOWN_PORT")
+    problem(c.get("/api/v1/ports/stor-b1:rxe0:9/counters"), 404, "UNKNOWN_PORT")
+    p = problem(c.get("/api/v1/ports/stor-b1:rxe0:1/counters?names=bogus_counter"), 400,
+                "UNKNOWN_COUNTER")
+    assert "bogus_counter" in p["detail"]
+    problem(c.get("/api/v1/ports/stor-b1:rxe0:1/counters?from=yesterday"), 400, "BAD_PARAMETER")
+    problem(c.get("/api/v1/ports/stor-b1:rxe0:1/counters?step=fast"), 400, "BAD_PARAMETER")
+    problem(c.get("/api/v1/ports/stor-b1:rxe0:1/counters?from=now&to=-1h"), 400, "BAD_TIME_RANGE")
+    problem(c.get("/api/v1/ports/stor-b1:rxe0:1/counters?from=-30d&step=1ms"), 400,
+            "TOO_MANY_POINTS")
+    problem(c.get("/api/v1/ports?state=sideways"), 400, "BAD_PARAMETER")
+    problem(c.get("/api/v1/hosts/" + "x" * 300), 414, "URI_TOO_LONG")
+    assert c.json("/api/v1/ports?host=nobody")["count"] == 0
+    assert d.healthy()
+
+
+def test_slow_and_broken_clients(daemon):
+    """Clients that stop halfway do not hurt the daemon."""
+    d = daemon
+    for _ in range(20):
+        s = socket.create_connection((d.host, d.port))
+        s.sendall(b"POST /api/v1/agents/stor-b1/report HTTP/1.1\r\nHost: x\r\n"
+                  b"Content-Type: application/json\r\nContent-Length: 5000\r\n"
+                  b"Authorization: Bearer " + d.tokens["agent"].encode() + b"\r\n\r\n{\"sch")
+        s.close()
+    s = socket.create_connection((d.host, d.port))
+    s.sendall(b"GARBAGE\r\n\r\n")
+    s.close()
+    assert d.healthy()
+    assert d.client("viewer").json("/api/v1/agents")["count"] == 1

@@ -1,0 +1,137 @@
+"""The contracts in schemas/ are valid, agree with the code, and cannot drift:
+- every schema is valid JSON Schema 2020-12, the OpenAPI document is OpenAPI 3.1;
+- the OpenAPI paths are exactly the routes rocefabd serves;
+- the report JSON Schema and rocefabd's C validator give the same verdicts on the same
+  documents (except the documented cross-field rules JSON Schema cannot express);
+- what rocefab-agent --once prints validates against the report schema, for every tree.
+"""
+import glob
+import json
+import os
+import subprocess
+
+import jsonschema
+import yaml
+
+from conftest import HOSTS, ROOT, SCHEMAS, binary
+
+REPORTS = os.path.join(ROOT, "tests", "data", "reports")
+
+
+def load(name):
+    with open(os.path.join(SCHEMAS, name)) as f:
+        return json.load(f)
+
+
+def report_validator():
+    return jsonschema.Draft202012Validator(load("agent-report.schema.json"))
+
+
+def test_schemas_are_valid():
+    for name in ("agent-report.schema.json", "command.schema.json"):
+        jsonschema.Draft202012Validator.check_schema(load(name))
+    with open(os.path.join(SCHEMAS, "openapi.yaml")) as f:
+        doc = yaml.safe_load(f)
+    assert doc["openapi"].startswith("3.1")
+    for name, schema in doc["components"]["schemas"].items():
+        jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def test_registry_is_consistent():
+    reg = load("counters.json")
+    names = [c["name"] for c in reg["counters"]]
+    assert len(names) == len(set(names))
+    for c in reg["counters"]:
+        assert c["scope"] in ("port", "port_prio", "queue", "qp")
+        for s in c["sources"]:
+            assert ("%d" in s["name"]) == (c["scope"] == "port_prio"), c["name"]
+        if c["unit"] == "microseconds":
+            assert c["name"].endswith("_us")
+    # the registry the daemon serves is this file
+    out = subprocess.run([binary("rocefabd"), "--version"], capture_output=True, text=True)
+    assert out.returncode == 0
+
+
+def test_openapi_lists_exactly_the_routes():
+    out = subprocess.run([binary("rocefabd"), "--routes"], capture_output=True, text=True,
+                         check=True).stdout
+    served = set()
+    for line in out.splitlines():
+        method, pattern = line.split()[:2]
+        served.add((method.lower(), pattern))
+    with open(os.path.join(SCHEMAS, "openapi.yaml")) as f:
+        doc = yaml.safe_load(f)
+    documented = {(m, p) for p, ops in doc["paths"].items() for m in ops
+                  if m in ("get", "put", "post", "delete", "patch")}
+    assert served == documented, f"served only: {served - documented}; documented only: {documented - served}"
+
+
+def strict_load(path):
+    """JSON with duplicate keys rejected, as jansson does."""
+    def no_dups(pairs):
+        keys = [k for k, _ in pairs]
+        if len(keys) != len(set(keys)):
+            raise ValueError("duplicate key")
+        return dict(pairs)
+    with open(path) as f:
+        return json.loads(f.read(), object_pairs_hook=no_dups)
+
+
+def c_verdicts(files):
+    out = subprocess.run([binary("rocefabd"), "--validate-report"] + files, capture_output=True,
+                         text=True).stdout
+    verdicts = {}
+    for line in out.splitlines():
+        path, verdict = line.split(": ", 2)[:2]
+        verdicts[path] = verdict
+    return verdicts
+
+
+def test_good_reports_pass_both_validators():
+    files = sorted(glob.glob(os.path.join(REPORTS, "good", "*.json")))
+    assert len(files) >= 4
+    v = report_validator()
+    verdicts = c_verdicts(files)
+    for f in files:
+        v.validate(strict_load(f))
+        assert verdicts[f] == "ok", f
+
+
+def test_bad_reports_fail_both_validators():
+    v = report_validator()
+    expectations = []
+    with open(os.path.join(REPORTS, "bad", "expectations.tsv")) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            name, code, pointer, schema_verdict = line.rstrip("\n").split("\t")
+            expectations.append((os.path.join(REPORTS, "bad", name), code, pointer, schema_verdict))
+    verdicts = c_verdicts([e[0] for e in expectations])
+    for path, code, pointer, schema_verdict in expectations:
+        assert verdicts[path] == "invalid", path
+        try:
+            doc = strict_load(path)
+        except ValueError:
+            assert code == "BAD_JSON", path
+            continue
+        errors = list(v.iter_errors(doc))
+        if schema_verdict == "invalid":
+            assert errors, f"{path}: the JSON Schema accepts it"
+        else:
+            # cross-field rules (a sample's port must be in the inventory, no duplicates)
+            assert not errors, f"{path}: expected only rocefabd to reject it"
+
+
+def test_agent_once_output_validates(tmp_path):
+    v = report_validator()
+    for tree in sorted(os.listdir(HOSTS)):
+        if not os.path.isdir(os.path.join(HOSTS, tree)):
+            continue
+        out = subprocess.run([binary("rocefab-agent"), "--once", "--id", tree, "--sysfs-root",
+                              os.path.join(HOSTS, tree)], capture_output=True, text=True, check=True)
+        doc = json.loads(out.stdout)
+        v.validate(doc)
+        assert doc["samples"], tree
+        path = tmp_path / f"{tree}.json"
+        path.write_text(out.stdout)
+        assert c_verdicts([str(path)])[str(path)] == "ok"
