@@ -141,7 +141,7 @@ $(B)/bench/%: $(B)/tests/bench/%.o $(CORE_LIB)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(CORE_LIB) $(LIBS)
 
 # --- tests -------------------------------------------------------------------------------
-check: all check-unit check-schemas check-units check-system
+check: deps all check-unit check-schemas check-units check-system
 
 check-unit: $(UNIT_TESTS)
 	$(Q)tests/run-unit.sh $(UNIT_TESTS)
@@ -155,7 +155,7 @@ check-units:
 check-system: all
 	$(Q)ROCEFAB_BUILD=$(B) $(PYTEST) -v -p no:cacheprovider --durations=8 tests/system
 
-demo: all
+demo: deps all
 	$(Q)ROCEFAB_BUILD=$(B) tests/demo.sh
 
 bench: DEPS_TIERS = bench
@@ -174,7 +174,7 @@ $(B)/fuzz/fuzz_report: tests/fuzz/fuzz_report.c $(FUZZ_SRCS) $(B)/lib/registry-b
 
 fuzz: $(B)/fuzz/fuzz_report
 	$(Q)mkdir -p $(B)/fuzz/corpus-report
-	$(Q)cp tests/data/reports/*.json $(B)/fuzz/corpus-report/
+	$(Q)cp tests/data/reports/good/*.json tests/data/reports/bad/*.json $(B)/fuzz/corpus-report/
 	$(B)/fuzz/fuzz_report -max_total_time=$(FUZZ_TIME) -max_len=65536 -timeout=10 \
 		-artifact_prefix=$(B)/fuzz/ $(B)/fuzz/corpus-report
 

@@ -39,6 +39,9 @@ int api_start(const struct api_conf *c, const struct api_deps *d, struct api **r
 const char *api_url(const struct api *a);
 /* Stops accepting new connections; requests in progress continue. */
 void api_quiesce(struct api *a);
+/* From now on reports are refused (503 SHUTTING_DOWN; agents keep them and retry); waits until
+ * every report being stored has been answered.  Returns 0, or -ETIMEDOUT. */
+int api_drain(struct api *a, int64_t timeout_ns);
 void api_stop(struct api *a);
 /* Prints "METHOD PATTERN ROLE summary" for every route (rocefabd --routes). */
 void api_print_routes(FILE *f);

@@ -27,6 +27,7 @@ static int reply(struct api_req *req)
 	const struct ingest_result *res = &req->ingest_res;
 	struct rf_err e = { 0 };
 
+	api_async_done(req);
 	if (req->async_err == -EAGAIN) {
 		rf_err_set(&e, -EAGAIN, "QUEUE_FULL", NULL,
 			   "rocefabd is busy storing other reports; retry shortly");
@@ -74,7 +75,12 @@ int h_report(struct api_req *req)
 		return api_reply_problem(req, 400, &e);
 	}
 	/* Suspend before handing over: the writer may finish before we return. */
-	api_suspend(req);
+	if (!api_suspend(req)) {
+		report_free(rep);
+		rf_err_set(&e, -EAGAIN, "SHUTTING_DOWN", NULL,
+			   "rocefabd is shutting down; send the report again later");
+		return api_reply_problem(req, 503, &e);
+	}
 	r = ingest_submit(d->ingest, rep, report_done, req);
 	if (r < 0) {
 		report_free(rep);

@@ -49,9 +49,12 @@ int api_reply_problem(struct api_req *req, unsigned status, const struct rf_err 
 const char *api_arg(struct api_req *req, const char *name);
 const struct api_deps *api_deps(const struct api_req *req);
 const struct api_conf *api_conf(const struct api_req *req);
-/* Suspends the request until api_resume(); call before handing the request to another thread. */
-void api_suspend(struct api_req *req);
+/* Suspends the request until api_resume(); call before handing the request to another thread.
+ * Returns false (and does not suspend) once the API drains for shutdown.  The resumed request
+ * must reply through api_async_done(). */
+bool api_suspend(struct api_req *req);
 void api_resume(struct api_req *req);
+void api_async_done(struct api_req *req);
 /* Prometheus text of the API's own request counters. */
 void api_render_metrics(struct api *a, struct buf *out);
 

@@ -76,6 +76,13 @@ struct api {
 	atomic_uint_least64_t requests[NROUTES + 1][NCODES + 1]; /* [NROUTES]: unrouted */
 	atomic_uint_least64_t bytes_in;
 
+	/* requests handed to another thread (suspended until it answers), for a clean shutdown:
+	 * libmicrohttpd must not be stopped while any connection is suspended */
+	pthread_mutex_t async_lock;
+	pthread_cond_t async_cond;
+	unsigned async_n;
+	bool draining;
+
 	pthread_mutex_t cache_lock;
 	struct hmap cache;  /* url -> struct cached */
 	struct hmap tokens; /* sha256 hex -> struct token_entry */
@@ -382,10 +389,45 @@ static void dispatch(struct api_req *req)
 	}
 }
 
-void api_suspend(struct api_req *req)
+bool api_suspend(struct api_req *req)
 {
+	struct api *a = req->api;
+
+	pthread_mutex_lock(&a->async_lock);
+	if (a->draining) {
+		pthread_mutex_unlock(&a->async_lock);
+		return false;
+	}
+	a->async_n++;
+	pthread_mutex_unlock(&a->async_lock);
 	req->suspended = true;
 	MHD_suspend_connection(req->conn);
+	return true;
+}
+
+void api_async_done(struct api_req *req)
+{
+	struct api *a = req->api;
+
+	pthread_mutex_lock(&a->async_lock);
+	a->async_n--;
+	pthread_cond_broadcast(&a->async_cond);
+	pthread_mutex_unlock(&a->async_lock);
+}
+
+int api_drain(struct api *a, int64_t timeout_ns)
+{
+	struct timespec until;
+	int r = 0;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += timeout_ns / NSEC_PER_SEC;
+	pthread_mutex_lock(&a->async_lock);
+	a->draining = true;
+	while (a->async_n && r == 0)
+		r = pthread_cond_timedwait(&a->async_cond, &a->async_lock, &until);
+	pthread_mutex_unlock(&a->async_lock);
+	return r ? -ETIMEDOUT : 0;
 }
 
 void api_resume(struct api_req *req)
@@ -617,6 +659,8 @@ int api_start(const struct api_conf *c, const struct api_deps *d, struct api **r
 		return -ENOMEM;
 	a->conf = *c;
 	a->deps = *d;
+	pthread_mutex_init(&a->async_lock, NULL);
+	pthread_cond_init(&a->async_cond, NULL);
 	pthread_mutex_init(&a->cache_lock, NULL);
 	hmap_init(&a->cache);
 	hmap_init(&a->tokens);
@@ -706,6 +750,8 @@ void api_stop(struct api *a)
 		free(v);
 	hmap_fini(&a->tokens);
 	pthread_mutex_destroy(&a->cache_lock);
+	pthread_cond_destroy(&a->async_cond);
+	pthread_mutex_destroy(&a->async_lock);
 	free(a->tls_cert);
 	free(a->tls_key);
 	free(a);

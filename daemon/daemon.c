@@ -207,9 +207,11 @@ int daemon_run(const struct daemon_settings *s)
 		}
 	}
 	sd_notify(0, "STOPPING=1\nSTATUS=stopping: flushing the write queue");
-	/* Stop taking connections, let queued reports commit (their agents get their answer),
-	 * then stop HTTP and close the database. */
+	/* Stop taking connections and new reports, let the queued reports commit and their agents
+	 * get their answers, then stop HTTP and close the database. */
 	api_quiesce(api);
+	if (api_drain(api, 60 * NSEC_PER_SEC) < 0)
+		log_error("daemon", "reports still unanswered after 60 s; stopping anyway");
 	store_flush(st);
 	api_stop(api);
 	api = NULL;

@@ -203,7 +203,8 @@ static int port_load(struct ingest *ing, struct port_state *ps)
 		free(l.c);
 		return r;
 	}
-	qsort(l.c, l.n, sizeof(*l.c), cstate_sort_cmp);
+	if (l.n)
+		qsort(l.c, l.n, sizeof(*l.c), cstate_sort_cmp);
 	free(ps->c);
 	ps->c = l.c;
 	ps->n = l.n;
@@ -714,6 +715,20 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 	sqlite3_bind_int64(st, 4, now);
 	if ((r = step_done(st)) < 0)
 		return r;
+	if (j->inv_hash != as->inv_hash) {
+		static const char counts_sql[] =
+			"UPDATE agents SET "
+			"devices = (SELECT count(*) FROM devices d WHERE d.agent_id = ?1 AND d.present), "
+			"ports = (SELECT count(*) FROM ports p WHERE p.agent_id = ?1 AND p.present), "
+			"ports_up = (SELECT count(*) FROM ports p WHERE p.agent_id = ?1 AND p.present "
+			"AND p.state = 'up') WHERE id = ?1";
+
+		if (!(st = store_stmt(ing->store, counts_sql)))
+			return -EIO;
+		sqlite3_bind_text(st, 1, rep->agent_id, -1, SQLITE_STATIC);
+		if ((r = step_done(st)) < 0)
+			return r;
+	}
 
 	/* Everything is written: the caches follow. */
 	j->res.ignored = rep->unknown_values;

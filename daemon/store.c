@@ -78,6 +78,16 @@ static const char *const migrations[] = {
 	"  n INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY(port_id, t_ns)) WITHOUT ROWID;"
 	"CREATE TABLE tokens(name TEXT PRIMARY KEY, role TEXT NOT NULL, hash TEXT NOT NULL UNIQUE,"
 	"  created_ns INTEGER NOT NULL, revoked_ns INTEGER) WITHOUT ROWID;",
+	/* 1 -> 2: device and port counts kept with the agent (written when an inventory changes,
+	 * read by every host listing) */
+	"ALTER TABLE agents ADD COLUMN devices INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE agents ADD COLUMN ports INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE agents ADD COLUMN ports_up INTEGER NOT NULL DEFAULT 0;"
+	"UPDATE agents SET"
+	"  devices = (SELECT count(*) FROM devices d WHERE d.agent_id = agents.id AND d.present),"
+	"  ports = (SELECT count(*) FROM ports p WHERE p.agent_id = agents.id AND p.present),"
+	"  ports_up = (SELECT count(*) FROM ports p WHERE p.agent_id = agents.id AND p.present"
+	"              AND p.state = 'up');",
 };
 
 int store_errno(int rc)
@@ -365,16 +375,17 @@ static void *writer_main(void *arg)
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
 		struct store_job *batch, *last;
-		unsigned n = 0;
+		unsigned n = 1;
 
 		while (!s->head && !s->stopping)
 			pthread_cond_wait(&s->cond_work, &s->lock);
 		if (!s->head && s->stopping)
 			break;
 		batch = last = s->head;
-		while (last->next && ++n < s->batch_max)
+		while (last->next && n < s->batch_max) {
 			last = last->next;
-		n++;
+			n++;
+		}
 		s->head = last->next;
 		if (!s->head)
 			s->tail = NULL;
@@ -466,12 +477,22 @@ const char *store_path(const struct store *s)
 	return s->path;
 }
 
+static pthread_once_t sqlite_once = PTHREAD_ONCE_INIT;
+
+static void sqlite_global_config(void)
+{
+	/* Allocation statistics take a global mutex on every malloc: with several reader
+	 * threads that mutex is the bottleneck, and nothing here reads the statistics. */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 int store_open(const struct store_conf *c, bool start_writer, struct store **ret,
 	       struct rf_err *e)
 {
 	struct store *s = calloc(1, sizeof(*s));
 	int r;
 
+	pthread_once(&sqlite_once, sqlite_global_config);
 	if (!s)
 		return -ENOMEM;
 	s->path = strdup(c->path);

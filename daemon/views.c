@@ -140,11 +140,8 @@ int views_agent_counts(struct store_reader *rd, const struct views_opts *o, int6
 }
 
 #define HOST_SQL                                                                                   \
-	"SELECT a.id, a.hostname, a.version, a.last_seen_ns, a.interval_ms, "                    \
-	"(SELECT count(*) FROM devices d WHERE d.agent_id = a.id AND d.present), "                \
-	"(SELECT count(*) FROM ports p WHERE p.agent_id = a.id AND p.present), "                  \
-	"(SELECT count(*) FROM ports p WHERE p.agent_id = a.id AND p.present AND p.state = 'up') " \
-	"FROM agents a WHERE a.role = 'host'"
+	"SELECT a.id, a.hostname, a.version, a.last_seen_ns, a.interval_ms, a.devices, a.ports, " \
+	"a.ports_up FROM agents a WHERE a.role = 'host'"
 
 static json_t *host_row(sqlite3_stmt *st, const struct views_opts *o)
 {

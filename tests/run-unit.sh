@@ -14,7 +14,9 @@ for t in "$@"; do
 	total_tests=$((total_tests + ${n:-0}))
 	if [ $rc -ne 0 ]; then
 		failed=$((failed + 1))
-		failed_tests=$((failed_tests + rc))
+		# cmocka's own count; a crash (sanitizer abort) counts as one failure
+		nf=$(printf '%s\n' "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s), listed below:.*/\1/p' | tail -1)
+		failed_tests=$((failed_tests + ${nf:-1}))
 		echo "unit: FAILED $t (exit $rc)"
 	else
 		passed_bins=$((passed_bins + 1))

@@ -84,6 +84,52 @@ static void test_migrations(void **state)
 	unlink(dbpath);
 }
 
+/* A schema-1 database (tests/data/store-v1.sql, written by rocefabd before migration 2)
+ * opens, migrates, and keeps its data; the new columns are filled from the old tables. */
+static void test_migration_from_v1(void **state)
+{
+	struct store_conf c = { .path = dbpath };
+	struct rf_err e = { 0 };
+	struct store *s;
+	sqlite3 *db;
+	char *sql;
+	size_t len;
+	FILE *f = fopen("tests/data/store-v1.sql", "re");
+	sqlite3_stmt *st;
+
+	(void)state;
+	unlink(dbpath);
+	assert_non_null(f);
+	sql = calloc(1, 1 << 20);
+	len = fread(sql, 1, (1 << 20) - 1, f);
+	fclose(f);
+	assert_true(len > 0);
+	assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	free(sql);
+
+	assert_int_equal(store_open(&c, false, &s, &e), 0);
+	assert_int_equal(user_version(s), STORE_SCHEMA_VERSION);
+	st = store_stmt(s, "SELECT id, devices, ports, ports_up, reports FROM agents ORDER BY id");
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(st, 0), "gpu-a1");
+	assert_int_equal(sqlite3_column_int(st, 1), 2);
+	assert_int_equal(sqlite3_column_int(st, 2), 2);
+	assert_int_equal(sqlite3_column_int(st, 3), 2);
+	assert_int_equal(sqlite3_column_int(st, 4), 1);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(st, 0), "stor-b1");
+	assert_int_equal(sqlite3_column_int(st, 2), 1);
+	sqlite3_reset(st);
+	st = store_stmt(s, "SELECT count(*) FROM samples");
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(st, 0), 3);
+	sqlite3_reset(st);
+	store_close(s);
+	unlink(dbpath);
+}
+
 static void test_tokens(void **state)
 {
 	struct store_conf c = { .path = dbpath, .readers = 1 };
@@ -128,6 +174,69 @@ static void test_tokens(void **state)
 	assert_int_equal(tokens_check(rd, tok2, &role, name), 0);
 	assert_int_equal(role, ROLE_VIEWER);
 	store_reader_put(s, rd);
+	store_close(s);
+	unlink(dbpath);
+}
+
+/* --- the writer queue --------------------------------------------------------------------- */
+
+struct count_job {
+	struct store_job job;
+	int *applied, *done;
+	bool fail;
+};
+
+static int count_apply(struct store_job *j, struct store *s)
+{
+	struct count_job *c = (struct count_job *)j;
+
+	(void)s;
+	(*c->applied)++;
+	return c->fail ? -EINVAL : 0;
+}
+
+static void count_done(struct store_job *j, int result)
+{
+	struct count_job *c = (struct count_job *)j;
+
+	(*c->done)++;
+	assert_int_equal(result, c->fail ? -EINVAL : 0);
+}
+
+static void test_writer_queue(void **state)
+{
+	/* more jobs than a batch holds, and a full queue */
+	struct store_conf c = { .path = dbpath, .queue_max = 40, .batch_max = 4 };
+	struct count_job jobs[100];
+	int applied = 0, done = 0, accepted = 0, refused = 0;
+	struct store_stats st;
+	struct rf_err e = { 0 };
+	struct store *s;
+
+	(void)state;
+	unlink(dbpath);
+	assert_int_equal(store_open(&c, true, &s, &e), 0);
+	for (int i = 0; i < 100; i++) {
+		jobs[i] = (struct count_job){ .job = { .apply = count_apply, .done = count_done },
+					      .applied = &applied, .done = &done, .fail = i % 7 == 0 };
+		if (store_submit(s, &jobs[i].job) == 0)
+			accepted++;
+		else
+			refused++;
+	}
+	store_flush(s);
+	assert_int_equal(done, accepted);
+	assert_int_equal(applied, accepted);
+	assert_int_equal(accepted + refused, 100);
+	assert_int_equal(store_queue_depth(s), 0);
+	store_get_stats(s, &st);
+	assert_int_equal(st.jobs, (uint64_t)accepted);
+	assert_true(st.queue_peak <= 40);
+	/* the queue takes jobs again once drained */
+	for (int i = 0; i < 40; i++)
+		assert_int_equal(store_submit(s, &jobs[i].job), 0);
+	store_flush(s);
+	assert_int_equal(store_queue_depth(s), 0);
 	store_close(s);
 	unlink(dbpath);
 }
@@ -349,7 +458,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_migrations),
+		cmocka_unit_test(test_migration_from_v1),
 		cmocka_unit_test(test_tokens),
+		cmocka_unit_test(test_writer_queue),
 		cmocka_unit_test(test_ingest),
 	};
 

@@ -1,0 +1,73 @@
+#!/bin/bash
+# make bench: the performance table.  Every figure is measured in this run, next to a reference
+# measured in the same run where one exists; nothing here passes or fails on a wall-clock bound.
+set -euo pipefail
+B=${ROCEFAB_BUILD:-build}
+work=$(mktemp -d /tmp/rocefab-bench-XXXXXX)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_http() { for _ in $(seq 100); do curl -sf "$1" > /dev/null && return 0; sleep 0.1; done; return 1; }
+
+echo "rocefab benchmarks on $(nproc) cores ($(uname -r)), commit $(git describe --always --dirty 2>/dev/null || echo ?)"
+echo
+
+# (a) ingest throughput
+p=$(port)
+"$B/rocefabd" --db "$work/ingest.db" token add bench --role agent | tail -1 > "$work/agent.token"
+"$B/rocefabd" --db "$work/ingest.db" --listen "127.0.0.50:$p" -o store.queue=4096 \
+	-o daemon.log_level=warning > "$work/rocefabd-ingest.log" 2>&1 &
+pids+=($!)
+wait_http "http://127.0.0.50:$p/api/v1/health"
+"$B/bench/bench_ingest" "http://127.0.0.50:$p" "$work/agent.token" "$work/reference.db" \
+	--agents 200 --ports 8 --counters 60 --rounds "${BENCH_ROUNDS:-10}"
+kill "${pids[-1]}"; wait "${pids[-1]}" || true
+echo
+
+# (b) GET /api/v1/hosts with 100 hosts, next to a minimal libmicrohttpd responder
+p=$(port)
+"$B/rocefabd" --db "$work/rest.db" token add bench --role agent | tail -1 > "$work/agent2.token"
+"$B/rocefabd" --db "$work/rest.db" token add viewer --role viewer | tail -1 > "$work/viewer.token"
+run_rest() { # cache_ttl
+	"$B/rocefabd" --db "$work/rest.db" --listen "127.0.0.51:$p" -o api.cache_ttl="$1" \
+		-o daemon.log_level=warning > "$work/rocefabd-rest.log" 2>&1 &
+	pids+=($!)
+	wait_http "http://127.0.0.51:$p/api/v1/health"
+}
+run_rest 100ms
+"$B/bench/bench_ingest" "http://127.0.0.51:$p" "$work/agent2.token" "$work/reference2.db" \
+	--agents 100 --ports 2 --counters 10 --rounds 1 > /dev/null
+tok=$(cat "$work/viewer.token")
+curl -sf -H "Authorization: Bearer $tok" "http://127.0.0.51:$p/api/v1/hosts" > "$work/hosts.json"
+hosts=$(/usr/bin/python3 -c "import json,sys; print(json.load(open('$work/hosts.json'))['count'])")
+wrk_rate() { wrk -t1 -c32 -d"${BENCH_WRK_SECONDS:-6}s" "$@" | awk '/Requests\/sec/ {print $2}'; }
+ours=$(wrk_rate -H "Authorization: Bearer $tok" "http://127.0.0.51:$p/api/v1/hosts")
+kill "${pids[-1]}"; wait "${pids[-1]}" || true
+run_rest 0
+ours_nocache=$(wrk_rate -H "Authorization: Bearer $tok" "http://127.0.0.51:$p/api/v1/hosts")
+kill "${pids[-1]}"; wait "${pids[-1]}" || true
+p2=$(port)
+"$B/bench/mhd_min" 127.0.0.52 "$p2" 2 "$work/hosts.json" &
+pids+=($!)
+wait_http "http://127.0.0.52:$p2/"
+ref=$(wrk_rate "http://127.0.0.52:$p2/api/v1/hosts")
+kill "${pids[-1]}"; wait "${pids[-1]}" || true
+/usr/bin/python3 - "$hosts" "$(stat -c %s "$work/hosts.json")" "$ours" "$ours_nocache" "$ref" <<'PY'
+import sys
+hosts, size, ours, nocache, ref = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+print(f"rest         GET /api/v1/hosts ({hosts} hosts, {size} bytes), wrk -t1 -c32, 2 server threads:")
+print(f"             rocefabd {ours:,.0f} req/s (api.cache_ttl=100ms), {nocache:,.0f} req/s (no cache)")
+print(f"reference    minimal libmicrohttpd responder, same body: {ref:,.0f} req/s")
+print(f"ratio        {ours/ref:.2f} ({nocache/ref:.2f} without cache); target >= 0.50: {'met' if ours/ref >= 0.5 else 'NOT MET'}")
+PY
+echo
+
+# (c) the agent on a host with 8 ports
+"$B/tools/sysfs-replay" copy tests/data/hosts/gpu-a2 "$work/host8" --nics 8
+"$B/bench/bench_agent" "$work/host8" 500

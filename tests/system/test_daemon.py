@@ -1,0 +1,203 @@
+"""rocefabd as a process: readiness notification, shutdown that keeps every acknowledged
+report, configuration errors, the token commands, and the agent's command line."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+import requests
+
+from conftest import HOSTS, ROOT, Daemon, binary, copy_tree, wait_for
+
+REPORT = os.path.join(ROOT, "tests", "data", "reports", "good", "stor-b1.json")
+
+
+def test_sd_notify_ready(world):
+    d = world.daemon()
+    sock_path = os.path.join(world.tmp, "notify.sock")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    s.bind(sock_path)
+    s.settimeout(10)
+    env = dict(os.environ, NOTIFY_SOCKET=sock_path)
+    d.start(env=env, wait=False)
+    msg = s.recv(4096).decode()
+    assert "READY=1" in msg and d.url in msg
+    # by then it answers
+    assert requests.get(d.url + "/api/v1/health", timeout=2).status_code == 200
+    d.proc.p.send_signal(signal.SIGTERM)
+    assert "STOPPING=1" in s.recv(4096).decode()
+    assert d.proc.p.wait(10) == 0
+    assert "database closed" in d.proc.output()
+    s.close()
+
+
+def test_sigterm_keeps_every_acknowledged_report(world):
+    d = world.daemon()
+    tok, _ = d.token("agent", "agent")
+    d.token("viewer", "viewer")
+    d.start()
+    with open(REPORT) as f:
+        base = json.load(f)
+    acked = []
+    stop = threading.Event()
+
+    def sender(n):
+        s = requests.Session()
+        s.headers.update({"Authorization": f"Bearer {tok}", "Content-Type": "application/json"})
+        seq = 0
+        while not stop.is_set():
+            seq += 1
+            doc = json.loads(json.dumps(base))
+            doc["agent"]["id"] = f"load-{n}"
+            doc["agent"]["boot_id"] = f"boot-{n}"
+            doc["seq"] = seq
+            for i, smp in enumerate(doc["samples"]):
+                smp["t_ns"] = 1764514194900000000 + seq * 1000000000 + i
+            try:
+                r = s.post(f"{d.url}/api/v1/agents/load-{n}/report", data=json.dumps(doc), timeout=5)
+            except requests.RequestException:
+                return
+            if r.status_code == 200:
+                acked.append((n, seq))
+    threads = [threading.Thread(target=sender, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    wait_for(lambda: len(acked) > 200, 20, what="reports flowing")
+    d.proc.p.send_signal(signal.SIGTERM)
+    assert d.proc.p.wait(15) == 0
+    stop.set()
+    for t in threads:
+        t.join()
+    d.start()
+    agents = {a["id"]: a for a in d.client("viewer").json("/api/v1/agents")["items"]}
+    for n in range(4):
+        got = [s for m, s in acked if m == n]
+        if got:
+            # every acknowledged report is there (reports are sequential per agent)
+            assert agents[f"load-{n}"]["reports"] >= max(got)
+            assert agents[f"load-{n}"]["seq"] >= max(got)
+
+
+def run(*args, **kw):
+    return subprocess.run([binary("rocefabd")] + list(args), capture_output=True, text=True, **kw)
+
+
+def test_configuration_errors(tmp_path):
+    conf = tmp_path / "r.conf"
+    conf.write_text("[api]\nlisten = 127.0.0.1:9\n\n[store]\nretention = forever\n")
+    r = run("--config", str(conf), "--check-config")
+    assert r.returncode == 2
+    assert f"{conf}:5" in r.stderr and "retention" in r.stderr and "CONF_BAD_VALUE" in r.stderr
+    conf.write_text("[api]\nlisten = 127.0.0.1:9\nlisen = x\n")
+    r = run("--config", str(conf), "--check-config")
+    assert r.returncode == 2 and f"{conf}:3" in r.stderr and "lisen" in r.stderr
+    r = run("--config", str(tmp_path / "missing.conf"))
+    assert r.returncode == 2 and "missing.conf" in r.stderr
+    # flags override the file; -o reaches any key
+    conf.write_text("[api]\nlisten = 127.0.0.1:9\nthreads = 3\n")
+    r = run("--config", str(conf), "--listen", "127.0.0.5:7000", "-o", "store.retention=2d",
+            "--dump-config")
+    assert r.returncode == 0
+    assert "listen = 127.0.0.5:7000" in r.stdout and "threads = 3" in r.stdout
+    assert "retention = 172800s" in r.stdout
+    r = run("-o", "api.threads=0", "--check-config")
+    assert r.returncode == 2 and "out of range" in r.stderr
+    r = run("-o", "nonsense", "--check-config")
+    assert r.returncode == 2
+    assert run("--help").returncode == 0 and "token add" in run("--help").stdout
+    assert "api.listen" in run("--help-config").stdout
+    r = run("--bogus-flag")
+    assert r.returncode == 2
+
+
+def test_listen_errors(world):
+    d = world.daemon()
+    d.start()
+    # the same address twice
+    d2 = world.daemon(name="second")
+    with open(d2.conf, "a") as f:
+        f.write(f"[api]\n")
+    r = run("--db", d2.db, "--listen", f"{d.host}:{d.port}")
+    assert r.returncode == 1 and "LISTEN_FAILED" in r.stderr
+    r = run("--db", d2.db, "--listen", "nowhere")
+    assert r.returncode == 1 and "BAD_LISTEN" in r.stderr
+    r = run("--db", "/proc/no/such/dir/x.db", "--listen", "127.0.0.1:0")
+    assert r.returncode == 1 and "x.db" in r.stderr
+
+
+def test_token_commands(tmp_path):
+    db = str(tmp_path / "t.db")
+    r = run("--db", db, "token", "add", "ops", "--role", "operator")
+    assert r.returncode == 0
+    lines = r.stdout.strip().splitlines()
+    assert lines[-1].startswith("rfb_") and len(lines[-1]) == 47  # alone on the last line
+    r = run("--db", db, "token", "add", "ops", "--role", "viewer")
+    assert r.returncode == 1 and "TOKEN_EXISTS" in r.stderr
+    r = run("--db", db, "token", "add", "x", "--role", "root")
+    assert r.returncode == 2 and "unknown role" in r.stderr
+    r = run("--db", db, "token", "add", "x")
+    assert r.returncode == 2
+    r = run("--db", db, "token", "list")
+    assert "ops" in r.stdout and "operator" in r.stdout and lines[-1] not in r.stdout
+    assert run("--db", db, "token", "revoke", "ops").returncode == 0
+    r = run("--db", db, "token", "revoke", "ops")
+    assert r.returncode == 1 and "TOKEN_NOT_FOUND" in r.stderr
+    assert run("--db", db, "token", "frobnicate").returncode == 2
+
+
+def test_agent_command_line(tmp_path):
+    agent = binary("rocefab-agent")
+    r = subprocess.run([agent, "--server", "http://127.0.0.1:1", "--token-file",
+                        str(tmp_path / "none"), "--spool-dir", str(tmp_path / "s")],
+                       capture_output=True, text=True, timeout=10)
+    assert r.returncode != 0 and "TOKEN_UNREADABLE" in r.stderr
+    (tmp_path / "tok").write_text("rfb_x\n")
+    r = subprocess.run([agent, "--server", "ftp://x", "--token-file", str(tmp_path / "tok"),
+                        "--spool-dir", str(tmp_path / "s")], capture_output=True, text=True,
+                       timeout=10)
+    assert r.returncode != 0 and "BAD_SERVER_URL" in r.stderr
+    r = subprocess.run([agent, "--once", "--sysfs-root", str(tmp_path / "nothing")],
+                       capture_output=True, text=True, timeout=10)
+    assert r.returncode != 0 and "BAD_SYSFS_ROOT" in r.stderr
+    r = subprocess.run([agent, "--once", "--id", "bad id!"], capture_output=True, text=True)
+    assert r.returncode == 2 and "BAD_AGENT_ID" in r.stderr
+    r = subprocess.run([agent, "--once", "-o", "agent.interval=0s"], capture_output=True, text=True)
+    assert r.returncode == 2 and "agent.interval" in r.stderr
+    r = subprocess.run([agent, "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and "--sysfs-root" in r.stdout
+    # an empty tree (no RDMA at all) is not an error: the report says so
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = subprocess.run([agent, "--once", "--id", "bare", "--sysfs-root", str(empty),
+                        "-o", "linux.devices=mlx5_0"], capture_output=True, text=True, check=True)
+    doc = json.loads(r.stdout)
+    assert doc["inventory"] == {"devices": [], "absent": ["mlx5_0"]}
+
+
+def test_agent_live_backend_in_a_namespace(tmp_path):
+    """The live path (rtnetlink, ethtool ioctls) on a veth inside a test namespace."""
+    ns = f"rfb-live-{os.getpid()}"
+    if subprocess.run(["ip", "netns", "add", ns], capture_output=True).returncode != 0:
+        pytest.skip("cannot create network namespaces here")
+    try:
+        subprocess.run(["ip", "-n", ns, "link", "add", "v0", "type", "veth", "peer", "name", "v1"],
+                       check=True)
+        for dev in ("lo", "v0", "v1"):
+            subprocess.run(["ip", "-n", ns, "link", "set", dev, "up"], check=True)
+        r = subprocess.run(["ip", "netns", "exec", ns, binary("rocefab-agent"), "--once", "--id",
+                            "ns-host", "-o", "linux.interfaces=v0,lo,missing0", "-o",
+                            "agent.all_counters=true"], capture_output=True, text=True, check=True)
+        doc = json.loads(r.stdout)
+        devs = {dd["name"]: dd for dd in doc["inventory"]["devices"]}
+        assert devs["v0"]["ports"][0]["state"] == "up"
+        assert devs["v0"]["ports"][0]["speed_mbps"] == 10000  # veth reports 10G via ethtool
+        assert doc["inventory"]["absent"] == ["missing0"]
+        srcs = {(s["device"], s["source"]): s["values"] for s in doc["samples"]}
+        assert "rx_bytes" in srcs[("v0", "netdev")]
+        assert "peer_ifindex" in srcs[("v0", "ethtool")]  # ETHTOOL_GSTATS of veth
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
