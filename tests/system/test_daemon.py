@@ -201,3 +201,44 @@ def test_agent_live_backend_in_a_namespace(tmp_path):
         assert "peer_ifindex" in srcs[("v0", "ethtool")]  # ETHTOOL_GSTATS of veth
     finally:
         subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+def test_https_with_agents(world):
+    """api.tls_cert/tls_key serve HTTPS; agents verify the certificate with agent.ca_file."""
+    cert, key = os.path.join(world.tmp, "cert.pem"), os.path.join(world.tmp, "key.pem")
+    d = world.daemon()
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                    "-subj", "/CN=rocefab-test", "-addext", f"subjectAltName=IP:{d.host}",
+                    "-keyout", key, "-out", cert], check=True, capture_output=True)
+    with open(d.conf, "a") as f:
+        f.write(f"[api]\n")
+    d.args = ["-o", f"api.tls_cert={cert}", "-o", f"api.tls_key={key}"]
+    d.token("agents", "agent")
+    tok, _ = d.token("viewer", "viewer")
+    d.url = d.url.replace("http://", "https://")
+    d.proc = None
+    d.start(wait=False)
+    wait_for(lambda: requests.get(d.url + "/api/v1/health", verify=cert, timeout=2).status_code == 200,
+             10, what="HTTPS")
+    # plain HTTP on the TLS port does not work
+    with pytest.raises(requests.RequestException):
+        requests.get(d.url.replace("https://", "http://") + "/api/v1/health", timeout=2)
+    tree = copy_tree("stor-b1", os.path.join(world.tmp, "tree"))
+    world.agent("stor-b1", tree, d.url, os.path.join(world.tmp, "agents.token"),
+                extra=["-o", f"agent.ca_file={cert}"]).start()
+    hosts = wait_for(lambda: requests.get(d.url + "/api/v1/hosts", verify=cert, timeout=2,
+                                          headers={"Authorization": f"Bearer {tok}"}).json()["count"] == 1,
+                     10, what="a report over HTTPS")
+    # an agent that does not trust the certificate spools instead of sending
+    world.agent("untrusting", tree, d.url, os.path.join(world.tmp, "agents.token")).start()
+    wait_for(lambda: world.agents[-1].spooled() >= 1, 10, what="the untrusting agent to spool")
+    assert "SERVER_UNREACHABLE" in world.agents[-1].proc.output()
+
+
+def test_tls_config_errors(tmp_path):
+    r = run("--db", str(tmp_path / "x.db"), "--listen", "127.0.0.1:0", "-o",
+            f"api.tls_cert={tmp_path}/none.pem")
+    assert r.returncode == 1 and "TLS_INCOMPLETE" in r.stderr
+    r = run("--db", str(tmp_path / "x.db"), "--listen", "127.0.0.1:0", "-o",
+            f"api.tls_cert={tmp_path}/none.pem", "-o", f"api.tls_key={tmp_path}/none.pem")
+    assert r.returncode == 1 and "none.pem" in r.stderr
