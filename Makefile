@@ -67,13 +67,14 @@ DAEMON_SRCS := $(filter-out daemon/main.c,$(wildcard daemon/*.c))
 API_SRCS := $(wildcard api/*.c)
 AGENT_SRCS := $(filter-out agents/main.c,$(wildcard agents/*.c))
 CLI_SRCS := $(filter-out cli/main.c,$(wildcard cli/*.c))
-CORE_SRCS := $(LIB_SRCS) $(DAEMON_SRCS) $(API_SRCS) $(AGENT_SRCS) $(CLI_SRCS)
-CORE_OBJS := $(CORE_SRCS:%.c=$(B)/%.o) $(B)/lib/registry-blob.o
+SIM_SRCS := $(filter-out sim/main.c,$(wildcard sim/*.c))
+CORE_SRCS := $(LIB_SRCS) $(DAEMON_SRCS) $(API_SRCS) $(AGENT_SRCS) $(CLI_SRCS) $(SIM_SRCS)
+CORE_OBJS := $(CORE_SRCS:%.c=$(B)/%.o) $(B)/lib/registry-blob.o $(B)/sim/cdf-blob.o
 CORE_LIB := $(B)/librocefab.a
 
-PROGRAMS := $(B)/rocefabd $(B)/rocefab-agent $(B)/rocefabctl
+PROGRAMS := $(B)/rocefabd $(B)/rocefab-agent $(B)/rocefabctl $(B)/rocefab-sim
 TOOLS := $(B)/tools/sysfs-replay
-MAINS := daemon/main.c agents/main.c cli/main.c tests/tools/sysfs-replay.c
+MAINS := daemon/main.c agents/main.c cli/main.c sim/main.c tests/tools/sysfs-replay.c
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_TESTS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/unit/%)
@@ -119,6 +120,15 @@ $(B)/rocefabd: $(B)/daemon/main.o $(CORE_LIB)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 $(B)/rocefab-agent: $(B)/agents/main.o $(CORE_LIB)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/sim/cdf-blob.o: sim/cdf-blob.S $(wildcard sim/workloads/*.txt) | $(NEED_DEPS)
+	$(call say,AS,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -c -o $@ $<
+
+$(B)/rocefab-sim: $(B)/sim/main.o $(CORE_LIB)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
@@ -184,9 +194,12 @@ install: all
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(UNITDIR) \
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(SYSCONFDIR)/rocefab
 	install -m 0755 $(B)/rocefabd $(B)/rocefab-agent $(DESTDIR)$(SBINDIR)/
-	install -m 0755 $(B)/rocefabctl $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(B)/rocefabctl $(B)/rocefab-sim $(DESTDIR)$(BINDIR)/
 	install -m 0644 schemas/counters.json schemas/agent-report.schema.json \
-		schemas/command.schema.json schemas/openapi.yaml $(DESTDIR)$(DATADIR)/rocefab/
+		schemas/command.schema.json schemas/scenario.schema.json schemas/openapi.yaml \
+		$(DESTDIR)$(DATADIR)/rocefab/
+	install -d $(DESTDIR)$(DATADIR)/rocefab/scenarios
+	install -m 0644 sim/scenarios/*.json $(DESTDIR)$(DATADIR)/rocefab/scenarios/
 	install -m 0644 packaging/man/rocefabd.8 packaging/man/rocefab-agent.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 0644 packaging/man/rocefabctl.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 packaging/systemd/rocefabd.service packaging/systemd/rocefab-agent.service \

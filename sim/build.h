@@ -1,0 +1,46 @@
+/* Building a simulation from a scenario: shared by scenario.c, workload.c and fault.c. */
+#ifndef ROCEFAB_SIM_BUILD_H
+#define ROCEFAB_SIM_BUILD_H
+
+#include <jansson.h>
+
+#include "lib/hmap.h"
+#include "lib/jsonutil.h"
+#include "sim/internal.h"
+
+struct build {
+	struct sim *s;
+	json_t *doc;
+	const char *base_dir;
+	struct rf_err *e;
+	struct js_path p;
+};
+
+int sim_build(struct sim *s, json_t *doc, const char *base_dir, int64_t seed, int64_t until,
+	      struct rf_err *e);
+
+/* Fill e with BAD_SCENARIO at the current path (+ key) and return -EINVAL. */
+int bad(struct build *b, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int opt_num(struct build *b, json_t *o, const char *key, double min, double max, bool excl_min,
+	    double *v);
+int opt_int(struct build *b, json_t *o, const char *key, int64_t min, int64_t max, int64_t *v);
+int check_keys(struct build *b, json_t *o, const char *const *keys);
+
+struct node *node_new(struct build *b, enum node_kind kind, const char *name);
+int link_new(struct build *b, struct node *a, struct node *z, double gbps, double delay_ns);
+struct node *find_node(struct build *b, const char *name);
+struct node *resolve_host(struct build *b, json_t *ref, const char *key);
+struct link *resolve_link(struct build *b, json_t *ref, const char *key);
+
+/* workload.c */
+int build_workloads(struct build *b, json_t *workloads);
+struct flow *flow_add(struct sim *s, struct node *src, struct node *dst, uint64_t bytes,
+		      simtime_t start, uint8_t prio);
+void flow_schedule(struct sim *s, struct flow *f);
+
+/* fault.c */
+int build_faults(struct build *b, json_t *faults);
+int fault_add(struct build *b, json_t *f);
+void faults_free(struct sim *s);
+
+#endif

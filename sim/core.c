@@ -1,0 +1,274 @@
+/* Simulator core: the event queue (a 4-ary heap ordered by time, then by scheduling order),
+ * timers with O(1) cancel, the packet pool, the random number generator, and packet queues. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/internal.h"
+
+static inline bool ev_before(const struct ev *a, const struct ev *b)
+{
+	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+void evq_push(struct sim *s, simtime_t t, uint32_t type, void *obj, uint32_t gen)
+{
+	struct evq *q = &s->q;
+	struct ev e = { .t = t, .seq = q->seq++, .obj = obj, .type = type, .gen = gen };
+	size_t i;
+
+	if (q->n == q->cap) {
+		size_t nc = q->cap ? q->cap * 2 : 4096;
+		struct ev *nh = realloc(q->h, nc * sizeof(*nh));
+
+		if (!nh)
+			abort(); /* the simulation cannot continue without its event queue */
+		q->h = nh;
+		q->cap = nc;
+	}
+	i = q->n++;
+	while (i > 0) {
+		size_t parent = (i - 1) / 4;
+
+		if (!ev_before(&e, &q->h[parent]))
+			break;
+		q->h[i] = q->h[parent];
+		i = parent;
+	}
+	q->h[i] = e;
+}
+
+/* Pops the earliest event into *ret; false when empty. */
+static bool evq_pop(struct evq *q, struct ev *ret)
+{
+	struct ev last;
+	size_t i = 0;
+
+	if (!q->n)
+		return false;
+	*ret = q->h[0];
+	last = q->h[--q->n];
+	if (!q->n)
+		return true;
+	for (;;) {
+		size_t c = 4 * i + 1, best, end;
+
+		if (c >= q->n)
+			break;
+		best = c;
+		end = c + 4 < q->n ? c + 4 : q->n;
+		for (size_t k = c + 1; k < end; k++)
+			if (ev_before(&q->h[k], &q->h[best]))
+				best = k;
+		if (!ev_before(&q->h[best], &last))
+			break;
+		q->h[i] = q->h[best];
+		i = best;
+	}
+	q->h[i] = last;
+	return true;
+}
+
+void timer_init(struct timer *t, timer_fn fn, void *owner, uint32_t arg)
+{
+	*t = (struct timer){ .fn = fn, .owner = owner, .arg = arg };
+}
+
+void timer_arm(struct sim *s, struct timer *t, simtime_t at)
+{
+	if (t->armed) {
+		if (t->at == at)
+			return;
+		t->gen++; /* the old entry becomes stale */
+	}
+	t->armed = true;
+	t->at = at < s->now ? s->now : at;
+	evq_push(s, t->at, EV_TIMER, t, t->gen);
+}
+
+void timer_cancel(struct timer *t)
+{
+	if (t->armed) {
+		t->armed = false;
+		t->gen++;
+	}
+}
+
+/* Runs one event; false when there is none. */
+static bool run_one(struct sim *s, simtime_t limit)
+{
+	struct ev e;
+
+	for (;;) {
+		if (!s->q.n || s->q.h[0].t > limit)
+			return false;
+		evq_pop(&s->q, &e);
+		if (e.type == EV_TIMER) {
+			struct timer *t = e.obj;
+
+			if (e.gen != t->gen || !t->armed)
+				continue; /* cancelled or re-armed */
+			t->armed = false;
+			s->now = e.t;
+			s->st.events++;
+			t->fn(s, t);
+			return true;
+		}
+		s->now = e.t;
+		s->st.events++;
+		if (e.type == EV_TX_DONE)
+			port_tx_done(s, e.obj);
+		else
+			deliver(s, e.obj);
+		return true;
+	}
+}
+
+static bool sim_finished(const struct sim *s)
+{
+	if (s->p.until_ps > 0)
+		return s->now >= s->p.until_ps;
+	return s->st.flows_done == s->nflows && s->flows_started == s->nflows;
+}
+
+uint64_t sim_run_until(struct sim *s, int64_t t)
+{
+	uint64_t n0 = s->st.events;
+	simtime_t limit = t;
+
+	if (s->p.until_ps > 0 && limit > s->p.until_ps)
+		limit = s->p.until_ps;
+	while (!s->stop && !sim_finished(s) && run_one(s, limit))
+		;
+	if (!s->stop && s->now < limit && (s->p.until_ps > 0 || !sim_finished(s)))
+		s->now = limit; /* nothing happened in between: time still passes */
+	return s->st.events - n0;
+}
+
+uint64_t sim_step(struct sim *s, uint64_t n)
+{
+	uint64_t n0 = s->st.events;
+	simtime_t limit = s->p.until_ps > 0 ? s->p.until_ps : INT64_MAX;
+
+	while (n-- && !s->stop && !sim_finished(s) && run_one(s, limit))
+		;
+	return s->st.events - n0;
+}
+
+bool sim_done(const struct sim *s)
+{
+	return s->stop || sim_finished(s) || (!s->q.n && s->p.until_ps <= 0);
+}
+
+/* --- packets ---------------------------------------------------------------------------------- */
+
+#define PKT_CHUNK 4096
+
+struct pkt *pkt_new(struct sim *s)
+{
+	struct pkt *p = s->free_pkts;
+
+	if (!p) {
+		/* the pool grows while the fabric fills up, then recycles */
+		struct pkt *chunk = malloc(PKT_CHUNK * sizeof(*chunk));
+		struct pkt **nc = realloc(s->pkt_chunks, (s->npkt_chunks + 1) * sizeof(*nc));
+
+		if (!chunk || !nc)
+			abort();
+		s->pkt_chunks = nc;
+		s->pkt_chunks[s->npkt_chunks++] = chunk;
+		for (size_t i = 0; i < PKT_CHUNK - 1; i++)
+			chunk[i].next = &chunk[i + 1];
+		chunk[PKT_CHUNK - 1].next = NULL;
+		p = chunk;
+	}
+	s->free_pkts = p->next;
+	memset(p, 0, sizeof(*p));
+	s->pkts_live++;
+	return p;
+}
+
+void pkt_free(struct sim *s, struct pkt *p)
+{
+	p->next = s->free_pkts;
+	s->free_pkts = p;
+	s->pkts_live--;
+}
+
+/* --- randomness (xoshiro256**, seeded with splitmix64) ------------------------------------------- */
+
+uint64_t mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+static inline uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+uint64_t rng_next(struct sim *s)
+{
+	uint64_t *r = s->rng;
+	uint64_t result = rotl(r[1] * 5, 7) * 9;
+	uint64_t t = r[1] << 17;
+
+	r[2] ^= r[0];
+	r[3] ^= r[1];
+	r[1] ^= r[2];
+	r[0] ^= r[3];
+	r[2] ^= t;
+	r[3] = rotl(r[3], 45);
+	return result;
+}
+
+double rng_uniform(struct sim *s)
+{
+	return (double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* --- queues -------------------------------------------------------------------------------------- */
+
+static inline void queue_account(struct sim *s, struct queue *q)
+{
+	q->area += (long double)q->bytes * (long double)(s->now - q->last_change);
+	q->last_change = s->now;
+}
+
+void queue_push(struct sim *s, struct queue *q, struct pkt *p)
+{
+	queue_account(s, q);
+	p->next = NULL;
+	if (q->tail)
+		q->tail->next = p;
+	else
+		q->head = p;
+	q->tail = p;
+	q->bytes += p->bytes;
+	q->n++;
+	if (q->bytes > q->max_bytes)
+		q->max_bytes = q->bytes;
+}
+
+struct pkt *queue_pop(struct sim *s, struct queue *q)
+{
+	struct pkt *p = q->head;
+
+	if (!p)
+		return NULL;
+	queue_account(s, q);
+	q->head = p->next;
+	if (!q->head)
+		q->tail = NULL;
+	q->bytes -= p->bytes;
+	q->n--;
+	p->next = NULL;
+	return p;
+}
+
+simtime_t tx_time(const struct port *p, uint32_t bytes)
+{
+	return (simtime_t)((uint64_t)bytes * 8 * (uint64_t)PS_PER_S / p->rate_bps);
+}

@@ -1,0 +1,392 @@
+/* rocefab-sim internals: the data model shared by the files of sim/.  Other directories use
+ * sim/sim.h only.
+ *
+ * Time is int64 picoseconds.  Packets are small pooled structs without payload.  A port's
+ * transmitter is driven by two events per packet (transmission done, arrival at the peer);
+ * a NIC pulls the next packet from its flows when its port is free, so flows hold no packet
+ * queues.  Timers are cancelled in O(1) by bumping a generation: stale heap entries are skipped
+ * when popped.  Nothing schedules events while idle: paused or rate-limited senders arm one
+ * wake-up, DCQCN timers run only while a flow is below line rate. */
+#ifndef ROCEFAB_SIM_INTERNAL_H
+#define ROCEFAB_SIM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/hmap.h"
+#include "sim/sim.h"
+
+#define NPRIO 8
+#define PS_PER_NS INT64_C(1000)
+#define PS_PER_US INT64_C(1000000)
+#define PS_PER_MS INT64_C(1000000000)
+#define PS_PER_S  INT64_C(1000000000000)
+
+#define HDR_BYTES 48	 /* Ethernet + IP + UDP + BTH + ICRC + FCS, on every data packet */
+#define CTRL_BYTES 64	 /* ACK, NAK, CNP, PFC frames */
+#define PAUSE_QUANTUM_BITS 512
+
+typedef int64_t simtime_t;
+
+/* --- events ------------------------------------------------------------------------------- */
+
+enum ev_type {
+	EV_TX_DONE,   /* obj: port finished serializing */
+	EV_ARRIVE,    /* obj: packet reached pkt->to */
+	EV_TIMER,     /* obj: struct timer */
+};
+
+struct ev {
+	simtime_t t;
+	uint64_t seq; /* ties in t are served in scheduling order: deterministic */
+	void *obj;
+	uint32_t type;
+	uint32_t gen;
+};
+
+struct evq {
+	struct ev *h;
+	size_t n, cap;
+	uint64_t seq;
+};
+
+struct timer;
+typedef void (*timer_fn)(struct sim *s, struct timer *t);
+
+struct timer {
+	timer_fn fn;
+	void *owner;
+	uint32_t arg;
+	uint32_t gen;
+	simtime_t at; /* when armed, the time it fires */
+	bool armed;
+};
+
+/* --- packets -------------------------------------------------------------------------------- */
+
+enum pkt_type { PKT_DATA, PKT_ACK, PKT_NAK, PKT_CNP, PKT_PFC };
+
+#define ECN_ECT 1
+#define ECN_CE 2
+
+struct port;
+struct flow;
+
+struct pkt {
+	struct pkt *next;
+	struct port *to;      /* the port receiving it (set when it leaves a port) */
+	struct port *in_port; /* ingress port at the switch holding it, for buffer accounting */
+	struct flow *flow;    /* NULL for PFC frames */
+	uint32_t psn;	      /* data: sequence number; ACK/NAK: next expected */
+	uint16_t bytes;	      /* on the wire */
+	uint8_t type;
+	uint8_t prio;
+	uint8_t ecn;
+	uint8_t ttl;
+	uint8_t acct; /* 0 not counted, 1 shared buffer, 2 headroom */
+	uint8_t last;
+	uint16_t quanta; /* PFC */
+	uint8_t pfc_prio;
+};
+
+struct queue {
+	struct pkt *head, *tail;
+	uint64_t bytes;
+	uint32_t n;
+	/* time-weighted occupancy, for the mean queue */
+	simtime_t last_change;
+	long double area; /* byte-picoseconds */
+	uint64_t max_bytes;
+};
+
+/* --- ports and links ---------------------------------------------------------------------------- */
+
+struct port_ctr {
+	uint64_t tx_bytes, rx_bytes, tx_packets, rx_packets;
+	uint64_t prio_tx_bytes[NPRIO], prio_rx_bytes[NPRIO];
+	uint64_t prio_tx_packets[NPRIO], prio_rx_packets[NPRIO];
+	uint64_t pfc_tx_frames[NPRIO], pfc_rx_frames[NPRIO], pfc_rx_transitions[NPRIO];
+	uint64_t ecn_marked[NPRIO];  /* CE marks made at this egress queue */
+	uint64_t buf_discards[NPRIO]; /* dropped at this ingress: buffer full */
+	uint64_t tx_discards;	      /* dropped at this egress: link down, TTL, loss on the wire */
+	uint64_t wire_losses;
+	uint64_t q_watermark[NPRIO];
+};
+
+struct ecn_cfg {
+	bool enabled;
+	uint64_t kmin, kmax;
+	double pmax;
+};
+
+struct node;
+struct link;
+
+struct port {
+	struct node *node;
+	struct port *peer;
+	struct link *link;
+	uint32_t gid; /* index in sim->ports */
+	uint16_t idx; /* index in node->ports */
+	char name[32];
+
+	/* transmitter */
+	uint64_t rate_bps;
+	simtime_t delay;
+	bool busy;
+	struct timer wake;	/* paused or rate-limited sender */
+	struct queue ctrl;	/* PFC frames, ACKs, NAKs, CNPs: before data */
+	struct queue q[NPRIO]; /* switch egress queues (unused on hosts) */
+	uint8_t rr;		/* weighted/round robin position */
+
+	/* PFC received from the peer (we may not send on a paused priority) */
+	simtime_t paused_until[NPRIO];
+	simtime_t pause_mark[NPRIO];
+	simtime_t paused_acc[NPRIO];
+
+	/* PFC sent to the peer: switch ingress (or NIC receive) accounting */
+	uint64_t shared[NPRIO], hdrm[NPRIO];
+	bool xoff[NPRIO];
+	simtime_t xoff_since[NPRIO];
+	simtime_t xoff_acc[NPRIO];
+	struct timer refresh[NPRIO];
+
+	struct ecn_cfg *ecn; /* switch ports: per priority (NPRIO entries); NULL on hosts */
+	struct port_ctr c;
+};
+
+struct link {
+	struct port *a, *b;
+	char name[64];
+	bool up;
+	double loss;
+	uint32_t flaps_left;
+	simtime_t flap_period;
+	struct timer flap;
+};
+
+/* --- switches ------------------------------------------------------------------------------------ */
+
+struct pfc_cfg {
+	uint8_t enabled; /* bitmap of lossless priorities */
+	bool dynamic;
+	int alpha_shift;	/* dynamic threshold: 2^shift x free shared buffer */
+	uint64_t xoff_bytes; /* static threshold (shared bytes of one ingress port/priority) */
+	uint64_t xon_offset;
+	uint64_t headroom; /* per ingress port and lossless priority; 0: from the link */
+	uint16_t quanta;
+	bool refresh;
+};
+
+struct route_set {
+	uint32_t off;
+	uint16_t n;
+};
+
+struct override {
+	uint32_t dst;	  /* host index */
+	uint16_t port;	  /* egress port index */
+	uint32_t fault;	  /* the fault that set it */
+};
+
+struct swtch {
+	uint64_t buffer;   /* total */
+	uint64_t reserve;  /* per ingress port and priority, guaranteed */
+	uint64_t shared_size;
+	uint64_t shared_used;
+	struct pfc_cfg pfc;
+	bool strict;	      /* strict priority; else round robin among data priorities */
+	struct route_set *routes; /* by destination host */
+	uint16_t *route_ports;
+	struct override *ov;
+	uint32_t nov;
+	uint64_t seed;
+	uint64_t ttl_drops;
+};
+
+/* --- hosts ---------------------------------------------------------------------------------------- */
+
+struct dcqcn_cfg {
+	bool enabled;
+	uint64_t line_rate_bps;
+	double max_rate_bps, min_rate_bps;
+	double ai_bps, hai_bps;
+	double g;		/* EWMA gain of alpha: (1024 - dce_tcp_g) / 1024 */
+	simtime_t alpha_period; /* dce_tcp_rtt */
+	double initial_alpha;
+	simtime_t timer;	/* rpg_time_reset */
+	uint64_t byte_reset;	/* rpg_byte_reset */
+	uint32_t threshold;	/* rpg_threshold (F) */
+	simtime_t monitor;	/* rate_reduce_monitor_period */
+	double min_dec_fac;	/* fraction */
+	int gd;
+	bool clamp, clamp_ati;
+	double first_cnp_rate_bps; /* 0: keep */
+	simtime_t cnp_interval;	   /* NP: min time between CNPs */
+	bool cnp_per_port;
+	uint8_t cnp_prio;
+};
+
+struct nic {
+	struct flow **tx;	/* flows with data to send */
+	uint32_t ntx, captx;
+	uint32_t rr;
+	struct dcqcn_cfg cc;
+	uint32_t ack_interval;
+	simtime_t rto, nak_interval;
+	uint8_t ctrl_prio;
+	uint8_t pfc_enabled;
+	simtime_t last_cnp; /* per-port CNP pacing */
+	/* receive side: infinitely fast unless slowed by a fault */
+	double rx_rate_bps; /* 0: infinite */
+	uint64_t rx_queue_bytes;
+	simtime_t rx_drain_t;
+	uint64_t rx_xoff, rx_xon;
+	bool storm;
+	uint8_t storm_prio;
+	struct timer rx_timer;
+	/* counters (host scope) */
+	uint64_t out_of_sequence, duplicate_request, packet_seq_err, local_ack_timeout_err;
+	uint64_t retransmitted, np_ecn_marked, np_cnp_sent, rp_cnp_handled, rx_discards;
+	uint64_t roce_tx_bytes, roce_rx_bytes, roce_tx_packets, roce_rx_packets;
+};
+
+enum node_kind { NODE_HOST, NODE_SWITCH };
+
+struct node {
+	enum node_kind kind;
+	uint32_t id;  /* index in sim->nodes */
+	uint32_t hid; /* host index (hosts only) */
+	char name[32];
+	struct port **ports;
+	uint16_t nports;
+	union {
+		struct swtch sw;
+		struct nic nic;
+	};
+};
+
+/* --- flows ------------------------------------------------------------------------------------------ */
+
+struct flow {
+	uint32_t id;
+	struct node *src, *dst;
+	uint64_t bytes;
+	uint32_t npkts;
+	uint16_t mtu;	    /* payload per packet */
+	uint8_t prio;
+	bool started, done;
+	uint64_t hash;
+	simtime_t start, finish, ideal;
+	struct timer t_start;
+	/* flows that start when this one completes (ring all-reduce steps) */
+	struct flow *then;
+	uint32_t waiting; /* predecessors not yet complete */
+	/* sender */
+	uint32_t snd_nxt, snd_una, max_sent;
+	bool in_tx;
+	simtime_t next_send, last_progress;
+	struct timer rto;
+	/* DCQCN reaction point */
+	double rc, rt, alpha;
+	simtime_t alpha_t;	 /* alpha decayed up to this time */
+	simtime_t last_decrease;
+	bool dec_pending, increased_since_dec, first_cnp_seen;
+	uint32_t t_events, b_events;
+	uint64_t bytes_since;
+	struct timer t_inc, t_dec;
+	/* receiver */
+	uint32_t rcv_nxt, since_ack;
+	simtime_t last_cnp, last_nak;
+	bool nak_outstanding;
+	simtime_t rx_done;
+};
+
+/* --- the world -------------------------------------------------------------------------------------- */
+
+struct fault;
+
+struct sim_stats_acc {
+	uint64_t events, data_packets, ctrl_packets;
+	uint64_t flows_done;
+	/* periodic queue samples (bytes) of switch data queues that are not empty */
+	uint64_t *qsamples;
+	size_t nq, capq;
+};
+
+struct sim {
+	struct sim_params p;
+	struct evq q;
+	simtime_t now;
+	uint64_t rng[4];
+	struct pkt *free_pkts;
+	struct pkt **pkt_chunks;
+	size_t npkt_chunks;
+	uint64_t pkts_live;
+
+	struct node **nodes;
+	uint32_t nnodes;
+	struct node **hosts;
+	uint32_t nhosts;
+	struct port **ports;
+	uint32_t nports;
+	struct link **links;
+	uint32_t nlinks;
+	struct flow **flows;
+	uint32_t nflows, capflows;
+	uint32_t flows_started;
+	struct fault **faults;
+	uint32_t nfaults;
+	struct hmap names; /* node name -> struct node */
+
+	struct timer sampler;
+	simtime_t sample_every;
+	struct sim_stats_acc st;
+	bool stop;
+	char err[256];
+};
+
+/* core.c */
+void evq_push(struct sim *s, simtime_t t, uint32_t type, void *obj, uint32_t gen);
+void timer_init(struct timer *t, timer_fn fn, void *owner, uint32_t arg);
+void timer_arm(struct sim *s, struct timer *t, simtime_t at);
+void timer_cancel(struct timer *t);
+struct pkt *pkt_new(struct sim *s);
+void pkt_free(struct sim *s, struct pkt *p);
+uint64_t rng_next(struct sim *s);
+double rng_uniform(struct sim *s); /* [0, 1) */
+uint64_t mix64(uint64_t x);
+void queue_push(struct sim *s, struct queue *q, struct pkt *p);
+struct pkt *queue_pop(struct sim *s, struct queue *q);
+simtime_t tx_time(const struct port *p, uint32_t bytes);
+
+/* port.c: the transmitter and PFC, shared by hosts and switches */
+void port_kick(struct sim *s, struct port *p);
+void port_tx_done(struct sim *s, struct port *p);
+void port_send_ctrl(struct sim *s, struct port *p, struct pkt *k);
+void port_send_pfc(struct sim *s, struct port *p, uint8_t prio, bool xoff);
+void port_rx_pfc(struct sim *s, struct port *p, const struct pkt *k);
+bool port_paused(const struct sim *s, const struct port *p, uint8_t prio);
+simtime_t port_paused_time(const struct sim *s, const struct port *p, uint8_t prio);
+simtime_t port_xoff_time(const struct sim *s, const struct port *p, uint8_t prio);
+void port_link_down(struct sim *s, struct port *p);
+void port_init(struct port *p);
+void deliver(struct sim *s, struct pkt *k);
+
+/* switch.c */
+void switch_rx(struct sim *s, struct port *in, struct pkt *k);
+struct pkt *switch_dequeue(struct sim *s, struct port *p, simtime_t *ret_wake);
+void switch_release(struct sim *s, struct pkt *k);
+void switch_routes(struct sim *s);
+int switch_init(struct sim *s, struct node *n, const struct sim_switch_cfg *c);
+
+/* nic.c */
+void nic_rx(struct sim *s, struct port *in, struct pkt *k);
+struct pkt *nic_next_packet(struct sim *s, struct port *p, simtime_t *ret_wake);
+void nic_flow_start(struct sim *s, struct flow *f);
+void nic_set_storm(struct sim *s, struct node *h, bool on, uint8_t prio);
+void nic_set_rx_rate(struct sim *s, struct node *h, double bps);
+void nic_init(struct sim *s, struct node *n, const struct sim_nic_cfg *c);
+
+#endif

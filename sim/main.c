@@ -1,0 +1,328 @@
+/* rocefab-sim: argument parsing and the run loop; the simulator is sim/sim.h. */
+#include <getopt.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/strutil.h"
+#include "lib/timeutil.h"
+#include "sim/sim.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rocefab-sim run SCENARIO [OPTIONS]\n"
+		"\n"
+		"Simulates a RoCEv2 fabric packet by packet (PFC, ECN, DCQCN, go-back-N) and prints\n"
+		"flow completion times, slowdowns, pauses, marks, drops and queue depths.\n"
+		"\n"
+		"  --seed N             random seed (overrides the scenario's)\n"
+		"  --until DURATION     stop at this simulated time, e.g. 20ms (overrides until_us)\n"
+		"  --json FILE          write the full results as JSON (- for standard output)\n"
+		"  --no-timing          leave the wall-clock figures out of the JSON, so that the same\n"
+		"                       scenario and seed give the same file byte for byte\n"
+		"  --timeseries FILE    write CSV rows of queue, throughput, pause and mark counters\n"
+		"  --every DURATION     the time series' period (default 10us)\n"
+		"  --ports LIST         device:port,... for the time series (a switch port is named\n"
+		"                       by its neighbour, e.g. leaf0:h3, spine1:leaf0; default: all)\n"
+		"  --quiet              no progress on standard error\n"
+		"  -h, --help           this text\n"
+		"\n"
+		"Exit status: 0 done, 2 bad scenario or arguments, 1 other errors.\n"
+		"Scenario format: schemas/scenario.schema.json; examples in sim/scenarios/.\n");
+}
+
+struct ts_port {
+	int dev, port;
+};
+
+struct ts_row {
+	uint64_t v[8];
+};
+
+static void ts_counter(void *ctx, const char *name, int prio, uint64_t value)
+{
+	static const char *const names[] = { "queue_depth_bytes",   "tx_bytes",
+					     "rx_bytes",	    "pfc_tx_pause_frames",
+					     "pfc_rx_pause_frames", "pfc_rx_pause_duration_us",
+					     "ecn_marked_packets",  NULL };
+	struct ts_row *r = ctx;
+
+	(void)prio;
+	for (int i = 0; names[i]; i++)
+		if (!strcmp(name, names[i]))
+			r->v[i] += value;
+}
+
+static int ts_ports(struct sim *s, const char *list, struct ts_port **ret, int *ret_n)
+{
+	struct ts_port *v = NULL;
+	int n = 0;
+
+	if (!list) {
+		for (int d = 0; d < sim_device_count(s); d++)
+			for (int p = 0; p < sim_port_count(s, d); p++) {
+				v = realloc(v, (size_t)(n + 1) * sizeof(*v));
+				v[n++] = (struct ts_port){ d, p };
+			}
+	} else {
+		char *copy = strdup(list), *save = NULL;
+
+		for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			char *colon = strchr(t, ':');
+			int d, p;
+
+			if (!colon) {
+				fprintf(stderr, "rocefab-sim: --ports: '%s' is not device:port\n", t);
+				free(copy);
+				free(v);
+				return -1;
+			}
+			*colon = '\0';
+			d = sim_device_find(s, t);
+			p = d >= 0 ? sim_port_find(s, d, colon + 1) : -1;
+			if (p < 0) {
+				fprintf(stderr, "rocefab-sim: --ports: no port %s:%s\n", t, colon + 1);
+				free(copy);
+				free(v);
+				return -1;
+			}
+			v = realloc(v, (size_t)(n + 1) * sizeof(*v));
+			v[n++] = (struct ts_port){ d, p };
+		}
+		free(copy);
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && n < (64L << 20) &&
+	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) &&
+	    fread(buf, 1, (size_t)n, f) == (size_t)n) {
+		buf[n] = '\0';
+		*len = (size_t)n;
+	} else {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+static void print_human(json_t *doc)
+{
+	json_t *f = json_object_get(doc, "flows"), *sd = json_object_get(doc, "slowdown");
+	json_t *run = json_object_get(doc, "run");
+	static const char *const buckets[] = { "all", "lt_100KB", "100KB_1MB", "ge_1MB" };
+
+	printf("simulated %.3f ms: %lld of %lld flows completed, goodput %.2f Gb/s\n",
+	       json_number_value(json_object_get(doc, "sim_time_us")) / 1000,
+	       (long long)json_integer_value(json_object_get(f, "completed")),
+	       (long long)json_integer_value(json_object_get(f, "total")),
+	       json_number_value(json_object_get(json_object_get(doc, "throughput"), "goodput_gbps")));
+	printf("slowdown      %-10s %8s %8s %8s %8s\n", "bucket", "flows", "p50", "p95", "p99");
+	for (int i = 0; i < 4; i++) {
+		json_t *b = json_object_get(sd, buckets[i]);
+
+		printf("              %-10s %8lld %8.2f %8.2f %8.2f\n", buckets[i],
+		       (long long)json_integer_value(json_object_get(b, "n")),
+		       json_number_value(json_object_get(b, "p50")),
+		       json_number_value(json_object_get(b, "p95")),
+		       json_number_value(json_object_get(b, "p99")));
+	}
+	printf("pfc           %lld pause frames, %.1f us paused\n",
+	       (long long)json_integer_value(json_object_get(json_object_get(doc, "pfc"), "tx_pause_frames")),
+	       json_number_value(json_object_get(json_object_get(doc, "pfc"), "paused_us")));
+	printf("ecn/cnp       %lld marks, %lld CNPs\n",
+	       (long long)json_integer_value(json_object_get(json_object_get(doc, "ecn"), "marked_packets")),
+	       (long long)json_integer_value(json_object_get(json_object_get(doc, "cnp"), "sent")));
+	printf("drops         buffer %lld, link %lld; retransmitted %lld packets\n",
+	       (long long)json_integer_value(json_object_get(json_object_get(doc, "drops"), "buffer")),
+	       (long long)json_integer_value(json_object_get(json_object_get(doc, "drops"), "link")),
+	       (long long)json_integer_value(json_object_get(json_object_get(doc, "transport"), "retransmitted_packets")));
+	printf("queues        p50 %lld B, p99 %lld B, max %lld B\n",
+	       (long long)json_integer_value(json_object_get(json_object_get(doc, "queues"), "p50_bytes")),
+	       (long long)json_integer_value(json_object_get(json_object_get(doc, "queues"), "p99_bytes")),
+	       (long long)json_integer_value(json_object_get(json_object_get(doc, "queues"), "max_bytes")));
+	if (json_object_get(run, "wall_s"))
+		printf("run           %lld events, %lld data packets in %.2f s: %.0f events/s, %.0f packets/s, "
+		       "peak RSS %lld KB\n",
+		       (long long)json_integer_value(json_object_get(run, "events")),
+		       (long long)json_integer_value(json_object_get(run, "data_packets")),
+		       json_number_value(json_object_get(run, "wall_s")),
+		       json_number_value(json_object_get(run, "events_per_s")),
+		       json_number_value(json_object_get(run, "data_packets_per_s")),
+		       (long long)json_integer_value(json_object_get(run, "peak_rss_kb")));
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "seed", required_argument, NULL, 1 },	 { "until", required_argument, NULL, 2 },
+		{ "json", required_argument, NULL, 3 },	 { "timeseries", required_argument, NULL, 4 },
+		{ "every", required_argument, NULL, 5 }, { "ports", required_argument, NULL, 6 },
+		{ "no-timing", no_argument, NULL, 7 },	 { "quiet", no_argument, NULL, 8 },
+		{ "help", no_argument, NULL, 'h' },	 { NULL, 0, NULL, 0 },
+	};
+	const char *json_out = NULL, *ts_out = NULL, *ports = NULL;
+	int64_t seed = -1, until = -1, every = 10 * 1000000LL;
+	bool timing = true, quiet = false;
+	struct ts_port *tsp = NULL;
+	struct rf_err e = { 0 };
+	struct sim *s = NULL;
+	FILE *ts = NULL;
+	char *text, *dir, buf[700];
+	size_t len;
+	int c, ntsp = 0, status = 1;
+	int64_t t0;
+	json_t *doc;
+
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		int64_t ns;
+
+		switch (c) {
+		case 1: {
+			char *end;
+
+			seed = strtoll(optarg, &end, 10);
+			if (*end || seed < 0) {
+				fprintf(stderr, "rocefab-sim: --seed: '%s' is not a number >= 0\n", optarg);
+				return 2;
+			}
+			break;
+		}
+		case 2:
+		case 5:
+			if (tu_parse_duration(optarg, &ns) < 0 || ns <= 0) {
+				fprintf(stderr, "rocefab-sim: %s: '%s' is not a duration (such as 20ms)\n",
+					c == 2 ? "--until" : "--every", optarg);
+				return 2;
+			}
+			if (c == 2)
+				until = ns * 1000;
+			else
+				every = ns * 1000;
+			break;
+		case 3:
+			json_out = optarg;
+			break;
+		case 4:
+			ts_out = optarg;
+			break;
+		case 6:
+			ports = optarg;
+			break;
+		case 7:
+			timing = false;
+			break;
+		case 8:
+			quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind + 2 != argc || strcmp(argv[optind], "run") != 0) {
+		usage(stderr);
+		return 2;
+	}
+	text = slurp(argv[optind + 1], &len);
+	if (!text) {
+		fprintf(stderr, "rocefab-sim: cannot read %s: %m\n", argv[optind + 1]);
+		return 2;
+	}
+	dir = strdup(argv[optind + 1]);
+	if (sim_load(text, len, argv[optind + 1], dirname(dir), seed, until, &s, &e) < 0) {
+		fprintf(stderr, "rocefab-sim: %s: %s\n", argv[optind + 1], rf_err_str(&e, buf, sizeof(buf)));
+		free(text);
+		free(dir);
+		return e.err == -ENOMEM ? 1 : 2;
+	}
+	free(text);
+	free(dir);
+	if (ts_out) {
+		ts = fopen(ts_out, "we");
+		if (!ts || ts_ports(s, ports, &tsp, &ntsp) < 0) {
+			if (!ts)
+				fprintf(stderr, "rocefab-sim: cannot write %s: %m\n", ts_out);
+			goto out;
+		}
+		fprintf(ts, "time_us,device,port,queue_bytes,tx_bytes,rx_bytes,tx_pause_frames,"
+			    "rx_pause_frames,paused_us,ecn_marked\n");
+	}
+
+	t0 = tu_mono_ns();
+	{
+		int64_t last_report = t0, next_ts = every;
+
+		while (!sim_done(s)) {
+			int64_t target = ts ? next_ts : sim_now(s) + 1000000000LL; /* 1 ms of fabric time */
+
+			if (sim_until(s) > 0 && target > sim_until(s))
+				target = sim_until(s);
+			sim_run_until(s, target);
+			if (ts && sim_now(s) >= next_ts) {
+				for (int i = 0; i < ntsp; i++) {
+					struct ts_row r = { { 0 } };
+
+					sim_counters(s, tsp[i].dev, tsp[i].port, ts_counter, &r);
+					fprintf(ts, "%.3f,%s,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+						(double)sim_now(s) / 1e6, sim_device_name(s, tsp[i].dev),
+						sim_port_name(s, tsp[i].dev, tsp[i].port),
+						(unsigned long long)r.v[0], (unsigned long long)r.v[1],
+						(unsigned long long)r.v[2], (unsigned long long)r.v[3],
+						(unsigned long long)r.v[4], (unsigned long long)r.v[5],
+						(unsigned long long)r.v[6]);
+				}
+				next_ts += every;
+			}
+			if (!quiet && tu_mono_ns() - last_report > 2 * NSEC_PER_SEC) {
+				double wall = (double)(tu_mono_ns() - t0) / 1e9;
+
+				last_report = tu_mono_ns();
+				fprintf(stderr, "rocefab-sim: t = %.3f ms (%.0f%%), %llu events, %.2f M packets/s\n",
+					(double)sim_now(s) / 1e9, sim_progress(s) * 100,
+					(unsigned long long)sim_events(s), (double)sim_data_packets(s) / wall / 1e6);
+			}
+		}
+	}
+	doc = sim_summary(s, timing, (double)(tu_mono_ns() - t0) / 1e9);
+	if (json_out) {
+		FILE *f = strcmp(json_out, "-") ? fopen(json_out, "we") : stdout;
+
+		if (!f) {
+			fprintf(stderr, "rocefab-sim: cannot write %s: %m\n", json_out);
+			json_decref(doc);
+			goto out;
+		}
+		json_dumpf(doc, f, JSON_INDENT(1) | JSON_REAL_PRECISION(12));
+		fputc('\n', f);
+		if (f != stdout)
+			fclose(f);
+	}
+	if (!json_out || strcmp(json_out, "-"))
+		print_human(doc);
+	json_decref(doc);
+	status = 0;
+out:
+	if (ts)
+		fclose(ts);
+	free(tsp);
+	sim_free(s);
+	return status;
+}

@@ -1,0 +1,215 @@
+/* Ports: the transmitter of every link end, and PFC (IEEE 802.1Qbb) on both sides.
+ *
+ * A free port takes the next packet (control frames first, then the switch's egress queues or
+ * the NIC's flows) and schedules two events: transmission done (the port is free again) and
+ * arrival at the peer.  A priority paused by the peer is skipped; the pause lasts the frame's
+ * quanta (512 bit times each at the link rate) unless refreshed, or ends with an XON (quanta 0).
+ * The receiving side sends XOFF/XON from its buffer accounting (switch.c, nic.c) and refreshes
+ * XOFF at half the pause time while still congested. */
+#include <stdlib.h>
+
+#include "sim/internal.h"
+
+static simtime_t quanta_time(const struct port *p, uint16_t quanta)
+{
+	return (simtime_t)((uint64_t)quanta * PAUSE_QUANTUM_BITS * (uint64_t)PS_PER_S / p->rate_bps);
+}
+
+bool port_paused(const struct sim *s, const struct port *p, uint8_t prio)
+{
+	return p->paused_until[prio] > s->now;
+}
+
+simtime_t port_paused_time(const struct sim *s, const struct port *p, uint8_t prio)
+{
+	simtime_t end = p->paused_until[prio] < s->now ? p->paused_until[prio] : s->now;
+
+	return p->paused_acc[prio] + (end > p->pause_mark[prio] ? end - p->pause_mark[prio] : 0);
+}
+
+simtime_t port_xoff_time(const struct sim *s, const struct port *p, uint8_t prio)
+{
+	return p->xoff_acc[prio] + (p->xoff[prio] ? s->now - p->xoff_since[prio] : 0);
+}
+
+static struct pkt *next_packet(struct sim *s, struct port *p, simtime_t *wake)
+{
+	if (p->ctrl.head)
+		return queue_pop(s, &p->ctrl);
+	if (p->node->kind == NODE_SWITCH)
+		return switch_dequeue(s, p, wake);
+	return nic_next_packet(s, p, wake);
+}
+
+void port_kick(struct sim *s, struct port *p)
+{
+	simtime_t wake = 0, t;
+	struct pkt *k;
+
+	if (p->busy || !p->link->up)
+		return;
+	k = next_packet(s, p, &wake);
+	if (!k) {
+		if (wake > s->now)
+			timer_arm(s, &p->wake, wake);
+		return;
+	}
+	t = tx_time(p, k->bytes);
+	p->busy = true;
+	evq_push(s, s->now + t, EV_TX_DONE, p, 0);
+	if (k->type != PKT_PFC) {
+		p->c.tx_bytes += k->bytes;
+		p->c.tx_packets++;
+		p->c.prio_tx_bytes[k->prio] += k->bytes;
+		p->c.prio_tx_packets[k->prio]++;
+	}
+	if (p->link->loss > 0 && k->type != PKT_PFC && rng_uniform(s) < p->link->loss) {
+		p->c.wire_losses++;
+		pkt_free(s, k);
+		return;
+	}
+	k->to = p->peer;
+	evq_push(s, s->now + t + p->delay, EV_ARRIVE, k, 0);
+}
+
+void port_tx_done(struct sim *s, struct port *p)
+{
+	p->busy = false;
+	port_kick(s, p);
+}
+
+static void wake_fn(struct sim *s, struct timer *t)
+{
+	port_kick(s, t->owner);
+}
+
+void port_send_ctrl(struct sim *s, struct port *p, struct pkt *k)
+{
+	queue_push(s, &p->ctrl, k);
+	port_kick(s, p);
+}
+
+static void refresh_fn(struct sim *s, struct timer *t)
+{
+	struct port *p = t->owner;
+	uint8_t prio = (uint8_t)t->arg;
+
+	if (p->xoff[prio])
+		port_send_pfc(s, p, prio, true);
+}
+
+void port_send_pfc(struct sim *s, struct port *p, uint8_t prio, bool xoff)
+{
+	struct pkt *k;
+	uint16_t quanta = xoff ? s->p.sw.pfc.quanta : 0;
+
+	if (xoff && !p->xoff[prio]) {
+		p->xoff[prio] = true;
+		p->xoff_since[prio] = s->now;
+	} else if (!xoff && p->xoff[prio]) {
+		p->xoff[prio] = false;
+		p->xoff_acc[prio] += s->now - p->xoff_since[prio];
+		timer_cancel(&p->refresh[prio]);
+	}
+	if (!p->link->up)
+		return;
+	k = pkt_new(s);
+	k->type = PKT_PFC;
+	k->bytes = CTRL_BYTES;
+	k->pfc_prio = prio;
+	k->quanta = quanta;
+	k->prio = 7;
+	/* PFC frames go before any other control frame */
+	k->next = p->ctrl.head;
+	p->ctrl.head = k;
+	if (!p->ctrl.tail)
+		p->ctrl.tail = k;
+	p->ctrl.bytes += k->bytes;
+	p->ctrl.n++;
+	p->c.pfc_tx_frames[prio]++;
+	if (xoff)
+		/* still congested at half the pause time: say it again */
+		timer_arm(s, &p->refresh[prio], s->now + quanta_time(p, quanta) / 2);
+	port_kick(s, p);
+}
+
+void port_rx_pfc(struct sim *s, struct port *p, const struct pkt *k)
+{
+	uint8_t prio = k->pfc_prio;
+	bool was_paused = port_paused(s, p, prio);
+	simtime_t end = p->paused_until[prio] < s->now ? p->paused_until[prio] : s->now;
+
+	if (end > p->pause_mark[prio])
+		p->paused_acc[prio] += end - p->pause_mark[prio];
+	p->pause_mark[prio] = s->now;
+	p->paused_until[prio] = s->now + quanta_time(p, k->quanta);
+	p->c.pfc_rx_frames[prio]++;
+	if (!k->quanta) {
+		if (was_paused)
+			p->c.pfc_rx_transitions[prio]++;
+		port_kick(s, p);
+	}
+}
+
+/* The link went down: what waits on this port is lost; the peer side too. */
+void port_link_down(struct sim *s, struct port *p)
+{
+	struct pkt *k;
+
+	while ((k = queue_pop(s, &p->ctrl)))
+		pkt_free(s, k);
+	if (p->node->kind == NODE_SWITCH) {
+		for (int pr = 0; pr < NPRIO; pr++) {
+			while ((k = queue_pop(s, &p->q[pr]))) {
+				p->c.tx_discards++;
+				switch_release(s, k);
+				pkt_free(s, k);
+			}
+		}
+	}
+	/* pauses in either direction end with the link */
+	for (int pr = 0; pr < NPRIO; pr++) {
+		if (p->xoff[pr]) {
+			p->xoff[pr] = false;
+			p->xoff_acc[pr] += s->now - p->xoff_since[pr];
+			timer_cancel(&p->refresh[pr]);
+		}
+		if (port_paused(s, p, pr)) {
+			p->paused_acc[pr] += s->now - p->pause_mark[pr];
+			p->pause_mark[pr] = s->now;
+			p->paused_until[pr] = s->now;
+		}
+	}
+	timer_cancel(&p->wake);
+}
+
+void deliver(struct sim *s, struct pkt *k)
+{
+	struct port *p = k->to;
+
+	if (!p->link->up) {
+		p->peer->c.tx_discards++;
+		pkt_free(s, k);
+		return;
+	}
+	if (k->type == PKT_PFC) {
+		port_rx_pfc(s, p, k);
+		pkt_free(s, k);
+		return;
+	}
+	p->c.rx_bytes += k->bytes;
+	p->c.rx_packets++;
+	p->c.prio_rx_bytes[k->prio] += k->bytes;
+	p->c.prio_rx_packets[k->prio]++;
+	if (p->node->kind == NODE_SWITCH)
+		switch_rx(s, p, k);
+	else
+		nic_rx(s, p, k);
+}
+
+void port_init(struct port *p)
+{
+	timer_init(&p->wake, wake_fn, p, 0);
+	for (int pr = 0; pr < NPRIO; pr++)
+		timer_init(&p->refresh[pr], refresh_fn, p, (uint32_t)pr);
+}

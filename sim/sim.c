@@ -1,0 +1,283 @@
+/* The simulator as a library: see sim.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/jsonutil.h"
+#include "sim/build.h"
+
+
+static void sample_fn(struct sim *s, struct timer *t)
+{
+	/* queue occupancy of the switches' data queues, for the percentiles of the summary */
+	for (uint32_t i = 0; i < s->nports; i++) {
+		struct port *p = s->ports[i];
+
+		if (p->node->kind != NODE_SWITCH)
+			continue;
+		for (int pr = 0; pr < 6; pr++) {
+			uint64_t b = p->q[pr].bytes;
+
+			if (!b)
+				continue;
+			if (s->st.nq == s->st.capq) {
+				size_t nc = s->st.capq ? s->st.capq * 2 : 4096;
+				uint64_t *n = realloc(s->st.qsamples, nc * sizeof(*n));
+
+				if (!n)
+					return;
+				s->st.qsamples = n;
+				s->st.capq = nc;
+			}
+			s->st.qsamples[s->st.nq++] = b;
+		}
+	}
+	/* keep sampling while anything can still happen */
+	if ((s->p.until_ps > 0 && s->now < s->p.until_ps) ||
+	    (s->p.until_ps <= 0 && (s->st.flows_done < s->nflows || s->flows_started < s->nflows)))
+		timer_arm(s, t, s->now + s->sample_every);
+}
+
+int sim_load(const char *text, size_t len, const char *origin, const char *base_dir,
+	     int64_t seed, int64_t until_ps, struct sim **ret, struct rf_err *e)
+{
+	struct sim *s = calloc(1, sizeof(*s));
+	json_error_t je;
+	json_t *doc;
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	hmap_init(&s->names);
+	doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	if (!doc) {
+		sim_free(s);
+		return rf_err_set(e, -EINVAL, "BAD_SCENARIO", origin, "malformed JSON at line %d column %d: %s",
+				  je.line, je.column, je.text);
+	}
+	r = sim_build(s, doc, base_dir, seed, until_ps, e);
+	json_decref(doc);
+	if (r < 0) {
+		sim_free(s);
+		return r;
+	}
+	s->sample_every = s->p.sample_ps;
+	timer_init(&s->sampler, sample_fn, NULL, 0);
+	timer_arm(s, &s->sampler, s->sample_every);
+	*ret = s;
+	return 0;
+}
+
+void sim_free(struct sim *s)
+{
+	if (!s)
+		return;
+	for (uint32_t i = 0; i < s->nflows; i++)
+		free(s->flows[i]);
+	free(s->flows);
+	for (uint32_t i = 0; i < s->nports; i++) {
+		free(s->ports[i]->ecn);
+		free(s->ports[i]);
+	}
+	free(s->ports);
+	for (uint32_t i = 0; i < s->nlinks; i++)
+		free(s->links[i]);
+	free(s->links);
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		struct node *n = s->nodes[i];
+
+		if (n->kind == NODE_SWITCH) {
+			free(n->sw.routes);
+			free(n->sw.route_ports);
+			free(n->sw.ov);
+		} else {
+			free(n->nic.tx);
+		}
+		free(n->ports);
+		free(n);
+	}
+	free(s->nodes);
+	free(s->hosts);
+	faults_free(s);
+	for (size_t i = 0; i < s->npkt_chunks; i++)
+		free(s->pkt_chunks[i]);
+	free(s->pkt_chunks);
+	free(s->q.h);
+	free(s->st.qsamples);
+	hmap_fini(&s->names);
+	free(s);
+}
+
+int64_t sim_now(const struct sim *s)
+{
+	return s->now;
+}
+
+int64_t sim_until(const struct sim *s)
+{
+	return s->p.until_ps;
+}
+
+double sim_progress(const struct sim *s)
+{
+	if (s->p.until_ps > 0)
+		return (double)s->now / (double)s->p.until_ps;
+	return s->nflows ? (double)s->st.flows_done / s->nflows : 1.0;
+}
+
+uint64_t sim_events(const struct sim *s)
+{
+	return s->st.events;
+}
+
+uint64_t sim_data_packets(const struct sim *s)
+{
+	return s->st.data_packets;
+}
+
+uint32_t sim_flow_count(const struct sim *s)
+{
+	return s->nflows;
+}
+
+int sim_flow_result(const struct sim *s, uint32_t id, int64_t *start, int64_t *finish,
+		    int64_t *ideal)
+{
+	const struct flow *f;
+
+	if (id >= s->nflows)
+		return -ENOENT;
+	f = s->flows[id];
+	*start = f->start;
+	*finish = f->done ? f->finish : -1;
+	*ideal = f->ideal;
+	return 0;
+}
+
+/* --- devices ------------------------------------------------------------------------------------- */
+
+int sim_device_count(const struct sim *s)
+{
+	return (int)s->nnodes;
+}
+
+const char *sim_device_name(const struct sim *s, int dev)
+{
+	return dev >= 0 && (uint32_t)dev < s->nnodes ? s->nodes[dev]->name : NULL;
+}
+
+bool sim_device_is_switch(const struct sim *s, int dev)
+{
+	return dev >= 0 && (uint32_t)dev < s->nnodes && s->nodes[dev]->kind == NODE_SWITCH;
+}
+
+int sim_device_find(const struct sim *s, const char *name)
+{
+	const struct node *n = hmap_get(&s->names, name);
+
+	return n ? (int)n->id : -1;
+}
+
+int sim_port_count(const struct sim *s, int dev)
+{
+	return dev >= 0 && (uint32_t)dev < s->nnodes ? s->nodes[dev]->nports : -1;
+}
+
+const char *sim_port_name(const struct sim *s, int dev, int port)
+{
+	if (dev < 0 || (uint32_t)dev >= s->nnodes || port < 0 || port >= s->nodes[dev]->nports)
+		return NULL;
+	return s->nodes[dev]->ports[port]->name;
+}
+
+int sim_port_find(const struct sim *s, int dev, const char *name)
+{
+	if (dev < 0 || (uint32_t)dev >= s->nnodes)
+		return -1;
+	for (int i = 0; i < s->nodes[dev]->nports; i++)
+		if (!strcmp(s->nodes[dev]->ports[i]->name, name))
+			return i;
+	return -1;
+}
+
+uint64_t sim_queue_bytes(const struct sim *s, int dev, int port, int prio)
+{
+	if (dev < 0 || (uint32_t)dev >= s->nnodes || port < 0 || port >= s->nodes[dev]->nports ||
+	    prio < 0 || prio >= NPRIO)
+		return 0;
+	return s->nodes[dev]->ports[port]->q[prio].bytes;
+}
+
+int sim_counters(const struct sim *s, int dev, int port, sim_counter_fn fn, void *ctx)
+{
+	const struct port *p;
+	const struct node *n;
+
+	if (dev < 0 || (uint32_t)dev >= s->nnodes || port < 0 || port >= s->nodes[dev]->nports)
+		return -ENOENT;
+	n = s->nodes[dev];
+	p = n->ports[port];
+	fn(ctx, "tx_bytes", -1, p->c.tx_bytes);
+	fn(ctx, "rx_bytes", -1, p->c.rx_bytes);
+	fn(ctx, "tx_packets", -1, p->c.tx_packets);
+	fn(ctx, "rx_packets", -1, p->c.rx_packets);
+	fn(ctx, "phy_tx_discards", -1, p->c.tx_discards + p->c.wire_losses);
+	fn(ctx, "carrier_changes", -1, 0);
+	for (int pr = 0; pr < NPRIO; pr++) {
+		fn(ctx, "pfc_rx_pause_frames", pr, p->c.pfc_rx_frames[pr]);
+		fn(ctx, "pfc_tx_pause_frames", pr, p->c.pfc_tx_frames[pr]);
+		fn(ctx, "pfc_rx_pause_duration_us", pr, (uint64_t)(port_paused_time(s, p, (uint8_t)pr) / PS_PER_US));
+		fn(ctx, "pfc_tx_pause_duration_us", pr, (uint64_t)(port_xoff_time(s, p, (uint8_t)pr) / PS_PER_US));
+		fn(ctx, "pfc_rx_pause_transitions", pr, p->c.pfc_rx_transitions[pr]);
+		fn(ctx, "prio_tx_bytes", pr, p->c.prio_tx_bytes[pr]);
+		fn(ctx, "prio_rx_bytes", pr, p->c.prio_rx_bytes[pr]);
+		fn(ctx, "prio_tx_packets", pr, p->c.prio_tx_packets[pr]);
+		fn(ctx, "prio_rx_packets", pr, p->c.prio_rx_packets[pr]);
+		if (n->kind == NODE_SWITCH) {
+			fn(ctx, "ecn_marked_packets", pr, p->c.ecn_marked[pr]);
+			fn(ctx, "prio_rx_buf_discards", pr, p->c.buf_discards[pr]);
+			fn(ctx, "queue_depth_bytes", pr, p->q[pr].bytes);
+			fn(ctx, "queue_watermark_bytes", pr, p->c.q_watermark[pr]);
+		}
+	}
+	if (n->kind == NODE_HOST) {
+		const struct nic *c = &n->nic;
+
+		fn(ctx, "roce_tx_bytes", -1, c->roce_tx_bytes);
+		fn(ctx, "roce_rx_bytes", -1, c->roce_rx_bytes);
+		fn(ctx, "roce_tx_packets", -1, c->roce_tx_packets);
+		fn(ctx, "roce_rx_packets", -1, c->roce_rx_packets);
+		fn(ctx, "out_of_sequence", -1, c->out_of_sequence);
+		fn(ctx, "duplicate_request", -1, c->duplicate_request);
+		fn(ctx, "packet_seq_err", -1, c->packet_seq_err);
+		fn(ctx, "local_ack_timeout_err", -1, c->local_ack_timeout_err);
+		fn(ctx, "retransmitted_packets", -1, c->retransmitted);
+		fn(ctx, "np_ecn_marked_roce_packets", -1, c->np_ecn_marked);
+		fn(ctx, "np_cnp_sent", -1, c->np_cnp_sent);
+		fn(ctx, "rp_cnp_handled", -1, c->rp_cnp_handled);
+		fn(ctx, "phy_rx_discards", -1, c->rx_discards);
+	}
+	return 0;
+}
+
+int sim_set_ecn(struct sim *s, int dev, int port, int prio, bool enabled, uint64_t kmin,
+		uint64_t kmax, double pmax, struct rf_err *e)
+{
+	struct port *p;
+
+	if (dev < 0 || (uint32_t)dev >= s->nnodes || s->nodes[dev]->kind != NODE_SWITCH)
+		return rf_err_set(e, -ENOENT, "UNKNOWN_SWITCH", NULL, "no such switch");
+	if (port < 0 || port >= s->nodes[dev]->nports)
+		return rf_err_set(e, -ENOENT, "UNKNOWN_PORT", NULL, "no such port");
+	if (prio < 0 || prio >= NPRIO)
+		return rf_err_set(e, -EINVAL, "BAD_QUEUE", "queue", "queues are 0..7");
+	if (kmin >= kmax)
+		return rf_err_set(e, -EINVAL, "BAD_THRESHOLD_ORDER", "kmin_bytes",
+				  "Kmin (%llu) must be below Kmax (%llu)", (unsigned long long)kmin,
+				  (unsigned long long)kmax);
+	if (!(pmax >= 0 && pmax <= 1))
+		return rf_err_set(e, -EINVAL, "BAD_VALUE", "pmax", "pmax is a probability 0..1");
+	p = s->nodes[dev]->ports[port];
+	p->ecn[prio] = (struct ecn_cfg){ .enabled = enabled, .kmin = kmin, .kmax = kmax, .pmax = pmax };
+	return 0;
+}

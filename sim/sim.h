@@ -1,0 +1,118 @@
+/* rocefab-sim as a library: a discrete-event, packet-level simulator of RoCEv2 fabrics
+ * (links, shared-buffer switches with PFC and ECN, NICs with go-back-N and DCQCN).
+ *
+ *   sim_load()       parse and validate a scenario (schemas/scenario.schema.json) and build it
+ *   sim_run_until()  advance simulated time; sim_done() when every flow finished
+ *   sim_counters()   a device's counters under the registry's names (schemas/counters.json)
+ *   sim_set_*()      change ECN, PFC or DCQCN parameters while running
+ *   sim_fault()      inject or clear a fault while running
+ *   sim_summary()    the results (FCT and slowdown, pauses, marks, queues, run figures)
+ *
+ * The same scenario and seed give the same results, event for event. */
+#ifndef ROCEFAB_SIM_H
+#define ROCEFAB_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "lib/err.h"
+
+struct sim;
+
+struct sim_switch_cfg {
+	uint64_t buffer_bytes;
+	uint64_t reserve_bytes; /* per ingress port and priority */
+	struct {
+		uint8_t enabled; /* bitmap of lossless priorities */
+		bool dynamic;
+		int alpha_shift;
+		uint64_t xoff_bytes, xon_offset_bytes, headroom_bytes;
+		uint16_t quanta;
+	} pfc;
+	struct {
+		bool enabled;
+		uint64_t kmin_bytes, kmax_bytes;
+		double pmax;
+	} ecn;
+	bool strict;
+};
+
+struct sim_nic_cfg {
+	bool dcqcn;
+	/* DCQCN knobs, NVIDIA names and units (../shared/reference/rdma-fabric-facts.md §3.2) */
+	double rpg_time_reset_us, rpg_ai_rate_mbps, rpg_hai_rate_mbps, rpg_min_rate_mbps;
+	double rpg_max_rate_mbps; /* 0: line rate */
+	uint64_t rpg_byte_reset;
+	uint32_t rpg_threshold, rpg_gd, rpg_min_dec_fac, dce_tcp_g, initial_alpha_value;
+	double dce_tcp_rtt_us, rate_reduce_monitor_period_us, rate_to_set_on_first_cnp_mbps;
+	double min_time_between_cnps_us;
+	bool cnp_per_port;
+	bool clamp_tgt_rate, clamp_tgt_rate_ati;
+	uint8_t cnp_prio;
+	/* transport */
+	uint32_t ack_interval;
+	double rto_us, nak_interval_us;
+	uint8_t pfc_enabled;
+};
+
+struct sim_params {
+	uint64_t seed;
+	uint32_t mtu; /* payload bytes per packet */
+	int64_t until_ps; /* stop time; 0: when every flow completes */
+	int64_t sample_ps; /* queue sampling period for the summary */
+	struct sim_switch_cfg sw;
+	struct sim_nic_cfg nic;
+};
+
+/* Parses, validates and builds a scenario.  base_dir resolves relative files (CDFs, flow
+ * lists).  seed/until override the scenario's when >= 0.  On a bad scenario, e names the
+ * JSON pointer of the field and the code BAD_SCENARIO. */
+int sim_load(const char *text, size_t len, const char *origin, const char *base_dir,
+	     int64_t seed, int64_t until_ps, struct sim **ret, struct rf_err *e);
+void sim_free(struct sim *s);
+
+/* Runs events up to time t (picoseconds) or until the scenario ends; returns the events run. */
+uint64_t sim_run_until(struct sim *s, int64_t t);
+/* Runs at most n events. */
+uint64_t sim_step(struct sim *s, uint64_t n);
+int64_t sim_now(const struct sim *s);
+/* The scenario's end: its stop time, or every flow complete (and stop time 0). */
+bool sim_done(const struct sim *s);
+int64_t sim_until(const struct sim *s);
+double sim_progress(const struct sim *s); /* 0..1 */
+
+/* Devices: hosts and switches, and their ports (named by the peer). */
+int sim_device_count(const struct sim *s);
+const char *sim_device_name(const struct sim *s, int dev);
+bool sim_device_is_switch(const struct sim *s, int dev);
+int sim_device_find(const struct sim *s, const char *name);
+int sim_port_count(const struct sim *s, int dev);
+const char *sim_port_name(const struct sim *s, int dev, int port);
+int sim_port_find(const struct sim *s, int dev, const char *name);
+
+/* Counters of one port under registry names: fn(name, priority or -1, value). */
+typedef void (*sim_counter_fn)(void *ctx, const char *name, int prio, uint64_t value);
+int sim_counters(const struct sim *s, int dev, int port, sim_counter_fn fn, void *ctx);
+uint64_t sim_queue_bytes(const struct sim *s, int dev, int port, int prio);
+
+/* Configuration while running.  -EINVAL with e filled for a bad value (Kmin > Kmax, ...). */
+int sim_set_ecn(struct sim *s, int dev, int port, int prio, bool enabled, uint64_t kmin,
+		uint64_t kmax, double pmax, struct rf_err *e);
+
+/* Faults while running, as in the scenario's "faults" (JSON object).  Returns a fault id. */
+int sim_fault(struct sim *s, json_t *fault, int *ret_id, struct rf_err *e);
+int sim_fault_clear(struct sim *s, int id, struct rf_err *e);
+
+/* The results; with timing, the run's wall-clock figures too (they differ run to run). */
+json_t *sim_summary(struct sim *s, bool timing, double wall_s);
+
+/* Per-flow results for tests: 0 and the times in ps, or -ENOENT. */
+int sim_flow_result(const struct sim *s, uint32_t id, int64_t *start, int64_t *finish,
+		    int64_t *ideal);
+uint32_t sim_flow_count(const struct sim *s);
+uint64_t sim_events(const struct sim *s);
+uint64_t sim_data_packets(const struct sim *s);
+
+#endif

@@ -1,0 +1,339 @@
+/* Switches: forwarding (shortest paths, ECMP by flow hash, static overrides), a shared buffer
+ * with per-ingress-port/priority accounting, PFC generation with a static or dynamic (alpha)
+ * threshold and headroom, egress queues per priority (strict or round robin) and ECN marking by
+ * RED on the instantaneous queue at dequeue.
+ *
+ * Buffer model (as in the HPCC and DCQCN simulators, ../shared/reference §4.3):
+ *   buffer = headroom (per lossless ingress port/priority) + reserve (per port/priority) + shared
+ *   an arriving packet is counted against its ingress port and priority: in the shared part
+ *   while that port/priority holds less than reserve + threshold, where threshold is static
+ *   (xoff_bytes) or 2^alpha_shift x the free shared buffer; a lossless priority then overflows
+ *   into its headroom and XOFF goes upstream; a lossy priority drops.  XON once the headroom is
+ *   empty and the port/priority is xon_offset below the threshold. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/internal.h"
+
+static uint64_t threshold(const struct swtch *sw)
+{
+	uint64_t free_shared = sw->shared_size > sw->shared_used ? sw->shared_size - sw->shared_used : 0;
+
+	if (!sw->pfc.dynamic)
+		return sw->pfc.xoff_bytes;
+	return sw->pfc.alpha_shift >= 0 ? free_shared << sw->pfc.alpha_shift
+					: free_shared >> -sw->pfc.alpha_shift;
+}
+
+static bool lossless(const struct swtch *sw, uint8_t prio)
+{
+	return sw->pfc.enabled & (1u << prio);
+}
+
+static uint64_t headroom_of(const struct swtch *sw, const struct port *p)
+{
+	uint64_t bdp;
+
+	if (sw->pfc.headroom)
+		return sw->pfc.headroom;
+	/* data in flight while XOFF travels up and the peer reacts: 3 x (rate x delay), plus the
+	 * two largest frames that cannot be cut off (HPCC simulator's rule) */
+	bdp = (uint64_t)((double)p->rate_bps / 8 * (double)p->delay / (double)PS_PER_S);
+	return 3 * bdp + 2 * 9216;
+}
+
+static struct port *route(struct sim *s, struct node *n, struct pkt *k, uint32_t dst)
+{
+	struct swtch *sw = &n->sw;
+	const struct route_set *rs;
+	uint64_t h;
+
+	for (uint32_t i = 0; i < sw->nov; i++)
+		if (sw->ov[i].dst == dst)
+			return n->ports[sw->ov[i].port];
+	rs = &sw->routes[dst];
+	if (!rs->n)
+		return NULL;
+	if (rs->n == 1)
+		return n->ports[sw->route_ports[rs->off]];
+	/* both directions of a flow hash alike but independently per switch */
+	h = mix64(k->flow->hash ^ sw->seed ^ (k->type == PKT_DATA ? 0 : 0x5bd1e995));
+	return n->ports[sw->route_ports[rs->off + h % rs->n]];
+	(void)s;
+}
+
+static void maybe_xon(struct sim *s, struct swtch *sw, struct port *in, uint8_t pr)
+{
+	uint64_t thr = sw->reserve + threshold(sw);
+
+	if (in->xoff[pr] && in->hdrm[pr] == 0 && in->shared[pr] + sw->pfc.xon_offset <= thr)
+		port_send_pfc(s, in, pr, false);
+}
+
+void switch_release(struct sim *s, struct pkt *k)
+{
+	struct port *in = k->in_port;
+	struct swtch *sw;
+	uint8_t pr = k->prio;
+
+	if (!in || !k->acct)
+		return;
+	sw = &in->node->sw;
+	if (k->acct == 2) {
+		in->hdrm[pr] -= k->bytes;
+	} else {
+		in->shared[pr] -= k->bytes;
+		sw->shared_used -= k->bytes;
+	}
+	k->acct = 0;
+	if (lossless(sw, pr))
+		maybe_xon(s, sw, in, pr);
+}
+
+/* Counts the packet against its ingress port/priority; false: no room, drop it. */
+static bool admit(struct sim *s, struct swtch *sw, struct port *in, struct pkt *k)
+{
+	uint8_t pr = k->prio;
+	uint64_t b = k->bytes, thr = sw->reserve + threshold(sw);
+	bool fits_shared = in->shared[pr] + b <= thr && sw->shared_used + b <= sw->shared_size;
+
+	k->in_port = in;
+	if (fits_shared && !(lossless(sw, pr) && in->hdrm[pr])) {
+		in->shared[pr] += b;
+		sw->shared_used += b;
+		k->acct = 1;
+	} else if (lossless(sw, pr) && in->hdrm[pr] + b <= headroom_of(sw, in)) {
+		in->hdrm[pr] += b;
+		k->acct = 2;
+	} else {
+		return false;
+	}
+	if (lossless(sw, pr) && !in->xoff[pr] && (in->hdrm[pr] || in->shared[pr] >= thr))
+		port_send_pfc(s, in, pr, true);
+	return true;
+}
+
+void switch_rx(struct sim *s, struct port *in, struct pkt *k)
+{
+	struct node *n = in->node;
+	struct swtch *sw = &n->sw;
+	uint32_t dst = k->type == PKT_DATA ? k->flow->dst->hid : k->flow->src->hid;
+	struct port *out;
+
+	if (--k->ttl == 0) {
+		sw->ttl_drops++;
+		in->c.buf_discards[k->prio]++;
+		pkt_free(s, k);
+		return;
+	}
+	out = route(s, n, k, dst);
+	if (!out || !out->link->up) {
+		in->c.buf_discards[k->prio]++;
+		pkt_free(s, k);
+		return;
+	}
+	if (!admit(s, sw, in, k)) {
+		in->c.buf_discards[k->prio]++;
+		pkt_free(s, k);
+		return;
+	}
+	queue_push(s, &out->q[k->prio], k);
+	if (out->q[k->prio].bytes > out->c.q_watermark[k->prio])
+		out->c.q_watermark[k->prio] = out->q[k->prio].bytes;
+	port_kick(s, out);
+}
+
+static void mark_ecn(struct sim *s, struct port *p, struct pkt *k)
+{
+	const struct ecn_cfg *c = &p->ecn[k->prio];
+	uint64_t q = p->q[k->prio].bytes;
+	double prob;
+
+	if (!c->enabled || !(k->ecn & ECN_ECT) || q <= c->kmin)
+		return;
+	if (q > c->kmax)
+		prob = 1.0;
+	else
+		prob = c->pmax * (double)(q - c->kmin) / (double)(c->kmax - c->kmin);
+	if (prob >= 1.0 || rng_uniform(s) < prob) {
+		k->ecn |= ECN_CE;
+		p->c.ecn_marked[k->prio]++;
+	}
+}
+
+struct pkt *switch_dequeue(struct sim *s, struct port *p, simtime_t *ret_wake)
+{
+	const struct swtch *sw = &p->node->sw;
+	simtime_t wake = 0;
+	struct pkt *k = NULL;
+	int pr = -1;
+
+	/* priorities 6 and 7 (control: CNP, ACK) are always strict */
+	for (int i = NPRIO - 1; i >= 0 && pr < 0; i--) {
+		if (!p->q[i].head)
+			continue;
+		if (port_paused(s, p, (uint8_t)i)) {
+			if (!wake || p->paused_until[i] < wake)
+				wake = p->paused_until[i];
+			continue;
+		}
+		if (sw->strict || i >= 6)
+			pr = i;
+	}
+	if (pr < 0 && !sw->strict) {
+		/* round robin among data priorities */
+		for (int n = 0; n < 6; n++) {
+			int i = (p->rr + n) % 6;
+
+			if (p->q[i].head && !port_paused(s, p, (uint8_t)i)) {
+				pr = i;
+				p->rr = (uint8_t)((i + 1) % 6);
+				break;
+			}
+		}
+	}
+	if (pr < 0) {
+		*ret_wake = wake;
+		return NULL;
+	}
+	k = queue_pop(s, &p->q[pr]);
+	mark_ecn(s, p, k);
+	switch_release(s, k);
+	return k;
+}
+
+/* --- routing -------------------------------------------------------------------------------- */
+
+/* Shortest paths over up links to every host; a switch's ECMP set for a host is every port
+ * toward a neighbour one hop closer.  Hosts do not forward. */
+void switch_routes(struct sim *s)
+{
+	uint32_t *dist = malloc(s->nnodes * sizeof(*dist));
+	uint32_t *fifo = malloc(s->nnodes * sizeof(*fifo));
+	uint32_t **lists = calloc(s->nnodes, sizeof(*lists));
+	size_t *len = calloc(s->nnodes, sizeof(*len));
+	size_t *cap = calloc(s->nnodes, sizeof(*cap));
+
+	if (!dist || !fifo || !lists || !len || !cap)
+		abort();
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		struct node *n = s->nodes[i];
+
+		if (n->kind == NODE_SWITCH && !n->sw.routes) {
+			n->sw.routes = calloc(s->nhosts, sizeof(*n->sw.routes));
+			if (!n->sw.routes)
+				abort();
+		}
+	}
+	for (uint32_t h = 0; h < s->nhosts; h++) {
+		struct node *dst = s->hosts[h];
+		uint32_t head = 0, tail = 0;
+
+		for (uint32_t i = 0; i < s->nnodes; i++)
+			dist[i] = UINT32_MAX;
+		dist[dst->id] = 0;
+		fifo[tail++] = dst->id;
+		while (head < tail) {
+			struct node *n = s->nodes[fifo[head++]];
+
+			if (n->kind == NODE_HOST && n != dst)
+				continue;
+			for (uint16_t k = 0; k < n->nports; k++) {
+				struct port *p = n->ports[k];
+				struct node *m = p->peer->node;
+
+				if (!p->link->up || dist[m->id] != UINT32_MAX)
+					continue;
+				dist[m->id] = dist[n->id] + 1;
+				fifo[tail++] = m->id;
+			}
+		}
+		for (uint32_t i = 0; i < s->nnodes; i++) {
+			struct node *n = s->nodes[i];
+			uint32_t off = (uint32_t)len[i];
+			uint16_t cnt = 0;
+
+			if (n->kind != NODE_SWITCH)
+				continue;
+			if (dist[i] != UINT32_MAX) {
+				for (uint16_t k = 0; k < n->nports; k++) {
+					struct port *p = n->ports[k];
+					struct node *m = p->peer->node;
+
+					if (!p->link->up || dist[m->id] + 1 != dist[i])
+						continue;
+					if (m->kind == NODE_HOST && m != dst)
+						continue;
+					if (len[i] == cap[i]) {
+						cap[i] = cap[i] ? cap[i] * 2 : 256;
+						lists[i] = realloc(lists[i], cap[i] * sizeof(**lists));
+						if (!lists[i])
+							abort();
+					}
+					lists[i][len[i]++] = k;
+					cnt++;
+				}
+			}
+			n->sw.routes[h] = (struct route_set){ .off = off, .n = cnt };
+		}
+	}
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		struct node *n = s->nodes[i];
+
+		if (n->kind != NODE_SWITCH)
+			continue;
+		free(n->sw.route_ports);
+		n->sw.route_ports = malloc((len[i] ? len[i] : 1) * sizeof(*n->sw.route_ports));
+		if (!n->sw.route_ports)
+			abort();
+		for (size_t k = 0; k < len[i]; k++)
+			n->sw.route_ports[k] = (uint16_t)lists[i][k];
+		free(lists[i]);
+	}
+	free(lists);
+	free(len);
+	free(cap);
+	free(fifo);
+	free(dist);
+}
+
+int switch_init(struct sim *s, struct node *n, const struct sim_switch_cfg *c)
+{
+	struct swtch *sw = &n->sw;
+	uint64_t hdrm = 0, reserve;
+	int lossless_prios = 0;
+
+	sw->buffer = c->buffer_bytes;
+	sw->reserve = c->reserve_bytes;
+	sw->pfc = (struct pfc_cfg){ .enabled = c->pfc.enabled, .dynamic = c->pfc.dynamic,
+				    .alpha_shift = c->pfc.alpha_shift, .xoff_bytes = c->pfc.xoff_bytes,
+				    .xon_offset = c->pfc.xon_offset_bytes,
+				    .headroom = c->pfc.headroom_bytes, .quanta = c->pfc.quanta };
+	sw->strict = c->strict;
+	sw->seed = mix64(s->p.seed ^ (0x1000 + n->id));
+	for (int pr = 0; pr < NPRIO; pr++)
+		lossless_prios += !!(c->pfc.enabled & (1u << pr));
+	for (uint16_t k = 0; k < n->nports; k++) {
+		struct port *p = n->ports[k];
+
+		hdrm += headroom_of(sw, p) * (uint64_t)lossless_prios;
+		p->ecn = calloc(NPRIO, sizeof(*p->ecn));
+		if (!p->ecn)
+			return -ENOMEM;
+		for (int pr = 0; pr < NPRIO; pr++)
+			p->ecn[pr] = (struct ecn_cfg){ .enabled = c->ecn.enabled && pr < 6,
+						       .kmin = c->ecn.kmin_bytes,
+						       .kmax = c->ecn.kmax_bytes, .pmax = c->ecn.pmax };
+	}
+	reserve = sw->reserve * n->nports * NPRIO;
+	if (hdrm + reserve >= sw->buffer) {
+		snprintf(s->err, sizeof(s->err),
+			 "switch %s: a buffer of %llu bytes cannot hold the headroom (%llu) and "
+			 "reserve (%llu) of its %u ports",
+			 n->name, (unsigned long long)sw->buffer, (unsigned long long)hdrm,
+			 (unsigned long long)reserve, n->nports);
+		return -EINVAL;
+	}
+	sw->shared_size = sw->buffer - hdrm - reserve;
+	return 0;
+}

@@ -1,0 +1,681 @@
+/* Workloads: the flows of a scenario.
+ *   incast        N senders -> 1 receiver, size each, optionally repeated every interval
+ *   permutation   every host sends to one other, a random permutation without fixed points
+ *   all_reduce    ring all-reduce: 2(n-1) steps, each host sends size/n to the next; a step
+ *                 starts when the previous step's chunk has arrived
+ *   cdf           Poisson arrivals per host at a target load of its link, sizes from a CDF,
+ *                 destinations uniform among the other hosts (HPCC traffic generator's model)
+ *   flows         an explicit list, or a file of "src dst size_bytes start_us [priority]"
+ * and the ideal completion time of a flow alone on an idle fabric, for its slowdown. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/strutil.h"
+#include "sim/build.h"
+
+extern const char sim_cdf_websearch[], sim_cdf_fbhdp[], sim_cdf_alistorage[], sim_cdf_googlerpc[];
+
+#define DATA_PRIO 3
+
+static void start_fn(struct sim *s, struct timer *t)
+{
+	struct flow *f = t->owner;
+
+	if (!f->started && !f->waiting)
+		nic_flow_start(s, f);
+}
+
+/* Follows the first route from src to dst: the one-way time of one packet of each size, and
+ * the slowest link. */
+static simtime_t path_time(struct sim *s, struct node *src, struct node *dst, uint32_t bytes,
+			   uint64_t *ret_min_rate)
+{
+	struct node *n = src;
+	simtime_t t = 0;
+	uint64_t min_rate = UINT64_MAX;
+
+	(void)s;
+	for (int hops = 0; n != dst && hops < 64; hops++) {
+		struct port *p;
+
+		if (n->kind == NODE_HOST) {
+			p = n->ports[0];
+		} else {
+			const struct route_set *rs = &n->sw.routes[dst->hid];
+
+			if (!rs->n)
+				return -1;
+			p = n->ports[n->sw.route_ports[rs->off]];
+		}
+		t += p->delay + tx_time(p, bytes);
+		if (p->rate_bps < min_rate)
+			min_rate = p->rate_bps;
+		n = p->peer->node;
+	}
+	if (ret_min_rate)
+		*ret_min_rate = min_rate;
+	return n == dst ? t : -1;
+}
+
+/* Alone on an idle fabric: the first packet crosses the path store-and-forward, the others
+ * follow at the slowest link's rate, and the last ACK comes back. */
+static simtime_t ideal_fct(struct sim *s, const struct flow *f)
+{
+	uint32_t full = f->mtu + HDR_BYTES;
+	uint64_t rate;
+	simtime_t there = path_time(s, f->src, f->dst, f->npkts > 1 ? full : (uint32_t)f->bytes + HDR_BYTES,
+				    &rate);
+	simtime_t back = path_time(s, f->dst, f->src, CTRL_BYTES, NULL);
+	uint64_t rest;
+
+	if (there < 0 || back < 0)
+		return 0;
+	rest = f->npkts > 1 ? f->bytes - f->mtu + (uint64_t)(f->npkts - 1) * HDR_BYTES : 0;
+	return there + (simtime_t)((double)rest * 8 * (double)PS_PER_S / (double)rate) + back;
+}
+
+struct flow *flow_add(struct sim *s, struct node *src, struct node *dst, uint64_t bytes,
+		      simtime_t start, uint8_t prio)
+{
+	struct flow *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	if (s->nflows == s->capflows) {
+		uint32_t nc = s->capflows ? s->capflows * 2 : 1024;
+		struct flow **n = realloc(s->flows, nc * sizeof(*n));
+
+		if (!n) {
+			free(f);
+			return NULL;
+		}
+		s->flows = n;
+		s->capflows = nc;
+	}
+	f->id = s->nflows;
+	f->src = src;
+	f->dst = dst;
+	f->bytes = bytes;
+	f->mtu = (uint16_t)s->p.mtu;
+	f->npkts = (uint32_t)((bytes + s->p.mtu - 1) / s->p.mtu);
+	f->prio = prio;
+	f->start = start;
+	f->hash = rng_next(s);
+	f->ideal = ideal_fct(s, f);
+	timer_init(&f->t_start, start_fn, f, 0);
+	s->flows[s->nflows++] = f;
+	return f;
+}
+
+void flow_schedule(struct sim *s, struct flow *f)
+{
+	if (!f->waiting)
+		timer_arm(s, &f->t_start, f->start);
+}
+
+/* --- helpers -------------------------------------------------------------------------------------- */
+
+static int hosts_of(struct build *b, json_t *w, struct node ***ret, uint32_t *ret_n)
+{
+	json_t *h = json_object_get(w, "hosts"), *v;
+	struct node **list;
+	size_t i;
+
+	if (!h || (json_is_string(h) && !strcmp(json_string_value(h), "all"))) {
+		list = malloc(b->s->nhosts * sizeof(*list));
+		if (!list)
+			return -ENOMEM;
+		memcpy(list, b->s->hosts, b->s->nhosts * sizeof(*list));
+		*ret = list;
+		*ret_n = b->s->nhosts;
+		return 0;
+	}
+	if (!json_is_array(h) || !json_array_size(h))
+		return bad(b, "hosts", "must be \"all\" or a list of hosts");
+	list = calloc(json_array_size(h), sizeof(*list));
+	if (!list)
+		return -ENOMEM;
+	json_array_foreach(h, i, v) {
+		size_t a = js_path_push_key(&b->p, "hosts");
+
+		js_path_push_idx(&b->p, i);
+		list[i] = resolve_host(b, v, NULL);
+		js_path_pop(&b->p, a);
+		if (!list[i]) {
+			free(list);
+			return -EINVAL;
+		}
+	}
+	*ret = list;
+	*ret_n = (uint32_t)json_array_size(h);
+	return 0;
+}
+
+static int common(struct build *b, json_t *w, simtime_t *start, uint8_t *prio)
+{
+	double us = 0;
+	int64_t p = DATA_PRIO;
+	int r;
+
+	if ((r = opt_num(b, w, "start_us", 0, 1e9, false, &us)) < 0 ||
+	    (r = opt_int(b, w, "priority", 0, 5, &p)) < 0)
+		return r;
+	*start = (simtime_t)llround(us * PS_PER_US);
+	*prio = (uint8_t)p;
+	return 0;
+}
+
+static int size_of(struct build *b, json_t *w, uint64_t *ret)
+{
+	int64_t v = 0;
+	int r = opt_int(b, w, "size_bytes", 0, 1000000000000000LL, &v);
+
+	if (r == 0)
+		return bad(b, "size_bytes", "required field is missing");
+	*ret = (uint64_t)v;
+	return r < 0 ? r : 0;
+}
+
+/* --- the workloads ----------------------------------------------------------------------------------- */
+
+static int incast(struct build *b, json_t *w)
+{
+	static const char *const keys[] = { "type", "receiver", "senders", "size_bytes", "repeat",
+					    "interval_us", "start_us", "priority", NULL };
+	json_t *snd = json_object_get(w, "senders");
+	struct node *rcv, **list = NULL;
+	uint32_t n = 0;
+	int64_t repeat = 1;
+	double interval = 0;
+	simtime_t start;
+	uint64_t bytes = 0;
+	uint8_t prio;
+	int r;
+
+	if ((r = check_keys(b, w, keys)) < 0 || (r = common(b, w, &start, &prio)) < 0 ||
+	    (r = size_of(b, w, &bytes)) < 0 || (r = opt_int(b, w, "repeat", 1, 100000, &repeat)) < 0 ||
+	    (r = opt_num(b, w, "interval_us", 0, 1e9, true, &interval)) < 0)
+		return r;
+	if (repeat > 1 && interval <= 0)
+		return bad(b, "interval_us", "a repeated incast needs interval_us");
+	rcv = resolve_host(b, json_object_get(w, "receiver"), "receiver");
+	if (!rcv)
+		return -EINVAL;
+	if (json_is_integer(snd)) {
+		json_int_t want = json_integer_value(snd);
+
+		if (want < 1 || (uint64_t)want >= b->s->nhosts)
+			return bad(b, "senders", "%lld senders: the fabric has %u other hosts",
+				   (long long)want, b->s->nhosts - 1);
+		list = calloc((size_t)want, sizeof(*list));
+		if (!list)
+			return -ENOMEM;
+		for (uint32_t h = 0; h < b->s->nhosts && n < want; h++)
+			if (b->s->hosts[h] != rcv)
+				list[n++] = b->s->hosts[h];
+	} else if (json_is_array(snd) && json_array_size(snd)) {
+		size_t i;
+		json_t *v;
+
+		list = calloc(json_array_size(snd), sizeof(*list));
+		if (!list)
+			return -ENOMEM;
+		json_array_foreach(snd, i, v) {
+			size_t a = js_path_push_key(&b->p, "senders");
+
+			js_path_push_idx(&b->p, i);
+			list[n] = resolve_host(b, v, NULL);
+			if (list[n] == rcv)
+				r = bad(b, NULL, "the receiver cannot be a sender");
+			js_path_pop(&b->p, a);
+			if (!list[n] || r < 0) {
+				free(list);
+				return -EINVAL;
+			}
+			n++;
+		}
+	} else {
+		return bad(b, "senders", "a number of senders or a list of hosts");
+	}
+	for (int64_t k = 0; k < repeat; k++)
+		for (uint32_t i = 0; i < n; i++) {
+			struct flow *f = flow_add(b->s, list[i], rcv, bytes,
+						  start + (simtime_t)llround(k * interval * PS_PER_US), prio);
+
+			if (!f) {
+				free(list);
+				return -ENOMEM;
+			}
+			flow_schedule(b->s, f);
+		}
+	free(list);
+	return 0;
+}
+
+static int permutation(struct build *b, json_t *w)
+{
+	static const char *const keys[] = { "type", "hosts", "size_bytes", "start_us", "priority", NULL };
+	struct node **h;
+	uint32_t n, *perm;
+	simtime_t start;
+	uint64_t bytes = 0;
+	uint8_t prio;
+	int r;
+
+	if ((r = check_keys(b, w, keys)) < 0 || (r = common(b, w, &start, &prio)) < 0 ||
+	    (r = size_of(b, w, &bytes)) < 0 || (r = hosts_of(b, w, &h, &n)) < 0)
+		return r;
+	if (n < 2) {
+		free(h);
+		return bad(b, "hosts", "a permutation needs two hosts or more");
+	}
+	perm = malloc(n * sizeof(*perm));
+	if (!perm) {
+		free(h);
+		return -ENOMEM;
+	}
+	/* a random cyclic shift of a shuffled order has no fixed point */
+	for (uint32_t i = 0; i < n; i++)
+		perm[i] = i;
+	for (uint32_t i = n - 1; i > 0; i--) {
+		uint32_t j = (uint32_t)(rng_next(b->s) % (i + 1)), t = perm[i];
+
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	for (uint32_t i = 0; i < n && r == 0; i++) {
+		struct flow *f = flow_add(b->s, h[perm[i]], h[perm[(i + 1) % n]], bytes, start, prio);
+
+		if (!f)
+			r = -ENOMEM;
+		else
+			flow_schedule(b->s, f);
+	}
+	free(perm);
+	free(h);
+	return r;
+}
+
+static int all_reduce(struct build *b, json_t *w)
+{
+	static const char *const keys[] = { "type", "hosts", "size_bytes", "iterations", "start_us",
+					    "priority", NULL };
+	struct flow **prev = NULL, **cur = NULL;
+	int64_t iters = 1;
+	struct node **h;
+	simtime_t start;
+	uint64_t bytes = 0, chunk;
+	uint32_t n;
+	uint8_t prio;
+	int r;
+
+	if ((r = check_keys(b, w, keys)) < 0 || (r = common(b, w, &start, &prio)) < 0 ||
+	    (r = size_of(b, w, &bytes)) < 0 || (r = opt_int(b, w, "iterations", 1, 1000, &iters)) < 0 ||
+	    (r = hosts_of(b, w, &h, &n)) < 0)
+		return r;
+	if (n < 2) {
+		free(h);
+		return bad(b, "hosts", "an all-reduce needs two hosts or more");
+	}
+	chunk = (bytes + n - 1) / n;
+	prev = calloc(n, sizeof(*prev));
+	cur = calloc(n, sizeof(*cur));
+	if (!prev || !cur) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (int64_t it = 0; it < iters; it++) {
+		for (uint32_t step = 0; step < 2 * (n - 1); step++) {
+			for (uint32_t i = 0; i < n; i++) {
+				struct flow *f = flow_add(b->s, h[i], h[(i + 1) % n], chunk, start, prio);
+
+				if (!f) {
+					r = -ENOMEM;
+					goto out;
+				}
+				cur[i] = f;
+			}
+			for (uint32_t i = 0; i < n; i++) {
+				/* host i sends at this step what it received from i-1 before */
+				struct flow *p = prev[(i + n - 1) % n];
+
+				if (p) {
+					p->then = cur[i];
+					cur[i]->waiting = 1;
+				}
+				flow_schedule(b->s, cur[i]);
+			}
+			memcpy(prev, cur, n * sizeof(*prev));
+		}
+	}
+out:
+	free(prev);
+	free(cur);
+	free(h);
+	return r;
+}
+
+struct cdf {
+	double *size, *pct;
+	size_t n;
+	double mean;
+};
+
+static int cdf_parse(struct build *b, const char *text, const char *what, struct cdf *c)
+{
+	const char *line = text;
+
+	while (line && *line) {
+		double sz, pc;
+		const char *nl = strchr(line, '\n');
+
+		if (sscanf(line, "%lf %lf", &sz, &pc) == 2) {
+			double *ns = realloc(c->size, (c->n + 1) * sizeof(*ns));
+			double *np = realloc(c->pct, (c->n + 1) * sizeof(*np));
+
+			if (!ns || !np)
+				return -ENOMEM;
+			c->size = ns;
+			c->pct = np;
+			if (sz < 0 || pc < 0 || pc > 100 || (c->n && (sz < c->size[c->n - 1] || pc < c->pct[c->n - 1])))
+				return bad(b, "cdf", "%s: sizes and percentages must grow (0..100)", what);
+			c->size[c->n] = sz;
+			c->pct[c->n++] = pc;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	if (c->n < 2 || c->pct[c->n - 1] < 100 - 1e-9)
+		return bad(b, "cdf", "%s: a CDF needs two points or more and must reach 100", what);
+	for (size_t i = 1; i < c->n; i++)
+		c->mean += (c->size[i] + c->size[i - 1]) / 2 * (c->pct[i] - c->pct[i - 1]) / 100;
+	return 0;
+}
+
+static double cdf_sample(struct sim *s, const struct cdf *c)
+{
+	double u = rng_uniform(s) * 100;
+
+	for (size_t i = 1; i < c->n; i++) {
+		if (u <= c->pct[i]) {
+			double span = c->pct[i] - c->pct[i - 1];
+
+			if (span <= 0)
+				return c->size[i];
+			return c->size[i - 1] + (c->size[i] - c->size[i - 1]) * (u - c->pct[i - 1]) / span;
+		}
+	}
+	return c->size[c->n - 1];
+}
+
+static int load_cdf(struct build *b, json_t *spec, struct cdf *c)
+{
+	static const struct {
+		const char *name;
+		const char *text;
+	} builtin[] = { { "websearch", sim_cdf_websearch },
+			{ "fbhdp", sim_cdf_fbhdp },
+			{ "alistorage", sim_cdf_alistorage },
+			{ "googlerpc", sim_cdf_googlerpc } };
+
+	if (json_is_string(spec)) {
+		const char *name = json_string_value(spec);
+		char path[4200], *text;
+		FILE *f;
+		long len;
+		int r;
+
+		for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+			if (!strcmp(name, builtin[i].name))
+				return cdf_parse(b, builtin[i].text, name, c);
+		if (name[0] == '/' || !b->base_dir)
+			str_copy(path, sizeof(path), name);
+		else
+			str_fmt(path, sizeof(path), "%s/%s", b->base_dir, name);
+		f = fopen(path, "re");
+		if (!f)
+			return bad(b, "cdf", "'%s' is not a built-in CDF (websearch, fbhdp, alistorage, "
+					    "googlerpc) and %s cannot be read",
+				   name, path);
+		fseek(f, 0, SEEK_END);
+		len = ftell(f);
+		fseek(f, 0, SEEK_SET);
+		text = calloc(1, (size_t)(len > 0 ? len : 0) + 1);
+		if (!text || fread(text, 1, (size_t)len, f) != (size_t)len) {
+			free(text);
+			fclose(f);
+			return bad(b, "cdf", "cannot read %s", path);
+		}
+		fclose(f);
+		r = cdf_parse(b, text, path, c);
+		free(text);
+		return r;
+	}
+	if (json_is_array(spec)) {
+		size_t i;
+		json_t *pt;
+		char *text = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&text, &len);
+		int r;
+
+		if (!m)
+			return -ENOMEM;
+		json_array_foreach(spec, i, pt)
+			fprintf(m, "%.17g %.17g\n", json_number_value(json_array_get(pt, 0)),
+				json_number_value(json_array_get(pt, 1)));
+		fclose(m);
+		r = cdf_parse(b, text, "the inline CDF", c);
+		free(text);
+		return r;
+	}
+	return bad(b, "cdf", "a CDF name, a file, or a list of [size_bytes, percent]");
+}
+
+static int cdf_workload(struct build *b, json_t *w)
+{
+	static const char *const keys[] = { "type", "cdf", "load", "duration_us", "hosts",
+					    "start_us", "priority", NULL };
+	struct cdf c = { 0 };
+	double load = 0, dur = 0;
+	struct node **h = NULL;
+	simtime_t start;
+	uint8_t prio;
+	uint32_t n;
+	int r;
+
+	if ((r = check_keys(b, w, keys)) < 0 || (r = common(b, w, &start, &prio)) < 0 ||
+	    (r = opt_num(b, w, "load", 0, 1, true, &load)) < 0 ||
+	    (r = opt_num(b, w, "duration_us", 0, 1e9, true, &dur)) < 0)
+		return r;
+	if (!load)
+		return bad(b, "load", "required field is missing");
+	if (!dur)
+		return bad(b, "duration_us", "required field is missing");
+	if ((r = load_cdf(b, json_object_get(w, "cdf"), &c)) < 0 || (r = hosts_of(b, w, &h, &n)) < 0)
+		goto out;
+	if (n < 2) {
+		r = bad(b, "hosts", "needs two hosts or more");
+		goto out;
+	}
+	{
+		/* per host, exponential gaps: mean = mean size x 8 / (link rate x load); flows in
+		 * order of their start so that ids follow time */
+		simtime_t end = start + (simtime_t)llround(dur * PS_PER_US);
+		simtime_t *next = malloc(n * sizeof(*next));
+
+		if (!next) {
+			r = -ENOMEM;
+			goto out;
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			double mean_gap = c.mean * 8 / ((double)h[i]->ports[0]->rate_bps * load);
+
+			next[i] = start + (simtime_t)(-log(1 - rng_uniform(b->s)) * mean_gap * PS_PER_S);
+		}
+		for (;;) {
+			uint32_t i = 0, dst;
+			double mean_gap;
+			uint64_t bytes;
+			struct flow *f;
+
+			for (uint32_t k = 1; k < n; k++)
+				if (next[k] < next[i])
+					i = k;
+			if (next[i] >= end)
+				break;
+			dst = (uint32_t)(rng_next(b->s) % (n - 1));
+			if (dst >= i)
+				dst++;
+			bytes = (uint64_t)llround(cdf_sample(b->s, &c));
+			if (!bytes)
+				bytes = 1;
+			f = flow_add(b->s, h[i], h[dst], bytes, next[i], prio);
+			if (!f) {
+				r = -ENOMEM;
+				break;
+			}
+			flow_schedule(b->s, f);
+			mean_gap = c.mean * 8 / ((double)h[i]->ports[0]->rate_bps * load);
+			next[i] += (simtime_t)(-log(1 - rng_uniform(b->s)) * mean_gap * PS_PER_S);
+		}
+		free(next);
+	}
+out:
+	free(h);
+	free(c.size);
+	free(c.pct);
+	return r;
+}
+
+static int flow_list(struct build *b, json_t *w)
+{
+	static const char *const keys[] = { "type", "flows", "file", NULL };
+	static const char *const fk[] = { "src", "dst", "size_bytes", "start_us", "priority", NULL };
+	json_t *flows = json_object_get(w, "flows"), *v;
+	const char *file = js_str(w, "file", NULL);
+	size_t i;
+	int r;
+
+	if ((r = check_keys(b, w, keys)) < 0)
+		return r;
+	if (!flows && !file)
+		return bad(b, NULL, "give \"flows\" or \"file\"");
+	json_array_foreach(flows, i, v) {
+		size_t a = js_path_push_key(&b->p, "flows");
+		struct node *src, *dst;
+		simtime_t start;
+		uint64_t bytes = 0;
+		uint8_t prio;
+		struct flow *f;
+
+		js_path_push_idx(&b->p, i);
+		r = check_keys(b, v, fk);
+		if (r == 0)
+			r = common(b, v, &start, &prio);
+		if (r == 0)
+			r = size_of(b, v, &bytes);
+		src = r == 0 ? resolve_host(b, json_object_get(v, "src"), "src") : NULL;
+		dst = src ? resolve_host(b, json_object_get(v, "dst"), "dst") : NULL;
+		if (r == 0 && src && dst && src == dst)
+			r = bad(b, "dst", "a flow from a host to itself");
+		if (r == 0 && (!src || !dst))
+			r = -EINVAL;
+		if (r == 0) {
+			f = flow_add(b->s, src, dst, bytes, start, prio);
+			if (!f)
+				r = -ENOMEM;
+			else
+				flow_schedule(b->s, f);
+		}
+		js_path_pop(&b->p, a);
+		if (r < 0)
+			return r;
+	}
+	if (file) {
+		char path[4200], line[512];
+		FILE *f;
+		int lineno = 0;
+
+		if (file[0] == '/' || !b->base_dir)
+			str_copy(path, sizeof(path), file);
+		else
+			str_fmt(path, sizeof(path), "%s/%s", b->base_dir, file);
+		f = fopen(path, "re");
+		if (!f)
+			return bad(b, "file", "cannot read %s", path);
+		while (fgets(line, sizeof(line), f)) {
+			char sn[64], dn[64];
+			double us;
+			unsigned long long bytes;
+			int prio = DATA_PRIO, k;
+			json_t *sr, *dr;
+			struct node *src, *dst;
+			struct flow *fl;
+
+			lineno++;
+			if (line[strspn(line, " \t")] == '#' || line[strspn(line, " \t\r\n")] == '\0')
+				continue;
+			k = sscanf(line, "%63s %63s %llu %lf %d", sn, dn, &bytes, &us, &prio);
+			if (k < 4 || us < 0 || prio < 0 || prio > 5) {
+				fclose(f);
+				return bad(b, "file", "%s:%d: expected src dst size_bytes start_us [priority]",
+					   path, lineno);
+			}
+			sr = strspn(sn, "0123456789") == strlen(sn) ? json_integer(atoll(sn)) : json_string(sn);
+			dr = strspn(dn, "0123456789") == strlen(dn) ? json_integer(atoll(dn)) : json_string(dn);
+			src = resolve_host(b, sr, "file");
+			dst = src ? resolve_host(b, dr, "file") : NULL;
+			json_decref(sr);
+			json_decref(dr);
+			if (!src || !dst || src == dst) {
+				fclose(f);
+				if (src && dst)
+					return bad(b, "file", "%s:%d: a flow from a host to itself", path, lineno);
+				snprintf(b->e->msg + strlen(b->e->msg),
+					 sizeof(b->e->msg) - strlen(b->e->msg), " (%s:%d)", path, lineno);
+				return -EINVAL;
+			}
+			fl = flow_add(b->s, src, dst, bytes, (simtime_t)llround(us * PS_PER_US), (uint8_t)prio);
+			if (!fl) {
+				fclose(f);
+				return -ENOMEM;
+			}
+			flow_schedule(b->s, fl);
+		}
+		fclose(f);
+	}
+	return 0;
+}
+
+int build_workloads(struct build *b, json_t *workloads)
+{
+	static const char *const types[] = { "incast", "permutation", "all_reduce", "cdf", "flows", NULL };
+	static int (*const fn[])(struct build *, json_t *) = { incast, permutation, all_reduce,
+							      cdf_workload, flow_list };
+	size_t i;
+	json_t *w;
+	int r = 0;
+
+	if (!workloads)
+		return 0;
+	if (!json_is_array(workloads))
+		return bad(b, "workloads", "must be an array");
+	json_array_foreach(workloads, i, w) {
+		size_t a = js_path_push_key(&b->p, "workloads");
+		int type;
+
+		js_path_push_idx(&b->p, i);
+		if (!json_is_object(w))
+			r = bad(b, NULL, "a workload is an object");
+		else if ((r = js_req_enum(w, "type", types, &b->p, &type, b->e)) < 0)
+			snprintf(b->e->code, sizeof(b->e->code), "BAD_SCENARIO");
+		else
+			r = fn[type](b, w);
+		js_path_pop(&b->p, a);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
