@@ -527,7 +527,12 @@ void nic_init(struct sim *s, struct node *n, const struct sim_nic_cfg *c)
 		.alpha_period = (simtime_t)(c->dce_tcp_rtt_us * PS_PER_US),
 		.initial_alpha = c->initial_alpha_value / 1024.0,
 		.timer = (simtime_t)(c->rpg_time_reset_us * PS_PER_US),
-		.byte_reset = c->rpg_byte_reset,
+		/* rpg_byte_reset counts 64-byte units: NVIDIA documents "bytes", but 32767 bytes
+		 * (the default) would give a fast-recovery event every 32 KB and undo every rate
+		 * cut within microseconds; 64-byte units (2 MB by default) agree with the byte
+		 * counters of the DCQCN paper (10 MB) and its author's simulator (300 KB).
+		 * ../shared/reference/rdma-fabric-facts.md, Appendix B. */
+		.byte_reset = c->rpg_byte_reset * 64,
 		.threshold = c->rpg_threshold,
 		.monitor = (simtime_t)(c->rate_reduce_monitor_period_us * PS_PER_US),
 		.min_dec_fac = c->rpg_min_dec_fac / 100.0,
