@@ -134,7 +134,9 @@ struct port {
 	/* transmitter */
 	uint64_t rate_bps;
 	simtime_t delay;
-	bool busy;
+	bool busy;		/* serializing until busy_until */
+	bool txdone_pending;	/* an EV_TX_DONE is in the queue for busy_until */
+	simtime_t busy_until;
 	struct timer wake;	/* paused or rate-limited sender */
 	struct queue ctrl;	/* PFC frames, ACKs, NAKs, CNPs: before data */
 	struct queue q[NPRIO]; /* switch egress queues (unused on hosts) */

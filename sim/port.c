@@ -41,12 +41,37 @@ static struct pkt *next_packet(struct sim *s, struct port *p, simtime_t *wake)
 	return nic_next_packet(s, p, wake);
 }
 
+/* Whether the port may have another packet to send once it is free. */
+static bool has_more(const struct port *p)
+{
+	if (p->ctrl.head)
+		return true;
+	if (p->node->kind == NODE_HOST)
+		return p->node->nic.ntx > 0;
+	for (int pr = 0; pr < NPRIO; pr++)
+		if (p->q[pr].head)
+			return true;
+	return false;
+}
+
 void port_kick(struct sim *s, struct port *p)
 {
 	simtime_t wake = 0, t;
 	struct pkt *k;
 
-	if (p->busy || !p->link->up)
+	if (p->busy) {
+		if (s->now < p->busy_until) {
+			/* something to send while serializing: be told when the port is free.  A port
+			 * with nothing queued skips that event altogether. */
+			if (!p->txdone_pending) {
+				p->txdone_pending = true;
+				evq_push(s, p->busy_until, EV_TX_DONE, p, 0);
+			}
+			return;
+		}
+		p->busy = false;
+	}
+	if (!p->link->up)
 		return;
 	k = next_packet(s, p, &wake);
 	if (!k) {
@@ -56,7 +81,11 @@ void port_kick(struct sim *s, struct port *p)
 	}
 	t = tx_time(p, k->bytes);
 	p->busy = true;
-	evq_push(s, s->now + t, EV_TX_DONE, p, 0);
+	p->busy_until = s->now + t;
+	if (has_more(p) && !p->txdone_pending) {
+		p->txdone_pending = true;
+		evq_push(s, p->busy_until, EV_TX_DONE, p, 0);
+	}
 	if (k->type != PKT_PFC) {
 		p->c.tx_bytes += k->bytes;
 		p->c.tx_packets++;
@@ -74,7 +103,7 @@ void port_kick(struct sim *s, struct port *p)
 
 void port_tx_done(struct sim *s, struct port *p)
 {
-	p->busy = false;
+	p->txdone_pending = false;
 	port_kick(s, p);
 }
 

@@ -46,13 +46,14 @@ int sim_load(const char *text, size_t len, const char *origin, const char *base_
 	json_t *doc;
 	int r;
 
+	(void)origin; /* the caller names the file; errors carry the JSON pointer */
 	if (!s)
 		return -ENOMEM;
 	hmap_init(&s->names);
 	doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 	if (!doc) {
 		sim_free(s);
-		return rf_err_set(e, -EINVAL, "BAD_SCENARIO", origin, "malformed JSON at line %d column %d: %s",
+		return rf_err_set(e, -EINVAL, "BAD_SCENARIO", NULL, "malformed JSON at line %d column %d: %s",
 				  je.line, je.column, je.text);
 	}
 	r = sim_build(s, doc, base_dir, seed, until_ps, e);
