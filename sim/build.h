@@ -14,7 +14,12 @@ struct build {
 	const char *base_dir;
 	struct rf_err *e;
 	struct js_path p;
+	bool runtime; /* a change while running (codes name the problem), not a scenario */
 };
+
+int parse_dcqcn(struct build *b, json_t *d, struct sim_nic_cfg *c);
+int parse_ecn(struct build *b, json_t *x, struct sim_ecn_cfg *c);
+int parse_pfc(struct build *b, json_t *x, struct sim_pfc_cfg *c);
 
 int sim_build(struct sim *s, json_t *doc, const char *base_dir, int64_t seed, int64_t until,
 	      struct rf_err *e);

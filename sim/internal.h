@@ -120,6 +120,17 @@ struct ecn_cfg {
 	double pmax;
 };
 
+struct pfc_cfg {
+	uint8_t enabled; /* bitmap of lossless priorities */
+	bool dynamic;
+	int alpha_shift;	/* dynamic threshold: 2^shift x free shared buffer */
+	uint64_t xoff_bytes; /* static threshold (shared bytes of one ingress port/priority) */
+	uint64_t xon_offset;
+	uint64_t headroom; /* per ingress port and lossless priority; 0: from the link */
+	uint16_t quanta;
+	bool refresh;
+};
+
 struct node;
 struct link;
 
@@ -140,7 +151,9 @@ struct port {
 	struct timer wake;	/* paused or rate-limited sender */
 	struct queue ctrl;	/* PFC frames, ACKs, NAKs, CNPs: before data */
 	struct queue q[NPRIO]; /* switch egress queues (unused on hosts) */
-	uint8_t rr;		/* weighted/round robin position */
+	uint8_t rr;		/* deficit round robin: the queue whose turn it is */
+	bool turn;		/* it got its quantum this turn */
+	uint32_t deficit[NPRIO];
 
 	/* PFC received from the peer (we may not send on a paused priority) */
 	simtime_t paused_until[NPRIO];
@@ -155,6 +168,7 @@ struct port {
 	struct timer refresh[NPRIO];
 
 	struct ecn_cfg *ecn; /* switch ports: per priority (NPRIO entries); NULL on hosts */
+	struct pfc_cfg pfc;  /* PFC of this port: which priorities, and (switches) its thresholds */
 	struct port_ctr c;
 };
 
@@ -169,17 +183,6 @@ struct link {
 };
 
 /* --- switches ------------------------------------------------------------------------------------ */
-
-struct pfc_cfg {
-	uint8_t enabled; /* bitmap of lossless priorities */
-	bool dynamic;
-	int alpha_shift;	/* dynamic threshold: 2^shift x free shared buffer */
-	uint64_t xoff_bytes; /* static threshold (shared bytes of one ingress port/priority) */
-	uint64_t xon_offset;
-	uint64_t headroom; /* per ingress port and lossless priority; 0: from the link */
-	uint16_t quanta;
-	bool refresh;
-};
 
 struct route_set {
 	uint32_t off;
@@ -197,8 +200,8 @@ struct swtch {
 	uint64_t reserve;  /* per ingress port and priority, guaranteed */
 	uint64_t shared_size;
 	uint64_t shared_used;
-	struct pfc_cfg pfc;
-	bool strict;	      /* strict priority; else round robin among data priorities */
+	bool strict;
+	uint32_t quantum[NPRIO]; /* deficit round robin among data priorities: weight x packet */	      /* strict priority; else round robin among data priorities */
 	struct route_set *routes; /* by destination host */
 	uint16_t *route_ports;
 	struct override *ov;
@@ -238,7 +241,7 @@ struct nic {
 	uint32_t ack_interval;
 	simtime_t rto, nak_interval;
 	uint8_t ctrl_prio;
-	uint8_t pfc_enabled;
+	struct sim_nic_cfg cfg; /* as configured, for reads and partial updates */
 	simtime_t last_cnp; /* per-port CNP pacing */
 	/* receive side: infinitely fast unless slowed by a fault */
 	double rx_rate_bps; /* 0: infinite */
@@ -312,9 +315,11 @@ struct fault;
 struct sim_stats_acc {
 	uint64_t events, data_packets, ctrl_packets;
 	uint64_t flows_done;
-	/* periodic queue samples (bytes) of switch data queues that are not empty */
-	uint64_t *qsamples;
-	size_t nq, capq;
+	/* periodic samples of non-empty switch data queues, in a log-linear histogram: bucket
+	 * (e, m) holds values in [2^e (1 + m/16), 2^e (1 + (m+1)/16)), so percentiles are
+	 * within 6% and memory stays constant however long the run */
+	uint64_t qhist[64][16];
+	uint64_t nq, qmax;
 };
 
 struct sim {
@@ -390,5 +395,6 @@ void nic_flow_start(struct sim *s, struct flow *f);
 void nic_set_storm(struct sim *s, struct node *h, bool on, uint8_t prio);
 void nic_set_rx_rate(struct sim *s, struct node *h, double bps);
 void nic_init(struct sim *s, struct node *n, const struct sim_nic_cfg *c);
+void nic_configure(struct node *n, const struct sim_nic_cfg *c);
 
 #endif

@@ -380,7 +380,7 @@ static void rx_queue_check(struct sim *s, struct node *h)
 	struct port *p = nic_port(h);
 
 	for (int pr = 0; pr < NPRIO; pr++) {
-		if (!(nic->pfc_enabled & (1u << pr)) || (nic->storm && pr == nic->storm_prio))
+		if (!(p->pfc.enabled & (1u << pr)) || (nic->storm && pr == nic->storm_prio))
 			continue;
 		if (!p->xoff[pr] && p->shared[pr] > nic->rx_xoff)
 			port_send_pfc(s, p, (uint8_t)pr, true);
@@ -508,12 +508,14 @@ void nic_set_rx_rate(struct sim *s, struct node *h, double bps)
 	}
 }
 
-void nic_init(struct sim *s, struct node *n, const struct sim_nic_cfg *c)
+/* Applies a configuration (at start, or changed while running: flows keep their state). */
+void nic_configure(struct node *n, const struct sim_nic_cfg *c)
 {
 	struct nic *nic = &n->nic;
 	struct port *p = nic_port(n);
 	double line = (double)p->rate_bps;
 
+	nic->cfg = *c;
 	nic->cc = (struct dcqcn_cfg){
 		.enabled = c->dcqcn,
 		.line_rate_bps = p->rate_bps,
@@ -548,7 +550,16 @@ void nic_init(struct sim *s, struct node *n, const struct sim_nic_cfg *c)
 	nic->rto = (simtime_t)(c->rto_us * PS_PER_US);
 	nic->nak_interval = (simtime_t)(c->nak_interval_us * PS_PER_US);
 	nic->ctrl_prio = c->cnp_prio;
-	nic->pfc_enabled = c->pfc_enabled;
+	p->pfc.enabled = c->pfc_enabled;
+}
+
+void nic_init(struct sim *s, struct node *n, const struct sim_nic_cfg *c)
+{
+	struct nic *nic = &n->nic;
+	struct port *p = nic_port(n);
+
+	p->pfc = (struct pfc_cfg){ .quanta = 65535 };
+	nic_configure(n, c);
 	nic->last_cnp = -PS_PER_S;
 	/* pause the switch when the receive pipeline holds more than ~2 BDP of the host link */
 	nic->rx_xoff = (uint64_t)((double)p->rate_bps / 8 * (double)p->delay / (double)PS_PER_S) * 2 +

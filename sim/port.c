@@ -130,7 +130,7 @@ static void refresh_fn(struct sim *s, struct timer *t)
 void port_send_pfc(struct sim *s, struct port *p, uint8_t prio, bool xoff)
 {
 	struct pkt *k;
-	uint16_t quanta = xoff ? s->p.sw.pfc.quanta : 0;
+	uint16_t quanta = xoff ? (p->pfc.quanta ? p->pfc.quanta : 65535) : 0;
 
 	if (xoff && !p->xoff[prio]) {
 		p->xoff[prio] = true;
@@ -168,11 +168,14 @@ void port_rx_pfc(struct sim *s, struct port *p, const struct pkt *k)
 	bool was_paused = port_paused(s, p, prio);
 	simtime_t end = p->paused_until[prio] < s->now ? p->paused_until[prio] : s->now;
 
+	p->c.pfc_rx_frames[prio]++;
+	if (!(p->pfc.enabled & (1u << prio)))
+		return; /* PFC is off for that priority here: the frame is counted, not obeyed */
+
 	if (end > p->pause_mark[prio])
 		p->paused_acc[prio] += end - p->pause_mark[prio];
 	p->pause_mark[prio] = s->now;
 	p->paused_until[prio] = s->now + quanta_time(p, k->quanta);
-	p->c.pfc_rx_frames[prio]++;
 	if (!k->quanta) {
 		if (was_paused)
 			p->c.pfc_rx_transitions[prio]++;

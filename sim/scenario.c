@@ -241,13 +241,83 @@ static int prio_mask(struct build *b, json_t *o, const char *key, uint8_t *mask)
 	return 0;
 }
 
-static int parse_switch(struct build *b, json_t *o, struct sim_switch_cfg *c)
+int parse_pfc(struct build *b, json_t *x, struct sim_pfc_cfg *c)
 {
-	static const char *const keys[] = { "buffer_bytes", "reserve_bytes", "scheduling", "pfc", "ecn", NULL };
 	static const char *const pfc_keys[] = { "priorities",	    "threshold",      "alpha_shift",
 						"xoff_bytes",	    "xon_offset_bytes", "headroom_bytes",
 						"quanta",	    NULL };
+	int64_t v;
+	int r;
+
+	if ((r = check_keys(b, x, pfc_keys)) < 0 || (r = prio_mask(b, x, "priorities", &c->enabled)) < 0)
+		return r;
+	if (json_object_get(x, "threshold")) {
+		static const char *const th[] = { "dynamic", "static", NULL };
+		int i;
+
+		if ((r = rekey(b, js_req_enum(x, "threshold", th, &b->p, &i, b->e))) < 0)
+			return r;
+		c->dynamic = i == 0;
+	}
+	v = c->alpha_shift;
+	if ((r = opt_int(b, x, "alpha_shift", -8, 8, &v)) < 0)
+		return r;
+	c->alpha_shift = (int)v;
+	v = (int64_t)c->xoff_bytes;
+	if ((r = opt_int(b, x, "xoff_bytes", 1, INT64_MAX, &v)) < 0)
+		return r;
+	c->xoff_bytes = (uint64_t)v;
+	v = (int64_t)c->xon_offset_bytes;
+	if ((r = opt_int(b, x, "xon_offset_bytes", 0, INT64_MAX, &v)) < 0)
+		return r;
+	c->xon_offset_bytes = (uint64_t)v;
+	v = (int64_t)c->headroom_bytes;
+	if ((r = opt_int(b, x, "headroom_bytes", 0, INT64_MAX, &v)) < 0)
+		return r;
+	c->headroom_bytes = (uint64_t)v;
+	v = c->quanta;
+	if ((r = opt_int(b, x, "quanta", 1, 65535, &v)) < 0)
+		return r;
+	c->quanta = (uint16_t)v;
+	if (!c->dynamic && !c->xoff_bytes)
+		return bad(b, "threshold", "a static threshold needs xoff_bytes");
+	if (!c->dynamic && c->xon_offset_bytes >= c->xoff_bytes)
+		return bad(b, "xon_offset_bytes", "XON (xoff_bytes - xon_offset_bytes) must be above 0");
+	return 0;
+}
+
+int parse_ecn(struct build *b, json_t *x, struct sim_ecn_cfg *c)
+{
 	static const char *const ecn_keys[] = { "enabled", "kmin_bytes", "kmax_bytes", "pmax", NULL };
+	int64_t v;
+	int r;
+
+	if ((r = check_keys(b, x, ecn_keys)) < 0 ||
+	    (r = rekey(b, js_opt_bool(x, "enabled", &b->p, &c->enabled, b->e))) < 0)
+		return r;
+	v = (int64_t)c->kmin_bytes;
+	if ((r = opt_int(b, x, "kmin_bytes", 0, INT64_MAX, &v)) < 0)
+		return r;
+	c->kmin_bytes = (uint64_t)v;
+	v = (int64_t)c->kmax_bytes;
+	if ((r = opt_int(b, x, "kmax_bytes", 1, INT64_MAX, &v)) < 0)
+		return r;
+	c->kmax_bytes = (uint64_t)v;
+	if ((r = opt_num(b, x, "pmax", 0, 1, false, &c->pmax)) < 0)
+		return r;
+	if (c->kmin_bytes >= c->kmax_bytes) {
+		r = bad(b, "kmin_bytes", "Kmin (%llu) must be below Kmax (%llu)",
+			(unsigned long long)c->kmin_bytes, (unsigned long long)c->kmax_bytes);
+		snprintf(b->e->code, sizeof(b->e->code), "%s", b->runtime ? "BAD_THRESHOLD_ORDER" : "BAD_SCENARIO");
+		return r;
+	}
+	return 0;
+}
+
+static int parse_switch(struct build *b, json_t *o, struct sim_switch_cfg *c)
+{
+	static const char *const keys[] = { "buffer_bytes", "reserve_bytes", "scheduling", "weights",
+					    "pfc", "ecn", NULL };
 	int64_t v;
 	json_t *x;
 	int r;
@@ -265,49 +335,35 @@ static int parse_switch(struct build *b, json_t *o, struct sim_switch_cfg *c)
 		return r;
 	c->reserve_bytes = (uint64_t)v;
 	if (json_object_get(o, "scheduling")) {
-		static const char *const sch[] = { "strict", "round_robin", NULL };
+		static const char *const sch[] = { "strict", "dwrr", NULL };
 		int i;
 
 		if ((r = rekey(b, js_req_enum(o, "scheduling", sch, &b->p, &i, b->e))) < 0)
 			return r;
 		c->strict = i == 0;
 	}
+	if ((x = json_object_get(o, "weights"))) {
+		size_t i;
+		json_t *w;
+
+		if (!json_is_array(x) || json_array_size(x) != 6)
+			return bad(b, "weights", "six weights, for priorities 0 to 5");
+		json_array_foreach(x, i, w) {
+			if (!json_is_integer(w) || json_integer_value(w) < 1 || json_integer_value(w) > 100) {
+				size_t a = js_path_push_key(&b->p, "weights");
+
+				js_path_push_idx(&b->p, i);
+				r = bad(b, NULL, "a weight is an integer 1..100");
+				js_path_pop(&b->p, a);
+				return r;
+			}
+			c->weights[i] = (uint8_t)json_integer_value(w);
+		}
+	}
 	if ((x = json_object_get(o, "pfc"))) {
 		size_t a = js_path_push_key(&b->p, "pfc");
 
-		if ((r = check_keys(b, x, pfc_keys)) < 0 || (r = prio_mask(b, x, "priorities", &c->pfc.enabled)) < 0)
-			goto pfc_out;
-		if (json_object_get(x, "threshold")) {
-			static const char *const th[] = { "dynamic", "static", NULL };
-			int i;
-
-			if ((r = rekey(b, js_req_enum(x, "threshold", th, &b->p, &i, b->e))) < 0)
-				goto pfc_out;
-			c->pfc.dynamic = i == 0;
-		}
-		v = c->pfc.alpha_shift;
-		if ((r = opt_int(b, x, "alpha_shift", -8, 8, &v)) < 0)
-			goto pfc_out;
-		c->pfc.alpha_shift = (int)v;
-		v = (int64_t)c->pfc.xoff_bytes;
-		if ((r = opt_int(b, x, "xoff_bytes", 1, INT64_MAX, &v)) < 0)
-			goto pfc_out;
-		c->pfc.xoff_bytes = (uint64_t)v;
-		v = (int64_t)c->pfc.xon_offset_bytes;
-		if ((r = opt_int(b, x, "xon_offset_bytes", 0, INT64_MAX, &v)) < 0)
-			goto pfc_out;
-		c->pfc.xon_offset_bytes = (uint64_t)v;
-		v = (int64_t)c->pfc.headroom_bytes;
-		if ((r = opt_int(b, x, "headroom_bytes", 0, INT64_MAX, &v)) < 0)
-			goto pfc_out;
-		c->pfc.headroom_bytes = (uint64_t)v;
-		v = c->pfc.quanta;
-		if ((r = opt_int(b, x, "quanta", 1, 65535, &v)) < 0)
-			goto pfc_out;
-		c->pfc.quanta = (uint16_t)v;
-		if (!c->pfc.dynamic && !json_object_get(x, "xoff_bytes"))
-			r = bad(b, "threshold", "a static threshold needs xoff_bytes");
-pfc_out:
+		r = parse_pfc(b, x, &c->pfc);
 		js_path_pop(&b->p, a);
 		if (r < 0)
 			return r;
@@ -315,23 +371,7 @@ pfc_out:
 	if ((x = json_object_get(o, "ecn"))) {
 		size_t a = js_path_push_key(&b->p, "ecn");
 
-		if ((r = check_keys(b, x, ecn_keys)) < 0 ||
-		    (r = rekey(b, js_opt_bool(x, "enabled", &b->p, &c->ecn.enabled, b->e))) < 0)
-			goto ecn_out;
-		v = (int64_t)c->ecn.kmin_bytes;
-		if ((r = opt_int(b, x, "kmin_bytes", 0, INT64_MAX, &v)) < 0)
-			goto ecn_out;
-		c->ecn.kmin_bytes = (uint64_t)v;
-		v = (int64_t)c->ecn.kmax_bytes;
-		if ((r = opt_int(b, x, "kmax_bytes", 1, INT64_MAX, &v)) < 0)
-			goto ecn_out;
-		c->ecn.kmax_bytes = (uint64_t)v;
-		if ((r = opt_num(b, x, "pmax", 0, 1, false, &c->ecn.pmax)) < 0)
-			goto ecn_out;
-		if (c->ecn.kmin_bytes >= c->ecn.kmax_bytes)
-			r = bad(b, "kmin_bytes", "Kmin (%llu) must be below Kmax (%llu)",
-				(unsigned long long)c->ecn.kmin_bytes, (unsigned long long)c->ecn.kmax_bytes);
-ecn_out:
+		r = parse_ecn(b, x, &c->ecn);
 		js_path_pop(&b->p, a);
 		if (r < 0)
 			return r;
@@ -339,10 +379,8 @@ ecn_out:
 	return 0;
 }
 
-static int parse_nic(struct build *b, json_t *o, struct sim_nic_cfg *c)
+int parse_dcqcn(struct build *b, json_t *d, struct sim_nic_cfg *c)
 {
-	static const char *const keys[] = { "cc", "dcqcn", "ack_interval", "rto_us", "nak_interval_us",
-					    "pfc_priorities", NULL };
 	static const char *const dk[] = {
 		"rpg_time_reset_us",   "rpg_byte_reset",	"rpg_threshold",
 		"rpg_ai_rate_mbps",    "rpg_hai_rate_mbps",	"rpg_min_rate_mbps",
@@ -352,6 +390,55 @@ static int parse_nic(struct build *b, json_t *o, struct sim_nic_cfg *c)
 		"cnp_per_port",	       "clamp_tgt_rate",	"clamp_tgt_rate_ati",
 		"cnp_prio",	       NULL,
 	};
+	int64_t v;
+	bool bv;
+	int r;
+
+#define NUM(k, lo, hi, ex, f)                                                                      \
+	if (r == 0)                                                                                \
+		r = opt_num(b, d, k, lo, hi, ex, &c->f) < 0 ? -EINVAL : 0;
+#define INT(k, lo, hi, f)                                                                          \
+	if (r == 0) {                                                                              \
+		v = (int64_t)c->f;                                                                 \
+		r = opt_int(b, d, k, lo, hi, &v) < 0 ? -EINVAL : 0;                                \
+		c->f = (typeof(c->f))v;                                                            \
+	}
+#define BOOL(k, f)                                                                                 \
+	if (r == 0) {                                                                              \
+		bv = c->f;                                                                         \
+		r = rekey(b, js_opt_bool(d, k, &b->p, &bv, b->e)) < 0 ? -EINVAL : 0;               \
+		c->f = bv;                                                                         \
+	}
+	r = check_keys(b, d, dk) < 0 ? -EINVAL : 0;
+	NUM("rpg_time_reset_us", 1, 131071, false, rpg_time_reset_us)
+	INT("rpg_byte_reset", 1, INT64_MAX, rpg_byte_reset)
+	INT("rpg_threshold", 1, 31, rpg_threshold)
+	NUM("rpg_ai_rate_mbps", 0, 1e7, true, rpg_ai_rate_mbps)
+	NUM("rpg_hai_rate_mbps", 0, 1e7, true, rpg_hai_rate_mbps)
+	NUM("rpg_min_rate_mbps", 0, 1e7, true, rpg_min_rate_mbps)
+	NUM("rpg_max_rate_mbps", 0, 1e7, false, rpg_max_rate_mbps)
+	INT("rpg_gd", 10, 20, rpg_gd)
+	INT("rpg_min_dec_fac", 0, 100, rpg_min_dec_fac)
+	INT("dce_tcp_g", 0, 1023, dce_tcp_g)
+	NUM("dce_tcp_rtt_us", 0, 1e6, false, dce_tcp_rtt_us)
+	NUM("rate_reduce_monitor_period_us", 0, 1e9, false, rate_reduce_monitor_period_us)
+	INT("initial_alpha_value", 1, 1024, initial_alpha_value)
+	NUM("rate_to_set_on_first_cnp_mbps", 0, 1e7, false, rate_to_set_on_first_cnp_mbps)
+	NUM("min_time_between_cnps_us", 0, 4095, false, min_time_between_cnps_us)
+	BOOL("cnp_per_port", cnp_per_port)
+	BOOL("clamp_tgt_rate", clamp_tgt_rate)
+	BOOL("clamp_tgt_rate_ati", clamp_tgt_rate_ati)
+	INT("cnp_prio", 0, 7, cnp_prio)
+#undef NUM
+#undef INT
+#undef BOOL
+	return r;
+}
+
+static int parse_nic(struct build *b, json_t *o, struct sim_nic_cfg *c)
+{
+	static const char *const keys[] = { "cc", "dcqcn", "ack_interval", "rto_us", "nak_interval_us",
+					    "pfc_priorities", NULL };
 	int64_t v;
 	json_t *d;
 	int r;
@@ -378,46 +465,8 @@ static int parse_nic(struct build *b, json_t *o, struct sim_nic_cfg *c)
 		return r;
 	if ((d = json_object_get(o, "dcqcn"))) {
 		size_t a = js_path_push_key(&b->p, "dcqcn");
-		bool bv;
 
-#define NUM(k, lo, hi, ex, f)                                                                      \
-	if (r == 0)                                                                                \
-		r = opt_num(b, d, k, lo, hi, ex, &c->f) < 0 ? -EINVAL : 0;
-#define INT(k, lo, hi, f)                                                                          \
-	if (r == 0) {                                                                              \
-		v = (int64_t)c->f;                                                                 \
-		r = opt_int(b, d, k, lo, hi, &v) < 0 ? -EINVAL : 0;                                \
-		c->f = (typeof(c->f))v;                                                            \
-	}
-#define BOOL(k, f)                                                                                 \
-	if (r == 0) {                                                                              \
-		bv = c->f;                                                                         \
-		r = rekey(b, js_opt_bool(d, k, &b->p, &bv, b->e)) < 0 ? -EINVAL : 0;               \
-		c->f = bv;                                                                         \
-	}
-		r = check_keys(b, d, dk) < 0 ? -EINVAL : 0;
-		NUM("rpg_time_reset_us", 1, 131071, false, rpg_time_reset_us)
-		INT("rpg_byte_reset", 1, INT64_MAX, rpg_byte_reset)
-		INT("rpg_threshold", 1, 31, rpg_threshold)
-		NUM("rpg_ai_rate_mbps", 0, 1e7, true, rpg_ai_rate_mbps)
-		NUM("rpg_hai_rate_mbps", 0, 1e7, true, rpg_hai_rate_mbps)
-		NUM("rpg_min_rate_mbps", 0, 1e7, true, rpg_min_rate_mbps)
-		NUM("rpg_max_rate_mbps", 0, 1e7, false, rpg_max_rate_mbps)
-		INT("rpg_gd", 10, 20, rpg_gd)
-		INT("rpg_min_dec_fac", 0, 100, rpg_min_dec_fac)
-		INT("dce_tcp_g", 0, 1023, dce_tcp_g)
-		NUM("dce_tcp_rtt_us", 0, 1e6, false, dce_tcp_rtt_us)
-		NUM("rate_reduce_monitor_period_us", 0, 1e9, false, rate_reduce_monitor_period_us)
-		INT("initial_alpha_value", 1, 1024, initial_alpha_value)
-		NUM("rate_to_set_on_first_cnp_mbps", 0, 1e7, false, rate_to_set_on_first_cnp_mbps)
-		NUM("min_time_between_cnps_us", 0, 4095, false, min_time_between_cnps_us)
-		BOOL("cnp_per_port", cnp_per_port)
-		BOOL("clamp_tgt_rate", clamp_tgt_rate)
-		BOOL("clamp_tgt_rate_ati", clamp_tgt_rate_ati)
-		INT("cnp_prio", 0, 7, cnp_prio)
-#undef NUM
-#undef INT
-#undef BOOL
+		r = parse_dcqcn(b, d, c);
 		js_path_pop(&b->p, a);
 		if (r < 0)
 			return r;

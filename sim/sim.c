@@ -17,19 +17,15 @@ static void sample_fn(struct sim *s, struct timer *t)
 			continue;
 		for (int pr = 0; pr < 6; pr++) {
 			uint64_t b = p->q[pr].bytes;
+			int e;
 
 			if (!b)
 				continue;
-			if (s->st.nq == s->st.capq) {
-				size_t nc = s->st.capq ? s->st.capq * 2 : 4096;
-				uint64_t *n = realloc(s->st.qsamples, nc * sizeof(*n));
-
-				if (!n)
-					return;
-				s->st.qsamples = n;
-				s->st.capq = nc;
-			}
-			s->st.qsamples[s->st.nq++] = b;
+			e = 63 - __builtin_clzll(b);
+			s->st.qhist[e][e >= 4 ? (b >> (e - 4)) & 15 : (b << (4 - e)) & 15]++;
+			s->st.nq++;
+			if (b > s->st.qmax)
+				s->st.qmax = b;
 		}
 	}
 	/* keep sampling while anything can still happen */
@@ -104,7 +100,6 @@ void sim_free(struct sim *s)
 		free(s->pkt_chunks[i]);
 	free(s->pkt_chunks);
 	free(s->q.h);
-	free(s->st.qsamples);
 	hmap_fini(&s->names);
 	free(s);
 }
@@ -258,27 +253,5 @@ int sim_counters(const struct sim *s, int dev, int port, sim_counter_fn fn, void
 		fn(ctx, "rp_cnp_handled", -1, c->rp_cnp_handled);
 		fn(ctx, "phy_rx_discards", -1, c->rx_discards);
 	}
-	return 0;
-}
-
-int sim_set_ecn(struct sim *s, int dev, int port, int prio, bool enabled, uint64_t kmin,
-		uint64_t kmax, double pmax, struct rf_err *e)
-{
-	struct port *p;
-
-	if (dev < 0 || (uint32_t)dev >= s->nnodes || s->nodes[dev]->kind != NODE_SWITCH)
-		return rf_err_set(e, -ENOENT, "UNKNOWN_SWITCH", NULL, "no such switch");
-	if (port < 0 || port >= s->nodes[dev]->nports)
-		return rf_err_set(e, -ENOENT, "UNKNOWN_PORT", NULL, "no such port");
-	if (prio < 0 || prio >= NPRIO)
-		return rf_err_set(e, -EINVAL, "BAD_QUEUE", "queue", "queues are 0..7");
-	if (kmin >= kmax)
-		return rf_err_set(e, -EINVAL, "BAD_THRESHOLD_ORDER", "kmin_bytes",
-				  "Kmin (%llu) must be below Kmax (%llu)", (unsigned long long)kmin,
-				  (unsigned long long)kmax);
-	if (!(pmax >= 0 && pmax <= 1))
-		return rf_err_set(e, -EINVAL, "BAD_VALUE", "pmax", "pmax is a probability 0..1");
-	p = s->nodes[dev]->ports[port];
-	p->ecn[prio] = (struct ecn_cfg){ .enabled = enabled, .kmin = kmin, .kmax = kmax, .pmax = pmax };
 	return 0;
 }

@@ -21,22 +21,27 @@
 
 struct sim;
 
+struct sim_pfc_cfg {
+	uint8_t enabled; /* bitmap of lossless priorities */
+	bool dynamic;
+	int alpha_shift;
+	uint64_t xoff_bytes, xon_offset_bytes, headroom_bytes;
+	uint16_t quanta;
+};
+
+struct sim_ecn_cfg {
+	bool enabled;
+	uint64_t kmin_bytes, kmax_bytes;
+	double pmax;
+};
+
 struct sim_switch_cfg {
 	uint64_t buffer_bytes;
 	uint64_t reserve_bytes; /* per ingress port and priority */
-	struct {
-		uint8_t enabled; /* bitmap of lossless priorities */
-		bool dynamic;
-		int alpha_shift;
-		uint64_t xoff_bytes, xon_offset_bytes, headroom_bytes;
-		uint16_t quanta;
-	} pfc;
-	struct {
-		bool enabled;
-		uint64_t kmin_bytes, kmax_bytes;
-		double pmax;
-	} ecn;
+	struct sim_pfc_cfg pfc;
+	struct sim_ecn_cfg ecn;
 	bool strict;
+	uint8_t weights[8]; /* deficit round robin among priorities 0..5 when not strict */
 };
 
 struct sim_nic_cfg {
@@ -97,9 +102,17 @@ typedef void (*sim_counter_fn)(void *ctx, const char *name, int prio, uint64_t v
 int sim_counters(const struct sim *s, int dev, int port, sim_counter_fn fn, void *ctx);
 uint64_t sim_queue_bytes(const struct sim *s, int dev, int port, int prio);
 
-/* Configuration while running.  -EINVAL with e filled for a bad value (Kmin > Kmax, ...). */
-int sim_set_ecn(struct sim *s, int dev, int port, int prio, bool enabled, uint64_t kmin,
-		uint64_t kmax, double pmax, struct rf_err *e);
+/* Configuration while running, as JSON objects with the scenario's field names (see
+ * schemas/scenario.schema.json: nic.dcqcn, switch.ecn, switch.pfc).  A set changes only the
+ * fields it names (an absent field keeps its value) and changes nothing when any field is bad:
+ * -EINVAL with e naming the field (code BAD_VALUE, BAD_THRESHOLD_ORDER, UNKNOWN_FIELD), -ENOENT
+ * for an unknown device, port or queue.  Gets return new references. */
+json_t *sim_get_dcqcn(const struct sim *s, int host);
+int sim_set_dcqcn(struct sim *s, int host, json_t *params, struct rf_err *e);
+json_t *sim_get_ecn(const struct sim *s, int sw, int port, int queue);
+int sim_set_ecn(struct sim *s, int sw, int port, int queue, json_t *params, struct rf_err *e);
+json_t *sim_get_pfc(const struct sim *s, int dev, int port);
+int sim_set_pfc(struct sim *s, int dev, int port, json_t *params, struct rf_err *e);
 
 /* Faults while running, as in the scenario's "faults" (JSON object).  Returns a fault id. */
 int sim_fault(struct sim *s, json_t *fault, int *ret_id, struct rf_err *e);

@@ -17,11 +17,27 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* The p-th percentile of the queue histogram: the middle of the bucket it falls in. */
+static uint64_t qpct(const struct sim *s, double p)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	uint64_t rank = (uint64_t)ceil(p / 100 * (double)s->st.nq), seen = 0;
 
-	return (x > y) - (x < y);
+	if (!s->st.nq)
+		return 0;
+	if (!rank)
+		rank = 1;
+	for (int e = 0; e < 64; e++) {
+		for (int m = 0; m < 16; m++) {
+			seen += s->st.qhist[e][m];
+			if (seen >= rank) {
+				double lo = ldexp(1.0 + m / 16.0, e), hi = ldexp(1.0 + (m + 1) / 16.0, e);
+				uint64_t v = (uint64_t)((lo + hi) / 2);
+
+				return v > s->st.qmax ? s->st.qmax : v;
+			}
+		}
+	}
+	return s->st.qmax;
 }
 
 /* Nearest-rank percentile of sorted v. */
@@ -176,7 +192,6 @@ json_t *sim_summary(struct sim *s, bool timing, double wall_s)
 		oos += n->nic.out_of_sequence;
 		nic_drops += n->nic.rx_discards;
 	}
-	qsort(s->st.qsamples, s->st.nq, sizeof(*s->st.qsamples), cmp_u64);
 	doc = json_pack(
 		"{s:i,s:I,s:f,s:b,s:o,s:o,s:o,s:{s:I,s:f,s:f},"
 		"s:{s:I,s:I,s:f,s:o},s:{s:I,s:o},s:{s:I,s:I},"
@@ -196,10 +211,8 @@ json_t *sim_summary(struct sim *s, bool timing, double wall_s)
 		(json_int_t)ttl, "nic", (json_int_t)nic_drops,
 		"transport", "retransmitted_packets", (json_int_t)retx, "timeouts", (json_int_t)rto, "naks",
 		(json_int_t)naks, "out_of_sequence", (json_int_t)oos,
-		"queues", "samples", (json_int_t)s->st.nq, "p50_bytes",
-		(json_int_t)(s->st.nq ? s->st.qsamples[(s->st.nq - 1) / 2] : 0), "p99_bytes",
-		(json_int_t)(s->st.nq ? s->st.qsamples[(size_t)((double)(s->st.nq - 1) * 0.99)] : 0),
-		"max_bytes", (json_int_t)(s->st.nq ? s->st.qsamples[s->st.nq - 1] : 0), "sample_us",
+		"queues", "samples", (json_int_t)s->st.nq, "p50_bytes", (json_int_t)qpct(s, 50),
+		"p99_bytes", (json_int_t)qpct(s, 99), "max_bytes", (json_int_t)s->st.qmax, "sample_us",
 		(json_int_t)(s->sample_every / PS_PER_US), "ports", q_ports);
 	{
 		json_t *run = json_pack("{s:I,s:I,s:I}", "events", (json_int_t)s->st.events,

@@ -15,27 +15,27 @@
 
 #include "sim/internal.h"
 
-static uint64_t threshold(const struct swtch *sw)
+static uint64_t threshold(const struct swtch *sw, const struct port *in)
 {
 	uint64_t free_shared = sw->shared_size > sw->shared_used ? sw->shared_size - sw->shared_used : 0;
 
-	if (!sw->pfc.dynamic)
-		return sw->pfc.xoff_bytes;
-	return sw->pfc.alpha_shift >= 0 ? free_shared << sw->pfc.alpha_shift
-					: free_shared >> -sw->pfc.alpha_shift;
+	if (!in->pfc.dynamic)
+		return in->pfc.xoff_bytes;
+	return in->pfc.alpha_shift >= 0 ? free_shared << in->pfc.alpha_shift
+					: free_shared >> -in->pfc.alpha_shift;
 }
 
-static bool lossless(const struct swtch *sw, uint8_t prio)
+static bool lossless(const struct port *in, uint8_t prio)
 {
-	return sw->pfc.enabled & (1u << prio);
+	return in->pfc.enabled & (1u << prio);
 }
 
-static uint64_t headroom_of(const struct swtch *sw, const struct port *p)
+static uint64_t headroom_of(const struct port *p)
 {
 	uint64_t bdp;
 
-	if (sw->pfc.headroom)
-		return sw->pfc.headroom;
+	if (p->pfc.headroom)
+		return p->pfc.headroom;
 	/* data in flight while XOFF travels up and the peer reacts: 3 x (rate x delay), plus the
 	 * two largest frames that cannot be cut off (HPCC simulator's rule) */
 	bdp = (uint64_t)((double)p->rate_bps / 8 * (double)p->delay / (double)PS_PER_S);
@@ -64,9 +64,9 @@ static struct port *route(struct sim *s, struct node *n, struct pkt *k, uint32_t
 
 static void maybe_xon(struct sim *s, struct swtch *sw, struct port *in, uint8_t pr)
 {
-	uint64_t thr = sw->reserve + threshold(sw);
+	uint64_t thr = sw->reserve + threshold(sw, in);
 
-	if (in->xoff[pr] && in->hdrm[pr] == 0 && in->shared[pr] + sw->pfc.xon_offset <= thr)
+	if (in->xoff[pr] && in->hdrm[pr] == 0 && in->shared[pr] + in->pfc.xon_offset <= thr)
 		port_send_pfc(s, in, pr, false);
 }
 
@@ -86,7 +86,7 @@ void switch_release(struct sim *s, struct pkt *k)
 		sw->shared_used -= k->bytes;
 	}
 	k->acct = 0;
-	if (lossless(sw, pr))
+	if (in->xoff[pr])
 		maybe_xon(s, sw, in, pr);
 }
 
@@ -94,21 +94,21 @@ void switch_release(struct sim *s, struct pkt *k)
 static bool admit(struct sim *s, struct swtch *sw, struct port *in, struct pkt *k)
 {
 	uint8_t pr = k->prio;
-	uint64_t b = k->bytes, thr = sw->reserve + threshold(sw);
+	uint64_t b = k->bytes, thr = sw->reserve + threshold(sw, in);
 	bool fits_shared = in->shared[pr] + b <= thr && sw->shared_used + b <= sw->shared_size;
 
 	k->in_port = in;
-	if (fits_shared && !(lossless(sw, pr) && in->hdrm[pr])) {
+	if (fits_shared && !(lossless(in, pr) && in->hdrm[pr])) {
 		in->shared[pr] += b;
 		sw->shared_used += b;
 		k->acct = 1;
-	} else if (lossless(sw, pr) && in->hdrm[pr] + b <= headroom_of(sw, in)) {
+	} else if (lossless(in, pr) && in->hdrm[pr] + b <= headroom_of(in)) {
 		in->hdrm[pr] += b;
 		k->acct = 2;
 	} else {
 		return false;
 	}
-	if (lossless(sw, pr) && !in->xoff[pr] && (in->hdrm[pr] || in->shared[pr] >= thr))
+	if (lossless(in, pr) && !in->xoff[pr] && (in->hdrm[pr] || in->shared[pr] >= thr))
 		port_send_pfc(s, in, pr, true);
 	return true;
 }
@@ -181,15 +181,26 @@ struct pkt *switch_dequeue(struct sim *s, struct port *p, simtime_t *ret_wake)
 			pr = i;
 	}
 	if (pr < 0 && !sw->strict) {
-		/* round robin among data priorities */
-		for (int n = 0; n < 6; n++) {
-			int i = (p->rr + n) % 6;
+		/* deficit round robin among the data priorities 0..5 */
+		for (int n = 0; n < 13 && pr < 0; n++) {
+			int i = p->rr;
+			struct queue *q = &p->q[i];
 
-			if (p->q[i].head && !port_paused(s, p, (uint8_t)i)) {
-				pr = i;
-				p->rr = (uint8_t)((i + 1) % 6);
-				break;
+			if (q->head && !port_paused(s, p, (uint8_t)i)) {
+				if (!p->turn) {
+					p->deficit[i] += sw->quantum[i];
+					p->turn = true;
+				}
+				if (p->deficit[i] >= q->head->bytes) {
+					p->deficit[i] -= q->head->bytes;
+					pr = i;
+					break;
+				}
+			} else if (!q->head) {
+				p->deficit[i] = 0;
 			}
+			p->rr = (uint8_t)((i + 1) % 6);
+			p->turn = false;
 		}
 	}
 	if (pr < 0) {
@@ -305,18 +316,22 @@ int switch_init(struct sim *s, struct node *n, const struct sim_switch_cfg *c)
 
 	sw->buffer = c->buffer_bytes;
 	sw->reserve = c->reserve_bytes;
-	sw->pfc = (struct pfc_cfg){ .enabled = c->pfc.enabled, .dynamic = c->pfc.dynamic,
-				    .alpha_shift = c->pfc.alpha_shift, .xoff_bytes = c->pfc.xoff_bytes,
-				    .xon_offset = c->pfc.xon_offset_bytes,
-				    .headroom = c->pfc.headroom_bytes, .quanta = c->pfc.quanta };
 	sw->strict = c->strict;
+	for (int pr = 0; pr < NPRIO; pr++)
+		sw->quantum[pr] = (uint32_t)(c->weights[pr] ? c->weights[pr] : 1) * (s->p.mtu + HDR_BYTES);
 	sw->seed = mix64(s->p.seed ^ (0x1000 + n->id));
 	for (int pr = 0; pr < NPRIO; pr++)
 		lossless_prios += !!(c->pfc.enabled & (1u << pr));
 	for (uint16_t k = 0; k < n->nports; k++) {
 		struct port *p = n->ports[k];
 
-		hdrm += headroom_of(sw, p) * (uint64_t)lossless_prios;
+		p->pfc = (struct pfc_cfg){ .enabled = c->pfc.enabled, .dynamic = c->pfc.dynamic,
+					   .alpha_shift = c->pfc.alpha_shift,
+					   .xoff_bytes = c->pfc.xoff_bytes,
+					   .xon_offset = c->pfc.xon_offset_bytes,
+					   .headroom = c->pfc.headroom_bytes, .quanta = c->pfc.quanta };
+		/* headroom for every priority that could be made lossless later, too */
+		hdrm += headroom_of(p) * (uint64_t)lossless_prios;
 		p->ecn = calloc(NPRIO, sizeof(*p->ecn));
 		if (!p->ecn)
 			return -ENOMEM;

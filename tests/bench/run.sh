@@ -71,3 +71,23 @@ echo
 # (c) the agent on a host with 8 ports
 "$B/tools/sysfs-replay" copy tests/data/hosts/gpu-a2 "$work/host8" --nics 8
 "$B/bench/bench_agent" "$work/host8" 500
+echo
+
+# (d) the simulator: the reference scenario, then the same workload on 1,024 hosts
+echo "sim          the issue quotes ~22 s for ns-3 (HPCC simulator) and ~7 s for htsim on this"
+echo "             machine for the reference scenario; they are not run here"
+"$B/rocefab-sim" run sim/scenarios/ls64-websearch30.json --quiet --json "$work/ls64.json" > /dev/null
+"$B/rocefab-sim" run sim/scenarios/ls1024-websearch30.json --quiet --json "$work/ls1024.json" > /dev/null
+/usr/bin/python3 - "$work/ls64.json" "$work/ls1024.json" <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+for name, d, hosts in (("ls64-websearch30", a, 64), ("ls1024-websearch30", b, 1024)):
+    r = d["run"]
+    print(f"sim          {name}: {d['flows']['completed']} flows, {r['data_packets']:,} data packets, "
+          f"{r['events']:,} events in {r['wall_s']:.2f} s")
+    print(f"             {r['data_packets_per_s']:,.0f} data packets/s, {r['events_per_s']:,.0f} events/s, "
+          f"peak RSS {r['peak_rss_kb'] / 1024:.1f} MB ({r['peak_rss_kb'] / hosts:.0f} KB per host)")
+ra = a["run"]
+print(f"targets      ls64: >= 1,000,000 packets/s: {'met' if ra['data_packets_per_s'] >= 1e6 else 'NOT MET'}, "
+      f"<= 3 s: {'met' if ra['wall_s'] <= 3 else 'NOT MET'}, <= 100 MB: {'met' if ra['peak_rss_kb'] <= 100 * 1024 else 'NOT MET'}")
+PY

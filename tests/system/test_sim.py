@@ -277,3 +277,10 @@ def test_bad_command_lines(tmp_path):
     r = run("sim/scenarios/one-flow.json", "--timeseries", str(tmp_path / "x.csv"), "--ports", "s0:h9", check=False)
     assert r.returncode != 0 and "no port s0:h9" in r.stderr
     assert subprocess.run([binary("rocefab-sim"), "--help"], capture_output=True).returncode == 0
+
+
+def test_weighted_scheduling(tmp_path):
+    d = summary("tests/sim/dwrr-weights.json", tmp_path)
+    got = {f["src"]: f["delivered_packets"] for f in d["flows"]["per_flow"]}
+    assert got["h1"] / got["h2"] == pytest.approx(3, rel=0.02)
+    assert d["drops"]["buffer"] == 0  # lossless: the slower priority is paused, not dropped

@@ -1,0 +1,262 @@
+/* Unit tests of the simulator library: the event queue and timers, determinism, counters,
+ * configuration changes while running (partial, and all-or-nothing), and injected faults. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/internal.h"
+#include "tests/unit/unit.h"
+
+#define TWO_HOSTS                                                                                   \
+	"{\"schema\":1,%s\"topology\":{\"type\":\"explicit\",\"hosts\":[\"h0\",\"h1\"],"         \
+	"\"switches\":[\"s0\"],\"links\":[{\"a\":\"h0\",\"b\":\"s0\",\"rate_gbps\":100},"        \
+	"{\"a\":\"h1\",\"b\":\"s0\",\"rate_gbps\":100}]},\"workloads\":[{\"type\":\"flows\","    \
+	"\"flows\":[{\"src\":\"h0\",\"dst\":\"h1\",\"size_bytes\":%d}]}]}"
+
+static struct sim *load(const char *extra, int bytes)
+{
+	char doc[2048];
+	struct rf_err e = { 0 };
+	struct sim *s = NULL;
+
+	snprintf(doc, sizeof(doc), TWO_HOSTS, extra, bytes);
+	if (sim_load(doc, strlen(doc), "t", NULL, -1, -1, &s, &e) < 0)
+		fail_msg("%s: %s", e.where, e.msg);
+	return s;
+}
+
+/* --- the event queue ------------------------------------------------------------------------ */
+
+static int fired[64];
+static int nfired;
+
+static void record(struct sim *s, struct timer *t)
+{
+	(void)s;
+	fired[nfired++] = (int)t->arg;
+}
+
+static void test_event_order(void **state)
+{
+	struct sim *s = load("\"until_us\":1000,", 1);
+	struct timer t[40];
+	simtime_t at[40];
+
+	(void)state;
+	nfired = 0;
+	/* times with many ties, scheduled out of order */
+	for (int i = 0; i < 40; i++) {
+		at[i] = s->now + (simtime_t)((i * 7919) % 10) * PS_PER_US + 500 * PS_PER_US;
+		timer_init(&t[i], record, NULL, (uint32_t)i);
+		timer_arm(s, &t[i], at[i]);
+	}
+	timer_cancel(&t[3]);
+	timer_arm(s, &t[5], at[5] + PS_PER_US / 2); /* moved: fires once, later */
+	timer_cancel(&t[7]);
+	timer_arm(s, &t[7], at[7]); /* cancelled and re-armed at the same time: fires once */
+	sim_run_until(s, 2000 * PS_PER_US);
+	assert_int_equal(nfired, 39);
+	for (int k = 1; k < nfired; k++) {
+		int a = fired[k - 1], b = fired[k];
+		simtime_t ta = a == 5 ? at[5] + PS_PER_US / 2 : at[a];
+		simtime_t tb = b == 5 ? at[5] + PS_PER_US / 2 : at[b];
+
+		/* by time; equal times in the order they were scheduled */
+		assert_true(ta < tb || (ta == tb && (a < b || b == 7 || a == 5)));
+	}
+	for (int k = 0; k < nfired; k++)
+		assert_int_not_equal(fired[k], 3);
+	sim_free(s);
+}
+
+/* --- running ----------------------------------------------------------------------------------- */
+
+struct ctr {
+	const char *name;
+	int prio;
+	uint64_t value;
+	bool found;
+};
+
+static void find_ctr(void *ctx, const char *name, int prio, uint64_t value)
+{
+	struct ctr *c = ctx;
+
+	if (!strcmp(name, c->name) && prio == c->prio) {
+		c->value = value;
+		c->found = true;
+	}
+}
+
+static uint64_t counter(struct sim *s, const char *dev, const char *port, const char *name, int prio)
+{
+	struct ctr c = { .name = name, .prio = prio };
+	int d = sim_device_find(s, dev);
+
+	assert_int_equal(sim_counters(s, d, sim_port_find(s, d, port), find_ctr, &c), 0);
+	assert_true(c.found);
+	return c.value;
+}
+
+static void test_run_and_counters(void **state)
+{
+	struct sim *s = load("", 100000); /* 100 packets of 1000 bytes */
+	int64_t start, finish, ideal;
+
+	(void)state;
+	sim_run_until(s, INT64_MAX);
+	assert_true(sim_done(s));
+	assert_int_equal(sim_flow_result(s, 0, &start, &finish, &ideal), 0);
+	assert_true(finish > start && ideal > 0 && finish - start >= ideal);
+	assert_int_equal(counter(s, "h0", "s0", "roce_tx_packets", -1), 100);
+	assert_int_equal(counter(s, "h1", "s0", "roce_rx_packets", -1), 100);
+	assert_int_equal(counter(s, "h0", "s0", "roce_tx_bytes", -1), 100 * (1000 + HDR_BYTES));
+	assert_int_equal(counter(s, "s0", "h1", "prio_tx_packets", 3), 100);
+	assert_int_equal(counter(s, "s0", "h1", "queue_depth_bytes", 3), 0);
+	assert_int_equal(counter(s, "h0", "s0", "retransmitted_packets", -1), 0);
+	assert_int_equal(sim_data_packets(s), 100);
+	sim_free(s);
+}
+
+static void test_determinism(void **state)
+{
+	const char *lossy = "\"seed\":5,\"faults\":[{\"type\":\"lossy_link\",\"link\":\"h1-s0\",\"loss\":0.01,\"at_us\":0}],";
+	struct sim *a = load(lossy, 2000000), *b = load(lossy, 2000000);
+	json_t *ja, *jb;
+	char *sa, *sb;
+
+	(void)state;
+	sim_run_until(a, INT64_MAX);
+	sim_run_until(b, INT64_MAX);
+	ja = sim_summary(a, false, 0);
+	jb = sim_summary(b, false, 0);
+	sa = json_dumps(ja, JSON_SORT_KEYS);
+	sb = json_dumps(jb, JSON_SORT_KEYS);
+	assert_string_equal(sa, sb);
+	assert_true(counter(a, "h0", "s0", "retransmitted_packets", -1) > 0);
+	free(sa);
+	free(sb);
+	json_decref(ja);
+	json_decref(jb);
+	sim_free(a);
+	sim_free(b);
+}
+
+/* --- configuration while running ------------------------------------------------------------------ */
+
+static void test_config_changes(void **state)
+{
+	struct sim *s = load("\"until_us\":100,", 1000);
+	int sw = sim_device_find(s, "s0"), h0 = sim_device_find(s, "h0");
+	int port = sim_port_find(s, sw, "h1");
+	struct rf_err e = { 0 };
+	json_t *p, *cur;
+
+	(void)state;
+	/* partial: only kmin changes */
+	cur = sim_get_ecn(s, sw, port, 3);
+	assert_int_equal(json_integer_value(json_object_get(cur, "kmax_bytes")), 1600000);
+	json_decref(cur);
+	p = json_pack("{s:i}", "kmin_bytes", 100000);
+	assert_int_equal(sim_set_ecn(s, sw, port, 3, p, &e), 0);
+	json_decref(p);
+	cur = sim_get_ecn(s, sw, port, 3);
+	assert_int_equal(json_integer_value(json_object_get(cur, "kmin_bytes")), 100000);
+	assert_int_equal(json_integer_value(json_object_get(cur, "kmax_bytes")), 1600000);
+	json_decref(cur);
+	/* Kmin above Kmax: refused, nothing changes (not even pmax in the same request) */
+	p = json_pack("{s:i,s:f}", "kmin_bytes", 2000000, "pmax", 0.9);
+	assert_int_equal(sim_set_ecn(s, sw, port, 3, p, &e), -EINVAL);
+	assert_string_equal(e.code, "BAD_THRESHOLD_ORDER");
+	assert_string_equal(e.where, "/kmin_bytes");
+	json_decref(p);
+	cur = sim_get_ecn(s, sw, port, 3);
+	assert_int_equal(json_integer_value(json_object_get(cur, "kmin_bytes")), 100000);
+	assert_true(json_real_value(json_object_get(cur, "pmax")) == 0.2);
+	json_decref(cur);
+	p = json_pack("{s:f}", "pmax", 1.5);
+	assert_int_equal(sim_set_ecn(s, sw, port, 3, p, &e), -EINVAL);
+	assert_string_equal(e.code, "BAD_VALUE");
+	json_decref(p);
+	p = json_pack("{s:i}", "kmin", 1);
+	assert_int_equal(sim_set_ecn(s, sw, port, 3, p, &e), -EINVAL);
+	assert_string_equal(e.code, "UNKNOWN_FIELD");
+	assert_int_equal(sim_set_ecn(s, sw, 99, 3, p, &e), -ENOENT);
+	assert_int_equal(sim_set_ecn(s, h0, 0, 3, p, &e), -ENOENT);
+	json_decref(p);
+
+	/* DCQCN: one knob, and switching it off */
+	p = json_pack("{s:f,s:b}", "rpg_ai_rate_mbps", 40.0, "enabled", 0);
+	assert_int_equal(sim_set_dcqcn(s, h0, p, &e), 0);
+	json_decref(p);
+	cur = sim_get_dcqcn(s, h0);
+	assert_true(json_real_value(json_object_get(cur, "rpg_ai_rate_mbps")) == 40.0);
+	assert_true(json_is_false(json_object_get(cur, "enabled")));
+	assert_int_equal(json_integer_value(json_object_get(cur, "dce_tcp_g")), 1019);
+	json_decref(cur);
+	p = json_pack("{s:i}", "rpg_threshold", 99);
+	assert_int_equal(sim_set_dcqcn(s, h0, p, &e), -EINVAL);
+	assert_string_equal(e.where, "/rpg_threshold");
+	assert_int_equal(sim_set_dcqcn(s, sw, p, &e), -ENOENT);
+	json_decref(p);
+
+	/* PFC per port: static thresholds need xoff_bytes; headroom is fixed */
+	p = json_pack("{s:s}", "threshold", "static");
+	assert_int_equal(sim_set_pfc(s, sw, port, p, &e), -EINVAL);
+	json_decref(p);
+	p = json_pack("{s:s,s:i,s:i,s:[ii]}", "threshold", "static", "xoff_bytes", 200000,
+		      "xon_offset_bytes", 10000, "priorities", 3, 4);
+	assert_int_equal(sim_set_pfc(s, sw, port, p, &e), 0);
+	json_decref(p);
+	cur = sim_get_pfc(s, sw, port);
+	assert_string_equal(json_string_value(json_object_get(cur, "threshold")), "static");
+	assert_int_equal(json_array_size(json_object_get(cur, "priorities")), 2);
+	json_decref(cur);
+	p = json_pack("{s:i}", "headroom_bytes", 1);
+	assert_int_equal(sim_set_pfc(s, sw, port, p, &e), -EINVAL);
+	assert_string_equal(e.code, "READ_ONLY");
+	json_decref(p);
+	p = json_pack("{s:i}", "xoff_bytes", 1);
+	assert_int_equal(sim_set_pfc(s, h0, 0, p, &e), -EINVAL); /* NICs have no thresholds */
+	json_decref(p);
+	sim_free(s);
+}
+
+static void test_injected_fault(void **state)
+{
+	struct sim *s = load("\"until_us\":3000,", 2000000);
+	int id = -1;
+	struct rf_err e = { 0 };
+	json_t *f = json_pack("{s:s,s:s,s:i,s:f}", "type", "pause_storm", "host", "h1", "priority", 3,
+			      "at_us", 0.0);
+	uint64_t before;
+
+	(void)state;
+	sim_run_until(s, 100 * PS_PER_US);
+	before = counter(s, "s0", "h1", "pfc_rx_pause_frames", 3);
+	assert_int_equal(sim_fault(s, f, &id, &e), 0);
+	json_decref(f);
+	sim_run_until(s, 1100 * PS_PER_US);
+	assert_true(counter(s, "s0", "h1", "pfc_rx_pause_frames", 3) > before);
+	/* paused about 1 ms */
+	assert_true(counter(s, "s0", "h1", "pfc_rx_pause_duration_us", 3) >= 990);
+	assert_int_equal(sim_fault_clear(s, id, &e), 0);
+	sim_run_until(s, 3000 * PS_PER_US);
+	assert_true(counter(s, "s0", "h1", "pfc_rx_pause_duration_us", 3) < 1010);
+	assert_int_equal(sim_fault_clear(s, 42, &e), -ENOENT);
+	f = json_pack("{s:s}", "type", "pause_storm");
+	assert_int_equal(sim_fault(s, f, &id, &e), -EINVAL);
+	assert_string_equal(e.code, "BAD_SCENARIO");
+	json_decref(f);
+	sim_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_event_order),    cmocka_unit_test(test_run_and_counters),
+		cmocka_unit_test(test_determinism),    cmocka_unit_test(test_config_changes),
+		cmocka_unit_test(test_injected_fault),
+	};
+
+	return cmocka_run_group_tests_name("sim", tests, NULL, NULL);
+}
