@@ -45,7 +45,8 @@ const struct conf_opt agent_opts[] = {
 		 .min = 100 * NSEC_PER_MSEC, .max = 300 * NSEC_PER_SEC),
 	CONF_OPT("agent.ca_file", CONF_STRING, S, ca_file, "",
 		 "CA certificates for an https server; empty: the system's"),
-	CONF_OPT("agent.backend", CONF_STRING, S, backend, "linux", "where counters come from: linux"),
+	CONF_OPT("agent.backend", CONF_STRING, S, backend, "linux",
+		 "where counters come from: linux, or sim (a rocefab-sim device)"),
 	CONF_OPT("agent.spool_dir", CONF_STRING, S, spool_dir, "/var/lib/rocefab-agent/spool",
 		 "where undelivered reports wait"),
 	CONF_OPT("agent.spool_max", CONF_SIZE, S, spool_max, "64MiB",
@@ -66,36 +67,58 @@ const struct conf_opt agent_opts[] = {
 	CONF_OPT("linux.net_source", CONF_ENUM, S, net_source, "auto",
 		 "auto, live (rtnetlink and ethtool) or files (the recorded tree)",
 		 .choices = net_sources),
+	CONF_OPT("sim.url", CONF_STRING, S, sim_url, "http://127.0.0.1:9760",
+		 "control API of rocefab-sim serve (backend sim)"),
+	CONF_OPT("sim.device", CONF_STRING, S, sim_device, "",
+		 "the simulated host or switch this agent stands in for (backend sim)"),
 	CONF_OPT_END,
 };
 #undef S
 
+
 #define OUTBOX_MAX 4
+#define RESULTS_MAX 64 /* command outcomes waiting to be acknowledged */
+#define SEEN_MAX 256   /* command ids already handled */
+#define CONFIG_EVERY 30 /* reports between two copies of an unchanged configuration */
+
+struct result {
+	json_t *doc;	   /* the outcome (command_results[] item) */
+	int64_t first_seq; /* the first report that carried it; 0: none yet */
+};
 
 struct agent {
-	const struct agent_settings *s;
-	struct reg *reg;
+	char id[65];
+	enum agent_role role;
+	char backend_name[32];
 	struct backend *backend;
 	struct agent_inventory inv;
-	char id[65];
 	char boot_id[37];
 	char host_boot_id[65];
 	char hostname[256];
-	int64_t seq;
+	int64_t interval_ns;
 
-	/* delivery */
-	bool deliver;
-	struct sender *sender;
+	/* under blk: the backend, the sequence, command results and the configuration copy */
+	pthread_mutex_t blk;
+	int64_t seq;
+	struct result results[RESULTS_MAX];
+	unsigned nresults;
+	char seen[SEEN_MAX][65];
+	unsigned seen_next;
+	uint64_t cfg_hash;
+	unsigned cfg_age;
+	uint64_t applied, failed;
+
+	/* delivery, under the fleet's lock */
+	struct fleet *fleet;
 	struct spool *spool;
-	pthread_t thread;
-	bool thread_running;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
 	char *outbox[OUTBOX_MAX];
 	size_t outbox_len[OUTBOX_MAX];
 	unsigned out_head, out_n;
-	bool stopping;
-	uint64_t delivered, rejected;
+	bool queued, busy, was_down;
+	int64_t retry_at, backoff; /* monotonic ns; 0: not waiting */
+	struct agent *ready_next;
+	int64_t base_tick, next_tick;
+	uint64_t built, delivered, rejected;
 };
 
 static void random_uuid(char out[37])
@@ -122,7 +145,9 @@ static void read_host_boot_id(const char *root, char *out, size_t len)
 	FILE *f = NULL;
 
 	out[0] = '\0';
-	if (root && *root && strcmp(root, "/") != 0 &&
+	if (!root)
+		return;
+	if (*root && strcmp(root, "/") != 0 &&
 	    str_fmt(path, sizeof(path), "%s/proc/sys/kernel/random/boot_id", root) == 0)
 		f = fopen(path, "re");
 	if (!f)
@@ -137,7 +162,7 @@ static void read_host_boot_id(const char *root, char *out, size_t len)
 			*c = '\0';
 }
 
-static int read_token(const char *path, char **ret, struct rf_err *e)
+int agent_read_token(const char *path, char **ret, struct rf_err *e)
 {
 	char buf[256];
 	struct stat st;
@@ -160,6 +185,17 @@ static int read_token(const char *path, char **ret, struct rf_err *e)
 	return *ret ? 0 : -ENOMEM;
 }
 
+static int check_id(const char *id, struct rf_err *e)
+{
+	for (const char *c = id; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '.' && *c != '_' && *c != '-')
+			return rf_err_set(e, -EINVAL, "BAD_AGENT_ID", "agent.id",
+					  "'%s': use letters, digits, '.', '_' and '-'", id);
+	if (!id[0] || id[0] == '.' || id[0] == '-' || strlen(id) > 64)
+		return rf_err_set(e, -EINVAL, "BAD_AGENT_ID", "agent.id", "'%s' is not a valid id", id);
+	return 0;
+}
+
 /* --- building reports ------------------------------------------------------------------------- */
 
 static json_t *inventory_json(const struct agent_inventory *inv)
@@ -180,7 +216,7 @@ static json_t *inventory_json(const struct agent_inventory *inv)
 		for (size_t k = 0; k < d->nports; k++) {
 			const struct agent_port *p = &d->ports[k];
 			json_t *jp = json_pack("{s:s,s:s,s:s}", "port", p->port, "state", p->state,
-					       "link_layer", p->link_layer);
+					       "link_layer", p->link_layer[0] ? p->link_layer : "unknown");
 
 			if (p->netdev[0])
 				json_object_set_new(jp, "netdev", json_string(p->netdev));
@@ -188,6 +224,10 @@ static json_t *inventory_json(const struct agent_inventory *inv)
 				json_object_set_new(jp, "speed_mbps", json_integer(p->speed_mbps));
 			if (p->mtu >= 0)
 				json_object_set_new(jp, "mtu", json_integer(p->mtu));
+			if (p->peer_system[0] && p->peer_port[0])
+				json_object_set_new(jp, "neighbor",
+						    json_pack("{s:s,s:s}", "system", p->peer_system,
+							      "port", p->peer_port));
 			json_array_append_new(ports, jp);
 		}
 		json_object_set_new(jd, "ports", ports);
@@ -204,9 +244,46 @@ static json_t *inventory_json(const struct agent_inventory *inv)
 	return doc;
 }
 
+static uint64_t fnv64(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+/* With blk held: the configuration, when it changed or has not been sent for a while. */
+static json_t *config_for_report(struct agent *a, json_t *errors)
+{
+	json_t *cfg = NULL;
+	char *text;
+	uint64_t h;
+	int r = a->backend->ops->read_config(a->backend, &cfg);
+
+	if (r == -EOPNOTSUPP)
+		return NULL;
+	if (r < 0 || !cfg) {
+		collect_error(errors, "CONFIG_UNREADABLE", NULL, "cannot read the configuration: %s",
+			      strerror(-r));
+		return NULL;
+	}
+	text = json_dumps(cfg, JSON_COMPACT | JSON_SORT_KEYS);
+	h = text ? fnv64(text) : 0;
+	free(text);
+	if (h == a->cfg_hash && a->cfg_age < CONFIG_EVERY) {
+		a->cfg_age++;
+		json_decref(cfg);
+		return NULL;
+	}
+	a->cfg_hash = h;
+	a->cfg_age = 0;
+	return cfg;
+}
+
 int agent_build_report(struct agent *a, json_t **ret)
 {
-	json_t *samples = json_array(), *errors = json_array(), *agent, *doc;
+	json_t *samples = json_array(), *errors = json_array(), *agent, *doc, *cfg;
 	int r;
 
 	if (!samples || !errors) {
@@ -214,34 +291,50 @@ int agent_build_report(struct agent *a, json_t **ret)
 		json_decref(errors);
 		return -ENOMEM;
 	}
+	pthread_mutex_lock(&a->blk);
 	r = a->backend->ops->inventory(a->backend, &a->inv, errors);
-	if (r < 0 && r != -EOPNOTSUPP)
+	if (r < 0 && r != -EOPNOTSUPP && r != -EHOSTUNREACH)
 		collect_error(errors, "INVENTORY_FAILED", NULL, "%s", strerror(-r));
 	r = a->backend->ops->collect(a->backend, &a->inv, samples, errors);
-	if (r < 0 && r != -EOPNOTSUPP)
+	if (r < 0 && r != -EOPNOTSUPP && r != -EHOSTUNREACH)
 		collect_error(errors, "COLLECT_FAILED", NULL, "%s", strerror(-r));
-	agent = json_pack("{s:s,s:s,s:s,s:s,s:s}", "id", a->id, "role", roles[a->s->role],
-			  "boot_id", a->boot_id, "version", ROCEFAB_VERSION, "backend",
-			  a->s->backend);
+	cfg = config_for_report(a, errors);
+	agent = json_pack("{s:s,s:s,s:s,s:s,s:s}", "id", a->id, "role",
+			  a->role == AGENT_SWITCH ? "switch" : "host", "boot_id", a->boot_id,
+			  "version", ROCEFAB_VERSION, "backend", a->backend_name);
 	if (a->host_boot_id[0])
 		json_object_set_new(agent, "host_boot_id", json_string(a->host_boot_id));
 	if (a->hostname[0])
 		json_object_set_new(agent, "hostname", json_string(a->hostname));
 	doc = json_pack("{s:i,s:o,s:I,s:I,s:I,s:o,s:o}", "schema", 1, "agent", agent, "seq",
 			(json_int_t)++a->seq, "time_ns", (json_int_t)tu_now_ns(), "interval_ms",
-			(json_int_t)(a->s->interval / NSEC_PER_MSEC), "inventory",
+			(json_int_t)(a->interval_ns / NSEC_PER_MSEC), "inventory",
 			inventory_json(&a->inv), "samples", samples);
 	if (!doc) {
+		pthread_mutex_unlock(&a->blk);
 		json_decref(errors);
+		json_decref(cfg);
 		return -ENOMEM;
 	}
-	if (a->spool) {
-		pthread_mutex_lock(&a->lock);
+	if (cfg)
+		json_object_set_new(doc, "config", cfg);
+	if (a->nresults) {
+		json_t *res = json_array();
+
+		for (unsigned i = 0; i < a->nresults; i++) {
+			json_array_append(res, a->results[i].doc);
+			if (!a->results[i].first_seq)
+				a->results[i].first_seq = a->seq;
+		}
+		json_object_set_new(doc, "command_results", res);
+	}
+	pthread_mutex_unlock(&a->blk);
+	if (a->fleet && a->spool) {
+		/* a snapshot, without the fleet's lock: a report or two off is fine */
 		json_object_set_new(doc, "spool",
 				    json_pack("{s:I,s:I}", "dropped_reports",
 					      (json_int_t)spool_dropped(a->spool), "queued_reports",
 					      (json_int_t)(spool_count(a->spool) + a->out_n)));
-		pthread_mutex_unlock(&a->lock);
 	}
 	if (json_array_size(errors))
 		json_object_set_new(doc, "errors", errors);
@@ -251,249 +344,224 @@ int agent_build_report(struct agent *a, json_t **ret)
 	return 0;
 }
 
-/* --- delivery ---------------------------------------------------------------------------------- */
+/* --- commands ------------------------------------------------------------------------------------ */
 
-/* With a->lock held: moves the outbox, oldest first, to the spool. */
-static void outbox_to_spool(struct agent *a)
+/* With blk held. */
+static bool seen(struct agent *a, const char *id)
 {
-	while (a->out_n) {
-		unsigned i = a->out_head;
-
-		if (spool_push(a->spool, a->outbox[i], a->outbox_len[i]) < 0)
-			log_warning("spool", "cannot spool a report; it is lost (counted)");
-		free(a->outbox[i]);
-		a->outbox[i] = NULL;
-		a->out_head = (a->out_head + 1) % OUTBOX_MAX;
-		a->out_n--;
-	}
+	for (unsigned i = 0; i < SEEN_MAX; i++)
+		if (a->seen[i][0] && !strcmp(a->seen[i], id))
+			return true;
+	return false;
 }
 
-static void log_rejected(struct agent *a, const struct rf_err *e)
+static void add_result(struct agent *a, json_t *outcome)
 {
-	char buf[700];
-
-	a->rejected++;
-	log_msg(LOG_ERR, "agent", e->code, "rocefabd refused a report for good (dropped): %s",
-		rf_err_str(e, buf, sizeof(buf)));
+	if (a->nresults == RESULTS_MAX) {
+		/* never acknowledged (rocefabd keeps refusing the reports?): drop the oldest */
+		json_decref(a->results[0].doc);
+		memmove(a->results, a->results + 1, (RESULTS_MAX - 1) * sizeof(a->results[0]));
+		a->nresults--;
+	}
+	json_object_set_new(outcome, "time_ns", json_integer(tu_now_ns()));
+	a->results[a->nresults++] = (struct result){ .doc = outcome };
 }
 
-static void *sender_main(void *arg)
+static void apply_command(struct agent *a, json_t *cmd)
 {
-	struct agent *a = arg;
-	int64_t backoff = 0;
-	bool was_down = false;
+	const char *id = json_string_value(json_object_get(cmd, "id"));
+	const char *kind = json_string_value(json_object_get(cmd, "kind"));
+	json_t *deadline = json_object_get(cmd, "deadline_ns"), *outcome = NULL;
 
-	pthread_mutex_lock(&a->lock);
-	for (;;) {
-		struct rf_err e = { 0 };
-		char *data = NULL;
-		size_t len = 0;
-		bool from_spool;
-		int r;
-
-		while (!a->stopping && !a->out_n && !spool_count(a->spool))
-			pthread_cond_wait(&a->cond, &a->lock);
-		if (a->stopping)
-			break;
-		from_spool = spool_count(a->spool) > 0;
-		if (from_spool) {
-			if (spool_peek(a->spool, &data, &len) < 0)
-				continue;
-		} else {
-			data = a->outbox[a->out_head];
-			len = a->outbox_len[a->out_head];
-			a->outbox[a->out_head] = NULL;
-			a->out_head = (a->out_head + 1) % OUTBOX_MAX;
-			a->out_n--;
-		}
-		pthread_mutex_unlock(&a->lock);
-		r = sender_post(a->sender, data, len, &e);
-		pthread_mutex_lock(&a->lock);
-		if (r == 0) {
-			if (from_spool)
-				spool_pop(a->spool);
-			a->delivered++;
-			if (was_down) {
-				log_info("agent", "rocefabd reachable again; %zu spooled reports to send",
-					 spool_count(a->spool));
-				was_down = false;
-			}
-			backoff = 0;
-			free(data);
-			continue;
-		}
-		if (r != -EAGAIN) {
-			if (from_spool)
-				spool_pop(a->spool);
-			log_rejected(a, &e);
-			free(data);
-			continue;
-		}
-		/* Unreachable or busy: keep the report (and the ones behind it) on disk. */
-		if (!from_spool) {
-			if (spool_push(a->spool, data, len) < 0)
-				log_warning("spool", "cannot spool a report; it is lost (counted)");
-			outbox_to_spool(a);
-		}
-		free(data);
-		if (!was_down) {
-			char buf[700];
-
-			log_msg(LOG_WARNING, "agent", e.code, "cannot deliver reports, spooling: %s",
-				rf_err_str(&e, buf, sizeof(buf)));
-			was_down = true;
-		}
-		backoff = backoff ? backoff * 2 : 250 * NSEC_PER_MSEC;
-		if (backoff > 5 * NSEC_PER_SEC)
-			backoff = 5 * NSEC_PER_SEC;
-		{
-			struct timespec until;
-			int64_t t;
-
-			clock_gettime(CLOCK_REALTIME, &until);
-			t = (int64_t)until.tv_sec * NSEC_PER_SEC + until.tv_nsec + backoff;
-			until.tv_sec = t / NSEC_PER_SEC;
-			until.tv_nsec = t % NSEC_PER_SEC;
-			while (!a->stopping &&
-			       pthread_cond_timedwait(&a->cond, &a->lock, &until) != ETIMEDOUT)
-				;
-		}
+	if (!id || !kind || strlen(id) > 64) {
+		log_warning("agent", "%s: ignoring a command without id or kind", a->id);
+		return;
 	}
-	/* Whatever was not delivered stays on disk for the next run. */
-	outbox_to_spool(a);
-	pthread_mutex_unlock(&a->lock);
-	return NULL;
+	if (seen(a, id))
+		return; /* applied before; its outcome goes (or went) out with the reports */
+	snprintf(a->seen[a->seen_next], sizeof(a->seen[0]), "%s", id);
+	a->seen_next = (a->seen_next + 1) % SEEN_MAX;
+	if (!json_is_integer(deadline) || json_integer_value(deadline) < tu_now_ns()) {
+		outcome = json_pack("{s:s,s:s,s:{s:s,s:s}}", "id", id, "outcome", "timed_out", "error",
+				    "code", "DEADLINE_PASSED", "message",
+				    "the command reached the agent after its deadline; not applied");
+	} else if (a->backend->ops->apply(a->backend, cmd, &outcome) < 0 || !outcome) {
+		json_decref(outcome);
+		outcome = json_pack("{s:s,s:s,s:{s:s,s:s}}", "id", id, "outcome", "failed", "error",
+				    "code", "NOT_SUPPORTED", "message",
+				    "this agent's backend cannot apply configuration changes");
+	}
+	if (!strcmp(json_string_value(json_object_get(outcome, "outcome")) ?: "", "applied")) {
+		a->applied++;
+		log_info("agent", "%s: applied %s %s", a->id, kind, id);
+	} else {
+		a->failed++;
+		log_warning("agent", "%s: %s %s not applied: %s", a->id, kind, id,
+			    json_string_value(json_object_get(json_object_get(outcome, "error"), "message")) ?: "?");
+	}
+	add_result(a, outcome);
 }
 
-static void outbox_put(struct agent *a, char *data, size_t len)
+void agent_handle_answer(struct agent *a, json_t *answer)
 {
-	pthread_mutex_lock(&a->lock);
-	if (a->out_n == OUTBOX_MAX) {
-		/* the sender is stuck on a slow delivery: the oldest waiting report goes to disk */
-		unsigned i = a->out_head;
+	json_t *cmds = json_object_get(answer, "commands"), *c;
+	json_t *seq = json_object_get(answer, "seq");
+	size_t i;
 
-		if (spool_push(a->spool, a->outbox[i], a->outbox_len[i]) < 0)
-			log_warning("spool", "cannot spool a report; it is lost (counted)");
-		free(a->outbox[i]);
-		a->out_head = (a->out_head + 1) % OUTBOX_MAX;
-		a->out_n--;
-	}
-	{
-		unsigned i = (a->out_head + a->out_n) % OUTBOX_MAX;
+	pthread_mutex_lock(&a->blk);
+	if (json_is_integer(seq)) {
+		/* outcomes carried by an acknowledged report are recorded: forget them */
+		int64_t acked = json_integer_value(seq);
+		unsigned k = 0;
 
-		a->outbox[i] = data;
-		a->outbox_len[i] = len;
-		a->out_n++;
+		for (unsigned j = 0; j < a->nresults; j++) {
+			if (a->results[j].first_seq && a->results[j].first_seq <= acked)
+				json_decref(a->results[j].doc);
+			else
+				a->results[k++] = a->results[j];
+		}
+		a->nresults = k;
 	}
-	pthread_cond_signal(&a->cond);
-	pthread_mutex_unlock(&a->lock);
+	json_array_foreach(cmds, i, c)
+		apply_command(a, c);
+	pthread_mutex_unlock(&a->blk);
 }
 
-/* --- life cycle ------------------------------------------------------------------------------------ */
+/* --- agents ---------------------------------------------------------------------------------------- */
 
-int agent_new(const struct agent_settings *s, bool deliver, struct agent **ret,
-	      struct rf_err *e)
+int agent_create(const struct agent_conf *c, struct agent **ret, struct rf_err *e)
 {
 	struct agent *a = calloc(1, sizeof(*a));
-	struct backend_env env;
-	char *token = NULL;
 	int r;
 
-	if (!a)
+	if (!a) {
+		backend_free(c->backend);
 		return -ENOMEM;
-	a->s = s;
-	a->deliver = deliver;
-	pthread_mutex_init(&a->lock, NULL);
-	pthread_cond_init(&a->cond, NULL);
-	gethostname(a->hostname, sizeof(a->hostname) - 1);
+	}
+	pthread_mutex_init(&a->blk, NULL);
+	a->backend = c->backend;
+	a->role = c->role;
+	a->interval_ns = c->interval_ns;
+	snprintf(a->backend_name, sizeof(a->backend_name), "%s", c->backend_name);
+	if ((r = check_id(c->id, e)) < 0)
+		goto fail;
+	snprintf(a->id, sizeof(a->id), "%s", c->id);
+	if (c->use_hostname)
+		gethostname(a->hostname, sizeof(a->hostname) - 1);
+	random_uuid(a->boot_id);
+	read_host_boot_id(c->host_boot_root, a->host_boot_id, sizeof(a->host_boot_id));
+	if (c->spool_dir &&
+	    (r = spool_open(c->spool_dir, c->spool_max, c->spool_fsync, &a->spool, e)) < 0)
+		goto fail;
+	*ret = a;
+	return 0;
+fail:
+	agent_destroy(a);
+	return r;
+}
+
+void agent_destroy(struct agent *a)
+{
+	if (!a)
+		return;
+	for (unsigned i = 0; i < OUTBOX_MAX; i++)
+		free(a->outbox[i]);
+	for (unsigned i = 0; i < a->nresults; i++)
+		json_decref(a->results[i].doc);
+	spool_close(a->spool);
+	backend_free(a->backend);
+	inventory_clear(&a->inv);
+	pthread_mutex_destroy(&a->blk);
+	free(a);
+}
+
+const char *agent_id(const struct agent *a)
+{
+	return a->id;
+}
+
+int agent_from_settings(const struct agent_settings *s, bool deliver, struct reg **ret_reg,
+			struct agent **ret, struct rf_err *e)
+{
+	char hostname[256] = "", id[65];
+	struct backend_env env;
+	struct backend *b = NULL;
+	struct reg *reg = NULL;
+	int r;
+
 	if (s->id && *s->id) {
-		if (str_copy(a->id, sizeof(a->id), s->id) < 0) {
-			r = rf_err_set(e, -EINVAL, "BAD_AGENT_ID", "agent.id", "longer than 64");
-			goto fail;
-		}
+		if (str_copy(id, sizeof(id), s->id) < 0)
+			return rf_err_set(e, -EINVAL, "BAD_AGENT_ID", "agent.id", "longer than 64");
+	} else if (!strcmp(s->backend, "sim") && s->sim_device && *s->sim_device) {
+		/* standing in for a simulated device: its name */
+		if (str_copy(id, sizeof(id), s->sim_device) < 0)
+			return rf_err_set(e, -EINVAL, "BAD_AGENT_ID", "sim.device", "longer than 64");
 	} else {
 		/* the short host name, as an id */
 		size_t n = 0;
 
-		for (const char *c = a->hostname; *c && *c != '.' && n < 64; c++)
-			a->id[n++] = isalnum((unsigned char)*c) || *c == '-' || *c == '_' ? *c : '_';
-		a->id[n] = '\0';
+		gethostname(hostname, sizeof(hostname) - 1);
+		for (const char *c = hostname; *c && *c != '.' && n < 64; c++)
+			id[n++] = isalnum((unsigned char)*c) || *c == '-' || *c == '_' ? *c : '_';
+		id[n] = '\0';
 	}
-	for (const char *c = a->id; *c; c++) {
-		if (!isalnum((unsigned char)*c) && *c != '.' && *c != '_' && *c != '-') {
-			r = rf_err_set(e, -EINVAL, "BAD_AGENT_ID", "agent.id",
-				       "'%s': use letters, digits, '.', '_' and '-'", a->id);
-			goto fail;
-		}
-	}
-	if (!a->id[0] || a->id[0] == '.' || a->id[0] == '-') {
-		r = rf_err_set(e, -EINVAL, "BAD_AGENT_ID", "agent.id", "'%s' is not a valid id",
-			       a->id);
-		goto fail;
-	}
-	random_uuid(a->boot_id);
-	read_host_boot_id(s->sysfs_root, a->host_boot_id, sizeof(a->host_boot_id));
-
-	r = s->registry && *s->registry ? reg_load_file(s->registry, &a->reg, e)
-					: reg_load_builtin(&a->reg, e);
+	if ((r = check_id(id, e)) < 0)
+		return r;
+	r = s->registry && *s->registry ? reg_load_file(s->registry, &reg, e)
+					: reg_load_builtin(&reg, e);
 	if (r < 0)
-		goto fail;
-	env = (struct backend_env){ .reg = a->reg, .all_counters = s->all_counters,
+		return r;
+	env = (struct backend_env){ .reg = reg, .all_counters = s->all_counters,
 				    .sysfs_root = s->sysfs_root, .devices = s->devices,
-				    .interfaces = s->interfaces, .net_source = s->net_source };
-	if ((r = backend_new(s->backend, &env, &a->backend, e)) < 0)
-		goto fail;
-	if (!deliver) {
-		*ret = a;
-		return 0;
+				    .interfaces = s->interfaces, .net_source = s->net_source,
+				    .sim_url = s->sim_url, .sim_device = s->sim_device };
+	if ((r = backend_new(s->backend, &env, &b, e)) < 0) {
+		reg_free(reg);
+		return r;
 	}
-	if ((r = read_token(s->token_file, &token, e)) < 0)
-		goto fail;
 	{
-		struct sender_conf sc = { .server = s->server, .token = token, .agent_id = a->id,
-					  .ca_file = s->ca_file, .timeout_ns = s->timeout };
+		struct agent_conf c = {
+			.id = id,
+			.role = s->role == 1 ? AGENT_SWITCH : AGENT_HOST,
+			.backend_name = s->backend,
+			.backend = b,
+			.spool_dir = deliver ? s->spool_dir : NULL,
+			.spool_max = s->spool_max,
+			.spool_fsync = s->spool_fsync,
+			.interval_ns = s->interval,
+			.host_boot_root = strcmp(s->backend, "sim") ? s->sysfs_root : NULL,
+			.use_hostname = true,
+		};
 
-		r = sender_new(&sc, &a->sender, e);
+		r = agent_create(&c, ret, e);
 	}
-	free(token);
-	if (r < 0)
-		goto fail;
-	if ((r = spool_open(s->spool_dir, s->spool_max, s->spool_fsync, &a->spool, e)) < 0)
-		goto fail;
-	if (pthread_create(&a->thread, NULL, sender_main, a) != 0) {
-		r = rf_err_set(e, -EAGAIN, "THREAD_FAILED", NULL, "cannot start the sender thread");
-		goto fail;
+	if (r < 0) {
+		reg_free(reg);
+		return r;
 	}
-	a->thread_running = true;
-	*ret = a;
+	*ret_reg = reg;
 	return 0;
-fail:
-	agent_free(a);
-	return r;
 }
 
-void agent_free(struct agent *a)
-{
-	if (!a)
-		return;
-	if (a->thread_running) {
-		pthread_mutex_lock(&a->lock);
-		a->stopping = true;
-		pthread_cond_broadcast(&a->cond);
-		pthread_mutex_unlock(&a->lock);
-		pthread_join(a->thread, NULL);
-	}
-	for (unsigned i = 0; i < OUTBOX_MAX; i++)
-		free(a->outbox[i]);
-	spool_close(a->spool);
-	sender_free(a->sender);
-	backend_free(a->backend);
-	inventory_clear(&a->inv);
-	reg_free(a->reg);
-	pthread_cond_destroy(&a->cond);
-	pthread_mutex_destroy(&a->lock);
-	free(a);
-}
+/* --- the fleet --------------------------------------------------------------------------------- */
+
+struct fleet {
+	struct fleet_conf c;
+	char *server, *token, *ca_file;
+	pthread_mutex_t lock;
+	pthread_cond_t work;  /* delivery threads wait on it */
+	pthread_cond_t sched; /* the scheduler waits on it */
+	struct agent **agents;
+	size_t n, cap;
+	struct agent *ready_head, *ready_tail;
+	pthread_t *workers;
+	unsigned nworkers;
+	pthread_t scheduler;
+	bool sched_running;
+	bool stopping;
+	bool behind_logged;
+	uint64_t rejected_logged;
+};
 
 static int64_t random_below(int64_t n)
 {
@@ -504,53 +572,374 @@ static int64_t random_below(int64_t n)
 	return (int64_t)(r % (uint64_t)n);
 }
 
-int agent_run(struct agent *a)
+/* With the lock held. */
+static bool has_pending(const struct agent *a)
 {
-	int64_t interval = a->s->interval;
-	int64_t jitter = interval * a->s->jitter_pct / 100;
-	int64_t next = tu_mono_ns();
-	sigset_t sigs;
+	return a->out_n || spool_count(a->spool);
+}
 
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
-	log_info("agent", "agent %s reporting to %s every %.3gs (backend %s, boot %s)", a->id,
-		 a->s->server, (double)interval / 1e9, a->s->backend, a->boot_id);
-	for (;;) {
-		json_t *doc;
-		char *text;
-		int64_t wake, now;
+/* With the lock held: queue the agent for delivery if it has something and may send. */
+static void make_ready(struct fleet *f, struct agent *a)
+{
+	if (a->queued || a->busy || a->retry_at || !has_pending(a))
+		return;
+	a->queued = true;
+	a->ready_next = NULL;
+	if (f->ready_tail)
+		f->ready_tail->ready_next = a;
+	else
+		f->ready_head = a;
+	f->ready_tail = a;
+	pthread_cond_signal(&f->work);
+}
 
-		if (agent_build_report(a, &doc) == 0) {
-			text = json_dumps(doc, JSON_COMPACT);
-			json_decref(doc);
-			if (text)
-				outbox_put(a, text, strlen(text));
-		}
-		next += interval;
-		now = tu_mono_ns();
-		if (next < now) {
-			log_warning("agent", "collection fell %.3gs behind; skipping to now",
-				    (double)(now - next) / 1e9);
-			next = now;
-		}
-		wake = next + random_below(jitter);
-		for (;;) {
-			int64_t left = wake - tu_mono_ns();
-			struct timespec to;
-			int sig;
+/* With the lock held: moves the outbox, oldest first, to the spool. */
+static void outbox_to_spool(struct agent *a)
+{
+	while (a->out_n) {
+		unsigned i = a->out_head;
 
-			if (left <= 0)
-				break;
-			to.tv_sec = left / NSEC_PER_SEC;
-			to.tv_nsec = left % NSEC_PER_SEC;
-			sig = sigtimedwait(&sigs, NULL, &to);
-			if (sig == SIGTERM || sig == SIGINT) {
-				log_info("agent", "stopping; %" PRIu64 " reports delivered, "
-						  "undelivered ones stay in %s",
-					 a->delivered, a->s->spool_dir);
-				return 0;
+		if (spool_push(a->spool, a->outbox[i], a->outbox_len[i]) < 0)
+			log_warning("spool", "%s: cannot spool a report; it is lost (counted)", a->id);
+		free(a->outbox[i]);
+		a->outbox[i] = NULL;
+		a->out_head = (a->out_head + 1) % OUTBOX_MAX;
+		a->out_n--;
+	}
+}
+
+/* With the lock held. */
+static void outbox_put(struct fleet *f, struct agent *a, char *data, size_t len)
+{
+	if (a->out_n == OUTBOX_MAX || a->retry_at || spool_count(a->spool)) {
+		/* behind (rocefabd unreachable, or slow): keep the order through the spool */
+		outbox_to_spool(a);
+		if (spool_push(a->spool, data, len) < 0)
+			log_warning("spool", "%s: cannot spool a report; it is lost (counted)", a->id);
+		free(data);
+	} else {
+		unsigned i = (a->out_head + a->out_n) % OUTBOX_MAX;
+
+		a->outbox[i] = data;
+		a->outbox_len[i] = len;
+		a->out_n++;
+	}
+	make_ready(f, a);
+}
+
+static void *worker_main(void *arg)
+{
+	struct fleet *f = arg;
+	struct sender *snd = NULL;
+	struct rf_err e = { 0 };
+	struct sender_conf sc = { .server = f->server, .token = f->token, .ca_file = f->ca_file,
+				  .timeout_ns = f->c.timeout_ns };
+
+	if (sender_new(&sc, &snd, &e) < 0) {
+		char buf[700];
+
+		log_msg(LOG_ERR, "agent", e.code, "delivery thread: %s", rf_err_str(&e, buf, sizeof(buf)));
+		return NULL;
+	}
+	pthread_mutex_lock(&f->lock);
+	while (!f->stopping) {
+		struct agent *a = f->ready_head;
+		json_t *answer = NULL;
+		char *data = NULL;
+		size_t len = 0;
+		bool from_spool;
+		int r;
+
+		if (!a) {
+			/* nothing ready: wait for a report, or for the earliest retry */
+			int64_t now = tu_mono_ns(), earliest = 0;
+
+			for (size_t i = 0; i < f->n; i++) {
+				struct agent *x = f->agents[i];
+
+				if (!x->retry_at)
+					continue;
+				if (x->retry_at <= now) {
+					x->retry_at = 0;
+					make_ready(f, x);
+				} else if (!earliest || x->retry_at < earliest) {
+					earliest = x->retry_at;
+				}
 			}
+			if (f->ready_head)
+				continue;
+			if (earliest) {
+				struct timespec until;
+				int64_t t = tu_now_ns() + (earliest - now);
+
+				until.tv_sec = t / NSEC_PER_SEC;
+				until.tv_nsec = t % NSEC_PER_SEC;
+				pthread_cond_timedwait(&f->work, &f->lock, &until);
+			} else {
+				pthread_cond_wait(&f->work, &f->lock);
+			}
+			continue;
+		}
+		f->ready_head = a->ready_next;
+		if (!f->ready_head)
+			f->ready_tail = NULL;
+		a->queued = false;
+		a->busy = true;
+		from_spool = spool_count(a->spool) > 0;
+		if (from_spool) {
+			if (spool_peek(a->spool, &data, &len) < 0) {
+				a->busy = false;
+				continue;
+			}
+		} else {
+			data = a->outbox[a->out_head];
+			len = a->outbox_len[a->out_head];
+			a->outbox[a->out_head] = NULL;
+			a->out_head = (a->out_head + 1) % OUTBOX_MAX;
+			a->out_n--;
+		}
+		pthread_mutex_unlock(&f->lock);
+		r = sender_post(snd, a->id, data, len, &answer, &e);
+		if (r == 0 && answer)
+			agent_handle_answer(a, answer); /* commands: outside the fleet's lock */
+		json_decref(answer);
+		pthread_mutex_lock(&f->lock);
+		a->busy = false;
+		if (r == 0) {
+			if (from_spool)
+				spool_pop(a->spool);
+			a->delivered++;
+			if (a->was_down) {
+				log_info("agent", "%s: rocefabd reachable again; %zu spooled reports to send",
+					 a->id, spool_count(a->spool));
+				a->was_down = false;
+			}
+			a->backoff = 0;
+			free(data);
+			make_ready(f, a);
+			continue;
+		}
+		if (r != -EAGAIN) {
+			char buf[700];
+
+			if (from_spool)
+				spool_pop(a->spool);
+			a->rejected++;
+			/* one line per agent and problem would flood a fleet's log: the first, then
+			 * every thousandth */
+			if (f->rejected_logged++ % 1000 == 0)
+				log_msg(LOG_ERR, "agent", e.code,
+					"%s: rocefabd refused a report for good (dropped): %s", a->id,
+					rf_err_str(&e, buf, sizeof(buf)));
+			free(data);
+			make_ready(f, a);
+			continue;
+		}
+		/* unreachable or busy: keep the report (and the ones behind it) on disk */
+		if (!from_spool) {
+			if (spool_push(a->spool, data, len) < 0)
+				log_warning("spool", "%s: cannot spool a report; it is lost (counted)", a->id);
+			outbox_to_spool(a);
+		}
+		free(data);
+		if (!a->was_down) {
+			char buf[700];
+
+			if (f->n == 1 || !f->behind_logged)
+				log_msg(LOG_WARNING, "agent", e.code, "%s: cannot deliver reports, spooling: %s",
+					a->id, rf_err_str(&e, buf, sizeof(buf)));
+			f->behind_logged = true;
+			a->was_down = true;
+		}
+		a->backoff = a->backoff ? a->backoff * 2 : 250 * NSEC_PER_MSEC;
+		if (a->backoff > 5 * NSEC_PER_SEC)
+			a->backoff = 5 * NSEC_PER_SEC;
+		a->retry_at = tu_mono_ns() + a->backoff;
+	}
+	pthread_mutex_unlock(&f->lock);
+	sender_free(snd);
+	return NULL;
+}
+
+static void *scheduler_main(void *arg)
+{
+	struct fleet *f = arg;
+	int64_t jitter = f->c.interval_ns * f->c.jitter_pct / 100;
+
+	pthread_mutex_lock(&f->lock);
+	while (!f->stopping) {
+		int64_t now = tu_mono_ns(), earliest = INT64_MAX;
+
+		for (size_t i = 0; i < f->n && !f->stopping; i++) {
+			struct agent *a = f->agents[i];
+			json_t *doc = NULL;
+			char *text = NULL;
+
+			if (a->next_tick > now) {
+				if (a->next_tick < earliest)
+					earliest = a->next_tick;
+				continue;
+			}
+			pthread_mutex_unlock(&f->lock);
+			if (agent_build_report(a, &doc) == 0) {
+				text = json_dumps(doc, JSON_COMPACT);
+				json_decref(doc);
+			}
+			pthread_mutex_lock(&f->lock);
+			if (text) {
+				a->built++;
+				outbox_put(f, a, text, strlen(text));
+			}
+			a->base_tick += f->c.interval_ns;
+			now = tu_mono_ns();
+			if (a->base_tick + f->c.interval_ns < now) {
+				if (f->n == 1)
+					log_warning("agent", "collection fell %.3gs behind; skipping to now",
+						    (double)(now - a->base_tick) / 1e9);
+				a->base_tick = now;
+			}
+			a->next_tick = a->base_tick + random_below(jitter);
+			if (a->next_tick < earliest)
+				earliest = a->next_tick;
+		}
+		if (f->stopping)
+			break;
+		now = tu_mono_ns();
+		if (earliest > now) {
+			struct timespec until;
+			int64_t t = tu_now_ns() + (earliest == INT64_MAX ? NSEC_PER_SEC : earliest - now);
+
+			until.tv_sec = t / NSEC_PER_SEC;
+			until.tv_nsec = t % NSEC_PER_SEC;
+			pthread_cond_timedwait(&f->sched, &f->lock, &until);
 		}
 	}
+	pthread_mutex_unlock(&f->lock);
+	return NULL;
+}
+
+int fleet_new(const struct fleet_conf *c, struct fleet **ret, struct rf_err *e)
+{
+	struct fleet *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -ENOMEM;
+	f->c = *c;
+	if (strncmp(c->server, "http://", 7) != 0 && strncmp(c->server, "https://", 8) != 0) {
+		free(f);
+		return rf_err_set(e, -EINVAL, "BAD_SERVER_URL", "agent.server",
+				  "'%s' must start with http:// or https://", c->server);
+	}
+	f->server = strdup(c->server);
+	f->token = c->token ? strdup(c->token) : NULL;
+	f->ca_file = c->ca_file ? strdup(c->ca_file) : NULL;
+	if (!f->c.threads)
+		f->c.threads = 1;
+	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->work, NULL);
+	pthread_cond_init(&f->sched, NULL);
+	*ret = f;
+	return 0;
+}
+
+int fleet_add(struct fleet *f, struct agent *a, struct rf_err *e)
+{
+	if (!a->spool)
+		return rf_err_set(e, -EINVAL, "NO_SPOOL", a->id, "an agent of a fleet needs a spool");
+	if (f->n == f->cap) {
+		size_t nc = f->cap ? f->cap * 2 : 16;
+		struct agent **n = realloc(f->agents, nc * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		f->agents = n;
+		f->cap = nc;
+	}
+	a->fleet = f;
+	f->agents[f->n++] = a;
+	return 0;
+}
+
+int fleet_start(struct fleet *f, struct rf_err *e)
+{
+	int64_t now = tu_mono_ns();
+
+	for (size_t i = 0; i < f->n; i++) {
+		struct agent *a = f->agents[i];
+
+		a->base_tick = a->next_tick =
+			now + (f->c.spread && f->n > 1 ? f->c.interval_ns * (int64_t)i / (int64_t)f->n : 0);
+		/* reports left by an earlier run go first */
+		pthread_mutex_lock(&f->lock);
+		make_ready(f, a);
+		pthread_mutex_unlock(&f->lock);
+	}
+	f->workers = calloc(f->c.threads, sizeof(*f->workers));
+	if (!f->workers)
+		return -ENOMEM;
+	for (unsigned i = 0; i < f->c.threads; i++) {
+		if (pthread_create(&f->workers[i], NULL, worker_main, f) != 0)
+			return rf_err_set(e, -EAGAIN, "THREAD_FAILED", NULL, "cannot start a delivery thread");
+		f->nworkers++;
+	}
+	if (pthread_create(&f->scheduler, NULL, scheduler_main, f) != 0)
+		return rf_err_set(e, -EAGAIN, "THREAD_FAILED", NULL, "cannot start the scheduler thread");
+	f->sched_running = true;
+	return 0;
+}
+
+void fleet_free(struct fleet *f)
+{
+	if (!f)
+		return;
+	pthread_mutex_lock(&f->lock);
+	f->stopping = true;
+	pthread_cond_broadcast(&f->work);
+	pthread_cond_broadcast(&f->sched);
+	pthread_mutex_unlock(&f->lock);
+	if (f->sched_running)
+		pthread_join(f->scheduler, NULL);
+	for (unsigned i = 0; i < f->nworkers; i++)
+		pthread_join(f->workers[i], NULL);
+	free(f->workers);
+	for (size_t i = 0; i < f->n; i++) {
+		/* whatever was not delivered stays on disk for the next run */
+		outbox_to_spool(f->agents[i]);
+		agent_destroy(f->agents[i]);
+	}
+	free(f->agents);
+	pthread_cond_destroy(&f->sched);
+	pthread_cond_destroy(&f->work);
+	pthread_mutex_destroy(&f->lock);
+	free(f->server);
+	free(f->token);
+	free(f->ca_file);
+	free(f);
+}
+
+json_t *fleet_status(struct fleet *f)
+{
+	uint64_t built = 0, delivered = 0, rejected = 0, waiting = 0, dropped = 0, down = 0;
+	uint64_t applied = 0, failed = 0;
+
+	pthread_mutex_lock(&f->lock);
+	for (size_t i = 0; i < f->n; i++) {
+		struct agent *a = f->agents[i];
+
+		built += a->built;
+		delivered += a->delivered;
+		rejected += a->rejected;
+		waiting += a->out_n + spool_count(a->spool);
+		dropped += spool_dropped(a->spool);
+		down += a->was_down;
+		applied += a->applied;
+		failed += a->failed;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return json_pack("{s:I,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "agents", (json_int_t)f->n,
+			 "server", f->server, "reports_built", (json_int_t)built, "delivered",
+			 (json_int_t)delivered, "refused", (json_int_t)rejected, "waiting",
+			 (json_int_t)waiting, "spool_dropped", (json_int_t)dropped, "cannot_deliver",
+			 (json_int_t)down, "commands_applied", (json_int_t)applied, "commands_failed",
+			 (json_int_t)failed);
 }

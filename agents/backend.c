@@ -51,7 +51,7 @@ static int stub_apply(struct backend *b, json_t *command, json_t **ret_outcome)
 	return -EOPNOTSUPP;
 }
 
-static const struct backend_ops *const backends[] = { &backend_linux_ops, NULL };
+static const struct backend_ops *const backends[] = { &backend_linux_ops, &backend_sim_ops, NULL };
 
 int backend_new(const char *name, const struct backend_env *env, struct backend **ret,
 		struct rf_err *e)
@@ -66,7 +66,7 @@ int backend_new(const char *name, const struct backend_env *env, struct backend 
 			found = backends[i];
 	if (!found)
 		return rf_err_set(e, -ENOENT, "UNKNOWN_BACKEND", "agent.backend",
-				  "no backend '%s' (this build has: linux)", name);
+				  "no backend '%s' (this build has: linux, sim)", name);
 	b = calloc(1, sizeof(*b));
 	ops = calloc(1, sizeof(*ops));
 	if (!b || !ops) {
@@ -92,6 +92,7 @@ int backend_new(const char *name, const struct backend_env *env, struct backend 
 	b->env = *env;
 	r = ops->open(b, e);
 	if (r < 0) {
+		ops->close(b); /* open may have left half of its state */
 		free(ops);
 		free(b);
 		return r;

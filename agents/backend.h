@@ -3,7 +3,7 @@
  * A backend is a table of operations (DESIGN.md §5).  backend_new() fills every slot the
  * backend leaves NULL with a stub that returns -EOPNOTSUPP, so callers never test for NULL.
  *   linux  sysfs (/sys/class/infiniband, /sys/class/net), ethtool statistics, rtnetlink
- *   (sim   a rocefab-sim device; see issue 4) */
+ *   sim    one device of a running rocefab-sim, through its control API */
 #ifndef ROCEFAB_BACKEND_H
 #define ROCEFAB_BACKEND_H
 
@@ -22,6 +22,10 @@ struct agent_port {
 	char state[16];	 /* up, down, init, unknown */
 	char link_layer[16];
 	int64_t speed_mbps, mtu; /* -1 unknown */
+	/* the neighbour (LLDP, or the simulator's topology): its system name (agent id) and
+	 * port; "" when unknown */
+	char peer_system[64];
+	char peer_port[64];
 };
 
 struct agent_device {
@@ -67,6 +71,11 @@ struct backend_ops {
 	int (*apply)(struct backend *b, json_t *command, json_t **ret_outcome);
 };
 
+/* In-process transport of the sim backend (rocefab-sim's virtual agents): a control API call
+ * as simctl_call().  Returns the HTTP status. */
+typedef int (*sim_call_fn)(void *ctx, const char *method, const char *path, json_t *body,
+			   json_t **ret_doc);
+
 struct backend_env {
 	const struct reg *reg;
 	bool all_counters; /* send counters the registry does not know too */
@@ -75,6 +84,11 @@ struct backend_env {
 	const char *devices;	/* comma-separated filter; "" = all */
 	const char *interfaces; /* comma-separated netdevs without RDMA to report */
 	int net_source;		/* 0 auto, 1 live, 2 files */
+	/* sim */
+	const char *sim_url;	/* http://ADDR:PORT of rocefab-sim serve --control */
+	const char *sim_device; /* the simulated host or switch */
+	sim_call_fn sim_call;	/* in-process instead of HTTP */
+	void *sim_ctx;
 };
 
 struct backend {
@@ -89,5 +103,6 @@ int backend_new(const char *name, const struct backend_env *env, struct backend 
 void backend_free(struct backend *b);
 
 extern const struct backend_ops backend_linux_ops;
+extern const struct backend_ops backend_sim_ops;
 
 #endif

@@ -1,5 +1,7 @@
 /* rocefab-agent: argument parsing only; see agents/agent.c. */
+#include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,7 +27,9 @@ static void usage(FILE *f)
 		"  -i, --interval DUR     time between reports, e.g. 1s (agent.interval)\n"
 		"      --id ID            agent id (agent.id; default: the host name)\n"
 		"      --role ROLE        host or switch (agent.role)\n"
-		"  -b, --backend NAME     linux (agent.backend)\n"
+		"  -b, --backend NAME     linux or sim (agent.backend)\n"
+		"      --sim URL          control API of rocefab-sim serve (sim.url)\n"
+		"      --device NAME      the simulated host or switch to stand in for (sim.device)\n"
 		"      --sysfs-root DIR   read a recorded tree instead of / (linux.sysfs_root)\n"
 		"      --spool-dir DIR    spool directory (agent.spool_dir)\n"
 		"  -L, --log-level LEVEL  error, warning, notice, info, debug (agent.log_level)\n"
@@ -37,6 +41,63 @@ static void usage(FILE *f)
 		"  -h, --help             this text\n"
 		"\n"
 		"Command-line options override the configuration file.  See rocefab-agent(8).\n");
+}
+
+/* A fleet of one: the agent reports until SIGTERM or SIGINT. */
+static int run(const struct agent_settings *s, struct agent *a, struct rf_err *e)
+{
+	struct fleet *f = NULL;
+	char *token = NULL, buf[700];
+	sigset_t sigs;
+	int r, sig;
+
+	if ((r = agent_read_token(s->token_file, &token, e)) < 0) {
+		agent_destroy(a);
+		log_msg(LOG_ERR, "agent", e->code, "%s", rf_err_str(e, buf, sizeof(buf)));
+		return 1;
+	}
+	{
+		struct fleet_conf fc = { .server = s->server, .token = token, .ca_file = s->ca_file,
+					 .timeout_ns = s->timeout, .interval_ns = s->interval,
+					 .jitter_pct = (int)s->jitter_pct, .threads = 1 };
+
+		r = fleet_new(&fc, &f, e);
+	}
+	free(token);
+	if (r < 0) {
+		agent_destroy(a);
+		log_msg(LOG_ERR, "agent", e->code, "%s", rf_err_str(e, buf, sizeof(buf)));
+		return 2;
+	}
+	if ((r = fleet_add(f, a, e)) < 0) {
+		agent_destroy(a);
+		fleet_free(f);
+		log_msg(LOG_ERR, "agent", e->code, "%s", rf_err_str(e, buf, sizeof(buf)));
+		return 1;
+	}
+	if ((r = fleet_start(f, e)) < 0) {
+		fleet_free(f);
+		log_msg(LOG_ERR, "agent", e->code, "%s", rf_err_str(e, buf, sizeof(buf)));
+		return 1;
+	}
+	log_info("agent", "agent %s reporting to %s every %.3gs (backend %s)", agent_id(a),
+		 s->server, (double)s->interval / 1e9, s->backend);
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	do
+		sig = sigwaitinfo(&sigs, NULL);
+	while (sig < 0 && errno == EINTR);
+	{
+		json_t *st = fleet_status(f);
+
+		log_info("agent", "stopping; %" JSON_INTEGER_FORMAT " reports delivered, undelivered "
+				  "ones stay in %s",
+			 json_integer_value(json_object_get(st, "delivered")), s->spool_dir);
+		json_decref(st);
+	}
+	fleet_free(f);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -53,6 +114,8 @@ int main(int argc, char **argv)
 		{ "spool-dir", required_argument, NULL, 4 },
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "once", no_argument, NULL, 5 },
+		{ "sim", required_argument, NULL, 8 },
+		{ "device", required_argument, NULL, 9 },
 		{ "dump-config", no_argument, NULL, 6 },
 		{ "help-config", no_argument, NULL, 7 },
 		{ "version", no_argument, NULL, 'V' },
@@ -64,6 +127,7 @@ int main(int argc, char **argv)
 	const char *config = NULL;
 	bool once = false, dump = false;
 	struct agent *a = NULL;
+	struct reg *reg = NULL;
 	struct rf_err e = { 0 };
 	char buf[700];
 	sigset_t sigs;
@@ -110,6 +174,12 @@ int main(int argc, char **argv)
 			break;
 		case 5:
 			once = true;
+			break;
+		case 8:
+			conf_override(&ov, "sim.url", optarg, "--sim");
+			break;
+		case 9:
+			conf_override(&ov, "sim.device", optarg, "--device");
 			break;
 		case 6:
 			dump = true;
@@ -161,9 +231,9 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 
-	if (agent_new(&s, !once, &a, &e) < 0) {
+	if (agent_from_settings(&s, !once, &reg, &a, &e) < 0) {
 		log_msg(LOG_ERR, "agent", e.code, "%s", rf_err_str(&e, buf, sizeof(buf)));
-		status = e.err == -EINVAL ? 2 : 1;
+		status = e.err == -EINVAL || e.err == -ENOENT ? 2 : 1;
 		goto out;
 	}
 	if (once) {
@@ -175,11 +245,12 @@ int main(int argc, char **argv)
 			json_decref(doc);
 			status = 0;
 		}
-	} else {
-		status = agent_run(a);
+		agent_destroy(a);
+		goto out;
 	}
+	status = run(&s, a, &e);
 out:
-	agent_free(a);
+	reg_free(reg);
 	curl_global_cleanup();
 	conf_fini(agent_opts, &s);
 	return status;

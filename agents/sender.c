@@ -12,7 +12,8 @@
 struct sender {
 	CURL *curl;
 	struct curl_slist *headers;
-	char *url;
+	char *base; /* the server URL without a trailing slash */
+	char url[1024];
 	struct buf resp;
 };
 
@@ -21,7 +22,7 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg)
 	struct buf *b = arg;
 	size_t n = size * nmemb;
 
-	if (b->len < 65536)
+	if (b->len < (16u << 20))
 		buf_append(b, ptr, n);
 	return n;
 }
@@ -40,24 +41,20 @@ int sender_new(const struct sender_conf *c, struct sender **ret, struct rf_err *
 		return rf_err_set(e, -EINVAL, "BAD_SERVER_URL", "agent.server",
 				  "'%s' must start with http:// or https://", c->server);
 	}
-	n = strlen(c->server) + strlen(c->agent_id) + 64;
-	s->url = malloc(n);
+	n = strlen(c->server);
+	while (n && c->server[n - 1] == '/')
+		n--;
+	s->base = strndup(c->server, n);
 	s->curl = curl_easy_init();
-	if (!s->url || !s->curl) {
+	if (!s->base || !s->curl) {
 		sender_free(s);
 		return -ENOMEM;
 	}
-	snprintf(s->url, n, "%s%s/api/v1/agents/%s/report", c->server,
-		 c->server[strlen(c->server) - 1] == '/' ? "" : "", c->agent_id);
-	if (s->url[strlen(c->server)] == '/' && c->server[strlen(c->server) - 1] == '/')
-		memmove(s->url + strlen(c->server) - 1, s->url + strlen(c->server),
-			strlen(s->url + strlen(c->server)) + 1);
 	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", c->token ? c->token : "");
 	s->headers = curl_slist_append(s->headers, "Content-Type: application/json");
 	s->headers = curl_slist_append(s->headers, "Expect:");
 	if (c->token)
 		s->headers = curl_slist_append(s->headers, auth);
-	curl_easy_setopt(s->curl, CURLOPT_URL, s->url);
 	curl_easy_setopt(s->curl, CURLOPT_HTTPHEADER, s->headers);
 	curl_easy_setopt(s->curl, CURLOPT_POST, 1L);
 	curl_easy_setopt(s->curl, CURLOPT_NOSIGNAL, 1L);
@@ -82,15 +79,20 @@ void sender_free(struct sender *s)
 		curl_easy_cleanup(s->curl);
 	curl_slist_free_all(s->headers);
 	buf_fini(&s->resp);
-	free(s->url);
+	free(s->base);
 	free(s);
 }
 
-int sender_post(struct sender *s, const char *body, size_t len, struct rf_err *e)
+int sender_post(struct sender *s, const char *agent_id, const char *body, size_t len,
+		json_t **ret_answer, struct rf_err *e)
 {
 	long status = 0;
 	CURLcode cc;
 
+	if (ret_answer)
+		*ret_answer = NULL;
+	snprintf(s->url, sizeof(s->url), "%s/api/v1/agents/%s/report", s->base, agent_id);
+	curl_easy_setopt(s->curl, CURLOPT_URL, s->url);
 	buf_reset(&s->resp);
 	curl_easy_setopt(s->curl, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(s->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
@@ -99,8 +101,11 @@ int sender_post(struct sender *s, const char *body, size_t len, struct rf_err *e
 		return rf_err_set(e, -EAGAIN, "SERVER_UNREACHABLE", s->url, "%s",
 				  curl_easy_strerror(cc));
 	curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &status);
-	if (status >= 200 && status < 300)
+	if (status >= 200 && status < 300) {
+		if (ret_answer && s->resp.len)
+			*ret_answer = json_loadb(s->resp.data, s->resp.len, 0, NULL);
 		return 0;
+	}
 	{
 		json_t *p = s->resp.data ? json_loads(s->resp.data, 0, NULL) : NULL;
 		const char *code = json_string_value(json_object_get(p, "code"));

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "lib/err.h"
 
 struct sender;
@@ -12,15 +14,17 @@ struct sender;
 struct sender_conf {
 	const char *server; /* http://host:port */
 	const char *token;
-	const char *agent_id;
 	const char *ca_file; /* for https; NULL: system store */
 	int64_t timeout_ns;
 };
 
 int sender_new(const struct sender_conf *c, struct sender **ret, struct rf_err *e);
 void sender_free(struct sender *s);
-/* 0: stored by rocefabd.  -EAGAIN: try again later (unreachable, 5xx, 429); e says why.
- * Other negative: rocefabd refused the report for good (4xx); e has its problem detail. */
-int sender_post(struct sender *s, const char *body, size_t len, struct rf_err *e);
+/* Posts one report of agent_id.  0: stored by rocefabd, *ret_answer (when not NULL) is its
+ * answer (a new reference, or NULL if it was not JSON).  -EAGAIN: try again later
+ * (unreachable, 5xx, 429); e says why.  Other negative: rocefabd refused the report for good
+ * (4xx); e has its problem detail. */
+int sender_post(struct sender *s, const char *agent_id, const char *body, size_t len,
+		json_t **ret_answer, struct rf_err *e);
 
 #endif

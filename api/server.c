@@ -23,6 +23,7 @@
 #include "api/problem.h"
 #include "daemon/store.h"
 #include "lib/hmap.h"
+#include "lib/httpd.h"
 #include "lib/log.h"
 #include "lib/sha256.h"
 #include "lib/timeutil.h"
@@ -583,40 +584,6 @@ void api_render_metrics(struct api *a, struct buf *out)
 
 /* --- set-up ---------------------------------------------------------------------------------- */
 
-static int parse_listen(const char *listen, struct sockaddr_storage *ss, bool *v6,
-			struct rf_err *e)
-{
-	char host[256];
-	const char *colon = strrchr(listen, ':');
-	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE,
-				  .ai_socktype = SOCK_STREAM },
-			*res = NULL;
-	size_t hlen;
-	int r;
-
-	if (!colon || !colon[1])
-		return rf_err_set(e, -EINVAL, "BAD_LISTEN", "api.listen",
-				  "'%s' is not ADDRESS:PORT (for example 127.0.0.1:9750 or [::1]:9750)",
-				  listen);
-	hlen = (size_t)(colon - listen);
-	if (hlen >= sizeof(host))
-		return rf_err_set(e, -EINVAL, "BAD_LISTEN", "api.listen", "address too long");
-	memcpy(host, listen, hlen);
-	host[hlen] = '\0';
-	if (host[0] == '[' && hlen >= 2 && host[hlen - 1] == ']') {
-		memmove(host, host + 1, hlen - 2);
-		host[hlen - 2] = '\0';
-	}
-	r = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &res);
-	if (r != 0)
-		return rf_err_set(e, -EINVAL, "BAD_LISTEN", "api.listen", "'%s': %s", listen,
-				  gai_strerror(r));
-	memcpy(ss, res->ai_addr, res->ai_addrlen);
-	*v6 = res->ai_family == AF_INET6;
-	freeaddrinfo(res);
-	return 0;
-}
-
 static char *read_file(const char *path, struct rf_err *e)
 {
 	FILE *f = fopen(path, "re");
@@ -664,7 +631,7 @@ int api_start(const struct api_conf *c, const struct api_deps *d, struct api **r
 	pthread_mutex_init(&a->cache_lock, NULL);
 	hmap_init(&a->cache);
 	hmap_init(&a->tokens);
-	if ((r = parse_listen(c->listen, &ss, &v6, e)) < 0)
+	if ((r = net_parse_listen(c->listen, "api.listen", &ss, &v6, e)) < 0)
 		goto fail;
 	if (v6)
 		flags |= MHD_USE_IPv6;

@@ -60,8 +60,8 @@ static int parse_agent(struct report *r, json_t *a, struct js_path *p, struct rf
 static int parse_port(struct report *r, struct report_port *port, json_t *jp, struct js_path *p,
 		      struct rf_err *e)
 {
-	static const char *const keys[] = { "port", "netdev", "state",	   "speed_mbps",
-					    "mtu",  "link_layer", NULL };
+	static const char *const keys[] = { "port", "netdev",	  "state",    "speed_mbps",
+					    "mtu",  "link_layer", "neighbor", NULL };
 	int state, ll = 2, x;
 
 	(void)r;
@@ -81,6 +81,19 @@ static int parse_port(struct report *r, struct report_port *port, json_t *jp, st
 		return x;
 	port->state = state_names[state];
 	port->link_layer = link_layer_names[ll];
+	if (json_object_get(jp, "neighbor")) {
+		static const char *const nkeys[] = { "system", "port", NULL };
+		size_t a = js_path_push_key(p, "neighbor");
+		json_t *n = json_object_get(jp, "neighbor");
+
+		if (!json_is_object(n))
+			return js_fail(e, p, NULL, "must be an object");
+		if ((x = js_check_keys(n, nkeys, p, e)) < 0 ||
+		    (x = js_req_str(n, "system", 64, true, p, &port->peer_system, e)) < 0 ||
+		    (x = js_req_str(n, "port", 64, false, p, &port->peer_port, e)) < 0)
+			return x;
+		js_path_pop(p, a);
+	}
 	return 0;
 }
 
@@ -355,11 +368,120 @@ static int parse_errors(struct report *r, json_t *errors, struct js_path *p, str
 	return 0;
 }
 
+#define MAX_CONFIG_ENTRIES 8192
+#define MAX_CONFIG_KEYS 64
+#define MAX_RESULTS 64
+
+/* config.{dcqcn,pfc,ecn}[]: {device, port[, queue], name: scalar, ...}.  The values are the
+ * device's; rocefabd stores them as they come and validates changes against them. */
+static int parse_config(struct report *r, json_t *cfg, struct js_path *p, struct rf_err *e)
+{
+	static const char *const keys[] = { "dcqcn", "pfc", "ecn", NULL };
+	int x;
+
+	if (!json_is_object(cfg))
+		return js_fail(e, p, NULL, "must be an object");
+	if ((x = js_check_keys(cfg, keys, p, e)) < 0)
+		return x;
+	for (int k = 0; keys[k]; k++) {
+		json_t *list = NULL, *it;
+		size_t i;
+
+		if ((x = js_opt_arr(cfg, keys[k], MAX_CONFIG_ENTRIES, p, &list, e)) < 0)
+			return x;
+		json_array_foreach(list, i, it) {
+			size_t a = js_path_push_key(p, keys[k]);
+			const char *dev, *port, *name;
+			int64_t q;
+			json_t *v;
+
+			js_path_push_idx(p, i);
+			if (!json_is_object(it))
+				return js_fail(e, p, NULL, "must be an object");
+			if (json_object_size(it) > MAX_CONFIG_KEYS)
+				return js_fail(e, p, NULL, "more than %d members", MAX_CONFIG_KEYS);
+			if ((x = js_req_str(it, "device", 64, true, p, &dev, e)) < 0 ||
+			    (x = js_req_str(it, "port", 64, true, p, &port, e)) < 0)
+				return x;
+			if (!strcmp(keys[k], "ecn") &&
+			    (x = js_req_int(it, "queue", 0, 7, p, &q, e)) < 0)
+				return x;
+			json_object_foreach(it, name, v) {
+				if (strlen(name) > 64)
+					return js_fail(e, p, NULL, "member names are at most 64 characters");
+				if (!json_is_integer(v) && !json_is_real(v) && !json_is_boolean(v) &&
+				    !(json_is_string(v) && strlen(json_string_value(v)) <= 64) &&
+				    !json_is_null(v))
+					return js_fail(e, p, name, "must be a number, a boolean or a short string");
+			}
+			js_path_pop(p, a);
+		}
+	}
+	r->config = cfg;
+	return 0;
+}
+
+static const char *const outcome_names[] = { "applied", "failed", "timed_out", NULL };
+
+static int parse_results(struct report *r, json_t *list, struct js_path *p, struct rf_err *e)
+{
+	static const char *const keys[] = { "id", "outcome", "error", "previous", "values", "time_ns", NULL };
+	static const char *const ekeys[] = { "code", "message", "field", NULL };
+	json_t *it;
+	size_t i;
+	int x;
+
+	json_array_foreach(list, i, it) {
+		size_t a = js_path_push_key(p, "command_results");
+		const char *id, *s1, *s2;
+		int outcome;
+		int64_t t;
+		json_t *err;
+
+		js_path_push_idx(p, i);
+		if (!json_is_object(it))
+			return js_fail(e, p, NULL, "must be an object");
+		if ((x = js_check_keys(it, keys, p, e)) < 0 ||
+		    (x = js_req_str(it, "id", 64, true, p, &id, e)) < 0 ||
+		    (x = js_req_enum(it, "outcome", outcome_names, p, &outcome, e)) < 0 ||
+		    (x = js_opt_int(it, "time_ns", MIN_TIME_NS, MAX_TIME_NS, p, &t, e)) < 0)
+			return x;
+		for (int k = 0; k < 2; k++) {
+			json_t *v = json_object_get(it, k ? "values" : "previous");
+
+			if (v && !json_is_object(v) && !json_is_null(v))
+				return js_fail(e, p, k ? "values" : "previous", "must be an object or null");
+			if (json_is_object(v) && json_object_size(v) > MAX_CONFIG_KEYS)
+				return js_fail(e, p, k ? "values" : "previous", "more than %d members",
+					       MAX_CONFIG_KEYS);
+		}
+		err = json_object_get(it, "error");
+		if (err) {
+			size_t b = js_path_push_key(p, "error");
+
+			if (!json_is_object(err))
+				return js_fail(e, p, NULL, "must be an object");
+			if ((x = js_check_keys(err, ekeys, p, e)) < 0 ||
+			    (x = js_req_str(err, "code", 40, false, p, &s1, e)) < 0 ||
+			    (x = js_req_str(err, "message", 512, false, p, &s2, e)) < 0 ||
+			    (x = js_opt_str(err, "field", 255, false, p, &s1, e)) < 0)
+				return x;
+			js_path_pop(p, b);
+		} else if (outcome != 0) {
+			return js_fail(e, p, "error", "a command that was not applied needs an error");
+		}
+		js_path_pop(p, a);
+	}
+	r->command_results = list;
+	return 0;
+}
+
 int report_parse(const char *body, size_t len, const struct reg *reg, struct report **ret,
 		 struct rf_err *e)
 {
 	static const char *const keys[] = { "schema",	 "agent",   "seq",   "time_ns", "interval_ms",
-					    "inventory", "samples", "spool", "errors",	NULL };
+					    "inventory", "samples", "spool", "errors",	"config",
+					    "command_results", NULL };
 	struct report *r = calloc(1, sizeof(*r));
 	json_t *agent, *inv, *samples, *spool, *errors = NULL;
 	struct js_path p;
@@ -434,6 +556,21 @@ int report_parse(const char *body, size_t len, const struct reg *reg, struct rep
 	}
 	if (errors && (x = parse_errors(r, errors, &p, e)) < 0)
 		goto fail;
+	if (json_object_get(r->doc, "config")) {
+		size_t a = js_path_push_key(&p, "config");
+
+		x = parse_config(r, json_object_get(r->doc, "config"), &p, e);
+		js_path_pop(&p, a);
+		if (x < 0)
+			goto fail;
+	}
+	{
+		json_t *results = NULL;
+
+		if ((x = js_opt_arr(r->doc, "command_results", MAX_RESULTS, &p, &results, e)) < 0 ||
+		    (results && (x = parse_results(r, results, &p, e)) < 0))
+			goto fail;
+	}
 	*ret = r;
 	return 0;
 fail:

@@ -21,6 +21,7 @@ struct report_port {
 	const char *device, *port; /* borrowed from the document */
 	const char *netdev, *state, *link_layer;
 	int64_t speed_mbps, mtu; /* -1: absent */
+	const char *peer_system, *peer_port; /* the neighbour, NULL when unknown */
 	uint32_t device_idx;
 };
 
@@ -60,6 +61,8 @@ struct report {
 	uint32_t unknown_values; /* raw values the registry does not know (ignored) */
 	int64_t spool_dropped, spool_queued;
 	json_t *errors; /* borrowed; NULL when absent */
+	json_t *config; /* borrowed {"dcqcn": [...], "pfc": [...], "ecn": [...]}; NULL when absent */
+	json_t *command_results; /* borrowed array; NULL when absent */
 };
 
 /* Parses and validates body.  On failure e names the JSON pointer of the first problem and

@@ -1,4 +1,5 @@
 /* Checked string helpers: see strutil.h. */
+#include <stdlib.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,4 +36,27 @@ int str_copy(char *dst, size_t size, const char *src)
 	}
 	memcpy(dst, src, n + 1);
 	return 0;
+}
+
+char *str_slurp(const char *path, size_t *ret_len)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && n < (64L << 20) &&
+	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) &&
+	    fread(buf, 1, (size_t)n, f) == (size_t)n) {
+		buf[n] = '\0';
+		*ret_len = (size_t)n;
+	} else {
+		free(buf);
+		buf = NULL;
+		if (!errno)
+			errno = EFBIG;
+	}
+	fclose(f);
+	return buf;
 }

@@ -29,6 +29,7 @@ int bad(struct build *b, const char *key, const char *fmt, ...) __attribute__((f
 int opt_num(struct build *b, json_t *o, const char *key, double min, double max, bool excl_min,
 	    double *v);
 int opt_int(struct build *b, json_t *o, const char *key, int64_t min, int64_t max, int64_t *v);
+int opt_bool(struct build *b, json_t *o, const char *key, bool *v);
 int check_keys(struct build *b, json_t *o, const char *const *keys);
 
 struct node *node_new(struct build *b, enum node_kind kind, const char *name);

@@ -82,6 +82,8 @@ void timer_arm(struct sim *s, struct timer *t, simtime_t at)
 	}
 	t->armed = true;
 	t->at = at < s->now ? s->now : at;
+	if (t->at > t->last)
+		t->last = t->at;
 	evq_push(s, t->at, EV_TIMER, t, t->gen);
 }
 
@@ -127,7 +129,7 @@ static bool sim_finished(const struct sim *s)
 {
 	if (s->p.until_ps > 0)
 		return s->now >= s->p.until_ps;
-	return s->st.flows_done == s->nflows && s->flows_started == s->nflows;
+	return s->st.flows_done == s->nflows && s->flows_started == s->nflows && !s->ngens;
 }
 
 uint64_t sim_run_until(struct sim *s, int64_t t)
@@ -189,6 +191,8 @@ struct pkt *pkt_new(struct sim *s)
 
 void pkt_free(struct sim *s, struct pkt *p)
 {
+	if (p->flow)
+		flow_unref(s, p->flow);
 	p->next = s->free_pkts;
 	s->free_pkts = p;
 	s->pkts_live--;

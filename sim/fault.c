@@ -32,6 +32,8 @@ struct fault {
 	uint32_t nroutes;
 	simtime_t at, until, period;
 	uint32_t count, toggles;
+	json_t *spec; /* as given, for listings */
+	bool cleared;
 	bool active;
 	struct timer t_on, t_off;
 };
@@ -41,6 +43,8 @@ static void set_link(struct sim *s, struct link *l, bool up)
 	if (l->up == up)
 		return;
 	l->up = up;
+	l->a->c.carrier_changes++;
+	l->b->c.carrier_changes++;
 	if (!up) {
 		port_link_down(s, l->a);
 		port_link_down(s, l->b);
@@ -303,6 +307,7 @@ int fault_add(struct build *b, json_t *j)
 		return r < 0 ? r : -ENOMEM;
 	}
 	s->faults = nf;
+	f->spec = json_deep_copy(j);
 	f->id = (int)s->nfaults;
 	s->faults[s->nfaults++] = f;
 	timer_init(&f->t_on, on_fn, f, 0);
@@ -359,13 +364,29 @@ int sim_fault_clear(struct sim *s, int id, struct rf_err *e)
 	timer_cancel(&f->t_on);
 	timer_cancel(&f->t_off);
 	clear(s, f);
+	f->cleared = true;
 	return 0;
+}
+
+json_t *sim_faults(const struct sim *s)
+{
+	json_t *list = json_array();
+
+	for (uint32_t i = 0; i < s->nfaults; i++) {
+		const struct fault *f = s->faults[i];
+
+		json_array_append_new(list, json_pack("{s:i,s:O,s:b,s:b}", "id", f->id, "spec",
+						      f->spec ? f->spec : json_null(), "active",
+						      f->active, "cleared", f->cleared));
+	}
+	return list;
 }
 
 void faults_free(struct sim *s)
 {
 	for (uint32_t i = 0; i < s->nfaults; i++) {
 		free(s->faults[i]->routes);
+		json_decref(s->faults[i]->spec);
 		free(s->faults[i]);
 	}
 	free(s->faults);

@@ -59,7 +59,8 @@ struct timer {
 	void *owner;
 	uint32_t arg;
 	uint32_t gen;
-	simtime_t at; /* when armed, the time it fires */
+	simtime_t at;	/* when armed, the time it fires */
+	simtime_t last; /* the latest time it was ever armed for: no heap entry is later */
 	bool armed;
 };
 
@@ -111,6 +112,7 @@ struct port_ctr {
 	uint64_t buf_discards[NPRIO]; /* dropped at this ingress: buffer full */
 	uint64_t tx_discards;	      /* dropped at this egress: link down, TTL, loss on the wire */
 	uint64_t wire_losses;
+	uint64_t carrier_changes;
 	uint64_t q_watermark[NPRIO];
 };
 
@@ -287,6 +289,13 @@ struct flow {
 	struct timer t_start;
 	/* flows that start when this one completes (ring all-reduce steps) */
 	struct flow *then;
+	/* transient flows (made by a looping workload) are freed once complete, with no packet
+	 * in flight referring to them (refs) and no timer entry left in the event queue */
+	struct loop_gen *gen;
+	struct flow *grave_next, *tprev, *tnext;
+	simtime_t free_at;
+	uint32_t refs;
+	bool transient;
 	uint32_t waiting; /* predecessors not yet complete */
 	/* sender */
 	uint32_t snd_nxt, snd_una, max_sent;
@@ -306,6 +315,13 @@ struct flow {
 	simtime_t last_cnp, last_nak;
 	bool nak_outstanding;
 	simtime_t rx_done;
+};
+
+#define RECENT_MAX 16384
+
+struct flow_rec {
+	simtime_t fct, ideal;
+	uint64_t bytes;
 };
 
 /* --- the world -------------------------------------------------------------------------------------- */
@@ -349,6 +365,14 @@ struct sim {
 
 	struct timer sampler;
 	simtime_t sample_every;
+	/* looping workloads (run until stopped) and the flows they made that wait to be freed */
+	struct loop_gen **gens;
+	uint32_t ngens;
+	struct flow *grave, *tlive; /* freeable; every transient flow not yet freed */
+	struct timer reaper;
+	uint64_t transient_started, transient_done, transient_live;
+	struct flow_rec *recent; /* ring of the last RECENT_MAX completed transient flows */
+	uint32_t nrecent, recent_head;
 	struct sim_stats_acc st;
 	bool stop;
 	char err[256];
@@ -367,6 +391,11 @@ uint64_t mix64(uint64_t x);
 void queue_push(struct sim *s, struct queue *q, struct pkt *p);
 struct pkt *queue_pop(struct sim *s, struct queue *q);
 simtime_t tx_time(const struct port *p, uint32_t bytes);
+
+/* workload.c: flows made while running */
+void flow_unref(struct sim *s, struct flow *f);
+void flow_done_hook(struct sim *s, struct flow *f); /* after a flow completed */
+void loops_free(struct sim *s);
 
 /* port.c: the transmitter and PFC, shared by hosts and switches */
 void port_kick(struct sim *s, struct port *p);

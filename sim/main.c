@@ -6,14 +6,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/log.h"
 #include "lib/strutil.h"
 #include "lib/timeutil.h"
+#include "sim/serve.h"
 #include "sim/sim.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rocefab-sim run SCENARIO [OPTIONS]\n"
+		"       rocefab-sim serve SCENARIO [OPTIONS]   (see rocefab-sim serve --help)\n"
 		"\n"
 		"Simulates a RoCEv2 fabric packet by packet (PFC, ECN, DCQCN, go-back-N) and prints\n"
 		"flow completion times, slowdowns, pauses, marks, drops and queue depths.\n"
@@ -99,27 +102,6 @@ static int ts_ports(struct sim *s, const char *list, struct ts_port **ret, int *
 	return 0;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && n < (64L << 20) &&
-	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) &&
-	    fread(buf, 1, (size_t)n, f) == (size_t)n) {
-		buf[n] = '\0';
-		*len = (size_t)n;
-	} else {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
-
 static void print_human(json_t *doc)
 {
 	json_t *f = json_object_get(doc, "flows"), *sd = json_object_get(doc, "slowdown");
@@ -166,7 +148,25 @@ static void print_human(json_t *doc)
 		       (long long)json_integer_value(json_object_get(run, "peak_rss_kb")));
 }
 
+static int run_main(int argc, char **argv);
+
 int main(int argc, char **argv)
+{
+	log_init("rocefab-sim");
+	if (argc >= 2 && !strcmp(argv[1], "serve"))
+		return sim_serve_main(argc - 1, argv + 1);
+	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc < 2 || strcmp(argv[1], "run") != 0) {
+		usage(stderr);
+		return 2;
+	}
+	return run_main(argc - 1, argv + 1);
+}
+
+static int run_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "seed", required_argument, NULL, 1 },	 { "until", required_argument, NULL, 2 },
@@ -237,11 +237,12 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind + 2 != argc || strcmp(argv[optind], "run") != 0) {
+	if (optind + 1 != argc) {
 		usage(stderr);
 		return 2;
 	}
-	text = slurp(argv[optind + 1], &len);
+	optind--; /* argv[optind + 1] is the scenario below */
+	text = str_slurp(argv[optind + 1], &len);
 	if (!text) {
 		fprintf(stderr, "rocefab-sim: cannot read %s: %m\n", argv[optind + 1]);
 		return 2;
@@ -255,6 +256,12 @@ int main(int argc, char **argv)
 	}
 	free(text);
 	free(dir);
+	if (sim_runs_forever(s)) {
+		fprintf(stderr, "rocefab-sim: %s: its workloads loop until stopped: give until_us or "
+				"--until, or use rocefab-sim serve\n", argv[optind + 1]);
+		sim_free(s);
+		return 2;
+	}
 	if (ts_out) {
 		ts = fopen(ts_out, "we");
 		if (!ts || ts_ports(s, ports, &tsp, &ntsp) < 0) {

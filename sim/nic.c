@@ -183,6 +183,7 @@ static void send_ctrl(struct sim *s, struct node *h, struct flow *f, uint8_t typ
 
 	k->type = type;
 	k->flow = f;
+	f->refs++;
 	k->psn = psn;
 	k->bytes = CTRL_BYTES;
 	k->prio = type == PKT_CNP ? h->nic.cc.cnp_prio : h->nic.ctrl_prio;
@@ -203,6 +204,7 @@ static struct pkt *make_data(struct sim *s, struct node *h, struct flow *f, stru
 
 	k->type = PKT_DATA;
 	k->flow = f;
+	f->refs++;
 	k->psn = psn;
 	k->bytes = (uint16_t)(payload + HDR_BYTES);
 	k->prio = f->prio;
@@ -270,7 +272,10 @@ static void flow_complete(struct sim *s, struct flow *f)
 {
 	f->done = true;
 	f->finish = s->now;
-	s->st.flows_done++;
+	if (f->transient)
+		s->transient_done++;
+	else
+		s->st.flows_done++;
 	tx_remove(f->src, f);
 	timer_cancel(&f->rto);
 	timer_cancel(&f->t_inc);
@@ -282,6 +287,7 @@ static void flow_complete(struct sim *s, struct flow *f)
 			nic_flow_start(s, n);
 		}
 	}
+	flow_done_hook(s, f);
 }
 
 static void rto_fn(struct sim *s, struct timer *t)
@@ -311,7 +317,8 @@ void nic_flow_start(struct sim *s, struct flow *f)
 	const struct dcqcn_cfg *c = &f->src->nic.cc;
 
 	f->started = true;
-	s->flows_started++;
+	if (!f->transient)
+		s->flows_started++;
 	f->rc = f->rt = c->max_rate_bps;
 	f->alpha = c->initial_alpha;
 	f->alpha_t = s->now;

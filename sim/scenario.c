@@ -52,6 +52,11 @@ int opt_int(struct build *b, json_t *o, const char *key, int64_t min, int64_t ma
 	return rekey(b, js_opt_int(o, key, min, max, &b->p, v, b->e));
 }
 
+int opt_bool(struct build *b, json_t *o, const char *key, bool *v)
+{
+	return rekey(b, js_opt_bool(o, key, &b->p, v, b->e));
+}
+
 int check_keys(struct build *b, json_t *o, const char *const *keys)
 {
 	if (!json_is_object(o))
@@ -678,7 +683,7 @@ int sim_build(struct sim *s, json_t *doc, const char *base_dir, int64_t seed, in
 	static const char *const keys[] = { "schema", "name",	   "description", "seed",
 					    "until_us", "mtu_bytes", "sample_us",   "topology",
 					    "switch", "nic",	     "workloads",   "faults",
-					    NULL };
+					    "serve",  NULL };
 	struct build b = { .s = s, .doc = doc, .base_dir = base_dir, .e = e };
 	double until_us = 0, sample_us = 10;
 	int64_t v, schema;
@@ -706,6 +711,18 @@ int sim_build(struct sim *s, json_t *doc, const char *base_dir, int64_t seed, in
 		goto out;
 	s->p.until_ps = until >= 0 ? until : (int64_t)llround(until_us * PS_PER_US);
 	s->p.sample_ps = (int64_t)llround(sample_us * PS_PER_US);
+	if (json_object_get(doc, "serve")) {
+		static const char *const sk[] = { "pace", NULL };
+		json_t *sv = json_object_get(doc, "serve");
+		size_t a = js_path_push_key(&b.p, "serve");
+
+		r = check_keys(&b, sv, sk);
+		if (r == 0)
+			r = opt_num(&b, sv, "pace", 0, 1000, true, &s->p.serve_pace) < 0 ? -EINVAL : 0;
+		js_path_pop(&b.p, a);
+		if (r < 0)
+			goto out;
+	}
 	{
 		size_t a = js_path_push_key(&b.p, "switch");
 
@@ -748,7 +765,7 @@ int sim_build(struct sim *s, json_t *doc, const char *base_dir, int64_t seed, in
 	if ((r = build_workloads(&b, json_object_get(doc, "workloads"))) < 0 ||
 	    (r = build_faults(&b, json_object_get(doc, "faults"))) < 0)
 		goto out;
-	if (s->p.until_ps <= 0 && !s->nflows) {
+	if (s->p.until_ps <= 0 && !s->nflows && !s->ngens) {
 		r = bad(&b, "until_us", "a scenario without flows needs until_us");
 		goto out;
 	}

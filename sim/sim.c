@@ -30,7 +30,8 @@ static void sample_fn(struct sim *s, struct timer *t)
 	}
 	/* keep sampling while anything can still happen */
 	if ((s->p.until_ps > 0 && s->now < s->p.until_ps) ||
-	    (s->p.until_ps <= 0 && (s->st.flows_done < s->nflows || s->flows_started < s->nflows)))
+	    (s->p.until_ps <= 0 && (s->st.flows_done < s->nflows || s->flows_started < s->nflows ||
+				     s->ngens)))
 		timer_arm(s, t, s->now + s->sample_every);
 }
 
@@ -72,6 +73,7 @@ void sim_free(struct sim *s)
 	for (uint32_t i = 0; i < s->nflows; i++)
 		free(s->flows[i]);
 	free(s->flows);
+	loops_free(s);
 	for (uint32_t i = 0; i < s->nports; i++) {
 		free(s->ports[i]->ecn);
 		free(s->ports[i]);
@@ -119,6 +121,23 @@ double sim_progress(const struct sim *s)
 	if (s->p.until_ps > 0)
 		return (double)s->now / (double)s->p.until_ps;
 	return s->nflows ? (double)s->st.flows_done / s->nflows : 1.0;
+}
+
+void sim_keep_running(struct sim *s)
+{
+	s->p.until_ps = INT64_MAX / 4;
+	if (!s->sampler.armed)
+		timer_arm(s, &s->sampler, s->now + s->sample_every);
+}
+
+double sim_serve_pace(const struct sim *s)
+{
+	return s->p.serve_pace;
+}
+
+bool sim_runs_forever(const struct sim *s)
+{
+	return s->ngens && s->p.until_ps <= 0;
 }
 
 uint64_t sim_events(const struct sim *s)
@@ -204,6 +223,39 @@ uint64_t sim_queue_bytes(const struct sim *s, int dev, int port, int prio)
 	return s->nodes[dev]->ports[port]->q[prio].bytes;
 }
 
+uint64_t sim_switch_shared_bytes(const struct sim *s, int dev)
+{
+	if (dev < 0 || (uint32_t)dev >= s->nnodes || s->nodes[dev]->kind != NODE_SWITCH)
+		return 0;
+	return s->nodes[dev]->sw.shared_size;
+}
+
+bool sim_port_up(const struct sim *s, int dev, int port)
+{
+	if (dev < 0 || (uint32_t)dev >= s->nnodes || port < 0 || port >= s->nodes[dev]->nports)
+		return false;
+	return s->nodes[dev]->ports[port]->link->up;
+}
+
+uint64_t sim_port_rate_bps(const struct sim *s, int dev, int port)
+{
+	if (dev < 0 || (uint32_t)dev >= s->nnodes || port < 0 || port >= s->nodes[dev]->nports)
+		return 0;
+	return s->nodes[dev]->ports[port]->rate_bps;
+}
+
+int sim_port_peer(const struct sim *s, int dev, int port, int *ret_dev, int *ret_port)
+{
+	const struct port *p;
+
+	if (dev < 0 || (uint32_t)dev >= s->nnodes || port < 0 || port >= s->nodes[dev]->nports)
+		return -ENOENT;
+	p = s->nodes[dev]->ports[port]->peer;
+	*ret_dev = (int)p->node->id;
+	*ret_port = p->idx;
+	return 0;
+}
+
 int sim_counters(const struct sim *s, int dev, int port, sim_counter_fn fn, void *ctx)
 {
 	const struct port *p;
@@ -218,13 +270,15 @@ int sim_counters(const struct sim *s, int dev, int port, sim_counter_fn fn, void
 	fn(ctx, "tx_packets", -1, p->c.tx_packets);
 	fn(ctx, "rx_packets", -1, p->c.rx_packets);
 	fn(ctx, "phy_tx_discards", -1, p->c.tx_discards + p->c.wire_losses);
-	fn(ctx, "carrier_changes", -1, 0);
+	fn(ctx, "carrier_changes", -1, p->c.carrier_changes);
 	for (int pr = 0; pr < NPRIO; pr++) {
 		fn(ctx, "pfc_rx_pause_frames", pr, p->c.pfc_rx_frames[pr]);
 		fn(ctx, "pfc_tx_pause_frames", pr, p->c.pfc_tx_frames[pr]);
 		fn(ctx, "pfc_rx_pause_duration_us", pr, (uint64_t)(port_paused_time(s, p, (uint8_t)pr) / PS_PER_US));
 		fn(ctx, "pfc_tx_pause_duration_us", pr, (uint64_t)(port_xoff_time(s, p, (uint8_t)pr) / PS_PER_US));
 		fn(ctx, "pfc_rx_pause_transitions", pr, p->c.pfc_rx_transitions[pr]);
+		fn(ctx, "pfc_paused", pr, port_paused(s, p, (uint8_t)pr));
+		fn(ctx, "pfc_pausing", pr, p->xoff[pr]);
 		fn(ctx, "prio_tx_bytes", pr, p->c.prio_tx_bytes[pr]);
 		fn(ctx, "prio_rx_bytes", pr, p->c.prio_rx_bytes[pr]);
 		fn(ctx, "prio_tx_packets", pr, p->c.prio_tx_packets[pr]);

@@ -67,6 +67,7 @@ struct sim_params {
 	uint32_t mtu; /* payload bytes per packet */
 	int64_t until_ps; /* stop time; 0: when every flow completes */
 	int64_t sample_ps; /* queue sampling period for the summary */
+	double serve_pace; /* "serve": {"pace"}: 0 unless the scenario gives one */
 	struct sim_switch_cfg sw;
 	struct sim_nic_cfg nic;
 };
@@ -86,6 +87,11 @@ int64_t sim_now(const struct sim *s);
 /* The scenario's end: its stop time, or every flow complete (and stop time 0). */
 bool sim_done(const struct sim *s);
 int64_t sim_until(const struct sim *s);
+/* Looping workloads and no stop time: the scenario runs until stopped (serve mode). */
+bool sim_runs_forever(const struct sim *s);
+/* Serve mode: fabric time keeps passing whatever the workloads do (no stop time). */
+void sim_keep_running(struct sim *s);
+double sim_serve_pace(const struct sim *s);
 double sim_progress(const struct sim *s); /* 0..1 */
 
 /* Devices: hosts and switches, and their ports (named by the peer). */
@@ -96,6 +102,12 @@ int sim_device_find(const struct sim *s, const char *name);
 int sim_port_count(const struct sim *s, int dev);
 const char *sim_port_name(const struct sim *s, int dev, int port);
 int sim_port_find(const struct sim *s, int dev, const char *name);
+/* A switch's shared buffer: total less headroom and reserves. */
+uint64_t sim_switch_shared_bytes(const struct sim *s, int dev);
+bool sim_port_up(const struct sim *s, int dev, int port);
+uint64_t sim_port_rate_bps(const struct sim *s, int dev, int port);
+/* The device and port at the other end of the port's link. */
+int sim_port_peer(const struct sim *s, int dev, int port, int *ret_dev, int *ret_port);
 
 /* Counters of one port under registry names: fn(name, priority or -1, value). */
 typedef void (*sim_counter_fn)(void *ctx, const char *name, int prio, uint64_t value);
@@ -117,6 +129,8 @@ int sim_set_pfc(struct sim *s, int dev, int port, json_t *params, struct rf_err 
 /* Faults while running, as in the scenario's "faults" (JSON object).  Returns a fault id. */
 int sim_fault(struct sim *s, json_t *fault, int *ret_id, struct rf_err *e);
 int sim_fault_clear(struct sim *s, int id, struct rf_err *e);
+/* Every fault of the run: [{id, spec, active, cleared}] (a new reference). */
+json_t *sim_faults(const struct sim *s);
 
 /* The results; with timing, the run's wall-clock figures too (they differ run to run). */
 json_t *sim_summary(struct sim *s, bool timing, double wall_s);

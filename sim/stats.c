@@ -117,6 +117,30 @@ static json_t *flows_json(struct sim *s, json_t **ret_slowdown, json_t **ret_fct
 			 "per_flow", per);
 }
 
+/* Looping workloads: flows are made and freed while running, so their results are the
+ * distributions over the last RECENT_MAX completed flows. */
+static json_t *looping_json(const struct sim *s)
+{
+	double *sd = malloc((s->nrecent + 1) * sizeof(*sd)), *fct = malloc((s->nrecent + 1) * sizeof(*fct));
+	json_t *o;
+
+	for (uint32_t i = 0; sd && fct && i < s->nrecent; i++) {
+		const struct flow_rec *r = &s->recent[i];
+		double slow = r->ideal > 0 ? (double)r->fct / (double)r->ideal : 1;
+
+		sd[i] = slow < 1 ? 1 : slow;
+		fct[i] = (double)r->fct / PS_PER_US;
+	}
+	o = json_pack("{s:I,s:I,s:I,s:I,s:o,s:o}", "workloads", (json_int_t)s->ngens, "flows_started",
+		      (json_int_t)s->transient_started, "flows_completed", (json_int_t)s->transient_done,
+		      "flows_in_memory", (json_int_t)s->transient_live, "recent_slowdown",
+		      dist_json(sd, sd && fct ? s->nrecent : 0), "recent_fct_us",
+		      dist_json(fct, sd && fct ? s->nrecent : 0));
+	free(sd);
+	free(fct);
+	return o;
+}
+
 static json_t *port_ref(const struct port *p, int prio)
 {
 	json_t *o = json_pack("{s:s,s:s}", "device", p->node->name, "port", p->name);
@@ -232,5 +256,7 @@ json_t *sim_summary(struct sim *s, bool timing, double wall_s)
 		}
 		json_object_set_new(doc, "run", run);
 	}
+	if (s->ngens)
+		json_object_set_new(doc, "looping", looping_json(s));
 	return doc;
 }

@@ -115,6 +115,215 @@ void flow_schedule(struct sim *s, struct flow *f)
 		timer_arm(s, &f->t_start, f->start);
 }
 
+/* --- looping workloads: flows made while running, freed when done ------------------------------- */
+
+enum loop_kind { LOOP_INCAST, LOOP_ALL_REDUCE };
+
+struct loop_gen {
+	enum loop_kind kind;
+	struct node **hosts; /* the ring, or the senders */
+	uint32_t n;
+	struct node *rcv;
+	uint64_t bytes; /* per flow */
+	uint8_t prio;
+	simtime_t period; /* incast: from one round's start to the next; all-reduce: gap */
+	simtime_t next;	  /* incast: when the next round is due */
+	uint32_t left;	  /* flows of the current round not complete */
+	uint64_t rounds;
+	struct timer t;
+};
+
+static struct flow *flow_transient(struct sim *s, struct loop_gen *g, struct node *src,
+				   struct node *dst, uint64_t bytes, simtime_t start)
+{
+	struct flow *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		abort(); /* a running fabric cannot drop a flow silently */
+	f->id = s->nflows + (uint32_t)s->transient_started;
+	f->transient = true;
+	f->gen = g;
+	f->src = src;
+	f->dst = dst;
+	f->bytes = bytes;
+	f->mtu = (uint16_t)s->p.mtu;
+	f->npkts = (uint32_t)((bytes + s->p.mtu - 1) / s->p.mtu);
+	f->prio = g->prio;
+	f->start = start;
+	f->hash = rng_next(s);
+	f->ideal = ideal_fct(s, f);
+	timer_init(&f->t_start, start_fn, f, 0);
+	f->tnext = s->tlive;
+	if (s->tlive)
+		s->tlive->tprev = f;
+	s->tlive = f;
+	s->transient_started++;
+	s->transient_live++;
+	g->left++;
+	return f;
+}
+
+static void reap_fn(struct sim *s, struct timer *t)
+{
+	struct flow **pp = &s->grave;
+
+	(void)t;
+	while (*pp) {
+		struct flow *f = *pp;
+
+		if (f->free_at > s->now) {
+			pp = &f->grave_next;
+			continue;
+		}
+		*pp = f->grave_next;
+		if (f->tprev)
+			f->tprev->tnext = f->tnext;
+		else
+			s->tlive = f->tnext;
+		if (f->tnext)
+			f->tnext->tprev = f->tprev;
+		s->transient_live--;
+		free(f);
+	}
+	if (s->grave)
+		timer_arm(s, &s->reaper, s->now + PS_PER_MS);
+}
+
+/* A transient flow is complete and nothing refers to it: free it once the last event queue
+ * entry of its timers has gone by. */
+static void bury(struct sim *s, struct flow *f)
+{
+	simtime_t last = f->rto.last;
+
+	if (f->t_inc.last > last)
+		last = f->t_inc.last;
+	if (f->t_dec.last > last)
+		last = f->t_dec.last;
+	if (f->t_start.last > last)
+		last = f->t_start.last;
+	f->free_at = (last > s->now ? last : s->now) + 1;
+	f->grave_next = s->grave;
+	s->grave = f;
+	if (!s->reaper.armed) {
+		timer_init(&s->reaper, reap_fn, NULL, 0);
+		timer_arm(s, &s->reaper, s->now + PS_PER_MS);
+	}
+}
+
+void flow_unref(struct sim *s, struct flow *f)
+{
+	if (--f->refs == 0 && f->transient && f->done)
+		bury(s, f);
+}
+
+static void loop_round(struct sim *s, struct loop_gen *g);
+
+static void loop_fn(struct sim *s, struct timer *t)
+{
+	loop_round(s, t->owner);
+}
+
+void flow_done_hook(struct sim *s, struct flow *f)
+{
+	struct loop_gen *g = f->gen;
+
+	if (!f->transient)
+		return;
+	{
+		struct flow_rec *r;
+
+		if (!s->recent)
+			s->recent = calloc(RECENT_MAX, sizeof(*s->recent));
+		if (s->recent) {
+			r = &s->recent[s->recent_head];
+			*r = (struct flow_rec){ .fct = f->finish - f->start, .ideal = f->ideal,
+						.bytes = f->bytes };
+			s->recent_head = (s->recent_head + 1) % RECENT_MAX;
+			if (s->nrecent < RECENT_MAX)
+				s->nrecent++;
+		}
+	}
+	if (f->refs == 0)
+		bury(s, f);
+	if (g && --g->left == 0) {
+		/* the round is complete: the next one starts after the gap (all-reduce) or when it
+		 * is due (incast; a round never overlaps the previous one, so a fabric that cannot
+		 * keep up slows the workload down instead of piling flows up) */
+		simtime_t at = g->kind == LOOP_ALL_REDUCE ? s->now + g->period : g->next;
+
+		timer_arm(s, &g->t, at > s->now ? at : s->now);
+	}
+}
+
+static void loop_round(struct sim *s, struct loop_gen *g)
+{
+	g->rounds++;
+	if (g->kind == LOOP_INCAST) {
+		g->next = s->now + g->period;
+		for (uint32_t i = 0; i < g->n; i++)
+			flow_schedule(s, flow_transient(s, g, g->hosts[i], g->rcv, g->bytes, s->now));
+		return;
+	}
+	/* ring all-reduce: 2(n-1) steps; host i's step k starts when its step k-1 input arrived */
+	{
+		struct flow *prev[1024], *cur[1024];
+		uint32_t n = g->n;
+
+		memset(prev, 0, sizeof(prev));
+		for (uint32_t step = 0; step < 2 * (n - 1); step++) {
+			for (uint32_t i = 0; i < n; i++)
+				cur[i] = flow_transient(s, g, g->hosts[i], g->hosts[(i + 1) % n], g->bytes,
+							s->now);
+			for (uint32_t i = 0; i < n; i++) {
+				struct flow *p = prev[(i + n - 1) % n];
+
+				if (p) {
+					p->then = cur[i];
+					cur[i]->waiting = 1;
+				}
+				flow_schedule(s, cur[i]);
+			}
+			memcpy(prev, cur, n * sizeof(*prev));
+		}
+	}
+}
+
+static int loop_add(struct build *b, enum loop_kind kind, struct node **hosts, uint32_t n,
+		    struct node *rcv, uint64_t bytes, uint8_t prio, simtime_t start, simtime_t period)
+{
+	struct sim *s = b->s;
+	struct loop_gen *g = calloc(1, sizeof(*g));
+	struct loop_gen **ng = realloc(s->gens, (s->ngens + 1) * sizeof(*ng));
+
+	if (!g || !ng) {
+		free(g);
+		return -ENOMEM;
+	}
+	s->gens = ng;
+	*g = (struct loop_gen){ .kind = kind, .hosts = hosts, .n = n, .rcv = rcv, .bytes = bytes,
+				.prio = prio, .period = period };
+	timer_init(&g->t, loop_fn, g, 0);
+	timer_arm(s, &g->t, start);
+	s->gens[s->ngens++] = g;
+	return 0;
+}
+
+void loops_free(struct sim *s)
+{
+	while (s->tlive) {
+		struct flow *f = s->tlive;
+
+		s->tlive = f->tnext;
+		free(f);
+	}
+	for (uint32_t i = 0; i < s->ngens; i++) {
+		free(s->gens[i]->hosts);
+		free(s->gens[i]);
+	}
+	free(s->gens);
+	free(s->recent);
+}
+
 /* --- helpers -------------------------------------------------------------------------------------- */
 
 static int hosts_of(struct build *b, json_t *w, struct node ***ret, uint32_t *ret_n)
@@ -183,8 +392,9 @@ static int size_of(struct build *b, json_t *w, uint64_t *ret)
 static int incast(struct build *b, json_t *w)
 {
 	static const char *const keys[] = { "type", "receiver", "senders", "size_bytes", "repeat",
-					    "interval_us", "start_us", "priority", NULL };
+					    "interval_us", "start_us", "priority", "loop", NULL };
 	json_t *snd = json_object_get(w, "senders");
+	bool loop = false;
 	struct node *rcv, **list = NULL;
 	uint32_t n = 0;
 	int64_t repeat = 1;
@@ -196,10 +406,13 @@ static int incast(struct build *b, json_t *w)
 
 	if ((r = check_keys(b, w, keys)) < 0 || (r = common(b, w, &start, &prio)) < 0 ||
 	    (r = size_of(b, w, &bytes)) < 0 || (r = opt_int(b, w, "repeat", 1, 100000, &repeat)) < 0 ||
-	    (r = opt_num(b, w, "interval_us", 0, 1e9, true, &interval)) < 0)
+	    (r = opt_num(b, w, "interval_us", 0, 1e9, true, &interval)) < 0 ||
+	    (r = opt_bool(b, w, "loop", &loop)) < 0)
 		return r;
-	if (repeat > 1 && interval <= 0)
+	if ((repeat > 1 || loop) && interval <= 0)
 		return bad(b, "interval_us", "a repeated incast needs interval_us");
+	if (loop && json_object_get(w, "repeat"))
+		return bad(b, "repeat", "a looping incast repeats until stopped: leave repeat out");
 	rcv = resolve_host(b, json_object_get(w, "receiver"), "receiver");
 	if (!rcv)
 		return -EINVAL;
@@ -239,6 +452,9 @@ static int incast(struct build *b, json_t *w)
 	} else {
 		return bad(b, "senders", "a number of senders or a list of hosts");
 	}
+	if (loop)
+		return loop_add(b, LOOP_INCAST, list, n, rcv, bytes, prio, start,
+				(simtime_t)llround(interval * PS_PER_US));
 	for (int64_t k = 0; k < repeat; k++)
 		for (uint32_t i = 0; i < n; i++) {
 			struct flow *f = flow_add(b->s, list[i], rcv, bytes,
@@ -301,7 +517,9 @@ static int permutation(struct build *b, json_t *w)
 static int all_reduce(struct build *b, json_t *w)
 {
 	static const char *const keys[] = { "type", "hosts", "size_bytes", "iterations", "start_us",
-					    "priority", NULL };
+					    "priority", "loop", "gap_us", NULL };
+	bool loop = false;
+	double gap = 0;
 	struct flow **prev = NULL, **cur = NULL;
 	int64_t iters = 1;
 	struct node **h;
@@ -313,13 +531,27 @@ static int all_reduce(struct build *b, json_t *w)
 
 	if ((r = check_keys(b, w, keys)) < 0 || (r = common(b, w, &start, &prio)) < 0 ||
 	    (r = size_of(b, w, &bytes)) < 0 || (r = opt_int(b, w, "iterations", 1, 1000, &iters)) < 0 ||
-	    (r = hosts_of(b, w, &h, &n)) < 0)
+	    (r = opt_bool(b, w, "loop", &loop)) < 0 ||
+	    (r = opt_num(b, w, "gap_us", 0, 1e9, false, &gap)) < 0)
+		return r;
+	if (loop && json_object_get(w, "iterations"))
+		return bad(b, "iterations", "a looping all-reduce iterates until stopped: leave iterations out");
+	if (!loop && json_object_get(w, "gap_us"))
+		return bad(b, "gap_us", "gap_us (compute time between iterations) needs \"loop\": true");
+	if ((r = hosts_of(b, w, &h, &n)) < 0)
 		return r;
 	if (n < 2) {
 		free(h);
 		return bad(b, "hosts", "an all-reduce needs two hosts or more");
 	}
+	if (loop && n > 1024) {
+		free(h);
+		return bad(b, "hosts", "a looping all-reduce ring has at most 1024 hosts");
+	}
 	chunk = (bytes + n - 1) / n;
+	if (loop)
+		return loop_add(b, LOOP_ALL_REDUCE, h, n, NULL, chunk, prio, start,
+				(simtime_t)llround(gap * PS_PER_US));
 	prev = calloc(n, sizeof(*prev));
 	cur = calloc(n, sizeof(*cur));
 	if (!prev || !cur) {

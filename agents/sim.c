@@ -1,0 +1,618 @@
+/* The sim backend: one device (a host or a switch) of a running rocefab-sim, read and
+ * configured through the simulator's control API (schemas/sim-control.yaml).
+ *
+ * The transport is either HTTP (rocefab-agent --backend sim --sim URL --device NAME, a real
+ * agent process standing in for one simulated device) or an in-process call (the virtual
+ * agents that rocefab-sim serve --agents runs, one per device, in the simulator's process).
+ *
+ * A simulated host looks like a one-port RDMA NIC: device "nic0", port "1", netdev "eth0",
+ * driver "sim".  A switch is one device named after the switch whose ports are named by their
+ * neighbour (e.g. leaf0's port "h3").  Each port reports its neighbour as LLDP would.
+ * Configuration is translated between rocefab's names (NVIDIA DCQCN knobs, ECN/PFC fields of
+ * schemas/command.schema.json) and the simulator's; changes are read-modify-write and read
+ * back. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "agents/backend.h"
+#include "lib/buf.h"
+#include "lib/log.h"
+#include "lib/params.h"
+#include "lib/strutil.h"
+
+#define HOST_DEV "nic0"
+#define HOST_PORT "1"
+#define HOST_NETDEV "eth0"
+
+struct simb {
+	char dev[64];
+	bool is_switch;
+	sim_call_fn call;
+	void *ctx;
+	/* HTTP */
+	CURL *curl;
+	char base[512];
+	struct buf resp;
+	json_t *desc; /* the last GET /v1/devices/{dev} */
+};
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg)
+{
+	struct buf *b = arg;
+
+	buf_append(b, ptr, size * nmemb);
+	return size * nmemb;
+}
+
+/* Returns the HTTP status (0 when the simulator cannot be reached) and *ret_doc. */
+static int http_call(struct simb *sb, const char *method, const char *path, json_t *body,
+		     json_t **ret_doc)
+{
+	char url[1024], *text = NULL;
+	struct curl_slist *h = NULL;
+	long status = 0;
+	CURLcode cc;
+
+	*ret_doc = NULL;
+	snprintf(url, sizeof(url), "%s%s", sb->base, path);
+	buf_reset(&sb->resp);
+	curl_easy_setopt(sb->curl, CURLOPT_URL, url);
+	curl_easy_setopt(sb->curl, CURLOPT_CUSTOMREQUEST, method);
+	if (body) {
+		text = json_dumps(body, JSON_COMPACT);
+		h = curl_slist_append(h, "Content-Type: application/json");
+		curl_easy_setopt(sb->curl, CURLOPT_POSTFIELDS, text ? text : "{}");
+	} else {
+		curl_easy_setopt(sb->curl, CURLOPT_POSTFIELDS, NULL);
+		curl_easy_setopt(sb->curl, CURLOPT_HTTPGET, 1L);
+		curl_easy_setopt(sb->curl, CURLOPT_CUSTOMREQUEST, method);
+	}
+	curl_easy_setopt(sb->curl, CURLOPT_HTTPHEADER, h);
+	cc = curl_easy_perform(sb->curl);
+	curl_slist_free_all(h);
+	free(text);
+	if (cc != CURLE_OK) {
+		log_debug("sim", "%s %s: %s", method, url, curl_easy_strerror(cc));
+		return 0;
+	}
+	curl_easy_getinfo(sb->curl, CURLINFO_RESPONSE_CODE, &status);
+	if (sb->resp.len)
+		*ret_doc = json_loadb(sb->resp.data, sb->resp.len, 0, NULL);
+	return (int)status;
+}
+
+static int call(struct simb *sb, const char *method, const char *path, json_t *body,
+		json_t **ret_doc)
+{
+	if (sb->call)
+		return sb->call(sb->ctx, method, path, body, ret_doc);
+	return http_call(sb, method, path, body, ret_doc);
+}
+
+/* A failed call as an error: the simulator's problem detail, or why it cannot be reached. */
+static int call_err(struct rf_err *e, int status, json_t *doc, const char *what)
+{
+	const char *code = json_string_value(json_object_get(doc, "code"));
+	const char *detail = json_string_value(json_object_get(doc, "detail"));
+	const char *pointer = json_string_value(json_object_get(doc, "pointer"));
+
+	if (!status)
+		return rf_err_set(e, -EHOSTUNREACH, "SIM_UNREACHABLE", what,
+				  "the simulator's control API does not answer");
+	return rf_err_set(e, status == 404 ? -ENOENT : -EINVAL, code ? code : "SIM_ERROR",
+			  pointer ? pointer : what, "%s", detail ? detail : "the simulator refused");
+}
+
+static int sim_open(struct backend *b, struct rf_err *e)
+{
+	struct simb *sb = calloc(1, sizeof(*sb));
+	const struct backend_env *env = &b->env;
+	char path[160];
+	json_t *doc = NULL;
+	int status;
+
+	if (!sb)
+		return -ENOMEM;
+	b->priv = sb;
+	buf_init(&sb->resp);
+	if (!env->sim_device || !*env->sim_device)
+		return rf_err_set(e, -EINVAL, "NO_SIM_DEVICE", "sim.device",
+				  "the sim backend needs the simulated device to stand in for (--device)");
+	if (str_copy(sb->dev, sizeof(sb->dev), env->sim_device) < 0)
+		return rf_err_set(e, -EINVAL, "BAD_SIM_DEVICE", "sim.device", "name too long");
+	sb->call = env->sim_call;
+	sb->ctx = env->sim_ctx;
+	if (!sb->call) {
+		const char *url = env->sim_url ? env->sim_url : "";
+		size_t n = strlen(url);
+
+		if (strncmp(url, "http://", 7) != 0)
+			return rf_err_set(e, -EINVAL, "BAD_SIM_URL", "sim.url",
+					  "'%s' must be the http:// URL of rocefab-sim serve --control",
+					  url);
+		while (n && url[n - 1] == '/')
+			n--;
+		if (n >= sizeof(sb->base))
+			return rf_err_set(e, -EINVAL, "BAD_SIM_URL", "sim.url", "URL too long");
+		memcpy(sb->base, url, n);
+		sb->base[n] = '\0';
+		sb->curl = curl_easy_init();
+		if (!sb->curl)
+			return -ENOMEM;
+		curl_easy_setopt(sb->curl, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(sb->curl, CURLOPT_TIMEOUT_MS, 5000L);
+		curl_easy_setopt(sb->curl, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
+		curl_easy_setopt(sb->curl, CURLOPT_WRITEFUNCTION, on_data);
+		curl_easy_setopt(sb->curl, CURLOPT_WRITEDATA, &sb->resp);
+	}
+	snprintf(path, sizeof(path), "/v1/devices/%s", sb->dev);
+	status = call(sb, "GET", path, NULL, &doc);
+	if (status != 200) {
+		int r = call_err(e, status, doc, "sim.device");
+
+		json_decref(doc);
+		return r;
+	}
+	sb->is_switch = !strcmp(json_string_value(json_object_get(doc, "role")) ?: "", "switch");
+	sb->desc = doc;
+	return 0;
+}
+
+static void sim_close(struct backend *b)
+{
+	struct simb *sb = b->priv;
+
+	if (!sb)
+		return;
+	if (sb->curl)
+		curl_easy_cleanup(sb->curl);
+	json_decref(sb->desc);
+	buf_fini(&sb->resp);
+	free(sb);
+}
+
+static void set_neighbor(struct agent_port *p, json_t *peer)
+{
+	str_copy(p->peer_system, sizeof(p->peer_system),
+		 json_string_value(json_object_get(peer, "device")) ?: "");
+	str_copy(p->peer_port, sizeof(p->peer_port),
+		 json_string_value(json_object_get(peer, "port")) ?: "");
+	/* the peer of a host is a switch port; the peer of a switch port facing a host is that
+	 * host's NIC port */
+	if (!strcmp(json_string_value(json_object_get(peer, "role")) ?: "", "host"))
+		str_copy(p->peer_port, sizeof(p->peer_port), HOST_DEV ":" HOST_PORT);
+}
+
+static int sim_inventory(struct backend *b, struct agent_inventory *inv, json_t *errors)
+{
+	struct simb *sb = b->priv;
+	char path[160];
+	json_t *doc = NULL, *ports, *jp;
+	struct agent_device *d;
+	struct rf_err e = { 0 };
+	size_t i;
+	int status;
+
+	snprintf(path, sizeof(path), "/v1/devices/%s", sb->dev);
+	status = call(sb, "GET", path, NULL, &doc);
+	if (status != 200) {
+		char buf[600];
+
+		call_err(&e, status, doc, path);
+		collect_error(errors, e.code, sb->dev, "%s", rf_err_str(&e, buf, sizeof(buf)));
+		json_decref(doc);
+		return -EHOSTUNREACH;
+	}
+	json_decref(sb->desc);
+	sb->desc = doc;
+	inventory_clear(inv);
+	d = inventory_add_device(inv);
+	if (!d)
+		return -ENOMEM;
+	str_copy(d->name, sizeof(d->name), sb->is_switch ? sb->dev : HOST_DEV);
+	str_copy(d->kind, sizeof(d->kind), sb->is_switch ? "switch" : "rdma");
+	str_copy(d->driver, sizeof(d->driver), "sim");
+	ports = json_object_get(doc, "ports");
+	json_array_foreach(ports, i, jp) {
+		struct agent_port *p = inventory_add_port(d);
+
+		if (!p)
+			return -ENOMEM;
+		if (sb->is_switch) {
+			str_copy(p->port, sizeof(p->port), json_string_value(json_object_get(jp, "name")) ?: "");
+		} else {
+			str_copy(p->port, sizeof(p->port), HOST_PORT);
+			str_copy(p->netdev, sizeof(p->netdev), HOST_NETDEV);
+		}
+		str_copy(p->state, sizeof(p->state), json_string_value(json_object_get(jp, "state")) ?: "unknown");
+		str_copy(p->link_layer, sizeof(p->link_layer), "ethernet");
+		p->speed_mbps = json_integer_value(json_object_get(jp, "speed_mbps"));
+		p->mtu = -1;
+		set_neighbor(p, json_object_get(jp, "peer"));
+		if (!sb->is_switch)
+			break; /* a simulated NIC has one port */
+	}
+	return 0;
+}
+
+static int sim_collect(struct backend *b, const struct agent_inventory *inv, json_t *samples,
+		       json_t *errors)
+{
+	struct simb *sb = b->priv;
+	char path[160];
+	json_t *doc = NULL, *ports, *values;
+	const char *pname;
+	json_int_t t;
+	int status;
+
+	(void)inv;
+	snprintf(path, sizeof(path), "/v1/devices/%s/counters", sb->dev);
+	status = call(sb, "GET", path, NULL, &doc);
+	if (status != 200) {
+		struct rf_err e = { 0 };
+		char buf[600];
+
+		call_err(&e, status, doc, path);
+		collect_error(errors, e.code, sb->dev, "%s", rf_err_str(&e, buf, sizeof(buf)));
+		json_decref(doc);
+		return -EHOSTUNREACH;
+	}
+	/* the read time is fabric time (mapped to Unix time), so rates are true fabric rates
+	 * whatever the simulator's pace */
+	t = json_integer_value(json_object_get(doc, "time_ns"));
+	ports = json_object_get(doc, "ports");
+	json_object_foreach(ports, pname, values) {
+		json_t *smp = json_pack("{s:s,s:s,s:s,s:s,s:I,s:O}", "device",
+					sb->is_switch ? sb->dev : HOST_DEV, "port",
+					sb->is_switch ? pname : HOST_PORT, "source", "sim", "driver",
+					"sim", "t_ns", t, "values", values);
+
+		json_array_append_new(samples, smp);
+		if (!sb->is_switch)
+			break;
+	}
+	json_decref(doc);
+	return 0;
+}
+
+/* --- configuration: rocefab's names <-> the simulator's -------------------------------------- */
+
+static json_t *dcqcn_to_rocefab(json_t *sim)
+{
+	json_t *o = json_object();
+
+	for (unsigned i = 0; i < dcqcn_nparams; i++) {
+		const struct dcqcn_param *p = &dcqcn_params[i];
+		json_t *v;
+
+		if (!p->sim)
+			continue;
+		v = json_object_get(sim, p->sim);
+		if (!strcmp(p->sim, "enabled"))
+			json_object_set_new(o, p->name, json_integer(json_is_true(v) ? 255 : 0));
+		else if (json_is_boolean(v))
+			json_object_set_new(o, p->name, json_integer(json_is_true(v)));
+		else if (json_is_number(v))
+			json_object_set_new(o, p->name, json_integer((json_int_t)llround(json_number_value(v))));
+	}
+	return o;
+}
+
+static json_t *pfc_to_rocefab(json_t *sim)
+{
+	json_t *prios = json_object_get(sim, "priorities"), *v, *o;
+	unsigned mask = 0;
+	size_t i;
+
+	json_array_foreach(prios, i, v)
+		mask |= 1u << (json_integer_value(v) & 7);
+	o = json_pack("{s:i}", "enable", (int)mask);
+	if (json_object_get(sim, "threshold")) {
+		json_int_t xoff = json_integer_value(json_object_get(sim, "xoff_bytes"));
+		json_int_t off = json_integer_value(json_object_get(sim, "xon_offset_bytes"));
+
+		json_object_set(o, "mode", json_object_get(sim, "threshold"));
+		json_object_set(o, "alpha_shift", json_object_get(sim, "alpha_shift"));
+		json_object_set_new(o, "xoff_bytes", json_integer(xoff));
+		json_object_set_new(o, "xon_bytes", json_integer(xoff > off ? xoff - off : 0));
+		json_object_set_new(o, "xon_offset_bytes", json_integer(off));
+		json_object_set(o, "headroom_bytes", json_object_get(sim, "headroom_bytes"));
+		json_object_set(o, "xoff_threshold_bytes", json_object_get(sim, "xoff_threshold_bytes"));
+	}
+	return o;
+}
+
+static json_t *ecn_to_rocefab(json_t *sim)
+{
+	return json_pack("{s:O,s:O,s:O,s:O}", "enabled", json_object_get(sim, "enabled"), "kmin_bytes",
+			 json_object_get(sim, "kmin_bytes"), "kmax_bytes",
+			 json_object_get(sim, "kmax_bytes"), "pmax", json_object_get(sim, "pmax"));
+}
+
+static int get_config(struct simb *sb, json_t **ret, struct rf_err *e)
+{
+	char path[160];
+	int status;
+
+	snprintf(path, sizeof(path), "/v1/devices/%s/config", sb->dev);
+	status = call(sb, "GET", path, NULL, ret);
+	if (status != 200) {
+		int r = call_err(e, status, *ret, path);
+
+		json_decref(*ret);
+		*ret = NULL;
+		return r;
+	}
+	return 0;
+}
+
+static int sim_read_config(struct backend *b, json_t **ret)
+{
+	struct simb *sb = b->priv;
+	json_t *cfg = NULL, *ports, *pc, *out;
+	struct rf_err e = { 0 };
+	const char *pname;
+	int r;
+
+	if ((r = get_config(sb, &cfg, &e)) < 0)
+		return r;
+	out = json_pack("{s:[],s:[],s:[]}", "dcqcn", "pfc", "ecn");
+	ports = json_object_get(cfg, "ports");
+	if (!sb->is_switch) {
+		json_t *d = dcqcn_to_rocefab(json_object_get(cfg, "dcqcn"));
+
+		json_object_set_new(d, "device", json_string(HOST_DEV));
+		json_object_set_new(d, "port", json_string(HOST_PORT));
+		json_array_append_new(json_object_get(out, "dcqcn"), d);
+	}
+	json_object_foreach(ports, pname, pc) {
+		json_t *pfc = pfc_to_rocefab(json_object_get(pc, "pfc")), *q;
+		const char *dev = sb->is_switch ? sb->dev : HOST_DEV;
+		const char *port = sb->is_switch ? pname : HOST_PORT;
+		size_t k;
+
+		json_object_set_new(pfc, "device", json_string(dev));
+		json_object_set_new(pfc, "port", json_string(port));
+		json_array_append_new(json_object_get(out, "pfc"), pfc);
+		json_array_foreach(json_object_get(pc, "ecn"), k, q) {
+			json_t *x = ecn_to_rocefab(q);
+
+			json_object_set_new(x, "device", json_string(dev));
+			json_object_set_new(x, "port", json_string(port));
+			json_object_set_new(x, "queue", json_integer((json_int_t)k));
+			json_array_append_new(json_object_get(out, "ecn"), x);
+		}
+		if (!sb->is_switch)
+			break;
+	}
+	json_decref(cfg);
+	*ret = out;
+	return 0;
+}
+
+/* The simulator's port of a command's "port": a switch port name, or the host's one port. */
+static const char *sim_port_of(struct simb *sb, json_t *params, struct rf_err *e)
+{
+	const char *port = json_string_value(json_object_get(params, "port"));
+	json_t *ports = json_object_get(sb->desc, "ports"), *jp;
+	size_t i;
+
+	if (!port) {
+		rf_err_set(e, -EINVAL, "BAD_COMMAND", "/params/port", "missing");
+		return NULL;
+	}
+	if (!sb->is_switch) {
+		if (strcmp(port, HOST_PORT) && strcmp(port, HOST_NETDEV) &&
+		    strcmp(port, HOST_DEV ":" HOST_PORT)) {
+			rf_err_set(e, -ENOENT, "UNKNOWN_PORT", "/params/port",
+				   "this host has one port: %s %s (%s)", HOST_DEV, HOST_PORT, HOST_NETDEV);
+			return NULL;
+		}
+		return json_string_value(json_object_get(json_array_get(ports, 0), "name"));
+	}
+	json_array_foreach(ports, i, jp)
+		if (!strcmp(json_string_value(json_object_get(jp, "name")) ?: "", port))
+			return port;
+	rf_err_set(e, -ENOENT, "UNKNOWN_PORT", "/params/port", "%s has no port '%s'", sb->dev, port);
+	return NULL;
+}
+
+/* Builds the simulator's partial change from a command's params. */
+static int translate(struct simb *sb, const char *kind, json_t *params, json_t *current,
+		     json_t **ret, struct rf_err *e)
+{
+	json_t *out = json_object();
+	const char *k;
+	json_t *v;
+
+	*ret = out;
+	json_object_foreach(params, k, v) {
+		if (!strcmp(k, "device") || !strcmp(k, "port") || !strcmp(k, "queue"))
+			continue;
+		if (!strcmp(kind, "set_dcqcn")) {
+			const struct dcqcn_param *p = dcqcn_param_find(k);
+
+			if (!p)
+				return rf_err_set(e, -EINVAL, "UNKNOWN_FIELD", k, "not a DCQCN parameter");
+			if (!p->sim)
+				return rf_err_set(e, -EOPNOTSUPP, "NOT_SUPPORTED", k,
+						  "the simulated NIC does not model %s", k);
+			if (!json_is_integer(v))
+				return rf_err_set(e, -EINVAL, "BAD_VALUE", k, "must be an integer");
+			if (!strcmp(p->sim, "enabled")) {
+				json_int_t m = json_integer_value(v);
+				const char *other = !strcmp(k, DCQCN_RP_ENABLE) ? DCQCN_NP_ENABLE : DCQCN_RP_ENABLE;
+				json_t *ov = json_object_get(params, other);
+				json_int_t om = ov ? json_integer_value(ov)
+						   : json_integer_value(json_object_get(current, other));
+
+				if ((m != 0 && m != 255) || om != m)
+					return rf_err_set(e, -EOPNOTSUPP, "NOT_SUPPORTED", k,
+							  "the simulated NIC runs DCQCN (reaction and notification "
+							  "points together) on all priorities or none: rp_enable and "
+							  "np_enable must both be 0 or both 255");
+				json_object_set_new(out, "enabled", json_boolean(m != 0));
+			} else if (!strncmp(p->name, "clamp_", 6)) {
+				json_object_set_new(out, p->sim, json_boolean(json_integer_value(v) != 0));
+			} else {
+				json_object_set(out, p->sim, v);
+			}
+		} else if (!strcmp(kind, "set_ecn")) {
+			json_object_set(out, k, v);
+		} else if (!strcmp(kind, "set_pfc")) {
+			if (!strcmp(k, "enable")) {
+				json_t *prios = json_array();
+
+				for (int p = 0; p < 8; p++)
+					if (json_integer_value(v) & (1 << p))
+						json_array_append_new(prios, json_integer(p));
+				json_object_set_new(out, "priorities", prios);
+			} else if (!strcmp(k, "alpha_shift")) {
+				json_object_set(out, "alpha_shift", v);
+				json_object_set_new(out, "threshold", json_string("dynamic"));
+			} else if (!strcmp(k, "xoff_bytes") || !strcmp(k, "xon_bytes")) {
+				json_int_t xoff = json_integer_value(json_object_get(params, "xoff_bytes"));
+				json_t *xon = json_object_get(params, "xon_bytes");
+
+				if (!json_object_get(params, "xoff_bytes"))
+					xoff = json_integer_value(json_object_get(current, "xoff_bytes"));
+				json_object_set_new(out, "threshold", json_string("static"));
+				json_object_set_new(out, "xoff_bytes", json_integer(xoff));
+				if (xon) {
+					if (json_integer_value(xon) >= xoff)
+						return rf_err_set(e, -EINVAL, "BAD_THRESHOLD_ORDER", "xon_bytes",
+								  "XON (%" PRId64 ") must be below XOFF (%" PRId64 ")",
+								  (int64_t)json_integer_value(xon), (int64_t)xoff);
+					json_object_set_new(out, "xon_offset_bytes",
+							    json_integer(xoff - json_integer_value(xon)));
+				}
+			} else {
+				return rf_err_set(e, -EINVAL, "UNKNOWN_FIELD", k, "not a PFC parameter");
+			}
+		}
+	}
+	(void)sb;
+	return 0;
+}
+
+static json_t *find_entry(json_t *list, const char *port, json_int_t queue)
+{
+	json_t *x;
+	size_t i;
+
+	json_array_foreach(list, i, x)
+		if (!strcmp(json_string_value(json_object_get(x, "port")) ?: "", port) &&
+		    (queue < 0 || json_integer_value(json_object_get(x, "queue")) == queue))
+			return x;
+	return NULL;
+}
+
+static json_t *outcome_err(const char *id, const char *outcome, const struct rf_err *e,
+			   json_t *before)
+{
+	json_t *o = json_pack("{s:s,s:s,s:{s:s,s:s}}", "id", id, "outcome", outcome, "error", "code",
+			      e->code[0] ? e->code : "FAILED", "message", e->msg);
+
+	if (e->where[0])
+		json_object_set_new(json_object_get(o, "error"), "field", json_string(e->where));
+	if (before)
+		json_object_set(o, "previous", before);
+	return o;
+}
+
+static int sim_apply(struct backend *b, json_t *command, json_t **ret_outcome)
+{
+	struct simb *sb = b->priv;
+	const char *id = json_string_value(json_object_get(command, "id")) ?: "";
+	const char *kind = json_string_value(json_object_get(command, "kind")) ?: "";
+	json_t *params = json_object_get(command, "params"), *before = NULL, *after = NULL;
+	json_t *change = NULL, *doc = NULL, *cur = NULL, *now = NULL;
+	struct rf_err e = { 0 };
+	const char *sport = NULL, *rport;
+	json_int_t queue = -1;
+	char path[256];
+	int status, r;
+
+	/* read */
+	if ((r = sim_read_config(b, &before)) < 0) {
+		rf_err_set(&e, r, "SIM_UNREACHABLE", NULL, "cannot read the configuration");
+		goto fail;
+	}
+	if (!strcmp(kind, "set_dcqcn")) {
+		if (sb->is_switch) {
+			rf_err_set(&e, -EINVAL, "NOT_A_HOST", NULL, "%s is a switch: DCQCN runs on NICs", sb->dev);
+			goto fail;
+		}
+		rport = HOST_PORT;
+		cur = find_entry(json_object_get(before, "dcqcn"), rport, -1);
+		snprintf(path, sizeof(path), "/v1/devices/%s/dcqcn", sb->dev);
+	} else if (!strcmp(kind, "set_pfc") || !strcmp(kind, "set_ecn")) {
+		if (!(sport = sim_port_of(sb, params, &e)))
+			goto fail;
+		rport = sb->is_switch ? sport : HOST_PORT;
+		if (!strcmp(kind, "set_pfc")) {
+			cur = find_entry(json_object_get(before, "pfc"), rport, -1);
+			snprintf(path, sizeof(path), "/v1/devices/%s/ports/%s/pfc", sb->dev, sport);
+		} else {
+			if (!sb->is_switch) {
+				rf_err_set(&e, -EOPNOTSUPP, "NOT_SUPPORTED", NULL,
+					   "ECN marking is a switch queue setting");
+				goto fail;
+			}
+			queue = json_integer_value(json_object_get(params, "queue"));
+			cur = find_entry(json_object_get(before, "ecn"), rport, queue);
+			snprintf(path, sizeof(path), "/v1/devices/%s/ports/%s/queues/%d/ecn", sb->dev,
+				 sport, (int)queue);
+		}
+	} else {
+		rf_err_set(&e, -EOPNOTSUPP, "NOT_SUPPORTED", "/kind", "the sim backend does not apply %s", kind);
+		goto fail;
+	}
+	/* modify */
+	if (translate(sb, kind, params, cur, &change, &e) < 0)
+		goto fail;
+	/* write */
+	status = call(sb, "PUT", path, change, &doc);
+	if (status != 200) {
+		call_err(&e, status, doc, NULL);
+		goto fail;
+	}
+	/* read back */
+	if ((r = sim_read_config(b, &after)) < 0) {
+		rf_err_set(&e, r, "SIM_UNREACHABLE", NULL, "applied, but cannot read the configuration back");
+		goto fail;
+	}
+	now = !strcmp(kind, "set_dcqcn") ? find_entry(json_object_get(after, "dcqcn"), rport, -1)
+	      : !strcmp(kind, "set_pfc") ? find_entry(json_object_get(after, "pfc"), rport, -1)
+					 : find_entry(json_object_get(after, "ecn"), rport, queue);
+	*ret_outcome = json_pack("{s:s,s:s,s:O,s:O}", "id", id, "outcome", "applied", "previous",
+				 cur ? cur : json_null(), "values", now ? now : json_null());
+	json_decref(before);
+	json_decref(after);
+	json_decref(change);
+	json_decref(doc);
+	return 0;
+fail:
+	*ret_outcome = outcome_err(id, "failed", &e, cur);
+	json_decref(before);
+	json_decref(after);
+	json_decref(change);
+	json_decref(doc);
+	return 0;
+}
+
+const struct backend_ops backend_sim_ops = {
+	.name = "sim",
+	.open = sim_open,
+	.close = sim_close,
+	.inventory = sim_inventory,
+	.collect = sim_collect,
+	.read_config = sim_read_config,
+	.apply = sim_apply,
+};

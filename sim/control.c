@@ -1,0 +1,407 @@
+/* The control API of rocefab-sim serve (schemas/sim-control.yaml): HTTP + JSON on loopback,
+ * also called in-process by the virtual agents.
+ *
+ *   GET    /v1/status                              scenario, clock, pace, run figures, agents
+ *   GET    /v1/clock, PUT /v1/clock                pace and pause ({"pace": R, "paused": b})
+ *   GET    /v1/devices                             hosts and switches
+ *   GET    /v1/devices/{dev}                       one device: ports, peers, link state, speed
+ *   GET    /v1/devices/{dev}/counters              every port's counters (registry "sim" names)
+ *   GET    /v1/devices/{dev}/config                DCQCN (hosts), PFC per port, ECN per queue
+ *   PUT    /v1/devices/{dev}/dcqcn                 change DCQCN knobs of a host
+ *   PUT    /v1/devices/{dev}/ports/{port}/pfc      change PFC of a port
+ *   PUT    /v1/devices/{dev}/ports/{port}/queues/{q}/ecn   change ECN of a switch queue
+ *   GET    /v1/faults, POST /v1/faults             list, inject (the scenario's fault objects)
+ *   DELETE /v1/faults/{id}                         clear a fault
+ *   GET    /v1/summary                             the run's results so far
+ *
+ * Changes use the scenario's field names and are all-or-nothing (sim/config.c). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/httpd.h"
+#include "lib/timeutil.h"
+#include "sim/serve.h"
+
+#define MAX_SEGS 8
+
+int simctl_init(struct simctl *c, struct sim *s, const char *scenario, double pace)
+{
+	*c = (struct simctl){ .s = s, .scenario = scenario, .pace = pace };
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->wake, NULL);
+	c->epoch_ns = tu_now_ns();
+	c->anchor_wall_ns = c->win_wall_ns = tu_mono_ns();
+	c->pace_effective = pace;
+	return 0;
+}
+
+void simctl_fini(struct simctl *c)
+{
+	json_decref(c->agents_status);
+	pthread_cond_destroy(&c->wake);
+	pthread_mutex_destroy(&c->lock);
+}
+
+int64_t simctl_time_ns(const struct simctl *c)
+{
+	return c->epoch_ns + sim_now(c->s) / 1000;
+}
+
+static int problem(json_t **doc, int status, const char *code, const char *pointer,
+		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static int problem(json_t **doc, int status, const char *code, const char *pointer,
+		   const char *fmt, ...)
+{
+	struct rf_err e = { 0 };
+	va_list ap;
+
+	snprintf(e.code, sizeof(e.code), "%s", code);
+	if (pointer)
+		snprintf(e.where, sizeof(e.where), "%s", pointer);
+	va_start(ap, fmt);
+	vsnprintf(e.msg, sizeof(e.msg), fmt, ap);
+	va_end(ap);
+	*doc = httpd_problem(status, &e);
+	return status;
+}
+
+static int from_err(json_t **doc, int r, const struct rf_err *e)
+{
+	int status = r == -ENOENT ? 404 : r == -ENOMEM ? 503 : 400;
+
+	*doc = httpd_problem(status, e);
+	return status;
+}
+
+static json_t *clock_json(const struct simctl *c)
+{
+	return json_pack("{s:I,s:I,s:I,s:f,s:f,s:b,s:b}", "fabric_time_ns",
+			 (json_int_t)(sim_now(c->s) / 1000), "time_ns", (json_int_t)simctl_time_ns(c),
+			 "epoch_ns", (json_int_t)c->epoch_ns, "pace", c->pace, "pace_effective",
+			 c->pace_effective, "paused", c->paused, "keeping_up",
+			 c->paused || c->pace_effective >= 0.95 * c->pace);
+}
+
+static const char *role(const struct sim *s, int dev)
+{
+	return sim_device_is_switch(s, dev) ? "switch" : "host";
+}
+
+static json_t *port_json(const struct sim *s, int dev, int port)
+{
+	int pd = -1, pp = -1;
+
+	sim_port_peer(s, dev, port, &pd, &pp);
+	return json_pack("{s:s,s:s,s:I,s:{s:s,s:s,s:s}}", "name", sim_port_name(s, dev, port),
+			 "state", sim_port_up(s, dev, port) ? "up" : "down", "speed_mbps",
+			 (json_int_t)(sim_port_rate_bps(s, dev, port) / 1000000), "peer", "device",
+			 sim_device_name(s, pd), "port", sim_port_name(s, pd, pp), "role", role(s, pd));
+}
+
+static json_t *device_json(const struct sim *s, int dev, bool ports)
+{
+	json_t *o = json_pack("{s:s,s:s,s:i}", "name", sim_device_name(s, dev), "role", role(s, dev),
+			      "nports", sim_port_count(s, dev));
+
+	if (ports) {
+		json_t *list = json_array();
+
+		for (int p = 0; p < sim_port_count(s, dev); p++)
+			json_array_append_new(list, port_json(s, dev, p));
+		json_object_set_new(o, "ports", list);
+	}
+	return o;
+}
+
+static void counter_cb(void *ctx, const char *name, int prio, uint64_t value)
+{
+	char key[96];
+
+	if (prio < 0)
+		json_object_set_new(ctx, name, json_integer((json_int_t)value));
+	else if (snprintf(key, sizeof(key), "%s_prio%d", name, prio) < (int)sizeof(key))
+		json_object_set_new(ctx, key, json_integer((json_int_t)value));
+}
+
+static json_t *counters_json(const struct simctl *c, int dev)
+{
+	json_t *ports = json_object();
+
+	for (int p = 0; p < sim_port_count(c->s, dev); p++) {
+		json_t *v = json_object();
+
+		sim_counters(c->s, dev, p, counter_cb, v);
+		json_object_set_new(ports, sim_port_name(c->s, dev, p), v);
+	}
+	return json_pack("{s:s,s:I,s:I,s:o}", "device", sim_device_name(c->s, dev), "fabric_time_ns",
+			 (json_int_t)(sim_now(c->s) / 1000), "time_ns", (json_int_t)simctl_time_ns(c),
+			 "ports", ports);
+}
+
+/* The XOFF threshold a single ingress priority group reaches before it pauses its peer: the
+ * static threshold, or alpha x the shared buffer when the rest of the buffer is empty.  ECN
+ * thresholds must stay below it (facts file section 4.2). */
+static void add_xoff_threshold(const struct sim *s, int dev, json_t *pfc)
+{
+	json_int_t thr;
+
+	if (!sim_device_is_switch(s, dev))
+		return;
+	if (!strcmp(json_string_value(json_object_get(pfc, "threshold")) ?: "", "static")) {
+		thr = json_integer_value(json_object_get(pfc, "xoff_bytes"));
+	} else {
+		int shift = (int)json_integer_value(json_object_get(pfc, "alpha_shift"));
+		uint64_t shared = sim_switch_shared_bytes(s, dev);
+
+		/* dynamic: threshold = alpha x free; alone in the buffer, used = alpha x (shared -
+		 * used), so used = shared x alpha / (1 + alpha) */
+		double alpha = shift >= 0 ? (double)(1u << shift) : 1.0 / (double)(1u << -shift);
+
+		thr = (json_int_t)((double)shared * alpha / (1.0 + alpha));
+	}
+	json_object_set_new(pfc, "xoff_threshold_bytes", json_integer(thr));
+}
+
+static json_t *config_json(const struct simctl *c, int dev)
+{
+	const struct sim *s = c->s;
+	json_t *ports = json_object(), *o;
+
+	for (int p = 0; p < sim_port_count(s, dev); p++) {
+		json_t *pc = json_object(), *pfc = sim_get_pfc(s, dev, p);
+
+		add_xoff_threshold(s, dev, pfc);
+		json_object_set_new(pc, "pfc", pfc);
+		if (sim_device_is_switch(s, dev)) {
+			json_t *q = json_array();
+
+			for (int k = 0; k < 8; k++)
+				json_array_append_new(q, sim_get_ecn(s, dev, p, k));
+			json_object_set_new(pc, "ecn", q);
+		}
+		json_object_set_new(ports, sim_port_name(s, dev, p), pc);
+	}
+	o = json_pack("{s:s,s:s,s:o}", "device", sim_device_name(s, dev), "role", role(s, dev),
+		      "ports", ports);
+	if (!sim_device_is_switch(s, dev))
+		json_object_set_new(o, "dcqcn", sim_get_dcqcn(s, dev));
+	else
+		json_object_set_new(o, "buffer", json_pack("{s:I}", "shared_bytes",
+							   (json_int_t)sim_switch_shared_bytes(s, dev)));
+	return o;
+}
+
+static int find_dev(const struct simctl *c, const char *name, json_t **doc, int *ret)
+{
+	*ret = sim_device_find(c->s, name);
+	if (*ret < 0)
+		return problem(doc, 404, "UNKNOWN_DEVICE", NULL, "the fabric has no device '%s'",
+			       name);
+	return 0;
+}
+
+static int find_port(const struct simctl *c, int dev, const char *name, json_t **doc, int *ret)
+{
+	*ret = sim_port_find(c->s, dev, name);
+	if (*ret < 0)
+		return problem(doc, 404, "UNKNOWN_PORT", NULL, "%s has no port '%s' (ports are named by their neighbour)",
+			       sim_device_name(c->s, dev), name);
+	return 0;
+}
+
+static int put_clock(struct simctl *c, json_t *body, json_t **doc)
+{
+	json_t *pace = json_object_get(body, "pace"), *paused = json_object_get(body, "paused");
+	const char *k;
+	json_t *v;
+
+	if (!json_is_object(body))
+		return problem(doc, 400, "BAD_VALUE", "", "send {\"pace\": R, \"paused\": true|false}");
+	json_object_foreach(body, k, v)
+		if (strcmp(k, "pace") && strcmp(k, "paused"))
+			return problem(doc, 400, "UNKNOWN_FIELD", "", "unknown field '%s'", k);
+	if (pace && (!json_is_number(pace) || json_number_value(pace) <= 0 ||
+		     json_number_value(pace) > 1000))
+		return problem(doc, 400, "BAD_VALUE", "/pace",
+			       "pace is fabric seconds per wall second, in (0, 1000]");
+	if (paused && !json_is_boolean(paused))
+		return problem(doc, 400, "BAD_VALUE", "/paused", "must be true or false");
+	/* re-anchor so that the new pace applies from now */
+	c->anchor_wall_ns = tu_mono_ns();
+	c->anchor_fab_ps = sim_now(c->s);
+	c->win_wall_ns = c->anchor_wall_ns;
+	c->win_fab_ps = c->anchor_fab_ps;
+	if (pace) {
+		c->pace = json_number_value(pace);
+		c->pace_effective = c->pace;
+	}
+	if (paused)
+		c->paused = json_is_true(paused);
+	pthread_cond_broadcast(&c->wake);
+	*doc = clock_json(c);
+	return 200;
+}
+
+static int route(struct simctl *c, const char *method, char **seg, int n, json_t *body,
+		 json_t **doc)
+{
+	struct sim *s = c->s;
+	struct rf_err e = { 0 };
+	bool get = !strcmp(method, "GET"), put = !strcmp(method, "PUT");
+	int dev, port, r;
+
+	if (n == 2 && !strcmp(seg[1], "status") && get) {
+		json_t *o = json_pack("{s:s,s:o,s:I,s:I,s:i}", "scenario", c->scenario, "clock",
+				      clock_json(c), "events", (json_int_t)sim_events(s),
+				      "data_packets", (json_int_t)sim_data_packets(s), "devices",
+				      sim_device_count(s));
+
+		if (c->agents_status)
+			json_object_set(o, "agents", c->agents_status);
+		*doc = o;
+		return 200;
+	}
+	if (n == 2 && !strcmp(seg[1], "clock")) {
+		if (get) {
+			*doc = clock_json(c);
+			return 200;
+		}
+		if (put)
+			return put_clock(c, body, doc);
+		goto method;
+	}
+	if (n == 2 && !strcmp(seg[1], "summary") && get) {
+		*doc = sim_summary(s, true, 0);
+		return 200;
+	}
+	if (n >= 2 && !strcmp(seg[1], "devices")) {
+		if (n == 2) {
+			json_t *list = json_array();
+
+			if (!get)
+				goto method;
+			for (int d = 0; d < sim_device_count(s); d++)
+				json_array_append_new(list, device_json(s, d, false));
+			*doc = json_pack("{s:o}", "devices", list);
+			return 200;
+		}
+		if ((r = find_dev(c, seg[2], doc, &dev)))
+			return r;
+		if (n == 3) {
+			if (!get)
+				goto method;
+			*doc = device_json(s, dev, true);
+			return 200;
+		}
+		if (n == 4 && !strcmp(seg[3], "counters")) {
+			if (!get)
+				goto method;
+			*doc = counters_json(c, dev);
+			return 200;
+		}
+		if (n == 4 && !strcmp(seg[3], "config")) {
+			if (!get)
+				goto method;
+			*doc = config_json(c, dev);
+			return 200;
+		}
+		if (n == 4 && !strcmp(seg[3], "dcqcn")) {
+			if (!put)
+				goto method;
+			if (sim_device_is_switch(s, dev))
+				return problem(doc, 404, "NOT_A_HOST", NULL,
+					       "%s is a switch: DCQCN runs on hosts' NICs", seg[2]);
+			if ((r = sim_set_dcqcn(s, dev, body, &e)) < 0)
+				return from_err(doc, r, &e);
+			*doc = sim_get_dcqcn(s, dev);
+			return 200;
+		}
+		if (n >= 6 && !strcmp(seg[3], "ports")) {
+			if ((r = find_port(c, dev, seg[4], doc, &port)))
+				return r;
+			if (n == 6 && !strcmp(seg[5], "pfc")) {
+				if (!put)
+					goto method;
+				if (!json_is_object(body))
+					return problem(doc, 400, "BAD_VALUE", "", "send a JSON object");
+				if ((r = sim_set_pfc(s, dev, port, body, &e)) < 0)
+					return from_err(doc, r, &e);
+				*doc = sim_get_pfc(s, dev, port);
+				add_xoff_threshold(s, dev, *doc);
+				return 200;
+			}
+			if (n == 8 && !strcmp(seg[5], "queues") && !strcmp(seg[7], "ecn")) {
+				char *end;
+				long q = strtol(seg[6], &end, 10);
+
+				if (!put)
+					goto method;
+				if (*end || q < 0 || q > 7)
+					return problem(doc, 404, "UNKNOWN_QUEUE", NULL,
+						       "queue '%s': queues are 0 to 7", seg[6]);
+				if (!json_is_object(body))
+					return problem(doc, 400, "BAD_VALUE", "", "send a JSON object");
+				if ((r = sim_set_ecn(s, dev, port, (int)q, body, &e)) < 0)
+					return from_err(doc, r, &e);
+				*doc = sim_get_ecn(s, dev, port, (int)q);
+				return 200;
+			}
+		}
+	}
+	if (n >= 2 && !strcmp(seg[1], "faults")) {
+		if (n == 2 && get) {
+			*doc = json_pack("{s:o}", "faults", sim_faults(s));
+			return 200;
+		}
+		if (n == 2 && !strcmp(method, "POST")) {
+			int id;
+
+			if (!json_is_object(body))
+				return problem(doc, 400, "BAD_VALUE", "", "send a fault object");
+			if ((r = sim_fault(s, body, &id, &e)) < 0)
+				return from_err(doc, r, &e);
+			*doc = json_pack("{s:i,s:I}", "id", id, "fabric_time_ns",
+					 (json_int_t)(sim_now(s) / 1000));
+			return 201;
+		}
+		if (n == 3 && !strcmp(method, "DELETE")) {
+			char *end;
+			long id = strtol(seg[2], &end, 10);
+
+			if (*end || id < 0 || id > 1000000)
+				return problem(doc, 404, "UNKNOWN_FAULT", NULL, "no fault '%s'", seg[2]);
+			if ((r = sim_fault_clear(s, (int)id, &e)) < 0)
+				return from_err(doc, r, &e);
+			*doc = json_pack("{s:i,s:b}", "id", (int)id, "cleared", 1);
+			return 200;
+		}
+		if (n <= 3)
+			goto method;
+	}
+	return problem(doc, 404, "NOT_FOUND", NULL, "no such resource: see GET /v1/status");
+method:
+	return problem(doc, 405, "METHOD_NOT_ALLOWED", NULL, "%s is not allowed here", method);
+}
+
+int simctl_call(struct simctl *c, const char *method, const char *path, json_t *body,
+		json_t **ret_doc)
+{
+	char buf[512], *seg[MAX_SEGS], *save = NULL, *t;
+	int n = 0, status;
+
+	*ret_doc = NULL;
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return problem(ret_doc, 404, "NOT_FOUND", NULL, "path too long");
+	for (t = strtok_r(buf, "/", &save); t && n < MAX_SEGS; t = strtok_r(NULL, "/", &save))
+		seg[n++] = t;
+	if (t || n < 2 || strcmp(seg[0], "v1") != 0)
+		return problem(ret_doc, 404, "NOT_FOUND", NULL,
+			       "no such resource: the control API lives under /v1/");
+	pthread_mutex_lock(&c->lock);
+	status = route(c, method, seg, n, body, ret_doc);
+	pthread_mutex_unlock(&c->lock);
+	return status;
+}

@@ -1,0 +1,47 @@
+/* rocefab-sim serve: the simulator paced against the wall clock, its control API, and the
+ * virtual agents that report its devices to rocefabd.  Internal to sim/. */
+#ifndef ROCEFAB_SIM_SERVE_H
+#define ROCEFAB_SIM_SERVE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "sim/sim.h"
+
+/* The running simulation and its clock, shared by the pacing loop, the control API's threads
+ * and the virtual agents.  Everything below lock is protected by it. */
+struct simctl {
+	pthread_mutex_t lock;
+	pthread_cond_t wake; /* the pacing loop waits on it; clock changes signal it */
+	struct sim *s;
+	const char *scenario;
+	int64_t epoch_ns; /* Unix time of fabric time 0: counters' read time = epoch + fabric */
+	double pace;	  /* fabric seconds per wall second requested */
+	bool paused;
+	/* pacing: fabric time anchor_fab was reached at wall (monotonic) time anchor_wall */
+	int64_t anchor_wall_ns, anchor_fab_ps;
+	/* the effective pace over the last window */
+	double pace_effective;
+	int64_t win_wall_ns, win_fab_ps;
+	uint64_t behind_windows;
+	bool stopping;
+	json_t *agents_status; /* set by the virtual agents' owner; NULL without --agents */
+};
+
+int simctl_init(struct simctl *c, struct sim *s, const char *scenario, double pace);
+void simctl_fini(struct simctl *c);
+
+/* The control API: method and path as in HTTP (path starts with /v1/), body may be NULL.
+ * Returns the HTTP status and sets *ret_doc (a new reference).  Takes c->lock itself. */
+int simctl_call(struct simctl *c, const char *method, const char *path, json_t *body,
+		json_t **ret_doc);
+
+/* With c->lock held: the Unix time in ns that the fabric's current time maps to. */
+int64_t simctl_time_ns(const struct simctl *c);
+
+int sim_serve_main(int argc, char **argv);
+
+#endif
