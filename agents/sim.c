@@ -379,6 +379,9 @@ static int sim_read_config(struct backend *b, json_t **ret)
 
 		json_object_set_new(pfc, "device", json_string(dev));
 		json_object_set_new(pfc, "port", json_string(port));
+		if (sb->is_switch)
+			json_object_set(pfc, "shared_bytes",
+					json_object_get(json_object_get(cfg, "buffer"), "shared_bytes"));
 		json_array_append_new(json_object_get(out, "pfc"), pfc);
 		json_array_foreach(json_object_get(pc, "ecn"), k, q) {
 			json_t *x = ecn_to_rocefab(q);

@@ -92,6 +92,7 @@ static int v_port_counters(struct api_req *req, struct store_reader *rd,
 	if (from && tu_parse_time(from, o->now_ns, &q.from_ns) < 0)
 		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "from",
 				  "'%s' is not a time (RFC 3339, Unix seconds, 'now' or '-5m')", from);
+	q.to_newest = !from && !to;
 	if (step && tu_parse_duration(step, &q.step_ns) < 0)
 		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "step",
 				  "'%s' is not a duration (such as 10s or 1m)", step);

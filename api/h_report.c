@@ -27,7 +27,12 @@ static int reply(struct api_req *req)
 	const struct ingest_result *res = &req->ingest_res;
 	struct rf_err e = { 0 };
 
+	json_t *commands = res->commands;
+
 	api_async_done(req);
+	req->ingest_res.commands = NULL;
+	if (req->async_err < 0 || res->status < 0)
+		json_decref(commands);
 	if (req->async_err == -EAGAIN) {
 		rf_err_set(&e, -EAGAIN, "QUEUE_FULL", NULL,
 			   "rocefabd is busy storing other reports; retry shortly");
@@ -40,11 +45,12 @@ static int reply(struct api_req *req)
 		return api_reply_problem(req, 503, &e);
 	}
 	return api_reply_json(req, 200,
-			      json_pack("{s:b,s:b,s:I,s:I,s:I,s:I,s:[]}", "accepted", 1,
+			      json_pack("{s:b,s:b,s:I,s:I,s:I,s:I,s:o}", "accepted", 1,
 					"duplicate", res->duplicate, "seq", (json_int_t)res->seq,
 					"samples", (json_int_t)res->samples, "baseline",
 					(json_int_t)res->baseline, "ignored_values",
-					(json_int_t)res->ignored, "commands"));
+					(json_int_t)res->ignored, "commands",
+					commands ? commands : json_array()));
 }
 
 int h_report(struct api_req *req)

@@ -46,6 +46,9 @@ int api_reply_json_cached(struct api_req *req, json_t *body_stolen);
 int api_reply_text(struct api_req *req, unsigned status, const char *content_type, char *body,
 		   size_t len);
 int api_reply_problem(struct api_req *req, unsigned status, const struct rf_err *e);
+/* A problem with extension members (e.g. "errors": the targets a bulk change rejects). */
+int api_reply_problem_ext(struct api_req *req, unsigned status, const struct rf_err *e,
+			  json_t *extra_stolen);
 const char *api_arg(struct api_req *req, const char *name);
 const struct api_deps *api_deps(const struct api_req *req);
 const struct api_conf *api_conf(const struct api_req *req);
@@ -69,6 +72,18 @@ int h_host(struct api_req *req);
 int h_ports(struct api_req *req);
 int h_port(struct api_req *req);
 int h_port_counters(struct api_req *req);
+int h_switches(struct api_req *req);
+int h_switch(struct api_req *req);
+int h_links(struct api_req *req);
+int h_topology(struct api_req *req);
+int h_params(struct api_req *req);
+int h_host_dcqcn(struct api_req *req);
+int h_host_pfc(struct api_req *req);
+int h_switch_pfc(struct api_req *req);
+int h_switch_ecn(struct api_req *req);
+int h_changes(struct api_req *req);
+int h_change(struct api_req *req);
+int h_changes_bulk(struct api_req *req);
 int h_counters_registry(struct api_req *req);
 int h_report(struct api_req *req);
 

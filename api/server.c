@@ -42,6 +42,22 @@ static const struct route routes[] = {
 	{ "GET", "/api/v1/ports/{id}", ROLE_VIEWER, h_port, "one port with its latest counters" },
 	{ "GET", "/api/v1/ports/{id}/counters", ROLE_VIEWER, h_port_counters,
 	  "counter series (names, from, to, step)" },
+	{ "GET", "/api/v1/switches", ROLE_VIEWER, h_switches, "switches" },
+	{ "GET", "/api/v1/switches/{id}", ROLE_VIEWER, h_switch, "one switch with ports, neighbours, PFC and ECN" },
+	{ "GET", "/api/v1/links", ROLE_VIEWER, h_links, "links between ports (from neighbours)" },
+	{ "GET", "/api/v1/topology", ROLE_VIEWER, h_topology, "nodes and links" },
+	{ "GET", "/api/v1/params", ROLE_VIEWER, h_params, "the settings that can be changed, with units and ranges" },
+	{ "GET", "/api/v1/hosts/{id}/dcqcn", ROLE_VIEWER, h_host_dcqcn, "DCQCN settings of a host's RDMA ports" },
+	{ "PUT", "/api/v1/hosts/{id}/dcqcn", ROLE_OPERATOR, h_host_dcqcn, "change DCQCN settings" },
+	{ "GET", "/api/v1/hosts/{id}/ports/{port}/pfc", ROLE_VIEWER, h_host_pfc, "PFC of a host port (DEVICE:PORT)" },
+	{ "PUT", "/api/v1/hosts/{id}/ports/{port}/pfc", ROLE_OPERATOR, h_host_pfc, "change PFC of a host port" },
+	{ "GET", "/api/v1/switches/{id}/ports/{port}/pfc", ROLE_VIEWER, h_switch_pfc, "PFC of a switch port" },
+	{ "PUT", "/api/v1/switches/{id}/ports/{port}/pfc", ROLE_OPERATOR, h_switch_pfc, "change PFC of a switch port" },
+	{ "GET", "/api/v1/switches/{id}/ports/{port}/queues/{q}/ecn", ROLE_VIEWER, h_switch_ecn, "ECN of a switch queue" },
+	{ "PUT", "/api/v1/switches/{id}/ports/{port}/queues/{q}/ecn", ROLE_OPERATOR, h_switch_ecn, "change ECN of a switch queue" },
+	{ "GET", "/api/v1/changes", ROLE_VIEWER, h_changes, "configuration changes (filters: agent, kind, state, batch, limit)" },
+	{ "POST", "/api/v1/changes", ROLE_OPERATOR, h_changes_bulk, "change a selection of hosts or switch ports" },
+	{ "GET", "/api/v1/changes/{id}", ROLE_VIEWER, h_change, "one configuration change" },
 	{ NULL, NULL, 0, NULL, NULL },
 };
 #define NROUTES (sizeof(routes) / sizeof(routes[0]) - 1)
@@ -186,12 +202,21 @@ int api_reply_json(struct api_req *req, unsigned status, json_t *body_stolen)
 
 int api_reply_problem(struct api_req *req, unsigned status, const struct rf_err *e)
 {
+	return api_reply_problem_ext(req, status, e, NULL);
+}
+
+int api_reply_problem_ext(struct api_req *req, unsigned status, const struct rf_err *e,
+			  json_t *extra_stolen)
+{
 	json_t *p;
 	char *s;
 
 	if (!status)
 		status = api_status_from_errno(e && e->err ? e->err : -EIO);
 	p = problem_new(status, e, req->url);
+	if (p && extra_stolen)
+		json_object_update(p, extra_stolen);
+	json_decref(extra_stolen);
 	s = p ? json_dumps(p, JSON_COMPACT) : NULL;
 	json_decref(p);
 	if (!s)

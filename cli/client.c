@@ -95,7 +95,14 @@ void client_escape(const char *s, char *out, size_t len)
 int client_get(struct client *c, const char *path, json_t **ret, long *ret_status,
 	       struct rf_err *e)
 {
-	char url[2048];
+	return client_request(c, "GET", path, NULL, ret, ret_status, e);
+}
+
+int client_request(struct client *c, const char *method, const char *path, json_t *body,
+		   json_t **ret, long *ret_status, struct rf_err *e)
+{
+	struct curl_slist *h = NULL;
+	char url[2048], *text = NULL;
 	long status = 0;
 	json_error_t je;
 	CURLcode cc;
@@ -104,7 +111,23 @@ int client_get(struct client *c, const char *path, json_t **ret, long *ret_statu
 	snprintf(url, sizeof(url), "%s%s", c->server, path);
 	buf_reset(&c->body);
 	curl_easy_setopt(c->curl, CURLOPT_URL, url);
+	if (body) {
+		text = json_dumps(body, JSON_COMPACT);
+		for (struct curl_slist *x = c->headers; x; x = x->next)
+			h = curl_slist_append(h, x->data);
+		h = curl_slist_append(h, "Content-Type: application/json");
+		curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, h);
+		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, text ? text : "{}");
+		curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, method);
+	} else {
+		curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, c->headers);
+		curl_easy_setopt(c->curl, CURLOPT_HTTPGET, 1L);
+		curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, NULL);
+	}
 	cc = curl_easy_perform(c->curl);
+	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, c->headers);
+	curl_slist_free_all(h);
+	free(text);
 	if (cc != CURLE_OK)
 		return rf_err_set(e, -EHOSTUNREACH, "SERVER_UNREACHABLE", c->server, "%s",
 				  curl_easy_strerror(cc));

@@ -14,6 +14,9 @@ void client_free(struct client *c);
  * code and detail and the status is returned as a negative errno-like value (-EPROTO). */
 int client_get(struct client *c, const char *path, json_t **ret, long *ret_status,
 	       struct rf_err *e);
+/* Any method, with a JSON body when body is not NULL; results as client_get(). */
+int client_request(struct client *c, const char *method, const char *path, json_t *body,
+		   json_t **ret, long *ret_status, struct rf_err *e);
 /* URL-encodes s into out. */
 void client_escape(const char *s, char *out, size_t len);
 

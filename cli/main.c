@@ -1,6 +1,9 @@
 /* rocefabctl: command-line client of the rocefab REST API.  Every command fetches one REST
  * resource; -j prints it as JSON, otherwise as an aligned table. */
+#include <errno.h>
 #include <getopt.h>
+#include <time.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -29,12 +32,29 @@ static void usage(FILE *f)
 		"                               latest delta and rate of a port's counters (PORT is\n"
 		"                               HOST:DEVICE:PORT; times: RFC 3339, Unix seconds, -5m)\n"
 		"  registry                     the counters rocefab knows\n"
+		"  switches [SWITCH]            switches, or one switch with its ports, neighbours,\n"
+		"                               PFC and ECN settings\n"
+		"  links                        links between ports, from the ports' neighbours\n"
+		"  topology                     nodes and links (JSON)\n"
+		"  params                       the settings that can be changed, units and ranges\n"
+		"  set dcqcn HOST NAME=VALUE... [--device D --port P]\n"
+		"  set ecn SWITCH PORT QUEUE NAME=VALUE...   (kmin_bytes, kmax_bytes, pmax, enabled)\n"
+		"  set pfc SWITCH PORT NAME=VALUE...         (enable, xoff_bytes, xon_bytes, alpha_shift)\n"
+		"  set pfc HOST DEVICE:PORT enable=MASK\n"
+		"                               change settings (role operator); HOST, SWITCH and PORT\n"
+		"                               may be glob patterns ('leaf*') to change many at once;\n"
+		"                               sizes take units (400KB); --reason TEXT goes to the\n"
+		"                               audit log; --wait waits for the outcome\n"
+		"  changes [ID] [--state S] [--agent A]\n"
+		"                               configuration changes and their outcome (audit log)\n"
 		"\n"
 		"Options:\n"
 		"  -s, --server URL       rocefabd URL (default $ROCEFAB_SERVER or http://127.0.0.1:9750)\n"
 		"  -t, --token-file FILE  bearer token file (default $ROCEFAB_TOKEN_FILE; or the token\n"
 		"                         itself in $ROCEFAB_TOKEN)\n"
 		"  -j, --json             print the REST JSON\n"
+		"      --reason TEXT      why (set)\n"
+		"      --wait[=SECONDS]   wait until every change is settled (set; default 30 s)\n"
 		"  -V, --version          print the version and exit\n"
 		"  -h, --help             this text\n");
 }
@@ -155,7 +175,7 @@ static void print_host(json_t *d)
 
 static void print_counters(json_t *d)
 {
-	static const char *const h[] = { "COUNTER", "PRIO", "RAW", "DELTA", "RATE", "POINTS",
+	static const char *const h[] = { "COUNTER", "PRIO", "RAW", "DELTA/VALUE", "RATE", "POINTS",
 					  NULL };
 	struct table *t = table_new(h);
 	size_t i;
@@ -173,6 +193,9 @@ static void print_counters(json_t *d)
 			 strcmp(u, "bytes") == 0 ? "B" : strcmp(u, "microseconds") == 0 ? "us" : u);
 		if (json_is_number(rate))
 			fmt_si(json_number_value(rate), unit, rbuf, sizeof(rbuf));
+		if (json_is_number(json_object_get(last, "value"))) /* a gauge: its value */
+			fmt_si(json_number_value(json_object_get(last, "value")),
+			       strcmp(u, "bytes") == 0 ? "B" : "", dbuf, sizeof(dbuf));
 		if (json_is_integer(json_object_get(last, "delta")))
 			fmt_si((double)json_integer_value(json_object_get(last, "delta")),
 			       strcmp(u, "bytes") == 0 ? "B" : "", dbuf, sizeof(dbuf));
@@ -204,6 +227,198 @@ static void print_registry(json_t *d)
 	}
 	table_print(t, stdout);
 	table_free(t);
+}
+
+static void print_switches(json_t *d)
+{
+	static const char *const h[] = { "SWITCH", "STATUS", "PORTS", "UP", "BACKEND", "LAST SEEN", NULL };
+	struct table *t = table_new(h);
+	size_t i;
+	json_t *a;
+
+	json_array_foreach(json_object_get(d, "items"), i, a) {
+		const char *row[] = { str(a, "id"),	  str(a, "status"),  str(a, "ports"),
+				      str(a, "ports_up"), str(a, "backend"), str(a, "last_seen") };
+
+		table_row(t, row);
+	}
+	table_print(t, stdout);
+	table_free(t);
+}
+
+static void print_switch(json_t *d)
+{
+	static const char *const h[] = { "PORT", "STATE", "SPEED", "NEIGHBOUR", "PFC PRIOS",
+					  "XOFF THRESHOLD", "ECN (lossless queues)", NULL };
+	struct table *t = table_new(h);
+	size_t i;
+	json_t *p;
+
+	printf("switch:   %s (%s)\n", str(d, "id"), str(d, "status"));
+	printf("seen:     %s\n\n", str(d, "last_seen"));
+	json_array_foreach(json_object_get(d, "port_list"), i, p) {
+		json_t *pfc = json_object_get(p, "pfc"), *peer = json_object_get(p, "peer"), *q;
+		char speed[32] = "-", nb[140] = "-", prios[32] = "", ecn[200] = "", thr[32] = "-";
+		long long mask = json_integer_value(json_object_get(pfc, "enable"));
+		size_t k;
+
+		if (json_is_integer(json_object_get(p, "speed_mbps")))
+			fmt_si((double)json_integer_value(json_object_get(p, "speed_mbps")) * 1e6, "b/s",
+			       speed, sizeof(speed));
+		if (peer)
+			snprintf(nb, sizeof(nb), "%s %s", str(peer, "system"), str(peer, "port"));
+		for (int b = 0; b < 8; b++)
+			if (mask & (1 << b))
+				snprintf(prios + strlen(prios), sizeof(prios) - strlen(prios), "%s%d",
+					 prios[0] ? "," : "", b);
+		if (json_is_integer(json_object_get(pfc, "xoff_threshold_bytes")))
+			fmt_si((double)json_integer_value(json_object_get(pfc, "xoff_threshold_bytes")), "B",
+			       thr, sizeof(thr));
+		json_array_foreach(json_object_get(p, "ecn"), k, q) {
+			long long qi = json_integer_value(json_object_get(q, "queue"));
+			char a[32], b[32];
+
+			if (!(mask & (1 << qi)))
+				continue;
+			fmt_si((double)json_integer_value(json_object_get(q, "kmin_bytes")), "B", a, sizeof(a));
+			fmt_si((double)json_integer_value(json_object_get(q, "kmax_bytes")), "B", b, sizeof(b));
+			snprintf(ecn + strlen(ecn), sizeof(ecn) - strlen(ecn), "%sq%lld %s %s..%s p%.2g",
+				 ecn[0] ? "; " : "", qi, json_is_true(json_object_get(q, "enabled")) ? "on" : "off",
+				 a, b, json_number_value(json_object_get(q, "pmax")));
+		}
+		{
+			const char *row[] = { str(p, "port"), str(p, "state"), speed, nb,
+					      prios[0] ? prios : "-", thr, ecn[0] ? ecn : "-" };
+
+			table_row(t, row);
+		}
+	}
+	table_print(t, stdout);
+	table_free(t);
+}
+
+static void print_links(json_t *d)
+{
+	static const char *const h[] = { "A", "PORT", "B", "PORT", "STATE", "SPEED", NULL };
+	struct table *t = table_new(h);
+	size_t i;
+	json_t *l;
+
+	json_array_foreach(json_object_get(d, "items"), i, l) {
+		json_t *a = json_object_get(l, "a"), *b = json_object_get(l, "b");
+		char speed[32] = "-";
+
+		if (json_is_integer(json_object_get(l, "speed_mbps")))
+			fmt_si((double)json_integer_value(json_object_get(l, "speed_mbps")) * 1e6, "b/s",
+			       speed, sizeof(speed));
+		{
+			const char *row[] = { str(a, "node"), str(a, "port"), str(b, "node"),
+					      str(b, "port"), str(l, "state"), speed };
+
+			table_row(t, row);
+		}
+	}
+	table_print(t, stdout);
+	printf("\n%s links, %s up\n", str(d, "count"), str(d, "up"));
+	table_free(t);
+}
+
+static void print_params(json_t *d)
+{
+	static const char *const h[] = { "DCQCN PARAMETER", "UNIT", "MIN", "MAX", "DEFAULT", "MEANING", NULL };
+	struct table *t = table_new(h);
+	size_t i;
+	json_t *p;
+
+	json_array_foreach(json_object_get(d, "dcqcn"), i, p) {
+		const char *row[] = { str(p, "name"), str(p, "unit"), str(p, "min"), str(p, "max"),
+				      str(p, "default"), str(p, "help") };
+
+		table_row(t, row);
+	}
+	table_print(t, stdout);
+	table_free(t);
+	printf("\nECN (switch queues): enabled, kmin_bytes, kmax_bytes, pmax (0..1); Kmin < Kmax < the\n"
+	       "PFC XOFF threshold on lossless priorities.  PFC (ports): enable (priority bit mask),\n"
+	       "xoff_bytes and xon_bytes (static) or alpha_shift (dynamic, -8..8).  Sizes take units.\n");
+}
+
+static void print_changes(json_t *d)
+{
+	static const char *const h[] = { "ID", "STATE", "KIND", "TARGET", "PARAMS", "BY", "CREATED", "ERROR", NULL };
+	struct table *t = table_new(h);
+	json_t *items = json_object_get(d, "items") ?: json_object_get(d, "changes");
+	size_t i;
+	json_t *c;
+
+	if (!items) { /* one change */
+		json_dumpf(d, stdout, JSON_INDENT(2));
+		fputc('\n', stdout);
+		table_free(t);
+		return;
+	}
+	json_array_foreach(items, i, c) {
+		json_t *tg = json_object_get(c, "target");
+		char target[200], *params = json_dumps(json_object_get(c, "params"), JSON_COMPACT | JSON_SORT_KEYS);
+		const char *err = str(json_object_get(c, "error"), "message");
+
+		if (json_object_get(tg, "queue"))
+			snprintf(target, sizeof(target), "%s %s q%s", str(tg, "agent"), str(tg, "port"),
+				 str(tg, "queue"));
+		else if (!strcmp(str(tg, "role") ?: "", "switch"))
+			snprintf(target, sizeof(target), "%s %s", str(tg, "agent"), str(tg, "port"));
+		else
+			snprintf(target, sizeof(target), "%s %s:%s", str(tg, "agent"), str(tg, "device"),
+				 str(tg, "port"));
+		{
+			const char *row[] = { str(c, "id"), str(c, "state"), str(tg, "kind"), target,
+					      params ? params : "", str(c, "actor"), str(c, "created"),
+					      err ? err : "" };
+
+			table_row(t, row);
+		}
+		free(params);
+	}
+	table_print(t, stdout);
+	table_free(t);
+}
+
+/* NAME=VALUE: integers, numbers, true/false; anything else stays a string (sizes: "400KB"). */
+static int parse_assign(const char *a, json_t *params)
+{
+	const char *eq = strchr(a, '=');
+	char name[96], *end;
+	const char *v;
+	long long ll;
+	double d;
+
+	if (!eq || eq == a || (size_t)(eq - a) >= sizeof(name))
+		return -1;
+	memcpy(name, a, (size_t)(eq - a));
+	name[eq - a] = '\0';
+	v = eq + 1;
+	errno = 0;
+	ll = strtoll(v, &end, 0);
+	if (*v && !*end && !errno) {
+		json_object_set_new(params, name, json_integer(ll));
+		return 0;
+	}
+	d = strtod(v, &end);
+	if (*v && !*end) {
+		json_object_set_new(params, name, json_real(d));
+		return 0;
+	}
+	if (!strcmp(v, "true") || !strcmp(v, "on") || !strcmp(v, "false") || !strcmp(v, "off")) {
+		json_object_set_new(params, name, json_boolean(!strcmp(v, "true") || !strcmp(v, "on")));
+		return 0;
+	}
+	json_object_set_new(params, name, json_string(v));
+	return 0;
+}
+
+static bool is_glob(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
 }
 
 static char *read_token(const char *path)
@@ -242,8 +457,13 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },	    { "host", required_argument, NULL, 1 },
 		{ "device", required_argument, NULL, 2 },   { "state", required_argument, NULL, 3 },
 		{ "from", required_argument, NULL, 4 },	    { "to", required_argument, NULL, 5 },
-		{ "step", required_argument, NULL, 6 },	    { NULL, 0, NULL, 0 },
+		{ "step", required_argument, NULL, 6 },	    { "reason", required_argument, NULL, 7 },
+		{ "wait", optional_argument, NULL, 8 },	    { "agent", required_argument, NULL, 9 },
+		{ "port", required_argument, NULL, 10 },    { NULL, 0, NULL, 0 },
 	};
+	const char *reason = NULL, *agent = NULL, *port_opt = NULL, *method = "GET";
+	double wait_s = 0;
+	json_t *body = NULL;
 	const char *server = getenv("ROCEFAB_SERVER"), *token_file = getenv("ROCEFAB_TOKEN_FILE");
 	const char *host = NULL, *device = NULL, *state = NULL, *from = NULL, *to = NULL,
 		   *step = NULL, *cmd;
@@ -290,6 +510,22 @@ int main(int argc, char **argv)
 			break;
 		case 6:
 			step = optarg;
+			break;
+		case 7:
+			reason = optarg;
+			break;
+		case 8:
+			wait_s = optarg ? atof(optarg) : 30;
+			if (wait_s <= 0) {
+				fprintf(stderr, "rocefabctl: --wait: a number of seconds > 0\n");
+				return 2;
+			}
+			break;
+		case 9:
+			agent = optarg;
+			break;
+		case 10:
+			port_opt = optarg;
 			break;
 		default:
 			usage(stderr);
@@ -342,6 +578,103 @@ int main(int argc, char **argv)
 	} else if (strcmp(cmd, "registry") == 0 && optind == argc) {
 		snprintf(path, sizeof(path), "/api/v1/counters");
 		print = print_registry;
+	} else if (strcmp(cmd, "switches") == 0 && optind == argc) {
+		snprintf(path, sizeof(path), "/api/v1/switches");
+		print = print_switches;
+	} else if (strcmp(cmd, "switches") == 0 && optind + 1 == argc) {
+		char enc[512];
+
+		client_escape(argv[optind], enc, sizeof(enc));
+		snprintf(path, sizeof(path), "/api/v1/switches/%s", enc);
+		print = print_switch;
+	} else if (strcmp(cmd, "links") == 0 && optind == argc) {
+		snprintf(path, sizeof(path), "/api/v1/links");
+		print = print_links;
+	} else if (strcmp(cmd, "topology") == 0 && optind == argc) {
+		snprintf(path, sizeof(path), "/api/v1/topology");
+	} else if (strcmp(cmd, "params") == 0 && optind == argc) {
+		snprintf(path, sizeof(path), "/api/v1/params");
+		print = print_params;
+	} else if (strcmp(cmd, "changes") == 0 && optind + 1 >= argc) {
+		if (optind < argc) {
+			char enc[64];
+
+			client_escape(argv[optind], enc, sizeof(enc));
+			snprintf(path, sizeof(path), "/api/v1/changes/%s", enc);
+		} else {
+			snprintf(path, sizeof(path), "/api/v1/changes");
+			add_arg(path, sizeof(path), "state", state);
+			add_arg(path, sizeof(path), "agent", agent);
+		}
+		print = print_changes;
+	} else if (strcmp(cmd, "set") == 0 && optind + 2 <= argc) {
+		const char *what = argv[optind++], *node = argv[optind++], *sport = NULL, *queue = NULL;
+		bool bulk = is_glob(node);
+		char e1[256], e2[256];
+
+		if (strcmp(what, "dcqcn") && strcmp(what, "ecn") && strcmp(what, "pfc")) {
+			fprintf(stderr, "rocefabctl: set dcqcn, set ecn or set pfc\n");
+			return 2;
+		}
+		if (strcmp(what, "dcqcn") && optind < argc)
+			sport = argv[optind++];
+		if (!strcmp(what, "ecn") && optind < argc)
+			queue = argv[optind++];
+		if ((strcmp(what, "dcqcn") && !sport) || (!strcmp(what, "ecn") && !queue)) {
+			fprintf(stderr, "rocefabctl: set %s needs %s\n", what,
+				!strcmp(what, "ecn") ? "SWITCH PORT QUEUE" : "NODE PORT");
+			return 2;
+		}
+		bulk |= sport && is_glob(sport);
+		body = json_object();
+		for (; optind < argc; optind++) {
+			if (parse_assign(argv[optind], body) < 0) {
+				fprintf(stderr, "rocefabctl: '%s' is not NAME=VALUE\n", argv[optind]);
+				json_decref(body);
+				return 2;
+			}
+		}
+		if (!json_object_size(body)) {
+			fprintf(stderr, "rocefabctl: name at least one NAME=VALUE to change (rocefabctl params)\n");
+			json_decref(body);
+			return 2;
+		}
+		method = "PUT";
+		if (bulk) {
+			json_t *sel = json_object(), *doc2;
+			bool on_host = !strcmp(what, "dcqcn") || (sport && strchr(sport, ':'));
+
+			json_object_set_new(sel, on_host ? "host" : "switch", json_string(node));
+			if (sport)
+				json_object_set_new(sel, "port", json_string(sport));
+			if (queue)
+				json_object_set_new(sel, "queue", json_integer(atoi(queue)));
+			if (device)
+				json_object_set_new(sel, "device", json_string(device));
+			doc2 = json_pack("{s:s,s:o,s:o}", "kind", what, "select", sel, "params", body);
+			body = doc2;
+			method = "POST";
+			snprintf(path, sizeof(path), "/api/v1/changes");
+		} else if (!strcmp(what, "dcqcn")) {
+			client_escape(node, e1, sizeof(e1));
+			snprintf(path, sizeof(path), "/api/v1/hosts/%s/dcqcn", e1);
+			if (device)
+				json_object_set_new(body, "device", json_string(device));
+			if (port_opt)
+				json_object_set_new(body, "port", json_string(port_opt));
+		} else if (!strcmp(what, "ecn")) {
+			client_escape(node, e1, sizeof(e1));
+			client_escape(sport, e2, sizeof(e2));
+			snprintf(path, sizeof(path), "/api/v1/switches/%s/ports/%s/queues/%s/ecn", e1, e2, queue);
+		} else {
+			client_escape(node, e1, sizeof(e1));
+			client_escape(sport, e2, sizeof(e2));
+			snprintf(path, sizeof(path), "/api/v1/%s/%s/ports/%s/pfc",
+				 strchr(sport, ':') ? "hosts" : "switches", e1, e2);
+		}
+		if (reason)
+			json_object_set_new(body, "reason", json_string(reason));
+		print = print_changes;
 	} else {
 		fprintf(stderr, "rocefabctl: unknown command or wrong arguments: %s\n", cmd);
 		usage(stderr);
@@ -357,8 +690,54 @@ int main(int argc, char **argv)
 	}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if (client_new(server ? server : "http://127.0.0.1:9750", token, &c, &e) < 0 ||
-	    client_get(c, path, &doc, &status, &e) < 0) {
+	    client_request(c, method, path, body, &doc, &status, &e) < 0) {
 		fprintf(stderr, "rocefabctl: %s\n", rf_err_str(&e, buf, sizeof(buf)));
+		goto out;
+	}
+	if (body && wait_s > 0) {
+		/* follow the batch until every change is settled */
+		json_int_t batch = json_integer_value(json_object_get(doc, "batch"));
+		struct timespec ts = { 0, 250 * 1000 * 1000 };
+		double waited = 0;
+
+		for (;;) {
+			json_t *now = NULL, *it;
+			size_t i, open = 0;
+
+			snprintf(path, sizeof(path), "/api/v1/changes?batch=%lld&limit=10000", (long long)batch);
+			if (client_get(c, path, &now, &status, &e) < 0) {
+				fprintf(stderr, "rocefabctl: %s\n", rf_err_str(&e, buf, sizeof(buf)));
+				goto out;
+			}
+			json_array_foreach(json_object_get(now, "items"), i, it) {
+				const char *st = str(it, "state");
+
+				open += !strcmp(st, "pending") || !strcmp(st, "sent");
+			}
+			json_decref(doc);
+			doc = now;
+			if (!open || waited >= wait_s)
+				break;
+			nanosleep(&ts, NULL);
+			waited += 0.25;
+		}
+		{
+			json_t *it;
+			size_t i;
+
+			rc = 0;
+			json_array_foreach(json_object_get(doc, "items"), i, it)
+				if (strcmp(str(it, "state"), "applied"))
+					rc = 3;
+		}
+		if (json_out) {
+			json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(16));
+			fputc('\n', stdout);
+		} else {
+			print_changes(doc);
+		}
+		if (rc)
+			fprintf(stderr, "rocefabctl: not every change was applied (see ERROR)\n");
 		goto out;
 	}
 	if (json_out || (!print && strcmp(cmd, "ports") != 0)) {
@@ -372,6 +751,7 @@ int main(int argc, char **argv)
 	rc = 0;
 out:
 	json_decref(doc);
+	json_decref(body);
 	client_free(c);
 	curl_global_cleanup();
 	free(token);

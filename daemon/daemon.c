@@ -64,6 +64,9 @@ const struct conf_opt daemon_opts[] = {
 		 "counter registry JSON file; empty uses the built-in copy"),
 	CONF_OPT("agents.stale_after", CONF_INT, S, stale_after, "3",
 		 "an agent that misses this many report intervals is stale", .min = 1, .max = 1000),
+	CONF_OPT("changes.deadline", CONF_DURATION, S, change_deadline, "60s",
+		 "a configuration change its agent has not applied by then is not applied any more "
+		 "(timed_out)", .min = NSEC_PER_SEC, .max = 86400 * NSEC_PER_SEC),
 	CONF_OPT_END,
 };
 #undef S
@@ -147,6 +150,7 @@ int daemon_run(const struct daemon_settings *s)
 		.anonymous_role = s->anonymous_role == 1 ? ROLE_VIEWER : ROLE_NONE,
 		.metrics_public = s->metrics_public, .tls_cert = s->tls_cert, .tls_key = s->tls_key,
 		.cache_ttl_ns = s->cache_ttl, .stale_intervals = s->stale_after,
+		.change_deadline_ns = s->change_deadline,
 	};
 	struct store_conf sc = store_conf_of(s, (unsigned)s->threads + 2);
 	struct api_deps deps = { .started_ns = tu_now_ns() };

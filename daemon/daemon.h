@@ -25,6 +25,7 @@ struct daemon_settings {
 	int64_t retention;
 	char *registry;
 	int64_t stale_after;
+	int64_t change_deadline;
 };
 
 extern const struct conf_opt daemon_opts[];

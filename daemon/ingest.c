@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/changes.h"
 #include "daemon/codec.h"
 #include "daemon/delta.h"
 #include "daemon/ingest.h"
@@ -325,10 +326,12 @@ static int write_inventory(struct ingest *ing, const struct report *rep, int64_t
 		"UPDATE devices SET present = 0 WHERE agent_id = ? AND last_seen_ns < ?";
 	static const char port_sql[] =
 		"INSERT INTO ports(key, agent_id, device, port, netdev, state, speed_mbps, mtu, "
-		"link_layer, present, first_seen_ns, last_seen_ns) VALUES(?,?,?,?,?,?,?,?,?,1,?,?) "
+		"link_layer, present, first_seen_ns, last_seen_ns, peer_system, peer_port) "
+		"VALUES(?,?,?,?,?,?,?,?,?,1,?,?,?,?) "
 		"ON CONFLICT(key) DO UPDATE SET netdev=excluded.netdev, state=excluded.state, "
 		"speed_mbps=excluded.speed_mbps, mtu=excluded.mtu, link_layer=excluded.link_layer, "
-		"present=1, last_seen_ns=excluded.last_seen_ns";
+		"present=1, last_seen_ns=excluded.last_seen_ns, peer_system=excluded.peer_system, "
+		"peer_port=excluded.peer_port";
 	static const char port_gone_sql[] =
 		"UPDATE ports SET present = 0, state = 'unknown' WHERE agent_id = ? AND last_seen_ns < ?";
 	sqlite3_stmt *st;
@@ -369,6 +372,8 @@ static int write_inventory(struct ingest *ing, const struct report *rep, int64_t
 		sqlite3_bind_text(st, 9, p->link_layer, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 10, now);
 		sqlite3_bind_int64(st, 11, now);
+		bind_text_or_null(st, 12, p->peer_system);
+		bind_text_or_null(st, 13, p->peer_port);
 		if ((r = step_done(st)) < 0)
 			return r;
 	}
@@ -519,6 +524,11 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 	ps = port_get(j, &rep->ports[port_idx], &r);
 	if (!ps)
 		return r;
+	if (t == ps->t_ns) {
+		/* the same reading again (a paused simulator, a device that did not refresh):
+		 * nothing new, and the stored row with its deltas stays as it is */
+		return 0;
+	}
 	out = calloc(n, sizeof(*out));
 	/* the new cache: the union of the old counters and this report's */
 	nc = calloc(n + ps->n, sizeof(*nc));
@@ -652,7 +662,9 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 			return -EIO;
 		sqlite3_bind_int64(st, 1, now);
 		sqlite3_bind_text(st, 2, rep->agent_id, -1, SQLITE_STATIC);
-		return step_done(st);
+		if ((r = step_done(st)) < 0)
+			return r;
+		return changes_on_report(ing->store, rep, now, &j->res.commands);
 	}
 	new_boot = rep->host_boot_id && as->host_boot_id &&
 		   strcmp(rep->host_boot_id, as->host_boot_id) != 0;
@@ -730,6 +742,9 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 			return r;
 	}
 
+	if ((r = changes_on_report(ing->store, rep, now, &j->res.commands)) < 0)
+		return r;
+
 	/* Everything is written: the caches follow. */
 	j->res.ignored = rep->unknown_values;
 	pthread_rwlock_wrlock(&ing->lock);
@@ -778,8 +793,11 @@ static void ingest_done(struct store_job *sj, int result)
 
 	j->res.status = result;
 	if (result < 0) {
-		/* rolled back: the pending cache content must not be used */
+		/* rolled back: the pending cache content must not be used, and the commands were
+		 * not marked as sent */
 		j->res.samples = j->res.baseline = 0;
+		json_decref(j->res.commands);
+		j->res.commands = NULL;
 	}
 	pthread_mutex_lock(&ing->stats_lock);
 	if (result < 0) {
@@ -802,7 +820,9 @@ static void ingest_done(struct store_job *sj, int result)
 	pthread_mutex_unlock(&ing->stats_lock);
 
 	if (j->cb)
-		j->cb(j->ctx, &j->res);
+		j->cb(j->ctx, &j->res); /* takes res.commands */
+	else
+		json_decref(j->res.commands);
 	for (uint32_t i = 0; i < j->npend; i++)
 		free(j->pend[i].c);
 	free(j->pend);

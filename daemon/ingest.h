@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "daemon/report.h"
 #include "daemon/store.h"
 #include "lib/buf.h"
@@ -27,6 +29,7 @@ struct ingest_result {
 	uint32_t baseline; /* of which without a delta (first sample, reset beyond belief, ...) */
 	uint32_t ignored;  /* raw values the registry does not know */
 	int64_t seq;
+	json_t *commands; /* for the agent (a new array; the callback takes it), NULL on failure */
 };
 
 typedef void (*ingest_cb)(void *ctx, const struct ingest_result *res);

@@ -88,6 +88,23 @@ static const char *const migrations[] = {
 	"  ports = (SELECT count(*) FROM ports p WHERE p.agent_id = agents.id AND p.present),"
 	"  ports_up = (SELECT count(*) FROM ports p WHERE p.agent_id = agents.id AND p.present"
 	"              AND p.state = 'up');",
+	/* 2 -> 3: neighbours of ports (links), device configuration as last reported, and the
+	 * audit log of configuration changes (which doubles as the agents' command queue) */
+	"ALTER TABLE ports ADD COLUMN peer_system TEXT;"
+	"ALTER TABLE ports ADD COLUMN peer_port TEXT;"
+	"CREATE INDEX ports_peer ON ports(peer_system, peer_port);"
+	"CREATE TABLE configs(agent_id TEXT NOT NULL, kind TEXT NOT NULL, device TEXT NOT NULL,"
+	"  port TEXT NOT NULL, queue INTEGER NOT NULL DEFAULT -1, value TEXT NOT NULL,"
+	"  t_ns INTEGER NOT NULL, PRIMARY KEY(agent_id, kind, device, port, queue)) WITHOUT ROWID;"
+	"CREATE TABLE changes(id INTEGER PRIMARY KEY AUTOINCREMENT, batch INTEGER NOT NULL,"
+	"  created_ns INTEGER NOT NULL, actor TEXT NOT NULL, reason TEXT,"
+	"  agent_id TEXT NOT NULL, kind TEXT NOT NULL, device TEXT NOT NULL, port TEXT NOT NULL,"
+	"  queue INTEGER NOT NULL DEFAULT -1, params TEXT NOT NULL, old TEXT, new TEXT,"
+	"  state TEXT NOT NULL, error TEXT, deadline_ns INTEGER NOT NULL, sent_ns INTEGER,"
+	"  updated_ns INTEGER NOT NULL);"
+	"CREATE INDEX changes_open ON changes(agent_id, state);"
+	"CREATE INDEX changes_object ON changes(agent_id, kind, device, port, queue, id);"
+	"CREATE INDEX changes_batch ON changes(batch);",
 };
 
 int store_errno(int rc)

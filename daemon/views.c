@@ -590,12 +590,14 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 	static const char count_sql[] = "SELECT count(*) FROM samples WHERE port_id = ? AND "
 					"t_ns >= ? AND t_ns <= ?";
 	const struct reg *reg = ingest_registry(ing);
-	struct series_ctx c = { .ing = ing, .q = q };
+	struct counter_query lq = *q;
+	struct series_ctx c = { .ing = ing, .q = &lq };
 	json_t *series = NULL, *doc = NULL;
 	sqlite3_stmt *st;
 	int64_t id, rows = 0;
 	int rc, r;
 
+	q = &lq;
 	if (q->from_ns >= q->to_ns)
 		return rf_err_set(e, -EINVAL, "BAD_TIME_RANGE", "from",
 				  "'from' must be before 'to'");
@@ -644,6 +646,24 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 	store_reader_begin(rd);
 	if ((r = port_id_of(rd, key, &id, e)) < 0)
 		goto out_end;
+	if (q->to_newest) {
+		/* no explicit window: the one that ends with the port's newest sample (a simulated
+		 * fabric's read times are fabric time, which runs behind the wall clock; a silent
+		 * agent's last data stays visible) */
+		sqlite3_stmt *mx = store_reader_stmt(rd, "SELECT max(t_ns) FROM samples WHERE port_id = ?");
+
+		if (mx) {
+			sqlite3_bind_int64(mx, 1, id);
+			if (sqlite3_step(mx) == SQLITE_ROW && sqlite3_column_type(mx, 0) != SQLITE_NULL &&
+			    sqlite3_column_int64(mx, 0) < lq.to_ns) {
+				int64_t span = lq.to_ns - lq.from_ns;
+
+				lq.to_ns = sqlite3_column_int64(mx, 0);
+				lq.from_ns = lq.to_ns - span;
+			}
+			sqlite3_reset(mx);
+		}
+	}
 	if (q->step_ns == 0) {
 		st = store_reader_stmt(rd, count_sql);
 		if (!st) {

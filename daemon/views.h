@@ -4,6 +4,7 @@
 #ifndef ROCEFAB_VIEWS_H
 #define ROCEFAB_VIEWS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -36,6 +37,7 @@ struct counter_query {
 	const char *names; /* comma-separated registry names; NULL or "" = every counter */
 	int64_t from_ns, to_ns;
 	int64_t step_ns; /* 0: every sample */
+	bool to_newest;	 /* move the window back to end at the port's newest sample */
 	unsigned max_points;
 };
 int views_port_counters(struct store_reader *rd, const struct ingest *ing, const char *key,

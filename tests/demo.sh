@@ -1,11 +1,15 @@
 #!/bin/bash
-# make demo: rocefabd with three agents on recorded host trees whose counters sysfs-replay
-# advances (a stand-in for real hosts until rocefab-sim serves a whole fabric, issue 4).
-# Ctrl-C stops everything.  DEMO_LISTEN=ADDR:PORT changes the address; DEMO_DURATION=SECONDS
-# stops by itself after that long (used by the tests).
+# make demo: rocefabd and a simulated fabric (rocefab-sim serve, sim/scenarios/demo.json: 2
+# spines, 4 leaves, 32 hosts, a ring all-reduce plus periodic incast, a pause storm a minute
+# in) whose virtual agents report every host and switch every second.
+# Ctrl-C stops everything.  DEMO_LISTEN=ADDR:PORT moves the REST API, DEMO_SIM=ADDR:PORT the
+# simulator's control API; DEMO_DIR is where the database and logs go; DEMO_SCENARIO another
+# scenario; DEMO_DURATION=SECONDS stops by itself after that long (used by the tests).
 set -euo pipefail
 B=${ROCEFAB_BUILD:-build}
 listen=${DEMO_LISTEN:-127.0.0.1:9750}
+simctl=${DEMO_SIM:-127.0.0.1:9760}
+scenario=${DEMO_SCENARIO:-sim/scenarios/demo.json}
 work=${DEMO_DIR:-$B/demo}
 url=http://$listen
 pids=()
@@ -21,13 +25,10 @@ trap 'exit 0' INT TERM
 
 rm -rf "$work"
 mkdir -p "$work"
-for t in agents viewer admin; do
+for t in agents viewer operator; do
 	role=$t; [ "$t" = agents ] && role=agent
 	"$B/rocefabd" --db "$work/rocefab.db" token add "$t" --role "$role" | tail -n 1 > "$work/$t.token"
 	chmod 600 "$work/$t.token"
-done
-for h in gpu-a1 gpu-a2 stor-b1; do
-	"$B/tools/sysfs-replay" copy "tests/data/hosts/$h" "$work/$h"
 done
 
 "$B/rocefabd" --db "$work/rocefab.db" --listen "$listen" -o daemon.log_target=stderr \
@@ -38,30 +39,35 @@ for i in $(seq 100); do
 	kill -0 "${pids[0]}" 2>/dev/null || { cat "$work/rocefabd.log"; exit 1; }
 	sleep 0.1
 done
-"$B/tools/sysfs-replay" run "$work/gpu-a1" "$work/gpu-a2" "$work/stor-b1" --interval 1s &
+"$B/rocefab-sim" serve "$scenario" --control "$simctl" --agents "$url" \
+	--token-file "$work/agents.token" --spool-dir "$work/spool" > "$work/sim.log" 2>&1 &
 pids+=($!)
-for h in gpu-a1 gpu-a2 stor-b1; do
-	"$B/rocefab-agent" --id "$h" --sysfs-root "$work/$h" --server "$url" \
-		--token-file "$work/agents.token" --spool-dir "$work/spool-$h" \
-		-o agent.log_target=stderr > "$work/agent-$h.log" 2>&1 &
-	pids+=($!)
+for i in $(seq 100); do
+	curl -sf "http://$simctl/v1/status" > /dev/null 2>&1 && break
+	kill -0 "${pids[1]}" 2>/dev/null || { cat "$work/sim.log"; exit 1; }
+	sleep 0.1
 done
 
 cat <<MSG
 
-  rocefab demo is running: rocefabd and three agents (two mlx5 GPU hosts, one soft-RoCE
-  storage host) whose counters advance every second.
+  rocefab demo is running: rocefabd and a simulated RoCEv2 fabric (2 spines, 4 leaves,
+  32 hosts at 100 Gb/s; ring all-reduce plus incast) paced at 10 ms of fabric time per
+  second, every host and switch reported by its virtual agent each second.  A NIC pause
+  storm from h7 starts one minute in and lasts 30 s.
 
-  REST API    $url/api/v1/hosts        (token: $work/viewer.token)
+  REST API    $url/api/v1/topology     (tokens: $work/viewer.token, $work/operator.token)
   Prometheus  $url/metrics
-  Health      $url/api/v1/health
+  Simulator   http://$simctl/v1/status   (control API: devices, counters, faults)
 
   Try:
     export ROCEFAB_SERVER=$url ROCEFAB_TOKEN_FILE=$work/viewer.token
-    $B/rocefabctl hosts
-    $B/rocefabctl hosts gpu-a1
-    $B/rocefabctl counters gpu-a1:mlx5_0:1 roce_tx_bytes pfc_rx_pause_frames np_cnp_sent
-    curl -s -H "Authorization: Bearer \$(cat $work/viewer.token)" $url/metrics | grep pfc_rx
+    $B/rocefabctl switches
+    $B/rocefabctl links
+    $B/rocefabctl counters leaf0:leaf0:h3 tx_bytes queue_depth_bytes ecn_marked_packets pfc_rx_pause_frames
+    $B/rocefabctl counters h7:nic0:1 roce_tx_bytes np_cnp_sent rp_cnp_handled
+    ROCEFAB_TOKEN_FILE=$work/operator.token $B/rocefabctl set ecn leaf3 h24 3 kmin_bytes=100KB kmax_bytes=400KB --reason "demo"
+    $B/rocefabctl changes
+    curl -s -X POST -d '{"type":"link_down","link":"leaf0-spine0"}' http://$simctl/v1/faults
 
   Ctrl-C stops everything.
 MSG
@@ -69,8 +75,8 @@ MSG
 if [ -n "${DEMO_DURATION:-}" ]; then
 	sleep "$DEMO_DURATION"
 	export ROCEFAB_SERVER=$url ROCEFAB_TOKEN_FILE=$work/viewer.token
-	"$B/rocefabctl" hosts
-	"$B/rocefabctl" counters gpu-a1:mlx5_0:1 roce_tx_bytes pfc_rx_pause_frames np_cnp_sent
+	"$B/rocefabctl" switches
+	"$B/rocefabctl" counters leaf0:leaf0:h3 tx_bytes queue_depth_bytes ecn_marked_packets
 	exit 0
 fi
 wait "${pids[0]}"

@@ -1,0 +1,29 @@
+/* Validation of configuration changes before anything is stored or sent (issue 4): ranges
+ * and units from ../shared/reference/rdma-fabric-facts.md (lib/params.c), and the invariants
+ * that keep a fabric lossless and well behaved: Kmin < Kmax < the PFC XOFF threshold of a
+ * lossless priority, XON < XOFF, DCQCN rates within the port's line rate.
+ *
+ * params is the requested change (only the fields that change) and is normalized in place
+ * (sizes like "400KB" become bytes).  current is the object's configuration as its agent last
+ * reported it (NULL if none).  On failure e names the field as a JSON pointer into params and a
+ * code: UNKNOWN_FIELD, BAD_VALUE, BAD_THRESHOLD_ORDER, NO_CHANGE.  Pure functions: no I/O. */
+#ifndef ROCEFAB_VALIDATE_H
+#define ROCEFAB_VALIDATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "lib/err.h"
+
+/* line_mbps: the port's speed, bounding rate parameters (0: unknown). */
+int validate_dcqcn(json_t *params, const json_t *current, int64_t line_mbps, struct rf_err *e);
+/* port_pfc: the PFC configuration of the queue's port (for its XOFF threshold), or NULL. */
+int validate_ecn(json_t *params, const json_t *current, const json_t *port_pfc, int queue,
+		 struct rf_err *e);
+/* port_ecn: the ECN configurations of the port's queues (array), or NULL. */
+int validate_pfc(json_t *params, const json_t *current, const json_t *port_ecn, bool is_switch,
+		 struct rf_err *e);
+
+#endif
