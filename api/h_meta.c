@@ -79,7 +79,6 @@ int h_metrics(struct api_req *req)
 	views_opts_of(req, &o);
 	if (rd)
 		views_agent_counts(rd, &o, &total, &stale);
-	store_reader_put(d->store, rd);
 	store_get_stats(d->store, &ss);
 	ingest_get_stats(d->ingest, &is);
 	buf_init(&b);
@@ -151,6 +150,9 @@ int h_metrics(struct api_req *req)
 		   "rocefab_agents{status=\"ok\"} %lld\n"
 		   "rocefab_agents{status=\"stale\"} %lld\n",
 		   (long long)(total - stale), (long long)stale);
+	if (rd)
+		views_agent_metrics(rd, &o, &b);
+	store_reader_put(d->store, rd);
 	api_render_metrics(req->api, &b);
 	ingest_render_metrics(d->ingest, &b);
 	if (b.oom) {

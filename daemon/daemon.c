@@ -10,6 +10,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "api/api.h"
+#include "daemon/changes.h"
 #include "daemon/daemon.h"
 #include "daemon/ingest.h"
 #include "daemon/report.h"
@@ -209,6 +210,8 @@ int daemon_run(const struct daemon_settings *s)
 			prune(st, s->retention);
 			next_prune = tu_mono_ns() + 60 * NSEC_PER_SEC;
 		}
+		/* changes whose agent went silent past their deadline: timed out (every second) */
+		changes_sweep(st);
 	}
 	sd_notify(0, "STOPPING=1\nSTATUS=stopping: flushing the write queue");
 	/* Stop taking connections and new reports, let the queued reports commit and their agents

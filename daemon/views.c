@@ -742,3 +742,33 @@ out:
 	json_decref(series);
 	return r;
 }
+
+int views_agent_metrics(struct store_reader *rd, const struct views_opts *o, struct buf *out)
+{
+	static const char sql[] = "SELECT id, role, last_seen_ns, interval_ms FROM agents ORDER BY id";
+	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+	int rc;
+
+	if (!st)
+		return -ENOMEM;
+	buf_printf(out, "# HELP rocefab_agent_up 1 while the agent reports on time, 0 once it missed "
+			"agents.stale_after intervals (stale).\n"
+			"# TYPE rocefab_agent_up gauge\n");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		buf_printf(out, "rocefab_agent_up{agent=\"%s\",role=\"%s\"} %d\n",
+			   (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
+			   strcmp(agent_status(o, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3)),
+				  "ok") == 0);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return store_errno(rc);
+	buf_printf(out, "# HELP rocefab_agent_last_report_age_seconds Time since the agent's last "
+			"report was received.\n"
+			"# TYPE rocefab_agent_last_report_age_seconds gauge\n");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		buf_printf(out, "rocefab_agent_last_report_age_seconds{agent=\"%s\",role=\"%s\"} %.3f\n",
+			   (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
+			   (double)(o->now_ns - sqlite3_column_int64(st, 2)) / 1e9);
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : store_errno(rc);
+}

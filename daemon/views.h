@@ -11,6 +11,7 @@
 
 #include "daemon/ingest.h"
 #include "daemon/store.h"
+#include "lib/buf.h"
 #include "lib/err.h"
 
 struct views_opts {
@@ -46,5 +47,8 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 /* Agents known and stale, for health and /metrics. */
 int views_agent_counts(struct store_reader *rd, const struct views_opts *o, int64_t *ret_total,
 		       int64_t *ret_stale);
+
+/* Prometheus text: rocefab_agent_up and rocefab_agent_last_report_age_seconds per agent. */
+int views_agent_metrics(struct store_reader *rd, const struct views_opts *o, struct buf *out);
 
 #endif

@@ -194,6 +194,8 @@ static int parse_fault(struct build *b, json_t *j, struct fault *f)
 	if ((r = check_keys(b, j, keys[type])) < 0 || (r = opt_num(b, j, "at_us", 0, 1e9, false, &at)) < 0 ||
 	    (r = opt_num(b, j, "until_us", 0, 1e9, false, &until)) < 0)
 		return r;
+	if (at < 0 && b->runtime)
+		at = (double)b->s->now / PS_PER_US; /* injected while running: now */
 	if (at < 0)
 		return bad(b, "at_us", "required field is missing");
 	if (until && until <= at)
@@ -342,7 +344,7 @@ int build_faults(struct build *b, json_t *faults)
 
 int sim_fault(struct sim *s, json_t *fault, int *ret_id, struct rf_err *e)
 {
-	struct build b = { .s = s, .e = e };
+	struct build b = { .s = s, .e = e, .runtime = true };
 	int r;
 
 	js_path_init(&b.p);

@@ -145,6 +145,9 @@ class Client:
     def post(self, path, **kw):
         return self.request("POST", path, **kw)
 
+    def put(self, path, **kw):
+        return self.request("PUT", path, **kw)
+
     def json(self, path, **kw):
         r = self.get(path, **kw)
         assert r.status_code == 200, f"GET {path}: {r.status_code} {r.text}"
@@ -252,6 +255,57 @@ class Agent:
         return len([f for f in os.listdir(self.spool) if f.endswith(".json")])
 
 
+class Sim:
+    """rocefab-sim serve: a paced fabric with its control API and, with a daemon, its virtual
+    agents (one per simulated device, except those in skip)."""
+
+    def __init__(self, workdir, scenario, daemon=None, token_file=None, pace=None,
+                 interval="1s", skip=(), name="sim", extra=()):
+        self.workdir = workdir
+        self.host, self.port = free_addr()
+        self.url = f"http://{self.host}:{self.port}"
+        self.spool = os.path.join(workdir, f"{name}-spool")
+        self.args = [binary("rocefab-sim"), "serve", scenario, "--control",
+                     f"{self.host}:{self.port}", "--spool-dir", self.spool, "--quiet"]
+        if pace:
+            self.args += ["--pace", str(pace)]
+        if daemon:
+            self.args += ["--agents", daemon.url, "--token-file", token_file,
+                          "--interval", interval]
+        if skip:
+            self.args += ["--skip-agents", ",".join(skip)]
+        self.args += list(extra)
+        self.name = name
+        self.proc = None
+
+    def start(self, env=None):
+        self.proc = Proc(self.args, os.path.join(self.workdir, f"{self.name}.log"), env=env)
+        wait_for(self.answering, 15, what="rocefab-sim serve to answer")
+        return self
+
+    def answering(self):
+        assert self.proc.alive(), f"rocefab-sim exited:\n{self.proc.output()[-3000:]}"
+        return requests.get(self.url + "/v1/status", timeout=2).status_code == 200
+
+    def ctl(self, method, path, body=None, expect=200):
+        r = requests.request(method, self.url + path, json=body, timeout=10)
+        if expect is not None:
+            assert r.status_code == expect, f"{method} {path}: {r.status_code} {r.text}"
+        return r.json()
+
+    def pause(self):
+        return self.ctl("PUT", "/v1/clock", {"paused": True})
+
+    def resume(self):
+        return self.ctl("PUT", "/v1/clock", {"paused": False})
+
+    def counters(self, device):
+        return self.ctl("GET", f"/v1/devices/{device}/counters")
+
+    def stop(self, sig=signal.SIGTERM):
+        return self.proc.stop(sig) if self.proc else None
+
+
 def copy_tree(name, dst):
     shutil.copytree(os.path.join(HOSTS, name), dst, symlinks=True)
     return dst
@@ -273,6 +327,7 @@ class World:
         self.daemons = []
         self.agents = []
         self.procs = []
+        self.sims = []
 
     def daemon(self, **kw):
         d = Daemon(self.tmp, **kw)
@@ -284,7 +339,14 @@ class World:
         self.agents.append(ag)
         return ag
 
+    def sim(self, *a, **kw):
+        sm = Sim(self.tmp, *a, **kw)
+        self.sims.append(sm)
+        return sm
+
     def close(self):
+        for sm in self.sims:
+            sm.stop()
         for ag in self.agents:
             ag.stop()
         for d in self.daemons:

@@ -1,0 +1,579 @@
+"""The simulated fabric as a live backend (issue 4), checked through rocefabd's REST API:
+rocefab-sim serve with virtual agents (or real agents with --backend sim), switches and links,
+rates against the simulator's own counters, configuration changes end to end, faults injected
+into the fabric, and process faults (agents and rocefabd killed, a network cut)."""
+import os
+import signal
+import sqlite3
+import statistics
+import subprocess
+import time
+
+import pytest
+import requests
+
+from conftest import ROOT, Proc, binary, wait_for
+
+DEMO = os.path.join(ROOT, "sim", "scenarios", "demo.json")
+# one report interval of the fault scenarios in fabric time (0.3 s at pace 0.02 = 6 ms) and a
+# margin: points after t0 + SETTLE cover fabric time after t0 only
+SETTLE = 0.008
+LIVE = os.path.join(ROOT, "tests", "sim", "live")
+
+
+def fabric(world, scenario, interval="1s", pace=None, skip=(), extra_conf=""):
+    d = world.daemon(extra_conf=extra_conf).start()
+    _, agent_tok = d.token("agents", "agent")
+    d.token("viewer", "viewer")
+    d.token("ops", "operator")
+    sim = world.sim(scenario, daemon=d, token_file=agent_tok, interval=interval, pace=pace,
+                    skip=skip)
+    return d, sim
+
+
+def series(c, port, names, **q):
+    params = {"names": ",".join(names)}
+    params.update(q)
+    doc = c.json(f"/api/v1/ports/{port}/counters", params=params)
+    return {(s["name"], s.get("priority")): s["points"] for s in doc["series"]}
+
+
+def fabric_time_s(sim, fabric_ns):
+    """Unix seconds of a fabric time: what rocefabd shows as the read time of samples."""
+    clock = sim.ctl("GET", "/v1/clock")
+    return (clock["epoch_ns"] + fabric_ns) / 1e9
+
+
+def rates_after(c, port, name, prio, t0):
+    pts = series(c, port, [name])[(name, prio)]
+    return [p["rate"] for p in pts if p["t"] > t0 and p.get("rate") is not None]
+
+
+def gauge_after(c, port, name, prio, t0):
+    pts = series(c, port, [name])[(name, prio)]
+    return [p["value"] for p in pts if p["t"] > t0 and "value" in p]
+
+
+# --- the demo fabric ---------------------------------------------------------------------------
+
+def test_demo_fabric_appears_within_two_intervals_with_true_rates(world):
+    d = world.daemon().start()
+    _, agent_tok = d.token("agents", "agent")
+    d.token("viewer", "viewer")
+    sim = world.sim(DEMO, daemon=d, token_file=agent_tok, interval="1s")
+    sim.start()
+    t0 = time.monotonic()
+    c = d.client("viewer")
+    devices = sim.ctl("GET", "/v1/devices")["devices"]
+    hosts = {x["name"] for x in devices if x["role"] == "host"}
+    switches = {x["name"] for x in devices if x["role"] == "switch"}
+    assert len(hosts) == 32 and len(switches) == 6
+
+    def all_there():
+        h = {x["id"] for x in c.json("/api/v1/hosts")["items"] if x["ports_up"] == 1}
+        s = {x["id"] for x in c.json("/api/v1/switches")["items"] if x["ports"] == x["ports_up"] > 0}
+        return h == hosts and s == switches
+
+    wait_for(all_there, 10, interval=0.05, what="every host and switch in REST")
+    elapsed = time.monotonic() - t0
+    assert elapsed <= 2.0, f"the fabric took {elapsed:.2f} s (two intervals: 2 s) to appear"
+    # every one has counters
+    wait_for(lambda: all(c.json(f"/api/v1/ports/{h}:nic0:1")["counters"] for h in hosts), 5,
+             what="host counters")
+    links = c.json("/api/v1/links")
+    assert links["count"] == 32 + 2 * 4 and links["up"] == links["count"]
+    topo = c.json("/api/v1/topology")
+    assert len(topo["nodes"]) == 38
+
+    # The simulator's own figures for one fabric interval [T1, T2]: freeze the fabric, read
+    # its counters, let it run, freeze again; rocefabd's samples at T1 and T2 must give the
+    # same rates (they carry fabric time as their read time).
+    ports = {"leaf0:leaf0:h3": ("leaf0", "h3", ["tx_bytes", "rx_bytes"]),
+             "spine0:spine0:leaf1": ("spine0", "leaf1", ["tx_bytes", "rx_bytes"]),
+             "h3:nic0:1": ("h3", "leaf0", ["roce_tx_bytes", "roce_rx_bytes", "tx_bytes"])}
+
+    def freeze():
+        clock = sim.pause()
+        t = (clock["epoch_ns"] + clock["fabric_time_ns"]) / 1e9
+        own = {}
+        for pid, (dev, sport, names) in ports.items():
+            v = sim.counters(dev)["ports"][sport]
+            own[pid] = {n: v[n] for n in names}
+        # rocefabd has the frozen reading once every port's newest point is at t
+        for pid, (_, _, names) in ports.items():
+            wait_for(lambda: max(p["t"] for p in series(c, pid, names[:1])[(names[0], None)]) >= t - 1e-6,
+                     5, what=f"{pid} sampled at the frozen time")
+        return t, own
+
+    t1, own1 = freeze()
+    sim.resume()
+    time.sleep(3)
+    t2, own2 = freeze()
+    sim.resume()
+    for pid, (_, _, names) in ports.items():
+        got = series(c, pid, names, **{"from": str(t1 - 1e-6), "to": str(t2 + 1e-6)})
+        for n in names:
+            pts = [p for p in got[(n, None)] if t1 + 1e-6 < p["t"] <= t2 + 1e-6]
+            assert len(pts) >= 2, (pid, n, pts)
+            for p in pts:
+                assert p["rate"] is not None and p["rate"] >= 0
+            delta = sum(p["delta"] for p in pts)
+            rate = delta / (t2 - t1)
+            sim_rate = (own2[pid][n] - own1[pid][n]) / (t2 - t1)
+            assert sim_rate > 1e8, (pid, n, sim_rate)  # a busy fabric: more than 100 MB/s
+            assert abs(rate - sim_rate) <= 0.02 * sim_rate, (pid, n, rate, sim_rate)
+    # the switch's queue and PFC state are there too (gauges)
+    s = series(c, "leaf0:leaf0:h3", ["queue_depth_bytes", "pfc_paused"])
+    assert ("queue_depth_bytes", 3) in s and ("pfc_paused", 3) in s
+
+
+# --- configuration changes ---------------------------------------------------------------------
+
+def test_ecn_change_reaches_the_fabric_and_lowers_the_queue(world):
+    d, sim = fabric(world, os.path.join(LIVE, "ecn.json"), interval="0.2s")
+    sim.start()
+    c, ops = d.client("viewer"), d.client("ops")
+    port = "leaf0:leaf0:h0"
+    ecn = "/api/v1/switches/leaf0/ports/h0/queues/3/ecn"
+    wait_for(lambda: c.get(ecn).status_code == 200, 5, what="the ECN settings reported")
+    assert c.json(ecn)["items"][0]["values"]["kmin_bytes"] == 1000000
+    # steady state with high thresholds (the flows converge in ~60 ms of fabric time)
+    wait_for(lambda: sim.ctl("GET", "/v1/clock")["fabric_time_ns"] > 70e6, 10, what="convergence")
+    t_start = fabric_time_s(sim, sim.ctl("GET", "/v1/clock")["fabric_time_ns"])
+    wait_for(lambda: len(gauge_after(c, port, "queue_depth_bytes", 3, t_start)) >= 10, 10,
+             what="queue samples")
+    high = statistics.median(gauge_after(c, port, "queue_depth_bytes", 3, t_start))
+
+    # invalid changes: a clear problem, and nothing changes anywhere
+    before_changes = c.json("/api/v1/changes")["count"]
+    before_sim = sim.ctl("GET", "/v1/devices/leaf0/config")["ports"]["h0"]["ecn"][3]
+    bad = [
+        (ecn, {"kmin_bytes": 500000, "kmax_bytes": 100000}, 400, "BAD_THRESHOLD_ORDER", "/kmin_bytes"),
+        (ecn, {"kmin_bytes": 3000000}, 400, "BAD_THRESHOLD_ORDER", "/kmin_bytes"),  # = Kmax
+        (ecn, {"pmax": 1.5}, 400, "BAD_VALUE", "/pmax"),
+        (ecn, {"kmax_bytes": "lots"}, 400, "BAD_VALUE", "/kmax_bytes"),
+        (ecn, {"kmin": 100}, 400, "UNKNOWN_FIELD", "/kmin"),
+        (ecn, {}, 400, "NO_CHANGE", None),
+        (ecn, {"kmax_bytes": 40000000}, 400, "BAD_THRESHOLD_ORDER", "/kmax_bytes"),  # above XOFF
+        ("/api/v1/switches/leaf0/ports/h99/queues/3/ecn", {"kmin_bytes": 1}, 404, "UNKNOWN_PORT", None),
+        ("/api/v1/switches/leaf0/ports/h0/queues/9/ecn", {"kmin_bytes": 1}, 404, "UNKNOWN_QUEUE", None),
+        ("/api/v1/switches/nosuch/ports/h0/queues/3/ecn", {"kmin_bytes": 1}, 404, "UNKNOWN_SWITCH", None),
+        ("/api/v1/switches/h1/ports/leaf0/queues/3/ecn", {"kmin_bytes": 1}, 404, "UNKNOWN_SWITCH", None),
+    ]
+    for path, body, status, code, pointer in bad:
+        r = ops.put(path, json=body)
+        assert r.status_code == status, (body, r.text)
+        assert r.headers["Content-Type"].startswith("application/problem+json")
+        p = r.json()
+        assert p["code"] == code and p["detail"], (body, p)
+        if pointer:
+            assert p.get("pointer") == pointer, (body, p)
+    r = ops.put(ecn, data=b"{not json", headers={"Content-Type": "application/json"})
+    assert r.status_code == 400 and r.json()["code"] == "BAD_JSON"
+    assert c.put(ecn, json={"kmin_bytes": 1}).status_code == 403  # a viewer cannot change
+    assert c.json("/api/v1/changes")["count"] == before_changes
+    assert sim.ctl("GET", "/v1/devices/leaf0/config")["ports"]["h0"]["ecn"][3] == before_sim
+
+    # a good change: audit log, command, applied, read back from the simulator
+    r = ops.put(ecn, json={"kmin_bytes": "20KB", "kmax_bytes": "200KB", "reason": "test: lower the queue"})
+    assert r.status_code == 202, r.text
+    ch = r.json()["changes"][0]
+    assert ch["state"] == "pending" and ch["actor"] == "ops" and ch["reason"] == "test: lower the queue"
+    assert ch["params"] == {"kmin_bytes": 20000, "kmax_bytes": 200000}
+    assert ch["old"]["kmin_bytes"] == 1000000
+    done = wait_for(lambda: (lambda x: x if x["state"] == "applied" else None)(
+        c.json(f"/api/v1/changes/{ch['id']}")), 10, what="the change applied")
+    assert done["new"]["kmin_bytes"] == 20000 and done["new"]["kmax_bytes"] == 200000
+    assert done["sent"] is not None
+    own = sim.ctl("GET", "/v1/devices/leaf0/config")["ports"]["h0"]["ecn"][3]
+    assert own["kmin_bytes"] == 20000 and own["kmax_bytes"] == 200000
+    # the object shows it too, with its change
+    wait_for(lambda: c.json(ecn)["items"][0]["values"]["kmin_bytes"] == 20000, 5,
+             what="the new settings reported")
+    assert c.json(ecn)["changes"][0]["id"] == ch["id"]
+    # and the queue under the same load is measurably lower
+    t_apply = fabric_time_s(sim, sim.ctl("GET", "/v1/clock")["fabric_time_ns"]) + 0.03
+    wait_for(lambda: len(gauge_after(c, port, "queue_depth_bytes", 3, t_apply)) >= 10, 15,
+             what="queue samples after the change")
+    low = statistics.median(gauge_after(c, port, "queue_depth_bytes", 3, t_apply))
+    assert high > 500000 and low < high / 4, (high, low)
+    # the load is the same: the port still runs at line rate
+    assert statistics.median(rates_after(c, port, "tx_bytes", None, t_apply)) > 0.9 * 12.5e9
+
+
+def test_dcqcn_pfc_and_bulk_changes_with_outcomes(world):
+    d, sim = fabric(world, os.path.join(LIVE, "faults.json"), interval="0.3s")
+    sim.start()
+    c, ops = d.client("viewer"), d.client("ops")
+    wait_for(lambda: c.get("/api/v1/hosts/h4/dcqcn").status_code == 200, 5, what="DCQCN reported")
+    cur = c.json("/api/v1/hosts/h4/dcqcn")["items"][0]
+    assert (cur["device"], cur["port"]) == ("nic0", "1")
+    assert cur["values"]["rpg_time_reset"] == 300 and cur["values"]["rpg_ai_rate"] == 5
+    # ranges come from the facts file; rates are bounded by the port's line rate
+    for body, field in (({"rpg_time_reset": 0}, "/rpg_time_reset"), ({"rpg_gd": 15}, "/rpg_gd"),
+                        ({"rpg_ai_rate": 200000}, "/rpg_ai_rate"), ({"dce_tcp_g": 1024}, "/dce_tcp_g"),
+                        ({"rpg_tim_reset": 5}, "/rpg_tim_reset")):
+        r = ops.put("/api/v1/hosts/h4/dcqcn", json=body)
+        assert r.status_code == 400 and r.json()["pointer"] == field, r.text
+    r = ops.put("/api/v1/hosts/h4/dcqcn", json={"rpg_ai_rate": 40, "rpg_time_reset": 55})
+    assert r.status_code == 202, r.text
+    cid = r.json()["changes"][0]["id"]
+    wait_for(lambda: c.json(f"/api/v1/changes/{cid}")["state"] == "applied", 10, what="applied")
+    own = sim.ctl("GET", "/v1/devices/h4/config")["dcqcn"]
+    assert own["rpg_ai_rate_mbps"] == 40 and own["rpg_time_reset_us"] == 55
+    # a change the device refuses: failed, with the device's error
+    r = ops.put("/api/v1/hosts/h4/dcqcn", json={"rp_enable": 8, "np_enable": 8})
+    assert r.status_code == 202
+    cid = r.json()["changes"][0]["id"]
+    ch = wait_for(lambda: (lambda x: x if x["state"] != "pending" and x["state"] != "sent" else None)(
+        c.json(f"/api/v1/changes/{cid}")), 10, what="an outcome")
+    assert ch["state"] == "failed" and ch["error"]["code"] == "NOT_SUPPORTED", ch
+    assert sim.ctl("GET", "/v1/devices/h4/config")["dcqcn"]["enabled"] is True
+
+    # PFC of a switch port: static thresholds, XON below XOFF, XOFF above Kmax of lossless queues
+    pfc = "/api/v1/switches/leaf0/ports/h0/pfc"
+    wait_for(lambda: c.get(pfc).status_code == 200, 5, what="PFC reported")
+    assert ops.put(pfc, json={"xoff_bytes": 1000000, "xon_bytes": 2000000}).json()["code"] == "BAD_THRESHOLD_ORDER"
+    assert ops.put(pfc, json={"xoff_bytes": 1000000}).json()["code"] == "BAD_THRESHOLD_ORDER"  # Kmax 1.6 MB
+    assert ops.put(pfc, json={"alpha_shift": 3, "xoff_bytes": 5}).status_code == 400
+    r = ops.put(pfc, json={"xoff_bytes": "3MB", "xon_bytes": "2.5MB"})
+    assert r.status_code == 202, r.text
+    cid = r.json()["changes"][0]["id"]
+    wait_for(lambda: c.json(f"/api/v1/changes/{cid}")["state"] == "applied", 10, what="applied")
+    own = sim.ctl("GET", "/v1/devices/leaf0/config")["ports"]["h0"]["pfc"]
+    assert own["threshold"] == "static" and own["xoff_bytes"] == 3000000
+    assert own["xon_offset_bytes"] == 500000
+    # a host port: only the priorities
+    hp = "/api/v1/hosts/h4/ports/nic0:1/pfc"
+    assert ops.put(hp, json={"xoff_bytes": 5}).status_code == 400
+    assert c.get("/api/v1/hosts/h4/ports/eth0/pfc").status_code == 404
+
+    # bulk: every host port of the leaves, all or nothing
+    r = ops.post("/api/v1/changes", json={"kind": "ecn", "select": {"switch": "leaf*", "port": "h*", "queue": 3},
+                                           "params": {"kmax_bytes": 40000000}})
+    assert r.status_code == 400 and r.json()["rejected_targets"] == 8, r.text
+    assert len(r.json()["errors"]) == 8
+    r = ops.post("/api/v1/changes", json={"kind": "ecn", "select": {"switch": "nomatch*"},
+                                           "params": {"kmax_bytes": 1000000}})
+    assert r.status_code == 404 and r.json()["code"] == "NO_TARGETS"
+    r = ops.post("/api/v1/changes", json={"kind": "ecn", "select": {"switch": "leaf*", "port": "h*", "queue": 3},
+                                           "params": {"kmin_bytes": "100KB", "kmax_bytes": "800KB"},
+                                           "reason": "bulk"})
+    assert r.status_code == 202 and r.json()["count"] == 8, r.text
+    batch = r.json()["batch"]
+    wait_for(lambda: c.json(f"/api/v1/changes?batch={batch}")["count"] == 8 and all(
+        x["state"] == "applied" for x in c.json(f"/api/v1/changes?batch={batch}")["items"]), 10,
+        what="the batch applied")
+    for sw, hs in (("leaf0", ("h0", "h1", "h2", "h3")), ("leaf1", ("h4", "h5", "h6", "h7"))):
+        cfg = sim.ctl("GET", f"/v1/devices/{sw}/config")["ports"]
+        for h in hs:
+            assert cfg[h]["ecn"][3]["kmax_bytes"] == 800000
+        assert cfg["spine0"]["ecn"][3]["kmax_bytes"] == 1600000  # not selected
+    # rocefabctl wraps it
+    env = dict(os.environ, ROCEFAB_SERVER=d.url, ROCEFAB_TOKEN_FILE=os.path.join(world.tmp, "ops.token"))
+    out = subprocess.run([binary("rocefabctl"), "set", "ecn", "leaf1", "spine0", "3", "kmin_bytes=200KB",
+                          "--reason", "ctl", "--wait=15"], env=env, capture_output=True, text=True)
+    assert out.returncode == 0 and "applied" in out.stdout, out.stdout + out.stderr
+    out = subprocess.run([binary("rocefabctl"), "set", "ecn", "leaf1", "spine0", "3", "kmin_bytes=9MB"],
+                         env=env, capture_output=True, text=True)
+    assert out.returncode == 1 and "BAD_THRESHOLD_ORDER" in out.stderr
+    out = subprocess.run([binary("rocefabctl"), "changes"], env=env, capture_output=True, text=True)
+    assert out.returncode == 0 and "ctl" not in out.stdout.splitlines()[0]
+    assert sum("applied" in l for l in out.stdout.splitlines()) >= 11
+
+
+def test_change_times_out_when_the_agent_is_gone(world):
+    d, sim = fabric(world, os.path.join(LIVE, "faults.json"), interval="0.3s", skip=("h2",),
+                    extra_conf="[changes]\ndeadline = 1s\n")
+    sim.start()
+    agent = world.agent("h2", "/nonexistent", d.url, os.path.join(world.tmp, "agents.token"),
+                        interval="0.3s", extra=("--backend", "sim", "--sim", sim.url, "--device", "h2"))
+    agent.args = [a for a in agent.args if a not in ("--sysfs-root", "/nonexistent")]
+    agent.start()
+    c, ops = d.client("viewer"), d.client("ops")
+    wait_for(lambda: c.get("/api/v1/hosts/h2/dcqcn").status_code == 200, 5, what="h2 reported")
+    agent.stop(signal.SIGKILL)
+    r = ops.put("/api/v1/hosts/h2/dcqcn", json={"rpg_ai_rate": 10})
+    cid = r.json()["changes"][0]["id"]
+    # deadline 1 s, grace 10 s: rocefabd times it out for the silent agent
+    ch = wait_for(lambda: (lambda x: x if x["state"] == "timed_out" else None)(
+        c.json(f"/api/v1/changes/{cid}")), 20, interval=0.5, what="timed out")
+    assert ch["error"]["code"] == "NO_ANSWER"
+    assert sim.ctl("GET", "/v1/devices/h2/config")["dcqcn"]["rpg_ai_rate_mbps"] == 5
+
+
+# --- faults injected into the fabric --------------------------------------------------------------
+
+def inject(sim, fault):
+    r = sim.ctl("POST", "/v1/faults", fault, expect=201)
+    return r["id"], fabric_time_s(sim, r["fabric_time_ns"])
+
+
+def test_link_down_shows_both_ports_down_and_traffic_rerouted(world):
+    d, sim = fabric(world, os.path.join(LIVE, "faults.json"), interval="0.3s")
+    sim.start()
+    c = d.client("viewer")
+    wait_for(lambda: c.json("/api/v1/links")["up"] == 12, 5, what="all links up")
+    _, t0 = inject(sim, {"type": "link_down", "link": "leaf0-spine0"})
+
+    def down():
+        ls = {l["id"]: l for l in c.json("/api/v1/links")["items"]}
+        l = next(l for l in ls.values() if {l["a"]["node"], l["b"]["node"]} == {"leaf0", "spine0"})
+        return l["state"] == "down" and l["a"]["state"] == "down" and l["b"]["state"] == "down"
+
+    wait_for(down, 5, what="the link down in REST")
+    assert c.json("/api/v1/ports/leaf0:leaf0:spine0")["state"] == "down"
+    assert c.json("/api/v1/ports/spine0:spine0:leaf0")["state"] == "down"
+    assert c.json("/api/v1/links")["up"] == 11
+    # traffic moved to spine1: leaf0's uplink to spine0 carries nothing, the one to spine1
+    # carries all of it, and the flows crossing leaf0 keep going
+    wait_for(lambda: len(rates_after(c, "leaf0:leaf0:spine1", "tx_bytes", None, t0 + SETTLE)) >= 3, 10,
+             what="samples after the fault")
+    assert max(rates_after(c, "leaf0:leaf0:spine0", "prio_tx_bytes", 3, t0 + SETTLE)) == 0
+    assert min(rates_after(c, "leaf0:leaf0:spine1", "tx_bytes", None, t0 + SETTLE)) > 5e9
+    assert min(rates_after(c, "h4:nic0:1", "roce_tx_bytes", None, t0 + SETTLE)) > 1e9
+    assert c.json("/api/v1/ports/leaf0:leaf0:spine0")["counters"]  # still reported
+    carrier = series(c, "leaf0:leaf0:spine0", ["carrier_changes"])[("carrier_changes", None)]
+    assert carrier[-1]["raw"] >= 1
+
+
+def test_pause_storm_pauses_the_tor_port_and_upstream(world):
+    d, sim = fabric(world, os.path.join(LIVE, "faults.json"), interval="0.3s")
+    sim.start()
+    c = d.client("viewer")
+    wait_for(lambda: len(c.json("/api/v1/hosts")["items"]) == 8, 5, what="hosts")
+    time.sleep(0.6)
+    before = rates_after(c, "leaf0:leaf0:h0", "pfc_rx_pause_frames", 3, 0)
+    assert before and max(before) == 0
+    _, t0 = inject(sim, {"type": "pause_storm", "host": "h0", "priority": 3})
+    wait_for(lambda: len(rates_after(c, "leaf0:leaf0:h0", "pfc_rx_pause_frames", 3, t0 + SETTLE)) >= 3, 10,
+             what="samples after the storm began")
+    # the ToR port facing the storming NIC receives pauses and is paused all the time
+    assert min(rates_after(c, "leaf0:leaf0:h0", "pfc_rx_pause_frames", 3, t0 + SETTLE)) > 0
+    paused = rates_after(c, "leaf0:leaf0:h0", "pfc_rx_pause_duration_us", 3, t0 + SETTLE)
+    assert min(paused) > 0.9e6  # microseconds paused per second: nearly always
+    # upstream: leaf0 pauses the spines' ports facing it (traffic to h0 backs up)
+    up = [max(rates_after(c, f"{s}:{s}:leaf0", "pfc_rx_pause_frames", 3, t0 + SETTLE) or [0])
+          for s in ("spine0", "spine1")]
+    assert max(up) > 0, up
+    wait_for(lambda: max(gauge_after(c, "leaf0:leaf0:h0", "pfc_paused", 3, t0 + SETTLE) or [0]) == 1, 5,
+             what="the port's paused state")
+
+
+def test_routing_loop_deadlock_freezes_the_cycle(world):
+    d, sim = fabric(world, os.path.join(LIVE, "deadlock.json"), interval="0.3s")
+    sim.start()
+    c = d.client("viewer")
+    wait_for(lambda: len(c.json("/api/v1/switches")["items"]) == 4, 5, what="switches")
+    _, t0 = inject(sim, {"type": "route_override", "routes": [
+        {"switch": "leaf1", "dst": "h0", "via": "spine0"},
+        {"switch": "spine0", "dst": "h0", "via": "leaf1"}]})
+    cycle = ["leaf1:leaf1:spine0", "spine0:spine0:leaf1"]
+    settle = t0 + SETTLE
+    wait_for(lambda: all(len(rates_after(c, p, "prio_tx_bytes", 3, settle)) >= 3 for p in cycle), 10,
+             what="samples after the loop formed")
+    for p in cycle:
+        assert max(rates_after(c, p, "prio_tx_bytes", 3, settle)) == 0, p  # nothing moves
+        assert min(gauge_after(c, p, "pfc_paused", 3, settle)) == 1, p  # paused, all along
+        assert min(gauge_after(c, p, "queue_depth_bytes", 3, settle)) > 0, p  # not empty
+    # the senders are stuck too
+    assert max(rates_after(c, "h4:nic0:1", "roce_tx_bytes", None, settle + 0.002)) < 1e8
+
+
+def test_lossy_link_shows_retransmits_and_out_of_sequence(world):
+    d, sim = fabric(world, os.path.join(LIVE, "faults.json"), interval="0.3s")
+    sim.start()
+    c = d.client("viewer")
+    wait_for(lambda: len(c.json("/api/v1/hosts")["items"]) == 8, 5, what="hosts")
+    time.sleep(0.6)
+    assert max(rates_after(c, "h4:nic0:1", "retransmitted_packets", None, 0) or [0]) == 0
+    _, t0 = inject(sim, {"type": "lossy_link", "link": "h4-leaf1", "loss": 0.01})
+    wait_for(lambda: len(rates_after(c, "h0:nic0:1", "out_of_sequence", None, t0 + SETTLE)) >= 3, 10,
+             what="samples after the loss began")
+    # h4 -> h0 crosses the lossy link: the sender retransmits, the receiver sees gaps
+    assert sum(rates_after(c, "h4:nic0:1", "retransmitted_packets", None, t0)) > 0
+    assert sum(rates_after(c, "h0:nic0:1", "out_of_sequence", None, t0)) > 0
+    # a host whose traffic avoids the link is unaffected
+    assert sum(rates_after(c, "h7:nic0:1", "retransmitted_packets", None, t0)) == 0
+
+
+# --- process faults ------------------------------------------------------------------------------
+
+def sim_agent(world, d, sim, device, interval="0.3s"):
+    ag = world.agent(device, "/", d.url, os.path.join(world.tmp, "agents.token"), interval=interval,
+                     extra=("--backend", "sim", "--sim", sim.url, "--device", device))
+    ag.args = [a for a in ag.args if a != "--sysfs-root"]
+    ag.args.remove("/")
+    return ag
+
+
+def test_agent_killed_and_restarted_gives_no_negative_rates(world):
+    d, sim = fabric(world, os.path.join(LIVE, "faults.json"), interval="0.3s", skip=("h4",))
+    sim.start()
+    ag = sim_agent(world, d, sim, "h4").start()
+    c = d.client("viewer")
+    wait_for(lambda: c.get("/api/v1/agents/h4").status_code == 200 and
+             c.json("/api/v1/agents/h4")["seq"] >= 3, 10, what="h4 reporting")
+    boot1 = c.json("/api/v1/agents/h4")["boot_id"]
+    ag.stop(signal.SIGKILL)
+    time.sleep(1)
+    ag2 = sim_agent(world, d, sim, "h4").start()
+    wait_for(lambda: c.json("/api/v1/agents/h4")["boot_id"] != boot1 and
+             c.json("/api/v1/agents/h4")["seq"] >= 4, 10, what="h4 back with a new boot")
+    pts = series(c, "h4:nic0:1", ["roce_tx_bytes", "tx_bytes", "retransmitted_packets"])
+    for key, p in pts.items():
+        rates = [x["rate"] for x in p if x.get("rate") is not None]
+        assert rates and min(rates) >= 0, key
+        assert max(rates) < 13e9, key  # never more than the 100 Gb/s line rate
+    # the gap was bridged: the rate right after the restart is an ordinary one
+    tx = [x for x in pts[("roce_tx_bytes", None)] if x.get("rate") is not None]
+    assert statistics.median(x["rate"] for x in tx) > 1e9
+    ag2.stop()
+
+
+def test_rocefabd_sigkill_during_ingest_keeps_every_acknowledged_report(world):
+    d, sim = fabric(world, DEMO, interval="0.2s")
+    sim.start()
+    c = d.client("viewer")
+    wait_for(lambda: len(c.json("/api/v1/agents")["items"]) == 38, 10, what="38 agents")
+    time.sleep(1.5)
+    d.stop(signal.SIGKILL)
+    # nothing can be acknowledged any more: what the agents count as delivered is final
+    time.sleep(0.3)
+    delivered = sim.ctl("GET", "/v1/status")["agents"]["delivered"]
+    delivered2 = sim.ctl("GET", "/v1/status")["agents"]["delivered"]
+    time.sleep(1.2)  # the status refreshes every second
+    delivered = sim.ctl("GET", "/v1/status")["agents"]["delivered"]
+    assert delivered >= 38 * 3
+    db = sqlite3.connect(d.db)
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    stored = db.execute("SELECT sum(last_seq) FROM agent_boots").fetchone()[0]
+    db.close()
+    # each agent's reports are acknowledged in order, one boot each: last_seq >= delivered
+    assert stored >= delivered, (stored, delivered, delivered2)
+    d.start()
+    wait_for(lambda: c.json("/api/v1/health")["status"] == "ok", 10, what="rocefabd back")
+    # the agents spooled meanwhile and catch up: nothing lost, no duplicates stored twice
+    wait_for(lambda: all(a["spool"]["queued_reports"] == 0 for a in c.json("/api/v1/agents")["items"]),
+             20, what="spools drained")
+    for a in c.json("/api/v1/agents")["items"]:
+        assert a["reports"] + a["duplicates"] >= a["seq"], a
+        assert a["spool"]["dropped_reports"] == 0
+
+
+NS_A, NS_B = f"rfb-a-{os.getpid()}", f"rfb-b-{os.getpid()}"
+
+
+def ns(name, *cmd, **kw):
+    return subprocess.run(["ip", "netns", "exec", name] + list(cmd), **kw)
+
+
+@pytest.fixture
+def two_namespaces():
+    if subprocess.run(["ip", "netns", "add", NS_A], capture_output=True).returncode != 0:
+        pytest.skip("cannot create network namespaces here")
+    subprocess.run(["ip", "netns", "add", NS_B], check=True)
+    try:
+        subprocess.run(["ip", "link", "add", "rfa", "netns", NS_A, "type", "veth", "peer", "name",
+                        "rfb", "netns", NS_B], check=True)
+        for n, dev, addr in ((NS_A, "rfa", "10.99.0.1/24"), (NS_B, "rfb", "10.99.0.2/24")):
+            subprocess.run(["ip", "-n", n, "addr", "add", addr, "dev", dev], check=True)
+            subprocess.run(["ip", "-n", n, "link", "set", dev, "up"], check=True)
+            subprocess.run(["ip", "-n", n, "link", "set", "lo", "up"], check=True)
+        yield NS_A, NS_B
+    finally:
+        subprocess.run(["ip", "netns", "pids", NS_A], capture_output=True)
+        for n in (NS_A, NS_B):
+            pids = subprocess.run(["ip", "netns", "pids", n], capture_output=True, text=True).stdout.split()
+            for p in pids:
+                try:
+                    os.kill(int(p), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            subprocess.run(["ip", "netns", "del", n], capture_output=True)
+
+
+def test_agent_cut_off_by_a_namespace_link_spools_and_catches_up(world, two_namespaces):
+    """rocefabd in one namespace; the simulator and a real agent (--backend sim) in another,
+    joined by a veth.  The veth goes down for 5 s: the agent spools, then catches up with
+    every report and nothing twice."""
+    a, b = two_namespaces
+    tmp = world.tmp
+    conf = os.path.join(tmp, "d.conf")
+    db = os.path.join(tmp, "d.db")
+    with open(conf, "w") as f:
+        f.write(f"[daemon]\nlog_target = stderr\n[api]\nlisten = 10.99.0.2:9750\n[store]\ndb = {db}\n")
+    tok = subprocess.run([binary("rocefabd"), "--config", conf, "token", "add", "agents", "--role", "agent"],
+                         capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
+    vtok = subprocess.run([binary("rocefabd"), "--config", conf, "token", "add", "v", "--role", "viewer"],
+                          capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
+    tokf = os.path.join(tmp, "agents.token")
+    with open(tokf, "w") as f:
+        f.write(tok + "\n")
+    os.chmod(tokf, 0o600)
+    daemon = Proc(["ip", "netns", "exec", b, binary("rocefabd"), "--config", conf], os.path.join(tmp, "d.log"))
+    world.procs.append(daemon)
+    sim = Proc(["ip", "netns", "exec", a, binary("rocefab-sim"), "serve", os.path.join(LIVE, "faults.json"),
+                "--control", "127.0.0.1:9760", "--quiet"], os.path.join(tmp, "sim.log"))
+    world.procs.append(sim)
+    agent = Proc(["ip", "netns", "exec", a, binary("rocefab-agent"), "--backend", "sim", "--sim",
+                  "http://127.0.0.1:9760", "--device", "h5", "--server", "http://10.99.0.2:9750",
+                  "--token-file", tokf, "--interval", "0.2s", "--spool-dir", os.path.join(tmp, "spool"),
+                  "-o", "agent.log_target=stderr", "-o", "agent.timeout=1s"], os.path.join(tmp, "agent.log"))
+    world.procs.append(agent)
+
+    def agent_doc():
+        r = ns(b, "curl", "-sf", "-H", f"Authorization: Bearer {vtok}", "http://10.99.0.2:9750/api/v1/agents/h5",
+               capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        import json
+        return json.loads(r.stdout)
+
+    wait_for(lambda: agent_doc()["seq"] >= 5, 15, interval=0.2, what="h5 reporting across the namespaces")
+    subprocess.run(["ip", "-n", a, "link", "set", "rfa", "down"], check=True)
+    cut = agent_doc()["seq"]
+    time.sleep(5)
+    spooled = len([f for f in os.listdir(os.path.join(tmp, "spool")) if f.endswith(".json")])
+    assert spooled >= 10, spooled  # 5 s at 0.2 s: the reports wait on disk
+    assert agent_doc()["seq"] == cut  # nothing got through
+    subprocess.run(["ip", "-n", a, "link", "set", "rfa", "up"], check=True)
+    wait_for(lambda: agent_doc()["spool"]["queued_reports"] == 0 and agent_doc()["seq"] > cut + spooled, 20,
+             interval=0.2, what="the spool drained")
+    doc = agent_doc()
+    # every report of this boot is stored exactly once: seq 1..N, N reports, none dropped
+    assert doc["reports"] == doc["seq"], doc
+    assert doc["spool"]["dropped_reports"] == 0
+    conn = sqlite3.connect(db)
+    n = conn.execute("SELECT count(*) FROM samples s JOIN ports p ON p.id = s.port_id "
+                     "WHERE p.key = 'h5:nic0:1'").fetchone()[0]
+    conn.close()
+    assert n == doc["reports"], (n, doc["reports"])
+
+
+# --- liveness ------------------------------------------------------------------------------------
+
+def test_agent_goes_stale_and_recovers(world):
+    d, sim = fabric(world, os.path.join(LIVE, "faults.json"), interval="0.3s", skip=("h6",))
+    sim.start()
+    ag = sim_agent(world, d, sim, "h6").start()
+    c = d.client("viewer")
+    wait_for(lambda: c.get("/api/v1/agents/h6").status_code == 200 and
+             c.json("/api/v1/agents/h6")["status"] == "ok", 10, what="h6 ok")
+
+    def metric():
+        text = c.get("/metrics").text
+        line = next(l for l in text.splitlines() if l.startswith('rocefab_agent_up{agent="h6"'))
+        return int(line.split()[-1])
+
+    assert metric() == 1
+    ag.proc.p.send_signal(signal.SIGSTOP)  # alive but silent
+    try:
+        wait_for(lambda: c.json("/api/v1/agents/h6")["status"] == "stale", 5, what="stale")
+        assert metric() == 0
+        assert c.json("/api/v1/hosts/h6")["status"] == "stale"
+        health = c.json("/api/v1/health")
+        assert health["agents"]["stale"] >= 1
+    finally:
+        ag.proc.p.send_signal(signal.SIGCONT)
+    wait_for(lambda: c.json("/api/v1/agents/h6")["status"] == "ok", 5, what="ok again")
+    assert metric() == 1
