@@ -84,6 +84,10 @@ struct backend_env {
 	const char *devices;	/* comma-separated filter; "" = all */
 	const char *interfaces; /* comma-separated netdevs without RDMA to report */
 	int net_source;		/* 0 auto, 1 live, 2 files */
+	/* DCB netlink transport for PFC; NULL: the kernel's (tests give a fake) */
+	int (*dcb_xfer)(void *ctx, const void *req, size_t len, void *reply, size_t cap,
+			size_t *ret_len);
+	void *dcb_ctx;
 	/* sim */
 	const char *sim_url;	/* http://ADDR:PORT of rocefab-sim serve --control */
 	const char *sim_device; /* the simulated host or switch */

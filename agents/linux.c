@@ -8,17 +8,28 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agents/backend.h"
+#include "agents/dcb.h"
 #include "agents/linux-net.h"
 #include "lib/log.h"
+#include "lib/params.h"
 #include "lib/strutil.h"
 #include "lib/timeutil.h"
 
+/* The RDMA ports of the last inventory with their netdevs, for configuration. */
+struct cfg_port {
+	char dev[64], port[64], netdev[64];
+};
+
 struct linux_priv {
 	char root[PATH_MAX]; /* "" for the real / */
+	struct cfg_port *cports;
+	size_t ncports;
 	struct netinfo *net;
 	char **dev_filter;
 	size_t ndev_filter;
@@ -340,6 +351,33 @@ oom:
 	return -ENOMEM;
 }
 
+static void remember_ports(struct linux_priv *p, const struct agent_inventory *inv)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < inv->ndevs; i++)
+		if (!strcmp(inv->devs[i].kind, "rdma"))
+			n += inv->devs[i].nports;
+	free(p->cports);
+	p->ncports = 0;
+	p->cports = calloc(n ? n : 1, sizeof(*p->cports));
+	if (!p->cports)
+		return;
+	for (size_t i = 0; i < inv->ndevs; i++) {
+		const struct agent_device *d = &inv->devs[i];
+
+		if (strcmp(d->kind, "rdma"))
+			continue;
+		for (size_t k = 0; k < d->nports; k++) {
+			struct cfg_port *c = &p->cports[p->ncports++];
+
+			str_copy(c->dev, sizeof(c->dev), d->name);
+			str_copy(c->port, sizeof(c->port), d->ports[k].port);
+			str_copy(c->netdev, sizeof(c->netdev), d->ports[k].netdev);
+		}
+	}
+}
+
 static int linux_inventory(struct backend *b, struct agent_inventory *inv, json_t *errors)
 {
 	struct linux_priv *p = b->priv;
@@ -349,6 +387,7 @@ static int linux_inventory(struct backend *b, struct agent_inventory *inv, json_
 	netinfo_refresh(p->net);
 	if ((r = rdma_inventory(b, inv, errors)) < 0)
 		return r;
+	remember_ports(p, inv);
 	for (size_t i = 0; i < p->nifaces; i++) {
 		struct agent_device *d;
 		struct agent_port *port;
@@ -502,10 +541,368 @@ static int linux_collect(struct backend *b, const struct agent_inventory *inv, j
 	return 0;
 }
 
+
+/* --- configuration: DCQCN knobs (sysfs or debugfs) and PFC (DCB netlink) ---------------------- */
+
+/* Where a port's DCQCN knobs live: MLNX_OFED's sysfs (ecn/roce_rp, ecn/roce_np, with or without
+ * a params/ directory; per-priority enable/P files), or upstream mlx5's debugfs cc_params (no
+ * per-priority enable).  Facts file section 3.1. */
+struct knobs {
+	enum { KNOBS_NONE, KNOBS_SYSFS, KNOBS_DEBUGFS } kind;
+	char rp[PATH_MAX], np[PATH_MAX]; /* sysfs: the two directories; debugfs: cc_params twice */
+};
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void find_knobs(const struct linux_priv *p, const struct cfg_port *c, struct knobs *k)
+{
+	char path[PATH_MAX], link[PATH_MAX];
+	ssize_t n;
+
+	k->kind = KNOBS_NONE;
+	if (c->netdev[0]) {
+		str_fmt(path, sizeof(path), "%s/sys/class/net/%s/ecn/roce_rp", p->root, c->netdev);
+		if (is_dir(path)) {
+			char params[PATH_MAX];
+
+			k->kind = KNOBS_SYSFS;
+			str_fmt(params, sizeof(params), "%s/params", path);
+			str_copy(k->rp, sizeof(k->rp), is_dir(params) ? params : path);
+			str_fmt(path, sizeof(path), "%s/sys/class/net/%s/ecn/roce_np", p->root, c->netdev);
+			str_fmt(params, sizeof(params), "%s/params", path);
+			str_copy(k->np, sizeof(k->np), is_dir(params) ? params : path);
+			return;
+		}
+	}
+	/* debugfs is per PCI function: /sys/kernel/debug/mlx5/<BDF>/cc_params */
+	str_fmt(path, sizeof(path), "%s/sys/class/infiniband/%s/device", p->root, c->dev);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n > 0) {
+		const char *bdf;
+
+		link[n] = '\0';
+		bdf = strrchr(link, '/') ? strrchr(link, '/') + 1 : link;
+		str_fmt(path, sizeof(path), "%s/sys/kernel/debug/mlx5/%s/cc_params", p->root, bdf);
+		if (is_dir(path)) {
+			k->kind = KNOBS_DEBUGFS;
+			str_copy(k->rp, sizeof(k->rp), path);
+			str_copy(k->np, sizeof(k->np), path);
+		}
+	}
+}
+
+static int knob_path(const struct knobs *k, const struct dcqcn_param *prm, int prio, char *out,
+		     size_t len)
+{
+	const char *dir = !strcmp(prm->node, "rp") ? k->rp : k->np;
+
+	if (!strcmp(prm->name, DCQCN_RP_ENABLE) || !strcmp(prm->name, DCQCN_NP_ENABLE)) {
+		char base[PATH_MAX];
+
+		if (k->kind != KNOBS_SYSFS)
+			return -EOPNOTSUPP;
+		/* enable/ sits next to params/ when there is one */
+		str_copy(base, sizeof(base), dir);
+		if (strlen(base) > 7 && !strcmp(base + strlen(base) - 7, "/params"))
+			base[strlen(base) - 7] = '\0';
+		return str_fmt(out, len, "%s/enable/%d", base, prio);
+	}
+	if (k->kind == KNOBS_DEBUGFS) {
+		if (!prm->debugfs)
+			return -EOPNOTSUPP;
+		return str_fmt(out, len, "%s/%s", dir, prm->debugfs);
+	}
+	return str_fmt(out, len, "%s/%s", dir, prm->name);
+}
+
+static int read_knob(const struct knobs *k, const struct dcqcn_param *prm, int64_t *ret)
+{
+	char path[PATH_MAX], buf[64], *end;
+	long long v;
+
+	if (!strcmp(prm->name, DCQCN_RP_ENABLE) || !strcmp(prm->name, DCQCN_NP_ENABLE)) {
+		int64_t mask = 0;
+
+		for (int pr = 0; pr < 8; pr++) {
+			if (knob_path(k, prm, pr, path, sizeof(path)) < 0 ||
+			    read_attr(path, buf, sizeof(buf)) < 0)
+				return -ENOENT;
+			if (!strcmp(buf, "1"))
+				mask |= 1 << pr;
+			else if (strcmp(buf, "0"))
+				return -EBADMSG;
+		}
+		*ret = mask;
+		return 0;
+	}
+	if (knob_path(k, prm, 0, path, sizeof(path)) < 0 || read_attr(path, buf, sizeof(buf)) < 0)
+		return -ENOENT;
+	errno = 0;
+	v = strtoll(buf, &end, 10);
+	if (errno || end == buf || *end)
+		return -EBADMSG; /* garbage in the file: reported, not guessed */
+	*ret = v;
+	return 0;
+}
+
+static int write_file(const char *path, int64_t v)
+{
+	char buf[32];
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int len = snprintf(buf, sizeof(buf), "%lld\n", (long long)v), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, buf, (size_t)len) != len)
+		r = errno ? -errno : -EIO;
+	if (close(fd) < 0 && !r)
+		r = -errno;
+	return r;
+}
+
+static int write_knob(const struct knobs *k, const struct dcqcn_param *prm, int64_t v)
+{
+	char path[PATH_MAX];
+	int r;
+
+	if (!strcmp(prm->name, DCQCN_RP_ENABLE) || !strcmp(prm->name, DCQCN_NP_ENABLE)) {
+		for (int pr = 0; pr < 8; pr++) {
+			if ((r = knob_path(k, prm, pr, path, sizeof(path))) < 0 ||
+			    (r = write_file(path, (v >> pr) & 1)) < 0)
+				return r;
+		}
+		return 0;
+	}
+	if ((r = knob_path(k, prm, 0, path, sizeof(path))) < 0)
+		return r;
+	return write_file(path, v);
+}
+
+static json_t *dcqcn_values(const struct knobs *k, json_t *errors, const char *where)
+{
+	json_t *o = json_object();
+
+	for (unsigned i = 0; i < dcqcn_nparams; i++) {
+		int64_t v;
+		int r = read_knob(k, &dcqcn_params[i], &v);
+
+		if (r == 0)
+			json_object_set_new(o, dcqcn_params[i].name, json_integer(v));
+		else if (r == -EBADMSG && errors)
+			collect_error(errors, "SYSFS_GARBAGE", where, "%s is not a number",
+				      dcqcn_params[i].name);
+	}
+	return o;
+}
+
+static int pfc_get(struct backend *b, const char *ifname, struct ieee_pfc *ret)
+{
+	struct linux_priv *p = b->priv;
+
+	if (b->env.dcb_xfer)
+		return dcb_get_pfc(b->env.dcb_xfer, b->env.dcb_ctx, ifname, ret);
+	if (p->root[0])
+		return -EOPNOTSUPP; /* a recorded tree has no kernel to ask */
+	return dcb_get_pfc(dcb_xfer_netlink, NULL, ifname, ret);
+}
+
+static int linux_read_config(struct backend *b, json_t **ret)
+{
+	struct linux_priv *p = b->priv;
+	json_t *out = json_pack("{s:[],s:[]}", "dcqcn", "pfc");
+
+	for (size_t i = 0; i < p->ncports; i++) {
+		const struct cfg_port *c = &p->cports[i];
+		struct ieee_pfc pfc;
+		struct knobs k;
+
+		find_knobs(p, c, &k);
+		if (k.kind != KNOBS_NONE) {
+			json_t *v = dcqcn_values(&k, NULL, c->netdev);
+
+			json_object_set_new(v, "device", json_string(c->dev));
+			json_object_set_new(v, "port", json_string(c->port));
+			json_array_append_new(json_object_get(out, "dcqcn"), v);
+		}
+		if (c->netdev[0] && pfc_get(b, c->netdev, &pfc) == 0)
+			json_array_append_new(json_object_get(out, "pfc"),
+					      json_pack("{s:s,s:s,s:i,s:i,s:i}", "device", c->dev, "port",
+							c->port, "enable", pfc.pfc_en, "pfc_cap",
+							pfc.pfc_cap, "delay", pfc.delay));
+	}
+	*ret = out;
+	return 0;
+}
+
+static const struct cfg_port *port_of(const struct linux_priv *p, json_t *params)
+{
+	const char *dev = json_string_value(json_object_get(params, "device"));
+	const char *port = json_string_value(json_object_get(params, "port"));
+
+	for (size_t i = 0; i < p->ncports; i++) {
+		const struct cfg_port *c = &p->cports[i];
+
+		if ((!dev || !strcmp(dev, c->dev)) && port &&
+		    (!strcmp(port, c->port) || !strcmp(port, c->netdev)))
+			return c;
+	}
+	return NULL;
+}
+
+static json_t *failed(const char *id, const char *code, const char *field, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static json_t *failed(const char *id, const char *code, const char *field, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	json_t *o;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	o = json_pack("{s:s,s:s,s:{s:s,s:s}}", "id", id, "outcome", "failed", "error", "code", code,
+		      "message", msg);
+	if (field)
+		json_object_set_new(json_object_get(o, "error"), "field", json_string(field));
+	return o;
+}
+
+/* Read-modify-write of the knobs a command names; what was written is restored when a later
+ * write fails, so that a refused change leaves the device as it was. */
+static json_t *apply_dcqcn(struct linux_priv *p, const char *id, json_t *params)
+{
+	const struct cfg_port *c = port_of(p, params);
+	json_t *before, *after, *o;
+	const struct dcqcn_param *done[64];
+	int64_t old[64];
+	unsigned ndone = 0;
+	struct knobs k;
+	const char *name;
+	json_t *v;
+
+	if (!c)
+		return failed(id, "UNKNOWN_PORT", "port", "no RDMA port %s %s here",
+			      json_string_value(json_object_get(params, "device")) ?: "",
+			      json_string_value(json_object_get(params, "port")) ?: "");
+	find_knobs(p, c, &k);
+	if (k.kind == KNOBS_NONE)
+		return failed(id, "NOT_SUPPORTED", NULL,
+			      "%s exposes no DCQCN knobs (no ecn/roce_rp in sysfs, no mlx5 debugfs cc_params)",
+			      c->netdev[0] ? c->netdev : c->dev);
+	before = dcqcn_values(&k, NULL, NULL);
+	json_object_foreach(params, name, v) {
+		const struct dcqcn_param *prm = dcqcn_param_find(name);
+		int64_t cur;
+		int r;
+
+		if (!strcmp(name, "device") || !strcmp(name, "port"))
+			continue;
+		if (!prm || !json_is_integer(v)) {
+			o = failed(id, "BAD_COMMAND", name, "not a DCQCN parameter with an integer value");
+			goto undo;
+		}
+		if ((r = read_knob(&k, prm, &cur)) < 0) {
+			o = failed(id, "NOT_SUPPORTED", name, "%s: %s", name,
+				   r == -EBADMSG ? "the file holds garbage" : "this device has no such knob");
+			goto undo;
+		}
+		if ((r = write_knob(&k, prm, json_integer_value(v))) < 0) {
+			o = failed(id, "DEVICE_REFUSED", name, "writing %s = %lld: %s", name,
+				   (long long)json_integer_value(v), strerror(-r));
+			write_knob(&k, prm, cur);
+			goto undo;
+		}
+		if (ndone < 64) {
+			done[ndone] = prm;
+			old[ndone++] = cur;
+		}
+	}
+	after = dcqcn_values(&k, NULL, NULL);
+	/* read back: the device must hold what was asked */
+	json_object_foreach(params, name, v) {
+		if (dcqcn_param_find(name) && !json_equal(json_object_get(after, name), v)) {
+			json_t *got = json_object_get(after, name);
+
+			o = failed(id, "NOT_APPLIED", name, "%s reads back as %lld, not %lld", name,
+				   (long long)json_integer_value(got), (long long)json_integer_value(v));
+			json_decref(after);
+			goto undo;
+		}
+	}
+	o = json_pack("{s:s,s:s,s:o,s:o}", "id", id, "outcome", "applied", "previous", before,
+		      "values", after);
+	return o;
+undo:
+	while (ndone--)
+		write_knob(&k, done[ndone], old[ndone]);
+	json_object_set_new(o, "previous", before);
+	return o;
+}
+
+static json_t *apply_pfc(struct backend *b, const char *id, json_t *params)
+{
+	struct linux_priv *p = b->priv;
+	const struct cfg_port *c = port_of(p, params);
+	dcb_xfer_fn xfer = b->env.dcb_xfer ? b->env.dcb_xfer : dcb_xfer_netlink;
+	struct ieee_pfc before, after;
+	const char *name;
+	json_t *v, *en = json_object_get(params, "enable");
+	int r;
+
+	if (!c || !c->netdev[0])
+		return failed(id, "UNKNOWN_PORT", "port", "no RDMA port with a netdev matches %s",
+			      json_string_value(json_object_get(params, "port")) ?: "");
+	json_object_foreach(params, name, v)
+		if (strcmp(name, "device") && strcmp(name, "port") && strcmp(name, "enable"))
+			return failed(id, "NOT_SUPPORTED", name,
+				      "a NIC port takes only the lossless priorities (enable); its "
+				      "buffer thresholds follow from the cable length (dcb buffer)");
+	if (!json_is_integer(en) || json_integer_value(en) < 0 || json_integer_value(en) > 255)
+		return failed(id, "BAD_COMMAND", "enable", "enable is a priority bit mask 0..255");
+	if (!b->env.dcb_xfer && p->root[0])
+		return failed(id, "NOT_SUPPORTED", NULL, "a recorded tree has no DCB to configure");
+	r = dcb_set_pfc_enable(xfer, b->env.dcb_ctx, c->netdev, (uint8_t)json_integer_value(en),
+			       &before, &after);
+	if (r < 0)
+		return failed(id, r == -EOPNOTSUPP ? "NOT_SUPPORTED" : r == -EPERM ? "PERMISSION_DENIED"
+										 : "DEVICE_REFUSED",
+			      NULL, "DCB PFC on %s: %s", c->netdev, strerror(-r));
+	if (after.pfc_en != json_integer_value(en))
+		return failed(id, "NOT_APPLIED", "enable", "%s reads back pfc_en 0x%02x", c->netdev,
+			      after.pfc_en);
+	return json_pack("{s:s,s:s,s:{s:i},s:{s:i,s:i}}", "id", id, "outcome", "applied", "previous",
+			 "enable", before.pfc_en, "values", "enable", after.pfc_en, "pfc_cap",
+			 after.pfc_cap);
+}
+
+static int linux_apply(struct backend *b, json_t *command, json_t **ret)
+{
+	const char *id = json_string_value(json_object_get(command, "id")) ?: "";
+	const char *kind = json_string_value(json_object_get(command, "kind")) ?: "";
+	json_t *params = json_object_get(command, "params");
+
+	if (!strcmp(kind, "set_dcqcn"))
+		*ret = apply_dcqcn(b->priv, id, params);
+	else if (!strcmp(kind, "set_pfc"))
+		*ret = apply_pfc(b, id, params);
+	else
+		*ret = failed(id, "NOT_SUPPORTED", "kind",
+			      "a host's agent does not apply %s (ECN marking is a switch setting)", kind);
+	return 0;
+}
+
 const struct backend_ops backend_linux_ops = {
 	.name = "linux",
 	.open = linux_open,
 	.close = linux_close,
 	.inventory = linux_inventory,
 	.collect = linux_collect,
+	.read_config = linux_read_config,
+	.apply = linux_apply,
 };
