@@ -143,6 +143,7 @@ static void linux_close(struct backend *b)
 	netinfo_close(p->net);
 	free_list(p->dev_filter, p->ndev_filter);
 	free_list(p->ifaces, p->nifaces);
+	free(p->cports);
 	free(p);
 	b->priv = NULL;
 }

@@ -39,7 +39,6 @@ int simctl_init(struct simctl *c, struct sim *s, const char *scenario, double pa
 
 void simctl_fini(struct simctl *c)
 {
-	json_decref(c->agents_status);
 	pthread_cond_destroy(&c->wake);
 	pthread_mutex_destroy(&c->lock);
 }
@@ -260,7 +259,7 @@ static int route(struct simctl *c, const char *method, char **seg, int n, json_t
 				      sim_device_count(s));
 
 		if (c->agents_status)
-			json_object_set(o, "agents", c->agents_status);
+			json_object_set_new(o, "agents", c->agents_status(c->agents_ctx));
 		*doc = o;
 		return 200;
 	}
@@ -279,10 +278,11 @@ static int route(struct simctl *c, const char *method, char **seg, int n, json_t
 	}
 	if (n >= 2 && !strcmp(seg[1], "devices")) {
 		if (n == 2) {
-			json_t *list = json_array();
+			json_t *list;
 
 			if (!get)
 				goto method;
+			list = json_array();
 			for (int d = 0; d < sim_device_count(s); d++)
 				json_array_append_new(list, device_json(s, d, false));
 			*doc = json_pack("{s:o}", "devices", list);

@@ -53,7 +53,8 @@ static void usage(FILE *f)
 		"                       /var/tmp/rocefab-sim/spool; one directory per device)\n"
 		"  --skip-agents LIST   devices without a virtual agent (real agents with --backend sim\n"
 		"                       stand in for them), comma-separated\n"
-		"  --agent-threads N    delivery threads of the virtual agents (default 4)\n"
+		"  --agent-threads N    delivery threads of the virtual agents (default: one per 32\n"
+		"                       agents, 4 to 64; each waits for rocefabd to commit a report)\n"
 		"  --seed N             random seed (overrides the scenario's)\n"
 		"  --quiet              no progress lines on standard error\n"
 		"  -h, --help           this text\n"
@@ -110,12 +111,19 @@ static int start_agents(struct simctl *c, const struct serve_opts *o, struct fle
 	char *token = NULL;
 	int r, n = 0;
 
+	unsigned threads = o->threads;
+
 	if ((r = agent_read_token(o->token_file, &token, e)) < 0)
 		return r;
+	if (!threads) {
+		/* a delivery thread spends most of its time waiting for rocefabd's commit */
+		threads = (unsigned)sim_device_count(c->s) / 32;
+		threads = threads < 4 ? 4 : threads > 64 ? 64 : threads;
+	}
 	{
 		struct fleet_conf fc = { .server = o->agents, .token = token,
 					 .timeout_ns = 10 * NSEC_PER_SEC, .interval_ns = o->interval,
-					 .jitter_pct = 5, .threads = o->threads, .spread = true };
+					 .jitter_pct = 5, .threads = threads, .spread = true };
 
 		r = fleet_new(&fc, &f, e);
 	}
@@ -163,6 +171,11 @@ fail:
 	return r;
 }
 
+static json_t *agents_status(void *ctx)
+{
+	return fleet_status(ctx);
+}
+
 /* With c->lock held: runs events up to the paced target for at most one slice.  Returns true
  * when the fabric caught up with the wall clock. */
 static bool run_slice(struct simctl *c)
@@ -191,7 +204,6 @@ static bool run_slice(struct simctl *c)
 static void progress(struct simctl *c, struct fleet *f, bool quiet)
 {
 	int64_t now = tu_mono_ns();
-	json_t *st;
 
 	if (now - c->win_wall_ns < NSEC_PER_SEC)
 		return;
@@ -201,11 +213,7 @@ static void progress(struct simctl *c, struct fleet *f, bool quiet)
 		c->pace_effective = 0;
 	c->win_wall_ns = now;
 	c->win_fab_ps = sim_now(c->s);
-	if (f) {
-		st = fleet_status(f);
-		json_decref(c->agents_status);
-		c->agents_status = st;
-	}
+	(void)f;
 	if (!quiet && (c->win_fab_ps / 1000) % 1 == 0) {
 		static int64_t last;
 
@@ -216,8 +224,7 @@ static void progress(struct simctl *c, struct fleet *f, bool quiet)
 				" events%s%s\n",
 				(double)sim_now(c->s) / 1e9, c->pace_effective, c->pace,
 				c->paused ? ", paused" : "", sim_events(c->s),
-				c->agents_status ? ", agents: " : "",
-				c->agents_status ? "reporting" : "");
+				f ? ", agents: " : "", f ? "reporting" : "");
 		}
 	}
 }
@@ -248,6 +255,12 @@ static int serve(struct simctl *c, const struct serve_opts *o)
 		fprintf(stderr, "rocefab-sim: virtual agents: %s\n", rf_err_str(&e, buf, sizeof(buf)));
 		httpd_stop(h);
 		return e.err == -EINVAL || e.err == -ENOENT ? 2 : 1;
+	}
+	if (f) {
+		pthread_mutex_lock(&c->lock);
+		c->agents_status = agents_status;
+		c->agents_ctx = f;
+		pthread_mutex_unlock(&c->lock);
 	}
 	{
 		int hosts = 0, sw = 0;
@@ -283,6 +296,7 @@ static int serve(struct simctl *c, const struct serve_opts *o)
 	}
 	log_info("sim", "stopping at fabric time %.3f ms", (double)sim_now(c->s) / 1e9);
 	httpd_stop(h);
+	c->agents_status = NULL;
 	fleet_free(f); /* undelivered reports stay in the spool */
 	return status;
 }
@@ -298,7 +312,7 @@ int sim_serve_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },	      { NULL, 0, NULL, 0 },
 	};
 	struct serve_opts o = { .control = "127.0.0.1:9760", .pace = -1, .interval = NSEC_PER_SEC,
-				.spool_dir = "/var/tmp/rocefab-sim/spool", .threads = 4, .seed = -1 };
+				.spool_dir = "/var/tmp/rocefab-sim/spool", .threads = 0, .seed = -1 };
 	struct simctl c;
 	struct sim *s = NULL;
 	struct rf_err e = { 0 };

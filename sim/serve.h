@@ -28,7 +28,9 @@ struct simctl {
 	int64_t win_wall_ns, win_fab_ps;
 	uint64_t behind_windows;
 	bool stopping;
-	json_t *agents_status; /* set by the virtual agents' owner; NULL without --agents */
+	/* the virtual agents' totals, for GET /v1/status; NULL without --agents */
+	json_t *(*agents_status)(void *ctx);
+	void *agents_ctx;
 };
 
 int simctl_init(struct simctl *c, struct sim *s, const char *scenario, double pace);

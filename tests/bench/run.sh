@@ -91,3 +91,8 @@ ra = a["run"]
 print(f"targets      ls64: >= 1,000,000 packets/s: {'met' if ra['data_packets_per_s'] >= 1e6 else 'NOT MET'}, "
       f"<= 3 s: {'met' if ra['wall_s'] <= 3 else 'NOT MET'}, <= 100 MB: {'met' if ra['peak_rss_kb'] <= 100 * 1024 else 'NOT MET'}")
 PY
+echo
+
+# (e) rocefabd ingesting a 1,024-host, 80-switch simulated fabric (in-process virtual agents)
+mkdir -p "$work/fabric"
+/usr/bin/python3 tests/bench/bench_fabric.py "$B" "$work/fabric" "${BENCH_FABRIC_SECONDS:-30}"

@@ -154,11 +154,21 @@ static void collect(const char *root, const char *devices, const char *ifaces,
 	*errors = json_array();
 	assert_int_equal(b->ops->inventory(b, inv, *errors), 0);
 	assert_int_equal(b->ops->collect(b, inv, *samples, *errors), 0);
-	/* slots the backend does not fill fail cleanly */
+	/* a recorded tree without DCQCN knobs or DCB: an empty configuration, and changes fail
+	 * with the reason */
 	{
-		json_t *cfg = NULL;
+		json_t *cfg = NULL, *out = NULL;
+		json_t *cmd = json_pack("{s:s,s:s,s:{s:s,s:i}}", "id", "c1", "kind", "set_dcqcn",
+					"params", "port", "1", "rpg_ai_rate", 10);
 
-		assert_int_equal(b->ops->read_config(b, &cfg), -EOPNOTSUPP);
+		assert_int_equal(b->ops->read_config(b, &cfg), 0);
+		assert_int_equal(json_array_size(json_object_get(cfg, "dcqcn")), 0);
+		assert_int_equal(json_array_size(json_object_get(cfg, "pfc")), 0);
+		assert_int_equal(b->ops->apply(b, cmd, &out), 0);
+		assert_string_equal(json_string_value(json_object_get(out, "outcome")), "failed");
+		json_decref(cfg);
+		json_decref(out);
+		json_decref(cmd);
 	}
 	backend_free(b);
 	reg_free(reg);

@@ -254,8 +254,10 @@ static void on_done(void *ctx, const struct ingest_result *res)
 {
 	struct waiter *w = ctx;
 
+	json_decref(res->commands); /* the callback owns the commands for the agent */
 	pthread_mutex_lock(&w->lock);
 	w->res = *res;
+	w->res.commands = NULL;
 	w->done = true;
 	pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&w->lock);

@@ -1,0 +1,133 @@
+"""make bench (e): rocefabd ingesting a 1,024-host, 80-switch simulated fabric reported by
+1,104 in-process virtual agents every second.  Prints rocefabd's CPU share and RSS, the reports
+it stores per second against the reports the agents make, and whether its store queue and the
+agents' backlog stay flat (keeping up) or grow.  Usage: bench_fabric.py BUILD WORKDIR [SECONDS]"""
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+build, work = sys.argv[1], sys.argv[2]
+seconds = int(sys.argv[3]) if len(sys.argv) > 3 else 30
+scenario = os.path.join(os.path.dirname(__file__), "fabric-1024.json")
+
+
+def port(host):
+    s = socket.socket()
+    s.bind((host, 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def get(url, token=None):
+    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return r.read().decode()
+
+
+def proc_cpu(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def proc_mem(pid):
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(("VmRSS", "VmHWM")):
+                out[line.split(":")[0]] = int(line.split()[1]) / 1024
+    return out
+
+
+def metric(text, name):
+    m = re.search(rf"^{name} ([0-9.e+]+)$", text, re.M)
+    return float(m.group(1)) if m else 0.0
+
+
+host = "127.0.0.60"
+p = port(host)
+db = os.path.join(work, "fabric.db")
+tok = subprocess.run([f"{build}/rocefabd", "--db", db, "token", "add", "agents", "--role", "agent"],
+                     capture_output=True, text=True, check=True).stdout.split()[-1]
+vtok = subprocess.run([f"{build}/rocefabd", "--db", db, "token", "add", "v", "--role", "viewer"],
+                      capture_output=True, text=True, check=True).stdout.split()[-1]
+with open(os.path.join(work, "agents.token"), "w") as f:
+    f.write(tok + "\n")
+os.chmod(os.path.join(work, "agents.token"), 0o600)
+daemon = subprocess.Popen([f"{build}/rocefabd", "--db", db, "--listen", f"{host}:{p}",
+                           "-o", "daemon.log_level=warning", "-o", "store.queue=4096"],
+                          stdout=open(os.path.join(work, "d.log"), "w"), stderr=subprocess.STDOUT)
+sim = None
+try:
+    url = f"http://{host}:{p}"
+    for _ in range(100):
+        try:
+            get(url + "/api/v1/health")
+            break
+        except OSError:
+            time.sleep(0.1)
+    sp = port("127.0.0.61")
+    sim = subprocess.Popen([f"{build}/rocefab-sim", "serve", scenario, "--control", f"127.0.0.61:{sp}",
+                            "--agents", url, "--token-file", os.path.join(work, "agents.token"),
+                            "--interval", "1s", "--spool-dir", os.path.join(work, "spool"), "--quiet"],
+                           stdout=open(os.path.join(work, "sim.log"), "w"), stderr=subprocess.STDOUT)
+    simurl = f"http://127.0.0.61:{sp}"
+    t_start = time.monotonic()
+    while True:
+        try:
+            hosts = json.loads(get(url + "/api/v1/hosts", vtok))["count"]
+            sws = json.loads(get(url + "/api/v1/switches", vtok))["count"]
+            if hosts == 1024 and sws == 80:
+                break
+        except OSError:
+            pass
+        if time.monotonic() - t_start > 60:
+            raise SystemExit("the fabric did not appear within 60 s")
+        time.sleep(0.2)
+    appear = time.monotonic() - t_start
+    time.sleep(5)  # warm up: first reports carry the configuration
+    m0 = get(url + "/metrics", vtok)
+    st0 = json.loads(get(simurl + "/v1/status"))["agents"]
+    c0, w0 = proc_cpu(daemon.pid), time.monotonic()
+    simc0 = proc_cpu(sim.pid)
+    depth, backlog = [], []
+    for _ in range(seconds):
+        time.sleep(1)
+        depth.append(metric(get(url + "/metrics", vtok), "rocefab_store_queue_depth"))
+        backlog.append(json.loads(get(simurl + "/v1/status"))["agents"]["waiting"])
+    m1 = get(url + "/metrics", vtok)
+    st1 = json.loads(get(simurl + "/v1/status"))["agents"]
+    c1, w1 = proc_cpu(daemon.pid), time.monotonic()
+    simc1 = proc_cpu(sim.pid)
+    mem = proc_mem(daemon.pid)
+    wall = w1 - w0
+    stored = (metric(m1, "rocefab_ingest_reports_total") - metric(m0, "rocefab_ingest_reports_total")) / wall
+    samples = (metric(m1, "rocefab_ingest_samples_total") - metric(m0, "rocefab_ingest_samples_total")) / wall
+    built = (st1["reports_built"] - st0["reports_built"]) / wall
+    half = len(backlog) // 2
+    first = sum(backlog[:half]) / max(1, half)
+    second = sum(backlog[half:]) / max(1, len(backlog) - half)
+    growing = second > 1.2 * first + 100
+    print(f"fabric       1,024 hosts + 80 switches = 1,104 virtual agents in rocefab-sim, 1 s interval; "
+          f"all in REST {appear:.1f} s after the start")
+    print(f"             agents built {built:,.0f} reports/s; rocefabd stored {stored:,.0f} reports/s "
+          f"({samples:,.0f} samples/s) over {wall:.0f} s")
+    print(f"             rocefabd CPU {100 * (c1 - c0) / wall:.0f}% of one core, RSS {mem['VmRSS']:.0f} MB "
+          f"(peak {mem['VmHWM']:.0f} MB); rocefab-sim (fabric + agents) CPU {100 * (simc1 - simc0) / wall:.0f}%")
+    print(f"             store queue depth max {max(depth):.0f} (of 4096), agents' backlog max {max(backlog)}, "
+          f"refused {st1['refused'] - st0['refused']}")
+    print(f"keeps up     {'yes' if stored >= 0.98 * built and not growing else 'NO'} "
+          f"(stored/built {stored / built:.3f}; agents' backlog {'growing' if growing else 'flat'}: "
+          f"mean {first:.0f} then {second:.0f})")
+finally:
+    if sim:
+        sim.terminate()
+        sim.wait(30)
+    daemon.terminate()
+    daemon.wait(30)
