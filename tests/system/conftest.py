@@ -75,7 +75,9 @@ class OpenAPI:
         for name in ("agent-report.schema.json", "command.schema.json"):
             with open(os.path.join(SCHEMAS, name)) as f:
                 external[name] = json.load(f)
-        self.resolver.store.update({"./" + k: v for k, v in external.items()})
+        for k, v in external.items():
+            for key in ("./" + k, "/" + k, k, v.get("$id", k)):
+                self.resolver.store[key] = v
         self.checked = 0
 
     def operation(self, method, path):

@@ -577,3 +577,113 @@ def test_agent_goes_stale_and_recovers(world):
         ag.proc.p.send_signal(signal.SIGCONT)
     wait_for(lambda: c.json("/api/v1/agents/h6")["status"] == "ok", 5, what="ok again")
     assert metric() == 1
+
+
+# --- the command protocol, seen from an agent ---------------------------------------------------
+
+def test_commands_ride_on_report_answers_until_an_outcome_arrives(world):
+    """A hand-made switch agent: its configuration, a change for it, the command in the answers
+    (validated against command.schema.json through the OpenAPI document), then its outcome."""
+    d = world.daemon().start()
+    d.token("agent", "agent")
+    d.token("ops", "operator")
+    ag, ops = d.client("agent"), d.client("ops")
+    now = time.time_ns()
+
+    def report(seq, results=None, config=True):
+        doc = {"schema": 1, "agent": {"id": "sw9", "role": "switch", "boot_id": "b1", "version": "t",
+                                      "backend": "test"},
+               "seq": seq, "time_ns": now + seq, "interval_ms": 1000,
+               "inventory": {"devices": [{"name": "sw9", "kind": "switch", "ports": [
+                   {"port": "p1", "state": "up", "speed_mbps": 100000,
+                    "neighbor": {"system": "hx", "port": "nic0:1"}}]}]},
+               "samples": [{"device": "sw9", "port": "p1", "source": "sim", "t_ns": now + seq * 1000000,
+                            "values": {"tx_bytes": 1000 * seq}}]}
+        if config:
+            doc["config"] = {"pfc": [{"device": "sw9", "port": "p1", "enable": 8, "mode": "static",
+                                      "xoff_bytes": 2000000, "xon_bytes": 1900000,
+                                      "xoff_threshold_bytes": 2000000}],
+                             "ecn": [{"device": "sw9", "port": "p1", "queue": 3, "enabled": True,
+                                      "kmin_bytes": 100000, "kmax_bytes": 400000, "pmax": 0.1}]}
+        if results:
+            doc["command_results"] = results
+        r = ag.post("/api/v1/agents/sw9/report", json=doc)
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    assert report(1)["commands"] == []
+    r = ops.put("/api/v1/switches/sw9/ports/p1/queues/3/ecn", json={"kmax_bytes": 1500000})
+    assert r.status_code == 202, r.text
+    cid = r.json()["changes"][0]["id"]
+    # Kmax above the static XOFF threshold is refused
+    assert ops.put("/api/v1/switches/sw9/ports/p1/queues/3/ecn",
+                   json={"kmax_bytes": 2000000}).json()["code"] == "BAD_THRESHOLD_ORDER"
+    a2 = report(2, config=False)
+    assert len(a2["commands"]) == 1
+    cmd = a2["commands"][0]
+    assert cmd["id"] == f"c{cid}" and cmd["kind"] == "set_ecn" and cmd["target"] == "sw9"
+    assert cmd["params"] == {"device": "sw9", "port": "p1", "queue": 3, "kmax_bytes": 1500000}
+    assert cmd["deadline_ns"] > now
+    assert d.client("ops").json(f"/api/v1/changes/{cid}")["state"] == "sent"
+    # sent again until an outcome arrives
+    assert [c["id"] for c in report(3, config=False)["commands"]] == [f"c{cid}"]
+    a4 = report(4, results=[{"id": f"c{cid}", "outcome": "applied", "previous": {"kmax_bytes": 400000},
+                             "values": {"kmax_bytes": 1500000}},
+                            {"id": "c999999", "outcome": "failed",
+                             "error": {"code": "X", "message": "not ours"}}])
+    assert a4["commands"] == []
+    ch = d.client("ops").json(f"/api/v1/changes/{cid}")
+    assert ch["state"] == "applied" and ch["new"] == {"kmax_bytes": 1500000}
+    # the same report again (the agent did not get the answer): duplicate, nothing changes
+    a4b = report(4, results=[{"id": f"c{cid}", "outcome": "failed", "error": {"code": "X", "message": "late"}}])
+    assert a4b["duplicate"] is True
+    # a failed outcome after applied would be a different report: outcomes are final once recorded
+    assert d.client("ops").json(f"/api/v1/changes/{cid}")["state"] == "applied"
+    assert ops.json("/api/v1/switches/sw9")["port_list"][0]["peer"] == {"system": "hx", "port": "nic0:1"}
+
+
+def test_control_api_matches_its_document(world):
+    """Responses of rocefab-sim's control API against schemas/sim-control.yaml."""
+    import jsonschema
+    import yaml
+    with open(os.path.join(ROOT, "schemas", "sim-control.yaml")) as f:
+        doc = yaml.safe_load(f)
+    resolver = jsonschema.RefResolver.from_schema(doc)
+
+    def check(path_tmpl, method, r):
+        op = doc["paths"][path_tmpl][method]
+        spec = op["responses"][str(r.status_code)]
+        if "$ref" in spec:
+            spec = resolver.resolve(spec["$ref"])[1]
+        ctype = r.headers["Content-Type"].split(";")[0]
+        schema = spec["content"][ctype]["schema"]
+        jsonschema.Draft202012Validator(schema, resolver=resolver).validate(r.json())
+
+    d, sim = fabric(world, os.path.join(LIVE, "faults.json"), interval="0.5s")
+    sim.start()
+    wait_for(lambda: sim.ctl("GET", "/v1/status").get("agents", {}).get("delivered", 0) > 0, 10,
+             what="agents delivering")
+    u = sim.url
+    check("/v1/status", "get", requests.get(u + "/v1/status"))
+    check("/v1/clock", "get", requests.get(u + "/v1/clock"))
+    check("/v1/clock", "put", requests.put(u + "/v1/clock", json={"pace": 0.01}))
+    check("/v1/clock", "put", requests.put(u + "/v1/clock", json={"pace": "fast"}))
+    check("/v1/devices", "get", requests.get(u + "/v1/devices"))
+    for dev in ("h0", "leaf0"):
+        check("/v1/devices/{device}", "get", requests.get(f"{u}/v1/devices/{dev}"))
+        check("/v1/devices/{device}/counters", "get", requests.get(f"{u}/v1/devices/{dev}/counters"))
+        check("/v1/devices/{device}/config", "get", requests.get(f"{u}/v1/devices/{dev}/config"))
+    check("/v1/devices/{device}", "get", requests.get(f"{u}/v1/devices/nosuch"))
+    ecn = "/v1/devices/{device}/ports/{port}/queues/{queue}/ecn"
+    check(ecn, "put", requests.put(f"{u}/v1/devices/leaf0/ports/h0/queues/3/ecn", json={"pmax": 0.5}))
+    r = requests.put(f"{u}/v1/devices/leaf0/ports/h0/queues/3/ecn", json={"pmax": 5})
+    check(ecn, "put", r)
+    assert r.json()["pointer"] == "/pmax"
+    check("/v1/devices/{device}/ports/{port}/pfc", "put",
+          requests.put(f"{u}/v1/devices/leaf0/ports/h0/pfc", json={"alpha_shift": -2}))
+    check("/v1/faults", "post", requests.post(u + "/v1/faults", json={"type": "lossy_link", "link": "h0-leaf0",
+                                                                       "loss": 0.001}))
+    check("/v1/faults", "post", requests.post(u + "/v1/faults", json={"type": "lossy_link", "link": "h0-h1"}))
+    check("/v1/faults", "get", requests.get(u + "/v1/faults"))
+    check("/v1/faults/{id}", "delete", requests.delete(u + "/v1/faults/0"))
+    check("/v1/summary", "get", requests.get(u + "/v1/summary"))
