@@ -197,11 +197,12 @@ install: all
 	install -m 0755 $(B)/rocefabctl $(B)/rocefab-sim $(DESTDIR)$(BINDIR)/
 	install -m 0644 schemas/counters.json schemas/agent-report.schema.json \
 		schemas/command.schema.json schemas/scenario.schema.json schemas/openapi.yaml \
+		schemas/sim-control.yaml \
 		$(DESTDIR)$(DATADIR)/rocefab/
 	install -d $(DESTDIR)$(DATADIR)/rocefab/scenarios
 	install -m 0644 sim/scenarios/*.json $(DESTDIR)$(DATADIR)/rocefab/scenarios/
 	install -m 0644 packaging/man/rocefabd.8 packaging/man/rocefab-agent.8 $(DESTDIR)$(MANDIR)/man8/
-	install -m 0644 packaging/man/rocefabctl.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 packaging/man/rocefabctl.1 packaging/man/rocefab-sim.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 packaging/systemd/rocefabd.service packaging/systemd/rocefab-agent.service \
 		$(DESTDIR)$(UNITDIR)/
 	install -m 0644 packaging/systemd/rocefab.sysusers $(DESTDIR)$(SYSUSERSDIR)/rocefab.conf

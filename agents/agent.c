@@ -299,6 +299,8 @@ int agent_build_report(struct agent *a, json_t **ret)
 	if (r < 0 && r != -EOPNOTSUPP && r != -EHOSTUNREACH)
 		collect_error(errors, "COLLECT_FAILED", NULL, "%s", strerror(-r));
 	cfg = config_for_report(a, errors);
+	if (a->backend->ops->is_switch && a->backend->ops->is_switch(a->backend) >= 0)
+		a->role = a->backend->ops->is_switch(a->backend) ? AGENT_SWITCH : AGENT_HOST;
 	agent = json_pack("{s:s,s:s,s:s,s:s,s:s}", "id", a->id, "role",
 			  a->role == AGENT_SWITCH ? "switch" : "host", "boot_id", a->boot_id,
 			  "version", ROCEFAB_VERSION, "backend", a->backend_name);

@@ -69,6 +69,8 @@ struct backend_ops {
 	int (*read_config)(struct backend *b, json_t **ret);
 	/* Applies a command (schemas/command.schema.json); *ret_outcome is a new reference. */
 	int (*apply)(struct backend *b, json_t *command, json_t **ret_outcome);
+	/* Optional: 1 when the device is a switch, 0 a host, negative when unknown. */
+	int (*is_switch)(struct backend *b);
 };
 
 /* In-process transport of the sim backend (rocefab-sim's virtual agents): a control API call

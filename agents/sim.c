@@ -153,11 +153,44 @@ static int sim_open(struct backend *b, struct rf_err *e)
 	}
 	snprintf(path, sizeof(path), "/v1/devices/%s", sb->dev);
 	status = call(sb, "GET", path, NULL, &doc);
+	if (status == 0) {
+		/* the simulator is not up (yet): keep trying with every report, as an agent whose
+		 * host has not finished booting would */
+		log_warning("sim", "the simulator at %s does not answer yet; reporting errors until it does",
+			    sb->base);
+		return 0;
+	}
 	if (status != 200) {
 		int r = call_err(e, status, doc, "sim.device");
 
 		json_decref(doc);
 		return r;
+	}
+	sb->is_switch = !strcmp(json_string_value(json_object_get(doc, "role")) ?: "", "switch");
+	sb->desc = doc;
+	return 0;
+}
+
+/* The device's description, fetched once the simulator answers. */
+static int ensure_desc(struct simb *sb, json_t *errors)
+{
+	char path[160];
+	json_t *doc = NULL;
+	int status;
+
+	if (sb->desc)
+		return 0;
+	snprintf(path, sizeof(path), "/v1/devices/%s", sb->dev);
+	status = call(sb, "GET", path, NULL, &doc);
+	if (status != 200) {
+		struct rf_err e = { 0 };
+		char buf[600];
+
+		call_err(&e, status, doc, path);
+		if (errors)
+			collect_error(errors, e.code, sb->dev, "%s", rf_err_str(&e, buf, sizeof(buf)));
+		json_decref(doc);
+		return -EHOSTUNREACH;
 	}
 	sb->is_switch = !strcmp(json_string_value(json_object_get(doc, "role")) ?: "", "switch");
 	sb->desc = doc;
@@ -199,6 +232,8 @@ static int sim_inventory(struct backend *b, struct agent_inventory *inv, json_t 
 	size_t i;
 	int status;
 
+	if (ensure_desc(sb, errors) < 0)
+		return -EHOSTUNREACH;
 	snprintf(path, sizeof(path), "/v1/devices/%s", sb->dev);
 	status = call(sb, "GET", path, NULL, &doc);
 	if (status != 200) {
@@ -252,6 +287,8 @@ static int sim_collect(struct backend *b, const struct agent_inventory *inv, jso
 	int status;
 
 	(void)inv;
+	if (ensure_desc(sb, NULL) < 0)
+		return -EHOSTUNREACH;
 	snprintf(path, sizeof(path), "/v1/devices/%s/counters", sb->dev);
 	status = call(sb, "GET", path, NULL, &doc);
 	if (status != 200) {
@@ -360,6 +397,8 @@ static int sim_read_config(struct backend *b, json_t **ret)
 	const char *pname;
 	int r;
 
+	if (ensure_desc(sb, NULL) < 0)
+		return -EHOSTUNREACH;
 	if ((r = get_config(sb, &cfg, &e)) < 0)
 		return r;
 	out = json_pack("{s:[],s:[],s:[]}", "dcqcn", "pfc", "ecn");
@@ -610,7 +649,15 @@ fail:
 	return 0;
 }
 
+static int sim_is_switch(struct backend *b)
+{
+	struct simb *sb = b->priv;
+
+	return sb->desc ? sb->is_switch : -EAGAIN;
+}
+
 const struct backend_ops backend_sim_ops = {
+	.is_switch = sim_is_switch,
 	.name = "sim",
 	.open = sim_open,
 	.close = sim_close,

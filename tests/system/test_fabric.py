@@ -516,6 +516,9 @@ def test_agent_cut_off_by_a_namespace_link_spools_and_catches_up(world, two_name
     sim = Proc(["ip", "netns", "exec", a, binary("rocefab-sim"), "serve", os.path.join(LIVE, "faults.json"),
                 "--control", "127.0.0.1:9760", "--quiet"], os.path.join(tmp, "sim.log"))
     world.procs.append(sim)
+    # (the agent copes with a simulator that is not up yet, but starting it after is quicker)
+    wait_for(lambda: ns(a, "curl", "-sf", "http://127.0.0.1:9760/v1/status",
+                        capture_output=True).returncode == 0, 10, what="the simulator in its namespace")
     agent = Proc(["ip", "netns", "exec", a, binary("rocefab-agent"), "--backend", "sim", "--sim",
                   "http://127.0.0.1:9760", "--device", "h5", "--server", "http://10.99.0.2:9750",
                   "--token-file", tokf, "--interval", "0.2s", "--spool-dir", os.path.join(tmp, "spool"),
@@ -687,3 +690,25 @@ def test_control_api_matches_its_document(world):
     check("/v1/faults", "get", requests.get(u + "/v1/faults"))
     check("/v1/faults/{id}", "delete", requests.delete(u + "/v1/faults/0"))
     check("/v1/summary", "get", requests.get(u + "/v1/summary"))
+
+
+def test_real_agent_started_before_the_simulator_stands_in_for_a_switch(world):
+    """rocefab-agent --backend sim for a switch, started before the simulator answers: it keeps
+    reporting (with an error) and reports the switch once the simulator is up."""
+    d = world.daemon().start()
+    _, tokf = d.token("agents", "agent")
+    d.token("viewer", "viewer")
+    sim = world.sim(os.path.join(LIVE, "faults.json"), daemon=d, token_file=tokf, interval="0.3s",
+                    skip=("leaf1",))
+    ag = sim_agent(world, d, sim, "leaf1").start()
+    c = d.client("viewer")
+    wait_for(lambda: c.get("/api/v1/agents/leaf1").status_code == 200, 10, what="leaf1's first report")
+    errs = c.json("/api/v1/agents/leaf1")["errors"]
+    assert errs and errs[0]["code"] == "SIM_UNREACHABLE", errs
+    assert ag.proc.alive()
+    sim.start()
+    wait_for(lambda: any(s["id"] == "leaf1" for s in c.json("/api/v1/switches")["items"]), 10,
+             what="leaf1 as a switch")
+    sw = c.json("/api/v1/switches/leaf1")
+    assert {p["port"] for p in sw["port_list"]} == {"h4", "h5", "h6", "h7", "spine0", "spine1"}
+    assert c.json("/api/v1/agents/leaf1")["errors"] == []
