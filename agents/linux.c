@@ -16,6 +16,7 @@
 #include "agents/backend.h"
 #include "agents/dcb.h"
 #include "agents/linux-net.h"
+#include "agents/lldp.h"
 #include "lib/log.h"
 #include "lib/params.h"
 #include "lib/strutil.h"
@@ -30,6 +31,10 @@ struct linux_priv {
 	char root[PATH_MAX]; /* "" for the real / */
 	struct cfg_port *cports;
 	size_t ncports;
+	/* lldpd's neighbours, read at most every LLDP_EVERY */
+	struct lldp_neighbor *nbs;
+	size_t nnbs;
+	int64_t nbs_at;
 	struct netinfo *net;
 	char **dev_filter;
 	size_t ndev_filter;
@@ -144,6 +149,7 @@ static void linux_close(struct backend *b)
 	free_list(p->dev_filter, p->ndev_filter);
 	free_list(p->ifaces, p->nifaces);
 	free(p->cports);
+	free(p->nbs);
 	free(p);
 	b->priv = NULL;
 }
@@ -379,6 +385,36 @@ static void remember_ports(struct linux_priv *p, const struct agent_inventory *i
 	}
 }
 
+static void add_neighbors(struct linux_priv *p, struct agent_inventory *inv, json_t *errors)
+{
+	int r;
+
+	/* neighbours (LLDP): lldpcli is a process, so not on every report */
+	if (!p->nbs_at || tu_mono_ns() - p->nbs_at > 30 * NSEC_PER_SEC) {
+		struct lldp_neighbor *nb = NULL;
+		size_t nn = 0;
+
+		p->nbs_at = tu_mono_ns();
+		if ((r = lldp_neighbors(p->root, &nb, &nn)) < 0) {
+			collect_error(errors, "LLDP_UNREADABLE", NULL, "lldpd's neighbours: %s", strerror(-r));
+		} else {
+			free(p->nbs);
+			p->nbs = nb;
+			p->nnbs = nn;
+		}
+	}
+	for (size_t i = 0; i < inv->ndevs; i++)
+		for (size_t k = 0; k < inv->devs[i].nports; k++) {
+			struct agent_port *port = &inv->devs[i].ports[k];
+
+			for (size_t j = 0; port->netdev[0] && j < p->nnbs; j++)
+				if (!strcmp(p->nbs[j].ifname, port->netdev)) {
+					str_copy(port->peer_system, sizeof(port->peer_system), p->nbs[j].system);
+					str_copy(port->peer_port, sizeof(port->peer_port), p->nbs[j].port);
+				}
+		}
+}
+
 static int linux_inventory(struct backend *b, struct agent_inventory *inv, json_t *errors)
 {
 	struct linux_priv *p = b->priv;
@@ -412,6 +448,7 @@ static int linux_inventory(struct backend *b, struct agent_inventory *inv, json_
 		port->mtu = li.mtu;
 		port->speed_mbps = li.speed_mbps;
 	}
+	add_neighbors(p, inv, errors);
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Records this host's RDMA and network counters into a tree that rocefab-agent can read with
 # --sysfs-root (for support cases and tests): the sysfs files the agent reads, `ethtool -S`
-# of every RDMA netdev, and the kernel boot id.  Run it twice a few seconds apart into two
+# of every RDMA netdev, lldpd's neighbours (when lldpd runs) and the kernel boot id.  Run it twice a few seconds apart into two
 # directories to give a developer rates to look at.
 #   usage: record-host.sh OUTDIR
 set -eu
@@ -39,6 +39,11 @@ for dev in /sys/class/infiniband/*; do
 		ethtool -S "$nd" > "$out/ethtool/$nd" 2>/dev/null || true
 	done
 done
+# the neighbours lldpd sees, when it runs
+if command -v lldpcli > /dev/null 2>&1; then
+	mkdir -p "$out/lldp"
+	lldpcli -f json0 show neighbors > "$out/lldp/neighbors.json0" 2>/dev/null || rm -f "$out/lldp/neighbors.json0"
+fi
 mkdir -p "$out/proc/sys/kernel/random"
 cat /proc/sys/kernel/random/boot_id > "$out/proc/sys/kernel/random/boot_id"
 echo "recorded into $out; check it with: rocefab-agent --once --sysfs-root $out"

@@ -68,7 +68,8 @@ def test_sigterm_keeps_every_acknowledged_report(world):
         t.start()
     wait_for(lambda: len(acked) > 200, 20, what="reports flowing")
     d.proc.p.send_signal(signal.SIGTERM)
-    assert d.proc.p.wait(15) == 0
+    rc = d.proc.p.wait(15)
+    assert rc == 0, d.proc.output()[-4000:]
     stop.set()
     for t in threads:
         t.join()

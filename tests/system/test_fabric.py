@@ -712,3 +712,45 @@ def test_real_agent_started_before_the_simulator_stands_in_for_a_switch(world):
     sw = c.json("/api/v1/switches/leaf1")
     assert {p["port"] for p in sw["port_list"]} == {"h4", "h5", "h6", "h7", "spine0", "spine1"}
     assert c.json("/api/v1/agents/leaf1")["errors"] == []
+
+
+def test_lldp_neighbour_of_a_linux_host_gives_a_link(world):
+    """The linux backend reads lldpd's neighbours (here from a recorded tree): the host's port
+    shows a link to the switch port LLDP names, whose end is unknown until that switch reports."""
+    from conftest import copy_tree
+    d = world.daemon().start()
+    _, tokf = d.token("agents", "agent")
+    d.token("viewer", "viewer")
+    tree = copy_tree("gpu-a1", os.path.join(world.tmp, "gpu-a1"))
+    os.makedirs(os.path.join(tree, "lldp"))
+    with open(os.path.join(tree, "lldp", "neighbors.json0"), "w") as f:
+        f.write('{"lldp":[{"interface":[{"name":"enp65s0f0np0","chassis":[{"name":[{"value":"leaf7"}]}],'
+                '"port":[{"id":[{"type":"ifname","value":"Ethernet12"}]}]}]}]}')
+    world.agent("gpu-a1", tree, d.url, tokf).start()
+    c = d.client("viewer")
+    links = wait_for(lambda: c.json("/api/v1/links")["items"], 10, what="a link")
+    l = links[0]
+    ends = {l["a"]["node"]: l["a"], l["b"]["node"]: l["b"]}
+    assert ends["gpu-a1"]["port"] == "mlx5_0:1" and ends["gpu-a1"]["state"] == "up"
+    assert ends["leaf7"]["port"] == "Ethernet12" and ends["leaf7"]["state"] == "unknown"
+    assert ends["leaf7"]["port_id"] is None
+
+
+def test_serve_reports_the_effective_pace_when_it_cannot_keep_up(world):
+    """The demo fabric asked to run at 10 fabric seconds per second (far beyond this machine):
+    the clock says so instead of pretending; a modest pace keeps up."""
+    sim = world.sim(DEMO, pace=10)
+    sim.start()
+    time.sleep(2.5)
+    clock = sim.ctl("GET", "/v1/clock")
+    assert clock["pace"] == 10 and clock["keeping_up"] is False
+    assert 0 < clock["pace_effective"] < 1, clock
+    sim.ctl("PUT", "/v1/clock", {"pace": 0.002})
+    time.sleep(2.5)
+    clock = sim.ctl("GET", "/v1/clock")
+    assert clock["keeping_up"] is True and abs(clock["pace_effective"] - 0.002) < 0.0004, clock
+    # paused: time stands still
+    sim.pause()
+    t = sim.ctl("GET", "/v1/clock")["fabric_time_ns"]
+    time.sleep(0.3)
+    assert sim.ctl("GET", "/v1/clock")["fabric_time_ns"] == t

@@ -14,6 +14,7 @@
 #include "agents/agent.h"
 #include "agents/backend.h"
 #include "agents/dcb.h"
+#include "agents/lldp.h"
 #include "daemon/validate.h"
 #include "lib/registry.h"
 #include "lib/timeutil.h"
@@ -355,6 +356,14 @@ static void make_tree(const char *root)
 	write_str(p, "50\n");
 	snprintf(p, sizeof(p), "%s/sys/class/net/eth0/ecn/roce_np/min_time_between_cnps", root);
 	write_str(p, "4\n");
+	/* lldpd's view: eth0 is cabled to leaf0's Ethernet12 */
+	snprintf(p, sizeof(p), "%s/lldp", root);
+	mkdirs(p);
+	snprintf(p, sizeof(p), "%s/lldp/neighbors.json0", root);
+	write_str(p, "{\"lldp\":[{\"interface\":[{\"name\":\"eth0\",\"via\":\"LLDP\",\"rid\":\"1\","
+		     "\"age\":\"0 day, 00:10:00\",\"chassis\":[{\"id\":[{\"type\":\"mac\",\"value\":"
+		     "\"0c:42:a1:00:00:01\"}],\"name\":[{\"value\":\"leaf0\"}]}],\"port\":[{\"id\":[{"
+		     "\"type\":\"ifname\",\"value\":\"Ethernet12\"}],\"descr\":[{\"value\":\"h3\"}]}]}]}]}\n");
 }
 
 static json_t *command(const char *kind, json_t *params)
@@ -382,6 +391,9 @@ static void test_linux_apply(void **state)
 	env.reg = reg;
 	assert_int_equal(backend_new("linux", &env, &b, &e), 0);
 	assert_int_equal(b->ops->inventory(b, &inv, errors), 0);
+	/* the neighbour from lldpd */
+	assert_string_equal(inv.devs[0].ports[0].peer_system, "leaf0");
+	assert_string_equal(inv.devs[0].ports[0].peer_port, "Ethernet12");
 	assert_int_equal(b->ops->read_config(b, &cfg), 0);
 	dq = json_array_get(json_object_get(cfg, "dcqcn"), 0);
 	assert_string_equal(json_string_value(json_object_get(dq, "device")), "mlx5_0");
@@ -459,6 +471,33 @@ static void test_linux_apply(void **state)
 	json_decref(errors);
 	backend_free(b);
 	reg_free(reg);
+}
+
+static void test_lldp_json0(void **state)
+{
+	static const char doc[] =
+		"{\"lldp\":[{\"interface\":[{\"name\":\"eth1\",\"chassis\":[{\"name\":[{\"value\":"
+		"\"spine1\"}]}],\"port\":[{\"id\":[{\"type\":\"mac\",\"value\":\"0c:42:a1:00:00:02\"}],"
+		"\"descr\":[{\"value\":\"swp7\"}]}]},{\"name\":\"eth2\",\"chassis\":[{\"id\":[{"
+		"\"type\":\"mac\",\"value\":\"x\"}]}],\"port\":[{\"id\":[{\"type\":\"ifname\","
+		"\"value\":\"p1\"}]}]}]}]}";
+	struct lldp_neighbor *nb = NULL;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(lldp_parse_json0(doc, strlen(doc), &nb, &n), 0);
+	/* a MAC port id: the description names the port; no system name: not a usable neighbour */
+	assert_int_equal(n, 1);
+	assert_string_equal(nb[0].ifname, "eth1");
+	assert_string_equal(nb[0].system, "spine1");
+	assert_string_equal(nb[0].port, "swp7");
+	free(nb);
+	assert_int_equal(lldp_parse_json0("[1,2]", 5, &nb, &n), -EBADMSG);
+	assert_int_equal(lldp_parse_json0("{\"lldp\":", 8, &nb, &n), -EBADMSG);
+	/* a tree recorded without lldpd: no neighbours, no error */
+	assert_int_equal(lldp_neighbors("/nonexistent-tree", &nb, &n), 0);
+	assert_int_equal(n, 0);
+	free(nb);
 }
 
 /* --- the simulator's control API, and an agent on it ------------------------------------------ */
@@ -628,6 +667,7 @@ int main(void)
 		cmocka_unit_test(test_validate_dcqcn_and_pfc),
 		cmocka_unit_test(test_dcb_pfc_read_modify_write),
 		cmocka_unit_test_setup_teardown(test_linux_apply, setup, teardown),
+		cmocka_unit_test(test_lldp_json0),
 		cmocka_unit_test(test_sim_control_api),
 		cmocka_unit_test(test_agent_applies_commands_once),
 	};
