@@ -51,7 +51,7 @@ ALL_CFLAGS = -std=gnu11 $(WARN) $(OPTFLAGS) $(SANFLAGS) -D_GNU_SOURCE -I. -I$(B)
 	-DROCEFAB_VERSION='"$(VERSION)"' -DROCEFAB_DATADIR='"$(DATADIR)/rocefab"' \
 	$(PKG_CFLAGS) $(CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(SANFLAGS) -Wl,--as-needed $(LDFLAGS)
-LIBS = $(PKG_LIBS) -lm -lpthread
+LIBS = $(PKG_LIBS) -libverbs -lm -lpthread
 
 ifeq ($(V),1)
 Q :=
@@ -65,16 +65,18 @@ endif
 LIB_SRCS := $(wildcard lib/*.c)
 DAEMON_SRCS := $(filter-out daemon/main.c,$(wildcard daemon/*.c))
 API_SRCS := $(wildcard api/*.c)
-AGENT_SRCS := $(filter-out agents/main.c,$(wildcard agents/*.c))
+AGENT_SRCS := $(filter-out agents/main.c,$(wildcard agents/*.c)) \
+	$(filter-out agents/probe/main.c,$(wildcard agents/probe/*.c))
 CLI_SRCS := $(filter-out cli/main.c,$(wildcard cli/*.c))
 SIM_SRCS := $(filter-out sim/main.c,$(wildcard sim/*.c))
 CORE_SRCS := $(LIB_SRCS) $(DAEMON_SRCS) $(API_SRCS) $(AGENT_SRCS) $(CLI_SRCS) $(SIM_SRCS)
 CORE_OBJS := $(CORE_SRCS:%.c=$(B)/%.o) $(B)/lib/registry-blob.o $(B)/sim/cdf-blob.o
 CORE_LIB := $(B)/librocefab.a
 
-PROGRAMS := $(B)/rocefabd $(B)/rocefab-agent $(B)/rocefabctl $(B)/rocefab-sim
+PROGRAMS := $(B)/rocefabd $(B)/rocefab-agent $(B)/rocefabctl $(B)/rocefab-sim $(B)/rocefab-probe
 TOOLS := $(B)/tools/sysfs-replay
-MAINS := daemon/main.c agents/main.c cli/main.c sim/main.c tests/tools/sysfs-replay.c
+MAINS := daemon/main.c agents/main.c cli/main.c sim/main.c agents/probe/main.c \
+	tests/tools/sysfs-replay.c
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_TESTS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/unit/%)
@@ -88,7 +90,7 @@ ifneq ($(filter check check-% demo bench fuzz,$(MAKECMDGOALS)),)
 NEED_DEPS := deps
 endif
 
-.PHONY: all deps check check-unit check-system check-schemas check-units demo bench fuzz \
+.PHONY: all deps check check-unit check-system check-schemas check-units check-rxe demo bench fuzz \
 	install clean tools
 .DEFAULT_GOAL := all
 .SECONDARY:
@@ -132,6 +134,10 @@ $(B)/rocefab-sim: $(B)/sim/main.o $(CORE_LIB)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
+$(B)/rocefab-probe: $(B)/agents/probe/main.o $(CORE_LIB)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
 $(B)/rocefabctl: $(B)/cli/main.o $(CORE_LIB)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
@@ -151,7 +157,8 @@ $(B)/bench/%: $(B)/tests/bench/%.o $(CORE_LIB)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(CORE_LIB) $(LIBS)
 
 # --- tests -------------------------------------------------------------------------------
-check: deps all check-unit check-schemas check-units check-system
+check: DEPS_TIERS = check rxe
+check: deps all check-unit check-schemas check-units check-system check-rxe
 
 check-unit: $(UNIT_TESTS)
 	$(Q)tests/run-unit.sh $(UNIT_TESTS)
@@ -164,6 +171,10 @@ check-units:
 
 check-system: all
 	$(Q)ROCEFAB_BUILD=$(B) $(PYTEST) -v -p no:cacheprovider --durations=8 tests/system
+
+# real verbs: soft-RoCE in QEMU guests (tests/rxe/README.md); fetches the kernel once into build/rxe
+check-rxe: all
+	$(Q)ROCEFAB_BUILD=$(B) $(PYTEST) -v -p no:cacheprovider --durations=4 tests/rxe
 
 demo: deps all
 	$(Q)ROCEFAB_BUILD=$(B) tests/demo.sh
@@ -194,7 +205,7 @@ install: all
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(UNITDIR) \
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(SYSCONFDIR)/rocefab
 	install -m 0755 $(B)/rocefabd $(B)/rocefab-agent $(DESTDIR)$(SBINDIR)/
-	install -m 0755 $(B)/rocefabctl $(B)/rocefab-sim $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(B)/rocefabctl $(B)/rocefab-sim $(B)/rocefab-probe $(DESTDIR)$(BINDIR)/
 	install -m 0644 schemas/counters.json schemas/agent-report.schema.json \
 		schemas/command.schema.json schemas/scenario.schema.json schemas/openapi.yaml \
 		schemas/sim-control.yaml \

@@ -1,0 +1,109 @@
+/* Probe statistics and names: see probe.h. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agents/probe/probe.h"
+
+static const char *const op_names[] = { "write", "read", "send", "cas", "faa", "ud", "udp", "tcp" };
+static const char *const err_names[] = { "timeout",	"rnr_retry_exceeded", "retry_exceeded",
+					 "remote_access", "remote_op",	      "local",
+					 "flushed",	"other" };
+
+const char *probe_op_name(enum probe_op op)
+{
+	return op < PROBE_NOPS ? op_names[op] : "?";
+}
+
+int probe_op_parse(const char *s, enum probe_op *ret)
+{
+	for (int i = 0; i < PROBE_NOPS; i++)
+		if (s && !strcmp(s, op_names[i])) {
+			*ret = (enum probe_op)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *probe_err_name(enum probe_err e)
+{
+	return e < PE_NERRS ? err_names[e] : "?";
+}
+
+bool probe_op_is_verbs(enum probe_op op)
+{
+	return op <= PROBE_UD;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double probe_percentile(const double *sorted, size_t n, double p)
+{
+	size_t rank;
+
+	if (!n)
+		return 0;
+	/* nearest rank: the smallest value with at least p % of the samples at or below it */
+	rank = (size_t)ceil(p / 100.0 * (double)n);
+	if (rank < 1)
+		rank = 1;
+	if (rank > n)
+		rank = n;
+	return sorted[rank - 1];
+}
+
+void probe_stats_compute(double *samples, size_t nsamples, uint64_t attempts,
+			 struct probe_stats *ret)
+{
+	double sum = 0, sq = 0;
+	uint64_t errs[PE_NERRS], data = ret->data_errors;
+	double cpu = ret->cpu_us_per_op;
+
+	memcpy(errs, ret->errors, sizeof(errs));
+	memset(ret, 0, sizeof(*ret));
+	memcpy(ret->errors, errs, sizeof(errs));
+	ret->data_errors = data;
+	ret->cpu_us_per_op = cpu;
+	ret->n = attempts;
+	ret->ok = nsamples;
+	ret->lost = attempts > nsamples ? attempts - nsamples : 0;
+	if (!nsamples)
+		return;
+	qsort(samples, nsamples, sizeof(*samples), cmp_double);
+	for (size_t i = 0; i < nsamples; i++)
+		sum += samples[i];
+	ret->mean = sum / (double)nsamples;
+	for (size_t i = 0; i < nsamples; i++)
+		sq += (samples[i] - ret->mean) * (samples[i] - ret->mean);
+	ret->stdev = nsamples > 1 ? sqrt(sq / (double)(nsamples - 1)) : 0;
+	ret->min = samples[0];
+	ret->max = samples[nsamples - 1];
+	ret->p50 = probe_percentile(samples, nsamples, 50);
+	ret->p99 = probe_percentile(samples, nsamples, 99);
+	ret->p999 = probe_percentile(samples, nsamples, 99.9);
+}
+
+static double r3(double v)
+{
+	return round(v * 1000) / 1000;
+}
+
+json_t *probe_stats_json(const struct probe_stats *st)
+{
+	json_t *errs = json_object();
+
+	for (int i = 0; i < PE_NERRS; i++)
+		json_object_set_new(errs, err_names[i], json_integer((json_int_t)st->errors[i]));
+	return json_pack("{s:I,s:I,s:I,s:I,s:o,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "n",
+			 (json_int_t)st->n, "ok", (json_int_t)st->ok, "lost", (json_int_t)st->lost,
+			 "data_errors", (json_int_t)st->data_errors, "errors", errs, "min_us",
+			 r3(st->min), "p50_us", r3(st->p50), "mean_us", r3(st->mean), "stdev_us",
+			 r3(st->stdev), "p99_us", r3(st->p99), "p999_us", r3(st->p999), "max_us",
+			 r3(st->max), "cpu_us_per_op", r3(st->cpu_us_per_op));
+}

@@ -1,0 +1,640 @@
+/* The verbs data path of the probe engine: one context per device (PD, CQ, one registered
+ * pool), queue pairs per session, and the probe loop.  QP state changes live in
+ * pv_connect() only. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agents/probe/internal.h"
+#include "lib/log.h"
+#include "lib/strutil.h"
+#include "lib/timeutil.h"
+
+static int real_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	return ibv_post_send(qp, wr, bad);
+}
+
+static int real_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	return ibv_post_recv(qp, wr, bad);
+}
+
+static int real_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+	return ibv_poll_cq(cq, n, wc);
+}
+
+const struct pv_ops pv_real_ops = { real_post_send, real_post_recv, real_poll_cq };
+
+enum probe_err pv_classify(enum ibv_wc_status st)
+{
+	switch (st) {
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+		return PE_RNR_RETRY;
+	case IBV_WC_RETRY_EXC_ERR:
+		return PE_TRANSPORT_RETRY;
+	case IBV_WC_REM_ACCESS_ERR:
+		return PE_REMOTE_ACCESS;
+	case IBV_WC_REM_OP_ERR:
+	case IBV_WC_REM_INV_REQ_ERR:
+	case IBV_WC_REM_ABORT_ERR:
+	case IBV_WC_REM_INV_RD_REQ_ERR:
+		return PE_REMOTE_OP;
+	case IBV_WC_LOC_LEN_ERR:
+	case IBV_WC_LOC_QP_OP_ERR:
+	case IBV_WC_LOC_EEC_OP_ERR:
+	case IBV_WC_LOC_PROT_ERR:
+	case IBV_WC_LOC_ACCESS_ERR:
+	case IBV_WC_LOC_RDD_VIOL_ERR:
+	case IBV_WC_MW_BIND_ERR:
+	case IBV_WC_BAD_RESP_ERR:
+		return PE_LOCAL;
+	case IBV_WC_WR_FLUSH_ERR:
+		return PE_FLUSHED;
+	default:
+		return PE_OTHER;
+	}
+}
+
+/* The payload of probe seq: a 4-byte sequence number, then bytes derived from it. */
+void pv_pattern(uint8_t *buf, unsigned size, uint32_t seq)
+{
+	memcpy(buf, &seq, size < 4 ? size : 4);
+	for (unsigned i = 4; i < size; i++)
+		buf[i] = (uint8_t)(seq * 31 + i * 7 + 13);
+}
+
+bool pv_pattern_ok(const uint8_t *buf, unsigned size, uint32_t seq)
+{
+	uint32_t got;
+
+	memcpy(&got, buf, size < 4 ? size : 4);
+	if (size >= 4 && got != seq)
+		return false;
+	for (unsigned i = 4; i < size; i++)
+		if (buf[i] != (uint8_t)(seq * 31 + i * 7 + 13))
+			return false;
+	return true;
+}
+
+/* --- the context ------------------------------------------------------------------------------ */
+
+static int pick_gid(struct pv_ctx *p, struct rf_err *e)
+{
+	struct ibv_port_attr pa;
+
+	if (ibv_query_port(p->ctx, p->port, &pa))
+		return rf_err_set(e, -EIO, "DEVICE_ERROR", p->name, "cannot query port %u", p->port);
+	if (pa.state != IBV_PORT_ACTIVE)
+		return rf_err_set(e, -ENETDOWN, "PORT_DOWN", p->name, "port %u is not active", p->port);
+	p->mtu = pa.active_mtu;
+	if (p->gid_index >= 0) {
+		if (ibv_query_gid(p->ctx, p->port, p->gid_index, &p->gid))
+			return rf_err_set(e, -ENOENT, "BAD_GID_INDEX", p->name, "no GID %d", p->gid_index);
+		return 0;
+	}
+	/* the first RoCE v2 GID that carries an IPv4 address (::ffff:a.b.c.d), as perftest -x */
+	for (int i = 0; i < 16 && i < pa.gid_tbl_len; i++) {
+		struct ibv_gid_entry ge;
+
+		if (ibv_query_gid_ex(p->ctx, p->port, (uint32_t)i, &ge, 0))
+			continue;
+		if (ge.gid_type == IBV_GID_TYPE_ROCE_V2 && !memcmp(ge.gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
+			p->gid_index = i;
+			p->gid = ge.gid;
+			return 0;
+		}
+	}
+	/* InfiniBand or no IPv4 address: the first GID */
+	if (ibv_query_gid(p->ctx, p->port, 0, &p->gid))
+		return rf_err_set(e, -ENOENT, "NO_GID", p->name, "the port has no usable GID");
+	p->gid_index = 0;
+	return 0;
+}
+
+int pv_open(const char *device, int gid_index, struct pv_ctx *p, struct rf_err *e)
+{
+	struct ibv_device **list;
+	int n = 0, r;
+
+	memset(p, 0, sizeof(*p));
+	p->ops = &pv_real_ops;
+	p->port = 1;
+	p->gid_index = gid_index;
+	list = ibv_get_device_list(&n);
+	if (!list || n == 0) {
+		if (list)
+			ibv_free_device_list(list);
+		return rf_err_set(e, -ENODEV, "NO_RDMA_DEVICE", device,
+				  "this host has no RDMA device (verbs probes need one; udp and tcp do not)");
+	}
+	for (int i = 0; i < n && !p->ctx; i++)
+		if (!device || !strcmp(ibv_get_device_name(list[i]), device)) {
+			p->ctx = ibv_open_device(list[i]);
+			str_copy(p->name, sizeof(p->name), ibv_get_device_name(list[i]));
+		}
+	if (!p->ctx) {
+		char names[256] = "";
+
+		for (int i = 0; i < n; i++)
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "",
+				 ibv_get_device_name(list[i]));
+		ibv_free_device_list(list);
+		return rf_err_set(e, -ENODEV, "UNKNOWN_DEVICE", device, "no RDMA device '%s' (there is: %s)",
+				  device ? device : "", names);
+	}
+	ibv_free_device_list(list);
+	if ((r = pick_gid(p, e)) < 0)
+		goto fail;
+	p->pool = aligned_alloc(4096, PV_POOL);
+	p->pd = ibv_alloc_pd(p->ctx);
+	p->cq = ibv_create_cq(p->ctx, 2 * PV_SLOTS + 2 * PV_MAX_PATHS + 8, NULL, NULL, 0);
+	if (!p->pool || !p->pd || !p->cq) {
+		r = rf_err_set(e, -ENOMEM, "DEVICE_ERROR", p->name, "cannot allocate PD, CQ or memory");
+		goto fail;
+	}
+	memset(p->pool, 0, PV_POOL);
+	/* one registration for everything the probes touch: never on the probe path */
+	p->mr = ibv_reg_mr(p->pd, p->pool, PV_POOL,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC);
+	if (!p->mr) {
+		r = rf_err_set(e, -errno, "DEVICE_ERROR", p->name, "cannot register memory: %s", strerror(errno));
+		goto fail;
+	}
+	return 0;
+fail:
+	pv_close(p);
+	return r;
+}
+
+void pv_close(struct pv_ctx *p)
+{
+	if (p->mr)
+		ibv_dereg_mr(p->mr);
+	if (p->cq)
+		ibv_destroy_cq(p->cq);
+	if (p->pd)
+		ibv_dealloc_pd(p->pd);
+	if (p->ctx)
+		ibv_close_device(p->ctx);
+	free(p->pool);
+	memset(p, 0, sizeof(*p));
+}
+
+/* --- sessions ---------------------------------------------------------------------------------- */
+
+int pv_session_create(struct pv_ctx *p, enum probe_op op, unsigned size, unsigned paths,
+		      struct pv_session *s, struct rf_err *e)
+{
+	struct ibv_qp_init_attr qa = {
+		.send_cq = p->cq,
+		.recv_cq = p->cq,
+		.qp_type = op == PROBE_UD ? IBV_QPT_UD : IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = PV_SLOTS, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	uint32_t rnd;
+
+	memset(s, 0, sizeof(*s));
+	s->p = p;
+	s->op = op;
+	s->size = size;
+	s->paths = op == PROBE_UD || paths < 1 ? 1 : paths > PV_MAX_PATHS ? PV_MAX_PATHS : paths;
+	if (op == PROBE_UD && size > 4096)
+		return rf_err_set(e, -EINVAL, "BAD_SIZE", "size",
+				  "a UD message fits in one MTU: at most 4096 bytes");
+	if ((op == PROBE_CAS || op == PROBE_FAA) && size != 8)
+		s->size = 8; /* atomics are 8 bytes */
+	for (unsigned i = 0; i < s->paths; i++) {
+		s->qp[i] = ibv_create_qp(p->pd, &qa);
+		if (!s->qp[i]) {
+			pv_session_destroy(s);
+			return rf_err_set(e, -errno, "DEVICE_ERROR", p->name, "cannot create a QP: %s",
+					  strerror(errno));
+		}
+	}
+	rnd = (uint32_t)tu_mono_ns();
+	s->psn = rnd & 0xffffff;
+	return 0;
+}
+
+void pv_session_destroy(struct pv_session *s)
+{
+	if (s->ah)
+		ibv_destroy_ah(s->ah);
+	for (unsigned i = 0; i < PV_MAX_PATHS; i++)
+		if (s->qp[i])
+			ibv_destroy_qp(s->qp[i]);
+	if (s->p && s->p->cq) {
+		/* drain what the destroyed QPs left, so that the next session starts clean */
+		struct ibv_wc wc[16];
+
+		while (s->p->ops->poll_cq(s->p->cq, 16, wc) > 0)
+			;
+	}
+	memset(s, 0, sizeof(*s));
+}
+
+static void gid_hex(const union ibv_gid *g, char out[33])
+{
+	for (int i = 0; i < 16; i++)
+		snprintf(out + 2 * i, 3, "%02x", g->raw[i]);
+}
+
+static int gid_parse(const char *s, union ibv_gid *g)
+{
+	if (!s || strlen(s) != 32)
+		return -EINVAL;
+	for (int i = 0; i < 16; i++) {
+		unsigned v;
+
+		if (sscanf(s + 2 * i, "%2x", &v) != 1)
+			return -EINVAL;
+		g->raw[i] = (uint8_t)v;
+	}
+	return 0;
+}
+
+json_t *pv_local_info(const struct pv_session *s)
+{
+	json_t *qpns = json_array();
+	char gid[33];
+
+	for (unsigned i = 0; i < s->paths; i++)
+		json_array_append_new(qpns, json_integer(s->qp[i]->qp_num));
+	gid_hex(&s->p->gid, gid);
+	return json_pack("{s:o,s:I,s:s,s:I,s:I,s:I,s:i}", "qpns", qpns, "psn", (json_int_t)s->psn,
+			 "gid", gid, "addr", (json_int_t)(uintptr_t)(s->p->pool + PV_OFF_TARGET), "rkey",
+			 (json_int_t)s->p->mr->rkey, "atomic",
+			 (json_int_t)(uintptr_t)(s->p->pool + PV_OFF_ATOMIC), "mtu", (int)s->p->mtu);
+}
+
+static int to_rts_rc(struct pv_session *s, unsigned i, uint32_t peer_psn, enum ibv_mtu mtu,
+		     struct rf_err *e)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = s->p->port,
+				 .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+						    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC };
+	struct ibv_qp *qp = s->qp[i];
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return rf_err_set(e, -EIO, "QP_ERROR", s->p->name, "QP to INIT failed");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = mtu;
+	a.dest_qp_num = s->peer_qpn[i];
+	a.rq_psn = peer_psn;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = s->peer_gid;
+	a.ah_attr.grh.sgid_index = (uint8_t)s->p->gid_index;
+	a.ah_attr.grh.hop_limit = 64;
+	/* a flow label per path: RoCE v2 devices derive the UDP source port from it, which is
+	 * what ECMP hashes on, so the paths spread over the fabric's routes */
+	a.ah_attr.grh.flow_label = s->paths > 1 ? i + 1 : 0;
+	a.ah_attr.port_num = s->p->port;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				       IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return rf_err_set(e, -EIO, "QP_ERROR", s->p->name, "QP to RTR failed (peer GID or QPN wrong?)");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = s->psn;
+	a.max_rd_atomic = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				       IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+		return rf_err_set(e, -EIO, "QP_ERROR", s->p->name, "QP to RTS failed");
+	return 0;
+}
+
+static int to_rts_ud(struct pv_session *s, struct rf_err *e)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = s->p->port, .qkey = PV_QKEY };
+	struct ibv_ah_attr ah = { .is_global = 1, .port_num = s->p->port };
+
+	if (ibv_modify_qp(s->qp[0], &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+		return rf_err_set(e, -EIO, "QP_ERROR", s->p->name, "UD QP to INIT failed");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(s->qp[0], &a, IBV_QP_STATE))
+		return rf_err_set(e, -EIO, "QP_ERROR", s->p->name, "UD QP to RTR failed");
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = s->psn;
+	if (ibv_modify_qp(s->qp[0], &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		return rf_err_set(e, -EIO, "QP_ERROR", s->p->name, "UD QP to RTS failed");
+	ah.grh.dgid = s->peer_gid;
+	ah.grh.sgid_index = (uint8_t)s->p->gid_index;
+	ah.grh.hop_limit = 64;
+	s->ah = ibv_create_ah(s->p->pd, &ah);
+	if (!s->ah)
+		return rf_err_set(e, -EIO, "DEVICE_ERROR", s->p->name, "cannot create an address handle");
+	return 0;
+}
+
+int pv_connect(struct pv_session *s, json_t *peer, struct rf_err *e)
+{
+	json_t *qpns = json_object_get(peer, "qpns");
+	enum ibv_mtu mtu = s->p->mtu;
+	json_int_t pmtu = json_integer_value(json_object_get(peer, "mtu"));
+
+	if (!json_is_array(qpns) || json_array_size(qpns) != s->paths ||
+	    gid_parse(json_string_value(json_object_get(peer, "gid")), &s->peer_gid) < 0)
+		return rf_err_set(e, -EPROTO, "BAD_PEER_INFO", NULL,
+				  "the peer's connection data is incomplete (QPNs, GID)");
+	for (unsigned i = 0; i < s->paths; i++)
+		s->peer_qpn[i] = (uint32_t)json_integer_value(json_array_get(qpns, i));
+	s->peer_addr = (uint64_t)json_integer_value(json_object_get(peer, "addr"));
+	s->peer_atomic = (uint64_t)json_integer_value(json_object_get(peer, "atomic"));
+	s->peer_rkey = (uint32_t)json_integer_value(json_object_get(peer, "rkey"));
+	if (pmtu > 0 && pmtu < mtu)
+		mtu = (enum ibv_mtu)pmtu; /* the smaller of the two ports' MTUs */
+	if (s->op == PROBE_UD)
+		return to_rts_ud(s, e);
+	for (unsigned i = 0; i < s->paths; i++) {
+		int r = to_rts_rc(s, i, (uint32_t)json_integer_value(json_object_get(peer, "psn")), mtu, e);
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int post_recv_slot(struct pv_session *s, unsigned slot)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)(s->p->pool + PV_OFF_RECV + (size_t)slot * PV_SLOT),
+			       .length = PV_SLOT, .lkey = s->p->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = slot, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	return s->p->ops->post_recv(s->qp[slot % s->paths], &wr, &bad) ? -EIO : 0;
+}
+
+int pv_post_recvs(struct pv_session *s)
+{
+	if (s->op != PROBE_SEND && s->op != PROBE_UD)
+		return 0;
+	for (unsigned i = 0; i < PV_SLOTS; i++)
+		if (post_recv_slot(s, i) < 0)
+			return -EIO;
+	return 0;
+}
+
+/* --- the probe loop ---------------------------------------------------------------------------- */
+
+/* Waits for the completion of wr_id (or, with want_recv, any receive).  0 and *ret_wc, or
+ * -ETIMEDOUT. */
+static int wait_wc(struct pv_session *s, uint64_t want_id, bool want_recv, int64_t deadline,
+		   struct ibv_wc *ret_wc)
+{
+	unsigned spins = 0;
+
+	for (;;) {
+		struct ibv_wc wc;
+		int n = s->p->ops->poll_cq(s->p->cq, 1, &wc);
+
+		if (n < 0)
+			return -EIO;
+		if (n == 1) {
+			bool is_recv = wc.opcode & IBV_WC_RECV;
+
+			if (wc.status != IBV_WC_SUCCESS || (want_recv ? is_recv : (!is_recv && wc.wr_id == want_id))) {
+				*ret_wc = wc;
+				return 0;
+			}
+			if (is_recv && !want_recv)
+				post_recv_slot(s, (unsigned)wc.wr_id); /* a stale echo: keep the slot */
+			continue;
+		}
+		/* busy-poll (latency), checking the clock every few spins */
+		if (++spins % 64 == 0 && tu_mono_ns() > deadline)
+			return -ETIMEDOUT;
+	}
+}
+
+static int post_op(struct pv_session *s, unsigned path, uint32_t seq, uint64_t wr_id)
+{
+	struct pv_ctx *p = s->p;
+	struct ibv_sge sge = { .addr = (uintptr_t)(p->pool + PV_OFF_LOCAL), .length = s->size,
+			       .lkey = p->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	switch (s->op) {
+	case PROBE_WRITE:
+		pv_pattern(p->pool + PV_OFF_LOCAL, s->size, seq);
+		wr.opcode = IBV_WR_RDMA_WRITE;
+		wr.wr.rdma.remote_addr = s->peer_addr;
+		wr.wr.rdma.rkey = s->peer_rkey;
+		break;
+	case PROBE_READ:
+		memset(p->pool + PV_OFF_LOCAL, 0, s->size);
+		wr.opcode = IBV_WR_RDMA_READ;
+		wr.wr.rdma.remote_addr = s->peer_addr;
+		wr.wr.rdma.rkey = s->peer_rkey;
+		break;
+	case PROBE_SEND:
+	case PROBE_UD:
+		pv_pattern(p->pool + PV_OFF_LOCAL, s->size, seq);
+		wr.opcode = IBV_WR_SEND;
+		if (s->op == PROBE_UD) {
+			wr.wr.ud.ah = s->ah;
+			wr.wr.ud.remote_qpn = s->peer_qpn[0];
+			wr.wr.ud.remote_qkey = PV_QKEY;
+		}
+		break;
+	case PROBE_CAS:
+	case PROBE_FAA:
+		sge.addr = (uintptr_t)(p->pool + PV_OFF_ATOMIC_RES);
+		sge.length = 8;
+		wr.opcode = s->op == PROBE_CAS ? IBV_WR_ATOMIC_CMP_AND_SWP : IBV_WR_ATOMIC_FETCH_AND_ADD;
+		wr.wr.atomic.remote_addr = s->peer_atomic;
+		wr.wr.atomic.rkey = s->peer_rkey;
+		wr.wr.atomic.compare_add = s->op == PROBE_CAS ? seq : 1;
+		wr.wr.atomic.swap = seq + 1;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return p->ops->post_send(s->qp[path], &wr, &bad) ? -EIO : 0;
+}
+
+/* The result of probe seq, read back where it landed locally. */
+static bool check_result(struct pv_session *s, uint32_t seq, const struct ibv_wc *recv)
+{
+	const uint8_t *pool = s->p->pool;
+	uint64_t v;
+
+	switch (s->op) {
+	case PROBE_READ: /* the server's target holds pattern 0 */
+		return pv_pattern_ok(pool + PV_OFF_LOCAL, s->size, 0);
+	case PROBE_CAS:
+	case PROBE_FAA: /* the counter counts the probes: each one sees the value before it */
+		memcpy(&v, pool + PV_OFF_ATOMIC_RES, 8);
+		return v == seq;
+	case PROBE_UD:
+		return recv && pv_pattern_ok(pool + PV_OFF_RECV + recv->wr_id * PV_SLOT + PV_GRH, s->size, seq);
+	default:
+		return true; /* write, send: the server checks */
+	}
+}
+
+int pv_client_loop(struct pv_session *s, unsigned iters, int64_t timeout_ns, double *samples,
+		   uint8_t *sample_path, size_t *ret_n, uint64_t errors[PE_NERRS],
+		   uint64_t *ret_data_errors, uint32_t *ret_last)
+{
+	size_t n = 0;
+
+	*ret_data_errors = 0;
+	if (s->op == PROBE_UD && pv_post_recvs(s) < 0)
+		return -EIO;
+	for (uint32_t seq = 0; seq < iters; seq++) {
+		unsigned path = seq % s->paths;
+		struct ibv_wc wc, rwc = { 0 };
+		int64_t t0, deadline;
+		int r;
+
+		t0 = tu_mono_ns();
+		deadline = t0 + timeout_ns;
+		if (post_op(s, path, seq, seq) < 0) {
+			errors[PE_LOCAL]++;
+			break; /* the QP is not usable: the rest is lost */
+		}
+		if (s->op == PROBE_UD) {
+			/* the send's completion and the echo, in whichever order they come */
+			bool sent = false, got = false, failed = false;
+			unsigned spins = 0;
+
+			while (!(sent && got) && !failed) {
+				struct ibv_wc x;
+				int k = s->p->ops->poll_cq(s->p->cq, 1, &x);
+
+				if (k < 0) {
+					errors[PE_OTHER]++;
+					failed = true;
+				} else if (k == 1) {
+					if (x.status != IBV_WC_SUCCESS) {
+						errors[pv_classify(x.status)]++;
+						failed = true;
+					} else if (x.opcode & IBV_WC_RECV) {
+						if (pv_pattern_ok(s->p->pool + PV_OFF_RECV + x.wr_id * PV_SLOT + PV_GRH, 4, seq)) {
+							rwc = x;
+							got = true;
+						} else {
+							post_recv_slot(s, (unsigned)x.wr_id); /* a late echo */
+						}
+					} else if (x.wr_id == seq) {
+						sent = true;
+					}
+				} else if (++spins % 64 == 0 && tu_mono_ns() > deadline) {
+					errors[PE_TIMEOUT]++;
+					failed = true;
+				}
+			}
+			if (failed)
+				continue; /* a lost datagram; the next ping may pass */
+		} else {
+			r = wait_wc(s, seq, false, deadline, &wc);
+			if (r == -ETIMEDOUT) {
+				errors[PE_TIMEOUT]++;
+				break; /* an RC QP with a probe outstanding cannot go on */
+			}
+			if (r < 0 || wc.status != IBV_WC_SUCCESS) {
+				errors[r < 0 ? PE_OTHER : pv_classify(wc.status)]++;
+				break;
+			}
+		}
+		samples[n] = (double)(tu_mono_ns() - t0) / 1000.0;
+		if (sample_path)
+			sample_path[n] = (uint8_t)path;
+		n++;
+		if (!check_result(s, seq, s->op == PROBE_UD ? &rwc : NULL))
+			(*ret_data_errors)++;
+		if (s->op == PROBE_UD)
+			post_recv_slot(s, (unsigned)rwc.wr_id);
+		*ret_last = seq;
+	}
+	*ret_n = n;
+	return 0;
+}
+
+#define ECHO_FLAG (UINT64_C(1) << 32)
+
+int pv_server_poll(struct pv_session *s, uint64_t *received, uint64_t *bad)
+{
+	struct ibv_wc wc[8];
+	int n = s->p->ops->poll_cq(s->p->cq, 8, wc);
+
+	for (int i = 0; i < n; i++) {
+		unsigned hdr = s->op == PROBE_UD ? PV_GRH : 0;
+		uint8_t *buf;
+		uint32_t seq;
+
+		if (!(wc[i].opcode & IBV_WC_RECV)) {
+			/* an echo went out: its slot can receive again */
+			if (wc[i].wr_id & ECHO_FLAG)
+				post_recv_slot(s, (unsigned)(wc[i].wr_id & 0xffff));
+			continue;
+		}
+		if (wc[i].status != IBV_WC_SUCCESS)
+			continue; /* flushed at the end of the session */
+		buf = s->p->pool + PV_OFF_RECV + wc[i].wr_id * PV_SLOT + hdr;
+		memcpy(&seq, buf, 4);
+		(*received)++;
+		if (wc[i].byte_len - hdr != s->size || !pv_pattern_ok(buf, wc[i].byte_len - hdr, seq))
+			(*bad)++;
+		if (s->op == PROBE_UD) {
+			/* echo to the sender (its QPN from the completion, the AH made at connect); the
+			 * slot is posted again when the echo's send completes */
+			struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = s->size, .lkey = s->p->mr->lkey };
+			struct ibv_send_wr swr = { .wr_id = ECHO_FLAG | wc[i].wr_id, .sg_list = &sge,
+						   .num_sge = 1, .opcode = IBV_WR_SEND,
+						   .send_flags = IBV_SEND_SIGNALED },
+					   *sbad;
+
+			swr.wr.ud.ah = s->ah;
+			swr.wr.ud.remote_qpn = wc[i].src_qp;
+			swr.wr.ud.remote_qkey = PV_QKEY;
+			if (s->p->ops->post_send(s->qp[0], &swr, &sbad) == 0)
+				continue;
+		}
+		post_recv_slot(s, (unsigned)wc[i].wr_id);
+	}
+	return n < 0 ? -EIO : 0;
+}
+
+bool pv_server_verify(struct pv_session *s, json_t *done, char *detail, size_t len)
+{
+	json_int_t ok = json_integer_value(json_object_get(done, "ok"));
+	json_int_t last = json_integer_value(json_object_get(done, "last"));
+	uint64_t v;
+
+	switch (s->op) {
+	case PROBE_WRITE:
+		if (!ok) {
+			snprintf(detail, len, "no write completed");
+			return true;
+		}
+		if (!pv_pattern_ok(s->p->pool + PV_OFF_TARGET, s->size, (uint32_t)last)) {
+			snprintf(detail, len, "the target does not hold write %lld's data", (long long)last);
+			return false;
+		}
+		snprintf(detail, len, "the target holds the last write's %u bytes", s->size);
+		return true;
+	case PROBE_CAS:
+	case PROBE_FAA:
+		memcpy(&v, s->p->pool + PV_OFF_ATOMIC, 8);
+		snprintf(detail, len, "the counter is %llu after %lld atomics", (unsigned long long)v, (long long)ok);
+		return (json_int_t)v == ok;
+	case PROBE_READ:
+		snprintf(detail, len, "reads checked by the client");
+		return true;
+	default:
+		snprintf(detail, len, "checked per message");
+		return true;
+	}
+}
