@@ -50,7 +50,7 @@ double probe_percentile(const double *sorted, size_t n, double p)
 	if (!n)
 		return 0;
 	/* nearest rank: the smallest value with at least p % of the samples at or below it */
-	rank = (size_t)ceil(p / 100.0 * (double)n);
+	rank = (size_t)ceil(p * (double)n / 100.0 - 1e-9); /* 0.99 * 1000 is 990.0000000000001 */
 	if (rank < 1)
 		rank = 1;
 	if (rank > n)

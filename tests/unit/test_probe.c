@@ -1,0 +1,300 @@
+/* Unit tests of the probe engine without RDMA hardware: statistics against known data, and the
+ * probe loop's error paths through a fake verbs layer (completion errors classified, a device
+ * that never completes, a QP that refuses work), plus the control channel's deadlines. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "agents/probe/internal.h"
+#include "lib/timeutil.h"
+#include "tests/unit/unit.h"
+
+/* --- statistics ------------------------------------------------------------------------------ */
+
+static void test_stats(void **state)
+{
+	double v[1000];
+	struct probe_stats st = { 0 };
+
+	(void)state;
+	/* 1..1000 shuffled: nearest-rank percentiles are exact values */
+	for (int i = 0; i < 1000; i++)
+		v[i] = (double)((i * 7919) % 1000 + 1);
+	st.errors[PE_TIMEOUT] = 3;
+	probe_stats_compute(v, 1000, 1003, &st);
+	assert_int_equal(st.n, 1003);
+	assert_int_equal(st.ok, 1000);
+	assert_int_equal(st.lost, 3);
+	assert_int_equal(st.errors[PE_TIMEOUT], 3); /* kept */
+	assert_true(st.min == 1 && st.max == 1000);
+	assert_true(st.p50 == 500 && st.p99 == 990 && st.p999 == 999);
+	assert_true(st.mean == 500.5);
+	assert_true(st.stdev > 288.8 && st.stdev < 288.9); /* sample stdev of 1..1000: 288.82 */
+	/* a single sample, and none */
+	v[0] = 7;
+	probe_stats_compute(v, 1, 1, &st);
+	assert_true(st.p50 == 7 && st.p99 == 7 && st.stdev == 0);
+	probe_stats_compute(v, 0, 5, &st);
+	assert_int_equal(st.lost, 5);
+	assert_true(st.max == 0);
+	/* percentiles of a small set */
+	{
+		double s[4] = { 10, 20, 30, 40 };
+
+		assert_true(probe_percentile(s, 4, 50) == 20);
+		assert_true(probe_percentile(s, 4, 75) == 30);
+		assert_true(probe_percentile(s, 4, 76) == 40);
+		assert_true(probe_percentile(s, 4, 0) == 10);
+	}
+}
+
+/* --- a fake verbs layer ------------------------------------------------------------------------ */
+
+enum fake_mode { FAKE_OK, FAKE_STATUS_AT, FAKE_SILENT_AT, FAKE_POST_FAILS_AT, FAKE_UD_DROP_AT };
+
+static struct {
+	enum fake_mode mode;
+	unsigned at;
+	enum ibv_wc_status status;
+	struct ibv_wc pending[4];
+	int npending;
+	unsigned posted;
+	struct pv_session *s;
+} fk;
+
+static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	unsigned k = fk.posted++;
+	struct ibv_wc wc = { .wr_id = wr->wr_id, .status = IBV_WC_SUCCESS, .opcode = IBV_WC_RDMA_WRITE };
+
+	(void)qp;
+	(void)bad;
+	if (fk.mode == FAKE_POST_FAILS_AT && k == fk.at)
+		return ENOMEM;
+	if (fk.mode == FAKE_SILENT_AT && k >= fk.at)
+		return 0; /* accepted, never completes */
+	if (fk.mode == FAKE_STATUS_AT && k == fk.at)
+		wc.status = fk.status;
+	if (wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD || wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
+		/* the remote counter's old value lands in the local result */
+		uint64_t old = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? wr->wr.atomic.compare_add : k;
+
+		memcpy((void *)(uintptr_t)wr->sg_list->addr, &old, 8);
+	}
+	fk.pending[fk.npending++] = wc;
+	if (wr->opcode == IBV_WR_SEND && fk.s->op == PROBE_UD &&
+	    !(fk.mode == FAKE_UD_DROP_AT && k == fk.at)) {
+		/* the echo arrives in receive slot 0 */
+		struct ibv_wc r = { .wr_id = 0, .status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV,
+				    .byte_len = PV_GRH + fk.s->size };
+
+		memcpy(fk.s->p->pool + PV_OFF_RECV + PV_GRH, (void *)(uintptr_t)wr->sg_list->addr,
+		       fk.s->size);
+		fk.pending[fk.npending++] = r;
+	}
+	return 0;
+}
+
+static int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	(void)qp;
+	(void)wr;
+	(void)bad;
+	return 0;
+}
+
+static int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+	(void)cq;
+	if (!fk.npending || n < 1)
+		return 0;
+	wc[0] = fk.pending[0];
+	memmove(fk.pending, fk.pending + 1, (size_t)--fk.npending * sizeof(fk.pending[0]));
+	return 1;
+}
+
+static const struct pv_ops fake_ops = { fake_post_send, fake_post_recv, fake_poll_cq };
+
+static struct ibv_mr fake_mr = { .lkey = 1, .rkey = 2 };
+
+static void setup_session(struct pv_ctx *p, struct pv_session *s, enum probe_op op, unsigned size)
+{
+	memset(p, 0, sizeof(*p));
+	memset(s, 0, sizeof(*s));
+	memset(&fk, 0, sizeof(fk));
+	p->pool = calloc(1, PV_POOL);
+	p->mr = &fake_mr;
+	p->cq = (struct ibv_cq *)p; /* never dereferenced by the fake */
+	p->ops = &fake_ops;
+	s->p = p;
+	s->op = op;
+	s->size = size;
+	s->paths = 1;
+	s->qp[0] = (struct ibv_qp *)p;
+	fk.s = s;
+}
+
+static void run(struct pv_session *s, unsigned iters, int64_t timeout, size_t *n, uint64_t *errors,
+		uint64_t *data)
+{
+	double *samples = calloc(iters, sizeof(double));
+	uint32_t last = 0;
+
+	assert_int_equal(pv_client_loop(s, iters, timeout, samples, NULL, n, errors, data, &last), 0);
+	for (size_t i = 0; i < *n; i++)
+		assert_true(samples[i] >= 0);
+	free(samples);
+}
+
+static void test_probe_loop_errors(void **state)
+{
+	struct pv_ctx p;
+	struct pv_session s;
+	uint64_t errors[PE_NERRS], data;
+	size_t n;
+	static const struct {
+		enum ibv_wc_status st;
+		enum probe_err want;
+	} cases[] = {
+		{ IBV_WC_RNR_RETRY_EXC_ERR, PE_RNR_RETRY },   { IBV_WC_RETRY_EXC_ERR, PE_TRANSPORT_RETRY },
+		{ IBV_WC_REM_ACCESS_ERR, PE_REMOTE_ACCESS },  { IBV_WC_REM_OP_ERR, PE_REMOTE_OP },
+		{ IBV_WC_LOC_PROT_ERR, PE_LOCAL },	      { IBV_WC_WR_FLUSH_ERR, PE_FLUSHED },
+		{ IBV_WC_GENERAL_ERR, PE_OTHER },
+	};
+
+	(void)state;
+	/* all good: every probe a sample */
+	setup_session(&p, &s, PROBE_WRITE, 64);
+	memset(errors, 0, sizeof(errors));
+	run(&s, 100, NSEC_PER_SEC, &n, errors, &data);
+	assert_int_equal(n, 100);
+	for (int i = 0; i < PE_NERRS; i++)
+		assert_int_equal(errors[i], 0);
+	free(p.pool);
+	/* a completion error stops an RC run: classified, the rest is lost (not hidden) */
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		setup_session(&p, &s, PROBE_SEND, 64);
+		fk.mode = FAKE_STATUS_AT;
+		fk.at = 10;
+		fk.status = cases[c].st;
+		memset(errors, 0, sizeof(errors));
+		run(&s, 100, NSEC_PER_SEC, &n, errors, &data);
+		assert_int_equal(n, 10);
+		assert_int_equal(errors[cases[c].want], 1);
+		free(p.pool);
+	}
+	/* silence: the deadline, not a hang */
+	setup_session(&p, &s, PROBE_READ, 64);
+	fk.mode = FAKE_SILENT_AT;
+	fk.at = 5;
+	memset(errors, 0, sizeof(errors));
+	{
+		int64_t t0 = tu_mono_ns();
+
+		run(&s, 100, 50 * NSEC_PER_MSEC, &n, errors, &data);
+		assert_true(tu_mono_ns() - t0 < 2 * NSEC_PER_SEC);
+	}
+	assert_int_equal(n, 5);
+	assert_int_equal(errors[PE_TIMEOUT], 1);
+	/* READ checks the data it got: the fake returned nothing, all 5 are data errors */
+	assert_int_equal(data, 5);
+	free(p.pool);
+	/* a QP that refuses a post */
+	setup_session(&p, &s, PROBE_WRITE, 64);
+	fk.mode = FAKE_POST_FAILS_AT;
+	fk.at = 3;
+	memset(errors, 0, sizeof(errors));
+	run(&s, 100, NSEC_PER_SEC, &n, errors, &data);
+	assert_int_equal(n, 3);
+	assert_int_equal(errors[PE_LOCAL], 1);
+	free(p.pool);
+	/* atomics: the old values are checked */
+	setup_session(&p, &s, PROBE_FAA, 8);
+	memset(errors, 0, sizeof(errors));
+	run(&s, 50, NSEC_PER_SEC, &n, errors, &data);
+	assert_int_equal(n, 50);
+	assert_int_equal(data, 0);
+	free(p.pool);
+	/* UD: a lost datagram is a timeout, and the run goes on */
+	setup_session(&p, &s, PROBE_UD, 64);
+	fk.mode = FAKE_UD_DROP_AT;
+	fk.at = 7;
+	memset(errors, 0, sizeof(errors));
+	run(&s, 20, 20 * NSEC_PER_MSEC, &n, errors, &data);
+	assert_int_equal(n, 19);
+	assert_int_equal(errors[PE_TIMEOUT], 1);
+	assert_int_equal(data, 0);
+	free(p.pool);
+}
+
+static void test_pattern(void **state)
+{
+	uint8_t buf[256];
+
+	(void)state;
+	pv_pattern(buf, sizeof(buf), 42);
+	assert_true(pv_pattern_ok(buf, sizeof(buf), 42));
+	assert_false(pv_pattern_ok(buf, sizeof(buf), 43));
+	buf[100] ^= 1;
+	assert_false(pv_pattern_ok(buf, sizeof(buf), 42));
+}
+
+/* --- the control channel's deadlines ------------------------------------------------------------ */
+
+static void test_ctl_deadlines(void **state)
+{
+	struct rf_err e = { 0 };
+	struct ctl c = { .fd = -1 }, srv = { .fd = -1 };
+	int lfd = ctl_listen("127.0.0.1:0", &e), sv[2];
+	json_t *msg = NULL;
+	int64_t t0;
+
+	(void)state;
+	assert_true(lfd >= 0);
+	close(lfd);
+	/* a peer that never answers: ctl_recv returns at its deadline */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	c.fd = sv[0];
+	t0 = tu_mono_ns();
+	assert_int_equal(ctl_recv(&c, &msg, 100 * NSEC_PER_MSEC), -ETIMEDOUT);
+	assert_true(tu_mono_ns() - t0 < NSEC_PER_SEC);
+	/* two messages in one read, then garbage */
+	assert_int_equal(write(sv[1], "{\"a\":1}\n{\"b\":2}\nnot json\n", 25), 25);
+	assert_int_equal(ctl_recv(&c, &msg, NSEC_PER_SEC), 0);
+	assert_int_equal(json_integer_value(json_object_get(msg, "a")), 1);
+	json_decref(msg);
+	assert_int_equal(ctl_recv(&c, &msg, NSEC_PER_SEC), 0);
+	assert_int_equal(json_integer_value(json_object_get(msg, "b")), 2);
+	json_decref(msg);
+	assert_int_equal(ctl_recv(&c, &msg, NSEC_PER_SEC), -EBADMSG);
+	/* the peer goes away */
+	close(sv[1]);
+	assert_int_equal(ctl_recv(&c, &msg, NSEC_PER_SEC), -ECONNRESET);
+	ctl_close(&c);
+	/* nobody listens */
+	assert_true(ctl_connect("127.0.0.1", 1, NSEC_PER_SEC, &srv, &e) < 0);
+	assert_string_equal(e.code, "PEER_UNREACHABLE");
+	/* a session refused for a bad size, before anything is set up */
+	{
+		struct probe_client_conf cc = { .host = "127.0.0.1", .port = 1, .op = PROBE_WRITE,
+						.size = 100000, .iters = 10, .gid_index = -1 };
+		struct probe_result r;
+
+		assert_true(probe_client_run(&cc, &r, &e) < 0);
+		assert_string_equal(e.code, "BAD_SIZE");
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stats),
+		cmocka_unit_test(test_probe_loop_errors),
+		cmocka_unit_test(test_pattern),
+		cmocka_unit_test(test_ctl_deadlines),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
