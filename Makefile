@@ -69,7 +69,8 @@ AGENT_SRCS := $(filter-out agents/main.c,$(wildcard agents/*.c)) \
 	$(filter-out agents/probe/main.c,$(wildcard agents/probe/*.c))
 CLI_SRCS := $(filter-out cli/main.c,$(wildcard cli/*.c))
 SIM_SRCS := $(filter-out sim/main.c,$(wildcard sim/*.c))
-CORE_SRCS := $(LIB_SRCS) $(DAEMON_SRCS) $(API_SRCS) $(AGENT_SRCS) $(CLI_SRCS) $(SIM_SRCS)
+CC_SRCS := $(wildcard cc/*.c)
+CORE_SRCS := $(LIB_SRCS) $(DAEMON_SRCS) $(API_SRCS) $(AGENT_SRCS) $(CLI_SRCS) $(SIM_SRCS) $(CC_SRCS)
 CORE_OBJS := $(CORE_SRCS:%.c=$(B)/%.o) $(B)/lib/registry-blob.o $(B)/sim/cdf-blob.o
 CORE_LIB := $(B)/librocefab.a
 

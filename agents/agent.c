@@ -107,6 +107,9 @@ struct agent {
 	uint64_t cfg_hash;
 	unsigned cfg_age;
 	uint64_t applied, failed;
+	/* pingmesh: the probe plan rocefabd gave (params of a probe_plan command) and its id */
+	json_t *plan;
+	char plan_id[65];
 
 	/* delivery, under the fleet's lock */
 	struct fleet *fleet;
@@ -320,6 +323,18 @@ int agent_build_report(struct agent *a, json_t **ret)
 	}
 	if (cfg)
 		json_object_set_new(doc, "config", cfg);
+	if (a->backend->ops->probe_round && a->role == AGENT_HOST) {
+		/* advertise what plan we run (none yet: "") and report the last round */
+		json_t *pr = json_pack("{s:s}", "plan", a->plan_id), *results = NULL;
+
+		if (a->plan && a->backend->ops->probe_round(a->backend, a->plan, &results) == 0 && results) {
+			if (json_array_size(results))
+				json_object_set_new(pr, "results", results);
+			else
+				json_decref(results);
+		}
+		json_object_set_new(doc, "probes", pr);
+	}
 	if (a->nresults) {
 		json_t *res = json_array();
 
@@ -383,7 +398,23 @@ static void apply_command(struct agent *a, json_t *cmd)
 		return; /* applied before; its outcome goes (or went) out with the reports */
 	snprintf(a->seen[a->seen_next], sizeof(a->seen[0]), "%s", id);
 	a->seen_next = (a->seen_next + 1) % SEEN_MAX;
-	if (!json_is_integer(deadline) || json_integer_value(deadline) < tu_now_ns()) {
+	if (!strcmp(kind, "probe_plan")) {
+		/* a plan is the agent's, not the device's: kept and run from the next report on */
+		json_t *params = json_object_get(cmd, "params");
+
+		if (!json_is_array(json_object_get(params, "targets"))) {
+			outcome = json_pack("{s:s,s:s,s:{s:s,s:s}}", "id", id, "outcome", "failed", "error",
+					    "code", "BAD_COMMAND", "message", "a probe plan needs targets");
+		} else {
+			json_decref(a->plan);
+			a->plan = json_deep_copy(params);
+			snprintf(a->plan_id, sizeof(a->plan_id), "%s", id);
+			log_info("agent", "%s: probe plan %s: %zu targets", a->id, id,
+				 json_array_size(json_object_get(params, "targets")));
+			/* plans change every rotation: their outcomes are not worth a report each */
+			return;
+		}
+	} else if (!json_is_integer(deadline) || json_integer_value(deadline) < tu_now_ns()) {
 		outcome = json_pack("{s:s,s:s,s:{s:s,s:s}}", "id", id, "outcome", "timed_out", "error",
 				    "code", "DEADLINE_PASSED", "message",
 				    "the command reached the agent after its deadline; not applied");
@@ -470,6 +501,7 @@ void agent_destroy(struct agent *a)
 		free(a->outbox[i]);
 	for (unsigned i = 0; i < a->nresults; i++)
 		json_decref(a->results[i].doc);
+	json_decref(a->plan);
 	spool_close(a->spool);
 	backend_free(a->backend);
 	inventory_clear(&a->inv);

@@ -71,6 +71,10 @@ struct backend_ops {
 	int (*apply)(struct backend *b, json_t *command, json_t **ret_outcome);
 	/* Optional: 1 when the device is a switch, 0 a host, negative when unknown. */
 	int (*is_switch)(struct backend *b);
+	/* Optional: one round of a probe plan (the params of a probe_plan command).  Rounds run
+	 * in the background: a call collects the last round's results when it is over (a new
+	 * array in *ret_results, else NULL) and starts the next one. */
+	int (*probe_round)(struct backend *b, json_t *plan, json_t **ret_results);
 };
 
 /* In-process transport of the sim backend (rocefab-sim's virtual agents): a control API call

@@ -40,6 +40,8 @@ struct simb {
 	char base[512];
 	struct buf resp;
 	json_t *desc; /* the last GET /v1/devices/{dev} */
+	/* the probe round in flight: ids of the simulator's probe runs, and what each was */
+	json_t *round_ids, *round_meta;
 };
 
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg)
@@ -206,6 +208,8 @@ static void sim_close(struct backend *b)
 	if (sb->curl)
 		curl_easy_cleanup(sb->curl);
 	json_decref(sb->desc);
+	json_decref(sb->round_ids);
+	json_decref(sb->round_meta);
 	buf_fini(&sb->resp);
 	free(sb);
 }
@@ -649,6 +653,165 @@ fail:
 	return 0;
 }
 
+/* --- probes: the simulator's probe runs, through the same queues as the fabric's traffic ---- */
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static json_t *round_results(struct simb *sb, json_t *runs)
+{
+	json_t *out = json_array(), *r;
+	size_t i;
+
+	json_array_foreach(runs, i, r) {
+		json_t *meta = json_array_get(sb->round_meta, i), *sm = json_object_get(r, "samples_us"), *v;
+		size_t n = json_array_size(sm), k;
+		double *v2 = calloc(n + 1, sizeof(double)), sum = 0;
+		json_t *o;
+
+		if (!v2)
+			continue;
+		json_array_foreach(sm, k, v) {
+			v2[k] = json_number_value(v);
+			sum += v2[k];
+		}
+		qsort(v2, n, sizeof(double), cmp_dbl);
+		o = json_pack("{s:O,s:O,s:O,s:O,s:I,s:I,s:I}", "target", json_object_get(meta, "target"),
+			      "label", json_object_get(meta, "label"), "op", json_object_get(meta, "op"),
+			      "size", json_object_get(meta, "size"), "n",
+			      json_integer_value(json_object_get(r, "count")), "ok",
+			      json_integer_value(json_object_get(r, "ok")), "lost",
+			      json_integer_value(json_object_get(r, "lost")));
+		if (n) {
+			json_object_set_new(o, "min_us", json_real(v2[0]));
+			json_object_set_new(o, "p50_us", json_real(v2[(n - 1) / 2]));
+			json_object_set_new(o, "p99_us", json_real(v2[(size_t)((double)(n - 1) * 0.99 + 0.5)]));
+			json_object_set_new(o, "max_us", json_real(v2[n - 1]));
+			json_object_set_new(o, "mean_us", json_real(sum / (double)n));
+		}
+		json_object_set(o, "path", json_object_get(r, "path"));
+		json_array_append_new(out, o);
+		free(v2);
+	}
+	return out;
+}
+
+static int sim_probe_round(struct backend *b, json_t *plan, json_t **ret)
+{
+	struct simb *sb = b->priv;
+	json_t *doc = NULL, *targets, *t, *req;
+	char path[8192];
+	size_t i;
+	int status;
+
+	*ret = NULL;
+	if (sb->is_switch || !sb->desc)
+		return -EOPNOTSUPP;
+	if (sb->round_ids) {
+		/* the last round: collect it once every run is done */
+		size_t len = (size_t)snprintf(path, sizeof(path), "/v1/probes/");
+		bool all = true;
+
+		json_array_foreach(sb->round_ids, i, t)
+			len += (size_t)snprintf(path + len, sizeof(path) - len, "%s%lld", i ? "," : "",
+						(long long)json_integer_value(t));
+		if (len >= sizeof(path))
+			return -E2BIG;
+		/* a peek that frees done runs: only ask when the fabric had time to finish them */
+		status = call(sb, "GET", path, NULL, &doc);
+		if (status != 200) {
+			json_decref(doc);
+			return -EHOSTUNREACH;
+		}
+		json_array_foreach(json_object_get(doc, "results"), i, t)
+			all &= json_is_true(json_object_get(t, "done")) || json_is_true(json_object_get(t, "unknown"));
+		if (!all) {
+			/* not over (a slow or lossy path): the done runs were collected and are
+			 * reported now; the others keep going and are asked for next time */
+			json_t *keep_ids = json_array(), *keep_meta = json_array();
+			json_t *got = json_array(), *got_meta = json_array(), *old_meta = sb->round_meta;
+
+			json_array_foreach(json_object_get(doc, "results"), i, t) {
+				if (json_is_true(json_object_get(t, "done"))) {
+					json_array_append(got, t);
+					json_array_append(got_meta, json_array_get(old_meta, i));
+				} else if (!json_is_true(json_object_get(t, "unknown"))) {
+					json_array_append(keep_ids, json_array_get(sb->round_ids, i));
+					json_array_append(keep_meta, json_array_get(old_meta, i));
+				}
+			}
+			sb->round_meta = got_meta;
+			*ret = round_results(sb, got);
+			json_decref(got_meta);
+			json_decref(got);
+			json_decref(old_meta);
+			json_decref(sb->round_ids);
+			sb->round_ids = keep_ids;
+			sb->round_meta = keep_meta;
+			json_decref(doc);
+			return 0;
+		}
+		*ret = round_results(sb, json_object_get(doc, "results"));
+		json_decref(doc);
+		json_decref(sb->round_ids);
+		json_decref(sb->round_meta);
+		sb->round_ids = sb->round_meta = NULL;
+	}
+	/* the next round: every target, every path */
+	targets = json_object_get(plan, "targets");
+	req = json_array();
+	sb->round_meta = json_array();
+	{
+		json_int_t paths = json_integer_value(json_object_get(plan, "paths"));
+		json_int_t count = json_integer_value(json_object_get(plan, "iterations"));
+		json_int_t size = json_integer_value(json_array_get(json_object_get(plan, "sizes"), 0));
+		json_t *op = json_array_get(json_object_get(plan, "ops"), 0);
+		double tmo = json_number_value(json_object_get(plan, "timeout_us"));
+		const char *self = json_string_value(json_object_get(sb->desc, "name"));
+
+		json_array_foreach(targets, i, t) {
+			if (!json_is_string(t) || (self && !strcmp(json_string_value(t), self)))
+				continue;
+			for (json_int_t l = 0; l < (paths > 0 ? paths : 1); l++) {
+				json_array_append_new(req, json_pack("{s:s,s:O,s:I,s:I,s:I,s:f}", "src", sb->dev,
+								     "dst", t, "size", size > 0 ? size : 64,
+								     "label", l, "count", count > 0 ? count : 10,
+								     "timeout_us", tmo > 0 ? tmo : 1000.0));
+				json_array_append_new(sb->round_meta,
+						      json_pack("{s:O,s:I,s:O,s:I}", "target", t, "label", l, "op",
+								op ? op : json_string("write"), "size",
+								size > 0 ? size : 64));
+			}
+		}
+	}
+	if (!json_array_size(req)) {
+		json_decref(req);
+		json_decref(sb->round_meta);
+		sb->round_meta = NULL;
+		return 0;
+	}
+	doc = NULL;
+	{
+		json_t *body = json_pack("{s:o}", "probes", req);
+
+		status = call(sb, "POST", "/v1/probes", body, &doc);
+		json_decref(body);
+	}
+	if (status != 201) {
+		json_decref(doc);
+		json_decref(sb->round_meta);
+		sb->round_meta = NULL;
+		return -EHOSTUNREACH;
+	}
+	sb->round_ids = json_incref(json_object_get(doc, "ids"));
+	json_decref(doc);
+	return 0;
+}
+
 static int sim_is_switch(struct backend *b)
 {
 	struct simb *sb = b->priv;
@@ -658,6 +821,7 @@ static int sim_is_switch(struct backend *b)
 
 const struct backend_ops backend_sim_ops = {
 	.is_switch = sim_is_switch,
+	.probe_round = sim_probe_round,
 	.name = "sim",
 	.open = sim_open,
 	.close = sim_close,

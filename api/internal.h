@@ -84,6 +84,10 @@ int h_switch_ecn(struct api_req *req);
 int h_changes(struct api_req *req);
 int h_change(struct api_req *req);
 int h_changes_bulk(struct api_req *req);
+int h_probes_matrix(struct api_req *req);
+int h_probes_results(struct api_req *req);
+int h_probes_config(struct api_req *req);
+int h_alerts(struct api_req *req);
 int h_counters_registry(struct api_req *req);
 int h_report(struct api_req *req);
 

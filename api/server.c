@@ -58,6 +58,11 @@ static const struct route routes[] = {
 	{ "GET", "/api/v1/changes", ROLE_VIEWER, h_changes, "configuration changes (filters: agent, kind, state, batch, limit)" },
 	{ "POST", "/api/v1/changes", ROLE_OPERATOR, h_changes_bulk, "change a selection of hosts or switch ports" },
 	{ "GET", "/api/v1/changes/{id}", ROLE_VIEWER, h_change, "one configuration change" },
+	{ "GET", "/api/v1/probes/matrix", ROLE_VIEWER, h_probes_matrix, "pingmesh: latency matrix and localization (window)" },
+	{ "GET", "/api/v1/probes/results", ROLE_VIEWER, h_probes_results, "pingmesh results (src, dst, from, to, limit)" },
+	{ "GET", "/api/v1/probes/config", ROLE_VIEWER, h_probes_config, "pingmesh configuration" },
+	{ "PUT", "/api/v1/probes/config", ROLE_OPERATOR, h_probes_config, "change the pingmesh configuration" },
+	{ "GET", "/api/v1/alerts", ROLE_VIEWER, h_alerts, "alerts (state)" },
 	{ NULL, NULL, 0, NULL, NULL },
 };
 #define NROUTES (sizeof(routes) / sizeof(routes[0]) - 1)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "daemon/changes.h"
+#include "daemon/pingmesh.h"
 #include "lib/log.h"
 #include "lib/timeutil.h"
 
@@ -238,6 +239,9 @@ int changes_on_report(struct store *s, const struct report *rep, int64_t now, js
 		if ((r = step_done(st)) < 0)
 			goto fail;
 	}
+	/* pingmesh: the agent's probe results, and its plan when it runs another */
+	if ((r = pingmesh_on_report(s, rep, now, cmds)) < 0)
+		goto fail;
 	*ret_commands = cmds;
 	return 0;
 fail:

@@ -11,6 +11,7 @@
 
 #include "api/api.h"
 #include "daemon/changes.h"
+#include "daemon/pingmesh.h"
 #include "daemon/daemon.h"
 #include "daemon/ingest.h"
 #include "daemon/report.h"
@@ -114,6 +115,13 @@ static int prune_apply(struct store_job *sj, struct store *s)
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	pj->changes = sqlite3_changes(store_writer_db(s));
+	if (rc != SQLITE_DONE)
+		return store_errno(rc);
+	if (!(st = store_stmt(s, "DELETE FROM probe_results WHERE t_ns < ?")))
+		return -EIO;
+	sqlite3_bind_int64(st, 1, pj->before_ns);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
 	return rc == SQLITE_DONE ? 0 : store_errno(rc);
 }
 
@@ -161,7 +169,7 @@ int daemon_run(const struct daemon_settings *s)
 	struct api *api = NULL;
 	struct rf_err e = { 0 };
 	sigset_t sigs;
-	int64_t next_prune;
+	int64_t next_prune, next_alerts = 0;
 	char buf[600];
 	int status = 1;
 
@@ -212,6 +220,11 @@ int daemon_run(const struct daemon_settings *s)
 		}
 		/* changes whose agent went silent past their deadline: timed out (every second) */
 		changes_sweep(st);
+		/* pingmesh: localize from the probe matrix, keep the alerts in step */
+		if (tu_mono_ns() >= next_alerts) {
+			pingmesh_alerts_update(st, tu_now_ns(), 10 * NSEC_PER_SEC);
+			next_alerts = tu_mono_ns() + 5 * NSEC_PER_SEC;
+		}
 	}
 	sd_notify(0, "STOPPING=1\nSTATUS=stopping: flushing the write queue");
 	/* Stop taking connections and new reports, let the queued reports commit and their agents

@@ -423,6 +423,67 @@ static int parse_config(struct report *r, json_t *cfg, struct js_path *p, struct
 
 static const char *const outcome_names[] = { "applied", "failed", "timed_out", NULL };
 
+#define MAX_PROBE_RESULTS 4096
+
+/* probes: {"plan": ID or "", "results": [{target, label, op, size, n, ok, lost, min_us, p50_us,
+ * p99_us, max_us, mean_us, path}]} */
+static int parse_probes(struct report *r, json_t *pr, struct js_path *p, struct rf_err *e)
+{
+	static const char *const keys[] = { "plan", "results", NULL };
+	static const char *const rkeys[] = { "target", "label", "op", "size", "n", "ok", "lost", "min_us",
+					     "p50_us", "p99_us", "max_us", "mean_us", "path", NULL };
+	json_t *results = NULL, *it;
+	size_t i;
+	int x;
+
+	if (!json_is_object(pr))
+		return js_fail(e, p, NULL, "must be an object");
+	if ((x = js_check_keys(pr, keys, p, e)) < 0 ||
+	    (x = js_opt_arr(pr, "results", MAX_PROBE_RESULTS, p, &results, e)) < 0)
+		return x;
+	/* "" says: I can probe, and have no plan yet */
+	if (!json_is_string(json_object_get(pr, "plan")) || strlen(json_string_value(json_object_get(pr, "plan"))) > 64)
+		return js_fail(e, p, "plan", "a plan id (a string of at most 64 characters, \"\" for none)");
+	r->probe_plan = json_string_value(json_object_get(pr, "plan"));
+	json_array_foreach(results, i, it) {
+		size_t a = js_path_push_key(p, "results");
+		const char *s1;
+		int64_t v;
+
+		js_path_push_idx(p, i);
+		if (!json_is_object(it))
+			return js_fail(e, p, NULL, "must be an object");
+		if ((x = js_check_keys(it, rkeys, p, e)) < 0 ||
+		    (x = js_req_str(it, "target", 64, true, p, &s1, e)) < 0 ||
+		    (x = js_req_int(it, "label", 0, 65535, p, &v, e)) < 0 ||
+		    (x = js_req_str(it, "op", 16, true, p, &s1, e)) < 0 ||
+		    (x = js_req_int(it, "size", 1, 1 << 20, p, &v, e)) < 0 ||
+		    (x = js_req_int(it, "n", 0, 1000000, p, &v, e)) < 0 ||
+		    (x = js_req_int(it, "ok", 0, 1000000, p, &v, e)) < 0 ||
+		    (x = js_req_int(it, "lost", 0, 1000000, p, &v, e)) < 0)
+			return x;
+		for (const char *const *k = rkeys + 7; k < rkeys + 12; k++) {
+			double d;
+
+			if ((x = js_opt_num(it, *k, 0, 1e12, p, &d, e)) < 0)
+				return x;
+		}
+		if (json_object_get(it, "path")) {
+			json_t *path = json_object_get(it, "path"), *l;
+			size_t k;
+
+			if (!json_is_array(path) || json_array_size(path) > 32)
+				return js_fail(e, p, "path", "a list of at most 32 link names");
+			json_array_foreach(path, k, l)
+				if (!json_is_string(l) || strlen(json_string_value(l)) > 64)
+					return js_fail(e, p, "path", "a list of link names");
+		}
+		js_path_pop(p, a);
+	}
+	r->probe_results = results;
+	return 0;
+}
+
 static int parse_results(struct report *r, json_t *list, struct js_path *p, struct rf_err *e)
 {
 	static const char *const keys[] = { "id", "outcome", "error", "previous", "values", "time_ns", NULL };
@@ -481,7 +542,7 @@ int report_parse(const char *body, size_t len, const struct reg *reg, struct rep
 {
 	static const char *const keys[] = { "schema",	 "agent",   "seq",   "time_ns", "interval_ms",
 					    "inventory", "samples", "spool", "errors",	"config",
-					    "command_results", NULL };
+					    "command_results", "probes", NULL };
 	struct report *r = calloc(1, sizeof(*r));
 	json_t *agent, *inv, *samples, *spool, *errors = NULL;
 	struct js_path p;
@@ -560,6 +621,14 @@ int report_parse(const char *body, size_t len, const struct reg *reg, struct rep
 		size_t a = js_path_push_key(&p, "config");
 
 		x = parse_config(r, json_object_get(r->doc, "config"), &p, e);
+		js_path_pop(&p, a);
+		if (x < 0)
+			goto fail;
+	}
+	if (json_object_get(r->doc, "probes")) {
+		size_t a = js_path_push_key(&p, "probes");
+
+		x = parse_probes(r, json_object_get(r->doc, "probes"), &p, e);
 		js_path_pop(&p, a);
 		if (x < 0)
 			goto fail;

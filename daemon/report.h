@@ -63,6 +63,8 @@ struct report {
 	json_t *errors; /* borrowed; NULL when absent */
 	json_t *config; /* borrowed {"dcqcn": [...], "pfc": [...], "ecn": [...]}; NULL when absent */
 	json_t *command_results; /* borrowed array; NULL when absent */
+	const char *probe_plan;	 /* the plan the agent runs ("" none); NULL: it does not probe */
+	json_t *probe_results;	 /* borrowed array; NULL when absent */
 };
 
 /* Parses and validates body.  On failure e names the JSON pointer of the first problem and

@@ -105,6 +105,16 @@ static const char *const migrations[] = {
 	"CREATE INDEX changes_open ON changes(agent_id, state);"
 	"CREATE INDEX changes_object ON changes(agent_id, kind, device, port, queue, id);"
 	"CREATE INDEX changes_batch ON changes(batch);",
+	/* 3 -> 4: pingmesh results and alerts */
+	"CREATE TABLE probe_results(src TEXT NOT NULL, dst TEXT NOT NULL, label INTEGER NOT NULL,"
+	"  t_ns INTEGER NOT NULL, op TEXT NOT NULL, size INTEGER NOT NULL, n INTEGER NOT NULL,"
+	"  ok INTEGER NOT NULL, lost INTEGER NOT NULL, min_us REAL, p50_us REAL, p99_us REAL,"
+	"  max_us REAL, mean_us REAL, path TEXT, PRIMARY KEY(src, dst, label, t_ns)) WITHOUT ROWID;"
+	"CREATE INDEX probe_results_t ON probe_results(t_ns);"
+	"CREATE TABLE alerts(id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL,"
+	"  subject TEXT NOT NULL, state TEXT NOT NULL, first_ns INTEGER NOT NULL,"
+	"  last_ns INTEGER NOT NULL, cleared_ns INTEGER, evidence TEXT);"
+	"CREATE INDEX alerts_active ON alerts(state, kind, subject);",
 };
 
 int store_errno(int rc)

@@ -17,7 +17,7 @@
 
 #include "lib/err.h"
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 struct store;
 

@@ -86,7 +86,7 @@ const char *httpd_arg(const struct httpd_req *r, const char *name)
 
 static MHD_RESULT send_doc(struct MHD_Connection *conn, int status, json_t *doc)
 {
-	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(10)) : NULL;
 	struct MHD_Response *resp;
 	MHD_RESULT ret;
 	bool problem = status >= 400 && json_object_get(doc, "code");

@@ -12,6 +12,7 @@
  *   PUT    /v1/devices/{dev}/ports/{port}/queues/{q}/ecn   change ECN of a switch queue
  *   GET    /v1/faults, POST /v1/faults             list, inject (the scenario's fault objects)
  *   DELETE /v1/faults/{id}                         clear a fault
+ *   POST   /v1/probes, GET /v1/probes/{id,...}    latency probes between hosts (pingmesh)
  *   GET    /v1/summary                             the run's results so far
  *
  * Changes use the scenario's field names and are all-or-nothing (sim/config.c). */
@@ -350,6 +351,55 @@ static int route(struct simctl *c, const char *method, char **seg, int n, json_t
 				return 200;
 			}
 		}
+	}
+	if (n >= 2 && !strcmp(seg[1], "probes")) {
+		if (n == 2 && !strcmp(method, "POST")) {
+			/* {"probes": [{src, dst, size, label, count, timeout_us}, ...]} -> {"ids": [...]} */
+			json_t *list = json_object_get(body, "probes"), *it, *ids = json_array();
+			size_t i;
+
+			if (!json_is_array(list) || !json_array_size(list) || json_array_size(list) > 4096) {
+				json_decref(ids);
+				return problem(doc, 400, "BAD_VALUE", "/probes", "send {\"probes\": [1 to 4096 probe runs]}");
+			}
+			json_array_foreach(list, i, it) {
+				int src = sim_device_find(s, json_string_value(json_object_get(it, "src")) ?: "");
+				int dst = sim_device_find(s, json_string_value(json_object_get(it, "dst")) ?: "");
+				json_int_t size = json_object_get(it, "size") ? json_integer_value(json_object_get(it, "size")) : 64;
+				json_int_t label = json_integer_value(json_object_get(it, "label"));
+				json_int_t count = json_object_get(it, "count") ? json_integer_value(json_object_get(it, "count")) : 1;
+				double tmo = json_object_get(it, "timeout_us") ? json_number_value(json_object_get(it, "timeout_us")) : 1000;
+				int id;
+
+				if (src < 0 || dst < 0) {
+					json_decref(ids);
+					return problem(doc, 404, "UNKNOWN_HOST", NULL, "probe %zu: no such host", i);
+				}
+				id = sim_probe_start(s, src, dst, (uint32_t)size, (uint32_t)label, (uint32_t)count,
+						     (int64_t)(tmo * 1e6), &e);
+				if (id < 0) {
+					json_decref(ids);
+					return from_err(doc, id, &e);
+				}
+				json_array_append_new(ids, json_integer(id));
+			}
+			*doc = json_pack("{s:o}", "ids", ids);
+			return 201;
+		}
+		if (n == 3 && get) {
+			/* GET /v1/probes/1,2,3: the runs' results; done ones are collected (freed) */
+			json_t *out = json_array();
+			char *save = NULL;
+
+			for (char *t = strtok_r(seg[2], ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+				json_t *res = sim_probe_result(s, atoi(t));
+
+				json_array_append_new(out, res ? res : json_pack("{s:i,s:b}", "id", atoi(t), "unknown", 1));
+			}
+			*doc = json_pack("{s:o}", "results", out);
+			return 200;
+		}
+		goto method;
 	}
 	if (n >= 2 && !strcmp(seg[1], "faults")) {
 		if (n == 2 && get) {

@@ -292,6 +292,7 @@ struct flow {
 	/* transient flows (made by a looping workload) are freed once complete, with no packet
 	 * in flight referring to them (refs) and no timer entry left in the event queue */
 	struct loop_gen *gen;
+	struct probe_gen *probe; /* a latency probe (sim_probe_start) */
 	struct flow *grave_next, *tprev, *tnext;
 	simtime_t free_at;
 	uint32_t refs;
@@ -373,6 +374,8 @@ struct sim {
 	uint64_t transient_started, transient_done, transient_live;
 	struct flow_rec *recent; /* ring of the last RECENT_MAX completed transient flows */
 	uint32_t nrecent, recent_head;
+	struct probe_gen **probes; /* latency probes in progress or not yet collected */
+	uint32_t nprobes;
 	struct sim_stats_acc st;
 	bool stop;
 	char err[256];
@@ -396,6 +399,7 @@ simtime_t tx_time(const struct port *p, uint32_t bytes);
 void flow_unref(struct sim *s, struct flow *f);
 void flow_done_hook(struct sim *s, struct flow *f); /* after a flow completed */
 void loops_free(struct sim *s);
+void probes_free(struct sim *s);
 
 /* port.c: the transmitter and PFC, shared by hosts and switches */
 void port_kick(struct sim *s, struct port *p);
@@ -411,6 +415,8 @@ void port_init(struct port *p);
 void deliver(struct sim *s, struct pkt *k);
 
 /* switch.c */
+/* The port a switch forwards to (overrides, then ECMP on the flow's hash), or NULL. */
+struct port *switch_next_port(const struct node *n, uint32_t dst, uint64_t flow_hash, bool data);
 void switch_rx(struct sim *s, struct port *in, struct pkt *k);
 struct pkt *switch_dequeue(struct sim *s, struct port *p, simtime_t *ret_wake);
 void switch_release(struct sim *s, struct pkt *k);

@@ -73,6 +73,7 @@ void sim_free(struct sim *s)
 	for (uint32_t i = 0; i < s->nflows; i++)
 		free(s->flows[i]);
 	free(s->flows);
+	probes_free(s);
 	loops_free(s);
 	for (uint32_t i = 0; i < s->nports; i++) {
 		free(s->ports[i]->ecn);

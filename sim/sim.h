@@ -132,6 +132,16 @@ int sim_fault_clear(struct sim *s, int id, struct rf_err *e);
 /* Every fault of the run: [{id, spec, active, cleared}] (a new reference). */
 json_t *sim_faults(const struct sim *s);
 
+/* Latency probes between two hosts: count probes of size bytes one after the other on the ECMP
+ * path that label picks (like a RoCE v2 flow label / UDP source port); each is a flow through
+ * the same queues as the workloads, its latency the time from its start to its last ACK.  A
+ * probe not done after timeout_ps is lost.  Returns an id; sim_probe_result() gives
+ * {id, src, dst, done, count, ok, lost, samples_us, path} (a new reference; the run is freed
+ * once a done result was returned), NULL for an unknown id. */
+int sim_probe_start(struct sim *s, int src, int dst, uint32_t size, uint32_t label, uint32_t count,
+		    int64_t timeout_ps, struct rf_err *e);
+json_t *sim_probe_result(struct sim *s, int id);
+
 /* The results; with timing, the run's wall-clock figures too (they differ run to run). */
 json_t *sim_summary(struct sim *s, bool timing, double wall_s);
 

@@ -42,9 +42,9 @@ static uint64_t headroom_of(const struct port *p)
 	return 3 * bdp + 2 * 9216;
 }
 
-static struct port *route(struct sim *s, struct node *n, struct pkt *k, uint32_t dst)
+struct port *switch_next_port(const struct node *n, uint32_t dst, uint64_t flow_hash, bool data)
 {
-	struct swtch *sw = &n->sw;
+	const struct swtch *sw = &n->sw;
 	const struct route_set *rs;
 	uint64_t h;
 
@@ -57,9 +57,14 @@ static struct port *route(struct sim *s, struct node *n, struct pkt *k, uint32_t
 	if (rs->n == 1)
 		return n->ports[sw->route_ports[rs->off]];
 	/* both directions of a flow hash alike but independently per switch */
-	h = mix64(k->flow->hash ^ sw->seed ^ (k->type == PKT_DATA ? 0 : 0x5bd1e995));
+	h = mix64(flow_hash ^ sw->seed ^ (data ? 0 : 0x5bd1e995));
 	return n->ports[sw->route_ports[rs->off + h % rs->n]];
+}
+
+static struct port *route(struct sim *s, struct node *n, struct pkt *k, uint32_t dst)
+{
 	(void)s;
+	return switch_next_port(n, dst, k->flow->hash, k->type == PKT_DATA);
 }
 
 static void maybe_xon(struct sim *s, struct swtch *sw, struct port *in, uint8_t pr)

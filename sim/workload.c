@@ -148,7 +148,7 @@ static struct flow *flow_transient(struct sim *s, struct loop_gen *g, struct nod
 	f->bytes = bytes;
 	f->mtu = (uint16_t)s->p.mtu;
 	f->npkts = (uint32_t)((bytes + s->p.mtu - 1) / s->p.mtu);
-	f->prio = g->prio;
+	f->prio = g ? g->prio : DATA_PRIO;
 	f->start = start;
 	f->hash = rng_next(s);
 	f->ideal = ideal_fct(s, f);
@@ -159,7 +159,8 @@ static struct flow *flow_transient(struct sim *s, struct loop_gen *g, struct nod
 	s->tlive = f;
 	s->transient_started++;
 	s->transient_live++;
-	g->left++;
+	if (g)
+		g->left++;
 	return f;
 }
 
@@ -217,6 +218,7 @@ void flow_unref(struct sim *s, struct flow *f)
 }
 
 static void loop_round(struct sim *s, struct loop_gen *g);
+static void probe_flow_done(struct sim *s, struct flow *f);
 
 static void loop_fn(struct sim *s, struct timer *t)
 {
@@ -245,6 +247,8 @@ void flow_done_hook(struct sim *s, struct flow *f)
 	}
 	if (f->refs == 0)
 		bury(s, f);
+	if (f->probe)
+		probe_flow_done(s, f);
 	if (g && --g->left == 0) {
 		/* the round is complete: the next one starts after the gap (all-reduce) or when it
 		 * is due (incast; a round never overlaps the previous one, so a fabric that cannot
@@ -910,4 +914,182 @@ int build_workloads(struct build *b, json_t *workloads)
 			return r;
 	}
 	return 0;
+}
+
+/* --- latency probes ------------------------------------------------------------------------------ */
+
+/* count probes of size bytes from src to dst, one after the other, on one ECMP path (the flow
+ * hash stands for the 5-tuple, which a RoCE v2 QP's UDP source port fixes; label picks among
+ * paths as a flow label would).  Each probe is a flow like the workloads' (same queues, PFC,
+ * ECN and go-back-N); its latency is its completion time, data out and ACK back. */
+struct probe_gen {
+	int id;
+	struct node *src, *dst;
+	uint64_t hash;
+	uint32_t size, count, started, ok, lost;
+	simtime_t timeout, cur_start;
+	struct flow *cur;
+	double *samples;
+	struct timer t;
+	bool done;
+};
+
+static void probe_next(struct sim *s, struct probe_gen *g);
+
+static void probe_timeout_fn(struct sim *s, struct timer *t)
+{
+	struct probe_gen *g = t->owner;
+
+	/* the probe is lost (it may still complete, and is then ignored) */
+	if (g->cur)
+		g->cur->probe = NULL;
+	g->cur = NULL;
+	g->lost++;
+	probe_next(s, g);
+}
+
+static void probe_next(struct sim *s, struct probe_gen *g)
+{
+	struct flow *f;
+
+	if (g->started == g->count) {
+		g->done = true;
+		return;
+	}
+	g->started++;
+	f = flow_transient(s, NULL, g->src, g->dst, g->size, s->now);
+	f->hash = g->hash;
+	f->probe = g;
+	g->cur = f;
+	g->cur_start = s->now;
+	timer_arm(s, &g->t, s->now + g->timeout);
+	flow_schedule(s, f);
+}
+
+static void probe_flow_done(struct sim *s, struct flow *f)
+{
+	struct probe_gen *g = f->probe;
+
+	f->probe = NULL;
+	if (g->cur != f)
+		return;
+	timer_cancel(&g->t);
+	g->samples[g->ok++] = (double)(f->finish - g->cur_start) / PS_PER_US;
+	g->cur = NULL;
+	probe_next(s, g);
+}
+
+int sim_probe_start(struct sim *s, int src, int dst, uint32_t size, uint32_t label, uint32_t count,
+		    int64_t timeout_ps, struct rf_err *e)
+{
+	struct probe_gen *g, **np;
+	uint32_t slot = s->nprobes;
+
+	if (src < 0 || (uint32_t)src >= s->nnodes || s->nodes[src]->kind != NODE_HOST ||
+	    dst < 0 || (uint32_t)dst >= s->nnodes || s->nodes[dst]->kind != NODE_HOST)
+		return rf_err_set(e, -ENOENT, "UNKNOWN_HOST", NULL, "probes run between two hosts");
+	if (src == dst)
+		return rf_err_set(e, -EINVAL, "BAD_VALUE", "/dst", "a host does not probe itself");
+	if (size < 1 || size > 1 << 20 || count < 1 || count > 100000 || timeout_ps <= 0)
+		return rf_err_set(e, -EINVAL, "BAD_VALUE", NULL,
+				  "size 1 B to 1 MiB, count 1 to 100000, a positive timeout");
+	for (uint32_t i = 0; i < s->nprobes; i++)
+		if (!s->probes[i]) {
+			slot = i;
+			break;
+		}
+	if (slot == s->nprobes) {
+		if (s->nprobes >= 65536)
+			return rf_err_set(e, -ENOSPC, "TOO_MANY_PROBES", NULL,
+					  "65536 probe runs wait to be collected");
+		np = realloc(s->probes, (s->nprobes + 1) * sizeof(*np));
+		if (!np)
+			return -ENOMEM;
+		s->probes = np;
+		s->probes[s->nprobes++] = NULL;
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g || !(g->samples = calloc(count, sizeof(double)))) {
+		free(g);
+		return -ENOMEM;
+	}
+	g->id = (int)slot;
+	g->src = s->nodes[src];
+	g->dst = s->nodes[dst];
+	g->hash = mix64(((uint64_t)g->src->hid << 40) ^ ((uint64_t)g->dst->hid << 16) ^ label ^ 0x9e3779b97f4a7c15ULL);
+	g->size = size;
+	g->count = count;
+	g->timeout = timeout_ps;
+	timer_init(&g->t, probe_timeout_fn, g, 0);
+	s->probes[slot] = g;
+	probe_next(s, g);
+	return (int)slot;
+}
+
+/* The links a probe takes as the switches' ECMP picks them: its data from src to dst, then its
+ * ACK back (which hashes on its own and may cross other links). */
+static void walk(const struct node *from, const struct node *to, uint64_t hash, bool data, json_t *path)
+{
+	const struct node *n = from;
+	struct port *p = n->ports[0];
+
+	for (int hops = 0; p && hops < 16; hops++) {
+		const char *name = p->link->name;
+		bool dup = false;
+		size_t i;
+		json_t *x;
+
+		json_array_foreach(path, i, x)
+			dup |= !strcmp(json_string_value(x), name);
+		if (!dup)
+			json_array_append_new(path, json_string(name));
+		n = p->peer->node;
+		if (n == to || n->kind != NODE_SWITCH)
+			break;
+		p = switch_next_port(n, to->hid, hash, data);
+	}
+}
+
+static json_t *probe_path(const struct probe_gen *g)
+{
+	json_t *path = json_array();
+
+	walk(g->src, g->dst, g->hash, true, path);
+	walk(g->dst, g->src, g->hash, false, path);
+	return path;
+}
+
+json_t *sim_probe_result(struct sim *s, int id)
+{
+	struct probe_gen *g;
+	json_t *o, *samples;
+
+	if (id < 0 || (uint32_t)id >= s->nprobes || !(g = s->probes[id]))
+		return NULL;
+	samples = json_array();
+	for (uint32_t i = 0; i < g->ok; i++)
+		json_array_append_new(samples, json_real(round(g->samples[i] * 1000) / 1000));
+	o = json_pack("{s:i,s:s,s:s,s:b,s:I,s:I,s:I,s:o,s:o}", "id", id, "src", g->src->name, "dst",
+		      g->dst->name, "done", g->done, "count", (json_int_t)g->count, "ok",
+		      (json_int_t)g->ok, "lost", (json_int_t)g->lost, "samples_us", samples, "path",
+		      probe_path(g));
+	if (g->done) {
+		/* collected: the slot is free again */
+		s->probes[id] = NULL;
+		free(g->samples);
+		free(g);
+	}
+	return o;
+}
+
+void probes_free(struct sim *s)
+{
+	for (uint32_t i = 0; i < s->nprobes; i++)
+		if (s->probes[i]) {
+			if (s->probes[i]->cur)
+				s->probes[i]->cur->probe = NULL;
+			free(s->probes[i]->samples);
+			free(s->probes[i]);
+		}
+	free(s->probes);
 }

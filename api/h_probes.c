@@ -1,0 +1,132 @@
+/* Handlers: pingmesh (the latency matrix, results, configuration) and alerts. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/internal.h"
+#include "daemon/pingmesh.h"
+#include "lib/timeutil.h"
+
+static int reader(struct api_req *req, struct store_reader **ret)
+{
+	struct rf_err e = { 0 };
+
+	*ret = store_reader_get(api_deps(req)->store);
+	if (*ret)
+		return 0;
+	rf_err_set(&e, -EAGAIN, "STORE_UNAVAILABLE", NULL, "cannot read the database now");
+	return api_reply_problem(req, 503, &e) < 0 ? -1 : 1;
+}
+
+static int done(struct api_req *req, struct store_reader *rd, int r, json_t *doc, struct rf_err *e)
+{
+	store_reader_put(api_deps(req)->store, rd);
+	if (r < 0) {
+		json_decref(doc);
+		if (!e->err)
+			rf_err_set(e, r, NULL, NULL, "%s", strerror(-r));
+		return api_reply_problem(req, 0, e);
+	}
+	return api_reply_json(req, 200, doc);
+}
+
+int h_probes_matrix(struct api_req *req)
+{
+	const char *w = api_arg(req, "window");
+	int64_t window = 30 * NSEC_PER_SEC;
+	struct store_reader *rd;
+	struct rf_err e = { 0 };
+	json_t *doc = NULL;
+	int r;
+
+	if (w && (tu_parse_duration(w, &window) < 0 || window < NSEC_PER_SEC || window > 86400 * NSEC_PER_SEC)) {
+		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "window", "'%s': a duration from 1s to 1d", w);
+		return api_reply_problem(req, 400, &e);
+	}
+	if ((r = reader(req, &rd)))
+		return r < 0 ? r : 0;
+	r = pingmesh_matrix(rd, tu_now_ns(), window, &doc, &e);
+	return done(req, rd, r, doc, &e);
+}
+
+int h_probes_results(struct api_req *req)
+{
+	const char *from = api_arg(req, "from"), *to = api_arg(req, "to"), *limit = api_arg(req, "limit");
+	int64_t now = tu_now_ns(), t0 = now - 5 * 60 * NSEC_PER_SEC, t1 = now;
+	struct store_reader *rd;
+	struct rf_err e = { 0 };
+	json_t *doc = NULL;
+	long lim = 1000;
+	int r;
+
+	if ((from && tu_parse_time(from, now, &t0) < 0) || (to && tu_parse_time(to, now, &t1) < 0)) {
+		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", from && tu_parse_time(from, now, &t0) < 0 ? "from" : "to",
+			   "a time: RFC 3339, Unix seconds, 'now' or '-5m'");
+		return api_reply_problem(req, 400, &e);
+	}
+	if (limit) {
+		char *end;
+
+		lim = strtol(limit, &end, 10);
+		if (*end || lim < 1 || lim > 100000) {
+			rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "limit", "1 to 100000");
+			return api_reply_problem(req, 400, &e);
+		}
+	}
+	if ((r = reader(req, &rd)))
+		return r < 0 ? r : 0;
+	r = pingmesh_results(rd, api_arg(req, "src"), api_arg(req, "dst"), t0, t1, (unsigned)lim, &doc, &e);
+	return done(req, rd, r, doc, &e);
+}
+
+int h_probes_config(struct api_req *req)
+{
+	struct pingmesh_conf c;
+	struct store_reader *rd;
+	struct rf_err e = { 0 };
+	json_t *body;
+	json_error_t je;
+	int r;
+
+	if ((r = reader(req, &rd)))
+		return r < 0 ? r : 0;
+	r = pingmesh_conf_load(rd, &c);
+	store_reader_put(api_deps(req)->store, rd);
+	if (r < 0) {
+		rf_err_set(&e, r, "STORE_ERROR", NULL, "cannot read the pingmesh configuration");
+		return api_reply_problem(req, 503, &e);
+	}
+	if (!strcmp(req->method, "GET"))
+		return api_reply_json(req, 200, pingmesh_conf_json(&c));
+	body = json_loadb(req->body.data ? req->body.data : "", req->body.len, JSON_REJECT_DUPLICATES, &je);
+	if (!body) {
+		rf_err_set(&e, -EINVAL, "BAD_JSON", NULL, "the body is not JSON: %s", je.text);
+		return api_reply_problem(req, 400, &e);
+	}
+	r = pingmesh_conf_apply(&c, body, &e);
+	json_decref(body);
+	if (r < 0)
+		return api_reply_problem(req, 400, &e);
+	if ((r = pingmesh_conf_save(api_deps(req)->store, &c)) < 0) {
+		rf_err_set(&e, r, "STORE_UNAVAILABLE", NULL, "the configuration could not be stored; nothing changed");
+		return api_reply_problem(req, 503, &e);
+	}
+	return api_reply_json(req, 200, pingmesh_conf_json(&c));
+}
+
+int h_alerts(struct api_req *req)
+{
+	const char *state = api_arg(req, "state");
+	struct store_reader *rd;
+	struct rf_err e = { 0 };
+	json_t *doc = NULL;
+	int r;
+
+	if (state && strcmp(state, "active") && strcmp(state, "cleared")) {
+		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "state", "active or cleared");
+		return api_reply_problem(req, 400, &e);
+	}
+	if ((r = reader(req, &rd)))
+		return r < 0 ? r : 0;
+	r = pingmesh_alerts(rd, state, &doc, &e);
+	return done(req, rd, r, doc, &e);
+}
