@@ -45,6 +45,9 @@ static void usage(FILE *f)
 		"                               may be glob patterns ('leaf*') to change many at once;\n"
 		"                               sizes take units (400KB); --reason TEXT goes to the\n"
 		"                               audit log; --wait waits for the outcome\n"
+		"  probes [--window DUR]        pingmesh: what the latency matrix points at, and its\n"
+		"                               worst pairs\n"
+		"  alerts [--state active|cleared]  faults named by the pingmesh localization\n"
 		"  changes [ID] [--state S] [--agent A]\n"
 		"                               configuration changes and their outcome (audit log)\n"
 		"\n"
@@ -343,6 +346,67 @@ static void print_params(json_t *d)
 	       "xoff_bytes and xon_bytes (static) or alpha_shift (dynamic, -8..8).  Sizes take units.\n");
 }
 
+static int cmp_pairs(const void *a, const void *b)
+{
+	json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+	double lx = json_number_value(json_object_get(x, "loss")), ly = json_number_value(json_object_get(y, "loss"));
+	double px = json_number_value(json_object_get(x, "p99_us")), py = json_number_value(json_object_get(y, "p99_us"));
+
+	if (lx != ly)
+		return lx < ly ? 1 : -1;
+	return (px < py) - (px > py);
+}
+
+static void print_probes(json_t *d)
+{
+	static const char *const h[] = { "SRC", "DST", "PROBES", "LOST", "P50 US", "P99 US", "BAD", NULL };
+	json_t *f = json_object_get(d, "finding"), *pairs = json_object_get(d, "pairs");
+	size_t n = json_array_size(pairs), i;
+	json_t **v = calloc(n + 1, sizeof(*v));
+	struct table *t = table_new(h);
+
+	printf("pingmesh over %.0f s: %zu pairs of %zu hosts\n", json_number_value(json_object_get(d, "window_s")), n,
+	       json_array_size(json_object_get(d, "hosts")));
+	printf("finding:  %s %s\n", str(f, "kind"), str(f, "subject") ?: "");
+	printf("evidence: %s\n\n", str(f, "evidence") ?: "");
+	for (i = 0; v && i < n; i++)
+		v[i] = json_array_get(pairs, i);
+	if (v)
+		qsort(v, n, sizeof(*v), cmp_pairs);
+	for (i = 0; v && i < n && i < 20; i++) {
+		char p50[32], p99[32];
+
+		snprintf(p50, sizeof(p50), "%.1f", json_number_value(json_object_get(v[i], "p50_us")));
+		snprintf(p99, sizeof(p99), "%.1f", json_number_value(json_object_get(v[i], "p99_us")));
+		{
+			const char *row[] = { str(v[i], "src"), str(v[i], "dst"), str(v[i], "n"), str(v[i], "lost"),
+					      p50, p99, str(v[i], "bad") };
+
+			table_row(t, row);
+		}
+	}
+	table_print(t, stdout);
+	table_free(t);
+	free(v);
+}
+
+static void print_alerts(json_t *d)
+{
+	static const char *const h[] = { "ID", "STATE", "KIND", "SUBJECT", "FIRST SEEN", "LAST SEEN", "EVIDENCE", NULL };
+	struct table *t = table_new(h);
+	size_t i;
+	json_t *a;
+
+	json_array_foreach(json_object_get(d, "items"), i, a) {
+		const char *row[] = { str(a, "id"), str(a, "state"), str(a, "kind"), str(a, "subject"),
+				      str(a, "first_seen"), str(a, "last_seen"), str(a, "evidence") };
+
+		table_row(t, row);
+	}
+	table_print(t, stdout);
+	table_free(t);
+}
+
 static void print_changes(json_t *d)
 {
 	static const char *const h[] = { "ID", "STATE", "KIND", "TARGET", "PARAMS", "BY", "CREATED", "ERROR", NULL };
@@ -459,7 +523,8 @@ int main(int argc, char **argv)
 		{ "from", required_argument, NULL, 4 },	    { "to", required_argument, NULL, 5 },
 		{ "step", required_argument, NULL, 6 },	    { "reason", required_argument, NULL, 7 },
 		{ "wait", optional_argument, NULL, 8 },	    { "agent", required_argument, NULL, 9 },
-		{ "port", required_argument, NULL, 10 },    { NULL, 0, NULL, 0 },
+		{ "port", required_argument, NULL, 10 },    { "window", required_argument, NULL, 6 },
+		{ NULL, 0, NULL, 0 },
 	};
 	const char *reason = NULL, *agent = NULL, *port_opt = NULL, *method = "GET";
 	double wait_s = 0;
@@ -595,6 +660,14 @@ int main(int argc, char **argv)
 	} else if (strcmp(cmd, "params") == 0 && optind == argc) {
 		snprintf(path, sizeof(path), "/api/v1/params");
 		print = print_params;
+	} else if (strcmp(cmd, "probes") == 0 && optind == argc) {
+		snprintf(path, sizeof(path), "/api/v1/probes/matrix");
+		add_arg(path, sizeof(path), "window", step);
+		print = print_probes;
+	} else if (strcmp(cmd, "alerts") == 0 && optind == argc) {
+		snprintf(path, sizeof(path), "/api/v1/alerts");
+		add_arg(path, sizeof(path), "state", state);
+		print = print_alerts;
 	} else if (strcmp(cmd, "changes") == 0 && optind + 1 >= argc) {
 		if (optind < argc) {
 			char enc[64];
@@ -747,6 +820,19 @@ int main(int argc, char **argv)
 		port_table(json_object_get(doc, "items"));
 	} else {
 		print(doc);
+	}
+	if (!json_out && strcmp(cmd, "probes") == 0) {
+		/* the matrix alone is half the answer: show what it raised */
+		json_t *al = NULL;
+
+		if (client_get(c, "/api/v1/alerts?state=active", &al, &status, &e) < 0) {
+			fprintf(stderr, "rocefabctl: alerts: %s\n", rf_err_str(&e, buf, sizeof(buf)));
+			goto out;
+		}
+		printf("\nactive alerts: %zu\n", json_array_size(json_object_get(al, "items")));
+		if (json_array_size(json_object_get(al, "items")))
+			print_alerts(al);
+		json_decref(al);
 	}
 	rc = 0;
 out:

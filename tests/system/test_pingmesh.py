@@ -2,9 +2,10 @@
 probe through rocefab-sim's queues, and the localization names what the probe matrix points at —
 a lossy fabric link as that link (not its hosts), a host with a slow NIC as that host."""
 import os
+import subprocess
 import time
 
-from conftest import ROOT, wait_for
+from conftest import ROOT, binary, wait_for
 
 DEMO = os.path.join(ROOT, "sim", "scenarios", "demo.json")
 
@@ -75,6 +76,18 @@ def test_lossy_link_is_named_as_the_link(world):
     alerts = wait_for(lambda: [a for a in c.json("/api/v1/alerts", params={"state": "active"})["items"]
                                if a["kind"] == "link"], 15, what="an alert")
     assert alerts[0]["subject"] == "leaf1-spine0" and alerts[0]["evidence"]
+    # rocefabctl probes: the finding, the worst pairs and the active alert, as text
+    env = dict(os.environ, ROCEFAB_SERVER=d.url, ROCEFAB_TOKEN_FILE=os.path.join(d.workdir, "viewer.token"))
+    r = subprocess.run([binary("rocefabctl"), "probes", "--window", "3s"], capture_output=True, text=True,
+                       env=env, timeout=20)
+    assert r.returncode == 0, r.stderr
+    assert "finding:  link leaf1-spine0" in r.stdout, r.stdout
+    assert "active alerts: " in r.stdout and "leaf1-spine0" in r.stdout.split("active alerts: ")[1], r.stdout
+    head = [ln for ln in r.stdout.splitlines() if ln.startswith("SRC")]
+    assert head and head[0].split()[:2] == ["SRC", "DST"], r.stdout
+    r = subprocess.run([binary("rocefabctl"), "alerts", "--state", "active"], capture_output=True, text=True,
+                       env=env, timeout=20)
+    assert r.returncode == 0 and "leaf1-spine0" in r.stdout, r.stdout + r.stderr
 
 
 def test_slow_nic_is_named_as_the_host(world):
