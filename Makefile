@@ -180,7 +180,7 @@ check-rxe: all
 demo: deps all
 	$(Q)ROCEFAB_BUILD=$(B) tests/demo.sh
 
-bench: DEPS_TIERS = bench
+bench: DEPS_TIERS = bench rxe
 bench: all $(BENCH_BINS)
 	$(Q)ROCEFAB_BUILD=$(B) tests/bench/run.sh
 

@@ -48,7 +48,8 @@ extern const struct pv_ops pv_real_ops;
 #define PV_OFF_ATOMIC (2 * PV_BUF)		 /* 8 bytes: the remote atomic counter */
 #define PV_OFF_ATOMIC_RES (2 * PV_BUF + 8)	 /* 8 bytes: an atomic's result */
 #define PV_OFF_RECV (2 * PV_BUF + 4096)	 /* PV_SLOTS receive slots */
-#define PV_POOL (PV_OFF_RECV + PV_SLOTS * PV_SLOT)
+#define PV_OFF_TARGET2 (PV_OFF_RECV + PV_SLOTS * PV_SLOT) /* ping-pong: the odd probes land here */
+#define PV_POOL (PV_OFF_TARGET2 + PV_BUF)
 #define PV_MAX_PATHS 16
 #define PV_QKEY 0x11111111u
 
@@ -75,17 +76,20 @@ struct pv_session {
 	struct pv_ctx *p;
 	enum probe_op op;
 	unsigned size, paths;
+	bool pingpong;	    /* WRITE, perftest style: each side polls its memory and writes back */
+	unsigned inline_max; /* bytes the QPs take inline (0: none) */
 	struct ibv_qp *qp[PV_MAX_PATHS];
 	uint32_t psn;
 	struct ibv_ah *ah; /* UD: towards the peer */
 	uint32_t peer_qpn[PV_MAX_PATHS], peer_rkey;
-	uint64_t peer_addr, peer_atomic;
+	uint64_t peer_addr, peer_addr2, peer_atomic;
 	union ibv_gid peer_gid;
 };
 
 int pv_session_create(struct pv_ctx *p, enum probe_op op, unsigned size, unsigned paths,
-		      struct pv_session *s, struct rf_err *e);
-/* This side's connection data: {"qpns": [...], "psn", "gid", "addr", "rkey", "atomic", "mtu"}. */
+		      bool pingpong, struct pv_session *s, struct rf_err *e);
+/* This side's connection data: {"qpns": [...], "psn", "gid", "addr", "addr2", "rkey", "atomic",
+ * "mtu"}. */
 json_t *pv_local_info(const struct pv_session *s);
 /* Takes the peer's connection data and moves the QPs to RTS (RC) or RTS + an AH (UD). */
 int pv_connect(struct pv_session *s, json_t *peer, struct rf_err *e);
@@ -98,6 +102,24 @@ int pv_post_recvs(struct pv_session *s);
 int pv_client_loop(struct pv_session *s, unsigned iters, int64_t timeout_ns, double *samples,
 		   uint8_t *sample_path, size_t *ret_n, uint64_t errors[PE_NERRS],
 		   uint64_t *ret_data_errors, uint32_t *ret_last);
+/* WRITE ping-pong, as perftest's ib_write_lat measures: the client writes probe seq into the
+ * server's memory, the server busy-polls that memory and writes the same probe back, the
+ * client busy-polls its own; one sample is half the round trip (perftest's figure), from one
+ * clock read per probe as perftest (the reads are not free where the kernel distrusts the TSC).
+ * Writes are inline where the device allows and signaled one in PV_PP_SIGNAL, so the loop
+ * costs what perftest's does.  The last 4 bytes of each message carry seq + 1, the rest
+ * pv_pattern(seq).  Even probes land in PV_OFF_TARGET, odd ones in PV_OFF_TARGET2, so that
+ * each side checks the payload of the previous probe while the next one is in flight: the
+ * check is off the measured path, and nothing can overwrite what is being checked. */
+#define PV_PP_SIGNAL 16
+int pv_pp_client_loop(struct pv_session *s, unsigned iters, int64_t timeout_ns, double *samples,
+		      size_t *ret_n, uint64_t errors[PE_NERRS], uint64_t *ret_data_errors,
+		      uint32_t *ret_last);
+/* Server side of the ping-pong: answers until the control channel has a message or nothing
+ * arrives before idle_deadline (monotonic ns); counts the probes answered. */
+int pv_pp_server_loop(struct pv_session *s, struct ctl *c, int64_t idle_deadline, uint64_t *answered,
+		      uint64_t *bad);
+
 /* Server side: serves receives (SEND: re-post and check; UD: echo) until *done says stop.
  * Counts what arrived and how much of it was bad. */
 int pv_server_poll(struct pv_session *s, uint64_t *received, uint64_t *bad);

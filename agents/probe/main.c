@@ -34,6 +34,8 @@ static void usage(FILE *f)
 		"  -d, --device DEV     RDMA device (default: the first)\n"
 		"  -x, --gid-index N    GID index (default: the first RoCE v2 IPv4 GID)\n"
 		"      --paths K        RC: K queue pairs with different flow labels (ECMP paths)\n"
+		"      --pingpong       write: perftest's ib_write_lat method; both sides write and poll\n"
+		"                       their memory, figures are half round trips (inline, 1 in 16 signaled)\n"
 		"      --port P         control port (default %d)\n"
 		"      --listen ADDR    server: ADDRESS:PORT to listen on (default 0.0.0.0:PORT)\n"
 		"      --timeout DUR    per probe and per control message (default 2s)\n"
@@ -65,6 +67,9 @@ static void print_text(const struct probe_result *r, const char *host)
 			       (unsigned long long)st->errors[i]);
 	if (r->verify_detail[0])
 		printf(" check: %s\n", r->verify_detail);
+	if (r->pingpong)
+		printf(" ping-pong: figures are half round trips, as ib_write_lat's%s\n",
+		       r->inline_data ? "; writes inline" : "");
 	for (unsigned p = 0; r->per_path && p < r->paths; p++)
 		printf(" path %u (flow label %u): %llu ok, p50 %.2f, p99 %.2f us\n", p, p + 1,
 		       (unsigned long long)r->per_path[p].ok, r->per_path[p].p50, r->per_path[p].p99);
@@ -84,6 +89,7 @@ int main(int argc, char **argv)
 		{ "port", required_argument, NULL, 1 },	    { "listen", required_argument, NULL, 2 },
 		{ "timeout", required_argument, NULL, 3 },  { "once", no_argument, NULL, 4 },
 		{ "paths", required_argument, NULL, 5 },    { "help", no_argument, NULL, 'h' },
+		{ "pingpong", no_argument, NULL, 6 },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct probe_client_conf cc = { .size = 64, .iters = 1000, .gid_index = -1,
@@ -159,6 +165,9 @@ int main(int argc, char **argv)
 				fprintf(stderr, "rocefab-probe: --paths: 1 to 16\n");
 				return 2;
 			}
+			break;
+		case 6:
+			cc.pingpong = true;
 			break;
 		case 'h':
 			usage(stdout);

@@ -21,11 +21,13 @@ static double cpu_us(void)
 	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
-static int check_conf(enum probe_op op, unsigned size, unsigned iters, struct rf_err *e)
+static int check_conf(enum probe_op op, bool pingpong, unsigned size, unsigned iters, struct rf_err *e)
 {
 	if (size < PROBE_MIN_SIZE || size > PROBE_MAX_SIZE)
 		return rf_err_set(e, -EINVAL, "BAD_SIZE", "size", "the size is %d to %d bytes",
 				  PROBE_MIN_SIZE, PROBE_MAX_SIZE);
+	if (pingpong && op != PROBE_WRITE)
+		return rf_err_set(e, -EINVAL, "BAD_OP", "pingpong", "ping-pong is a mode of write probes");
 	if (op == PROBE_UDP && size > 65000)
 		return rf_err_set(e, -EINVAL, "BAD_SIZE", "size", "a UDP probe is at most 65000 bytes");
 	if (iters < 1 || iters > PROBE_MAX_ITERS)
@@ -48,6 +50,10 @@ json_t *probe_result_json(const struct probe_result *r)
 
 	if (r->gid_index >= 0)
 		json_object_set_new(o, "gid_index", json_integer(r->gid_index));
+	if (r->pingpong) {
+		json_object_set_new(o, "pingpong", json_true());
+		json_object_set_new(o, "inline", json_boolean(r->inline_data));
+	}
 	if (r->per_path) {
 		json_t *pp = json_array();
 
@@ -86,9 +92,10 @@ int probe_client_run(const struct probe_client_conf *c, struct probe_result *ret
 	ret->op = c->op;
 	ret->size = c->op == PROBE_CAS || c->op == PROBE_FAA ? 8 : c->size;
 	ret->paths = 1;
+	ret->pingpong = c->pingpong;
 	ret->gid_index = -1;
 	snprintf(ret->clock, sizeof(ret->clock), "monotonic");
-	if ((r = check_conf(c->op, c->size, c->iters, e)) < 0)
+	if ((r = check_conf(c->op, c->pingpong, c->size, c->iters, e)) < 0)
 		return r;
 	samples = calloc(c->iters, sizeof(*samples));
 	paths = calloc(c->iters, 1);
@@ -106,12 +113,15 @@ int probe_client_run(const struct probe_client_conf *c, struct probe_result *ret
 		}
 		str_copy(ret->device, sizeof(ret->device), pv.name);
 		ret->gid_index = pv.gid_index;
-		if ((r = pv_session_create(&pv, c->op, ret->size, c->paths, &s, e)) < 0) {
+		if ((r = pv_session_create(&pv, c->op, ret->size, c->paths, c->pingpong, &s, e)) < 0) {
 			json_decref(hello);
 			goto out;
 		}
 		ret->paths = s.paths;
+		ret->inline_data = c->pingpong && ret->size <= s.inline_max;
 		json_object_set_new(hello, "paths", json_integer(s.paths));
+		if (c->pingpong)
+			json_object_set_new(hello, "pingpong", json_true());
 		{
 			json_t *info = pv_local_info(&s);
 
@@ -134,13 +144,17 @@ int probe_client_run(const struct probe_client_conf *c, struct probe_result *ret
 		r = session_error(reply, e);
 		goto out;
 	}
-	c0 = cpu_us();
+	if (probe_op_is_verbs(c->op) && (r = pv_connect(&s, reply, e)) < 0)
+		goto out;
+	c0 = cpu_us(); /* the probe loop's CPU, not the setup's */
 	if (probe_op_is_verbs(c->op)) {
-		if ((r = pv_connect(&s, reply, e)) < 0)
-			goto out;
 		/* the server has its receives posted and its QPs in RTR/RTS before it answered */
-		r = pv_client_loop(&s, c->iters, tmo, samples, paths, &n, ret->st.errors,
-				   &ret->st.data_errors, &last);
+		if (c->pingpong)
+			r = pv_pp_client_loop(&s, c->iters, tmo, samples, &n, ret->st.errors,
+					      &ret->st.data_errors, &last);
+		else
+			r = pv_client_loop(&s, c->iters, tmo, samples, paths, &n, ret->st.errors,
+					   &ret->st.data_errors, &last);
 	} else {
 		r = sock_client_loop(c->op, c->host, (unsigned)json_integer_value(json_object_get(reply, "port")),
 				     c->size, c->iters, tmo, samples, &n, ret->st.errors, &ret->st.data_errors);
@@ -160,7 +174,7 @@ int probe_client_run(const struct probe_client_conf *c, struct probe_result *ret
 		ret->verified = json_is_true(json_object_get(reply, "verified"));
 		str_copy(ret->verify_detail, sizeof(ret->verify_detail),
 			 json_string_value(json_object_get(reply, "detail")) ?: "");
-		if (c->op == PROBE_SEND) {
+		if (c->op == PROBE_SEND || c->pingpong) {
 			json_int_t got = json_integer_value(json_object_get(reply, "received"));
 			json_int_t bad = json_integer_value(json_object_get(reply, "bad"));
 
@@ -226,6 +240,7 @@ static void serve_session(const struct probe_server_conf *conf, struct pv_ctx *p
 	struct rf_err e = { 0 };
 	enum probe_op op;
 	json_int_t size, iters, paths;
+	bool pingpong;
 	uint64_t received = 0, bad = 0;
 	int64_t idle_limit;
 	char detail[128] = "";
@@ -238,8 +253,9 @@ static void serve_session(const struct probe_server_conf *conf, struct pv_ctx *p
 	size = json_integer_value(json_object_get(hello, "size"));
 	iters = json_integer_value(json_object_get(hello, "iters"));
 	paths = json_integer_value(json_object_get(hello, "paths"));
+	pingpong = json_is_true(json_object_get(hello, "pingpong"));
 	if (probe_op_parse(json_string_value(json_object_get(hello, "op")), &op) < 0 ||
-	    check_conf(op, (unsigned)size, (unsigned)iters, &e) < 0) {
+	    check_conf(op, pingpong, (unsigned)size, (unsigned)iters, &e) < 0) {
 		refuse(c, e.code[0] ? e.code : "BAD_OP", "%s", e.msg[0] ? e.msg : "unknown operation");
 		goto out;
 	}
@@ -253,13 +269,19 @@ static void serve_session(const struct probe_server_conf *conf, struct pv_ctx *p
 			}
 			*pv_open_done = true;
 		}
-		if (pv_session_create(pv, op, (unsigned)size, (unsigned)paths, &s, &e) < 0 ||
+		if (pv_session_create(pv, op, (unsigned)size, (unsigned)paths, pingpong, &s, &e) < 0 ||
 		    pv_connect(&s, hello, &e) < 0) {
 			refuse(c, e.code, "%s", e.msg);
 			goto out;
 		}
 		/* the data the client will read, the counter its atomics move */
-		pv_pattern(pv->pool + PV_OFF_TARGET, PV_BUF, 0);
+		if (pingpong)
+		{
+			memset(pv->pool + PV_OFF_TARGET, 0, PV_BUF); /* no probe has landed */
+			memset(pv->pool + PV_OFF_TARGET2, 0, PV_BUF);
+		}
+		else
+			pv_pattern(pv->pool + PV_OFF_TARGET, PV_BUF, 0);
 		memset(pv->pool + PV_OFF_ATOMIC, 0, 8);
 		if (pv_post_recvs(&s) < 0) {
 			refuse(c, "DEVICE_ERROR", "cannot post receive buffers");
@@ -281,7 +303,10 @@ static void serve_session(const struct probe_server_conf *conf, struct pv_ctx *p
 	json_decref(ans);
 	/* serve until the client says it is done (bounded: every probe has a timeout) */
 	idle_limit = tu_mono_ns() + (int64_t)iters * tmo + 10 * NSEC_PER_SEC;
-	if (probe_op_is_verbs(op)) {
+	if (pingpong) {
+		if (pv_pp_server_loop(&s, c, idle_limit, &received, &bad) < 0)
+			log_info("probe", "a ping-pong session ended on a device error");
+	} else if (probe_op_is_verbs(op)) {
 		while (!ctl_readable(c, s.op == PROBE_SEND || s.op == PROBE_UD ? 0 : 100)) {
 			if (s.op == PROBE_SEND || s.op == PROBE_UD)
 				pv_server_poll(&s, &received, &bad);

@@ -67,12 +67,15 @@ struct probe_client_conf {
 	unsigned iters;
 	int64_t timeout_ns;   /* per probe, and per control message */
 	unsigned paths;	      /* RC: QPs with different flow labels (ECMP sweep); 0 or 1: one */
+	bool pingpong;	      /* write only: perftest's ib_write_lat method (half round trips) */
 };
 
 struct probe_result {
 	struct probe_stats st;
 	enum probe_op op;
 	unsigned size, paths;
+	bool pingpong;	/* the samples are half round trips of a write ping-pong */
+	bool inline_data; /* the writes went inline (ping-pong) */
 	char device[64];
 	int gid_index;
 	char clock[16]; /* "monotonic" (or "nic" when completion timestamps are used) */

@@ -188,7 +188,7 @@ void pv_close(struct pv_ctx *p)
 /* --- sessions ---------------------------------------------------------------------------------- */
 
 int pv_session_create(struct pv_ctx *p, enum probe_op op, unsigned size, unsigned paths,
-		      struct pv_session *s, struct rf_err *e)
+		      bool pingpong, struct pv_session *s, struct rf_err *e)
 {
 	struct ibv_qp_init_attr qa = {
 		.send_cq = p->cq,
@@ -202,7 +202,16 @@ int pv_session_create(struct pv_ctx *p, enum probe_op op, unsigned size, unsigne
 	s->p = p;
 	s->op = op;
 	s->size = size;
-	s->paths = op == PROBE_UD || paths < 1 ? 1 : paths > PV_MAX_PATHS ? PV_MAX_PATHS : paths;
+	if (pingpong && op != PROBE_WRITE)
+		return rf_err_set(e, -EINVAL, "BAD_OP", "pingpong", "ping-pong is a mode of write probes");
+	s->pingpong = pingpong;
+	if (pingpong) {
+		/* unsignaled writes queue up to PV_PP_SIGNAL deep; small ones go inline if the
+		 * device takes them (perftest asks for 220 bytes on latency tests) */
+		qa.cap.max_send_wr = 2 * PV_PP_SIGNAL;
+		qa.cap.max_inline_data = size <= 220 ? 220 : 0;
+	}
+	s->paths = op == PROBE_UD || pingpong || paths < 1 ? 1 : paths > PV_MAX_PATHS ? PV_MAX_PATHS : paths;
 	if (op == PROBE_UD && size > 4096)
 		return rf_err_set(e, -EINVAL, "BAD_SIZE", "size",
 				  "a UD message fits in one MTU: at most 4096 bytes");
@@ -210,6 +219,12 @@ int pv_session_create(struct pv_ctx *p, enum probe_op op, unsigned size, unsigne
 		s->size = 8; /* atomics are 8 bytes */
 	for (unsigned i = 0; i < s->paths; i++) {
 		s->qp[i] = ibv_create_qp(p->pd, &qa);
+		if (!s->qp[i] && qa.cap.max_inline_data) {
+			qa.cap.max_inline_data = 0; /* the device has no inline data: without */
+			s->qp[i] = ibv_create_qp(p->pd, &qa);
+		}
+		if (s->qp[i] && i == 0)
+			s->inline_max = qa.cap.max_inline_data; /* what the device granted */
 		if (!s->qp[i]) {
 			pv_session_destroy(s);
 			return rf_err_set(e, -errno, "DEVICE_ERROR", p->name, "cannot create a QP: %s",
@@ -266,8 +281,9 @@ json_t *pv_local_info(const struct pv_session *s)
 	for (unsigned i = 0; i < s->paths; i++)
 		json_array_append_new(qpns, json_integer(s->qp[i]->qp_num));
 	gid_hex(&s->p->gid, gid);
-	return json_pack("{s:o,s:I,s:s,s:I,s:I,s:I,s:i}", "qpns", qpns, "psn", (json_int_t)s->psn,
-			 "gid", gid, "addr", (json_int_t)(uintptr_t)(s->p->pool + PV_OFF_TARGET), "rkey",
+	return json_pack("{s:o,s:I,s:s,s:I,s:I,s:I,s:I,s:i}", "qpns", qpns, "psn", (json_int_t)s->psn,
+			 "gid", gid, "addr", (json_int_t)(uintptr_t)(s->p->pool + PV_OFF_TARGET), "addr2",
+			 (json_int_t)(uintptr_t)(s->p->pool + PV_OFF_TARGET2), "rkey",
 			 (json_int_t)s->p->mr->rkey, "atomic",
 			 (json_int_t)(uintptr_t)(s->p->pool + PV_OFF_ATOMIC), "mtu", (int)s->p->mtu);
 }
@@ -350,6 +366,10 @@ int pv_connect(struct pv_session *s, json_t *peer, struct rf_err *e)
 	for (unsigned i = 0; i < s->paths; i++)
 		s->peer_qpn[i] = (uint32_t)json_integer_value(json_array_get(qpns, i));
 	s->peer_addr = (uint64_t)json_integer_value(json_object_get(peer, "addr"));
+	s->peer_addr2 = (uint64_t)json_integer_value(json_object_get(peer, "addr2"));
+	if (s->pingpong && !s->peer_addr2)
+		return rf_err_set(e, -EPROTO, "BAD_PEER_INFO", NULL,
+				  "the peer does not do ping-pong (no second target in its connection data)");
 	s->peer_atomic = (uint64_t)json_integer_value(json_object_get(peer, "atomic"));
 	s->peer_rkey = (uint32_t)json_integer_value(json_object_get(peer, "rkey"));
 	if (pmtu > 0 && pmtu < mtu)
@@ -384,6 +404,11 @@ int pv_post_recvs(struct pv_session *s)
 	return 0;
 }
 
+/* Busy-poll loops look at the clock (and the ping-pong at the CQ) once in this many spins: a
+ * clock read is not free (a system call where the kernel does not trust the TSC, as in
+ * emulated guests), and reading it on every spin shows in the latency. */
+#define PV_SPIN_CHECK 1024
+
 /* --- the probe loop ---------------------------------------------------------------------------- */
 
 /* Waits for the completion of wr_id (or, with want_recv, any receive).  0 and *ret_wc, or
@@ -411,7 +436,7 @@ static int wait_wc(struct pv_session *s, uint64_t want_id, bool want_recv, int64
 			continue;
 		}
 		/* busy-poll (latency), checking the clock every few spins */
-		if (++spins % 64 == 0 && tu_mono_ns() > deadline)
+		if (++spins % PV_SPIN_CHECK == 0 && tu_mono_ns() > deadline)
 			return -ETIMEDOUT;
 	}
 }
@@ -530,7 +555,7 @@ int pv_client_loop(struct pv_session *s, unsigned iters, int64_t timeout_ns, dou
 					} else if (x.wr_id == seq) {
 						sent = true;
 					}
-				} else if (++spins % 64 == 0 && tu_mono_ns() > deadline) {
+				} else if (++spins % PV_SPIN_CHECK == 0 && tu_mono_ns() > deadline) {
 					errors[PE_TIMEOUT]++;
 					failed = true;
 				}
@@ -560,6 +585,156 @@ int pv_client_loop(struct pv_session *s, unsigned iters, int64_t timeout_ns, dou
 	}
 	*ret_n = n;
 	return 0;
+}
+
+/* --- WRITE ping-pong (internal.h) ----------------------------------------------------------------- */
+
+static void pp_fill(uint8_t *buf, unsigned size, uint32_t seq)
+{
+	uint32_t mark = seq + 1;
+
+	pv_pattern(buf, size - 4, seq);
+	memcpy(buf + size - 4, &mark, 4);
+}
+
+static bool pp_ok(const uint8_t *buf, unsigned size, uint32_t seq)
+{
+	uint32_t mark;
+
+	memcpy(&mark, buf + size - 4, 4);
+	return mark == seq + 1 && pv_pattern_ok(buf, size - 4, seq);
+}
+
+/* Where probe seq lands on this side. */
+static inline uint8_t *pp_slot(const struct pv_session *s, uint32_t seq)
+{
+	return s->p->pool + (seq & 1 ? PV_OFF_TARGET2 : PV_OFF_TARGET);
+}
+
+/* The mark of the last message in probe seq's slot (0: none yet). */
+static inline uint32_t pp_mark(const struct pv_session *s, uint32_t seq)
+{
+	return __atomic_load_n((const uint32_t *)(pp_slot(s, seq) + s->size - 4), __ATOMIC_ACQUIRE);
+}
+
+/* Posts write seq to the peer (signaled one in PV_PP_SIGNAL, and the last); a signaled write's
+ * completion is reaped before the next signaled one is posted, so the send queue never fills. */
+static int pp_post(struct pv_session *s, uint32_t seq, bool last, int64_t deadline, uint64_t errors[PE_NERRS])
+{
+	struct pv_ctx *p = s->p;
+	bool signaled = last || seq % PV_PP_SIGNAL == PV_PP_SIGNAL - 1;
+	struct ibv_sge sge = { .addr = (uintptr_t)(p->pool + PV_OFF_LOCAL), .length = s->size,
+			       .lkey = p->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = seq, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE },
+			   *bad;
+	struct ibv_wc wc;
+	int r;
+
+	/* the previous write from this buffer is out: the peer answered it */
+	pp_fill(p->pool + PV_OFF_LOCAL, s->size, seq);
+	wr.send_flags = (signaled ? IBV_SEND_SIGNALED : 0) | (s->size <= s->inline_max ? IBV_SEND_INLINE : 0);
+	wr.wr.rdma.remote_addr = seq & 1 ? s->peer_addr2 : s->peer_addr;
+	wr.wr.rdma.rkey = s->peer_rkey;
+	if (p->ops->post_send(s->qp[0], &wr, &bad)) {
+		errors[PE_LOCAL]++;
+		return -EIO;
+	}
+	if (!signaled)
+		return 0;
+	r = wait_wc(s, seq, false, deadline, &wc);
+	if (r == -ETIMEDOUT) {
+		errors[PE_TIMEOUT]++;
+		return r;
+	}
+	if (r < 0 || wc.status != IBV_WC_SUCCESS) {
+		errors[r < 0 ? PE_OTHER : pv_classify(wc.status)]++;
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Busy-polls until probe seq has landed here (0), the deadline passes (-ETIMEDOUT), or an
+ * unsignaled write failed (-EIO, the error counted: failures complete even unsignaled). */
+static int pp_wait(struct pv_session *s, uint32_t seq, int64_t deadline, uint64_t errors[PE_NERRS])
+{
+	unsigned spins = 0;
+
+	while (pp_mark(s, seq) != seq + 1) {
+		if (++spins % PV_SPIN_CHECK == 0) {
+			struct ibv_wc wc;
+
+			if (s->p->ops->poll_cq(s->p->cq, 1, &wc) == 1 && wc.status != IBV_WC_SUCCESS) {
+				errors[pv_classify(wc.status)]++;
+				return -EIO;
+			}
+			if (tu_mono_ns() > deadline)
+				return -ETIMEDOUT;
+		}
+	}
+	return 0;
+}
+
+int pv_pp_client_loop(struct pv_session *s, unsigned iters, int64_t timeout_ns, double *samples,
+		      size_t *ret_n, uint64_t errors[PE_NERRS], uint64_t *ret_data_errors,
+		      uint32_t *ret_last)
+{
+	int64_t t = tu_mono_ns();
+	size_t n = 0;
+
+	*ret_data_errors = 0;
+	for (uint32_t seq = 0; seq < iters; seq++) {
+		int64_t t1;
+		int r;
+
+		if (pp_post(s, seq, seq + 1 == iters, t + timeout_ns, errors) < 0)
+			break;
+		/* the previous answer, while this probe is in flight */
+		if (seq > 0 && !pp_ok(pp_slot(s, seq - 1), s->size, seq - 1))
+			(*ret_data_errors)++;
+		r = pp_wait(s, seq, t + timeout_ns, errors);
+		t1 = tu_mono_ns(); /* the end of this probe, the start of the next */
+		if (r == -ETIMEDOUT)
+			errors[PE_TIMEOUT]++;
+		if (r < 0)
+			break; /* an RC QP with a probe outstanding cannot go on */
+		samples[n++] = (double)(t1 - t) / 2000.0; /* half the round trip, as perftest */
+		t = t1;
+		*ret_last = seq;
+	}
+	if (n && !pp_ok(pp_slot(s, (uint32_t)n - 1), s->size, (uint32_t)n - 1))
+		(*ret_data_errors)++;
+	*ret_n = n;
+	return 0;
+}
+
+int pv_pp_server_loop(struct pv_session *s, struct ctl *c, int64_t idle_deadline, uint64_t *answered,
+		      uint64_t *bad)
+{
+	uint64_t errors[PE_NERRS] = { 0 };
+	uint32_t seq = 0;
+
+	for (;;) {
+		/* the next probe, or every 50 ms a look at the control channel (the client is done,
+		 * or gone) */
+		int r = pp_wait(s, seq, tu_mono_ns() + 50 * 1000000, errors);
+
+		if (r == -EIO)
+			return r;
+		if (r == -ETIMEDOUT) {
+			if (ctl_readable(c, 0) || tu_mono_ns() > idle_deadline)
+				return 0;
+			continue;
+		}
+		/* the last probe is not known here: signal on the schedule only, and reap what is
+		 * left when the session ends */
+		if (pp_post(s, seq, false, tu_mono_ns() + NSEC_PER_SEC, errors) < 0)
+			return -EIO;
+		/* what arrived, while the answer is in flight (the next probe lands in the other slot) */
+		if (!pp_ok(pp_slot(s, seq), s->size, seq))
+			(*bad)++;
+		(*answered)++;
+		seq++;
+	}
 }
 
 #define ECHO_FLAG (UINT64_C(1) << 32)
@@ -619,7 +794,8 @@ bool pv_server_verify(struct pv_session *s, json_t *done, char *detail, size_t l
 			snprintf(detail, len, "no write completed");
 			return true;
 		}
-		if (!pv_pattern_ok(s->p->pool + PV_OFF_TARGET, s->size, (uint32_t)last)) {
+		if (s->pingpong ? !pp_ok(pp_slot(s, (uint32_t)last), s->size, (uint32_t)last)
+				: !pv_pattern_ok(s->p->pool + PV_OFF_TARGET, s->size, (uint32_t)last)) {
 			snprintf(detail, len, "the target does not hold write %lld's data", (long long)last);
 			return false;
 		}

@@ -96,3 +96,7 @@ echo
 # (e) rocefabd ingesting a 1,024-host, 80-switch simulated fabric (in-process virtual agents)
 mkdir -p "$work/fabric"
 /usr/bin/python3 tests/bench/bench_fabric.py "$B" "$work/fabric" "${BENCH_FABRIC_SECONDS:-30}"
+echo
+
+# (f) the probe engine on real verbs: soft-RoCE in a QEMU guest, next to perftest's ib_write_lat
+/usr/bin/python3 tests/bench/bench_rxe.py "$B" "${BENCH_RXE_ITERS:-10000}" "${BENCH_RXE_ROUNDS:-3}"

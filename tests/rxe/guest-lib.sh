@@ -39,6 +39,18 @@ rxe_up() {
 	emit test=setup ok=1 "kernel=$(uname -r)" "state=$(cat /sys/class/infiniband/rxe0/ports/1/state)"
 }
 
+# wait_listen HOST PORT: until something accepts TCP connections there (at most 10 s).  A bare
+# connect, closed at once: the probe server drops a session that says nothing.
+wait_listen() {
+	local i
+	for i in $(seq 200); do
+		(exec 3<> "/dev/tcp/$1/$2") 2> /dev/null && return 0
+		sleep 0.05
+	done
+	emit test=setup ok=0 "what=nothing listens on $1 port $2" "server=$(head -c 600 /tmp/server.log 2> /dev/null)"
+	return 1
+}
+
 # the results to the host (second serial port), then the exit status
 finish() {
 	emit test=done

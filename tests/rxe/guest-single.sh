@@ -10,7 +10,7 @@ N=${3:-500}
 . tests/rxe/guest-lib.sh
 rxe_up rxedum0 10.11.0.1 || finish 1
 "$B/rocefab-probe" server -d rxe0 --listen 10.11.0.1:9770 > /tmp/server.log 2>&1 &
-sleep 0.3
+wait_listen 10.11.0.1 9770 || finish 1
 fail=0
 for op in write read send cas faa ud udp tcp; do
 	timeout 120 "$B/rocefab-probe" client 10.11.0.1 -d rxe0 -t "$op" -s 64 -n "$N" -j > /tmp/p.json 2> /tmp/p.err
@@ -22,6 +22,12 @@ for size in 8 4096 65536; do
 	timeout 120 "$B/rocefab-probe" client 10.11.0.1 -d rxe0 -t write -s "$size" -n 100 -j > /tmp/p.json 2> /tmp/p.err
 	rc=$?
 	emit test=probe op=write "size=$size" iters=100 "rc=$rc" /tmp/p.json
+	[ $rc = 0 ] || fail=1
+done
+for size in 64 4096; do
+	timeout 120 "$B/rocefab-probe" client 10.11.0.1 -d rxe0 -t write --pingpong -s "$size" -n "$N" -j > /tmp/p.json 2> /tmp/p.err
+	rc=$?
+	emit test=pingpong op=write "size=$size" "iters=$N" "rc=$rc" "stderr=$(head -c 300 /tmp/p.err)" /tmp/p.json
 	[ $rc = 0 ] || fail=1
 done
 timeout 120 "$B/rocefab-probe" client 10.11.0.1 -d rxe0 -t write -s 64 -n 200 --paths 4 -j > /tmp/p.json 2> /tmp/p.err

@@ -52,7 +52,7 @@ static void test_stats(void **state)
 
 /* --- a fake verbs layer ------------------------------------------------------------------------ */
 
-enum fake_mode { FAKE_OK, FAKE_STATUS_AT, FAKE_SILENT_AT, FAKE_POST_FAILS_AT, FAKE_UD_DROP_AT };
+enum fake_mode { FAKE_OK, FAKE_STATUS_AT, FAKE_SILENT_AT, FAKE_POST_FAILS_AT, FAKE_UD_DROP_AT, FAKE_CORRUPT_AT };
 
 static struct {
 	enum fake_mode mode;
@@ -60,7 +60,7 @@ static struct {
 	enum ibv_wc_status status;
 	struct ibv_wc pending[4];
 	int npending;
-	unsigned posted;
+	unsigned posted, signaled, inlined;
 	struct pv_session *s;
 } fk;
 
@@ -77,6 +77,23 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
 		return 0; /* accepted, never completes */
 	if (fk.mode == FAKE_STATUS_AT && k == fk.at)
 		wc.status = fk.status;
+	if (fk.s->pingpong) {
+		/* the peer polls its memory and writes the same probe back into ours; unsignaled
+		 * writes complete only when they fail */
+		fk.inlined += !!(wr->send_flags & IBV_SEND_INLINE);
+		if (wc.status == IBV_WC_SUCCESS) {
+			uint8_t *slot = fk.s->p->pool +
+					(wr->wr.rdma.remote_addr == fk.s->peer_addr2 ? PV_OFF_TARGET2 : PV_OFF_TARGET);
+
+			assert_true(wr->wr.rdma.remote_addr == (k & 1 ? fk.s->peer_addr2 : fk.s->peer_addr));
+			memcpy(slot, (void *)(uintptr_t)wr->sg_list->addr, fk.s->size);
+			if (fk.mode == FAKE_CORRUPT_AT && k == fk.at)
+				slot[10] ^= 0xff;
+		}
+		if (!(wr->send_flags & IBV_SEND_SIGNALED) && wc.status == IBV_WC_SUCCESS)
+			return 0;
+		fk.signaled += wc.status == IBV_WC_SUCCESS;
+	}
 	if (wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD || wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
 		/* the remote counter's old value lands in the local result */
 		uint64_t old = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? wr->wr.atomic.compare_add : k;
@@ -229,6 +246,82 @@ static void test_probe_loop_errors(void **state)
 	free(p.pool);
 }
 
+/* WRITE ping-pong (perftest's ib_write_lat method) through the fake: the peer's write lands in
+ * our memory, samples are half round trips, one write in PV_PP_SIGNAL is signaled */
+static void run_pp(struct pv_session *s, unsigned iters, int64_t timeout, size_t *n, uint64_t *errors,
+		   uint64_t *data)
+{
+	double *samples = calloc(iters, sizeof(double));
+	uint32_t last = 0;
+
+	s->pingpong = true;
+	s->inline_max = 220;
+	s->peer_addr = 0x1000; /* even probes land in the peer's first target, odd ones in its second */
+	s->peer_addr2 = 0x2000;
+	memset(errors, 0, PE_NERRS * sizeof(*errors));
+	assert_int_equal(pv_pp_client_loop(s, iters, timeout, samples, n, errors, data, &last), 0);
+	for (size_t i = 0; i < *n; i++)
+		assert_true(samples[i] >= 0);
+	free(samples);
+}
+
+static void test_pingpong(void **state)
+{
+	struct pv_ctx p;
+	struct pv_session s;
+	uint64_t errors[PE_NERRS], data;
+	size_t n;
+
+	(void)state;
+	setup_session(&p, &s, PROBE_WRITE, 64);
+	run_pp(&s, 100, NSEC_PER_SEC, &n, errors, &data);
+	assert_int_equal(n, 100);
+	assert_int_equal(data, 0);
+	for (int i = 0; i < PE_NERRS; i++)
+		assert_int_equal(errors[i], 0);
+	assert_int_equal(fk.signaled, 100 / PV_PP_SIGNAL + 1); /* on the schedule, and the last */
+	assert_int_equal(fk.inlined, 100);
+	free(p.pool);
+	/* too big for inline: posted from the registered pool */
+	setup_session(&p, &s, PROBE_WRITE, 4096);
+	run_pp(&s, 20, NSEC_PER_SEC, &n, errors, &data);
+	assert_int_equal(n, 20);
+	assert_int_equal(fk.inlined, 0);
+	free(p.pool);
+	/* what came back is checked */
+	setup_session(&p, &s, PROBE_WRITE, 64);
+	fk.mode = FAKE_CORRUPT_AT;
+	fk.at = 7;
+	run_pp(&s, 30, NSEC_PER_SEC, &n, errors, &data);
+	assert_int_equal(n, 30);
+	assert_int_equal(data, 1);
+	free(p.pool);
+	setup_session(&p, &s, PROBE_WRITE, 64);
+	fk.mode = FAKE_CORRUPT_AT;
+	fk.at = 29; /* the last answer is checked after the loop */
+	run_pp(&s, 30, NSEC_PER_SEC, &n, errors, &data);
+	assert_int_equal(data, 1);
+	free(p.pool);
+	/* a peer that stops answering: a timeout at the deadline, the rest lost */
+	setup_session(&p, &s, PROBE_WRITE, 64);
+	fk.mode = FAKE_SILENT_AT;
+	fk.at = 5;
+	run_pp(&s, 30, 50 * NSEC_PER_MSEC, &n, errors, &data);
+	assert_int_equal(n, 5);
+	assert_int_equal(errors[PE_TIMEOUT], 1);
+	free(p.pool);
+	/* an unsignaled write that fails still completes: classified, not a timeout */
+	setup_session(&p, &s, PROBE_WRITE, 64);
+	fk.mode = FAKE_STATUS_AT;
+	fk.at = 3;
+	fk.status = IBV_WC_REM_ACCESS_ERR;
+	run_pp(&s, 30, NSEC_PER_SEC, &n, errors, &data);
+	assert_int_equal(n, 3);
+	assert_int_equal(errors[PE_REMOTE_ACCESS], 1);
+	assert_int_equal(errors[PE_TIMEOUT], 0);
+	free(p.pool);
+}
+
 static void test_pattern(void **state)
 {
 	uint8_t buf[256];
@@ -292,6 +385,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_probe_loop_errors),
+		cmocka_unit_test(test_pingpong),
 		cmocka_unit_test(test_pattern),
 		cmocka_unit_test(test_ctl_deadlines),
 	};
