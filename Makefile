@@ -214,7 +214,8 @@ install: all
 	install -d $(DESTDIR)$(DATADIR)/rocefab/scenarios
 	install -m 0644 sim/scenarios/*.json $(DESTDIR)$(DATADIR)/rocefab/scenarios/
 	install -m 0644 packaging/man/rocefabd.8 packaging/man/rocefab-agent.8 $(DESTDIR)$(MANDIR)/man8/
-	install -m 0644 packaging/man/rocefabctl.1 packaging/man/rocefab-sim.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 packaging/man/rocefabctl.1 packaging/man/rocefab-sim.1 packaging/man/rocefab-probe.1 \
+		$(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 packaging/systemd/rocefabd.service packaging/systemd/rocefab-agent.service \
 		$(DESTDIR)$(UNITDIR)/
 	install -m 0644 packaging/systemd/rocefab.sysusers $(DESTDIR)$(SYSUSERSDIR)/rocefab.conf

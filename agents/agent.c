@@ -71,6 +71,11 @@ const struct conf_opt agent_opts[] = {
 		 "control API of rocefab-sim serve (backend sim)"),
 	CONF_OPT("sim.device", CONF_STRING, S, sim_device, "",
 		 "the simulated host or switch this agent stands in for (backend sim)"),
+	CONF_OPT("probe.listen", CONF_STRING, S, probe_listen, "",
+		 "pingmesh (backend linux): ADDRESS:PORT where this host answers probes, the address "
+		 "other hosts reach it at (port 9770 by convention); empty: this host does not probe"),
+	CONF_OPT("probe.device", CONF_STRING, S, probe_device, "",
+		 "RDMA device for verbs probes; empty: the first"),
 	CONF_OPT_END,
 };
 #undef S
@@ -323,9 +328,14 @@ int agent_build_report(struct agent *a, json_t **ret)
 	}
 	if (cfg)
 		json_object_set_new(doc, "config", cfg);
-	if (a->backend->ops->probe_round && a->role == AGENT_HOST) {
-		/* advertise what plan we run (none yet: "") and report the last round */
+	if (a->backend->ops->probe_round && a->role == AGENT_HOST &&
+	    (!a->backend->ops->probe_endpoint || a->backend->ops->probe_endpoint(a->backend))) {
+		/* advertise what plan we run (none yet: "") and where we answer probes, and report
+		 * the last round */
 		json_t *pr = json_pack("{s:s}", "plan", a->plan_id), *results = NULL;
+
+		if (a->backend->ops->probe_endpoint)
+			json_object_set_new(pr, "endpoint", json_string(a->backend->ops->probe_endpoint(a->backend)));
 
 		if (a->plan && a->backend->ops->probe_round(a->backend, a->plan, &results) == 0 && results) {
 			if (json_array_size(results))
@@ -548,6 +558,7 @@ int agent_from_settings(const struct agent_settings *s, bool deliver, struct reg
 	env = (struct backend_env){ .reg = reg, .all_counters = s->all_counters,
 				    .sysfs_root = s->sysfs_root, .devices = s->devices,
 				    .interfaces = s->interfaces, .net_source = s->net_source,
+				    .probe_listen = s->probe_listen, .probe_device = s->probe_device,
 				    .sim_url = s->sim_url, .sim_device = s->sim_device };
 	if ((r = backend_new(s->backend, &env, &b, e)) < 0) {
 		reg_free(reg);

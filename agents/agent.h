@@ -49,6 +49,8 @@ struct agent_settings {
 	int net_source;
 	char *sim_url;
 	char *sim_device;
+	char *probe_listen;
+	char *probe_device;
 };
 
 extern const struct conf_opt agent_opts[];

@@ -75,6 +75,10 @@ struct backend_ops {
 	 * in the background: a call collects the last round's results when it is over (a new
 	 * array in *ret_results, else NULL) and starts the next one. */
 	int (*probe_round)(struct backend *b, json_t *plan, json_t **ret_results);
+	/* Optional, with probe_round: where this host's probe server listens (ADDRESS:PORT), told
+	 * to the other hosts through rocefabd; NULL: this agent does not probe (not configured).
+	 * Without the op, the agent probes and has no endpoint (the simulator routes by name). */
+	const char *(*probe_endpoint)(struct backend *b);
 };
 
 /* In-process transport of the sim backend (rocefab-sim's virtual agents): a control API call
@@ -90,6 +94,8 @@ struct backend_env {
 	const char *devices;	/* comma-separated filter; "" = all */
 	const char *interfaces; /* comma-separated netdevs without RDMA to report */
 	int net_source;		/* 0 auto, 1 live, 2 files */
+	const char *probe_listen; /* pingmesh: ADDRESS:PORT of the probe server; "" none */
+	const char *probe_device; /* RDMA device for verbs probes; "" the first */
 	/* DCB netlink transport for PFC; NULL: the kernel's (tests give a fake) */
 	int (*dcb_xfer)(void *ctx, const void *req, size_t len, void *reply, size_t cap,
 			size_t *ret_len);

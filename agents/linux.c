@@ -16,6 +16,7 @@
 #include "agents/backend.h"
 #include "agents/dcb.h"
 #include "agents/linux-net.h"
+#include "agents/linux-probe.h"
 #include "agents/lldp.h"
 #include "lib/log.h"
 #include "lib/params.h"
@@ -40,6 +41,7 @@ struct linux_priv {
 	size_t ndev_filter;
 	char **ifaces;
 	size_t nifaces;
+	struct lprobe *probe; /* pingmesh: NULL unless probe.listen is set */
 };
 
 struct want_ctx {
@@ -135,6 +137,14 @@ static int linux_open(struct backend *b, struct rf_err *e)
 		free(p);
 		return -ENOMEM;
 	}
+	if (b->env.probe_listen && *b->env.probe_listen &&
+	    (r = lprobe_start(b->env.probe_listen, b->env.probe_device, &p->probe, e)) < 0) {
+		netinfo_close(p->net);
+		free_list(p->dev_filter, p->ndev_filter);
+		free_list(p->ifaces, p->nifaces);
+		free(p);
+		return r;
+	}
 	b->priv = p;
 	return 0;
 }
@@ -145,6 +155,7 @@ static void linux_close(struct backend *b)
 
 	if (!p)
 		return;
+	lprobe_stop(p->probe);
 	netinfo_close(p->net);
 	free_list(p->dev_filter, p->ndev_filter);
 	free_list(p->ifaces, p->nifaces);
@@ -935,6 +946,21 @@ static int linux_apply(struct backend *b, json_t *command, json_t **ret)
 	return 0;
 }
 
+static int linux_probe_round(struct backend *b, json_t *plan, json_t **ret)
+{
+	struct linux_priv *p = b->priv;
+
+	*ret = NULL;
+	return p->probe ? lprobe_round(p->probe, plan, ret) : -EOPNOTSUPP;
+}
+
+static const char *linux_probe_endpoint(struct backend *b)
+{
+	struct linux_priv *p = b->priv;
+
+	return p->probe ? lprobe_endpoint(p->probe) : NULL;
+}
+
 const struct backend_ops backend_linux_ops = {
 	.name = "linux",
 	.open = linux_open,
@@ -943,4 +969,6 @@ const struct backend_ops backend_linux_ops = {
 	.collect = linux_collect,
 	.read_config = linux_read_config,
 	.apply = linux_apply,
+	.probe_round = linux_probe_round,
+	.probe_endpoint = linux_probe_endpoint,
 };

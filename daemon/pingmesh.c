@@ -248,6 +248,61 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
+/* Where the hosts' probe servers listen, as their agents said in their last report (writer
+ * thread only).  Open addressing on the agent id; never shrinks: a host that stops reporting
+ * keeps being probed, and that is how a dead host shows in the matrix. */
+static struct {
+	struct endpoint {
+		char host[65], ep[65];
+	} *v;
+	size_t cap, n;
+} eps;
+
+static struct endpoint *ep_slot(const char *host)
+{
+	size_t i;
+
+	if (!eps.cap)
+		return NULL;
+	for (i = (size_t)fnv(host, 0xcbf29ce484222325ULL) & (eps.cap - 1); eps.v[i].host[0];
+	     i = (i + 1) & (eps.cap - 1))
+		if (!strcmp(eps.v[i].host, host))
+			return &eps.v[i];
+	return &eps.v[i];
+}
+
+static void ep_set(const char *host, const char *ep)
+{
+	struct endpoint *e;
+
+	if (eps.n * 2 >= eps.cap) {
+		size_t oc = eps.cap, nc = oc ? oc * 2 : 256;
+		struct endpoint *old = eps.v, *nv = calloc(nc, sizeof(*nv));
+
+		if (!nv)
+			return;
+		eps.v = nv;
+		eps.cap = nc;
+		for (size_t i = 0; i < oc; i++)
+			if (old[i].host[0])
+				*ep_slot(old[i].host) = old[i];
+		free(old);
+	}
+	e = ep_slot(host);
+	if (!e->host[0]) {
+		snprintf(e->host, sizeof(e->host), "%s", host);
+		eps.n++;
+	}
+	snprintf(e->ep, sizeof(e->ep), "%s", ep);
+}
+
+static const char *ep_get(const char *host)
+{
+	struct endpoint *e = ep_slot(host);
+
+	return e && e->host[0] ? e->ep : NULL;
+}
+
 static json_t *plan_for(const char *agent, const struct pingmesh_conf *c, int64_t now)
 {
 	json_t *targets = json_array();
@@ -290,9 +345,27 @@ static json_t *plan_for(const char *agent, const struct pingmesh_conf *c, int64_
 			free(picked);
 		}
 	}
-	return json_pack("{s:o,s:[s],s:[I],s:I,s:I,s:f}", "targets", targets, "ops", c->op, "sizes",
-			 (json_int_t)c->size, "iterations", (json_int_t)c->count, "paths",
-			 (json_int_t)c->paths, "timeout_us", c->timeout_us);
+	{
+		/* real hosts probe where the targets' agents said they listen */
+		json_t *ep = NULL, *t, *plan;
+		size_t i;
+
+		json_array_foreach(targets, i, t) {
+			const char *where = ep_get(json_string_value(t));
+
+			if (where) {
+				if (!ep)
+					ep = json_object();
+				json_object_set_new(ep, json_string_value(t), json_string(where));
+			}
+		}
+		plan = json_pack("{s:o,s:[s],s:[I],s:I,s:I,s:f}", "targets", targets, "ops", c->op, "sizes",
+				 (json_int_t)c->size, "iterations", (json_int_t)c->count, "paths",
+				 (json_int_t)c->paths, "timeout_us", c->timeout_us);
+		if (ep)
+			json_object_set_new(plan, "endpoints", ep);
+		return plan;
+	}
 }
 
 static int store_results(struct store *s, const struct report *rep)
@@ -346,6 +419,8 @@ int pingmesh_on_report(struct store *s, const struct report *rep, int64_t now, j
 		return r;
 	if (!rep->probe_plan || rep->role != REPORT_ROLE_HOST)
 		return 0; /* not an agent that probes */
+	if (rep->probe_endpoint && strcmp(ep_get(rep->agent_id) ?: "", rep->probe_endpoint))
+		ep_set(rep->agent_id, rep->probe_endpoint);
 	if ((st = store_stmt(s, "SELECT value FROM meta WHERE key = 'pingmesh'"))) {
 		if (sqlite3_step(st) == SQLITE_ROW)
 			conf_from_text((const char *)sqlite3_column_text(st, 0), &c);

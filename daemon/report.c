@@ -429,7 +429,7 @@ static const char *const outcome_names[] = { "applied", "failed", "timed_out", N
  * p99_us, max_us, mean_us, path}]} */
 static int parse_probes(struct report *r, json_t *pr, struct js_path *p, struct rf_err *e)
 {
-	static const char *const keys[] = { "plan", "results", NULL };
+	static const char *const keys[] = { "plan", "endpoint", "results", NULL };
 	static const char *const rkeys[] = { "target", "label", "op", "size", "n", "ok", "lost", "min_us",
 					     "p50_us", "p99_us", "max_us", "mean_us", "path", NULL };
 	json_t *results = NULL, *it;
@@ -445,6 +445,18 @@ static int parse_probes(struct report *r, json_t *pr, struct js_path *p, struct 
 	if (!json_is_string(json_object_get(pr, "plan")) || strlen(json_string_value(json_object_get(pr, "plan"))) > 64)
 		return js_fail(e, p, "plan", "a plan id (a string of at most 64 characters, \"\" for none)");
 	r->probe_plan = json_string_value(json_object_get(pr, "plan"));
+	if (json_object_get(pr, "endpoint")) {
+		/* where the other hosts reach its probe server: rocefabd puts it in their plans */
+		const char *ep = json_string_value(json_object_get(pr, "endpoint"));
+		const char *colon = ep ? strrchr(ep, ':') : NULL;
+		char *end = NULL;
+		long port = colon ? strtol(colon + 1, &end, 10) : 0;
+
+		if (!ep || strlen(ep) > 64 || !colon || colon == ep || !end || *end || port < 1 || port > 65535 ||
+		    strpbrk(ep, " \t\"'\\/"))
+			return js_fail(e, p, "endpoint", "ADDRESS:PORT of the agent's probe server");
+		r->probe_endpoint = ep;
+	}
 	json_array_foreach(results, i, it) {
 		size_t a = js_path_push_key(p, "results");
 		const char *s1;

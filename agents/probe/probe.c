@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "agents/probe/internal.h"
@@ -77,7 +79,8 @@ static int session_error(json_t *reply, struct rf_err *e)
 
 int probe_client_run(const struct probe_client_conf *c, struct probe_result *ret, struct rf_err *e)
 {
-	int64_t tmo = c->timeout_ns > 0 ? c->timeout_ns : 2 * NSEC_PER_SEC;
+	int64_t ptmo = c->timeout_ns > 0 ? c->timeout_ns : 2 * NSEC_PER_SEC;
+	int64_t tmo = c->ctl_timeout_ns > 0 ? c->ctl_timeout_ns : ptmo;
 	struct pv_ctx pv = { 0 };
 	struct pv_session s = { 0 };
 	struct ctl ctl = { .fd = -1 };
@@ -105,7 +108,7 @@ int probe_client_run(const struct probe_client_conf *c, struct probe_result *ret
 	}
 	hello = json_pack("{s:s,s:I,s:I,s:I}", "op", probe_op_name(c->op), "size",
 			  (json_int_t)ret->size, "iters", (json_int_t)c->iters, "timeout_ms",
-			  (json_int_t)(tmo / 1000000));
+			  (json_int_t)((tmo > ptmo ? tmo : ptmo) / 1000000));
 	if (probe_op_is_verbs(c->op)) {
 		if ((r = pv_open(c->device, c->gid_index, &pv, e)) < 0) {
 			json_decref(hello);
@@ -150,14 +153,14 @@ int probe_client_run(const struct probe_client_conf *c, struct probe_result *ret
 	if (probe_op_is_verbs(c->op)) {
 		/* the server has its receives posted and its QPs in RTR/RTS before it answered */
 		if (c->pingpong)
-			r = pv_pp_client_loop(&s, c->iters, tmo, samples, &n, ret->st.errors,
+			r = pv_pp_client_loop(&s, c->iters, ptmo, samples, &n, ret->st.errors,
 					      &ret->st.data_errors, &last);
 		else
-			r = pv_client_loop(&s, c->iters, tmo, samples, paths, &n, ret->st.errors,
+			r = pv_client_loop(&s, c->iters, ptmo, samples, paths, &n, ret->st.errors,
 					   &ret->st.data_errors, &last);
 	} else {
 		r = sock_client_loop(c->op, c->host, (unsigned)json_integer_value(json_object_get(reply, "port")),
-				     c->size, c->iters, tmo, samples, &n, ret->st.errors, &ret->st.data_errors);
+				     c->size, c->iters, ptmo, samples, &n, ret->st.errors, &ret->st.data_errors);
 		last = n ? (uint32_t)n - 1 : 0;
 	}
 	c1 = cpu_us();
@@ -289,7 +292,18 @@ static void serve_session(const struct probe_server_conf *conf, struct pv_ctx *p
 		}
 		ans = pv_local_info(&s);
 	} else {
-		if (sock_server_open(op, NULL, &sfd, &sport) < 0) {
+		/* on the address the client came to: a reply from another one (the kernel picks
+		 * the source of an unbound socket's datagrams) would not pass its connected socket */
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		char here[INET6_ADDRSTRLEN] = "";
+
+		if (getsockname(c->fd, (struct sockaddr *)&ss, &sl) == 0)
+			inet_ntop(ss.ss_family,
+				  ss.ss_family == AF_INET6 ? (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
+							   : (void *)&((struct sockaddr_in *)&ss)->sin_addr,
+				  here, sizeof(here));
+		if (sock_server_open(op, here[0] ? here : NULL, &sfd, &sport) < 0) {
 			refuse(c, "SOCKET_ERROR", "cannot open a %s socket", probe_op_name(op));
 			goto out;
 		}
@@ -342,14 +356,23 @@ out:
 	json_decref(done);
 }
 
+int probe_server_listen(const struct probe_server_conf *conf, struct rf_err *e)
+{
+	return ctl_listen(conf->listen, e);
+}
+
 int probe_server_run(const struct probe_server_conf *conf, volatile int *stop, struct rf_err *e)
+{
+	int lfd = ctl_listen(conf->listen, e);
+
+	return lfd < 0 ? lfd : probe_server_serve(conf, lfd, stop, e);
+}
+
+int probe_server_serve(const struct probe_server_conf *conf, int lfd, volatile int *stop, struct rf_err *e)
 {
 	struct pv_ctx pv = { 0 };
 	bool pv_ok = false;
-	int lfd = ctl_listen(conf->listen, e);
 
-	if (lfd < 0)
-		return lfd;
 	if (conf->device && pv_open(conf->device, conf->gid_index, &pv, e) < 0) {
 		close(lfd);
 		return e->err;

@@ -66,6 +66,7 @@ struct probe_client_conf {
 	unsigned size;
 	unsigned iters;
 	int64_t timeout_ns;   /* per probe, and per control message */
+	int64_t ctl_timeout_ns; /* per control message when not timeout_ns (0: timeout_ns) */
 	unsigned paths;	      /* RC: QPs with different flow labels (ECMP sweep); 0 or 1: one */
 	bool pingpong;	      /* write only: perftest's ib_write_lat method (half round trips) */
 };
@@ -103,5 +104,10 @@ struct probe_server_conf {
 /* Serves sessions until *stop becomes true (checked at least every second) or, with once,
  * after one session.  Returns 0, or a negative errno with e when it cannot listen. */
 int probe_server_run(const struct probe_server_conf *c, volatile int *stop, struct rf_err *e);
+/* The same on a socket that already listens (ctl_listen); closes it at the end. */
+int probe_server_serve(const struct probe_server_conf *c, int lfd, volatile int *stop, struct rf_err *e);
+/* Listens on c->listen (ADDRESS:PORT); the socket for probe_server_serve, or a negative errno
+ * with e. */
+int probe_server_listen(const struct probe_server_conf *c, struct rf_err *e);
 
 #endif
