@@ -10,19 +10,19 @@
 
 #define HOSTS 16 /* 4 ToRs x 4 hosts, 2 spines */
 
-static char names[HOSTS][8], tors[4][8], links[16][24], access[HOSTS][24];
+static char names[HOSTS][16], tors[4][16], links[16][40], access[HOSTS][40];
 
 static void init_names(void)
 {
-	for (int h = 0; h < HOSTS; h++) {
-		snprintf(names[h], sizeof(names[h]), "h%d", h);
-		snprintf(access[h], sizeof(access[h]), "h%d-leaf%d", h, h / 4);
+	for (unsigned h = 0; h < HOSTS; h++) {
+		snprintf(names[h], sizeof(names[h]), "h%u", h);
+		snprintf(access[h], sizeof(access[h]), "h%u-leaf%u", h, h / 4);
 	}
-	for (int t = 0; t < 4; t++)
-		snprintf(tors[t], sizeof(tors[t]), "leaf%d", t);
-	for (int t = 0; t < 4; t++)
-		for (int sp = 0; sp < 2; sp++)
-			snprintf(links[t * 2 + sp], sizeof(links[0]), "leaf%d-spine%d", t, sp);
+	for (unsigned t = 0; t < 4; t++)
+		snprintf(tors[t], sizeof(tors[t]), "leaf%u", t);
+	for (unsigned t = 0; t < 4; t++)
+		for (unsigned sp = 0; sp < 2; sp++)
+			snprintf(links[t * 2 + sp], sizeof(links[0]), "leaf%u-spine%u", t, sp);
 }
 
 /* every host probes every other on two paths (label = spine for inter-ToR pairs) */
