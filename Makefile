@@ -159,7 +159,7 @@ $(B)/bench/%: $(B)/tests/bench/%.o $(CORE_LIB)
 
 # --- tests -------------------------------------------------------------------------------
 check: DEPS_TIERS = check rxe
-check: deps all check-unit check-schemas check-units check-system check-rxe
+check: deps all $(BENCH_BINS) check-unit check-schemas check-units check-system check-rxe
 
 check-unit: $(UNIT_TESTS)
 	$(Q)tests/run-unit.sh $(UNIT_TESTS)

@@ -198,20 +198,18 @@ static int step_done(sqlite3_stmt *st)
 	return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : store_errno(rc);
 }
 
-static void refresh_topology(struct store *s, int64_t now)
+/* The hosts and their ToRs: each host's smallest LLDP neighbour (for the writer's planning and
+ * the readers' matrix alike). */
+#define HOST_TORS_SQL                                                                              \
+	"SELECT p.agent_id, min(p.peer_system) FROM ports p JOIN agents a ON a.id = p.agent_id "  \
+	"WHERE a.role = 'host' AND p.present AND p.peer_system IS NOT NULL "                      \
+	"GROUP BY p.agent_id ORDER BY p.agent_id"
+
+static void read_host_tors(sqlite3_stmt *st, struct host_tor **ret, size_t *ret_n)
 {
-	static const char sql[] =
-		"SELECT p.agent_id, min(p.peer_system) FROM ports p JOIN agents a ON a.id = p.agent_id "
-		"WHERE a.role = 'host' AND p.present AND p.peer_system IS NOT NULL "
-		"GROUP BY p.agent_id ORDER BY p.agent_id";
-	sqlite3_stmt *st;
 	struct host_tor *v = NULL;
 	size_t n = 0, cap = 0;
 
-	if (topo.at && now - topo.at < 5 * NSEC_PER_SEC)
-		return;
-	if (!(st = store_stmt(s, sql)))
-		return;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		if (n == cap) {
 			size_t nc = cap ? cap * 2 : 64;
@@ -227,9 +225,20 @@ static void refresh_topology(struct store *s, int64_t now)
 		n++;
 	}
 	sqlite3_reset(st);
+	*ret = v;
+	*ret_n = n;
+}
+
+static void refresh_topology(struct store *s, int64_t now)
+{
+	sqlite3_stmt *st;
+
+	if (topo.at && now - topo.at < 5 * NSEC_PER_SEC)
+		return;
+	if (!(st = store_stmt(s, HOST_TORS_SQL)))
+		return;
 	free(topo.v);
-	topo.v = v;
-	topo.n = n;
+	read_host_tors(st, &topo.v, &topo.n);
 	topo.at = now;
 }
 
@@ -549,32 +558,11 @@ static const char *tor_of(struct host_tor *ht, size_t n, const char *host)
 
 static int load_tors(struct store_reader *rd, struct host_tor **ret, size_t *ret_n)
 {
-	static const char sql[] =
-		"SELECT p.agent_id, min(p.peer_system) FROM ports p JOIN agents a ON a.id = p.agent_id "
-		"WHERE a.role = 'host' AND p.present AND p.peer_system IS NOT NULL GROUP BY p.agent_id";
-	sqlite3_stmt *st = store_reader_stmt(rd, sql);
-	struct host_tor *v = NULL;
-	size_t n = 0, cap = 0;
+	sqlite3_stmt *st = store_reader_stmt(rd, HOST_TORS_SQL);
 
 	if (!st)
 		return -ENOMEM;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 64;
-			struct host_tor *nv = realloc(v, nc * sizeof(*nv));
-
-			if (!nv)
-				break;
-			v = nv;
-			cap = nc;
-		}
-		snprintf(v[n].host, sizeof(v[n].host), "%s", (const char *)sqlite3_column_text(st, 0));
-		snprintf(v[n].tor, sizeof(v[n].tor), "%s", (const char *)sqlite3_column_text(st, 1));
-		n++;
-	}
-	sqlite3_reset(st);
-	*ret = v;
-	*ret_n = n;
+	read_host_tors(st, ret, ret_n);
 	return 0;
 }
 

@@ -7,12 +7,14 @@
 
 #include "agents/agent.h"
 #include "lib/log.h"
+#include "lib/registry.h"
 
 int main(int argc, char **argv)
 {
 	struct agent_settings s = { 0 };
 	struct rusage r0, r1;
 	struct agent *a;
+	struct reg *reg;
 	struct rf_err e;
 	int iters = argc > 2 ? atoi(argv[2]) : 500;
 	double cpu;
@@ -26,7 +28,7 @@ int main(int argc, char **argv)
 	s.sysfs_root = strdup(argv[1]);
 	free(s.id);
 	s.id = strdup("bench");
-	if (agent_new(&s, false, &a, &e) < 0) {
+	if (agent_from_settings(&s, false, &reg, &a, &e) < 0) {
 		fprintf(stderr, "bench_agent: %s\n", e.msg);
 		return 1;
 	}
@@ -54,7 +56,8 @@ int main(int argc, char **argv)
 	       iters, (size_t)8, values, bytes, cpu * 1e3 / iters, (double)r1.ru_maxrss / 1024);
 	printf("             targets <= 5 ms and <= 10 MB: %s\n",
 	       cpu * 1e3 / iters <= 5 && r1.ru_maxrss <= 10 * 1024 ? "met" : "NOT MET");
-	agent_free(a);
+	agent_destroy(a);
+	reg_free(reg);
 	conf_fini(agent_opts, &s);
 	return 0;
 }
