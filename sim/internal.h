@@ -376,6 +376,8 @@ struct sim {
 	uint32_t nrecent, recent_head;
 	struct probe_gen **probes; /* latency probes in progress or not yet collected */
 	uint32_t nprobes;
+	/* collected runs, oldest first, freed once no stale timer entry can name them */
+	struct probe_gen *probes_dead, *probes_dead_tail;
 	struct sim_stats_acc st;
 	bool stop;
 	char err[256];
@@ -400,6 +402,7 @@ void flow_unref(struct sim *s, struct flow *f);
 void flow_done_hook(struct sim *s, struct flow *f); /* after a flow completed */
 void loops_free(struct sim *s);
 void probes_free(struct sim *s);
+void probes_reap(struct sim *s); /* frees collected runs no event can name any more */
 
 /* port.c: the transmitter and PFC, shared by hosts and switches */
 void port_kick(struct sim *s, struct port *p);

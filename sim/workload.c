@@ -932,6 +932,7 @@ struct probe_gen {
 	double *samples;
 	struct timer t;
 	bool done;
+	struct probe_gen *next_dead;
 };
 
 static void probe_next(struct sim *s, struct probe_gen *g);
@@ -1074,12 +1075,35 @@ json_t *sim_probe_result(struct sim *s, int id)
 		      (json_int_t)g->ok, "lost", (json_int_t)g->lost, "samples_us", samples, "path",
 		      probe_path(g));
 	if (g->done) {
-		/* collected: the slot is free again */
+		/* collected: the slot is free again.  A cancelled timer leaves its entry in the event
+		 * heap (it is skipped when it comes up), so the run is freed only once the fabric's
+		 * time has passed the last time its timer was armed for. */
 		s->probes[id] = NULL;
 		free(g->samples);
+		g->samples = NULL;
+		g->next_dead = NULL;
+		if (s->probes_dead_tail)
+			s->probes_dead_tail->next_dead = g;
+		else
+			s->probes_dead = g;
+		s->probes_dead_tail = g;
+	}
+	probes_reap(s);
+	return o;
+}
+
+void probes_reap(struct sim *s)
+{
+	/* oldest first: the runs' last timer times mostly grow along the list, so stopping at the
+	 * first one still named costs nothing and only delays a few */
+	while (s->probes_dead && s->probes_dead->t.last < s->now) {
+		struct probe_gen *g = s->probes_dead;
+
+		s->probes_dead = g->next_dead;
+		if (!s->probes_dead)
+			s->probes_dead_tail = NULL;
 		free(g);
 	}
-	return o;
 }
 
 void probes_free(struct sim *s)
@@ -1092,4 +1116,11 @@ void probes_free(struct sim *s)
 			free(s->probes[i]);
 		}
 	free(s->probes);
+	while (s->probes_dead) {
+		struct probe_gen *g = s->probes_dead;
+
+		s->probes_dead = g->next_dead;
+		free(g);
+	}
+	s->probes_dead_tail = NULL;
 }

@@ -250,12 +250,48 @@ static void test_injected_fault(void **state)
 	sim_free(s);
 }
 
+/* Probe runs collected while a cancelled timer of theirs still sits in the event heap (the
+ * cancel is lazy): the run must outlive that entry.  Under ASan (make SAN=1 check-unit) a run
+ * freed at collection is a use-after-free when the heap reaches the stale entry. */
+static void test_probes_collected_early(void **state)
+{
+	struct sim *s = load("\"until_us\":100000,", 8);
+	int h0, h1, ids[8];
+	struct rf_err e = { 0 };
+
+	(void)state;
+	h0 = sim_device_find(s, "h0");
+	h1 = sim_device_find(s, "h1");
+	for (int round = 0; round < 20; round++) {
+		/* a 1 ms timeout per probe, each done in a few us: every probe cancels its timer */
+		for (int i = 0; i < 8; i++) {
+			ids[i] = sim_probe_start(s, h0, h1, 64, (uint32_t)i, 5, 1000 * (int64_t)PS_PER_US, &e);
+			assert_true(ids[i] >= 0);
+		}
+		sim_run_until(s, sim_now(s) + 100 * PS_PER_US);
+		for (int i = 0; i < 8; i++) {
+			json_t *r = sim_probe_result(s, ids[i]);
+
+			assert_non_null(r);
+			assert_true(json_is_true(json_object_get(r, "done")));
+			assert_int_equal(json_integer_value(json_object_get(r, "ok")), 5);
+			json_decref(r);
+			/* collected: the id is free */
+			assert_null(sim_probe_result(s, ids[i]));
+		}
+	}
+	/* the stale entries come up now, long after the runs were collected */
+	sim_run_until(s, sim_now(s) + 5000 * PS_PER_US);
+	assert_int_equal(sim_probe_start(s, h0, h0, 64, 0, 1, PS_PER_US, &e), -EINVAL);
+	sim_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_event_order),    cmocka_unit_test(test_run_and_counters),
 		cmocka_unit_test(test_determinism),    cmocka_unit_test(test_config_changes),
-		cmocka_unit_test(test_injected_fault),
+		cmocka_unit_test(test_injected_fault), cmocka_unit_test(test_probes_collected_early),
 	};
 
 	return cmocka_run_group_tests_name("sim", tests, NULL, NULL);
