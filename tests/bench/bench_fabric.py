@@ -57,6 +57,8 @@ tok = subprocess.run([f"{build}/rocefabd", "--db", db, "token", "add", "agents",
                      capture_output=True, text=True, check=True).stdout.split()[-1]
 vtok = subprocess.run([f"{build}/rocefabd", "--db", db, "token", "add", "v", "--role", "viewer"],
                       capture_output=True, text=True, check=True).stdout.split()[-1]
+otok = subprocess.run([f"{build}/rocefabd", "--db", db, "token", "add", "o", "--role", "operator"],
+                      capture_output=True, text=True, check=True).stdout.split()[-1]
 with open(os.path.join(work, "agents.token"), "w") as f:
     f.write(tok + "\n")
 os.chmod(os.path.join(work, "agents.token"), 0o600)
@@ -72,6 +74,12 @@ try:
             break
         except OSError:
             time.sleep(0.1)
+    # this measures ingest: the pingmesh (on by default) would make the simulator carry ~350k
+    # probe flows per second of wall time on this fabric, and its agents would fall behind
+    req = urllib.request.Request(url + "/api/v1/probes/config", data=json.dumps({"enabled": False}).encode(),
+                                 method="PUT", headers={"Authorization": f"Bearer {otok}",
+                                                        "Content-Type": "application/json"})
+    urllib.request.urlopen(req, timeout=10).read()
     sp = port("127.0.0.61")
     sim = subprocess.Popen([f"{build}/rocefab-sim", "serve", scenario, "--control", f"127.0.0.61:{sp}",
                             "--agents", url, "--token-file", os.path.join(work, "agents.token"),
