@@ -7,8 +7,9 @@
 #   build  compilers and -dev libraries
 #   check  build + what `make check` runs (pytest, jsonschema, prometheus, promtool, ...)
 #   bench  check + load generators (wrk)
-#   rxe    check + what the soft-RoCE guest tests run (qemu, busybox, the rxe provider);
-#          the guest's kernel is fetched with apt-get download into build/rxe, not installed
+#   rxe    check + what the soft-RoCE guest tests run (qemu, busybox); the guest's kernel and
+#          rdma-core (libibverbs, the rxe provider) are fetched with apt-get download into
+#          build/rxe by tests/rxe/setup.sh, not installed
 #   all    everything above
 set -eu
 
@@ -18,7 +19,7 @@ libibverbs-dev librdmacm-dev libsqlite3-dev libcurl4-openssl-dev libcmocka-dev l
 check_pkgs="python3 python3-pytest python3-requests python3-jsonschema python3-yaml openssl
 prometheus sqlite3 iproute2 ethtool curl procps systemd"
 bench_pkgs="wrk"
-rxe_pkgs="qemu-system-x86 busybox-static ibverbs-providers"
+rxe_pkgs="qemu-system-x86 busybox-static"
 
 want=""
 [ $# -eq 0 ] && set -- check

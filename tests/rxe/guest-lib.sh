@@ -36,7 +36,9 @@ rxe_up() {
 		grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2> /dev/null && break
 		sleep 0.1
 	done
-	emit test=setup ok=1 "kernel=$(uname -r)" "state=$(cat /sys/class/infiniband/rxe0/ports/1/state)"
+	# the rdma-core packages laid over the root by init (tests/rxe/setup.sh wrote their versions)
+	emit test=setup ok=1 "kernel=$(uname -r)" "state=$(cat /sys/class/infiniband/rxe0/ports/1/state)" \
+		"userspace=$(cat /etc/rocefab-rxe-userspace 2> /dev/null || echo none)"
 }
 
 # wait_listen HOST PORT: until something accepts TCP connections there (at most 10 s).  A bare

@@ -12,6 +12,13 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.path.join(ROOT, os.environ.get("ROCEFAB_BUILD", "build"))
 CACHE = os.path.join(ROOT, "build", "rxe")  # shared by build/ and build/san/
 HERE = os.path.dirname(os.path.abspath(__file__))
+USERSPACE = os.path.join(CACHE, "userspace")  # rdma-core as downloaded by setup.sh
+
+
+def userspace_versions():
+    """'pkg=version ...' of the rdma-core packages setup.sh downloaded (the guests report theirs)."""
+    with open(os.path.join(USERSPACE, "etc", "rocefab-rxe-userspace")) as f:
+        return f.read().strip()
 
 
 def udp_port():
@@ -52,7 +59,7 @@ class Guest:
         if os.path.exists(self.results):
             os.unlink(self.results)
         append = (f"console=ttyS0 quiet panic=-1 rxe_script={HERE}/{script} "
-                  f"rxe_args={','.join(str(a) for a in args)}")
+                  f"rxe_args={','.join(str(a) for a in args)} rxe_userspace={USERSPACE}")
         self.cmd = ["qemu-system-x86_64", "-accel", "tcg,thread=multi", "-cpu", "max", "-m", str(mem),
                     "-smp", str(smp), "-kernel", kernel, "-initrd", initrd, "-append", append,
                     "-nographic", "-serial", "mon:stdio", "-serial", f"file:{self.results}",

@@ -1,6 +1,7 @@
 """Real verbs: rocefab's own binaries on soft-RoCE (rdma_rxe) in QEMU guests running Debian's
 kernel (tests/rxe/README.md).  The guests see the host's root read-only over 9p, so they run the
-binaries of this build with the host's libibverbs and rxe provider.  No guest has a route off
+binaries of this build, with rdma-core's libibverbs, rxe provider and librdmacm as apt-get
+download fetched them (laid over the guest's root; the host needs no rxe provider).  No guest has a route off
 the machine: the single guest has no NIC at all; the two guests share one emulated Ethernet link
 carried over UDP on the host's loopback.
 
@@ -14,7 +15,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rxeguest import BUILD, ROOT, Guest, guest_image as _image, udp_port  # noqa: E402
+from rxeguest import BUILD, ROOT, Guest, guest_image as _image, udp_port, userspace_versions  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -52,6 +53,8 @@ def test_single_guest_every_operation_and_the_agent(guest_image):
         g.kill()
     setup = by_test(lines, "setup")[0]
     assert setup["ok"] == 1 and "ACTIVE" in setup["state"], setup
+    # the verbs userspace in the guest is rdma-core as apt-get download fetched it, not the host's
+    assert setup["userspace"] == userspace_versions() and "ibverbs-providers=" in setup["userspace"], setup
     probes = by_test(lines, "probe")
     ops = {(p["op"], p["size"]) for p in probes}
     assert {(op, 64) for op in ("write", "read", "send", "cas", "faa", "ud", "udp", "tcp")} <= ops
@@ -108,6 +111,7 @@ def test_two_guests_probe_each_other_over_an_emulated_link(guest_image):
         b.kill()
         a.kill()
     assert by_test(lb, "setup")[0]["ok"] == 1
+    assert by_test(lb, "setup")[0]["userspace"] == userspace_versions()
     probes = {p["op"]: p for p in by_test(lb, "probe")}
     assert set(probes) == {"write", "read", "send", "cas", "faa", "ud"}
     for op in ("write", "read", "send", "cas", "faa"):
