@@ -229,6 +229,8 @@ static void read_host_tors(sqlite3_stmt *st, struct host_tor **ret, size_t *ret_
 	*ret_n = n;
 }
 
+static void add_unplaced_hosts(void);
+
 static void refresh_topology(struct store *s, int64_t now)
 {
 	sqlite3_stmt *st;
@@ -239,6 +241,7 @@ static void refresh_topology(struct store *s, int64_t now)
 		return;
 	free(topo.v);
 	read_host_tors(st, &topo.v, &topo.n);
+	add_unplaced_hosts();
 	topo.at = now;
 }
 
@@ -312,6 +315,45 @@ static const char *ep_get(const char *host)
 	return e && e->host[0] ? e->ep : NULL;
 }
 
+static int host_tor_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct host_tor *)a)->host, ((const struct host_tor *)b)->host);
+}
+
+static int host_name_cmp(const void *name, const void *ht)
+{
+	return strcmp(name, ((const struct host_tor *)ht)->host);
+}
+
+/* Hosts whose ToR nobody told us (no LLDP) but whose probe servers we know still take part:
+ * with an empty ToR, which is nobody's rack (they probe and are probed by the rotating sample,
+ * not as rack-mates).  Sorted by name with the rest, so that the sample is stable. */
+static void add_unplaced_hosts(void)
+{
+	struct host_tor *nv;
+	size_t extra = 0, n = topo.n;
+
+	for (size_t i = 0; i < eps.cap; i++)
+		if (eps.v[i].host[0] && !bsearch(eps.v[i].host, topo.v, topo.n, sizeof(*topo.v), host_name_cmp))
+			extra++;
+	if (!extra || !(nv = realloc(topo.v, (topo.n + extra) * sizeof(*nv))))
+		return;
+	topo.v = nv;
+	for (size_t i = 0; i < eps.cap; i++)
+		if (eps.v[i].host[0] && !bsearch(eps.v[i].host, topo.v, topo.n, sizeof(*topo.v), host_name_cmp)) {
+			snprintf(topo.v[n].host, sizeof(topo.v[n].host), "%s", eps.v[i].host);
+			topo.v[n++].tor[0] = '\0';
+		}
+	topo.n = n;
+	qsort(topo.v, topo.n, sizeof(*topo.v), host_tor_cmp);
+}
+
+/* Rack-mates: the same known ToR. */
+static bool same_tor(const char *a, const char *b)
+{
+	return *a && !strcmp(a, b);
+}
+
 static json_t *plan_for(const char *agent, const struct pingmesh_conf *c, int64_t now)
 {
 	json_t *targets = json_array();
@@ -323,14 +365,15 @@ static json_t *plan_for(const char *agent, const struct pingmesh_conf *c, int64_
 			tor = topo.v[i].tor;
 	if (c->enabled && tor) {
 		for (size_t i = 0; i < topo.n; i++) {
-			if (!strcmp(topo.v[i].tor, tor)) {
-				if (strcmp(topo.v[i].host, agent))
-					json_array_append_new(targets, json_string(topo.v[i].host));
-			} else {
+			if (!strcmp(topo.v[i].host, agent))
+				continue;
+			if (same_tor(topo.v[i].tor, tor))
+				json_array_append_new(targets, json_string(topo.v[i].host));
+			else
 				nother++;
-			}
 		}
-		/* a rotating sample of hosts under other ToRs: the same for a whole rotation */
+		/* a rotating sample of hosts under other ToRs (or none known): the same for a whole
+		 * rotation */
 		if (nother) {
 			uint64_t round = (uint64_t)(now / ((int64_t)c->rotate_s * NSEC_PER_SEC));
 			unsigned want = c->inter_tor < nother ? c->inter_tor : (unsigned)nother;
@@ -342,7 +385,8 @@ static json_t *plan_for(const char *agent, const struct pingmesh_conf *c, int64_
 				bool dup = false;
 
 				for (size_t i = 0; i < topo.n; i++)
-					if (strcmp(topo.v[i].tor, tor) && seen++ == k)
+					if (strcmp(topo.v[i].host, agent) && !same_tor(topo.v[i].tor, tor) &&
+					    seen++ == k)
 						idx = i;
 				for (size_t q = 0; q < npicked; q++)
 					dup |= picked[q] == idx;
