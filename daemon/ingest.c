@@ -997,13 +997,19 @@ const struct reg *ingest_registry(const struct ingest *ing)
 
 void ingest_get_stats(struct ingest *ing, struct ingest_stats *ret)
 {
-	int64_t sec = tu_mono_ns() / NSEC_PER_SEC;
+	ingest_get_stats_at(ing, tu_mono_ns(), ret);
+}
+
+void ingest_get_stats_at(struct ingest *ing, int64_t mono_ns, struct ingest_stats *ret)
+{
+	int64_t sec = mono_ns / NSEC_PER_SEC;
 	uint64_t sum = 0;
 
 	pthread_mutex_lock(&ing->stats_lock);
 	*ret = ing->stats;
-	/* the ten full seconds before the current one */
-	for (int64_t s = sec - 10; s < sec; s++) {
+	/* the ten full seconds before the current one; none before the clock's zero (a machine
+	 * booted less than 10 s ago: a negative second would index outside the buckets) */
+	for (int64_t s = sec >= 10 ? sec - 10 : 0; s < sec; s++) {
 		unsigned b = (unsigned)(s % 16);
 
 		if (ing->sec_of_bucket[b] == s)

@@ -52,6 +52,8 @@ struct ingest_stats {
 	double samples_per_s; /* over the last 10 s */
 };
 void ingest_get_stats(struct ingest *ing, struct ingest_stats *ret);
+/* The same at a given CLOCK_MONOTONIC time (for tests: a machine booted seconds ago). */
+void ingest_get_stats_at(struct ingest *ing, int64_t mono_ns, struct ingest_stats *ret);
 
 /* Prometheus text of every port's normalized counters (families rocefab_port_*). */
 int ingest_render_metrics(struct ingest *ing, struct buf *out);
