@@ -173,8 +173,13 @@ static void probe_target(struct lprobe *lp, json_t *plan, const char *target, co
 	cc.host = host;
 	cc.port = port;
 	cc.size = size >= PROBE_MIN_SIZE && size <= PROBE_MAX_SIZE ? (unsigned)size : 64;
-	cc.iters = iters > 0 && iters <= 10000 ? (unsigned)iters : 10;
-	cc.paths = probe_op_is_verbs(cc.op) && paths > 1 ? (unsigned)paths : 1;
+	/* paths: RC QPs with their own flow labels (UD and sockets have one); at most the plan's 16.
+	 * The plan's count is per path, as in the simulator; the engine spreads iters over them. */
+	if (probe_op_is_verbs(cc.op) && cc.op != PROBE_UD && paths > 1 && paths <= 16)
+		cc.paths = (unsigned)paths;
+	else
+		cc.paths = 1;
+	cc.iters = (iters > 0 && iters <= 10000 ? (unsigned)iters : 10) * cc.paths;
 	cc.timeout_ns = (int64_t)(tmo_us * 1000);
 	if (cc.timeout_ns < (probe_op_is_verbs(cc.op) ? MIN_VERBS_TIMEOUT : MIN_SOCK_TIMEOUT))
 		cc.timeout_ns = probe_op_is_verbs(cc.op) ? MIN_VERBS_TIMEOUT : MIN_SOCK_TIMEOUT;

@@ -10,12 +10,14 @@ this machine's KVM cannot run a stock kernel.  Latencies under TCG are emulation
 tests assert on correctness (every probe completed, data verified, zero errors, counters moved
 by the expected amount), never on latency."""
 import os
+import shutil
+import subprocess
 import sys
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rxeguest import BUILD, ROOT, Guest, guest_image as _image, udp_port, userspace_versions  # noqa: E402
+from rxeguest import BUILD, CACHE, ROOT, Guest, guest_image as _image, udp_port, userspace_versions  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -35,6 +37,27 @@ def assert_clean(res, n, what):
     assert res["verified"] is True, (what, res)
     assert 0 < st["min_us"] <= st["p50_us"] <= st["p99_us"] <= st["max_us"], (what, st)
     assert st["min_us"] <= st["mean_us"] <= st["max_us"], (what, st)
+
+
+def pingmesh_dir():
+    """For the two-guest pingmesh: rocefabd's configuration and a database holding the tokens
+    agents, ops and viewer (the guests see it over 9p; their writes stay in the guest)."""
+    pm = os.path.join(CACHE, "pingmesh")
+    shutil.rmtree(pm, ignore_errors=True)
+    os.makedirs(pm)
+    conf = os.path.join(pm, "rocefabd.conf")
+    with open(conf, "w") as f:
+        f.write("[daemon]\nlog_level = info\nlog_target = stderr\n[api]\nlisten = 10.11.0.1:8088\n"
+                f"[store]\ndb = {pm}/rocefabd.db\n")
+    for name, role in (("agents", "agent"), ("ops", "operator"), ("viewer", "viewer")):
+        out = subprocess.run([os.path.join(BUILD, "rocefabd"), "--config", conf, "token", "add", name,
+                              "--role", role], capture_output=True, text=True, timeout=30)
+        assert out.returncode == 0, out.stderr
+        path = os.path.join(pm, f"{name}.token")
+        with open(path, "w") as f:
+            f.write(out.stdout.strip().splitlines()[-1] + "\n")
+        os.chmod(path, 0o600)
+    return pm
 
 
 def hw(report, name):
@@ -100,9 +123,10 @@ def test_single_guest_every_operation_and_the_agent(guest_image):
 def test_two_guests_probe_each_other_over_an_emulated_link(guest_image):
     pa, pb = udp_port(), udp_port()
     n = 100
-    a = Guest(guest_image, "pair-server", "guest-pair.sh", [ROOT, BUILD, "server", n], net=(pa, pb),
+    pm = pingmesh_dir()
+    a = Guest(guest_image, "pair-server", "guest-pair.sh", [ROOT, BUILD, "server", n, pm], net=(pa, pb),
               mac="52:54:00:aa:00:01", mem=768, smp=1).start()
-    b = Guest(guest_image, "pair-client", "guest-pair.sh", [ROOT, BUILD, "client", n], net=(pb, pa),
+    b = Guest(guest_image, "pair-client", "guest-pair.sh", [ROOT, BUILD, "client", n, pm], net=(pb, pa),
               mac="52:54:00:aa:00:02", mem=768, smp=1).start()
     try:
         sb, lb = b.wait(500)
@@ -120,4 +144,20 @@ def test_two_guests_probe_each_other_over_an_emulated_link(guest_image):
     ud = probes["ud"]["result"]["stats"]
     assert ud["ok"] >= 0.95 * n and ud["data_errors"] == 0, ud  # datagrams may be lost
     assert by_test(la, "server")[0]["sessions"] >= 6
+    # the pingmesh on real verbs: rocefabd in one guest, an agent in each, probing each other with
+    # RDMA WRITE as rocefabd planned (no LLDP here: the hosts' ToRs are unknown)
+    srv = by_test(la, "pingmesh-server")[0]
+    assert srv["rc"] == 0 and srv["result"]["op"] == "write", (srv, by_test(la, "server"))
+    m = by_test(lb, "pingmesh")[0]
+    assert m["result"] is not None, (m, by_test(la, "server"))
+    pairs = {(x["src"], x["dst"]): x for x in m["result"]["pairs"]}
+    for k in (("g1", "g2"), ("g2", "g1")):
+        assert k in pairs and pairs[k]["n"] >= 100 and pairs[k]["lost"] == 0, (k, m, by_test(la, "server"))
+        assert {q["label"] for q in pairs[k]["paths"]} == {0, 1}, pairs[k]
+        assert 0 < pairs[k]["p50_us"] <= pairs[k]["p99_us"], pairs[k]
+    res = by_test(lb, "pingmesh-results")[0]["result"]["items"]
+    # count is per path and round (2 paths by default), as in the simulator
+    assert res and all(x["op"] == "write" and x["size"] == 64 and x["ok"] == x["n"] == 50 and x["lost"] == 0
+                       for x in res), res[:2]
+    assert m["result"]["finding"]["kind"] == "none", m["result"]["finding"]
     assert sb == 0 and sa == 0
