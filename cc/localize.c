@@ -5,7 +5,8 @@
  * the typical p99.  Candidates are the hosts (probes to them, probes from them, and both), the
  * switch-to-switch links the probes crossed (when paths are known) and the ToRs.  A candidate
  * explains when most results through it are bad (rate) and it carries most of the bad weight
- * (coverage).  The one with the largest coverage wins; ties go to the higher rate, then to the
+ * (coverage).  Bad results on fewer than min_pairs pairs name nothing (one pair cannot tell its
+ * source from its destination; one slow pair is an outlier), nor do a few scattered slow ones.  The one with the largest coverage wins; ties go to the higher rate, then to the
  * more specific element.  Faults spread under PFC (a slow receiver pauses its ToR, which
  * pauses the senders behind it), so the winner is the element the worst results share, and the
  * next best explanation of what is left is reported as secondary. */
@@ -23,6 +24,8 @@ const struct loc_conf loc_defaults = {
 	.coverage = 0.6,
 	.host_rate = 0.5,
 	.link_rate = 0.3,
+	.min_pairs = 2,
+	.fabric_slow = 0.1,
 };
 
 const char *loc_kind_name(enum loc_kind k)
@@ -117,6 +120,27 @@ static bool is_fabric_link(const char *link, const struct hmap *hosts)
 	return true;
 }
 
+/* How many distinct (source, destination) pairs have a bad result, counting up to cap (<= 16). */
+static unsigned bad_pairs(const struct loc_result *r, size_t n, unsigned cap)
+{
+	const struct loc_result *seen[16];
+	unsigned k = 0;
+
+	if (cap > 16)
+		cap = 16;
+	for (size_t i = 0; i < n && k < cap; i++) {
+		bool dup = false;
+
+		if (!r[i].bad)
+			continue;
+		for (unsigned j = 0; j < k && !dup; j++)
+			dup = !strcmp(seen[j]->src, r[i].src) && !strcmp(seen[j]->dst, r[i].dst);
+		if (!dup)
+			seen[k++] = &r[i];
+	}
+	return k;
+}
+
 static int specificity(enum cand_kind k)
 {
 	return k == C_LINK ? 4 : k == C_HOST_IN || k == C_HOST_OUT ? 3 : k == C_HOST ? 2 : 1;
@@ -173,7 +197,7 @@ void loc_analyze(struct loc_result *r, size_t n, const struct loc_conf *conf, st
 	struct cands c = { 0 };
 	struct hmap hostset;
 	double *p99 = calloc(n + 1, sizeof(double)), typical, limit, total = 0, *w;
-	unsigned bad = 0;
+	unsigned bad = 0, badpairs;
 	bool paths = false, lossy = false;
 	struct cand *b;
 
@@ -224,7 +248,25 @@ void loc_analyze(struct loc_result *r, size_t n, const struct loc_conf *conf, st
 		snprintf(f->evidence, sizeof(f->evidence), "all %zu results good (typical p99 %.1f us)", n, typical);
 		goto out;
 	}
+	if ((badpairs = bad_pairs(r, n, conf->min_pairs)) < conf->min_pairs) {
+		/* one pair (a host that just died, seen by its first prober; one scheduling hiccup)
+		 * cannot tell its source from its destination: wait for more evidence */
+		f->kind = LOC_NONE;
+		snprintf(f->evidence, sizeof(f->evidence),
+			 "%u of %zu results %s, on %u pair(s), fewer than the %u a finding needs%s", bad, n,
+			 lossy ? "lost probes" : "slow (p99 far above the typical)", badpairs, conf->min_pairs,
+			 lossy ? "" : ": an outlier");
+		goto out;
+	}
 	b = best(&c, total, conf);
+	if (!b && !lossy && bad < conf->fabric_slow * (double)n) {
+		f->kind = LOC_NONE;
+		snprintf(f->evidence, sizeof(f->evidence),
+			 "%u of %zu results slow (p99 far above the typical %.1f us), scattered: no host, "
+			 "link or ToR explains them, and too few for the fabric at large",
+			 bad, n, typical);
+		goto out;
+	}
 	if (!b) {
 		f->kind = LOC_FABRIC;
 		snprintf(f->subject, sizeof(f->subject), "fabric");

@@ -47,6 +47,11 @@ struct loc_conf {
 	double coverage;    /* an explanation must be on this share of the bad results */
 	double host_rate;   /* and this share of the results through it must be bad (hosts, ToRs) */
 	double link_rate;   /* (links) */
+	unsigned min_pairs; /* bad results on fewer (source, destination) pairs than this name
+			     * nothing: one pair cannot tell its source from its destination or its
+			     * path, and one slow pair is an outlier */
+	double fabric_slow; /* without loss and without a single culprit, "the fabric" needs this
+			     * share of the results slow (else: scattered outliers) */
 };
 
 extern const struct loc_conf loc_defaults;

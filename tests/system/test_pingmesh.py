@@ -51,15 +51,17 @@ def test_plan_matrix_and_results(world):
     cfg = ops.put("/api/v1/probes/config", json={"inter_tor": 4, "count": 5}).json()
     assert cfg["inter_tor"] == 4 and cfg["count"] == 5 and c.json("/api/v1/probes/config") == cfg
     t0 = time.time()
-    wait_for(lambda: all(len(d2) == 7 + 4 for d2 in _dsts(c, t0).values()) and len(_dsts(c, t0)) == 32, 20,
+    wait_for(lambda: (lambda r: len(r) == 32 and all(len(d2) == 7 + 4 for d2 in r.values()))(_dsts(c, t0)), 20,
              what="plans with 4 hosts under other ToRs")
 
 
 def _dsts(c, since):
-    out = {}
+    """Each source's targets in its newest round since `since` (one round's results share their
+    time; the union over rounds would mix two rotations of the cross-ToR sample)."""
+    rounds = {}
     for x in c.json("/api/v1/probes/results", params={"from": str(since), "limit": 100000})["items"]:
-        out.setdefault(x["src"], set()).add(x["dst"])
-    return out
+        rounds.setdefault(x["src"], {}).setdefault(x["time"], set()).add(x["dst"])
+    return {src: by_time[max(by_time)] for src, by_time in rounds.items()}
 
 
 def test_lossy_link_is_named_as_the_link(world):
@@ -156,11 +158,13 @@ def test_linux_agents_probe_each_other_and_a_dead_host_is_named(world):
     # outliers that may mark a pair slow; loss is what the dead host below is about)
     # h3 dies: its probe server with it
     agents["h3"].stop()
-    f = wait_for(lambda: (lambda x: x if x["kind"] == "host" else None)(finding(c)), 20,
-                 what="a host finding")
-    assert f["subject"] == "h3", f
+    # (a finding from loss: slowness alone may come from this busy machine's scheduling)
+    f = wait_for(lambda: (lambda x: x if x["kind"] != "none" and "lost probes" in x["evidence"] else None)(
+        finding(c)), 20, what="a finding from lost probes")
+    assert f["kind"] == "host" and f["subject"] == "h3", f
     m = pairs()
-    assert m[("h1", "h3")]["lost"] > 0 and m[("h1", "h2")]["lost"] == 0, (m[("h1", "h3")], m[("h1", "h2")])
+    into_h3 = [m[(s, "h3")] for s in ("h1", "h2", "h4") if (s, "h3") in m]
+    assert sum(x["lost"] > 0 for x in into_h3) >= 2 and m[("h1", "h2")]["lost"] == 0, (into_h3, m[("h1", "h2")])
 
 
 def test_probe_listen_is_checked(world):

@@ -1,6 +1,6 @@
 /* Unit tests of the localization over synthetic probe matrices: a lossy fabric link, a host
- * that cannot receive (with its PFC victims), a whole ToR, noise without a fault, and spread
- * faults no single element explains. */
+ * that cannot receive (with its PFC victims), a whole ToR, noise without a fault (one outlier,
+ * scattered slow pairs, one pair alone), and spread faults no single element explains. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +139,43 @@ static void test_noise_and_spread(void **state)
 		r[k].p99_us = 60;
 	loc_analyze(r, n, NULL, &f);
 	assert_int_equal(f.kind, LOC_NONE);
+	/* one slow result is an outlier, not a fault of its source; two through one host name it */
+	n = matrix(r);
+	r[0].p99_us = 5000;
+	loc_analyze(r, n, NULL, &f);
+	assert_int_equal(f.kind, LOC_NONE);
+	assert_true(r[0].bad);
+	assert_non_null(strstr(f.evidence, "an outlier"));
+	r[2].p99_us = 5000; /* h0 to h2: two of h0's 30, two of 480 in all: scattered */
+	loc_analyze(r, n, NULL, &f);
+	assert_int_equal(f.kind, LOC_NONE);
+	assert_non_null(strstr(f.evidence, "scattered"));
+	for (size_t k = 0; k < n; k++) /* everything h0 sends is slow: h0 */
+		if (!strcmp(r[k].src, "h0"))
+			r[k].p99_us = 5000;
+	loc_analyze(r, n, NULL, &f);
+	assert_int_equal(f.kind, LOC_HOST);
+	assert_string_equal(f.subject, "h0");
+	/* one pair losing probes on both paths (a host that just died, seen by its first prober):
+	 * its source or its destination? nothing is named until a second pair says */
+	n = matrix(r);
+	r[0].lost = r[1].lost = 20;
+	loc_analyze(r, n, NULL, &f);
+	assert_int_equal(f.kind, LOC_NONE);
+	assert_non_null(strstr(f.evidence, "lost probes, on 1 pair(s)"));
+	for (size_t k = 0; k < n; k++) /* every prober of h1 loses: h1 */
+		if (!strcmp(r[k].dst, "h1"))
+			r[k].lost = 20;
+	loc_analyze(r, n, NULL, &f);
+	assert_int_equal(f.kind, LOC_HOST);
+	assert_string_equal(f.subject, "h1");
+	/* slow everywhere, no culprit: the fabric */
+	n = matrix(r);
+	for (size_t k = 0; k < n; k += 5)
+		r[k].p99_us = 5000;
+	loc_analyze(r, n, NULL, &f);
+	assert_int_equal(f.kind, LOC_FABRIC);
+	n = matrix(r);
 	/* losses everywhere: the fabric, no single culprit */
 	for (size_t k = 0; k < n; k += 3)
 		r[k].lost = 1;
