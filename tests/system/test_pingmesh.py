@@ -117,6 +117,16 @@ def lldp_tree(world, name, tor, port):
     return tree
 
 
+def udp_daemon(world, count):
+    """rocefabd with the tokens agents, viewer and ops, its pingmesh probing with kernel UDP."""
+    d = world.daemon().start()
+    _, tokf = d.token("agents", "agent")
+    d.token("viewer", "viewer")
+    d.token("ops", "operator")
+    assert d.client("ops").put("/api/v1/probes/config", json={"op": "udp", "count": count}).status_code == 200
+    return d, tokf, d.client("viewer")
+
+
 def test_linux_agents_probe_each_other_and_a_dead_host_is_named(world):
     """Four hosts on the linux backend (recorded trees, LLDP naming their ToRs: h1-h3 under
     leaf7, h4 under leaf8), each with its probe server on its own loopback address.  rocefabd
@@ -124,12 +134,7 @@ def test_linux_agents_probe_each_other_and_a_dead_host_is_named(world):
     other with kernel UDP (this machine has no RDMA; verbs are the same path, proven in
     tests/rxe).  Then h3 dies: the probes to it are lost and the localization names h3."""
     from conftest import free_addr
-    d = world.daemon().start()
-    _, tokf = d.token("agents", "agent")
-    d.token("viewer", "viewer")
-    d.token("ops", "operator")
-    ops, c = d.client("ops"), d.client("viewer")
-    assert ops.put("/api/v1/probes/config", json={"op": "udp", "count": 20}).status_code == 200
+    d, tokf, c = udp_daemon(world, 20)
     agents, eps = {}, {}
     for name, tor, port in (("h1", "leaf7", "Ethernet1"), ("h2", "leaf7", "Ethernet2"),
                             ("h3", "leaf7", "Ethernet3"), ("h4", "leaf8", "Ethernet1")):
@@ -185,12 +190,7 @@ def test_hosts_without_lldp_are_probed_too(world):
     default): all six ordered pairs are probed.  (Before, a host without a ToR got an empty
     plan and was never a target: a fleet without lldpd had no pingmesh at all.)"""
     from conftest import copy_tree, free_addr
-    d = world.daemon().start()
-    _, tokf = d.token("agents", "agent")
-    d.token("viewer", "viewer")
-    d.token("ops", "operator")
-    ops, c = d.client("ops"), d.client("viewer")
-    assert ops.put("/api/v1/probes/config", json={"op": "udp", "count": 10}).status_code == 200
+    d, tokf, c = udp_daemon(world, 10)
     for name in ("h1", "h2", "h3"):
         tree = (lldp_tree(world, name, "leaf7", "Ethernet3") if name == "h3"
                 else copy_tree("gpu-a1", os.path.join(world.tmp, name)))
