@@ -30,12 +30,19 @@ void ctl_close(struct ctl *c);
 
 /* --- verbs ------------------------------------------------------------------------------- */
 
+struct pv_ctx;
+
 /* The verbs calls on the probe path, through a table so that unit tests can inject completion
- * errors and silence (ibv_post_send and friends are inline in verbs.h). */
+ * errors, silence and a NIC clock (ibv_post_send and friends are inline in verbs.h). */
 struct pv_ops {
 	int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 	int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
-	int (*poll_cq)(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+	/* Up to n completions of the context's CQ.  With ts (n entries) and a CQ that has them,
+	 * the NIC clock's cycle count at which the NIC wrote each completion. */
+	int (*poll_cq)(struct pv_ctx *p, int n, struct ibv_wc *wc, uint64_t *ts);
+	/* The NIC's free-running clock now, in its cycles (the clock of the completion
+	 * timestamps); -errno when the device has none. */
+	int (*read_clock)(struct pv_ctx *p, uint64_t *ret);
 };
 extern const struct pv_ops pv_real_ops;
 
@@ -58,6 +65,10 @@ struct pv_ctx {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
+	struct ibv_cq_ex *cq_ex; /* the CQ with completion timestamps, when the device has them */
+	uint64_t clock_khz;	 /* the NIC clock: its rate (hca_core_clock) ... */
+	uint64_t clock_mask;	 /* ... and its width (completion_timestamp_mask) */
+	bool nic_clock;		 /* probes are timed with the NIC clock (pv_clock_check passed) */
 	struct ibv_mr *mr;
 	uint8_t *pool;
 	uint8_t port;
@@ -69,6 +80,11 @@ struct pv_ctx {
 };
 
 int pv_open(const char *device, int gid_index, struct pv_ctx *ret, struct rf_err *e);
+/* Whether the NIC clock can time probes: two reads around a pause agree with CLOCK_MONOTONIC
+ * to within 5 % (a clock in another mode or unit would not).  Sets p->nic_clock. */
+bool pv_clock_check(struct pv_ctx *p);
+/* NIC clock cycles (from, to] in microseconds, across the counter's wrap. */
+double pv_cycles_us(const struct pv_ctx *p, uint64_t from, uint64_t to);
 void pv_close(struct pv_ctx *p);
 
 /* A session's queue pairs (RC: one per path; UD: one). */
@@ -78,6 +94,8 @@ struct pv_session {
 	unsigned size, paths;
 	bool pingpong;	    /* WRITE, perftest style: each side polls its memory and writes back */
 	unsigned inline_max; /* bytes the QPs take inline (0: none) */
+	unsigned nic_samples;	 /* of the last client loop: samples timed by the NIC clock ... */
+	unsigned clock_fallbacks; /* ... and those where its reading was implausible (CPU clock) */
 	struct ibv_qp *qp[PV_MAX_PATHS];
 	uint32_t psn;
 	struct ibv_ah *ah; /* UD: towards the peer */
@@ -98,7 +116,10 @@ void pv_session_destroy(struct pv_session *s);
 int pv_post_recvs(struct pv_session *s);
 
 /* Client side: runs the probes one at a time; samples (iters entries, microseconds) and the
- * path of each sample. */
+ * path of each sample.  With p->nic_clock a sample is NIC time: from a read of the NIC clock
+ * just before the post to the completion's timestamp (for UD, the echo's), so the host's
+ * scheduling and polling are not in it; a NIC reading that does not fit inside the CPU's own
+ * measure of the same probe is replaced by the CPU's and counted in s->clock_fallbacks. */
 int pv_client_loop(struct pv_session *s, unsigned iters, int64_t timeout_ns, double *samples,
 		   uint8_t *sample_path, size_t *ret_n, uint64_t errors[PE_NERRS],
 		   uint64_t *ret_data_errors, uint32_t *ret_last);

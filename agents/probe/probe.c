@@ -168,6 +168,13 @@ int probe_client_run(const struct probe_client_conf *c, struct probe_result *ret
 		rf_err_set(e, r, "PROBE_FAILED", NULL, "the probes could not run: %s", strerror(-r));
 		goto out;
 	}
+	if (probe_op_is_verbs(c->op) && !c->pingpong && s.nic_samples) {
+		/* NIC time; where a reading was implausible, that sample is the CPU's (said so) */
+		snprintf(ret->clock, sizeof(ret->clock), s.clock_fallbacks ? "nic+monotonic" : "nic");
+		if (s.clock_fallbacks)
+			log_warning("probe", "%s: %u of %zu samples timed with CLOCK_MONOTONIC: the NIC "
+				    "clock's reading did not fit the probe", pv.name, s.clock_fallbacks, n);
+	}
 	ret->st.cpu_us_per_op = (c1 - c0) / (double)c->iters;
 	/* the server checks what arrived */
 	done = json_pack("{s:b,s:I,s:I}", "done", 1, "ok", (json_int_t)n, "last", (json_int_t)last);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "agents/probe/internal.h"
 #include "lib/log.h"
@@ -22,12 +23,112 @@ static int real_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_
 	return ibv_post_recv(qp, wr, bad);
 }
 
-static int real_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+static int real_poll_cq(struct pv_ctx *p, int n, struct ibv_wc *wc, uint64_t *ts)
 {
-	return ibv_poll_cq(cq, n, wc);
+	struct ibv_cq_ex *cq = p->cq_ex;
+	struct ibv_poll_cq_attr attr = { 0 };
+	int k = 0, r;
+
+	if (!cq)
+		return ibv_poll_cq(p->cq, n, wc);
+	/* the extended CQ is polled only through its own API */
+	if (n < 1 || (r = ibv_start_poll(cq, &attr)) == ENOENT)
+		return 0;
+	if (r)
+		return -r;
+	do {
+		memset(&wc[k], 0, sizeof(wc[k]));
+		wc[k].wr_id = cq->wr_id;
+		wc[k].status = cq->status;
+		if (cq->status == IBV_WC_SUCCESS) {
+			wc[k].opcode = ibv_wc_read_opcode(cq);
+			wc[k].byte_len = ibv_wc_read_byte_len(cq);
+			wc[k].src_qp = ibv_wc_read_src_qp(cq);
+		}
+		if (ts)
+			ts[k] = ibv_wc_read_completion_ts(cq);
+		k++;
+	} while (k < n && ibv_next_poll(cq) == 0);
+	ibv_end_poll(cq);
+	return k;
 }
 
-const struct pv_ops pv_real_ops = { real_post_send, real_post_recv, real_poll_cq };
+static int real_read_clock(struct pv_ctx *p, uint64_t *ret)
+{
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+	int r = ibv_query_rt_values_ex(p->ctx, &v);
+
+	if (r)
+		return r > 0 ? -r : r;
+	if (!(v.comp_mask & IBV_VALUES_MASK_RAW_CLOCK))
+		return -EOPNOTSUPP;
+	*ret = (uint64_t)v.raw_clock.tv_nsec; /* the providers (mlx4, mlx5) put the cycles there */
+	return 0;
+}
+
+const struct pv_ops pv_real_ops = { real_post_send, real_post_recv, real_poll_cq, real_read_clock };
+
+double pv_cycles_us(const struct pv_ctx *p, uint64_t from, uint64_t to)
+{
+	uint64_t d = (to - from) & (p->clock_mask ? p->clock_mask : UINT64_MAX);
+
+	return p->clock_khz ? (double)d * 1000.0 / (double)p->clock_khz : 0;
+}
+
+bool pv_clock_check(struct pv_ctx *p)
+{
+	uint64_t c1, c2;
+	int64_t t1, t2;
+	struct timespec pause = { 0, 2 * 1000 * 1000 };
+	double nic_us, cpu_us;
+
+	p->nic_clock = false;
+	if (!p->clock_khz || !p->ops->read_clock)
+		return false;
+	t1 = tu_mono_ns();
+	if (p->ops->read_clock(p, &c1) < 0)
+		return false;
+	nanosleep(&pause, NULL);
+	if (p->ops->read_clock(p, &c2) < 0)
+		return false;
+	t2 = tu_mono_ns();
+	nic_us = pv_cycles_us(p, c1, c2);
+	cpu_us = (double)(t2 - t1) / 1000.0;
+	p->nic_clock = nic_us > 0 && nic_us <= cpu_us * 1.05 && nic_us >= 0.95 * 2000.0;
+	if (!p->nic_clock)
+		log_info("probe", "%s: the NIC clock (%" PRIu64 " kHz) does not agree with the CPU's "
+			 "(%.0f us against %.0f us): probes are timed with CLOCK_MONOTONIC",
+			 p->name, p->clock_khz, nic_us, cpu_us);
+	return p->nic_clock;
+}
+
+/* The CQ: with completion timestamps when the device has them. */
+static int open_cq(struct pv_ctx *p, int cqe)
+{
+	struct ibv_device_attr_ex a;
+
+	memset(&a, 0, sizeof(a));
+	if (ibv_query_device_ex(p->ctx, NULL, &a) == 0 && a.completion_timestamp_mask && a.hca_core_clock) {
+		struct ibv_cq_init_attr_ex ca = {
+			.cqe = (uint32_t)cqe,
+			.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_SRC_QP |
+				    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
+		};
+
+		p->cq_ex = ibv_create_cq_ex(p->ctx, &ca);
+		if (p->cq_ex) {
+			p->cq = ibv_cq_ex_to_cq(p->cq_ex);
+			p->clock_khz = a.hca_core_clock;
+			p->clock_mask = a.completion_timestamp_mask;
+			pv_clock_check(p);
+			return 0;
+		}
+		log_info("probe", "%s: no CQ with completion timestamps (%s): probes are timed with "
+			 "CLOCK_MONOTONIC", p->name, strerror(errno));
+	}
+	p->cq = ibv_create_cq(p->ctx, cqe, NULL, NULL, 0);
+	return p->cq ? 0 : -ENOMEM;
+}
 
 enum probe_err pv_classify(enum ibv_wc_status st)
 {
@@ -151,8 +252,7 @@ int pv_open(const char *device, int gid_index, struct pv_ctx *p, struct rf_err *
 		goto fail;
 	p->pool = aligned_alloc(4096, PV_POOL);
 	p->pd = ibv_alloc_pd(p->ctx);
-	p->cq = ibv_create_cq(p->ctx, 2 * PV_SLOTS + 2 * PV_MAX_PATHS + 8, NULL, NULL, 0);
-	if (!p->pool || !p->pd || !p->cq) {
+	if (!p->pool || !p->pd || open_cq(p, 2 * PV_SLOTS + 2 * PV_MAX_PATHS + 8) < 0) {
 		r = rf_err_set(e, -ENOMEM, "DEVICE_ERROR", p->name, "cannot allocate PD, CQ or memory");
 		goto fail;
 	}
@@ -247,7 +347,7 @@ void pv_session_destroy(struct pv_session *s)
 		/* drain what the destroyed QPs left, so that the next session starts clean */
 		struct ibv_wc wc[16];
 
-		while (s->p->ops->poll_cq(s->p->cq, 16, wc) > 0)
+		while (s->p->ops->poll_cq(s->p, 16, wc, NULL) > 0)
 			;
 	}
 	memset(s, 0, sizeof(*s));
@@ -411,16 +511,17 @@ int pv_post_recvs(struct pv_session *s)
 
 /* --- the probe loop ---------------------------------------------------------------------------- */
 
-/* Waits for the completion of wr_id (or, with want_recv, any receive).  0 and *ret_wc, or
- * -ETIMEDOUT. */
+/* Waits for the completion of wr_id (or, with want_recv, any receive).  0 and *ret_wc (and its
+ * NIC timestamp in *ret_ts, when the CQ has them), or -ETIMEDOUT. */
 static int wait_wc(struct pv_session *s, uint64_t want_id, bool want_recv, int64_t deadline,
-		   struct ibv_wc *ret_wc)
+		   struct ibv_wc *ret_wc, uint64_t *ret_ts)
 {
 	unsigned spins = 0;
 
 	for (;;) {
 		struct ibv_wc wc;
-		int n = s->p->ops->poll_cq(s->p->cq, 1, &wc);
+		uint64_t ts = 0;
+		int n = s->p->ops->poll_cq(s->p, 1, &wc, &ts);
 
 		if (n < 0)
 			return -EIO;
@@ -429,6 +530,7 @@ static int wait_wc(struct pv_session *s, uint64_t want_id, bool want_recv, int64
 
 			if (wc.status != IBV_WC_SUCCESS || (want_recv ? is_recv : (!is_recv && wc.wr_id == want_id))) {
 				*ret_wc = wc;
+				*ret_ts = ts;
 				return 0;
 			}
 			if (is_recv && !want_recv)
@@ -513,18 +615,26 @@ int pv_client_loop(struct pv_session *s, unsigned iters, int64_t timeout_ns, dou
 		   uint64_t *ret_data_errors, uint32_t *ret_last)
 {
 	size_t n = 0;
+	bool nic = s->p->nic_clock;
 
 	*ret_data_errors = 0;
+	s->nic_samples = s->clock_fallbacks = 0;
 	if (s->op == PROBE_UD && pv_post_recvs(s) < 0)
 		return -EIO;
 	for (uint32_t seq = 0; seq < iters; seq++) {
 		unsigned path = seq % s->paths;
 		struct ibv_wc wc, rwc = { 0 };
+		uint64_t c0 = 0, cts = 0; /* NIC clock: before the post, and the completion's */
 		int64_t t0, deadline;
+		double cpu_us;
 		int r;
 
 		t0 = tu_mono_ns();
 		deadline = t0 + timeout_ns;
+		if (nic && s->p->ops->read_clock(s->p, &c0) < 0) {
+			errors[PE_LOCAL]++;
+			break; /* the NIC clock went away: the rest is lost, not timed differently */
+		}
 		if (post_op(s, path, seq, seq) < 0) {
 			errors[PE_LOCAL]++;
 			break; /* the QP is not usable: the rest is lost */
@@ -536,7 +646,8 @@ int pv_client_loop(struct pv_session *s, unsigned iters, int64_t timeout_ns, dou
 
 			while (!(sent && got) && !failed) {
 				struct ibv_wc x;
-				int k = s->p->ops->poll_cq(s->p->cq, 1, &x);
+				uint64_t xts = 0;
+				int k = s->p->ops->poll_cq(s->p, 1, &x, &xts);
 
 				if (k < 0) {
 					errors[PE_OTHER]++;
@@ -548,6 +659,7 @@ int pv_client_loop(struct pv_session *s, unsigned iters, int64_t timeout_ns, dou
 					} else if (x.opcode & IBV_WC_RECV) {
 						if (pv_pattern_ok(s->p->pool + PV_OFF_RECV + x.wr_id * PV_SLOT + PV_GRH, 4, seq)) {
 							rwc = x;
+							cts = xts; /* the echo's arrival */
 							got = true;
 						} else {
 							post_recv_slot(s, (unsigned)x.wr_id); /* a late echo */
@@ -563,7 +675,7 @@ int pv_client_loop(struct pv_session *s, unsigned iters, int64_t timeout_ns, dou
 			if (failed)
 				continue; /* a lost datagram; the next ping may pass */
 		} else {
-			r = wait_wc(s, seq, false, deadline, &wc);
+			r = wait_wc(s, seq, false, deadline, &wc, &cts);
 			if (r == -ETIMEDOUT) {
 				errors[PE_TIMEOUT]++;
 				break; /* an RC QP with a probe outstanding cannot go on */
@@ -573,7 +685,20 @@ int pv_client_loop(struct pv_session *s, unsigned iters, int64_t timeout_ns, dou
 				break;
 			}
 		}
-		samples[n] = (double)(tu_mono_ns() - t0) / 1000.0;
+		cpu_us = (double)(tu_mono_ns() - t0) / 1000.0;
+		samples[n] = cpu_us;
+		if (nic) {
+			/* the NIC's measure lies inside the CPU's (read before the post, written before
+			 * the poll saw it); anything else is a clock we misread: the CPU's, counted */
+			double nic_us = pv_cycles_us(s->p, c0, cts);
+
+			if (nic_us > 0 && nic_us <= cpu_us * 1.05 + 1.0) {
+				samples[n] = nic_us;
+				s->nic_samples++;
+			} else {
+				s->clock_fallbacks++;
+			}
+		}
 		if (sample_path)
 			sample_path[n] = (uint8_t)path;
 		n++;
@@ -628,6 +753,7 @@ static int pp_post(struct pv_session *s, uint32_t seq, bool last, int64_t deadli
 	struct ibv_send_wr wr = { .wr_id = seq, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE },
 			   *bad;
 	struct ibv_wc wc;
+	uint64_t ts;
 	int r;
 
 	/* the previous write from this buffer is out: the peer answered it */
@@ -641,7 +767,7 @@ static int pp_post(struct pv_session *s, uint32_t seq, bool last, int64_t deadli
 	}
 	if (!signaled)
 		return 0;
-	r = wait_wc(s, seq, false, deadline, &wc);
+	r = wait_wc(s, seq, false, deadline, &wc, &ts);
 	if (r == -ETIMEDOUT) {
 		errors[PE_TIMEOUT]++;
 		return r;
@@ -663,7 +789,7 @@ static int pp_wait(struct pv_session *s, uint32_t seq, int64_t deadline, uint64_
 		if (++spins % PV_SPIN_CHECK == 0) {
 			struct ibv_wc wc;
 
-			if (s->p->ops->poll_cq(s->p->cq, 1, &wc) == 1 && wc.status != IBV_WC_SUCCESS) {
+			if (s->p->ops->poll_cq(s->p, 1, &wc, NULL) == 1 && wc.status != IBV_WC_SUCCESS) {
 				errors[pv_classify(wc.status)]++;
 				return -EIO;
 			}
@@ -742,7 +868,7 @@ int pv_pp_server_loop(struct pv_session *s, struct ctl *c, int64_t idle_deadline
 int pv_server_poll(struct pv_session *s, uint64_t *received, uint64_t *bad)
 {
 	struct ibv_wc wc[8];
-	int n = s->p->ops->poll_cq(s->p->cq, 8, wc);
+	int n = s->p->ops->poll_cq(s->p, 8, wc, NULL);
 
 	for (int i = 0; i < n; i++) {
 		unsigned hdr = s->op == PROBE_UD ? PV_GRH : 0;

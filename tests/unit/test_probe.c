@@ -1,6 +1,8 @@
 /* Unit tests of the probe engine without RDMA hardware: statistics against known data, and the
  * probe loop's error paths through a fake verbs layer (completion errors classified, a device
- * that never completes, a QP that refuses work), plus the control channel's deadlines. */
+ * that never completes, a QP that refuses work), timing by a fake NIC clock (completion
+ * timestamps), plus the control channel's deadlines. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,10 +61,34 @@ static struct {
 	unsigned at;
 	enum ibv_wc_status status;
 	struct ibv_wc pending[4];
+	uint64_t pending_ts[4]; /* the NIC clock when each completion was written */
 	int npending;
 	unsigned posted, signaled, inlined;
 	struct pv_session *s;
+	/* the NIC clock: in cycles; each completion lat cycles after its post (an echo 2 lat),
+	 * then the clock moves on; skew is added to every completion's timestamp */
+	uint64_t clock, lat;
+	int64_t skew;
+	bool mono;    /* the clock is CLOCK_MONOTONIC in ns (for pv_clock_check) */
+	bool no_clock;
 } fk;
+
+static int fake_read_clock(struct pv_ctx *p, uint64_t *ret)
+{
+	if (fk.no_clock)
+		return -EOPNOTSUPP;
+	/* a counter of clock_mask's width, as the device's */
+	*ret = fk.mono ? (uint64_t)tu_mono_ns() : fk.clock & (p->clock_mask ? p->clock_mask : UINT64_MAX);
+	return 0;
+}
+
+static void fake_complete(struct ibv_wc wc, unsigned lats)
+{
+	uint64_t mask = fk.s->p->clock_mask ? fk.s->p->clock_mask : UINT64_MAX;
+
+	fk.pending_ts[fk.npending] = (fk.clock + lats * fk.lat + (uint64_t)fk.skew) & mask;
+	fk.pending[fk.npending++] = wc;
+}
 
 static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
@@ -100,7 +126,7 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
 
 		memcpy((void *)(uintptr_t)wr->sg_list->addr, &old, 8);
 	}
-	fk.pending[fk.npending++] = wc;
+	fake_complete(wc, 1);
 	if (wr->opcode == IBV_WR_SEND && fk.s->op == PROBE_UD &&
 	    !(fk.mode == FAKE_UD_DROP_AT && k == fk.at)) {
 		/* the echo arrives in receive slot 0 */
@@ -109,8 +135,9 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
 
 		memcpy(fk.s->p->pool + PV_OFF_RECV + PV_GRH, (void *)(uintptr_t)wr->sg_list->addr,
 		       fk.s->size);
-		fk.pending[fk.npending++] = r;
+		fake_complete(r, 2);
 	}
+	fk.clock += 10 * fk.lat;
 	return 0;
 }
 
@@ -122,17 +149,21 @@ static int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_
 	return 0;
 }
 
-static int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+static int fake_poll_cq(struct pv_ctx *p, int n, struct ibv_wc *wc, uint64_t *ts)
 {
-	(void)cq;
+	(void)p;
 	if (!fk.npending || n < 1)
 		return 0;
 	wc[0] = fk.pending[0];
-	memmove(fk.pending, fk.pending + 1, (size_t)--fk.npending * sizeof(fk.pending[0]));
+	if (ts)
+		ts[0] = fk.pending_ts[0];
+	fk.npending--;
+	memmove(fk.pending, fk.pending + 1, (size_t)fk.npending * sizeof(fk.pending[0]));
+	memmove(fk.pending_ts, fk.pending_ts + 1, (size_t)fk.npending * sizeof(fk.pending_ts[0]));
 	return 1;
 }
 
-static const struct pv_ops fake_ops = { fake_post_send, fake_post_recv, fake_poll_cq };
+static const struct pv_ops fake_ops = { fake_post_send, fake_post_recv, fake_poll_cq, fake_read_clock };
 
 static struct ibv_mr fake_mr = { .lkey = 1, .rkey = 2 };
 
@@ -380,12 +411,105 @@ static void test_ctl_deadlines(void **state)
 	}
 }
 
+/* --- the NIC clock ------------------------------------------------------------------------------- */
+
+static void run_samples(struct pv_session *s, unsigned iters, double *samples, size_t *n)
+{
+	uint64_t errors[PE_NERRS] = { 0 }, data = 0;
+	uint32_t last = 0;
+
+	assert_int_equal(pv_client_loop(s, iters, NSEC_PER_SEC, samples, NULL, n, errors, &data, &last), 0);
+	assert_int_equal(data, 0);
+}
+
+static void test_nic_clock(void **state)
+{
+	struct pv_ctx p;
+	struct pv_session s;
+	double samples[64];
+	size_t n;
+
+	(void)state;
+	/* a 1 GHz NIC clock of 48 bits that wraps during the run; each completion 500 ns after
+	 * its post: every sample is exactly 0.5 us, whatever the host's own timing was */
+	setup_session(&p, &s, PROBE_WRITE, 64);
+	p.clock_khz = 1000000;
+	p.clock_mask = (UINT64_C(1) << 48) - 1;
+	p.nic_clock = true;
+	fk.clock = p.clock_mask - 20 * 500;
+	fk.lat = 500;
+	run_samples(&s, 64, samples, &n);
+	assert_int_equal(n, 64);
+	assert_int_equal(s.nic_samples, 64);
+	assert_int_equal(s.clock_fallbacks, 0);
+	for (size_t i = 0; i < n; i++)
+		assert_true(samples[i] > 0.4999 && samples[i] < 0.5001);
+	free(p.pool);
+	/* UD: from the post to the echo's arrival (two lat) */
+	setup_session(&p, &s, PROBE_UD, 64);
+	p.clock_khz = 1000000;
+	p.clock_mask = UINT64_MAX;
+	p.nic_clock = true;
+	fk.lat = 400;
+	run_samples(&s, 16, samples, &n);
+	assert_int_equal(n, 16);
+	assert_int_equal(s.nic_samples, 16);
+	for (size_t i = 0; i < n; i++)
+		assert_true(samples[i] > 0.7999 && samples[i] < 0.8001);
+	free(p.pool);
+	/* timestamps that cannot be (before the post: a clock in another mode): the CPU's
+	 * measure, counted, never a negative or wrapped-around sample */
+	setup_session(&p, &s, PROBE_SEND, 64);
+	p.clock_khz = 1000000;
+	p.clock_mask = (UINT64_C(1) << 48) - 1;
+	p.nic_clock = true;
+	fk.lat = 100;
+	fk.skew = -1000;
+	run_samples(&s, 32, samples, &n);
+	assert_int_equal(n, 32);
+	assert_int_equal(s.nic_samples, 0);
+	assert_int_equal(s.clock_fallbacks, 32);
+	for (size_t i = 0; i < n; i++)
+		assert_true(samples[i] >= 0 && samples[i] < 1e6);
+	free(p.pool);
+	/* the clock disappears mid-run: a local error, the rest lost (not timed another way) */
+	setup_session(&p, &s, PROBE_WRITE, 64);
+	p.clock_khz = 1000000;
+	p.nic_clock = true;
+	fk.no_clock = true;
+	{
+		uint64_t errors[PE_NERRS] = { 0 }, data = 0;
+		uint32_t last = 0;
+
+		assert_int_equal(pv_client_loop(&s, 8, NSEC_PER_SEC, samples, NULL, &n, errors, &data, &last), 0);
+		assert_int_equal(n, 0);
+		assert_int_equal(errors[PE_LOCAL], 1);
+	}
+	free(p.pool);
+	/* pv_clock_check: a clock that runs at the rate the device says passes; one read in other
+	 * units (a real-time clock in ns taken for 156.25 MHz cycles) does not; no clock, no */
+	setup_session(&p, &s, PROBE_WRITE, 64);
+	fk.mono = true;
+	p.clock_khz = 1000000;
+	assert_true(pv_clock_check(&p) && p.nic_clock);
+	p.clock_khz = 156250;
+	assert_false(pv_clock_check(&p) || p.nic_clock);
+	fk.no_clock = true;
+	p.clock_khz = 1000000;
+	assert_false(pv_clock_check(&p));
+	p.clock_khz = 0;
+	fk.no_clock = false;
+	assert_false(pv_clock_check(&p));
+	free(p.pool);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_probe_loop_errors),
 		cmocka_unit_test(test_pingpong),
+		cmocka_unit_test(test_nic_clock),
 		cmocka_unit_test(test_pattern),
 		cmocka_unit_test(test_ctl_deadlines),
 	};
