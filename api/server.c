@@ -93,6 +93,7 @@ struct api {
 	struct api_conf conf;
 	struct api_deps deps;
 	struct MHD_Daemon *mhd;
+	int quiesced_fd; /* the listening socket after api_quiesce: closed after MHD stops */
 	char url[96];
 	char *tls_cert, *tls_key;
 	atomic_uint_least64_t requests[NROUTES + 1][NCODES + 1]; /* [NROUTES]: unrouted */
@@ -654,6 +655,7 @@ int api_start(const struct api_conf *c, const struct api_deps *d, struct api **r
 
 	if (!a)
 		return -ENOMEM;
+	a->quiesced_fd = -1;
 	a->conf = *c;
 	a->deps = *d;
 	pthread_mutex_init(&a->async_lock, NULL);
@@ -717,11 +719,17 @@ fail:
 
 void api_quiesce(struct api *a)
 {
-	if (a && a->mhd) {
+	if (a && a->mhd && a->quiesced_fd < 0) {
 		MHD_socket s = MHD_quiesce_daemon(a->mhd);
 
-		if (s != MHD_INVALID_SOCKET)
-			close(s);
+		/* New connections are refused at once (shutdown resets them), but the socket is
+		 * closed only after MHD_stop_daemon: libmicrohttpd's threads may still be using it,
+		 * and a close here let one of them fail on a dead (or reused) descriptor, which it
+		 * answers with MHD_PANIC, i.e. abort() — rocefabd died of SIGABRT on SIGTERM once. */
+		if (s != MHD_INVALID_SOCKET) {
+			shutdown(s, SHUT_RDWR);
+			a->quiesced_fd = s;
+		}
 	}
 }
 
@@ -734,6 +742,8 @@ void api_stop(struct api *a)
 		return;
 	if (a->mhd)
 		MHD_stop_daemon(a->mhd);
+	if (a->quiesced_fd >= 0)
+		close(a->quiesced_fd);
 	while (hmap_next(&a->cache, &it, NULL, &v)) {
 		struct cached *c = v;
 
