@@ -76,6 +76,9 @@ const struct conf_opt agent_opts[] = {
 		 "other hosts reach it at (port 9770 by convention); empty: this host does not probe"),
 	CONF_OPT("probe.device", CONF_STRING, S, probe_device, "",
 		 "RDMA device for verbs probes; empty: the first"),
+	CONF_OPT("probe.cpu_percent", CONF_INT, S, probe_cpu_pct, "5",
+		 "the most CPU the probe rounds may use, in percent of one core (they pause between "
+		 "targets to stay under it)", .min = 1, .max = 100),
 	CONF_OPT_END,
 };
 #undef S
@@ -559,6 +562,7 @@ int agent_from_settings(const struct agent_settings *s, bool deliver, struct reg
 				    .sysfs_root = s->sysfs_root, .devices = s->devices,
 				    .interfaces = s->interfaces, .net_source = s->net_source,
 				    .probe_listen = s->probe_listen, .probe_device = s->probe_device,
+				    .probe_cpu_pct = (unsigned)s->probe_cpu_pct,
 				    .sim_url = s->sim_url, .sim_device = s->sim_device };
 	if ((r = backend_new(s->backend, &env, &b, e)) < 0) {
 		reg_free(reg);

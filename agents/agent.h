@@ -51,6 +51,7 @@ struct agent_settings {
 	char *sim_device;
 	char *probe_listen;
 	char *probe_device;
+	int64_t probe_cpu_pct;
 };
 
 extern const struct conf_opt agent_opts[];

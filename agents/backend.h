@@ -96,6 +96,7 @@ struct backend_env {
 	int net_source;		/* 0 auto, 1 live, 2 files */
 	const char *probe_listen; /* pingmesh: ADDRESS:PORT of the probe server; "" none */
 	const char *probe_device; /* RDMA device for verbs probes; "" the first */
+	unsigned probe_cpu_pct;	  /* the probe rounds' CPU budget, percent of a core (0: 5) */
 	/* DCB netlink transport for PFC; NULL: the kernel's (tests give a fake) */
 	int (*dcb_xfer)(void *ctx, const void *req, size_t len, void *reply, size_t cap,
 			size_t *ret_len);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agents/linux-probe.h"
@@ -23,6 +24,7 @@
 struct lprobe {
 	char endpoint[80];
 	char *device;
+	unsigned cpu_pct; /* the rounds' CPU budget, percent of one core */
 	int lfd;
 	volatile int stop;
 	pthread_t server;
@@ -50,7 +52,8 @@ static void *server_main(void *arg)
 	return NULL;
 }
 
-int lprobe_start(const char *listen, const char *device, struct lprobe **ret, struct rf_err *e)
+int lprobe_start(const char *listen, const char *device, unsigned cpu_pct, struct lprobe **ret,
+		 struct rf_err *e)
 {
 	struct probe_server_conf sc = { .listen = listen };
 	struct lprobe *lp;
@@ -66,6 +69,7 @@ int lprobe_start(const char *listen, const char *device, struct lprobe **ret, st
 		return -ENOMEM;
 	pthread_mutex_init(&lp->lock, NULL);
 	str_copy(lp->endpoint, sizeof(lp->endpoint), listen);
+	lp->cpu_pct = cpu_pct ? (cpu_pct > 100 ? 100 : cpu_pct) : 5;
 	lp->device = device && *device ? strdup(device) : NULL;
 	lp->lfd = probe_server_listen(&sc, e);
 	if (lp->lfd < 0) {
@@ -209,6 +213,28 @@ static void probe_target(struct lprobe *lp, json_t *plan, const char *target, co
 	probe_result_fini(&r);
 }
 
+double lprobe_pause_ms(double cpu_ms, double wall_ms, unsigned cpu_pct)
+{
+	double need = cpu_pct ? cpu_ms * 100.0 / cpu_pct : 0; /* the wall time cpu_ms is worth */
+
+	return need > wall_ms ? need - wall_ms : 0;
+}
+
+/* Pauses (in steps, so that a stop is seen) until the round is within its CPU budget. */
+static void keep_budget(struct lprobe *lp, double c0, int64_t t0)
+{
+	double wall_ms = (double)(tu_mono_ns() - t0) / 1e6;
+	double pause = lprobe_pause_ms(thread_cpu_ms() - c0, wall_ms, lp->cpu_pct);
+
+	while (pause > 0 && !lp->stop) {
+		double step = pause < 100 ? pause : 100;
+		struct timespec ts = { 0, (long)(step * 1e6) };
+
+		nanosleep(&ts, NULL);
+		pause -= step;
+	}
+}
+
 static void *round_main(void *arg)
 {
 	struct lprobe *lp = arg;
@@ -226,9 +252,10 @@ static void *round_main(void *arg)
 			continue; /* its endpoint is not known yet */
 		probe_target(lp, lp->plan, json_string_value(t), ep, out);
 		probed++;
+		keep_budget(lp, c0, t0);
 	}
-	log_debug("probe", "round %u: %zu targets in %.1f ms, %.2f ms of CPU", lp->round_no, probed,
-		  (double)(tu_mono_ns() - t0) / 1e6, thread_cpu_ms() - c0);
+	log_debug("probe", "round %u: %zu targets in %.1f ms, %.2f ms of CPU (budget %u %%)", lp->round_no,
+		  probed, (double)(tu_mono_ns() - t0) / 1e6, thread_cpu_ms() - c0, lp->cpu_pct);
 	pthread_mutex_lock(&lp->lock);
 	lp->results = out;
 	lp->round_done = true;

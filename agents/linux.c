@@ -138,7 +138,8 @@ static int linux_open(struct backend *b, struct rf_err *e)
 		return -ENOMEM;
 	}
 	if (b->env.probe_listen && *b->env.probe_listen &&
-	    (r = lprobe_start(b->env.probe_listen, b->env.probe_device, &p->probe, e)) < 0) {
+	    (r = lprobe_start(b->env.probe_listen, b->env.probe_device, b->env.probe_cpu_pct, &p->probe,
+			      e)) < 0) {
 		netinfo_close(p->net);
 		free_list(p->dev_filter, p->ndev_filter);
 		free_list(p->ifaces, p->nifaces);

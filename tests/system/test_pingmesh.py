@@ -2,6 +2,7 @@
 probe through rocefab-sim's queues, and the localization names what the probe matrix points at —
 a lossy fabric link as that link (not its hosts), a host with a slow NIC as that host."""
 import os
+import re
 import subprocess
 import time
 
@@ -117,9 +118,9 @@ def lldp_tree(world, name, tor, port):
     return tree
 
 
-def udp_daemon(world, count):
+def udp_daemon(world, count, name="rocefabd"):
     """rocefabd with the tokens agents, viewer and ops, its pingmesh probing with kernel UDP."""
-    d = world.daemon().start()
+    d = world.daemon(name=name).start()
     _, tokf = d.token("agents", "agent")
     d.token("viewer", "viewer")
     d.token("ops", "operator")
@@ -207,3 +208,53 @@ def test_hosts_without_lldp_are_probed_too(world):
     for p in m["pairs"]:
         assert p["n"] >= 10 and p["lost"] == 0, p
     assert {h["host"]: h["tor"] for h in m["hosts"]} == {"h3": "leaf7"}
+
+
+def _cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def test_probe_rounds_keep_to_their_cpu_budget(world):
+    """Two hosts probing each other with 1,000 UDP probes per round, a report (and so a round)
+    every 0.2 s.  With probe.cpu_percent=5 every round's thread uses at most 5 % of the time the
+    round takes (the agent logs both), and the whole agent stays near that (plus answering the
+    other's probes and its own reports); the same rounds at 100 % use several times more of
+    their time, which shows the budget is what holds them back."""
+    from conftest import copy_tree, free_addr
+
+    def share(budget):
+        d, tokf, c = udp_daemon(world, 1000, name=f"rocefabd-{budget}")
+        agents = []
+        for i in (1, 2):
+            host, p = free_addr()
+            agents.append(world.agent(f"b{budget}-{i}", copy_tree("gpu-a1", os.path.join(world.tmp, f"b{budget}-{i}")),
+                                      d.url, tokf, interval="0.2s",
+                                      extra=("-o", f"probe.listen={host}:{p}", "-o", f"probe.cpu_percent={budget}",
+                                             "-L", "debug")).start())
+        wait_for(lambda: len(c.json("/api/v1/probes/matrix", params={"window": "30s"})["pairs"]) == 2, 30,
+                 what="both directions probed")
+        pid = agents[0].proc.p.pid
+        c0, t0 = _cpu_seconds(pid), time.monotonic()
+        time.sleep(6)  # the measurement window
+        used = (_cpu_seconds(pid) - c0) / (time.monotonic() - t0)
+        res = c.json("/api/v1/probes/results", params={"src": f"b{budget}-1", "limit": 5})["items"]
+        for a in agents:
+            a.stop()
+        d.stop()
+        assert res and all(x["n"] == 1000 for x in res), res[:1]  # the budget spreads, never cuts
+        with open(agents[0].proc.log_path, errors="replace") as f:
+            rounds = [(float(m.group(2)), float(m.group(1))) for m in
+                      re.finditer(r"round \d+: 1 targets in ([\d.]+) ms, ([\d.]+) ms of CPU", f.read())]
+        assert len(rounds) >= 3, rounds
+        return used, sorted(cpu / wall for cpu, wall in rounds)
+
+    (bounded, b_rounds), (unbounded, u_rounds) = share(5), share(100)
+    print(f"agent CPU {bounded:.3f} of a core at 5 %, {unbounded:.3f} at 100 %; rounds' CPU/wall "
+          f"max {b_rounds[-1]:.3f} at 5 %, median {u_rounds[len(u_rounds) // 2]:.3f} at 100 %")
+    # every round within its budget (thread CPU time is accounted in scheduler ticks: a few ms)
+    assert b_rounds[-1] <= 0.065, (b_rounds, u_rounds)
+    assert bounded <= 0.12, (bounded, unbounded)
+    # the rounds would have used much more: at 100 % the median round is well above 5 %
+    assert u_rounds[len(u_rounds) // 2] >= 3 * 0.05, u_rounds
