@@ -254,8 +254,12 @@ static void *round_main(void *arg)
 		probed++;
 		keep_budget(lp, c0, t0);
 	}
-	log_debug("probe", "round %u: %zu targets in %.1f ms, %.2f ms of CPU (budget %u %%)", lp->round_no,
-		  probed, (double)(tu_mono_ns() - t0) / 1e6, thread_cpu_ms() - c0, lp->cpu_pct);
+	if (lp->stop) /* cut short: its last pause with it */
+		log_debug("probe", "round %u: stopped after %zu targets", lp->round_no, probed);
+	else
+		log_debug("probe", "round %u: %zu targets in %.1f ms, %.2f ms of CPU (budget %u %%)",
+			  lp->round_no, probed, (double)(tu_mono_ns() - t0) / 1e6, thread_cpu_ms() - c0,
+			  lp->cpu_pct);
 	pthread_mutex_lock(&lp->lock);
 	lp->results = out;
 	lp->round_done = true;

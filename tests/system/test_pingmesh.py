@@ -246,7 +246,7 @@ def test_probe_rounds_keep_to_their_cpu_budget(world):
         assert res and all(x["n"] == 1000 for x in res), res[:1]  # the budget spreads, never cuts
         with open(agents[0].proc.log_path, errors="replace") as f:
             rounds = [(float(m.group(2)), float(m.group(1))) for m in
-                      re.finditer(r"round \d+: 1 targets in ([\d.]+) ms, ([\d.]+) ms of CPU", f.read())]
+                      re.finditer(r"round \d+: 1 targets in ([\d.]+) ms, ([\d.]+) ms of CPU \(budget", f.read())]
         assert len(rounds) >= 3, rounds
         return used, sorted(cpu / wall for cpu, wall in rounds)
 
