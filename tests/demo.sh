@@ -67,6 +67,9 @@ cat <<MSG
     $B/rocefabctl counters h7:nic0:1 roce_tx_bytes np_cnp_sent rp_cnp_handled
     ROCEFAB_TOKEN_FILE=$work/operator.token $B/rocefabctl set ecn leaf3 h24 3 kmin_bytes=100KB kmax_bytes=400KB --reason "demo"
     $B/rocefabctl changes
+    $B/rocefabctl probes          # the pingmesh: latency matrix, what it points at, alerts
+    curl -s -X POST -d '{"type":"lossy_link","link":"leaf1-spine0","loss":0.05}' http://$simctl/v1/faults
+    $B/rocefabctl probes --window 5s     # a few seconds later: the lossy link, named
     curl -s -X POST -d '{"type":"link_down","link":"leaf0-spine0"}' http://$simctl/v1/faults
 
   Ctrl-C stops everything.
@@ -77,6 +80,7 @@ if [ -n "${DEMO_DURATION:-}" ]; then
 	export ROCEFAB_SERVER=$url ROCEFAB_TOKEN_FILE=$work/viewer.token
 	"$B/rocefabctl" switches
 	"$B/rocefabctl" counters leaf0:leaf0:h3 tx_bytes queue_depth_bytes ecn_marked_packets
+	"$B/rocefabctl" probes --window 3s | head -n 8
 	exit 0
 fi
 wait "${pids[0]}"

@@ -23,7 +23,7 @@ def rocefab_processes(tag):
 
 def test_demo_runs_and_prints_live_counters(tmp_path):
     env, url = demo_env(tmp_path)
-    env["DEMO_DURATION"] = "4"
+    env["DEMO_DURATION"] = "10"  # the pingmesh's first rounds come back after ~5 s
     r = subprocess.run(["tests/demo.sh"], cwd=ROOT, env=env, capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -36,6 +36,12 @@ def test_demo_runs_and_prints_live_counters(tmp_path):
     # the all-reduce keeps leaf0's host port busy: a rate of gigabytes per second
     rate_line = next(l for l in lines if l.startswith("tx_bytes"))
     assert "GB/s" in rate_line, rate_line
+    # the pingmesh runs from the start: the matrix has pairs and the localization finds nothing
+    mesh = next(l for l in lines if l.startswith("pingmesh over"))
+    assert int(mesh.split(": ")[1].split()[0]) > 0, mesh
+    finding = next(l for l in lines if l.startswith("finding:"))
+    assert finding.split()[1] == "none", finding
+    assert any(l.startswith("SRC") for l in lines), r.stdout
     assert not rocefab_processes(str(tmp_path))
 
 
