@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "daemon/pingmesh.h"
 #include "daemon/report.h"
 #include "daemon/store.h"
 #include "daemon/views.h"
@@ -155,6 +156,7 @@ int h_metrics(struct api_req *req)
 	store_reader_put(d->store, rd);
 	api_render_metrics(req->api, &b);
 	ingest_render_metrics(d->ingest, &b);
+	pingmesh_render_metrics(&b);
 	if (b.oom) {
 		buf_fini(&b);
 		return -ENOMEM;

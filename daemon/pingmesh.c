@@ -9,6 +9,7 @@
 
 #include "cc/localize.h"
 #include "daemon/pingmesh.h"
+#include "lib/buf.h"
 #include "lib/log.h"
 #include "lib/timeutil.h"
 
@@ -815,10 +816,90 @@ static void alert_done(struct store_job *sj, int result)
 	free(sj);
 }
 
+/* --- /metrics: the matrix of the last alerts update ---------------------------------------------- */
+
+static struct {
+	pthread_mutex_t lock;
+	char *text;
+} prom = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* A label value as the exposition format wants it: backslash, quote and newline escaped. */
+static void label_value(struct buf *b, const char *v)
+{
+	for (; v && *v; v++) {
+		if (*v == '\\' || *v == '"')
+			buf_printf(b, "\\%c", *v);
+		else if (*v == '\n')
+			buf_puts(b, "\\n");
+		else
+			buf_append(b, v, 1);
+	}
+}
+
+static void render_pairs(struct buf *b, json_t *pairs, const char *name, const char *help,
+			 const char *key, double scale)
+{
+	size_t i;
+	json_t *p;
+
+	buf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+	json_array_foreach(pairs, i, p) {
+		/* no latency where nothing came back (a dead host): its loss says it */
+		if (strcmp(key, "loss") && json_integer_value(json_object_get(p, "lost")) >=
+						   json_integer_value(json_object_get(p, "n")))
+			continue;
+		buf_printf(b, "%s{src=\"", name);
+		label_value(b, json_string_value(json_object_get(p, "src")));
+		buf_puts(b, "\",dst=\"");
+		label_value(b, json_string_value(json_object_get(p, "dst")));
+		buf_printf(b, "\"} %.9g\n", json_number_value(json_object_get(p, key)) * scale);
+	}
+}
+
+/* The pairs and the finding of a matrix document as Prometheus text. */
+static char *render_matrix(json_t *doc, int64_t window_ns)
+{
+	json_t *pairs = json_object_get(doc, "pairs"), *f = json_object_get(doc, "finding");
+	char help[200];
+	struct buf b;
+
+	buf_init(&b);
+	snprintf(help, sizeof(help), "Pingmesh, last %.0f s: the median of the rounds' p50 latency "
+		 "per source and destination host (its worst path).", (double)window_ns / 1e9);
+	render_pairs(&b, pairs, "rocefab_probe_p50_seconds", help, "p50_us", 1e-6);
+	snprintf(help, sizeof(help), "Pingmesh, last %.0f s: the median of the rounds' p99 latency "
+		 "per source and destination host (its worst path).", (double)window_ns / 1e9);
+	render_pairs(&b, pairs, "rocefab_probe_p99_seconds", help, "p99_us", 1e-6);
+	snprintf(help, sizeof(help), "Pingmesh, last %.0f s: probes lost of probes sent, per source "
+		 "and destination host.", (double)window_ns / 1e9);
+	render_pairs(&b, pairs, "rocefab_probe_loss_ratio", help, "loss", 1);
+	buf_puts(&b, "# HELP rocefab_pingmesh_finding What the localization of the probe matrix names "
+		     "(kind none, host, link, tor or fabric; 1 for the current finding).\n"
+		     "# TYPE rocefab_pingmesh_finding gauge\nrocefab_pingmesh_finding{kind=\"");
+	label_value(&b, json_string_value(json_object_get(f, "kind")));
+	buf_puts(&b, "\",subject=\"");
+	label_value(&b, json_string_value(json_object_get(f, "subject")));
+	buf_puts(&b, "\"} 1\n");
+	if (b.oom) {
+		buf_fini(&b);
+		return NULL;
+	}
+	return buf_steal(&b, NULL);
+}
+
+void pingmesh_render_metrics(struct buf *out)
+{
+	pthread_mutex_lock(&prom.lock);
+	if (prom.text)
+		buf_puts(out, prom.text);
+	pthread_mutex_unlock(&prom.lock);
+}
+
 int pingmesh_alerts_update(struct store *s, int64_t now, int64_t window_ns)
 {
 	struct store_reader *rd = store_reader_get(s);
 	struct alert_job *j;
+	json_t *doc = NULL;
 	int r;
 
 	if (!rd)
@@ -828,11 +909,23 @@ int pingmesh_alerts_update(struct store *s, int64_t now, int64_t window_ns)
 		store_reader_put(s, rd);
 		return -ENOMEM;
 	}
-	r = analyze(rd, now, window_ns, &j->f, NULL);
+	r = analyze(rd, now, window_ns, &j->f, &doc);
 	store_reader_put(s, rd);
 	if (r < 0) {
 		free(j);
 		return r;
+	}
+	{
+		/* what /metrics shows until the next update */
+		char *text = doc ? render_matrix(doc, window_ns) : NULL;
+
+		json_decref(doc);
+		if (text) {
+			pthread_mutex_lock(&prom.lock);
+			free(prom.text);
+			prom.text = text;
+			pthread_mutex_unlock(&prom.lock);
+		}
 	}
 	j->now = now;
 	j->job.apply = alert_apply;

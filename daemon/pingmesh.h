@@ -48,8 +48,13 @@ int pingmesh_results(struct store_reader *rd, const char *src, const char *dst, 
 		     int64_t to, unsigned limit, json_t **ret, struct rf_err *e);
 
 /* Runs the localization over the current matrix and keeps the alerts table in step: a new
- * finding opens an alert, one that is gone clears it.  For the daemon's loop. */
+ * finding opens an alert, one that is gone clears it; keeps the matrix for /metrics.  For the
+ * daemon's loop. */
 int pingmesh_alerts_update(struct store *s, int64_t now, int64_t window_ns);
+struct buf;
+/* The pingmesh families of /metrics (per-pair p50, p99 and loss, the finding) as of the last
+ * pingmesh_alerts_update; nothing before the first. */
+void pingmesh_render_metrics(struct buf *out);
 int pingmesh_alerts(struct store_reader *rd, const char *state, json_t **ret, struct rf_err *e);
 
 #endif

@@ -91,6 +91,14 @@ def test_lossy_link_is_named_as_the_link(world):
     r = subprocess.run([binary("rocefabctl"), "alerts", "--state", "active"], capture_output=True, text=True,
                        env=env, timeout=20)
     assert r.returncode == 0 and "leaf1-spine0" in r.stdout, r.stdout + r.stderr
+    # /metrics: the finding and the per-pair loss, clean for Prometheus
+    text = wait_for(lambda: (lambda t: t if 'rocefab_pingmesh_finding{kind="link",subject="leaf1-spine0"} 1'
+                             in t else None)(c.get("/metrics").text), 15, what="the finding in /metrics")
+    lossy = [ln for ln in text.splitlines() if ln.startswith("rocefab_probe_loss_ratio{") and float(ln.split()[-1]) > 0]
+    assert lossy and all(ln.startswith('rocefab_probe_loss_ratio{src="h') for ln in lossy), lossy[:3]
+    assert 'rocefab_probe_p99_seconds{src="h0",dst="h1"} ' in text
+    p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
 
 
 def test_slow_nic_is_named_as_the_host(world):
