@@ -29,36 +29,12 @@ int change_kind_parse(const char *s, enum change_kind *ret)
 	return -EINVAL;
 }
 
-static int step_done(sqlite3_stmt *st)
-{
-	int rc = sqlite3_step(st);
-
-	sqlite3_reset(st);
-	return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : store_errno(rc);
-}
-
-static json_t *time_json(int64_t ns)
-{
-	char buf[40];
-
-	if (ns <= 0)
-		return json_null();
-	return json_string(tu_format_rfc3339(ns, buf, sizeof(buf)));
-}
-
 static json_t *col_json(sqlite3_stmt *st, int i)
 {
 	const char *s = (const char *)sqlite3_column_text(st, i);
 	json_t *v = s ? json_loads(s, 0, NULL) : NULL;
 
 	return v ? v : json_null();
-}
-
-static json_t *col_text(sqlite3_stmt *st, int i)
-{
-	const char *s = (const char *)sqlite3_column_text(st, i);
-
-	return s ? json_string(s) : json_null();
 }
 
 /* --- on every report ---------------------------------------------------------------------- */
@@ -98,7 +74,7 @@ static int store_config(struct store *s, const struct report *rep, int64_t now)
 			sqlite3_bind_text(st, 6, text, -1, SQLITE_TRANSIENT);
 			sqlite3_bind_int64(st, 7, now);
 			free(text);
-			if ((r = step_done(st)) < 0)
+			if ((r = store_step(st)) < 0)
 				return r;
 		}
 	}
@@ -107,7 +83,7 @@ static int store_config(struct store *s, const struct report *rep, int64_t now)
 		return -EIO;
 	sqlite3_bind_text(st, 1, rep->agent_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, now);
-	return step_done(st);
+	return store_step(st);
 }
 
 static int record_results(struct store *s, const struct report *rep, int64_t now)
@@ -147,7 +123,7 @@ static int record_results(struct store *s, const struct report *rep, int64_t now
 		sqlite3_bind_int64(st, 4, now);
 		sqlite3_bind_int64(st, 5, cid);
 		sqlite3_bind_text(st, 6, rep->agent_id, -1, SQLITE_STATIC);
-		r = step_done(st);
+		r = store_step(st);
 		free(err_text);
 		free(val_text);
 		if (r < 0)
@@ -192,7 +168,7 @@ int changes_on_report(struct store *s, const struct report *rep, int64_t now, js
 	sqlite3_bind_text(st, 3, rep->agent_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, CHANGES_GRACE_NS);
 	sqlite3_bind_int64(st, 5, now);
-	if ((r = step_done(st)) < 0)
+	if ((r = store_step(st)) < 0)
 		goto fail;
 	if (!(st = store_stmt(s, open_sql))) {
 		r = -EIO;
@@ -210,8 +186,8 @@ int changes_on_report(struct store *s, const struct report *rep, int64_t now, js
 			json_decref(params);
 			params = json_object();
 		}
-		json_object_set_new(params, "device", col_text(st, 2));
-		json_object_set_new(params, "port", col_text(st, 3));
+		json_object_set_new(params, "device", store_col_text(st, 2));
+		json_object_set_new(params, "port", store_col_text(st, 3));
 		if (k == CHANGE_ECN)
 			json_object_set_new(params, "queue", json_integer(sqlite3_column_int64(st, 4)));
 		snprintf(id, sizeof(id), "c%lld", (long long)sqlite3_column_int64(st, 0));
@@ -219,7 +195,7 @@ int changes_on_report(struct store *s, const struct report *rep, int64_t now, js
 				rep->agent_id, "kind", command_kinds[k], "params", params, "deadline_ns",
 				(json_int_t)sqlite3_column_int64(st, 6));
 		if (sqlite3_column_type(st, 7) != SQLITE_NULL)
-			json_object_set_new(cmd, "reason", col_text(st, 7));
+			json_object_set_new(cmd, "reason", store_col_text(st, 7));
 		json_array_append_new(cmds, cmd);
 	}
 	sqlite3_reset(st);
@@ -236,7 +212,7 @@ int changes_on_report(struct store *s, const struct report *rep, int64_t now, js
 		sqlite3_bind_int64(st, 2, now);
 		sqlite3_bind_text(st, 3, rep->agent_id, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 4, now);
-		if ((r = step_done(st)) < 0)
+		if ((r = store_step(st)) < 0)
 			goto fail;
 	}
 	/* pingmesh: the agent's probe results, and its plan when it runs another */
@@ -298,7 +274,7 @@ static int create_apply(struct store_job *sj, struct store *s)
 			sqlite3_bind_text(st, 11, old, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int64(st, 12, j->deadline_ns);
 		sqlite3_bind_int64(st, 13, now);
-		r = step_done(st);
+		r = store_step(st);
 		free(params);
 		free(old);
 		if (r < 0)
@@ -310,7 +286,7 @@ static int create_apply(struct store_job *sj, struct store *s)
 	if (!(st = store_stmt(s, fix_batch)))
 		return -EIO;
 	sqlite3_bind_int64(st, 1, j->batch);
-	return step_done(st);
+	return store_step(st);
 }
 
 static void create_done(struct store_job *sj, int result)
@@ -417,7 +393,7 @@ static int sweep_apply(struct store_job *sj, struct store *s)
 	sqlite3_bind_int64(st, 2, now);
 	sqlite3_bind_int64(st, 3, CHANGES_GRACE_NS);
 	sqlite3_bind_int64(st, 4, now);
-	return step_done(st);
+	return store_step(st);
 }
 
 static void sweep_done(struct store_job *sj, int result)
@@ -450,21 +426,21 @@ int changes_sweep(struct store *s)
 
 static json_t *change_row(sqlite3_stmt *st)
 {
-	json_t *target = json_pack("{s:o,s:o,s:o,s:o,s:o}", "kind", col_text(st, 6), "agent",
-				   col_text(st, 5), "role", col_text(st, 18), "device",
-				   col_text(st, 7), "port", col_text(st, 8));
+	json_t *target = json_pack("{s:o,s:o,s:o,s:o,s:o}", "kind", store_col_text(st, 6), "agent",
+				   store_col_text(st, 5), "role", store_col_text(st, 18), "device",
+				   store_col_text(st, 7), "port", store_col_text(st, 8));
 
 	if (sqlite3_column_int64(st, 9) >= 0)
 		json_object_set_new(target, "queue", json_integer(sqlite3_column_int64(st, 9)));
 	return json_pack("{s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "id",
 			 (json_int_t)sqlite3_column_int64(st, 0), "batch",
 			 (json_int_t)sqlite3_column_int64(st, 1), "created",
-			 time_json(sqlite3_column_int64(st, 2)), "actor", col_text(st, 3), "reason",
-			 col_text(st, 4), "target", target, "params", col_json(st, 10), "old",
-			 col_json(st, 11), "new", col_json(st, 12), "state", col_text(st, 13), "error",
-			 col_json(st, 14), "deadline", time_json(sqlite3_column_int64(st, 15)), "sent",
-			 time_json(sqlite3_column_type(st, 16) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 16)),
-			 "updated", time_json(sqlite3_column_int64(st, 17)));
+			 store_time_json(sqlite3_column_int64(st, 2)), "actor", store_col_text(st, 3), "reason",
+			 store_col_text(st, 4), "target", target, "params", col_json(st, 10), "old",
+			 col_json(st, 11), "new", col_json(st, 12), "state", store_col_text(st, 13), "error",
+			 col_json(st, 14), "deadline", store_time_json(sqlite3_column_int64(st, 15)), "sent",
+			 store_time_json(sqlite3_column_type(st, 16) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 16)),
+			 "updated", store_time_json(sqlite3_column_int64(st, 17)));
 }
 
 int changes_list(struct store_reader *rd, const struct changes_filter *f, json_t **ret,
@@ -549,9 +525,9 @@ int configs_get(struct store_reader *rd, const char *agent, enum change_kind kin
 		sqlite3_bind_text(st, 4, port, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 5, queue);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		json_t *o = json_pack("{s:o,s:o,s:o,s:o}", "device", col_text(st, 0), "port",
-				      col_text(st, 1), "values", col_json(st, 3), "updated",
-				      time_json(sqlite3_column_int64(st, 4)));
+		json_t *o = json_pack("{s:o,s:o,s:o,s:o}", "device", store_col_text(st, 0), "port",
+				      store_col_text(st, 1), "values", col_json(st, 3), "updated",
+				      store_time_json(sqlite3_column_int64(st, 4)));
 
 		if (sqlite3_column_int64(st, 2) >= 0)
 			json_object_set_new(o, "queue", json_integer(sqlite3_column_int64(st, 2)));

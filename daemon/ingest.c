@@ -226,22 +226,6 @@ static uint64_t fnv64(const char *s, size_t len)
 	return h ? h : 1;
 }
 
-static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
-{
-	if (s)
-		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, i);
-}
-
-static int step_done(sqlite3_stmt *st)
-{
-	int rc = sqlite3_step(st);
-
-	sqlite3_reset(st);
-	return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : store_errno(rc);
-}
-
 static struct agent_state *agent_get(struct ingest *ing, const char *id, int *ret_err)
 {
 	static const char sql[] = "SELECT boot_id, host_boot_id, seq FROM agents WHERE id = ?";
@@ -345,11 +329,11 @@ static int write_inventory(struct ingest *ing, const struct report *rep, int64_t
 		sqlite3_bind_text(st, 1, rep->agent_id, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, d->name, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 3, d->kind, -1, SQLITE_STATIC);
-		bind_text_or_null(st, 4, d->driver);
-		bind_text_or_null(st, 5, d->fw_version);
-		bind_text_or_null(st, 6, d->node_guid);
+		store_bind_text_or_null(st, 4, d->driver);
+		store_bind_text_or_null(st, 5, d->fw_version);
+		store_bind_text_or_null(st, 6, d->node_guid);
 		sqlite3_bind_int64(st, 7, now);
-		if ((r = step_done(st)) < 0)
+		if ((r = store_step(st)) < 0)
 			return r;
 	}
 	for (uint32_t i = 0; i < rep->nports; i++) {
@@ -363,7 +347,7 @@ static int write_inventory(struct ingest *ing, const struct report *rep, int64_t
 		sqlite3_bind_text(st, 2, rep->agent_id, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 3, p->device, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 4, p->port, -1, SQLITE_STATIC);
-		bind_text_or_null(st, 5, p->netdev);
+		store_bind_text_or_null(st, 5, p->netdev);
 		sqlite3_bind_text(st, 6, p->state, -1, SQLITE_STATIC);
 		if (p->speed_mbps >= 0)
 			sqlite3_bind_int64(st, 7, p->speed_mbps);
@@ -372,9 +356,9 @@ static int write_inventory(struct ingest *ing, const struct report *rep, int64_t
 		sqlite3_bind_text(st, 9, p->link_layer, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 10, now);
 		sqlite3_bind_int64(st, 11, now);
-		bind_text_or_null(st, 12, p->peer_system);
-		bind_text_or_null(st, 13, p->peer_port);
-		if ((r = step_done(st)) < 0)
+		store_bind_text_or_null(st, 12, p->peer_system);
+		store_bind_text_or_null(st, 13, p->peer_port);
+		if ((r = store_step(st)) < 0)
 			return r;
 	}
 	{
@@ -391,7 +375,7 @@ static int write_inventory(struct ingest *ing, const struct report *rep, int64_t
 			sqlite3_bind_text(st, 1, rep->agent_id, -1, SQLITE_STATIC);
 			sqlite3_bind_text(st, 2, json_string_value(ja), -1, SQLITE_STATIC);
 			sqlite3_bind_int64(st, 3, now);
-			if ((r = step_done(st)) < 0)
+			if ((r = store_step(st)) < 0)
 				return r;
 		}
 	}
@@ -399,13 +383,13 @@ static int write_inventory(struct ingest *ing, const struct report *rep, int64_t
 		return -EIO;
 	sqlite3_bind_text(st, 1, rep->agent_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, now);
-	if ((r = step_done(st)) < 0)
+	if ((r = store_step(st)) < 0)
 		return r;
 	if (!(st = store_stmt(ing->store, port_gone_sql)))
 		return -EIO;
 	sqlite3_bind_text(st, 1, rep->agent_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, now);
-	return step_done(st);
+	return store_step(st);
 }
 
 /* The cached state of a port, created (and loaded from the database) on first use. */
@@ -593,7 +577,7 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 	sqlite3_bind_int64(st, 2, t);
 	sqlite3_bind_int(st, 3, (int)n);
 	sqlite3_bind_blob(st, 4, blob->data, (int)blob->len, SQLITE_STATIC);
-	if ((r = step_done(st)) < 0)
+	if ((r = store_step(st)) < 0)
 		goto out;
 	j->res.samples += n;
 	{
@@ -662,7 +646,7 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 			return -EIO;
 		sqlite3_bind_int64(st, 1, now);
 		sqlite3_bind_text(st, 2, rep->agent_id, -1, SQLITE_STATIC);
-		if ((r = step_done(st)) < 0)
+		if ((r = store_step(st)) < 0)
 			return r;
 		return changes_on_report(ing->store, rep, now, &j->res.commands);
 	}
@@ -700,11 +684,11 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 	}
 	sqlite3_bind_text(st, 1, rep->agent_id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, report_role_name(rep->role), -1, SQLITE_STATIC);
-	bind_text_or_null(st, 3, rep->hostname);
+	store_bind_text_or_null(st, 3, rep->hostname);
 	sqlite3_bind_text(st, 4, rep->version, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 5, rep->backend, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 6, rep->boot_id, -1, SQLITE_STATIC);
-	bind_text_or_null(st, 7, rep->host_boot_id);
+	store_bind_text_or_null(st, 7, rep->host_boot_id);
 	sqlite3_bind_int64(st, 8, rep->seq);
 	sqlite3_bind_int64(st, 9, rep->interval_ms);
 	sqlite3_bind_int64(st, 10, now);
@@ -714,8 +698,8 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 	sqlite3_bind_int64(st, 14, rep->unknown_values);
 	sqlite3_bind_int64(st, 15, rep->spool_dropped);
 	sqlite3_bind_int64(st, 16, rep->spool_queued);
-	bind_text_or_null(st, 17, errors);
-	r = step_done(st);
+	store_bind_text_or_null(st, 17, errors);
+	r = store_step(st);
 	free(errors);
 	if (r < 0)
 		return r;
@@ -725,7 +709,7 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 	sqlite3_bind_text(st, 2, rep->boot_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, rep->seq);
 	sqlite3_bind_int64(st, 4, now);
-	if ((r = step_done(st)) < 0)
+	if ((r = store_step(st)) < 0)
 		return r;
 	if (j->inv_hash != as->inv_hash) {
 		static const char counts_sql[] =
@@ -738,7 +722,7 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 		if (!(st = store_stmt(ing->store, counts_sql)))
 			return -EIO;
 		sqlite3_bind_text(st, 1, rep->agent_id, -1, SQLITE_STATIC);
-		if ((r = step_done(st)) < 0)
+		if ((r = store_step(st)) < 0)
 			return r;
 	}
 
@@ -880,7 +864,7 @@ static int init_apply(struct store_job *sj, struct store *s)
 		if (!(st = store_stmt(s, ins)))
 			return -EIO;
 		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-		if ((r = step_done(st)) < 0)
+		if ((r = store_step(st)) < 0)
 			return r;
 		if (!(st = store_stmt(s, sel)))
 			return -EIO;

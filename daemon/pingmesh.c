@@ -191,14 +191,6 @@ static struct {
 	int64_t at;
 } topo;
 
-static int step_done(sqlite3_stmt *st)
-{
-	int rc = sqlite3_step(st);
-
-	sqlite3_reset(st);
-	return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : store_errno(rc);
-}
-
 /* The hosts and their ToRs: each host's smallest LLDP neighbour (for the writer's planning and
  * the readers' matrix alike). */
 #define HOST_TORS_SQL                                                                              \
@@ -455,7 +447,7 @@ static int store_results(struct store *s, const struct report *rep)
 		if (path)
 			sqlite3_bind_text(st, 15, path, -1, SQLITE_TRANSIENT);
 		free(path);
-		if ((r = step_done(st)) < 0)
+		if ((r = store_step(st)) < 0)
 			return r;
 	}
 	return 0;
@@ -784,7 +776,7 @@ static int alert_apply(struct store_job *sj, struct store *s)
 	sqlite3_bind_int64(st, 1, j->now);
 	sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, j->f.subject, -1, SQLITE_STATIC);
-	if ((r = step_done(st)) < 0 || j->f.kind == LOC_NONE)
+	if ((r = store_step(st)) < 0 || j->f.kind == LOC_NONE)
 		return r;
 	if (!(st = store_stmt(s, "UPDATE alerts SET last_ns = ?1, evidence = ?2 WHERE state = 'active' AND kind = ?3 "
 				 "AND subject = ?4")))
@@ -793,7 +785,7 @@ static int alert_apply(struct store_job *sj, struct store *s)
 	sqlite3_bind_text(st, 2, j->f.evidence, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 4, j->f.subject, -1, SQLITE_STATIC);
-	if ((r = step_done(st)) < 0)
+	if ((r = store_step(st)) < 0)
 		return r;
 	if (sqlite3_changes(store_writer_db(s)) > 0)
 		return 0;
@@ -805,7 +797,7 @@ static int alert_apply(struct store_job *sj, struct store *s)
 	sqlite3_bind_int64(st, 3, j->now);
 	sqlite3_bind_int64(st, 4, j->now);
 	sqlite3_bind_text(st, 5, j->f.evidence, -1, SQLITE_STATIC);
-	if ((r = step_done(st)) == 0)
+	if ((r = store_step(st)) == 0)
 		log_notice("pingmesh", "alert: %s %s: %s", kind, j->f.subject, j->f.evidence);
 	return r;
 }

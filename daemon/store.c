@@ -586,3 +586,41 @@ void store_close(struct store *s)
 	free(s->path);
 	free(s);
 }
+
+json_t *store_col_text(sqlite3_stmt *st, int i)
+{
+	const char *s = (const char *)sqlite3_column_text(st, i);
+
+	return s ? json_string(s) : json_null();
+}
+
+json_t *store_col_int_or_null(sqlite3_stmt *st, int i)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? json_null()
+							 : json_integer(sqlite3_column_int64(st, i));
+}
+
+json_t *store_time_json(int64_t ns)
+{
+	char buf[40];
+
+	if (ns <= 0)
+		return json_null();
+	return json_string(tu_format_rfc3339(ns, buf, sizeof(buf)));
+}
+
+void store_bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+int store_step(sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : store_errno(rc);
+}

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
 #include <sqlite3.h>
 
 #include "lib/err.h"
@@ -86,5 +87,15 @@ const char *store_path(const struct store *s);
 int store_exec(sqlite3 *db, const char *sql, struct rf_err *e);
 /* Maps an sqlite result code to a negative errno. */
 int store_errno(int rc);
+
+/* Between rows and JSON, for the read-side views: a text column (null when NULL), an integer
+ * column (null when NULL), a time in ns as RFC 3339 (null when not set, <= 0); and binding a
+ * text that may be NULL. */
+json_t *store_col_text(sqlite3_stmt *st, int i);
+json_t *store_col_int_or_null(sqlite3_stmt *st, int i);
+json_t *store_time_json(int64_t ns);
+void store_bind_text_or_null(sqlite3_stmt *st, int i, const char *s);
+/* Steps a statement once (a write, or a row that is not read) and resets it: 0 or -errno. */
+int store_step(sqlite3_stmt *st);
 
 #endif

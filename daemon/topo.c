@@ -9,28 +9,6 @@
 #include "lib/hmap.h"
 #include "lib/timeutil.h"
 
-static json_t *time_json(int64_t ns)
-{
-	char buf[40];
-
-	if (ns <= 0)
-		return json_null();
-	return json_string(tu_format_rfc3339(ns, buf, sizeof(buf)));
-}
-
-static json_t *col_text(sqlite3_stmt *st, int i)
-{
-	const char *s = (const char *)sqlite3_column_text(st, i);
-
-	return s ? json_string(s) : json_null();
-}
-
-static const char *status_of(const struct views_opts *o, int64_t last_seen_ns, int64_t interval_ms)
-{
-	return o->now_ns - last_seen_ns > o->stale_intervals * interval_ms * NSEC_PER_MSEC ? "stale"
-											     : "ok";
-}
-
 static int db_fail(struct rf_err *e, int rc)
 {
 	return rf_err_set(e, store_errno(rc), "STORE_ERROR", NULL, "database read failed");
@@ -42,12 +20,12 @@ static int db_fail(struct rf_err *e, int rc)
 
 static json_t *switch_row(sqlite3_stmt *st, const struct views_opts *o)
 {
-	return json_pack("{s:o,s:o,s:o,s:s,s:o,s:I,s:I,s:o}", "id", col_text(st, 0), "hostname",
-			 col_text(st, 1), "agent_version", col_text(st, 2), "status",
-			 status_of(o, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4)),
-			 "last_seen", time_json(sqlite3_column_int64(st, 3)), "ports",
+	return json_pack("{s:o,s:o,s:o,s:s,s:o,s:I,s:I,s:o}", "id", store_col_text(st, 0), "hostname",
+			 store_col_text(st, 1), "agent_version", store_col_text(st, 2), "status",
+			 views_agent_status(o, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4)),
+			 "last_seen", store_time_json(sqlite3_column_int64(st, 3)), "ports",
 			 (json_int_t)sqlite3_column_int64(st, 6), "ports_up",
-			 (json_int_t)sqlite3_column_int64(st, 7), "backend", col_text(st, 8));
+			 (json_int_t)sqlite3_column_int64(st, 7), "backend", store_col_text(st, 8));
 }
 
 int views_switches(struct store_reader *rd, const struct views_opts *o, json_t **ret,
@@ -107,8 +85,8 @@ int views_switch(struct store_reader *rd, const struct views_opts *o, const char
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *pname = (const char *)sqlite3_column_text(st, 2);
-		json_t *p = json_pack("{s:o,s:o,s:o,s:o}", "id", col_text(st, 0), "device", col_text(st, 1),
-				      "port", col_text(st, 2), "state", col_text(st, 3));
+		json_t *p = json_pack("{s:o,s:o,s:o,s:o}", "id", store_col_text(st, 0), "device", store_col_text(st, 1),
+				      "port", store_col_text(st, 2), "state", store_col_text(st, 3));
 		json_t *q = json_array(), *it;
 		size_t i;
 
@@ -117,8 +95,8 @@ int views_switch(struct store_reader *rd, const struct views_opts *o, const char
 							     : json_integer(sqlite3_column_int64(st, 4)));
 		json_object_set_new(p, "peer", sqlite3_column_type(st, 5) == SQLITE_NULL
 						       ? json_null()
-						       : json_pack("{s:o,s:o}", "system", col_text(st, 5),
-								   "port", col_text(st, 6)));
+						       : json_pack("{s:o,s:o}", "system", store_col_text(st, 5),
+								   "port", store_col_text(st, 6)));
 		json_array_foreach(pfc, i, it)
 			if (!strcmp(json_string_value(json_object_get(it, "port")) ?: "", pname))
 				json_object_set(p, "pfc", json_object_get(it, "values"));
@@ -305,9 +283,9 @@ int views_topology(struct store_reader *rd, const struct views_opts *o, json_t *
 		return -ENOMEM;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		json_array_append_new(nodes, json_pack("{s:o,s:o,s:s,s:I,s:I}", "id", col_text(st, 0),
-						       "role", col_text(st, 1), "status",
-						       status_of(o, sqlite3_column_int64(st, 2),
+		json_array_append_new(nodes, json_pack("{s:o,s:o,s:s,s:I,s:I}", "id", store_col_text(st, 0),
+						       "role", store_col_text(st, 1), "status",
+						       views_agent_status(o, sqlite3_column_int64(st, 2),
 								 sqlite3_column_int64(st, 3)),
 						       "ports", (json_int_t)sqlite3_column_int64(st, 4),
 						       "ports_up", (json_int_t)sqlite3_column_int64(st, 5)));

@@ -9,30 +9,7 @@
 #include "lib/jsonutil.h"
 #include "lib/timeutil.h"
 
-static json_t *time_json(int64_t ns)
-{
-	char buf[40];
-
-	if (ns <= 0)
-		return json_null();
-	return json_string(tu_format_rfc3339(ns, buf, sizeof(buf)));
-}
-
-static json_t *col_text(sqlite3_stmt *st, int i)
-{
-	const char *s = (const char *)sqlite3_column_text(st, i);
-
-	return s ? json_string(s) : json_null();
-}
-
-static json_t *col_int_or_null(sqlite3_stmt *st, int i)
-{
-	return sqlite3_column_type(st, i) == SQLITE_NULL ? json_null()
-							 : json_integer(sqlite3_column_int64(st, i));
-}
-
-static const char *agent_status(const struct views_opts *o, int64_t last_seen_ns,
-				int64_t interval_ms)
+const char *views_agent_status(const struct views_opts *o, int64_t last_seen_ns, int64_t interval_ms)
 {
 	int64_t limit = o->stale_intervals * interval_ms * NSEC_PER_MSEC;
 
@@ -57,19 +34,19 @@ static json_t *agent_row(sqlite3_stmt *st, const struct views_opts *o)
 
 	if (!a)
 		return NULL;
-	js_set(a, "id", col_text(st, 0));
-	js_set(a, "role", col_text(st, 1));
-	js_set(a, "hostname", col_text(st, 2));
-	js_set(a, "version", col_text(st, 3));
-	js_set(a, "backend", col_text(st, 4));
-	js_set(a, "boot_id", col_text(st, 5));
-	js_set(a, "host_boot_id", col_text(st, 6));
+	js_set(a, "id", store_col_text(st, 0));
+	js_set(a, "role", store_col_text(st, 1));
+	js_set(a, "hostname", store_col_text(st, 2));
+	js_set(a, "version", store_col_text(st, 3));
+	js_set(a, "backend", store_col_text(st, 4));
+	js_set(a, "boot_id", store_col_text(st, 5));
+	js_set(a, "host_boot_id", store_col_text(st, 6));
 	js_set(a, "seq", json_integer(sqlite3_column_int64(st, 7)));
 	js_set(a, "interval_ms", json_integer(sqlite3_column_int64(st, 8)));
-	js_set(a, "first_seen", time_json(sqlite3_column_int64(st, 9)));
-	js_set(a, "last_seen", time_json(sqlite3_column_int64(st, 10)));
-	js_set(a, "last_report", time_json(sqlite3_column_int64(st, 11)));
-	js_set(a, "status", json_string(agent_status(o, sqlite3_column_int64(st, 10),
+	js_set(a, "first_seen", store_time_json(sqlite3_column_int64(st, 9)));
+	js_set(a, "last_seen", store_time_json(sqlite3_column_int64(st, 10)));
+	js_set(a, "last_report", store_time_json(sqlite3_column_int64(st, 11)));
+	js_set(a, "status", json_string(views_agent_status(o, sqlite3_column_int64(st, 10),
 						     sqlite3_column_int64(st, 8))));
 	js_set(a, "reports", json_integer(sqlite3_column_int64(st, 12)));
 	js_set(a, "samples", json_integer(sqlite3_column_int64(st, 13)));
@@ -145,10 +122,10 @@ int views_agent_counts(struct store_reader *rd, const struct views_opts *o, int6
 
 static json_t *host_row(sqlite3_stmt *st, const struct views_opts *o)
 {
-	return json_pack("{s:o,s:o,s:o,s:s,s:o,s:I,s:I,s:I}", "id", col_text(st, 0), "hostname",
-			 col_text(st, 1), "agent_version", col_text(st, 2), "status",
-			 agent_status(o, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4)),
-			 "last_seen", time_json(sqlite3_column_int64(st, 3)), "devices",
+	return json_pack("{s:o,s:o,s:o,s:s,s:o,s:I,s:I,s:I}", "id", store_col_text(st, 0), "hostname",
+			 store_col_text(st, 1), "agent_version", store_col_text(st, 2), "status",
+			 views_agent_status(o, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4)),
+			 "last_seen", store_time_json(sqlite3_column_int64(st, 3)), "devices",
 			 (json_int_t)sqlite3_column_int64(st, 5), "ports",
 			 (json_int_t)sqlite3_column_int64(st, 6), "ports_up",
 			 (json_int_t)sqlite3_column_int64(st, 7));
@@ -188,12 +165,12 @@ static json_t *port_row(sqlite3_stmt *st)
 	int64_t seen = present ? sqlite3_column_int64(st, 12) : sqlite3_column_int64(st, 11);
 
 	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:o,s:o}", "id",
-			 col_text(st, 0), "host", col_text(st, 1), "device", col_text(st, 2),
-			 "port", col_text(st, 3), "netdev", col_text(st, 4), "state",
-			 col_text(st, 5), "speed_mbps", col_int_or_null(st, 6), "mtu",
-			 col_int_or_null(st, 7), "link_layer", col_text(st, 8), "present", present,
-			 "first_seen", time_json(sqlite3_column_int64(st, 10)), "last_seen",
-			 time_json(seen));
+			 store_col_text(st, 0), "host", store_col_text(st, 1), "device", store_col_text(st, 2),
+			 "port", store_col_text(st, 3), "netdev", store_col_text(st, 4), "state",
+			 store_col_text(st, 5), "speed_mbps", store_col_int_or_null(st, 6), "mtu",
+			 store_col_int_or_null(st, 7), "link_layer", store_col_text(st, 8), "present", present,
+			 "first_seen", store_time_json(sqlite3_column_int64(st, 10)), "last_seen",
+			 store_time_json(seen));
 }
 
 static int ports_of(struct store_reader *rd, const struct port_filter *f, json_t **ret,
@@ -290,9 +267,9 @@ int views_host(struct store_reader *rd, const struct views_opts *o, const char *
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *name = (const char *)sqlite3_column_text(st, 0);
 		json_t *dp = json_array(), *port;
-		json_t *d = json_pack("{s:o,s:o,s:o,s:o,s:o,s:b}", "name", col_text(st, 0), "kind",
-				      col_text(st, 1), "driver", col_text(st, 2), "fw_version",
-				      col_text(st, 3), "node_guid", col_text(st, 4), "present",
+		json_t *d = json_pack("{s:o,s:o,s:o,s:o,s:o,s:b}", "name", store_col_text(st, 0), "kind",
+				      store_col_text(st, 1), "driver", store_col_text(st, 2), "fw_version",
+				      store_col_text(st, 3), "node_guid", store_col_text(st, 4), "present",
 				      sqlite3_column_int(st, 5));
 
 		json_array_foreach(ports, i, port)
@@ -435,7 +412,7 @@ int views_port(struct store_reader *rd, const struct views_opts *o, const struct
 			     latest_entry, &l);
 	}
 	sqlite3_reset(st);
-	js_set(port, "sampled_at", time_json(l.t_ns));
+	js_set(port, "sampled_at", store_time_json(l.t_ns));
 	js_set(port, "counters", l.items);
 	l.items = NULL;
 	*ret = port;
@@ -725,8 +702,8 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 			       reg_scope_name(s->rc->scope), "points", s->points);
 		json_array_append_new(series, js);
 	}
-	doc = json_pack("{s:s,s:o,s:o,s:o,s:o}", "port", key, "from", time_json(q->from_ns), "to",
-			time_json(q->to_ns), "step_s",
+	doc = json_pack("{s:s,s:o,s:o,s:o,s:o}", "port", key, "from", store_time_json(q->from_ns), "to",
+			store_time_json(q->to_ns), "step_s",
 			q->step_ns ? json_real((double)q->step_ns / 1e9) : json_null(), "series",
 			series);
 	series = NULL;
@@ -757,7 +734,7 @@ int views_agent_metrics(struct store_reader *rd, const struct views_opts *o, str
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		buf_printf(out, "rocefab_agent_up{agent=\"%s\",role=\"%s\"} %d\n",
 			   (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
-			   strcmp(agent_status(o, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3)),
+			   strcmp(views_agent_status(o, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3)),
 				  "ok") == 0);
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)

@@ -19,6 +19,8 @@ struct views_opts {
 	int64_t stale_intervals; /* an agent that missed this many intervals is "stale" */
 };
 
+/* "stale" when the agent missed o->stale_intervals of its intervals, else "ok". */
+const char *views_agent_status(const struct views_opts *o, int64_t last_seen_ns, int64_t interval_ms);
 int views_agents(struct store_reader *rd, const struct views_opts *o, const char *id,
 		 json_t **ret, struct rf_err *e);
 int views_hosts(struct store_reader *rd, const struct views_opts *o, json_t **ret,
