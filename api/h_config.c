@@ -18,37 +18,6 @@
 #define MAX_TARGETS 10000
 #define MAX_REASON 512
 
-static struct views_opts opts_of(struct api_req *req)
-{
-	return (struct views_opts){ .now_ns = tu_now_ns(),
-				    .stale_intervals = api_conf(req)->stale_intervals };
-}
-
-static int with_reader(struct api_req *req, struct store_reader **ret)
-{
-	struct rf_err e = { 0 };
-
-	*ret = store_reader_get(api_deps(req)->store);
-	if (*ret)
-		return 0;
-	rf_err_set(&e, -EAGAIN, "STORE_UNAVAILABLE", NULL, "cannot read the database now");
-	return api_reply_problem(req, 503, &e) < 0 ? -1 : 1;
-}
-
-static int finish(struct api_req *req, struct store_reader *rd, int r, json_t *doc,
-		  struct rf_err *e, unsigned status)
-{
-	if (rd)
-		store_reader_put(api_deps(req)->store, rd);
-	if (r < 0) {
-		json_decref(doc);
-		if (!e->err)
-			rf_err_set(e, r, NULL, NULL, "%s", strerror(-r));
-		return api_reply_problem(req, 0, e);
-	}
-	return api_reply_json(req, status, doc);
-}
-
 /* --- switches, links, topology ------------------------------------------------------------------- */
 
 typedef int (*topo_fn)(struct store_reader *rd, const struct views_opts *o, json_t **ret,
@@ -56,16 +25,16 @@ typedef int (*topo_fn)(struct store_reader *rd, const struct views_opts *o, json
 
 static int run_topo(struct api_req *req, topo_fn fn)
 {
-	struct views_opts o = opts_of(req);
+	struct views_opts o = api_views_opts(req);
 	struct store_reader *rd;
 	struct rf_err e = { 0 };
 	json_t *doc = NULL;
 	int r;
 
-	if ((r = with_reader(req, &rd)))
+	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
 	r = fn(rd, &o, &doc, &e);
-	return finish(req, rd, r, doc, &e, 200);
+	return api_finish(req, rd, r, doc, &e, 200);
 }
 
 int h_switches(struct api_req *req)
@@ -85,16 +54,16 @@ int h_topology(struct api_req *req)
 
 int h_switch(struct api_req *req)
 {
-	struct views_opts o = opts_of(req);
+	struct views_opts o = api_views_opts(req);
 	struct store_reader *rd;
 	struct rf_err e = { 0 };
 	json_t *doc = NULL;
 	int r;
 
-	if ((r = with_reader(req, &rd)))
+	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
 	r = views_switch(rd, &o, req->match.params[0], &doc, &e);
-	return finish(req, rd, r, doc, &e, 200);
+	return api_finish(req, rd, r, doc, &e, 200);
 }
 
 int h_params(struct api_req *req)
@@ -251,7 +220,7 @@ static int create_and_reply(struct api_req *req, enum change_kind kind, json_t *
 			   NULL, "the change could not be stored (%s); nothing was changed", strerror(-r));
 		return api_reply_problem(req, 503, &e);
 	}
-	if ((r = with_reader(req, &rd)))
+	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
 	f.batch = batch;
 	r = changes_list(rd, &f, &doc, &e);
@@ -267,7 +236,7 @@ static int create_and_reply(struct api_req *req, enum change_kind kind, json_t *
 		doc = json_pack("{s:I,s:I,s:o}", "batch", (json_int_t)batch, "count",
 				(json_int_t)json_array_size(rev), "changes", rev);
 	}
-	return finish(req, rd, r, doc, &e, 202);
+	return api_finish(req, rd, r, doc, &e, 202);
 }
 
 /* The object's page: its values as last reported and its recent changes. */
@@ -290,12 +259,12 @@ static int object_reply(struct api_req *req, struct store_reader *rd, const char
 	r = changes_list(rd, &f, &changes, &e);
 	if (r < 0) {
 		json_decref(entries);
-		return finish(req, rd, r, NULL, &e, 200);
+		return api_finish(req, rd, r, NULL, &e, 200);
 	}
 	doc = json_pack("{s:s,s:s,s:o,s:O}", "agent", agent, "kind", change_kind_name(kind),
 			"items", entries, "changes", json_object_get(changes, "items"));
 	json_decref(changes);
-	return finish(req, rd, 0, doc, &e, 200);
+	return api_finish(req, rd, 0, doc, &e, 200);
 }
 
 /* Resolves the single-object endpoints: the agent (with its role) and its entries. */
@@ -365,7 +334,7 @@ static int config_endpoint(struct api_req *req, const char *role, enum change_ki
 		json_object_del(params, "device");
 		json_object_del(params, "port");
 	}
-	if ((r = with_reader(req, &rd))) {
+	if ((r = api_reader(req, &rd))) {
 		json_decref(params);
 		free(reason);
 		return r < 0 ? r : 0;
@@ -379,7 +348,7 @@ static int config_endpoint(struct api_req *req, const char *role, enum change_ki
 		json_decref(params);
 		free(reason);
 		if (r < 0)
-			return finish(req, rd, r, NULL, &e, 200);
+			return api_finish(req, rd, r, NULL, &e, 200);
 		return object_reply(req, rd, req->match.params[0], kind, entries);
 	}
 	/* PUT: validate against every target before storing anything */
@@ -410,7 +379,7 @@ out:
 	json_decref(params);
 	targets_free(t, n);
 	free(reason);
-	return finish(req, rd, r, NULL, &e, 200);
+	return api_finish(req, rd, r, NULL, &e, 200);
 }
 
 int h_host_dcqcn(struct api_req *req)
@@ -497,10 +466,10 @@ int h_changes(struct api_req *req)
 		}
 		f.limit = (unsigned)l;
 	}
-	if ((r = with_reader(req, &rd)))
+	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
 	r = changes_list(rd, &f, &doc, &e);
-	return finish(req, rd, r, doc, &e, 200);
+	return api_finish(req, rd, r, doc, &e, 200);
 }
 
 int h_change(struct api_req *req)
@@ -516,10 +485,10 @@ int h_change(struct api_req *req)
 		rf_err_set(&e, -ENOENT, "UNKNOWN_CHANGE", NULL, "no change '%s'", req->match.params[0]);
 		return api_reply_problem(req, 404, &e);
 	}
-	if ((r = with_reader(req, &rd)))
+	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
 	r = changes_get(rd, id, &doc, &e);
-	return finish(req, rd, r, doc, &e, 200);
+	return api_finish(req, rd, r, doc, &e, 200);
 }
 
 /* POST /api/v1/changes: {"kind", "select": {...}, "params": {...}, "reason"} */
@@ -621,11 +590,10 @@ int h_changes_bulk(struct api_req *req)
 			   "%s is set on %s", change_kind_name(kind), kind == CHANGE_DCQCN ? "hosts" : "switches");
 		goto out;
 	}
-	if (!(rd = store_reader_get(api_deps(req)->store))) {
+	if ((r = api_reader(req, &rd))) {
 		json_decref(doc);
 		free(reason);
-		rf_err_set(&e, -EAGAIN, "STORE_UNAVAILABLE", NULL, "cannot read the database now");
-		return api_reply_problem(req, 503, &e);
+		return r < 0 ? r : 0;
 	}
 	if (!(st = store_reader_stmt(rd, sql))) {
 		r = -ENOMEM;
@@ -752,5 +720,5 @@ out:
 	json_decref(errors);
 	targets_free(t, n);
 	free(reason);
-	return finish(req, rd, r, NULL, &e, 200);
+	return api_finish(req, rd, r, NULL, &e, 200);
 }

@@ -14,17 +14,14 @@ typedef int (*view_fn)(struct api_req *req, struct store_reader *rd, const struc
 static int run_view(struct api_req *req, view_fn fn, bool cached)
 {
 	const struct api_deps *d = api_deps(req);
-	struct views_opts o = { .now_ns = tu_now_ns(),
-				.stale_intervals = api_conf(req)->stale_intervals };
-	struct store_reader *rd = store_reader_get(d->store);
+	struct views_opts o = api_views_opts(req);
+	struct store_reader *rd;
 	struct rf_err e = { 0 };
 	json_t *doc = NULL;
 	int r;
 
-	if (!rd) {
-		rf_err_set(&e, -EAGAIN, "STORE_UNAVAILABLE", NULL, "cannot read the database now");
-		return api_reply_problem(req, 503, &e);
-	}
+	if ((r = api_reader(req, &rd)))
+		return r < 0 ? r : 0;
 	r = fn(req, rd, &o, &doc, &e);
 	store_reader_put(d->store, rd);
 	if (r < 0) {

@@ -10,12 +10,6 @@
 #include "lib/jsonutil.h"
 #include "lib/timeutil.h"
 
-static void views_opts_of(struct api_req *req, struct views_opts *o)
-{
-	o->now_ns = tu_now_ns();
-	o->stale_intervals = api_conf(req)->stale_intervals;
-}
-
 int h_health(struct api_req *req)
 {
 	const struct api_deps *d = api_deps(req);
@@ -27,7 +21,7 @@ int h_health(struct api_req *req)
 	bool db_ok;
 	json_t *doc;
 
-	views_opts_of(req, &o);
+	o = api_views_opts(req);
 	store_get_stats(d->store, &ss);
 	ingest_get_stats(d->ingest, &is);
 	db_ok = rd && views_agent_counts(rd, &o, &total, &stale) == 0;
@@ -77,7 +71,7 @@ int h_metrics(struct api_req *req)
 	char *text;
 	size_t len;
 
-	views_opts_of(req, &o);
+	o = api_views_opts(req);
 	if (rd)
 		views_agent_counts(rd, &o, &total, &stale);
 	store_get_stats(d->store, &ss);

@@ -6,29 +6,6 @@
 #include "daemon/pingmesh.h"
 #include "lib/timeutil.h"
 
-static int reader(struct api_req *req, struct store_reader **ret)
-{
-	struct rf_err e = { 0 };
-
-	*ret = store_reader_get(api_deps(req)->store);
-	if (*ret)
-		return 0;
-	rf_err_set(&e, -EAGAIN, "STORE_UNAVAILABLE", NULL, "cannot read the database now");
-	return api_reply_problem(req, 503, &e) < 0 ? -1 : 1;
-}
-
-static int done(struct api_req *req, struct store_reader *rd, int r, json_t *doc, struct rf_err *e)
-{
-	store_reader_put(api_deps(req)->store, rd);
-	if (r < 0) {
-		json_decref(doc);
-		if (!e->err)
-			rf_err_set(e, r, NULL, NULL, "%s", strerror(-r));
-		return api_reply_problem(req, 0, e);
-	}
-	return api_reply_json(req, 200, doc);
-}
-
 int h_probes_matrix(struct api_req *req)
 {
 	const char *w = api_arg(req, "window");
@@ -42,10 +19,10 @@ int h_probes_matrix(struct api_req *req)
 		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "window", "'%s': a duration from 1s to 1d", w);
 		return api_reply_problem(req, 400, &e);
 	}
-	if ((r = reader(req, &rd)))
+	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
 	r = pingmesh_matrix(rd, tu_now_ns(), window, &doc, &e);
-	return done(req, rd, r, doc, &e);
+	return api_finish(req, rd, r, doc, &e, 200);
 }
 
 int h_probes_results(struct api_req *req)
@@ -72,10 +49,10 @@ int h_probes_results(struct api_req *req)
 			return api_reply_problem(req, 400, &e);
 		}
 	}
-	if ((r = reader(req, &rd)))
+	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
 	r = pingmesh_results(rd, api_arg(req, "src"), api_arg(req, "dst"), t0, t1, (unsigned)lim, &doc, &e);
-	return done(req, rd, r, doc, &e);
+	return api_finish(req, rd, r, doc, &e, 200);
 }
 
 int h_probes_config(struct api_req *req)
@@ -87,7 +64,7 @@ int h_probes_config(struct api_req *req)
 	json_error_t je;
 	int r;
 
-	if ((r = reader(req, &rd)))
+	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
 	r = pingmesh_conf_load(rd, &c);
 	store_reader_put(api_deps(req)->store, rd);
@@ -125,8 +102,8 @@ int h_alerts(struct api_req *req)
 		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "state", "active or cleared");
 		return api_reply_problem(req, 400, &e);
 	}
-	if ((r = reader(req, &rd)))
+	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
 	r = pingmesh_alerts(rd, state, &doc, &e);
-	return done(req, rd, r, doc, &e);
+	return api_finish(req, rd, r, doc, &e, 200);
 }

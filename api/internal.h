@@ -12,6 +12,7 @@
 #include "api/router.h"
 #include "daemon/ingest.h"
 #include "daemon/tokens.h"
+#include "daemon/views.h"
 #include "lib/buf.h"
 #include "lib/err.h"
 
@@ -52,6 +53,14 @@ int api_reply_problem_ext(struct api_req *req, unsigned status, const struct rf_
 const char *api_arg(struct api_req *req, const char *name);
 const struct api_deps *api_deps(const struct api_req *req);
 const struct api_conf *api_conf(const struct api_req *req);
+/* The read-side views' options for this request (now, staleness). */
+struct views_opts api_views_opts(struct api_req *req);
+/* A reader connection in *ret (0), or a 503 problem sent (1; -1 when even that failed). */
+int api_reader(struct api_req *req, struct store_reader **ret);
+/* Puts rd back (when not NULL) and replies: doc with status, or r's problem (e filled, or
+ * strerror(-r)) when r < 0. */
+int api_finish(struct api_req *req, struct store_reader *rd, int r, json_t *doc, struct rf_err *e,
+	       unsigned status);
 /* Suspends the request until api_resume(); call before handing the request to another thread.
  * Returns false (and does not suspend) once the API drains for shutdown.  The resumed request
  * must reply through api_async_done(). */

@@ -128,6 +128,36 @@ const struct api_conf *api_conf(const struct api_req *req)
 	return &req->api->conf;
 }
 
+struct views_opts api_views_opts(struct api_req *req)
+{
+	return (struct views_opts){ .now_ns = tu_now_ns(), .stale_intervals = api_conf(req)->stale_intervals };
+}
+
+int api_reader(struct api_req *req, struct store_reader **ret)
+{
+	struct rf_err e = { 0 };
+
+	*ret = store_reader_get(api_deps(req)->store);
+	if (*ret)
+		return 0;
+	rf_err_set(&e, -EAGAIN, "STORE_UNAVAILABLE", NULL, "cannot read the database now");
+	return api_reply_problem(req, 503, &e) < 0 ? -1 : 1;
+}
+
+int api_finish(struct api_req *req, struct store_reader *rd, int r, json_t *doc, struct rf_err *e,
+	       unsigned status)
+{
+	if (rd)
+		store_reader_put(api_deps(req)->store, rd);
+	if (r < 0) {
+		json_decref(doc);
+		if (!e->err)
+			rf_err_set(e, r, NULL, NULL, "%s", strerror(-r));
+		return api_reply_problem(req, 0, e);
+	}
+	return api_reply_json(req, status, doc);
+}
+
 const char *api_url(const struct api *a)
 {
 	return a->url;
