@@ -184,16 +184,18 @@ static void setup_session(struct pv_ctx *p, struct pv_session *s, enum probe_op 
 	fk.s = s;
 }
 
+/* Runs the client loop; the samples land in samples when not NULL (iters entries). */
 static void run(struct pv_session *s, unsigned iters, int64_t timeout, size_t *n, uint64_t *errors,
-		uint64_t *data)
+		uint64_t *data, double *samples)
 {
-	double *samples = calloc(iters, sizeof(double));
+	double *v = samples ? samples : calloc(iters, sizeof(double));
 	uint32_t last = 0;
 
-	assert_int_equal(pv_client_loop(s, iters, timeout, samples, NULL, n, errors, data, &last), 0);
+	assert_int_equal(pv_client_loop(s, iters, timeout, v, NULL, n, errors, data, &last), 0);
 	for (size_t i = 0; i < *n; i++)
-		assert_true(samples[i] >= 0);
-	free(samples);
+		assert_true(v[i] >= 0);
+	if (!samples)
+		free(v);
 }
 
 static void test_probe_loop_errors(void **state)
@@ -216,7 +218,7 @@ static void test_probe_loop_errors(void **state)
 	/* all good: every probe a sample */
 	setup_session(&p, &s, PROBE_WRITE, 64);
 	memset(errors, 0, sizeof(errors));
-	run(&s, 100, NSEC_PER_SEC, &n, errors, &data);
+	run(&s, 100, NSEC_PER_SEC, &n, errors, &data, NULL);
 	assert_int_equal(n, 100);
 	for (int i = 0; i < PE_NERRS; i++)
 		assert_int_equal(errors[i], 0);
@@ -228,7 +230,7 @@ static void test_probe_loop_errors(void **state)
 		fk.at = 10;
 		fk.status = cases[c].st;
 		memset(errors, 0, sizeof(errors));
-		run(&s, 100, NSEC_PER_SEC, &n, errors, &data);
+		run(&s, 100, NSEC_PER_SEC, &n, errors, &data, NULL);
 		assert_int_equal(n, 10);
 		assert_int_equal(errors[cases[c].want], 1);
 		free(p.pool);
@@ -241,7 +243,7 @@ static void test_probe_loop_errors(void **state)
 	{
 		int64_t t0 = tu_mono_ns();
 
-		run(&s, 100, 50 * NSEC_PER_MSEC, &n, errors, &data);
+		run(&s, 100, 50 * NSEC_PER_MSEC, &n, errors, &data, NULL);
 		assert_true(tu_mono_ns() - t0 < 2 * NSEC_PER_SEC);
 	}
 	assert_int_equal(n, 5);
@@ -254,14 +256,14 @@ static void test_probe_loop_errors(void **state)
 	fk.mode = FAKE_POST_FAILS_AT;
 	fk.at = 3;
 	memset(errors, 0, sizeof(errors));
-	run(&s, 100, NSEC_PER_SEC, &n, errors, &data);
+	run(&s, 100, NSEC_PER_SEC, &n, errors, &data, NULL);
 	assert_int_equal(n, 3);
 	assert_int_equal(errors[PE_LOCAL], 1);
 	free(p.pool);
 	/* atomics: the old values are checked */
 	setup_session(&p, &s, PROBE_FAA, 8);
 	memset(errors, 0, sizeof(errors));
-	run(&s, 50, NSEC_PER_SEC, &n, errors, &data);
+	run(&s, 50, NSEC_PER_SEC, &n, errors, &data, NULL);
 	assert_int_equal(n, 50);
 	assert_int_equal(data, 0);
 	free(p.pool);
@@ -270,7 +272,7 @@ static void test_probe_loop_errors(void **state)
 	fk.mode = FAKE_UD_DROP_AT;
 	fk.at = 7;
 	memset(errors, 0, sizeof(errors));
-	run(&s, 20, 20 * NSEC_PER_MSEC, &n, errors, &data);
+	run(&s, 20, 20 * NSEC_PER_MSEC, &n, errors, &data, NULL);
 	assert_int_equal(n, 19);
 	assert_int_equal(errors[PE_TIMEOUT], 1);
 	assert_int_equal(data, 0);
@@ -413,13 +415,12 @@ static void test_ctl_deadlines(void **state)
 
 /* --- the NIC clock ------------------------------------------------------------------------------- */
 
-static void run_samples(struct pv_session *s, unsigned iters, double *samples, size_t *n)
+/* The session's device has a NIC clock of 1 GHz and mask's width. */
+static void nic_clock_on(struct pv_ctx *p, uint64_t mask)
 {
-	uint64_t errors[PE_NERRS] = { 0 }, data = 0;
-	uint32_t last = 0;
-
-	assert_int_equal(pv_client_loop(s, iters, NSEC_PER_SEC, samples, NULL, n, errors, &data, &last), 0);
-	assert_int_equal(data, 0);
+	p->clock_khz = 1000000;
+	p->clock_mask = mask;
+	p->nic_clock = true;
 }
 
 static void test_nic_clock(void **state)
@@ -427,18 +428,19 @@ static void test_nic_clock(void **state)
 	struct pv_ctx p;
 	struct pv_session s;
 	double samples[64];
+	uint64_t errors[PE_NERRS], data;
 	size_t n;
 
 	(void)state;
 	/* a 1 GHz NIC clock of 48 bits that wraps during the run; each completion 500 ns after
 	 * its post: every sample is exactly 0.5 us, whatever the host's own timing was */
 	setup_session(&p, &s, PROBE_WRITE, 64);
-	p.clock_khz = 1000000;
-	p.clock_mask = (UINT64_C(1) << 48) - 1;
-	p.nic_clock = true;
+	nic_clock_on(&p, (UINT64_C(1) << 48) - 1);
 	fk.clock = p.clock_mask - 20 * 500;
 	fk.lat = 500;
-	run_samples(&s, 64, samples, &n);
+	memset(errors, 0, sizeof(errors));
+	run(&s, 64, NSEC_PER_SEC, &n, errors, &data, samples);
+	assert_int_equal(data, 0);
 	assert_int_equal(n, 64);
 	assert_int_equal(s.nic_samples, 64);
 	assert_int_equal(s.clock_fallbacks, 0);
@@ -447,11 +449,11 @@ static void test_nic_clock(void **state)
 	free(p.pool);
 	/* UD: from the post to the echo's arrival (two lat) */
 	setup_session(&p, &s, PROBE_UD, 64);
-	p.clock_khz = 1000000;
-	p.clock_mask = UINT64_MAX;
-	p.nic_clock = true;
+	nic_clock_on(&p, UINT64_MAX);
 	fk.lat = 400;
-	run_samples(&s, 16, samples, &n);
+	memset(errors, 0, sizeof(errors));
+	run(&s, 16, NSEC_PER_SEC, &n, errors, &data, samples);
+	assert_int_equal(data, 0);
 	assert_int_equal(n, 16);
 	assert_int_equal(s.nic_samples, 16);
 	for (size_t i = 0; i < n; i++)
@@ -460,12 +462,12 @@ static void test_nic_clock(void **state)
 	/* timestamps that cannot be (before the post: a clock in another mode): the CPU's
 	 * measure, counted, never a negative or wrapped-around sample */
 	setup_session(&p, &s, PROBE_SEND, 64);
-	p.clock_khz = 1000000;
-	p.clock_mask = (UINT64_C(1) << 48) - 1;
-	p.nic_clock = true;
+	nic_clock_on(&p, (UINT64_C(1) << 48) - 1);
 	fk.lat = 100;
 	fk.skew = -1000;
-	run_samples(&s, 32, samples, &n);
+	memset(errors, 0, sizeof(errors));
+	run(&s, 32, NSEC_PER_SEC, &n, errors, &data, samples);
+	assert_int_equal(data, 0);
 	assert_int_equal(n, 32);
 	assert_int_equal(s.nic_samples, 0);
 	assert_int_equal(s.clock_fallbacks, 32);
@@ -474,17 +476,12 @@ static void test_nic_clock(void **state)
 	free(p.pool);
 	/* the clock disappears mid-run: a local error, the rest lost (not timed another way) */
 	setup_session(&p, &s, PROBE_WRITE, 64);
-	p.clock_khz = 1000000;
-	p.nic_clock = true;
+	nic_clock_on(&p, 0);
 	fk.no_clock = true;
-	{
-		uint64_t errors[PE_NERRS] = { 0 }, data = 0;
-		uint32_t last = 0;
-
-		assert_int_equal(pv_client_loop(&s, 8, NSEC_PER_SEC, samples, NULL, &n, errors, &data, &last), 0);
-		assert_int_equal(n, 0);
-		assert_int_equal(errors[PE_LOCAL], 1);
-	}
+	memset(errors, 0, sizeof(errors));
+	run(&s, 8, NSEC_PER_SEC, &n, errors, &data, samples);
+	assert_int_equal(n, 0);
+	assert_int_equal(errors[PE_LOCAL], 1);
 	free(p.pool);
 	/* pv_clock_check: a clock that runs at the rate the device says passes; one read in other
 	 * units (a real-time clock in ns taken for 156.25 MHz cycles) does not; no clock, no */
