@@ -542,15 +542,28 @@ def test_agent_cut_off_by_a_namespace_link_spools_and_catches_up(world, two_name
     subprocess.run(["ip", "-n", a, "link", "set", "rfa", "up"], check=True)
     wait_for(lambda: agent_doc()["spool"]["queued_reports"] == 0 and agent_doc()["seq"] > cut + spooled, 20,
              interval=0.2, what="the spool drained")
+    # The agent keeps reporting; stop it so the daemon's view and the database can be compared
+    # without a report landing in between (CI once read 51 samples against 50 reports that way).
+    assert agent.stop() == 0, agent.output()[-2000:]
+
+    def stored_samples():
+        conn = sqlite3.connect(db)
+        try:
+            return conn.execute("SELECT count(*) FROM samples s JOIN ports p ON p.id = s.port_id "
+                                "WHERE p.key = 'h5:nic0:1'").fetchone()[0]
+        finally:
+            conn.close()
+
+    # every report of this boot is stored exactly once: seq 1..N, N reports, none dropped, and
+    # one sample row per report (a duplicate would leave more rows than reports for good)
     doc = agent_doc()
-    # every report of this boot is stored exactly once: seq 1..N, N reports, none dropped
     assert doc["reports"] == doc["seq"], doc
     assert doc["spool"]["dropped_reports"] == 0
-    conn = sqlite3.connect(db)
-    n = conn.execute("SELECT count(*) FROM samples s JOIN ports p ON p.id = s.port_id "
-                     "WHERE p.key = 'h5:nic0:1'").fetchone()[0]
-    conn.close()
-    assert n == doc["reports"], (n, doc["reports"])
+    try:
+        wait_for(lambda: stored_samples() == agent_doc()["reports"], 5, interval=0.1,
+                 what="one sample row per report")
+    except AssertionError:
+        raise AssertionError(f"{stored_samples()} sample rows for {agent_doc()['reports']} reports")
 
 
 # --- liveness ------------------------------------------------------------------------------------
