@@ -152,14 +152,45 @@ static json_t *result_json(const char *target, unsigned label, const char *op, u
 	return o;
 }
 
-/* One target of a round: its results appended to out. */
-static void probe_target(struct lprobe *lp, json_t *plan, const char *target, const char *ep, json_t *out)
+/* What the plan asks of one op at one size, into cc: the engine's op, the size, the paths (RC
+ * QPs with their own flow labels; UD and sockets have one; at most the plan's 16) and the
+ * iterations over all of them (the plan's count is per path, as in the simulator). */
+static int plan_shape(json_t *plan, const char *opname, json_int_t size, struct probe_client_conf *cc)
 {
-	const char *opname = json_string_value(json_array_get(json_object_get(plan, "ops"), 0)) ?: "write";
-	json_int_t size = json_integer_value(json_array_get(json_object_get(plan, "sizes"), 0));
 	json_int_t iters = json_integer_value(json_object_get(plan, "iterations"));
 	json_int_t paths = json_integer_value(json_object_get(plan, "paths"));
 	double tmo_us = json_number_value(json_object_get(plan, "timeout_us"));
+
+	if (probe_op_parse(opname, &cc->op) < 0)
+		return -EINVAL;
+	cc->size = size >= PROBE_MIN_SIZE && size <= PROBE_MAX_SIZE ? (unsigned)size : 64;
+	if (probe_op_is_verbs(cc->op) && cc->op != PROBE_UD && paths > 1 && paths <= 16)
+		cc->paths = (unsigned)paths;
+	else
+		cc->paths = 1;
+	cc->iters = (iters > 0 && iters <= 10000 ? (unsigned)iters : 10) * cc->paths;
+	cc->timeout_ns = (int64_t)(tmo_us * 1000);
+	if (cc->timeout_ns < (probe_op_is_verbs(cc->op) ? MIN_VERBS_TIMEOUT : MIN_SOCK_TIMEOUT))
+		cc->timeout_ns = probe_op_is_verbs(cc->op) ? MIN_VERBS_TIMEOUT : MIN_SOCK_TIMEOUT;
+	return 0;
+}
+
+/* Every probe of one op and size to a target counted lost (a dead host, or no way there). */
+static void all_lost(const char *target, const char *opname, const struct probe_client_conf *cc, json_t *out)
+{
+	struct probe_stats st = { .n = cc->iters };
+
+	for (unsigned l = 0; l < cc->paths; l++)
+		json_array_append_new(out, result_json(target, l, opname, cc->size, &st));
+}
+
+/* One target of a round with one op at one size: its results appended to out.  When the
+ * peer cannot be reached, all its probes are lost and -EHOSTUNREACH is returned; the rest of
+ * the target's ops and sizes are then lost without trying (unreachable set), each try would
+ * wait for the control channel's timeout again. */
+static int probe_target(struct lprobe *lp, json_t *plan, const char *target, const char *ep,
+			const char *opname, json_int_t size, bool unreachable, json_t *out)
+{
 	struct probe_client_conf cc = { .device = lp->device, .gid_index = -1, .ctl_timeout_ns = CTL_TIMEOUT };
 	struct probe_result r;
 	struct rf_err e = { 0 };
@@ -168,38 +199,28 @@ static void probe_target(struct lprobe *lp, json_t *plan, const char *target, co
 
 	if (split_endpoint(ep, host, sizeof(host), &port) < 0) {
 		log_warning("probe", "%s: '%s' is not ADDRESS:PORT; not probed", target, ep);
-		return;
+		return -EINVAL;
 	}
-	if (probe_op_parse(opname, &cc.op) < 0) {
-		log_warning("probe", "the plan's operation '%s' is unknown; no probes", opname);
-		return;
+	if (plan_shape(plan, opname, size, &cc) < 0) {
+		log_warning("probe", "the plan's operation '%s' is unknown; not probed", opname);
+		return -EINVAL;
+	}
+	if (unreachable) {
+		all_lost(target, opname, &cc, out);
+		return -EHOSTUNREACH;
 	}
 	cc.host = host;
 	cc.port = port;
-	cc.size = size >= PROBE_MIN_SIZE && size <= PROBE_MAX_SIZE ? (unsigned)size : 64;
-	/* paths: RC QPs with their own flow labels (UD and sockets have one); at most the plan's 16.
-	 * The plan's count is per path, as in the simulator; the engine spreads iters over them. */
-	if (probe_op_is_verbs(cc.op) && cc.op != PROBE_UD && paths > 1 && paths <= 16)
-		cc.paths = (unsigned)paths;
-	else
-		cc.paths = 1;
-	cc.iters = (iters > 0 && iters <= 10000 ? (unsigned)iters : 10) * cc.paths;
-	cc.timeout_ns = (int64_t)(tmo_us * 1000);
-	if (cc.timeout_ns < (probe_op_is_verbs(cc.op) ? MIN_VERBS_TIMEOUT : MIN_SOCK_TIMEOUT))
-		cc.timeout_ns = probe_op_is_verbs(cc.op) ? MIN_VERBS_TIMEOUT : MIN_SOCK_TIMEOUT;
 	if (probe_client_run(&cc, &r, &e) < 0) {
 		if (!strcmp(e.code, "PEER_UNREACHABLE") || !strcmp(e.code, "PEER_TIMEOUT") ||
 		    !strcmp(e.code, "PEER_SILENT")) {
-			/* a dead host, or no way there: every probe of the round is lost */
-			struct probe_stats st = { .n = cc.iters };
-
-			for (unsigned l = 0; l < cc.paths; l++)
-				json_array_append_new(out, result_json(target, l, opname, cc.size, &st));
+			all_lost(target, opname, &cc, out);
 			log_debug("probe", "%s at %s: %s", target, ep, rf_err_str(&e, buf, sizeof(buf)));
-		} else {
-			log_warning("probe", "%s at %s: not probed: %s", target, ep, rf_err_str(&e, buf, sizeof(buf)));
+			return -EHOSTUNREACH;
 		}
-		return;
+		log_warning("probe", "%s at %s: %s %u B not probed: %s", target, ep, opname, cc.size,
+			    rf_err_str(&e, buf, sizeof(buf)));
+		return -EIO;
 	}
 	if (r.per_path) {
 		for (unsigned l = 0; l < r.paths; l++)
@@ -211,6 +232,7 @@ static void probe_target(struct lprobe *lp, json_t *plan, const char *target, co
 		log_warning("probe", "%s: %llu probes completed with the wrong data", target,
 			    (unsigned long long)r.st.data_errors);
 	probe_result_fini(&r);
+	return 0;
 }
 
 double lprobe_pause_ms(double cpu_ms, double wall_ms, unsigned cpu_pct)
@@ -250,9 +272,28 @@ static void *round_main(void *arg)
 			break;
 		if (!json_is_string(t) || !ep)
 			continue; /* its endpoint is not known yet */
-		probe_target(lp, lp->plan, json_string_value(t), ep, out);
+		/* every op at every size; the budget is kept after each */
+		{
+			json_t *ops = json_object_get(lp->plan, "ops"), *sizes = json_object_get(lp->plan, "sizes");
+			size_t no = json_array_size(ops) ?: 1, ns = json_array_size(sizes) ?: 1;
+			bool unreachable = false;
+
+			for (size_t oi = 0; oi < no && !lp->stop; oi++) {
+				const char *opname = json_string_value(json_array_get(ops, oi)) ?: "write";
+
+				for (size_t si = 0; si < ns && !lp->stop; si++) {
+					json_int_t size = json_integer_value(json_array_get(sizes, si));
+
+					bool tried = !unreachable;
+
+					unreachable = probe_target(lp, lp->plan, json_string_value(t), ep, opname,
+								   size, unreachable, out) == -EHOSTUNREACH;
+					if (tried)
+						keep_budget(lp, c0, t0);
+				}
+			}
+		}
 		probed++;
-		keep_budget(lp, c0, t0);
 	}
 	if (lp->stop) /* cut short: its last pause with it */
 		log_debug("probe", "round %u: stopped after %zu targets", lp->round_no, probed);

@@ -768,23 +768,34 @@ static int sim_probe_round(struct backend *b, json_t *plan, json_t **ret)
 	{
 		json_int_t paths = json_integer_value(json_object_get(plan, "paths"));
 		json_int_t count = json_integer_value(json_object_get(plan, "iterations"));
-		json_int_t size = json_integer_value(json_array_get(json_object_get(plan, "sizes"), 0));
-		json_t *op = json_array_get(json_object_get(plan, "ops"), 0);
+		json_t *ops = json_object_get(plan, "ops"), *sizes = json_object_get(plan, "sizes");
+		size_t nops = json_array_size(ops) ?: 1, nsizes = json_array_size(sizes) ?: 1;
 		double tmo = json_number_value(json_object_get(plan, "timeout_us"));
 		const char *self = json_string_value(json_object_get(sb->desc, "name"));
 
+		/* every target with every op at every size, on every path: the simulated fabric
+		 * carries a probe of that size whatever the op; the op goes with the result */
 		json_array_foreach(targets, i, t) {
 			if (!json_is_string(t) || (self && !strcmp(json_string_value(t), self)))
 				continue;
-			for (json_int_t l = 0; l < (paths > 0 ? paths : 1); l++) {
-				json_array_append_new(req, json_pack("{s:s,s:O,s:I,s:I,s:I,s:f}", "src", sb->dev,
-								     "dst", t, "size", size > 0 ? size : 64,
-								     "label", l, "count", count > 0 ? count : 10,
-								     "timeout_us", tmo > 0 ? tmo : 1000.0));
-				json_array_append_new(sb->round_meta,
-						      json_pack("{s:O,s:I,s:O,s:I}", "target", t, "label", l, "op",
-								op ? op : json_string("write"), "size",
-								size > 0 ? size : 64));
+			for (size_t oi = 0; oi < nops; oi++) {
+				const char *op = json_string_value(json_array_get(ops, oi)) ?: "write";
+
+				for (size_t si = 0; si < nsizes; si++) {
+					json_int_t size = json_integer_value(json_array_get(sizes, si));
+
+					size = size > 0 ? size : 64;
+					for (json_int_t l = 0; l < (paths > 0 ? paths : 1); l++) {
+						json_array_append_new(
+							req, json_pack("{s:s,s:O,s:I,s:I,s:I,s:f}", "src", sb->dev, "dst", t,
+								       "size", size, "label", l, "count",
+								       count > 0 ? count : 10, "timeout_us",
+								       tmo > 0 ? tmo : 1000.0));
+						json_array_append_new(sb->round_meta,
+								      json_pack("{s:O,s:I,s:s,s:I}", "target", t, "label",
+										l, "op", op, "size", size));
+					}
+				}
 			}
 		}
 	}

@@ -6,33 +6,58 @@
 #include "daemon/pingmesh.h"
 #include "lib/timeutil.h"
 
+/* ?op= and ?size=: one of the operations, 8 to 65536 bytes; absent: NULL and 0. */
+static int op_size_args(struct api_req *req, const char **op, unsigned *size, struct rf_err *e)
+{
+	const char *sz = api_arg(req, "size");
+
+	*op = api_arg(req, "op");
+	*size = 0;
+	if (*op && !pingmesh_op_valid(*op))
+		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "op", "'%s': write, read, send, cas, faa, ud, udp or tcp",
+				  *op);
+	if (sz) {
+		char *end;
+		long v = strtol(sz, &end, 10);
+
+		if (*end || end == sz || v < 8 || v > 65536)
+			return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "size", "'%s': 8 to 65536 bytes", sz);
+		*size = (unsigned)v;
+	}
+	return 0;
+}
+
 int h_probes_matrix(struct api_req *req)
 {
-	const char *w = api_arg(req, "window");
+	const char *w = api_arg(req, "window"), *op;
 	int64_t window = 30 * NSEC_PER_SEC;
 	struct store_reader *rd;
 	struct rf_err e = { 0 };
 	json_t *doc = NULL;
+	unsigned size;
 	int r;
 
 	if (w && (tu_parse_duration(w, &window) < 0 || window < NSEC_PER_SEC || window > 86400 * NSEC_PER_SEC)) {
 		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "window", "'%s': a duration from 1s to 1d", w);
 		return api_reply_problem(req, 400, &e);
 	}
+	if (op_size_args(req, &op, &size, &e) < 0)
+		return api_reply_problem(req, 400, &e);
 	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
-	r = pingmesh_matrix(rd, tu_now_ns(), window, &doc, &e);
+	r = pingmesh_matrix(rd, tu_now_ns(), window, op, size, &doc, &e);
 	return api_finish(req, rd, r, doc, &e, 200);
 }
 
 int h_probes_results(struct api_req *req)
 {
-	const char *from = api_arg(req, "from"), *to = api_arg(req, "to"), *limit = api_arg(req, "limit");
+	const char *from = api_arg(req, "from"), *to = api_arg(req, "to"), *limit = api_arg(req, "limit"), *op;
 	int64_t now = tu_now_ns(), t0 = now - 5 * 60 * NSEC_PER_SEC, t1 = now;
 	struct store_reader *rd;
 	struct rf_err e = { 0 };
 	json_t *doc = NULL;
 	long lim = 1000;
+	unsigned size;
 	int r;
 
 	if ((from && tu_parse_time(from, now, &t0) < 0) || (to && tu_parse_time(to, now, &t1) < 0)) {
@@ -49,9 +74,12 @@ int h_probes_results(struct api_req *req)
 			return api_reply_problem(req, 400, &e);
 		}
 	}
+	if (op_size_args(req, &op, &size, &e) < 0)
+		return api_reply_problem(req, 400, &e);
 	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
-	r = pingmesh_results(rd, api_arg(req, "src"), api_arg(req, "dst"), t0, t1, (unsigned)lim, &doc, &e);
+	r = pingmesh_results(rd, api_arg(req, "src"), api_arg(req, "dst"), op, size, t0, t1, (unsigned)lim, &doc,
+			     &e);
 	return api_finish(req, rd, r, doc, &e, 200);
 }
 

@@ -45,8 +45,10 @@ static void usage(FILE *f)
 		"                               may be glob patterns ('leaf*') to change many at once;\n"
 		"                               sizes take units (400KB); --reason TEXT goes to the\n"
 		"                               audit log; --wait waits for the outcome\n"
-		"  probes [--window DUR]        pingmesh: what the latency matrix points at, and its\n"
-		"                               worst pairs\n"
+		"  probes [--window DUR] [--op OP] [--size BYTES]\n"
+		"                               pingmesh: what the latency matrix points at, and its\n"
+		"                               worst pairs (of the configuration's first op and size\n"
+		"                               unless named)\n"
 		"  alerts [--state active|cleared]  faults named by the pingmesh localization\n"
 		"  changes [ID] [--state S] [--agent A]\n"
 		"                               configuration changes and their outcome (audit log)\n"
@@ -365,7 +367,8 @@ static void print_probes(json_t *d)
 	json_t **v = calloc(n + 1, sizeof(*v));
 	struct table *t = table_new(h);
 
-	printf("pingmesh over %.0f s: %zu pairs of %zu hosts\n", json_number_value(json_object_get(d, "window_s")), n,
+	printf("pingmesh over %.0f s, %s %s B: %zu pairs of %zu hosts\n",
+	       json_number_value(json_object_get(d, "window_s")), str(d, "op") ?: "?", str(d, "size") ?: "?", n,
 	       json_array_size(json_object_get(d, "hosts")));
 	printf("finding:  %s %s\n", str(f, "kind"), str(f, "subject") ?: "");
 	printf("evidence: %s\n\n", str(f, "evidence") ?: "");
@@ -524,9 +527,10 @@ int main(int argc, char **argv)
 		{ "step", required_argument, NULL, 6 },	    { "reason", required_argument, NULL, 7 },
 		{ "wait", optional_argument, NULL, 8 },	    { "agent", required_argument, NULL, 9 },
 		{ "port", required_argument, NULL, 10 },    { "window", required_argument, NULL, 6 },
+		{ "op", required_argument, NULL, 11 },	    { "size", required_argument, NULL, 12 },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *reason = NULL, *agent = NULL, *port_opt = NULL, *method = "GET";
+	const char *reason = NULL, *agent = NULL, *port_opt = NULL, *method = "GET", *op = NULL, *size = NULL;
 	double wait_s = 0;
 	json_t *body = NULL;
 	const char *server = getenv("ROCEFAB_SERVER"), *token_file = getenv("ROCEFAB_TOKEN_FILE");
@@ -591,6 +595,12 @@ int main(int argc, char **argv)
 			break;
 		case 10:
 			port_opt = optarg;
+			break;
+		case 11:
+			op = optarg;
+			break;
+		case 12:
+			size = optarg;
 			break;
 		default:
 			usage(stderr);
@@ -663,6 +673,8 @@ int main(int argc, char **argv)
 	} else if (strcmp(cmd, "probes") == 0 && optind == argc) {
 		snprintf(path, sizeof(path), "/api/v1/probes/matrix");
 		add_arg(path, sizeof(path), "window", step);
+		add_arg(path, sizeof(path), "op", op);
+		add_arg(path, sizeof(path), "size", size);
 		print = print_probes;
 	} else if (strcmp(cmd, "alerts") == 0 && optind == argc) {
 		snprintf(path, sizeof(path), "/api/v1/alerts");

@@ -15,8 +15,10 @@
 
 const struct pingmesh_conf pingmesh_defaults = {
 	.enabled = true,
-	.op = "write",
-	.size = 64,
+	.ops = { "write" },
+	.nops = 1,
+	.sizes = { 64 },
+	.nsizes = 1,
 	.count = 10,
 	.paths = 2,
 	.inter_tor = 2,
@@ -24,10 +26,28 @@ const struct pingmesh_conf pingmesh_defaults = {
 	.timeout_us = 1000,
 };
 
+static json_t *ops_json(const struct pingmesh_conf *c)
+{
+	json_t *a = json_array();
+
+	for (unsigned i = 0; i < c->nops; i++)
+		json_array_append_new(a, json_string(c->ops[i]));
+	return a;
+}
+
+static json_t *sizes_json(const struct pingmesh_conf *c)
+{
+	json_t *a = json_array();
+
+	for (unsigned i = 0; i < c->nsizes; i++)
+		json_array_append_new(a, json_integer(c->sizes[i]));
+	return a;
+}
+
 json_t *pingmesh_conf_json(const struct pingmesh_conf *c)
 {
-	return json_pack("{s:b,s:s,s:I,s:I,s:I,s:I,s:I,s:f}", "enabled", c->enabled, "op", c->op,
-			 "size", (json_int_t)c->size, "count", (json_int_t)c->count, "paths",
+	return json_pack("{s:b,s:o,s:o,s:I,s:I,s:I,s:I,s:f}", "enabled", c->enabled, "ops", ops_json(c),
+			 "sizes", sizes_json(c), "count", (json_int_t)c->count, "paths",
 			 (json_int_t)c->paths, "inter_tor", (json_int_t)c->inter_tor, "rotate_s",
 			 (json_int_t)c->rotate_s, "timeout_us", c->timeout_us);
 }
@@ -37,15 +57,79 @@ static int bad(struct rf_err *e, const char *field, const char *msg)
 	return rf_err_set(e, -EINVAL, "BAD_VALUE", field, "%s", msg);
 }
 
+static const char *const probe_ops[] = { "write", "read", "send", "cas", "faa", "ud", "udp", "tcp", NULL };
+#define OPS_TEXT "write, read, send, cas, faa, ud, udp or tcp"
+
+bool pingmesh_op_valid(const char *op)
+{
+	for (int j = 0; op && probe_ops[j]; j++)
+		if (!strcmp(op, probe_ops[j]))
+			return true;
+	return false;
+}
+
+/* "ops": a list of 1..PINGMESH_MAX_OPS distinct operations; "op": one (a shorthand). */
+static int apply_ops(struct pingmesh_conf *c, const char *k, json_t *v, struct rf_err *e)
+{
+	bool list = !strcmp(k, "ops");
+	size_t n = list ? json_array_size(v) : 1;
+
+	if (list && (!json_is_array(v) || n < 1 || n > PINGMESH_MAX_OPS))
+		return bad(e, "/ops", "a list of 1 to 4 operations (" OPS_TEXT ")");
+	for (size_t i = 0; i < n; i++) {
+		json_t *o = list ? json_array_get(v, i) : v;
+
+		if (!pingmesh_op_valid(json_string_value(o)))
+			return list ? rf_err_set(e, -EINVAL, "BAD_VALUE", "/ops", "item %zu: " OPS_TEXT, i)
+				    : bad(e, "/op", OPS_TEXT);
+		for (size_t q = 0; q < i; q++)
+			if (!strcmp(c->ops[q], json_string_value(o)))
+				return rf_err_set(e, -EINVAL, "BAD_VALUE", "/ops", "'%s' is listed twice",
+						  json_string_value(o));
+		snprintf(c->ops[i], sizeof(c->ops[i]), "%s", json_string_value(o));
+	}
+	c->nops = (unsigned)n;
+	return 0;
+}
+
+/* "sizes": a list of 1..PINGMESH_MAX_SIZES distinct message sizes; "size": one. */
+static int apply_sizes(struct pingmesh_conf *c, const char *k, json_t *v, struct rf_err *e)
+{
+	bool list = !strcmp(k, "sizes");
+	size_t n = list ? json_array_size(v) : 1;
+
+	if (list && (!json_is_array(v) || n < 1 || n > PINGMESH_MAX_SIZES))
+		return bad(e, "/sizes", "a list of 1 to 4 message sizes, 8 to 65536 bytes");
+	for (size_t i = 0; i < n; i++) {
+		json_t *o = list ? json_array_get(v, i) : v;
+		json_int_t sz = json_integer_value(o);
+
+		if (!json_is_integer(o) || sz < 8 || sz > 65536)
+			return list ? rf_err_set(e, -EINVAL, "BAD_VALUE", "/sizes", "item %zu: 8 to 65536 bytes", i)
+				    : bad(e, "/size", "8 to 65536 bytes");
+		for (size_t q = 0; q < i; q++)
+			if (c->sizes[q] == (unsigned)sz)
+				return rf_err_set(e, -EINVAL, "BAD_VALUE", "/sizes", "%lld is listed twice",
+						  (long long)sz);
+		c->sizes[i] = (unsigned)sz;
+	}
+	c->nsizes = (unsigned)n;
+	return 0;
+}
+
 int pingmesh_conf_apply(struct pingmesh_conf *out, json_t *ch, struct rf_err *e)
 {
-	static const char *const ops[] = { "write", "read", "send", "cas", "faa", "ud", "udp", "tcp", NULL };
 	struct pingmesh_conf c = *out;
 	const char *k;
 	json_t *v;
+	int r;
 
 	if (!json_is_object(ch) || !json_object_size(ch))
 		return rf_err_set(e, -EINVAL, "NO_CHANGE", NULL, "name at least one setting to change");
+	if (json_object_get(ch, "op") && json_object_get(ch, "ops"))
+		return rf_err_set(e, -EINVAL, "BAD_VALUE", "/op", "give ops (a list) or op (one), not both");
+	if (json_object_get(ch, "size") && json_object_get(ch, "sizes"))
+		return rf_err_set(e, -EINVAL, "BAD_VALUE", "/size", "give sizes (a list) or size (one), not both");
 	json_object_foreach(ch, k, v) {
 		json_int_t i = json_integer_value(v);
 
@@ -53,18 +137,12 @@ int pingmesh_conf_apply(struct pingmesh_conf *out, json_t *ch, struct rf_err *e)
 			if (!json_is_boolean(v))
 				return bad(e, "/enabled", "true or false");
 			c.enabled = json_is_true(v);
-		} else if (!strcmp(k, "op")) {
-			bool ok = false;
-
-			for (int j = 0; ops[j]; j++)
-				ok |= json_is_string(v) && !strcmp(json_string_value(v), ops[j]);
-			if (!ok)
-				return bad(e, "/op", "write, read, send, cas, faa, ud, udp or tcp");
-			snprintf(c.op, sizeof(c.op), "%s", json_string_value(v));
-		} else if (!strcmp(k, "size")) {
-			if (!json_is_integer(v) || i < 8 || i > 65536)
-				return bad(e, "/size", "8 to 65536 bytes");
-			c.size = (unsigned)i;
+		} else if (!strcmp(k, "op") || !strcmp(k, "ops")) {
+			if ((r = apply_ops(&c, k, v, e)) < 0)
+				return r;
+		} else if (!strcmp(k, "size") || !strcmp(k, "sizes")) {
+			if ((r = apply_sizes(&c, k, v, e)) < 0)
+				return r;
 		} else if (!strcmp(k, "count")) {
 			if (!json_is_integer(v) || i < 1 || i > 1000)
 				return bad(e, "/count", "1 to 1000 probes per target and round");
@@ -87,7 +165,7 @@ int pingmesh_conf_apply(struct pingmesh_conf *out, json_t *ch, struct rf_err *e)
 			c.timeout_us = json_number_value(v);
 		} else {
 			return rf_err_set(e, -EINVAL, "UNKNOWN_FIELD", NULL,
-					  "'%s' is not a pingmesh setting (enabled, op, size, count, paths, "
+					  "'%s' is not a pingmesh setting (enabled, ops, sizes, count, paths, "
 					  "inter_tor, rotate_s, timeout_us)", k);
 		}
 	}
@@ -405,8 +483,8 @@ static json_t *plan_for(const char *agent, const struct pingmesh_conf *c, int64_
 				json_object_set_new(ep, json_string_value(t), json_string(where));
 			}
 		}
-		plan = json_pack("{s:o,s:[s],s:[I],s:I,s:I,s:f}", "targets", targets, "ops", c->op, "sizes",
-				 (json_int_t)c->size, "iterations", (json_int_t)c->count, "paths",
+		plan = json_pack("{s:o,s:o,s:o,s:I,s:I,s:f}", "targets", targets, "ops", ops_json(c), "sizes",
+				 sizes_json(c), "iterations", (json_int_t)c->count, "paths",
 				 (json_int_t)c->paths, "timeout_us", c->timeout_us);
 		if (ep)
 			json_object_set_new(plan, "endpoints", ep);
@@ -518,11 +596,12 @@ static double median(double *v, unsigned n)
 	return v[(n - 1) / 2];
 }
 
-static int load_cells(struct store_reader *rd, int64_t since, struct cell **ret, size_t *ret_n)
+static int load_cells(struct store_reader *rd, int64_t since, const char *op, unsigned size, struct cell **ret,
+		      size_t *ret_n)
 {
 	static const char sql[] =
 		"SELECT src, dst, label, t_ns, n, ok, lost, p50_us, p99_us, max_us, path FROM probe_results "
-		"WHERE t_ns >= ? ORDER BY src, dst, label, t_ns";
+		"WHERE t_ns >= ? AND op = ? AND size = ? ORDER BY src, dst, label, t_ns";
 	sqlite3_stmt *st = store_reader_stmt(rd, sql);
 	struct cell *v = NULL;
 	size_t n = 0, cap = 0;
@@ -531,6 +610,8 @@ static int load_cells(struct store_reader *rd, int64_t since, struct cell **ret,
 	if (!st)
 		return -ENOMEM;
 	sqlite3_bind_int64(st, 1, since);
+	sqlite3_bind_text(st, 2, op, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, size);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *src = (const char *)sqlite3_column_text(st, 0);
 		const char *dst = (const char *)sqlite3_column_text(st, 1);
@@ -612,9 +693,10 @@ static json_t *finding_json(const struct loc_finding *f)
 			 "evidence", f->evidence);
 }
 
-/* Loads the window, localizes; fills *ret_finding and, when doc is not NULL, the matrix. */
-static int analyze(struct store_reader *rd, int64_t now, int64_t window_ns, struct loc_finding *ret_finding,
-		   json_t **doc)
+/* Loads the window of one op and size, localizes; fills *ret_finding and, when doc is not
+ * NULL, the matrix. */
+static int analyze(struct store_reader *rd, int64_t now, int64_t window_ns, const char *op, unsigned size,
+		   struct loc_finding *ret_finding, json_t **doc)
 {
 	struct cell *cells = NULL;
 	struct host_tor *tors = NULL;
@@ -622,7 +704,7 @@ static int analyze(struct store_reader *rd, int64_t now, int64_t window_ns, stru
 	size_t n = 0, ntors = 0;
 	int r;
 
-	if ((r = load_cells(rd, now - window_ns, &cells, &n)) < 0 || (r = load_tors(rd, &tors, &ntors)) < 0)
+	if ((r = load_cells(rd, now - window_ns, op, size, &cells, &n)) < 0 || (r = load_tors(rd, &tors, &ntors)) < 0)
 		goto out;
 	lr = calloc(n + 1, sizeof(*lr));
 	if (!lr) {
@@ -678,8 +760,9 @@ static int analyze(struct store_reader *rd, int64_t now, int64_t window_ns, stru
 							       "p50_us", p50, "p99_us", p99, "bad", pbad, "paths", paths));
 			i = j;
 		}
-		*doc = json_pack("{s:f,s:o,s:o,s:o}", "window_s", (double)window_ns / 1e9, "hosts", hosts,
-				 "pairs", pairs, "finding", finding_json(ret_finding));
+		*doc = json_pack("{s:f,s:s,s:I,s:o,s:o,s:o}", "window_s", (double)window_ns / 1e9, "op", op,
+				 "size", (json_int_t)size, "hosts", hosts, "pairs", pairs, "finding",
+				 finding_json(ret_finding));
 	}
 	r = 0;
 out:
@@ -691,24 +774,33 @@ out:
 	return r;
 }
 
-int pingmesh_matrix(struct store_reader *rd, int64_t now, int64_t window_ns, json_t **ret,
-		    struct rf_err *e)
+int pingmesh_matrix(struct store_reader *rd, int64_t now, int64_t window_ns, const char *op,
+		    unsigned size, json_t **ret, struct rf_err *e)
 {
+	struct pingmesh_conf c;
 	struct loc_finding f;
-	int r = analyze(rd, now, window_ns, &f, ret);
+	int r;
 
-	if (r < 0)
+	if (!op || !size) {
+		if ((r = pingmesh_conf_load(rd, &c)) < 0)
+			return rf_err_set(e, r, "STORE_ERROR", NULL, "cannot read the pingmesh configuration");
+		op = op ?: c.ops[0];
+		size = size ?: c.sizes[0];
+	}
+	if ((r = analyze(rd, now, window_ns, op, size, &f, ret)) < 0)
 		return rf_err_set(e, r, "STORE_ERROR", NULL, "cannot read the probe results");
 	return 0;
 }
 
-int pingmesh_results(struct store_reader *rd, const char *src, const char *dst, int64_t from,
-		     int64_t to, unsigned limit, json_t **ret, struct rf_err *e)
+int pingmesh_results(struct store_reader *rd, const char *src, const char *dst, const char *op,
+		     unsigned size, int64_t from, int64_t to, unsigned limit, json_t **ret,
+		     struct rf_err *e)
 {
 	static const char sql[] =
 		"SELECT src, dst, label, t_ns, op, size, n, ok, lost, min_us, p50_us, p99_us, max_us, mean_us, "
 		"path FROM probe_results WHERE (?1 IS NULL OR src = ?1) AND (?2 IS NULL OR dst = ?2) "
-		"AND t_ns >= ?3 AND t_ns <= ?4 ORDER BY t_ns DESC LIMIT ?5";
+		"AND t_ns >= ?3 AND t_ns <= ?4 AND (?6 IS NULL OR op = ?6) AND (?7 IS NULL OR size = ?7) "
+		"ORDER BY t_ns DESC LIMIT ?5";
 	sqlite3_stmt *st = store_reader_stmt(rd, sql);
 	json_t *items = json_array();
 	int rc;
@@ -722,6 +814,10 @@ int pingmesh_results(struct store_reader *rd, const char *src, const char *dst, 
 	sqlite3_bind_int64(st, 3, from);
 	sqlite3_bind_int64(st, 4, to);
 	sqlite3_bind_int64(st, 5, limit);
+	if (op)
+		sqlite3_bind_text(st, 6, op, -1, SQLITE_STATIC);
+	if (size)
+		sqlite3_bind_int64(st, 7, size);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		char tbuf[40];
 		json_t *o = json_pack("{s:s,s:s,s:I,s:s,s:s,s:I,s:I,s:I,s:I}", "src",
@@ -890,6 +986,7 @@ void pingmesh_render_metrics(struct buf *out)
 int pingmesh_alerts_update(struct store *s, int64_t now, int64_t window_ns)
 {
 	struct store_reader *rd = store_reader_get(s);
+	struct pingmesh_conf c;
 	struct alert_job *j;
 	json_t *doc = NULL;
 	int r;
@@ -901,7 +998,9 @@ int pingmesh_alerts_update(struct store *s, int64_t now, int64_t window_ns)
 		store_reader_put(s, rd);
 		return -ENOMEM;
 	}
-	r = analyze(rd, now, window_ns, &j->f, &doc);
+	/* the primary op and size */
+	if ((r = pingmesh_conf_load(rd, &c)) == 0)
+		r = analyze(rd, now, window_ns, c.ops[0], c.sizes[0], &j->f, &doc);
 	store_reader_put(s, rd);
 	if (r < 0) {
 		free(j);

@@ -19,16 +19,27 @@
 #include "daemon/store.h"
 #include "lib/err.h"
 
+#define PINGMESH_MAX_OPS 4
+#define PINGMESH_MAX_SIZES 4
+
+/* Every round probes each target with every op at every size; the first op and the first
+ * size are the primary ones: the matrix, the localization and /metrics use them unless asked
+ * for another. */
 struct pingmesh_conf {
 	bool enabled;
-	char op[16];
-	unsigned size, count, paths, inter_tor;
+	char ops[PINGMESH_MAX_OPS][8];
+	unsigned nops;
+	unsigned sizes[PINGMESH_MAX_SIZES];
+	unsigned nsizes;
+	unsigned count, paths, inter_tor;
 	unsigned rotate_s;
 	double timeout_us;
 };
 
 extern const struct pingmesh_conf pingmesh_defaults;
 
+/* An operation a pingmesh can probe with: write, read, send, cas, faa, ud, udp or tcp. */
+bool pingmesh_op_valid(const char *op);
 /* The configuration as JSON, and a change of it (validated; unknown fields refused). */
 json_t *pingmesh_conf_json(const struct pingmesh_conf *c);
 int pingmesh_conf_apply(struct pingmesh_conf *c, json_t *changes, struct rf_err *e);
@@ -40,12 +51,14 @@ int pingmesh_conf_save(struct store *s, const struct pingmesh_conf *c);
  * for a host agent that probes, appends its plan to *commands when it runs another. */
 int pingmesh_on_report(struct store *s, const struct report *rep, int64_t now, json_t *commands);
 
-/* The latency matrix over the last window_ns: per pair and path, and per pair; with the
- * localization's finding. */
-int pingmesh_matrix(struct store_reader *rd, int64_t now, int64_t window_ns, json_t **ret,
-		    struct rf_err *e);
-int pingmesh_results(struct store_reader *rd, const char *src, const char *dst, int64_t from,
-		     int64_t to, unsigned limit, json_t **ret, struct rf_err *e);
+/* The latency matrix of one op and size (NULL, 0: the configuration's primary ones) over the
+ * last window_ns: per pair and path, and per pair; with the localization's finding. */
+int pingmesh_matrix(struct store_reader *rd, int64_t now, int64_t window_ns, const char *op,
+		    unsigned size, json_t **ret, struct rf_err *e);
+/* Results by source, destination, op and size (NULL or 0: any) and time. */
+int pingmesh_results(struct store_reader *rd, const char *src, const char *dst, const char *op,
+		     unsigned size, int64_t from, int64_t to, unsigned limit, json_t **ret,
+		     struct rf_err *e);
 
 /* Runs the localization over the current matrix and keeps the alerts table in step: a new
  * finding opens an alert, one that is gone clears it; keeps the matrix for /metrics.  For the

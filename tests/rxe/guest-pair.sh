@@ -5,7 +5,7 @@
 # With PM (a directory the host prepared: rocefabd.conf and its database with the tokens
 # agents, ops and viewer), the pingmesh too: the server guest runs rocefabd (at 10.11.0.1:8088)
 # and agent g1, the client guest agent g2; both agents serve probes on :9772 over rxe0, and
-# rocefabd has them probe each other with RDMA WRITE.  The client polls the matrix until both
+# rocefabd has them probe each other with RDMA WRITE and READ.  The client polls the matrix until both
 # directions are in it, and hands the matrix and g2's results back.
 #   usage (in the guest): guest-pair.sh REPO BUILD_DIR server|client ITERS [PM]
 set -u
@@ -34,7 +34,7 @@ if [ "$ROLE" = server ]; then
 			sleep 0.1
 		done
 		curl -sf -X PUT -H "Authorization: Bearer $(cat "$PM/ops.token")" -H "Content-Type: application/json" \
-			-d '{"op": "write", "size": 64, "count": 50, "timeout_us": 100000}' "$API/api/v1/probes/config" \
+			-d '{"ops": ["write", "read"], "size": 64, "count": 50, "timeout_us": 100000}' "$API/api/v1/probes/config" \
 			> /tmp/config.json 2>&1
 		emit test=pingmesh-server "rc=$?" "health_tries=$i" /tmp/config.json
 		agent g1 10.11.0.1
@@ -64,7 +64,8 @@ done
 if [ -n "$PM" ]; then
 	agent g2 10.11.0.2
 	V="Authorization: Bearer $(cat "$PM/viewer.token")"
-	# both directions in the matrix with a full round each: 50 writes on each of 2 paths
+	# both directions in the matrix with a full round each: 50 writes on each of 2 paths (the
+	# matrix is of the first op; the reads go with them, in the results)
 	for i in $(seq 600); do
 		curl -sf -H "$V" "$API/api/v1/probes/matrix?window=20s" > /tmp/m.json &&
 			/usr/bin/python3 -c '

@@ -147,19 +147,23 @@ def test_two_guests_probe_each_other_over_an_emulated_link(guest_image):
     assert ud["ok"] >= 0.95 * n and ud["data_errors"] == 0, ud  # datagrams may be lost
     assert by_test(la, "server")[0]["sessions"] >= 6
     # the pingmesh on real verbs: rocefabd in one guest, an agent in each, probing each other with
-    # RDMA WRITE as rocefabd planned (no LLDP here: the hosts' ToRs are unknown)
+    # RDMA WRITE and READ as rocefabd planned (no LLDP here: the hosts' ToRs are unknown)
     srv = by_test(la, "pingmesh-server")[0]
-    assert srv["rc"] == 0 and srv["result"]["op"] == "write", (srv, by_test(la, "server"))
+    assert srv["rc"] == 0 and srv["result"]["ops"] == ["write", "read"], (srv, by_test(la, "server"))
     m = by_test(lb, "pingmesh")[0]
     assert m["result"] is not None, (m, by_test(la, "server"))
+    assert m["result"]["op"] == "write" and m["result"]["size"] == 64, m  # the matrix: the first op
     pairs = {(x["src"], x["dst"]): x for x in m["result"]["pairs"]}
     for k in (("g1", "g2"), ("g2", "g1")):
         assert k in pairs and pairs[k]["n"] >= 100 and pairs[k]["lost"] == 0, (k, m, by_test(la, "server"))
         assert {q["label"] for q in pairs[k]["paths"]} == {0, 1}, pairs[k]
         assert 0 < pairs[k]["p50_us"] <= pairs[k]["p99_us"], pairs[k]
     res = by_test(lb, "pingmesh-results")[0]["result"]["items"]
-    # count is per path and round (2 paths by default), as in the simulator
-    assert res and all(x["op"] == "write" and x["size"] == 64 and x["ok"] == x["n"] == 50 and x["lost"] == 0
-                       for x in res), res[:2]
+    # count is per path and round (2 paths by default), as in the simulator; each round has both ops
+    assert res and all(x["size"] == 64 and x["ok"] == x["n"] == 50 and x["lost"] == 0 for x in res), res[:2]
+    rounds = {}
+    for x in res:
+        rounds.setdefault(x["time"], set()).add((x["op"], x["label"]))
+    assert {("write", 0), ("write", 1), ("read", 0), ("read", 1)} in rounds.values(), rounds
     assert m["result"]["finding"]["kind"] == "none", m["result"]["finding"]
     assert sb == 0 and sa == 0

@@ -84,23 +84,17 @@ static void test_migrations(void **state)
 	unlink(dbpath);
 }
 
-/* A schema-1 database (tests/data/store-v1.sql, written by rocefabd before migration 2)
- * opens, migrates, and keeps its data; the new columns are filled from the old tables. */
-static void test_migration_from_v1(void **state)
+/* dbpath made anew from an SQL dump in tests/data. */
+static void db_from_dump(const char *dump)
 {
-	struct store_conf c = { .path = dbpath };
-	struct rf_err e = { 0 };
-	struct store *s;
-	sqlite3 *db;
-	char *sql;
 	size_t len;
-	FILE *f = fopen("tests/data/store-v1.sql", "re");
-	sqlite3_stmt *st;
+	sqlite3 *db;
+	char *sql = calloc(1, 1 << 20);
+	FILE *f = fopen(dump, "re");
 
-	(void)state;
 	unlink(dbpath);
 	assert_non_null(f);
-	sql = calloc(1, 1 << 20);
+	assert_non_null(sql);
 	len = fread(sql, 1, (1 << 20) - 1, f);
 	fclose(f);
 	assert_true(len > 0);
@@ -108,7 +102,19 @@ static void test_migration_from_v1(void **state)
 	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 	free(sql);
+}
 
+/* A schema-1 database (tests/data/store-v1.sql, written by rocefabd before migration 2)
+ * opens, migrates, and keeps its data; the new columns are filled from the old tables. */
+static void test_migration_from_v1(void **state)
+{
+	struct store_conf c = { .path = dbpath };
+	struct rf_err e = { 0 };
+	struct store *s;
+	sqlite3_stmt *st;
+
+	(void)state;
+	db_from_dump("tests/data/store-v1.sql");
 	assert_int_equal(store_open(&c, false, &s, &e), 0);
 	assert_int_equal(user_version(s), STORE_SCHEMA_VERSION);
 	st = store_stmt(s, "SELECT id, devices, ports, ports_up, reports FROM agents ORDER BY id");
@@ -123,6 +129,56 @@ static void test_migration_from_v1(void **state)
 	assert_int_equal(sqlite3_column_int(st, 2), 1);
 	sqlite3_reset(st);
 	st = store_stmt(s, "SELECT count(*) FROM samples");
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(st, 0), 3);
+	sqlite3_reset(st);
+	store_close(s);
+	unlink(dbpath);
+}
+
+/* A schema-4 database (tests/data/store-v4.sql): its probe results survive migration 5, which
+ * puts op and size into their key, so one round's results of two ops no longer replace each
+ * other. */
+static void test_migration_from_v4(void **state)
+{
+	static const char ins[] = "INSERT INTO probe_results(src, dst, op, size, label, t_ns, n, ok, lost) "
+				  "VALUES('h1', 'h2', ?, ?, 0, 1700000000000000000, 10, 10, 0)";
+	struct store_conf c = { .path = dbpath };
+	struct rf_err e = { 0 };
+	struct store *s;
+	sqlite3_stmt *st;
+
+	(void)state;
+	db_from_dump("tests/data/store-v4.sql");
+	assert_int_equal(store_open(&c, false, &s, &e), 0);
+	assert_int_equal(user_version(s), STORE_SCHEMA_VERSION);
+	st = store_stmt(s, "SELECT src, dst, label, op, size, ok, lost, p50_us, path FROM probe_results "
+			   "ORDER BY src, label");
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(st, 0), "h1");
+	assert_int_equal(sqlite3_column_int(st, 2), 0);
+	assert_string_equal((const char *)sqlite3_column_text(st, 3), "write");
+	assert_int_equal(sqlite3_column_int(st, 4), 64);
+	assert_true(sqlite3_column_double(st, 7) == 2.5);
+	assert_string_equal((const char *)sqlite3_column_text(st, 8), "[\"h1-leaf0\",\"leaf0-h2\"]");
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(st, 5), 9);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(st, 0), "h2");
+	assert_int_equal(sqlite3_column_type(st, 7), SQLITE_NULL);
+	assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+	sqlite3_reset(st);
+	/* the same source, destination, path and time: another op, another size, both kept */
+	st = store_stmt(s, ins);
+	sqlite3_bind_text(st, 1, "read", -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, 64);
+	assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+	sqlite3_reset(st);
+	sqlite3_bind_text(st, 1, "write", -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, 4096);
+	assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+	sqlite3_reset(st);
+	st = store_stmt(s, "SELECT count(*) FROM probe_results WHERE src = 'h1' AND label = 0");
 	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
 	assert_int_equal(sqlite3_column_int(st, 0), 3);
 	sqlite3_reset(st);
@@ -468,6 +524,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_migrations),
 		cmocka_unit_test(test_migration_from_v1),
+		cmocka_unit_test(test_migration_from_v4),
 		cmocka_unit_test(test_tokens),
 		cmocka_unit_test(test_writer_queue),
 		cmocka_unit_test(test_ingest),
