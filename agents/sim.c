@@ -42,6 +42,7 @@ struct simb {
 	json_t *desc; /* the last GET /v1/devices/{dev} */
 	/* the probe round in flight: ids of the simulator's probe runs, and what each was */
 	json_t *round_ids, *round_meta;
+	bool runs_refused; /* the simulator refused runs or their results: said once in the log */
 };
 
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg)
@@ -700,33 +701,99 @@ static json_t *round_results(struct simb *sb, json_t *runs)
 	return out;
 }
 
+/* The simulator takes at most this many probe runs per request; ids are asked for in pieces
+ * that keep the request line short. */
+#define SIM_RUNS_PER_POST 4096
+#define SIM_IDS_PER_GET 256
+
+/* The results of runs ids as {"results": [...]}, in their order.  Each GET frees the runs that
+ * are done, so a piece that fails loses those: the round's results are then partial. */
+static int collect_runs(struct simb *sb, json_t *ids, json_t **ret)
+{
+	json_t *all = json_array();
+	size_t n = json_array_size(ids);
+
+	for (size_t at = 0; at < n; at += SIM_IDS_PER_GET) {
+		char path[SIM_IDS_PER_GET * 12 + 32];
+		size_t len = (size_t)snprintf(path, sizeof(path), "/v1/probes/");
+		json_t *doc = NULL;
+		int status;
+
+		for (size_t i = at; i < n && i < at + SIM_IDS_PER_GET; i++)
+			len += (size_t)snprintf(path + len, sizeof(path) - len, "%s%lld", i > at ? "," : "",
+						(long long)json_integer_value(json_array_get(ids, i)));
+		status = call(sb, "GET", path, NULL, &doc);
+		if (status != 200) {
+			/* unreachable: ask again next time; refused: that will not change */
+			if (status && !sb->runs_refused)
+				log_warning("agent", "%s: the simulator did not give probe results (HTTP %d): %s; "
+					    "the round is dropped", sb->dev, status,
+					    json_string_value(json_object_get(doc, "detail")) ?: "no detail");
+			sb->runs_refused |= status != 0;
+			json_decref(doc);
+			json_decref(all);
+			return status ? -EINVAL : -EHOSTUNREACH;
+		}
+		json_array_extend(all, json_object_get(doc, "results"));
+		json_decref(doc);
+	}
+	*ret = json_pack("{s:o}", "results", all);
+	return 0;
+}
+
+/* Starts the runs of req (a round's), SIM_RUNS_PER_POST at a time; their ids into *ret (as many
+ * as started: a failure part way keeps the ones already running). */
+static int start_runs(struct simb *sb, json_t *req, json_t **ret)
+{
+	json_t *ids = json_array();
+	size_t n = json_array_size(req);
+
+	for (size_t at = 0; at < n; at += SIM_RUNS_PER_POST) {
+		json_t *part = json_array(), *body, *doc = NULL;
+		int status;
+
+		for (size_t i = at; i < n && i < at + SIM_RUNS_PER_POST; i++)
+			json_array_append(part, json_array_get(req, i));
+		body = json_pack("{s:o}", "probes", part);
+		status = call(sb, "POST", "/v1/probes", body, &doc);
+		json_decref(body);
+		if (status != 201) {
+			if (!sb->runs_refused)
+				log_warning("agent", "%s: the simulator did not start probe runs (HTTP %d): %s", sb->dev,
+					    status, json_string_value(json_object_get(doc, "detail")) ?: "no answer");
+			sb->runs_refused = true;
+			json_decref(doc);
+			*ret = ids;
+			return json_array_size(ids) ? 0 : -EHOSTUNREACH;
+		}
+		json_array_extend(ids, json_object_get(doc, "ids"));
+		json_decref(doc);
+	}
+	*ret = ids;
+	return 0;
+}
+
 static int sim_probe_round(struct backend *b, json_t *plan, json_t **ret)
 {
 	struct simb *sb = b->priv;
 	json_t *doc = NULL, *targets, *t, *req;
-	char path[8192];
 	size_t i;
-	int status;
 
 	*ret = NULL;
 	if (sb->is_switch || !sb->desc)
 		return -EOPNOTSUPP;
 	if (sb->round_ids) {
 		/* the last round: collect it once every run is done */
-		size_t len = (size_t)snprintf(path, sizeof(path), "/v1/probes/");
 		bool all = true;
+		int r = collect_runs(sb, sb->round_ids, &doc);
 
-		json_array_foreach(sb->round_ids, i, t)
-			len += (size_t)snprintf(path + len, sizeof(path) - len, "%s%lld", i ? "," : "",
-						(long long)json_integer_value(t));
-		if (len >= sizeof(path))
-			return -E2BIG;
-		/* a peek that frees done runs: only ask when the fabric had time to finish them */
-		status = call(sb, "GET", path, NULL, &doc);
-		if (status != 200) {
-			json_decref(doc);
-			return -EHOSTUNREACH;
+		if (r == -EINVAL) {
+			json_decref(sb->round_ids);
+			json_decref(sb->round_meta);
+			sb->round_ids = sb->round_meta = NULL;
 		}
+		if (r < 0)
+			return r;
 		json_array_foreach(json_object_get(doc, "results"), i, t)
 			all &= json_is_true(json_object_get(t, "done")) || json_is_true(json_object_get(t, "unknown"));
 		if (!all) {
@@ -805,21 +872,17 @@ static int sim_probe_round(struct backend *b, json_t *plan, json_t **ret)
 		sb->round_meta = NULL;
 		return 0;
 	}
-	doc = NULL;
-	{
-		json_t *body = json_pack("{s:o}", "probes", req);
-
-		status = call(sb, "POST", "/v1/probes", body, &doc);
-		json_decref(body);
-	}
-	if (status != 201) {
-		json_decref(doc);
+	if (start_runs(sb, req, &sb->round_ids) < 0) {
+		json_decref(req);
+		json_decref(sb->round_ids);
 		json_decref(sb->round_meta);
-		sb->round_meta = NULL;
+		sb->round_ids = sb->round_meta = NULL;
 		return -EHOSTUNREACH;
 	}
-	sb->round_ids = json_incref(json_object_get(doc, "ids"));
-	json_decref(doc);
+	json_decref(req);
+	/* the meta of the runs that started */
+	while (json_array_size(sb->round_meta) > json_array_size(sb->round_ids))
+		json_array_remove(sb->round_meta, json_array_size(sb->round_meta) - 1);
 	return 0;
 }
 

@@ -439,19 +439,27 @@ method:
 int simctl_call(struct simctl *c, const char *method, const char *path, json_t *body,
 		json_t **ret_doc)
 {
-	char buf[512], *seg[MAX_SEGS], *save = NULL, *t;
+	/* a path may be long: GET /v1/probes/ID,ID,... names a round's runs */
+	char *buf = strndup(path, 64 * 1024), *seg[MAX_SEGS], *save = NULL, *t;
 	int n = 0, status;
 
 	*ret_doc = NULL;
-	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
-		return problem(ret_doc, 404, "NOT_FOUND", NULL, "path too long");
+	if (!buf)
+		return problem(ret_doc, 503, "NO_MEMORY", NULL, "out of memory");
+	if (strlen(path) >= 64 * 1024) {
+		free(buf);
+		return problem(ret_doc, 404, "NOT_FOUND", NULL, "path too long (64 KiB at most)");
+	}
 	for (t = strtok_r(buf, "/", &save); t && n < MAX_SEGS; t = strtok_r(NULL, "/", &save))
 		seg[n++] = t;
-	if (t || n < 2 || strcmp(seg[0], "v1") != 0)
+	if (t || n < 2 || strcmp(seg[0], "v1") != 0) {
+		free(buf);
 		return problem(ret_doc, 404, "NOT_FOUND", NULL,
 			       "no such resource: the control API lives under /v1/");
+	}
 	pthread_mutex_lock(&c->lock);
 	status = route(c, method, seg, n, body, ret_doc);
 	pthread_mutex_unlock(&c->lock);
+	free(buf);
 	return status;
 }
