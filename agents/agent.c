@@ -88,6 +88,10 @@ const struct conf_opt agent_opts[] = {
 #define RESULTS_MAX 64 /* command outcomes waiting to be acknowledged */
 #define SEEN_MAX 256   /* command ids already handled */
 #define CONFIG_EVERY 30 /* reports between two copies of an unchanged configuration */
+/* probe results per report (rocefabd's limit, schemas/agent-report.schema.json); a round with
+ * more goes out over the next reports, up to PROBE_BACKLOG_MAX waiting */
+#define PROBE_RESULTS_PER_REPORT 4096
+#define PROBE_BACKLOG_MAX (16 * PROBE_RESULTS_PER_REPORT)
 
 struct result {
 	json_t *doc;	   /* the outcome (command_results[] item) */
@@ -118,6 +122,8 @@ struct agent {
 	/* pingmesh: the probe plan rocefabd gave (params of a probe_plan command) and its id */
 	json_t *plan;
 	char plan_id[65];
+	json_t *probe_backlog; /* results of finished rounds not reported yet */
+	uint64_t probe_results_dropped;
 
 	/* delivery, under the fleet's lock */
 	struct fleet *fleet;
@@ -265,6 +271,59 @@ static uint64_t fnv64(const char *s)
 }
 
 /* With blk held: the configuration, when it changed or has not been sent for a while. */
+/* A finished round's results (taken) join those waiting; past PROBE_BACKLOG_MAX the oldest go,
+ * counted and said once. */
+static void probe_backlog_add(struct agent *a, json_t *results)
+{
+	size_t n, drop;
+
+	if (!a->probe_backlog) {
+		a->probe_backlog = results;
+	} else {
+		json_array_extend(a->probe_backlog, results);
+		json_decref(results);
+	}
+	n = json_array_size(a->probe_backlog);
+	if (n <= PROBE_BACKLOG_MAX)
+		return;
+	drop = n - PROBE_BACKLOG_MAX;
+	if (!a->probe_results_dropped)
+		log_warning("probe", "%s: more probe results than reports can carry; the oldest are dropped "
+			    "(fewer ops, sizes, paths or targets per round would do)", a->id);
+	a->probe_results_dropped += drop;
+	{
+		json_t *keep = json_array();
+
+		for (size_t i = drop; i < n; i++)
+			json_array_append(keep, json_array_get(a->probe_backlog, i));
+		json_decref(a->probe_backlog);
+		a->probe_backlog = keep;
+	}
+}
+
+/* The results for this report: all that wait, or the oldest PROBE_RESULTS_PER_REPORT; NULL
+ * when none wait. */
+static json_t *probe_backlog_take(struct agent *a)
+{
+	size_t n = json_array_size(a->probe_backlog);
+	json_t *out, *rest;
+
+	if (!n)
+		return NULL;
+	if (n <= PROBE_RESULTS_PER_REPORT) {
+		out = a->probe_backlog;
+		a->probe_backlog = NULL;
+		return out;
+	}
+	out = json_array();
+	rest = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append(i < PROBE_RESULTS_PER_REPORT ? out : rest, json_array_get(a->probe_backlog, i));
+	json_decref(a->probe_backlog);
+	a->probe_backlog = rest;
+	return out;
+}
+
 static json_t *config_for_report(struct agent *a, json_t *errors)
 {
 	json_t *cfg = NULL;
@@ -340,12 +399,10 @@ int agent_build_report(struct agent *a, json_t **ret)
 		if (a->backend->ops->probe_endpoint)
 			json_object_set_new(pr, "endpoint", json_string(a->backend->ops->probe_endpoint(a->backend)));
 
-		if (a->plan && a->backend->ops->probe_round(a->backend, a->plan, &results) == 0 && results) {
-			if (json_array_size(results))
-				json_object_set_new(pr, "results", results);
-			else
-				json_decref(results);
-		}
+		if (a->plan && a->backend->ops->probe_round(a->backend, a->plan, &results) == 0 && results)
+			probe_backlog_add(a, results);
+		if ((results = probe_backlog_take(a)))
+			json_object_set_new(pr, "results", results);
 		json_object_set_new(doc, "probes", pr);
 	}
 	if (a->nresults) {
@@ -515,6 +572,7 @@ void agent_destroy(struct agent *a)
 	for (unsigned i = 0; i < a->nresults; i++)
 		json_decref(a->results[i].doc);
 	json_decref(a->plan);
+	json_decref(a->probe_backlog);
 	spool_close(a->spool);
 	backend_free(a->backend);
 	inventory_clear(&a->inv);

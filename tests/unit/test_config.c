@@ -660,6 +660,82 @@ static void test_agent_applies_commands_once(void **state)
 	sim_free(s);
 }
 
+/* A probe round with more results than a report may carry (4,096): 19 targets x 4 ops x 4 sizes
+ * x 16 paths = 4,864 runs, started on the simulator in two requests, reported over two reports
+ * with nothing lost or sent twice. */
+static void test_agent_reports_a_large_round_in_pieces(void **state)
+{
+	static const char big[] = "{\"schema\":1,\"topology\":{\"type\":\"leaf_spine\",\"spines\":1,"
+				  "\"leaves\":1,\"hosts_per_leaf\":20,\"host_link\":{\"rate_gbps\":100},"
+				  "\"fabric_link\":{\"rate_gbps\":100}},\"workloads\":[],\"until_us\":1000000}";
+	struct simctl c;
+	struct sim *s = NULL;
+	struct rf_err e = { 0 };
+	struct backend *b = NULL;
+	struct agent *a = NULL;
+	struct backend_env env = { 0 };
+	json_t *rep = NULL, *targets = json_array(), *answer, *seen = json_object();
+	size_t total = 0;
+
+	(void)state;
+	assert_int_equal(sim_load(big, strlen(big), "t", NULL, -1, -1, &s, &e), 0);
+	sim_keep_running(s);
+	simctl_init(&c, s, "t", 0.01);
+	env.sim_device = "h0";
+	env.sim_call = call;
+	env.sim_ctx = &c;
+	assert_int_equal(backend_new("sim", &env, &b, &e), 0);
+	{
+		struct agent_conf ac = { .id = "h0", .role = AGENT_HOST, .backend_name = "sim", .backend = b,
+					 .interval_ns = NSEC_PER_SEC };
+
+		assert_int_equal(agent_create(&ac, &a, &e), 0);
+	}
+	assert_int_equal(agent_build_report(a, &rep), 0);
+	json_decref(rep);
+	for (int i = 1; i < 20; i++)
+		json_array_append_new(targets, json_sprintf("h%d", i));
+	answer = json_pack("{s:I,s:[{s:i,s:s,s:s,s:s,s:{s:o,s:[ssss],s:[iiii],s:i,s:i,s:f},s:I}]}", "seq",
+			   (json_int_t)1, "commands", "schema", 1, "id", "p1", "target", "h0", "kind", "probe_plan",
+			   "params", "targets", targets, "ops", "write", "read", "send", "cas", "sizes", 64, 128,
+			   256, 512, "iterations", 1, "paths", 16, "timeout_us", 1000.0, "deadline_ns",
+			   (json_int_t)(tu_now_ns() + NSEC_PER_SEC));
+	agent_handle_answer(a, answer);
+	json_decref(answer);
+	/* this report starts the round (4,864 runs: more than one request to the simulator takes) */
+	assert_int_equal(agent_build_report(a, &rep), 0);
+	assert_null(json_object_get(json_object_get(rep, "probes"), "results"));
+	json_decref(rep);
+	sim_run_until(s, sim_now(s) + 50 * 1000000000LL); /* 50 ms of fabric time: every run done */
+	for (int r = 0; r < 2; r++) {
+		json_t *res, *x;
+		size_t i;
+
+		assert_int_equal(agent_build_report(a, &rep), 0);
+		res = json_object_get(json_object_get(rep, "probes"), "results");
+		assert_int_equal(json_array_size(res), r == 0 ? 4096 : 4864 - 4096);
+		json_array_foreach(res, i, x) {
+			char key[128];
+
+			snprintf(key, sizeof(key), "%s/%s/%lld/%lld", json_string_value(json_object_get(x, "target")),
+				 json_string_value(json_object_get(x, "op")),
+				 (long long)json_integer_value(json_object_get(x, "size")),
+				 (long long)json_integer_value(json_object_get(x, "label")));
+			assert_null(json_object_get(seen, key)); /* none twice */
+			json_object_set_new(seen, key, json_true());
+			assert_int_equal(json_integer_value(json_object_get(x, "ok")), 1);
+		}
+		total += json_array_size(res);
+		json_decref(rep);
+	}
+	assert_int_equal(total, 4864);
+	assert_int_equal(json_object_size(seen), 4864);
+	json_decref(seen);
+	agent_destroy(a);
+	simctl_fini(&c);
+	sim_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -670,6 +746,7 @@ int main(void)
 		cmocka_unit_test(test_lldp_json0),
 		cmocka_unit_test(test_sim_control_api),
 		cmocka_unit_test(test_agent_applies_commands_once),
+		cmocka_unit_test(test_agent_reports_a_large_round_in_pieces),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
