@@ -257,6 +257,29 @@ static void keep_budget(struct lprobe *lp, double c0, int64_t t0)
 	}
 }
 
+/* One target of a round with every op at every size; the budget is kept after each run. */
+static void probe_target_all(struct lprobe *lp, const char *target, const char *ep, json_t *out, double c0,
+			     int64_t t0)
+{
+	json_t *ops = json_object_get(lp->plan, "ops"), *sizes = json_object_get(lp->plan, "sizes");
+	size_t no = json_array_size(ops) ?: 1, ns = json_array_size(sizes) ?: 1;
+	bool unreachable = false;
+
+	for (size_t oi = 0; oi < no && !lp->stop; oi++) {
+		const char *opname = json_string_value(json_array_get(ops, oi)) ?: "write";
+
+		for (size_t si = 0; si < ns && !lp->stop; si++) {
+			json_int_t size = json_integer_value(json_array_get(sizes, si));
+			bool tried = !unreachable;
+
+			unreachable |= probe_target(lp, lp->plan, target, ep, opname, size, unreachable, out) ==
+				       -EHOSTUNREACH;
+			if (tried)
+				keep_budget(lp, c0, t0);
+		}
+	}
+}
+
 static void *round_main(void *arg)
 {
 	struct lprobe *lp = arg;
@@ -272,27 +295,7 @@ static void *round_main(void *arg)
 			break;
 		if (!json_is_string(t) || !ep)
 			continue; /* its endpoint is not known yet */
-		/* every op at every size; the budget is kept after each */
-		{
-			json_t *ops = json_object_get(lp->plan, "ops"), *sizes = json_object_get(lp->plan, "sizes");
-			size_t no = json_array_size(ops) ?: 1, ns = json_array_size(sizes) ?: 1;
-			bool unreachable = false;
-
-			for (size_t oi = 0; oi < no && !lp->stop; oi++) {
-				const char *opname = json_string_value(json_array_get(ops, oi)) ?: "write";
-
-				for (size_t si = 0; si < ns && !lp->stop; si++) {
-					json_int_t size = json_integer_value(json_array_get(sizes, si));
-
-					bool tried = !unreachable;
-
-					unreachable = probe_target(lp, lp->plan, json_string_value(t), ep, opname,
-								   size, unreachable, out) == -EHOSTUNREACH;
-					if (tried)
-						keep_budget(lp, c0, t0);
-				}
-			}
-		}
+		probe_target_all(lp, json_string_value(t), ep, out, c0, t0);
 		probed++;
 	}
 	if (lp->stop) /* cut short: its last pause with it */
