@@ -33,7 +33,7 @@ const struct conf_opt daemon_opts[] = {
 	CONF_OPT("daemon.log_target", CONF_ENUM, S, log_target, "auto",
 		 "auto (journal under systemd), stderr or journal", .choices = log_targets),
 	CONF_OPT("api.listen", CONF_STRING, S, listen, "127.0.0.1:9750",
-		 "ADDRESS:PORT of the REST API, dashboard and /metrics"),
+		 "ADDRESS:PORT of the REST API and /metrics"),
 	CONF_OPT("api.threads", CONF_INT, S, threads, "2", "HTTP worker threads", .min = 1,
 		 .max = 256),
 	CONF_OPT("api.max_body", CONF_SIZE, S, max_body, "4MiB",
@@ -62,6 +62,10 @@ const struct conf_opt daemon_opts[] = {
 	CONF_OPT("store.retention", CONF_DURATION, S, retention, "7d",
 		 "how long raw samples are kept", .min = 60 * NSEC_PER_SEC,
 		 .max = 3650LL * 86400 * NSEC_PER_SEC),
+	CONF_OPT("store.probe_retention", CONF_DURATION, S, probe_retention, "1h",
+		 "how long the pingmesh's per-round results are kept (the matrix and the localization "
+		 "read the last minutes; a fabric of 32 hosts writes ~2 million a hour)",
+		 .min = 60 * NSEC_PER_SEC, .max = 3650LL * 86400 * NSEC_PER_SEC),
 	CONF_OPT("ingest.registry", CONF_STRING, S, registry, "",
 		 "counter registry JSON file; empty uses the built-in copy"),
 	CONF_OPT("agents.stale_after", CONF_INT, S, stale_after, "3",
@@ -97,8 +101,8 @@ static struct store_conf store_conf_of(const struct daemon_settings *s, unsigned
 
 struct prune_job {
 	struct store_job job;
-	int64_t before_ns;
-	int changes;
+	int64_t before_ns, probes_before_ns;
+	int changes, probe_changes;
 };
 
 static int prune_apply(struct store_job *sj, struct store *s)
@@ -119,9 +123,10 @@ static int prune_apply(struct store_job *sj, struct store *s)
 		return store_errno(rc);
 	if (!(st = store_stmt(s, "DELETE FROM probe_results WHERE t_ns < ?")))
 		return -EIO;
-	sqlite3_bind_int64(st, 1, pj->before_ns);
+	sqlite3_bind_int64(st, 1, pj->probes_before_ns);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
+	pj->probe_changes = sqlite3_changes(store_writer_db(s));
 	return rc == SQLITE_DONE ? 0 : store_errno(rc);
 }
 
@@ -131,12 +136,12 @@ static void prune_done(struct store_job *sj, int result)
 
 	if (result < 0)
 		log_warning("store", "pruning old samples failed: %s", strerror(-result));
-	else if (pj->changes)
-		log_debug("store", "pruned %d sample rows", pj->changes);
+	else if (pj->changes || pj->probe_changes)
+		log_debug("store", "pruned %d sample rows and %d probe results", pj->changes, pj->probe_changes);
 	free(pj);
 }
 
-static void prune(struct store *st, int64_t retention)
+static void prune(struct store *st, int64_t retention, int64_t probe_retention)
 {
 	struct prune_job *pj = calloc(1, sizeof(*pj));
 
@@ -145,6 +150,7 @@ static void prune(struct store *st, int64_t retention)
 	pj->job.apply = prune_apply;
 	pj->job.done = prune_done;
 	pj->before_ns = tu_now_ns() - retention;
+	pj->probes_before_ns = tu_now_ns() - probe_retention;
 	if (store_submit(st, &pj->job) < 0)
 		free(pj); /* busy: next minute */
 }
@@ -215,7 +221,7 @@ int daemon_run(const struct daemon_settings *s)
 			log_notice("daemon", "SIGHUP: rocefabd does not reload its configuration; "
 					     "restart it to apply changes");
 		if (tu_mono_ns() >= next_prune) {
-			prune(st, s->retention);
+			prune(st, s->retention, s->probe_retention);
 			next_prune = tu_mono_ns() + 60 * NSEC_PER_SEC;
 		}
 		/* changes whose agent went silent past their deadline: timed out (every second) */

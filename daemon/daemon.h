@@ -23,6 +23,7 @@ struct daemon_settings {
 	int64_t batch;
 	int sync_mode;
 	int64_t retention;
+	int64_t probe_retention;
 	char *registry;
 	int64_t stale_after;
 	int64_t change_deadline;

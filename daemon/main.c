@@ -15,7 +15,7 @@ static void usage(FILE *f)
 		"       rocefabd [OPTIONS] token add NAME --role ROLE | token list | token revoke NAME\n"
 		"\n"
 		"The rocefab control-plane daemon: ingests agent reports, stores them in sqlite and\n"
-		"serves the REST API (/api/v1), the dashboard and Prometheus /metrics.\n"
+		"serves the REST API (/api/v1) and Prometheus /metrics (no dashboard yet).\n"
 		"\n"
 		"  -c, --config FILE      configuration file (key = value in [sections])\n"
 		"  -l, --listen ADDR:PORT address of the API (api.listen)\n"

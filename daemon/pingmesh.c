@@ -576,24 +576,25 @@ struct cell {
 	int64_t label, t;
 	uint64_t n, ok, lost;
 	double p50, p99, max;
-	double r50[CELL_ROUNDS], r99[CELL_ROUNDS];
+	float r50[CELL_ROUNDS], r99[CELL_ROUNDS]; /* (floats: a cell per pair and path, 67k of them at 1,024 hosts) */
 	unsigned rounds;
 	json_t *path;
+	uint64_t path_hash; /* of the text path was parsed from */
 };
 
-static int cmp_d(const void *a, const void *b)
+static int cmp_f(const void *a, const void *b)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	float x = *(const float *)a, y = *(const float *)b;
 
 	return (x > y) - (x < y);
 }
 
-static double median(double *v, unsigned n)
+static double median(float *v, unsigned n)
 {
 	if (!n)
 		return 0;
-	qsort(v, n, sizeof(double), cmp_d);
-	return v[(n - 1) / 2];
+	qsort(v, n, sizeof(float), cmp_f);
+	return round((double)v[(n - 1) / 2] * 1000) / 1000; /* to the nanosecond, not float noise */
 }
 
 static int load_cells(struct store_reader *rd, int64_t since, const char *op, unsigned size, struct cell **ret,
@@ -601,7 +602,7 @@ static int load_cells(struct store_reader *rd, int64_t since, const char *op, un
 {
 	static const char sql[] =
 		"SELECT src, dst, label, t_ns, n, ok, lost, p50_us, p99_us, max_us, path FROM probe_results "
-		"WHERE t_ns >= ? AND op = ? AND size = ? ORDER BY src, dst, label, t_ns";
+		"INDEXED BY probe_results_t WHERE t_ns >= ? AND op = ? AND size = ? ORDER BY src, dst, label, t_ns";
 	sqlite3_stmt *st = store_reader_stmt(rd, sql);
 	struct cell *v = NULL;
 	size_t n = 0, cap = 0;
@@ -643,16 +644,24 @@ static int load_cells(struct store_reader *rd, int64_t since, const char *op, un
 			/* the newest CELL_ROUNDS rounds */
 			unsigned k = c->rounds < CELL_ROUNDS ? c->rounds : c->rounds % CELL_ROUNDS;
 
-			c->r50[k] = sqlite3_column_double(st, 7);
-			c->r99[k] = sqlite3_column_double(st, 8);
+			c->r50[k] = (float)sqlite3_column_double(st, 7);
+			c->r99[k] = (float)sqlite3_column_double(st, 8);
 			c->rounds++;
 		}
 		if (sqlite3_column_double(st, 9) > c->max)
 			c->max = sqlite3_column_double(st, 9);
-		json_decref(c->path);
-		c->path = sqlite3_column_type(st, 10) == SQLITE_NULL
-				  ? NULL
-				  : json_loads((const char *)sqlite3_column_text(st, 10), 0, NULL);
+		/* the newest round's path; parsed once per cell and whenever it changes (a round's
+		 * path is usually its predecessor's) */
+		{
+			const char *pt = (const char *)sqlite3_column_text(st, 10);
+			uint64_t h = pt ? fnv(pt, 0xcbf29ce484222325ULL) : 0;
+
+			if (!c->path || h != c->path_hash) {
+				json_decref(c->path);
+				c->path = pt ? json_loads(pt, 0, NULL) : NULL;
+				c->path_hash = h;
+			}
+		}
 	}
 	sqlite3_reset(st);
 	for (size_t i = 0; i < n; i++) {

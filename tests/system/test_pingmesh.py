@@ -145,6 +145,33 @@ def test_large_rounds_on_the_simulator(world):
     assert "did not" not in sim.proc.output()  # nothing refused
 
 
+def test_old_probe_results_are_pruned(world):
+    """Per-round results are kept for store.probe_retention (1h by default; here 1 minute): an
+    older one goes with the next prune, a recent one stays (and the counters' retention is
+    another, longer, setting)."""
+    import sqlite3
+    d = world.daemon(args=("-o", "store.probe_retention=1m"))
+    d.token("viewer", "viewer")  # (creates the database)
+    now = time.time_ns()
+    db = sqlite3.connect(d.db)
+    db.executemany("INSERT INTO probe_results(src, dst, op, size, label, t_ns, n, ok, lost) "
+                   "VALUES(?, ?, 'write', 64, 0, ?, 10, 10, 0)",
+                   [("h1", "h2", now - 2 * 3600 * 10**9), ("h2", "h1", now - 10 * 10**9)])
+    db.commit()
+    db.close()
+    d.start()
+
+    def left():
+        db = sqlite3.connect(d.db)
+        try:
+            return [r[0] for r in db.execute("SELECT src FROM probe_results")]
+        finally:
+            db.close()
+
+    wait_for(lambda: left() == ["h2"], 30, interval=0.5, what="the 2 h old result pruned")
+    assert d.client("viewer").json("/api/v1/probes/results", params={"from": "-1m"})["count"] == 1
+
+
 def _dsts(c, since):
     """Each source's targets in its newest round since `since` (one round's results share their
     time; the union over rounds would mix two rotations of the cross-ToR sample)."""
