@@ -116,17 +116,19 @@ static const char *const migrations[] = {
 	"  last_ns INTEGER NOT NULL, cleared_ns INTEGER, evidence TEXT);"
 	"CREATE INDEX alerts_active ON alerts(state, kind, subject);",
 	/* 4 -> 5: a round probes each target with several ops and sizes, so they are part of a
-	 * result's key; the matrix reads one op and size at a time */
+	 * result's key; and the key starts with the time: the matrix reads a window of the newest
+	 * rounds and the pruning deletes the oldest, both contiguous (through an index on the
+	 * time, every row of a window cost a second lookup); by pair through the index */
 	"CREATE TABLE probe_results_5(src TEXT NOT NULL, dst TEXT NOT NULL, op TEXT NOT NULL,"
 	"  size INTEGER NOT NULL, label INTEGER NOT NULL, t_ns INTEGER NOT NULL, n INTEGER NOT NULL,"
 	"  ok INTEGER NOT NULL, lost INTEGER NOT NULL, min_us REAL, p50_us REAL, p99_us REAL,"
 	"  max_us REAL, mean_us REAL, path TEXT,"
-	"  PRIMARY KEY(src, dst, op, size, label, t_ns)) WITHOUT ROWID;"
+	"  PRIMARY KEY(t_ns, src, dst, op, size, label)) WITHOUT ROWID;"
 	"INSERT INTO probe_results_5 SELECT src, dst, op, size, label, t_ns, n, ok, lost, min_us,"
 	"  p50_us, p99_us, max_us, mean_us, path FROM probe_results;"
 	"DROP TABLE probe_results;"
 	"ALTER TABLE probe_results_5 RENAME TO probe_results;"
-	"CREATE INDEX probe_results_t ON probe_results(t_ns);",
+	"CREATE INDEX probe_results_pair ON probe_results(src, dst, t_ns);",
 };
 
 int store_errno(int rc)
