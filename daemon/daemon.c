@@ -45,6 +45,9 @@ const struct conf_opt daemon_opts[] = {
 		 "role of requests without a token: none or viewer", .choices = anon_roles),
 	CONF_OPT("api.metrics_public", CONF_BOOL, S, metrics_public, "false",
 		 "serve /metrics without a token"),
+	CONF_OPT("api.metrics_probe_pairs", CONF_BOOL, S, metrics_probe_pairs, "true",
+		 "the pingmesh's latency and loss per pair of hosts in /metrics (about 100 series per "
+		 "host: a large fabric may want only the finding)"),
 	CONF_OPT("api.tls_cert", CONF_STRING, S, tls_cert, "", "PEM certificate; enables HTTPS"),
 	CONF_OPT("api.tls_key", CONF_STRING, S, tls_key, "", "PEM private key of tls_cert"),
 	CONF_OPT("api.cache_ttl", CONF_DURATION, S, cache_ttl, "100ms",
@@ -228,7 +231,7 @@ int daemon_run(const struct daemon_settings *s)
 		changes_sweep(st);
 		/* pingmesh: localize from the probe matrix, keep the alerts in step */
 		if (tu_mono_ns() >= next_alerts) {
-			pingmesh_alerts_update(st, tu_now_ns(), 10 * NSEC_PER_SEC);
+			pingmesh_alerts_update(st, tu_now_ns(), 10 * NSEC_PER_SEC, s->metrics_probe_pairs);
 			next_alerts = tu_mono_ns() + 5 * NSEC_PER_SEC;
 		}
 	}

@@ -16,6 +16,7 @@ struct daemon_settings {
 	int64_t conn_timeout;
 	int anonymous_role;
 	bool metrics_public;
+	bool metrics_probe_pairs;
 	char *tls_cert, *tls_key;
 	int64_t cache_ttl;
 	char *db;

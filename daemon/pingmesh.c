@@ -961,29 +961,31 @@ static void render_pairs(struct buf *b, json_t *pairs, const char *name, const c
 	}
 }
 
-/* The pairs and the finding of a matrix document as Prometheus text. */
-static char *render_matrix(json_t *doc, int64_t window_ns)
+/* The finding, and with a matrix document its pairs, as Prometheus text. */
+static char *render_matrix(json_t *doc, const struct loc_finding *f, int64_t window_ns)
 {
-	json_t *pairs = json_object_get(doc, "pairs"), *f = json_object_get(doc, "finding");
+	json_t *pairs = json_object_get(doc, "pairs");
 	char help[200];
 	struct buf b;
 
 	buf_init(&b);
-	snprintf(help, sizeof(help), "Pingmesh, last %.0f s: the median of the rounds' p50 latency "
-		 "per source and destination host (its worst path).", (double)window_ns / 1e9);
-	render_pairs(&b, pairs, "rocefab_probe_p50_seconds", help, "p50_us", 1e-6);
-	snprintf(help, sizeof(help), "Pingmesh, last %.0f s: the median of the rounds' p99 latency "
-		 "per source and destination host (its worst path).", (double)window_ns / 1e9);
-	render_pairs(&b, pairs, "rocefab_probe_p99_seconds", help, "p99_us", 1e-6);
-	snprintf(help, sizeof(help), "Pingmesh, last %.0f s: probes lost of probes sent, per source "
-		 "and destination host.", (double)window_ns / 1e9);
-	render_pairs(&b, pairs, "rocefab_probe_loss_ratio", help, "loss", 1);
+	if (doc) {
+		snprintf(help, sizeof(help), "Pingmesh, last %.0f s: the median of the rounds' p50 latency "
+			 "per source and destination host (its worst path).", (double)window_ns / 1e9);
+		render_pairs(&b, pairs, "rocefab_probe_p50_seconds", help, "p50_us", 1e-6);
+		snprintf(help, sizeof(help), "Pingmesh, last %.0f s: the median of the rounds' p99 latency "
+			 "per source and destination host (its worst path).", (double)window_ns / 1e9);
+		render_pairs(&b, pairs, "rocefab_probe_p99_seconds", help, "p99_us", 1e-6);
+		snprintf(help, sizeof(help), "Pingmesh, last %.0f s: probes lost of probes sent, per source "
+			 "and destination host.", (double)window_ns / 1e9);
+		render_pairs(&b, pairs, "rocefab_probe_loss_ratio", help, "loss", 1);
+	}
 	buf_puts(&b, "# HELP rocefab_pingmesh_finding What the localization of the probe matrix names "
 		     "(kind none, host, link, tor or fabric; 1 for the current finding).\n"
 		     "# TYPE rocefab_pingmesh_finding gauge\nrocefab_pingmesh_finding{kind=\"");
-	label_value(&b, json_string_value(json_object_get(f, "kind")));
+	label_value(&b, loc_kind_name(f->kind));
 	buf_puts(&b, "\",subject=\"");
-	label_value(&b, json_string_value(json_object_get(f, "subject")));
+	label_value(&b, f->subject);
 	buf_puts(&b, "\"} 1\n");
 	if (b.oom) {
 		buf_fini(&b);
@@ -1000,7 +1002,7 @@ void pingmesh_render_metrics(struct buf *out)
 	pthread_mutex_unlock(&prom.lock);
 }
 
-int pingmesh_alerts_update(struct store *s, int64_t now, int64_t window_ns)
+int pingmesh_alerts_update(struct store *s, int64_t now, int64_t window_ns, bool pairs)
 {
 	struct store_reader *rd = store_reader_get(s);
 	struct pingmesh_conf c;
@@ -1015,9 +1017,9 @@ int pingmesh_alerts_update(struct store *s, int64_t now, int64_t window_ns)
 		store_reader_put(s, rd);
 		return -ENOMEM;
 	}
-	/* the primary op and size */
+	/* the primary op and size; the matrix document only for the pairs in /metrics */
 	if ((r = pingmesh_conf_load(rd, &c)) == 0)
-		r = analyze(rd, now, window_ns, c.ops[0], c.sizes[0], &j->f, &doc);
+		r = analyze(rd, now, window_ns, c.ops[0], c.sizes[0], &j->f, pairs ? &doc : NULL);
 	store_reader_put(s, rd);
 	if (r < 0) {
 		free(j);
@@ -1025,7 +1027,7 @@ int pingmesh_alerts_update(struct store *s, int64_t now, int64_t window_ns)
 	}
 	{
 		/* what /metrics shows until the next update */
-		char *text = doc ? render_matrix(doc, window_ns) : NULL;
+		char *text = render_matrix(doc, &j->f, window_ns);
 
 		json_decref(doc);
 		if (text) {

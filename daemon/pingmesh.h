@@ -61,9 +61,9 @@ int pingmesh_results(struct store_reader *rd, const char *src, const char *dst, 
 		     struct rf_err *e);
 
 /* Runs the localization over the current matrix and keeps the alerts table in step: a new
- * finding opens an alert, one that is gone clears it; keeps the matrix for /metrics.  For the
- * daemon's loop. */
-int pingmesh_alerts_update(struct store *s, int64_t now, int64_t window_ns);
+ * finding opens an alert, one that is gone clears it; keeps the finding (and with pairs, the
+ * latency and loss per pair) for /metrics.  For the daemon's loop. */
+int pingmesh_alerts_update(struct store *s, int64_t now, int64_t window_ns, bool pairs);
 struct buf;
 /* The pingmesh families of /metrics (per-pair p50, p99 and loss, the finding) as of the last
  * pingmesh_alerts_update; nothing before the first. */

@@ -11,8 +11,8 @@ from conftest import ROOT, binary, wait_for
 DEMO = os.path.join(ROOT, "sim", "scenarios", "demo.json")
 
 
-def start(world):
-    d = world.daemon().start()
+def start(world, daemon_args=()):
+    d = world.daemon(args=daemon_args).start()
     _, tokf = d.token("agents", "agent")
     d.token("viewer", "viewer")
     d.token("ops", "operator")
@@ -218,7 +218,8 @@ def test_lossy_link_is_named_as_the_link(world):
 
 
 def test_slow_nic_is_named_as_the_host(world):
-    d, sim = start(world)
+    """(With api.metrics_probe_pairs off: /metrics has the finding and no pair.)"""
+    d, sim = start(world, daemon_args=("-o", "api.metrics_probe_pairs=false"))
     c = d.client("viewer")
     wait_for(lambda: len(c.json("/api/v1/probes/matrix", params={"window": "3s"})["pairs"]) >= 288, 20,
              what="the matrix filled")
@@ -228,6 +229,9 @@ def test_slow_nic_is_named_as_the_host(world):
                  what="a host finding")
     assert f["subject"] == "h5", f
     assert "probes to h5" in f["evidence"], f
+    text = wait_for(lambda: (lambda t: t if 'rocefab_pingmesh_finding{kind="host",subject="h5"} 1' in t else None)(
+        c.get("/metrics").text), 15, what="the finding in /metrics")
+    assert "rocefab_probe_" not in text, [ln for ln in text.splitlines() if "rocefab_probe_" in ln][:3]
 
 
 # --- real hosts: the linux backend's probe server and probe rounds -----------------------------
