@@ -573,30 +573,35 @@ static void test_sim_control_api(void **state)
 	sim_free(s);
 }
 
+/* An agent for device dev of the scenario, on the sim backend, talking to the simulator's
+ * control API in-process (the simulator keeps running until the test frees it). */
+static struct agent *sim_agent(const char *scenario, const char *dev, enum agent_role role, struct sim **s,
+			       struct simctl *c)
+{
+	struct backend_env env = { .sim_device = dev, .sim_call = call, .sim_ctx = c };
+	struct agent_conf ac = { .id = dev, .role = role, .backend_name = "sim", .interval_ns = NSEC_PER_SEC };
+	struct rf_err e = { 0 };
+	struct backend *b = NULL;
+	struct agent *a = NULL;
+
+	assert_int_equal(sim_load(scenario, strlen(scenario), "t", NULL, -1, -1, s, &e), 0);
+	sim_keep_running(*s);
+	simctl_init(c, *s, "t", 0.01);
+	assert_int_equal(backend_new("sim", &env, &b, &e), 0);
+	ac.backend = b;
+	assert_int_equal(agent_create(&ac, &a, &e), 0);
+	return a;
+}
+
 static void test_agent_applies_commands_once(void **state)
 {
 	struct simctl c;
 	struct sim *s = NULL;
-	struct rf_err e = { 0 };
-	struct backend *b = NULL;
-	struct agent *a = NULL;
+	struct agent *a;
 	json_t *rep = NULL, *answer, *doc = NULL, *res;
-	struct backend_env env = { 0 };
 
 	(void)state;
-	assert_int_equal(sim_load(FABRIC, strlen(FABRIC), "t", NULL, -1, -1, &s, &e), 0);
-	sim_keep_running(s);
-	simctl_init(&c, s, "t", 0.01);
-	env.sim_device = "leaf0";
-	env.sim_call = call;
-	env.sim_ctx = &c;
-	assert_int_equal(backend_new("sim", &env, &b, &e), 0);
-	{
-		struct agent_conf ac = { .id = "leaf0", .role = AGENT_SWITCH, .backend_name = "sim",
-					 .backend = b, .interval_ns = NSEC_PER_SEC };
-
-		assert_int_equal(agent_create(&ac, &a, &e), 0);
-	}
+	a = sim_agent(FABRIC, "leaf0", AGENT_SWITCH, &s, &c);
 	assert_int_equal(agent_build_report(a, &rep), 0);
 	/* the switch's configuration goes out with its first report */
 	assert_int_equal(json_array_size(json_object_get(json_object_get(rep, "config"), "ecn")), 4 * 8);
@@ -670,27 +675,12 @@ static void test_agent_reports_a_large_round_in_pieces(void **state)
 				  "\"fabric_link\":{\"rate_gbps\":100}},\"workloads\":[],\"until_us\":1000000}";
 	struct simctl c;
 	struct sim *s = NULL;
-	struct rf_err e = { 0 };
-	struct backend *b = NULL;
-	struct agent *a = NULL;
-	struct backend_env env = { 0 };
+	struct agent *a;
 	json_t *rep = NULL, *targets = json_array(), *answer, *seen = json_object();
 	size_t total = 0;
 
 	(void)state;
-	assert_int_equal(sim_load(big, strlen(big), "t", NULL, -1, -1, &s, &e), 0);
-	sim_keep_running(s);
-	simctl_init(&c, s, "t", 0.01);
-	env.sim_device = "h0";
-	env.sim_call = call;
-	env.sim_ctx = &c;
-	assert_int_equal(backend_new("sim", &env, &b, &e), 0);
-	{
-		struct agent_conf ac = { .id = "h0", .role = AGENT_HOST, .backend_name = "sim", .backend = b,
-					 .interval_ns = NSEC_PER_SEC };
-
-		assert_int_equal(agent_create(&ac, &a, &e), 0);
-	}
+	a = sim_agent(big, "h0", AGENT_HOST, &s, &c);
 	assert_int_equal(agent_build_report(a, &rep), 0);
 	json_decref(rep);
 	for (int i = 1; i < 20; i++)
