@@ -20,17 +20,15 @@
 #include "lib/strutil.h"
 #include "lib/timeutil.h"
 
-static const char *const log_levels[] = { "error", "warning", "notice", "info", "debug", NULL };
-static const char *const log_targets[] = { "auto", "stderr", "journal", NULL };
 static const char *const roles[] = { "host", "switch", NULL };
 static const char *const net_sources[] = { "auto", "live", "files", NULL };
 
 #define S struct agent_settings
 const struct conf_opt agent_opts[] = {
 	CONF_OPT("agent.log_level", CONF_ENUM, S, log_level_idx, "info",
-		 "error, warning, notice, info or debug", .choices = log_levels),
+		 "error, warning, notice, info or debug", .choices = log_level_choices),
 	CONF_OPT("agent.log_target", CONF_ENUM, S, log_target, "auto",
-		 "auto (journal under systemd), stderr or journal", .choices = log_targets),
+		 "auto (journal under systemd), stderr or journal", .choices = log_target_choices),
 	CONF_OPT("agent.id", CONF_STRING, S, id, "", "agent id shown by rocefab; empty: the host name"),
 	CONF_OPT("agent.role", CONF_ENUM, S, role, "host", "host or switch", .choices = roles),
 	CONF_OPT("agent.server", CONF_STRING, S, server, "http://127.0.0.1:9750",

@@ -203,21 +203,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rocefab-agent: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (conf_init(agent_opts, &s, &e) < 0 ||
-	    (config && conf_load_file(agent_opts, &s, config, &e) < 0) ||
-	    conf_apply_overrides(agent_opts, &s, &ov, &e) < 0) {
-		fprintf(stderr, "rocefab-agent: %s\n", rf_err_str(&e, buf, sizeof(buf)));
-		conf_fini(agent_opts, &s);
+	if (conf_load_all(agent_opts, &s, config, &ov, "rocefab-agent") < 0)
 		return 2;
-	}
-	{
-		static const int levels[] = { LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
-		static const enum log_target targets[] = { LOG_TARGET_AUTO, LOG_TARGET_STDERR,
-							   LOG_TARGET_JOURNAL };
-
-		log_set_level(levels[s.log_level_idx]);
-		log_set_target(targets[s.log_target]);
-	}
+	log_configure(s.log_level_idx, s.log_target);
 	if (dump) {
 		conf_dump(agent_opts, &s, stdout);
 		conf_fini(agent_opts, &s);

@@ -21,17 +21,15 @@
 #include "lib/registry.h"
 #include "lib/timeutil.h"
 
-static const char *const log_levels[] = { "error", "warning", "notice", "info", "debug", NULL };
-static const char *const log_targets[] = { "auto", "stderr", "journal", NULL };
 static const char *const anon_roles[] = { "none", "viewer", NULL };
 static const char *const sync_modes[] = { "normal", "full", NULL };
 
 #define S struct daemon_settings
 const struct conf_opt daemon_opts[] = {
 	CONF_OPT("daemon.log_level", CONF_ENUM, S, log_level_idx, "info",
-		 "error, warning, notice, info or debug", .choices = log_levels),
+		 "error, warning, notice, info or debug", .choices = log_level_choices),
 	CONF_OPT("daemon.log_target", CONF_ENUM, S, log_target, "auto",
-		 "auto (journal under systemd), stderr or journal", .choices = log_targets),
+		 "auto (journal under systemd), stderr or journal", .choices = log_target_choices),
 	CONF_OPT("api.listen", CONF_STRING, S, listen, "127.0.0.1:9750",
 		 "ADDRESS:PORT of the REST API and /metrics"),
 	CONF_OPT("api.threads", CONF_INT, S, threads, "2", "HTTP worker threads", .min = 1,

@@ -53,8 +53,6 @@ int main(int argc, char **argv)
 	struct conf_overrides ov = { .n = 0 };
 	const char *config = NULL;
 	bool check = false, dump = false, validate = false;
-	struct rf_err e = { 0 };
-	char buf[600];
 	int c, status;
 
 	log_init("rocefabd");
@@ -106,21 +104,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (conf_init(daemon_opts, &s, &e) < 0 ||
-	    (config && conf_load_file(daemon_opts, &s, config, &e) < 0) ||
-	    conf_apply_overrides(daemon_opts, &s, &ov, &e) < 0) {
-		fprintf(stderr, "rocefabd: %s\n", rf_err_str(&e, buf, sizeof(buf)));
-		conf_fini(daemon_opts, &s);
+	if (conf_load_all(daemon_opts, &s, config, &ov, "rocefabd") < 0)
 		return 2;
-	}
-	{
-		static const int levels[] = { LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
-		static const enum log_target targets[] = { LOG_TARGET_AUTO, LOG_TARGET_STDERR,
-							   LOG_TARGET_JOURNAL };
-
-		log_set_level(levels[s.log_level_idx]);
-		log_set_target(targets[s.log_target]);
-	}
+	log_configure(s.log_level_idx, s.log_target);
 	if (validate) {
 		status = optind < argc ? daemon_validate_reports(&s, argc - optind, argv + optind) : 2;
 		if (optind >= argc)

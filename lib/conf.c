@@ -191,6 +191,21 @@ int conf_init(const struct conf_opt *opts, void *base, struct rf_err *e)
 	return 0;
 }
 
+int conf_load_all(const struct conf_opt *opts, void *base, const char *path,
+		  const struct conf_overrides *o, const char *prog)
+{
+	struct rf_err e = { 0 };
+	char buf[700];
+	int r;
+
+	if ((r = conf_init(opts, base, &e)) < 0 || (path && (r = conf_load_file(opts, base, path, &e)) < 0) ||
+	    (r = conf_apply_overrides(opts, base, o, &e)) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, rf_err_str(&e, buf, sizeof(buf)));
+		conf_fini(opts, base);
+	}
+	return r;
+}
+
 void conf_fini(const struct conf_opt *opts, void *base)
 {
 	for (const struct conf_opt *o = opts; o->name; o++) {

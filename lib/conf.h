@@ -74,6 +74,10 @@ int conf_override(struct conf_overrides *o, const char *name, const char *value,
 		  const char *origin);
 int conf_apply_overrides(const struct conf_opt *opts, void *base,
 			 const struct conf_overrides *o, struct rf_err *e);
+/* For a program's start: the defaults, the file (when path is set), then the command line's
+ * overrides.  On an error prints "prog: the error" on stderr, frees base and returns it. */
+int conf_load_all(const struct conf_opt *opts, void *base, const char *path,
+		  const struct conf_overrides *o, const char *prog);
 
 int conf_parse_size(const char *s, uint64_t *ret);
 int conf_parse_bool(const char *s, bool *ret);

@@ -121,6 +121,20 @@ void log_set_target(enum log_target t)
 	log_update_target();
 }
 
+const char *const log_level_choices[] = { "error", "warning", "notice", "info", "debug", NULL };
+const char *const log_target_choices[] = { "auto", "stderr", "journal", NULL };
+
+void log_configure(int level_choice, int target_choice)
+{
+	static const int levels[] = { LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
+	static const enum log_target targets[] = { LOG_TARGET_AUTO, LOG_TARGET_STDERR, LOG_TARGET_JOURNAL };
+
+	if (level_choice >= 0 && level_choice < 5)
+		log_set_level(levels[level_choice]);
+	if (target_choice >= 0 && target_choice < 3)
+		log_set_target(targets[target_choice]);
+}
+
 void log_vmsg(int level, const char *subsys, const char *code, const char *fmt, va_list ap)
 {
 	char msg[2048];

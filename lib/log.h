@@ -24,6 +24,10 @@ int log_get_level(void);
 int log_parse_level(const char *s, int *ret_level);
 int log_parse_target(const char *s, enum log_target *ret_target);
 void log_set_target(enum log_target t);
+/* The choices of a log-level and a log-target setting (CONF_ENUM), and applying them by index. */
+extern const char *const log_level_choices[];
+extern const char *const log_target_choices[];
+void log_configure(int level_choice, int target_choice);
 bool log_enabled(int level);
 
 /* code: a stable error code (e.g. "STORE_UNAVAILABLE") or NULL; it appears on the line and
