@@ -262,8 +262,7 @@ static int create_apply(struct store_job *sj, struct store *s)
 		sqlite3_bind_int64(st, 1, j->batch);
 		sqlite3_bind_int64(st, 2, now);
 		sqlite3_bind_text(st, 3, j->actor, -1, SQLITE_STATIC);
-		if (j->reason)
-			sqlite3_bind_text(st, 4, j->reason, -1, SQLITE_STATIC);
+		store_bind_text_or_null(st, 4, j->reason);
 		sqlite3_bind_text(st, 5, c->agent, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 6, kind_names[c->kind], -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 7, c->device, -1, SQLITE_STATIC);
@@ -460,17 +459,12 @@ int changes_list(struct store_reader *rd, const struct changes_filter *f, json_t
 		json_decref(items);
 		return -ENOMEM;
 	}
-	if (f->agent)
-		sqlite3_bind_text(st, 1, f->agent, -1, SQLITE_STATIC);
-	if (f->kind)
-		sqlite3_bind_text(st, 2, f->kind, -1, SQLITE_STATIC);
-	if (f->state)
-		sqlite3_bind_text(st, 3, f->state, -1, SQLITE_STATIC);
+	store_bind_text_or_null(st, 1, f->agent);
+	store_bind_text_or_null(st, 2, f->kind);
+	store_bind_text_or_null(st, 3, f->state);
 	sqlite3_bind_int64(st, 4, f->batch);
-	if (f->device)
-		sqlite3_bind_text(st, 5, f->device, -1, SQLITE_STATIC);
-	if (f->port)
-		sqlite3_bind_text(st, 6, f->port, -1, SQLITE_STATIC);
+	store_bind_text_or_null(st, 5, f->device);
+	store_bind_text_or_null(st, 6, f->port);
 	sqlite3_bind_int64(st, 7, f->queue);
 	sqlite3_bind_int64(st, 8, f->limit ? f->limit : 100);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
@@ -519,10 +513,8 @@ int configs_get(struct store_reader *rd, const char *agent, enum change_kind kin
 	}
 	sqlite3_bind_text(st, 1, agent, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, kind_names[kind], -1, SQLITE_STATIC);
-	if (device)
-		sqlite3_bind_text(st, 3, device, -1, SQLITE_STATIC);
-	if (port)
-		sqlite3_bind_text(st, 4, port, -1, SQLITE_STATIC);
+	store_bind_text_or_null(st, 3, device);
+	store_bind_text_or_null(st, 4, port);
 	sqlite3_bind_int64(st, 5, queue);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		json_t *o = json_pack("{s:o,s:o,s:o,s:o}", "device", store_col_text(st, 0), "port",

@@ -824,15 +824,12 @@ int pingmesh_results(struct store_reader *rd, const char *src, const char *dst, 
 
 	if (!st)
 		return -ENOMEM;
-	if (src)
-		sqlite3_bind_text(st, 1, src, -1, SQLITE_STATIC);
-	if (dst)
-		sqlite3_bind_text(st, 2, dst, -1, SQLITE_STATIC);
+	store_bind_text_or_null(st, 1, src);
+	store_bind_text_or_null(st, 2, dst);
 	sqlite3_bind_int64(st, 3, from);
 	sqlite3_bind_int64(st, 4, to);
 	sqlite3_bind_int64(st, 5, limit);
-	if (op)
-		sqlite3_bind_text(st, 6, op, -1, SQLITE_STATIC);
+	store_bind_text_or_null(st, 6, op);
 	if (size)
 		sqlite3_bind_int64(st, 7, size);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1055,8 +1052,7 @@ int pingmesh_alerts(struct store_reader *rd, const char *state, json_t **ret, st
 
 	if (!st)
 		return -ENOMEM;
-	if (state)
-		sqlite3_bind_text(st, 1, state, -1, SQLITE_STATIC);
+	store_bind_text_or_null(st, 1, state);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		char a[40], b[40], c[40];
 

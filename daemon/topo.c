@@ -328,8 +328,7 @@ int views_port_speed(struct store_reader *rd, const char *agent, const char *dev
 	if (!st)
 		return -ENOMEM;
 	sqlite3_bind_text(st, 1, agent, -1, SQLITE_STATIC);
-	if (device)
-		sqlite3_bind_text(st, 2, device, -1, SQLITE_STATIC);
+	store_bind_text_or_null(st, 2, device);
 	sqlite3_bind_text(st, 3, port, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)

@@ -74,8 +74,7 @@ int views_agents(struct store_reader *rd, const struct views_opts *o, const char
 		json_decref(items);
 		return -ENOMEM;
 	}
-	if (id)
-		sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	store_bind_text_or_null(st, 1, id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		json_array_append_new(items, agent_row(st, o));
 	sqlite3_reset(st);
@@ -187,12 +186,9 @@ static int ports_of(struct store_reader *rd, const struct port_filter *f, json_t
 		json_decref(items);
 		return -ENOMEM;
 	}
-	if (f->host)
-		sqlite3_bind_text(st, 1, f->host, -1, SQLITE_STATIC);
-	if (f->device)
-		sqlite3_bind_text(st, 2, f->device, -1, SQLITE_STATIC);
-	if (f->state)
-		sqlite3_bind_text(st, 3, f->state, -1, SQLITE_STATIC);
+	store_bind_text_or_null(st, 1, f->host);
+	store_bind_text_or_null(st, 2, f->device);
+	store_bind_text_or_null(st, 3, f->state);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		json_array_append_new(items, port_row(st));
 	sqlite3_reset(st);
