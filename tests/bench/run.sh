@@ -98,10 +98,10 @@ mkdir -p "$work/fabric"
 /usr/bin/python3 tests/bench/bench_fabric.py "$B" "$work/fabric" "${BENCH_FABRIC_SECONDS:-30}"
 echo
 
+# (f) the probe engine on real verbs: soft-RoCE in a QEMU guest, next to perftest's ib_write_lat
+/usr/bin/python3 tests/bench/bench_rxe.py "$B" "${BENCH_RXE_ITERS:-10000}" "${BENCH_RXE_ROUNDS:-3}"
+echo
+
 # (g) the pingmesh matrix as the results table grows (synthetic results, the daemon's GET)
 mkdir -p "$work/pingmesh"
 /usr/bin/python3 tests/bench/bench_pingmesh.py "$B" "$work/pingmesh"
-echo
-
-# (f) the probe engine on real verbs: soft-RoCE in a QEMU guest, next to perftest's ib_write_lat
-/usr/bin/python3 tests/bench/bench_rxe.py "$B" "${BENCH_RXE_ITERS:-10000}" "${BENCH_RXE_ROUNDS:-3}"
