@@ -268,7 +268,6 @@ static uint64_t fnv64(const char *s)
 	return h;
 }
 
-/* With blk held: the configuration, when it changed or has not been sent for a while. */
 /* A finished round's results (taken) join those waiting; past PROBE_BACKLOG_MAX the oldest go,
  * counted and said once. */
 static void probe_backlog_add(struct agent *a, json_t *results)
@@ -322,6 +321,7 @@ static json_t *probe_backlog_take(struct agent *a)
 	return out;
 }
 
+/* With blk held: the configuration, when it changed or has not been sent for a while. */
 static json_t *config_for_report(struct agent *a, json_t *errors)
 {
 	json_t *cfg = NULL;

@@ -758,10 +758,11 @@ static int start_runs(struct simb *sb, json_t *req, json_t **ret)
 		status = call(sb, "POST", "/v1/probes", body, &doc);
 		json_decref(body);
 		if (status != 201) {
-			if (!sb->runs_refused)
+			/* unreachable: the sample errors say so already */
+			if (status && !sb->runs_refused)
 				log_warning("agent", "%s: the simulator did not start probe runs (HTTP %d): %s", sb->dev,
-					    status, json_string_value(json_object_get(doc, "detail")) ?: "no answer");
-			sb->runs_refused = true;
+					    status, json_string_value(json_object_get(doc, "detail")) ?: "no detail");
+			sb->runs_refused |= status != 0;
 			json_decref(doc);
 			*ret = ids;
 			return json_array_size(ids) ? 0 : -EHOSTUNREACH;
