@@ -245,7 +245,12 @@ void loc_analyze(struct loc_result *r, size_t n, const struct loc_conf *conf, st
 	f->bad = bad;
 	if (!bad) {
 		f->kind = LOC_NONE;
-		snprintf(f->evidence, sizeof(f->evidence), "all %zu results good (typical p99 %.1f us)", n, typical);
+		if (n)
+			snprintf(f->evidence, sizeof(f->evidence), "all %zu results good (typical p99 %.1f us)", n,
+				 typical);
+		else
+			snprintf(f->evidence, sizeof(f->evidence),
+				 "no probe results in the window (the pingmesh off, or no host agent reporting)");
 		goto out;
 	}
 	if ((badpairs = bad_pairs(r, n, conf->min_pairs)) < conf->min_pairs) {

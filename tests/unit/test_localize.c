@@ -184,6 +184,7 @@ static void test_noise_and_spread(void **state)
 	/* nothing at all */
 	loc_analyze(r, 0, NULL, &f);
 	assert_int_equal(f.kind, LOC_NONE);
+	assert_non_null(strstr(f.evidence, "no probe results"));
 }
 
 int main(void)
