@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "agents/probe/probe.h"
 #include "daemon/pingmesh.h"
 #include "lib/timeutil.h"
 
@@ -14,13 +15,13 @@ static int op_size_args(struct api_req *req, const char **op, unsigned *size, st
 	*op = api_arg(req, "op");
 	*size = 0;
 	if (*op && !pingmesh_op_valid(*op))
-		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "op", "'%s': write, read, send, cas, faa, ud, udp or tcp",
+		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "op", "'%s': " PINGMESH_OPS_TEXT,
 				  *op);
 	if (sz) {
 		char *end;
 		long v = strtol(sz, &end, 10);
 
-		if (*end || end == sz || v < 8 || v > 65536)
+		if (*end || end == sz || v < PROBE_MIN_SIZE || v > PROBE_MAX_SIZE)
 			return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "size", "'%s': 8 to 65536 bytes", sz);
 		*size = (unsigned)v;
 	}

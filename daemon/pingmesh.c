@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agents/probe/probe.h"
 #include "cc/localize.h"
 #include "daemon/pingmesh.h"
 #include "lib/buf.h"
@@ -57,15 +58,11 @@ static int bad(struct rf_err *e, const char *field, const char *msg)
 	return rf_err_set(e, -EINVAL, "BAD_VALUE", field, "%s", msg);
 }
 
-static const char *const probe_ops[] = { "write", "read", "send", "cas", "faa", "ud", "udp", "tcp", NULL };
-#define OPS_TEXT "write, read, send, cas, faa, ud, udp or tcp"
-
 bool pingmesh_op_valid(const char *op)
 {
-	for (int j = 0; op && probe_ops[j]; j++)
-		if (!strcmp(op, probe_ops[j]))
-			return true;
-	return false;
+	enum probe_op o;
+
+	return probe_op_parse(op, &o) == 0; /* the probe engine's names */
 }
 
 /* "ops": a list of 1..PINGMESH_MAX_OPS distinct operations; "op": one (a shorthand). */
@@ -75,13 +72,13 @@ static int apply_ops(struct pingmesh_conf *c, const char *k, json_t *v, struct r
 	size_t n = list ? json_array_size(v) : 1;
 
 	if (list && (!json_is_array(v) || n < 1 || n > PINGMESH_MAX_OPS))
-		return bad(e, "/ops", "a list of 1 to 4 operations (" OPS_TEXT ")");
+		return bad(e, "/ops", "a list of 1 to 4 operations (" PINGMESH_OPS_TEXT ")");
 	for (size_t i = 0; i < n; i++) {
 		json_t *o = list ? json_array_get(v, i) : v;
 
 		if (!pingmesh_op_valid(json_string_value(o)))
-			return list ? rf_err_set(e, -EINVAL, "BAD_VALUE", "/ops", "item %zu: " OPS_TEXT, i)
-				    : bad(e, "/op", OPS_TEXT);
+			return list ? rf_err_set(e, -EINVAL, "BAD_VALUE", "/ops", "item %zu: " PINGMESH_OPS_TEXT, i)
+				    : bad(e, "/op", PINGMESH_OPS_TEXT);
 		for (size_t q = 0; q < i; q++)
 			if (!strcmp(c->ops[q], json_string_value(o)))
 				return rf_err_set(e, -EINVAL, "BAD_VALUE", "/ops", "'%s' is listed twice",
@@ -104,7 +101,7 @@ static int apply_sizes(struct pingmesh_conf *c, const char *k, json_t *v, struct
 		json_t *o = list ? json_array_get(v, i) : v;
 		json_int_t sz = json_integer_value(o);
 
-		if (!json_is_integer(o) || sz < 8 || sz > 65536)
+		if (!json_is_integer(o) || sz < PROBE_MIN_SIZE || sz > PROBE_MAX_SIZE)
 			return list ? rf_err_set(e, -EINVAL, "BAD_VALUE", "/sizes", "item %zu: 8 to 65536 bytes", i)
 				    : bad(e, "/size", "8 to 65536 bytes");
 		for (size_t q = 0; q < i; q++)
