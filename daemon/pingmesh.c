@@ -205,12 +205,21 @@ struct conf_job {
 	int result;
 };
 
+/* The configuration as the writer thread last read it, for the plans: read again when it is
+ * saved (on the writer thread too), at most a second old, and per store. */
+static struct {
+	const struct store *s;
+	int64_t at;
+	struct pingmesh_conf c;
+} wconf;
+
 static int conf_apply_job(struct store_job *sj, struct store *s)
 {
 	struct conf_job *j = (struct conf_job *)sj;
 	sqlite3_stmt *st = store_stmt(s, "INSERT OR REPLACE INTO meta(key, value) VALUES('pingmesh', ?)");
 	int rc;
 
+	wconf.s = NULL;
 	if (!st)
 		return -EIO;
 	sqlite3_bind_text(st, 1, j->text, -1, SQLITE_STATIC);
@@ -530,7 +539,6 @@ static int store_results(struct store *s, const struct report *rep)
 
 int pingmesh_on_report(struct store *s, const struct report *rep, int64_t now, json_t *commands)
 {
-	struct pingmesh_conf c = pingmesh_defaults;
 	sqlite3_stmt *st;
 	json_t *plan;
 	char id[32], *text;
@@ -542,13 +550,18 @@ int pingmesh_on_report(struct store *s, const struct report *rep, int64_t now, j
 		return 0; /* not an agent that probes */
 	if (rep->probe_endpoint && strcmp(ep_get(rep->agent_id) ?: "", rep->probe_endpoint))
 		ep_set(rep->agent_id, rep->probe_endpoint);
-	if ((st = store_stmt(s, "SELECT value FROM meta WHERE key = 'pingmesh'"))) {
-		if (sqlite3_step(st) == SQLITE_ROW)
-			conf_from_text((const char *)sqlite3_column_text(st, 0), &c);
-		sqlite3_reset(st);
+	if (wconf.s != s || now - wconf.at > NSEC_PER_SEC || now < wconf.at) {
+		wconf.c = pingmesh_defaults;
+		if ((st = store_stmt(s, "SELECT value FROM meta WHERE key = 'pingmesh'"))) {
+			if (sqlite3_step(st) == SQLITE_ROW)
+				conf_from_text((const char *)sqlite3_column_text(st, 0), &wconf.c);
+			sqlite3_reset(st);
+		}
+		wconf.s = s;
+		wconf.at = now;
 	}
 	refresh_topology(s, now);
-	plan = plan_for(rep->agent_id, &c, now);
+	plan = plan_for(rep->agent_id, &wconf.c, now);
 	text = json_dumps(plan, JSON_COMPACT | JSON_SORT_KEYS);
 	snprintf(id, sizeof(id), "p%015" PRIx64, (text ? fnv(text, 0xcbf29ce484222325ULL) : 0) >> 4);
 	free(text);
