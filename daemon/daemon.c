@@ -65,7 +65,7 @@ const struct conf_opt daemon_opts[] = {
 		 .max = 3650LL * 86400 * NSEC_PER_SEC),
 	CONF_OPT("store.probe_retention", CONF_DURATION, S, probe_retention, "1h",
 		 "how long the pingmesh's per-round results are kept (the matrix and the localization "
-		 "read the last minutes; a fabric of 32 hosts writes ~2 million a hour)",
+		 "read the last minutes; a fabric of 32 hosts writes ~2 million an hour)",
 		 .min = 60 * NSEC_PER_SEC, .max = 3650LL * 86400 * NSEC_PER_SEC),
 	CONF_OPT("ingest.registry", CONF_STRING, S, registry, "",
 		 "counter registry JSON file; empty uses the built-in copy"),
