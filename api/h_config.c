@@ -390,7 +390,7 @@ int h_host_dcqcn(struct api_req *req)
 int h_host_pfc(struct api_req *req)
 {
 	/* a host port is DEVICE:PORT (nic0:1) */
-	char buf[ROUTER_PARAM_LEN], *colon;
+	char buf[API_PARAM_MAX + 1], *colon;
 	struct rf_err e = { 0 };
 
 	snprintf(buf, sizeof(buf), "%s", req->match.params[1]);

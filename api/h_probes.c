@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "api/internal.h"
-#include "agents/probe/probe.h"
+#include "lib/probeops.h"
 #include "daemon/pingmesh.h"
 #include "lib/timeutil.h"
 
@@ -14,8 +14,8 @@ static int op_size_args(struct api_req *req, const char **op, unsigned *size, st
 
 	*op = api_arg(req, "op");
 	*size = 0;
-	if (*op && !pingmesh_op_valid(*op))
-		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "op", "'%s': " PINGMESH_OPS_TEXT,
+	if (*op && !probe_op_valid(*op))
+		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "op", "'%s': " PROBE_OPS_TEXT,
 				  *op);
 	if (sz) {
 		char *end;

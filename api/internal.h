@@ -9,18 +9,32 @@
 #include <microhttpd.h>
 
 #include "api/api.h"
-#include "api/router.h"
 #include "daemon/ingest.h"
 #include "daemon/tokens.h"
 #include "daemon/views.h"
 #include "lib/buf.h"
 #include "lib/err.h"
+#include "lib/router.h"
+
+/* The longest path parameter (a host, port or change id) the API accepts: 414 beyond. */
+#define API_PARAM_MAX 199
+
+struct api_req;
+
+/* The route table's entries (api/server.c): method + pattern -> handler and role. */
+struct api_route {
+	struct route_pattern rp;
+	int need_role; /* enum role */
+	int (*handler)(struct api_req *req);
+	const char *summary;
+};
 
 struct api_req {
 	struct api *api;
 	struct MHD_Connection *conn;
 	const char *method;
 	const char *url;
+	const struct api_route *route; /* NULL when unrouted */
 	struct route_match match;
 	enum role role;
 	char token_name[65];

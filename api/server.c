@@ -28,42 +28,42 @@
 #include "lib/sha256.h"
 #include "lib/timeutil.h"
 
-static const struct route routes[] = {
-	{ "GET", "/api/v1/health", ROLE_NONE, h_health, "liveness and store health" },
-	{ "GET", "/api/v1/version", ROLE_NONE, h_version, "versions of the daemon and its contracts" },
-	{ "GET", "/metrics", ROLE_VIEWER, h_metrics, "Prometheus text exposition" },
-	{ "GET", "/api/v1/counters", ROLE_VIEWER, h_counters_registry, "the counter registry" },
-	{ "GET", "/api/v1/agents", ROLE_VIEWER, h_agents, "agents and their liveness" },
-	{ "GET", "/api/v1/agents/{id}", ROLE_VIEWER, h_agent, "one agent" },
-	{ "POST", "/api/v1/agents/{id}/report", ROLE_AGENT, h_report, "an agent report" },
-	{ "GET", "/api/v1/hosts", ROLE_VIEWER, h_hosts, "hosts" },
-	{ "GET", "/api/v1/hosts/{id}", ROLE_VIEWER, h_host, "one host with devices and ports" },
-	{ "GET", "/api/v1/ports", ROLE_VIEWER, h_ports, "ports (filters: host, device, state)" },
-	{ "GET", "/api/v1/ports/{id}", ROLE_VIEWER, h_port, "one port with its latest counters" },
-	{ "GET", "/api/v1/ports/{id}/counters", ROLE_VIEWER, h_port_counters,
+static const struct api_route routes[] = {
+	{ { "GET", "/api/v1/health" }, ROLE_NONE, h_health, "liveness and store health" },
+	{ { "GET", "/api/v1/version" }, ROLE_NONE, h_version, "versions of the daemon and its contracts" },
+	{ { "GET", "/metrics" }, ROLE_VIEWER, h_metrics, "Prometheus text exposition" },
+	{ { "GET", "/api/v1/counters" }, ROLE_VIEWER, h_counters_registry, "the counter registry" },
+	{ { "GET", "/api/v1/agents" }, ROLE_VIEWER, h_agents, "agents and their liveness" },
+	{ { "GET", "/api/v1/agents/{id}" }, ROLE_VIEWER, h_agent, "one agent" },
+	{ { "POST", "/api/v1/agents/{id}/report" }, ROLE_AGENT, h_report, "an agent report" },
+	{ { "GET", "/api/v1/hosts" }, ROLE_VIEWER, h_hosts, "hosts" },
+	{ { "GET", "/api/v1/hosts/{id}" }, ROLE_VIEWER, h_host, "one host with devices and ports" },
+	{ { "GET", "/api/v1/ports" }, ROLE_VIEWER, h_ports, "ports (filters: host, device, state)" },
+	{ { "GET", "/api/v1/ports/{id}" }, ROLE_VIEWER, h_port, "one port with its latest counters" },
+	{ { "GET", "/api/v1/ports/{id}/counters" }, ROLE_VIEWER, h_port_counters,
 	  "counter series (names, from, to, step)" },
-	{ "GET", "/api/v1/switches", ROLE_VIEWER, h_switches, "switches" },
-	{ "GET", "/api/v1/switches/{id}", ROLE_VIEWER, h_switch, "one switch with ports, neighbours, PFC and ECN" },
-	{ "GET", "/api/v1/links", ROLE_VIEWER, h_links, "links between ports (from neighbours)" },
-	{ "GET", "/api/v1/topology", ROLE_VIEWER, h_topology, "nodes and links" },
-	{ "GET", "/api/v1/params", ROLE_VIEWER, h_params, "the settings that can be changed, with units and ranges" },
-	{ "GET", "/api/v1/hosts/{id}/dcqcn", ROLE_VIEWER, h_host_dcqcn, "DCQCN settings of a host's RDMA ports" },
-	{ "PUT", "/api/v1/hosts/{id}/dcqcn", ROLE_OPERATOR, h_host_dcqcn, "change DCQCN settings" },
-	{ "GET", "/api/v1/hosts/{id}/ports/{port}/pfc", ROLE_VIEWER, h_host_pfc, "PFC of a host port (DEVICE:PORT)" },
-	{ "PUT", "/api/v1/hosts/{id}/ports/{port}/pfc", ROLE_OPERATOR, h_host_pfc, "change PFC of a host port" },
-	{ "GET", "/api/v1/switches/{id}/ports/{port}/pfc", ROLE_VIEWER, h_switch_pfc, "PFC of a switch port" },
-	{ "PUT", "/api/v1/switches/{id}/ports/{port}/pfc", ROLE_OPERATOR, h_switch_pfc, "change PFC of a switch port" },
-	{ "GET", "/api/v1/switches/{id}/ports/{port}/queues/{q}/ecn", ROLE_VIEWER, h_switch_ecn, "ECN of a switch queue" },
-	{ "PUT", "/api/v1/switches/{id}/ports/{port}/queues/{q}/ecn", ROLE_OPERATOR, h_switch_ecn, "change ECN of a switch queue" },
-	{ "GET", "/api/v1/changes", ROLE_VIEWER, h_changes, "configuration changes (filters: agent, kind, state, batch, limit)" },
-	{ "POST", "/api/v1/changes", ROLE_OPERATOR, h_changes_bulk, "change a selection of hosts or switch ports" },
-	{ "GET", "/api/v1/changes/{id}", ROLE_VIEWER, h_change, "one configuration change" },
-	{ "GET", "/api/v1/probes/matrix", ROLE_VIEWER, h_probes_matrix, "pingmesh: latency matrix and localization (window, op, size)" },
-	{ "GET", "/api/v1/probes/results", ROLE_VIEWER, h_probes_results, "pingmesh results (src, dst, op, size, from, to, limit)" },
-	{ "GET", "/api/v1/probes/config", ROLE_VIEWER, h_probes_config, "pingmesh configuration" },
-	{ "PUT", "/api/v1/probes/config", ROLE_OPERATOR, h_probes_config, "change the pingmesh configuration" },
-	{ "GET", "/api/v1/alerts", ROLE_VIEWER, h_alerts, "alerts (state)" },
-	{ NULL, NULL, 0, NULL, NULL },
+	{ { "GET", "/api/v1/switches" }, ROLE_VIEWER, h_switches, "switches" },
+	{ { "GET", "/api/v1/switches/{id}" }, ROLE_VIEWER, h_switch, "one switch with ports, neighbours, PFC and ECN" },
+	{ { "GET", "/api/v1/links" }, ROLE_VIEWER, h_links, "links between ports (from neighbours)" },
+	{ { "GET", "/api/v1/topology" }, ROLE_VIEWER, h_topology, "nodes and links" },
+	{ { "GET", "/api/v1/params" }, ROLE_VIEWER, h_params, "the settings that can be changed, with units and ranges" },
+	{ { "GET", "/api/v1/hosts/{id}/dcqcn" }, ROLE_VIEWER, h_host_dcqcn, "DCQCN settings of a host's RDMA ports" },
+	{ { "PUT", "/api/v1/hosts/{id}/dcqcn" }, ROLE_OPERATOR, h_host_dcqcn, "change DCQCN settings" },
+	{ { "GET", "/api/v1/hosts/{id}/ports/{port}/pfc" }, ROLE_VIEWER, h_host_pfc, "PFC of a host port (DEVICE:PORT)" },
+	{ { "PUT", "/api/v1/hosts/{id}/ports/{port}/pfc" }, ROLE_OPERATOR, h_host_pfc, "change PFC of a host port" },
+	{ { "GET", "/api/v1/switches/{id}/ports/{port}/pfc" }, ROLE_VIEWER, h_switch_pfc, "PFC of a switch port" },
+	{ { "PUT", "/api/v1/switches/{id}/ports/{port}/pfc" }, ROLE_OPERATOR, h_switch_pfc, "change PFC of a switch port" },
+	{ { "GET", "/api/v1/switches/{id}/ports/{port}/queues/{q}/ecn" }, ROLE_VIEWER, h_switch_ecn, "ECN of a switch queue" },
+	{ { "PUT", "/api/v1/switches/{id}/ports/{port}/queues/{q}/ecn" }, ROLE_OPERATOR, h_switch_ecn, "change ECN of a switch queue" },
+	{ { "GET", "/api/v1/changes" }, ROLE_VIEWER, h_changes, "configuration changes (filters: agent, kind, state, batch, limit)" },
+	{ { "POST", "/api/v1/changes" }, ROLE_OPERATOR, h_changes_bulk, "change a selection of hosts or switch ports" },
+	{ { "GET", "/api/v1/changes/{id}" }, ROLE_VIEWER, h_change, "one configuration change" },
+	{ { "GET", "/api/v1/probes/matrix" }, ROLE_VIEWER, h_probes_matrix, "pingmesh: latency matrix and localization (window, op, size)" },
+	{ { "GET", "/api/v1/probes/results" }, ROLE_VIEWER, h_probes_results, "pingmesh results (src, dst, op, size, from, to, limit)" },
+	{ { "GET", "/api/v1/probes/config" }, ROLE_VIEWER, h_probes_config, "pingmesh configuration" },
+	{ { "PUT", "/api/v1/probes/config" }, ROLE_OPERATOR, h_probes_config, "change the pingmesh configuration" },
+	{ { "GET", "/api/v1/alerts" }, ROLE_VIEWER, h_alerts, "alerts (state)" },
+	{ { NULL, NULL }, 0, NULL, NULL },
 };
 #define NROUTES (sizeof(routes) / sizeof(routes[0]) - 1)
 
@@ -113,8 +113,8 @@ struct api {
 
 void api_print_routes(FILE *f)
 {
-	for (const struct route *r = routes; r->pattern; r++)
-		fprintf(f, "%-5s %-32s %-8s %s\n", r->method, r->pattern,
+	for (const struct api_route *r = routes; r->rp.pattern; r++)
+		fprintf(f, "%-5s %-32s %-8s %s\n", r->rp.method, r->rp.pattern,
 			role_name((enum role)r->need_role), r->summary);
 }
 
@@ -172,7 +172,7 @@ const char *api_arg(struct api_req *req, const char *name)
 
 static void count_request(struct api_req *req, unsigned status)
 {
-	size_t r = req->match.route ? (size_t)(req->match.route - routes) : NROUTES;
+	size_t r = req->route ? (size_t)(req->route - routes) : NROUTES;
 	size_t c = NCODES;
 
 	for (size_t i = 0; i < NCODES; i++)
@@ -331,10 +331,10 @@ static int authenticate(struct api_req *req, struct rf_err *e)
 	struct api *a = req->api;
 	const char *h = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
 						    MHD_HTTP_HEADER_AUTHORIZATION);
-	enum role need = (enum role)req->match.route->need_role;
+	enum role need = (enum role)req->route->need_role;
 	int r;
 
-	if (req->match.route->handler == h_metrics && a->conf.metrics_public)
+	if (req->route->handler == h_metrics && a->conf.metrics_public)
 		need = ROLE_NONE;
 	req->role = (enum role)a->conf.anonymous_role;
 	if (h) {
@@ -367,7 +367,7 @@ static int authenticate(struct api_req *req, struct rf_err *e)
 
 static bool cacheable(struct api_req *req)
 {
-	const struct route *r = req->match.route;
+	const struct api_route *r = req->route;
 
 	return req->api->conf.cache_ttl_ns > 0 && strcmp(req->method, "GET") == 0 &&
 	       (r->handler == h_hosts || r->handler == h_agents) &&
@@ -442,7 +442,7 @@ static void dispatch(struct api_req *req)
 		return;
 	/* Handlers answer their own rich errors with api_reply_problem(); a bare negative return
 	 * is an unexpected failure and gets a generic problem. */
-	r = req->match.route->handler(req);
+	r = req->route->handler(req);
 	if (r < 0 && !req->replied && !req->suspended) {
 		struct rf_err e;
 
@@ -522,7 +522,9 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn, co
 		buf_init(&req->body);
 		*con_cls = req;
 
-		r = router_match(routes, method, url, &req->match);
+		r = router_match(routes, sizeof(routes[0]), method, url, API_PARAM_MAX, &req->match);
+		if (r == 0)
+			req->route = &routes[req->match.index];
 		if (r == -ENOENT) {
 			rf_err_set(&e, r, "NOT_FOUND", NULL, "no such endpoint: %s", url);
 		} else if (r == -EOPNOTSUPP) {
@@ -530,6 +532,8 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn, co
 				   method, req->match.allow);
 		} else if (r == -ENAMETOOLONG) {
 			rf_err_set(&e, r, "URI_TOO_LONG", NULL, "a path segment is too long");
+		} else if (r == -ENOMEM) {
+			rf_err_set(&e, r, "OUT_OF_MEMORY", NULL, "out of memory");
 		} else if (r < 0) {
 			rf_err_set(&e, r, NULL, NULL, "cannot route the request");
 		} else if ((r = authenticate(req, &e)) == 0) {
@@ -591,6 +595,7 @@ static void request_completed(void *cls, struct MHD_Connection *conn, void **con
 	(void)toe;
 	if (!req)
 		return;
+	router_match_fini(&req->match);
 	buf_fini(&req->body);
 	free(req);
 	*con_cls = NULL;
@@ -632,8 +637,8 @@ void api_render_metrics(struct api *a, struct buf *out)
 				snprintf(code, sizeof(code), "other");
 			buf_printf(out,
 				   "rocefab_http_requests_total{method=\"%s\",route=\"%s\",code=\"%s\"} %llu\n",
-				   r < NROUTES ? routes[r].method : "any",
-				   r < NROUTES ? routes[r].pattern : "unrouted", code,
+				   r < NROUTES ? routes[r].rp.method : "any",
+				   r < NROUTES ? routes[r].rp.pattern : "unrouted", code,
 				   (unsigned long long)n);
 		}
 	}

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agents/probe/probe.h"
+#include "lib/probeops.h"
 #include "cc/localize.h"
 #include "daemon/pingmesh.h"
 #include "lib/buf.h"
@@ -58,13 +58,6 @@ static int bad(struct rf_err *e, const char *field, const char *msg)
 	return rf_err_set(e, -EINVAL, "BAD_VALUE", field, "%s", msg);
 }
 
-bool pingmesh_op_valid(const char *op)
-{
-	enum probe_op o;
-
-	return probe_op_parse(op, &o) == 0; /* the probe engine's names */
-}
-
 /* "ops": a list of 1..PINGMESH_MAX_OPS distinct operations; "op": one (a shorthand). */
 static int apply_ops(struct pingmesh_conf *c, const char *k, json_t *v, struct rf_err *e)
 {
@@ -72,13 +65,13 @@ static int apply_ops(struct pingmesh_conf *c, const char *k, json_t *v, struct r
 	size_t n = list ? json_array_size(v) : 1;
 
 	if (list && (!json_is_array(v) || n < 1 || n > PINGMESH_MAX_OPS))
-		return bad(e, "/ops", "a list of 1 to 4 operations (" PINGMESH_OPS_TEXT ")");
+		return bad(e, "/ops", "a list of 1 to 4 operations (" PROBE_OPS_TEXT ")");
 	for (size_t i = 0; i < n; i++) {
 		json_t *o = list ? json_array_get(v, i) : v;
 
-		if (!pingmesh_op_valid(json_string_value(o)))
-			return list ? rf_err_set(e, -EINVAL, "BAD_VALUE", "/ops", "item %zu: " PINGMESH_OPS_TEXT, i)
-				    : bad(e, "/op", PINGMESH_OPS_TEXT);
+		if (!probe_op_valid(json_string_value(o)))
+			return list ? rf_err_set(e, -EINVAL, "BAD_VALUE", "/ops", "item %zu: " PROBE_OPS_TEXT, i)
+				    : bad(e, "/op", PROBE_OPS_TEXT);
 		for (size_t q = 0; q < i; q++)
 			if (!strcmp(c->ops[q], json_string_value(o)))
 				return rf_err_set(e, -EINVAL, "BAD_VALUE", "/ops", "'%s' is listed twice",

@@ -38,9 +38,6 @@ struct pingmesh_conf {
 
 extern const struct pingmesh_conf pingmesh_defaults;
 
-/* An operation a pingmesh can probe with (the probe engine's names). */
-#define PINGMESH_OPS_TEXT "write, read, send, cas, faa, ud, udp or tcp"
-bool pingmesh_op_valid(const char *op);
 /* The configuration as JSON, and a change of it (validated; unknown fields refused). */
 json_t *pingmesh_conf_json(const struct pingmesh_conf *c);
 int pingmesh_conf_apply(struct pingmesh_conf *c, json_t *changes, struct rf_err *e);

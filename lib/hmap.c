@@ -4,23 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/hash.h"
 #include "lib/hmap.h"
 
 uint32_t hmap_hash(const char *s)
 {
 	/* FNV-1a, then a final avalanche so that linear probing sees well-spread low bits. */
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 16777619u;
-	}
-	h ^= h >> 16;
-	h *= 0x7feb352du;
-	h ^= h >> 15;
-	h *= 0x846ca68bu;
-	h ^= h >> 16;
-	return h;
+	return (uint32_t)hash_mix64(hash_str64(s));
 }
 
 void hmap_init(struct hmap *h)

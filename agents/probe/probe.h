@@ -22,21 +22,14 @@
 #include <jansson.h>
 
 #include "lib/err.h"
-
-enum probe_op { PROBE_WRITE, PROBE_READ, PROBE_SEND, PROBE_CAS, PROBE_FAA, PROBE_UD, PROBE_UDP,
-		PROBE_TCP, PROBE_NOPS };
+#include "lib/probeops.h" /* enum probe_op, its names, PROBE_MIN_SIZE, PROBE_MAX_SIZE */
 
 /* How a probe that did not succeed ended (from ibv_wc_status, or the engine's deadline). */
 enum probe_err { PE_TIMEOUT, PE_RNR_RETRY, PE_TRANSPORT_RETRY, PE_REMOTE_ACCESS, PE_REMOTE_OP,
 		 PE_LOCAL, PE_FLUSHED, PE_OTHER, PE_NERRS };
 
-const char *probe_op_name(enum probe_op op);
-int probe_op_parse(const char *s, enum probe_op *ret);
 const char *probe_err_name(enum probe_err e);
-bool probe_op_is_verbs(enum probe_op op);
 
-#define PROBE_MIN_SIZE 8
-#define PROBE_MAX_SIZE 65536
 #define PROBE_MAX_ITERS 1000000
 #define PROBE_DEFAULT_PORT 9770
 

@@ -6,34 +6,13 @@
 
 #include "agents/probe/probe.h"
 
-static const char *const op_names[] = { "write", "read", "send", "cas", "faa", "ud", "udp", "tcp" };
 static const char *const err_names[] = { "timeout",	"rnr_retry_exceeded", "retry_exceeded",
 					 "remote_access", "remote_op",	      "local",
 					 "flushed",	"other" };
 
-const char *probe_op_name(enum probe_op op)
-{
-	return op < PROBE_NOPS ? op_names[op] : "?";
-}
-
-int probe_op_parse(const char *s, enum probe_op *ret)
-{
-	for (int i = 0; i < PROBE_NOPS; i++)
-		if (s && !strcmp(s, op_names[i])) {
-			*ret = (enum probe_op)i;
-			return 0;
-		}
-	return -EINVAL;
-}
-
 const char *probe_err_name(enum probe_err e)
 {
 	return e < PE_NERRS ? err_names[e] : "?";
-}
-
-bool probe_op_is_verbs(enum probe_op op)
-{
-	return op <= PROBE_UD;
 }
 
 static int cmp_double(const void *a, const void *b)

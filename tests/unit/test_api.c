@@ -1,76 +1,11 @@
-/* Unit tests of the API's pure parts: route matching, errno -> HTTP status, problem details,
+/* Unit tests of the API's pure parts: errno -> HTTP status, problem details,
  * and role checks. */
 #include <string.h>
 
 #include "api/internal.h"
 #include "api/problem.h"
-#include "api/router.h"
 #include "daemon/tokens.h"
 #include "tests/unit/unit.h"
-
-static int h_a(struct api_req *r)
-{
-	(void)r;
-	return 0;
-}
-
-static int h_b(struct api_req *r)
-{
-	(void)r;
-	return 1;
-}
-
-static const struct route table[] = {
-	{ "GET", "/api/v1/hosts", 1, h_a, "" },
-	{ "GET", "/api/v1/hosts/{id}", 1, h_b, "" },
-	{ "PUT", "/api/v1/hosts/{id}/dcqcn", 2, h_a, "" },
-	{ "GET", "/api/v1/hosts/{id}/dcqcn", 1, h_b, "" },
-	{ "GET", "/api/v1/switches/{id}/ports/{port}/queues/{q}/ecn", 1, h_a, "" },
-	{ NULL, NULL, 0, NULL, NULL },
-};
-
-static void test_router(void **state)
-{
-	struct route_match m;
-	char longseg[400];
-
-	(void)state;
-	assert_int_equal(router_match(table, "GET", "/api/v1/hosts", &m), 0);
-	assert_ptr_equal(m.route, &table[0]);
-	assert_int_equal(router_match(table, "GET", "/api/v1/hosts/gpu-a1", &m), 0);
-	assert_ptr_equal(m.route, &table[1]);
-	assert_int_equal(m.nparams, 1);
-	assert_string_equal(m.params[0], "gpu-a1");
-	assert_int_equal(router_match(table, "HEAD", "/api/v1/hosts/x", &m), 0);
-	assert_int_equal(router_match(table, "PUT", "/api/v1/hosts/h1/dcqcn", &m), 0);
-	assert_ptr_equal(m.route, &table[2]);
-	assert_int_equal(router_match(table, "GET", "/api/v1/switches/leaf1/ports/Eth1/queues/3/ecn",
-				      &m),
-			 0);
-	assert_int_equal(m.nparams, 3);
-	assert_string_equal(m.params[1], "Eth1");
-	assert_string_equal(m.params[2], "3");
-
-	/* 404: no such path; trailing slash and empty segments do not match */
-	assert_int_equal(router_match(table, "GET", "/api/v1/nothing", &m), -ENOENT);
-	assert_int_equal(router_match(table, "GET", "/api/v1/hosts/", &m), -ENOENT);
-	assert_int_equal(router_match(table, "GET", "/api/v1/hosts//dcqcn", &m), -ENOENT);
-	assert_int_equal(router_match(table, "GET", "/api/v1/hosts/a/b", &m), -ENOENT);
-	/* 405 with the allowed methods */
-	assert_int_equal(router_match(table, "DELETE", "/api/v1/hosts/h1/dcqcn", &m), -EOPNOTSUPP);
-	assert_string_equal(m.allow, "PUT, GET");
-	assert_int_equal(router_match(table, "POST", "/api/v1/hosts", &m), -EOPNOTSUPP);
-	assert_string_equal(m.allow, "GET");
-	/* an oversized segment */
-	memset(longseg, 'x', sizeof(longseg) - 1);
-	longseg[sizeof(longseg) - 1] = '\0';
-	{
-		char path[500];
-
-		snprintf(path, sizeof(path), "/api/v1/hosts/%s", longseg);
-		assert_int_equal(router_match(table, "GET", path, &m), -ENAMETOOLONG);
-	}
-}
 
 static void test_status_mapping(void **state)
 {
@@ -137,7 +72,6 @@ static void test_roles(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_router),
 		cmocka_unit_test(test_status_mapping),
 		cmocka_unit_test(test_problem),
 		cmocka_unit_test(test_roles),

@@ -5,7 +5,11 @@
 
 #include "lib/conf.h"
 #include "lib/hmap.h"
+#include "lib/hash.h"
+#include "lib/httpc.h"
 #include "lib/jsonutil.h"
+#include "lib/probeops.h"
+#include "lib/router.h"
 #include "lib/sha256.h"
 #include "lib/timeutil.h"
 #include "tests/unit/unit.h"
@@ -248,12 +252,159 @@ static void test_json_paths(void **state)
 	json_decref(doc);
 }
 
+/* --- the router (rocefabd's API and the simulator's control API share it) --------------------- */
+
+struct test_route {
+	struct route_pattern rp;
+	int tag;
+};
+
+static const struct test_route table[] = {
+	{ { "GET", "/api/v1/hosts" }, 0 },
+	{ { "GET", "/api/v1/hosts/{id}" }, 1 },
+	{ { "PUT", "/api/v1/hosts/{id}/dcqcn" }, 2 },
+	{ { "GET", "/api/v1/hosts/{id}/dcqcn" }, 3 },
+	{ { "GET", "/api/v1/switches/{id}/ports/{port}/queues/{q}/ecn" }, 4 },
+	{ { "GET", "/v1/probes/{ids}" }, 5 },
+	{ { NULL, NULL }, -1 },
+};
+
+static int match(const char *method, const char *path, size_t max, struct route_match *m)
+{
+	int r = router_match(table, sizeof(table[0]), method, path, max, m);
+
+	router_match_fini(m); /* the parameters stay readable in m->small, not in the heap */
+	return r;
+}
+
+static void test_router(void **state)
+{
+	struct route_match m;
+	char longseg[400], path[5000];
+
+	(void)state;
+	assert_int_equal(match("GET", "/api/v1/hosts", 199, &m), 0);
+	assert_int_equal(table[m.index].tag, 0);
+	assert_int_equal(match("GET", "/api/v1/hosts/gpu-a1", 199, &m), 0);
+	assert_int_equal(table[m.index].tag, 1);
+	assert_int_equal(m.nparams, 1);
+	assert_string_equal(m.params[0], "gpu-a1");
+	assert_int_equal(match("HEAD", "/api/v1/hosts/x", 199, &m), 0);
+	assert_int_equal(table[m.index].tag, 1);
+	assert_int_equal(match("PUT", "/api/v1/hosts/h1/dcqcn", 199, &m), 0);
+	assert_int_equal(table[m.index].tag, 2);
+	assert_int_equal(match("GET", "/api/v1/switches/leaf1/ports/Eth1/queues/3/ecn", 199, &m), 0);
+	assert_int_equal(m.nparams, 3);
+	assert_string_equal(m.params[0], "leaf1");
+	assert_string_equal(m.params[1], "Eth1");
+	assert_string_equal(m.params[2], "3");
+
+	/* 404: no such path; trailing slash and empty segments do not match */
+	assert_int_equal(match("GET", "/api/v1/nothing", 199, &m), -ENOENT);
+	assert_int_equal(m.index, -1);
+	assert_int_equal(match("GET", "/api/v1/hosts/", 199, &m), -ENOENT);
+	assert_int_equal(match("GET", "/api/v1/hosts//dcqcn", 199, &m), -ENOENT);
+	assert_int_equal(match("GET", "/api/v1/hosts/a/b", 199, &m), -ENOENT);
+	/* 405 with the allowed methods */
+	assert_int_equal(match("DELETE", "/api/v1/hosts/h1/dcqcn", 199, &m), -EOPNOTSUPP);
+	assert_string_equal(m.allow, "PUT, GET");
+	assert_int_equal(match("POST", "/api/v1/hosts", 199, &m), -EOPNOTSUPP);
+	assert_string_equal(m.allow, "GET");
+	/* an oversized segment, with a limit; without one it matches (the parameter on the heap) */
+	memset(longseg, 'x', sizeof(longseg) - 1);
+	longseg[sizeof(longseg) - 1] = '\0';
+	snprintf(path, sizeof(path), "/api/v1/hosts/%s", longseg);
+	assert_int_equal(match("GET", path, 199, &m), -ENAMETOOLONG);
+	snprintf(path, sizeof(path), "/v1/probes/");
+	for (int i = 0; strlen(path) < 4000; i++)
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "%s%d", i ? "," : "", i);
+	assert_int_equal(router_match(table, sizeof(table[0]), "GET", path, 0, &m), 0);
+	assert_int_equal(table[m.index].tag, 5);
+	assert_non_null(m.heap);
+	assert_string_equal(m.params[0], path + strlen("/v1/probes/"));
+	router_match_fini(&m);
+	assert_null(m.heap);
+}
+
+/* --- shared vocabulary and hashing -------------------------------------------------------------- */
+
+static void test_probe_ops(void **state)
+{
+	enum probe_op op;
+
+	(void)state;
+	for (int i = 0; i < PROBE_NOPS; i++) {
+		assert_int_equal(probe_op_parse(probe_op_name((enum probe_op)i), &op), 0);
+		assert_int_equal(op, i);
+		assert_non_null(strstr(PROBE_OPS_TEXT, probe_op_name((enum probe_op)i)));
+	}
+	assert_true(probe_op_valid("write"));
+	assert_false(probe_op_valid("WRITE"));
+	assert_false(probe_op_valid(NULL));
+	assert_int_equal(probe_op_parse("nope", &op), -EINVAL);
+	assert_string_equal(probe_op_name(PROBE_NOPS), "?");
+	assert_true(probe_op_is_verbs(PROBE_UD));
+	assert_false(probe_op_is_verbs(PROBE_UDP));
+}
+
+static void test_hash(void **state)
+{
+	(void)state;
+	/* FNV-1a 64 reference values */
+	assert_true(hash_str64("") == HASH_FNV_OFFSET);
+	assert_true(hash_str64("a") == UINT64_C(0xaf63dc4c8601ec8c));
+	assert_true(hash_str64("foobar") == UINT64_C(0x85944171f73967e8));
+	assert_true(hash_fnv1a64("foobar", 6, HASH_FNV_OFFSET) == hash_str64("foobar"));
+	assert_true(hash_fnv1a64("bar", 3, hash_fnv1a64("foo", 3, HASH_FNV_OFFSET)) == hash_str64("foobar"));
+	/* splitmix64: the first output of the generator seeded with 0 */
+	assert_true(hash_mix64(0) == UINT64_C(0xe220a8397b1dcdaf));
+}
+
+/* --- the HTTP client's offline parts ------------------------------------------------------------- */
+
+static void test_httpc_offline(void **state)
+{
+	struct httpc_conf c = { .base = "ftp://x", .what = "agent.server" };
+	struct httpc *h = NULL;
+	struct rf_err e = { 0 };
+	char out[64];
+	json_t *doc;
+
+	(void)state;
+	assert_int_equal(httpc_new(&c, &h, &e), -EINVAL);
+	assert_string_equal(e.code, "BAD_SERVER_URL");
+	assert_string_equal(e.where, "agent.server");
+	c.base = "https://x";
+	c.http_only = true;
+	assert_int_equal(httpc_new(&c, &h, &e), -EINVAL);
+	c.http_only = false;
+	c.base = "http://127.0.0.1:1///";
+	assert_int_equal(httpc_new(&c, &h, &e), 0);
+	assert_string_equal(httpc_base(h), "http://127.0.0.1:1");
+	httpc_free(h);
+
+	doc = json_pack("{s:s,s:s,s:s}", "code", "BAD_VALUE", "detail", "kmin above kmax", "pointer", "/kmin");
+	assert_int_equal(httpc_problem(&e, -EINVAL, doc, "400 "), -EINVAL);
+	assert_string_equal(e.code, "BAD_VALUE");
+	assert_string_equal(e.where, "/kmin");
+	assert_string_equal(e.msg, "400 kmin above kmax");
+	json_decref(doc);
+	assert_int_equal(httpc_problem(&e, -EPROTO, NULL, NULL), -EPROTO);
+	assert_string_equal(e.code, "HTTP_ERROR");
+	assert_string_equal(e.msg, "no detail");
+
+	httpc_escape("leaf 0/Eth1:2,x", out, sizeof(out));
+	assert_string_equal(out, "leaf%200%2FEth1:2,x");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sha256_vectors), cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_rfc3339),	       cmocka_unit_test(test_conf),
 		cmocka_unit_test(test_hmap),	       cmocka_unit_test(test_json_paths),
+		cmocka_unit_test(test_router),	       cmocka_unit_test(test_probe_ops),
+		cmocka_unit_test(test_hash),	       cmocka_unit_test(test_httpc_offline),
 	};
 
 	return cmocka_run_group_tests_name("lib", tests, NULL, NULL);

@@ -1,0 +1,27 @@
+/* The probe vocabulary that several layers share: the operations a probe can use and the sizes
+ * it may carry.  The probe engine (agents/probe/) runs them; rocefabd's pingmesh plans with
+ * them and its API validates them; the simulator answers them.  One table, as lib/params.h is
+ * for the configuration knobs. */
+#ifndef ROCEFAB_PROBEOPS_H
+#define ROCEFAB_PROBEOPS_H
+
+#include <stdbool.h>
+
+enum probe_op { PROBE_WRITE, PROBE_READ, PROBE_SEND, PROBE_CAS, PROBE_FAA, PROBE_UD, PROBE_UDP,
+		PROBE_TCP, PROBE_NOPS };
+
+/* For messages: the names probe_op_parse() accepts. */
+#define PROBE_OPS_TEXT "write, read, send, cas, faa, ud, udp or tcp"
+
+#define PROBE_MIN_SIZE 8
+#define PROBE_MAX_SIZE 65536
+
+/* "write", ...; "?" for a value out of range. */
+const char *probe_op_name(enum probe_op op);
+/* 0 and *ret, or -EINVAL for a name that is not an operation (NULL included). */
+int probe_op_parse(const char *s, enum probe_op *ret);
+bool probe_op_valid(const char *s);
+/* RDMA operations (verbs), as opposed to the kernel's UDP and TCP. */
+bool probe_op_is_verbs(enum probe_op op);
+
+#endif
