@@ -21,7 +21,6 @@
 #include "lib/timeutil.h"
 
 static const char *const roles[] = { "host", "switch", NULL };
-static const char *const net_sources[] = { "auto", "live", "files", NULL };
 
 #define S struct agent_settings
 const struct conf_opt agent_opts[] = {
@@ -44,7 +43,7 @@ const struct conf_opt agent_opts[] = {
 	CONF_OPT("agent.ca_file", CONF_STRING, S, ca_file, "",
 		 "CA certificates for an https server; empty: the system's"),
 	CONF_OPT("agent.backend", CONF_STRING, S, backend, "linux",
-		 "where counters come from: linux, or sim (a rocefab-sim device)"),
+		 "where counters come from: linux (this host), or sim (a rocefab-sim device)"),
 	CONF_OPT("agent.spool_dir", CONF_STRING, S, spool_dir, "/var/lib/rocefab-agent/spool",
 		 "where undelivered reports wait"),
 	CONF_OPT("agent.spool_max", CONF_SIZE, S, spool_max, "64MiB",
@@ -56,27 +55,8 @@ const struct conf_opt agent_opts[] = {
 		 "counter registry JSON file; empty uses the built-in copy"),
 	CONF_OPT("agent.all_counters", CONF_BOOL, S, all_counters, "false",
 		 "also send counters the registry does not know"),
-	CONF_OPT("linux.sysfs_root", CONF_STRING, S, sysfs_root, "/",
-		 "root of /sys (and /proc, ethtool/) to read; a recorded tree for tests"),
-	CONF_OPT("linux.devices", CONF_STRING, S, devices, "",
-		 "RDMA devices to report, comma-separated; empty: all"),
-	CONF_OPT("linux.interfaces", CONF_STRING, S, interfaces, "",
-		 "network interfaces without RDMA to report, comma-separated"),
-	CONF_OPT("linux.net_source", CONF_ENUM, S, net_source, "auto",
-		 "auto, live (rtnetlink and ethtool) or files (the recorded tree)",
-		 .choices = net_sources),
-	CONF_OPT("sim.url", CONF_STRING, S, sim_url, "http://127.0.0.1:9760",
-		 "control API of rocefab-sim serve (backend sim)"),
-	CONF_OPT("sim.device", CONF_STRING, S, sim_device, "",
-		 "the simulated host or switch this agent stands in for (backend sim)"),
-	CONF_OPT("probe.listen", CONF_STRING, S, probe_listen, "",
-		 "pingmesh (backend linux): ADDRESS:PORT where this host answers probes, the address "
-		 "other hosts reach it at (port 9770 by convention); empty: this host does not probe"),
-	CONF_OPT("probe.device", CONF_STRING, S, probe_device, "",
-		 "RDMA device for verbs probes; empty: the first"),
-	CONF_OPT("probe.cpu_percent", CONF_INT, S, probe_cpu_pct, "5",
-		 "the most CPU the probe rounds may use, in percent of one core (they pause between "
-		 "targets to stay under it)", .min = 1, .max = 100),
+	/* each backend's own keys (linux.*, probe.*, sim.*) */
+	CONF_GROUP_OF("backends", backend_conf_opts, struct backend_settings, S, backends),
 	CONF_OPT_END,
 };
 #undef S
@@ -352,7 +332,8 @@ static json_t *config_for_report(struct agent *a, json_t *errors)
 int agent_build_report(struct agent *a, json_t **ret)
 {
 	json_t *samples = json_array(), *errors = json_array(), *agent, *doc, *cfg;
-	int r;
+	const char *endpoint = NULL;
+	int r, sw;
 
 	if (!samples || !errors) {
 		json_decref(samples);
@@ -367,8 +348,8 @@ int agent_build_report(struct agent *a, json_t **ret)
 	if (r < 0 && r != -EOPNOTSUPP && r != -EHOSTUNREACH)
 		collect_error(errors, "COLLECT_FAILED", NULL, "%s", strerror(-r));
 	cfg = config_for_report(a, errors);
-	if (a->backend->ops->is_switch && a->backend->ops->is_switch(a->backend) >= 0)
-		a->role = a->backend->ops->is_switch(a->backend) ? AGENT_SWITCH : AGENT_HOST;
+	if ((sw = a->backend->ops->is_switch(a->backend)) >= 0)
+		a->role = sw ? AGENT_SWITCH : AGENT_HOST;
 	agent = json_pack("{s:s,s:s,s:s,s:s,s:s}", "id", a->id, "role",
 			  a->role == AGENT_SWITCH ? "switch" : "host", "boot_id", a->boot_id,
 			  "version", ROCEFAB_VERSION, "backend", a->backend_name);
@@ -388,14 +369,13 @@ int agent_build_report(struct agent *a, json_t **ret)
 	}
 	if (cfg)
 		json_object_set_new(doc, "config", cfg);
-	if (a->backend->ops->probe_round && a->role == AGENT_HOST &&
-	    (!a->backend->ops->probe_endpoint || a->backend->ops->probe_endpoint(a->backend))) {
+	if (a->role == AGENT_HOST && a->backend->ops->probe_endpoint(a->backend, &endpoint) == 0) {
 		/* advertise what plan we run (none yet: "") and where we answer probes, and report
 		 * the last round */
 		json_t *pr = json_pack("{s:s}", "plan", a->plan_id), *results = NULL;
 
-		if (a->backend->ops->probe_endpoint)
-			json_object_set_new(pr, "endpoint", json_string(a->backend->ops->probe_endpoint(a->backend)));
+		if (endpoint)
+			json_object_set_new(pr, "endpoint", json_string(endpoint));
 
 		if (a->plan && a->backend->ops->probe_round(a->backend, a->plan, &results) == 0 && results)
 			probe_backlog_add(a, results);
@@ -586,20 +566,26 @@ const char *agent_id(const struct agent *a)
 int agent_from_settings(const struct agent_settings *s, bool deliver, struct reg **ret_reg,
 			struct agent **ret, struct rf_err *e)
 {
+	const void *settings = backend_settings_of(s->backends, s->backend);
 	char hostname[256] = "", id[65];
 	struct backend_env env;
 	struct backend *b = NULL;
 	struct reg *reg = NULL;
 	int r;
 
+	r = s->registry && *s->registry ? reg_load_file(s->registry, &reg, e)
+					: reg_load_builtin(&reg, e);
+	if (r < 0)
+		return r;
+	env = (struct backend_env){ .reg = reg, .all_counters = s->all_counters, .settings = settings };
+	if ((r = backend_new(s->backend, &env, &b, e)) < 0) {
+		reg_free(reg);
+		return r;
+	}
 	if (s->id && *s->id) {
 		if (str_copy(id, sizeof(id), s->id) < 0)
-			return rf_err_set(e, -EINVAL, "BAD_AGENT_ID", "agent.id", "longer than 64");
-	} else if (!strcmp(s->backend, "sim") && s->sim_device && *s->sim_device) {
-		/* standing in for a simulated device: its name */
-		if (str_copy(id, sizeof(id), s->sim_device) < 0)
-			return rf_err_set(e, -EINVAL, "BAD_AGENT_ID", "sim.device", "longer than 64");
-	} else {
+			r = rf_err_set(e, -EINVAL, "BAD_AGENT_ID", "agent.id", "longer than 64");
+	} else if ((r = b->ops->default_id(settings, id)) == -ENOENT) {
 		/* the short host name, as an id */
 		size_t n = 0;
 
@@ -607,24 +593,14 @@ int agent_from_settings(const struct agent_settings *s, bool deliver, struct reg
 		for (const char *c = hostname; *c && *c != '.' && n < 64; c++)
 			id[n++] = isalnum((unsigned char)*c) || *c == '-' || *c == '_' ? *c : '_';
 		id[n] = '\0';
+		r = 0;
+	} else if (r < 0) {
+		/* the backend's id (a simulated device's name) does not fit */
+		r = rf_err_set(e, -EINVAL, "BAD_AGENT_ID", "agent.id", "the backend's id is longer than 64; set agent.id");
 	}
-	if ((r = check_id(id, e)) < 0)
-		return r;
-	r = s->registry && *s->registry ? reg_load_file(s->registry, &reg, e)
-					: reg_load_builtin(&reg, e);
-	if (r < 0)
-		return r;
-	env = (struct backend_env){ .reg = reg, .all_counters = s->all_counters,
-				    .sysfs_root = s->sysfs_root, .devices = s->devices,
-				    .interfaces = s->interfaces, .net_source = s->net_source,
-				    .probe_listen = s->probe_listen, .probe_device = s->probe_device,
-				    .probe_cpu_pct = (unsigned)s->probe_cpu_pct,
-				    .sim_url = s->sim_url, .sim_device = s->sim_device };
-	if ((r = backend_new(s->backend, &env, &b, e)) < 0) {
-		reg_free(reg);
-		return r;
-	}
-	{
+	if (r == 0)
+		r = check_id(id, e);
+	if (r == 0) {
 		struct agent_conf c = {
 			.id = id,
 			.role = s->role == 1 ? AGENT_SWITCH : AGENT_HOST,
@@ -634,13 +610,15 @@ int agent_from_settings(const struct agent_settings *s, bool deliver, struct reg
 			.spool_max = s->spool_max,
 			.spool_fsync = s->spool_fsync,
 			.interval_ns = s->interval,
-			.host_boot_root = strcmp(s->backend, "sim") ? s->sysfs_root : NULL,
+			.host_boot_root = b->ops->host_root(settings),
 			.use_hostname = true,
 		};
 
-		r = agent_create(&c, ret, e);
+		r = agent_create(&c, ret, e); /* owns the backend from now on, even on failure */
+		b = NULL;
 	}
 	if (r < 0) {
+		backend_free(b);
 		reg_free(reg);
 		return r;
 	}

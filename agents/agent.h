@@ -43,15 +43,7 @@ struct agent_settings {
 	bool spool_fsync;
 	char *registry;
 	bool all_counters;
-	char *sysfs_root;
-	char *devices;
-	char *interfaces;
-	int net_source;
-	char *sim_url;
-	char *sim_device;
-	char *probe_listen;
-	char *probe_device;
-	int64_t probe_cpu_pct;
+	struct backend_settings *backends; /* each backend's own (agents/backend.h) */
 };
 
 extern const struct conf_opt agent_opts[];

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "agents/backend.h"
+#include "agents/linux.h"
+#include "agents/sim.h"
 
 static int stub_open(struct backend *b, struct rf_err *e)
 {
@@ -16,6 +18,19 @@ static int stub_open(struct backend *b, struct rf_err *e)
 static void stub_close(struct backend *b)
 {
 	(void)b;
+}
+
+static int stub_default_id(const void *settings, char id[65])
+{
+	(void)settings;
+	(void)id;
+	return -ENOENT;
+}
+
+static const char *stub_host_root(const void *settings)
+{
+	(void)settings;
+	return NULL;
 }
 
 static int stub_inventory(struct backend *b, struct agent_inventory *inv, json_t *errors)
@@ -51,22 +66,82 @@ static int stub_apply(struct backend *b, json_t *command, json_t **ret_outcome)
 	return -EOPNOTSUPP;
 }
 
-static const struct backend_ops *const backends[] = { &backend_linux_ops, &backend_sim_ops, NULL };
+static int stub_is_switch(struct backend *b)
+{
+	(void)b;
+	return -EOPNOTSUPP;
+}
+
+static int stub_probe_endpoint(struct backend *b, const char **ret_endpoint)
+{
+	(void)b;
+	(void)ret_endpoint;
+	return -EOPNOTSUPP;
+}
+
+static int stub_probe_round(struct backend *b, json_t *plan, json_t **ret_results)
+{
+	(void)b;
+	(void)plan;
+	(void)ret_results;
+	return -EOPNOTSUPP;
+}
+
+/* --- the backends of this build ----------------------------------------------------------------
+ * A backend is added in both tables, at the same index: its ops, and its settings' keys. */
+
+const struct backend_ops *const backend_list[] = { &backend_linux_ops, &backend_sim_ops, NULL };
+
+#define NBACKENDS (ARRAY_SIZE(backend_list) - 1)
+_Static_assert(NBACKENDS <= BACKENDS_MAX, "raise BACKENDS_MAX");
+
+const struct conf_opt backend_conf_opts[] = {
+	CONF_GROUP_OF("linux", backend_linux_opts, struct linux_settings, struct backend_settings, of[0]),
+	CONF_GROUP_OF("sim", backend_sim_opts, struct sim_settings, struct backend_settings, of[1]),
+	CONF_OPT_END,
+};
+
+_Static_assert(ARRAY_SIZE(backend_conf_opts) == ARRAY_SIZE(backend_list),
+	       "every backend has its settings in backend_conf_opts");
+
+const struct backend_ops *backend_find(const char *name)
+{
+	for (size_t i = 0; name && backend_list[i]; i++)
+		if (!strcmp(backend_list[i]->name, name))
+			return backend_list[i];
+	return NULL;
+}
+
+const char *backend_names(void)
+{
+	static char names[128];
+
+	if (!names[0])
+		for (size_t i = 0, n = 0; backend_list[i] && n < sizeof(names); i++)
+			n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s", i ? ", " : "",
+					      backend_list[i]->name);
+	return names;
+}
+
+const void *backend_settings_of(const struct backend_settings *bs, const char *name)
+{
+	for (size_t i = 0; bs && i < NBACKENDS; i++)
+		if (!strcmp(backend_list[i]->name, name) && !strcmp(backend_conf_opts[i].name, name))
+			return bs->of[i];
+	return NULL;
+}
 
 int backend_new(const char *name, const struct backend_env *env, struct backend **ret,
 		struct rf_err *e)
 {
-	const struct backend_ops *found = NULL;
+	const struct backend_ops *found = backend_find(name);
 	struct backend_ops *ops;
 	struct backend *b;
 	int r;
 
-	for (int i = 0; backends[i]; i++)
-		if (strcmp(backends[i]->name, name) == 0)
-			found = backends[i];
 	if (!found)
 		return rf_err_set(e, -ENOENT, "UNKNOWN_BACKEND", "agent.backend",
-				  "no backend '%s' (this build has: linux, sim)", name);
+				  "no backend '%s' (this build has: %s)", name ? name : "", backend_names());
 	b = calloc(1, sizeof(*b));
 	ops = calloc(1, sizeof(*ops));
 	if (!b || !ops) {
@@ -75,19 +150,23 @@ int backend_new(const char *name, const struct backend_env *env, struct backend 
 		return -ENOMEM;
 	}
 	*ops = *found;
-	/* Empty slots fail with -EOPNOTSUPP, as in rdma-core's dummy_ops. */
-	if (!ops->open)
-		ops->open = stub_open;
-	if (!ops->close)
-		ops->close = stub_close;
-	if (!ops->inventory)
-		ops->inventory = stub_inventory;
-	if (!ops->collect)
-		ops->collect = stub_collect;
-	if (!ops->read_config)
-		ops->read_config = stub_read_config;
-	if (!ops->apply)
-		ops->apply = stub_apply;
+#define DEFAULT(slot)                                                                              \
+	do {                                                                                       \
+		if (!ops->slot)                                                                    \
+			ops->slot = stub_##slot;                                                   \
+	} while (0)
+	DEFAULT(default_id);
+	DEFAULT(host_root);
+	DEFAULT(open);
+	DEFAULT(close);
+	DEFAULT(inventory);
+	DEFAULT(collect);
+	DEFAULT(read_config);
+	DEFAULT(apply);
+	DEFAULT(is_switch);
+	DEFAULT(probe_endpoint);
+	DEFAULT(probe_round);
+#undef DEFAULT
 	b->ops = ops;
 	b->env = *env;
 	r = ops->open(b, e);

@@ -1,9 +1,12 @@
 /* Agent backends: where an agent reads inventory and counters, and applies changes.
  *
- * A backend is a table of operations (DESIGN.md §5).  backend_new() fills every slot the
- * backend leaves NULL with a stub that returns -EOPNOTSUPP, so callers never test for NULL.
+ * A backend is a table of operations (DESIGN.md §5) with settings and private data of its own.
+ * backend_new() fills every slot the backend leaves NULL with a default (a stub that returns
+ * -EOPNOTSUPP), so callers never test for NULL.
  *   linux  sysfs (/sys/class/infiniband, /sys/class/net), ethtool statistics, rtnetlink
- *   sim    one device of a running rocefab-sim, through its control API */
+ *   sim    one device of a running rocefab-sim, through its control API
+ * A new backend (SONiC next): its file with its ops, settings and keys, and its line in
+ * backend.c's two tables (docs/architecture.md). */
 #ifndef ROCEFAB_BACKEND_H
 #define ROCEFAB_BACKEND_H
 
@@ -13,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "lib/conf.h"
 #include "lib/err.h"
 #include "lib/registry.h"
 
@@ -56,10 +60,21 @@ void collect_error(json_t *errors, const char *code, const char *where, const ch
 
 struct backend;
 
+/* Every slot has a default (backend_new() fills the ones a backend leaves NULL): callers never
+ * test for NULL.  The defaults fail with -EOPNOTSUPP, as in rdma-core's dummy_ops. */
 struct backend_ops {
 	const char *name;
-	int (*open)(struct backend *b, struct rf_err *e);
-	void (*close)(struct backend *b);
+	const char *summary; /* for --help: "sysfs, netlink and verbs of this host" */
+
+	/* Before the backend is opened, from its settings: the agent id it stands for when
+	 * agent.id is empty (into id, 0), or -ENOENT (then: the host name).  Default -ENOENT. */
+	int (*default_id)(const void *settings, char id[65]);
+	/* Where this host's proc/sys/kernel/random/boot_id is, or NULL when the agent does not
+	 * report the host's boot (it runs elsewhere).  Default NULL. */
+	const char *(*host_root)(const void *settings);
+
+	int (*open)(struct backend *b, struct rf_err *e); /* default: nothing to open */
+	void (*close)(struct backend *b);		  /* default: nothing to close */
 	/* Replaces *inv with what is there now. */
 	int (*inventory)(struct backend *b, struct agent_inventory *inv, json_t *errors);
 	/* Appends report samples (schema: samples[]) for the ports of inv. */
@@ -69,43 +84,26 @@ struct backend_ops {
 	int (*read_config)(struct backend *b, json_t **ret);
 	/* Applies a command (schemas/command.schema.json); *ret_outcome is a new reference. */
 	int (*apply)(struct backend *b, json_t *command, json_t **ret_outcome);
-	/* Optional: 1 when the device is a switch, 0 a host, negative when unknown. */
+	/* 1 when the device is a switch, 0 a host; negative when unknown (the agent's role
+	 * setting decides). */
 	int (*is_switch)(struct backend *b);
-	/* Optional: one round of a probe plan (the params of a probe_plan command).  Rounds run
-	 * in the background: a call collects the last round's results when it is over (a new
-	 * array in *ret_results, else NULL) and starts the next one. */
+	/* Whether this agent probes (pingmesh): 0 when it does, with where its probe server
+	 * listens (ADDRESS:PORT, told to the other hosts through rocefabd) in *ret_endpoint, or
+	 * NULL when it has no endpoint (the simulator routes by name); -EOPNOTSUPP when not. */
+	int (*probe_endpoint)(struct backend *b, const char **ret_endpoint);
+	/* One round of a probe plan (the params of a probe_plan command).  Rounds run in the
+	 * background: a call collects the last round's results when it is over (a new array in
+	 * *ret_results, else NULL) and starts the next one. */
 	int (*probe_round)(struct backend *b, json_t *plan, json_t **ret_results);
-	/* Optional, with probe_round: where this host's probe server listens (ADDRESS:PORT), told
-	 * to the other hosts through rocefabd; NULL: this agent does not probe (not configured).
-	 * Without the op, the agent probes and has no endpoint (the simulator routes by name). */
-	const char *(*probe_endpoint)(struct backend *b);
 };
-
-/* In-process transport of the sim backend (rocefab-sim's virtual agents): a control API call
- * as simctl_call().  Returns the HTTP status. */
-typedef int (*sim_call_fn)(void *ctx, const char *method, const char *path, json_t *body,
-			   json_t **ret_doc);
 
 struct backend_env {
 	const struct reg *reg;
 	bool all_counters; /* send counters the registry does not know too */
-	/* linux */
-	const char *sysfs_root;
-	const char *devices;	/* comma-separated filter; "" = all */
-	const char *interfaces; /* comma-separated netdevs without RDMA to report */
-	int net_source;		/* 0 auto, 1 live, 2 files */
-	const char *probe_listen; /* pingmesh: ADDRESS:PORT of the probe server; "" none */
-	const char *probe_device; /* RDMA device for verbs probes; "" the first */
-	unsigned probe_cpu_pct;	  /* the probe rounds' CPU budget, percent of a core (0: 5) */
-	/* DCB netlink transport for PFC; NULL: the kernel's (tests give a fake) */
-	int (*dcb_xfer)(void *ctx, const void *req, size_t len, void *reply, size_t cap,
-			size_t *ret_len);
-	void *dcb_ctx;
-	/* sim */
-	const char *sim_url;	/* http://ADDR:PORT of rocefab-sim serve --control */
-	const char *sim_device; /* the simulated host or switch */
-	sim_call_fn sim_call;	/* in-process instead of HTTP */
-	void *sim_ctx;
+	/* the backend's own settings: struct linux_settings (agents/linux.h), struct
+	 * sim_settings (agents/sim.h); NULL: its defaults.  Read while backend_new() opens the
+	 * backend, which copies what it needs later. */
+	const void *settings;
 };
 
 struct backend {
@@ -114,10 +112,29 @@ struct backend {
 	void *priv;
 };
 
-/* Looks a backend up by name and opens it.  -ENOENT for an unknown name. */
+/* Every backend of this build, NULL-terminated, in the order messages list them. */
+extern const struct backend_ops *const backend_list[];
+/* A backend by name, or NULL. */
+const struct backend_ops *backend_find(const char *name);
+/* "linux, sim": the names of backend_list. */
+const char *backend_names(void);
+
+/* Looks a backend up by name and opens it.  -ENOENT (UNKNOWN_BACKEND, naming the backends of
+ * this build) for an unknown name. */
 int backend_new(const char *name, const struct backend_env *env, struct backend **ret,
 		struct rf_err *e);
 void backend_free(struct backend *b);
+
+/* The settings of every backend in one configuration (the agent's): a CONF_GROUP of this
+ * table over a struct backend_settings holds each backend's keys (backend_<name>_opts over its
+ * own settings struct). */
+extern const struct conf_opt backend_conf_opts[];
+#define BACKENDS_MAX 8
+struct backend_settings {
+	void *of[BACKENDS_MAX]; /* in backend_list's order */
+};
+/* The settings of the backend called name within bs, or NULL. */
+const void *backend_settings_of(const struct backend_settings *bs, const char *name);
 
 extern const struct backend_ops backend_linux_ops;
 extern const struct backend_ops backend_sim_ops;

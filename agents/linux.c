@@ -17,6 +17,7 @@
 #include "agents/dcb.h"
 #include "agents/linux-net.h"
 #include "agents/linux-probe.h"
+#include "agents/linux.h"
 #include "agents/lldp.h"
 #include "lib/log.h"
 #include "lib/params.h"
@@ -28,7 +29,33 @@ struct cfg_port {
 	char dev[64], port[64], netdev[64];
 };
 
+static const char *const net_sources[] = { "auto", "live", "files", NULL };
+
+#define S struct linux_settings
+const struct conf_opt backend_linux_opts[] = {
+	CONF_OPT("linux.sysfs_root", CONF_STRING, S, sysfs_root, "/",
+		 "root of /sys (and /proc, ethtool/) to read; a recorded tree for tests"),
+	CONF_OPT("linux.devices", CONF_STRING, S, devices, "",
+		 "RDMA devices to report, comma-separated; empty: all"),
+	CONF_OPT("linux.interfaces", CONF_STRING, S, interfaces, "",
+		 "network interfaces without RDMA to report, comma-separated"),
+	CONF_OPT("linux.net_source", CONF_ENUM, S, net_source, "auto",
+		 "auto, live (rtnetlink and ethtool) or files (the recorded tree)",
+		 .choices = net_sources),
+	CONF_OPT("probe.listen", CONF_STRING, S, probe_listen, "",
+		 "pingmesh (backend linux): ADDRESS:PORT where this host answers probes, the address "
+		 "other hosts reach it at (port 9770 by convention); empty: this host does not probe"),
+	CONF_OPT("probe.device", CONF_STRING, S, probe_device, "",
+		 "RDMA device for verbs probes; empty: the first"),
+	CONF_OPT("probe.cpu_percent", CONF_INT, S, probe_cpu_pct, "5",
+		 "the most CPU the probe rounds may use, in percent of one core (they pause between "
+		 "targets to stay under it)", .min = 1, .max = 100),
+	CONF_OPT_END,
+};
+#undef S
+
 struct linux_priv {
+	struct linux_settings set; /* a copy, for dcb_xfer and dcb_ctx (its strings are not used after open) */
 	char root[PATH_MAX]; /* "" for the real / */
 	struct cfg_port *cports;
 	size_t ncports;
@@ -97,13 +124,16 @@ static void free_list(char **v, size_t n)
 
 static int linux_open(struct backend *b, struct rf_err *e)
 {
+	static const struct linux_settings defaults = { .net_source = LINUX_NET_AUTO };
+	const struct linux_settings *set = b->env.settings ? b->env.settings : &defaults;
 	struct linux_priv *p = calloc(1, sizeof(*p));
-	const char *root = b->env.sysfs_root;
+	const char *root = set->sysfs_root;
 	bool files;
 	int r;
 
 	if (!p)
 		return -ENOMEM;
+	p->set = *set;
 	if (root && *root && strcmp(root, "/") != 0) {
 		size_t n = strlen(root);
 
@@ -123,22 +153,22 @@ static int linux_open(struct backend *b, struct rf_err *e)
 		}
 	}
 	/* auto: a recorded tree brings its own network files; the real root uses the kernel */
-	files = b->env.net_source == 2 || (b->env.net_source == 0 && p->root[0]);
+	files = set->net_source == LINUX_NET_FILES || (set->net_source == LINUX_NET_AUTO && p->root[0]);
 	r = netinfo_open(files ? (p->root[0] ? p->root : "") : NULL, &p->net);
 	if (r < 0) {
 		free(p);
 		return rf_err_set(e, r, "NETLINK_FAILED", NULL, "cannot open rtnetlink: %s",
 				  strerror(-r));
 	}
-	if (split_list(b->env.devices, &p->dev_filter, &p->ndev_filter) < 0 ||
-	    split_list(b->env.interfaces, &p->ifaces, &p->nifaces) < 0) {
+	if (split_list(set->devices, &p->dev_filter, &p->ndev_filter) < 0 ||
+	    split_list(set->interfaces, &p->ifaces, &p->nifaces) < 0) {
 		netinfo_close(p->net);
 		free_list(p->dev_filter, p->ndev_filter);
 		free(p);
 		return -ENOMEM;
 	}
-	if (b->env.probe_listen && *b->env.probe_listen &&
-	    (r = lprobe_start(b->env.probe_listen, b->env.probe_device, b->env.probe_cpu_pct, &p->probe,
+	if (set->probe_listen && *set->probe_listen &&
+	    (r = lprobe_start(set->probe_listen, set->probe_device, (unsigned)set->probe_cpu_pct, &p->probe,
 			      e)) < 0) {
 		netinfo_close(p->net);
 		free_list(p->dev_filter, p->ndev_filter);
@@ -754,8 +784,8 @@ static int pfc_get(struct backend *b, const char *ifname, struct ieee_pfc *ret)
 {
 	struct linux_priv *p = b->priv;
 
-	if (b->env.dcb_xfer)
-		return dcb_get_pfc(b->env.dcb_xfer, b->env.dcb_ctx, ifname, ret);
+	if (p->set.dcb_xfer)
+		return dcb_get_pfc(p->set.dcb_xfer, p->set.dcb_ctx, ifname, ret);
 	if (p->root[0])
 		return -EOPNOTSUPP; /* a recorded tree has no kernel to ask */
 	return dcb_get_pfc(dcb_xfer_netlink, NULL, ifname, ret);
@@ -899,7 +929,7 @@ static json_t *apply_pfc(struct backend *b, const char *id, json_t *params)
 {
 	struct linux_priv *p = b->priv;
 	const struct cfg_port *c = port_of(p, params);
-	dcb_xfer_fn xfer = b->env.dcb_xfer ? b->env.dcb_xfer : dcb_xfer_netlink;
+	dcb_xfer_fn xfer = p->set.dcb_xfer ? p->set.dcb_xfer : dcb_xfer_netlink;
 	struct ieee_pfc before, after;
 	const char *name;
 	json_t *v, *en = json_object_get(params, "enable");
@@ -915,9 +945,9 @@ static json_t *apply_pfc(struct backend *b, const char *id, json_t *params)
 				      "buffer thresholds follow from the cable length (dcb buffer)");
 	if (!json_is_integer(en) || json_integer_value(en) < 0 || json_integer_value(en) > 255)
 		return failed(id, "BAD_COMMAND", "enable", "enable is a priority bit mask 0..255");
-	if (!b->env.dcb_xfer && p->root[0])
+	if (!p->set.dcb_xfer && p->root[0])
 		return failed(id, "NOT_SUPPORTED", NULL, "a recorded tree has no DCB to configure");
-	r = dcb_set_pfc_enable(xfer, b->env.dcb_ctx, c->netdev, (uint8_t)json_integer_value(en),
+	r = dcb_set_pfc_enable(xfer, p->set.dcb_ctx, c->netdev, (uint8_t)json_integer_value(en),
 			       &before, &after);
 	if (r < 0)
 		return failed(id, r == -EOPNOTSUPP ? "NOT_SUPPORTED" : r == -EPERM ? "PERMISSION_DENIED"
@@ -955,15 +985,28 @@ static int linux_probe_round(struct backend *b, json_t *plan, json_t **ret)
 	return p->probe ? lprobe_round(p->probe, plan, ret) : -EOPNOTSUPP;
 }
 
-static const char *linux_probe_endpoint(struct backend *b)
+static int linux_probe_endpoint(struct backend *b, const char **ret_endpoint)
 {
 	struct linux_priv *p = b->priv;
 
-	return p->probe ? lprobe_endpoint(p->probe) : NULL;
+	if (!p->probe)
+		return -EOPNOTSUPP; /* probe.listen is not set: this host does not probe */
+	*ret_endpoint = lprobe_endpoint(p->probe);
+	return 0;
+}
+
+/* The host's boot id is under the same root as sysfs. */
+static const char *linux_host_root(const void *settings)
+{
+	const struct linux_settings *set = settings;
+
+	return set ? set->sysfs_root : NULL;
 }
 
 const struct backend_ops backend_linux_ops = {
 	.name = "linux",
+	.summary = "this host's RDMA devices and network interfaces (sysfs, netlink, verbs)",
+	.host_root = linux_host_root,
 	.open = linux_open,
 	.close = linux_close,
 	.inventory = linux_inventory,

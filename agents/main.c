@@ -11,6 +11,7 @@
 #include <curl/curl.h>
 
 #include "agents/agent.h"
+#include "agents/backend.h"
 #include "lib/log.h"
 
 static void usage(FILE *f)
@@ -27,7 +28,7 @@ static void usage(FILE *f)
 		"  -i, --interval DUR     time between reports, e.g. 1s (agent.interval)\n"
 		"      --id ID            agent id (agent.id; default: the host name)\n"
 		"      --role ROLE        host or switch (agent.role)\n"
-		"  -b, --backend NAME     linux or sim (agent.backend)\n"
+		"  -b, --backend NAME     where counters come from (agent.backend): %s\n"
 		"      --sim URL          control API of rocefab-sim serve (sim.url)\n"
 		"      --device NAME      the simulated host or switch to stand in for (sim.device)\n"
 		"      --sysfs-root DIR   read a recorded tree instead of / (linux.sysfs_root)\n"
@@ -40,7 +41,11 @@ static void usage(FILE *f)
 		"  -V, --version          print the version and exit\n"
 		"  -h, --help             this text\n"
 		"\n"
-		"Command-line options override the configuration file.  See rocefab-agent(8).\n");
+		"Command-line options override the configuration file.  See rocefab-agent(8).\n",
+		backend_names());
+	fprintf(f, "\nBackends:\n");
+	for (size_t i = 0; backend_list[i]; i++)
+		fprintf(f, "  %-8s %s\n", backend_list[i]->name, backend_list[i]->summary);
 }
 
 /* A fleet of one: the agent reports until SIGTERM or SIGINT. */

@@ -18,10 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
-
 #include "agents/backend.h"
-#include "lib/buf.h"
+#include "agents/sim.h"
+#include "lib/httpc.h"
 #include "lib/log.h"
 #include "lib/params.h"
 #include "lib/strutil.h"
@@ -30,72 +29,49 @@
 #define HOST_PORT "1"
 #define HOST_NETDEV "eth0"
 
+#define S struct sim_settings
+const struct conf_opt backend_sim_opts[] = {
+	CONF_OPT("sim.url", CONF_STRING, S, url, "http://127.0.0.1:9760",
+		 "control API of rocefab-sim serve (backend sim)"),
+	CONF_OPT("sim.device", CONF_STRING, S, device, "",
+		 "the simulated host or switch this agent stands in for (backend sim)"),
+	CONF_OPT_END,
+};
+#undef S
+
 struct simb {
 	char dev[64];
 	bool is_switch;
 	sim_call_fn call;
 	void *ctx;
-	/* HTTP */
-	CURL *curl;
-	char base[512];
-	struct buf resp;
+	struct httpc *http; /* when call is NULL */
 	json_t *desc; /* the last GET /v1/devices/{dev} */
 	/* the probe round in flight: ids of the simulator's probe runs, and what each was */
 	json_t *round_ids, *round_meta;
 	bool runs_refused; /* the simulator refused runs or their results: said once in the log */
 };
 
-static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg)
-{
-	struct buf *b = arg;
-
-	buf_append(b, ptr, size * nmemb);
-	return size * nmemb;
-}
-
 /* Returns the HTTP status (0 when the simulator cannot be reached) and *ret_doc. */
-static int http_call(struct simb *sb, const char *method, const char *path, json_t *body,
-		     json_t **ret_doc)
-{
-	char url[1024], *text = NULL;
-	struct curl_slist *h = NULL;
-	long status = 0;
-	CURLcode cc;
-
-	*ret_doc = NULL;
-	snprintf(url, sizeof(url), "%s%s", sb->base, path);
-	buf_reset(&sb->resp);
-	curl_easy_setopt(sb->curl, CURLOPT_URL, url);
-	curl_easy_setopt(sb->curl, CURLOPT_CUSTOMREQUEST, method);
-	if (body) {
-		text = json_dumps(body, JSON_COMPACT);
-		h = curl_slist_append(h, "Content-Type: application/json");
-		curl_easy_setopt(sb->curl, CURLOPT_POSTFIELDS, text ? text : "{}");
-	} else {
-		curl_easy_setopt(sb->curl, CURLOPT_POSTFIELDS, NULL);
-		curl_easy_setopt(sb->curl, CURLOPT_HTTPGET, 1L);
-		curl_easy_setopt(sb->curl, CURLOPT_CUSTOMREQUEST, method);
-	}
-	curl_easy_setopt(sb->curl, CURLOPT_HTTPHEADER, h);
-	cc = curl_easy_perform(sb->curl);
-	curl_slist_free_all(h);
-	free(text);
-	if (cc != CURLE_OK) {
-		log_debug("sim", "%s %s: %s", method, url, curl_easy_strerror(cc));
-		return 0;
-	}
-	curl_easy_getinfo(sb->curl, CURLINFO_RESPONSE_CODE, &status);
-	if (sb->resp.len)
-		*ret_doc = json_loadb(sb->resp.data, sb->resp.len, 0, NULL);
-	return (int)status;
-}
-
 static int call(struct simb *sb, const char *method, const char *path, json_t *body,
 		json_t **ret_doc)
 {
+	struct rf_err e = { 0 };
+	char *text = NULL;
+	long status = 0;
+	int r;
+
+	*ret_doc = NULL;
 	if (sb->call)
 		return sb->call(sb->ctx, method, path, body, ret_doc);
-	return http_call(sb, method, path, body, ret_doc);
+	if (body && !(text = json_dumps(body, JSON_COMPACT)))
+		return 0;
+	r = httpc_send(sb->http, method, path, text, text ? strlen(text) : 0, &status, ret_doc, &e);
+	free(text);
+	if (r < 0) {
+		log_debug("sim", "%s %s: %s", method, path, e.msg);
+		return 0;
+	}
+	return (int)status;
 }
 
 /* A failed call as an error: the simulator's problem detail, or why it cannot be reached. */
@@ -114,45 +90,37 @@ static int call_err(struct rf_err *e, int status, json_t *doc, const char *what)
 
 static int sim_open(struct backend *b, struct rf_err *e)
 {
+	static const struct sim_settings none = { 0 };
+	const struct sim_settings *set = b->env.settings ? b->env.settings : &none;
 	struct simb *sb = calloc(1, sizeof(*sb));
-	const struct backend_env *env = &b->env;
 	char path[160];
 	json_t *doc = NULL;
-	int status;
+	int status, r;
 
 	if (!sb)
 		return -ENOMEM;
 	b->priv = sb;
-	buf_init(&sb->resp);
-	if (!env->sim_device || !*env->sim_device)
+	if (!set->device || !*set->device)
 		return rf_err_set(e, -EINVAL, "NO_SIM_DEVICE", "sim.device",
 				  "the sim backend needs the simulated device to stand in for (--device)");
-	if (str_copy(sb->dev, sizeof(sb->dev), env->sim_device) < 0)
+	if (str_copy(sb->dev, sizeof(sb->dev), set->device) < 0)
 		return rf_err_set(e, -EINVAL, "BAD_SIM_DEVICE", "sim.device", "name too long");
-	sb->call = env->sim_call;
-	sb->ctx = env->sim_ctx;
+	sb->call = set->call;
+	sb->ctx = set->ctx;
 	if (!sb->call) {
-		const char *url = env->sim_url ? env->sim_url : "";
-		size_t n = strlen(url);
+		struct httpc_conf hc = { .base = set->url, .what = "sim.url", .http_only = true,
+					 .user_agent = "rocefab-agent/" ROCEFAB_VERSION,
+					 .timeout_ns = 5 * INT64_C(1000000000),
+					 .connect_timeout_ns = 2 * INT64_C(1000000000),
+					 .unreachable_code = "SIM_UNREACHABLE" };
 
-		if (strncmp(url, "http://", 7) != 0)
-			return rf_err_set(e, -EINVAL, "BAD_SIM_URL", "sim.url",
-					  "'%s' must be the http:// URL of rocefab-sim serve --control",
-					  url);
-		while (n && url[n - 1] == '/')
-			n--;
-		if (n >= sizeof(sb->base))
-			return rf_err_set(e, -EINVAL, "BAD_SIM_URL", "sim.url", "URL too long");
-		memcpy(sb->base, url, n);
-		sb->base[n] = '\0';
-		sb->curl = curl_easy_init();
-		if (!sb->curl)
-			return -ENOMEM;
-		curl_easy_setopt(sb->curl, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(sb->curl, CURLOPT_TIMEOUT_MS, 5000L);
-		curl_easy_setopt(sb->curl, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
-		curl_easy_setopt(sb->curl, CURLOPT_WRITEFUNCTION, on_data);
-		curl_easy_setopt(sb->curl, CURLOPT_WRITEDATA, &sb->resp);
+		if ((r = httpc_new(&hc, &sb->http, e)) < 0) {
+			if (r == -EINVAL)
+				rf_err_set(e, -EINVAL, "BAD_SIM_URL", "sim.url",
+					   "'%s' must be the http:// URL of rocefab-sim serve --control",
+					   set->url ? set->url : "");
+			return r;
+		}
 	}
 	snprintf(path, sizeof(path), "/v1/devices/%s", sb->dev);
 	status = call(sb, "GET", path, NULL, &doc);
@@ -160,12 +128,11 @@ static int sim_open(struct backend *b, struct rf_err *e)
 		/* the simulator is not up (yet): keep trying with every report, as an agent whose
 		 * host has not finished booting would */
 		log_warning("sim", "the simulator at %s does not answer yet; reporting errors until it does",
-			    sb->base);
+			    sb->http ? httpc_base(sb->http) : "(in process)");
 		return 0;
 	}
 	if (status != 200) {
-		int r = call_err(e, status, doc, "sim.device");
-
+		r = call_err(e, status, doc, "sim.device");
 		json_decref(doc);
 		return r;
 	}
@@ -206,12 +173,10 @@ static void sim_close(struct backend *b)
 
 	if (!sb)
 		return;
-	if (sb->curl)
-		curl_easy_cleanup(sb->curl);
+	httpc_free(sb->http);
 	json_decref(sb->desc);
 	json_decref(sb->round_ids);
 	json_decref(sb->round_meta);
-	buf_fini(&sb->resp);
 	free(sb);
 }
 
@@ -894,10 +859,31 @@ static int sim_is_switch(struct backend *b)
 	return sb->desc ? sb->is_switch : -EAGAIN;
 }
 
+/* Standing in for a simulated device: its name. */
+static int sim_default_id(const void *settings, char id[65])
+{
+	const struct sim_settings *set = settings;
+
+	if (!set || !set->device || !*set->device)
+		return -ENOENT;
+	return str_copy(id, 65, set->device) < 0 ? -ENAMETOOLONG : 0;
+}
+
+/* Every simulated host probes; the simulator routes the probes by name (no endpoint). */
+static int sim_probe_endpoint(struct backend *b, const char **ret_endpoint)
+{
+	(void)b;
+	*ret_endpoint = NULL;
+	return 0;
+}
+
 const struct backend_ops backend_sim_ops = {
-	.is_switch = sim_is_switch,
-	.probe_round = sim_probe_round,
 	.name = "sim",
+	.summary = "one host or switch of a running rocefab-sim, through its control API",
+	.default_id = sim_default_id,
+	.is_switch = sim_is_switch,
+	.probe_endpoint = sim_probe_endpoint,
+	.probe_round = sim_probe_round,
 	.open = sim_open,
 	.close = sim_close,
 	.inventory = sim_inventory,

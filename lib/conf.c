@@ -11,11 +11,27 @@
 
 #define FIELD(base, o, type) ((type *)((char *)(base) + (o)->offset))
 
-static const struct conf_opt *find_opt(const struct conf_opt *opts, const char *name)
+void *conf_group_base(const struct conf_opt *group_opt, const void *base)
 {
-	for (; opts->name; opts++)
-		if (strcmp(opts->name, name) == 0)
+	return *(void *const *)((const char *)base + group_opt->offset);
+}
+
+/* The key's entry and the settings it points into (groups searched too). */
+static const struct conf_opt *find_opt(const struct conf_opt *opts, void *base, const char *name,
+				       void **ret_base)
+{
+	for (; opts->name; opts++) {
+		if (opts->type == CONF_GROUP) {
+			void *gbase = conf_group_base(opts, base);
+			const struct conf_opt *o = gbase ? find_opt(opts->group, gbase, name, ret_base) : NULL;
+
+			if (o)
+				return o;
+		} else if (strcmp(opts->name, name) == 0) {
+			*ret_base = base;
 			return opts;
+		}
+	}
 	return NULL;
 }
 
@@ -155,6 +171,8 @@ static int set_opt(const struct conf_opt *o, void *base, const char *value, cons
 		*FIELD(base, o, double) = v;
 		return 0;
 	}
+	case CONF_GROUP:
+		return -EINVAL; /* a group has no value */
 	case CONF_ENUM:
 		for (int i = 0; o->choices[i]; i++) {
 			if (strcmp(o->choices[i], value) == 0) {
@@ -182,9 +200,18 @@ bad:
 int conf_init(const struct conf_opt *opts, void *base, struct rf_err *e)
 {
 	for (const struct conf_opt *o = opts; o->name; o++) {
-		int r = set_opt(o, base, o->def ? o->def : (o->type == CONF_STRING ? "" : "0"),
-				"default", e);
+		int r;
 
+		if (o->type == CONF_GROUP) {
+			void **g = FIELD(base, o, void *);
+
+			if (!*g && !(*g = calloc(1, o->size)))
+				return -ENOMEM;
+			r = conf_init(o->group, *g, e);
+		} else {
+			r = set_opt(o, base, o->def ? o->def : (o->type == CONF_STRING ? "" : "0"),
+				    "default", e);
+		}
 		if (r < 0)
 			return r;
 	}
@@ -212,6 +239,10 @@ void conf_fini(const struct conf_opt *opts, void *base)
 		if (o->type == CONF_STRING) {
 			free(*FIELD(base, o, char *));
 			*FIELD(base, o, char *) = NULL;
+		} else if (o->type == CONF_GROUP && *FIELD(base, o, void *)) {
+			conf_fini(o->group, *FIELD(base, o, void *));
+			free(*FIELD(base, o, void *));
+			*FIELD(base, o, void *) = NULL;
 		}
 	}
 }
@@ -219,12 +250,13 @@ void conf_fini(const struct conf_opt *opts, void *base)
 int conf_set(const struct conf_opt *opts, void *base, const char *name, const char *value,
 	     const char *origin, struct rf_err *e)
 {
-	const struct conf_opt *o = find_opt(opts, name);
+	void *obase = NULL;
+	const struct conf_opt *o = find_opt(opts, base, name, &obase);
 
 	if (!o)
 		return rf_err_set(e, -ENOENT, "CONF_UNKNOWN_KEY", origin, "unknown key '%s'",
 				  name);
-	return set_opt(o, base, value, origin, e);
+	return set_opt(o, obase, value, origin, e);
 }
 
 int conf_set_assignment(const struct conf_opt *opts, void *base, const char *assignment,
@@ -342,7 +374,8 @@ int conf_load_string(const struct conf_opt *opts, void *base, const char *text,
 			goto out;
 		snprintf(name, sizeof(name), "%s.%s", section, s);
 		{
-			const struct conf_opt *o = find_opt(opts, name);
+			void *obase = NULL;
+			const struct conf_opt *o = find_opt(opts, base, name, &obase);
 
 			if (!o) {
 				r = rf_err_set(e, -ENOENT, "CONF_UNKNOWN_KEY", where,
@@ -358,7 +391,7 @@ int conf_load_string(const struct conf_opt *opts, void *base, const char *text,
 			}
 			if (nseen < (int)ARRAY_SIZE(seen))
 				seen[nseen++] = o->name;
-			r = set_opt(o, base, val, where, e);
+			r = set_opt(o, obase, val, where, e);
 			if (r < 0)
 				goto out;
 		}
@@ -441,6 +474,29 @@ static void format_value(const struct conf_opt *o, const void *base, char *buf, 
 	case CONF_ENUM:
 		snprintf(buf, len, "%s", o->choices[*FIELD(base, o, const int)]);
 		break;
+	case CONF_GROUP:
+		buf[0] = '\0';
+		break;
+	}
+}
+
+static void dump(const struct conf_opt *opts, const void *base, char *section, size_t len, FILE *f)
+{
+	for (const struct conf_opt *o = opts; o->name; o++) {
+		const char *dot = strchr(o->name, '.');
+		char val[512];
+
+		if (o->type == CONF_GROUP) {
+			dump(o->group, conf_group_base(o, base), section, len, f);
+			continue;
+		}
+		if (strncmp(section, o->name, (size_t)(dot - o->name)) != 0 ||
+		    section[dot - o->name] != '\0') {
+			fprintf(f, "%s[%.*s]\n", section[0] ? "\n" : "", (int)(dot - o->name), o->name);
+			snprintf(section, len, "%.*s", (int)(dot - o->name), o->name);
+		}
+		format_value(o, base, val, sizeof(val));
+		fprintf(f, "%s = %s\n", dot + 1, val);
 	}
 }
 
@@ -448,25 +504,18 @@ void conf_dump(const struct conf_opt *opts, const void *base, FILE *f)
 {
 	char section[64] = "";
 
-	for (const struct conf_opt *o = opts; o->name; o++) {
-		const char *dot = strchr(o->name, '.');
-		char val[512];
-
-		if (strncmp(section, o->name, (size_t)(dot - o->name)) != 0 ||
-		    section[dot - o->name] != '\0') {
-			snprintf(section, sizeof(section), "%.*s", (int)(dot - o->name), o->name);
-			fprintf(f, "%s[%s]\n", o == opts ? "" : "\n", section);
-		}
-		format_value(o, base, val, sizeof(val));
-		fprintf(f, "%s = %s\n", dot + 1, val);
-	}
+	dump(opts, base, section, sizeof(section), f);
 }
 
 void conf_help(const struct conf_opt *opts, FILE *f)
 {
-	for (const struct conf_opt *o = opts; o->name; o++)
-		fprintf(f, "  %-28s %s (default: %s)\n", o->name, o->help ? o->help : "",
-			o->def && *o->def ? o->def : "none");
+	for (const struct conf_opt *o = opts; o->name; o++) {
+		if (o->type == CONF_GROUP)
+			conf_help(o->group, f);
+		else
+			fprintf(f, "  %-28s %s (default: %s)\n", o->name, o->help ? o->help : "",
+				o->def && *o->def ? o->def : "none");
+	}
 }
 
 int conf_override(struct conf_overrides *o, const char *name, const char *value,

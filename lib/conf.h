@@ -23,6 +23,10 @@ enum conf_type {
 	CONF_SIZE,     /* uint64_t bytes: "4096", "64K", "4MiB", "1G" */
 	CONF_ENUM,     /* int: index into choices */
 	CONF_DOUBLE,   /* double */
+	CONF_GROUP,    /* another table (group) over its own settings struct of size bytes, which
+			* the field (a void *) points to: conf_init() allocates it, conf_fini() frees
+			* it.  Its keys are looked up, dumped and listed as if they were here.  A module
+			* (an agent backend) keeps its settings to itself this way. */
 };
 
 struct conf_opt {
@@ -33,6 +37,8 @@ struct conf_opt {
 	const char *help;
 	int64_t min, max;	    /* checked when min < max (INT, DURATION, SIZE) */
 	const char *const *choices; /* CONF_ENUM: NULL-terminated */
+	const struct conf_opt *group; /* CONF_GROUP: the table */
+	size_t size;		      /* CONF_GROUP: of its settings struct */
 };
 
 /* CONF_OPT("api.threads", CONF_INT, struct settings, threads, "2", "help", .min = 1, .max = 64) */
@@ -41,7 +47,16 @@ struct conf_opt {
 		.name = (n), .type = (t), .offset = offsetof(st, field), .def = (d), .help = (h),  \
 		__VA_ARGS__                                                                        \
 	}
+/* CONF_GROUP_OF("linux", linux_opts, struct linux_settings, struct settings, linux) */
+#define CONF_GROUP_OF(n, tbl, gst, st, field)                                                    \
+	{                                                                                          \
+		.name = (n), .type = CONF_GROUP, .offset = offsetof(st, field), .group = (tbl),    \
+		.size = sizeof(gst)                                                                 \
+	}
 #define CONF_OPT_END { .name = NULL }
+
+/* The settings struct of a group entry of base (conf_init() allocated it), or NULL. */
+void *conf_group_base(const struct conf_opt *group_opt, const void *base);
 
 /* Applies every default.  0 or -ENOMEM / -EINVAL (a bad default is a programming error). */
 int conf_init(const struct conf_opt *opts, void *base, struct rf_err *e);

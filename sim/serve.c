@@ -22,6 +22,7 @@
 
 #include "agents/agent.h"
 #include "agents/backend.h"
+#include "agents/sim.h"
 #include "lib/httpd.h"
 #include "lib/log.h"
 #include "lib/strutil.h"
@@ -132,7 +133,8 @@ static int start_agents(struct simctl *c, const struct serve_opts *o, struct fle
 		return r;
 	for (int d = 0; d < sim_device_count(c->s); d++) {
 		const char *name = sim_device_name(c->s, d);
-		struct backend_env env = { .sim_device = name, .sim_call = ctl_call, .sim_ctx = c };
+		struct sim_settings ss = { .device = (char *)name, .call = ctl_call, .ctx = c };
+		struct backend_env env = { .settings = &ss };
 		struct backend *b = NULL;
 		struct agent *a = NULL;
 		char spool[4200];

@@ -5,9 +5,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agents/agent.h"
 #include "agents/backend.h"
+#include "agents/linux.h"
+#include "agents/sim.h"
 #include "agents/linux-net.h"
 #include "agents/spool.h"
+#include "lib/conf.h"
 #include "tests/unit/unit.h"
 
 static char dir[64];
@@ -142,7 +146,9 @@ static json_t *find_sample(json_t *samples, const char *dev, const char *source)
 static void collect(const char *root, const char *devices, const char *ifaces,
 		    struct agent_inventory *inv, json_t **samples, json_t **errors)
 {
-	struct backend_env env = { .sysfs_root = root, .devices = devices, .interfaces = ifaces };
+	struct linux_settings ls = { .sysfs_root = (char *)root, .devices = (char *)devices,
+				     .interfaces = (char *)ifaces };
+	struct backend_env env = { .settings = &ls };
 	struct backend *b;
 	struct rf_err e;
 	struct reg *reg;
@@ -265,6 +271,7 @@ static void test_linux_garbage(void **state)
 
 static void test_backend_lookup(void **state)
 {
+	struct linux_settings ls = { .sysfs_root = (char *)"/nonexistent/tree" };
 	struct backend_env env = { 0 };
 	struct backend *b = NULL;
 	struct rf_err e;
@@ -272,9 +279,95 @@ static void test_backend_lookup(void **state)
 	(void)state;
 	assert_int_equal(backend_new("nonsense", &env, &b, &e), -ENOENT);
 	assert_string_equal(e.code, "UNKNOWN_BACKEND");
-	env.sysfs_root = "/nonexistent/tree";
+	/* the message names every backend of the build */
+	for (size_t i = 0; backend_list[i]; i++) {
+		assert_non_null(strstr(e.msg, backend_list[i]->name));
+		assert_ptr_equal(backend_find(backend_list[i]->name), backend_list[i]);
+		assert_non_null(backend_list[i]->summary);
+	}
+	assert_null(backend_find("nonsense"));
+	env.settings = &ls;
 	assert_true(backend_new("linux", &env, &b, &e) < 0);
 	assert_string_equal(e.code, "BAD_SYSFS_ROOT");
+}
+
+/* Every slot of an opened backend has a default: what a backend leaves out fails with
+ * -EOPNOTSUPP (or says "none") instead of crashing the agent. */
+static void test_backend_defaults(void **state)
+{
+	struct sim_settings ss = { .device = (char *)"h1", .url = (char *)"http://127.0.0.1:1" };
+	struct linux_settings ls = { .sysfs_root = (char *)"tests/data/hosts/gpu-a1" };
+	struct backend_env env = { .settings = &ss };
+	struct agent_inventory inv = { 0 };
+	struct backend *b = NULL;
+	struct rf_err e = { 0 };
+	const char *ep = "x";
+	json_t *res = NULL;
+	char id[65];
+
+	(void)state;
+	/* sim: no host boot of its own (it stands in for a simulated device, whose name it is) */
+	assert_int_equal(backend_new("sim", &env, &b, &e), 0); /* nothing listens there: fine */
+	assert_null(b->ops->host_root(&ss));
+	assert_int_equal(b->ops->default_id(&ss, id), 0);
+	assert_string_equal(id, "h1");
+	assert_int_equal(b->ops->probe_endpoint(b, &ep), 0);
+	assert_null(ep);
+	assert_int_equal(b->ops->inventory(b, &inv, NULL), -EHOSTUNREACH);
+	backend_free(b);
+	/* linux: no id of its own, no role of its own, no probing without probe.listen */
+	env.settings = &ls;
+	assert_int_equal(backend_new("linux", &env, &b, &e), 0);
+	assert_int_equal(b->ops->default_id(&ls, id), -ENOENT);
+	assert_string_equal(b->ops->host_root(&ls), "tests/data/hosts/gpu-a1");
+	assert_int_equal(b->ops->is_switch(b), -EOPNOTSUPP);
+	assert_int_equal(b->ops->probe_endpoint(b, &ep), -EOPNOTSUPP);
+	assert_int_equal(b->ops->probe_round(b, NULL, &res), -EOPNOTSUPP);
+	assert_null(res);
+	backend_free(b);
+	inventory_clear(&inv);
+}
+
+/* Each backend's keys are the agent's, through the backends group: set, dumped, listed. */
+static void test_backend_settings(void **state)
+{
+	struct agent_settings s = { 0 };
+	const struct linux_settings *ls;
+	const struct sim_settings *ss;
+	struct rf_err e = { 0 };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(conf_init(agent_opts, &s, &e), 0);
+	assert_int_equal(conf_load_string(agent_opts, &s, "[agent]\nbackend = sim\n[sim]\ndevice = leaf0\n"
+				 "[linux]\nsysfs_root = /tmp/tree\n[probe]\ncpu_percent = 7\n", "t.conf", &e), 0);
+	ls = backend_settings_of(s.backends, "linux");
+	ss = backend_settings_of(s.backends, "sim");
+	assert_non_null(ls);
+	assert_non_null(ss);
+	assert_null(backend_settings_of(s.backends, "nonsense"));
+	assert_string_equal(ss->device, "leaf0");
+	assert_string_equal(ss->url, "http://127.0.0.1:9760"); /* the default */
+	assert_string_equal(ls->sysfs_root, "/tmp/tree");
+	assert_int_equal(ls->probe_cpu_pct, 7);
+	assert_int_equal(conf_set(agent_opts, &s, "sim.nonsense", "1", "-o", &e), -ENOENT);
+	assert_int_equal(conf_set(agent_opts, &s, "probe.cpu_percent", "0", "-o", &e), -ERANGE);
+	f = open_memstream(&text, &len);
+	conf_dump(agent_opts, &s, f);
+	fclose(f);
+	assert_non_null(strstr(text, "[sim]\nurl = http://127.0.0.1:9760\ndevice = leaf0\n"));
+	assert_non_null(strstr(text, "[probe]\nlisten = \n"));
+	free(text);
+	f = open_memstream(&text, &len);
+	conf_help(agent_opts, f);
+	fclose(f);
+	assert_non_null(strstr(text, "linux.net_source"));
+	assert_non_null(strstr(text, "sim.device"));
+	free(text);
+	conf_fini(agent_opts, &s);
+	assert_null(s.backends);
 }
 
 int main(void)
@@ -282,7 +375,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ethtool_text),  cmocka_unit_test(test_spool),
 		cmocka_unit_test(test_linux_tree),    cmocka_unit_test(test_linux_garbage),
-		cmocka_unit_test(test_backend_lookup),
+		cmocka_unit_test(test_backend_lookup), cmocka_unit_test(test_backend_defaults),
+		cmocka_unit_test(test_backend_settings),
 	};
 
 	return cmocka_run_group_tests_name("agent", tests, setup, teardown);

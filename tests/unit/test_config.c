@@ -14,6 +14,8 @@
 #include "agents/agent.h"
 #include "agents/backend.h"
 #include "agents/dcb.h"
+#include "agents/linux.h"
+#include "agents/sim.h"
 #include "agents/lldp.h"
 #include "daemon/validate.h"
 #include "lib/registry.h"
@@ -376,8 +378,9 @@ static json_t *command(const char *kind, json_t *params)
 static void test_linux_apply(void **state)
 {
 	struct fake_kernel k = { .pfc = { .pfc_cap = 8, .pfc_en = 0x08 } };
-	struct backend_env env = { .sysfs_root = dir, .net_source = 2, .dcb_xfer = fake_xfer,
-				   .dcb_ctx = &k };
+	struct linux_settings ls = { .sysfs_root = (char *)dir, .net_source = LINUX_NET_FILES,
+				     .dcb_xfer = fake_xfer, .dcb_ctx = &k };
+	struct backend_env env = { .settings = &ls };
 	struct agent_inventory inv = { 0 };
 	struct backend *b = NULL;
 	struct rf_err e = { 0 };
@@ -578,7 +581,8 @@ static void test_sim_control_api(void **state)
 static struct agent *sim_agent(const char *scenario, const char *dev, enum agent_role role, struct sim **s,
 			       struct simctl *c)
 {
-	struct backend_env env = { .sim_device = dev, .sim_call = call, .sim_ctx = c };
+	struct sim_settings ss = { .device = (char *)dev, .call = call, .ctx = c };
+	struct backend_env env = { .settings = &ss };
 	struct agent_conf ac = { .id = dev, .role = role, .backend_name = "sim", .interval_ns = NSEC_PER_SEC };
 	struct rf_err e = { 0 };
 	struct backend *b = NULL;
