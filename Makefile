@@ -9,8 +9,8 @@
 #   make install      PREFIX=/usr/local DESTDIR=
 #   V=1               show the commands
 #
-# Every directory's objects go into one internal static library; each program is its main.c
-# linked against it, and so are the unit tests, fuzzers and benchmarks.
+# Every directory's objects go into its own static library (its layer); each program is its
+# main.c linked against its layers' libraries, the unit tests and benchmarks against all.
 
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0)
 PREFIX ?= /usr/local
@@ -61,30 +61,46 @@ Q := @
 say = @printf '  %-7s %s\n' $(1) $(2);
 endif
 
-# --- sources -----------------------------------------------------------------------------
-LIB_SRCS := $(wildcard lib/*.c)
-DAEMON_SRCS := $(filter-out daemon/main.c,$(wildcard daemon/*.c))
-API_SRCS := $(wildcard api/*.c)
-AGENT_SRCS := $(filter-out agents/main.c,$(wildcard agents/*.c)) \
-	$(filter-out agents/probe/main.c,$(wildcard agents/probe/*.c))
-CLI_SRCS := $(filter-out cli/main.c,$(wildcard cli/*.c))
-SIM_SRCS := $(filter-out sim/main.c,$(wildcard sim/*.c))
-CC_SRCS := $(wildcard cc/*.c)
-CORE_SRCS := $(LIB_SRCS) $(DAEMON_SRCS) $(API_SRCS) $(AGENT_SRCS) $(CLI_SRCS) $(SIM_SRCS) $(CC_SRCS)
-CORE_OBJS := $(CORE_SRCS:%.c=$(B)/%.o) $(B)/lib/registry-blob.o $(B)/sim/cdf-blob.o
-CORE_LIB := $(B)/librocefab.a
+# --- layers --------------------------------------------------------------------------------
+# Each directory is a layer and builds into its own static archive; a directory may use only
+# itself and the layers named after it here (docs/architecture.md).  Two checks keep it so:
+# every object's include list (the compiler's .d file) is checked against its directory's
+# layers right after it is compiled, so an include that runs upward fails the build; and each
+# program links only its layers' archives, in this order, so a call that runs upward does not
+# link.  The unit tests, fuzzers and benchmarks link every archive.
+LAYERS := rocefabd api daemon sim agents agents/probe cli cc lib
+USES_lib :=
+USES_cc := lib
+USES_daemon := cc lib
+USES_api := daemon cc lib
+USES_rocefabd := api daemon cc lib
+USES_agents/probe := lib
+USES_agents := agents/probe lib
+USES_sim := agents agents/probe cc lib
+USES_cli := lib
+
+MAINS := rocefabd/main.c agents/main.c cli/main.c sim/main.c agents/probe/main.c \
+	tests/tools/sysfs-replay.c
+layer_srcs = $(filter-out $(MAINS),$(wildcard $(1)/*.c))
+layer_lib = $(B)/lib/librocefab-$(subst /,-,$(1)).a
+layer_libs = $(foreach l,$(1) $(USES_$(1)),$(call layer_lib,$(l)))
+obj = $(patsubst %.c,$(B)/obj/%.o,$(patsubst %.S,$(B)/obj/%.o,$(1)))
+
+EXTRA_OBJS_lib := $(B)/obj/lib/registry-blob.o
+EXTRA_OBJS_sim := $(B)/obj/sim/cdf-blob.o
+$(foreach l,$(LAYERS),$(eval OBJS_$(l) := $(call obj,$(call layer_srcs,$(l))) $(EXTRA_OBJS_$(l))))
+$(foreach l,$(LAYERS),$(eval $(call layer_lib,$(l)): $$(OBJS_$(l))))
+ALL_LAYER_LIBS := $(foreach l,$(LAYERS),$(call layer_lib,$(l)))
 
 PROGRAMS := $(B)/rocefabd $(B)/rocefab-agent $(B)/rocefabctl $(B)/rocefab-sim $(B)/rocefab-probe
 TOOLS := $(B)/tools/sysfs-replay
-MAINS := daemon/main.c agents/main.c cli/main.c sim/main.c agents/probe/main.c \
-	tests/tools/sysfs-replay.c
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_TESTS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/unit/%)
 BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(B)/bench/%)
 
-ALL_OBJS := $(CORE_OBJS) $(MAINS:%.c=$(B)/%.o) $(UNIT_SRCS:%.c=$(B)/%.o) $(BENCH_SRCS:%.c=$(B)/%.o)
+ALL_OBJS := $(foreach l,$(LAYERS),$(OBJS_$(l))) $(call obj,$(MAINS) $(UNIT_SRCS) $(BENCH_SRCS))
 
 # Goals that install what they need before the first compile.
 ifneq ($(filter check check-% demo bench fuzz,$(MAKECMDGOALS)),)
@@ -103,59 +119,55 @@ deps:
 	$(Q)packaging/install-deps.sh $(DEPS_TIERS)
 
 # --- compile and link --------------------------------------------------------------------
-$(B)/%.o: %.c | $(NEED_DEPS)
+# The layer of a source: its directory when that is a layer (tests/ are none).
+layer_of = $(filter $(patsubst %/,%,$(dir $(1))),$(LAYERS))
+
+$(B)/obj/%.o: %.c | $(NEED_DEPS)
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	$(Q)$(if $(call layer_of,$<),awk -v src=$< -v layer=$(call layer_of,$<) \
+		-v uses="$(USES_$(call layer_of,$<))" -f build-aux/layers.awk $(@:.o=.d) || \
+		{ rm -f $@; exit 1; })
 
-$(B)/lib/registry-blob.o: lib/registry-blob.S schemas/counters.json | $(NEED_DEPS)
+$(B)/obj/%.o: %.S | $(NEED_DEPS)
 	$(call say,AS,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -c -o $@ $<
 
-$(CORE_LIB): $(CORE_OBJS)
+$(B)/obj/lib/registry-blob.o: schemas/counters.json
+$(B)/obj/sim/cdf-blob.o: $(wildcard sim/workloads/*.txt)
+
+$(ALL_LAYER_LIBS):
 	$(call say,AR,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)rm -f $@
 	$(Q)ar rcs $@ $^
 
-$(B)/rocefabd: $(B)/daemon/main.o $(CORE_LIB)
+# A program: its main, then its layers' archives, highest first.
+$(B)/rocefabd: $(call obj,rocefabd/main.c) $(call layer_libs,rocefabd)
+$(B)/rocefab-agent: $(call obj,agents/main.c) $(call layer_libs,agents)
+$(B)/rocefab-sim: $(call obj,sim/main.c) $(call layer_libs,sim)
+$(B)/rocefab-probe: $(call obj,agents/probe/main.c) $(call layer_libs,agents/probe)
+$(B)/rocefabctl: $(call obj,cli/main.c) $(call layer_libs,cli)
+$(PROGRAMS):
 	$(call say,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-$(B)/rocefab-agent: $(B)/agents/main.o $(CORE_LIB)
-	$(call say,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
-
-$(B)/sim/cdf-blob.o: sim/cdf-blob.S $(wildcard sim/workloads/*.txt) | $(NEED_DEPS)
-	$(call say,AS,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -c -o $@ $<
-
-$(B)/rocefab-sim: $(B)/sim/main.o $(CORE_LIB)
-	$(call say,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
-
-$(B)/rocefab-probe: $(B)/agents/probe/main.o $(CORE_LIB)
-	$(call say,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
-
-$(B)/rocefabctl: $(B)/cli/main.o $(CORE_LIB)
-	$(call say,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
-
-$(B)/tools/sysfs-replay: $(B)/tests/tools/sysfs-replay.o $(CORE_LIB)
+$(B)/tools/sysfs-replay: $(call obj,tests/tools/sysfs-replay.c) $(ALL_LAYER_LIBS)
 	$(call say,LD,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-$(B)/tests/unit/%: $(B)/tests/unit/%.o $(CORE_LIB)
-	$(call say,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(CORE_LIB) $(LIBS) -lcmocka
-
-$(B)/bench/%: $(B)/tests/bench/%.o $(CORE_LIB)
+$(B)/tests/unit/%: $(B)/obj/tests/unit/%.o $(ALL_LAYER_LIBS)
 	$(call say,LD,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(CORE_LIB) $(LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcmocka
+
+$(B)/bench/%: $(B)/obj/tests/bench/%.o $(ALL_LAYER_LIBS)
+	$(call say,LD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 # --- tests -------------------------------------------------------------------------------
 check: DEPS_TIERS = check rxe
@@ -188,8 +200,8 @@ bench: all $(BENCH_BINS)
 FUZZ_TIME ?= 60
 FUZZ_FLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-D_GNU_SOURCE -I. -DROCEFAB_VERSION='"$(VERSION)"'
-FUZZ_SRCS := $(LIB_SRCS) daemon/report.c
-$(B)/fuzz/fuzz_report: tests/fuzz/fuzz_report.c $(FUZZ_SRCS) $(B)/lib/registry-blob.o | $(NEED_DEPS)
+FUZZ_SRCS := $(call layer_srcs,lib) daemon/report.c
+$(B)/fuzz/fuzz_report: tests/fuzz/fuzz_report.c $(FUZZ_SRCS) $(B)/obj/lib/registry-blob.o | $(NEED_DEPS)
 	$(call say,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread

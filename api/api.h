@@ -1,4 +1,5 @@
-/* The REST API server (libmicrohttpd, internal epoll thread pool). */
+/* The REST API server (libmicrohttpd, internal epoll thread pool): routing, authentication,
+ * limits and the handlers of every resource (api/h_*.c), over the domain in daemon/. */
 #ifndef ROCEFAB_API_H
 #define ROCEFAB_API_H
 
@@ -10,6 +11,7 @@
 
 struct store;
 struct ingest;
+struct pingmesh;
 struct reg;
 
 struct api_conf {
@@ -29,6 +31,7 @@ struct api_deps {
 	struct store *store;
 	struct ingest *ingest;
 	const struct reg *reg;
+	struct pingmesh *pingmesh;
 	int64_t started_ns;
 };
 

@@ -7,31 +7,6 @@
 
 #define MAX_POINTS 10000
 
-typedef int (*view_fn)(struct api_req *req, struct store_reader *rd, const struct views_opts *o,
-		       json_t **ret, struct rf_err *e);
-
-/* Runs a view on a reader connection and replies with it or with its problem. */
-static int run_view(struct api_req *req, view_fn fn, bool cached)
-{
-	const struct api_deps *d = api_deps(req);
-	struct views_opts o = api_views_opts(req);
-	struct store_reader *rd;
-	struct rf_err e = { 0 };
-	json_t *doc = NULL;
-	int r;
-
-	if ((r = api_reader(req, &rd)))
-		return r < 0 ? r : 0;
-	r = fn(req, rd, &o, &doc, &e);
-	store_reader_put(d->store, rd);
-	if (r < 0) {
-		if (!e.err)
-			rf_err_set(&e, r, NULL, NULL, "%s", strerror(-r));
-		return api_reply_problem(req, 0, &e);
-	}
-	return cached ? api_reply_json_cached(req, doc) : api_reply_json(req, 200, doc);
-}
-
 static int v_agents(struct api_req *req, struct store_reader *rd, const struct views_opts *o,
 		    json_t **ret, struct rf_err *e)
 {
@@ -98,35 +73,35 @@ static int v_port_counters(struct api_req *req, struct store_reader *rd,
 
 int h_agents(struct api_req *req)
 {
-	return run_view(req, v_agents, true);
+	return api_view(req, v_agents, true);
 }
 
 int h_agent(struct api_req *req)
 {
-	return run_view(req, v_agent, false);
+	return api_view(req, v_agent, false);
 }
 
 int h_hosts(struct api_req *req)
 {
-	return run_view(req, v_hosts, true);
+	return api_view(req, v_hosts, true);
 }
 
 int h_host(struct api_req *req)
 {
-	return run_view(req, v_host, false);
+	return api_view(req, v_host, false);
 }
 
 int h_ports(struct api_req *req)
 {
-	return run_view(req, v_ports, false);
+	return api_view(req, v_ports, false);
 }
 
 int h_port(struct api_req *req)
 {
-	return run_view(req, v_port, false);
+	return api_view(req, v_port, false);
 }
 
 int h_port_counters(struct api_req *req)
 {
-	return run_view(req, v_port_counters, false);
+	return api_view(req, v_port_counters, false);
 }

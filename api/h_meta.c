@@ -150,7 +150,7 @@ int h_metrics(struct api_req *req)
 	store_reader_put(d->store, rd);
 	api_render_metrics(req->api, &b);
 	ingest_render_metrics(d->ingest, &b);
-	pingmesh_render_metrics(&b);
+	pingmesh_render_metrics(d->pingmesh, &b);
 	if (b.oom) {
 		buf_fini(&b);
 		return -ENOMEM;

@@ -4,6 +4,7 @@
 
 #include "api/internal.h"
 #include "lib/probeops.h"
+#include "daemon/alerts.h"
 #include "daemon/pingmesh.h"
 #include "lib/timeutil.h"
 
@@ -15,8 +16,7 @@ static int op_size_args(struct api_req *req, const char **op, unsigned *size, st
 	*op = api_arg(req, "op");
 	*size = 0;
 	if (*op && !probe_op_valid(*op))
-		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "op", "'%s': " PROBE_OPS_TEXT,
-				  *op);
+		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "op", "'%s': " PROBE_OPS_TEXT, *op);
 	if (sz) {
 		char *end;
 		long v = strtol(sz, &end, 10);
@@ -40,10 +40,10 @@ int h_probes_matrix(struct api_req *req)
 
 	if (w && (tu_parse_duration(w, &window) < 0 || window < NSEC_PER_SEC || window > 86400 * NSEC_PER_SEC)) {
 		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "window", "'%s': a duration from 1s to 1d", w);
-		return api_reply_problem(req, 400, &e);
+		return api_reply_problem(req, 0, &e);
 	}
 	if (op_size_args(req, &op, &size, &e) < 0)
-		return api_reply_problem(req, 400, &e);
+		return api_reply_problem(req, 0, &e);
 	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
 	r = pingmesh_matrix(rd, tu_now_ns(), window, op, size, &doc, &e);
@@ -64,7 +64,7 @@ int h_probes_results(struct api_req *req)
 	if ((from && tu_parse_time(from, now, &t0) < 0) || (to && tu_parse_time(to, now, &t1) < 0)) {
 		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", from && tu_parse_time(from, now, &t0) < 0 ? "from" : "to",
 			   "a time: RFC 3339, Unix seconds, 'now' or '-5m'");
-		return api_reply_problem(req, 400, &e);
+		return api_reply_problem(req, 0, &e);
 	}
 	if (limit) {
 		char *end;
@@ -72,11 +72,11 @@ int h_probes_results(struct api_req *req)
 		lim = strtol(limit, &end, 10);
 		if (*end || lim < 1 || lim > 100000) {
 			rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "limit", "1 to 100000");
-			return api_reply_problem(req, 400, &e);
+			return api_reply_problem(req, 0, &e);
 		}
 	}
 	if (op_size_args(req, &op, &size, &e) < 0)
-		return api_reply_problem(req, 400, &e);
+		return api_reply_problem(req, 0, &e);
 	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
 	r = pingmesh_results(rd, api_arg(req, "src"), api_arg(req, "dst"), op, size, t0, t1, (unsigned)lim, &doc,
@@ -98,23 +98,25 @@ int h_probes_config(struct api_req *req)
 	r = pingmesh_conf_load(rd, &c);
 	store_reader_put(api_deps(req)->store, rd);
 	if (r < 0) {
-		rf_err_set(&e, r, "STORE_ERROR", NULL, "cannot read the pingmesh configuration");
-		return api_reply_problem(req, 503, &e);
+		rf_err_set(&e, -EAGAIN, "STORE_ERROR", NULL, "cannot read the pingmesh configuration (%s)",
+			   strerror(-r));
+		return api_reply_problem(req, 0, &e);
 	}
 	if (!strcmp(req->method, "GET"))
 		return api_reply_json(req, 200, pingmesh_conf_json(&c));
 	body = json_loadb(req->body.data ? req->body.data : "", req->body.len, JSON_REJECT_DUPLICATES, &je);
 	if (!body) {
 		rf_err_set(&e, -EINVAL, "BAD_JSON", NULL, "the body is not JSON: %s", je.text);
-		return api_reply_problem(req, 400, &e);
+		return api_reply_problem(req, 0, &e);
 	}
 	r = pingmesh_conf_apply(&c, body, &e);
 	json_decref(body);
 	if (r < 0)
-		return api_reply_problem(req, 400, &e);
-	if ((r = pingmesh_conf_save(api_deps(req)->store, &c)) < 0) {
-		rf_err_set(&e, r, "STORE_UNAVAILABLE", NULL, "the configuration could not be stored; nothing changed");
-		return api_reply_problem(req, 503, &e);
+		return api_reply_problem(req, 0, &e);
+	if ((r = pingmesh_conf_save(api_deps(req)->pingmesh, &c)) < 0) {
+		rf_err_set(&e, -EAGAIN, "STORE_UNAVAILABLE", NULL,
+			   "the configuration could not be stored (%s); nothing changed", strerror(-r));
+		return api_reply_problem(req, 0, &e);
 	}
 	return api_reply_json(req, 200, pingmesh_conf_json(&c));
 }
@@ -127,12 +129,12 @@ int h_alerts(struct api_req *req)
 	json_t *doc = NULL;
 	int r;
 
-	if (state && strcmp(state, "active") && strcmp(state, "cleared")) {
+	if (state && alerts_state_parse(state) < 0) {
 		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "state", "active or cleared");
-		return api_reply_problem(req, 400, &e);
+		return api_reply_problem(req, 0, &e);
 	}
 	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
-	r = pingmesh_alerts(rd, state, &doc, &e);
+	r = alerts_list(rd, state, &doc, &e);
 	return api_finish(req, rd, r, doc, &e, 200);
 }

@@ -36,13 +36,13 @@ static int reply(struct api_req *req)
 	if (req->async_err == -EAGAIN) {
 		rf_err_set(&e, -EAGAIN, "QUEUE_FULL", NULL,
 			   "rocefabd is busy storing other reports; retry shortly");
-		return api_reply_problem(req, 503, &e);
+		return api_reply_problem(req, 0, &e);
 	}
 	if (req->async_err < 0 || res->status < 0) {
 		rf_err_set(&e, -EAGAIN, "STORE_UNAVAILABLE", NULL,
 			   "the report could not be stored (%s); retry later",
 			   strerror(-(req->async_err < 0 ? req->async_err : res->status)));
-		return api_reply_problem(req, 503, &e);
+		return api_reply_problem(req, 0, &e);
 	}
 	return api_reply_json(req, 200,
 			      json_pack("{s:b,s:b,s:I,s:I,s:I,s:I,s:o}", "accepted", 1,
@@ -68,24 +68,24 @@ int h_report(struct api_req *req)
 		    (ct[16] && ct[16] != ';' && ct[16] != ' '))) {
 		rf_err_set(&e, -EMEDIUMTYPE, "UNSUPPORTED_MEDIA_TYPE", NULL,
 			   "send the report as Content-Type: application/json");
-		return api_reply_problem(req, 415, &e);
+		return api_reply_problem(req, 0, &e);
 	}
 	r = report_parse(req->body.data ? req->body.data : "", req->body.len, d->reg, &rep, &e);
 	if (r < 0)
-		return api_reply_problem(req, r == -ENOMEM ? 503 : 400, &e);
+		return api_finish(req, NULL, r, NULL, &e, 400);
 	if (strcmp(rep->agent_id, req->match.params[0]) != 0) {
 		rf_err_set(&e, -EINVAL, "AGENT_ID_MISMATCH", "/agent/id",
 			   "the report is from agent '%s' but was posted to agent '%s'",
 			   rep->agent_id, req->match.params[0]);
 		report_free(rep);
-		return api_reply_problem(req, 400, &e);
+		return api_reply_problem(req, 0, &e);
 	}
 	/* Suspend before handing over: the writer may finish before we return. */
 	if (!api_suspend(req)) {
 		report_free(rep);
 		rf_err_set(&e, -EAGAIN, "SHUTTING_DOWN", NULL,
 			   "rocefabd is shutting down; send the report again later");
-		return api_reply_problem(req, 503, &e);
+		return api_reply_problem(req, 0, &e);
 	}
 	r = ingest_submit(d->ingest, rep, report_done, req);
 	if (r < 0) {

@@ -75,6 +75,12 @@ int api_reader(struct api_req *req, struct store_reader **ret);
  * strerror(-r)) when r < 0. */
 int api_finish(struct api_req *req, struct store_reader *rd, int r, json_t *doc, struct rf_err *e,
 	       unsigned status);
+/* A read-only view: runs on a reader connection with the request's view options. */
+typedef int (*api_view_fn)(struct api_req *req, struct store_reader *rd, const struct views_opts *o,
+			   json_t **ret, struct rf_err *e);
+/* Runs fn and replies with its document (kept for api.cache_ttl when cached and the request
+ * is cacheable) or its problem. */
+int api_view(struct api_req *req, api_view_fn fn, bool cached);
 /* Suspends the request until api_resume(); call before handing the request to another thread.
  * Returns false (and does not suspend) once the API drains for shutdown.  The resumed request
  * must reply through api_async_done(). */

@@ -141,7 +141,7 @@ int api_reader(struct api_req *req, struct store_reader **ret)
 	if (*ret)
 		return 0;
 	rf_err_set(&e, -EAGAIN, "STORE_UNAVAILABLE", NULL, "cannot read the database now");
-	return api_reply_problem(req, 503, &e) < 0 ? -1 : 1;
+	return api_reply_problem(req, 0, &e) < 0 ? -1 : 1;
 }
 
 int api_finish(struct api_req *req, struct store_reader *rd, int r, json_t *doc, struct rf_err *e,
@@ -156,6 +156,23 @@ int api_finish(struct api_req *req, struct store_reader *rd, int r, json_t *doc,
 		return api_reply_problem(req, 0, e);
 	}
 	return api_reply_json(req, status, doc);
+}
+
+int api_view(struct api_req *req, api_view_fn fn, bool cached)
+{
+	struct views_opts o = api_views_opts(req);
+	struct store_reader *rd;
+	struct rf_err e = { 0 };
+	json_t *doc = NULL;
+	int r;
+
+	if ((r = api_reader(req, &rd)))
+		return r < 0 ? r : 0;
+	r = fn(req, rd, &o, &doc, &e);
+	if (r < 0 || !cached)
+		return api_finish(req, rd, r, doc, &e, 200);
+	store_reader_put(api_deps(req)->store, rd);
+	return api_reply_json_cached(req, doc);
 }
 
 const char *api_url(const struct api *a)
@@ -223,9 +240,14 @@ int api_reply_text(struct api_req *req, unsigned status, const char *content_typ
 	return queue(req, status, resp, content_type);
 }
 
-int api_reply_json(struct api_req *req, unsigned status, json_t *body_stolen)
+static bool cacheable(struct api_req *req);
+static void cache_store(struct api_req *req, const char *body, size_t len);
+
+/* The JSON reply; a copy kept for api.cache_ttl when cache is set and the request cacheable. */
+static int reply_json(struct api_req *req, unsigned status, json_t *body_stolen, bool cache)
 {
 	char *s;
+	size_t len;
 
 	if (!body_stolen)
 		return -ENOMEM;
@@ -233,7 +255,15 @@ int api_reply_json(struct api_req *req, unsigned status, json_t *body_stolen)
 	json_decref(body_stolen);
 	if (!s)
 		return -ENOMEM;
-	return api_reply_text(req, status, "application/json", s, strlen(s));
+	len = strlen(s);
+	if (cache && cacheable(req))
+		cache_store(req, s, len);
+	return api_reply_text(req, status, "application/json", s, len);
+}
+
+int api_reply_json(struct api_req *req, unsigned status, json_t *body_stolen)
+{
+	return reply_json(req, status, body_stolen, false);
 }
 
 int api_reply_problem(struct api_req *req, unsigned status, const struct rf_err *e)
@@ -572,7 +602,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn, co
 		return MHD_YES;
 	}
 	if (req->early.err) {
-		api_reply_problem(req, req->early.err == -ENOMEM ? 503 : 0, &req->early);
+		api_reply_problem(req, 0, &req->early);
 		return MHD_YES;
 	}
 	if (req->suspended && !req->async_done)
@@ -580,7 +610,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn, co
 	dispatch(req);
 	if (!req->replied && !req->suspended) {
 		rf_err_set(&e, -EIO, "INTERNAL_ERROR", NULL, "the handler gave no response");
-		api_reply_problem(req, 500, &e);
+		api_reply_problem(req, 0, &e);
 	}
 	return MHD_YES;
 }
@@ -603,19 +633,7 @@ static void request_completed(void *cls, struct MHD_Connection *conn, void **con
 
 int api_reply_json_cached(struct api_req *req, json_t *body_stolen)
 {
-	char *s;
-	size_t len;
-
-	if (!body_stolen)
-		return -ENOMEM;
-	s = json_dumps(body_stolen, JSON_COMPACT | JSON_REAL_PRECISION(16));
-	json_decref(body_stolen);
-	if (!s)
-		return -ENOMEM;
-	len = strlen(s);
-	if (cacheable(req))
-		cache_store(req, s, len);
-	return api_reply_text(req, 200, "application/json", s, len);
+	return reply_json(req, 200, body_stolen, true);
 }
 
 /* --- metrics --------------------------------------------------------------------------------- */

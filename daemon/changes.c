@@ -1,5 +1,6 @@
 /* Configuration changes: see changes.h. */
 #include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -7,7 +8,8 @@
 #include <string.h>
 
 #include "daemon/changes.h"
-#include "daemon/pingmesh.h"
+#include "daemon/topo.h"
+#include "daemon/validate.h"
 #include "lib/log.h"
 #include "lib/timeutil.h"
 
@@ -138,7 +140,8 @@ static const char timeout_error[] =
 	"{\"code\":\"NO_ANSWER\",\"message\":\"the agent did not report an outcome before the "
 	"deadline (is it running and reachable?)\"}";
 
-int changes_on_report(struct store *s, const struct report *rep, int64_t now, json_t **ret_commands)
+int changes_on_report(void *ctx, struct store *s, const struct report *rep, int64_t now,
+		      json_t *cmds)
 {
 	static const char expire[] =
 		"UPDATE changes SET state = 'timed_out', error = ?, updated_ns = ? "
@@ -149,31 +152,25 @@ int changes_on_report(struct store *s, const struct report *rep, int64_t now, js
 	static const char sent_sql[] =
 		"UPDATE changes SET state = 'sent', sent_ns = ?, updated_ns = ? "
 		"WHERE agent_id = ? AND state = 'pending' AND deadline_ns > ?";
-	json_t *cmds = json_array();
 	sqlite3_stmt *st;
+	size_t nsent = 0;
 	int r, rc;
 
-	*ret_commands = NULL;
-	if (!cmds)
-		return -ENOMEM;
+	(void)ctx;
 	if ((rep->config && (r = store_config(s, rep, now)) < 0) ||
 	    (rep->command_results && (r = record_results(s, rep, now)) < 0))
-		goto fail;
-	if (!(st = store_stmt(s, expire))) {
-		r = -EIO;
-		goto fail;
-	}
+		return r;
+	if (!(st = store_stmt(s, expire)))
+		return -EIO;
 	sqlite3_bind_text(st, 1, timeout_error, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, now);
 	sqlite3_bind_text(st, 3, rep->agent_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, CHANGES_GRACE_NS);
 	sqlite3_bind_int64(st, 5, now);
 	if ((r = store_step(st)) < 0)
-		goto fail;
-	if (!(st = store_stmt(s, open_sql))) {
-		r = -EIO;
-		goto fail;
-	}
+		return r;
+	if (!(st = store_stmt(s, open_sql)))
+		return -EIO;
 	sqlite3_bind_text(st, 1, rep->agent_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, now);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -197,32 +194,21 @@ int changes_on_report(struct store *s, const struct report *rep, int64_t now, js
 		if (sqlite3_column_type(st, 7) != SQLITE_NULL)
 			json_object_set_new(cmd, "reason", store_col_text(st, 7));
 		json_array_append_new(cmds, cmd);
+		nsent++;
 	}
 	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
-		r = store_errno(rc);
-		goto fail;
-	}
-	if (json_array_size(cmds)) {
-		if (!(st = store_stmt(s, sent_sql))) {
-			r = -EIO;
-			goto fail;
-		}
+	if (rc != SQLITE_DONE)
+		return store_errno(rc);
+	if (nsent) {
+		if (!(st = store_stmt(s, sent_sql)))
+			return -EIO;
 		sqlite3_bind_int64(st, 1, now);
 		sqlite3_bind_int64(st, 2, now);
 		sqlite3_bind_text(st, 3, rep->agent_id, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 4, now);
-		if ((r = store_step(st)) < 0)
-			goto fail;
+		return store_step(st);
 	}
-	/* pingmesh: the agent's probe results, and its plan when it runs another */
-	if ((r = pingmesh_on_report(s, rep, now, cmds)) < 0)
-		goto fail;
-	*ret_commands = cmds;
 	return 0;
-fail:
-	json_decref(cmds);
-	return r;
 }
 
 /* --- creating changes ------------------------------------------------------------------------ */
@@ -231,7 +217,8 @@ struct create_job {
 	struct store_job job;
 	struct change_spec *specs;
 	size_t n;
-	char *actor, *reason;
+	const char *actor, *reason;
+	char *actor_copy, *reason_copy; /* changes_submit(): the job's own */
 	int64_t deadline_ns, batch;
 	changes_cb cb;
 	void *ctx;
@@ -295,8 +282,8 @@ static void create_done(struct store_job *sj, int result)
 	if (j->cb)
 		j->cb(j->ctx, result, result < 0 ? 0 : j->batch);
 	change_specs_free(j->specs, j->n);
-	free(j->actor);
-	free(j->reason);
+	free(j->actor_copy);
+	free(j->reason_copy);
 	free(j);
 }
 
@@ -319,8 +306,14 @@ int changes_submit(struct store *s, struct change_spec *specs, size_t n, const c
 		return -ENOMEM;
 	j->job.apply = create_apply;
 	j->job.done = create_done;
-	j->actor = strdup(actor && *actor ? actor : "anonymous");
-	j->reason = reason ? strdup(reason) : NULL;
+	j->actor = j->actor_copy = strdup(actor && *actor ? actor : "anonymous");
+	j->reason = j->reason_copy = reason ? strdup(reason) : NULL;
+	if (!j->actor || (reason && !j->reason)) {
+		free(j->actor_copy);
+		free(j->reason_copy);
+		free(j);
+		return -ENOMEM;
+	}
 	j->deadline_ns = deadline_ns;
 	j->cb = cb;
 	j->ctx = ctx;
@@ -329,50 +322,25 @@ int changes_submit(struct store *s, struct change_spec *specs, size_t n, const c
 	j->n = n;
 	r = store_submit(s, &j->job);
 	if (r < 0) {
-		free(j->actor);
-		free(j->reason);
+		free(j->actor_copy);
+		free(j->reason_copy);
 		free(j);
 		return r; /* the specs stay with the caller */
 	}
 	return 0;
 }
 
-struct waiter {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool done;
-	int result;
-	int64_t batch;
-};
-
-static void wake(void *ctx, int result, int64_t batch)
-{
-	struct waiter *w = ctx;
-
-	pthread_mutex_lock(&w->lock);
-	w->done = true;
-	w->result = result;
-	w->batch = batch;
-	pthread_cond_signal(&w->cond);
-	pthread_mutex_unlock(&w->lock);
-}
-
 int changes_create(struct store *s, struct change_spec *specs, size_t n, const char *actor,
 		   const char *reason, int64_t deadline_ns, int64_t *ret_batch)
 {
-	struct waiter w = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
-	int r = changes_submit(s, specs, n, actor, reason, deadline_ns, wake, &w);
+	struct create_job j = { .job = { .apply = create_apply }, .specs = specs, .n = n,
+				.actor = actor && *actor ? actor : "anonymous", .reason = reason,
+				.deadline_ns = deadline_ns };
+	int r = store_submit_wait(s, &j.job);
 
-	if (r < 0) {
-		change_specs_free(specs, n);
-		return r;
-	}
-	pthread_mutex_lock(&w.lock);
-	while (!w.done)
-		pthread_cond_wait(&w.cond, &w.lock);
-	pthread_mutex_unlock(&w.lock);
-	*ret_batch = w.batch;
-	return w.result;
+	change_specs_free(specs, n);
+	*ret_batch = r < 0 ? 0 : j.batch;
+	return r;
 }
 
 /* --- sweeping ------------------------------------------------------------------------------------ */
@@ -401,11 +369,13 @@ static void sweep_done(struct store_job *sj, int result)
 	free(sj);
 }
 
-int changes_sweep(struct store *s)
+int changes_sweep(void *ctx, int64_t now)
 {
+	struct store *s = ctx;
 	struct store_job *j = calloc(1, sizeof(*j));
 	int r;
 
+	(void)now; /* the time-out uses the time the job runs at */
 	if (!j)
 		return -ENOMEM;
 	j->apply = sweep_apply;
@@ -423,8 +393,9 @@ int changes_sweep(struct store *s)
 	"c.queue, c.params, c.old, c.new, c.state, c.error, c.deadline_ns, c.sent_ns, "            \
 	"c.updated_ns, a.role"
 
-static json_t *change_row(sqlite3_stmt *st)
+static json_t *change_row(sqlite3_stmt *st, const void *ctx)
 {
+	(void)ctx;
 	json_t *target = json_pack("{s:o,s:o,s:o,s:o,s:o}", "kind", store_col_text(st, 6), "agent",
 				   store_col_text(st, 5), "role", store_col_text(st, 18), "device",
 				   store_col_text(st, 7), "port", store_col_text(st, 8));
@@ -452,13 +423,9 @@ int changes_list(struct store_reader *rd, const struct changes_filter *f, json_t
 		"AND (?5 IS NULL OR c.device = ?5) AND (?6 IS NULL OR c.port = ?6) "
 		"AND (?7 = -2 OR c.queue = ?7) ORDER BY c.id DESC LIMIT ?8";
 	sqlite3_stmt *st = store_reader_stmt(rd, sql);
-	json_t *items = json_array();
-	int rc;
 
-	if (!st || !items) {
-		json_decref(items);
+	if (!st)
 		return -ENOMEM;
-	}
 	store_bind_text_or_null(st, 1, f->agent);
 	store_bind_text_or_null(st, 2, f->kind);
 	store_bind_text_or_null(st, 3, f->state);
@@ -467,15 +434,7 @@ int changes_list(struct store_reader *rd, const struct changes_filter *f, json_t
 	store_bind_text_or_null(st, 6, f->port);
 	sqlite3_bind_int64(st, 7, f->queue);
 	sqlite3_bind_int64(st, 8, f->limit ? f->limit : 100);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		json_array_append_new(items, change_row(st));
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
-		json_decref(items);
-		return rf_err_set(e, store_errno(rc), "STORE_ERROR", NULL, "database read failed");
-	}
-	*ret = json_pack("{s:o,s:I}", "items", items, "count", (json_int_t)json_array_size(items));
-	return *ret ? 0 : -ENOMEM;
+	return store_list(st, change_row, NULL, ret, e);
 }
 
 int changes_get(struct store_reader *rd, int64_t id, json_t **ret, struct rf_err *e)
@@ -489,11 +448,23 @@ int changes_get(struct store_reader *rd, int64_t id, json_t **ret, struct rf_err
 		return -ENOMEM;
 	sqlite3_bind_int64(st, 1, id);
 	rc = sqlite3_step(st);
-	*ret = rc == SQLITE_ROW ? change_row(st) : NULL;
+	*ret = rc == SQLITE_ROW ? change_row(st, NULL) : NULL;
 	sqlite3_reset(st);
 	if (rc == SQLITE_DONE)
 		return rf_err_set(e, -ENOENT, "UNKNOWN_CHANGE", NULL, "no change %lld", (long long)id);
 	return rc == SQLITE_ROW ? 0 : rf_err_set(e, store_errno(rc), "STORE_ERROR", NULL, "database read failed");
+}
+
+static json_t *config_row(sqlite3_stmt *st, const void *ctx)
+{
+	json_t *o = json_pack("{s:o,s:o,s:o,s:o}", "device", store_col_text(st, 0), "port",
+			      store_col_text(st, 1), "values", col_json(st, 3), "updated",
+			      store_time_json(sqlite3_column_int64(st, 4)));
+
+	(void)ctx;
+	if (sqlite3_column_int64(st, 2) >= 0)
+		json_object_set_new(o, "queue", json_integer(sqlite3_column_int64(st, 2)));
+	return o;
 }
 
 int configs_get(struct store_reader *rd, const char *agent, enum change_kind kind,
@@ -504,32 +475,279 @@ int configs_get(struct store_reader *rd, const char *agent, enum change_kind kin
 				  "AND (?4 IS NULL OR port = ?4) AND (?5 = -2 OR queue = ?5) "
 				  "ORDER BY device, port, queue";
 	sqlite3_stmt *st = store_reader_stmt(rd, sql);
-	json_t *items = json_array();
-	int rc;
 
-	if (!st || !items) {
-		json_decref(items);
+	if (st) {
+		sqlite3_bind_text(st, 1, agent, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, kind_names[kind], -1, SQLITE_STATIC);
+		store_bind_text_or_null(st, 3, device);
+		store_bind_text_or_null(st, 4, port);
+		sqlite3_bind_int64(st, 5, queue);
+	}
+	return store_rows(st, config_row, NULL, ret, e);
+}
+
+/* --- the targets of a change: choosing and validating them ------------------------------------- */
+
+int change_set_init(struct change_set *cs, enum change_kind kind, bool on_switch, json_t *params)
+{
+	*cs = (struct change_set){ .kind = kind, .on_switch = on_switch };
+	cs->params = json_deep_copy(params);
+	cs->rejections = json_array();
+	if (!cs->params || !cs->rejections) {
+		change_set_fini(cs);
 		return -ENOMEM;
 	}
-	sqlite3_bind_text(st, 1, agent, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, kind_names[kind], -1, SQLITE_STATIC);
-	store_bind_text_or_null(st, 3, device);
-	store_bind_text_or_null(st, 4, port);
-	sqlite3_bind_int64(st, 5, queue);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		json_t *o = json_pack("{s:o,s:o,s:o,s:o}", "device", store_col_text(st, 0), "port",
-				      store_col_text(st, 1), "values", col_json(st, 3), "updated",
-				      store_time_json(sqlite3_column_int64(st, 4)));
-
-		if (sqlite3_column_int64(st, 2) >= 0)
-			json_object_set_new(o, "queue", json_integer(sqlite3_column_int64(st, 2)));
-		json_array_append_new(items, o);
-	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
-		json_decref(items);
-		return rf_err_set(e, store_errno(rc), "STORE_ERROR", NULL, "database read failed");
-	}
-	*ret = items;
 	return 0;
+}
+
+static void target_fini(struct change_target *t)
+{
+	json_decref(t->current);
+	json_decref(t->port_pfc);
+	json_decref(t->port_ecn);
+}
+
+void change_set_fini(struct change_set *cs)
+{
+	for (size_t i = 0; cs->t && i < cs->n; i++)
+		target_fini(&cs->t[i]);
+	free(cs->t);
+	json_decref(cs->params);
+	json_decref(cs->rejections);
+	memset(cs, 0, sizeof(*cs));
+}
+
+/* A target's values as last reported, and what its validation checks them against. */
+static int target_fill(struct store_reader *rd, const struct change_set *cs, const char *agent,
+		       json_t *entry, struct change_target *t, struct rf_err *e)
+{
+	json_t *list = NULL;
+
+	snprintf(t->agent, sizeof(t->agent), "%s", agent);
+	snprintf(t->device, sizeof(t->device), "%s", json_string_value(json_object_get(entry, "device")) ?: "");
+	snprintf(t->port, sizeof(t->port), "%s", json_string_value(json_object_get(entry, "port")) ?: "");
+	t->queue = json_object_get(entry, "queue") ? (int)json_integer_value(json_object_get(entry, "queue")) : -1;
+	t->current = json_incref(json_object_get(entry, "values"));
+	if (cs->kind == CHANGE_DCQCN)
+		views_port_speed(rd, agent, t->device, t->port, &t->line_mbps);
+	if (cs->kind == CHANGE_ECN) {
+		if (configs_get(rd, agent, CHANGE_PFC, t->device, t->port, -2, &list, e) < 0)
+			return -EIO;
+		t->port_pfc = json_incref(json_object_get(json_array_get(list, 0), "values"));
+		json_decref(list);
+	}
+	if (cs->kind == CHANGE_PFC && cs->on_switch) {
+		size_t i;
+		json_t *it;
+
+		if (configs_get(rd, agent, CHANGE_ECN, t->device, t->port, -2, &list, e) < 0)
+			return -EIO;
+		t->port_ecn = json_array();
+		json_array_foreach(list, i, it) {
+			json_t *v = json_deep_copy(json_object_get(it, "values"));
+
+			json_object_set(v, "queue", json_object_get(it, "queue"));
+			json_array_append_new(t->port_ecn, v);
+		}
+		json_decref(list);
+	}
+	return 0;
+}
+
+/* Validates (and normalizes) params for one target. */
+static int target_validate(const struct change_set *cs, const struct change_target *t, json_t *params,
+			   struct rf_err *e)
+{
+	switch (cs->kind) {
+	case CHANGE_DCQCN:
+		return validate_dcqcn(params, t->current, t->line_mbps, e);
+	case CHANGE_ECN:
+		return validate_ecn(params, t->current, t->port_pfc, t->queue, e);
+	case CHANGE_PFC:
+		return validate_pfc(params, t->current, t->port_ecn, cs->on_switch, e);
+	}
+	return -EINVAL;
+}
+
+int change_set_add(struct store_reader *rd, struct change_set *cs, const char *agent, json_t *entry,
+		   struct rf_err *e)
+{
+	struct change_target *t;
+	struct rf_err ve = { 0 };
+	json_t *p;
+	int r;
+
+	if (cs->n == CHANGES_MAX_TARGETS)
+		return rf_err_set(e, -E2BIG, "TOO_MANY_TARGETS", "/select",
+				  "the selection matches more than %d objects", CHANGES_MAX_TARGETS);
+	if (cs->n == cs->cap) {
+		size_t nc = cs->cap ? cs->cap * 2 : 64;
+		struct change_target *nt = realloc(cs->t, nc * sizeof(*nt));
+
+		if (!nt)
+			return -ENOMEM;
+		cs->t = nt;
+		cs->cap = nc;
+	}
+	t = &cs->t[cs->n++];
+	memset(t, 0, sizeof(*t));
+	if ((r = target_fill(rd, cs, agent, entry, t, e)) < 0)
+		return r;
+	if (!(p = json_deep_copy(cs->params)))
+		return -ENOMEM;
+	if (target_validate(cs, t, p, &ve) < 0) {
+		if (cs->nbad++ < CHANGES_REJECTIONS_MAX) {
+			json_t *tj = json_pack("{s:s,s:s,s:s}", "agent", t->agent, "device", t->device, "port",
+					       t->port);
+
+			if (t->queue >= 0)
+				json_object_set_new(tj, "queue", json_integer(t->queue));
+			json_array_append_new(cs->rejections, json_pack("{s:o,s:s,s:s,s:s}", "target", tj, "code",
+									ve.code, "detail", ve.msg, "pointer", ve.where));
+		}
+		if (cs->nbad == 1)
+			cs->first = ve;
+	}
+	json_decref(p);
+	return 0;
+}
+
+int changes_select(struct store_reader *rd, struct change_set *cs, const struct change_select *sel,
+		   struct rf_err *e)
+{
+	static const char sql[] = "SELECT c.agent_id, a.role, c.device, c.port, c.queue, c.value "
+				  "FROM configs c JOIN agents a ON a.id = c.agent_id "
+				  "WHERE c.kind = ? ORDER BY c.agent_id, c.device, c.port, c.queue";
+	const char *role = cs->on_switch ? "switch" : "host";
+	sqlite3_stmt *st;
+	int r = 0, rc;
+
+	if ((cs->kind == CHANGE_DCQCN && cs->on_switch) || (cs->kind == CHANGE_ECN && !cs->on_switch))
+		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/select", "%s is set on %s",
+				  change_kind_name(cs->kind), cs->kind == CHANGE_DCQCN ? "hosts" : "switches");
+	if (!(st = store_reader_stmt(rd, sql)))
+		return -ENOMEM;
+	sqlite3_bind_text(st, 1, change_kind_name(cs->kind), -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *agent = (const char *)sqlite3_column_text(st, 0);
+		const char *arole = (const char *)sqlite3_column_text(st, 1);
+		const char *dev = (const char *)sqlite3_column_text(st, 2);
+		const char *port = (const char *)sqlite3_column_text(st, 3);
+		const char *vtext = (const char *)sqlite3_column_text(st, 5);
+		char hostport[140], agent_copy[65];
+		json_t *entry;
+
+		if (strcmp(arole, role) || (sel->node && fnmatch(sel->node, agent, 0)) ||
+		    (sel->device && fnmatch(sel->device, dev, 0)) ||
+		    (sel->queue != -2 && sqlite3_column_int64(st, 4) != sel->queue))
+			continue;
+		/* a host port matches as PORT or DEVICE:PORT */
+		snprintf(hostport, sizeof(hostport), "%s:%s", dev, port);
+		if (sel->port && fnmatch(sel->port, cs->on_switch ? port : hostport, 0) &&
+		    fnmatch(sel->port, port, 0))
+			continue;
+		entry = json_pack("{s:s,s:s,s:o}", "device", dev, "port", port, "values",
+				  json_loads(vtext ? vtext : "{}", 0, NULL) ?: json_object());
+		if (!entry) {
+			r = -ENOMEM;
+			break;
+		}
+		if (cs->kind == CHANGE_ECN)
+			json_object_set_new(entry, "queue", json_integer(sqlite3_column_int64(st, 4)));
+		/* change_set_add queries other tables: keep this statement's row values first */
+		snprintf(agent_copy, sizeof(agent_copy), "%s", agent);
+		r = change_set_add(rd, cs, agent_copy, entry, e);
+		json_decref(entry);
+		if (r < 0)
+			break;
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = store_read_failed(st, rc, e);
+	sqlite3_reset(st);
+	if (r == 0 && !cs->n)
+		r = rf_err_set(e, -ENOENT, "NO_TARGETS", "/select",
+			       "the selection matches no %s with %s settings reported", role,
+			       change_kind_name(cs->kind));
+	return r;
+}
+
+int changes_lookup(struct store_reader *rd, const char *role, enum change_kind kind, const char *agent,
+		   const char *device, const char *port, int queue, json_t **ret, struct rf_err *e)
+{
+	const char *arole = NULL;
+	int r = views_agent_role(rd, agent, &arole);
+
+	*ret = NULL;
+	if (r == -ENOENT || (r == 0 && strcmp(arole, role)))
+		return rf_err_set(e, -ENOENT, !strcmp(role, "switch") ? "UNKNOWN_SWITCH" : "UNKNOWN_HOST",
+				  NULL, "no %s '%s'", role, agent);
+	if (r < 0)
+		return r;
+	if (port) {
+		int64_t speed;
+
+		if (views_port_speed(rd, agent, device, port, &speed) == -ENOENT)
+			return rf_err_set(e, -ENOENT, "UNKNOWN_PORT", NULL, "%s has no port '%s%s%s'", agent,
+					  device ? device : "", device ? ":" : "", port);
+	}
+	if ((r = configs_get(rd, agent, kind, device, port, queue, ret, e)) < 0)
+		return r;
+	if (!json_array_size(*ret)) {
+		json_decref(*ret);
+		*ret = NULL;
+		if (kind == CHANGE_ECN)
+			return rf_err_set(e, -ENOENT, "UNKNOWN_QUEUE", NULL,
+					  "%s port %s has no queue %d with ECN settings reported", agent, port, queue);
+		return rf_err_set(e, -ENOENT, "NO_CONFIGURATION", NULL,
+				  "%s has reported no %s configuration%s%s (its agent cannot read it, or "
+				  "has not reported yet)", agent, change_kind_name(kind), port ? " for port " : "",
+				  port ? port : "");
+	}
+	return 0;
+}
+
+int change_set_check(const struct change_set *cs, bool summary, struct rf_err *e)
+{
+	if (!cs->nbad)
+		return 0;
+	if (!summary) {
+		if (e)
+			*e = cs->first;
+		return -EINVAL;
+	}
+	return rf_err_set(e, -EINVAL, cs->first.code, cs->first.where,
+			  "%zu of %zu targets reject the change; nothing was changed. First: %s", cs->nbad,
+			  cs->n, cs->first.msg);
+}
+
+int change_set_commit(struct store *s, struct change_set *cs, const char *actor, const char *reason,
+		      int64_t deadline_ns, int64_t *ret_batch)
+{
+	struct change_spec *specs;
+	json_t *p;
+
+	if (!cs->n || cs->nbad)
+		return -EINVAL;
+	/* the values as stored and sent: normalized (sizes in bytes), once, with the first target */
+	if (!(p = json_deep_copy(cs->params)))
+		return -ENOMEM;
+	target_validate(cs, &cs->t[0], p, NULL);
+	if (!(specs = calloc(cs->n, sizeof(*specs)))) {
+		json_decref(p);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < cs->n; i++) {
+		struct change_spec *c = &specs[i];
+		const struct change_target *t = &cs->t[i];
+
+		snprintf(c->agent, sizeof(c->agent), "%s", t->agent);
+		snprintf(c->device, sizeof(c->device), "%s", t->device);
+		snprintf(c->port, sizeof(c->port), "%s", t->port);
+		c->kind = cs->kind;
+		c->queue = t->queue;
+		c->params = json_deep_copy(p);
+		c->old = json_incref(t->current);
+	}
+	json_decref(p);
+	return changes_create(s, specs, cs->n, actor, reason, deadline_ns, ret_batch);
 }

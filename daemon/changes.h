@@ -35,10 +35,11 @@ struct change_spec {
 	json_t *old;	/* the object's values when the change was made (owned, may be NULL) */
 };
 
-/* On the writer thread, inside a report's transaction: stores the report's configuration,
- * records its command outcomes, times out expired changes of the agent and returns the
- * commands for it (a new array). */
-int changes_on_report(struct store *s, const struct report *rep, int64_t now, json_t **ret_commands);
+/* An ingest hook (daemon/ingest.h), on the writer thread inside a report's transaction: stores
+ * the report's configuration, records its command outcomes, times out expired changes of the
+ * agent and appends the commands for it to commands.  ctx is unused. */
+int changes_on_report(void *ctx, struct store *s, const struct report *rep, int64_t now,
+		      json_t *commands);
 
 /* Creates changes in one transaction (all or none).  done() runs on the writer thread with
  * the result and the id of the first change (the batch id). */
@@ -50,8 +51,9 @@ int changes_create(struct store *s, struct change_spec *specs, size_t n, const c
 		   const char *reason, int64_t deadline_ns, int64_t *ret_batch);
 void change_specs_free(struct change_spec *specs, size_t n);
 
-/* Queues the time-out of every change past its deadline and grace (for agents gone silent). */
-int changes_sweep(struct store *s);
+/* A scheduler pass (daemon/sched.h; ctx: the struct store): queues the time-out of every change
+ * past its deadline and grace (for agents gone silent). */
+int changes_sweep(void *ctx, int64_t now);
 
 /* --- reading ----------------------------------------------------------------------------- */
 
@@ -70,5 +72,72 @@ int changes_get(struct store_reader *rd, int64_t id, json_t **ret, struct rf_err
  * updated}].  device/port NULL: any; queue -2: any. */
 int configs_get(struct store_reader *rd, const char *agent, enum change_kind kind,
 		const char *device, const char *port, int queue, json_t **ret, struct rf_err *e);
+
+/* --- the targets of a change --------------------------------------------------------------
+ *
+ * A change request names one object (GET/PUT /api/v1/switches/S/ports/P/pfc) or a selection
+ * by glob patterns (POST /api/v1/changes; the tuner next).  Either way its targets are found
+ * with the configuration their agents last reported, and the requested values are validated
+ * against every one of them (daemon/validate.h) before anything is stored: all or nothing. */
+
+#define CHANGES_MAX_TARGETS 10000
+#define CHANGES_REJECTIONS_MAX 20 /* rejections detailed in a change set */
+
+/* One object a change applies to, with what its validation needs. */
+struct change_target {
+	char agent[65], device[65], port[65];
+	int queue;	   /* ECN; -1 otherwise */
+	json_t *current;   /* its values as last reported (owned) */
+	int64_t line_mbps; /* DCQCN: the port's speed (0 unknown) */
+	json_t *port_pfc;  /* ECN: the PFC settings of the queue's port (owned, or NULL) */
+	json_t *port_ecn;  /* PFC of a switch port: the ECN settings of its queues (owned) */
+};
+
+/* The targets of one request, each validated against the requested values. */
+struct change_set {
+	enum change_kind kind;
+	bool on_switch;
+	json_t *params; /* the requested values (a copy) */
+	struct change_target *t;
+	size_t n, cap;
+	size_t nbad;	    /* targets that reject the values */
+	struct rf_err first; /* why the first of them did */
+	json_t *rejections; /* the first CHANGES_REJECTIONS_MAX: [{target, code, detail, pointer}] */
+};
+
+/* A set of changes of kind to hosts or switches, setting params (copied). */
+int change_set_init(struct change_set *cs, enum change_kind kind, bool on_switch, json_t *params);
+void change_set_fini(struct change_set *cs);
+/* Adds one target from a configuration entry ({device, port[, queue], values}, as
+ * configs_get() gives) of agent, and validates the values against it (a rejection is counted
+ * in the set, not returned).  -E2BIG (TOO_MANY_TARGETS) beyond CHANGES_MAX_TARGETS. */
+int change_set_add(struct store_reader *rd, struct change_set *cs, const char *agent, json_t *entry,
+		   struct rf_err *e);
+
+/* A selection by glob patterns (fnmatch); NULL matches anything. */
+struct change_select {
+	const char *node;   /* agent ids */
+	const char *device;
+	const char *port;   /* a host's port matches as PORT or DEVICE:PORT */
+	int queue;	    /* ECN queue; -2 any */
+};
+/* Adds every object of the set's kind and role whose agent reported it and that the selection
+ * matches.  -ENOENT (NO_TARGETS) when none does; -EINVAL (SCHEMA_VIOLATION) for DCQCN on
+ * switches or ECN on hosts. */
+int changes_select(struct store_reader *rd, struct change_set *cs, const struct change_select *sel,
+		   struct rf_err *e);
+/* One object by name: the configuration entries of kind that agent (a "host" or "switch",
+ * by role) reported, optionally of one device, port and queue (-2: any), in *ret (a new
+ * array).  -ENOENT with UNKNOWN_HOST, UNKNOWN_SWITCH, UNKNOWN_PORT, UNKNOWN_QUEUE or
+ * NO_CONFIGURATION. */
+int changes_lookup(struct store_reader *rd, const char *role, enum change_kind kind, const char *agent,
+		   const char *device, const char *port, int queue, json_t **ret, struct rf_err *e);
+/* 0 when every target accepts the values; else -EINVAL with e: the first rejection as it is,
+ * or (summary) "N of M targets reject the change" with its code and pointer. */
+int change_set_check(const struct change_set *cs, bool summary, struct rf_err *e);
+/* Stores a change per target (the values normalized, each target's current values as "old")
+ * in one transaction and waits for the commit: 0 and the batch id, or a negative errno. */
+int change_set_commit(struct store *s, struct change_set *cs, const char *actor, const char *reason,
+		      int64_t deadline_ns, int64_t *ret_batch);
 
 #endif

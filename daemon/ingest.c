@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/changes.h"
 #include "daemon/codec.h"
 #include "daemon/delta.h"
 #include "daemon/ingest.h"
@@ -57,7 +56,41 @@ struct ingest {
 	struct ingest_stats stats;
 	uint64_t sec_bucket[16]; /* samples per wall-clock second, ring */
 	int64_t sec_of_bucket[16];
+
+	struct {
+		ingest_hook_fn fn;
+		void *ctx;
+	} hooks[INGEST_HOOKS_MAX];
+	unsigned nhooks;
 };
+
+int ingest_add_hook(struct ingest *ing, ingest_hook_fn fn, void *ctx)
+{
+	if (ing->nhooks == INGEST_HOOKS_MAX)
+		return -ENOSPC;
+	ing->hooks[ing->nhooks].fn = fn;
+	ing->hooks[ing->nhooks].ctx = ctx;
+	ing->nhooks++;
+	return 0;
+}
+
+/* The report is stored (or was already): the hooks' writes and the agent's commands. */
+static int run_hooks(struct ingest *ing, const struct report *rep, int64_t now, json_t **ret_commands)
+{
+	json_t *cmds = json_array();
+	int r;
+
+	*ret_commands = NULL;
+	if (!cmds)
+		return -ENOMEM;
+	for (unsigned i = 0; i < ing->nhooks; i++)
+		if ((r = ing->hooks[i].fn(ing->hooks[i].ctx, ing->store, rep, now, cmds)) < 0) {
+			json_decref(cmds);
+			return r;
+		}
+	*ret_commands = cmds;
+	return 0;
+}
 
 struct ingest_job {
 	struct store_job job;
@@ -648,7 +681,7 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 		sqlite3_bind_text(st, 2, rep->agent_id, -1, SQLITE_STATIC);
 		if ((r = store_step(st)) < 0)
 			return r;
-		return changes_on_report(ing->store, rep, now, &j->res.commands);
+		return run_hooks(ing, rep, now, &j->res.commands);
 	}
 	new_boot = rep->host_boot_id && as->host_boot_id &&
 		   strcmp(rep->host_boot_id, as->host_boot_id) != 0;
@@ -726,7 +759,7 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 			return r;
 	}
 
-	if ((r = changes_on_report(ing->store, rep, now, &j->res.commands)) < 0)
+	if ((r = run_hooks(ing, rep, now, &j->res.commands)) < 0)
 		return r;
 
 	/* Everything is written: the caches follow. */

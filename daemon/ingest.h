@@ -37,6 +37,16 @@ typedef void (*ingest_cb)(void *ctx, const struct ingest_result *res);
 int ingest_new(struct store *s, const struct reg *reg, struct ingest **ret, struct rf_err *e);
 void ingest_free(struct ingest *ing);
 
+/* A hook runs with every report on the writer thread, inside the report's transaction, once
+ * the report is stored (and for a duplicate too): the configuration changes (changes.h), the
+ * pingmesh (pingmesh.h).  It may write and append commands for the agent; a failure rolls the
+ * whole report back.  Hooks run in the order they were added; add them before the first
+ * report.  -ENOSPC beyond INGEST_HOOKS_MAX. */
+#define INGEST_HOOKS_MAX 8
+typedef int (*ingest_hook_fn)(void *ctx, struct store *s, const struct report *rep, int64_t now,
+			      json_t *commands);
+int ingest_add_hook(struct ingest *ing, ingest_hook_fn fn, void *ctx);
+
 /* Takes ownership of rep.  cb runs on the writer thread once the report is committed (or
  * failed).  Returns -EAGAIN when the store queue is full (cb is not called then). */
 int ingest_submit(struct ingest *ing, struct report *rep, ingest_cb cb, void *ctx);

@@ -1,4 +1,5 @@
-/* Pingmesh: see pingmesh.h. */
+/* Pingmesh, the planning side and the object: see pingmesh.h.  The plans are made on the
+ * store's writer thread (pingmesh_on_report); the localization runs as a scheduler pass. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -7,11 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/probeops.h"
-#include "cc/localize.h"
+#include "daemon/alerts.h"
+#include "daemon/pingmesh-internal.h"
 #include "daemon/pingmesh.h"
 #include "lib/buf.h"
+#include "lib/hash.h"
+#include "lib/hmap.h"
 #include "lib/log.h"
+#include "lib/probeops.h"
 #include "lib/timeutil.h"
 
 const struct pingmesh_conf pingmesh_defaults = {
@@ -189,53 +193,87 @@ int pingmesh_conf_load(struct store_reader *rd, struct pingmesh_conf *ret)
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_errno(rc);
 }
 
-struct conf_job {
-	struct store_job job;
-	char *text;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool done;
-	int result;
+/* --- the object ------------------------------------------------------------------------------- */
+
+/* Where a host's probe server listens, as its agent said in its last report. */
+struct endpoint {
+	char host[65], ep[65];
 };
 
-/* The configuration as the writer thread last read it, for the plans: read again when it is
- * saved (on the writer thread too), at most a second old, and per store. */
-static struct {
-	const struct store *s;
-	int64_t at;
-	struct pingmesh_conf c;
-} wconf;
+struct pingmesh {
+	struct store *store;
+	struct pingmesh_opts o;
+
+	/* writer thread only: the configuration as last read (again when saved, at most a second
+	 * old), the hosts and their ToRs (re-read every few seconds), and the hosts' probe
+	 * endpoints (never shrinks: a host that stops reporting keeps being probed, and that is
+	 * how a dead host shows in the matrix) */
+	struct pingmesh_conf wconf;
+	int64_t wconf_at;
+	bool wconf_valid;
+	struct host_tor *hosts;
+	size_t nhosts;
+	int64_t hosts_at;
+	struct hmap endpoints; /* host -> struct endpoint */
+
+	/* the /metrics text of the last localization */
+	pthread_mutex_t prom_lock;
+	char *prom;
+};
+
+int pingmesh_new(struct store *s, const struct pingmesh_opts *o, struct pingmesh **ret)
+{
+	struct pingmesh *pm = calloc(1, sizeof(*pm));
+
+	if (!pm)
+		return -ENOMEM;
+	pm->store = s;
+	pm->o = *o;
+	if (pm->o.window_ns <= 0)
+		pm->o.window_ns = 10 * NSEC_PER_SEC;
+	hmap_init(&pm->endpoints);
+	pthread_mutex_init(&pm->prom_lock, NULL);
+	*ret = pm;
+	return 0;
+}
+
+void pingmesh_free(struct pingmesh *pm)
+{
+	size_t it = 0;
+	void *v;
+
+	if (!pm)
+		return;
+	while (hmap_next(&pm->endpoints, &it, NULL, &v))
+		free(v);
+	hmap_fini(&pm->endpoints);
+	free(pm->hosts);
+	pthread_mutex_destroy(&pm->prom_lock);
+	free(pm->prom);
+	free(pm);
+}
+
+struct conf_job {
+	struct store_job job;
+	struct pingmesh *pm;
+	char *text;
+};
 
 static int conf_apply_job(struct store_job *sj, struct store *s)
 {
 	struct conf_job *j = (struct conf_job *)sj;
 	sqlite3_stmt *st = store_stmt(s, "INSERT OR REPLACE INTO meta(key, value) VALUES('pingmesh', ?)");
-	int rc;
 
-	wconf.s = NULL;
+	j->pm->wconf_valid = false; /* the plans read it again (this runs on the writer thread) */
 	if (!st)
 		return -EIO;
 	sqlite3_bind_text(st, 1, j->text, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? 0 : store_errno(rc);
+	return store_step(st);
 }
 
-static void conf_done_job(struct store_job *sj, int result)
+int pingmesh_conf_save(struct pingmesh *pm, const struct pingmesh_conf *c)
 {
-	struct conf_job *j = (struct conf_job *)sj;
-
-	pthread_mutex_lock(&j->lock);
-	j->result = result;
-	j->done = true;
-	pthread_cond_signal(&j->cond);
-	pthread_mutex_unlock(&j->lock);
-}
-
-int pingmesh_conf_save(struct store *s, const struct pingmesh_conf *c)
-{
-	struct conf_job j = { .job = { .apply = conf_apply_job, .done = conf_done_job },
-			      .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+	struct conf_job j = { .job = { .apply = conf_apply_job }, .pm = pm };
 	json_t *doc = pingmesh_conf_json(c);
 	int r;
 
@@ -243,39 +281,14 @@ int pingmesh_conf_save(struct store *s, const struct pingmesh_conf *c)
 	json_decref(doc);
 	if (!j.text)
 		return -ENOMEM;
-	if ((r = store_submit(s, &j.job)) < 0) {
-		free(j.text);
-		return r;
-	}
-	pthread_mutex_lock(&j.lock);
-	while (!j.done)
-		pthread_cond_wait(&j.cond, &j.lock);
-	pthread_mutex_unlock(&j.lock);
+	r = store_submit_wait(pm->store, &j.job);
 	free(j.text);
-	return j.result;
+	return r;
 }
 
 /* --- planning (writer thread) ------------------------------------------------------------------- */
 
-struct host_tor {
-	char host[65], tor[65];
-};
-
-/* The hosts and their ToRs (from the ports' neighbours), re-read every few seconds. */
-static struct {
-	struct host_tor *v;
-	size_t n;
-	int64_t at;
-} topo;
-
-/* The hosts and their ToRs: each host's smallest LLDP neighbour (for the writer's planning and
- * the readers' matrix alike). */
-#define HOST_TORS_SQL                                                                              \
-	"SELECT p.agent_id, min(p.peer_system) FROM ports p JOIN agents a ON a.id = p.agent_id "  \
-	"WHERE a.role = 'host' AND p.present AND p.peer_system IS NOT NULL "                      \
-	"GROUP BY p.agent_id ORDER BY p.agent_id"
-
-static void read_host_tors(sqlite3_stmt *st, struct host_tor **ret, size_t *ret_n)
+void pingmesh_read_host_tors(sqlite3_stmt *st, struct host_tor **ret, size_t *ret_n)
 {
 	struct host_tor *v = NULL;
 	size_t n = 0, cap = 0;
@@ -299,90 +312,27 @@ static void read_host_tors(sqlite3_stmt *st, struct host_tor **ret, size_t *ret_
 	*ret_n = n;
 }
 
-static void add_unplaced_hosts(void);
-
-static void refresh_topology(struct store *s, int64_t now)
+static const char *endpoint_of(const struct pingmesh *pm, const char *host)
 {
-	sqlite3_stmt *st;
+	const struct endpoint *e = hmap_get(&pm->endpoints, host);
 
-	if (topo.at && now - topo.at < 5 * NSEC_PER_SEC)
-		return;
-	if (!(st = store_stmt(s, HOST_TORS_SQL)))
-		return;
-	free(topo.v);
-	read_host_tors(st, &topo.v, &topo.n);
-	add_unplaced_hosts();
-	topo.at = now;
+	return e ? e->ep : NULL;
 }
 
-static uint64_t fnv(const char *s, uint64_t h)
+static void endpoint_set(struct pingmesh *pm, const char *host, const char *ep)
 {
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
-	return h;
-}
+	struct endpoint *e = hmap_get(&pm->endpoints, host);
 
-static uint64_t mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
-/* Where the hosts' probe servers listen, as their agents said in their last report (writer
- * thread only).  Open addressing on the agent id; never shrinks: a host that stops reporting
- * keeps being probed, and that is how a dead host shows in the matrix. */
-static struct {
-	struct endpoint {
-		char host[65], ep[65];
-	} *v;
-	size_t cap, n;
-} eps;
-
-static struct endpoint *ep_slot(const char *host)
-{
-	size_t i;
-
-	if (!eps.cap)
-		return NULL;
-	for (i = (size_t)fnv(host, 0xcbf29ce484222325ULL) & (eps.cap - 1); eps.v[i].host[0];
-	     i = (i + 1) & (eps.cap - 1))
-		if (!strcmp(eps.v[i].host, host))
-			return &eps.v[i];
-	return &eps.v[i];
-}
-
-static void ep_set(const char *host, const char *ep)
-{
-	struct endpoint *e;
-
-	if (eps.n * 2 >= eps.cap) {
-		size_t oc = eps.cap, nc = oc ? oc * 2 : 256;
-		struct endpoint *old = eps.v, *nv = calloc(nc, sizeof(*nv));
-
-		if (!nv)
+	if (!e) {
+		if (!(e = calloc(1, sizeof(*e))))
 			return;
-		eps.v = nv;
-		eps.cap = nc;
-		for (size_t i = 0; i < oc; i++)
-			if (old[i].host[0])
-				*ep_slot(old[i].host) = old[i];
-		free(old);
-	}
-	e = ep_slot(host);
-	if (!e->host[0]) {
 		snprintf(e->host, sizeof(e->host), "%s", host);
-		eps.n++;
+		if (hmap_put(&pm->endpoints, e->host, e, NULL) < 0) {
+			free(e);
+			return;
+		}
 	}
 	snprintf(e->ep, sizeof(e->ep), "%s", ep);
-}
-
-static const char *ep_get(const char *host)
-{
-	struct endpoint *e = ep_slot(host);
-
-	return e && e->host[0] ? e->ep : NULL;
 }
 
 static int host_tor_cmp(const void *a, const void *b)
@@ -398,24 +348,56 @@ static int host_name_cmp(const void *name, const void *ht)
 /* Hosts whose ToR nobody told us (no LLDP) but whose probe servers we know still take part:
  * with an empty ToR, which is nobody's rack (they probe and are probed by the rotating sample,
  * not as rack-mates).  Sorted by name with the rest, so that the sample is stable. */
-static void add_unplaced_hosts(void)
+static void add_unplaced_hosts(struct pingmesh *pm)
 {
 	struct host_tor *nv;
-	size_t extra = 0, n = topo.n;
+	size_t extra = 0, n = pm->nhosts, it = 0;
+	const char *host;
 
-	for (size_t i = 0; i < eps.cap; i++)
-		if (eps.v[i].host[0] && !bsearch(eps.v[i].host, topo.v, topo.n, sizeof(*topo.v), host_name_cmp))
+	while (hmap_next(&pm->endpoints, &it, &host, NULL))
+		if (!bsearch(host, pm->hosts, pm->nhosts, sizeof(*pm->hosts), host_name_cmp))
 			extra++;
-	if (!extra || !(nv = realloc(topo.v, (topo.n + extra) * sizeof(*nv))))
+	if (!extra || !(nv = realloc(pm->hosts, (pm->nhosts + extra) * sizeof(*nv))))
 		return;
-	topo.v = nv;
-	for (size_t i = 0; i < eps.cap; i++)
-		if (eps.v[i].host[0] && !bsearch(eps.v[i].host, topo.v, topo.n, sizeof(*topo.v), host_name_cmp)) {
-			snprintf(topo.v[n].host, sizeof(topo.v[n].host), "%s", eps.v[i].host);
-			topo.v[n++].tor[0] = '\0';
+	pm->hosts = nv;
+	it = 0;
+	while (hmap_next(&pm->endpoints, &it, &host, NULL))
+		if (!bsearch(host, pm->hosts, pm->nhosts, sizeof(*pm->hosts), host_name_cmp)) {
+			snprintf(pm->hosts[n].host, sizeof(pm->hosts[n].host), "%s", host);
+			pm->hosts[n++].tor[0] = '\0';
 		}
-	topo.n = n;
-	qsort(topo.v, topo.n, sizeof(*topo.v), host_tor_cmp);
+	pm->nhosts = n;
+	qsort(pm->hosts, pm->nhosts, sizeof(*pm->hosts), host_tor_cmp);
+}
+
+static void refresh_hosts(struct pingmesh *pm, struct store *s, int64_t now)
+{
+	sqlite3_stmt *st;
+
+	if (pm->hosts_at && now - pm->hosts_at < 5 * NSEC_PER_SEC)
+		return;
+	if (!(st = store_stmt(s, PINGMESH_HOST_TORS_SQL)))
+		return;
+	free(pm->hosts);
+	pingmesh_read_host_tors(st, &pm->hosts, &pm->nhosts);
+	add_unplaced_hosts(pm);
+	pm->hosts_at = now;
+}
+
+static void refresh_conf(struct pingmesh *pm, struct store *s, int64_t now)
+{
+	sqlite3_stmt *st;
+
+	if (pm->wconf_valid && now - pm->wconf_at <= NSEC_PER_SEC && now >= pm->wconf_at)
+		return;
+	pm->wconf = pingmesh_defaults;
+	if ((st = store_stmt(s, "SELECT value FROM meta WHERE key = 'pingmesh'"))) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			conf_from_text((const char *)sqlite3_column_text(st, 0), &pm->wconf);
+		sqlite3_reset(st);
+	}
+	pm->wconf_valid = true;
+	pm->wconf_at = now;
 }
 
 /* Rack-mates: the same known ToR. */
@@ -424,21 +406,25 @@ static bool same_tor(const char *a, const char *b)
 	return *a && !strcmp(a, b);
 }
 
-static json_t *plan_for(const char *agent, const struct pingmesh_conf *c, int64_t now)
+static json_t *plan_for(const struct pingmesh *pm, const char *agent, const struct pingmesh_conf *c,
+			int64_t now)
 {
+	const struct host_tor *hosts = pm->hosts;
+	size_t nhosts = pm->nhosts;
+
 	json_t *targets = json_array();
 	const char *tor = NULL;
 	size_t nother = 0;
 
-	for (size_t i = 0; i < topo.n; i++)
-		if (!strcmp(topo.v[i].host, agent))
-			tor = topo.v[i].tor;
+	for (size_t i = 0; i < nhosts; i++)
+		if (!strcmp(hosts[i].host, agent))
+			tor = hosts[i].tor;
 	if (c->enabled && tor) {
-		for (size_t i = 0; i < topo.n; i++) {
-			if (!strcmp(topo.v[i].host, agent))
+		for (size_t i = 0; i < nhosts; i++) {
+			if (!strcmp(hosts[i].host, agent))
 				continue;
-			if (same_tor(topo.v[i].tor, tor))
-				json_array_append_new(targets, json_string(topo.v[i].host));
+			if (same_tor(hosts[i].tor, tor))
+				json_array_append_new(targets, json_string(hosts[i].host));
 			else
 				nother++;
 		}
@@ -450,12 +436,12 @@ static json_t *plan_for(const char *agent, const struct pingmesh_conf *c, int64_
 			size_t *picked = calloc(want + 1, sizeof(size_t)), npicked = 0;
 
 			for (unsigned j = 0; picked && npicked < want && j < 64 * want; j++) {
-				size_t k = (size_t)(mix(fnv(agent, 0xcbf29ce484222325ULL) ^ (round << 20) ^ j) % nother);
+				size_t k = (size_t)(hash_mix64(hash_str64(agent) ^ (round << 20) ^ j) % nother);
 				size_t seen = 0, idx = 0;
 				bool dup = false;
 
-				for (size_t i = 0; i < topo.n; i++)
-					if (strcmp(topo.v[i].host, agent) && !same_tor(topo.v[i].tor, tor) &&
+				for (size_t i = 0; i < nhosts; i++)
+					if (strcmp(hosts[i].host, agent) && !same_tor(hosts[i].tor, tor) &&
 					    seen++ == k)
 						idx = i;
 				for (size_t q = 0; q < npicked; q++)
@@ -464,7 +450,7 @@ static json_t *plan_for(const char *agent, const struct pingmesh_conf *c, int64_
 					picked[npicked++] = idx;
 			}
 			for (size_t q = 0; q < npicked; q++)
-				json_array_append_new(targets, json_string(topo.v[picked[q]].host));
+				json_array_append_new(targets, json_string(hosts[picked[q]].host));
 			free(picked);
 		}
 	}
@@ -474,7 +460,7 @@ static json_t *plan_for(const char *agent, const struct pingmesh_conf *c, int64_
 		size_t i;
 
 		json_array_foreach(targets, i, t) {
-			const char *where = ep_get(json_string_value(t));
+			const char *where = endpoint_of(pm, json_string_value(t));
 
 			if (where) {
 				if (!ep)
@@ -530,9 +516,10 @@ static int store_results(struct store *s, const struct report *rep)
 	return 0;
 }
 
-int pingmesh_on_report(struct store *s, const struct report *rep, int64_t now, json_t *commands)
+int pingmesh_on_report(void *ctx, struct store *s, const struct report *rep, int64_t now,
+		       json_t *commands)
 {
-	sqlite3_stmt *st;
+	struct pingmesh *pm = ctx;
 	json_t *plan;
 	char id[32], *text;
 	int r;
@@ -541,22 +528,13 @@ int pingmesh_on_report(struct store *s, const struct report *rep, int64_t now, j
 		return r;
 	if (!rep->probe_plan || rep->role != REPORT_ROLE_HOST)
 		return 0; /* not an agent that probes */
-	if (rep->probe_endpoint && strcmp(ep_get(rep->agent_id) ?: "", rep->probe_endpoint))
-		ep_set(rep->agent_id, rep->probe_endpoint);
-	if (wconf.s != s || now - wconf.at > NSEC_PER_SEC || now < wconf.at) {
-		wconf.c = pingmesh_defaults;
-		if ((st = store_stmt(s, "SELECT value FROM meta WHERE key = 'pingmesh'"))) {
-			if (sqlite3_step(st) == SQLITE_ROW)
-				conf_from_text((const char *)sqlite3_column_text(st, 0), &wconf.c);
-			sqlite3_reset(st);
-		}
-		wconf.s = s;
-		wconf.at = now;
-	}
-	refresh_topology(s, now);
-	plan = plan_for(rep->agent_id, &wconf.c, now);
+	if (rep->probe_endpoint && strcmp(endpoint_of(pm, rep->agent_id) ?: "", rep->probe_endpoint))
+		endpoint_set(pm, rep->agent_id, rep->probe_endpoint);
+	refresh_conf(pm, s, now);
+	refresh_hosts(pm, s, now);
+	plan = plan_for(pm, rep->agent_id, &pm->wconf, now);
 	text = json_dumps(plan, JSON_COMPACT | JSON_SORT_KEYS);
-	snprintf(id, sizeof(id), "p%015" PRIx64, (text ? fnv(text, 0xcbf29ce484222325ULL) : 0) >> 4);
+	snprintf(id, sizeof(id), "p%015" PRIx64, (text ? hash_str64(text) : 0) >> 4);
 	free(text);
 	if (strcmp(rep->probe_plan, id) != 0)
 		json_array_append_new(commands, json_pack("{s:i,s:s,s:s,s:s,s:O,s:I}", "schema", 1, "id", id,
@@ -567,515 +545,51 @@ int pingmesh_on_report(struct store *s, const struct report *rep, int64_t now, j
 	return 0;
 }
 
-/* --- the matrix (readers) ------------------------------------------------------------------------ */
+/* --- the localization pass ------------------------------------------------------------------------ */
 
-#define CELL_ROUNDS 64
+/* The alert kinds the pingmesh owns (cc/localize.h's kinds but "none"). */
+static const char *const alert_kinds[] = { "host", "link", "tor", "fabric", NULL };
 
-/* One (src, dst, path) over the window: its rounds add up.  Latencies are the medians of the
- * rounds' p50 and p99 (a fault is there round after round; a burst of congestion is not), and
- * the largest round p99. */
-struct cell {
-	char src[65], dst[65];
-	int64_t label, t;
-	uint64_t n, ok, lost;
-	double p50, p99, max;
-	float r50[CELL_ROUNDS], r99[CELL_ROUNDS]; /* (floats: a cell per pair and path, 67k of them at 1,024 hosts) */
-	unsigned rounds;
-	json_t *path;
-	uint64_t path_hash; /* of the text path was parsed from */
-};
-
-static int cmp_f(const void *a, const void *b)
+int pingmesh_localize(void *ctx, int64_t now)
 {
-	float x = *(const float *)a, y = *(const float *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(float *v, unsigned n)
-{
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(float), cmp_f);
-	return round((double)v[(n - 1) / 2] * 1000) / 1000; /* to the nanosecond, not float noise */
-}
-
-/* The window's rows, a cell per (src, dst, label).  They are read through the key's time order
- * and sorted: "+src" keeps the planner from walking the whole table in the pair index's order
- * instead (sqlite 3.40 prefers that for the ORDER BY; bench (g) shows the difference). */
-static int load_cells(struct store_reader *rd, int64_t since, const char *op, unsigned size, struct cell **ret,
-		      size_t *ret_n)
-{
-	static const char sql[] =
-		"SELECT src, dst, label, t_ns, n, ok, lost, p50_us, p99_us, max_us, path FROM probe_results "
-		"WHERE t_ns >= ? AND op = ? AND size = ? ORDER BY +src, dst, label, t_ns";
-	sqlite3_stmt *st = store_reader_stmt(rd, sql);
-	struct cell *v = NULL;
-	size_t n = 0, cap = 0;
-	int rc;
-
-	if (!st)
-		return -ENOMEM;
-	sqlite3_bind_int64(st, 1, since);
-	sqlite3_bind_text(st, 2, op, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, size);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *src = (const char *)sqlite3_column_text(st, 0);
-		const char *dst = (const char *)sqlite3_column_text(st, 1);
-		int64_t label = sqlite3_column_int64(st, 2);
-		struct cell *c = n ? &v[n - 1] : NULL;
-
-		/* the window's rounds of one (src, dst, path) add up */
-		if (!c || strcmp(c->src, src) || strcmp(c->dst, dst) || c->label != label) {
-			if (n == cap) {
-				size_t nc = cap ? cap * 2 : 256;
-				struct cell *nv = realloc(v, nc * sizeof(*nv));
-
-				if (!nv)
-					break;
-				v = nv;
-				cap = nc;
-			}
-			c = &v[n++];
-			memset(c, 0, sizeof(*c));
-			snprintf(c->src, sizeof(c->src), "%s", src);
-			snprintf(c->dst, sizeof(c->dst), "%s", dst);
-			c->label = label;
-		}
-		c->t = sqlite3_column_int64(st, 3);
-		c->n += (uint64_t)sqlite3_column_int64(st, 4);
-		c->ok += (uint64_t)sqlite3_column_int64(st, 5);
-		c->lost += (uint64_t)sqlite3_column_int64(st, 6);
-		if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
-			/* the newest CELL_ROUNDS rounds */
-			unsigned k = c->rounds < CELL_ROUNDS ? c->rounds : c->rounds % CELL_ROUNDS;
-
-			c->r50[k] = (float)sqlite3_column_double(st, 7);
-			c->r99[k] = (float)sqlite3_column_double(st, 8);
-			c->rounds++;
-		}
-		if (sqlite3_column_double(st, 9) > c->max)
-			c->max = sqlite3_column_double(st, 9);
-		/* the newest round's path; parsed once per cell and whenever it changes (a round's
-		 * path is usually its predecessor's) */
-		{
-			const char *pt = (const char *)sqlite3_column_text(st, 10);
-			uint64_t h = pt ? fnv(pt, 0xcbf29ce484222325ULL) : 0;
-
-			if (!c->path || h != c->path_hash) {
-				json_decref(c->path);
-				c->path = pt ? json_loads(pt, 0, NULL) : NULL;
-				c->path_hash = h;
-			}
-		}
-	}
-	sqlite3_reset(st);
-	for (size_t i = 0; i < n; i++) {
-		unsigned r = v[i].rounds < CELL_ROUNDS ? v[i].rounds : CELL_ROUNDS;
-
-		v[i].p50 = median(v[i].r50, r);
-		v[i].p99 = median(v[i].r99, r);
-	}
-	*ret = v;
-	*ret_n = n;
-	return 0;
-}
-
-static const char *tor_of(struct host_tor *ht, size_t n, const char *host)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(ht[i].host, host))
-			return ht[i].tor;
-	return NULL;
-}
-
-static int load_tors(struct store_reader *rd, struct host_tor **ret, size_t *ret_n)
-{
-	sqlite3_stmt *st = store_reader_stmt(rd, HOST_TORS_SQL);
-
-	if (!st)
-		return -ENOMEM;
-	read_host_tors(st, ret, ret_n);
-	return 0;
-}
-
-static json_t *finding_json(const struct loc_finding *f)
-{
-	return json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:f,s:s}", "kind", loc_kind_name(f->kind), "subject",
-			 f->subject, "bad_results", (json_int_t)f->bad, "results", (json_int_t)f->total,
-			 "bad_through_subject", (json_int_t)f->bad_through, "through_subject",
-			 (json_int_t)f->through, "typical_p99_us", round(f->typical_p99_us * 1000) / 1000,
-			 "evidence", f->evidence);
-}
-
-/* Loads the window of one op and size, localizes; fills *ret_finding and, when doc is not
- * NULL, the matrix. */
-static int analyze(struct store_reader *rd, int64_t now, int64_t window_ns, const char *op, unsigned size,
-		   struct loc_finding *ret_finding, json_t **doc)
-{
-	struct cell *cells = NULL;
-	struct host_tor *tors = NULL;
-	struct loc_result *lr = NULL;
-	size_t n = 0, ntors = 0;
-	int r;
-
-	if ((r = load_cells(rd, now - window_ns, op, size, &cells, &n)) < 0 || (r = load_tors(rd, &tors, &ntors)) < 0)
-		goto out;
-	lr = calloc(n + 1, sizeof(*lr));
-	if (!lr) {
-		r = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct loc_result *x = &lr[i];
-		json_t *l;
-		size_t k;
-
-		x->src = cells[i].src;
-		x->dst = cells[i].dst;
-		x->src_tor = tor_of(tors, ntors, x->src);
-		x->dst_tor = tor_of(tors, ntors, x->dst);
-		x->n = cells[i].n;
-		x->lost = cells[i].lost;
-		x->p99_us = cells[i].p99;
-		json_array_foreach(cells[i].path, k, l)
-			if (x->npath < LOC_MAX_PATH)
-				x->path[x->npath++] = json_string_value(l);
-	}
-	loc_analyze(lr, n, NULL, ret_finding);
-	if (doc) {
-		json_t *pairs = json_array(), *hosts = json_array();
-
-		for (size_t i = 0; i < ntors; i++)
-			json_array_append_new(hosts, json_pack("{s:s,s:s}", "host", tors[i].host, "tor", tors[i].tor));
-		for (size_t i = 0; i < n;) {
-			/* one pair: its paths are consecutive */
-			size_t j = i;
-			uint64_t pn = 0, plost = 0;
-			double p50 = 0, p99 = 0;
-			bool pbad = false;
-			json_t *paths = json_array();
-
-			for (; j < n && !strcmp(cells[j].src, cells[i].src) && !strcmp(cells[j].dst, cells[i].dst); j++) {
-				pn += cells[j].n;
-				plost += cells[j].lost;
-				p50 = cells[j].p50 > p50 ? cells[j].p50 : p50;
-				p99 = cells[j].p99 > p99 ? cells[j].p99 : p99;
-				pbad |= lr[j].bad;
-				json_array_append_new(paths, json_pack("{s:I,s:I,s:I,s:f,s:f,s:b,s:f,s:O}", "label",
-								       (json_int_t)cells[j].label, "n", (json_int_t)cells[j].n,
-								       "lost", (json_int_t)cells[j].lost, "p50_us",
-								       cells[j].p50, "p99_us", cells[j].p99, "bad", lr[j].bad,
-								       "max_us", cells[j].max,
-								       "path", cells[j].path ? cells[j].path : json_null()));
-			}
-			json_array_append_new(pairs, json_pack("{s:s,s:s,s:I,s:I,s:f,s:f,s:f,s:b,s:o}", "src",
-							       cells[i].src, "dst", cells[i].dst, "n", (json_int_t)pn,
-							       "lost", (json_int_t)plost, "loss", pn ? (double)plost / (double)pn : 0.0,
-							       "p50_us", p50, "p99_us", p99, "bad", pbad, "paths", paths));
-			i = j;
-		}
-		*doc = json_pack("{s:f,s:s,s:I,s:o,s:o,s:o}", "window_s", (double)window_ns / 1e9, "op", op,
-				 "size", (json_int_t)size, "hosts", hosts, "pairs", pairs, "finding",
-				 finding_json(ret_finding));
-	}
-	r = 0;
-out:
-	for (size_t i = 0; i < n; i++)
-		json_decref(cells[i].path);
-	free(cells);
-	free(tors);
-	free(lr);
-	return r;
-}
-
-int pingmesh_matrix(struct store_reader *rd, int64_t now, int64_t window_ns, const char *op,
-		    unsigned size, json_t **ret, struct rf_err *e)
-{
+	struct pingmesh *pm = ctx;
+	struct store_reader *rd = store_reader_get(pm->store);
 	struct pingmesh_conf c;
 	struct loc_finding f;
-	int r;
-
-	if (!op || !size) {
-		if ((r = pingmesh_conf_load(rd, &c)) < 0)
-			return rf_err_set(e, r, "STORE_ERROR", NULL, "cannot read the pingmesh configuration");
-		op = op ?: c.ops[0];
-		size = size ?: c.sizes[0];
-	}
-	if ((r = analyze(rd, now, window_ns, op, size, &f, ret)) < 0)
-		return rf_err_set(e, r, "STORE_ERROR", NULL, "cannot read the probe results");
-	return 0;
-}
-
-int pingmesh_results(struct store_reader *rd, const char *src, const char *dst, const char *op,
-		     unsigned size, int64_t from, int64_t to, unsigned limit, json_t **ret,
-		     struct rf_err *e)
-{
-#define RESULTS_SQL(where)                                                                                 \
-	"SELECT src, dst, label, t_ns, op, size, n, ok, lost, min_us, p50_us, p99_us, max_us, mean_us, "   \
-	"path FROM probe_results WHERE " where " AND t_ns >= ?3 AND t_ns <= ?4 AND (?6 IS NULL OR op = ?6) " \
-	"AND (?7 IS NULL OR size = ?7) ORDER BY t_ns DESC LIMIT ?5"
-	/* a pair, or a source, through the index by pair; otherwise newest first by the key
-	 * (an "?1 IS NULL OR src = ?1" would keep the planner off the index) */
-	static const char by_pair[] = RESULTS_SQL("src = ?1 AND dst = ?2");
-	static const char by_src[] = RESULTS_SQL("src = ?1 AND (?2 IS NULL OR dst = ?2)");
-	static const char by_time[] = RESULTS_SQL("(?2 IS NULL OR dst = ?2)");
-#undef RESULTS_SQL
-	sqlite3_stmt *st = store_reader_stmt(rd, src && dst ? by_pair : src ? by_src : by_time);
-	json_t *items = json_array();
-	int rc;
-
-	if (!st)
-		return -ENOMEM;
-	store_bind_text_or_null(st, 1, src);
-	store_bind_text_or_null(st, 2, dst);
-	sqlite3_bind_int64(st, 3, from);
-	sqlite3_bind_int64(st, 4, to);
-	sqlite3_bind_int64(st, 5, limit);
-	store_bind_text_or_null(st, 6, op);
-	if (size)
-		sqlite3_bind_int64(st, 7, size);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		char tbuf[40];
-		json_t *o = json_pack("{s:s,s:s,s:I,s:s,s:s,s:I,s:I,s:I,s:I}", "src",
-				      (const char *)sqlite3_column_text(st, 0), "dst",
-				      (const char *)sqlite3_column_text(st, 1), "label",
-				      (json_int_t)sqlite3_column_int64(st, 2), "time",
-				      tu_format_rfc3339(sqlite3_column_int64(st, 3), tbuf, sizeof(tbuf)), "op",
-				      (const char *)sqlite3_column_text(st, 4), "size",
-				      (json_int_t)sqlite3_column_int64(st, 5), "n",
-				      (json_int_t)sqlite3_column_int64(st, 6), "ok",
-				      (json_int_t)sqlite3_column_int64(st, 7), "lost",
-				      (json_int_t)sqlite3_column_int64(st, 8));
-		static const char *const nums[] = { "min_us", "p50_us", "p99_us", "max_us", "mean_us" };
-
-		for (int k = 0; k < 5; k++)
-			json_object_set_new(o, nums[k], sqlite3_column_type(st, 9 + k) == SQLITE_NULL
-								? json_null()
-								: json_real(sqlite3_column_double(st, 9 + k)));
-		json_object_set_new(o, "path", sqlite3_column_type(st, 14) == SQLITE_NULL
-						       ? json_null()
-						       : json_loads((const char *)sqlite3_column_text(st, 14), 0, NULL));
-		json_array_append_new(items, o);
-	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
-		json_decref(items);
-		return rf_err_set(e, store_errno(rc), "STORE_ERROR", NULL, "cannot read the probe results");
-	}
-	*ret = json_pack("{s:o,s:I}", "items", items, "count", (json_int_t)json_array_size(items));
-	return 0;
-}
-
-/* --- alerts ---------------------------------------------------------------------------------------- */
-
-struct alert_job {
-	struct store_job job;
-	struct loc_finding f;
-	int64_t now;
-};
-
-static int alert_apply(struct store_job *sj, struct store *s)
-{
-	struct alert_job *j = (struct alert_job *)sj;
-	const char *kind = loc_kind_name(j->f.kind);
-	sqlite3_stmt *st;
-	int r;
-
-	/* whatever is not the current finding is over */
-	if (!(st = store_stmt(s, "UPDATE alerts SET state = 'cleared', cleared_ns = ?1 WHERE state = 'active' "
-				 "AND NOT (kind = ?2 AND subject = ?3)")))
-		return -EIO;
-	sqlite3_bind_int64(st, 1, j->now);
-	sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, j->f.subject, -1, SQLITE_STATIC);
-	if ((r = store_step(st)) < 0 || j->f.kind == LOC_NONE)
-		return r;
-	if (!(st = store_stmt(s, "UPDATE alerts SET last_ns = ?1, evidence = ?2 WHERE state = 'active' AND kind = ?3 "
-				 "AND subject = ?4")))
-		return -EIO;
-	sqlite3_bind_int64(st, 1, j->now);
-	sqlite3_bind_text(st, 2, j->f.evidence, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, kind, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 4, j->f.subject, -1, SQLITE_STATIC);
-	if ((r = store_step(st)) < 0)
-		return r;
-	if (sqlite3_changes(store_writer_db(s)) > 0)
-		return 0;
-	if (!(st = store_stmt(s, "INSERT INTO alerts(kind, subject, state, first_ns, last_ns, evidence) "
-				 "VALUES(?,?,'active',?,?,?)")))
-		return -EIO;
-	sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, j->f.subject, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, j->now);
-	sqlite3_bind_int64(st, 4, j->now);
-	sqlite3_bind_text(st, 5, j->f.evidence, -1, SQLITE_STATIC);
-	if ((r = store_step(st)) == 0)
-		log_notice("pingmesh", "alert: %s %s: %s", kind, j->f.subject, j->f.evidence);
-	return r;
-}
-
-static void alert_done(struct store_job *sj, int result)
-{
-	(void)result;
-	free(sj);
-}
-
-/* --- /metrics: the matrix of the last alerts update ---------------------------------------------- */
-
-static struct {
-	pthread_mutex_t lock;
-	char *text;
-} prom = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-/* A label value as the exposition format wants it: backslash, quote and newline escaped. */
-static void label_value(struct buf *b, const char *v)
-{
-	for (; v && *v; v++) {
-		if (*v == '\\' || *v == '"')
-			buf_printf(b, "\\%c", *v);
-		else if (*v == '\n')
-			buf_puts(b, "\\n");
-		else
-			buf_append(b, v, 1);
-	}
-}
-
-static void render_pairs(struct buf *b, json_t *pairs, const char *name, const char *help,
-			 const char *key, double scale)
-{
-	size_t i;
-	json_t *p;
-
-	buf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
-	json_array_foreach(pairs, i, p) {
-		/* no latency where nothing came back (a dead host): its loss says it */
-		if (strcmp(key, "loss") && json_integer_value(json_object_get(p, "lost")) >=
-						   json_integer_value(json_object_get(p, "n")))
-			continue;
-		buf_printf(b, "%s{src=\"", name);
-		label_value(b, json_string_value(json_object_get(p, "src")));
-		buf_puts(b, "\",dst=\"");
-		label_value(b, json_string_value(json_object_get(p, "dst")));
-		buf_printf(b, "\"} %.9g\n", json_number_value(json_object_get(p, key)) * scale);
-	}
-}
-
-/* The finding, and with a matrix document its pairs, as Prometheus text. */
-static char *render_matrix(json_t *doc, const struct loc_finding *f, int64_t window_ns)
-{
-	json_t *pairs = json_object_get(doc, "pairs");
-	char help[200];
-	struct buf b;
-
-	buf_init(&b);
-	if (doc) {
-		snprintf(help, sizeof(help), "Pingmesh, last %.0f s: the median of the rounds' p50 latency "
-			 "per source and destination host (its worst path).", (double)window_ns / 1e9);
-		render_pairs(&b, pairs, "rocefab_probe_p50_seconds", help, "p50_us", 1e-6);
-		snprintf(help, sizeof(help), "Pingmesh, last %.0f s: the median of the rounds' p99 latency "
-			 "per source and destination host (its worst path).", (double)window_ns / 1e9);
-		render_pairs(&b, pairs, "rocefab_probe_p99_seconds", help, "p99_us", 1e-6);
-		snprintf(help, sizeof(help), "Pingmesh, last %.0f s: probes lost of probes sent, per source "
-			 "and destination host.", (double)window_ns / 1e9);
-		render_pairs(&b, pairs, "rocefab_probe_loss_ratio", help, "loss", 1);
-	}
-	buf_puts(&b, "# HELP rocefab_pingmesh_finding What the localization of the probe matrix names "
-		     "(kind none, host, link, tor or fabric; 1 for the current finding).\n"
-		     "# TYPE rocefab_pingmesh_finding gauge\nrocefab_pingmesh_finding{kind=\"");
-	label_value(&b, loc_kind_name(f->kind));
-	buf_puts(&b, "\",subject=\"");
-	label_value(&b, f->subject);
-	buf_puts(&b, "\"} 1\n");
-	if (b.oom) {
-		buf_fini(&b);
-		return NULL;
-	}
-	return buf_steal(&b, NULL);
-}
-
-void pingmesh_render_metrics(struct buf *out)
-{
-	pthread_mutex_lock(&prom.lock);
-	if (prom.text)
-		buf_puts(out, prom.text);
-	pthread_mutex_unlock(&prom.lock);
-}
-
-int pingmesh_alerts_update(struct store *s, int64_t now, int64_t window_ns, bool pairs)
-{
-	struct store_reader *rd = store_reader_get(s);
-	struct pingmesh_conf c;
-	struct alert_job *j;
 	json_t *doc = NULL;
+	char *text;
 	int r;
 
 	if (!rd)
 		return -EAGAIN;
-	j = calloc(1, sizeof(*j));
-	if (!j) {
-		store_reader_put(s, rd);
-		return -ENOMEM;
-	}
 	/* the primary op and size; the matrix document only for the pairs in /metrics */
 	if ((r = pingmesh_conf_load(rd, &c)) == 0)
-		r = analyze(rd, now, window_ns, c.ops[0], c.sizes[0], &j->f, pairs ? &doc : NULL);
-	store_reader_put(s, rd);
-	if (r < 0) {
-		free(j);
+		r = pingmesh_analyze(rd, now, pm->o.window_ns, c.ops[0], c.sizes[0], &f,
+				     pm->o.metrics_pairs ? &doc : NULL);
+	store_reader_put(pm->store, rd);
+	if (r < 0)
 		return r;
+	/* what /metrics shows until the next pass */
+	text = pingmesh_metrics_text(doc, &f, pm->o.window_ns);
+	json_decref(doc);
+	if (text) {
+		pthread_mutex_lock(&pm->prom_lock);
+		free(pm->prom);
+		pm->prom = text;
+		pthread_mutex_unlock(&pm->prom_lock);
 	}
 	{
-		/* what /metrics shows until the next update */
-		char *text = render_matrix(doc, &j->f, window_ns);
+		struct alert_finding af = { .kind = loc_kind_name(f.kind), .subject = f.subject,
+					    .evidence = f.evidence };
 
-		json_decref(doc);
-		if (text) {
-			pthread_mutex_lock(&prom.lock);
-			free(prom.text);
-			prom.text = text;
-			pthread_mutex_unlock(&prom.lock);
-		}
+		return alerts_sync(pm->store, "pingmesh", alert_kinds, &af, f.kind == LOC_NONE ? 0 : 1, now);
 	}
-	j->now = now;
-	j->job.apply = alert_apply;
-	j->job.done = alert_done;
-	if ((r = store_submit(s, &j->job)) < 0)
-		free(j);
-	return r;
 }
 
-int pingmesh_alerts(struct store_reader *rd, const char *state, json_t **ret, struct rf_err *e)
+void pingmesh_render_metrics(struct pingmesh *pm, struct buf *out)
 {
-	static const char sql[] = "SELECT id, kind, subject, state, first_ns, last_ns, cleared_ns, evidence "
-				  "FROM alerts WHERE (?1 IS NULL OR state = ?1) ORDER BY id DESC LIMIT 200";
-	sqlite3_stmt *st = store_reader_stmt(rd, sql);
-	json_t *items = json_array();
-	int rc;
-
-	if (!st)
-		return -ENOMEM;
-	store_bind_text_or_null(st, 1, state);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		char a[40], b[40], c[40];
-
-		json_array_append_new(
-			items, json_pack("{s:I,s:s,s:s,s:s,s:s,s:s,s:o,s:s}", "id", (json_int_t)sqlite3_column_int64(st, 0),
-					 "kind", (const char *)sqlite3_column_text(st, 1), "subject",
-					 (const char *)sqlite3_column_text(st, 2), "state",
-					 (const char *)sqlite3_column_text(st, 3), "first_seen",
-					 tu_format_rfc3339(sqlite3_column_int64(st, 4), a, sizeof(a)), "last_seen",
-					 tu_format_rfc3339(sqlite3_column_int64(st, 5), b, sizeof(b)), "cleared",
-					 sqlite3_column_type(st, 6) == SQLITE_NULL
-						 ? json_null()
-						 : json_string(tu_format_rfc3339(sqlite3_column_int64(st, 6), c, sizeof(c))),
-					 "evidence", (const char *)sqlite3_column_text(st, 7) ?: ""));
-	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
-		json_decref(items);
-		return rf_err_set(e, store_errno(rc), "STORE_ERROR", NULL, "cannot read the alerts");
-	}
-	*ret = json_pack("{s:o,s:I}", "items", items, "count", (json_int_t)json_array_size(items));
-	return 0;
+	pthread_mutex_lock(&pm->prom_lock);
+	if (pm->prom)
+		buf_puts(out, pm->prom);
+	pthread_mutex_unlock(&pm->prom_lock);
 }

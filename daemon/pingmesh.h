@@ -6,7 +6,12 @@
  * plan the agent reports it runs differs; the agent runs a round every report interval and
  * reports per-target, per-path statistics.  The matrix is the results over a window; the
  * localization (cc/localize.h) names the host, link, ToR or fabric that explains the bad pairs,
- * and becomes an alert while it lasts. */
+ * and becomes an alert (daemon/alerts.h) while it lasts.
+ *
+ * A struct pingmesh holds the state: the writer thread's view of the configuration, the hosts'
+ * ToRs and probe endpoints (pingmesh_on_report, an ingest hook), and the last localization's
+ * /metrics text (pingmesh_localize, a scheduler pass).  The matrix and the results are read
+ * from the store by any reader (pingmesh_matrix, pingmesh_results). */
 #ifndef ROCEFAB_PINGMESH_H
 #define ROCEFAB_PINGMESH_H
 
@@ -15,8 +20,10 @@
 
 #include <jansson.h>
 
+#include "cc/localize.h"
 #include "daemon/report.h"
 #include "daemon/store.h"
+#include "lib/buf.h"
 #include "lib/err.h"
 
 #define PINGMESH_MAX_OPS 4
@@ -41,31 +48,55 @@ extern const struct pingmesh_conf pingmesh_defaults;
 /* The configuration as JSON, and a change of it (validated; unknown fields refused). */
 json_t *pingmesh_conf_json(const struct pingmesh_conf *c);
 int pingmesh_conf_apply(struct pingmesh_conf *c, json_t *changes, struct rf_err *e);
-/* Load from, and save to, the store (meta key "pingmesh"); save runs as a store job. */
+/* Load from the store (meta key "pingmesh"), on a reader connection. */
 int pingmesh_conf_load(struct store_reader *rd, struct pingmesh_conf *ret);
-int pingmesh_conf_save(struct store *s, const struct pingmesh_conf *c);
 
-/* On the writer thread, inside a report's transaction: stores the report's probe results and,
- * for a host agent that probes, appends its plan to *commands when it runs another. */
-int pingmesh_on_report(struct store *s, const struct report *rep, int64_t now, json_t *commands);
+/* --- the pingmesh of a rocefabd ----------------------------------------------------------- */
+
+struct pingmesh;
+
+struct pingmesh_opts {
+	int64_t window_ns;  /* of the localization pass (10 s) */
+	bool metrics_pairs; /* per-pair families in /metrics (api.metrics_probe_pairs) */
+};
+
+int pingmesh_new(struct store *s, const struct pingmesh_opts *o, struct pingmesh **ret);
+void pingmesh_free(struct pingmesh *pm);
+
+/* Saves a configuration (a store job; waits for its commit); the plans follow it at once. */
+int pingmesh_conf_save(struct pingmesh *pm, const struct pingmesh_conf *c);
+
+/* An ingest hook (daemon/ingest.h), on the writer thread inside a report's transaction:
+ * stores the report's probe results and, for a host agent that probes, appends its plan to
+ * commands when it runs another.  ctx is the struct pingmesh. */
+int pingmesh_on_report(void *ctx, struct store *s, const struct report *rep, int64_t now,
+		       json_t *commands);
+
+/* A scheduler pass (daemon/sched.h): localizes from the current matrix, keeps the alerts in
+ * step (a new finding raises one, one that is gone is cleared) and keeps the finding (and
+ * with metrics_pairs, the latency and loss per pair) for /metrics.  ctx is the pingmesh. */
+int pingmesh_localize(void *ctx, int64_t now);
+/* The pingmesh families of /metrics (per-pair p50, p99 and loss, the finding) as of the last
+ * pingmesh_localize(); nothing before the first. */
+void pingmesh_render_metrics(struct pingmesh *pm, struct buf *out);
+
+/* --- reading (any reader connection) ------------------------------------------------------ */
 
 /* The latency matrix of one op and size (NULL, 0: the configuration's primary ones) over the
  * last window_ns: per pair and path, and per pair; with the localization's finding. */
 int pingmesh_matrix(struct store_reader *rd, int64_t now, int64_t window_ns, const char *op,
 		    unsigned size, json_t **ret, struct rf_err *e);
+/* Loads the window of one op and size and localizes: *ret_finding and, when doc is not NULL,
+ * the matrix document in *doc. */
+int pingmesh_analyze(struct store_reader *rd, int64_t now, int64_t window_ns, const char *op,
+		     unsigned size, struct loc_finding *ret_finding, json_t **doc);
 /* Results by source, destination, op and size (NULL or 0: any) and time. */
 int pingmesh_results(struct store_reader *rd, const char *src, const char *dst, const char *op,
 		     unsigned size, int64_t from, int64_t to, unsigned limit, json_t **ret,
 		     struct rf_err *e);
-
-/* Runs the localization over the current matrix and keeps the alerts table in step: a new
- * finding opens an alert, one that is gone clears it; keeps the finding (and with pairs, the
- * latency and loss per pair) for /metrics.  For the daemon's loop. */
-int pingmesh_alerts_update(struct store *s, int64_t now, int64_t window_ns, bool pairs);
-struct buf;
-/* The pingmesh families of /metrics (per-pair p50, p99 and loss, the finding) as of the last
- * pingmesh_alerts_update; nothing before the first. */
-void pingmesh_render_metrics(struct buf *out);
-int pingmesh_alerts(struct store_reader *rd, const char *state, json_t **ret, struct rf_err *e);
+/* The finding as the matrix and /metrics show it (a new reference). */
+json_t *pingmesh_finding_json(const struct loc_finding *f);
+/* The /metrics text of a finding and, with a matrix document, its pairs (malloc'd). */
+char *pingmesh_metrics_text(json_t *doc, const struct loc_finding *f, int64_t window_ns);
 
 #endif

@@ -638,3 +638,96 @@ int store_step(sqlite3_stmt *st)
 	sqlite3_reset(st);
 	return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : store_errno(rc);
 }
+
+int store_read_failed(sqlite3_stmt *st, int rc, struct rf_err *e)
+{
+	return rf_err_set(e, store_errno(rc), "STORE_ERROR", NULL, "database read failed: %s",
+			  sqlite3_errmsg(sqlite3_db_handle(st)));
+}
+
+json_t *store_list_doc(json_t *items)
+{
+	return items ? json_pack("{s:o,s:I}", "items", items, "count", (json_int_t)json_array_size(items))
+		     : NULL;
+}
+
+int store_rows(sqlite3_stmt *st, store_row_fn row, const void *ctx, json_t **ret_items,
+	       struct rf_err *e)
+{
+	json_t *items = json_array();
+	int rc;
+
+	if (!st || !items) {
+		json_decref(items);
+		if (st)
+			sqlite3_reset(st);
+		return -ENOMEM;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		json_array_append_new(items, row(st, ctx));
+	if (rc != SQLITE_DONE) {
+		rc = store_read_failed(st, rc, e);
+		sqlite3_reset(st);
+		json_decref(items);
+		return rc;
+	}
+	sqlite3_reset(st);
+	*ret_items = items;
+	return 0;
+}
+
+int store_list(sqlite3_stmt *st, store_row_fn row, const void *ctx, json_t **ret, struct rf_err *e)
+{
+	json_t *items;
+	int r = store_rows(st, row, ctx, &items, e);
+
+	if (r < 0)
+		return r;
+	*ret = store_list_doc(items);
+	return *ret ? 0 : -ENOMEM;
+}
+
+/* store_submit_wait(): the caller's job inside one that wakes the caller. */
+struct waited {
+	struct store_job job;
+	struct store_job *inner;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool done;
+	int result;
+};
+
+static int waited_apply(struct store_job *sj, struct store *s)
+{
+	struct waited *w = (struct waited *)sj;
+
+	return w->inner->apply(w->inner, s);
+}
+
+static void waited_done(struct store_job *sj, int result)
+{
+	struct waited *w = (struct waited *)sj;
+
+	if (w->inner->done)
+		w->inner->done(w->inner, result);
+	pthread_mutex_lock(&w->lock);
+	w->result = result;
+	w->done = true;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock); /* the last touch: the waiter's stack may go now */
+}
+
+int store_submit_wait(struct store *s, struct store_job *job)
+{
+	struct waited w = { .job = { .apply = waited_apply, .done = waited_done }, .inner = job,
+			    .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+	int r = store_submit(s, &w.job);
+
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&w.lock);
+	while (!w.done)
+		pthread_cond_wait(&w.cond, &w.lock);
+	pthread_mutex_unlock(&w.lock);
+	return w.result;
+}

@@ -50,6 +50,10 @@ void store_close(struct store *s);
 
 /* Queues a job.  -EAGAIN when the queue is full, -ESHUTDOWN while closing. */
 int store_submit(struct store *s, struct store_job *job);
+/* Queues a job and waits until it is done (committed or failed): its result, or
+ * store_submit()'s error (then done() is not called).  job may live on the caller's stack; its
+ * done() may be NULL.  Not on the writer thread. */
+int store_submit_wait(struct store *s, struct store_job *job);
 /* Blocks until every job submitted before the call is done. */
 void store_flush(struct store *s);
 unsigned store_queue_depth(struct store *s);
@@ -97,5 +101,18 @@ json_t *store_time_json(int64_t ns);
 void store_bind_text_or_null(sqlite3_stmt *st, int i, const char *s);
 /* Steps a statement once (a write, or a row that is not read) and resets it: 0 or -errno. */
 int store_step(sqlite3_stmt *st);
+
+/* Lists: a query's rows as JSON.  row() makes one row's object (a new reference). */
+typedef json_t *(*store_row_fn)(sqlite3_stmt *st, const void *ctx);
+/* Steps st (bound, or NULL: -ENOMEM) to its end and resets it: a new array of the rows in
+ * *ret_items, or -errno with e filled (STORE_ERROR) when a step failed. */
+int store_rows(sqlite3_stmt *st, store_row_fn row, const void *ctx, json_t **ret_items,
+	       struct rf_err *e);
+/* The same as the REST API's list document {"items": [...], "count": N}. */
+int store_list(sqlite3_stmt *st, store_row_fn row, const void *ctx, json_t **ret, struct rf_err *e);
+/* {"items": items, "count": N} (a new reference; steals items; NULL for NULL). */
+json_t *store_list_doc(json_t *items);
+/* A failed step of a read: -errno with e filled (STORE_ERROR and sqlite's message). */
+int store_read_failed(sqlite3_stmt *st, int rc, struct rf_err *e);
 
 #endif

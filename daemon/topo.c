@@ -18,8 +18,10 @@ static int db_fail(struct rf_err *e, int rc)
 	"SELECT a.id, a.hostname, a.version, a.last_seen_ns, a.interval_ms, a.devices, a.ports, " \
 	"a.ports_up, a.backend FROM agents a WHERE a.role = 'switch'"
 
-static json_t *switch_row(sqlite3_stmt *st, const struct views_opts *o)
+static json_t *switch_row(sqlite3_stmt *st, const void *ctx)
 {
+	const struct views_opts *o = ctx;
+
 	return json_pack("{s:o,s:o,s:o,s:s,s:o,s:I,s:I,s:o}", "id", store_col_text(st, 0), "hostname",
 			 store_col_text(st, 1), "agent_version", store_col_text(st, 2), "status",
 			 views_agent_status(o, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4)),
@@ -31,23 +33,7 @@ static json_t *switch_row(sqlite3_stmt *st, const struct views_opts *o)
 int views_switches(struct store_reader *rd, const struct views_opts *o, json_t **ret,
 		   struct rf_err *e)
 {
-	sqlite3_stmt *st = store_reader_stmt(rd, SWITCH_SQL " ORDER BY a.id");
-	json_t *items = json_array();
-	int rc;
-
-	if (!st || !items) {
-		json_decref(items);
-		return -ENOMEM;
-	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		json_array_append_new(items, switch_row(st, o));
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
-		json_decref(items);
-		return db_fail(e, rc);
-	}
-	*ret = json_pack("{s:o,s:I}", "items", items, "count", (json_int_t)json_array_size(items));
-	return *ret ? 0 : -ENOMEM;
+	return store_list(store_reader_stmt(rd, SWITCH_SQL " ORDER BY a.id"), switch_row, o, ret, e);
 }
 
 int views_switch(struct store_reader *rd, const struct views_opts *o, const char *id,

@@ -27,8 +27,10 @@ static int db_fail(struct rf_err *e, struct store_reader *rd, int rc)
 	"first_seen_ns, last_seen_ns, last_report_ns, reports, samples, duplicates, "             \
 	"ignored_values, spool_dropped, spool_queued, errors"
 
-static json_t *agent_row(sqlite3_stmt *st, const struct views_opts *o)
+static json_t *agent_row(sqlite3_stmt *st, const void *ctx)
 {
+	const struct views_opts *o = ctx;
+
 	json_t *a = json_object(), *errors = NULL;
 	const char *err_text = (const char *)sqlite3_column_text(st, 18);
 
@@ -67,21 +69,13 @@ int views_agents(struct store_reader *rd, const struct views_opts *o, const char
 	static const char all_sql[] = "SELECT " AGENT_COLS " FROM agents ORDER BY id";
 	static const char one_sql[] = "SELECT " AGENT_COLS " FROM agents WHERE id = ?";
 	sqlite3_stmt *st = store_reader_stmt(rd, id ? one_sql : all_sql);
-	json_t *items = json_array();
-	int rc;
+	json_t *items;
+	int r;
 
-	if (!st || !items) {
-		json_decref(items);
-		return -ENOMEM;
-	}
-	store_bind_text_or_null(st, 1, id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		json_array_append_new(items, agent_row(st, o));
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
-		json_decref(items);
-		return db_fail(e, rd, rc);
-	}
+	if (st)
+		store_bind_text_or_null(st, 1, id);
+	if ((r = store_rows(st, agent_row, o, &items, e)) < 0)
+		return r;
 	if (id) {
 		json_t *one = json_incref(json_array_get(items, 0));
 
@@ -91,7 +85,7 @@ int views_agents(struct store_reader *rd, const struct views_opts *o, const char
 		*ret = one;
 		return 0;
 	}
-	*ret = json_pack("{s:o,s:I}", "items", items, "count", (json_int_t)json_array_size(items));
+	*ret = store_list_doc(items);
 	return *ret ? 0 : -ENOMEM;
 }
 
@@ -119,8 +113,10 @@ int views_agent_counts(struct store_reader *rd, const struct views_opts *o, int6
 	"SELECT a.id, a.hostname, a.version, a.last_seen_ns, a.interval_ms, a.devices, a.ports, " \
 	"a.ports_up FROM agents a WHERE a.role = 'host'"
 
-static json_t *host_row(sqlite3_stmt *st, const struct views_opts *o)
+static json_t *host_row(sqlite3_stmt *st, const void *ctx)
 {
+	const struct views_opts *o = ctx;
+
 	return json_pack("{s:o,s:o,s:o,s:s,s:o,s:I,s:I,s:I}", "id", store_col_text(st, 0), "hostname",
 			 store_col_text(st, 1), "agent_version", store_col_text(st, 2), "status",
 			 views_agent_status(o, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4)),
@@ -134,35 +130,21 @@ int views_hosts(struct store_reader *rd, const struct views_opts *o, json_t **re
 		struct rf_err *e)
 {
 	static const char sql[] = HOST_SQL " ORDER BY a.id";
-	sqlite3_stmt *st = store_reader_stmt(rd, sql);
-	json_t *items = json_array();
-	int rc;
 
-	if (!st || !items) {
-		json_decref(items);
-		return -ENOMEM;
-	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		json_array_append_new(items, host_row(st, o));
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
-		json_decref(items);
-		return db_fail(e, rd, rc);
-	}
-	*ret = json_pack("{s:o,s:I}", "items", items, "count", (json_int_t)json_array_size(items));
-	return *ret ? 0 : -ENOMEM;
+	return store_list(store_reader_stmt(rd, sql), host_row, o, ret, e);
 }
 
 #define PORT_COLS                                                                                  \
 	"p.key, p.agent_id, p.device, p.port, p.netdev, p.state, p.speed_mbps, p.mtu, "          \
 	"p.link_layer, p.present, p.first_seen_ns, p.last_seen_ns, a.last_seen_ns"
 
-static json_t *port_row(sqlite3_stmt *st)
+static json_t *port_row(sqlite3_stmt *st, const void *ctx)
 {
 	bool present = sqlite3_column_int(st, 9);
 	/* a present port is as recent as its agent's last report */
 	int64_t seen = present ? sqlite3_column_int64(st, 12) : sqlite3_column_int64(st, 11);
 
+	(void)ctx;
 	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:o,s:o}", "id",
 			 store_col_text(st, 0), "host", store_col_text(st, 1), "device", store_col_text(st, 2),
 			 "port", store_col_text(st, 3), "netdev", store_col_text(st, 4), "state",
@@ -179,25 +161,13 @@ static int ports_of(struct store_reader *rd, const struct port_filter *f, json_t
 				  "WHERE (?1 IS NULL OR p.agent_id = ?1) AND (?2 IS NULL OR p.device = ?2) "
 				  "AND (?3 IS NULL OR p.state = ?3) ORDER BY p.key";
 	sqlite3_stmt *st = store_reader_stmt(rd, sql);
-	json_t *items = json_array();
-	int rc;
 
-	if (!st || !items) {
-		json_decref(items);
-		return -ENOMEM;
+	if (st) {
+		store_bind_text_or_null(st, 1, f->host);
+		store_bind_text_or_null(st, 2, f->device);
+		store_bind_text_or_null(st, 3, f->state);
 	}
-	store_bind_text_or_null(st, 1, f->host);
-	store_bind_text_or_null(st, 2, f->device);
-	store_bind_text_or_null(st, 3, f->state);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		json_array_append_new(items, port_row(st));
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
-		json_decref(items);
-		return db_fail(e, rd, rc);
-	}
-	*ret = items;
-	return 0;
+	return store_rows(st, port_row, NULL, ret, e);
 }
 
 int views_ports(struct store_reader *rd, const struct views_opts *o, const struct port_filter *f,
@@ -219,7 +189,7 @@ int views_ports(struct store_reader *rd, const struct views_opts *o, const struc
 	}
 	if ((r = ports_of(rd, f, &items, e)) < 0)
 		return r;
-	*ret = json_pack("{s:o,s:I}", "items", items, "count", (json_int_t)json_array_size(items));
+	*ret = store_list_doc(items);
 	return *ret ? 0 : -ENOMEM;
 }
 
@@ -383,7 +353,7 @@ int views_port(struct store_reader *rd, const struct views_opts *o, const struct
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
-		port = port_row(st);
+		port = port_row(st, NULL);
 	sqlite3_reset(st);
 	if (rc == SQLITE_DONE) {
 		r = rf_err_set(e, -ENOENT, "UNKNOWN_PORT", NULL,

@@ -1,11 +1,11 @@
-/* rocefabd: argument parsing only; see daemon/daemon.c. */
+/* rocefabd: argument parsing only; see rocefabd.c. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/api.h"
-#include "daemon/daemon.h"
+#include "rocefabd/rocefabd.h"
 #include "lib/log.h"
 
 static void usage(FILE *f)
@@ -49,7 +49,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct daemon_settings s = { 0 };
+	struct rocefabd_settings s = { 0 };
 	struct conf_overrides ov = { .n = 0 };
 	const char *config = NULL;
 	bool check = false, dump = false, validate = false;
@@ -85,7 +85,7 @@ int main(int argc, char **argv)
 			break;
 		case 3:
 			printf("Configuration keys (section.key), settable in the file or with -o:\n");
-			conf_help(daemon_opts, stdout);
+			conf_help(rocefabd_opts, stdout);
 			return 0;
 		case 4:
 			api_print_routes(stdout);
@@ -104,28 +104,28 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (conf_load_all(daemon_opts, &s, config, &ov, "rocefabd") < 0)
+	if (conf_load_all(rocefabd_opts, &s, config, &ov, "rocefabd") < 0)
 		return 2;
 	log_configure(s.log_level_idx, s.log_target);
 	if (validate) {
-		status = optind < argc ? daemon_validate_reports(&s, argc - optind, argv + optind) : 2;
+		status = optind < argc ? rocefabd_validate_reports(&s, argc - optind, argv + optind) : 2;
 		if (optind >= argc)
 			fprintf(stderr, "rocefabd: --validate-report needs files\n");
 	} else if (dump) {
-		conf_dump(daemon_opts, &s, stdout);
+		conf_dump(rocefabd_opts, &s, stdout);
 		status = 0;
 	} else if (check) {
 		printf("configuration OK\n");
 		status = 0;
 	} else if (optind < argc && strcmp(argv[optind], "token") == 0) {
-		status = daemon_token_cmd(&s, argc - optind - 1, argv + optind + 1);
+		status = rocefabd_token_cmd(&s, argc - optind - 1, argv + optind + 1);
 	} else if (optind < argc) {
 		fprintf(stderr, "rocefabd: unknown command '%s'\n", argv[optind]);
 		usage(stderr);
 		status = 2;
 	} else {
-		status = daemon_run(&s);
+		status = rocefabd_run(&s);
 	}
-	conf_fini(daemon_opts, &s);
+	conf_fini(rocefabd_opts, &s);
 	return status;
 }

@@ -1,4 +1,5 @@
-/* rocefabd: see daemon.h. */
+/* rocefabd, the program: its settings, and the wiring of the store, ingest, the API and the
+ * scheduler's passes; see rocefabd.h.  The domain code is in daemon/, the REST API in api/. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -11,12 +12,14 @@
 
 #include "api/api.h"
 #include "daemon/changes.h"
-#include "daemon/pingmesh.h"
-#include "daemon/daemon.h"
 #include "daemon/ingest.h"
+#include "daemon/pingmesh.h"
 #include "daemon/report.h"
+#include "daemon/retention.h"
+#include "daemon/sched.h"
 #include "daemon/store.h"
 #include "daemon/tokens.h"
+#include "rocefabd/rocefabd.h"
 #include "lib/log.h"
 #include "lib/registry.h"
 #include "lib/timeutil.h"
@@ -24,8 +27,8 @@
 static const char *const anon_roles[] = { "none", "viewer", NULL };
 static const char *const sync_modes[] = { "normal", "full", NULL };
 
-#define S struct daemon_settings
-const struct conf_opt daemon_opts[] = {
+#define S struct rocefabd_settings
+const struct conf_opt rocefabd_opts[] = {
 	CONF_OPT("daemon.log_level", CONF_ENUM, S, log_level_idx, "info",
 		 "error, warning, notice, info or debug", .choices = log_level_choices),
 	CONF_OPT("daemon.log_target", CONF_ENUM, S, log_target, "auto",
@@ -78,7 +81,7 @@ const struct conf_opt daemon_opts[] = {
 };
 #undef S
 
-static int load_registry(const struct daemon_settings *s, struct reg **ret)
+static int load_registry(const struct rocefabd_settings *s, struct reg **ret)
 {
 	struct rf_err e = { 0 };
 	char buf[600];
@@ -91,74 +94,41 @@ static int load_registry(const struct daemon_settings *s, struct reg **ret)
 	return r;
 }
 
-static struct store_conf store_conf_of(const struct daemon_settings *s, unsigned readers)
+static struct store_conf store_conf_of(const struct rocefabd_settings *s, unsigned readers)
 {
 	return (struct store_conf){ .path = s->db, .queue_max = (unsigned)s->queue,
 				    .batch_max = (unsigned)s->batch, .sync_full = s->sync_mode == 1,
 				    .readers = readers };
 }
 
-/* --- retention ------------------------------------------------------------------------------ */
-
-struct prune_job {
-	struct store_job job;
-	int64_t before_ns, probes_before_ns;
-	int changes, probe_changes;
-};
-
-static int prune_apply(struct store_job *sj, struct store *s)
-{
-	static const char sql[] =
-		"DELETE FROM samples WHERE port_id IN (SELECT id FROM ports) AND t_ns < ?";
-	struct prune_job *pj = (struct prune_job *)sj;
-	sqlite3_stmt *st = store_stmt(s, sql);
-	int rc;
-
-	if (!st)
-		return -EIO;
-	sqlite3_bind_int64(st, 1, pj->before_ns);
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	pj->changes = sqlite3_changes(store_writer_db(s));
-	if (rc != SQLITE_DONE)
-		return store_errno(rc);
-	if (!(st = store_stmt(s, "DELETE FROM probe_results WHERE t_ns < ?")))
-		return -EIO;
-	sqlite3_bind_int64(st, 1, pj->probes_before_ns);
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	pj->probe_changes = sqlite3_changes(store_writer_db(s));
-	return rc == SQLITE_DONE ? 0 : store_errno(rc);
-}
-
-static void prune_done(struct store_job *sj, int result)
-{
-	struct prune_job *pj = (struct prune_job *)sj;
-
-	if (result < 0)
-		log_warning("store", "pruning old samples failed: %s", strerror(-result));
-	else if (pj->changes || pj->probe_changes)
-		log_debug("store", "pruned %d sample rows and %d probe results", pj->changes, pj->probe_changes);
-	free(pj);
-}
-
-static void prune(struct store *st, int64_t retention, int64_t probe_retention)
-{
-	struct prune_job *pj = calloc(1, sizeof(*pj));
-
-	if (!pj)
-		return;
-	pj->job.apply = prune_apply;
-	pj->job.done = prune_done;
-	pj->before_ns = tu_now_ns() - retention;
-	pj->probes_before_ns = tu_now_ns() - probe_retention;
-	if (store_submit(st, &pj->job) < 0)
-		free(pj); /* busy: next minute */
-}
-
 /* --- run -------------------------------------------------------------------------------------- */
 
-int daemon_run(const struct daemon_settings *s)
+/* How often the passes run, and when first. */
+#define PINGMESH_WINDOW (10 * NSEC_PER_SEC)
+
+static int add_passes(struct sched *sch, struct store *st, struct pingmesh *pm, struct retention *rt)
+{
+	const struct sched_pass passes[] = {
+		/* changes whose agent went silent past their deadline: timed out */
+		{ .name = "changes", .period_ns = NSEC_PER_SEC, .first_ns = NSEC_PER_SEC,
+		  .run = changes_sweep, .ctx = st },
+		/* pingmesh: localize from the probe matrix, keep the alerts in step */
+		{ .name = "pingmesh", .period_ns = 5 * NSEC_PER_SEC, .first_ns = NSEC_PER_SEC,
+		  .run = pingmesh_localize, .ctx = pm },
+		/* old samples and probe results */
+		{ .name = "retention", .period_ns = 60 * NSEC_PER_SEC, .first_ns = 10 * NSEC_PER_SEC,
+		  .run = retention_prune, .ctx = rt },
+	};
+	int64_t now = tu_mono_ns();
+	int r;
+
+	for (size_t i = 0; i < ARRAY_SIZE(passes); i++)
+		if ((r = sched_add(sch, &passes[i], now)) < 0)
+			return r;
+	return 0;
+}
+
+int rocefabd_run(const struct rocefabd_settings *s)
 {
 	struct api_conf ac = {
 		.listen = s->listen, .threads = (unsigned)s->threads, .max_body = s->max_body,
@@ -168,17 +138,20 @@ int daemon_run(const struct daemon_settings *s)
 		.cache_ttl_ns = s->cache_ttl, .stale_intervals = s->stale_after,
 		.change_deadline_ns = s->change_deadline,
 	};
+	struct pingmesh_opts po = { .window_ns = PINGMESH_WINDOW, .metrics_pairs = s->metrics_probe_pairs };
 	struct store_conf sc = store_conf_of(s, (unsigned)s->threads + 2);
 	struct api_deps deps = { .started_ns = tu_now_ns() };
+	struct retention rt = { .samples_ns = s->retention, .probes_ns = s->probe_retention };
+	struct pingmesh *pm = NULL;
+	struct sched *sch = NULL;
 	struct reg *reg = NULL;
 	struct store *st = NULL;
 	struct ingest *ing = NULL;
 	struct api *api = NULL;
 	struct rf_err e = { 0 };
 	sigset_t sigs;
-	int64_t next_prune, next_alerts = 0;
 	char buf[600];
-	int status = 1;
+	int status = 1, r;
 
 	/* Signals are taken synchronously by this thread; every other thread inherits the mask. */
 	sigemptyset(&sigs);
@@ -198,9 +171,18 @@ int daemon_run(const struct daemon_settings *s)
 		log_msg(LOG_ERR, "ingest", e.code, "%s", rf_err_str(&e, buf, sizeof(buf)));
 		goto out;
 	}
+	rt.store = st;
+	/* with every report: the changes for its agent, then its probe results and plan */
+	if ((r = pingmesh_new(st, &po, &pm)) < 0 || (r = ingest_add_hook(ing, changes_on_report, NULL)) < 0 ||
+	    (r = ingest_add_hook(ing, pingmesh_on_report, pm)) < 0 || (r = sched_new(&sch)) < 0 ||
+	    (r = add_passes(sch, st, pm, &rt)) < 0) {
+		log_error("daemon", "cannot start: %s", strerror(-r));
+		goto out;
+	}
 	deps.store = st;
 	deps.ingest = ing;
 	deps.reg = reg;
+	deps.pingmesh = pm;
 	if (api_start(&ac, &deps, &api, &e) < 0) {
 		log_msg(LOG_ERR, "api", e.code, "%s", rf_err_str(&e, buf, sizeof(buf)));
 		goto out;
@@ -209,11 +191,15 @@ int daemon_run(const struct daemon_settings *s)
 		 ROCEFAB_VERSION, api_url(api), s->db, reg_size(reg));
 	sd_notifyf(0, "READY=1\nSTATUS=listening on %s", api_url(api));
 
-	next_prune = tu_mono_ns() + 10 * NSEC_PER_SEC;
 	for (;;) {
-		struct timespec to = { .tv_sec = 1 };
-		int sig = sigtimedwait(&sigs, NULL, &to);
+		/* until the next pass is due, or a signal */
+		int64_t wait = sched_run_due(sch, tu_mono_ns(), tu_now_ns());
+		struct timespec to = { .tv_sec = wait / NSEC_PER_SEC, .tv_nsec = wait % NSEC_PER_SEC };
+		int sig;
 
+		if (wait > NSEC_PER_SEC)
+			to = (struct timespec){ .tv_sec = 1 };
+		sig = sigtimedwait(&sigs, NULL, &to);
 		if (sig == SIGTERM || sig == SIGINT) {
 			log_info("daemon", "%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 			break;
@@ -221,17 +207,6 @@ int daemon_run(const struct daemon_settings *s)
 		if (sig == SIGHUP)
 			log_notice("daemon", "SIGHUP: rocefabd does not reload its configuration; "
 					     "restart it to apply changes");
-		if (tu_mono_ns() >= next_prune) {
-			prune(st, s->retention, s->probe_retention);
-			next_prune = tu_mono_ns() + 60 * NSEC_PER_SEC;
-		}
-		/* changes whose agent went silent past their deadline: timed out (every second) */
-		changes_sweep(st);
-		/* pingmesh: localize from the probe matrix, keep the alerts in step */
-		if (tu_mono_ns() >= next_alerts) {
-			pingmesh_alerts_update(st, tu_now_ns(), 10 * NSEC_PER_SEC, s->metrics_probe_pairs);
-			next_alerts = tu_mono_ns() + 5 * NSEC_PER_SEC;
-		}
 	}
 	sd_notify(0, "STOPPING=1\nSTATUS=stopping: flushing the write queue");
 	/* Stop taking connections and new reports, let the queued reports commit and their agents
@@ -247,8 +222,10 @@ out:
 	api_stop(api);
 	if (st)
 		store_flush(st);
+	sched_free(sch);
 	ingest_free(ing);
-	store_close(st);
+	store_close(st); /* the writer has stopped: nothing uses the pingmesh any more */
+	pingmesh_free(pm);
 	reg_free(reg);
 	if (status == 0)
 		log_info("daemon", "stopped; database closed");
@@ -257,7 +234,7 @@ out:
 
 /* --- report validation ------------------------------------------------------------------------ */
 
-int daemon_validate_reports(const struct daemon_settings *s, int n, char **files)
+int rocefabd_validate_reports(const struct rocefabd_settings *s, int n, char **files)
 {
 	struct reg *reg = NULL;
 	int bad = 0;
@@ -315,7 +292,7 @@ static void token_usage(FILE *f)
 		   "       rocefabd [--db FILE] token revoke NAME\n");
 }
 
-int daemon_token_cmd(const struct daemon_settings *s, int argc, char **argv)
+int rocefabd_token_cmd(const struct rocefabd_settings *s, int argc, char **argv)
 {
 	struct store_conf sc = store_conf_of(s, 1);
 	struct rf_err e = { 0 };

@@ -1,13 +1,16 @@
-/* rocefabd: settings, start, the main loop and shutdown.  main.c only parses arguments. */
-#ifndef ROCEFAB_DAEMON_H
-#define ROCEFAB_DAEMON_H
+/* rocefabd, the program: its settings, start, the main loop and shutdown, and its tools (token,
+ * --validate-report).  It wires the layers below it (docs/architecture.md): the store, ingest
+ * and its hooks, the scheduler's passes (daemon/) and the REST API (api/).  main.c only parses
+ * arguments. */
+#ifndef ROCEFAB_ROCEFABD_H
+#define ROCEFAB_ROCEFABD_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "lib/conf.h"
 
-struct daemon_settings {
+struct rocefabd_settings {
 	int log_level_idx;
 	int log_target;
 	char *listen;
@@ -30,13 +33,13 @@ struct daemon_settings {
 	int64_t change_deadline;
 };
 
-extern const struct conf_opt daemon_opts[];
+extern const struct conf_opt rocefabd_opts[];
 
 /* Runs until SIGTERM or SIGINT.  Returns the process exit status. */
-int daemon_run(const struct daemon_settings *s);
+int rocefabd_run(const struct rocefabd_settings *s);
 /* rocefabd --validate-report FILE...: checks agent reports as ingest would. */
-int daemon_validate_reports(const struct daemon_settings *s, int n, char **files);
+int rocefabd_validate_reports(const struct rocefabd_settings *s, int n, char **files);
 /* rocefabd token add|list|revoke ...; argv starts after "token". */
-int daemon_token_cmd(const struct daemon_settings *s, int argc, char **argv);
+int rocefabd_token_cmd(const struct rocefabd_settings *s, int argc, char **argv);
 
 #endif

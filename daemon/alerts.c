@@ -1,0 +1,221 @@
+/* Alerts: see alerts.h. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/alerts.h"
+#include "lib/log.h"
+
+#define KINDS_MAX 16
+
+struct sync_job {
+	struct store_job job;
+	int64_t now;
+	char *source;
+	char *kinds[KINDS_MAX + 1];
+	struct alert_finding *f;
+	size_t n;
+	char **strings; /* every copied string, to free */
+	size_t nstrings;
+};
+
+static void sync_free(struct sync_job *j)
+{
+	if (!j)
+		return;
+	for (size_t i = 0; i < j->nstrings; i++)
+		free(j->strings[i]);
+	free(j->strings);
+	free(j->f);
+	free(j);
+}
+
+static const char *keep(struct sync_job *j, const char *s, bool *oom)
+{
+	char *c = strdup(s ? s : "");
+
+	if (!c) {
+		*oom = true;
+		return "";
+	}
+	j->strings[j->nstrings++] = c;
+	return c;
+}
+
+static bool is_finding(const struct sync_job *j, const char *kind, const char *subject)
+{
+	for (size_t i = 0; i < j->n; i++)
+		if (!strcmp(j->f[i].kind, kind) && !strcmp(j->f[i].subject, subject))
+			return true;
+	return false;
+}
+
+static bool is_kind(const struct sync_job *j, const char *kind)
+{
+	for (size_t i = 0; j->kinds[i]; i++)
+		if (!strcmp(j->kinds[i], kind))
+			return true;
+	return false;
+}
+
+static int sync_apply(struct store_job *sj, struct store *s)
+{
+	static const char active_sql[] = "SELECT id, kind, subject FROM alerts WHERE state = 'active'";
+	static const char clear_sql[] = "UPDATE alerts SET state = 'cleared', cleared_ns = ? WHERE id = ?";
+	static const char update_sql[] = "UPDATE alerts SET last_ns = ?1, evidence = ?2 WHERE state = 'active' "
+					 "AND kind = ?3 AND subject = ?4";
+	static const char insert_sql[] = "INSERT INTO alerts(kind, subject, state, first_ns, last_ns, evidence) "
+					 "VALUES(?,?,'active',?,?,?)";
+	struct sync_job *j = (struct sync_job *)sj;
+	int64_t *over = NULL;
+	size_t nover = 0, cap = 0;
+	sqlite3_stmt *st;
+	int r = 0, rc;
+
+	/* what is active of the source's kinds and no longer found is over */
+	if (!(st = store_stmt(s, active_sql)))
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *kind = (const char *)sqlite3_column_text(st, 1);
+		const char *subject = (const char *)sqlite3_column_text(st, 2);
+
+		if (!is_kind(j, kind) || is_finding(j, kind, subject))
+			continue;
+		if (nover == cap) {
+			size_t nc = cap ? 2 * cap : 16;
+			int64_t *nv = realloc(over, nc * sizeof(*nv));
+
+			if (!nv) {
+				r = -ENOMEM;
+				break;
+			}
+			over = nv;
+			cap = nc;
+		}
+		over[nover++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_reset(st);
+	if (r == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)
+		r = store_errno(rc);
+	for (size_t i = 0; r == 0 && i < nover; i++) {
+		if (!(st = store_stmt(s, clear_sql))) {
+			r = -EIO;
+			break;
+		}
+		sqlite3_bind_int64(st, 1, j->now);
+		sqlite3_bind_int64(st, 2, over[i]);
+		r = store_step(st);
+	}
+	free(over);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < j->n; i++) {
+		const struct alert_finding *f = &j->f[i];
+
+		if (!(st = store_stmt(s, update_sql)))
+			return -EIO;
+		sqlite3_bind_int64(st, 1, j->now);
+		sqlite3_bind_text(st, 2, f->evidence, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, f->kind, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, f->subject, -1, SQLITE_STATIC);
+		if ((r = store_step(st)) < 0)
+			return r;
+		if (sqlite3_changes(store_writer_db(s)) > 0)
+			continue;
+		if (!(st = store_stmt(s, insert_sql)))
+			return -EIO;
+		sqlite3_bind_text(st, 1, f->kind, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, f->subject, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, j->now);
+		sqlite3_bind_int64(st, 4, j->now);
+		sqlite3_bind_text(st, 5, f->evidence, -1, SQLITE_STATIC);
+		if ((r = store_step(st)) < 0)
+			return r;
+		log_notice(j->source, "alert: %s %s: %s", f->kind, f->subject, f->evidence);
+	}
+	return 0;
+}
+
+static void sync_done(struct store_job *sj, int result)
+{
+	struct sync_job *j = (struct sync_job *)sj;
+
+	if (result < 0)
+		log_warning(j->source, "the alerts could not be updated: %s", strerror(-result));
+	sync_free(j);
+}
+
+int alerts_sync(struct store *s, const char *source, const char *const *kinds,
+		const struct alert_finding *f, size_t n, int64_t now)
+{
+	struct sync_job *j = calloc(1, sizeof(*j));
+	size_t nkinds = 0;
+	bool oom = false;
+	int r;
+
+	while (kinds && kinds[nkinds])
+		nkinds++;
+	if (!j)
+		return -ENOMEM;
+	if (!nkinds || nkinds > KINDS_MAX) {
+		free(j);
+		return -EINVAL;
+	}
+	j->strings = calloc(1 + nkinds + 3 * n, sizeof(*j->strings));
+	j->f = calloc(n + 1, sizeof(*j->f));
+	if (!j->strings || !j->f) {
+		sync_free(j);
+		return -ENOMEM;
+	}
+	j->source = (char *)keep(j, source, &oom);
+	for (size_t i = 0; i < nkinds; i++)
+		j->kinds[i] = (char *)keep(j, kinds[i], &oom);
+	for (size_t i = 0; i < n; i++) {
+		j->f[i].kind = keep(j, f[i].kind, &oom);
+		j->f[i].subject = keep(j, f[i].subject, &oom);
+		j->f[i].evidence = keep(j, f[i].evidence, &oom);
+	}
+	j->n = n;
+	j->now = now;
+	j->job.apply = sync_apply;
+	j->job.done = sync_done;
+	if (oom) {
+		sync_free(j);
+		return -ENOMEM;
+	}
+	if ((r = store_submit(s, &j->job)) < 0)
+		sync_free(j);
+	return r;
+}
+
+int alerts_state_parse(const char *state)
+{
+	return state && (!strcmp(state, "active") || !strcmp(state, "cleared")) ? 0 : -EINVAL;
+}
+
+static json_t *alert_row(sqlite3_stmt *st, const void *ctx)
+{
+	(void)ctx;
+	return json_pack("{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:s}", "id", (json_int_t)sqlite3_column_int64(st, 0),
+			 "kind", store_col_text(st, 1), "subject", store_col_text(st, 2), "state",
+			 store_col_text(st, 3), "first_seen", store_time_json(sqlite3_column_int64(st, 4)),
+			 "last_seen", store_time_json(sqlite3_column_int64(st, 5)), "cleared",
+			 store_time_json(sqlite3_column_type(st, 6) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 6)),
+			 "evidence", (const char *)sqlite3_column_text(st, 7) ?: "");
+}
+
+int alerts_list(struct store_reader *rd, const char *state, json_t **ret, struct rf_err *e)
+{
+	static const char sql[] = "SELECT id, kind, subject, state, first_ns, last_ns, cleared_ns, evidence "
+				  "FROM alerts WHERE (?1 IS NULL OR state = ?1) ORDER BY id DESC LIMIT ?2";
+	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+
+	if (state && alerts_state_parse(state) < 0)
+		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "state", "active or cleared");
+	if (st) {
+		store_bind_text_or_null(st, 1, state);
+		sqlite3_bind_int64(st, 2, ALERTS_LIST_MAX);
+	}
+	return store_list(st, alert_row, NULL, ret, e);
+}

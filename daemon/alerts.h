@@ -1,0 +1,45 @@
+/* Alerts: the faults rocefabd's controllers name, for as long as they last.
+ *
+ * This module is the one owner of the alerts table.  A source (the pingmesh localization now,
+ * the PFC detector next) owns a set of alert kinds and, every pass, tells what it finds:
+ * alerts_sync() raises an alert for a finding that is new, updates one that goes on (last
+ * seen, evidence) and clears those of the source's kinds that are over; an alert once cleared
+ * stays in the history.  Writes go through the store's writer thread (a job, so a pass never
+ * waits for the database); reads run on a reader connection.
+ *
+ * Acknowledging an alert is not here yet: it needs a column of its own (a schema change) and
+ * comes with the endpoints that use it (POST /api/v1/alerts/{id}/ack). */
+#ifndef ROCEFAB_ALERTS_H
+#define ROCEFAB_ALERTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "daemon/store.h"
+#include "lib/err.h"
+
+/* At most this many alerts are listed (newest first). */
+#define ALERTS_LIST_MAX 200
+
+struct alert_finding {
+	const char *kind;     /* "link", "host", ... one of the source's kinds */
+	const char *subject;  /* what it names: "leaf0:h3", "h7" */
+	const char *evidence; /* one line, for operators */
+};
+
+/* Queues the sync of one source's alerts at time now (ns): of the kinds (NULL-terminated),
+ * every active alert that is not one of the n findings is cleared, and each finding is raised
+ * or updated.  source names the source in the log ("pingmesh").  Copies what it needs.
+ * 0, or -EAGAIN (the store's queue is full: the next pass tries again), -ENOMEM, -EINVAL. */
+int alerts_sync(struct store *s, const char *source, const char *const *kinds,
+		const struct alert_finding *f, size_t n, int64_t now);
+
+/* The history, newest first: alerts in state "active" or "cleared" (NULL: both), at most
+ * ALERTS_LIST_MAX, as {"items": [...], "count": N}. */
+int alerts_list(struct store_reader *rd, const char *state, json_t **ret, struct rf_err *e);
+/* Whether state is a state alerts_list() takes. */
+int alerts_state_parse(const char *state);
+
+#endif

@@ -1,0 +1,221 @@
+/* Unit tests of rocefabd's alerts (one owner of the alerts table: raise, update, clear, the
+ * history, each source confined to its own kinds) and of the scheduler of periodic passes. */
+#include "daemon/alerts.h"
+#include "daemon/sched.h"
+#include "tests/unit/daemon-fixture.h"
+
+static const char *const loc_kinds[] = { "host", "link", "tor", "fabric", NULL };
+static const char *const other_kinds[] = { "deadlock", "pause_storm", NULL };
+
+static json_t *list(struct fixture *f, const char *state)
+{
+	struct store_reader *rd = store_reader_get(f->st);
+	struct rf_err e = { 0 };
+	json_t *doc = NULL;
+
+	assert_int_equal(alerts_list(rd, state, &doc, &e), 0);
+	store_reader_put(f->st, rd);
+	return doc;
+}
+
+static json_t *item(json_t *doc, size_t i)
+{
+	return json_array_get(json_object_get(doc, "items"), i);
+}
+
+static const char *field(json_t *doc, size_t i, const char *k)
+{
+	return json_string_value(json_object_get(item(doc, i), k));
+}
+
+static void test_alerts_lifecycle(void **state)
+{
+	struct alert_finding link = { "link", "leaf0-spine1", "18 of 20 bad results cross leaf0-spine1" };
+	struct alert_finding host = { "host", "h7", "every probe to h7 is lost" };
+	struct alert_finding storm = { "pause_storm", "h3", "h3 pauses leaf0:h3 100 %" };
+	int64_t t0 = 1764514195000000000LL;
+	struct fixture f;
+	json_t *doc;
+
+	(void)state;
+	fx_open(&f);
+	/* raised */
+	assert_int_equal(alerts_sync(f.st, "pingmesh", loc_kinds, &link, 1, t0), 0);
+	store_flush(f.st);
+	doc = list(&f, "active");
+	assert_int_equal(json_integer_value(json_object_get(doc, "count")), 1);
+	assert_string_equal(field(doc, 0, "kind"), "link");
+	assert_string_equal(field(doc, 0, "subject"), "leaf0-spine1");
+	assert_string_equal(field(doc, 0, "state"), "active");
+	assert_true(json_is_null(json_object_get(item(doc, 0), "cleared")));
+	json_decref(doc);
+
+	/* the same finding goes on: updated (last seen, evidence), not raised again */
+	link.evidence = "19 of 20 bad results cross leaf0-spine1";
+	assert_int_equal(alerts_sync(f.st, "pingmesh", loc_kinds, &link, 1, t0 + NSEC_PER_SEC), 0);
+	/* another source's alert is not the pingmesh's to clear */
+	assert_int_equal(alerts_sync(f.st, "detector", other_kinds, &storm, 1, t0 + NSEC_PER_SEC), 0);
+	store_flush(f.st);
+	doc = list(&f, NULL);
+	assert_int_equal(json_integer_value(json_object_get(doc, "count")), 2);
+	assert_string_equal(field(doc, 0, "kind"), "pause_storm"); /* newest first */
+	assert_string_equal(field(doc, 1, "evidence"), "19 of 20 bad results cross leaf0-spine1");
+	assert_string_equal(field(doc, 1, "first_seen"), "2025-11-30T14:49:55.000000Z");
+	assert_string_equal(field(doc, 1, "last_seen"), "2025-11-30T14:49:56.000000Z");
+	json_decref(doc);
+
+	/* a new finding: the link is over (cleared, kept in the history), the host raised; the
+	 * detector's storm stays */
+	assert_int_equal(alerts_sync(f.st, "pingmesh", loc_kinds, &host, 1, t0 + 2 * NSEC_PER_SEC), 0);
+	store_flush(f.st);
+	doc = list(&f, "cleared");
+	assert_int_equal(json_integer_value(json_object_get(doc, "count")), 1);
+	assert_string_equal(field(doc, 0, "subject"), "leaf0-spine1");
+	assert_string_equal(field(doc, 0, "cleared"), "2025-11-30T14:49:57.000000Z");
+	json_decref(doc);
+	doc = list(&f, "active");
+	assert_int_equal(json_integer_value(json_object_get(doc, "count")), 2);
+	assert_string_equal(field(doc, 0, "subject"), "h7");
+	assert_string_equal(field(doc, 1, "subject"), "h3");
+	json_decref(doc);
+
+	/* nothing found any more: the pingmesh's alerts clear, the storm stays */
+	assert_int_equal(alerts_sync(f.st, "pingmesh", loc_kinds, NULL, 0, t0 + 3 * NSEC_PER_SEC), 0);
+	store_flush(f.st);
+	doc = list(&f, "active");
+	assert_int_equal(json_integer_value(json_object_get(doc, "count")), 1);
+	assert_string_equal(field(doc, 0, "kind"), "pause_storm");
+	json_decref(doc);
+	/* a cleared alert that comes back is a new alert */
+	assert_int_equal(alerts_sync(f.st, "pingmesh", loc_kinds, &link, 1, t0 + 4 * NSEC_PER_SEC), 0);
+	store_flush(f.st);
+	assert_int_equal(fx_int(&f, "SELECT count(*) FROM alerts WHERE subject = 'leaf0-spine1'"), 2);
+
+	/* bad arguments */
+	assert_int_equal(alerts_sync(f.st, "x", NULL, &link, 1, t0), -EINVAL);
+	{
+		struct store_reader *rd = store_reader_get(f.st);
+		struct rf_err e = { 0 };
+
+		doc = NULL;
+		assert_int_equal(alerts_list(rd, "acked", &doc, &e), -EINVAL);
+		assert_string_equal(e.code, "BAD_PARAMETER");
+		assert_null(doc);
+		store_reader_put(f.st, rd);
+	}
+	assert_int_equal(alerts_state_parse("active"), 0);
+	assert_int_equal(alerts_state_parse(NULL), -EINVAL);
+	fx_close(&f);
+}
+
+/* The history is bounded: the newest ALERTS_LIST_MAX. */
+static void test_alerts_history_bound(void **state)
+{
+	struct fixture f;
+	json_t *doc;
+
+	(void)state;
+	fx_open(&f);
+	for (int i = 0; i < ALERTS_LIST_MAX + 5; i++) {
+		char subject[16];
+		struct alert_finding a = { "host", subject, "x" };
+
+		snprintf(subject, sizeof(subject), "h%d", i);
+		assert_int_equal(alerts_sync(f.st, "pingmesh", loc_kinds, &a, 1, 1 + i), 0);
+		store_flush(f.st);
+	}
+	doc = list(&f, NULL);
+	assert_int_equal(json_integer_value(json_object_get(doc, "count")), ALERTS_LIST_MAX);
+	assert_string_equal(field(doc, 0, "subject"), "h204");
+	json_decref(doc);
+	doc = list(&f, "active");
+	assert_int_equal(json_integer_value(json_object_get(doc, "count")), 1);
+	json_decref(doc);
+	fx_close(&f);
+}
+
+/* --- the scheduler ---------------------------------------------------------------------------- */
+
+struct pass_log {
+	char order[32];
+	int64_t last_now;
+	int result;
+};
+
+static int pass_a(void *ctx, int64_t now)
+{
+	struct pass_log *l = ctx;
+
+	strncat(l->order, "a", sizeof(l->order) - strlen(l->order) - 1);
+	l->last_now = now;
+	return 0;
+}
+
+static int pass_b(void *ctx, int64_t now)
+{
+	struct pass_log *l = ctx;
+
+	(void)now;
+	strncat(l->order, "b", sizeof(l->order) - strlen(l->order) - 1);
+	return l->result;
+}
+
+static void test_sched(void **state)
+{
+	struct pass_log log = { .result = 0 };
+	struct sched_pass a = { .name = "a", .period_ns = 100, .first_ns = 0, .run = pass_a, .ctx = &log };
+	struct sched_pass b = { .name = "b", .period_ns = 250, .first_ns = 50, .run = pass_b, .ctx = &log };
+	struct sched_stats st;
+	struct sched *s;
+
+	(void)state;
+	assert_int_equal(sched_new(&s), 0);
+	assert_int_equal(sched_add(s, &a, 1000), 0);
+	assert_int_equal(sched_add(s, &b, 1000), 0);
+	assert_int_equal(sched_add(s, &a, 1000), -EEXIST);
+	{
+		struct sched_pass bad = { .name = "c", .period_ns = 0, .run = pass_a };
+
+		assert_int_equal(sched_add(s, &bad, 1000), -EINVAL);
+		bad.period_ns = 10;
+		bad.run = NULL;
+		assert_int_equal(sched_add(s, &bad, 1000), -EINVAL);
+	}
+	/* a at once, then every 100; b 50 after it was added, then every 250 */
+	assert_int_equal(sched_run_due(s, 1000, 7), 50);
+	assert_string_equal(log.order, "a");
+	assert_int_equal(log.last_now, 7);
+	assert_int_equal(sched_run_due(s, 1049, 8), 1);
+	assert_string_equal(log.order, "a");
+	assert_int_equal(sched_run_due(s, 1050, 9), 50);
+	assert_string_equal(log.order, "ab");
+	assert_int_equal(sched_run_due(s, 1100, 10), 100);
+	assert_string_equal(log.order, "aba");
+	/* late: each due pass runs once (no burst of catch-ups), in the order they were added */
+	assert_int_equal(sched_run_due(s, 2000, 11), 100);
+	assert_string_equal(log.order, "abaab");
+	assert_int_equal(sched_get_stats(s, "a", &st), 0);
+	assert_int_equal(st.runs, 3);
+	assert_int_equal(st.failures, 0);
+	/* failures are counted */
+	log.result = -EAGAIN;
+	assert_int_equal(sched_run_due(s, 2250, 12), 100);
+	assert_string_equal(log.order, "abaabab");
+	assert_int_equal(sched_get_stats(s, "b", &st), 0);
+	assert_int_equal(st.runs, 3);
+	assert_int_equal(st.failures, 1);
+	assert_int_equal(st.last_result, -EAGAIN);
+	assert_int_equal(sched_get_stats(s, "nope", &st), -ENOENT);
+	sched_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_alerts_lifecycle),
+		cmocka_unit_test(test_alerts_history_bound),
+		cmocka_unit_test(test_sched),
+	};
+
+	return cmocka_run_group_tests_name("alerts", tests, NULL, NULL);
+}

@@ -1,0 +1,219 @@
+/* Unit tests of configuration changes without HTTP (what the tuner and the detector will use):
+ * choosing targets by glob patterns, validating the values against every one of them (all or
+ * nothing), committing them to the audit log, the commands that carry them to the agents, the
+ * outcomes they report, and the time-out of changes nobody answered. */
+#include "tests/unit/daemon-fixture.h"
+
+/* A leaf switch with ports h0..h3 (lossless priority 3, XOFF threshold 1 MB) and ECN on
+ * queues 0 and 3 of each; command_results (stolen, may be NULL) as its agent reports them. */
+static json_t *switch_report(struct fixture *f, const char *sw, json_t *command_results)
+{
+	json_t *ports = json_array(), *pfc = json_array(), *ecn = json_array(), *extra;
+
+	for (int p = 0; p < 4; p++) {
+		char port[8];
+
+		snprintf(port, sizeof(port), "h%d", p);
+		json_array_append_new(ports, json_pack("{s:s,s:s,s:I}", "port", port, "state", "up", "speed_mbps",
+						       (json_int_t)100000));
+		json_array_append_new(pfc, json_pack("{s:s,s:s,s:i,s:s,s:i,s:I}", "device", sw, "port", port,
+						     "enable", 8, "mode", "dynamic", "alpha_shift", -3,
+						     "xoff_threshold_bytes", (json_int_t)1000000));
+		for (int q = 0; q < 4; q += 3)
+			json_array_append_new(ecn, json_pack("{s:s,s:s,s:i,s:b,s:I,s:I,s:f}", "device", sw, "port",
+							     port, "queue", q, "enabled", 1, "kmin_bytes",
+							     (json_int_t)100000, "kmax_bytes", (json_int_t)400000,
+							     "pmax", 0.2));
+	}
+	extra = json_pack("{s:{s:o,s:o}}", "config", "pfc", pfc, "ecn", ecn);
+	if (command_results)
+		json_object_set_new(extra, "command_results", command_results);
+	return fx_report(f, fx_doc(f, sw, "switch", tu_now_ns(),
+				    json_pack("[{s:s,s:s,s:s,s:o}]", "name", sw, "kind", "switch", "driver", "sim",
+					      "ports", ports),
+				    extra));
+}
+
+static int64_t count(struct fixture *f, const char *where)
+{
+	char sql[256];
+
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM changes WHERE %s", where);
+	return fx_int(f, sql);
+}
+
+static void test_select_validate_commit(void **state)
+{
+	struct change_select sel = { .node = "leaf*", .port = "h[01]", .queue = 3 };
+	struct change_set cs;
+	struct store_reader *rd;
+	struct rf_err e = { 0 };
+	struct fixture f;
+	json_t *params, *cmds, *results;
+	int64_t batch = 0;
+	size_t i;
+	json_t *c;
+
+	(void)state;
+	fx_open(&f);
+	json_decref(switch_report(&f, "leaf0", NULL));
+	json_decref(switch_report(&f, "leaf1", NULL));
+	json_decref(switch_report(&f, "spine0", NULL));
+
+	/* Kmax at the XOFF threshold: every target rejects it, nothing is stored */
+	params = json_pack("{s:s,s:s}", "kmin_bytes", "200KB", "kmax_bytes", "1MB");
+	assert_int_equal(change_set_init(&cs, CHANGE_ECN, true, params), 0);
+	rd = store_reader_get(f.st);
+	assert_int_equal(changes_select(rd, &cs, &sel, &e), 0);
+	store_reader_put(f.st, rd);
+	assert_int_equal(cs.n, 4); /* leaf0 and leaf1, ports h0 and h1, queue 3 */
+	assert_int_equal(cs.nbad, 4);
+	assert_int_equal(change_set_check(&cs, true, &e), -EINVAL);
+	assert_string_equal(e.code, "BAD_THRESHOLD_ORDER");
+	assert_string_equal(e.where, "/kmax_bytes");
+	assert_non_null(strstr(e.msg, "4 of 4 targets reject the change; nothing was changed."));
+	assert_int_equal(json_array_size(cs.rejections), 4);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(json_array_get(cs.rejections, 0),
+									       "target"), "agent")), "leaf0");
+	assert_int_equal(change_set_commit(f.st, &cs, "t", NULL, tu_now_ns() + 60 * NSEC_PER_SEC, &batch), -EINVAL);
+	change_set_fini(&cs);
+	json_decref(params);
+	assert_int_equal(count(&f, "1"), 0);
+
+	/* valid values: a change per target, pending, with the old values, normalized */
+	params = json_pack("{s:s,s:s}", "kmin_bytes", "200KB", "kmax_bytes", "600KB");
+	assert_int_equal(change_set_init(&cs, CHANGE_ECN, true, params), 0);
+	json_decref(params);
+	rd = store_reader_get(f.st);
+	assert_int_equal(changes_select(rd, &cs, &sel, &e), 0);
+	store_reader_put(f.st, rd);
+	assert_int_equal(change_set_check(&cs, true, &e), 0);
+	assert_int_equal(change_set_commit(f.st, &cs, "tuner", "canary", tu_now_ns() + 60 * NSEC_PER_SEC, &batch), 0);
+	change_set_fini(&cs);
+	assert_true(batch > 0);
+	assert_int_equal(count(&f, "state = 'pending' AND actor = 'tuner' AND reason = 'canary' AND queue = 3"), 4);
+	assert_int_equal(count(&f, "params = '{\"kmax_bytes\":600000,\"kmin_bytes\":200000}'"), 4);
+	assert_int_equal(count(&f, "old LIKE '%\"kmax_bytes\":400000%'"), 4);
+
+	/* leaf0's next report carries its two changes as commands; then it reports them applied */
+	cmds = switch_report(&f, "leaf0", NULL);
+	assert_int_equal(json_array_size(cmds), 2);
+	results = json_array();
+	json_array_foreach(cmds, i, c) {
+		assert_string_equal(json_string_value(json_object_get(c, "kind")), "set_ecn");
+		assert_string_equal(json_string_value(json_object_get(c, "reason")), "canary");
+		assert_int_equal(json_integer_value(json_object_get(json_object_get(c, "params"), "queue")), 3);
+		json_array_append_new(results, json_pack("{s:s,s:s,s:{s:i}}", "id", json_string_value(json_object_get(c, "id")),
+							 "outcome", "applied", "values", "kmin_bytes", 200000));
+	}
+	json_decref(cmds);
+	assert_int_equal(count(&f, "state = 'sent'"), 2);
+	json_decref(switch_report(&f, "leaf0", results));
+	assert_int_equal(count(&f, "state = 'applied' AND agent_id = 'leaf0'"), 2);
+	assert_int_equal(count(&f, "state = 'sent'"), 0);
+	assert_int_equal(count(&f, "state = 'pending' AND agent_id = 'leaf1'"), 2);
+	fx_close(&f);
+}
+
+static void test_select_errors(void **state)
+{
+	struct change_select any = { .queue = -2 };
+	struct change_set cs;
+	struct store_reader *rd;
+	struct rf_err e = { 0 };
+	struct fixture f;
+	json_t *params = json_pack("{s:i}", "kmin_bytes", 1000), *entries = NULL;
+
+	(void)state;
+	fx_open(&f);
+	json_decref(switch_report(&f, "leaf0", NULL));
+	rd = store_reader_get(f.st);
+	/* DCQCN is set on hosts, ECN on switches */
+	assert_int_equal(change_set_init(&cs, CHANGE_DCQCN, true, params), 0);
+	assert_int_equal(changes_select(rd, &cs, &any, &e), -EINVAL);
+	assert_string_equal(e.code, "SCHEMA_VIOLATION");
+	change_set_fini(&cs);
+	/* a selection that matches nothing */
+	assert_int_equal(change_set_init(&cs, CHANGE_ECN, true, params), 0);
+	any.node = "spine*";
+	assert_int_equal(changes_select(rd, &cs, &any, &e), -ENOENT);
+	assert_string_equal(e.code, "NO_TARGETS");
+	change_set_fini(&cs);
+	/* hosts: none reported a DCQCN configuration */
+	assert_int_equal(change_set_init(&cs, CHANGE_DCQCN, false, params), 0);
+	any.node = NULL;
+	assert_int_equal(changes_select(rd, &cs, &any, &e), -ENOENT);
+	change_set_fini(&cs);
+
+	/* one object by name */
+	assert_int_equal(changes_lookup(rd, "switch", CHANGE_ECN, "leaf0", NULL, "h2", 3, &entries, &e), 0);
+	assert_int_equal(json_array_size(entries), 1);
+	json_decref(entries);
+	assert_int_equal(changes_lookup(rd, "host", CHANGE_ECN, "leaf0", NULL, "h2", 3, &entries, &e), -ENOENT);
+	assert_string_equal(e.code, "UNKNOWN_HOST");
+	assert_int_equal(changes_lookup(rd, "switch", CHANGE_ECN, "leaf9", NULL, "h2", 3, &entries, &e), -ENOENT);
+	assert_string_equal(e.code, "UNKNOWN_SWITCH");
+	assert_int_equal(changes_lookup(rd, "switch", CHANGE_ECN, "leaf0", NULL, "h9", 3, &entries, &e), -ENOENT);
+	assert_string_equal(e.code, "UNKNOWN_PORT");
+	assert_int_equal(changes_lookup(rd, "switch", CHANGE_ECN, "leaf0", NULL, "h2", 5, &entries, &e), -ENOENT);
+	assert_string_equal(e.code, "UNKNOWN_QUEUE");
+	assert_int_equal(changes_lookup(rd, "switch", CHANGE_DCQCN, "leaf0", NULL, NULL, -2, &entries, &e), -ENOENT);
+	assert_string_equal(e.code, "NO_CONFIGURATION");
+	assert_null(entries);
+
+	/* one object, one bad value: its own error, not a summary */
+	assert_int_equal(changes_lookup(rd, "switch", CHANGE_ECN, "leaf0", NULL, "h2", 3, &entries, &e), 0);
+	json_decref(params);
+	params = json_pack("{s:f}", "pmax", 1.5);
+	assert_int_equal(change_set_init(&cs, CHANGE_ECN, true, params), 0);
+	assert_int_equal(change_set_add(rd, &cs, "leaf0", json_array_get(entries, 0), &e), 0);
+	assert_int_equal(change_set_check(&cs, false, &e), -EINVAL);
+	assert_string_equal(e.code, "BAD_VALUE");
+	assert_string_equal(e.where, "/pmax");
+	change_set_fini(&cs);
+	json_decref(entries);
+	json_decref(params);
+	store_reader_put(f.st, rd);
+	fx_close(&f);
+}
+
+/* A change whose agent went silent past its deadline (and the grace) is timed out by the pass. */
+static void test_sweep(void **state)
+{
+	struct change_select sel = { .node = "leaf0", .port = "h0", .queue = 0 };
+	struct change_set cs;
+	struct store_reader *rd;
+	struct rf_err e = { 0 };
+	struct fixture f;
+	json_t *params = json_pack("{s:b}", "enabled", 0);
+	int64_t batch;
+
+	(void)state;
+	fx_open(&f);
+	json_decref(switch_report(&f, "leaf0", NULL));
+	assert_int_equal(change_set_init(&cs, CHANGE_ECN, true, params), 0);
+	rd = store_reader_get(f.st);
+	assert_int_equal(changes_select(rd, &cs, &sel, &e), 0);
+	store_reader_put(f.st, rd);
+	/* its deadline and the grace are over already */
+	assert_int_equal(change_set_commit(f.st, &cs, "t", NULL, tu_now_ns() - CHANGES_GRACE_NS - NSEC_PER_SEC,
+					   &batch), 0);
+	change_set_fini(&cs);
+	assert_int_equal(count(&f, "state = 'pending'"), 1);
+	assert_int_equal(changes_sweep(f.st, tu_now_ns()), 0);
+	store_flush(f.st);
+	assert_int_equal(count(&f, "state = 'timed_out' AND error LIKE '%NO_ANSWER%'"), 1);
+	json_decref(params);
+	fx_close(&f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_select_validate_commit),
+		cmocka_unit_test(test_select_errors),
+		cmocka_unit_test(test_sweep),
+	};
+
+	return cmocka_run_group_tests_name("changes", tests, NULL, NULL);
+}
