@@ -11,7 +11,7 @@ static json_t *switch_report(struct fixture *f, const char *sw, json_t *command_
 	json_t *ports = json_array(), *pfc = json_array(), *ecn = json_array(), *extra;
 
 	for (int p = 0; p < 4; p++) {
-		char port[8];
+		char port[16];
 
 		snprintf(port, sizeof(port), "h%d", p);
 		json_array_append_new(ports, json_pack("{s:s,s:s,s:I}", "port", port, "state", "up", "speed_mbps",
