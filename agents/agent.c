@@ -15,6 +15,7 @@
 #include "agents/backend.h"
 #include "agents/sender.h"
 #include "agents/spool.h"
+#include "lib/hash.h"
 #include "lib/log.h"
 #include "lib/registry.h"
 #include "lib/strutil.h"
@@ -239,15 +240,6 @@ static json_t *inventory_json(const struct agent_inventory *inv)
 	return doc;
 }
 
-static uint64_t fnv64(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
-	return h;
-}
-
 /* A finished round's results (taken) join those waiting; past PROBE_BACKLOG_MAX the oldest go,
  * counted and said once. */
 static void probe_backlog_add(struct agent *a, json_t *results)
@@ -317,7 +309,7 @@ static json_t *config_for_report(struct agent *a, json_t *errors)
 		return NULL;
 	}
 	text = json_dumps(cfg, JSON_COMPACT | JSON_SORT_KEYS);
-	h = text ? fnv64(text) : 0;
+	h = text ? hash_str64(text) : 0;
 	free(text);
 	if (h == a->cfg_hash && a->cfg_age < CONFIG_EVERY) {
 		a->cfg_age++;

@@ -77,15 +77,13 @@ static int call(struct simb *sb, const char *method, const char *path, json_t *b
 /* A failed call as an error: the simulator's problem detail, or why it cannot be reached. */
 static int call_err(struct rf_err *e, int status, json_t *doc, const char *what)
 {
-	const char *code = json_string_value(json_object_get(doc, "code"));
-	const char *detail = json_string_value(json_object_get(doc, "detail"));
-	const char *pointer = json_string_value(json_object_get(doc, "pointer"));
-
 	if (!status)
 		return rf_err_set(e, -EHOSTUNREACH, "SIM_UNREACHABLE", what,
 				  "the simulator's control API does not answer");
-	return rf_err_set(e, status == 404 ? -ENOENT : -EINVAL, code ? code : "SIM_ERROR",
-			  pointer ? pointer : what, "%s", detail ? detail : "the simulator refused");
+	httpc_problem(e, status == 404 ? -ENOENT : -EINVAL, doc, NULL);
+	if (!e->where[0] && what)
+		snprintf(e->where, sizeof(e->where), "%s", what);
+	return e->err;
 }
 
 static int sim_open(struct backend *b, struct rf_err *e)

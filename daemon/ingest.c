@@ -9,6 +9,7 @@
 #include "daemon/codec.h"
 #include "daemon/delta.h"
 #include "daemon/ingest.h"
+#include "lib/hash.h"
 #include "lib/hmap.h"
 #include "lib/log.h"
 #include "lib/timeutil.h"
@@ -247,17 +248,6 @@ static int port_load(struct ingest *ing, struct port_state *ps)
 }
 
 /* --- the job --------------------------------------------------------------------------- */
-
-static uint64_t fnv64(const char *s, size_t len)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return h ? h : 1;
-}
 
 static struct agent_state *agent_get(struct ingest *ing, const char *id, int *ret_err)
 {
@@ -692,7 +682,7 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 
 		if (!inv)
 			return -ENOMEM;
-		j->inv_hash = fnv64(inv, strlen(inv));
+		j->inv_hash = hash_fnv1a64(inv, strlen(inv), HASH_FNV_OFFSET);
 		free(inv);
 	}
 	if (j->inv_hash != as->inv_hash && (r = write_inventory(ing, rep, now)) < 0)
