@@ -13,8 +13,8 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "cli/client.h"
 #include "cli/table.h"
+#include "lib/httpc.h"
 #include "lib/strutil.h"
 
 static void usage(FILE *f)
@@ -488,6 +488,19 @@ static bool is_glob(const char *s)
 	return strpbrk(s, "*?[") != NULL;
 }
 
+/* httpc_json() that names the server, not the whole URL, when the server cannot be reached:
+ * rocefabctl's message since its first version ("http://h:9750: Couldn't connect ..."). */
+static int request(struct httpc *h, const char *method, const char *path, json_t *body,
+		   json_t **ret, struct rf_err *e)
+{
+	long status;
+	int r = httpc_json(h, method, path, body, ret, &status, e);
+
+	if (r == -EHOSTUNREACH)
+		snprintf(e->where, sizeof(e->where), "%s", httpc_base(h));
+	return r;
+}
+
 static char *read_token(const char *path)
 {
 	char buf[256];
@@ -512,7 +525,7 @@ static void add_arg(char *q, size_t len, const char *key, const char *value)
 
 	if (!value)
 		return;
-	client_escape(value, enc, sizeof(enc));
+	httpc_escape(value, enc, sizeof(enc));
 	snprintf(q + n, len - n, "%c%s=%s", strchr(q, '?') ? '&' : '?', key, enc);
 }
 
@@ -538,11 +551,10 @@ int main(int argc, char **argv)
 		   *step = NULL, *cmd;
 	char *token = NULL, path[2048], buf[700];
 	void (*print)(json_t *) = NULL;
-	struct client *c = NULL;
+	struct httpc *c = NULL;
 	struct rf_err e = { 0 };
 	bool json_out = false;
 	json_t *doc = NULL;
-	long status = 0;
 	int opt, rc = 1;
 
 	while ((opt = getopt_long(argc, argv, "s:t:jVh", longopts, NULL)) != -1) {
@@ -626,7 +638,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(cmd, "hosts") == 0 && optind + 1 == argc) {
 		char enc[512];
 
-		client_escape(argv[optind], enc, sizeof(enc));
+		httpc_escape(argv[optind], enc, sizeof(enc));
 		snprintf(path, sizeof(path), "/api/v1/hosts/%s", enc);
 		print = print_host;
 	} else if (strcmp(cmd, "ports") == 0 && optind == argc) {
@@ -638,7 +650,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(cmd, "counters") == 0 && optind < argc) {
 		char enc[512], names[1024] = "";
 
-		client_escape(argv[optind++], enc, sizeof(enc));
+		httpc_escape(argv[optind++], enc, sizeof(enc));
 		snprintf(path, sizeof(path), "/api/v1/ports/%s/counters", enc);
 		for (; optind < argc; optind++) {
 			size_t n = strlen(names);
@@ -659,7 +671,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(cmd, "switches") == 0 && optind + 1 == argc) {
 		char enc[512];
 
-		client_escape(argv[optind], enc, sizeof(enc));
+		httpc_escape(argv[optind], enc, sizeof(enc));
 		snprintf(path, sizeof(path), "/api/v1/switches/%s", enc);
 		print = print_switch;
 	} else if (strcmp(cmd, "links") == 0 && optind == argc) {
@@ -684,7 +696,7 @@ int main(int argc, char **argv)
 		if (optind < argc) {
 			char enc[64];
 
-			client_escape(argv[optind], enc, sizeof(enc));
+			httpc_escape(argv[optind], enc, sizeof(enc));
 			snprintf(path, sizeof(path), "/api/v1/changes/%s", enc);
 		} else {
 			snprintf(path, sizeof(path), "/api/v1/changes");
@@ -741,19 +753,19 @@ int main(int argc, char **argv)
 			method = "POST";
 			snprintf(path, sizeof(path), "/api/v1/changes");
 		} else if (!strcmp(what, "dcqcn")) {
-			client_escape(node, e1, sizeof(e1));
+			httpc_escape(node, e1, sizeof(e1));
 			snprintf(path, sizeof(path), "/api/v1/hosts/%s/dcqcn", e1);
 			if (device)
 				json_object_set_new(body, "device", json_string(device));
 			if (port_opt)
 				json_object_set_new(body, "port", json_string(port_opt));
 		} else if (!strcmp(what, "ecn")) {
-			client_escape(node, e1, sizeof(e1));
-			client_escape(sport, e2, sizeof(e2));
+			httpc_escape(node, e1, sizeof(e1));
+			httpc_escape(sport, e2, sizeof(e2));
 			snprintf(path, sizeof(path), "/api/v1/switches/%s/ports/%s/queues/%s/ecn", e1, e2, queue);
 		} else {
-			client_escape(node, e1, sizeof(e1));
-			client_escape(sport, e2, sizeof(e2));
+			httpc_escape(node, e1, sizeof(e1));
+			httpc_escape(sport, e2, sizeof(e2));
 			snprintf(path, sizeof(path), "/api/v1/%s/%s/ports/%s/pfc",
 				 strchr(sport, ':') ? "hosts" : "switches", e1, e2);
 		}
@@ -774,8 +786,13 @@ int main(int argc, char **argv)
 		token = strdup(getenv("ROCEFAB_TOKEN"));
 	}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	if (client_new(server ? server : "http://127.0.0.1:9750", token, &c, &e) < 0 ||
-	    client_request(c, method, path, body, &doc, &status, &e) < 0) {
+	if (httpc_new(&(struct httpc_conf){ .base = server ? server : "http://127.0.0.1:9750",
+					    .what = "--server",
+					    .token = token,
+					    .user_agent = "rocefabctl/" ROCEFAB_VERSION,
+					    .timeout_ns = 30 * INT64_C(1000000000) },
+		      &c, &e) < 0 ||
+	    request(c, method, path, body, &doc, &e) < 0) {
 		fprintf(stderr, "rocefabctl: %s\n", rf_err_str(&e, buf, sizeof(buf)));
 		goto out;
 	}
@@ -790,7 +807,7 @@ int main(int argc, char **argv)
 			size_t i, open = 0;
 
 			snprintf(path, sizeof(path), "/api/v1/changes?batch=%lld&limit=10000", (long long)batch);
-			if (client_get(c, path, &now, &status, &e) < 0) {
+			if (request(c, "GET", path, NULL, &now, &e) < 0) {
 				fprintf(stderr, "rocefabctl: %s\n", rf_err_str(&e, buf, sizeof(buf)));
 				goto out;
 			}
@@ -837,7 +854,7 @@ int main(int argc, char **argv)
 		/* the matrix alone is half the answer: show what it raised */
 		json_t *al = NULL;
 
-		if (client_get(c, "/api/v1/alerts?state=active", &al, &status, &e) < 0) {
+		if (request(c, "GET", "/api/v1/alerts?state=active", NULL, &al, &e) < 0) {
 			fprintf(stderr, "rocefabctl: alerts: %s\n", rf_err_str(&e, buf, sizeof(buf)));
 			goto out;
 		}
@@ -850,7 +867,7 @@ int main(int argc, char **argv)
 out:
 	json_decref(doc);
 	json_decref(body);
-	client_free(c);
+	httpc_free(c);
 	curl_global_cleanup();
 	free(token);
 	return rc;
