@@ -13,7 +13,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "cli/table.h"
+#include "cli/print.h"
 #include "lib/httpc.h"
 #include "lib/strutil.h"
 
@@ -62,392 +62,6 @@ static void usage(FILE *f)
 		"      --wait[=SECONDS]   wait until every change is settled (set; default 30 s)\n"
 		"  -V, --version          print the version and exit\n"
 		"  -h, --help             this text\n");
-}
-
-static const char *str(json_t *o, const char *k)
-{
-	json_t *v = json_object_get(o, k);
-	static char buf[8][64];
-	static int i;
-
-	if (json_is_string(v))
-		return json_string_value(v);
-	if (json_is_integer(v)) {
-		i = (i + 1) % 8;
-		snprintf(buf[i], sizeof(buf[i]), "%lld", (long long)json_integer_value(v));
-		return buf[i];
-	}
-	if (json_is_boolean(v))
-		return json_is_true(v) ? "yes" : "no";
-	return NULL;
-}
-
-static void print_health(json_t *d)
-{
-	json_t *st = json_object_get(d, "store"), *ag = json_object_get(d, "agents"),
-	       *in = json_object_get(d, "ingest");
-
-	printf("status:       %s\n", str(d, "status"));
-	printf("version:      %s\n", str(d, "version"));
-	printf("uptime:       %.0f s\n", json_number_value(json_object_get(d, "uptime_s")));
-	printf("database:     %s (queue %s of %s)\n", str(st, "path"), str(st, "queue_depth"),
-	       str(st, "queue_max"));
-	printf("agents:       %s (%s stale)\n", str(ag, "total"), str(ag, "stale"));
-	printf("ingest:       %s reports, %s samples, %.0f samples/s\n", str(in, "reports"),
-	       str(in, "samples"), json_number_value(json_object_get(in, "samples_per_s")));
-}
-
-static void print_agents(json_t *d)
-{
-	static const char *const h[] = { "AGENT", "ROLE",    "STATUS", "LAST SEEN", "SEQ",
-					  "REPORTS", "SAMPLES", "SPOOLED", "DROPPED",   "VERSION",
-					  NULL };
-	struct table *t = table_new(h);
-	size_t i;
-	json_t *a;
-
-	json_array_foreach(json_object_get(d, "items"), i, a) {
-		json_t *sp = json_object_get(a, "spool");
-		const char *row[] = { str(a, "id"),	 str(a, "role"),
-				      str(a, "status"),	 str(a, "last_seen"),
-				      str(a, "seq"),	 str(a, "reports"),
-				      str(a, "samples"), str(sp, "queued_reports"),
-				      str(sp, "dropped_reports"), str(a, "version") };
-
-		table_row(t, row);
-	}
-	table_print(t, stdout);
-	table_free(t);
-}
-
-static void print_hosts(json_t *d)
-{
-	static const char *const h[] = { "HOST", "STATUS", "DEVICES", "PORTS", "UP", "LAST SEEN",
-					  NULL };
-	struct table *t = table_new(h);
-	size_t i;
-	json_t *a;
-
-	json_array_foreach(json_object_get(d, "items"), i, a) {
-		const char *row[] = { str(a, "id"),	str(a, "status"),   str(a, "devices"),
-				      str(a, "ports"),	str(a, "ports_up"), str(a, "last_seen") };
-
-		table_row(t, row);
-	}
-	table_print(t, stdout);
-	table_free(t);
-}
-
-static void port_table(json_t *ports)
-{
-	static const char *const h[] = { "PORT", "NETDEV", "STATE", "SPEED", "MTU", NULL };
-	struct table *t = table_new(h);
-	size_t i;
-	json_t *p;
-
-	json_array_foreach(ports, i, p) {
-		char speed[32] = "-";
-		json_t *sp = json_object_get(p, "speed_mbps");
-		const char *row[5];
-
-		if (json_is_integer(sp))
-			fmt_si((double)json_integer_value(sp) * 1e6, "b/s", speed, sizeof(speed));
-		row[0] = str(p, "id");
-		row[1] = str(p, "netdev");
-		row[2] = str(p, "state");
-		row[3] = speed;
-		row[4] = str(p, "mtu");
-		table_row(t, row);
-	}
-	table_print(t, stdout);
-	table_free(t);
-}
-
-static void print_host(json_t *d)
-{
-	size_t i;
-	json_t *dev;
-
-	printf("host:     %s (%s)\n", str(d, "id"), str(d, "status"));
-	printf("seen:     %s\n", str(d, "last_seen"));
-	json_array_foreach(json_object_get(d, "devices_detail"), i, dev) {
-		printf("\ndevice %s  kind %s  driver %s  firmware %s%s\n", str(dev, "name"),
-		       str(dev, "kind"), str(dev, "driver") ?: "-", str(dev, "fw_version") ?: "-",
-		       json_is_false(json_object_get(dev, "present")) ? "  (ABSENT)" : "");
-		port_table(json_object_get(dev, "ports"));
-	}
-}
-
-static void print_counters(json_t *d)
-{
-	static const char *const h[] = { "COUNTER", "PRIO", "RAW", "DELTA/VALUE", "RATE", "POINTS",
-					  NULL };
-	struct table *t = table_new(h);
-	size_t i;
-	json_t *s;
-
-	printf("port %s, %s .. %s\n\n", str(d, "port"), str(d, "from"), str(d, "to"));
-	json_array_foreach(json_object_get(d, "series"), i, s) {
-		json_t *pts = json_object_get(s, "points");
-		json_t *last = json_array_get(pts, json_array_size(pts) - 1);
-		json_t *rate = json_object_get(last, "rate");
-		char rbuf[40] = "-", unit[40], prio[8] = "-", dbuf[40] = "-", n[16];
-		const char *u = str(s, "unit");
-
-		snprintf(unit, sizeof(unit), "%s/s",
-			 strcmp(u, "bytes") == 0 ? "B" : strcmp(u, "microseconds") == 0 ? "us" : u);
-		if (json_is_number(rate))
-			fmt_si(json_number_value(rate), unit, rbuf, sizeof(rbuf));
-		if (json_is_number(json_object_get(last, "value"))) /* a gauge: its value */
-			fmt_si(json_number_value(json_object_get(last, "value")),
-			       strcmp(u, "bytes") == 0 ? "B" : "", dbuf, sizeof(dbuf));
-		if (json_is_integer(json_object_get(last, "delta")))
-			fmt_si((double)json_integer_value(json_object_get(last, "delta")),
-			       strcmp(u, "bytes") == 0 ? "B" : "", dbuf, sizeof(dbuf));
-		if (json_is_integer(json_object_get(s, "priority")))
-			snprintf(prio, sizeof(prio), "%lld",
-				 (long long)json_integer_value(json_object_get(s, "priority")));
-		snprintf(n, sizeof(n), "%zu", json_array_size(pts));
-		{
-			const char *row[] = { str(s, "name"), prio, str(last, "raw"), dbuf, rbuf, n };
-
-			table_row(t, row);
-		}
-	}
-	table_print(t, stdout);
-	table_free(t);
-}
-
-static void print_registry(json_t *d)
-{
-	static const char *const h[] = { "COUNTER", "SCOPE", "UNIT", "KIND", NULL };
-	struct table *t = table_new(h);
-	size_t i;
-	json_t *c;
-
-	json_array_foreach(json_object_get(d, "items"), i, c) {
-		const char *row[] = { str(c, "name"), str(c, "scope"), str(c, "unit"), str(c, "kind") };
-
-		table_row(t, row);
-	}
-	table_print(t, stdout);
-	table_free(t);
-}
-
-static void print_switches(json_t *d)
-{
-	static const char *const h[] = { "SWITCH", "STATUS", "PORTS", "UP", "BACKEND", "LAST SEEN", NULL };
-	struct table *t = table_new(h);
-	size_t i;
-	json_t *a;
-
-	json_array_foreach(json_object_get(d, "items"), i, a) {
-		const char *row[] = { str(a, "id"),	  str(a, "status"),  str(a, "ports"),
-				      str(a, "ports_up"), str(a, "backend"), str(a, "last_seen") };
-
-		table_row(t, row);
-	}
-	table_print(t, stdout);
-	table_free(t);
-}
-
-static void print_switch(json_t *d)
-{
-	static const char *const h[] = { "PORT", "STATE", "SPEED", "NEIGHBOUR", "PFC PRIOS",
-					  "XOFF THRESHOLD", "ECN (lossless queues)", NULL };
-	struct table *t = table_new(h);
-	size_t i;
-	json_t *p;
-
-	printf("switch:   %s (%s)\n", str(d, "id"), str(d, "status"));
-	printf("seen:     %s\n\n", str(d, "last_seen"));
-	json_array_foreach(json_object_get(d, "port_list"), i, p) {
-		json_t *pfc = json_object_get(p, "pfc"), *peer = json_object_get(p, "peer"), *q;
-		char speed[32] = "-", nb[140] = "-", prios[32] = "", ecn[200] = "", thr[32] = "-";
-		long long mask = json_integer_value(json_object_get(pfc, "enable"));
-		size_t k;
-
-		if (json_is_integer(json_object_get(p, "speed_mbps")))
-			fmt_si((double)json_integer_value(json_object_get(p, "speed_mbps")) * 1e6, "b/s",
-			       speed, sizeof(speed));
-		if (peer)
-			snprintf(nb, sizeof(nb), "%s %s", str(peer, "system"), str(peer, "port"));
-		for (int b = 0; b < 8; b++)
-			if (mask & (1 << b))
-				snprintf(prios + strlen(prios), sizeof(prios) - strlen(prios), "%s%d",
-					 prios[0] ? "," : "", b);
-		if (json_is_integer(json_object_get(pfc, "xoff_threshold_bytes")))
-			fmt_si((double)json_integer_value(json_object_get(pfc, "xoff_threshold_bytes")), "B",
-			       thr, sizeof(thr));
-		json_array_foreach(json_object_get(p, "ecn"), k, q) {
-			long long qi = json_integer_value(json_object_get(q, "queue"));
-			char a[32], b[32];
-
-			if (!(mask & (1 << qi)))
-				continue;
-			fmt_si((double)json_integer_value(json_object_get(q, "kmin_bytes")), "B", a, sizeof(a));
-			fmt_si((double)json_integer_value(json_object_get(q, "kmax_bytes")), "B", b, sizeof(b));
-			snprintf(ecn + strlen(ecn), sizeof(ecn) - strlen(ecn), "%sq%lld %s %s..%s p%.2g",
-				 ecn[0] ? "; " : "", qi, json_is_true(json_object_get(q, "enabled")) ? "on" : "off",
-				 a, b, json_number_value(json_object_get(q, "pmax")));
-		}
-		{
-			const char *row[] = { str(p, "port"), str(p, "state"), speed, nb,
-					      prios[0] ? prios : "-", thr, ecn[0] ? ecn : "-" };
-
-			table_row(t, row);
-		}
-	}
-	table_print(t, stdout);
-	table_free(t);
-}
-
-static void print_links(json_t *d)
-{
-	static const char *const h[] = { "A", "PORT", "B", "PORT", "STATE", "SPEED", NULL };
-	struct table *t = table_new(h);
-	size_t i;
-	json_t *l;
-
-	json_array_foreach(json_object_get(d, "items"), i, l) {
-		json_t *a = json_object_get(l, "a"), *b = json_object_get(l, "b");
-		char speed[32] = "-";
-
-		if (json_is_integer(json_object_get(l, "speed_mbps")))
-			fmt_si((double)json_integer_value(json_object_get(l, "speed_mbps")) * 1e6, "b/s",
-			       speed, sizeof(speed));
-		{
-			const char *row[] = { str(a, "node"), str(a, "port"), str(b, "node"),
-					      str(b, "port"), str(l, "state"), speed };
-
-			table_row(t, row);
-		}
-	}
-	table_print(t, stdout);
-	printf("\n%s links, %s up\n", str(d, "count"), str(d, "up"));
-	table_free(t);
-}
-
-static void print_params(json_t *d)
-{
-	static const char *const h[] = { "DCQCN PARAMETER", "UNIT", "MIN", "MAX", "DEFAULT", "MEANING", NULL };
-	struct table *t = table_new(h);
-	size_t i;
-	json_t *p;
-
-	json_array_foreach(json_object_get(d, "dcqcn"), i, p) {
-		const char *row[] = { str(p, "name"), str(p, "unit"), str(p, "min"), str(p, "max"),
-				      str(p, "default"), str(p, "help") };
-
-		table_row(t, row);
-	}
-	table_print(t, stdout);
-	table_free(t);
-	printf("\nECN (switch queues): enabled, kmin_bytes, kmax_bytes, pmax (0..1); Kmin < Kmax < the\n"
-	       "PFC XOFF threshold on lossless priorities.  PFC (ports): enable (priority bit mask),\n"
-	       "xoff_bytes and xon_bytes (static) or alpha_shift (dynamic, -8..8).  Sizes take units.\n");
-}
-
-static int cmp_pairs(const void *a, const void *b)
-{
-	json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-	double lx = json_number_value(json_object_get(x, "loss")), ly = json_number_value(json_object_get(y, "loss"));
-	double px = json_number_value(json_object_get(x, "p99_us")), py = json_number_value(json_object_get(y, "p99_us"));
-
-	if (lx != ly)
-		return lx < ly ? 1 : -1;
-	return (px < py) - (px > py);
-}
-
-static void print_probes(json_t *d)
-{
-	static const char *const h[] = { "SRC", "DST", "PROBES", "LOST", "P50 US", "P99 US", "BAD", NULL };
-	json_t *f = json_object_get(d, "finding"), *pairs = json_object_get(d, "pairs");
-	size_t n = json_array_size(pairs), i;
-	json_t **v = calloc(n + 1, sizeof(*v));
-	struct table *t = table_new(h);
-
-	printf("pingmesh over %.0f s, %s %s B: %zu pairs of %zu hosts\n",
-	       json_number_value(json_object_get(d, "window_s")), str(d, "op") ?: "?", str(d, "size") ?: "?", n,
-	       json_array_size(json_object_get(d, "hosts")));
-	printf("finding:  %s %s\n", str(f, "kind"), str(f, "subject") ?: "");
-	printf("evidence: %s\n\n", str(f, "evidence") ?: "");
-	for (i = 0; v && i < n; i++)
-		v[i] = json_array_get(pairs, i);
-	if (v)
-		qsort(v, n, sizeof(*v), cmp_pairs);
-	for (i = 0; v && i < n && i < 20; i++) {
-		char p50[32], p99[32];
-
-		snprintf(p50, sizeof(p50), "%.1f", json_number_value(json_object_get(v[i], "p50_us")));
-		snprintf(p99, sizeof(p99), "%.1f", json_number_value(json_object_get(v[i], "p99_us")));
-		{
-			const char *row[] = { str(v[i], "src"), str(v[i], "dst"), str(v[i], "n"), str(v[i], "lost"),
-					      p50, p99, str(v[i], "bad") };
-
-			table_row(t, row);
-		}
-	}
-	table_print(t, stdout);
-	table_free(t);
-	free(v);
-}
-
-static void print_alerts(json_t *d)
-{
-	static const char *const h[] = { "ID", "STATE", "KIND", "SUBJECT", "FIRST SEEN", "LAST SEEN", "EVIDENCE", NULL };
-	struct table *t = table_new(h);
-	size_t i;
-	json_t *a;
-
-	json_array_foreach(json_object_get(d, "items"), i, a) {
-		const char *row[] = { str(a, "id"), str(a, "state"), str(a, "kind"), str(a, "subject"),
-				      str(a, "first_seen"), str(a, "last_seen"), str(a, "evidence") };
-
-		table_row(t, row);
-	}
-	table_print(t, stdout);
-	table_free(t);
-}
-
-static void print_changes(json_t *d)
-{
-	static const char *const h[] = { "ID", "STATE", "KIND", "TARGET", "PARAMS", "BY", "CREATED", "ERROR", NULL };
-	struct table *t = table_new(h);
-	json_t *items = json_object_get(d, "items") ?: json_object_get(d, "changes");
-	size_t i;
-	json_t *c;
-
-	if (!items) { /* one change */
-		json_dumpf(d, stdout, JSON_INDENT(2));
-		fputc('\n', stdout);
-		table_free(t);
-		return;
-	}
-	json_array_foreach(items, i, c) {
-		json_t *tg = json_object_get(c, "target");
-		char target[200], *params = json_dumps(json_object_get(c, "params"), JSON_COMPACT | JSON_SORT_KEYS);
-		const char *err = str(json_object_get(c, "error"), "message");
-
-		if (json_object_get(tg, "queue"))
-			snprintf(target, sizeof(target), "%s %s q%s", str(tg, "agent"), str(tg, "port"),
-				 str(tg, "queue"));
-		else if (!strcmp(str(tg, "role") ?: "", "switch"))
-			snprintf(target, sizeof(target), "%s %s", str(tg, "agent"), str(tg, "port"));
-		else
-			snprintf(target, sizeof(target), "%s %s:%s", str(tg, "agent"), str(tg, "device"),
-				 str(tg, "port"));
-		{
-			const char *row[] = { str(c, "id"), str(c, "state"), str(tg, "kind"), target,
-					      params ? params : "", str(c, "actor"), str(c, "created"),
-					      err ? err : "" };
-
-			table_row(t, row);
-		}
-		free(params);
-	}
-	table_print(t, stdout);
-	table_free(t);
 }
 
 /* NAME=VALUE: integers, numbers, true/false; anything else stays a string (sizes: "400KB"). */
@@ -550,7 +164,7 @@ int main(int argc, char **argv)
 	const char *host = NULL, *device = NULL, *state = NULL, *from = NULL, *to = NULL,
 		   *step = NULL, *cmd;
 	char *token = NULL, path[2048], buf[700];
-	void (*print)(json_t *) = NULL;
+	print_fn *print = NULL;
 	struct httpc *c = NULL;
 	struct rf_err e = { 0 };
 	bool json_out = false;
@@ -812,7 +426,7 @@ int main(int argc, char **argv)
 				goto out;
 			}
 			json_array_foreach(json_object_get(now, "items"), i, it) {
-				const char *st = str(it, "state");
+				const char *st = json_string_value(json_object_get(it, "state"));
 
 				open += !strcmp(st, "pending") || !strcmp(st, "sent");
 			}
@@ -829,26 +443,24 @@ int main(int argc, char **argv)
 
 			rc = 0;
 			json_array_foreach(json_object_get(doc, "items"), i, it)
-				if (strcmp(str(it, "state"), "applied"))
+				if (strcmp(json_string_value(json_object_get(it, "state")), "applied"))
 					rc = 3;
 		}
 		if (json_out) {
-			json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(16));
-			fputc('\n', stdout);
+			print_json(stdout, doc);
 		} else {
-			print_changes(doc);
+			print_changes(stdout, doc);
 		}
 		if (rc)
 			fprintf(stderr, "rocefabctl: not every change was applied (see ERROR)\n");
 		goto out;
 	}
 	if (json_out || (!print && strcmp(cmd, "ports") != 0)) {
-		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(16));
-		fputc('\n', stdout);
+		print_json(stdout, doc);
 	} else if (strcmp(cmd, "ports") == 0) {
-		port_table(json_object_get(doc, "items"));
+		print_ports(stdout, doc);
 	} else {
-		print(doc);
+		print(stdout, doc);
 	}
 	if (!json_out && strcmp(cmd, "probes") == 0) {
 		/* the matrix alone is half the answer: show what it raised */
@@ -860,7 +472,7 @@ int main(int argc, char **argv)
 		}
 		printf("\nactive alerts: %zu\n", json_array_size(json_object_get(al, "items")));
 		if (json_array_size(json_object_get(al, "items")))
-			print_alerts(al);
+			print_alerts(stdout, al);
 		json_decref(al);
 	}
 	rc = 0;
