@@ -173,10 +173,21 @@ static int set_many(const struct set_target *s, json_t *params, const struct cli
 	json_object_set_new(sel, on_host ? "host" : "switch", json_string(s->node));
 	if (s->port)
 		json_object_set_new(sel, "port", json_string(s->port));
-	if (s->queue)
-		json_object_set_new(sel, "queue", json_integer(atoi(s->queue)));
+	if (s->queue) {
+		char *end;
+		long q = strtol(s->queue, &end, 10);
+
+		if (!*s->queue || *end) {
+			json_decref(sel);
+			return rf_err_set(e, -EINVAL, NULL, NULL,
+					  "set ecn: QUEUE is a number, not '%s'", s->queue);
+		}
+		json_object_set_new(sel, "queue", json_integer(q));
+	}
 	if (o->device)
 		json_object_set_new(sel, "device", json_string(o->device));
+	if (!s->port && o->port) /* dcqcn: the one port of the usage's --port */
+		json_object_set_new(sel, "port", json_string(o->port));
 	r->body = json_pack("{s:s,s:o,s:O}", "kind", s->what, "select", sel, "params", params);
 	r->method = "POST";
 	return r->body ? path_add(r, e, "/api/v1/changes") : -ENOMEM;
@@ -198,7 +209,8 @@ static int set_one(const struct set_target *s, json_t *params, const struct cli_
 	} else if (!strcmp(s->what, "ecn")) {
 		x = path_add(r, e, "/api/v1/switches/") ?: path_add_escaped(r, e, s->node) ?:
 			    path_add(r, e, "/ports/") ?: path_add_escaped(r, e, s->port) ?:
-			    path_add(r, e, "/queues/%s/ecn", s->queue);
+			    path_add(r, e, "/queues/") ?: path_add_escaped(r, e, s->queue) ?:
+			    path_add(r, e, "/ecn");
 	} else { /* pfc of a switch port, or of a host's DEVICE:PORT */
 		x = path_add(r, e, "/api/v1/%s/", strchr(s->port, ':') ? "hosts" : "switches") ?:
 			    path_add_escaped(r, e, s->node) ?: path_add(r, e, "/ports/") ?:
