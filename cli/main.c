@@ -1,11 +1,9 @@
 /* rocefabctl: command-line client of the rocefab REST API.  Every command fetches one REST
- * resource; -j prints it as JSON, otherwise as an aligned table. */
+ * resource (or changes one); -j prints it as JSON, otherwise as text.  main() parses the
+ * global options and runs the command of cli/commands.c over lib/httpc. */
 #include <errno.h>
 #include <getopt.h>
-#include <time.h>
-#include <unistd.h>
-#include <math.h>
-#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,479 +11,21 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "cli/client.h"
-#include "cli/table.h"
-#include "lib/strutil.h"
+#include "cli/commands.h"
+#include "lib/httpc.h"
 
-static void usage(FILE *f)
+/* httpc_json() that names the server, not the whole URL, when the server cannot be reached:
+ * rocefabctl's message since its first version ("http://h:9750: Couldn't connect ..."). */
+static int send_json(void *ctx, const char *method, const char *path, json_t *body, json_t **ret,
+		     struct rf_err *e)
 {
-	fprintf(f,
-		"usage: rocefabctl [OPTIONS] COMMAND [ARGS]\n"
-		"\n"
-		"Commands:\n"
-		"  health                       daemon and store health\n"
-		"  version                      versions of rocefabd and its contracts\n"
-		"  agents                       agents, their liveness and spools\n"
-		"  hosts [HOST]                 hosts, or one host with its devices and ports\n"
-		"  ports [--host H] [--device D] [--state up|down|init|unknown]\n"
-		"  counters PORT [NAME...] [--from T] [--to T] [--step DUR]\n"
-		"                               latest delta and rate of a port's counters (PORT is\n"
-		"                               HOST:DEVICE:PORT; times: RFC 3339, Unix seconds, -5m)\n"
-		"  registry                     the counters rocefab knows\n"
-		"  switches [SWITCH]            switches, or one switch with its ports, neighbours,\n"
-		"                               PFC and ECN settings\n"
-		"  links                        links between ports, from the ports' neighbours\n"
-		"  topology                     nodes and links (JSON)\n"
-		"  params                       the settings that can be changed, units and ranges\n"
-		"  set dcqcn HOST NAME=VALUE... [--device D --port P]\n"
-		"  set ecn SWITCH PORT QUEUE NAME=VALUE...   (kmin_bytes, kmax_bytes, pmax, enabled)\n"
-		"  set pfc SWITCH PORT NAME=VALUE...         (enable, xoff_bytes, xon_bytes, alpha_shift)\n"
-		"  set pfc HOST DEVICE:PORT enable=MASK\n"
-		"                               change settings (role operator); HOST, SWITCH and PORT\n"
-		"                               may be glob patterns ('leaf*') to change many at once;\n"
-		"                               sizes take units (400KB); --reason TEXT goes to the\n"
-		"                               audit log; --wait waits for the outcome\n"
-		"  probes [--window DUR] [--op OP] [--size BYTES]\n"
-		"                               pingmesh: what the latency matrix points at, and its\n"
-		"                               worst pairs (of the configuration's first op and size\n"
-		"                               unless named)\n"
-		"  alerts [--state active|cleared]  faults named by the pingmesh localization\n"
-		"  changes [ID] [--state S] [--agent A]\n"
-		"                               configuration changes and their outcome (audit log)\n"
-		"\n"
-		"Options:\n"
-		"  -s, --server URL       rocefabd URL (default $ROCEFAB_SERVER or http://127.0.0.1:9750)\n"
-		"  -t, --token-file FILE  bearer token file (default $ROCEFAB_TOKEN_FILE; or the token\n"
-		"                         itself in $ROCEFAB_TOKEN)\n"
-		"  -j, --json             print the REST JSON\n"
-		"      --reason TEXT      why (set)\n"
-		"      --wait[=SECONDS]   wait until every change is settled (set; default 30 s)\n"
-		"  -V, --version          print the version and exit\n"
-		"  -h, --help             this text\n");
-}
+	struct httpc *h = ctx;
+	long status;
+	int r = httpc_json(h, method, path, body, ret, &status, e);
 
-static const char *str(json_t *o, const char *k)
-{
-	json_t *v = json_object_get(o, k);
-	static char buf[8][64];
-	static int i;
-
-	if (json_is_string(v))
-		return json_string_value(v);
-	if (json_is_integer(v)) {
-		i = (i + 1) % 8;
-		snprintf(buf[i], sizeof(buf[i]), "%lld", (long long)json_integer_value(v));
-		return buf[i];
-	}
-	if (json_is_boolean(v))
-		return json_is_true(v) ? "yes" : "no";
-	return NULL;
-}
-
-static void print_health(json_t *d)
-{
-	json_t *st = json_object_get(d, "store"), *ag = json_object_get(d, "agents"),
-	       *in = json_object_get(d, "ingest");
-
-	printf("status:       %s\n", str(d, "status"));
-	printf("version:      %s\n", str(d, "version"));
-	printf("uptime:       %.0f s\n", json_number_value(json_object_get(d, "uptime_s")));
-	printf("database:     %s (queue %s of %s)\n", str(st, "path"), str(st, "queue_depth"),
-	       str(st, "queue_max"));
-	printf("agents:       %s (%s stale)\n", str(ag, "total"), str(ag, "stale"));
-	printf("ingest:       %s reports, %s samples, %.0f samples/s\n", str(in, "reports"),
-	       str(in, "samples"), json_number_value(json_object_get(in, "samples_per_s")));
-}
-
-static void print_agents(json_t *d)
-{
-	static const char *const h[] = { "AGENT", "ROLE",    "STATUS", "LAST SEEN", "SEQ",
-					  "REPORTS", "SAMPLES", "SPOOLED", "DROPPED",   "VERSION",
-					  NULL };
-	struct table *t = table_new(h);
-	size_t i;
-	json_t *a;
-
-	json_array_foreach(json_object_get(d, "items"), i, a) {
-		json_t *sp = json_object_get(a, "spool");
-		const char *row[] = { str(a, "id"),	 str(a, "role"),
-				      str(a, "status"),	 str(a, "last_seen"),
-				      str(a, "seq"),	 str(a, "reports"),
-				      str(a, "samples"), str(sp, "queued_reports"),
-				      str(sp, "dropped_reports"), str(a, "version") };
-
-		table_row(t, row);
-	}
-	table_print(t, stdout);
-	table_free(t);
-}
-
-static void print_hosts(json_t *d)
-{
-	static const char *const h[] = { "HOST", "STATUS", "DEVICES", "PORTS", "UP", "LAST SEEN",
-					  NULL };
-	struct table *t = table_new(h);
-	size_t i;
-	json_t *a;
-
-	json_array_foreach(json_object_get(d, "items"), i, a) {
-		const char *row[] = { str(a, "id"),	str(a, "status"),   str(a, "devices"),
-				      str(a, "ports"),	str(a, "ports_up"), str(a, "last_seen") };
-
-		table_row(t, row);
-	}
-	table_print(t, stdout);
-	table_free(t);
-}
-
-static void port_table(json_t *ports)
-{
-	static const char *const h[] = { "PORT", "NETDEV", "STATE", "SPEED", "MTU", NULL };
-	struct table *t = table_new(h);
-	size_t i;
-	json_t *p;
-
-	json_array_foreach(ports, i, p) {
-		char speed[32] = "-";
-		json_t *sp = json_object_get(p, "speed_mbps");
-		const char *row[5];
-
-		if (json_is_integer(sp))
-			fmt_si((double)json_integer_value(sp) * 1e6, "b/s", speed, sizeof(speed));
-		row[0] = str(p, "id");
-		row[1] = str(p, "netdev");
-		row[2] = str(p, "state");
-		row[3] = speed;
-		row[4] = str(p, "mtu");
-		table_row(t, row);
-	}
-	table_print(t, stdout);
-	table_free(t);
-}
-
-static void print_host(json_t *d)
-{
-	size_t i;
-	json_t *dev;
-
-	printf("host:     %s (%s)\n", str(d, "id"), str(d, "status"));
-	printf("seen:     %s\n", str(d, "last_seen"));
-	json_array_foreach(json_object_get(d, "devices_detail"), i, dev) {
-		printf("\ndevice %s  kind %s  driver %s  firmware %s%s\n", str(dev, "name"),
-		       str(dev, "kind"), str(dev, "driver") ?: "-", str(dev, "fw_version") ?: "-",
-		       json_is_false(json_object_get(dev, "present")) ? "  (ABSENT)" : "");
-		port_table(json_object_get(dev, "ports"));
-	}
-}
-
-static void print_counters(json_t *d)
-{
-	static const char *const h[] = { "COUNTER", "PRIO", "RAW", "DELTA/VALUE", "RATE", "POINTS",
-					  NULL };
-	struct table *t = table_new(h);
-	size_t i;
-	json_t *s;
-
-	printf("port %s, %s .. %s\n\n", str(d, "port"), str(d, "from"), str(d, "to"));
-	json_array_foreach(json_object_get(d, "series"), i, s) {
-		json_t *pts = json_object_get(s, "points");
-		json_t *last = json_array_get(pts, json_array_size(pts) - 1);
-		json_t *rate = json_object_get(last, "rate");
-		char rbuf[40] = "-", unit[40], prio[8] = "-", dbuf[40] = "-", n[16];
-		const char *u = str(s, "unit");
-
-		snprintf(unit, sizeof(unit), "%s/s",
-			 strcmp(u, "bytes") == 0 ? "B" : strcmp(u, "microseconds") == 0 ? "us" : u);
-		if (json_is_number(rate))
-			fmt_si(json_number_value(rate), unit, rbuf, sizeof(rbuf));
-		if (json_is_number(json_object_get(last, "value"))) /* a gauge: its value */
-			fmt_si(json_number_value(json_object_get(last, "value")),
-			       strcmp(u, "bytes") == 0 ? "B" : "", dbuf, sizeof(dbuf));
-		if (json_is_integer(json_object_get(last, "delta")))
-			fmt_si((double)json_integer_value(json_object_get(last, "delta")),
-			       strcmp(u, "bytes") == 0 ? "B" : "", dbuf, sizeof(dbuf));
-		if (json_is_integer(json_object_get(s, "priority")))
-			snprintf(prio, sizeof(prio), "%lld",
-				 (long long)json_integer_value(json_object_get(s, "priority")));
-		snprintf(n, sizeof(n), "%zu", json_array_size(pts));
-		{
-			const char *row[] = { str(s, "name"), prio, str(last, "raw"), dbuf, rbuf, n };
-
-			table_row(t, row);
-		}
-	}
-	table_print(t, stdout);
-	table_free(t);
-}
-
-static void print_registry(json_t *d)
-{
-	static const char *const h[] = { "COUNTER", "SCOPE", "UNIT", "KIND", NULL };
-	struct table *t = table_new(h);
-	size_t i;
-	json_t *c;
-
-	json_array_foreach(json_object_get(d, "items"), i, c) {
-		const char *row[] = { str(c, "name"), str(c, "scope"), str(c, "unit"), str(c, "kind") };
-
-		table_row(t, row);
-	}
-	table_print(t, stdout);
-	table_free(t);
-}
-
-static void print_switches(json_t *d)
-{
-	static const char *const h[] = { "SWITCH", "STATUS", "PORTS", "UP", "BACKEND", "LAST SEEN", NULL };
-	struct table *t = table_new(h);
-	size_t i;
-	json_t *a;
-
-	json_array_foreach(json_object_get(d, "items"), i, a) {
-		const char *row[] = { str(a, "id"),	  str(a, "status"),  str(a, "ports"),
-				      str(a, "ports_up"), str(a, "backend"), str(a, "last_seen") };
-
-		table_row(t, row);
-	}
-	table_print(t, stdout);
-	table_free(t);
-}
-
-static void print_switch(json_t *d)
-{
-	static const char *const h[] = { "PORT", "STATE", "SPEED", "NEIGHBOUR", "PFC PRIOS",
-					  "XOFF THRESHOLD", "ECN (lossless queues)", NULL };
-	struct table *t = table_new(h);
-	size_t i;
-	json_t *p;
-
-	printf("switch:   %s (%s)\n", str(d, "id"), str(d, "status"));
-	printf("seen:     %s\n\n", str(d, "last_seen"));
-	json_array_foreach(json_object_get(d, "port_list"), i, p) {
-		json_t *pfc = json_object_get(p, "pfc"), *peer = json_object_get(p, "peer"), *q;
-		char speed[32] = "-", nb[140] = "-", prios[32] = "", ecn[200] = "", thr[32] = "-";
-		long long mask = json_integer_value(json_object_get(pfc, "enable"));
-		size_t k;
-
-		if (json_is_integer(json_object_get(p, "speed_mbps")))
-			fmt_si((double)json_integer_value(json_object_get(p, "speed_mbps")) * 1e6, "b/s",
-			       speed, sizeof(speed));
-		if (peer)
-			snprintf(nb, sizeof(nb), "%s %s", str(peer, "system"), str(peer, "port"));
-		for (int b = 0; b < 8; b++)
-			if (mask & (1 << b))
-				snprintf(prios + strlen(prios), sizeof(prios) - strlen(prios), "%s%d",
-					 prios[0] ? "," : "", b);
-		if (json_is_integer(json_object_get(pfc, "xoff_threshold_bytes")))
-			fmt_si((double)json_integer_value(json_object_get(pfc, "xoff_threshold_bytes")), "B",
-			       thr, sizeof(thr));
-		json_array_foreach(json_object_get(p, "ecn"), k, q) {
-			long long qi = json_integer_value(json_object_get(q, "queue"));
-			char a[32], b[32];
-
-			if (!(mask & (1 << qi)))
-				continue;
-			fmt_si((double)json_integer_value(json_object_get(q, "kmin_bytes")), "B", a, sizeof(a));
-			fmt_si((double)json_integer_value(json_object_get(q, "kmax_bytes")), "B", b, sizeof(b));
-			snprintf(ecn + strlen(ecn), sizeof(ecn) - strlen(ecn), "%sq%lld %s %s..%s p%.2g",
-				 ecn[0] ? "; " : "", qi, json_is_true(json_object_get(q, "enabled")) ? "on" : "off",
-				 a, b, json_number_value(json_object_get(q, "pmax")));
-		}
-		{
-			const char *row[] = { str(p, "port"), str(p, "state"), speed, nb,
-					      prios[0] ? prios : "-", thr, ecn[0] ? ecn : "-" };
-
-			table_row(t, row);
-		}
-	}
-	table_print(t, stdout);
-	table_free(t);
-}
-
-static void print_links(json_t *d)
-{
-	static const char *const h[] = { "A", "PORT", "B", "PORT", "STATE", "SPEED", NULL };
-	struct table *t = table_new(h);
-	size_t i;
-	json_t *l;
-
-	json_array_foreach(json_object_get(d, "items"), i, l) {
-		json_t *a = json_object_get(l, "a"), *b = json_object_get(l, "b");
-		char speed[32] = "-";
-
-		if (json_is_integer(json_object_get(l, "speed_mbps")))
-			fmt_si((double)json_integer_value(json_object_get(l, "speed_mbps")) * 1e6, "b/s",
-			       speed, sizeof(speed));
-		{
-			const char *row[] = { str(a, "node"), str(a, "port"), str(b, "node"),
-					      str(b, "port"), str(l, "state"), speed };
-
-			table_row(t, row);
-		}
-	}
-	table_print(t, stdout);
-	printf("\n%s links, %s up\n", str(d, "count"), str(d, "up"));
-	table_free(t);
-}
-
-static void print_params(json_t *d)
-{
-	static const char *const h[] = { "DCQCN PARAMETER", "UNIT", "MIN", "MAX", "DEFAULT", "MEANING", NULL };
-	struct table *t = table_new(h);
-	size_t i;
-	json_t *p;
-
-	json_array_foreach(json_object_get(d, "dcqcn"), i, p) {
-		const char *row[] = { str(p, "name"), str(p, "unit"), str(p, "min"), str(p, "max"),
-				      str(p, "default"), str(p, "help") };
-
-		table_row(t, row);
-	}
-	table_print(t, stdout);
-	table_free(t);
-	printf("\nECN (switch queues): enabled, kmin_bytes, kmax_bytes, pmax (0..1); Kmin < Kmax < the\n"
-	       "PFC XOFF threshold on lossless priorities.  PFC (ports): enable (priority bit mask),\n"
-	       "xoff_bytes and xon_bytes (static) or alpha_shift (dynamic, -8..8).  Sizes take units.\n");
-}
-
-static int cmp_pairs(const void *a, const void *b)
-{
-	json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-	double lx = json_number_value(json_object_get(x, "loss")), ly = json_number_value(json_object_get(y, "loss"));
-	double px = json_number_value(json_object_get(x, "p99_us")), py = json_number_value(json_object_get(y, "p99_us"));
-
-	if (lx != ly)
-		return lx < ly ? 1 : -1;
-	return (px < py) - (px > py);
-}
-
-static void print_probes(json_t *d)
-{
-	static const char *const h[] = { "SRC", "DST", "PROBES", "LOST", "P50 US", "P99 US", "BAD", NULL };
-	json_t *f = json_object_get(d, "finding"), *pairs = json_object_get(d, "pairs");
-	size_t n = json_array_size(pairs), i;
-	json_t **v = calloc(n + 1, sizeof(*v));
-	struct table *t = table_new(h);
-
-	printf("pingmesh over %.0f s, %s %s B: %zu pairs of %zu hosts\n",
-	       json_number_value(json_object_get(d, "window_s")), str(d, "op") ?: "?", str(d, "size") ?: "?", n,
-	       json_array_size(json_object_get(d, "hosts")));
-	printf("finding:  %s %s\n", str(f, "kind"), str(f, "subject") ?: "");
-	printf("evidence: %s\n\n", str(f, "evidence") ?: "");
-	for (i = 0; v && i < n; i++)
-		v[i] = json_array_get(pairs, i);
-	if (v)
-		qsort(v, n, sizeof(*v), cmp_pairs);
-	for (i = 0; v && i < n && i < 20; i++) {
-		char p50[32], p99[32];
-
-		snprintf(p50, sizeof(p50), "%.1f", json_number_value(json_object_get(v[i], "p50_us")));
-		snprintf(p99, sizeof(p99), "%.1f", json_number_value(json_object_get(v[i], "p99_us")));
-		{
-			const char *row[] = { str(v[i], "src"), str(v[i], "dst"), str(v[i], "n"), str(v[i], "lost"),
-					      p50, p99, str(v[i], "bad") };
-
-			table_row(t, row);
-		}
-	}
-	table_print(t, stdout);
-	table_free(t);
-	free(v);
-}
-
-static void print_alerts(json_t *d)
-{
-	static const char *const h[] = { "ID", "STATE", "KIND", "SUBJECT", "FIRST SEEN", "LAST SEEN", "EVIDENCE", NULL };
-	struct table *t = table_new(h);
-	size_t i;
-	json_t *a;
-
-	json_array_foreach(json_object_get(d, "items"), i, a) {
-		const char *row[] = { str(a, "id"), str(a, "state"), str(a, "kind"), str(a, "subject"),
-				      str(a, "first_seen"), str(a, "last_seen"), str(a, "evidence") };
-
-		table_row(t, row);
-	}
-	table_print(t, stdout);
-	table_free(t);
-}
-
-static void print_changes(json_t *d)
-{
-	static const char *const h[] = { "ID", "STATE", "KIND", "TARGET", "PARAMS", "BY", "CREATED", "ERROR", NULL };
-	struct table *t = table_new(h);
-	json_t *items = json_object_get(d, "items") ?: json_object_get(d, "changes");
-	size_t i;
-	json_t *c;
-
-	if (!items) { /* one change */
-		json_dumpf(d, stdout, JSON_INDENT(2));
-		fputc('\n', stdout);
-		table_free(t);
-		return;
-	}
-	json_array_foreach(items, i, c) {
-		json_t *tg = json_object_get(c, "target");
-		char target[200], *params = json_dumps(json_object_get(c, "params"), JSON_COMPACT | JSON_SORT_KEYS);
-		const char *err = str(json_object_get(c, "error"), "message");
-
-		if (json_object_get(tg, "queue"))
-			snprintf(target, sizeof(target), "%s %s q%s", str(tg, "agent"), str(tg, "port"),
-				 str(tg, "queue"));
-		else if (!strcmp(str(tg, "role") ?: "", "switch"))
-			snprintf(target, sizeof(target), "%s %s", str(tg, "agent"), str(tg, "port"));
-		else
-			snprintf(target, sizeof(target), "%s %s:%s", str(tg, "agent"), str(tg, "device"),
-				 str(tg, "port"));
-		{
-			const char *row[] = { str(c, "id"), str(c, "state"), str(tg, "kind"), target,
-					      params ? params : "", str(c, "actor"), str(c, "created"),
-					      err ? err : "" };
-
-			table_row(t, row);
-		}
-		free(params);
-	}
-	table_print(t, stdout);
-	table_free(t);
-}
-
-/* NAME=VALUE: integers, numbers, true/false; anything else stays a string (sizes: "400KB"). */
-static int parse_assign(const char *a, json_t *params)
-{
-	const char *eq = strchr(a, '=');
-	char name[96], *end;
-	const char *v;
-	long long ll;
-	double d;
-
-	if (!eq || eq == a || (size_t)(eq - a) >= sizeof(name))
-		return -1;
-	memcpy(name, a, (size_t)(eq - a));
-	name[eq - a] = '\0';
-	v = eq + 1;
-	errno = 0;
-	ll = strtoll(v, &end, 0);
-	if (*v && !*end && !errno) {
-		json_object_set_new(params, name, json_integer(ll));
-		return 0;
-	}
-	d = strtod(v, &end);
-	if (*v && !*end) {
-		json_object_set_new(params, name, json_real(d));
-		return 0;
-	}
-	if (!strcmp(v, "true") || !strcmp(v, "on") || !strcmp(v, "false") || !strcmp(v, "off")) {
-		json_object_set_new(params, name, json_boolean(!strcmp(v, "true") || !strcmp(v, "on")));
-		return 0;
-	}
-	json_object_set_new(params, name, json_string(v));
-	return 0;
-}
-
-static bool is_glob(const char *s)
-{
-	return strpbrk(s, "*?[") != NULL;
+	if (r == -EHOSTUNREACH)
+		snprintf(e->where, sizeof(e->where), "%s", httpc_base(h));
+	return r;
 }
 
 static char *read_token(const char *path)
@@ -504,45 +44,35 @@ static char *read_token(const char *path)
 	return strdup(buf);
 }
 
-/* Appends "&key=value" (URL-encoded) to q. */
-static void add_arg(char *q, size_t len, const char *key, const char *value)
-{
-	char enc[512];
-	size_t n = strlen(q);
-
-	if (!value)
-		return;
-	client_escape(value, enc, sizeof(enc));
-	snprintf(q + n, len - n, "%c%s=%s", strchr(q, '?') ? '&' : '?', key, enc);
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "server", required_argument, NULL, 's' }, { "token-file", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'j' },	    { "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },	    { "host", required_argument, NULL, 1 },
-		{ "device", required_argument, NULL, 2 },   { "state", required_argument, NULL, 3 },
-		{ "from", required_argument, NULL, 4 },	    { "to", required_argument, NULL, 5 },
-		{ "step", required_argument, NULL, 6 },	    { "reason", required_argument, NULL, 7 },
-		{ "wait", optional_argument, NULL, 8 },	    { "agent", required_argument, NULL, 9 },
-		{ "port", required_argument, NULL, 10 },    { "window", required_argument, NULL, 6 },
-		{ "op", required_argument, NULL, 11 },	    { "size", required_argument, NULL, 12 },
+		{ "server", required_argument, NULL, 's' },
+		{ "token-file", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "host", required_argument, NULL, 1 },
+		{ "device", required_argument, NULL, 2 },
+		{ "state", required_argument, NULL, 3 },
+		{ "from", required_argument, NULL, 4 },
+		{ "to", required_argument, NULL, 5 },
+		{ "step", required_argument, NULL, 6 },
+		{ "reason", required_argument, NULL, 7 },
+		{ "wait", optional_argument, NULL, 8 },
+		{ "agent", required_argument, NULL, 9 },
+		{ "port", required_argument, NULL, 10 },
+		{ "window", required_argument, NULL, 6 },
+		{ "op", required_argument, NULL, 11 },
+		{ "size", required_argument, NULL, 12 },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *reason = NULL, *agent = NULL, *port_opt = NULL, *method = "GET", *op = NULL, *size = NULL;
-	double wait_s = 0;
-	json_t *body = NULL;
 	const char *server = getenv("ROCEFAB_SERVER"), *token_file = getenv("ROCEFAB_TOKEN_FILE");
-	const char *host = NULL, *device = NULL, *state = NULL, *from = NULL, *to = NULL,
-		   *step = NULL, *cmd;
-	char *token = NULL, path[2048], buf[700];
-	void (*print)(json_t *) = NULL;
-	struct client *c = NULL;
+	struct cli_request req = { 0 };
+	struct cli_opts o = { 0 };
 	struct rf_err e = { 0 };
-	bool json_out = false;
-	json_t *doc = NULL;
-	long status = 0;
+	struct httpc *h = NULL;
+	char *token = NULL, buf[700];
 	int opt, rc = 1;
 
 	while ((opt = getopt_long(argc, argv, "s:t:jVh", longopts, NULL)) != -1) {
@@ -554,304 +84,95 @@ int main(int argc, char **argv)
 			token_file = optarg;
 			break;
 		case 'j':
-			json_out = true;
+			o.json = true;
 			break;
 		case 'V':
 			printf("rocefabctl %s\n", ROCEFAB_VERSION);
 			return 0;
 		case 'h':
-			usage(stdout);
+			cli_usage(stdout);
 			return 0;
 		case 1:
-			host = optarg;
+			o.host = optarg;
 			break;
 		case 2:
-			device = optarg;
+			o.device = optarg;
 			break;
 		case 3:
-			state = optarg;
+			o.state = optarg;
 			break;
 		case 4:
-			from = optarg;
+			o.from = optarg;
 			break;
 		case 5:
-			to = optarg;
+			o.to = optarg;
 			break;
 		case 6:
-			step = optarg;
+			o.step = optarg;
 			break;
 		case 7:
-			reason = optarg;
+			o.reason = optarg;
 			break;
 		case 8:
-			wait_s = optarg ? atof(optarg) : 30;
-			if (wait_s <= 0) {
+			o.wait_s = optarg ? atof(optarg) : 30;
+			if (o.wait_s <= 0) {
 				fprintf(stderr, "rocefabctl: --wait: a number of seconds > 0\n");
 				return 2;
 			}
 			break;
 		case 9:
-			agent = optarg;
+			o.agent = optarg;
 			break;
 		case 10:
-			port_opt = optarg;
+			o.port = optarg;
 			break;
 		case 11:
-			op = optarg;
+			o.op = optarg;
 			break;
 		case 12:
-			size = optarg;
+			o.size = optarg;
 			break;
 		default:
-			usage(stderr);
+			cli_usage(stderr);
 			return 2;
 		}
 	}
 	if (optind >= argc) {
-		usage(stderr);
+		cli_usage(stderr);
 		return 2;
 	}
-	cmd = argv[optind++];
-	if (strcmp(cmd, "health") == 0 && optind == argc) {
-		snprintf(path, sizeof(path), "/api/v1/health");
-		print = print_health;
-	} else if (strcmp(cmd, "version") == 0 && optind == argc) {
-		snprintf(path, sizeof(path), "/api/v1/version");
-	} else if (strcmp(cmd, "agents") == 0 && optind == argc) {
-		snprintf(path, sizeof(path), "/api/v1/agents");
-		print = print_agents;
-	} else if (strcmp(cmd, "hosts") == 0 && optind == argc) {
-		snprintf(path, sizeof(path), "/api/v1/hosts");
-		print = print_hosts;
-	} else if (strcmp(cmd, "hosts") == 0 && optind + 1 == argc) {
-		char enc[512];
-
-		client_escape(argv[optind], enc, sizeof(enc));
-		snprintf(path, sizeof(path), "/api/v1/hosts/%s", enc);
-		print = print_host;
-	} else if (strcmp(cmd, "ports") == 0 && optind == argc) {
-		snprintf(path, sizeof(path), "/api/v1/ports");
-		add_arg(path, sizeof(path), "host", host);
-		add_arg(path, sizeof(path), "device", device);
-		add_arg(path, sizeof(path), "state", state);
-		print = NULL;
-	} else if (strcmp(cmd, "counters") == 0 && optind < argc) {
-		char enc[512], names[1024] = "";
-
-		client_escape(argv[optind++], enc, sizeof(enc));
-		snprintf(path, sizeof(path), "/api/v1/ports/%s/counters", enc);
-		for (; optind < argc; optind++) {
-			size_t n = strlen(names);
-
-			snprintf(names + n, sizeof(names) - n, "%s%s", n ? "," : "", argv[optind]);
-		}
-		add_arg(path, sizeof(path), "names", names[0] ? names : NULL);
-		add_arg(path, sizeof(path), "from", from);
-		add_arg(path, sizeof(path), "to", to);
-		add_arg(path, sizeof(path), "step", step);
-		print = print_counters;
-	} else if (strcmp(cmd, "registry") == 0 && optind == argc) {
-		snprintf(path, sizeof(path), "/api/v1/counters");
-		print = print_registry;
-	} else if (strcmp(cmd, "switches") == 0 && optind == argc) {
-		snprintf(path, sizeof(path), "/api/v1/switches");
-		print = print_switches;
-	} else if (strcmp(cmd, "switches") == 0 && optind + 1 == argc) {
-		char enc[512];
-
-		client_escape(argv[optind], enc, sizeof(enc));
-		snprintf(path, sizeof(path), "/api/v1/switches/%s", enc);
-		print = print_switch;
-	} else if (strcmp(cmd, "links") == 0 && optind == argc) {
-		snprintf(path, sizeof(path), "/api/v1/links");
-		print = print_links;
-	} else if (strcmp(cmd, "topology") == 0 && optind == argc) {
-		snprintf(path, sizeof(path), "/api/v1/topology");
-	} else if (strcmp(cmd, "params") == 0 && optind == argc) {
-		snprintf(path, sizeof(path), "/api/v1/params");
-		print = print_params;
-	} else if (strcmp(cmd, "probes") == 0 && optind == argc) {
-		snprintf(path, sizeof(path), "/api/v1/probes/matrix");
-		add_arg(path, sizeof(path), "window", step);
-		add_arg(path, sizeof(path), "op", op);
-		add_arg(path, sizeof(path), "size", size);
-		print = print_probes;
-	} else if (strcmp(cmd, "alerts") == 0 && optind == argc) {
-		snprintf(path, sizeof(path), "/api/v1/alerts");
-		add_arg(path, sizeof(path), "state", state);
-		print = print_alerts;
-	} else if (strcmp(cmd, "changes") == 0 && optind + 1 >= argc) {
-		if (optind < argc) {
-			char enc[64];
-
-			client_escape(argv[optind], enc, sizeof(enc));
-			snprintf(path, sizeof(path), "/api/v1/changes/%s", enc);
-		} else {
-			snprintf(path, sizeof(path), "/api/v1/changes");
-			add_arg(path, sizeof(path), "state", state);
-			add_arg(path, sizeof(path), "agent", agent);
-		}
-		print = print_changes;
-	} else if (strcmp(cmd, "set") == 0 && optind + 2 <= argc) {
-		const char *what = argv[optind++], *node = argv[optind++], *sport = NULL, *queue = NULL;
-		bool bulk = is_glob(node);
-		char e1[256], e2[256];
-
-		if (strcmp(what, "dcqcn") && strcmp(what, "ecn") && strcmp(what, "pfc")) {
-			fprintf(stderr, "rocefabctl: set dcqcn, set ecn or set pfc\n");
-			return 2;
-		}
-		if (strcmp(what, "dcqcn") && optind < argc)
-			sport = argv[optind++];
-		if (!strcmp(what, "ecn") && optind < argc)
-			queue = argv[optind++];
-		if ((strcmp(what, "dcqcn") && !sport) || (!strcmp(what, "ecn") && !queue)) {
-			fprintf(stderr, "rocefabctl: set %s needs %s\n", what,
-				!strcmp(what, "ecn") ? "SWITCH PORT QUEUE" : "NODE PORT");
-			return 2;
-		}
-		bulk |= sport && is_glob(sport);
-		body = json_object();
-		for (; optind < argc; optind++) {
-			if (parse_assign(argv[optind], body) < 0) {
-				fprintf(stderr, "rocefabctl: '%s' is not NAME=VALUE\n", argv[optind]);
-				json_decref(body);
-				return 2;
-			}
-		}
-		if (!json_object_size(body)) {
-			fprintf(stderr, "rocefabctl: name at least one NAME=VALUE to change (rocefabctl params)\n");
-			json_decref(body);
-			return 2;
-		}
-		method = "PUT";
-		if (bulk) {
-			json_t *sel = json_object(), *doc2;
-			bool on_host = !strcmp(what, "dcqcn") || (sport && strchr(sport, ':'));
-
-			json_object_set_new(sel, on_host ? "host" : "switch", json_string(node));
-			if (sport)
-				json_object_set_new(sel, "port", json_string(sport));
-			if (queue)
-				json_object_set_new(sel, "queue", json_integer(atoi(queue)));
-			if (device)
-				json_object_set_new(sel, "device", json_string(device));
-			doc2 = json_pack("{s:s,s:o,s:o}", "kind", what, "select", sel, "params", body);
-			body = doc2;
-			method = "POST";
-			snprintf(path, sizeof(path), "/api/v1/changes");
-		} else if (!strcmp(what, "dcqcn")) {
-			client_escape(node, e1, sizeof(e1));
-			snprintf(path, sizeof(path), "/api/v1/hosts/%s/dcqcn", e1);
-			if (device)
-				json_object_set_new(body, "device", json_string(device));
-			if (port_opt)
-				json_object_set_new(body, "port", json_string(port_opt));
-		} else if (!strcmp(what, "ecn")) {
-			client_escape(node, e1, sizeof(e1));
-			client_escape(sport, e2, sizeof(e2));
-			snprintf(path, sizeof(path), "/api/v1/switches/%s/ports/%s/queues/%s/ecn", e1, e2, queue);
-		} else {
-			client_escape(node, e1, sizeof(e1));
-			client_escape(sport, e2, sizeof(e2));
-			snprintf(path, sizeof(path), "/api/v1/%s/%s/ports/%s/pfc",
-				 strchr(sport, ':') ? "hosts" : "switches", e1, e2);
-		}
-		if (reason)
-			json_object_set_new(body, "reason", json_string(reason));
-		print = print_changes;
-	} else {
-		fprintf(stderr, "rocefabctl: unknown command or wrong arguments: %s\n", cmd);
-		usage(stderr);
+	if ((rc = cli_request_build(argv[optind], argv + optind + 1, argc - optind - 1, &o, &req,
+				    &e)) < 0) {
+		fprintf(stderr, "rocefabctl: %s\n", e.msg[0] ? e.msg : strerror(-rc));
+		if (!strcmp(e.code, "USAGE"))
+			cli_usage(stderr);
 		return 2;
 	}
-
 	if (token_file && *token_file) {
 		token = read_token(token_file);
-		if (!token)
+		if (!token) {
+			cli_request_fini(&req);
 			return 1;
+		}
 	} else if (getenv("ROCEFAB_TOKEN")) {
 		token = strdup(getenv("ROCEFAB_TOKEN"));
 	}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	if (client_new(server ? server : "http://127.0.0.1:9750", token, &c, &e) < 0 ||
-	    client_request(c, method, path, body, &doc, &status, &e) < 0) {
+	if (httpc_new(&(struct httpc_conf){ .base = server ? server : "http://127.0.0.1:9750",
+					    .what = "--server",
+					    .token = token,
+					    .user_agent = "rocefabctl/" ROCEFAB_VERSION,
+					    .timeout_ns = 30 * INT64_C(1000000000) },
+		      &h, &e) < 0) {
 		fprintf(stderr, "rocefabctl: %s\n", rf_err_str(&e, buf, sizeof(buf)));
-		goto out;
-	}
-	if (body && wait_s > 0) {
-		/* follow the batch until every change is settled */
-		json_int_t batch = json_integer_value(json_object_get(doc, "batch"));
-		struct timespec ts = { 0, 250 * 1000 * 1000 };
-		double waited = 0;
-
-		for (;;) {
-			json_t *now = NULL, *it;
-			size_t i, open = 0;
-
-			snprintf(path, sizeof(path), "/api/v1/changes?batch=%lld&limit=10000", (long long)batch);
-			if (client_get(c, path, &now, &status, &e) < 0) {
-				fprintf(stderr, "rocefabctl: %s\n", rf_err_str(&e, buf, sizeof(buf)));
-				goto out;
-			}
-			json_array_foreach(json_object_get(now, "items"), i, it) {
-				const char *st = str(it, "state");
-
-				open += !strcmp(st, "pending") || !strcmp(st, "sent");
-			}
-			json_decref(doc);
-			doc = now;
-			if (!open || waited >= wait_s)
-				break;
-			nanosleep(&ts, NULL);
-			waited += 0.25;
-		}
-		{
-			json_t *it;
-			size_t i;
-
-			rc = 0;
-			json_array_foreach(json_object_get(doc, "items"), i, it)
-				if (strcmp(str(it, "state"), "applied"))
-					rc = 3;
-		}
-		if (json_out) {
-			json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(16));
-			fputc('\n', stdout);
-		} else {
-			print_changes(doc);
-		}
-		if (rc)
-			fprintf(stderr, "rocefabctl: not every change was applied (see ERROR)\n");
-		goto out;
-	}
-	if (json_out || (!print && strcmp(cmd, "ports") != 0)) {
-		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(16));
-		fputc('\n', stdout);
-	} else if (strcmp(cmd, "ports") == 0) {
-		port_table(json_object_get(doc, "items"));
+		rc = 1;
 	} else {
-		print(doc);
+		rc = cli_run(&req, &o, &(struct cli_transport){ .json = send_json, .ctx = h },
+			     stdout, stderr);
 	}
-	if (!json_out && strcmp(cmd, "probes") == 0) {
-		/* the matrix alone is half the answer: show what it raised */
-		json_t *al = NULL;
-
-		if (client_get(c, "/api/v1/alerts?state=active", &al, &status, &e) < 0) {
-			fprintf(stderr, "rocefabctl: alerts: %s\n", rf_err_str(&e, buf, sizeof(buf)));
-			goto out;
-		}
-		printf("\nactive alerts: %zu\n", json_array_size(json_object_get(al, "items")));
-		if (json_array_size(json_object_get(al, "items")))
-			print_alerts(al);
-		json_decref(al);
-	}
-	rc = 0;
-out:
-	json_decref(doc);
-	json_decref(body);
-	client_free(c);
+	httpc_free(h);
 	curl_global_cleanup();
+	cli_request_fini(&req);
 	free(token);
 	return rc;
 }

@@ -1,0 +1,576 @@
+/* rocefabctl's commands: see commands.h. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/commands.h"
+#include "lib/httpc.h"
+
+/* --- building the request's path ------------------------------------------------------------ */
+
+/* Appends to the path; -ENAMETOOLONG when the result would not fit. */
+static int path_add(struct cli_request *r, struct rf_err *e, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int path_add(struct cli_request *r, struct rf_err *e, const char *fmt, ...)
+{
+	size_t n = strlen(r->path);
+	va_list ap;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(r->path + n, sizeof(r->path) - n, fmt, ap);
+	va_end(ap);
+	if (len < 0 || (size_t)len >= sizeof(r->path) - n)
+		return rf_err_set(e, -ENAMETOOLONG, NULL, NULL,
+				  "the arguments make a request longer than %zu bytes",
+				  sizeof(r->path) - 1);
+	return 0;
+}
+
+/* s URL-encoded (a path segment or a query value). */
+static int path_add_escaped(struct cli_request *r, struct rf_err *e, const char *s)
+{
+	/* room for every byte encoded; when httpc_escape() must cut s short, what it leaves is
+	 * still longer than the path can hold, so path_add() fails rather than send a cut value */
+	char enc[3 * sizeof(r->path)];
+
+	httpc_escape(s, enc, sizeof(enc));
+	return path_add(r, e, "%s", enc);
+}
+
+/* "?key=value" or "&key=value"; nothing when value is NULL. */
+static int query_add(struct cli_request *r, struct rf_err *e, const char *key, const char *value)
+{
+	if (!value)
+		return 0;
+	return path_add(r, e, "%c%s=", strchr(r->path, '?') ? '&' : '?', key)
+		       ?: path_add_escaped(r, e, value);
+}
+
+/* "?key=v1,v2,..." of the n values; nothing when there are none. */
+static int query_add_list(struct cli_request *r, struct rf_err *e, const char *key,
+			  char *const *values, int n)
+{
+	int x = n > 0 ? query_add(r, e, key, values[0]) : 0;
+
+	for (int i = 1; i < n && !x; i++)
+		x = path_add(r, e, ",") ?: path_add_escaped(r, e, values[i]);
+	return x;
+}
+
+/* --- the commands' requests ----------------------------------------------------------------- */
+
+/* The command's resource, or the one its argument names in it ("hosts X": /api/v1/hosts/X). */
+static int build_get(const struct cli_cmd *c, char *const *args, int nargs,
+		     const struct cli_opts *o, struct cli_request *r, struct rf_err *e)
+{
+	int x = path_add(r, e, "%s", c->path);
+
+	(void)o;
+	if (x || !nargs)
+		return x;
+	return path_add(r, e, "/") ?: path_add_escaped(r, e, args[0]);
+}
+
+static int build_ports(const struct cli_cmd *c, char *const *args, int nargs,
+		       const struct cli_opts *o, struct cli_request *r, struct rf_err *e)
+{
+	return build_get(c, args, nargs, o, r, e) ?: query_add(r, e, "host", o->host) ?:
+		       query_add(r, e, "device", o->device) ?: query_add(r, e, "state", o->state);
+}
+
+/* counters PORT [NAME...] */
+static int build_counters(const struct cli_cmd *c, char *const *args, int nargs,
+			  const struct cli_opts *o, struct cli_request *r, struct rf_err *e)
+{
+	(void)c;
+	return path_add(r, e, "/api/v1/ports/") ?: path_add_escaped(r, e, args[0]) ?:
+		       path_add(r, e, "/counters") ?:
+		       query_add_list(r, e, "names", args + 1, nargs - 1) ?:
+		       query_add(r, e, "from", o->from) ?: query_add(r, e, "to", o->to) ?:
+		       query_add(r, e, "step", o->step);
+}
+
+static int build_probes(const struct cli_cmd *c, char *const *args, int nargs,
+			const struct cli_opts *o, struct cli_request *r, struct rf_err *e)
+{
+	return build_get(c, args, nargs, o, r, e) ?: query_add(r, e, "window", o->step) ?:
+		       query_add(r, e, "op", o->op) ?: query_add(r, e, "size", o->size);
+}
+
+static int build_alerts(const struct cli_cmd *c, char *const *args, int nargs,
+			const struct cli_opts *o, struct cli_request *r, struct rf_err *e)
+{
+	return build_get(c, args, nargs, o, r, e) ?: query_add(r, e, "state", o->state);
+}
+
+/* changes [ID]: the filters apply to the list only */
+static int build_changes(const struct cli_cmd *c, char *const *args, int nargs,
+			 const struct cli_opts *o, struct cli_request *r, struct rf_err *e)
+{
+	if (nargs)
+		return build_get(c, args, nargs, o, r, e);
+	return build_get(c, args, nargs, o, r, e) ?: query_add(r, e, "state", o->state) ?:
+		       query_add(r, e, "agent", o->agent);
+}
+
+/* NAME=VALUE: integers, numbers, true/false; anything else stays a string (sizes: "400KB"). */
+static int parse_assign(const char *a, json_t *params)
+{
+	const char *eq = strchr(a, '=');
+	char name[96], *end;
+	const char *v;
+	long long ll;
+	double d;
+
+	if (!eq || eq == a || (size_t)(eq - a) >= sizeof(name))
+		return -1;
+	memcpy(name, a, (size_t)(eq - a));
+	name[eq - a] = '\0';
+	v = eq + 1;
+	errno = 0;
+	ll = strtoll(v, &end, 0);
+	if (*v && !*end && !errno) {
+		json_object_set_new(params, name, json_integer(ll));
+		return 0;
+	}
+	d = strtod(v, &end);
+	if (*v && !*end) {
+		json_object_set_new(params, name, json_real(d));
+		return 0;
+	}
+	if (!strcmp(v, "true") || !strcmp(v, "on") || !strcmp(v, "false") || !strcmp(v, "off")) {
+		json_object_set_new(params, name,
+				    json_boolean(!strcmp(v, "true") || !strcmp(v, "on")));
+		return 0;
+	}
+	json_object_set_new(params, name, json_string(v));
+	return 0;
+}
+
+static bool is_glob(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+/* The object of set: its kind (dcqcn, ecn, pfc), a node, and the port and queue it takes. */
+struct set_target {
+	const char *what, *node, *port, *queue;
+};
+
+/* POST /api/v1/changes {"kind", "select", "params"}: every object the patterns match. */
+static int set_many(const struct set_target *s, json_t *params, const struct cli_opts *o,
+		    struct cli_request *r, struct rf_err *e)
+{
+	bool on_host = !strcmp(s->what, "dcqcn") || (s->port && strchr(s->port, ':'));
+	json_t *sel = json_object();
+
+	if (!sel)
+		return -ENOMEM;
+	json_object_set_new(sel, on_host ? "host" : "switch", json_string(s->node));
+	if (s->port)
+		json_object_set_new(sel, "port", json_string(s->port));
+	if (s->queue) {
+		char *end;
+		long q = strtol(s->queue, &end, 10);
+
+		if (!*s->queue || *end) {
+			json_decref(sel);
+			return rf_err_set(e, -EINVAL, NULL, NULL,
+					  "set ecn: QUEUE is a number, not '%s'", s->queue);
+		}
+		json_object_set_new(sel, "queue", json_integer(q));
+	}
+	if (o->device)
+		json_object_set_new(sel, "device", json_string(o->device));
+	if (!s->port && o->port) /* dcqcn: the one port of the usage's --port */
+		json_object_set_new(sel, "port", json_string(o->port));
+	r->body = json_pack("{s:s,s:o,s:O}", "kind", s->what, "select", sel, "params", params);
+	r->method = "POST";
+	return r->body ? path_add(r, e, "/api/v1/changes") : -ENOMEM;
+}
+
+/* PUT the object's own resource with params as the body. */
+static int set_one(const struct set_target *s, json_t *params, const struct cli_opts *o,
+		   struct cli_request *r, struct rf_err *e)
+{
+	int x;
+
+	if (!strcmp(s->what, "dcqcn")) {
+		if (o->device)
+			json_object_set_new(params, "device", json_string(o->device));
+		if (o->port)
+			json_object_set_new(params, "port", json_string(o->port));
+		x = path_add(r, e, "/api/v1/hosts/") ?: path_add_escaped(r, e, s->node) ?:
+			    path_add(r, e, "/dcqcn");
+	} else if (!strcmp(s->what, "ecn")) {
+		x = path_add(r, e, "/api/v1/switches/") ?: path_add_escaped(r, e, s->node) ?:
+			    path_add(r, e, "/ports/") ?: path_add_escaped(r, e, s->port) ?:
+			    path_add(r, e, "/queues/") ?: path_add_escaped(r, e, s->queue) ?:
+			    path_add(r, e, "/ecn");
+	} else { /* pfc of a switch port, or of a host's DEVICE:PORT */
+		x = path_add(r, e, "/api/v1/%s/", strchr(s->port, ':') ? "hosts" : "switches") ?:
+			    path_add_escaped(r, e, s->node) ?: path_add(r, e, "/ports/") ?:
+			    path_add_escaped(r, e, s->port) ?: path_add(r, e, "/pfc");
+	}
+	r->body = json_incref(params);
+	r->method = "PUT";
+	return x;
+}
+
+/* set dcqcn HOST NAME=VALUE..., set ecn SWITCH PORT QUEUE NAME=VALUE...,
+ * set pfc SWITCH|HOST PORT NAME=VALUE...; a pattern as HOST, SWITCH or PORT changes many. */
+static int build_set(const struct cli_cmd *c, char *const *args, int nargs,
+		     const struct cli_opts *o, struct cli_request *r, struct rf_err *e)
+{
+	struct set_target s = { .what = args[0], .node = args[1] };
+	bool dcqcn = !strcmp(s.what, "dcqcn"), ecn = !strcmp(s.what, "ecn");
+	json_t *params;
+	int i = 2, x;
+
+	(void)c;
+	if (!dcqcn && !ecn && strcmp(s.what, "pfc"))
+		return rf_err_set(e, -EINVAL, NULL, NULL, "set dcqcn, set ecn or set pfc");
+	if (!dcqcn && i < nargs)
+		s.port = args[i++];
+	if (ecn && i < nargs)
+		s.queue = args[i++];
+	if ((!dcqcn && !s.port) || (ecn && !s.queue))
+		return rf_err_set(e, -EINVAL, NULL, NULL, "set %s needs %s", s.what,
+				  ecn ? "SWITCH PORT QUEUE" : "NODE PORT");
+	if (!(params = json_object()))
+		return -ENOMEM;
+	for (; i < nargs; i++) {
+		if (parse_assign(args[i], params) < 0) {
+			json_decref(params);
+			return rf_err_set(e, -EINVAL, NULL, NULL, "'%s' is not NAME=VALUE",
+					  args[i]);
+		}
+	}
+	if (!json_object_size(params)) {
+		json_decref(params);
+		return rf_err_set(e, -EINVAL, NULL, NULL,
+				  "name at least one NAME=VALUE to change (rocefabctl params)");
+	}
+	if (is_glob(s.node) || (s.port && is_glob(s.port)))
+		x = set_many(&s, params, o, r, e);
+	else
+		x = set_one(&s, params, o, r, e);
+	json_decref(params);
+	if (x == 0 && o->reason)
+		json_object_set_new(r->body, "reason", json_string(o->reason));
+	return x;
+}
+
+/* --- the table ------------------------------------------------------------------------------ */
+
+static const char set_synopsis[] =
+	"set dcqcn HOST NAME=VALUE... [--device D --port P]\n"
+	"set ecn SWITCH PORT QUEUE NAME=VALUE...   (kmin_bytes, kmax_bytes, pmax, enabled)\n"
+	"set pfc SWITCH PORT NAME=VALUE...         (enable, xoff_bytes, xon_bytes, alpha_shift)\n"
+	"set pfc HOST DEVICE:PORT enable=MASK";
+
+static const struct cli_cmd cmds[] = {
+	{ .name = "health",
+	  .synopsis = "health",
+	  .help = "daemon and store health",
+	  .path = "/api/v1/health",
+	  .build = build_get,
+	  .print = print_health },
+	{ .name = "version",
+	  .synopsis = "version",
+	  .help = "versions of rocefabd and its contracts",
+	  .path = "/api/v1/version",
+	  .build = build_get },
+	{ .name = "agents",
+	  .synopsis = "agents",
+	  .help = "agents, their liveness and spools",
+	  .path = "/api/v1/agents",
+	  .build = build_get,
+	  .print = print_agents },
+	{ .name = "hosts",
+	  .synopsis = "hosts [HOST]",
+	  .help = "hosts, or one host with its devices and ports",
+	  .max_args = 1,
+	  .path = "/api/v1/hosts",
+	  .build = build_get,
+	  .print = print_hosts,
+	  .print_one = print_host },
+	{ .name = "ports",
+	  .synopsis = "ports [--host H] [--device D] [--state up|down|init|unknown]",
+	  .path = "/api/v1/ports",
+	  .build = build_ports,
+	  .print = print_ports },
+	{ .name = "counters",
+	  .synopsis = "counters PORT [NAME...] [--from T] [--to T] [--step DUR]",
+	  .help = "latest delta and rate of a port's counters (PORT is\n"
+		  "HOST:DEVICE:PORT; times: RFC 3339, Unix seconds, -5m)",
+	  .min_args = 1,
+	  .max_args = -1,
+	  .build = build_counters,
+	  .print = print_counters },
+	{ .name = "registry",
+	  .synopsis = "registry",
+	  .help = "the counters rocefab knows",
+	  .path = "/api/v1/counters",
+	  .build = build_get,
+	  .print = print_registry },
+	{ .name = "switches",
+	  .synopsis = "switches [SWITCH]",
+	  .help = "switches, or one switch with its ports, neighbours,\n"
+		  "PFC and ECN settings",
+	  .max_args = 1,
+	  .path = "/api/v1/switches",
+	  .build = build_get,
+	  .print = print_switches,
+	  .print_one = print_switch },
+	{ .name = "links",
+	  .synopsis = "links",
+	  .help = "links between ports, from the ports' neighbours",
+	  .path = "/api/v1/links",
+	  .build = build_get,
+	  .print = print_links },
+	{ .name = "topology",
+	  .synopsis = "topology",
+	  .help = "nodes and links (JSON)",
+	  .path = "/api/v1/topology",
+	  .build = build_get },
+	{ .name = "params",
+	  .synopsis = "params",
+	  .help = "the settings that can be changed, units and ranges",
+	  .path = "/api/v1/params",
+	  .build = build_get,
+	  .print = print_params },
+	{ .name = "set",
+	  .synopsis = set_synopsis,
+	  .help = "change settings (role operator); HOST, SWITCH and PORT\n"
+		  "may be glob patterns ('leaf*') to change many at once;\n"
+		  "sizes take units (400KB); --reason TEXT goes to the\n"
+		  "audit log; --wait waits for the outcome",
+	  .min_args = 2,
+	  .max_args = -1,
+	  .build = build_set,
+	  .print = print_changes,
+	  .flags = CLI_FOLLOW_BATCH },
+	{ .name = "probes",
+	  .synopsis = "probes [--window DUR] [--op OP] [--size BYTES]",
+	  .help = "pingmesh: what the latency matrix points at, and its\n"
+		  "worst pairs (of the configuration's first op and size\n"
+		  "unless named)",
+	  .path = "/api/v1/probes/matrix",
+	  .build = build_probes,
+	  .print = print_probes,
+	  .flags = CLI_WITH_ALERTS },
+	{ .name = "alerts",
+	  .synopsis = "alerts [--state active|cleared]",
+	  .help = "faults named by the pingmesh localization",
+	  .path = "/api/v1/alerts",
+	  .build = build_alerts,
+	  .print = print_alerts },
+	{ .name = "changes",
+	  .synopsis = "changes [ID] [--state S] [--agent A]",
+	  .help = "configuration changes and their outcome (audit log)",
+	  .max_args = 1,
+	  .path = "/api/v1/changes",
+	  .build = build_changes,
+	  .print = print_changes },
+};
+
+const struct cli_cmd *cli_cmd_find(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
+		if (!strcmp(cmds[i].name, name))
+			return &cmds[i];
+	return NULL;
+}
+
+/* --- usage ---------------------------------------------------------------------------------- */
+
+enum {
+	USAGE_HELP_COL = 31, /* where the help of a command starts */
+	USAGE_WIDTH = 80,
+};
+
+/* The length of the first line of s. */
+static int line_len(const char *s)
+{
+	return (int)strcspn(s, "\n");
+}
+
+/* The synopsis lines, then the help: on the last synopsis line when it fits there (in the help
+ * column, or two spaces on), else under it; its other lines in the help column. */
+static void usage_cmd(FILE *f, const struct cli_cmd *c)
+{
+	const char *s = c->synopsis, *h = c->help;
+	int n;
+
+	while (s[n = line_len(s)]) {
+		fprintf(f, "  %.*s\n", n, s);
+		s += n + 1;
+	}
+	if (h && 2 + n + 2 <= USAGE_HELP_COL) {
+		fprintf(f, "  %-*s%.*s\n", USAGE_HELP_COL - 2, s, line_len(h), h);
+		h += line_len(h);
+	} else if (h && 2 + n + 2 + line_len(h) <= USAGE_WIDTH) {
+		fprintf(f, "  %s  %.*s\n", s, line_len(h), h);
+		h += line_len(h);
+	} else {
+		fprintf(f, "  %s\n", s);
+	}
+	if (h && *h == '\n')
+		h++;
+	while (h && *h) {
+		n = line_len(h);
+		fprintf(f, "%*s%.*s\n", USAGE_HELP_COL, "", n, h);
+		h += n + (h[n] == '\n');
+	}
+}
+
+static const char usage_options[] =
+	"\n"
+	"Options:\n"
+	"  -s, --server URL       rocefabd URL (default $ROCEFAB_SERVER or http://127.0.0.1:9750)\n"
+	"  -t, --token-file FILE  bearer token file (default $ROCEFAB_TOKEN_FILE; or the token\n"
+	"                         itself in $ROCEFAB_TOKEN)\n"
+	"  -j, --json             print the REST JSON\n"
+	"      --reason TEXT      why (set)\n"
+	"      --wait[=SECONDS]   wait until every change is settled (set; default 30 s)\n"
+	"  -V, --version          print the version and exit\n"
+	"  -h, --help             this text\n";
+
+void cli_usage(FILE *f)
+{
+	fprintf(f, "usage: rocefabctl [OPTIONS] COMMAND [ARGS]\n"
+		   "\n"
+		   "Commands:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
+		usage_cmd(f, &cmds[i]);
+	fputs(usage_options, f);
+}
+
+/* --- requests ------------------------------------------------------------------------------- */
+
+int cli_request_build(const char *name, char *const *args, int nargs, const struct cli_opts *o,
+		      struct cli_request *req, struct rf_err *e)
+{
+	const struct cli_cmd *c = cli_cmd_find(name);
+	struct cli_request r = { .cmd = c, .method = "GET" };
+	int x;
+
+	if (!c || nargs < c->min_args || (c->max_args >= 0 && nargs > c->max_args))
+		return rf_err_set(e, -EINVAL, "USAGE", NULL,
+				  "unknown command or wrong arguments: %s", name);
+	if ((x = c->build(c, args, nargs, o, &r, e)) < 0) {
+		json_decref(r.body);
+		return x;
+	}
+	r.print = nargs && c->print_one ? c->print_one : c->print;
+	*req = r;
+	return 0;
+}
+
+void cli_request_fini(struct cli_request *req)
+{
+	if (!req)
+		return;
+	json_decref(req->body);
+	req->body = NULL;
+}
+
+/* --- running one ---------------------------------------------------------------------------- */
+
+static int report(FILE *err, const char *what, const struct rf_err *e)
+{
+	char buf[700];
+
+	fprintf(err, "rocefabctl: %s%s\n", what, rf_err_str(e, buf, sizeof(buf)));
+	return 1;
+}
+
+static const char *state_of(const json_t *change)
+{
+	return json_string_value(json_object_get(change, "state")) ?: "";
+}
+
+/* Polls the batch the answer *doc names until none of its changes is pending or sent, or
+ * wait_s has passed; *doc becomes the last list of them. */
+static int follow_batch(const struct cli_transport *t, double wait_s, json_t **doc,
+			struct rf_err *e)
+{
+	json_int_t batch = json_integer_value(json_object_get(*doc, "batch"));
+	struct timespec ts = { 0, 250 * 1000 * 1000 };
+	double waited = 0;
+	char path[96];
+
+	snprintf(path, sizeof(path), "/api/v1/changes?batch=%lld&limit=10000", (long long)batch);
+	for (;;) {
+		json_t *now = NULL, *it;
+		size_t i, open = 0;
+		int x;
+
+		if ((x = t->json(t->ctx, "GET", path, NULL, &now, e)) < 0)
+			return x;
+		json_array_foreach(json_object_get(now, "items"), i, it) {
+			open += !strcmp(state_of(it), "pending") || !strcmp(state_of(it), "sent");
+		}
+		json_decref(*doc);
+		*doc = now;
+		if (!open || waited >= wait_s)
+			return 0;
+		nanosleep(&ts, NULL);
+		waited += 0.25;
+	}
+}
+
+/* The matrix alone is half the answer: show what it raised. */
+static int show_alerts(const struct cli_transport *t, FILE *out, FILE *err)
+{
+	struct rf_err e = { 0 };
+	json_t *al = NULL;
+	size_t n;
+
+	if (t->json(t->ctx, "GET", "/api/v1/alerts?state=active", NULL, &al, &e) < 0)
+		return report(err, "alerts: ", &e);
+	n = json_array_size(json_object_get(al, "items"));
+	fprintf(out, "\nactive alerts: %zu\n", n);
+	if (n)
+		print_alerts(out, al);
+	json_decref(al);
+	return 0;
+}
+
+int cli_run(const struct cli_request *req, const struct cli_opts *o, const struct cli_transport *t,
+	    FILE *out, FILE *err)
+{
+	bool follow = (req->cmd->flags & CLI_FOLLOW_BATCH) && o->wait_s > 0;
+	struct rf_err e = { 0 };
+	json_t *doc = NULL, *it;
+	int rc = 0;
+	size_t i;
+
+	if (t->json(t->ctx, req->method, req->path, req->body, &doc, &e) < 0)
+		return report(err, "", &e);
+	if (follow && follow_batch(t, o->wait_s, &doc, &e) < 0) {
+		json_decref(doc);
+		return report(err, "", &e);
+	}
+	if (o->json || !req->print)
+		print_json(out, doc);
+	else
+		req->print(out, doc);
+	if (follow) {
+		json_array_foreach(json_object_get(doc, "items"), i, it) {
+			if (strcmp(state_of(it), "applied"))
+				rc = 3;
+		}
+		if (rc)
+			fprintf(err, "rocefabctl: not every change was applied (see ERROR)\n");
+	}
+	json_decref(doc);
+	if (!o->json && (req->cmd->flags & CLI_WITH_ALERTS) && show_alerts(t, out, err))
+		rc = 1;
+	return rc;
+}

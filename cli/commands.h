@@ -1,0 +1,88 @@
+/* rocefabctl's commands: one table entry per command (its usage, how many arguments it takes,
+ * the request it makes, how its answer is printed), the request built from a command line, and
+ * running it against rocefabd.  main.c only parses the global options. */
+#ifndef ROCEFAB_CLI_COMMANDS_H
+#define ROCEFAB_CLI_COMMANDS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "cli/print.h"
+#include "lib/err.h"
+
+/* The options the commands read; NULL or 0 when not given. */
+struct cli_opts {
+	const char *host, *device; /* ports; --device also narrows set dcqcn and set pfc */
+	const char *state;         /* ports, alerts, changes */
+	const char *from, *to;     /* counters */
+	const char *step;          /* counters --step, and probes --window: one option, two names */
+	const char *op, *size;     /* probes */
+	const char *agent;         /* changes */
+	const char *port;          /* set dcqcn */
+	const char *reason;        /* set */
+	double wait_s;             /* set --wait: seconds to follow the batch */
+	bool json;                 /* -j: the answer as JSON */
+};
+
+struct cli_request;
+
+enum {
+	CLI_FOLLOW_BATCH = 1 << 0, /* with --wait, follow the batch of changes until settled */
+	CLI_WITH_ALERTS = 1 << 1,  /* the text output also shows the active alerts */
+};
+
+struct cli_cmd {
+	const char *name;
+	const char *synopsis; /* usage lines, from the name on ("hosts [HOST]") */
+	const char *help;     /* what it does, lines of usage; NULL: none */
+	int min_args;         /* positional arguments after the name */
+	int max_args;         /* -1: any number */
+	const char *path;     /* the resource it starts from; NULL: build() makes it all */
+	/* The request from the positional arguments (their number is checked) and the options. */
+	int (*build)(const struct cli_cmd *c, char *const *args, int nargs,
+		     const struct cli_opts *o, struct cli_request *req, struct rf_err *e);
+	print_fn *print;     /* the answer as text; NULL: as JSON */
+	print_fn *print_one; /* the same when a positional argument named one ("hosts X") */
+	unsigned flags;      /* CLI_* */
+};
+
+struct cli_request {
+	const struct cli_cmd *cmd;
+	const char *method;
+	char path[2048]; /* with its query */
+	json_t *body;    /* owned; NULL: none */
+	print_fn *print; /* the answer as text (NULL: JSON) */
+};
+
+/* The command called name; NULL when there is none. */
+const struct cli_cmd *cli_cmd_find(const char *name);
+
+/* The usage text, the command list made from the table. */
+void cli_usage(FILE *f);
+
+/* The request of command line "name args..." (nargs positional arguments after the name) into
+ * *req, which the caller releases with cli_request_fini() when this returns 0.  -EINVAL for an
+ * unknown command or a wrong number of arguments (e->code "USAGE": show the usage too) and for
+ * arguments the command rejects (e->msg says why), -ENAMETOOLONG when the request's path would
+ * not fit; *req is then untouched. */
+int cli_request_build(const char *name, char *const *args, int nargs, const struct cli_opts *o,
+		      struct cli_request *req, struct rf_err *e);
+void cli_request_fini(struct cli_request *req);
+
+/* How cli_run() reaches rocefabd: httpc_json() in rocefabctl, a fake in tests.  json() returns
+ * 0 and a document in *ret (a new reference), or a negative errno with e filled. */
+struct cli_transport {
+	int (*json)(void *ctx, const char *method, const char *path, json_t *body, json_t **ret,
+		    struct rf_err *e);
+	void *ctx;
+};
+
+/* Sends req, prints the answer on out and the errors on err ("rocefabctl: ..."), and returns
+ * the exit status: 0; 1 when rocefabd could not be reached or answered with an error; 3 when
+ * a followed batch (set --wait) has a change that was not applied. */
+int cli_run(const struct cli_request *req, const struct cli_opts *o, const struct cli_transport *t,
+	    FILE *out, FILE *err);
+
+#endif

@@ -1,0 +1,516 @@
+/* rocefabctl's printers: see print.h. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/print.h"
+#include "cli/table.h"
+
+/* The text of the integers a printer shows: each printer keeps its own and frees it on return,
+ * so that any number of them can be in one table row or one line. */
+struct strs {
+	char **v;
+	size_t n;
+};
+
+static void strs_fini(struct strs *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+}
+
+/* o[k] as text: a string as it is, an integer in decimal (kept in s), a boolean as yes/no;
+ * NULL when absent, of another type, or out of memory. */
+static const char *str(struct strs *s, const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+	char *t, **nv;
+
+	if (json_is_string(v))
+		return json_string_value(v);
+	if (json_is_boolean(v))
+		return json_is_true(v) ? "yes" : "no";
+	if (!json_is_integer(v))
+		return NULL;
+	if (asprintf(&t, "%lld", (long long)json_integer_value(v)) < 0)
+		return NULL;
+	nv = realloc(s->v, (s->n + 1) * sizeof(*nv));
+	if (!nv) {
+		free(t);
+		return NULL;
+	}
+	s->v = nv;
+	s->v[s->n++] = t;
+	return t;
+}
+
+void print_json(FILE *f, const json_t *doc)
+{
+	json_dumpf(doc, f, JSON_INDENT(2) | JSON_REAL_PRECISION(16));
+	fputc('\n', f);
+}
+
+void print_health(FILE *f, const json_t *d)
+{
+	const json_t *st = json_object_get(d, "store"), *ag = json_object_get(d, "agents"),
+		     *in = json_object_get(d, "ingest");
+	struct strs s = { 0 };
+
+	fprintf(f, "status:       %s\n", str(&s, d, "status"));
+	fprintf(f, "version:      %s\n", str(&s, d, "version"));
+	fprintf(f, "uptime:       %.0f s\n", json_number_value(json_object_get(d, "uptime_s")));
+	fprintf(f, "database:     %s (queue %s of %s)\n", str(&s, st, "path"),
+		str(&s, st, "queue_depth"), str(&s, st, "queue_max"));
+	fprintf(f, "agents:       %s (%s stale)\n", str(&s, ag, "total"), str(&s, ag, "stale"));
+	fprintf(f, "ingest:       %s reports, %s samples, %.0f samples/s\n", str(&s, in, "reports"),
+		str(&s, in, "samples"), json_number_value(json_object_get(in, "samples_per_s")));
+	strs_fini(&s);
+}
+
+void print_agents(FILE *f, const json_t *d)
+{
+	static const char *const h[] = { "AGENT",   "ROLE",    "STATUS",  "LAST SEEN",
+					 "SEQ",     "REPORTS", "SAMPLES", "SPOOLED",
+					 "DROPPED", "VERSION", NULL };
+	struct table *t = table_new(h);
+	struct strs s = { 0 };
+	size_t i;
+	json_t *a;
+
+	json_array_foreach(json_object_get(d, "items"), i, a) {
+		const json_t *sp = json_object_get(a, "spool");
+		const char *row[] = { str(&s, a, "id"),
+				      str(&s, a, "role"),
+				      str(&s, a, "status"),
+				      str(&s, a, "last_seen"),
+				      str(&s, a, "seq"),
+				      str(&s, a, "reports"),
+				      str(&s, a, "samples"),
+				      str(&s, sp, "queued_reports"),
+				      str(&s, sp, "dropped_reports"),
+				      str(&s, a, "version") };
+
+		table_row(t, row);
+	}
+	table_print(t, f);
+	table_free(t);
+	strs_fini(&s);
+}
+
+void print_hosts(FILE *f, const json_t *d)
+{
+	static const char *const h[] = { "HOST", "STATUS",    "DEVICES", "PORTS",
+					 "UP",   "LAST SEEN", NULL };
+	struct table *t = table_new(h);
+	struct strs s = { 0 };
+	size_t i;
+	json_t *a;
+
+	json_array_foreach(json_object_get(d, "items"), i, a) {
+		const char *row[] = { str(&s, a, "id"),       str(&s, a, "status"),
+				      str(&s, a, "devices"),  str(&s, a, "ports"),
+				      str(&s, a, "ports_up"), str(&s, a, "last_seen") };
+
+		table_row(t, row);
+	}
+	table_print(t, f);
+	table_free(t);
+	strs_fini(&s);
+}
+
+static void port_table(FILE *f, const json_t *ports)
+{
+	static const char *const h[] = { "PORT", "NETDEV", "STATE", "SPEED", "MTU", NULL };
+	struct table *t = table_new(h);
+	struct strs s = { 0 };
+	size_t i;
+	json_t *p;
+
+	json_array_foreach(ports, i, p) {
+		char speed[32] = "-";
+		const json_t *sp = json_object_get(p, "speed_mbps");
+
+		if (json_is_integer(sp))
+			fmt_si((double)json_integer_value(sp) * 1e6, "b/s", speed, sizeof(speed));
+		{
+			const char *row[] = { str(&s, p, "id"), str(&s, p, "netdev"),
+					      str(&s, p, "state"), speed, str(&s, p, "mtu") };
+
+			table_row(t, row);
+		}
+	}
+	table_print(t, f);
+	table_free(t);
+	strs_fini(&s);
+}
+
+void print_host(FILE *f, const json_t *d)
+{
+	struct strs s = { 0 };
+	size_t i;
+	json_t *dev;
+
+	fprintf(f, "host:     %s (%s)\n", str(&s, d, "id"), str(&s, d, "status"));
+	fprintf(f, "seen:     %s\n", str(&s, d, "last_seen"));
+	json_array_foreach(json_object_get(d, "devices_detail"), i, dev) {
+		fprintf(f, "\ndevice %s  kind %s  driver %s  firmware %s%s\n", str(&s, dev, "name"),
+			str(&s, dev, "kind"), str(&s, dev, "driver") ?: "-",
+			str(&s, dev, "fw_version") ?: "-",
+			json_is_false(json_object_get(dev, "present")) ? "  (ABSENT)" : "");
+		port_table(f, json_object_get(dev, "ports"));
+	}
+	strs_fini(&s);
+}
+
+void print_ports(FILE *f, const json_t *d)
+{
+	port_table(f, json_object_get(d, "items"));
+}
+
+void print_counters(FILE *f, const json_t *d)
+{
+	static const char *const h[] = { "COUNTER", "PRIO",   "RAW", "DELTA/VALUE",
+					 "RATE",    "POINTS", NULL };
+	struct table *t = table_new(h);
+	struct strs s = { 0 };
+	size_t i;
+	json_t *ser;
+
+	fprintf(f, "port %s, %s .. %s\n\n", str(&s, d, "port"), str(&s, d, "from"),
+		str(&s, d, "to"));
+	json_array_foreach(json_object_get(d, "series"), i, ser) {
+		const json_t *pts = json_object_get(ser, "points");
+		const json_t *last = json_array_get(pts, json_array_size(pts) - 1);
+		const json_t *rate = json_object_get(last, "rate");
+		char rbuf[40] = "-", unit[40], prio[8] = "-", dbuf[40] = "-", n[16];
+		const char *u = str(&s, ser, "unit") ?: "";
+		bool bytes = strcmp(u, "bytes") == 0;
+
+		if (bytes)
+			snprintf(unit, sizeof(unit), "B/s");
+		else if (strcmp(u, "microseconds") == 0)
+			snprintf(unit, sizeof(unit), "us/s");
+		else
+			snprintf(unit, sizeof(unit), "%s/s", u);
+		if (json_is_number(rate))
+			fmt_si(json_number_value(rate), unit, rbuf, sizeof(rbuf));
+		if (json_is_number(json_object_get(last, "value"))) /* a gauge: its value */
+			fmt_si(json_number_value(json_object_get(last, "value")), bytes ? "B" : "",
+			       dbuf, sizeof(dbuf));
+		if (json_is_integer(json_object_get(last, "delta")))
+			fmt_si((double)json_integer_value(json_object_get(last, "delta")),
+			       bytes ? "B" : "", dbuf, sizeof(dbuf));
+		if (json_is_integer(json_object_get(ser, "priority")))
+			snprintf(prio, sizeof(prio), "%lld",
+				 (long long)json_integer_value(json_object_get(ser, "priority")));
+		snprintf(n, sizeof(n), "%zu", json_array_size(pts));
+		{
+			const char *row[] = {
+				str(&s, ser, "name"), prio, str(&s, last, "raw"), dbuf, rbuf, n
+			};
+
+			table_row(t, row);
+		}
+	}
+	table_print(t, f);
+	table_free(t);
+	strs_fini(&s);
+}
+
+void print_registry(FILE *f, const json_t *d)
+{
+	static const char *const h[] = { "COUNTER", "SCOPE", "UNIT", "KIND", NULL };
+	struct table *t = table_new(h);
+	struct strs s = { 0 };
+	size_t i;
+	json_t *c;
+
+	json_array_foreach(json_object_get(d, "items"), i, c) {
+		const char *row[] = { str(&s, c, "name"), str(&s, c, "scope"), str(&s, c, "unit"),
+				      str(&s, c, "kind") };
+
+		table_row(t, row);
+	}
+	table_print(t, f);
+	table_free(t);
+	strs_fini(&s);
+}
+
+void print_switches(FILE *f, const json_t *d)
+{
+	static const char *const h[] = { "SWITCH",  "STATUS",    "PORTS", "UP",
+					 "BACKEND", "LAST SEEN", NULL };
+	struct table *t = table_new(h);
+	struct strs s = { 0 };
+	size_t i;
+	json_t *a;
+
+	json_array_foreach(json_object_get(d, "items"), i, a) {
+		const char *row[] = { str(&s, a, "id"),      str(&s, a, "status"),
+				      str(&s, a, "ports"),   str(&s, a, "ports_up"),
+				      str(&s, a, "backend"), str(&s, a, "last_seen") };
+
+		table_row(t, row);
+	}
+	table_print(t, f);
+	table_free(t);
+	strs_fini(&s);
+}
+
+void print_switch(FILE *f, const json_t *d)
+{
+	static const char *const h[] = { "PORT",
+					 "STATE",
+					 "SPEED",
+					 "NEIGHBOUR",
+					 "PFC PRIOS",
+					 "XOFF THRESHOLD",
+					 "ECN (lossless queues)",
+					 NULL };
+	struct table *t = table_new(h);
+	struct strs s = { 0 };
+	size_t i;
+	json_t *p;
+
+	fprintf(f, "switch:   %s (%s)\n", str(&s, d, "id"), str(&s, d, "status"));
+	fprintf(f, "seen:     %s\n\n", str(&s, d, "last_seen"));
+	json_array_foreach(json_object_get(d, "port_list"), i, p) {
+		const json_t *pfc = json_object_get(p, "pfc"), *peer = json_object_get(p, "peer");
+		char speed[32] = "-", nb[140] = "-", prios[32] = "", ecn[200] = "", thr[32] = "-";
+		long long mask = json_integer_value(json_object_get(pfc, "enable"));
+		size_t k;
+		json_t *q;
+
+		if (json_is_integer(json_object_get(p, "speed_mbps")))
+			fmt_si((double)json_integer_value(json_object_get(p, "speed_mbps")) * 1e6,
+			       "b/s", speed, sizeof(speed));
+		if (peer)
+			snprintf(nb, sizeof(nb), "%s %s", str(&s, peer, "system"),
+				 str(&s, peer, "port"));
+		for (int b = 0; b < 8; b++)
+			if (mask & (1 << b))
+				snprintf(prios + strlen(prios), sizeof(prios) - strlen(prios),
+					 "%s%d", prios[0] ? "," : "", b);
+		if (json_is_integer(json_object_get(pfc, "xoff_threshold_bytes")))
+			fmt_si((double)json_integer_value(
+				       json_object_get(pfc, "xoff_threshold_bytes")),
+			       "B", thr, sizeof(thr));
+		json_array_foreach(json_object_get(p, "ecn"), k, q) {
+			long long qi = json_integer_value(json_object_get(q, "queue"));
+			char a[32], b[32];
+
+			/* the 8 priorities; a queue number beyond them is not shifted (undefined)
+			 */
+			if (qi < 0 || qi > 7 || !(mask & (1 << qi)))
+				continue;
+			fmt_si((double)json_integer_value(json_object_get(q, "kmin_bytes")), "B", a,
+			       sizeof(a));
+			fmt_si((double)json_integer_value(json_object_get(q, "kmax_bytes")), "B", b,
+			       sizeof(b));
+			snprintf(ecn + strlen(ecn), sizeof(ecn) - strlen(ecn),
+				 "%sq%lld %s %s..%s p%.2g", ecn[0] ? "; " : "", qi,
+				 json_is_true(json_object_get(q, "enabled")) ? "on" : "off", a, b,
+				 json_number_value(json_object_get(q, "pmax")));
+		}
+		{
+			const char *row[] = { str(&s, p, "port"),
+					      str(&s, p, "state"),
+					      speed,
+					      nb,
+					      prios[0] ? prios : "-",
+					      thr,
+					      ecn[0] ? ecn : "-" };
+
+			table_row(t, row);
+		}
+	}
+	table_print(t, f);
+	table_free(t);
+	strs_fini(&s);
+}
+
+void print_links(FILE *f, const json_t *d)
+{
+	static const char *const h[] = { "A", "PORT", "B", "PORT", "STATE", "SPEED", NULL };
+	struct table *t = table_new(h);
+	struct strs s = { 0 };
+	size_t i;
+	json_t *l;
+
+	json_array_foreach(json_object_get(d, "items"), i, l) {
+		const json_t *a = json_object_get(l, "a"), *b = json_object_get(l, "b");
+		char speed[32] = "-";
+
+		if (json_is_integer(json_object_get(l, "speed_mbps")))
+			fmt_si((double)json_integer_value(json_object_get(l, "speed_mbps")) * 1e6,
+			       "b/s", speed, sizeof(speed));
+		{
+			const char *row[] = { str(&s, a, "node"),  str(&s, a, "port"),
+					      str(&s, b, "node"),  str(&s, b, "port"),
+					      str(&s, l, "state"), speed };
+
+			table_row(t, row);
+		}
+	}
+	table_print(t, f);
+	fprintf(f, "\n%s links, %s up\n", str(&s, d, "count"), str(&s, d, "up"));
+	table_free(t);
+	strs_fini(&s);
+}
+
+/* After the DCQCN table: the switch settings, which have no table of their own. */
+static const char params_note[] =
+	"\nECN (switch queues): enabled, kmin_bytes, kmax_bytes, pmax (0..1); Kmin < Kmax < the\n"
+	"PFC XOFF threshold on lossless priorities.  PFC (ports): enable (priority bit mask),\n"
+	"xoff_bytes and xon_bytes (static) or alpha_shift (dynamic, -8..8).  Sizes take units.\n";
+
+void print_params(FILE *f, const json_t *d)
+{
+	static const char *const h[] = { "DCQCN PARAMETER", "UNIT",    "MIN", "MAX",
+					 "DEFAULT",         "MEANING", NULL };
+	struct table *t = table_new(h);
+	struct strs s = { 0 };
+	size_t i;
+	json_t *p;
+
+	json_array_foreach(json_object_get(d, "dcqcn"), i, p) {
+		const char *row[] = {
+			str(&s, p, "name"), str(&s, p, "unit"),    str(&s, p, "min"),
+			str(&s, p, "max"),  str(&s, p, "default"), str(&s, p, "help")
+		};
+
+		table_row(t, row);
+	}
+	table_print(t, f);
+	table_free(t);
+	strs_fini(&s);
+	fputs(params_note, f);
+}
+
+/* The worst first: the higher loss, then the higher p99. */
+static int cmp_pairs(const void *a, const void *b)
+{
+	const json_t *x = *(const json_t *const *)a, *y = *(const json_t *const *)b;
+	double lx = json_number_value(json_object_get(x, "loss"));
+	double ly = json_number_value(json_object_get(y, "loss"));
+	double px = json_number_value(json_object_get(x, "p99_us"));
+	double py = json_number_value(json_object_get(y, "p99_us"));
+
+	if (lx != ly)
+		return lx < ly ? 1 : -1;
+	return (px < py) - (px > py);
+}
+
+void print_probes(FILE *f, const json_t *d)
+{
+	static const char *const h[] = { "SRC",    "DST",    "PROBES", "LOST",
+					 "P50 US", "P99 US", "BAD",    NULL };
+	const json_t *fi = json_object_get(d, "finding"), *pairs = json_object_get(d, "pairs");
+	size_t n = json_array_size(pairs), i;
+	const json_t **v = calloc(n + 1, sizeof(*v));
+	struct table *t = table_new(h);
+	struct strs s = { 0 };
+
+	fprintf(f, "pingmesh over %.0f s, %s %s B: %zu pairs of %zu hosts\n",
+		json_number_value(json_object_get(d, "window_s")), str(&s, d, "op") ?: "?",
+		str(&s, d, "size") ?: "?", n, json_array_size(json_object_get(d, "hosts")));
+	fprintf(f, "finding:  %s %s\n", str(&s, fi, "kind"), str(&s, fi, "subject") ?: "");
+	fprintf(f, "evidence: %s\n\n", str(&s, fi, "evidence") ?: "");
+	for (i = 0; v && i < n; i++)
+		v[i] = json_array_get(pairs, i);
+	if (v)
+		qsort(v, n, sizeof(*v), cmp_pairs);
+	for (i = 0; v && i < n && i < 20; i++) {
+		char p50[32], p99[32];
+
+		snprintf(p50, sizeof(p50), "%.1f",
+			 json_number_value(json_object_get(v[i], "p50_us")));
+		snprintf(p99, sizeof(p99), "%.1f",
+			 json_number_value(json_object_get(v[i], "p99_us")));
+		{
+			const char *row[] = { str(&s, v[i], "src"),
+					      str(&s, v[i], "dst"),
+					      str(&s, v[i], "n"),
+					      str(&s, v[i], "lost"),
+					      p50,
+					      p99,
+					      str(&s, v[i], "bad") };
+
+			table_row(t, row);
+		}
+	}
+	table_print(t, f);
+	table_free(t);
+	strs_fini(&s);
+	free(v);
+}
+
+void print_alerts(FILE *f, const json_t *d)
+{
+	static const char *const h[] = { "ID",         "STATE",     "KIND",     "SUBJECT",
+					 "FIRST SEEN", "LAST SEEN", "EVIDENCE", NULL };
+	struct table *t = table_new(h);
+	struct strs s = { 0 };
+	size_t i;
+	json_t *a;
+
+	json_array_foreach(json_object_get(d, "items"), i, a) {
+		const char *row[] = { str(&s, a, "id"),         str(&s, a, "state"),
+				      str(&s, a, "kind"),       str(&s, a, "subject"),
+				      str(&s, a, "first_seen"), str(&s, a, "last_seen"),
+				      str(&s, a, "evidence") };
+
+		table_row(t, row);
+	}
+	table_print(t, f);
+	table_free(t);
+	strs_fini(&s);
+}
+
+void print_changes(FILE *f, const json_t *d)
+{
+	static const char *const h[] = { "ID", "STATE",   "KIND",  "TARGET", "PARAMS",
+					 "BY", "CREATED", "ERROR", NULL };
+	const json_t *items = json_object_get(d, "items") ?: json_object_get(d, "changes");
+	struct strs s = { 0 };
+	struct table *t;
+	size_t i;
+	json_t *c;
+
+	if (!items) { /* one change */
+		json_dumpf(d, f, JSON_INDENT(2));
+		fputc('\n', f);
+		return;
+	}
+	t = table_new(h);
+	json_array_foreach(items, i, c) {
+		const json_t *tg = json_object_get(c, "target");
+		char target[200], *params = json_dumps(json_object_get(c, "params"),
+						       JSON_COMPACT | JSON_SORT_KEYS);
+		const char *err = str(&s, json_object_get(c, "error"), "message");
+
+		if (json_object_get(tg, "queue"))
+			snprintf(target, sizeof(target), "%s %s q%s", str(&s, tg, "agent"),
+				 str(&s, tg, "port"), str(&s, tg, "queue"));
+		else if (!strcmp(str(&s, tg, "role") ?: "", "switch"))
+			snprintf(target, sizeof(target), "%s %s", str(&s, tg, "agent"),
+				 str(&s, tg, "port"));
+		else
+			snprintf(target, sizeof(target), "%s %s:%s", str(&s, tg, "agent"),
+				 str(&s, tg, "device"), str(&s, tg, "port"));
+		{
+			const char *row[] = { str(&s, c, "id"),      str(&s, c, "state"),
+					      str(&s, tg, "kind"),   target,
+					      params ? params : "",  str(&s, c, "actor"),
+					      str(&s, c, "created"), err ? err : "" };
+
+			table_row(t, row);
+		}
+		free(params);
+	}
+	table_print(t, f);
+	table_free(t);
+	strs_fini(&s);
+}

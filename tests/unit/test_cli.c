@@ -1,0 +1,918 @@
+/* Unit tests of rocefabctl (cli/): the command table, the requests it builds, the usage text,
+ * the printers on fixed answers, and running a command over a scripted transport (no network).
+ * The expected texts are what rocefabctl printed before the command table. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli/commands.h"
+#include "cli/print.h"
+#include "tests/unit/unit.h"
+
+/* JSON written with ' for ", so that the fixtures read as JSON. */
+static json_t *J(const char *s)
+{
+	char *t = strdup(s);
+	json_error_t je;
+	json_t *doc;
+
+	assert_non_null(t);
+	for (char *p = t; *p; p++)
+		if (*p == '\'')
+			*p = '"';
+	doc = json_loads(t, 0, &je);
+	if (!doc)
+		fail_msg("bad fixture: %s: %s", je.text, t);
+	free(t);
+	return doc;
+}
+
+/* --- the table and the requests -------------------------------------------------------------- */
+
+#define ARGV(...) ((char *[]){ __VA_ARGS__, NULL })
+
+/* argv: the command and its positional arguments. */
+static int build(const struct cli_opts *o, struct cli_request *r, struct rf_err *e, char **argv)
+{
+	int n = 0;
+
+	while (argv[n])
+		n++;
+	rf_err_clear(e);
+	return cli_request_build(argv[0], argv + 1, n - 1, o, r, e);
+}
+
+static void assert_request(const struct cli_request *r, const char *method, const char *path,
+			   const char *body)
+{
+	assert_string_equal(r->method, method);
+	assert_string_equal(r->path, path);
+	if (!body) {
+		assert_null(r->body);
+	} else {
+		json_t *want = J(body);
+
+		if (!json_equal(r->body, want)) {
+			char *got = json_dumps(r->body, JSON_COMPACT);
+
+			fail_msg("body %s, not %s", got ? got : "(none)", body);
+		}
+		json_decref(want);
+	}
+}
+
+static void test_lookup(void **state)
+{
+	static const char *const names[] = { "health", "version",  "agents",   "hosts",
+					     "ports",  "counters", "registry", "switches",
+					     "links",  "topology", "params",   "set",
+					     "probes", "alerts",   "changes" };
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		const struct cli_cmd *c = cli_cmd_find(names[i]);
+
+		assert_non_null(c);
+		assert_string_equal(c->name, names[i]);
+		assert_non_null(c->build);
+	}
+	assert_null(cli_cmd_find("host"));
+	assert_null(cli_cmd_find("HEALTH"));
+	assert_null(cli_cmd_find(""));
+	assert_null(cli_cmd_find("frobnicate"));
+	/* what the special behaviours hang on */
+	assert_ptr_equal(cli_cmd_find("hosts")->print, print_hosts);
+	assert_ptr_equal(cli_cmd_find("hosts")->print_one, print_host);
+	assert_ptr_equal(cli_cmd_find("ports")->print, print_ports);
+	assert_null(cli_cmd_find("topology")->print);
+	assert_true(cli_cmd_find("set")->flags & CLI_FOLLOW_BATCH);
+	assert_true(cli_cmd_find("probes")->flags & CLI_WITH_ALERTS);
+	assert_false(cli_cmd_find("alerts")->flags & (CLI_FOLLOW_BATCH | CLI_WITH_ALERTS));
+}
+
+static void test_build_get(void **state)
+{
+	struct cli_opts o = { 0 };
+	struct cli_request r;
+	struct rf_err e;
+
+	(void)state;
+	assert_int_equal(build(&o, &r, &e, ARGV("health")), 0);
+	assert_request(&r, "GET", "/api/v1/health", NULL);
+	assert_ptr_equal(r.print, print_health);
+	cli_request_fini(&r);
+
+	assert_int_equal(build(&o, &r, &e, ARGV("version")), 0);
+	assert_request(&r, "GET", "/api/v1/version", NULL);
+	assert_null(r.print); /* JSON */
+
+	assert_int_equal(build(&o, &r, &e, ARGV("registry")), 0);
+	assert_request(&r, "GET", "/api/v1/counters", NULL);
+
+	assert_int_equal(build(&o, &r, &e, ARGV("hosts")), 0);
+	assert_request(&r, "GET", "/api/v1/hosts", NULL);
+	assert_ptr_equal(r.print, print_hosts);
+
+	assert_int_equal(build(&o, &r, &e, ARGV("hosts", "gpu-a2")), 0);
+	assert_request(&r, "GET", "/api/v1/hosts/gpu-a2", NULL);
+	assert_ptr_equal(r.print, print_host);
+
+	/* a name is one path segment whatever it holds */
+	assert_int_equal(build(&o, &r, &e, ARGV("hosts", "gpu a2/../x?y=1&z#")), 0);
+	assert_request(&r, "GET", "/api/v1/hosts/gpu%20a2%2F..%2Fx%3Fy%3D1%26z%23", NULL);
+
+	assert_int_equal(build(&o, &r, &e, ARGV("switches", "leaf0")), 0);
+	assert_request(&r, "GET", "/api/v1/switches/leaf0", NULL);
+	assert_ptr_equal(r.print, print_switch);
+
+	assert_int_equal(build(&o, &r, &e, ARGV("ports")), 0);
+	assert_request(&r, "GET", "/api/v1/ports", NULL);
+	o.host = "gpu-a2";
+	o.state = "up";
+	assert_int_equal(build(&o, &r, &e, ARGV("ports")), 0);
+	assert_request(&r, "GET", "/api/v1/ports?host=gpu-a2&state=up", NULL);
+	o.device = "mlx5 0";
+	assert_int_equal(build(&o, &r, &e, ARGV("ports")), 0);
+	assert_request(&r, "GET", "/api/v1/ports?host=gpu-a2&device=mlx5%200&state=up", NULL);
+
+	/* options a command does not read change nothing */
+	assert_int_equal(build(&o, &r, &e, ARGV("links")), 0);
+	assert_request(&r, "GET", "/api/v1/links", NULL);
+
+	o = (struct cli_opts){ .state = "active" };
+	assert_int_equal(build(&o, &r, &e, ARGV("alerts")), 0);
+	assert_request(&r, "GET", "/api/v1/alerts?state=active", NULL);
+
+	o = (struct cli_opts){ .step = "3s", .op = "read", .size = "65536" }; /* --window 3s */
+	assert_int_equal(build(&o, &r, &e, ARGV("probes")), 0);
+	assert_request(&r, "GET", "/api/v1/probes/matrix?window=3s&op=read&size=65536", NULL);
+	assert_ptr_equal(r.print, print_probes);
+
+	o = (struct cli_opts){ .state = "failed", .agent = "leaf0" };
+	assert_int_equal(build(&o, &r, &e, ARGV("changes")), 0);
+	assert_request(&r, "GET", "/api/v1/changes?state=failed&agent=leaf0", NULL);
+	assert_int_equal(build(&o, &r, &e, ARGV("changes", "7")), 0);
+	assert_request(&r, "GET", "/api/v1/changes/7", NULL); /* the filters are the list's */
+	assert_ptr_equal(r.print, print_changes);
+}
+
+static void test_build_counters(void **state)
+{
+	struct cli_opts o = { .from = "-5m" };
+	struct cli_request r;
+	struct rf_err e;
+
+	(void)state;
+	assert_int_equal(build(&o, &r, &e, ARGV("counters", "H:D:P", "name1", "name2")), 0);
+	assert_request(&r, "GET", "/api/v1/ports/H:D:P/counters?names=name1,name2&from=-5m", NULL);
+	assert_ptr_equal(r.print, print_counters);
+
+	o = (struct cli_opts){ .from = "2026-01-01T00:00:00+01:00", .to = "now", .step = "10s" };
+	assert_int_equal(build(&o, &r, &e, ARGV("counters", "gpu-a2:mlx5_0:1")), 0);
+	assert_request(&r, "GET",
+		       "/api/v1/ports/gpu-a2:mlx5_0:1/counters"
+		       "?from=2026-01-01T00:00:00%2B01:00&to=now&step=10s",
+		       NULL);
+
+	o = (struct cli_opts){ 0 };
+	assert_int_equal(build(&o, &r, &e, ARGV("counters", "h 1:d/1:1", "a b", "c")), 0);
+	assert_request(&r, "GET", "/api/v1/ports/h%201:d%2F1:1/counters?names=a%20b,c", NULL);
+}
+
+static void test_build_set(void **state)
+{
+	struct cli_opts o = { .reason = "r" };
+	struct cli_request r;
+	struct rf_err e;
+
+	(void)state;
+	assert_int_equal(
+		build(&o, &r, &e,
+		      ARGV("set", "ecn", "leaf0", "Eth1", "3", "kmin_bytes=100KB", "pmax=0.2")),
+		0);
+	assert_request(&r, "PUT", "/api/v1/switches/leaf0/ports/Eth1/queues/3/ecn",
+		       "{'kmin_bytes': '100KB', 'pmax': 0.2, 'reason': 'r'}");
+	assert_ptr_equal(r.print, print_changes);
+	cli_request_fini(&r);
+	assert_null(r.body);
+
+	o = (struct cli_opts){ 0 };
+	assert_int_equal(build(&o, &r, &e, ARGV("set", "pfc", "leaf*", "Eth1", "enable=8")), 0);
+	assert_request(&r, "POST", "/api/v1/changes",
+		       "{'kind': 'pfc', 'select': {'switch': 'leaf*', 'port': 'Eth1'},"
+		       " 'params': {'enable': 8}}");
+	cli_request_fini(&r);
+
+	/* the value's type: integers (also hex), numbers, booleans, anything else a string */
+	assert_int_equal(
+		build(&o, &r, &e,
+		      ARGV("set", "pfc", "leaf0", "Eth1", "enable=0x18", "xoff_bytes=1.5MB",
+			   "alpha_shift=-2", "a=on", "b=false", "c=1e3", "d=")),
+		0);
+	assert_request(&r, "PUT", "/api/v1/switches/leaf0/ports/Eth1/pfc",
+		       "{'enable': 24, 'xoff_bytes': '1.5MB', 'alpha_shift': -2, 'a': true,"
+		       " 'b': false, 'c': 1000.0, 'd': ''}");
+	cli_request_fini(&r);
+
+	/* a host port is DEVICE:PORT */
+	assert_int_equal(build(&o, &r, &e, ARGV("set", "pfc", "h1", "mlx5_0:1", "enable=8")), 0);
+	assert_request(&r, "PUT", "/api/v1/hosts/h1/ports/mlx5_0:1/pfc", "{'enable': 8}");
+	cli_request_fini(&r);
+	o.device = "mlx5_*";
+	assert_int_equal(build(&o, &r, &e, ARGV("set", "pfc", "h*", "*:1", "enable=8")), 0);
+	assert_request(
+		&r, "POST", "/api/v1/changes",
+		"{'kind': 'pfc', 'select': {'host': 'h*', 'port': '*:1', 'device': 'mlx5_*'},"
+		" 'params': {'enable': 8}}");
+	cli_request_fini(&r);
+
+	o = (struct cli_opts){ .device = "mlx5_0", .port = "1", .reason = "tune" };
+	assert_int_equal(build(&o, &r, &e, ARGV("set", "dcqcn", "h1", "rpg_ai_rate_mbps=5")), 0);
+	assert_request(
+		&r, "PUT", "/api/v1/hosts/h1/dcqcn",
+		"{'rpg_ai_rate_mbps': 5, 'device': 'mlx5_0', 'port': '1', 'reason': 'tune'}");
+	cli_request_fini(&r);
+	/* with a pattern, --device and --port narrow the selection */
+	assert_int_equal(build(&o, &r, &e, ARGV("set", "dcqcn", "h[0-3]", "rpg_ai_rate_mbps=5")),
+			 0);
+	assert_request(&r, "POST", "/api/v1/changes",
+		       "{'kind': 'dcqcn', 'select': {'host': 'h[0-3]', 'device': 'mlx5_0',"
+		       " 'port': '1'}, 'params': {'rpg_ai_rate_mbps': 5}, 'reason': 'tune'}");
+	cli_request_fini(&r);
+
+	o = (struct cli_opts){ 0 };
+	assert_int_equal(build(&o, &r, &e, ARGV("set", "ecn", "leaf?", "h0", "3", "pmax=1")), 0);
+	assert_request(&r, "POST", "/api/v1/changes",
+		       "{'kind': 'ecn', 'select': {'switch': 'leaf?', 'port': 'h0', 'queue': 3},"
+		       " 'params': {'pmax': 1}}");
+	cli_request_fini(&r);
+	assert_int_equal(
+		build(&o, &r, &e, ARGV("set", "ecn", "leaf 0", "Eth1/1", "3/..", "pmax=1")), 0);
+	assert_request(&r, "PUT", "/api/v1/switches/leaf%200/ports/Eth1%2F1/queues/3%2F../ecn",
+		       "{'pmax': 1}");
+	cli_request_fini(&r);
+}
+
+static void assert_rejected(const struct cli_opts *o, char **argv, int err, const char *code,
+			    const char *msg)
+{
+	struct cli_request r;
+	struct rf_err e;
+
+	memset(&r, 0x5a, sizeof(r));
+	assert_int_equal(build(o, &r, &e, argv), err);
+	assert_string_equal(e.code, code);
+	assert_string_equal(e.msg, msg);
+	for (size_t i = 0; i < sizeof(r); i++) /* untouched */
+		assert_int_equal(((unsigned char *)&r)[i], 0x5a);
+}
+
+static void test_build_rejects(void **state)
+{
+	struct cli_opts o = { 0 };
+	char *long_name = malloc(3000);
+
+	(void)state;
+	/* the usage errors: unknown command, too many or too few arguments */
+	assert_rejected(&o, ARGV("frobnicate"), -EINVAL, "USAGE",
+			"unknown command or wrong arguments: frobnicate");
+	assert_rejected(&o, ARGV("health", "x"), -EINVAL, "USAGE",
+			"unknown command or wrong arguments: health");
+	assert_rejected(&o, ARGV("hosts", "a", "b"), -EINVAL, "USAGE",
+			"unknown command or wrong arguments: hosts");
+	assert_rejected(&o, ARGV("ports", "x"), -EINVAL, "USAGE",
+			"unknown command or wrong arguments: ports");
+	assert_rejected(&o, ARGV("changes", "1", "2"), -EINVAL, "USAGE",
+			"unknown command or wrong arguments: changes");
+	assert_rejected(&o, ARGV("counters"), -EINVAL, "USAGE",
+			"unknown command or wrong arguments: counters");
+	assert_rejected(&o, ARGV("set", "ecn"), -EINVAL, "USAGE",
+			"unknown command or wrong arguments: set");
+	/* what set itself refuses */
+	assert_rejected(&o, ARGV("set", "qos", "leaf0", "x=1"), -EINVAL, "",
+			"set dcqcn, set ecn or set pfc");
+	assert_rejected(&o, ARGV("set", "ecn", "leaf0", "Eth1"), -EINVAL, "",
+			"set ecn needs SWITCH PORT QUEUE");
+	assert_rejected(&o, ARGV("set", "pfc", "leaf0"), -EINVAL, "", "set pfc needs NODE PORT");
+	assert_rejected(&o, ARGV("set", "ecn", "leaf0", "Eth1", "3"), -EINVAL, "",
+			"name at least one NAME=VALUE to change (rocefabctl params)");
+	assert_rejected(&o, ARGV("set", "dcqcn", "h1", "a=1", "kmin"), -EINVAL, "",
+			"'kmin' is not NAME=VALUE");
+	assert_rejected(&o, ARGV("set", "dcqcn", "h1", "=1"), -EINVAL, "",
+			"'=1' is not NAME=VALUE");
+	assert_rejected(&o, ARGV("set", "ecn", "leaf*", "h0", "*", "pmax=1"), -EINVAL, "",
+			"set ecn: QUEUE is a number, not '*'");
+	assert_rejected(&o, ARGV("set", "ecn", "leaf*", "h0", "3a", "pmax=1"), -EINVAL, "",
+			"set ecn: QUEUE is a number, not '3a'");
+	/* a request that does not fit is refused, not cut short */
+	assert_non_null(long_name);
+	memset(long_name, 'a', 2999);
+	long_name[2999] = '\0';
+	assert_rejected(&o, ARGV("hosts", long_name), -ENAMETOOLONG, "",
+			"the arguments make a request longer than 2047 bytes");
+	long_name[2034] = '\0'; /* "/api/v1/hosts/" and 2034 bytes: 2048 */
+	assert_rejected(&o, ARGV("hosts", long_name), -ENAMETOOLONG, "",
+			"the arguments make a request longer than 2047 bytes");
+	{
+		struct cli_request r;
+		struct rf_err e;
+
+		long_name[2033] = '\0'; /* 2047 bytes: the longest there is room for */
+		assert_int_equal(build(&o, &r, &e, ARGV("hosts", long_name)), 0);
+		assert_int_equal(strlen(r.path), 2047);
+		cli_request_fini(&r);
+	}
+	memset(long_name, '/', 1000); /* 3000 bytes once escaped */
+	long_name[1000] = '\0';
+	assert_rejected(&o, ARGV("switches", long_name), -ENAMETOOLONG, "",
+			"the arguments make a request longer than 2047 bytes");
+	free(long_name);
+}
+
+/* --- the usage ------------------------------------------------------------------------------- */
+
+static const char usage_txt[] =
+	"usage: rocefabctl [OPTIONS] COMMAND [ARGS]\n"
+	"\n"
+	"Commands:\n"
+	"  health                       daemon and store health\n"
+	"  version                      versions of rocefabd and its contracts\n"
+	"  agents                       agents, their liveness and spools\n"
+	"  hosts [HOST]                 hosts, or one host with its devices and ports\n"
+	"  ports [--host H] [--device D] [--state up|down|init|unknown]\n"
+	"  counters PORT [NAME...] [--from T] [--to T] [--step DUR]\n"
+	"                               latest delta and rate of a port's counters (PORT is\n"
+	"                               HOST:DEVICE:PORT; times: RFC 3339, Unix seconds, -5m)\n"
+	"  registry                     the counters rocefab knows\n"
+	"  switches [SWITCH]            switches, or one switch with its ports, neighbours,\n"
+	"                               PFC and ECN settings\n"
+	"  links                        links between ports, from the ports' neighbours\n"
+	"  topology                     nodes and links (JSON)\n"
+	"  params                       the settings that can be changed, units and ranges\n"
+	"  set dcqcn HOST NAME=VALUE... [--device D --port P]\n"
+	"  set ecn SWITCH PORT QUEUE NAME=VALUE...   (kmin_bytes, kmax_bytes, pmax, enabled)\n"
+	"  set pfc SWITCH PORT NAME=VALUE...         (enable, xoff_bytes, xon_bytes, alpha_shift)\n"
+	"  set pfc HOST DEVICE:PORT enable=MASK\n"
+	"                               change settings (role operator); HOST, SWITCH and PORT\n"
+	"                               may be glob patterns ('leaf*') to change many at once;\n"
+	"                               sizes take units (400KB); --reason TEXT goes to the\n"
+	"                               audit log; --wait waits for the outcome\n"
+	"  probes [--window DUR] [--op OP] [--size BYTES]\n"
+	"                               pingmesh: what the latency matrix points at, and its\n"
+	"                               worst pairs (of the configuration's first op and size\n"
+	"                               unless named)\n"
+	"  alerts [--state active|cleared]  faults named by the pingmesh localization\n"
+	"  changes [ID] [--state S] [--agent A]\n"
+	"                               configuration changes and their outcome (audit log)\n"
+	"\n"
+	"Options:\n"
+	"  -s, --server URL       rocefabd URL (default $ROCEFAB_SERVER or http://127.0.0.1:9750)\n"
+	"  -t, --token-file FILE  bearer token file (default $ROCEFAB_TOKEN_FILE; or the token\n"
+	"                         itself in $ROCEFAB_TOKEN)\n"
+	"  -j, --json             print the REST JSON\n"
+	"      --reason TEXT      why (set)\n"
+	"      --wait[=SECONDS]   wait until every change is settled (set; default 30 s)\n"
+	"  -V, --version          print the version and exit\n"
+	"  -h, --help             this text\n";
+
+static void test_usage(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(f);
+	cli_usage(f);
+	fclose(f);
+	assert_string_equal(buf, usage_txt);
+	free(buf);
+}
+
+/* --- the printers ---------------------------------------------------------------------------- */
+
+/* What p prints for the document. */
+static char *printed(print_fn *p, const char *fixture)
+{
+	json_t *doc = J(fixture);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	p(f, doc);
+	fclose(f);
+	json_decref(doc);
+	return buf;
+}
+
+static void assert_printed(print_fn *p, const char *fixture, const char *want)
+{
+	char *got = printed(p, fixture);
+
+	assert_string_equal(got, want);
+	free(got);
+}
+
+static const char agents_json[] =
+	"{'count': 2, 'items': ["
+	" {'id': 'gpu-a2', 'role': 'host', 'status': 'ok', 'last_seen': '2026-01-01T00:00:01Z',"
+	"  'seq': 41, 'reports': 40, 'samples': 4000,"
+	"  'spool': {'queued_reports': 0, 'dropped_reports': 2}, 'version': '1.2.3'},"
+	" {'id': 'leaf0', 'role': 'switch', 'status': 'stale', 'last_seen': null, 'seq': 7,"
+	"  'reports': 7, 'samples': 700, 'version': '1.2.3'}]}";
+
+static void test_print_agents(void **state)
+{
+	(void)state;
+	assert_printed(
+		print_agents, agents_json,
+		"AGENT   ROLE    STATUS  LAST SEEN             SEQ  REPORTS  SAMPLES  SPOOLED"
+		"  DROPPED  VERSION\n"
+		"gpu-a2  host    ok      2026-01-01T00:00:01Z  41   40       4000     0      "
+		"  2        1.2.3\n"
+		"leaf0   switch  stale   -                     7    7        700      -      "
+		"  -        1.2.3\n");
+	/* no items: the header alone */
+	assert_printed(print_agents, "{'count': 0, 'items': []}",
+		       "AGENT  ROLE  STATUS  LAST SEEN  SEQ  REPORTS  SAMPLES  SPOOLED  DROPPED"
+		       "  VERSION\n");
+}
+
+static const char switch_json[] =
+	"{'id': 'leaf0', 'status': 'ok', 'last_seen': '2026-01-01T00:00:01Z', 'port_list': ["
+	" {'port': 'h0', 'state': 'up', 'speed_mbps': 400000,"
+	"  'peer': {'system': 'h0', 'port': 'nic0'},"
+	"  'pfc': {'enable': 24, 'xoff_threshold_bytes': 1600000},"
+	"  'ecn': [{'queue': 3, 'enabled': true, 'kmin_bytes': 100000, 'kmax_bytes': 400000,"
+	"           'pmax': 0.2},"
+	"          {'queue': 4, 'enabled': false, 'kmin_bytes': 5000, 'kmax_bytes': 1600000,"
+	"           'pmax': 0.01},"
+	"          {'queue': 0, 'enabled': true, 'kmin_bytes': 1, 'kmax_bytes': 2, 'pmax': 1},"
+	"          {'queue': 40, 'enabled': true, 'kmin_bytes': 1, 'kmax_bytes': 2, 'pmax': 1}]},"
+	" {'port': 'spine0', 'state': 'down', 'pfc': {'enable': 0}, 'ecn': []}]}";
+
+/* PFC priorities 3 and 4 from the mask, the ECN of those queues only, sizes with SI units. */
+static void test_print_switch(void **state)
+{
+	(void)state;
+	assert_printed(print_switch, switch_json,
+		       "switch:   leaf0 (ok)\n"
+		       "seen:     2026-01-01T00:00:01Z\n"
+		       "\n"
+		       "PORT    STATE  SPEED     NEIGHBOUR  PFC PRIOS  XOFF THRESHOLD  "
+		       "ECN (lossless queues)\n"
+		       "h0      up     400 Gb/s  h0 nic0    3,4        1.6 MB          "
+		       "q3 on 100 kB..400 kB p0.2; q4 off 5 kB..1.6 MB p0.01\n"
+		       "spine0  down   -         -          -          -               -\n");
+}
+
+static const char counters_json[] =
+	"{'port': 'gpu-a2:mlx5_0:1', 'from': '2026-01-01T00:00:00Z', 'to': '2026-01-01T00:05:00Z',"
+	" 'step_s': 10, 'series': ["
+	" {'name': 'np_cnp_sent', 'unit': 'packets',"
+	"  'points': [{'raw': 10, 'delta': 3, 'rate': 0.3}, {'raw': 5000, 'delta': 4990, 'rate': "
+	"4990.5}]},"
+	" {'name': 'pfc_rx_pause_frames', 'unit': 'frames', 'priority': 3,"
+	"  'points': [{'raw': 1, 'delta': 0, 'rate': 0}]},"
+	" {'name': 'tx_bytes', 'unit': 'bytes',"
+	"  'points': [{'raw': 123456789012, 'delta': 6600000000, 'rate': 6.6e9}]},"
+	" {'name': 'queue_depth_bytes', 'unit': 'bytes', 'points': [{'raw': 65536, 'value': "
+	"65536}]},"
+	" {'name': 'pause_us', 'unit': 'microseconds',"
+	"  'points': [{'raw': 5, 'delta': 1500, 'rate': 150}]},"
+	" {'name': 'empty', 'unit': 'packets', 'points': []},"
+	" {'name': 'nounit', 'points': [{'raw': 1, 'delta': 1, 'rate': 1}]}]}";
+
+/* The last point of each series: deltas and gauges with the unit's symbol, rates per second. */
+static void test_print_counters(void **state)
+{
+	(void)state;
+	assert_printed(
+		print_counters, counters_json,
+		"port gpu-a2:mlx5_0:1, 2026-01-01T00:00:00Z .. 2026-01-01T00:05:00Z\n"
+		"\n"
+		"COUNTER              PRIO  RAW           DELTA/VALUE  RATE             POINTS\n"
+		"np_cnp_sent          -     5000          4.99 k       4.99k packets/s  2\n"
+		"pfc_rx_pause_frames  3     1             0            0 frames/s       1\n"
+		"tx_bytes             -     123456789012  6.6 GB       6.6 GB/s         1\n"
+		"queue_depth_bytes    -     65536         65.5 kB      -                1\n"
+		"pause_us             -     5             1.5 k        150 us/s         1\n"
+		"empty                -     -             -            -                0\n"
+		"nounit               -     1             1            1 /s             1\n");
+}
+
+static const char changes_json[] =
+	"{'count': 3, 'items': ["
+	" {'id': 3, 'state': 'applied', 'actor': 'ops', 'created': '2026-01-01T00:00:00Z',"
+	"  'params': {'kmin_bytes': 100000, 'b': true},"
+	"  'target': {'kind': 'ecn', 'agent': 'leaf0', 'role': 'switch', 'port': 'h0', 'queue': "
+	"3}},"
+	" {'id': 2, 'state': 'failed', 'actor': 'ops', 'created': '2026-01-01T00:00:00Z',"
+	"  'params': {'enable': 8},"
+	"  'target': {'kind': 'pfc', 'agent': 'leaf0', 'role': 'switch', 'port': 'h1'},"
+	"  'error': {'code': 'X', 'message': 'agent said no'}},"
+	" {'id': 1, 'state': 'applied', 'actor': 'ops', 'created': '2026-01-01T00:00:00Z',"
+	"  'params': {'rpg_ai_rate_mbps': 5},"
+	"  'target': {'kind': 'dcqcn', 'agent': 'h1', 'role': 'host', 'device': 'nic0',"
+	"             'port': '1'}}]}";
+
+static void test_print_changes(void **state)
+{
+	(void)state;
+	/* a list: the target as the kind names it, params with sorted keys, the error's message */
+	assert_printed(print_changes, changes_json,
+		       "ID  STATE    KIND   TARGET       PARAMS                          BY   "
+		       "CREATED               ERROR\n"
+		       "3   applied  ecn    leaf0 h0 q3  {\"b\":true,\"kmin_bytes\":100000}  ops  "
+		       "2026-01-01T00:00:00Z  \n"
+		       "2   failed   pfc    leaf0 h1     {\"enable\":8}                    ops  "
+		       "2026-01-01T00:00:00Z  agent said no\n"
+		       "1   applied  dcqcn  h1 nic0:1    {\"rpg_ai_rate_mbps\":5}          ops  "
+		       "2026-01-01T00:00:00Z  \n");
+	/* a batch's answer has them as "changes" */
+	assert_printed(
+		print_changes,
+		"{'batch': 4, 'count': 1, 'changes': [{'id': 4, 'state': 'pending',"
+		" 'target': {'kind': 'pfc', 'agent': 'sw', 'role': 'switch', 'port': 'p'}}]}",
+		"ID  STATE    KIND  TARGET  PARAMS  BY  CREATED  ERROR\n"
+		"4   pending  pfc   sw p            -   -        \n");
+	/* one change: its JSON */
+	assert_printed(print_changes, "{'id': 7, 'state': 'applied', 'params': {'b': 1, 'a': 2}}",
+		       "{\n"
+		       "  \"id\": 7,\n"
+		       "  \"state\": \"applied\",\n"
+		       "  \"params\": {\n"
+		       "    \"b\": 1,\n"
+		       "    \"a\": 2\n"
+		       "  }\n"
+		       "}\n");
+}
+
+static const char host_json[] =
+	"{'id': 'gpu-a2', 'status': 'ok', 'last_seen': '2026-01-01T00:00:01Z', 'devices_detail': ["
+	" {'name': 'mlx5_0', 'kind': 'rdma', 'driver': 'mlx5', 'fw_version': '22.36.1010',"
+	"  'present': true, 'ports': ["
+	"  {'id': 'gpu-a2:mlx5_0:1', 'netdev': 'ens1f0np0', 'state': 'up', 'speed_mbps': 100000,"
+	"   'mtu': 4200},"
+	"  {'id': 'gpu-a2:mlx5_0:2', 'netdev': 'ens1f1np1', 'state': 'down', 'mtu': 1500}]},"
+	" {'name': 'mlx5_1', 'kind': 'rdma', 'present': false, 'ports': []}]}";
+
+static void test_print_host_and_ports(void **state)
+{
+	(void)state;
+	assert_printed(print_host, host_json,
+		       "host:     gpu-a2 (ok)\n"
+		       "seen:     2026-01-01T00:00:01Z\n"
+		       "\n"
+		       "device mlx5_0  kind rdma  driver mlx5  firmware 22.36.1010\n"
+		       "PORT             NETDEV     STATE  SPEED     MTU\n"
+		       "gpu-a2:mlx5_0:1  ens1f0np0  up     100 Gb/s  4200\n"
+		       "gpu-a2:mlx5_0:2  ens1f1np1  down   -         1500\n"
+		       "\n"
+		       "device mlx5_1  kind rdma  driver -  firmware -  (ABSENT)\n"
+		       "PORT  NETDEV  STATE  SPEED  MTU\n");
+	assert_printed(print_ports,
+		       "{'items': [{'id': 'h:d:1', 'netdev': 'eth0', 'state': 'up',"
+		       " 'speed_mbps': 25000, 'mtu': 9000}]}",
+		       "PORT   NETDEV  STATE  SPEED    MTU\n"
+		       "h:d:1  eth0    up     25 Gb/s  9000\n");
+}
+
+static const char matrix_json[] =
+	"{'window_s': 30, 'op': 'write', 'size': 4096, 'hosts': ['h0', 'h1', 'h2'],"
+	" 'finding': {'kind': 'link', 'subject': 'leaf1-spine0',"
+	"             'evidence': '3 of 4 pairs via leaf1-spine0 lose'},"
+	" 'pairs': ["
+	" {'src': 'h0', 'dst': 'h1', 'n': 100, 'lost': 0, 'p50_us': 3.21, 'p99_us': 9.87,"
+	"  'bad': false},"
+	" {'src': 'h0', 'dst': 'h2', 'n': 100, 'lost': 5, 'loss': 0.05, 'p50_us': 3.0,"
+	"  'p99_us': 50.0, 'bad': true},"
+	" {'src': 'h1', 'dst': 'h2', 'n': 100, 'lost': 0, 'p50_us': 4.0, 'p99_us': 20.25,"
+	"  'bad': false}]}";
+
+static const char matrix_txt[] = "pingmesh over 30 s, write 4096 B: 3 pairs of 3 hosts\n"
+				 "finding:  link leaf1-spine0\n"
+				 "evidence: 3 of 4 pairs via leaf1-spine0 lose\n"
+				 "\n"
+				 "SRC  DST  PROBES  LOST  P50 US  P99 US  BAD\n"
+				 "h0   h2   100     5     3.0     50.0    yes\n"
+				 "h1   h2   100     0     4.0     20.2    no\n"
+				 "h0   h1   100     0     3.2     9.9     no\n";
+
+/* The worst pairs first: by loss, then by p99. */
+static void test_print_probes(void **state)
+{
+	(void)state;
+	assert_printed(print_probes, matrix_json, matrix_txt);
+}
+
+static void test_print_health(void **state)
+{
+	(void)state;
+	assert_printed(print_health,
+		       "{'status': 'ok', 'version': '1.2.3', 'uptime_s': 12.6,"
+		       " 'store': {'path': '/var/lib/rocefab/db.sqlite', 'queue_depth': 0,"
+		       "           'queue_max': 4096},"
+		       " 'agents': {'total': 3, 'stale': 1},"
+		       " 'ingest': {'reports': 120, 'samples': 45000, 'samples_per_s': 1234.56}}",
+		       "status:       ok\n"
+		       "version:      1.2.3\n"
+		       "uptime:       13 s\n"
+		       "database:     /var/lib/rocefab/db.sqlite (queue 0 of 4096)\n"
+		       "agents:       3 (1 stale)\n"
+		       "ingest:       120 reports, 45000 samples, 1235 samples/s\n");
+}
+
+/* --- running a command over a scripted transport --------------------------------------------- */
+
+/* One request the test expects, and the answer (JSON with ') or the error it gets. */
+struct exchange {
+	const char *method, *path, *answer;
+	int err;
+	const char *code, *msg;
+};
+
+struct fake {
+	const struct exchange *x;
+	size_t n, next;
+};
+
+static int fake_json(void *ctx, const char *method, const char *path, json_t *body, json_t **ret,
+		     struct rf_err *e)
+{
+	struct fake *f = ctx;
+	const struct exchange *x;
+
+	if (f->next >= f->n)
+		fail_msg("unexpected request %s %s", method, path);
+	x = &f->x[f->next++];
+	assert_string_equal(method, x->method);
+	assert_string_equal(path, x->path);
+	assert_int_equal(body != NULL, !strcmp(method, "PUT") || !strcmp(method, "POST"));
+	if (x->err)
+		return rf_err_set(e, x->err, x->code, NULL, "%s", x->msg);
+	*ret = J(x->answer);
+	return 0;
+}
+
+struct run {
+	int rc;
+	char *out, *err;
+};
+
+/* Builds argv with the options o and runs it over the exchanges, which must all happen. */
+static struct run run(const struct cli_opts *o, char **argv, const struct exchange *x, size_t n)
+{
+	struct fake f = { .x = x, .n = n };
+	struct cli_transport t = { .json = fake_json, .ctx = &f };
+	struct run r = { 0 };
+	struct cli_request req;
+	struct rf_err e;
+	size_t lo, le;
+	FILE *out = open_memstream(&r.out, &lo), *err = open_memstream(&r.err, &le);
+
+	assert_non_null(out);
+	assert_non_null(err);
+	assert_int_equal(build(o, &req, &e, argv), 0);
+	r.rc = cli_run(&req, o, &t, out, err);
+	fclose(out);
+	fclose(err);
+	cli_request_fini(&req);
+	assert_int_equal(f.next, n);
+	return r;
+}
+
+static void run_free(struct run *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+static void test_run_json_and_errors(void **state)
+{
+	static const struct exchange version[] = {
+		{ .method = "GET",
+		  .path = "/api/v1/version",
+		  .answer = "{'api': 'v1', 'ratio': 0.1234567890123456}" },
+	};
+	static const struct exchange health_404[] = {
+		{ .method = "GET",
+		  .path = "/api/v1/hosts/nobody",
+		  .err = -EPROTO,
+		  .code = "UNKNOWN_HOST",
+		  .msg = "404 no host 'nobody'" },
+	};
+	struct cli_opts o = { 0 };
+	struct run r;
+
+	(void)state;
+	/* no printer: the JSON, with reals to 16 digits */
+	r = run(&o, ARGV("version"), version, ARRAY_SIZE(version));
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.out, "{\n  \"api\": \"v1\",\n  \"ratio\": 0.1234567890123456\n}\n");
+	assert_string_equal(r.err, "");
+	run_free(&r);
+
+	r = run(&o, ARGV("hosts", "nobody"), health_404, ARRAY_SIZE(health_404));
+	assert_int_equal(r.rc, 1);
+	assert_string_equal(r.out, "");
+	assert_string_equal(r.err, "rocefabctl: 404 no host 'nobody' [UNKNOWN_HOST]\n");
+	run_free(&r);
+}
+
+static void test_run_probes_shows_alerts(void **state)
+{
+	static const struct exchange with_alert[] = {
+		{ .method = "GET",
+		  .path = "/api/v1/probes/matrix?window=3s",
+		  .answer = matrix_json },
+		{ .method = "GET",
+		  .path = "/api/v1/alerts?state=active",
+		  .answer = "{'items': [{'id': 4, 'state': 'active', 'kind': 'lossy_link',"
+			    " 'subject': 'leaf1-spine0', 'first_seen': 'a', 'last_seen': 'b',"
+			    " 'evidence': 'loss 5%'}]}" },
+	};
+	static const struct exchange none[] = {
+		{ .method = "GET", .path = "/api/v1/probes/matrix", .answer = matrix_json },
+		{ .method = "GET",
+		  .path = "/api/v1/alerts?state=active",
+		  .answer = "{'items': []}" },
+	};
+	static const struct exchange alerts_fail[] = {
+		{ .method = "GET", .path = "/api/v1/probes/matrix", .answer = matrix_json },
+		{ .method = "GET",
+		  .path = "/api/v1/alerts?state=active",
+		  .err = -EHOSTUNREACH,
+		  .code = "SERVER_UNREACHABLE",
+		  .msg = "gone" },
+	};
+	static const struct exchange json_only[] = {
+		{ .method = "GET", .path = "/api/v1/probes/matrix", .answer = "{'pairs': []}" },
+	};
+	struct cli_opts o = { .step = "3s" };
+	char want[1024];
+	struct run r;
+
+	(void)state;
+	r = run(&o, ARGV("probes"), with_alert, ARRAY_SIZE(with_alert));
+	assert_int_equal(r.rc, 0);
+	snprintf(want, sizeof(want), "%s%s", matrix_txt,
+		 "\n"
+		 "active alerts: 1\n"
+		 "ID  STATE   KIND        SUBJECT       FIRST SEEN  LAST SEEN  EVIDENCE\n"
+		 "4   active  lossy_link  leaf1-spine0  a           b          loss 5%\n");
+	assert_string_equal(r.out, want);
+	run_free(&r);
+
+	o = (struct cli_opts){ 0 };
+	r = run(&o, ARGV("probes"), none, ARRAY_SIZE(none));
+	assert_int_equal(r.rc, 0);
+	snprintf(want, sizeof(want), "%s\nactive alerts: 0\n", matrix_txt);
+	assert_string_equal(r.out, want);
+	run_free(&r);
+
+	/* the matrix is printed; the alerts' failure is the exit status */
+	r = run(&o, ARGV("probes"), alerts_fail, ARRAY_SIZE(alerts_fail));
+	assert_int_equal(r.rc, 1);
+	assert_string_equal(r.out, matrix_txt);
+	assert_string_equal(r.err, "rocefabctl: alerts: gone [SERVER_UNREACHABLE]\n");
+	run_free(&r);
+
+	/* -j: the matrix's JSON only */
+	o.json = true;
+	r = run(&o, ARGV("probes"), json_only, ARRAY_SIZE(json_only));
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.out, "{\n  \"pairs\": []\n}\n");
+	run_free(&r);
+}
+
+#define CHANGE(id, st)                                                                             \
+	"{'id': " #id ", 'state': '" st "', 'actor': 'ops', 'created': 't', 'params': {},"         \
+	" 'target': {'kind': 'ecn', 'agent': 'leaf0', 'role': 'switch', 'port': 'h0',"             \
+	" 'queue': 3}}"
+
+static void test_run_set_wait(void **state)
+{
+	static const struct exchange applied[] = {
+		{ .method = "PUT",
+		  .path = "/api/v1/switches/leaf0/ports/h0/queues/3/ecn",
+		  .answer = "{'batch': 12, 'count': 1, 'changes': [" CHANGE(12, "pending") "]}" },
+		{ .method = "GET",
+		  .path = "/api/v1/changes?batch=12&limit=10000",
+		  .answer = "{'items': [" CHANGE(12, "sent") "]}" },
+		{ .method = "GET",
+		  .path = "/api/v1/changes?batch=12&limit=10000",
+		  .answer = "{'items': [" CHANGE(12, "applied") "]}" },
+	};
+	static const struct exchange failed[] = {
+		{ .method = "POST",
+		  .path = "/api/v1/changes",
+		  .answer = "{'batch': 5, 'count': 2, 'changes': [" CHANGE(5, "pending") "," CHANGE(
+			  6, "pending") "]}" },
+		{ .method = "GET",
+		  .path = "/api/v1/changes?batch=5&limit=10000",
+		  .answer = "{'items': [" CHANGE(5, "applied") "," CHANGE(6, "failed") "]}" },
+	};
+	static const struct exchange stuck[] = {
+		{ .method = "PUT",
+		  .path = "/api/v1/switches/leaf0/ports/h0/queues/3/ecn",
+		  .answer = "{'batch': 12, 'count': 1, 'changes': [" CHANGE(12, "pending") "]}" },
+		{ .method = "GET",
+		  .path = "/api/v1/changes?batch=12&limit=10000",
+		  .answer = "{'items': [" CHANGE(12, "pending") "]}" },
+		{ .method = "GET",
+		  .path = "/api/v1/changes?batch=12&limit=10000",
+		  .answer = "{'items': [" CHANGE(12, "sent") "]}" },
+	};
+	static const struct exchange poll_fails[] = {
+		{ .method = "PUT",
+		  .path = "/api/v1/switches/leaf0/ports/h0/queues/3/ecn",
+		  .answer = "{'batch': 12, 'count': 1, 'changes': [" CHANGE(12, "pending") "]}" },
+		{ .method = "GET",
+		  .path = "/api/v1/changes?batch=12&limit=10000",
+		  .err = -EPROTO,
+		  .code = "MISSING_TOKEN",
+		  .msg = "401 no token" },
+	};
+	static const struct exchange no_wait[] = {
+		{ .method = "PUT",
+		  .path = "/api/v1/switches/leaf0/ports/h0/queues/3/ecn",
+		  .answer = "{'batch': 12, 'count': 1, 'changes': [" CHANGE(12, "pending") "]}" },
+	};
+	static const char head[] = "ID  STATE    KIND  TARGET       PARAMS  BY   CREATED  ERROR\n";
+	struct cli_opts o = { .wait_s = 5 };
+	char want[512];
+	struct run r;
+
+	(void)state;
+	r = run(&o, ARGV("set", "ecn", "leaf0", "h0", "3", "pmax=1"), applied, ARRAY_SIZE(applied));
+	assert_int_equal(r.rc, 0);
+	snprintf(want, sizeof(want), "%s%s", head,
+		 "12  applied  ecn   leaf0 h0 q3  {}      ops  t        \n");
+	assert_string_equal(r.out, want);
+	assert_string_equal(r.err, "");
+	run_free(&r);
+
+	/* not every change applied: exit 3 */
+	r = run(&o, ARGV("set", "ecn", "leaf*", "h0", "3", "pmax=1"), failed, ARRAY_SIZE(failed));
+	assert_int_equal(r.rc, 3);
+	snprintf(want, sizeof(want), "%s%s%s", head,
+		 "5   applied  ecn   leaf0 h0 q3  {}      ops  t        \n",
+		 "6   failed   ecn   leaf0 h0 q3  {}      ops  t        \n");
+	assert_string_equal(r.out, want);
+	assert_string_equal(r.err, "rocefabctl: not every change was applied (see ERROR)\n");
+	run_free(&r);
+
+	/* still open when the time is up: exit 3 (two polls 0.25 s apart cover 0.25 s) */
+	o.wait_s = 0.25;
+	o.json = true;
+	r = run(&o, ARGV("set", "ecn", "leaf0", "h0", "3", "pmax=1"), stuck, ARRAY_SIZE(stuck));
+	assert_int_equal(r.rc, 3);
+	assert_non_null(strstr(r.out, "\"state\": \"sent\""));
+	assert_string_equal(r.err, "rocefabctl: not every change was applied (see ERROR)\n");
+	run_free(&r);
+
+	o.json = false;
+	r = run(&o, ARGV("set", "ecn", "leaf0", "h0", "3", "pmax=1"), poll_fails,
+		ARRAY_SIZE(poll_fails));
+	assert_int_equal(r.rc, 1);
+	assert_string_equal(r.out, "");
+	assert_string_equal(r.err, "rocefabctl: 401 no token [MISSING_TOKEN]\n");
+	run_free(&r);
+
+	/* without --wait: the batch as accepted */
+	o.wait_s = 0;
+	r = run(&o, ARGV("set", "ecn", "leaf0", "h0", "3", "pmax=1"), no_wait, ARRAY_SIZE(no_wait));
+	assert_int_equal(r.rc, 0);
+	snprintf(want, sizeof(want), "%s%s", head,
+		 "12  pending  ecn   leaf0 h0 q3  {}      ops  t        \n");
+	assert_string_equal(r.out, want);
+	run_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lookup),
+		cmocka_unit_test(test_build_get),
+		cmocka_unit_test(test_build_counters),
+		cmocka_unit_test(test_build_set),
+		cmocka_unit_test(test_build_rejects),
+		cmocka_unit_test(test_usage),
+		cmocka_unit_test(test_print_agents),
+		cmocka_unit_test(test_print_switch),
+		cmocka_unit_test(test_print_counters),
+		cmocka_unit_test(test_print_changes),
+		cmocka_unit_test(test_print_host_and_ports),
+		cmocka_unit_test(test_print_probes),
+		cmocka_unit_test(test_print_health),
+		cmocka_unit_test(test_run_json_and_errors),
+		cmocka_unit_test(test_run_probes_shows_alerts),
+		cmocka_unit_test(test_run_set_wait),
+	};
+
+	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
+}
