@@ -198,15 +198,7 @@ void pkt_free(struct sim *s, struct pkt *p)
 	s->pkts_live--;
 }
 
-/* --- randomness (xoshiro256**, seeded with splitmix64) ------------------------------------------- */
-
-uint64_t mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
+/* --- randomness (xoshiro256**; sim_build() seeds it with splitmix64, lib/hash.h) ------------------- */
 
 static inline uint64_t rotl(uint64_t x, int k)
 {

@@ -392,7 +392,6 @@ struct pkt *pkt_new(struct sim *s);
 void pkt_free(struct sim *s, struct pkt *p);
 uint64_t rng_next(struct sim *s);
 double rng_uniform(struct sim *s); /* [0, 1) */
-uint64_t mix64(uint64_t x);
 void queue_push(struct sim *s, struct queue *q, struct pkt *p);
 struct pkt *queue_pop(struct sim *s, struct queue *q);
 simtime_t tx_time(const struct port *p, uint32_t bytes);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/hash.h"
 #include "lib/hmap.h"
 #include "lib/jsonutil.h"
 #include "lib/strutil.h"
@@ -736,10 +737,10 @@ int sim_build(struct sim *s, json_t *doc, const char *base_dir, int64_t seed, in
 		if (r < 0)
 			goto out;
 	}
-	s->rng[0] = mix64(s->p.seed);
-	s->rng[1] = mix64(s->rng[0]);
-	s->rng[2] = mix64(s->rng[1]);
-	s->rng[3] = mix64(s->rng[2]);
+	s->rng[0] = hash_mix64(s->p.seed);
+	s->rng[1] = hash_mix64(s->rng[0]);
+	s->rng[2] = hash_mix64(s->rng[1]);
+	s->rng[3] = hash_mix64(s->rng[2]);
 	if (!json_object_get(doc, "topology")) {
 		r = bad(&b, "topology", "required field is missing");
 		goto out;

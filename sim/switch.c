@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/hash.h"
 #include "sim/internal.h"
 
 static uint64_t threshold(const struct swtch *sw, const struct port *in)
@@ -57,7 +58,7 @@ struct port *switch_next_port(const struct node *n, uint32_t dst, uint64_t flow_
 	if (rs->n == 1)
 		return n->ports[sw->route_ports[rs->off]];
 	/* both directions of a flow hash alike but independently per switch */
-	h = mix64(flow_hash ^ sw->seed ^ (data ? 0 : 0x5bd1e995));
+	h = hash_mix64(flow_hash ^ sw->seed ^ (data ? 0 : 0x5bd1e995));
 	return n->ports[sw->route_ports[rs->off + h % rs->n]];
 }
 
@@ -324,7 +325,7 @@ int switch_init(struct sim *s, struct node *n, const struct sim_switch_cfg *c)
 	sw->strict = c->strict;
 	for (int pr = 0; pr < NPRIO; pr++)
 		sw->quantum[pr] = (uint32_t)(c->weights[pr] ? c->weights[pr] : 1) * (s->p.mtu + HDR_BYTES);
-	sw->seed = mix64(s->p.seed ^ (0x1000 + n->id));
+	sw->seed = hash_mix64(s->p.seed ^ (0x1000 + n->id));
 	for (int pr = 0; pr < NPRIO; pr++)
 		lossless_prios += !!(c->pfc.enabled & (1u << pr));
 	for (uint16_t k = 0; k < n->nports; k++) {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/hash.h"
 #include "lib/strutil.h"
 #include "sim/build.h"
 
@@ -1017,7 +1018,7 @@ int sim_probe_start(struct sim *s, int src, int dst, uint32_t size, uint32_t lab
 	g->id = (int)slot;
 	g->src = s->nodes[src];
 	g->dst = s->nodes[dst];
-	g->hash = mix64(((uint64_t)g->src->hid << 40) ^ ((uint64_t)g->dst->hid << 16) ^ label ^ 0x9e3779b97f4a7c15ULL);
+	g->hash = hash_mix64(((uint64_t)g->src->hid << 40) ^ ((uint64_t)g->dst->hid << 16) ^ label ^ 0x9e3779b97f4a7c15ULL);
 	g->size = size;
 	g->count = count;
 	g->timeout = timeout_ps;
