@@ -34,8 +34,14 @@ typedef int64_t simtime_t;
 enum ev_type {
 	EV_TX_DONE,   /* obj: port finished serializing */
 	EV_ARRIVE,    /* obj: packet reached pkt->to */
-	EV_TIMER,     /* obj: struct timer */
+	EV_TIMER,     /* obj: struct timer; the core runs its function */
+	EV_NTYPES
 };
+
+/* The handler of an event type other than EV_TIMER.  The model that owns the type registers it
+ * with the core when the simulation is built (sim_ev_register), so that the core calls no model
+ * by name. */
+typedef void (*sim_ev_fn)(struct sim *s, void *obj);
 
 struct ev {
 	simtime_t t;
@@ -342,6 +348,7 @@ struct sim_stats_acc {
 struct sim {
 	struct sim_params p;
 	struct evq q;
+	sim_ev_fn ev_fn[EV_NTYPES]; /* by event type: see sim_ev_register() */
 	simtime_t now;
 	uint64_t rng[4];
 	struct pkt *free_pkts;
@@ -385,6 +392,8 @@ struct sim {
 
 /* core.c */
 void evq_push(struct sim *s, simtime_t t, uint32_t type, void *obj, uint32_t gen);
+/* Every event of this type runs fn(s, obj); every type that is scheduled needs one. */
+void sim_ev_register(struct sim *s, enum ev_type type, sim_ev_fn fn);
 void timer_init(struct timer *t, timer_fn fn, void *owner, uint32_t arg);
 void timer_arm(struct sim *s, struct timer *t, simtime_t at);
 void timer_cancel(struct timer *t);
@@ -405,16 +414,15 @@ void probes_reap(struct sim *s); /* frees collected runs no event can name any m
 
 /* port.c: the transmitter and PFC, shared by hosts and switches */
 void port_kick(struct sim *s, struct port *p);
-void port_tx_done(struct sim *s, struct port *p);
 void port_send_ctrl(struct sim *s, struct port *p, struct pkt *k);
 void port_send_pfc(struct sim *s, struct port *p, uint8_t prio, bool xoff);
-void port_rx_pfc(struct sim *s, struct port *p, const struct pkt *k);
 bool port_paused(const struct sim *s, const struct port *p, uint8_t prio);
 simtime_t port_paused_time(const struct sim *s, const struct port *p, uint8_t prio);
 simtime_t port_xoff_time(const struct sim *s, const struct port *p, uint8_t prio);
 void port_link_down(struct sim *s, struct port *p);
 void port_init(struct port *p);
-void deliver(struct sim *s, struct pkt *k);
+/* Registers the handlers of the ports' events (EV_TX_DONE, EV_ARRIVE) with the core. */
+void sim_port_register(struct sim *s);
 
 /* switch.c */
 /* The port a switch forwards to (overrides, then ECMP on the flow's hash), or NULL. */

@@ -101,8 +101,11 @@ void port_kick(struct sim *s, struct port *p)
 	evq_push(s, s->now + t + p->delay, EV_ARRIVE, k, 0);
 }
 
-void port_tx_done(struct sim *s, struct port *p)
+/* EV_TX_DONE */
+static void tx_done(struct sim *s, void *obj)
 {
+	struct port *p = obj;
+
 	p->txdone_pending = false;
 	port_kick(s, p);
 }
@@ -162,7 +165,7 @@ void port_send_pfc(struct sim *s, struct port *p, uint8_t prio, bool xoff)
 	port_kick(s, p);
 }
 
-void port_rx_pfc(struct sim *s, struct port *p, const struct pkt *k)
+static void rx_pfc(struct sim *s, struct port *p, const struct pkt *k)
 {
 	uint8_t prio = k->pfc_prio;
 	bool was_paused = port_paused(s, p, prio);
@@ -215,8 +218,10 @@ void port_link_down(struct sim *s, struct port *p)
 	timer_cancel(&p->wake);
 }
 
-void deliver(struct sim *s, struct pkt *k)
+/* EV_ARRIVE */
+static void deliver(struct sim *s, void *obj)
 {
+	struct pkt *k = obj;
 	struct port *p = k->to;
 
 	if (!p->link->up) {
@@ -225,7 +230,7 @@ void deliver(struct sim *s, struct pkt *k)
 		return;
 	}
 	if (k->type == PKT_PFC) {
-		port_rx_pfc(s, p, k);
+		rx_pfc(s, p, k);
 		pkt_free(s, k);
 		return;
 	}
@@ -244,4 +249,10 @@ void port_init(struct port *p)
 	timer_init(&p->wake, wake_fn, p, 0);
 	for (int pr = 0; pr < NPRIO; pr++)
 		timer_init(&p->refresh[pr], refresh_fn, p, (uint32_t)pr);
+}
+
+void sim_port_register(struct sim *s)
+{
+	sim_ev_register(s, EV_TX_DONE, tx_done);
+	sim_ev_register(s, EV_ARRIVE, deliver);
 }

@@ -692,6 +692,7 @@ int sim_build(struct sim *s, json_t *doc, const char *base_dir, int64_t seed, in
 
 	js_path_init(&b.p);
 	defaults(&s->p);
+	sim_port_register(s);
 	if (!json_is_object(doc)) {
 		r = bad(&b, NULL, "a scenario is a JSON object");
 		goto out;
