@@ -46,13 +46,13 @@ static void test_event_order(void **state)
 	/* times with many ties, scheduled out of order */
 	for (int i = 0; i < 40; i++) {
 		at[i] = s->now + (simtime_t)((i * 7919) % 10) * PS_PER_US + 500 * PS_PER_US;
-		timer_init(&t[i], record, NULL, (uint32_t)i);
-		timer_arm(s, &t[i], at[i]);
+		sim_timer_init(&t[i], record, NULL, (uint32_t)i);
+		sim_timer_arm(s, &t[i], at[i]);
 	}
-	timer_cancel(&t[3]);
-	timer_arm(s, &t[5], at[5] + PS_PER_US / 2); /* moved: fires once, later */
-	timer_cancel(&t[7]);
-	timer_arm(s, &t[7], at[7]); /* cancelled and re-armed at the same time: fires once */
+	sim_timer_cancel(&t[3]);
+	sim_timer_arm(s, &t[5], at[5] + PS_PER_US / 2); /* moved: fires once, later */
+	sim_timer_cancel(&t[7]);
+	sim_timer_arm(s, &t[7], at[7]); /* cancelled and re-armed at the same time: fires once */
 	sim_run_until(s, 2000 * PS_PER_US);
 	assert_int_equal(nfired, 39);
 	for (int k = 1; k < nfired; k++) {
