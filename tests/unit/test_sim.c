@@ -1,9 +1,11 @@
 /* Unit tests of the simulator library: the event queue and timers, determinism, counters,
- * configuration changes while running (partial, and all-or-nothing), and injected faults. */
+ * configuration changes while running (partial, and all-or-nothing), injected faults, and the
+ * routing of the control API. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/internal.h"
+#include "sim/serve.h"
 #include "tests/unit/unit.h"
 
 #define TWO_HOSTS                                                                                   \
@@ -286,12 +288,112 @@ static void test_probes_collected_early(void **state)
 	sim_free(s);
 }
 
+/* --- the control API --------------------------------------------------------------------------- */
+
+/* The status of method path, with the problem's code (or "") in code. */
+static int ctl(struct simctl *c, const char *method, const char *path, json_t *body, char *code,
+	       size_t size, json_t **ret)
+{
+	json_t *doc = NULL;
+	int status = simctl_call(c, method, path, body, &doc);
+
+	snprintf(code, size, "%s", json_string_value(json_object_get(doc, "code")) ?: "");
+	if (ret)
+		*ret = doc;
+	else
+		json_decref(doc);
+	return status;
+}
+
+static void test_control_routes(void **state)
+{
+	struct sim *s = load("\"until_us\":100000,", 1000);
+	struct simctl c;
+	char code[64], *path;
+	json_t *doc, *body;
+	size_t len;
+
+	(void)state;
+	simctl_init(&c, s, "t", 1.0);
+	assert_int_equal(ctl(&c, "GET", "/v1/devices/s0", NULL, code, sizeof(code), NULL), 200);
+	/* paths were always read without empty segments */
+	assert_int_equal(ctl(&c, "GET", "//v1//devices/s0/", NULL, code, sizeof(code), NULL), 200);
+	assert_int_equal(ctl(&c, "GET", "/v1/nothing", NULL, code, sizeof(code), NULL), 404);
+	assert_string_equal(code, "NOT_FOUND");
+	assert_int_equal(ctl(&c, "GET", "/v2/devices", NULL, code, sizeof(code), NULL), 404);
+	assert_int_equal(ctl(&c, "GET", "/v1/devices/s0/ports/h0/queues/3/ecn/x", NULL, code,
+			     sizeof(code), NULL), 404);
+	/* a known path with another method: 405, saying which methods it takes */
+	assert_int_equal(ctl(&c, "DELETE", "/v1/clock", NULL, code, sizeof(code), &doc), 405);
+	assert_string_equal(code, "METHOD_NOT_ALLOWED");
+	assert_non_null(strstr(json_string_value(json_object_get(doc, "detail")), "use GET, PUT"));
+	json_decref(doc);
+	assert_int_equal(ctl(&c, "GET", "/v1/devices/s0/ports/h0/queues/3/ecn", NULL, code,
+			     sizeof(code), NULL), 405);
+	assert_int_equal(ctl(&c, "POST", "/v1/summary", NULL, code, sizeof(code), NULL), 405);
+	/* the handlers' own checks, in their order */
+	body = json_pack("{s:i}", "kmin_bytes", 1000);
+	assert_int_equal(ctl(&c, "PUT", "/v1/devices/nosuch/ports/h0/queues/3/ecn", body, code,
+			     sizeof(code), NULL), 404);
+	assert_string_equal(code, "UNKNOWN_DEVICE");
+	assert_int_equal(ctl(&c, "PUT", "/v1/devices/s0/ports/h9/queues/3/ecn", body, code,
+			     sizeof(code), NULL), 404);
+	assert_string_equal(code, "UNKNOWN_PORT");
+	assert_int_equal(ctl(&c, "PUT", "/v1/devices/s0/ports/h0/queues/8/ecn", body, code,
+			     sizeof(code), NULL), 404);
+	assert_string_equal(code, "UNKNOWN_QUEUE");
+	assert_int_equal(ctl(&c, "PUT", "/v1/devices/s0/ports/h0/queues/3/ecn", body, code,
+			     sizeof(code), NULL), 200);
+	assert_int_equal(ctl(&c, "PUT", "/v1/devices/s0/dcqcn", body, code, sizeof(code), NULL), 404);
+	assert_string_equal(code, "NOT_A_HOST");
+	json_decref(body);
+	assert_int_equal(ctl(&c, "DELETE", "/v1/faults/3", NULL, code, sizeof(code), NULL), 404);
+	assert_string_equal(code, "UNKNOWN_FAULT");
+
+	/* probes: ids as a list, empty items skipped; a collected run is unknown */
+	body = json_pack("{s:[{s:s,s:s},{s:s,s:s}]}", "probes", "src", "h0", "dst", "h1", "src", "h1",
+			 "dst", "h0");
+	assert_int_equal(ctl(&c, "POST", "/v1/probes", body, code, sizeof(code), &doc), 201);
+	assert_int_equal(json_array_size(json_object_get(doc, "ids")), 2);
+	json_decref(doc);
+	json_decref(body);
+	sim_run_until(s, sim_now(s) + 100 * PS_PER_US);
+	assert_int_equal(ctl(&c, "GET", "/v1/probes/,0,,1,", NULL, code, sizeof(code), &doc), 200);
+	body = json_object_get(doc, "results");
+	assert_int_equal(json_array_size(body), 2);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(body, 1), "id")), 1);
+	assert_true(json_is_true(json_object_get(json_array_get(body, 1), "done")));
+	json_decref(doc);
+	assert_int_equal(ctl(&c, "GET", "/v1/probes/1", NULL, code, sizeof(code), &doc), 200);
+	assert_true(json_is_true(json_object_get(json_array_get(json_object_get(doc, "results"), 0),
+						 "unknown")));
+	json_decref(doc);
+
+	/* a long list of ids (a parameter longer than the router's inline buffer); a path of 64 KiB
+	 * or more is refused */
+	path = malloc(70000);
+	assert_non_null(path);
+	len = (size_t)snprintf(path, 70000, "/v1/probes/");
+	for (int i = 0; i < 1000; i++)
+		len += (size_t)snprintf(path + len, 70000 - len, "%s%d", i ? "," : "", 100 + i);
+	assert_int_equal(ctl(&c, "GET", path, NULL, code, sizeof(code), &doc), 200);
+	assert_int_equal(json_array_size(json_object_get(doc, "results")), 1000);
+	json_decref(doc);
+	memset(path + len, '1', 70000 - len - 1);
+	path[70000 - 1] = '\0';
+	assert_int_equal(ctl(&c, "GET", path, NULL, code, sizeof(code), NULL), 404);
+	free(path);
+	simctl_fini(&c);
+	sim_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_event_order),    cmocka_unit_test(test_run_and_counters),
 		cmocka_unit_test(test_determinism),    cmocka_unit_test(test_config_changes),
 		cmocka_unit_test(test_injected_fault), cmocka_unit_test(test_probes_collected_early),
+		cmocka_unit_test(test_control_routes),
 	};
 
 	return cmocka_run_group_tests_name("sim", tests, NULL, NULL);
