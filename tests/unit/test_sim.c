@@ -1,6 +1,6 @@
-/* Unit tests of the simulator library: the event queue and timers, determinism, counters,
- * configuration changes while running (partial, and all-or-nothing), injected faults, and the
- * routing of the control API. */
+/* Unit tests of the simulator library: the event queue and timers, the event handlers the
+ * models register, determinism, counters, configuration changes while running (partial, and
+ * all-or-nothing), injected faults, and the routing of the control API. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +68,48 @@ static void test_event_order(void **state)
 	for (int k = 0; k < nfired; k++)
 		assert_int_not_equal(fired[k], 3);
 	sim_free(s);
+}
+
+/* The core runs ports' events through the handlers port.c registered: wrapped, they see every
+ * transmission end and arrival, and the run is the same as without the wrappers. */
+static sim_ev_fn real_fn[EV_NTYPES];
+static uint64_t handled[EV_NTYPES];
+
+static void count_tx_done(struct sim *s, void *obj)
+{
+	handled[EV_TX_DONE]++;
+	real_fn[EV_TX_DONE](s, obj);
+}
+
+static void count_arrive(struct sim *s, void *obj)
+{
+	handled[EV_ARRIVE]++;
+	real_fn[EV_ARRIVE](s, obj);
+}
+
+static void test_event_handlers(void **state)
+{
+	struct sim *a = load("", 100000), *b = load("", 100000);
+	int64_t sa, fa, ia, sb, fb, ib;
+
+	(void)state;
+	memset(handled, 0, sizeof(handled));
+	assert_non_null(b->ev_fn[EV_TX_DONE]);
+	assert_non_null(b->ev_fn[EV_ARRIVE]);
+	memcpy(real_fn, b->ev_fn, sizeof(real_fn));
+	sim_ev_register(b, EV_TX_DONE, count_tx_done);
+	sim_ev_register(b, EV_ARRIVE, count_arrive);
+	sim_run_until(a, INT64_MAX);
+	sim_run_until(b, INT64_MAX);
+	/* 100 data packets cross two links; ACKs come back */
+	assert_true(handled[EV_ARRIVE] >= 200);
+	assert_true(handled[EV_TX_DONE] > 0);
+	assert_int_equal(sim_events(a), sim_events(b));
+	assert_int_equal(sim_flow_result(a, 0, &sa, &fa, &ia), 0);
+	assert_int_equal(sim_flow_result(b, 0, &sb, &fb, &ib), 0);
+	assert_true(sa == sb && fa == fb && ia == ib);
+	sim_free(a);
+	sim_free(b);
 }
 
 /* --- running ----------------------------------------------------------------------------------- */
@@ -393,7 +435,7 @@ int main(void)
 		cmocka_unit_test(test_event_order),    cmocka_unit_test(test_run_and_counters),
 		cmocka_unit_test(test_determinism),    cmocka_unit_test(test_config_changes),
 		cmocka_unit_test(test_injected_fault), cmocka_unit_test(test_probes_collected_early),
-		cmocka_unit_test(test_control_routes),
+		cmocka_unit_test(test_event_handlers), cmocka_unit_test(test_control_routes),
 	};
 
 	return cmocka_run_group_tests_name("sim", tests, NULL, NULL);
