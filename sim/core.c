@@ -124,8 +124,17 @@ static bool run_one(struct sim *s, simtime_t limit)
 		}
 		s->now = e.t;
 		s->st.events++;
-		/* one indirect call per event: measured no slower than the two direct calls it replaced */
-		s->ev_fn[e.type](s, e.obj);
+		/* a call site per type (a new type gets its case): each always calls the same
+		 * handler, which any CPU predicts like a direct call; one shared site can miss
+		 * whenever the type changes (callgrind --branch-sim: a third of the time) */
+		switch (e.type) {
+		case EV_TX_DONE:
+			s->ev_fn[EV_TX_DONE](s, e.obj);
+			break;
+		case EV_ARRIVE:
+			s->ev_fn[EV_ARRIVE](s, e.obj);
+			break;
+		}
 		return true;
 	}
 }
