@@ -17,36 +17,32 @@ struct build {
 	bool runtime; /* a change while running (codes name the problem), not a scenario */
 };
 
-int parse_dcqcn(struct build *b, json_t *d, struct sim_nic_cfg *c);
-int parse_ecn(struct build *b, json_t *x, struct sim_ecn_cfg *c);
-int parse_pfc(struct build *b, json_t *x, struct sim_pfc_cfg *c);
+int sim_build_parse_dcqcn(struct build *b, json_t *d, struct sim_nic_cfg *c);
+int sim_build_parse_ecn(struct build *b, json_t *x, struct sim_ecn_cfg *c);
+int sim_build_parse_pfc(struct build *b, json_t *x, struct sim_pfc_cfg *c);
 
 int sim_build(struct sim *s, json_t *doc, const char *base_dir, int64_t seed, int64_t until,
 	      struct rf_err *e);
 
 /* Fill e with BAD_SCENARIO at the current path (+ key) and return -EINVAL. */
-int bad(struct build *b, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-int opt_num(struct build *b, json_t *o, const char *key, double min, double max, bool excl_min,
-	    double *v);
-int opt_int(struct build *b, json_t *o, const char *key, int64_t min, int64_t max, int64_t *v);
-int opt_bool(struct build *b, json_t *o, const char *key, bool *v);
-int check_keys(struct build *b, json_t *o, const char *const *keys);
+int sim_build_bad(struct build *b, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int sim_build_opt_num(struct build *b, json_t *o, const char *key, double min, double max,
+		      bool excl_min, double *v);
+int sim_build_opt_int(struct build *b, json_t *o, const char *key, int64_t min, int64_t max,
+		      int64_t *v);
+int sim_build_opt_bool(struct build *b, json_t *o, const char *key, bool *v);
+int sim_build_check_keys(struct build *b, json_t *o, const char *const *keys);
 
-struct node *node_new(struct build *b, enum node_kind kind, const char *name);
-int link_new(struct build *b, struct node *a, struct node *z, double gbps, double delay_ns);
-struct node *find_node(struct build *b, const char *name);
-struct node *resolve_host(struct build *b, json_t *ref, const char *key);
-struct link *resolve_link(struct build *b, json_t *ref, const char *key);
+struct node *sim_build_find_node(struct build *b, const char *name);
+struct node *sim_build_resolve_host(struct build *b, json_t *ref, const char *key);
+struct link *sim_build_resolve_link(struct build *b, json_t *ref, const char *key);
 
 /* workload.c */
-int build_workloads(struct build *b, json_t *workloads);
-struct flow *flow_add(struct sim *s, struct node *src, struct node *dst, uint64_t bytes,
-		      simtime_t start, uint8_t prio);
-void flow_schedule(struct sim *s, struct flow *f);
+int sim_build_workloads(struct build *b, json_t *workloads);
 
 /* fault.c */
-int build_faults(struct build *b, json_t *faults);
-int fault_add(struct build *b, json_t *f);
-void faults_free(struct sim *s);
+int sim_build_faults(struct build *b, json_t *faults);
+void sim_faults_free(struct sim *s);
 
 #endif

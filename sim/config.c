@@ -87,11 +87,11 @@ int sim_set_dcqcn(struct sim *s, int host, json_t *params, struct rf_err *e)
 		c.dcqcn = json_is_true(json_object_get(copy, "enabled"));
 		json_object_del(copy, "enabled");
 	}
-	r = recode(e, parse_dcqcn(&b, copy, &c));
+	r = recode(e, sim_build_parse_dcqcn(&b, copy, &c));
 	json_decref(copy);
 	if (r < 0)
 		return r;
-	nic_configure(s->nodes[host], &c);
+	sim_nic_configure(s->nodes[host], &c);
 	return 0;
 }
 
@@ -120,7 +120,7 @@ int sim_set_ecn(struct sim *s, int sw, int port, int queue, json_t *params, stru
 	init_build(&b, s, e);
 	c = (struct sim_ecn_cfg){ .enabled = p->ecn[queue].enabled, .kmin_bytes = p->ecn[queue].kmin,
 				  .kmax_bytes = p->ecn[queue].kmax, .pmax = p->ecn[queue].pmax };
-	if ((r = recode(e, parse_ecn(&b, params, &c))) < 0)
+	if ((r = recode(e, sim_build_parse_ecn(&b, params, &c))) < 0)
 		return r;
 	p->ecn[queue] = (struct ecn_cfg){ .enabled = c.enabled, .kmin = c.kmin_bytes,
 					  .kmax = c.kmax_bytes, .pmax = c.pmax };
@@ -168,7 +168,7 @@ int sim_set_pfc(struct sim *s, int dev, int port, json_t *params, struct rf_err 
 				  .quanta = p->pfc.quanta };
 	if (p->node->kind == NODE_HOST)
 		c.dynamic = true; /* no thresholds on a NIC */
-	if ((r = recode(e, parse_pfc(&b, params, &c))) < 0)
+	if ((r = recode(e, sim_build_parse_pfc(&b, params, &c))) < 0)
 		return r;
 	p->pfc.enabled = c.enabled;
 	p->pfc.dynamic = c.dynamic;
@@ -181,7 +181,7 @@ int sim_set_pfc(struct sim *s, int dev, int port, json_t *params, struct rf_err 
 	/* priorities no longer lossless: XOFF sent for them is withdrawn */
 	for (int pr = 0; pr < NPRIO; pr++)
 		if (p->xoff[pr] && !(p->pfc.enabled & (1u << pr)))
-			port_send_pfc(s, p, (uint8_t)pr, false);
-	port_kick(s, p);
+			sim_port_send_pfc(s, p, (uint8_t)pr, false);
+	sim_port_kick(s, p);
 	return 0;
 }

@@ -1,19 +1,7 @@
 /* The control API of rocefab-sim serve (schemas/sim-control.yaml): HTTP + JSON on loopback,
- * also called in-process by the virtual agents.
- *
- *   GET    /v1/status                              scenario, clock, pace, run figures, agents
- *   GET    /v1/clock, PUT /v1/clock                pace and pause ({"pace": R, "paused": b})
- *   GET    /v1/devices                             hosts and switches
- *   GET    /v1/devices/{dev}                       one device: ports, peers, link state, speed
- *   GET    /v1/devices/{dev}/counters              every port's counters (registry "sim" names)
- *   GET    /v1/devices/{dev}/config                DCQCN (hosts), PFC per port, ECN per queue
- *   PUT    /v1/devices/{dev}/dcqcn                 change DCQCN knobs of a host
- *   PUT    /v1/devices/{dev}/ports/{port}/pfc      change PFC of a port
- *   PUT    /v1/devices/{dev}/ports/{port}/queues/{q}/ecn   change ECN of a switch queue
- *   GET    /v1/faults, POST /v1/faults             list, inject (the scenario's fault objects)
- *   DELETE /v1/faults/{id}                         clear a fault
- *   POST   /v1/probes, GET /v1/probes/{id,...}    latency probes between hosts (pingmesh)
- *   GET    /v1/summary                             the run's results so far
+ * also called in-process by the virtual agents.  routes[] at the end lists the endpoints, each
+ * with its handler; lib/router.h matches a request to one (404 for an unknown path, 405 for a
+ * known path with another method).
  *
  * Changes use the scenario's field names and are all-or-nothing (sim/config.c). */
 #include <errno.h>
@@ -22,10 +10,11 @@
 #include <string.h>
 
 #include "lib/httpd.h"
+#include "lib/router.h"
 #include "lib/timeutil.h"
 #include "sim/serve.h"
 
-#define MAX_SEGS 8
+#define CTL_PATH_MAX (64 * 1024)
 
 int simctl_init(struct simctl *c, struct sim *s, const char *scenario, double pace)
 {
@@ -212,12 +201,37 @@ static int find_port(const struct simctl *c, int dev, const char *name, json_t *
 	return 0;
 }
 
-static int put_clock(struct simctl *c, json_t *body, json_t **doc)
+/* --- the endpoints: one handler each, params[] holding the pattern's {names} in order ---------- */
+
+static int get_status(struct simctl *c, const char *const *params, json_t *body, json_t **doc)
+{
+	json_t *o = json_pack("{s:s,s:o,s:I,s:I,s:i}", "scenario", c->scenario, "clock",
+			      clock_json(c), "events", (json_int_t)sim_events(c->s), "data_packets",
+			      (json_int_t)sim_data_packets(c->s), "devices", sim_device_count(c->s));
+
+	(void)params;
+	(void)body;
+	if (c->agents_status)
+		json_object_set_new(o, "agents", c->agents_status(c->agents_ctx));
+	*doc = o;
+	return 200;
+}
+
+static int get_clock(struct simctl *c, const char *const *params, json_t *body, json_t **doc)
+{
+	(void)params;
+	(void)body;
+	*doc = clock_json(c);
+	return 200;
+}
+
+static int put_clock(struct simctl *c, const char *const *params, json_t *body, json_t **doc)
 {
 	json_t *pace = json_object_get(body, "pace"), *paused = json_object_get(body, "paused");
 	const char *k;
 	json_t *v;
 
+	(void)params;
 	if (!json_is_object(body))
 		return problem(doc, 400, "BAD_VALUE", "", "send {\"pace\": R, \"paused\": true|false}");
 	json_object_foreach(body, k, v)
@@ -245,221 +259,294 @@ static int put_clock(struct simctl *c, json_t *body, json_t **doc)
 	return 200;
 }
 
-static int route(struct simctl *c, const char *method, char **seg, int n, json_t *body,
-		 json_t **doc)
+static int get_summary(struct simctl *c, const char *const *params, json_t *body, json_t **doc)
+{
+	(void)params;
+	(void)body;
+	*doc = sim_summary(c->s, true, 0);
+	return 200;
+}
+
+static int get_devices(struct simctl *c, const char *const *params, json_t *body, json_t **doc)
+{
+	json_t *list = json_array();
+
+	(void)params;
+	(void)body;
+	for (int d = 0; d < sim_device_count(c->s); d++)
+		json_array_append_new(list, device_json(c->s, d, false));
+	*doc = json_pack("{s:o}", "devices", list);
+	return 200;
+}
+
+static int get_device(struct simctl *c, const char *const *params, json_t *body, json_t **doc)
+{
+	int dev, r;
+
+	(void)body;
+	if ((r = find_dev(c, params[0], doc, &dev)))
+		return r;
+	*doc = device_json(c->s, dev, true);
+	return 200;
+}
+
+static int get_counters(struct simctl *c, const char *const *params, json_t *body, json_t **doc)
+{
+	int dev, r;
+
+	(void)body;
+	if ((r = find_dev(c, params[0], doc, &dev)))
+		return r;
+	*doc = counters_json(c, dev);
+	return 200;
+}
+
+static int get_config(struct simctl *c, const char *const *params, json_t *body, json_t **doc)
+{
+	int dev, r;
+
+	(void)body;
+	if ((r = find_dev(c, params[0], doc, &dev)))
+		return r;
+	*doc = config_json(c, dev);
+	return 200;
+}
+
+static int put_dcqcn(struct simctl *c, const char *const *params, json_t *body, json_t **doc)
+{
+	struct rf_err e = { 0 };
+	int dev, r;
+
+	if ((r = find_dev(c, params[0], doc, &dev)))
+		return r;
+	if (sim_device_is_switch(c->s, dev))
+		return problem(doc, 404, "NOT_A_HOST", NULL,
+			       "%s is a switch: DCQCN runs on hosts' NICs", params[0]);
+	if ((r = sim_set_dcqcn(c->s, dev, body, &e)) < 0)
+		return from_err(doc, r, &e);
+	*doc = sim_get_dcqcn(c->s, dev);
+	return 200;
+}
+
+static int put_pfc(struct simctl *c, const char *const *params, json_t *body, json_t **doc)
+{
+	struct rf_err e = { 0 };
+	int dev, port, r;
+
+	if ((r = find_dev(c, params[0], doc, &dev)) || (r = find_port(c, dev, params[1], doc, &port)))
+		return r;
+	if (!json_is_object(body))
+		return problem(doc, 400, "BAD_VALUE", "", "send a JSON object");
+	if ((r = sim_set_pfc(c->s, dev, port, body, &e)) < 0)
+		return from_err(doc, r, &e);
+	*doc = sim_get_pfc(c->s, dev, port);
+	add_xoff_threshold(c->s, dev, *doc);
+	return 200;
+}
+
+static int put_ecn(struct simctl *c, const char *const *params, json_t *body, json_t **doc)
+{
+	struct rf_err e = { 0 };
+	int dev, port, r;
+	char *end;
+	long q;
+
+	if ((r = find_dev(c, params[0], doc, &dev)) || (r = find_port(c, dev, params[1], doc, &port)))
+		return r;
+	q = strtol(params[2], &end, 10);
+	if (*end || q < 0 || q > 7)
+		return problem(doc, 404, "UNKNOWN_QUEUE", NULL, "queue '%s': queues are 0 to 7",
+			       params[2]);
+	if (!json_is_object(body))
+		return problem(doc, 400, "BAD_VALUE", "", "send a JSON object");
+	if ((r = sim_set_ecn(c->s, dev, port, (int)q, body, &e)) < 0)
+		return from_err(doc, r, &e);
+	*doc = sim_get_ecn(c->s, dev, port, (int)q);
+	return 200;
+}
+
+static int get_faults(struct simctl *c, const char *const *params, json_t *body, json_t **doc)
+{
+	(void)params;
+	(void)body;
+	*doc = json_pack("{s:o}", "faults", sim_faults(c->s));
+	return 200;
+}
+
+static int post_fault(struct simctl *c, const char *const *params, json_t *body, json_t **doc)
+{
+	struct rf_err e = { 0 };
+	int id, r;
+
+	(void)params;
+	if (!json_is_object(body))
+		return problem(doc, 400, "BAD_VALUE", "", "send a fault object");
+	if ((r = sim_fault(c->s, body, &id, &e)) < 0)
+		return from_err(doc, r, &e);
+	*doc = json_pack("{s:i,s:I}", "id", id, "fabric_time_ns", (json_int_t)(sim_now(c->s) / 1000));
+	return 201;
+}
+
+static int delete_fault(struct simctl *c, const char *const *params, json_t *body, json_t **doc)
+{
+	struct rf_err e = { 0 };
+	char *end;
+	long id = strtol(params[0], &end, 10);
+	int r;
+
+	(void)body;
+	if (*end || id < 0 || id > 1000000)
+		return problem(doc, 404, "UNKNOWN_FAULT", NULL, "no fault '%s'", params[0]);
+	if ((r = sim_fault_clear(c->s, (int)id, &e)) < 0)
+		return from_err(doc, r, &e);
+	*doc = json_pack("{s:i,s:b}", "id", (int)id, "cleared", 1);
+	return 200;
+}
+
+/* {"probes": [{src, dst, size, label, count, timeout_us}, ...]} -> {"ids": [...]} */
+static int post_probes(struct simctl *c, const char *const *params, json_t *body, json_t **doc)
 {
 	struct sim *s = c->s;
 	struct rf_err e = { 0 };
-	bool get = !strcmp(method, "GET"), put = !strcmp(method, "PUT");
-	int dev, port, r;
+	json_t *list = json_object_get(body, "probes"), *it, *ids = json_array();
+	size_t i;
 
-	if (n == 2 && !strcmp(seg[1], "status") && get) {
-		json_t *o = json_pack("{s:s,s:o,s:I,s:I,s:i}", "scenario", c->scenario, "clock",
-				      clock_json(c), "events", (json_int_t)sim_events(s),
-				      "data_packets", (json_int_t)sim_data_packets(s), "devices",
-				      sim_device_count(s));
-
-		if (c->agents_status)
-			json_object_set_new(o, "agents", c->agents_status(c->agents_ctx));
-		*doc = o;
-		return 200;
+	(void)params;
+	if (!json_is_array(list) || !json_array_size(list) || json_array_size(list) > 4096) {
+		json_decref(ids);
+		return problem(doc, 400, "BAD_VALUE", "/probes", "send {\"probes\": [1 to 4096 probe runs]}");
 	}
-	if (n == 2 && !strcmp(seg[1], "clock")) {
-		if (get) {
-			*doc = clock_json(c);
-			return 200;
+	json_array_foreach(list, i, it) {
+		int src = sim_device_find(s, json_string_value(json_object_get(it, "src")) ?: "");
+		int dst = sim_device_find(s, json_string_value(json_object_get(it, "dst")) ?: "");
+		json_int_t size = json_object_get(it, "size") ? json_integer_value(json_object_get(it, "size")) : 64;
+		json_int_t label = json_integer_value(json_object_get(it, "label"));
+		json_int_t count = json_object_get(it, "count") ? json_integer_value(json_object_get(it, "count")) : 1;
+		double tmo = json_object_get(it, "timeout_us") ? json_number_value(json_object_get(it, "timeout_us")) : 1000;
+		int id;
+
+		if (src < 0 || dst < 0) {
+			json_decref(ids);
+			return problem(doc, 404, "UNKNOWN_HOST", NULL, "probe %zu: no such host", i);
 		}
-		if (put)
-			return put_clock(c, body, doc);
-		goto method;
+		id = sim_probe_start(s, src, dst, (uint32_t)size, (uint32_t)label, (uint32_t)count,
+				     (int64_t)(tmo * 1e6), &e);
+		if (id < 0) {
+			json_decref(ids);
+			return from_err(doc, id, &e);
+		}
+		json_array_append_new(ids, json_integer(id));
 	}
-	if (n == 2 && !strcmp(seg[1], "summary") && get) {
-		*doc = sim_summary(s, true, 0);
-		return 200;
+	*doc = json_pack("{s:o}", "ids", ids);
+	return 201;
+}
+
+/* GET /v1/probes/1,2,3: the runs' results; done ones are collected (freed).  Empty items are
+ * skipped and each id is read as atoi() reads it, as when the list was cut with strtok(). */
+static int get_probes(struct simctl *c, const char *const *params, json_t *body, json_t **doc)
+{
+	json_t *out = json_array();
+
+	(void)body;
+	for (const char *t = params[0] + strspn(params[0], ","); *t; t += strspn(t, ",")) {
+		int id = atoi(t);
+		json_t *res = sim_probe_result(c->s, id);
+
+		json_array_append_new(out, res ? res : json_pack("{s:i,s:b}", "id", id, "unknown", 1));
+		t += strcspn(t, ",");
 	}
-	if (n >= 2 && !strcmp(seg[1], "devices")) {
-		if (n == 2) {
-			json_t *list;
+	*doc = json_pack("{s:o}", "results", out);
+	return 200;
+}
 
-			if (!get)
-				goto method;
-			list = json_array();
-			for (int d = 0; d < sim_device_count(s); d++)
-				json_array_append_new(list, device_json(s, d, false));
-			*doc = json_pack("{s:o}", "devices", list);
-			return 200;
-		}
-		if ((r = find_dev(c, seg[2], doc, &dev)))
-			return r;
-		if (n == 3) {
-			if (!get)
-				goto method;
-			*doc = device_json(s, dev, true);
-			return 200;
-		}
-		if (n == 4 && !strcmp(seg[3], "counters")) {
-			if (!get)
-				goto method;
-			*doc = counters_json(c, dev);
-			return 200;
-		}
-		if (n == 4 && !strcmp(seg[3], "config")) {
-			if (!get)
-				goto method;
-			*doc = config_json(c, dev);
-			return 200;
-		}
-		if (n == 4 && !strcmp(seg[3], "dcqcn")) {
-			if (!put)
-				goto method;
-			if (sim_device_is_switch(s, dev))
-				return problem(doc, 404, "NOT_A_HOST", NULL,
-					       "%s is a switch: DCQCN runs on hosts' NICs", seg[2]);
-			if ((r = sim_set_dcqcn(s, dev, body, &e)) < 0)
-				return from_err(doc, r, &e);
-			*doc = sim_get_dcqcn(s, dev);
-			return 200;
-		}
-		if (n >= 6 && !strcmp(seg[3], "ports")) {
-			if ((r = find_port(c, dev, seg[4], doc, &port)))
-				return r;
-			if (n == 6 && !strcmp(seg[5], "pfc")) {
-				if (!put)
-					goto method;
-				if (!json_is_object(body))
-					return problem(doc, 400, "BAD_VALUE", "", "send a JSON object");
-				if ((r = sim_set_pfc(s, dev, port, body, &e)) < 0)
-					return from_err(doc, r, &e);
-				*doc = sim_get_pfc(s, dev, port);
-				add_xoff_threshold(s, dev, *doc);
-				return 200;
-			}
-			if (n == 8 && !strcmp(seg[5], "queues") && !strcmp(seg[7], "ecn")) {
-				char *end;
-				long q = strtol(seg[6], &end, 10);
+struct ctl_route {
+	struct route_pattern rp; /* first: lib/router.h reads the table through it */
+	int (*fn)(struct simctl *c, const char *const *params, json_t *body, json_t **doc);
+};
 
-				if (!put)
-					goto method;
-				if (*end || q < 0 || q > 7)
-					return problem(doc, 404, "UNKNOWN_QUEUE", NULL,
-						       "queue '%s': queues are 0 to 7", seg[6]);
-				if (!json_is_object(body))
-					return problem(doc, 400, "BAD_VALUE", "", "send a JSON object");
-				if ((r = sim_set_ecn(s, dev, port, (int)q, body, &e)) < 0)
-					return from_err(doc, r, &e);
-				*doc = sim_get_ecn(s, dev, port, (int)q);
-				return 200;
-			}
+static const struct ctl_route routes[] = {
+	/* scenario, clock, pace, run figures, agents */
+	{ { "GET", "/v1/status" }, get_status },
+	/* pace and pause ({"pace": R, "paused": b}) */
+	{ { "GET", "/v1/clock" }, get_clock },
+	{ { "PUT", "/v1/clock" }, put_clock },
+	/* the run's results so far */
+	{ { "GET", "/v1/summary" }, get_summary },
+	/* hosts and switches; one with its ports, peers, link states and speeds */
+	{ { "GET", "/v1/devices" }, get_devices },
+	{ { "GET", "/v1/devices/{dev}" }, get_device },
+	/* every port's counters (registry "sim" names) */
+	{ { "GET", "/v1/devices/{dev}/counters" }, get_counters },
+	/* DCQCN (hosts), PFC per port, ECN per queue; and changes to them */
+	{ { "GET", "/v1/devices/{dev}/config" }, get_config },
+	{ { "PUT", "/v1/devices/{dev}/dcqcn" }, put_dcqcn },
+	{ { "PUT", "/v1/devices/{dev}/ports/{port}/pfc" }, put_pfc },
+	{ { "PUT", "/v1/devices/{dev}/ports/{port}/queues/{q}/ecn" }, put_ecn },
+	/* list, inject (the scenario's fault objects), clear */
+	{ { "GET", "/v1/faults" }, get_faults },
+	{ { "POST", "/v1/faults" }, post_fault },
+	{ { "DELETE", "/v1/faults/{id}" }, delete_fault },
+	/* latency probes between hosts (pingmesh): start runs, collect results (ID,ID,...) */
+	{ { "POST", "/v1/probes" }, post_probes },
+	{ { "GET", "/v1/probes/{ids}" }, get_probes },
+	{ { NULL, NULL }, NULL },
+};
+
+/* The path with empty segments dropped ("//v1/status/" is "/v1/status"): the control API
+ * always read paths that way.  NULL when out of memory. */
+static char *clean_path(const char *path)
+{
+	char *out = malloc(strlen(path) + 2), *o = out;
+
+	if (!out)
+		return NULL;
+	for (const char *p = path; *p;) {
+		if (*p == '/') {
+			p++;
+			continue;
 		}
+		*o++ = '/';
+		while (*p && *p != '/')
+			*o++ = *p++;
 	}
-	if (n >= 2 && !strcmp(seg[1], "probes")) {
-		if (n == 2 && !strcmp(method, "POST")) {
-			/* {"probes": [{src, dst, size, label, count, timeout_us}, ...]} -> {"ids": [...]} */
-			json_t *list = json_object_get(body, "probes"), *it, *ids = json_array();
-			size_t i;
-
-			if (!json_is_array(list) || !json_array_size(list) || json_array_size(list) > 4096) {
-				json_decref(ids);
-				return problem(doc, 400, "BAD_VALUE", "/probes", "send {\"probes\": [1 to 4096 probe runs]}");
-			}
-			json_array_foreach(list, i, it) {
-				int src = sim_device_find(s, json_string_value(json_object_get(it, "src")) ?: "");
-				int dst = sim_device_find(s, json_string_value(json_object_get(it, "dst")) ?: "");
-				json_int_t size = json_object_get(it, "size") ? json_integer_value(json_object_get(it, "size")) : 64;
-				json_int_t label = json_integer_value(json_object_get(it, "label"));
-				json_int_t count = json_object_get(it, "count") ? json_integer_value(json_object_get(it, "count")) : 1;
-				double tmo = json_object_get(it, "timeout_us") ? json_number_value(json_object_get(it, "timeout_us")) : 1000;
-				int id;
-
-				if (src < 0 || dst < 0) {
-					json_decref(ids);
-					return problem(doc, 404, "UNKNOWN_HOST", NULL, "probe %zu: no such host", i);
-				}
-				id = sim_probe_start(s, src, dst, (uint32_t)size, (uint32_t)label, (uint32_t)count,
-						     (int64_t)(tmo * 1e6), &e);
-				if (id < 0) {
-					json_decref(ids);
-					return from_err(doc, id, &e);
-				}
-				json_array_append_new(ids, json_integer(id));
-			}
-			*doc = json_pack("{s:o}", "ids", ids);
-			return 201;
-		}
-		if (n == 3 && get) {
-			/* GET /v1/probes/1,2,3: the runs' results; done ones are collected (freed) */
-			json_t *out = json_array();
-			char *save = NULL;
-
-			for (char *t = strtok_r(seg[2], ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-				json_t *res = sim_probe_result(s, atoi(t));
-
-				json_array_append_new(out, res ? res : json_pack("{s:i,s:b}", "id", atoi(t), "unknown", 1));
-			}
-			*doc = json_pack("{s:o}", "results", out);
-			return 200;
-		}
-		goto method;
-	}
-	if (n >= 2 && !strcmp(seg[1], "faults")) {
-		if (n == 2 && get) {
-			*doc = json_pack("{s:o}", "faults", sim_faults(s));
-			return 200;
-		}
-		if (n == 2 && !strcmp(method, "POST")) {
-			int id;
-
-			if (!json_is_object(body))
-				return problem(doc, 400, "BAD_VALUE", "", "send a fault object");
-			if ((r = sim_fault(s, body, &id, &e)) < 0)
-				return from_err(doc, r, &e);
-			*doc = json_pack("{s:i,s:I}", "id", id, "fabric_time_ns",
-					 (json_int_t)(sim_now(s) / 1000));
-			return 201;
-		}
-		if (n == 3 && !strcmp(method, "DELETE")) {
-			char *end;
-			long id = strtol(seg[2], &end, 10);
-
-			if (*end || id < 0 || id > 1000000)
-				return problem(doc, 404, "UNKNOWN_FAULT", NULL, "no fault '%s'", seg[2]);
-			if ((r = sim_fault_clear(s, (int)id, &e)) < 0)
-				return from_err(doc, r, &e);
-			*doc = json_pack("{s:i,s:b}", "id", (int)id, "cleared", 1);
-			return 200;
-		}
-		if (n <= 3)
-			goto method;
-	}
-	return problem(doc, 404, "NOT_FOUND", NULL, "no such resource: see GET /v1/status");
-method:
-	return problem(doc, 405, "METHOD_NOT_ALLOWED", NULL, "%s is not allowed here", method);
+	*o = '\0';
+	return out;
 }
 
 int simctl_call(struct simctl *c, const char *method, const char *path, json_t *body,
 		json_t **ret_doc)
 {
-	/* a path may be long: GET /v1/probes/ID,ID,... names a round's runs */
-	char *buf = strndup(path, 64 * 1024), *seg[MAX_SEGS], *save = NULL, *t;
-	int n = 0, status;
+	struct route_match m;
+	char *clean;
+	int r, status;
 
 	*ret_doc = NULL;
-	if (!buf)
-		return problem(ret_doc, 503, "NO_MEMORY", NULL, "out of memory");
-	if (strlen(path) >= 64 * 1024) {
-		free(buf);
+	/* a path may be long: GET /v1/probes/ID,ID,... names a round's runs */
+	if (strnlen(path, CTL_PATH_MAX) >= CTL_PATH_MAX)
 		return problem(ret_doc, 404, "NOT_FOUND", NULL, "path too long (64 KiB at most)");
-	}
-	for (t = strtok_r(buf, "/", &save); t && n < MAX_SEGS; t = strtok_r(NULL, "/", &save))
-		seg[n++] = t;
-	if (t || n < 2 || strcmp(seg[0], "v1") != 0) {
-		free(buf);
+	clean = clean_path(path);
+	if (!clean)
+		return problem(ret_doc, 503, "NO_MEMORY", NULL, "out of memory");
+	if (strncmp(clean, "/v1/", 4) != 0) {
+		free(clean);
 		return problem(ret_doc, 404, "NOT_FOUND", NULL,
 			       "no such resource: the control API lives under /v1/");
 	}
-	pthread_mutex_lock(&c->lock);
-	status = route(c, method, seg, n, body, ret_doc);
-	pthread_mutex_unlock(&c->lock);
-	free(buf);
+	/* no limit on a parameter's length: the path's is enough */
+	r = router_match(routes, sizeof(routes[0]), method, clean, 0, &m);
+	if (r == 0) {
+		pthread_mutex_lock(&c->lock);
+		status = routes[m.index].fn(c, m.params, body, ret_doc);
+		pthread_mutex_unlock(&c->lock);
+	} else if (r == -EOPNOTSUPP) {
+		status = problem(ret_doc, 405, "METHOD_NOT_ALLOWED", NULL,
+				 "%s is not allowed here; use %s", method, m.allow);
+	} else if (r == -ENOMEM) {
+		status = problem(ret_doc, 503, "NO_MEMORY", NULL, "out of memory");
+	} else {
+		status = problem(ret_doc, 404, "NOT_FOUND", NULL, "no such resource: see GET /v1/status");
+	}
+	router_match_fini(&m);
+	free(clean);
 	return status;
 }

@@ -46,13 +46,13 @@ static void set_link(struct sim *s, struct link *l, bool up)
 	l->a->c.carrier_changes++;
 	l->b->c.carrier_changes++;
 	if (!up) {
-		port_link_down(s, l->a);
-		port_link_down(s, l->b);
+		sim_port_link_down(s, l->a);
+		sim_port_link_down(s, l->b);
 	}
-	switch_routes(s);
+	sim_switch_routes(s);
 	if (up) {
-		port_kick(s, l->a);
-		port_kick(s, l->b);
+		sim_port_kick(s, l->a);
+		sim_port_kick(s, l->b);
 	}
 }
 
@@ -69,10 +69,10 @@ static void apply(struct sim *s, struct fault *f)
 		f->link->loss = f->loss;
 		break;
 	case F_STORM:
-		nic_set_storm(s, f->host, true, f->prio);
+		sim_nic_set_storm(s, f->host, true, f->prio);
 		break;
 	case F_SLOW_RX:
-		nic_set_rx_rate(s, f->host, f->rate_bps);
+		sim_nic_set_rx_rate(s, f->host, f->rate_bps);
 		break;
 	case F_ROUTE:
 		for (uint32_t i = 0; i < f->nroutes; i++) {
@@ -104,10 +104,10 @@ static void clear(struct sim *s, struct fault *f)
 		f->link->loss = f->saved_loss;
 		break;
 	case F_STORM:
-		nic_set_storm(s, f->host, false, f->prio);
+		sim_nic_set_storm(s, f->host, false, f->prio);
 		break;
 	case F_SLOW_RX:
-		nic_set_rx_rate(s, f->host, 0);
+		sim_nic_set_rx_rate(s, f->host, 0);
 		break;
 	case F_ROUTE:
 		for (uint32_t i = 0; i < f->nroutes; i++) {
@@ -133,14 +133,14 @@ static void clear(struct sim *s, struct fault *f)
 					next = pk->next;
 					if (pk->type == PKT_DATA && pk->flow->dst->hid == f->routes[i].dst) {
 						p->c.tx_discards++;
-						switch_release(s, pk);
-						pkt_free(s, pk);
+						sim_switch_release(s, pk);
+						sim_pkt_free(s, pk);
 					} else {
-						queue_push(s, &p->q[pr], pk);
+						sim_queue_push(s, &p->q[pr], pk);
 					}
 				}
 			}
-			port_kick(s, p);
+			sim_port_kick(s, p);
 		}
 		break;
 	}
@@ -157,7 +157,7 @@ static void on_fn(struct sim *s, struct timer *t)
 		else
 			clear(s, f);
 		if (++f->toggles < 2 * f->count)
-			timer_arm(s, &f->t_on, s->now + f->period / 2);
+			sim_timer_arm(s, &f->t_on, s->now + f->period / 2);
 		return;
 	}
 	apply(s, f);
@@ -185,63 +185,65 @@ static int parse_fault(struct build *b, json_t *j, struct fault *f)
 	int type, r;
 
 	if (!json_is_object(j))
-		return bad(b, NULL, "a fault is an object");
+		return sim_build_bad(b, NULL, "a fault is an object");
 	if ((r = js_req_enum(j, "type", types, &b->p, &type, b->e)) < 0) {
 		snprintf(b->e->code, sizeof(b->e->code), "BAD_SCENARIO");
 		return r;
 	}
 	f->type = type;
-	if ((r = check_keys(b, j, keys[type])) < 0 || (r = opt_num(b, j, "at_us", 0, 1e9, false, &at)) < 0 ||
-	    (r = opt_num(b, j, "until_us", 0, 1e9, false, &until)) < 0)
+	if ((r = sim_build_check_keys(b, j, keys[type])) < 0 ||
+	    (r = sim_build_opt_num(b, j, "at_us", 0, 1e9, false, &at)) < 0 ||
+	    (r = sim_build_opt_num(b, j, "until_us", 0, 1e9, false, &until)) < 0)
 		return r;
 	if (at < 0 && b->runtime)
 		at = (double)b->s->now / PS_PER_US; /* injected while running: now */
 	if (at < 0)
-		return bad(b, "at_us", "required field is missing");
+		return sim_build_bad(b, "at_us", "required field is missing");
 	if (until && until <= at)
-		return bad(b, "until_us", "must be after at_us");
+		return sim_build_bad(b, "until_us", "must be after at_us");
 	f->at = (simtime_t)llround(at * PS_PER_US);
 	f->until = (simtime_t)llround(until * PS_PER_US);
 	switch (f->type) {
 	case F_LINK_DOWN:
 	case F_LINK_FLAP:
 	case F_LOSSY:
-		if (!(f->link = resolve_link(b, json_object_get(j, "link"), "link")))
+		if (!(f->link = sim_build_resolve_link(b, json_object_get(j, "link"), "link")))
 			return -EINVAL;
 		if (f->type == F_LOSSY) {
 			v = -1;
-			if ((r = opt_num(b, j, "loss", 0, 1, false, &v)) < 0)
+			if ((r = sim_build_opt_num(b, j, "loss", 0, 1, false, &v)) < 0)
 				return r;
 			if (v < 0)
-				return bad(b, "loss", "required field is missing");
+				return sim_build_bad(b, "loss", "required field is missing");
 			f->loss = v;
 		}
 		if (f->type == F_LINK_FLAP) {
 			v = 0;
 			iv = 0;
-			if ((r = opt_num(b, j, "period_us", 0, 1e9, true, &v)) < 0 ||
-			    (r = opt_int(b, j, "count", 1, 100000, &iv)) < 0)
+			if ((r = sim_build_opt_num(b, j, "period_us", 0, 1e9, true, &v)) < 0 ||
+			    (r = sim_build_opt_int(b, j, "count", 1, 100000, &iv)) < 0)
 				return r;
 			if (!v || !iv)
-				return bad(b, v ? "count" : "period_us", "required field is missing");
+				return sim_build_bad(b, v ? "count" : "period_us",
+						     "required field is missing");
 			f->period = (simtime_t)llround(v * PS_PER_US);
 			f->count = (uint32_t)iv;
 		}
 		break;
 	case F_STORM:
 	case F_SLOW_RX:
-		if (!(f->host = resolve_host(b, json_object_get(j, "host"), "host")))
+		if (!(f->host = sim_build_resolve_host(b, json_object_get(j, "host"), "host")))
 			return -EINVAL;
 		iv = 3;
-		if ((r = opt_int(b, j, "priority", 0, 7, &iv)) < 0)
+		if ((r = sim_build_opt_int(b, j, "priority", 0, 7, &iv)) < 0)
 			return r;
 		f->prio = (uint8_t)iv;
 		if (f->type == F_SLOW_RX) {
 			v = 0;
-			if ((r = opt_num(b, j, "rate_gbps", 0, 1600, true, &v)) < 0)
+			if ((r = sim_build_opt_num(b, j, "rate_gbps", 0, 1600, true, &v)) < 0)
 				return r;
 			if (!v)
-				return bad(b, "rate_gbps", "required field is missing");
+				return sim_build_bad(b, "rate_gbps", "required field is missing");
 			f->rate_bps = v * 1e9;
 		}
 		break;
@@ -251,7 +253,7 @@ static int parse_fault(struct build *b, json_t *j, struct fault *f)
 		size_t i;
 
 		if (!json_is_array(routes) || !json_array_size(routes))
-			return bad(b, "routes", "a list of {switch, dst, via}");
+			return sim_build_bad(b, "routes", "a list of {switch, dst, via}");
 		f->routes = calloc(json_array_size(routes), sizeof(*f->routes));
 		if (!f->routes)
 			return -ENOMEM;
@@ -260,14 +262,16 @@ static int parse_fault(struct build *b, json_t *j, struct fault *f)
 			struct node *sw, *dst, *via;
 
 			js_path_push_idx(&b->p, i);
-			r = check_keys(b, rt, rk);
-			sw = r == 0 ? find_node(b, js_str(rt, "switch", "")) : NULL;
+			r = sim_build_check_keys(b, rt, rk);
+			sw = r == 0 ? sim_build_find_node(b, js_str(rt, "switch", "")) : NULL;
 			if (r == 0 && (!sw || sw->kind != NODE_SWITCH))
-				r = bad(b, "switch", "no switch named '%s'", js_str(rt, "switch", ""));
-			dst = r == 0 ? resolve_host(b, json_object_get(rt, "dst"), "dst") : NULL;
+				r = sim_build_bad(b, "switch", "no switch named '%s'",
+						  js_str(rt, "switch", ""));
+			dst = r == 0 ? sim_build_resolve_host(b, json_object_get(rt, "dst"), "dst")
+				     : NULL;
 			if (r == 0 && !dst)
 				r = -EINVAL;
-			via = r == 0 ? find_node(b, js_str(rt, "via", "")) : NULL;
+			via = r == 0 ? sim_build_find_node(b, js_str(rt, "via", "")) : NULL;
 			if (r == 0) {
 				int port = -1;
 
@@ -275,8 +279,8 @@ static int parse_fault(struct build *b, json_t *j, struct fault *f)
 					if (sw->ports[k]->peer->node == via)
 						port = k;
 				if (port < 0)
-					r = bad(b, "via", "'%s' is not a neighbour of %s", js_str(rt, "via", ""),
-						sw->name);
+					r = sim_build_bad(b, "via", "'%s' is not a neighbour of %s",
+							  js_str(rt, "via", ""), sw->name);
 				else
 					f->routes[f->nroutes++] = (struct override_spec){
 						.sw = sw, .dst = dst->hid, .port = (uint16_t)port
@@ -292,7 +296,7 @@ static int parse_fault(struct build *b, json_t *j, struct fault *f)
 	return 0;
 }
 
-int fault_add(struct build *b, json_t *j)
+static int fault_add(struct build *b, json_t *j)
 {
 	struct sim *s = b->s;
 	struct fault *f = calloc(1, sizeof(*f));
@@ -312,15 +316,15 @@ int fault_add(struct build *b, json_t *j)
 	f->spec = json_deep_copy(j);
 	f->id = (int)s->nfaults;
 	s->faults[s->nfaults++] = f;
-	timer_init(&f->t_on, on_fn, f, 0);
-	timer_init(&f->t_off, off_fn, f, 0);
-	timer_arm(s, &f->t_on, f->at < s->now ? s->now : f->at);
+	sim_timer_init(&f->t_on, on_fn, f, 0);
+	sim_timer_init(&f->t_off, off_fn, f, 0);
+	sim_timer_arm(s, &f->t_on, f->at < s->now ? s->now : f->at);
 	if (f->until && f->type != F_LINK_FLAP)
-		timer_arm(s, &f->t_off, f->until);
+		sim_timer_arm(s, &f->t_off, f->until);
 	return f->id;
 }
 
-int build_faults(struct build *b, json_t *faults)
+int sim_build_faults(struct build *b, json_t *faults)
 {
 	size_t i;
 	json_t *j;
@@ -329,7 +333,7 @@ int build_faults(struct build *b, json_t *faults)
 	if (!faults)
 		return 0;
 	if (!json_is_array(faults))
-		return bad(b, "faults", "must be an array");
+		return sim_build_bad(b, "faults", "must be an array");
 	json_array_foreach(faults, i, j) {
 		size_t a = js_path_push_key(&b->p, "faults");
 
@@ -363,8 +367,8 @@ int sim_fault_clear(struct sim *s, int id, struct rf_err *e)
 	if (id < 0 || (uint32_t)id >= s->nfaults)
 		return rf_err_set(e, -ENOENT, "UNKNOWN_FAULT", NULL, "no fault %d", id);
 	f = s->faults[id];
-	timer_cancel(&f->t_on);
-	timer_cancel(&f->t_off);
+	sim_timer_cancel(&f->t_on);
+	sim_timer_cancel(&f->t_off);
 	clear(s, f);
 	f->cleared = true;
 	return 0;
@@ -384,7 +388,7 @@ json_t *sim_faults(const struct sim *s)
 	return list;
 }
 
-void faults_free(struct sim *s)
+void sim_faults_free(struct sim *s)
 {
 	for (uint32_t i = 0; i < s->nfaults; i++) {
 		free(s->faults[i]->routes);

@@ -34,8 +34,14 @@ typedef int64_t simtime_t;
 enum ev_type {
 	EV_TX_DONE,   /* obj: port finished serializing */
 	EV_ARRIVE,    /* obj: packet reached pkt->to */
-	EV_TIMER,     /* obj: struct timer */
+	EV_TIMER,     /* obj: struct timer; the core runs its function */
+	EV_NTYPES
 };
+
+/* The handler of an event type other than EV_TIMER.  The model that owns the type registers it
+ * with the core when the simulation is built (sim_ev_register), so that the core calls no model
+ * by name. */
+typedef void (*sim_ev_fn)(struct sim *s, void *obj);
 
 struct ev {
 	simtime_t t;
@@ -342,6 +348,7 @@ struct sim_stats_acc {
 struct sim {
 	struct sim_params p;
 	struct evq q;
+	sim_ev_fn ev_fn[EV_NTYPES]; /* by event type: see sim_ev_register() */
 	simtime_t now;
 	uint64_t rng[4];
 	struct pkt *free_pkts;
@@ -384,55 +391,56 @@ struct sim {
 };
 
 /* core.c */
-void evq_push(struct sim *s, simtime_t t, uint32_t type, void *obj, uint32_t gen);
-void timer_init(struct timer *t, timer_fn fn, void *owner, uint32_t arg);
-void timer_arm(struct sim *s, struct timer *t, simtime_t at);
-void timer_cancel(struct timer *t);
-struct pkt *pkt_new(struct sim *s);
-void pkt_free(struct sim *s, struct pkt *p);
-uint64_t rng_next(struct sim *s);
-double rng_uniform(struct sim *s); /* [0, 1) */
-uint64_t mix64(uint64_t x);
-void queue_push(struct sim *s, struct queue *q, struct pkt *p);
-struct pkt *queue_pop(struct sim *s, struct queue *q);
-simtime_t tx_time(const struct port *p, uint32_t bytes);
+void sim_evq_push(struct sim *s, simtime_t t, uint32_t type, void *obj, uint32_t gen);
+/* Every event of this type runs fn(s, obj); every type that is scheduled needs one. */
+void sim_ev_register(struct sim *s, enum ev_type type, sim_ev_fn fn);
+void sim_timer_init(struct timer *t, timer_fn fn, void *owner, uint32_t arg);
+void sim_timer_arm(struct sim *s, struct timer *t, simtime_t at);
+void sim_timer_cancel(struct timer *t);
+struct pkt *sim_pkt_new(struct sim *s);
+void sim_pkt_free(struct sim *s, struct pkt *p);
+uint64_t sim_rng_next(struct sim *s);
+double sim_rng_uniform(struct sim *s); /* [0, 1) */
+void sim_queue_push(struct sim *s, struct queue *q, struct pkt *p);
+struct pkt *sim_queue_pop(struct sim *s, struct queue *q);
+simtime_t sim_tx_time(const struct port *p, uint32_t bytes);
 
 /* workload.c: flows made while running */
-void flow_unref(struct sim *s, struct flow *f);
-void flow_done_hook(struct sim *s, struct flow *f); /* after a flow completed */
-void loops_free(struct sim *s);
-void probes_free(struct sim *s);
-void probes_reap(struct sim *s); /* frees collected runs no event can name any more */
+void sim_flow_unref(struct sim *s, struct flow *f);
+/* After a flow completed: records, the next round of its loop, its probe run. */
+void sim_flow_completed(struct sim *s, struct flow *f);
+void sim_loops_free(struct sim *s);
+void sim_probes_free(struct sim *s);
 
 /* port.c: the transmitter and PFC, shared by hosts and switches */
-void port_kick(struct sim *s, struct port *p);
-void port_tx_done(struct sim *s, struct port *p);
-void port_send_ctrl(struct sim *s, struct port *p, struct pkt *k);
-void port_send_pfc(struct sim *s, struct port *p, uint8_t prio, bool xoff);
-void port_rx_pfc(struct sim *s, struct port *p, const struct pkt *k);
-bool port_paused(const struct sim *s, const struct port *p, uint8_t prio);
-simtime_t port_paused_time(const struct sim *s, const struct port *p, uint8_t prio);
-simtime_t port_xoff_time(const struct sim *s, const struct port *p, uint8_t prio);
-void port_link_down(struct sim *s, struct port *p);
-void port_init(struct port *p);
-void deliver(struct sim *s, struct pkt *k);
+void sim_port_kick(struct sim *s, struct port *p);
+void sim_port_send_ctrl(struct sim *s, struct port *p, struct pkt *k);
+void sim_port_send_pfc(struct sim *s, struct port *p, uint8_t prio, bool xoff);
+bool sim_port_paused(const struct sim *s, const struct port *p, uint8_t prio);
+simtime_t sim_port_paused_time(const struct sim *s, const struct port *p, uint8_t prio);
+simtime_t sim_port_xoff_time(const struct sim *s, const struct port *p, uint8_t prio);
+void sim_port_link_down(struct sim *s, struct port *p);
+void sim_port_init(struct port *p);
+/* Registers the handlers of the ports' events (EV_TX_DONE, EV_ARRIVE) with the core. */
+void sim_port_register(struct sim *s);
 
 /* switch.c */
 /* The port a switch forwards to (overrides, then ECMP on the flow's hash), or NULL. */
-struct port *switch_next_port(const struct node *n, uint32_t dst, uint64_t flow_hash, bool data);
-void switch_rx(struct sim *s, struct port *in, struct pkt *k);
-struct pkt *switch_dequeue(struct sim *s, struct port *p, simtime_t *ret_wake);
-void switch_release(struct sim *s, struct pkt *k);
-void switch_routes(struct sim *s);
-int switch_init(struct sim *s, struct node *n, const struct sim_switch_cfg *c);
+struct port *sim_switch_next_port(const struct node *n, uint32_t dst, uint64_t flow_hash,
+				  bool data);
+void sim_switch_rx(struct sim *s, struct port *in, struct pkt *k);
+struct pkt *sim_switch_dequeue(struct sim *s, struct port *p, simtime_t *ret_wake);
+void sim_switch_release(struct sim *s, struct pkt *k);
+void sim_switch_routes(struct sim *s);
+int sim_switch_init(struct sim *s, struct node *n, const struct sim_switch_cfg *c);
 
 /* nic.c */
-void nic_rx(struct sim *s, struct port *in, struct pkt *k);
-struct pkt *nic_next_packet(struct sim *s, struct port *p, simtime_t *ret_wake);
-void nic_flow_start(struct sim *s, struct flow *f);
-void nic_set_storm(struct sim *s, struct node *h, bool on, uint8_t prio);
-void nic_set_rx_rate(struct sim *s, struct node *h, double bps);
-void nic_init(struct sim *s, struct node *n, const struct sim_nic_cfg *c);
-void nic_configure(struct node *n, const struct sim_nic_cfg *c);
+void sim_nic_rx(struct sim *s, struct port *in, struct pkt *k);
+struct pkt *sim_nic_next_packet(struct sim *s, struct port *p, simtime_t *ret_wake);
+void sim_nic_flow_start(struct sim *s, struct flow *f);
+void sim_nic_set_storm(struct sim *s, struct node *h, bool on, uint8_t prio);
+void sim_nic_set_rx_rate(struct sim *s, struct node *h, double bps);
+void sim_nic_init(struct sim *s, struct node *n, const struct sim_nic_cfg *c);
+void sim_nic_configure(struct node *n, const struct sim_nic_cfg *c);
 
 #endif

@@ -120,7 +120,7 @@ static void inc_timer_fn(struct sim *s, struct timer *t)
 	f->t_events++;
 	rate_increase(s, c, f);
 	if (below_max(c, f))
-		timer_arm(s, &f->t_inc, s->now + c->timer);
+		sim_timer_arm(s, &f->t_inc, s->now + c->timer);
 }
 
 static void rate_decrease(struct sim *s, const struct dcqcn_cfg *c, struct flow *f)
@@ -139,7 +139,7 @@ static void rate_decrease(struct sim *s, const struct dcqcn_cfg *c, struct flow 
 	f->dec_pending = false;
 	f->t_events = f->b_events = 0;
 	f->bytes_since = 0;
-	timer_arm(s, &f->t_inc, s->now + c->timer);
+	sim_timer_arm(s, &f->t_inc, s->now + c->timer);
 }
 
 static void dec_timer_fn(struct sim *s, struct timer *t)
@@ -168,7 +168,7 @@ static void on_cnp(struct sim *s, struct flow *f)
 	if (c->monitor > 0 && f->last_decrease >= 0 && s->now - f->last_decrease < c->monitor) {
 		if (!f->dec_pending) {
 			f->dec_pending = true;
-			timer_arm(s, &f->t_dec, f->last_decrease + c->monitor);
+			sim_timer_arm(s, &f->t_dec, f->last_decrease + c->monitor);
 		}
 		return;
 	}
@@ -179,7 +179,7 @@ static void on_cnp(struct sim *s, struct flow *f)
 
 static void send_ctrl(struct sim *s, struct node *h, struct flow *f, uint8_t type, uint32_t psn)
 {
-	struct pkt *k = pkt_new(s);
+	struct pkt *k = sim_pkt_new(s);
 
 	k->type = type;
 	k->flow = f;
@@ -189,7 +189,7 @@ static void send_ctrl(struct sim *s, struct node *h, struct flow *f, uint8_t typ
 	k->prio = type == PKT_CNP ? h->nic.cc.cnp_prio : h->nic.ctrl_prio;
 	k->ttl = 64;
 	s->st.ctrl_packets++;
-	port_send_ctrl(s, nic_port(h), k);
+	sim_port_send_ctrl(s, nic_port(h), k);
 }
 
 static void rto_fn(struct sim *s, struct timer *t);
@@ -197,7 +197,7 @@ static void rto_fn(struct sim *s, struct timer *t);
 static struct pkt *make_data(struct sim *s, struct node *h, struct flow *f, struct port *p)
 {
 	const struct dcqcn_cfg *c = &h->nic.cc;
-	struct pkt *k = pkt_new(s);
+	struct pkt *k = sim_pkt_new(s);
 	uint32_t psn = f->snd_nxt++;
 	uint32_t payload = psn + 1 == f->npkts ? (uint32_t)(f->bytes - (uint64_t)psn * f->mtu) : f->mtu;
 	simtime_t gap;
@@ -234,12 +234,12 @@ static struct pkt *make_data(struct sim *s, struct node *h, struct flow *f, stru
 	if (f->snd_nxt >= f->npkts)
 		tx_remove(h, f);
 	if (!f->rto.armed)
-		timer_arm(s, &f->rto, s->now + h->nic.rto);
+		sim_timer_arm(s, &f->rto, s->now + h->nic.rto);
 	(void)p;
 	return k;
 }
 
-struct pkt *nic_next_packet(struct sim *s, struct port *p, simtime_t *ret_wake)
+struct pkt *sim_nic_next_packet(struct sim *s, struct port *p, simtime_t *ret_wake)
 {
 	struct node *h = p->node;
 	struct nic *nic = &h->nic;
@@ -250,7 +250,7 @@ struct pkt *nic_next_packet(struct sim *s, struct port *p, simtime_t *ret_wake)
 		struct flow *f = nic->tx[i];
 		simtime_t when = 0;
 
-		if (port_paused(s, p, f->prio))
+		if (sim_port_paused(s, p, f->prio))
 			when = p->paused_until[f->prio];
 		else if (f->next_send > s->now)
 			when = f->next_send;
@@ -277,17 +277,17 @@ static void flow_complete(struct sim *s, struct flow *f)
 	else
 		s->st.flows_done++;
 	tx_remove(f->src, f);
-	timer_cancel(&f->rto);
-	timer_cancel(&f->t_inc);
-	timer_cancel(&f->t_dec);
+	sim_timer_cancel(&f->rto);
+	sim_timer_cancel(&f->t_inc);
+	sim_timer_cancel(&f->t_dec);
 	for (struct flow *n = f->then; n; n = NULL) {
 		/* the next step of an all-reduce ring starts when its input arrived */
 		if (n->waiting && --n->waiting == 0 && !n->started) {
 			n->start = s->now;
-			nic_flow_start(s, n);
+			sim_nic_flow_start(s, n);
 		}
 	}
-	flow_done_hook(s, f);
+	sim_flow_completed(s, f);
 }
 
 static void rto_fn(struct sim *s, struct timer *t)
@@ -298,7 +298,7 @@ static void rto_fn(struct sim *s, struct timer *t)
 	if (f->done)
 		return;
 	if (s->now < f->last_progress + h->nic.rto) {
-		timer_arm(s, &f->rto, f->last_progress + h->nic.rto);
+		sim_timer_arm(s, &f->rto, f->last_progress + h->nic.rto);
 		return;
 	}
 	if (f->snd_una >= f->max_sent && f->snd_nxt >= f->npkts)
@@ -308,11 +308,11 @@ static void rto_fn(struct sim *s, struct timer *t)
 	f->snd_nxt = f->snd_una;
 	f->last_progress = s->now;
 	tx_add(h, f);
-	timer_arm(s, &f->rto, s->now + h->nic.rto);
-	port_kick(s, nic_port(h));
+	sim_timer_arm(s, &f->rto, s->now + h->nic.rto);
+	sim_port_kick(s, nic_port(h));
 }
 
-void nic_flow_start(struct sim *s, struct flow *f)
+void sim_nic_flow_start(struct sim *s, struct flow *f)
 {
 	const struct dcqcn_cfg *c = &f->src->nic.cc;
 
@@ -326,15 +326,15 @@ void nic_flow_start(struct sim *s, struct flow *f)
 	f->last_progress = s->now;
 	f->last_cnp = f->last_nak = -PS_PER_S;
 	f->next_send = s->now;
-	timer_init(&f->rto, rto_fn, f, 0);
-	timer_init(&f->t_inc, inc_timer_fn, f, 0);
-	timer_init(&f->t_dec, dec_timer_fn, f, 0);
+	sim_timer_init(&f->rto, rto_fn, f, 0);
+	sim_timer_init(&f->t_inc, inc_timer_fn, f, 0);
+	sim_timer_init(&f->t_dec, dec_timer_fn, f, 0);
 	if (f->npkts == 0) {
 		flow_complete(s, f);
 		return;
 	}
 	tx_add(f->src, f);
-	port_kick(s, nic_port(f->src));
+	sim_port_kick(s, nic_port(f->src));
 }
 
 /* --- receiving ----------------------------------------------------------------------------------------- */
@@ -390,9 +390,9 @@ static void rx_queue_check(struct sim *s, struct node *h)
 		if (!(p->pfc.enabled & (1u << pr)) || (nic->storm && pr == nic->storm_prio))
 			continue;
 		if (!p->xoff[pr] && p->shared[pr] > nic->rx_xoff)
-			port_send_pfc(s, p, (uint8_t)pr, true);
+			sim_port_send_pfc(s, p, (uint8_t)pr, true);
 		else if (p->xoff[pr] && p->shared[pr] <= nic->rx_xon)
-			port_send_pfc(s, p, (uint8_t)pr, false);
+			sim_port_send_pfc(s, p, (uint8_t)pr, false);
 	}
 }
 
@@ -402,29 +402,32 @@ static struct queue *rxq_of(struct node *h)
 	return &nic_port(h)->q[0];
 }
 
+/* How long the receiver takes to take in the packet at the head of its queue. */
+static simtime_t drain_time(const struct nic *nic, const struct queue *q)
+{
+	if (nic->rx_rate_bps > 0)
+		return (simtime_t)((double)q->head->bytes * 8 * (double)PS_PER_S / nic->rx_rate_bps);
+	return 0; /* infinitely fast */
+}
+
 static void rx_drain_fn(struct sim *s, struct timer *t)
 {
 	struct node *h = t->owner;
 	struct nic *nic = &h->nic;
 	struct queue *q = rxq_of(h);
-	struct pkt *k = queue_pop(s, q);
+	struct pkt *k = sim_queue_pop(s, q);
 
 	if (!k)
 		return;
 	nic_port(h)->shared[k->prio] -= k->bytes;
 	process_data(s, h, k);
-	pkt_free(s, k);
+	sim_pkt_free(s, k);
 	rx_queue_check(s, h);
-	if (q->head) {
-		simtime_t d = nic->rx_rate_bps > 0
-				      ? (simtime_t)((double)q->head->bytes * 8 * (double)PS_PER_S / nic->rx_rate_bps)
-				      : 0;
-
-		timer_arm(s, &nic->rx_timer, s->now + d);
-	}
+	if (q->head)
+		sim_timer_arm(s, &nic->rx_timer, s->now + drain_time(nic, q));
 }
 
-void nic_rx(struct sim *s, struct port *in, struct pkt *k)
+void sim_nic_rx(struct sim *s, struct port *in, struct pkt *k)
 {
 	struct node *h = in->node;
 	struct nic *nic = &h->nic;
@@ -441,13 +444,9 @@ void nic_rx(struct sim *s, struct port *in, struct pkt *k)
 				break;
 			}
 			in->shared[k->prio] += k->bytes;
-			queue_push(s, q, k);
+			sim_queue_push(s, q, k);
 			if (!nic->rx_timer.armed)
-				timer_arm(s, &nic->rx_timer,
-					  s->now + (nic->rx_rate_bps > 0
-							    ? (simtime_t)((double)q->head->bytes * 8 *
-									  (double)PS_PER_S / nic->rx_rate_bps)
-							    : 0));
+				sim_timer_arm(s, &nic->rx_timer, s->now + drain_time(nic, q));
 			rx_queue_check(s, h);
 			return;
 		}
@@ -472,7 +471,7 @@ void nic_rx(struct sim *s, struct port *in, struct pkt *k)
 		if (k->type == PKT_NAK && k->psn >= f->snd_una && k->psn < f->snd_nxt) {
 			f->snd_nxt = k->psn; /* go back */
 			tx_add(h, f);
-			port_kick(s, nic_port(h));
+			sim_port_kick(s, nic_port(h));
 		}
 		if (f->snd_nxt < f->snd_una)
 			f->snd_nxt = f->snd_una;
@@ -485,24 +484,24 @@ void nic_rx(struct sim *s, struct port *in, struct pkt *k)
 	default:
 		break;
 	}
-	pkt_free(s, k);
+	sim_pkt_free(s, k);
 }
 
 /* --- faults ---------------------------------------------------------------------------------------------- */
 
-void nic_set_storm(struct sim *s, struct node *h, bool on, uint8_t prio)
+void sim_nic_set_storm(struct sim *s, struct node *h, bool on, uint8_t prio)
 {
 	struct nic *nic = &h->nic;
 
 	nic->storm = on;
 	nic->storm_prio = prio;
 	/* a stalled receive pipeline: the NIC keeps pausing its switch port */
-	port_send_pfc(s, nic_port(h), prio, on);
+	sim_port_send_pfc(s, nic_port(h), prio, on);
 	if (!on)
 		rx_queue_check(s, h);
 }
 
-void nic_set_rx_rate(struct sim *s, struct node *h, double bps)
+void sim_nic_set_rx_rate(struct sim *s, struct node *h, double bps)
 {
 	struct nic *nic = &h->nic;
 
@@ -511,12 +510,12 @@ void nic_set_rx_rate(struct sim *s, struct node *h, double bps)
 		/* back to full speed: what waits is processed now */
 		while (rxq_of(h)->head)
 			rx_drain_fn(s, &nic->rx_timer);
-		timer_cancel(&nic->rx_timer);
+		sim_timer_cancel(&nic->rx_timer);
 	}
 }
 
 /* Applies a configuration (at start, or changed while running: flows keep their state). */
-void nic_configure(struct node *n, const struct sim_nic_cfg *c)
+void sim_nic_configure(struct node *n, const struct sim_nic_cfg *c)
 {
 	struct nic *nic = &n->nic;
 	struct port *p = nic_port(n);
@@ -560,18 +559,18 @@ void nic_configure(struct node *n, const struct sim_nic_cfg *c)
 	p->pfc.enabled = c->pfc_enabled;
 }
 
-void nic_init(struct sim *s, struct node *n, const struct sim_nic_cfg *c)
+void sim_nic_init(struct sim *s, struct node *n, const struct sim_nic_cfg *c)
 {
 	struct nic *nic = &n->nic;
 	struct port *p = nic_port(n);
 
 	p->pfc = (struct pfc_cfg){ .quanta = 65535 };
-	nic_configure(n, c);
+	sim_nic_configure(n, c);
 	nic->last_cnp = -PS_PER_S;
 	/* pause the switch when the receive pipeline holds more than ~2 BDP of the host link */
 	nic->rx_xoff = (uint64_t)((double)p->rate_bps / 8 * (double)p->delay / (double)PS_PER_S) * 2 +
 		       4 * 1024;
 	nic->rx_xon = nic->rx_xoff / 2;
-	timer_init(&nic->rx_timer, rx_drain_fn, n, 0);
+	sim_timer_init(&nic->rx_timer, rx_drain_fn, n, 0);
 	(void)s;
 }

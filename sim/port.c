@@ -15,19 +15,19 @@ static simtime_t quanta_time(const struct port *p, uint16_t quanta)
 	return (simtime_t)((uint64_t)quanta * PAUSE_QUANTUM_BITS * (uint64_t)PS_PER_S / p->rate_bps);
 }
 
-bool port_paused(const struct sim *s, const struct port *p, uint8_t prio)
+bool sim_port_paused(const struct sim *s, const struct port *p, uint8_t prio)
 {
 	return p->paused_until[prio] > s->now;
 }
 
-simtime_t port_paused_time(const struct sim *s, const struct port *p, uint8_t prio)
+simtime_t sim_port_paused_time(const struct sim *s, const struct port *p, uint8_t prio)
 {
 	simtime_t end = p->paused_until[prio] < s->now ? p->paused_until[prio] : s->now;
 
 	return p->paused_acc[prio] + (end > p->pause_mark[prio] ? end - p->pause_mark[prio] : 0);
 }
 
-simtime_t port_xoff_time(const struct sim *s, const struct port *p, uint8_t prio)
+simtime_t sim_port_xoff_time(const struct sim *s, const struct port *p, uint8_t prio)
 {
 	return p->xoff_acc[prio] + (p->xoff[prio] ? s->now - p->xoff_since[prio] : 0);
 }
@@ -35,10 +35,10 @@ simtime_t port_xoff_time(const struct sim *s, const struct port *p, uint8_t prio
 static struct pkt *next_packet(struct sim *s, struct port *p, simtime_t *wake)
 {
 	if (p->ctrl.head)
-		return queue_pop(s, &p->ctrl);
+		return sim_queue_pop(s, &p->ctrl);
 	if (p->node->kind == NODE_SWITCH)
-		return switch_dequeue(s, p, wake);
-	return nic_next_packet(s, p, wake);
+		return sim_switch_dequeue(s, p, wake);
+	return sim_nic_next_packet(s, p, wake);
 }
 
 /* Whether the port may have another packet to send once it is free. */
@@ -54,7 +54,7 @@ static bool has_more(const struct port *p)
 	return false;
 }
 
-void port_kick(struct sim *s, struct port *p)
+void sim_port_kick(struct sim *s, struct port *p)
 {
 	simtime_t wake = 0, t;
 	struct pkt *k;
@@ -65,7 +65,7 @@ void port_kick(struct sim *s, struct port *p)
 			 * with nothing queued skips that event altogether. */
 			if (!p->txdone_pending) {
 				p->txdone_pending = true;
-				evq_push(s, p->busy_until, EV_TX_DONE, p, 0);
+				sim_evq_push(s, p->busy_until, EV_TX_DONE, p, 0);
 			}
 			return;
 		}
@@ -76,15 +76,15 @@ void port_kick(struct sim *s, struct port *p)
 	k = next_packet(s, p, &wake);
 	if (!k) {
 		if (wake > s->now)
-			timer_arm(s, &p->wake, wake);
+			sim_timer_arm(s, &p->wake, wake);
 		return;
 	}
-	t = tx_time(p, k->bytes);
+	t = sim_tx_time(p, k->bytes);
 	p->busy = true;
 	p->busy_until = s->now + t;
 	if (has_more(p) && !p->txdone_pending) {
 		p->txdone_pending = true;
-		evq_push(s, p->busy_until, EV_TX_DONE, p, 0);
+		sim_evq_push(s, p->busy_until, EV_TX_DONE, p, 0);
 	}
 	if (k->type != PKT_PFC) {
 		p->c.tx_bytes += k->bytes;
@@ -92,30 +92,33 @@ void port_kick(struct sim *s, struct port *p)
 		p->c.prio_tx_bytes[k->prio] += k->bytes;
 		p->c.prio_tx_packets[k->prio]++;
 	}
-	if (p->link->loss > 0 && k->type != PKT_PFC && rng_uniform(s) < p->link->loss) {
+	if (p->link->loss > 0 && k->type != PKT_PFC && sim_rng_uniform(s) < p->link->loss) {
 		p->c.wire_losses++;
-		pkt_free(s, k);
+		sim_pkt_free(s, k);
 		return;
 	}
 	k->to = p->peer;
-	evq_push(s, s->now + t + p->delay, EV_ARRIVE, k, 0);
+	sim_evq_push(s, s->now + t + p->delay, EV_ARRIVE, k, 0);
 }
 
-void port_tx_done(struct sim *s, struct port *p)
+/* EV_TX_DONE */
+static void tx_done(struct sim *s, void *obj)
 {
+	struct port *p = obj;
+
 	p->txdone_pending = false;
-	port_kick(s, p);
+	sim_port_kick(s, p);
 }
 
 static void wake_fn(struct sim *s, struct timer *t)
 {
-	port_kick(s, t->owner);
+	sim_port_kick(s, t->owner);
 }
 
-void port_send_ctrl(struct sim *s, struct port *p, struct pkt *k)
+void sim_port_send_ctrl(struct sim *s, struct port *p, struct pkt *k)
 {
-	queue_push(s, &p->ctrl, k);
-	port_kick(s, p);
+	sim_queue_push(s, &p->ctrl, k);
+	sim_port_kick(s, p);
 }
 
 static void refresh_fn(struct sim *s, struct timer *t)
@@ -124,10 +127,10 @@ static void refresh_fn(struct sim *s, struct timer *t)
 	uint8_t prio = (uint8_t)t->arg;
 
 	if (p->xoff[prio])
-		port_send_pfc(s, p, prio, true);
+		sim_port_send_pfc(s, p, prio, true);
 }
 
-void port_send_pfc(struct sim *s, struct port *p, uint8_t prio, bool xoff)
+void sim_port_send_pfc(struct sim *s, struct port *p, uint8_t prio, bool xoff)
 {
 	struct pkt *k;
 	uint16_t quanta = xoff ? (p->pfc.quanta ? p->pfc.quanta : 65535) : 0;
@@ -138,11 +141,11 @@ void port_send_pfc(struct sim *s, struct port *p, uint8_t prio, bool xoff)
 	} else if (!xoff && p->xoff[prio]) {
 		p->xoff[prio] = false;
 		p->xoff_acc[prio] += s->now - p->xoff_since[prio];
-		timer_cancel(&p->refresh[prio]);
+		sim_timer_cancel(&p->refresh[prio]);
 	}
 	if (!p->link->up)
 		return;
-	k = pkt_new(s);
+	k = sim_pkt_new(s);
 	k->type = PKT_PFC;
 	k->bytes = CTRL_BYTES;
 	k->pfc_prio = prio;
@@ -158,14 +161,14 @@ void port_send_pfc(struct sim *s, struct port *p, uint8_t prio, bool xoff)
 	p->c.pfc_tx_frames[prio]++;
 	if (xoff)
 		/* still congested at half the pause time: say it again */
-		timer_arm(s, &p->refresh[prio], s->now + quanta_time(p, quanta) / 2);
-	port_kick(s, p);
+		sim_timer_arm(s, &p->refresh[prio], s->now + quanta_time(p, quanta) / 2);
+	sim_port_kick(s, p);
 }
 
-void port_rx_pfc(struct sim *s, struct port *p, const struct pkt *k)
+static void rx_pfc(struct sim *s, struct port *p, const struct pkt *k)
 {
 	uint8_t prio = k->pfc_prio;
-	bool was_paused = port_paused(s, p, prio);
+	bool was_paused = sim_port_paused(s, p, prio);
 	simtime_t end = p->paused_until[prio] < s->now ? p->paused_until[prio] : s->now;
 
 	p->c.pfc_rx_frames[prio]++;
@@ -179,23 +182,23 @@ void port_rx_pfc(struct sim *s, struct port *p, const struct pkt *k)
 	if (!k->quanta) {
 		if (was_paused)
 			p->c.pfc_rx_transitions[prio]++;
-		port_kick(s, p);
+		sim_port_kick(s, p);
 	}
 }
 
 /* The link went down: what waits on this port is lost; the peer side too. */
-void port_link_down(struct sim *s, struct port *p)
+void sim_port_link_down(struct sim *s, struct port *p)
 {
 	struct pkt *k;
 
-	while ((k = queue_pop(s, &p->ctrl)))
-		pkt_free(s, k);
+	while ((k = sim_queue_pop(s, &p->ctrl)))
+		sim_pkt_free(s, k);
 	if (p->node->kind == NODE_SWITCH) {
 		for (int pr = 0; pr < NPRIO; pr++) {
-			while ((k = queue_pop(s, &p->q[pr]))) {
+			while ((k = sim_queue_pop(s, &p->q[pr]))) {
 				p->c.tx_discards++;
-				switch_release(s, k);
-				pkt_free(s, k);
+				sim_switch_release(s, k);
+				sim_pkt_free(s, k);
 			}
 		}
 	}
@@ -204,29 +207,31 @@ void port_link_down(struct sim *s, struct port *p)
 		if (p->xoff[pr]) {
 			p->xoff[pr] = false;
 			p->xoff_acc[pr] += s->now - p->xoff_since[pr];
-			timer_cancel(&p->refresh[pr]);
+			sim_timer_cancel(&p->refresh[pr]);
 		}
-		if (port_paused(s, p, pr)) {
+		if (sim_port_paused(s, p, pr)) {
 			p->paused_acc[pr] += s->now - p->pause_mark[pr];
 			p->pause_mark[pr] = s->now;
 			p->paused_until[pr] = s->now;
 		}
 	}
-	timer_cancel(&p->wake);
+	sim_timer_cancel(&p->wake);
 }
 
-void deliver(struct sim *s, struct pkt *k)
+/* EV_ARRIVE */
+static void deliver(struct sim *s, void *obj)
 {
+	struct pkt *k = obj;
 	struct port *p = k->to;
 
 	if (!p->link->up) {
 		p->peer->c.tx_discards++;
-		pkt_free(s, k);
+		sim_pkt_free(s, k);
 		return;
 	}
 	if (k->type == PKT_PFC) {
-		port_rx_pfc(s, p, k);
-		pkt_free(s, k);
+		rx_pfc(s, p, k);
+		sim_pkt_free(s, k);
 		return;
 	}
 	p->c.rx_bytes += k->bytes;
@@ -234,14 +239,20 @@ void deliver(struct sim *s, struct pkt *k)
 	p->c.prio_rx_bytes[k->prio] += k->bytes;
 	p->c.prio_rx_packets[k->prio]++;
 	if (p->node->kind == NODE_SWITCH)
-		switch_rx(s, p, k);
+		sim_switch_rx(s, p, k);
 	else
-		nic_rx(s, p, k);
+		sim_nic_rx(s, p, k);
 }
 
-void port_init(struct port *p)
+void sim_port_init(struct port *p)
 {
-	timer_init(&p->wake, wake_fn, p, 0);
+	sim_timer_init(&p->wake, wake_fn, p, 0);
 	for (int pr = 0; pr < NPRIO; pr++)
-		timer_init(&p->refresh[pr], refresh_fn, p, (uint32_t)pr);
+		sim_timer_init(&p->refresh[pr], refresh_fn, p, (uint32_t)pr);
+}
+
+void sim_port_register(struct sim *s)
+{
+	sim_ev_register(s, EV_TX_DONE, tx_done);
+	sim_ev_register(s, EV_ARRIVE, deliver);
 }

@@ -6,12 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/hash.h"
 #include "lib/hmap.h"
 #include "lib/jsonutil.h"
 #include "lib/strutil.h"
 #include "sim/build.h"
 
-int bad(struct build *b, const char *key, const char *fmt, ...)
+int sim_build_bad(struct build *b, const char *key, const char *fmt, ...)
 {
 	struct js_path q = b->p;
 	char msg[256];
@@ -33,8 +34,8 @@ static int rekey(struct build *b, int r)
 	return r;
 }
 
-int opt_num(struct build *b, json_t *o, const char *key, double min, double max, bool excl_min,
-	    double *v)
+int sim_build_opt_num(struct build *b, json_t *o, const char *key, double min, double max,
+		      bool excl_min, double *v)
 {
 	double d = *v;
 	int r = js_opt_num(o, key, min, max, &b->p, &d, b->e);
@@ -42,38 +43,39 @@ int opt_num(struct build *b, json_t *o, const char *key, double min, double max,
 	if (r < 0)
 		return rekey(b, r);
 	if (r > 0 && excl_min && d <= min)
-		return bad(b, key, "must be greater than %g", min);
+		return sim_build_bad(b, key, "must be greater than %g", min);
 	*v = d;
 	return r;
 }
 
-int opt_int(struct build *b, json_t *o, const char *key, int64_t min, int64_t max, int64_t *v)
+int sim_build_opt_int(struct build *b, json_t *o, const char *key, int64_t min, int64_t max,
+		      int64_t *v)
 {
 	return rekey(b, js_opt_int(o, key, min, max, &b->p, v, b->e));
 }
 
-int opt_bool(struct build *b, json_t *o, const char *key, bool *v)
+int sim_build_opt_bool(struct build *b, json_t *o, const char *key, bool *v)
 {
 	return rekey(b, js_opt_bool(o, key, &b->p, v, b->e));
 }
 
-int check_keys(struct build *b, json_t *o, const char *const *keys)
+int sim_build_check_keys(struct build *b, json_t *o, const char *const *keys)
 {
 	if (!json_is_object(o))
-		return bad(b, NULL, "must be an object");
+		return sim_build_bad(b, NULL, "must be an object");
 	return rekey(b, js_check_keys(o, keys, &b->p, b->e));
 }
 
 /* --- nodes and links --------------------------------------------------------------------- */
 
-struct node *node_new(struct build *b, enum node_kind kind, const char *name)
+static struct node *node_new(struct build *b, enum node_kind kind, const char *name)
 {
 	struct sim *s = b->s;
 	struct node *n;
 	struct node **nn;
 
 	if (hmap_get(&b->s->names, name)) {
-		bad(b, NULL, "the name '%s' is used twice", name);
+		sim_build_bad(b, NULL, "the name '%s' is used twice", name);
 		return NULL;
 	}
 	n = calloc(1, sizeof(*n));
@@ -118,11 +120,11 @@ static struct port *port_new(struct sim *s, struct node *n)
 	p->gid = s->nports;
 	n->ports[n->nports++] = p;
 	s->ports[s->nports++] = p;
-	port_init(p);
+	sim_port_init(p);
 	return p;
 }
 
-int link_new(struct build *b, struct node *a, struct node *z, double gbps, double delay_ns)
+static int link_new(struct build *b, struct node *a, struct node *z, double gbps, double delay_ns)
 {
 	struct sim *s = b->s;
 	struct link *l = calloc(1, sizeof(*l));
@@ -135,11 +137,13 @@ int link_new(struct build *b, struct node *a, struct node *z, double gbps, doubl
 	}
 	s->links = nl;
 	if (a->kind == NODE_HOST && a->nports)
-		return bad(b, NULL, "host %s has a link already (hosts have one port)", a->name);
+		return sim_build_bad(b, NULL, "host %s has a link already (hosts have one port)",
+				     a->name);
 	if (z->kind == NODE_HOST && z->nports)
-		return bad(b, NULL, "host %s has a link already (hosts have one port)", z->name);
+		return sim_build_bad(b, NULL, "host %s has a link already (hosts have one port)",
+				     z->name);
 	if (a == z)
-		return bad(b, NULL, "a link from %s to itself", a->name);
+		return sim_build_bad(b, NULL, "a link from %s to itself", a->name);
 	pa = port_new(s, a);
 	pz = port_new(s, z);
 	if (!pa || !pz) {
@@ -163,12 +167,12 @@ int link_new(struct build *b, struct node *a, struct node *z, double gbps, doubl
 	return 0;
 }
 
-struct node *find_node(struct build *b, const char *name)
+struct node *sim_build_find_node(struct build *b, const char *name)
 {
 	return hmap_get(&b->s->names, name);
 }
 
-struct node *resolve_host(struct build *b, json_t *ref, const char *key)
+struct node *sim_build_resolve_host(struct build *b, json_t *ref, const char *key)
 {
 	struct node *n = NULL;
 
@@ -177,20 +181,21 @@ struct node *resolve_host(struct build *b, json_t *ref, const char *key)
 
 		if (i >= 0 && (uint64_t)i < b->s->nhosts)
 			return b->s->hosts[i];
-		bad(b, key, "host index %lld is out of range (the fabric has %u hosts)", (long long)i,
-		    b->s->nhosts);
+		sim_build_bad(b, key, "host index %lld is out of range (the fabric has %u hosts)",
+			      (long long)i, b->s->nhosts);
 		return NULL;
 	}
 	if (json_is_string(ref))
-		n = find_node(b, json_string_value(ref));
+		n = sim_build_find_node(b, json_string_value(ref));
 	if (!n || n->kind != NODE_HOST) {
-		bad(b, key, "no host named %s", json_is_string(ref) ? json_string_value(ref) : "(not a name)");
+		sim_build_bad(b, key, "no host named %s",
+			      json_is_string(ref) ? json_string_value(ref) : "(not a name)");
 		return NULL;
 	}
 	return n;
 }
 
-struct link *resolve_link(struct build *b, json_t *ref, const char *key)
+struct link *sim_build_resolve_link(struct build *b, json_t *ref, const char *key)
 {
 	const char *an = NULL, *bn = NULL;
 	char buf[80];
@@ -216,7 +221,8 @@ struct link *resolve_link(struct build *b, json_t *ref, const char *key)
 				return l;
 		}
 	}
-	bad(b, key, "no such link (name it A-B with the two nodes' names, e.g. leaf0-spine1)");
+	sim_build_bad(b, key,
+		      "no such link (name it A-B with the two nodes' names, e.g. leaf0-spine1)");
 	return NULL;
 }
 
@@ -237,7 +243,7 @@ static int prio_mask(struct build *b, json_t *o, const char *key, uint8_t *mask)
 			int x;
 
 			js_path_push_idx(&b->p, i);
-			x = bad(b, NULL, "a priority is an integer 0..7");
+			x = sim_build_bad(b, NULL, "a priority is an integer 0..7");
 			js_path_pop(&b->p, a);
 			return x;
 		}
@@ -246,7 +252,7 @@ static int prio_mask(struct build *b, json_t *o, const char *key, uint8_t *mask)
 	return 0;
 }
 
-int parse_pfc(struct build *b, json_t *x, struct sim_pfc_cfg *c)
+int sim_build_parse_pfc(struct build *b, json_t *x, struct sim_pfc_cfg *c)
 {
 	static const char *const pfc_keys[] = { "priorities",	    "threshold",      "alpha_shift",
 						"xoff_bytes",	    "xon_offset_bytes", "headroom_bytes",
@@ -254,7 +260,8 @@ int parse_pfc(struct build *b, json_t *x, struct sim_pfc_cfg *c)
 	int64_t v;
 	int r;
 
-	if ((r = check_keys(b, x, pfc_keys)) < 0 || (r = prio_mask(b, x, "priorities", &c->enabled)) < 0)
+	if ((r = sim_build_check_keys(b, x, pfc_keys)) < 0 ||
+	    (r = prio_mask(b, x, "priorities", &c->enabled)) < 0)
 		return r;
 	if (json_object_get(x, "threshold")) {
 		static const char *const th[] = { "dynamic", "static", NULL };
@@ -265,54 +272,56 @@ int parse_pfc(struct build *b, json_t *x, struct sim_pfc_cfg *c)
 		c->dynamic = i == 0;
 	}
 	v = c->alpha_shift;
-	if ((r = opt_int(b, x, "alpha_shift", -8, 8, &v)) < 0)
+	if ((r = sim_build_opt_int(b, x, "alpha_shift", -8, 8, &v)) < 0)
 		return r;
 	c->alpha_shift = (int)v;
 	v = (int64_t)c->xoff_bytes;
-	if ((r = opt_int(b, x, "xoff_bytes", 1, INT64_MAX, &v)) < 0)
+	if ((r = sim_build_opt_int(b, x, "xoff_bytes", 1, INT64_MAX, &v)) < 0)
 		return r;
 	c->xoff_bytes = (uint64_t)v;
 	v = (int64_t)c->xon_offset_bytes;
-	if ((r = opt_int(b, x, "xon_offset_bytes", 0, INT64_MAX, &v)) < 0)
+	if ((r = sim_build_opt_int(b, x, "xon_offset_bytes", 0, INT64_MAX, &v)) < 0)
 		return r;
 	c->xon_offset_bytes = (uint64_t)v;
 	v = (int64_t)c->headroom_bytes;
-	if ((r = opt_int(b, x, "headroom_bytes", 0, INT64_MAX, &v)) < 0)
+	if ((r = sim_build_opt_int(b, x, "headroom_bytes", 0, INT64_MAX, &v)) < 0)
 		return r;
 	c->headroom_bytes = (uint64_t)v;
 	v = c->quanta;
-	if ((r = opt_int(b, x, "quanta", 1, 65535, &v)) < 0)
+	if ((r = sim_build_opt_int(b, x, "quanta", 1, 65535, &v)) < 0)
 		return r;
 	c->quanta = (uint16_t)v;
 	if (!c->dynamic && !c->xoff_bytes)
-		return bad(b, "threshold", "a static threshold needs xoff_bytes");
+		return sim_build_bad(b, "threshold", "a static threshold needs xoff_bytes");
 	if (!c->dynamic && c->xon_offset_bytes >= c->xoff_bytes)
-		return bad(b, "xon_offset_bytes", "XON (xoff_bytes - xon_offset_bytes) must be above 0");
+		return sim_build_bad(b, "xon_offset_bytes",
+				     "XON (xoff_bytes - xon_offset_bytes) must be above 0");
 	return 0;
 }
 
-int parse_ecn(struct build *b, json_t *x, struct sim_ecn_cfg *c)
+int sim_build_parse_ecn(struct build *b, json_t *x, struct sim_ecn_cfg *c)
 {
 	static const char *const ecn_keys[] = { "enabled", "kmin_bytes", "kmax_bytes", "pmax", NULL };
 	int64_t v;
 	int r;
 
-	if ((r = check_keys(b, x, ecn_keys)) < 0 ||
+	if ((r = sim_build_check_keys(b, x, ecn_keys)) < 0 ||
 	    (r = rekey(b, js_opt_bool(x, "enabled", &b->p, &c->enabled, b->e))) < 0)
 		return r;
 	v = (int64_t)c->kmin_bytes;
-	if ((r = opt_int(b, x, "kmin_bytes", 0, INT64_MAX, &v)) < 0)
+	if ((r = sim_build_opt_int(b, x, "kmin_bytes", 0, INT64_MAX, &v)) < 0)
 		return r;
 	c->kmin_bytes = (uint64_t)v;
 	v = (int64_t)c->kmax_bytes;
-	if ((r = opt_int(b, x, "kmax_bytes", 1, INT64_MAX, &v)) < 0)
+	if ((r = sim_build_opt_int(b, x, "kmax_bytes", 1, INT64_MAX, &v)) < 0)
 		return r;
 	c->kmax_bytes = (uint64_t)v;
-	if ((r = opt_num(b, x, "pmax", 0, 1, false, &c->pmax)) < 0)
+	if ((r = sim_build_opt_num(b, x, "pmax", 0, 1, false, &c->pmax)) < 0)
 		return r;
 	if (c->kmin_bytes >= c->kmax_bytes) {
-		r = bad(b, "kmin_bytes", "Kmin (%llu) must be below Kmax (%llu)",
-			(unsigned long long)c->kmin_bytes, (unsigned long long)c->kmax_bytes);
+		r = sim_build_bad(b, "kmin_bytes", "Kmin (%llu) must be below Kmax (%llu)",
+				  (unsigned long long)c->kmin_bytes,
+				  (unsigned long long)c->kmax_bytes);
 		snprintf(b->e->code, sizeof(b->e->code), "%s", b->runtime ? "BAD_THRESHOLD_ORDER" : "BAD_SCENARIO");
 		return r;
 	}
@@ -329,14 +338,14 @@ static int parse_switch(struct build *b, json_t *o, struct sim_switch_cfg *c)
 
 	if (!o)
 		return 0;
-	if ((r = check_keys(b, o, keys)) < 0)
+	if ((r = sim_build_check_keys(b, o, keys)) < 0)
 		return r;
 	v = (int64_t)c->buffer_bytes;
-	if ((r = opt_int(b, o, "buffer_bytes", 1024, INT64_MAX, &v)) < 0)
+	if ((r = sim_build_opt_int(b, o, "buffer_bytes", 1024, INT64_MAX, &v)) < 0)
 		return r;
 	c->buffer_bytes = (uint64_t)v;
 	v = (int64_t)c->reserve_bytes;
-	if ((r = opt_int(b, o, "reserve_bytes", 0, INT64_MAX, &v)) < 0)
+	if ((r = sim_build_opt_int(b, o, "reserve_bytes", 0, INT64_MAX, &v)) < 0)
 		return r;
 	c->reserve_bytes = (uint64_t)v;
 	if (json_object_get(o, "scheduling")) {
@@ -352,13 +361,13 @@ static int parse_switch(struct build *b, json_t *o, struct sim_switch_cfg *c)
 		json_t *w;
 
 		if (!json_is_array(x) || json_array_size(x) != 6)
-			return bad(b, "weights", "six weights, for priorities 0 to 5");
+			return sim_build_bad(b, "weights", "six weights, for priorities 0 to 5");
 		json_array_foreach(x, i, w) {
 			if (!json_is_integer(w) || json_integer_value(w) < 1 || json_integer_value(w) > 100) {
 				size_t a = js_path_push_key(&b->p, "weights");
 
 				js_path_push_idx(&b->p, i);
-				r = bad(b, NULL, "a weight is an integer 1..100");
+				r = sim_build_bad(b, NULL, "a weight is an integer 1..100");
 				js_path_pop(&b->p, a);
 				return r;
 			}
@@ -368,7 +377,7 @@ static int parse_switch(struct build *b, json_t *o, struct sim_switch_cfg *c)
 	if ((x = json_object_get(o, "pfc"))) {
 		size_t a = js_path_push_key(&b->p, "pfc");
 
-		r = parse_pfc(b, x, &c->pfc);
+		r = sim_build_parse_pfc(b, x, &c->pfc);
 		js_path_pop(&b->p, a);
 		if (r < 0)
 			return r;
@@ -376,7 +385,7 @@ static int parse_switch(struct build *b, json_t *o, struct sim_switch_cfg *c)
 	if ((x = json_object_get(o, "ecn"))) {
 		size_t a = js_path_push_key(&b->p, "ecn");
 
-		r = parse_ecn(b, x, &c->ecn);
+		r = sim_build_parse_ecn(b, x, &c->ecn);
 		js_path_pop(&b->p, a);
 		if (r < 0)
 			return r;
@@ -384,7 +393,7 @@ static int parse_switch(struct build *b, json_t *o, struct sim_switch_cfg *c)
 	return 0;
 }
 
-int parse_dcqcn(struct build *b, json_t *d, struct sim_nic_cfg *c)
+int sim_build_parse_dcqcn(struct build *b, json_t *d, struct sim_nic_cfg *c)
 {
 	static const char *const dk[] = {
 		"rpg_time_reset_us",   "rpg_byte_reset",	"rpg_threshold",
@@ -401,11 +410,11 @@ int parse_dcqcn(struct build *b, json_t *d, struct sim_nic_cfg *c)
 
 #define NUM(k, lo, hi, ex, f)                                                                      \
 	if (r == 0)                                                                                \
-		r = opt_num(b, d, k, lo, hi, ex, &c->f) < 0 ? -EINVAL : 0;
+		r = sim_build_opt_num(b, d, k, lo, hi, ex, &c->f) < 0 ? -EINVAL : 0;
 #define INT(k, lo, hi, f)                                                                          \
 	if (r == 0) {                                                                              \
 		v = (int64_t)c->f;                                                                 \
-		r = opt_int(b, d, k, lo, hi, &v) < 0 ? -EINVAL : 0;                                \
+		r = sim_build_opt_int(b, d, k, lo, hi, &v) < 0 ? -EINVAL : 0;                      \
 		c->f = (typeof(c->f))v;                                                            \
 	}
 #define BOOL(k, f)                                                                                 \
@@ -414,7 +423,7 @@ int parse_dcqcn(struct build *b, json_t *d, struct sim_nic_cfg *c)
 		r = rekey(b, js_opt_bool(d, k, &b->p, &bv, b->e)) < 0 ? -EINVAL : 0;               \
 		c->f = bv;                                                                         \
 	}
-	r = check_keys(b, d, dk) < 0 ? -EINVAL : 0;
+	r = sim_build_check_keys(b, d, dk) < 0 ? -EINVAL : 0;
 	NUM("rpg_time_reset_us", 1, 131071, false, rpg_time_reset_us)
 	INT("rpg_byte_reset", 1, INT64_MAX, rpg_byte_reset)
 	INT("rpg_threshold", 1, 31, rpg_threshold)
@@ -450,7 +459,7 @@ static int parse_nic(struct build *b, json_t *o, struct sim_nic_cfg *c)
 
 	if (!o)
 		return 0;
-	if ((r = check_keys(b, o, keys)) < 0)
+	if ((r = sim_build_check_keys(b, o, keys)) < 0)
 		return r;
 	if (json_object_get(o, "cc")) {
 		static const char *const cc[] = { "dcqcn", "none", NULL };
@@ -461,17 +470,18 @@ static int parse_nic(struct build *b, json_t *o, struct sim_nic_cfg *c)
 		c->dcqcn = i == 0;
 	}
 	v = c->ack_interval;
-	if ((r = opt_int(b, o, "ack_interval", 1, 1024, &v)) < 0)
+	if ((r = sim_build_opt_int(b, o, "ack_interval", 1, 1024, &v)) < 0)
 		return r;
 	c->ack_interval = (uint32_t)v;
-	if ((r = opt_num(b, o, "rto_us", 1, 1e9, false, &c->rto_us)) < 0 ||
-	    (r = opt_num(b, o, "nak_interval_us", 0, 1e9, false, &c->nak_interval_us)) < 0 ||
+	if ((r = sim_build_opt_num(b, o, "rto_us", 1, 1e9, false, &c->rto_us)) < 0 ||
+	    (r = sim_build_opt_num(b, o, "nak_interval_us", 0, 1e9, false,
+				   &c->nak_interval_us)) < 0 ||
 	    (r = prio_mask(b, o, "pfc_priorities", &c->pfc_enabled)) < 0)
 		return r;
 	if ((d = json_object_get(o, "dcqcn"))) {
 		size_t a = js_path_push_key(&b->p, "dcqcn");
 
-		r = parse_dcqcn(b, d, c);
+		r = sim_build_parse_dcqcn(b, d, c);
 		js_path_pop(&b->p, a);
 		if (r < 0)
 			return r;
@@ -533,11 +543,13 @@ static int parse_link_cfg(struct build *b, json_t *o, const char *key, double *g
 
 	*delay = 1000;
 	if (!x)
-		r = bad(b, NULL, "required field is missing");
-	else if ((r = check_keys(b, x, keys)) == 0 &&
-		 (r = opt_num(b, x, "rate_gbps", 0, 1600, true, gbps)) >= 0 &&
-		 (r = opt_num(b, x, "delay_ns", 0, 1e9, false, delay)) >= 0) {
-		r = json_object_get(x, "rate_gbps") ? 0 : bad(b, "rate_gbps", "required field is missing");
+		r = sim_build_bad(b, NULL, "required field is missing");
+	else if ((r = sim_build_check_keys(b, x, keys)) == 0 &&
+		 (r = sim_build_opt_num(b, x, "rate_gbps", 0, 1600, true, gbps)) >= 0 &&
+		 (r = sim_build_opt_num(b, x, "delay_ns", 0, 1e9, false, delay)) >= 0) {
+		r = json_object_get(x, "rate_gbps")
+			    ? 0
+			    : sim_build_bad(b, "rate_gbps", "required field is missing");
 	}
 	js_path_pop(&b->p, a);
 	return r < 0 ? r : 0;
@@ -553,7 +565,7 @@ static int leaf_spine(struct build *b, json_t *t)
 	struct node **lv, **sp;
 	int r;
 
-	if ((r = check_keys(b, t, keys)) < 0 ||
+	if ((r = sim_build_check_keys(b, t, keys)) < 0 ||
 	    (r = rekey(b, js_req_int(t, "spines", 1, 1024, &b->p, &spines, b->e))) < 0 ||
 	    (r = rekey(b, js_req_int(t, "leaves", 1, 1024, &b->p, &leaves, b->e))) < 0 ||
 	    (r = rekey(b, js_req_int(t, "hosts_per_leaf", 1, 1024, &b->p, &hpl, b->e))) < 0 ||
@@ -561,7 +573,7 @@ static int leaf_spine(struct build *b, json_t *t)
 	    (r = parse_link_cfg(b, t, "fabric_link", &fr, &fd)) < 0)
 		return r;
 	if (leaves * hpl > 65535)
-		return bad(b, "hosts_per_leaf", "at most 65535 hosts");
+		return sim_build_bad(b, "hosts_per_leaf", "at most 65535 hosts");
 	lv = calloc((size_t)leaves, sizeof(*lv));
 	sp = calloc((size_t)spines, sizeof(*sp));
 	if (!lv || !sp) {
@@ -600,7 +612,7 @@ static int explicit_topology(struct build *b, json_t *t)
 	size_t i;
 	int r;
 
-	if ((r = check_keys(b, t, keys)) < 0 ||
+	if ((r = sim_build_check_keys(b, t, keys)) < 0 ||
 	    (r = rekey(b, js_req_arr(t, "hosts", 65535, &b->p, &hosts, b->e))) < 0 ||
 	    (r = rekey(b, js_req_arr(t, "switches", 65535, &b->p, &sws, b->e))) < 0 ||
 	    (r = rekey(b, js_req_arr(t, "links", 1 << 20, &b->p, &links, b->e))) < 0)
@@ -614,7 +626,9 @@ static int explicit_topology(struct build *b, json_t *t)
 
 			js_path_push_idx(&b->p, i);
 			if (!n || !js_is_id(n, 31))
-				r = bad(b, NULL, "a name uses letters, digits, '.', '_', '-' (at most 31)");
+				r = sim_build_bad(
+					b, NULL,
+					"a name uses letters, digits, '.', '_', '-' (at most 31)");
 			else if (!node_new(b, pass ? NODE_SWITCH : NODE_HOST, n))
 				r = b->e && b->e->err ? b->e->err : -ENOMEM;
 			js_path_pop(&b->p, a);
@@ -628,20 +642,20 @@ static int explicit_topology(struct build *b, json_t *t)
 		struct node *x, *z;
 
 		js_path_push_idx(&b->p, i);
-		if ((r = check_keys(b, v, lk)) < 0 ||
-		    (r = opt_num(b, v, "rate_gbps", 0, 1600, true, &gbps)) < 0 ||
-		    (r = opt_num(b, v, "delay_ns", 0, 1e9, false, &delay)) < 0) {
+		if ((r = sim_build_check_keys(b, v, lk)) < 0 ||
+		    (r = sim_build_opt_num(b, v, "rate_gbps", 0, 1600, true, &gbps)) < 0 ||
+		    (r = sim_build_opt_num(b, v, "delay_ns", 0, 1e9, false, &delay)) < 0) {
 			js_path_pop(&b->p, a);
 			return r;
 		}
-		x = find_node(b, js_str(v, "a", ""));
-		z = find_node(b, js_str(v, "b", ""));
+		x = sim_build_find_node(b, js_str(v, "a", ""));
+		z = sim_build_find_node(b, js_str(v, "b", ""));
 		if (!gbps)
-			r = bad(b, "rate_gbps", "required field is missing");
+			r = sim_build_bad(b, "rate_gbps", "required field is missing");
 		else if (!x)
-			r = bad(b, "a", "no node named '%s'", js_str(v, "a", ""));
+			r = sim_build_bad(b, "a", "no node named '%s'", js_str(v, "a", ""));
 		else if (!z)
-			r = bad(b, "b", "no node named '%s'", js_str(v, "b", ""));
+			r = sim_build_bad(b, "b", "no node named '%s'", js_str(v, "b", ""));
 		else
 			r = link_new(b, x, z, gbps, delay);
 		js_path_pop(&b->p, a);
@@ -653,7 +667,7 @@ static int explicit_topology(struct build *b, json_t *t)
 			size_t a = js_path_push_key(&b->p, "hosts");
 
 			js_path_push_idx(&b->p, h);
-			r = bad(b, NULL, "host %s has no link", b->s->hosts[h]->name);
+			r = sim_build_bad(b, NULL, "host %s has no link", b->s->hosts[h]->name);
 			js_path_pop(&b->p, a);
 			return r;
 		}
@@ -668,7 +682,7 @@ static int topology(struct build *b, json_t *t)
 	int type, r;
 
 	if (!json_is_object(t))
-		r = bad(b, NULL, "must be an object");
+		r = sim_build_bad(b, NULL, "must be an object");
 	else if ((r = rekey(b, js_req_enum(t, "type", types, &b->p, &type, b->e))) == 0)
 		r = type == 0 ? leaf_spine(b, t) : explicit_topology(b, t);
 	js_path_pop(&b->p, a);
@@ -691,23 +705,24 @@ int sim_build(struct sim *s, json_t *doc, const char *base_dir, int64_t seed, in
 
 	js_path_init(&b.p);
 	defaults(&s->p);
+	sim_port_register(s);
 	if (!json_is_object(doc)) {
-		r = bad(&b, NULL, "a scenario is a JSON object");
+		r = sim_build_bad(&b, NULL, "a scenario is a JSON object");
 		goto out;
 	}
 	if ((r = rekey(&b, js_req_int(doc, "schema", 1, 1, &b.p, &schema, e))) < 0 ||
-	    (r = check_keys(&b, doc, keys)) < 0)
+	    (r = sim_build_check_keys(&b, doc, keys)) < 0)
 		goto out;
 	v = (int64_t)s->p.seed;
-	if ((r = opt_int(&b, doc, "seed", 0, INT64_MAX, &v)) < 0)
+	if ((r = sim_build_opt_int(&b, doc, "seed", 0, INT64_MAX, &v)) < 0)
 		goto out;
 	s->p.seed = (uint64_t)(seed >= 0 ? seed : v);
 	v = s->p.mtu;
-	if ((r = opt_int(&b, doc, "mtu_bytes", 256, 9000, &v)) < 0)
+	if ((r = sim_build_opt_int(&b, doc, "mtu_bytes", 256, 9000, &v)) < 0)
 		goto out;
 	s->p.mtu = (uint32_t)v;
-	if ((r = opt_num(&b, doc, "until_us", 0, 1e9, true, &until_us)) < 0 ||
-	    (r = opt_num(&b, doc, "sample_us", 0, 1e9, true, &sample_us)) < 0)
+	if ((r = sim_build_opt_num(&b, doc, "until_us", 0, 1e9, true, &until_us)) < 0 ||
+	    (r = sim_build_opt_num(&b, doc, "sample_us", 0, 1e9, true, &sample_us)) < 0)
 		goto out;
 	s->p.until_ps = until >= 0 ? until : (int64_t)llround(until_us * PS_PER_US);
 	s->p.sample_ps = (int64_t)llround(sample_us * PS_PER_US);
@@ -716,9 +731,11 @@ int sim_build(struct sim *s, json_t *doc, const char *base_dir, int64_t seed, in
 		json_t *sv = json_object_get(doc, "serve");
 		size_t a = js_path_push_key(&b.p, "serve");
 
-		r = check_keys(&b, sv, sk);
+		r = sim_build_check_keys(&b, sv, sk);
 		if (r == 0)
-			r = opt_num(&b, sv, "pace", 0, 1000, true, &s->p.serve_pace) < 0 ? -EINVAL : 0;
+			r = sim_build_opt_num(&b, sv, "pace", 0, 1000, true, &s->p.serve_pace) < 0
+				    ? -EINVAL
+				    : 0;
 		js_path_pop(&b.p, a);
 		if (r < 0)
 			goto out;
@@ -736,12 +753,12 @@ int sim_build(struct sim *s, json_t *doc, const char *base_dir, int64_t seed, in
 		if (r < 0)
 			goto out;
 	}
-	s->rng[0] = mix64(s->p.seed);
-	s->rng[1] = mix64(s->rng[0]);
-	s->rng[2] = mix64(s->rng[1]);
-	s->rng[3] = mix64(s->rng[2]);
+	s->rng[0] = hash_mix64(s->p.seed);
+	s->rng[1] = hash_mix64(s->rng[0]);
+	s->rng[2] = hash_mix64(s->rng[1]);
+	s->rng[3] = hash_mix64(s->rng[2]);
 	if (!json_object_get(doc, "topology")) {
-		r = bad(&b, "topology", "required field is missing");
+		r = sim_build_bad(&b, "topology", "required field is missing");
 		goto out;
 	}
 	if ((r = topology(&b, json_object_get(doc, "topology"))) < 0)
@@ -750,23 +767,23 @@ int sim_build(struct sim *s, json_t *doc, const char *base_dir, int64_t seed, in
 		struct node *n = s->nodes[i];
 
 		if (n->kind == NODE_SWITCH) {
-			if ((r = switch_init(s, n, &s->p.sw)) < 0) {
+			if ((r = sim_switch_init(s, n, &s->p.sw)) < 0) {
 				size_t a = js_path_push_key(&b.p, "switch");
 
-				r = bad(&b, "buffer_bytes", "%s", s->err);
+				r = sim_build_bad(&b, "buffer_bytes", "%s", s->err);
 				js_path_pop(&b.p, a);
 				goto out;
 			}
 		} else {
-			nic_init(s, n, &s->p.nic);
+			sim_nic_init(s, n, &s->p.nic);
 		}
 	}
-	switch_routes(s);
-	if ((r = build_workloads(&b, json_object_get(doc, "workloads"))) < 0 ||
-	    (r = build_faults(&b, json_object_get(doc, "faults"))) < 0)
+	sim_switch_routes(s);
+	if ((r = sim_build_workloads(&b, json_object_get(doc, "workloads"))) < 0 ||
+	    (r = sim_build_faults(&b, json_object_get(doc, "faults"))) < 0)
 		goto out;
 	if (s->p.until_ps <= 0 && !s->nflows && !s->ngens) {
-		r = bad(&b, "until_us", "a scenario without flows needs until_us");
+		r = sim_build_bad(&b, "until_us", "a scenario without flows needs until_us");
 		goto out;
 	}
 	r = 0;

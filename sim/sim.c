@@ -32,7 +32,7 @@ static void sample_fn(struct sim *s, struct timer *t)
 	if ((s->p.until_ps > 0 && s->now < s->p.until_ps) ||
 	    (s->p.until_ps <= 0 && (s->st.flows_done < s->nflows || s->flows_started < s->nflows ||
 				     s->ngens)))
-		timer_arm(s, t, s->now + s->sample_every);
+		sim_timer_arm(s, t, s->now + s->sample_every);
 }
 
 int sim_load(const char *text, size_t len, const char *origin, const char *base_dir,
@@ -60,8 +60,8 @@ int sim_load(const char *text, size_t len, const char *origin, const char *base_
 		return r;
 	}
 	s->sample_every = s->p.sample_ps;
-	timer_init(&s->sampler, sample_fn, NULL, 0);
-	timer_arm(s, &s->sampler, s->sample_every);
+	sim_timer_init(&s->sampler, sample_fn, NULL, 0);
+	sim_timer_arm(s, &s->sampler, s->sample_every);
 	*ret = s;
 	return 0;
 }
@@ -73,8 +73,8 @@ void sim_free(struct sim *s)
 	for (uint32_t i = 0; i < s->nflows; i++)
 		free(s->flows[i]);
 	free(s->flows);
-	probes_free(s);
-	loops_free(s);
+	sim_probes_free(s);
+	sim_loops_free(s);
 	for (uint32_t i = 0; i < s->nports; i++) {
 		free(s->ports[i]->ecn);
 		free(s->ports[i]);
@@ -98,7 +98,7 @@ void sim_free(struct sim *s)
 	}
 	free(s->nodes);
 	free(s->hosts);
-	faults_free(s);
+	sim_faults_free(s);
 	for (size_t i = 0; i < s->npkt_chunks; i++)
 		free(s->pkt_chunks[i]);
 	free(s->pkt_chunks);
@@ -128,7 +128,7 @@ void sim_keep_running(struct sim *s)
 {
 	s->p.until_ps = INT64_MAX / 4;
 	if (!s->sampler.armed)
-		timer_arm(s, &s->sampler, s->now + s->sample_every);
+		sim_timer_arm(s, &s->sampler, s->now + s->sample_every);
 }
 
 double sim_serve_pace(const struct sim *s)
@@ -275,10 +275,12 @@ int sim_counters(const struct sim *s, int dev, int port, sim_counter_fn fn, void
 	for (int pr = 0; pr < NPRIO; pr++) {
 		fn(ctx, "pfc_rx_pause_frames", pr, p->c.pfc_rx_frames[pr]);
 		fn(ctx, "pfc_tx_pause_frames", pr, p->c.pfc_tx_frames[pr]);
-		fn(ctx, "pfc_rx_pause_duration_us", pr, (uint64_t)(port_paused_time(s, p, (uint8_t)pr) / PS_PER_US));
-		fn(ctx, "pfc_tx_pause_duration_us", pr, (uint64_t)(port_xoff_time(s, p, (uint8_t)pr) / PS_PER_US));
+		fn(ctx, "pfc_rx_pause_duration_us", pr,
+		   (uint64_t)(sim_port_paused_time(s, p, (uint8_t)pr) / PS_PER_US));
+		fn(ctx, "pfc_tx_pause_duration_us", pr,
+		   (uint64_t)(sim_port_xoff_time(s, p, (uint8_t)pr) / PS_PER_US));
 		fn(ctx, "pfc_rx_pause_transitions", pr, p->c.pfc_rx_transitions[pr]);
-		fn(ctx, "pfc_paused", pr, port_paused(s, p, (uint8_t)pr));
+		fn(ctx, "pfc_paused", pr, sim_port_paused(s, p, (uint8_t)pr));
 		fn(ctx, "pfc_pausing", pr, p->xoff[pr]);
 		fn(ctx, "prio_tx_bytes", pr, p->c.prio_tx_bytes[pr]);
 		fn(ctx, "prio_rx_bytes", pr, p->c.prio_rx_bytes[pr]);

@@ -164,7 +164,8 @@ json_t *sim_summary(struct sim *s, bool timing, double wall_s)
 		const struct port *p = s->ports[i];
 
 		for (int pr = 0; pr < NPRIO; pr++) {
-			simtime_t rxp = port_paused_time(s, p, (uint8_t)pr), txp = port_xoff_time(s, p, (uint8_t)pr);
+			simtime_t rxp = sim_port_paused_time(s, p, (uint8_t)pr),
+				  txp = sim_port_xoff_time(s, p, (uint8_t)pr);
 
 			if (p->c.pfc_tx_frames[pr] || p->c.pfc_rx_frames[pr]) {
 				json_t *o = port_ref(p, pr);

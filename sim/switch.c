@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/hash.h"
 #include "sim/internal.h"
 
 static uint64_t threshold(const struct swtch *sw, const struct port *in)
@@ -42,7 +43,7 @@ static uint64_t headroom_of(const struct port *p)
 	return 3 * bdp + 2 * 9216;
 }
 
-struct port *switch_next_port(const struct node *n, uint32_t dst, uint64_t flow_hash, bool data)
+struct port *sim_switch_next_port(const struct node *n, uint32_t dst, uint64_t flow_hash, bool data)
 {
 	const struct swtch *sw = &n->sw;
 	const struct route_set *rs;
@@ -57,14 +58,14 @@ struct port *switch_next_port(const struct node *n, uint32_t dst, uint64_t flow_
 	if (rs->n == 1)
 		return n->ports[sw->route_ports[rs->off]];
 	/* both directions of a flow hash alike but independently per switch */
-	h = mix64(flow_hash ^ sw->seed ^ (data ? 0 : 0x5bd1e995));
+	h = hash_mix64(flow_hash ^ sw->seed ^ (data ? 0 : 0x5bd1e995));
 	return n->ports[sw->route_ports[rs->off + h % rs->n]];
 }
 
 static struct port *route(struct sim *s, struct node *n, struct pkt *k, uint32_t dst)
 {
 	(void)s;
-	return switch_next_port(n, dst, k->flow->hash, k->type == PKT_DATA);
+	return sim_switch_next_port(n, dst, k->flow->hash, k->type == PKT_DATA);
 }
 
 static void maybe_xon(struct sim *s, struct swtch *sw, struct port *in, uint8_t pr)
@@ -72,10 +73,10 @@ static void maybe_xon(struct sim *s, struct swtch *sw, struct port *in, uint8_t 
 	uint64_t thr = sw->reserve + threshold(sw, in);
 
 	if (in->xoff[pr] && in->hdrm[pr] == 0 && in->shared[pr] + in->pfc.xon_offset <= thr)
-		port_send_pfc(s, in, pr, false);
+		sim_port_send_pfc(s, in, pr, false);
 }
 
-void switch_release(struct sim *s, struct pkt *k)
+void sim_switch_release(struct sim *s, struct pkt *k)
 {
 	struct port *in = k->in_port;
 	struct swtch *sw;
@@ -114,11 +115,11 @@ static bool admit(struct sim *s, struct swtch *sw, struct port *in, struct pkt *
 		return false;
 	}
 	if (lossless(in, pr) && !in->xoff[pr] && (in->hdrm[pr] || in->shared[pr] >= thr))
-		port_send_pfc(s, in, pr, true);
+		sim_port_send_pfc(s, in, pr, true);
 	return true;
 }
 
-void switch_rx(struct sim *s, struct port *in, struct pkt *k)
+void sim_switch_rx(struct sim *s, struct port *in, struct pkt *k)
 {
 	struct node *n = in->node;
 	struct swtch *sw = &n->sw;
@@ -128,24 +129,24 @@ void switch_rx(struct sim *s, struct port *in, struct pkt *k)
 	if (--k->ttl == 0) {
 		sw->ttl_drops++;
 		in->c.buf_discards[k->prio]++;
-		pkt_free(s, k);
+		sim_pkt_free(s, k);
 		return;
 	}
 	out = route(s, n, k, dst);
 	if (!out || !out->link->up) {
 		in->c.buf_discards[k->prio]++;
-		pkt_free(s, k);
+		sim_pkt_free(s, k);
 		return;
 	}
 	if (!admit(s, sw, in, k)) {
 		in->c.buf_discards[k->prio]++;
-		pkt_free(s, k);
+		sim_pkt_free(s, k);
 		return;
 	}
-	queue_push(s, &out->q[k->prio], k);
+	sim_queue_push(s, &out->q[k->prio], k);
 	if (out->q[k->prio].bytes > out->c.q_watermark[k->prio])
 		out->c.q_watermark[k->prio] = out->q[k->prio].bytes;
-	port_kick(s, out);
+	sim_port_kick(s, out);
 }
 
 static void mark_ecn(struct sim *s, struct port *p, struct pkt *k)
@@ -160,13 +161,13 @@ static void mark_ecn(struct sim *s, struct port *p, struct pkt *k)
 		prob = 1.0;
 	else
 		prob = c->pmax * (double)(q - c->kmin) / (double)(c->kmax - c->kmin);
-	if (prob >= 1.0 || rng_uniform(s) < prob) {
+	if (prob >= 1.0 || sim_rng_uniform(s) < prob) {
 		k->ecn |= ECN_CE;
 		p->c.ecn_marked[k->prio]++;
 	}
 }
 
-struct pkt *switch_dequeue(struct sim *s, struct port *p, simtime_t *ret_wake)
+struct pkt *sim_switch_dequeue(struct sim *s, struct port *p, simtime_t *ret_wake)
 {
 	const struct swtch *sw = &p->node->sw;
 	simtime_t wake = 0;
@@ -177,7 +178,7 @@ struct pkt *switch_dequeue(struct sim *s, struct port *p, simtime_t *ret_wake)
 	for (int i = NPRIO - 1; i >= 0 && pr < 0; i--) {
 		if (!p->q[i].head)
 			continue;
-		if (port_paused(s, p, (uint8_t)i)) {
+		if (sim_port_paused(s, p, (uint8_t)i)) {
 			if (!wake || p->paused_until[i] < wake)
 				wake = p->paused_until[i];
 			continue;
@@ -191,7 +192,7 @@ struct pkt *switch_dequeue(struct sim *s, struct port *p, simtime_t *ret_wake)
 			int i = p->rr;
 			struct queue *q = &p->q[i];
 
-			if (q->head && !port_paused(s, p, (uint8_t)i)) {
+			if (q->head && !sim_port_paused(s, p, (uint8_t)i)) {
 				if (!p->turn) {
 					p->deficit[i] += sw->quantum[i];
 					p->turn = true;
@@ -212,9 +213,9 @@ struct pkt *switch_dequeue(struct sim *s, struct port *p, simtime_t *ret_wake)
 		*ret_wake = wake;
 		return NULL;
 	}
-	k = queue_pop(s, &p->q[pr]);
+	k = sim_queue_pop(s, &p->q[pr]);
 	mark_ecn(s, p, k);
-	switch_release(s, k);
+	sim_switch_release(s, k);
 	return k;
 }
 
@@ -222,7 +223,7 @@ struct pkt *switch_dequeue(struct sim *s, struct port *p, simtime_t *ret_wake)
 
 /* Shortest paths over up links to every host; a switch's ECMP set for a host is every port
  * toward a neighbour one hop closer.  Hosts do not forward. */
-void switch_routes(struct sim *s)
+void sim_switch_routes(struct sim *s)
 {
 	uint32_t *dist = malloc(s->nnodes * sizeof(*dist));
 	uint32_t *fifo = malloc(s->nnodes * sizeof(*fifo));
@@ -313,7 +314,7 @@ void switch_routes(struct sim *s)
 	free(dist);
 }
 
-int switch_init(struct sim *s, struct node *n, const struct sim_switch_cfg *c)
+int sim_switch_init(struct sim *s, struct node *n, const struct sim_switch_cfg *c)
 {
 	struct swtch *sw = &n->sw;
 	uint64_t hdrm = 0, reserve;
@@ -324,7 +325,7 @@ int switch_init(struct sim *s, struct node *n, const struct sim_switch_cfg *c)
 	sw->strict = c->strict;
 	for (int pr = 0; pr < NPRIO; pr++)
 		sw->quantum[pr] = (uint32_t)(c->weights[pr] ? c->weights[pr] : 1) * (s->p.mtu + HDR_BYTES);
-	sw->seed = mix64(s->p.seed ^ (0x1000 + n->id));
+	sw->seed = hash_mix64(s->p.seed ^ (0x1000 + n->id));
 	for (int pr = 0; pr < NPRIO; pr++)
 		lossless_prios += !!(c->pfc.enabled & (1u << pr));
 	for (uint16_t k = 0; k < n->nports; k++) {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/hash.h"
 #include "lib/strutil.h"
 #include "sim/build.h"
 
@@ -24,7 +25,7 @@ static void start_fn(struct sim *s, struct timer *t)
 	struct flow *f = t->owner;
 
 	if (!f->started && !f->waiting)
-		nic_flow_start(s, f);
+		sim_nic_flow_start(s, f);
 }
 
 /* Follows the first route from src to dst: the one-way time of one packet of each size, and
@@ -49,7 +50,7 @@ static simtime_t path_time(struct sim *s, struct node *src, struct node *dst, ui
 				return -1;
 			p = n->ports[n->sw.route_ports[rs->off]];
 		}
-		t += p->delay + tx_time(p, bytes);
+		t += p->delay + sim_tx_time(p, bytes);
 		if (p->rate_bps < min_rate)
 			min_rate = p->rate_bps;
 		n = p->peer->node;
@@ -76,8 +77,8 @@ static simtime_t ideal_fct(struct sim *s, const struct flow *f)
 	return there + (simtime_t)((double)rest * 8 * (double)PS_PER_S / (double)rate) + back;
 }
 
-struct flow *flow_add(struct sim *s, struct node *src, struct node *dst, uint64_t bytes,
-		      simtime_t start, uint8_t prio)
+static struct flow *flow_add(struct sim *s, struct node *src, struct node *dst, uint64_t bytes,
+			     simtime_t start, uint8_t prio)
 {
 	struct flow *f = calloc(1, sizeof(*f));
 
@@ -102,17 +103,17 @@ struct flow *flow_add(struct sim *s, struct node *src, struct node *dst, uint64_
 	f->npkts = (uint32_t)((bytes + s->p.mtu - 1) / s->p.mtu);
 	f->prio = prio;
 	f->start = start;
-	f->hash = rng_next(s);
+	f->hash = sim_rng_next(s);
 	f->ideal = ideal_fct(s, f);
-	timer_init(&f->t_start, start_fn, f, 0);
+	sim_timer_init(&f->t_start, start_fn, f, 0);
 	s->flows[s->nflows++] = f;
 	return f;
 }
 
-void flow_schedule(struct sim *s, struct flow *f)
+static void flow_schedule(struct sim *s, struct flow *f)
 {
 	if (!f->waiting)
-		timer_arm(s, &f->t_start, f->start);
+		sim_timer_arm(s, &f->t_start, f->start);
 }
 
 /* --- looping workloads: flows made while running, freed when done ------------------------------- */
@@ -150,9 +151,9 @@ static struct flow *flow_transient(struct sim *s, struct loop_gen *g, struct nod
 	f->npkts = (uint32_t)((bytes + s->p.mtu - 1) / s->p.mtu);
 	f->prio = g ? g->prio : DATA_PRIO;
 	f->start = start;
-	f->hash = rng_next(s);
+	f->hash = sim_rng_next(s);
 	f->ideal = ideal_fct(s, f);
-	timer_init(&f->t_start, start_fn, f, 0);
+	sim_timer_init(&f->t_start, start_fn, f, 0);
 	f->tnext = s->tlive;
 	if (s->tlive)
 		s->tlive->tprev = f;
@@ -187,7 +188,7 @@ static void reap_fn(struct sim *s, struct timer *t)
 		free(f);
 	}
 	if (s->grave)
-		timer_arm(s, &s->reaper, s->now + PS_PER_MS);
+		sim_timer_arm(s, &s->reaper, s->now + PS_PER_MS);
 }
 
 /* A transient flow is complete and nothing refers to it: free it once the last event queue
@@ -206,12 +207,12 @@ static void bury(struct sim *s, struct flow *f)
 	f->grave_next = s->grave;
 	s->grave = f;
 	if (!s->reaper.armed) {
-		timer_init(&s->reaper, reap_fn, NULL, 0);
-		timer_arm(s, &s->reaper, s->now + PS_PER_MS);
+		sim_timer_init(&s->reaper, reap_fn, NULL, 0);
+		sim_timer_arm(s, &s->reaper, s->now + PS_PER_MS);
 	}
 }
 
-void flow_unref(struct sim *s, struct flow *f)
+void sim_flow_unref(struct sim *s, struct flow *f)
 {
 	if (--f->refs == 0 && f->transient && f->done)
 		bury(s, f);
@@ -225,7 +226,7 @@ static void loop_fn(struct sim *s, struct timer *t)
 	loop_round(s, t->owner);
 }
 
-void flow_done_hook(struct sim *s, struct flow *f)
+void sim_flow_completed(struct sim *s, struct flow *f)
 {
 	struct loop_gen *g = f->gen;
 
@@ -255,7 +256,7 @@ void flow_done_hook(struct sim *s, struct flow *f)
 		 * keep up slows the workload down instead of piling flows up) */
 		simtime_t at = g->kind == LOOP_ALL_REDUCE ? s->now + g->period : g->next;
 
-		timer_arm(s, &g->t, at > s->now ? at : s->now);
+		sim_timer_arm(s, &g->t, at > s->now ? at : s->now);
 	}
 }
 
@@ -306,13 +307,13 @@ static int loop_add(struct build *b, enum loop_kind kind, struct node **hosts, u
 	s->gens = ng;
 	*g = (struct loop_gen){ .kind = kind, .hosts = hosts, .n = n, .rcv = rcv, .bytes = bytes,
 				.prio = prio, .period = period };
-	timer_init(&g->t, loop_fn, g, 0);
-	timer_arm(s, &g->t, start);
+	sim_timer_init(&g->t, loop_fn, g, 0);
+	sim_timer_arm(s, &g->t, start);
 	s->gens[s->ngens++] = g;
 	return 0;
 }
 
-void loops_free(struct sim *s)
+void sim_loops_free(struct sim *s)
 {
 	while (s->tlive) {
 		struct flow *f = s->tlive;
@@ -346,7 +347,7 @@ static int hosts_of(struct build *b, json_t *w, struct node ***ret, uint32_t *re
 		return 0;
 	}
 	if (!json_is_array(h) || !json_array_size(h))
-		return bad(b, "hosts", "must be \"all\" or a list of hosts");
+		return sim_build_bad(b, "hosts", "must be \"all\" or a list of hosts");
 	list = calloc(json_array_size(h), sizeof(*list));
 	if (!list)
 		return -ENOMEM;
@@ -354,7 +355,7 @@ static int hosts_of(struct build *b, json_t *w, struct node ***ret, uint32_t *re
 		size_t a = js_path_push_key(&b->p, "hosts");
 
 		js_path_push_idx(&b->p, i);
-		list[i] = resolve_host(b, v, NULL);
+		list[i] = sim_build_resolve_host(b, v, NULL);
 		js_path_pop(&b->p, a);
 		if (!list[i]) {
 			free(list);
@@ -372,8 +373,8 @@ static int common(struct build *b, json_t *w, simtime_t *start, uint8_t *prio)
 	int64_t p = DATA_PRIO;
 	int r;
 
-	if ((r = opt_num(b, w, "start_us", 0, 1e9, false, &us)) < 0 ||
-	    (r = opt_int(b, w, "priority", 0, 5, &p)) < 0)
+	if ((r = sim_build_opt_num(b, w, "start_us", 0, 1e9, false, &us)) < 0 ||
+	    (r = sim_build_opt_int(b, w, "priority", 0, 5, &p)) < 0)
 		return r;
 	*start = (simtime_t)llround(us * PS_PER_US);
 	*prio = (uint8_t)p;
@@ -383,10 +384,10 @@ static int common(struct build *b, json_t *w, simtime_t *start, uint8_t *prio)
 static int size_of(struct build *b, json_t *w, uint64_t *ret)
 {
 	int64_t v = 0;
-	int r = opt_int(b, w, "size_bytes", 0, 1000000000000000LL, &v);
+	int r = sim_build_opt_int(b, w, "size_bytes", 0, 1000000000000000LL, &v);
 
 	if (r == 0)
-		return bad(b, "size_bytes", "required field is missing");
+		return sim_build_bad(b, "size_bytes", "required field is missing");
 	*ret = (uint64_t)v;
 	return r < 0 ? r : 0;
 }
@@ -408,24 +409,27 @@ static int incast(struct build *b, json_t *w)
 	uint8_t prio;
 	int r;
 
-	if ((r = check_keys(b, w, keys)) < 0 || (r = common(b, w, &start, &prio)) < 0 ||
-	    (r = size_of(b, w, &bytes)) < 0 || (r = opt_int(b, w, "repeat", 1, 100000, &repeat)) < 0 ||
-	    (r = opt_num(b, w, "interval_us", 0, 1e9, true, &interval)) < 0 ||
-	    (r = opt_bool(b, w, "loop", &loop)) < 0)
+	if ((r = sim_build_check_keys(b, w, keys)) < 0 || (r = common(b, w, &start, &prio)) < 0 ||
+	    (r = size_of(b, w, &bytes)) < 0 ||
+	    (r = sim_build_opt_int(b, w, "repeat", 1, 100000, &repeat)) < 0 ||
+	    (r = sim_build_opt_num(b, w, "interval_us", 0, 1e9, true, &interval)) < 0 ||
+	    (r = sim_build_opt_bool(b, w, "loop", &loop)) < 0)
 		return r;
 	if ((repeat > 1 || loop) && interval <= 0)
-		return bad(b, "interval_us", "a repeated incast needs interval_us");
+		return sim_build_bad(b, "interval_us", "a repeated incast needs interval_us");
 	if (loop && json_object_get(w, "repeat"))
-		return bad(b, "repeat", "a looping incast repeats until stopped: leave repeat out");
-	rcv = resolve_host(b, json_object_get(w, "receiver"), "receiver");
+		return sim_build_bad(b, "repeat",
+				     "a looping incast repeats until stopped: leave repeat out");
+	rcv = sim_build_resolve_host(b, json_object_get(w, "receiver"), "receiver");
 	if (!rcv)
 		return -EINVAL;
 	if (json_is_integer(snd)) {
 		json_int_t want = json_integer_value(snd);
 
 		if (want < 1 || (uint64_t)want >= b->s->nhosts)
-			return bad(b, "senders", "%lld senders: the fabric has %u other hosts",
-				   (long long)want, b->s->nhosts - 1);
+			return sim_build_bad(b, "senders",
+					     "%lld senders: the fabric has %u other hosts",
+					     (long long)want, b->s->nhosts - 1);
 		list = calloc((size_t)want, sizeof(*list));
 		if (!list)
 			return -ENOMEM;
@@ -443,9 +447,9 @@ static int incast(struct build *b, json_t *w)
 			size_t a = js_path_push_key(&b->p, "senders");
 
 			js_path_push_idx(&b->p, i);
-			list[n] = resolve_host(b, v, NULL);
+			list[n] = sim_build_resolve_host(b, v, NULL);
 			if (list[n] == rcv)
-				r = bad(b, NULL, "the receiver cannot be a sender");
+				r = sim_build_bad(b, NULL, "the receiver cannot be a sender");
 			js_path_pop(&b->p, a);
 			if (!list[n] || r < 0) {
 				free(list);
@@ -454,7 +458,7 @@ static int incast(struct build *b, json_t *w)
 			n++;
 		}
 	} else {
-		return bad(b, "senders", "a number of senders or a list of hosts");
+		return sim_build_bad(b, "senders", "a number of senders or a list of hosts");
 	}
 	if (loop)
 		return loop_add(b, LOOP_INCAST, list, n, rcv, bytes, prio, start,
@@ -484,12 +488,12 @@ static int permutation(struct build *b, json_t *w)
 	uint8_t prio;
 	int r;
 
-	if ((r = check_keys(b, w, keys)) < 0 || (r = common(b, w, &start, &prio)) < 0 ||
+	if ((r = sim_build_check_keys(b, w, keys)) < 0 || (r = common(b, w, &start, &prio)) < 0 ||
 	    (r = size_of(b, w, &bytes)) < 0 || (r = hosts_of(b, w, &h, &n)) < 0)
 		return r;
 	if (n < 2) {
 		free(h);
-		return bad(b, "hosts", "a permutation needs two hosts or more");
+		return sim_build_bad(b, "hosts", "a permutation needs two hosts or more");
 	}
 	perm = malloc(n * sizeof(*perm));
 	if (!perm) {
@@ -500,7 +504,7 @@ static int permutation(struct build *b, json_t *w)
 	for (uint32_t i = 0; i < n; i++)
 		perm[i] = i;
 	for (uint32_t i = n - 1; i > 0; i--) {
-		uint32_t j = (uint32_t)(rng_next(b->s) % (i + 1)), t = perm[i];
+		uint32_t j = (uint32_t)(sim_rng_next(b->s) % (i + 1)), t = perm[i];
 
 		perm[i] = perm[j];
 		perm[j] = t;
@@ -533,24 +537,30 @@ static int all_reduce(struct build *b, json_t *w)
 	uint8_t prio;
 	int r;
 
-	if ((r = check_keys(b, w, keys)) < 0 || (r = common(b, w, &start, &prio)) < 0 ||
-	    (r = size_of(b, w, &bytes)) < 0 || (r = opt_int(b, w, "iterations", 1, 1000, &iters)) < 0 ||
-	    (r = opt_bool(b, w, "loop", &loop)) < 0 ||
-	    (r = opt_num(b, w, "gap_us", 0, 1e9, false, &gap)) < 0)
+	if ((r = sim_build_check_keys(b, w, keys)) < 0 || (r = common(b, w, &start, &prio)) < 0 ||
+	    (r = size_of(b, w, &bytes)) < 0 ||
+	    (r = sim_build_opt_int(b, w, "iterations", 1, 1000, &iters)) < 0 ||
+	    (r = sim_build_opt_bool(b, w, "loop", &loop)) < 0 ||
+	    (r = sim_build_opt_num(b, w, "gap_us", 0, 1e9, false, &gap)) < 0)
 		return r;
 	if (loop && json_object_get(w, "iterations"))
-		return bad(b, "iterations", "a looping all-reduce iterates until stopped: leave iterations out");
+		return sim_build_bad(
+			b, "iterations",
+			"a looping all-reduce iterates until stopped: leave iterations out");
 	if (!loop && json_object_get(w, "gap_us"))
-		return bad(b, "gap_us", "gap_us (compute time between iterations) needs \"loop\": true");
+		return sim_build_bad(
+			b, "gap_us",
+			"gap_us (compute time between iterations) needs \"loop\": true");
 	if ((r = hosts_of(b, w, &h, &n)) < 0)
 		return r;
 	if (n < 2) {
 		free(h);
-		return bad(b, "hosts", "an all-reduce needs two hosts or more");
+		return sim_build_bad(b, "hosts", "an all-reduce needs two hosts or more");
 	}
 	if (loop && n > 1024) {
 		free(h);
-		return bad(b, "hosts", "a looping all-reduce ring has at most 1024 hosts");
+		return sim_build_bad(b, "hosts",
+				     "a looping all-reduce ring has at most 1024 hosts");
 	}
 	chunk = (bytes + n - 1) / n;
 	if (loop)
@@ -616,14 +626,17 @@ static int cdf_parse(struct build *b, const char *text, const char *what, struct
 			c->size = ns;
 			c->pct = np;
 			if (sz < 0 || pc < 0 || pc > 100 || (c->n && (sz < c->size[c->n - 1] || pc < c->pct[c->n - 1])))
-				return bad(b, "cdf", "%s: sizes and percentages must grow (0..100)", what);
+				return sim_build_bad(b, "cdf",
+						     "%s: sizes and percentages must grow (0..100)",
+						     what);
 			c->size[c->n] = sz;
 			c->pct[c->n++] = pc;
 		}
 		line = nl ? nl + 1 : NULL;
 	}
 	if (c->n < 2 || c->pct[c->n - 1] < 100 - 1e-9)
-		return bad(b, "cdf", "%s: a CDF needs two points or more and must reach 100", what);
+		return sim_build_bad(b, "cdf",
+				     "%s: a CDF needs two points or more and must reach 100", what);
 	for (size_t i = 1; i < c->n; i++)
 		c->mean += (c->size[i] + c->size[i - 1]) / 2 * (c->pct[i] - c->pct[i - 1]) / 100;
 	return 0;
@@ -631,7 +644,7 @@ static int cdf_parse(struct build *b, const char *text, const char *what, struct
 
 static double cdf_sample(struct sim *s, const struct cdf *c)
 {
-	double u = rng_uniform(s) * 100;
+	double u = sim_rng_uniform(s) * 100;
 
 	for (size_t i = 1; i < c->n; i++) {
 		if (u <= c->pct[i]) {
@@ -671,9 +684,11 @@ static int load_cdf(struct build *b, json_t *spec, struct cdf *c)
 			str_fmt(path, sizeof(path), "%s/%s", b->base_dir, name);
 		f = fopen(path, "re");
 		if (!f)
-			return bad(b, "cdf", "'%s' is not a built-in CDF (websearch, fbhdp, alistorage, "
-					    "googlerpc) and %s cannot be read",
-				   name, path);
+			return sim_build_bad(
+				b, "cdf",
+				"'%s' is not a built-in CDF (websearch, fbhdp, alistorage, "
+				"googlerpc) and %s cannot be read",
+				name, path);
 		fseek(f, 0, SEEK_END);
 		len = ftell(f);
 		fseek(f, 0, SEEK_SET);
@@ -681,7 +696,7 @@ static int load_cdf(struct build *b, json_t *spec, struct cdf *c)
 		if (!text || fread(text, 1, (size_t)len, f) != (size_t)len) {
 			free(text);
 			fclose(f);
-			return bad(b, "cdf", "cannot read %s", path);
+			return sim_build_bad(b, "cdf", "cannot read %s", path);
 		}
 		fclose(f);
 		r = cdf_parse(b, text, path, c);
@@ -706,7 +721,7 @@ static int load_cdf(struct build *b, json_t *spec, struct cdf *c)
 		free(text);
 		return r;
 	}
-	return bad(b, "cdf", "a CDF name, a file, or a list of [size_bytes, percent]");
+	return sim_build_bad(b, "cdf", "a CDF name, a file, or a list of [size_bytes, percent]");
 }
 
 static int cdf_workload(struct build *b, json_t *w)
@@ -721,18 +736,18 @@ static int cdf_workload(struct build *b, json_t *w)
 	uint32_t n;
 	int r;
 
-	if ((r = check_keys(b, w, keys)) < 0 || (r = common(b, w, &start, &prio)) < 0 ||
-	    (r = opt_num(b, w, "load", 0, 1, true, &load)) < 0 ||
-	    (r = opt_num(b, w, "duration_us", 0, 1e9, true, &dur)) < 0)
+	if ((r = sim_build_check_keys(b, w, keys)) < 0 || (r = common(b, w, &start, &prio)) < 0 ||
+	    (r = sim_build_opt_num(b, w, "load", 0, 1, true, &load)) < 0 ||
+	    (r = sim_build_opt_num(b, w, "duration_us", 0, 1e9, true, &dur)) < 0)
 		return r;
 	if (!load)
-		return bad(b, "load", "required field is missing");
+		return sim_build_bad(b, "load", "required field is missing");
 	if (!dur)
-		return bad(b, "duration_us", "required field is missing");
+		return sim_build_bad(b, "duration_us", "required field is missing");
 	if ((r = load_cdf(b, json_object_get(w, "cdf"), &c)) < 0 || (r = hosts_of(b, w, &h, &n)) < 0)
 		goto out;
 	if (n < 2) {
-		r = bad(b, "hosts", "needs two hosts or more");
+		r = sim_build_bad(b, "hosts", "needs two hosts or more");
 		goto out;
 	}
 	{
@@ -748,7 +763,8 @@ static int cdf_workload(struct build *b, json_t *w)
 		for (uint32_t i = 0; i < n; i++) {
 			double mean_gap = c.mean * 8 / ((double)h[i]->ports[0]->rate_bps * load);
 
-			next[i] = start + (simtime_t)(-log(1 - rng_uniform(b->s)) * mean_gap * PS_PER_S);
+			next[i] = start + (simtime_t)(-log(1 - sim_rng_uniform(b->s)) * mean_gap *
+						      PS_PER_S);
 		}
 		for (;;) {
 			uint32_t i = 0, dst;
@@ -761,7 +777,7 @@ static int cdf_workload(struct build *b, json_t *w)
 					i = k;
 			if (next[i] >= end)
 				break;
-			dst = (uint32_t)(rng_next(b->s) % (n - 1));
+			dst = (uint32_t)(sim_rng_next(b->s) % (n - 1));
 			if (dst >= i)
 				dst++;
 			bytes = (uint64_t)llround(cdf_sample(b->s, &c));
@@ -774,7 +790,8 @@ static int cdf_workload(struct build *b, json_t *w)
 			}
 			flow_schedule(b->s, f);
 			mean_gap = c.mean * 8 / ((double)h[i]->ports[0]->rate_bps * load);
-			next[i] += (simtime_t)(-log(1 - rng_uniform(b->s)) * mean_gap * PS_PER_S);
+			next[i] +=
+				(simtime_t)(-log(1 - sim_rng_uniform(b->s)) * mean_gap * PS_PER_S);
 		}
 		free(next);
 	}
@@ -794,10 +811,10 @@ static int flow_list(struct build *b, json_t *w)
 	size_t i;
 	int r;
 
-	if ((r = check_keys(b, w, keys)) < 0)
+	if ((r = sim_build_check_keys(b, w, keys)) < 0)
 		return r;
 	if (!flows && !file)
-		return bad(b, NULL, "give \"flows\" or \"file\"");
+		return sim_build_bad(b, NULL, "give \"flows\" or \"file\"");
 	json_array_foreach(flows, i, v) {
 		size_t a = js_path_push_key(&b->p, "flows");
 		struct node *src, *dst;
@@ -807,15 +824,15 @@ static int flow_list(struct build *b, json_t *w)
 		struct flow *f;
 
 		js_path_push_idx(&b->p, i);
-		r = check_keys(b, v, fk);
+		r = sim_build_check_keys(b, v, fk);
 		if (r == 0)
 			r = common(b, v, &start, &prio);
 		if (r == 0)
 			r = size_of(b, v, &bytes);
-		src = r == 0 ? resolve_host(b, json_object_get(v, "src"), "src") : NULL;
-		dst = src ? resolve_host(b, json_object_get(v, "dst"), "dst") : NULL;
+		src = r == 0 ? sim_build_resolve_host(b, json_object_get(v, "src"), "src") : NULL;
+		dst = src ? sim_build_resolve_host(b, json_object_get(v, "dst"), "dst") : NULL;
 		if (r == 0 && src && dst && src == dst)
-			r = bad(b, "dst", "a flow from a host to itself");
+			r = sim_build_bad(b, "dst", "a flow from a host to itself");
 		if (r == 0 && (!src || !dst))
 			r = -EINVAL;
 		if (r == 0) {
@@ -840,7 +857,7 @@ static int flow_list(struct build *b, json_t *w)
 			str_fmt(path, sizeof(path), "%s/%s", b->base_dir, file);
 		f = fopen(path, "re");
 		if (!f)
-			return bad(b, "file", "cannot read %s", path);
+			return sim_build_bad(b, "file", "cannot read %s", path);
 		while (fgets(line, sizeof(line), f)) {
 			char sn[64], dn[64];
 			double us;
@@ -856,19 +873,23 @@ static int flow_list(struct build *b, json_t *w)
 			k = sscanf(line, "%63s %63s %llu %lf %d", sn, dn, &bytes, &us, &prio);
 			if (k < 4 || us < 0 || prio < 0 || prio > 5) {
 				fclose(f);
-				return bad(b, "file", "%s:%d: expected src dst size_bytes start_us [priority]",
-					   path, lineno);
+				return sim_build_bad(
+					b, "file",
+					"%s:%d: expected src dst size_bytes start_us [priority]",
+					path, lineno);
 			}
 			sr = strspn(sn, "0123456789") == strlen(sn) ? json_integer(atoll(sn)) : json_string(sn);
 			dr = strspn(dn, "0123456789") == strlen(dn) ? json_integer(atoll(dn)) : json_string(dn);
-			src = resolve_host(b, sr, "file");
-			dst = src ? resolve_host(b, dr, "file") : NULL;
+			src = sim_build_resolve_host(b, sr, "file");
+			dst = src ? sim_build_resolve_host(b, dr, "file") : NULL;
 			json_decref(sr);
 			json_decref(dr);
 			if (!src || !dst || src == dst) {
 				fclose(f);
 				if (src && dst)
-					return bad(b, "file", "%s:%d: a flow from a host to itself", path, lineno);
+					return sim_build_bad(b, "file",
+							     "%s:%d: a flow from a host to itself",
+							     path, lineno);
 				snprintf(b->e->msg + strlen(b->e->msg),
 					 sizeof(b->e->msg) - strlen(b->e->msg), " (%s:%d)", path, lineno);
 				return -EINVAL;
@@ -885,7 +906,7 @@ static int flow_list(struct build *b, json_t *w)
 	return 0;
 }
 
-int build_workloads(struct build *b, json_t *workloads)
+int sim_build_workloads(struct build *b, json_t *workloads)
 {
 	static const char *const types[] = { "incast", "permutation", "all_reduce", "cdf", "flows", NULL };
 	static int (*const fn[])(struct build *, json_t *) = { incast, permutation, all_reduce,
@@ -897,14 +918,14 @@ int build_workloads(struct build *b, json_t *workloads)
 	if (!workloads)
 		return 0;
 	if (!json_is_array(workloads))
-		return bad(b, "workloads", "must be an array");
+		return sim_build_bad(b, "workloads", "must be an array");
 	json_array_foreach(workloads, i, w) {
 		size_t a = js_path_push_key(&b->p, "workloads");
 		int type;
 
 		js_path_push_idx(&b->p, i);
 		if (!json_is_object(w))
-			r = bad(b, NULL, "a workload is an object");
+			r = sim_build_bad(b, NULL, "a workload is an object");
 		else if ((r = js_req_enum(w, "type", types, &b->p, &type, b->e)) < 0)
 			snprintf(b->e->code, sizeof(b->e->code), "BAD_SCENARIO");
 		else
@@ -963,7 +984,7 @@ static void probe_next(struct sim *s, struct probe_gen *g)
 	f->probe = g;
 	g->cur = f;
 	g->cur_start = s->now;
-	timer_arm(s, &g->t, s->now + g->timeout);
+	sim_timer_arm(s, &g->t, s->now + g->timeout);
 	flow_schedule(s, f);
 }
 
@@ -974,7 +995,7 @@ static void probe_flow_done(struct sim *s, struct flow *f)
 	f->probe = NULL;
 	if (g->cur != f)
 		return;
-	timer_cancel(&g->t);
+	sim_timer_cancel(&g->t);
 	g->samples[g->ok++] = (double)(f->finish - g->cur_start) / PS_PER_US;
 	g->cur = NULL;
 	probe_next(s, g);
@@ -1017,11 +1038,11 @@ int sim_probe_start(struct sim *s, int src, int dst, uint32_t size, uint32_t lab
 	g->id = (int)slot;
 	g->src = s->nodes[src];
 	g->dst = s->nodes[dst];
-	g->hash = mix64(((uint64_t)g->src->hid << 40) ^ ((uint64_t)g->dst->hid << 16) ^ label ^ 0x9e3779b97f4a7c15ULL);
+	g->hash = hash_mix64(((uint64_t)g->src->hid << 40) ^ ((uint64_t)g->dst->hid << 16) ^ label ^ 0x9e3779b97f4a7c15ULL);
 	g->size = size;
 	g->count = count;
 	g->timeout = timeout_ps;
-	timer_init(&g->t, probe_timeout_fn, g, 0);
+	sim_timer_init(&g->t, probe_timeout_fn, g, 0);
 	s->probes[slot] = g;
 	probe_next(s, g);
 	return (int)slot;
@@ -1047,7 +1068,7 @@ static void walk(const struct node *from, const struct node *to, uint64_t hash, 
 		n = p->peer->node;
 		if (n == to || n->kind != NODE_SWITCH)
 			break;
-		p = switch_next_port(n, to->hid, hash, data);
+		p = sim_switch_next_port(n, to->hid, hash, data);
 	}
 }
 
@@ -1058,6 +1079,21 @@ static json_t *probe_path(const struct probe_gen *g)
 	walk(g->src, g->dst, g->hash, true, path);
 	walk(g->dst, g->src, g->hash, false, path);
 	return path;
+}
+
+/* Frees the collected runs that no event can name any more. */
+static void probes_reap(struct sim *s)
+{
+	/* oldest first: the runs' last timer times mostly grow along the list, so stopping at the
+	 * first one still named costs nothing and only delays a few */
+	while (s->probes_dead && s->probes_dead->t.last < s->now) {
+		struct probe_gen *g = s->probes_dead;
+
+		s->probes_dead = g->next_dead;
+		if (!s->probes_dead)
+			s->probes_dead_tail = NULL;
+		free(g);
+	}
 }
 
 json_t *sim_probe_result(struct sim *s, int id)
@@ -1092,21 +1128,7 @@ json_t *sim_probe_result(struct sim *s, int id)
 	return o;
 }
 
-void probes_reap(struct sim *s)
-{
-	/* oldest first: the runs' last timer times mostly grow along the list, so stopping at the
-	 * first one still named costs nothing and only delays a few */
-	while (s->probes_dead && s->probes_dead->t.last < s->now) {
-		struct probe_gen *g = s->probes_dead;
-
-		s->probes_dead = g->next_dead;
-		if (!s->probes_dead)
-			s->probes_dead_tail = NULL;
-		free(g);
-	}
-}
-
-void probes_free(struct sim *s)
+void sim_probes_free(struct sim *s)
 {
 	for (uint32_t i = 0; i < s->nprobes; i++)
 		if (s->probes[i]) {

@@ -1,9 +1,11 @@
-/* Unit tests of the simulator library: the event queue and timers, determinism, counters,
- * configuration changes while running (partial, and all-or-nothing), and injected faults. */
+/* Unit tests of the simulator library: the event queue and timers, the event handlers the
+ * models register, determinism, counters, configuration changes while running (partial, and
+ * all-or-nothing), injected faults, and the routing of the control API. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/internal.h"
+#include "sim/serve.h"
 #include "tests/unit/unit.h"
 
 #define TWO_HOSTS                                                                                   \
@@ -46,13 +48,13 @@ static void test_event_order(void **state)
 	/* times with many ties, scheduled out of order */
 	for (int i = 0; i < 40; i++) {
 		at[i] = s->now + (simtime_t)((i * 7919) % 10) * PS_PER_US + 500 * PS_PER_US;
-		timer_init(&t[i], record, NULL, (uint32_t)i);
-		timer_arm(s, &t[i], at[i]);
+		sim_timer_init(&t[i], record, NULL, (uint32_t)i);
+		sim_timer_arm(s, &t[i], at[i]);
 	}
-	timer_cancel(&t[3]);
-	timer_arm(s, &t[5], at[5] + PS_PER_US / 2); /* moved: fires once, later */
-	timer_cancel(&t[7]);
-	timer_arm(s, &t[7], at[7]); /* cancelled and re-armed at the same time: fires once */
+	sim_timer_cancel(&t[3]);
+	sim_timer_arm(s, &t[5], at[5] + PS_PER_US / 2); /* moved: fires once, later */
+	sim_timer_cancel(&t[7]);
+	sim_timer_arm(s, &t[7], at[7]); /* cancelled and re-armed at the same time: fires once */
 	sim_run_until(s, 2000 * PS_PER_US);
 	assert_int_equal(nfired, 39);
 	for (int k = 1; k < nfired; k++) {
@@ -66,6 +68,48 @@ static void test_event_order(void **state)
 	for (int k = 0; k < nfired; k++)
 		assert_int_not_equal(fired[k], 3);
 	sim_free(s);
+}
+
+/* The core runs ports' events through the handlers port.c registered: wrapped, they see every
+ * transmission end and arrival, and the run is the same as without the wrappers. */
+static sim_ev_fn real_fn[EV_NTYPES];
+static uint64_t handled[EV_NTYPES];
+
+static void count_tx_done(struct sim *s, void *obj)
+{
+	handled[EV_TX_DONE]++;
+	real_fn[EV_TX_DONE](s, obj);
+}
+
+static void count_arrive(struct sim *s, void *obj)
+{
+	handled[EV_ARRIVE]++;
+	real_fn[EV_ARRIVE](s, obj);
+}
+
+static void test_event_handlers(void **state)
+{
+	struct sim *a = load("", 100000), *b = load("", 100000);
+	int64_t sa, fa, ia, sb, fb, ib;
+
+	(void)state;
+	memset(handled, 0, sizeof(handled));
+	assert_non_null(b->ev_fn[EV_TX_DONE]);
+	assert_non_null(b->ev_fn[EV_ARRIVE]);
+	memcpy(real_fn, b->ev_fn, sizeof(real_fn));
+	sim_ev_register(b, EV_TX_DONE, count_tx_done);
+	sim_ev_register(b, EV_ARRIVE, count_arrive);
+	sim_run_until(a, INT64_MAX);
+	sim_run_until(b, INT64_MAX);
+	/* 100 data packets cross two links; ACKs come back */
+	assert_true(handled[EV_ARRIVE] >= 200);
+	assert_true(handled[EV_TX_DONE] > 0);
+	assert_int_equal(sim_events(a), sim_events(b));
+	assert_int_equal(sim_flow_result(a, 0, &sa, &fa, &ia), 0);
+	assert_int_equal(sim_flow_result(b, 0, &sb, &fb, &ib), 0);
+	assert_true(sa == sb && fa == fb && ia == ib);
+	sim_free(a);
+	sim_free(b);
 }
 
 /* --- running ----------------------------------------------------------------------------------- */
@@ -286,12 +330,112 @@ static void test_probes_collected_early(void **state)
 	sim_free(s);
 }
 
+/* --- the control API --------------------------------------------------------------------------- */
+
+/* The status of method path, with the problem's code (or "") in code. */
+static int ctl(struct simctl *c, const char *method, const char *path, json_t *body, char *code,
+	       size_t size, json_t **ret)
+{
+	json_t *doc = NULL;
+	int status = simctl_call(c, method, path, body, &doc);
+
+	snprintf(code, size, "%s", json_string_value(json_object_get(doc, "code")) ?: "");
+	if (ret)
+		*ret = doc;
+	else
+		json_decref(doc);
+	return status;
+}
+
+static void test_control_routes(void **state)
+{
+	struct sim *s = load("\"until_us\":100000,", 1000);
+	struct simctl c;
+	char code[64], *path;
+	json_t *doc, *body;
+	size_t len;
+
+	(void)state;
+	simctl_init(&c, s, "t", 1.0);
+	assert_int_equal(ctl(&c, "GET", "/v1/devices/s0", NULL, code, sizeof(code), NULL), 200);
+	/* paths were always read without empty segments */
+	assert_int_equal(ctl(&c, "GET", "//v1//devices/s0/", NULL, code, sizeof(code), NULL), 200);
+	assert_int_equal(ctl(&c, "GET", "/v1/nothing", NULL, code, sizeof(code), NULL), 404);
+	assert_string_equal(code, "NOT_FOUND");
+	assert_int_equal(ctl(&c, "GET", "/v2/devices", NULL, code, sizeof(code), NULL), 404);
+	assert_int_equal(ctl(&c, "GET", "/v1/devices/s0/ports/h0/queues/3/ecn/x", NULL, code,
+			     sizeof(code), NULL), 404);
+	/* a known path with another method: 405, saying which methods it takes */
+	assert_int_equal(ctl(&c, "DELETE", "/v1/clock", NULL, code, sizeof(code), &doc), 405);
+	assert_string_equal(code, "METHOD_NOT_ALLOWED");
+	assert_non_null(strstr(json_string_value(json_object_get(doc, "detail")), "use GET, PUT"));
+	json_decref(doc);
+	assert_int_equal(ctl(&c, "GET", "/v1/devices/s0/ports/h0/queues/3/ecn", NULL, code,
+			     sizeof(code), NULL), 405);
+	assert_int_equal(ctl(&c, "POST", "/v1/summary", NULL, code, sizeof(code), NULL), 405);
+	/* the handlers' own checks, in their order */
+	body = json_pack("{s:i}", "kmin_bytes", 1000);
+	assert_int_equal(ctl(&c, "PUT", "/v1/devices/nosuch/ports/h0/queues/3/ecn", body, code,
+			     sizeof(code), NULL), 404);
+	assert_string_equal(code, "UNKNOWN_DEVICE");
+	assert_int_equal(ctl(&c, "PUT", "/v1/devices/s0/ports/h9/queues/3/ecn", body, code,
+			     sizeof(code), NULL), 404);
+	assert_string_equal(code, "UNKNOWN_PORT");
+	assert_int_equal(ctl(&c, "PUT", "/v1/devices/s0/ports/h0/queues/8/ecn", body, code,
+			     sizeof(code), NULL), 404);
+	assert_string_equal(code, "UNKNOWN_QUEUE");
+	assert_int_equal(ctl(&c, "PUT", "/v1/devices/s0/ports/h0/queues/3/ecn", body, code,
+			     sizeof(code), NULL), 200);
+	assert_int_equal(ctl(&c, "PUT", "/v1/devices/s0/dcqcn", body, code, sizeof(code), NULL), 404);
+	assert_string_equal(code, "NOT_A_HOST");
+	json_decref(body);
+	assert_int_equal(ctl(&c, "DELETE", "/v1/faults/3", NULL, code, sizeof(code), NULL), 404);
+	assert_string_equal(code, "UNKNOWN_FAULT");
+
+	/* probes: ids as a list, empty items skipped; a collected run is unknown */
+	body = json_pack("{s:[{s:s,s:s},{s:s,s:s}]}", "probes", "src", "h0", "dst", "h1", "src", "h1",
+			 "dst", "h0");
+	assert_int_equal(ctl(&c, "POST", "/v1/probes", body, code, sizeof(code), &doc), 201);
+	assert_int_equal(json_array_size(json_object_get(doc, "ids")), 2);
+	json_decref(doc);
+	json_decref(body);
+	sim_run_until(s, sim_now(s) + 100 * PS_PER_US);
+	assert_int_equal(ctl(&c, "GET", "/v1/probes/,0,,1,", NULL, code, sizeof(code), &doc), 200);
+	body = json_object_get(doc, "results");
+	assert_int_equal(json_array_size(body), 2);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(body, 1), "id")), 1);
+	assert_true(json_is_true(json_object_get(json_array_get(body, 1), "done")));
+	json_decref(doc);
+	assert_int_equal(ctl(&c, "GET", "/v1/probes/1", NULL, code, sizeof(code), &doc), 200);
+	assert_true(json_is_true(json_object_get(json_array_get(json_object_get(doc, "results"), 0),
+						 "unknown")));
+	json_decref(doc);
+
+	/* a long list of ids (a parameter longer than the router's inline buffer); a path of 64 KiB
+	 * or more is refused */
+	path = malloc(70000);
+	assert_non_null(path);
+	len = (size_t)snprintf(path, 70000, "/v1/probes/");
+	for (int i = 0; i < 1000; i++)
+		len += (size_t)snprintf(path + len, 70000 - len, "%s%d", i ? "," : "", 100 + i);
+	assert_int_equal(ctl(&c, "GET", path, NULL, code, sizeof(code), &doc), 200);
+	assert_int_equal(json_array_size(json_object_get(doc, "results")), 1000);
+	json_decref(doc);
+	memset(path + len, '1', 70000 - len - 1);
+	path[70000 - 1] = '\0';
+	assert_int_equal(ctl(&c, "GET", path, NULL, code, sizeof(code), NULL), 404);
+	free(path);
+	simctl_fini(&c);
+	sim_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_event_order),    cmocka_unit_test(test_run_and_counters),
 		cmocka_unit_test(test_determinism),    cmocka_unit_test(test_config_changes),
 		cmocka_unit_test(test_injected_fault), cmocka_unit_test(test_probes_collected_early),
+		cmocka_unit_test(test_event_handlers), cmocka_unit_test(test_control_routes),
 	};
 
 	return cmocka_run_group_tests_name("sim", tests, NULL, NULL);
