@@ -6,6 +6,7 @@
 
 #include "cli/print.h"
 #include "cli/table.h"
+#include "lib/err.h"
 
 /* The text of the integers a printer shows: each printer keeps its own and frees it on return,
  * so that any number of them can be in one table row or one line. */
@@ -69,29 +70,30 @@ void print_health(FILE *f, const json_t *d)
 	strs_fini(&s);
 }
 
-void print_agents(FILE *f, const json_t *d)
+/* A list's column: the header, and the member of each item it shows (in the item's
+ * sub-object obj when not NULL). */
+struct column {
+	const char *header, *obj, *member;
+};
+
+/* The "items" of a list document as a table of columns (ended by a NULL header). */
+static void print_items(FILE *f, const json_t *d, const struct column *cols)
 {
-	static const char *const h[] = { "AGENT",   "ROLE",    "STATUS",  "LAST SEEN",
-					 "SEQ",     "REPORTS", "SAMPLES", "SPOOLED",
-					 "DROPPED", "VERSION", NULL };
-	struct table *t = table_new(h);
+	const char *h[16], *row[16];
 	struct strs s = { 0 };
-	size_t i;
-	json_t *a;
+	struct table *t;
+	size_t i, n = 0;
+	json_t *it;
 
-	json_array_foreach(json_object_get(d, "items"), i, a) {
-		const json_t *sp = json_object_get(a, "spool");
-		const char *row[] = { str(&s, a, "id"),
-				      str(&s, a, "role"),
-				      str(&s, a, "status"),
-				      str(&s, a, "last_seen"),
-				      str(&s, a, "seq"),
-				      str(&s, a, "reports"),
-				      str(&s, a, "samples"),
-				      str(&s, sp, "queued_reports"),
-				      str(&s, sp, "dropped_reports"),
-				      str(&s, a, "version") };
-
+	while (cols[n].header && n < ARRAY_SIZE(h) - 1) {
+		h[n] = cols[n].header;
+		n++;
+	}
+	h[n] = NULL;
+	t = table_new(h);
+	json_array_foreach(json_object_get(d, "items"), i, it) {
+		for (size_t c = 0; c < n; c++)
+			row[c] = str(&s, cols[c].obj ? json_object_get(it, cols[c].obj) : it, cols[c].member);
 		table_row(t, row);
 	}
 	table_print(t, f);
@@ -99,25 +101,30 @@ void print_agents(FILE *f, const json_t *d)
 	strs_fini(&s);
 }
 
+void print_agents(FILE *f, const json_t *d)
+{
+	static const struct column cols[] = {
+		{ "AGENT", NULL, "id" },	  { "ROLE", NULL, "role" },
+		{ "STATUS", NULL, "status" },	  { "LAST SEEN", NULL, "last_seen" },
+		{ "SEQ", NULL, "seq" },		  { "REPORTS", NULL, "reports" },
+		{ "SAMPLES", NULL, "samples" },	  { "SPOOLED", "spool", "queued_reports" },
+		{ "DROPPED", "spool", "dropped_reports" }, { "VERSION", NULL, "version" },
+		{ NULL, NULL, NULL },
+	};
+
+	print_items(f, d, cols);
+}
+
 void print_hosts(FILE *f, const json_t *d)
 {
-	static const char *const h[] = { "HOST", "STATUS",    "DEVICES", "PORTS",
-					 "UP",   "LAST SEEN", NULL };
-	struct table *t = table_new(h);
-	struct strs s = { 0 };
-	size_t i;
-	json_t *a;
+	static const struct column cols[] = {
+		{ "HOST", NULL, "id" },	      { "STATUS", NULL, "status" },
+		{ "DEVICES", NULL, "devices" }, { "PORTS", NULL, "ports" },
+		{ "UP", NULL, "ports_up" },   { "LAST SEEN", NULL, "last_seen" },
+		{ NULL, NULL, NULL },
+	};
 
-	json_array_foreach(json_object_get(d, "items"), i, a) {
-		const char *row[] = { str(&s, a, "id"),       str(&s, a, "status"),
-				      str(&s, a, "devices"),  str(&s, a, "ports"),
-				      str(&s, a, "ports_up"), str(&s, a, "last_seen") };
-
-		table_row(t, row);
-	}
-	table_print(t, f);
-	table_free(t);
-	strs_fini(&s);
+	print_items(f, d, cols);
 }
 
 static void port_table(FILE *f, const json_t *ports)
@@ -221,42 +228,24 @@ void print_counters(FILE *f, const json_t *d)
 
 void print_registry(FILE *f, const json_t *d)
 {
-	static const char *const h[] = { "COUNTER", "SCOPE", "UNIT", "KIND", NULL };
-	struct table *t = table_new(h);
-	struct strs s = { 0 };
-	size_t i;
-	json_t *c;
+	static const struct column cols[] = {
+		{ "COUNTER", NULL, "name" }, { "SCOPE", NULL, "scope" }, { "UNIT", NULL, "unit" },
+		{ "KIND", NULL, "kind" },    { NULL, NULL, NULL },
+	};
 
-	json_array_foreach(json_object_get(d, "items"), i, c) {
-		const char *row[] = { str(&s, c, "name"), str(&s, c, "scope"), str(&s, c, "unit"),
-				      str(&s, c, "kind") };
-
-		table_row(t, row);
-	}
-	table_print(t, f);
-	table_free(t);
-	strs_fini(&s);
+	print_items(f, d, cols);
 }
 
 void print_switches(FILE *f, const json_t *d)
 {
-	static const char *const h[] = { "SWITCH",  "STATUS",    "PORTS", "UP",
-					 "BACKEND", "LAST SEEN", NULL };
-	struct table *t = table_new(h);
-	struct strs s = { 0 };
-	size_t i;
-	json_t *a;
+	static const struct column cols[] = {
+		{ "SWITCH", NULL, "id" },	{ "STATUS", NULL, "status" },
+		{ "PORTS", NULL, "ports" },	{ "UP", NULL, "ports_up" },
+		{ "BACKEND", NULL, "backend" }, { "LAST SEEN", NULL, "last_seen" },
+		{ NULL, NULL, NULL },
+	};
 
-	json_array_foreach(json_object_get(d, "items"), i, a) {
-		const char *row[] = { str(&s, a, "id"),      str(&s, a, "status"),
-				      str(&s, a, "ports"),   str(&s, a, "ports_up"),
-				      str(&s, a, "backend"), str(&s, a, "last_seen") };
-
-		table_row(t, row);
-	}
-	table_print(t, f);
-	table_free(t);
-	strs_fini(&s);
+	print_items(f, d, cols);
 }
 
 void print_switch(FILE *f, const json_t *d)
@@ -449,24 +438,14 @@ void print_probes(FILE *f, const json_t *d)
 
 void print_alerts(FILE *f, const json_t *d)
 {
-	static const char *const h[] = { "ID",         "STATE",     "KIND",     "SUBJECT",
-					 "FIRST SEEN", "LAST SEEN", "EVIDENCE", NULL };
-	struct table *t = table_new(h);
-	struct strs s = { 0 };
-	size_t i;
-	json_t *a;
+	static const struct column cols[] = {
+		{ "ID", NULL, "id" },		      { "STATE", NULL, "state" },
+		{ "KIND", NULL, "kind" },	      { "SUBJECT", NULL, "subject" },
+		{ "FIRST SEEN", NULL, "first_seen" }, { "LAST SEEN", NULL, "last_seen" },
+		{ "EVIDENCE", NULL, "evidence" },     { NULL, NULL, NULL },
+	};
 
-	json_array_foreach(json_object_get(d, "items"), i, a) {
-		const char *row[] = { str(&s, a, "id"),         str(&s, a, "state"),
-				      str(&s, a, "kind"),       str(&s, a, "subject"),
-				      str(&s, a, "first_seen"), str(&s, a, "last_seen"),
-				      str(&s, a, "evidence") };
-
-		table_row(t, row);
-	}
-	table_print(t, f);
-	table_free(t);
-	strs_fini(&s);
+	print_items(f, d, cols);
 }
 
 void print_changes(FILE *f, const json_t *d)
