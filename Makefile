@@ -63,11 +63,12 @@ endif
 
 # --- layers --------------------------------------------------------------------------------
 # Each directory is a layer and builds into its own static archive; a directory may use only
-# itself and the layers named after it here (docs/architecture.md).  Two checks keep it so:
-# every object's include list (the compiler's .d file) is checked against its directory's
-# layers right after it is compiled, so an include that runs upward fails the build; and each
-# program links only its layers' archives, in this order, so a call that runs upward does not
-# link.  The unit tests, fuzzers and benchmarks link every archive.
+# itself and the layers named after it here (docs/architecture.md).  Every object's include
+# list (the compiler's .d file, headers included by headers too) is checked against its
+# directory's layers right after it is compiled, so an include that runs upward fails the
+# build.  Each program links only its layers' archives, highest first: a call into a layer
+# the program does not have (rocefabd into agents/) does not link either.  The unit tests,
+# fuzzers and benchmarks link every archive.
 LAYERS := rocefabd api daemon sim agents agents/probe cli cc lib
 USES_lib :=
 USES_cc := lib
@@ -78,6 +79,13 @@ USES_agents/probe := lib
 USES_agents := agents/probe lib
 USES_sim := agents agents/probe cc lib
 USES_cli := lib
+
+# Every directory with C sources is a layer (or under tests/): a new one must be added above.
+SRC_DIRS := $(patsubst %/,%,$(sort $(dir $(wildcard */*.c */*/*.c */*/*/*.c))))
+UNLAYERED := $(filter-out $(LAYERS) tests/%,$(SRC_DIRS))
+ifneq ($(UNLAYERED),)
+$(error $(UNLAYERED): C sources in a directory that is no layer; add it to LAYERS and a USES_ line (docs/architecture.md))
+endif
 
 MAINS := rocefabd/main.c agents/main.c cli/main.c sim/main.c agents/probe/main.c \
 	tests/tools/sysfs-replay.c

@@ -565,6 +565,22 @@ int agent_from_settings(const struct agent_settings *s, bool deliver, struct reg
 	struct reg *reg = NULL;
 	int r;
 
+	if (s->id && *s->id) {
+		if (str_copy(id, sizeof(id), s->id) < 0)
+			return rf_err_set(e, -EINVAL, "BAD_AGENT_ID", "agent.id", "longer than 64");
+	} else if ((r = backend_default_id(s->backend, settings, id, e)) == -ENOENT) {
+		/* the short host name, as an id */
+		size_t n = 0;
+
+		gethostname(hostname, sizeof(hostname) - 1);
+		for (const char *c = hostname; *c && *c != '.' && n < 64; c++)
+			id[n++] = isalnum((unsigned char)*c) || *c == '-' || *c == '_' ? *c : '_';
+		id[n] = '\0';
+	} else if (r < 0) {
+		return r; /* the backend's id (a simulated device's name) does not fit */
+	}
+	if ((r = check_id(id, e)) < 0)
+		return r;
 	r = s->registry && *s->registry ? reg_load_file(s->registry, &reg, e)
 					: reg_load_builtin(&reg, e);
 	if (r < 0)
@@ -574,25 +590,7 @@ int agent_from_settings(const struct agent_settings *s, bool deliver, struct reg
 		reg_free(reg);
 		return r;
 	}
-	if (s->id && *s->id) {
-		if (str_copy(id, sizeof(id), s->id) < 0)
-			r = rf_err_set(e, -EINVAL, "BAD_AGENT_ID", "agent.id", "longer than 64");
-	} else if ((r = b->ops->default_id(settings, id)) == -ENOENT) {
-		/* the short host name, as an id */
-		size_t n = 0;
-
-		gethostname(hostname, sizeof(hostname) - 1);
-		for (const char *c = hostname; *c && *c != '.' && n < 64; c++)
-			id[n++] = isalnum((unsigned char)*c) || *c == '-' || *c == '_' ? *c : '_';
-		id[n] = '\0';
-		r = 0;
-	} else if (r < 0) {
-		/* the backend's id (a simulated device's name) does not fit */
-		r = rf_err_set(e, -EINVAL, "BAD_AGENT_ID", "agent.id", "the backend's id is longer than 64; set agent.id");
-	}
-	if (r == 0)
-		r = check_id(id, e);
-	if (r == 0) {
+	{
 		struct agent_conf c = {
 			.id = id,
 			.role = s->role == 1 ? AGENT_SWITCH : AGENT_HOST,
@@ -602,15 +600,13 @@ int agent_from_settings(const struct agent_settings *s, bool deliver, struct reg
 			.spool_max = s->spool_max,
 			.spool_fsync = s->spool_fsync,
 			.interval_ns = s->interval,
-			.host_boot_root = b->ops->host_root(settings),
+			.host_boot_root = backend_host_root(s->backend, settings),
 			.use_hostname = true,
 		};
 
 		r = agent_create(&c, ret, e); /* owns the backend from now on, even on failure */
-		b = NULL;
 	}
 	if (r < 0) {
-		backend_free(b);
 		reg_free(reg);
 		return r;
 	}

@@ -20,10 +20,11 @@ static void stub_close(struct backend *b)
 	(void)b;
 }
 
-static int stub_default_id(const void *settings, char id[65])
+static int stub_default_id(const void *settings, char id[65], struct rf_err *e)
 {
 	(void)settings;
 	(void)id;
+	(void)e;
 	return -ENOENT;
 }
 
@@ -112,15 +113,26 @@ const struct backend_ops *backend_find(const char *name)
 	return NULL;
 }
 
-const char *backend_names(void)
+const char *backend_names(char *buf, size_t len)
 {
-	static char names[128];
+	buf[0] = '\0';
+	for (size_t i = 0, n = 0; backend_list[i] && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "", backend_list[i]->name);
+	return buf;
+}
 
-	if (!names[0])
-		for (size_t i = 0, n = 0; backend_list[i] && n < sizeof(names); i++)
-			n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s", i ? ", " : "",
-					      backend_list[i]->name);
-	return names;
+int backend_default_id(const char *name, const void *settings, char id[65], struct rf_err *e)
+{
+	const struct backend_ops *o = backend_find(name);
+
+	return (o && o->default_id ? o->default_id : stub_default_id)(settings, id, e);
+}
+
+const char *backend_host_root(const char *name, const void *settings)
+{
+	const struct backend_ops *o = backend_find(name);
+
+	return (o && o->host_root ? o->host_root : stub_host_root)(settings);
 }
 
 const void *backend_settings_of(const struct backend_settings *bs, const char *name)
@@ -139,9 +151,13 @@ int backend_new(const char *name, const struct backend_env *env, struct backend 
 	struct backend *b;
 	int r;
 
-	if (!found)
+	if (!found) {
+		char names[128];
+
 		return rf_err_set(e, -ENOENT, "UNKNOWN_BACKEND", "agent.backend",
-				  "no backend '%s' (this build has: %s)", name ? name : "", backend_names());
+				  "no backend '%s' (this build has: %s)", name ? name : "",
+				  backend_names(names, sizeof(names)));
+	}
 	b = calloc(1, sizeof(*b));
 	ops = calloc(1, sizeof(*ops));
 	if (!b || !ops) {

@@ -67,8 +67,9 @@ struct backend_ops {
 	const char *summary; /* for --help: "sysfs, netlink and verbs of this host" */
 
 	/* Before the backend is opened, from its settings: the agent id it stands for when
-	 * agent.id is empty (into id, 0), or -ENOENT (then: the host name).  Default -ENOENT. */
-	int (*default_id)(const void *settings, char id[65]);
+	 * agent.id is empty (into id, 0), -ENOENT when none (then: the host name), or another
+	 * negative errno with e naming the setting.  Default -ENOENT. */
+	int (*default_id)(const void *settings, char id[65], struct rf_err *e);
 	/* Where this host's proc/sys/kernel/random/boot_id is, or NULL when the agent does not
 	 * report the host's boot (it runs elsewhere).  Default NULL. */
 	const char *(*host_root)(const void *settings);
@@ -116,8 +117,12 @@ struct backend {
 extern const struct backend_ops *const backend_list[];
 /* A backend by name, or NULL. */
 const struct backend_ops *backend_find(const char *name);
-/* "linux, sim": the names of backend_list. */
-const char *backend_names(void);
+/* "linux, sim": the names of backend_list, into buf. */
+const char *backend_names(char *buf, size_t len);
+/* The ops above for a backend that is not open yet, by name (defaults for the slots it leaves
+ * out, -ENOENT and NULL for an unknown name). */
+int backend_default_id(const char *name, const void *settings, char id[65], struct rf_err *e);
+const char *backend_host_root(const char *name, const void *settings);
 
 /* Looks a backend up by name and opens it.  -ENOENT (UNKNOWN_BACKEND, naming the backends of
  * this build) for an unknown name. */

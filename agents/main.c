@@ -16,6 +16,8 @@
 
 static void usage(FILE *f)
 {
+	char names[128];
+
 	fprintf(f,
 		"usage: rocefab-agent [OPTIONS]\n"
 		"\n"
@@ -42,7 +44,7 @@ static void usage(FILE *f)
 		"  -h, --help             this text\n"
 		"\n"
 		"Command-line options override the configuration file.  See rocefab-agent(8).\n",
-		backend_names());
+		backend_names(names, sizeof(names)));
 	fprintf(f, "\nBackends:\n");
 	for (size_t i = 0; backend_list[i]; i++)
 		fprintf(f, "  %-8s %s\n", backend_list[i]->name, backend_list[i]->summary);

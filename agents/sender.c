@@ -66,7 +66,7 @@ int sender_post(struct sender *s, const char *agent_id, const char *body, size_t
 	retry = status >= 500 || status == 429 || status == 408;
 	snprintf(prefix, sizeof(prefix), "rocefabd answered %ld: ", status);
 	r = httpc_problem(e, retry ? -EAGAIN : (status == 401 || status == 403 ? -EACCES : -EINVAL),
-			  doc, prefix);
+			  doc, prefix, NULL, NULL);
 	json_decref(doc);
 	return r;
 }

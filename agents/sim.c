@@ -80,7 +80,7 @@ static int call_err(struct rf_err *e, int status, json_t *doc, const char *what)
 	if (!status)
 		return rf_err_set(e, -EHOSTUNREACH, "SIM_UNREACHABLE", what,
 				  "the simulator's control API does not answer");
-	httpc_problem(e, status == 404 ? -ENOENT : -EINVAL, doc, NULL);
+	httpc_problem(e, status == 404 ? -ENOENT : -EINVAL, doc, NULL, "SIM_ERROR", "the simulator refused");
 	if (!e->where[0] && what)
 		snprintf(e->where, sizeof(e->where), "%s", what);
 	return e->err;
@@ -858,13 +858,15 @@ static int sim_is_switch(struct backend *b)
 }
 
 /* Standing in for a simulated device: its name. */
-static int sim_default_id(const void *settings, char id[65])
+static int sim_default_id(const void *settings, char id[65], struct rf_err *e)
 {
 	const struct sim_settings *set = settings;
 
 	if (!set || !set->device || !*set->device)
 		return -ENOENT;
-	return str_copy(id, 65, set->device) < 0 ? -ENAMETOOLONG : 0;
+	if (str_copy(id, 65, set->device) < 0)
+		return rf_err_set(e, -EINVAL, "BAD_AGENT_ID", "sim.device", "longer than 64");
+	return 0;
 }
 
 /* Every simulated host probes; the simulator routes the probes by name (no endpoint). */

@@ -14,6 +14,7 @@
 #include "lib/timeutil.h"
 
 #define MAX_REASON 512
+#define MAX_PATTERN 256 /* of a glob in a selection */
 
 /* --- switches, links, topology ------------------------------------------------------------------- */
 
@@ -187,7 +188,7 @@ static int config_endpoint(struct api_req *req, const char *role, enum change_ki
 {
 	const char *agent = req->match.params[0];
 	struct change_set cs = { 0 };
-	struct store_reader *rd;
+	struct store_reader *rd = NULL;
 	struct rf_err e = { 0 };
 	json_t *entries = NULL, *params = NULL, *it;
 	char *reason = NULL, *dev_copy = NULL, *port_copy = NULL;
@@ -373,6 +374,9 @@ static int parse_select(json_t *sel, enum change_kind kind, struct change_select
 	*ret = (struct change_select){ .queue = -2 };
 	json_object_foreach(sel, k, v) {
 		if (!strcmp(k, "queue") && kind == CHANGE_ECN && json_is_integer(v)) {
+			if (json_integer_value(v) < 0 || json_integer_value(v) > 7)
+				return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/select/queue",
+						  "queues are 0 to 7");
 			ret->queue = (int)json_integer_value(v);
 			continue;
 		}
@@ -380,6 +384,9 @@ static int parse_select(json_t *sel, enum change_kind kind, struct change_select
 		    (strcmp(k, "switch") && strcmp(k, "host") && strcmp(k, "port") && strcmp(k, "device")))
 			return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/select",
 					  "select has switch or host, port, device (glob patterns) and, for ecn, queue");
+		if (strlen(json_string_value(v)) > MAX_PATTERN)
+			return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/select",
+					  "a pattern is at most %d characters", MAX_PATTERN);
 		if (!strcmp(k, "switch") || !strcmp(k, "host")) {
 			if (role)
 				return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/select",

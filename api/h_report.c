@@ -71,8 +71,10 @@ int h_report(struct api_req *req)
 		return api_reply_problem(req, 0, &e);
 	}
 	r = report_parse(req->body.data ? req->body.data : "", req->body.len, d->reg, &rep, &e);
+	if (r == -ENOMEM && !e.err) /* for now: the agent sends it again */
+		rf_err_set(&e, -EAGAIN, "OUT_OF_MEMORY", NULL, "out of memory; retry later");
 	if (r < 0)
-		return api_finish(req, NULL, r, NULL, &e, 400);
+		return api_finish(req, NULL, r, NULL, &e, 200);
 	if (strcmp(rep->agent_id, req->match.params[0]) != 0) {
 		rf_err_set(&e, -EINVAL, "AGENT_ID_MISMATCH", "/agent/id",
 			   "the report is from agent '%s' but was posted to agent '%s'",

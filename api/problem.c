@@ -40,7 +40,6 @@ unsigned api_status_from_errno(int err)
 	case EAGAIN:
 	case EBUSY:
 	case ESHUTDOWN:
-	case ENOMEM: /* out of memory now: try again */
 		return 503;
 	case ENOSPC:
 		return 507;

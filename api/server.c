@@ -596,8 +596,8 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn, co
 			/* beyond this, stop reading a body nobody wants: drop the connection */
 			return req->discarded > a->conf.max_body + DISCARD_MAX ? MHD_NO : MHD_YES;
 		}
-		if (buf_append(&req->body, upload_data, *upload_data_size) < 0)
-			rf_err_set(&req->early, -ENOMEM, "OUT_OF_MEMORY", NULL, "out of memory");
+		if (buf_append(&req->body, upload_data, *upload_data_size) < 0) /* for now: retry */
+			rf_err_set(&req->early, -EAGAIN, "OUT_OF_MEMORY", NULL, "out of memory");
 		*upload_data_size = 0;
 		return MHD_YES;
 	}

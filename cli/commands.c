@@ -177,10 +177,10 @@ static int set_many(const struct set_target *s, json_t *params, const struct cli
 		char *end;
 		long q = strtol(s->queue, &end, 10);
 
-		if (!*s->queue || *end) {
+		if (!*s->queue || *end || q < 0 || q > 7) {
 			json_decref(sel);
 			return rf_err_set(e, -EINVAL, NULL, NULL,
-					  "set ecn: QUEUE is a number, not '%s'", s->queue);
+					  "set ecn: QUEUE is a number from 0 to 7, not '%s'", s->queue);
 		}
 		json_object_set_new(sel, "queue", json_integer(q));
 	}

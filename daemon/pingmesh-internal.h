@@ -1,11 +1,17 @@
-/* Between the files of the pingmesh (pingmesh.c plans on the writer thread, pingmesh-matrix.c
- * reads): the hosts and their ToRs.  Not for other modules. */
+/* Between the files of the pingmesh (pingmesh.c plans on the writer thread and runs the
+ * localization pass, pingmesh-matrix.c reads): the hosts and their ToRs, the analysis of a
+ * window.  Not for other modules. */
 #ifndef ROCEFAB_PINGMESH_INTERNAL_H
 #define ROCEFAB_PINGMESH_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
+#include <jansson.h>
 #include <sqlite3.h>
+
+#include "cc/localize.h"
+#include "daemon/store.h"
 
 struct host_tor {
 	char host[65], tor[65]; /* tor "": none known (no LLDP) */
@@ -20,5 +26,14 @@ struct host_tor {
 
 /* Steps st (PINGMESH_HOST_TORS_SQL) to its end: a new array in *ret (NULL when empty). */
 void pingmesh_read_host_tors(sqlite3_stmt *st, struct host_tor **ret, size_t *ret_n);
+
+/* Loads the window of one op and size and localizes: *ret_finding and, when doc is not NULL,
+ * the matrix document in *doc (a new reference). */
+int pingmesh_analyze(struct store_reader *rd, int64_t now, int64_t window_ns, const char *op,
+		     unsigned size, struct loc_finding *ret_finding, json_t **doc);
+/* The finding as the matrix and /metrics show it (a new reference). */
+json_t *pingmesh_finding_json(const struct loc_finding *f);
+/* The /metrics text of a finding and, with a matrix document, its pairs (malloc'd). */
+char *pingmesh_metrics_text(json_t *doc, const struct loc_finding *f, int64_t window_ns);
 
 #endif

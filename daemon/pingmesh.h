@@ -20,7 +20,6 @@
 
 #include <jansson.h>
 
-#include "cc/localize.h"
 #include "daemon/report.h"
 #include "daemon/store.h"
 #include "lib/buf.h"
@@ -86,17 +85,9 @@ void pingmesh_render_metrics(struct pingmesh *pm, struct buf *out);
  * last window_ns: per pair and path, and per pair; with the localization's finding. */
 int pingmesh_matrix(struct store_reader *rd, int64_t now, int64_t window_ns, const char *op,
 		    unsigned size, json_t **ret, struct rf_err *e);
-/* Loads the window of one op and size and localizes: *ret_finding and, when doc is not NULL,
- * the matrix document in *doc. */
-int pingmesh_analyze(struct store_reader *rd, int64_t now, int64_t window_ns, const char *op,
-		     unsigned size, struct loc_finding *ret_finding, json_t **doc);
 /* Results by source, destination, op and size (NULL or 0: any) and time. */
 int pingmesh_results(struct store_reader *rd, const char *src, const char *dst, const char *op,
 		     unsigned size, int64_t from, int64_t to, unsigned limit, json_t **ret,
 		     struct rf_err *e);
-/* The finding as the matrix and /metrics show it (a new reference). */
-json_t *pingmesh_finding_json(const struct loc_finding *f);
-/* The /metrics text of a finding and, with a matrix document, its pairs (malloc'd). */
-char *pingmesh_metrics_text(json_t *doc, const struct loc_finding *f, int64_t window_ns);
 
 #endif

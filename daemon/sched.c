@@ -1,5 +1,6 @@
 /* The scheduler: see sched.h. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@ struct entry {
 	struct sched_pass p;
 	int64_t due; /* monotonic ns */
 	struct sched_stats st;
+	bool warned; /* a failure was logged: say when it works again */
 };
 
 struct sched {
@@ -66,13 +68,20 @@ int64_t sched_run_due(struct sched *s, int64_t mono_now, int64_t now)
 
 			e->st.last_ns = tu_mono_ns() - t0;
 			e->st.runs++;
-			if (r < 0) {
+			if (r == -EAGAIN) {
+				/* busy (the store's queue is full under a burst of reports): the next
+				 * period does it */
+				e->st.skipped++;
+				log_debug(e->p.name, "periodic pass skipped: the store is busy");
+			} else if (r < 0) {
 				e->st.failures++;
-				if (e->st.last_result >= 0)
+				if (!e->warned)
 					log_warning(e->p.name, "periodic pass failed: %s (said once until it works again)",
 						    strerror(-r));
-			} else if (e->st.last_result < 0) {
-				log_info(e->p.name, "periodic pass works again");
+				e->warned = true;
+			} else if (e->warned) {
+				log_notice(e->p.name, "periodic pass works again");
+				e->warned = false;
 			}
 			e->st.last_result = r;
 			/* the next period starts now: a late run does not cause a burst of catch-ups */

@@ -19,15 +19,16 @@ struct sched_pass {
 	const char *name;  /* for the log: "pingmesh", "retention" */
 	int64_t period_ns; /* > 0 */
 	int64_t first_ns;  /* delay of the first run after sched_add() (0: at the first call) */
-	/* One run at wall-clock time now (ns).  0, or a negative errno: logged once in a row
-	 * (a pass that keeps failing is not logged every period). */
+	/* One run at wall-clock time now (ns).  0; -EAGAIN when the store is too busy now (the
+	 * pass is skipped, logged at debug only); another negative errno is a failure, logged
+	 * once until the pass works again. */
 	int (*run)(void *ctx, int64_t now);
 	void *ctx;
 };
 
 struct sched_stats {
-	uint64_t runs, failures;
-	int64_t last_ns; /* CPU-independent: the last run's wall duration */
+	uint64_t runs, skipped, failures; /* skipped: -EAGAIN */
+	int64_t last_ns; /* how long the last run took (wall clock) */
 	int last_result;
 };
 

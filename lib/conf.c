@@ -197,7 +197,7 @@ bad:
 			  value, o->name, type_hint(o));
 }
 
-int conf_init(const struct conf_opt *opts, void *base, struct rf_err *e)
+static int init(const struct conf_opt *opts, void *base, struct rf_err *e)
 {
 	for (const struct conf_opt *o = opts; o->name; o++) {
 		int r;
@@ -207,7 +207,7 @@ int conf_init(const struct conf_opt *opts, void *base, struct rf_err *e)
 
 			if (!*g && !(*g = calloc(1, o->size)))
 				return -ENOMEM;
-			r = conf_init(o->group, *g, e);
+			r = init(o->group, *g, e);
 		} else {
 			r = set_opt(o, base, o->def ? o->def : (o->type == CONF_STRING ? "" : "0"),
 				    "default", e);
@@ -216,6 +216,38 @@ int conf_init(const struct conf_opt *opts, void *base, struct rf_err *e)
 			return r;
 	}
 	return 0;
+}
+
+/* How many keys called name the table has, groups included. */
+static unsigned count_key(const struct conf_opt *opts, const char *name)
+{
+	unsigned n = 0;
+
+	for (const struct conf_opt *o = opts; o->name; o++)
+		n += o->type == CONF_GROUP ? count_key(o->group, name) : !strcmp(o->name, name);
+	return n;
+}
+
+/* A key that two entries (in different groups, say) claim: the second would never be set. */
+static const char *duplicate_key(const struct conf_opt *opts, const struct conf_opt *root)
+{
+	for (const struct conf_opt *o = opts; o->name; o++) {
+		const char *d = o->type == CONF_GROUP ? duplicate_key(o->group, root)
+			      : count_key(root, o->name) > 1 ? o->name : NULL;
+
+		if (d)
+			return d;
+	}
+	return NULL;
+}
+
+int conf_init(const struct conf_opt *opts, void *base, struct rf_err *e)
+{
+	const char *dup = duplicate_key(opts, opts);
+
+	if (dup)
+		return rf_err_set(e, -EEXIST, "CONF_DUPLICATE_KEY", dup, "the key '%s' is defined twice", dup);
+	return init(opts, base, e);
 }
 
 int conf_load_all(const struct conf_opt *opts, void *base, const char *path,
@@ -487,7 +519,8 @@ static void dump(const struct conf_opt *opts, const void *base, char *section, s
 		char val[512];
 
 		if (o->type == CONF_GROUP) {
-			dump(o->group, conf_group_base(o, base), section, len, f);
+			if (conf_group_base(o, base)) /* NULL before conf_init() */
+				dump(o->group, conf_group_base(o, base), section, len, f);
 			continue;
 		}
 		if (strncmp(section, o->name, (size_t)(dot - o->name)) != 0 ||

@@ -58,7 +58,8 @@ struct conf_opt {
 /* The settings struct of a group entry of base (conf_init() allocated it), or NULL. */
 void *conf_group_base(const struct conf_opt *group_opt, const void *base);
 
-/* Applies every default.  0 or -ENOMEM / -EINVAL (a bad default is a programming error). */
+/* Applies every default (allocating the settings of groups).  0 or -ENOMEM / -EINVAL (a bad
+ * default is a programming error) / -EEXIST (a key defined twice, groups included: ditto). */
 int conf_init(const struct conf_opt *opts, void *base, struct rf_err *e);
 /* Frees the strings of base. */
 void conf_fini(const struct conf_opt *opts, void *base);

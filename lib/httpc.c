@@ -132,14 +132,15 @@ int httpc_send(struct httpc *h, const char *method, const char *path, const char
 	return 0;
 }
 
-int httpc_problem(struct rf_err *e, int err, const json_t *doc, const char *prefix)
+int httpc_problem(struct rf_err *e, int err, const json_t *doc, const char *prefix,
+		  const char *code_else, const char *detail_else)
 {
 	const char *code = json_string_value(json_object_get(doc, "code"));
 	const char *detail = json_string_value(json_object_get(doc, "detail"));
 	const char *pointer = json_string_value(json_object_get(doc, "pointer"));
 
-	return rf_err_set(e, err, code ? code : "HTTP_ERROR", pointer, "%s%s", prefix ? prefix : "",
-			  detail ? detail : "no detail");
+	return rf_err_set(e, err, code ? code : code_else ? code_else : "HTTP_ERROR", pointer, "%s%s",
+			  prefix ? prefix : "", detail ? detail : detail_else ? detail_else : "no detail");
 }
 
 int httpc_json(struct httpc *h, const char *method, const char *path, json_t *body, json_t **ret,
@@ -159,7 +160,7 @@ int httpc_json(struct httpc *h, const char *method, const char *path, json_t *bo
 	doc = json_loadb(h->resp.data ? h->resp.data : "", h->resp.len, 0, &je);
 	if (*ret_status >= 400) {
 		snprintf(prefix, sizeof(prefix), "%ld ", *ret_status);
-		httpc_problem(e, -EPROTO, doc, prefix);
+		httpc_problem(e, -EPROTO, doc, prefix, NULL, "error without detail");
 		e->where[0] = '\0';
 		json_decref(doc);
 		return -EPROTO;

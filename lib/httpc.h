@@ -48,9 +48,11 @@ int httpc_send(struct httpc *h, const char *method, const char *path, const char
 int httpc_json(struct httpc *h, const char *method, const char *path, json_t *body, json_t **ret,
 	       long *ret_status, struct rf_err *e);
 
-/* The problem document of an error answer into e: its code (HTTP_ERROR when none), its
- * pointer, and the message prefix + detail ("no detail" when none).  Returns err. */
-int httpc_problem(struct rf_err *e, int err, const json_t *doc, const char *prefix);
+/* The problem document of an error answer into e: its code (else code_else, HTTP_ERROR when
+ * NULL), its pointer, and the message prefix + its detail (else detail_else, "no detail" when
+ * NULL).  Returns err. */
+int httpc_problem(struct rf_err *e, int err, const json_t *doc, const char *prefix,
+		  const char *code_else, const char *detail_else);
 
 /* URL-encodes s (a path segment or query value) into out; ':' and ',' are kept. */
 void httpc_escape(const char *s, char *out, size_t len);

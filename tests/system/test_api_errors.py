@@ -160,6 +160,34 @@ def test_routing_and_parameters(daemon):
     assert d.healthy()
 
 
+def test_bad_change_requests(daemon):
+    """Malformed change requests from an operator are refused, naming the problem; rocefabd keeps
+    serving and stores no change."""
+    d = daemon
+    ops = d.client("ops")
+    # device or port of a DCQCN change that are not strings (this once crashed rocefabd)
+    p = problem(ops.put("/api/v1/hosts/stor-b1/dcqcn", json={"device": 1, "rp_enable": 8}), 400,
+                "SCHEMA_VIOLATION")
+    assert p["pointer"] == "/device"
+    problem(ops.put("/api/v1/hosts/stor-b1/dcqcn", json={"port": [], "rp_enable": 8}), 400,
+            "SCHEMA_VIOLATION")
+    problem(ops.put("/api/v1/hosts/stor-b1/dcqcn", data="{", headers={"Content-Type": "application/json"}),
+            400, "BAD_JSON")
+    # a bulk change's queue outside 0..7 (-2 once meant every queue), an endless pattern
+    for q in (-2, 8, 4294967297):
+        p = problem(ops.post("/api/v1/changes", json={"kind": "ecn", "select": {"switch": "*", "queue": q},
+                                                      "params": {"pmax": 0.1}}), 400, "SCHEMA_VIOLATION")
+        assert p["pointer"] == "/select/queue"
+    problem(ops.post("/api/v1/changes", json={"kind": "ecn", "select": {"switch": "*" * 300},
+                                              "params": {"pmax": 0.1}}), 400, "SCHEMA_VIOLATION")
+    problem(ops.post("/api/v1/changes", json={"kind": "dcqcn", "select": {"switch": "*"},
+                                              "params": {"rp_enable": 8}}), 400, "SCHEMA_VIOLATION")
+    problem(ops.post("/api/v1/changes", json={"kind": "ecn", "select": {"switch": "nobody*"},
+                                              "params": {"pmax": 0.1}}), 404, "NO_TARGETS")
+    assert d.client("viewer").json("/api/v1/changes")["count"] == 0
+    assert d.healthy()
+
+
 def test_slow_and_broken_clients(daemon):
     """Clients that stop halfway do not hurt the daemon."""
     d = daemon

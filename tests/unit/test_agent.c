@@ -309,8 +309,15 @@ static void test_backend_defaults(void **state)
 	/* sim: no host boot of its own (it stands in for a simulated device, whose name it is) */
 	assert_int_equal(backend_new("sim", &env, &b, &e), 0); /* nothing listens there: fine */
 	assert_null(b->ops->host_root(&ss));
-	assert_int_equal(b->ops->default_id(&ss, id), 0);
+	assert_int_equal(b->ops->default_id(&ss, id, &e), 0);
 	assert_string_equal(id, "h1");
+	assert_int_equal(backend_default_id("sim", &ss, id, &e), 0);
+	assert_null(backend_host_root("sim", &ss));
+	ss.device = (char *)"a-name-of-more-than-sixty-four-characters-is-no-agent-id-for-rocefab";
+	assert_int_equal(backend_default_id("sim", &ss, id, &e), -EINVAL);
+	assert_string_equal(e.code, "BAD_AGENT_ID");
+	assert_string_equal(e.where, "sim.device");
+	ss.device = (char *)"h1";
 	assert_int_equal(b->ops->probe_endpoint(b, &ep), 0);
 	assert_null(ep);
 	assert_int_equal(b->ops->inventory(b, &inv, NULL), -EHOSTUNREACH);
@@ -318,7 +325,9 @@ static void test_backend_defaults(void **state)
 	/* linux: no id of its own, no role of its own, no probing without probe.listen */
 	env.settings = &ls;
 	assert_int_equal(backend_new("linux", &env, &b, &e), 0);
-	assert_int_equal(b->ops->default_id(&ls, id), -ENOENT);
+	assert_int_equal(b->ops->default_id(&ls, id, &e), -ENOENT);
+	assert_int_equal(backend_default_id("linux", &ls, id, &e), -ENOENT);
+	assert_int_equal(backend_default_id("nonsense", &ls, id, &e), -ENOENT);
 	assert_string_equal(b->ops->host_root(&ls), "tests/data/hosts/gpu-a1");
 	assert_int_equal(b->ops->is_switch(b), -EOPNOTSUPP);
 	assert_int_equal(b->ops->probe_endpoint(b, &ep), -EOPNOTSUPP);

@@ -197,14 +197,21 @@ static void test_sched(void **state)
 	assert_int_equal(sched_get_stats(s, "a", &st), 0);
 	assert_int_equal(st.runs, 3);
 	assert_int_equal(st.failures, 0);
-	/* failures are counted */
+	/* a busy store skips a run; failures are counted */
 	log.result = -EAGAIN;
 	assert_int_equal(sched_run_due(s, 2250, 12), 100);
 	assert_string_equal(log.order, "abaabab");
 	assert_int_equal(sched_get_stats(s, "b", &st), 0);
 	assert_int_equal(st.runs, 3);
-	assert_int_equal(st.failures, 1);
+	assert_int_equal(st.skipped, 1);
+	assert_int_equal(st.failures, 0);
 	assert_int_equal(st.last_result, -EAGAIN);
+	log.result = -EIO;
+	assert_int_equal(sched_run_due(s, 2500, 13), 100);
+	assert_string_equal(log.order, "abaababab");
+	assert_int_equal(sched_get_stats(s, "b", &st), 0);
+	assert_int_equal(st.failures, 1);
+	assert_int_equal(st.last_result, -EIO);
 	assert_int_equal(sched_get_stats(s, "nope", &st), -ENOENT);
 	sched_free(s);
 }

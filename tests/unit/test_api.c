@@ -19,7 +19,6 @@ static void test_status_mapping(void **state)
 	assert_int_equal(api_status_from_errno(-E2BIG), 413);
 	assert_int_equal(api_status_from_errno(-EMEDIUMTYPE), 415);
 	assert_int_equal(api_status_from_errno(-EAGAIN), 503);
-	assert_int_equal(api_status_from_errno(-ENOMEM), 503); /* out of memory now: retry */
 	assert_int_equal(api_status_from_errno(-ENOSPC), 507);
 	assert_int_equal(api_status_from_errno(-EIO), 500);
 	assert_int_equal(api_status_from_errno(EINVAL), 400); /* either sign */

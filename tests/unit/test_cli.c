@@ -303,9 +303,13 @@ static void test_build_rejects(void **state)
 	assert_rejected(&o, ARGV("set", "dcqcn", "h1", "=1"), -EINVAL, "",
 			"'=1' is not NAME=VALUE");
 	assert_rejected(&o, ARGV("set", "ecn", "leaf*", "h0", "*", "pmax=1"), -EINVAL, "",
-			"set ecn: QUEUE is a number, not '*'");
+			"set ecn: QUEUE is a number from 0 to 7, not '*'");
 	assert_rejected(&o, ARGV("set", "ecn", "leaf*", "h0", "3a", "pmax=1"), -EINVAL, "",
-			"set ecn: QUEUE is a number, not '3a'");
+			"set ecn: QUEUE is a number from 0 to 7, not '3a'");
+	assert_rejected(&o, ARGV("set", "ecn", "leaf*", "h0", "-2", "pmax=1"), -EINVAL, "",
+			"set ecn: QUEUE is a number from 0 to 7, not '-2'");
+	assert_rejected(&o, ARGV("set", "ecn", "leaf*", "h0", "8", "pmax=1"), -EINVAL, "",
+			"set ecn: QUEUE is a number from 0 to 7, not '8'");
 	/* a request that does not fit is refused, not cut short */
 	assert_non_null(long_name);
 	memset(long_name, 'a', 2999);

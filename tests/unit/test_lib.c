@@ -252,6 +252,73 @@ static void test_json_paths(void **state)
 	json_decref(doc);
 }
 
+/* --- configuration groups: a module's own settings inside a program's ----------------------- */
+
+struct inner {
+	char *url;
+	int64_t n;
+};
+
+struct outer {
+	bool on;
+	struct inner *in;
+};
+
+static const struct conf_opt inner_opts[] = {
+	CONF_OPT("mod.url", CONF_STRING, struct inner, url, "http://x", "url"),
+	CONF_OPT("mod.n", CONF_INT, struct inner, n, "3", "n", .min = 1, .max = 9),
+	CONF_OPT_END,
+};
+
+static const struct conf_opt outer_opts[] = {
+	CONF_OPT("main.on", CONF_BOOL, struct outer, on, "false", "on"),
+	CONF_GROUP_OF("mod", inner_opts, struct inner, struct outer, in),
+	CONF_OPT_END,
+};
+
+static const struct conf_opt dup_opts[] = {
+	CONF_OPT("mod.n", CONF_BOOL, struct outer, on, "false", "the group's key again"),
+	CONF_GROUP_OF("mod", inner_opts, struct inner, struct outer, in),
+	CONF_OPT_END,
+};
+
+static void test_conf_groups(void **state)
+{
+	struct outer o = { 0 };
+	struct rf_err e = { 0 };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	/* dumping before conf_init() (the group's settings not there yet) prints the rest */
+	f = open_memstream(&text, &len);
+	conf_dump(outer_opts, &o, f);
+	fclose(f);
+	assert_string_equal(text, "[main]\non = false\n");
+	free(text);
+	assert_int_equal(conf_init(outer_opts, &o, &e), 0);
+	assert_non_null(o.in);
+	assert_string_equal(o.in->url, "http://x");
+	assert_int_equal(conf_load_string(outer_opts, &o, "[mod]\nn = 5\n[main]\non = yes\n", "t", &e), 0);
+	assert_int_equal(o.in->n, 5);
+	assert_true(o.on);
+	assert_int_equal(conf_set(outer_opts, &o, "mod.n", "10", "-o", &e), -ERANGE);
+	assert_int_equal(conf_set(outer_opts, &o, "mod.x", "1", "-o", &e), -ENOENT);
+	f = open_memstream(&text, &len);
+	conf_dump(outer_opts, &o, f);
+	fclose(f);
+	assert_string_equal(text, "[main]\non = true\n\n[mod]\nurl = http://x\nn = 5\n");
+	free(text);
+	conf_fini(outer_opts, &o);
+	assert_null(o.in);
+	/* a key defined in the program and in a group: refused */
+	assert_int_equal(conf_init(dup_opts, &o, &e), -EEXIST);
+	assert_string_equal(e.code, "CONF_DUPLICATE_KEY");
+	assert_string_equal(e.where, "mod.n");
+	conf_fini(dup_opts, &o);
+}
+
 /* --- the router (rocefabd's API and the simulator's control API share it) --------------------- */
 
 struct test_route {
@@ -384,14 +451,17 @@ static void test_httpc_offline(void **state)
 	httpc_free(h);
 
 	doc = json_pack("{s:s,s:s,s:s}", "code", "BAD_VALUE", "detail", "kmin above kmax", "pointer", "/kmin");
-	assert_int_equal(httpc_problem(&e, -EINVAL, doc, "400 "), -EINVAL);
+	assert_int_equal(httpc_problem(&e, -EINVAL, doc, "400 ", NULL, NULL), -EINVAL);
 	assert_string_equal(e.code, "BAD_VALUE");
 	assert_string_equal(e.where, "/kmin");
 	assert_string_equal(e.msg, "400 kmin above kmax");
 	json_decref(doc);
-	assert_int_equal(httpc_problem(&e, -EPROTO, NULL, NULL), -EPROTO);
+	assert_int_equal(httpc_problem(&e, -EPROTO, NULL, NULL, NULL, NULL), -EPROTO);
 	assert_string_equal(e.code, "HTTP_ERROR");
 	assert_string_equal(e.msg, "no detail");
+	assert_int_equal(httpc_problem(&e, -EINVAL, NULL, "x: ", "SIM_ERROR", "refused"), -EINVAL);
+	assert_string_equal(e.code, "SIM_ERROR");
+	assert_string_equal(e.msg, "x: refused");
 
 	httpc_escape("leaf 0/Eth1:2,x", out, sizeof(out));
 	assert_string_equal(out, "leaf%200%2FEth1:2,x");
@@ -403,7 +473,8 @@ int main(void)
 		cmocka_unit_test(test_sha256_vectors), cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_rfc3339),	       cmocka_unit_test(test_conf),
 		cmocka_unit_test(test_hmap),	       cmocka_unit_test(test_json_paths),
-		cmocka_unit_test(test_router),	       cmocka_unit_test(test_probe_ops),
+		cmocka_unit_test(test_conf_groups),    cmocka_unit_test(test_router),
+		cmocka_unit_test(test_probe_ops),
 		cmocka_unit_test(test_hash),	       cmocka_unit_test(test_httpc_offline),
 	};
 
