@@ -706,6 +706,12 @@ def test_control_api_matches_its_document(world):
     check("/v1/faults", "post", requests.post(u + "/v1/faults", json={"type": "lossy_link", "link": "h0-h1"}))
     check("/v1/faults", "get", requests.get(u + "/v1/faults"))
     check("/v1/faults/{id}", "delete", requests.delete(u + "/v1/faults/0"))
+    r = requests.post(u + "/v1/probes", json={"probes": [{"src": "h0", "dst": "h1", "count": 2}]})
+    check("/v1/probes", "post", r)
+    run = r.json()["ids"][0]
+    check("/v1/probes/{ids}", "get", requests.get(f"{u}/v1/probes/{run},999999"))
+    check("/v1/probes", "post", requests.post(u + "/v1/probes", json={"probes": []}))
+    check("/v1/probes", "post", requests.post(u + "/v1/probes", json={"probes": [{"src": "h0", "dst": "nosuch"}]}))
     check("/v1/summary", "get", requests.get(u + "/v1/summary"))
 
 
