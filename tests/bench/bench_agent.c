@@ -23,12 +23,9 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		return 2;
 	log_set_level(LOG_WARNING);
-	conf_init(agent_opts, &s, &e);
-	free(s.sysfs_root);
-	s.sysfs_root = strdup(argv[1]);
-	free(s.id);
-	s.id = strdup("bench");
-	if (agent_from_settings(&s, false, &reg, &a, &e) < 0) {
+	if (conf_init(agent_opts, &s, &e) < 0 || conf_set(agent_opts, &s, "linux.sysfs_root", argv[1], "argv", &e) < 0 ||
+	    conf_set(agent_opts, &s, "agent.id", "bench", "argv", &e) < 0 ||
+	    agent_from_settings(&s, false, &reg, &a, &e) < 0) {
 		fprintf(stderr, "bench_agent: %s\n", e.msg);
 		return 1;
 	}
