@@ -442,17 +442,13 @@ int changes_get(struct store_reader *rd, int64_t id, json_t **ret, struct rf_err
 	static const char sql[] = "SELECT " CHANGE_COLS " FROM changes c LEFT JOIN agents a "
 				  "ON a.id = c.agent_id WHERE c.id = ?";
 	sqlite3_stmt *st = store_reader_stmt(rd, sql);
-	int rc;
+	int r;
 
-	if (!st)
-		return -ENOMEM;
-	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st);
-	*ret = rc == SQLITE_ROW ? change_row(st, NULL) : NULL;
-	sqlite3_reset(st);
-	if (rc == SQLITE_DONE)
+	if (st)
+		sqlite3_bind_int64(st, 1, id);
+	if ((r = store_one(st, change_row, NULL, ret, e)) == -ENOENT)
 		return rf_err_set(e, -ENOENT, "UNKNOWN_CHANGE", NULL, "no change %lld", (long long)id);
-	return rc == SQLITE_ROW ? 0 : rf_err_set(e, store_errno(rc), "STORE_ERROR", NULL, "database read failed");
+	return r;
 }
 
 static json_t *config_row(sqlite3_stmt *st, const void *ctx)

@@ -676,6 +676,22 @@ int store_rows(sqlite3_stmt *st, store_row_fn row, const void *ctx, json_t **ret
 	return 0;
 }
 
+int store_one(sqlite3_stmt *st, store_row_fn row, const void *ctx, json_t **ret, struct rf_err *e)
+{
+	int rc, r = 0;
+
+	*ret = NULL;
+	if (!st)
+		return -ENOMEM;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		r = (*ret = row(st, ctx)) ? 0 : -ENOMEM;
+	else
+		r = rc == SQLITE_DONE ? -ENOENT : store_read_failed(st, rc, e);
+	sqlite3_reset(st);
+	return r;
+}
+
 int store_list(sqlite3_stmt *st, store_row_fn row, const void *ctx, json_t **ret, struct rf_err *e)
 {
 	json_t *items;

@@ -110,6 +110,9 @@ int store_rows(sqlite3_stmt *st, store_row_fn row, const void *ctx, json_t **ret
 	       struct rf_err *e);
 /* The same as the REST API's list document {"items": [...], "count": N}. */
 int store_list(sqlite3_stmt *st, store_row_fn row, const void *ctx, json_t **ret, struct rf_err *e);
+/* The first row of st (bound, or NULL: -ENOMEM) as row() makes it, in *ret: 0, -ENOENT when
+ * there is none (e untouched: the caller says what is unknown), or a failed read.  Resets st. */
+int store_one(sqlite3_stmt *st, store_row_fn row, const void *ctx, json_t **ret, struct rf_err *e);
 /* {"items": items, "count": N} (a new reference; steals items; NULL for NULL). */
 json_t *store_list_doc(json_t *items);
 /* A failed step of a read: -errno with e filled (STORE_ERROR and sqlite's message). */

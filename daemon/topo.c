@@ -46,17 +46,12 @@ int views_switch(struct store_reader *rd, const struct views_opts *o, const char
 	json_t *sw = NULL, *ports, *pfc = NULL, *ecn = NULL;
 	int rc;
 
-	if (!st)
-		return -ENOMEM;
-	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		sw = switch_row(st, o);
-	sqlite3_reset(st);
-	if (rc == SQLITE_DONE)
+	if (st)
+		sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	if ((rc = store_one(st, switch_row, o, &sw, e)) == -ENOENT)
 		return rf_err_set(e, -ENOENT, "UNKNOWN_SWITCH", NULL, "no switch '%s'", id);
-	if (rc != SQLITE_ROW)
-		return db_fail(e, rc);
+	if (rc < 0)
+		return rc;
 	if (configs_get(rd, id, CHANGE_PFC, NULL, NULL, -2, &pfc, e) < 0 ||
 	    configs_get(rd, id, CHANGE_ECN, NULL, NULL, -2, &ecn, e) < 0) {
 		json_decref(sw);

@@ -209,18 +209,10 @@ int views_host(struct store_reader *rd, const struct views_opts *o, const char *
 		return -ENOMEM;
 	store_reader_begin(rd);
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		host = host_row(st, o);
-	sqlite3_reset(st);
-	if (rc == SQLITE_DONE) {
+	if ((r = store_one(st, host_row, o, &host, e)) == -ENOENT)
 		r = rf_err_set(e, -ENOENT, "UNKNOWN_HOST", NULL, "no host '%s'", id);
+	if (r < 0)
 		goto out;
-	}
-	if (rc != SQLITE_ROW || !host) {
-		r = db_fail(e, rd, rc);
-		goto out;
-	}
 	if ((r = ports_of(rd, &f, &ports, e)) < 0 || (r = views_agents(rd, o, id, &agent, e)) < 0)
 		goto out;
 	devices = json_array();
@@ -351,19 +343,11 @@ int views_port(struct store_reader *rd, const struct views_opts *o, const struct
 		return -ENOMEM;
 	store_reader_begin(rd);
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		port = port_row(st, NULL);
-	sqlite3_reset(st);
-	if (rc == SQLITE_DONE) {
+	if ((r = store_one(st, port_row, NULL, &port, e)) == -ENOENT)
 		r = rf_err_set(e, -ENOENT, "UNKNOWN_PORT", NULL,
 			       "no port '%s' (port ids are HOST:DEVICE:PORT)", key);
+	if (r < 0 || (r = port_id_of(rd, key, &id, e)) < 0)
 		goto out;
-	}
-	if (rc != SQLITE_ROW || !port || (r = port_id_of(rd, key, &id, e)) < 0) {
-		r = port ? r : db_fail(e, rd, rc);
-		goto out;
-	}
 	st = store_reader_stmt(rd, last_sql);
 	l.items = json_array();
 	if (!st || !l.items) {
