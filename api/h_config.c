@@ -191,9 +191,9 @@ static int config_endpoint(struct api_req *req, const char *role, enum change_ki
 	struct store_reader *rd = NULL;
 	struct rf_err e = { 0 };
 	json_t *entries = NULL, *params = NULL, *it;
-	char *reason = NULL, *dev_copy = NULL, *port_copy = NULL;
+	char *reason = NULL;
 	size_t i;
-	int r;
+	int r, ret;
 
 	if (!strcmp(req->method, "PUT") && (r = split_body(req, &params, &reason, &e)) < 0)
 		return api_reply_problem(req, 0, &e);
@@ -202,57 +202,46 @@ static int config_endpoint(struct api_req *req, const char *role, enum change_ki
 		json_t *dv = json_object_get(params, "device"), *pv = json_object_get(params, "port");
 
 		if ((dv && !json_is_string(dv)) || (pv && !json_is_string(pv))) {
-			rf_err_set(&e, -EINVAL, "SCHEMA_VIOLATION", dv && !json_is_string(dv) ? "/device" : "/port",
-				   "a device or port name is a string");
-			r = -EINVAL;
-			goto out;
+			r = rf_err_set(&e, -EINVAL, "SCHEMA_VIOLATION", dv && !json_is_string(dv) ? "/device" : "/port",
+				       "a device or port name is a string");
+			goto fail;
 		}
-		device = dev_copy = dv ? strdup(json_string_value(dv)) : NULL;
-		port = port_copy = pv ? strdup(json_string_value(pv)) : NULL;
-		json_object_del(params, "device");
-		json_object_del(params, "port");
+		device = json_string_value(dv); /* params' own: valid until they are removed below */
+		port = json_string_value(pv);
 	}
 	if ((r = api_reader(req, &rd))) {
-		json_decref(params);
-		free(reason);
-		free(dev_copy);
-		free(port_copy);
-		return r < 0 ? r : 0;
+		ret = r < 0 ? r : 0;
+		goto out;
 	}
-	r = changes_lookup(rd, role, kind, agent, device, port, queue, &entries, &e);
-	if (r < 0 || !params) {
-		json_decref(params);
-		free(reason);
-		free(dev_copy);
-		free(port_copy);
-		if (r < 0)
-			return api_finish(req, rd, r, NULL, &e, 200);
-		return object_reply(req, rd, agent, kind, entries);
+	if ((r = changes_lookup(rd, role, kind, agent, device, port, queue, &entries, &e)) < 0)
+		goto fail;
+	if (!params) {
+		ret = object_reply(req, rd, agent, kind, entries); /* takes rd and entries */
+		rd = NULL;
+		entries = NULL;
+		goto out;
 	}
 	/* PUT: validate against every target before storing anything */
+	json_object_del(params, "device");
+	json_object_del(params, "port");
 	if ((r = change_set_init(&cs, kind, !strcmp(role, "switch"), params)) < 0)
-		goto out;
+		goto fail;
 	json_array_foreach(entries, i, it)
 		if ((r = change_set_add(rd, &cs, agent, it, &e)) < 0 || (r = change_set_check(&cs, false, &e)) < 0)
-			goto out;
+			goto fail;
 	store_reader_put(api_deps(req)->store, rd);
 	rd = NULL;
-	r = commit_and_reply(req, &cs, reason);
-	change_set_fini(&cs);
-	json_decref(entries);
-	json_decref(params);
-	free(reason);
-	free(dev_copy);
-	free(port_copy);
-	return r;
+	ret = commit_and_reply(req, &cs, reason);
+	goto out;
+fail:
+	ret = api_finish(req, rd, r, NULL, &e, 200);
+	rd = NULL;
 out:
 	change_set_fini(&cs);
 	json_decref(entries);
 	json_decref(params);
 	free(reason);
-	free(dev_copy);
-	free(port_copy);
-	return api_finish(req, rd, r, NULL, &e, 200);
+	return ret;
 }
 
 int h_host_dcqcn(struct api_req *req)

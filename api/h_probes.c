@@ -123,18 +123,13 @@ int h_probes_config(struct api_req *req)
 
 int h_alerts(struct api_req *req)
 {
-	const char *state = api_arg(req, "state");
 	struct store_reader *rd;
 	struct rf_err e = { 0 };
 	json_t *doc = NULL;
 	int r;
 
-	if (state && alerts_state_parse(state) < 0) {
-		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "state", "active or cleared");
-		return api_reply_problem(req, 0, &e);
-	}
 	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
-	r = alerts_list(rd, state, &doc, &e);
+	r = alerts_list(rd, api_arg(req, "state"), &doc, &e);
 	return api_finish(req, rd, r, doc, &e, 200);
 }

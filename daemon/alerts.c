@@ -189,11 +189,6 @@ int alerts_sync(struct store *s, const char *source, const char *const *kinds,
 	return r;
 }
 
-int alerts_state_parse(const char *state)
-{
-	return state && (!strcmp(state, "active") || !strcmp(state, "cleared")) ? 0 : -EINVAL;
-}
-
 static json_t *alert_row(sqlite3_stmt *st, const void *ctx)
 {
 	(void)ctx;
@@ -211,7 +206,7 @@ int alerts_list(struct store_reader *rd, const char *state, json_t **ret, struct
 				  "FROM alerts WHERE (?1 IS NULL OR state = ?1) ORDER BY id DESC LIMIT ?2";
 	sqlite3_stmt *st = store_reader_stmt(rd, sql);
 
-	if (state && alerts_state_parse(state) < 0)
+	if (state && strcmp(state, "active") && strcmp(state, "cleared"))
 		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "state", "active or cleared");
 	if (st) {
 		store_bind_text_or_null(st, 1, state);

@@ -37,9 +37,8 @@ int alerts_sync(struct store *s, const char *source, const char *const *kinds,
 		const struct alert_finding *f, size_t n, int64_t now);
 
 /* The history, newest first: alerts in state "active" or "cleared" (NULL: both), at most
- * ALERTS_LIST_MAX, as {"items": [...], "count": N}. */
+ * ALERTS_LIST_MAX, as {"items": [...], "count": N}.  -EINVAL (BAD_PARAMETER "state") for
+ * another state. */
 int alerts_list(struct store_reader *rd, const char *state, json_t **ret, struct rf_err *e);
-/* Whether state is a state alerts_list() takes. */
-int alerts_state_parse(const char *state);
 
 #endif

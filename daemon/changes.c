@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,138 +208,6 @@ int changes_on_report(void *ctx, struct store *s, const struct report *rep, int6
 		return store_step(st);
 	}
 	return 0;
-}
-
-/* --- creating changes ------------------------------------------------------------------------ */
-
-struct create_job {
-	struct store_job job;
-	struct change_spec *specs;
-	size_t n;
-	const char *actor, *reason;
-	char *actor_copy, *reason_copy; /* changes_submit(): the job's own */
-	int64_t deadline_ns, batch;
-	changes_cb cb;
-	void *ctx;
-};
-
-static int create_apply(struct store_job *sj, struct store *s)
-{
-	static const char ins[] =
-		"INSERT INTO changes(batch, created_ns, actor, reason, agent_id, kind, device, port, "
-		"queue, params, old, state, deadline_ns, updated_ns) "
-		"VALUES(?,?,?,?,?,?,?,?,?,?,?,'pending',?,?)";
-	static const char fix_batch[] = "UPDATE changes SET batch = ? WHERE batch = 0";
-	struct create_job *j = (struct create_job *)sj;
-	int64_t now = tu_now_ns();
-	sqlite3_stmt *st;
-	int r;
-
-	for (size_t i = 0; i < j->n; i++) {
-		const struct change_spec *c = &j->specs[i];
-		char *params = json_dumps(c->params, JSON_COMPACT | JSON_SORT_KEYS);
-		char *old = c->old ? json_dumps(c->old, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-
-		if (!params || !(st = store_stmt(s, ins))) {
-			free(params);
-			free(old);
-			return -ENOMEM;
-		}
-		sqlite3_bind_int64(st, 1, j->batch);
-		sqlite3_bind_int64(st, 2, now);
-		sqlite3_bind_text(st, 3, j->actor, -1, SQLITE_STATIC);
-		store_bind_text_or_null(st, 4, j->reason);
-		sqlite3_bind_text(st, 5, c->agent, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 6, kind_names[c->kind], -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 7, c->device, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 8, c->port, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 9, c->queue);
-		sqlite3_bind_text(st, 10, params, -1, SQLITE_TRANSIENT);
-		if (old)
-			sqlite3_bind_text(st, 11, old, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(st, 12, j->deadline_ns);
-		sqlite3_bind_int64(st, 13, now);
-		r = store_step(st);
-		free(params);
-		free(old);
-		if (r < 0)
-			return r;
-		if (i == 0)
-			j->batch = sqlite3_last_insert_rowid(store_writer_db(s));
-	}
-	/* the first change got batch 0 before its id was known */
-	if (!(st = store_stmt(s, fix_batch)))
-		return -EIO;
-	sqlite3_bind_int64(st, 1, j->batch);
-	return store_step(st);
-}
-
-static void create_done(struct store_job *sj, int result)
-{
-	struct create_job *j = (struct create_job *)sj;
-
-	if (j->cb)
-		j->cb(j->ctx, result, result < 0 ? 0 : j->batch);
-	change_specs_free(j->specs, j->n);
-	free(j->actor_copy);
-	free(j->reason_copy);
-	free(j);
-}
-
-void change_specs_free(struct change_spec *specs, size_t n)
-{
-	for (size_t i = 0; specs && i < n; i++) {
-		json_decref(specs[i].params);
-		json_decref(specs[i].old);
-	}
-	free(specs);
-}
-
-int changes_submit(struct store *s, struct change_spec *specs, size_t n, const char *actor,
-		   const char *reason, int64_t deadline_ns, changes_cb cb, void *ctx)
-{
-	struct create_job *j = calloc(1, sizeof(*j));
-	int r;
-
-	if (!j)
-		return -ENOMEM;
-	j->job.apply = create_apply;
-	j->job.done = create_done;
-	j->actor = j->actor_copy = strdup(actor && *actor ? actor : "anonymous");
-	j->reason = j->reason_copy = reason ? strdup(reason) : NULL;
-	if (!j->actor || (reason && !j->reason)) {
-		free(j->actor_copy);
-		free(j->reason_copy);
-		free(j);
-		return -ENOMEM;
-	}
-	j->deadline_ns = deadline_ns;
-	j->cb = cb;
-	j->ctx = ctx;
-	/* the job owns the specs once queued; they are read on the writer thread only */
-	j->specs = specs;
-	j->n = n;
-	r = store_submit(s, &j->job);
-	if (r < 0) {
-		free(j->actor_copy);
-		free(j->reason_copy);
-		free(j);
-		return r; /* the specs stay with the caller */
-	}
-	return 0;
-}
-
-int changes_create(struct store *s, struct change_spec *specs, size_t n, const char *actor,
-		   const char *reason, int64_t deadline_ns, int64_t *ret_batch)
-{
-	struct create_job j = { .job = { .apply = create_apply }, .specs = specs, .n = n,
-				.actor = actor && *actor ? actor : "anonymous", .reason = reason,
-				.deadline_ns = deadline_ns };
-	int r = store_submit_wait(s, &j.job);
-
-	change_specs_free(specs, n);
-	*ret_batch = r < 0 ? 0 : j.batch;
-	return r;
 }
 
 /* --- sweeping ------------------------------------------------------------------------------------ */
@@ -716,34 +583,87 @@ int change_set_check(const struct change_set *cs, bool summary, struct rf_err *e
 			  cs->n, cs->first.msg);
 }
 
+/* Every change of a set, in one transaction; the first change's id is the batch's. */
+struct create_job {
+	struct store_job job;
+	const struct change_set *cs;
+	const char *params; /* the values, normalized, as stored and sent */
+	const char *actor, *reason;
+	int64_t deadline_ns, batch;
+};
+
+static int create_apply(struct store_job *sj, struct store *s)
+{
+	static const char ins[] =
+		"INSERT INTO changes(batch, created_ns, actor, reason, agent_id, kind, device, port, "
+		"queue, params, old, state, deadline_ns, updated_ns) "
+		"VALUES(?,?,?,?,?,?,?,?,?,?,?,'pending',?,?)";
+	static const char fix_batch[] = "UPDATE changes SET batch = ? WHERE batch = 0";
+	struct create_job *j = (struct create_job *)sj;
+	int64_t now = tu_now_ns();
+	sqlite3_stmt *st;
+	int r;
+
+	for (size_t i = 0; i < j->cs->n; i++) {
+		const struct change_target *t = &j->cs->t[i];
+		char *old = t->current ? json_dumps(t->current, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+
+		if (!(st = store_stmt(s, ins))) {
+			free(old);
+			return -EIO;
+		}
+		sqlite3_bind_int64(st, 1, j->batch);
+		sqlite3_bind_int64(st, 2, now);
+		sqlite3_bind_text(st, 3, j->actor, -1, SQLITE_STATIC);
+		store_bind_text_or_null(st, 4, j->reason);
+		sqlite3_bind_text(st, 5, t->agent, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 6, kind_names[j->cs->kind], -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 7, t->device, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 8, t->port, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 9, t->queue);
+		sqlite3_bind_text(st, 10, j->params, -1, SQLITE_STATIC);
+		if (old)
+			sqlite3_bind_text(st, 11, old, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 12, j->deadline_ns);
+		sqlite3_bind_int64(st, 13, now);
+		r = store_step(st);
+		free(old);
+		if (r < 0)
+			return r;
+		if (i == 0)
+			j->batch = sqlite3_last_insert_rowid(store_writer_db(s));
+	}
+	/* the first change got batch 0 before its id was known */
+	if (!(st = store_stmt(s, fix_batch)))
+		return -EIO;
+	sqlite3_bind_int64(st, 1, j->batch);
+	return store_step(st);
+}
+
 int change_set_commit(struct store *s, struct change_set *cs, const char *actor, const char *reason,
 		      int64_t deadline_ns, int64_t *ret_batch)
 {
-	struct change_spec *specs;
+	struct create_job j = { .job = { .apply = create_apply }, .cs = cs,
+				.actor = actor && *actor ? actor : "anonymous", .reason = reason,
+				.deadline_ns = deadline_ns };
+	char *text;
 	json_t *p;
+	int r;
 
+	*ret_batch = 0;
 	if (!cs->n || cs->nbad)
 		return -EINVAL;
 	/* the values as stored and sent: normalized (sizes in bytes), once, with the first target */
 	if (!(p = json_deep_copy(cs->params)))
 		return -ENOMEM;
 	target_validate(cs, &cs->t[0], p, NULL);
-	if (!(specs = calloc(cs->n, sizeof(*specs)))) {
-		json_decref(p);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < cs->n; i++) {
-		struct change_spec *c = &specs[i];
-		const struct change_target *t = &cs->t[i];
-
-		snprintf(c->agent, sizeof(c->agent), "%s", t->agent);
-		snprintf(c->device, sizeof(c->device), "%s", t->device);
-		snprintf(c->port, sizeof(c->port), "%s", t->port);
-		c->kind = cs->kind;
-		c->queue = t->queue;
-		c->params = json_deep_copy(p);
-		c->old = json_incref(t->current);
-	}
+	text = json_dumps(p, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(p);
-	return changes_create(s, specs, cs->n, actor, reason, deadline_ns, ret_batch);
+	if (!text)
+		return -ENOMEM;
+	j.params = text;
+	if ((r = store_submit_wait(s, &j.job)) == 0)
+		*ret_batch = j.batch;
+	free(text);
+	return r;
 }

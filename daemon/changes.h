@@ -26,30 +26,11 @@ enum change_kind { CHANGE_DCQCN, CHANGE_ECN, CHANGE_PFC };
 const char *change_kind_name(enum change_kind k); /* "dcqcn", "ecn", "pfc" */
 int change_kind_parse(const char *s, enum change_kind *ret);
 
-struct change_spec {
-	char agent[65];
-	enum change_kind kind;
-	char device[65], port[65];
-	int queue;      /* ECN; -1 otherwise */
-	json_t *params; /* requested values (owned) */
-	json_t *old;	/* the object's values when the change was made (owned, may be NULL) */
-};
-
 /* An ingest hook (daemon/ingest.h), on the writer thread inside a report's transaction: stores
  * the report's configuration, records its command outcomes, times out expired changes of the
  * agent and appends the commands for it to commands.  ctx is unused. */
 int changes_on_report(void *ctx, struct store *s, const struct report *rep, int64_t now,
 		      json_t *commands);
-
-/* Creates changes in one transaction (all or none).  done() runs on the writer thread with
- * the result and the id of the first change (the batch id). */
-typedef void (*changes_cb)(void *ctx, int result, int64_t batch);
-int changes_submit(struct store *s, struct change_spec *specs, size_t n, const char *actor,
-		   const char *reason, int64_t deadline_ns, changes_cb cb, void *ctx);
-/* Creates changes and waits for the commit: 0 and *ret_batch, or a negative errno. */
-int changes_create(struct store *s, struct change_spec *specs, size_t n, const char *actor,
-		   const char *reason, int64_t deadline_ns, int64_t *ret_batch);
-void change_specs_free(struct change_spec *specs, size_t n);
 
 /* A scheduler pass (daemon/sched.h; ctx: the struct store): queues the time-out of every change
  * past its deadline and grace (for agents gone silent). */
@@ -136,7 +117,8 @@ int changes_lookup(struct store_reader *rd, const char *role, enum change_kind k
  * or (summary) "N of M targets reject the change" with its code and pointer. */
 int change_set_check(const struct change_set *cs, bool summary, struct rf_err *e);
 /* Stores a change per target (the values normalized, each target's current values as "old")
- * in one transaction and waits for the commit: 0 and the batch id, or a negative errno. */
+ * in one transaction, all or none, and waits for the commit: 0 and the batch id (the first
+ * change's id), or a negative errno (-EINVAL for a set with no target or a rejection). */
 int change_set_commit(struct store *s, struct change_set *cs, const char *actor, const char *reason,
 		      int64_t deadline_ns, int64_t *ret_batch);
 

@@ -178,9 +178,11 @@ static void conf_from_text(const char *text, struct pingmesh_conf *c)
 	json_decref(doc);
 }
 
-int pingmesh_conf_load(struct store_reader *rd, struct pingmesh_conf *ret)
+#define CONF_SQL "SELECT value FROM meta WHERE key = 'pingmesh'"
+
+/* The stored configuration (CONF_SQL on a reader or the writer), or the defaults. */
+static int conf_read(sqlite3_stmt *st, struct pingmesh_conf *ret)
 {
-	sqlite3_stmt *st = store_reader_stmt(rd, "SELECT value FROM meta WHERE key = 'pingmesh'");
 	int rc;
 
 	*ret = pingmesh_defaults;
@@ -191,6 +193,11 @@ int pingmesh_conf_load(struct store_reader *rd, struct pingmesh_conf *ret)
 		conf_from_text((const char *)sqlite3_column_text(st, 0), ret);
 	sqlite3_reset(st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_errno(rc);
+}
+
+int pingmesh_conf_load(struct store_reader *rd, struct pingmesh_conf *ret)
+{
+	return conf_read(store_reader_stmt(rd, CONF_SQL), ret);
 }
 
 /* --- the object ------------------------------------------------------------------------------- */
@@ -230,7 +237,7 @@ int pingmesh_new(struct store *s, const struct pingmesh_opts *o, struct pingmesh
 	pm->store = s;
 	pm->o = *o;
 	if (pm->o.window_ns <= 0)
-		pm->o.window_ns = 10 * NSEC_PER_SEC;
+		pm->o.window_ns = PINGMESH_WINDOW_NS;
 	hmap_init(&pm->endpoints);
 	pthread_mutex_init(&pm->prom_lock, NULL);
 	*ret = pm;
@@ -386,16 +393,9 @@ static void refresh_hosts(struct pingmesh *pm, struct store *s, int64_t now)
 
 static void refresh_conf(struct pingmesh *pm, struct store *s, int64_t now)
 {
-	sqlite3_stmt *st;
-
 	if (pm->wconf_valid && now - pm->wconf_at <= NSEC_PER_SEC && now >= pm->wconf_at)
 		return;
-	pm->wconf = pingmesh_defaults;
-	if ((st = store_stmt(s, "SELECT value FROM meta WHERE key = 'pingmesh'"))) {
-		if (sqlite3_step(st) == SQLITE_ROW)
-			conf_from_text((const char *)sqlite3_column_text(st, 0), &pm->wconf);
-		sqlite3_reset(st);
-	}
+	conf_read(store_stmt(s, CONF_SQL), &pm->wconf); /* on failure: the defaults, this time */
 	pm->wconf_valid = true;
 	pm->wconf_at = now;
 }
@@ -411,7 +411,6 @@ static json_t *plan_for(const struct pingmesh *pm, const char *agent, const stru
 {
 	const struct host_tor *hosts = pm->hosts;
 	size_t nhosts = pm->nhosts;
-
 	json_t *targets = json_array();
 	const char *tor = NULL;
 	size_t nother = 0;

@@ -54,8 +54,11 @@ int pingmesh_conf_load(struct store_reader *rd, struct pingmesh_conf *ret);
 
 struct pingmesh;
 
+/* The window of results the localization pass reads. */
+#define PINGMESH_WINDOW_NS (10 * INT64_C(1000000000))
+
 struct pingmesh_opts {
-	int64_t window_ns;  /* of the localization pass (10 s) */
+	int64_t window_ns;  /* of the localization pass; 0: PINGMESH_WINDOW_NS */
 	bool metrics_pairs; /* per-pair families in /metrics (api.metrics_probe_pairs) */
 };
 

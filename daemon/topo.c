@@ -9,11 +9,6 @@
 #include "lib/hmap.h"
 #include "lib/timeutil.h"
 
-static int db_fail(struct rf_err *e, int rc)
-{
-	return rf_err_set(e, store_errno(rc), "STORE_ERROR", NULL, "database read failed");
-}
-
 #define SWITCH_SQL                                                                                 \
 	"SELECT a.id, a.hostname, a.version, a.last_seen_ns, a.interval_ms, a.devices, a.ports, " \
 	"a.ports_up, a.backend FROM agents a WHERE a.role = 'switch'"
@@ -97,7 +92,7 @@ int views_switch(struct store_reader *rd, const struct views_opts *o, const char
 	if (rc != SQLITE_DONE) {
 		json_decref(sw);
 		json_decref(ports);
-		return db_fail(e, rc);
+		return store_read_failed(st, rc, e);
 	}
 	json_object_set_new(sw, "port_list", ports);
 	*ret = sw;
@@ -174,7 +169,7 @@ static int links_build(struct store_reader *rd, json_t **ret, struct rf_err *e)
 	}
 	sqlite3_reset(st);
 	if (!r && rc != SQLITE_DONE)
-		r = db_fail(e, rc);
+		r = store_read_failed(st, rc, e);
 	/* ends does not move any more: its keys can go into the map */
 	for (size_t i = 0; !r && i < n; i++) {
 		snprintf(ends[i].hkey, sizeof(ends[i].hkey), "%s|%s", ends[i].agent, ends[i].label);
@@ -273,7 +268,7 @@ int views_topology(struct store_reader *rd, const struct views_opts *o, json_t *
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE) {
 		json_decref(nodes);
-		return db_fail(e, rc);
+		return store_read_failed(st, rc, e);
 	}
 	if ((r = links_build(rd, &links, e)) < 0) {
 		json_decref(nodes);

@@ -16,12 +16,6 @@ const char *views_agent_status(const struct views_opts *o, int64_t last_seen_ns,
 	return o->now_ns - last_seen_ns > limit ? "stale" : "ok";
 }
 
-static int db_fail(struct rf_err *e, struct store_reader *rd, int rc)
-{
-	return rf_err_set(e, store_errno(rc), "STORE_ERROR", NULL, "database read failed: %s",
-			  sqlite3_errmsg(store_reader_db(rd)));
-}
-
 #define AGENT_COLS                                                                                 \
 	"id, role, hostname, version, backend, boot_id, host_boot_id, seq, interval_ms, "         \
 	"first_seen_ns, last_seen_ns, last_report_ns, reports, samples, duplicates, "             \
@@ -30,7 +24,6 @@ static int db_fail(struct rf_err *e, struct store_reader *rd, int rc)
 static json_t *agent_row(sqlite3_stmt *st, const void *ctx)
 {
 	const struct views_opts *o = ctx;
-
 	json_t *a = json_object(), *errors = NULL;
 	const char *err_text = (const char *)sqlite3_column_text(st, 18);
 
@@ -69,24 +62,15 @@ int views_agents(struct store_reader *rd, const struct views_opts *o, const char
 	static const char all_sql[] = "SELECT " AGENT_COLS " FROM agents ORDER BY id";
 	static const char one_sql[] = "SELECT " AGENT_COLS " FROM agents WHERE id = ?";
 	sqlite3_stmt *st = store_reader_stmt(rd, id ? one_sql : all_sql);
-	json_t *items;
 	int r;
 
+	if (!id)
+		return store_list(st, agent_row, o, ret, e);
 	if (st)
-		store_bind_text_or_null(st, 1, id);
-	if ((r = store_rows(st, agent_row, o, &items, e)) < 0)
-		return r;
-	if (id) {
-		json_t *one = json_incref(json_array_get(items, 0));
-
-		json_decref(items);
-		if (!one)
-			return rf_err_set(e, -ENOENT, "UNKNOWN_AGENT", NULL, "no agent '%s'", id);
-		*ret = one;
-		return 0;
-	}
-	*ret = store_list_doc(items);
-	return *ret ? 0 : -ENOMEM;
+		sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	if ((r = store_one(st, agent_row, o, ret, e)) == -ENOENT)
+		return rf_err_set(e, -ENOENT, "UNKNOWN_AGENT", NULL, "no agent '%s'", id);
+	return r;
 }
 
 int views_agent_counts(struct store_reader *rd, const struct views_opts *o, int64_t *ret_total,
@@ -238,7 +222,7 @@ int views_host(struct store_reader *rd, const struct views_opts *o, const char *
 	}
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE) {
-		r = db_fail(e, rd, rc);
+		r = store_read_failed(st, rc, e);
 		goto out;
 	}
 	js_set(host, "devices_detail", devices);
@@ -273,7 +257,7 @@ static int port_id_of(struct store_reader *rd, const char *key, int64_t *ret, st
 	if (rc == SQLITE_DONE)
 		return rf_err_set(e, -ENOENT, "UNKNOWN_PORT", NULL,
 				  "no port '%s' (port ids are HOST:DEVICE:PORT)", key);
-	return rc == SQLITE_ROW ? 0 : db_fail(e, rd, rc);
+	return rc == SQLITE_ROW ? 0 : store_read_failed(st, rc, e);
 }
 
 static json_t *flags_json(unsigned flags)
@@ -635,7 +619,7 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 		goto out_end;
 	}
 	if (rc != SQLITE_DONE) {
-		r = db_fail(e, rd, rc);
+		r = store_read_failed(st, rc, e);
 		goto out_end;
 	}
 	series = json_array();

@@ -103,9 +103,7 @@ static struct store_conf store_conf_of(const struct rocefabd_settings *s, unsign
 
 /* --- run -------------------------------------------------------------------------------------- */
 
-/* How often the passes run, and when first. */
-#define PINGMESH_WINDOW (10 * NSEC_PER_SEC)
-
+/* The periodic passes: how often each runs, and when first. */
 static int add_passes(struct sched *sch, struct store *st, struct pingmesh *pm, struct retention *rt)
 {
 	const struct sched_pass passes[] = {
@@ -138,7 +136,7 @@ int rocefabd_run(const struct rocefabd_settings *s)
 		.cache_ttl_ns = s->cache_ttl, .stale_intervals = s->stale_after,
 		.change_deadline_ns = s->change_deadline,
 	};
-	struct pingmesh_opts po = { .window_ns = PINGMESH_WINDOW, .metrics_pairs = s->metrics_probe_pairs };
+	struct pingmesh_opts po = { .window_ns = PINGMESH_WINDOW_NS, .metrics_pairs = s->metrics_probe_pairs };
 	struct store_conf sc = store_conf_of(s, (unsigned)s->threads + 2);
 	struct api_deps deps = { .started_ns = tu_now_ns() };
 	struct retention rt = { .samples_ns = s->retention, .probes_ns = s->probe_retention };
@@ -195,11 +193,8 @@ int rocefabd_run(const struct rocefabd_settings *s)
 		/* until the next pass is due, or a signal */
 		int64_t wait = sched_run_due(sch, tu_mono_ns(), tu_now_ns());
 		struct timespec to = { .tv_sec = wait / NSEC_PER_SEC, .tv_nsec = wait % NSEC_PER_SEC };
-		int sig;
+		int sig = sigtimedwait(&sigs, NULL, &to);
 
-		if (wait > NSEC_PER_SEC)
-			to = (struct timespec){ .tv_sec = 1 };
-		sig = sigtimedwait(&sigs, NULL, &to);
 		if (sig == SIGTERM || sig == SIGINT) {
 			log_info("daemon", "%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 			break;

@@ -103,8 +103,6 @@ static void test_alerts_lifecycle(void **state)
 		assert_null(doc);
 		store_reader_put(f.st, rd);
 	}
-	assert_int_equal(alerts_state_parse("active"), 0);
-	assert_int_equal(alerts_state_parse(NULL), -EINVAL);
 	fx_close(&f);
 }
 
