@@ -115,7 +115,8 @@ ifneq ($(filter check check-% demo bench fuzz,$(MAKECMDGOALS)),)
 NEED_DEPS := deps
 endif
 
-.PHONY: all deps check check-unit check-system check-schemas check-units check-rxe demo bench fuzz \
+.PHONY: all deps check check-unit check-layers check-system check-schemas check-units check-rxe demo \
+	bench fuzz \
 	install clean tools
 .DEFAULT_GOAL := all
 .SECONDARY:
@@ -179,10 +180,14 @@ $(B)/bench/%: $(B)/obj/tests/bench/%.o $(ALL_LAYER_LIBS)
 
 # --- tests -------------------------------------------------------------------------------
 check: DEPS_TIERS = check rxe
-check: deps all $(BENCH_BINS) check-unit check-schemas check-units check-system check-rxe
+check: deps all $(BENCH_BINS) check-unit check-layers check-schemas check-units check-system check-rxe
 
 check-unit: $(UNIT_TESTS)
 	$(Q)tests/run-unit.sh $(UNIT_TESTS)
+
+# the include check itself, on made-up dependency files (every real object passed it when built)
+check-layers:
+	$(Q)USES_daemon="$(USES_daemon)" USES_agents="$(USES_agents)" tests/check-layers.sh
 
 check-schemas: all
 	$(Q)ROCEFAB_BUILD=$(B) $(PYTEST) -q -p no:cacheprovider tests/system/test_schemas.py
