@@ -121,15 +121,14 @@ int h_probes_config(struct api_req *req)
 	return api_reply_json(req, 200, pingmesh_conf_json(&c));
 }
 
+static int v_alerts(struct api_req *req, struct store_reader *rd, const struct views_opts *o,
+		    json_t **ret, struct rf_err *e)
+{
+	(void)o;
+	return alerts_list(rd, api_arg(req, "state"), ret, e);
+}
+
 int h_alerts(struct api_req *req)
 {
-	struct store_reader *rd;
-	struct rf_err e = { 0 };
-	json_t *doc = NULL;
-	int r;
-
-	if ((r = api_reader(req, &rd)))
-		return r < 0 ? r : 0;
-	r = alerts_list(rd, api_arg(req, "state"), &doc, &e);
-	return api_finish(req, rd, r, doc, &e, 200);
+	return api_view(req, v_alerts, false);
 }
