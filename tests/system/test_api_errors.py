@@ -155,6 +155,7 @@ def test_routing_and_parameters(daemon):
     problem(c.get("/api/v1/ports/stor-b1:rxe0:1/counters?from=-30d&step=1ms"), 400,
             "TOO_MANY_POINTS")
     problem(c.get("/api/v1/ports?state=sideways"), 400, "BAD_PARAMETER")
+    assert problem(c.get("/api/v1/alerts?state=acked"), 400, "BAD_PARAMETER")["pointer"] == "state"
     problem(c.get("/api/v1/hosts/" + "x" * 300), 414, "URI_TOO_LONG")
     assert c.json("/api/v1/ports?host=nobody")["count"] == 0
     assert d.healthy()
