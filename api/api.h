@@ -25,6 +25,15 @@ struct api_conf {
 	int64_t cache_ttl_ns;		/* of GET list responses and valid tokens; 0 disables */
 	int64_t stale_intervals;	/* an agent missing this many intervals is stale */
 	int64_t change_deadline_ns;	/* a configuration change not applied by then times out */
+
+	/* abuse limits (api/guard.h) */
+	unsigned max_connections;	/* in all */
+	unsigned max_client_connections; /* per client address */
+	double rate_limit;		/* requests/s without a valid token, per address; 0: none */
+	unsigned rate_burst;
+	int64_t request_timeout_ns;	/* accept (or previous answer) to a complete request */
+	size_t max_uri;			/* bytes of the request target, query included (414) */
+	size_t max_header;		/* bytes of the request head (431) */
 };
 
 struct api_deps {

@@ -20,6 +20,7 @@
 #define API_PARAM_MAX 199
 
 struct api_req;
+struct guard_conn;
 
 /* The route table's entries (api/server.c): method + pattern -> handler and role. */
 struct api_route {
@@ -42,6 +43,11 @@ struct api_req {
 	/* an error found before the body was read: answered once the body is drained */
 	struct rf_err early;
 	uint64_t discarded;
+	struct guard_conn *gc; /* the connection's limits (api/guard.h), or NULL */
+	size_t uri_len;	       /* of the raw request target */
+	bool started;	       /* the first call of the access handler has run */
+	bool token_valid;      /* authenticated by a valid token */
+	unsigned early_status; /* of early when its errno does not say it (429, 431) */
 	bool replied;
 	unsigned status;
 	int64_t t0;

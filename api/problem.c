@@ -73,6 +73,10 @@ const char *api_status_title(unsigned status)
 		return "URI Too Long";
 	case 415:
 		return "Unsupported Media Type";
+	case 429:
+		return "Too Many Requests";
+	case 431:
+		return "Request Header Fields Too Large";
 	case 503:
 		return "Service Unavailable";
 	case 504:
@@ -105,6 +109,10 @@ static const char *default_code(unsigned status)
 		return "URI_TOO_LONG";
 	case 415:
 		return "UNSUPPORTED_MEDIA_TYPE";
+	case 429:
+		return "RATE_LIMITED";
+	case 431:
+		return "HEADERS_TOO_LARGE";
 	case 503:
 		return "UNAVAILABLE";
 	case 504:

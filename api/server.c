@@ -16,9 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "api/guard.h"
 #include "api/internal.h"
 #include "api/problem.h"
 #include "daemon/store.h"
@@ -68,12 +70,18 @@ static const struct api_route routes[] = {
 #define NROUTES (sizeof(routes) / sizeof(routes[0]) - 1)
 
 /* Status codes counted per route; anything else counts as "other". */
-static const unsigned counted_codes[] = { 200, 202, 304, 400, 401, 403, 404, 405,
-					  409, 413, 414, 415, 500, 503, 504, 507 };
+static const unsigned counted_codes[] = { 200, 202, 304, 400, 401, 403, 404, 405, 409,
+					  413, 414, 415, 429, 431, 500, 503, 504, 507 };
 #define NCODES (sizeof(counted_codes) / sizeof(counted_codes[0]))
 
-/* Bytes of a refused request's body read and discarded before the connection is dropped. */
-#define DISCARD_MAX (16u << 20)
+/* Bytes of a refused request's body read and discarded before the connection is dropped.
+ * libmicrohttpd cannot answer in the middle of a body, so a chunked body found too large is
+ * read to its end (and answered 413); this, and above all api.request_timeout, bound it. */
+#define DISCARD_MAX (1ull << 30)
+/* libmicrohttpd's memory per connection is at least this, and 4 times api.max_header: a
+ * request head that does not fit is answered by the library itself (status 414 or 431, an
+ * HTML body), so it must stay well above the limits this server answers with problem+json. */
+#define POOL_MIN (64u << 10)
 
 struct cached {
 	char *key;
@@ -93,6 +101,7 @@ struct api {
 	struct api_conf conf;
 	struct api_deps deps;
 	struct MHD_Daemon *mhd;
+	struct guard *guard;
 	int quiesced_fd; /* the listening socket after api_quiesce: closed after MHD stops */
 	char url[96];
 	char *tls_cert, *tls_key;
@@ -214,7 +223,7 @@ static int queue(struct api_req *req, unsigned status, struct MHD_Response *resp
 					"Bearer realm=\"rocefab\"");
 	if (status == 405 && req->match.allow[0])
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, req->match.allow);
-	if (status == 503)
+	if (status == 503 || status == 429)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
 	ok = MHD_queue_response(req->conn, status, resp);
 	MHD_destroy_response(resp);
@@ -367,6 +376,8 @@ static int authenticate(struct api_req *req, struct rf_err *e)
 	if (req->route->handler == h_metrics && a->conf.metrics_public)
 		need = ROLE_NONE;
 	req->role = (enum role)a->conf.anonymous_role;
+	if (need == ROLE_NONE)
+		return 0; /* a token is neither needed nor looked at (a bad one is no reason to fail) */
 	if (h) {
 		if (strncasecmp(h, "Bearer ", 7) != 0)
 			return rf_err_set(e, -EPERM, "BAD_AUTH_SCHEME", NULL,
@@ -381,6 +392,7 @@ static int authenticate(struct api_req *req, struct rf_err *e)
 		if (r < 0)
 			return rf_err_set(e, -EAGAIN, "STORE_UNAVAILABLE", NULL,
 					  "cannot check the token now");
+		req->token_valid = true;
 	}
 	if (role_allows(req->role, need))
 		return 0;
@@ -527,6 +539,164 @@ void api_resume(struct api_req *req)
 	MHD_resume_connection(req->conn);
 }
 
+/* A header name or value with a control byte is refused: it is either an attack or a broken
+ * client.  libmicrohttpd hands a value over cut at a NUL byte ("Bearer <token>\0junk" would
+ * read as a good token), so the head's size is also checked against what was parsed: every
+ * byte must be accounted for, but for one space after each header's colon. */
+struct header_check {
+	const char *bad; /* the first bad header's name */
+	size_t bytes;	 /* of the header lines as parsed: "key:value\r\n" */
+	size_t n;
+};
+
+static enum MHD_Result check_header(void *cls, enum MHD_ValueKind kind, const char *key,
+				    size_t key_size, const char *value, size_t value_size)
+{
+	struct header_check *hc = cls;
+
+	(void)kind;
+	hc->bytes += key_size + 1 + value_size + 2;
+	hc->n++;
+	for (size_t i = 0; i < key_size; i++)
+		if ((unsigned char)key[i] <= ' ' || key[i] == 0x7f)
+			goto bad;
+	for (size_t i = 0; value && i < value_size; i++)
+		if (((unsigned char)value[i] < ' ' && value[i] != '\t') || value[i] == 0x7f)
+			goto bad;
+	return MHD_YES;
+bad:
+	hc->bad = key_size ? key : "(empty)";
+	return MHD_NO;
+}
+
+static bool has_body_method(const char *method)
+{
+	return strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
+	       strcmp(method, "PATCH") == 0;
+}
+
+static bool is_json_type(const char *ct)
+{
+	return ct && strncasecmp(ct, "application/json", 16) == 0 &&
+	       (!ct[16] || ct[16] == ';' || ct[16] == ' ');
+}
+
+/* Strict decimal: digits only, no sign, no space; false when absent, bad or over max. */
+static bool parse_length(const char *s, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	if (!s || !*s)
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > (UINT64_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*ret = v;
+	return true;
+}
+
+/* The checks of the first call (the head is complete, no body read yet), in the order a
+ * client can fix them: a malformed head, then the route, then who asks, then the body's
+ * announcement.  Fills e; an error is answered once the body has been drained. */
+static void check_head(struct api_req *req, const char *version, struct rf_err *e)
+{
+	struct api *a = req->api;
+	struct MHD_Connection *conn = req->conn;
+	const union MHD_ConnectionInfo *hs =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+	struct header_check hc = { 0 };
+	const char *cl, *ct;
+	uint64_t len;
+	int r;
+
+	MHD_get_connection_values_n(conn, MHD_HEADER_KIND, check_header, &hc);
+	if (hc.bad) {
+		rf_err_set(e, -EINVAL, "BAD_HEADER", NULL,
+			   "header '%.64s' contains a control character", hc.bad);
+		return;
+	}
+	if (hs && req->uri_len) {
+		size_t parsed = strlen(req->method) + 1 + req->uri_len + 1 + strlen(version) + 2 +
+				hc.bytes + 2;
+
+		if (hs->header_size > parsed + hc.n) {
+			rf_err_set(e, -EINVAL, "BAD_HEADER", NULL,
+				   "the request head has %zu bytes no header accounts for: a NUL "
+				   "byte in a header, or whitespace around a value beyond one space",
+				   hs->header_size - parsed - hc.n);
+			return;
+		}
+	}
+	if (req->uri_len > a->conf.max_uri) {
+		rf_err_set(e, -ENAMETOOLONG, "URI_TOO_LONG", NULL,
+			   "the request target of %zu bytes exceeds the limit of %zu bytes",
+			   req->uri_len, a->conf.max_uri);
+		return;
+	}
+	if (hs && hs->header_size > a->conf.max_header) {
+		rf_err_set(e, -EMSGSIZE, "HEADERS_TOO_LARGE", NULL,
+			   "the request head of %zu bytes exceeds the limit of %zu bytes",
+			   hs->header_size, a->conf.max_header);
+		req->early_status = 431;
+		return;
+	}
+	r = router_match(routes, sizeof(routes[0]), req->method, req->url, API_PARAM_MAX,
+			 &req->match);
+	if (r == 0)
+		req->route = &routes[req->match.index];
+	if (r == -ENOENT)
+		rf_err_set(e, r, "NOT_FOUND", NULL, "no such endpoint: %s", req->url);
+	else if (r == -EOPNOTSUPP)
+		rf_err_set(e, r, "METHOD_NOT_ALLOWED", NULL, "%s is not allowed here; use %s",
+			   req->method, req->match.allow);
+	else if (r == -ENAMETOOLONG)
+		rf_err_set(e, r, "URI_TOO_LONG", NULL, "a path segment is too long");
+	else if (r == -ENOMEM)
+		rf_err_set(e, r, "OUT_OF_MEMORY", NULL, "out of memory");
+	else if (r < 0)
+		rf_err_set(e, r, NULL, NULL, "cannot route the request");
+	else
+		authenticate(req, e);
+	/* Who asks without a valid token is rate limited, refused requests included (the
+	 * unrouted ones, the bad tokens): those are what a flood is made of. */
+	if (!req->token_valid && !guard_rate_take(a->guard, req->gc)) {
+		rf_err_set(e, -EBUSY, "RATE_LIMITED", NULL,
+			   "more than %g requests/s without a valid token from this address "
+			   "(api.rate_limit); retry shortly",
+			   a->conf.rate_limit);
+		req->early_status = 429;
+		return;
+	}
+	if (e->err)
+		return;
+	cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (cl && !parse_length(cl, &len)) {
+		rf_err_set(e, -EINVAL, "BAD_CONTENT_LENGTH", NULL,
+			   "Content-Length '%.32s' is not a byte count", cl);
+		return;
+	}
+	if (cl && len > a->conf.max_body) {
+		rf_err_set(e, -E2BIG, "BODY_TOO_LARGE", NULL,
+			   "the body of %llu bytes exceeds the limit of %llu bytes (api.max_body)",
+			   (unsigned long long)len, (unsigned long long)a->conf.max_body);
+		return;
+	}
+	ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+	if (has_body_method(req->method) && !is_json_type(ct))
+		rf_err_set(e, -EMEDIUMTYPE, "UNSUPPORTED_MEDIA_TYPE", NULL,
+			   "send the body as Content-Type: application/json (got %.64s)",
+			   ct ? ct : "none");
+}
+
+/* Answers the error found so far; the request counts as read (its deadline stops). */
+static void reply_early(struct api_req *req)
+{
+	guard_request_read(req->api->guard, req->gc);
+	api_reply_problem(req, req->early_status, &req->early);
+}
+
 static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 				      const char *method, const char *version,
 				      const char *upload_data, size_t *upload_data_size,
@@ -535,49 +705,27 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn, co
 	struct api *a = cls;
 	struct api_req *req = *con_cls;
 	struct rf_err e = { 0 };
-	int r;
 
-	(void)version;
-	if (!req) {
-		const char *cl;
-
-		req = calloc(1, sizeof(*req));
-		if (!req)
+	if (!req || !req->started) {
+		if (!req && !(req = calloc(1, sizeof(*req))))
 			return MHD_NO;
+		req->started = true;
 		req->api = a;
 		req->conn = conn;
 		req->method = method;
 		req->url = url;
 		req->t0 = tu_mono_ns();
+		req->gc = guard_conn_of(conn);
 		buf_init(&req->body);
 		*con_cls = req;
-
-		r = router_match(routes, sizeof(routes[0]), method, url, API_PARAM_MAX, &req->match);
-		if (r == 0)
-			req->route = &routes[req->match.index];
-		if (r == -ENOENT) {
-			rf_err_set(&e, r, "NOT_FOUND", NULL, "no such endpoint: %s", url);
-		} else if (r == -EOPNOTSUPP) {
-			rf_err_set(&e, r, "METHOD_NOT_ALLOWED", NULL, "%s is not allowed here; use %s",
-				   method, req->match.allow);
-		} else if (r == -ENAMETOOLONG) {
-			rf_err_set(&e, r, "URI_TOO_LONG", NULL, "a path segment is too long");
-		} else if (r == -ENOMEM) {
-			rf_err_set(&e, r, "OUT_OF_MEMORY", NULL, "out of memory");
-		} else if (r < 0) {
-			rf_err_set(&e, r, NULL, NULL, "cannot route the request");
-		} else if ((r = authenticate(req, &e)) == 0) {
-			cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-							 MHD_HTTP_HEADER_CONTENT_LENGTH);
-			if (cl && strtoull(cl, NULL, 10) > a->conf.max_body)
-				rf_err_set(&e, -E2BIG, "BODY_TOO_LARGE", NULL,
-					   "the body of %s bytes exceeds the limit of %llu bytes", cl,
-					   (unsigned long long)a->conf.max_body);
-		}
-		/* A refused request is answered after its body has been read and thrown away:
-		 * closing on unread data makes the kernel reset the connection, and the client
-		 * would never see the answer. */
-		req->early = e;
+		check_head(req, version, &req->early);
+		/* A body announced too large is refused before a byte of it is read: a client that
+		 * sent "Expect: 100-continue" never sends it, and the connection closes after the
+		 * answer.  Other refusals are answered once the body has been read and thrown
+		 * away: closing on unread data makes the kernel reset the connection, and the
+		 * client would never see the answer. */
+		if (req->early.err == -E2BIG)
+			reply_early(req);
 		return MHD_YES;
 	}
 	if (req->replied) {
@@ -588,12 +736,13 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn, co
 		atomic_fetch_add_explicit(&a->bytes_in, *upload_data_size, memory_order_relaxed);
 		if (!req->early.err && req->body.len + *upload_data_size > a->conf.max_body)
 			rf_err_set(&req->early, -E2BIG, "BODY_TOO_LARGE", NULL,
-				   "the body exceeds the limit of %llu bytes",
+				   "the body exceeds the limit of %llu bytes (api.max_body)",
 				   (unsigned long long)a->conf.max_body);
 		if (req->early.err) {
 			req->discarded += *upload_data_size;
 			*upload_data_size = 0;
-			/* beyond this, stop reading a body nobody wants: drop the connection */
+			/* beyond this, stop reading a body nobody wants: drop the connection (the
+			 * deadline, api.request_timeout, bounds the time it may take) */
 			return req->discarded > a->conf.max_body + DISCARD_MAX ? MHD_NO : MHD_YES;
 		}
 		if (buf_append(&req->body, upload_data, *upload_data_size) < 0) /* for now: retry */
@@ -602,11 +751,12 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn, co
 		return MHD_YES;
 	}
 	if (req->early.err) {
-		api_reply_problem(req, 0, &req->early);
+		reply_early(req);
 		return MHD_YES;
 	}
 	if (req->suspended && !req->async_done)
 		return MHD_YES; /* spurious: still waiting for the writer */
+	guard_request_read(a->guard, req->gc);
 	dispatch(req);
 	if (!req->replied && !req->suspended) {
 		rf_err_set(&e, -EIO, "INTERNAL_ERROR", NULL, "the handler gave no response");
@@ -615,14 +765,26 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn, co
 	return MHD_YES;
 }
 
-static void request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-			      enum MHD_RequestTerminationCode toe)
+/* The first thing libmicrohttpd knows of a request: its raw target, query included. */
+static void *uri_log(void *cls, const char *uri, struct MHD_Connection *conn)
 {
-	struct api_req *req = *con_cls;
+	struct api_req *req = calloc(1, sizeof(*req));
 
 	(void)cls;
 	(void)conn;
+	if (req)
+		req->uri_len = strlen(uri);
+	return req; /* NULL: the access handler allocates it */
+}
+
+static void request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			      enum MHD_RequestTerminationCode toe)
+{
+	struct api *a = cls;
+	struct api_req *req = *con_cls;
+
 	(void)toe;
+	guard_request_done(a->guard, guard_conn_of(conn));
 	if (!req)
 		return;
 	router_match_fini(&req->match);
@@ -664,6 +826,7 @@ void api_render_metrics(struct api *a, struct buf *out)
 			"received.\n# TYPE rocefab_http_request_body_bytes_total counter\n"
 			"rocefab_http_request_body_bytes_total %llu\n",
 		   (unsigned long long)atomic_load(&a->bytes_in));
+	guard_render_metrics(a->guard, out);
 }
 
 /* --- set-up ---------------------------------------------------------------------------------- */
@@ -704,6 +867,7 @@ int api_start(const struct api_conf *c, const struct api_deps *d, struct api **r
 	struct api *a = calloc(1, sizeof(*a));
 	const union MHD_DaemonInfo *info;
 	bool v6 = false;
+	size_t pool;
 	int r;
 
 	if (!a)
@@ -734,14 +898,30 @@ int api_start(const struct api_conf *c, const struct api_deps *d, struct api **r
 		}
 		flags |= MHD_USE_TLS;
 	}
+	{
+		struct guard_conf gc = { .max_client_conns = c->max_client_connections,
+					 .rate = c->rate_limit, .burst = c->rate_burst,
+					 .request_timeout_ns = c->request_timeout_ns };
+
+		if ((r = guard_new(&gc, &a->guard)) < 0) {
+			rf_err_set(e, r, "NO_THREAD", NULL, "cannot start the connection reaper");
+			goto fail;
+		}
+	}
+	pool = 4 * c->max_header > POOL_MIN ? 4 * c->max_header : POOL_MIN;
 	a->mhd = MHD_start_daemon(
-		flags, 0, NULL, NULL, access_handler, a, MHD_OPTION_SOCK_ADDR,
+		flags, 0, guard_accept_cb, a->guard, access_handler, a, MHD_OPTION_SOCK_ADDR,
 		(struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE, c->threads ? c->threads : 2u,
 		MHD_OPTION_CONNECTION_TIMEOUT,
 		(unsigned)(c->conn_timeout_ns / NSEC_PER_SEC > 0 ? c->conn_timeout_ns / NSEC_PER_SEC
 								 : 1),
-		MHD_OPTION_NOTIFY_COMPLETED, request_completed, a, MHD_OPTION_LISTEN_BACKLOG_SIZE,
-		1024u, MHD_OPTION_CONNECTION_LIMIT, 10000u,
+		MHD_OPTION_NOTIFY_COMPLETED, request_completed, a, MHD_OPTION_URI_LOG_CALLBACK,
+		uri_log, a, MHD_OPTION_NOTIFY_CONNECTION, guard_connection_cb, a->guard,
+		MHD_OPTION_EXTERNAL_LOGGER, guard_logger_cb, a->guard,
+		MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
+		MHD_OPTION_CONNECTION_LIMIT,
+		c->max_connections ? c->max_connections : 10000u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		pool,
 		a->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, a->tls_cert,
 		MHD_OPTION_HTTPS_MEM_KEY, a->tls_key, MHD_OPTION_END);
 	if (!a->mhd) {
@@ -797,6 +977,7 @@ void api_stop(struct api *a)
 		MHD_stop_daemon(a->mhd);
 	if (a->quiesced_fd >= 0)
 		close(a->quiesced_fd);
+	guard_free(a->guard);
 	while (hmap_next(&a->cache, &it, NULL, &v)) {
 		struct cached *c = v;
 

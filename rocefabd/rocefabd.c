@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
@@ -42,6 +43,26 @@ const struct conf_opt rocefabd_opts[] = {
 	CONF_OPT("api.connection_timeout", CONF_DURATION, S, conn_timeout, "30s",
 		 "idle HTTP connections are closed after this", .min = NSEC_PER_SEC,
 		 .max = 3600 * NSEC_PER_SEC),
+	CONF_OPT("api.request_timeout", CONF_DURATION, S, request_timeout, "30s",
+		 "a request must have arrived completely (head and body) this long after its "
+		 "connection was accepted or its previous answer sent; trickled bytes do not extend "
+		 "it; 0 disables", .min = 0, .max = 3600 * NSEC_PER_SEC),
+	CONF_OPT("api.max_connections", CONF_INT, S, max_connections, "10000",
+		 "open connections in all (the open-files limit is raised to fit)", .min = 16,
+		 .max = 1000000),
+	CONF_OPT("api.max_client_connections", CONF_INT, S, max_client_connections, "64",
+		 "open connections per client address; 0 for no limit", .min = 0, .max = 1000000),
+	CONF_OPT("api.rate_limit", CONF_INT, S, rate_limit, "100",
+		 "requests/s per client address for requests without a valid token (anonymous, "
+		 "refused); 429 beyond; 0 for no limit", .min = 0, .max = 10000000),
+	CONF_OPT("api.rate_burst", CONF_INT, S, rate_burst, "200",
+		 "requests a client address may send at once before api.rate_limit applies",
+		 .min = 1, .max = 10000000),
+	CONF_OPT("api.max_uri", CONF_SIZE, S, max_uri, "8KiB",
+		 "longest request target, query included (414 beyond)", .min = 256,
+		 .max = 64 << 10),
+	CONF_OPT("api.max_header", CONF_SIZE, S, max_header, "16KiB",
+		 "largest request head (431 beyond)", .min = 1024, .max = 256 << 10),
 	CONF_OPT("api.anonymous_role", CONF_ENUM, S, anonymous_role, "none",
 		 "role of requests without a token: none or viewer", .choices = anon_roles),
 	CONF_OPT("api.metrics_public", CONF_BOOL, S, metrics_public, "false",
@@ -126,6 +147,22 @@ static int add_passes(struct sched *sch, struct store *st, struct pingmesh *pm, 
 	return 0;
 }
 
+/* Each connection is a descriptor: the open-files limit (1,024 by default) must fit
+ * api.max_connections and what the database and the log need besides. */
+static void fit_open_files(uint64_t connections)
+{
+	struct rlimit rl;
+	rlim_t want = connections + 256;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ? want : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < want)
+		log_warning("daemon", "open files limited to %llu: fewer than api.max_connections "
+				      "(%llu) connections can be open",
+			    (unsigned long long)rl.rlim_cur, (unsigned long long)connections);
+}
+
 int rocefabd_run(const struct rocefabd_settings *s)
 {
 	struct api_conf ac = {
@@ -135,6 +172,11 @@ int rocefabd_run(const struct rocefabd_settings *s)
 		.metrics_public = s->metrics_public, .tls_cert = s->tls_cert, .tls_key = s->tls_key,
 		.cache_ttl_ns = s->cache_ttl, .stale_intervals = s->stale_after,
 		.change_deadline_ns = s->change_deadline,
+		.max_connections = (unsigned)s->max_connections,
+		.max_client_connections = (unsigned)s->max_client_connections,
+		.rate_limit = (double)s->rate_limit, .rate_burst = (unsigned)s->rate_burst,
+		.request_timeout_ns = s->request_timeout, .max_uri = s->max_uri,
+		.max_header = s->max_header,
 	};
 	struct pingmesh_opts po = { .window_ns = PINGMESH_WINDOW_NS, .metrics_pairs = s->metrics_probe_pairs };
 	struct store_conf sc = store_conf_of(s, (unsigned)s->threads + 2);
@@ -181,6 +223,7 @@ int rocefabd_run(const struct rocefabd_settings *s)
 	deps.ingest = ing;
 	deps.reg = reg;
 	deps.pingmesh = pm;
+	fit_open_files((uint64_t)s->max_connections);
 	if (api_start(&ac, &deps, &api, &e) < 0) {
 		log_msg(LOG_ERR, "api", e.code, "%s", rf_err_str(&e, buf, sizeof(buf)));
 		goto out;

@@ -17,6 +17,10 @@ struct rocefabd_settings {
 	int64_t threads;
 	uint64_t max_body;
 	int64_t conn_timeout;
+	int64_t request_timeout;
+	int64_t max_connections, max_client_connections;
+	int64_t rate_limit, rate_burst;
+	uint64_t max_uri, max_header;
 	int anonymous_role;
 	bool metrics_public;
 	bool metrics_probe_pairs;

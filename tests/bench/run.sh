@@ -19,9 +19,12 @@ echo "rocefab benchmarks on $(nproc) cores ($(uname -r)), commit $(git describe 
 echo
 
 # (a) ingest throughput
+# bench_ingest is a whole fleet on one address (a connection per agent): above the default
+# api.max_client_connections (64), which is per client address
 p=$(port)
 "$B/rocefabd" --db "$work/ingest.db" token add bench --role agent | tail -1 > "$work/agent.token"
 "$B/rocefabd" --db "$work/ingest.db" --listen "127.0.0.50:$p" -o store.queue=4096 \
+	-o api.max_client_connections=0 \
 	-o daemon.log_level=warning > "$work/rocefabd-ingest.log" 2>&1 &
 pids+=($!)
 wait_http "http://127.0.0.50:$p/api/v1/health"
@@ -36,6 +39,7 @@ p=$(port)
 "$B/rocefabd" --db "$work/rest.db" token add viewer --role viewer | tail -1 > "$work/viewer.token"
 run_rest() { # cache_ttl
 	"$B/rocefabd" --db "$work/rest.db" --listen "127.0.0.51:$p" -o api.cache_ttl="$1" \
+		-o api.max_client_connections=0 \
 		-o daemon.log_level=warning > "$work/rocefabd-rest.log" 2>&1 &
 	pids+=($!)
 	wait_http "http://127.0.0.51:$p/api/v1/health"

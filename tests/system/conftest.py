@@ -94,7 +94,7 @@ class OpenAPI:
             assert resp.status_code in (404, 405), f"{method} {path}: undocumented, got {resp.status_code}"
             self._check_problem(resp)
             return
-        responses = op["responses"]
+        responses = dict(self.doc.get("x-rocefab-common-responses", {}), **op["responses"])
         status = str(resp.status_code)
         assert status in responses, f"{method} {template}: status {status} is not documented"
         spec = responses[status]

@@ -1,0 +1,257 @@
+"""Abuse limits and strict request heads: one client cannot lock rocefabd up, and every error
+rocefabd answers is problem+json (api/guard.c, api/server.c; README "Security model").
+
+Loopback only: the flood comes from 127.77.0.2, the well-behaved client from 127.77.0.3."""
+import resource
+import re
+import socket
+import statistics
+import time
+
+import pytest
+import requests
+
+from conftest import openapi, wait_for
+
+FLOOD_ADDR = "127.77.0.2"
+GOOD_ADDR = "127.77.0.3"
+
+
+def problem(r, status, code):
+    """r: a requests response or (status, headers, body) of a raw exchange."""
+    assert r.status_code == status, (r.status_code, r.text[:300])
+    assert r.headers["Content-Type"].startswith("application/problem+json"), r.headers
+    openapi()._check_problem(r)
+    p = r.json()
+    assert p["status"] == status and p["code"] == code, p
+    return p
+
+
+class Raw:
+    """An HTTP/1.1 exchange over a plain socket, for what requests cannot send."""
+
+    def __init__(self, status, headers, body):
+        self.status_code, self.headers, self.content = status, headers, body
+        self.text = body.decode(errors="replace")
+
+    def json(self):
+        import json
+        return json.loads(self.content)
+
+
+def raw(d, head, body=b"", src=GOOD_ADDR, timeout=10):
+    s = socket.socket()
+    s.bind((src, 0))
+    s.settimeout(timeout)
+    s.connect((d.host, d.port))
+    s.sendall(head + body)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(65536)
+        assert chunk, f"connection closed without an answer: {data!r}"
+        data += chunk
+    head_b, _, rest = data.partition(b"\r\n\r\n")
+    lines = head_b.decode().split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = requests.structures.CaseInsensitiveDict(
+        (k.strip(), v.strip()) for k, v in (l.split(":", 1) for l in lines[1:]))
+    n = int(headers.get("Content-Length", "0"))
+    while len(rest) < n:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        rest += chunk
+    s.close()
+    return Raw(status, headers, rest)
+
+
+def metric(d, name, token="viewer"):
+    text = d.client(token).get("/metrics").text
+    m = re.search(rf"^{name} (\d+)$", text, re.M)
+    assert m, f"{name} not in /metrics"
+    return int(m.group(1))
+
+
+def rss_kib(d):
+    with open(f"/proc/{d.proc.p.pid}/status") as f:
+        return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+
+
+@pytest.fixture
+def daemon(world):
+    d = world.daemon(extra_conf="[api]\nrequest_timeout = 3s\n")
+    d.token("viewer", "viewer")
+    d.token("ops", "operator")
+    d.start()
+    return d
+
+
+def health_ms(d, n=40):
+    s = requests.Session()
+    s.mount("http://", requests.adapters.HTTPAdapter())
+    times = []
+    for _ in range(n):
+        t0 = time.monotonic()
+        with socket.create_connection((d.host, d.port), timeout=5,
+                                      source_address=(GOOD_ADDR, 0)) as c:
+            c.sendall(b"GET /api/v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            data = b""
+            while True:
+                chunk = c.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        assert data.startswith(b"HTTP/1.1 200"), data[:200]
+        times.append((time.monotonic() - t0) * 1000)
+    return statistics.median(times)
+
+
+def test_flood_from_one_address_leaves_health_answered(world, daemon):
+    """10,000 half-open connections from one address: the daemon holds at most
+    api.max_client_connections of them, another address's /health answers within 100 ms at the
+    median, the library's messages are counted but not all logged, and the memory comes back."""
+    d = daemon
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 10_500
+    if soft < want:
+        if hard != resource.RLIM_INFINITY and hard < want:
+            pytest.skip(f"open-files hard limit {hard} < {want}")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    health_ms(d, 10)  # warm up
+    rss_before = rss_kib(d)
+    limit = 64
+    flood = []
+    t0 = time.monotonic()
+    try:
+        for i in range(10_000):
+            s = socket.socket()
+            s.bind((FLOOD_ADDR, 0))
+            s.settimeout(5)
+            s.connect((d.host, d.port))
+            try:
+                s.send(b"GET /api/v1/health HTTP/1.1\r\nHost: x\r\n")  # and never the end
+            except OSError:
+                pass  # already refused: the server closed it
+            flood.append(s)
+        assert time.monotonic() - t0 < 120, "the flood itself took too long"
+        median = health_ms(d)
+        print(f"flood of {len(flood)} connections in {time.monotonic() - t0:.1f} s; "
+              f"/health median {median:.1f} ms")
+        assert median < 100, f"/health median {median:.1f} ms under the flood"
+        assert metric(d, "rocefab_http_connections_open") <= limit + 5
+        assert metric(d, "rocefab_http_connections_refused_total") >= 10_000 - limit - 5
+    finally:
+        for s in flood:
+            s.close()
+    # the flood's connections that were held are closed by the deadline or by their close
+    wait_for(lambda: metric(d, "rocefab_http_connections_open") <= 2, 15,
+             what="the flood's connections to be closed")
+    messages = metric(d, "rocefab_http_server_messages_total")
+    logged = d.proc.output().count("libmicrohttpd:")
+    print(f"library messages {messages}, logged {logged}")
+    assert logged <= 5 * (1 + (time.monotonic() - t0) // 10) + 5
+    rss_after = rss_kib(d)
+    print(f"RSS before {rss_before} KiB, after {rss_after} KiB")
+    assert rss_after <= rss_before * 1.10 + 512, (rss_before, rss_after)
+    assert d.client("viewer").get("/api/v1/hosts").status_code == 200
+
+
+def test_trickled_head_and_body_are_cut_at_the_deadline(daemon):
+    """A byte every 0.3 s keeps libmicrohttpd's idle timeout (30 s) from firing; the request
+    deadline (api.request_timeout = 3 s here) closes the connection anyway."""
+    d = daemon
+    before = metric(d, "rocefab_http_connections_timed_out_total")
+    for head, trickle in (
+            (b"GET /api/v1/health HTTP/1.1\r\nHost: x\r\n", b"X-A: b\r\n"),
+            (b"PUT /api/v1/probes/config HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+             b"\r\nContent-Length: 1000\r\n\r\n", b" ")):
+        s = socket.create_connection((d.host, d.port), source_address=(GOOD_ADDR, 0))
+        s.settimeout(0.3)
+        t0 = time.monotonic()
+        s.sendall(head)
+        closed = None
+        while time.monotonic() - t0 < 20:
+            try:
+                s.sendall(trickle)
+                if s.recv(4096) == b"":
+                    closed = time.monotonic() - t0
+                    break
+            except socket.timeout:
+                continue
+            except OSError:
+                closed = time.monotonic() - t0
+                break
+        s.close()
+        assert closed is not None, "a trickling client kept its connection for 20 s"
+        assert 2.5 <= closed <= 6, closed
+    assert metric(d, "rocefab_http_connections_timed_out_total") >= before + 2
+
+
+def test_requests_without_a_valid_token_are_rate_limited(world):
+    d = world.daemon(extra_conf="[api]\nrate_limit = 5\nrate_burst = 10\n")
+    d.token("viewer", "viewer")
+    d.start()
+    wait_for(lambda: requests.get(d.url + "/api/v1/hosts").status_code == 401, 10,
+             what="the bucket to refill after start-up")
+    codes = []
+    for _ in range(40):
+        r = requests.get(d.url + "/api/v1/hosts", headers={"Authorization": "Bearer rfb_" + "x" * 43})
+        codes.append(r.status_code)
+    assert 401 in codes and 429 in codes, codes
+    r = requests.get(d.url + "/api/v1/hosts")
+    p = problem(r, 429, "RATE_LIMITED")
+    assert r.headers["Retry-After"] == "1"
+    assert "api.rate_limit" in p["detail"]
+    # a valid token is not limited
+    for _ in range(20):
+        assert d.client("viewer").get("/api/v1/hosts").status_code == 200
+    assert metric(d, "rocefab_http_rate_limited_total") >= 1
+    # and the bucket refills
+    wait_for(lambda: requests.get(d.url + "/api/v1/hosts").status_code == 401, 10,
+             what="the bucket to refill")
+
+
+def test_every_refusal_of_a_request_head_is_problem_json(daemon):
+    d = daemon
+    tok = d.tokens["ops"]
+    auth = f"Authorization: Bearer {tok}\r\n".encode()
+    # too long a target, too large a head: problem+json, not the library's HTML
+    p = problem(raw(d, b"GET /api/v1/hosts?" + b"a" * 10_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"),
+                414, "URI_TOO_LONG")
+    assert "8192" in p["detail"]
+    problem(raw(d, b"GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 20_000 +
+                b"\r\n\r\n"), 431, "HEADERS_TOO_LARGE")
+    # a token followed by a NUL byte and junk, or with a control byte, is not a token
+    problem(raw(d, b"GET /api/v1/hosts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                tok.encode() + b"\x00junk\r\n\r\n"), 400, "BAD_HEADER")
+    problem(raw(d, b"GET /api/v1/hosts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                tok.encode() + b"\x01\r\n\r\n"), 400, "BAD_HEADER")
+    assert raw(d, b"GET /api/v1/hosts HTTP/1.1\r\nHost: x\r\n" + auth + b"\r\n").status_code == 200
+    # a body announced too large is refused before it is sent
+    p = problem(raw(d, b"PUT /api/v1/probes/config HTTP/1.1\r\nHost: x\r\n" + auth +
+                    b"Content-Type: application/json\r\nContent-Length: 104857600\r\n"
+                    b"Expect: 100-continue\r\n\r\n"), 413, "BODY_TOO_LARGE")
+    assert "104857600" in p["detail"]
+    problem(raw(d, b"PUT /api/v1/probes/config HTTP/1.1\r\nHost: x\r\n" + auth +
+                b"Content-Type: application/json\r\nContent-Length: 104857600\r\n\r\n",
+                b"{" * 1000), 413, "BODY_TOO_LARGE")
+    # and a chunked body that grows too large gets 413 as well (not a reset)
+    def chunks():
+        for _ in range(160):  # 10 MiB, over api.max_body (4 MiB)
+            yield b" " * 65536
+    r = requests.put(d.url + "/api/v1/probes/config", data=chunks(), timeout=30,
+                     headers={"Authorization": f"Bearer {tok}", "Content-Type": "application/json"})
+    problem(r, 413, "BODY_TOO_LARGE")
+    # JSON endpoints take JSON only
+    for method, path in (("PUT", "/api/v1/probes/config"), ("POST", "/api/v1/changes"),
+                         ("PUT", "/api/v1/hosts/h1/dcqcn")):
+        for ctype in (None, "text/plain", "application/jsonx"):
+            h = {"Authorization": f"Bearer {tok}"}
+            if ctype:
+                h["Content-Type"] = ctype
+            r = d.client().request(method, path, data="{}", headers=h)
+            problem(r, 415, "UNSUPPORTED_MEDIA_TYPE")
+    # a bad token is no reason to refuse what needs none
+    for path in ("/api/v1/health", "/api/v1/version"):
+        r = d.client().get(path, headers={"Authorization": "Bearer nonsense"})
+        assert r.status_code == 200, r.text
