@@ -474,7 +474,7 @@ static void test_ratelimit(void **state)
 	struct ratelimit rl = RATELIMIT_INIT(3, 60 * NSEC_PER_SEC);
 	int64_t t = 1000 * NSEC_PER_SEC;
 	uint64_t more = 99;
-	char key[16];
+	char key[32];
 
 	(void)state;
 	assert_true(ratelimit_due(&rl, "tok/h2", t, &more));
