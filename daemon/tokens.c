@@ -340,8 +340,7 @@ int tokens_check(struct store_reader *r, const char *token, enum role *ret_role,
 		if (x == 0 && ret_agents) {
 			const char *a = (const char *)sqlite3_column_text(st, 2);
 
-			/* a binding too long for the buffer would widen it if cut: refuse the token
-			 */
+			/* cut, a binding could widen ("h*x" to "h*"): refuse the token */
 			if (a && strlen(a) > TOKEN_AGENTS_MAX)
 				x = -ENOENT;
 			else
