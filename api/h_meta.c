@@ -10,6 +10,31 @@
 #include "lib/jsonutil.h"
 #include "lib/timeutil.h"
 
+/* What an operator should fix although rocefabd works: for now, agent tokens without a binding
+ * (they may report as any agent until the next release).  Their names only to a caller that
+ * may read (health needs no token). */
+static json_t *health_warnings(struct api_req *req, struct store_reader *rd)
+{
+	json_t *warnings = json_array(), *names = NULL;
+	size_t n;
+
+	if (!rd || tokens_unbound(rd, &names) < 0 || !(n = json_array_size(names))) {
+		json_decref(names);
+		return warnings;
+	}
+	json_array_append_new(
+		warnings,
+		json_pack("{s:s,s:s,s:I}", "code", "UNBOUND_AGENT_TOKENS", "detail",
+			  "agent tokens without an agent binding may report as any agent: bind them "
+			  "(rocefabd token bind NAME --agent ID|PATTERN) or replace them before the "
+			  "next release, which refuses them",
+			  "count", (json_int_t)n));
+	if (role_allows(req->role, ROLE_VIEWER))
+		json_object_set(json_array_get(warnings, 0), "tokens", names);
+	json_decref(names);
+	return warnings;
+}
+
 int h_health(struct api_req *req)
 {
 	const struct api_deps *d = api_deps(req);
@@ -18,13 +43,14 @@ int h_health(struct api_req *req)
 	struct ingest_stats is;
 	struct views_opts o;
 	int64_t total = 0, stale = 0;
+	json_t *doc, *warnings;
 	bool db_ok;
-	json_t *doc;
 
 	o = api_views_opts(req);
 	store_get_stats(d->store, &ss);
 	ingest_get_stats(d->ingest, &is);
 	db_ok = rd && views_agent_counts(rd, &o, &total, &stale) == 0;
+	warnings = health_warnings(req, db_ok ? rd : NULL);
 	store_reader_put(d->store, rd);
 	doc = json_pack("{s:s,s:s,s:f,s:{s:s,s:b,s:I,s:I},s:{s:I,s:I},s:{s:I,s:I,s:f}}", "status",
 			!db_ok ? "unavailable" : ss.queue_depth * 10 >= ss.queue_max * 9 ? "degraded" : "ok",
@@ -35,6 +61,10 @@ int h_health(struct api_req *req)
 			"total", (json_int_t)total, "stale", (json_int_t)stale, "ingest", "reports",
 			(json_int_t)is.reports, "samples", (json_int_t)is.samples, "samples_per_s",
 			is.samples_per_s);
+	if (doc && warnings)
+		json_object_set_new(doc, "warnings", warnings);
+	else
+		json_decref(warnings);
 	return api_reply_json(req, db_ok ? 200 : 503, doc);
 }
 

@@ -4,13 +4,56 @@
  * suspended and the report handed to the store writer.  The writer resumes the connection once
  * the report is committed (or failed), and the second call of this handler answers.  So a 200
  * means "stored durably"; on 503 the agent keeps the report in its spool and sends it again
- * (which is safe: reports are idempotent on agent, boot_id and seq). */
+ * (which is safe: reports are idempotent on agent, boot_id and seq).
+ *
+ * A report carries the agent's data, its probe results and the outcomes of its configuration
+ * changes, and its answer carries the agent's pending commands: so an agent token may post only
+ * as the agents it is bound to (daemon/tokens.h), checked first, before the body is looked at. */
 #include <string.h>
 #include <strings.h>
 
 #include "api/internal.h"
 #include "daemon/report.h"
 #include "lib/log.h"
+#include "lib/ratelimit.h"
+#include "lib/timeutil.h"
+
+/* One warning a minute per token and agent id, however often it is refused (the log's, like
+ * the process's: one for every API in the process). */
+static struct ratelimit refusals_log = RATELIMIT_INIT(1024, 60 * NSEC_PER_SEC);
+
+/* The id as it may go into a log line: characters outside those of agent ids become '?'. */
+static void printable_id(const char *id, char out[API_PARAM_MAX + 1])
+{
+	static const char id_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				       "0123456789._-";
+	size_t i;
+
+	for (i = 0; id[i] && i < API_PARAM_MAX; i++)
+		out[i] = strchr(id_chars, id[i]) ? id[i] : '?';
+	out[i] = '\0';
+}
+
+/* 403 AGENT_NOT_BOUND for a token of role agent that is not bound to the agent id. */
+static int refuse_unbound(struct api_req *req, const char *id)
+{
+	char key[sizeof(req->token_name) + API_PARAM_MAX + 2], shown[API_PARAM_MAX + 1];
+	struct rf_err e = { 0 };
+	uint64_t more = 0;
+
+	printable_id(id, shown);
+	snprintf(key, sizeof(key), "%s/%s", req->token_name, id);
+	if (ratelimit_due(&refusals_log, key, tu_mono_ns(), &more))
+		log_msg(LOG_WARNING, "api", "AGENT_NOT_BOUND",
+			"token '%s' (bound to %s) tried to report as agent '%s': refused, %llu "
+			"more times since the last line (logged once a minute)",
+			req->token_name, req->token_agents, shown, (unsigned long long)more);
+	rf_err_set(&e, -EACCES, "AGENT_NOT_BOUND", NULL,
+		   "token '%s' may report only as agents %.100s, not as '%s'", req->token_name,
+		   req->token_agents, shown);
+	return api_reply_problem_ext(
+		req, 403, &e, json_pack("{s:s,s:s}", "token", req->token_name, "agent", shown));
+}
 
 static void report_done(void *ctx, const struct ingest_result *res)
 {
@@ -64,6 +107,10 @@ int h_report(struct api_req *req)
 
 	if (req->async_done)
 		return reply(req);
+	/* an admin token may post as any agent; anonymous requests never get here */
+	if (req->role == ROLE_AGENT &&
+	    !tokens_agent_allowed(req->token_agents, req->match.params[0]))
+		return refuse_unbound(req, req->match.params[0]);
 	if (!ct || (strncasecmp(ct, "application/json", 16) != 0 ||
 		    (ct[16] && ct[16] != ';' && ct[16] != ' '))) {
 		rf_err_set(&e, -EMEDIUMTYPE, "UNSUPPORTED_MEDIA_TYPE", NULL,

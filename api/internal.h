@@ -39,6 +39,7 @@ struct api_req {
 	struct route_match match;
 	enum role role;
 	char token_name[65];
+	char token_agents[TOKEN_AGENTS_MAX + 1]; /* an agent token's binding; "": unbound */
 	struct buf body;
 	/* an error found before the body was read: answered once the body is drained */
 	struct rf_err early;

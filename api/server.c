@@ -94,6 +94,7 @@ struct token_entry {
 	char hash[2 * SHA256_DIGEST_LEN + 1];
 	enum role role;
 	char name[65];
+	char agents[TOKEN_AGENTS_MAX + 1]; /* of an agent token: the ids it may report as */
 	int64_t expires;
 };
 
@@ -305,7 +306,8 @@ int api_reply_problem_ext(struct api_req *req, unsigned status, const struct rf_
 
 /* Looks a token up, through a cache of valid tokens that lives api.cache_ttl (so that a
  * revocation takes effect within that time).  0, -ENOENT (unknown or revoked), or -EIO. */
-static int check_token(struct api *a, const char *token, enum role *ret_role, char name[65])
+static int check_token(struct api *a, const char *token, enum role *ret_role, char name[65],
+		       char agents[TOKEN_AGENTS_MAX + 1])
 {
 	char hash[2 * SHA256_DIGEST_LEN + 1];
 	uint8_t d[SHA256_DIGEST_LEN];
@@ -321,6 +323,7 @@ static int check_token(struct api *a, const char *token, enum role *ret_role, ch
 	if (te && te->expires > now) {
 		*ret_role = te->role;
 		memcpy(name, te->name, sizeof(te->name));
+		memcpy(agents, te->agents, sizeof(te->agents));
 		pthread_mutex_unlock(&a->cache_lock);
 		return 0;
 	}
@@ -329,7 +332,7 @@ static int check_token(struct api *a, const char *token, enum role *ret_role, ch
 	rd = store_reader_get(a->deps.store);
 	if (!rd)
 		return -EIO;
-	r = tokens_check(rd, token, ret_role, name);
+	r = tokens_check(rd, token, ret_role, name, agents);
 	store_reader_put(a->deps.store, rd);
 	if (r < 0 || a->conf.cache_ttl_ns <= 0)
 		return r;
@@ -358,6 +361,7 @@ static int check_token(struct api *a, const char *token, enum role *ret_role, ch
 	if (te) {
 		te->role = *ret_role;
 		memcpy(te->name, name, sizeof(te->name));
+		memcpy(te->agents, agents, sizeof(te->agents));
 		te->expires = now + (a->conf.cache_ttl_ns > NSEC_PER_SEC ? NSEC_PER_SEC
 									 : a->conf.cache_ttl_ns);
 	}
@@ -385,7 +389,7 @@ static int authenticate(struct api_req *req, struct rf_err *e)
 		h += 7;
 		while (*h == ' ')
 			h++;
-		r = check_token(a, h, &req->role, req->token_name);
+		r = check_token(a, h, &req->role, req->token_name, req->token_agents);
 		if (r == -ENOENT)
 			return rf_err_set(e, -EPERM, "INVALID_TOKEN", NULL,
 					  "the token is unknown or revoked");

@@ -58,6 +58,8 @@ void print_health(FILE *f, const json_t *d)
 	const json_t *st = json_object_get(d, "store"), *ag = json_object_get(d, "agents"),
 		     *in = json_object_get(d, "ingest");
 	struct strs s = { 0 };
+	const json_t *w, *v;
+	size_t i, k;
 
 	fprintf(f, "status:       %s\n", str(&s, d, "status"));
 	fprintf(f, "version:      %s\n", str(&s, d, "version"));
@@ -67,6 +69,14 @@ void print_health(FILE *f, const json_t *d)
 	fprintf(f, "agents:       %s (%s stale)\n", str(&s, ag, "total"), str(&s, ag, "stale"));
 	fprintf(f, "ingest:       %s reports, %s samples, %.0f samples/s\n", str(&s, in, "reports"),
 		str(&s, in, "samples"), json_number_value(json_object_get(in, "samples_per_s")));
+	json_array_foreach(json_object_get(d, "warnings"), i, w) {
+		const json_t *names = json_object_get(w, "tokens");
+
+		fprintf(f, "warning:      %s: %s", str(&s, w, "code"), str(&s, w, "detail"));
+		json_array_foreach(names, k, v)
+			fprintf(f, "%s%s", k ? ", " : " (tokens: ", json_string_value(v));
+		fputs(json_array_size(names) ? ")\n" : "\n", f);
+	}
 	strs_fini(&s);
 }
 

@@ -129,7 +129,12 @@ static const char *const migrations[] = {
 	"DROP TABLE probe_results;"
 	"ALTER TABLE probe_results_5 RENAME TO probe_results;"
 	"CREATE INDEX probe_results_pair ON probe_results(src, dst, t_ns);",
+	/* 5 -> 6: an agent token names the agent ids it may report as (daemon/tokens.h); NULL:
+	 * not bound, any agent (every token made before this version) */
+	"ALTER TABLE tokens ADD COLUMN agents TEXT;",
 };
+_Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,
+	       "STORE_SCHEMA_VERSION is the number of migrations");
 
 int store_errno(int rc)
 {

@@ -12,7 +12,9 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rocefabd [OPTIONS]                 run the daemon\n"
-		"       rocefabd [OPTIONS] token add NAME --role ROLE | token list | token revoke NAME\n"
+		"       rocefabd [OPTIONS] token add NAME --role ROLE [--agent ID|PATTERN[,...]]\n"
+		"       rocefabd [OPTIONS] token bind NAME --agent ID|PATTERN[,...] | token list |\n"
+		"                          token revoke NAME\n"
 		"\n"
 		"The rocefab control-plane daemon: ingests agent reports, stores them in sqlite and\n"
 		"serves the REST API (/api/v1) and Prometheus /metrics (no dashboard yet).\n"

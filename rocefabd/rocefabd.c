@@ -163,6 +163,28 @@ static void fit_open_files(uint64_t connections)
 			    (unsigned long long)rl.rlim_cur, (unsigned long long)connections);
 }
 
+/* Agent tokens made without a binding still work for this release: say so, per token. */
+static void warn_unbound_tokens(struct store *st)
+{
+	struct store_reader *rd = store_reader_get(st);
+	json_t *names = NULL, *v;
+	size_t i;
+
+	if (!rd || tokens_unbound(rd, &names) < 0) {
+		log_warning("daemon", "cannot read the tokens to check their agent bindings");
+		store_reader_put(st, rd);
+		return;
+	}
+	store_reader_put(st, rd);
+	json_array_foreach(names, i, v)
+		log_msg(LOG_WARNING, "daemon", "UNBOUND_AGENT_TOKEN",
+			"agent token '%s' is not bound to agents: it may report as any agent; bind it "
+			"(rocefabd token bind %s --agent ID|PATTERN) or replace it: the next release "
+			"refuses it",
+			json_string_value(v), json_string_value(v));
+	json_decref(names);
+}
+
 int rocefabd_run(const struct rocefabd_settings *s)
 {
 	struct api_conf ac = {
@@ -230,6 +252,7 @@ int rocefabd_run(const struct rocefabd_settings *s)
 	}
 	log_info("daemon", "rocefabd %s listening on %s, database %s, %zu counters in the registry",
 		 ROCEFAB_VERSION, api_url(api), s->db, reg_size(reg));
+	warn_unbound_tokens(st);
 	sd_notifyf(0, "READY=1\nSTATUS=listening on %s", api_url(api));
 
 	for (;;) {
@@ -325,9 +348,54 @@ int rocefabd_validate_reports(const struct rocefabd_settings *s, int n, char **f
 
 static void token_usage(FILE *f)
 {
-	fprintf(f, "usage: rocefabd [--db FILE] token add NAME --role viewer|operator|agent|admin\n"
+	fprintf(f, "usage: rocefabd [--db FILE] token add NAME --role viewer|operator|admin\n"
+		   "       rocefabd [--db FILE] token add NAME --role agent --agent ID|PATTERN[,...]\n"
+		   "       rocefabd [--db FILE] token bind NAME --agent ID|PATTERN[,...]\n"
 		   "       rocefabd [--db FILE] token list\n"
-		   "       rocefabd [--db FILE] token revoke NAME\n");
+		   "       rocefabd [--db FILE] token revoke NAME\n"
+		   "--agent: the agent ids an agent token may report as: ids or patterns ('*' any\n"
+		   "characters, '?' one), comma-separated or repeated, e.g. --agent h7,\n"
+		   "--agent 'leaf*,spine*'.\n");
+}
+
+/* What --agent options gave: the lists joined (checked later, an empty one too). */
+struct agent_list {
+	bool given;
+	char text[4 * TOKEN_AGENTS_MAX];
+};
+
+/* --agent LIST / --agent=LIST at argv[*i]: 1 when it was one, 0 when not, -1 when the lists are
+ * too long. */
+static int agent_arg(int argc, char **argv, int *i, struct agent_list *l)
+{
+	size_t n = strlen(l->text);
+	const char *v;
+
+	if (strcmp(argv[*i], "--agent") == 0 && *i + 1 < argc)
+		v = argv[++*i];
+	else if (strncmp(argv[*i], "--agent=", 8) == 0)
+		v = argv[*i] + 8;
+	else
+		return 0;
+	if (snprintf(l->text + n, sizeof(l->text) - n, "%s%s", l->given ? "," : "", v) >=
+	    (int)(sizeof(l->text) - n)) {
+		fprintf(stderr, "rocefabd: --agent: the list of agents is longer than %d characters; "
+				"use patterns [AGENTS_TOO_LONG]\n",
+			TOKEN_AGENTS_MAX);
+		return -1;
+	}
+	l->given = true;
+	return 1;
+}
+
+static void warn_unbound(const char *name)
+{
+	fprintf(stderr,
+		"rocefabd: warning: agent token '%s' is not bound to agents: it may report as any\n"
+		"  agent, post outcomes of its changes and receive its commands.  Bind it with\n"
+		"  --agent (e.g. --agent h7, --agent 'leaf*'; --agent '*' for any agent, said\n"
+		"  explicitly): the next release refuses agent tokens without a binding.\n",
+		name);
 }
 
 int rocefabd_token_cmd(const struct rocefabd_settings *s, int argc, char **argv)
@@ -342,20 +410,27 @@ int rocefabd_token_cmd(const struct rocefabd_settings *s, int argc, char **argv)
 		token_usage(stderr);
 		return 2;
 	}
-	if (strcmp(argv[0], "add") == 0) {
+	if (strcmp(argv[0], "add") == 0 || strcmp(argv[0], "bind") == 0) {
+		bool bind = strcmp(argv[0], "bind") == 0;
+		struct agent_list agents = { .given = false };
+		char token[TOKEN_LEN + 1];
 		enum role role = ROLE_NONE;
 		const char *name = NULL;
-		char token[TOKEN_LEN + 1];
+		int x;
 
 		for (int i = 1; i < argc; i++) {
-			if (strcmp(argv[i], "--role") == 0 && i + 1 < argc) {
+			if ((x = agent_arg(argc, argv, &i, &agents)) < 0)
+				return 2;
+			if (x > 0)
+				continue;
+			if (!bind && strcmp(argv[i], "--role") == 0 && i + 1 < argc) {
 				if (role_parse(argv[++i], &role) < 0) {
 					fprintf(stderr, "rocefabd: unknown role '%s' (viewer, operator, "
 							"agent, admin)\n",
 						argv[i]);
 					return 2;
 				}
-			} else if (strncmp(argv[i], "--role=", 7) == 0) {
+			} else if (!bind && strncmp(argv[i], "--role=", 7) == 0) {
 				if (role_parse(argv[i] + 7, &role) < 0) {
 					fprintf(stderr, "rocefabd: unknown role '%s'\n", argv[i] + 7);
 					return 2;
@@ -367,14 +442,28 @@ int rocefabd_token_cmd(const struct rocefabd_settings *s, int argc, char **argv)
 				return 2;
 			}
 		}
-		if (!name || role == ROLE_NONE) {
+		if (!name || (bind ? !agents.given : role == ROLE_NONE)) {
 			token_usage(stderr);
 			return 2;
 		}
-		if ((r = store_open(&sc, false, &st, &e)) == 0 &&
-		    (r = tokens_add(st, name, role, token, &e)) == 0) {
-			printf("Token '%s' with role %s. It is shown only this once; store it now:\n%s\n",
-			       name, role_name(role), token);
+		/* checked here for the exit status, and shown as stored */
+		if (agents.given && tokens_agents_parse(agents.text, agents.text, &e) < 0) {
+			fprintf(stderr, "rocefabd: --agent: %s\n", rf_err_str(&e, buf, sizeof(buf)));
+			return 2;
+		}
+		if (bind) {
+			if ((r = store_open(&sc, false, &st, &e)) == 0 &&
+			    (r = tokens_bind(st, name, agents.text, &e)) == 0)
+				printf("Token '%s' now reports only as agents %s.\n", name, agents.text);
+		} else if ((r = store_open(&sc, false, &st, &e)) == 0 &&
+			   (r = tokens_add(st, name, role, agents.given ? agents.text : NULL, token,
+					   &e)) == 0) {
+			if (role == ROLE_AGENT && !agents.given)
+				warn_unbound(name);
+			printf("Token '%s' with role %s%s%s. It is shown only this once; store it "
+			       "now:\n%s\n",
+			       name, role_name(role), agents.given ? " for agents " : "", agents.text,
+			       token);
 		}
 	} else if (strcmp(argv[0], "list") == 0 && argc == 1) {
 		if ((r = store_open(&sc, false, &st, &e)) == 0)

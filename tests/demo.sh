@@ -4,12 +4,15 @@
 # in) whose virtual agents report every host and switch every second.
 # Ctrl-C stops everything.  DEMO_LISTEN=ADDR:PORT moves the REST API, DEMO_SIM=ADDR:PORT the
 # simulator's control API; DEMO_DIR is where the database and logs go; DEMO_SCENARIO another
-# scenario; DEMO_DURATION=SECONDS stops by itself after that long (used by the tests).
+# scenario (DEMO_AGENTS: the ids its virtual agents' token is bound to when its devices are not
+# named like a leaf-spine's h<i>, leaf<i>, spine<i>); DEMO_DURATION=SECONDS stops by itself after
+# that long (used by the tests).
 set -euo pipefail
 B=${ROCEFAB_BUILD:-build}
 listen=${DEMO_LISTEN:-127.0.0.1:9750}
 simctl=${DEMO_SIM:-127.0.0.1:9760}
 scenario=${DEMO_SCENARIO:-sim/scenarios/demo.json}
+agents=${DEMO_AGENTS:-h*,leaf*,spine*}
 work=${DEMO_DIR:-$B/demo}
 url=http://$listen
 pids=()
@@ -26,8 +29,8 @@ trap 'exit 0' INT TERM
 rm -rf "$work"
 mkdir -p "$work"
 for t in agents viewer operator; do
-	role=$t; [ "$t" = agents ] && role=agent
-	"$B/rocefabd" --db "$work/rocefab.db" token add "$t" --role "$role" | tail -n 1 > "$work/$t.token"
+	role=(--role "$t"); [ "$t" = agents ] && role=(--role agent --agent "$agents")
+	"$B/rocefabd" --db "$work/rocefab.db" token add "$t" "${role[@]}" | tail -n 1 > "$work/$t.token"
 	chmod 600 "$work/$t.token"
 done
 

@@ -53,7 +53,8 @@ def metric(text, name):
 host = "127.0.0.60"
 p = port(host)
 db = os.path.join(work, "fabric.db")
-tok = subprocess.run([f"{build}/rocefabd", "--db", db, "token", "add", "agents", "--role", "agent"],
+tok = subprocess.run([f"{build}/rocefabd", "--db", db, "token", "add", "agents", "--role", "agent",
+                      "--agent", "h*,leaf*,spine*"],
                      capture_output=True, text=True, check=True).stdout.split()[-1]
 vtok = subprocess.run([f"{build}/rocefabd", "--db", db, "token", "add", "v", "--role", "viewer"],
                       capture_output=True, text=True, check=True).stdout.split()[-1]

@@ -22,7 +22,7 @@ echo
 # bench_ingest is a whole fleet on one address (a connection per agent): above the default
 # api.max_client_connections (64), which is per client address
 p=$(port)
-"$B/rocefabd" --db "$work/ingest.db" token add bench --role agent | tail -1 > "$work/agent.token"
+"$B/rocefabd" --db "$work/ingest.db" token add bench --role agent --agent 'bench-*' | tail -1 > "$work/agent.token"
 "$B/rocefabd" --db "$work/ingest.db" --listen "127.0.0.50:$p" -o store.queue=4096 \
 	-o api.max_client_connections=0 \
 	-o daemon.log_level=warning > "$work/rocefabd-ingest.log" 2>&1 &
@@ -35,7 +35,7 @@ echo
 
 # (b) GET /api/v1/hosts with 100 hosts, next to a minimal libmicrohttpd responder
 p=$(port)
-"$B/rocefabd" --db "$work/rest.db" token add bench --role agent | tail -1 > "$work/agent2.token"
+"$B/rocefabd" --db "$work/rest.db" token add bench --role agent --agent 'bench-*' | tail -1 > "$work/agent2.token"
 "$B/rocefabd" --db "$work/rest.db" token add viewer --role viewer | tail -1 > "$work/viewer.token"
 run_rest() { # cache_ttl
 	"$B/rocefabd" --db "$work/rest.db" --listen "127.0.0.51:$p" -o api.cache_ttl="$1" \

@@ -49,9 +49,11 @@ def pingmesh_dir():
     with open(conf, "w") as f:
         f.write("[daemon]\nlog_level = info\nlog_target = stderr\n[api]\nlisten = 10.11.0.1:8088\n"
                 f"[store]\ndb = {pm}/rocefabd.db\n")
-    for name, role in (("agents", "agent"), ("ops", "operator"), ("viewer", "viewer")):
+    # the agents token is bound to the two guests' agents, g1 and g2 (guest-pair.sh)
+    for name, role in (("agents", ["agent", "--agent", "g1,g2"]), ("ops", ["operator"]),
+                       ("viewer", ["viewer"])):
         out = subprocess.run([os.path.join(BUILD, "rocefabd"), "--config", conf, "token", "add", name,
-                              "--role", role], capture_output=True, text=True, timeout=30)
+                              "--role"] + role, capture_output=True, text=True, timeout=30)
         assert out.returncode == 0, out.stderr
         path = os.path.join(pm, f"{name}.token")
         with open(path, "w") as f:

@@ -25,6 +25,11 @@ HOSTS = os.path.join(ROOT, "tests", "data", "hosts")
 SCHEMAS = os.path.join(ROOT, "schemas")
 
 
+# The ids of rocefab-sim's virtual agents in a leaf-spine scenario (sim/scenario.c: hosts h<i>,
+# switches leaf<i> and spine<i>): what its token is bound to.
+SIM_AGENTS = "h*,leaf*,spine*"
+
+
 def binary(name):
     path = os.path.join(BUILD, name)
     assert os.access(path, os.X_OK), f"{path} is not built (run make)"
@@ -201,9 +206,13 @@ class Daemon:
         self.proc = None
         self.tokens = {}
 
-    def token(self, name, role):
-        out = subprocess.run([binary("rocefabd"), "--config", self.conf, "token", "add", name,
-                              "--role", role], capture_output=True, text=True, check=True)
+    def token(self, name, role, agent=None):
+        """A new token; agent: the ids or patterns (a string or a list) an agent token may
+        report as (rocefabd token add --agent); an agent token without one is unbound."""
+        args = [binary("rocefabd"), "--config", self.conf, "token", "add", name, "--role", role]
+        for a in ([agent] if isinstance(agent, str) else agent or []):
+            args += ["--agent", a]
+        out = subprocess.run(args, capture_output=True, text=True, check=True)
         tok = out.stdout.strip().splitlines()[-1]
         assert re.fullmatch(r"rfb_[A-Za-z0-9_-]{43}", tok), out.stdout
         self.tokens[name] = tok

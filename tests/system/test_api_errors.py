@@ -17,7 +17,8 @@ GOOD = os.path.join(os.path.dirname(__file__), "..", "data", "reports", "good", 
 @pytest.fixture
 def daemon(world):
     d = world.daemon()
-    d.token("agent", "agent")
+    # bound to someone-else too: its report that names stor-b1 is refused for the mismatch
+    d.token("agent", "agent", agent=["stor-b1", "someone-else"])
     d.token("viewer", "viewer")
     d.token("ops", "operator")
     d.token("admin", "admin")
@@ -115,6 +116,8 @@ def test_auth(daemon):
     problem(post(d, "viewer", body), 403, "FORBIDDEN")
     problem(post(d, "ops", body), 403, "FORBIDDEN")
     problem(d.client("agent").get("/api/v1/hosts"), 403, "FORBIDDEN")
+    p = problem(post(d, "agent", body, agent="gpu-a1"), 403, "AGENT_NOT_BOUND")
+    assert (p["token"], p["agent"]) == ("agent", "gpu-a1")
     problem(anon.post("/api/v1/agents/stor-b1/report", data=body,
                       headers={"Content-Type": "application/json"}), 401, "MISSING_TOKEN")
     # health and version need no token

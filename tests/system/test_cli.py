@@ -11,7 +11,7 @@ from conftest import binary, copy_tree, wait_for
 @pytest.fixture
 def fleet(world):
     d = world.daemon()
-    d.token("agents", "agent")
+    d.token("agents", "agent", agent="gpu-a2")
     _, viewer = d.token("viewer", "viewer")
     d.start()
     tree = copy_tree("gpu-a2", os.path.join(world.tmp, "tree"))

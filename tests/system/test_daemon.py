@@ -37,7 +37,7 @@ def test_sd_notify_ready(world):
 
 def test_sigterm_keeps_every_acknowledged_report(world):
     d = world.daemon()
-    tok, _ = d.token("agent", "agent")
+    tok, _ = d.token("agent", "agent", agent="load-*")
     d.token("viewer", "viewer")
     d.start()
     with open(REPORT) as f:
@@ -214,7 +214,7 @@ def test_https_with_agents(world):
     with open(d.conf, "a") as f:
         f.write(f"[api]\n")
     d.args = ["-o", f"api.tls_cert={cert}", "-o", f"api.tls_key={key}"]
-    d.token("agents", "agent")
+    d.token("agents", "agent", agent="stor-b1,untrusting")
     tok, _ = d.token("viewer", "viewer")
     d.url = d.url.replace("http://", "https://")
     d.proc = None

@@ -42,6 +42,10 @@ def test_demo_runs_and_prints_live_counters(tmp_path):
     finding = next(l for l in lines if l.startswith("finding:"))
     assert finding.split()[1] == "none", finding
     assert any(l.startswith("SRC") for l in lines), r.stdout
+    # the virtual agents' token is bound to them: no warning, no refused report
+    with open(tmp_path / "demo" / "rocefabd.log") as f:
+        log = f.read()
+    assert "UNBOUND_AGENT_TOKEN" not in log and "AGENT_NOT_BOUND" not in log
     assert not rocefab_processes(str(tmp_path))
 
 

@@ -12,7 +12,7 @@ import time
 import pytest
 import requests
 
-from conftest import ROOT, Proc, binary, wait_for
+from conftest import ROOT, SIM_AGENTS, Proc, binary, wait_for
 
 DEMO = os.path.join(ROOT, "sim", "scenarios", "demo.json")
 # one report interval of the fault scenarios in fabric time (0.3 s at pace 0.02 = 6 ms) and a
@@ -23,7 +23,7 @@ LIVE = os.path.join(ROOT, "tests", "sim", "live")
 
 def fabric(world, scenario, interval="1s", pace=None, skip=(), extra_conf=""):
     d = world.daemon(extra_conf=extra_conf).start()
-    _, agent_tok = d.token("agents", "agent")
+    _, agent_tok = d.token("agents", "agent", agent=SIM_AGENTS)
     d.token("viewer", "viewer")
     d.token("ops", "operator")
     sim = world.sim(scenario, daemon=d, token_file=agent_tok, interval=interval, pace=pace,
@@ -58,7 +58,7 @@ def gauge_after(c, port, name, prio, t0):
 
 def test_demo_fabric_appears_within_two_intervals_with_true_rates(world):
     d = world.daemon().start()
-    _, agent_tok = d.token("agents", "agent")
+    _, agent_tok = d.token("agents", "agent", agent=SIM_AGENTS)
     d.token("viewer", "viewer")
     sim = world.sim(DEMO, daemon=d, token_file=agent_tok, interval="1s")
     sim.start()
@@ -605,7 +605,7 @@ def test_commands_ride_on_report_answers_until_an_outcome_arrives(world):
     """A hand-made switch agent: its configuration, a change for it, the command in the answers
     (validated against command.schema.json through the OpenAPI document), then its outcome."""
     d = world.daemon().start()
-    d.token("agent", "agent")
+    d.token("agent", "agent", agent="sw9")
     d.token("ops", "operator")
     ag, ops = d.client("agent"), d.client("ops")
     now = time.time_ns()
@@ -719,7 +719,7 @@ def test_real_agent_started_before_the_simulator_stands_in_for_a_switch(world):
     """rocefab-agent --backend sim for a switch, started before the simulator answers: it keeps
     reporting (with an error) and reports the switch once the simulator is up."""
     d = world.daemon().start()
-    _, tokf = d.token("agents", "agent")
+    _, tokf = d.token("agents", "agent", agent=SIM_AGENTS)
     d.token("viewer", "viewer")
     sim = world.sim(os.path.join(LIVE, "faults.json"), daemon=d, token_file=tokf, interval="0.3s",
                     skip=("leaf1",))
@@ -742,7 +742,7 @@ def test_lldp_neighbour_of_a_linux_host_gives_a_link(world):
     shows a link to the switch port LLDP names, whose end is unknown until that switch reports."""
     from conftest import copy_tree
     d = world.daemon().start()
-    _, tokf = d.token("agents", "agent")
+    _, tokf = d.token("agents", "agent", agent="gpu-a1")
     d.token("viewer", "viewer")
     tree = copy_tree("gpu-a1", os.path.join(world.tmp, "gpu-a1"))
     os.makedirs(os.path.join(tree, "lldp"))

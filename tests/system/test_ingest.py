@@ -54,7 +54,7 @@ def latest_raw(client, port, name, prio=None):
 
 def start_fleet(world, interval="0.5s", agents=TREES):
     d = world.daemon()
-    d.token("agents", "agent")
+    d.token("agents", "agent", agent=sorted(agents))
     d.token("ops", "viewer")
     d.start()
     trees = {}

@@ -6,14 +6,14 @@ import re
 import subprocess
 import time
 
-from conftest import ROOT, binary, wait_for
+from conftest import ROOT, SIM_AGENTS, binary, wait_for
 
 DEMO = os.path.join(ROOT, "sim", "scenarios", "demo.json")
 
 
 def start(world, daemon_args=()):
     d = world.daemon(args=daemon_args).start()
-    _, tokf = d.token("agents", "agent")
+    _, tokf = d.token("agents", "agent", agent=SIM_AGENTS)
     d.token("viewer", "viewer")
     d.token("ops", "operator")
     sim = world.sim(DEMO, daemon=d, token_file=tokf, interval="0.5s")
@@ -122,7 +122,7 @@ def test_large_rounds_on_the_simulator(world):
     512 characters, so a round of more than ~70 runs, e.g. one op on 16 paths to 9 targets,
     could never be collected, silently: the hosts stopped probing.)"""
     d = world.daemon().start()
-    _, tokf = d.token("agents", "agent")
+    _, tokf = d.token("agents", "agent", agent=SIM_AGENTS)
     d.token("viewer", "viewer")
     d.token("ops", "operator")
     c = d.client("viewer")
@@ -249,11 +249,11 @@ def lldp_tree(world, name, tor, port):
     return tree
 
 
-def udp_daemon(world, count, name="rocefabd", ops=("udp",)):
-    """rocefabd with the tokens agents, viewer and ops, its pingmesh probing with kernel UDP
-    (and whatever other ops are asked for)."""
+def udp_daemon(world, count, agents, name="rocefabd", ops=("udp",)):
+    """rocefabd with the tokens agents (bound to agents), viewer and ops, its pingmesh probing
+    with kernel UDP (and whatever other ops are asked for)."""
     d = world.daemon(name=name).start()
-    _, tokf = d.token("agents", "agent")
+    _, tokf = d.token("agents", "agent", agent=agents)
     d.token("viewer", "viewer")
     d.token("ops", "operator")
     r = d.client("ops").put("/api/v1/probes/config", json={"ops": list(ops), "count": count})
@@ -269,7 +269,7 @@ def test_linux_agents_probe_each_other_and_a_dead_host_is_named(world):
     tests/rxe), and with TCP as the second op.  Then h3 dies: the probes to it are lost (both
     ops) and the localization names h3."""
     from conftest import free_addr
-    d, tokf, c = udp_daemon(world, 20, ops=("udp", "tcp"))
+    d, tokf, c = udp_daemon(world, 20, "h1,h2,h3,h4", ops=("udp", "tcp"))
     agents, eps = {}, {}
     for name, tor, port in (("h1", "leaf7", "Ethernet1"), ("h2", "leaf7", "Ethernet2"),
                             ("h3", "leaf7", "Ethernet3"), ("h4", "leaf8", "Ethernet1")):
@@ -321,7 +321,7 @@ def test_linux_agents_probe_each_other_and_a_dead_host_is_named(world):
 def test_probe_listen_is_checked(world):
     """A wildcard or an address that cannot be bound: the agent says so and does not start."""
     d = world.daemon().start()
-    _, tokf = d.token("agents", "agent")
+    _, tokf = d.token("agents", "agent", agent="h1")
     from conftest import binary, copy_tree
     tree = copy_tree("gpu-a1", os.path.join(world.tmp, "t"))
     for listen, why in (("0.0.0.0:9770", "not a wildcard"), ("192.0.2.1:9770", "cannot serve probes on")):
@@ -336,7 +336,7 @@ def test_hosts_without_lldp_are_probed_too(world):
     default): all six ordered pairs are probed.  (Before, a host without a ToR got an empty
     plan and was never a target: a fleet without lldpd had no pingmesh at all.)"""
     from conftest import copy_tree, free_addr
-    d, tokf, c = udp_daemon(world, 10)
+    d, tokf, c = udp_daemon(world, 10, "h1,h2,h3")
     for name in ("h1", "h2", "h3"):
         tree = (lldp_tree(world, name, "leaf7", "Ethernet3") if name == "h3"
                 else copy_tree("gpu-a1", os.path.join(world.tmp, name)))
@@ -370,7 +370,7 @@ def test_probe_rounds_keep_to_their_cpu_budget(world):
     from conftest import copy_tree, free_addr
 
     def share(budget):
-        d, tokf, c = udp_daemon(world, 1000, name=f"rocefabd-{budget}")
+        d, tokf, c = udp_daemon(world, 1000, f"b{budget}-*", name=f"rocefabd-{budget}")
         agents = []
         for i in (1, 2):
             host, p = free_addr()

@@ -13,7 +13,7 @@ from conftest import Proc, copy_tree, free_addr, wait_for, write_counter
 @pytest.fixture
 def fleet(world):
     d = world.daemon()
-    d.token("agents", "agent")
+    d.token("agents", "agent", agent="gpu-a1,stor-b1")
     d.token("prom", "viewer")
     d.start()
     trees = {}

@@ -9,6 +9,7 @@
 #include "lib/httpc.h"
 #include "lib/jsonutil.h"
 #include "lib/probeops.h"
+#include "lib/ratelimit.h"
 #include "lib/router.h"
 #include "lib/sha256.h"
 #include "lib/timeutil.h"
@@ -467,6 +468,39 @@ static void test_httpc_offline(void **state)
 	assert_string_equal(out, "leaf%200%2FEth1:2,x");
 }
 
+/* A line per key per interval, counting what was held back; the table of keys stays bounded. */
+static void test_ratelimit(void **state)
+{
+	struct ratelimit rl = RATELIMIT_INIT(3, 60 * NSEC_PER_SEC);
+	int64_t t = 1000 * NSEC_PER_SEC;
+	uint64_t more = 99;
+	char key[32];
+
+	(void)state;
+	assert_true(ratelimit_due(&rl, "tok/h2", t, &more));
+	assert_int_equal(more, 0);
+	for (int i = 1; i <= 5; i++)
+		assert_false(ratelimit_due(&rl, "tok/h2", t + i * NSEC_PER_SEC, &more));
+	assert_true(ratelimit_due(&rl, "tok/h3", t + 30 * NSEC_PER_SEC, NULL)); /* its own line */
+	assert_false(ratelimit_due(&rl, "tok/h2", t + 59 * NSEC_PER_SEC, NULL));
+	assert_true(ratelimit_due(&rl, "tok/h2", t + 60 * NSEC_PER_SEC, &more));
+	assert_int_equal(more, 6);
+	/* full (3 keys seen within the interval): a new key gets no line... */
+	assert_true(ratelimit_due(&rl, "tok/h4", t + 61 * NSEC_PER_SEC, NULL));
+	for (int i = 0; i < 100; i++) {
+		snprintf(key, sizeof(key), "flood/%d", i);
+		assert_false(ratelimit_due(&rl, key, t + 62 * NSEC_PER_SEC, NULL));
+	}
+	assert_int_equal(rl.keys.len, 3);
+	/* ...until old keys may go: tok/h3's line was an interval ago */
+	assert_true(ratelimit_due(&rl, "flood/0", t + 120 * NSEC_PER_SEC, NULL));
+	assert_false(ratelimit_due(&rl, "flood/0", t + 121 * NSEC_PER_SEC, NULL));
+	assert_true(rl.keys.len <= 3);
+	ratelimit_fini(&rl);
+	assert_true(ratelimit_due(&rl, "tok/h2", t + 122 * NSEC_PER_SEC, NULL));
+	ratelimit_fini(&rl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -476,6 +510,7 @@ int main(void)
 		cmocka_unit_test(test_conf_groups),    cmocka_unit_test(test_router),
 		cmocka_unit_test(test_probe_ops),
 		cmocka_unit_test(test_hash),	       cmocka_unit_test(test_httpc_offline),
+		cmocka_unit_test(test_ratelimit),
 	};
 
 	return cmocka_run_group_tests_name("lib", tests, NULL, NULL);

@@ -198,12 +198,12 @@ static void test_tokens(void **state)
 	(void)state;
 	unlink(dbpath);
 	assert_int_equal(store_open(&c, false, &s, &e), 0);
-	assert_int_equal(tokens_add(s, "ops", ROLE_OPERATOR, tok, &e), 0);
+	assert_int_equal(tokens_add(s, "ops", ROLE_OPERATOR, NULL, tok, &e), 0);
 	assert_int_equal(strlen(tok), TOKEN_LEN);
 	assert_memory_equal(tok, "rfb_", 4);
-	assert_int_equal(tokens_add(s, "ops", ROLE_VIEWER, tok2, &e), -EEXIST);
+	assert_int_equal(tokens_add(s, "ops", ROLE_VIEWER, NULL, tok2, &e), -EEXIST);
 	assert_string_equal(e.code, "TOKEN_EXISTS");
-	assert_int_equal(tokens_add(s, "bad name", ROLE_VIEWER, tok2, &e), -EINVAL);
+	assert_int_equal(tokens_add(s, "bad name", ROLE_VIEWER, NULL, tok2, &e), -EINVAL);
 	/* only the hash is stored */
 	{
 		sqlite3_stmt *st = store_stmt(s, "SELECT hash FROM tokens WHERE name = 'ops'");
@@ -215,20 +215,208 @@ static void test_tokens(void **state)
 	}
 	rd = store_reader_get(s);
 	assert_non_null(rd);
-	assert_int_equal(tokens_check(rd, tok, &role, name), 0);
+	assert_int_equal(tokens_check(rd, tok, &role, name, NULL), 0);
 	assert_int_equal(role, ROLE_OPERATOR);
 	assert_string_equal(name, "ops");
 	tok[10] ^= 1;
-	assert_int_equal(tokens_check(rd, tok, &role, name), -ENOENT);
+	assert_int_equal(tokens_check(rd, tok, &role, name, NULL), -ENOENT);
 	tok[10] ^= 1;
-	assert_int_equal(tokens_check(rd, "short", &role, name), -ENOENT);
+	assert_int_equal(tokens_check(rd, "short", &role, name, NULL), -ENOENT);
 	assert_int_equal(tokens_revoke(s, "ops", &e), 0);
-	assert_int_equal(tokens_check(rd, tok, &role, name), -ENOENT);
+	assert_int_equal(tokens_check(rd, tok, &role, name, NULL), -ENOENT);
 	assert_int_equal(tokens_revoke(s, "ops", &e), -ENOENT);
 	/* the name is free again */
-	assert_int_equal(tokens_add(s, "ops", ROLE_VIEWER, tok2, &e), 0);
-	assert_int_equal(tokens_check(rd, tok2, &role, name), 0);
+	assert_int_equal(tokens_add(s, "ops", ROLE_VIEWER, NULL, tok2, &e), 0);
+	assert_int_equal(tokens_check(rd, tok2, &role, name, NULL), 0);
 	assert_int_equal(role, ROLE_VIEWER);
+	store_reader_put(s, rd);
+	store_close(s);
+	unlink(dbpath);
+}
+
+/* The agent ids a token may report as: ids and glob patterns, checked and normalized. */
+static void test_agent_patterns(void **state)
+{
+	char out[TOKEN_AGENTS_MAX + 1], long_list[TOKEN_AGENTS_MAX + 64];
+	struct rf_err e = { 0 };
+
+	(void)state;
+	assert_int_equal(tokens_agents_parse("h7", out, &e), 0);
+	assert_string_equal(out, "h7");
+	assert_int_equal(tokens_agents_parse(" leaf* ,\tspine?, gpu-a1.rack_2 ", out, &e), 0);
+	assert_string_equal(out, "leaf*,spine?,gpu-a1.rack_2");
+	assert_int_equal(tokens_agents_parse("*", out, &e), 0);
+	/* in place, as the command line does */
+	snprintf(long_list, sizeof(long_list), "a , b");
+	assert_int_equal(tokens_agents_parse(long_list, long_list, &e), 0);
+	assert_string_equal(long_list, "a,b");
+
+	/* what is refused: empty entries, characters outside ids and wildcards (no [classes] or
+	 * escapes), a leading '.' or '-' (no id starts so), entries longer than an id */
+	static const char *const bad[] = { "", " ", ",", "h1,", ",h1", "h1,,h2", "h 1", "h[12]", "h\\1",
+					   "h/1", "h1;h2", "-h", ".h", "h\n", "é" };
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		memset(&e, 0, sizeof(e));
+		snprintf(out, sizeof(out), "untouched");
+		assert_int_equal(tokens_agents_parse(bad[i], out, &e), -EINVAL);
+		assert_string_equal(e.code, "BAD_AGENT_PATTERN");
+		assert_string_equal(out, "untouched");
+	}
+	memset(long_list, 'x', 65);
+	long_list[65] = '\0';
+	assert_int_equal(tokens_agents_parse(long_list, out, &e), -EINVAL);
+	long_list[64] = '\0'; /* 64: as long as an id may be */
+	assert_int_equal(tokens_agents_parse(long_list, out, &e), 0);
+	/* the whole list: at most TOKEN_AGENTS_MAX */
+	for (size_t i = 0; i + 2 < sizeof(long_list); i += 2)
+		memcpy(long_list + i, "h,", 2);
+	long_list[TOKEN_AGENTS_MAX + 1] = '\0'; /* "h,h,...h,h" of 1025 */
+	assert_int_equal(tokens_agents_parse(long_list, out, &e), -E2BIG);
+	assert_string_equal(e.code, "AGENTS_TOO_LONG");
+	long_list[TOKEN_AGENTS_MAX - 1] = '\0';
+	assert_int_equal(tokens_agents_parse(long_list, out, &e), 0);
+
+	/* matching: whole ids, '*' any run (also none), '?' exactly one */
+	assert_true(tokens_agent_allowed("h7", "h7"));
+	assert_false(tokens_agent_allowed("h7", "h70"));
+	assert_false(tokens_agent_allowed("h7", "h"));
+	assert_false(tokens_agent_allowed("h7", "H7"));
+	assert_true(tokens_agent_allowed("leaf*", "leaf"));
+	assert_true(tokens_agent_allowed("leaf*", "leaf12"));
+	assert_false(tokens_agent_allowed("leaf*", "spine0"));
+	assert_false(tokens_agent_allowed("leaf*", "xleaf1"));
+	assert_true(tokens_agent_allowed("h?", "h1"));
+	assert_false(tokens_agent_allowed("h?", "h12"));
+	assert_true(tokens_agent_allowed("h*,leaf*,spine*", "spine1"));
+	assert_true(tokens_agent_allowed("h1,h2", "h2"));
+	assert_false(tokens_agent_allowed("h1,h2", "h3"));
+	assert_true(tokens_agent_allowed("*", "anything.at-all"));
+	assert_true(tokens_agent_allowed("*-rack?.*", "gpu-rack3.dc1"));
+	/* an id from a URL is just a string: its '*' or '[' match nothing special */
+	assert_false(tokens_agent_allowed("h1", "h*"));
+	assert_false(tokens_agent_allowed("h1", "h[1]"));
+	assert_true(tokens_agent_allowed("h*", "h*"));
+	/* unbound: any agent (until the next release) */
+	assert_true(tokens_agent_allowed(NULL, "h1"));
+	assert_true(tokens_agent_allowed("", "h1"));
+}
+
+/* Tokens of role agent keep their binding: added, checked, listed, rebound, and the unbound
+ * ones named. */
+static void test_token_bindings(void **state)
+{
+	struct store_conf c = { .path = dbpath, .readers = 1 };
+	char tok[TOKEN_LEN + 1], tok2[TOKEN_LEN + 1], tok3[TOKEN_LEN + 1], name[65],
+		agents[TOKEN_AGENTS_MAX + 1];
+	struct store_reader *rd;
+	struct rf_err e = { 0 };
+	json_t *names = NULL;
+	struct store *s;
+	enum role role;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	unlink(dbpath);
+	assert_int_equal(store_open(&c, false, &s, &e), 0);
+	assert_int_equal(tokens_add(s, "h7", ROLE_AGENT, "h7", tok, &e), 0);
+	assert_int_equal(tokens_add(s, "fleet", ROLE_AGENT, "leaf* , spine*", tok2, &e), 0);
+	assert_int_equal(tokens_add(s, "old", ROLE_AGENT, NULL, tok3, &e), 0);
+	/* a binding is for agent tokens only, and is checked */
+	assert_int_equal(tokens_add(s, "ops", ROLE_OPERATOR, "h7", tok3, &e), -EINVAL);
+	assert_string_equal(e.code, "AGENTS_NEED_AGENT_ROLE");
+	assert_int_equal(tokens_add(s, "admin", ROLE_ADMIN, "*", tok3, &e), -EINVAL);
+	assert_int_equal(tokens_add(s, "bad", ROLE_AGENT, "h[1-3]", tok3, &e), -EINVAL);
+	assert_string_equal(e.code, "BAD_AGENT_PATTERN");
+	assert_int_equal(tokens_add(s, "viewer", ROLE_VIEWER, NULL, tok3, &e), 0);
+
+	rd = store_reader_get(s);
+	assert_non_null(rd);
+	assert_int_equal(tokens_check(rd, tok, &role, name, agents), 0);
+	assert_int_equal(role, ROLE_AGENT);
+	assert_string_equal(agents, "h7");
+	assert_int_equal(tokens_check(rd, tok2, &role, name, agents), 0);
+	assert_string_equal(agents, "leaf*,spine*"); /* stored normalized */
+	assert_int_equal(tokens_check(rd, tok3, &role, name, agents), 0);
+	assert_string_equal(agents, ""); /* not an agent token: none */
+	assert_int_equal(tokens_unbound(rd, &names), 0);
+	assert_int_equal(json_array_size(names), 1);
+	assert_string_equal(json_string_value(json_array_get(names, 0)), "old");
+	json_decref(names);
+
+	/* the unbound token is bound in place; a revoked or non-agent token cannot be */
+	assert_int_equal(tokens_bind(s, "old", "h1,h2", &e), 0);
+	assert_int_equal(tokens_unbound(rd, &names), 0);
+	assert_int_equal(json_array_size(names), 0);
+	json_decref(names);
+	assert_int_equal(tokens_bind(s, "viewer", "h1", &e), -ENOENT);
+	assert_int_equal(tokens_bind(s, "nobody", "h1", &e), -ENOENT);
+	assert_string_equal(e.code, "TOKEN_NOT_FOUND");
+	assert_int_equal(tokens_bind(s, "old", "h1,", &e), -EINVAL);
+	assert_int_equal(tokens_bind(s, "old", NULL, &e), -EINVAL);
+	assert_int_equal(tokens_revoke(s, "h7", &e), 0);
+	assert_int_equal(tokens_bind(s, "h7", "h8", &e), -ENOENT);
+	/* an unbound agent token: made without one (the command line warns) */
+	assert_int_equal(tokens_add(s, "legacy", ROLE_AGENT, NULL, tok3, &e), 0);
+	assert_int_equal(tokens_check(rd, tok3, &role, name, agents), 0);
+	assert_string_equal(agents, "");
+	store_reader_put(s, rd);
+
+	/* the list shows bindings, "(unbound)" for an agent token without one, "-" for others */
+	f = open_memstream(&text, &len);
+	assert_int_equal(tokens_print(s, f, &e), 0);
+	fclose(f);
+	assert_non_null(strstr(text, "AGENTS\n"));
+	assert_non_null(strstr(text, "leaf*,spine*\n"));
+	assert_non_null(strstr(text, "h1,h2\n"));
+	assert_non_null(strstr(text, "(unbound)\n"));
+	assert_non_null(strstr(text, "h7~revoked~")); /* keeps its binding in the record */
+	free(text);
+	store_close(s);
+	unlink(dbpath);
+}
+
+/* A schema-5 database (tests/data/store-v5.sql: tokens made before agent bindings): its tokens
+ * keep working after migration 6, the agent token unbound. */
+static void test_migration_from_v5(void **state)
+{
+	struct store_conf c = { .path = dbpath, .readers = 1 };
+	char name[65], agents[TOKEN_AGENTS_MAX + 1], tok[TOKEN_LEN + 1];
+	struct store_reader *rd;
+	struct rf_err e = { 0 };
+	json_t *names = NULL;
+	struct store *s;
+	enum role role;
+
+	(void)state;
+	db_from_dump("tests/data/store-v5.sql");
+	assert_int_equal(store_open(&c, false, &s, &e), 0);
+	assert_int_equal(user_version(s), STORE_SCHEMA_VERSION);
+	rd = store_reader_get(s);
+	assert_non_null(rd);
+	assert_int_equal(tokens_check(rd, "rfb_v5fleetAgentTokenMadeBeforeAgentBinding0001", &role, name,
+				      agents),
+			 0);
+	assert_int_equal(role, ROLE_AGENT);
+	assert_string_equal(name, "fleet");
+	assert_string_equal(agents, "");
+	assert_true(tokens_agent_allowed(agents, "anyone"));
+	assert_int_equal(tokens_check(rd, "rfb_v5operatorTokenMadeBeforeAgentBinding000002", &role,
+				      name, agents),
+			 0);
+	assert_int_equal(role, ROLE_OPERATOR);
+	/* the revoked agent token is not named */
+	assert_int_equal(tokens_unbound(rd, &names), 0);
+	assert_int_equal(json_array_size(names), 1);
+	assert_string_equal(json_string_value(json_array_get(names, 0)), "fleet");
+	json_decref(names);
+	assert_int_equal(tokens_bind(s, "fleet", "h*,leaf*,spine*", &e), 0);
+	assert_int_equal(tokens_check(rd, "rfb_v5fleetAgentTokenMadeBeforeAgentBinding0001", &role, name,
+				      agents),
+			 0);
+	assert_string_equal(agents, "h*,leaf*,spine*");
+	assert_int_equal(tokens_add(s, "h1", ROLE_AGENT, "h1", tok, &e), 0);
 	store_reader_put(s, rd);
 	store_close(s);
 	unlink(dbpath);
@@ -525,7 +713,10 @@ int main(void)
 		cmocka_unit_test(test_migrations),
 		cmocka_unit_test(test_migration_from_v1),
 		cmocka_unit_test(test_migration_from_v4),
+		cmocka_unit_test(test_migration_from_v5),
 		cmocka_unit_test(test_tokens),
+		cmocka_unit_test(test_agent_patterns),
+		cmocka_unit_test(test_token_bindings),
 		cmocka_unit_test(test_writer_queue),
 		cmocka_unit_test(test_ingest),
 	};

@@ -1,0 +1,278 @@
+"""Agent identity: a token of role agent reports only as the agents it is bound to (rocefabd
+token add NAME --role agent --agent ID|PATTERN[,...]).  A report carries an agent's data and the
+outcomes of its configuration changes, and its answer carries the agent's pending commands, so a
+report as another agent is refused (403 AGENT_NOT_BOUND) before anything is parsed or stored.
+Agent tokens made without a binding (before store schema 6) still work for one release, with a
+warning at start-up and in /api/v1/health.  Every response is validated against the OpenAPI."""
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import time
+
+import pytest
+
+from conftest import ROOT, Client, binary, wait_for
+
+V5_DUMP = os.path.join(ROOT, "tests", "data", "store-v5.sql")
+V5_FLEET_TOKEN = "rfb_v5fleetAgentTokenMadeBeforeAgentBinding0001"
+V5_OPS_TOKEN = "rfb_v5operatorTokenMadeBeforeAgentBinding000002"
+# a fixed window around the tests' samples (a relative one would move between two snapshots)
+WINDOW = f"from={int(time.time()) - 600}&to={int(time.time()) + 3600}"
+
+
+def report(agent_id, seq, results=None):
+    """A host report: one RDMA port nic0:1 with its DCQCN settings and one counter sample."""
+    t = time.time_ns()
+    doc = {"schema": 1, "agent": {"id": agent_id, "role": "host", "boot_id": "b1", "version": "t",
+                                  "backend": "test"},
+           "seq": seq, "time_ns": t, "interval_ms": 60000,  # never stale during a test
+           "inventory": {"devices": [{"name": "nic0", "kind": "rdma", "driver": "test", "ports": [
+               {"port": "1", "state": "up", "speed_mbps": 100000}]}]},
+           "samples": [{"device": "nic0", "port": "1", "source": "sim", "t_ns": t,
+                        "values": {"np_cnp_sent": 10 * seq}}],
+           "config": {"dcqcn": [{"device": "nic0", "port": "1", "rpg_ai_rate": 5,
+                                 "rpg_time_reset": 300}]}}
+    if results:
+        doc["command_results"] = results
+    return doc
+
+
+def post(d, token, url_id, doc):
+    body = doc if isinstance(doc, str) else json.dumps(doc)
+    return d.client(token).post(f"/api/v1/agents/{url_id}/report", data=body,
+                                headers={"Content-Type": "application/json"})
+
+
+def refused(r, token, agent):
+    assert r.status_code == 403, (r.status_code, r.text)
+    assert r.headers["Content-Type"].startswith("application/problem+json")
+    p = r.json()
+    assert p["code"] == "AGENT_NOT_BOUND" and p["status"] == 403, p
+    assert (p["token"], p["agent"]) == (token, agent), p
+    assert f"'{token}'" in p["detail"] and f"'{agent}'" in p["detail"], p
+    assert "commands" not in p
+    return p
+
+
+def snapshot(d):
+    """What a forged report could change: agents, ports, samples, the audit log."""
+    c = d.client("viewer")
+    return (c.json("/api/v1/agents"), c.json("/api/v1/ports"), c.json("/api/v1/changes"),
+            c.json(f"/api/v1/ports/h2:nic0:1/counters?names=np_cnp_sent&{WINDOW}"))
+
+
+def refusal_lines(d, token, agent):
+    return [l for l in d.proc.output().splitlines()
+            if "AGENT_NOT_BOUND" in l and f"token '{token}'" in l and f"agent '{agent}'" in l]
+
+
+@pytest.fixture
+def hosts(world):
+    """rocefabd with h1 and h2, each having reported with its own token (bound to it)."""
+    d = world.daemon()
+    d.token("h1", "agent", agent="h1")
+    d.token("h2", "agent", agent="h2")
+    d.token("ops", "operator")
+    d.token("viewer", "viewer")
+    d.token("admin", "admin")
+    d.start()
+    for h in ("h1", "h2"):
+        r = post(d, h, h, report(h, 1))
+        assert r.status_code == 200 and r.json()["accepted"], r.text
+    assert "UNBOUND_AGENT_TOKEN" not in d.proc.output()
+    assert len(snapshot(d)[3]["series"][0]["points"]) == 1
+    assert d.client().get("/api/v1/health").json()["warnings"] == []
+    return d
+
+
+def test_report_as_another_agent_is_refused_and_nothing_is_stored(hosts):
+    d = hosts
+    before = snapshot(d)
+    refused(post(d, "h1", "h2", report("h2", 2)), "h1", "h2")
+    # checked on the URL's id before the body is parsed: a body naming h1, or no report at all,
+    # makes no difference
+    refused(post(d, "h1", "h2", report("h1", 2)), "h1", "h2")
+    refused(post(d, "h1", "h2", "{not json"), "h1", "h2")
+    # an agent rocefabd has never seen is refused as well, and does not appear
+    refused(post(d, "h1", "h9", report("h9", 1)), "h1", "h9")
+    assert d.client("viewer").get("/api/v1/agents/h9").status_code == 404
+    assert snapshot(d) == before
+    # h1's own reports still work, and h2's with h2's token
+    assert post(d, "h1", "h1", report("h1", 2)).json()["duplicate"] is False
+    assert post(d, "h2", "h2", report("h2", 2)).json()["duplicate"] is False
+    # a token of role admin reports as any agent (documented)
+    assert post(d, "admin", "h2", report("h2", 3)).status_code == 200
+
+    # logged at warning, once a minute per token and agent however often it is tried
+    for seq in range(10, 15):
+        refused(post(d, "h1", "h2", report("h2", seq)), "h1", "h2")
+    lines = refusal_lines(d, "h1", "h2")
+    assert len(lines) == 1 and "warning" in lines[0], lines
+    assert len(refusal_lines(d, "h1", "h9")) == 1
+    assert d.healthy()
+
+
+def test_another_agents_commands_are_not_handed_out(hosts):
+    """A pending change for h2: h1's token posting as h2 gets no commands (403), the change stays
+    pending; h2's own report then gets it."""
+    d = hosts
+    ops, viewer = d.client("ops"), d.client("viewer")
+    r = ops.put("/api/v1/hosts/h2/dcqcn", json={"rpg_ai_rate": 10})
+    assert r.status_code == 202, r.text
+    cid = r.json()["changes"][0]["id"]
+    before = viewer.json(f"/api/v1/changes/{cid}")
+    assert before["state"] == "pending"
+
+    r = post(d, "h1", "h2", report("h2", 2))
+    refused(r, "h1", "h2")
+    assert viewer.json(f"/api/v1/changes/{cid}") == before  # still pending, never sent
+
+    a = post(d, "h2", "h2", report("h2", 2)).json()
+    assert [c["id"] for c in a["commands"]] == [f"c{cid}"]
+    assert a["commands"][0]["target"] == "h2"
+    assert viewer.json(f"/api/v1/changes/{cid}")["state"] == "sent"
+
+
+def test_outcomes_of_another_agents_changes_are_refused(hosts):
+    """The finding: a change to h2 became failed with a forged message.  Now the forged outcome
+    is refused and the change, the audit log and h2's data stay as they were."""
+    d = hosts
+    ops, viewer = d.client("ops"), d.client("viewer")
+    cid = ops.put("/api/v1/hosts/h2/dcqcn", json={"rpg_ai_rate": 10}).json()["changes"][0]["id"]
+    assert post(d, "h2", "h2", report("h2", 2)).json()["commands"][0]["id"] == f"c{cid}"
+    before = viewer.json(f"/api/v1/changes/{cid}")
+    assert before["state"] == "sent"
+    log_before = snapshot(d)
+
+    forged = [{"id": f"c{cid}", "outcome": "failed",
+               "error": {"code": "FORGED", "message": "forged by the holder of h1's token"}}]
+    refused(post(d, "h1", "h2", report("h2", 3, results=forged)), "h1", "h2")
+    # and as itself, h1 cannot settle h2's change either (outcomes are keyed by the reporter)
+    assert post(d, "h1", "h1", report("h1", 2, results=forged)).status_code == 200
+    assert viewer.json(f"/api/v1/changes/{cid}") == before
+    assert snapshot(d)[2:] == log_before[2:]  # the audit log and h2's samples
+    assert "FORGED" not in json.dumps(viewer.json("/api/v1/changes"))
+
+    # h2's own outcome is recorded
+    ok = [{"id": f"c{cid}", "outcome": "applied", "values": {"rpg_ai_rate": 10}}]
+    assert post(d, "h2", "h2", report("h2", 3, results=ok)).status_code == 200
+    assert viewer.json(f"/api/v1/changes/{cid}")["state"] == "applied"
+
+
+def test_binding_survives_a_restart(hosts):
+    d = hosts
+    assert d.stop() == 0
+    d.start()
+    refused(post(d, "h1", "h2", report("h2", 5)), "h1", "h2")
+    assert post(d, "h1", "h1", report("h1", 5)).status_code == 200
+    out = subprocess.run([binary("rocefabd"), "--config", d.conf, "token", "list"],
+                         capture_output=True, text=True, check=True).stdout
+    rows = {l.split()[0]: l.split() for l in out.splitlines()[1:]}
+    assert rows["h1"][-1] == "h1" and rows["h2"][-1] == "h2"
+
+
+def test_unbound_token_still_works_with_a_warning(world):
+    d = world.daemon()
+    r = subprocess.run([binary("rocefabd"), "--config", d.conf, "token", "add", "legacy", "--role",
+                        "agent"], capture_output=True, text=True)
+    # allowed in this release, with a warning on stderr; the token alone on stdout's last line
+    assert r.returncode == 0, r.stderr
+    assert "not bound to agents" in r.stderr and "next release" in r.stderr
+    d.tokens["legacy"] = r.stdout.strip().splitlines()[-1]
+    d.token("h1", "agent", agent="h1")
+    d.token("fleet", "agent", agent="*")  # any agent, said explicitly: no warning
+    d.token("viewer", "viewer")
+    d.start()
+    log = d.proc.output()
+    warned = [l for l in log.splitlines() if "UNBOUND_AGENT_TOKEN" in l]
+    assert len(warned) == 1 and "'legacy'" in warned[0] and "warning" in warned[0], warned
+
+    # it reports as anyone, as before
+    for h in ("h1", "h2", "h3"):
+        assert post(d, "legacy", h, report(h, 1)).status_code == 200
+    assert post(d, "fleet", "h4", report("h4", 1)).status_code == 200
+
+    # /health says so: the names only to a caller that may read
+    w = Client(d.url).json("/api/v1/health")["warnings"]
+    assert len(w) == 1 and w[0]["code"] == "UNBOUND_AGENT_TOKENS" and w[0]["count"] == 1, w
+    assert "tokens" not in w[0] and "bind" in w[0]["detail"]
+    w = d.client("viewer").json("/api/v1/health")["warnings"]
+    assert w[0]["tokens"] == ["legacy"]
+    env = dict(os.environ, ROCEFAB_SERVER=d.url,
+               ROCEFAB_TOKEN_FILE=os.path.join(world.tmp, "viewer.token"))
+    out = subprocess.run([binary("rocefabctl"), "health"], env=env, capture_output=True, text=True,
+                         timeout=20)
+    assert out.returncode == 0 and "warning:      UNBOUND_AGENT_TOKENS" in out.stdout
+    assert "(tokens: legacy)" in out.stdout
+
+    # bound in place (the hosts keep their token file): refused as another agent within the
+    # token cache's lifetime, and the warning goes
+    subprocess.run([binary("rocefabd"), "--config", d.conf, "token", "bind", "legacy", "--agent",
+                    "h2"], check=True, capture_output=True)
+    wait_for(lambda: post(d, "legacy", "h3", report("h3", 2)).status_code == 403, 3,
+             what="the new binding to take effect")
+    assert post(d, "legacy", "h2", report("h2", 2)).status_code == 200
+    assert d.client("viewer").json("/api/v1/health")["warnings"] == []
+
+
+def test_a_database_from_before_bindings(world):
+    """A schema-5 database (its tokens made before bindings) is migrated; its agent token keeps
+    working unbound, named in the start-up warning and in /health."""
+    d = world.daemon()
+    with open(V5_DUMP) as f:
+        db = sqlite3.connect(d.db)
+        db.executescript(f.read())
+        db.close()
+    d.tokens.update(fleet=V5_FLEET_TOKEN, ops=V5_OPS_TOKEN)
+    d.start()
+    log = d.proc.output()
+    assert "from version 5 to 6" in log
+    assert re.search(r"warning.*agent token 'fleet' is not bound.*\[UNBOUND_AGENT_TOKEN\]", log), log[-2000:]
+    assert post(d, "fleet", "h5", report("h5", 1)).status_code == 200
+    w = d.client("ops").json("/api/v1/health")["warnings"]
+    assert w[0]["tokens"] == ["fleet"]  # not the revoked one
+    assert d.client().json("/api/v1/version")["store_schema"] == 6
+
+
+def test_token_commands_bind_and_list(tmp_path):
+    db = str(tmp_path / "t.db")
+
+    def run(*args):
+        return subprocess.run([binary("rocefabd"), "--db", db, "token"] + list(args),
+                              capture_output=True, text=True, timeout=20)
+
+    r = run("add", "h7", "--role", "agent", "--agent", "h7")
+    assert r.returncode == 0 and "for agents h7" in r.stdout and r.stderr.count("warning") == 0
+    assert re.fullmatch(r"rfb_[A-Za-z0-9_-]{43}", r.stdout.splitlines()[-1])
+    r = run("add", "switches", "--role", "agent", "--agent", "leaf*, spine*", "--agent=tor?")
+    assert r.returncode == 0 and "for agents leaf*,spine*,tor?" in r.stdout
+    r = run("add", "legacy", "--role", "agent")
+    assert r.returncode == 0 and "not bound to agents" in r.stderr
+    assert run("add", "viewer", "--role", "viewer").returncode == 0
+    # refused: a binding for another role, bad patterns, an empty one
+    r = run("add", "v2", "--role", "viewer", "--agent", "h7")
+    assert r.returncode == 1 and "AGENTS_NEED_AGENT_ROLE" in r.stderr
+    for bad in ("h[1-3]", "h1,,h2", "", "-h", "h 1", "a" * 65):
+        r = run("add", "x", "--role", "agent", "--agent", bad)
+        assert r.returncode == 2 and "BAD_AGENT_PATTERN" in r.stderr, (bad, r.stderr)
+    r = run("add", "x", "--role", "agent", "--agent", ",".join(["h1234567"] * 120))
+    assert r.returncode == 2 and "AGENTS_TOO_LONG" in r.stderr
+    assert "x" not in run("list").stdout.split()
+
+    r = run("list")
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["NAME", "ROLE", "CREATED", "REVOKED", "AGENTS"]
+    rows = {l.split()[0]: l.split() for l in lines[1:]}
+    assert rows["h7"][-1] == "h7"
+    assert rows["switches"][-1] == "leaf*,spine*,tor?"
+    assert rows["legacy"][-1] == "(unbound)"
+    assert rows["viewer"][-1] == "-"
+
+    r = run("bind", "legacy", "--agent", "gpu-a*")
+    assert r.returncode == 0 and "gpu-a*" in r.stdout
+    assert "(unbound)" not in run("list").stdout
+    r = run("bind", "viewer", "--agent", "h1")
+    assert r.returncode == 1 and "TOKEN_NOT_FOUND" in r.stderr
+    assert run("bind", "legacy").returncode == 2
