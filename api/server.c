@@ -380,16 +380,21 @@ static int authenticate(struct api_req *req, struct rf_err *e)
 	if (req->route->handler == h_metrics && a->conf.metrics_public)
 		need = ROLE_NONE;
 	req->role = (enum role)a->conf.anonymous_role;
-	if (need == ROLE_NONE)
-		return 0; /* a token is neither needed nor looked at (a bad one is no reason to fail) */
 	if (h) {
 		if (strncasecmp(h, "Bearer ", 7) != 0)
-			return rf_err_set(e, -EPERM, "BAD_AUTH_SCHEME", NULL,
-					  "use 'Authorization: Bearer <token>'");
+			return need == ROLE_NONE ? 0
+						 : rf_err_set(e, -EPERM, "BAD_AUTH_SCHEME", NULL,
+							      "use 'Authorization: Bearer <token>'");
 		h += 7;
 		while (*h == ' ')
 			h++;
 		r = check_token(a, h, &req->role, req->token_name, req->token_agents);
+		/* where no token is needed a bad one is no reason to fail: the request is
+		 * anonymous (a good one may show more, e.g. /health's token names) */
+		if (r < 0 && need == ROLE_NONE) {
+			req->role = (enum role)a->conf.anonymous_role;
+			return 0;
+		}
 		if (r == -ENOENT)
 			return rf_err_set(e, -EPERM, "INVALID_TOKEN", NULL,
 					  "the token is unknown or revoked");
