@@ -38,7 +38,9 @@ int h_probes_matrix(struct api_req *req)
 	unsigned size;
 	int r;
 
-	if (w && (tu_parse_duration(w, &window) < 0 || window < NSEC_PER_SEC || window > 86400 * NSEC_PER_SEC)) {
+	if ((r = api_duration_arg(req, "window", &window, &e)) < 0)
+		return api_reply_problem(req, 0, &e);
+	if (window < NSEC_PER_SEC || window > 86400 * NSEC_PER_SEC) {
 		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "window", "'%s': a duration from 1s to 1d", w);
 		return api_reply_problem(req, 0, &e);
 	}
@@ -52,7 +54,7 @@ int h_probes_matrix(struct api_req *req)
 
 int h_probes_results(struct api_req *req)
 {
-	const char *from = api_arg(req, "from"), *to = api_arg(req, "to"), *limit = api_arg(req, "limit"), *op;
+	const char *limit = api_arg(req, "limit"), *op;
 	int64_t now = tu_now_ns(), t0 = now - 5 * 60 * NSEC_PER_SEC, t1 = now;
 	struct store_reader *rd;
 	struct rf_err e = { 0 };
@@ -61,11 +63,8 @@ int h_probes_results(struct api_req *req)
 	unsigned size;
 	int r;
 
-	if ((from && tu_parse_time(from, now, &t0) < 0) || (to && tu_parse_time(to, now, &t1) < 0)) {
-		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", from && tu_parse_time(from, now, &t0) < 0 ? "from" : "to",
-			   "a time: RFC 3339, Unix seconds, 'now' or '-5m'");
+	if (api_time_arg(req, "from", now, &t0, &e) < 0 || api_time_arg(req, "to", now, &t1, &e) < 0)
 		return api_reply_problem(req, 0, &e);
-	}
 	if (limit) {
 		char *end;
 

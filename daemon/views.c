@@ -514,7 +514,9 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 				  "'from' must be before 'to'");
 	if (q->step_ns < 0 || (q->step_ns > 0 && q->step_ns < NSEC_PER_MSEC))
 		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "step", "step must be at least 1ms");
-	if (q->step_ns > 0 && (q->to_ns - q->from_ns) / q->step_ns > (int64_t)q->max_points)
+	/* to > from: their distance fits a uint64 even when it does not fit an int64 */
+	if (q->step_ns > 0 && ((uint64_t)q->to_ns - (uint64_t)q->from_ns) / (uint64_t)q->step_ns >
+				      q->max_points)
 		return rf_err_set(e, -EINVAL, "TOO_MANY_POINTS", "step",
 				  "that range and step give more than %u points per series; use a "
 				  "larger step",
@@ -588,7 +590,7 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 			rows = sqlite3_column_int64(st, 0);
 		sqlite3_reset(st);
 		if (rows > (int64_t)q->max_points) {
-			int64_t step = (q->to_ns - q->from_ns) / q->max_points + 1;
+			uint64_t step = ((uint64_t)q->to_ns - (uint64_t)q->from_ns) / q->max_points + 1;
 
 			r = rf_err_set(e, -EINVAL, "TOO_MANY_POINTS", "step",
 				       "%lld samples in that range, more than %u; add step=%llds or "

@@ -203,3 +203,33 @@ def test_slow_and_broken_clients(daemon):
     s.close()
     assert d.healthy()
     assert d.client("viewer").json("/api/v1/agents")["count"] == 1
+
+
+def test_times_and_durations_out_of_range(daemon):
+    """A time beyond what an int64 of nanoseconds holds (after 2262-04-11, before 1970 for an
+    operator) or a duration too long for one is refused naming the parameter, never wrapped
+    (to=9999-12-31T23:59:59Z once answered 200 with "to": null)."""
+    d = daemon
+    c = d.client("viewer")
+    counters = "/api/v1/ports/stor-b1:rxe0:1/counters"
+    for arg, value in (("to", "9999-12-31T23:59:59Z"), ("from", "2262-04-12T00:00:00Z"),
+                       ("to", "2262-04-11T23:47:16.854775808Z"), ("from", "1969-12-31T23:59:59Z"),
+                       ("to", "99999999999"), ("from", "-99999999999999999999s"),
+                       ("from", "-300000d")):
+        p = problem(c.get(f"{counters}?{arg}={value}"), 400, "BAD_PARAMETER")
+        assert p["pointer"] == arg, p
+        assert "2262" in p["detail"], p
+    p = problem(c.get(f"{counters}?from=-1h&step=99999999999999999999s"), 400, "BAD_PARAMETER")
+    assert p["pointer"] == "step" and "too long" in p["detail"]
+    # the whole range that is representable still answers
+    r = c.get(f"{counters}?from=1970-01-01T00:00:01Z&to=2262-04-11T23:47:16Z&step=1d")
+    problem(r, 400, "TOO_MANY_POINTS")
+    r = c.get(f"{counters}?from=1970-01-01T00:00:01Z&to=2262-04-11T23:47:16Z&step=1000d")
+    assert r.status_code == 200, r.text
+    assert r.json()["to"].startswith("2262-04-11T23:47:16")
+    for arg in ("from", "to"):
+        p = problem(c.get(f"/api/v1/probes/results?{arg}=9999-12-31T23:59:59Z"), 400, "BAD_PARAMETER")
+        assert p["pointer"] == arg
+    p = problem(c.get("/api/v1/probes/matrix?window=99999999999999999999s"), 400, "BAD_PARAMETER")
+    assert p["pointer"] == "window"
+    assert d.healthy()
