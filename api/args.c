@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "lib/strutil.h"
 #include "lib/timeutil.h"
 
 int api_time_arg(struct api_req *req, const char *name, int64_t now_ns, int64_t *ret, struct rf_err *e)
@@ -36,4 +37,31 @@ int api_duration_arg(struct api_req *req, const char *name, int64_t *ret, struct
 		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", name,
 				  "'%s' is not a duration (such as 10s or 1m)", v);
 	return 1;
+}
+
+int api_uint_value(const char *value, const char *name, uint64_t min, uint64_t max, uint64_t *ret,
+		   struct rf_err *e)
+{
+	uint64_t v;
+	int r = str_parse_uint(value, max, &v);
+
+	if (r == -EINVAL)
+		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", name,
+				  "'%s' is not a number in plain decimal (no sign, spaces or leading zeros)", value);
+	if (r < 0 || v < min)
+		return rf_err_set(e, -ERANGE, "BAD_PARAMETER", name, "'%s' is outside %llu to %llu", value,
+				  (unsigned long long)min, (unsigned long long)max);
+	*ret = v;
+	return 0;
+}
+
+int api_uint_arg(struct api_req *req, const char *name, uint64_t min, uint64_t max, uint64_t *ret,
+		 struct rf_err *e)
+{
+	const char *v = api_arg(req, name);
+	int r;
+
+	if (!v)
+		return 0;
+	return (r = api_uint_value(v, name, min, max, ret, e)) < 0 ? r : 1;
 }

@@ -263,6 +263,9 @@ int h_host_pfc(struct api_req *req)
 		return api_reply_problem(req, 0, &e);
 	}
 	*colon = '\0';
+	/* the RDMA port number as the agent reports it: one spelling (nic0:01 is not nic0:1) */
+	if (api_uint_value(colon + 1, "port", 0, UINT64_MAX, &(uint64_t){ 0 }, &e) < 0)
+		return api_reply_problem(req, 0, &e);
 	return config_endpoint(req, "host", CHANGE_PFC, buf, colon + 1, -2);
 }
 
@@ -274,10 +277,11 @@ int h_switch_pfc(struct api_req *req)
 int h_switch_ecn(struct api_req *req)
 {
 	struct rf_err e = { 0 };
-	char *end;
-	long q = strtol(req->match.params[2], &end, 10);
+	uint64_t q;
 
-	if (*end || q < 0 || q > 7) {
+	if (api_uint_value(req->match.params[2], "q", 0, UINT64_MAX, &q, &e) < 0)
+		return api_reply_problem(req, 0, &e);
+	if (q > 7) {
 		rf_err_set(&e, -ENOENT, "UNKNOWN_QUEUE", NULL, "queue '%s': queues are 0 to 7",
 			   req->match.params[2]);
 		return api_reply_problem(req, 0, &e);
@@ -291,17 +295,16 @@ int h_changes(struct api_req *req)
 {
 	struct changes_filter f = { .agent = api_arg(req, "agent"), .kind = api_arg(req, "kind"),
 				    .state = api_arg(req, "state"), .queue = -2, .limit = 100 };
-	const char *batch = api_arg(req, "batch"), *limit = api_arg(req, "limit");
 	static const char *const states[] = { "pending", "sent", "applied", "failed", "timed_out", NULL };
 	struct store_reader *rd;
 	struct rf_err e = { 0 };
 	json_t *doc = NULL;
 	enum change_kind k;
-	char *end;
+	uint64_t batch = 0, limit = f.limit;
 	int r;
 
 	if (f.kind && change_kind_parse(f.kind, &k) < 0) {
-		rf_err_set(&e, -EINVAL, "BAD_QUERY", "kind", "kind is dcqcn, ecn or pfc");
+		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "kind", "kind is dcqcn, ecn or pfc");
 		return api_reply_problem(req, 0, &e);
 	}
 	if (f.state) {
@@ -310,24 +313,17 @@ int h_changes(struct api_req *req)
 		for (int i = 0; states[i]; i++)
 			ok |= !strcmp(states[i], f.state);
 		if (!ok) {
-			rf_err_set(&e, -EINVAL, "BAD_QUERY", "state",
+			rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "state",
 				   "state is pending, sent, applied, failed or timed_out");
 			return api_reply_problem(req, 0, &e);
 		}
 	}
-	if (batch && ((f.batch = strtoll(batch, &end, 10)) <= 0 || *end)) {
-		rf_err_set(&e, -EINVAL, "BAD_QUERY", "batch", "batch is a change id");
+	/* batch: a change id */
+	if (api_uint_arg(req, "batch", 1, INT64_MAX, &batch, &e) < 0 ||
+	    api_uint_arg(req, "limit", 1, CHANGES_MAX_TARGETS, &limit, &e) < 0)
 		return api_reply_problem(req, 0, &e);
-	}
-	if (limit) {
-		long l = strtol(limit, &end, 10);
-
-		if (*end || l < 1 || l > CHANGES_MAX_TARGETS) {
-			rf_err_set(&e, -EINVAL, "BAD_QUERY", "limit", "limit is 1 to %d", CHANGES_MAX_TARGETS);
-			return api_reply_problem(req, 0, &e);
-		}
-		f.limit = (unsigned)l;
-	}
+	f.batch = (int64_t)batch;
+	f.limit = (unsigned)limit;
 	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
 	r = changes_list(rd, &f, &doc, &e);
@@ -339,17 +335,18 @@ int h_change(struct api_req *req)
 	struct store_reader *rd;
 	struct rf_err e = { 0 };
 	json_t *doc = NULL;
-	char *end;
-	long long id = strtoll(req->match.params[0], &end, 10);
+	uint64_t id;
 	int r;
 
-	if (*end || id <= 0) {
+	if (api_uint_value(req->match.params[0], "id", 0, UINT64_MAX, &id, &e) < 0)
+		return api_reply_problem(req, 0, &e);
+	if (id == 0 || id > INT64_MAX) {
 		rf_err_set(&e, -ENOENT, "UNKNOWN_CHANGE", NULL, "no change '%s'", req->match.params[0]);
 		return api_reply_problem(req, 0, &e);
 	}
 	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
-	r = changes_get(rd, id, &doc, &e);
+	r = changes_get(rd, (int64_t)id, &doc, &e);
 	return api_finish(req, rd, r, doc, &e, 200);
 }
 

@@ -6,6 +6,7 @@
 
 #include "daemon/report.h"
 #include "lib/jsonutil.h"
+#include "lib/strutil.h"
 
 #define MAX_DEVICES 256
 #define MAX_PORTS_PER_DEVICE 1024
@@ -449,11 +450,10 @@ static int parse_probes(struct report *r, json_t *pr, struct js_path *p, struct 
 		/* where the other hosts reach its probe server: rocefabd puts it in their plans */
 		const char *ep = json_string_value(json_object_get(pr, "endpoint"));
 		const char *colon = ep ? strrchr(ep, ':') : NULL;
-		char *end = NULL;
-		long port = colon ? strtol(colon + 1, &end, 10) : 0;
+		uint64_t port = 0;
 
-		if (!ep || strlen(ep) > 64 || !colon || colon == ep || !end || *end || port < 1 || port > 65535 ||
-		    strpbrk(ep, " \t\"'\\/"))
+		if (!ep || strlen(ep) > 64 || !colon || colon == ep || str_parse_uint(colon + 1, 65535, &port) < 0 ||
+		    port < 1 || strpbrk(ep, " \t\"'\\/"))
 			return js_fail(e, p, "endpoint", "ADDRESS:PORT of the agent's probe server");
 		r->probe_endpoint = ep;
 	}

@@ -233,3 +233,50 @@ def test_times_and_durations_out_of_range(daemon):
     p = problem(c.get("/api/v1/probes/matrix?window=99999999999999999999s"), 400, "BAD_PARAMETER")
     assert p["pointer"] == "window"
     assert d.healthy()
+
+
+SWITCH = os.path.join(os.path.dirname(__file__), "..", "data", "reports", "good", "switch-config-results.json")
+
+
+def post_switch(d):
+    """leaf0 with PFC on port h3 and ECN on its queue 3."""
+    d.token("leaf0", "agent")
+    with open(SWITCH) as f:
+        r = d.client("leaf0").post("/api/v1/agents/leaf0/report", data=f.read(),
+                                   headers={"Content-Type": "application/json"})
+    assert r.status_code == 200 and r.json()["accepted"], r.text
+
+
+def test_integers_in_paths_and_queries_have_one_spelling(daemon):
+    """Queue 03 or +3 was queue 3, change 01 was change 1: an integer in a path or a query is
+    canonical decimal (no sign, no leading zero, no space), else 400 naming the parameter."""
+    d = daemon
+    post_switch(d)
+    c = d.client("viewer")
+    assert c.json("/api/v1/switches/leaf0/ports/h3/queues/3/ecn")["items"][0]["queue"] == 3
+    for q in ("03", "+3", "%203", "3%20", "0x3", "3.0", "-0"):
+        p = problem(c.get(f"/api/v1/switches/leaf0/ports/h3/queues/{q}/ecn"), 400, "BAD_PARAMETER")
+        assert p["pointer"] == "q", p
+    p = problem(d.client("ops").put("/api/v1/switches/leaf0/ports/h3/queues/+3/ecn", json={"pmax": 0.1}),
+                400, "BAD_PARAMETER")
+    assert p["pointer"] == "q"
+    problem(c.get("/api/v1/switches/leaf0/ports/h3/queues/9/ecn"), 404, "UNKNOWN_QUEUE")
+    # a host port is DEVICE:PORT with the port number as the agent reports it
+    assert c.get("/api/v1/hosts/stor-b1/ports/rxe0:1/pfc").status_code in (200, 404)
+    p = problem(c.get("/api/v1/hosts/stor-b1/ports/rxe0:01/pfc"), 400, "BAD_PARAMETER")
+    assert p["pointer"] == "port"
+    # change ids, and the integer query parameters
+    p = problem(c.get("/api/v1/changes/01"), 400, "BAD_PARAMETER")
+    assert p["pointer"] == "id"
+    problem(c.get("/api/v1/changes/1"), 404, "UNKNOWN_CHANGE")
+    problem(c.get("/api/v1/changes/0"), 404, "UNKNOWN_CHANGE")
+    for path, arg in (("/api/v1/changes?limit=010", "limit"), ("/api/v1/changes?limit=+5", "limit"),
+                      ("/api/v1/changes?batch=01", "batch"), ("/api/v1/changes?batch=%201", "batch"),
+                      ("/api/v1/changes?limit=99999999999999999999", "limit"),
+                      ("/api/v1/probes/results?limit=0100", "limit"),
+                      ("/api/v1/probes/results?size=064", "size"), ("/api/v1/probes/matrix?size=+64", "size")):
+        p = problem(c.get(path), 400, "BAD_PARAMETER")
+        assert p["pointer"] == arg, (path, p)
+    assert c.json("/api/v1/changes?limit=5&batch=1")["count"] == 0
+    assert c.get("/api/v1/probes/results?limit=100&size=64").status_code == 200
+    assert d.healthy()

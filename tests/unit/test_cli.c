@@ -310,6 +310,21 @@ static void test_build_rejects(void **state)
 			"set ecn: QUEUE is a number from 0 to 7, not '-2'");
 	assert_rejected(&o, ARGV("set", "ecn", "leaf*", "h0", "8", "pmax=1"), -EINVAL, "",
 			"set ecn: QUEUE is a number from 0 to 7, not '8'");
+	/* one spelling per number: a queue of 03 or +3 is not queue 3, enable=010 is not octal 8 */
+	assert_rejected(&o, ARGV("set", "ecn", "leaf*", "h0", "03", "pmax=1"), -EINVAL, "",
+			"set ecn: QUEUE is a number from 0 to 7, not '03'");
+	assert_rejected(&o, ARGV("set", "ecn", "leaf*", "h0", "+3", "pmax=1"), -EINVAL, "",
+			"set ecn: QUEUE is a number from 0 to 7, not '+3'");
+	assert_rejected(&o, ARGV("set", "ecn", "leaf*", "h0", " 3", "pmax=1"), -EINVAL, "",
+			"set ecn: QUEUE is a number from 0 to 7, not ' 3'");
+	assert_rejected(&o, ARGV("set", "pfc", "leaf0", "Eth1", "enable=010"), -EINVAL, "",
+			"'enable=010': write the number in decimal without a '+' or a leading zero, or in "
+			"hex as 0x...");
+	assert_rejected(&o, ARGV("set", "pfc", "leaf0", "Eth1", "enable=+8"), -EINVAL, "",
+			"'enable=+8': write the number in decimal without a '+' or a leading zero, or in "
+			"hex as 0x...");
+	assert_rejected(&o, ARGV("set", "pfc", "leaf0", "Eth1", "xoff_bytes=99999999999999999999"),
+			-ERANGE, "", "'xoff_bytes=99999999999999999999': the number is too large");
 	/* a request that does not fit is refused, not cut short */
 	assert_non_null(long_name);
 	memset(long_name, 'a', 2999);

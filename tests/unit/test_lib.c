@@ -11,6 +11,7 @@
 #include "lib/probeops.h"
 #include "lib/router.h"
 #include "lib/sha256.h"
+#include "lib/strutil.h"
 #include "lib/timeutil.h"
 #include "tests/unit/unit.h"
 
@@ -139,6 +140,32 @@ static void test_rfc3339(void **state)
 	assert_int_equal(tu_parse_time("-10s", 5 * NSEC_PER_SEC, &v), -ERANGE);
 	assert_int_equal(tu_parse_time("-99999999999999999999s", 5 * NSEC_PER_SEC, &v), -ERANGE);
 	assert_int_equal(tu_parse_time("-1d", INT64_MIN + NSEC_PER_SEC, &v), -ERANGE);
+}
+
+static void test_canonical_integers(void **state)
+{
+	uint64_t v = 42;
+
+	(void)state;
+	assert_int_equal(str_parse_uint("0", 7, &v), 0);
+	assert_true(v == 0);
+	assert_int_equal(str_parse_uint("3", 7, &v), 0);
+	assert_true(v == 3);
+	assert_int_equal(str_parse_uint("18446744073709551615", UINT64_MAX, &v), 0);
+	assert_true(v == UINT64_MAX);
+	/* one spelling per number: "03" and "+3" were once queue 3 */
+	v = 42;
+	static const char *const bad[] = { "03", "+3", "-3", " 3", "3 ", "0x3", "3.0", "", "00", "3a", "1e3",
+					   "\t3", "99999999999999999999x" };
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		if (str_parse_uint(bad[i], UINT64_MAX, &v) != -EINVAL)
+			fail_msg("'%s' was read as a number", bad[i]);
+	assert_int_equal(str_parse_uint(NULL, 7, &v), -EINVAL);
+	/* too large: for the caller, or for any uint64 */
+	assert_int_equal(str_parse_uint("8", 7, &v), -ERANGE);
+	assert_int_equal(str_parse_uint("18446744073709551616", UINT64_MAX, &v), -ERANGE);
+	assert_int_equal(str_parse_uint("99999999999999999999", UINT64_MAX, &v), -ERANGE);
+	assert_true(v == 42);
 }
 
 static void test_sizes(void **state)
@@ -557,6 +584,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sha256_vectors), cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_rfc3339),	       cmocka_unit_test(test_sizes),
+		cmocka_unit_test(test_canonical_integers),
 		cmocka_unit_test(test_conf),
 		cmocka_unit_test(test_hmap),	       cmocka_unit_test(test_json_paths),
 		cmocka_unit_test(test_conf_groups),    cmocka_unit_test(test_router),
