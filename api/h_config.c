@@ -389,10 +389,31 @@ static int parse_select(json_t *sel, enum change_kind kind, struct change_select
 	return 0;
 }
 
-/* POST /api/v1/changes: {"kind", "select": {...}, "params": {...}, "reason"} */
+/* "all" and "max_targets" of a bulk request into the selection: the daemon's
+ * changes.max_targets unless the request raises (or lowers) it. */
+static int parse_guard(struct api_req *req, json_t *doc, struct change_select *csel, struct rf_err *e)
+{
+	json_t *all = json_object_get(doc, "all"), *max = json_object_get(doc, "max_targets");
+
+	if (all && !json_is_boolean(all))
+		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/all", "all is true or false");
+	csel->all = json_is_true(all);
+	if (csel->all && (csel->node || csel->device || csel->port || csel->queue != -2))
+		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/all",
+				  "\"all\": true stands for an empty selection; drop it or the patterns");
+	if (max && (!json_is_integer(max) || json_integer_value(max) < 1 ||
+		    json_integer_value(max) > CHANGES_MAX_TARGETS))
+		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/max_targets",
+				  "max_targets is an integer from 1 to %d", CHANGES_MAX_TARGETS);
+	csel->max_targets = max ? (size_t)json_integer_value(max) : api_conf(req)->change_max_targets;
+	return 0;
+}
+
+/* POST /api/v1/changes: {"kind", "select": {...}, "params": {...}, "reason", "all",
+ * "max_targets"} */
 int h_changes_bulk(struct api_req *req)
 {
-	static const char *const keys[] = { "kind", "select", "params", "reason", NULL };
+	static const char *const keys[] = { "kind", "select", "params", "reason", "all", "max_targets", NULL };
 	json_t *doc = NULL, *sel, *params, *reason;
 	struct store_reader *rd = NULL;
 	struct change_set cs = { 0 };
@@ -421,7 +442,8 @@ int h_changes_bulk(struct api_req *req)
 		for (int i = 0; keys[i]; i++)
 			ok |= !strcmp(k, keys[i]);
 		if (!ok) {
-			rf_err_set(&e, -EINVAL, "SCHEMA_VIOLATION", "/", "unknown member '%s' (kind, select, params, reason)", k);
+			rf_err_set(&e, -EINVAL, "SCHEMA_VIOLATION", "/",
+				   "unknown member '%s' (kind, select, params, reason, all, max_targets)", k);
 			goto out;
 		}
 	}
@@ -442,6 +464,7 @@ int h_changes_bulk(struct api_req *req)
 		goto out;
 	}
 	if ((r = parse_select(sel, kind, &csel, &on_switch, &e)) < 0 ||
+	    (r = parse_guard(req, doc, &csel, &e)) < 0 ||
 	    (r = change_set_init(&cs, kind, on_switch, params)) < 0)
 		goto out;
 	if ((r = api_reader(req, &rd))) {
@@ -449,7 +472,17 @@ int h_changes_bulk(struct api_req *req)
 		json_decref(doc);
 		return r < 0 ? r : 0;
 	}
-	if ((r = changes_select(rd, &cs, &csel, &e)) < 0)
+	if ((r = changes_select(rd, &cs, &csel, &e)) == -ERANGE) {
+		/* more targets than the limit: how many, and the limit */
+		json_t *extra = json_pack("{s:I,s:I}", "targets", (json_int_t)cs.matched, "max_targets",
+					  (json_int_t)(csel.max_targets ? csel.max_targets : CHANGES_MAX_TARGETS));
+
+		store_reader_put(api_deps(req)->store, rd);
+		change_set_fini(&cs);
+		json_decref(doc);
+		return api_reply_problem_ext(req, 0, &e, extra);
+	}
+	if (r < 0)
 		goto out;
 	store_reader_put(api_deps(req)->store, rd);
 	rd = NULL;

@@ -208,6 +208,17 @@ static int set_many(const struct set_target *s, json_t *params, const struct cli
 	if (!s->port && o->port) /* dcqcn: the one port of the usage's --port */
 		json_object_set_new(sel, "port", json_string(o->port));
 	r->body = json_pack("{s:s,s:o,s:O}", "kind", s->what, "select", sel, "params", params);
+	if (r->body && o->max_targets) {
+		uint64_t max;
+
+		if (str_parse_uint(o->max_targets, INT64_MAX, &max) < 0 || !max) {
+			json_decref(r->body);
+			r->body = NULL;
+			return rf_err_set(e, -EINVAL, NULL, NULL, "--max-targets is a number from 1 up, not '%s'",
+					  o->max_targets);
+		}
+		json_object_set_new(r->body, "max_targets", json_integer((json_int_t)max));
+	}
 	r->method = "POST";
 	return r->body ? path_add(r, e, "/api/v1/changes") : -ENOMEM;
 }
@@ -273,10 +284,15 @@ static int build_set(const struct cli_cmd *c, char *const *args, int nargs,
 		return rf_err_set(e, -EINVAL, NULL, NULL,
 				  "name at least one NAME=VALUE to change (rocefabctl params)");
 	}
-	if (is_glob(s.node) || (s.port && is_glob(s.port)))
+	if (is_glob(s.node) || (s.port && is_glob(s.port))) {
 		x = set_many(&s, params, o, r, e);
-	else
+	} else if (o->max_targets) {
+		json_decref(params);
+		return rf_err_set(e, -EINVAL, NULL, NULL,
+				  "--max-targets is for a pattern (a change of many objects)");
+	} else {
 		x = set_one(&s, params, o, r, e);
+	}
 	json_decref(params);
 	if (x == 0 && o->reason)
 		json_object_set_new(r->body, "reason", json_string(o->reason));
@@ -456,6 +472,8 @@ static const char usage_options[] =
 	"  -j, --json             print the REST JSON\n"
 	"      --reason TEXT      why (set)\n"
 	"      --wait[=SECONDS]   wait until every change is settled (set; default 30 s)\n"
+	"      --max-targets N    let a pattern change up to N objects (set; default\n"
+	"                         rocefabd's changes.max_targets, 256)\n"
 	"  -V, --version          print the version and exit\n"
 	"  -h, --help             this text\n";
 

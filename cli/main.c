@@ -65,6 +65,7 @@ int main(int argc, char **argv)
 		{ "window", required_argument, NULL, 6 },
 		{ "op", required_argument, NULL, 11 },
 		{ "size", required_argument, NULL, 12 },
+		{ "max-targets", required_argument, NULL, 13 },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *server = getenv("ROCEFAB_SERVER"), *token_file = getenv("ROCEFAB_TOKEN_FILE");
@@ -131,6 +132,9 @@ int main(int argc, char **argv)
 			break;
 		case 12:
 			o.size = optarg;
+			break;
+		case 13:
+			o.max_targets = optarg;
 			break;
 		default:
 			cli_usage(stderr);

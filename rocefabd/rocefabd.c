@@ -77,6 +77,9 @@ const struct conf_opt rocefabd_opts[] = {
 	CONF_OPT("changes.deadline", CONF_DURATION, S, change_deadline, "60s",
 		 "a configuration change its agent has not applied by then is not applied any more "
 		 "(timed_out)", .min = NSEC_PER_SEC, .max = 86400 * NSEC_PER_SEC),
+	CONF_OPT("changes.max_targets", CONF_INT, S, change_max_targets, "256",
+		 "the most objects one bulk change (POST /api/v1/changes) may select unless its "
+		 "request says \"max_targets\"", .min = 1, .max = CHANGES_MAX_TARGETS),
 	CONF_OPT_END,
 };
 #undef S
@@ -135,6 +138,7 @@ int rocefabd_run(const struct rocefabd_settings *s)
 		.metrics_public = s->metrics_public, .tls_cert = s->tls_cert, .tls_key = s->tls_key,
 		.cache_ttl_ns = s->cache_ttl, .stale_intervals = s->stale_after,
 		.change_deadline_ns = s->change_deadline,
+		.change_max_targets = (size_t)s->change_max_targets,
 	};
 	struct pingmesh_opts po = { .window_ns = PINGMESH_WINDOW_NS, .metrics_pairs = s->metrics_probe_pairs };
 	struct store_conf sc = store_conf_of(s, (unsigned)s->threads + 2);

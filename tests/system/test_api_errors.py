@@ -280,3 +280,69 @@ def test_integers_in_paths_and_queries_have_one_spelling(daemon):
     assert c.json("/api/v1/changes?limit=5&batch=1")["count"] == 0
     assert c.get("/api/v1/probes/results?limit=100&size=64").status_code == 200
     assert d.healthy()
+
+
+def post_switch_queues(d, queues=range(8)):
+    """leaf0 with ECN on queues 0-7 of port h3: 8 objects for a bulk ECN change."""
+    with open(SWITCH) as f:
+        doc = json.load(f)
+    doc.pop("command_results", None)
+    ecn = doc["config"]["ecn"][0]
+    doc["config"]["ecn"] = [dict(ecn, queue=q) for q in queues]
+    if "leaf0" not in d.tokens:
+        d.token("leaf0", "agent")
+    r = d.client("leaf0").post("/api/v1/agents/leaf0/report", data=json.dumps(doc),
+                               headers={"Content-Type": "application/json"})
+    assert r.status_code == 200 and r.json()["accepted"], r.text
+
+
+def test_bulk_change_guards(daemon):
+    """POST /api/v1/changes with "select": {} changed every queue of every switch port (384 in the
+    demo) unguarded: an empty selection needs "all": true, and a selection over max_targets is
+    refused saying how many it matched and the limit.  Nothing is stored by a refused request."""
+    d = daemon
+    post_switch_queues(d)
+    ops, c = d.client("ops"), d.client("viewer")
+
+    def bulk(select, **extra):
+        return ops.post("/api/v1/changes", json=dict({"kind": "ecn", "select": select, "params": {"pmax": 0.1}},
+                                                     **extra))
+
+    p = problem(bulk({}), 400, "EMPTY_SELECTION")
+    assert p["pointer"] == "/select" and '"all": true' in p["detail"]
+    p = problem(bulk({}, all=False), 400, "EMPTY_SELECTION")
+    for body, pointer in (({"all": "yes"}, "/all"), ({"all": 1}, "/all"),
+                          ({"max_targets": 0}, "/max_targets"), ({"max_targets": 10001}, "/max_targets"),
+                          ({"max_targets": "5"}, "/max_targets"), ({"max_targets": 5.0}, "/max_targets")):
+        p = problem(bulk({}, **body), 400, "SCHEMA_VIOLATION")
+        assert p["pointer"] == pointer, (body, p)
+    p = problem(bulk({"switch": "leaf0"}, all=True), 400, "SCHEMA_VIOLATION")
+    assert p["pointer"] == "/all"
+    p = problem(bulk({"switch": "leaf*"}, max_targets=5), 400, "TOO_MANY_TARGETS")
+    assert p["targets"] == 8 and p["max_targets"] == 5 and p["pointer"] == "/select", p
+    assert "8" in p["detail"] and "5" in p["detail"]
+    p = problem(bulk({}, all=True, max_targets=7), 400, "TOO_MANY_TARGETS")
+    assert p["targets"] == 8 and p["max_targets"] == 7
+    assert c.json("/api/v1/changes")["count"] == 0
+    # said on purpose, within the limit: accepted
+    r = bulk({}, all=True, reason="every queue, on purpose")
+    assert r.status_code == 202 and r.json()["count"] == 8, r.text
+    r = bulk({"switch": "leaf0", "queue": 3}, max_targets=1)
+    assert r.status_code == 202 and r.json()["count"] == 1, r.text
+    assert d.healthy()
+
+
+def test_bulk_change_limit_is_a_setting(world):
+    """changes.max_targets is the limit unless the request says max_targets (up or down)."""
+    d = world.daemon(name="guarded", extra_conf="[changes]\nmax_targets = 4\n")
+    d.token("ops", "operator")
+    d.start()
+    post_switch_queues(d)
+    ops = d.client("ops")
+    body = {"kind": "ecn", "select": {"switch": "leaf*", "port": "h*"}, "params": {"pmax": 0.1}}
+    p = problem(ops.post("/api/v1/changes", json=body), 400, "TOO_MANY_TARGETS")
+    assert p["targets"] == 8 and p["max_targets"] == 4, p
+    r = ops.post("/api/v1/changes", json=dict(body, max_targets=8))
+    assert r.status_code == 202 and r.json()["count"] == 8, r.text
+    out = subprocess.run([binary("rocefabd"), "--config", d.conf, "--dump-config"], capture_output=True, text=True)
+    assert "max_targets = 4" in out.stdout, out.stdout + out.stderr
