@@ -1,6 +1,7 @@
 /* Agent report parsing and validation: see report.h.  The checks mirror
  * schemas/agent-report.schema.json field by field; tests/system/test_schemas.py runs the same
  * documents through both and requires the same verdicts. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -260,6 +261,16 @@ static int parse_samples(struct report *r, json_t *samples, const struct reg *re
 				r->unknown_values++;
 				continue;
 			}
+			/* The registry gives the source's width (a 32-bit Q-counter of mlx5 wraps at
+			 * 2^32): a value beyond it cannot come from the device, and taken as it is it
+			 * would be a rate spike (5e9 on a 32-bit counter).  Refused like any value out
+			 * of its range (a negative one above): the whole report, naming the value. */
+			if (src->width < 64 && (uint64_t)raw >> src->width)
+				return js_fail(e, p, name,
+					       "%" JSON_INTEGER_FORMAT " does not fit the %u bits of %s counter %s "
+					       "(the counter registry's width: at most %" PRIu64 ")",
+					       raw, (unsigned)src->width, source, name,
+					       (UINT64_C(1) << src->width) - 1);
 			v = &r->values[r->nvalues++];
 			*v = (struct report_value){ .raw = (uint64_t)raw, .scale = src->scale,
 						    .counter = src->counter->id, .prio = src->prio,

@@ -346,3 +346,20 @@ def test_bulk_change_limit_is_a_setting(world):
     assert r.status_code == 202 and r.json()["count"] == 8, r.text
     out = subprocess.run([binary("rocefabd"), "--config", d.conf, "--dump-config"], capture_output=True, text=True)
     assert "max_targets = 4" in out.stdout, out.stdout + out.stderr
+
+
+def test_counter_value_over_its_width(daemon):
+    """5,000,000,000 for a counter whose source is 32 bits wide (a 5e9/s rate spike) is refused
+    like any value out of its range: the whole report, naming the value."""
+    d = daemon
+    before = snapshot(d)
+    bad = os.path.join(os.path.dirname(__file__), "..", "data", "reports", "bad", "counter-over-width.json")
+    with open(bad) as f:
+        doc = json.load(f)
+    p = problem(post(d, "agent", json.dumps(doc), agent="h1"), 400, "SCHEMA_VIOLATION")
+    assert p["pointer"] == "/samples/0/values/out_of_sequence" and "32 bits" in p["detail"], p
+    doc["samples"][0]["values"]["out_of_sequence"] = 2**32 - 1
+    r = post(d, "agent", json.dumps(doc), agent="h1")
+    assert r.status_code == 200 and r.json()["accepted"], r.text
+    assert snapshot(d)[1] != before[1]  # h1's port is there now
+    assert d.healthy()
