@@ -243,3 +243,43 @@ def test_tls_config_errors(tmp_path):
     r = run("--db", str(tmp_path / "x.db"), "--listen", "127.0.0.1:0", "-o",
             f"api.tls_cert={tmp_path}/none.pem", "-o", f"api.tls_key={tmp_path}/none.pem")
     assert r.returncode == 1 and "none.pem" in r.stderr
+
+
+def mode(path):
+    return os.stat(path).st_mode & 0o7777
+
+
+def test_database_and_spool_are_their_owners_alone(world):
+    """The database (and its -wal and -shm) was created 0644, readable by every local user; the
+    agent's spool 0750/0640.  Now 0600 files in a 0700 spool, whatever the umask; an existing
+    database open to others is used as it is, with a warning at start-up."""
+    old = os.umask(0o022)
+    try:
+        d = world.daemon()
+        d.token("agents", "agent")
+        d.token("viewer", "viewer")
+        d.start()
+        tree = copy_tree("stor-b1", os.path.join(world.tmp, "tree"))
+        ag = world.agent("stor-b1", tree, "http://127.0.0.1:1", os.path.join(world.tmp, "agents.token"),
+                         interval="0.2s").start()  # nobody there: reports go to the spool
+        wait_for(lambda: ag.spooled() >= 1, 10, what="a spooled report")
+        with open(REPORT) as f:
+            r = d.client("agents").post("/api/v1/agents/stor-b1/report", data=f.read(),
+                                        headers={"Content-Type": "application/json"})
+        assert r.status_code == 200
+        for suffix in ("", "-wal", "-shm"):
+            assert mode(d.db + suffix) == 0o600, (suffix, oct(mode(d.db + suffix)))
+        assert mode(ag.spool) == 0o700
+        for f in os.listdir(ag.spool):
+            assert mode(os.path.join(ag.spool, f)) == 0o600, f
+        assert "STORE_FILE_MODE" not in d.proc.output()
+
+        # an existing database open to others: a warning naming it, and its mode stays
+        d.stop()
+        os.chmod(d.db, 0o644)
+        d.start()
+        assert mode(d.db) == 0o644
+        out = d.proc.output()
+        assert "STORE_FILE_MODE" in out and d.db in out and "chmod 600" in out, out[-2000:]
+    finally:
+        os.umask(old)
