@@ -11,7 +11,7 @@ import time
 import pytest
 import requests
 
-from conftest import HOSTS, ROOT, Daemon, binary, copy_tree, wait_for
+from conftest import HOSTS, ROOT, Daemon, binary, copy_tree, wait_for, write_secret
 
 REPORT = os.path.join(ROOT, "tests", "data", "reports", "good", "stor-b1.json")
 
@@ -156,7 +156,7 @@ def test_agent_command_line(tmp_path):
                         str(tmp_path / "none"), "--spool-dir", str(tmp_path / "s")],
                        capture_output=True, text=True, timeout=10)
     assert r.returncode != 0 and "TOKEN_UNREADABLE" in r.stderr
-    (tmp_path / "tok").write_text("rfb_x\n")
+    write_secret(str(tmp_path / "tok"), "rfb_x\n")
     r = subprocess.run([agent, "--server", "ftp://x", "--token-file", str(tmp_path / "tok"),
                         "--spool-dir", str(tmp_path / "s")], capture_output=True, text=True,
                        timeout=10)
@@ -283,3 +283,30 @@ def test_database_and_spool_are_their_owners_alone(world):
         assert "STORE_FILE_MODE" in out and d.db in out and "chmod 600" in out, out[-2000:]
     finally:
         os.umask(old)
+
+
+def test_agent_refuses_a_token_file_others_can_read(world):
+    """The agent only warned about a world-readable token file; now others reading or writing it
+    is refused (TOKEN_FILE_MODE, naming the file and chmod 600), its group reading it warned
+    about.  rocefab-sim serve reads its token the same way."""
+    d = world.daemon()
+    tok, path = d.token("agents", "agent")
+    d.start()
+    tree = copy_tree("stor-b1", os.path.join(world.tmp, "tree"))
+    for m in (0o644, 0o604, 0o602):
+        os.chmod(path, m)
+        r = subprocess.run([binary("rocefab-agent"), "--id", "stor-b1", "--sysfs-root", tree, "--server", d.url,
+                            "--token-file", path, "--spool-dir", os.path.join(world.tmp, "s")],
+                           capture_output=True, text=True, timeout=10)
+        assert r.returncode != 0 and "TOKEN_FILE_MODE" in r.stderr and f"chmod 600 {path}" in r.stderr, r.stderr
+        r = subprocess.run([binary("rocefab-sim"), "serve", os.path.join(ROOT, "sim", "scenarios", "demo.json"),
+                            "--control", "127.0.0.1:0", "--agents", d.url, "--token-file", path,
+                            "--spool-dir", os.path.join(world.tmp, "sim-s"), "--quiet"],
+                           capture_output=True, text=True, timeout=20)
+        assert r.returncode != 0 and "TOKEN_FILE_MODE" in r.stderr, r.stderr
+    os.chmod(path, 0o640)
+    d.token("viewer", "viewer")
+    ag = world.agent("stor-b1", tree, d.url, path, interval="0.2s").start()
+    wait_for(lambda: d.client("viewer").json("/api/v1/agents")["count"] == 1, 10, what="the agent reporting")
+    out = ag.proc.output()
+    assert "TOKEN_FILE_MODE" in out and "its group can read" in out, out[-2000:]

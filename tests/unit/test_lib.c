@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lib/conf.h"
 #include "lib/hmap.h"
@@ -13,6 +14,7 @@
 #include "lib/sha256.h"
 #include "lib/strutil.h"
 #include "lib/timeutil.h"
+#include "lib/tokenfile.h"
 #include "tests/unit/unit.h"
 
 static void sha_hex(const char *msg, size_t len, char out[65])
@@ -166,6 +168,74 @@ static void test_canonical_integers(void **state)
 	assert_int_equal(str_parse_uint("18446744073709551616", UINT64_MAX, &v), -ERANGE);
 	assert_int_equal(str_parse_uint("99999999999999999999", UINT64_MAX, &v), -ERANGE);
 	assert_true(v == 42);
+}
+
+/* A token file of mode m holding text, in dir; its path in path. */
+static void token_file(const char *dir, const char *name, mode_t m, const char *text, char *path, size_t len)
+{
+	FILE *f;
+
+	snprintf(path, len, "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	assert_int_equal(chmod(path, m), 0);
+}
+
+static void test_token_files(void **state)
+{
+	static const struct {
+		mode_t mode;
+		int result;
+		bool warned;
+	} cases[] = {
+		{ 0600, 0, false },	  { 0400, 0, false },	    { 0640, 0, true },
+		{ 0620, 0, true },	  { 0660, 0, true },	    { 0604, -EACCES, false },
+		{ 0644, -EACCES, false }, { 0602, -EACCES, false }, { 0666, -EACCES, false },
+	};
+	char dir[64] = "/tmp/rocefab-token-XXXXXX", path[128], cmd[160];
+	struct rf_err e, w;
+	bool warned;
+	char *tok;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		token_file(dir, "t", cases[i].mode, "rfb_secret  # comment\nsecond line\n", path, sizeof(path));
+		memset(&e, 0, sizeof(e));
+		memset(&w, 0, sizeof(w));
+		tok = NULL;
+		if (tokenfile_read(path, &tok, &warned, &w, &e) != cases[i].result)
+			fail_msg("mode %04o: %s", (unsigned)cases[i].mode, e.msg);
+		if (cases[i].result == 0) {
+			assert_string_equal(tok, "rfb_secret");
+			assert_int_equal(warned, cases[i].warned);
+			if (warned) {
+				assert_string_equal(w.code, "TOKEN_FILE_MODE");
+				assert_string_equal(w.where, path);
+				assert_non_null(strstr(w.msg, "chmod 600"));
+			}
+		} else {
+			/* refused, naming the file and the fix */
+			assert_null(tok);
+			assert_string_equal(e.code, "TOKEN_FILE_MODE");
+			assert_string_equal(e.where, path);
+			assert_non_null(strstr(e.msg, "chmod 600"));
+			assert_non_null(strstr(e.msg, path));
+		}
+		free(tok);
+	}
+	/* empty, missing */
+	token_file(dir, "empty", 0600, "\n", path, sizeof(path));
+	assert_int_equal(tokenfile_read(path, &tok, &warned, &w, &e), -EINVAL);
+	assert_string_equal(e.code, "TOKEN_UNREADABLE");
+	snprintf(path, sizeof(path), "%s/none", dir);
+	assert_int_equal(tokenfile_read(path, &tok, &warned, &w, &e), -ENOENT);
+	assert_string_equal(e.code, "TOKEN_UNREADABLE");
+	assert_non_null(strstr(e.msg, "cannot read token file"));
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
 }
 
 static void test_sizes(void **state)
@@ -585,6 +655,7 @@ int main(void)
 		cmocka_unit_test(test_sha256_vectors), cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_rfc3339),	       cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_canonical_integers),
+		cmocka_unit_test(test_token_files),
 		cmocka_unit_test(test_conf),
 		cmocka_unit_test(test_hmap),	       cmocka_unit_test(test_json_paths),
 		cmocka_unit_test(test_conf_groups),    cmocka_unit_test(test_router),
