@@ -58,7 +58,8 @@ static int v_port_counters(struct api_req *req, struct store_reader *rd,
 	q.to_ns = o->now_ns;
 	if ((has_to = api_time_arg(req, "to", o->now_ns, &q.to_ns, e)) < 0)
 		return has_to;
-	q.from_ns = q.to_ns - 5 * 60 * NSEC_PER_SEC;
+	/* (rocefab's times start at the epoch) */
+	q.from_ns = q.to_ns > 5 * 60 * NSEC_PER_SEC ? q.to_ns - 5 * 60 * NSEC_PER_SEC : 0;
 	if ((has_from = api_time_arg(req, "from", o->now_ns, &q.from_ns, e)) < 0)
 		return has_from;
 	q.to_newest = !has_from && !has_to;

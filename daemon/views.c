@@ -506,6 +506,7 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 	json_t *series = NULL, *doc = NULL;
 	sqlite3_stmt *st;
 	int64_t id, rows = 0;
+	char from_text[40], to_text[40];
 	int rc, r;
 
 	q = &lq;
@@ -638,8 +639,10 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 			       reg_scope_name(s->rc->scope), "points", s->points);
 		json_array_append_new(series, js);
 	}
-	doc = json_pack("{s:s,s:o,s:o,s:o,s:o}", "port", key, "from", store_time_json(q->from_ns), "to",
-			store_time_json(q->to_ns), "step_s",
+	/* a query's bounds are times, the epoch included (store_time_json() shows 0 as none) */
+	doc = json_pack("{s:s,s:s,s:s,s:o,s:o}", "port", key, "from",
+			tu_format_rfc3339(q->from_ns, from_text, sizeof(from_text)), "to",
+			tu_format_rfc3339(q->to_ns, to_text, sizeof(to_text)), "step_s",
 			q->step_ns ? json_real((double)q->step_ns / 1e9) : json_null(), "series",
 			series);
 	series = NULL;

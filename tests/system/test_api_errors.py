@@ -227,6 +227,11 @@ def test_times_and_durations_out_of_range(daemon):
     r = c.get(f"{counters}?from=1970-01-01T00:00:01Z&to=2262-04-11T23:47:16Z&step=1000d")
     assert r.status_code == 200, r.text
     assert r.json()["to"].startswith("2262-04-11T23:47:16")
+    # and the earliest: the epoch is a time, not none
+    r = c.get(f"{counters}?from=0&to=1")
+    assert r.status_code == 200 and r.json()["from"] == "1970-01-01T00:00:00.000000Z", r.text
+    r = c.get(f"{counters}?to=1970-01-01T00:01:00Z")
+    assert r.status_code == 200 and r.json()["from"] == "1970-01-01T00:00:00.000000Z", r.text
     for arg in ("from", "to"):
         p = problem(c.get(f"/api/v1/probes/results?{arg}=9999-12-31T23:59:59Z"), 400, "BAD_PARAMETER")
         assert p["pointer"] == arg
