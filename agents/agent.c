@@ -17,6 +17,7 @@
 #include "agents/spool.h"
 #include "lib/hash.h"
 #include "lib/log.h"
+#include "lib/tokenfile.h"
 #include "lib/registry.h"
 #include "lib/strutil.h"
 #include "lib/timeutil.h"
@@ -160,25 +161,13 @@ static void read_host_boot_id(const char *root, char *out, size_t len)
 
 int agent_read_token(const char *path, char **ret, struct rf_err *e)
 {
-	char buf[256];
-	struct stat st;
-	FILE *f = fopen(path, "re");
+	struct rf_err w = { 0 };
+	bool warned;
+	int r = tokenfile_read(path, ret, &warned, &w, e);
 
-	if (!f)
-		return rf_err_set(e, -errno, "TOKEN_UNREADABLE", path, "cannot read the token: %s",
-				  strerror(errno));
-	if (fstat(fileno(f), &st) == 0 && (st.st_mode & 0004))
-		log_warning("agent", "%s is readable by everyone; chmod 600 it", path);
-	if (!fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return rf_err_set(e, -EINVAL, "TOKEN_UNREADABLE", path, "the token file is empty");
-	}
-	fclose(f);
-	buf[strcspn(buf, " \r\n")] = '\0';
-	if (!buf[0])
-		return rf_err_set(e, -EINVAL, "TOKEN_UNREADABLE", path, "the token file is empty");
-	*ret = strdup(buf);
-	return *ret ? 0 : -ENOMEM;
+	if (r == 0 && warned)
+		log_msg(LOG_WARNING, "agent", w.code, "%s: %s", w.where, w.msg);
+	return r;
 }
 
 static int check_id(const char *id, struct rf_err *e)

@@ -101,7 +101,8 @@ int fleet_start(struct fleet *f, struct rf_err *e);
 void fleet_free(struct fleet *f);
 /* Totals: agents, reports built, delivered, refused, waiting, commands applied and failed. */
 json_t *fleet_status(struct fleet *f);
-/* Reads a token file (first line), warning when it is readable by everyone. */
+/* Reads a token file as tokenfile_read() does (lib/tokenfile.h: refused when others may read
+ * or write it), logging its warning when the group may. */
 int agent_read_token(const char *path, char **ret, struct rf_err *e);
 
 #endif

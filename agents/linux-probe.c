@@ -104,14 +104,10 @@ const char *lprobe_endpoint(const struct lprobe *lp)
 static int split_endpoint(const char *ep, char *host, size_t len, unsigned *port)
 {
 	const char *colon = ep ? strrchr(ep, ':') : NULL;
-	char *end;
-	unsigned long p;
+	uint64_t p;
 	size_t hl;
 
-	if (!colon || colon == ep)
-		return -EINVAL;
-	p = strtoul(colon + 1, &end, 10);
-	if (*end || !p || p > 65535)
+	if (!colon || colon == ep || str_parse_uint(colon + 1, 65535, &p) < 0 || !p)
 		return -EINVAL;
 	hl = (size_t)(colon - ep);
 	if (ep[0] == '[' && hl >= 2 && ep[hl - 1] == ']') {

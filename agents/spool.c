@@ -28,6 +28,8 @@ struct spool {
 	size_t head, n, cap;
 };
 
+/* Creates path and the directories above it that are missing, the owner's alone (0700): the
+ * spooled reports describe the host's devices and fabric. */
 static int mkdir_p(const char *path)
 {
 	char tmp[PATH_MAX];
@@ -40,11 +42,11 @@ static int mkdir_p(const char *path)
 		if (*p != '/')
 			continue;
 		*p = '\0';
-		if (mkdir(tmp, 0750) < 0 && errno != EEXIST)
+		if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
 			return -errno;
 		*p = '/';
 	}
-	if (mkdir(tmp, 0750) < 0 && errno != EEXIST)
+	if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
 		return -errno;
 	return 0;
 }
@@ -110,6 +112,15 @@ int spool_open(const char *dir, uint64_t max_bytes, bool fsync_each, struct spoo
 		r = rf_err_set(e, -errno, "SPOOL_UNAVAILABLE", dir, "cannot write the spool: %s",
 			       strerror(errno));
 		goto fail;
+	}
+	{
+		/* one made before (by an older agent, or by hand) is left as it is, with a word */
+		struct stat st;
+
+		if (fstat(s->dfd, &st) == 0 && (st.st_mode & 077))
+			log_msg(LOG_WARNING, "spool", "SPOOL_DIR_MODE",
+				"%s is open to other users (mode %04o), and stays so: chmod 700 %s", dir,
+				(unsigned)(st.st_mode & 07777), dir);
 	}
 	d = fdopendir(dup(s->dfd));
 	if (!d) {
@@ -194,7 +205,7 @@ int spool_push(struct spool *s, const char *data, size_t len)
 	}
 	snprintf(tmp, sizeof(tmp), ".tmp-%" PRIu64, s->next_id);
 	file_name(s->next_id, name, sizeof(name));
-	fd = openat(s->dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	fd = openat(s->dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
 		s->dropped++;
 		return -errno;

@@ -2,7 +2,9 @@
  * oldest first when rocefabd is reachable again.  One file per report (NNN.json, written to a
  * temporary name and renamed, so a crash never leaves half a report).  Bounded in bytes: when a
  * new report does not fit, the oldest ones are dropped and counted.  Reports left by an earlier
- * run of the agent are found and sent too. */
+ * run of the agent are found and sent too.  The directory (and any missing above it) is created
+ * 0700 and the files 0600; an existing directory open to other users is warned about
+ * (SPOOL_DIR_MODE), not changed. */
 #ifndef ROCEFAB_SPOOL_H
 #define ROCEFAB_SPOOL_H
 

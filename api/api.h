@@ -25,6 +25,7 @@ struct api_conf {
 	int64_t cache_ttl_ns;		/* of GET list responses and valid tokens; 0 disables */
 	int64_t stale_intervals;	/* an agent missing this many intervals is stale */
 	int64_t change_deadline_ns;	/* a configuration change not applied by then times out */
+	size_t change_max_targets;	/* objects a bulk change may select unless it says more */
 
 	/* abuse limits (api/guard.h) */
 	unsigned max_connections;	/* in all */

@@ -263,6 +263,9 @@ int h_host_pfc(struct api_req *req)
 		return api_reply_problem(req, 0, &e);
 	}
 	*colon = '\0';
+	/* the RDMA port number as the agent reports it: one spelling (nic0:01 is not nic0:1) */
+	if (api_uint_value(colon + 1, "port", 0, UINT64_MAX, &(uint64_t){ 0 }, &e) < 0)
+		return api_reply_problem(req, 0, &e);
 	return config_endpoint(req, "host", CHANGE_PFC, buf, colon + 1, -2);
 }
 
@@ -274,10 +277,11 @@ int h_switch_pfc(struct api_req *req)
 int h_switch_ecn(struct api_req *req)
 {
 	struct rf_err e = { 0 };
-	char *end;
-	long q = strtol(req->match.params[2], &end, 10);
+	uint64_t q;
 
-	if (*end || q < 0 || q > 7) {
+	if (api_uint_value(req->match.params[2], "q", 0, UINT64_MAX, &q, &e) < 0)
+		return api_reply_problem(req, 0, &e);
+	if (q > 7) {
 		rf_err_set(&e, -ENOENT, "UNKNOWN_QUEUE", NULL, "queue '%s': queues are 0 to 7",
 			   req->match.params[2]);
 		return api_reply_problem(req, 0, &e);
@@ -291,17 +295,16 @@ int h_changes(struct api_req *req)
 {
 	struct changes_filter f = { .agent = api_arg(req, "agent"), .kind = api_arg(req, "kind"),
 				    .state = api_arg(req, "state"), .queue = -2, .limit = 100 };
-	const char *batch = api_arg(req, "batch"), *limit = api_arg(req, "limit");
 	static const char *const states[] = { "pending", "sent", "applied", "failed", "timed_out", NULL };
 	struct store_reader *rd;
 	struct rf_err e = { 0 };
 	json_t *doc = NULL;
 	enum change_kind k;
-	char *end;
+	uint64_t batch = 0, limit = f.limit;
 	int r;
 
 	if (f.kind && change_kind_parse(f.kind, &k) < 0) {
-		rf_err_set(&e, -EINVAL, "BAD_QUERY", "kind", "kind is dcqcn, ecn or pfc");
+		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "kind", "kind is dcqcn, ecn or pfc");
 		return api_reply_problem(req, 0, &e);
 	}
 	if (f.state) {
@@ -310,24 +313,17 @@ int h_changes(struct api_req *req)
 		for (int i = 0; states[i]; i++)
 			ok |= !strcmp(states[i], f.state);
 		if (!ok) {
-			rf_err_set(&e, -EINVAL, "BAD_QUERY", "state",
+			rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "state",
 				   "state is pending, sent, applied, failed or timed_out");
 			return api_reply_problem(req, 0, &e);
 		}
 	}
-	if (batch && ((f.batch = strtoll(batch, &end, 10)) <= 0 || *end)) {
-		rf_err_set(&e, -EINVAL, "BAD_QUERY", "batch", "batch is a change id");
+	/* batch: a change id */
+	if (api_uint_arg(req, "batch", 1, INT64_MAX, &batch, &e) < 0 ||
+	    api_uint_arg(req, "limit", 1, CHANGES_MAX_TARGETS, &limit, &e) < 0)
 		return api_reply_problem(req, 0, &e);
-	}
-	if (limit) {
-		long l = strtol(limit, &end, 10);
-
-		if (*end || l < 1 || l > CHANGES_MAX_TARGETS) {
-			rf_err_set(&e, -EINVAL, "BAD_QUERY", "limit", "limit is 1 to %d", CHANGES_MAX_TARGETS);
-			return api_reply_problem(req, 0, &e);
-		}
-		f.limit = (unsigned)l;
-	}
+	f.batch = (int64_t)batch;
+	f.limit = (unsigned)limit;
 	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
 	r = changes_list(rd, &f, &doc, &e);
@@ -339,17 +335,18 @@ int h_change(struct api_req *req)
 	struct store_reader *rd;
 	struct rf_err e = { 0 };
 	json_t *doc = NULL;
-	char *end;
-	long long id = strtoll(req->match.params[0], &end, 10);
+	uint64_t id;
 	int r;
 
-	if (*end || id <= 0) {
+	if (api_uint_value(req->match.params[0], "id", 0, UINT64_MAX, &id, &e) < 0)
+		return api_reply_problem(req, 0, &e);
+	if (id == 0 || id > INT64_MAX) {
 		rf_err_set(&e, -ENOENT, "UNKNOWN_CHANGE", NULL, "no change '%s'", req->match.params[0]);
 		return api_reply_problem(req, 0, &e);
 	}
 	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
-	r = changes_get(rd, id, &doc, &e);
+	r = changes_get(rd, (int64_t)id, &doc, &e);
 	return api_finish(req, rd, r, doc, &e, 200);
 }
 
@@ -392,10 +389,31 @@ static int parse_select(json_t *sel, enum change_kind kind, struct change_select
 	return 0;
 }
 
-/* POST /api/v1/changes: {"kind", "select": {...}, "params": {...}, "reason"} */
+/* "all" and "max_targets" of a bulk request into the selection: the daemon's
+ * changes.max_targets unless the request raises (or lowers) it. */
+static int parse_guard(struct api_req *req, json_t *doc, struct change_select *csel, struct rf_err *e)
+{
+	json_t *all = json_object_get(doc, "all"), *max = json_object_get(doc, "max_targets");
+
+	if (all && !json_is_boolean(all))
+		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/all", "all is true or false");
+	csel->all = json_is_true(all);
+	if (csel->all && (csel->node || csel->device || csel->port || csel->queue != -2))
+		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/all",
+				  "\"all\": true stands for an empty selection; drop it or the patterns");
+	if (max && (!json_is_integer(max) || json_integer_value(max) < 1 ||
+		    json_integer_value(max) > CHANGES_MAX_TARGETS))
+		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/max_targets",
+				  "max_targets is an integer from 1 to %d", CHANGES_MAX_TARGETS);
+	csel->max_targets = max ? (size_t)json_integer_value(max) : api_conf(req)->change_max_targets;
+	return 0;
+}
+
+/* POST /api/v1/changes: {"kind", "select": {...}, "params": {...}, "reason", "all",
+ * "max_targets"} */
 int h_changes_bulk(struct api_req *req)
 {
-	static const char *const keys[] = { "kind", "select", "params", "reason", NULL };
+	static const char *const keys[] = { "kind", "select", "params", "reason", "all", "max_targets", NULL };
 	json_t *doc = NULL, *sel, *params, *reason;
 	struct store_reader *rd = NULL;
 	struct change_set cs = { 0 };
@@ -424,7 +442,8 @@ int h_changes_bulk(struct api_req *req)
 		for (int i = 0; keys[i]; i++)
 			ok |= !strcmp(k, keys[i]);
 		if (!ok) {
-			rf_err_set(&e, -EINVAL, "SCHEMA_VIOLATION", "/", "unknown member '%s' (kind, select, params, reason)", k);
+			rf_err_set(&e, -EINVAL, "SCHEMA_VIOLATION", "/",
+				   "unknown member '%s' (kind, select, params, reason, all, max_targets)", k);
 			goto out;
 		}
 	}
@@ -445,6 +464,7 @@ int h_changes_bulk(struct api_req *req)
 		goto out;
 	}
 	if ((r = parse_select(sel, kind, &csel, &on_switch, &e)) < 0 ||
+	    (r = parse_guard(req, doc, &csel, &e)) < 0 ||
 	    (r = change_set_init(&cs, kind, on_switch, params)) < 0)
 		goto out;
 	if ((r = api_reader(req, &rd))) {
@@ -452,7 +472,17 @@ int h_changes_bulk(struct api_req *req)
 		json_decref(doc);
 		return r < 0 ? r : 0;
 	}
-	if ((r = changes_select(rd, &cs, &csel, &e)) < 0)
+	if ((r = changes_select(rd, &cs, &csel, &e)) == -ERANGE) {
+		/* more targets than the limit: how many, and the limit */
+		json_t *extra = json_pack("{s:I,s:I}", "targets", (json_int_t)cs.matched, "max_targets",
+					  (json_int_t)(csel.max_targets ? csel.max_targets : CHANGES_MAX_TARGETS));
+
+		store_reader_put(api_deps(req)->store, rd);
+		change_set_fini(&cs);
+		json_decref(doc);
+		return api_reply_problem_ext(req, 0, &e, extra);
+	}
+	if (r < 0)
 		goto out;
 	store_reader_put(api_deps(req)->store, rd);
 	rd = NULL;

@@ -53,21 +53,18 @@ static int v_port_counters(struct api_req *req, struct store_reader *rd,
 			   const struct views_opts *o, json_t **ret, struct rf_err *e)
 {
 	struct counter_query q = { .names = api_arg(req, "names"), .max_points = MAX_POINTS };
-	const char *from = api_arg(req, "from"), *to = api_arg(req, "to"),
-		   *step = api_arg(req, "step");
+	int has_from, has_to, r;
 
 	q.to_ns = o->now_ns;
-	if (to && tu_parse_time(to, o->now_ns, &q.to_ns) < 0)
-		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "to",
-				  "'%s' is not a time (RFC 3339, Unix seconds, 'now' or '-5m')", to);
-	q.from_ns = q.to_ns - 5 * 60 * NSEC_PER_SEC;
-	if (from && tu_parse_time(from, o->now_ns, &q.from_ns) < 0)
-		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "from",
-				  "'%s' is not a time (RFC 3339, Unix seconds, 'now' or '-5m')", from);
-	q.to_newest = !from && !to;
-	if (step && tu_parse_duration(step, &q.step_ns) < 0)
-		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "step",
-				  "'%s' is not a duration (such as 10s or 1m)", step);
+	if ((has_to = api_time_arg(req, "to", o->now_ns, &q.to_ns, e)) < 0)
+		return has_to;
+	/* (rocefab's times start at the epoch) */
+	q.from_ns = q.to_ns > 5 * 60 * NSEC_PER_SEC ? q.to_ns - 5 * 60 * NSEC_PER_SEC : 0;
+	if ((has_from = api_time_arg(req, "from", o->now_ns, &q.from_ns, e)) < 0)
+		return has_from;
+	q.to_newest = !has_from && !has_to;
+	if ((r = api_duration_arg(req, "step", &q.step_ns, e)) < 0)
+		return r;
 	return views_port_counters(rd, api_deps(req)->ingest, req->match.params[0], &q, ret, e);
 }
 

@@ -11,20 +11,15 @@
 /* ?op= and ?size=: one of the operations, 8 to 65536 bytes; absent: NULL and 0. */
 static int op_size_args(struct api_req *req, const char **op, unsigned *size, struct rf_err *e)
 {
-	const char *sz = api_arg(req, "size");
+	uint64_t v = 0;
+	int r;
 
 	*op = api_arg(req, "op");
-	*size = 0;
 	if (*op && !probe_op_valid(*op))
 		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "op", "'%s': " PROBE_OPS_TEXT, *op);
-	if (sz) {
-		char *end;
-		long v = strtol(sz, &end, 10);
-
-		if (*end || end == sz || v < PROBE_MIN_SIZE || v > PROBE_MAX_SIZE)
-			return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "size", "'%s': 8 to 65536 bytes", sz);
-		*size = (unsigned)v;
-	}
+	if ((r = api_uint_arg(req, "size", PROBE_MIN_SIZE, PROBE_MAX_SIZE, &v, e)) < 0)
+		return r;
+	*size = (unsigned)v;
 	return 0;
 }
 
@@ -38,7 +33,9 @@ int h_probes_matrix(struct api_req *req)
 	unsigned size;
 	int r;
 
-	if (w && (tu_parse_duration(w, &window) < 0 || window < NSEC_PER_SEC || window > 86400 * NSEC_PER_SEC)) {
+	if ((r = api_duration_arg(req, "window", &window, &e)) < 0)
+		return api_reply_problem(req, 0, &e);
+	if (window < NSEC_PER_SEC || window > 86400 * NSEC_PER_SEC) {
 		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "window", "'%s': a duration from 1s to 1d", w);
 		return api_reply_problem(req, 0, &e);
 	}
@@ -52,29 +49,19 @@ int h_probes_matrix(struct api_req *req)
 
 int h_probes_results(struct api_req *req)
 {
-	const char *from = api_arg(req, "from"), *to = api_arg(req, "to"), *limit = api_arg(req, "limit"), *op;
+	const char *op;
 	int64_t now = tu_now_ns(), t0 = now - 5 * 60 * NSEC_PER_SEC, t1 = now;
 	struct store_reader *rd;
 	struct rf_err e = { 0 };
 	json_t *doc = NULL;
-	long lim = 1000;
+	uint64_t lim = 1000;
 	unsigned size;
 	int r;
 
-	if ((from && tu_parse_time(from, now, &t0) < 0) || (to && tu_parse_time(to, now, &t1) < 0)) {
-		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", from && tu_parse_time(from, now, &t0) < 0 ? "from" : "to",
-			   "a time: RFC 3339, Unix seconds, 'now' or '-5m'");
+	if (api_time_arg(req, "from", now, &t0, &e) < 0 || api_time_arg(req, "to", now, &t1, &e) < 0)
 		return api_reply_problem(req, 0, &e);
-	}
-	if (limit) {
-		char *end;
-
-		lim = strtol(limit, &end, 10);
-		if (*end || lim < 1 || lim > 100000) {
-			rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "limit", "1 to 100000");
-			return api_reply_problem(req, 0, &e);
-		}
-	}
+	if (api_uint_arg(req, "limit", 1, 100000, &lim, &e) < 0)
+		return api_reply_problem(req, 0, &e);
 	if (op_size_args(req, &op, &size, &e) < 0)
 		return api_reply_problem(req, 0, &e);
 	if ((r = api_reader(req, &rd)))

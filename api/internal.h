@@ -82,6 +82,18 @@ int api_reader(struct api_req *req, struct store_reader **ret);
  * strerror(-r)) when r < 0. */
 int api_finish(struct api_req *req, struct store_reader *rd, int r, json_t *doc, struct rf_err *e,
 	       unsigned status);
+/* Query parameters (api/args.c): 1 and *ret when present, 0 when absent (*ret untouched), or
+ * -EINVAL/-ERANGE with e naming the parameter (BAD_PARAMETER, a 400).  A time as
+ * tu_parse_time() reads it (relative to now_ns); a duration as tu_parse_duration(). */
+int api_time_arg(struct api_req *req, const char *name, int64_t now_ns, int64_t *ret, struct rf_err *e);
+int api_duration_arg(struct api_req *req, const char *name, int64_t *ret, struct rf_err *e);
+/* An integer in canonical decimal (str_parse_uint(): "03", "+3", " 3" are refused) from min to
+ * max: a query parameter (1, 0 or an error as above), or the value of a path parameter called
+ * name (0 or an error). */
+int api_uint_arg(struct api_req *req, const char *name, uint64_t min, uint64_t max, uint64_t *ret,
+		 struct rf_err *e);
+int api_uint_value(const char *value, const char *name, uint64_t min, uint64_t max, uint64_t *ret,
+		   struct rf_err *e);
 /* A read-only view: runs on a reader connection with the request's view options. */
 typedef int (*api_view_fn)(struct api_req *req, struct store_reader *rd, const struct views_opts *o,
 			   json_t **ret, struct rf_err *e);

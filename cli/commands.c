@@ -1,5 +1,7 @@
 /* rocefabctl's commands: see commands.h. */
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "lib/httpc.h"
+#include "lib/strutil.h"
 
 /* --- building the request's path ------------------------------------------------------------ */
 
@@ -117,30 +120,47 @@ static int build_changes(const struct cli_cmd *c, char *const *args, int nargs,
 		       query_add(r, e, "agent", o->agent);
 }
 
-/* NAME=VALUE: integers, numbers, true/false; anything else stays a string (sizes: "400KB"). */
-static int parse_assign(const char *a, json_t *params)
+/* NAME=VALUE: integers, numbers, true/false; anything else stays a string (sizes: "400KB").
+ * An integer is decimal with an optional '-' (alpha_shift=-3), or hex (enable=0x18, a bit
+ * mask).  A leading zero (enable=010 once went out as octal 8: priority 3, not 1 and 3) and a
+ * '+' are refused rather than guessed. */
+static int parse_assign(const char *a, json_t *params, struct rf_err *e)
 {
 	const char *eq = strchr(a, '=');
 	char name[96], *end;
-	const char *v;
-	long long ll;
+	const char *v, *digits;
+	bool neg, hex;
+	uint64_t u;
 	double d;
 
 	if (!eq || eq == a || (size_t)(eq - a) >= sizeof(name))
-		return -1;
+		return rf_err_set(e, -EINVAL, NULL, NULL, "'%s' is not NAME=VALUE", a);
 	memcpy(name, a, (size_t)(eq - a));
 	name[eq - a] = '\0';
 	v = eq + 1;
-	errno = 0;
-	ll = strtoll(v, &end, 0);
-	if (*v && !*end && !errno) {
-		json_object_set_new(params, name, json_integer(ll));
+	neg = *v == '-';
+	digits = v + neg;
+	hex = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X');
+	if (*v == '+' || (digits[0] == '0' && isdigit((unsigned char)digits[1])))
+		return rf_err_set(e, -EINVAL, NULL, NULL,
+				  "'%s': write the number in decimal without a '+' or a leading zero, or in "
+				  "hex as 0x...", a);
+	if ((hex && digits[2] && strspn(digits + 2, "0123456789abcdefABCDEF") == strlen(digits + 2)) ||
+	    (!hex && *digits && strspn(digits, "0123456789") == strlen(digits))) {
+		errno = 0;
+		u = hex ? strtoull(digits + 2, &end, 16) : strtoull(digits, &end, 10);
+		if (errno || u > (uint64_t)INT64_MAX + neg)
+			return rf_err_set(e, -ERANGE, NULL, NULL, "'%s': the number is too large", a);
+		json_object_set_new(params, name, json_integer(neg ? (json_int_t)(0 - u) : (json_int_t)u));
 		return 0;
 	}
-	d = strtod(v, &end);
-	if (*v && !*end) {
-		json_object_set_new(params, name, json_real(d));
-		return 0;
+	if (isdigit((unsigned char)*digits)) {
+		errno = 0;
+		d = strtod(v, &end);
+		if (!*end && !errno && isfinite(d)) {
+			json_object_set_new(params, name, json_real(d));
+			return 0;
+		}
 	}
 	if (!strcmp(v, "true") || !strcmp(v, "on") || !strcmp(v, "false") || !strcmp(v, "off")) {
 		json_object_set_new(params, name,
@@ -174,10 +194,9 @@ static int set_many(const struct set_target *s, json_t *params, const struct cli
 	if (s->port)
 		json_object_set_new(sel, "port", json_string(s->port));
 	if (s->queue) {
-		char *end;
-		long q = strtol(s->queue, &end, 10);
+		uint64_t q;
 
-		if (!*s->queue || *end || q < 0 || q > 7) {
+		if (str_parse_uint(s->queue, 7, &q) < 0) {
 			json_decref(sel);
 			return rf_err_set(e, -EINVAL, NULL, NULL,
 					  "set ecn: QUEUE is a number from 0 to 7, not '%s'", s->queue);
@@ -189,6 +208,17 @@ static int set_many(const struct set_target *s, json_t *params, const struct cli
 	if (!s->port && o->port) /* dcqcn: the one port of the usage's --port */
 		json_object_set_new(sel, "port", json_string(o->port));
 	r->body = json_pack("{s:s,s:o,s:O}", "kind", s->what, "select", sel, "params", params);
+	if (r->body && o->max_targets) {
+		uint64_t max;
+
+		if (str_parse_uint(o->max_targets, INT64_MAX, &max) < 0 || !max) {
+			json_decref(r->body);
+			r->body = NULL;
+			return rf_err_set(e, -EINVAL, NULL, NULL, "--max-targets is a number from 1 up, not '%s'",
+					  o->max_targets);
+		}
+		json_object_set_new(r->body, "max_targets", json_integer((json_int_t)max));
+	}
 	r->method = "POST";
 	return r->body ? path_add(r, e, "/api/v1/changes") : -ENOMEM;
 }
@@ -244,10 +274,9 @@ static int build_set(const struct cli_cmd *c, char *const *args, int nargs,
 	if (!(params = json_object()))
 		return -ENOMEM;
 	for (; i < nargs; i++) {
-		if (parse_assign(args[i], params) < 0) {
+		if ((x = parse_assign(args[i], params, e)) < 0) {
 			json_decref(params);
-			return rf_err_set(e, -EINVAL, NULL, NULL, "'%s' is not NAME=VALUE",
-					  args[i]);
+			return x;
 		}
 	}
 	if (!json_object_size(params)) {
@@ -255,10 +284,15 @@ static int build_set(const struct cli_cmd *c, char *const *args, int nargs,
 		return rf_err_set(e, -EINVAL, NULL, NULL,
 				  "name at least one NAME=VALUE to change (rocefabctl params)");
 	}
-	if (is_glob(s.node) || (s.port && is_glob(s.port)))
+	if (is_glob(s.node) || (s.port && is_glob(s.port))) {
 		x = set_many(&s, params, o, r, e);
-	else
+	} else if (o->max_targets) {
+		json_decref(params);
+		return rf_err_set(e, -EINVAL, NULL, NULL,
+				  "--max-targets is for a pattern (a change of many objects)");
+	} else {
 		x = set_one(&s, params, o, r, e);
+	}
 	json_decref(params);
 	if (x == 0 && o->reason)
 		json_object_set_new(r->body, "reason", json_string(o->reason));
@@ -438,6 +472,8 @@ static const char usage_options[] =
 	"  -j, --json             print the REST JSON\n"
 	"      --reason TEXT      why (set)\n"
 	"      --wait[=SECONDS]   wait until every change is settled (set; default 30 s)\n"
+	"      --max-targets N    let a pattern change up to N objects (set; default\n"
+	"                         rocefabd's changes.max_targets, 256)\n"
 	"  -V, --version          print the version and exit\n"
 	"  -h, --help             this text\n";
 

@@ -22,6 +22,7 @@ struct cli_opts {
 	const char *agent;         /* changes */
 	const char *port;          /* set dcqcn */
 	const char *reason;        /* set */
+	const char *max_targets;   /* set with a pattern: the body's "max_targets" */
 	double wait_s;             /* set --wait: seconds to follow the batch */
 	bool json;                 /* -j: the answer as JSON */
 };

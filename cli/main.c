@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "lib/httpc.h"
+#include "lib/tokenfile.h"
 
 /* httpc_json() that names the server, not the whole URL, when the server cannot be reached:
  * rocefabctl's message since its first version ("http://h:9750: Couldn't connect ..."). */
@@ -28,20 +29,21 @@ static int send_json(void *ctx, const char *method, const char *path, json_t *bo
 	return r;
 }
 
+/* The token of --token-file (lib/tokenfile.h: refused when others may read or write the file,
+ * a warning when its group may); NULL after saying why. */
 static char *read_token(const char *path)
 {
-	char buf[256];
-	FILE *f = fopen(path, "re");
+	struct rf_err e = { 0 }, w = { 0 };
+	char *token = NULL, buf[700];
+	bool warned;
 
-	if (!f) {
-		fprintf(stderr, "rocefabctl: cannot read token file %s: %m\n", path);
+	if (tokenfile_read(path, &token, &warned, &w, &e) < 0) {
+		fprintf(stderr, "rocefabctl: %s\n", rf_err_str(&e, buf, sizeof(buf)));
 		return NULL;
 	}
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = '\0';
-	fclose(f);
-	buf[strcspn(buf, " \r\n")] = '\0';
-	return strdup(buf);
+	if (warned)
+		fprintf(stderr, "rocefabctl: warning: %s\n", rf_err_str(&w, buf, sizeof(buf)));
+	return token;
 }
 
 int main(int argc, char **argv)
@@ -65,6 +67,7 @@ int main(int argc, char **argv)
 		{ "window", required_argument, NULL, 6 },
 		{ "op", required_argument, NULL, 11 },
 		{ "size", required_argument, NULL, 12 },
+		{ "max-targets", required_argument, NULL, 13 },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *server = getenv("ROCEFAB_SERVER"), *token_file = getenv("ROCEFAB_TOKEN_FILE");
@@ -131,6 +134,9 @@ int main(int argc, char **argv)
 			break;
 		case 12:
 			o.size = optarg;
+			break;
+		case 13:
+			o.max_targets = optarg;
 			break;
 		default:
 			cli_usage(stderr);

@@ -482,12 +482,19 @@ int changes_select(struct store_reader *rd, struct change_set *cs, const struct 
 				  "FROM configs c JOIN agents a ON a.id = c.agent_id "
 				  "WHERE c.kind = ? ORDER BY c.agent_id, c.device, c.port, c.queue";
 	const char *role = cs->on_switch ? "switch" : "host";
+	size_t max = sel->max_targets && sel->max_targets < CHANGES_MAX_TARGETS ? sel->max_targets
+									    : CHANGES_MAX_TARGETS;
 	sqlite3_stmt *st;
 	int r = 0, rc;
 
 	if ((cs->kind == CHANGE_DCQCN && cs->on_switch) || (cs->kind == CHANGE_ECN && !cs->on_switch))
 		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/select", "%s is set on %s",
 				  change_kind_name(cs->kind), cs->kind == CHANGE_DCQCN ? "hosts" : "switches");
+	if (!sel->node && !sel->device && !sel->port && sel->queue == -2 && !sel->all)
+		return rf_err_set(e, -EINVAL, "EMPTY_SELECTION", "/select",
+				  "an empty selection is every %s setting of every %s: name a %s, port, "
+				  "device%s, or say \"all\": true",
+				  change_kind_name(cs->kind), role, role, cs->kind == CHANGE_ECN ? " or queue" : "");
 	if (!(st = store_reader_stmt(rd, sql)))
 		return -ENOMEM;
 	sqlite3_bind_text(st, 1, change_kind_name(cs->kind), -1, SQLITE_STATIC);
@@ -509,6 +516,8 @@ int changes_select(struct store_reader *rd, struct change_set *cs, const struct 
 		if (sel->port && fnmatch(sel->port, cs->on_switch ? port : hostport, 0) &&
 		    fnmatch(sel->port, port, 0))
 			continue;
+		if (++cs->matched > max)
+			continue; /* over the limit: the rest are only counted */
 		entry = json_pack("{s:s,s:s,s:o}", "device", dev, "port", port, "values",
 				  json_loads(vtext ? vtext : "{}", 0, NULL) ?: json_object());
 		if (!entry) {
@@ -531,6 +540,11 @@ int changes_select(struct store_reader *rd, struct change_set *cs, const struct 
 		r = rf_err_set(e, -ENOENT, "NO_TARGETS", "/select",
 			       "the selection matches no %s with %s settings reported", role,
 			       change_kind_name(cs->kind));
+	if (r == 0 && cs->matched > max)
+		r = rf_err_set(e, -ERANGE, "TOO_MANY_TARGETS", "/select",
+			       "the selection matches %zu %s objects, more than the limit of %zu: narrow "
+			       "it, or raise \"max_targets\" (at most %d); nothing was changed",
+			       cs->matched, change_kind_name(cs->kind), max, CHANGES_MAX_TARGETS);
 	return r;
 }
 

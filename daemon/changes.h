@@ -81,6 +81,7 @@ struct change_set {
 	json_t *params; /* the requested values (a copy) */
 	struct change_target *t;
 	size_t n, cap;
+	size_t matched;	    /* objects a selection matched (more than n when over its limit) */
 	size_t nbad;	    /* targets that reject the values */
 	struct rf_err first; /* why the first of them did */
 	json_t *rejections; /* the first CHANGES_REJECTIONS_MAX: [{target, code, detail, pointer}] */
@@ -95,16 +96,22 @@ void change_set_fini(struct change_set *cs);
 int change_set_add(struct store_reader *rd, struct change_set *cs, const char *agent, json_t *entry,
 		   struct rf_err *e);
 
-/* A selection by glob patterns (fnmatch); NULL matches anything. */
+/* A selection by glob patterns (fnmatch); NULL matches anything.  One that names nothing
+ * (every object of the kind on every switch or host) must say all; and however it is made, a
+ * selection changes at most max_targets objects, so that a typo does not rewrite the fabric. */
 struct change_select {
 	const char *node;   /* agent ids */
 	const char *device;
 	const char *port;   /* a host's port matches as PORT or DEVICE:PORT */
 	int queue;	    /* ECN queue; -2 any */
+	bool all;	    /* the caller means every object (no pattern, no queue) */
+	size_t max_targets; /* 0: CHANGES_MAX_TARGETS; more than that counts as that */
 };
 /* Adds every object of the set's kind and role whose agent reported it and that the selection
- * matches.  -ENOENT (NO_TARGETS) when none does; -EINVAL (SCHEMA_VIOLATION) for DCQCN on
- * switches or ECN on hosts. */
+ * matches.  -EINVAL (EMPTY_SELECTION) for a selection that names nothing without all;
+ * -ENOENT (NO_TARGETS) when nothing matches; -ERANGE (TOO_MANY_TARGETS) when more than
+ * max_targets do (cs->matched says how many; the set then holds only the first max_targets);
+ * -EINVAL (SCHEMA_VIOLATION) for DCQCN on switches or ECN on hosts.  e's pointer is /select. */
 int changes_select(struct store_reader *rd, struct change_set *cs, const struct change_select *sel,
 		   struct rf_err *e);
 /* One object by name: the configuration entries of kind that agent (a "host" or "switch",

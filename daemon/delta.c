@@ -13,8 +13,9 @@
 
 unsigned delta_compute(const struct delta_in *in, uint64_t *ret_delta)
 {
-	/* A value beyond the registered width means the registry undersells this device (newer
-	 * firmware with wider counters): treat the counter as 64-bit rather than misread a wrap. */
+	/* A report with a value beyond its source's registered width is refused
+	 * (daemon/report.c); one stored before that check, or a caller that did not check, still
+	 * gets the counter treated as 64-bit rather than a misread wrap. */
 	unsigned width = in->width;
 	uint64_t max, d;
 	unsigned flags;

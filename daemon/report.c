@@ -1,11 +1,13 @@
 /* Agent report parsing and validation: see report.h.  The checks mirror
  * schemas/agent-report.schema.json field by field; tests/system/test_schemas.py runs the same
  * documents through both and requires the same verdicts. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "daemon/report.h"
 #include "lib/jsonutil.h"
+#include "lib/strutil.h"
 
 #define MAX_DEVICES 256
 #define MAX_PORTS_PER_DEVICE 1024
@@ -259,6 +261,16 @@ static int parse_samples(struct report *r, json_t *samples, const struct reg *re
 				r->unknown_values++;
 				continue;
 			}
+			/* The registry gives the source's width (a 32-bit Q-counter of mlx5 wraps at
+			 * 2^32): a value beyond it cannot come from the device, and taken as it is it
+			 * would be a rate spike (5e9 on a 32-bit counter).  Refused like any value out
+			 * of its range (a negative one above): the whole report, naming the value. */
+			if (src->width < 64 && (uint64_t)raw >> src->width)
+				return js_fail(e, p, name,
+					       "%" JSON_INTEGER_FORMAT " does not fit the %u bits of %s counter %s "
+					       "(the counter registry's width: at most %" PRIu64 ")",
+					       raw, (unsigned)src->width, source, name,
+					       (UINT64_C(1) << src->width) - 1);
 			v = &r->values[r->nvalues++];
 			*v = (struct report_value){ .raw = (uint64_t)raw, .scale = src->scale,
 						    .counter = src->counter->id, .prio = src->prio,
@@ -449,11 +461,10 @@ static int parse_probes(struct report *r, json_t *pr, struct js_path *p, struct 
 		/* where the other hosts reach its probe server: rocefabd puts it in their plans */
 		const char *ep = json_string_value(json_object_get(pr, "endpoint"));
 		const char *colon = ep ? strrchr(ep, ':') : NULL;
-		char *end = NULL;
-		long port = colon ? strtol(colon + 1, &end, 10) : 0;
+		uint64_t port = 0;
 
-		if (!ep || strlen(ep) > 64 || !colon || colon == ep || !end || *end || port < 1 || port > 65535 ||
-		    strpbrk(ep, " \t\"'\\/"))
+		if (!ep || strlen(ep) > 64 || !colon || colon == ep || str_parse_uint(colon + 1, 65535, &port) < 0 ||
+		    port < 1 || strpbrk(ep, " \t\"'\\/"))
 			return js_fail(e, p, "endpoint", "ADDRESS:PORT of the agent's probe server");
 		r->probe_endpoint = ep;
 	}

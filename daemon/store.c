@@ -1,10 +1,14 @@
 /* Storage: see store.h. */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "daemon/store.h"
 #include "lib/hmap.h"
@@ -256,15 +260,51 @@ sqlite3 *store_writer_db(struct store *s)
 
 /* --- connections ----------------------------------------------------------------------- */
 
+/* The database holds the tokens' hashes, the audit log and the fabric's layout: it is its
+ * owner's alone.  A new one is created 0600 before sqlite opens it (sqlite gives its -wal and
+ * -shm files the database file's mode).  An existing one that group or others may read is
+ * left as it is, with a warning: changing an operator's file mode behind their back is not
+ * this program's call. */
+static int create_private(const char *path, struct rf_err *e)
+{
+	static const char *const suffixes[] = { "", "-wal", "-shm" };
+	int fd;
+
+	if (!strcmp(path, ":memory:") || !strncmp(path, "file:", 5))
+		return 0;
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (errno != EEXIST)
+		return rf_err_set(e, -errno, "STORE_UNAVAILABLE", path, "cannot create the database: %s",
+				  strerror(errno));
+	for (size_t i = 0; i < ARRAY_SIZE(suffixes); i++) {
+		char name[PATH_MAX];
+		struct stat st;
+
+		if (snprintf(name, sizeof(name), "%s%s", path, suffixes[i]) >= (int)sizeof(name) ||
+		    stat(name, &st) < 0 || !(st.st_mode & 066))
+			continue;
+		log_msg(LOG_WARNING, "store", "STORE_FILE_MODE",
+			"%s is open to other users (mode %04o), and stays so: chmod 600 %s", name,
+			(unsigned)(st.st_mode & 07777), name);
+	}
+	return 0;
+}
+
 static int open_db(const char *path, bool readonly, bool sync_full, sqlite3 **ret,
 		   struct rf_err *e)
 {
 	int flags = (readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
 		    SQLITE_OPEN_NOMUTEX;
 	sqlite3 *db = NULL;
-	int rc = sqlite3_open_v2(path, &db, flags, NULL);
-	int r;
+	int rc, r;
 
+	if (!readonly && (r = create_private(path, e)) < 0)
+		return r;
+	rc = sqlite3_open_v2(path, &db, flags, NULL);
 	if (rc != SQLITE_OK) {
 		r = rf_err_set(e, store_errno(rc), "STORE_UNAVAILABLE", path, "cannot open database: %s",
 			       db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));

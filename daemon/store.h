@@ -42,7 +42,10 @@ struct store_conf {
 };
 
 /* Opens (creating if needed) and migrates the database.  With start_writer the writer thread
- * runs; without it (command-line tools) use store_writer_db() directly from one thread. */
+ * runs; without it (command-line tools) use store_writer_db() directly from one thread.  A new
+ * database file is created 0600 (its -wal and -shm files get the same mode from sqlite); an
+ * existing one that other users may read or write is warned about (STORE_FILE_MODE), not
+ * changed.  The directory must exist. */
 int store_open(const struct store_conf *c, bool start_writer, struct store **ret,
 	       struct rf_err *e);
 /* Drains the queue (every submitted job gets done), stops the writer, closes everything. */

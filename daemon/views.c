@@ -506,6 +506,7 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 	json_t *series = NULL, *doc = NULL;
 	sqlite3_stmt *st;
 	int64_t id, rows = 0;
+	char from_text[40], to_text[40];
 	int rc, r;
 
 	q = &lq;
@@ -514,7 +515,9 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 				  "'from' must be before 'to'");
 	if (q->step_ns < 0 || (q->step_ns > 0 && q->step_ns < NSEC_PER_MSEC))
 		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "step", "step must be at least 1ms");
-	if (q->step_ns > 0 && (q->to_ns - q->from_ns) / q->step_ns > (int64_t)q->max_points)
+	/* to > from: their distance fits a uint64 even when it does not fit an int64 */
+	if (q->step_ns > 0 && ((uint64_t)q->to_ns - (uint64_t)q->from_ns) / (uint64_t)q->step_ns >
+				      q->max_points)
 		return rf_err_set(e, -EINVAL, "TOO_MANY_POINTS", "step",
 				  "that range and step give more than %u points per series; use a "
 				  "larger step",
@@ -588,7 +591,7 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 			rows = sqlite3_column_int64(st, 0);
 		sqlite3_reset(st);
 		if (rows > (int64_t)q->max_points) {
-			int64_t step = (q->to_ns - q->from_ns) / q->max_points + 1;
+			uint64_t step = ((uint64_t)q->to_ns - (uint64_t)q->from_ns) / q->max_points + 1;
 
 			r = rf_err_set(e, -EINVAL, "TOO_MANY_POINTS", "step",
 				       "%lld samples in that range, more than %u; add step=%llds or "
@@ -636,8 +639,10 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 			       reg_scope_name(s->rc->scope), "points", s->points);
 		json_array_append_new(series, js);
 	}
-	doc = json_pack("{s:s,s:o,s:o,s:o,s:o}", "port", key, "from", store_time_json(q->from_ns), "to",
-			store_time_json(q->to_ns), "step_s",
+	/* a query's bounds are times, the epoch included (store_time_json() shows 0 as none) */
+	doc = json_pack("{s:s,s:s,s:s,s:o,s:o}", "port", key, "from",
+			tu_format_rfc3339(q->from_ns, from_text, sizeof(from_text)), "to",
+			tu_format_rfc3339(q->to_ns, to_text, sizeof(to_text)), "step_s",
 			q->step_ns ? json_real((double)q->step_ns / 1e9) : json_null(), "series",
 			series);
 	series = NULL;

@@ -64,20 +64,39 @@ int conf_parse_size(const char *s, uint64_t *ret)
 		{ "MB", 1000000 },    { "MiB", 1ULL << 20 },   { "G", 1ULL << 30 },
 		{ "GB", 1000000000 }, { "GiB", 1ULL << 30 },
 	};
+	const char *digits_end = s;
+	bool whole;
 	char *end;
-	double v;
+	double v = 0;
+	uint64_t n = 0;
 
 	if (!*s || !isdigit((unsigned char)*s))
 		return -EINVAL;
+	while (isdigit((unsigned char)*digits_end))
+		digits_end++;
+	/* a whole number is read as one, exactly (a double loses digits beyond 2^53);
+	 * "1.5MiB" and "1e3" go through strtod */
+	whole = !*digits_end || !strchr(".eExXpP", *digits_end);
 	errno = 0;
-	v = strtod(s, &end);
-	if (errno || !isfinite(v) || v < 0)
+	if (whole)
+		n = strtoull(s, &end, 10);
+	else
+		v = strtod(s, &end);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (errno || (!whole && (!isfinite(v) || v < 0)))
 		return -EINVAL;
 	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
 		if (strcmp(end, units[i].suffix) == 0) {
-			double b = v * (double)units[i].mult;
+			double b;
 
-			if (b > 1.8e19 || b != floor(b))
+			if (whole)
+				return __builtin_mul_overflow(n, units[i].mult, ret) ? -ERANGE : 0;
+			b = v * (double)units[i].mult;
+			/* 2^64 and more does not fit (and would wrap in the conversion) */
+			if (b >= 18446744073709551616.0)
+				return -ERANGE;
+			if (b != floor(b))
 				return -EINVAL;
 			*ret = (uint64_t)b;
 			return 0;
@@ -124,7 +143,11 @@ static int set_opt(const struct conf_opt *o, void *base, const char *value, cons
 
 		errno = 0;
 		v = strtoll(value, &end, 10);
-		if (errno || end == value || *end)
+		if (end == value || *end)
+			goto bad;
+		if (errno == ERANGE)
+			goto too_large;
+		if (errno)
 			goto bad;
 		if (o->min < o->max && (v < o->min || v > o->max))
 			return rf_err_set(e, -ERANGE, "CONF_BAD_VALUE", where,
@@ -139,8 +162,11 @@ static int set_opt(const struct conf_opt *o, void *base, const char *value, cons
 		return 0;
 	case CONF_DURATION: {
 		int64_t v;
+		int r = tu_parse_duration(value, &v);
 
-		if (tu_parse_duration(value, &v) < 0)
+		if (r == -ERANGE)
+			goto too_large;
+		if (r < 0)
 			goto bad;
 		if (o->min < o->max && (v < o->min || v > o->max))
 			return rf_err_set(e, -ERANGE, "CONF_BAD_VALUE", where,
@@ -151,8 +177,11 @@ static int set_opt(const struct conf_opt *o, void *base, const char *value, cons
 	}
 	case CONF_SIZE: {
 		uint64_t v;
+		int r = conf_parse_size(value, &v);
 
-		if (conf_parse_size(value, &v) < 0)
+		if (r == -ERANGE)
+			goto too_large;
+		if (r < 0)
 			goto bad;
 		if (o->min < o->max && (v < (uint64_t)o->min || v > (uint64_t)o->max))
 			return rf_err_set(e, -ERANGE, "CONF_BAD_VALUE", where,
@@ -195,6 +224,9 @@ static int set_opt(const struct conf_opt *o, void *base, const char *value, cons
 bad:
 	return rf_err_set(e, -EINVAL, "CONF_BAD_VALUE", where, "bad value '%s' for %s: expected %s",
 			  value, o->name, type_hint(o));
+too_large:
+	return rf_err_set(e, -ERANGE, "CONF_BAD_VALUE", where, "%s = %s is too large to hold", o->name,
+			  value);
 }
 
 static int init(const struct conf_opt *opts, void *base, struct rf_err *e)

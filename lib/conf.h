@@ -95,6 +95,8 @@ int conf_apply_overrides(const struct conf_opt *opts, void *base,
 int conf_load_all(const struct conf_opt *opts, void *base, const char *path,
 		  const struct conf_overrides *o, const char *prog);
 
+/* "4096", "64K", "1.5MiB", "1G": 0, -EINVAL (garbage, a fraction of a byte) or -ERANGE (2^64
+ * bytes or more: refused, never wrapped). */
 int conf_parse_size(const char *s, uint64_t *ret);
 int conf_parse_bool(const char *s, bool *ret);
 

@@ -1,6 +1,7 @@
 /* Checked string helpers: see strutil.h. */
 #include <stdlib.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +22,26 @@ int str_fmt(char *dst, size_t size, const char *fmt, ...)
 		return -EINVAL;
 	}
 	return (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int str_parse_uint(const char *s, uint64_t max, uint64_t *ret)
+{
+	uint64_t v = 0;
+	size_t n = 0;
+	bool big = false;
+
+	if (!s || !*s || (s[0] == '0' && s[1]))
+		return -EINVAL;
+	for (; s[n]; n++) {
+		if (s[n] < '0' || s[n] > '9')
+			return -EINVAL;
+		/* keep reading after an overflow: "99999999999999999999x" is not a number at all */
+		big |= __builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, (uint64_t)(s[n] - '0'), &v);
+	}
+	if (big || v > max)
+		return -ERANGE;
+	*ret = v;
+	return 0;
 }
 
 int str_copy(char *dst, size_t size, const char *src)

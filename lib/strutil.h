@@ -1,14 +1,21 @@
 /* Checked string formatting and copying into fixed-size buffers (STYLE.md: snprintf with
- * checked results).  Both always NUL-terminate and report truncation. */
+ * checked results; both always NUL-terminate and report truncation), and the one reader of
+ * integers that people and programs type (path and query parameters, options). */
 #ifndef ROCEFAB_STRUTIL_H
 #define ROCEFAB_STRUTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* 0, or -ENAMETOOLONG when the result did not fit (dst then holds a truncated string). */
 int str_fmt(char *dst, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* 0, or -E2BIG when src did not fit. */
 int str_copy(char *dst, size_t size, const char *src);
+/* A canonical decimal integer: digits only, no sign, no spaces, no leading zero (except "0"
+ * itself), so that every number has one spelling ("03", "+3", " 3", "3 " and "0x3" are not 3).
+ * 0 and *ret when s is one and at most max; -EINVAL when it is not one; -ERANGE when it is
+ * larger than max (or than any uint64).  *ret is untouched on failure. */
+int str_parse_uint(const char *s, uint64_t max, uint64_t *ret);
 /* A whole file (at most 64 MiB) as a NUL-terminated string; NULL with errno on failure. */
 char *str_slurp(const char *path, size_t *ret_len);
 

@@ -33,6 +33,9 @@ int tu_sleep_until_mono(int64_t t)
 	return r ? -r : 0;
 }
 
+/* 2^63 as a double: the first value above INT64_MAX (which a double cannot hold exactly). */
+#define TWO_POW_63 9223372036854775808.0
+
 int tu_parse_duration(const char *s, int64_t *ret_ns)
 {
 	static const struct {
@@ -50,14 +53,16 @@ int tu_parse_duration(const char *s, int64_t *ret_ns)
 		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end == s || !isfinite(v) || v < 0)
+	if (end == s || isnan(v) || v < 0)
 		return -EINVAL;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcmp(end, units[i].suffix) == 0) {
 			double ns = v * units[i].mult;
 
-			if (ns > 9.0e18)
-				return -EINVAL;
+			/* "1e400s" (strtod's ERANGE), "inf" and anything from 2^63 ns (292 years)
+			 * up do not fit an int64: refused, never wrapped */
+			if (errno == ERANGE || !isfinite(ns) || ns >= TWO_POW_63)
+				return -ERANGE;
 			*ret_ns = (int64_t)llround(ns);
 			return 0;
 		}
@@ -108,7 +113,7 @@ int tu_parse_rfc3339(const char *s, int64_t *ret_ns)
 {
 	static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
 	int Y, M, D, h, m, sec, oh = 0, om = 0;
-	int64_t frac = 0, scale = NSEC_PER_SEC, days;
+	int64_t frac = 0, scale = NSEC_PER_SEC, days, secs, ns;
 	const char *p = s;
 	int sign = 0;
 
@@ -144,7 +149,7 @@ int tu_parse_rfc3339(const char *s, int64_t *ret_ns)
 		return -EINVAL;
 	}
 	if (*p || M < 1 || M > 12 || D < 1 || D > mdays[M - 1] || h > 23 || m > 59 || sec > 60 ||
-	    oh > 23 || om > 59 || Y < 1970)
+	    oh > 23 || om > 59)
 		return -EINVAL;
 	if (M == 2 && D == 29 && !((Y % 4 == 0 && Y % 100 != 0) || Y % 400 == 0))
 		return -EINVAL;
@@ -158,9 +163,17 @@ int tu_parse_rfc3339(const char *s, int64_t *ret_ns)
 
 		days = (int64_t)era * 146097 + doe - 719468;
 	}
-	*ret_ns = ((days * 86400 + h * 3600 + m * 60 + sec) - sign * (oh * 3600 + om * 60)) *
-			  NSEC_PER_SEC +
-		  frac;
+	/* seconds of years 0000-9999 fit an int64 easily; their nanoseconds do not (years after
+	 * 2262 or before 1677 overflow): refused, never wrapped */
+	secs = days * 86400 + h * 3600 + m * 60 + sec - sign * (oh * 3600 + om * 60);
+	if (secs < 0 && frac > 0) {
+		/* the earliest times are whole seconds short of INT64_MIN plus a fraction */
+		secs++;
+		frac -= NSEC_PER_SEC;
+	}
+	if (__builtin_mul_overflow(secs, NSEC_PER_SEC, &ns) || __builtin_add_overflow(ns, frac, &ns))
+		return -ERANGE;
+	*ret_ns = ns;
 	return 0;
 }
 
@@ -168,26 +181,35 @@ int tu_parse_time(const char *s, int64_t now_ns, int64_t *ret_ns)
 {
 	char *end;
 	double v;
-	int64_t d;
+	int64_t d, t;
+	int r;
 
 	if (!s || !*s)
 		return -EINVAL;
 	if (strcmp(s, "now") == 0) {
-		*ret_ns = now_ns;
-		return 0;
-	}
-	if (*s == '-') {
-		if (tu_parse_duration(s + 1, &d) < 0)
+		t = now_ns;
+	} else if (*s == '-') {
+		if ((r = tu_parse_duration(s + 1, &d)) < 0)
+			return r;
+		if (__builtin_sub_overflow(now_ns, d, &t))
+			return -ERANGE;
+	} else if (strchr(s, 'T') || strchr(s, 't')) {
+		if ((r = tu_parse_rfc3339(s, &t)) < 0)
+			return r;
+	} else {
+		if (!isdigit((unsigned char)*s))
 			return -EINVAL;
-		*ret_ns = now_ns - d;
-		return 0;
+		errno = 0;
+		v = strtod(s, &end);
+		if (end == s || *end || isnan(v))
+			return -EINVAL;
+		if (errno == ERANGE || !isfinite(v) || v * 1e9 >= TWO_POW_63)
+			return -ERANGE;
+		t = (int64_t)llround(v * 1e9);
 	}
-	if (strchr(s, 'T') || strchr(s, 't'))
-		return tu_parse_rfc3339(s, ret_ns);
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v < 0 || v > 9.0e9)
-		return -EINVAL;
-	*ret_ns = (int64_t)llround(v * 1e9);
+	/* rocefab's times are after the epoch (0 stands for "none") */
+	if (t < 0)
+		return -ERANGE;
+	*ret_ns = t;
 	return 0;
 }

@@ -98,6 +98,9 @@ const struct conf_opt rocefabd_opts[] = {
 	CONF_OPT("changes.deadline", CONF_DURATION, S, change_deadline, "60s",
 		 "a configuration change its agent has not applied by then is not applied any more "
 		 "(timed_out)", .min = NSEC_PER_SEC, .max = 86400 * NSEC_PER_SEC),
+	CONF_OPT("changes.max_targets", CONF_INT, S, change_max_targets, "256",
+		 "the most objects one bulk change (POST /api/v1/changes) may select unless its "
+		 "request says \"max_targets\"", .min = 1, .max = CHANGES_MAX_TARGETS),
 	CONF_OPT_END,
 };
 #undef S
@@ -194,6 +197,7 @@ int rocefabd_run(const struct rocefabd_settings *s)
 		.metrics_public = s->metrics_public, .tls_cert = s->tls_cert, .tls_key = s->tls_key,
 		.cache_ttl_ns = s->cache_ttl, .stale_intervals = s->stale_after,
 		.change_deadline_ns = s->change_deadline,
+		.change_max_targets = (size_t)s->change_max_targets,
 		.max_connections = (unsigned)s->max_connections,
 		.max_client_connections = (unsigned)s->max_client_connections,
 		.rate_limit = (double)s->rate_limit, .rate_burst = (unsigned)s->rate_burst,

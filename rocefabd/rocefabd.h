@@ -35,6 +35,7 @@ struct rocefabd_settings {
 	char *registry;
 	int64_t stale_after;
 	int64_t change_deadline;
+	int64_t change_max_targets;
 };
 
 extern const struct conf_opt rocefabd_opts[];

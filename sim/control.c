@@ -11,6 +11,7 @@
 
 #include "lib/httpd.h"
 #include "lib/router.h"
+#include "lib/strutil.h"
 #include "lib/timeutil.h"
 #include "sim/serve.h"
 
@@ -348,13 +349,12 @@ static int put_ecn(struct simctl *c, const char *const *params, json_t *body, js
 {
 	struct rf_err e = { 0 };
 	int dev, port, r;
-	char *end;
-	long q;
+	uint64_t q;
 
 	if ((r = find_dev(c, params[0], doc, &dev)) || (r = find_port(c, dev, params[1], doc, &port)))
 		return r;
-	q = strtol(params[2], &end, 10);
-	if (*end || q < 0 || q > 7)
+	/* one spelling per queue, as rocefabd's API: 03 or +3 is no queue */
+	if (str_parse_uint(params[2], 7, &q) < 0)
 		return problem(doc, 404, "UNKNOWN_QUEUE", NULL, "queue '%s': queues are 0 to 7",
 			       params[2]);
 	if (!json_is_object(body))
@@ -390,12 +390,11 @@ static int post_fault(struct simctl *c, const char *const *params, json_t *body,
 static int delete_fault(struct simctl *c, const char *const *params, json_t *body, json_t **doc)
 {
 	struct rf_err e = { 0 };
-	char *end;
-	long id = strtol(params[0], &end, 10);
+	uint64_t id;
 	int r;
 
 	(void)body;
-	if (*end || id < 0 || id > 1000000)
+	if (str_parse_uint(params[0], 1000000, &id) < 0)
 		return problem(doc, 404, "UNKNOWN_FAULT", NULL, "no fault '%s'", params[0]);
 	if ((r = sim_fault_clear(c->s, (int)id, &e)) < 0)
 		return from_err(doc, r, &e);

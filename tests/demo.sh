@@ -28,10 +28,10 @@ trap 'exit 0' INT TERM
 
 rm -rf "$work"
 mkdir -p "$work"
+# token files others can read are refused: created 0600 (umask 077) from the start
 for t in agents viewer operator; do
 	role=(--role "$t"); [ "$t" = agents ] && role=(--role agent --agent "$agents")
-	"$B/rocefabd" --db "$work/rocefab.db" token add "$t" "${role[@]}" | tail -n 1 > "$work/$t.token"
-	chmod 600 "$work/$t.token"
+	(umask 077; "$B/rocefabd" --db "$work/rocefab.db" token add "$t" "${role[@]}" | tail -n 1 > "$work/$t.token")
 done
 
 "$B/rocefabd" --db "$work/rocefab.db" --listen "$listen" -o daemon.log_target=stderr \

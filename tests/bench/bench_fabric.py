@@ -60,7 +60,8 @@ vtok = subprocess.run([f"{build}/rocefabd", "--db", db, "token", "add", "v", "--
                       capture_output=True, text=True, check=True).stdout.split()[-1]
 otok = subprocess.run([f"{build}/rocefabd", "--db", db, "token", "add", "o", "--role", "operator"],
                       capture_output=True, text=True, check=True).stdout.split()[-1]
-with open(os.path.join(work, "agents.token"), "w") as f:
+# a token file others could read is refused: created 0600 from the start
+with os.fdopen(os.open(os.path.join(work, "agents.token"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
     f.write(tok + "\n")
 os.chmod(os.path.join(work, "agents.token"), 0o600)
 daemon = subprocess.Popen([f"{build}/rocefabd", "--db", db, "--listen", f"{host}:{p}",

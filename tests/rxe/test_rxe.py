@@ -56,7 +56,8 @@ def pingmesh_dir():
                               "--role"] + role, capture_output=True, text=True, timeout=30)
         assert out.returncode == 0, out.stderr
         path = os.path.join(pm, f"{name}.token")
-        with open(path, "w") as f:
+        # a token file others could read is refused: created 0600 from the start
+        with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
             f.write(out.stdout.strip().splitlines()[-1] + "\n")
         os.chmod(path, 0o600)
     return pm

@@ -217,9 +217,7 @@ class Daemon:
         assert re.fullmatch(r"rfb_[A-Za-z0-9_-]{43}", tok), out.stdout
         self.tokens[name] = tok
         path = os.path.join(self.workdir, f"{name}.token")
-        with open(path, "w") as f:
-            f.write(tok + "\n")
-        os.chmod(path, 0o600)
+        write_secret(path, tok + "\n")
         return tok, path
 
     def start(self, env=None, wait=True):
@@ -315,6 +313,15 @@ class Sim:
 
     def stop(self, sig=signal.SIGTERM):
         return self.proc.stop(sig) if self.proc else None
+
+
+def write_secret(path, text):
+    """A token file as it must be: created 0600 (the programs refuse one others can read), never
+    readable by others even for a moment."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # an existing file keeps its mode through O_CREAT
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
 
 
 def copy_tree(name, dst):

@@ -206,3 +206,168 @@ def test_slow_and_broken_clients(daemon):
     s.close()
     assert d.healthy()
     assert d.client("viewer").json("/api/v1/agents")["count"] == 1
+
+
+def test_times_and_durations_out_of_range(daemon):
+    """A time beyond what an int64 of nanoseconds holds (after 2262-04-11, before 1970 for an
+    operator) or a duration too long for one is refused naming the parameter, never wrapped
+    (to=9999-12-31T23:59:59Z once answered 200 with "to": null)."""
+    d = daemon
+    c = d.client("viewer")
+    counters = "/api/v1/ports/stor-b1:rxe0:1/counters"
+    for arg, value in (("to", "9999-12-31T23:59:59Z"), ("from", "2262-04-12T00:00:00Z"),
+                       ("to", "2262-04-11T23:47:16.854775808Z"), ("from", "1969-12-31T23:59:59Z"),
+                       ("to", "99999999999"), ("from", "-99999999999999999999s"),
+                       ("from", "-300000d")):
+        p = problem(c.get(f"{counters}?{arg}={value}"), 400, "BAD_PARAMETER")
+        assert p["pointer"] == arg, p
+        assert "2262" in p["detail"], p
+    p = problem(c.get(f"{counters}?from=-1h&step=99999999999999999999s"), 400, "BAD_PARAMETER")
+    assert p["pointer"] == "step" and "too long" in p["detail"]
+    # the whole range that is representable still answers
+    r = c.get(f"{counters}?from=1970-01-01T00:00:01Z&to=2262-04-11T23:47:16Z&step=1d")
+    problem(r, 400, "TOO_MANY_POINTS")
+    r = c.get(f"{counters}?from=1970-01-01T00:00:01Z&to=2262-04-11T23:47:16Z&step=1000d")
+    assert r.status_code == 200, r.text
+    assert r.json()["to"].startswith("2262-04-11T23:47:16")
+    # and the earliest: the epoch is a time, not none
+    r = c.get(f"{counters}?from=0&to=1")
+    assert r.status_code == 200 and r.json()["from"] == "1970-01-01T00:00:00.000000Z", r.text
+    r = c.get(f"{counters}?to=1970-01-01T00:01:00Z")
+    assert r.status_code == 200 and r.json()["from"] == "1970-01-01T00:00:00.000000Z", r.text
+    for arg in ("from", "to"):
+        p = problem(c.get(f"/api/v1/probes/results?{arg}=9999-12-31T23:59:59Z"), 400, "BAD_PARAMETER")
+        assert p["pointer"] == arg
+    p = problem(c.get("/api/v1/probes/matrix?window=99999999999999999999s"), 400, "BAD_PARAMETER")
+    assert p["pointer"] == "window"
+    assert d.healthy()
+
+
+SWITCH = os.path.join(os.path.dirname(__file__), "..", "data", "reports", "good", "switch-config-results.json")
+
+
+def post_switch(d):
+    """leaf0 with PFC on port h3 and ECN on its queue 3."""
+    d.token("leaf0", "agent")
+    with open(SWITCH) as f:
+        r = d.client("leaf0").post("/api/v1/agents/leaf0/report", data=f.read(),
+                                   headers={"Content-Type": "application/json"})
+    assert r.status_code == 200 and r.json()["accepted"], r.text
+
+
+def test_integers_in_paths_and_queries_have_one_spelling(daemon):
+    """Queue 03 or +3 was queue 3, change 01 was change 1: an integer in a path or a query is
+    canonical decimal (no sign, no leading zero, no space), else 400 naming the parameter."""
+    d = daemon
+    post_switch(d)
+    c = d.client("viewer")
+    assert c.json("/api/v1/switches/leaf0/ports/h3/queues/3/ecn")["items"][0]["queue"] == 3
+    for q in ("03", "+3", "%203", "3%20", "0x3", "3.0", "-0"):
+        p = problem(c.get(f"/api/v1/switches/leaf0/ports/h3/queues/{q}/ecn"), 400, "BAD_PARAMETER")
+        assert p["pointer"] == "q", p
+    p = problem(d.client("ops").put("/api/v1/switches/leaf0/ports/h3/queues/+3/ecn", json={"pmax": 0.1}),
+                400, "BAD_PARAMETER")
+    assert p["pointer"] == "q"
+    problem(c.get("/api/v1/switches/leaf0/ports/h3/queues/9/ecn"), 404, "UNKNOWN_QUEUE")
+    # a host port is DEVICE:PORT with the port number as the agent reports it
+    assert c.get("/api/v1/hosts/stor-b1/ports/rxe0:1/pfc").status_code in (200, 404)
+    p = problem(c.get("/api/v1/hosts/stor-b1/ports/rxe0:01/pfc"), 400, "BAD_PARAMETER")
+    assert p["pointer"] == "port"
+    # change ids, and the integer query parameters
+    p = problem(c.get("/api/v1/changes/01"), 400, "BAD_PARAMETER")
+    assert p["pointer"] == "id"
+    problem(c.get("/api/v1/changes/1"), 404, "UNKNOWN_CHANGE")
+    problem(c.get("/api/v1/changes/0"), 404, "UNKNOWN_CHANGE")
+    for path, arg in (("/api/v1/changes?limit=010", "limit"), ("/api/v1/changes?limit=+5", "limit"),
+                      ("/api/v1/changes?batch=01", "batch"), ("/api/v1/changes?batch=%201", "batch"),
+                      ("/api/v1/changes?limit=99999999999999999999", "limit"),
+                      ("/api/v1/probes/results?limit=0100", "limit"),
+                      ("/api/v1/probes/results?size=064", "size"), ("/api/v1/probes/matrix?size=+64", "size")):
+        p = problem(c.get(path), 400, "BAD_PARAMETER")
+        assert p["pointer"] == arg, (path, p)
+    assert c.json("/api/v1/changes?limit=5&batch=1")["count"] == 0
+    assert c.get("/api/v1/probes/results?limit=100&size=64").status_code == 200
+    assert d.healthy()
+
+
+def post_switch_queues(d, queues=range(8)):
+    """leaf0 with ECN on queues 0-7 of port h3: 8 objects for a bulk ECN change."""
+    with open(SWITCH) as f:
+        doc = json.load(f)
+    doc.pop("command_results", None)
+    ecn = doc["config"]["ecn"][0]
+    doc["config"]["ecn"] = [dict(ecn, queue=q) for q in queues]
+    if "leaf0" not in d.tokens:
+        d.token("leaf0", "agent")
+    r = d.client("leaf0").post("/api/v1/agents/leaf0/report", data=json.dumps(doc),
+                               headers={"Content-Type": "application/json"})
+    assert r.status_code == 200 and r.json()["accepted"], r.text
+
+
+def test_bulk_change_guards(daemon):
+    """POST /api/v1/changes with "select": {} changed every queue of every switch port (384 in the
+    demo) unguarded: an empty selection needs "all": true, and a selection over max_targets is
+    refused saying how many it matched and the limit.  Nothing is stored by a refused request."""
+    d = daemon
+    post_switch_queues(d)
+    ops, c = d.client("ops"), d.client("viewer")
+
+    def bulk(select, **extra):
+        return ops.post("/api/v1/changes", json=dict({"kind": "ecn", "select": select, "params": {"pmax": 0.1}},
+                                                     **extra))
+
+    p = problem(bulk({}), 400, "EMPTY_SELECTION")
+    assert p["pointer"] == "/select" and '"all": true' in p["detail"]
+    p = problem(bulk({}, all=False), 400, "EMPTY_SELECTION")
+    for body, pointer in (({"all": "yes"}, "/all"), ({"all": 1}, "/all"),
+                          ({"max_targets": 0}, "/max_targets"), ({"max_targets": 10001}, "/max_targets"),
+                          ({"max_targets": "5"}, "/max_targets"), ({"max_targets": 5.0}, "/max_targets")):
+        p = problem(bulk({}, **body), 400, "SCHEMA_VIOLATION")
+        assert p["pointer"] == pointer, (body, p)
+    p = problem(bulk({"switch": "leaf0"}, all=True), 400, "SCHEMA_VIOLATION")
+    assert p["pointer"] == "/all"
+    p = problem(bulk({"switch": "leaf*"}, max_targets=5), 400, "TOO_MANY_TARGETS")
+    assert p["targets"] == 8 and p["max_targets"] == 5 and p["pointer"] == "/select", p
+    assert "8" in p["detail"] and "5" in p["detail"]
+    p = problem(bulk({}, all=True, max_targets=7), 400, "TOO_MANY_TARGETS")
+    assert p["targets"] == 8 and p["max_targets"] == 7
+    assert c.json("/api/v1/changes")["count"] == 0
+    # said on purpose, within the limit: accepted
+    r = bulk({}, all=True, reason="every queue, on purpose")
+    assert r.status_code == 202 and r.json()["count"] == 8, r.text
+    r = bulk({"switch": "leaf0", "queue": 3}, max_targets=1)
+    assert r.status_code == 202 and r.json()["count"] == 1, r.text
+    assert d.healthy()
+
+
+def test_bulk_change_limit_is_a_setting(world):
+    """changes.max_targets is the limit unless the request says max_targets (up or down)."""
+    d = world.daemon(name="guarded", extra_conf="[changes]\nmax_targets = 4\n")
+    d.token("ops", "operator")
+    d.start()
+    post_switch_queues(d)
+    ops = d.client("ops")
+    body = {"kind": "ecn", "select": {"switch": "leaf*", "port": "h*"}, "params": {"pmax": 0.1}}
+    p = problem(ops.post("/api/v1/changes", json=body), 400, "TOO_MANY_TARGETS")
+    assert p["targets"] == 8 and p["max_targets"] == 4, p
+    r = ops.post("/api/v1/changes", json=dict(body, max_targets=8))
+    assert r.status_code == 202 and r.json()["count"] == 8, r.text
+    out = subprocess.run([binary("rocefabd"), "--config", d.conf, "--dump-config"], capture_output=True, text=True)
+    assert "max_targets = 4" in out.stdout, out.stdout + out.stderr
+
+
+def test_counter_value_over_its_width(daemon):
+    """5,000,000,000 for a counter whose source is 32 bits wide (a 5e9/s rate spike) is refused
+    like any value out of its range: the whole report, naming the value."""
+    d = daemon
+    before = snapshot(d)
+    bad = os.path.join(os.path.dirname(__file__), "..", "data", "reports", "bad", "counter-over-width.json")
+    with open(bad) as f:
+        doc = json.load(f)
+    p = problem(post(d, "agent", json.dumps(doc), agent="h1"), 400, "SCHEMA_VIOLATION")
+    assert p["pointer"] == "/samples/0/values/out_of_sequence" and "32 bits" in p["detail"], p
+    doc["samples"][0]["values"]["out_of_sequence"] = 2**32 - 1
+    r = post(d, "agent", json.dumps(doc), agent="h1")
+    assert r.status_code == 200 and r.json()["accepted"], r.text
+    assert snapshot(d)[1] != before[1]  # h1's port is there now
+    assert d.healthy()

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import binary, copy_tree, wait_for
+from conftest import binary, copy_tree, wait_for, write_secret
 
 
 @pytest.fixture
@@ -78,6 +78,21 @@ def test_errors(fleet, tmp_path):
     assert r.returncode == 1 and "MISSING_TOKEN" in r.stderr
     r = ctl(d, str(tmp_path / "none"), "agents")
     assert r.returncode == 1 and "cannot read token file" in r.stderr
+    # a token file others may read or write is refused, one its group may read is warned about
+    with open(tok) as f:
+        secret = f.read()
+    copy = str(tmp_path / "copy.token")
+    write_secret(copy, secret)
+    for m in (0o644, 0o604, 0o606):
+        os.chmod(copy, m)
+        r = ctl(d, copy, "agents")
+        assert r.returncode == 1 and "TOKEN_FILE_MODE" in r.stderr and f"chmod 600 {copy}" in r.stderr, r.stderr
+    os.chmod(copy, 0o640)
+    r = ctl(d, copy, "agents")
+    assert r.returncode == 0 and "warning" in r.stderr and "TOKEN_FILE_MODE" in r.stderr, r.stderr
+    os.chmod(copy, 0o600)
+    r = ctl(d, copy, "agents")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
     r = subprocess.run([binary("rocefabctl"), "--server", "http://127.0.0.1:1", "health"],
                        capture_output=True, text=True)
     assert r.returncode == 1 and "SERVER_UNREACHABLE" in r.stderr

@@ -11,7 +11,7 @@ import time
 import pytest
 import requests
 
-from conftest import HOSTS, ROOT, Daemon, binary, copy_tree, wait_for
+from conftest import HOSTS, ROOT, Daemon, binary, copy_tree, wait_for, write_secret
 
 REPORT = os.path.join(ROOT, "tests", "data", "reports", "good", "stor-b1.json")
 
@@ -156,7 +156,7 @@ def test_agent_command_line(tmp_path):
                         str(tmp_path / "none"), "--spool-dir", str(tmp_path / "s")],
                        capture_output=True, text=True, timeout=10)
     assert r.returncode != 0 and "TOKEN_UNREADABLE" in r.stderr
-    (tmp_path / "tok").write_text("rfb_x\n")
+    write_secret(str(tmp_path / "tok"), "rfb_x\n")
     r = subprocess.run([agent, "--server", "ftp://x", "--token-file", str(tmp_path / "tok"),
                         "--spool-dir", str(tmp_path / "s")], capture_output=True, text=True,
                        timeout=10)
@@ -243,3 +243,70 @@ def test_tls_config_errors(tmp_path):
     r = run("--db", str(tmp_path / "x.db"), "--listen", "127.0.0.1:0", "-o",
             f"api.tls_cert={tmp_path}/none.pem", "-o", f"api.tls_key={tmp_path}/none.pem")
     assert r.returncode == 1 and "none.pem" in r.stderr
+
+
+def mode(path):
+    return os.stat(path).st_mode & 0o7777
+
+
+def test_database_and_spool_are_their_owners_alone(world):
+    """The database (and its -wal and -shm) was created 0644, readable by every local user; the
+    agent's spool 0750/0640.  Now 0600 files in a 0700 spool, whatever the umask; an existing
+    database open to others is used as it is, with a warning at start-up."""
+    old = os.umask(0o022)
+    try:
+        d = world.daemon()
+        d.token("agents", "agent")
+        d.token("viewer", "viewer")
+        d.start()
+        tree = copy_tree("stor-b1", os.path.join(world.tmp, "tree"))
+        ag = world.agent("stor-b1", tree, "http://127.0.0.1:1", os.path.join(world.tmp, "agents.token"),
+                         interval="0.2s").start()  # nobody there: reports go to the spool
+        wait_for(lambda: ag.spooled() >= 1, 10, what="a spooled report")
+        with open(REPORT) as f:
+            r = d.client("agents").post("/api/v1/agents/stor-b1/report", data=f.read(),
+                                        headers={"Content-Type": "application/json"})
+        assert r.status_code == 200
+        for suffix in ("", "-wal", "-shm"):
+            assert mode(d.db + suffix) == 0o600, (suffix, oct(mode(d.db + suffix)))
+        assert mode(ag.spool) == 0o700
+        for f in os.listdir(ag.spool):
+            assert mode(os.path.join(ag.spool, f)) == 0o600, f
+        assert "STORE_FILE_MODE" not in d.proc.output()
+
+        # an existing database open to others: a warning naming it, and its mode stays
+        d.stop()
+        os.chmod(d.db, 0o644)
+        d.start()
+        assert mode(d.db) == 0o644
+        out = d.proc.output()
+        assert "STORE_FILE_MODE" in out and d.db in out and "chmod 600" in out, out[-2000:]
+    finally:
+        os.umask(old)
+
+
+def test_agent_refuses_a_token_file_others_can_read(world):
+    """The agent only warned about a world-readable token file; now others reading or writing it
+    is refused (TOKEN_FILE_MODE, naming the file and chmod 600), its group reading it warned
+    about.  rocefab-sim serve reads its token the same way."""
+    d = world.daemon()
+    tok, path = d.token("agents", "agent")
+    d.start()
+    tree = copy_tree("stor-b1", os.path.join(world.tmp, "tree"))
+    for m in (0o644, 0o604, 0o602):
+        os.chmod(path, m)
+        r = subprocess.run([binary("rocefab-agent"), "--id", "stor-b1", "--sysfs-root", tree, "--server", d.url,
+                            "--token-file", path, "--spool-dir", os.path.join(world.tmp, "s")],
+                           capture_output=True, text=True, timeout=10)
+        assert r.returncode != 0 and "TOKEN_FILE_MODE" in r.stderr and f"chmod 600 {path}" in r.stderr, r.stderr
+        r = subprocess.run([binary("rocefab-sim"), "serve", os.path.join(ROOT, "sim", "scenarios", "demo.json"),
+                            "--control", "127.0.0.1:0", "--agents", d.url, "--token-file", path,
+                            "--spool-dir", os.path.join(world.tmp, "sim-s"), "--quiet"],
+                           capture_output=True, text=True, timeout=20)
+        assert r.returncode != 0 and "TOKEN_FILE_MODE" in r.stderr, r.stderr
+    os.chmod(path, 0o640)
+    d.token("viewer", "viewer")
+    ag = world.agent("stor-b1", tree, d.url, path, interval="0.2s").start()
+    wait_for(lambda: d.client("viewer").json("/api/v1/agents")["count"] == 1, 10, what="the agent reporting")
+    out = ag.proc.output()
+    assert "TOKEN_FILE_MODE" in out and "its group can read" in out, out[-2000:]

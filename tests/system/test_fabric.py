@@ -12,7 +12,7 @@ import time
 import pytest
 import requests
 
-from conftest import ROOT, SIM_AGENTS, Proc, binary, wait_for
+from conftest import ROOT, SIM_AGENTS, Proc, binary, wait_for, write_secret
 
 DEMO = os.path.join(ROOT, "sim", "scenarios", "demo.json")
 # one report interval of the fault scenarios in fabric time (0.3 s at pace 0.02 = 6 ms) and a
@@ -512,9 +512,7 @@ def test_agent_cut_off_by_a_namespace_link_spools_and_catches_up(world, two_name
     vtok = subprocess.run([binary("rocefabd"), "--config", conf, "token", "add", "v", "--role", "viewer"],
                           capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
     tokf = os.path.join(tmp, "agents.token")
-    with open(tokf, "w") as f:
-        f.write(tok + "\n")
-    os.chmod(tokf, 0o600)
+    write_secret(tokf, tok + "\n")
     daemon = Proc(["ip", "netns", "exec", b, binary("rocefabd"), "--config", conf], os.path.join(tmp, "d.log"))
     world.procs.append(daemon)
     sim = Proc(["ip", "netns", "exec", a, binary("rocefab-sim"), "serve", os.path.join(LIVE, "faults.json"),

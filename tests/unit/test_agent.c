@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agents/agent.h"
@@ -129,6 +130,42 @@ static void test_spool(void **state)
 	/* an unwritable place is a clear error */
 	assert_int_equal(spool_open("/proc/rocefab-spool", 100, false, &s, &e) < 0, 1);
 	assert_string_equal(e.code, "SPOOL_UNAVAILABLE");
+}
+
+static unsigned mode_of(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	return (unsigned)(st.st_mode & 07777);
+}
+
+/* The spool is the agent's alone: the directories it makes 0700, the reports 0600, whatever the
+ * umask (they were 0750 and 0640).  A directory that exists keeps its mode (a warning says so). */
+static void test_spool_modes(void **state)
+{
+	char path[200], parent[128], file[260];
+	mode_t um = umask(022);
+	struct rf_err e;
+	struct spool *s;
+
+	(void)state;
+	snprintf(parent, sizeof(parent), "%s/modes", dir);
+	snprintf(path, sizeof(path), "%s/spool", parent);
+	assert_int_equal(spool_open(path, 1000, false, &s, &e), 0);
+	assert_int_equal(spool_push(s, "report-1", 8), 0);
+	spool_close(s);
+	assert_int_equal(mode_of(parent), 0700);
+	assert_int_equal(mode_of(path), 0700);
+	snprintf(file, sizeof(file), "%s/%020d.json", path, 0);
+	assert_int_equal(mode_of(file), 0600);
+
+	assert_int_equal(chmod(path, 0755), 0);
+	assert_int_equal(spool_open(path, 1000, false, &s, &e), 0);
+	assert_int_equal(spool_count(s), 1);
+	spool_close(s);
+	assert_int_equal(mode_of(path), 0755);
+	umask(um);
 }
 
 static json_t *find_sample(json_t *samples, const char *dev, const char *source)
@@ -383,6 +420,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ethtool_text),  cmocka_unit_test(test_spool),
+		cmocka_unit_test(test_spool_modes),
 		cmocka_unit_test(test_linux_tree),    cmocka_unit_test(test_linux_garbage),
 		cmocka_unit_test(test_backend_lookup), cmocka_unit_test(test_backend_defaults),
 		cmocka_unit_test(test_backend_settings),

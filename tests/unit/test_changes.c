@@ -142,7 +142,36 @@ static void test_select_errors(void **state)
 	/* hosts: none reported a DCQCN configuration */
 	assert_int_equal(change_set_init(&cs, CHANGE_DCQCN, false, params), 0);
 	any.node = NULL;
+	any.all = true;
 	assert_int_equal(changes_select(rd, &cs, &any, &e), -ENOENT);
+	change_set_fini(&cs);
+	any.all = false;
+
+	/* an empty selection (every queue of every switch port) is refused unless it says all */
+	assert_int_equal(change_set_init(&cs, CHANGE_ECN, true, params), 0);
+	assert_int_equal(changes_select(rd, &cs, &any, &e), -EINVAL);
+	assert_string_equal(e.code, "EMPTY_SELECTION");
+	assert_string_equal(e.where, "/select");
+	assert_int_equal(cs.n, 0);
+	change_set_fini(&cs);
+	any.all = true;
+	assert_int_equal(change_set_init(&cs, CHANGE_ECN, true, params), 0);
+	assert_int_equal(changes_select(rd, &cs, &any, &e), 0);
+	assert_int_equal(cs.n, 8); /* 4 ports, queues 0 and 3 */
+	change_set_fini(&cs);
+	/* and more targets than the selection's limit are refused, saying how many */
+	any.max_targets = 5;
+	assert_int_equal(change_set_init(&cs, CHANGE_ECN, true, params), 0);
+	assert_int_equal(changes_select(rd, &cs, &any, &e), -ERANGE);
+	assert_string_equal(e.code, "TOO_MANY_TARGETS");
+	assert_int_equal(cs.matched, 8);
+	assert_int_equal(cs.n, 5);
+	assert_non_null(strstr(e.msg, "matches 8 ecn objects, more than the limit of 5"));
+	change_set_fini(&cs);
+	any = (struct change_select){ .node = "leaf*", .port = "h[0-2]", .queue = -2, .max_targets = 6 };
+	assert_int_equal(change_set_init(&cs, CHANGE_ECN, true, params), 0);
+	assert_int_equal(changes_select(rd, &cs, &any, &e), 0);
+	assert_int_equal(cs.n, 6);
 	change_set_fini(&cs);
 
 	/* one object by name */

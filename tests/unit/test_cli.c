@@ -242,6 +242,14 @@ static void test_build_set(void **state)
 		       " 'port': '1'}, 'params': {'rpg_ai_rate_mbps': 5}, 'reason': 'tune'}");
 	cli_request_fini(&r);
 
+	/* a pattern may be allowed more objects than rocefabd's changes.max_targets */
+	o = (struct cli_opts){ .max_targets = "500" };
+	assert_int_equal(build(&o, &r, &e, ARGV("set", "ecn", "*", "*", "3", "pmax=1")), 0);
+	assert_request(&r, "POST", "/api/v1/changes",
+		       "{'kind': 'ecn', 'select': {'switch': '*', 'port': '*', 'queue': 3},"
+		       " 'params': {'pmax': 1}, 'max_targets': 500}");
+	cli_request_fini(&r);
+
 	o = (struct cli_opts){ 0 };
 	assert_int_equal(build(&o, &r, &e, ARGV("set", "ecn", "leaf?", "h0", "3", "pmax=1")), 0);
 	assert_request(&r, "POST", "/api/v1/changes",
@@ -310,6 +318,31 @@ static void test_build_rejects(void **state)
 			"set ecn: QUEUE is a number from 0 to 7, not '-2'");
 	assert_rejected(&o, ARGV("set", "ecn", "leaf*", "h0", "8", "pmax=1"), -EINVAL, "",
 			"set ecn: QUEUE is a number from 0 to 7, not '8'");
+	/* one spelling per number: a queue of 03 or +3 is not queue 3, enable=010 is not octal 8 */
+	assert_rejected(&o, ARGV("set", "ecn", "leaf*", "h0", "03", "pmax=1"), -EINVAL, "",
+			"set ecn: QUEUE is a number from 0 to 7, not '03'");
+	assert_rejected(&o, ARGV("set", "ecn", "leaf*", "h0", "+3", "pmax=1"), -EINVAL, "",
+			"set ecn: QUEUE is a number from 0 to 7, not '+3'");
+	assert_rejected(&o, ARGV("set", "ecn", "leaf*", "h0", " 3", "pmax=1"), -EINVAL, "",
+			"set ecn: QUEUE is a number from 0 to 7, not ' 3'");
+	assert_rejected(&o, ARGV("set", "pfc", "leaf0", "Eth1", "enable=010"), -EINVAL, "",
+			"'enable=010': write the number in decimal without a '+' or a leading zero, or in "
+			"hex as 0x...");
+	assert_rejected(&o, ARGV("set", "pfc", "leaf0", "Eth1", "enable=+8"), -EINVAL, "",
+			"'enable=+8': write the number in decimal without a '+' or a leading zero, or in "
+			"hex as 0x...");
+	assert_rejected(&o, ARGV("set", "pfc", "leaf0", "Eth1", "xoff_bytes=99999999999999999999"),
+			-ERANGE, "", "'xoff_bytes=99999999999999999999': the number is too large");
+	o.max_targets = "0";
+	assert_rejected(&o, ARGV("set", "ecn", "leaf*", "h0", "3", "pmax=1"), -EINVAL, "",
+			"--max-targets is a number from 1 up, not '0'");
+	o.max_targets = "0500";
+	assert_rejected(&o, ARGV("set", "ecn", "leaf*", "h0", "3", "pmax=1"), -EINVAL, "",
+			"--max-targets is a number from 1 up, not '0500'");
+	o.max_targets = "500";
+	assert_rejected(&o, ARGV("set", "ecn", "leaf0", "h0", "3", "pmax=1"), -EINVAL, "",
+			"--max-targets is for a pattern (a change of many objects)");
+	o.max_targets = NULL;
 	/* a request that does not fit is refused, not cut short */
 	assert_non_null(long_name);
 	memset(long_name, 'a', 2999);
@@ -378,6 +411,8 @@ static const char usage_txt[] =
 	"  -j, --json             print the REST JSON\n"
 	"      --reason TEXT      why (set)\n"
 	"      --wait[=SECONDS]   wait until every change is settled (set; default 30 s)\n"
+	"      --max-targets N    let a pattern change up to N objects (set; default\n"
+	"                         rocefabd's changes.max_targets, 256)\n"
 	"  -V, --version          print the version and exit\n"
 	"  -h, --help             this text\n";
 

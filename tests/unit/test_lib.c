@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lib/conf.h"
 #include "lib/hmap.h"
@@ -12,7 +13,9 @@
 #include "lib/ratelimit.h"
 #include "lib/router.h"
 #include "lib/sha256.h"
+#include "lib/strutil.h"
 #include "lib/timeutil.h"
+#include "lib/tokenfile.h"
 #include "tests/unit/unit.h"
 
 static void sha_hex(const char *msg, size_t len, char out[65])
@@ -76,8 +79,17 @@ static void test_durations(void **state)
 	assert_int_equal(tu_parse_duration("1 s", &v), -EINVAL);
 	assert_int_equal(tu_parse_duration("s", &v), -EINVAL);
 	assert_int_equal(tu_parse_duration("", &v), -EINVAL);
-	assert_int_equal(tu_parse_duration("1e30s", &v), -EINVAL);
 	assert_int_equal(tu_parse_duration("nan", &v), -EINVAL);
+	/* the longest an int64 of nanoseconds holds is 106751 days and a bit; more is refused,
+	 * never wrapped */
+	assert_int_equal(tu_parse_duration("106751d", &v), 0);
+	assert_true(v == INT64_C(106751) * 86400 * NSEC_PER_SEC);
+	assert_int_equal(tu_parse_duration("106752d", &v), -ERANGE);
+	assert_int_equal(tu_parse_duration("9223372036854775807ns", &v), -ERANGE); /* a double rounds it up */
+	assert_int_equal(tu_parse_duration("99999999999999999999s", &v), -ERANGE);
+	assert_int_equal(tu_parse_duration("1e30s", &v), -ERANGE);
+	assert_int_equal(tu_parse_duration("1e400s", &v), -ERANGE);
+	assert_int_equal(tu_parse_duration("inf", &v), -ERANGE);
 }
 
 static void test_rfc3339(void **state)
@@ -106,6 +118,176 @@ static void test_rfc3339(void **state)
 	assert_int_equal(tu_parse_time("1764514195.5", 0, &v), 0);
 	assert_int_equal(v, 1764514195500000000LL);
 	assert_int_equal(tu_parse_time("yesterday", 0, &v), -EINVAL);
+
+	/* the times an int64 of nanoseconds holds, and no more (years 2262 on once overflowed) */
+	assert_int_equal(tu_parse_rfc3339("2262-04-11T23:47:16.854775807Z", &v), 0);
+	assert_true(v == INT64_MAX);
+	assert_int_equal(tu_parse_rfc3339("2262-04-11T23:47:16.854775808Z", &v), -ERANGE);
+	assert_int_equal(tu_parse_rfc3339("2262-04-12T00:00:00Z", &v), -ERANGE);
+	assert_int_equal(tu_parse_rfc3339("2262-04-12T01:00:00+02:00", &v), 0);
+	assert_int_equal(tu_parse_rfc3339("9999-12-31T23:59:59Z", &v), -ERANGE);
+	assert_int_equal(tu_parse_rfc3339("9999-12-31T23:59:59.999999999-23:59", &v), -ERANGE);
+	assert_int_equal(tu_parse_rfc3339("1677-09-21T00:12:43.145224192Z", &v), 0);
+	assert_true(v == INT64_MIN);
+	assert_int_equal(tu_parse_rfc3339("1677-09-21T00:12:43.145224191Z", &v), -ERANGE);
+	assert_int_equal(tu_parse_rfc3339("0000-01-01T00:00:00Z", &v), -ERANGE);
+	assert_int_equal(tu_parse_rfc3339("1969-12-31T23:59:59.5Z", &v), 0);
+	assert_int_equal(v, -NSEC_PER_SEC / 2);
+	/* an operator's time is after 1970 (rocefab's 0 means none) and before 2262 */
+	assert_int_equal(tu_parse_time("9999-12-31T23:59:59Z", 0, &v), -ERANGE);
+	assert_int_equal(tu_parse_time("1969-12-31T23:59:59Z", 0, &v), -ERANGE);
+	assert_int_equal(tu_parse_time("9300000000", 0, &v), -ERANGE);
+	assert_int_equal(tu_parse_time("1e30", 0, &v), -ERANGE);
+	assert_int_equal(tu_parse_time("9200000000", 0, &v), 0);
+	assert_true(v == 9200000000LL * NSEC_PER_SEC);
+	assert_int_equal(tu_parse_time("-10s", 5 * NSEC_PER_SEC, &v), -ERANGE);
+	assert_int_equal(tu_parse_time("-99999999999999999999s", 5 * NSEC_PER_SEC, &v), -ERANGE);
+	assert_int_equal(tu_parse_time("-1d", INT64_MIN + NSEC_PER_SEC, &v), -ERANGE);
+}
+
+static void test_canonical_integers(void **state)
+{
+	uint64_t v = 42;
+
+	(void)state;
+	assert_int_equal(str_parse_uint("0", 7, &v), 0);
+	assert_true(v == 0);
+	assert_int_equal(str_parse_uint("3", 7, &v), 0);
+	assert_true(v == 3);
+	assert_int_equal(str_parse_uint("18446744073709551615", UINT64_MAX, &v), 0);
+	assert_true(v == UINT64_MAX);
+	/* one spelling per number: "03" and "+3" were once queue 3 */
+	v = 42;
+	static const char *const bad[] = { "03", "+3", "-3", " 3", "3 ", "0x3", "3.0", "", "00", "3a", "1e3",
+					   "\t3", "99999999999999999999x" };
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		if (str_parse_uint(bad[i], UINT64_MAX, &v) != -EINVAL)
+			fail_msg("'%s' was read as a number", bad[i]);
+	assert_int_equal(str_parse_uint(NULL, 7, &v), -EINVAL);
+	/* too large: for the caller, or for any uint64 */
+	assert_int_equal(str_parse_uint("8", 7, &v), -ERANGE);
+	assert_int_equal(str_parse_uint("18446744073709551616", UINT64_MAX, &v), -ERANGE);
+	assert_int_equal(str_parse_uint("99999999999999999999", UINT64_MAX, &v), -ERANGE);
+	assert_true(v == 42);
+}
+
+/* A token file of mode m holding text, in dir; its path in path. */
+static void token_file(const char *dir, const char *name, mode_t m, const char *text, char *path, size_t len)
+{
+	FILE *f;
+
+	snprintf(path, len, "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	assert_int_equal(chmod(path, m), 0);
+}
+
+static void test_token_files(void **state)
+{
+	static const struct {
+		mode_t mode;
+		int result;
+		bool warned;
+	} cases[] = {
+		{ 0600, 0, false },	  { 0400, 0, false },	    { 0640, 0, true },
+		{ 0620, 0, true },	  { 0660, 0, true },	    { 0604, -EACCES, false },
+		{ 0644, -EACCES, false }, { 0602, -EACCES, false }, { 0666, -EACCES, false },
+	};
+	char dir[64] = "/tmp/rocefab-token-XXXXXX", path[128], cmd[160];
+	struct rf_err e, w;
+	bool warned;
+	char *tok;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		token_file(dir, "t", cases[i].mode, "rfb_secret  # comment\nsecond line\n", path, sizeof(path));
+		memset(&e, 0, sizeof(e));
+		memset(&w, 0, sizeof(w));
+		tok = NULL;
+		if (tokenfile_read(path, &tok, &warned, &w, &e) != cases[i].result)
+			fail_msg("mode %04o: %s", (unsigned)cases[i].mode, e.msg);
+		if (cases[i].result == 0) {
+			assert_string_equal(tok, "rfb_secret");
+			assert_int_equal(warned, cases[i].warned);
+			if (warned) {
+				assert_string_equal(w.code, "TOKEN_FILE_MODE");
+				assert_string_equal(w.where, path);
+				assert_non_null(strstr(w.msg, "chmod 600"));
+			}
+		} else {
+			/* refused, naming the file and the fix */
+			assert_null(tok);
+			assert_string_equal(e.code, "TOKEN_FILE_MODE");
+			assert_string_equal(e.where, path);
+			assert_non_null(strstr(e.msg, "chmod 600"));
+			assert_non_null(strstr(e.msg, path));
+		}
+		free(tok);
+	}
+	/* empty, missing */
+	token_file(dir, "empty", 0600, "\n", path, sizeof(path));
+	assert_int_equal(tokenfile_read(path, &tok, &warned, &w, &e), -EINVAL);
+	assert_string_equal(e.code, "TOKEN_UNREADABLE");
+	snprintf(path, sizeof(path), "%s/none", dir);
+	assert_int_equal(tokenfile_read(path, &tok, &warned, &w, &e), -ENOENT);
+	assert_string_equal(e.code, "TOKEN_UNREADABLE");
+	assert_non_null(strstr(e.msg, "cannot read token file"));
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_sizes(void **state)
+{
+	struct settings2 {
+		int64_t n;
+		int64_t d;
+		uint64_t b;
+	} s2 = { 0 };
+	static const struct conf_opt o2[] = {
+		CONF_OPT("a.n", CONF_INT, struct settings2, n, "1", "n"),
+		CONF_OPT("a.d", CONF_DURATION, struct settings2, d, "1s", "d"),
+		CONF_OPT("a.b", CONF_SIZE, struct settings2, b, "1", "b"),
+		CONF_OPT_END,
+	};
+	struct rf_err e = { 0 };
+	uint64_t b;
+
+	(void)state;
+	assert_int_equal(conf_parse_size("64K", &b), 0);
+	assert_true(b == 65536);
+	assert_int_equal(conf_parse_size("1.5MiB", &b), 0);
+	assert_true(b == 1572864);
+	assert_int_equal(conf_parse_size("0.5", &b), -EINVAL);
+	assert_int_equal(conf_parse_size("-1", &b), -EINVAL);
+	/* whole numbers exactly, up to the last one a uint64 holds (a double lost digits) */
+	assert_int_equal(conf_parse_size("9007199254740993", &b), 0);
+	assert_true(b == 9007199254740993ULL);
+	assert_int_equal(conf_parse_size("18446744073709551615", &b), 0);
+	assert_true(b == UINT64_MAX);
+	assert_int_equal(conf_parse_size("17179869183GiB", &b), 0);
+	assert_true(b == UINT64_MAX - ((1ULL << 30) - 1));
+	/* beyond it: refused, never wrapped */
+	assert_int_equal(conf_parse_size("18446744073709551616", &b), -ERANGE);
+	assert_int_equal(conf_parse_size("17179869184GiB", &b), -ERANGE);
+	assert_int_equal(conf_parse_size("99999999999999999999", &b), -ERANGE);
+	assert_int_equal(conf_parse_size("1e30MiB", &b), -ERANGE);
+	assert_int_equal(conf_parse_size("1e400", &b), -ERANGE);
+
+	/* and the settings that use them say so */
+	assert_int_equal(conf_init(o2, &s2, &e), 0);
+	assert_int_equal(conf_load_string(o2, &s2, "[a]\nb = 1e30MiB\n", "t.conf", &e), -ERANGE);
+	assert_string_equal(e.code, "CONF_BAD_VALUE");
+	assert_non_null(strstr(e.msg, "too large"));
+	assert_int_equal(conf_load_string(o2, &s2, "[a]\nd = 99999999999999999999s\n", "t.conf", &e), -ERANGE);
+	assert_non_null(strstr(e.msg, "a.d"));
+	assert_int_equal(conf_load_string(o2, &s2, "[a]\nn = 99999999999999999999\n", "t.conf", &e), -ERANGE);
+	assert_int_equal(s2.n, 1);
+	assert_true(s2.b == 1);
+	assert_true(s2.d == NSEC_PER_SEC);
+	conf_fini(o2, &s2);
 }
 
 struct settings {
@@ -505,7 +687,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sha256_vectors), cmocka_unit_test(test_durations),
-		cmocka_unit_test(test_rfc3339),	       cmocka_unit_test(test_conf),
+		cmocka_unit_test(test_rfc3339),	       cmocka_unit_test(test_sizes),
+		cmocka_unit_test(test_canonical_integers),
+		cmocka_unit_test(test_token_files),
+		cmocka_unit_test(test_conf),
 		cmocka_unit_test(test_hmap),	       cmocka_unit_test(test_json_paths),
 		cmocka_unit_test(test_conf_groups),    cmocka_unit_test(test_router),
 		cmocka_unit_test(test_probe_ops),

@@ -156,6 +156,49 @@ static void test_rank(void **state)
 	report_free(r);
 }
 
+/* A host report with one value: name = value in group (driver mlx5). */
+static int parse_one(const char *group, const char *name, const char *value, struct rf_err *e)
+{
+	char doc[1024];
+	struct report *r = NULL;
+	int x;
+
+	snprintf(doc, sizeof(doc),
+		 "{\"schema\":1,\"agent\":{\"id\":\"h\",\"role\":\"host\",\"boot_id\":\"b\",\"version\":\"v\","
+		 "\"backend\":\"linux\"},\"seq\":1,\"time_ns\":1764514195000000000,\"interval_ms\":1000,"
+		 "\"inventory\":{\"devices\":[{\"name\":\"mlx5_0\",\"kind\":\"rdma\",\"ports\":[{\"port\":"
+		 "\"1\",\"state\":\"up\"}]}]},\"samples\":[{\"device\":\"mlx5_0\",\"port\":\"1\",\"source\":"
+		 "\"%s\",\"driver\":\"mlx5\",\"t_ns\":1764514195000000000,\"values\":{\"%s\":%s}}]}",
+		 group, name, value);
+	x = report_parse(doc, strlen(doc), reg, &r, e);
+	report_free(r);
+	return x;
+}
+
+static void test_widths(void **state)
+{
+	struct rf_err e = { 0 };
+
+	(void)state;
+	/* a 32-bit Q-counter (hw_counters of mlx5): up to 2^32 - 1, not 5e9 (a 5e9/s rate spike) */
+	assert_int_equal(parse_one("hw_counters", "out_of_sequence", "4294967295", &e), 0);
+	assert_int_equal(parse_one("hw_counters", "out_of_sequence", "4294967296", &e), -EINVAL);
+	assert_string_equal(e.code, "SCHEMA_VIOLATION");
+	assert_string_equal(e.where, "/samples/0/values/out_of_sequence");
+	assert_non_null(strstr(e.msg, "32 bits"));
+	assert_int_equal(parse_one("hw_counters", "out_of_sequence", "5000000000", &e), -EINVAL);
+	/* PMA PortCounters: symbol_error 16 bits, link_downed 8 bits */
+	assert_int_equal(parse_one("ib_counters", "symbol_error", "65535", &e), 0);
+	assert_int_equal(parse_one("ib_counters", "symbol_error", "65536", &e), -EINVAL);
+	assert_int_equal(parse_one("ib_counters", "link_downed", "255", &e), 0);
+	assert_int_equal(parse_one("ib_counters", "link_downed", "256", &e), -EINVAL);
+	assert_string_equal(e.where, "/samples/0/values/link_downed");
+	/* 64-bit: anything an int64 holds; a name the registry does not know is still counted, not
+	 * checked */
+	assert_int_equal(parse_one("hw_counters", "np_cnp_sent", "9223372036854775807", &e), 0);
+	assert_int_equal(parse_one("hw_counters", "no_such_counter", "9223372036854775807", &e), 0);
+}
+
 static void test_truncations(void **state)
 {
 	/* every prefix of a valid report is rejected cleanly (no crash, a code) */
@@ -178,7 +221,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good),	cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_mapping), cmocka_unit_test(test_rank),
-		cmocka_unit_test(test_truncations),
+		cmocka_unit_test(test_widths),	cmocka_unit_test(test_truncations),
 	};
 
 	return cmocka_run_group_tests_name("report", tests, setup, teardown);

@@ -384,6 +384,11 @@ static void test_control_routes(void **state)
 	assert_int_equal(ctl(&c, "PUT", "/v1/devices/s0/ports/h0/queues/8/ecn", body, code,
 			     sizeof(code), NULL), 404);
 	assert_string_equal(code, "UNKNOWN_QUEUE");
+	assert_int_equal(ctl(&c, "PUT", "/v1/devices/s0/ports/h0/queues/03/ecn", body, code,
+			     sizeof(code), NULL), 404);
+	assert_string_equal(code, "UNKNOWN_QUEUE");
+	assert_int_equal(ctl(&c, "PUT", "/v1/devices/s0/ports/h0/queues/+3/ecn", body, code,
+			     sizeof(code), NULL), 404);
 	assert_int_equal(ctl(&c, "PUT", "/v1/devices/s0/ports/h0/queues/3/ecn", body, code,
 			     sizeof(code), NULL), 200);
 	assert_int_equal(ctl(&c, "PUT", "/v1/devices/s0/dcqcn", body, code, sizeof(code), NULL), 404);

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "daemon/ingest.h"
@@ -82,6 +84,51 @@ static void test_migrations(void **state)
 	assert_true(store_open(&c, false, &s, &e) < 0);
 	assert_true(strstr(e.where, "garbage.db") != NULL);
 	unlink(dbpath);
+}
+
+static unsigned mode_of(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	return (unsigned)(st.st_mode & 07777);
+}
+
+/* The database is its owner's alone: created 0600, and its -wal and -shm files too, whatever
+ * the umask (it was 0644 under the usual 022).  One that exists is not changed behind the
+ * operator's back (a warning says so). */
+static void test_file_modes(void **state)
+{
+	struct store_conf c = { .path = dbpath };
+	struct rf_err e = { 0 };
+	struct store *s = NULL;
+	char wal[160], shm[160], old[160];
+	mode_t um = umask(022);
+	int fd;
+
+	(void)state;
+	unlink(dbpath);
+	snprintf(wal, sizeof(wal), "%s-wal", dbpath);
+	snprintf(shm, sizeof(shm), "%s-shm", dbpath);
+	assert_int_equal(store_open(&c, false, &s, &e), 0);
+	assert_int_equal(store_exec(store_writer_db(s), "CREATE TABLE IF NOT EXISTS t(x); INSERT INTO t VALUES(1)", &e), 0);
+	assert_int_equal(mode_of(dbpath), 0600);
+	assert_int_equal(mode_of(wal), 0600);
+	assert_int_equal(mode_of(shm), 0600);
+	store_close(s);
+	unlink(dbpath);
+
+	/* an existing database open to others: used, and left as it is */
+	snprintf(old, sizeof(old), "%s/old.db", dir);
+	fd = open(old, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(chmod(old, 0644), 0);
+	c.path = old;
+	assert_int_equal(store_open(&c, false, &s, &e), 0);
+	assert_int_equal(mode_of(old), 0644);
+	store_close(s);
+	umask(um);
 }
 
 /* dbpath made anew from an SQL dump in tests/data. */
@@ -711,6 +758,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_migrations),
+		cmocka_unit_test(test_file_modes),
 		cmocka_unit_test(test_migration_from_v1),
 		cmocka_unit_test(test_migration_from_v4),
 		cmocka_unit_test(test_migration_from_v5),

@@ -1,0 +1,67 @@
+/* Query and path parameters, parsed strictly: one spelling per value, and a 400 problem naming
+ * the parameter for anything else (see internal.h). */
+#include <string.h>
+
+#include "api/internal.h"
+#include "lib/strutil.h"
+#include "lib/timeutil.h"
+
+int api_time_arg(struct api_req *req, const char *name, int64_t now_ns, int64_t *ret, struct rf_err *e)
+{
+	const char *v = api_arg(req, name);
+	int r;
+
+	if (!v)
+		return 0;
+	r = tu_parse_time(v, now_ns, ret);
+	if (r == -ERANGE)
+		return rf_err_set(e, -ERANGE, "BAD_PARAMETER", name,
+				  "'%s' is outside the times rocefab handles (1970 to " TU_MAX_TIME_TEXT ")", v);
+	if (r < 0)
+		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", name,
+				  "'%s' is not a time (RFC 3339, Unix seconds, 'now' or '-5m')", v);
+	return 1;
+}
+
+int api_duration_arg(struct api_req *req, const char *name, int64_t *ret, struct rf_err *e)
+{
+	const char *v = api_arg(req, name);
+	int r;
+
+	if (!v)
+		return 0;
+	r = tu_parse_duration(v, ret);
+	if (r == -ERANGE)
+		return rf_err_set(e, -ERANGE, "BAD_PARAMETER", name, "'%s' is too long a duration", v);
+	if (r < 0)
+		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", name,
+				  "'%s' is not a duration (such as 10s or 1m)", v);
+	return 1;
+}
+
+int api_uint_value(const char *value, const char *name, uint64_t min, uint64_t max, uint64_t *ret,
+		   struct rf_err *e)
+{
+	uint64_t v;
+	int r = str_parse_uint(value, max, &v);
+
+	if (r == -EINVAL)
+		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", name,
+				  "'%s' is not a number in plain decimal (no sign, spaces or leading zeros)", value);
+	if (r < 0 || v < min)
+		return rf_err_set(e, -ERANGE, "BAD_PARAMETER", name, "'%s' is outside %llu to %llu", value,
+				  (unsigned long long)min, (unsigned long long)max);
+	*ret = v;
+	return 0;
+}
+
+int api_uint_arg(struct api_req *req, const char *name, uint64_t min, uint64_t max, uint64_t *ret,
+		 struct rf_err *e)
+{
+	const char *v = api_arg(req, name);
+	int r;
+
+	if (!v)
+		return 0;
+	return (r = api_uint_value(v, name, min, max, ret, e)) < 0 ? r : 1;
+}
