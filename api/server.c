@@ -728,12 +728,14 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn, co
 		buf_init(&req->body);
 		*con_cls = req;
 		check_head(req, version, &req->early);
-		/* A body announced too large is refused before a byte of it is read: a client that
-		 * sent "Expect: 100-continue" never sends it, and the connection closes after the
-		 * answer.  Other refusals are answered once the body has been read and thrown
-		 * away: closing on unread data makes the kernel reset the connection, and the
-		 * client would never see the answer. */
-		if (req->early.err == -E2BIG)
+		/* A body announced too large is refused at once when the client waits for
+		 * "100 Continue" before sending it: it never sends it, and the connection closes
+		 * after the answer.  Other refusals, and that one from a client already sending,
+		 * are answered once the body has been read and thrown away (never stored):
+		 * closing on unread data makes the kernel reset the connection, and the client
+		 * would never see the answer.  DISCARD_MAX and api.request_timeout bound that. */
+		if (req->early.err == -E2BIG &&
+		    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT))
 			reply_early(req);
 		return MHD_YES;
 	}

@@ -18,7 +18,7 @@ GOOD = os.path.join(os.path.dirname(__file__), "..", "data", "reports", "good", 
 def daemon(world):
     d = world.daemon()
     # bound to someone-else too: its report that names stor-b1 is refused for the mismatch
-    d.token("agent", "agent", agent=["stor-b1", "someone-else"])
+    d.token("agent", "agent", agent=["stor-b1", "someone-else", "h1"])
     d.token("viewer", "viewer")
     d.token("ops", "operator")
     d.token("admin", "admin")
