@@ -44,6 +44,11 @@ const struct conf_opt agent_opts[] = {
 		 .min = 100 * NSEC_PER_MSEC, .max = 300 * NSEC_PER_SEC),
 	CONF_OPT("agent.ca_file", CONF_STRING, S, ca_file, "",
 		 "CA certificates for an https server; empty: the system's"),
+	CONF_OPT("agent.tls_cert", CONF_STRING, S, tls_cert, "",
+		 "PEM client certificate naming this agent's id (subject CN or a DNS "
+		 "subjectAltName), for a rocefabd with api.client_ca; empty: none"),
+	CONF_OPT("agent.tls_key", CONF_STRING, S, tls_key, "",
+		 "PEM private key of agent.tls_cert; empty: in agent.tls_cert's file"),
 	CONF_OPT("agent.backend", CONF_STRING, S, backend, "linux",
 		 "where counters come from: linux (this host), or sim (a rocefab-sim device)"),
 	CONF_OPT("agent.spool_dir", CONF_STRING, S, spool_dir, "/var/lib/rocefab-agent/spool",
@@ -607,7 +612,7 @@ int agent_from_settings(const struct agent_settings *s, bool deliver, struct reg
 
 struct fleet {
 	struct fleet_conf c;
-	char *server, *token, *ca_file;
+	char *server, *token, *ca_file, *client_cert, *client_key;
 	pthread_mutex_t lock;
 	pthread_cond_t work;  /* delivery threads wait on it */
 	pthread_cond_t sched; /* the scheduler waits on it */
@@ -693,6 +698,7 @@ static void *worker_main(void *arg)
 	struct sender *snd = NULL;
 	struct rf_err e = { 0 };
 	struct sender_conf sc = { .server = f->server, .token = f->token, .ca_file = f->ca_file,
+				  .client_cert = f->client_cert, .client_key = f->client_key,
 				  .timeout_ns = f->c.timeout_ns };
 
 	if (sender_new(&sc, &snd, &e) < 0) {
@@ -893,6 +899,8 @@ int fleet_new(const struct fleet_conf *c, struct fleet **ret, struct rf_err *e)
 	f->server = strdup(c->server);
 	f->token = c->token ? strdup(c->token) : NULL;
 	f->ca_file = c->ca_file ? strdup(c->ca_file) : NULL;
+	f->client_cert = c->client_cert ? strdup(c->client_cert) : NULL;
+	f->client_key = c->client_key ? strdup(c->client_key) : NULL;
 	if (!f->c.threads)
 		f->c.threads = 1;
 	pthread_mutex_init(&f->lock, NULL);
@@ -974,6 +982,8 @@ void fleet_free(struct fleet *f)
 	free(f->server);
 	free(f->token);
 	free(f->ca_file);
+	free(f->client_cert);
+	free(f->client_key);
 	free(f);
 }
 

@@ -37,6 +37,7 @@ struct agent_settings {
 	int64_t jitter_pct;
 	int64_t timeout;
 	char *ca_file;
+	char *tls_cert, *tls_key;
 	char *backend;
 	char *spool_dir;
 	uint64_t spool_max;
@@ -84,6 +85,7 @@ struct fleet_conf {
 	const char *server; /* http(s)://host:port of rocefabd */
 	const char *token;
 	const char *ca_file;
+	const char *client_cert, *client_key; /* PEM (mTLS); NULL: none */
 	int64_t timeout_ns;
 	int64_t interval_ns;
 	int jitter_pct;

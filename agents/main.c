@@ -65,6 +65,7 @@ static int run(const struct agent_settings *s, struct agent *a, struct rf_err *e
 	}
 	{
 		struct fleet_conf fc = { .server = s->server, .token = token, .ca_file = s->ca_file,
+					 .client_cert = s->tls_cert, .client_key = s->tls_key,
 					 .timeout_ns = s->timeout, .interval_ns = s->interval,
 					 .jitter_pct = (int)s->jitter_pct, .threads = 1 };
 

@@ -16,7 +16,8 @@ int sender_new(const struct sender_conf *c, struct sender **ret, struct rf_err *
 {
 	int64_t ctmo = c->timeout_ns < 3 * INT64_C(1000000000) ? c->timeout_ns : 3 * INT64_C(1000000000);
 	struct httpc_conf hc = { .base = c->server, .what = "agent.server", .token = c->token,
-				 .ca_file = c->ca_file, .user_agent = "rocefab-agent/" ROCEFAB_VERSION,
+				 .ca_file = c->ca_file, .client_cert = c->client_cert,
+				 .client_key = c->client_key, .user_agent = "rocefab-agent/" ROCEFAB_VERSION,
 				 .timeout_ns = c->timeout_ns, .connect_timeout_ns = ctmo,
 				 .max_response = 16u << 20 };
 	struct sender *s = calloc(1, sizeof(*s));

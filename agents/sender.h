@@ -15,6 +15,7 @@ struct sender_conf {
 	const char *server; /* http://host:port */
 	const char *token;
 	const char *ca_file; /* for https; NULL: system store */
+	const char *client_cert, *client_key; /* PEM, for rocefabd's api.client_ca; NULL: none */
 	int64_t timeout_ns;
 };
 

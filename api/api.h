@@ -22,6 +22,7 @@ struct api_conf {
 	int anonymous_role; /* enum role granted to requests without a token */
 	bool metrics_public;
 	const char *tls_cert, *tls_key; /* PEM files; both or neither */
+	const char *client_ca;		/* PEM: reports need a client certificate it signed */
 	int64_t cache_ttl_ns;		/* of GET list responses and valid tokens; 0 disables */
 	int64_t stale_intervals;	/* an agent missing this many intervals is stale */
 	int64_t change_deadline_ns;	/* a configuration change not applied by then times out */

@@ -109,6 +109,9 @@ int h_report(struct api_req *req)
 	if (req->role == ROLE_AGENT &&
 	    !tokens_agent_allowed(req->token_agents, req->match.params[0]))
 		return refuse_unbound(req, req->match.params[0]);
+	if (api_conf(req)->client_ca && *api_conf(req)->client_ca &&
+	    api_client_cert_check(req, req->match.params[0], &e) < 0)
+		return api_reply_problem(req, 403, &e);
 	r = report_parse(req->body.data ? req->body.data : "", req->body.len, d->reg, &rep, &e);
 	if (r == -ENOMEM && !e.err) /* for now: the agent sends it again */
 		rf_err_set(&e, -EAGAIN, "OUT_OF_MEMORY", NULL, "out of memory; retry later");

@@ -72,6 +72,10 @@ int api_reply_problem(struct api_req *req, unsigned status, const struct rf_err 
 int api_reply_problem_ext(struct api_req *req, unsigned status, const struct rf_err *e,
 			  json_t *extra_stolen);
 const char *api_arg(struct api_req *req, const char *name);
+/* With api.client_ca: 0 when the request came with a client certificate that verifies against
+ * it and names id (subject CN or a DNS subjectAltName); -EACCES with e filled (codes
+ * CLIENT_CERT_REQUIRED, CLIENT_CERT_INVALID, CLIENT_CERT_MISMATCH) otherwise.  api/mtls.c */
+int api_client_cert_check(struct api_req *req, const char *id, struct rf_err *e);
 const struct api_deps *api_deps(const struct api_req *req);
 const struct api_conf *api_conf(const struct api_req *req);
 /* The read-side views' options for this request (now, staleness). */

@@ -105,7 +105,7 @@ struct api {
 	struct guard *guard;
 	int quiesced_fd; /* the listening socket after api_quiesce: closed after MHD stops */
 	char url[96];
-	char *tls_cert, *tls_key;
+	char *tls_cert, *tls_key, *client_ca;
 	atomic_uint_least64_t requests[NROUTES + 1][NCODES + 1]; /* [NROUTES]: unrouted */
 	atomic_uint_least64_t bytes_in;
 
@@ -909,6 +909,17 @@ int api_start(const struct api_conf *c, const struct api_deps *d, struct api **r
 		}
 		flags |= MHD_USE_TLS;
 	}
+	if (c->client_ca && *c->client_ca) {
+		if (!a->tls_cert) {
+			r = rf_err_set(e, -EINVAL, "TLS_INCOMPLETE", "api.client_ca",
+				       "api.client_ca needs HTTPS: set api.tls_cert and api.tls_key");
+			goto fail;
+		}
+		if (!(a->client_ca = read_file(c->client_ca, e))) {
+			r = -EINVAL;
+			goto fail;
+		}
+	}
 	{
 		struct guard_conf gc = { .max_client_conns = c->max_client_connections,
 					 .rate = c->rate_limit, .burst = c->rate_burst,
@@ -934,7 +945,9 @@ int api_start(const struct api_conf *c, const struct api_deps *d, struct api **r
 		c->max_connections ? c->max_connections : 10000u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 		pool,
 		a->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, a->tls_cert,
-		MHD_OPTION_HTTPS_MEM_KEY, a->tls_key, MHD_OPTION_END);
+		MHD_OPTION_HTTPS_MEM_KEY, a->tls_key,
+		a->client_ca ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, a->client_ca,
+		MHD_OPTION_END);
 	if (!a->mhd) {
 		r = rf_err_set(e, -EADDRINUSE, "LISTEN_FAILED", "api.listen",
 			       "cannot listen on %s (address in use, not local, or bad TLS files)",
@@ -1006,5 +1019,6 @@ void api_stop(struct api *a)
 	pthread_mutex_destroy(&a->async_lock);
 	free(a->tls_cert);
 	free(a->tls_key);
+	free(a->client_ca);
 	free(a);
 }

@@ -78,6 +78,11 @@ int httpc_new(const struct httpc_conf *c, struct httpc **ret, struct rf_err *e)
 		curl_easy_setopt(h->curl, CURLOPT_USERAGENT, c->user_agent);
 	if (c->ca_file && *c->ca_file)
 		curl_easy_setopt(h->curl, CURLOPT_CAINFO, c->ca_file);
+	if (c->client_cert && *c->client_cert) {
+		curl_easy_setopt(h->curl, CURLOPT_SSLCERT, c->client_cert);
+		if (c->client_key && *c->client_key)
+			curl_easy_setopt(h->curl, CURLOPT_SSLKEY, c->client_key);
+	}
 	*ret = h;
 	return 0;
 }

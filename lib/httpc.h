@@ -23,6 +23,8 @@ struct httpc_conf {
 	bool http_only;
 	const char *token;	  /* bearer token; NULL or "": none */
 	const char *ca_file;	  /* for https; NULL or "": the system's store */
+	const char *client_cert;  /* PEM client certificate for https (mTLS); NULL or "": none */
+	const char *client_key;	  /* its PEM private key; NULL or "": in client_cert's file */
 	const char *user_agent;	  /* "rocefabctl/VERSION" */
 	int64_t timeout_ns;	  /* per request; 0: 30 s */
 	int64_t connect_timeout_ns; /* 0: the request's timeout */

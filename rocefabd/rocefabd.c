@@ -72,6 +72,9 @@ const struct conf_opt rocefabd_opts[] = {
 		 "host: a large fabric may want only the finding)"),
 	CONF_OPT("api.tls_cert", CONF_STRING, S, tls_cert, "", "PEM certificate; enables HTTPS"),
 	CONF_OPT("api.tls_key", CONF_STRING, S, tls_key, "", "PEM private key of tls_cert"),
+	CONF_OPT("api.client_ca", CONF_STRING, S, client_ca, "",
+		 "PEM CA certificates; when set (with api.tls_cert), a report needs a client "
+		 "certificate they signed whose subject CN or a DNS subjectAltName is the agent's id"),
 	CONF_OPT("api.cache_ttl", CONF_DURATION, S, cache_ttl, "100ms",
 		 "how long list responses and valid tokens are cached; 0 disables", .min = 0,
 		 .max = 10 * NSEC_PER_SEC),
@@ -195,6 +198,7 @@ int rocefabd_run(const struct rocefabd_settings *s)
 		.conn_timeout_ns = s->conn_timeout,
 		.anonymous_role = s->anonymous_role == 1 ? ROLE_VIEWER : ROLE_NONE,
 		.metrics_public = s->metrics_public, .tls_cert = s->tls_cert, .tls_key = s->tls_key,
+		.client_ca = s->client_ca,
 		.cache_ttl_ns = s->cache_ttl, .stale_intervals = s->stale_after,
 		.change_deadline_ns = s->change_deadline,
 		.change_max_targets = (size_t)s->change_max_targets,

@@ -24,7 +24,7 @@ struct rocefabd_settings {
 	int anonymous_role;
 	bool metrics_public;
 	bool metrics_probe_pairs;
-	char *tls_cert, *tls_key;
+	char *tls_cert, *tls_key, *client_ca;
 	int64_t cache_ttl;
 	char *db;
 	int64_t queue;

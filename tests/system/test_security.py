@@ -276,3 +276,105 @@ def test_token_commands_bind_and_list(tmp_path):
     r = run("bind", "viewer", "--agent", "h1")
     assert r.returncode == 1 and "TOKEN_NOT_FOUND" in r.stderr
     assert run("bind", "legacy").returncode == 2
+
+
+# --- mutual TLS: api.client_ca ---------------------------------------------------------------
+
+def openssl(*args):
+    subprocess.run(["openssl", *args], check=True, capture_output=True)
+
+
+def make_ca(dirname, name):
+    key, crt = os.path.join(dirname, f"{name}.key"), os.path.join(dirname, f"{name}.pem")
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", f"/CN={name}",
+            "-keyout", key, "-out", crt)
+    return crt, key
+
+
+def make_cert(dirname, ca, name, subj, san=None):
+    """A certificate signed by ca: (cert, key) paths."""
+    key, csr, crt = (os.path.join(dirname, f"{name}.{x}") for x in ("key", "csr", "pem"))
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", subj, "-keyout", key, "-out", csr)
+    args = ["x509", "-req", "-in", csr, "-CA", ca[0], "-CAkey", ca[1], "-CAcreateserial",
+            "-days", "2", "-out", crt]
+    if san:
+        ext = os.path.join(dirname, f"{name}.ext")
+        with open(ext, "w") as f:
+            f.write(f"subjectAltName={san}\n")
+        args += ["-extfile", ext]
+    openssl(*args)
+    os.chmod(key, 0o600)
+    return crt, key
+
+
+def test_client_certificates_name_the_agent(world):
+    """With api.client_ca a report needs a client certificate the CA signed whose subject CN (or
+    a DNS subjectAltName) is the agent's id, on top of the bound token: h1's certificate does
+    not report as h2 even with a token bound to both; no certificate, or one of another CA, is
+    refused; nothing is stored; the real agent with agent.tls_cert reports; readers need none."""
+    tmp = world.tmp
+    ca = make_ca(tmp, "agents-ca")
+    other_ca = make_ca(tmp, "other-ca")
+    d = world.daemon()
+    server = make_cert(tmp, ca, "server", "/CN=rocefabd", san=f"IP:{d.host}")
+    h1 = make_cert(tmp, ca, "h1", "/CN=h1")
+    h2_san = make_cert(tmp, ca, "h2", "/CN=not-the-id", san="DNS:h2")
+    stranger = make_cert(tmp, other_ca, "stranger", "/CN=h1")
+    d.args = ["-o", f"api.tls_cert={server[0]}", "-o", f"api.tls_key={server[1]}",
+              "-o", f"api.client_ca={ca[0]}"]
+    d.token("both", "agent", agent="h1,h2")
+    d.token("viewer", "viewer")
+    d.url = d.url.replace("http://", "https://")
+    d.start(wait=False)
+    wait_for(lambda: __import__("requests").get(d.url + "/api/v1/health", verify=ca[0],
+                                                 timeout=2).status_code == 200, 10, what="HTTPS")
+
+    def tls(c, cert=None):
+        c.session.verify, c.session.cert = ca[0], cert
+        c.session.trust_env = False  # REQUESTS_CA_BUNDLE would win over session.verify
+        return c
+
+    def send(cert, url_id, doc):
+        c = tls(d.client("both"), cert)
+        return c.post(f"/api/v1/agents/{url_id}/report", data=json.dumps(doc),
+                      headers={"Content-Type": "application/json"})
+
+    def code(r, status, want):
+        assert r.status_code == status, (r.status_code, r.text)
+        assert r.headers["Content-Type"].startswith("application/problem+json")
+        assert r.json()["code"] == want, r.json()
+        return r.json()
+
+    viewer = tls(d.client("viewer"))
+    before = viewer.json("/api/v1/agents")
+    p = code(send(h1, "h2", report("h2", 1)), 403, "CLIENT_CERT_MISMATCH")
+    assert "'h1'" in p["detail"] and "'h2'" in p["detail"], p
+    code(send(None, "h1", report("h1", 1)), 403, "CLIENT_CERT_REQUIRED")
+    code(send(stranger, "h1", report("h1", 1)), 403, "CLIENT_CERT_INVALID")
+    assert viewer.json("/api/v1/agents") == before == {"items": [], "count": 0}
+    # the token's binding still holds with a good certificate
+    d.token("h1only", "agent", agent="h1")
+    c = tls(d.client("h1only"), h2_san)
+    refused(c.post("/api/v1/agents/h2/report", data=json.dumps(report("h2", 1)),
+                   headers={"Content-Type": "application/json"}), "h1only", "h2")
+    # the right certificates: CN, and a DNS subjectAltName
+    assert send(h1, "h1", report("h1", 1)).status_code == 200
+    assert send(h2_san, "h2", report("h2", 1)).status_code == 200
+    # the agent itself, with agent.tls_cert / agent.tls_key
+    tree = os.path.join(tmp, "tree")
+    from conftest import copy_tree
+    copy_tree("stor-b1", tree)
+    agent_cert = make_cert(tmp, ca, "stor-b1", "/CN=stor-b1")
+    d.token("storb1", "agent", agent="stor-b1")
+    world.agent("stor-b1", tree, d.url, os.path.join(tmp, "storb1.token"),
+                extra=["-o", f"agent.ca_file={ca[0]}", "-o", f"agent.tls_cert={agent_cert[0]}",
+                       "-o", f"agent.tls_key={agent_cert[1]}"]).start()
+    wait_for(lambda: viewer.json("/api/v1/agents/stor-b1")["status"] == "ok", 15,
+             what="the agent's reports over mutual TLS")
+
+
+def test_client_ca_needs_https(tmp_path):
+    r = subprocess.run([binary("rocefabd"), "--db", str(tmp_path / "x.db"), "--listen",
+                        "127.0.0.1:0", "-o", f"api.client_ca={tmp_path}/ca.pem"],
+                       capture_output=True, text=True, timeout=20)
+    assert r.returncode == 1 and "TLS_INCOMPLETE" in r.stderr and "api.client_ca" in r.stderr
