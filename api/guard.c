@@ -20,8 +20,10 @@
 #include "lib/log.h"
 #include "lib/timeutil.h"
 
-/* Client addresses kept; beyond it the idle ones (no connection, bucket full) are forgotten. */
+/* Client addresses kept; beyond it the idle ones (no connection, bucket full) are forgotten,
+ * and the table may grow to twice the clients still active before it is pruned again. */
 #define GUARD_CLIENTS_MAX 16384
+#define CLIENT_ADDR_LEN (INET6_ADDRSTRLEN + 3)
 #define GUARD_LOG_WINDOW_NS (10 * NSEC_PER_SEC)
 
 struct guard_conn {
@@ -30,12 +32,12 @@ struct guard_conn {
 	bool reading; /* waiting for (the rest of) a request: the deadline runs */
 	bool reaped;
 	int64_t t_ref; /* accept, or the end of the previous answer (monotonic ns) */
-	char addr[INET6_ADDRSTRLEN];
+	char addr[CLIENT_ADDR_LEN];
 };
 
 /* What is known of one client address. */
 struct client {
-	char addr[INET6_ADDRSTRLEN];
+	char addr[CLIENT_ADDR_LEN];
 	unsigned conns; /* open */
 	double tokens;	/* of its rate bucket */
 	int64_t t;	/* of the last refill, monotonic ns */
@@ -47,6 +49,7 @@ struct guard {
 	pthread_mutex_t lock; /* the connection list and the buckets */
 	struct guard_conn head;
 	struct hmap clients; /* address -> struct client */
+	size_t prune_at;     /* clients.len that makes the next new client prune the table */
 
 	pthread_t reaper;
 	pthread_cond_t stop_cond;
@@ -63,16 +66,26 @@ struct guard {
 
 static struct client *client_get(struct guard *g, const char *addr, int64_t now);
 
-static void addr_string(const struct sockaddr *sa, char out[INET6_ADDRSTRLEN])
+/* The client's address as the limits count it: an IPv4 address, or an IPv6 /64 (one host's
+ * share of a subnet: a client holding a /64 has 2^64 addresses to spread its connections). */
+static void addr_string(const struct sockaddr *sa, char out[CLIENT_ADDR_LEN])
 {
 	out[0] = '\0';
 	if (!sa)
 		return;
-	if (sa->sa_family == AF_INET)
-		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, INET6_ADDRSTRLEN);
-	else if (sa->sa_family == AF_INET6)
-		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out,
-			  INET6_ADDRSTRLEN);
+	if (sa->sa_family == AF_INET) {
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, CLIENT_ADDR_LEN);
+	} else if (sa->sa_family == AF_INET6) {
+		struct in6_addr a = ((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+		if (IN6_IS_ADDR_V4MAPPED(&a)) {
+			inet_ntop(AF_INET, &a.s6_addr[12], out, CLIENT_ADDR_LEN);
+			return;
+		}
+		memset(&a.s6_addr[8], 0, 8);
+		if (inet_ntop(AF_INET6, &a, out, CLIENT_ADDR_LEN - 3))
+			strcat(out, "/64");
+	}
 }
 
 /* --- the reaper ---------------------------------------------------------------------------- */
@@ -128,6 +141,7 @@ int guard_new(const struct guard_conf *c, struct guard **ret)
 	g->c = *c;
 	g->head.next = g->head.prev = &g->head;
 	hmap_init(&g->clients);
+	g->prune_at = GUARD_CLIENTS_MAX;
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_mutex_init(&g->log_lock, NULL);
 	pthread_condattr_init(&ca);
@@ -180,7 +194,7 @@ void guard_free(struct guard *g)
 enum MHD_Result guard_accept_cb(void *cls, const struct sockaddr *addr, socklen_t addrlen)
 {
 	struct guard *g = cls;
-	char a[INET6_ADDRSTRLEN];
+	char a[CLIENT_ADDR_LEN];
 	struct client *cl;
 	bool ok = true;
 
@@ -352,8 +366,11 @@ static struct client *client_get(struct guard *g, const char *addr, int64_t now)
 
 	if (cl)
 		return cl;
-	if (g->clients.len >= GUARD_CLIENTS_MAX)
+	if (g->clients.len >= g->prune_at) {
 		clients_prune(g, now);
+		g->prune_at = 2 * g->clients.len > GUARD_CLIENTS_MAX ? 2 * g->clients.len
+								     : GUARD_CLIENTS_MAX;
+	}
 	cl = calloc(1, sizeof(*cl));
 	if (!cl)
 		return NULL;

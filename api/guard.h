@@ -1,6 +1,7 @@
 /* Abuse limits of the REST server, around libmicrohttpd (api/server.c wires them):
  *
- *   per client address   at most max_client_conns open connections (more are closed as
+ *   per client address   (an IPv4 address, or an IPv6 /64)
+ *                        at most max_client_conns open connections (more are closed as
  *                        soon as they are accepted, and counted), and a token
  *                        bucket of rate requests/s (burst) for requests that carry no valid
  *                        token: the anonymous ones and the ones whose token is refused
