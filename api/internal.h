@@ -55,6 +55,7 @@ struct api_req {
 
 	/* asynchronous work (report ingest): set by the writer thread before resuming */
 	bool suspended;
+	bool async_pending; /* counted in the API's async_n until api_async_done() */
 	bool async_done;
 	struct ingest_result ingest_res;
 	int async_err;

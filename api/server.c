@@ -513,6 +513,7 @@ bool api_suspend(struct api_req *req)
 	}
 	a->async_n++;
 	pthread_mutex_unlock(&a->async_lock);
+	req->async_pending = true;
 	req->suspended = true;
 	MHD_suspend_connection(req->conn);
 	return true;
@@ -522,6 +523,9 @@ void api_async_done(struct api_req *req)
 {
 	struct api *a = req->api;
 
+	if (!req->async_pending)
+		return;
+	req->async_pending = false;
 	pthread_mutex_lock(&a->async_lock);
 	a->async_n--;
 	pthread_cond_broadcast(&a->async_cond);
@@ -798,6 +802,14 @@ static void request_completed(void *cls, struct MHD_Connection *conn, void **con
 	guard_request_done(a->guard, guard_conn_of(conn));
 	if (!req)
 		return;
+	/* A client gone while its request was with the writer: libmicrohttpd closes the
+	 * resumed connection without calling the handler again, so it is accounted for here
+	 * (or api_drain would wait for it until its timeout at every shutdown). */
+	if (req->async_pending) {
+		json_decref(req->ingest_res.commands);
+		req->ingest_res.commands = NULL;
+		api_async_done(req);
+	}
 	router_match_fini(&req->match);
 	buf_fini(&req->body);
 	free(req);

@@ -257,3 +257,34 @@ def test_every_refusal_of_a_request_head_is_problem_json(daemon):
     for path in ("/api/v1/health", "/api/v1/version"):
         r = d.client().get(path, headers={"Authorization": "Bearer nonsense"})
         assert r.status_code == 200, r.text
+
+
+def test_reports_whose_client_left_do_not_hold_up_shutdown(world):
+    """A report's client that resets its connection while the writer stores the report: the
+    connection closes without the handler being called again.  It used to stay counted as
+    waiting, and every SIGTERM then waited 60 s for it (and its commands leaked)."""
+    import json
+    import os
+    import struct
+    d = world.daemon()
+    tok, _ = d.token("agent", "agent", agent="stor-b1")
+    d.start()
+    with open(os.path.join(os.path.dirname(__file__), "..", "data", "reports", "good",
+                           "stor-b1.json")) as f:
+        doc = json.load(f)
+    for seq in range(1, 31):
+        doc["seq"] = seq
+        body = json.dumps(doc).encode()
+        s = socket.create_connection((d.host, d.port), source_address=(GOOD_ADDR, 0))
+        s.sendall(b"POST /api/v1/agents/stor-b1/report HTTP/1.1\r\nHost: x\r\n"
+                  b"Authorization: Bearer " + tok.encode() + b"\r\nContent-Type: application/json"
+                  b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        s.close()  # a reset, before the answer
+    wait_for(lambda: requests.get(d.url + "/api/v1/health").json()["store"]["queue_depth"] == 0,
+             10, what="the reports to be stored")
+    t0 = time.monotonic()
+    assert d.stop() == 0
+    took = time.monotonic() - t0
+    assert took < 10, f"SIGTERM took {took:.1f} s"
+    assert "still unanswered" not in d.proc.output()
