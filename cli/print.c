@@ -22,22 +22,45 @@ static void strs_fini(struct strs *s)
 	free(s->v);
 }
 
-/* o[k] as text: a string as it is, an integer in decimal (kept in s), a boolean as yes/no;
- * NULL when absent, of another type, or out of memory. */
+static const char *keep(struct strs *s, char *t);
+
+/* A string from the server as it may reach a terminal: a copy (kept in s) with '?' for every
+ * control character (C0, DEL, C1), so that what an agent reported cannot move the cursor,
+ * rewrite earlier lines or set the clipboard; the string itself when it has none. */
+static const char *printable(struct strs *s, const char *in)
+{
+	char *t;
+
+	if (!in || !table_needs_cleaning(in))
+		return in;
+	if (!(t = strdup(in)))
+		return NULL;
+	table_clean(t);
+	return keep(s, t);
+}
+
+/* o[k] as text: a string made printable, an integer in decimal (kept in s), a boolean as
+ * yes/no; NULL when absent, of another type, or out of memory. */
 static const char *str(struct strs *s, const json_t *o, const char *k)
 {
 	const json_t *v = json_object_get(o, k);
-	char *t, **nv;
+	char *t;
 
 	if (json_is_string(v))
-		return json_string_value(v);
+		return printable(s, json_string_value(v));
 	if (json_is_boolean(v))
 		return json_is_true(v) ? "yes" : "no";
 	if (!json_is_integer(v))
 		return NULL;
 	if (asprintf(&t, "%lld", (long long)json_integer_value(v)) < 0)
 		return NULL;
-	nv = realloc(s->v, (s->n + 1) * sizeof(*nv));
+	return keep(s, t);
+}
+
+static const char *keep(struct strs *s, char *t)
+{
+	char **nv = realloc(s->v, (s->n + 1) * sizeof(*nv));
+
 	if (!nv) {
 		free(t);
 		return NULL;
@@ -74,7 +97,8 @@ void print_health(FILE *f, const json_t *d)
 
 		fprintf(f, "warning:      %s: %s", str(&s, w, "code"), str(&s, w, "detail"));
 		json_array_foreach(names, k, v)
-			fprintf(f, "%s%s", k ? ", " : " (tokens: ", json_string_value(v));
+			fprintf(f, "%s%s", k ? ", " : " (tokens: ",
+				printable(&s, json_string_value(v)) ?: "");
 		fputs(json_array_size(names) ? ")\n" : "\n", f);
 	}
 	strs_fini(&s);

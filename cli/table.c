@@ -29,9 +29,45 @@ void table_row(struct table *t, const char *const *cells)
 	if (!n)
 		return;
 	t->cells = n;
-	for (size_t i = 0; i < t->ncols; i++)
-		n[t->nrows * t->ncols + i] = strdup(cells[i] ? cells[i] : "-");
+	for (size_t i = 0; i < t->ncols; i++) {
+		char *c = strdup(cells[i] ? cells[i] : "-");
+
+		if (c)
+			table_clean(c);
+		n[t->nrows * t->ncols + i] = c;
+	}
 	t->nrows++;
+}
+
+static size_t control_len(const unsigned char *p)
+{
+	if (*p < 0x20 || *p == 0x7f)
+		return 1;
+	if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+		return 2;
+	return 0;
+}
+
+int table_needs_cleaning(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (control_len(p))
+			return 1;
+	return 0;
+}
+
+void table_clean(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+
+	while (*p) {
+		size_t n = control_len(p);
+
+		if (!n)
+			p++;
+		while (n--)
+			*p++ = '?';
+	}
 }
 
 void table_print(struct table *t, FILE *f)

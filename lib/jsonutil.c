@@ -250,6 +250,15 @@ static int get_str(json_t *obj, const char *key, size_t maxlen, bool id,
 			       maxlen);
 	if (strlen(s) != len)
 		return js_fail(e, p, key, "contains a NUL character");
+	/* Text ends up in logs and on operators' terminals: no control characters (C0, DEL, C1),
+	 * which could rewrite what they show. */
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20 || c == 0x7f ||
+		    (c == 0xc2 && (unsigned char)s[i + 1] >= 0x80 && (unsigned char)s[i + 1] <= 0x9f))
+			return js_fail(e, p, key, "contains a control character (byte %zu)", i);
+	}
 	if (id && !js_is_id(s, maxlen))
 		return js_fail(e, p, key,
 			       "'%s' is not a valid identifier (letters, digits, '.', '_', '-'; "

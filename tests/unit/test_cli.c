@@ -590,6 +590,27 @@ static void test_print_changes(void **state)
 		       "}\n");
 }
 
+/* What an agent reported reaches the terminal without its control characters: an escape
+ * sequence that would clear the screen, move up and erase a line, or set the clipboard (OSC
+ * 52), C1 controls included, comes out with '?' for each control byte. */
+static void test_print_controls(void **state)
+{
+	(void)state;
+	assert_printed(
+		print_changes,
+		"{'count': 1, 'items': [{'id': 5, 'state': 'failed',"
+		" 'target': {'kind': 'pfc', 'agent': 'sw', 'role': 'switch', 'port': 'p'},"
+		" 'error': {'message': 'bad\\u001b[1A\\u001b[2K\\rok\\u001b]52;c;eA==\\u0007\\u0085!'}}]}",
+		"ID  STATE   KIND  TARGET  PARAMS  BY  CREATED  ERROR\n"
+		"5   failed  pfc   sw p            -   -        bad?[1A?[2K?ok?]52;c;eA==??" "?!\n");
+	assert_printed(print_agents,
+		       "{'count': 1, 'items': [{'id': 'h1', 'role': 'host', 'status': 'ok',"
+		       " 'version': 'v\\u001b[2J'}]}",
+		       "AGENT  ROLE  STATUS  LAST SEEN  SEQ  REPORTS  SAMPLES  SPOOLED  DROPPED"
+		       "  VERSION\n"
+		       "h1     host  ok      -          -    -        -        -        -        v?[2J\n");
+}
+
 static const char host_json[] =
 	"{'id': 'gpu-a2', 'status': 'ok', 'last_seen': '2026-01-01T00:00:01Z', 'devices_detail': ["
 	" {'name': 'mlx5_0', 'kind': 'rdma', 'driver': 'mlx5', 'fw_version': '22.36.1010',"
@@ -945,6 +966,7 @@ int main(void)
 		cmocka_unit_test(test_print_switch),
 		cmocka_unit_test(test_print_counters),
 		cmocka_unit_test(test_print_changes),
+		cmocka_unit_test(test_print_controls),
 		cmocka_unit_test(test_print_host_and_ports),
 		cmocka_unit_test(test_print_probes),
 		cmocka_unit_test(test_print_health),
