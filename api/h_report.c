@@ -17,8 +17,10 @@
 #include "lib/ratelimit.h"
 #include "lib/timeutil.h"
 
-/* One warning a minute per token and agent id, however often it is refused (the log's, like
- * the process's: one for every API in the process). */
+/* One warning a minute per token, however often and as whatever agents it is refused (keyed
+ * by the token alone: tokens are the operator's, so one token cannot fill the table with made-up
+ * agent ids and hide another token's refusals; the log's, like the process's: one for every
+ * API in the process). */
 static struct ratelimit refusals_log = RATELIMIT_INIT(1024, 60 * NSEC_PER_SEC);
 
 /* The id as it may go into a log line: characters outside those of agent ids become '?'. */
@@ -36,16 +38,15 @@ static void printable_id(const char *id, char out[API_PARAM_MAX + 1])
 /* 403 AGENT_NOT_BOUND for a token of role agent that is not bound to the agent id. */
 static int refuse_unbound(struct api_req *req, const char *id)
 {
-	char key[sizeof(req->token_name) + API_PARAM_MAX + 2], shown[API_PARAM_MAX + 1];
+	char shown[API_PARAM_MAX + 1];
 	struct rf_err e = { 0 };
 	uint64_t more = 0;
 
 	printable_id(id, shown);
-	snprintf(key, sizeof(key), "%s/%s", req->token_name, id);
-	if (ratelimit_due(&refusals_log, key, tu_mono_ns(), &more))
+	if (ratelimit_due(&refusals_log, req->token_name, tu_mono_ns(), &more))
 		log_msg(LOG_WARNING, "api", "AGENT_NOT_BOUND",
-			"token '%s' (bound to %s) tried to report as agent '%s': refused, %llu "
-			"more times since the last line (logged once a minute)",
+			"token '%s' (bound to %s) tried to report as agent '%s': refused, and %llu "
+			"more of its reports since its last line (logged once a minute per token)",
 			req->token_name, req->token_agents, shown, (unsigned long long)more);
 	rf_err_set(&e, -EACCES, "AGENT_NOT_BOUND", NULL,
 		   "token '%s' may report only as agents %.100s, not as '%s'", req->token_name,

@@ -46,6 +46,7 @@ struct api_req {
 	uint64_t discarded;
 	struct guard_conn *gc; /* the connection's limits (api/guard.h), or NULL */
 	size_t uri_len;	       /* of the raw request target */
+	bool uri_bad;	       /* it has a control character, raw or %-escaped */
 	bool started;	       /* the first call of the access handler has run */
 	bool token_valid;      /* authenticated by a valid token */
 	unsigned early_status; /* of early when its errno does not say it (429, 431) */

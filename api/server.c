@@ -8,6 +8,7 @@
  *   last call  *upload_data_size == 0: dispatch to the handler
  * Answering only from the second call on keeps HTTP keep-alive working (toolbox.md trap 1). */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -557,9 +558,11 @@ void api_resume(struct api_req *req)
  * read as a good token), so the head's size is also checked against what was parsed: every
  * byte must be accounted for, but for one space after each header's colon. */
 struct header_check {
-	const char *bad; /* the first bad header's name */
-	size_t bytes;	 /* of the header lines as parsed: "key:value\r\n" */
-	size_t n;
+	const char *bad;     /* the first bad header's name */
+	size_t bytes;	     /* of the header lines as parsed: "key:value\r\n" */
+	size_t nonempty;     /* headers with a value (written "Name: value": one space more) */
+	unsigned content_length, transfer_encoding; /* how many of each */
+	bool te_chunked;     /* Transfer-Encoding is exactly "chunked" */
 };
 
 static enum MHD_Result check_header(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -569,13 +572,20 @@ static enum MHD_Result check_header(void *cls, enum MHD_ValueKind kind, const ch
 
 	(void)kind;
 	hc->bytes += key_size + 1 + value_size + 2;
-	hc->n++;
+	if (value_size)
+		hc->nonempty++;
 	for (size_t i = 0; i < key_size; i++)
 		if ((unsigned char)key[i] <= ' ' || key[i] == 0x7f)
 			goto bad;
 	for (size_t i = 0; value && i < value_size; i++)
 		if (((unsigned char)value[i] < ' ' && value[i] != '\t') || value[i] == 0x7f)
 			goto bad;
+	if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0)
+		hc->content_length++;
+	if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+		hc->transfer_encoding++;
+		hc->te_chunked = value && strcasecmp(value, "chunked") == 0;
+	}
 	return MHD_YES;
 bad:
 	hc->bad = key_size ? key : "(empty)";
@@ -610,50 +620,97 @@ static bool parse_length(const char *s, uint64_t *ret)
 	return true;
 }
 
+/* A method is a token (RFC 9110 5.6.2). */
+static bool is_token(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!(isalnum((unsigned char)*s) || strchr("!#$%&'*+-.^_`|~", *s)))
+			return false;
+	return true;
+}
+
+/* The malformed heads, answered 400 BAD_HEADER / BAD_REQUEST_TARGET.  libmicrohttpd hands a
+ * header's value over cut at a NUL byte ("Bearer <token>\0junk" would read as a good token)
+ * and keeps no raw copy, so the head's size is checked against what was parsed: every byte
+ * must be accounted for by the canonical form, "Name: value" CRLF.  A client that writes
+ * "Name:value", two spaces, or bare LF line ends is refused with a message saying so (real
+ * clients — curl, browsers, Python, Go, libcurl — write the canonical form). */
+static bool check_framing(struct api_req *req, const char *version, struct rf_err *e)
+{
+	struct MHD_Connection *conn = req->conn;
+	const union MHD_ConnectionInfo *hs =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+	struct header_check hc = { 0 };
+
+	if (req->uri_bad || !is_token(req->method)) {
+		rf_err_set(e, -EINVAL, "BAD_REQUEST_TARGET", NULL,
+			   "the request line has a control character (raw, or escaped as %%00-%%1F "
+			   "or %%7F), or a method that is not a token");
+		return false;
+	}
+	MHD_get_connection_values_n(conn, MHD_HEADER_KIND, check_header, &hc);
+	if (hc.bad) {
+		rf_err_set(e, -EINVAL, "BAD_HEADER", NULL,
+			   "header '%.64s' contains a control character", hc.bad);
+		return false;
+	}
+	if (hs && req->uri_len) {
+		size_t canonical = strlen(req->method) + 1 + req->uri_len + 1 + strlen(version) + 2 +
+				   hc.bytes + hc.nonempty + 2;
+
+		if (hs->header_size != canonical) {
+			rf_err_set(e, -EINVAL, "BAD_HEADER", NULL,
+				   "the request head has %zu bytes where its headers written \"Name: "
+				   "value\" with CRLF line ends have %zu: a NUL byte in a header, "
+				   "whitespace around a value other than one space, or bare LF line ends",
+				   hs->header_size, canonical);
+			return false;
+		}
+	}
+	/* one way to frame a body, or none: the ways two readers of the head could disagree */
+	if (hc.content_length > 1 || (hc.content_length && hc.transfer_encoding) ||
+	    hc.transfer_encoding > 1 || (hc.transfer_encoding && !hc.te_chunked)) {
+		rf_err_set(e, -EINVAL, "BAD_FRAMING", NULL,
+			   "the body is framed ambiguously: send one Content-Length, or "
+			   "Transfer-Encoding: chunked alone");
+		return false;
+	}
+	return true;
+}
+
 /* The checks of the first call (the head is complete, no body read yet), in the order a
  * client can fix them: a malformed head, then the route, then who asks, then the body's
- * announcement.  Fills e; an error is answered once the body has been drained. */
+ * announcement.  Fills e; an error is answered once the body has been drained (but a body
+ * announced too large to a client waiting for 100 Continue, and one framed ambiguously, are
+ * answered at once: see access_handler). */
 static void check_head(struct api_req *req, const char *version, struct rf_err *e)
 {
 	struct api *a = req->api;
 	struct MHD_Connection *conn = req->conn;
 	const union MHD_ConnectionInfo *hs =
 		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
-	struct header_check hc = { 0 };
 	const char *cl, *ct;
 	uint64_t len;
 	int r;
 
-	MHD_get_connection_values_n(conn, MHD_HEADER_KIND, check_header, &hc);
-	if (hc.bad) {
-		rf_err_set(e, -EINVAL, "BAD_HEADER", NULL,
-			   "header '%.64s' contains a control character", hc.bad);
-		return;
-	}
-	if (hs && req->uri_len) {
-		size_t parsed = strlen(req->method) + 1 + req->uri_len + 1 + strlen(version) + 2 +
-				hc.bytes + 2;
-
-		if (hs->header_size > parsed + hc.n) {
-			rf_err_set(e, -EINVAL, "BAD_HEADER", NULL,
-				   "the request head has %zu bytes no header accounts for: a NUL "
-				   "byte in a header, or whitespace around a value beyond one space",
-				   hs->header_size - parsed - hc.n);
-			return;
-		}
-	}
+	/* A malformed or oversized head carries no valid token by construction: it counts
+	 * against the client's rate like any request without one. */
+	if (!check_framing(req, version, e))
+		goto rate;
 	if (req->uri_len > a->conf.max_uri) {
 		rf_err_set(e, -ENAMETOOLONG, "URI_TOO_LONG", NULL,
 			   "the request target of %zu bytes exceeds the limit of %zu bytes",
 			   req->uri_len, a->conf.max_uri);
-		return;
+		goto rate;
 	}
 	if (hs && hs->header_size > a->conf.max_header) {
 		rf_err_set(e, -EMSGSIZE, "HEADERS_TOO_LARGE", NULL,
 			   "the request head of %zu bytes exceeds the limit of %zu bytes",
 			   hs->header_size, a->conf.max_header);
 		req->early_status = 431;
-		return;
+		goto rate;
 	}
 	r = router_match(routes, sizeof(routes[0]), req->method, req->url, API_PARAM_MAX,
 			 &req->match);
@@ -672,8 +729,9 @@ static void check_head(struct api_req *req, const char *version, struct rf_err *
 		rf_err_set(e, r, NULL, NULL, "cannot route the request");
 	else
 		authenticate(req, e);
+rate:
 	/* Who asks without a valid token is rate limited, refused requests included (the
-	 * unrouted ones, the bad tokens): those are what a flood is made of. */
+	 * malformed, the unrouted, the bad tokens): those are what a flood is made of. */
 	if (!req->token_valid && !guard_rate_take(a->guard, req->gc)) {
 		rf_err_set(e, -EBUSY, "RATE_LIMITED", NULL,
 			   "more than %g requests/s without a valid token from this address "
@@ -701,6 +759,13 @@ static void check_head(struct api_req *req, const char *version, struct rf_err *
 		rf_err_set(e, -EMEDIUMTYPE, "UNSUPPORTED_MEDIA_TYPE", NULL,
 			   "send the body as Content-Type: application/json (got %.64s)",
 			   ct ? ct : "none");
+}
+
+static bool waits_for_continue(struct MHD_Connection *conn)
+{
+	const char *x = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
+
+	return x && strcasecmp(x, "100-continue") == 0;
 }
 
 /* Answers the error found so far; the request counts as read (its deadline stops). */
@@ -738,8 +803,8 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn, co
 		 * are answered once the body has been read and thrown away (never stored):
 		 * closing on unread data makes the kernel reset the connection, and the client
 		 * would never see the answer.  DISCARD_MAX and api.request_timeout bound that. */
-		if (req->early.err == -E2BIG &&
-		    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT))
+		if ((req->early.err == -E2BIG && waits_for_continue(conn)) ||
+		    strcmp(req->early.code, "BAD_FRAMING") == 0)
 			reply_early(req);
 		return MHD_YES;
 	}
@@ -787,8 +852,17 @@ static void *uri_log(void *cls, const char *uri, struct MHD_Connection *conn)
 
 	(void)cls;
 	(void)conn;
-	if (req)
+	if (req) {
 		req->uri_len = strlen(uri);
+		for (const char *c = uri; *c; c++) {
+			unsigned char b = (unsigned char)*c;
+
+			if (b < 0x20 || b == 0x7f ||
+			    (b == '%' && (c[1] == '0' || c[1] == '1') && isxdigit((unsigned char)c[2])) ||
+			    (b == '%' && c[1] == '7' && (c[2] == 'f' || c[2] == 'F')))
+				req->uri_bad = true;
+		}
+	}
 	return req; /* NULL: the access handler allocates it */
 }
 
@@ -944,14 +1018,15 @@ int api_start(const struct api_conf *c, const struct api_deps *d, struct api **r
 	}
 	pool = 4 * c->max_header > POOL_MIN ? 4 * c->max_header : POOL_MIN;
 	a->mhd = MHD_start_daemon(
-		flags, 0, guard_accept_cb, a->guard, access_handler, a, MHD_OPTION_SOCK_ADDR,
+		flags, 0, guard_accept_cb, a->guard, access_handler, a,
+		/* first, so that even the library's first messages go through the guard */
+		MHD_OPTION_EXTERNAL_LOGGER, guard_logger_cb, a->guard, MHD_OPTION_SOCK_ADDR,
 		(struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE, c->threads ? c->threads : 2u,
 		MHD_OPTION_CONNECTION_TIMEOUT,
 		(unsigned)(c->conn_timeout_ns / NSEC_PER_SEC > 0 ? c->conn_timeout_ns / NSEC_PER_SEC
 								 : 1),
 		MHD_OPTION_NOTIFY_COMPLETED, request_completed, a, MHD_OPTION_URI_LOG_CALLBACK,
 		uri_log, a, MHD_OPTION_NOTIFY_CONNECTION, guard_connection_cb, a->guard,
-		MHD_OPTION_EXTERNAL_LOGGER, guard_logger_cb, a->guard,
 		MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
 		MHD_OPTION_CONNECTION_LIMIT,
 		c->max_connections ? c->max_connections : 10000u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,

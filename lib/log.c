@@ -143,6 +143,11 @@ void log_vmsg(int level, const char *subsys, const char *code, const char *fmt, 
 	if (!log_enabled(level))
 		return;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* One message, one line: a control character (from a request's path, a file's content)
+	 * must not start a fake line or drive the terminal reading the log. */
+	for (char *c = msg; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 
 	if (log_to_journal) {
 		if (code)

@@ -198,6 +198,12 @@ def test_requests_without_a_valid_token_are_rate_limited(world):
         r = requests.get(d.url + "/api/v1/hosts", headers={"Authorization": "Bearer rfb_" + "x" * 43})
         codes.append(r.status_code)
     assert 401 in codes and 429 in codes, codes
+    # malformed heads count as well (they carry no valid token by construction)
+    wait_for(lambda: requests.get(d.url + "/api/v1/hosts").status_code == 401, 10,
+             what="the bucket to refill")
+    codes = [raw(d, b"GET /api/v1/health HTTP/1.1\r\nHost:  x\r\n\r\n", src=GOOD_ADDR).status_code
+             for _ in range(30)]
+    assert 400 in codes and 429 in codes, codes
     r = requests.get(d.url + "/api/v1/hosts")
     p = problem(r, 429, "RATE_LIMITED")
     assert r.headers["Retry-After"] == "1"
@@ -227,6 +233,26 @@ def test_every_refusal_of_a_request_head_is_problem_json(daemon):
     problem(raw(d, b"GET /api/v1/hosts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
                 tok.encode() + b"\x01\r\n\r\n"), 400, "BAD_HEADER")
     assert raw(d, b"GET /api/v1/hosts HTTP/1.1\r\nHost: x\r\n" + auth + b"\r\n").status_code == 200
+    # ... nor with spare bytes made elsewhere in the head (compact headers, bare LF ends)
+    compact = b"".join(b"X%d:a\r\n" % i for i in range(8))
+    problem(raw(d, b"GET /api/v1/hosts HTTP/1.1\r\nHost:x\r\n" + compact +
+                b"Authorization:Bearer " + tok.encode() + b"\x00junk\r\n\r\n"), 400, "BAD_HEADER")
+    problem(raw(d, b"GET /api/v1/hosts HTTP/1.1\nHost: x\n" + auth.replace(b"\r", b"") + b"\n"),
+            400, "BAD_HEADER")
+    # control characters in the request line, raw or escaped, never reach a handler or a log
+    for target in (b"/api/v1/changes/1%00x", b"/api/v1/hosts/%0A%0Dforged", b"/api/v1/hosts?a=%7f"):
+        problem(raw(d, b"GET " + target + b" HTTP/1.1\r\nHost: x\r\n" + auth + b"\r\n"),
+                400, "BAD_REQUEST_TARGET")
+    lines = d.proc.output().splitlines()
+    assert not [l for l in lines if l.startswith("forged")]  # logged as /api/v1/hosts/??forged
+    assert [l for l in lines if "/api/v1/hosts/??forged" in l]
+    # one way to frame a body: ambiguous ones are refused at once
+    for framing in (b"Content-Length: 2\r\nContent-Length: 70\r\n",
+                    b"Content-Length: 2\r\nTransfer-Encoding: chunked\r\n",
+                    b"Transfer-Encoding: gzip\r\n", b"Transfer-Encoding: gzip, chunked\r\n"):
+        problem(raw(d, b"PUT /api/v1/probes/config HTTP/1.1\r\nHost: x\r\n" + auth +
+                    b"Content-Type: application/json\r\n" + framing + b"\r\n", b"{}"),
+                400, "BAD_FRAMING")
     # a body announced too large is refused before it is sent
     p = problem(raw(d, b"PUT /api/v1/probes/config HTTP/1.1\r\nHost: x\r\n" + auth +
                     b"Content-Type: application/json\r\nContent-Length: 104857600\r\n"
