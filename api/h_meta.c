@@ -61,6 +61,9 @@ int h_health(struct api_req *req)
 			"total", (json_int_t)total, "stale", (json_int_t)stale, "ingest", "reports",
 			(json_int_t)is.reports, "samples", (json_int_t)is.samples, "samples_per_s",
 			is.samples_per_s);
+	/* where the database lives is for those who may read (health itself needs no token) */
+	if (doc && !role_allows(req->role, ROLE_VIEWER))
+		json_object_del(json_object_get(doc, "store"), "path");
 	if (doc && warnings)
 		json_object_set_new(doc, "warnings", warnings);
 	else

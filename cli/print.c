@@ -87,7 +87,7 @@ void print_health(FILE *f, const json_t *d)
 	fprintf(f, "status:       %s\n", str(&s, d, "status"));
 	fprintf(f, "version:      %s\n", str(&s, d, "version"));
 	fprintf(f, "uptime:       %.0f s\n", json_number_value(json_object_get(d, "uptime_s")));
-	fprintf(f, "database:     %s (queue %s of %s)\n", str(&s, st, "path"),
+	fprintf(f, "database:     %s (queue %s of %s)\n", str(&s, st, "path") ?: "-",
 		str(&s, st, "queue_depth"), str(&s, st, "queue_max"));
 	fprintf(f, "agents:       %s (%s stale)\n", str(&s, ag, "total"), str(&s, ag, "stale"));
 	fprintf(f, "ingest:       %s reports, %s samples, %.0f samples/s\n", str(&s, in, "reports"),

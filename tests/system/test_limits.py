@@ -314,3 +314,9 @@ def test_reports_whose_client_left_do_not_hold_up_shutdown(world):
     took = time.monotonic() - t0
     assert took < 10, f"SIGTERM took {took:.1f} s"
     assert "still unanswered" not in d.proc.output()
+
+
+def test_health_shows_the_database_only_to_readers(daemon):
+    d = daemon
+    assert "path" not in d.client().get("/api/v1/health").json()["store"]
+    assert d.client("viewer").get("/api/v1/health").json()["store"]["path"] == d.db
