@@ -36,6 +36,24 @@ int tu_sleep_until_mono(int64_t t)
 /* 2^63 as a double: the first value above INT64_MAX (which a double cannot hold exactly). */
 #define TWO_POW_63 9223372036854775808.0
 
+/* The length of the plain decimal number s starts with: digits, without a leading zero but in
+ * "0" itself, then optionally '.' and digits; 0 when it does not start with one.  What strtod
+ * would take besides ("0x10", "1e3", "00", "inf") is not a number an operator writes. */
+static size_t decimal_len(const char *s)
+{
+	size_t n = 0, m;
+
+	if (!isdigit((unsigned char)s[0]) || (s[0] == '0' && isdigit((unsigned char)s[1])))
+		return 0;
+	while (isdigit((unsigned char)s[n]))
+		n++;
+	if (s[n] != '.')
+		return n;
+	for (m = n + 1; isdigit((unsigned char)s[m]); m++)
+		;
+	return m > n + 1 ? m : 0;
+}
+
 int tu_parse_duration(const char *s, int64_t *ret_ns)
 {
 	static const struct {
@@ -49,11 +67,11 @@ int tu_parse_duration(const char *s, int64_t *ret_ns)
 	char *end;
 	double v;
 
-	if (!s || !*s || isspace((unsigned char)*s) || *s == '-' || *s == '+')
+	if (!s || !decimal_len(s))
 		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
-	if (end == s || isnan(v) || v < 0)
+	if (end != s + decimal_len(s) || isnan(v) || v < 0)
 		return -EINVAL;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcmp(end, units[i].suffix) == 0) {
@@ -197,7 +215,7 @@ int tu_parse_time(const char *s, int64_t now_ns, int64_t *ret_ns)
 		if ((r = tu_parse_rfc3339(s, &t)) < 0)
 			return r;
 	} else {
-		if (!isdigit((unsigned char)*s))
+		if (!decimal_len(s) || s[decimal_len(s)])
 			return -EINVAL;
 		errno = 0;
 		v = strtod(s, &end);
