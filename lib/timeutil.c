@@ -148,6 +148,8 @@ int tu_parse_rfc3339(const char *s, int64_t *ret_ns)
 		return -EINVAL;
 	if (M == 2 && D == 29 && !((Y % 4 == 0 && Y % 100 != 0) || Y % 400 == 0))
 		return -EINVAL;
+	if (Y >= 2262)
+		return -ERANGE; /* int64 nanoseconds end in April 2262 */
 	/* days from civil (Howard Hinnant's algorithm), valid for the proleptic Gregorian calendar */
 	{
 		int y = Y - (M <= 2);

@@ -20,10 +20,11 @@ int tu_sleep_until_mono(int64_t t);
 int tu_parse_duration(const char *s, int64_t *ret_ns);
 /* 2026-11-30T14:49:55.123456Z (always UTC, microseconds).  Returns buf. */
 char *tu_format_rfc3339(int64_t ns, char *buf, size_t len);
-/* RFC 3339 with optional fraction and a Z or +hh:mm offset.  0 or -EINVAL. */
+/* RFC 3339 with optional fraction and a Z or +hh:mm offset.  0, -EINVAL, or -ERANGE for a year
+ * from 2262 on (int64 nanoseconds since 1970 end in April 2262). */
 int tu_parse_rfc3339(const char *s, int64_t *ret_ns);
 /* A time argument as operators type it: "now", "-5m" (relative to now), Unix seconds
- * ("1764514195.5") or RFC 3339.  0 or -EINVAL. */
+ * ("1764514195.5") or RFC 3339.  0 or -EINVAL (-ERANGE: see tu_parse_rfc3339). */
 int tu_parse_time(const char *s, int64_t now_ns, int64_t *ret_ns);
 
 #endif

@@ -97,6 +97,12 @@ static void test_rfc3339(void **state)
 	assert_int_equal(tu_parse_rfc3339("2026-13-01T00:00:00Z", &v), -EINVAL);
 	assert_int_equal(tu_parse_rfc3339("2026-11-30T14:49:55", &v), -EINVAL);
 	assert_int_equal(tu_parse_rfc3339("2026-11-30T14:49:55Zjunk", &v), -EINVAL);
+	/* beyond int64 nanoseconds: refused, not overflowed (found by tests/fuzz/fuzz_time.c) */
+	assert_int_equal(tu_parse_rfc3339("2261-12-31T23:59:59.999999Z", &v), 0);
+	assert_int_equal(v, 9214646399999999000LL);
+	assert_int_equal(tu_parse_rfc3339("2262-04-12T00:00:00Z", &v), -ERANGE);
+	assert_int_equal(tu_parse_rfc3339("9999-12-31T23:59:59Z", &v), -ERANGE);
+	assert_int_equal(tu_parse_time("9999-12-31T23:59:59Z", 0, &v), -ERANGE);
 	/* operator time arguments */
 	assert_int_equal(tu_parse_time("now", 5 * NSEC_PER_SEC, &v), 0);
 	assert_int_equal(v, 5 * NSEC_PER_SEC);
