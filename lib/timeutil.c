@@ -184,7 +184,8 @@ int tu_parse_time(const char *s, int64_t now_ns, int64_t *ret_ns)
 		*ret_ns = now_ns - d;
 		return 0;
 	}
-	if (strchr(s, 'T') || strchr(s, 't'))
+	/* RFC 3339: a 'T' between date and time, or the space RFC 3339 allows there */
+	if (strchr(s, 'T') || strchr(s, 't') || (strlen(s) > 10 && s[4] == '-' && s[10] == ' '))
 		return tu_parse_rfc3339(s, ret_ns);
 	errno = 0;
 	v = strtod(s, &end);

@@ -111,6 +111,9 @@ static void test_rfc3339(void **state)
 	assert_int_equal(tu_parse_time("1764514195.5", 0, &v), 0);
 	assert_int_equal(v, 1764514195500000000LL);
 	assert_int_equal(tu_parse_time("yesterday", 0, &v), -EINVAL);
+	/* every text tu_parse_rfc3339 takes, with a space for the T too (found by fuzz_time) */
+	assert_int_equal(tu_parse_time("2026-11-30 16:49:55+02:00", 0, &v), 0);
+	assert_int_equal(v, 1796050195000000000LL);
 }
 
 struct settings {
