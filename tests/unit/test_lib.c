@@ -187,6 +187,31 @@ static void test_conf(void **state)
 	assert_int_equal(conf_load_string(opts, &s, "[api]\nlisten = \"a # b\"\n", "t.conf", &e),
 			 0);
 	assert_string_equal(s.listen, "a # b");
+	/* --dump-config prints a file that loads into the same settings: values that need quotes
+	 * get them, long ones come whole (found by fuzz_conf) */
+	{
+		static const char *const vals[] = { "a # b", " lead", "trail\t", "\"q\" \\ ;x", NULL };
+		char long_v[700];
+
+		memset(long_v, 'x', sizeof(long_v) - 1);
+		long_v[sizeof(long_v) - 1] = '\0';
+		for (int i = 0; i < 5; i++) {
+			const char *v = vals[i] ? vals[i] : long_v;
+			struct settings s2 = { 0 };
+			char *text = NULL;
+			size_t len = 0;
+			FILE *m = open_memstream(&text, &len);
+
+			assert_int_equal(conf_set(opts, &s, "api.listen", v, "t", &e), 0);
+			conf_dump(opts, &s, m);
+			fclose(m);
+			assert_int_equal(conf_init(opts, &s2, &e), 0);
+			assert_int_equal(conf_load_string(opts, &s2, text, "dump", &e), 0);
+			assert_string_equal(s2.listen, v);
+			conf_fini(opts, &s2);
+			free(text);
+		}
+	}
 
 	/* command-line overrides win over the file */
 	assert_int_equal(conf_override(&o, "api.listen", "[::1]:1", "--listen"), 0);
