@@ -5,7 +5,7 @@
 #   tests/fuzz/run.sh BUILD/fuzz TARGET...       (make fuzz, make fuzz-smoke)
 #
 # The working corpus of a target is BUILD/fuzz/corpus-TARGET; it is seeded (files not there
-# yet) from tests/fuzz/corpus/TARGET and the directories named by seeds= in
+# yet) from tests/fuzz/corpus/TARGET and the files and directories named by seeds= in
 # tests/fuzz/TARGET.options, which may also set max_len=, timeout= (seconds per input) and
 # dict= (a libFuzzer dictionary).  A finding leaves its input in BUILD/fuzz/TARGET-crash-*
 # (leak-, timeout-, oom-) and the whole output in BUILD/fuzz/TARGET.log.
@@ -24,8 +24,8 @@ if [ "${1:-}" = --one ]; then
 	log="$dir/$t.log"
 	mkdir -p "$corpus"
 	for s in "tests/fuzz/corpus/$t" $seeds; do
-		[ -d "$s" ] || continue
-		for f in "$s"/*; do
+		[ -e "$s" ] || continue
+		for f in "$s" "$s"/*; do
 			[ -f "$f" ] || continue
 			# a seed's name is its path, so that two seed directories never collide
 			n=$(printf '%s' "$f" | tr '/' '_')
