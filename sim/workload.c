@@ -671,8 +671,7 @@ static int load_cdf(struct build *b, json_t *spec, struct cdf *c)
 	if (json_is_string(spec)) {
 		const char *name = json_string_value(spec);
 		char path[4200], *text;
-		FILE *f;
-		long len;
+		size_t len;
 		int r;
 
 		for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
@@ -682,23 +681,14 @@ static int load_cdf(struct build *b, json_t *spec, struct cdf *c)
 			str_copy(path, sizeof(path), name);
 		else
 			str_fmt(path, sizeof(path), "%s/%s", b->base_dir, name);
-		f = fopen(path, "re");
-		if (!f)
+		/* a directory or a pipe is no CDF file: str_slurp() refuses what has no size */
+		text = str_slurp(path, &len);
+		if (!text)
 			return sim_build_bad(
 				b, "cdf",
 				"'%s' is not a built-in CDF (websearch, fbhdp, alistorage, "
 				"googlerpc) and %s cannot be read",
 				name, path);
-		fseek(f, 0, SEEK_END);
-		len = ftell(f);
-		fseek(f, 0, SEEK_SET);
-		text = calloc(1, (size_t)(len > 0 ? len : 0) + 1);
-		if (!text || fread(text, 1, (size_t)len, f) != (size_t)len) {
-			free(text);
-			fclose(f);
-			return sim_build_bad(b, "cdf", "cannot read %s", path);
-		}
-		fclose(f);
 		r = cdf_parse(b, text, path, c);
 		free(text);
 		return r;

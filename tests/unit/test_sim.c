@@ -3,6 +3,7 @@
  * all-or-nothing), injected faults, and the routing of the control API. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim/internal.h"
 #include "sim/serve.h"
@@ -374,6 +375,36 @@ static void test_refused_links(void **state)
 	}
 }
 
+/* A CDF that names a directory or a pipe is refused (a directory's size read as 2^63 - 1 and
+ * its buffer allocated; a pipe's as -1 and read without bound; seen while writing fuzz_scenario,
+ * whose corpus has cdf-dir.json for it). */
+static void test_cdf_not_a_file(void **state)
+{
+	int fds[2];
+
+	(void)state;
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(write(fds[1], "1 0\n2 100\n", 11), 11);
+	for (int i = 0; i < 2; i++) {
+		char doc[512], path[64];
+		struct rf_err e = { 0 };
+		struct sim *s = NULL;
+
+		snprintf(path, sizeof(path), i ? "/proc/self/fd/%d" : "/", fds[0]);
+		snprintf(doc, sizeof(doc),
+			 "{\"schema\":1,\"topology\":{\"type\":\"explicit\",\"hosts\":[\"h0\",\"h1\"],"
+			 "\"switches\":[\"s0\"],\"links\":[{\"a\":\"h0\",\"b\":\"s0\",\"rate_gbps\":100},"
+			 "{\"a\":\"h1\",\"b\":\"s0\",\"rate_gbps\":100}]},\"workloads\":[{\"type\":\"cdf\","
+			 "\"cdf\":\"%s\",\"load\":0.5,\"duration_us\":10}]}",
+			 path);
+		assert_int_equal(sim_load(doc, strlen(doc), "t", NULL, -1, -1, &s, &e), -EINVAL);
+		assert_string_equal(e.where, "/workloads/0/cdf");
+		assert_non_null(strstr(e.msg, "cannot be read"));
+	}
+	close(fds[0]);
+	close(fds[1]);
+}
+
 static void test_control_routes(void **state)
 {
 	struct sim *s = load("\"until_us\":100000,", 1000);
@@ -464,6 +495,7 @@ int main(void)
 		cmocka_unit_test(test_injected_fault), cmocka_unit_test(test_probes_collected_early),
 		cmocka_unit_test(test_event_handlers), cmocka_unit_test(test_control_routes),
 		cmocka_unit_test(test_refused_links),
+		cmocka_unit_test(test_cdf_not_a_file),
 	};
 
 	return cmocka_run_group_tests_name("sim", tests, NULL, NULL);
