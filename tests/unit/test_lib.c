@@ -7,6 +7,7 @@
 #include "lib/hmap.h"
 #include "lib/hash.h"
 #include "lib/httpc.h"
+#include "lib/httpd.h"
 #include "lib/jsonutil.h"
 #include "lib/probeops.h"
 #include "lib/router.h"
@@ -316,6 +317,35 @@ static const struct conf_opt dup_opts[] = {
 	CONF_OPT_END,
 };
 
+/* Text from a request in a JSON string: bytes that are not UTF-8 become '?' (found by
+ * fuzz_simctl: a problem quoting such a path was no document at all). */
+static void test_string_lossy(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80", "h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80" },
+		{ "\xf8" "a\xc3", "?a?" },
+		{ "\xc0\xaf", "??" },			/* overlong '/' */
+		{ "\xed\xa0\x80x", "???x" },		/* a surrogate */
+		{ "\xf4\x90\x80\x80", "????" },	/* beyond U+10FFFF */
+	};
+	struct rf_err e = { 0 };
+	json_t *v;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		v = js_string_lossy(cases[i][0]);
+		assert_non_null(v);
+		assert_string_equal(json_string_value(v), cases[i][1]);
+		json_decref(v);
+	}
+	rf_err_set(&e, -ENOENT, "UNKNOWN_DEVICE", "/\xff", "no device '\xfe'");
+	v = httpd_problem(404, &e);
+	assert_non_null(v);
+	assert_string_equal(json_string_value(json_object_get(v, "detail")), "no device '?'");
+	assert_string_equal(json_string_value(json_object_get(v, "pointer")), "/?");
+	json_decref(v);
+}
+
 static void test_conf_groups(void **state)
 {
 	struct outer o = { 0 };
@@ -507,7 +537,7 @@ int main(void)
 		cmocka_unit_test(test_sha256_vectors), cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_rfc3339),	       cmocka_unit_test(test_conf),
 		cmocka_unit_test(test_hmap),	       cmocka_unit_test(test_json_paths),
-		cmocka_unit_test(test_conf_groups),    cmocka_unit_test(test_router),
+		cmocka_unit_test(test_conf_groups),    cmocka_unit_test(test_string_lossy),    cmocka_unit_test(test_router),
 		cmocka_unit_test(test_probe_ops),
 		cmocka_unit_test(test_hash),	       cmocka_unit_test(test_httpc_offline),
 	};

@@ -420,6 +420,14 @@ static void test_control_routes(void **state)
 	assert_int_equal(ctl(&c, "GET", "//v1//devices/s0/", NULL, code, sizeof(code), NULL), 200);
 	assert_int_equal(ctl(&c, "GET", "/v1/nothing", NULL, code, sizeof(code), NULL), 404);
 	assert_string_equal(code, "NOT_FOUND");
+	/* a problem that quotes a path which is not UTF-8 is still a problem (it was no document
+	 * at all, sent as {}; found by fuzz_simctl) */
+	assert_int_equal(ctl(&c, "GET", "/v1/devices/\xf8x", NULL, code, sizeof(code), &doc), 404);
+	assert_string_equal(code, "UNKNOWN_DEVICE");
+	assert_non_null(strstr(json_string_value(json_object_get(doc, "detail")), "'?x'"));
+	json_decref(doc);
+	assert_int_equal(ctl(&c, "\xf8", "/v1/clock", NULL, code, sizeof(code), NULL), 405);
+	assert_string_equal(code, "METHOD_NOT_ALLOWED");
 	assert_int_equal(ctl(&c, "GET", "/v2/devices", NULL, code, sizeof(code), NULL), 404);
 	assert_int_equal(ctl(&c, "GET", "/v1/devices/s0/ports/h0/queues/3/ecn/x", NULL, code,
 			     sizeof(code), NULL), 404);
