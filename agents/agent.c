@@ -16,6 +16,7 @@
 #include "agents/sender.h"
 #include "agents/spool.h"
 #include "lib/hash.h"
+#include "lib/jsonutil.h"
 #include "lib/log.h"
 #include "lib/registry.h"
 #include "lib/strutil.h"
@@ -194,6 +195,55 @@ static int check_id(const char *id, struct rf_err *e)
 
 /* --- building reports ------------------------------------------------------------------------- */
 
+/* rocefabd takes devices, ports, interfaces, drivers and neighbours by name: letters, digits,
+ * '.', '_', '-' (report_parse).  A name that is none (a recorded tree, an interface name Linux
+ * allows, a neighbour's system name with a space, a typo in linux.devices) would make rocefabd
+ * refuse the whole report: instead a device or port so named is left out, and a netdev,
+ * driver, neighbour or absent name dropped, each said in the report's errors. */
+static bool bad_name(json_t *errors, const char *what, const char *name)
+{
+	if (js_is_id(name, 64))
+		return false;
+	collect_error(errors, "BAD_NAME", what, "'%s' is not a name rocefab takes (letters, digits, '.', '_', '-'): left out",
+		      name);
+	return true;
+}
+
+static void inventory_sanitize(struct agent_inventory *inv, json_t *errors)
+{
+	size_t nd = 0, na = 0;
+
+	for (size_t i = 0; i < inv->ndevs; i++) {
+		struct agent_device *d = &inv->devs[i];
+		size_t np = 0;
+
+		if (bad_name(errors, "device", d->name)) {
+			free(d->ports);
+			continue;
+		}
+		if (d->driver[0] && bad_name(errors, "driver", d->driver))
+			d->driver[0] = '\0';
+		for (size_t k = 0; k < d->nports; k++) {
+			struct agent_port *p = &d->ports[k];
+
+			if (bad_name(errors, "port", p->port))
+				continue;
+			if (p->netdev[0] && bad_name(errors, "netdev", p->netdev))
+				p->netdev[0] = '\0';
+			if (p->peer_system[0] && bad_name(errors, "neighbor", p->peer_system))
+				p->peer_system[0] = p->peer_port[0] = '\0';
+			d->ports[np++] = *p;
+		}
+		d->nports = np;
+		inv->devs[nd++] = *d;
+	}
+	inv->ndevs = nd;
+	for (size_t i = 0; i < inv->nabsent; i++)
+		if (!bad_name(errors, "absent", inv->absent[i]))
+			memmove(inv->absent[na++], inv->absent[i], sizeof(inv->absent[i]));
+	inv->nabsent = na;
+}
+
 static json_t *inventory_json(const struct agent_inventory *inv)
 {
 	json_t *devs = json_array(), *doc;
@@ -336,6 +386,7 @@ int agent_build_report(struct agent *a, json_t **ret)
 	r = a->backend->ops->inventory(a->backend, &a->inv, errors);
 	if (r < 0 && r != -EOPNOTSUPP && r != -EHOSTUNREACH)
 		collect_error(errors, "INVENTORY_FAILED", NULL, "%s", strerror(-r));
+	inventory_sanitize(&a->inv, errors);
 	r = a->backend->ops->collect(a->backend, &a->inv, samples, errors);
 	if (r < 0 && r != -EOPNOTSUPP && r != -EHOSTUNREACH)
 		collect_error(errors, "COLLECT_FAILED", NULL, "%s", strerror(-r));

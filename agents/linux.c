@@ -19,6 +19,7 @@
 #include "agents/linux-probe.h"
 #include "agents/linux.h"
 #include "agents/lldp.h"
+#include "lib/jsonutil.h"
 #include "lib/log.h"
 #include "lib/params.h"
 #include "lib/strutil.h"
@@ -846,8 +847,9 @@ static json_t *failed(const char *id, const char *code, const char *field, const
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	o = json_pack("{s:s,s:s,s:{s:s,s:s}}", "id", id, "outcome", "failed", "error", "code", code,
-		      "message", msg);
+	/* the message may quote what was read (a netdev's name), which need not be UTF-8 */
+	o = json_pack("{s:s,s:s,s:{s:s,s:o}}", "id", id, "outcome", "failed", "error", "code", code,
+		      "message", js_string_lossy(msg));
 	if (field)
 		json_object_set_new(json_object_get(o, "error"), "field", json_string(field));
 	return o;
