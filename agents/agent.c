@@ -157,6 +157,8 @@ static void read_host_boot_id(const char *root, char *out, size_t len)
 	for (char *c = out; *c; c++)
 		if (!isalnum((unsigned char)*c) && *c != '-')
 			*c = '\0';
+	if (!js_is_id(out, 64))
+		out[0] = '\0'; /* not a boot id ("-"): none, rather than a report rocefabd refuses */
 }
 
 int agent_read_token(const char *path, char **ret, struct rf_err *e)

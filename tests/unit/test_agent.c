@@ -307,7 +307,7 @@ static int refusing_kernel(void *ctx, const void *req, size_t len, void *reply, 
 }
 
 /* Names rocefabd does not take (an interface name Linux allows, a neighbour's system name with a
- * space, a typo in linux.devices) are left out of the report with an error, and the report is
+ * space, a typo in linux.devices, a boot id that is none) are left out of the report with an error, and the report is
  * still one rocefabd accepts; a refused change's message quotes such a name safely.  Each made
  * rocefabd refuse the host's every report, or lost the change's outcome (found by fuzz_sysfs). */
 static void test_linux_odd_names(void **state)
@@ -324,10 +324,12 @@ static void test_linux_odd_names(void **state)
 	struct reg *reg;
 
 	(void)state;
+	ac.host_boot_root = root;
 	snprintf(root, sizeof(root), "%s/odd", dir);
 	snprintf(cmd, sizeof(cmd), "cp -a tests/data/hosts/gpu-a2 '%s' && mkdir -p '%s/lldp'", root, root);
 	assert_int_equal(system(cmd), 0);
 	write_file(root, "sys/class/infiniband/mlx5_0/ports/1/gid_attrs/ndevs/0", "ens1f0np0\xff\n");
+	write_file(root, "proc/sys/kernel/random/boot_id", "-\n"); /* no boot id: none sent */
 	write_file(root, "lldp/neighbors.json0",
 		   "{\"lldp\":[{\"interface\":[{\"name\":\"ens1f0np0\\u00ff\",\"chassis\":[{\"name\":"
 		   "[{\"value\":\"TOR 1\"}]}],\"port\":[{\"id\":[{\"type\":\"ifname\",\"value\":\"Ethernet8\"}]}]}]}]}");
