@@ -201,7 +201,8 @@ static int check_id(const char *id, struct rf_err *e)
  * '.', '_', '-' (report_parse).  A name that is none (a recorded tree, an interface name Linux
  * allows, a neighbour's system name with a space, a typo in linux.devices) would make rocefabd
  * refuse the whole report: instead a device or port so named is left out, and a netdev,
- * driver, neighbour or absent name dropped, each said in the report's errors. */
+ * driver, neighbour or absent name dropped, each said in the report's errors.  So is a speed or
+ * an MTU beyond what rocefabd takes (a garbled sysfs file). */
 static bool bad_name(json_t *errors, const char *what, const char *name)
 {
 	if (js_is_id(name, 64))
@@ -234,6 +235,15 @@ static void inventory_sanitize(struct agent_inventory *inv, json_t *errors)
 				p->netdev[0] = '\0';
 			if (p->peer_system[0] && bad_name(errors, "neighbor", p->peer_system))
 				p->peer_system[0] = p->peer_port[0] = '\0';
+			if (p->speed_mbps > PORT_MAX_SPEED_MBPS || p->mtu > PORT_MAX_MTU) {
+				collect_error(errors, "BAD_VALUE", p->netdev[0] ? p->netdev : d->name,
+					      "a speed of %lld Mb/s or an MTU of %lld is not believable: left out",
+					      (long long)p->speed_mbps, (long long)p->mtu);
+				if (p->speed_mbps > PORT_MAX_SPEED_MBPS)
+					p->speed_mbps = -1;
+				if (p->mtu > PORT_MAX_MTU)
+					p->mtu = -1;
+			}
 			d->ports[np++] = *p;
 		}
 		d->nports = np;

@@ -370,7 +370,7 @@ static int rdma_inventory(struct backend *b, struct agent_inventory *inv, json_t
 			str_fmt(path, sizeof(path), "%s/sys/class/infiniband/%s/ports/%s/rate",
 				 p->root, name, port->port);
 			if (read_attr(path, buf, sizeof(buf)) == 0 && sscanf(buf, "%lf", &gbps) == 1 &&
-			    gbps > 0)
+			    gbps > 0 && gbps * 1000 <= PORT_MAX_SPEED_MBPS) /* "1e30 Gb/sec": unknown */
 				port->speed_mbps = (int64_t)(gbps * 1000 + 0.5);
 			str_fmt(path, sizeof(path), "%s/sys/class/infiniband/%s/ports/%s/link_layer",
 				 p->root, name, port->port);

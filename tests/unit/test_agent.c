@@ -330,6 +330,8 @@ static void test_linux_odd_names(void **state)
 	assert_int_equal(system(cmd), 0);
 	write_file(root, "sys/class/infiniband/mlx5_0/ports/1/gid_attrs/ndevs/0", "ens1f0np0\xff\n");
 	write_file(root, "proc/sys/kernel/random/boot_id", "-\n"); /* no boot id: none sent */
+	write_file(root, "sys/class/infiniband/mlx5_0/ports/1/rate", "1e30 Gb/sec\n"); /* UBSan */
+	write_file(root, "sys/class/net/ens1f0np0/mtu", "99999999\n");
 	write_file(root, "lldp/neighbors.json0",
 		   "{\"lldp\":[{\"interface\":[{\"name\":\"ens1f0np0\\u00ff\",\"chassis\":[{\"name\":"
 		   "[{\"value\":\"TOR 1\"}]}],\"port\":[{\"id\":[{\"type\":\"ifname\",\"value\":\"Ethernet8\"}]}]}]}]}");
@@ -346,11 +348,11 @@ static void test_linux_odd_names(void **state)
 	free(text);
 	assert_int_equal(error_count(doc, "BAD_NAME"), 2); /* the netdev, the absent "mlx5;1" */
 	json_decref(doc);
-	/* the neighbour's system name: the netdev that matches it is the odd one, so make that
-	 * one plain and look again */
-	write_file(root, "sys/class/infiniband/mlx5_0/ports/1/gid_attrs/ndevs/0", "eth9\n");
+	/* the neighbour's system name (the netdev that matches it was the odd one: now plain), and
+	 * the netdev's MTU */
+	write_file(root, "sys/class/infiniband/mlx5_0/ports/1/gid_attrs/ndevs/0", "ens1f0np0\n");
 	write_file(root, "lldp/neighbors.json0",
-		   "{\"lldp\":[{\"interface\":[{\"name\":\"eth9\",\"chassis\":[{\"name\":"
+		   "{\"lldp\":[{\"interface\":[{\"name\":\"ens1f0np0\",\"chassis\":[{\"name\":"
 		   "[{\"value\":\"TOR 1\"}]}],\"port\":[{\"id\":[{\"type\":\"ifname\",\"value\":\"Ethernet8\"}]}]}]}]}");
 	agent_destroy(a);
 	assert_int_equal(backend_new("linux", &env, &ac.backend, &e), 0);
@@ -361,6 +363,7 @@ static void test_linux_odd_names(void **state)
 	report_free(r);
 	free(text);
 	assert_int_equal(error_count(doc, "BAD_NAME"), 2); /* the neighbour, the absent "mlx5;1" */
+	assert_int_equal(error_count(doc, "BAD_VALUE"), 1); /* the MTU */
 	json_decref(doc);
 	agent_destroy(a);
 	/* a change refused with a message that quotes a netdev which is not UTF-8 */
