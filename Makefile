@@ -214,8 +214,9 @@ bench: all $(BENCH_BINS)
 # Every tests/fuzz/fuzz_NAME.c is a target (docs/testing.md).  The layers are compiled again by
 # clang with coverage (fuzzer-no-link), ASan and UBSan into archives of their own under
 # $(B)/fuzz/lib, so that the parsers a target reaches are instrumented; a target links them all,
-# highest layer first, as the unit tests do.  `make fuzz` runs every target FUZZ_TIME seconds
-# (FUZZ_JOBS at once) on $(B)/fuzz/corpus-NAME, seeded from tests/fuzz/corpus/NAME and the seed
+# highest layer first, as the unit tests do (their warnings are the main build's business: -w).
+# `make fuzz` runs every target FUZZ_TIME seconds (FUZZ_JOBS at once) on
+# $(B)/fuzz/corpus-NAME, seeded from tests/fuzz/corpus/NAME and the seed files and
 # directories of tests/fuzz/NAME.options; any finding (crash, leak, UBSan, timeout, out of
 # memory) fails it and leaves its input in $(B)/fuzz/NAME-crash-* (or -leak-, -timeout-, -oom-).
 # `make fuzz-smoke` is the CI's: 20 s each, two at a time.
@@ -235,7 +236,7 @@ FUZZ_BINS := $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%)
 $(B)/fuzz/obj/%.o: %.c | $(NEED_DEPS)
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -w -fsanitize=fuzzer-no-link -c -o $@ $<
 
 $(FUZZ_LAYER_LIBS):
 	$(call say,AR,$@)
