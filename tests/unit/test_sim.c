@@ -405,6 +405,37 @@ static void test_cdf_not_a_file(void **state)
 	close(fds[1]);
 }
 
+/* Workloads that would make flows without end are refused: a CDF whose mean size is 0 (its
+ * flows all at one instant: the build looped until memory ran out) and workloads past
+ * SIM_MAX_FLOWS flows (found by fuzz_scenario: out of memory). */
+static void test_too_many_flows(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "{\"type\":\"cdf\",\"cdf\":[[0,0],[0,100]],\"load\":0.5,\"duration_us\":10}",
+		  "below 1 byte" },
+		/* 1-byte flows at 100 Gb/s for 0.1 s: 2.5 billion of them */
+		{ "{\"type\":\"cdf\",\"cdf\":[[1,0],[1,100]],\"load\":1,\"duration_us\":100000}",
+		  "more than 1048576 flows" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char doc[1024];
+		struct rf_err e = { 0 };
+		struct sim *s = NULL;
+
+		snprintf(doc, sizeof(doc),
+			 "{\"schema\":1,\"topology\":{\"type\":\"explicit\",\"hosts\":[\"h0\",\"h1\"],"
+			 "\"switches\":[\"s0\"],\"links\":[{\"a\":\"h0\",\"b\":\"s0\",\"rate_gbps\":100},"
+			 "{\"a\":\"h1\",\"b\":\"s0\",\"rate_gbps\":100}]},\"workloads\":[%s]}",
+			 cases[i][0]);
+		assert_int_equal(sim_load(doc, strlen(doc), "t", NULL, -1, -1, &s, &e), -EINVAL);
+		assert_string_equal(e.code, "BAD_SCENARIO");
+		if (!strstr(e.msg, cases[i][1]))
+			fail_msg("%s: %s", e.where, e.msg);
+	}
+}
+
 static void test_control_routes(void **state)
 {
 	struct sim *s = load("\"until_us\":100000,", 1000);
@@ -504,6 +535,7 @@ int main(void)
 		cmocka_unit_test(test_event_handlers), cmocka_unit_test(test_control_routes),
 		cmocka_unit_test(test_refused_links),
 		cmocka_unit_test(test_cdf_not_a_file),
+		cmocka_unit_test(test_too_many_flows),
 	};
 
 	return cmocka_run_group_tests_name("sim", tests, NULL, NULL);
