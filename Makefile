@@ -215,6 +215,8 @@ bench: all $(BENCH_BINS)
 # clang with coverage (fuzzer-no-link), ASan and UBSan into archives of their own under
 # $(B)/fuzz/lib, so that the parsers a target reaches are instrumented; a target links them all,
 # highest layer first, as the unit tests do (their warnings are the main build's business: -w).
+# FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION (libFuzzer's convention) lowers the few size limits
+# whose refusal would take the fuzzer's whole memory to reach (sim/workload.c SIM_MAX_FLOWS).
 # `make fuzz` runs every target FUZZ_TIME seconds (FUZZ_JOBS at once) on
 # $(B)/fuzz/corpus-NAME, seeded from tests/fuzz/corpus/NAME and the seed files and
 # directories of tests/fuzz/NAME.options; any finding (crash, leak, UBSan, timeout, out of
@@ -224,7 +226,8 @@ FUZZ_TIME ?= 60
 FUZZ_JOBS ?= 1
 FUZZ_TARGETS ?= $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_CFLAGS = -std=gnu11 -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-	-fno-omit-frame-pointer -D_GNU_SOURCE -I. -I$(B)/gen -DROCEFAB_VERSION='"$(VERSION)"' \
+	-fno-omit-frame-pointer -D_GNU_SOURCE -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -I. \
+	-I$(B)/gen -DROCEFAB_VERSION='"$(VERSION)"' \
 	-DROCEFAB_DATADIR='"$(DATADIR)/rocefab"' $(PKG_CFLAGS) -MMD -MP
 fuzz_lib = $(B)/fuzz/lib/librocefab-$(subst /,-,$(1)).a
 $(foreach l,$(LAYERS),$(eval FUZZ_OBJS_$(l) := \

@@ -80,7 +80,11 @@ static simtime_t ideal_fct(struct sim *s, const struct flow *f)
 /* The flows a scenario's workloads may make before the run (those of looping workloads are
  * made while running): a cdf workload's count is load x rate x duration / mean size, with no
  * bound of its own, and each flow takes memory until the end. */
+#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 #define SIM_MAX_FLOWS (1u << 20)
+#else
+#define SIM_MAX_FLOWS (1u << 14) /* make fuzz: the same refusal, within the fuzzer's memory */
+#endif
 
 /* NULL when out of memory, or past SIM_MAX_FLOWS with e set (flow_err() says which). */
 static struct flow *flow_add(struct build *b, struct node *src, struct node *dst, uint64_t bytes,
