@@ -45,7 +45,11 @@ if [ "${1:-}" = --one ]; then
 		res=ok
 	else
 		art=$(sed -n 's/.*Test unit written to \(.*\)/\1/p' "$log" | tail -1)
-		what=$(grep -m1 -o 'ERROR: [A-Za-z]*: [a-z-]*\|runtime error: .*\|ERROR: libFuzzer: [a-z-]*' "$log")
+		# the sanitizer's verdict, and for an invariant (abort) the target's line that failed
+		what=$(grep -m1 'runtime error: ' "$log" ||
+			grep -m1 '^SUMMARY: ' "$log" | sed 's/^SUMMARY: //; s/ (\/[^)]*)//; s/ (BuildId[^)]*)//')
+		where=$(grep -m1 -o 'in [A-Za-z_0-9]* [^ ]*tests/fuzz/[^ ]*' "$log")
+		case "$what" in *deadly*) what="$what${where:+ $where}" ;; esac
 		res="FAILED (exit $rc${what:+: $what}${art:+; input $art}; log $log)"
 	fi
 	printf 'fuzz %-9s %10s runs %7s/s  %-34s %s\n' "$t" "${runs:-?}" "${rate:-?}" "${cov:-cov: ?}" "$res"
