@@ -211,7 +211,7 @@ bench: all $(BENCH_BINS)
 	$(Q)ROCEFAB_BUILD=$(B) tests/bench/run.sh
 
 # --- fuzzing (clang libFuzzer) ----------------------------------------------------------------
-# Every tests/fuzz/fuzz_NAME.c is a target (docs/testing.md).  The layers are compiled again by
+# Every tests/fuzz/fuzz_NAME.c is a target (docs/testing.md, "Fuzzing").  The layers are compiled again by
 # clang with coverage (fuzzer-no-link), ASan and UBSan into archives of their own under
 # $(B)/fuzz/lib, so that the parsers a target reaches are instrumented; a target links them all,
 # highest layer first, as the unit tests do (their warnings are the main build's business: -w).
