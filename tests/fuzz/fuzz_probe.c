@@ -20,6 +20,8 @@
  * server answers every request line it can parse with {"ok": ...} (mode 1) and the end of an
  * accepted session with {"verified": ...}. */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -69,6 +71,25 @@ static void *server(void *arg)
 	return NULL;
 }
 
+/* connect(), through libFuzzer's SIGALRM (its -timeout watchdog), which interrupts a blocking
+ * connect that then goes on by itself. */
+static int connect_to(int fd, const struct sockaddr_in *sa)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+	socklen_t sl = sizeof(int);
+	int err = 0;
+
+	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
+		return 0;
+	if (errno != EINTR && errno != EALREADY)
+		return -errno;
+	while (poll(&pfd, 1, 5000) < 0 && errno == EINTR)
+		;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &sl) < 0)
+		return -errno;
+	return -err;
+}
+
 static int send_all(int fd, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
@@ -76,6 +97,8 @@ static int send_all(int fd, const void *buf, size_t len)
 	while (len) {
 		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
 
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n <= 0)
 			return -1;
 		p += n;
@@ -112,7 +135,7 @@ static int data_path(json_t *hello, json_t *answer, const uint8_t *data, size_t 
 		abort(); /* an accepted session names its data port */
 	sa.sin_port = htons((uint16_t)p);
 	fd = client_socket(udp ? SOCK_DGRAM : SOCK_STREAM);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+	if (connect_to(fd, &sa) < 0)
 		return fd;
 	if (udp) {
 		send(fd, data, size < 65000 ? size : 65000, MSG_NOSIGNAL);
@@ -145,12 +168,14 @@ static void session(int mode, const uint8_t *data, size_t size)
 	const uint8_t *nl = memchr(data, '\n', size);
 	json_t *hello = NULL, *answer = NULL, *done, *verdict = NULL;
 	pthread_t th;
-	int dfd = -1;
+	int dfd = -1, r;
 
 	if (pthread_create(&th, NULL, server, NULL))
 		abort();
-	if (connect(c.fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+	if ((r = connect_to(c.fd, &sa)) < 0) {
+		fprintf(stderr, "cannot connect to the probe server: %s\n", strerror(-r));
 		abort();
+	}
 	if (mode == 0 || !nl) {
 		/* the whole control channel, then a reset: the server reads what was sent, then
 		 * ECONNRESET, which it takes as the end of file it is */
