@@ -4,7 +4,8 @@
 #   make check        install what the tests need, then run every test tier this machine can run
 #   make demo         run rocefabd with a small fabric (see README)
 #   make bench        print the performance table
-#   make fuzz         run the fuzz targets for a bounded time
+#   make fuzz         run every fuzz target FUZZ_TIME seconds (FUZZ_JOBS at once)
+#   make fuzz-smoke   the same for 20 s each, two at a time (CI)
 #   make SAN=1 ...    the same with ASan+UBSan, in build/san/
 #   make install      PREFIX=/usr/local DESTDIR=
 #   V=1               show the commands
@@ -111,12 +112,12 @@ BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(B)/bench/%)
 ALL_OBJS := $(foreach l,$(LAYERS),$(OBJS_$(l))) $(call obj,$(MAINS) $(UNIT_SRCS) $(BENCH_SRCS))
 
 # Goals that install what they need before the first compile.
-ifneq ($(filter check check-% demo bench fuzz,$(MAKECMDGOALS)),)
+ifneq ($(filter check check-% demo bench fuzz fuzz-%,$(MAKECMDGOALS)),)
 NEED_DEPS := deps
 endif
 
 .PHONY: all deps check check-unit check-layers check-system check-schemas check-units check-rxe demo \
-	bench fuzz \
+	bench fuzz fuzz-build fuzz-smoke \
 	install clean tools
 .DEFAULT_GOAL := all
 .SECONDARY:
@@ -209,21 +210,57 @@ bench: DEPS_TIERS = bench rxe
 bench: all $(BENCH_BINS)
 	$(Q)ROCEFAB_BUILD=$(B) tests/bench/run.sh
 
-# --- fuzzing (clang libFuzzer; the parsers are compiled into the fuzzer with coverage) --------
+# --- fuzzing (clang libFuzzer) ----------------------------------------------------------------
+# Every tests/fuzz/fuzz_NAME.c is a target (docs/testing.md, "Fuzzing").  The layers are compiled again by
+# clang with coverage (fuzzer-no-link), ASan and UBSan into archives of their own under
+# $(B)/fuzz/lib, so that the parsers a target reaches are instrumented; a target links them all,
+# highest layer first, as the unit tests do (their warnings are the main build's business: -w).
+# FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION (libFuzzer's convention) lowers the few size limits
+# whose refusal would take the fuzzer's whole memory to reach (sim/workload.c SIM_MAX_FLOWS).
+# `make fuzz` runs every target FUZZ_TIME seconds (FUZZ_JOBS at once) on
+# $(B)/fuzz/corpus-NAME, seeded from tests/fuzz/corpus/NAME and the seed files and
+# directories of tests/fuzz/NAME.options; any finding (crash, leak, UBSan, timeout, out of
+# memory) fails it and leaves its input in $(B)/fuzz/NAME-crash-* (or -leak-, -timeout-, -oom-).
+# `make fuzz-smoke` is the CI's: 20 s each, two at a time.
 FUZZ_TIME ?= 60
-FUZZ_FLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-D_GNU_SOURCE -I. -DROCEFAB_VERSION='"$(VERSION)"'
-FUZZ_SRCS := $(call layer_srcs,lib) daemon/report.c
-$(B)/fuzz/fuzz_report: tests/fuzz/fuzz_report.c $(FUZZ_SRCS) $(B)/obj/lib/registry-blob.o | $(NEED_DEPS)
+FUZZ_JOBS ?= 1
+FUZZ_TARGETS ?= $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_CFLAGS = -std=gnu11 -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	-fno-omit-frame-pointer -D_GNU_SOURCE -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -I. \
+	-I$(B)/gen -DROCEFAB_VERSION='"$(VERSION)"' \
+	-DROCEFAB_DATADIR='"$(DATADIR)/rocefab"' $(PKG_CFLAGS) -MMD -MP
+fuzz_lib = $(B)/fuzz/lib/librocefab-$(subst /,-,$(1)).a
+$(foreach l,$(LAYERS),$(eval FUZZ_OBJS_$(l) := \
+	$(patsubst $(B)/obj/%,$(B)/fuzz/obj/%,$(call obj,$(call layer_srcs,$(l)))) $(EXTRA_OBJS_$(l))))
+$(foreach l,$(LAYERS),$(eval $(call fuzz_lib,$(l)): $$(FUZZ_OBJS_$(l))))
+FUZZ_LAYER_LIBS := $(foreach l,$(LAYERS),$(call fuzz_lib,$(l)))
+FUZZ_BINS := $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%)
+
+$(B)/fuzz/obj/%.o: %.c | $(NEED_DEPS)
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -w -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_LAYER_LIBS):
+	$(call say,AR,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)rm -f $@
+	$(Q)ar rcs $@ $^
+
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LAYER_LIBS) | $(NEED_DEPS)
 	$(call say,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_FLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -Wall -Wextra -Werror -fsanitize=fuzzer -o $@ $< \
+		$(FUZZ_LAYER_LIBS) $(LIBS)
 
-fuzz: $(B)/fuzz/fuzz_report
-	$(Q)mkdir -p $(B)/fuzz/corpus-report
-	$(Q)cp tests/data/reports/good/*.json tests/data/reports/bad/*.json $(B)/fuzz/corpus-report/
-	$(B)/fuzz/fuzz_report -max_total_time=$(FUZZ_TIME) -max_len=65536 -timeout=10 \
-		-artifact_prefix=$(B)/fuzz/ $(B)/fuzz/corpus-report
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: $(FUZZ_BINS)
+	$(Q)FUZZ_TIME=$(FUZZ_TIME) FUZZ_JOBS=$(FUZZ_JOBS) tests/fuzz/run.sh $(B)/fuzz $(FUZZ_TARGETS)
+
+fuzz-smoke: FUZZ_TIME = 20
+fuzz-smoke: FUZZ_JOBS = 2
+fuzz-smoke: fuzz
 
 # --- install -----------------------------------------------------------------------------
 install: all
@@ -250,4 +287,4 @@ install: all
 clean:
 	rm -rf build
 
--include $(ALL_OBJS:.o=.d)
+-include $(ALL_OBJS:.o=.d) $(wildcard $(B)/fuzz/obj/*/*.d $(B)/fuzz/obj/*/*/*.d $(B)/fuzz/*.d)

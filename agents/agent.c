@@ -16,6 +16,7 @@
 #include "agents/sender.h"
 #include "agents/spool.h"
 #include "lib/hash.h"
+#include "lib/jsonutil.h"
 #include "lib/log.h"
 #include "lib/tokenfile.h"
 #include "lib/registry.h"
@@ -162,6 +163,8 @@ static void read_host_boot_id(const char *root, char *out, size_t len)
 	for (char *c = out; *c; c++)
 		if (!isalnum((unsigned char)*c) && *c != '-')
 			*c = '\0';
+	if (!js_is_id(out, 64))
+		out[0] = '\0'; /* not a boot id ("-"): none, rather than a report rocefabd refuses */
 }
 
 int agent_read_token(const char *path, char **ret, struct rf_err *e)
@@ -187,6 +190,65 @@ static int check_id(const char *id, struct rf_err *e)
 }
 
 /* --- building reports ------------------------------------------------------------------------- */
+
+/* rocefabd takes devices, ports, interfaces, drivers and neighbours by name: letters, digits,
+ * '.', '_', '-' (report_parse).  A name that is none (a recorded tree, an interface name Linux
+ * allows, a neighbour's system name with a space, a typo in linux.devices) would make rocefabd
+ * refuse the whole report: instead a device or port so named is left out, and a netdev,
+ * driver, neighbour or absent name dropped, each said in the report's errors.  So is a speed or
+ * an MTU beyond what rocefabd takes (a garbled sysfs file). */
+static bool bad_name(json_t *errors, const char *what, const char *name)
+{
+	if (js_is_id(name, 64))
+		return false;
+	collect_error(errors, "BAD_NAME", what, "'%s' is not a name rocefab takes (letters, digits, '.', '_', '-'): left out",
+		      name);
+	return true;
+}
+
+static void inventory_sanitize(struct agent_inventory *inv, json_t *errors)
+{
+	size_t nd = 0, na = 0;
+
+	for (size_t i = 0; i < inv->ndevs; i++) {
+		struct agent_device *d = &inv->devs[i];
+		size_t np = 0;
+
+		if (bad_name(errors, "device", d->name)) {
+			free(d->ports);
+			continue;
+		}
+		if (d->driver[0] && bad_name(errors, "driver", d->driver))
+			d->driver[0] = '\0';
+		for (size_t k = 0; k < d->nports; k++) {
+			struct agent_port *p = &d->ports[k];
+
+			if (bad_name(errors, "port", p->port))
+				continue;
+			if (p->netdev[0] && bad_name(errors, "netdev", p->netdev))
+				p->netdev[0] = '\0';
+			if (p->peer_system[0] && bad_name(errors, "neighbor", p->peer_system))
+				p->peer_system[0] = p->peer_port[0] = '\0';
+			if (p->speed_mbps > PORT_MAX_SPEED_MBPS || p->mtu > PORT_MAX_MTU) {
+				collect_error(errors, "BAD_VALUE", p->netdev[0] ? p->netdev : d->name,
+					      "a speed of %lld Mb/s or an MTU of %lld is not believable: left out",
+					      (long long)p->speed_mbps, (long long)p->mtu);
+				if (p->speed_mbps > PORT_MAX_SPEED_MBPS)
+					p->speed_mbps = -1;
+				if (p->mtu > PORT_MAX_MTU)
+					p->mtu = -1;
+			}
+			d->ports[np++] = *p;
+		}
+		d->nports = np;
+		inv->devs[nd++] = *d;
+	}
+	inv->ndevs = nd;
+	for (size_t i = 0; i < inv->nabsent; i++)
+		if (!bad_name(errors, "absent", inv->absent[i]))
+			memmove(inv->absent[na++], inv->absent[i], sizeof(inv->absent[i]));
+	inv->nabsent = na;
+}
 
 static json_t *inventory_json(const struct agent_inventory *inv)
 {
@@ -330,6 +392,7 @@ int agent_build_report(struct agent *a, json_t **ret)
 	r = a->backend->ops->inventory(a->backend, &a->inv, errors);
 	if (r < 0 && r != -EOPNOTSUPP && r != -EHOSTUNREACH)
 		collect_error(errors, "INVENTORY_FAILED", NULL, "%s", strerror(-r));
+	inventory_sanitize(&a->inv, errors);
 	r = a->backend->ops->collect(a->backend, &a->inv, samples, errors);
 	if (r < 0 && r != -EOPNOTSUPP && r != -EHOSTUNREACH)
 		collect_error(errors, "COLLECT_FAILED", NULL, "%s", strerror(-r));

@@ -7,6 +7,7 @@
 #include "agents/backend.h"
 #include "agents/linux.h"
 #include "agents/sim.h"
+#include "lib/jsonutil.h"
 
 static int stub_open(struct backend *b, struct rf_err *e)
 {
@@ -270,8 +271,13 @@ void collect_error(json_t *errors, const char *code, const char *where, const ch
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	x = json_pack("{s:s,s:s}", "code", code, "message", msg[0] ? msg : code);
-	if (x && where)
-		json_object_set_new(x, "where", json_stringn(where, strnlen(where, 255)));
+	/* the message and where quote what was read, which need not be UTF-8 */
+	x = json_pack("{s:s,s:o}", "code", code, "message", js_string_lossy(msg[0] ? msg : code));
+	if (x && where) {
+		char w[256];
+
+		snprintf(w, sizeof(w), "%s", where);
+		js_set(x, "where", js_string_lossy(w));
+	}
 	json_array_append_new(errors, x);
 }

@@ -20,6 +20,10 @@
 #include "lib/err.h"
 #include "lib/registry.h"
 
+/* The largest speed and MTU rocefabd takes (daemon/report.c); the agent leaves out larger. */
+#define PORT_MAX_SPEED_MBPS 10000000
+#define PORT_MAX_MTU 1048576
+
 struct agent_port {
 	char port[64];
 	char netdev[64]; /* "" when none */

@@ -19,6 +19,7 @@
 #include "agents/linux-probe.h"
 #include "agents/linux.h"
 #include "agents/lldp.h"
+#include "lib/jsonutil.h"
 #include "lib/log.h"
 #include "lib/params.h"
 #include "lib/strutil.h"
@@ -369,7 +370,7 @@ static int rdma_inventory(struct backend *b, struct agent_inventory *inv, json_t
 			str_fmt(path, sizeof(path), "%s/sys/class/infiniband/%s/ports/%s/rate",
 				 p->root, name, port->port);
 			if (read_attr(path, buf, sizeof(buf)) == 0 && sscanf(buf, "%lf", &gbps) == 1 &&
-			    gbps > 0)
+			    gbps > 0 && gbps * 1000 <= PORT_MAX_SPEED_MBPS) /* "1e30 Gb/sec": unknown */
 				port->speed_mbps = (int64_t)(gbps * 1000 + 0.5);
 			str_fmt(path, sizeof(path), "%s/sys/class/infiniband/%s/ports/%s/link_layer",
 				 p->root, name, port->port);
@@ -846,8 +847,9 @@ static json_t *failed(const char *id, const char *code, const char *field, const
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	o = json_pack("{s:s,s:s,s:{s:s,s:s}}", "id", id, "outcome", "failed", "error", "code", code,
-		      "message", msg);
+	/* the message may quote what was read (a netdev's name), which need not be UTF-8 */
+	o = json_pack("{s:s,s:s,s:{s:s,s:o}}", "id", id, "outcome", "failed", "error", "code", code,
+		      "message", js_string_lossy(msg));
 	if (field)
 		json_object_set_new(json_object_get(o, "error"), "field", json_string(field));
 	return o;

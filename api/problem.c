@@ -141,12 +141,12 @@ json_t *problem_new(unsigned status, const struct rf_err *e, const char *instanc
 	js_set(p, "status", json_integer(status));
 	js_set(p, "code", json_string(code));
 	if (e && e->msg[0])
-		js_set(p, "detail", json_string(e->msg));
+		js_set(p, "detail", js_string_lossy(e->msg)); /* may quote the request */
 	else
 		js_set(p, "detail", json_string(api_status_title(status)));
 	if (instance)
-		js_set(p, "instance", json_string(instance));
+		js_set(p, "instance", js_string_lossy(instance));
 	if (e && e->where[0])
-		js_set(p, "pointer", json_string(e->where));
+		js_set(p, "pointer", js_string_lossy(e->where));
 	return p;
 }

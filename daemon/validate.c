@@ -56,11 +56,19 @@ static int bytes_of(json_t *params, const char *k, int64_t *ret, struct rf_err *
 	return bad(e, "BAD_VALUE", k, "must be a number of bytes (an integer, or a string such as \"400KB\")");
 }
 
+/* A value of a configuration as its agent reported it: any number (report_parse takes reals),
+ * so one beyond int64 (1e300) is as good as none. */
 static int64_t cur_int(const json_t *cur, const char *k, int64_t def)
 {
 	json_t *v = json_object_get(cur, k);
+	double d;
 
-	return json_is_number(v) ? (int64_t)json_number_value(v) : def;
+	if (json_is_integer(v))
+		return json_integer_value(v);
+	if (!json_is_real(v))
+		return def;
+	d = json_real_value(v);
+	return d >= -9.2e18 && d <= 9.2e18 ? (int64_t)d : def;
 }
 
 int validate_dcqcn(json_t *params, const json_t *current, int64_t line_mbps, struct rf_err *e)
@@ -168,10 +176,11 @@ static int64_t xoff_threshold(const json_t *pfc)
 	if (mode && !strcmp(mode, "static"))
 		return cur_int(pfc, "xoff_bytes", -1);
 	if (json_is_integer(json_object_get(pfc, "shared_bytes"))) {
-		int shift = (int)cur_int(pfc, "alpha_shift", 0);
-		double alpha = ldexp(1.0, shift);
+		int64_t shift = cur_int(pfc, "alpha_shift", 0);
+		double alpha = ldexp(1.0, shift < -64 ? -64 : shift > 64 ? 64 : (int)shift);
+		double thr = (double)cur_int(pfc, "shared_bytes", 0) * alpha / (1.0 + alpha);
 
-		return (int64_t)((double)cur_int(pfc, "shared_bytes", 0) * alpha / (1.0 + alpha));
+		return thr >= 0 && thr <= 9.2e18 ? (int64_t)thr : -1; /* as reported: any number */
 	}
 	return cur_int(pfc, "xoff_threshold_bytes", -1);
 }

@@ -503,6 +503,7 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 	const struct reg *reg = ingest_registry(ing);
 	struct counter_query lq = *q;
 	struct series_ctx c = { .ing = ing, .q = &lq };
+	uint64_t range;
 	json_t *series = NULL, *doc = NULL;
 	sqlite3_stmt *st;
 	int64_t id, rows = 0;
@@ -513,11 +514,11 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 	if (q->from_ns >= q->to_ns)
 		return rf_err_set(e, -EINVAL, "BAD_TIME_RANGE", "from",
 				  "'from' must be before 'to'");
+	/* the range's length, which can exceed int64 (from -290 years to 2255) */
+	range = (uint64_t)q->to_ns - (uint64_t)q->from_ns;
 	if (q->step_ns < 0 || (q->step_ns > 0 && q->step_ns < NSEC_PER_MSEC))
 		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "step", "step must be at least 1ms");
-	/* to > from: their distance fits a uint64 even when it does not fit an int64 */
-	if (q->step_ns > 0 && ((uint64_t)q->to_ns - (uint64_t)q->from_ns) / (uint64_t)q->step_ns >
-				      q->max_points)
+	if (q->step_ns > 0 && range / (uint64_t)q->step_ns > q->max_points)
 		return rf_err_set(e, -EINVAL, "TOO_MANY_POINTS", "step",
 				  "that range and step give more than %u points per series; use a "
 				  "larger step",
@@ -591,13 +592,13 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 			rows = sqlite3_column_int64(st, 0);
 		sqlite3_reset(st);
 		if (rows > (int64_t)q->max_points) {
-			uint64_t step = ((uint64_t)q->to_ns - (uint64_t)q->from_ns) / q->max_points + 1;
+			uint64_t step = range / q->max_points + 1;
 
 			r = rf_err_set(e, -EINVAL, "TOO_MANY_POINTS", "step",
-				       "%lld samples in that range, more than %u; add step=%llds or "
+				       "%lld samples in that range, more than %u; add step=%llus or "
 				       "more, or narrow the range",
 				       (long long)rows, q->max_points,
-				       (long long)((step + NSEC_PER_SEC - 1) / NSEC_PER_SEC));
+				       (unsigned long long)((step + NSEC_PER_SEC - 1) / NSEC_PER_SEC));
 			goto out_end;
 		}
 	}

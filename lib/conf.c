@@ -506,12 +506,10 @@ int conf_load_file(const struct conf_opt *opts, void *base, const char *path, st
 static void format_value(const struct conf_opt *o, const void *base, char *buf, size_t len)
 {
 	switch (o->type) {
-	case CONF_STRING: {
-		const char *s = *FIELD(base, o, char *const);
-
-		snprintf(buf, len, "%s", s ? s : "");
+	case CONF_STRING: /* put_string(): a string can be longer than buf */
+	case CONF_GROUP:
+		buf[0] = '\0';
 		break;
-	}
 	case CONF_INT:
 		snprintf(buf, len, "%" PRId64, *FIELD(base, o, const int64_t));
 		break;
@@ -538,10 +536,27 @@ static void format_value(const struct conf_opt *o, const void *base, char *buf, 
 	case CONF_ENUM:
 		snprintf(buf, len, "%s", o->choices[*FIELD(base, o, const int)]);
 		break;
-	case CONF_GROUP:
-		buf[0] = '\0';
-		break;
 	}
+}
+
+/* A string value as parse_value() reads it back: bare when it can be, else double-quoted with
+ * \" and \\ escaped (spaces at either end, a leading quote, a comment character). */
+static void put_string(const char *s, FILE *f)
+{
+	size_t n = strlen(s);
+
+	if (!n || (!isspace((unsigned char)s[0]) && !isspace((unsigned char)s[n - 1]) &&
+		   s[0] != '"' && !strpbrk(s, "#;"))) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
 }
 
 static void dump(const struct conf_opt *opts, const void *base, char *section, size_t len, FILE *f)
@@ -560,8 +575,14 @@ static void dump(const struct conf_opt *opts, const void *base, char *section, s
 			fprintf(f, "%s[%.*s]\n", section[0] ? "\n" : "", (int)(dot - o->name), o->name);
 			snprintf(section, len, "%.*s", (int)(dot - o->name), o->name);
 		}
-		format_value(o, base, val, sizeof(val));
-		fprintf(f, "%s = %s\n", dot + 1, val);
+		fprintf(f, "%s = ", dot + 1);
+		if (o->type == CONF_STRING) {
+			put_string(*FIELD(base, o, char *const) ?: "", f);
+		} else {
+			format_value(o, base, val, sizeof(val));
+			fputs(val, f);
+		}
+		fputc('\n', f);
 	}
 }
 

@@ -9,6 +9,7 @@
 
 #include "lib/buf.h"
 #include "lib/httpd.h"
+#include "lib/jsonutil.h"
 #include "lib/log.h"
 
 #if MHD_VERSION < 0x00097002
@@ -71,11 +72,13 @@ json_t *httpd_problem(int status, const struct rf_err *e)
 			    : status == 413 ? "Content Too Large"
 			    : status == 503 ? "Service Unavailable"
 					    : "Error";
-	json_t *p = json_pack("{s:s,s:s,s:i,s:s,s:s}", "type", "about:blank", "title", title, "status",
-			      status, "code", e->code[0] ? e->code : "ERROR", "detail", e->msg);
+	/* detail and pointer may quote the request, which need not be UTF-8 */
+	json_t *p = json_pack("{s:s,s:s,s:i,s:s,s:o}", "type", "about:blank", "title", title, "status",
+			      status, "code", e->code[0] ? e->code : "ERROR", "detail",
+			      js_string_lossy(e->msg));
 
-	if (e->where[0])
-		json_object_set_new(p, "pointer", json_string(e->where));
+	if (p && e->where[0])
+		js_set(p, "pointer", js_string_lossy(e->where));
 	return p;
 }
 

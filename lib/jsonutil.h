@@ -62,6 +62,12 @@ bool js_is_id(const char *s, size_t maxlen);
 /* Parses text of at most len bytes; on failure e gets code BAD_JSON with line:column.
  * Returns a new reference or NULL. */
 json_t *js_parse(const char *text, size_t len, struct rf_err *e);
+/* A JSON string of s with every byte that is not part of valid UTF-8, and every control
+ * character (C0, DEL, C1: which rocefabd refuses in reported text and which could drive a
+ * terminal), replaced by '?': for text that carries what a request sent or a file held (a
+ * path parameter in an error's detail, a sysfs value in an agent's error), where json_string()
+ * would fail.  A new reference; NULL only when out of memory. */
+json_t *js_string_lossy(const char *s);
 /* json_object_set_new that ignores a NULL value (from a failed constructor) safely. */
 int js_set(json_t *obj, const char *key, json_t *val_stolen);
 /* A string member or def. */

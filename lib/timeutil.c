@@ -211,7 +211,9 @@ int tu_parse_time(const char *s, int64_t now_ns, int64_t *ret_ns)
 			return r;
 		if (__builtin_sub_overflow(now_ns, d, &t))
 			return -ERANGE;
-	} else if (strchr(s, 'T') || strchr(s, 't')) {
+	} else if (strchr(s, 'T') || strchr(s, 't') ||
+		   (strlen(s) > 10 && s[4] == '-' && s[10] == ' ')) {
+		/* RFC 3339: a 'T' between date and time, or the space RFC 3339 allows there */
 		if ((r = tu_parse_rfc3339(s, &t)) < 0)
 			return r;
 	} else {

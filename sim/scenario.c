@@ -127,15 +127,9 @@ static struct port *port_new(struct sim *s, struct node *n)
 static int link_new(struct build *b, struct node *a, struct node *z, double gbps, double delay_ns)
 {
 	struct sim *s = b->s;
-	struct link *l = calloc(1, sizeof(*l));
-	struct link **nl = realloc(s->links, (s->nlinks + 1) * sizeof(*nl));
+	struct link *l, **nl;
 	struct port *pa, *pz;
 
-	if (!l || !nl) {
-		free(l);
-		return -ENOMEM;
-	}
-	s->links = nl;
 	if (a->kind == NODE_HOST && a->nports)
 		return sim_build_bad(b, NULL, "host %s has a link already (hosts have one port)",
 				     a->name);
@@ -144,6 +138,14 @@ static int link_new(struct build *b, struct node *a, struct node *z, double gbps
 				     z->name);
 	if (a == z)
 		return sim_build_bad(b, NULL, "a link from %s to itself", a->name);
+	l = calloc(1, sizeof(*l));
+	nl = realloc(s->links, (s->nlinks + 1) * sizeof(*nl));
+	if (nl)
+		s->links = nl;
+	if (!l || !nl) {
+		free(l);
+		return -ENOMEM;
+	}
 	pa = port_new(s, a);
 	pz = port_new(s, z);
 	if (!pa || !pz) {

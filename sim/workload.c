@@ -77,11 +77,28 @@ static simtime_t ideal_fct(struct sim *s, const struct flow *f)
 	return there + (simtime_t)((double)rest * 8 * (double)PS_PER_S / (double)rate) + back;
 }
 
-static struct flow *flow_add(struct sim *s, struct node *src, struct node *dst, uint64_t bytes,
+/* The flows a scenario's workloads may make before the run (those of looping workloads are
+ * made while running): a cdf workload's count is load x rate x duration / mean size, with no
+ * bound of its own, and each flow takes memory until the end. */
+#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define SIM_MAX_FLOWS (1u << 20)
+#else
+#define SIM_MAX_FLOWS (1u << 14) /* make fuzz: the same refusal, within the fuzzer's memory */
+#endif
+
+/* NULL when out of memory, or past SIM_MAX_FLOWS with e set (flow_err() says which). */
+static struct flow *flow_add(struct build *b, struct node *src, struct node *dst, uint64_t bytes,
 			     simtime_t start, uint8_t prio)
 {
-	struct flow *f = calloc(1, sizeof(*f));
+	struct sim *s = b->s;
+	struct flow *f;
 
+	if (s->nflows >= SIM_MAX_FLOWS) {
+		sim_build_bad(b, NULL, "the workloads make more than %u flows before the run; shorten "
+			      "or lighten them", SIM_MAX_FLOWS);
+		return NULL;
+	}
+	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
 	if (s->nflows == s->capflows) {
@@ -108,6 +125,11 @@ static struct flow *flow_add(struct sim *s, struct node *src, struct node *dst, 
 	sim_timer_init(&f->t_start, start_fn, f, 0);
 	s->flows[s->nflows++] = f;
 	return f;
+}
+
+static int flow_err(const struct build *b)
+{
+	return b->s->nflows >= SIM_MAX_FLOWS ? -EINVAL : -ENOMEM;
 }
 
 static void flow_schedule(struct sim *s, struct flow *f)
@@ -465,12 +487,12 @@ static int incast(struct build *b, json_t *w)
 				(simtime_t)llround(interval * PS_PER_US));
 	for (int64_t k = 0; k < repeat; k++)
 		for (uint32_t i = 0; i < n; i++) {
-			struct flow *f = flow_add(b->s, list[i], rcv, bytes,
+			struct flow *f = flow_add(b, list[i], rcv, bytes,
 						  start + (simtime_t)llround(k * interval * PS_PER_US), prio);
 
 			if (!f) {
 				free(list);
-				return -ENOMEM;
+				return flow_err(b);
 			}
 			flow_schedule(b->s, f);
 		}
@@ -510,10 +532,10 @@ static int permutation(struct build *b, json_t *w)
 		perm[j] = t;
 	}
 	for (uint32_t i = 0; i < n && r == 0; i++) {
-		struct flow *f = flow_add(b->s, h[perm[i]], h[perm[(i + 1) % n]], bytes, start, prio);
+		struct flow *f = flow_add(b, h[perm[i]], h[perm[(i + 1) % n]], bytes, start, prio);
 
 		if (!f)
-			r = -ENOMEM;
+			r = flow_err(b);
 		else
 			flow_schedule(b->s, f);
 	}
@@ -575,10 +597,10 @@ static int all_reduce(struct build *b, json_t *w)
 	for (int64_t it = 0; it < iters; it++) {
 		for (uint32_t step = 0; step < 2 * (n - 1); step++) {
 			for (uint32_t i = 0; i < n; i++) {
-				struct flow *f = flow_add(b->s, h[i], h[(i + 1) % n], chunk, start, prio);
+				struct flow *f = flow_add(b, h[i], h[(i + 1) % n], chunk, start, prio);
 
 				if (!f) {
-					r = -ENOMEM;
+					r = flow_err(b);
 					goto out;
 				}
 				cur[i] = f;
@@ -639,6 +661,9 @@ static int cdf_parse(struct build *b, const char *text, const char *what, struct
 				     "%s: a CDF needs two points or more and must reach 100", what);
 	for (size_t i = 1; i < c->n; i++)
 		c->mean += (c->size[i] + c->size[i - 1]) / 2 * (c->pct[i] - c->pct[i - 1]) / 100;
+	/* flows come mean x 8 / rate apart: a mean of 0 would make them all at one instant */
+	if (!(c->mean >= 1))
+		return sim_build_bad(b, "cdf", "%s: the mean flow size is below 1 byte", what);
 	return 0;
 }
 
@@ -671,8 +696,7 @@ static int load_cdf(struct build *b, json_t *spec, struct cdf *c)
 	if (json_is_string(spec)) {
 		const char *name = json_string_value(spec);
 		char path[4200], *text;
-		FILE *f;
-		long len;
+		size_t len;
 		int r;
 
 		for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
@@ -682,23 +706,14 @@ static int load_cdf(struct build *b, json_t *spec, struct cdf *c)
 			str_copy(path, sizeof(path), name);
 		else
 			str_fmt(path, sizeof(path), "%s/%s", b->base_dir, name);
-		f = fopen(path, "re");
-		if (!f)
+		/* a directory or a pipe is no CDF file: str_slurp() refuses what has no size */
+		text = str_slurp(path, &len);
+		if (!text)
 			return sim_build_bad(
 				b, "cdf",
 				"'%s' is not a built-in CDF (websearch, fbhdp, alistorage, "
 				"googlerpc) and %s cannot be read",
 				name, path);
-		fseek(f, 0, SEEK_END);
-		len = ftell(f);
-		fseek(f, 0, SEEK_SET);
-		text = calloc(1, (size_t)(len > 0 ? len : 0) + 1);
-		if (!text || fread(text, 1, (size_t)len, f) != (size_t)len) {
-			free(text);
-			fclose(f);
-			return sim_build_bad(b, "cdf", "cannot read %s", path);
-		}
-		fclose(f);
 		r = cdf_parse(b, text, path, c);
 		free(text);
 		return r;
@@ -783,9 +798,9 @@ static int cdf_workload(struct build *b, json_t *w)
 			bytes = (uint64_t)llround(cdf_sample(b->s, &c));
 			if (!bytes)
 				bytes = 1;
-			f = flow_add(b->s, h[i], h[dst], bytes, next[i], prio);
+			f = flow_add(b, h[i], h[dst], bytes, next[i], prio);
 			if (!f) {
-				r = -ENOMEM;
+				r = flow_err(b);
 				break;
 			}
 			flow_schedule(b->s, f);
@@ -836,9 +851,9 @@ static int flow_list(struct build *b, json_t *w)
 		if (r == 0 && (!src || !dst))
 			r = -EINVAL;
 		if (r == 0) {
-			f = flow_add(b->s, src, dst, bytes, start, prio);
+			f = flow_add(b, src, dst, bytes, start, prio);
 			if (!f)
-				r = -ENOMEM;
+				r = flow_err(b);
 			else
 				flow_schedule(b->s, f);
 		}
@@ -894,10 +909,10 @@ static int flow_list(struct build *b, json_t *w)
 					 sizeof(b->e->msg) - strlen(b->e->msg), " (%s:%d)", path, lineno);
 				return -EINVAL;
 			}
-			fl = flow_add(b->s, src, dst, bytes, (simtime_t)llround(us * PS_PER_US), (uint8_t)prio);
+			fl = flow_add(b, src, dst, bytes, (simtime_t)llround(us * PS_PER_US), (uint8_t)prio);
 			if (!fl) {
 				fclose(f);
-				return -ENOMEM;
+				return flow_err(b);
 			}
 			flow_schedule(b->s, fl);
 		}

@@ -269,8 +269,13 @@ static void serve_session(const struct probe_server_conf *conf, struct pv_ctx *p
 		refuse(c, e.code[0] ? e.code : "BAD_OP", "%s", e.msg[0] ? e.msg : "unknown operation");
 		goto out;
 	}
+	/* the client's timeout, up to an hour: more would overflow the deadlines, the session's
+	 * being iters of them */
 	if (json_integer_value(json_object_get(hello, "timeout_ms")) > 0)
-		tmo = json_integer_value(json_object_get(hello, "timeout_ms")) * 1000000;
+		tmo = (json_integer_value(json_object_get(hello, "timeout_ms")) < PROBE_MAX_TIMEOUT_MS
+			       ? json_integer_value(json_object_get(hello, "timeout_ms"))
+			       : PROBE_MAX_TIMEOUT_MS) *
+		      NSEC_PER_MSEC;
 	if (probe_op_is_verbs(op)) {
 		if (!*pv_open_done) {
 			if (pv_open(conf->device, conf->gid_index, pv, &e) < 0) {

@@ -31,6 +31,7 @@ enum probe_err { PE_TIMEOUT, PE_RNR_RETRY, PE_TRANSPORT_RETRY, PE_REMOTE_ACCESS,
 const char *probe_err_name(enum probe_err e);
 
 #define PROBE_MAX_ITERS 1000000
+#define PROBE_MAX_TIMEOUT_MS (3600 * 1000) /* a session's timeout_ms is cut to this */
 #define PROBE_DEFAULT_PORT 9770
 
 struct probe_stats {

@@ -1,5 +1,6 @@
 /* Unit tests of agent pieces: ethtool -S parsing, the spool, and the linux backend reading
  * recorded trees (tests/data/hosts), including garbage in sysfs and absent devices. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "agents/sim.h"
 #include "agents/linux-net.h"
 #include "agents/spool.h"
+#include "daemon/report.h"
 #include "lib/conf.h"
 #include "tests/unit/unit.h"
 
@@ -306,6 +308,121 @@ static void test_linux_garbage(void **state)
 	inventory_clear(&inv);
 }
 
+static void write_file(const char *root, const char *rel, const char *text)
+{
+	char path[400];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static int error_count(json_t *doc, const char *code)
+{
+	size_t i;
+	json_t *x;
+	int n = 0;
+
+	json_array_foreach(json_object_get(doc, "errors"), i, x)
+		n += !strcmp(json_string_value(json_object_get(x, "code")), code);
+	return n;
+}
+
+static int refusing_kernel(void *ctx, const void *req, size_t len, void *reply, size_t cap,
+			   size_t *ret_len)
+{
+	(void)ctx;
+	(void)req;
+	(void)len;
+	(void)reply;
+	(void)cap;
+	(void)ret_len;
+	return -EIO;
+}
+
+/* Names rocefabd does not take (an interface name Linux allows, a neighbour's system name with a
+ * space, a typo in linux.devices, a boot id that is none) are left out of the report with an error, and the report is
+ * still one rocefabd accepts; a refused change's message quotes such a name safely.  Each made
+ * rocefabd refuse the host's every report, or lost the change's outcome (found by fuzz_sysfs). */
+static void test_linux_odd_names(void **state)
+{
+	struct linux_settings ls = { .devices = (char *)"mlx5_0,mlx5;1", .net_source = LINUX_NET_FILES };
+	struct backend_env env = { .settings = &ls };
+	struct agent_conf ac = { .id = "gpu-a2", .role = AGENT_HOST, .backend_name = "linux",
+				 .interval_ns = 1000000000 };
+	char root[160], cmd[400], *text;
+	struct rf_err e = { 0 };
+	struct report *r = NULL;
+	struct agent *a = NULL;
+	json_t *doc = NULL, *out = NULL, *c;
+	struct reg *reg;
+
+	(void)state;
+	ac.host_boot_root = root;
+	snprintf(root, sizeof(root), "%s/odd", dir);
+	snprintf(cmd, sizeof(cmd), "cp -a tests/data/hosts/gpu-a2 '%s' && mkdir -p '%s/lldp'", root, root);
+	assert_int_equal(system(cmd), 0);
+	write_file(root, "sys/class/infiniband/mlx5_0/ports/1/gid_attrs/ndevs/0", "ens1f0np0\xff\n");
+	write_file(root, "proc/sys/kernel/random/boot_id", "-\n"); /* no boot id: none sent */
+	write_file(root, "sys/class/infiniband/mlx5_0/ports/1/rate", "1e30 Gb/sec\n"); /* UBSan */
+	write_file(root, "sys/class/net/ens1f0np0/mtu", "99999999\n");
+	write_file(root, "lldp/neighbors.json0",
+		   "{\"lldp\":[{\"interface\":[{\"name\":\"ens1f0np0\\u00ff\",\"chassis\":[{\"name\":"
+		   "[{\"value\":\"TOR 1\"}]}],\"port\":[{\"id\":[{\"type\":\"ifname\",\"value\":\"Ethernet8\"}]}]}]}]}");
+	ls.sysfs_root = root;
+	assert_int_equal(reg_load_builtin(&reg, &e), 0);
+	env.reg = reg;
+	assert_int_equal(backend_new("linux", &env, &ac.backend, &e), 0);
+	assert_int_equal(agent_create(&ac, &a, &e), 0);
+	assert_int_equal(agent_build_report(a, &doc), 0);
+	text = json_dumps(doc, JSON_COMPACT);
+	if (report_parse(text, strlen(text), reg, &r, &e) < 0)
+		fail_msg("rocefabd refuses the report: %s at %s: %s", e.code, e.where, e.msg);
+	report_free(r);
+	free(text);
+	assert_int_equal(error_count(doc, "BAD_NAME"), 2); /* the netdev, the absent "mlx5;1" */
+	json_decref(doc);
+	/* the neighbour's system name (the netdev that matches it was the odd one: now plain), and
+	 * the netdev's MTU */
+	write_file(root, "sys/class/infiniband/mlx5_0/ports/1/gid_attrs/ndevs/0", "ens1f0np0\n");
+	write_file(root, "lldp/neighbors.json0",
+		   "{\"lldp\":[{\"interface\":[{\"name\":\"ens1f0np0\",\"chassis\":[{\"name\":"
+		   "[{\"value\":\"TOR 1\"}]}],\"port\":[{\"id\":[{\"type\":\"ifname\",\"value\":\"Ethernet8\"}]}]}]}]}");
+	agent_destroy(a);
+	assert_int_equal(backend_new("linux", &env, &ac.backend, &e), 0);
+	assert_int_equal(agent_create(&ac, &a, &e), 0);
+	assert_int_equal(agent_build_report(a, &doc), 0);
+	text = json_dumps(doc, JSON_COMPACT);
+	assert_int_equal(report_parse(text, strlen(text), reg, &r, &e), 0);
+	report_free(r);
+	free(text);
+	assert_int_equal(error_count(doc, "BAD_NAME"), 2); /* the neighbour, the absent "mlx5;1" */
+	assert_int_equal(error_count(doc, "BAD_VALUE"), 1); /* the MTU */
+	json_decref(doc);
+	agent_destroy(a);
+	/* a change refused with a message that quotes a netdev which is not UTF-8 */
+	write_file(root, "sys/class/infiniband/mlx5_0/ports/1/gid_attrs/ndevs/0", "eth\xff\n");
+	ls.dcb_xfer = refusing_kernel;
+	assert_int_equal(backend_new("linux", &env, &ac.backend, &e), 0);
+	assert_int_equal(agent_create(&ac, &a, &e), 0);
+	assert_int_equal(agent_build_report(a, &doc), 0);
+	json_decref(doc);
+	c = json_pack("{s:s,s:s,s:{s:s,s:s,s:i}}", "id", "c1", "kind", "set_pfc", "params", "device",
+		      "mlx5_0", "port", "1", "enable", 8);
+	assert_int_equal(ac.backend->ops->apply(ac.backend, c, &out), 0);
+	assert_non_null(out);
+	assert_string_equal(json_string_value(json_object_get(out, "outcome")), "failed");
+	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(out, "error"), "message")),
+			       "eth?"));
+	json_decref(out);
+	json_decref(c);
+	agent_destroy(a);
+	reg_free(reg);
+}
+
 static void test_backend_lookup(void **state)
 {
 	struct linux_settings ls = { .sysfs_root = (char *)"/nonexistent/tree" };
@@ -423,7 +540,7 @@ int main(void)
 		cmocka_unit_test(test_spool_modes),
 		cmocka_unit_test(test_linux_tree),    cmocka_unit_test(test_linux_garbage),
 		cmocka_unit_test(test_backend_lookup), cmocka_unit_test(test_backend_defaults),
-		cmocka_unit_test(test_backend_settings),
+		cmocka_unit_test(test_backend_settings), cmocka_unit_test(test_linux_odd_names),
 	};
 
 	return cmocka_run_group_tests_name("agent", tests, setup, teardown);

@@ -152,6 +152,23 @@ static void test_validate_dcqcn_and_pfc(void **state)
 	p = json_pack("{s:i}", "xoff_bytes", 100000); /* a NIC has only enable */
 	expect_bad(validate_pfc(p, NULL, NULL, false, &e), &e, "BAD_VALUE", "/xoff_bytes");
 	json_decref(p);
+	/* an agent may report any number: one beyond int64 is as good as none, and converting it
+	 * was undefined (UBSan: float-cast-overflow; found by fuzz_query) */
+	{
+		json_t *odd = json_pack("{s:f,s:s,s:i,s:I}", "xoff_bytes", 1e300, "mode", "dynamic",
+					"enable", 8, "alpha_shift", (json_int_t)1 << 40);
+		json_t *odd_ecn = json_pack("[{s:i,s:b,s:f}]", "queue", 3, "enabled", 1, "kmax_bytes", -1e300);
+
+		json_object_set_new(odd, "shared_bytes", json_integer(30000000));
+		p = json_pack("{s:i}", "xon_bytes", 1000); /* against the reported XOFF */
+		assert_int_equal(validate_pfc(p, odd, odd_ecn, true, &e), 0);
+		json_decref(p);
+		p = json_pack("{s:i}", "enable", 8); /* the threshold from alpha_shift 2^40 */
+		assert_int_equal(validate_pfc(p, odd, odd_ecn, true, &e), 0);
+		json_decref(p);
+		json_decref(odd);
+		json_decref(odd_ecn);
+	}
 	json_decref(cur);
 	json_decref(pcur);
 	json_decref(ecn);

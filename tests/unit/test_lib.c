@@ -8,6 +8,7 @@
 #include "lib/hmap.h"
 #include "lib/hash.h"
 #include "lib/httpc.h"
+#include "lib/httpd.h"
 #include "lib/jsonutil.h"
 #include "lib/probeops.h"
 #include "lib/ratelimit.h"
@@ -123,6 +124,12 @@ static void test_rfc3339(void **state)
 	assert_int_equal(tu_parse_rfc3339("2026-13-01T00:00:00Z", &v), -EINVAL);
 	assert_int_equal(tu_parse_rfc3339("2026-11-30T14:49:55", &v), -EINVAL);
 	assert_int_equal(tu_parse_rfc3339("2026-11-30T14:49:55Zjunk", &v), -EINVAL);
+	/* beyond int64 nanoseconds: refused, not overflowed (found by tests/fuzz/fuzz_time.c) */
+	assert_int_equal(tu_parse_rfc3339("2261-12-31T23:59:59.999999Z", &v), 0);
+	assert_int_equal(v, 9214646399999999000LL);
+	assert_int_equal(tu_parse_rfc3339("2262-04-12T00:00:00Z", &v), -ERANGE);
+	assert_int_equal(tu_parse_rfc3339("9999-12-31T23:59:59Z", &v), -ERANGE);
+	assert_int_equal(tu_parse_time("9999-12-31T23:59:59Z", 0, &v), -ERANGE);
 	/* operator time arguments */
 	assert_int_equal(tu_parse_time("now", 5 * NSEC_PER_SEC, &v), 0);
 	assert_int_equal(v, 5 * NSEC_PER_SEC);
@@ -159,6 +166,9 @@ static void test_rfc3339(void **state)
 	assert_int_equal(tu_parse_time("-10s", 5 * NSEC_PER_SEC, &v), -ERANGE);
 	assert_int_equal(tu_parse_time("-99999999999999999999s", 5 * NSEC_PER_SEC, &v), -ERANGE);
 	assert_int_equal(tu_parse_time("-1d", INT64_MIN + NSEC_PER_SEC, &v), -ERANGE);
+	/* every text tu_parse_rfc3339 takes, with a space for the T too (found by fuzz_time) */
+	assert_int_equal(tu_parse_time("2026-11-30 16:49:55+02:00", 0, &v), 0);
+	assert_int_equal(v, 1796050195000000000LL);
 }
 
 static void test_canonical_integers(void **state)
@@ -377,6 +387,31 @@ static void test_conf(void **state)
 	assert_int_equal(conf_load_string(opts, &s, "[api]\nlisten = \"a # b\"\n", "t.conf", &e),
 			 0);
 	assert_string_equal(s.listen, "a # b");
+	/* --dump-config prints a file that loads into the same settings: values that need quotes
+	 * get them, long ones come whole (found by fuzz_conf) */
+	{
+		static const char *const vals[] = { "a # b", " lead", "trail\t", "\"q\" \\ ;x", NULL };
+		char long_v[700];
+
+		memset(long_v, 'x', sizeof(long_v) - 1);
+		long_v[sizeof(long_v) - 1] = '\0';
+		for (int i = 0; i < 5; i++) {
+			const char *v = vals[i] ? vals[i] : long_v;
+			struct settings s2 = { 0 };
+			char *text = NULL;
+			size_t len = 0;
+			FILE *m = open_memstream(&text, &len);
+
+			assert_int_equal(conf_set(opts, &s, "api.listen", v, "t", &e), 0);
+			conf_dump(opts, &s, m);
+			fclose(m);
+			assert_int_equal(conf_init(opts, &s2, &e), 0);
+			assert_int_equal(conf_load_string(opts, &s2, text, "dump", &e), 0);
+			assert_string_equal(s2.listen, v);
+			conf_fini(opts, &s2);
+			free(text);
+		}
+	}
 
 	/* command-line overrides win over the file */
 	assert_int_equal(conf_override(&o, "api.listen", "[::1]:1", "--listen"), 0);
@@ -480,6 +515,37 @@ static const struct conf_opt dup_opts[] = {
 	CONF_GROUP_OF("mod", inner_opts, struct inner, struct outer, in),
 	CONF_OPT_END,
 };
+
+/* Text from a request in a JSON string: bytes that are not UTF-8 become '?' (found by
+ * fuzz_simctl: a problem quoting such a path was no document at all). */
+static void test_string_lossy(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80", "h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80" },
+		{ "\xf8" "a\xc3", "?a?" },
+		{ "\xc0\xaf", "??" },			/* overlong '/' */
+		{ "\xed\xa0\x80x", "???x" },		/* a surrogate */
+		{ "\xf4\x90\x80\x80", "????" },	/* beyond U+10FFFF */
+		/* control characters too: an escape sequence, a new line, DEL, C1 (NEL) */
+		{ "v\x1b[2J\nx\x7f\xc2\x85y\xc2\xa0", "v?[2J?x???y\xc2\xa0" },
+	};
+	struct rf_err e = { 0 };
+	json_t *v;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		v = js_string_lossy(cases[i][0]);
+		assert_non_null(v);
+		assert_string_equal(json_string_value(v), cases[i][1]);
+		json_decref(v);
+	}
+	rf_err_set(&e, -ENOENT, "UNKNOWN_DEVICE", "/\xff", "no device '\xfe'");
+	v = httpd_problem(404, &e);
+	assert_non_null(v);
+	assert_string_equal(json_string_value(json_object_get(v, "detail")), "no device '?'");
+	assert_string_equal(json_string_value(json_object_get(v, "pointer")), "/?");
+	json_decref(v);
+}
 
 static void test_conf_groups(void **state)
 {
@@ -708,7 +774,7 @@ int main(void)
 		cmocka_unit_test(test_token_files),
 		cmocka_unit_test(test_conf),
 		cmocka_unit_test(test_hmap),	       cmocka_unit_test(test_json_paths),
-		cmocka_unit_test(test_conf_groups),    cmocka_unit_test(test_router),
+		cmocka_unit_test(test_conf_groups),    cmocka_unit_test(test_string_lossy),    cmocka_unit_test(test_router),
 		cmocka_unit_test(test_probe_ops),
 		cmocka_unit_test(test_hash),	       cmocka_unit_test(test_httpc_offline),
 		cmocka_unit_test(test_ratelimit),

@@ -2,6 +2,7 @@
  * probe loop's error paths through a fake verbs layer (completion errors classified, a device
  * that never completes, a QP that refuses work), timing by a fake NIC clock (completion
  * timestamps), plus the control channel's deadlines. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -423,6 +424,45 @@ static void nic_clock_on(struct pv_ctx *p, uint64_t mask)
 	p->nic_clock = true;
 }
 
+static void *serve_once(void *arg)
+{
+	struct probe_server_conf conf = { .listen = "127.0.0.1:0", .gid_index = -1, .once = true,
+					  .timeout_ns = NSEC_PER_SEC };
+	struct rf_err e = { 0 };
+
+	probe_server_serve(&conf, *(int *)arg, NULL, &e);
+	return NULL;
+}
+
+/* A client's timeout_ms beyond int64 nanoseconds is cut to an hour, not overflowed (UBSan:
+ * signed overflow in the server, from a message anyone who reaches the port can send; seen
+ * while writing fuzz_probe, whose corpus has it). */
+static void test_huge_timeout(void **state)
+{
+	struct rf_err e = { 0 };
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+	int lfd = ctl_listen("127.0.0.1:0", &e);
+	struct ctl c = { .fd = -1 };
+	json_t *hello, *ans = NULL;
+	pthread_t th;
+
+	(void)state;
+	assert_true(lfd >= 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
+	assert_int_equal(pthread_create(&th, NULL, serve_once, &lfd), 0);
+	assert_int_equal(ctl_connect("127.0.0.1", ntohs(sa.sin_port), NSEC_PER_SEC, &c, &e), 0);
+	hello = json_pack("{s:s,s:i,s:i,s:I}", "op", "udp", "size", 64, "iters", 1000000, "timeout_ms",
+			  (json_int_t)9223372036854775LL);
+	assert_int_equal(ctl_send(&c, hello, NSEC_PER_SEC), 0);
+	assert_int_equal(ctl_recv(&c, &ans, NSEC_PER_SEC), 0);
+	assert_true(json_is_true(json_object_get(ans, "ok")));
+	ctl_close(&c); /* the server ends the session */
+	pthread_join(th, NULL);
+	json_decref(hello);
+	json_decref(ans);
+}
+
 static void test_nic_clock(void **state)
 {
 	struct pv_ctx p;
@@ -509,6 +549,7 @@ int main(void)
 		cmocka_unit_test(test_nic_clock),
 		cmocka_unit_test(test_pattern),
 		cmocka_unit_test(test_ctl_deadlines),
+		cmocka_unit_test(test_huge_timeout),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

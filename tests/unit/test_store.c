@@ -734,6 +734,13 @@ static void test_ingest(void **state)
 		assert_int_equal(views_port_counters(rd, ing, "h1:mlx5_0:9", &q, &doc, &e), -ENOENT);
 		q.from_ns = q.to_ns;
 		assert_int_equal(views_port_counters(rd, ing, "h1:mlx5_0:1", &q, &doc, &e), -EINVAL);
+		/* a range longer than int64 (?from=-104166d&to=8999999999): too many points, not a
+		 * signed overflow (UBSan; found by fuzz_query) */
+		q.from_ns = T0 - (int64_t)104166 * 86400 * NSEC_PER_SEC;
+		q.to_ns = (int64_t)8999999999 * NSEC_PER_SEC;
+		q.step_ns = NSEC_PER_SEC;
+		assert_int_equal(views_port_counters(rd, ing, "h1:mlx5_0:1", &q, &doc, &e), -EINVAL);
+		assert_string_equal(e.code, "TOO_MANY_POINTS");
 		store_reader_put(s, rd);
 	}
 	{
