@@ -21,6 +21,7 @@
 #include "lib/tokenfile.h"
 #include "lib/registry.h"
 #include "lib/strutil.h"
+#include "lib/strutil.h"
 #include "lib/timeutil.h"
 
 static const char *const roles[] = { "host", "switch", NULL };
@@ -220,6 +221,9 @@ static void inventory_sanitize(struct agent_inventory *inv, json_t *errors)
 		}
 		if (d->driver[0] && bad_name(errors, "driver", d->driver))
 			d->driver[0] = '\0';
+		/* free text read from files: shown to operators, so no control characters */
+		str_make_printable(d->fw_version);
+		str_make_printable(d->node_guid);
 		for (size_t k = 0; k < d->nports; k++) {
 			struct agent_port *p = &d->ports[k];
 
@@ -229,6 +233,7 @@ static void inventory_sanitize(struct agent_inventory *inv, json_t *errors)
 				p->netdev[0] = '\0';
 			if (p->peer_system[0] && bad_name(errors, "neighbor", p->peer_system))
 				p->peer_system[0] = p->peer_port[0] = '\0';
+			str_make_printable(p->peer_port);
 			if (p->speed_mbps > PORT_MAX_SPEED_MBPS || p->mtu > PORT_MAX_MTU) {
 				collect_error(errors, "BAD_VALUE", p->netdev[0] ? p->netdev : d->name,
 					      "a speed of %lld Mb/s or an MTU of %lld is not believable: left out",
@@ -377,6 +382,41 @@ static json_t *config_for_report(struct agent *a, json_t *errors)
 	return cfg;
 }
 
+/* A value beyond the width the registry gives its source cannot come from the device (a
+ * garbled file, a driver bug): rocefabd would refuse the whole report for it, so it is left
+ * out with an error naming it, and the host's other counters still arrive. */
+static void samples_sanitize(const struct agent *a, json_t *samples, json_t *errors)
+{
+	const struct reg *reg = a->backend->env.reg;
+	size_t i;
+	json_t *s;
+
+	if (!reg)
+		return;
+	json_array_foreach(samples, i, s) {
+		const char *group = json_string_value(json_object_get(s, "source"));
+		const char *driver = json_string_value(json_object_get(s, "driver"));
+		json_t *values = json_object_get(s, "values"), *v;
+		const char *name;
+		void *tmp;
+
+		if (!group)
+			continue;
+		json_object_foreach_safe(values, tmp, name, v) {
+			const struct reg_source *src = reg_lookup(reg, group, driver, name);
+			json_int_t n = json_integer_value(v);
+
+			if (!src || src->width >= 64 || !json_is_integer(v) || n < 0 ||
+			    (uint64_t)n < (UINT64_C(1) << src->width))
+				continue;
+			collect_error(errors, "BAD_VALUE", name,
+				      "%s counter %s read %lld, beyond its source's %u bits: left out",
+				      group, name, (long long)n, src->width);
+			json_object_del(values, name);
+		}
+	}
+}
+
 int agent_build_report(struct agent *a, json_t **ret)
 {
 	json_t *samples = json_array(), *errors = json_array(), *agent, *doc, *cfg;
@@ -396,6 +436,7 @@ int agent_build_report(struct agent *a, json_t **ret)
 	r = a->backend->ops->collect(a->backend, &a->inv, samples, errors);
 	if (r < 0 && r != -EOPNOTSUPP && r != -EHOSTUNREACH)
 		collect_error(errors, "COLLECT_FAILED", NULL, "%s", strerror(-r));
+	samples_sanitize(a, samples, errors);
 	cfg = config_for_report(a, errors);
 	if ((sw = a->backend->ops->is_switch(a->backend)) >= 0)
 		a->role = sw ? AGENT_SWITCH : AGENT_HOST;
@@ -576,8 +617,10 @@ int agent_create(const struct agent_conf *c, struct agent **ret, struct rf_err *
 	if ((r = check_id(c->id, e)) < 0)
 		goto fail;
 	snprintf(a->id, sizeof(a->id), "%s", c->id);
-	if (c->use_hostname)
+	if (c->use_hostname) {
 		gethostname(a->hostname, sizeof(a->hostname) - 1);
+		str_make_printable(a->hostname);
+	}
 	random_uuid(a->boot_id);
 	read_host_boot_id(c->host_boot_root, a->host_boot_id, sizeof(a->host_boot_id));
 	if (c->spool_dir &&

@@ -7,6 +7,7 @@
 #include "cli/print.h"
 #include "cli/table.h"
 #include "lib/err.h"
+#include "lib/strutil.h"
 
 /* The text of the integers a printer shows: each printer keeps its own and frees it on return,
  * so that any number of them can be in one table row or one line. */
@@ -31,11 +32,11 @@ static const char *printable(struct strs *s, const char *in)
 {
 	char *t;
 
-	if (!in || !table_needs_cleaning(in))
+	if (!in || str_is_printable(in))
 		return in;
 	if (!(t = strdup(in)))
 		return NULL;
-	table_clean(t);
+	str_make_printable(t);
 	return keep(s, t);
 }
 

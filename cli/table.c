@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/table.h"
+#include "lib/strutil.h"
 
 struct table {
 	size_t ncols, nrows;
@@ -33,41 +34,10 @@ void table_row(struct table *t, const char *const *cells)
 		char *c = strdup(cells[i] ? cells[i] : "-");
 
 		if (c)
-			table_clean(c);
+			str_make_printable(c);
 		n[t->nrows * t->ncols + i] = c;
 	}
 	t->nrows++;
-}
-
-static size_t control_len(const unsigned char *p)
-{
-	if (*p < 0x20 || *p == 0x7f)
-		return 1;
-	if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
-		return 2;
-	return 0;
-}
-
-int table_needs_cleaning(const char *s)
-{
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		if (control_len(p))
-			return 1;
-	return 0;
-}
-
-void table_clean(char *s)
-{
-	unsigned char *p = (unsigned char *)s;
-
-	while (*p) {
-		size_t n = control_len(p);
-
-		if (!n)
-			p++;
-		while (n--)
-			*p++ = '?';
-	}
 }
 
 void table_print(struct table *t, FILE *f)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "lib/jsonutil.h"
+#include "lib/strutil.h"
 
 void js_path_init(struct js_path *p)
 {
@@ -315,62 +316,17 @@ json_t *js_parse(const char *text, size_t len, struct rf_err *e)
 
 /* The length of the valid UTF-8 sequence at s (RFC 3629: no overlong forms, no surrogates, at
  * most U+10FFFF), 0 when there is none. */
-static size_t utf8_seq(const unsigned char *s)
-{
-	uint32_t cp;
-	size_t n;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1fu;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0fu;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07u;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80) /* the NUL at the end stops here too */
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3fu);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-/* A control character: C0, DEL, or C1 (U+0080-U+009F, "\xc2\x80".."\xc2\x9f"). */
-static bool is_control(const unsigned char *p)
-{
-	return *p < 0x20 || *p == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f);
-}
 
 json_t *js_string_lossy(const char *s)
 {
-	bool clean = true;
 	json_t *v;
 	char *copy;
 
-	for (const unsigned char *p = (const unsigned char *)s; *p && clean; p++)
-		clean = !is_control(p);
-	if (clean && (v = json_string(s)))
+	if (str_is_printable(s) && (v = json_string(s)))
 		return v;
 	if (!(copy = strdup(s)))
 		return NULL;
-	for (unsigned char *p = (unsigned char *)copy; *p;) {
-		size_t n = is_control(p) ? 0 : utf8_seq(p);
-
-		if (n) {
-			p += n;
-		} else if (p[0] == 0xc2 && is_control(p)) {
-			p[0] = p[1] = '?';
-			p += 2;
-		} else {
-			*p++ = '?';
-		}
-	}
+	str_make_printable(copy);
 	v = json_string(copy);
 	free(copy);
 	return v;

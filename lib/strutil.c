@@ -81,3 +81,67 @@ char *str_slurp(const char *path, size_t *ret_len)
 	fclose(f);
 	return buf;
 }
+
+/* The length of the valid UTF-8 sequence s starts with; 0 when it is not one. */
+static size_t utf8_seq(const unsigned char *s)
+{
+	uint32_t cp;
+	size_t n;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1fu;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0fu;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07u;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80) /* the NUL at the end stops here too */
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3fu);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* The length of the control character s starts with (C0, DEL; C1 is U+0080-U+009F, two
+ * bytes); 0 when it is not one. */
+static size_t control_len(const unsigned char *s)
+{
+	if (s[0] < 0x20 || s[0] == 0x7f)
+		return 1;
+	return s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f ? 2 : 0;
+}
+
+bool str_is_printable(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t n = control_len(p) ? 0 : utf8_seq(p);
+
+		if (!n)
+			return false;
+		p += n;
+	}
+	return true;
+}
+
+void str_make_printable(char *s)
+{
+	for (unsigned char *p = (unsigned char *)s; *p;) {
+		size_t n = control_len(p), k;
+
+		if (n) {
+			for (k = 0; k < n; k++)
+				*p++ = '?';
+		} else if ((n = utf8_seq(p))) {
+			p += n;
+		} else {
+			*p++ = '?';
+		}
+	}
+}

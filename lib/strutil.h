@@ -4,6 +4,7 @@
 #ifndef ROCEFAB_STRUTIL_H
 #define ROCEFAB_STRUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +17,12 @@ int str_copy(char *dst, size_t size, const char *src);
  * 0 and *ret when s is one and at most max; -EINVAL when it is not one; -ERANGE when it is
  * larger than max (or than any uint64).  *ret is untouched on failure. */
 int str_parse_uint(const char *s, uint64_t max, uint64_t *ret);
+/* Whether s is text that may be shown: valid UTF-8 without control characters (C0, DEL, C1,
+ * which could drive a terminal or break a log line). */
+bool str_is_printable(const char *s);
+/* Makes s such text in place: each byte of a control character, and each byte that is not part
+ * of valid UTF-8, becomes '?'. */
+void str_make_printable(char *s);
 /* A whole file (at most 64 MiB) as a NUL-terminated string; NULL with errno on failure. */
 char *str_slurp(const char *path, size_t *ret_len);
 
