@@ -110,6 +110,18 @@ static void post(const char *name, int seq, int64_t t)
 		abort();
 }
 
+/* The temporary directory goes when the run ends (a finding's abort leaves it for a look;
+ * libFuzzer may end a run from another thread while an input still writes there: best
+ * effort). */
+static void remove_dir(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' 2>/dev/null", dir);
+	if (system(cmd) != 0)
+		return;
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	struct store_conf c = { .queue_max = 64, .batch_max = 8, .readers = 2 };
@@ -123,6 +135,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(dir, sizeof(dir), "/tmp/rocefab-fuzz-query-XXXXXX");
 	if (!mkdtemp(dir))
 		abort();
+	atexit(remove_dir);
 	snprintf(db, sizeof(db), "%s/t.db", dir);
 	c.path = db;
 	if (reg_load_builtin(&reg, &e) < 0 || store_open(&c, true, &st, &e) < 0 ||

@@ -38,6 +38,18 @@ static void put(const char *name, const char *text)
 		abort();
 }
 
+/* The temporary directory goes when the run ends (a finding's abort leaves it for a look;
+ * libFuzzer may end a run from another thread while an input still writes there: best
+ * effort). */
+static void remove_dir(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' 2>/dev/null", dir);
+	if (system(cmd) != 0)
+		return;
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
@@ -45,6 +57,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(dir, sizeof(dir), "/tmp/rocefab-fuzz-scenario-XXXXXX");
 	if (!mkdtemp(dir))
 		abort();
+	atexit(remove_dir);
 	put("sizes.cdf", "1000 0\n10000 50\n100000 100\n");
 	put("flows.txt", "# src dst size_bytes start_us [priority]\nh0 h1 10000 0\nh1 h0 5000 1.5 3\n");
 	return 0;

@@ -111,6 +111,18 @@ static const char lldp_json0[] =
 	"[{\"value\":\"tor2\"}]}],\"port\":[{\"id\":[{\"type\":\"mac\",\"value\":\"aa:bb\"}],"
 	"\"descr\":[{\"value\":\"Ethernet9\"}]}]}]}]}";
 
+/* The temporary directory goes when the run ends (a finding's abort leaves it for a look;
+ * libFuzzer may end a run from another thread while an input still writes there: best
+ * effort). */
+static void remove_dir(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' 2>/dev/null", root);
+	if (system(cmd) != 0)
+		return;
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	static const char *const ib_counters[] = { "port_xmit_data", "port_rcv_data",
@@ -133,6 +145,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(root, sizeof(root), "/tmp/rocefab-fuzz-sysfs-XXXXXX");
 	if (!mkdtemp(root))
 		abort();
+	atexit(remove_dir);
 	add("sys/class/infiniband/mlx5_0/fw_ver", "28.39.1002\n", false);
 	add("sys/class/infiniband/mlx5_0/node_guid", "b859:9f03:00d4:2a10\n", false);
 	add("sys/class/infiniband/mlx5_0/device/driver", "../../../bus/pci/drivers/mlx5_core", true);
