@@ -41,13 +41,13 @@
 #include "lib/probeops.h"
 #include "lib/strutil.h"
 #include "lib/timeutil.h"
+#include "tests/fuzz/fuzz-tmpdir.h"
 
 #define T0 ((int64_t)1764514195 * NSEC_PER_SEC)
 #define NOW (T0 + 10 * NSEC_PER_SEC)
 #define MAX_POINTS 10000 /* api/h_inventory.c */
 #define NVALUES 8
 
-static char dir[64];
 static struct reg *reg;
 static struct store *st;
 static struct ingest *ing;
@@ -110,18 +110,6 @@ static void post(const char *name, int seq, int64_t t)
 		abort();
 }
 
-/* The temporary directory goes when the run ends (a finding's abort leaves it for a look;
- * libFuzzer may end a run from another thread while an input still writes there: best
- * effort). */
-static void remove_dir(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s' 2>/dev/null", dir);
-	if (system(cmd) != 0)
-		return;
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	struct store_conf c = { .queue_max = 64, .batch_max = 8, .readers = 2 };
@@ -132,11 +120,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	log_set_level(LOG_ERR);
-	snprintf(dir, sizeof(dir), "/tmp/rocefab-fuzz-query-XXXXXX");
-	if (!mkdtemp(dir))
-		abort();
-	atexit(remove_dir);
-	snprintf(db, sizeof(db), "%s/t.db", dir);
+	fuzz_dir_make("query");
+	snprintf(db, sizeof(db), "%s/t.db", fuzz_dir);
 	c.path = db;
 	if (reg_load_builtin(&reg, &e) < 0 || store_open(&c, true, &st, &e) < 0 ||
 	    ingest_new(st, reg, &ing, &e) < 0 || pingmesh_new(st, &po, &pm) < 0 ||

@@ -18,11 +18,11 @@
 #include <jansson.h>
 
 #include "sim/sim.h"
+#include "tests/fuzz/fuzz-tmpdir.h"
 
 #define MAX_NODES 300
 #define MAX_EVENTS 3000
 
-static char dir[64];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -32,32 +32,17 @@ static void put(const char *name, const char *text)
 	char path[128];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(path, sizeof(path), "%s/%s", fuzz_dir, name);
 	f = fopen(path, "w");
 	if (!f || fputs(text, f) < 0 || fclose(f))
 		abort();
-}
-
-/* The temporary directory goes when the run ends (a finding's abort leaves it for a look;
- * libFuzzer may end a run from another thread while an input still writes there: best
- * effort). */
-static void remove_dir(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s' 2>/dev/null", dir);
-	if (system(cmd) != 0)
-		return;
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	snprintf(dir, sizeof(dir), "/tmp/rocefab-fuzz-scenario-XXXXXX");
-	if (!mkdtemp(dir))
-		abort();
-	atexit(remove_dir);
+	fuzz_dir_make("scenario");
 	put("sizes.cdf", "1000 0\n10000 50\n100000 100\n");
 	put("flows.txt", "# src dst size_bytes start_us [priority]\nh0 h1 10000 0\nh1 h0 5000 1.5 3\n");
 	return 0;
@@ -108,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (too_big(data, size))
 		return -1; /* not added to the corpus */
-	r = sim_load((const char *)data, size, "fuzz.json", dir, -1, -1, &s, &e);
+	r = sim_load((const char *)data, size, "fuzz.json", fuzz_dir, -1, -1, &s, &e);
 	if (r < 0) {
 		if (strcmp(e.code, "BAD_SCENARIO") && r != -ENOMEM)
 			abort();

@@ -35,6 +35,7 @@
 #include "daemon/report.h"
 #include "lib/log.h"
 #include "lib/params.h"
+#include "tests/fuzz/fuzz-tmpdir.h"
 
 #define MAX_FILES 160
 
@@ -45,7 +46,6 @@ struct tfile {
 	bool link, dirty;
 };
 
-static char root[64];
 static struct tfile files[MAX_FILES];
 static unsigned nfiles;
 static struct reg *reg;
@@ -75,7 +75,7 @@ static void put(struct tfile *f, const void *bytes, size_t len)
 {
 	char path[300];
 
-	snprintf(path, sizeof(path), "%s/%s", root, f->path);
+	snprintf(path, sizeof(path), "%s/%s", fuzz_dir, f->path);
 	unlink(path);
 	mkdirs(path);
 	if (f->link) {
@@ -111,18 +111,6 @@ static const char lldp_json0[] =
 	"[{\"value\":\"tor2\"}]}],\"port\":[{\"id\":[{\"type\":\"mac\",\"value\":\"aa:bb\"}],"
 	"\"descr\":[{\"value\":\"Ethernet9\"}]}]}]}]}";
 
-/* The temporary directory goes when the run ends (a finding's abort leaves it for a look;
- * libFuzzer may end a run from another thread while an input still writes there: best
- * effort). */
-static void remove_dir(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s' 2>/dev/null", root);
-	if (system(cmd) != 0)
-		return;
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	static const char *const ib_counters[] = { "port_xmit_data", "port_rcv_data",
@@ -142,10 +130,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	log_set_level(LOG_ERR);
 	if (reg_load_builtin(&reg, &e) < 0)
 		abort();
-	snprintf(root, sizeof(root), "/tmp/rocefab-fuzz-sysfs-XXXXXX");
-	if (!mkdtemp(root))
-		abort();
-	atexit(remove_dir);
+	fuzz_dir_make("sysfs");
 	add("sys/class/infiniband/mlx5_0/fw_ver", "28.39.1002\n", false);
 	add("sys/class/infiniband/mlx5_0/node_guid", "b859:9f03:00d4:2a10\n", false);
 	add("sys/class/infiniband/mlx5_0/device/driver", "../../../bus/pci/drivers/mlx5_core", true);
@@ -241,12 +226,12 @@ static void restore(void)
 
 static void one_report(bool all_counters, const char *devices, const char *interfaces)
 {
-	struct linux_settings ls = { .sysfs_root = root, .devices = (char *)devices,
+	struct linux_settings ls = { .sysfs_root = fuzz_dir, .devices = (char *)devices,
 				     .interfaces = (char *)interfaces, .net_source = LINUX_NET_FILES,
 				     .dcb_xfer = fake_xfer };
 	struct backend_env env = { .reg = reg, .all_counters = all_counters, .settings = &ls };
 	struct agent_conf ac = { .id = "gpu-a1", .role = AGENT_HOST, .backend_name = "linux",
-				 .interval_ns = 1000000000, .host_boot_root = root };
+				 .interval_ns = 1000000000, .host_boot_root = fuzz_dir };
 	struct rf_err e = { 0 };
 	struct report *r = NULL;
 	struct agent *a = NULL;
@@ -304,7 +289,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			char path[300];
 
 			files[idx].dirty = true;
-			snprintf(path, sizeof(path), "%s/%s", root, files[idx].path);
+			snprintf(path, sizeof(path), "%s/%s", fuzz_dir, files[idx].path);
 			if (len == 255)
 				unlink(path);
 			else
@@ -328,7 +313,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (!strcmp(name, ".") || !strcmp(name, ".."))
 				continue;
 			snprintf(extra, sizeof(extra), "%s/sys/class/infiniband/mlx5_0/ports/1/hw_counters/%s",
-				 root, name);
+				 fuzz_dir, name);
 			fd = open(extra, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 			if (fd < 0) {
 				extra[0] = '\0';
