@@ -29,6 +29,7 @@
 #include "lib/httpd.h"
 #include "lib/log.h"
 #include "lib/sha256.h"
+#include "lib/strutil.h"
 #include "lib/timeutil.h"
 
 static const struct api_route routes[] = {
@@ -604,22 +605,6 @@ static bool is_json_type(const char *ct)
 	       (!ct[16] || ct[16] == ';' || ct[16] == ' ');
 }
 
-/* Strict decimal: digits only, no sign, no space; false when absent, bad or over max. */
-static bool parse_length(const char *s, uint64_t *ret)
-{
-	uint64_t v = 0;
-
-	if (!s || !*s)
-		return false;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9' || v > (UINT64_MAX - 9) / 10)
-			return false;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	*ret = v;
-	return true;
-}
-
 /* A method is a token (RFC 9110 5.6.2). */
 static bool is_token(const char *s)
 {
@@ -743,7 +728,7 @@ rate:
 	if (e->err)
 		return;
 	cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (cl && !parse_length(cl, &len)) {
+	if (cl && str_parse_uint(cl, UINT64_MAX, &len) < 0) {
 		rf_err_set(e, -EINVAL, "BAD_CONTENT_LENGTH", NULL,
 			   "Content-Length '%.32s' is not a byte count", cl);
 		return;

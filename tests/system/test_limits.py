@@ -2,9 +2,12 @@
 rocefabd answers is problem+json (api/guard.c, api/server.c; README "Security model").
 
 Loopback only: the flood comes from 127.77.0.2, the well-behaved client from 127.77.0.3."""
-import resource
+import json
+import os
 import re
+import resource
 import socket
+import struct
 import statistics
 import time
 
@@ -35,7 +38,6 @@ class Raw:
         self.text = body.decode(errors="replace")
 
     def json(self):
-        import json
         return json.loads(self.content)
 
 
@@ -87,8 +89,6 @@ def daemon(world):
 
 
 def health_ms(d, n=40):
-    s = requests.Session()
-    s.mount("http://", requests.adapters.HTTPAdapter())
     times = []
     for _ in range(n):
         t0 = time.monotonic()
@@ -289,9 +289,6 @@ def test_reports_whose_client_left_do_not_hold_up_shutdown(world):
     """A report's client that resets its connection while the writer stores the report: the
     connection closes without the handler being called again.  It used to stay counted as
     waiting, and every SIGTERM then waited 60 s for it (and its commands leaked)."""
-    import json
-    import os
-    import struct
     d = world.daemon()
     tok, _ = d.token("agent", "agent", agent="stor-b1")
     d.start()
