@@ -50,6 +50,7 @@ struct api_req {
 	bool started;	       /* the first call of the access handler has run */
 	bool token_valid;      /* authenticated by a valid token */
 	unsigned early_status; /* of early when its errno does not say it (429, 431) */
+	bool early_now;	       /* answer early before reading the body (it cannot be framed) */
 	bool replied;
 	unsigned status;
 	int64_t t0;

@@ -660,6 +660,7 @@ static bool check_framing(struct api_req *req, const char *version, struct rf_er
 		rf_err_set(e, -EINVAL, "BAD_FRAMING", NULL,
 			   "the body is framed ambiguously: send one Content-Length, or "
 			   "Transfer-Encoding: chunked alone");
+		req->early_now = true; /* a body nobody can delimit is not drained */
 		return false;
 	}
 	return true;
@@ -788,8 +789,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn, co
 		 * are answered once the body has been read and thrown away (never stored):
 		 * closing on unread data makes the kernel reset the connection, and the client
 		 * would never see the answer.  DISCARD_MAX and api.request_timeout bound that. */
-		if ((req->early.err == -E2BIG && waits_for_continue(conn)) ||
-		    strcmp(req->early.code, "BAD_FRAMING") == 0)
+		if (req->early_now || (req->early.err == -E2BIG && waits_for_continue(conn)))
 			reply_early(req);
 		return MHD_YES;
 	}
