@@ -25,9 +25,9 @@
 #include "lib/params.h"
 #include "lib/strutil.h"
 
-#define HOST_DEV "nic0"
-#define HOST_PORT "1"
-#define HOST_NETDEV "eth0"
+#define HOST_DEV SIM_AGENT_HOST_DEV
+#define HOST_PORT SIM_AGENT_HOST_PORT
+#define HOST_NETDEV SIM_AGENT_HOST_NETDEV
 
 #define S struct sim_settings
 const struct conf_opt backend_sim_opts[] = {

@@ -20,6 +20,12 @@ struct sim_settings {
 	void *ctx;
 };
 
+/* How an agent names a simulated host's one port: RDMA device, port, netdev.  (A switch is a
+ * device named after the switch, its ports named by their neighbour.) */
+#define SIM_AGENT_HOST_DEV "nic0"
+#define SIM_AGENT_HOST_PORT "1"
+#define SIM_AGENT_HOST_NETDEV "eth0"
+
 extern const struct conf_opt backend_sim_opts[];
 
 #endif

@@ -175,6 +175,11 @@ struct port {
 	simtime_t xoff_acc[NPRIO];
 	struct timer refresh[NPRIO];
 
+	/* a watchdog's "drop" action on this egress queue: what waits and what arrives for it is
+	 * discarded (sim_set_queue_drop) */
+	bool wd_drop[NPRIO];
+	simtime_t last_tx[NPRIO]; /* the last data packet sent from the queue: ground truth */
+
 	struct ecn_cfg *ecn; /* switch ports: per priority (NPRIO entries); NULL on hosts */
 	struct pfc_cfg pfc;  /* PFC of this port: which priorities, and (switches) its thresholds */
 	struct port_ctr c;
@@ -343,6 +348,8 @@ struct sim_stats_acc {
 	 * within 6% and memory stays constant however long the run */
 	uint64_t qhist[64][16];
 	uint64_t nq, qmax;
+	uint64_t drop_bytes_buffer, drop_bytes_wd; /* data bytes dropped for lack of buffer; by a
+						      * watchdog's drop action */
 };
 
 struct sim {

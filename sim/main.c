@@ -9,6 +9,7 @@
 #include "lib/log.h"
 #include "lib/strutil.h"
 #include "lib/timeutil.h"
+#include "sim/ctl.h"
 #include "sim/serve.h"
 #include "sim/sim.h"
 
@@ -30,6 +31,18 @@ static void usage(FILE *f)
 		"  --every DURATION     the time series' period (default 10us)\n"
 		"  --ports LIST         device:port,... for the time series (a switch port is named\n"
 		"                       by its neighbour, e.g. leaf0:h3, spine1:leaf0; default: all)\n"
+		"  --controller NAME    run a PFC controller inside the simulation every interval of\n"
+		"                       fabric time, on the counters the agents would report:\n"
+		"                       detector (rocefab's deadlock and storm detector) or pfcwd\n"
+		"                       (a SONiC-style PFC watchdog, action drop)\n"
+		"  --interval DURATION  the controller's interval (default 100us)\n"
+		"  --mitigate MODE      the detector's mitigation: off, advise or auto (default auto)\n"
+		"  --restore DURATION   how long the detector's breaks last (default 10 intervals)\n"
+		"  --delay DURATION     actuation delay of the controller's changes (default one\n"
+		"                       interval; 0 applies them at once)\n"
+		"  --baseline pfcwd     also run the SONiC-style watchdog on the same counters, recording\n"
+		"                       what it would do (its timers scaled like the interval: SONiC's\n"
+		"                       200 ms poll, detection and restoration = one interval)\n"
 		"  --quiet              no progress on standard error\n"
 		"  -h, --help           this text\n"
 		"\n"
@@ -148,6 +161,33 @@ static void print_human(json_t *doc)
 		       (long long)json_integer_value(json_object_get(run, "peak_rss_kb")));
 }
 
+static void print_controller(json_t *c)
+{
+	json_t *v;
+	size_t i;
+
+	printf("controller    %s every %.0f us", json_string_value(json_object_get(c, "kind")),
+	       json_number_value(json_object_get(c, "interval_us")));
+	if (!strcmp(json_string_value(json_object_get(c, "kind")), "detector"))
+		printf(", mitigation %s", json_string_value(json_object_get(c, "mitigate")));
+	printf("; %zu findings, %zu actions", json_array_size(json_object_get(c, "findings")),
+	       json_array_size(json_object_get(c, "actions")));
+	if (json_is_string(json_object_get(c, "baseline")))
+		printf("; baseline pfcwd: %zu actions", json_array_size(json_object_get(c, "baseline_actions")));
+	printf("\n");
+	json_array_foreach(json_object_get(c, "findings"), i, v)
+		if (strcmp(json_string_value(json_object_get(v, "class")), "congestion"))
+			printf("  %9.1f us  %-13s %s\n", json_number_value(json_object_get(v, "detected_us")),
+			       json_string_value(json_object_get(v, "class")),
+			       json_string_value(json_object_get(v, "summary")));
+	json_array_foreach(json_object_get(c, "actions"), i, v)
+		printf("  %9.1f us  action %s %s:%s priority %lld%s\n", json_number_value(json_object_get(v, "t_us")),
+		       json_string_value(json_object_get(v, "op")), json_string_value(json_object_get(v, "node")),
+		       json_string_value(json_object_get(v, "port")),
+		       (long long)json_integer_value(json_object_get(v, "priority")),
+		       json_is_false(json_object_get(v, "ok")) ? " (failed)" : "");
+}
+
 static int run_main(int argc, char **argv);
 
 int main(int argc, char **argv)
@@ -173,11 +213,16 @@ static int run_main(int argc, char **argv)
 		{ "json", required_argument, NULL, 3 },	 { "timeseries", required_argument, NULL, 4 },
 		{ "every", required_argument, NULL, 5 }, { "ports", required_argument, NULL, 6 },
 		{ "no-timing", no_argument, NULL, 7 },	 { "quiet", no_argument, NULL, 8 },
+		{ "controller", required_argument, NULL, 9 }, { "interval", required_argument, NULL, 10 },
+		{ "mitigate", required_argument, NULL, 11 }, { "restore", required_argument, NULL, 12 },
+		{ "delay", required_argument, NULL, 13 }, { "baseline", required_argument, NULL, 14 },
 		{ "help", no_argument, NULL, 'h' },	 { NULL, 0, NULL, 0 },
 	};
 	const char *json_out = NULL, *ts_out = NULL, *ports = NULL;
 	int64_t seed = -1, until = -1, every = 10 * 1000000LL;
 	bool timing = true, quiet = false;
+	struct sim_ctl_opts co = { .delay_ps = -1, .mitigate = CC_DL_AUTO };
+	struct sim_ctl *ctl = NULL;
 	struct ts_port *tsp = NULL;
 	struct rf_err e = { 0 };
 	struct sim *s = NULL;
@@ -229,6 +274,41 @@ static int run_main(int argc, char **argv)
 		case 8:
 			quiet = true;
 			break;
+		case 9:
+			if (!strcmp(optarg, "detector"))
+				co.controller = SIM_CTL_DETECTOR;
+			else if (!strcmp(optarg, "pfcwd"))
+				co.controller = SIM_CTL_PFCWD;
+			else {
+				fprintf(stderr, "rocefab-sim: --controller: '%s' is not detector or pfcwd\n", optarg);
+				return 2;
+			}
+			break;
+		case 10:
+		case 12:
+		case 13:
+			if (tu_parse_duration(optarg, &ns) < 0 || ns < 0 || (c != 13 && ns == 0) ||
+			    ns > INT64_MAX / 1000) {
+				fprintf(stderr, "rocefab-sim: %s: '%s' is not a duration%s (such as 100us)\n",
+					c == 10 ? "--interval" : c == 12 ? "--restore" : "--delay", optarg,
+					c == 13 ? "" : " above 0");
+				return 2;
+			}
+			*(c == 10 ? &co.interval_ps : c == 12 ? &co.restore_ps : &co.delay_ps) = ns * 1000;
+			break;
+		case 11:
+			if (cc_dl_mode_parse(optarg, &co.mitigate) < 0) {
+				fprintf(stderr, "rocefab-sim: --mitigate: '%s' is not off, advise or auto\n", optarg);
+				return 2;
+			}
+			break;
+		case 14:
+			if (strcmp(optarg, "pfcwd")) {
+				fprintf(stderr, "rocefab-sim: --baseline: '%s' is not pfcwd\n", optarg);
+				return 2;
+			}
+			co.baseline_pfcwd = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -239,6 +319,10 @@ static int run_main(int argc, char **argv)
 	}
 	if (optind + 1 != argc) {
 		usage(stderr);
+		return 2;
+	}
+	if (!co.controller && (co.interval_ps || co.restore_ps || co.delay_ps >= 0 || co.baseline_pfcwd)) {
+		fprintf(stderr, "rocefab-sim: --interval, --restore, --delay and --baseline need --controller\n");
 		return 2;
 	}
 	optind--; /* argv[optind + 1] is the scenario below */
@@ -262,6 +346,11 @@ static int run_main(int argc, char **argv)
 		sim_free(s);
 		return 2;
 	}
+	if (co.controller && sim_ctl_new(s, &co, &ctl, &e) < 0) {
+		fprintf(stderr, "rocefab-sim: %s: %s\n", argv[optind + 1], rf_err_str(&e, buf, sizeof(buf)));
+		status = e.err == -ENOMEM ? 1 : 2;
+		goto out;
+	}
 	if (ts_out) {
 		ts = fopen(ts_out, "we");
 		if (!ts || ts_ports(s, ports, &tsp, &ntsp) < 0) {
@@ -280,9 +369,15 @@ static int run_main(int argc, char **argv)
 		while (!sim_done(s)) {
 			int64_t target = ts ? next_ts : sim_now(s) + 1000000000LL; /* 1 ms of fabric time */
 
+			if (ctl && sim_ctl_next(ctl) < target)
+				target = sim_ctl_next(ctl);
 			if (sim_until(s) > 0 && target > sim_until(s))
 				target = sim_until(s);
 			sim_run_until(s, target);
+			if (ctl && sim_now(s) >= sim_ctl_next(ctl) && sim_ctl_step(ctl) < 0) {
+				fprintf(stderr, "rocefab-sim: out of memory\n");
+				goto out;
+			}
 			if (ts && sim_now(s) >= next_ts) {
 				for (int i = 0; i < ntsp; i++) {
 					struct ts_row r = { { 0 } };
@@ -309,6 +404,8 @@ static int run_main(int argc, char **argv)
 		}
 	}
 	doc = sim_summary(s, timing, (double)(tu_mono_ns() - t0) / 1e9);
+	if (ctl)
+		json_object_set_new(doc, "controller", sim_ctl_json(ctl, timing));
 	if (json_out) {
 		FILE *f = strcmp(json_out, "-") ? fopen(json_out, "we") : stdout;
 
@@ -322,14 +419,18 @@ static int run_main(int argc, char **argv)
 		if (f != stdout)
 			fclose(f);
 	}
-	if (!json_out || strcmp(json_out, "-"))
+	if (!json_out || strcmp(json_out, "-")) {
 		print_human(doc);
+		if (ctl)
+			print_controller(json_object_get(doc, "controller"));
+	}
 	json_decref(doc);
 	status = 0;
 out:
 	if (ts)
 		fclose(ts);
 	free(tsp);
+	sim_ctl_free(ctl);
 	sim_free(s);
 	return status;
 }

@@ -245,6 +245,13 @@ uint64_t sim_port_rate_bps(const struct sim *s, int dev, int port)
 	return s->nodes[dev]->ports[port]->rate_bps;
 }
 
+uint8_t sim_port_lossless(const struct sim *s, int dev, int port)
+{
+	if (dev < 0 || (uint32_t)dev >= s->nnodes || port < 0 || port >= s->nodes[dev]->nports)
+		return 0;
+	return s->nodes[dev]->ports[port]->pfc.enabled;
+}
+
 int sim_port_peer(const struct sim *s, int dev, int port, int *ret_dev, int *ret_port)
 {
 	const struct port *p;

@@ -106,6 +106,8 @@ int sim_port_find(const struct sim *s, int dev, const char *name);
 uint64_t sim_switch_shared_bytes(const struct sim *s, int dev);
 bool sim_port_up(const struct sim *s, int dev, int port);
 uint64_t sim_port_rate_bps(const struct sim *s, int dev, int port);
+/* The priorities with PFC on at the port (bitmap). */
+uint8_t sim_port_lossless(const struct sim *s, int dev, int port);
 /* The device and port at the other end of the port's link. */
 int sim_port_peer(const struct sim *s, int dev, int port, int *ret_dev, int *ret_port);
 
@@ -125,6 +127,15 @@ json_t *sim_get_ecn(const struct sim *s, int sw, int port, int queue);
 int sim_set_ecn(struct sim *s, int sw, int port, int queue, json_t *params, struct rf_err *e);
 json_t *sim_get_pfc(const struct sim *s, int dev, int port);
 int sim_set_pfc(struct sim *s, int dev, int port, json_t *params, struct rf_err *e);
+
+/* A watchdog's drop action on a switch's egress queue: while on, what waits there and what
+ * arrives for it is discarded.  0 or -ENOENT. */
+int sim_set_queue_drop(struct sim *s, int dev, int port, int prio, bool on);
+/* Ground truth for judging controllers (no agent reports these): when the egress queue last
+ * sent a data packet (ps, 0: never, -1: no such queue), and the data bytes dropped for lack of
+ * buffer and by watchdog drop actions since the start. */
+int64_t sim_queue_last_tx(const struct sim *s, int dev, int port, int prio);
+void sim_drop_bytes(const struct sim *s, uint64_t *buffer, uint64_t *watchdog);
 
 /* Faults while running, as in the scenario's "faults" (JSON object).  Returns a fault id. */
 int sim_fault(struct sim *s, json_t *fault, int *ret_id, struct rf_err *e);

@@ -10,6 +10,7 @@
  *   (xoff_bytes) or 2^alpha_shift x the free shared buffer; a lossless priority then overflows
  *   into its headroom and XOFF goes upstream; a lossy priority drops.  XON once the headroom is
  *   empty and the port/priority is xon_offset below the threshold. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,8 +139,16 @@ void sim_switch_rx(struct sim *s, struct port *in, struct pkt *k)
 		sim_pkt_free(s, k);
 		return;
 	}
+	if (out->wd_drop[k->prio] && k->type == PKT_DATA) {
+		s->st.drop_bytes_wd += k->bytes;
+		out->c.tx_discards++;
+		sim_pkt_free(s, k);
+		return;
+	}
 	if (!admit(s, sw, in, k)) {
 		in->c.buf_discards[k->prio]++;
+		if (k->type == PKT_DATA)
+			s->st.drop_bytes_buffer += k->bytes;
 		sim_pkt_free(s, k);
 		return;
 	}
@@ -214,9 +223,49 @@ struct pkt *sim_switch_dequeue(struct sim *s, struct port *p, simtime_t *ret_wak
 		return NULL;
 	}
 	k = sim_queue_pop(s, &p->q[pr]);
+	if (k->type == PKT_DATA)
+		p->last_tx[pr] = s->now;
 	mark_ecn(s, p, k);
 	sim_switch_release(s, k);
 	return k;
+}
+
+int sim_set_queue_drop(struct sim *s, int dev, int port, int prio, bool on)
+{
+	struct port *p;
+	struct pkt *k;
+
+	if (dev < 0 || (uint32_t)dev >= s->nnodes || s->nodes[dev]->kind != NODE_SWITCH || port < 0 ||
+	    port >= s->nodes[dev]->nports || prio < 0 || prio >= NPRIO)
+		return -ENOENT;
+	p = s->nodes[dev]->ports[port];
+	p->wd_drop[prio] = on;
+	if (!on) {
+		sim_port_kick(s, p);
+		return 0;
+	}
+	while ((k = sim_queue_pop(s, &p->q[prio]))) {
+		if (k->type == PKT_DATA)
+			s->st.drop_bytes_wd += k->bytes;
+		p->c.tx_discards++;
+		sim_switch_release(s, k);
+		sim_pkt_free(s, k);
+	}
+	return 0;
+}
+
+int64_t sim_queue_last_tx(const struct sim *s, int dev, int port, int prio)
+{
+	if (dev < 0 || (uint32_t)dev >= s->nnodes || port < 0 || port >= s->nodes[dev]->nports || prio < 0 ||
+	    prio >= NPRIO)
+		return -1;
+	return s->nodes[dev]->ports[port]->last_tx[prio];
+}
+
+void sim_drop_bytes(const struct sim *s, uint64_t *buffer, uint64_t *watchdog)
+{
+	*buffer = s->st.drop_bytes_buffer;
+	*watchdog = s->st.drop_bytes_wd;
 }
 
 /* --- routing -------------------------------------------------------------------------------- */

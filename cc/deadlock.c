@@ -1,0 +1,1385 @@
+/* PFC deadlock and pause-storm detection: see deadlock.h.
+ *
+ * Per interval: mark the stuck queues, find the strongly connected components of the
+ * pause-dependency graph among them (Tarjan, iterative), name each component a deadlock, then
+ * look for pause sources (storms), slow receivers and congestion.  The graph's edges are never
+ * stored: the stuck queues are sorted by (node, priority), so the successors of a queue are one
+ * range of that array (the stuck queues of its peer's node) and its predecessors one range of
+ * the same array sorted by (peer node, priority).  Findings are matched to the previous
+ * interval's by a key (class, priority, sorted ports) so that their ids and first-seen times
+ * last; the holds (breaks and isolations in force) carry over too. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cc/deadlock.h"
+#include "lib/hmap.h"
+
+const struct cc_dl_conf cc_dl_defaults = {
+	.deadlock_mode = CC_DL_ADVISE,
+	.storm_mode = CC_DL_ADVISE,
+	.restore_us = 2000000,
+	.stuck_share = 0.9,
+	.slow_share = 0.2,
+	.congestion_share = 0.5,
+	.max_listed = 64,
+};
+
+const char *cc_dl_class_name(enum cc_dl_class c)
+{
+	static const char *const names[] = { "deadlock", "pause_storm", "slow_receiver", "congestion",
+					     "persistent" };
+
+	return (unsigned)c < CC_DL_NCLASSES ? names[c] : "?";
+}
+
+const char *cc_dl_mode_name(enum cc_dl_mode m)
+{
+	return m == CC_DL_AUTO ? "auto" : m == CC_DL_ADVISE ? "advise" : "off";
+}
+
+int cc_dl_mode_parse(const char *s, enum cc_dl_mode *ret)
+{
+	if (!strcmp(s, "off"))
+		*ret = CC_DL_OFF;
+	else if (!strcmp(s, "advise"))
+		*ret = CC_DL_ADVISE;
+	else if (!strcmp(s, "auto"))
+		*ret = CC_DL_AUTO;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+const char *cc_dl_conf_check(const struct cc_dl_conf *c)
+{
+	if (c->restore_us <= 0)
+		return "restore time must be above 0";
+	if (!(c->stuck_share > 0 && c->stuck_share <= 1) || !(c->slow_share > 0 && c->slow_share <= 1) ||
+	    !(c->congestion_share > 0 && c->congestion_share <= 1))
+		return "shares of the interval must be in (0, 1]";
+	if ((unsigned)c->deadlock_mode > CC_DL_AUTO || (unsigned)c->storm_mode > CC_DL_AUTO)
+		return "unknown mode";
+	return NULL;
+}
+
+/* --- state that lasts across intervals --------------------------------------------------- */
+
+struct track {
+	char *key;
+	uint64_t id;
+	int64_t first_us, last_us;
+	bool seen;
+};
+
+enum hold_state { H_APPLYING, H_ACTIVE, H_RESTORING };
+
+struct hold {
+	enum cc_dl_class cls;
+	enum hold_state state;
+	uint64_t finding;
+	char *fkey;		   /* the finding's key */
+	uint64_t action;	   /* the action waiting for cc_dl_action_done, 0: none */
+	char node[CC_DL_NAME], port[CC_DL_NAME]; /* the queue made lossy */
+	uint8_t prio;
+	int64_t until_us;	   /* deadlock: restore then (INT64_MAX: persistent, kept) */
+	char cnode[CC_DL_NAME], cport[CC_DL_NAME]; /* storm: the culprit */
+	int64_t quiet_since;	   /* storm: -1 while the culprit pauses */
+	bool restore_due;
+};
+
+struct cc_dl {
+	struct cc_dl_conf conf;
+	struct hmap tracks; /* key -> struct track */
+	struct hold *holds;
+	size_t nholds, capholds;
+	struct hmap restored; /* "node\x1fport\x1fprio" of a restored break -> (void *)1 */
+	uint64_t next_id, next_action;
+	int64_t now_us;
+	/* the result of the last run */
+	struct cc_dl_result res;
+	size_t capfindings, capcleared, capactions;
+};
+
+struct cc_dl *cc_dl_new(const struct cc_dl_conf *c)
+{
+	struct cc_dl *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->conf = c ? *c : cc_dl_defaults;
+	hmap_init(&d->tracks);
+	hmap_init(&d->restored);
+	d->next_id = 1;
+	d->next_action = 1;
+	return d;
+}
+
+static void result_clear(struct cc_dl_result *r)
+{
+	for (size_t i = 0; i < r->nfindings; i++) {
+		free(r->findings[i].ports);
+		free(r->findings[i].victims);
+	}
+	r->nfindings = r->ncleared = r->nactions = 0;
+	r->stuck_queues = 0;
+}
+
+void cc_dl_free(struct cc_dl *d)
+{
+	const char *k;
+	void *v;
+
+	if (!d)
+		return;
+	for (size_t i = 0; hmap_next(&d->tracks, &i, &k, &v);) {
+		free(((struct track *)v)->key);
+		free(v);
+	}
+	hmap_fini(&d->tracks);
+	for (size_t i = 0; hmap_next(&d->restored, &i, &k, &v);)
+		free((char *)k);
+	hmap_fini(&d->restored);
+	for (size_t i = 0; i < d->nholds; i++)
+		free(d->holds[i].fkey);
+	free(d->holds);
+	result_clear(&d->res);
+	free(d->res.findings);
+	free(d->res.cleared);
+	free(d->res.actions);
+	free(d);
+}
+
+void cc_dl_configure(struct cc_dl *d, const struct cc_dl_conf *c)
+{
+	d->conf = *c;
+}
+
+const struct cc_dl_conf *cc_dl_config(const struct cc_dl *d)
+{
+	return &d->conf;
+}
+
+size_t cc_dl_holds(const struct cc_dl *d)
+{
+	return d->nholds;
+}
+
+/* --- the interval's analysis ---------------------------------------------------------------- */
+
+struct vq {
+	uint32_t port, node, peer_node; /* peer_node CC_NONE: no known peer (or a host) */
+	uint8_t prio;
+	uint64_t depth;
+};
+
+struct run {
+	struct cc_dl *d;
+	const struct cc_snap *s;
+	struct vq *v;	       /* stuck queues, sorted by (node, prio) */
+	uint32_t nv;
+	uint32_t *by_peer;     /* indexes of v sorted by (peer_node, prio) */
+	/* Tarjan */
+	uint32_t *index, *low, *stack, *comp, *cstack, *citer;
+	bool *on_stack;
+	uint32_t ncomp;
+	const bool *removed; /* vertices left out (break choice) */
+};
+
+static bool has(const struct cc_prio *e, enum cc_field f)
+{
+	return e && (e->have & (1u << f));
+}
+
+static uint64_t share_us(const struct cc_snap *s, double share)
+{
+	return (uint64_t)((double)s->interval_us * share);
+}
+
+/* Paused by the peer for the share of the interval. */
+static bool paused_for(const struct cc_snap *s, const struct cc_prio *e, double share)
+{
+	if (has(e, CF_RX_PAUSE_US))
+		return e->v[CF_RX_PAUSE_US] >= share_us(s, share);
+	/* no duration counter: SONiC's rule — paused now, pause frames came, no XON */
+	return has(e, CF_PAUSED) && e->v[CF_PAUSED] && has(e, CF_RX_PAUSE_FRAMES) &&
+	       e->v[CF_RX_PAUSE_FRAMES] > 0 && (!has(e, CF_RX_PAUSE_TRANSITIONS) || !e->v[CF_RX_PAUSE_TRANSITIONS]) &&
+	       share > 0.5;
+}
+
+/* Pausing its peer for the share of the interval. */
+static bool pausing_for(const struct cc_snap *s, const struct cc_prio *e, double share)
+{
+	if (has(e, CF_TX_PAUSE_US))
+		return e->v[CF_TX_PAUSE_US] >= share_us(s, share);
+	return has(e, CF_PAUSING) && e->v[CF_PAUSING] && has(e, CF_TX_PAUSE_FRAMES) && e->v[CF_TX_PAUSE_FRAMES] > 0 &&
+	       share > 0.5;
+}
+
+static bool pausing_any(const struct cc_snap *s, uint32_t port, unsigned prio)
+{
+	const struct cc_prio *e = cc_snap_prio(s, port, prio);
+	uint32_t peer = s->ports[port].peer;
+	const struct cc_prio *pe = peer != CC_NONE ? cc_snap_prio(s, peer, prio) : NULL;
+
+	return (has(e, CF_TX_PAUSE_US) && e->v[CF_TX_PAUSE_US] > 0) || (has(e, CF_PAUSING) && e->v[CF_PAUSING]) ||
+	       (has(e, CF_TX_PAUSE_FRAMES) && e->v[CF_TX_PAUSE_FRAMES] > 0) ||
+	       (has(pe, CF_RX_PAUSE_FRAMES) && pe->v[CF_RX_PAUSE_FRAMES] > 0);
+}
+
+static bool sent_nothing(const struct cc_prio *e)
+{
+	if (has(e, CF_TX_BYTES))
+		return e->v[CF_TX_BYTES] == 0;
+	if (has(e, CF_TX_PACKETS))
+		return e->v[CF_TX_PACKETS] == 0;
+	return false;
+}
+
+/* Received nothing on the priority (from its own counter, or the peer's transmit counter). */
+static bool took_nothing(const struct cc_snap *s, uint32_t port, unsigned prio)
+{
+	const struct cc_prio *e = cc_snap_prio(s, port, prio);
+	uint32_t peer = s->ports[port].peer;
+
+	if (has(e, CF_RX_BYTES))
+		return e->v[CF_RX_BYTES] == 0;
+	if (has(e, CF_RX_PACKETS))
+		return e->v[CF_RX_PACKETS] == 0;
+	return peer != CC_NONE && sent_nothing(cc_snap_prio(s, peer, prio));
+}
+
+static bool stuck(const struct cc_dl *d, const struct cc_snap *s, uint32_t pi, unsigned prio)
+{
+	const struct cc_port *p = &s->ports[pi];
+	const struct cc_prio *e = cc_snap_prio(s, pi, prio);
+
+	if (p->down || !(p->lossless & (1u << prio)) || !e)
+		return false;
+	if (!paused_for(s, e, d->conf.stuck_share) || !sent_nothing(e))
+		return false;
+	/* a switch queue says whether anything waits; a NIC's does not (its flows do) */
+	return !has(e, CF_QUEUE_DEPTH) || e->v[CF_QUEUE_DEPTH] > 0;
+}
+
+static int cmp_node_prio(const void *a, const void *b)
+{
+	const struct vq *x = a, *y = b;
+
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	if (x->prio != y->prio)
+		return x->prio < y->prio ? -1 : 1;
+	return (x->port > y->port) - (x->port < y->port);
+}
+
+static int cmp_peer_prio(const void *a, const void *b, void *ctx)
+{
+	const struct vq *v = ctx, *x = &v[*(const uint32_t *)a], *y = &v[*(const uint32_t *)b];
+
+	if (x->peer_node != y->peer_node)
+		return x->peer_node < y->peer_node ? -1 : 1;
+	if (x->prio != y->prio)
+		return x->prio < y->prio ? -1 : 1;
+	return (x->port > y->port) - (x->port < y->port);
+}
+
+/* The range [*lo, *hi) of r->v at (node, prio). */
+static void range_at(const struct run *r, uint32_t node, uint8_t prio, uint32_t *lo, uint32_t *hi)
+{
+	uint32_t a = 0, b = r->nv;
+
+	while (a < b) {
+		uint32_t m = a + (b - a) / 2;
+
+		if (r->v[m].node < node || (r->v[m].node == node && r->v[m].prio < prio))
+			a = m + 1;
+		else
+			b = m;
+	}
+	*lo = a;
+	b = r->nv;
+	while (a < b) {
+		uint32_t m = a + (b - a) / 2;
+
+		if (r->v[m].node == node && r->v[m].prio == prio)
+			a = m + 1;
+		else
+			b = m;
+	}
+	*hi = a;
+}
+
+/* The range of r->by_peer whose queues' peer node is node, at prio. */
+static void pred_range(const struct run *r, uint32_t node, uint8_t prio, uint32_t *lo, uint32_t *hi)
+{
+	uint32_t a = 0, b = r->nv;
+
+	while (a < b) {
+		uint32_t m = a + (b - a) / 2;
+		const struct vq *q = &r->v[r->by_peer[m]];
+
+		if (q->peer_node < node || (q->peer_node == node && q->prio < prio))
+			a = m + 1;
+		else
+			b = m;
+	}
+	*lo = a;
+	b = r->nv;
+	while (a < b) {
+		uint32_t m = a + (b - a) / 2;
+		const struct vq *q = &r->v[r->by_peer[m]];
+
+		if (q->peer_node == node && q->prio == prio)
+			a = m + 1;
+		else
+			b = m;
+	}
+	*hi = a;
+}
+
+/* Tarjan's strongly connected components, iteratively; comp[v] numbers them.  Vertices in
+ * r->removed are skipped. */
+static void tarjan(struct run *r)
+{
+	uint32_t idx = 0, sp = 0, csp = 0;
+
+	r->ncomp = 0;
+	for (uint32_t i = 0; i < r->nv; i++) {
+		r->index[i] = UINT32_MAX;
+		r->on_stack[i] = false;
+		r->comp[i] = UINT32_MAX;
+	}
+	for (uint32_t root = 0; root < r->nv; root++) {
+		if (r->index[root] != UINT32_MAX || (r->removed && r->removed[root]))
+			continue;
+		r->cstack[csp] = root;
+		r->citer[csp++] = UINT32_MAX; /* not started */
+		while (csp) {
+			uint32_t u = r->cstack[csp - 1], lo, hi, it;
+			bool descended = false;
+
+			if (r->citer[csp - 1] == UINT32_MAX) {
+				r->index[u] = r->low[u] = idx++;
+				r->stack[sp++] = u;
+				r->on_stack[u] = true;
+			}
+			range_at(r, r->v[u].peer_node, r->v[u].prio, &lo, &hi);
+			if (r->v[u].peer_node == CC_NONE)
+				lo = hi = 0;
+			it = r->citer[csp - 1] == UINT32_MAX ? lo : r->citer[csp - 1];
+			for (; it < hi; it++) {
+				uint32_t w = it;
+
+				if (r->removed && r->removed[w])
+					continue;
+				if (r->index[w] == UINT32_MAX) {
+					r->citer[csp - 1] = it + 1;
+					r->cstack[csp] = w;
+					r->citer[csp++] = UINT32_MAX;
+					descended = true;
+					break;
+				}
+				if (r->on_stack[w] && r->index[w] < r->low[u])
+					r->low[u] = r->index[w];
+			}
+			if (descended)
+				continue;
+			r->citer[csp - 1] = hi;
+			if (r->low[u] == r->index[u]) {
+				uint32_t w;
+
+				do {
+					w = r->stack[--sp];
+					r->on_stack[w] = false;
+					r->comp[w] = r->ncomp;
+				} while (w != u);
+				r->ncomp++;
+			}
+			csp--;
+			if (csp) {
+				uint32_t parent = r->cstack[csp - 1];
+
+				if (r->low[u] < r->low[parent])
+					r->low[parent] = r->low[u];
+			}
+		}
+	}
+}
+
+static void queue_of(const struct cc_snap *s, uint32_t port, unsigned prio, struct cc_dl_queue *q)
+{
+	const struct cc_port *p = &s->ports[port];
+	const struct cc_prio *e = cc_snap_prio(s, port, prio);
+
+	memset(q, 0, sizeof(*q));
+	snprintf(q->node, sizeof(q->node), "%s", s->nodes[p->node].name);
+	snprintf(q->port, sizeof(q->port), "%s", p->name);
+	if (e) {
+		q->paused_us = e->v[CF_RX_PAUSE_US];
+		q->tx_bytes = e->v[CF_TX_BYTES];
+		q->depth_bytes = e->v[CF_QUEUE_DEPTH];
+	}
+}
+
+static const char *label(const struct cc_snap *s, uint32_t port, char *buf, size_t len)
+{
+	return cc_snap_port_label(s, port, buf, len);
+}
+
+static int qkey(char *buf, size_t len, const char *node, const char *port, unsigned prio)
+{
+	return snprintf(buf, len, "%s\x1f%s\x1f%u", node, port, prio);
+}
+
+/* --- findings ---------------------------------------------------------------------------------- */
+
+static struct cc_dl_finding *new_finding(struct cc_dl *d)
+{
+	struct cc_dl_result *r = &d->res;
+
+	if (r->nfindings == d->capfindings) {
+		size_t cap = d->capfindings ? d->capfindings * 2 : 16;
+		struct cc_dl_finding *f = realloc(r->findings, cap * sizeof(*f));
+
+		if (!f)
+			return NULL;
+		r->findings = f;
+		d->capfindings = cap;
+	}
+	memset(&r->findings[r->nfindings], 0, sizeof(r->findings[0]));
+	return &r->findings[r->nfindings++];
+}
+
+/* Gives the finding its id and first-seen time by its key. */
+static int track(struct cc_dl *d, struct cc_dl_finding *f, const char *key)
+{
+	struct track *t = hmap_get(&d->tracks, key);
+
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		if (!t || !(t->key = strdup(key))) {
+			free(t);
+			return -ENOMEM;
+		}
+		t->id = d->next_id++;
+		t->first_us = d->now_us;
+		if (hmap_put(&d->tracks, t->key, t, NULL) < 0) {
+			free(t->key);
+			free(t);
+			return -ENOMEM;
+		}
+		f->fresh = true;
+	}
+	t->seen = true;
+	t->last_us = d->now_us;
+	f->id = t->id;
+	f->first_us = t->first_us;
+	f->last_us = d->now_us;
+	return 0;
+}
+
+static struct cc_dl_action *new_action(struct cc_dl *d)
+{
+	struct cc_dl_result *r = &d->res;
+
+	if (r->nactions == d->capactions) {
+		size_t cap = d->capactions ? d->capactions * 2 : 8;
+		struct cc_dl_action *a = realloc(r->actions, cap * sizeof(*a));
+
+		if (!a)
+			return NULL;
+		r->actions = a;
+		d->capactions = cap;
+	}
+	memset(&r->actions[r->nactions], 0, sizeof(r->actions[0]));
+	r->actions[r->nactions].id = d->next_action++;
+	return &r->actions[r->nactions++];
+}
+
+static struct hold *find_hold_finding(struct cc_dl *d, uint64_t finding)
+{
+	for (size_t i = 0; i < d->nholds; i++)
+		if (d->holds[i].finding == finding)
+			return &d->holds[i];
+	return NULL;
+}
+
+static struct hold *find_hold_queue(struct cc_dl *d, const char *node, const char *port, unsigned prio)
+{
+	for (size_t i = 0; i < d->nholds; i++)
+		if (d->holds[i].prio == prio && !strcmp(d->holds[i].node, node) && !strcmp(d->holds[i].port, port))
+			return &d->holds[i];
+	return NULL;
+}
+
+static const char *key_of(const struct cc_dl *d, uint64_t finding)
+{
+	const char *k;
+	void *v;
+
+	for (size_t i = 0; hmap_next(&d->tracks, &i, &k, &v);)
+		if (((struct track *)v)->id == finding)
+			return k;
+	return NULL;
+}
+
+/* Starts a mitigation: a hold (applying) and the action that makes the queue lossy. */
+static int mitigate(struct cc_dl *d, const struct cc_dl_finding *f, struct cc_dl_action *ret)
+{
+	const char *fkey = key_of(d, f->id);
+	struct hold *h;
+	struct cc_dl_action *a;
+
+	if (!f->suggested.node[0])
+		return -EINVAL;
+	if (find_hold_finding(d, f->id) || find_hold_queue(d, f->suggested.node, f->suggested.port, f->prio))
+		return -EALREADY;
+	if (d->nholds == d->capholds) {
+		size_t cap = d->capholds ? d->capholds * 2 : 8;
+		struct hold *v = realloc(d->holds, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		d->holds = v;
+		d->capholds = cap;
+	}
+	a = ret ? ret : new_action(d);
+	if (!a)
+		return -ENOMEM;
+	if (ret) {
+		memset(a, 0, sizeof(*a));
+		a->id = d->next_action++;
+	}
+	h = &d->holds[d->nholds];
+	memset(h, 0, sizeof(*h));
+	h->fkey = fkey ? strdup(fkey) : NULL;
+	if (fkey && !h->fkey)
+		return -ENOMEM;
+	d->nholds++;
+	h->cls = f->cls;
+	h->state = H_APPLYING;
+	h->finding = f->id;
+	h->action = a->id;
+	snprintf(h->node, sizeof(h->node), "%s", f->suggested.node);
+	snprintf(h->port, sizeof(h->port), "%s", f->suggested.port);
+	h->prio = f->prio;
+	h->until_us = f->cls == CC_DL_PERSISTENT ? INT64_MAX : d->now_us + d->conf.restore_us;
+	h->quiet_since = -1;
+	if (f->cls == CC_DL_PAUSE_STORM && f->nports) {
+		snprintf(h->cnode, sizeof(h->cnode), "%s", f->ports[0].node);
+		snprintf(h->cport, sizeof(h->cport), "%s", f->ports[0].port);
+	}
+	a->finding = f->id;
+	a->cls = f->cls;
+	a->op = CC_DL_LOSSY;
+	snprintf(a->node, sizeof(a->node), "%s", h->node);
+	snprintf(a->port, sizeof(a->port), "%s", h->port);
+	a->prio = h->prio;
+	if (f->cls == CC_DL_PAUSE_STORM)
+		snprintf(a->reason, sizeof(a->reason),
+			 "pause_storm #%llu: %s pauses priority %u while taking nothing; %s:%s stops obeying its "
+			 "pauses until it has not paused for %lld ms",
+			 (unsigned long long)f->id, f->culprit, f->prio, h->node, h->port,
+			 (long long)(d->conf.restore_us / 1000));
+	else if (f->cls == CC_DL_PERSISTENT)
+		snprintf(a->reason, sizeof(a->reason),
+			 "persistent deadlock #%llu on priority %u formed again after its break was restored: %s:%s "
+			 "stays out of lossless mode until the routing is fixed",
+			 (unsigned long long)f->id, f->prio, h->node, h->port);
+	else
+		snprintf(a->reason, sizeof(a->reason),
+			 "deadlock #%llu: a cycle of %u paused queues on priority %u; breaking it at %s:%s for %lld ms",
+			 (unsigned long long)f->id, f->nports, f->prio, h->node, h->port,
+			 (long long)(d->conf.restore_us / 1000));
+	return 0;
+}
+
+static int restore(struct cc_dl *d, struct hold *h)
+{
+	struct cc_dl_action *a = new_action(d);
+
+	if (!a)
+		return -ENOMEM;
+	a->finding = h->finding;
+	a->cls = h->cls;
+	a->op = CC_DL_RESTORE;
+	snprintf(a->node, sizeof(a->node), "%s", h->node);
+	snprintf(a->port, sizeof(a->port), "%s", h->port);
+	a->prio = h->prio;
+	if (h->cls == CC_DL_PAUSE_STORM)
+		snprintf(a->reason, sizeof(a->reason),
+			 "pause_storm #%llu over: %s:%s has not paused for %lld ms; %s:%s priority %u lossless again",
+			 (unsigned long long)h->finding, h->cnode, h->cport, (long long)(d->conf.restore_us / 1000),
+			 h->node, h->port, h->prio);
+	else
+		snprintf(a->reason, sizeof(a->reason),
+			 "deadlock #%llu: break of %lld ms over; %s:%s priority %u lossless again",
+			 (unsigned long long)h->finding, (long long)(d->conf.restore_us / 1000), h->node, h->port,
+			 h->prio);
+	h->state = H_RESTORING;
+	h->action = a->id;
+	return 0;
+}
+
+static void drop_hold(struct cc_dl *d, size_t i)
+{
+	free(d->holds[i].fkey);
+	d->holds[i] = d->holds[--d->nholds];
+}
+
+void cc_dl_action_done(struct cc_dl *d, uint64_t action, bool ok)
+{
+	for (size_t i = 0; i < d->nholds; i++) {
+		struct hold *h = &d->holds[i];
+
+		if (h->action != action)
+			continue;
+		h->action = 0;
+		if (h->state == H_APPLYING) {
+			if (ok)
+				h->state = H_ACTIVE;
+			else
+				drop_hold(d, i);
+		} else if (h->state == H_RESTORING) {
+			if (ok) {
+				char k[2 * CC_DL_NAME + 16];
+				char *copy;
+
+				qkey(k, sizeof(k), h->node, h->port, h->prio);
+				if (h->cls != CC_DL_PAUSE_STORM && !hmap_get(&d->restored, k) && (copy = strdup(k)) &&
+				    hmap_put(&d->restored, copy, (void *)1, NULL) < 0)
+					free(copy);
+				drop_hold(d, i);
+			} else {
+				h->state = H_ACTIVE;
+				h->restore_due = true; /* retried at the next interval */
+			}
+		}
+		return;
+	}
+}
+
+int cc_dl_mitigate(struct cc_dl *d, uint64_t finding, struct cc_dl_action *ret)
+{
+	for (size_t i = 0; i < d->res.nfindings; i++) {
+		const struct cc_dl_finding *f = &d->res.findings[i];
+		enum cc_dl_mode m;
+
+		if (f->id != finding)
+			continue;
+		if (f->cls != CC_DL_DEADLOCK && f->cls != CC_DL_PERSISTENT && f->cls != CC_DL_PAUSE_STORM)
+			return -EINVAL;
+		m = f->cls == CC_DL_PAUSE_STORM ? d->conf.storm_mode : d->conf.deadlock_mode;
+		if (m == CC_DL_OFF)
+			return -EPERM;
+		if (f->mitigated)
+			return -EALREADY;
+		return mitigate(d, f, ret);
+	}
+	return -ENOENT;
+}
+
+/* The cycle order of a component: from its first queue by label, follow an unvisited
+ * successor in the component (the first by label) while there is one; then the rest. */
+static int cycle_order(struct run *r, const uint32_t *members, uint32_t n, uint32_t *out)
+{
+	const struct cc_snap *s = r->s;
+	bool *used = calloc(n, sizeof(*used));
+	char a[2 * CC_DL_NAME], b[2 * CC_DL_NAME];
+	uint32_t k = 0, cur = 0;
+
+	if (!used)
+		return -ENOMEM;
+	for (uint32_t i = 1; i < n; i++)
+		if (strcmp(label(s, r->v[members[i]].port, a, sizeof(a)),
+			   label(s, r->v[members[cur]].port, b, sizeof(b))) < 0)
+			cur = i;
+	for (;;) {
+		uint32_t lo, hi, best = UINT32_MAX;
+
+		used[cur] = true;
+		out[k++] = members[cur];
+		range_at(r, r->v[members[cur]].peer_node, r->v[members[cur]].prio, &lo, &hi);
+		for (uint32_t i = 0; i < n; i++) {
+			if (used[i] || members[i] < lo || members[i] >= hi)
+				continue;
+			if (best == UINT32_MAX ||
+			    strcmp(label(s, r->v[members[i]].port, a, sizeof(a)),
+				   label(s, r->v[members[best]].port, b, sizeof(b))) < 0)
+				best = i;
+		}
+		if (best == UINT32_MAX)
+			break;
+		cur = best;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (!used[i])
+			out[k++] = members[i];
+	free(used);
+	return 0;
+}
+
+/* The member whose release frees most of the component (fewest members left on a cycle),
+ * then the shallowest queue (least dropped), then the first by label. */
+static uint32_t break_choice(struct run *r, const uint32_t *members, uint32_t n)
+{
+	bool *removed = n <= 256 ? calloc(r->nv, sizeof(*removed)) : NULL;
+	uint32_t best = 0, best_left = UINT32_MAX;
+	char a[2 * CC_DL_NAME], b[2 * CC_DL_NAME];
+	uint32_t *comp_save = NULL, ncomp_save = r->ncomp;
+
+	if (removed) {
+		comp_save = malloc(r->nv * sizeof(*comp_save));
+		if (!comp_save) {
+			free(removed);
+			removed = NULL;
+		} else {
+			memcpy(comp_save, r->comp, r->nv * sizeof(*comp_save));
+		}
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t left = 0;
+
+		if (removed) {
+			/* only the component's vertices take part */
+			for (uint32_t v = 0; v < r->nv; v++)
+				removed[v] = true;
+			for (uint32_t j = 0; j < n; j++)
+				removed[members[j]] = j == i;
+			r->removed = removed;
+			tarjan(r);
+			r->removed = NULL;
+			for (uint32_t j = 0; j < n; j++) {
+				uint32_t c = r->comp[members[j]], size = 0;
+
+				if (j == i)
+					continue;
+				for (uint32_t k = 0; k < n; k++)
+					size += k != i && r->comp[members[k]] == c;
+				left += size > 1;
+			}
+		}
+		if (left < best_left ||
+		    (left == best_left &&
+		     (r->v[members[i]].depth < r->v[members[best]].depth ||
+		      (r->v[members[i]].depth == r->v[members[best]].depth &&
+		       strcmp(label(r->s, r->v[members[i]].port, a, sizeof(a)),
+			      label(r->s, r->v[members[best]].port, b, sizeof(b))) < 0)))) {
+			best = i;
+			best_left = left;
+		}
+	}
+	if (comp_save) {
+		memcpy(r->comp, comp_save, r->nv * sizeof(*comp_save));
+		r->ncomp = ncomp_save;
+	}
+	free(comp_save);
+	free(removed);
+	return members[best];
+}
+
+static int add_deadlocks(struct run *r, bool *in_cycle)
+{
+	struct cc_dl *d = r->d;
+	const struct cc_snap *s = r->s;
+	uint32_t *members = malloc((r->nv ? r->nv : 1) * sizeof(*members));
+	uint32_t *order = malloc((r->nv ? r->nv : 1) * sizeof(*order));
+	uint32_t *count = calloc(r->ncomp ? r->ncomp : 1, sizeof(*count));
+	int ret = -ENOMEM;
+
+	if (!members || !order || !count)
+		goto out;
+	for (uint32_t v = 0; v < r->nv; v++)
+		count[r->comp[v]]++;
+	for (uint32_t c = 0; c < r->ncomp; c++) {
+		struct cc_dl_finding *f;
+		uint32_t n = 0, brk;
+		char key[64], lab[2 * CC_DL_NAME];
+		char *fullkey;
+		size_t klen, kcap;
+		bool persistent = false;
+
+		if (count[c] < 2)
+			continue;
+		for (uint32_t v = 0; v < r->nv; v++)
+			if (r->comp[v] == c) {
+				members[n++] = v;
+				in_cycle[v] = true;
+			}
+		if (cycle_order(r, members, n, order) < 0)
+			goto out;
+		f = new_finding(d);
+		if (!f)
+			goto out;
+		f->prio = r->v[members[0]].prio;
+		f->ports = calloc(n, sizeof(*f->ports));
+		if (!f->ports)
+			goto out;
+		f->nports = n;
+		for (uint32_t i = 0; i < n; i++) {
+			queue_of(s, r->v[order[i]].port, f->prio, &f->ports[i]);
+			if (!persistent) {
+				char k[2 * CC_DL_NAME + 16];
+
+				qkey(k, sizeof(k), f->ports[i].node, f->ports[i].port, f->prio);
+				persistent = hmap_get(&d->restored, k) != NULL;
+			}
+		}
+		f->cls = persistent ? CC_DL_PERSISTENT : CC_DL_DEADLOCK;
+		/* the key: class, priority and the sorted labels */
+		kcap = 64 + (size_t)n * (2 * CC_DL_NAME + 2);
+		fullkey = malloc(kcap);
+		if (!fullkey)
+			goto out;
+		snprintf(key, sizeof(key), "deadlock/%u/", f->prio); /* persistent keeps the id */
+		klen = (size_t)snprintf(fullkey, kcap, "%s", key);
+		{
+			/* sorted labels: the ports of members in label order */
+			char **labs = calloc(n, sizeof(*labs));
+
+			if (!labs) {
+				free(fullkey);
+				goto out;
+			}
+			for (uint32_t i = 0; i < n; i++)
+				labs[i] = strdup(label(s, r->v[members[i]].port, lab, sizeof(lab)));
+			for (uint32_t i = 0; i < n; i++)
+				for (uint32_t j = i + 1; j < n; j++)
+					if (labs[i] && labs[j] && strcmp(labs[j], labs[i]) < 0) {
+						char *t = labs[i];
+
+						labs[i] = labs[j];
+						labs[j] = t;
+					}
+			for (uint32_t i = 0; i < n; i++) {
+				if (klen < kcap)
+					klen += (size_t)snprintf(fullkey + klen, kcap - klen, "%s,", labs[i] ? labs[i] : "?");
+				free(labs[i]);
+			}
+			free(labs);
+		}
+		ret = track(d, f, fullkey);
+		free(fullkey);
+		if (ret < 0)
+			goto out;
+		ret = -ENOMEM;
+		brk = break_choice(r, members, n);
+		queue_of(s, r->v[brk].port, f->prio, &f->suggested);
+		{
+			int64_t since = f->first_us - s->interval_us;
+			size_t o = (size_t)snprintf(f->summary, sizeof(f->summary), "%s on priority %u since %lld us: ",
+						    f->cls == CC_DL_PERSISTENT ? "persistent deadlock (fix routing)"
+									       : "deadlock",
+						    f->prio, (long long)since);
+
+			for (uint32_t i = 0; i < n && o < sizeof(f->summary); i++)
+				o += (size_t)snprintf(f->summary + o, sizeof(f->summary) - o, "%s%s:%s",
+						      i ? " -> " : "", f->ports[i].node, f->ports[i].port);
+		}
+	}
+	ret = 0;
+out:
+	free(members);
+	free(order);
+	free(count);
+	return ret;
+}
+
+/* Stuck queues that wait on vertex start (itself included), nearest first; returns how many. */
+static uint32_t victims_of(struct run *r, uint32_t start, uint32_t *out)
+{
+	bool *seen = calloc(r->nv, sizeof(*seen));
+	uint32_t head = 0, tail = 0;
+
+	if (!seen)
+		return 0;
+	out[tail++] = start;
+	seen[start] = true;
+	while (head < tail) {
+		uint32_t u = out[head++], lo, hi;
+
+		pred_range(r, r->v[u].node, r->v[u].prio, &lo, &hi);
+		for (uint32_t k = lo; k < hi; k++) {
+			uint32_t w = r->by_peer[k];
+
+			if (!seen[w]) {
+				seen[w] = true;
+				out[tail++] = w;
+			}
+		}
+	}
+	free(seen);
+	return tail;
+}
+
+static uint32_t find_vertex(const struct run *r, uint32_t port, uint8_t prio)
+{
+	uint32_t lo, hi;
+
+	range_at(r, r->s->ports[port].node, prio, &lo, &hi);
+	for (uint32_t k = lo; k < hi; k++)
+		if (r->v[k].port == port)
+			return k;
+	return UINT32_MAX;
+}
+
+static int add_storm(struct run *r, uint32_t culprit, unsigned prio, bool held, uint32_t *buf)
+{
+	struct cc_dl *d = r->d;
+	const struct cc_snap *s = r->s;
+	const struct cc_port *c = &s->ports[culprit];
+	struct cc_dl_finding *f = new_finding(d);
+	char key[3 * CC_DL_NAME], lab[2 * CC_DL_NAME];
+	uint32_t start, nvict = 0;
+
+	if (!f)
+		return -ENOMEM;
+	f->cls = CC_DL_PAUSE_STORM;
+	f->prio = (uint8_t)prio;
+	f->ports = calloc(1, sizeof(*f->ports));
+	if (!f->ports)
+		return -ENOMEM;
+	f->nports = 1;
+	queue_of(s, culprit, prio, &f->ports[0]);
+	snprintf(f->culprit, sizeof(f->culprit), "%s", s->nodes[c->node].name);
+	snprintf(key, sizeof(key), "pause_storm/%u/%s", prio, label(s, culprit, lab, sizeof(lab)));
+	if (track(d, f, key) < 0)
+		return -ENOMEM;
+	if (c->peer != CC_NONE) {
+		queue_of(s, c->peer, prio, &f->suggested);
+		start = find_vertex(r, c->peer, (uint8_t)prio);
+		if (start != UINT32_MAX)
+			nvict = victims_of(r, start, buf);
+	}
+	f->victims_total = nvict;
+	f->nvictims = nvict < d->conf.max_listed ? nvict : d->conf.max_listed;
+	if (f->nvictims) {
+		f->victims = calloc(f->nvictims, sizeof(*f->victims));
+		if (!f->victims)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < f->nvictims; i++)
+			queue_of(s, r->v[buf[i]].port, prio, &f->victims[i]);
+	}
+	snprintf(f->summary, sizeof(f->summary),
+		 "pause storm from %s on priority %u%s: it pauses %s while taking nothing; %u queue%s frozen behind it",
+		 f->culprit, prio, held ? " (isolated)" : "",
+		 c->peer != CC_NONE ? label(s, c->peer, lab, sizeof(lab)) : "its peer", nvict, nvict == 1 ? "" : "s");
+	return 0;
+}
+
+static int add_simple(struct run *r, enum cc_dl_class cls, uint32_t port, unsigned prio)
+{
+	struct cc_dl *d = r->d;
+	const struct cc_snap *s = r->s;
+	struct cc_dl_finding *f = new_finding(d);
+	const struct cc_prio *e = cc_snap_prio(s, port, prio);
+	char key[3 * CC_DL_NAME], lab[2 * CC_DL_NAME];
+
+	if (!f)
+		return -ENOMEM;
+	f->cls = cls;
+	f->prio = (uint8_t)prio;
+	f->ports = calloc(1, sizeof(*f->ports));
+	if (!f->ports)
+		return -ENOMEM;
+	f->nports = 1;
+	queue_of(s, port, prio, &f->ports[0]);
+	snprintf(f->culprit, sizeof(f->culprit), "%s", s->nodes[s->ports[port].node].name);
+	snprintf(key, sizeof(key), "%s/%u/%s", cc_dl_class_name(cls), prio, label(s, port, lab, sizeof(lab)));
+	if (track(d, f, key) < 0)
+		return -ENOMEM;
+	snprintf(f->summary, sizeof(f->summary),
+		 "slow receiver %s on priority %u: paused its switch port %llu of %lld us while taking %llu bytes",
+		 f->culprit, prio, (unsigned long long)e->v[CF_TX_PAUSE_US], (long long)s->interval_us,
+		 (unsigned long long)e->v[CF_RX_BYTES]);
+	return 0;
+}
+
+static int cmp_paused_desc(const void *a, const void *b)
+{
+	const struct cc_dl_queue *x = a, *y = b;
+
+	return (x->paused_us < y->paused_us) - (x->paused_us > y->paused_us);
+}
+
+static int add_congestion(struct run *r)
+{
+	struct cc_dl *d = r->d;
+	const struct cc_snap *s = r->s;
+
+	for (unsigned pr = 0; pr < CC_NPRIO; pr++) {
+		struct cc_dl_queue *q = NULL;
+		uint32_t n = 0, cap = 0;
+		struct cc_dl_finding *f;
+		char key[32];
+
+		if (!(s->prios & (1u << pr)))
+			continue;
+		for (uint32_t p = 0; p < s->nports; p++) {
+			const struct cc_prio *e = cc_snap_prio(s, p, pr);
+
+			if (!(s->ports[p].lossless & (1u << pr)) || !paused_for(s, e, d->conf.congestion_share) ||
+			    sent_nothing(e))
+				continue;
+			if (n == cap) {
+				struct cc_dl_queue *v = realloc(q, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+
+				if (!v) {
+					free(q);
+					return -ENOMEM;
+				}
+				q = v;
+			}
+			queue_of(s, p, pr, &q[n++]);
+		}
+		if (!n)
+			continue;
+		qsort(q, n, sizeof(*q), cmp_paused_desc);
+		f = new_finding(d);
+		if (!f) {
+			free(q);
+			return -ENOMEM;
+		}
+		f->cls = CC_DL_CONGESTION;
+		f->prio = (uint8_t)pr;
+		f->ports = q;
+		f->nports = n < d->conf.max_listed ? n : d->conf.max_listed;
+		f->victims_total = n;
+		snprintf(key, sizeof(key), "congestion/%u", pr);
+		if (track(d, f, key) < 0)
+			return -ENOMEM;
+		snprintf(f->summary, sizeof(f->summary),
+			 "congestion on priority %u: %u queue%s paused most of the interval but draining (%s:%s the most)",
+			 pr, n, n == 1 ? "" : "s", q[0].node, q[0].port);
+	}
+	return 0;
+}
+
+/* Any egress queue of the node on the priority holds bytes (a downstream cause). */
+static bool node_backlogged(const struct cc_snap *s, uint32_t node, unsigned prio)
+{
+	const struct cc_node *n = &s->nodes[node];
+
+	for (uint32_t i = 0; i < n->nports; i++) {
+		const struct cc_prio *e = cc_snap_prio(s, n->ports[i], prio);
+
+		if (has(e, CF_QUEUE_DEPTH) ? e->v[CF_QUEUE_DEPTH] > 0 : !has(e, CF_TX_BYTES))
+			return true;
+	}
+	return false;
+}
+
+/* A pause source with no downstream cause: pausing its peer the whole interval and still at
+ * its end, taking nothing; a NIC (whose receive side waits on nothing in the fabric), or a
+ * switch port whose node has nothing queued on the priority. */
+static bool is_storm_culprit(const struct run *r, uint32_t p, unsigned prio, const bool *node_has_stuck)
+{
+	const struct cc_snap *s = r->s;
+	const struct cc_prio *e = cc_snap_prio(s, p, prio);
+	uint32_t node = s->ports[p].node;
+
+	if (!e || s->ports[p].down || !pausing_for(s, e, r->d->conf.stuck_share))
+		return false;
+	if (has(e, CF_PAUSING) && !e->v[CF_PAUSING])
+		return false; /* it stopped by the end of the interval */
+	if (node_has_stuck[(size_t)node * CC_NPRIO + prio])
+		return false; /* a switch pausing because its own queues are stuck: a victim */
+	if (s->nodes[node].kind == CC_SWITCH && node_backlogged(s, node, prio))
+		return false; /* congestion behind it */
+	return took_nothing(s, p, prio);
+}
+
+/* Holds: storms held while their culprit pauses; restorations that are due. */
+static int update_holds(struct run *r, bool *held_culprit)
+{
+	struct cc_dl *d = r->d;
+	const struct cc_snap *s = r->s;
+
+	for (size_t i = 0; i < d->nholds; i++) {
+		struct hold *h = &d->holds[i];
+
+		if (h->state == H_RESTORING || h->state == H_APPLYING)
+			continue;
+		if (h->cls == CC_DL_PAUSE_STORM) {
+			int c = cc_snap_find_port(s, h->cnode, h->cport);
+
+			if (c >= 0 && pausing_any(s, (uint32_t)c, h->prio)) {
+				h->quiet_since = -1;
+				held_culprit[(size_t)c * CC_NPRIO + h->prio] = true;
+			} else if (h->quiet_since < 0) {
+				h->quiet_since = s->t_us - s->interval_us;
+			}
+			if (h->quiet_since >= 0 && s->t_us - h->quiet_since >= d->conf.restore_us)
+				h->restore_due = true;
+		} else if (h->until_us != INT64_MAX && s->t_us >= h->until_us) {
+			h->restore_due = true;
+		}
+		if (h->restore_due) {
+			h->restore_due = false;
+			if (restore(d, h) < 0)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_result **ret)
+{
+	struct run r = { .d = d, .s = s };
+	bool *node_has_stuck = NULL, *in_cycle = NULL, *held_culprit = NULL, *culprit_node = NULL;
+	uint32_t cap = 0, *buf = NULL;
+	const char *k;
+	void *v;
+	int rc = -ENOMEM;
+
+	result_clear(&d->res);
+	d->now_us = s->t_us;
+	d->res.t_us = s->t_us;
+	for (size_t i = 0; hmap_next(&d->tracks, &i, &k, &v);)
+		((struct track *)v)->seen = false;
+
+	/* the stuck queues */
+	for (uint32_t p = 0; p < s->nports; p++)
+		for (unsigned pr = 0; pr < CC_NPRIO; pr++) {
+			uint32_t peer;
+
+			if (!(s->prios & (1u << pr)) || !stuck(d, s, p, pr))
+				continue;
+			if (r.nv == cap) {
+				struct vq *nvq = realloc(r.v, (cap = cap ? cap * 2 : 64) * sizeof(*nvq));
+
+				if (!nvq)
+					goto out;
+				r.v = nvq;
+			}
+			peer = s->ports[p].peer;
+			r.v[r.nv++] = (struct vq){
+				.port = p,
+				.node = s->ports[p].node,
+				.peer_node = peer != CC_NONE && s->nodes[s->ports[peer].node].kind == CC_SWITCH
+						     ? s->ports[peer].node
+						     : CC_NONE,
+				.prio = (uint8_t)pr,
+				.depth = cc_snap_prio(s, p, pr)->v[CF_QUEUE_DEPTH],
+			};
+		}
+	d->res.stuck_queues = r.nv;
+	if (r.nv)
+		qsort(r.v, r.nv, sizeof(*r.v), cmp_node_prio);
+	{
+		size_t n = r.nv ? r.nv : 1;
+
+		r.by_peer = malloc(n * sizeof(*r.by_peer));
+		r.index = malloc(n * sizeof(*r.index));
+		r.low = malloc(n * sizeof(*r.low));
+		r.stack = malloc(n * sizeof(*r.stack));
+		r.comp = malloc(n * sizeof(*r.comp));
+		r.cstack = malloc(n * sizeof(*r.cstack));
+		r.citer = malloc(n * sizeof(*r.citer));
+		r.on_stack = malloc(n * sizeof(*r.on_stack));
+		buf = malloc(n * sizeof(*buf));
+		in_cycle = calloc(n, sizeof(*in_cycle));
+	}
+	node_has_stuck = calloc((size_t)(s->nnodes ? s->nnodes : 1) * CC_NPRIO, sizeof(*node_has_stuck));
+	held_culprit = calloc((size_t)(s->nports ? s->nports : 1) * CC_NPRIO, sizeof(*held_culprit));
+	culprit_node = calloc(s->nnodes ? s->nnodes : 1, sizeof(*culprit_node));
+	if (!r.by_peer || !r.index || !r.low || !r.stack || !r.comp || !r.cstack || !r.citer || !r.on_stack ||
+	    !buf || !in_cycle || !node_has_stuck || !held_culprit || !culprit_node)
+		goto out;
+	for (uint32_t i = 0; i < r.nv; i++) {
+		r.by_peer[i] = i;
+		node_has_stuck[(size_t)r.v[i].node * CC_NPRIO + r.v[i].prio] = true;
+	}
+	if (r.nv)
+		qsort_r(r.by_peer, r.nv, sizeof(*r.by_peer), cmp_peer_prio, r.v);
+
+	if (update_holds(&r, held_culprit) < 0)
+		goto out;
+
+	tarjan(&r);
+	if (add_deadlocks(&r, in_cycle) < 0)
+		goto out;
+
+	/* storms: pause sources with no downstream cause (and those we isolate, while they pause) */
+	for (uint32_t p = 0; p < s->nports; p++)
+		for (unsigned pr = 0; pr < CC_NPRIO; pr++) {
+			bool held;
+
+			if (!(s->prios & (1u << pr)))
+				continue;
+			held = held_culprit[(size_t)p * CC_NPRIO + pr];
+			if (!held && !is_storm_culprit(&r, p, pr, node_has_stuck))
+				continue;
+			if (add_storm(&r, p, pr, held, buf) < 0)
+				goto out;
+			culprit_node[s->ports[p].node] = true;
+		}
+
+	/* slow receivers: hosts pausing a good share while they take traffic */
+	for (uint32_t p = 0; p < s->nports; p++) {
+		if (s->nodes[s->ports[p].node].kind != CC_HOST || culprit_node[s->ports[p].node])
+			continue;
+		for (unsigned pr = 0; pr < CC_NPRIO; pr++) {
+			const struct cc_prio *e = cc_snap_prio(s, p, pr);
+
+			if (!e || !pausing_for(s, e, d->conf.slow_share) || took_nothing(s, p, pr) ||
+			    !has(e, CF_TX_PAUSE_US) || !has(e, CF_RX_BYTES))
+				continue;
+			if (add_simple(&r, CC_DL_SLOW_RECEIVER, p, pr) < 0)
+				goto out;
+		}
+	}
+	if (add_congestion(&r) < 0)
+		goto out;
+
+	/* holds: mark their findings; persistent deadlocks stay raised while their break holds */
+	for (size_t i = 0; i < d->res.nfindings; i++) {
+		struct cc_dl_finding *f = &d->res.findings[i];
+
+		f->mitigated = find_hold_finding(d, f->id) != NULL;
+	}
+	for (size_t i = 0; i < d->nholds; i++) {
+		struct hold *h = &d->holds[i];
+		struct track *t = h->fkey ? hmap_get(&d->tracks, h->fkey) : NULL;
+		struct cc_dl_finding *f;
+
+		if (h->cls != CC_DL_PERSISTENT || !t || t->seen)
+			continue;
+		f = new_finding(d);
+		if (!f)
+			goto out;
+		f->cls = CC_DL_PERSISTENT;
+		f->prio = h->prio;
+		f->mitigated = true;
+		t->seen = true;
+		t->last_us = d->now_us;
+		f->id = t->id;
+		f->first_us = t->first_us;
+		f->last_us = d->now_us;
+		snprintf(f->suggested.node, sizeof(f->suggested.node), "%s", h->node);
+		snprintf(f->suggested.port, sizeof(f->suggested.port), "%s", h->port);
+		snprintf(f->summary, sizeof(f->summary),
+			 "persistent deadlock on priority %u: held broken at %s:%s; fix routing", h->prio, h->node,
+			 h->port);
+	}
+
+	/* mitigations in auto mode */
+	for (size_t i = 0; i < d->res.nfindings; i++) {
+		struct cc_dl_finding *f = &d->res.findings[i];
+		enum cc_dl_mode m;
+
+		if (f->cls == CC_DL_PAUSE_STORM)
+			m = d->conf.storm_mode;
+		else if (f->cls == CC_DL_DEADLOCK || f->cls == CC_DL_PERSISTENT)
+			m = d->conf.deadlock_mode;
+		else
+			continue;
+		if (m != CC_DL_AUTO || f->mitigated || !f->suggested.node[0])
+			continue;
+		rc = mitigate(d, f, NULL);
+		if (rc == -ENOMEM)
+			goto out;
+		f = &d->res.findings[i]; /* the array may not move, but be safe */
+		f->mitigated = rc == 0;
+	}
+
+	/* cleared: tracked before, not seen now */
+	for (size_t i = 0; hmap_next(&d->tracks, &i, &k, &v);) {
+		struct track *t = v;
+
+		if (t->seen)
+			continue;
+		if (d->res.ncleared == d->capcleared) {
+			size_t ncap = d->capcleared ? d->capcleared * 2 : 16;
+			uint64_t *c = realloc(d->res.cleared, ncap * sizeof(*c));
+
+			if (!c)
+				goto out;
+			d->res.cleared = c;
+			d->capcleared = ncap;
+		}
+		d->res.cleared[d->res.ncleared++] = t->id;
+	}
+	for (size_t i = 0; i < d->res.ncleared; i++) {
+		const char *key = key_of(d, d->res.cleared[i]);
+		struct track *t = key ? hmap_del(&d->tracks, key) : NULL;
+
+		if (t) {
+			free(t->key);
+			free(t);
+		}
+	}
+	rc = 0;
+	*ret = &d->res;
+out:
+	free(r.v);
+	free(r.by_peer);
+	free(r.index);
+	free(r.low);
+	free(r.stack);
+	free(r.comp);
+	free(r.cstack);
+	free(r.citer);
+	free(r.on_stack);
+	free(buf);
+	free(in_cycle);
+	free(node_has_stuck);
+	free(held_culprit);
+	free(culprit_node);
+	return rc;
+}
+
+/* --- JSON ---------------------------------------------------------------------------------------- */
+
+static json_t *queue_json(const struct cc_dl_queue *q)
+{
+	return json_pack("{s:s,s:s,s:I,s:I,s:I}", "node", q->node, "port", q->port, "paused_us",
+			 (json_int_t)q->paused_us, "tx_bytes", (json_int_t)q->tx_bytes, "queue_bytes",
+			 (json_int_t)q->depth_bytes);
+}
+
+json_t *cc_dl_finding_json(const struct cc_dl_finding *f)
+{
+	json_t *ports = json_array(), *victims = json_array();
+	json_t *o;
+
+	for (unsigned i = 0; i < f->nports; i++)
+		json_array_append_new(ports, queue_json(&f->ports[i]));
+	for (unsigned i = 0; i < f->nvictims; i++)
+		json_array_append_new(victims, queue_json(&f->victims[i]));
+	o = json_pack("{s:I,s:s,s:i,s:o,s:I,s:I,s:b,s:s}", "id", (json_int_t)f->id, "class",
+		      cc_dl_class_name(f->cls), "priority", f->prio, "ports", ports, "first_us",
+		      (json_int_t)f->first_us, "last_us", (json_int_t)f->last_us, "mitigated", f->mitigated,
+		      "summary", f->summary);
+	if (!o) {
+		json_decref(victims);
+		return NULL;
+	}
+	if (f->culprit[0])
+		json_object_set_new(o, "culprit", json_string(f->culprit));
+	if (f->cls == CC_DL_PAUSE_STORM || f->cls == CC_DL_CONGESTION) {
+		json_object_set_new(o, f->cls == CC_DL_CONGESTION ? "listed" : "victims",
+				    f->cls == CC_DL_CONGESTION ? json_integer(f->nports) : victims);
+		json_object_set_new(o, f->cls == CC_DL_CONGESTION ? "queues_total" : "victims_total",
+				    json_integer(f->victims_total));
+		if (f->cls == CC_DL_CONGESTION)
+			json_decref(victims);
+	} else {
+		json_decref(victims);
+	}
+	if (f->suggested.node[0])
+		json_object_set_new(o, "suggested", json_pack("{s:s,s:s,s:i,s:s}", "node", f->suggested.node, "port",
+							      f->suggested.port, "priority", f->prio, "change",
+							      "lossless_off"));
+	return o;
+}
+
+json_t *cc_dl_action_json(const struct cc_dl_action *a)
+{
+	return json_pack("{s:I,s:I,s:s,s:s,s:s,s:s,s:i,s:s}", "id", (json_int_t)a->id, "finding",
+			 (json_int_t)a->finding, "class", cc_dl_class_name(a->cls), "op",
+			 a->op == CC_DL_LOSSY ? "lossless_off" : "restore", "node", a->node, "port", a->port,
+			 "priority", a->prio, "reason", a->reason);
+}

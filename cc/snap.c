@@ -1,0 +1,307 @@
+/* The controllers' snapshot of one interval: see snap.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cc/snap.h"
+#include "lib/hmap.h"
+
+const char *const cc_snap_field_names[CF_N] = {
+	[CF_RX_PAUSE_FRAMES] = "pfc_rx_pause_frames",
+	[CF_RX_PAUSE_US] = "pfc_rx_pause_duration_us",
+	[CF_RX_PAUSE_TRANSITIONS] = "pfc_rx_pause_transitions",
+	[CF_TX_PAUSE_FRAMES] = "pfc_tx_pause_frames",
+	[CF_TX_PAUSE_US] = "pfc_tx_pause_duration_us",
+	[CF_TX_BYTES] = "prio_tx_bytes",
+	[CF_RX_BYTES] = "prio_rx_bytes",
+	[CF_TX_PACKETS] = "prio_tx_packets",
+	[CF_RX_PACKETS] = "prio_rx_packets",
+	[CF_RX_BUF_DISCARDS] = "prio_rx_buf_discards",
+	[CF_PAUSED] = "pfc_paused",
+	[CF_PAUSING] = "pfc_pausing",
+	[CF_QUEUE_DEPTH] = "queue_depth_bytes",
+	[CF_QUEUE_WATERMARK] = "queue_watermark_bytes",
+};
+
+struct cc_snap *cc_snap_new(uint8_t prios, int64_t t_us, int64_t interval_us)
+{
+	struct cc_snap *s;
+
+	if (!prios)
+		return NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->t_us = t_us;
+	s->interval_us = interval_us;
+	s->prios = prios;
+	s->nprios = (unsigned)__builtin_popcount(prios);
+	s->node_idx = calloc(1, sizeof(*s->node_idx));
+	s->port_idx = calloc(1, sizeof(*s->port_idx));
+	if (!s->node_idx || !s->port_idx) {
+		cc_snap_free(s);
+		return NULL;
+	}
+	hmap_init(s->node_idx);
+	hmap_init(s->port_idx);
+	return s;
+}
+
+void cc_snap_free(struct cc_snap *s)
+{
+	if (!s)
+		return;
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		free((char *)s->nodes[i].name);
+		free(s->nodes[i].ports);
+	}
+	for (uint32_t i = 0; i < s->nports; i++)
+		free(s->ports[i].key);
+	if (s->node_idx)
+		hmap_fini(s->node_idx);
+	if (s->port_idx)
+		hmap_fini(s->port_idx);
+	free(s->node_idx);
+	free(s->port_idx);
+	free(s->nodes);
+	free(s->ports);
+	free(s->prbuf);
+	free(s);
+}
+
+static int grow(void **v, uint32_t *cap, uint32_t need, size_t size)
+{
+	uint32_t n = *cap ? *cap : 16;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	p = realloc(*v, (size_t)n * size);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = n;
+	return 0;
+}
+
+int cc_snap_node(struct cc_snap *s, const char *name, enum cc_node_kind kind)
+{
+	void *hit = hmap_get(s->node_idx, name);
+	struct cc_node *n;
+	char *copy;
+
+	if (hit) {
+		uint32_t i = (uint32_t)((uintptr_t)hit - 1);
+
+		return s->nodes[i].kind == kind ? (int)i : -EINVAL;
+	}
+	if (s->nnodes >= INT32_MAX || grow((void **)&s->nodes, &s->capnodes, s->nnodes + 1, sizeof(*s->nodes)) < 0)
+		return -ENOMEM;
+	copy = strdup(name);
+	if (!copy)
+		return -ENOMEM;
+	if (hmap_put(s->node_idx, copy, (void *)(uintptr_t)(s->nnodes + 1), NULL) < 0) {
+		free(copy);
+		return -ENOMEM;
+	}
+	n = &s->nodes[s->nnodes];
+	*n = (struct cc_node){ .name = copy, .kind = kind };
+	return (int)s->nnodes++;
+}
+
+int cc_snap_port(struct cc_snap *s, uint32_t node, const char *name)
+{
+	struct cc_node *n;
+	struct cc_port *p;
+	size_t nl, pl;
+	char *key;
+	void *hit;
+
+	if (node >= s->nnodes)
+		return -EINVAL;
+	n = &s->nodes[node];
+	nl = strlen(n->name);
+	pl = strlen(name);
+	key = malloc(nl + pl + 2);
+	if (!key)
+		return -ENOMEM;
+	memcpy(key, n->name, nl);
+	key[nl] = '\x1f';
+	memcpy(key + nl + 1, name, pl + 1);
+	hit = hmap_get(s->port_idx, key);
+	if (hit) {
+		free(key);
+		return (int)((uintptr_t)hit - 1);
+	}
+	if (s->nports >= INT32_MAX || grow((void **)&s->ports, &s->capports, s->nports + 1, sizeof(*s->ports)) < 0 ||
+	    grow((void **)&n->ports, &n->capports, n->nports + 1, sizeof(*n->ports)) < 0)
+		goto nomem;
+	if ((size_t)(s->nports + 1) * s->nprios > s->prcap_entries) {
+		size_t cap = s->prcap_entries ? s->prcap_entries * 2 : 64 * s->nprios;
+		struct cc_prio *pb = realloc(s->prbuf, cap * sizeof(*pb));
+
+		if (!pb)
+			goto nomem;
+		s->prbuf = pb;
+		s->prcap_entries = cap;
+	}
+	if (hmap_put(s->port_idx, key, (void *)(uintptr_t)(s->nports + 1), NULL) < 0)
+		goto nomem;
+	memset(&s->prbuf[(size_t)s->nports * s->nprios], 0, s->nprios * sizeof(*s->prbuf));
+	p = &s->ports[s->nports];
+	*p = (struct cc_port){ .name = key + nl + 1, .node = node, .peer = CC_NONE, .key = key };
+	n->ports[n->nports++] = s->nports;
+	return (int)s->nports++;
+nomem:
+	free(key);
+	return -ENOMEM;
+}
+
+int cc_snap_link(struct cc_snap *s, uint32_t a, uint32_t b)
+{
+	if (a >= s->nports || b >= s->nports || a == b)
+		return -EINVAL;
+	if ((s->ports[a].peer != CC_NONE && s->ports[a].peer != b) ||
+	    (s->ports[b].peer != CC_NONE && s->ports[b].peer != a))
+		return -EINVAL;
+	s->ports[a].peer = b;
+	s->ports[b].peer = a;
+	return 0;
+}
+
+struct cc_prio *cc_snap_prio(const struct cc_snap *s, uint32_t port, unsigned prio)
+{
+	if (port >= s->nports || prio >= CC_NPRIO || !(s->prios & (1u << prio)))
+		return NULL;
+	return &s->prbuf[(size_t)port * s->nprios + (unsigned)__builtin_popcount(s->prios & ((1u << prio) - 1))];
+}
+
+int cc_snap_set(struct cc_snap *s, uint32_t port, const char *name, int prio, uint64_t value)
+{
+	struct cc_prio *e;
+
+	if (port >= s->nports || prio < -1 || prio >= CC_NPRIO)
+		return -EINVAL;
+	if (prio < 0)
+		return 0; /* port counters: none is needed yet */
+	e = cc_snap_prio(s, port, (unsigned)prio);
+	if (!e)
+		return 0;
+	for (int f = 0; f < CF_N; f++)
+		if (!strcmp(name, cc_snap_field_names[f])) {
+			e->v[f] = value;
+			e->have |= 1u << f;
+			break;
+		}
+	return 0;
+}
+
+static int cmp_port(const void *a, const void *b, void *ctx)
+{
+	const struct cc_snap *s = ctx;
+
+	return strcmp(s->ports[*(const uint32_t *)a].name, s->ports[*(const uint32_t *)b].name);
+}
+
+void cc_snap_finish(struct cc_snap *s)
+{
+	for (uint32_t i = 0; i < s->nnodes; i++)
+		qsort_r(s->nodes[i].ports, s->nodes[i].nports, sizeof(uint32_t), cmp_port, s);
+}
+
+const char *cc_snap_port_label(const struct cc_snap *s, uint32_t port, char *buf, size_t len)
+{
+	if (port >= s->nports)
+		snprintf(buf, len, "?");
+	else
+		snprintf(buf, len, "%s:%s", s->nodes[s->ports[port].node].name, s->ports[port].name);
+	return buf;
+}
+
+int cc_snap_find_node(const struct cc_snap *s, const char *name)
+{
+	void *hit = hmap_get(s->node_idx, name);
+
+	return hit ? (int)((uintptr_t)hit - 1) : -ENOENT;
+}
+
+int cc_snap_find_port(const struct cc_snap *s, const char *node, const char *port)
+{
+	char key[512];
+	void *hit;
+
+	if ((size_t)snprintf(key, sizeof(key), "%s\x1f%s", node, port) >= sizeof(key))
+		return -ENOENT;
+	hit = hmap_get(s->port_idx, key);
+	return hit ? (int)((uintptr_t)hit - 1) : -ENOENT;
+}
+
+static int cmp_node(const void *a, const void *b, void *ctx)
+{
+	const struct cc_snap *s = ctx;
+
+	return strcmp(s->nodes[*(const uint32_t *)a].name, s->nodes[*(const uint32_t *)b].name);
+}
+
+static json_t *port_json(const struct cc_snap *s, uint32_t pi)
+{
+	const struct cc_port *p = &s->ports[pi];
+	json_t *o, *prio = json_object(), *lossless = json_array();
+	char buf[160];
+
+	for (unsigned pr = 0; pr < CC_NPRIO; pr++) {
+		const struct cc_prio *e = cc_snap_prio(s, pi, pr);
+		json_t *f;
+		char k[4];
+
+		if (p->lossless & (1u << pr))
+			json_array_append_new(lossless, json_integer(pr));
+		if (!e)
+			continue;
+		f = json_object();
+		for (int i = 0; i < CF_N; i++)
+			if (e->have & (1u << i))
+				json_object_set_new(f, cc_snap_field_names[i], json_integer((json_int_t)e->v[i]));
+		snprintf(k, sizeof(k), "%u", pr);
+		json_object_set_new(prio, k, f);
+	}
+	o = json_pack("{s:s,s:o,s:b,s:o,s:o}", "name", p->name, "peer",
+		      p->peer == CC_NONE ? json_null() : json_string(cc_snap_port_label(s, p->peer, buf, sizeof(buf))),
+		      "down", p->down, "lossless", lossless, "prio", prio);
+	return o;
+}
+
+json_t *cc_snap_json(const struct cc_snap *s)
+{
+	uint32_t *order = malloc((s->nnodes ? s->nnodes : 1) * sizeof(*order));
+	json_t *nodes = json_array(), *prios = json_array(), *doc;
+
+	if (!order || !nodes || !prios) {
+		free(order);
+		json_decref(nodes);
+		json_decref(prios);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < s->nnodes; i++)
+		order[i] = i;
+	qsort_r(order, s->nnodes, sizeof(*order), cmp_node, (void *)s);
+	for (uint32_t k = 0; k < s->nnodes; k++) {
+		const struct cc_node *n = &s->nodes[order[k]];
+		json_t *ports = json_array();
+
+		for (uint32_t j = 0; j < n->nports; j++)
+			json_array_append_new(ports, port_json(s, n->ports[j]));
+		json_array_append_new(nodes, json_pack("{s:s,s:s,s:o}", "name", n->name, "kind",
+						       n->kind == CC_HOST ? "host" : "switch", "ports", ports));
+	}
+	free(order);
+	for (unsigned pr = 0; pr < CC_NPRIO; pr++)
+		if (s->prios & (1u << pr))
+			json_array_append_new(prios, json_integer(pr));
+	doc = json_pack("{s:I,s:I,s:o,s:o}", "t_us", (json_int_t)s->t_us, "interval_us",
+			(json_int_t)s->interval_us, "priorities", prios, "nodes", nodes);
+	return doc;
+}

@@ -1,0 +1,115 @@
+/* The controllers' view of the fabric over one interval (DESIGN.md section 6): the topology
+ * (nodes, their ports, the links between ports), and for every port and lossless priority what
+ * the agents report — counters as deltas over the interval, gauges as read at its end — under
+ * the registry's names (schemas/counters.json), plus the port's current PFC setting.
+ *
+ * Two builders fill it: rocefabd from the deltas the agents report, and the simulator from its
+ * devices' counters as its virtual agents would report them.  Both name counters by registry
+ * name (cc_snap_set), so neither can give the controllers something a real fabric does not
+ * report.  cc_snap_json() renders a snapshot canonically (sorted), so that two builders can be
+ * compared byte for byte.  No I/O. */
+#ifndef ROCEFAB_CC_SNAP_H
+#define ROCEFAB_CC_SNAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+struct hmap;
+
+#define CC_NPRIO 8
+#define CC_NONE UINT32_MAX
+
+/* The per port and priority fields, in registry names (cc_snap_field_names). */
+enum cc_field {
+	CF_RX_PAUSE_FRAMES,	  /* pfc_rx_pause_frames: delta */
+	CF_RX_PAUSE_US,		  /* pfc_rx_pause_duration_us: delta */
+	CF_RX_PAUSE_TRANSITIONS,  /* pfc_rx_pause_transitions: delta */
+	CF_TX_PAUSE_FRAMES,	  /* pfc_tx_pause_frames: delta */
+	CF_TX_PAUSE_US,		  /* pfc_tx_pause_duration_us: delta */
+	CF_TX_BYTES,		  /* prio_tx_bytes: delta */
+	CF_RX_BYTES,		  /* prio_rx_bytes: delta */
+	CF_TX_PACKETS,		  /* prio_tx_packets: delta */
+	CF_RX_PACKETS,		  /* prio_rx_packets: delta */
+	CF_RX_BUF_DISCARDS,	  /* prio_rx_buf_discards: delta */
+	CF_PAUSED,		  /* pfc_paused: gauge */
+	CF_PAUSING,		  /* pfc_pausing: gauge */
+	CF_QUEUE_DEPTH,		  /* queue_depth_bytes: gauge */
+	CF_QUEUE_WATERMARK,	  /* queue_watermark_bytes: gauge */
+	CF_N
+};
+
+extern const char *const cc_snap_field_names[CF_N];
+
+struct cc_prio {
+	uint64_t v[CF_N];
+	uint32_t have; /* bit f: field f was reported (an absent field is not a zero) */
+};
+
+enum cc_node_kind { CC_HOST, CC_SWITCH };
+
+struct cc_node {
+	const char *name;
+	enum cc_node_kind kind;
+	uint32_t *ports; /* indexes into snap->ports, sorted by port name after cc_snap_finish */
+	uint32_t nports, capports;
+};
+
+struct cc_port {
+	const char *name; /* as its node names it (a switch port by its neighbour) */
+	uint32_t node;
+	uint32_t peer; /* the port at the other end of its link, CC_NONE when unknown */
+	bool down;
+	uint8_t lossless; /* priorities with PFC on at this port (bitmap), as configured now */
+	char *key;	  /* "node\x1fport": name points into it */
+};
+
+struct cc_snap {
+	int64_t t_us;	     /* the end of the interval (fabric time, or wall time in rocefabd) */
+	int64_t interval_us; /* its length */
+	uint8_t prios;	     /* the priorities the snapshot holds: the fabric's lossless ones */
+	unsigned nprios;
+	struct cc_node *nodes;
+	uint32_t nnodes, capnodes;
+	struct cc_port *ports;
+	uint32_t nports, capports;
+	/* private */
+	struct cc_prio *prbuf; /* nprios entries per port, in increasing priority */
+	size_t prcap_entries;
+	struct hmap *node_idx, *port_idx;
+};
+
+/* A snapshot of the given priorities (bitmap, not 0) over [t_us - interval_us, t_us].  NULL
+ * when out of memory. */
+struct cc_snap *cc_snap_new(uint8_t prios, int64_t t_us, int64_t interval_us);
+void cc_snap_free(struct cc_snap *s);
+
+/* The node of that name (made, with its kind, when new): its index or -ENOMEM / -EINVAL (a
+ * node already added with the other kind). */
+int cc_snap_node(struct cc_snap *s, const char *name, enum cc_node_kind kind);
+/* The port of that name on a node (made when new): its index or -ENOMEM / -EINVAL. */
+int cc_snap_port(struct cc_snap *s, uint32_t node, const char *name);
+/* Joins two ports by a link: 0, or -EINVAL when either is already linked to another port. */
+int cc_snap_link(struct cc_snap *s, uint32_t a, uint32_t b);
+/* Sets a counter (delta) or gauge by its registry name; prio is the priority or -1 for a port
+ * counter.  Names and priorities the snapshot does not hold are ignored (0); -EINVAL for a
+ * priority out of 0..7. */
+int cc_snap_set(struct cc_snap *s, uint32_t port, const char *name, int prio, uint64_t value);
+/* Sorts every node's ports by name, for a canonical order.  Call once built. */
+void cc_snap_finish(struct cc_snap *s);
+
+/* The entry of a port and priority, NULL when the snapshot does not hold the priority. */
+struct cc_prio *cc_snap_prio(const struct cc_snap *s, uint32_t port, unsigned prio);
+/* "node:port", into buf. */
+const char *cc_snap_port_label(const struct cc_snap *s, uint32_t port, char *buf, size_t len);
+int cc_snap_find_node(const struct cc_snap *s, const char *name);
+int cc_snap_find_port(const struct cc_snap *s, const char *node, const char *port);
+
+/* The snapshot as JSON, nodes and ports sorted by name (a new reference, NULL when out of
+ * memory): {t_us, interval_us, priorities, nodes: [{name, kind, ports: [{name, peer, down,
+ * lossless, prio: {"3": {field: value}}}]}]}. */
+json_t *cc_snap_json(const struct cc_snap *s);
+
+#endif
