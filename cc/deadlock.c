@@ -89,12 +89,19 @@ struct hold {
 	bool restore_due;
 };
 
+struct slowc {
+	uintptr_t run; /* the run that saw it last (runs count from 1) */
+	char key[];
+};
+
 struct cc_dl {
 	struct cc_dl_conf conf;
 	struct hmap tracks; /* key -> struct track */
 	struct hold *holds;
 	size_t nholds, capholds;
 	struct hmap restored; /* "node\x1fport\x1fprio" of a restored break -> (void *)1 */
+	struct hmap slow; /* slow receiver candidates: key -> the run that saw them last */
+	uintptr_t runs;
 	uint64_t next_id, next_action;
 	int64_t now_us;
 	/* the result of the last run */
@@ -111,6 +118,7 @@ struct cc_dl *cc_dl_new(const struct cc_dl_conf *c)
 	d->conf = c ? *c : cc_dl_defaults;
 	hmap_init(&d->tracks);
 	hmap_init(&d->restored);
+	hmap_init(&d->slow);
 	d->next_id = 1;
 	d->next_action = 1;
 	return d;
@@ -141,6 +149,9 @@ void cc_dl_free(struct cc_dl *d)
 	for (size_t i = 0; hmap_next(&d->restored, &i, &k, &v);)
 		free((char *)k);
 	hmap_fini(&d->restored);
+	for (size_t i = 0; hmap_next(&d->slow, &i, &k, &v);)
+		free(v);
+	hmap_fini(&d->slow);
 	for (size_t i = 0; i < d->nholds; i++)
 		free(d->holds[i].fkey);
 	free(d->holds);
@@ -171,6 +182,8 @@ size_t cc_dl_holds(const struct cc_dl *d)
 struct vq {
 	uint32_t port, node, peer_node; /* peer_node CC_NONE: no known peer (or a host) */
 	uint8_t prio;
+	bool stuck; /* else paused most of the interval but draining */
+	bool victim;
 	uint64_t depth;
 };
 
@@ -260,6 +273,17 @@ static bool stuck(const struct cc_dl *d, const struct cc_snap *s, uint32_t pi, u
 	if (!paused_for(s, e, d->conf.stuck_share) || !sent_nothing(e))
 		return false;
 	/* a switch queue says whether anything waits; a NIC's does not (its flows do) */
+	return !has(e, CF_QUEUE_DEPTH) || e->v[CF_QUEUE_DEPTH] > 0;
+}
+
+/* Paused for most of the interval while something waits (not stuck: it drained a little). */
+static bool waiting(const struct cc_dl *d, const struct cc_snap *s, uint32_t pi, unsigned prio)
+{
+	const struct cc_port *p = &s->ports[pi];
+	const struct cc_prio *e = cc_snap_prio(s, pi, prio);
+
+	if (p->down || !(p->lossless & (1u << prio)) || !e || !paused_for(s, e, d->conf.congestion_share))
+		return false;
 	return !has(e, CF_QUEUE_DEPTH) || e->v[CF_QUEUE_DEPTH] > 0;
 }
 
@@ -792,7 +816,8 @@ static int add_deadlocks(struct run *r, bool *in_cycle)
 	if (!members || !order || !count)
 		goto out;
 	for (uint32_t v = 0; v < r->nv; v++)
-		count[r->comp[v]]++;
+		if (r->comp[v] != UINT32_MAX)
+			count[r->comp[v]]++;
 	for (uint32_t c = 0; c < r->ncomp; c++) {
 		struct cc_dl_finding *f;
 		uint32_t n = 0, brk;
@@ -962,6 +987,8 @@ static int add_storm(struct run *r, uint32_t culprit, unsigned prio, bool held, 
 		for (uint32_t i = 0; i < f->nvictims; i++)
 			queue_of(s, r->v[buf[i]].port, prio, &f->victims[i]);
 	}
+	for (uint32_t i = 0; i < nvict; i++)
+		r->v[buf[i]].victim = true;
 	snprintf(f->summary, sizeof(f->summary),
 		 "pause storm from %s on priority %u%s: it pauses %s while taking nothing; %u queue%s frozen behind it",
 		 f->culprit, prio, held ? " (isolated)" : "",
@@ -1020,9 +1047,14 @@ static int add_congestion(struct run *r)
 		for (uint32_t p = 0; p < s->nports; p++) {
 			const struct cc_prio *e = cc_snap_prio(s, p, pr);
 
+			uint32_t vx;
+
 			if (!(s->ports[p].lossless & (1u << pr)) || !paused_for(s, e, d->conf.congestion_share) ||
 			    sent_nothing(e))
 				continue;
+			vx = find_vertex(r, p, (uint8_t)pr);
+			if (vx != UINT32_MAX && r->v[vx].victim)
+				continue; /* listed as a storm's victim */
 			if (n == cap) {
 				struct cc_dl_queue *v = realloc(q, (cap = cap ? cap * 2 : 16) * sizeof(*v));
 
@@ -1128,13 +1160,14 @@ static int update_holds(struct run *r, bool *held_culprit)
 int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_result **ret)
 {
 	struct run r = { .d = d, .s = s };
-	bool *node_has_stuck = NULL, *in_cycle = NULL, *held_culprit = NULL, *culprit_node = NULL;
+	bool *node_has_stuck = NULL, *in_cycle = NULL, *not_stuck = NULL, *held_culprit = NULL, *culprit_node = NULL;
 	uint32_t cap = 0, *buf = NULL;
 	const char *k;
 	void *v;
 	int rc = -ENOMEM;
 
 	result_clear(&d->res);
+	d->runs++;
 	d->now_us = s->t_us;
 	d->res.t_us = s->t_us;
 	for (size_t i = 0; hmap_next(&d->tracks, &i, &k, &v);)
@@ -1145,7 +1178,12 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 		for (unsigned pr = 0; pr < CC_NPRIO; pr++) {
 			uint32_t peer;
 
-			if (!(s->prios & (1u << pr)) || !stuck(d, s, p, pr))
+			bool is_stuck;
+
+			if (!(s->prios & (1u << pr)))
+				continue;
+			is_stuck = stuck(d, s, p, pr);
+			if (!is_stuck && !waiting(d, s, p, pr))
 				continue;
 			if (r.nv == cap) {
 				struct vq *nvq = realloc(r.v, (cap = cap ? cap * 2 : 64) * sizeof(*nvq));
@@ -1162,10 +1200,12 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 						     ? s->ports[peer].node
 						     : CC_NONE,
 				.prio = (uint8_t)pr,
+				.stuck = is_stuck,
 				.depth = cc_snap_prio(s, p, pr)->v[CF_QUEUE_DEPTH],
 			};
 		}
-	d->res.stuck_queues = r.nv;
+	for (uint32_t i = 0; i < r.nv; i++)
+		d->res.stuck_queues += r.v[i].stuck;
 	if (r.nv)
 		qsort(r.v, r.nv, sizeof(*r.v), cmp_node_prio);
 	{
@@ -1181,16 +1221,19 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 		r.on_stack = malloc(n * sizeof(*r.on_stack));
 		buf = malloc(n * sizeof(*buf));
 		in_cycle = calloc(n, sizeof(*in_cycle));
+		not_stuck = calloc(n, sizeof(*not_stuck));
 	}
 	node_has_stuck = calloc((size_t)(s->nnodes ? s->nnodes : 1) * CC_NPRIO, sizeof(*node_has_stuck));
 	held_culprit = calloc((size_t)(s->nports ? s->nports : 1) * CC_NPRIO, sizeof(*held_culprit));
 	culprit_node = calloc(s->nnodes ? s->nnodes : 1, sizeof(*culprit_node));
 	if (!r.by_peer || !r.index || !r.low || !r.stack || !r.comp || !r.cstack || !r.citer || !r.on_stack ||
-	    !buf || !in_cycle || !node_has_stuck || !held_culprit || !culprit_node)
+	    !buf || !in_cycle || !not_stuck || !node_has_stuck || !held_culprit || !culprit_node)
 		goto out;
 	for (uint32_t i = 0; i < r.nv; i++) {
 		r.by_peer[i] = i;
-		node_has_stuck[(size_t)r.v[i].node * CC_NPRIO + r.v[i].prio] = true;
+		if (r.v[i].stuck)
+			node_has_stuck[(size_t)r.v[i].node * CC_NPRIO + r.v[i].prio] = true;
+		not_stuck[i] = !r.v[i].stuck;
 	}
 	if (r.nv)
 		qsort_r(r.by_peer, r.nv, sizeof(*r.by_peer), cmp_peer_prio, r.v);
@@ -1198,7 +1241,9 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 	if (update_holds(&r, held_culprit) < 0)
 		goto out;
 
+	r.removed = not_stuck; /* cycles of stuck queues only */
 	tarjan(&r);
+	r.removed = NULL;
 	if (add_deadlocks(&r, in_cycle) < 0)
 		goto out;
 
@@ -1224,10 +1269,34 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 		for (unsigned pr = 0; pr < CC_NPRIO; pr++) {
 			const struct cc_prio *e = cc_snap_prio(s, p, pr);
 
+			char key[3 * CC_DL_NAME], lab[2 * CC_DL_NAME];
+			struct slowc *c;
+			bool again;
+
 			if (!e || !pausing_for(s, e, d->conf.slow_share) || took_nothing(s, p, pr) ||
 			    !has(e, CF_TX_PAUSE_US) || !has(e, CF_RX_BYTES))
 				continue;
-			if (add_simple(&r, CC_DL_SLOW_RECEIVER, p, pr) < 0)
+			/* two intervals in a row: a storm's first interval looks like this (it still
+			 * takes what was in flight when it began to pause) */
+			snprintf(key, sizeof(key), "%s/%u/%s", cc_dl_class_name(CC_DL_SLOW_RECEIVER), pr,
+				 label(s, p, lab, sizeof(lab)));
+			c = hmap_get(&d->slow, key);
+			if (!c) {
+				size_t kl = strlen(key) + 1;
+
+				c = malloc(sizeof(*c) + kl);
+				if (!c)
+					goto out;
+				memcpy(c->key, key, kl);
+				c->run = 0;
+				if (hmap_put(&d->slow, c->key, c, NULL) < 0) {
+					free(c);
+					goto out;
+				}
+			}
+			again = c->run && (c->run + 1 == d->runs || hmap_get(&d->tracks, key));
+			c->run = d->runs;
+			if (again && add_simple(&r, CC_DL_SLOW_RECEIVER, p, pr) < 0)
 				goto out;
 		}
 	}
@@ -1311,6 +1380,13 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 			free(t);
 		}
 	}
+	/* slow receiver candidates not seen in this run are forgotten */
+	for (size_t i = 0; hmap_next(&d->slow, &i, &k, &v);)
+		if (((struct slowc *)v)->run != d->runs) {
+			hmap_del(&d->slow, k);
+			free(v);
+			i = 0; /* deletion shifts entries: start over */
+		}
 	rc = 0;
 	*ret = &d->res;
 out:
@@ -1325,6 +1401,7 @@ out:
 	free(r.on_stack);
 	free(buf);
 	free(in_cycle);
+	free(not_stuck);
 	free(node_has_stuck);
 	free(held_culprit);
 	free(culprit_node);

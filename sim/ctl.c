@@ -30,6 +30,7 @@ struct sim_ctl {
 	json_t *findings; /* "id" -> record */
 	json_t *actions, *baseline;
 	json_t *tl_t, *tl_rx; /* timeline: times, host -> per-interval bytes received */
+	json_t *truth;	      /* "sorted ports" -> the deadlock the simulation really holds */
 	int *hosts;
 	int nhosts;
 	uint64_t *host_prev;
@@ -66,7 +67,8 @@ int sim_ctl_new(struct sim *s, const struct sim_ctl_opts *o, struct sim_ctl **re
 	c->baseline = json_array();
 	c->tl_t = json_array();
 	c->tl_rx = json_object();
-	if (!c->sn || !c->findings || !c->actions || !c->baseline || !c->tl_t || !c->tl_rx)
+	c->truth = json_object();
+	if (!c->truth || !c->sn || !c->findings || !c->actions || !c->baseline || !c->tl_t || !c->tl_rx)
 		goto nomem;
 	if (c->o.controller == SIM_CTL_DETECTOR) {
 		struct cc_dl_conf dc = cc_dl_defaults;
@@ -116,6 +118,7 @@ void sim_ctl_free(struct sim_ctl *c)
 	json_decref(c->baseline);
 	json_decref(c->tl_t);
 	json_decref(c->tl_rx);
+	json_decref(c->truth);
 	free(c->hosts);
 	free(c->host_prev);
 	free(c);
@@ -280,8 +283,8 @@ static int record_findings(struct sim_ctl *c, const struct cc_dl_result *r)
 			if (f->culprit[0])
 				json_object_set_new(rec, "culprit", json_string(f->culprit));
 			if (f->cls == CC_DL_PAUSE_STORM) {
-				json_object_set_new(rec, "victims", labels(f->victims, f->nvictims));
-				json_object_set_new(rec, "victims_total", json_integer(f->victims_total));
+				json_object_set_new(rec, "victims", json_array());
+				json_object_set_new(rec, "victims_total", json_integer(0));
 			}
 			if (f->cls == CC_DL_CONGESTION)
 				json_object_set_new(rec, "queues_total", json_integer(f->victims_total));
@@ -296,6 +299,25 @@ static int record_findings(struct sim_ctl *c, const struct cc_dl_result *r)
 		if (strcmp(json_string_value(json_object_get(rec, "class")), cc_dl_class_name(f->cls)))
 			json_object_set_new(rec, "class", json_string(cc_dl_class_name(f->cls)));
 		json_object_set_new(rec, "last_us", json_real((double)r->t_us));
+		if (f->cls == CC_DL_PAUSE_STORM) {
+			/* every queue it froze while it lasted */
+			json_t *all = json_object_get(rec, "victims"), *now = labels(f->victims, f->nvictims), *x;
+			size_t k;
+
+			json_array_foreach(now, k, x) {
+				size_t m;
+				json_t *y;
+				bool dup = false;
+
+				json_array_foreach(all, m, y)
+					dup = dup || json_equal(x, y);
+				if (!dup)
+					json_array_append(all, x);
+			}
+			json_decref(now);
+			if ((json_int_t)f->victims_total > json_integer_value(json_object_get(rec, "victims_total")))
+				json_object_set_new(rec, "victims_total", json_integer(f->victims_total));
+		}
 		if (f->mitigated)
 			json_object_set_new(rec, "mitigated", json_true());
 	}
@@ -328,6 +350,58 @@ static int wd_record(struct sim_ctl *c, json_t *to, const struct cc_wd_action *a
 				return -ENOMEM;
 		}
 	}
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The deadlocks the simulation holds (queues frozen for half an interval), each once. */
+static int record_truth(struct sim_ctl *c)
+{
+	json_t *now = sim_deadlocks(c->s, c->o.interval_ps / 2), *d;
+	size_t i;
+
+	json_array_foreach(now, i, d) {
+		json_t *ports = json_object_get(d, "ports");
+		size_t n = json_array_size(ports), len = 0;
+		const char **v = calloc(n, sizeof(*v));
+		char *key;
+
+		if (!v) {
+			json_decref(now);
+			return -ENOMEM;
+		}
+		for (size_t k = 0; k < n; k++) {
+			v[k] = json_string_value(json_array_get(ports, k));
+			len += strlen(v[k]) + 1;
+		}
+		qsort(v, n, sizeof(*v), cmp_str);
+		key = calloc(1, len + 8);
+		if (!key) {
+			free(v);
+			json_decref(now);
+			return -ENOMEM;
+		}
+		for (size_t k = 0, o = 0; k < n; k++)
+			o += (size_t)snprintf(key + o, len + 8 - o, "%s,", v[k]);
+		if (!json_object_get(c->truth, key)) {
+			json_t *sorted = json_array();
+
+			for (size_t k = 0; k < n; k++)
+				json_array_append_new(sorted, json_string(v[k]));
+			json_object_set_new(c->truth, key,
+					    json_pack("{s:o,s:O,s:O,s:f}", "ports", sorted, "priority",
+						      json_object_get(d, "priority"), "frozen_since_us",
+						      json_object_get(d, "frozen_since_us"), "seen_us",
+						      us(sim_now(c->s))));
+		}
+		free(key);
+		free(v);
+	}
+	json_decref(now);
 	return 0;
 }
 
@@ -371,6 +445,8 @@ static int interval(struct sim_ctl *c)
 		goto out;
 	if (c->shadow &&
 	    (cc_wd_poll(c->shadow, snap, &wa, &nwa) < 0 || wd_record(c, c->baseline, wa, nwa, false) < 0))
+		goto out;
+	if (record_truth(c) < 0)
 		goto out;
 	json_array_append_new(c->tl_t, json_real(us(now)));
 	for (int i = 0; i < c->nhosts; i++) {
@@ -430,6 +506,14 @@ json_t *sim_ctl_json(const struct sim_ctl *c, bool timing)
 		      "buffer_bytes", (json_int_t)buffer, "watchdog_bytes", (json_int_t)wd, "timeline", "t_us",
 		      c->tl_t, "host_rx_bytes", c->tl_rx, "intervals", (json_int_t)c->intervals,
 		      "stuck_queues_max", (json_int_t)c->stuck_max);
+	if (o) {
+		json_t *t = json_array();
+		const char *k;
+
+		json_object_foreach(c->truth, k, v)
+			json_array_append(t, v);
+		json_object_set_new(o, "truth_deadlocks", t);
+	}
 	if (o && timing && c->dl && c->intervals)
 		json_object_set_new(o, "detector_ms", json_pack("{s:f,s:f}", "mean", c->cc_ns_total / (double)c->intervals / 1e6,
 								"max", c->cc_ns_max / 1e6));

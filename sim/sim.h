@@ -136,6 +136,10 @@ int sim_set_queue_drop(struct sim *s, int dev, int port, int prio, bool on);
  * buffer and by watchdog drop actions since the start. */
 int64_t sim_queue_last_tx(const struct sim *s, int dev, int port, int prio);
 void sim_drop_bytes(const struct sim *s, uint64_t *buffer, uint64_t *watchdog);
+/* The deadlocks the simulation holds now, from which packet came in where (what no device
+ * reports): cycles of switch queues that hold packets, are paused and sent nothing for
+ * min_frozen_ps.  [{ports: ["node:port", ...], priority, frozen_since_us}] (a new reference). */
+json_t *sim_deadlocks(const struct sim *s, int64_t min_frozen_ps);
 
 /* Faults while running, as in the scenario's "faults" (JSON object).  Returns a fault id. */
 int sim_fault(struct sim *s, json_t *fault, int *ret_id, struct rf_err *e);
