@@ -549,10 +549,23 @@ static const char *key_of(const struct cc_dl *d, uint64_t finding)
 	return NULL;
 }
 
+/* A duration for an operator: "300 us", "2 s", "1.5 s". */
+static const char *dur(int64_t us, char *buf, size_t len)
+{
+	if (us < 1000)
+		snprintf(buf, len, "%lld us", (long long)us);
+	else if (us < 1000000)
+		snprintf(buf, len, "%g ms", (double)us / 1e3);
+	else
+		snprintf(buf, len, "%g s", (double)us / 1e6);
+	return buf;
+}
+
 /* Starts a mitigation: a hold (applying) and the action that makes the queue lossy. */
 static int mitigate(struct cc_dl *d, const struct cc_dl_finding *f, struct cc_dl_action *ret)
 {
 	const char *fkey = key_of(d, f->id);
+	char dbuf[32];
 	struct hold *h;
 	struct cc_dl_action *a;
 
@@ -604,9 +617,9 @@ static int mitigate(struct cc_dl *d, const struct cc_dl_finding *f, struct cc_dl
 	if (f->cls == CC_DL_PAUSE_STORM)
 		snprintf(a->reason, sizeof(a->reason),
 			 "pause_storm #%llu: %s pauses priority %u while taking nothing; %s:%s stops obeying its "
-			 "pauses until it has not paused for %lld ms",
+			 "pauses until it has not paused for %s",
 			 (unsigned long long)f->id, f->culprit, f->prio, h->node, h->port,
-			 (long long)(d->conf.restore_us / 1000));
+			 dur(d->conf.restore_us, dbuf, sizeof(dbuf)));
 	else if (f->cls == CC_DL_PERSISTENT)
 		snprintf(a->reason, sizeof(a->reason),
 			 "persistent deadlock #%llu on priority %u formed again after its break was restored: %s:%s "
@@ -614,15 +627,16 @@ static int mitigate(struct cc_dl *d, const struct cc_dl_finding *f, struct cc_dl
 			 (unsigned long long)f->id, f->prio, h->node, h->port);
 	else
 		snprintf(a->reason, sizeof(a->reason),
-			 "deadlock #%llu: a cycle of %u paused queues on priority %u; breaking it at %s:%s for %lld ms",
+			 "deadlock #%llu: a cycle of %u paused queues on priority %u; breaking it at %s:%s for %s",
 			 (unsigned long long)f->id, f->nports, f->prio, h->node, h->port,
-			 (long long)(d->conf.restore_us / 1000));
+			 dur(d->conf.restore_us, dbuf, sizeof(dbuf)));
 	return 0;
 }
 
 static int restore(struct cc_dl *d, struct hold *h)
 {
 	struct cc_dl_action *a = new_action(d);
+	char dbuf[32];
 
 	if (!a)
 		return -ENOMEM;
@@ -634,13 +648,13 @@ static int restore(struct cc_dl *d, struct hold *h)
 	a->prio = h->prio;
 	if (h->cls == CC_DL_PAUSE_STORM)
 		snprintf(a->reason, sizeof(a->reason),
-			 "pause_storm #%llu over: %s:%s has not paused for %lld ms; %s:%s priority %u lossless again",
-			 (unsigned long long)h->finding, h->cnode, h->cport, (long long)(d->conf.restore_us / 1000),
+			 "pause_storm #%llu over: %s:%s has not paused for %s; %s:%s priority %u lossless again",
+			 (unsigned long long)h->finding, h->cnode, h->cport, dur(d->conf.restore_us, dbuf, sizeof(dbuf)),
 			 h->node, h->port, h->prio);
 	else
 		snprintf(a->reason, sizeof(a->reason),
-			 "deadlock #%llu: break of %lld ms over; %s:%s priority %u lossless again",
-			 (unsigned long long)h->finding, (long long)(d->conf.restore_us / 1000), h->node, h->port,
+			 "deadlock #%llu: break of %s over; %s:%s priority %u lossless again",
+			 (unsigned long long)h->finding, dur(d->conf.restore_us, dbuf, sizeof(dbuf)), h->node, h->port,
 			 h->prio);
 	h->state = H_RESTORING;
 	h->action = a->id;

@@ -1,0 +1,552 @@
+/* Unit tests of the PFC deadlock and storm detector (cc/deadlock.c), the pfcwd baseline
+ * (cc/pfcwd.c) and the snapshot (cc/snap.c) on synthetic snapshots: cycles in cycle order, the
+ * queue a break frees most with, storms with their victims, the negatives (congestion that
+ * drains, a switch pausing with a backlog, a pause that ended), slow receivers, and the life
+ * of a mitigation (break, restore, persistent; isolation until the culprit is quiet; advise). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cc/deadlock.h"
+#include "cc/pfcwd.h"
+#include "cc/snap.h"
+#include "tests/unit/unit.h"
+
+#define PRIO 3
+#define IV 1000 /* us */
+
+static void set(struct cc_snap *s, uint32_t port, enum cc_field f, uint64_t v)
+{
+	assert_int_equal(cc_snap_set(s, port, cc_snap_field_names[f], PRIO, v), 0);
+}
+
+static uint32_t P(const struct cc_snap *s, const char *node, const char *port)
+{
+	int p = cc_snap_find_port(s, node, port);
+
+	assert_true(p >= 0);
+	return (uint32_t)p;
+}
+
+/* every field reported (a NIC has no queue gauge), healthy: traffic flows, no pause */
+static void healthy(struct cc_snap *s, uint32_t p)
+{
+	for (int f = 0; f < CF_N; f++)
+		if (s->nodes[s->ports[p].node].kind == CC_SWITCH || (f != CF_QUEUE_DEPTH && f != CF_QUEUE_WATERMARK))
+			set(s, p, (enum cc_field)f, 0);
+	set(s, p, CF_TX_BYTES, 1000000);
+	set(s, p, CF_RX_BYTES, 1000000);
+	set(s, p, CF_TX_PACKETS, 250);
+	set(s, p, CF_RX_PACKETS, 250);
+}
+
+/* the egress queue at p is paused by its peer all interval, sends nothing, holds depth bytes */
+static void stuck(struct cc_snap *s, uint32_t p, uint64_t depth)
+{
+	uint32_t peer = s->ports[p].peer;
+
+	set(s, p, CF_RX_PAUSE_US, IV);
+	set(s, p, CF_RX_PAUSE_FRAMES, 20);
+	set(s, p, CF_PAUSED, 1);
+	set(s, p, CF_TX_BYTES, 0);
+	set(s, p, CF_TX_PACKETS, 0);
+	if (s->nodes[s->ports[p].node].kind == CC_SWITCH)
+		set(s, p, CF_QUEUE_DEPTH, depth);
+	set(s, peer, CF_TX_PAUSE_US, IV);
+	set(s, peer, CF_TX_PAUSE_FRAMES, 20);
+	set(s, peer, CF_PAUSING, 1);
+	set(s, peer, CF_RX_BYTES, 0);
+	set(s, peer, CF_RX_PACKETS, 0);
+}
+
+/* n switches in a ring (s0..), each with host hI; cross: also a chord s0 <-> s2 */
+static struct cc_snap *ring(unsigned n, int64_t t, bool chord)
+{
+	struct cc_snap *s = cc_snap_new(1u << PRIO, t, IV);
+	char a[16], b[16];
+
+	assert_non_null(s);
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(a, sizeof(a), "s%u", i);
+		assert_int_equal(cc_snap_node(s, a, CC_SWITCH), (int)i);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		int h, x, y;
+
+		snprintf(a, sizeof(a), "s%u", i);
+		snprintf(b, sizeof(b), "s%u", (i + 1) % n);
+		x = cc_snap_port(s, (uint32_t)cc_snap_find_node(s, a), b);
+		y = cc_snap_port(s, (uint32_t)cc_snap_find_node(s, b), a);
+		assert_int_equal(cc_snap_link(s, (uint32_t)x, (uint32_t)y), 0);
+		snprintf(b, sizeof(b), "h%u", i);
+		h = cc_snap_node(s, b, CC_HOST);
+		x = cc_snap_port(s, (uint32_t)h, "nic0:1");
+		y = cc_snap_port(s, (uint32_t)cc_snap_find_node(s, a), b);
+		assert_int_equal(cc_snap_link(s, (uint32_t)x, (uint32_t)y), 0);
+	}
+	if (chord) {
+		int x = cc_snap_port(s, 0, "s2"), y = cc_snap_port(s, 2, "s0");
+
+		assert_int_equal(cc_snap_link(s, (uint32_t)x, (uint32_t)y), 0);
+	}
+	for (uint32_t p = 0; p < s->nports; p++) {
+		s->ports[p].lossless = 1u << PRIO;
+		healthy(s, p);
+	}
+	cc_snap_finish(s);
+	return s;
+}
+
+static const struct cc_dl_finding *only(const struct cc_dl_result *r, enum cc_dl_class c, unsigned want)
+{
+	const struct cc_dl_finding *f = NULL;
+	unsigned n = 0;
+
+	for (size_t i = 0; i < r->nfindings; i++)
+		if (r->findings[i].cls == c) {
+			f = &r->findings[i];
+			n++;
+		}
+	assert_int_equal(n, want);
+	return f;
+}
+
+static void test_snapshot(void **state)
+{
+	struct cc_snap *a = ring(3, 5000, false), *b = cc_snap_new(1u << PRIO, 5000, IV);
+	json_t *ja, *jb;
+
+	(void)state;
+	/* other priorities and unknown names are ignored; impossible priorities refused */
+	assert_int_equal(cc_snap_set(a, 0, "pfc_rx_pause_frames", 4, 7), 0);
+	assert_null(cc_snap_prio(a, 0, 4));
+	assert_int_equal(cc_snap_set(a, 0, "no_such_counter", PRIO, 7), 0);
+	assert_int_equal(cc_snap_set(a, 0, "pfc_paused", 8, 1), -EINVAL);
+	assert_int_equal(cc_snap_set(a, 999, "pfc_paused", PRIO, 1), -EINVAL);
+	/* a port already linked elsewhere; a node of the other kind */
+	assert_int_equal(cc_snap_link(a, P(a, "s0", "s1"), P(a, "s2", "s0")), -EINVAL);
+	assert_int_equal(cc_snap_node(a, "h0", CC_SWITCH), -EINVAL);
+	/* the same fabric built in another order renders the same */
+	for (int i = 2; i >= 0; i--) {
+		char n[8], h[8], nx[8];
+
+		snprintf(n, sizeof(n), "s%d", i);
+		snprintf(h, sizeof(h), "h%d", i);
+		snprintf(nx, sizeof(nx), "s%d", (i + 1) % 3);
+		cc_snap_port(b, (uint32_t)cc_snap_node(b, h, CC_HOST), "nic0:1");
+		cc_snap_port(b, (uint32_t)cc_snap_node(b, n, CC_SWITCH), h);
+	}
+	for (int i = 0; i < 3; i++) {
+		char n[8], nx[8], h[8];
+
+		snprintf(n, sizeof(n), "s%d", i);
+		snprintf(nx, sizeof(nx), "s%d", (i + 1) % 3);
+		snprintf(h, sizeof(h), "h%d", i);
+		cc_snap_link(b, (uint32_t)cc_snap_port(b, (uint32_t)cc_snap_find_node(b, nx), n),
+			     (uint32_t)cc_snap_port(b, (uint32_t)cc_snap_find_node(b, n), nx));
+		cc_snap_link(b, P(b, h, "nic0:1"), P(b, n, h));
+	}
+	for (uint32_t p = 0; p < b->nports; p++) {
+		b->ports[p].lossless = 1u << PRIO;
+		healthy(b, p);
+	}
+	cc_snap_finish(b);
+	ja = cc_snap_json(a);
+	jb = cc_snap_json(b);
+	assert_true(json_equal(ja, jb));
+	json_decref(ja);
+	json_decref(jb);
+	cc_snap_free(a);
+	cc_snap_free(b);
+}
+
+static void test_cycle_in_order(void **state)
+{
+	struct cc_snap *s = ring(4, 10 * IV, false);
+	struct cc_dl *d = cc_dl_new(NULL);
+	const struct cc_dl_result *r;
+	const struct cc_dl_finding *f;
+
+	(void)state;
+	stuck(s, P(s, "s2", "s3"), 50000);
+	stuck(s, P(s, "s3", "s0"), 60000);
+	stuck(s, P(s, "s0", "s1"), 40000);
+	stuck(s, P(s, "s1", "s2"), 30000);
+	/* victims: a host paused behind s1, and s1's queue toward it is not part of the cycle */
+	stuck(s, P(s, "h1", "nic0:1"), 0);
+	assert_int_equal(cc_dl_run(d, s, &r), 0);
+	f = only(r, CC_DL_DEADLOCK, 1);
+	assert_int_equal(f->nports, 4);
+	assert_string_equal(f->ports[0].node, "s0");
+	assert_string_equal(f->ports[0].port, "s1");
+	assert_string_equal(f->ports[1].node, "s1");
+	assert_string_equal(f->ports[2].node, "s2");
+	assert_string_equal(f->ports[3].node, "s3");
+	assert_int_equal(f->prio, PRIO);
+	assert_true(f->fresh);
+	/* every queue frees the whole cycle: the shallowest drops least */
+	assert_string_equal(f->suggested.node, "s1");
+	assert_string_equal(f->suggested.port, "s2");
+	assert_non_null(strstr(f->summary, "s0:s1 -> s1:s2 -> s2:s3 -> s3:s0"));
+	only(r, CC_DL_PAUSE_STORM, 0);
+	assert_int_equal(r->nactions, 0); /* advise by default */
+	cc_dl_free(d);
+	cc_snap_free(s);
+}
+
+static void test_break_frees_most(void **state)
+{
+	/* two cycles, s0 -> s1 -> s2 -> s0 (the chord) and s0 -> s1 -> s2 -> s3 -> s0, share s0:s1
+	 * and s1:s2: releasing either frees both; releasing s2:s3 or s3:s0 frees only one */
+	struct cc_snap *s = ring(4, 10 * IV, true);
+	struct cc_dl *d = cc_dl_new(NULL);
+	const struct cc_dl_result *r;
+	const struct cc_dl_finding *f;
+
+	(void)state;
+	stuck(s, P(s, "s0", "s1"), 90000);
+	stuck(s, P(s, "s1", "s2"), 80000);
+	stuck(s, P(s, "s2", "s3"), 1000);
+	stuck(s, P(s, "s3", "s0"), 1000);
+	stuck(s, P(s, "s2", "s0"), 1000);
+	assert_int_equal(cc_dl_run(d, s, &r), 0);
+	f = only(r, CC_DL_DEADLOCK, 1);
+	assert_int_equal(f->nports, 5);
+	assert_string_equal(f->suggested.node, "s1"); /* frees both cycles, shallower than s0:s1 */
+	assert_string_equal(f->suggested.port, "s2");
+	cc_dl_free(d);
+	cc_snap_free(s);
+}
+
+static void test_storm_and_victims(void **state)
+{
+	struct cc_snap *s = ring(4, 10 * IV, false);
+	struct cc_dl *d = cc_dl_new(NULL);
+	const struct cc_dl_result *r;
+	const struct cc_dl_finding *f;
+
+	(void)state;
+	/* h2 pauses s2:h2 all interval and takes nothing; s1's and s0's queues behind it freeze */
+	stuck(s, P(s, "s2", "h2"), 70000);
+	stuck(s, P(s, "s1", "s2"), 70000);
+	stuck(s, P(s, "s0", "s1"), 70000);
+	stuck(s, P(s, "h1", "nic0:1"), 0);
+	assert_int_equal(cc_dl_run(d, s, &r), 0);
+	only(r, CC_DL_DEADLOCK, 0);
+	f = only(r, CC_DL_PAUSE_STORM, 1);
+	assert_string_equal(f->culprit, "h2");
+	assert_int_equal(f->victims_total, 4);
+	assert_string_equal(f->victims[0].node, "s2"); /* nearest first */
+	assert_string_equal(f->suggested.node, "s2");
+	assert_string_equal(f->suggested.port, "h2");
+	only(r, CC_DL_SLOW_RECEIVER, 0);
+	cc_dl_free(d);
+	cc_snap_free(s);
+}
+
+static void test_negatives(void **state)
+{
+	struct cc_snap *s = ring(4, 10 * IV, false);
+	struct cc_dl *d = cc_dl_new(NULL);
+	const struct cc_dl_result *r;
+	uint32_t p;
+
+	(void)state;
+	/* a cycle of paused queues that still drain: congestion, recorded, no alarm */
+	stuck(s, P(s, "s0", "s1"), 50000);
+	stuck(s, P(s, "s1", "s2"), 50000);
+	stuck(s, P(s, "s2", "s3"), 50000);
+	stuck(s, P(s, "s3", "s0"), 50000);
+	set(s, P(s, "s2", "s3"), CF_TX_BYTES, 1500);
+	/* a switch port pausing all interval with nothing received, but its node has a backlog */
+	p = P(s, "s1", "h1");
+	set(s, p, CF_TX_PAUSE_US, IV);
+	set(s, p, CF_PAUSING, 1);
+	set(s, p, CF_RX_BYTES, 0);
+	/* a host that paused all interval but stopped by its end */
+	p = P(s, "h3", "nic0:1");
+	set(s, p, CF_TX_PAUSE_US, IV);
+	set(s, p, CF_PAUSING, 0);
+	set(s, p, CF_RX_BYTES, 0);
+	assert_int_equal(cc_dl_run(d, s, &r), 0);
+	only(r, CC_DL_DEADLOCK, 0);
+	only(r, CC_DL_PAUSE_STORM, 0);
+	assert_int_equal(only(r, CC_DL_CONGESTION, 1)->victims_total, 1);
+	cc_dl_free(d);
+	cc_snap_free(s);
+}
+
+static void slow_host(struct cc_snap *s)
+{
+	uint32_t p = P(s, "h2", "nic0:1");
+
+	set(s, p, CF_TX_PAUSE_US, IV / 2);
+	set(s, p, CF_PAUSING, 1);
+	set(s, p, CF_RX_BYTES, 300000);
+}
+
+static void test_slow_receiver_needs_two_intervals(void **state)
+{
+	struct cc_dl *d = cc_dl_new(NULL);
+	const struct cc_dl_result *r;
+
+	(void)state;
+	for (int i = 1; i <= 3; i++) {
+		struct cc_snap *s = ring(4, i * IV, false);
+
+		slow_host(s);
+		assert_int_equal(cc_dl_run(d, s, &r), 0);
+		if (i == 1) {
+			only(r, CC_DL_SLOW_RECEIVER, 0);
+		} else {
+			assert_string_equal(only(r, CC_DL_SLOW_RECEIVER, 1)->culprit, "h2");
+			only(r, CC_DL_PAUSE_STORM, 0);
+		}
+		cc_snap_free(s);
+	}
+	cc_dl_free(d);
+}
+
+static struct cc_snap *deadlocked(int64_t t, bool broken)
+{
+	struct cc_snap *s = ring(3, t, false);
+
+	stuck(s, P(s, "s0", "s1"), 10000);
+	stuck(s, P(s, "s1", "s2"), 20000);
+	stuck(s, P(s, "s2", "s0"), 30000);
+	if (broken) /* s0:s1 ignores pauses: nothing stuck there */
+		s->ports[P(s, "s0", "s1")].lossless = 0;
+	return s;
+}
+
+static void test_break_restore_persistent(void **state)
+{
+	struct cc_dl_conf c = cc_dl_defaults;
+	struct cc_dl *d;
+	const struct cc_dl_result *r;
+	struct cc_snap *s;
+	uint64_t first;
+
+	(void)state;
+	c.deadlock_mode = CC_DL_AUTO;
+	c.restore_us = 3 * IV;
+	d = cc_dl_new(&c);
+	s = deadlocked(1 * IV, false);
+	assert_int_equal(cc_dl_run(d, s, &r), 0);
+	cc_snap_free(s);
+	assert_int_equal(r->nactions, 1);
+	assert_int_equal(r->actions[0].op, CC_DL_LOSSY);
+	assert_string_equal(r->actions[0].node, "s0");
+	assert_string_equal(r->actions[0].port, "s1");
+	assert_non_null(strstr(r->actions[0].reason, "for 3 ms"));
+	first = r->findings[0].id;
+	assert_true(r->findings[0].mitigated);
+	cc_dl_action_done(d, r->actions[0].id, true);
+	assert_int_equal(cc_dl_holds(d), 1);
+	/* the break drains the cycle: the finding clears, the hold stays until the restore time */
+	s = ring(3, 2 * IV, false);
+	s->ports[P(s, "s0", "s1")].lossless = 0;
+	assert_int_equal(cc_dl_run(d, s, &r), 0);
+	cc_snap_free(s);
+	assert_int_equal(r->ncleared, 1);
+	assert_int_equal(r->cleared[0], first);
+	assert_int_equal(r->nactions, 0);
+	s = ring(3, 4 * IV, false);
+	s->ports[P(s, "s0", "s1")].lossless = 0;
+	assert_int_equal(cc_dl_run(d, s, &r), 0);
+	cc_snap_free(s);
+	assert_int_equal(r->nactions, 1);
+	assert_int_equal(r->actions[0].op, CC_DL_RESTORE);
+	cc_dl_action_done(d, r->actions[0].id, true);
+	assert_int_equal(cc_dl_holds(d), 0);
+	/* it forms again: persistent, broken for good */
+	s = deadlocked(5 * IV, false);
+	assert_int_equal(cc_dl_run(d, s, &r), 0);
+	cc_snap_free(s);
+	assert_non_null(only(r, CC_DL_PERSISTENT, 1));
+	assert_int_equal(r->nactions, 1);
+	assert_non_null(strstr(r->actions[0].reason, "until the routing is fixed"));
+	cc_dl_action_done(d, r->actions[0].id, true);
+	for (int i = 6; i < 20; i++) {
+		s = ring(3, i * IV, false);
+		s->ports[P(s, "s0", "s1")].lossless = 0;
+		assert_int_equal(cc_dl_run(d, s, &r), 0);
+		cc_snap_free(s);
+		assert_int_equal(r->nactions, 0);
+		assert_true(only(r, CC_DL_PERSISTENT, 1)->mitigated); /* stays raised */
+	}
+	cc_dl_free(d);
+}
+
+static struct cc_snap *storming(int64_t t, bool isolated, bool pausing)
+{
+	struct cc_snap *s = ring(3, t, false);
+	uint32_t h = P(s, "h1", "nic0:1");
+
+	if (!pausing)
+		return s;
+	if (isolated) {
+		/* the switch ignores the pauses: h1 takes traffic but still pauses */
+		s->ports[P(s, "s1", "h1")].lossless = 0;
+		set(s, h, CF_TX_PAUSE_US, IV);
+		set(s, h, CF_PAUSING, 1);
+	} else {
+		stuck(s, P(s, "s1", "h1"), 50000);
+	}
+	return s;
+}
+
+static void test_storm_isolated_until_quiet(void **state)
+{
+	struct cc_dl_conf c = cc_dl_defaults;
+	struct cc_dl *d;
+	const struct cc_dl_result *r;
+	struct cc_snap *s;
+	uint64_t restore;
+
+	(void)state;
+	c.storm_mode = CC_DL_AUTO;
+	c.restore_us = 2 * IV;
+	d = cc_dl_new(&c);
+	s = storming(IV, false, true);
+	assert_int_equal(cc_dl_run(d, s, &r), 0);
+	cc_snap_free(s);
+	assert_int_equal(r->nactions, 1);
+	assert_string_equal(r->actions[0].node, "s1");
+	assert_string_equal(r->actions[0].port, "h1");
+	cc_dl_action_done(d, r->actions[0].id, true);
+	/* isolated and still pausing: the storm stays (not a slow receiver), nothing restored */
+	for (int i = 2; i <= 6; i++) {
+		s = storming(i * IV, true, true);
+		assert_int_equal(cc_dl_run(d, s, &r), 0);
+		cc_snap_free(s);
+		assert_true(only(r, CC_DL_PAUSE_STORM, 1)->mitigated);
+		only(r, CC_DL_SLOW_RECEIVER, 0);
+		assert_int_equal(r->nactions, 0);
+	}
+	/* quiet from t = 6 IV: restored once it has been quiet for 2 IV */
+	s = storming(7 * IV, true, false);
+	s->ports[P(s, "s1", "h1")].lossless = 0;
+	assert_int_equal(cc_dl_run(d, s, &r), 0);
+	cc_snap_free(s);
+	assert_int_equal(r->nactions, 0);
+	s = storming(8 * IV, true, false);
+	s->ports[P(s, "s1", "h1")].lossless = 0;
+	assert_int_equal(cc_dl_run(d, s, &r), 0);
+	cc_snap_free(s);
+	assert_int_equal(r->nactions, 1);
+	assert_int_equal(r->actions[0].op, CC_DL_RESTORE);
+	restore = r->actions[0].id;
+	/* the restore failed: retried at the next interval */
+	cc_dl_action_done(d, restore, false);
+	s = storming(9 * IV, true, false);
+	assert_int_equal(cc_dl_run(d, s, &r), 0);
+	cc_snap_free(s);
+	assert_int_equal(r->nactions, 1);
+	assert_int_equal(r->actions[0].op, CC_DL_RESTORE);
+	assert_true(r->actions[0].id != restore);
+	cc_dl_action_done(d, r->actions[0].id, true);
+	assert_int_equal(cc_dl_holds(d), 0);
+	cc_dl_free(d);
+}
+
+static void test_advise_and_mitigate(void **state)
+{
+	struct cc_dl *d = cc_dl_new(NULL);
+	const struct cc_dl_result *r;
+	struct cc_dl_action a;
+	struct cc_snap *s = deadlocked(IV, false);
+	uint64_t id, cong = 0;
+	struct cc_dl_conf c;
+
+	(void)state;
+	stuck(s, P(s, "h0", "nic0:1"), 0);
+	set(s, P(s, "h0", "nic0:1"), CF_TX_BYTES, 10); /* paused but draining: congestion */
+	assert_int_equal(cc_dl_run(d, s, &r), 0);
+	cc_snap_free(s);
+	assert_int_equal(r->nactions, 0);
+	id = only(r, CC_DL_DEADLOCK, 1)->id;
+	for (size_t i = 0; i < r->nfindings; i++)
+		if (r->findings[i].cls == CC_DL_CONGESTION)
+			cong = r->findings[i].id;
+	assert_true(cong != 0);
+	assert_int_equal(cc_dl_mitigate(d, 9999, &a), -ENOENT);
+	assert_int_equal(cc_dl_mitigate(d, cong, &a), -EINVAL);
+	assert_int_equal(cc_dl_mitigate(d, id, &a), 0);
+	assert_int_equal(a.op, CC_DL_LOSSY);
+	assert_int_equal(a.finding, id);
+	assert_int_equal(cc_dl_mitigate(d, id, &a), -EALREADY);
+	c = *cc_dl_config(d);
+	c.deadlock_mode = CC_DL_OFF;
+	cc_dl_configure(d, &c);
+	assert_int_equal(cc_dl_mitigate(d, id, &a), -EPERM);
+	/* a bad configuration is named */
+	c.restore_us = 0;
+	assert_non_null(cc_dl_conf_check(&c));
+	c.restore_us = 1;
+	c.stuck_share = 1.5;
+	assert_non_null(cc_dl_conf_check(&c));
+	assert_null(cc_dl_conf_check(&cc_dl_defaults));
+	cc_dl_free(d);
+}
+
+static void test_pfcwd(void **state)
+{
+	struct cc_wd_conf c = cc_wd_scaled(IV);
+	struct cc_wd *w = cc_wd_new(&c);
+	const struct cc_wd_action *a;
+	size_t n;
+
+	(void)state;
+	/* poll 1: paused (no previous sample); poll 2: paused again, frames, no XON: storm */
+	for (int i = 1; i <= 2; i++) {
+		struct cc_snap *s = ring(3, i * IV, false);
+
+		stuck(s, P(s, "s0", "s1"), 1000);
+		assert_int_equal(cc_wd_poll(w, s, &a, &n), 0);
+		cc_snap_free(s);
+		assert_int_equal(n, i == 1 ? 0 : 1);
+	}
+	assert_int_equal(a[0].op, CC_WD_DROP);
+	assert_string_equal(a[0].node, "s0");
+	assert_int_equal(cc_wd_stormed(w), 1);
+	/* pause frames stop: restored after restoration time */
+	{
+		struct cc_snap *s = ring(3, 3 * IV, false);
+
+		assert_int_equal(cc_wd_poll(w, s, &a, &n), 0);
+		cc_snap_free(s);
+	}
+	assert_int_equal(n, 1);
+	assert_int_equal(a[0].op, CC_WD_RESTORE);
+	/* an XON transition in between: no storm */
+	for (int i = 4; i <= 6; i++) {
+		struct cc_snap *s = ring(3, i * IV, false);
+
+		stuck(s, P(s, "s1", "s2"), 1000);
+		set(s, P(s, "s1", "s2"), CF_RX_PAUSE_TRANSITIONS, 1);
+		assert_int_equal(cc_wd_poll(w, s, &a, &n), 0);
+		cc_snap_free(s);
+		assert_int_equal(n, 0);
+	}
+	cc_wd_free(w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_snapshot),
+		cmocka_unit_test(test_cycle_in_order),
+		cmocka_unit_test(test_break_frees_most),
+		cmocka_unit_test(test_storm_and_victims),
+		cmocka_unit_test(test_negatives),
+		cmocka_unit_test(test_slow_receiver_needs_two_intervals),
+		cmocka_unit_test(test_break_restore_persistent),
+		cmocka_unit_test(test_storm_isolated_until_quiet),
+		cmocka_unit_test(test_advise_and_mitigate),
+		cmocka_unit_test(test_pfcwd),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
