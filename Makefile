@@ -4,6 +4,7 @@
 #   make check        install what the tests need, then run every test tier this machine can run
 #   make demo         run rocefabd with a small fabric (see README)
 #   make bench        print the performance table
+#   make bench-detect the deadlock/storm detector against pfcwd, and its cost at scale
 #   make fuzz         run every fuzz target FUZZ_TIME seconds (FUZZ_JOBS at once)
 #   make fuzz-smoke   the same for 20 s each, two at a time (CI)
 #   make SAN=1 ...    the same with ASan+UBSan, in build/san/
@@ -117,7 +118,7 @@ NEED_DEPS := deps
 endif
 
 .PHONY: all deps check check-unit check-layers check-system check-schemas check-units check-rxe demo \
-	bench fuzz fuzz-build fuzz-smoke \
+	bench bench-detect fuzz fuzz-build fuzz-smoke \
 	install clean tools
 .DEFAULT_GOAL := all
 .SECONDARY:
@@ -209,6 +210,13 @@ demo: deps all
 bench: DEPS_TIERS = bench rxe
 bench: all $(BENCH_BINS)
 	$(Q)ROCEFAB_BUILD=$(B) tests/bench/run.sh
+
+# the PFC deadlock/storm detector against the SONiC-style pfcwd on the same simulated runs, and
+# its cost at 2,000 switches and 50,000 hosts (tests/bench/bench_detect*.{py,c}); CI runs a
+# smoke of both (tests/system/test_detect.py)
+bench-detect: all $(B)/bench/bench_detect_scale
+	$(Q)ROCEFAB_BUILD=$(B) /usr/bin/python3 tests/bench/bench_detect.py
+	$(Q)$(B)/bench/bench_detect_scale
 
 # --- fuzzing (clang libFuzzer) ----------------------------------------------------------------
 # Every tests/fuzz/fuzz_NAME.c is a target (docs/testing.md, "Fuzzing").  The layers are compiled again by

@@ -19,7 +19,7 @@
 const struct cc_dl_conf cc_dl_defaults = {
 	.deadlock_mode = CC_DL_ADVISE,
 	.storm_mode = CC_DL_ADVISE,
-	.restore_us = 2000000,
+	.restore_us = 600000, /* 3 fast intervals of 200 ms */
 	.stuck_share = 0.9,
 	.slow_share = 0.2,
 	.congestion_share = 0.5,

@@ -54,7 +54,7 @@ int sim_ctl_new(struct sim *s, const struct sim_ctl_opts *o, struct sim_ctl **re
 	if (c->o.delay_ps < 0)
 		c->o.delay_ps = c->o.interval_ps;
 	if (c->o.restore_ps <= 0)
-		c->o.restore_ps = 10 * c->o.interval_ps;
+		c->o.restore_ps = 3 * c->o.interval_ps;
 	if (!sim_lossless_prios(s)) {
 		free(c);
 		return rf_err_set(e, -EINVAL, "NO_LOSSLESS_PRIORITY", NULL,
@@ -484,7 +484,7 @@ static const char *kind_name(enum sim_ctl_kind k)
 json_t *sim_ctl_json(const struct sim_ctl *c, bool timing)
 {
 	json_t *findings = json_array(), *o;
-	uint64_t buffer, wd;
+	uint64_t buffer, wd, looping;
 	json_t *v;
 
 	/* by id */
@@ -497,13 +497,13 @@ json_t *sim_ctl_json(const struct sim_ctl *c, bool timing)
 			left--;
 		}
 	}
-	sim_drop_bytes(c->s, &buffer, &wd);
-	o = json_pack("{s:s,s:f,s:f,s:f,s:s,s:o,s:o,s:O,s:O,s:{s:I,s:I},s:{s:O,s:O},s:I,s:I}", "kind",
+	sim_drop_bytes(c->s, &buffer, &wd, &looping);
+	o = json_pack("{s:s,s:f,s:f,s:f,s:s,s:o,s:o,s:O,s:O,s:{s:I,s:I,s:I},s:{s:O,s:O},s:I,s:I}", "kind",
 		      kind_name(c->o.controller), "interval_us", us(c->o.interval_ps), "delay_us",
 		      us(c->o.delay_ps), "restore_us", us(c->o.restore_ps), "mitigate",
 		      cc_dl_mode_name(c->o.mitigate), "baseline", c->shadow ? json_string("pfcwd") : json_null(),
 		      "findings", findings, "actions", c->actions, "baseline_actions", c->baseline, "drops",
-		      "buffer_bytes", (json_int_t)buffer, "watchdog_bytes", (json_int_t)wd, "timeline", "t_us",
+		      "buffer_bytes", (json_int_t)buffer, "watchdog_bytes", (json_int_t)wd, "looping_bytes", (json_int_t)looping, "timeline", "t_us",
 		      c->tl_t, "host_rx_bytes", c->tl_rx, "intervals", (json_int_t)c->intervals,
 		      "stuck_queues_max", (json_int_t)c->stuck_max);
 	if (o) {

@@ -24,7 +24,7 @@ struct sim_ctl_opts {
 	enum sim_ctl_kind controller;
 	int64_t interval_ps;  /* default 100 us */
 	int64_t delay_ps;     /* actuation delay; default one interval */
-	int64_t restore_ps;   /* the detector's restore time; default 10 intervals */
+	int64_t restore_ps;   /* the detector's restore time; default 3 intervals */
 	enum cc_dl_mode mitigate; /* default auto */
 	bool baseline_pfcwd;
 };

@@ -350,6 +350,7 @@ struct sim_stats_acc {
 	uint64_t nq, qmax;
 	uint64_t drop_bytes_buffer, drop_bytes_wd; /* data bytes dropped for lack of buffer; by a
 						      * watchdog's drop action */
+	uint64_t drop_bytes_looping; /* of either, packets that were looping (undeliverable) */
 };
 
 struct sim {
@@ -439,6 +440,9 @@ void sim_switch_rx(struct sim *s, struct port *in, struct pkt *k);
 struct pkt *sim_switch_dequeue(struct sim *s, struct port *p, simtime_t *ret_wake);
 void sim_switch_release(struct sim *s, struct pkt *k);
 void sim_switch_routes(struct sim *s);
+/* Counts a data packet dropped at switch n as a buffer or watchdog drop, or as looping when its
+ * route from n never reaches its destination. */
+void sim_switch_count_drop(struct sim *s, const struct node *n, const struct pkt *k, bool watchdog);
 int sim_switch_init(struct sim *s, struct node *n, const struct sim_switch_cfg *c);
 
 /* nic.c */

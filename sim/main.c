@@ -37,7 +37,7 @@ static void usage(FILE *f)
 		"                       (a SONiC-style PFC watchdog, action drop)\n"
 		"  --interval DURATION  the controller's interval (default 100us)\n"
 		"  --mitigate MODE      the detector's mitigation: off, advise or auto (default auto)\n"
-		"  --restore DURATION   how long the detector's breaks last (default 10 intervals)\n"
+		"  --restore DURATION   how long the detector's breaks last (default 3 intervals)\n"
 		"  --delay DURATION     actuation delay of the controller's changes (default one\n"
 		"                       interval; 0 applies them at once)\n"
 		"  --baseline pfcwd     also run the SONiC-style watchdog on the same counters, recording\n"

@@ -132,10 +132,11 @@ int sim_set_pfc(struct sim *s, int dev, int port, json_t *params, struct rf_err 
  * arrives for it is discarded.  0 or -ENOENT. */
 int sim_set_queue_drop(struct sim *s, int dev, int port, int prio, bool on);
 /* Ground truth for judging controllers (no agent reports these): when the egress queue last
- * sent a data packet (ps, 0: never, -1: no such queue), and the data bytes dropped for lack of
- * buffer and by watchdog drop actions since the start. */
+ * sent a data packet (ps, 0: never, -1: no such queue), and the data bytes dropped since the
+ * start for lack of buffer and by watchdog drop actions, and apart, those of either that were
+ * undeliverable: their route from where they were dropped loops (or stops). */
 int64_t sim_queue_last_tx(const struct sim *s, int dev, int port, int prio);
-void sim_drop_bytes(const struct sim *s, uint64_t *buffer, uint64_t *watchdog);
+void sim_drop_bytes(const struct sim *s, uint64_t *buffer, uint64_t *watchdog, uint64_t *looping);
 /* The deadlocks the simulation holds now, from which packet came in where (what no device
  * reports): cycles of switch queues that hold packets, are paused and sent nothing for
  * min_frozen_ps.  [{ports: ["node:port", ...], priority, frozen_since_us}] (a new reference). */

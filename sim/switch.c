@@ -140,15 +140,14 @@ void sim_switch_rx(struct sim *s, struct port *in, struct pkt *k)
 		return;
 	}
 	if (out->wd_drop[k->prio] && k->type == PKT_DATA) {
-		s->st.drop_bytes_wd += k->bytes;
+		sim_switch_count_drop(s, n, k, true);
 		out->c.tx_discards++;
 		sim_pkt_free(s, k);
 		return;
 	}
 	if (!admit(s, sw, in, k)) {
 		in->c.buf_discards[k->prio]++;
-		if (k->type == PKT_DATA)
-			s->st.drop_bytes_buffer += k->bytes;
+		sim_switch_count_drop(s, n, k, false);
 		sim_pkt_free(s, k);
 		return;
 	}
@@ -245,8 +244,7 @@ int sim_set_queue_drop(struct sim *s, int dev, int port, int prio, bool on)
 		return 0;
 	}
 	while ((k = sim_queue_pop(s, &p->q[prio]))) {
-		if (k->type == PKT_DATA)
-			s->st.drop_bytes_wd += k->bytes;
+		sim_switch_count_drop(s, p->node, k, true);
 		p->c.tx_discards++;
 		sim_switch_release(s, k);
 		sim_pkt_free(s, k);
@@ -262,10 +260,40 @@ int64_t sim_queue_last_tx(const struct sim *s, int dev, int port, int prio)
 	return s->nodes[dev]->ports[port]->last_tx[prio];
 }
 
-void sim_drop_bytes(const struct sim *s, uint64_t *buffer, uint64_t *watchdog)
+/* The packet's route from switch n never reaches its destination (it loops, or stops). */
+static bool undeliverable(const struct sim *s, const struct node *n, const struct pkt *k)
+{
+	uint32_t dst = k->flow->dst->hid;
+
+	for (uint32_t hops = 0; hops <= s->nnodes; hops++) {
+		const struct port *out = sim_switch_next_port(n, dst, k->flow->hash, true);
+
+		if (!out || !out->link->up)
+			return true;
+		if (out->peer->node->kind == NODE_HOST)
+			return false;
+		n = out->peer->node;
+	}
+	return true; /* more hops than nodes: a loop */
+}
+
+void sim_switch_count_drop(struct sim *s, const struct node *n, const struct pkt *k, bool watchdog)
+{
+	if (k->type != PKT_DATA)
+		return;
+	if (undeliverable(s, n, k))
+		s->st.drop_bytes_looping += k->bytes;
+	else if (watchdog)
+		s->st.drop_bytes_wd += k->bytes;
+	else
+		s->st.drop_bytes_buffer += k->bytes;
+}
+
+void sim_drop_bytes(const struct sim *s, uint64_t *buffer, uint64_t *watchdog, uint64_t *looping)
 {
 	*buffer = s->st.drop_bytes_buffer;
 	*watchdog = s->st.drop_bytes_wd;
+	*looping = s->st.drop_bytes_looping;
 }
 
 /* --- routing -------------------------------------------------------------------------------- */

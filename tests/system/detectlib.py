@@ -66,9 +66,18 @@ def loop_variant(leaf, spine, dst):
     return s
 
 
+def storm_senders(host):
+    """Three hosts on the other leaves that send to the culprit."""
+    return ["h%d" % ((host + 4 * k + 3) % 16) for k in (1, 2, 3)]
+
+
 def storm_variant(host):
+    """The storm at h<host>; its senders and the culprit are the affected hosts."""
     s = load("storm")
-    s["workloads"][0]["hosts"] = ["h%d" % i for i in range(16) if i != host]
+    senders = storm_senders(host)
+    s["workloads"][0]["hosts"] = ["h%d" % i for i in range(16) if i != host and "h%d" % i not in senders]
+    s["workloads"][1]["receiver"] = "h%d" % host
+    s["workloads"][1]["senders"] = senders
     s["faults"][0]["host"] = "h%d" % host
     return s
 
@@ -146,6 +155,8 @@ def actions_reversed(c):
 
 
 def drops(c):
+    """Data bytes dropped that could have been delivered (not those already looping, which no
+    mitigation could deliver)."""
     d = c["drops"]
     return d["buffer_bytes"] + d["watchdog_bytes"]
 
