@@ -113,7 +113,7 @@ BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(B)/bench/%)
 ALL_OBJS := $(foreach l,$(LAYERS),$(OBJS_$(l))) $(call obj,$(MAINS) $(UNIT_SRCS) $(BENCH_SRCS))
 
 # Goals that install what they need before the first compile.
-ifneq ($(filter check check-% demo bench fuzz fuzz-%,$(MAKECMDGOALS)),)
+ifneq ($(filter check check-% demo bench bench-% fuzz fuzz-%,$(MAKECMDGOALS)),)
 NEED_DEPS := deps
 endif
 

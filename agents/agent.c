@@ -40,6 +40,10 @@ const struct conf_opt agent_opts[] = {
 		 "file holding the agent's bearer token (role agent)"),
 	CONF_OPT("agent.interval", CONF_DURATION, S, interval, "1s", "time between reports",
 		 .min = 10 * NSEC_PER_MSEC, .max = 3600 * NSEC_PER_SEC),
+	CONF_OPT("agent.pfc_interval", CONF_DURATION, S, pfc_interval, "200ms",
+		 "time between fast PFC reports (the lossless priorities' pause counters, states, "
+		 "queue depths and traffic only) for rocefabd's deadlock and storm detector; 0 "
+		 "sends none", .min = 0, .max = 3600 * NSEC_PER_SEC),
 	CONF_OPT("agent.jitter", CONF_INT, S, jitter_pct, "10",
 		 "random delay of each report, in percent of the interval", .min = 0, .max = 50),
 	CONF_OPT("agent.timeout", CONF_DURATION, S, timeout, "5s", "HTTP timeout per report",
@@ -94,7 +98,7 @@ struct agent {
 	char boot_id[37];
 	char host_boot_id[65];
 	char hostname[256];
-	int64_t interval_ns;
+	int64_t interval_ns, pfc_interval_ns;
 
 	/* under blk: the backend, the sequence, command results and the configuration copy */
 	pthread_mutex_t blk;
@@ -105,6 +109,8 @@ struct agent {
 	unsigned seen_next;
 	uint64_t cfg_hash;
 	unsigned cfg_age;
+	uint8_t lossless;    /* PFC priorities of any port, from the configuration (0: unknown) */
+	int64_t pfc_seq;
 	uint64_t applied, failed;
 	/* pingmesh: the probe plan rocefabd gave (params of a probe_plan command) and its id */
 	json_t *plan;
@@ -123,6 +129,13 @@ struct agent {
 	struct agent *ready_next;
 	int64_t base_tick, next_tick;
 	uint64_t built, delivered, rejected;
+	/* the fast PFC lane: only the latest report waits; an undelivered one is dropped */
+	char *pfc_data;
+	size_t pfc_len;
+	bool pfc_queued, pfc_busy, pfc_off;
+	struct agent *pfc_next;
+	int64_t pfc_tick;
+	uint64_t pfc_built, pfc_sent, pfc_dropped, pfc_bytes;
 };
 
 static void random_uuid(char out[37])
@@ -369,6 +382,16 @@ static json_t *config_for_report(struct agent *a, json_t *errors)
 			      strerror(-r));
 		return NULL;
 	}
+	{
+		/* the lossless priorities, for the fast PFC lane */
+		json_t *pfc = json_object_get(cfg, "pfc"), *it;
+		size_t i;
+		unsigned m = 0;
+
+		json_array_foreach(pfc, i, it)
+			m |= (unsigned)json_integer_value(json_object_get(it, "enable")) & 0xff;
+		a->lossless = (uint8_t)m;
+	}
 	text = json_dumps(cfg, JSON_COMPACT | JSON_SORT_KEYS);
 	h = text ? hash_str64(text) : 0;
 	free(text);
@@ -499,6 +522,77 @@ int agent_build_report(struct agent *a, json_t **ret)
 	return 0;
 }
 
+/* The counters of the fast PFC lane (registry names): what the detector reads. */
+static bool pfc_lane_counter(const char *name)
+{
+	static const char *const names[] = { "pfc_rx_pause_frames", "pfc_rx_pause_duration_us",
+					     "pfc_rx_pause_transitions", "pfc_tx_pause_frames",
+					     "pfc_tx_pause_duration_us", "pfc_paused", "pfc_pausing",
+					     "queue_depth_bytes", "queue_watermark_bytes", "prio_tx_bytes",
+					     "prio_rx_bytes", "prio_tx_packets", "prio_rx_packets",
+					     "prio_rx_buf_discards", NULL };
+
+	for (int i = 0; names[i]; i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
+int agent_build_pfc_report(struct agent *a, json_t **ret)
+{
+	json_t *samples = json_array(), *errors = json_array(), *doc, *s;
+	const struct reg *reg = a->backend->env.reg;
+	size_t i;
+	int r;
+
+	if (!samples || !errors || !reg) {
+		json_decref(samples);
+		json_decref(errors);
+		return samples && errors ? -EOPNOTSUPP : -ENOMEM;
+	}
+	pthread_mutex_lock(&a->blk);
+	if (!a->inv.ndevs)
+		a->backend->ops->inventory(a->backend, &a->inv, errors);
+	r = a->backend->ops->collect(a->backend, &a->inv, samples, errors);
+	if (r < 0) {
+		pthread_mutex_unlock(&a->blk);
+		json_decref(errors);
+		json_decref(samples);
+		return r;
+	}
+	samples_sanitize(a, samples, errors);
+	json_decref(errors); /* the full reports carry the errors */
+	/* only the lane's counters, of the lossless priorities (all while they are unknown) */
+	json_array_foreach(samples, i, s) {
+		const char *group = json_string_value(json_object_get(s, "source"));
+		const char *driver = json_string_value(json_object_get(s, "driver"));
+		json_t *values = json_object_get(s, "values"), *v;
+		const char *name;
+		void *tmp;
+
+		json_object_foreach_safe(values, tmp, name, v) {
+			const struct reg_source *src = group ? reg_lookup(reg, group, driver, name) : NULL;
+
+			if (!src || !pfc_lane_counter(src->counter->name) || src->prio == REG_NO_PRIO ||
+			    (a->lossless && !(a->lossless & (1u << src->prio))))
+				json_object_del(values, name);
+		}
+	}
+	for (i = json_array_size(samples); i-- > 0;)
+		if (!json_object_size(json_object_get(json_array_get(samples, i), "values")))
+			json_array_remove(samples, i);
+	doc = json_pack("{s:i,s:{s:s,s:s,s:s,s:s,s:s},s:I,s:I,s:I,s:o}", "schema", 1, "agent", "id", a->id,
+			"role", a->role == AGENT_SWITCH ? "switch" : "host", "boot_id", a->boot_id, "version",
+			ROCEFAB_VERSION, "backend", a->backend_name, "seq", (json_int_t)++a->pfc_seq, "time_ns",
+			(json_int_t)tu_now_ns(), "interval_ms", (json_int_t)(a->pfc_interval_ns / NSEC_PER_MSEC),
+			"samples", samples);
+	pthread_mutex_unlock(&a->blk);
+	if (!doc)
+		return -ENOMEM;
+	*ret = doc;
+	return 0;
+}
+
 /* --- commands ------------------------------------------------------------------------------------ */
 
 /* With blk held. */
@@ -613,6 +707,7 @@ int agent_create(const struct agent_conf *c, struct agent **ret, struct rf_err *
 	a->backend = c->backend;
 	a->role = c->role;
 	a->interval_ns = c->interval_ns;
+	a->pfc_interval_ns = c->pfc_interval_ns;
 	snprintf(a->backend_name, sizeof(a->backend_name), "%s", c->backend_name);
 	if ((r = check_id(c->id, e)) < 0)
 		goto fail;
@@ -639,6 +734,7 @@ void agent_destroy(struct agent *a)
 		return;
 	for (unsigned i = 0; i < OUTBOX_MAX; i++)
 		free(a->outbox[i]);
+	free(a->pfc_data);
 	for (unsigned i = 0; i < a->nresults; i++)
 		json_decref(a->results[i].doc);
 	json_decref(a->plan);
@@ -700,6 +796,7 @@ int agent_from_settings(const struct agent_settings *s, bool deliver, struct reg
 			.spool_max = s->spool_max,
 			.spool_fsync = s->spool_fsync,
 			.interval_ns = s->interval,
+			.pfc_interval_ns = s->pfc_interval,
 			.host_boot_root = backend_host_root(s->backend, settings),
 			.use_hostname = true,
 		};
@@ -725,6 +822,7 @@ struct fleet {
 	struct agent **agents;
 	size_t n, cap;
 	struct agent *ready_head, *ready_tail;
+	struct agent *pfc_head, *pfc_tail; /* agents with a fast PFC report to send */
 	pthread_t *workers;
 	unsigned nworkers;
 	pthread_t scheduler;
@@ -762,6 +860,58 @@ static void make_ready(struct fleet *f, struct agent *a)
 		f->ready_head = a;
 	f->ready_tail = a;
 	pthread_cond_signal(&f->work);
+}
+
+/* With the lock held: queue the agent's fast PFC report for delivery. */
+static void pfc_ready(struct fleet *f, struct agent *a)
+{
+	if (a->pfc_queued || a->pfc_busy || !a->pfc_data)
+		return;
+	a->pfc_queued = true;
+	a->pfc_next = NULL;
+	if (f->pfc_tail)
+		f->pfc_tail->pfc_next = a;
+	else
+		f->pfc_head = a;
+	f->pfc_tail = a;
+	pthread_cond_signal(&f->work);
+}
+
+/* Sends one fast PFC report (the lock held on entry and on return). */
+static void pfc_send(struct fleet *f, struct sender *snd)
+{
+	struct agent *a = f->pfc_head;
+	struct rf_err e = { 0 };
+	char *data;
+	size_t len;
+	int r;
+
+	f->pfc_head = a->pfc_next;
+	if (!f->pfc_head)
+		f->pfc_tail = NULL;
+	a->pfc_queued = false;
+	a->pfc_busy = true;
+	data = a->pfc_data;
+	len = a->pfc_len;
+	a->pfc_data = NULL;
+	pthread_mutex_unlock(&f->lock);
+	r = sender_post_pfc(snd, a->id, data, len, &e);
+	pthread_mutex_lock(&f->lock);
+	a->pfc_busy = false;
+	if (r == 0) {
+		a->pfc_sent++;
+		a->pfc_bytes += len;
+	} else {
+		/* a late fast report is worth nothing: never spooled, only counted */
+		a->pfc_dropped++;
+		if (r == -ENOENT && !a->pfc_off) {
+			log_warning("agent", "%s: rocefabd has no fast PFC lane (an older version?); "
+					     "sending full reports only", a->id);
+			a->pfc_off = true;
+		}
+	}
+	free(data);
+	pfc_ready(f, a);
 }
 
 /* With the lock held: moves the outbox, oldest first, to the spool. */
@@ -815,13 +965,18 @@ static void *worker_main(void *arg)
 	}
 	pthread_mutex_lock(&f->lock);
 	while (!f->stopping) {
-		struct agent *a = f->ready_head;
+		struct agent *a;
 		json_t *answer = NULL;
 		char *data = NULL;
 		size_t len = 0;
 		bool from_spool;
 		int r;
 
+		if (f->pfc_head) { /* the fast lane first: it is small and its value fades */
+			pfc_send(f, snd);
+			continue;
+		}
+		a = f->ready_head;
 		if (!a) {
 			/* nothing ready: wait for a report, or for the earliest retry */
 			int64_t now = tu_mono_ns(), earliest = 0;
@@ -838,7 +993,7 @@ static void *worker_main(void *arg)
 					earliest = x->retry_at;
 				}
 			}
-			if (f->ready_head)
+			if (f->ready_head || f->pfc_head)
 				continue;
 			if (earliest) {
 				struct timespec until;
@@ -947,6 +1102,34 @@ static void *scheduler_main(void *arg)
 			json_t *doc = NULL;
 			char *text = NULL;
 
+			if (a->pfc_interval_ns > 0 && !a->pfc_off) {
+				if (a->pfc_tick <= now) {
+					pthread_mutex_unlock(&f->lock);
+					if (agent_build_pfc_report(a, &doc) == 0) {
+						text = json_dumps(doc, JSON_COMPACT);
+						json_decref(doc);
+						doc = NULL;
+					}
+					pthread_mutex_lock(&f->lock);
+					if (text) {
+						a->pfc_built++;
+						if (a->pfc_data) { /* the previous one never left */
+							free(a->pfc_data);
+							a->pfc_dropped++;
+						}
+						a->pfc_data = text;
+						a->pfc_len = strlen(text);
+						text = NULL;
+						pfc_ready(f, a);
+					}
+					a->pfc_tick += a->pfc_interval_ns;
+					now = tu_mono_ns();
+					if (a->pfc_tick < now)
+						a->pfc_tick = now + a->pfc_interval_ns;
+				}
+				if (a->pfc_tick < earliest)
+					earliest = a->pfc_tick;
+			}
 			if (a->next_tick > now) {
 				if (a->next_tick < earliest)
 					earliest = a->next_tick;
@@ -1043,6 +1226,9 @@ int fleet_start(struct fleet *f, struct rf_err *e)
 
 		a->base_tick = a->next_tick =
 			now + (f->c.spread && f->n > 1 ? f->c.interval_ns * (int64_t)i / (int64_t)f->n : 0);
+		a->pfc_tick = now + (f->c.spread && f->n > 1 && a->pfc_interval_ns > 0
+					     ? a->pfc_interval_ns * (int64_t)i / (int64_t)f->n
+					     : 0);
 		/* reports left by an earlier run go first */
 		pthread_mutex_lock(&f->lock);
 		make_ready(f, a);
@@ -1096,7 +1282,8 @@ void fleet_free(struct fleet *f)
 json_t *fleet_status(struct fleet *f)
 {
 	uint64_t built = 0, delivered = 0, rejected = 0, waiting = 0, dropped = 0, down = 0;
-	uint64_t applied = 0, failed = 0;
+	uint64_t applied = 0, failed = 0, pfc_sent = 0, pfc_dropped = 0, pfc_bytes = 0;
+	json_t *o;
 
 	pthread_mutex_lock(&f->lock);
 	for (size_t i = 0; i < f->n; i++) {
@@ -1110,12 +1297,19 @@ json_t *fleet_status(struct fleet *f)
 		down += a->was_down;
 		applied += a->applied;
 		failed += a->failed;
+		pfc_sent += a->pfc_sent;
+		pfc_dropped += a->pfc_dropped;
+		pfc_bytes += a->pfc_bytes;
 	}
 	pthread_mutex_unlock(&f->lock);
-	return json_pack("{s:I,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "agents", (json_int_t)f->n,
+	o = json_pack("{s:I,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "agents", (json_int_t)f->n,
 			 "server", f->server, "reports_built", (json_int_t)built, "delivered",
 			 (json_int_t)delivered, "refused", (json_int_t)rejected, "waiting",
 			 (json_int_t)waiting, "spool_dropped", (json_int_t)dropped, "cannot_deliver",
 			 (json_int_t)down, "commands_applied", (json_int_t)applied, "commands_failed",
 			 (json_int_t)failed);
+	if (o)
+		json_object_set_new(o, "pfc_lane", json_pack("{s:I,s:I,s:I}", "sent", (json_int_t)pfc_sent, "dropped",
+							      (json_int_t)pfc_dropped, "bytes", (json_int_t)pfc_bytes));
+	return o;
 }

@@ -34,6 +34,7 @@ struct agent_settings {
 	char *server;
 	char *token_file;
 	int64_t interval;
+	int64_t pfc_interval;
 	int64_t jitter_pct;
 	int64_t timeout;
 	char *ca_file;
@@ -62,6 +63,7 @@ struct agent_conf {
 	uint64_t spool_max;
 	bool spool_fsync;
 	int64_t interval_ns;
+	int64_t pfc_interval_ns; /* the fast PFC lane's reports; 0: none */
 	const char *host_boot_root; /* where proc/sys/kernel/random/boot_id is; NULL: none */
 	bool use_hostname;	     /* report this machine's host name */
 };
@@ -72,6 +74,9 @@ void agent_destroy(struct agent *a);
 /* Collects and builds the next report (a new reference). */
 int agent_build_report(struct agent *a, json_t **ret);
 const char *agent_id(const struct agent *a);
+/* Builds a fast PFC report (schemas/pfc-report.schema.json; a new reference): the lossless
+ * priorities' pause counters and states, queue depths and traffic of every port. */
+int agent_build_pfc_report(struct agent *a, json_t **ret);
 /* Handles the answer to a report: applies its commands, forgets the command results it
  * acknowledges. */
 void agent_handle_answer(struct agent *a, json_t *answer);

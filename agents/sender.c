@@ -41,7 +41,7 @@ void sender_free(struct sender *s)
 	free(s);
 }
 
-int sender_post(struct sender *s, const char *agent_id, const char *body, size_t len,
+static int post(struct sender *s, const char *agent_id, const char *what, const char *body, size_t len,
 		json_t **ret_answer, struct rf_err *e)
 {
 	json_t *doc = NULL;
@@ -52,7 +52,7 @@ int sender_post(struct sender *s, const char *agent_id, const char *body, size_t
 
 	if (ret_answer)
 		*ret_answer = NULL;
-	snprintf(s->path, sizeof(s->path), "/api/v1/agents/%s/report", agent_id);
+	snprintf(s->path, sizeof(s->path), "/api/v1/agents/%s/%s", agent_id, what);
 	if ((r = httpc_send(s->http, "POST", s->path, body, len, &status, &doc, e)) < 0) {
 		e->err = -EAGAIN; /* unreachable: try again later */
 		return -EAGAIN;
@@ -65,9 +65,24 @@ int sender_post(struct sender *s, const char *agent_id, const char *body, size_t
 		return 0;
 	}
 	retry = status >= 500 || status == 429 || status == 408;
+	if (status == 404 && !strcmp(what, "pfc")) {
+		json_decref(doc);
+		return rf_err_set(e, -ENOENT, "NO_PFC_LANE", NULL, "rocefabd has no fast PFC lane (404)");
+	}
 	snprintf(prefix, sizeof(prefix), "rocefabd answered %ld: ", status);
 	r = httpc_problem(e, retry ? -EAGAIN : (status == 401 || status == 403 ? -EACCES : -EINVAL),
 			  doc, prefix, NULL, NULL);
 	json_decref(doc);
 	return r;
+}
+
+int sender_post(struct sender *s, const char *agent_id, const char *body, size_t len,
+		json_t **ret_answer, struct rf_err *e)
+{
+	return post(s, agent_id, "report", body, len, ret_answer, e);
+}
+
+int sender_post_pfc(struct sender *s, const char *agent_id, const char *body, size_t len, struct rf_err *e)
+{
+	return post(s, agent_id, "pfc", body, len, NULL, e);
 }

@@ -27,5 +27,7 @@ void sender_free(struct sender *s);
  * (4xx); e has its problem detail. */
 int sender_post(struct sender *s, const char *agent_id, const char *body, size_t len,
 		json_t **ret_answer, struct rf_err *e);
+/* Posts a fast PFC report.  The same results, and -ENOENT when rocefabd has no fast lane. */
+int sender_post_pfc(struct sender *s, const char *agent_id, const char *body, size_t len, struct rf_err *e);
 
 #endif

@@ -12,6 +12,7 @@
 struct store;
 struct ingest;
 struct pingmesh;
+struct detector;
 struct reg;
 
 struct api_conf {
@@ -43,6 +44,7 @@ struct api_deps {
 	struct ingest *ingest;
 	const struct reg *reg;
 	struct pingmesh *pingmesh;
+	struct detector *detector; /* NULL: no fast PFC lane, no detector */
 	int64_t started_ns;
 };
 

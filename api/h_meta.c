@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "daemon/detector.h"
 #include "daemon/pingmesh.h"
 #include "daemon/report.h"
 #include "daemon/store.h"
@@ -184,6 +185,8 @@ int h_metrics(struct api_req *req)
 	api_render_metrics(req->api, &b);
 	ingest_render_metrics(d->ingest, &b);
 	pingmesh_render_metrics(d->pingmesh, &b);
+	if (d->detector)
+		detector_render_metrics(d->detector, &b);
 	if (b.oom) {
 		buf_fini(&b);
 		return -ENOMEM;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "daemon/detector.h"
 #include "daemon/report.h"
 #include "lib/log.h"
 #include "lib/ratelimit.h"
@@ -140,4 +141,48 @@ int h_report(struct api_req *req)
 		api_resume(req);
 	}
 	return 0;
+}
+
+/* POST /api/v1/agents/{id}/pfc: a fast PFC report, kept in memory for the detector (nothing
+ * is stored, so the answer comes at once).  The same identity checks as a full report. */
+int h_pfc_report(struct api_req *req)
+{
+	const struct api_deps *d = api_deps(req);
+	struct report *rep = NULL;
+	struct rf_err e = { 0 };
+	int r;
+
+	if (req->role == ROLE_AGENT && !tokens_agent_allowed(req->token_agents, req->match.params[0]))
+		return refuse_unbound(req, req->match.params[0]);
+	if (api_conf(req)->client_ca && *api_conf(req)->client_ca &&
+	    api_client_cert_check(req, req->match.params[0], &e) < 0)
+		return api_reply_problem(req, 403, &e);
+	if (!d->detector) {
+		rf_err_set(&e, -ENOENT, "NO_PFC_LANE", NULL, "this rocefabd runs no PFC detector");
+		return api_reply_problem(req, 404, &e);
+	}
+	r = report_parse_pfc(req->body.data ? req->body.data : "", req->body.len, d->reg, &rep, &e);
+	if (r == -ENOMEM && !e.err)
+		rf_err_set(&e, -EAGAIN, "OUT_OF_MEMORY", NULL, "out of memory; retry later");
+	if (r < 0)
+		return api_reply_problem(req, 0, &e);
+	if (strcmp(rep->agent_id, req->match.params[0]) != 0) {
+		rf_err_set(&e, -EINVAL, "AGENT_ID_MISMATCH", "/agent/id",
+			   "the report is from agent '%s' but was posted to agent '%s'", rep->agent_id,
+			   req->match.params[0]);
+		report_free(rep);
+		return api_reply_problem(req, 0, &e);
+	}
+	r = detector_put(d->detector, rep, req->body.len);
+	{
+		json_t *ans = json_pack("{s:b,s:I}", "accepted", r == 0, "ports", (json_int_t)rep->nports);
+
+		report_free(rep);
+		if (r < 0) {
+			json_decref(ans);
+			rf_err_set(&e, -EAGAIN, "OUT_OF_MEMORY", NULL, "out of memory; retry later");
+			return api_reply_problem(req, 0, &e);
+		}
+		return api_reply_json(req, 200, ans);
+	}
 }

@@ -143,6 +143,12 @@ int h_probes_matrix(struct api_req *req);
 int h_probes_results(struct api_req *req);
 int h_probes_config(struct api_req *req);
 int h_alerts(struct api_req *req);
+int h_pfc_report(struct api_req *req);
+int h_detector(struct api_req *req);
+int h_detector_config(struct api_req *req);
+int h_detector_snapshot(struct api_req *req);
+int h_alert_mitigate(struct api_req *req);
+int h_alert_ack(struct api_req *req);
 int h_counters_registry(struct api_req *req);
 int h_report(struct api_req *req);
 

@@ -40,6 +40,7 @@ static const struct api_route routes[] = {
 	{ { "GET", "/api/v1/agents" }, ROLE_VIEWER, h_agents, "agents and their liveness" },
 	{ { "GET", "/api/v1/agents/{id}" }, ROLE_VIEWER, h_agent, "one agent" },
 	{ { "POST", "/api/v1/agents/{id}/report" }, ROLE_AGENT, h_report, "an agent report" },
+	{ { "POST", "/api/v1/agents/{id}/pfc" }, ROLE_AGENT, h_pfc_report, "an agent's fast PFC report" },
 	{ { "GET", "/api/v1/hosts" }, ROLE_VIEWER, h_hosts, "hosts" },
 	{ { "GET", "/api/v1/hosts/{id}" }, ROLE_VIEWER, h_host, "one host with devices and ports" },
 	{ { "GET", "/api/v1/ports" }, ROLE_VIEWER, h_ports, "ports (filters: host, device, state)" },
@@ -67,6 +68,12 @@ static const struct api_route routes[] = {
 	{ { "GET", "/api/v1/probes/config" }, ROLE_VIEWER, h_probes_config, "pingmesh configuration" },
 	{ { "PUT", "/api/v1/probes/config" }, ROLE_OPERATOR, h_probes_config, "change the pingmesh configuration" },
 	{ { "GET", "/api/v1/alerts" }, ROLE_VIEWER, h_alerts, "alerts (state)" },
+	{ { "POST", "/api/v1/alerts/{id}/mitigate" }, ROLE_OPERATOR, h_alert_mitigate, "mitigate a detector alert (advise mode)" },
+	{ { "POST", "/api/v1/alerts/{id}/ack" }, ROLE_OPERATOR, h_alert_ack, "acknowledge an alert" },
+	{ { "GET", "/api/v1/detector" }, ROLE_VIEWER, h_detector, "the PFC detector: findings, holds, fast lane" },
+	{ { "GET", "/api/v1/detector/config" }, ROLE_VIEWER, h_detector_config, "the PFC detector's configuration" },
+	{ { "PUT", "/api/v1/detector/config" }, ROLE_OPERATOR, h_detector_config, "change the PFC detector's modes and restore time" },
+	{ { "GET", "/api/v1/detector/snapshot" }, ROLE_VIEWER, h_detector_snapshot, "the snapshot the detector last analysed" },
 	{ { NULL, NULL }, 0, NULL, NULL },
 };
 #define NROUTES (sizeof(routes) / sizeof(routes[0]) - 1)
@@ -741,7 +748,13 @@ rate:
 		return;
 	}
 	ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-	if (has_body_method(req->method) && !is_json_type(ct))
+	/* a POST without a body (Content-Length: 0, or none and not chunked) needs no type:
+	 * the actions on a resource (POST /api/v1/alerts/{id}/ack) take none */
+	if (has_body_method(req->method) && !is_json_type(ct) &&
+	    (!ct || !*ct) && ((cl && len == 0) || (!cl && !MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+											   MHD_HTTP_HEADER_TRANSFER_ENCODING))))
+		; /* no body at all */
+	else if (has_body_method(req->method) && !is_json_type(ct))
 		rf_err_set(e, -EMEDIUMTYPE, "UNSUPPORTED_MEDIA_TYPE", NULL,
 			   "send the body as Content-Type: application/json (got %.64s)",
 			   ct ? ct : "none");

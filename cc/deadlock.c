@@ -676,10 +676,14 @@ void cc_dl_action_done(struct cc_dl *d, uint64_t action, bool ok)
 			continue;
 		h->action = 0;
 		if (h->state == H_APPLYING) {
-			if (ok)
+			if (ok) {
 				h->state = H_ACTIVE;
-			else
+				/* the break lasts restore_us from when it is in force */
+				if (h->until_us != INT64_MAX)
+					h->until_us = d->now_us + d->conf.restore_us;
+			} else {
 				drop_hold(d, i);
+			}
 		} else if (h->state == H_RESTORING) {
 			if (ok) {
 				char k[2 * CC_DL_NAME + 16];
@@ -907,11 +911,10 @@ static int add_deadlocks(struct run *r, bool *in_cycle)
 		brk = break_choice(r, members, n);
 		queue_of(s, r->v[brk].port, f->prio, &f->suggested);
 		{
-			int64_t since = f->first_us - s->interval_us;
-			size_t o = (size_t)snprintf(f->summary, sizeof(f->summary), "%s on priority %u since %lld us: ",
+			size_t o = (size_t)snprintf(f->summary, sizeof(f->summary), "%s on priority %u: ",
 						    f->cls == CC_DL_PERSISTENT ? "persistent deadlock (fix routing)"
 									       : "deadlock",
-						    f->prio, (long long)since);
+						    f->prio);
 
 			for (uint32_t i = 0; i < n && o < sizeof(f->summary); i++)
 				o += (size_t)snprintf(f->summary + o, sizeof(f->summary) - o, "%s%s:%s",
@@ -1146,20 +1149,24 @@ static int update_holds(struct run *r, bool *held_culprit)
 	for (size_t i = 0; i < d->nholds; i++) {
 		struct hold *h = &d->holds[i];
 
-		if (h->state == H_RESTORING || h->state == H_APPLYING)
-			continue;
 		if (h->cls == CC_DL_PAUSE_STORM) {
 			int c = cc_snap_find_port(s, h->cnode, h->cport);
+			bool pausing = c >= 0 && pausing_any(s, (uint32_t)c, h->prio);
 
-			if (c >= 0 && pausing_any(s, (uint32_t)c, h->prio)) {
-				h->quiet_since = -1;
+			/* the storm goes on while the culprit pauses, whether or not the isolation
+			 * is in force yet (it takes traffic once it is: no longer "taking nothing") */
+			if (pausing)
 				held_culprit[(size_t)c * CC_NPRIO + h->prio] = true;
+			if (h->state != H_ACTIVE)
+				continue;
+			if (pausing) {
+				h->quiet_since = -1;
 			} else if (h->quiet_since < 0) {
 				h->quiet_since = s->t_us - s->interval_us;
 			}
 			if (h->quiet_since >= 0 && s->t_us - h->quiet_since >= d->conf.restore_us)
 				h->restore_due = true;
-		} else if (h->until_us != INT64_MAX && s->t_us >= h->until_us) {
+		} else if (h->state == H_ACTIVE && h->until_us != INT64_MAX && s->t_us >= h->until_us) {
 			h->restore_due = true;
 		}
 		if (h->restore_due) {

@@ -63,10 +63,10 @@ static int sync_apply(struct store_job *sj, struct store *s)
 {
 	static const char active_sql[] = "SELECT id, kind, subject FROM alerts WHERE state = 'active'";
 	static const char clear_sql[] = "UPDATE alerts SET state = 'cleared', cleared_ns = ? WHERE id = ?";
-	static const char update_sql[] = "UPDATE alerts SET last_ns = ?1, evidence = ?2 WHERE state = 'active' "
-					 "AND kind = ?3 AND subject = ?4";
-	static const char insert_sql[] = "INSERT INTO alerts(kind, subject, state, first_ns, last_ns, evidence) "
-					 "VALUES(?,?,'active',?,?,?)";
+	static const char update_sql[] = "UPDATE alerts SET last_ns = ?1, evidence = ?2, details = ?5 "
+					 "WHERE state = 'active' AND kind = ?3 AND subject = ?4";
+	static const char insert_sql[] = "INSERT INTO alerts(kind, subject, state, first_ns, last_ns, evidence, "
+					 "details) VALUES(?,?,'active',?,?,?,?)";
 	struct sync_job *j = (struct sync_job *)sj;
 	int64_t *over = NULL;
 	size_t nover = 0, cap = 0;
@@ -119,6 +119,7 @@ static int sync_apply(struct store_job *sj, struct store *s)
 		sqlite3_bind_text(st, 2, f->evidence, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 3, f->kind, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 4, f->subject, -1, SQLITE_STATIC);
+		store_bind_text_or_null(st, 5, f->details);
 		if ((r = store_step(st)) < 0)
 			return r;
 		if (sqlite3_changes(store_writer_db(s)) > 0)
@@ -130,6 +131,7 @@ static int sync_apply(struct store_job *sj, struct store *s)
 		sqlite3_bind_int64(st, 3, j->now);
 		sqlite3_bind_int64(st, 4, j->now);
 		sqlite3_bind_text(st, 5, f->evidence, -1, SQLITE_STATIC);
+		store_bind_text_or_null(st, 6, f->details);
 		if ((r = store_step(st)) < 0)
 			return r;
 		log_notice(j->source, "alert: %s %s: %s", f->kind, f->subject, f->evidence);
@@ -162,7 +164,7 @@ int alerts_sync(struct store *s, const char *source, const char *const *kinds,
 		free(j);
 		return -EINVAL;
 	}
-	j->strings = calloc(1 + nkinds + 3 * n, sizeof(*j->strings));
+	j->strings = calloc(1 + nkinds + 4 * n, sizeof(*j->strings));
 	j->f = calloc(n + 1, sizeof(*j->f));
 	if (!j->strings || !j->f) {
 		sync_free(j);
@@ -175,6 +177,7 @@ int alerts_sync(struct store *s, const char *source, const char *const *kinds,
 		j->f[i].kind = keep(j, f[i].kind, &oom);
 		j->f[i].subject = keep(j, f[i].subject, &oom);
 		j->f[i].evidence = keep(j, f[i].evidence, &oom);
+		j->f[i].details = f[i].details ? keep(j, f[i].details, &oom) : NULL;
 	}
 	j->n = n;
 	j->now = now;
@@ -189,21 +192,42 @@ int alerts_sync(struct store *s, const char *source, const char *const *kinds,
 	return r;
 }
 
+#define ALERT_COLS "id, kind, subject, state, first_ns, last_ns, cleared_ns, evidence, details, acked_ns, acked_by"
+
 static json_t *alert_row(sqlite3_stmt *st, const void *ctx)
 {
+	const char *details = (const char *)sqlite3_column_text(st, 8);
+	json_t *o;
+
 	(void)ctx;
-	return json_pack("{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:s}", "id", (json_int_t)sqlite3_column_int64(st, 0),
-			 "kind", store_col_text(st, 1), "subject", store_col_text(st, 2), "state",
-			 store_col_text(st, 3), "first_seen", store_time_json(sqlite3_column_int64(st, 4)),
-			 "last_seen", store_time_json(sqlite3_column_int64(st, 5)), "cleared",
-			 store_time_json(sqlite3_column_type(st, 6) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 6)),
-			 "evidence", (const char *)sqlite3_column_text(st, 7) ?: "");
+	o = json_pack("{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:s}", "id", (json_int_t)sqlite3_column_int64(st, 0),
+		      "kind", store_col_text(st, 1), "subject", store_col_text(st, 2), "state",
+		      store_col_text(st, 3), "first_seen", store_time_json(sqlite3_column_int64(st, 4)),
+		      "last_seen", store_time_json(sqlite3_column_int64(st, 5)), "cleared",
+		      store_time_json(sqlite3_column_type(st, 6) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 6)),
+		      "evidence", (const char *)sqlite3_column_text(st, 7) ?: "");
+	if (!o)
+		return NULL;
+	if (details) {
+		json_t *d = json_loads(details, 0, NULL);
+
+		if (json_is_object(d))
+			json_object_set_new(o, "details", d);
+		else
+			json_decref(d);
+	}
+	json_object_set_new(o, "acked",
+			    sqlite3_column_type(st, 9) == SQLITE_NULL
+				    ? json_null()
+				    : json_pack("{s:o,s:o}", "by", store_col_text(st, 10), "at",
+						store_time_json(sqlite3_column_int64(st, 9))));
+	return o;
 }
 
 int alerts_list(struct store_reader *rd, const char *state, json_t **ret, struct rf_err *e)
 {
-	static const char sql[] = "SELECT id, kind, subject, state, first_ns, last_ns, cleared_ns, evidence "
-				  "FROM alerts WHERE (?1 IS NULL OR state = ?1) ORDER BY id DESC LIMIT ?2";
+	static const char sql[] = "SELECT " ALERT_COLS " FROM alerts WHERE (?1 IS NULL OR state = ?1) "
+				  "ORDER BY id DESC LIMIT ?2";
 	sqlite3_stmt *st = store_reader_stmt(rd, sql);
 
 	if (state && strcmp(state, "active") && strcmp(state, "cleared"))
@@ -213,4 +237,59 @@ int alerts_list(struct store_reader *rd, const char *state, json_t **ret, struct
 		sqlite3_bind_int64(st, 2, ALERTS_LIST_MAX);
 	}
 	return store_list(st, alert_row, NULL, ret, e);
+}
+
+int alerts_get(struct store_reader *rd, int64_t id, json_t **ret, struct rf_err *e)
+{
+	static const char sql[] = "SELECT " ALERT_COLS " FROM alerts WHERE id = ?";
+	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+	json_t *list = NULL;
+	int r;
+
+	if (st)
+		sqlite3_bind_int64(st, 1, id);
+	if ((r = store_list(st, alert_row, NULL, &list, e)) < 0)
+		return r;
+	if (!json_array_size(json_object_get(list, "items"))) {
+		json_decref(list);
+		return rf_err_set(e, -ENOENT, "NO_SUCH_ALERT", NULL, "no alert %lld", (long long)id);
+	}
+	*ret = json_incref(json_array_get(json_object_get(list, "items"), 0));
+	json_decref(list);
+	return 0;
+}
+
+struct ack_job {
+	struct store_job job;
+	int64_t id, now;
+	const char *actor;
+};
+
+static int ack_apply(struct store_job *sj, struct store *s)
+{
+	struct ack_job *j = (struct ack_job *)sj;
+	sqlite3_stmt *st = store_stmt(s, "UPDATE alerts SET acked_ns = ?, acked_by = ? WHERE id = ?");
+	int r;
+
+	if (!st)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, j->now);
+	sqlite3_bind_text(st, 2, j->actor, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, j->id);
+	if ((r = store_step(st)) < 0)
+		return r;
+	return sqlite3_changes(store_writer_db(s)) > 0 ? 0 : -ENOENT;
+}
+
+int alerts_ack(struct store *s, int64_t id, const char *actor, int64_t now, struct rf_err *e)
+{
+	struct ack_job j = { .job = { .apply = ack_apply }, .id = id, .now = now, .actor = actor };
+	int r = store_submit_wait(s, &j.job);
+
+	if (r == -ENOENT)
+		return rf_err_set(e, -ENOENT, "NO_SUCH_ALERT", NULL, "no alert %lld", (long long)id);
+	if (r < 0)
+		return rf_err_set(e, r, r == -EAGAIN ? "BUSY" : "STORE_ERROR", NULL, "cannot acknowledge: %s",
+				  strerror(-r));
+	return 0;
 }

@@ -7,8 +7,9 @@
  * stays in the history.  Writes go through the store's writer thread (a job, so a pass never
  * waits for the database); reads run on a reader connection.
  *
- * Acknowledging an alert is not here yet: it needs a column of its own (a schema change) and
- * comes with the endpoints that use it (POST /api/v1/alerts/{id}/ack). */
+ * An alert may carry details (a JSON object: the PFC detector's ports in cycle order, victims,
+ * suggested action; a cause it is attributed to) and be acknowledged by an operator (POST
+ * /api/v1/alerts/{id}/ack): an acknowledged alert stays active while its finding lasts. */
 #ifndef ROCEFAB_ALERTS_H
 #define ROCEFAB_ALERTS_H
 
@@ -27,6 +28,7 @@ struct alert_finding {
 	const char *kind;     /* "link", "host", ... one of the source's kinds */
 	const char *subject;  /* what it names: "leaf0:h3", "h7" */
 	const char *evidence; /* one line, for operators */
+	const char *details;  /* a JSON object as text, or NULL */
 };
 
 /* Queues the sync of one source's alerts at time now (ns): of the kinds (NULL-terminated),
@@ -40,5 +42,11 @@ int alerts_sync(struct store *s, const char *source, const char *const *kinds,
  * ALERTS_LIST_MAX, as {"items": [...], "count": N}.  -EINVAL (BAD_PARAMETER "state") for
  * another state. */
 int alerts_list(struct store_reader *rd, const char *state, json_t **ret, struct rf_err *e);
+
+/* One alert as alerts_list() shows it.  -ENOENT (NO_SUCH_ALERT). */
+int alerts_get(struct store_reader *rd, int64_t id, json_t **ret, struct rf_err *e);
+/* Acknowledges an alert (a store job; waits for its commit): by whom and when.  -ENOENT
+ * (NO_SUCH_ALERT). */
+int alerts_ack(struct store *s, int64_t id, const char *actor, int64_t now, struct rf_err *e);
 
 #endif

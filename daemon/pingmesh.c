@@ -226,7 +226,15 @@ struct pingmesh {
 	/* the /metrics text of the last localization */
 	pthread_mutex_t prom_lock;
 	char *prom;
+	pingmesh_explain_fn explain;
+	void *explain_ctx;
 };
+
+void pingmesh_set_explainer(struct pingmesh *pm, pingmesh_explain_fn fn, void *ctx)
+{
+	pm->explain = fn;
+	pm->explain_ctx = ctx;
+}
 
 int pingmesh_new(struct store *s, const struct pingmesh_opts *o, struct pingmesh **ret)
 {
@@ -580,8 +588,23 @@ int pingmesh_localize(void *ctx, int64_t now)
 	{
 		struct alert_finding af = { .kind = loc_kind_name(f.kind), .subject = f.subject,
 					    .evidence = f.evidence };
+		char cause[512], evidence[sizeof(f.evidence) + 600], *details = NULL;
 
-		return alerts_sync(pm->store, "pingmesh", alert_kinds, &af, f.kind == LOC_NONE ? 0 : 1, now);
+		/* a storm the PFC detector names explains it: attributed, not a second root cause */
+		if (f.kind != LOC_NONE && pm->explain &&
+		    pm->explain(pm->explain_ctx, loc_kind_name(f.kind), f.subject, cause, sizeof(cause))) {
+			json_t *d = json_pack("{s:{s:s,s:s}}", "attributed_to", "kind", "pause_storm", "subject", cause);
+
+			snprintf(evidence, sizeof(evidence), "%s; attributed to the pause storm of %s (not a root cause)",
+				 f.evidence, cause);
+			af.evidence = evidence;
+			details = d ? json_dumps(d, JSON_COMPACT) : NULL;
+			af.details = details;
+			json_decref(d);
+		}
+		r = alerts_sync(pm->store, "pingmesh", alert_kinds, &af, f.kind == LOC_NONE ? 0 : 1, now);
+		free(details);
+		return r;
 	}
 }
 

@@ -669,3 +669,129 @@ fail:
 	report_free(r);
 	return x;
 }
+
+/* --- the fast PFC lane ---------------------------------------------------------------------- */
+
+#define MAX_PFC_SAMPLES 4096
+
+/* A PFC report has no inventory: its ports are the samples' (device, port), in order. */
+static int ports_of_samples(struct report *r, json_t *samples, struct js_path *p, struct rf_err *e)
+{
+	size_t n = json_array_size(samples), i;
+	const char **dev = calloc(n ? n : 1, sizeof(*dev)), **port = calloc(n ? n : 1, sizeof(*port));
+	json_t *js;
+	int x = -ENOMEM;
+
+	r->devices = calloc(n ? n : 1, sizeof(*r->devices));
+	r->ports = calloc(n ? n : 1, sizeof(*r->ports));
+	if (!dev || !port || !r->devices || !r->ports)
+		goto out;
+	json_array_foreach(samples, i, js) {
+		size_t a = js_path_push_key(p, "samples");
+
+		js_path_push_idx(p, i);
+		if (!json_is_object(js)) {
+			x = js_fail(e, p, NULL, "a sample must be an object");
+			goto out;
+		}
+		if ((x = js_req_str(js, "device", 64, true, p, &dev[i], e)) < 0 ||
+		    (x = js_req_str(js, "port", 64, true, p, &port[i], e)) < 0)
+			goto out;
+		js_path_pop(p, a);
+	}
+	/* devices in order of appearance, each with its ports contiguous */
+	for (i = 0; i < n; i++) {
+		struct report_device *d = NULL;
+
+		for (uint32_t k = 0; k < r->ndevices && !d; k++)
+			if (!strcmp(r->devices[k].name, dev[i]))
+				d = &r->devices[k];
+		if (d)
+			continue;
+		if (r->ndevices == MAX_DEVICES) {
+			x = rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/samples", "more than %d devices",
+				       MAX_DEVICES);
+			goto out;
+		}
+		d = &r->devices[r->ndevices++];
+		d->name = dev[i];
+		d->kind = "rdma";
+		d->first_port = r->nports;
+		for (size_t j = i; j < n; j++) {
+			bool dup = false;
+
+			if (strcmp(dev[j], dev[i]))
+				continue;
+			for (uint32_t k = d->first_port; k < r->nports && !dup; k++)
+				dup = !strcmp(r->ports[k].port, port[j]);
+			if (dup)
+				continue;
+			r->ports[r->nports] = (struct report_port){ .device = dev[i], .port = port[j],
+								     .speed_mbps = -1, .mtu = -1,
+								     .device_idx = r->ndevices - 1 };
+			r->nports++;
+			d->nports++;
+		}
+	}
+	x = 0;
+out:
+	free(dev);
+	free(port);
+	return x;
+}
+
+int report_parse_pfc(const char *body, size_t len, const struct reg *reg, struct report **ret,
+		     struct rf_err *e)
+{
+	static const char *const keys[] = { "schema", "agent", "seq", "time_ns", "interval_ms", "samples", NULL };
+	struct report *r = calloc(1, sizeof(*r));
+	json_t *agent, *samples;
+	struct js_path p;
+	int64_t schema;
+	int x;
+
+	if (!r)
+		return -ENOMEM;
+	r->doc = js_parse(body, len, e);
+	if (!r->doc) {
+		x = -EINVAL;
+		goto fail;
+	}
+	js_path_init(&p);
+	if (!json_is_object(r->doc)) {
+		x = js_fail(e, &p, NULL, "a PFC report must be a JSON object");
+		goto fail;
+	}
+	if ((x = js_req_int(r->doc, "schema", 0, INT32_MAX, &p, &schema, e)) < 0)
+		goto fail;
+	if (schema != REPORT_SCHEMA) {
+		x = rf_err_set(e, -EINVAL, "UNSUPPORTED_SCHEMA", "/schema",
+			       "PFC report schema %lld is not supported (this rocefabd speaks %d); "
+			       "upgrade rocefabd before its agents",
+			       (long long)schema, REPORT_SCHEMA);
+		goto fail;
+	}
+	if ((x = js_check_keys(r->doc, keys, &p, e)) < 0 ||
+	    (x = js_req_obj(r->doc, "agent", &p, &agent, e)) < 0)
+		goto fail;
+	{
+		size_t a = js_path_push_key(&p, "agent");
+
+		x = parse_agent(r, agent, &p, e);
+		js_path_pop(&p, a);
+		if (x < 0)
+			goto fail;
+	}
+	if ((x = js_req_int(r->doc, "seq", 1, MAX_SEQ, &p, &r->seq, e)) < 0 ||
+	    (x = js_req_int(r->doc, "time_ns", MIN_TIME_NS, MAX_TIME_NS, &p, &r->time_ns, e)) < 0 ||
+	    (x = js_req_int(r->doc, "interval_ms", 10, 3600000, &p, &r->interval_ms, e)) < 0 ||
+	    (x = js_req_arr(r->doc, "samples", MAX_PFC_SAMPLES, &p, &samples, e)) < 0 ||
+	    (x = ports_of_samples(r, samples, &p, e)) < 0 ||
+	    (x = parse_samples(r, samples, reg, &p, e)) < 0 || (x = resolve_ranks(r, &p, e)) < 0)
+		goto fail;
+	*ret = r;
+	return 0;
+fail:
+	report_free(r);
+	return x;
+}

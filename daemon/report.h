@@ -72,6 +72,10 @@ struct report {
  * carries code BAD_JSON, SCHEMA_VIOLATION or UNSUPPORTED_SCHEMA. */
 int report_parse(const char *body, size_t len, const struct reg *reg, struct report **ret,
 		 struct rf_err *e);
+/* A fast-lane PFC report (schemas/pfc-report.schema.json): agent, seq, time_ns, interval_ms
+ * and samples only; its ports are its samples' (no inventory).  Same errors. */
+int report_parse_pfc(const char *body, size_t len, const struct reg *reg, struct report **ret,
+		     struct rf_err *e);
 void report_free(struct report *r);
 const char *report_role_name(enum report_role r);
 

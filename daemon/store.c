@@ -136,6 +136,12 @@ static const char *const migrations[] = {
 	/* 5 -> 6: an agent token names the agent ids it may report as (daemon/tokens.h); NULL:
 	 * not bound, any agent (every token made before this version) */
 	"ALTER TABLE tokens ADD COLUMN agents TEXT;",
+	/* 6 -> 7: the PFC detector's alerts carry their evidence as JSON (details: ports in
+	 * cycle order, victims, the suggested action, a cause they are attributed to) and can
+	 * be acknowledged */
+	"ALTER TABLE alerts ADD COLUMN details TEXT;"
+	"ALTER TABLE alerts ADD COLUMN acked_ns INTEGER;"
+	"ALTER TABLE alerts ADD COLUMN acked_by TEXT;",
 };
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,
 	       "STORE_SCHEMA_VERSION is the number of migrations");

@@ -18,7 +18,7 @@
 
 #include "lib/err.h"
 
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 7
 
 struct store;
 

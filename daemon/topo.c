@@ -227,6 +227,11 @@ static int links_build(struct store_reader *rd, json_t **ret, struct rf_err *e)
 	return 0;
 }
 
+int topo_links(struct store_reader *rd, json_t **ret, struct rf_err *e)
+{
+	return links_build(rd, ret, e);
+}
+
 int views_links(struct store_reader *rd, const struct views_opts *o, json_t **ret,
 		struct rf_err *e)
 {

@@ -20,6 +20,10 @@ int views_links(struct store_reader *rd, const struct views_opts *o, json_t **re
 int views_topology(struct store_reader *rd, const struct views_opts *o, json_t **ret,
 		   struct rf_err *e);
 
+/* Every link as GET /api/v1/links lists it, unfiltered: [{id, a: {node, port, port_id, state},
+ * b: {...}, state, speed_mbps}] (a new array); a neighbour that has not reported has a null
+ * port_id. */
+int topo_links(struct store_reader *rd, json_t **ret, struct rf_err *e);
 /* The role of an agent ("host", "switch") in *ret (static string), or -ENOENT. */
 int views_agent_role(struct store_reader *rd, const char *id, const char **ret);
 /* A port's speed in Mb/s (0 unknown), or -ENOENT when the agent has no such port. */

@@ -14,6 +14,7 @@
 #include "api/api.h"
 #include "daemon/changes.h"
 #include "daemon/ingest.h"
+#include "daemon/detector.h"
 #include "daemon/pingmesh.h"
 #include "daemon/report.h"
 #include "daemon/retention.h"
@@ -27,6 +28,7 @@
 
 static const char *const anon_roles[] = { "none", "viewer", NULL };
 static const char *const sync_modes[] = { "normal", "full", NULL };
+static const char *const dl_modes[] = { "off", "advise", "auto", NULL }; /* enum cc_dl_mode's order */
 
 #define S struct rocefabd_settings
 const struct conf_opt rocefabd_opts[] = {
@@ -104,6 +106,21 @@ const struct conf_opt rocefabd_opts[] = {
 	CONF_OPT("changes.max_targets", CONF_INT, S, change_max_targets, "256",
 		 "the most objects one bulk change (POST /api/v1/changes) may select unless its "
 		 "request says \"max_targets\"", .min = 1, .max = CHANGES_MAX_TARGETS),
+	CONF_OPT("detector.interval", CONF_DURATION, S, detector_interval, "200ms",
+		 "how often the PFC deadlock and storm detector analyses the fast PFC lane (the "
+		 "agents' agent.pfc_interval); 0 turns the detector and the lane off",
+		 .min = 0, .max = 60 * NSEC_PER_SEC),
+	CONF_OPT("detector.deadlock_mode", CONF_ENUM, S, deadlock_mode, "advise",
+		 "deadlocks: off (alert only), advise (alert; POST /api/v1/alerts/{id}/mitigate "
+		 "breaks the cycle) or auto (break it at once); PUT /api/v1/detector/config "
+		 "overrides it (kept in the database)", .choices = dl_modes),
+	CONF_OPT("detector.storm_mode", CONF_ENUM, S, storm_mode, "advise",
+		 "pause storms: off, advise or auto (take the culprit's switch port out of "
+		 "lossless mode until it is quiet)", .choices = dl_modes),
+	CONF_OPT("detector.restore", CONF_DURATION, S, detector_restore, "600ms",
+		 "how long a deadlock's break lasts, and how long a storm's culprit must have "
+		 "been quiet before its port is lossless again", .min = NSEC_PER_MSEC,
+		 .max = 3600 * NSEC_PER_SEC),
 	CONF_OPT_END,
 };
 #undef S
@@ -130,8 +147,15 @@ static struct store_conf store_conf_of(const struct rocefabd_settings *s, unsign
 
 /* --- run -------------------------------------------------------------------------------------- */
 
+/* The pingmesh's findings that a pause storm explains are attributed to it (daemon/pingmesh.h). */
+static bool pingmesh_explainer(void *ctx, const char *kind, const char *subject, char *buf, size_t len)
+{
+	return detector_explains(ctx, kind, subject, buf, len);
+}
+
 /* The periodic passes: how often each runs, and when first. */
-static int add_passes(struct sched *sch, struct store *st, struct pingmesh *pm, struct retention *rt)
+static int add_passes(struct sched *sch, struct store *st, struct pingmesh *pm, struct retention *rt,
+		      struct detector *det, int64_t det_interval)
 {
 	const struct sched_pass passes[] = {
 		/* changes whose agent went silent past their deadline: timed out */
@@ -150,6 +174,14 @@ static int add_passes(struct sched *sch, struct store *st, struct pingmesh *pm, 
 	for (size_t i = 0; i < ARRAY_SIZE(passes); i++)
 		if ((r = sched_add(sch, &passes[i], now)) < 0)
 			return r;
+	if (det) {
+		/* the PFC detector on the fast lane */
+		struct sched_pass p = { .name = "detector", .period_ns = det_interval / 4, .first_ns = det_interval,
+					.run = detector_run, .ctx = det };
+
+		if ((r = sched_add(sch, &p, now)) < 0)
+			return r;
+	}
 	return 0;
 }
 
@@ -213,6 +245,7 @@ int rocefabd_run(const struct rocefabd_settings *s)
 	struct api_deps deps = { .started_ns = tu_now_ns() };
 	struct retention rt = { .samples_ns = s->retention, .probes_ns = s->probe_retention };
 	struct pingmesh *pm = NULL;
+	struct detector *det = NULL;
 	struct sched *sch = NULL;
 	struct reg *reg = NULL;
 	struct store *st = NULL;
@@ -243,9 +276,22 @@ int rocefabd_run(const struct rocefabd_settings *s)
 	}
 	rt.store = st;
 	/* with every report: the changes for its agent, then its probe results and plan */
+	if (s->detector_interval > 0) {
+		struct detector_opts dopts = {
+			.interval_ns = s->detector_interval,
+			.deadline_ns = s->change_deadline,
+			.conf = { .deadlock_mode = (enum cc_dl_mode)s->deadlock_mode,
+				  .storm_mode = (enum cc_dl_mode)s->storm_mode, .restore_ns = s->detector_restore },
+		};
+
+		if ((r = detector_new(st, reg, &dopts, &det)) < 0) {
+			log_error("daemon", "cannot start the detector: %s", strerror(-r));
+			goto out;
+		}
+	}
 	if ((r = pingmesh_new(st, &po, &pm)) < 0 || (r = ingest_add_hook(ing, changes_on_report, NULL)) < 0 ||
 	    (r = ingest_add_hook(ing, pingmesh_on_report, pm)) < 0 || (r = sched_new(&sch)) < 0 ||
-	    (r = add_passes(sch, st, pm, &rt)) < 0) {
+	    (r = add_passes(sch, st, pm, &rt, det, s->detector_interval)) < 0) {
 		log_error("daemon", "cannot start: %s", strerror(-r));
 		goto out;
 	}
@@ -253,6 +299,9 @@ int rocefabd_run(const struct rocefabd_settings *s)
 	deps.ingest = ing;
 	deps.reg = reg;
 	deps.pingmesh = pm;
+	deps.detector = det;
+	if (det)
+		pingmesh_set_explainer(pm, pingmesh_explainer, det);
 	fit_open_files((uint64_t)s->max_connections);
 	if (api_start(&ac, &deps, &api, &e) < 0) {
 		log_msg(LOG_ERR, "api", e.code, "%s", rf_err_str(&e, buf, sizeof(buf)));
@@ -295,6 +344,7 @@ out:
 	ingest_free(ing);
 	store_close(st); /* the writer has stopped: nothing uses the pingmesh any more */
 	pingmesh_free(pm);
+	detector_free(det);
 	reg_free(reg);
 	if (status == 0)
 		log_info("daemon", "stopped; database closed");

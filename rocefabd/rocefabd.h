@@ -36,6 +36,8 @@ struct rocefabd_settings {
 	int64_t stale_after;
 	int64_t change_deadline;
 	int64_t change_max_targets;
+	int64_t detector_interval, detector_restore;
+	int deadlock_mode, storm_mode;
 };
 
 extern const struct conf_opt rocefabd_opts[];

@@ -25,6 +25,7 @@
 #include "agents/sim.h"
 #include "lib/httpd.h"
 #include "lib/log.h"
+#include "lib/registry.h"
 #include "lib/strutil.h"
 #include "lib/timeutil.h"
 #include "sim/serve.h"
@@ -51,6 +52,8 @@ static void usage(FILE *f)
 		"  --token-file FILE    agent token for rocefabd (role agent), bound to the devices'\n"
 		"                       names: --agent 'h*,leaf*,spine*' for a leaf-spine\n"
 		"  --interval DUR       report interval of the virtual agents (default 1s)\n"
+		"  --pfc-interval DUR   their fast PFC reports' interval, wall time (default 200ms; 0:\n"
+		"                       none)\n"
 		"  --spool-dir DIR      where undelivered reports wait (default\n"
 		"                       /var/tmp/rocefab-sim/spool; one directory per device)\n"
 		"  --skip-agents LIST   devices without a virtual agent (real agents with --backend sim\n"
@@ -101,10 +104,13 @@ static bool in_list(const char *list, const char *name)
 struct serve_opts {
 	const char *control, *agents, *token_file, *spool_dir, *skip;
 	double pace;
-	int64_t interval, seed;
+	int64_t interval, pfc_interval, seed;
 	unsigned threads;
 	bool quiet;
 };
+
+/* The virtual agents' counter registry (the fast PFC lane maps names through it). */
+static struct reg *agents_reg;
 
 static int start_agents(struct simctl *c, const struct serve_opts *o, struct fleet **ret,
 			struct rf_err *e)
@@ -117,6 +123,10 @@ static int start_agents(struct simctl *c, const struct serve_opts *o, struct fle
 
 	if ((r = agent_read_token(o->token_file, &token, e)) < 0)
 		return r;
+	if (!agents_reg && (r = reg_load_builtin(&agents_reg, e)) < 0) {
+		free(token);
+		return r;
+	}
 	if (!threads) {
 		/* a delivery thread spends most of its time waiting for rocefabd's commit */
 		threads = (unsigned)sim_device_count(c->s) / 32;
@@ -135,7 +145,7 @@ static int start_agents(struct simctl *c, const struct serve_opts *o, struct fle
 	for (int d = 0; d < sim_device_count(c->s); d++) {
 		const char *name = sim_device_name(c->s, d);
 		struct sim_settings ss = { .device = (char *)name, .call = ctl_call, .ctx = c };
-		struct backend_env env = { .settings = &ss };
+		struct backend_env env = { .settings = &ss, .reg = agents_reg };
 		struct backend *b = NULL;
 		struct agent *a = NULL;
 		char spool[4200];
@@ -152,7 +162,8 @@ static int start_agents(struct simctl *c, const struct serve_opts *o, struct fle
 			struct agent_conf ac = { .id = name,
 						 .role = sim_device_is_switch(c->s, d) ? AGENT_SWITCH : AGENT_HOST,
 						 .backend_name = "sim", .backend = b, .spool_dir = spool,
-						 .spool_max = 16u << 20, .interval_ns = o->interval };
+						 .spool_max = 16u << 20, .interval_ns = o->interval,
+						 .pfc_interval_ns = o->pfc_interval };
 
 			if ((r = agent_create(&ac, &a, e)) < 0)
 				goto fail;
@@ -301,6 +312,8 @@ static int serve(struct simctl *c, const struct serve_opts *o)
 	httpd_stop(h);
 	c->agents_status = NULL;
 	fleet_free(f); /* undelivered reports stay in the spool */
+	reg_free(agents_reg);
+	agents_reg = NULL;
 	return status;
 }
 
@@ -312,9 +325,11 @@ int sim_serve_main(int argc, char **argv)
 		{ "interval", required_argument, NULL, 5 },   { "spool-dir", required_argument, NULL, 6 },
 		{ "skip-agents", required_argument, NULL, 7 }, { "agent-threads", required_argument, NULL, 8 },
 		{ "seed", required_argument, NULL, 9 },	      { "quiet", no_argument, NULL, 10 },
+		{ "pfc-interval", required_argument, NULL, 11 },
 		{ "help", no_argument, NULL, 'h' },	      { NULL, 0, NULL, 0 },
 	};
 	struct serve_opts o = { .control = "127.0.0.1:9760", .pace = -1, .interval = NSEC_PER_SEC,
+				.pfc_interval = 200 * NSEC_PER_MSEC,
 				.spool_dir = "/var/tmp/rocefab-sim/spool", .threads = 0, .seed = -1 };
 	struct simctl c;
 	struct sim *s = NULL;
@@ -351,6 +366,14 @@ int sim_serve_main(int argc, char **argv)
 			break;
 		case 6:
 			o.spool_dir = optarg;
+			break;
+		case 11:
+			if (tu_parse_duration(optarg, &o.pfc_interval) < 0 ||
+			    (o.pfc_interval && o.pfc_interval < 10 * NSEC_PER_MSEC)) {
+				fprintf(stderr, "rocefab-sim: --pfc-interval: '%s' is not 0 or a duration >= 10ms\n",
+					optarg);
+				return 2;
+			}
 			break;
 		case 7:
 			o.skip = optarg;

@@ -1,0 +1,137 @@
+/* Handlers: the PFC deadlock and storm detector (status, configuration, the snapshot it reads)
+ * and the alert actions (mitigate, acknowledge). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/internal.h"
+#include "daemon/alerts.h"
+#include "daemon/detector.h"
+#include "lib/jsonutil.h"
+#include "lib/strutil.h"
+#include "lib/timeutil.h"
+
+static int no_detector(struct api_req *req)
+{
+	struct rf_err e = { 0 };
+
+	rf_err_set(&e, -ENOENT, "NO_DETECTOR", NULL, "this rocefabd runs no PFC detector");
+	return api_reply_problem(req, 404, &e);
+}
+
+int h_detector(struct api_req *req)
+{
+	struct detector *d = api_deps(req)->detector;
+
+	if (!d)
+		return no_detector(req);
+	return api_reply_json(req, 200, detector_status(d));
+}
+
+int h_detector_config(struct api_req *req)
+{
+	struct detector *d = api_deps(req)->detector;
+	struct rf_err e = { 0 };
+	json_t *body;
+	int r;
+
+	if (!d)
+		return no_detector(req);
+	if (!strcmp(req->method, "GET"))
+		return api_reply_json(req, 200, detector_config(d));
+	body = js_parse(req->body.data ? req->body.data : "", req->body.len, &e);
+	if (!body)
+		return api_reply_problem(req, 0, &e);
+	r = detector_set_config(d, body, req->token_name[0] ? req->token_name : "anonymous", &e);
+	json_decref(body);
+	if (r < 0)
+		return api_reply_problem(req, 0, &e);
+	return api_reply_json(req, 200, detector_config(d));
+}
+
+int h_detector_snapshot(struct api_req *req)
+{
+	struct detector *d = api_deps(req)->detector;
+	struct rf_err e = { 0 };
+	json_t *snap;
+
+	if (!d)
+		return no_detector(req);
+	snap = detector_snapshot(d);
+	if (!snap) {
+		rf_err_set(&e, -ENOENT, "NO_SNAPSHOT", NULL,
+			   "no snapshot yet: the detector needs two fast PFC reports of a port");
+		return api_reply_problem(req, 404, &e);
+	}
+	return api_reply_json(req, 200, snap);
+}
+
+/* The alert id of the path: a positive decimal integer. */
+static int alert_id(struct api_req *req, int64_t *ret)
+{
+	struct rf_err e = { 0 };
+	uint64_t v;
+
+	if (str_parse_uint(req->match.params[0], INT64_MAX, &v) < 0 || v == 0) {
+		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "id", "'%s' is not an alert id (a positive integer)",
+			   req->match.params[0]);
+		api_reply_problem(req, 0, &e);
+		return -1;
+	}
+	*ret = (int64_t)v;
+	return 0;
+}
+
+/* A POST that takes no body may still get an empty object. */
+static int no_body(struct api_req *req)
+{
+	struct rf_err e = { 0 };
+	json_t *body;
+
+	if (!req->body.len)
+		return 0;
+	body = js_parse(req->body.data, req->body.len, &e);
+	if (body && json_is_object(body) && !json_object_size(body)) {
+		json_decref(body);
+		return 0;
+	}
+	json_decref(body);
+	if (!e.err)
+		rf_err_set(&e, -EINVAL, "UNKNOWN_FIELD", "/", "this request takes no body (or {})");
+	api_reply_problem(req, 0, &e);
+	return -1;
+}
+
+int h_alert_mitigate(struct api_req *req)
+{
+	struct detector *d = api_deps(req)->detector;
+	struct rf_err e = { 0 };
+	json_t *out = NULL;
+	int64_t id;
+
+	if (alert_id(req, &id) < 0 || no_body(req) < 0)
+		return 0;
+	if (!d)
+		return no_detector(req);
+	if (detector_mitigate(d, id, req->token_name[0] ? req->token_name : "anonymous", &out, &e) < 0)
+		return api_reply_problem(req, e.err == -EALREADY ? 409 : e.err == -EPERM ? 409 : 0, &e);
+	return api_reply_json(req, 202, out);
+}
+
+int h_alert_ack(struct api_req *req)
+{
+	struct store_reader *rd;
+	struct rf_err e = { 0 };
+	json_t *out = NULL;
+	int64_t id;
+	int r;
+
+	if (alert_id(req, &id) < 0 || no_body(req) < 0)
+		return 0;
+	if (alerts_ack(api_deps(req)->store, id, req->token_name[0] ? req->token_name : "anonymous", tu_now_ns(),
+		       &e) < 0)
+		return api_reply_problem(req, 0, &e);
+	if ((r = api_reader(req, &rd)))
+		return r < 0 ? r : 0;
+	r = alerts_get(rd, id, &out, &e);
+	return api_finish(req, rd, r, out, &e, 200);
+}

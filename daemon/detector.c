@@ -1,0 +1,1070 @@
+/* The PFC detector of rocefabd: see detector.h. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cc/snap.h"
+#include "daemon/alerts.h"
+#include "daemon/changes.h"
+#include "daemon/delta.h"
+#include "daemon/detector.h"
+#include "daemon/topo.h"
+#include "lib/hmap.h"
+#include "lib/log.h"
+#include "lib/timeutil.h"
+
+const struct detector_conf detector_defaults = {
+	.deadlock_mode = CC_DL_ADVISE,
+	.storm_mode = CC_DL_ADVISE,
+	.restore_ns = 600 * NSEC_PER_MSEC,
+};
+
+#define MAX_RESTORE_MS 3600000
+#define CACHE_EVERY (2 * NSEC_PER_SEC) /* topology and PFC settings re-read */
+#define CACHE_NEW (250 * NSEC_PER_MSEC) /* sooner when the lane has ports it does not know */
+#define STALE_INTERVALS 3		/* a port silent this many intervals leaves the snapshot */
+
+static const char *const alert_kinds[] = { "deadlock", "pause_storm", "slow_receiver", "persistent",
+					   "restore_failed", NULL };
+
+/* --- configuration ----------------------------------------------------------------------------- */
+
+json_t *detector_conf_json(const struct detector_conf *c)
+{
+	return json_pack("{s:s,s:s,s:I}", "deadlock_mode", cc_dl_mode_name(c->deadlock_mode), "storm_mode",
+			 cc_dl_mode_name(c->storm_mode), "restore_ms", (json_int_t)(c->restore_ns / NSEC_PER_MSEC));
+}
+
+int detector_conf_apply(struct detector_conf *c, json_t *changes, struct rf_err *e)
+{
+	struct detector_conf n = *c;
+	const char *k;
+	json_t *v;
+
+	if (!json_is_object(changes))
+		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/", "the configuration must be a JSON object");
+	if (!json_object_size(changes))
+		return rf_err_set(e, -EINVAL, "NO_CHANGE", "/", "name at least one of deadlock_mode, storm_mode, restore_ms");
+	json_object_foreach(changes, k, v) {
+		if (!strcmp(k, "deadlock_mode") || !strcmp(k, "storm_mode")) {
+			enum cc_dl_mode m;
+
+			if (!json_is_string(v) || cc_dl_mode_parse(json_string_value(v), &m) < 0)
+				return rf_err_set(e, -EINVAL, "BAD_VALUE", k, "%s must be \"off\", \"advise\" or \"auto\"", k);
+			*(!strcmp(k, "deadlock_mode") ? &n.deadlock_mode : &n.storm_mode) = m;
+		} else if (!strcmp(k, "restore_ms")) {
+			if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > MAX_RESTORE_MS)
+				return rf_err_set(e, -EINVAL, "BAD_VALUE", k, "restore_ms must be an integer from 1 to %d",
+						  MAX_RESTORE_MS);
+			n.restore_ns = json_integer_value(v) * NSEC_PER_MSEC;
+		} else {
+			return rf_err_set(e, -EINVAL, "UNKNOWN_FIELD", k,
+					  "'%s' is not a detector setting (deadlock_mode, storm_mode, restore_ms)", k);
+		}
+	}
+	*c = n;
+	return 0;
+}
+
+/* --- state ---------------------------------------------------------------------------------------- */
+
+/* The last two readings of one port in the fast lane. */
+struct lport {
+	char *key; /* "agent\x1fdevice\x1fport" */
+	char agent[65], label[132];
+	bool is_switch;
+	uint64_t raw[2][CC_NPRIO][CF_N]; /* [1]: the last reading, [0]: the one before */
+	uint32_t have[2][CC_NPRIO];
+	uint8_t width[CC_NPRIO][CF_N];
+	uint32_t scale[CC_NPRIO][CF_N];
+	int64_t t[2];
+	int n;		 /* readings held, 0..2 */
+	int64_t rx_mono; /* when the last one came */
+};
+
+/* The topology and settings the snapshot needs, re-read every CACHE_EVERY. */
+struct cport {
+	char *key; /* "agent\x1flabel" */
+	char peer_agent[65], peer_label[132];
+	bool down, have_peer;
+	int lossless; /* -1: unknown */
+};
+
+struct inflight {
+	uint64_t action;
+	int64_t change;
+	enum cc_dl_op op;
+	char node[CC_DL_NAME], port[CC_DL_NAME];
+	uint8_t prio;
+};
+
+struct subject {
+	char *key; /* finding id as text */
+	char *subject;
+	bool seen;
+};
+
+struct detector {
+	struct store *store;
+	const struct reg *reg;
+	struct detector_opts o;
+	int *field_of; /* registry counter id -> cc field, -1 */
+	pthread_mutex_t lock;
+	struct detector_conf conf;
+	bool conf_loaded;
+	struct cc_dl *dl;
+	struct hmap lane;  /* key -> struct lport */
+	struct hmap cache; /* key -> struct cport */
+	int64_t cache_at;
+	struct hmap subjects; /* finding id -> struct subject */
+	struct inflight *inf;
+	size_t ninf, capinf;
+	struct cc_snap *last;
+	json_t *findings; /* the last run's, for status */
+	char *restore_failed[64]; /* subjects of restorations that failed, until one succeeds */
+	unsigned nrestore_failed;
+	/* figures */
+	uint64_t lane_reports, lane_bytes, lane_stale;
+	uint64_t lane_gen, analysed_gen; /* readings taken; as of the last analysis */
+	int64_t analysed_mono;
+	bool lane_unknown; /* a lane port the cache does not know (yet) */
+	uint64_t runs, actions_ok, actions_failed, restores_ok, restores_failed;
+	int64_t lane_since_mono, last_run_ns, last_run_t;
+	unsigned stuck, holds;
+	unsigned by_class[CC_DL_NCLASSES];
+};
+
+static void lane_free(struct hmap *h)
+{
+	const char *k;
+	void *v;
+
+	for (size_t i = 0; hmap_next(h, &i, &k, &v);) {
+		free((char *)k);
+		free(v);
+	}
+	hmap_fini(h);
+}
+
+int detector_new(struct store *s, const struct reg *reg, const struct detector_opts *o, struct detector **ret)
+{
+	struct detector *d = calloc(1, sizeof(*d));
+	struct cc_dl_conf dc = cc_dl_defaults;
+
+	if (!d)
+		return -ENOMEM;
+	d->store = s;
+	d->reg = reg;
+	d->o = *o;
+	d->conf = o->conf;
+	d->field_of = calloc(reg_size(reg) + 1, sizeof(*d->field_of));
+	dc.deadlock_mode = d->conf.deadlock_mode;
+	dc.storm_mode = d->conf.storm_mode;
+	dc.restore_us = d->conf.restore_ns / 1000;
+	d->dl = cc_dl_new(&dc);
+	if (!d->field_of || !d->dl) {
+		detector_free(d);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < reg_size(reg); i++) {
+		d->field_of[i] = -1;
+		for (int f = 0; f < CF_N; f++)
+			if (!strcmp(reg_counter(reg, (unsigned)i)->name, cc_snap_field_names[f]))
+				d->field_of[i] = f;
+	}
+	hmap_init(&d->lane);
+	hmap_init(&d->cache);
+	hmap_init(&d->subjects);
+	pthread_mutex_init(&d->lock, NULL);
+	d->lane_since_mono = tu_mono_ns();
+	d->findings = json_array();
+	*ret = d;
+	return 0;
+}
+
+static void subjects_free(struct hmap *h)
+{
+	const char *k;
+	void *v;
+
+	for (size_t i = 0; hmap_next(h, &i, &k, &v);) {
+		struct subject *s = v;
+
+		free(s->key);
+		free(s->subject);
+		free(s);
+	}
+	hmap_fini(h);
+}
+
+void detector_free(struct detector *d)
+{
+	if (!d)
+		return;
+	lane_free(&d->lane);
+	lane_free(&d->cache);
+	subjects_free(&d->subjects);
+	cc_dl_free(d->dl);
+	cc_snap_free(d->last);
+	json_decref(d->findings);
+	for (unsigned i = 0; i < d->nrestore_failed; i++)
+		free(d->restore_failed[i]);
+	free(d->inf);
+	free(d->field_of);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+}
+
+/* A port as its neighbours name it (daemon/topo.c): a switch port by its name, a host port as
+ * DEVICE:PORT. */
+static void port_label(bool is_switch, const char *device, const char *port, char *buf, size_t len)
+{
+	if (is_switch)
+		snprintf(buf, len, "%s", port);
+	else
+		snprintf(buf, len, "%s:%s", device, port);
+}
+
+/* --- the fast lane -------------------------------------------------------------------------------- */
+
+int detector_put(struct detector *d, const struct report *rep, size_t body_bytes)
+{
+	int64_t mono = tu_mono_ns();
+	int r = 0;
+
+	pthread_mutex_lock(&d->lock);
+	d->lane_reports++;
+	d->lane_bytes += body_bytes;
+	for (uint32_t i = 0; i < rep->nsamples; i++) {
+		const struct report_sample *smp = &rep->samples[i];
+		const struct report_port *p = &rep->ports[smp->port_idx];
+		struct lport *lp;
+		char key[200];
+
+		snprintf(key, sizeof(key), "%s\x1f%s\x1f%s", rep->agent_id, p->device, p->port);
+		lp = hmap_get(&d->lane, key);
+		if (!lp) {
+			lp = calloc(1, sizeof(*lp));
+			if (!lp || !(lp->key = strdup(key)) || hmap_put(&d->lane, lp->key, lp, NULL) < 0) {
+				if (lp)
+					free(lp->key);
+				free(lp);
+				r = -ENOMEM;
+				break;
+			}
+			snprintf(lp->agent, sizeof(lp->agent), "%s", rep->agent_id);
+			lp->is_switch = rep->role == REPORT_ROLE_SWITCH;
+			port_label(lp->is_switch, p->device, p->port, lp->label, sizeof(lp->label));
+		}
+		if (lp->n && smp->t_ns <= lp->t[1]) {
+			/* the same reading again (a paused fabric, a retry) or an older one */
+			if (smp->t_ns < lp->t[1])
+				d->lane_stale++;
+			lp->rx_mono = mono;
+			continue;
+		}
+		memcpy(lp->raw[0], lp->raw[1], sizeof(lp->raw[0]));
+		memcpy(lp->have[0], lp->have[1], sizeof(lp->have[0]));
+		lp->t[0] = lp->t[1];
+		memset(lp->have[1], 0, sizeof(lp->have[1]));
+		for (uint32_t v = smp->first_value; v < smp->first_value + smp->nvalues; v++) {
+			const struct report_value *rv = &rep->values[v];
+			int f = rv->counter < reg_size(d->reg) ? d->field_of[rv->counter] : -1;
+
+			if (rv->skip || f < 0 || rv->prio >= CC_NPRIO)
+				continue;
+			lp->raw[1][rv->prio][f] = rv->raw;
+			lp->have[1][rv->prio] |= 1u << f;
+			lp->width[rv->prio][f] = rv->width;
+			lp->scale[rv->prio][f] = rv->scale ? rv->scale : 1;
+		}
+		lp->t[1] = smp->t_ns;
+		lp->n = lp->n < 2 ? lp->n + 1 : 2;
+		lp->rx_mono = mono;
+		d->lane_gen++;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return r;
+}
+
+/* --- the topology and settings cache ------------------------------------------------------------ */
+
+static struct cport *cport_get(struct hmap *h, const char *agent, const char *label, bool make)
+{
+	char key[200];
+	struct cport *c;
+
+	snprintf(key, sizeof(key), "%s\x1f%s", agent, label);
+	c = hmap_get(h, key);
+	if (c || !make)
+		return c;
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->key = strdup(key)) || hmap_put(h, c->key, c, NULL) < 0) {
+		if (c)
+			free(c->key);
+		free(c);
+		return NULL;
+	}
+	c->lossless = -1;
+	return c;
+}
+
+static int cache_refresh(struct detector *d, struct store_reader *rd)
+{
+	static const char cfg_sql[] = "SELECT c.agent_id, a.role, c.device, c.port, c.value FROM configs c "
+				      "JOIN agents a ON a.id = c.agent_id WHERE c.kind = 'pfc'";
+	struct rf_err e = { 0 };
+	struct hmap h;
+	json_t *links = NULL, *l;
+	sqlite3_stmt *st;
+	size_t i;
+	int rc;
+
+	hmap_init(&h);
+	if (topo_links(rd, &links, &e) < 0)
+		return -EAGAIN;
+	json_array_foreach(links, i, l) {
+		json_t *a = json_object_get(l, "a"), *b = json_object_get(l, "b");
+		bool down = strcmp(json_string_value(json_object_get(l, "state")) ?: "", "up") != 0;
+
+		for (int side = 0; side < 2; side++) {
+			json_t *x = side ? b : a, *y = side ? a : b;
+			struct cport *c;
+
+			if (!json_is_string(json_object_get(x, "port_id")))
+				continue; /* a neighbour that has not reported */
+			c = cport_get(&h, json_string_value(json_object_get(x, "node")),
+				      json_string_value(json_object_get(x, "port")), true);
+			if (!c)
+				continue;
+			c->down = down;
+			c->have_peer = true;
+			snprintf(c->peer_agent, sizeof(c->peer_agent), "%s", json_string_value(json_object_get(y, "node")));
+			snprintf(c->peer_label, sizeof(c->peer_label), "%s", json_string_value(json_object_get(y, "port")));
+		}
+	}
+	json_decref(links);
+	if ((st = store_reader_stmt(rd, cfg_sql))) {
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			char label[132];
+			json_t *v = json_loads((const char *)sqlite3_column_text(st, 4) ?: "", 0, NULL);
+			struct cport *c;
+
+			port_label(!strcmp((const char *)sqlite3_column_text(st, 1) ?: "", "switch"),
+				   (const char *)sqlite3_column_text(st, 2) ?: "",
+				   (const char *)sqlite3_column_text(st, 3) ?: "", label, sizeof(label));
+			c = cport_get(&h, (const char *)sqlite3_column_text(st, 0) ?: "", label, true);
+			if (c && json_is_integer(json_object_get(v, "enable")))
+				c->lossless = (int)(json_integer_value(json_object_get(v, "enable")) & 0xff);
+			json_decref(v);
+		}
+		sqlite3_reset(st);
+	}
+	pthread_mutex_lock(&d->lock);
+	lane_free(&d->cache);
+	d->cache = h;
+	d->cache_at = tu_mono_ns();
+	pthread_mutex_unlock(&d->lock);
+	return 0;
+}
+
+/* --- the snapshot --------------------------------------------------------------------------------- */
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static bool is_gauge(int f)
+{
+	return f == CF_PAUSED || f == CF_PAUSING || f == CF_QUEUE_DEPTH || f == CF_QUEUE_WATERMARK;
+}
+
+/* Under the lock. */
+static struct cc_snap *build(struct detector *d, int64_t mono)
+{
+	int64_t fresh = STALE_INTERVALS * d->o.interval_ns, *iv, tmax = 0, snap_iv;
+	size_t n = 0, cap = d->lane.len;
+	uint8_t prios = 0;
+	struct cc_snap *s;
+	const char *k;
+	void *v;
+
+	if (!cap)
+		return NULL;
+	iv = malloc(cap * sizeof(*iv));
+	if (!iv)
+		return NULL;
+	for (size_t i = 0; hmap_next(&d->lane, &i, &k, &v);) {
+		struct lport *lp = v;
+		struct cport *c;
+
+		if (lp->n < 2 || mono - lp->rx_mono > fresh)
+			continue;
+		iv[n++] = lp->t[1] - lp->t[0];
+		if (lp->t[1] > tmax)
+			tmax = lp->t[1];
+		c = cport_get(&d->cache, lp->agent, lp->label, false);
+		if (c && c->lossless > 0)
+			prios |= (uint8_t)c->lossless;
+		if (!c || !c->have_peer)
+			d->lane_unknown = true;
+	}
+	if (!n) {
+		free(iv);
+		return NULL;
+	}
+	qsort(iv, n, sizeof(*iv), cmp_i64);
+	snap_iv = iv[n / 2];
+	free(iv);
+	if (!prios)
+		prios = 1u << 3; /* no PFC settings reported yet: RoCE's usual lossless priority */
+	s = cc_snap_new(prios, tmax / 1000, snap_iv / 1000);
+	if (!s)
+		return NULL;
+	for (size_t i = 0; hmap_next(&d->lane, &i, &k, &v);) {
+		struct lport *lp = v;
+		struct cport *c;
+		int node, port;
+		double norm;
+
+		if (lp->n < 2 || mono - lp->rx_mono > fresh)
+			continue;
+		if ((node = cc_snap_node(s, lp->agent, lp->is_switch ? CC_SWITCH : CC_HOST)) < 0 ||
+		    (port = cc_snap_port(s, (uint32_t)node, lp->label)) < 0)
+			continue;
+		c = cport_get(&d->cache, lp->agent, lp->label, false);
+		s->ports[port].lossless = c && c->lossless >= 0 ? (uint8_t)c->lossless : prios;
+		s->ports[port].down = c && c->down;
+		/* counters over this port's own interval, brought to the snapshot's */
+		norm = lp->t[1] > lp->t[0] ? (double)snap_iv / (double)(lp->t[1] - lp->t[0]) : 1;
+		for (unsigned pr = 0; pr < CC_NPRIO; pr++) {
+			if (!(prios & (1u << pr)))
+				continue;
+			for (int f = 0; f < CF_N; f++) {
+				uint64_t val;
+
+				if (!(lp->have[1][pr] & (1u << f)))
+					continue;
+				if (is_gauge(f)) {
+					val = lp->raw[1][pr][f] * lp->scale[pr][f];
+				} else {
+					struct delta_in in = { .prev_raw = lp->raw[0][pr][f], .cur_raw = lp->raw[1][pr][f],
+							       .prev_t_ns = lp->t[0], .cur_t_ns = lp->t[1],
+							       .width = lp->width[pr][f] ? lp->width[pr][f] : 64,
+							       .have_prev = true };
+					uint64_t dl = 0;
+
+					if (!(lp->have[0][pr] & (1u << f)) || !(delta_compute(&in, &dl) & DELTA_VALID))
+						continue;
+					val = dl * lp->scale[pr][f];
+					if (norm < 0.99 || norm > 1.01)
+						val = (uint64_t)((double)val * norm + 0.5);
+				}
+				cc_snap_set(s, (uint32_t)port, cc_snap_field_names[f], (int)pr, val);
+			}
+		}
+	}
+	/* the links between ports both in the snapshot */
+	for (uint32_t p = 0; p < s->nports; p++) {
+		const char *agent = s->nodes[s->ports[p].node].name;
+		struct cport *c = cport_get(&d->cache, agent, s->ports[p].name, false);
+		int peer;
+
+		if (!c || !c->have_peer || s->ports[p].peer != CC_NONE)
+			continue;
+		peer = cc_snap_find_port(s, c->peer_agent, c->peer_label);
+		if (peer >= 0)
+			cc_snap_link(s, p, (uint32_t)peer);
+	}
+	cc_snap_finish(s);
+	return s;
+}
+
+/* --- actions through the change path --------------------------------------------------------------- */
+
+/* The device and port of a snapshot port name on a node. */
+static void split_port(const char *node, const char *label, bool is_switch, char *dev, size_t dl, char *port,
+		       size_t pl)
+{
+	const char *colon = strrchr(label, ':');
+
+	if (is_switch || !colon) {
+		snprintf(dev, dl, "%s", node);
+		snprintf(port, pl, "%s", label);
+	} else {
+		snprintf(dev, dl, "%.*s", (int)(colon - label), label);
+		snprintf(port, pl, "%s", colon + 1);
+	}
+}
+
+/* Queues the change of an action; 0 and its id, or an error. */
+static int apply_action(struct detector *d, struct store_reader *rd, const struct cc_dl_action *a, const char *actor,
+			int64_t *ret_change, struct rf_err *e)
+{
+	const char *role = NULL;
+	char dev[CC_DL_NAME], port[CC_DL_NAME];
+	struct change_set cs;
+	json_t *entries = NULL, *entry, *params;
+	int64_t cur, batch = 0;
+	bool sw;
+	int r;
+
+	if (views_agent_role(rd, a->node, &role) < 0)
+		return rf_err_set(e, -ENOENT, "UNKNOWN_NODE", NULL, "no agent '%s'", a->node);
+	sw = !strcmp(role, "switch");
+	split_port(a->node, a->port, sw, dev, sizeof(dev), port, sizeof(port));
+	if ((r = changes_lookup(rd, role, CHANGE_PFC, a->node, dev, port, -2, &entries, e)) < 0)
+		return r;
+	entry = json_array_get(entries, 0);
+	cur = json_integer_value(json_object_get(json_object_get(entry, "values"), "enable"));
+	params = json_pack("{s:I}", "enable",
+			   (json_int_t)(a->op == CC_DL_LOSSY ? (cur & ~(1 << a->prio)) : (cur | (1 << a->prio))));
+	r = change_set_init(&cs, CHANGE_PFC, sw, params);
+	json_decref(params);
+	if (r < 0) {
+		json_decref(entries);
+		return r;
+	}
+	if ((r = change_set_add(rd, &cs, a->node, entry, e)) == 0 && (r = change_set_check(&cs, false, e)) == 0 &&
+	    (r = change_set_commit(d->store, &cs, actor, a->reason, tu_now_ns() + d->o.deadline_ns, &batch)) < 0)
+		rf_err_set(e, r, "STORE_ERROR", NULL, "the change could not be stored: %s", strerror(-r));
+	change_set_fini(&cs);
+	json_decref(entries);
+	if (r < 0)
+		return r;
+	*ret_change = batch;
+	return 0;
+}
+
+static void inflight_add(struct detector *d, const struct cc_dl_action *a, int64_t change)
+{
+	if (d->ninf == d->capinf) {
+		size_t cap = d->capinf ? d->capinf * 2 : 8;
+		struct inflight *v = realloc(d->inf, cap * sizeof(*v));
+
+		if (!v)
+			return; /* its outcome will not be known: the hold times out in cc */
+		d->inf = v;
+		d->capinf = cap;
+	}
+	d->inf[d->ninf] = (struct inflight){ .action = a->id, .change = change, .op = a->op, .prio = a->prio };
+	snprintf(d->inf[d->ninf].node, sizeof(d->inf[0].node), "%s", a->node);
+	snprintf(d->inf[d->ninf].port, sizeof(d->inf[0].port), "%s", a->port);
+	d->ninf++;
+}
+
+static void restore_failed_set(struct detector *d, const struct inflight *f, bool failed)
+{
+	char subj[3 * CC_DL_NAME];
+
+	snprintf(subj, sizeof(subj), "%s:%s priority %u", f->node, f->port, f->prio);
+	for (unsigned i = 0; i < d->nrestore_failed; i++)
+		if (!strcmp(d->restore_failed[i], subj)) {
+			if (!failed) {
+				free(d->restore_failed[i]);
+				d->restore_failed[i] = d->restore_failed[--d->nrestore_failed];
+			}
+			return;
+		}
+	if (failed && d->nrestore_failed < 64)
+		d->restore_failed[d->nrestore_failed++] = strdup(subj);
+}
+
+/* The outcomes of the changes in flight (from the change log). */
+static void check_inflight(struct detector *d, struct store_reader *rd)
+{
+	for (size_t i = 0; i < d->ninf;) {
+		struct rf_err e = { 0 };
+		json_t *c = NULL;
+		const char *state;
+		bool ok;
+
+		if (changes_get(rd, d->inf[i].change, &c, &e) < 0) {
+			i++;
+			continue;
+		}
+		state = json_string_value(json_object_get(c, "state")) ?: "";
+		if (!strcmp(state, "pending") || !strcmp(state, "sent")) {
+			json_decref(c);
+			i++;
+			continue;
+		}
+		ok = !strcmp(state, "applied");
+		pthread_mutex_lock(&d->lock);
+		cc_dl_action_done(d->dl, d->inf[i].action, ok);
+		if (d->inf[i].op == CC_DL_RESTORE) {
+			restore_failed_set(d, &d->inf[i], !ok);
+			ok ? d->restores_ok++ : d->restores_failed++;
+		} else {
+			ok ? d->actions_ok++ : d->actions_failed++;
+		}
+		pthread_mutex_unlock(&d->lock);
+		if (!ok)
+			log_msg(LOG_WARNING, "detector", d->inf[i].op == CC_DL_RESTORE ? "RESTORE_FAILED" : "ACTION_FAILED",
+				"change %lld (%s %s:%s priority %u) %s: %s", (long long)d->inf[i].change,
+				d->inf[i].op == CC_DL_RESTORE ? "restoring lossless mode of" : "taking out of lossless mode",
+				d->inf[i].node, d->inf[i].port, d->inf[i].prio, state,
+				json_string_value(json_object_get(c, "error")) ?: "no detail");
+		json_decref(c);
+		d->inf[i] = d->inf[--d->ninf];
+	}
+}
+
+/* --- findings as alerts ------------------------------------------------------------------------------- */
+
+static const char *alert_kind(enum cc_dl_class c)
+{
+	return c == CC_DL_DEADLOCK ? "deadlock" : c == CC_DL_PAUSE_STORM ? "pause_storm"
+					    : c == CC_DL_SLOW_RECEIVER ? "slow_receiver"
+					    : c == CC_DL_PERSISTENT ? "persistent" : NULL;
+}
+
+/* The alert subject of a finding, kept by id so that it stays the same while it lasts (a
+ * persistent deadlock held broken lists no ports any more).  Under the lock. */
+static const char *subject_of(struct detector *d, const struct cc_dl_finding *f)
+{
+	char id[24], buf[1024];
+	struct subject *s;
+	size_t o;
+
+	snprintf(id, sizeof(id), "%llu", (unsigned long long)f->id);
+	s = hmap_get(&d->subjects, id);
+	if (s) {
+		s->seen = true;
+		return s->subject;
+	}
+	if (f->cls == CC_DL_DEADLOCK || f->cls == CC_DL_PERSISTENT) {
+		o = (size_t)snprintf(buf, sizeof(buf), "priority %u:", f->prio);
+		for (unsigned i = 0; i < f->nports && o < sizeof(buf); i++)
+			o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%s:%s", i ? " -> " : " ", f->ports[i].node,
+					      f->ports[i].port);
+		if (!f->nports)
+			snprintf(buf + o, sizeof(buf) - o, " held at %s:%s", f->suggested.node, f->suggested.port);
+	} else {
+		snprintf(buf, sizeof(buf), "%s priority %u", f->culprit, f->prio);
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->key = strdup(id)) || !(s->subject = strdup(buf)) || hmap_put(&d->subjects, s->key, s, NULL) < 0) {
+		if (s) {
+			free(s->key);
+			free(s->subject);
+		}
+		free(s);
+		return "?";
+	}
+	s->seen = true;
+	return s->subject;
+}
+
+/* --- the pass ---------------------------------------------------------------------------------------- */
+
+static void sync_conf(struct detector *d, struct store_reader *rd)
+{
+	sqlite3_stmt *st = store_reader_stmt(rd, "SELECT value FROM meta WHERE key = 'detector'");
+	struct detector_conf c = d->o.conf;
+	struct cc_dl_conf dc;
+
+	if (st) {
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			json_t *doc = json_loads((const char *)sqlite3_column_text(st, 0) ?: "", 0, NULL);
+			struct rf_err e = { 0 };
+
+			if (doc)
+				detector_conf_apply(&c, doc, &e);
+			json_decref(doc);
+		}
+		sqlite3_reset(st);
+	}
+	pthread_mutex_lock(&d->lock);
+	d->conf = c;
+	d->conf_loaded = true;
+	dc = *cc_dl_config(d->dl);
+	dc.deadlock_mode = c.deadlock_mode;
+	dc.storm_mode = c.storm_mode;
+	dc.restore_us = c.restore_ns / 1000;
+	cc_dl_configure(d->dl, &dc);
+	pthread_mutex_unlock(&d->lock);
+}
+
+int detector_run(void *ctx, int64_t now)
+{
+	struct detector *d = ctx;
+	struct store_reader *rd = store_reader_get(d->store);
+	int64_t t0 = tu_mono_ns();
+	const struct cc_dl_result *res = NULL;
+	struct alert_finding *af = NULL;
+	struct cc_dl_action *acts = NULL;
+	char **texts = NULL;
+	size_t naf = 0, nacts = 0, ntexts = 0;
+	struct cc_snap *snap;
+	int r = 0;
+
+	if (!rd)
+		return -EAGAIN;
+	/* The pass runs four times an interval so that a snapshot follows new readings closely;
+	 * the analysis runs once an interval, when readings came since the last. */
+	pthread_mutex_lock(&d->lock);
+	if (d->analysed_mono && (t0 - d->analysed_mono < d->o.interval_ns * 3 / 4 || d->lane_gen == d->analysed_gen)) {
+		pthread_mutex_unlock(&d->lock);
+		store_reader_put(d->store, rd);
+		return 0;
+	}
+	d->analysed_mono = t0;
+	d->analysed_gen = d->lane_gen;
+	pthread_mutex_unlock(&d->lock);
+	sync_conf(d, rd);
+	if (!d->cache_at || t0 - d->cache_at > CACHE_EVERY || (d->lane_unknown && t0 - d->cache_at > CACHE_NEW)) {
+		d->lane_unknown = false;
+		cache_refresh(d, rd);
+	}
+	check_inflight(d, rd);
+
+	pthread_mutex_lock(&d->lock);
+	snap = build(d, t0);
+	{
+		const char *k;
+		void *v;
+
+		for (size_t i = 0; hmap_next(&d->subjects, &i, &k, &v);)
+			((struct subject *)v)->seen = false;
+	}
+	if (snap && (r = cc_dl_run(d->dl, snap, &res)) == 0) {
+		af = calloc(res->nfindings + d->nrestore_failed + 1, sizeof(*af));
+		texts = calloc(res->nfindings + 1, sizeof(*texts));
+		acts = calloc(res->nactions + 1, sizeof(*acts));
+		if (!af || !texts || !acts) {
+			r = -ENOMEM;
+		} else {
+			memset(d->by_class, 0, sizeof(d->by_class));
+			json_array_clear(d->findings);
+			for (size_t i = 0; i < res->nfindings; i++) {
+				const struct cc_dl_finding *f = &res->findings[i];
+				json_t *fj = cc_dl_finding_json(f);
+
+				d->by_class[f->cls]++;
+				json_object_set_new(fj, "subject", json_string(alert_kind(f->cls) ? subject_of(d, f) : ""));
+				json_array_append(d->findings, fj);
+				if (alert_kind(f->cls)) {
+					texts[ntexts] = json_dumps(fj, JSON_COMPACT);
+					af[naf++] = (struct alert_finding){ .kind = alert_kind(f->cls),
+									    .subject = subject_of(d, f),
+									    .evidence = f->summary,
+									    .details = texts[ntexts] };
+					ntexts++;
+				}
+				json_decref(fj);
+			}
+			memcpy(acts, res->actions, res->nactions * sizeof(*acts));
+			nacts = res->nactions;
+			d->stuck = res->stuck_queues;
+		}
+		cc_snap_free(d->last);
+		d->last = snap;
+		snap = NULL;
+	} else if (!snap) {
+		/* no fresh readings: nothing is known to be wrong (the alerts clear) */
+		memset(d->by_class, 0, sizeof(d->by_class));
+		json_array_clear(d->findings);
+		af = calloc(d->nrestore_failed + 1, sizeof(*af));
+	}
+	for (unsigned i = 0; af && r == 0 && i < d->nrestore_failed; i++)
+		af[naf++] = (struct alert_finding){ .kind = "restore_failed", .subject = d->restore_failed[i],
+						    .evidence = "the detector could not put this port's priority back "
+								"into lossless mode; it retries every interval" };
+	d->holds = (unsigned)cc_dl_holds(d->dl);
+	d->runs++;
+	d->last_run_t = now;
+	pthread_mutex_unlock(&d->lock);
+	cc_snap_free(snap);
+
+	/* the changes, outside the lock (the commit waits for the writer) */
+	for (size_t i = 0; r == 0 && i < nacts; i++) {
+		struct rf_err e = { 0 };
+		int64_t change = 0;
+		char buf[600];
+
+		if (apply_action(d, rd, &acts[i], "detector", &change, &e) < 0) {
+			log_msg(LOG_WARNING, "detector", e.code, "cannot queue the change for %s:%s priority %u: %s",
+				acts[i].node, acts[i].port, acts[i].prio, rf_err_str(&e, buf, sizeof(buf)));
+			pthread_mutex_lock(&d->lock);
+			cc_dl_action_done(d->dl, acts[i].id, false);
+			d->actions_failed++;
+			pthread_mutex_unlock(&d->lock);
+			continue;
+		}
+		log_notice("detector", "change %lld: %s", (long long)change, acts[i].reason);
+		pthread_mutex_lock(&d->lock);
+		inflight_add(d, &acts[i], change);
+		pthread_mutex_unlock(&d->lock);
+	}
+	store_reader_put(d->store, rd);
+	if (r == 0 && af)
+		r = alerts_sync(d->store, "detector", alert_kinds, af, naf, now);
+	for (size_t i = 0; i < ntexts; i++)
+		free(texts[i]);
+	free(texts);
+	free(af);
+	free(acts);
+	pthread_mutex_lock(&d->lock);
+	{
+		/* subjects of findings that are over (the alerts have copied them) */
+		const char *k;
+		void *v;
+
+		for (size_t i = 0; hmap_next(&d->subjects, &i, &k, &v);) {
+			struct subject *sj = v;
+
+			if (sj->seen)
+				continue;
+			hmap_del(&d->subjects, k);
+			free(sj->key);
+			free(sj->subject);
+			free(sj);
+			i = 0; /* deletion moves entries: start over */
+		}
+	}
+	d->last_run_ns = tu_mono_ns() - t0;
+	pthread_mutex_unlock(&d->lock);
+	return r;
+}
+
+/* --- configuration, mitigation, status ------------------------------------------------------------------ */
+
+json_t *detector_config(struct detector *d)
+{
+	json_t *o;
+
+	pthread_mutex_lock(&d->lock);
+	o = detector_conf_json(&d->conf);
+	pthread_mutex_unlock(&d->lock);
+	return o;
+}
+
+struct conf_job {
+	struct store_job job;
+	char *text;
+};
+
+static int conf_save_apply(struct store_job *sj, struct store *s)
+{
+	struct conf_job *j = (struct conf_job *)sj;
+	sqlite3_stmt *st = store_stmt(s, "INSERT OR REPLACE INTO meta(key, value) VALUES('detector', ?)");
+
+	if (!st)
+		return -EIO;
+	sqlite3_bind_text(st, 1, j->text, -1, SQLITE_STATIC);
+	return store_step(st);
+}
+
+int detector_set_config(struct detector *d, json_t *changes, const char *actor, struct rf_err *e)
+{
+	struct detector_conf c;
+	struct conf_job j = { .job = { .apply = conf_save_apply } };
+	json_t *doc;
+	int r;
+
+	pthread_mutex_lock(&d->lock);
+	c = d->conf;
+	pthread_mutex_unlock(&d->lock);
+	if ((r = detector_conf_apply(&c, changes, e)) < 0)
+		return r;
+	doc = detector_conf_json(&c);
+	j.text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(doc);
+	if (!j.text)
+		return -ENOMEM;
+	r = store_submit_wait(d->store, &j.job);
+	free(j.text);
+	if (r < 0)
+		return rf_err_set(e, r, r == -EAGAIN ? "BUSY" : "STORE_ERROR", NULL,
+				  "the configuration could not be saved: %s", strerror(-r));
+	pthread_mutex_lock(&d->lock);
+	d->conf = c;
+	{
+		struct cc_dl_conf dc = *cc_dl_config(d->dl);
+
+		dc.deadlock_mode = c.deadlock_mode;
+		dc.storm_mode = c.storm_mode;
+		dc.restore_us = c.restore_ns / 1000;
+		cc_dl_configure(d->dl, &dc);
+	}
+	pthread_mutex_unlock(&d->lock);
+	log_info("detector", "configuration changed by %s: deadlock %s, storm %s, restore %lld ms", actor,
+		 cc_dl_mode_name(c.deadlock_mode), cc_dl_mode_name(c.storm_mode),
+		 (long long)(c.restore_ns / NSEC_PER_MSEC));
+	return 0;
+}
+
+int detector_mitigate(struct detector *d, int64_t alert, const char *actor, json_t **ret, struct rf_err *e)
+{
+	struct store_reader *rd = store_reader_get(d->store);
+	const char *kind, *subject, *state;
+	struct cc_dl_action a;
+	json_t *al = NULL, *f, *found = NULL;
+	int64_t change = 0;
+	char who[200];
+	size_t i;
+	int r;
+
+	if (!rd)
+		return rf_err_set(e, -EAGAIN, "BUSY", NULL, "no database connection free; retry");
+	if ((r = alerts_get(rd, alert, &al, e)) < 0)
+		goto out;
+	kind = json_string_value(json_object_get(al, "kind"));
+	subject = json_string_value(json_object_get(al, "subject"));
+	state = json_string_value(json_object_get(al, "state"));
+	if (strcmp(state, "active")) {
+		r = rf_err_set(e, -ENOENT, "NOT_ACTIVE", NULL, "alert %lld is over (%s)", (long long)alert, state);
+		goto out;
+	}
+	pthread_mutex_lock(&d->lock);
+	json_array_foreach(d->findings, i, f)
+		if (!strcmp(json_string_value(json_object_get(f, "class")), kind) &&
+		    !strcmp(json_string_value(json_object_get(f, "subject")), subject))
+			found = f;
+	if (!found) {
+		pthread_mutex_unlock(&d->lock);
+		r = rf_err_set(e, -EINVAL, "NO_ACTION", NULL,
+			       "alert %lld (%s) is not one the detector can act on (pause_storm, deadlock, persistent)",
+			       (long long)alert, kind);
+		goto out;
+	}
+	r = cc_dl_mitigate(d->dl, (uint64_t)json_integer_value(json_object_get(found, "id")), &a);
+	pthread_mutex_unlock(&d->lock);
+	if (r == -EALREADY)
+		r = rf_err_set(e, r, "MITIGATED", NULL, "alert %lld is being mitigated already", (long long)alert);
+	else if (r == -EPERM)
+		r = rf_err_set(e, r, "MITIGATION_OFF", NULL,
+			       "mitigation of %s is off (PUT /api/v1/detector/config to change it)", kind);
+	else if (r == -EINVAL)
+		r = rf_err_set(e, r, "NO_ACTION", NULL, "%s findings have no mitigation", kind);
+	else if (r == -ENOENT)
+		r = rf_err_set(e, r, "NOT_ACTIVE", NULL, "the finding of alert %lld is over", (long long)alert);
+	if (r < 0)
+		goto out;
+	snprintf(who, sizeof(who), "detector (asked by %s)", actor);
+	if ((r = apply_action(d, rd, &a, who, &change, e)) < 0) {
+		pthread_mutex_lock(&d->lock);
+		cc_dl_action_done(d->dl, a.id, false);
+		pthread_mutex_unlock(&d->lock);
+		goto out;
+	}
+	pthread_mutex_lock(&d->lock);
+	inflight_add(d, &a, change);
+	pthread_mutex_unlock(&d->lock);
+	log_notice("detector", "change %lld (asked by %s): %s", (long long)change, actor, a.reason);
+	*ret = json_pack("{s:I,s:o,s:I}", "alert", (json_int_t)alert, "action", cc_dl_action_json(&a), "change",
+			 (json_int_t)change);
+out:
+	json_decref(al);
+	store_reader_put(d->store, rd);
+	return r;
+}
+
+json_t *detector_status(struct detector *d)
+{
+	json_t *o;
+	double secs;
+
+	pthread_mutex_lock(&d->lock);
+	secs = (double)(tu_mono_ns() - d->lane_since_mono) / 1e9;
+	o = json_pack("{s:o,s:I,s:f,s:{s:I,s:I,s:I,s:f,s:f},s:I,s:I,s:O,s:I}", "config", detector_conf_json(&d->conf),
+		      "interval_ms", (json_int_t)(d->o.interval_ns / NSEC_PER_MSEC), "last_run_ms",
+		      (double)d->last_run_ns / 1e6, "lane", "ports", (json_int_t)d->lane.len, "reports",
+		      (json_int_t)d->lane_reports, "bytes", (json_int_t)d->lane_bytes, "reports_per_s",
+		      secs > 0 ? (double)d->lane_reports / secs : 0.0, "bytes_per_s",
+		      secs > 0 ? (double)d->lane_bytes / secs : 0.0, "stuck_queues", (json_int_t)d->stuck,
+		      "holds", (json_int_t)d->holds, "findings", d->findings, "runs", (json_int_t)d->runs);
+	pthread_mutex_unlock(&d->lock);
+	return o;
+}
+
+json_t *detector_snapshot(struct detector *d)
+{
+	json_t *o = NULL;
+
+	pthread_mutex_lock(&d->lock);
+	if (d->last)
+		o = cc_snap_json(d->last);
+	pthread_mutex_unlock(&d->lock);
+	return o;
+}
+
+bool detector_explains(struct detector *d, const char *kind, const char *subject, char *buf, size_t len)
+{
+	json_t *f;
+	size_t i;
+	bool hit = false;
+
+	pthread_mutex_lock(&d->lock);
+	json_array_foreach(d->findings, i, f) {
+		const char *culprit = json_string_value(json_object_get(f, "culprit"));
+		json_t *victims = json_object_get(f, "victims"), *v, *suggested = json_object_get(f, "suggested");
+		size_t k;
+
+		if (strcmp(json_string_value(json_object_get(f, "class")), "pause_storm") || !culprit)
+			continue;
+		if (!strcmp(kind, "host"))
+			hit = !strcmp(subject, culprit);
+		else if (!strcmp(kind, "tor"))
+			/* the switch port facing the culprit is on its ToR */
+			hit = suggested && !strcmp(json_string_value(json_object_get(suggested, "node")) ?: "", subject);
+		else if (!strcmp(kind, "link"))
+			json_array_foreach(victims, k, v) {
+				char l1[200], l2[200];
+
+				snprintf(l1, sizeof(l1), "%s-%s", json_string_value(json_object_get(v, "node")) ?: "",
+					 json_string_value(json_object_get(v, "port")) ?: "");
+				snprintf(l2, sizeof(l2), "%s-%s", json_string_value(json_object_get(v, "port")) ?: "",
+					 json_string_value(json_object_get(v, "node")) ?: "");
+				hit = hit || !strcmp(subject, l1) || !strcmp(subject, l2);
+			}
+		if (hit) {
+			snprintf(buf, len, "%s", json_string_value(json_object_get(f, "subject")) ?: culprit);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&d->lock);
+	return hit;
+}
+
+void detector_render_metrics(struct detector *d, struct buf *out)
+{
+	pthread_mutex_lock(&d->lock);
+	buf_puts(out, "# HELP rocefab_detector_findings Findings of the PFC deadlock and storm detector's last run, by "
+		      "class (congestion is recorded, never an alert).\n# TYPE rocefab_detector_findings gauge\n");
+	for (int c = 0; c < CC_DL_NCLASSES; c++)
+		buf_printf(out, "rocefab_detector_findings{class=\"%s\"} %u\n", cc_dl_class_name((enum cc_dl_class)c),
+			   d->by_class[c]);
+	buf_printf(out,
+		   "# HELP rocefab_detector_stuck_queues Queues paused the whole interval that sent nothing.\n"
+		   "# TYPE rocefab_detector_stuck_queues gauge\nrocefab_detector_stuck_queues %u\n"
+		   "# HELP rocefab_detector_holds Ports the detector holds out of lossless mode now.\n"
+		   "# TYPE rocefab_detector_holds gauge\nrocefab_detector_holds %u\n"
+		   "# HELP rocefab_detector_runs_total Runs of the detector.\n"
+		   "# TYPE rocefab_detector_runs_total counter\nrocefab_detector_runs_total %llu\n"
+		   "# HELP rocefab_detector_run_seconds How long the last run took.\n"
+		   "# TYPE rocefab_detector_run_seconds gauge\nrocefab_detector_run_seconds %.6f\n"
+		   "# HELP rocefab_detector_changes_total The detector's changes by what they do and how they ended.\n"
+		   "# TYPE rocefab_detector_changes_total counter\n"
+		   "rocefab_detector_changes_total{op=\"lossless_off\",outcome=\"applied\"} %llu\n"
+		   "rocefab_detector_changes_total{op=\"lossless_off\",outcome=\"failed\"} %llu\n"
+		   "rocefab_detector_changes_total{op=\"restore\",outcome=\"applied\"} %llu\n"
+		   "rocefab_detector_changes_total{op=\"restore\",outcome=\"failed\"} %llu\n"
+		   "# HELP rocefab_pfc_lane_reports_total Fast PFC reports received.\n"
+		   "# TYPE rocefab_pfc_lane_reports_total counter\nrocefab_pfc_lane_reports_total %llu\n"
+		   "# HELP rocefab_pfc_lane_bytes_total Bytes of fast PFC reports received (request bodies).\n"
+		   "# TYPE rocefab_pfc_lane_bytes_total counter\nrocefab_pfc_lane_bytes_total %llu\n"
+		   "# HELP rocefab_pfc_lane_ports Ports with readings in the fast PFC lane.\n"
+		   "# TYPE rocefab_pfc_lane_ports gauge\nrocefab_pfc_lane_ports %zu\n",
+		   d->stuck, d->holds, (unsigned long long)d->runs, (double)d->last_run_ns / 1e9,
+		   (unsigned long long)d->actions_ok, (unsigned long long)d->actions_failed,
+		   (unsigned long long)d->restores_ok, (unsigned long long)d->restores_failed,
+		   (unsigned long long)d->lane_reports, (unsigned long long)d->lane_bytes, d->lane.len);
+	pthread_mutex_unlock(&d->lock);
+}

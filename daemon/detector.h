@@ -1,0 +1,88 @@
+/* The PFC deadlock and pause-storm detector of rocefabd: the fast PFC lane, the pass that runs
+ * cc/deadlock.h on it, and what the findings become.
+ *
+ * Agents post a compact PFC report every agent.pfc_interval (POST /api/v1/agents/{id}/pfc,
+ * schemas/pfc-report.schema.json); detector_put() keeps the last two readings of every port in
+ * memory (nothing is stored: the 1 s series are the full reports').  Every detector.interval
+ * the pass builds the snapshot (cc/snap.h) from them: deltas between each port's last two
+ * readings (normalized to the snapshot's interval), gauges as last read, the links of the
+ * topology (the neighbours the full reports name) and each port's PFC priorities as last
+ * reported; then cc_dl_run().  Findings of the alarm classes become alerts (kinds deadlock,
+ * pause_storm, slow_receiver, persistent, restore_failed) with their evidence as details;
+ * the changes the detector proposes go through the audited change path (actor "detector",
+ * the finding as the reason) in auto mode, or when an operator asks (POST
+ * /api/v1/alerts/{id}/mitigate) in advise mode; their outcomes come back from the change log.
+ *
+ * Thread safety: everything is under one lock; the API threads put reports and read status,
+ * the scheduler's thread runs the pass. */
+#ifndef ROCEFAB_DETECTOR_H
+#define ROCEFAB_DETECTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "cc/deadlock.h"
+#include "daemon/report.h"
+#include "daemon/store.h"
+#include "lib/buf.h"
+#include "lib/err.h"
+#include "lib/registry.h"
+
+struct detector_conf {
+	enum cc_dl_mode deadlock_mode, storm_mode;
+	int64_t restore_ns;
+};
+
+extern const struct detector_conf detector_defaults;
+
+/* {"deadlock_mode", "storm_mode", "restore_ms"} */
+json_t *detector_conf_json(const struct detector_conf *c);
+/* Applies a change (any of the fields; unknown ones refused, all or nothing): -EINVAL with e
+ * naming the field. */
+int detector_conf_apply(struct detector_conf *c, json_t *changes, struct rf_err *e);
+
+struct detector_opts {
+	int64_t interval_ns;  /* of the pass (detector.interval) */
+	int64_t deadline_ns;  /* of its changes (changes.deadline) */
+	struct detector_conf conf; /* unless the database holds one (PUT /api/v1/detector/config) */
+};
+
+struct detector;
+
+int detector_new(struct store *s, const struct reg *reg, const struct detector_opts *o, struct detector **ret);
+void detector_free(struct detector *d);
+
+/* A parsed fast PFC report of an agent (report_parse_pfc).  0, or -EINVAL for a report older
+ * than the last one of one of its ports (out of order: ignored, nothing kept). */
+int detector_put(struct detector *d, const struct report *rep, size_t body_bytes);
+
+/* The scheduler pass (ctx: the detector). */
+int detector_run(void *ctx, int64_t now);
+
+/* The configuration (as stored, or the options'), and a change of it: saved in the database,
+ * in force at the next pass. */
+json_t *detector_config(struct detector *d);
+int detector_set_config(struct detector *d, json_t *changes, const char *actor, struct rf_err *e);
+
+/* Mitigates the finding of an active alert of the detector's (advise mode): the change is
+ * queued like in auto mode.  *ret: {"alert", "action": {...}, "change": id}.  -ENOENT
+ * (NO_SUCH_ALERT, NOT_ACTIVE), -EINVAL (NO_ACTION: its class has none), -EALREADY
+ * (MITIGATED), -EPERM (MITIGATION_OFF). */
+int detector_mitigate(struct detector *d, int64_t alert, const char *actor, json_t **ret, struct rf_err *e);
+
+/* Status: the configuration, the lane's figures, the last run's findings and the holds in force
+ * (a new reference). */
+json_t *detector_status(struct detector *d);
+/* The last snapshot as cc_snap_json() renders it (NULL before the first pass). */
+json_t *detector_snapshot(struct detector *d);
+
+/* What explains a pingmesh finding (kind "host", "tor", "link"; its subject): a pause storm
+ * whose culprit is that host, or sits under that ToR, or whose victims include that link.
+ * Writes the storm's alert subject into buf and returns true. */
+bool detector_explains(struct detector *d, const char *kind, const char *subject, char *buf, size_t len);
+
+void detector_render_metrics(struct detector *d, struct buf *out);
+
+#endif

@@ -1,0 +1,219 @@
+"""The PFC deadlock and storm detector live: rocefab-sim serve with its virtual agents (their
+fast PFC lane every 200 ms) and rocefabd, through REST only.  A deadlock injected through the
+simulator's control API and a pause storm appear in /api/v1/alerts with the right ports; in auto
+mode the change and its reversal are in /api/v1/changes and the fabric's rates recover; in advise
+mode nothing changes until POST /api/v1/alerts/{id}/mitigate.
+
+Times in a paced simulation: the counters' clock is fabric time (pace 0.02: 20 ms of fabric time
+per second), so the detector's restore time runs in fabric time too (restore_ms 20 = 1 s here)."""
+import os
+import time
+
+import pytest
+
+from conftest import ROOT, SIM_AGENTS, wait_for
+
+LIVE = os.path.join(ROOT, "tests", "sim", "live")
+LOOP = [{"switch": "leaf1", "dst": "h0", "via": "spine0"}, {"switch": "spine0", "dst": "h0", "via": "leaf1"}]
+FAST = 0.2  # the agents' fast PFC interval (rocefab-sim serve --pfc-interval default), s
+
+
+def fabric(world, scenario, extra_conf=""):
+    d = world.daemon(extra_conf=extra_conf).start()
+    _, agent_tok = d.token("agents", "agent", agent=SIM_AGENTS)
+    d.token("viewer", "viewer")
+    d.token("ops", "operator")
+    sim = world.sim(scenario, daemon=d, token_file=agent_tok, interval="0.3s").start()
+    c = d.client("viewer")
+    wait_for(lambda: lane_ready(c), 15, what="the fast PFC lane")
+    return d, sim, c, d.client("ops")
+
+
+def lane_ready(c):
+    st = c.json("/api/v1/detector")
+    return st["lane"]["ports"] > 0 and st["runs"] > 3 and c.json("/api/v1/links")["count"] > 0
+
+
+def alerts(c, kind=None, state="active"):
+    items = c.json("/api/v1/alerts", params={"state": state})["items"]
+    return [a for a in items if kind is None or a["kind"] == kind]
+
+
+def detector_changes(c):
+    return sorted((x for x in c.json("/api/v1/changes", params={"kind": "pfc"})["items"]
+                   if x["actor"].startswith("detector")), key=lambda x: x["id"])
+
+
+def inject(sim, fault):
+    return sim.ctl("POST", "/v1/faults", fault, expect=201)["id"]
+
+
+def rx_rate(c, port, t0):
+    """The receive rates (bytes/s) of a host port's samples read after t0 (Unix s)."""
+    doc = c.json(f"/api/v1/ports/{port}/counters", params={"names": "roce_rx_bytes"})
+    return [p["rate"] for p in doc["series"][0]["points"] if p["t"] > t0 and p.get("rate") is not None]
+
+
+def fabric_now(sim):
+    clock = sim.ctl("GET", "/v1/clock")
+    return (clock["epoch_ns"] + clock["fabric_time_ns"]) / 1e9
+
+
+def test_live_deadlock_named_then_broken_restored_and_held(world):
+    d, sim, c, ops = fabric(world, os.path.join(LIVE, "deadlock.json"))
+    r = ops.put("/api/v1/detector/config", json={"deadlock_mode": "auto", "restore_ms": 20})
+    assert r.status_code == 200 and r.json() == {"deadlock_mode": "auto", "storm_mode": "advise",
+                                                  "restore_ms": 20}, r.text
+    assert not alerts(c, "deadlock")
+    inject(sim, {"type": "route_override", "routes": LOOP})
+    t0 = time.monotonic()
+    a = wait_for(lambda: (alerts(c, "deadlock") or [None])[0], 10, interval=0.02, what="a deadlock alert")
+    took = time.monotonic() - t0
+    # the cycle, in order, with its priority and evidence; found within two fast intervals of
+    # the freeze (a few ms of fabric time after the loop: well under one interval), plus one
+    # pass and the alert's write
+    assert [f"{q['node']}:{q['port']}" for q in a["details"]["ports"]] == ["leaf1:spine0", "spine0:leaf1"], a
+    assert a["subject"] == "priority 3: leaf1:spine0 -> spine0:leaf1"
+    assert a["details"]["priority"] == 3 and all(q["tx_bytes"] == 0 and q["queue_bytes"] > 0
+                                                 for q in a["details"]["ports"]), a
+    assert took <= 2 * FAST + 0.3, f"the deadlock alert came {took:.2f} s after the loop"
+    # auto: the break is an audited change by the detector, then its reversal...
+    ch = wait_for(lambda: (lambda x: x if len(x) >= 2 and all(y["state"] == "applied" for y in x[:2]) else None)(
+        detector_changes(c)), 15, what="the break and its reversal applied")
+    brk, back = ch[0], ch[1]
+    assert brk["actor"] == "detector" and brk["reason"].startswith("deadlock #"), brk
+    assert brk["params"] == {"enable": 0} and back["params"] == {"enable": 8}
+    assert (brk["target"]["agent"], brk["target"]["port"]) == (back["target"]["agent"], back["target"]["port"])
+    assert "lossless again" in back["reason"]
+    # ... and since the loop is still in the routes, the cycle forms again: persistent, held
+    p = wait_for(lambda: (alerts(c, "persistent") or [None])[0], 15, what="a persistent alert")
+    assert "fix routing" in p["evidence"]
+    held = wait_for(lambda: (lambda x: x[2] if len(x) >= 3 and x[2]["state"] == "applied" else None)(
+        detector_changes(c)), 15, what="the break held")
+    assert held["params"] == {"enable": 0} and "until the routing is fixed" in held["reason"]
+    assert c.json("/api/v1/detector")["holds"] == 1
+    # the metrics say so too
+    m = wait_for(lambda: (lambda t: t if 'rocefab_detector_changes_total{op="lossless_off",outcome="applied"} 2'
+                          in t else None)(c.get("/metrics").text), 5, what="the held break in /metrics")
+    assert 'rocefab_detector_changes_total{op="restore",outcome="applied"} 1' in m
+    assert 'rocefab_detector_findings{class="persistent"} 1' in m
+    assert "rocefab_pfc_lane_reports_total" in m
+
+
+def test_live_storm_isolated_rates_recover_then_restored(world):
+    d, sim, c, ops = fabric(world, os.path.join(LIVE, "faults.json"))
+    assert ops.put("/api/v1/detector/config", json={"storm_mode": "auto", "restore_ms": 20}).status_code == 200
+    # h1 -> h6 crosses leaf1 like the traffic for h5: a victim of h5's storm, not its culprit
+    base = wait_for(lambda: (lambda r: r if len(r) >= 3 else None)(rx_rate(c, "h6:nic0:1", 0)), 10,
+                    what="h6's rate before the storm")
+    before = sum(base[-3:]) / 3
+    fid = inject(sim, {"type": "pause_storm", "host": "h5"})
+    t0 = fabric_now(sim)
+    a = wait_for(lambda: (alerts(c, "pause_storm") or [None])[0], 10, interval=0.02, what="a pause_storm alert")
+    assert a["subject"] == "h5 priority 3" and a["details"]["culprit"] == "h5", a
+    assert a["details"]["suggested"] == {"node": "leaf1", "port": "h5", "priority": 3, "change": "lossless_off"}
+    assert not [x for x in alerts(c, "pause_storm") if x["details"]["culprit"] != "h5"]
+    ch = wait_for(lambda: (lambda x: x[0] if x and x[0]["state"] == "applied" else None)(detector_changes(c)), 15,
+                  what="the isolation applied")
+    assert (ch["target"]["agent"], ch["target"]["port"], ch["params"]) == ("leaf1", "h5", {"enable": 0}), ch
+    assert ch["reason"].startswith("pause_storm #")
+    # the victim's rate comes back
+    wait_for(lambda: (lambda r: len(r) >= 2 and min(r[-2:]) >= 0.9 * before)(rx_rate(c, "h6:nic0:1", t0)), 20,
+             what="h6's rate back to 90% of what it was")
+    # while h5 keeps pausing, the port stays isolated; once it is quiet for the restore time, back
+    time.sleep(1.0)
+    assert len(detector_changes(c)) == 1
+    sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
+    back = wait_for(lambda: (lambda x: x[1] if len(x) >= 2 and x[1]["state"] == "applied" else None)(
+        detector_changes(c)), 20, what="the port back in lossless mode")
+    assert back["params"] == {"enable": 8} and "has not paused" in back["reason"], back
+    wait_for(lambda: not alerts(c, "pause_storm"), 10, what="the storm alert cleared")
+    assert alerts(c, "pause_storm", state="cleared")
+
+
+def test_live_advise_changes_nothing_until_mitigated(world):
+    d, sim, c, ops = fabric(world, os.path.join(LIVE, "faults.json"))
+    assert c.json("/api/v1/detector/config")["storm_mode"] == "advise"  # the default
+    inject(sim, {"type": "pause_storm", "host": "h5"})
+    a = wait_for(lambda: (alerts(c, "pause_storm") or [None])[0], 10, what="a pause_storm alert")
+    time.sleep(4 * FAST)
+    assert not detector_changes(c), "advise mode changed something by itself"
+    assert c.json("/api/v1/switches/leaf1/ports/h5/pfc")["items"][0]["values"]["enable"] == 8
+    # a viewer may not mitigate; an operator may, once
+    assert c.post(f"/api/v1/alerts/{a['id']}/mitigate").status_code == 403
+    r = ops.post(f"/api/v1/alerts/{a['id']}/mitigate")
+    assert r.status_code == 202, r.text
+    assert r.json()["action"]["op"] == "lossless_off" and (r.json()["action"]["node"], r.json()["action"]["port"]) == ("leaf1", "h5")
+    r2 = ops.post(f"/api/v1/alerts/{a['id']}/mitigate")
+    assert r2.status_code == 409 and r2.json()["code"] == "MITIGATED", r2.text
+    ch = wait_for(lambda: (lambda x: x[0] if x and x[0]["state"] == "applied" else None)(detector_changes(c)), 15,
+                  what="the change applied")
+    assert ch["actor"] == "detector (asked by ops)", ch
+    # acknowledged: still active, with who and when
+    r = ops.post(f"/api/v1/alerts/{a['id']}/ack")
+    assert r.status_code == 200 and r.json()["acked"]["by"] == "ops" and r.json()["state"] == "active", r.text
+
+
+@pytest.mark.parametrize("path,body,code", [
+    ("/api/v1/detector/config", {"deadlock_mode": "sometimes"}, "BAD_VALUE"),
+    ("/api/v1/detector/config", {"restore_ms": 0}, "BAD_VALUE"),
+    ("/api/v1/detector/config", {"restore_ms": 1.5}, "BAD_VALUE"),
+    ("/api/v1/detector/config", {"restore_ms": 10 ** 12}, "BAD_VALUE"),
+    ("/api/v1/detector/config", {"interval": 5}, "UNKNOWN_FIELD"),
+    ("/api/v1/detector/config", {}, "NO_CHANGE"),
+    ("/api/v1/detector/config", [1], "SCHEMA_VIOLATION"),
+])
+def test_detector_config_refuses_bad_values(world, path, body, code):
+    d = world.daemon().start()
+    d.token("ops", "operator")
+    ops = d.client("ops")
+    before = ops.json("/api/v1/detector/config")
+    r = ops.put(path, json=body)
+    assert r.status_code == 400 and r.json()["code"] == code, r.text
+    assert ops.json("/api/v1/detector/config") == before
+
+
+def test_alert_actions_refuse_bad_ids_and_bodies(world):
+    d = world.daemon().start()
+    d.token("ops", "operator")
+    ops = d.client("ops")
+    for bad in ("abc", "0", "-1", "1e3", "99999999999999999999"):
+        r = ops.post(f"/api/v1/alerts/{bad}/mitigate")
+        assert r.status_code == 400 and r.json()["code"] == "BAD_PARAMETER", (bad, r.text)
+    assert ops.post("/api/v1/alerts/42/mitigate").json()["code"] == "NO_SUCH_ALERT"
+    assert ops.post("/api/v1/alerts/42/ack").status_code == 404
+    r = ops.post("/api/v1/alerts/42/ack", json={"by": "me"})
+    assert r.status_code == 400 and r.json()["code"] == "UNKNOWN_FIELD", r.text
+    r = ops.request("POST", "/api/v1/alerts/42/ack", data=b"{", headers={"Content-Type": "application/json"})
+    assert r.status_code == 400 and r.json()["code"] == "BAD_JSON", r.text
+
+
+def test_pfc_report_identity_and_garbage(world):
+    d = world.daemon().start()
+    tok, _ = d.token("h1-only", "agent", agent="h1")
+    c = d.client("h1-only")
+    good = {"schema": 1, "agent": {"id": "h1", "role": "host", "boot_id": "b", "version": "x", "backend": "linux"},
+            "seq": 1, "time_ns": 1700000000000000000, "interval_ms": 200,
+            "samples": [{"device": "mlx5_0", "port": "1", "source": "ethtool", "driver": "mlx5",
+                         "t_ns": 1700000000000000000, "values": {"rx_prio3_pause": 5}}]}
+    r = c.post("/api/v1/agents/h1/pfc", json=good)
+    assert r.status_code == 200 and r.json() == {"accepted": True, "ports": 1}, r.text
+    r = c.post("/api/v1/agents/h2/pfc", json=dict(good, agent=dict(good["agent"], id="h2")))
+    assert r.status_code == 403 and r.json()["code"] == "AGENT_NOT_BOUND", r.text
+    for bad, code in [(dict(good, schema=2), "UNSUPPORTED_SCHEMA"), (dict(good, extra=1), "SCHEMA_VIOLATION"),
+                      (dict(good, samples=[dict(good["samples"][0], values={"rx_prio3_pause": -1})]),
+                       "SCHEMA_VIOLATION"),
+                      (dict(good, agent=dict(good["agent"], id="h9")), "AGENT_ID_MISMATCH")]:
+        r = c.post("/api/v1/agents/h1/pfc", json=bad)
+        assert r.status_code == 400 and r.json()["code"] == code, (code, r.text)
+    r = c.request("POST", "/api/v1/agents/h1/pfc", data=b'{"schema":1,', headers={"Content-Type": "application/json"})
+    assert r.status_code == 400 and r.json()["code"] == "BAD_JSON"
+
+
+def test_detector_off_means_no_lane(world):
+    d = world.daemon(extra_conf="[detector]\ninterval = 0\n").start()
+    d.token("a", "agent", agent="h1")
+    d.token("v", "viewer")
+    r = d.client("a").post("/api/v1/agents/h1/pfc", json={})
+    assert r.status_code == 404 and r.json()["code"] == "NO_PFC_LANE", r.text
+    assert d.client("v").get("/api/v1/detector").status_code == 404
