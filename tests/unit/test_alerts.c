@@ -30,9 +30,9 @@ static const char *field(json_t *doc, size_t i, const char *k)
 
 static void test_alerts_lifecycle(void **state)
 {
-	struct alert_finding link = { "link", "leaf0-spine1", "18 of 20 bad results cross leaf0-spine1" };
-	struct alert_finding host = { "host", "h7", "every probe to h7 is lost" };
-	struct alert_finding storm = { "pause_storm", "h3", "h3 pauses leaf0:h3 100 %" };
+	struct alert_finding link = { "link", "leaf0-spine1", "18 of 20 bad results cross leaf0-spine1", NULL };
+	struct alert_finding host = { "host", "h7", "every probe to h7 is lost", NULL };
+	struct alert_finding storm = { "pause_storm", "h3", "h3 pauses leaf0:h3 100 %", "{\"culprit\":\"h3\"}" };
 	int64_t t0 = 1764514195000000000LL;
 	struct fixture f;
 	json_t *doc;
@@ -107,6 +107,47 @@ static void test_alerts_lifecycle(void **state)
 }
 
 /* The history is bounded: the newest ALERTS_LIST_MAX. */
+static void test_alerts_details_and_ack(void **state)
+{
+	struct alert_finding storm = { "pause_storm", "h3 priority 3", "h3 pauses leaf0:h3",
+				       "{\"culprit\":\"h3\",\"priority\":3}" };
+	struct alert_finding plain = { "host", "h9", "lost", NULL };
+	struct store_reader *rd;
+	struct rf_err e = { 0 };
+	struct fixture f;
+	json_t *a = NULL;
+	int64_t id;
+
+	(void)state;
+	fx_open(&f);
+	assert_int_equal(alerts_sync(f.st, "detector", other_kinds, &storm, 1, 1000), 0);
+	assert_int_equal(alerts_sync(f.st, "pingmesh", loc_kinds, &plain, 1, 1000), 0);
+	store_flush(f.st);
+	id = fx_int(&f, "SELECT id FROM alerts WHERE kind = 'pause_storm'");
+	rd = store_reader_get(f.st);
+	assert_int_equal(alerts_get(rd, id, &a, &e), 0);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(a, "details"), "culprit")), "h3");
+	assert_true(json_is_null(json_object_get(a, "acked")));
+	json_decref(a);
+	/* no details: none shown */
+	assert_int_equal(alerts_get(rd, fx_int(&f, "SELECT id FROM alerts WHERE kind = 'host'"), &a, &e), 0);
+	assert_null(json_object_get(a, "details"));
+	json_decref(a);
+	assert_int_equal(alerts_get(rd, 999, &a, &e), -ENOENT);
+	assert_string_equal(e.code, "NO_SUCH_ALERT");
+	store_reader_put(f.st, rd);
+	/* acknowledged: by whom and when, still active */
+	assert_int_equal(alerts_ack(f.st, id, "ops", 2000, &e), 0);
+	assert_int_equal(alerts_ack(f.st, 999, "ops", 2000, &e), -ENOENT);
+	rd = store_reader_get(f.st);
+	assert_int_equal(alerts_get(rd, id, &a, &e), 0);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(a, "acked"), "by")), "ops");
+	assert_string_equal(json_string_value(json_object_get(a, "state")), "active");
+	json_decref(a);
+	store_reader_put(f.st, rd);
+	fx_close(&f);
+}
+
 static void test_alerts_history_bound(void **state)
 {
 	struct fixture f;
@@ -116,7 +157,7 @@ static void test_alerts_history_bound(void **state)
 	fx_open(&f);
 	for (int i = 0; i < ALERTS_LIST_MAX + 5; i++) {
 		char subject[16];
-		struct alert_finding a = { "host", subject, "x" };
+		struct alert_finding a = { "host", subject, "x", NULL };
 
 		snprintf(subject, sizeof(subject), "h%d", i);
 		assert_int_equal(alerts_sync(f.st, "pingmesh", loc_kinds, &a, 1, 1 + i), 0);
@@ -219,6 +260,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_alerts_lifecycle),
 		cmocka_unit_test(test_alerts_history_bound),
+		cmocka_unit_test(test_alerts_details_and_ack),
 		cmocka_unit_test(test_sched),
 	};
 
