@@ -110,6 +110,16 @@ static int build_alerts(const struct cli_cmd *c, char *const *args, int nargs,
 	return build_get(c, args, nargs, o, r, e) ?: query_add(r, e, "state", o->state);
 }
 
+/* ack ID, mitigate ID: POST /api/v1/alerts/ID/ack|mitigate (no body) */
+static int build_alert_action(const struct cli_cmd *c, char *const *args, int nargs,
+			      const struct cli_opts *o, struct cli_request *r, struct rf_err *e)
+{
+	(void)nargs;
+	(void)o;
+	r->method = "POST";
+	return path_add(r, e, "/api/v1/alerts/") ?: path_add_escaped(r, e, args[0]) ?: path_add(r, e, "/%s", c->name);
+}
+
 /* changes [ID]: the filters apply to the list only */
 static int build_changes(const struct cli_cmd *c, char *const *args, int nargs,
 			 const struct cli_opts *o, struct cli_request *r, struct rf_err *e)
@@ -400,10 +410,33 @@ static const struct cli_cmd cmds[] = {
 	  .flags = CLI_WITH_ALERTS },
 	{ .name = "alerts",
 	  .synopsis = "alerts [--state active|cleared]",
-	  .help = "faults named by the pingmesh localization",
+	  .help = "faults named by the pingmesh localization and the PFC\n"
+		  "deadlock and storm detector (deadlock, pause_storm,\n"
+		  "slow_receiver, persistent, restore_failed)",
 	  .path = "/api/v1/alerts",
 	  .build = build_alerts,
 	  .print = print_alerts },
+	{ .name = "ack",
+	  .synopsis = "ack ALERT",
+	  .help = "acknowledge an alert (role operator)",
+	  .min_args = 1,
+	  .max_args = 1,
+	  .build = build_alert_action,
+	  .print = print_alert },
+	{ .name = "mitigate",
+	  .synopsis = "mitigate ALERT",
+	  .help = "act on a PFC detector alert in advise mode: break the\n"
+		  "deadlock or isolate the storm's culprit through the\n"
+		  "audited change path (role operator)",
+	  .min_args = 1,
+	  .max_args = 1,
+	  .build = build_alert_action },
+	{ .name = "detector",
+	  .synopsis = "detector",
+	  .help = "the PFC detector: modes, fast lane, findings, holds",
+	  .path = "/api/v1/detector",
+	  .build = build_get,
+	  .print = print_detector },
 	{ .name = "changes",
 	  .synopsis = "changes [ID] [--state S] [--agent A]",
 	  .help = "configuration changes and their outcome (audit log)",

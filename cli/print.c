@@ -483,6 +483,42 @@ void print_alerts(FILE *f, const json_t *d)
 	print_items(f, d, cols);
 }
 
+void print_alert(FILE *f, const json_t *a)
+{
+	const json_t *acked = json_object_get(a, "acked");
+
+	fprintf(f, "alert %lld %s %s: %s (%s)\n", (long long)json_integer_value(json_object_get(a, "id")),
+		json_string_value(json_object_get(a, "kind")) ?: "?", json_string_value(json_object_get(a, "subject")) ?: "?",
+		json_string_value(json_object_get(a, "evidence")) ?: "", json_string_value(json_object_get(a, "state")) ?: "?");
+	if (json_is_object(acked))
+		fprintf(f, "acknowledged by %s at %s\n", json_string_value(json_object_get(acked, "by")) ?: "?",
+			json_string_value(json_object_get(acked, "at")) ?: "?");
+}
+
+void print_detector(FILE *f, const json_t *d)
+{
+	const json_t *cfg = json_object_get(d, "config"), *lane = json_object_get(d, "lane"), *x;
+	size_t i;
+
+	fprintf(f, "deadlocks %s, storms %s, restore %lld ms; every %lld ms (last run %.1f ms)\n",
+		json_string_value(json_object_get(cfg, "deadlock_mode")) ?: "?",
+		json_string_value(json_object_get(cfg, "storm_mode")) ?: "?",
+		(long long)json_integer_value(json_object_get(cfg, "restore_ms")),
+		(long long)json_integer_value(json_object_get(d, "interval_ms")),
+		json_number_value(json_object_get(d, "last_run_ms")));
+	fprintf(f, "fast PFC lane: %lld ports, %.0f reports/s, %.0f bytes/s; %lld queues stuck, %lld held out of "
+		   "lossless mode\n",
+		(long long)json_integer_value(json_object_get(lane, "ports")),
+		json_number_value(json_object_get(lane, "reports_per_s")),
+		json_number_value(json_object_get(lane, "bytes_per_s")),
+		(long long)json_integer_value(json_object_get(d, "stuck_queues")),
+		(long long)json_integer_value(json_object_get(d, "holds")));
+	json_array_foreach(json_object_get(d, "findings"), i, x)
+		fprintf(f, "  %-13s %s%s\n", json_string_value(json_object_get(x, "class")) ?: "?",
+			json_string_value(json_object_get(x, "summary")) ?: "",
+			json_is_true(json_object_get(x, "mitigated")) ? " [mitigated]" : "");
+}
+
 void print_changes(FILE *f, const json_t *d)
 {
 	static const char *const h[] = { "ID", "STATE",   "KIND",  "TARGET", "PARAMS",

@@ -971,15 +971,33 @@ json_t *detector_status(struct detector *d)
 	json_t *o;
 	double secs;
 
+	int64_t oldest = 0, newest = 0, mono;
+	const char *k;
+	void *v;
+
 	pthread_mutex_lock(&d->lock);
-	secs = (double)(tu_mono_ns() - d->lane_since_mono) / 1e9;
-	o = json_pack("{s:o,s:I,s:f,s:{s:I,s:I,s:I,s:f,s:f},s:I,s:I,s:O,s:I}", "config", detector_conf_json(&d->conf),
-		      "interval_ms", (json_int_t)(d->o.interval_ns / NSEC_PER_MSEC), "last_run_ms",
-		      (double)d->last_run_ns / 1e6, "lane", "ports", (json_int_t)d->lane.len, "reports",
+	mono = tu_mono_ns();
+	/* the read times of the ports' last readings (those not gone stale): how far the lane lags */
+	for (size_t i = 0; hmap_next(&d->lane, &i, &k, &v);) {
+		const struct lport *lp = v;
+
+		if (!lp->n || mono - lp->rx_mono > STALE_INTERVALS * d->o.interval_ns)
+			continue;
+		if (!oldest || lp->t[1] < oldest)
+			oldest = lp->t[1];
+		if (lp->t[1] > newest)
+			newest = lp->t[1];
+	}
+	secs = (double)(mono - d->lane_since_mono) / 1e9;
+	o = json_pack("{s:o,s:I,s:f,s:{s:I,s:I,s:I,s:f,s:f,s:I,s:I,s:I},s:I,s:I,s:O,s:I}", "config",
+		      detector_conf_json(&d->conf), "interval_ms", (json_int_t)(d->o.interval_ns / NSEC_PER_MSEC),
+		      "last_run_ms", (double)d->last_run_ns / 1e6, "lane", "ports", (json_int_t)d->lane.len, "reports",
 		      (json_int_t)d->lane_reports, "bytes", (json_int_t)d->lane_bytes, "reports_per_s",
 		      secs > 0 ? (double)d->lane_reports / secs : 0.0, "bytes_per_s",
-		      secs > 0 ? (double)d->lane_bytes / secs : 0.0, "stuck_queues", (json_int_t)d->stuck,
-		      "holds", (json_int_t)d->holds, "findings", d->findings, "runs", (json_int_t)d->runs);
+		      secs > 0 ? (double)d->lane_bytes / secs : 0.0, "oldest_reading_us", (json_int_t)(oldest / 1000),
+		      "newest_reading_us", (json_int_t)(newest / 1000), "unanalysed",
+		      (json_int_t)(d->lane_gen - d->analysed_gen), "stuck_queues", (json_int_t)d->stuck, "holds",
+		      (json_int_t)d->holds, "findings", d->findings, "runs", (json_int_t)d->runs);
 	pthread_mutex_unlock(&d->lock);
 	return o;
 }

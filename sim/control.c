@@ -14,6 +14,7 @@
 #include "lib/strutil.h"
 #include "lib/timeutil.h"
 #include "sim/serve.h"
+#include "sim/snapshot.h"
 
 #define CTL_PATH_MAX (64 * 1024)
 
@@ -30,6 +31,8 @@ int simctl_init(struct simctl *c, struct sim *s, const char *scenario, double pa
 
 void simctl_fini(struct simctl *c)
 {
+	sim_snapper_free(c->snapper);
+	c->snapper = NULL;
 	pthread_cond_destroy(&c->wake);
 	pthread_mutex_destroy(&c->lock);
 }
@@ -229,6 +232,7 @@ static int get_clock(struct simctl *c, const char *const *params, json_t *body, 
 static int put_clock(struct simctl *c, const char *const *params, json_t *body, json_t **doc)
 {
 	json_t *pace = json_object_get(body, "pace"), *paused = json_object_get(body, "paused");
+	json_t *advance = json_object_get(body, "advance_us");
 	const char *k;
 	json_t *v;
 
@@ -236,8 +240,14 @@ static int put_clock(struct simctl *c, const char *const *params, json_t *body, 
 	if (!json_is_object(body))
 		return problem(doc, 400, "BAD_VALUE", "", "send {\"pace\": R, \"paused\": true|false}");
 	json_object_foreach(body, k, v)
-		if (strcmp(k, "pace") && strcmp(k, "paused"))
+		if (strcmp(k, "pace") && strcmp(k, "paused") && strcmp(k, "advance_us"))
 			return problem(doc, 400, "UNKNOWN_FIELD", "", "unknown field '%s'", k);
+	if (advance && (!json_is_number(advance) || !(json_number_value(advance) > 0) ||
+			json_number_value(advance) > 1e6))
+		return problem(doc, 400, "BAD_VALUE", "/advance_us", "advance_us is fabric time in (0, 1000000] us");
+	if (advance && !(paused ? json_is_true(paused) : c->paused))
+		return problem(doc, 409, "NOT_PAUSED", "/advance_us",
+			       "advance_us steps a paused fabric (send \"paused\": true with it)");
 	if (pace && (!json_is_number(pace) || json_number_value(pace) <= 0 ||
 		     json_number_value(pace) > 1000))
 		return problem(doc, 400, "BAD_VALUE", "/pace",
@@ -255,8 +265,45 @@ static int put_clock(struct simctl *c, const char *const *params, json_t *body, 
 	}
 	if (paused)
 		c->paused = json_is_true(paused);
+	if (advance) {
+		/* one step, under the lock: no agent reads a counter in between */
+		sim_run_until(c->s, sim_now(c->s) + (int64_t)(json_number_value(advance) * 1e6));
+		c->anchor_fab_ps = c->win_fab_ps = sim_now(c->s);
+	}
 	pthread_cond_broadcast(&c->wake);
 	*doc = clock_json(c);
+	return 200;
+}
+
+/* The controllers' snapshot (sim/snapshot.h) over the interval since the mark, as its virtual
+ * agents' counters give it, times mapped to Unix time like theirs: what rocefabd's detector
+ * must see too (tests/system/test_detect_live.py compares them). */
+static int post_snapshot_mark(struct simctl *c, const char *const *params, json_t *body, json_t **doc)
+{
+	(void)params;
+	(void)body;
+	sim_snapper_free(c->snapper);
+	c->snapper = sim_snapper_new(c->s);
+	if (!c->snapper)
+		return problem(doc, 500, "NO_MEMORY", "", "out of memory");
+	*doc = json_pack("{s:I}", "fabric_time_ns", (json_int_t)(sim_now(c->s) / 1000));
+	return 200;
+}
+
+static int get_snapshot(struct simctl *c, const char *const *params, json_t *body, json_t **doc)
+{
+	struct cc_snap *snap;
+
+	(void)params;
+	(void)body;
+	if (!c->snapper)
+		return problem(doc, 409, "NO_MARK", "", "POST /v1/snapshot/mark first");
+	snap = sim_snapper_take(c->snapper);
+	if (!snap)
+		return problem(doc, 500, "NO_MEMORY", "", "out of memory");
+	snap->t_us += c->epoch_ns / 1000;
+	*doc = cc_snap_json(snap);
+	cc_snap_free(snap);
 	return 200;
 }
 
@@ -471,6 +518,8 @@ static const struct ctl_route routes[] = {
 	{ { "PUT", "/v1/clock" }, put_clock },
 	/* the run's results so far */
 	{ { "GET", "/v1/summary" }, get_summary },
+	{ { "POST", "/v1/snapshot/mark" }, post_snapshot_mark },
+	{ { "GET", "/v1/snapshot" }, get_snapshot },
 	/* hosts and switches; one with its ports, peers, link states and speeds */
 	{ { "GET", "/v1/devices" }, get_devices },
 	{ { "GET", "/v1/devices/{dev}" }, get_device },

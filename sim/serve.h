@@ -31,6 +31,7 @@ struct simctl {
 	/* the virtual agents' totals, for GET /v1/status; NULL without --agents */
 	json_t *(*agents_status)(void *ctx);
 	void *agents_ctx;
+	struct sim_snapper *snapper; /* POST /v1/snapshot/mark */
 };
 
 int simctl_init(struct simctl *c, struct sim *s, const char *scenario, double pace);
