@@ -1282,7 +1282,7 @@ void fleet_free(struct fleet *f)
 json_t *fleet_status(struct fleet *f)
 {
 	uint64_t built = 0, delivered = 0, rejected = 0, waiting = 0, dropped = 0, down = 0;
-	uint64_t applied = 0, failed = 0, pfc_sent = 0, pfc_dropped = 0, pfc_bytes = 0;
+	uint64_t applied = 0, failed = 0, pfc_sent = 0, pfc_dropped = 0, pfc_bytes = 0, host_sent = 0, host_bytes = 0;
 	json_t *o;
 
 	pthread_mutex_lock(&f->lock);
@@ -1300,6 +1300,10 @@ json_t *fleet_status(struct fleet *f)
 		pfc_sent += a->pfc_sent;
 		pfc_dropped += a->pfc_dropped;
 		pfc_bytes += a->pfc_bytes;
+		if (a->role == AGENT_HOST) {
+			host_sent += a->pfc_sent;
+			host_bytes += a->pfc_bytes;
+		}
 	}
 	pthread_mutex_unlock(&f->lock);
 	o = json_pack("{s:I,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "agents", (json_int_t)f->n,
@@ -1309,7 +1313,9 @@ json_t *fleet_status(struct fleet *f)
 			 (json_int_t)down, "commands_applied", (json_int_t)applied, "commands_failed",
 			 (json_int_t)failed);
 	if (o)
-		json_object_set_new(o, "pfc_lane", json_pack("{s:I,s:I,s:I}", "sent", (json_int_t)pfc_sent, "dropped",
-							      (json_int_t)pfc_dropped, "bytes", (json_int_t)pfc_bytes));
+		json_object_set_new(o, "pfc_lane",
+				    json_pack("{s:I,s:I,s:I,s:I,s:I}", "sent", (json_int_t)pfc_sent, "dropped",
+					      (json_int_t)pfc_dropped, "bytes", (json_int_t)pfc_bytes, "host_sent",
+					      (json_int_t)host_sent, "host_bytes", (json_int_t)host_bytes));
 	return o;
 }

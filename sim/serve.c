@@ -123,7 +123,7 @@ static int start_agents(struct simctl *c, const struct serve_opts *o, struct fle
 
 	if ((r = agent_read_token(o->token_file, &token, e)) < 0)
 		return r;
-	if (!agents_reg && (r = reg_load_builtin(&agents_reg, e)) < 0) {
+	if (o->pfc_interval > 0 && !agents_reg && (r = reg_load_builtin(&agents_reg, e)) < 0) {
 		free(token);
 		return r;
 	}

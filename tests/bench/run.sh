@@ -30,6 +30,9 @@ pids+=($!)
 wait_http "http://127.0.0.50:$p/api/v1/health"
 "$B/bench/bench_ingest" "http://127.0.0.50:$p" "$work/agent.token" "$work/reference.db" \
 	--agents 200 --ports 8 --counters 60 --rounds "${BENCH_ROUNDS:-10}"
+# (a') the fast PFC lane's cost on the same rocefabd: 1,104 hosts' compact PFC reports
+"$B/bench/bench_ingest" "http://127.0.0.50:$p" "$work/agent.token" --pfc "${pids[-1]}" \
+	--agents 1104 --rounds "${BENCH_ROUNDS:-10}"
 kill "${pids[-1]}"; wait "${pids[-1]}" || true
 echo
 

@@ -7,11 +7,12 @@ mode nothing changes until POST /api/v1/alerts/{id}/mitigate.
 Times in a paced simulation: the counters' clock is fabric time (pace 0.02: 20 ms of fabric time
 per second), so the detector's restore time runs in fabric time too (restore_ms 20 = 1 s here)."""
 import os
+import subprocess
 import time
 
 import pytest
 
-from conftest import ROOT, SIM_AGENTS, wait_for
+from conftest import ROOT, SIM_AGENTS, binary, wait_for
 
 LIVE = os.path.join(ROOT, "tests", "sim", "live")
 LOOP = [{"switch": "leaf1", "dst": "h0", "via": "spine0"}, {"switch": "spine0", "dst": "h0", "via": "leaf1"}]
@@ -27,6 +28,11 @@ def fabric(world, scenario, extra_conf=""):
     c = d.client("viewer")
     wait_for(lambda: lane_ready(c), 15, what="the fast PFC lane")
     return d, sim, c, d.client("ops")
+
+
+def ctl(d, token, *args):
+    env = dict(os.environ, ROCEFAB_SERVER=d.url, ROCEFAB_TOKEN_FILE=os.path.join(d.workdir, f"{token}.token"))
+    return subprocess.run([binary("rocefabctl")] + list(args), capture_output=True, text=True, env=env, timeout=20)
 
 
 def lane_ready(c):
@@ -152,6 +158,15 @@ def test_live_advise_changes_nothing_until_mitigated(world):
     # acknowledged: still active, with who and when
     r = ops.post(f"/api/v1/alerts/{a['id']}/ack")
     assert r.status_code == 200 and r.json()["acked"]["by"] == "ops" and r.json()["state"] == "active", r.text
+    # the same from rocefabctl
+    out = ctl(d, "viewer", "alerts").stdout
+    assert "pause_storm" in out and "h5 priority 3" in out, out
+    out = ctl(d, "viewer", "detector").stdout
+    assert "storms advise" in out and "pause_storm" in out and "[mitigated]" in out, out
+    r = ctl(d, "ops", "ack", str(a["id"]))
+    assert r.returncode == 0 and "acknowledged by ops" in r.stdout, r.stdout + r.stderr
+    r = ctl(d, "ops", "mitigate", str(a["id"]))
+    assert r.returncode != 0 and "MITIGATED" in r.stderr, r.stdout + r.stderr
 
 
 @pytest.mark.parametrize("path,body,code", [
