@@ -1402,12 +1402,19 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 		}
 	}
 	/* slow receiver candidates not seen in this run are forgotten */
-	for (size_t i = 0; hmap_next(&d->slow, &i, &k, &v);)
-		if (((struct slowc *)v)->run != d->runs) {
-			hmap_del(&d->slow, k);
-			free(v);
-			i = 0; /* deletion shifts entries: start over */
+	{
+		struct slowc **old = malloc((d->slow.len + 1) * sizeof(*old));
+		size_t nold = 0;
+
+		for (size_t i = 0; old && hmap_next(&d->slow, &i, &k, &v);)
+			if (((struct slowc *)v)->run != d->runs)
+				old[nold++] = v;
+		for (size_t i = 0; i < nold; i++) {
+			hmap_del(&d->slow, old[i]->key);
+			free(old[i]);
 		}
+		free(old);
+	}
 	rc = 0;
 	*ret = &d->res;
 out:

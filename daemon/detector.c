@@ -25,6 +25,8 @@ const struct detector_conf detector_defaults = {
 #define CACHE_EVERY (2 * NSEC_PER_SEC) /* topology and PFC settings re-read */
 #define CACHE_NEW (250 * NSEC_PER_MSEC) /* sooner when the lane has ports it does not know */
 #define STALE_INTERVALS 3		/* a port silent this many intervals leaves the snapshot */
+#define FORGET_NS (60 * NSEC_PER_SEC)	/* and this long, the lane */
+#define LANE_MAX_PORTS 262144		/* ports the lane holds at most (a fabric's, with room) */
 
 static const char *const alert_kinds[] = { "deadlock", "pause_storm", "slow_receiver", "persistent",
 					   "restore_failed", NULL };
@@ -126,7 +128,7 @@ struct detector {
 	char *restore_failed[64]; /* subjects of restorations that failed, until one succeeds */
 	unsigned nrestore_failed;
 	/* figures */
-	uint64_t lane_reports, lane_bytes, lane_stale;
+	uint64_t lane_reports, lane_bytes, lane_stale, lane_full;
 	uint64_t lane_gen, analysed_gen; /* readings taken; as of the last analysis */
 	int64_t analysed_mono;
 	bool lane_unknown; /* a lane port the cache does not know (yet) */
@@ -245,6 +247,11 @@ int detector_put(struct detector *d, const struct report *rep, size_t body_bytes
 
 		snprintf(key, sizeof(key), "%s\x1f%s\x1f%s", rep->agent_id, p->device, p->port);
 		lp = hmap_get(&d->lane, key);
+		if (!lp && d->lane.len >= LANE_MAX_PORTS) {
+			d->lane_full++; /* a bound against a flood of made-up ports: counted, not kept */
+			r = -ENOSPC;
+			continue;
+		}
 		if (!lp) {
 			lp = calloc(1, sizeof(*lp));
 			if (!lp || !(lp->key = strdup(key)) || hmap_put(&d->lane, lp->key, lp, NULL) < 0) {
@@ -725,6 +732,23 @@ int detector_run(void *ctx, int64_t now)
 	check_inflight(d, rd);
 
 	pthread_mutex_lock(&d->lock);
+	{
+		/* ports that have not reported for a minute are forgotten */
+		struct lport **old = malloc((d->lane.len + 1) * sizeof(*old));
+		size_t nold = 0;
+		const char *k;
+		void *v;
+
+		for (size_t i = 0; old && hmap_next(&d->lane, &i, &k, &v);)
+			if (t0 - ((struct lport *)v)->rx_mono > FORGET_NS)
+				old[nold++] = v;
+		for (size_t i = 0; i < nold; i++) {
+			hmap_del(&d->lane, old[i]->key);
+			free(old[i]->key);
+			free(old[i]);
+		}
+		free(old);
+	}
 	snap = build(d, t0);
 	{
 		const char *k;
@@ -813,20 +837,21 @@ int detector_run(void *ctx, int64_t now)
 	pthread_mutex_lock(&d->lock);
 	{
 		/* subjects of findings that are over (the alerts have copied them) */
+		struct subject **old = malloc((d->subjects.len + 1) * sizeof(*old));
+		size_t nold = 0;
 		const char *k;
 		void *v;
 
-		for (size_t i = 0; hmap_next(&d->subjects, &i, &k, &v);) {
-			struct subject *sj = v;
-
-			if (sj->seen)
-				continue;
-			hmap_del(&d->subjects, k);
-			free(sj->key);
-			free(sj->subject);
-			free(sj);
-			i = 0; /* deletion moves entries: start over */
+		for (size_t i = 0; old && hmap_next(&d->subjects, &i, &k, &v);)
+			if (!((struct subject *)v)->seen)
+				old[nold++] = v;
+		for (size_t i = 0; i < nold; i++) {
+			hmap_del(&d->subjects, old[i]->key);
+			free(old[i]->key);
+			free(old[i]->subject);
+			free(old[i]);
 		}
+		free(old);
 	}
 	d->last_run_ns = tu_mono_ns() - t0;
 	pthread_mutex_unlock(&d->lock);

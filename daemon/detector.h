@@ -54,8 +54,9 @@ struct detector;
 int detector_new(struct store *s, const struct reg *reg, const struct detector_opts *o, struct detector **ret);
 void detector_free(struct detector *d);
 
-/* A parsed fast PFC report of an agent (report_parse_pfc).  0, or -EINVAL for a report older
- * than the last one of one of its ports (out of order: ignored, nothing kept). */
+/* A parsed fast PFC report of an agent (report_parse_pfc): the readings of its ports are kept
+ * (an older or repeated reading of a port is ignored).  0, -ENOMEM, or -ENOSPC when the lane
+ * holds its most ports already and the report names new ones (those are left out, counted). */
 int detector_put(struct detector *d, const struct report *rep, size_t body_bytes);
 
 /* The scheduler pass (ctx: the detector). */
