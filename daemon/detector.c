@@ -1052,7 +1052,9 @@ bool detector_explains(struct detector *d, const char *kind, const char *subject
 
 		if (strcmp(json_string_value(json_object_get(f, "class")), "pause_storm") || !culprit)
 			continue;
-		if (!strcmp(kind, "host"))
+		if (!strcmp(kind, "fabric"))
+			hit = true; /* losses spread everywhere while a storm's pauses spread */
+		else if (!strcmp(kind, "host"))
 			hit = !strcmp(subject, culprit);
 		else if (!strcmp(kind, "tor"))
 			/* the switch port facing the culprit is on its ToR */

@@ -55,8 +55,10 @@ cat <<MSG
 
   rocefab demo is running: rocefabd and a simulated RoCEv2 fabric (2 spines, 4 leaves,
   32 hosts at 100 Gb/s; ring all-reduce plus incast) paced at 10 ms of fabric time per
-  second, every host and switch reported by its virtual agent each second.  A NIC pause
-  storm from h7 starts one minute in and lasts 30 s.
+  second, every host and switch reported by its virtual agent each second (and its PFC
+  counters every 200 ms, for the deadlock and storm detector).  A NIC pause storm from h7
+  starts one minute in and lasts 30 s: rocefabctl alerts names it (pause_storm h7), and the
+  pingmesh's finding under leaf0 that follows is attributed to it.
 
   REST API    $url/api/v1/topology     (tokens: $work/viewer.token, $work/operator.token)
   Prometheus  $url/metrics
@@ -71,6 +73,9 @@ cat <<MSG
     ROCEFAB_TOKEN_FILE=$work/operator.token $B/rocefabctl set ecn leaf3 h24 3 kmin_bytes=100KB kmax_bytes=400KB --reason "demo"
     $B/rocefabctl changes
     $B/rocefabctl probes          # the pingmesh: latency matrix, what it points at, alerts
+    $B/rocefabctl alerts          # a minute in: the pause storm, named as h7's
+    $B/rocefabctl detector        # the PFC detector: modes, fast lane, findings
+    ROCEFAB_TOKEN_FILE=$work/operator.token $B/rocefabctl mitigate ID   # isolate h7 (advise mode)
     curl -s -X POST -d '{"type":"lossy_link","link":"leaf1-spine0","loss":0.05}' http://$simctl/v1/faults
     $B/rocefabctl probes --window 5s     # a few seconds later: the lossy link, named
     curl -s -X POST -d '{"type":"link_down","link":"leaf0-spine0"}' http://$simctl/v1/faults
@@ -84,6 +89,7 @@ if [ -n "${DEMO_DURATION:-}" ]; then
 	"$B/rocefabctl" switches
 	"$B/rocefabctl" counters leaf0:leaf0:h3 tx_bytes queue_depth_bytes ecn_marked_packets
 	"$B/rocefabctl" probes --window 3s | head -n 8
+	"$B/rocefabctl" alerts
 	exit 0
 fi
 wait "${pids[0]}"

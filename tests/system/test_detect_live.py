@@ -277,3 +277,15 @@ def test_both_snapshot_builders_agree_on_a_frozen_fabric(world):
                 diffs.append((na["name"], pa, pb))
     assert not diffs, "\n".join(f"{n}: {a} != {b}" for n, a, b in diffs[:3])
     assert ours == theirs
+
+
+@pytest.mark.parametrize("prog,args,msg", [
+    ("rocefabd", ["-o", "detector.deadlock_mode=sometimes", "--db", "/nonexistent/x.db"], "detector.deadlock_mode"),
+    ("rocefabd", ["-o", "detector.interval=fast", "--db", "/nonexistent/x.db"], "detector.interval"),
+    ("rocefabd", ["-o", "detector.restore=0", "--db", "/nonexistent/x.db"], "detector.restore"),
+    ("rocefab-agent", ["-o", "agent.pfc_interval=-1s", "--once"], "agent.pfc_interval"),
+    ("rocefab-sim", ["serve", os.path.join(LIVE, "faults.json"), "--pfc-interval", "5ms"], "--pfc-interval"),
+])
+def test_detector_options_refuse_bad_values(prog, args, msg):
+    r = subprocess.run([binary(prog)] + args, capture_output=True, text=True, timeout=20)
+    assert r.returncode == 2 and msg in r.stderr, (r.returncode, r.stderr)
