@@ -277,12 +277,14 @@ install: all
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(SYSCONFDIR)/rocefab
 	install -m 0755 $(B)/rocefabd $(B)/rocefab-agent $(DESTDIR)$(SBINDIR)/
 	install -m 0755 $(B)/rocefabctl $(B)/rocefab-sim $(B)/rocefab-probe $(DESTDIR)$(BINDIR)/
-	install -m 0644 schemas/counters.json schemas/agent-report.schema.json \
+	install -m 0644 schemas/counters.json schemas/agent-report.schema.json schemas/pfc-report.schema.json \
 		schemas/command.schema.json schemas/scenario.schema.json schemas/openapi.yaml \
 		schemas/sim-control.yaml \
 		$(DESTDIR)$(DATADIR)/rocefab/
 	install -d $(DESTDIR)$(DATADIR)/rocefab/scenarios
 	install -m 0644 sim/scenarios/*.json $(DESTDIR)$(DATADIR)/rocefab/scenarios/
+	install -d $(DESTDIR)$(DATADIR)/rocefab/scenarios/detect
+	install -m 0644 sim/scenarios/detect/*.json $(DESTDIR)$(DATADIR)/rocefab/scenarios/detect/
 	install -m 0644 packaging/man/rocefabd.8 packaging/man/rocefab-agent.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 0644 packaging/man/rocefabctl.1 packaging/man/rocefab-sim.1 packaging/man/rocefab-probe.1 \
 		$(DESTDIR)$(MANDIR)/man1/
