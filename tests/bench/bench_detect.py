@@ -189,8 +189,8 @@ class Bench:
                 self.fail("%s: dropped %.3f of pfcwd's bytes (> 1/5)" % (label, ratio))
         print("  (recovery: intervals from detection until the hosts the fault does not involve receive >= 90%")
         print("   of their per-interval bytes before it; dropped: data bytes lost to full buffers or drop actions,")
-        print("   apart from packets already looping -- more switches crossed than any loop-free route -- which")
-        print("   no mitigation can deliver: those are the last column)")
+        print("   apart from packets whose route loops where they were dropped, which no mitigation can")
+        print("   deliver: those are the last column)")
         print()
 
 
