@@ -197,7 +197,7 @@ check-schemas: all
 check-units:
 	$(Q)tests/check-systemd-units.sh
 
-check-system: all
+check-system: all $(BENCH_BINS)
 	$(Q)ROCEFAB_BUILD=$(B) $(PYTEST) -v -p no:cacheprovider --durations=8 tests/system
 
 # real verbs: soft-RoCE in QEMU guests (tests/rxe/README.md); fetches the kernel once into build/rxe

@@ -777,6 +777,9 @@ int agent_from_settings(const struct agent_settings *s, bool deliver, struct reg
 	}
 	if ((r = check_id(id, e)) < 0)
 		return r;
+	if (s->pfc_interval > 0 && s->pfc_interval < 10 * NSEC_PER_MSEC)
+		return rf_err_set(e, -EINVAL, "BAD_VALUE", "agent.pfc_interval",
+				  "0 (no fast PFC reports) or at least 10ms (rocefabd's lower bound)");
 	r = s->registry && *s->registry ? reg_load_file(s->registry, &reg, e)
 					: reg_load_builtin(&reg, e);
 	if (r < 0)
@@ -823,6 +826,7 @@ struct fleet {
 	size_t n, cap;
 	struct agent *ready_head, *ready_tail;
 	struct agent *pfc_head, *pfc_tail; /* agents with a fast PFC report to send */
+	bool pfc_turn;
 	pthread_t *workers;
 	unsigned nworkers;
 	pthread_t scheduler;
@@ -905,9 +909,10 @@ static void pfc_send(struct fleet *f, struct sender *snd)
 		/* a late fast report is worth nothing: never spooled, only counted */
 		a->pfc_dropped++;
 		if (r == -ENOENT && !a->pfc_off) {
-			log_warning("agent", "%s: rocefabd has no fast PFC lane (an older version?); "
-					     "sending full reports only", a->id);
+			log_warning("agent", "%s: rocefabd has no fast PFC lane (an older version, or "
+					     "detector.interval = 0); trying again in a minute", a->id);
 			a->pfc_off = true;
+			a->pfc_tick = tu_mono_ns() + 60 * NSEC_PER_SEC;
 		}
 	}
 	free(data);
@@ -972,10 +977,13 @@ static void *worker_main(void *arg)
 		bool from_spool;
 		int r;
 
-		if (f->pfc_head) { /* the fast lane first: it is small and its value fades */
+		/* the fast lane and the full reports take turns: neither starves the other */
+		if (f->pfc_head && (!f->ready_head || f->pfc_turn)) {
+			f->pfc_turn = false;
 			pfc_send(f, snd);
 			continue;
 		}
+		f->pfc_turn = true;
 		a = f->ready_head;
 		if (!a) {
 			/* nothing ready: wait for a report, or for the earliest retry */
@@ -1102,6 +1110,8 @@ static void *scheduler_main(void *arg)
 			json_t *doc = NULL;
 			char *text = NULL;
 
+			if (a->pfc_off && a->pfc_tick <= now)
+				a->pfc_off = false; /* a minute later: rocefabd may have the lane now */
 			if (a->pfc_interval_ns > 0 && !a->pfc_off) {
 				if (a->pfc_tick <= now) {
 					pthread_mutex_unlock(&f->lock);

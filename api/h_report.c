@@ -173,12 +173,15 @@ int h_pfc_report(struct api_req *req)
 		report_free(rep);
 		return api_reply_problem(req, 0, &e);
 	}
-	r = detector_put(d->detector, rep, req->body.len);
 	{
-		json_t *ans = json_pack("{s:b,s:I}", "accepted", r == 0, "ports", (json_int_t)rep->nports);
+		unsigned refused = 0;
+		json_t *ans;
 
+		r = detector_put(d->detector, rep, req->body.len, &refused);
+		ans = json_pack("{s:b,s:I,s:I}", "accepted", r != -ENOMEM, "ports", (json_int_t)rep->nports,
+				"refused", (json_int_t)refused);
 		report_free(rep);
-		if (r < 0) {
+		if (r == -ENOMEM) {
 			json_decref(ans);
 			rf_err_set(&e, -EAGAIN, "OUT_OF_MEMORY", NULL, "out of memory; retry later");
 			return api_reply_problem(req, 0, &e);

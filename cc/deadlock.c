@@ -24,6 +24,7 @@ const struct cc_dl_conf cc_dl_defaults = {
 	.slow_share = 0.2,
 	.congestion_share = 0.5,
 	.max_listed = 64,
+	.action_timeout_us = 120000000, /* longer than a change's deadline and grace */
 };
 
 const char *cc_dl_class_name(enum cc_dl_class c)
@@ -86,7 +87,9 @@ struct hold {
 	int64_t until_us;	   /* deadlock: restore then (INT64_MAX: persistent, kept) */
 	char cnode[CC_DL_NAME], cport[CC_DL_NAME]; /* storm: the culprit */
 	int64_t quiet_since;	   /* storm: -1 while the culprit pauses */
+	int64_t state_since;	   /* when it entered its state */
 	bool restore_due;
+	bool seen_lossy;	   /* a snapshot showed the port out of lossless mode since ACTIVE */
 };
 
 struct slowc {
@@ -582,21 +585,24 @@ static int mitigate(struct cc_dl *d, const struct cc_dl_finding *f, struct cc_dl
 		d->holds = v;
 		d->capholds = cap;
 	}
-	a = ret ? ret : new_action(d);
-	if (!a)
-		return -ENOMEM;
-	if (ret) {
-		memset(a, 0, sizeof(*a));
-		a->id = d->next_action++;
-	}
 	h = &d->holds[d->nholds];
 	memset(h, 0, sizeof(*h));
 	h->fkey = fkey ? strdup(fkey) : NULL;
 	if (fkey && !h->fkey)
 		return -ENOMEM;
+	a = ret ? ret : new_action(d);
+	if (!a) {
+		free(h->fkey);
+		return -ENOMEM;
+	}
+	if (ret) {
+		memset(a, 0, sizeof(*a));
+		a->id = d->next_action++;
+	}
 	d->nholds++;
 	h->cls = f->cls;
 	h->state = H_APPLYING;
+	h->state_since = d->now_us;
 	h->finding = f->id;
 	h->action = a->id;
 	snprintf(h->node, sizeof(h->node), "%s", f->suggested.node);
@@ -657,6 +663,7 @@ static int restore(struct cc_dl *d, struct hold *h)
 			 (unsigned long long)h->finding, dur(d->conf.restore_us, dbuf, sizeof(dbuf)), h->node, h->port,
 			 h->prio);
 	h->state = H_RESTORING;
+	h->state_since = d->now_us;
 	h->action = a->id;
 	return 0;
 }
@@ -678,6 +685,7 @@ void cc_dl_action_done(struct cc_dl *d, uint64_t action, bool ok)
 		if (h->state == H_APPLYING) {
 			if (ok) {
 				h->state = H_ACTIVE;
+				h->state_since = d->now_us;
 				/* the break lasts restore_us from when it is in force */
 				if (h->until_us != INT64_MAX)
 					h->until_us = d->now_us + d->conf.restore_us;
@@ -696,6 +704,7 @@ void cc_dl_action_done(struct cc_dl *d, uint64_t action, bool ok)
 				drop_hold(d, i);
 			} else {
 				h->state = H_ACTIVE;
+				h->state_since = d->now_us;
 				h->restore_due = true; /* retried at the next interval */
 			}
 		}
@@ -723,43 +732,49 @@ int cc_dl_mitigate(struct cc_dl *d, uint64_t finding, struct cc_dl_action *ret)
 	return -ENOENT;
 }
 
+/* Labels compared without formatting them: node names, then port names. */
+static int cmp_label(const struct cc_snap *s, uint32_t a, uint32_t b)
+{
+	int c = strcmp(s->nodes[s->ports[a].node].name, s->nodes[s->ports[b].node].name);
+
+	return c ? c : strcmp(s->ports[a].name, s->ports[b].name);
+}
+
 /* The cycle order of a component: from its first queue by label, follow an unvisited
- * successor in the component (the first by label) while there is one; then the rest. */
+ * successor in the component (the first by label) while there is one; then the rest.  A
+ * step looks at the stuck queues of one node only: O(members x node degree). */
 static int cycle_order(struct run *r, const uint32_t *members, uint32_t n, uint32_t *out)
 {
 	const struct cc_snap *s = r->s;
-	bool *used = calloc(n, sizeof(*used));
-	char a[2 * CC_DL_NAME], b[2 * CC_DL_NAME];
-	uint32_t k = 0, cur = 0;
+	uint8_t *mark = calloc(r->nv, sizeof(*mark)); /* 1: in the component, 2: used */
+	uint32_t k = 0, cur = members[0];
 
-	if (!used)
+	if (!mark)
 		return -ENOMEM;
-	for (uint32_t i = 1; i < n; i++)
-		if (strcmp(label(s, r->v[members[i]].port, a, sizeof(a)),
-			   label(s, r->v[members[cur]].port, b, sizeof(b))) < 0)
-			cur = i;
+	for (uint32_t i = 0; i < n; i++) {
+		mark[members[i]] = 1;
+		if (cmp_label(s, r->v[members[i]].port, r->v[cur].port) < 0)
+			cur = members[i];
+	}
 	for (;;) {
 		uint32_t lo, hi, best = UINT32_MAX;
 
-		used[cur] = true;
-		out[k++] = members[cur];
-		range_at(r, r->v[members[cur]].peer_node, r->v[members[cur]].prio, &lo, &hi);
-		for (uint32_t i = 0; i < n; i++) {
-			if (used[i] || members[i] < lo || members[i] >= hi)
-				continue;
-			if (best == UINT32_MAX ||
-			    strcmp(label(s, r->v[members[i]].port, a, sizeof(a)),
-				   label(s, r->v[members[best]].port, b, sizeof(b))) < 0)
-				best = i;
-		}
+		mark[cur] = 2;
+		out[k++] = cur;
+		if (r->v[cur].peer_node == CC_NONE)
+			break;
+		range_at(r, r->v[cur].peer_node, r->v[cur].prio, &lo, &hi);
+		for (uint32_t w = lo; w < hi; w++)
+			if (mark[w] == 1 && (best == UINT32_MAX || cmp_label(s, r->v[w].port, r->v[best].port) < 0))
+				best = w;
 		if (best == UINT32_MAX)
 			break;
 		cur = best;
 	}
 	for (uint32_t i = 0; i < n; i++)
-		if (!used[i])
+		if (mark[members[i]] == 1)
 			out[k++] = members[i];
-	free(used);
+	free(mark);
 	return 0;
 }
 
@@ -822,6 +837,11 @@ static uint32_t break_choice(struct run *r, const uint32_t *members, uint32_t n)
 	return members[best];
 }
 
+static int cmp_port_label(const void *a, const void *b, void *ctx)
+{
+	return cmp_label(ctx, *(const uint32_t *)a, *(const uint32_t *)b);
+}
+
 static int add_deadlocks(struct run *r, bool *in_cycle)
 {
 	struct cc_dl *d = r->d;
@@ -829,13 +849,28 @@ static int add_deadlocks(struct run *r, bool *in_cycle)
 	uint32_t *members = malloc((r->nv ? r->nv : 1) * sizeof(*members));
 	uint32_t *order = malloc((r->nv ? r->nv : 1) * sizeof(*order));
 	uint32_t *count = calloc(r->ncomp ? r->ncomp : 1, sizeof(*count));
+	/* the vertices grouped by component (a counting sort): members of c from first[c] */
+	uint32_t *first = calloc((size_t)r->ncomp + 1, sizeof(*first));
+	uint32_t *byc = malloc((r->nv ? r->nv : 1) * sizeof(*byc));
 	int ret = -ENOMEM;
 
-	if (!members || !order || !count)
+	if (!members || !order || !count || !first || !byc)
 		goto out;
 	for (uint32_t v = 0; v < r->nv; v++)
 		if (r->comp[v] != UINT32_MAX)
 			count[r->comp[v]]++;
+	for (uint32_t c = 0; c < r->ncomp; c++)
+		first[c + 1] = first[c] + count[c];
+	{
+		uint32_t *fill = calloc((size_t)r->ncomp + 1, sizeof(*fill));
+
+		if (!fill)
+			goto out;
+		for (uint32_t v = 0; v < r->nv; v++)
+			if (r->comp[v] != UINT32_MAX)
+				byc[first[r->comp[v]] + fill[r->comp[v]]++] = v;
+		free(fill);
+	}
 	for (uint32_t c = 0; c < r->ncomp; c++) {
 		struct cc_dl_finding *f;
 		uint32_t n = 0, brk;
@@ -846,11 +881,12 @@ static int add_deadlocks(struct run *r, bool *in_cycle)
 
 		if (count[c] < 2)
 			continue;
-		for (uint32_t v = 0; v < r->nv; v++)
-			if (r->comp[v] == c) {
-				members[n++] = v;
-				in_cycle[v] = true;
-			}
+		if (d->res.nfindings >= CC_DL_MAX_FINDINGS)
+			break; /* a fabric in that state has bigger problems than a list can show */
+		for (uint32_t i = first[c]; i < first[c + 1]; i++) {
+			members[n++] = byc[i];
+			in_cycle[byc[i]] = true;
+		}
 		if (cycle_order(r, members, n, order) < 0)
 			goto out;
 		f = new_finding(d);
@@ -879,29 +915,20 @@ static int add_deadlocks(struct run *r, bool *in_cycle)
 		snprintf(key, sizeof(key), "deadlock/%u/", f->prio); /* persistent keeps the id */
 		klen = (size_t)snprintf(fullkey, kcap, "%s", key);
 		{
-			/* sorted labels: the ports of members in label order */
-			char **labs = calloc(n, sizeof(*labs));
+			/* the key lists the ports in label order */
+			uint32_t *ports = malloc(n * sizeof(*ports));
 
-			if (!labs) {
+			if (!ports) {
 				free(fullkey);
 				goto out;
 			}
 			for (uint32_t i = 0; i < n; i++)
-				labs[i] = strdup(label(s, r->v[members[i]].port, lab, sizeof(lab)));
-			for (uint32_t i = 0; i < n; i++)
-				for (uint32_t j = i + 1; j < n; j++)
-					if (labs[i] && labs[j] && strcmp(labs[j], labs[i]) < 0) {
-						char *t = labs[i];
-
-						labs[i] = labs[j];
-						labs[j] = t;
-					}
-			for (uint32_t i = 0; i < n; i++) {
-				if (klen < kcap)
-					klen += (size_t)snprintf(fullkey + klen, kcap - klen, "%s,", labs[i] ? labs[i] : "?");
-				free(labs[i]);
-			}
-			free(labs);
+				ports[i] = r->v[members[i]].port;
+			qsort_r(ports, n, sizeof(*ports), cmp_port_label, (void *)s);
+			for (uint32_t i = 0; i < n && klen < kcap; i++)
+				klen += (size_t)snprintf(fullkey + klen, kcap - klen, "%s,",
+							 label(s, ports[i], lab, sizeof(lab)));
+			free(ports);
 		}
 		ret = track(d, f, fullkey);
 		free(fullkey);
@@ -923,6 +950,8 @@ static int add_deadlocks(struct run *r, bool *in_cycle)
 	}
 	ret = 0;
 out:
+	free(first);
+	free(byc);
 	free(members);
 	free(order);
 	free(count);
@@ -1007,7 +1036,7 @@ static int add_storm(struct run *r, uint32_t culprit, unsigned prio, bool held, 
 	for (uint32_t i = 0; i < nvict; i++)
 		r->v[buf[i]].victim = true;
 	snprintf(f->summary, sizeof(f->summary),
-		 "pause storm from %s on priority %u%s: it pauses %s while taking nothing; %u queue%s frozen behind it",
+		 "pause storm from %s on priority %u%s: it pauses %s while taking nothing; %u queue%s paused behind it",
 		 f->culprit, prio, held ? " (isolated)" : "",
 		 c->peer != CC_NONE ? label(s, c->peer, lab, sizeof(lab)) : "its peer", nvict, nvict == 1 ? "" : "s");
 	return 0;
@@ -1148,14 +1177,48 @@ static int update_holds(struct run *r, bool *held_culprit)
 
 	for (size_t i = 0; i < d->nholds; i++) {
 		struct hold *h = &d->holds[i];
+		int hp = cc_snap_find_port(s, h->node, h->port);
 
+		/* an action whose outcome never came (a lost change): assume the likely end and go on;
+		 * restoring a port that is lossless already changes nothing */
+		if ((h->state == H_APPLYING || h->state == H_RESTORING) && s->t_us - h->state_since > d->conf.action_timeout_us) {
+			if (h->state == H_APPLYING && h->until_us != INT64_MAX)
+				h->until_us = s->t_us + d->conf.restore_us;
+			if (h->state == H_RESTORING)
+				h->restore_due = true;
+			h->state = H_ACTIVE;
+			h->state_since = s->t_us;
+			h->action = 0;
+		}
+		/* someone put the port back into lossless mode (an operator, after fixing the
+		 * routing): the hold is theirs now */
+		if (h->state == H_ACTIVE && hp >= 0) {
+			bool lossy = !(s->ports[hp].lossless & (1u << h->prio));
+
+			if (lossy) {
+				h->seen_lossy = true;
+			} else if (h->seen_lossy) {
+				drop_hold(d, i--);
+				continue;
+			}
+		}
 		if (h->cls == CC_DL_PAUSE_STORM) {
 			int c = cc_snap_find_port(s, h->cnode, h->cport);
-			bool pausing = c >= 0 && pausing_any(s, (uint32_t)c, h->prio);
+			bool pausing;
+
+			if (c >= 0) {
+				pausing = pausing_any(s, (uint32_t)c, h->prio);
+			} else {
+				/* the culprit's own counters are gone (a hung host's agent often is):
+				 * its switch port still counts the pauses it receives */
+				const struct cc_prio *e = hp >= 0 ? cc_snap_prio(s, (uint32_t)hp, h->prio) : NULL;
+
+				pausing = !e || !has(e, CF_RX_PAUSE_FRAMES) || e->v[CF_RX_PAUSE_FRAMES] > 0;
+			}
 
 			/* the storm goes on while the culprit pauses, whether or not the isolation
 			 * is in force yet (it takes traffic once it is: no longer "taking nothing") */
-			if (pausing)
+			if (pausing && c >= 0)
 				held_culprit[(size_t)c * CC_NPRIO + h->prio] = true;
 			if (h->state != H_ACTIVE)
 				continue;
@@ -1278,6 +1341,8 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 			held = held_culprit[(size_t)p * CC_NPRIO + pr];
 			if (!held && !is_storm_culprit(&r, p, pr, node_has_stuck))
 				continue;
+			if (d->res.nfindings >= CC_DL_MAX_FINDINGS)
+				break;
 			if (add_storm(&r, p, pr, held, buf) < 0)
 				goto out;
 			culprit_node[s->ports[p].node] = true;
@@ -1317,13 +1382,32 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 			}
 			again = c->run && (c->run + 1 == d->runs || hmap_get(&d->tracks, key));
 			c->run = d->runs;
-			if (again && add_simple(&r, CC_DL_SLOW_RECEIVER, p, pr) < 0)
+			if (again && d->res.nfindings < CC_DL_MAX_FINDINGS && add_simple(&r, CC_DL_SLOW_RECEIVER, p, pr) < 0)
 				goto out;
 		}
 	}
 	if (add_congestion(&r) < 0)
 		goto out;
 
+	/* a storm that paused for a moment and came back is a new finding of the same hold */
+	for (size_t i = 0; i < d->res.nfindings; i++) {
+		struct cc_dl_finding *f = &d->res.findings[i];
+		struct hold *h;
+
+		if (f->cls != CC_DL_PAUSE_STORM || !f->suggested.node[0] || find_hold_finding(d, f->id))
+			continue;
+		h = find_hold_queue(d, f->suggested.node, f->suggested.port, f->prio);
+		if (h && h->cls == CC_DL_PAUSE_STORM && !strcmp(h->cnode, f->culprit)) {
+			const char *fkey = key_of(d, f->id);
+			char *copy = fkey ? strdup(fkey) : NULL;
+
+			if (copy) {
+				free(h->fkey);
+				h->fkey = copy;
+			}
+			h->finding = f->id;
+		}
+	}
 	/* holds: mark their findings; persistent deadlocks stay raised while their break holds */
 	for (size_t i = 0; i < d->res.nfindings; i++) {
 		struct cc_dl_finding *f = &d->res.findings[i];
@@ -1376,30 +1460,32 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 	}
 
 	/* cleared: tracked before, not seen now */
-	for (size_t i = 0; hmap_next(&d->tracks, &i, &k, &v);) {
-		struct track *t = v;
+	{
+		struct track **gone = malloc((d->tracks.len + 1) * sizeof(*gone));
+		size_t ngone = 0;
 
-		if (t->seen)
-			continue;
-		if (d->res.ncleared == d->capcleared) {
-			size_t ncap = d->capcleared ? d->capcleared * 2 : 16;
-			uint64_t *c = realloc(d->res.cleared, ncap * sizeof(*c));
+		if (!gone)
+			goto out;
+		for (size_t i = 0; hmap_next(&d->tracks, &i, &k, &v);)
+			if (!((struct track *)v)->seen)
+				gone[ngone++] = v;
+		if (ngone > d->capcleared) {
+			uint64_t *c = realloc(d->res.cleared, ngone * sizeof(*c));
 
-			if (!c)
+			if (!c) {
+				free(gone);
 				goto out;
+			}
 			d->res.cleared = c;
-			d->capcleared = ncap;
+			d->capcleared = ngone;
 		}
-		d->res.cleared[d->res.ncleared++] = t->id;
-	}
-	for (size_t i = 0; i < d->res.ncleared; i++) {
-		const char *key = key_of(d, d->res.cleared[i]);
-		struct track *t = key ? hmap_del(&d->tracks, key) : NULL;
-
-		if (t) {
-			free(t->key);
-			free(t);
+		for (size_t i = 0; i < ngone; i++) {
+			d->res.cleared[d->res.ncleared++] = gone[i]->id;
+			hmap_del(&d->tracks, gone[i]->key);
+			free(gone[i]->key);
+			free(gone[i]);
 		}
+		free(gone);
 	}
 	/* slow receiver candidates not seen in this run are forgotten */
 	{

@@ -7,7 +7,9 @@
  * its peer for (nearly) the whole interval, sent nothing and is not empty.  A stuck queue waits
  * on the peer's ingress buffer, which waits on the egress queues of the peer's node its packets
  * are headed to; no device reports where an ingress buffer's packets go, so the edge goes to
- * every stuck queue of that node on the same priority.  Classes:
+ * every stuck queue of that node on the same priority.  (Queues paused most of the interval
+ * that still drain are vertices too, for the victims of storms; cycles are of stuck ones only.)
+ * Classes:
  *
  *   deadlock        a strongly connected component of stuck queues: a cycle (ports in cycle
  *                   order, the priority, since when)
@@ -56,6 +58,7 @@ struct cc_dl_conf {
 	double slow_share;	/* a host pausing this share while receiving: slow receiver (0.2) */
 	double congestion_share; /* paused this share while draining: congestion (0.5) */
 	unsigned max_listed;	/* victims and congested ports listed per finding (64) */
+	int64_t action_timeout_us; /* an action without an outcome this long is taken as done */
 };
 
 extern const struct cc_dl_conf cc_dl_defaults;
@@ -67,7 +70,9 @@ int cc_dl_mode_parse(const char *s, enum cc_dl_mode *ret);
 /* NULL, or what is wrong with the configuration (restore_us <= 0, shares outside (0, 1]). */
 const char *cc_dl_conf_check(const struct cc_dl_conf *c);
 
-#define CC_DL_NAME 96
+#define CC_DL_NAME 160 /* a host port's label is DEVICE:PORT, 64 + 1 + 64 */
+/* findings per run at most (storms, slow receivers, deadlocks): the rest is counted */
+#define CC_DL_MAX_FINDINGS 1024
 
 /* A queue named in a finding, with what the snapshot said of it. */
 struct cc_dl_queue {
@@ -76,7 +81,8 @@ struct cc_dl_queue {
 };
 
 struct cc_dl_finding {
-	uint64_t id;		/* stable while the same thing persists (same class, priority, ports) */
+	uint64_t id;		/* stable while the same thing persists (same priority and ports; a deadlock
+				 * that turns persistent keeps its id) */
 	enum cc_dl_class cls;
 	uint8_t prio;
 	struct cc_dl_queue *ports; /* deadlock: the cycle's egress queues in cycle order; storm and
@@ -89,7 +95,7 @@ struct cc_dl_finding {
 	bool fresh;		/* first seen in this interval */
 	bool mitigated;		/* an action of ours holds for it */
 	char culprit[CC_DL_NAME]; /* storm, slow receiver: the node */
-	char summary[320];	/* one line for an operator */
+	char summary[640];	/* one line for an operator */
 	struct cc_dl_queue suggested; /* the queue a mitigation would change (node empty: none) */
 };
 
@@ -103,7 +109,7 @@ struct cc_dl_action {
 	enum cc_dl_op op;
 	char node[CC_DL_NAME], port[CC_DL_NAME];
 	uint8_t prio;
-	char reason[640];
+	char reason[1024];
 };
 
 struct cc_dl_result {
@@ -131,6 +137,9 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 /* The outcome of an action: a break or isolation that failed is forgotten (the finding stays
  * unmitigated); a restoration that failed is retried at the next interval. */
 void cc_dl_action_done(struct cc_dl *d, uint64_t action, bool ok);
+/* (An action whose outcome never comes is taken as done after action_timeout_us; a hold whose
+ * port someone else put back into lossless mode is dropped; holds move only when a snapshot
+ * comes: without readings nothing is known, and nothing is changed.) */
 /* Advise mode: an operator asks to mitigate an active finding.  0 and the action in *ret,
  * -ENOENT (no such active finding), -EALREADY (mitigated), -EINVAL (its class has no action). */
 int cc_dl_mitigate(struct cc_dl *d, uint64_t finding, struct cc_dl_action *ret);

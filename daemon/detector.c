@@ -27,6 +27,8 @@ const struct detector_conf detector_defaults = {
 #define STALE_INTERVALS 3		/* a port silent this many intervals leaves the snapshot */
 #define FORGET_NS (60 * NSEC_PER_SEC)	/* and this long, the lane */
 #define LANE_MAX_PORTS 262144		/* ports the lane holds at most (a fabric's, with room) */
+#define LANE_MAX_AGENT_PORTS 1024	/* and of one agent (a switch has up to a few hundred) */
+#define LANE_FUTURE_NS (60 * NSEC_PER_SEC) /* a reading this far ahead of rocefabd's clock is refused */
 
 static const char *const alert_kinds[] = { "deadlock", "pause_storm", "slow_receiver", "persistent",
 					   "restore_failed", NULL };
@@ -72,18 +74,32 @@ int detector_conf_apply(struct detector_conf *c, json_t *changes, struct rf_err 
 
 /* --- state ---------------------------------------------------------------------------------------- */
 
-/* The last two readings of one port in the fast lane. */
+/* One priority of a port in the fast lane: its last two readings. */
+struct lprio {
+	uint8_t prio;
+	uint8_t width[CF_N];
+	uint32_t have[2];
+	uint32_t scale[CF_N];
+	uint64_t raw[2][CF_N]; /* [1]: the last reading, [0]: the one before */
+};
+
+/* The last two readings of one port in the fast lane (only the priorities it reports: the
+ * lossless ones). */
 struct lport {
 	char *key; /* "agent\x1fdevice\x1fport" */
 	char agent[65], label[132];
 	bool is_switch;
-	uint64_t raw[2][CC_NPRIO][CF_N]; /* [1]: the last reading, [0]: the one before */
-	uint32_t have[2][CC_NPRIO];
-	uint8_t width[CC_NPRIO][CF_N];
-	uint32_t scale[CC_NPRIO][CF_N];
+	uint8_t npr;
+	struct lprio *pr;
 	int64_t t[2];
 	int n;		 /* readings held, 0..2 */
 	int64_t rx_mono; /* when the last one came */
+};
+
+/* An agent in the fast lane: how many of its ports it holds (bounded per agent). */
+struct lagent {
+	char *id;
+	unsigned nports;
 };
 
 /* The topology and settings the snapshot needs, re-read every CACHE_EVERY. */
@@ -97,6 +113,7 @@ struct cport {
 struct inflight {
 	uint64_t action;
 	int64_t change;
+	int mask; /* the port's PFC priorities once applied */
 	enum cc_dl_op op;
 	char node[CC_DL_NAME], port[CC_DL_NAME];
 	uint8_t prio;
@@ -113,11 +130,13 @@ struct detector {
 	const struct reg *reg;
 	struct detector_opts o;
 	int *field_of; /* registry counter id -> cc field, -1 */
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;	 /* the lane, the cache, the figures */
+	pthread_mutex_t dl_lock; /* the analysis: dl, findings, subjects, inf, restore_failed, last */
 	struct detector_conf conf;
 	bool conf_loaded;
 	struct cc_dl *dl;
 	struct hmap lane;  /* key -> struct lport */
+	struct hmap agents; /* agent id -> struct lagent */
 	struct hmap cache; /* key -> struct cport */
 	int64_t cache_at;
 	struct hmap subjects; /* finding id -> struct subject */
@@ -128,22 +147,37 @@ struct detector {
 	char *restore_failed[64]; /* subjects of restorations that failed, until one succeeds */
 	unsigned nrestore_failed;
 	/* figures */
-	uint64_t lane_reports, lane_bytes, lane_stale, lane_full;
+	uint64_t lane_reports, lane_bytes, lane_stale, lane_full, lane_future;
 	uint64_t lane_gen, analysed_gen; /* readings taken; as of the last analysis */
 	int64_t analysed_mono;
 	bool lane_unknown; /* a lane port the cache does not know (yet) */
+	bool recovered;	   /* recover_holds() ran */
 	uint64_t runs, actions_ok, actions_failed, restores_ok, restores_failed;
 	int64_t lane_since_mono, last_run_ns, last_run_t;
 	unsigned stuck, holds;
 	unsigned by_class[CC_DL_NCLASSES];
 };
 
+/* A map whose keys are its values' first member (char *key or char *id). */
 static void lane_free(struct hmap *h)
 {
 	const char *k;
 	void *v;
 
 	for (size_t i = 0; hmap_next(h, &i, &k, &v);) {
+		free((char *)k);
+		free(v);
+	}
+	hmap_fini(h);
+}
+
+static void lports_free(struct hmap *h)
+{
+	const char *k;
+	void *v;
+
+	for (size_t i = 0; hmap_next(h, &i, &k, &v);) {
+		free(((struct lport *)v)->pr);
 		free((char *)k);
 		free(v);
 	}
@@ -177,9 +211,11 @@ int detector_new(struct store *s, const struct reg *reg, const struct detector_o
 				d->field_of[i] = f;
 	}
 	hmap_init(&d->lane);
+	hmap_init(&d->agents);
 	hmap_init(&d->cache);
 	hmap_init(&d->subjects);
 	pthread_mutex_init(&d->lock, NULL);
+	pthread_mutex_init(&d->dl_lock, NULL);
 	d->lane_since_mono = tu_mono_ns();
 	d->findings = json_array();
 	*ret = d;
@@ -205,7 +241,8 @@ void detector_free(struct detector *d)
 {
 	if (!d)
 		return;
-	lane_free(&d->lane);
+	lports_free(&d->lane);
+	lane_free(&d->agents);
 	lane_free(&d->cache);
 	subjects_free(&d->subjects);
 	cc_dl_free(d->dl);
@@ -216,6 +253,7 @@ void detector_free(struct detector *d)
 	free(d->inf);
 	free(d->field_of);
 	pthread_mutex_destroy(&d->lock);
+	pthread_mutex_destroy(&d->dl_lock);
 	free(d);
 }
 
@@ -231,9 +269,66 @@ static void port_label(bool is_switch, const char *device, const char *port, cha
 
 /* --- the fast lane -------------------------------------------------------------------------------- */
 
-int detector_put(struct detector *d, const struct report *rep, size_t body_bytes)
+static struct lprio *lprio_of(struct lport *lp, uint8_t prio)
 {
-	int64_t mono = tu_mono_ns();
+	struct lprio *v;
+
+	for (uint8_t i = 0; i < lp->npr; i++)
+		if (lp->pr[i].prio == prio)
+			return &lp->pr[i];
+	if (lp->npr >= CC_NPRIO || !(v = realloc(lp->pr, (lp->npr + 1u) * sizeof(*v))))
+		return NULL;
+	lp->pr = v;
+	memset(&v[lp->npr], 0, sizeof(*v));
+	v[lp->npr].prio = prio;
+	return &v[lp->npr++];
+}
+
+/* The lane's port of a sample, made when new within the bounds.  Under the lock. */
+static struct lport *lport_get(struct detector *d, const struct report *rep, const struct report_port *p, int *r)
+{
+	struct lport *lp;
+	struct lagent *ag;
+	char key[200];
+
+	snprintf(key, sizeof(key), "%s\x1f%s\x1f%s", rep->agent_id, p->device, p->port);
+	if ((lp = hmap_get(&d->lane, key)))
+		return lp;
+	ag = hmap_get(&d->agents, rep->agent_id);
+	if (d->lane.len >= LANE_MAX_PORTS || (ag && ag->nports >= LANE_MAX_AGENT_PORTS)) {
+		d->lane_full++; /* bounds against a flood of made-up ports: counted, not kept */
+		*r = -ENOSPC;
+		return NULL;
+	}
+	if (!ag) {
+		ag = calloc(1, sizeof(*ag));
+		if (!ag || !(ag->id = strdup(rep->agent_id)) || hmap_put(&d->agents, ag->id, ag, NULL) < 0) {
+			if (ag)
+				free(ag->id);
+			free(ag);
+			*r = -ENOMEM;
+			return NULL;
+		}
+	}
+	lp = calloc(1, sizeof(*lp));
+	if (!lp || !(lp->key = strdup(key)) || hmap_put(&d->lane, lp->key, lp, NULL) < 0) {
+		if (lp)
+			free(lp->key);
+		free(lp);
+		*r = -ENOMEM;
+		return NULL;
+	}
+	ag->nports++;
+	snprintf(lp->agent, sizeof(lp->agent), "%s", rep->agent_id);
+	lp->is_switch = rep->role == REPORT_ROLE_SWITCH;
+	port_label(lp->is_switch, p->device, p->port, lp->label, sizeof(lp->label));
+	return lp;
+}
+
+int detector_put(struct detector *d, const struct report *rep, size_t body_bytes, unsigned *ret_refused)
+{
+	int64_t mono = tu_mono_ns(), future = tu_now_ns() + LANE_FUTURE_NS;
+	unsigned refused = 0;
 	int r = 0;
 
 	pthread_mutex_lock(&d->lock);
@@ -241,51 +336,45 @@ int detector_put(struct detector *d, const struct report *rep, size_t body_bytes
 	d->lane_bytes += body_bytes;
 	for (uint32_t i = 0; i < rep->nsamples; i++) {
 		const struct report_sample *smp = &rep->samples[i];
-		const struct report_port *p = &rep->ports[smp->port_idx];
 		struct lport *lp;
-		char key[200];
 
-		snprintf(key, sizeof(key), "%s\x1f%s\x1f%s", rep->agent_id, p->device, p->port);
-		lp = hmap_get(&d->lane, key);
-		if (!lp && d->lane.len >= LANE_MAX_PORTS) {
-			d->lane_full++; /* a bound against a flood of made-up ports: counted, not kept */
-			r = -ENOSPC;
+		if (smp->t_ns > future) {
+			d->lane_future++; /* a clock far ahead would move the detector's time */
+			refused++;
 			continue;
 		}
-		if (!lp) {
-			lp = calloc(1, sizeof(*lp));
-			if (!lp || !(lp->key = strdup(key)) || hmap_put(&d->lane, lp->key, lp, NULL) < 0) {
-				if (lp)
-					free(lp->key);
-				free(lp);
-				r = -ENOMEM;
+		if (!(lp = lport_get(d, rep, &rep->ports[smp->port_idx], &r))) {
+			refused++;
+			if (r == -ENOMEM)
 				break;
-			}
-			snprintf(lp->agent, sizeof(lp->agent), "%s", rep->agent_id);
-			lp->is_switch = rep->role == REPORT_ROLE_SWITCH;
-			port_label(lp->is_switch, p->device, p->port, lp->label, sizeof(lp->label));
+			continue;
 		}
 		if (lp->n && smp->t_ns <= lp->t[1]) {
-			/* the same reading again (a paused fabric, a retry) or an older one */
+			/* the same reading again (a paused fabric, a retry) keeps the port fresh; an
+			 * older one is ignored */
 			if (smp->t_ns < lp->t[1])
 				d->lane_stale++;
-			lp->rx_mono = mono;
+			else
+				lp->rx_mono = mono;
 			continue;
 		}
-		memcpy(lp->raw[0], lp->raw[1], sizeof(lp->raw[0]));
-		memcpy(lp->have[0], lp->have[1], sizeof(lp->have[0]));
+		for (uint8_t k = 0; k < lp->npr; k++) {
+			memcpy(lp->pr[k].raw[0], lp->pr[k].raw[1], sizeof(lp->pr[k].raw[0]));
+			lp->pr[k].have[0] = lp->pr[k].have[1];
+			lp->pr[k].have[1] = 0;
+		}
 		lp->t[0] = lp->t[1];
-		memset(lp->have[1], 0, sizeof(lp->have[1]));
 		for (uint32_t v = smp->first_value; v < smp->first_value + smp->nvalues; v++) {
 			const struct report_value *rv = &rep->values[v];
 			int f = rv->counter < reg_size(d->reg) ? d->field_of[rv->counter] : -1;
+			struct lprio *e;
 
-			if (rv->skip || f < 0 || rv->prio >= CC_NPRIO)
+			if (rv->skip || f < 0 || rv->prio >= CC_NPRIO || !(e = lprio_of(lp, rv->prio)))
 				continue;
-			lp->raw[1][rv->prio][f] = rv->raw;
-			lp->have[1][rv->prio] |= 1u << f;
-			lp->width[rv->prio][f] = rv->width;
-			lp->scale[rv->prio][f] = rv->scale ? rv->scale : 1;
+			e->raw[1][f] = rv->raw;
+			e->have[1] |= 1u << f;
+			e->width[f] = rv->width;
+			e->scale[f] = rv->scale ? rv->scale : 1;
 		}
 		lp->t[1] = smp->t_ns;
 		lp->n = lp->n < 2 ? lp->n + 1 : 2;
@@ -293,6 +382,8 @@ int detector_put(struct detector *d, const struct report *rep, size_t body_bytes
 		d->lane_gen++;
 	}
 	pthread_mutex_unlock(&d->lock);
+	if (ret_refused)
+		*ret_refused = refused;
 	return r;
 }
 
@@ -336,12 +427,15 @@ static int cache_refresh(struct detector *d, struct store_reader *rd)
 		json_t *a = json_object_get(l, "a"), *b = json_object_get(l, "b");
 		bool down = strcmp(json_string_value(json_object_get(l, "state")) ?: "", "up") != 0;
 
+		/* both ends must have reported and name each other (topo shows a one-sided claim
+		 * without the other end's port_id): an agent cannot link itself to a port it is
+		 * not on */
+		if (!json_is_string(json_object_get(a, "port_id")) || !json_is_string(json_object_get(b, "port_id")))
+			continue;
 		for (int side = 0; side < 2; side++) {
 			json_t *x = side ? b : a, *y = side ? a : b;
 			struct cport *c;
 
-			if (!json_is_string(json_object_get(x, "port_id")))
-				continue; /* a neighbour that has not reported */
 			c = cport_get(&h, json_string_value(json_object_get(x, "node")),
 				      json_string_value(json_object_get(x, "port")), true);
 			if (!c)
@@ -391,11 +485,64 @@ static bool is_gauge(int f)
 	return f == CF_PAUSED || f == CF_PAUSING || f == CF_QUEUE_DEPTH || f == CF_QUEUE_WATERMARK;
 }
 
+struct agent_time {
+	const char *agent;
+	int64_t t, iv;
+};
+
+static int cmp_agent(const void *a, const void *b)
+{
+	return strcmp(((const struct agent_time *)a)->agent, ((const struct agent_time *)b)->agent);
+}
+
+/* The snapshot's time and interval: medians over the agents (one vote each, from their ports'
+ * readings), so that one agent's clock — wrong, or lying — moves neither. */
+static void lane_clock(struct agent_time *at, size_t n, int64_t *ret_t, int64_t *ret_iv)
+{
+	int64_t *t = malloc((n + 1) * sizeof(*t)), *iv = malloc((n + 1) * sizeof(*iv));
+	size_t na = 0;
+
+	*ret_t = *ret_iv = 0;
+	if (!t || !iv || !n) {
+		free(t);
+		free(iv);
+		return;
+	}
+	qsort(at, n, sizeof(*at), cmp_agent);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		int64_t tmax = 0;
+
+		/* an agent: its newest reading, and its ports' median interval */
+		while (j < n && !strcmp(at[j].agent, at[i].agent))
+			j++;
+		for (size_t k = i; k < j; k++) {
+			if (at[k].t > tmax)
+				tmax = at[k].t;
+			iv[k - i] = at[k].iv;
+		}
+		qsort(iv, j - i, sizeof(*iv), cmp_i64);
+		t[na] = tmax;
+		at[na].iv = iv[(j - i) / 2]; /* reuses at[] below i: safe, na <= i */
+		na++;
+		i = j;
+	}
+	for (size_t k = 0; k < na; k++)
+		iv[k] = at[k].iv;
+	qsort(t, na, sizeof(*t), cmp_i64);
+	qsort(iv, na, sizeof(*iv), cmp_i64);
+	*ret_t = t[na / 2];
+	*ret_iv = iv[na / 2];
+	free(t);
+	free(iv);
+}
+
 /* Under the lock. */
 static struct cc_snap *build(struct detector *d, int64_t mono)
 {
-	int64_t fresh = STALE_INTERVALS * d->o.interval_ns, *iv, tmax = 0, snap_iv;
+	int64_t fresh = STALE_INTERVALS * d->o.interval_ns, t_snap, snap_iv;
 	size_t n = 0, cap = d->lane.len;
+	struct agent_time *at;
 	uint8_t prios = 0;
 	struct cc_snap *s;
 	const char *k;
@@ -403,8 +550,8 @@ static struct cc_snap *build(struct detector *d, int64_t mono)
 
 	if (!cap)
 		return NULL;
-	iv = malloc(cap * sizeof(*iv));
-	if (!iv)
+	at = malloc(cap * sizeof(*at));
+	if (!at)
 		return NULL;
 	for (size_t i = 0; hmap_next(&d->lane, &i, &k, &v);) {
 		struct lport *lp = v;
@@ -412,34 +559,33 @@ static struct cc_snap *build(struct detector *d, int64_t mono)
 
 		if (lp->n < 2 || mono - lp->rx_mono > fresh)
 			continue;
-		iv[n++] = lp->t[1] - lp->t[0];
-		if (lp->t[1] > tmax)
-			tmax = lp->t[1];
+		at[n++] = (struct agent_time){ .agent = lp->agent, .t = lp->t[1], .iv = lp->t[1] - lp->t[0] };
 		c = cport_get(&d->cache, lp->agent, lp->label, false);
 		if (c && c->lossless > 0)
 			prios |= (uint8_t)c->lossless;
 		if (!c || !c->have_peer)
 			d->lane_unknown = true;
 	}
-	if (!n) {
-		free(iv);
+	lane_clock(at, n, &t_snap, &snap_iv);
+	free(at);
+	if (!n || snap_iv <= 0)
 		return NULL;
-	}
-	qsort(iv, n, sizeof(*iv), cmp_i64);
-	snap_iv = iv[n / 2];
-	free(iv);
 	if (!prios)
 		prios = 1u << 3; /* no PFC settings reported yet: RoCE's usual lossless priority */
-	s = cc_snap_new(prios, tmax / 1000, snap_iv / 1000);
+	s = cc_snap_new(prios, t_snap / 1000, snap_iv / 1000);
 	if (!s)
 		return NULL;
 	for (size_t i = 0; hmap_next(&d->lane, &i, &k, &v);) {
 		struct lport *lp = v;
+		int64_t port_iv = lp->t[1] - lp->t[0];
 		struct cport *c;
 		int node, port;
 		double norm;
 
 		if (lp->n < 2 || mono - lp->rx_mono > fresh)
+			continue;
+		/* a port whose interval is far from the fabric's would be scaled beyond reason */
+		if (port_iv <= 0 || port_iv > 4 * snap_iv || 4 * port_iv < snap_iv)
 			continue;
 		if ((node = cc_snap_node(s, lp->agent, lp->is_switch ? CC_SWITCH : CC_HOST)) < 0 ||
 		    (port = cc_snap_port(s, (uint32_t)node, lp->label)) < 0)
@@ -448,31 +594,32 @@ static struct cc_snap *build(struct detector *d, int64_t mono)
 		s->ports[port].lossless = c && c->lossless >= 0 ? (uint8_t)c->lossless : prios;
 		s->ports[port].down = c && c->down;
 		/* counters over this port's own interval, brought to the snapshot's */
-		norm = lp->t[1] > lp->t[0] ? (double)snap_iv / (double)(lp->t[1] - lp->t[0]) : 1;
-		for (unsigned pr = 0; pr < CC_NPRIO; pr++) {
-			if (!(prios & (1u << pr)))
+		norm = (double)snap_iv / (double)port_iv;
+		for (uint8_t q = 0; q < lp->npr; q++) {
+			const struct lprio *e = &lp->pr[q];
+
+			if (!(prios & (1u << e->prio)))
 				continue;
 			for (int f = 0; f < CF_N; f++) {
 				uint64_t val;
 
-				if (!(lp->have[1][pr] & (1u << f)))
+				if (!(e->have[1] & (1u << f)))
 					continue;
 				if (is_gauge(f)) {
-					val = lp->raw[1][pr][f] * lp->scale[pr][f];
+					val = e->raw[1][f] * e->scale[f];
 				} else {
-					struct delta_in in = { .prev_raw = lp->raw[0][pr][f], .cur_raw = lp->raw[1][pr][f],
+					struct delta_in in = { .prev_raw = e->raw[0][f], .cur_raw = e->raw[1][f],
 							       .prev_t_ns = lp->t[0], .cur_t_ns = lp->t[1],
-							       .width = lp->width[pr][f] ? lp->width[pr][f] : 64,
-							       .have_prev = true };
+							       .width = e->width[f] ? e->width[f] : 64, .have_prev = true };
 					uint64_t dl = 0;
 
-					if (!(lp->have[0][pr] & (1u << f)) || !(delta_compute(&in, &dl) & DELTA_VALID))
+					if (!(e->have[0] & (1u << f)) || !(delta_compute(&in, &dl) & DELTA_VALID))
 						continue;
-					val = dl * lp->scale[pr][f];
+					val = dl * e->scale[f];
 					if (norm < 0.99 || norm > 1.01)
 						val = (uint64_t)((double)val * norm + 0.5);
 				}
-				cc_snap_set(s, (uint32_t)port, cc_snap_field_names[f], (int)pr, val);
+				cc_snap_set(s, (uint32_t)port, cc_snap_field_names[f], (int)e->prio, val);
 			}
 		}
 	}
@@ -509,15 +656,28 @@ static void split_port(const char *node, const char *label, bool is_switch, char
 	}
 }
 
-/* Queues the change of an action; 0 and its id, or an error. */
+/* The PFC priorities a port will have once the changes in flight for it are applied, when
+ * some are (under dl_lock); -1 when none is. */
+static int intended_mask(const struct detector *d, const char *node, const char *port)
+{
+	int mask = -1;
+
+	for (size_t i = 0; i < d->ninf; i++)
+		if (!strcmp(d->inf[i].node, node) && !strcmp(d->inf[i].port, port))
+			mask = d->inf[i].mask; /* the latest: entries are in order */
+	return mask;
+}
+
+/* Queues the change of an action; 0 and its id and the port's new priorities, or an error.
+ * base: the priorities the changes in flight leave (-1: as last reported). */
 static int apply_action(struct detector *d, struct store_reader *rd, const struct cc_dl_action *a, const char *actor,
-			int64_t *ret_change, struct rf_err *e)
+			int base, int64_t *ret_change, int *ret_mask, struct rf_err *e)
 {
 	const char *role = NULL;
 	char dev[CC_DL_NAME], port[CC_DL_NAME];
 	struct change_set cs;
 	json_t *entries = NULL, *entry, *params;
-	int64_t cur, batch = 0;
+	int64_t cur, batch = 0, mask;
 	bool sw;
 	int r;
 
@@ -528,9 +688,9 @@ static int apply_action(struct detector *d, struct store_reader *rd, const struc
 	if ((r = changes_lookup(rd, role, CHANGE_PFC, a->node, dev, port, -2, &entries, e)) < 0)
 		return r;
 	entry = json_array_get(entries, 0);
-	cur = json_integer_value(json_object_get(json_object_get(entry, "values"), "enable"));
-	params = json_pack("{s:I}", "enable",
-			   (json_int_t)(a->op == CC_DL_LOSSY ? (cur & ~(1 << a->prio)) : (cur | (1 << a->prio))));
+	cur = base >= 0 ? base : json_integer_value(json_object_get(json_object_get(entry, "values"), "enable"));
+	mask = a->op == CC_DL_LOSSY ? (cur & ~(1 << a->prio)) : (cur | (1 << a->prio));
+	params = json_pack("{s:I}", "enable", (json_int_t)mask);
 	r = change_set_init(&cs, CHANGE_PFC, sw, params);
 	json_decref(params);
 	if (r < 0) {
@@ -545,29 +705,59 @@ static int apply_action(struct detector *d, struct store_reader *rd, const struc
 	if (r < 0)
 		return r;
 	*ret_change = batch;
+	*ret_mask = (int)mask;
 	return 0;
 }
 
-static void inflight_add(struct detector *d, const struct cc_dl_action *a, int64_t change)
+/* Under dl_lock.  0, or -ENOMEM (the caller tells cc the action failed). */
+static int inflight_add(struct detector *d, const struct cc_dl_action *a, int64_t change, int mask)
 {
 	if (d->ninf == d->capinf) {
 		size_t cap = d->capinf ? d->capinf * 2 : 8;
 		struct inflight *v = realloc(d->inf, cap * sizeof(*v));
 
 		if (!v)
-			return; /* its outcome will not be known: the hold times out in cc */
+			return -ENOMEM;
 		d->inf = v;
 		d->capinf = cap;
 	}
-	d->inf[d->ninf] = (struct inflight){ .action = a->id, .change = change, .op = a->op, .prio = a->prio };
+	d->inf[d->ninf] = (struct inflight){ .action = a->id, .change = change, .op = a->op, .prio = a->prio,
+					     .mask = mask };
 	snprintf(d->inf[d->ninf].node, sizeof(d->inf[0].node), "%s", a->node);
 	snprintf(d->inf[d->ninf].port, sizeof(d->inf[0].port), "%s", a->port);
 	d->ninf++;
+	return 0;
 }
 
+/* Queues an action's change and follows it; on failure cc forgets it.  Not under a lock. */
+static int act(struct detector *d, struct store_reader *rd, const struct cc_dl_action *a, const char *actor,
+	       int64_t *ret_change, struct rf_err *e)
+{
+	int64_t change = 0;
+	int base, mask = 0, r;
+
+	pthread_mutex_lock(&d->dl_lock);
+	base = intended_mask(d, a->node, a->port);
+	pthread_mutex_unlock(&d->dl_lock);
+	r = apply_action(d, rd, a, actor, base, &change, &mask, e);
+	pthread_mutex_lock(&d->dl_lock);
+	if (r == 0 && inflight_add(d, a, change, mask) < 0)
+		r = rf_err_set(e, -ENOMEM, "NO_MEMORY", NULL, "out of memory");
+	if (r < 0) {
+		cc_dl_action_done(d->dl, a->id, false);
+		d->actions_failed++;
+	}
+	pthread_mutex_unlock(&d->dl_lock);
+	if (r == 0 && ret_change)
+		*ret_change = change;
+	return r;
+}
+
+/* Under dl_lock. */
 static void restore_failed_set(struct detector *d, const struct inflight *f, bool failed)
 {
 	char subj[3 * CC_DL_NAME];
+	char *copy;
 
 	snprintf(subj, sizeof(subj), "%s:%s priority %u", f->node, f->port, f->prio);
 	for (unsigned i = 0; i < d->nrestore_failed; i++)
@@ -578,48 +768,131 @@ static void restore_failed_set(struct detector *d, const struct inflight *f, boo
 			}
 			return;
 		}
-	if (failed && d->nrestore_failed < 64)
-		d->restore_failed[d->nrestore_failed++] = strdup(subj);
+	if (failed && d->nrestore_failed < 64 && (copy = strdup(subj)))
+		d->restore_failed[d->nrestore_failed++] = copy;
 }
 
-/* The outcomes of the changes in flight (from the change log). */
+/* The outcomes of the changes in flight, from the change log: the entries are copied out
+ * under dl_lock, read without it, and settled under it again by action id (an operator's
+ * mitigation may add entries meanwhile). */
 static void check_inflight(struct detector *d, struct store_reader *rd)
 {
-	for (size_t i = 0; i < d->ninf;) {
+	struct inflight *copy;
+	size_t n;
+
+	pthread_mutex_lock(&d->dl_lock);
+	n = d->ninf;
+	copy = n ? malloc(n * sizeof(*copy)) : NULL;
+	if (copy)
+		memcpy(copy, d->inf, n * sizeof(*copy));
+	pthread_mutex_unlock(&d->dl_lock);
+	if (!copy)
+		return;
+	for (size_t i = 0; i < n; i++) {
 		struct rf_err e = { 0 };
 		json_t *c = NULL;
 		const char *state;
-		bool ok;
+		bool ok, timed_out;
 
-		if (changes_get(rd, d->inf[i].change, &c, &e) < 0) {
-			i++;
+		if (changes_get(rd, copy[i].change, &c, &e) < 0)
 			continue;
-		}
 		state = json_string_value(json_object_get(c, "state")) ?: "";
 		if (!strcmp(state, "pending") || !strcmp(state, "sent")) {
 			json_decref(c);
-			i++;
 			continue;
 		}
 		ok = !strcmp(state, "applied");
-		pthread_mutex_lock(&d->lock);
-		cc_dl_action_done(d->dl, d->inf[i].action, ok);
-		if (d->inf[i].op == CC_DL_RESTORE) {
-			restore_failed_set(d, &d->inf[i], !ok);
-			ok ? d->restores_ok++ : d->restores_failed++;
-		} else {
-			ok ? d->actions_ok++ : d->actions_failed++;
+		timed_out = !strcmp(state, "timed_out");
+		pthread_mutex_lock(&d->dl_lock);
+		for (size_t k = 0; k < d->ninf; k++) {
+			if (d->inf[k].action != copy[i].action)
+				continue;
+			/* a break that timed out may still be applied by its agent later: kept as if it
+			 * were (restoring a port that is lossless changes nothing); a restoration that
+			 * timed out is tried again */
+			cc_dl_action_done(d->dl, d->inf[k].action, ok || (timed_out && d->inf[k].op == CC_DL_LOSSY));
+			if (d->inf[k].op == CC_DL_RESTORE) {
+				restore_failed_set(d, &d->inf[k], !ok);
+				ok ? d->restores_ok++ : d->restores_failed++;
+			} else {
+				ok ? d->actions_ok++ : d->actions_failed++;
+			}
+			/* in order: intended_mask() reads the latest of a port */
+			memmove(&d->inf[k], &d->inf[k + 1], (d->ninf - k - 1) * sizeof(*d->inf));
+			d->ninf--;
+			break;
 		}
-		pthread_mutex_unlock(&d->lock);
+		pthread_mutex_unlock(&d->dl_lock);
 		if (!ok)
-			log_msg(LOG_WARNING, "detector", d->inf[i].op == CC_DL_RESTORE ? "RESTORE_FAILED" : "ACTION_FAILED",
-				"change %lld (%s %s:%s priority %u) %s: %s", (long long)d->inf[i].change,
-				d->inf[i].op == CC_DL_RESTORE ? "restoring lossless mode of" : "taking out of lossless mode",
-				d->inf[i].node, d->inf[i].port, d->inf[i].prio, state,
+			log_msg(LOG_WARNING, "detector", copy[i].op == CC_DL_RESTORE ? "RESTORE_FAILED" : "ACTION_FAILED",
+				"change %lld (%s %s:%s priority %u) %s: %s", (long long)copy[i].change,
+				copy[i].op == CC_DL_RESTORE ? "restoring lossless mode of" : "taking out of lossless mode",
+				copy[i].node, copy[i].port, copy[i].prio, state,
 				json_string_value(json_object_get(c, "error")) ?: "no detail");
 		json_decref(c);
-		d->inf[i] = d->inf[--d->ninf];
 	}
+	free(copy);
+}
+
+/* At the first pass after a start: a port the detector of the previous run took out of lossless
+ * mode and never put back (rocefabd stopped in between, and nobody changed the port since) is
+ * restored now.  Its hold was in memory only; if the fault is still there it is found again. */
+static void recover_holds(struct detector *d, struct store_reader *rd)
+{
+	static const char sql[] =
+		"SELECT c.id, c.agent_id, c.device, c.port, c.params, c.old FROM changes c "
+		"WHERE c.kind = 'pfc' AND c.actor LIKE 'detector%' AND c.state IN ('applied', 'sent', 'pending', 'timed_out') "
+		"AND c.id = (SELECT max(x.id) FROM changes x WHERE x.kind = 'pfc' AND x.agent_id = c.agent_id "
+		"AND x.device = c.device AND x.port = c.port)";
+	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+	struct cc_dl_action *todo = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (!st)
+		return;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *params = json_loads((const char *)sqlite3_column_text(st, 4) ?: "", 0, NULL);
+		json_t *old = json_loads((const char *)sqlite3_column_text(st, 5) ?: "", 0, NULL);
+		int64_t removed = json_integer_value(json_object_get(old, "enable")) &
+				  ~json_integer_value(json_object_get(params, "enable")) & 0xff;
+		const char *agent = (const char *)sqlite3_column_text(st, 1) ?: "", *role = NULL;
+		struct cc_dl_action *v;
+
+		json_decref(params);
+		json_decref(old);
+		if (!removed || views_agent_role(rd, agent, &role) < 0)
+			continue;
+		for (int pr = 0; pr < CC_NPRIO; pr++) {
+			if (!(removed & (1 << pr)) || !(v = realloc(todo, (n + 1) * sizeof(*v))))
+				continue;
+			todo = v;
+			memset(&todo[n], 0, sizeof(todo[n]));
+			todo[n].op = CC_DL_RESTORE;
+			todo[n].prio = (uint8_t)pr;
+			snprintf(todo[n].node, sizeof(todo[n].node), "%s", agent);
+			port_label(!strcmp(role, "switch"), (const char *)sqlite3_column_text(st, 2) ?: "",
+				   (const char *)sqlite3_column_text(st, 3) ?: "", todo[n].port, sizeof(todo[n].port));
+			snprintf(todo[n].reason, sizeof(todo[n].reason),
+				 "rocefabd restarted: restoring lossless mode the detector took away before (change %lld)",
+				 (long long)sqlite3_column_int64(st, 0));
+			n++;
+		}
+	}
+	sqlite3_reset(st);
+	for (size_t i = 0; i < n; i++) {
+		struct rf_err e = { 0 };
+		int64_t change = 0;
+		int mask = 0;
+		char buf[600];
+
+		if (apply_action(d, rd, &todo[i], "detector", -1, &change, &mask, &e) < 0)
+			log_msg(LOG_WARNING, "detector", e.code, "cannot restore %s:%s priority %u after a restart: %s",
+				todo[i].node, todo[i].port, todo[i].prio, rf_err_str(&e, buf, sizeof(buf)));
+		else
+			log_notice("detector", "change %lld: %s", (long long)change, todo[i].reason);
+	}
+	free(todo);
 }
 
 /* --- findings as alerts ------------------------------------------------------------------------------- */
@@ -653,7 +926,8 @@ static const char *subject_of(struct detector *d, const struct cc_dl_finding *f)
 		if (!f->nports)
 			snprintf(buf + o, sizeof(buf) - o, " held at %s:%s", f->suggested.node, f->suggested.port);
 	} else {
-		snprintf(buf, sizeof(buf), "%s priority %u", f->culprit, f->prio);
+		/* the host, its port (a NIC may have several) and the priority */
+		snprintf(buf, sizeof(buf), "%s %s priority %u", f->culprit, f->nports ? f->ports[0].port : "?", f->prio);
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s || !(s->key = strdup(id)) || !(s->subject = strdup(buf)) || hmap_put(&d->subjects, s->key, s, NULL) < 0) {
@@ -690,12 +964,14 @@ static void sync_conf(struct detector *d, struct store_reader *rd)
 	pthread_mutex_lock(&d->lock);
 	d->conf = c;
 	d->conf_loaded = true;
+	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_lock(&d->dl_lock);
 	dc = *cc_dl_config(d->dl);
 	dc.deadlock_mode = c.deadlock_mode;
 	dc.storm_mode = c.storm_mode;
 	dc.restore_us = c.restore_ns / 1000;
 	cc_dl_configure(d->dl, &dc);
-	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_unlock(&d->dl_lock);
 }
 
 int detector_run(void *ctx, int64_t now)
@@ -725,6 +1001,10 @@ int detector_run(void *ctx, int64_t now)
 	d->analysed_gen = d->lane_gen;
 	pthread_mutex_unlock(&d->lock);
 	sync_conf(d, rd);
+	if (!d->recovered) {
+		d->recovered = true;
+		recover_holds(d, rd);
+	}
 	if (!d->cache_at || t0 - d->cache_at > CACHE_EVERY || (d->lane_unknown && t0 - d->cache_at > CACHE_NEW)) {
 		d->lane_unknown = false;
 		cache_refresh(d, rd);
@@ -743,13 +1023,25 @@ int detector_run(void *ctx, int64_t now)
 			if (t0 - ((struct lport *)v)->rx_mono > FORGET_NS)
 				old[nold++] = v;
 		for (size_t i = 0; i < nold; i++) {
+			struct lagent *ag = hmap_get(&d->agents, old[i]->agent);
+
+			if (ag && !--ag->nports) {
+				hmap_del(&d->agents, ag->id);
+				free(ag->id);
+				free(ag);
+			}
 			hmap_del(&d->lane, old[i]->key);
 			free(old[i]->key);
+			free(old[i]->pr);
 			free(old[i]);
 		}
 		free(old);
 	}
 	snap = build(d, t0);
+	pthread_mutex_unlock(&d->lock);
+
+	/* the analysis, under its own lock: reports keep coming in meanwhile */
+	pthread_mutex_lock(&d->dl_lock);
 	{
 		const char *k;
 		void *v;
@@ -803,28 +1095,21 @@ int detector_run(void *ctx, int64_t now)
 	d->holds = (unsigned)cc_dl_holds(d->dl);
 	d->runs++;
 	d->last_run_t = now;
-	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_unlock(&d->dl_lock);
 	cc_snap_free(snap);
 
-	/* the changes, outside the lock (the commit waits for the writer) */
+	/* the changes, outside the locks (the commit waits for the writer) */
 	for (size_t i = 0; r == 0 && i < nacts; i++) {
 		struct rf_err e = { 0 };
 		int64_t change = 0;
 		char buf[600];
 
-		if (apply_action(d, rd, &acts[i], "detector", &change, &e) < 0) {
+		if (act(d, rd, &acts[i], "detector", &change, &e) < 0) {
 			log_msg(LOG_WARNING, "detector", e.code, "cannot queue the change for %s:%s priority %u: %s",
 				acts[i].node, acts[i].port, acts[i].prio, rf_err_str(&e, buf, sizeof(buf)));
-			pthread_mutex_lock(&d->lock);
-			cc_dl_action_done(d->dl, acts[i].id, false);
-			d->actions_failed++;
-			pthread_mutex_unlock(&d->lock);
 			continue;
 		}
 		log_notice("detector", "change %lld: %s", (long long)change, acts[i].reason);
-		pthread_mutex_lock(&d->lock);
-		inflight_add(d, &acts[i], change);
-		pthread_mutex_unlock(&d->lock);
 	}
 	store_reader_put(d->store, rd);
 	if (r == 0 && af)
@@ -834,7 +1119,7 @@ int detector_run(void *ctx, int64_t now)
 	free(texts);
 	free(af);
 	free(acts);
-	pthread_mutex_lock(&d->lock);
+	pthread_mutex_lock(&d->dl_lock);
 	{
 		/* subjects of findings that are over (the alerts have copied them) */
 		struct subject **old = malloc((d->subjects.len + 1) * sizeof(*old));
@@ -854,7 +1139,7 @@ int detector_run(void *ctx, int64_t now)
 		free(old);
 	}
 	d->last_run_ns = tu_mono_ns() - t0;
-	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_unlock(&d->dl_lock);
 	return r;
 }
 
@@ -910,6 +1195,8 @@ int detector_set_config(struct detector *d, json_t *changes, const char *actor, 
 				  "the configuration could not be saved: %s", strerror(-r));
 	pthread_mutex_lock(&d->lock);
 	d->conf = c;
+	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_lock(&d->dl_lock);
 	{
 		struct cc_dl_conf dc = *cc_dl_config(d->dl);
 
@@ -918,7 +1205,7 @@ int detector_set_config(struct detector *d, json_t *changes, const char *actor, 
 		dc.restore_us = c.restore_ns / 1000;
 		cc_dl_configure(d->dl, &dc);
 	}
-	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_unlock(&d->dl_lock);
 	log_info("detector", "configuration changed by %s: deadlock %s, storm %s, restore %lld ms", actor,
 		 cc_dl_mode_name(c.deadlock_mode), cc_dl_mode_name(c.storm_mode),
 		 (long long)(c.restore_ns / NSEC_PER_MSEC));
@@ -947,20 +1234,22 @@ int detector_mitigate(struct detector *d, int64_t alert, const char *actor, json
 		r = rf_err_set(e, -ENOENT, "NOT_ACTIVE", NULL, "alert %lld is over (%s)", (long long)alert, state);
 		goto out;
 	}
-	pthread_mutex_lock(&d->lock);
+	pthread_mutex_lock(&d->dl_lock);
 	json_array_foreach(d->findings, i, f)
 		if (!strcmp(json_string_value(json_object_get(f, "class")), kind) &&
-		    !strcmp(json_string_value(json_object_get(f, "subject")), subject))
+		    !strcmp(json_string_value(json_object_get(f, "subject")), subject)) {
 			found = f;
+			break;
+		}
 	if (!found) {
-		pthread_mutex_unlock(&d->lock);
+		pthread_mutex_unlock(&d->dl_lock);
 		r = rf_err_set(e, -EINVAL, "NO_ACTION", NULL,
 			       "alert %lld (%s) is not one the detector can act on (pause_storm, deadlock, persistent)",
 			       (long long)alert, kind);
 		goto out;
 	}
 	r = cc_dl_mitigate(d->dl, (uint64_t)json_integer_value(json_object_get(found, "id")), &a);
-	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_unlock(&d->dl_lock);
 	if (r == -EALREADY)
 		r = rf_err_set(e, r, "MITIGATED", NULL, "alert %lld is being mitigated already", (long long)alert);
 	else if (r == -EPERM)
@@ -973,15 +1262,8 @@ int detector_mitigate(struct detector *d, int64_t alert, const char *actor, json
 	if (r < 0)
 		goto out;
 	snprintf(who, sizeof(who), "detector (asked by %s)", actor);
-	if ((r = apply_action(d, rd, &a, who, &change, e)) < 0) {
-		pthread_mutex_lock(&d->lock);
-		cc_dl_action_done(d->dl, a.id, false);
-		pthread_mutex_unlock(&d->lock);
+	if ((r = act(d, rd, &a, who, &change, e)) < 0)
 		goto out;
-	}
-	pthread_mutex_lock(&d->lock);
-	inflight_add(d, &a, change);
-	pthread_mutex_unlock(&d->lock);
 	log_notice("detector", "change %lld (asked by %s): %s", (long long)change, actor, a.reason);
 	*ret = json_pack("{s:I,s:o,s:I}", "alert", (json_int_t)alert, "action", cc_dl_action_json(&a), "change",
 			 (json_int_t)change);
@@ -1001,6 +1283,7 @@ json_t *detector_status(struct detector *d)
 	void *v;
 
 	pthread_mutex_lock(&d->lock);
+	pthread_mutex_lock(&d->dl_lock); /* the order: lock, then dl_lock */
 	mono = tu_mono_ns();
 	/* the read times of the ports' last readings (those not gone stale): how far the lane lags */
 	for (size_t i = 0; hmap_next(&d->lane, &i, &k, &v);) {
@@ -1023,6 +1306,7 @@ json_t *detector_status(struct detector *d)
 		      "newest_reading_us", (json_int_t)(newest / 1000), "unanalysed",
 		      (json_int_t)(d->lane_gen - d->analysed_gen), "stuck_queues", (json_int_t)d->stuck, "holds",
 		      (json_int_t)d->holds, "findings", d->findings, "runs", (json_int_t)d->runs);
+	pthread_mutex_unlock(&d->dl_lock);
 	pthread_mutex_unlock(&d->lock);
 	return o;
 }
@@ -1031,10 +1315,10 @@ json_t *detector_snapshot(struct detector *d)
 {
 	json_t *o = NULL;
 
-	pthread_mutex_lock(&d->lock);
+	pthread_mutex_lock(&d->dl_lock);
 	if (d->last)
 		o = cc_snap_json(d->last);
-	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_unlock(&d->dl_lock);
 	return o;
 }
 
@@ -1044,7 +1328,7 @@ bool detector_explains(struct detector *d, const char *kind, const char *subject
 	size_t i;
 	bool hit = false;
 
-	pthread_mutex_lock(&d->lock);
+	pthread_mutex_lock(&d->dl_lock);
 	json_array_foreach(d->findings, i, f) {
 		const char *culprit = json_string_value(json_object_get(f, "culprit"));
 		json_t *victims = json_object_get(f, "victims"), *v, *suggested = json_object_get(f, "suggested");
@@ -1074,13 +1358,14 @@ bool detector_explains(struct detector *d, const char *kind, const char *subject
 			break;
 		}
 	}
-	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_unlock(&d->dl_lock);
 	return hit;
 }
 
 void detector_render_metrics(struct detector *d, struct buf *out)
 {
 	pthread_mutex_lock(&d->lock);
+	pthread_mutex_lock(&d->dl_lock); /* the order: lock, then dl_lock */
 	buf_puts(out, "# HELP rocefab_detector_findings Findings of the PFC deadlock and storm detector's last run, by "
 		      "class (congestion is recorded, never an alert).\n# TYPE rocefab_detector_findings gauge\n");
 	for (int c = 0; c < CC_DL_NCLASSES; c++)
@@ -1111,5 +1396,12 @@ void detector_render_metrics(struct detector *d, struct buf *out)
 		   (unsigned long long)d->actions_ok, (unsigned long long)d->actions_failed,
 		   (unsigned long long)d->restores_ok, (unsigned long long)d->restores_failed,
 		   (unsigned long long)d->lane_reports, (unsigned long long)d->lane_bytes, d->lane.len);
+	buf_printf(out,
+		   "# HELP rocefab_pfc_lane_refused_total Fast-lane readings refused: beyond the lane's bounds, or "
+		   "timed far ahead of rocefabd's clock.\n# TYPE rocefab_pfc_lane_refused_total counter\n"
+		   "rocefab_pfc_lane_refused_total{reason=\"full\"} %llu\nrocefab_pfc_lane_refused_total{reason=\"future\"} "
+		   "%llu\n",
+		   (unsigned long long)d->lane_full, (unsigned long long)d->lane_future);
+	pthread_mutex_unlock(&d->dl_lock);
 	pthread_mutex_unlock(&d->lock);
 }

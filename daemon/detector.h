@@ -13,8 +13,9 @@
  * the finding as the reason) in auto mode, or when an operator asks (POST
  * /api/v1/alerts/{id}/mitigate) in advise mode; their outcomes come back from the change log.
  *
- * Thread safety: everything is under one lock; the API threads put reports and read status,
- * the scheduler's thread runs the pass. */
+ * Thread safety: two locks — one for the lane (the API threads put reports into it) and one
+ * for the analysis (the scheduler's thread runs the pass; an operator's mitigation and the
+ * status read it), so that reports are never held up by an analysis. */
 #ifndef ROCEFAB_DETECTOR_H
 #define ROCEFAB_DETECTOR_H
 
@@ -55,9 +56,10 @@ int detector_new(struct store *s, const struct reg *reg, const struct detector_o
 void detector_free(struct detector *d);
 
 /* A parsed fast PFC report of an agent (report_parse_pfc): the readings of its ports are kept
- * (an older or repeated reading of a port is ignored).  0, -ENOMEM, or -ENOSPC when the lane
- * holds its most ports already and the report names new ones (those are left out, counted). */
-int detector_put(struct detector *d, const struct report *rep, size_t body_bytes);
+ * (an older or repeated reading of a port is ignored; one timed more than a minute ahead of
+ * rocefabd's clock is refused).  0, -ENOMEM, or -ENOSPC when the lane holds its most ports (in
+ * all, or of this agent) and the report names new ones.  *ret_refused: readings left out. */
+int detector_put(struct detector *d, const struct report *rep, size_t body_bytes, unsigned *ret_refused);
 
 /* The scheduler pass (ctx: the detector). */
 int detector_run(void *ctx, int64_t now);

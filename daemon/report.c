@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "daemon/report.h"
+#include "lib/hmap.h"
 #include "lib/jsonutil.h"
 #include "lib/strutil.h"
 
@@ -30,8 +31,17 @@ const char *report_role_name(enum report_role r)
 
 void report_free(struct report *r)
 {
+	const char *k;
+	void *v;
+
 	if (!r)
 		return;
+	if (r->port_idx) {
+		for (size_t i = 0; hmap_next(r->port_idx, &i, &k, &v);)
+			free((char *)k);
+		hmap_fini(r->port_idx);
+		free(r->port_idx);
+	}
 	json_decref(r->doc);
 	free(r->devices);
 	free(r->ports);
@@ -183,6 +193,14 @@ static int parse_inventory(struct report *r, json_t *inv, struct js_path *p, str
 
 static int find_port(const struct report *r, const char *device, const char *port)
 {
+	if (r->port_idx) {
+		char key[140];
+		void *hit;
+
+		snprintf(key, sizeof(key), "%s\x1f%s", device, port);
+		hit = hmap_get(r->port_idx, key);
+		return hit ? (int)((uintptr_t)hit - 1) : -1;
+	}
 	for (uint32_t i = 0; i < r->ndevices; i++) {
 		const struct report_device *d = &r->devices[i];
 
@@ -674,20 +692,28 @@ fail:
 
 #define MAX_PFC_SAMPLES 4096
 
-/* A PFC report has no inventory: its ports are the samples' (device, port), in order. */
+/* A PFC report has no inventory: its ports are the samples' (device, port), grouped by device
+ * in order of appearance (a device's ports contiguous, as report_parse's inventory has them).
+ * Hash maps keep it linear in the samples. */
 static int ports_of_samples(struct report *r, json_t *samples, struct js_path *p, struct rf_err *e)
 {
 	size_t n = json_array_size(samples), i;
 	const char **dev = calloc(n ? n : 1, sizeof(*dev)), **port = calloc(n ? n : 1, sizeof(*port));
+	uint32_t *devof = calloc(n ? n : 1, sizeof(*devof)), *count = NULL, *fill = NULL;
+	char **keys = calloc(n ? n : 1, sizeof(*keys));
+	struct hmap devs, seen;
 	json_t *js;
 	int x = -ENOMEM;
 
+	hmap_init(&devs);
+	hmap_init(&seen);
 	r->devices = calloc(n ? n : 1, sizeof(*r->devices));
 	r->ports = calloc(n ? n : 1, sizeof(*r->ports));
-	if (!dev || !port || !r->devices || !r->ports)
+	if (!dev || !port || !devof || !keys || !r->devices || !r->ports)
 		goto out;
 	json_array_foreach(samples, i, js) {
 		size_t a = js_path_push_key(p, "samples");
+		void *hit;
 
 		js_path_push_idx(p, i);
 		if (!json_is_object(js)) {
@@ -697,44 +723,77 @@ static int ports_of_samples(struct report *r, json_t *samples, struct js_path *p
 		if ((x = js_req_str(js, "device", 64, true, p, &dev[i], e)) < 0 ||
 		    (x = js_req_str(js, "port", 64, true, p, &port[i], e)) < 0)
 			goto out;
+		x = -ENOMEM;
 		js_path_pop(p, a);
-	}
-	/* devices in order of appearance, each with its ports contiguous */
-	for (i = 0; i < n; i++) {
-		struct report_device *d = NULL;
-
-		for (uint32_t k = 0; k < r->ndevices && !d; k++)
-			if (!strcmp(r->devices[k].name, dev[i]))
-				d = &r->devices[k];
-		if (d)
+		if ((hit = hmap_get(&devs, dev[i]))) {
+			devof[i] = (uint32_t)((uintptr_t)hit - 1);
 			continue;
+		}
 		if (r->ndevices == MAX_DEVICES) {
-			x = rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/samples", "more than %d devices",
-				       MAX_DEVICES);
+			x = rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/samples", "more than %d devices", MAX_DEVICES);
 			goto out;
 		}
-		d = &r->devices[r->ndevices++];
-		d->name = dev[i];
-		d->kind = "rdma";
-		d->first_port = r->nports;
-		for (size_t j = i; j < n; j++) {
-			bool dup = false;
-
-			if (strcmp(dev[j], dev[i]))
-				continue;
-			for (uint32_t k = d->first_port; k < r->nports && !dup; k++)
-				dup = !strcmp(r->ports[k].port, port[j]);
-			if (dup)
-				continue;
-			r->ports[r->nports] = (struct report_port){ .device = dev[i], .port = port[j],
-								     .speed_mbps = -1, .mtu = -1,
-								     .device_idx = r->ndevices - 1 };
-			r->nports++;
-			d->nports++;
-		}
+		if (hmap_put(&devs, dev[i], (void *)(uintptr_t)(r->ndevices + 1), NULL) < 0)
+			goto out;
+		r->devices[r->ndevices] = (struct report_device){ .name = dev[i], .kind = "rdma" };
+		devof[i] = r->ndevices++;
 	}
+	/* each device's distinct ports, devices in order */
+	count = calloc(r->ndevices + 1, sizeof(*count));
+	fill = calloc(r->ndevices + 1, sizeof(*fill));
+	if (!count || !fill)
+		goto out;
+	for (i = 0; i < n; i++) {
+		size_t dl = strlen(dev[i]), pl = strlen(port[i]);
+
+		if (!(keys[i] = malloc(dl + pl + 2)))
+			goto out;
+		memcpy(keys[i], dev[i], dl);
+		keys[i][dl] = '\x1f';
+		memcpy(keys[i] + dl + 1, port[i], pl + 1);
+		if (hmap_get(&seen, keys[i])) {
+			free(keys[i]);
+			keys[i] = NULL;
+			continue;
+		}
+		if (hmap_put(&seen, keys[i], (void *)1, NULL) < 0)
+			goto out;
+		count[devof[i]]++;
+	}
+	for (uint32_t d = 0, at = 0; d < r->ndevices; d++) {
+		r->devices[d].first_port = at;
+		at += count[d];
+	}
+	for (i = 0; i < n; i++) {
+		struct report_device *d;
+
+		if (!keys[i])
+			continue; /* a port seen before */
+		d = &r->devices[devof[i]];
+		r->ports[d->first_port + fill[devof[i]]] = (struct report_port){
+			.device = dev[i], .port = port[i], .speed_mbps = -1, .mtu = -1, .device_idx = devof[i] };
+		/* the map now says where the port is: parse_samples finds ports through it */
+		hmap_put(&seen, keys[i], (void *)(uintptr_t)(d->first_port + fill[devof[i]] + 1), NULL);
+		fill[devof[i]]++;
+		d->nports++;
+		r->nports++;
+	}
+	r->port_idx = malloc(sizeof(*r->port_idx));
+	if (!r->port_idx)
+		goto out;
+	*r->port_idx = seen; /* it owns the keys from now on */
+	hmap_init(&seen);
+	memset(keys, 0, n * sizeof(*keys));
 	x = 0;
 out:
+	for (i = 0; keys && i < n; i++)
+		free(keys[i]);
+	hmap_fini(&devs);
+	hmap_fini(&seen);
+	free(keys);
+	free(count);
+	free(fill);
+	free(devof);
 	free(dev);
 	free(port);
 	return x;

@@ -13,6 +13,8 @@
 #include "lib/err.h"
 #include "lib/registry.h"
 
+struct hmap;
+
 #define REPORT_SCHEMA 1
 
 enum report_role { REPORT_ROLE_HOST, REPORT_ROLE_SWITCH };
@@ -49,6 +51,7 @@ struct report_sample {
 
 struct report {
 	json_t *doc; /* owns every borrowed string */
+	struct hmap *port_idx; /* private: "device\x1fport" -> port index + 1 (PFC reports) */
 	const char *agent_id, *boot_id, *host_boot_id, *version, *hostname, *backend;
 	enum report_role role;
 	int64_t seq, time_ns, interval_ms;

@@ -213,7 +213,7 @@ static void run_due(struct sim_ctl *c)
 
 	for (size_t i = 0; i < c->npend;) {
 		struct pending p = c->pend[i];
-		char err[300] = "";
+		char err[600] = "";
 		bool ok;
 
 		if (p.at > now) {

@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (uint32_t d = 0; d < r->ndevices; d++)
 			if (r->devices[d].first_port + r->devices[d].nports > r->nports)
 				abort();
-		detector_put(det, r, size); /* -ENOSPC past the lane's bound is fine */
+		detector_put(det, r, size, NULL); /* -ENOSPC past the lane's bounds is fine */
 		report_free(r);
 		if (++nput % 4096 == 0) { /* a fresh lane now and then: memory stays bounded */
 			struct detector_opts o = { .interval_ns = 200000000, .deadline_ns = 60000000000,

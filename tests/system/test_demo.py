@@ -67,10 +67,10 @@ def test_demo_names_the_pause_storm(tmp_path):
     head = lines.index(next(l for l in lines if l.startswith("ID ")))
     alerts = [l for l in lines[head + 1:] if l.strip()]
     storm = [l for l in alerts if "pause_storm" in l]
-    assert len(storm) == 1 and "h7 priority 3" in storm[0] and "pauses leaf0:h7" in storm[0], alerts
+    assert len(storm) == 1 and "h7 nic0:1 priority 3" in storm[0] and "pauses leaf0:h7" in storm[0], alerts
     for l in alerts:
         if "pause_storm" not in l and "active" in l:
-            assert "attributed to the pause storm of h7 priority 3" in l, l
+            assert "attributed to the pause storm of h7 nic0:1 priority 3" in l, l
     assert not rocefab_processes(str(tmp_path))
 
 

@@ -116,7 +116,7 @@ def test_live_storm_isolated_rates_recover_then_restored(world):
     fid = inject(sim, {"type": "pause_storm", "host": "h5"})
     t0 = fabric_now(sim)
     a = wait_for(lambda: (alerts(c, "pause_storm") or [None])[0], 10, interval=0.02, what="a pause_storm alert")
-    assert a["subject"] == "h5 priority 3" and a["details"]["culprit"] == "h5", a
+    assert a["subject"] == "h5 nic0:1 priority 3" and a["details"]["culprit"] == "h5", a
     assert a["details"]["suggested"] == {"node": "leaf1", "port": "h5", "priority": 3, "change": "lossless_off"}
     assert not [x for x in alerts(c, "pause_storm") if x["details"]["culprit"] != "h5"]
     ch = wait_for(lambda: (lambda x: x[0] if x and x[0]["state"] == "applied" else None)(detector_changes(c)), 15,
@@ -160,7 +160,7 @@ def test_live_advise_changes_nothing_until_mitigated(world):
     assert r.status_code == 200 and r.json()["acked"]["by"] == "ops" and r.json()["state"] == "active", r.text
     # the same from rocefabctl
     out = ctl(d, "viewer", "alerts").stdout
-    assert "pause_storm" in out and "h5 priority 3" in out, out
+    assert "pause_storm" in out and "h5 nic0:1 priority 3" in out, out
     out = ctl(d, "viewer", "detector").stdout
     assert "storms advise" in out and "pause_storm" in out and "[mitigated]" in out, out
     r = ctl(d, "ops", "ack", str(a["id"]))
@@ -212,7 +212,7 @@ def test_pfc_report_identity_and_garbage(world):
             "samples": [{"device": "mlx5_0", "port": "1", "source": "ethtool", "driver": "mlx5",
                          "t_ns": 1700000000000000000, "values": {"rx_prio3_pause": 5}}]}
     r = c.post("/api/v1/agents/h1/pfc", json=good)
-    assert r.status_code == 200 and r.json() == {"accepted": True, "ports": 1}, r.text
+    assert r.status_code == 200 and r.json() == {"accepted": True, "ports": 1, "refused": 0}, r.text
     r = c.post("/api/v1/agents/h2/pfc", json=dict(good, agent=dict(good["agent"], id="h2")))
     assert r.status_code == 403 and r.json()["code"] == "AGENT_NOT_BOUND", r.text
     for bad, code in [(dict(good, schema=2), "UNSUPPORTED_SCHEMA"), (dict(good, extra=1), "SCHEMA_VIOLATION"),
@@ -289,3 +289,19 @@ def test_both_snapshot_builders_agree_on_a_frozen_fabric(world):
 def test_detector_options_refuse_bad_values(prog, args, msg):
     r = subprocess.run([binary(prog)] + args, capture_output=True, text=True, timeout=20)
     assert r.returncode == 2 and msg in r.stderr, (r.returncode, r.stderr)
+
+
+def test_a_break_left_by_a_stopped_rocefabd_is_restored_at_its_start(world):
+    d, sim, c, ops = fabric(world, os.path.join(LIVE, "deadlock.json"))
+    # a long restore time: the break is still in force when rocefabd stops
+    assert ops.put("/api/v1/detector/config", json={"deadlock_mode": "auto", "restore_ms": 600000}).status_code == 200
+    inject(sim, {"type": "route_override", "routes": LOOP})
+    brk = wait_for(lambda: (lambda x: x[0] if x and x[0]["state"] == "applied" else None)(detector_changes(c)), 15,
+                   what="the break applied")
+    assert brk["params"] == {"enable": 0}
+    d.stop()
+    d.start()
+    back = wait_for(lambda: (lambda x: x[1] if len(x) >= 2 else None)(detector_changes(c)), 15,
+                    what="the restoration after the restart")
+    assert back["params"] == {"enable": 8} and "rocefabd restarted" in back["reason"], back
+    assert (back["target"]["agent"], back["target"]["port"]) == (brk["target"]["agent"], brk["target"]["port"])

@@ -376,6 +376,13 @@ static void test_break_restore_persistent(void **state)
 		assert_int_equal(r->nactions, 0);
 		assert_true(only(r, CC_DL_PERSISTENT, 1)->mitigated); /* stays raised */
 	}
+	/* an operator fixed the routing and put the port back: the hold is theirs, it goes */
+	s = ring(3, 20 * IV, false);
+	assert_int_equal(cc_dl_run(d, s, &r), 0);
+	cc_snap_free(s);
+	assert_int_equal(cc_dl_holds(d), 0);
+	only(r, CC_DL_PERSISTENT, 0);
+	assert_int_equal(r->nactions, 0);
 	cc_dl_free(d);
 }
 
@@ -438,9 +445,10 @@ static void test_storm_isolated_until_quiet(void **state)
 	assert_int_equal(r->nactions, 1);
 	assert_int_equal(r->actions[0].op, CC_DL_RESTORE);
 	restore = r->actions[0].id;
-	/* the restore failed: retried at the next interval */
+	/* the restore failed (the port is still out of lossless mode): retried at the next interval */
 	cc_dl_action_done(d, restore, false);
 	s = storming(9 * IV, true, false);
+	s->ports[P(s, "s1", "h1")].lossless = 0;
 	assert_int_equal(cc_dl_run(d, s, &r), 0);
 	cc_snap_free(s);
 	assert_int_equal(r->nactions, 1);
