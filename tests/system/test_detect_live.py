@@ -305,3 +305,24 @@ def test_a_break_left_by_a_stopped_rocefabd_is_restored_at_its_start(world):
                     what="the restoration after the restart")
     assert back["params"] == {"enable": 8} and "rocefabd restarted" in back["reason"], back
     assert (back["target"]["agent"], back["target"]["port"]) == (brk["target"]["agent"], brk["target"]["port"])
+
+
+def test_a_linux_agent_feeds_the_fast_lane(world):
+    """rocefab-agent on the linux backend (a recorded mlx5 host: ethtool's rx_prio3_pause and
+    friends) sends its fast PFC reports beside its full reports; rocefabd's lane holds its
+    ports' lossless priorities."""
+    from conftest import copy_tree
+    d = world.daemon()
+    d.token("agents", "agent", agent="gpu-a2")
+    d.token("viewer", "viewer")
+    d.start()
+    tree = copy_tree("gpu-a2", os.path.join(world.tmp, "tree"))
+    world.agent("gpu-a2", tree, d.url, os.path.join(world.tmp, "agents.token"), interval="1s").start()
+    c = d.client("viewer")
+    lane = wait_for(lambda: (lambda ln: ln if ln["ports"] >= 1 and ln["reports"] >= 5 else None)(
+        c.json("/api/v1/detector")["lane"]), 15, what="the agent's fast PFC reports")
+    # a report every 200 ms (the full ones come every second)
+    assert lane["reports"] >= 5
+    assert c.json("/api/v1/agents/gpu-a2")["seq"] <= lane["reports"]
+    m = c.get("/metrics").text
+    assert "rocefab_pfc_lane_ports" in m
