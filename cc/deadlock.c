@@ -462,19 +462,27 @@ static int qkey(char *buf, size_t len, const char *node, const char *port, unsig
 
 /* --- findings ---------------------------------------------------------------------------------- */
 
+/* Room for one more element in *v (n used of *cap, each size bytes): 0 or -ENOMEM. */
+static int room(void **v, size_t *cap, size_t n, size_t size)
+{
+	size_t ncap = *cap ? *cap * 2 : 16;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	if (!(p = realloc(*v, ncap * size)))
+		return -ENOMEM;
+	*v = p;
+	*cap = ncap;
+	return 0;
+}
+
 static struct cc_dl_finding *new_finding(struct cc_dl *d)
 {
 	struct cc_dl_result *r = &d->res;
 
-	if (r->nfindings == d->capfindings) {
-		size_t cap = d->capfindings ? d->capfindings * 2 : 16;
-		struct cc_dl_finding *f = realloc(r->findings, cap * sizeof(*f));
-
-		if (!f)
-			return NULL;
-		r->findings = f;
-		d->capfindings = cap;
-	}
+	if (room((void **)&r->findings, &d->capfindings, r->nfindings, sizeof(*r->findings)) < 0)
+		return NULL;
 	memset(&r->findings[r->nfindings], 0, sizeof(r->findings[0]));
 	return &r->findings[r->nfindings++];
 }
@@ -511,15 +519,8 @@ static struct cc_dl_action *new_action(struct cc_dl *d)
 {
 	struct cc_dl_result *r = &d->res;
 
-	if (r->nactions == d->capactions) {
-		size_t cap = d->capactions ? d->capactions * 2 : 8;
-		struct cc_dl_action *a = realloc(r->actions, cap * sizeof(*a));
-
-		if (!a)
-			return NULL;
-		r->actions = a;
-		d->capactions = cap;
-	}
+	if (room((void **)&r->actions, &d->capactions, r->nactions, sizeof(*r->actions)) < 0)
+		return NULL;
 	memset(&r->actions[r->nactions], 0, sizeof(r->actions[0]));
 	r->actions[r->nactions].id = d->next_action++;
 	return &r->actions[r->nactions++];
@@ -576,15 +577,8 @@ static int mitigate(struct cc_dl *d, const struct cc_dl_finding *f, struct cc_dl
 		return -EINVAL;
 	if (find_hold_finding(d, f->id) || find_hold_queue(d, f->suggested.node, f->suggested.port, f->prio))
 		return -EALREADY;
-	if (d->nholds == d->capholds) {
-		size_t cap = d->capholds ? d->capholds * 2 : 8;
-		struct hold *v = realloc(d->holds, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		d->holds = v;
-		d->capholds = cap;
-	}
+	if (room((void **)&d->holds, &d->capholds, d->nholds, sizeof(*d->holds)) < 0)
+		return -ENOMEM;
 	h = &d->holds[d->nholds];
 	memset(h, 0, sizeof(*h));
 	h->fkey = fkey ? strdup(fkey) : NULL;

@@ -578,6 +578,37 @@ static int parse_results(struct report *r, json_t *list, struct js_path *p, stru
 	return 0;
 }
 
+/* The head every report has: JSON, an object, its schema, only the keys it may have, and the
+ * agent it is from. */
+static int parse_head(struct report *r, const char *body, size_t len, const char *const *keys, const char *what,
+		      struct js_path *p, struct rf_err *e)
+{
+	json_t *agent;
+	int64_t schema;
+	size_t a;
+	int x;
+
+	r->doc = js_parse(body, len, e);
+	if (!r->doc)
+		return -EINVAL;
+	js_path_init(p);
+	if (!json_is_object(r->doc))
+		return js_fail(e, p, NULL, "a %s must be a JSON object", what);
+	if ((x = js_req_int(r->doc, "schema", 0, INT32_MAX, p, &schema, e)) < 0)
+		return x;
+	if (schema != REPORT_SCHEMA)
+		return rf_err_set(e, -EINVAL, "UNSUPPORTED_SCHEMA", "/schema",
+				  "%s schema %lld is not supported (this rocefabd speaks %d); "
+				  "upgrade rocefabd before its agents",
+				  what, (long long)schema, REPORT_SCHEMA);
+	if ((x = js_check_keys(r->doc, keys, p, e)) < 0 || (x = js_req_obj(r->doc, "agent", p, &agent, e)) < 0)
+		return x;
+	a = js_path_push_key(p, "agent");
+	x = parse_agent(r, agent, p, e);
+	js_path_pop(p, a);
+	return x;
+}
+
 int report_parse(const char *body, size_t len, const struct reg *reg, struct report **ret,
 		 struct rf_err *e)
 {
@@ -585,43 +616,14 @@ int report_parse(const char *body, size_t len, const struct reg *reg, struct rep
 					    "inventory", "samples", "spool", "errors",	"config",
 					    "command_results", "probes", NULL };
 	struct report *r = calloc(1, sizeof(*r));
-	json_t *agent, *inv, *samples, *spool, *errors = NULL;
+	json_t *inv, *samples, *spool, *errors = NULL;
 	struct js_path p;
-	int64_t schema;
 	int x;
 
 	if (!r)
 		return -ENOMEM;
-	r->doc = js_parse(body, len, e);
-	if (!r->doc) {
-		x = -EINVAL;
+	if ((x = parse_head(r, body, len, keys, "report", &p, e)) < 0)
 		goto fail;
-	}
-	js_path_init(&p);
-	if (!json_is_object(r->doc)) {
-		x = js_fail(e, &p, NULL, "a report must be a JSON object");
-		goto fail;
-	}
-	if ((x = js_req_int(r->doc, "schema", 0, INT32_MAX, &p, &schema, e)) < 0)
-		goto fail;
-	if (schema != REPORT_SCHEMA) {
-		x = rf_err_set(e, -EINVAL, "UNSUPPORTED_SCHEMA", "/schema",
-			       "report schema %lld is not supported (this rocefabd speaks %d); "
-			       "upgrade rocefabd before its agents",
-			       (long long)schema, REPORT_SCHEMA);
-		goto fail;
-	}
-	if ((x = js_check_keys(r->doc, keys, &p, e)) < 0 ||
-	    (x = js_req_obj(r->doc, "agent", &p, &agent, e)) < 0)
-		goto fail;
-	{
-		size_t a = js_path_push_key(&p, "agent");
-
-		x = parse_agent(r, agent, &p, e);
-		js_path_pop(&p, a);
-		if (x < 0)
-			goto fail;
-	}
 	if ((x = js_req_int(r->doc, "seq", 1, MAX_SEQ, &p, &r->seq, e)) < 0 ||
 	    (x = js_req_int(r->doc, "time_ns", MIN_TIME_NS, MAX_TIME_NS, &p, &r->time_ns, e)) < 0 ||
 	    (x = js_req_int(r->doc, "interval_ms", 10, 3600000, &p, &r->interval_ms, e)) < 0 ||
@@ -804,43 +806,14 @@ int report_parse_pfc(const char *body, size_t len, const struct reg *reg, struct
 {
 	static const char *const keys[] = { "schema", "agent", "seq", "time_ns", "interval_ms", "samples", NULL };
 	struct report *r = calloc(1, sizeof(*r));
-	json_t *agent, *samples;
+	json_t *samples;
 	struct js_path p;
-	int64_t schema;
 	int x;
 
 	if (!r)
 		return -ENOMEM;
-	r->doc = js_parse(body, len, e);
-	if (!r->doc) {
-		x = -EINVAL;
+	if ((x = parse_head(r, body, len, keys, "PFC report", &p, e)) < 0)
 		goto fail;
-	}
-	js_path_init(&p);
-	if (!json_is_object(r->doc)) {
-		x = js_fail(e, &p, NULL, "a PFC report must be a JSON object");
-		goto fail;
-	}
-	if ((x = js_req_int(r->doc, "schema", 0, INT32_MAX, &p, &schema, e)) < 0)
-		goto fail;
-	if (schema != REPORT_SCHEMA) {
-		x = rf_err_set(e, -EINVAL, "UNSUPPORTED_SCHEMA", "/schema",
-			       "PFC report schema %lld is not supported (this rocefabd speaks %d); "
-			       "upgrade rocefabd before its agents",
-			       (long long)schema, REPORT_SCHEMA);
-		goto fail;
-	}
-	if ((x = js_check_keys(r->doc, keys, &p, e)) < 0 ||
-	    (x = js_req_obj(r->doc, "agent", &p, &agent, e)) < 0)
-		goto fail;
-	{
-		size_t a = js_path_push_key(&p, "agent");
-
-		x = parse_agent(r, agent, &p, e);
-		js_path_pop(&p, a);
-		if (x < 0)
-			goto fail;
-	}
 	if ((x = js_req_int(r->doc, "seq", 1, MAX_SEQ, &p, &r->seq, e)) < 0 ||
 	    (x = js_req_int(r->doc, "time_ns", MIN_TIME_NS, MAX_TIME_NS, &p, &r->time_ns, e)) < 0 ||
 	    (x = js_req_int(r->doc, "interval_ms", 10, 3600000, &p, &r->interval_ms, e)) < 0 ||
