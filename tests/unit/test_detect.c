@@ -129,7 +129,7 @@ static void test_snapshot(void **state)
 	assert_int_equal(cc_snap_node(a, "h0", CC_SWITCH), -EINVAL);
 	/* the same fabric built in another order renders the same */
 	for (int i = 2; i >= 0; i--) {
-		char n[8], h[8], nx[8];
+		char n[16], h[16], nx[16];
 
 		snprintf(n, sizeof(n), "s%d", i);
 		snprintf(h, sizeof(h), "h%d", i);
@@ -138,7 +138,7 @@ static void test_snapshot(void **state)
 		cc_snap_port(b, (uint32_t)cc_snap_node(b, n, CC_SWITCH), h);
 	}
 	for (int i = 0; i < 3; i++) {
-		char n[8], nx[8], h[8];
+		char n[16], nx[16], h[16];
 
 		snprintf(n, sizeof(n), "s%d", i);
 		snprintf(nx, sizeof(nx), "s%d", (i + 1) % 3);
