@@ -97,6 +97,12 @@ struct slowc {
 	char key[];
 };
 
+/* A share of the interval, worked out once a run (the loops ask for it for every queue). */
+struct share {
+	uint64_t us;
+	bool most; /* more than half: the rule without duration counters applies */
+};
+
 struct cc_dl {
 	struct cc_dl_conf conf;
 	struct hmap tracks; /* key -> struct track */
@@ -105,6 +111,7 @@ struct cc_dl {
 	struct hmap restored; /* "node\x1fport\x1fprio" of a restored break -> (void *)1 */
 	struct hmap slow; /* slow receiver candidates: key -> the run that saw them last */
 	uintptr_t runs;
+	struct share sh_stuck, sh_cong, sh_slow; /* this run's */
 	uint64_t next_id, next_action;
 	int64_t now_us;
 	/* the result of the last run */
@@ -208,29 +215,28 @@ static bool has(const struct cc_prio *e, enum cc_field f)
 	return e && (e->have & (1u << f));
 }
 
-static uint64_t share_us(const struct cc_snap *s, double share)
+static struct share share_of(const struct cc_snap *s, double share)
 {
-	return (uint64_t)((double)s->interval_us * share);
+	return (struct share){ .us = (uint64_t)((double)s->interval_us * share), .most = share > 0.5 };
 }
 
 /* Paused by the peer for the share of the interval. */
-static bool paused_for(const struct cc_snap *s, const struct cc_prio *e, double share)
+static bool paused_for(const struct cc_prio *e, struct share sh)
 {
 	if (has(e, CF_RX_PAUSE_US))
-		return e->v[CF_RX_PAUSE_US] >= share_us(s, share);
+		return e->v[CF_RX_PAUSE_US] >= sh.us;
 	/* no duration counter: SONiC's rule — paused now, pause frames came, no XON */
-	return has(e, CF_PAUSED) && e->v[CF_PAUSED] && has(e, CF_RX_PAUSE_FRAMES) &&
-	       e->v[CF_RX_PAUSE_FRAMES] > 0 && (!has(e, CF_RX_PAUSE_TRANSITIONS) || !e->v[CF_RX_PAUSE_TRANSITIONS]) &&
-	       share > 0.5;
+	return sh.most && has(e, CF_PAUSED) && e->v[CF_PAUSED] && has(e, CF_RX_PAUSE_FRAMES) &&
+	       e->v[CF_RX_PAUSE_FRAMES] > 0 && (!has(e, CF_RX_PAUSE_TRANSITIONS) || !e->v[CF_RX_PAUSE_TRANSITIONS]);
 }
 
 /* Pausing its peer for the share of the interval. */
-static bool pausing_for(const struct cc_snap *s, const struct cc_prio *e, double share)
+static bool pausing_for(const struct cc_prio *e, struct share sh)
 {
 	if (has(e, CF_TX_PAUSE_US))
-		return e->v[CF_TX_PAUSE_US] >= share_us(s, share);
-	return has(e, CF_PAUSING) && e->v[CF_PAUSING] && has(e, CF_TX_PAUSE_FRAMES) && e->v[CF_TX_PAUSE_FRAMES] > 0 &&
-	       share > 0.5;
+		return e->v[CF_TX_PAUSE_US] >= sh.us;
+	return sh.most && has(e, CF_PAUSING) && e->v[CF_PAUSING] && has(e, CF_TX_PAUSE_FRAMES) &&
+	       e->v[CF_TX_PAUSE_FRAMES] > 0;
 }
 
 static bool pausing_any(const struct cc_snap *s, uint32_t port, unsigned prio)
@@ -273,7 +279,7 @@ static bool stuck(const struct cc_dl *d, const struct cc_snap *s, uint32_t pi, u
 
 	if (p->down || !(p->lossless & (1u << prio)) || !e)
 		return false;
-	if (!paused_for(s, e, d->conf.stuck_share) || !sent_nothing(e))
+	if (!paused_for(e, d->sh_stuck) || !sent_nothing(e))
 		return false;
 	/* a switch queue says whether anything waits; a NIC's does not (its flows do) */
 	return !has(e, CF_QUEUE_DEPTH) || e->v[CF_QUEUE_DEPTH] > 0;
@@ -285,7 +291,7 @@ static bool waiting(const struct cc_dl *d, const struct cc_snap *s, uint32_t pi,
 	const struct cc_port *p = &s->ports[pi];
 	const struct cc_prio *e = cc_snap_prio(s, pi, prio);
 
-	if (p->down || !(p->lossless & (1u << prio)) || !e || !paused_for(s, e, d->conf.congestion_share))
+	if (p->down || !(p->lossless & (1u << prio)) || !e || !paused_for(e, d->sh_cong))
 		return false;
 	return !has(e, CF_QUEUE_DEPTH) || e->v[CF_QUEUE_DEPTH] > 0;
 }
@@ -1089,7 +1095,7 @@ static int add_congestion(struct run *r)
 
 			uint32_t vx;
 
-			if (!(s->ports[p].lossless & (1u << pr)) || !paused_for(s, e, d->conf.congestion_share) ||
+			if (!(s->ports[p].lossless & (1u << pr)) || !paused_for(e, d->sh_cong) ||
 			    sent_nothing(e))
 				continue;
 			vx = find_vertex(r, p, (uint8_t)pr);
@@ -1152,7 +1158,7 @@ static bool is_storm_culprit(const struct run *r, uint32_t p, unsigned prio, con
 	const struct cc_prio *e = cc_snap_prio(s, p, prio);
 	uint32_t node = s->ports[p].node;
 
-	if (!e || s->ports[p].down || !pausing_for(s, e, r->d->conf.stuck_share))
+	if (!e || s->ports[p].down || !pausing_for(e, r->d->sh_stuck))
 		return false;
 	if (has(e, CF_PAUSING) && !e->v[CF_PAUSING])
 		return false; /* it stopped by the end of the interval */
@@ -1247,6 +1253,9 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 	result_clear(&d->res);
 	d->runs++;
 	d->now_us = s->t_us;
+	d->sh_stuck = share_of(s, d->conf.stuck_share);
+	d->sh_cong = share_of(s, d->conf.congestion_share);
+	d->sh_slow = share_of(s, d->conf.slow_share);
 	d->res.t_us = s->t_us;
 	for (size_t i = 0; hmap_next(&d->tracks, &i, &k, &v);)
 		((struct track *)v)->seen = false;
@@ -1353,7 +1362,7 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 			struct slowc *c;
 			bool again;
 
-			if (!e || !pausing_for(s, e, d->conf.slow_share) || took_nothing(s, p, pr) ||
+			if (!e || !pausing_for(e, d->sh_slow) || took_nothing(s, p, pr) ||
 			    !has(e, CF_TX_PAUSE_US) || !has(e, CF_RX_BYTES))
 				continue;
 			/* two intervals in a row: a storm's first interval looks like this (it still

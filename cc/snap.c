@@ -36,7 +36,8 @@ struct cc_snap *cc_snap_new(uint8_t prios, int64_t t_us, int64_t interval_us)
 	s->t_us = t_us;
 	s->interval_us = interval_us;
 	s->prios = prios;
-	s->nprios = (unsigned)__builtin_popcount(prios);
+	for (unsigned pr = 0; pr < CC_NPRIO; pr++)
+		s->rank[pr] = (prios & (1u << pr)) ? (int8_t)s->nprios++ : -1;
 	s->node_idx = calloc(1, sizeof(*s->node_idx));
 	s->port_idx = calloc(1, sizeof(*s->port_idx));
 	if (!s->node_idx || !s->port_idx) {
@@ -170,13 +171,6 @@ int cc_snap_link(struct cc_snap *s, uint32_t a, uint32_t b)
 	s->ports[a].peer = b;
 	s->ports[b].peer = a;
 	return 0;
-}
-
-struct cc_prio *cc_snap_prio(const struct cc_snap *s, uint32_t port, unsigned prio)
-{
-	if (port >= s->nports || prio >= CC_NPRIO || !(s->prios & (1u << prio)))
-		return NULL;
-	return &s->prbuf[(size_t)port * s->nprios + (unsigned)__builtin_popcount(s->prios & ((1u << prio) - 1))];
 }
 
 int cc_snap_set(struct cc_snap *s, uint32_t port, const char *name, int prio, uint64_t value)

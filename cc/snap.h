@@ -71,6 +71,7 @@ struct cc_snap {
 	int64_t interval_us; /* its length */
 	uint8_t prios;	     /* the priorities the snapshot holds: the fabric's lossless ones */
 	unsigned nprios;
+	int8_t rank[CC_NPRIO]; /* a priority's place among them, -1: not held */
 	struct cc_node *nodes;
 	uint32_t nnodes, capnodes;
 	struct cc_port *ports;
@@ -100,8 +101,14 @@ int cc_snap_set(struct cc_snap *s, uint32_t port, const char *name, int prio, ui
 /* Sorts every node's ports by name, for a canonical order.  Call once built. */
 void cc_snap_finish(struct cc_snap *s);
 
-/* The entry of a port and priority, NULL when the snapshot does not hold the priority. */
-struct cc_prio *cc_snap_prio(const struct cc_snap *s, uint32_t port, unsigned prio);
+/* The entry of a port and priority, NULL when the snapshot does not hold the priority (inline:
+ * the detector asks for every queue of the fabric). */
+static inline struct cc_prio *cc_snap_prio(const struct cc_snap *s, uint32_t port, unsigned prio)
+{
+	if (port >= s->nports || prio >= CC_NPRIO || s->rank[prio] < 0)
+		return NULL;
+	return &s->prbuf[(size_t)port * s->nprios + (unsigned)s->rank[prio]];
+}
 /* "node:port", into buf. */
 const char *cc_snap_port_label(const struct cc_snap *s, uint32_t port, char *buf, size_t len);
 int cc_snap_find_node(const struct cc_snap *s, const char *name);
