@@ -1322,6 +1322,33 @@ json_t *detector_snapshot(struct detector *d)
 	return o;
 }
 
+static bool victim_node(json_t *victims, const char *node)
+{
+	json_t *v;
+	size_t k;
+
+	json_array_foreach(victims, k, v)
+		if (!strcmp(json_string_value(json_object_get(v, "node")) ?: "", node))
+			return true;
+	return false;
+}
+
+/* The host's ports lead to that switch (in the snapshot). */
+static bool same_tor(const struct cc_snap *s, const char *host, const char *tor)
+{
+	int n = s ? cc_snap_find_node(s, host) : -1;
+
+	if (n < 0)
+		return false;
+	for (uint32_t i = 0; i < s->nodes[n].nports; i++) {
+		uint32_t peer = s->ports[s->nodes[n].ports[i]].peer;
+
+		if (peer != CC_NONE && !strcmp(s->nodes[s->ports[peer].node].name, tor))
+			return true;
+	}
+	return false;
+}
+
 bool detector_explains(struct detector *d, const char *kind, const char *subject, char *buf, size_t len)
 {
 	json_t *f;
@@ -1339,7 +1366,11 @@ bool detector_explains(struct detector *d, const char *kind, const char *subject
 		if (!strcmp(kind, "fabric"))
 			hit = true; /* losses spread everywhere while a storm's pauses spread */
 		else if (!strcmp(kind, "host"))
-			hit = !strcmp(subject, culprit);
+			/* the culprit; or a host the storm froze (a victim), or one hanging off the
+			 * culprit's ToR, whose probes cross the frozen switch */
+			hit = !strcmp(subject, culprit) || victim_node(victims, subject) ||
+			      (suggested && same_tor(d->last, subject,
+						     json_string_value(json_object_get(suggested, "node")) ?: ""));
 		else if (!strcmp(kind, "tor"))
 			/* the switch port facing the culprit is on its ToR */
 			hit = suggested && !strcmp(json_string_value(json_object_get(suggested, "node")) ?: "", subject);

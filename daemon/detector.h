@@ -82,8 +82,9 @@ json_t *detector_status(struct detector *d);
 json_t *detector_snapshot(struct detector *d);
 
 /* What explains a pingmesh finding (kind "host", "tor", "link", "fabric"; its subject): a pause
- * storm whose culprit is that host, or sits under that ToR, or whose victims include that link;
- * any pause storm for losses spread over the fabric.
+ * storm whose culprit is that host (or the host is among its victims, or under the culprit's
+ * ToR), or whose culprit sits under that ToR, or whose victims include that link; any pause
+ * storm for losses spread over the fabric.
  * Writes the storm's alert subject into buf and returns true. */
 bool detector_explains(struct detector *d, const char *kind, const char *subject, char *buf, size_t len);
 
