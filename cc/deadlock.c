@@ -15,6 +15,7 @@
 
 #include "cc/deadlock.h"
 #include "lib/hmap.h"
+#include "lib/vec.h"
 
 const struct cc_dl_conf cc_dl_defaults = {
 	.deadlock_mode = CC_DL_ADVISE,
@@ -468,26 +469,11 @@ static int qkey(char *buf, size_t len, const char *node, const char *port, unsig
 
 /* --- findings ---------------------------------------------------------------------------------- */
 
-/* Room for one more element in *v (n used of *cap, each size bytes): 0 or -ENOMEM. */
-static int room(void **v, size_t *cap, size_t n, size_t size)
-{
-	size_t ncap = *cap ? *cap * 2 : 16;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	if (!(p = realloc(*v, ncap * size)))
-		return -ENOMEM;
-	*v = p;
-	*cap = ncap;
-	return 0;
-}
-
 static struct cc_dl_finding *new_finding(struct cc_dl *d)
 {
 	struct cc_dl_result *r = &d->res;
 
-	if (room((void **)&r->findings, &d->capfindings, r->nfindings, sizeof(*r->findings)) < 0)
+	if (vec_room((void **)&r->findings, &d->capfindings, r->nfindings, sizeof(*r->findings)) < 0)
 		return NULL;
 	memset(&r->findings[r->nfindings], 0, sizeof(r->findings[0]));
 	return &r->findings[r->nfindings++];
@@ -525,7 +511,7 @@ static struct cc_dl_action *new_action(struct cc_dl *d)
 {
 	struct cc_dl_result *r = &d->res;
 
-	if (room((void **)&r->actions, &d->capactions, r->nactions, sizeof(*r->actions)) < 0)
+	if (vec_room((void **)&r->actions, &d->capactions, r->nactions, sizeof(*r->actions)) < 0)
 		return NULL;
 	memset(&r->actions[r->nactions], 0, sizeof(r->actions[0]));
 	r->actions[r->nactions].id = d->next_action++;
@@ -583,7 +569,7 @@ static int mitigate(struct cc_dl *d, const struct cc_dl_finding *f, struct cc_dl
 		return -EINVAL;
 	if (find_hold_finding(d, f->id) || find_hold_queue(d, f->suggested.node, f->suggested.port, f->prio))
 		return -EALREADY;
-	if (room((void **)&d->holds, &d->capholds, d->nholds, sizeof(*d->holds)) < 0)
+	if (vec_room((void **)&d->holds, &d->capholds, d->nholds, sizeof(*d->holds)) < 0)
 		return -ENOMEM;
 	h = &d->holds[d->nholds];
 	memset(h, 0, sizeof(*h));
@@ -1084,7 +1070,8 @@ static int add_congestion(struct run *r)
 
 	for (unsigned pr = 0; pr < CC_NPRIO; pr++) {
 		struct cc_dl_queue *q = NULL;
-		uint32_t n = 0, cap = 0;
+		uint32_t n = 0;
+		size_t cap = 0;
 		struct cc_dl_finding *f;
 		char key[32];
 
@@ -1101,14 +1088,9 @@ static int add_congestion(struct run *r)
 			vx = find_vertex(r, p, (uint8_t)pr);
 			if (vx != UINT32_MAX && r->v[vx].victim)
 				continue; /* listed as a storm's victim */
-			if (n == cap) {
-				struct cc_dl_queue *v = realloc(q, (cap = cap ? cap * 2 : 16) * sizeof(*v));
-
-				if (!v) {
-					free(q);
-					return -ENOMEM;
-				}
-				q = v;
+			if (vec_room((void **)&q, &cap, n, sizeof(*q)) < 0) {
+				free(q);
+				return -ENOMEM;
 			}
 			queue_of(s, p, pr, &q[n++]);
 		}
@@ -1245,7 +1227,8 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 {
 	struct run r = { .d = d, .s = s };
 	bool *node_has_stuck = NULL, *in_cycle = NULL, *not_stuck = NULL, *held_culprit = NULL, *culprit_node = NULL;
-	uint32_t cap = 0, *buf = NULL;
+	uint32_t *buf = NULL;
+	size_t cap = 0;
 	const char *k;
 	void *v;
 	int rc = -ENOMEM;
@@ -1272,13 +1255,8 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 			is_stuck = stuck(d, s, p, pr);
 			if (!is_stuck && !waiting(d, s, p, pr))
 				continue;
-			if (r.nv == cap) {
-				struct vq *nvq = realloc(r.v, (cap = cap ? cap * 2 : 64) * sizeof(*nvq));
-
-				if (!nvq)
-					goto out;
-				r.v = nvq;
-			}
+			if (vec_room((void **)&r.v, &cap, r.nv, sizeof(*r.v)) < 0)
+				goto out;
 			peer = s->ports[p].peer;
 			r.v[r.nv++] = (struct vq){
 				.port = p,

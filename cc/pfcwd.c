@@ -7,6 +7,7 @@
 
 #include "cc/pfcwd.h"
 #include "lib/hmap.h"
+#include "lib/vec.h"
 
 struct wdq {
 	char *key;
@@ -65,15 +66,8 @@ size_t cc_wd_stormed(const struct cc_wd *w)
 
 static int act(struct cc_wd *w, const struct wdq *q, enum cc_wd_op op)
 {
-	if (w->nacts == w->capacts) {
-		size_t cap = w->capacts ? w->capacts * 2 : 8;
-		struct cc_wd_action *a = realloc(w->acts, cap * sizeof(*a));
-
-		if (!a)
-			return -ENOMEM;
-		w->acts = a;
-		w->capacts = cap;
-	}
+	if (vec_room((void **)&w->acts, &w->capacts, w->nacts, sizeof(*w->acts)) < 0)
+		return -ENOMEM;
 	w->acts[w->nacts] = (struct cc_wd_action){ .op = op, .prio = q->prio };
 	snprintf(w->acts[w->nacts].node, sizeof(w->acts[0].node), "%s", q->node);
 	snprintf(w->acts[w->nacts].port, sizeof(w->acts[0].port), "%s", q->port);

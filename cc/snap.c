@@ -6,6 +6,7 @@
 
 #include "cc/snap.h"
 #include "lib/hmap.h"
+#include "lib/vec.h"
 
 const char *const cc_snap_field_names[CF_N] = {
 	[CF_RX_PAUSE_FRAMES] = "pfc_rx_pause_frames",
@@ -71,23 +72,6 @@ void cc_snap_free(struct cc_snap *s)
 	free(s);
 }
 
-static int grow(void **v, uint32_t *cap, uint32_t need, size_t size)
-{
-	uint32_t n = *cap ? *cap : 16;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	p = realloc(*v, (size_t)n * size);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = n;
-	return 0;
-}
-
 int cc_snap_node(struct cc_snap *s, const char *name, enum cc_node_kind kind)
 {
 	void *hit = hmap_get(s->node_idx, name);
@@ -99,7 +83,7 @@ int cc_snap_node(struct cc_snap *s, const char *name, enum cc_node_kind kind)
 
 		return s->nodes[i].kind == kind ? (int)i : -EINVAL;
 	}
-	if (s->nnodes >= INT32_MAX || grow((void **)&s->nodes, &s->capnodes, s->nnodes + 1, sizeof(*s->nodes)) < 0)
+	if (s->nnodes >= INT32_MAX || vec_room((void **)&s->nodes, &s->capnodes, s->nnodes, sizeof(*s->nodes)) < 0)
 		return -ENOMEM;
 	copy = strdup(name);
 	if (!copy)
@@ -137,17 +121,16 @@ int cc_snap_port(struct cc_snap *s, uint32_t node, const char *name)
 		free(key);
 		return (int)((uintptr_t)hit - 1);
 	}
-	if (s->nports >= INT32_MAX || grow((void **)&s->ports, &s->capports, s->nports + 1, sizeof(*s->ports)) < 0 ||
-	    grow((void **)&n->ports, &n->capports, n->nports + 1, sizeof(*n->ports)) < 0)
+	if (s->nports >= INT32_MAX || vec_room((void **)&s->ports, &s->capports, s->nports, sizeof(*s->ports)) < 0 ||
+	    vec_room((void **)&n->ports, &n->capports, n->nports, sizeof(*n->ports)) < 0)
 		goto nomem;
-	if ((size_t)(s->nports + 1) * s->nprios > s->prcap_entries) {
-		size_t cap = s->prcap_entries ? s->prcap_entries * 2 : 64 * s->nprios;
-		struct cc_prio *pb = realloc(s->prbuf, cap * sizeof(*pb));
+	if (s->prcap < s->capports) { /* the priorities' entries keep pace with the ports */
+		struct cc_prio *pb = realloc(s->prbuf, s->capports * s->nprios * sizeof(*pb));
 
 		if (!pb)
 			goto nomem;
 		s->prbuf = pb;
-		s->prcap_entries = cap;
+		s->prcap = s->capports;
 	}
 	if (hmap_put(s->port_idx, key, (void *)(uintptr_t)(s->nports + 1), NULL) < 0)
 		goto nomem;

@@ -54,7 +54,8 @@ struct cc_node {
 	const char *name;
 	enum cc_node_kind kind;
 	uint32_t *ports; /* indexes into snap->ports, sorted by port name after cc_snap_finish */
-	uint32_t nports, capports;
+	uint32_t nports;
+	size_t capports;
 };
 
 struct cc_port {
@@ -73,12 +74,14 @@ struct cc_snap {
 	unsigned nprios;
 	int8_t rank[CC_NPRIO]; /* a priority's place among them, -1: not held */
 	struct cc_node *nodes;
-	uint32_t nnodes, capnodes;
+	uint32_t nnodes;
+	size_t capnodes;
 	struct cc_port *ports;
-	uint32_t nports, capports;
+	uint32_t nports;
+	size_t capports;
 	/* private */
 	struct cc_prio *prbuf; /* nprios entries per port, in increasing priority */
-	size_t prcap_entries;
+	size_t prcap;	       /* ports it has room for */
 	struct hmap *node_idx, *port_idx;
 };
 

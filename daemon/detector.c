@@ -14,6 +14,7 @@
 #include "lib/hmap.h"
 #include "lib/log.h"
 #include "lib/timeutil.h"
+#include "lib/vec.h"
 
 const struct detector_conf detector_defaults = {
 	.deadlock_mode = CC_DL_ADVISE,
@@ -712,15 +713,8 @@ static int apply_action(struct detector *d, struct store_reader *rd, const struc
 /* Under dl_lock.  0, or -ENOMEM (the caller tells cc the action failed). */
 static int inflight_add(struct detector *d, const struct cc_dl_action *a, int64_t change, int mask)
 {
-	if (d->ninf == d->capinf) {
-		size_t cap = d->capinf ? d->capinf * 2 : 8;
-		struct inflight *v = realloc(d->inf, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		d->inf = v;
-		d->capinf = cap;
-	}
+	if (vec_room((void **)&d->inf, &d->capinf, d->ninf, sizeof(*d->inf)) < 0)
+		return -ENOMEM;
 	d->inf[d->ninf] = (struct inflight){ .action = a->id, .change = change, .op = a->op, .prio = a->prio,
 					     .mask = mask };
 	snprintf(d->inf[d->ninf].node, sizeof(d->inf[0].node), "%s", a->node);

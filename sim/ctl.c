@@ -6,6 +6,7 @@
 
 #include "cc/pfcwd.h"
 #include "lib/timeutil.h"
+#include "lib/vec.h"
 #include "sim/ctl.h"
 #include "sim/snapshot.h"
 
@@ -155,15 +156,8 @@ static double us(int64_t ps)
 
 static int queue(struct sim_ctl *c, const struct pending *p)
 {
-	if (c->npend == c->cappend) {
-		size_t cap = c->cappend ? c->cappend * 2 : 8;
-		struct pending *v = realloc(c->pend, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		c->pend = v;
-		c->cappend = cap;
-	}
+	if (vec_room((void **)&c->pend, &c->cappend, c->npend, sizeof(*c->pend)) < 0)
+		return -ENOMEM;
 	c->pend[c->npend++] = *p;
 	return 0;
 }

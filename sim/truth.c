@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim/internal.h"
+#include "lib/vec.h"
 
 struct tq {
 	struct port *p;
@@ -78,7 +79,7 @@ json_t *sim_deadlocks(const struct sim *s, int64_t min_frozen_ps)
 {
 	struct tstate t = { 0 };
 	json_t *out = json_array();
-	uint32_t cap = 0;
+	size_t cap = 0;
 
 	for (uint32_t i = 0; i < s->nports; i++) {
 		struct port *p = s->ports[i];
@@ -89,12 +90,8 @@ json_t *sim_deadlocks(const struct sim *s, int64_t min_frozen_ps)
 			if (!p->q[pr].head || !sim_port_paused(s, p, (uint8_t)pr) ||
 			    s->now - p->last_tx[pr] < min_frozen_ps)
 				continue;
-			if (t.nv == cap) {
-				cap = cap ? cap * 2 : 64;
-				t.v = realloc(t.v, cap * sizeof(*t.v));
-				if (!t.v)
-					abort();
-			}
+			if (vec_room((void **)&t.v, &cap, t.nv, sizeof(*t.v)) < 0)
+				abort(); /* as the simulator does when it runs out of memory */
 			t.v[t.nv++] = (struct tq){ p, (uint8_t)pr };
 		}
 	}

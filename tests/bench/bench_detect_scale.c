@@ -180,7 +180,7 @@ static int cmp_d(const void *a, const void *b)
 static size_t snap_bytes(const struct cc_snap *s)
 {
 	size_t b = sizeof(*s) + s->capnodes * sizeof(*s->nodes) + s->capports * sizeof(*s->ports) +
-		   s->prcap_entries * sizeof(*s->prbuf);
+		   s->prcap * s->nprios * sizeof(*s->prbuf);
 
 	for (uint32_t i = 0; i < s->nnodes; i++)
 		b += s->nodes[i].capports * sizeof(uint32_t) + strlen(s->nodes[i].name) + 1;
