@@ -84,6 +84,9 @@ const struct conf_opt agent_opts[] = {
 #define PROBE_RESULTS_PER_REPORT 4096
 #define PROBE_BACKLOG_MAX (16 * PROBE_RESULTS_PER_REPORT)
 
+/* The fleet's two delivery queues: full reports (with their spools) and fast PFC reports. */
+enum { Q_REPORTS, Q_PFC, NQUEUES };
+
 struct result {
 	json_t *doc;	   /* the outcome (command_results[] item) */
 	int64_t first_seq; /* the first report that carried it; 0: none yet */
@@ -126,14 +129,13 @@ struct agent {
 	unsigned out_head, out_n;
 	bool queued, busy, was_down;
 	int64_t retry_at, backoff; /* monotonic ns; 0: not waiting */
-	struct agent *ready_next;
+	struct agent *next[NQUEUES]; /* in the fleet's queues */
 	int64_t base_tick, next_tick;
 	uint64_t built, delivered, rejected;
 	/* the fast PFC lane: only the latest report waits; an undelivered one is dropped */
 	char *pfc_data;
 	size_t pfc_len;
 	bool pfc_queued, pfc_busy, pfc_off;
-	struct agent *pfc_next;
 	int64_t pfc_tick;
 	uint64_t pfc_built, pfc_sent, pfc_dropped, pfc_bytes;
 };
@@ -816,6 +818,10 @@ int agent_from_settings(const struct agent_settings *s, bool deliver, struct reg
 
 /* --- the fleet --------------------------------------------------------------------------------- */
 
+struct fifo {
+	struct agent *head, *tail;
+};
+
 struct fleet {
 	struct fleet_conf c;
 	char *server, *token, *ca_file, *client_cert, *client_key;
@@ -824,8 +830,7 @@ struct fleet {
 	pthread_cond_t sched; /* the scheduler waits on it */
 	struct agent **agents;
 	size_t n, cap;
-	struct agent *ready_head, *ready_tail;
-	struct agent *pfc_head, *pfc_tail; /* agents with a fast PFC report to send */
+	struct fifo q[NQUEUES]; /* agents with reports to send; with a fast PFC report to send */
 	bool pfc_turn;
 	pthread_t *workers;
 	unsigned nworkers;
@@ -851,19 +856,36 @@ static bool has_pending(const struct agent *a)
 	return a->out_n || spool_count(a->spool);
 }
 
+/* With the lock held: an agent at the end of queue q, and a worker woken for it. */
+static void fifo_push(struct fleet *f, int q, struct agent *a)
+{
+	a->next[q] = NULL;
+	if (f->q[q].tail)
+		f->q[q].tail->next[q] = a;
+	else
+		f->q[q].head = a;
+	f->q[q].tail = a;
+	pthread_cond_signal(&f->work);
+}
+
+/* With the lock held: the agent at the head of queue q (not empty), taken off. */
+static struct agent *fifo_pop(struct fleet *f, int q)
+{
+	struct agent *a = f->q[q].head;
+
+	f->q[q].head = a->next[q];
+	if (!f->q[q].head)
+		f->q[q].tail = NULL;
+	return a;
+}
+
 /* With the lock held: queue the agent for delivery if it has something and may send. */
 static void make_ready(struct fleet *f, struct agent *a)
 {
 	if (a->queued || a->busy || a->retry_at || !has_pending(a))
 		return;
 	a->queued = true;
-	a->ready_next = NULL;
-	if (f->ready_tail)
-		f->ready_tail->ready_next = a;
-	else
-		f->ready_head = a;
-	f->ready_tail = a;
-	pthread_cond_signal(&f->work);
+	fifo_push(f, Q_REPORTS, a);
 }
 
 /* With the lock held: queue the agent's fast PFC report for delivery. */
@@ -872,27 +894,18 @@ static void pfc_ready(struct fleet *f, struct agent *a)
 	if (a->pfc_queued || a->pfc_busy || !a->pfc_data)
 		return;
 	a->pfc_queued = true;
-	a->pfc_next = NULL;
-	if (f->pfc_tail)
-		f->pfc_tail->pfc_next = a;
-	else
-		f->pfc_head = a;
-	f->pfc_tail = a;
-	pthread_cond_signal(&f->work);
+	fifo_push(f, Q_PFC, a);
 }
 
 /* Sends one fast PFC report (the lock held on entry and on return). */
 static void pfc_send(struct fleet *f, struct sender *snd)
 {
-	struct agent *a = f->pfc_head;
+	struct agent *a = fifo_pop(f, Q_PFC);
 	struct rf_err e = { 0 };
 	char *data;
 	size_t len;
 	int r;
 
-	f->pfc_head = a->pfc_next;
-	if (!f->pfc_head)
-		f->pfc_tail = NULL;
 	a->pfc_queued = false;
 	a->pfc_busy = true;
 	data = a->pfc_data;
@@ -978,13 +991,13 @@ static void *worker_main(void *arg)
 		int r;
 
 		/* the fast lane and the full reports take turns: neither starves the other */
-		if (f->pfc_head && (!f->ready_head || f->pfc_turn)) {
+		if (f->q[Q_PFC].head && (!f->q[Q_REPORTS].head || f->pfc_turn)) {
 			f->pfc_turn = false;
 			pfc_send(f, snd);
 			continue;
 		}
 		f->pfc_turn = true;
-		a = f->ready_head;
+		a = f->q[Q_REPORTS].head;
 		if (!a) {
 			/* nothing ready: wait for a report, or for the earliest retry */
 			int64_t now = tu_mono_ns(), earliest = 0;
@@ -1001,7 +1014,7 @@ static void *worker_main(void *arg)
 					earliest = x->retry_at;
 				}
 			}
-			if (f->ready_head || f->pfc_head)
+			if (f->q[Q_REPORTS].head || f->q[Q_PFC].head)
 				continue;
 			if (earliest) {
 				struct timespec until;
@@ -1015,9 +1028,7 @@ static void *worker_main(void *arg)
 			}
 			continue;
 		}
-		f->ready_head = a->ready_next;
-		if (!f->ready_head)
-			f->ready_tail = NULL;
+		fifo_pop(f, Q_REPORTS);
 		a->queued = false;
 		a->busy = true;
 		from_spool = spool_count(a->spool) > 0;
