@@ -39,6 +39,11 @@ int api_duration_arg(struct api_req *req, const char *name, int64_t *ret, struct
 	return 1;
 }
 
+const char *api_actor(const struct api_req *req)
+{
+	return req->token_name[0] ? req->token_name : "anonymous";
+}
+
 int api_uint_value(const char *value, const char *name, uint64_t min, uint64_t max, uint64_t *ret,
 		   struct rf_err *e)
 {

@@ -127,7 +127,7 @@ static int commit_and_reply(struct api_req *req, struct change_set *cs, const ch
 	int64_t batch = 0;
 	int r;
 
-	r = change_set_commit(api_deps(req)->store, cs, req->token_name[0] ? req->token_name : "anonymous",
+	r = change_set_commit(api_deps(req)->store, cs, api_actor(req),
 			      reason, tu_now_ns() + api_conf(req)->change_deadline_ns, &batch);
 	if (r < 0) {
 		/* the store is full or failing: come back later */

@@ -7,7 +7,6 @@
 #include "daemon/alerts.h"
 #include "daemon/detector.h"
 #include "lib/jsonutil.h"
-#include "lib/strutil.h"
 #include "lib/timeutil.h"
 
 static int no_detector(struct api_req *req)
@@ -41,7 +40,7 @@ int h_detector_config(struct api_req *req)
 	body = js_parse(req->body.data ? req->body.data : "", req->body.len, &e);
 	if (!body)
 		return api_reply_problem(req, 0, &e);
-	r = detector_set_config(d, body, req->token_name[0] ? req->token_name : "anonymous", &e);
+	r = detector_set_config(d, body, api_actor(req), &e);
 	json_decref(body);
 	if (r < 0)
 		return api_reply_problem(req, 0, &e);
@@ -71,10 +70,8 @@ static int alert_id(struct api_req *req, int64_t *ret)
 	struct rf_err e = { 0 };
 	uint64_t v;
 
-	if (str_parse_uint(req->match.params[0], INT64_MAX, &v) < 0 || v == 0) {
-		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "id", "'%s' is not an alert id (a positive integer)",
-			   req->match.params[0]);
-		api_reply_problem(req, 0, &e);
+	if (api_uint_value(req->match.params[0], "id", 1, INT64_MAX, &v, &e) < 0) {
+		api_reply_problem(req, 400, &e);
 		return -1;
 	}
 	*ret = (int64_t)v;
@@ -112,7 +109,7 @@ int h_alert_mitigate(struct api_req *req)
 		return 0;
 	if (!d)
 		return no_detector(req);
-	if (detector_mitigate(d, id, req->token_name[0] ? req->token_name : "anonymous", &out, &e) < 0)
+	if (detector_mitigate(d, id, api_actor(req), &out, &e) < 0)
 		return api_reply_problem(req, e.err == -EALREADY ? 409 : e.err == -EPERM ? 409 : 0, &e);
 	return api_reply_json(req, 202, out);
 }
@@ -127,7 +124,7 @@ int h_alert_ack(struct api_req *req)
 
 	if (alert_id(req, &id) < 0 || no_body(req) < 0)
 		return 0;
-	if (alerts_ack(api_deps(req)->store, id, req->token_name[0] ? req->token_name : "anonymous", tu_now_ns(),
+	if (alerts_ack(api_deps(req)->store, id, api_actor(req), tu_now_ns(),
 		       &e) < 0)
 		return api_reply_problem(req, 0, &e);
 	if ((r = api_reader(req, &rd)))

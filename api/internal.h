@@ -99,6 +99,8 @@ int api_duration_arg(struct api_req *req, const char *name, int64_t *ret, struct
  * name (0 or an error). */
 int api_uint_arg(struct api_req *req, const char *name, uint64_t min, uint64_t max, uint64_t *ret,
 		 struct rf_err *e);
+/* Who a request's changes are by, for the audit log: its token's name ("anonymous" without). */
+const char *api_actor(const struct api_req *req);
 int api_uint_value(const char *value, const char *name, uint64_t min, uint64_t max, uint64_t *ret,
 		   struct rf_err *e);
 /* A read-only view: runs on a reader connection with the request's view options. */
