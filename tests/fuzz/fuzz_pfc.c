@@ -9,6 +9,7 @@
 
 #include "daemon/detector.h"
 #include "daemon/report.h"
+#include "tests/fuzz/report_invariants.h"
 
 static struct reg *reg;
 static struct detector *det;
@@ -31,16 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	}
 	if (report_parse_pfc((const char *)data, size, reg, &r, &e) == 0) {
-		for (uint32_t s = 0; s < r->nsamples; s++)
-			if (r->samples[s].port_idx >= r->nports ||
-			    r->samples[s].first_value + r->samples[s].nvalues > r->nvalues)
-				abort();
-		for (uint32_t p = 0; p < r->nports; p++)
-			if (r->ports[p].device_idx >= r->ndevices)
-				abort();
-		for (uint32_t d = 0; d < r->ndevices; d++)
-			if (r->devices[d].first_port + r->devices[d].nports > r->nports)
-				abort();
+		report_check_invariants(reg, r);
 		detector_put(det, r, size, NULL); /* -ENOSPC past the lane's bounds is fine */
 		report_free(r);
 		if (++nput % 4096 == 0) { /* a fresh lane now and then: memory stays bounded */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "daemon/report.h"
+#include "tests/fuzz/report_invariants.h"
 
 static struct reg *reg;
 
@@ -19,18 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!reg && reg_load_builtin(&reg, &e) < 0)
 		abort();
 	if (report_parse((const char *)data, size, reg, &r, &e) == 0) {
-		/* invariants an accepted report must hold */
-		for (uint32_t s = 0; s < r->nsamples; s++) {
-			if (r->samples[s].port_idx >= r->nports ||
-			    r->samples[s].first_value + r->samples[s].nvalues > r->nvalues)
-				abort();
-		}
-		for (uint32_t p = 0; p < r->nports; p++)
-			if (r->ports[p].device_idx >= r->ndevices)
-				abort();
-		for (uint32_t v = 0; v < r->nvalues; v++)
-			if (!reg_counter(reg, r->values[v].counter) || r->values[v].scale == 0)
-				abort();
+		report_check_invariants(reg, r);
 		report_free(r);
 	} else if (!e.code[0] && e.err != -ENOMEM) {
 		abort(); /* a rejection always says why */
