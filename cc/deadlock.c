@@ -479,6 +479,16 @@ static struct cc_dl_finding *new_finding(struct cc_dl *d)
 	return &r->findings[r->nfindings++];
 }
 
+/* The finding is the tracked one, seen again in this interval. */
+static void stamp(struct cc_dl *d, struct cc_dl_finding *f, struct track *t)
+{
+	t->seen = true;
+	t->last_us = d->now_us;
+	f->id = t->id;
+	f->first_us = t->first_us;
+	f->last_us = d->now_us;
+}
+
 /* Gives the finding its id and first-seen time by its key. */
 static int track(struct cc_dl *d, struct cc_dl_finding *f, const char *key)
 {
@@ -499,11 +509,7 @@ static int track(struct cc_dl *d, struct cc_dl_finding *f, const char *key)
 		}
 		f->fresh = true;
 	}
-	t->seen = true;
-	t->last_us = d->now_us;
-	f->id = t->id;
-	f->first_us = t->first_us;
-	f->last_us = d->now_us;
+	stamp(d, f, t);
 	return 0;
 }
 
@@ -982,27 +988,39 @@ static uint32_t find_vertex(const struct run *r, uint32_t port, uint8_t prio)
 	return UINT32_MAX;
 }
 
+/* A finding of one queue, the port's on the priority, its node the culprit; tracked by class,
+ * priority and queue.  NULL when out of memory. */
+static struct cc_dl_finding *one_port_finding(struct run *r, enum cc_dl_class cls, uint32_t port,
+					      unsigned prio)
+{
+	const struct cc_snap *s = r->s;
+	struct cc_dl_finding *f = new_finding(r->d);
+	char key[3 * CC_DL_NAME], lab[2 * CC_DL_NAME];
+
+	if (!f)
+		return NULL;
+	f->cls = cls;
+	f->prio = (uint8_t)prio;
+	f->ports = calloc(1, sizeof(*f->ports));
+	if (!f->ports)
+		return NULL;
+	f->nports = 1;
+	queue_of(s, port, prio, &f->ports[0]);
+	snprintf(f->culprit, sizeof(f->culprit), "%s", s->nodes[s->ports[port].node].name);
+	snprintf(key, sizeof(key), "%s/%u/%s", cc_dl_class_name(cls), prio, label(s, port, lab, sizeof(lab)));
+	return track(r->d, f, key) < 0 ? NULL : f;
+}
+
 static int add_storm(struct run *r, uint32_t culprit, unsigned prio, bool held, uint32_t *buf)
 {
 	struct cc_dl *d = r->d;
 	const struct cc_snap *s = r->s;
 	const struct cc_port *c = &s->ports[culprit];
-	struct cc_dl_finding *f = new_finding(d);
-	char key[3 * CC_DL_NAME], lab[2 * CC_DL_NAME];
+	struct cc_dl_finding *f = one_port_finding(r, CC_DL_PAUSE_STORM, culprit, prio);
+	char lab[2 * CC_DL_NAME];
 	uint32_t start, nvict = 0;
 
 	if (!f)
-		return -ENOMEM;
-	f->cls = CC_DL_PAUSE_STORM;
-	f->prio = (uint8_t)prio;
-	f->ports = calloc(1, sizeof(*f->ports));
-	if (!f->ports)
-		return -ENOMEM;
-	f->nports = 1;
-	queue_of(s, culprit, prio, &f->ports[0]);
-	snprintf(f->culprit, sizeof(f->culprit), "%s", s->nodes[c->node].name);
-	snprintf(key, sizeof(key), "pause_storm/%u/%s", prio, label(s, culprit, lab, sizeof(lab)));
-	if (track(d, f, key) < 0)
 		return -ENOMEM;
 	if (c->peer != CC_NONE) {
 		queue_of(s, c->peer, prio, &f->suggested);
@@ -1028,26 +1046,13 @@ static int add_storm(struct run *r, uint32_t culprit, unsigned prio, bool held, 
 	return 0;
 }
 
-static int add_simple(struct run *r, enum cc_dl_class cls, uint32_t port, unsigned prio)
+static int add_slow_receiver(struct run *r, uint32_t port, unsigned prio)
 {
-	struct cc_dl *d = r->d;
 	const struct cc_snap *s = r->s;
-	struct cc_dl_finding *f = new_finding(d);
+	struct cc_dl_finding *f = one_port_finding(r, CC_DL_SLOW_RECEIVER, port, prio);
 	const struct cc_prio *e = cc_snap_prio(s, port, prio);
-	char key[3 * CC_DL_NAME], lab[2 * CC_DL_NAME];
 
 	if (!f)
-		return -ENOMEM;
-	f->cls = cls;
-	f->prio = (uint8_t)prio;
-	f->ports = calloc(1, sizeof(*f->ports));
-	if (!f->ports)
-		return -ENOMEM;
-	f->nports = 1;
-	queue_of(s, port, prio, &f->ports[0]);
-	snprintf(f->culprit, sizeof(f->culprit), "%s", s->nodes[s->ports[port].node].name);
-	snprintf(key, sizeof(key), "%s/%u/%s", cc_dl_class_name(cls), prio, label(s, port, lab, sizeof(lab)));
-	if (track(d, f, key) < 0)
 		return -ENOMEM;
 	snprintf(f->summary, sizeof(f->summary),
 		 "slow receiver %s on priority %u: paused its switch port %llu of %lld us while taking %llu bytes",
@@ -1335,7 +1340,6 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 			continue;
 		for (unsigned pr = 0; pr < CC_NPRIO; pr++) {
 			const struct cc_prio *e = cc_snap_prio(s, p, pr);
-
 			char key[3 * CC_DL_NAME], lab[2 * CC_DL_NAME];
 			struct slowc *c;
 			bool again;
@@ -1363,7 +1367,7 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 			}
 			again = c->run && (c->run + 1 == d->runs || hmap_get(&d->tracks, key));
 			c->run = d->runs;
-			if (again && d->res.nfindings < CC_DL_MAX_FINDINGS && add_simple(&r, CC_DL_SLOW_RECEIVER, p, pr) < 0)
+			if (again && d->res.nfindings < CC_DL_MAX_FINDINGS && add_slow_receiver(&r, p, pr) < 0)
 				goto out;
 		}
 	}
@@ -1408,11 +1412,7 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 		f->cls = CC_DL_PERSISTENT;
 		f->prio = h->prio;
 		f->mitigated = true;
-		t->seen = true;
-		t->last_us = d->now_us;
-		f->id = t->id;
-		f->first_us = t->first_us;
-		f->last_us = d->now_us;
+		stamp(d, f, t);
 		snprintf(f->suggested.node, sizeof(f->suggested.node), "%s", h->node);
 		snprintf(f->suggested.port, sizeof(f->suggested.port), "%s", h->port);
 		snprintf(f->summary, sizeof(f->summary),
