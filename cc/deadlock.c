@@ -1228,6 +1228,33 @@ static int update_holds(struct run *r, bool *held_culprit)
 	return 0;
 }
 
+/* A tracked finding not seen in this run is over: its id goes to the cleared list (which the
+ * caller made room for). */
+static bool clear_track(const char *key, void *val, void *ctx)
+{
+	struct cc_dl_result *res = ctx;
+	struct track *t = val;
+
+	(void)key;
+	if (t->seen)
+		return false;
+	res->cleared[res->ncleared++] = t->id;
+	free(t->key);
+	free(t);
+	return true;
+}
+
+static bool forget_slow(const char *key, void *val, void *ctx)
+{
+	struct slowc *c = val;
+
+	(void)key;
+	if (c->run == *(const uintptr_t *)ctx)
+		return false;
+	free(c);
+	return true;
+}
+
 int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_result **ret)
 {
 	struct run r = { .d = d, .s = s };
@@ -1440,48 +1467,17 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 		f->mitigated = rc == 0;
 	}
 
-	/* cleared: tracked before, not seen now */
-	{
-		struct track **gone = malloc((d->tracks.len + 1) * sizeof(*gone));
-		size_t ngone = 0;
+	/* cleared: tracked before, not seen now (room for all first: the sweep cannot fail) */
+	if (d->tracks.len > d->capcleared) {
+		uint64_t *c = realloc(d->res.cleared, d->tracks.len * sizeof(*c));
 
-		if (!gone)
+		if (!c)
 			goto out;
-		for (size_t i = 0; hmap_next(&d->tracks, &i, &k, &v);)
-			if (!((struct track *)v)->seen)
-				gone[ngone++] = v;
-		if (ngone > d->capcleared) {
-			uint64_t *c = realloc(d->res.cleared, ngone * sizeof(*c));
-
-			if (!c) {
-				free(gone);
-				goto out;
-			}
-			d->res.cleared = c;
-			d->capcleared = ngone;
-		}
-		for (size_t i = 0; i < ngone; i++) {
-			d->res.cleared[d->res.ncleared++] = gone[i]->id;
-			hmap_del(&d->tracks, gone[i]->key);
-			free(gone[i]->key);
-			free(gone[i]);
-		}
-		free(gone);
+		d->res.cleared = c;
+		d->capcleared = d->tracks.len;
 	}
-	/* slow receiver candidates not seen in this run are forgotten */
-	{
-		struct slowc **old = malloc((d->slow.len + 1) * sizeof(*old));
-		size_t nold = 0;
-
-		for (size_t i = 0; old && hmap_next(&d->slow, &i, &k, &v);)
-			if (((struct slowc *)v)->run != d->runs)
-				old[nold++] = v;
-		for (size_t i = 0; i < nold; i++) {
-			hmap_del(&d->slow, old[i]->key);
-			free(old[i]);
-		}
-		free(old);
-	}
+	hmap_sweep(&d->tracks, clear_track, &d->res);
+	hmap_sweep(&d->slow, forget_slow, &d->runs); /* candidates not seen in this run */
 	rc = 0;
 	*ret = &d->res;
 out:

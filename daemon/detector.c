@@ -968,6 +968,48 @@ static void sync_conf(struct detector *d, struct store_reader *rd)
 	pthread_mutex_unlock(&d->dl_lock);
 }
 
+/* Ports that have not reported for FORGET_NS are forgotten, and an agent with none left. */
+struct forget {
+	struct detector *d;
+	int64_t now;
+};
+
+static bool forget_port(const char *key, void *val, void *ctx)
+{
+	struct forget *f = ctx;
+	struct lport *lp = val;
+	struct lagent *ag;
+
+	(void)key;
+	if (f->now - lp->rx_mono <= FORGET_NS)
+		return false;
+	ag = hmap_get(&f->d->agents, lp->agent);
+	if (ag && !--ag->nports) {
+		hmap_del(&f->d->agents, ag->id);
+		free(ag->id);
+		free(ag);
+	}
+	free(lp->key);
+	free(lp->pr);
+	free(lp);
+	return true;
+}
+
+/* The subject of a finding no longer seen. */
+static bool drop_subject(const char *key, void *val, void *ctx)
+{
+	struct subject *sj = val;
+
+	(void)key;
+	(void)ctx;
+	if (sj->seen)
+		return false;
+	free(sj->key);
+	free(sj->subject);
+	free(sj);
+	return true;
+}
+
 int detector_run(void *ctx, int64_t now)
 {
 	struct detector *d = ctx;
@@ -1006,31 +1048,7 @@ int detector_run(void *ctx, int64_t now)
 	check_inflight(d, rd);
 
 	pthread_mutex_lock(&d->lock);
-	{
-		/* ports that have not reported for a minute are forgotten */
-		struct lport **old = malloc((d->lane.len + 1) * sizeof(*old));
-		size_t nold = 0;
-		const char *k;
-		void *v;
-
-		for (size_t i = 0; old && hmap_next(&d->lane, &i, &k, &v);)
-			if (t0 - ((struct lport *)v)->rx_mono > FORGET_NS)
-				old[nold++] = v;
-		for (size_t i = 0; i < nold; i++) {
-			struct lagent *ag = hmap_get(&d->agents, old[i]->agent);
-
-			if (ag && !--ag->nports) {
-				hmap_del(&d->agents, ag->id);
-				free(ag->id);
-				free(ag);
-			}
-			hmap_del(&d->lane, old[i]->key);
-			free(old[i]->key);
-			free(old[i]->pr);
-			free(old[i]);
-		}
-		free(old);
-	}
+	hmap_sweep(&d->lane, forget_port, &(struct forget){ d, t0 });
 	snap = build(d, t0);
 	pthread_mutex_unlock(&d->lock);
 
@@ -1114,24 +1132,7 @@ int detector_run(void *ctx, int64_t now)
 	free(af);
 	free(acts);
 	pthread_mutex_lock(&d->dl_lock);
-	{
-		/* subjects of findings that are over (the alerts have copied them) */
-		struct subject **old = malloc((d->subjects.len + 1) * sizeof(*old));
-		size_t nold = 0;
-		const char *k;
-		void *v;
-
-		for (size_t i = 0; old && hmap_next(&d->subjects, &i, &k, &v);)
-			if (!((struct subject *)v)->seen)
-				old[nold++] = v;
-		for (size_t i = 0; i < nold; i++) {
-			hmap_del(&d->subjects, old[i]->key);
-			free(old[i]->key);
-			free(old[i]->subject);
-			free(old[i]);
-		}
-		free(old);
-	}
+	hmap_sweep(&d->subjects, drop_subject, NULL); /* the alerts have copied them */
 	d->last_run_ns = tu_mono_ns() - t0;
 	pthread_mutex_unlock(&d->dl_lock);
 	return r;

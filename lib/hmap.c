@@ -100,21 +100,13 @@ int hmap_put(struct hmap *h, const char *key, void *val, void **ret_old)
 	return 0;
 }
 
-void *hmap_del(struct hmap *h, const char *key)
+/* Empties slot i: backward-shift moves later members of its probe run into the hole, so that
+ * every lookup still finds them; only slots after i (cyclically, up to the next empty one) move. */
+static void remove_slot(struct hmap *h, size_t i)
 {
 	size_t mask = h->cap - 1;
-	bool found;
-	size_t i, j;
-	void *val;
+	size_t j = i;
 
-	if (!h->cap)
-		return NULL;
-	i = find_slot(h, key, hmap_hash(key), &found);
-	if (!found)
-		return NULL;
-	val = h->slots[i].val;
-	/* Backward-shift: move later members of the probe run into the hole. */
-	j = i;
 	for (;;) {
 		size_t home;
 
@@ -130,7 +122,48 @@ void *hmap_del(struct hmap *h, const char *key)
 	}
 	h->slots[i] = (struct hmap_slot){ 0 };
 	h->len--;
+}
+
+void *hmap_del(struct hmap *h, const char *key)
+{
+	bool found;
+	size_t i;
+	void *val;
+
+	if (!h->cap)
+		return NULL;
+	i = find_slot(h, key, hmap_hash(key), &found);
+	if (!found)
+		return NULL;
+	val = h->slots[i].val;
+	remove_slot(h, i);
 	return val;
+}
+
+size_t hmap_sweep(struct hmap *h, bool (*drop)(const char *key, void *val, void *ctx), void *ctx)
+{
+	size_t mask = h->cap - 1, start, n = 0;
+
+	if (!h->len)
+		return 0;
+	/* Start past an empty slot (the load stays under 3/4, so there is one): no probe run crosses
+	 * it, so the shifts of a removal move only slots not yet visited, into the one just emptied
+	 * or later, and each member is offered to drop() exactly once. */
+	for (start = 0; h->slots[start].key; start++)
+		;
+	for (size_t i = (start + 1) & mask, left = h->cap - 1; left;) {
+		const struct hmap_slot *sl = &h->slots[i];
+
+		if (sl->key && drop(sl->key, sl->val, ctx)) {
+			remove_slot(h, i);
+			n++;
+			if (h->slots[i].key)
+				continue; /* a later member moved in: slot i again */
+		}
+		i = (i + 1) & mask;
+		left--;
+	}
+	return n;
 }
 
 int hmap_next(const struct hmap *h, size_t *iter, const char **ret_key, void **ret_val)

@@ -4,6 +4,7 @@
 #ifndef ROCEFAB_HMAP_H
 #define ROCEFAB_HMAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +28,10 @@ void *hmap_get(const struct hmap *h, const char *key);
 int hmap_put(struct hmap *h, const char *key, void *val, void **ret_old);
 /* Returns the removed value or NULL. */
 void *hmap_del(struct hmap *h, const char *key);
+/* Removes every member for which drop() returns true, offering each member once, in no order;
+ * drop() may free the value (and the key it holds) before returning true, and must not touch
+ * the map.  Never allocates, so it cannot fail.  Returns how many were removed. */
+size_t hmap_sweep(struct hmap *h, bool (*drop)(const char *key, void *val, void *ctx), void *ctx);
 
 /* Iterate: for (size_t i = 0; hmap_next(h, &i, &k, &v);) ... (do not modify while iterating) */
 int hmap_next(const struct hmap *h, size_t *iter, const char **ret_key, void **ret_val);

@@ -456,6 +456,59 @@ static void test_hmap(void **state)
 	free(keys);
 }
 
+struct sweep_ctx {
+	unsigned *offered; /* per key index */
+	unsigned mod, rem;
+};
+
+static bool sweep_drop(const char *key, void *val, void *ctx)
+{
+	struct sweep_ctx *c = ctx;
+	intptr_t i = (intptr_t)val - 1;
+
+	assert_int_equal(atoi(key + 1), i);
+	c->offered[i]++;
+	return c->mod && (unsigned)i % c->mod == c->rem;
+}
+
+/* hmap_sweep removes during its own walk: every member is offered once even where removals
+ * shift probe runs (small full tables wrap their runs round the end), and what stays is found. */
+static void test_hmap_sweep(void **state)
+{
+	static const unsigned sizes[] = { 1, 5, 12, 24, 97, 3000 };
+	static const unsigned mods[][2] = { { 0, 0 }, { 1, 0 }, { 2, 0 }, { 3, 1 }, { 7, 3 } };
+	char (*keys)[16] = calloc(3000, 16);
+	unsigned *offered = calloc(3000, sizeof(*offered));
+
+	(void)state;
+	for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+		for (size_t m = 0; m < sizeof(mods) / sizeof(mods[0]); m++) {
+			struct sweep_ctx c = { offered, mods[m][0], mods[m][1] };
+			unsigned n = sizes[z], kept = 0;
+			struct hmap h;
+
+			hmap_init(&h);
+			memset(offered, 0, 3000 * sizeof(*offered));
+			for (unsigned i = 0; i < n; i++) {
+				snprintf(keys[i], 16, "k%u", i);
+				assert_int_equal(hmap_put(&h, keys[i], (void *)(intptr_t)(i + 1), NULL), 0);
+			}
+			for (unsigned i = 0; i < n; i++)
+				kept += !(c.mod && i % c.mod == c.rem);
+			assert_int_equal(hmap_sweep(&h, sweep_drop, &c), n - kept);
+			assert_int_equal(h.len, kept);
+			for (unsigned i = 0; i < n; i++) {
+				assert_int_equal(offered[i], 1);
+				assert_int_equal((intptr_t)hmap_get(&h, keys[i]),
+						 c.mod && i % c.mod == c.rem ? 0 : (intptr_t)i + 1);
+			}
+			hmap_fini(&h);
+		}
+	}
+	free(offered);
+	free(keys);
+}
+
 static void test_json_paths(void **state)
 {
 	json_t *doc = json_pack("{s:{s:[i,s]}}", "a/b", "c~d", 1, "x");
@@ -773,7 +826,7 @@ int main(void)
 		cmocka_unit_test(test_canonical_integers),
 		cmocka_unit_test(test_token_files),
 		cmocka_unit_test(test_conf),
-		cmocka_unit_test(test_hmap),	       cmocka_unit_test(test_json_paths),
+		cmocka_unit_test(test_hmap), cmocka_unit_test(test_hmap_sweep),	       cmocka_unit_test(test_json_paths),
 		cmocka_unit_test(test_conf_groups),    cmocka_unit_test(test_string_lossy),    cmocka_unit_test(test_router),
 		cmocka_unit_test(test_probe_ops),
 		cmocka_unit_test(test_hash),	       cmocka_unit_test(test_httpc_offline),
