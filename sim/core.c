@@ -39,34 +39,60 @@ void sim_evq_push(struct sim *s, simtime_t t, uint32_t type, void *obj, uint32_t
 	q->h[i] = e;
 }
 
+/* An event's place in the order as one number: time, then scheduling order (times are never
+ * negative).  Comparing these compiles to flag arithmetic and conditional moves: the choice
+ * among a node's four children costs no mispredicted branch, which is what made the pop half
+ * of the simulator's run time (perf, 64-host WebSearch at 70 % load). */
+static inline unsigned __int128 ev_key(const struct ev *e)
+{
+	return (unsigned __int128)(uint64_t)e->t << 64 | e->seq;
+}
+
 /* Pops the earliest event into *ret; false when empty. */
 static bool evq_pop(struct evq *q, struct ev *ret)
 {
-	struct ev last;
-	size_t i = 0;
+	struct ev *h = q->h;
+	unsigned __int128 lk;
+	size_t i = 0, n;
 
 	if (!q->n)
 		return false;
-	*ret = q->h[0];
-	last = q->h[--q->n];
-	if (!q->n)
+	*ret = h[0];
+	n = --q->n;
+	if (!n)
 		return true;
+	lk = ev_key(&h[n]);
 	for (;;) {
-		size_t c = 4 * i + 1, best, end;
+		size_t c = 4 * i + 1, best = c;
+		unsigned __int128 bk;
 
-		if (c >= q->n)
+		if (c >= n)
 			break;
-		best = c;
-		end = c + 4 < q->n ? c + 4 : q->n;
-		for (size_t k = c + 1; k < end; k++)
-			if (ev_before(&q->h[k], &q->h[best]))
-				best = k;
-		if (!ev_before(&q->h[best], &last))
+		bk = ev_key(&h[c]);
+		if (c + 4 <= n) {
+			unsigned __int128 k1 = ev_key(&h[c + 1]), k2 = ev_key(&h[c + 2]),
+					  k3 = ev_key(&h[c + 3]);
+			size_t b23 = k3 < k2 ? c + 3 : c + 2;
+			unsigned __int128 m23 = k3 < k2 ? k3 : k2;
+
+			best = k1 < bk ? c + 1 : c;
+			bk = k1 < bk ? k1 : bk;
+			best = m23 < bk ? b23 : best;
+			bk = m23 < bk ? m23 : bk;
+		} else {
+			for (size_t k = c + 1; k < n; k++) {
+				unsigned __int128 kk = ev_key(&h[k]);
+
+				best = kk < bk ? k : best;
+				bk = kk < bk ? kk : bk;
+			}
+		}
+		if (bk >= lk)
 			break;
-		q->h[i] = q->h[best];
+		h[i] = h[best];
 		i = best;
 	}
-	q->h[i] = last;
+	h[i] = h[n];
 	return true;
 }
 
