@@ -23,6 +23,21 @@ const char *const cc_snap_field_names[CF_N] = {
 	[CF_PAUSING] = "pfc_pausing",
 	[CF_QUEUE_DEPTH] = "queue_depth_bytes",
 	[CF_QUEUE_WATERMARK] = "queue_watermark_bytes",
+	[CF_ECN_MARKED] = "ecn_marked_packets",
+	[CF_QUEUE_PEAK] = "queue_watermark_periodic_bytes",
+};
+
+const char *const cc_snap_port_field_names[CP_N] = {
+	[CP_TX_BYTES] = "tx_bytes",
+	[CP_RX_BYTES] = "rx_bytes",
+	[CP_ECN_RX] = "np_ecn_marked_roce_packets",
+	[CP_CNP_SENT] = "np_cnp_sent",
+	[CP_CNP_HANDLED] = "rp_cnp_handled",
+	[CP_RETX] = "retransmitted_packets",
+	[CP_OOS] = "out_of_sequence",
+	[CP_SEQ_ERR] = "packet_seq_err",
+	[CP_ACK_TIMEOUT] = "local_ack_timeout_err",
+	[CP_TX_DISCARDS] = "phy_tx_discards",
 };
 
 struct cc_snap *cc_snap_new(uint8_t prios, int64_t t_us, int64_t interval_us)
@@ -162,8 +177,17 @@ int cc_snap_set(struct cc_snap *s, uint32_t port, const char *name, int prio, ui
 
 	if (port >= s->nports || prio < -1 || prio >= CC_NPRIO)
 		return -EINVAL;
-	if (prio < 0)
-		return 0; /* port counters: none is needed yet */
+	if (prio < 0) {
+		struct cc_port *p = &s->ports[port];
+
+		for (int f = 0; f < CP_N; f++)
+			if (!strcmp(name, cc_snap_port_field_names[f])) {
+				p->pv[f] = value;
+				p->phave |= 1u << f;
+				break;
+			}
+		return 0;
+	}
 	e = cc_snap_prio(s, port, (unsigned)prio);
 	if (!e)
 		return 0;
@@ -248,6 +272,16 @@ static json_t *port_json(const struct cc_snap *s, uint32_t pi)
 	o = json_pack("{s:s,s:o,s:b,s:o,s:o}", "name", p->name, "peer",
 		      p->peer == CC_NONE ? json_null() : json_string(cc_snap_port_label(s, p->peer, buf, sizeof(buf))),
 		      "down", p->down, "lossless", lossless, "prio", prio);
+	if (o && p->speed_mbps)
+		json_object_set_new(o, "speed_mbps", json_integer((json_int_t)p->speed_mbps));
+	if (o && p->phave) {
+		json_t *c = json_object();
+
+		for (int i = 0; i < CP_N; i++)
+			if (p->phave & (1u << i))
+				json_object_set_new(c, cc_snap_port_field_names[i], json_integer((json_int_t)p->pv[i]));
+		json_object_set_new(o, "counters", c);
+	}
 	return o;
 }
 

@@ -38,8 +38,31 @@ enum cc_field {
 	CF_PAUSING,		  /* pfc_pausing: gauge */
 	CF_QUEUE_DEPTH,		  /* queue_depth_bytes: gauge */
 	CF_QUEUE_WATERMARK,	  /* queue_watermark_bytes: gauge */
+	CF_ECN_MARKED,		  /* ecn_marked_packets: delta (switch egress queues) */
+	CF_QUEUE_PEAK,		  /* queue_watermark_periodic_bytes: gauge, the interval's peak */
 	CF_N
 };
+
+/* The fields the agents' fast PFC lane carries (the detector's view): not the tuner's. */
+#define CC_SNAP_LANE_FIELDS ((1u << CF_N) - 1 - (1u << CF_ECN_MARKED) - (1u << CF_QUEUE_PEAK))
+
+/* Per port fields (no priority), in registry names (cc_snap_port_field_names): deltas.  The
+ * tuner's view; the fast PFC lane carries none of them. */
+enum cc_pfield {
+	CP_TX_BYTES,	/* tx_bytes */
+	CP_RX_BYTES,	/* rx_bytes */
+	CP_ECN_RX,	/* np_ecn_marked_roce_packets: CE-marked packets a NIC received */
+	CP_CNP_SENT,	/* np_cnp_sent */
+	CP_CNP_HANDLED, /* rp_cnp_handled */
+	CP_RETX,	/* retransmitted_packets */
+	CP_OOS,		/* out_of_sequence */
+	CP_SEQ_ERR,	/* packet_seq_err */
+	CP_ACK_TIMEOUT, /* local_ack_timeout_err */
+	CP_TX_DISCARDS, /* phy_tx_discards */
+	CP_N
+};
+
+extern const char *const cc_snap_port_field_names[CP_N];
 
 extern const char *const cc_snap_field_names[CF_N];
 
@@ -64,6 +87,9 @@ struct cc_port {
 	uint32_t peer; /* the port at the other end of its link, CC_NONE when unknown */
 	bool down;
 	uint8_t lossless; /* priorities with PFC on at this port (bitmap), as configured now */
+	uint64_t speed_mbps; /* 0: not reported */
+	uint64_t pv[CP_N];   /* port counters (cc_pfield) */
+	uint32_t phave;	     /* bit f: port field f was reported */
 	char *key;	  /* "node\x1fport": name points into it */
 };
 
@@ -98,8 +124,8 @@ int cc_snap_port(struct cc_snap *s, uint32_t node, const char *name);
 /* Joins two ports by a link: 0, or -EINVAL when either is already linked to another port. */
 int cc_snap_link(struct cc_snap *s, uint32_t a, uint32_t b);
 /* Sets a counter (delta) or gauge by its registry name; prio is the priority or -1 for a port
- * counter.  Names and priorities the snapshot does not hold are ignored (0); -EINVAL for a
- * priority out of 0..7. */
+ * counter (cc_pfield).  Names and priorities the snapshot does not hold are ignored (0);
+ * -EINVAL for a priority out of 0..7. */
 int cc_snap_set(struct cc_snap *s, uint32_t port, const char *name, int prio, uint64_t value);
 /* Sorts every node's ports by name, for a canonical order.  Call once built. */
 void cc_snap_finish(struct cc_snap *s);
@@ -119,7 +145,8 @@ int cc_snap_find_port(const struct cc_snap *s, const char *node, const char *por
 
 /* The snapshot as JSON, nodes and ports sorted by name (a new reference, NULL when out of
  * memory): {t_us, interval_us, priorities, nodes: [{name, kind, ports: [{name, peer, down,
- * lossless, prio: {"3": {field: value}}}]}]}. */
+ * lossless, prio: {"3": {field: value}}, speed_mbps and counters: {field: value} when
+ * reported}]}]}. */
 json_t *cc_snap_json(const struct cc_snap *s);
 
 #endif

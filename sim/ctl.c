@@ -36,6 +36,7 @@ struct sim_ctl {
 	int nhosts;
 	uint64_t *host_prev;
 	uint64_t intervals, stuck_max;
+	struct sim_tune *tn; /* --controller tuner: everything else is unused */
 	double cc_ns_total, cc_ns_max; /* the detector's run time (wall clock) */
 };
 
@@ -52,6 +53,19 @@ int sim_ctl_new(struct sim *s, const struct sim_ctl_opts *o, struct sim_ctl **re
 	c->o = *o;
 	if (c->o.interval_ps <= 0)
 		c->o.interval_ps = 100 * INT64_C(1000000);
+	if (o->controller == SIM_CTL_TUNER) {
+		struct sim_tune_opts to = o->tune;
+		int r;
+
+		to.interval_ps = c->o.interval_ps;
+		to.delay_ps = o->delay_ps;
+		if ((r = sim_tune_new(s, &to, &c->tn, e)) < 0) {
+			free(c);
+			return r;
+		}
+		*ret = c;
+		return 0;
+	}
 	if (c->o.delay_ps < 0)
 		c->o.delay_ps = c->o.interval_ps;
 	if (c->o.restore_ps <= 0)
@@ -62,7 +76,7 @@ int sim_ctl_new(struct sim *s, const struct sim_ctl_opts *o, struct sim_ctl **re
 				  "no port has PFC on: a PFC controller has nothing to watch");
 	}
 	wc = cc_wd_scaled(c->o.interval_ps / 1000000);
-	c->sn = sim_snapper_new(s);
+	c->sn = sim_snapper_new(s, SIM_SNAP_LANE);
 	c->findings = json_object();
 	c->actions = json_array();
 	c->baseline = json_array();
@@ -109,6 +123,7 @@ void sim_ctl_free(struct sim_ctl *c)
 {
 	if (!c)
 		return;
+	sim_tune_free(c->tn);
 	sim_snapper_free(c->sn);
 	cc_dl_free(c->dl);
 	cc_wd_free(c->wd);
@@ -129,6 +144,8 @@ int64_t sim_ctl_next(const struct sim_ctl *c)
 {
 	int64_t t = c->next_snap;
 
+	if (c->tn)
+		return sim_tune_next(c->tn);
 	for (size_t i = 0; i < c->npend; i++)
 		if (c->pend[i].at < t)
 			t = c->pend[i].at;
@@ -460,6 +477,8 @@ int sim_ctl_step(struct sim_ctl *c)
 {
 	int64_t now = sim_now(c->s);
 
+	if (c->tn)
+		return sim_tune_step(c->tn);
 	run_due(c);
 	if (now >= c->next_snap) {
 		c->next_snap = now + c->o.interval_ps;
@@ -480,6 +499,11 @@ json_t *sim_ctl_json(const struct sim_ctl *c, bool timing)
 	json_t *findings = json_array(), *o;
 	uint64_t buffer, wd, looping;
 	json_t *v;
+
+	if (c->tn) {
+		json_decref(findings);
+		return sim_tune_json(c->tn, timing);
+	}
 
 	/* by id */
 	for (uint64_t id = 1, left = json_object_size(c->findings); left; id++) {

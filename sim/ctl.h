@@ -5,7 +5,8 @@
  * records what it would do (--baseline pfcwd), or as the acting controller (--controller
  * pfcwd) so that its drops and recovery can be measured.  The results hold the findings,
  * the actions, the baseline's, and ground truth for judging them (when the named queues really
- * froze, bytes dropped, per-host goodput per interval): none of it is the controllers' input. */
+ * froze, bytes dropped, per-host goodput per interval): none of it is the controllers' input.
+ * The congestion-control tuner runs through the same entry points (sim/tunectl.h). */
 #ifndef ROCEFAB_SIM_CTL_H
 #define ROCEFAB_SIM_CTL_H
 
@@ -17,8 +18,9 @@
 #include "cc/deadlock.h"
 #include "lib/err.h"
 #include "sim/sim.h"
+#include "sim/tunectl.h"
 
-enum sim_ctl_kind { SIM_CTL_NONE, SIM_CTL_DETECTOR, SIM_CTL_PFCWD };
+enum sim_ctl_kind { SIM_CTL_NONE, SIM_CTL_DETECTOR, SIM_CTL_PFCWD, SIM_CTL_TUNER };
 
 struct sim_ctl_opts {
 	enum sim_ctl_kind controller;
@@ -27,6 +29,7 @@ struct sim_ctl_opts {
 	int64_t restore_ps;   /* the detector's restore time; default 3 intervals */
 	enum cc_dl_mode mitigate; /* default auto */
 	bool baseline_pfcwd;
+	struct sim_tune_opts tune; /* --controller tuner (its interval and delay are the above) */
 };
 
 struct sim_ctl;

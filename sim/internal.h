@@ -120,6 +120,7 @@ struct port_ctr {
 	uint64_t wire_losses;
 	uint64_t carrier_changes;
 	uint64_t q_watermark[NPRIO];
+	uint64_t q_watermark_periodic[NPRIO]; /* since sim_watermarks_clear() */
 };
 
 struct ecn_cfg {

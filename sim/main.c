@@ -31,18 +31,24 @@ static void usage(FILE *f)
 		"  --every DURATION     the time series' period (default 10us)\n"
 		"  --ports LIST         device:port,... for the time series (a switch port is named\n"
 		"                       by its neighbour, e.g. leaf0:h3, spine1:leaf0; default: all)\n"
-		"  --controller NAME    run a PFC controller inside the simulation every interval of\n"
+		"  --controller NAME    run a controller inside the simulation every interval of\n"
 		"                       fabric time, on the counters the agents would report:\n"
-		"                       detector (rocefab's deadlock and storm detector) or pfcwd\n"
-		"                       (a SONiC-style PFC watchdog, action drop)\n"
+		"                       detector (rocefab's deadlock and storm detector), pfcwd\n"
+		"                       (a SONiC-style PFC watchdog, action drop) or tuner (rocefab's\n"
+		"                       congestion-control tuner of ECN and DCQCN)\n"
 		"  --interval DURATION  the controller's interval (default 100us)\n"
 		"  --mitigate MODE      the detector's mitigation: off, advise or auto (default auto)\n"
 		"  --restore DURATION   how long the detector's breaks last (default 3 intervals)\n"
 		"  --delay DURATION     actuation delay of the controller's changes (default one\n"
-		"                       interval; 0 applies them at once)\n"
+		"                       interval, the tuner's a tenth of one; 0 applies them at once)\n"
 		"  --baseline pfcwd     also run the SONiC-style watchdog on the same counters, recording\n"
 		"                       what it would do (its timers scaled like the interval: SONiC's\n"
 		"                       200 ms poll, detection and restoration = one interval)\n"
+		"  --cc-mode MODE       the tuner's mode: off, advise (proposals only) or auto (default)\n"
+		"  --policy FILE        the tuner's policy (JSON, the fields of GET /api/v1/cc/policy)\n"
+		"  --force-step SPEC    force one tuner step, CLASS:KNOB=VALUE@TIME (e.g.\n"
+		"                       tor_down:kmin_bytes=3000000@2ms): it must be judged and rolled\n"
+		"                       back if it makes things worse\n"
 		"  --quiet              no progress on standard error\n"
 		"  -h, --help           this text\n"
 		"\n"
@@ -216,12 +222,15 @@ static int run_main(int argc, char **argv)
 		{ "controller", required_argument, NULL, 9 }, { "interval", required_argument, NULL, 10 },
 		{ "mitigate", required_argument, NULL, 11 }, { "restore", required_argument, NULL, 12 },
 		{ "delay", required_argument, NULL, 13 }, { "baseline", required_argument, NULL, 14 },
+		{ "cc-mode", required_argument, NULL, 15 }, { "policy", required_argument, NULL, 16 },
+		{ "force-step", required_argument, NULL, 17 },
 		{ "help", no_argument, NULL, 'h' },	 { NULL, 0, NULL, 0 },
 	};
 	const char *json_out = NULL, *ts_out = NULL, *ports = NULL;
 	int64_t seed = -1, until = -1, every = 10 * 1000000LL;
 	bool timing = true, quiet = false;
-	struct sim_ctl_opts co = { .delay_ps = -1, .mitigate = CC_DL_AUTO };
+	struct sim_ctl_opts co = { .delay_ps = -1, .mitigate = CC_DL_AUTO, .tune = { .mode = CC_TN_AUTO } };
+	json_t *policy = NULL;
 	struct sim_ctl *ctl = NULL;
 	struct ts_port *tsp = NULL;
 	struct rf_err e = { 0 };
@@ -279,8 +288,11 @@ static int run_main(int argc, char **argv)
 				co.controller = SIM_CTL_DETECTOR;
 			else if (!strcmp(optarg, "pfcwd"))
 				co.controller = SIM_CTL_PFCWD;
+			else if (!strcmp(optarg, "tuner"))
+				co.controller = SIM_CTL_TUNER;
 			else {
-				fprintf(stderr, "rocefab-sim: --controller: '%s' is not detector or pfcwd\n", optarg);
+				fprintf(stderr, "rocefab-sim: --controller: '%s' is not detector, pfcwd or tuner\n",
+					optarg);
 				return 2;
 			}
 			break;
@@ -309,13 +321,45 @@ static int run_main(int argc, char **argv)
 			}
 			co.baseline_pfcwd = true;
 			break;
+		case 15:
+			if (cc_tn_mode_parse(optarg, &co.tune.mode) < 0) {
+				fprintf(stderr, "rocefab-sim: --cc-mode: '%s' is not off, advise or auto\n", optarg);
+				return 2;
+			}
+			break;
+		case 16: {
+			json_error_t je;
+
+			json_decref(policy);
+			if (!(policy = json_load_file(optarg, 0, &je))) {
+				fprintf(stderr, "rocefab-sim: --policy: %s: line %d: %s\n", optarg, je.line, je.text);
+				return 2;
+			}
+			co.tune.policy = policy;
+			break;
+		}
+		case 17:
+			if (sim_tune_parse_force(optarg, &co.tune) < 0) {
+				fprintf(stderr, "rocefab-sim: --force-step: '%s' is not CLASS:KNOB=VALUE@TIME "
+						"(e.g. tor_down:kmin_bytes=3000000@2ms)\n", optarg);
+				json_decref(policy);
+				return 2;
+			}
+			break;
 		case 'h':
+			json_decref(policy);
 			usage(stdout);
 			return 0;
 		default:
+			json_decref(policy);
 			usage(stderr);
 			return 2;
 		}
+	}
+	if (co.controller != SIM_CTL_TUNER && (policy || co.tune.force || co.tune.mode != CC_TN_AUTO)) {
+		fprintf(stderr, "rocefab-sim: --cc-mode, --policy and --force-step need --controller tuner\n");
+		json_decref(policy);
+		return 2;
 	}
 	if (optind + 1 != argc) {
 		usage(stderr);
@@ -432,5 +476,6 @@ out:
 	free(tsp);
 	sim_ctl_free(ctl);
 	sim_free(s);
+	json_decref(policy);
 	return status;
 }

@@ -224,6 +224,14 @@ uint64_t sim_queue_bytes(const struct sim *s, int dev, int port, int prio)
 	return s->nodes[dev]->ports[port]->q[prio].bytes;
 }
 
+void sim_watermarks_clear(struct sim *s)
+{
+	for (uint32_t d = 0; d < s->nnodes; d++)
+		for (int p = 0; p < s->nodes[d]->nports; p++)
+			for (int pr = 0; pr < NPRIO; pr++)
+				s->nodes[d]->ports[p]->c.q_watermark_periodic[pr] = s->nodes[d]->ports[p]->q[pr].bytes;
+}
+
 uint64_t sim_switch_shared_bytes(const struct sim *s, int dev)
 {
 	if (dev < 0 || (uint32_t)dev >= s->nnodes || s->nodes[dev]->kind != NODE_SWITCH)
@@ -298,6 +306,7 @@ int sim_counters(const struct sim *s, int dev, int port, sim_counter_fn fn, void
 			fn(ctx, "prio_rx_buf_discards", pr, p->c.buf_discards[pr]);
 			fn(ctx, "queue_depth_bytes", pr, p->q[pr].bytes);
 			fn(ctx, "queue_watermark_bytes", pr, p->c.q_watermark[pr]);
+			fn(ctx, "queue_watermark_periodic_bytes", pr, p->c.q_watermark_periodic[pr]);
 		}
 	}
 	if (n->kind == NODE_HOST) {

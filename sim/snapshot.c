@@ -10,19 +10,24 @@ struct sim_snapper {
 	const struct sim *s;
 	uint32_t nports;  /* every port of every device, in device order */
 	uint32_t *first;  /* by device: index of its first port */
-	uint64_t *prev;	  /* nports x CC_NPRIO x CF_N cumulative values at the last snapshot */
+	uint64_t *prev;	  /* nports x STRIDE cumulative values at the last snapshot */
 	int64_t last_ps;
+	unsigned what;
 };
+
+/* A port's values: CC_NPRIO x CF_N priority fields, then CP_N port fields. */
+#define STRIDE (CC_NPRIO * CF_N + CP_N)
 
 static bool is_gauge(int f)
 {
-	return f == CF_PAUSED || f == CF_PAUSING || f == CF_QUEUE_DEPTH || f == CF_QUEUE_WATERMARK;
+	return f == CF_PAUSED || f == CF_PAUSING || f == CF_QUEUE_DEPTH || f == CF_QUEUE_WATERMARK ||
+	       f == CF_QUEUE_PEAK;
 }
 
-static int field_of(const char *name)
+static int field_of(const char *const *names, int n, const char *name)
 {
-	for (int f = 0; f < CF_N; f++)
-		if (!strcmp(name, cc_snap_field_names[f]))
+	for (int f = 0; f < n; f++)
+		if (!strcmp(name, names[f]))
 			return f;
 	return -1;
 }
@@ -47,8 +52,9 @@ const char *sim_snap_port_name(const struct sim *s, int dev, int port, char *buf
 }
 
 struct reading {
-	uint64_t *cur; /* CC_NPRIO x CF_N */
-	uint32_t seen; /* fields reported */
+	uint64_t *cur; /* STRIDE */
+	uint32_t seen; /* priority fields reported */
+	uint32_t pseen; /* port fields reported */
 };
 
 static void read_fn(void *ctx, const char *name, int prio, uint64_t value)
@@ -56,30 +62,39 @@ static void read_fn(void *ctx, const char *name, int prio, uint64_t value)
 	struct reading *r = ctx;
 	int f;
 
-	if (prio < 0 || prio >= CC_NPRIO || (f = field_of(name)) < 0)
+	if (prio < 0) {
+		if ((f = field_of(cc_snap_port_field_names, CP_N, name)) >= 0) {
+			r->cur[CC_NPRIO * CF_N + f] = value;
+			r->pseen |= 1u << f;
+		}
+		return;
+	}
+	if (prio >= CC_NPRIO || (f = field_of(cc_snap_field_names, CF_N, name)) < 0)
 		return;
 	r->cur[prio * CF_N + f] = value;
 	r->seen |= 1u << f;
 }
 
-static void read_port(const struct sim *s, int d, int p, uint64_t *cur, uint32_t *seen)
+static void read_port(const struct sim *s, int d, int p, uint64_t *cur, uint32_t *seen, uint32_t *pseen)
 {
 	struct reading r = { .cur = cur };
 
-	memset(cur, 0, CC_NPRIO * CF_N * sizeof(*cur));
+	memset(cur, 0, STRIDE * sizeof(*cur));
 	sim_counters(s, d, p, read_fn, &r);
 	*seen = r.seen;
+	*pseen = r.pseen;
 }
 
-struct sim_snapper *sim_snapper_new(const struct sim *s)
+struct sim_snapper *sim_snapper_new(const struct sim *s, unsigned what)
 {
 	struct sim_snapper *sn = calloc(1, sizeof(*sn));
 	int nd = sim_device_count(s);
-	uint32_t seen, k = 0;
+	uint32_t seen, pseen, k = 0;
 
 	if (!sn)
 		return NULL;
 	sn->s = s;
+	sn->what = what;
 	sn->first = calloc((size_t)nd + 1, sizeof(*sn->first));
 	if (!sn->first)
 		goto fail;
@@ -88,12 +103,12 @@ struct sim_snapper *sim_snapper_new(const struct sim *s)
 		sn->nports += (uint32_t)sim_port_count(s, d);
 	}
 	sn->first[nd] = sn->nports;
-	sn->prev = calloc((size_t)(sn->nports ? sn->nports : 1) * CC_NPRIO * CF_N, sizeof(*sn->prev));
+	sn->prev = calloc((size_t)(sn->nports ? sn->nports : 1) * STRIDE, sizeof(*sn->prev));
 	if (!sn->prev)
 		goto fail;
 	for (int d = 0; d < nd; d++)
 		for (int p = 0; p < sim_port_count(s, d); p++, k++)
-			read_port(s, d, p, &sn->prev[(size_t)k * CC_NPRIO * CF_N], &seen);
+			read_port(s, d, p, &sn->prev[(size_t)k * STRIDE], &seen, &pseen);
 	sn->last_ps = sim_now(s);
 	return sn;
 fail:
@@ -115,7 +130,8 @@ struct cc_snap *sim_snapper_take(struct sim_snapper *sn)
 	const struct sim *s = sn->s;
 	uint8_t prios = sim_lossless_prios(s);
 	int64_t now = sim_now(s);
-	uint64_t cur[CC_NPRIO * CF_N];
+	uint32_t fields = sn->what & SIM_SNAP_ALL ? (1u << CF_N) - 1 : CC_SNAP_LANE_FIELDS;
+	uint64_t cur[STRIDE];
 	struct cc_snap *snap;
 	char name[96];
 	uint32_t k = 0;
@@ -134,10 +150,10 @@ struct cc_snap *sim_snapper_take(struct sim_snapper *sn)
 	}
 	for (int d = 0; d < sim_device_count(s); d++)
 		for (int p = 0; p < sim_port_count(s, d); p++, k++) {
-			uint64_t *prev = &sn->prev[(size_t)k * CC_NPRIO * CF_N];
+			uint64_t *prev = &sn->prev[(size_t)k * STRIDE];
 			int pd, pp, me, peer;
 			char pname[96];
-			uint32_t seen;
+			uint32_t seen, pseen;
 
 			me = cc_snap_find_port(snap, sim_device_name(s, d), sim_snap_port_name(s, d, p, name, sizeof(name)));
 			if (sim_port_peer(s, d, p, &pd, &pp) == 0 &&
@@ -146,7 +162,8 @@ struct cc_snap *sim_snapper_take(struct sim_snapper *sn)
 				cc_snap_link(snap, (uint32_t)me, (uint32_t)peer);
 			snap->ports[me].down = !sim_port_up(s, d, p);
 			snap->ports[me].lossless = sim_port_lossless(s, d, p);
-			read_port(s, d, p, cur, &seen);
+			read_port(s, d, p, cur, &seen, &pseen);
+			seen &= fields;
 			for (int pr = 0; pr < CC_NPRIO; pr++)
 				for (int f = 0; f < CF_N; f++) {
 					uint64_t v = cur[pr * CF_N + f];
@@ -156,6 +173,15 @@ struct cc_snap *sim_snapper_take(struct sim_snapper *sn)
 					cc_snap_set(snap, (uint32_t)me, cc_snap_field_names[f], pr,
 						    is_gauge(f) ? v : v - prev[pr * CF_N + f]);
 				}
+			if (sn->what & SIM_SNAP_ALL) {
+				size_t o = CC_NPRIO * CF_N;
+
+				snap->ports[me].speed_mbps = sim_port_rate_bps(s, d, p) / 1000000;
+				for (int f = 0; f < CP_N; f++)
+					if (pseen & (1u << f))
+						cc_snap_set(snap, (uint32_t)me, cc_snap_port_field_names[f], -1,
+							    cur[o + f] - prev[o + f]);
+			}
 			memcpy(prev, cur, sizeof(cur));
 		}
 	sn->last_ps = now;

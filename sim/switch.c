@@ -154,6 +154,8 @@ void sim_switch_rx(struct sim *s, struct port *in, struct pkt *k)
 	sim_queue_push(s, &out->q[k->prio], k);
 	if (out->q[k->prio].bytes > out->c.q_watermark[k->prio])
 		out->c.q_watermark[k->prio] = out->q[k->prio].bytes;
+	if (out->q[k->prio].bytes > out->c.q_watermark_periodic[k->prio])
+		out->c.q_watermark_periodic[k->prio] = out->q[k->prio].bytes;
 	sim_port_kick(s, out);
 }
 

@@ -121,7 +121,7 @@ SCENARIO = os.path.join(ROOT, "sim", "scenarios", "detect", "ring-cbd.json")
 
 
 @pytest.mark.parametrize("args,msg", [
-    (["--controller", "watchdog"], "--controller: 'watchdog' is not detector or pfcwd"),
+    (["--controller", "watchdog"], "--controller: 'watchdog' is not detector, pfcwd or tuner"),
     (["--controller", "detector", "--interval", "0"], "--interval: '0' is not a duration above 0"),
     (["--controller", "detector", "--interval", "fast"], "--interval: 'fast' is not a duration"),
     (["--controller", "detector", "--restore", "-1s"], "--restore"),

@@ -1,0 +1,1625 @@
+/* The congestion-control tuner: see tuner.h. */
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cc/tuner.h"
+#include "lib/hmap.h"
+#include "lib/vec.h"
+
+const struct cc_tn_policy cc_tn_defaults = {
+	.mode = CC_TN_ADVISE,
+	.canary_share = 0.25,
+	.max_share = 0.5,
+	.canary_intervals = 2,
+	.tabu_intervals = 30,
+	.max_factor = 2.0,
+	.pmax_step = 0.1,
+	.qdelay_target_us = 10,
+	.pause_target = 0.0005,
+	.tolerance = 0.25,
+	.kmin_floor_bytes = 1000,
+	.kmax_ceiling_bytes = 16000000,
+	.pmax_floor = 0.01,
+	.pmax_ceiling = 1.0,
+	.cnp_gap_max_us = 4095,
+	.time_reset_min_us = 1,
+	.time_reset_max_us = 131071,
+	.ai_min_mbps = 1,
+	.ai_max_mbps = 10000,
+	.hai_min_mbps = 1,
+	.hai_max_mbps = 50000,
+	.byte_reset_min = 1,
+	.byte_reset_max = 32767,
+	.g_min = 0,
+	.g_max = 1023,
+	.loop_bytes = 150000,
+};
+
+static const char *const mode_names[] = { "off", "advise", "auto" };
+static const char *const class_names[] = { "tor_down", "tor_up", "spine", "hosts" };
+static const char *const knob_names[] = { "kmin_bytes",
+					  "kmax_bytes",
+					  "pmax",
+					  "min_time_between_cnps_us",
+					  "rpg_time_reset_us",
+					  "rpg_ai_rate_mbps",
+					  "rpg_hai_rate_mbps",
+					  "rpg_byte_reset",
+					  "dce_tcp_g" };
+
+const char *cc_tn_mode_name(enum cc_tn_mode m)
+{
+	return (unsigned)m < 3 ? mode_names[m] : "?";
+}
+
+const char *cc_tn_class_name(enum cc_tn_class c)
+{
+	return (unsigned)c < CC_TN_NCLASSES ? class_names[c] : "?";
+}
+
+const char *cc_tn_knob_name(enum cc_tn_knob k)
+{
+	return (unsigned)k < CC_TN_NKNOBS ? knob_names[k] : "?";
+}
+
+static int parse(const char *const *names, int n, const char *s, int *ret)
+{
+	for (int i = 0; i < n; i++)
+		if (s && !strcmp(s, names[i])) {
+			*ret = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int cc_tn_mode_parse(const char *s, enum cc_tn_mode *ret)
+{
+	int v, r = parse(mode_names, 3, s, &v);
+
+	if (!r)
+		*ret = (enum cc_tn_mode)v;
+	return r;
+}
+
+int cc_tn_class_parse(const char *s, enum cc_tn_class *ret)
+{
+	int v, r = parse(class_names, CC_TN_NCLASSES, s, &v);
+
+	if (!r)
+		*ret = (enum cc_tn_class)v;
+	return r;
+}
+
+int cc_tn_knob_parse(const char *s, enum cc_tn_knob *ret)
+{
+	int v, r = parse(knob_names, CC_TN_NKNOBS, s, &v);
+
+	if (!r)
+		*ret = (enum cc_tn_knob)v;
+	return r;
+}
+
+static bool is_ecn_knob(enum cc_tn_knob k)
+{
+	return k <= CC_TN_PMAX;
+}
+
+const char *cc_tn_policy_check(const struct cc_tn_policy *p)
+{
+	if ((unsigned)p->mode > CC_TN_AUTO)
+		return "mode must be off, advise or auto";
+	if (!(p->canary_share > 0 && p->canary_share <= 1))
+		return "canary_share must be in (0, 1]";
+	if (!(p->max_share > 0 && p->max_share <= 1) || p->max_share < p->canary_share)
+		return "max_share must be in (0, 1] and at least canary_share";
+	if (p->canary_intervals < 1 || p->canary_intervals > 100)
+		return "canary_intervals must be 1..100";
+	if (p->tabu_intervals > 100000)
+		return "tabu_intervals must be 0..100000";
+	if (!(p->max_factor > 1 && p->max_factor <= 16))
+		return "max_factor must be in (1, 16]";
+	if (!(p->pmax_step > 0 && p->pmax_step <= 1))
+		return "pmax_step must be in (0, 1]";
+	if (!(p->qdelay_target_us > 0 && p->qdelay_target_us <= 1e6))
+		return "qdelay_target_us must be in (0, 1e6]";
+	if (!(p->pause_target >= 0 && p->pause_target < 1))
+		return "pause_target must be in [0, 1)";
+	if (!(p->tolerance > 0 && p->tolerance <= 10))
+		return "tolerance must be in (0, 10]";
+	if (p->kmin_floor_bytes >= p->kmax_ceiling_bytes)
+		return "kmin_floor_bytes must be below kmax_ceiling_bytes";
+	if (!(p->pmax_floor > 0 && p->pmax_floor <= p->pmax_ceiling && p->pmax_ceiling <= 1))
+		return "pmax_floor and pmax_ceiling must satisfy 0 < floor <= ceiling <= 1";
+	if (!(p->cnp_gap_max_us >= 0 && p->cnp_gap_max_us <= 4095))
+		return "cnp_gap_max_us must be 0..4095";
+	if (!(p->time_reset_min_us >= 1 && p->time_reset_min_us <= p->time_reset_max_us &&
+	      p->time_reset_max_us <= 131071))
+		return "time_reset_min_us..time_reset_max_us must lie in 1..131071";
+	if (!(p->ai_min_mbps > 0 && p->ai_min_mbps <= p->ai_max_mbps && p->hai_min_mbps > 0 &&
+	      p->hai_min_mbps <= p->hai_max_mbps))
+		return "the AI and HAI ranges must be positive and ordered";
+	if (p->byte_reset_min < 1 || p->byte_reset_min > p->byte_reset_max)
+		return "byte_reset_min..byte_reset_max must be ordered and positive";
+	if (p->g_min > p->g_max || p->g_max > 1023)
+		return "g_min..g_max must lie in 0..1023";
+	return NULL;
+}
+
+/* The policy's fields: name, kind (d double, u unsigned, U uint64, m mode), offset. */
+#define PF(name, kind) { #name, kind, offsetof(struct cc_tn_policy, name) }
+static const struct {
+	const char *name;
+	char kind;
+	size_t off;
+} policy_fields[] = {
+	PF(mode, 'm'),		    PF(canary_share, 'd'),     PF(max_share, 'd'),
+	PF(canary_intervals, 'u'),  PF(tabu_intervals, 'u'),   PF(max_factor, 'd'),
+	PF(pmax_step, 'd'),	    PF(qdelay_target_us, 'd'), PF(pause_target, 'd'),
+	PF(tolerance, 'd'),	    PF(kmin_floor_bytes, 'U'), PF(kmax_ceiling_bytes, 'U'),
+	PF(pmax_floor, 'd'),	    PF(pmax_ceiling, 'd'),     PF(cnp_gap_max_us, 'd'),
+	PF(time_reset_min_us, 'd'), PF(time_reset_max_us, 'd'), PF(ai_min_mbps, 'd'),
+	PF(ai_max_mbps, 'd'),	    PF(hai_min_mbps, 'd'),     PF(hai_max_mbps, 'd'),
+	PF(byte_reset_min, 'U'),    PF(byte_reset_max, 'U'),   PF(g_min, 'u'),
+	PF(g_max, 'u'),		    PF(loop_bytes, 'U'),
+};
+#undef PF
+
+json_t *cc_tn_policy_json(const struct cc_tn_policy *p)
+{
+	json_t *o = json_object();
+
+	for (size_t i = 0; o && i < sizeof(policy_fields) / sizeof(policy_fields[0]); i++) {
+		const char *at = (const char *)p + policy_fields[i].off;
+		json_t *v;
+
+		switch (policy_fields[i].kind) {
+		case 'm':
+			v = json_string(cc_tn_mode_name(*(const enum cc_tn_mode *)(const void *)at));
+			break;
+		case 'd':
+			v = json_real(*(const double *)(const void *)at);
+			break;
+		case 'u':
+			v = json_integer(*(const unsigned *)(const void *)at);
+			break;
+		default:
+			v = json_integer((json_int_t) * (const uint64_t *)(const void *)at);
+			break;
+		}
+		json_object_set_new(o, policy_fields[i].name, v);
+	}
+	return o;
+}
+
+int cc_tn_policy_from_json(json_t *o, struct cc_tn_policy *p, char *err, size_t len)
+{
+	struct cc_tn_policy n = *p;
+	const char *k, *why;
+	json_t *v;
+
+	if (!json_is_object(o)) {
+		snprintf(err, len, "the policy is a JSON object");
+		return -EINVAL;
+	}
+	json_object_foreach(o, k, v) {
+		size_t i;
+		char *at;
+
+		for (i = 0; i < sizeof(policy_fields) / sizeof(policy_fields[0]); i++)
+			if (!strcmp(k, policy_fields[i].name))
+				break;
+		if (i == sizeof(policy_fields) / sizeof(policy_fields[0])) {
+			snprintf(err, len, "/%s: unknown policy field", k);
+			return -EINVAL;
+		}
+		at = (char *)&n + policy_fields[i].off;
+		switch (policy_fields[i].kind) {
+		case 'm':
+			if (!json_is_string(v) || cc_tn_mode_parse(json_string_value(v), (enum cc_tn_mode *)(void *)at) < 0) {
+				snprintf(err, len, "/%s: must be \"off\", \"advise\" or \"auto\"", k);
+				return -EINVAL;
+			}
+			break;
+		case 'd':
+			if (!json_is_number(v) || !isfinite(json_number_value(v))) {
+				snprintf(err, len, "/%s: must be a number", k);
+				return -EINVAL;
+			}
+			*(double *)(void *)at = json_number_value(v);
+			break;
+		case 'u':
+			if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > UINT32_MAX) {
+				snprintf(err, len, "/%s: must be an integer 0..4294967295", k);
+				return -EINVAL;
+			}
+			*(unsigned *)(void *)at = (unsigned)json_integer_value(v);
+			break;
+		default:
+			if (!json_is_integer(v) || json_integer_value(v) < 0) {
+				snprintf(err, len, "/%s: must be an integer >= 0", k);
+				return -EINVAL;
+			}
+			*(uint64_t *)(void *)at = (uint64_t)json_integer_value(v);
+			break;
+		}
+	}
+	if ((why = cc_tn_policy_check(&n))) {
+		snprintf(err, len, "%s", why);
+		return -EINVAL;
+	}
+	*p = n;
+	return 0;
+}
+
+const char *cc_tn_ecn_check(const struct cc_tn_policy *p, const struct cc_tn_ecn *e, uint64_t xoff_bytes)
+{
+	if (e->kmin_bytes >= e->kmax_bytes)
+		return "kmin_bytes must be below kmax_bytes";
+	if (e->kmin_bytes < p->kmin_floor_bytes)
+		return "kmin_bytes is below the policy's kmin_floor_bytes";
+	if (e->kmax_bytes > p->kmax_ceiling_bytes)
+		return "kmax_bytes is above the policy's kmax_ceiling_bytes";
+	if (xoff_bytes && e->kmax_bytes + p->loop_bytes > xoff_bytes)
+		return "kmax_bytes leaves less than one control loop (loop_bytes) below the PFC XOFF threshold";
+	if (!(e->pmax >= p->pmax_floor && e->pmax <= p->pmax_ceiling))
+		return "pmax is outside the policy's pmax_floor..pmax_ceiling";
+	return NULL;
+}
+
+const char *cc_tn_dcqcn_check(const struct cc_tn_policy *p, const struct cc_tn_dcqcn *d)
+{
+	if (!(d->min_time_between_cnps_us >= 0 && d->min_time_between_cnps_us <= p->cnp_gap_max_us))
+		return "min_time_between_cnps_us is outside 0..cnp_gap_max_us";
+	if (!(d->rpg_time_reset_us >= p->time_reset_min_us && d->rpg_time_reset_us <= p->time_reset_max_us))
+		return "rpg_time_reset_us is outside the policy's range";
+	if (!(d->rpg_ai_rate_mbps >= p->ai_min_mbps && d->rpg_ai_rate_mbps <= p->ai_max_mbps))
+		return "rpg_ai_rate_mbps is outside the policy's range";
+	if (!(d->rpg_hai_rate_mbps >= p->hai_min_mbps && d->rpg_hai_rate_mbps <= p->hai_max_mbps))
+		return "rpg_hai_rate_mbps is outside the policy's range";
+	if (d->rpg_ai_rate_mbps > d->rpg_hai_rate_mbps)
+		return "rpg_ai_rate_mbps must not exceed rpg_hai_rate_mbps";
+	if (d->rpg_byte_reset < p->byte_reset_min || d->rpg_byte_reset > p->byte_reset_max)
+		return "rpg_byte_reset is outside the policy's range";
+	if (d->dce_tcp_g < p->g_min || d->dce_tcp_g > p->g_max)
+		return "dce_tcp_g is outside the policy's range";
+	return NULL;
+}
+
+double cc_tn_knob_get_ecn(const struct cc_tn_ecn *e, enum cc_tn_knob k)
+{
+	return k == CC_TN_KMIN ? (double)e->kmin_bytes : k == CC_TN_KMAX ? (double)e->kmax_bytes : e->pmax;
+}
+
+double cc_tn_knob_get_dcqcn(const struct cc_tn_dcqcn *d, enum cc_tn_knob k)
+{
+	switch (k) {
+	case CC_TN_CNP_GAP:
+		return d->min_time_between_cnps_us;
+	case CC_TN_TIME_RESET:
+		return d->rpg_time_reset_us;
+	case CC_TN_AI_RATE:
+		return d->rpg_ai_rate_mbps;
+	case CC_TN_HAI_RATE:
+		return d->rpg_hai_rate_mbps;
+	case CC_TN_BYTE_RESET:
+		return (double)d->rpg_byte_reset;
+	case CC_TN_ALPHA_G:
+		return d->dce_tcp_g;
+	default:
+		return NAN;
+	}
+}
+
+static void knob_set_ecn(struct cc_tn_ecn *e, enum cc_tn_knob k, double v)
+{
+	if (k == CC_TN_KMIN)
+		e->kmin_bytes = (uint64_t)llround(v);
+	else if (k == CC_TN_KMAX)
+		e->kmax_bytes = (uint64_t)llround(v);
+	else
+		e->pmax = v;
+}
+
+static void knob_set_dcqcn(struct cc_tn_dcqcn *d, enum cc_tn_knob k, double v)
+{
+	switch (k) {
+	case CC_TN_CNP_GAP:
+		d->min_time_between_cnps_us = v;
+		break;
+	case CC_TN_TIME_RESET:
+		d->rpg_time_reset_us = v;
+		break;
+	case CC_TN_AI_RATE:
+		d->rpg_ai_rate_mbps = v;
+		break;
+	case CC_TN_HAI_RATE:
+		d->rpg_hai_rate_mbps = v;
+		break;
+	case CC_TN_BYTE_RESET:
+		d->rpg_byte_reset = (uint64_t)llround(v);
+		break;
+	case CC_TN_ALPHA_G:
+		d->dce_tcp_g = (uint32_t)lround(v);
+		break;
+	default:
+		break;
+	}
+}
+
+/* --- state ------------------------------------------------------------------------------- */
+
+struct member {
+	char key[132]; /* "node\x1fport", or the host's name */
+	char node[64], port[64];
+	bool host;
+	int cls; /* from the last snapshot; -1: not seen */
+	struct cc_tn_ecn ecn;
+	struct cc_tn_dcqcn dc;
+	int32_t snap_port; /* in the last snapshot: the port (a host: its NIC port); -1 */
+	int32_t tor_port;  /* a host: the switch port facing it; -1 */
+	bool canary;	   /* in the step's canary */
+	bool touched;	   /* changed by the step in progress */
+};
+
+/* Signals of one interval, fabric-wide and per class. */
+struct sig {
+	double pause_share;	   /* port time paused, all ports */
+	double qd_us[CC_TN_NSWITCH_CLASSES];	/* 90th percentile of the class's queue delay */
+	double util[CC_TN_NSWITCH_CLASSES];	/* bytes sent / capacity */
+	double mark[CC_TN_NSWITCH_CLASSES];	/* marked / sent packets */
+	double host_util;	   /* hosts' bytes sent / capacity */
+	double retx;		   /* retransmitted packets + timeouts per host */
+	double drops;		   /* discards per port */
+	double cnp;		   /* CNPs handled per host */
+	double probe_p99_us;	   /* < 0: none */
+};
+
+/* A group's measures over the intervals watched: canary against the rest. */
+struct grp {
+	double qd_sum, qd_n, tx, cap, pause_us, port_us;
+};
+
+enum step_state { ST_IDLE, ST_WAIT, ST_CANARY, ST_ROLLOUT, ST_ROLLBACK };
+
+struct done_step {
+	uint64_t step;
+	enum cc_tn_class cls;
+	enum cc_tn_knob knob;
+	double from, to;
+	char **keys; /* the members changed */
+	size_t nkeys;
+	bool undone;
+};
+
+#define MAX_PROPOSALS 1024
+#define WINDOW 3
+
+struct cc_tn {
+	struct cc_tn_policy pol;
+	struct member **m;
+	size_t nm, capm;
+	struct hmap idx;
+	int64_t t_us;
+	uint64_t interval;
+	uint64_t next_id, next_step, steps, rolled_back;
+	struct cc_tn_proposal **props; /* recent, oldest first */
+	size_t nprops, capprops;
+	struct cc_tn_proposal **pend; /* cc_tn_pending's answer */
+	size_t cappend;
+	struct sig hist[WINDOW]; /* the last intervals' signals, hist[0] newest */
+	unsigned nhist;
+	struct sig last;
+	uint64_t tabu_until[CC_TN_NCLASSES][CC_TN_NKNOBS][2]; /* [dir]: 0 down, 1 up */
+	uint64_t xoff; /* the last input's */
+	/* the step in progress */
+	enum step_state st;
+	uint64_t step;
+	enum cc_tn_class cls;
+	enum cc_tn_knob knob;
+	double from, to;
+	bool forced, aggressive;
+	struct cc_tn_proposal *cur; /* its latest proposal (canary, rollout or rollback) */
+	unsigned watched;
+	struct sig base; /* the fabric before the step */
+	struct sig during;
+	unsigned nduring;
+	struct grp g_canary, g_rest;
+	struct done_step *done;
+	size_t ndone, capdone;
+};
+
+struct cc_tn *cc_tn_new(const struct cc_tn_policy *p)
+{
+	struct cc_tn *t;
+
+	if (cc_tn_policy_check(p))
+		return NULL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->pol = *p;
+	if (!t->pol.loop_bytes)
+		t->pol.loop_bytes = cc_tn_defaults.loop_bytes;
+	hmap_init(&t->idx);
+	t->next_id = t->next_step = 1;
+	return t;
+}
+
+static void proposal_free(struct cc_tn_proposal *p)
+{
+	if (!p)
+		return;
+	json_decref(p->evidence);
+	free(p->changes);
+	free(p);
+}
+
+void cc_tn_free(struct cc_tn *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nm; i++)
+		free(t->m[i]);
+	free(t->m);
+	hmap_fini(&t->idx);
+	for (size_t i = 0; i < t->nprops; i++)
+		proposal_free(t->props[i]);
+	free(t->props);
+	free(t->pend);
+	for (size_t i = 0; i < t->ndone; i++) {
+		for (size_t k = 0; k < t->done[i].nkeys; k++)
+			free(t->done[i].keys[k]);
+		free(t->done[i].keys);
+	}
+	free(t->done);
+	free(t);
+}
+
+int cc_tn_set_policy(struct cc_tn *t, const struct cc_tn_policy *p)
+{
+	if (cc_tn_policy_check(p))
+		return -EINVAL;
+	t->pol = *p;
+	if (!t->pol.loop_bytes)
+		t->pol.loop_bytes = cc_tn_defaults.loop_bytes;
+	return 0;
+}
+
+const struct cc_tn_policy *cc_tn_get_policy(const struct cc_tn *t)
+{
+	return &t->pol;
+}
+
+static struct member *member_get(struct cc_tn *t, const char *node, const char *port, bool host)
+{
+	char key[132];
+	struct member *m;
+
+	if (strlen(node) >= sizeof(m->node) || strlen(port) >= sizeof(m->port))
+		return NULL;
+	if (host)
+		snprintf(key, sizeof(key), "%s", node);
+	else
+		snprintf(key, sizeof(key), "%s\x1f%s", node, port);
+	m = hmap_get(&t->idx, key);
+	if (m)
+		return m;
+	if (vec_room((void **)&t->m, &t->capm, t->nm, sizeof(*t->m)) < 0 || !(m = calloc(1, sizeof(*m))))
+		return NULL;
+	memcpy(m->key, key, sizeof(key));
+	snprintf(m->node, sizeof(m->node), "%s", node);
+	snprintf(m->port, sizeof(m->port), "%s", host ? "" : port);
+	m->host = host;
+	m->cls = host ? CC_TN_HOSTS : -1;
+	m->snap_port = m->tor_port = -1;
+	if (hmap_put(&t->idx, m->key, m, NULL) < 0) {
+		free(m);
+		return NULL;
+	}
+	t->m[t->nm++] = m;
+	return m;
+}
+
+int cc_tn_track_port(struct cc_tn *t, const char *node, const char *port, const struct cc_tn_ecn *e)
+{
+	struct member *m = member_get(t, node, port, false);
+
+	if (!m)
+		return -ENOMEM;
+	m->ecn = *e;
+	return 0;
+}
+
+int cc_tn_track_host(struct cc_tn *t, const char *host, const struct cc_tn_dcqcn *d)
+{
+	struct member *m = member_get(t, host, "", true);
+
+	if (!m)
+		return -ENOMEM;
+	m->dc = *d;
+	return 0;
+}
+
+/* --- signals ----------------------------------------------------------------------------- */
+
+static bool host_node(const struct cc_snap *s, uint32_t port)
+{
+	return port != CC_NONE && s->nodes[s->ports[port].node].kind == CC_HOST;
+}
+
+/* Every member's class and place in this snapshot. */
+static void classify(struct cc_tn *t, const struct cc_snap *s)
+{
+	bool *has_hosts = calloc(s->nnodes ? s->nnodes : 1, sizeof(*has_hosts));
+
+	for (size_t i = 0; i < t->nm; i++) {
+		t->m[i]->snap_port = t->m[i]->tor_port = -1;
+		if (!t->m[i]->host)
+			t->m[i]->cls = -1;
+	}
+	if (!has_hosts)
+		return;
+	for (uint32_t p = 0; p < s->nports; p++)
+		if (s->nodes[s->ports[p].node].kind == CC_SWITCH && host_node(s, s->ports[p].peer))
+			has_hosts[s->ports[p].node] = true;
+	for (uint32_t p = 0; p < s->nports; p++) {
+		const struct cc_port *cp = &s->ports[p];
+		const struct cc_node *n = &s->nodes[cp->node];
+		struct member *m;
+		char key[132];
+
+		if (n->kind == CC_HOST) {
+			m = hmap_get(&t->idx, n->name);
+			if (m && m->host && m->snap_port < 0) {
+				m->snap_port = (int32_t)p;
+				m->tor_port = cp->peer == CC_NONE ? -1 : (int32_t)cp->peer;
+			}
+			continue;
+		}
+		snprintf(key, sizeof(key), "%s\x1f%s", n->name, cp->name);
+		m = hmap_get(&t->idx, key);
+		if (!m)
+			continue;
+		m->snap_port = (int32_t)p;
+		m->cls = host_node(s, cp->peer) ? CC_TN_TOR_DOWN : has_hosts[cp->node] ? CC_TN_TOR_UP : CC_TN_SPINE;
+	}
+	free(has_hosts);
+}
+
+/* A queue's delay over the interval, in microseconds at the port's speed: its peak (the
+ * periodic watermark) when the switch reports one, else its depth at the end. */
+static double qdelay_us(const struct cc_snap *s, uint32_t port, unsigned prio)
+{
+	const struct cc_prio *e = cc_snap_prio(s, port, prio);
+	uint64_t mbps = s->ports[port].speed_mbps;
+
+	if (!e || !mbps)
+		return -1;
+	if (e->have & (1u << CF_QUEUE_PEAK))
+		return (double)e->v[CF_QUEUE_PEAK] * 8 / (double)mbps;
+	if (e->have & (1u << CF_QUEUE_DEPTH))
+		return (double)e->v[CF_QUEUE_DEPTH] * 8 / (double)mbps;
+	return -1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int measure(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
+{
+	const struct cc_snap *s = in->snap;
+	double *qd[CC_TN_NSWITCH_CLASSES] = { 0 };
+	size_t nq[CC_TN_NSWITCH_CLASSES] = { 0 };
+	double tx[CC_TN_NSWITCH_CLASSES] = { 0 }, cap[CC_TN_NSWITCH_CLASSES] = { 0 };
+	double mk[CC_TN_NSWITCH_CLASSES] = { 0 }, pk[CC_TN_NSWITCH_CLASSES] = { 0 };
+	double paused = 0, port_time = 0, htx = 0, hcap = 0, retx = 0, drops = 0, cnp = 0;
+	unsigned nhosts = 0, nports = 0;
+	double iv = s->interval_us > 0 ? (double)s->interval_us : 1;
+	int r = 0;
+
+	memset(g, 0, sizeof(*g));
+	for (int c = 0; c < CC_TN_NSWITCH_CLASSES; c++)
+		if (!(qd[c] = malloc((t->nm ? t->nm : 1) * sizeof(double))))
+			r = -ENOMEM;
+	for (uint32_t p = 0; p < s->nports && !r; p++) {
+		const struct cc_port *cp = &s->ports[p];
+		const struct cc_prio *e = cc_snap_prio(s, p, in->prio);
+
+		if (cp->down)
+			continue;
+		nports++;
+		port_time += iv;
+		if (e)
+			paused += (double)e->v[CF_RX_PAUSE_US];
+		if (cp->phave & (1u << CP_TX_DISCARDS))
+			drops += (double)cp->pv[CP_TX_DISCARDS];
+		if (e)
+			drops += (double)e->v[CF_RX_BUF_DISCARDS];
+		if (s->nodes[cp->node].kind == CC_HOST) {
+			nhosts++;
+			htx += (double)cp->pv[CP_TX_BYTES];
+			hcap += (double)cp->speed_mbps * iv / 8;
+			retx += (double)(cp->pv[CP_RETX] + cp->pv[CP_ACK_TIMEOUT]);
+			cnp += (double)cp->pv[CP_CNP_HANDLED];
+		}
+	}
+	for (size_t i = 0; i < t->nm && !r; i++) {
+		const struct member *m = t->m[i];
+		const struct cc_prio *e;
+		double q;
+
+		if (m->host || m->cls < 0 || m->snap_port < 0)
+			continue;
+		e = cc_snap_prio(s, (uint32_t)m->snap_port, in->prio);
+		if ((q = qdelay_us(s, (uint32_t)m->snap_port, in->prio)) >= 0)
+			qd[m->cls][nq[m->cls]++] = q;
+		if (e) {
+			tx[m->cls] += (double)e->v[CF_TX_BYTES];
+			mk[m->cls] += (double)e->v[CF_ECN_MARKED];
+			pk[m->cls] += (double)e->v[CF_TX_PACKETS];
+		}
+		cap[m->cls] += (double)s->ports[m->snap_port].speed_mbps * iv / 8;
+	}
+	for (int c = 0; c < CC_TN_NSWITCH_CLASSES && !r; c++) {
+		if (nq[c]) {
+			qsort(qd[c], nq[c], sizeof(double), cmp_double);
+			g->qd_us[c] = qd[c][(size_t)((double)(nq[c] - 1) * 0.9 + 0.5)];
+		}
+		g->util[c] = cap[c] > 0 ? tx[c] / cap[c] : 0;
+		g->mark[c] = pk[c] > 0 ? mk[c] / pk[c] : 0;
+	}
+	for (int c = 0; c < CC_TN_NSWITCH_CLASSES; c++)
+		free(qd[c]);
+	g->pause_share = port_time > 0 ? paused / port_time : 0;
+	g->host_util = hcap > 0 ? htx / hcap : 0;
+	g->retx = nhosts ? retx / nhosts : 0;
+	g->cnp = nhosts ? cnp / nhosts : 0;
+	g->drops = nports ? drops / nports : 0;
+	g->probe_p99_us = in->probe_p99_us;
+	return r;
+}
+
+/* The mean of the last n intervals' signals (n <= nhist). */
+static void sig_mean(const struct cc_tn *t, unsigned n, struct sig *ret)
+{
+	double p = 0;
+	unsigned np = 0;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!n)
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		const struct sig *g = &t->hist[i];
+
+		ret->pause_share += g->pause_share / n;
+		for (int c = 0; c < CC_TN_NSWITCH_CLASSES; c++) {
+			ret->qd_us[c] += g->qd_us[c] / n;
+			ret->util[c] += g->util[c] / n;
+			ret->mark[c] += g->mark[c] / n;
+		}
+		ret->host_util += g->host_util / n;
+		ret->retx += g->retx / n;
+		ret->drops += g->drops / n;
+		ret->cnp += g->cnp / n;
+		if (g->probe_p99_us >= 0) {
+			p += g->probe_p99_us;
+			np++;
+		}
+	}
+	ret->probe_p99_us = np ? p / np : -1;
+}
+
+static json_t *sig_json(const struct sig *g)
+{
+	json_t *o = json_pack("{s:f,s:f,s:f,s:f,s:f}", "pause_share", g->pause_share, "host_util", g->host_util,
+			      "retransmits_per_host", g->retx, "drops_per_port", g->drops, "cnp_per_host", g->cnp);
+
+	for (int c = 0; o && c < CC_TN_NSWITCH_CLASSES; c++)
+		json_object_set_new(o, class_names[c],
+				    json_pack("{s:f,s:f,s:f}", "queue_delay_p90_us", g->qd_us[c], "utilization",
+					      g->util[c], "marked_share", g->mark[c]));
+	if (o && g->probe_p99_us >= 0)
+		json_object_set_new(o, "probe_p99_us", json_real(g->probe_p99_us));
+	return o;
+}
+
+/* Adds this interval's measures of the canary and of the rest of the step's class. */
+static void grp_add(struct cc_tn *t, const struct cc_tn_input *in)
+{
+	const struct cc_snap *s = in->snap;
+	double iv = s->interval_us > 0 ? (double)s->interval_us : 1;
+
+	for (size_t i = 0; i < t->nm; i++) {
+		const struct member *m = t->m[i];
+		struct grp *g;
+		int32_t qp, tp;
+		const struct cc_prio *e;
+		double q;
+
+		if ((int)t->cls != m->cls)
+			continue;
+		g = m->canary ? &t->g_canary : &t->g_rest;
+		/* a port: its own queue and bytes; a host: the queue facing it, the bytes it sent */
+		qp = m->host ? m->tor_port : m->snap_port;
+		tp = m->snap_port;
+		if (qp >= 0 && (q = qdelay_us(s, (uint32_t)qp, in->prio)) >= 0) {
+			g->qd_sum += q;
+			g->qd_n++;
+		}
+		if (tp >= 0) {
+			const struct cc_port *cp = &s->ports[tp];
+
+			e = cc_snap_prio(s, (uint32_t)tp, in->prio);
+			g->tx += m->host ? (double)cp->pv[CP_TX_BYTES] : e ? (double)e->v[CF_TX_BYTES] : 0;
+			g->cap += (double)cp->speed_mbps * iv / 8;
+		}
+		if (qp >= 0 && (e = cc_snap_prio(s, (uint32_t)qp, in->prio))) {
+			/* pause suffered by traffic through this member: its peer's and its own */
+			const struct cc_port *cp = &s->ports[qp];
+			const struct cc_prio *pe = cp->peer != CC_NONE ? cc_snap_prio(s, cp->peer, in->prio) : NULL;
+
+			g->pause_us += (double)e->v[CF_RX_PAUSE_US] + (pe ? (double)pe->v[CF_RX_PAUSE_US] : 0);
+			g->port_us += iv;
+		}
+	}
+}
+
+/* --- proposals --------------------------------------------------------------------------- */
+
+static struct cc_tn_proposal *proposal_new(struct cc_tn *t, enum cc_tn_phase phase)
+{
+	struct cc_tn_proposal *p;
+
+	if (t->nprops >= MAX_PROPOSALS) {
+		/* drop the oldest finished one that is not the step's */
+		for (size_t i = 0; i < t->nprops; i++) {
+			struct cc_tn_proposal *o = t->props[i];
+
+			if (o != t->cur && o->state != CC_TN_WAITING && o->state != CC_TN_APPROVED) {
+				proposal_free(o);
+				memmove(&t->props[i], &t->props[i + 1], (t->nprops - i - 1) * sizeof(*t->props));
+				t->nprops--;
+				break;
+			}
+		}
+	}
+	if (vec_room((void **)&t->props, &t->capprops, t->nprops, sizeof(*t->props)) < 0 ||
+	    !(p = calloc(1, sizeof(*p))))
+		return NULL;
+	p->id = t->next_id++;
+	p->step = t->step;
+	p->phase = phase;
+	p->cls = t->cls;
+	p->knob = t->knob;
+	p->from = t->from;
+	p->to = t->to;
+	p->forced = t->forced;
+	p->t_us = t->t_us;
+	p->state = CC_TN_APPROVED;
+	t->props[t->nprops++] = p;
+	return p;
+}
+
+static int add_change(struct cc_tn_proposal *p, const struct member *m, enum cc_tn_knob k, double to)
+{
+	struct cc_tn_change *c;
+	size_t cap = p->nchanges; /* grown one by one: steps are small */
+	struct cc_tn_change *nc = realloc(p->changes, (cap + 1) * sizeof(*nc));
+
+	if (!nc)
+		return -ENOMEM;
+	p->changes = nc;
+	c = &nc[p->nchanges++];
+	memset(c, 0, sizeof(*c));
+	memcpy(c->node, m->node, sizeof(c->node));
+	memcpy(c->port, m->port, sizeof(c->port));
+	c->host = m->host;
+	c->ecn_from = c->ecn_to = m->ecn;
+	c->dc_from = c->dc_to = m->dc;
+	if (m->host)
+		knob_set_dcqcn(&c->dc_to, k, to);
+	else
+		knob_set_ecn(&c->ecn_to, k, to);
+	return 0;
+}
+
+/* The members of the step's class, in a stable order. */
+static size_t class_members(struct cc_tn *t, struct member ***ret)
+{
+	struct member **v = malloc((t->nm ? t->nm : 1) * sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return 0;
+	for (size_t i = 0; i < t->nm; i++)
+		if (t->m[i]->cls == (int)t->cls && (t->m[i]->host || t->m[i]->snap_port >= 0))
+			v[n++] = t->m[i];
+	*ret = v;
+	return n;
+}
+
+static double member_value(const struct member *m, enum cc_tn_knob k)
+{
+	return m->host ? cc_tn_knob_get_dcqcn(&m->dc, k) : cc_tn_knob_get_ecn(&m->ecn, k);
+}
+
+/* Members not yet at the step's value get it, up to the share; canary marks them. */
+static int propose_changes(struct cc_tn *t, struct cc_tn_proposal *p, double share, bool canary)
+{
+	struct member **v = NULL;
+	size_t n = class_members(t, &v), want, done = 0;
+	int r = 0;
+
+	if (!n) {
+		free(v);
+		return 0;
+	}
+	want = (size_t)ceil(share * (double)n);
+	if (want < 1)
+		want = 1;
+	/* spread the canary over the class: every k-th member (switches and ToRs alike) */
+	for (size_t pass = 0; pass < 2 && done < want && !r; pass++)
+		for (size_t i = 0; i < n && done < want && !r; i++) {
+			struct member *m = v[i];
+			size_t stride = canary ? (size_t)(1 / share + 0.5) : 1;
+
+			if (m->touched || member_value(m, t->knob) == t->to)
+				continue;
+			if (canary && pass == 0 && stride > 1 && i % stride)
+				continue;
+			r = add_change(p, m, t->knob, t->to);
+			m->touched = true;
+			m->canary = canary;
+			done++;
+		}
+	free(v);
+	return r;
+}
+
+static void step_end(struct cc_tn *t)
+{
+	for (size_t i = 0; i < t->nm; i++)
+		t->m[i]->touched = t->m[i]->canary = false;
+	t->st = ST_IDLE;
+	t->cur = NULL;
+}
+
+/* The changes applied so far by the step, undone. */
+static int propose_rollback(struct cc_tn *t, const char *why)
+{
+	struct cc_tn_proposal *p = proposal_new(t, CC_TN_ROLLBACK);
+	double to = t->to;
+
+	if (!p)
+		return -ENOMEM;
+	p->from = t->to;
+	p->to = t->from;
+	snprintf(p->reason, sizeof(p->reason), "step %llu (%s %s %g -> %g) rolled back: %s",
+		 (unsigned long long)t->step, class_names[t->cls], knob_names[t->knob], t->from, to, why);
+	snprintf(p->expect, sizeof(p->expect), "the class's %s back to %g on the members the step changed",
+		 knob_names[t->knob], t->from);
+	for (size_t i = 0; i < t->nm; i++) {
+		struct member *m = t->m[i];
+
+		if (!m->touched || member_value(m, t->knob) != to)
+			continue;
+		if (add_change(p, m, t->knob, t->from) < 0)
+			return -ENOMEM;
+	}
+	t->tabu_until[t->cls][t->knob][t->to > t->from] = t->interval + t->pol.tabu_intervals;
+	t->rolled_back++;
+	t->cur = p;
+	t->st = ST_ROLLBACK;
+	return 1;
+}
+
+/* --- moves ------------------------------------------------------------------------------- */
+
+static double clampd(double v, double lo, double hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* The value one bounded step from v, up or down, inside the knob's range (NAN: no step). */
+static double step_value(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, bool up)
+{
+	const struct cc_tn_policy *p = &t->pol;
+	struct cc_tn_ecn e;
+	struct cc_tn_dcqcn d;
+	double v, f = p->max_factor, nv;
+
+	if (k == CC_TN_PMAX || is_ecn_knob(k)) {
+		cc_tn_class_ecn(t, c, &e);
+		v = cc_tn_knob_get_ecn(&e, k);
+	} else {
+		cc_tn_hosts_dcqcn(t, &d);
+		v = cc_tn_knob_get_dcqcn(&d, k);
+	}
+	switch (k) {
+	case CC_TN_KMIN: /* Kmin stays at most half Kmax: marking keeps a slope */
+		nv = round(clampd(up ? v * f : v / f, (double)p->kmin_floor_bytes, (double)(e.kmax_bytes / 2)));
+		break;
+	case CC_TN_KMAX:
+		nv = round(clampd(up ? v * f : v / f, (double)e.kmin_bytes * 2, (double)p->kmax_ceiling_bytes));
+		break;
+	case CC_TN_PMAX:
+		nv = clampd(up ? v + p->pmax_step : v - p->pmax_step, p->pmax_floor, p->pmax_ceiling);
+		nv = round(nv * 1000) / 1000;
+		break;
+	case CC_TN_CNP_GAP:
+		/* 4 -> 2 -> 1 -> 0 and back: whole microseconds, as the NIC takes them */
+		nv = up ? (v < 1 ? 1 : floor(v * f)) : (v <= 1 ? 0 : floor(v / f));
+		nv = clampd(nv, 0, p->cnp_gap_max_us);
+		break;
+	case CC_TN_TIME_RESET:
+		nv = round(clampd(up ? v * f : v / f, p->time_reset_min_us, p->time_reset_max_us));
+		break;
+	case CC_TN_AI_RATE:
+		nv = round(clampd(up ? v * f : v / f, p->ai_min_mbps, p->ai_max_mbps));
+		break;
+	case CC_TN_HAI_RATE:
+		nv = round(clampd(up ? v * f : v / f, p->hai_min_mbps, p->hai_max_mbps));
+		break;
+	case CC_TN_BYTE_RESET:
+		nv = round(clampd(up ? v * f : v / f, (double)p->byte_reset_min, (double)p->byte_reset_max));
+		break;
+	default:
+		nv = round(clampd(up ? v + 2 : v - 2, p->g_min, p->g_max));
+		break;
+	}
+	return nv == v ? NAN : nv;
+}
+
+/* Whether a candidate value keeps every invariant for the whole class. */
+static const char *candidate_check(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, double v,
+				   uint64_t xoff)
+{
+	for (size_t i = 0; i < t->nm; i++) {
+		const struct member *m = t->m[i];
+		const char *why;
+
+		if (m->cls != (int)c)
+			continue;
+		if (m->host) {
+			struct cc_tn_dcqcn d = m->dc;
+
+			knob_set_dcqcn(&d, k, v);
+			why = cc_tn_dcqcn_check(&t->pol, &d);
+		} else {
+			struct cc_tn_ecn e = m->ecn;
+
+			knob_set_ecn(&e, k, v);
+			why = cc_tn_ecn_check(&t->pol, &e, xoff);
+		}
+		if (why)
+			return why;
+	}
+	return NULL;
+}
+
+static bool class_present(const struct cc_tn *t, enum cc_tn_class c)
+{
+	for (size_t i = 0; i < t->nm; i++)
+		if (t->m[i]->cls == (int)c && (t->m[i]->host || t->m[i]->snap_port >= 0))
+			return true;
+	return false;
+}
+
+static void watch_reset(struct cc_tn *t);
+
+/* Starts a step: the canary's proposal (waiting for an operator in advise mode). */
+static int start_step(struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, double to, bool aggressive,
+		      bool forced, const char *why, const char *expect)
+{
+	struct cc_tn_proposal *p;
+
+	t->cls = c;
+	t->knob = k;
+	t->to = to;
+	if (c == CC_TN_HOSTS) {
+		struct cc_tn_dcqcn d;
+
+		cc_tn_hosts_dcqcn(t, &d);
+		t->from = cc_tn_knob_get_dcqcn(&d, k);
+	} else {
+		struct cc_tn_ecn e;
+
+		cc_tn_class_ecn(t, c, &e);
+		t->from = cc_tn_knob_get_ecn(&e, k);
+	}
+	t->forced = forced;
+	t->aggressive = aggressive;
+	t->step = t->next_step++;
+	t->steps++;
+	p = proposal_new(t, CC_TN_CANARY);
+	if (!p)
+		return -ENOMEM;
+	snprintf(p->reason, sizeof(p->reason), "%s", why);
+	snprintf(p->expect, sizeof(p->expect), "%s", expect);
+	sig_mean(t, t->nhist, &t->base);
+	p->evidence = sig_json(&t->base);
+	if (propose_changes(t, p, t->pol.canary_share, true) < 0)
+		return -ENOMEM;
+	if (!p->nchanges) { /* every member has the value already */
+		p->state = CC_TN_APPLIED;
+		step_end(t);
+		return 0;
+	}
+	p->state = t->pol.mode == CC_TN_AUTO || forced ? CC_TN_APPROVED : CC_TN_WAITING;
+	t->cur = p;
+	t->st = p->state == CC_TN_WAITING ? ST_WAIT : ST_CANARY;
+	watch_reset(t);
+	memset(&t->g_canary, 0, sizeof(t->g_canary));
+	memset(&t->g_rest, 0, sizeof(t->g_rest));
+	return 1;
+}
+
+static bool tabu(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, bool up)
+{
+	return t->interval < t->tabu_until[c][k][up];
+}
+
+/* One move, if the signals call for one: the rules, in order of urgency. */
+static int choose(struct cc_tn *t, uint64_t xoff)
+{
+	const struct sig *g = &t->base;
+	const struct cc_tn_policy *p = &t->pol;
+	char why[320], expect[200];
+	int order[CC_TN_NSWITCH_CLASSES] = { 0, 1, 2 };
+
+	sig_mean(t, t->nhist, &t->base);
+	/* classes by queue delay, the worst first */
+	for (int i = 0; i < CC_TN_NSWITCH_CLASSES; i++)
+		for (int j = i + 1; j < CC_TN_NSWITCH_CLASSES; j++)
+			if (g->qd_us[order[j]] > g->qd_us[order[i]]) {
+				int x = order[i];
+
+				order[i] = order[j];
+				order[j] = x;
+			}
+#define TRY(c, k, up, aggr, ...)                                                                         \
+	do {                                                                                             \
+		double nv_;                                                                              \
+		if (class_present(t, c) && !tabu(t, c, k, up) && !isnan(nv_ = step_value(t, c, k, up)) && \
+		    !candidate_check(t, c, k, nv_, xoff)) {                                              \
+			snprintf(expect, sizeof(expect), __VA_ARGS__);                                   \
+			return start_step(t, c, k, nv_, aggr, false, why, expect);                       \
+		}                                                                                        \
+	} while (0)
+
+	/* 1. PFC pauses: congestion control reacts too late */
+	if (g->pause_share > p->pause_target) {
+		snprintf(why, sizeof(why),
+			 "ports were paused %.3f %% of the time (target below %.3f %%); tor_down queue delay p90 %.1f us",
+			 g->pause_share * 100, p->pause_target * 100, g->qd_us[CC_TN_TOR_DOWN]);
+		TRY(CC_TN_HOSTS, CC_TN_CNP_GAP, false, true,
+		    "more CNPs per congested receiver: senders slow down sooner, queues stay below XOFF, fewer pauses");
+		for (int i = 0; i < CC_TN_NSWITCH_CLASSES; i++) {
+			TRY(order[i], CC_TN_KMAX, false, true,
+			    "full marking sooner on %s: queues stay below XOFF, fewer pauses", class_names[order[i]]);
+			TRY(order[i], CC_TN_PMAX, true, true,
+			    "more marking between Kmin and Kmax on %s: fewer pauses", class_names[order[i]]);
+		}
+	}
+	/* 2. queues too deep for short flows */
+	for (int i = 0; i < CC_TN_NSWITCH_CLASSES; i++) {
+		int c = order[i];
+
+		if (g->qd_us[c] <= p->qdelay_target_us)
+			continue;
+		snprintf(why, sizeof(why), "%s queue delay p90 %.1f us is above the target %.1f us (%.1f %% marked)",
+			 class_names[c], g->qd_us[c], p->qdelay_target_us, g->mark[c] * 100);
+		TRY(c, CC_TN_KMIN, false, true, "marking starts at shallower queues on %s: shorter queues",
+		    class_names[c]);
+		TRY(c, CC_TN_KMAX, false, true, "full marking sooner on %s: shorter queues", class_names[c]);
+	}
+	/* 3. marking where queues are short: throughput given away */
+	for (int c = 0; c < CC_TN_NSWITCH_CLASSES; c++) {
+		if (g->pause_share > p->pause_target || g->qd_us[c] > p->qdelay_target_us / 4 || g->mark[c] < 0.01)
+			continue;
+		snprintf(why, sizeof(why), "%s marks %.1f %% of packets with queue delay p90 only %.1f us",
+			 class_names[c], g->mark[c] * 100, g->qd_us[c]);
+		TRY(c, CC_TN_KMIN, true, false, "less marking at shallow queues on %s: more throughput",
+		    class_names[c]);
+	}
+	/* 4. quiet fabric: let senders recover faster (long flows) */
+	if (g->pause_share <= p->pause_target && g->qd_us[CC_TN_TOR_DOWN] <= p->qdelay_target_us / 2 &&
+	    g->cnp > 0) {
+		snprintf(why, sizeof(why),
+			 "no pauses and queue delay p90 %.1f us, yet %.1f CNPs per host per interval throttle senders",
+			 g->qd_us[CC_TN_TOR_DOWN], g->cnp);
+		TRY(CC_TN_HOSTS, CC_TN_AI_RATE, true, false, "throttled senders regain rate faster: more throughput");
+		TRY(CC_TN_HOSTS, CC_TN_TIME_RESET, false, false,
+		    "rate increases come sooner after a cut: more throughput");
+		TRY(CC_TN_HOSTS, CC_TN_HAI_RATE, true, false, "faster hyper increase: more throughput");
+	}
+#undef TRY
+	return 0;
+}
+
+/* Safety, fabric-wide, the intervals watched against before the step: NULL, or what got worse. */
+static const char *unsafe(const struct cc_tn *t, char *buf, size_t len)
+{
+	const struct cc_tn_policy *p = &t->pol;
+	const struct sig *b = &t->base, *d = &t->during;
+	/* fabric-wide, before against during: the workload moves too, so only a clear change
+	 * counts here (the canary against the rest in the same intervals is the finer test) */
+	double tol = 4 * p->tolerance;
+
+	if (d->pause_share > b->pause_share * (1 + tol) + 4 * p->pause_target) {
+		snprintf(buf, len, "pause time rose from %.3f %% to %.3f %% of port time", b->pause_share * 100,
+			 d->pause_share * 100);
+		return buf;
+	}
+	if (d->drops > b->drops * (1 + tol) + 1) {
+		snprintf(buf, len, "drops rose from %.2f to %.2f per port per interval", b->drops, d->drops);
+		return buf;
+	}
+	if (d->retx > b->retx * (1 + tol) + 1) {
+		snprintf(buf, len, "retransmissions rose from %.2f to %.2f per host per interval", b->retx, d->retx);
+		return buf;
+	}
+	if (b->probe_p99_us >= 0 && d->probe_p99_us >= 0 && d->probe_p99_us > b->probe_p99_us * (1 + tol)) {
+		snprintf(buf, len, "the probes' p99 rose from %.1f us to %.1f us", b->probe_p99_us, d->probe_p99_us);
+		return buf;
+	}
+	return NULL;
+}
+
+/* The canary against the rest of its class over the same intervals: NULL when the move did
+ * what it aimed at without harm, or why not. */
+static const char *canary_worse(const struct cc_tn *t, char *buf, size_t len)
+{
+	const struct cc_tn_policy *p = &t->pol;
+	double tol = p->tolerance;
+	const struct grp *c = &t->g_canary, *r = &t->g_rest;
+	double qc = c->qd_n ? c->qd_sum / c->qd_n : 0, qr = r->qd_n ? r->qd_sum / r->qd_n : 0;
+	double uc = c->cap > 0 ? c->tx / c->cap : 0, ur = r->cap > 0 ? r->tx / r->cap : 0;
+	double pc = c->port_us > 0 ? c->pause_us / c->port_us : 0, pr = r->port_us > 0 ? r->pause_us / r->port_us : 0;
+
+	if (pc > pr * (1 + tol) + p->pause_target) {
+		snprintf(buf, len, "the canary was paused %.3f %% of the time, the rest of %s %.3f %%", pc * 100,
+			 class_names[t->cls], pr * 100);
+		return buf;
+	}
+	if ((t->aggressive || t->forced) && qc > qr * (1 + tol) + p->qdelay_target_us / 4) {
+		snprintf(buf, len, "the canary's mean queue delay %.1f us is above the rest's %.1f us", qc, qr);
+		return buf;
+	}
+	if (!t->aggressive || t->forced) {
+		if (uc < ur * (1 - tol / 4) && qc >= qr) {
+			snprintf(buf, len, "the canary sent %.1f %% of its capacity, the rest %.1f %%", uc * 100,
+				 ur * 100);
+			return buf;
+		}
+		if (qc > p->qdelay_target_us && qc > qr * (1 + tol)) {
+			snprintf(buf, len, "the canary's mean queue delay %.1f us passed the target %.1f us", qc,
+				 p->qdelay_target_us);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+static int record_done(struct cc_tn *t)
+{
+	struct done_step *ds;
+	size_t n = 0;
+
+	if (vec_room((void **)&t->done, &t->capdone, t->ndone, sizeof(*t->done)) < 0)
+		return -ENOMEM;
+	ds = &t->done[t->ndone];
+	*ds = (struct done_step){ .step = t->step, .cls = t->cls, .knob = t->knob, .from = t->from, .to = t->to };
+	for (size_t i = 0; i < t->nm; i++)
+		n += t->m[i]->touched;
+	ds->keys = calloc(n ? n : 1, sizeof(*ds->keys));
+	if (!ds->keys)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->nm; i++)
+		if (t->m[i]->touched && (ds->keys[ds->nkeys++] = strdup(t->m[i]->key)) == NULL)
+			return -ENOMEM;
+	t->ndone++;
+	return 0;
+}
+
+static void watch_reset(struct cc_tn *t)
+{
+	t->watched = 0;
+	t->nduring = 0;
+	memset(&t->during, 0, sizeof(t->during));
+	t->during.probe_p99_us = -1;
+}
+
+static void watch_add(struct cc_tn *t, const struct sig *g)
+{
+	struct sig *d = &t->during;
+	double w;
+
+	t->watched++;
+	w = 1.0 / t->watched;
+	d->pause_share += (g->pause_share - d->pause_share) * w;
+	d->drops += (g->drops - d->drops) * w;
+	d->retx += (g->retx - d->retx) * w;
+	if (g->probe_p99_us >= 0) {
+		t->nduring++;
+		if (d->probe_p99_us < 0)
+			d->probe_p99_us = 0;
+		d->probe_p99_us += (g->probe_p99_us - d->probe_p99_us) / t->nduring;
+	}
+}
+
+/* The rest of the class after a good canary or rollout, max_share at a time; the step is done
+ * when every member has the value. */
+static int next_rollout(struct cc_tn *t, const char *verdict)
+{
+	struct cc_tn_proposal *p = proposal_new(t, CC_TN_ROLLOUT);
+
+	if (!p)
+		return -ENOMEM;
+	if (propose_changes(t, p, t->pol.max_share, false) < 0)
+		return -ENOMEM;
+	if (!p->nchanges) {
+		p->state = CC_TN_APPLIED;
+		snprintf(p->reason, sizeof(p->reason), "step %llu complete: %s %s is %g on the whole class",
+			 (unsigned long long)t->step, class_names[t->cls], knob_names[t->knob], t->to);
+		if (record_done(t) < 0)
+			return -ENOMEM;
+		/* going straight back would undo a good step: not before tabu_intervals */
+		t->tabu_until[t->cls][t->knob][!(t->to > t->from)] = t->interval + t->pol.tabu_intervals;
+		step_end(t);
+		return 0;
+	}
+	snprintf(p->reason, sizeof(p->reason), "step %llu (%s %s %g -> %g): %s", (unsigned long long)t->step,
+		 class_names[t->cls], knob_names[t->knob], t->from, t->to, verdict);
+	snprintf(p->expect, sizeof(p->expect), "%s", t->cur ? t->cur->expect : "");
+	p->evidence = sig_json(&t->hist[0]);
+	t->cur = p;
+	t->st = ST_ROLLOUT;
+	watch_reset(t);
+	return 1;
+}
+
+int cc_tn_run(struct cc_tn *t, const struct cc_tn_input *in)
+{
+	struct sig g;
+	char buf[256];
+	const char *why;
+	int r;
+
+	t->interval++;
+	t->t_us = in->snap->t_us;
+	t->xoff = in->xoff_bytes;
+	classify(t, in->snap);
+	if ((r = measure(t, in, &g)) < 0)
+		return r;
+	memmove(&t->hist[1], &t->hist[0], (WINDOW - 1) * sizeof(t->hist[0]));
+	t->hist[0] = g;
+	t->last = g;
+	if (t->nhist < WINDOW)
+		t->nhist++;
+	switch (t->st) {
+	case ST_IDLE:
+		if (t->pol.mode == CC_TN_OFF || t->nhist < WINDOW)
+			return 0;
+		return choose(t, in->xoff_bytes);
+	case ST_WAIT:
+		return 0;
+	case ST_ROLLBACK:
+		if (t->cur && (t->cur->state == CC_TN_APPLIED || t->cur->state == CC_TN_FAILED))
+			step_end(t);
+		return 0;
+	case ST_CANARY:
+	case ST_ROLLOUT:
+		break;
+	}
+	if (t->cur && t->cur->state != CC_TN_APPLIED)
+		return 0; /* not applied yet: nothing to judge */
+	watch_add(t, &g);
+	if (t->st == ST_CANARY)
+		grp_add(t, in);
+	if ((why = unsafe(t, buf, sizeof(buf))))
+		return propose_rollback(t, why);
+	if (t->st == ST_CANARY) {
+		if (t->watched < t->pol.canary_intervals)
+			return 0;
+		if ((why = canary_worse(t, buf, sizeof(buf))))
+			return propose_rollback(t, why);
+		return next_rollout(t, "the canary did no harm");
+	}
+	return next_rollout(t, "the rollout did no harm");
+}
+
+struct cc_tn_proposal **cc_tn_pending(struct cc_tn *t, size_t *n)
+{
+	size_t k = 0;
+
+	*n = 0;
+	if (vec_room((void **)&t->pend, &t->cappend, t->nprops, sizeof(*t->pend)) < 0)
+		return NULL;
+	for (size_t i = 0; i < t->nprops; i++)
+		if (t->props[i]->state == CC_TN_APPROVED || t->props[i]->state == CC_TN_WAITING)
+			t->pend[k++] = t->props[i];
+	*n = k;
+	return t->pend;
+}
+
+struct cc_tn_proposal *cc_tn_find(struct cc_tn *t, uint64_t id)
+{
+	for (size_t i = 0; i < t->nprops; i++)
+		if (t->props[i]->id == id)
+			return t->props[i];
+	return NULL;
+}
+
+int cc_tn_decide(struct cc_tn *t, uint64_t id, bool apply)
+{
+	struct cc_tn_proposal *p = cc_tn_find(t, id);
+
+	if (!p)
+		return -ENOENT;
+	if (p->state != CC_TN_WAITING)
+		return -EALREADY;
+	if (!apply) {
+		p->state = CC_TN_REJECTED;
+		if (p == t->cur) {
+			/* an operator said no: not again for a while */
+			t->tabu_until[t->cls][t->knob][t->to > t->from] = t->interval + t->pol.tabu_intervals;
+			step_end(t);
+		}
+		return 0;
+	}
+	p->state = CC_TN_APPROVED;
+	if (p == t->cur && t->st == ST_WAIT) {
+		t->st = ST_CANARY;
+		watch_reset(t);
+		sig_mean(t, t->nhist, &t->base); /* judged against the fabric as it is now */
+	}
+	return 0;
+}
+
+int cc_tn_applied(struct cc_tn *t, uint64_t id, bool ok)
+{
+	struct cc_tn_proposal *p = cc_tn_find(t, id);
+
+	if (!p)
+		return -ENOENT;
+	if (p->state != CC_TN_APPROVED)
+		return -EALREADY;
+	p->state = ok ? CC_TN_APPLIED : CC_TN_FAILED;
+	/* what the members have now */
+	for (size_t i = 0; ok && i < p->nchanges; i++) {
+		const struct cc_tn_change *c = &p->changes[i];
+		struct member *m = member_get(t, c->node, c->port, c->host);
+
+		if (!m)
+			return -ENOMEM;
+		if (c->host)
+			m->dc = c->dc_to;
+		else
+			m->ecn = c->ecn_to;
+	}
+	if (p != t->cur)
+		return 0;
+	if (!ok && (t->st == ST_CANARY || t->st == ST_ROLLOUT)) {
+		/* some changes may have gone through: undo the step */
+		int r = propose_rollback(t, "a change of the step could not be applied");
+
+		return r < 0 ? r : 0;
+	}
+	if (t->st == ST_CANARY || t->st == ST_ROLLOUT)
+		watch_reset(t);
+	return 0;
+}
+
+int cc_tn_force(struct cc_tn *t, enum cc_tn_class cls, enum cc_tn_knob knob, double value, const char **why)
+{
+	char reason[320];
+	bool ecn = is_ecn_knob(knob);
+
+	*why = NULL;
+	if ((unsigned)cls >= CC_TN_NCLASSES || (unsigned)knob >= CC_TN_NKNOBS || ecn != (cls != CC_TN_HOSTS)) {
+		*why = "that knob does not belong to that class (ECN knobs: switch classes; DCQCN knobs: hosts)";
+		return -EINVAL;
+	}
+	if (t->st != ST_IDLE) {
+		*why = "a step is in progress";
+		return -EBUSY;
+	}
+	if (!class_present(t, cls)) {
+		*why = "the class has no member in the last snapshot";
+		return -EINVAL;
+	}
+	if ((*why = candidate_check(t, cls, knob, value, t->xoff)))
+		return -EINVAL;
+	snprintf(reason, sizeof(reason), "forced: %s %s to %g", class_names[cls], knob_names[knob], value);
+	sig_mean(t, t->nhist, &t->base);
+	return start_step(t, cls, knob, value, false, true, reason, "none claimed: a forced step is judged like any other")
+		       < 0
+		       ? -ENOMEM
+		       : 0;
+}
+
+int cc_tn_rollback_all(struct cc_tn *t)
+{
+	int n = 0;
+
+	if (t->st != ST_IDLE)
+		return -EBUSY;
+	for (size_t i = t->ndone; i-- > 0;) {
+		struct done_step *ds = &t->done[i];
+		struct cc_tn_proposal *p;
+
+		if (ds->undone)
+			continue;
+		t->cls = ds->cls;
+		t->knob = ds->knob;
+		t->from = ds->to;
+		t->to = ds->from;
+		t->step = ds->step;
+		p = proposal_new(t, CC_TN_ROLLBACK);
+		if (!p)
+			return -ENOMEM;
+		snprintf(p->reason, sizeof(p->reason), "operator rollback of step %llu (%s %s %g -> %g)",
+			 (unsigned long long)ds->step, class_names[ds->cls], knob_names[ds->knob], ds->from, ds->to);
+		snprintf(p->expect, sizeof(p->expect), "the setting before step %llu", (unsigned long long)ds->step);
+		for (size_t k = 0; k < ds->nkeys; k++) {
+			struct member *m = hmap_get(&t->idx, ds->keys[k]);
+
+			if (m && member_value(m, ds->knob) == ds->to && add_change(p, m, ds->knob, ds->from) < 0)
+				return -ENOMEM;
+			/* the next undo of the same knob starts from this one's result */
+			if (m) {
+				if (m->host)
+					knob_set_dcqcn(&m->dc, ds->knob, ds->from);
+				else
+					knob_set_ecn(&m->ecn, ds->knob, ds->from);
+			}
+		}
+		/* the members' values are the tuner's belief until the changes are applied */
+		for (size_t k = 0; k < p->nchanges; k++) {
+			struct member *m = member_get(t, p->changes[k].node, p->changes[k].port, p->changes[k].host);
+
+			if (m && m->host)
+				knob_set_dcqcn(&p->changes[k].dc_from, ds->knob, ds->to);
+			else if (m)
+				knob_set_ecn(&p->changes[k].ecn_from, ds->knob, ds->to);
+		}
+		ds->undone = true;
+		n++;
+	}
+	return n;
+}
+
+/* --- views ------------------------------------------------------------------------------- */
+
+/* The value most members of a class have (the first seen on a tie). */
+static double majority(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, size_t *ret_i)
+{
+	double best = NAN;
+	size_t bestn = 0;
+
+	*ret_i = SIZE_MAX;
+	for (size_t i = 0; i < t->nm; i++) {
+		double v;
+		size_t n = 0;
+
+		if (t->m[i]->cls != (int)c)
+			continue;
+		v = member_value(t->m[i], k);
+		for (size_t j = 0; j < t->nm; j++)
+			if (t->m[j]->cls == (int)c && member_value(t->m[j], k) == v)
+				n++;
+		if (n > bestn) {
+			bestn = n;
+			best = v;
+			*ret_i = i;
+		}
+		if (bestn * 2 > t->nm)
+			break;
+	}
+	return best;
+}
+
+void cc_tn_class_ecn(const struct cc_tn *t, enum cc_tn_class c, struct cc_tn_ecn *ret)
+{
+	size_t i;
+
+	memset(ret, 0, sizeof(*ret));
+	for (int k = CC_TN_KMIN; k <= CC_TN_PMAX; k++)
+		if (!isnan(majority(t, c, (enum cc_tn_knob)k, &i)))
+			knob_set_ecn(ret, (enum cc_tn_knob)k, cc_tn_knob_get_ecn(&t->m[i]->ecn, (enum cc_tn_knob)k));
+}
+
+void cc_tn_hosts_dcqcn(const struct cc_tn *t, struct cc_tn_dcqcn *ret)
+{
+	size_t i;
+
+	memset(ret, 0, sizeof(*ret));
+	for (int k = CC_TN_CNP_GAP; k < CC_TN_NKNOBS; k++)
+		if (!isnan(majority(t, CC_TN_HOSTS, (enum cc_tn_knob)k, &i)))
+			knob_set_dcqcn(ret, (enum cc_tn_knob)k, cc_tn_knob_get_dcqcn(&t->m[i]->dc, (enum cc_tn_knob)k));
+}
+
+uint64_t cc_tn_steps(const struct cc_tn *t, uint64_t *rolled_back)
+{
+	if (rolled_back)
+		*rolled_back = t->rolled_back;
+	return t->steps;
+}
+
+static const char *const phase_names[] = { "canary", "rollout", "rollback" };
+static const char *const pstate_names[] = { "waiting", "approved", "applied", "failed", "rejected" };
+
+json_t *cc_tn_proposal_json(const struct cc_tn_proposal *p)
+{
+	json_t *ch = json_array(), *o;
+
+	for (size_t i = 0; ch && i < p->nchanges; i++) {
+		const struct cc_tn_change *c = &p->changes[i];
+
+		if (c->host)
+			json_array_append_new(ch, json_pack("{s:s,s:s,s:f,s:f}", "node", c->node, "knob",
+							    knob_names[p->knob], "from",
+							    cc_tn_knob_get_dcqcn(&c->dc_from, p->knob), "to",
+							    cc_tn_knob_get_dcqcn(&c->dc_to, p->knob)));
+		else
+			json_array_append_new(ch, json_pack("{s:s,s:s,s:s,s:f,s:f}", "node", c->node, "port",
+							    c->port, "knob", knob_names[p->knob], "from",
+							    cc_tn_knob_get_ecn(&c->ecn_from, p->knob), "to",
+							    cc_tn_knob_get_ecn(&c->ecn_to, p->knob)));
+	}
+	o = json_pack("{s:I,s:I,s:s,s:s,s:s,s:s,s:f,s:f,s:b,s:I,s:s,s:s,s:o}", "id", (json_int_t)p->id, "step",
+		      (json_int_t)p->step, "phase", phase_names[p->phase], "state", pstate_names[p->state], "class",
+		      class_names[p->cls], "knob", knob_names[p->knob], "from", p->from, "to", p->to, "forced",
+		      p->forced, "t_us", (json_int_t)p->t_us, "reason", p->reason, "expected_effect", p->expect,
+		      "changes", ch ? ch : json_array());
+	if (o && p->evidence)
+		json_object_set(o, "evidence", p->evidence);
+	return o;
+}
+
+static const char *const state_names[] = { "idle", "waiting", "canary", "rollout", "rollback" };
+
+json_t *cc_tn_json(const struct cc_tn *t)
+{
+	json_t *classes = json_object(), *o;
+	struct cc_tn_dcqcn d;
+
+	for (int c = 0; classes && c < CC_TN_NSWITCH_CLASSES; c++) {
+		struct cc_tn_ecn e;
+
+		if (!class_present(t, (enum cc_tn_class)c))
+			continue;
+		cc_tn_class_ecn(t, (enum cc_tn_class)c, &e);
+		json_object_set_new(classes, class_names[c],
+				    json_pack("{s:I,s:I,s:f}", "kmin_bytes", (json_int_t)e.kmin_bytes, "kmax_bytes",
+					      (json_int_t)e.kmax_bytes, "pmax", e.pmax));
+	}
+	if (classes && class_present(t, CC_TN_HOSTS)) {
+		cc_tn_hosts_dcqcn(t, &d);
+		json_object_set_new(classes, "hosts",
+				    json_pack("{s:f,s:f,s:f,s:f,s:I,s:I}", "min_time_between_cnps_us",
+					      d.min_time_between_cnps_us, "rpg_time_reset_us", d.rpg_time_reset_us,
+					      "rpg_ai_rate_mbps", d.rpg_ai_rate_mbps, "rpg_hai_rate_mbps",
+					      d.rpg_hai_rate_mbps, "rpg_byte_reset", (json_int_t)d.rpg_byte_reset,
+					      "dce_tcp_g", (json_int_t)d.dce_tcp_g));
+	}
+	o = json_pack("{s:s,s:s,s:I,s:I,s:I,s:o,s:o}", "mode", mode_names[t->pol.mode], "state",
+		      state_names[t->st], "intervals", (json_int_t)t->interval, "steps", (json_int_t)t->steps,
+		      "rolled_back", (json_int_t)t->rolled_back, "signals", sig_json(&t->last), "settings",
+		      classes ? classes : json_object());
+	if (o && t->st != ST_IDLE)
+		json_object_set_new(o, "step",
+				    json_pack("{s:I,s:s,s:s,s:f,s:f,s:b}", "id", (json_int_t)t->step, "class",
+					      class_names[t->cls], "knob", knob_names[t->knob], "from", t->from, "to",
+					      t->to, "forced", t->forced));
+	return o;
+}

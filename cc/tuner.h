@@ -1,0 +1,183 @@
+/* The congestion-control tuner (DESIGN.md section 6): one interval's snapshot in, proposed
+ * changes of ECN marking (switch egress queues) and DCQCN (host NICs) out, with the evidence
+ * and the expected effect.  No I/O; the caller applies the changes (rocefabd through its
+ * audited change path, actor "tuner"; the simulator directly after an actuation delay) and
+ * tells the tuner how each went.
+ *
+ * What it reads (what agents report, never flow completion times): per port class the queue
+ * depth of the tuned priority, the ECN marks, the bytes sent against the port speed, the PFC
+ * pause time; per host the CNPs sent and handled and the retransmissions; the pingmesh's p99
+ * when there is one.  Classes: ToR downlinks (switch ports facing hosts), ToR uplinks (the
+ * other ports of a switch with hosts), spine ports (switches without hosts) — each with its
+ * own Kmin/Kmax/Pmax — and the hosts, with one DCQCN setting (one host class).
+ *
+ * One step at a time: a move (one knob of one class, one bounded step) goes to a canary first
+ * (canary_share of the class, at most max_share), is judged over canary_intervals against the
+ * rest of the class in the same intervals and against the fabric before the step, then rolls
+ * out to the rest (max_share of the class per step) or is rolled back.  A step is rolled back
+ * when a safety signal — pause time, drops, retransmissions, the probes' p99 — got worse, or
+ * when the move missed its aim.  A move rolled back is not tried again for tabu_intervals.
+ * Hard invariants hold on every change proposed (cc_tn_ecn_check): Kmin < Kmax <= the PFC
+ * XOFF threshold less one control loop, every value inside the device ranges of the policy.
+ *
+ * Modes: off (nothing), advise (a step waits for cc_tn_decide; its rollout and any rollback
+ * follow without asking, as they only finish or undo what was approved), auto. */
+#ifndef ROCEFAB_CC_TUNER_H
+#define ROCEFAB_CC_TUNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "cc/snap.h"
+
+enum cc_tn_mode { CC_TN_OFF, CC_TN_ADVISE, CC_TN_AUTO };
+
+enum cc_tn_class { CC_TN_TOR_DOWN, CC_TN_TOR_UP, CC_TN_SPINE, CC_TN_HOSTS, CC_TN_NCLASSES };
+#define CC_TN_NSWITCH_CLASSES 3
+
+/* The knobs, by their registry / facts-file names. */
+enum cc_tn_knob {
+	CC_TN_KMIN,	   /* kmin_bytes */
+	CC_TN_KMAX,	   /* kmax_bytes */
+	CC_TN_PMAX,	   /* pmax */
+	CC_TN_CNP_GAP,	   /* min_time_between_cnps_us (NP) */
+	CC_TN_TIME_RESET,  /* rpg_time_reset_us: the rate-increase timer */
+	CC_TN_AI_RATE,	   /* rpg_ai_rate_mbps */
+	CC_TN_HAI_RATE,	   /* rpg_hai_rate_mbps */
+	CC_TN_BYTE_RESET,  /* rpg_byte_reset: the byte counter */
+	CC_TN_ALPHA_G,	   /* dce_tcp_g: the alpha EWMA weight */
+	CC_TN_NKNOBS
+};
+
+struct cc_tn_ecn {
+	uint64_t kmin_bytes, kmax_bytes;
+	double pmax;
+};
+
+struct cc_tn_dcqcn {
+	double min_time_between_cnps_us, rpg_time_reset_us, rpg_ai_rate_mbps, rpg_hai_rate_mbps;
+	uint64_t rpg_byte_reset;
+	uint32_t dce_tcp_g;
+};
+
+struct cc_tn_policy {
+	enum cc_tn_mode mode;
+	double canary_share;	   /* of a class, the canary (0.25) */
+	double max_share;	   /* of a class, changed per step at most (0.5) */
+	unsigned canary_intervals; /* a step is judged after this many intervals (2) */
+	unsigned tabu_intervals;   /* a move rolled back is not tried again for this long (30) */
+	double max_factor;	   /* a threshold, rate or timer moves by at most this factor (2) */
+	double pmax_step;	   /* pmax moves by at most this much (0.1) */
+	double qdelay_target_us;   /* the tail queueing delay aimed below (10) */
+	double pause_target;	   /* share of port time paused above which it acts (0.0005) */
+	double tolerance;	   /* a signal is worse when it grows by more than this share (0.25) */
+	/* device ranges */
+	uint64_t kmin_floor_bytes, kmax_ceiling_bytes;
+	double pmax_floor, pmax_ceiling;
+	double cnp_gap_max_us, time_reset_min_us, time_reset_max_us, ai_min_mbps, ai_max_mbps,
+		hai_min_mbps, hai_max_mbps;
+	uint64_t byte_reset_min, byte_reset_max;
+	uint32_t g_min, g_max;
+	uint64_t loop_bytes; /* room for one control loop below XOFF: rate x RTT (0: 150000) */
+};
+
+extern const struct cc_tn_policy cc_tn_defaults;
+
+const char *cc_tn_mode_name(enum cc_tn_mode m);
+int cc_tn_mode_parse(const char *s, enum cc_tn_mode *ret);
+const char *cc_tn_class_name(enum cc_tn_class c);
+int cc_tn_class_parse(const char *s, enum cc_tn_class *ret);
+const char *cc_tn_knob_name(enum cc_tn_knob k);
+int cc_tn_knob_parse(const char *s, enum cc_tn_knob *ret);
+/* The policy as JSON (a new reference), and back: the fields named change, the rest keep their
+ * values; an unknown field or a bad value is refused with its name in err (and *p unchanged). */
+json_t *cc_tn_policy_json(const struct cc_tn_policy *p);
+int cc_tn_policy_from_json(json_t *o, struct cc_tn_policy *p, char *err, size_t len);
+/* NULL, or what is wrong with a policy. */
+const char *cc_tn_policy_check(const struct cc_tn_policy *p);
+/* NULL, or which invariant an ECN setting breaks (xoff_bytes 0: not known). */
+const char *cc_tn_ecn_check(const struct cc_tn_policy *p, const struct cc_tn_ecn *e, uint64_t xoff_bytes);
+const char *cc_tn_dcqcn_check(const struct cc_tn_policy *p, const struct cc_tn_dcqcn *d);
+double cc_tn_knob_get_ecn(const struct cc_tn_ecn *e, enum cc_tn_knob k);
+double cc_tn_knob_get_dcqcn(const struct cc_tn_dcqcn *d, enum cc_tn_knob k);
+
+/* One change of one device: an egress queue's ECN or a host's DCQCN. */
+struct cc_tn_change {
+	char node[64], port[64]; /* port empty for a host */
+	bool host;
+	struct cc_tn_ecn ecn_from, ecn_to;
+	struct cc_tn_dcqcn dc_from, dc_to;
+};
+
+enum cc_tn_phase { CC_TN_CANARY, CC_TN_ROLLOUT, CC_TN_ROLLBACK };
+enum cc_tn_pstate { CC_TN_WAITING, CC_TN_APPROVED, CC_TN_APPLIED, CC_TN_FAILED, CC_TN_REJECTED };
+
+struct cc_tn_proposal {
+	uint64_t id;
+	uint64_t step;	  /* the step it belongs to (a canary, its rollouts, its rollback) */
+	enum cc_tn_phase phase;
+	enum cc_tn_pstate state;
+	enum cc_tn_class cls;
+	enum cc_tn_knob knob;
+	double from, to;
+	bool forced;
+	int64_t t_us;	  /* when proposed */
+	char reason[320]; /* the evidence, in words */
+	char expect[200]; /* the expected effect */
+	json_t *evidence; /* the signals behind it */
+	struct cc_tn_change *changes;
+	size_t nchanges;
+};
+
+struct cc_tn;
+
+struct cc_tn *cc_tn_new(const struct cc_tn_policy *p);
+void cc_tn_free(struct cc_tn *t);
+/* -EINVAL (and nothing changed) when the policy is bad. */
+int cc_tn_set_policy(struct cc_tn *t, const struct cc_tn_policy *p);
+const struct cc_tn_policy *cc_tn_get_policy(const struct cc_tn *t);
+
+/* What is configured now, before the first run and whenever someone else changed it: a switch
+ * port's ECN on the tuned priority, a host's DCQCN.  -ENOMEM. */
+int cc_tn_track_port(struct cc_tn *t, const char *node, const char *port, const struct cc_tn_ecn *e);
+int cc_tn_track_host(struct cc_tn *t, const char *host, const struct cc_tn_dcqcn *d);
+
+struct cc_tn_input {
+	const struct cc_snap *snap; /* with the tuner's fields (speed, marks, port counters) */
+	unsigned prio;		    /* the priority tuned (a lossless one) */
+	uint64_t xoff_bytes;	    /* the switches' PFC XOFF threshold, effective (0: unknown) */
+	double probe_p99_us;	    /* the pingmesh's p99 over the interval, < 0: none */
+};
+
+/* One interval: updates the signals and the step in progress; returns how many proposals it
+ * made (cc_tn_pending gives those to act on), or -ENOMEM. */
+int cc_tn_run(struct cc_tn *t, const struct cc_tn_input *in);
+/* Proposals to apply now (approved or not needing approval), oldest first, and those waiting
+ * for an operator; borrowed until the next call into the tuner. */
+struct cc_tn_proposal **cc_tn_pending(struct cc_tn *t, size_t *n);
+struct cc_tn_proposal *cc_tn_find(struct cc_tn *t, uint64_t id);
+/* An operator's decision on a waiting proposal: -ENOENT unknown, -EALREADY not waiting. */
+int cc_tn_decide(struct cc_tn *t, uint64_t id, bool apply);
+/* How applying went: every change applied and read back (ok), or not: a failed canary or
+ * rollout is rolled back, a failed rollback is reported by the caller's own means. */
+int cc_tn_applied(struct cc_tn *t, uint64_t id, bool ok);
+/* A step chosen by someone else (an operator, a test of the rollback): one knob of one class
+ * to a value, through the same canary and judgement.  -EINVAL with *why when it breaks an
+ * invariant, -EBUSY when a step is in progress. */
+int cc_tn_force(struct cc_tn *t, enum cc_tn_class cls, enum cc_tn_knob knob, double value, const char **why);
+/* Undo every step still rolled out since the start, newest first, as rollback proposals. */
+int cc_tn_rollback_all(struct cc_tn *t);
+
+/* The tuner's state as JSON: policy, step in progress, the signals of the last interval and
+ * the class settings (a new reference). */
+json_t *cc_tn_json(const struct cc_tn *t);
+json_t *cc_tn_proposal_json(const struct cc_tn_proposal *p);
+/* The class's setting as the tuner sees it (the majority of its members). */
+void cc_tn_class_ecn(const struct cc_tn *t, enum cc_tn_class c, struct cc_tn_ecn *ret);
+void cc_tn_hosts_dcqcn(const struct cc_tn *t, struct cc_tn_dcqcn *ret);
+uint64_t cc_tn_steps(const struct cc_tn *t, uint64_t *rolled_back);
+
+#endif

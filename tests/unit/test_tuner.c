@@ -1,0 +1,444 @@
+/* Unit tests of the congestion-control tuner (cc/tuner.c) on synthetic snapshots of a small
+ * leaf-spine (2 leaves of 4 hosts, 2 spines): the policy's JSON and its refusals, the hard
+ * invariants, a move through canary and rollout within max_share per step, a forced bad step
+ * rolled back at the canary's verdict and not retried, advise mode waiting for an operator,
+ * a change that failed to apply undone, and the operator's rollback of every step. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cc/snap.h"
+#include "cc/tuner.h"
+#include "tests/unit/unit.h"
+
+#define PRIO 3
+#define IV 100 /* us */
+#define MBPS 100000
+#define XOFF 3500000
+
+static const struct cc_tn_ecn ecn0 = { 5000, 200000, 0.01 };
+static const struct cc_tn_dcqcn dc0 = { 4, 300, 5, 50, 32767, 1019 };
+
+/* What a port shows in an interval: its queue's peak, and the pause its traffic met. */
+typedef void (*look_fn)(const char *node, const char *port, uint64_t *peak, uint64_t *pause_us, void *ctx);
+
+static void add_link(struct cc_snap *s, const char *a, const char *pa, const char *b, const char *pb)
+{
+	int x = cc_snap_port(s, (uint32_t)cc_snap_find_node(s, a), pa);
+	int y = cc_snap_port(s, (uint32_t)cc_snap_find_node(s, b), pb);
+
+	assert_true(x >= 0 && y >= 0);
+	assert_int_equal(cc_snap_link(s, (uint32_t)x, (uint32_t)y), 0);
+}
+
+static struct cc_snap *fabric(int64_t t, look_fn look, void *ctx)
+{
+	struct cc_snap *s = cc_snap_new(1u << PRIO, t, IV);
+	char a[16], b[16];
+
+	assert_non_null(s);
+	for (int i = 0; i < 2; i++) {
+		snprintf(a, sizeof(a), "leaf%d", i);
+		cc_snap_node(s, a, CC_SWITCH);
+		snprintf(a, sizeof(a), "spine%d", i);
+		cc_snap_node(s, a, CC_SWITCH);
+	}
+	for (int h = 0; h < 8; h++) {
+		snprintf(a, sizeof(a), "h%d", h);
+		snprintf(b, sizeof(b), "leaf%d", h / 4);
+		cc_snap_node(s, a, CC_HOST);
+		add_link(s, a, "nic0:1", b, a);
+	}
+	for (int l = 0; l < 2; l++)
+		for (int sp = 0; sp < 2; sp++) {
+			snprintf(a, sizeof(a), "leaf%d", l);
+			snprintf(b, sizeof(b), "spine%d", sp);
+			add_link(s, a, b, b, a);
+		}
+	for (uint32_t p = 0; p < s->nports; p++) {
+		const char *node = s->nodes[s->ports[p].node].name;
+		uint64_t peak = 1000, pause = 0;
+
+		s->ports[p].lossless = 1u << PRIO;
+		s->ports[p].speed_mbps = MBPS;
+		if (look)
+			look(node, s->ports[p].name, &peak, &pause, ctx);
+		cc_snap_set(s, p, "prio_tx_bytes", PRIO, 300000);
+		cc_snap_set(s, p, "prio_tx_packets", PRIO, 300);
+		cc_snap_set(s, p, "ecn_marked_packets", PRIO, peak > 100000 ? 30 : 0);
+		cc_snap_set(s, p, "pfc_rx_pause_duration_us", PRIO, pause);
+		if (s->nodes[s->ports[p].node].kind == CC_SWITCH) {
+			cc_snap_set(s, p, "queue_depth_bytes", PRIO, peak / 2);
+			cc_snap_set(s, p, "queue_watermark_periodic_bytes", PRIO, peak);
+		} else {
+			cc_snap_set(s, p, "tx_bytes", -1, 300000);
+			cc_snap_set(s, p, "rp_cnp_handled", -1, 0);
+		}
+	}
+	cc_snap_finish(s);
+	return s;
+}
+
+static struct cc_tn *tuner(enum cc_tn_mode mode)
+{
+	struct cc_tn_policy p = cc_tn_defaults;
+	struct cc_snap *s = fabric(0, NULL, NULL);
+	struct cc_tn *t;
+
+	p.mode = mode;
+	t = cc_tn_new(&p);
+	assert_non_null(t);
+	for (uint32_t i = 0; i < s->nports; i++) {
+		const struct cc_node *n = &s->nodes[s->ports[i].node];
+
+		if (n->kind == CC_SWITCH)
+			assert_int_equal(cc_tn_track_port(t, n->name, s->ports[i].name, &ecn0), 0);
+		else
+			assert_int_equal(cc_tn_track_host(t, n->name, &dc0), 0);
+	}
+	cc_snap_free(s);
+	return t;
+}
+
+static int run(struct cc_tn *t, int64_t i, look_fn look, void *ctx)
+{
+	struct cc_snap *s = fabric(i * IV, look, ctx);
+	struct cc_tn_input in = { .snap = s, .prio = PRIO, .xoff_bytes = XOFF, .probe_p99_us = -1 };
+	int r = cc_tn_run(t, &in);
+
+	cc_snap_free(s);
+	assert_true(r >= 0);
+	return r;
+}
+
+/* The one proposal to act on now (asserts there is exactly one). */
+static struct cc_tn_proposal *one(struct cc_tn *t)
+{
+	size_t n;
+	struct cc_tn_proposal **v = cc_tn_pending(t, &n);
+
+	assert_int_equal(n, 1);
+	return v[0];
+}
+
+static size_t npending(struct cc_tn *t)
+{
+	size_t n;
+
+	cc_tn_pending(t, &n);
+	return n;
+}
+
+static bool tor_down(const char *port)
+{
+	return port[0] == 'h';
+}
+
+/* every ToR downlink's queue peaks at 1 MB (80 us at 100 Gb/s): above the target */
+static void deep_down(const char *node, const char *port, uint64_t *peak, uint64_t *pause, void *ctx)
+{
+	(void)node, (void)pause, (void)ctx;
+	if (!strncmp(node, "leaf", 4) && tor_down(port))
+		*peak = 1000000;
+}
+
+static void test_policy_json(void **state)
+{
+	struct cc_tn_policy p = cc_tn_defaults, q;
+	json_t *j = cc_tn_policy_json(&p), *bad;
+	char err[200];
+
+	(void)state;
+	assert_null(cc_tn_policy_check(&p));
+	q = p;
+	q.canary_share = 0.9;
+	assert_int_equal(cc_tn_policy_from_json(j, &q, err, sizeof(err)), 0);
+	assert_memory_equal(&q, &p, sizeof(p));
+	json_decref(j);
+	q = p;
+	static const char *const refused[][2] = {
+		{ "{\"surprise\": 1}", "surprise" },
+		{ "{\"mode\": \"sometimes\"}", "mode" },
+		{ "{\"canary_share\": 0}", "canary_share" },
+		{ "{\"max_share\": 0.1}", "max_share" },
+		{ "{\"pmax_floor\": 0.5, \"pmax_ceiling\": 0.2}", "pmax" },
+		{ "{\"canary_intervals\": -1}", "canary_intervals" },
+		{ "{\"kmin_floor_bytes\": \"5KB\"}", "kmin_floor_bytes" },
+		{ "{\"max_factor\": 1}", "max_factor" },
+		{ "[]", "object" },
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		bad = json_loads(refused[i][0], 0, NULL);
+		assert_non_null(bad);
+		err[0] = 0;
+		assert_int_equal(cc_tn_policy_from_json(bad, &q, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, refused[i][1]));
+		assert_memory_equal(&q, &p, sizeof(p)); /* nothing changed */
+		json_decref(bad);
+	}
+}
+
+static void test_invariants(void **state)
+{
+	const struct cc_tn_policy *p = &cc_tn_defaults;
+	struct cc_tn_ecn e = ecn0;
+	struct cc_tn_dcqcn d = dc0;
+
+	(void)state;
+	assert_null(cc_tn_ecn_check(p, &e, XOFF));
+	e.kmin_bytes = e.kmax_bytes;
+	assert_non_null(strstr(cc_tn_ecn_check(p, &e, XOFF), "below kmax"));
+	e = ecn0;
+	e.kmax_bytes = XOFF - p->loop_bytes + 1; /* less than one control loop below XOFF */
+	assert_non_null(strstr(cc_tn_ecn_check(p, &e, XOFF), "XOFF"));
+	assert_null(cc_tn_ecn_check(p, &e, 0)); /* XOFF unknown: not checked */
+	e = ecn0;
+	e.kmin_bytes = 10;
+	assert_non_null(cc_tn_ecn_check(p, &e, XOFF));
+	e = ecn0;
+	e.pmax = 1.5;
+	assert_non_null(cc_tn_ecn_check(p, &e, XOFF));
+	assert_null(cc_tn_dcqcn_check(p, &d));
+	d.rpg_ai_rate_mbps = 100; /* above the HAI rate */
+	assert_non_null(cc_tn_dcqcn_check(p, &d));
+	d = dc0;
+	d.min_time_between_cnps_us = 5000;
+	assert_non_null(cc_tn_dcqcn_check(p, &d));
+}
+
+/* Applies every pending approved proposal and checks its changes keep the invariants. */
+static void apply_all(struct cc_tn *t, size_t class_size, size_t *changed)
+{
+	size_t n;
+	struct cc_tn_proposal **v = cc_tn_pending(t, &n);
+	struct cc_tn_proposal *copy[16];
+
+	assert_true(n <= 16);
+	memcpy(copy, v, n * sizeof(*v));
+	for (size_t i = 0; i < n; i++) {
+		struct cc_tn_proposal *p = copy[i];
+
+		assert_int_equal(p->state, CC_TN_APPROVED);
+		if (p->phase != CC_TN_ROLLBACK)
+			assert_true(p->nchanges <= (size_t)ceil(cc_tn_defaults.max_share * (double)class_size));
+		for (size_t k = 0; k < p->nchanges; k++)
+			if (!p->changes[k].host)
+				assert_null(cc_tn_ecn_check(&cc_tn_defaults, &p->changes[k].ecn_to, XOFF));
+		if (changed)
+			*changed += p->nchanges;
+		assert_int_equal(cc_tn_applied(t, p->id, true), 0);
+	}
+}
+
+static bool idle(struct cc_tn *t)
+{
+	json_t *j = cc_tn_json(t);
+	bool r = !strcmp(json_string_value(json_object_get(j, "state")), "idle");
+
+	json_decref(j);
+	return r;
+}
+
+struct canary_look {
+	struct cc_tn *t;
+	bool better; /* the canary's queues are shallower than the rest's */
+};
+
+static bool in_canary(struct cc_tn *t, const char *node, const char *port)
+{
+	/* a member of the step's changes so far */
+	for (uint64_t id = 1; id < 64; id++) {
+		struct cc_tn_proposal *p = cc_tn_find(t, id);
+
+		for (size_t k = 0; p && p->phase == CC_TN_CANARY && k < p->nchanges; k++)
+			if (!strcmp(p->changes[k].node, node) && !strcmp(p->changes[k].port, port))
+				return true;
+	}
+	return false;
+}
+
+static void canary_look(const char *node, const char *port, uint64_t *peak, uint64_t *pause, void *ctx)
+{
+	struct canary_look *c = ctx;
+
+	deep_down(node, port, peak, pause, NULL);
+	if (in_canary(c->t, node, port)) {
+		*peak = c->better ? 300000 : 3000000;
+		*pause = c->better ? 0 : IV / 2;
+	}
+}
+
+static void test_canary_then_rollout(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO);
+	struct canary_look cl = { .t = t, .better = true };
+	struct cc_tn_proposal *p;
+	struct cc_tn_ecn e;
+	size_t changed = 0;
+	int64_t i = 1;
+
+	(void)state;
+	/* three intervals of signals first */
+	assert_int_equal(run(t, i++, deep_down, NULL), 0);
+	assert_int_equal(run(t, i++, deep_down, NULL), 0);
+	assert_int_equal(run(t, i++, deep_down, NULL), 1);
+	p = one(t);
+	assert_int_equal(p->phase, CC_TN_CANARY);
+	assert_int_equal(p->cls, CC_TN_TOR_DOWN);
+	assert_int_equal(p->knob, CC_TN_KMIN);
+	assert_true(p->to < p->from && p->to >= p->from / cc_tn_defaults.max_factor); /* one bounded step */
+	assert_int_equal(p->nchanges, 2); /* 25 % of 8 downlinks */
+	assert_non_null(strstr(p->reason, "queue delay"));
+	assert_non_null(p->evidence);
+	apply_all(t, 8, &changed);
+	/* judged after canary_intervals: the canary's queues are shallower */
+	assert_int_equal(run(t, i++, canary_look, &cl), 0);
+	assert_int_equal(run(t, i++, canary_look, &cl), 1);
+	p = one(t);
+	assert_int_equal(p->phase, CC_TN_ROLLOUT);
+	apply_all(t, 8, &changed);
+	for (int k = 0; k < 20 && !idle(t); k++) {
+		run(t, i++, canary_look, &cl);
+		apply_all(t, 8, &changed);
+	}
+	assert_true(idle(t));
+	assert_int_equal(changed, 8); /* every downlink once, never more than max_share at a time */
+	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &e);
+	assert_int_equal(e.kmin_bytes, 2500);
+	cc_tn_class_ecn(t, CC_TN_SPINE, &e);
+	assert_int_equal(e.kmin_bytes, 5000); /* the other classes untouched */
+	cc_tn_free(t);
+}
+
+static void test_forced_bad_step_rolled_back(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_ADVISE); /* forced steps need no approval */
+	struct canary_look cl = { .t = t, .better = false };
+	struct cc_tn_proposal *p;
+	const char *why;
+	struct cc_tn_ecn e;
+	uint64_t rb;
+	int64_t i = 1;
+
+	(void)state;
+	for (; i <= 3; i++)
+		run(t, i, NULL, NULL);
+	/* values breaking an invariant are refused, with the reason */
+	assert_int_equal(cc_tn_force(t, CC_TN_TOR_DOWN, CC_TN_KMIN, 300000, &why), -EINVAL);
+	assert_non_null(strstr(why, "kmin_bytes must be below kmax_bytes"));
+	assert_int_equal(cc_tn_force(t, CC_TN_HOSTS, CC_TN_KMIN, 1000, &why), -EINVAL);
+	assert_int_equal(cc_tn_force(t, CC_TN_TOR_DOWN, CC_TN_KMIN, 150000, &why), 0);
+	assert_int_equal(cc_tn_force(t, CC_TN_TOR_DOWN, CC_TN_KMIN, 100000, &why), -EBUSY);
+	p = one(t);
+	assert_true(p->forced);
+	assert_int_equal(p->state, CC_TN_APPROVED);
+	apply_all(t, 8, NULL);
+	/* the canary's queues and pauses grow: rolled back at the verdict, within 2 intervals */
+	assert_int_equal(run(t, i++, canary_look, &cl), 1);
+	p = one(t);
+	assert_int_equal(p->phase, CC_TN_ROLLBACK);
+	assert_int_equal(p->nchanges, 2);
+	assert_int_equal(p->changes[0].ecn_to.kmin_bytes, 5000);
+	assert_non_null(strstr(p->reason, "rolled back"));
+	apply_all(t, 8, NULL);
+	run(t, i++, NULL, NULL);
+	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &e);
+	assert_int_equal(e.kmin_bytes, 5000);
+	cc_tn_steps(t, &rb);
+	assert_int_equal(rb, 1);
+	cc_tn_free(t);
+}
+
+static void test_advise_waits(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_ADVISE);
+	struct cc_tn_proposal *p;
+	uint64_t id;
+	int64_t i = 1;
+
+	(void)state;
+	for (; i <= 3; i++)
+		run(t, i, deep_down, NULL);
+	p = one(t);
+	assert_int_equal(p->state, CC_TN_WAITING);
+	id = p->id;
+	/* nothing else is proposed while it waits */
+	for (int k = 0; k < 5; k++)
+		assert_int_equal(run(t, i++, deep_down, NULL), 0);
+	assert_int_equal(npending(t), 1);
+	assert_int_equal(cc_tn_applied(t, id, true), -EALREADY); /* not approved */
+	assert_int_equal(cc_tn_decide(t, 999, true), -ENOENT);
+	assert_int_equal(cc_tn_decide(t, id, false), 0);
+	assert_int_equal(cc_tn_decide(t, id, true), -EALREADY);
+	assert_int_equal(cc_tn_find(t, id)->state, CC_TN_REJECTED);
+	/* the next proposal is another move (the rejected one is tabu) */
+	run(t, i++, deep_down, NULL);
+	p = one(t);
+	assert_int_not_equal(p->id, id);
+	assert_false(p->cls == CC_TN_TOR_DOWN && p->knob == CC_TN_KMIN && p->to < p->from);
+	assert_int_equal(cc_tn_decide(t, p->id, true), 0);
+	assert_int_equal(one(t)->state, CC_TN_APPROVED);
+	cc_tn_free(t);
+}
+
+static void test_failed_apply_undone(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO);
+	struct cc_tn_proposal *p;
+	int64_t i = 1;
+
+	(void)state;
+	for (; i <= 3; i++)
+		run(t, i, deep_down, NULL);
+	p = one(t);
+	/* the first change went through, the second did not: the step is undone */
+	assert_int_equal(cc_tn_applied(t, p->id, false), 0);
+	p = one(t);
+	assert_int_equal(p->phase, CC_TN_ROLLBACK);
+	cc_tn_free(t);
+}
+
+static void test_rollback_all(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO);
+	struct canary_look cl = { .t = t, .better = true };
+	struct cc_tn_ecn e;
+	int64_t i = 1;
+	size_t undone = 0;
+
+	(void)state;
+	for (; i <= 3; i++)
+		run(t, i, deep_down, NULL);
+	apply_all(t, 8, NULL);
+	for (int k = 0; k < 20 && !idle(t); k++) {
+		run(t, i++, canary_look, &cl);
+		apply_all(t, 8, NULL);
+	}
+	assert_true(idle(t));
+	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &e);
+	assert_int_equal(e.kmin_bytes, 2500);
+	assert_int_equal(cc_tn_rollback_all(t), 1);
+	apply_all(t, 8, &undone);
+	assert_int_equal(undone, 8);
+	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &e);
+	assert_int_equal(e.kmin_bytes, 5000);
+	assert_int_equal(cc_tn_rollback_all(t), 0); /* nothing left to undo */
+	cc_tn_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_policy_json),
+		cmocka_unit_test(test_invariants),
+		cmocka_unit_test(test_canary_then_rollout),
+		cmocka_unit_test(test_forced_bad_step_rolled_back),
+		cmocka_unit_test(test_advise_waits),
+		cmocka_unit_test(test_failed_apply_undone),
+		cmocka_unit_test(test_rollback_all),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
