@@ -18,20 +18,21 @@ const struct cc_tn_policy cc_tn_defaults = {
 	.tabu_intervals = 30,
 	.max_factor = 2.0,
 	.pmax_step = 0.1,
-	.qdelay_target_us = 10,
+	.qdelay_target_us = 20,
 	.pause_target = 0.0005,
 	.tolerance = 0.25,
-	.kmin_floor_bytes = 1000,
+	.kmin_floor_bytes = 10000,
 	.kmax_ceiling_bytes = 16000000,
 	.pmax_floor = 0.01,
 	.pmax_ceiling = 1.0,
+	.cnp_gap_min_us = 1,
 	.cnp_gap_max_us = 4095,
-	.time_reset_min_us = 1,
+	.time_reset_min_us = 50,
 	.time_reset_max_us = 131071,
 	.ai_min_mbps = 1,
-	.ai_max_mbps = 10000,
+	.ai_max_mbps = 80,
 	.hai_min_mbps = 1,
-	.hai_max_mbps = 50000,
+	.hai_max_mbps = 400,
 	.byte_reset_min = 1,
 	.byte_reset_max = 32767,
 	.g_min = 0,
@@ -134,8 +135,8 @@ const char *cc_tn_policy_check(const struct cc_tn_policy *p)
 		return "kmin_floor_bytes must be below kmax_ceiling_bytes";
 	if (!(p->pmax_floor > 0 && p->pmax_floor <= p->pmax_ceiling && p->pmax_ceiling <= 1))
 		return "pmax_floor and pmax_ceiling must satisfy 0 < floor <= ceiling <= 1";
-	if (!(p->cnp_gap_max_us >= 0 && p->cnp_gap_max_us <= 4095))
-		return "cnp_gap_max_us must be 0..4095";
+	if (!(p->cnp_gap_min_us >= 0 && p->cnp_gap_min_us <= p->cnp_gap_max_us && p->cnp_gap_max_us <= 4095))
+		return "cnp_gap_min_us..cnp_gap_max_us must lie in 0..4095";
 	if (!(p->time_reset_min_us >= 1 && p->time_reset_min_us <= p->time_reset_max_us &&
 	      p->time_reset_max_us <= 131071))
 		return "time_reset_min_us..time_reset_max_us must lie in 1..131071";
@@ -160,7 +161,7 @@ static const struct {
 	PF(canary_intervals, 'u'),  PF(tabu_intervals, 'u'),   PF(max_factor, 'd'),
 	PF(pmax_step, 'd'),	    PF(qdelay_target_us, 'd'), PF(pause_target, 'd'),
 	PF(tolerance, 'd'),	    PF(kmin_floor_bytes, 'U'), PF(kmax_ceiling_bytes, 'U'),
-	PF(pmax_floor, 'd'),	    PF(pmax_ceiling, 'd'),     PF(cnp_gap_max_us, 'd'),
+	PF(pmax_floor, 'd'),	    PF(pmax_ceiling, 'd'),     PF(cnp_gap_min_us, 'd'),     PF(cnp_gap_max_us, 'd'),
 	PF(time_reset_min_us, 'd'), PF(time_reset_max_us, 'd'), PF(ai_min_mbps, 'd'),
 	PF(ai_max_mbps, 'd'),	    PF(hai_min_mbps, 'd'),     PF(hai_max_mbps, 'd'),
 	PF(byte_reset_min, 'U'),    PF(byte_reset_max, 'U'),   PF(g_min, 'u'),
@@ -272,8 +273,8 @@ const char *cc_tn_ecn_check(const struct cc_tn_policy *p, const struct cc_tn_ecn
 
 const char *cc_tn_dcqcn_check(const struct cc_tn_policy *p, const struct cc_tn_dcqcn *d)
 {
-	if (!(d->min_time_between_cnps_us >= 0 && d->min_time_between_cnps_us <= p->cnp_gap_max_us))
-		return "min_time_between_cnps_us is outside 0..cnp_gap_max_us";
+	if (!(d->min_time_between_cnps_us >= p->cnp_gap_min_us && d->min_time_between_cnps_us <= p->cnp_gap_max_us))
+		return "min_time_between_cnps_us is outside the policy's cnp_gap_min_us..cnp_gap_max_us";
 	if (!(d->rpg_time_reset_us >= p->time_reset_min_us && d->rpg_time_reset_us <= p->time_reset_max_us))
 		return "rpg_time_reset_us is outside the policy's range";
 	if (!(d->rpg_ai_rate_mbps >= p->ai_min_mbps && d->rpg_ai_rate_mbps <= p->ai_max_mbps))
@@ -378,9 +379,45 @@ struct sig {
 	double probe_p99_us;	   /* < 0: none */
 };
 
+/* Samples of one measure, one per member and interval: their count, sum and sum of squares. */
+struct stat {
+	double n, s, ss;
+};
+
+static void stat_add(struct stat *st, double x)
+{
+	st->n++;
+	st->s += x;
+	st->ss += x * x;
+}
+
+static double stat_mean(const struct stat *st)
+{
+	return st->n ? st->s / st->n : 0;
+}
+
+static double stat_var(const struct stat *st)
+{
+	double m = stat_mean(st);
+
+	return st->n > 1 ? (st->ss - st->n * m * m) / (st->n - 1) : 0;
+}
+
+/* Whether c's mean is above r's by more than the share tol and the amount floor, and clearly
+ * (Welch's t above 2): a burst on one member in one interval does not make a canary worse. */
+static bool stat_worse(const struct stat *c, const struct stat *r, double tol, double floor)
+{
+	double mc = stat_mean(c), mr = stat_mean(r), se;
+
+	if (!c->n || !r->n || mc <= mr * (1 + tol) + floor)
+		return false;
+	se = sqrt(stat_var(c) / c->n + stat_var(r) / r->n);
+	return se <= 0 || (mc - mr) / se > 2;
+}
+
 /* A group's measures over the intervals watched: canary against the rest. */
 struct grp {
-	double qd_sum, qd_n, tx, cap, pause_us, port_us;
+	struct stat qd, util, pause; /* queue delay (us), share of capacity sent, share paused */
 };
 
 enum step_state { ST_IDLE, ST_WAIT, ST_CANARY, ST_ROLLOUT, ST_ROLLBACK };
@@ -393,6 +430,23 @@ struct done_step {
 	char **keys; /* the members changed */
 	size_t nkeys;
 	bool undone;
+};
+
+/* A step in progress: one knob of one class.  The classes step independently (each compares
+ * its changed members with its others), so a fabric settles in a few intervals. */
+struct step {
+	enum step_state st;
+	uint64_t step;
+	enum cc_tn_class cls;
+	enum cc_tn_knob knob;
+	double from, to;
+	bool forced, aggressive;
+	struct cc_tn_proposal *cur; /* its latest proposal (canary, rollout or rollback) */
+	unsigned watched;
+	struct sig base; /* the fabric before the step */
+	struct sig during;
+	unsigned nduring;
+	struct grp g_canary, g_rest;
 };
 
 #define MAX_PROPOSALS 1024
@@ -415,19 +469,7 @@ struct cc_tn {
 	struct sig last;
 	uint64_t tabu_until[CC_TN_NCLASSES][CC_TN_NKNOBS][2]; /* [dir]: 0 down, 1 up */
 	uint64_t xoff; /* the last input's */
-	/* the step in progress */
-	enum step_state st;
-	uint64_t step;
-	enum cc_tn_class cls;
-	enum cc_tn_knob knob;
-	double from, to;
-	bool forced, aggressive;
-	struct cc_tn_proposal *cur; /* its latest proposal (canary, rollout or rollback) */
-	unsigned watched;
-	struct sig base; /* the fabric before the step */
-	struct sig during;
-	unsigned nduring;
-	struct grp g_canary, g_rest;
+	struct step steps_of[CC_TN_NCLASSES]; /* the step in progress in each class */
 	struct done_step *done;
 	size_t ndone, capdone;
 };
@@ -732,7 +774,7 @@ static json_t *sig_json(const struct sig *g)
 }
 
 /* Adds this interval's measures of the canary and of the rest of the step's class. */
-static void grp_add(struct cc_tn *t, const struct cc_tn_input *in)
+static void grp_add(struct cc_tn *t, struct step *k, const struct cc_tn_input *in)
 {
 	const struct cc_snap *s = in->snap;
 	double iv = s->interval_us > 0 ? (double)s->interval_us : 1;
@@ -744,37 +786,44 @@ static void grp_add(struct cc_tn *t, const struct cc_tn_input *in)
 		const struct cc_prio *e;
 		double q;
 
-		if ((int)t->cls != m->cls)
+		if ((int)k->cls != m->cls)
 			continue;
-		g = m->canary ? &t->g_canary : &t->g_rest;
+		g = m->canary ? &k->g_canary : &k->g_rest;
 		/* a port: its own queue and bytes; a host: the queue facing it, the bytes it sent */
 		qp = m->host ? m->tor_port : m->snap_port;
 		tp = m->snap_port;
-		if (qp >= 0 && (q = qdelay_us(s, (uint32_t)qp, in->prio)) >= 0) {
-			g->qd_sum += q;
-			g->qd_n++;
-		}
-		if (tp >= 0) {
+		if (qp >= 0 && (q = qdelay_us(s, (uint32_t)qp, in->prio)) >= 0)
+			stat_add(&g->qd, q);
+		if (tp >= 0 && s->ports[tp].speed_mbps) {
 			const struct cc_port *cp = &s->ports[tp];
 
 			e = cc_snap_prio(s, (uint32_t)tp, in->prio);
-			g->tx += m->host ? (double)cp->pv[CP_TX_BYTES] : e ? (double)e->v[CF_TX_BYTES] : 0;
-			g->cap += (double)cp->speed_mbps * iv / 8;
+			stat_add(&g->util, (m->host ? (double)cp->pv[CP_TX_BYTES] : e ? (double)e->v[CF_TX_BYTES] : 0) /
+						   ((double)cp->speed_mbps * iv / 8));
 		}
-		if (qp >= 0 && (e = cc_snap_prio(s, (uint32_t)qp, in->prio))) {
+		/* a host's pause depends on what it sends, not on its own knobs: not compared */
+		if (!m->host && qp >= 0 && (e = cc_snap_prio(s, (uint32_t)qp, in->prio))) {
 			/* pause suffered by traffic through this member: its peer's and its own */
 			const struct cc_port *cp = &s->ports[qp];
 			const struct cc_prio *pe = cp->peer != CC_NONE ? cc_snap_prio(s, cp->peer, in->prio) : NULL;
 
-			g->pause_us += (double)e->v[CF_RX_PAUSE_US] + (pe ? (double)pe->v[CF_RX_PAUSE_US] : 0);
-			g->port_us += iv;
+			stat_add(&g->pause,
+				 ((double)e->v[CF_RX_PAUSE_US] + (pe ? (double)pe->v[CF_RX_PAUSE_US] : 0)) / iv);
 		}
 	}
 }
 
 /* --- proposals --------------------------------------------------------------------------- */
 
-static struct cc_tn_proposal *proposal_new(struct cc_tn *t, enum cc_tn_phase phase)
+static bool in_progress(const struct cc_tn *t, const struct cc_tn_proposal *p)
+{
+	for (int c = 0; c < CC_TN_NCLASSES; c++)
+		if (t->steps_of[c].cur == p)
+			return true;
+	return false;
+}
+
+static struct cc_tn_proposal *proposal_new(struct cc_tn *t, struct step *k, enum cc_tn_phase phase)
 {
 	struct cc_tn_proposal *p;
 
@@ -783,7 +832,7 @@ static struct cc_tn_proposal *proposal_new(struct cc_tn *t, enum cc_tn_phase pha
 		for (size_t i = 0; i < t->nprops; i++) {
 			struct cc_tn_proposal *o = t->props[i];
 
-			if (o != t->cur && o->state != CC_TN_WAITING && o->state != CC_TN_APPROVED) {
+			if (!in_progress(t, o) && o->state != CC_TN_WAITING && o->state != CC_TN_APPROVED) {
 				proposal_free(o);
 				memmove(&t->props[i], &t->props[i + 1], (t->nprops - i - 1) * sizeof(*t->props));
 				t->nprops--;
@@ -795,13 +844,13 @@ static struct cc_tn_proposal *proposal_new(struct cc_tn *t, enum cc_tn_phase pha
 	    !(p = calloc(1, sizeof(*p))))
 		return NULL;
 	p->id = t->next_id++;
-	p->step = t->step;
+	p->step = k->step;
 	p->phase = phase;
-	p->cls = t->cls;
-	p->knob = t->knob;
-	p->from = t->from;
-	p->to = t->to;
-	p->forced = t->forced;
+	p->cls = k->cls;
+	p->knob = k->knob;
+	p->from = k->from;
+	p->to = k->to;
+	p->forced = k->forced;
 	p->t_us = t->t_us;
 	p->state = CC_TN_APPROVED;
 	t->props[t->nprops++] = p;
@@ -832,7 +881,7 @@ static int add_change(struct cc_tn_proposal *p, const struct member *m, enum cc_
 }
 
 /* The members of the step's class, in a stable order. */
-static size_t class_members(struct cc_tn *t, struct member ***ret)
+static size_t class_members(struct cc_tn *t, const struct step *k, struct member ***ret)
 {
 	struct member **v = malloc((t->nm ? t->nm : 1) * sizeof(*v));
 	size_t n = 0;
@@ -840,7 +889,7 @@ static size_t class_members(struct cc_tn *t, struct member ***ret)
 	if (!v)
 		return 0;
 	for (size_t i = 0; i < t->nm; i++)
-		if (t->m[i]->cls == (int)t->cls && (t->m[i]->host || t->m[i]->snap_port >= 0))
+		if (t->m[i]->cls == (int)k->cls && (t->m[i]->host || t->m[i]->snap_port >= 0))
 			v[n++] = t->m[i];
 	*ret = v;
 	return n;
@@ -851,11 +900,12 @@ static double member_value(const struct member *m, enum cc_tn_knob k)
 	return m->host ? cc_tn_knob_get_dcqcn(&m->dc, k) : cc_tn_knob_get_ecn(&m->ecn, k);
 }
 
-/* Members not yet at the step's value get it, up to the share; canary marks them. */
-static int propose_changes(struct cc_tn *t, struct cc_tn_proposal *p, double share, bool canary)
+/* Members not yet at the step's value get it, up to the share (spread over the class for a
+ * canary); they join the changed group the step compares with the rest. */
+static int propose_changes(struct cc_tn *t, struct step *k, struct cc_tn_proposal *p, double share, bool canary)
 {
 	struct member **v = NULL;
-	size_t n = class_members(t, &v), want, done = 0;
+	size_t n = class_members(t, k, &v), want, done = 0;
 	int r = 0;
 
 	if (!n) {
@@ -871,53 +921,54 @@ static int propose_changes(struct cc_tn *t, struct cc_tn_proposal *p, double sha
 			struct member *m = v[i];
 			size_t stride = canary ? (size_t)(1 / share + 0.5) : 1;
 
-			if (m->touched || member_value(m, t->knob) == t->to)
+			if (m->touched || member_value(m, k->knob) == k->to)
 				continue;
 			if (canary && pass == 0 && stride > 1 && i % stride)
 				continue;
-			r = add_change(p, m, t->knob, t->to);
+			r = add_change(p, m, k->knob, k->to);
 			m->touched = true;
-			m->canary = canary;
+			m->canary = true; /* changed: compared with the members not yet changed */
 			done++;
 		}
 	free(v);
 	return r;
 }
 
-static void step_end(struct cc_tn *t)
+static void step_end(struct cc_tn *t, struct step *k)
 {
 	for (size_t i = 0; i < t->nm; i++)
-		t->m[i]->touched = t->m[i]->canary = false;
-	t->st = ST_IDLE;
-	t->cur = NULL;
+		if (t->m[i]->cls == (int)k->cls)
+			t->m[i]->touched = t->m[i]->canary = false;
+	k->st = ST_IDLE;
+	k->cur = NULL;
 }
 
 /* The changes applied so far by the step, undone. */
-static int propose_rollback(struct cc_tn *t, const char *why)
+static int propose_rollback(struct cc_tn *t, struct step *k, const char *why)
 {
-	struct cc_tn_proposal *p = proposal_new(t, CC_TN_ROLLBACK);
-	double to = t->to;
+	struct cc_tn_proposal *p = proposal_new(t, k, CC_TN_ROLLBACK);
+	double to = k->to;
 
 	if (!p)
 		return -ENOMEM;
-	p->from = t->to;
-	p->to = t->from;
+	p->from = k->to;
+	p->to = k->from;
 	snprintf(p->reason, sizeof(p->reason), "step %llu (%s %s %g -> %g) rolled back: %s",
-		 (unsigned long long)t->step, class_names[t->cls], knob_names[t->knob], t->from, to, why);
+		 (unsigned long long)k->step, class_names[k->cls], knob_names[k->knob], k->from, to, why);
 	snprintf(p->expect, sizeof(p->expect), "the class's %s back to %g on the members the step changed",
-		 knob_names[t->knob], t->from);
+		 knob_names[k->knob], k->from);
 	for (size_t i = 0; i < t->nm; i++) {
 		struct member *m = t->m[i];
 
-		if (!m->touched || member_value(m, t->knob) != to)
+		if (m->cls != (int)k->cls || !m->touched || member_value(m, k->knob) != to)
 			continue;
-		if (add_change(p, m, t->knob, t->from) < 0)
+		if (add_change(p, m, k->knob, k->from) < 0)
 			return -ENOMEM;
 	}
-	t->tabu_until[t->cls][t->knob][t->to > t->from] = t->interval + t->pol.tabu_intervals;
+	t->tabu_until[k->cls][k->knob][k->to > k->from] = t->interval + t->pol.tabu_intervals;
 	t->rolled_back++;
-	t->cur = p;
-	t->st = ST_ROLLBACK;
+	k->cur = p;
+	k->st = ST_ROLLBACK;
 	return 1;
 }
 
@@ -957,7 +1008,7 @@ static double step_value(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_k
 	case CC_TN_CNP_GAP:
 		/* 4 -> 2 -> 1 -> 0 and back: whole microseconds, as the NIC takes them */
 		nv = up ? (v < 1 ? 1 : floor(v * f)) : (v <= 1 ? 0 : floor(v / f));
-		nv = clampd(nv, 0, p->cnp_gap_max_us);
+		nv = clampd(nv, p->cnp_gap_min_us, p->cnp_gap_max_us);
 		break;
 	case CC_TN_TIME_RESET:
 		nv = round(clampd(up ? v * f : v / f, p->time_reset_min_us, p->time_reset_max_us));
@@ -1013,52 +1064,54 @@ static bool class_present(const struct cc_tn *t, enum cc_tn_class c)
 	return false;
 }
 
-static void watch_reset(struct cc_tn *t);
+static void watch_reset(struct step *k);
 
 /* Starts a step: the canary's proposal (waiting for an operator in advise mode). */
-static int start_step(struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, double to, bool aggressive,
+static int start_step(struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob kn, double to, bool aggressive,
 		      bool forced, const char *why, const char *expect)
 {
+	struct step *k = &t->steps_of[c];
 	struct cc_tn_proposal *p;
 
-	t->cls = c;
-	t->knob = k;
-	t->to = to;
+	memset(k, 0, sizeof(*k));
+	k->cls = c;
+	k->knob = kn;
+	k->to = to;
 	if (c == CC_TN_HOSTS) {
 		struct cc_tn_dcqcn d;
 
 		cc_tn_hosts_dcqcn(t, &d);
-		t->from = cc_tn_knob_get_dcqcn(&d, k);
+		k->from = cc_tn_knob_get_dcqcn(&d, kn);
 	} else {
 		struct cc_tn_ecn e;
 
 		cc_tn_class_ecn(t, c, &e);
-		t->from = cc_tn_knob_get_ecn(&e, k);
+		k->from = cc_tn_knob_get_ecn(&e, kn);
 	}
-	t->forced = forced;
-	t->aggressive = aggressive;
-	t->step = t->next_step++;
+	k->forced = forced;
+	k->aggressive = aggressive;
+	k->step = t->next_step++;
 	t->steps++;
-	p = proposal_new(t, CC_TN_CANARY);
+	p = proposal_new(t, k, CC_TN_CANARY);
 	if (!p)
 		return -ENOMEM;
 	snprintf(p->reason, sizeof(p->reason), "%s", why);
 	snprintf(p->expect, sizeof(p->expect), "%s", expect);
-	sig_mean(t, t->nhist, &t->base);
-	p->evidence = sig_json(&t->base);
-	if (propose_changes(t, p, t->pol.canary_share, true) < 0)
+	sig_mean(t, t->nhist, &k->base);
+	p->evidence = sig_json(&k->base);
+	if (propose_changes(t, k, p, t->pol.canary_share, true) < 0)
 		return -ENOMEM;
 	if (!p->nchanges) { /* every member has the value already */
 		p->state = CC_TN_APPLIED;
-		step_end(t);
+		step_end(t, k);
 		return 0;
 	}
 	p->state = t->pol.mode == CC_TN_AUTO || forced ? CC_TN_APPROVED : CC_TN_WAITING;
-	t->cur = p;
-	t->st = p->state == CC_TN_WAITING ? ST_WAIT : ST_CANARY;
-	watch_reset(t);
-	memset(&t->g_canary, 0, sizeof(t->g_canary));
-	memset(&t->g_rest, 0, sizeof(t->g_rest));
+	k->cur = p;
+	k->st = p->state == CC_TN_WAITING ? ST_WAIT : ST_CANARY;
+	watch_reset(k);
+	memset(&k->g_canary, 0, sizeof(k->g_canary));
+	memset(&k->g_rest, 0, sizeof(k->g_rest));
 	return 1;
 }
 
@@ -1067,103 +1120,115 @@ static bool tabu(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, b
 	return t->interval < t->tabu_until[c][k][up];
 }
 
-/* One move, if the signals call for one: the rules, in order of urgency. */
-static int choose(struct cc_tn *t, uint64_t xoff)
+/* One move of class c, if the signals (g, the mean of the last intervals) call for one: the
+ * rules, in order of urgency.  worst: the switch class with the deepest queues. */
+static int choose_class(struct cc_tn *t, enum cc_tn_class c, const struct sig *g, int worst, uint64_t xoff)
 {
-	const struct sig *g = &t->base;
 	const struct cc_tn_policy *p = &t->pol;
 	char why[320], expect[200];
-	int order[CC_TN_NSWITCH_CLASSES] = { 0, 1, 2 };
+	bool paused = g->pause_share > p->pause_target;
 
-	sig_mean(t, t->nhist, &t->base);
-	/* classes by queue delay, the worst first */
-	for (int i = 0; i < CC_TN_NSWITCH_CLASSES; i++)
-		for (int j = i + 1; j < CC_TN_NSWITCH_CLASSES; j++)
-			if (g->qd_us[order[j]] > g->qd_us[order[i]]) {
-				int x = order[i];
-
-				order[i] = order[j];
-				order[j] = x;
-			}
-#define TRY(c, k, up, aggr, ...)                                                                         \
-	do {                                                                                             \
-		double nv_;                                                                              \
-		if (class_present(t, c) && !tabu(t, c, k, up) && !isnan(nv_ = step_value(t, c, k, up)) && \
-		    !candidate_check(t, c, k, nv_, xoff)) {                                              \
-			snprintf(expect, sizeof(expect), __VA_ARGS__);                                   \
-			return start_step(t, c, k, nv_, aggr, false, why, expect);                       \
-		}                                                                                        \
+#define TRY(kn, up, aggr, ...)                                                                             \
+	do {                                                                                               \
+		double nv_;                                                                                \
+		if (!tabu(t, c, kn, up) && !isnan(nv_ = step_value(t, c, kn, up)) &&                       \
+		    !candidate_check(t, c, kn, nv_, xoff)) {                                               \
+			snprintf(expect, sizeof(expect), __VA_ARGS__);                                     \
+			return start_step(t, c, kn, nv_, aggr, false, why, expect);                        \
+		}                                                                                          \
 	} while (0)
 
-	/* 1. PFC pauses: congestion control reacts too late */
-	if (g->pause_share > p->pause_target) {
-		snprintf(why, sizeof(why),
-			 "ports were paused %.3f %% of the time (target below %.3f %%); tor_down queue delay p90 %.1f us",
-			 g->pause_share * 100, p->pause_target * 100, g->qd_us[CC_TN_TOR_DOWN]);
-		TRY(CC_TN_HOSTS, CC_TN_CNP_GAP, false, true,
-		    "more CNPs per congested receiver: senders slow down sooner, queues stay below XOFF, fewer pauses");
-		for (int i = 0; i < CC_TN_NSWITCH_CLASSES; i++) {
-			TRY(order[i], CC_TN_KMAX, false, true,
-			    "full marking sooner on %s: queues stay below XOFF, fewer pauses", class_names[order[i]]);
-			TRY(order[i], CC_TN_PMAX, true, true,
-			    "more marking between Kmin and Kmax on %s: fewer pauses", class_names[order[i]]);
+	if (!class_present(t, c))
+		return 0;
+	if (c == CC_TN_HOSTS) {
+		/* 1. PFC pauses: congestion control reacts too late */
+		if (paused) {
+			snprintf(why, sizeof(why),
+				 "ports were paused %.3f %% of the time (target below %.3f %%); tor_down queue delay p90 %.1f us",
+				 g->pause_share * 100, p->pause_target * 100, g->qd_us[CC_TN_TOR_DOWN]);
+			TRY(CC_TN_CNP_GAP, false, true,
+			    "more CNPs per congested receiver: senders slow down sooner, queues stay below XOFF, fewer pauses");
+			return 0;
 		}
+		/* 4. quiet fabric: let senders recover faster (long flows) */
+		if (g->qd_us[CC_TN_TOR_DOWN] <= p->qdelay_target_us / 2 && g->cnp > 0) {
+			snprintf(why, sizeof(why),
+				 "no pauses and queue delay p90 %.1f us, yet %.1f CNPs per host per interval throttle senders",
+				 g->qd_us[CC_TN_TOR_DOWN], g->cnp);
+			TRY(CC_TN_AI_RATE, true, false, "throttled senders regain rate faster: more throughput");
+			TRY(CC_TN_TIME_RESET, false, false, "rate increases come sooner after a cut: more throughput");
+			TRY(CC_TN_HAI_RATE, true, false, "faster hyper increase: more throughput");
+		}
+		return 0;
+	}
+	/* 1. PFC pauses: the class with the deepest queues marks harder */
+	if (paused && (int)c == worst) {
+		snprintf(why, sizeof(why), "ports were paused %.3f %% of the time (target below %.3f %%); %s has the "
+					   "deepest queues (p90 %.1f us)",
+			 g->pause_share * 100, p->pause_target * 100, class_names[c], g->qd_us[c]);
+		TRY(CC_TN_KMAX, false, true, "full marking sooner on %s: queues stay below XOFF, fewer pauses",
+		    class_names[c]);
+		TRY(CC_TN_PMAX, true, true, "more marking between Kmin and Kmax on %s: fewer pauses", class_names[c]);
 	}
 	/* 2. queues too deep for short flows */
-	for (int i = 0; i < CC_TN_NSWITCH_CLASSES; i++) {
-		int c = order[i];
-
-		if (g->qd_us[c] <= p->qdelay_target_us)
-			continue;
+	if (g->qd_us[c] > p->qdelay_target_us) {
 		snprintf(why, sizeof(why), "%s queue delay p90 %.1f us is above the target %.1f us (%.1f %% marked)",
 			 class_names[c], g->qd_us[c], p->qdelay_target_us, g->mark[c] * 100);
-		TRY(c, CC_TN_KMIN, false, true, "marking starts at shallower queues on %s: shorter queues",
-		    class_names[c]);
-		TRY(c, CC_TN_KMAX, false, true, "full marking sooner on %s: shorter queues", class_names[c]);
+		TRY(CC_TN_KMIN, false, true, "marking starts at shallower queues on %s: shorter queues", class_names[c]);
+		TRY(CC_TN_KMAX, false, true, "full marking sooner on %s: shorter queues", class_names[c]);
 	}
 	/* 3. marking where queues are short: throughput given away */
-	for (int c = 0; c < CC_TN_NSWITCH_CLASSES; c++) {
-		if (g->pause_share > p->pause_target || g->qd_us[c] > p->qdelay_target_us / 4 || g->mark[c] < 0.01)
-			continue;
+	if (!paused && g->qd_us[c] <= p->qdelay_target_us / 4 && g->mark[c] >= 0.01) {
 		snprintf(why, sizeof(why), "%s marks %.1f %% of packets with queue delay p90 only %.1f us",
 			 class_names[c], g->mark[c] * 100, g->qd_us[c]);
-		TRY(c, CC_TN_KMIN, true, false, "less marking at shallow queues on %s: more throughput",
-		    class_names[c]);
-	}
-	/* 4. quiet fabric: let senders recover faster (long flows) */
-	if (g->pause_share <= p->pause_target && g->qd_us[CC_TN_TOR_DOWN] <= p->qdelay_target_us / 2 &&
-	    g->cnp > 0) {
-		snprintf(why, sizeof(why),
-			 "no pauses and queue delay p90 %.1f us, yet %.1f CNPs per host per interval throttle senders",
-			 g->qd_us[CC_TN_TOR_DOWN], g->cnp);
-		TRY(CC_TN_HOSTS, CC_TN_AI_RATE, true, false, "throttled senders regain rate faster: more throughput");
-		TRY(CC_TN_HOSTS, CC_TN_TIME_RESET, false, false,
-		    "rate increases come sooner after a cut: more throughput");
-		TRY(CC_TN_HOSTS, CC_TN_HAI_RATE, true, false, "faster hyper increase: more throughput");
+		TRY(CC_TN_KMIN, true, false, "less marking at shallow queues on %s: more throughput", class_names[c]);
 	}
 #undef TRY
 	return 0;
 }
 
+/* A move for every class without a step in progress. */
+static int choose(struct cc_tn *t, uint64_t xoff)
+{
+	struct sig g;
+	int worst = 0, n = 0;
+
+	sig_mean(t, t->nhist, &g);
+	for (int c = 1; c < CC_TN_NSWITCH_CLASSES; c++)
+		if (g.qd_us[c] > g.qd_us[worst])
+			worst = c;
+	for (int c = 0; c < CC_TN_NCLASSES; c++) {
+		int r;
+
+		if (t->steps_of[c].st != ST_IDLE)
+			continue;
+		if ((r = choose_class(t, (enum cc_tn_class)c, &g, worst, xoff)) < 0)
+			return r;
+		n += r;
+	}
+	return n;
+}
+
 /* Safety, fabric-wide, the intervals watched against before the step: NULL, or what got worse. */
-static const char *unsafe(const struct cc_tn *t, char *buf, size_t len)
+static const char *unsafe(const struct cc_tn *t, const struct step *k, char *buf, size_t len)
 {
 	const struct cc_tn_policy *p = &t->pol;
-	const struct sig *b = &t->base, *d = &t->during;
-	/* fabric-wide, before against during: the workload moves too, so only a clear change
-	 * counts here (the canary against the rest in the same intervals is the finer test) */
-	double tol = 4 * p->tolerance;
+	const struct sig *b = &k->base, *d = &k->during;
+	/* fabric-wide, before against during: the workload moves these as much as any step, so
+	 * only a blow-up counts here; the changed members against the rest in the same intervals
+	 * (canary_worse) is the fine test */
+	double tol = 8 * p->tolerance;
 
-	if (d->pause_share > b->pause_share * (1 + tol) + 4 * p->pause_target) {
+	if (d->pause_share > b->pause_share * (1 + tol) + 0.01) {
 		snprintf(buf, len, "pause time rose from %.3f %% to %.3f %% of port time", b->pause_share * 100,
 			 d->pause_share * 100);
 		return buf;
 	}
-	if (d->drops > b->drops * (1 + tol) + 1) {
+	if (d->drops > b->drops * (1 + tol) + 10) {
 		snprintf(buf, len, "drops rose from %.2f to %.2f per port per interval", b->drops, d->drops);
 		return buf;
 	}
-	if (d->retx > b->retx * (1 + tol) + 1) {
+	if (d->retx > b->retx * (1 + tol) + 10) {
 		snprintf(buf, len, "retransmissions rose from %.2f to %.2f per host per interval", b->retx, d->retx);
 		return buf;
 	}
@@ -1176,31 +1241,33 @@ static const char *unsafe(const struct cc_tn *t, char *buf, size_t len)
 
 /* The canary against the rest of its class over the same intervals: NULL when the move did
  * what it aimed at without harm, or why not. */
-static const char *canary_worse(const struct cc_tn *t, char *buf, size_t len)
+static const char *canary_worse(const struct cc_tn *t, const struct step *k, char *buf, size_t len)
 {
 	const struct cc_tn_policy *p = &t->pol;
 	double tol = p->tolerance;
-	const struct grp *c = &t->g_canary, *r = &t->g_rest;
-	double qc = c->qd_n ? c->qd_sum / c->qd_n : 0, qr = r->qd_n ? r->qd_sum / r->qd_n : 0;
-	double uc = c->cap > 0 ? c->tx / c->cap : 0, ur = r->cap > 0 ? r->tx / r->cap : 0;
-	double pc = c->port_us > 0 ? c->pause_us / c->port_us : 0, pr = r->port_us > 0 ? r->pause_us / r->port_us : 0;
+	const struct grp *c = &k->g_canary, *r = &k->g_rest;
+	double qc = stat_mean(&c->qd), qr = stat_mean(&r->qd);
+	double uc = stat_mean(&c->util), ur = stat_mean(&r->util);
 
-	if (pc > pr * (1 + tol) + p->pause_target) {
-		snprintf(buf, len, "the canary was paused %.3f %% of the time, the rest of %s %.3f %%", pc * 100,
-			 class_names[t->cls], pr * 100);
+	if (stat_worse(&c->pause, &r->pause, tol, p->pause_target)) {
+		snprintf(buf, len, "the canary was paused %.3f %% of the time, the rest of %s %.3f %%",
+			 stat_mean(&c->pause) * 100, class_names[k->cls], stat_mean(&r->pause) * 100);
 		return buf;
 	}
-	if ((t->aggressive || t->forced) && qc > qr * (1 + tol) + p->qdelay_target_us / 4) {
-		snprintf(buf, len, "the canary's mean queue delay %.1f us is above the rest's %.1f us", qc, qr);
+	if ((k->aggressive || k->forced) && stat_worse(&c->qd, &r->qd, tol, p->qdelay_target_us / 4)) {
+		snprintf(buf, len, "the canary's mean queue delay %.1f us is clearly above the rest's %.1f us", qc, qr);
 		return buf;
 	}
-	if (!t->aggressive || t->forced) {
-		if (uc < ur * (1 - tol / 4) && qc >= qr) {
+	if (!k->aggressive || k->forced) {
+		/* less sent where the queues are no shorter: throughput lost for nothing */
+		struct stat nc = { c->util.n, -c->util.s, c->util.ss }, nr = { r->util.n, -r->util.s, r->util.ss };
+
+		if (stat_worse(&nc, &nr, -tol / 4, 0) && qc >= qr) {
 			snprintf(buf, len, "the canary sent %.1f %% of its capacity, the rest %.1f %%", uc * 100,
 				 ur * 100);
 			return buf;
 		}
-		if (qc > p->qdelay_target_us && qc > qr * (1 + tol)) {
+		if (qc > p->qdelay_target_us && stat_worse(&c->qd, &r->qd, tol, 0)) {
 			snprintf(buf, len, "the canary's mean queue delay %.1f us passed the target %.1f us", qc,
 				 p->qdelay_target_us);
 			return buf;
@@ -1209,7 +1276,7 @@ static const char *canary_worse(const struct cc_tn *t, char *buf, size_t len)
 	return NULL;
 }
 
-static int record_done(struct cc_tn *t)
+static int record_done(struct cc_tn *t, const struct step *k)
 {
 	struct done_step *ds;
 	size_t n = 0;
@@ -1217,82 +1284,113 @@ static int record_done(struct cc_tn *t)
 	if (vec_room((void **)&t->done, &t->capdone, t->ndone, sizeof(*t->done)) < 0)
 		return -ENOMEM;
 	ds = &t->done[t->ndone];
-	*ds = (struct done_step){ .step = t->step, .cls = t->cls, .knob = t->knob, .from = t->from, .to = t->to };
+	*ds = (struct done_step){ .step = k->step, .cls = k->cls, .knob = k->knob, .from = k->from, .to = k->to };
 	for (size_t i = 0; i < t->nm; i++)
-		n += t->m[i]->touched;
+		n += t->m[i]->cls == (int)k->cls && t->m[i]->touched;
 	ds->keys = calloc(n ? n : 1, sizeof(*ds->keys));
 	if (!ds->keys)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->nm; i++)
-		if (t->m[i]->touched && (ds->keys[ds->nkeys++] = strdup(t->m[i]->key)) == NULL)
+		if (t->m[i]->cls == (int)k->cls && t->m[i]->touched &&
+		    (ds->keys[ds->nkeys++] = strdup(t->m[i]->key)) == NULL)
 			return -ENOMEM;
 	t->ndone++;
 	return 0;
 }
 
-static void watch_reset(struct cc_tn *t)
+static void watch_reset(struct step *k)
 {
-	t->watched = 0;
-	t->nduring = 0;
-	memset(&t->during, 0, sizeof(t->during));
-	t->during.probe_p99_us = -1;
+	k->watched = 0;
+	k->nduring = 0;
+	memset(&k->during, 0, sizeof(k->during));
+	k->during.probe_p99_us = -1;
 }
 
-static void watch_add(struct cc_tn *t, const struct sig *g)
+static void watch_add(struct step *k, const struct sig *g)
 {
-	struct sig *d = &t->during;
+	struct sig *d = &k->during;
 	double w;
 
-	t->watched++;
-	w = 1.0 / t->watched;
+	k->watched++;
+	w = 1.0 / k->watched;
 	d->pause_share += (g->pause_share - d->pause_share) * w;
 	d->drops += (g->drops - d->drops) * w;
 	d->retx += (g->retx - d->retx) * w;
 	if (g->probe_p99_us >= 0) {
-		t->nduring++;
+		k->nduring++;
 		if (d->probe_p99_us < 0)
 			d->probe_p99_us = 0;
-		d->probe_p99_us += (g->probe_p99_us - d->probe_p99_us) / t->nduring;
+		d->probe_p99_us += (g->probe_p99_us - d->probe_p99_us) / k->nduring;
 	}
 }
 
 /* The rest of the class after a good canary or rollout, max_share at a time; the step is done
  * when every member has the value. */
-static int next_rollout(struct cc_tn *t, const char *verdict)
+static int next_rollout(struct cc_tn *t, struct step *k, const char *verdict)
 {
-	struct cc_tn_proposal *p = proposal_new(t, CC_TN_ROLLOUT);
+	struct cc_tn_proposal *p = proposal_new(t, k, CC_TN_ROLLOUT);
 
 	if (!p)
 		return -ENOMEM;
-	if (propose_changes(t, p, t->pol.max_share, false) < 0)
+	if (propose_changes(t, k, p, t->pol.max_share, false) < 0)
 		return -ENOMEM;
 	if (!p->nchanges) {
 		p->state = CC_TN_APPLIED;
 		snprintf(p->reason, sizeof(p->reason), "step %llu complete: %s %s is %g on the whole class",
-			 (unsigned long long)t->step, class_names[t->cls], knob_names[t->knob], t->to);
-		if (record_done(t) < 0)
+			 (unsigned long long)k->step, class_names[k->cls], knob_names[k->knob], k->to);
+		if (record_done(t, k) < 0)
 			return -ENOMEM;
 		/* going straight back would undo a good step: not before tabu_intervals */
-		t->tabu_until[t->cls][t->knob][!(t->to > t->from)] = t->interval + t->pol.tabu_intervals;
-		step_end(t);
+		t->tabu_until[k->cls][k->knob][!(k->to > k->from)] = t->interval + t->pol.tabu_intervals;
+		step_end(t, k);
 		return 0;
 	}
-	snprintf(p->reason, sizeof(p->reason), "step %llu (%s %s %g -> %g): %s", (unsigned long long)t->step,
-		 class_names[t->cls], knob_names[t->knob], t->from, t->to, verdict);
-	snprintf(p->expect, sizeof(p->expect), "%s", t->cur ? t->cur->expect : "");
+	snprintf(p->reason, sizeof(p->reason), "step %llu (%s %s %g -> %g): %s", (unsigned long long)k->step,
+		 class_names[k->cls], knob_names[k->knob], k->from, k->to, verdict);
+	snprintf(p->expect, sizeof(p->expect), "%s", k->cur ? k->cur->expect : "");
 	p->evidence = sig_json(&t->hist[0]);
-	t->cur = p;
-	t->st = ST_ROLLOUT;
-	watch_reset(t);
+	k->cur = p;
+	k->st = ST_ROLLOUT;
+	watch_reset(k);
 	return 1;
+}
+
+/* One interval of a step in progress. */
+static int step_run(struct cc_tn *t, struct step *k, const struct cc_tn_input *in, const struct sig *g)
+{
+	char buf[256];
+	const char *why;
+
+	switch (k->st) {
+	case ST_IDLE:
+	case ST_WAIT:
+		return 0;
+	case ST_ROLLBACK:
+		if (k->cur && (k->cur->state == CC_TN_APPLIED || k->cur->state == CC_TN_FAILED))
+			step_end(t, k);
+		return 0;
+	case ST_CANARY:
+	case ST_ROLLOUT:
+		break;
+	}
+	if (k->cur && k->cur->state != CC_TN_APPLIED)
+		return 0; /* not applied yet: nothing to judge */
+	watch_add(k, g);
+	grp_add(t, k, in);
+	if ((why = unsafe(t, k, buf, sizeof(buf))))
+		return propose_rollback(t, k, why);
+	if (k->st == ST_CANARY && k->watched < t->pol.canary_intervals)
+		return 0;
+	/* the changed members against the rest of the class, over every interval of the step */
+	if ((why = canary_worse(t, k, buf, sizeof(buf))))
+		return propose_rollback(t, k, why);
+	return next_rollout(t, k, k->st == ST_CANARY ? "the canary did no harm" : "the rollout did no harm");
 }
 
 int cc_tn_run(struct cc_tn *t, const struct cc_tn_input *in)
 {
 	struct sig g;
-	char buf[256];
-	const char *why;
-	int r;
+	int r, n = 0;
 
 	t->interval++;
 	t->t_us = in->snap->t_us;
@@ -1305,36 +1403,16 @@ int cc_tn_run(struct cc_tn *t, const struct cc_tn_input *in)
 	t->last = g;
 	if (t->nhist < WINDOW)
 		t->nhist++;
-	switch (t->st) {
-	case ST_IDLE:
-		if (t->pol.mode == CC_TN_OFF || t->nhist < WINDOW)
-			return 0;
-		return choose(t, in->xoff_bytes);
-	case ST_WAIT:
-		return 0;
-	case ST_ROLLBACK:
-		if (t->cur && (t->cur->state == CC_TN_APPLIED || t->cur->state == CC_TN_FAILED))
-			step_end(t);
-		return 0;
-	case ST_CANARY:
-	case ST_ROLLOUT:
-		break;
+	for (int c = 0; c < CC_TN_NCLASSES; c++) {
+		if ((r = step_run(t, &t->steps_of[c], in, &g)) < 0)
+			return r;
+		n += r;
 	}
-	if (t->cur && t->cur->state != CC_TN_APPLIED)
-		return 0; /* not applied yet: nothing to judge */
-	watch_add(t, &g);
-	if (t->st == ST_CANARY)
-		grp_add(t, in);
-	if ((why = unsafe(t, buf, sizeof(buf))))
-		return propose_rollback(t, why);
-	if (t->st == ST_CANARY) {
-		if (t->watched < t->pol.canary_intervals)
-			return 0;
-		if ((why = canary_worse(t, buf, sizeof(buf))))
-			return propose_rollback(t, why);
-		return next_rollout(t, "the canary did no harm");
-	}
-	return next_rollout(t, "the rollout did no harm");
+	if (t->pol.mode == CC_TN_OFF || t->nhist < WINDOW)
+		return n;
+	if ((r = choose(t, in->xoff_bytes)) < 0)
+		return r;
+	return n + r;
 }
 
 struct cc_tn_proposal **cc_tn_pending(struct cc_tn *t, size_t *n)
@@ -1363,24 +1441,27 @@ int cc_tn_decide(struct cc_tn *t, uint64_t id, bool apply)
 {
 	struct cc_tn_proposal *p = cc_tn_find(t, id);
 
+	struct step *k;
+
 	if (!p)
 		return -ENOENT;
 	if (p->state != CC_TN_WAITING)
 		return -EALREADY;
+	k = &t->steps_of[p->cls];
 	if (!apply) {
 		p->state = CC_TN_REJECTED;
-		if (p == t->cur) {
+		if (p == k->cur) {
 			/* an operator said no: not again for a while */
-			t->tabu_until[t->cls][t->knob][t->to > t->from] = t->interval + t->pol.tabu_intervals;
-			step_end(t);
+			t->tabu_until[k->cls][k->knob][k->to > k->from] = t->interval + t->pol.tabu_intervals;
+			step_end(t, k);
 		}
 		return 0;
 	}
 	p->state = CC_TN_APPROVED;
-	if (p == t->cur && t->st == ST_WAIT) {
-		t->st = ST_CANARY;
-		watch_reset(t);
-		sig_mean(t, t->nhist, &t->base); /* judged against the fabric as it is now */
+	if (p == k->cur && k->st == ST_WAIT) {
+		k->st = ST_CANARY;
+		watch_reset(k);
+		sig_mean(t, t->nhist, &k->base); /* judged against the fabric as it is now */
 	}
 	return 0;
 }
@@ -1388,6 +1469,7 @@ int cc_tn_decide(struct cc_tn *t, uint64_t id, bool apply)
 int cc_tn_applied(struct cc_tn *t, uint64_t id, bool ok)
 {
 	struct cc_tn_proposal *p = cc_tn_find(t, id);
+	struct step *k;
 
 	if (!p)
 		return -ENOENT;
@@ -1406,16 +1488,17 @@ int cc_tn_applied(struct cc_tn *t, uint64_t id, bool ok)
 		else
 			m->ecn = c->ecn_to;
 	}
-	if (p != t->cur)
+	k = &t->steps_of[p->cls];
+	if (p != k->cur)
 		return 0;
-	if (!ok && (t->st == ST_CANARY || t->st == ST_ROLLOUT)) {
+	if (!ok && (k->st == ST_CANARY || k->st == ST_ROLLOUT)) {
 		/* some changes may have gone through: undo the step */
-		int r = propose_rollback(t, "a change of the step could not be applied");
+		int r = propose_rollback(t, k, "a change of the step could not be applied");
 
 		return r < 0 ? r : 0;
 	}
-	if (t->st == ST_CANARY || t->st == ST_ROLLOUT)
-		watch_reset(t);
+	if (k->st == ST_CANARY || k->st == ST_ROLLOUT)
+		watch_reset(k);
 	return 0;
 }
 
@@ -1429,8 +1512,8 @@ int cc_tn_force(struct cc_tn *t, enum cc_tn_class cls, enum cc_tn_knob knob, dou
 		*why = "that knob does not belong to that class (ECN knobs: switch classes; DCQCN knobs: hosts)";
 		return -EINVAL;
 	}
-	if (t->st != ST_IDLE) {
-		*why = "a step is in progress";
+	if (t->steps_of[cls].st != ST_IDLE) {
+		*why = "a step of that class is in progress";
 		return -EBUSY;
 	}
 	if (!class_present(t, cls)) {
@@ -1440,7 +1523,6 @@ int cc_tn_force(struct cc_tn *t, enum cc_tn_class cls, enum cc_tn_knob knob, dou
 	if ((*why = candidate_check(t, cls, knob, value, t->xoff)))
 		return -EINVAL;
 	snprintf(reason, sizeof(reason), "forced: %s %s to %g", class_names[cls], knob_names[knob], value);
-	sig_mean(t, t->nhist, &t->base);
 	return start_step(t, cls, knob, value, false, true, reason, "none claimed: a forced step is judged like any other")
 		       < 0
 		       ? -ENOMEM
@@ -1449,29 +1531,32 @@ int cc_tn_force(struct cc_tn *t, enum cc_tn_class cls, enum cc_tn_knob knob, dou
 
 int cc_tn_rollback_all(struct cc_tn *t)
 {
+	struct step tmp, *k = &tmp;
 	int n = 0;
 
-	if (t->st != ST_IDLE)
-		return -EBUSY;
+	for (int c = 0; c < CC_TN_NCLASSES; c++)
+		if (t->steps_of[c].st != ST_IDLE)
+			return -EBUSY;
 	for (size_t i = t->ndone; i-- > 0;) {
 		struct done_step *ds = &t->done[i];
 		struct cc_tn_proposal *p;
 
 		if (ds->undone)
 			continue;
-		t->cls = ds->cls;
-		t->knob = ds->knob;
-		t->from = ds->to;
-		t->to = ds->from;
-		t->step = ds->step;
-		p = proposal_new(t, CC_TN_ROLLBACK);
+		memset(k, 0, sizeof(*k));
+		k->cls = ds->cls;
+		k->knob = ds->knob;
+		k->from = ds->to;
+		k->to = ds->from;
+		k->step = ds->step;
+		p = proposal_new(t, k, CC_TN_ROLLBACK);
 		if (!p)
 			return -ENOMEM;
 		snprintf(p->reason, sizeof(p->reason), "operator rollback of step %llu (%s %s %g -> %g)",
 			 (unsigned long long)ds->step, class_names[ds->cls], knob_names[ds->knob], ds->from, ds->to);
 		snprintf(p->expect, sizeof(p->expect), "the setting before step %llu", (unsigned long long)ds->step);
-		for (size_t k = 0; k < ds->nkeys; k++) {
-			struct member *m = hmap_get(&t->idx, ds->keys[k]);
+		for (size_t j = 0; j < ds->nkeys; j++) {
+			struct member *m = hmap_get(&t->idx, ds->keys[j]);
 
 			if (m && member_value(m, ds->knob) == ds->to && add_change(p, m, ds->knob, ds->from) < 0)
 				return -ENOMEM;
@@ -1484,13 +1569,11 @@ int cc_tn_rollback_all(struct cc_tn *t)
 			}
 		}
 		/* the members' values are the tuner's belief until the changes are applied */
-		for (size_t k = 0; k < p->nchanges; k++) {
-			struct member *m = member_get(t, p->changes[k].node, p->changes[k].port, p->changes[k].host);
-
-			if (m && m->host)
-				knob_set_dcqcn(&p->changes[k].dc_from, ds->knob, ds->to);
-			else if (m)
-				knob_set_ecn(&p->changes[k].ecn_from, ds->knob, ds->to);
+		for (size_t j = 0; j < p->nchanges; j++) {
+			if (p->changes[j].host)
+				knob_set_dcqcn(&p->changes[j].dc_from, ds->knob, ds->to);
+			else
+				knob_set_ecn(&p->changes[j].ecn_from, ds->knob, ds->to);
 		}
 		ds->undone = true;
 		n++;
@@ -1612,14 +1695,26 @@ json_t *cc_tn_json(const struct cc_tn *t)
 					      d.rpg_hai_rate_mbps, "rpg_byte_reset", (json_int_t)d.rpg_byte_reset,
 					      "dce_tcp_g", (json_int_t)d.dce_tcp_g));
 	}
-	o = json_pack("{s:s,s:s,s:I,s:I,s:I,s:o,s:o}", "mode", mode_names[t->pol.mode], "state",
-		      state_names[t->st], "intervals", (json_int_t)t->interval, "steps", (json_int_t)t->steps,
+	o = json_pack("{s:s,s:I,s:I,s:I,s:o,s:o}", "mode", mode_names[t->pol.mode], "intervals", (json_int_t)t->interval, "steps", (json_int_t)t->steps,
 		      "rolled_back", (json_int_t)t->rolled_back, "signals", sig_json(&t->last), "settings",
 		      classes ? classes : json_object());
-	if (o && t->st != ST_IDLE)
-		json_object_set_new(o, "step",
-				    json_pack("{s:I,s:s,s:s,s:f,s:f,s:b}", "id", (json_int_t)t->step, "class",
-					      class_names[t->cls], "knob", knob_names[t->knob], "from", t->from, "to",
-					      t->to, "forced", t->forced));
+	if (o) {
+		json_t *steps = json_array();
+		bool busy = false;
+
+		for (int c = 0; c < CC_TN_NCLASSES; c++) {
+			const struct step *k = &t->steps_of[c];
+
+			if (k->st == ST_IDLE)
+				continue;
+			busy = true;
+			json_array_append_new(steps, json_pack("{s:I,s:s,s:s,s:s,s:f,s:f,s:b}", "id", (json_int_t)k->step,
+							       "state", state_names[k->st], "class", class_names[k->cls],
+							       "knob", knob_names[k->knob], "from", k->from, "to", k->to,
+							       "forced", k->forced));
+		}
+		json_object_set_new(o, "state", json_string(busy ? "stepping" : "idle"));
+		json_object_set_new(o, "steps_in_progress", steps);
+	}
 	return o;
 }

@@ -77,7 +77,7 @@ struct cc_tn_policy {
 	/* device ranges */
 	uint64_t kmin_floor_bytes, kmax_ceiling_bytes;
 	double pmax_floor, pmax_ceiling;
-	double cnp_gap_max_us, time_reset_min_us, time_reset_max_us, ai_min_mbps, ai_max_mbps,
+	double cnp_gap_min_us, cnp_gap_max_us, time_reset_min_us, time_reset_max_us, ai_min_mbps, ai_max_mbps,
 		hai_min_mbps, hai_max_mbps;
 	uint64_t byte_reset_min, byte_reset_max;
 	uint32_t g_min, g_max;

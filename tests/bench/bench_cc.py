@@ -1,0 +1,235 @@
+#!/usr/bin/python3
+"""make bench-cc: the congestion-control tuner against static settings, per workload, on the
+64-host fabric of sim/scenarios/ls64-websearch30.json (4 leaves of 16 hosts, 16 spines, 100 Gb/s).
+
+For every workload and seed, in the same run of this script:
+  dcqcn-paper  ECN Kmin 5 KB, Kmax 200 KB, Pmax 1 %   (the DCQCN paper), NVIDIA DCQCN defaults
+  hpcc-sim     ECN Kmin 400 KB, Kmax 1600 KB, Pmax 20 % (the HPCC simulator), NVIDIA DCQCN defaults
+  tuner        rocefab-sim run --controller tuner, starting from hpcc-sim, deciding every
+               --interval of fabric time on what the agents would report (never the FCTs)
+  oracle       the best static setting of a grid of 27 ECN points x 2 DCQCN settings (NVIDIA
+               defaults; the HPCC simulator's DCQCN: a CNP for every marked packet, AI 20 Mb/s,
+               HAI 200 Mb/s), chosen per workload knowing the results
+The criterion per workload: p99 slowdown of flows < 100 KB, subject to the p50 and p99 slowdown
+of flows >= 1 MB being at most 5 % worse than the better default's.  Percentiles pool the flows
+of every seed.  --smoke: one seed, two workloads, a 6-point grid, short runs (CI: it cannot
+rot).  Exit status 1 when an acceptance figure is missed (--no-fail: report only)."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+BUILD = os.environ.get("ROCEFAB_BUILD", os.path.join(ROOT, "build"))
+SIM = os.path.join(BUILD, "rocefab-sim")
+BASE = os.path.join(ROOT, "sim", "scenarios", "ls64-websearch30.json")
+
+NVIDIA = {}  # the simulator's defaults are NVIDIA's (sim/scenario.c)
+HPCC_DCQCN = {"min_time_between_cnps_us": 0, "rpg_ai_rate_mbps": 20, "rpg_hai_rate_mbps": 200}
+DEFAULTS = {
+    "dcqcn-paper": ({"kmin_bytes": 5000, "kmax_bytes": 200000, "pmax": 0.01}, NVIDIA),
+    "hpcc-sim": ({"kmin_bytes": 400000, "kmax_bytes": 1600000, "pmax": 0.2}, NVIDIA),
+}
+PAIRS = [(5000, 20000), (5000, 200000), (5000, 1600000), (40000, 160000), (40000, 400000),
+         (40000, 1600000), (400000, 800000), (400000, 1600000), (400000, 3200000)]
+PMAX = [0.01, 0.2, 1.0]
+
+
+def grid(smoke):
+    if smoke:
+        ecn = [{"kmin_bytes": a, "kmax_bytes": b, "pmax": p} for a, b in [(5000, 200000), (40000, 400000), (400000, 1600000)]
+               for p in [0.2]]
+    else:
+        ecn = [{"kmin_bytes": a, "kmax_bytes": b, "pmax": p} for a, b in PAIRS for p in PMAX]
+    return [(e, d) for d in (NVIDIA, HPCC_DCQCN) for e in ecn]
+
+
+def hosts(idx):
+    return ["h%d" % i for i in idx]
+
+
+def workloads(dur_us, smoke):
+    """name -> (workload list, until_us or None).  Phases of the shifting one are dur_us/2 each."""
+    d = dur_us
+    ws = lambda load, start=0, length=d, on=None: dict({"type": "cdf", "cdf": "websearch", "load": load, "start_us": start,
+                                                        "duration_us": length}, **({"hosts": on} if on else {}))
+    ring = hosts(range(0, 64, 4))  # 16 hosts over the 4 leaves
+    rest = hosts(i for i in range(64) if i % 4)
+    incast = lambda start, length: {"type": "incast", "receiver": "h0", "senders": hosts(range(16, 48)),
+                                    "size_bytes": 64000, "repeat": max(1, int(length // 500)), "interval_us": 500,
+                                    "start_us": start}
+    allreduce = lambda start, length, it: {"type": "all_reduce", "hosts": ring, "size_bytes": 8000000,
+                                           "iterations": it, "start_us": start}
+    w = {
+        "websearch-30": [ws(0.3)],
+        "websearch-50": [ws(0.5)],
+        "websearch-70": [ws(0.7)],
+        "hadoop-50": [{"type": "cdf", "cdf": "fbhdp", "load": 0.5, "duration_us": d}],
+        "alistorage-50": [{"type": "cdf", "cdf": "alistorage", "load": 0.5, "duration_us": d}],
+        "incast+websearch-30": [ws(0.3), incast(0, d)],
+        "allreduce+websearch-50": [ws(0.5, on=rest), allreduce(0, d, 4)],
+    }
+    ph = d / 2
+    shifting = []
+    for k in range(2):  # WebSearch 70 % -> all-reduce -> incast, twice
+        t0 = k * 3 * ph
+        shifting += [ws(0.7, t0, ph), allreduce(t0 + ph, ph, 1), ws(0.1, t0 + ph, ph, rest), incast(t0 + 2 * ph, ph),
+                     ws(0.3, t0 + 2 * ph, ph)]
+    w["shifting"] = shifting
+    if smoke:
+        return {k: w[k] for k in ("websearch-50", "incast+websearch-30")}
+    return w
+
+
+def scenario(work, ecn, dcqcn):
+    s = json.load(open(BASE))
+    s["name"] = "bench-cc"
+    s["workloads"] = work
+    s["switch"]["ecn"] = dict({"enabled": True}, **ecn)
+    if dcqcn:
+        s["nic"]["dcqcn"] = dict(dcqcn)
+    return s
+
+
+def run(scen, seed, tmp, tuner=None):
+    fd, path = tempfile.mkstemp(suffix=".json", dir=tmp)
+    with os.fdopen(fd, "w") as f:
+        json.dump(scen, f)
+    cmd = [SIM, "run", path, "--quiet", "--no-timing", "--seed", str(seed), "--json", "-"]
+    if tuner:
+        cmd += ["--controller", "tuner", "--interval", "%dus" % tuner["interval_us"]]
+        if tuner.get("force"):
+            cmd += ["--force-step", tuner["force"]]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    os.unlink(path)
+    r = json.loads(out)
+    flows = r["flows"]["per_flow"]
+    res = {"short": [f["slowdown"] for f in flows if f["bytes"] < 100000],
+           "long": [f["slowdown"] for f in flows if f["bytes"] >= 1000000],
+           "pause_us": r["pfc"]["paused_us"], "complete": r["complete"]}
+    if tuner:
+        c = r["controller"]
+        res["tuner"] = {k: c[k] for k in ("intervals", "steps", "rolled_back", "violations", "final",
+                                           "changes_applied")}
+        res["tuner"]["forced"] = c.get("forced")
+        res["tuner"]["timeline"] = [(t["t_us"], t["settings"]) for t in c["timeline"]]
+    return res
+
+
+def pct(v, q):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(q * len(v)))] if v else float("nan")
+
+
+def pool(results):
+    short = [x for r in results for x in r["short"]]
+    long_ = [x for r in results for x in r["long"]]
+    return {"short99": pct(short, 0.99), "long50": pct(long_, 0.5), "long99": pct(long_, 0.99),
+            "pause_us": sum(r["pause_us"] for r in results) / len(results)}
+
+
+def label(ecn, dcqcn):
+    return "%dK/%dK/%g%s" % (ecn["kmin_bytes"] // 1000, ecn["kmax_bytes"] // 1000, ecn["pmax"],
+                             " hpcc-dcqcn" if dcqcn else "")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--seeds", type=int, default=None)
+    ap.add_argument("--duration-us", type=int, default=None, help="arrivals per workload (default 4000, smoke 1500)")
+    ap.add_argument("--interval-us", type=int, default=100, help="the tuner's decision interval (fabric time)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--only", help="comma-separated workloads")
+    ap.add_argument("--json", help="write every figure here")
+    ap.add_argument("--no-fail", action="store_true")
+    a = ap.parse_args()
+    seeds = a.seeds or (1 if a.smoke else 3)
+    dur = a.duration_us or (1500 if a.smoke else 4000)
+    works = workloads(dur, a.smoke)
+    if a.only:
+        works = {k: works[k] for k in a.only.split(",")}
+    g = grid(a.smoke)
+    tuner = {"interval_us": a.interval_us}
+    t0 = time.time()
+    jobs = []
+    for w, work in works.items():
+        for seed in range(1, seeds + 1):
+            for name, (e, d) in DEFAULTS.items():
+                jobs.append((w, name, seed, scenario(work, e, d), None))
+            jobs.append((w, "tuner", seed, scenario(work, *DEFAULTS["hpcc-sim"]), tuner))
+            for e, d in g:
+                jobs.append((w, "grid " + label(e, d), seed, scenario(work, e, d), None))
+    print("bench-cc: %d workloads x %d seeds, %d runs (%d grid points), decision interval %d us, %d us of arrivals"
+          % (len(works), seeds, len(jobs), len(g), a.interval_us, dur), flush=True)
+    results = {}
+    done = 0
+    with tempfile.TemporaryDirectory(prefix="bench-cc-") as tmp, ThreadPoolExecutor(a.jobs) as ex:
+        futs = [(j, ex.submit(run, j[3], j[2], tmp, j[4])) for j in jobs]
+        for j, f in futs:
+            results.setdefault(j[0], {}).setdefault(j[1], []).append(f.result())
+            done += 1
+            if done % 50 == 0 or done == len(jobs):
+                print("  %d/%d runs, %.0f s" % (done, len(jobs), time.time() - t0), file=sys.stderr, flush=True)
+    failures = []
+    report = {}
+    print()
+    print("%-24s %-30s %9s %9s %9s %11s" % ("workload", "setting", "short p99", "long p50", "long p99", "pause us"))
+    for w in works:
+        r = {k: pool(v) for k, v in results[w].items()}
+        best_def = {m: min(r[n][m] for n in DEFAULTS) for m in ("short99", "long50", "long99")}
+        ok_long = lambda x: x["long50"] <= 1.05 * best_def["long50"] and x["long99"] <= 1.05 * best_def["long99"]
+        grid_names = [k for k in r if k.startswith("grid ")]
+        feasible = [k for k in grid_names if ok_long(r[k])]
+        oracle = min(feasible or grid_names, key=lambda k: r[k]["short99"])
+        rows = list(DEFAULTS) + ["tuner", oracle]
+        for n in rows:
+            x = r[n]
+            print("%-24s %-30s %9.2f %9.2f %9.2f %11.0f" % (w, ("oracle " + n[5:]) if n == oracle else n, x["short99"],
+                                                            x["long50"], x["long99"], x["pause_us"]))
+        t = r["tuner"]
+        tn = [x["tuner"] for x in results[w]["tuner"]]
+        viol = sum(len(x["violations"]) for x in tn)
+        gain = 1 - t["short99"] / best_def["short99"]
+        vs_oracle = t["short99"] / r[oracle]["short99"] - 1
+        def_pause = min(r[n]["pause_us"] for n in DEFAULTS)
+        pause_cut = 1 - t["pause_us"] / def_pause if def_pause > 1 else None
+        print("%-24s tuner: short p99 %+.0f %% against the better default, %+.0f %% against the oracle%s; long flows %s; "
+              "pause %s; %d steps, %d rolled back, %d invariant violations%s"
+              % ("", -gain * 100, vs_oracle * 100, "" if feasible else " (no grid point met the long-flow condition)",
+                 "ok" if ok_long(t) else "WORSE than 5 % over the better default",
+                 "-" if pause_cut is None else "%+.0f %%" % (-pause_cut * 100), sum(x["steps"] for x in tn),
+                 sum(x["rolled_back"] for x in tn), viol, ""))
+        report[w] = {"settings": r, "oracle": oracle, "gain": gain, "vs_oracle": vs_oracle, "pause_cut": pause_cut,
+                     "long_ok": ok_long(t), "violations": viol}
+        if viol:
+            failures.append("%s: %d invariant violations" % (w, viol))
+        if not ok_long(t):
+            failures.append("%s: long flows more than 5 %% worse than the better default" % w)
+        if gain < 0.25:
+            failures.append("%s: short-flow p99 only %.0f %% below the better default (want >= 25 %%)" % (w, gain * 100))
+        if pause_cut is not None and pause_cut < 0.5:
+            failures.append("%s: pause time only %.0f %% below the defaults' (want >= 50 %%)" % (w, pause_cut * 100))
+        if w == "shifting":
+            if vs_oracle > -0.15:
+                failures.append("%s: not 15 %% better than the oracle's single setting" % w)
+        elif vs_oracle > 0.05:
+            failures.append("%s: %.0f %% behind the oracle (want within 5 %%)" % (w, vs_oracle * 100))
+    print("\nbench-cc: %d runs in %.0f s" % (len(jobs), time.time() - t0))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(report, f, indent=1)
+    if failures:
+        print("acceptance figures missed:\n  " + "\n  ".join(failures))
+        return 0 if a.no_fail else 1
+    print("every acceptance figure met")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
