@@ -13,6 +13,7 @@ struct store;
 struct ingest;
 struct pingmesh;
 struct detector;
+struct tuner;
 struct reg;
 
 struct api_conf {
@@ -45,6 +46,7 @@ struct api_deps {
 	const struct reg *reg;
 	struct pingmesh *pingmesh;
 	struct detector *detector; /* NULL: no fast PFC lane, no detector */
+	struct tuner *tuner;	   /* NULL: no congestion-control tuner */
 	int64_t started_ns;
 };
 

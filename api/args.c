@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "lib/jsonutil.h"
 #include "lib/strutil.h"
 #include "lib/timeutil.h"
 
@@ -69,4 +70,23 @@ int api_uint_arg(struct api_req *req, const char *name, uint64_t min, uint64_t m
 	if (!v)
 		return 0;
 	return (r = api_uint_value(v, name, min, max, ret, e)) < 0 ? r : 1;
+}
+
+int api_no_body(struct api_req *req)
+{
+	struct rf_err e = { 0 };
+	json_t *body;
+
+	if (!req->body.len)
+		return 0;
+	body = js_parse(req->body.data, req->body.len, &e);
+	if (body && json_is_object(body) && !json_object_size(body)) {
+		json_decref(body);
+		return 0;
+	}
+	json_decref(body);
+	if (!e.err)
+		rf_err_set(&e, -EINVAL, "UNKNOWN_FIELD", "/", "this request takes no body (or {})");
+	api_reply_problem(req, 0, &e);
+	return -1;
 }

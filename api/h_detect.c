@@ -78,26 +78,6 @@ static int alert_id(struct api_req *req, int64_t *ret)
 	return 0;
 }
 
-/* A POST that takes no body may still get an empty object. */
-static int no_body(struct api_req *req)
-{
-	struct rf_err e = { 0 };
-	json_t *body;
-
-	if (!req->body.len)
-		return 0;
-	body = js_parse(req->body.data, req->body.len, &e);
-	if (body && json_is_object(body) && !json_object_size(body)) {
-		json_decref(body);
-		return 0;
-	}
-	json_decref(body);
-	if (!e.err)
-		rf_err_set(&e, -EINVAL, "UNKNOWN_FIELD", "/", "this request takes no body (or {})");
-	api_reply_problem(req, 0, &e);
-	return -1;
-}
-
 int h_alert_mitigate(struct api_req *req)
 {
 	struct detector *d = api_deps(req)->detector;
@@ -105,7 +85,7 @@ int h_alert_mitigate(struct api_req *req)
 	json_t *out = NULL;
 	int64_t id;
 
-	if (alert_id(req, &id) < 0 || no_body(req) < 0)
+	if (alert_id(req, &id) < 0 || api_no_body(req) < 0)
 		return 0;
 	if (!d)
 		return no_detector(req);
@@ -122,7 +102,7 @@ int h_alert_ack(struct api_req *req)
 	int64_t id;
 	int r;
 
-	if (alert_id(req, &id) < 0 || no_body(req) < 0)
+	if (alert_id(req, &id) < 0 || api_no_body(req) < 0)
 		return 0;
 	if (alerts_ack(api_deps(req)->store, id, api_actor(req), tu_now_ns(),
 		       &e) < 0)

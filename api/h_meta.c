@@ -7,6 +7,7 @@
 #include "daemon/pingmesh.h"
 #include "daemon/report.h"
 #include "daemon/store.h"
+#include "daemon/tuner.h"
 #include "daemon/views.h"
 #include "lib/jsonutil.h"
 #include "lib/timeutil.h"
@@ -187,6 +188,8 @@ int h_metrics(struct api_req *req)
 	pingmesh_render_metrics(d->pingmesh, &b);
 	if (d->detector)
 		detector_render_metrics(d->detector, &b);
+	if (d->tuner)
+		tuner_render_metrics(d->tuner, &b);
 	if (b.oom) {
 		buf_fini(&b);
 		return -ENOMEM;

@@ -99,6 +99,8 @@ int api_duration_arg(struct api_req *req, const char *name, int64_t *ret, struct
  * name (0 or an error). */
 int api_uint_arg(struct api_req *req, const char *name, uint64_t min, uint64_t max, uint64_t *ret,
 		 struct rf_err *e);
+/* A POST that takes no body may still get an empty object: 0, or -1 with a problem sent. */
+int api_no_body(struct api_req *req);
 /* Who a request's changes are by, for the audit log: its token's name ("anonymous" without). */
 const char *api_actor(const struct api_req *req);
 int api_uint_value(const char *value, const char *name, uint64_t min, uint64_t max, uint64_t *ret,
@@ -147,6 +149,13 @@ int h_probes_config(struct api_req *req);
 int h_alerts(struct api_req *req);
 int h_pfc_report(struct api_req *req);
 int h_detector(struct api_req *req);
+int h_cc(struct api_req *req);
+int h_cc_policy(struct api_req *req);
+int h_cc_proposals(struct api_req *req);
+int h_cc_apply(struct api_req *req);
+int h_cc_reject(struct api_req *req);
+int h_cc_history(struct api_req *req);
+int h_cc_rollback(struct api_req *req);
 int h_detector_config(struct api_req *req);
 int h_detector_snapshot(struct api_req *req);
 int h_alert_mitigate(struct api_req *req);

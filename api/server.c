@@ -74,6 +74,14 @@ static const struct api_route routes[] = {
 	{ { "GET", "/api/v1/detector/config" }, ROLE_VIEWER, h_detector_config, "the PFC detector's configuration" },
 	{ { "PUT", "/api/v1/detector/config" }, ROLE_OPERATOR, h_detector_config, "change the PFC detector's modes and restore time" },
 	{ { "GET", "/api/v1/detector/snapshot" }, ROLE_VIEWER, h_detector_snapshot, "the snapshot the detector last analysed" },
+	{ { "GET", "/api/v1/cc" }, ROLE_VIEWER, h_cc, "the congestion-control tuner: signals, settings, steps" },
+	{ { "GET", "/api/v1/cc/policy" }, ROLE_VIEWER, h_cc_policy, "the tuner's policy (mode, ranges, canary)" },
+	{ { "PUT", "/api/v1/cc/policy" }, ROLE_OPERATOR, h_cc_policy, "change the tuner's policy" },
+	{ { "GET", "/api/v1/cc/proposals" }, ROLE_VIEWER, h_cc_proposals, "the tuner's proposals (all=true: recent ones too)" },
+	{ { "POST", "/api/v1/cc/proposals/{id}/apply" }, ROLE_OPERATOR, h_cc_apply, "apply a waiting proposal (advise mode)" },
+	{ { "POST", "/api/v1/cc/proposals/{id}/reject" }, ROLE_OPERATOR, h_cc_reject, "reject a waiting proposal" },
+	{ { "GET", "/api/v1/cc/history" }, ROLE_VIEWER, h_cc_history, "every step's proposals and outcomes" },
+	{ { "POST", "/api/v1/cc/rollback" }, ROLE_OPERATOR, h_cc_rollback, "undo every step the tuner made" },
 	{ { NULL, NULL }, 0, NULL, NULL },
 };
 #define NROUTES (sizeof(routes) / sizeof(routes[0]) - 1)

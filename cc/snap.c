@@ -200,6 +200,68 @@ int cc_snap_set(struct cc_snap *s, uint32_t port, const char *name, int prio, ui
 	return 0;
 }
 
+int cc_snap_merge(struct cc_snap *acc, const struct cc_snap *s)
+{
+	int *map = malloc((s->nports ? s->nports : 1) * sizeof(*map));
+
+	if (!map)
+		return -ENOMEM;
+	for (uint32_t p = 0; p < s->nports; p++) {
+		const struct cc_port *sp = &s->ports[p];
+		const struct cc_node *sn = &s->nodes[sp->node];
+		struct cc_port *ap;
+		int node = cc_snap_node(acc, sn->name, sn->kind), port;
+
+		map[p] = -1;
+		if (node == -EINVAL)
+			continue; /* the same name, another kind: left out */
+		if (node < 0 || (port = cc_snap_port(acc, (uint32_t)node, sp->name)) < 0) {
+			free(map);
+			return -ENOMEM;
+		}
+		map[p] = port;
+		ap = &acc->ports[port];
+		ap->down = sp->down;
+		ap->lossless = sp->lossless;
+		if (sp->speed_mbps)
+			ap->speed_mbps = sp->speed_mbps;
+		for (int f = 0; f < CP_N; f++)
+			if (sp->phave & (1u << f)) {
+				ap->pv[f] += sp->pv[f];
+				ap->phave |= 1u << f;
+			}
+		for (unsigned pr = 0; pr < CC_NPRIO; pr++) {
+			const struct cc_prio *se = cc_snap_prio(s, p, pr);
+			struct cc_prio *ae = cc_snap_prio(acc, (uint32_t)port, pr);
+
+			if (!se || !ae)
+				continue;
+			for (int f = 0; f < CF_N; f++) {
+				if (!(se->have & (1u << f)))
+					continue;
+				if (f == CF_QUEUE_PEAK)
+					ae->v[f] = (ae->have & (1u << f)) && ae->v[f] > se->v[f] ? ae->v[f] : se->v[f];
+				else if (cc_snap_field_is_gauge(f))
+					ae->v[f] = se->v[f];
+				else
+					ae->v[f] += se->v[f];
+				ae->have |= 1u << f;
+			}
+		}
+	}
+	for (uint32_t p = 0; p < s->nports; p++)
+		if (map[p] >= 0 && s->ports[p].peer != CC_NONE && map[s->ports[p].peer] >= 0) {
+			struct cc_port *ap = &acc->ports[map[p]];
+
+			if (ap->peer == CC_NONE)
+				cc_snap_link(acc, (uint32_t)map[p], (uint32_t)map[s->ports[p].peer]);
+		}
+	free(map);
+	acc->interval_us += s->interval_us;
+	acc->t_us = s->t_us;
+	return 0;
+}
+
 static int cmp_port(const void *a, const void *b, void *ctx)
 {
 	const struct cc_snap *s = ctx;

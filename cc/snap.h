@@ -43,11 +43,8 @@ enum cc_field {
 	CF_N
 };
 
-/* The fields the agents' fast PFC lane carries (the detector's view): not the tuner's. */
-#define CC_SNAP_LANE_FIELDS ((1u << CF_N) - 1 - (1u << CF_ECN_MARKED) - (1u << CF_QUEUE_PEAK))
-
-/* Per port fields (no priority), in registry names (cc_snap_port_field_names): deltas.  The
- * tuner's view; the fast PFC lane carries none of them. */
+/* Per port fields (no priority), in registry names (cc_snap_port_field_names): deltas (the
+ * tuner's). */
 enum cc_pfield {
 	CP_TX_BYTES,	/* tx_bytes */
 	CP_RX_BYTES,	/* rx_bytes */
@@ -63,6 +60,13 @@ enum cc_pfield {
 };
 
 extern const char *const cc_snap_port_field_names[CP_N];
+
+/* Whether a priority field is a gauge (read as is) rather than a counter (a delta). */
+static inline bool cc_snap_field_is_gauge(int f)
+{
+	return f == CF_PAUSED || f == CF_PAUSING || f == CF_QUEUE_DEPTH || f == CF_QUEUE_WATERMARK ||
+	       f == CF_QUEUE_PEAK;
+}
 
 extern const char *const cc_snap_field_names[CF_N];
 
@@ -127,6 +131,13 @@ int cc_snap_link(struct cc_snap *s, uint32_t a, uint32_t b);
  * counter (cc_pfield).  Names and priorities the snapshot does not hold are ignored (0);
  * -EINVAL for a priority out of 0..7. */
 int cc_snap_set(struct cc_snap *s, uint32_t port, const char *name, int prio, uint64_t value);
+/* Adds snapshot s (a later interval) to acc, the sum of the intervals so far, port by port by
+ * name (made in acc when new): counters add, gauges take s's reading except the peaks
+ * (queue_watermark_periodic_bytes), which take the larger; the port's speed, PFC setting,
+ * state and link are s's.  acc's interval grows by s's and ends where s ends.  Priorities acc
+ * does not hold are left out.  0 or -ENOMEM (acc is then partly merged).  Call
+ * cc_snap_finish(acc) before reading it. */
+int cc_snap_merge(struct cc_snap *acc, const struct cc_snap *s);
 /* Sorts every node's ports by name, for a canonical order.  Call once built. */
 void cc_snap_finish(struct cc_snap *s);
 

@@ -14,7 +14,7 @@ const struct cc_tn_policy cc_tn_defaults = {
 	.mode = CC_TN_ADVISE,
 	.canary_share = 0.25,
 	.max_share = 0.5,
-	.canary_intervals = 2,
+	.canary_intervals = 3,
 	.tabu_intervals = 30,
 	.max_factor = 2.0,
 	.pmax_step = 0.1,
@@ -42,15 +42,10 @@ const struct cc_tn_policy cc_tn_defaults = {
 
 static const char *const mode_names[] = { "off", "advise", "auto" };
 static const char *const class_names[] = { "tor_down", "tor_up", "spine", "hosts" };
-static const char *const knob_names[] = { "kmin_bytes",
-					  "kmax_bytes",
-					  "pmax",
-					  "min_time_between_cnps_us",
-					  "rpg_time_reset_us",
-					  "rpg_ai_rate_mbps",
-					  "rpg_hai_rate_mbps",
-					  "rpg_byte_reset",
-					  "dce_tcp_g" };
+/* the names of GET /api/v1/switches/S/ports/P/ecn and GET /api/v1/hosts/H/dcqcn */
+static const char *const knob_names[] = { "kmin_bytes",	   "kmax_bytes",   "pmax",
+					  "min_time_between_cnps", "rpg_time_reset", "rpg_ai_rate",
+					  "rpg_hai_rate",	   "rpg_byte_reset", "dce_tcp_g" };
 
 const char *cc_tn_mode_name(enum cc_tn_mode m)
 {
@@ -274,15 +269,15 @@ const char *cc_tn_ecn_check(const struct cc_tn_policy *p, const struct cc_tn_ecn
 const char *cc_tn_dcqcn_check(const struct cc_tn_policy *p, const struct cc_tn_dcqcn *d)
 {
 	if (!(d->min_time_between_cnps_us >= p->cnp_gap_min_us && d->min_time_between_cnps_us <= p->cnp_gap_max_us))
-		return "min_time_between_cnps_us is outside the policy's cnp_gap_min_us..cnp_gap_max_us";
+		return "min_time_between_cnps is outside the policy's cnp_gap_min_us..cnp_gap_max_us";
 	if (!(d->rpg_time_reset_us >= p->time_reset_min_us && d->rpg_time_reset_us <= p->time_reset_max_us))
-		return "rpg_time_reset_us is outside the policy's range";
+		return "rpg_time_reset is outside the policy's range";
 	if (!(d->rpg_ai_rate_mbps >= p->ai_min_mbps && d->rpg_ai_rate_mbps <= p->ai_max_mbps))
-		return "rpg_ai_rate_mbps is outside the policy's range";
+		return "rpg_ai_rate is outside the policy's range";
 	if (!(d->rpg_hai_rate_mbps >= p->hai_min_mbps && d->rpg_hai_rate_mbps <= p->hai_max_mbps))
-		return "rpg_hai_rate_mbps is outside the policy's range";
+		return "rpg_hai_rate is outside the policy's range";
 	if (d->rpg_ai_rate_mbps > d->rpg_hai_rate_mbps)
-		return "rpg_ai_rate_mbps must not exceed rpg_hai_rate_mbps";
+		return "rpg_ai_rate must not exceed rpg_hai_rate";
 	if (d->rpg_byte_reset < p->byte_reset_min || d->rpg_byte_reset > p->byte_reset_max)
 		return "rpg_byte_reset is outside the policy's range";
 	if (d->dce_tcp_g < p->g_min || d->dce_tcp_g > p->g_max)
@@ -1026,7 +1021,8 @@ static double step_value(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_k
 		nv = round(clampd(up ? v + 2 : v - 2, p->g_min, p->g_max));
 		break;
 	}
-	return nv == v ? NAN : nv;
+	/* a bound on the far side (Kmin already above half Kmax, say) is no step in that direction */
+	return (up ? nv <= v : nv >= v) ? NAN : nv;
 }
 
 /* Whether a candidate value keeps every invariant for the whole class. */
@@ -1151,7 +1147,8 @@ static int choose_class(struct cc_tn *t, enum cc_tn_class c, const struct sig *g
 			return 0;
 		}
 		/* 4. quiet fabric: let senders recover faster (long flows) */
-		if (g->qd_us[CC_TN_TOR_DOWN] <= p->qdelay_target_us / 2 && g->cnp > 0) {
+		/* only where senders are cut back often while busy: elsewhere nothing is to gain */
+		if (g->qd_us[CC_TN_TOR_DOWN] <= p->qdelay_target_us / 2 && g->cnp >= 2 && g->host_util >= 0.3) {
 			snprintf(why, sizeof(why),
 				 "no pauses and queue delay p90 %.1f us, yet %.1f CNPs per host per interval throttle senders",
 				 g->qd_us[CC_TN_TOR_DOWN], g->cnp);
@@ -1178,7 +1175,7 @@ static int choose_class(struct cc_tn *t, enum cc_tn_class c, const struct sig *g
 		TRY(CC_TN_KMAX, false, true, "full marking sooner on %s: shorter queues", class_names[c]);
 	}
 	/* 3. marking where queues are short: throughput given away */
-	if (!paused && g->qd_us[c] <= p->qdelay_target_us / 4 && g->mark[c] >= 0.01) {
+	if (!paused && g->qd_us[c] <= p->qdelay_target_us / 4 && g->mark[c] >= 0.05) {
 		snprintf(why, sizeof(why), "%s marks %.1f %% of packets with queue delay p90 only %.1f us",
 			 class_names[c], g->mark[c] * 100, g->qd_us[c]);
 		TRY(CC_TN_KMIN, true, false, "less marking at shallow queues on %s: more throughput", class_names[c]);
@@ -1270,6 +1267,29 @@ static const char *canary_worse(const struct cc_tn *t, const struct step *k, cha
 		if (qc > p->qdelay_target_us && stat_worse(&c->qd, &r->qd, tol, 0)) {
 			snprintf(buf, len, "the canary's mean queue delay %.1f us passed the target %.1f us", qc,
 				 p->qdelay_target_us);
+			return buf;
+		}
+	}
+	/* a move stays only for a gain the canary shows clearly (a step that changes nothing
+	 * measurable is a drift, and drifts add up): shorter queues or less pause for a move that
+	 * marks harder, more sent for one that marks less */
+	if (k->st == ST_CANARY && !k->forced) {
+		struct stat nc = { c->util.n, -c->util.s, c->util.ss }, nr = { r->util.n, -r->util.s, r->util.ss };
+
+		if (k->aggressive) {
+			if (stat_worse(&nc, &nr, -tol / 4, 0)) {
+				snprintf(buf, len, "the canary sent %.1f %% of its capacity, the rest %.1f %%: marking "
+						   "harder cost throughput", uc * 100, ur * 100);
+				return buf;
+			}
+			if (!stat_worse(&r->qd, &c->qd, 0, 0) && !stat_worse(&r->pause, &c->pause, 0, 0)) {
+				snprintf(buf, len, "no clear gain: the canary's mean queue delay %.1f us against the rest's "
+						   "%.1f us", qc, qr);
+				return buf;
+			}
+		} else if (!stat_worse(&c->util, &r->util, 0, 0)) {
+			snprintf(buf, len, "no clear gain: the canary sent %.1f %% of its capacity, the rest %.1f %%",
+				 uc * 100, ur * 100);
 			return buf;
 		}
 	}
@@ -1379,6 +1399,18 @@ static int step_run(struct cc_tn *t, struct step *k, const struct cc_tn_input *i
 	grp_add(t, k, in);
 	if ((why = unsafe(t, k, buf, sizeof(buf))))
 		return propose_rollback(t, k, why);
+	/* a canary clearly hurting (twice the rest's pause or queue delay, and significant) goes at
+	 * once, without waiting for its verdict */
+	if (stat_worse(&k->g_canary.pause, &k->g_rest.pause, 1, 2 * t->pol.pause_target)) {
+		snprintf(buf, sizeof(buf), "the changed members were paused %.3f %% of the time, the rest %.3f %%",
+			 stat_mean(&k->g_canary.pause) * 100, stat_mean(&k->g_rest.pause) * 100);
+		return propose_rollback(t, k, buf);
+	}
+	if (stat_worse(&k->g_canary.qd, &k->g_rest.qd, 1, t->pol.qdelay_target_us / 2)) {
+		snprintf(buf, sizeof(buf), "the changed members' mean queue delay %.1f us is over twice the rest's %.1f us",
+			 stat_mean(&k->g_canary.qd), stat_mean(&k->g_rest.qd));
+		return propose_rollback(t, k, buf);
+	}
 	if (k->st == ST_CANARY && k->watched < t->pol.canary_intervals)
 		return 0;
 	/* the changed members against the rest of the class, over every interval of the step */
@@ -1689,11 +1721,11 @@ json_t *cc_tn_json(const struct cc_tn *t)
 	if (classes && class_present(t, CC_TN_HOSTS)) {
 		cc_tn_hosts_dcqcn(t, &d);
 		json_object_set_new(classes, "hosts",
-				    json_pack("{s:f,s:f,s:f,s:f,s:I,s:I}", "min_time_between_cnps_us",
-					      d.min_time_between_cnps_us, "rpg_time_reset_us", d.rpg_time_reset_us,
-					      "rpg_ai_rate_mbps", d.rpg_ai_rate_mbps, "rpg_hai_rate_mbps",
-					      d.rpg_hai_rate_mbps, "rpg_byte_reset", (json_int_t)d.rpg_byte_reset,
-					      "dce_tcp_g", (json_int_t)d.dce_tcp_g));
+				    json_pack("{s:f,s:f,s:f,s:f,s:I,s:I}", "min_time_between_cnps",
+					      d.min_time_between_cnps_us, "rpg_time_reset", d.rpg_time_reset_us,
+					      "rpg_ai_rate", d.rpg_ai_rate_mbps, "rpg_hai_rate", d.rpg_hai_rate_mbps,
+					      "rpg_byte_reset", (json_int_t)d.rpg_byte_reset, "dce_tcp_g",
+					      (json_int_t)d.dce_tcp_g));
 	}
 	o = json_pack("{s:s,s:I,s:I,s:I,s:o,s:o}", "mode", mode_names[t->pol.mode], "intervals", (json_int_t)t->interval, "steps", (json_int_t)t->steps,
 		      "rolled_back", (json_int_t)t->rolled_back, "signals", sig_json(&t->last), "settings",

@@ -38,17 +38,17 @@ enum cc_tn_mode { CC_TN_OFF, CC_TN_ADVISE, CC_TN_AUTO };
 enum cc_tn_class { CC_TN_TOR_DOWN, CC_TN_TOR_UP, CC_TN_SPINE, CC_TN_HOSTS, CC_TN_NCLASSES };
 #define CC_TN_NSWITCH_CLASSES 3
 
-/* The knobs, by their registry / facts-file names. */
+/* The knobs, by the names of the REST API's ECN and DCQCN objects (the facts file's). */
 enum cc_tn_knob {
 	CC_TN_KMIN,	   /* kmin_bytes */
 	CC_TN_KMAX,	   /* kmax_bytes */
 	CC_TN_PMAX,	   /* pmax */
-	CC_TN_CNP_GAP,	   /* min_time_between_cnps_us (NP) */
-	CC_TN_TIME_RESET,  /* rpg_time_reset_us: the rate-increase timer */
-	CC_TN_AI_RATE,	   /* rpg_ai_rate_mbps */
-	CC_TN_HAI_RATE,	   /* rpg_hai_rate_mbps */
-	CC_TN_BYTE_RESET,  /* rpg_byte_reset: the byte counter */
-	CC_TN_ALPHA_G,	   /* dce_tcp_g: the alpha EWMA weight */
+	CC_TN_CNP_GAP,	   /* min_time_between_cnps (NP, us) */
+	CC_TN_TIME_RESET,  /* rpg_time_reset (us): the rate-increase timer */
+	CC_TN_AI_RATE,	   /* rpg_ai_rate (Mb/s) */
+	CC_TN_HAI_RATE,	   /* rpg_hai_rate (Mb/s) */
+	CC_TN_BYTE_RESET,  /* rpg_byte_reset (64-byte units): the byte counter */
+	CC_TN_ALPHA_G,	   /* dce_tcp_g (1/1024): the alpha EWMA weight */
 	CC_TN_NKNOBS
 };
 

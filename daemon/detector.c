@@ -92,6 +92,7 @@ struct lport {
 	bool is_switch;
 	uint8_t npr;
 	struct lprio *pr;
+	struct lprio portv; /* the port's own counters (cc_pfield), for the tuner */
 	int64_t t[2];
 	int n;		 /* readings held, 0..2 */
 	int64_t rx_mono; /* when the last one came */
@@ -109,6 +110,7 @@ struct cport {
 	char peer_agent[65], peer_label[132];
 	bool down, have_peer;
 	int lossless; /* -1: unknown */
+	uint64_t speed_mbps; /* 0: unknown */
 };
 
 struct inflight {
@@ -130,7 +132,7 @@ struct detector {
 	struct store *store;
 	const struct reg *reg;
 	struct detector_opts o;
-	int *field_of; /* registry counter id -> cc field, -1 */
+	int *field_of; /* registry counter id -> cc field, CF_N + port field, -1 */
 	pthread_mutex_t lock;	 /* the lane, the cache, the figures */
 	pthread_mutex_t dl_lock; /* the analysis: dl, findings, subjects, inf, restore_failed, last */
 	struct detector_conf conf;
@@ -157,6 +159,8 @@ struct detector {
 	int64_t lane_since_mono, last_run_ns, last_run_t;
 	unsigned stuck, holds;
 	unsigned by_class[CC_DL_NCLASSES];
+	detector_snap_fn listener;
+	void *listener_ctx;
 };
 
 /* A map whose keys are its values' first member (char *key or char *id). */
@@ -210,6 +214,9 @@ int detector_new(struct store *s, const struct reg *reg, const struct detector_o
 		for (int f = 0; f < CF_N; f++)
 			if (!strcmp(reg_counter(reg, (unsigned)i)->name, cc_snap_field_names[f]))
 				d->field_of[i] = f;
+		for (int f = 0; f < CP_N; f++)
+			if (!strcmp(reg_counter(reg, (unsigned)i)->name, cc_snap_port_field_names[f]))
+				d->field_of[i] = CF_N + f;
 	}
 	hmap_init(&d->lane);
 	hmap_init(&d->agents);
@@ -359,10 +366,12 @@ int detector_put(struct detector *d, const struct report *rep, size_t body_bytes
 				lp->rx_mono = mono;
 			continue;
 		}
-		for (uint8_t k = 0; k < lp->npr; k++) {
-			memcpy(lp->pr[k].raw[0], lp->pr[k].raw[1], sizeof(lp->pr[k].raw[0]));
-			lp->pr[k].have[0] = lp->pr[k].have[1];
-			lp->pr[k].have[1] = 0;
+		for (uint8_t k = 0; k <= lp->npr; k++) {
+			struct lprio *e = k < lp->npr ? &lp->pr[k] : &lp->portv;
+
+			memcpy(e->raw[0], e->raw[1], sizeof(e->raw[0]));
+			e->have[0] = e->have[1];
+			e->have[1] = 0;
 		}
 		lp->t[0] = lp->t[1];
 		for (uint32_t v = smp->first_value; v < smp->first_value + smp->nvalues; v++) {
@@ -370,8 +379,16 @@ int detector_put(struct detector *d, const struct report *rep, size_t body_bytes
 			int f = rv->counter < reg_size(d->reg) ? d->field_of[rv->counter] : -1;
 			struct lprio *e;
 
-			if (rv->skip || f < 0 || rv->prio >= CC_NPRIO || !(e = lprio_of(lp, rv->prio)))
+			if (rv->skip || f < 0)
 				continue;
+			if (f >= CF_N) { /* a port counter */
+				if (rv->prio != REG_NO_PRIO)
+					continue;
+				e = &lp->portv;
+				f -= CF_N;
+			} else if (rv->prio >= CC_NPRIO || !(e = lprio_of(lp, rv->prio))) {
+				continue;
+			}
 			e->raw[1][f] = rv->raw;
 			e->have[1] |= 1u << f;
 			e->width[f] = rv->width;
@@ -414,6 +431,8 @@ static int cache_refresh(struct detector *d, struct store_reader *rd)
 {
 	static const char cfg_sql[] = "SELECT c.agent_id, a.role, c.device, c.port, c.value FROM configs c "
 				      "JOIN agents a ON a.id = c.agent_id WHERE c.kind = 'pfc'";
+	static const char speed_sql[] = "SELECT p.agent_id, a.role, p.device, p.port, p.speed_mbps FROM ports p "
+					"JOIN agents a ON a.id = p.agent_id WHERE p.present = 1";
 	struct rf_err e = { 0 };
 	struct hmap h;
 	json_t *links = NULL, *l;
@@ -448,6 +467,22 @@ static int cache_refresh(struct detector *d, struct store_reader *rd)
 		}
 	}
 	json_decref(links);
+	if ((st = store_reader_stmt(rd, speed_sql))) {
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			char label[132];
+			struct cport *c;
+
+			if (sqlite3_column_int64(st, 4) <= 0)
+				continue;
+			port_label(!strcmp((const char *)sqlite3_column_text(st, 1) ?: "", "switch"),
+				   (const char *)sqlite3_column_text(st, 2) ?: "",
+				   (const char *)sqlite3_column_text(st, 3) ?: "", label, sizeof(label));
+			c = cport_get(&h, (const char *)sqlite3_column_text(st, 0) ?: "", label, true);
+			if (c)
+				c->speed_mbps = (uint64_t)sqlite3_column_int64(st, 4);
+		}
+		sqlite3_reset(st);
+	}
 	if ((st = store_reader_stmt(rd, cfg_sql))) {
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			char label[132];
@@ -479,11 +514,6 @@ static int cmp_i64(const void *a, const void *b)
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 
 	return (x > y) - (x < y);
-}
-
-static bool is_gauge(int f)
-{
-	return f == CF_PAUSED || f == CF_PAUSING || f == CF_QUEUE_DEPTH || f == CF_QUEUE_WATERMARK;
 }
 
 struct agent_time {
@@ -594,6 +624,7 @@ static struct cc_snap *build(struct detector *d, int64_t mono)
 		c = cport_get(&d->cache, lp->agent, lp->label, false);
 		s->ports[port].lossless = c && c->lossless >= 0 ? (uint8_t)c->lossless : prios;
 		s->ports[port].down = c && c->down;
+		s->ports[port].speed_mbps = c ? c->speed_mbps : 0;
 		/* counters over this port's own interval, brought to the snapshot's */
 		norm = (double)snap_iv / (double)port_iv;
 		for (uint8_t q = 0; q < lp->npr; q++) {
@@ -606,7 +637,7 @@ static struct cc_snap *build(struct detector *d, int64_t mono)
 
 				if (!(e->have[1] & (1u << f)))
 					continue;
-				if (is_gauge(f)) {
+				if (cc_snap_field_is_gauge(f)) {
 					val = e->raw[1][f] * e->scale[f];
 				} else {
 					struct delta_in in = { .prev_raw = e->raw[0][f], .cur_raw = e->raw[1][f],
@@ -622,6 +653,21 @@ static struct cc_snap *build(struct detector *d, int64_t mono)
 				}
 				cc_snap_set(s, (uint32_t)port, cc_snap_field_names[f], (int)e->prio, val);
 			}
+		}
+		for (int f = 0; f < CP_N; f++) {
+			const struct lprio *e = &lp->portv;
+			struct delta_in in = { .prev_raw = e->raw[0][f], .cur_raw = e->raw[1][f], .prev_t_ns = lp->t[0],
+					       .cur_t_ns = lp->t[1], .width = e->width[f] ? e->width[f] : 64,
+					       .have_prev = true };
+			uint64_t dl = 0, val;
+
+			if (!(e->have[1] & (1u << f)) || !(e->have[0] & (1u << f)) ||
+			    !(delta_compute(&in, &dl) & DELTA_VALID))
+				continue;
+			val = dl * e->scale[f];
+			if (norm < 0.99 || norm > 1.01)
+				val = (uint64_t)((double)val * norm + 0.5);
+			cc_snap_set(s, (uint32_t)port, cc_snap_port_field_names[f], -1, val);
 		}
 	}
 	/* the links between ports both in the snapshot */
@@ -940,20 +986,15 @@ static const char *subject_of(struct detector *d, const struct cc_dl_finding *f)
 
 static void sync_conf(struct detector *d, struct store_reader *rd)
 {
-	sqlite3_stmt *st = store_reader_stmt(rd, "SELECT value FROM meta WHERE key = 'detector'");
+	json_t *doc = store_meta_get(rd, "detector");
 	struct detector_conf c = d->o.conf;
 	struct cc_dl_conf dc;
 
-	if (st) {
-		if (sqlite3_step(st) == SQLITE_ROW) {
-			json_t *doc = json_loads((const char *)sqlite3_column_text(st, 0) ?: "", 0, NULL);
-			struct rf_err e = { 0 };
+	if (doc) {
+		struct rf_err e = { 0 };
 
-			if (doc)
-				detector_conf_apply(&c, doc, &e);
-			json_decref(doc);
-		}
-		sqlite3_reset(st);
+		detector_conf_apply(&c, doc, &e);
+		json_decref(doc);
 	}
 	pthread_mutex_lock(&d->lock);
 	d->conf = c;
@@ -1051,6 +1092,8 @@ int detector_run(void *ctx, int64_t now)
 	hmap_sweep(&d->lane, forget_port, &(struct forget){ d, t0 });
 	snap = build(d, t0);
 	pthread_mutex_unlock(&d->lock);
+	if (snap && d->listener)
+		d->listener(d->listener_ctx, snap);
 
 	/* the analysis, under its own lock: reports keep coming in meanwhile */
 	pthread_mutex_lock(&d->dl_lock);
@@ -1138,6 +1181,12 @@ int detector_run(void *ctx, int64_t now)
 	return r;
 }
 
+void detector_set_listener(struct detector *d, detector_snap_fn fn, void *ctx)
+{
+	d->listener = fn;
+	d->listener_ctx = ctx;
+}
+
 /* --- configuration, mitigation, status ------------------------------------------------------------------ */
 
 json_t *detector_config(struct detector *d)
@@ -1150,26 +1199,9 @@ json_t *detector_config(struct detector *d)
 	return o;
 }
 
-struct conf_job {
-	struct store_job job;
-	char *text;
-};
-
-static int conf_save_apply(struct store_job *sj, struct store *s)
-{
-	struct conf_job *j = (struct conf_job *)sj;
-	sqlite3_stmt *st = store_stmt(s, "INSERT OR REPLACE INTO meta(key, value) VALUES('detector', ?)");
-
-	if (!st)
-		return -EIO;
-	sqlite3_bind_text(st, 1, j->text, -1, SQLITE_STATIC);
-	return store_step(st);
-}
-
 int detector_set_config(struct detector *d, json_t *changes, const char *actor, struct rf_err *e)
 {
 	struct detector_conf c;
-	struct conf_job j = { .job = { .apply = conf_save_apply } };
 	json_t *doc;
 	int r;
 
@@ -1179,12 +1211,8 @@ int detector_set_config(struct detector *d, json_t *changes, const char *actor, 
 	if ((r = detector_conf_apply(&c, changes, e)) < 0)
 		return r;
 	doc = detector_conf_json(&c);
-	j.text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+	r = doc ? store_meta_put(d->store, "detector", doc) : -ENOMEM;
 	json_decref(doc);
-	if (!j.text)
-		return -ENOMEM;
-	r = store_submit_wait(d->store, &j.job);
-	free(j.text);
 	if (r < 0)
 		return rf_err_set(e, r, r == -EAGAIN ? "BUSY" : "STORE_ERROR", NULL,
 				  "the configuration could not be saved: %s", strerror(-r));

@@ -64,6 +64,12 @@ int detector_put(struct detector *d, const struct report *rep, size_t body_bytes
 /* The scheduler pass (ctx: the detector). */
 int detector_run(void *ctx, int64_t now);
 
+/* Every snapshot the pass builds goes to fn too (the congestion-control tuner sums them over
+ * its own interval), on the scheduler's thread, under no lock of the detector's.  Set it
+ * before the first pass. */
+typedef void (*detector_snap_fn)(void *ctx, const struct cc_snap *s);
+void detector_set_listener(struct detector *d, detector_snap_fn fn, void *ctx);
+
 /* The configuration (as stored, or the options'), and a change of it: saved in the database,
  * in force at the next pass. */
 json_t *detector_config(struct detector *d);

@@ -798,3 +798,49 @@ int store_submit_wait(struct store *s, struct store_job *job)
 	pthread_mutex_unlock(&w.lock);
 	return w.result;
 }
+
+json_t *store_meta_get(struct store_reader *rd, const char *key)
+{
+	sqlite3_stmt *st = store_reader_stmt(rd, "SELECT value FROM meta WHERE key = ?");
+	json_t *doc = NULL;
+
+	if (!st)
+		return NULL;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		doc = json_loads((const char *)sqlite3_column_text(st, 0) ?: "", 0, NULL);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return doc;
+}
+
+struct meta_job {
+	struct store_job job;
+	const char *key;
+	char *text;
+};
+
+static int meta_put_apply(struct store_job *sj, struct store *s)
+{
+	struct meta_job *j = (struct meta_job *)sj;
+	sqlite3_stmt *st = store_stmt(s, "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)");
+
+	if (!st)
+		return -EIO;
+	sqlite3_bind_text(st, 1, j->key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, j->text, -1, SQLITE_STATIC);
+	return store_step(st);
+}
+
+int store_meta_put(struct store *s, const char *key, const json_t *doc)
+{
+	struct meta_job j = { .job = { .apply = meta_put_apply }, .key = key };
+	int r;
+
+	j.text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+	if (!j.text)
+		return -ENOMEM;
+	r = store_submit_wait(s, &j.job);
+	free(j.text);
+	return r;
+}

@@ -105,6 +105,12 @@ void store_bind_text_or_null(sqlite3_stmt *st, int i, const char *s);
 /* Steps a statement once (a write, or a row that is not read) and resets it: 0 or -errno. */
 int store_step(sqlite3_stmt *st);
 
+/* The meta table's settings documents (PUT /api/v1/.../config): the JSON saved under key (a new
+ * reference; NULL when none or unreadable), and saving one (a writer job, waited for: 0 or
+ * -errno).  Not on the writer thread. */
+json_t *store_meta_get(struct store_reader *rd, const char *key);
+int store_meta_put(struct store *s, const char *key, const json_t *doc);
+
 /* Lists: a query's rows as JSON.  row() makes one row's object (a new reference). */
 typedef json_t *(*store_row_fn)(sqlite3_stmt *st, const void *ctx);
 /* Steps st (bound, or NULL: -ENOMEM) to its end and resets it: a new array of the rows in

@@ -15,6 +15,7 @@
 #include "daemon/changes.h"
 #include "daemon/ingest.h"
 #include "daemon/detector.h"
+#include "daemon/tuner.h"
 #include "daemon/pingmesh.h"
 #include "daemon/report.h"
 #include "daemon/retention.h"
@@ -121,6 +122,14 @@ const struct conf_opt rocefabd_opts[] = {
 		 "how long a deadlock's break lasts, and how long a storm's culprit must have "
 		 "been quiet before its port is lossless again", .min = NSEC_PER_MSEC,
 		 .max = 3600 * NSEC_PER_SEC),
+	CONF_OPT("cc.mode", CONF_ENUM, S, cc_mode, "advise",
+		 "the congestion-control tuner of ECN and DCQCN: off, advise (its proposals wait for "
+		 "POST /api/v1/cc/proposals/{id}/apply) or auto (canary, rollout, rollback by itself); "
+		 "PUT /api/v1/cc/policy overrides it (kept in the database)", .choices = dl_modes),
+	CONF_OPT("cc.interval", CONF_DURATION, S, cc_interval, "10s",
+		 "the tuner's decision interval (it reads the fast lane, so it needs "
+		 "detector.interval); 0 turns the tuner off",
+		 .min = 0, .max = 3600 * NSEC_PER_SEC),
 	CONF_OPT_END,
 };
 #undef S
@@ -155,7 +164,7 @@ static bool pingmesh_explainer(void *ctx, const char *kind, const char *subject,
 
 /* The periodic passes: how often each runs, and when first. */
 static int add_passes(struct sched *sch, struct store *st, struct pingmesh *pm, struct retention *rt,
-		      struct detector *det, int64_t det_interval)
+		      struct detector *det, int64_t det_interval, struct tuner *tn, int64_t cc_interval)
 {
 	const struct sched_pass passes[] = {
 		/* changes whose agent went silent past their deadline: timed out */
@@ -178,6 +187,15 @@ static int add_passes(struct sched *sch, struct store *st, struct pingmesh *pm, 
 		/* the PFC detector on the fast lane */
 		struct sched_pass p = { .name = "detector", .period_ns = det_interval / 4, .first_ns = det_interval,
 					.run = detector_run, .ctx = det };
+
+		if ((r = sched_add(sch, &p, now)) < 0)
+			return r;
+	}
+	if (tn) {
+		/* the tuner decides once an interval; outcomes and decisions are followed between */
+		int64_t period = cc_interval / 4 < NSEC_PER_SEC ? cc_interval / 4 : NSEC_PER_SEC;
+		struct sched_pass p = { .name = "tuner", .period_ns = period, .first_ns = cc_interval,
+					.run = tuner_run, .ctx = tn };
 
 		if ((r = sched_add(sch, &p, now)) < 0)
 			return r;
@@ -246,6 +264,7 @@ int rocefabd_run(const struct rocefabd_settings *s)
 	struct retention rt = { .samples_ns = s->retention, .probes_ns = s->probe_retention };
 	struct pingmesh *pm = NULL;
 	struct detector *det = NULL;
+	struct tuner *tn = NULL;
 	struct sched *sch = NULL;
 	struct reg *reg = NULL;
 	struct store *st = NULL;
@@ -289,9 +308,22 @@ int rocefabd_run(const struct rocefabd_settings *s)
 			goto out;
 		}
 	}
+	if (s->cc_interval > 0 && !det) {
+		log_warning("daemon", "cc.interval is set but detector.interval is 0: the tuner reads the "
+				      "fast lane, so it is off");
+	} else if (s->cc_interval > 0) {
+		struct tuner_opts topts = { .interval_ns = s->cc_interval, .deadline_ns = s->change_deadline,
+					    .mode = (enum cc_tn_mode)s->cc_mode };
+
+		if ((r = tuner_new(st, &topts, &tn)) < 0) {
+			log_error("daemon", "cannot start the tuner: %s", strerror(-r));
+			goto out;
+		}
+		detector_set_listener(det, tuner_observe, tn);
+	}
 	if ((r = pingmesh_new(st, &po, &pm)) < 0 || (r = ingest_add_hook(ing, changes_on_report, NULL)) < 0 ||
 	    (r = ingest_add_hook(ing, pingmesh_on_report, pm)) < 0 || (r = sched_new(&sch)) < 0 ||
-	    (r = add_passes(sch, st, pm, &rt, det, s->detector_interval)) < 0) {
+	    (r = add_passes(sch, st, pm, &rt, det, s->detector_interval, tn, s->cc_interval)) < 0) {
 		log_error("daemon", "cannot start: %s", strerror(-r));
 		goto out;
 	}
@@ -300,6 +332,7 @@ int rocefabd_run(const struct rocefabd_settings *s)
 	deps.reg = reg;
 	deps.pingmesh = pm;
 	deps.detector = det;
+	deps.tuner = tn;
 	if (det)
 		pingmesh_set_explainer(pm, pingmesh_explainer, det);
 	fit_open_files((uint64_t)s->max_connections);
@@ -345,6 +378,7 @@ out:
 	store_close(st); /* the writer has stopped: nothing uses the pingmesh any more */
 	pingmesh_free(pm);
 	detector_free(det);
+	tuner_free(tn);
 	reg_free(reg);
 	if (status == 0)
 		log_info("daemon", "stopped; database closed");

@@ -37,7 +37,8 @@ struct rocefabd_settings {
 	int64_t change_deadline;
 	int64_t change_max_targets;
 	int64_t detector_interval, detector_restore;
-	int deadlock_mode, storm_mode;
+	int64_t cc_interval;
+	int deadlock_mode, storm_mode, cc_mode;
 };
 
 extern const struct conf_opt rocefabd_opts[];

@@ -283,7 +283,7 @@ static int post_snapshot_mark(struct simctl *c, const char *const *params, json_
 	(void)params;
 	(void)body;
 	sim_snapper_free(c->snapper);
-	c->snapper = sim_snapper_new(c->s, SIM_SNAP_LANE);
+	c->snapper = sim_snapper_new(c->s);
 	if (!c->snapper)
 		return problem(doc, 500, "NO_MEMORY", "", "out of memory");
 	*doc = json_pack("{s:I}", "fabric_time_ns", (json_int_t)(sim_now(c->s) / 1000));

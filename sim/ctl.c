@@ -76,7 +76,7 @@ int sim_ctl_new(struct sim *s, const struct sim_ctl_opts *o, struct sim_ctl **re
 				  "no port has PFC on: a PFC controller has nothing to watch");
 	}
 	wc = cc_wd_scaled(c->o.interval_ps / 1000000);
-	c->sn = sim_snapper_new(s, SIM_SNAP_LANE);
+	c->sn = sim_snapper_new(s);
 	c->findings = json_object();
 	c->actions = json_array();
 	c->baseline = json_array();

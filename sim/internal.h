@@ -381,6 +381,8 @@ struct sim {
 	struct hmap names; /* node name -> struct node */
 
 	struct timer sampler;
+	struct timer wm_clear; /* clears the periodic queue watermarks every wm_period */
+	simtime_t wm_period;
 	simtime_t sample_every;
 	/* looping workloads (run until stopped) and the flows they made that wait to be freed */
 	struct loop_gen **gens;

@@ -428,6 +428,9 @@ int sim_serve_main(int argc, char **argv)
 	if (o.pace < 0)
 		o.pace = sim_serve_pace(s) > 0 ? sim_serve_pace(s) : DEFAULT_PACE;
 	sim_keep_running(s);
+	/* the switches clear their periodic queue watermarks once per fast-lane reading (fabric
+	 * time), as SONiC does every telemetry interval */
+	sim_watermark_period(s, (int64_t)((double)(o.pfc_interval > 0 ? o.pfc_interval : o.interval) * o.pace * 1000.0));
 	/* signals are waited for by the pacing loop; threads inherit the mask */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);

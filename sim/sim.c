@@ -224,12 +224,31 @@ uint64_t sim_queue_bytes(const struct sim *s, int dev, int port, int prio)
 	return s->nodes[dev]->ports[port]->q[prio].bytes;
 }
 
-void sim_watermarks_clear(struct sim *s)
+static void watermarks_clear(struct sim *s)
 {
 	for (uint32_t d = 0; d < s->nnodes; d++)
 		for (int p = 0; p < s->nodes[d]->nports; p++)
 			for (int pr = 0; pr < NPRIO; pr++)
 				s->nodes[d]->ports[p]->c.q_watermark_periodic[pr] = s->nodes[d]->ports[p]->q[pr].bytes;
+}
+
+static void wm_clear_fn(struct sim *s, struct timer *t)
+{
+	watermarks_clear(s);
+	if ((s->p.until_ps > 0 && s->now < s->p.until_ps) ||
+	    (s->p.until_ps <= 0 && (s->st.flows_done < s->nflows || s->flows_started < s->nflows || s->ngens)))
+		sim_timer_arm(s, t, s->now + s->wm_period);
+}
+
+void sim_watermark_period(struct sim *s, int64_t period_ps)
+{
+	sim_timer_cancel(&s->wm_clear);
+	s->wm_period = period_ps;
+	if (period_ps > 0) {
+		sim_timer_init(&s->wm_clear, wm_clear_fn, NULL, 0);
+		watermarks_clear(s);
+		sim_timer_arm(s, &s->wm_clear, s->now + period_ps);
+	}
 }
 
 uint64_t sim_switch_shared_bytes(const struct sim *s, int dev)

@@ -115,9 +115,10 @@ int sim_port_peer(const struct sim *s, int dev, int port, int *ret_dev, int *ret
 typedef void (*sim_counter_fn)(void *ctx, const char *name, int prio, uint64_t value);
 int sim_counters(const struct sim *s, int dev, int port, sim_counter_fn fn, void *ctx);
 uint64_t sim_queue_bytes(const struct sim *s, int dev, int port, int prio);
-/* Clears every queue's periodic watermark (queue_watermark_periodic_bytes) to the queue's
- * depth now, as SONiC clears its periodic watermarks every telemetry interval. */
-void sim_watermarks_clear(struct sim *s);
+/* Every period_ps of fabric time the switches clear their queues' periodic watermarks
+ * (queue_watermark_periodic_bytes) to the depth then, as SONiC does every telemetry interval;
+ * 0 (the start): never, the watermark is the peak since the start. */
+void sim_watermark_period(struct sim *s, int64_t period_ps);
 
 /* Configuration while running, as JSON objects with the scenario's field names (see
  * schemas/scenario.schema.json: nic.dcqcn, switch.ecn, switch.pfc).  A set changes only the

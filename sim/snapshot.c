@@ -12,17 +12,10 @@ struct sim_snapper {
 	uint32_t *first;  /* by device: index of its first port */
 	uint64_t *prev;	  /* nports x STRIDE cumulative values at the last snapshot */
 	int64_t last_ps;
-	unsigned what;
 };
 
 /* A port's values: CC_NPRIO x CF_N priority fields, then CP_N port fields. */
 #define STRIDE (CC_NPRIO * CF_N + CP_N)
-
-static bool is_gauge(int f)
-{
-	return f == CF_PAUSED || f == CF_PAUSING || f == CF_QUEUE_DEPTH || f == CF_QUEUE_WATERMARK ||
-	       f == CF_QUEUE_PEAK;
-}
 
 static int field_of(const char *const *names, int n, const char *name)
 {
@@ -85,7 +78,7 @@ static void read_port(const struct sim *s, int d, int p, uint64_t *cur, uint32_t
 	*pseen = r.pseen;
 }
 
-struct sim_snapper *sim_snapper_new(const struct sim *s, unsigned what)
+struct sim_snapper *sim_snapper_new(const struct sim *s)
 {
 	struct sim_snapper *sn = calloc(1, sizeof(*sn));
 	int nd = sim_device_count(s);
@@ -94,7 +87,6 @@ struct sim_snapper *sim_snapper_new(const struct sim *s, unsigned what)
 	if (!sn)
 		return NULL;
 	sn->s = s;
-	sn->what = what;
 	sn->first = calloc((size_t)nd + 1, sizeof(*sn->first));
 	if (!sn->first)
 		goto fail;
@@ -130,7 +122,6 @@ struct cc_snap *sim_snapper_take(struct sim_snapper *sn)
 	const struct sim *s = sn->s;
 	uint8_t prios = sim_lossless_prios(s);
 	int64_t now = sim_now(s);
-	uint32_t fields = sn->what & SIM_SNAP_ALL ? (1u << CF_N) - 1 : CC_SNAP_LANE_FIELDS;
 	uint64_t cur[STRIDE];
 	struct cc_snap *snap;
 	char name[96];
@@ -163,7 +154,6 @@ struct cc_snap *sim_snapper_take(struct sim_snapper *sn)
 			snap->ports[me].down = !sim_port_up(s, d, p);
 			snap->ports[me].lossless = sim_port_lossless(s, d, p);
 			read_port(s, d, p, cur, &seen, &pseen);
-			seen &= fields;
 			for (int pr = 0; pr < CC_NPRIO; pr++)
 				for (int f = 0; f < CF_N; f++) {
 					uint64_t v = cur[pr * CF_N + f];
@@ -171,17 +161,13 @@ struct cc_snap *sim_snapper_take(struct sim_snapper *sn)
 					if (!(seen & (1u << f)))
 						continue;
 					cc_snap_set(snap, (uint32_t)me, cc_snap_field_names[f], pr,
-						    is_gauge(f) ? v : v - prev[pr * CF_N + f]);
+						    cc_snap_field_is_gauge(f) ? v : v - prev[pr * CF_N + f]);
 				}
-			if (sn->what & SIM_SNAP_ALL) {
-				size_t o = CC_NPRIO * CF_N;
-
-				snap->ports[me].speed_mbps = sim_port_rate_bps(s, d, p) / 1000000;
-				for (int f = 0; f < CP_N; f++)
-					if (pseen & (1u << f))
-						cc_snap_set(snap, (uint32_t)me, cc_snap_port_field_names[f], -1,
-							    cur[o + f] - prev[o + f]);
-			}
+			snap->ports[me].speed_mbps = sim_port_rate_bps(s, d, p) / 1000000;
+			for (int f = 0; f < CP_N; f++)
+				if (pseen & (1u << f))
+					cc_snap_set(snap, (uint32_t)me, cc_snap_port_field_names[f], -1,
+						    cur[CC_NPRIO * CF_N + f] - prev[CC_NPRIO * CF_N + f]);
 			memcpy(prev, cur, sizeof(cur));
 		}
 	sn->last_ps = now;

@@ -12,12 +12,8 @@
 
 struct sim_snapper;
 
-/* What a snapshot holds: the fast PFC lane's fields (the detector's view, what rocefabd's lane
- * builder gives) or everything the agents report that the controllers read (the tuner's). */
-enum { SIM_SNAP_LANE = 0, SIM_SNAP_ALL = 1 };
-
 /* Starts counting from now.  NULL when out of memory. */
-struct sim_snapper *sim_snapper_new(const struct sim *s, unsigned what);
+struct sim_snapper *sim_snapper_new(const struct sim *s);
 void sim_snapper_free(struct sim_snapper *sn);
 /* The interval since the previous snapshot (or the start), at sim_now.  NULL when out of
  * memory. */

@@ -104,7 +104,7 @@ int sim_tune_new(struct sim *s, const struct sim_tune_opts *o, struct sim_tune *
 	}
 	for (t->prio = 0; !(prios & (1u << t->prio)); t->prio++)
 		;
-	t->sn = sim_snapper_new(s, SIM_SNAP_ALL);
+	t->sn = sim_snapper_new(s);
 	t->tn = cc_tn_new(&pol);
 	t->props = json_object();
 	t->timeline = json_array();
@@ -138,6 +138,8 @@ int sim_tune_new(struct sim *s, const struct sim_tune_opts *o, struct sim_tune *
 		}
 	}
 	t->next_snap = sim_now(s) + t->o.interval_ps;
+	/* the switches clear their periodic watermarks every interval: each interval's peak */
+	sim_watermark_period(s, t->o.interval_ps);
 	*ret = t;
 	return 0;
 nomem:
@@ -363,8 +365,7 @@ static int interval(struct sim_tune *t)
 	struct cc_snap *snap = sim_snapper_take(t->sn);
 	struct cc_tn_input in;
 
-	/* each interval's peak, as a switch's periodic watermark gives it */
-	sim_watermarks_clear(t->s);
+
 	json_t *st;
 	int64_t t0;
 	double ns;

@@ -1,0 +1,113 @@
+/* Handlers: the congestion-control tuner (status, policy, proposals and decisions, history,
+ * rollback). */
+#include <string.h>
+
+#include "api/internal.h"
+#include "daemon/tuner.h"
+#include "lib/jsonutil.h"
+
+static int no_tuner(struct api_req *req)
+{
+	struct rf_err e = { 0 };
+
+	rf_err_set(&e, -ENOENT, "NO_TUNER", NULL,
+		   "this rocefabd runs no congestion-control tuner (cc.interval 0, or no fast lane)");
+	return api_reply_problem(req, 404, &e);
+}
+
+int h_cc(struct api_req *req)
+{
+	struct tuner *t = api_deps(req)->tuner;
+
+	if (!t)
+		return no_tuner(req);
+	return api_reply_json(req, 200, tuner_status(t));
+}
+
+int h_cc_policy(struct api_req *req)
+{
+	struct tuner *t = api_deps(req)->tuner;
+	struct rf_err e = { 0 };
+	json_t *body;
+	int r;
+
+	if (!t)
+		return no_tuner(req);
+	if (!strcmp(req->method, "GET"))
+		return api_reply_json(req, 200, tuner_policy(t));
+	body = js_parse(req->body.data ? req->body.data : "", req->body.len, &e);
+	if (!body)
+		return api_reply_problem(req, 0, &e);
+	r = tuner_set_policy(t, body, api_actor(req), &e);
+	json_decref(body);
+	if (r < 0)
+		return api_reply_problem(req, 0, &e);
+	return api_reply_json(req, 200, tuner_policy(t));
+}
+
+int h_cc_proposals(struct api_req *req)
+{
+	struct tuner *t = api_deps(req)->tuner;
+	const char *all = api_arg(req, "all");
+	struct rf_err e = { 0 };
+
+	if (!t)
+		return no_tuner(req);
+	if (all && strcmp(all, "true") && strcmp(all, "false")) {
+		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "all", "'%s' is not true or false", all);
+		return api_reply_problem(req, 400, &e);
+	}
+	return api_reply_json(req, 200, tuner_proposals(t, all && !strcmp(all, "true")));
+}
+
+static int decide(struct api_req *req, bool apply)
+{
+	struct tuner *t = api_deps(req)->tuner;
+	struct rf_err e = { 0 };
+	json_t *out = NULL;
+	uint64_t id;
+
+	if (api_uint_value(req->match.params[0], "id", 1, INT64_MAX, &id, &e) < 0)
+		return api_reply_problem(req, 400, &e);
+	if (api_no_body(req) < 0)
+		return 0;
+	if (!t)
+		return no_tuner(req);
+	if (tuner_decide(t, id, apply, api_actor(req), &out, &e) < 0)
+		return api_reply_problem(req, e.err == -EALREADY ? 409 : 0, &e);
+	return api_reply_json(req, apply ? 202 : 200, out);
+}
+
+int h_cc_apply(struct api_req *req)
+{
+	return decide(req, true);
+}
+
+int h_cc_reject(struct api_req *req)
+{
+	return decide(req, false);
+}
+
+int h_cc_history(struct api_req *req)
+{
+	struct tuner *t = api_deps(req)->tuner;
+
+	if (!t)
+		return no_tuner(req);
+	return api_reply_json(req, 200, tuner_history(t));
+}
+
+int h_cc_rollback(struct api_req *req)
+{
+	struct tuner *t = api_deps(req)->tuner;
+	struct rf_err e = { 0 };
+	json_t *out = NULL;
+
+	if (api_no_body(req) < 0)
+		return 0;
+	if (!t)
+		return no_tuner(req);
+	if (tuner_rollback(t, api_actor(req), &out, &e) < 0)
+		return api_reply_problem(req, e.err == -EBUSY ? 409 : 0, &e);
+	return api_reply_json(req, 202, out);
+}

@@ -1,0 +1,653 @@
+/* The congestion-control tuner of rocefabd: see tuner.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "daemon/changes.h"
+#include "daemon/tuner.h"
+#include "lib/log.h"
+#include "lib/timeutil.h"
+#include "lib/vec.h"
+
+#define HISTORY_MAX 2000 /* proposals kept in the history (the audit log keeps every change) */
+#define SNAP_MAX_PORTS 262144
+
+/* A proposal whose change set is out, until every change of it settled. */
+struct applying {
+	uint64_t proposal;
+	int64_t batch;
+};
+
+struct tuner {
+	struct store *store;
+	struct tuner_opts o;
+	pthread_mutex_t lock;
+	struct cc_tn *tn;
+	struct cc_snap *acc; /* the detector's snapshots since the last decision, summed */
+	struct applying *app;
+	size_t napp, capapp;
+	json_t *history; /* proposal id (text) -> record */
+	json_t *order;	 /* ids in the order made */
+	json_t *asked;	 /* proposal id (text) -> the operator who applied it */
+	uint64_t runs, decisions, proposed, applied, failed, rejected;
+	int64_t last_run_mono, last_run_ns, last_decision_ns;
+	bool rollback_asked; /* unused by the pass now: kept for the status */
+};
+
+int tuner_new(struct store *s, const struct tuner_opts *o, struct tuner **ret)
+{
+	struct tuner *t = calloc(1, sizeof(*t));
+	struct cc_tn_policy p = cc_tn_defaults;
+
+	if (!t)
+		return -ENOMEM;
+	t->store = s;
+	t->o = *o;
+	p.mode = o->mode;
+	t->tn = cc_tn_new(&p);
+	t->history = json_object();
+	t->order = json_array();
+	t->asked = json_object();
+	if (!t->tn || !t->history || !t->order || !t->asked) {
+		tuner_free(t);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&t->lock, NULL);
+	*ret = t;
+	return 0;
+}
+
+void tuner_free(struct tuner *t)
+{
+	if (!t)
+		return;
+	cc_tn_free(t->tn);
+	cc_snap_free(t->acc);
+	free(t->app);
+	json_decref(t->history);
+	json_decref(t->order);
+	json_decref(t->asked);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+void tuner_observe(void *ctx, const struct cc_snap *s)
+{
+	struct tuner *t = ctx;
+
+	pthread_mutex_lock(&t->lock);
+	if (!t->acc)
+		t->acc = cc_snap_new(s->prios, s->t_us, 0);
+	/* a fabric that grew beyond reason is summed no further (the next decision restarts) */
+	if (t->acc && t->acc->nports < SNAP_MAX_PORTS && cc_snap_merge(t->acc, s) < 0) {
+		cc_snap_free(t->acc);
+		t->acc = NULL;
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* --- what is configured ---------------------------------------------------------------------- */
+
+static double num(json_t *o, const char *k, double def)
+{
+	json_t *v = json_object_get(o, k);
+
+	return json_is_number(v) ? json_number_value(v) : def;
+}
+
+/* The ECN of every switch queue of prio and the DCQCN of every host, as last reported. */
+static void track(struct tuner *t, struct store_reader *rd, unsigned prio)
+{
+	static const char sql[] = "SELECT c.agent_id, a.role, c.kind, c.port, c.value FROM configs c "
+				  "JOIN agents a ON a.id = c.agent_id WHERE (c.kind = 'ecn' AND c.queue = ?) "
+				  "OR c.kind = 'dcqcn' ORDER BY c.agent_id, c.device, c.port";
+	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+
+	if (!st)
+		return;
+	sqlite3_bind_int(st, 1, (int)prio);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *agent = (const char *)sqlite3_column_text(st, 0) ?: "";
+		const char *role = (const char *)sqlite3_column_text(st, 1) ?: "";
+		const char *kind = (const char *)sqlite3_column_text(st, 2) ?: "";
+		json_t *v = json_loads((const char *)sqlite3_column_text(st, 4) ?: "", 0, NULL);
+
+		if (!strcmp(kind, "ecn") && !strcmp(role, "switch")) {
+			struct cc_tn_ecn e = { .kmin_bytes = (uint64_t)num(v, "kmin_bytes", 0),
+					       .kmax_bytes = (uint64_t)num(v, "kmax_bytes", 0),
+					       .pmax = num(v, "pmax", 0) };
+
+			cc_tn_track_port(t->tn, agent, (const char *)sqlite3_column_text(st, 3) ?: "", &e);
+		} else if (!strcmp(kind, "dcqcn") && !strcmp(role, "host")) {
+			struct cc_tn_dcqcn d = {
+				.min_time_between_cnps_us = num(v, "min_time_between_cnps", 4),
+				.rpg_time_reset_us = num(v, "rpg_time_reset", 300),
+				.rpg_ai_rate_mbps = num(v, "rpg_ai_rate", 5),
+				.rpg_hai_rate_mbps = num(v, "rpg_hai_rate", 50),
+				.rpg_byte_reset = (uint64_t)num(v, "rpg_byte_reset", 32767),
+				.dce_tcp_g = (uint32_t)num(v, "dce_tcp_g", 1019),
+			};
+
+			cc_tn_track_host(t->tn, agent, &d);
+		}
+		json_decref(v);
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+}
+
+static void sync_policy(struct tuner *t, struct store_reader *rd)
+{
+	json_t *doc = store_meta_get(rd, "cc_policy");
+	struct cc_tn_policy p = cc_tn_defaults;
+	char err[200];
+
+	p.mode = t->o.mode;
+	if (doc && cc_tn_policy_from_json(doc, &p, err, sizeof(err)) < 0)
+		log_warning("tuner", "the saved policy is refused (%s): the defaults are in force", err);
+	json_decref(doc);
+	pthread_mutex_lock(&t->lock);
+	cc_tn_set_policy(t->tn, &p);
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* --- proposals through the change path ------------------------------------------------------- */
+
+/* The REST object's value of a knob: integers but for pmax. */
+static json_t *knob_value(enum cc_tn_knob k, double v)
+{
+	return k == CC_TN_PMAX ? json_real(v) : json_integer((json_int_t)llround(v));
+}
+
+/* One change set for a proposal's changes (they set one knob to one value).  0 and the batch,
+ * or -errno with e. */
+static int commit(struct tuner *t, struct store_reader *rd, const struct cc_tn_proposal *p, unsigned prio,
+		  const char *actor, int64_t *ret_batch, struct rf_err *e)
+{
+	bool host = p->cls == CC_TN_HOSTS;
+	enum change_kind kind = host ? CHANGE_DCQCN : CHANGE_ECN;
+	json_t *params = json_object();
+	struct change_set cs;
+	char reason[600];
+	int r;
+
+	if (!params)
+		return -ENOMEM;
+	json_object_set_new(params, cc_tn_knob_name(p->knob), knob_value(p->knob, p->to));
+	r = change_set_init(&cs, kind, !host, params);
+	json_decref(params);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; r == 0 && i < p->nchanges; i++) {
+		const struct cc_tn_change *c = &p->changes[i];
+		json_t *entries = NULL, *entry;
+		size_t k;
+
+		/* a host: every NIC port it reported DCQCN of; a switch port (its snapshot name is
+		 * the port's): that queue */
+		r = host ? changes_lookup(rd, "host", kind, c->node, NULL, NULL, -2, &entries, e)
+			 : changes_lookup(rd, "switch", kind, c->node, NULL, c->port, (int)prio, &entries, e);
+		json_array_foreach(entries, k, entry)
+			if (r == 0)
+				r = change_set_add(rd, &cs, c->node, entry, e);
+		json_decref(entries);
+	}
+	snprintf(reason, sizeof(reason), "%s step %" PRIu64 " %s: %s", cc_tn_class_name(p->cls), p->step,
+		 p->phase == CC_TN_CANARY ? "canary" : p->phase == CC_TN_ROLLOUT ? "rollout" : "rollback", p->reason);
+	if (r == 0 && (r = change_set_check(&cs, true, e)) == 0 &&
+	    (r = change_set_commit(t->store, &cs, actor, reason, tu_now_ns() + t->o.deadline_ns, ret_batch)) < 0)
+		rf_err_set(e, r, "STORE_ERROR", NULL, "the change could not be stored: %s", strerror(-r));
+	change_set_fini(&cs);
+	return r;
+}
+
+/* The proposals' records (history) as they are now. */
+static void record(struct tuner *t, const struct cc_tn_proposal *p)
+{
+	char key[24];
+	json_t *rec, *old;
+
+	snprintf(key, sizeof(key), "%" PRIu64, p->id);
+	rec = cc_tn_proposal_json(p);
+	if (!rec)
+		return;
+	old = json_object_get(t->history, key);
+	if (old) {
+		/* keep what only the daemon knows: the change batch, who decided, the outcome */
+		static const char *const keep[] = { "change_batch", "decided_by", "outcome", "error", NULL };
+
+		for (int i = 0; keep[i]; i++)
+			if (json_object_get(old, keep[i]))
+				json_object_set(rec, keep[i], json_object_get(old, keep[i]));
+	} else {
+		json_array_append_new(t->order, json_string(key));
+		t->proposed++;
+		if (json_array_size(t->order) > HISTORY_MAX) {
+			json_object_del(t->history, json_string_value(json_array_get(t->order, 0)));
+			json_array_remove(t->order, 0);
+		}
+	}
+	json_object_set_new(t->history, key, rec);
+}
+
+static json_t *rec_of(struct tuner *t, uint64_t id)
+{
+	char key[24];
+
+	snprintf(key, sizeof(key), "%" PRIu64, id);
+	return json_object_get(t->history, key);
+}
+
+/* Change sets out: when every change of one settled, the tuner hears how it went. */
+static void settle(struct tuner *t, struct store_reader *rd)
+{
+	for (size_t i = 0; i < t->napp;) {
+		struct changes_filter f = { .batch = t->app[i].batch, .queue = -2, .limit = 10000 };
+		struct rf_err e = { 0 };
+		json_t *list = NULL, *c;
+		bool open = false, ok = true;
+		const char *err = NULL;
+		size_t k;
+
+		if (changes_list(rd, &f, &list, &e) < 0) {
+			i++;
+			continue;
+		}
+		json_array_foreach(list, k, c) {
+			const char *st = json_string_value(json_object_get(c, "state")) ?: "";
+
+			if (!strcmp(st, "pending") || !strcmp(st, "sent"))
+				open = true;
+			else if (strcmp(st, "applied")) {
+				ok = false;
+				if (!err)
+					err = json_string_value(json_object_get(c, "error"));
+			}
+		}
+		if (open) {
+			json_decref(list);
+			i++;
+			continue;
+		}
+		pthread_mutex_lock(&t->lock);
+		cc_tn_applied(t->tn, t->app[i].proposal, ok);
+		if (cc_tn_find(t->tn, t->app[i].proposal))
+			record(t, cc_tn_find(t->tn, t->app[i].proposal));
+		{
+			json_t *rec = rec_of(t, t->app[i].proposal);
+
+			if (rec) {
+				json_object_set_new(rec, "outcome", json_string(ok ? "applied" : "failed"));
+				if (err)
+					json_object_set_new(rec, "error", json_string(err));
+			}
+		}
+		ok ? t->applied++ : t->failed++;
+		pthread_mutex_unlock(&t->lock);
+		if (!ok)
+			log_warning("tuner", "proposal %" PRIu64 " (change batch %lld) failed: %s", t->app[i].proposal,
+				    (long long)t->app[i].batch, err ?: "no detail");
+		json_decref(list);
+		t->app[i] = t->app[--t->napp];
+	}
+}
+
+/* Approved proposals not sent yet go out, each as one change set. */
+static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned prio)
+{
+	for (;;) {
+		struct cc_tn_proposal **v, *p = NULL;
+		struct rf_err e = { 0 };
+		const char *actor = "tuner";
+		char actor_buf[200];
+		int64_t batch = 0;
+		size_t n;
+		int r;
+
+		pthread_mutex_lock(&t->lock);
+		v = cc_tn_pending(t->tn, &n);
+		for (size_t i = 0; v && i < n && !p; i++) {
+			bool out = false;
+
+			if (v[i]->state != CC_TN_APPROVED)
+				continue;
+			for (size_t k = 0; k < t->napp; k++)
+				out = out || t->app[k].proposal == v[i]->id;
+			if (!out)
+				p = v[i];
+		}
+		if (p) {
+			char key[24];
+			const char *who;
+
+			snprintf(key, sizeof(key), "%" PRIu64, p->id);
+			who = json_string_value(json_object_get(t->asked, key));
+			if (who) {
+				snprintf(actor_buf, sizeof(actor_buf), "tuner (asked by %s)", who);
+				actor = actor_buf;
+			}
+		}
+		if (!p || (p->nchanges && vec_room((void **)&t->app, &t->capapp, t->napp, sizeof(*t->app)) < 0)) {
+			pthread_mutex_unlock(&t->lock);
+			return;
+		}
+		if (!p->nchanges) {
+			cc_tn_applied(t->tn, p->id, true);
+			pthread_mutex_unlock(&t->lock);
+			continue;
+		}
+		/* committed outside the lock: it waits for the writer */
+		t->app[t->napp++] = (struct applying){ .proposal = p->id, .batch = -1 };
+		pthread_mutex_unlock(&t->lock);
+		r = commit(t, rd, p, prio, actor, &batch, &e);
+		pthread_mutex_lock(&t->lock);
+		for (size_t k = 0; k < t->napp; k++)
+			if (t->app[k].proposal == p->id) {
+				if (r == 0)
+					t->app[k].batch = batch;
+				else
+					t->app[k] = t->app[--t->napp];
+				break;
+			}
+		if (r < 0) {
+			char buf[600];
+			json_t *rec = rec_of(t, p->id);
+
+			rf_err_str(&e, buf, sizeof(buf));
+			if (rec) {
+				json_object_set_new(rec, "outcome", json_string("failed"));
+				json_object_set_new(rec, "error", json_string(buf));
+			}
+			t->failed++;
+			log_warning("tuner", "proposal %" PRIu64 " could not be queued: %s", p->id, buf);
+			cc_tn_applied(t->tn, p->id, false); /* a canary or rollout is rolled back */
+			record(t, p);
+		} else {
+			json_t *rec = rec_of(t, p->id);
+
+			if (rec)
+				json_object_set_new(rec, "change_batch", json_integer(batch));
+			log_notice("tuner", "change batch %lld: proposal %" PRIu64 " (%s)", (long long)batch, p->id,
+				   p->reason);
+		}
+		pthread_mutex_unlock(&t->lock);
+	}
+}
+
+static unsigned lowest_prio(uint8_t prios)
+{
+	for (unsigned p = 0; p < CC_NPRIO; p++)
+		if (prios & (1u << p))
+			return p;
+	return 3;
+}
+
+int tuner_run(void *ctx, int64_t now)
+{
+	struct tuner *t = ctx;
+	struct store_reader *rd;
+	struct cc_snap *snap = NULL;
+	int64_t mono = tu_mono_ns();
+	unsigned prio = 3;
+	int r = 0;
+
+	/* the pass runs more often than the decision interval: outcomes of changes and an
+	 * operator's decisions are acted on within a pass, the decision once an interval */
+	if (!(rd = store_reader_get(t->store)))
+		return -EAGAIN;
+	sync_policy(t, rd);
+	settle(t, rd);
+	pthread_mutex_lock(&t->lock);
+	t->runs++;
+	t->rollback_asked = false;
+	if (t->last_run_mono && mono - t->last_run_mono >= t->o.interval_ns * 9 / 10) {
+		snap = t->acc;
+		t->acc = NULL;
+	}
+	if (!t->last_run_mono || snap)
+		t->last_run_mono = mono;
+	if (snap)
+		prio = lowest_prio(snap->prios);
+	/* what is set now, unless a change of the tuner's is still out (its agents have not
+	 * reported it yet: the tuner's own belief is the newer) */
+	if (!t->napp)
+		track(t, rd, prio);
+	if (snap && snap->nports && snap->interval_us > 0) {
+		struct cc_tn_input in = { .snap = snap, .prio = prio, .xoff_bytes = 0, .probe_p99_us = -1 };
+		size_t n;
+		struct cc_tn_proposal **v;
+
+		cc_snap_finish(snap);
+		r = cc_tn_run(t->tn, &in);
+		t->decisions++;
+		t->last_decision_ns = now;
+		v = cc_tn_pending(t->tn, &n);
+		for (size_t i = 0; v && i < n; i++)
+			record(t, v[i]);
+	}
+	t->last_run_ns = now;
+	pthread_mutex_unlock(&t->lock);
+	cc_snap_free(snap);
+	if (r >= 0) {
+		apply_approved(t, rd, prio);
+		r = 0;
+	}
+	store_reader_put(t->store, rd);
+	return r;
+}
+
+/* --- the API's side ---------------------------------------------------------------------------- */
+
+json_t *tuner_policy(struct tuner *t)
+{
+	json_t *o;
+
+	pthread_mutex_lock(&t->lock);
+	o = cc_tn_policy_json(cc_tn_get_policy(t->tn));
+	pthread_mutex_unlock(&t->lock);
+	return o;
+}
+
+int tuner_set_policy(struct tuner *t, json_t *changes, const char *actor, struct rf_err *e)
+{
+	struct cc_tn_policy p;
+	char err[300];
+	json_t *doc;
+	int r;
+
+	if (!json_is_object(changes))
+		return rf_err_set(e, -EINVAL, "BAD_VALUE", "/", "the policy is a JSON object of the fields to change");
+	pthread_mutex_lock(&t->lock);
+	p = *cc_tn_get_policy(t->tn);
+	pthread_mutex_unlock(&t->lock);
+	if (cc_tn_policy_from_json(changes, &p, err, sizeof(err)) < 0) {
+		const char *slash = err[0] == '/' ? strchr(err + 1, ':') : NULL;
+		char ptr[80] = "";
+
+		if (slash)
+			snprintf(ptr, sizeof(ptr), "%.*s", (int)(slash - err - 1), err + 1);
+		return rf_err_set(e, -EINVAL, strstr(err, "unknown policy field") ? "UNKNOWN_FIELD" : "BAD_VALUE",
+				  slash ? ptr : NULL, "%s", slash ? slash + 2 : err);
+	}
+	doc = cc_tn_policy_json(&p);
+	r = doc ? store_meta_put(t->store, "cc_policy", doc) : -ENOMEM;
+	json_decref(doc);
+	if (r < 0)
+		return rf_err_set(e, r, r == -EAGAIN ? "BUSY" : "STORE_ERROR", NULL,
+				  "the policy could not be saved: %s", strerror(-r));
+	pthread_mutex_lock(&t->lock);
+	cc_tn_set_policy(t->tn, &p);
+	pthread_mutex_unlock(&t->lock);
+	log_info("tuner", "policy changed by %s: mode %s", actor, cc_tn_mode_name(p.mode));
+	return 0;
+}
+
+static bool open_record(json_t *rec)
+{
+	const char *st = json_string_value(json_object_get(rec, "state")) ?: "";
+
+	return !strcmp(st, "waiting") || !strcmp(st, "approved");
+}
+
+json_t *tuner_proposals(struct tuner *t, bool all)
+{
+	json_t *out = json_array();
+
+	pthread_mutex_lock(&t->lock);
+	for (size_t i = json_array_size(t->order); out && i-- > 0;) {
+		json_t *rec = json_object_get(t->history, json_string_value(json_array_get(t->order, i)));
+
+		if (rec && (all || open_record(rec)))
+			json_array_append(out, rec);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return out;
+}
+
+int tuner_decide(struct tuner *t, uint64_t id, bool apply, const char *actor, json_t **ret, struct rf_err *e)
+{
+	struct cc_tn_proposal *p;
+	json_t *rec;
+	int r;
+
+	pthread_mutex_lock(&t->lock);
+	r = cc_tn_decide(t->tn, id, apply);
+	p = cc_tn_find(t->tn, id);
+	if (r == 0 && p) {
+		char key[24];
+
+		snprintf(key, sizeof(key), "%" PRIu64, id);
+		record(t, p);
+		rec = rec_of(t, id);
+		json_object_set_new(rec, "decided_by", json_string(actor));
+		if (apply)
+			json_object_set_new(t->asked, key, json_string(actor));
+		else
+			t->rejected++;
+		*ret = json_incref(rec);
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (r == -ENOENT)
+		return rf_err_set(e, r, "NO_SUCH_PROPOSAL", NULL, "no proposal %" PRIu64 " (GET /api/v1/cc/proposals)",
+				  id);
+	if (r == -EALREADY)
+		return rf_err_set(e, r, "NOT_WAITING", NULL,
+				  "proposal %" PRIu64 " is not waiting for a decision (%s)", id,
+				  p ? json_string_value(json_object_get(rec_of(t, id), "state")) ?: "?" : "?");
+	if (r < 0)
+		return rf_err_set(e, r, "NO_MEMORY", NULL, "out of memory");
+	log_info("tuner", "proposal %" PRIu64 " %s by %s", id, apply ? "approved" : "rejected", actor);
+	return 0;
+}
+
+json_t *tuner_history(struct tuner *t)
+{
+	json_t *out = json_array();
+
+	pthread_mutex_lock(&t->lock);
+	for (size_t i = 0; out && i < json_array_size(t->order); i++) {
+		json_t *rec = json_object_get(t->history, json_string_value(json_array_get(t->order, i)));
+
+		if (rec)
+			json_array_append(out, rec);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return out;
+}
+
+int tuner_rollback(struct tuner *t, const char *actor, json_t **ret, struct rf_err *e)
+{
+	size_t n;
+	struct cc_tn_proposal **v;
+	int r;
+
+	pthread_mutex_lock(&t->lock);
+	r = cc_tn_rollback_all(t->tn);
+	if (r >= 0) {
+		*ret = json_array();
+		v = cc_tn_pending(t->tn, &n);
+		for (size_t i = 0; v && i < n; i++)
+			if (v[i]->phase == CC_TN_ROLLBACK && v[i]->state == CC_TN_APPROVED) {
+				char key[24];
+
+				snprintf(key, sizeof(key), "%" PRIu64, v[i]->id);
+				record(t, v[i]);
+				json_object_set_new(rec_of(t, v[i]->id), "decided_by", json_string(actor));
+				json_object_set_new(t->asked, key, json_string(actor));
+				json_array_append(*ret, rec_of(t, v[i]->id));
+			}
+		t->rollback_asked = true; /* applied at the next pass, not an interval later */
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (r == -EBUSY)
+		return rf_err_set(e, r, "STEP_IN_PROGRESS", NULL,
+				  "a step is under way: it finishes or rolls back by itself; ask again after it");
+	if (r < 0)
+		return rf_err_set(e, r, "NO_MEMORY", NULL, "out of memory");
+	log_notice("tuner", "rollback of %d steps asked by %s", r, actor);
+	return 0;
+}
+
+json_t *tuner_status(struct tuner *t)
+{
+	json_t *o;
+
+	pthread_mutex_lock(&t->lock);
+	o = cc_tn_json(t->tn);
+	if (o) {
+		json_object_set_new(o, "interval_ms", json_integer(t->o.interval_ns / NSEC_PER_MSEC));
+		json_object_set_new(o, "decisions", json_integer((json_int_t)t->decisions));
+		json_object_set_new(o, "proposals_made", json_integer((json_int_t)t->proposed));
+		json_object_set_new(o, "changes_in_flight", json_integer((json_int_t)t->napp));
+		json_object_set_new(o, "last_decision", store_time_json(t->last_decision_ns));
+	}
+	pthread_mutex_unlock(&t->lock);
+	return o;
+}
+
+void tuner_render_metrics(struct tuner *t, struct buf *out)
+{
+	uint64_t steps, rb;
+	const struct cc_tn_policy *p;
+	size_t waiting = 0, n;
+	struct cc_tn_proposal **v;
+
+	pthread_mutex_lock(&t->lock);
+	steps = cc_tn_steps(t->tn, &rb);
+	p = cc_tn_get_policy(t->tn);
+	v = cc_tn_pending(t->tn, &n);
+	for (size_t i = 0; v && i < n; i++)
+		waiting += v[i]->state == CC_TN_WAITING;
+	buf_printf(out, "# HELP rocefab_cc_mode The congestion-control tuner's mode (1 for the one in force).\n"
+			"# TYPE rocefab_cc_mode gauge\n");
+	for (int m = CC_TN_OFF; m <= CC_TN_AUTO; m++)
+		buf_printf(out, "rocefab_cc_mode{mode=\"%s\"} %d\n", cc_tn_mode_name((enum cc_tn_mode)m), (int)p->mode == m);
+	buf_printf(out, "# HELP rocefab_cc_decisions_total Decision intervals the tuner ran.\n"
+			"# TYPE rocefab_cc_decisions_total counter\nrocefab_cc_decisions_total %" PRIu64 "\n",
+		   t->decisions);
+	buf_printf(out, "# HELP rocefab_cc_steps_total Steps the tuner started (canaries).\n"
+			"# TYPE rocefab_cc_steps_total counter\nrocefab_cc_steps_total %" PRIu64 "\n",
+		   steps);
+	buf_printf(out, "# HELP rocefab_cc_rollbacks_total Steps rolled back (automatically or asked).\n"
+			"# TYPE rocefab_cc_rollbacks_total counter\nrocefab_cc_rollbacks_total %" PRIu64 "\n",
+		   rb);
+	buf_printf(out, "# HELP rocefab_cc_proposals_total Proposals by outcome.\n"
+			"# TYPE rocefab_cc_proposals_total counter\n"
+			"rocefab_cc_proposals_total{outcome=\"applied\"} %" PRIu64 "\n"
+			"rocefab_cc_proposals_total{outcome=\"failed\"} %" PRIu64 "\n"
+			"rocefab_cc_proposals_total{outcome=\"rejected\"} %" PRIu64 "\n",
+		   t->applied, t->failed, t->rejected);
+	buf_printf(out, "# HELP rocefab_cc_proposals_waiting Proposals waiting for an operator (advise mode).\n"
+			"# TYPE rocefab_cc_proposals_waiting gauge\nrocefab_cc_proposals_waiting %zu\n",
+		   waiting);
+	buf_printf(out, "# HELP rocefab_cc_changes_in_flight Change sets of the tuner not settled yet.\n"
+			"# TYPE rocefab_cc_changes_in_flight gauge\nrocefab_cc_changes_in_flight %zu\n",
+		   t->napp);
+	pthread_mutex_unlock(&t->lock);
+}
