@@ -12,9 +12,9 @@
 
 const struct cc_tn_policy cc_tn_defaults = {
 	.mode = CC_TN_ADVISE,
-	.canary_share = 0.25,
+	.canary_share = 0.5,
 	.max_share = 0.5,
-	.canary_intervals = 3,
+	.canary_intervals = 4,
 	.tabu_intervals = 30,
 	.max_factor = 2.0,
 	.pmax_step = 0.1,
@@ -359,6 +359,13 @@ struct member {
 	int32_t tor_port;  /* a host: the switch port facing it; -1 */
 	bool canary;	   /* in the step's canary */
 	bool touched;	   /* changed by the step in progress */
+	/* its last intervals' samples (queue delay us, share of capacity sent, share paused;
+	 * NAN: not measured), newest at [nh % HIST], and the step's baseline: their mean when the
+	 * step began (each member is compared with itself before, the canary's change with the
+	 * rest's: a port that happens to carry a hot spot is not a worse canary) */
+	double hq[4], hu[4], hp[4];
+	unsigned nh;
+	double bq, bu, bp;
 };
 
 /* Signals of one interval, fabric-wide and per class. */
@@ -398,21 +405,23 @@ static double stat_var(const struct stat *st)
 	return st->n > 1 ? (st->ss - st->n * m * m) / (st->n - 1) : 0;
 }
 
-/* Whether c's mean is above r's by more than the share tol and the amount floor, and clearly
- * (Welch's t above 2): a burst on one member in one interval does not make a canary worse. */
-static bool stat_worse(const struct stat *c, const struct stat *r, double tol, double floor)
+/* Whether c's mean is above r's by more than margin, and clearly (Welch's t above 2): a burst
+ * on one member in one interval does not make a canary worse. */
+static bool stat_worse(const struct stat *c, const struct stat *r, double margin)
 {
 	double mc = stat_mean(c), mr = stat_mean(r), se;
 
-	if (!c->n || !r->n || mc <= mr * (1 + tol) + floor)
+	if (!c->n || !r->n || mc - mr <= margin)
 		return false;
 	se = sqrt(stat_var(c) / c->n + stat_var(r) / r->n);
 	return se <= 0 || (mc - mr) / se > 2;
 }
 
-/* A group's measures over the intervals watched: canary against the rest. */
+/* A group's measures over the intervals watched, canary against the rest: each sample is a
+ * member's value less its baseline; lvl_* are the group's baselines' mean (its level before). */
 struct grp {
 	struct stat qd, util, pause; /* queue delay (us), share of capacity sent, share paused */
+	double lvl_qd, lvl_util, lvl_pause;
 };
 
 enum step_state { ST_IDLE, ST_WAIT, ST_CANARY, ST_ROLLOUT, ST_ROLLBACK };
@@ -769,42 +778,115 @@ static json_t *sig_json(const struct sig *g)
 }
 
 /* Adds this interval's measures of the canary and of the rest of the step's class. */
+/* A member's samples in this snapshot: queue delay (the queue it sends into: a port's own, the
+ * switch port facing a host), share of capacity sent, share of the time its traffic was paused
+ * (a port: its own and its peer's; a host's pause depends on what it sends, not on its own
+ * knobs: none).  NAN where not measured. */
+static void member_sample(const struct cc_snap *s, const struct member *m, unsigned prio, double *q, double *u,
+			  double *pz)
+{
+	double iv = s->interval_us > 0 ? (double)s->interval_us : 1;
+	int32_t qp = m->host ? m->tor_port : m->snap_port, tp = m->snap_port;
+	const struct cc_prio *e;
+	double x;
+
+	*q = *u = *pz = NAN;
+	if (qp >= 0 && (x = qdelay_us(s, (uint32_t)qp, prio)) >= 0)
+		*q = x;
+	if (tp >= 0 && s->ports[tp].speed_mbps) {
+		const struct cc_port *cp = &s->ports[tp];
+
+		e = cc_snap_prio(s, (uint32_t)tp, prio);
+		*u = (m->host ? (double)cp->pv[CP_TX_BYTES] : e ? (double)e->v[CF_TX_BYTES] : 0) /
+		     ((double)cp->speed_mbps * iv / 8);
+	}
+	if (!m->host && qp >= 0 && (e = cc_snap_prio(s, (uint32_t)qp, prio))) {
+		const struct cc_port *cp = &s->ports[qp];
+		const struct cc_prio *pe = cp->peer != CC_NONE ? cc_snap_prio(s, cp->peer, prio) : NULL;
+
+		*pz = ((double)e->v[CF_RX_PAUSE_US] + (pe ? (double)pe->v[CF_RX_PAUSE_US] : 0)) / iv;
+	}
+}
+
+/* Every member's samples of this interval into its history. */
+static void history_add(struct cc_tn *t, const struct cc_tn_input *in)
+{
+	for (size_t i = 0; i < t->nm; i++) {
+		struct member *m = t->m[i];
+		unsigned k = m->nh++ % 4;
+
+		if (m->cls < 0 || (m->snap_port < 0 && !m->host)) {
+			m->hq[k] = m->hu[k] = m->hp[k] = NAN;
+			continue;
+		}
+		member_sample(in->snap, m, in->prio, &m->hq[k], &m->hu[k], &m->hp[k]);
+	}
+}
+
+static double hist_mean(const double *h, unsigned nh)
+{
+	double sum = 0;
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < (nh < 4 ? nh : 4); i++)
+		if (!isnan(h[i])) {
+			sum += h[i];
+			n++;
+		}
+	return n ? sum / n : NAN;
+}
+
+static void lvl_add(double *lvl, double *n, double v)
+{
+	if (!isnan(v)) {
+		*lvl = (*lvl * *n + v) / (*n + 1);
+		(*n)++;
+	}
+}
+
+/* The step's baselines: every member of its class compared with itself from now on. */
+static void baseline(struct cc_tn *t, struct step *k)
+{
+	double nc[3] = { 0 }, nr[3] = { 0 };
+
+	memset(&k->g_canary, 0, sizeof(k->g_canary));
+	memset(&k->g_rest, 0, sizeof(k->g_rest));
+	for (size_t i = 0; i < t->nm; i++) {
+		struct member *m = t->m[i];
+		struct grp *g;
+		double *n;
+
+		if (m->cls != (int)k->cls)
+			continue;
+		m->bq = hist_mean(m->hq, m->nh);
+		m->bu = hist_mean(m->hu, m->nh);
+		m->bp = hist_mean(m->hp, m->nh);
+		g = m->canary ? &k->g_canary : &k->g_rest;
+		n = m->canary ? nc : nr;
+		lvl_add(&g->lvl_qd, &n[0], m->bq);
+		lvl_add(&g->lvl_util, &n[1], m->bu);
+		lvl_add(&g->lvl_pause, &n[2], m->bp);
+	}
+}
+
+/* Adds this interval's changes from the baselines, of the changed members and of the rest. */
 static void grp_add(struct cc_tn *t, struct step *k, const struct cc_tn_input *in)
 {
-	const struct cc_snap *s = in->snap;
-	double iv = s->interval_us > 0 ? (double)s->interval_us : 1;
-
 	for (size_t i = 0; i < t->nm; i++) {
 		const struct member *m = t->m[i];
 		struct grp *g;
-		int32_t qp, tp;
-		const struct cc_prio *e;
-		double q;
+		double q, u, pz;
 
 		if ((int)k->cls != m->cls)
 			continue;
 		g = m->canary ? &k->g_canary : &k->g_rest;
-		/* a port: its own queue and bytes; a host: the queue facing it, the bytes it sent */
-		qp = m->host ? m->tor_port : m->snap_port;
-		tp = m->snap_port;
-		if (qp >= 0 && (q = qdelay_us(s, (uint32_t)qp, in->prio)) >= 0)
-			stat_add(&g->qd, q);
-		if (tp >= 0 && s->ports[tp].speed_mbps) {
-			const struct cc_port *cp = &s->ports[tp];
-
-			e = cc_snap_prio(s, (uint32_t)tp, in->prio);
-			stat_add(&g->util, (m->host ? (double)cp->pv[CP_TX_BYTES] : e ? (double)e->v[CF_TX_BYTES] : 0) /
-						   ((double)cp->speed_mbps * iv / 8));
-		}
-		/* a host's pause depends on what it sends, not on its own knobs: not compared */
-		if (!m->host && qp >= 0 && (e = cc_snap_prio(s, (uint32_t)qp, in->prio))) {
-			/* pause suffered by traffic through this member: its peer's and its own */
-			const struct cc_port *cp = &s->ports[qp];
-			const struct cc_prio *pe = cp->peer != CC_NONE ? cc_snap_prio(s, cp->peer, in->prio) : NULL;
-
-			stat_add(&g->pause,
-				 ((double)e->v[CF_RX_PAUSE_US] + (pe ? (double)pe->v[CF_RX_PAUSE_US] : 0)) / iv);
-		}
+		member_sample(in->snap, m, in->prio, &q, &u, &pz);
+		if (!isnan(q) && !isnan(m->bq))
+			stat_add(&g->qd, q - m->bq);
+		if (!isnan(u) && !isnan(m->bu))
+			stat_add(&g->util, u - m->bu);
+		if (!isnan(pz) && !isnan(m->bp))
+			stat_add(&g->pause, pz - m->bp);
 	}
 }
 
@@ -1106,8 +1188,7 @@ static int start_step(struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob kn, d
 	k->cur = p;
 	k->st = p->state == CC_TN_WAITING ? ST_WAIT : ST_CANARY;
 	watch_reset(k);
-	memset(&k->g_canary, 0, sizeof(k->g_canary));
-	memset(&k->g_rest, 0, sizeof(k->g_rest));
+	baseline(t, k);
 	return 1;
 }
 
@@ -1243,28 +1324,32 @@ static const char *canary_worse(const struct cc_tn *t, const struct step *k, cha
 	const struct cc_tn_policy *p = &t->pol;
 	double tol = p->tolerance;
 	const struct grp *c = &k->g_canary, *r = &k->g_rest;
-	double qc = stat_mean(&c->qd), qr = stat_mean(&r->qd);
-	double uc = stat_mean(&c->util), ur = stat_mean(&r->util);
+	/* the groups' levels now: before, plus the mean change */
+	double qc = c->lvl_qd + stat_mean(&c->qd), qr = r->lvl_qd + stat_mean(&r->qd);
+	double uc = c->lvl_util + stat_mean(&c->util), ur = r->lvl_util + stat_mean(&r->util);
+	double pc = c->lvl_pause + stat_mean(&c->pause), pr = r->lvl_pause + stat_mean(&r->pause);
+	double lq = fmax(c->lvl_qd, r->lvl_qd), lu = fmax(c->lvl_util, r->lvl_util),
+	       lp = fmax(c->lvl_pause, r->lvl_pause);
+	/* less sent: the change of the canary's share of capacity, negated */
+	struct stat nc = { c->util.n, -c->util.s, c->util.ss }, nr = { r->util.n, -r->util.s, r->util.ss };
 
-	if (stat_worse(&c->pause, &r->pause, tol, p->pause_target)) {
-		snprintf(buf, len, "the canary was paused %.3f %% of the time, the rest of %s %.3f %%",
-			 stat_mean(&c->pause) * 100, class_names[k->cls], stat_mean(&r->pause) * 100);
+	if (stat_worse(&c->pause, &r->pause, tol * lp + p->pause_target)) {
+		snprintf(buf, len, "the canary was paused %.3f %% of the time, the rest of %s %.3f %%", pc * 100,
+			 class_names[k->cls], pr * 100);
 		return buf;
 	}
-	if ((k->aggressive || k->forced) && stat_worse(&c->qd, &r->qd, tol, p->qdelay_target_us / 4)) {
+	if ((k->aggressive || k->forced) && stat_worse(&c->qd, &r->qd, tol * lq + p->qdelay_target_us / 4)) {
 		snprintf(buf, len, "the canary's mean queue delay %.1f us is clearly above the rest's %.1f us", qc, qr);
 		return buf;
 	}
 	if (!k->aggressive || k->forced) {
 		/* less sent where the queues are no shorter: throughput lost for nothing */
-		struct stat nc = { c->util.n, -c->util.s, c->util.ss }, nr = { r->util.n, -r->util.s, r->util.ss };
-
-		if (stat_worse(&nc, &nr, -tol / 4, 0) && qc >= qr) {
+		if (stat_worse(&nc, &nr, tol / 4 * lu) && stat_mean(&c->qd) >= stat_mean(&r->qd)) {
 			snprintf(buf, len, "the canary sent %.1f %% of its capacity, the rest %.1f %%", uc * 100,
 				 ur * 100);
 			return buf;
 		}
-		if (qc > p->qdelay_target_us && stat_worse(&c->qd, &r->qd, tol, 0)) {
+		if (qc > p->qdelay_target_us && stat_worse(&c->qd, &r->qd, tol * lq)) {
 			snprintf(buf, len, "the canary's mean queue delay %.1f us passed the target %.1f us", qc,
 				 p->qdelay_target_us);
 			return buf;
@@ -1274,22 +1359,21 @@ static const char *canary_worse(const struct cc_tn *t, const struct step *k, cha
 	 * measurable is a drift, and drifts add up): shorter queues or less pause for a move that
 	 * marks harder, more sent for one that marks less */
 	if (k->st == ST_CANARY && !k->forced) {
-		struct stat nc = { c->util.n, -c->util.s, c->util.ss }, nr = { r->util.n, -r->util.s, r->util.ss };
-
 		if (k->aggressive) {
-			if (stat_worse(&nc, &nr, -tol / 4, 0)) {
+			if (stat_worse(&nc, &nr, tol / 4 * lu)) {
 				snprintf(buf, len, "the canary sent %.1f %% of its capacity, the rest %.1f %%: marking "
 						   "harder cost throughput", uc * 100, ur * 100);
 				return buf;
 			}
-			if (!stat_worse(&r->qd, &c->qd, 0, 0) && !stat_worse(&r->pause, &c->pause, 0, 0)) {
-				snprintf(buf, len, "no clear gain: the canary's mean queue delay %.1f us against the rest's "
-						   "%.1f us", qc, qr);
+			if (!stat_worse(&r->qd, &c->qd, 0) && !stat_worse(&r->pause, &c->pause, 0)) {
+				snprintf(buf, len, "no clear gain: the canary's mean queue delay %.1f us (%.1f before) "
+						   "against the rest's %.1f us (%.1f before)", qc, c->lvl_qd, qr, r->lvl_qd);
 				return buf;
 			}
-		} else if (!stat_worse(&c->util, &r->util, 0, 0)) {
-			snprintf(buf, len, "no clear gain: the canary sent %.1f %% of its capacity, the rest %.1f %%",
-				 uc * 100, ur * 100);
+		} else if (!stat_worse(&c->util, &r->util, 0)) {
+			snprintf(buf, len, "no clear gain: the canary sent %.1f %% of its capacity (%.1f %% before), the "
+					   "rest %.1f %% (%.1f %% before)", uc * 100, c->lvl_util * 100, ur * 100,
+				 r->lvl_util * 100);
 			return buf;
 		}
 	}
@@ -1401,15 +1485,19 @@ static int step_run(struct cc_tn *t, struct step *k, const struct cc_tn_input *i
 		return propose_rollback(t, k, why);
 	/* a canary clearly hurting (twice the rest's pause or queue delay, and significant) goes at
 	 * once, without waiting for its verdict */
-	if (stat_worse(&k->g_canary.pause, &k->g_rest.pause, 1, 2 * t->pol.pause_target)) {
-		snprintf(buf, sizeof(buf), "the changed members were paused %.3f %% of the time, the rest %.3f %%",
-			 stat_mean(&k->g_canary.pause) * 100, stat_mean(&k->g_rest.pause) * 100);
-		return propose_rollback(t, k, buf);
-	}
-	if (stat_worse(&k->g_canary.qd, &k->g_rest.qd, 1, t->pol.qdelay_target_us / 2)) {
-		snprintf(buf, sizeof(buf), "the changed members' mean queue delay %.1f us is over twice the rest's %.1f us",
-			 stat_mean(&k->g_canary.qd), stat_mean(&k->g_rest.qd));
-		return propose_rollback(t, k, buf);
+	{
+		const struct grp *c = &k->g_canary, *r = &k->g_rest;
+
+		if (stat_worse(&c->pause, &r->pause, fmax(c->lvl_pause, r->lvl_pause) + 2 * t->pol.pause_target)) {
+			snprintf(buf, sizeof(buf), "the changed members were paused %.3f %% of the time, the rest %.3f %%",
+				 (c->lvl_pause + stat_mean(&c->pause)) * 100, (r->lvl_pause + stat_mean(&r->pause)) * 100);
+			return propose_rollback(t, k, buf);
+		}
+		if (stat_worse(&c->qd, &r->qd, fmax(c->lvl_qd, r->lvl_qd) + t->pol.qdelay_target_us / 2)) {
+			snprintf(buf, sizeof(buf), "the changed members' mean queue delay rose to %.1f us, the rest's is %.1f us",
+				 c->lvl_qd + stat_mean(&c->qd), r->lvl_qd + stat_mean(&r->qd));
+			return propose_rollback(t, k, buf);
+		}
 	}
 	if (k->st == ST_CANARY && k->watched < t->pol.canary_intervals)
 		return 0;
@@ -1440,6 +1528,7 @@ int cc_tn_run(struct cc_tn *t, const struct cc_tn_input *in)
 			return r;
 		n += r;
 	}
+	history_add(t, in);
 	if (t->pol.mode == CC_TN_OFF || t->nhist < WINDOW)
 		return n;
 	if ((r = choose(t, in->xoff_bytes)) < 0)
@@ -1493,6 +1582,7 @@ int cc_tn_decide(struct cc_tn *t, uint64_t id, bool apply)
 	if (p == k->cur && k->st == ST_WAIT) {
 		k->st = ST_CANARY;
 		watch_reset(k);
+		baseline(t, k); /* the members as they are now */
 		sig_mean(t, t->nhist, &k->base); /* judged against the fabric as it is now */
 	}
 	return 0;

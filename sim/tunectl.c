@@ -179,7 +179,8 @@ static void violation(struct sim_tune *t, const char *what, const char *node, co
 }
 
 /* Applies one change and reads it back; the harness checks the invariants on what it read. */
-static bool apply_change(struct sim_tune *t, const struct cc_tn_change *c, char *err, size_t len)
+static bool apply_change(struct sim_tune *t, const struct cc_tn_proposal *pr, const struct cc_tn_change *c, char *err,
+			 size_t len)
 {
 	struct sim *s = t->s;
 	int d = sim_device_find(s, c->node);
@@ -218,7 +219,8 @@ static bool apply_change(struct sim_tune *t, const struct cc_tn_change *c, char 
 			snprintf(err, len, "read back differs from what was set");
 			return false;
 		}
-		if ((why = cc_tn_dcqcn_check(pol, &got)))
+		/* a rollback restores what was there, inside the policy's ranges or not */
+		if (pr->phase != CC_TN_ROLLBACK && (why = cc_tn_dcqcn_check(pol, &got)))
 			violation(t, why, c->node, "");
 	} else {
 		int p = sim_port_find(s, d, c->port);
@@ -249,9 +251,12 @@ static bool apply_change(struct sim_tune *t, const struct cc_tn_change *c, char 
 			violation(t, "kmin_bytes >= kmax_bytes", c->node, c->port);
 		if (got.kmax_bytes + pol->loop_bytes > t->xoff)
 			violation(t, "kmax_bytes within one control loop of XOFF", c->node, c->port);
-		if (got.kmin_bytes < pol->kmin_floor_bytes || got.kmax_bytes > pol->kmax_ceiling_bytes ||
-		    got.pmax < pol->pmax_floor || got.pmax > pol->pmax_ceiling)
-			violation(t, "outside the device ranges", c->node, c->port);
+		/* the ranges, of the knob the step moves (a rollback restores what was there) */
+		if (pr->phase != CC_TN_ROLLBACK &&
+		    ((pr->knob == CC_TN_KMIN && got.kmin_bytes < pol->kmin_floor_bytes) ||
+		     (pr->knob == CC_TN_KMAX && got.kmax_bytes > pol->kmax_ceiling_bytes) ||
+		     (pr->knob == CC_TN_PMAX && (got.pmax < pol->pmax_floor || got.pmax > pol->pmax_ceiling))))
+			violation(t, "outside the policy's range", c->node, c->port);
 	}
 	t->changes++;
 	return true;
@@ -274,7 +279,7 @@ static void run_due(struct sim_tune *t)
 		t->due[i] = t->due[--t->ndue];
 		p = cc_tn_find(t->tn, d.id);
 		for (size_t k = 0; p && k < p->nchanges && ok; k++)
-			ok = apply_change(t, &p->changes[k], err, sizeof(err));
+			ok = apply_change(t, p, &p->changes[k], err, sizeof(err));
 		if (p && p->forced && p->phase == CC_TN_CANARY)
 			t->forced_applied_ps = now;
 		if (p && p->step == t->forced_step && p->phase == CC_TN_ROLLBACK && !t->rollback_applied_ps)

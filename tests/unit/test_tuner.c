@@ -318,7 +318,7 @@ static void test_canary_then_rollout(void **state)
 	assert_int_equal(p->cls, CC_TN_TOR_DOWN);
 	assert_int_equal(p->knob, CC_TN_KMIN);
 	assert_true(p->to < p->from && p->to >= p->from / cc_tn_defaults.max_factor); /* one bounded step */
-	assert_int_equal(p->nchanges, 2); /* 25 % of 8 downlinks */
+	assert_int_equal(p->nchanges, (size_t)ceil(cc_tn_defaults.canary_share * 8)); /* of 8 downlinks */
 	assert_non_null(strstr(p->reason, "queue delay"));
 	assert_non_null(p->evidence);
 	apply_all(t, 8, &changed);
@@ -370,7 +370,7 @@ static void test_forced_bad_step_rolled_back(void **state)
 	 * verdict was due */
 	run(t, i++, canary_look, &cl);
 	p = pending_of(t, CC_TN_TOR_DOWN, CC_TN_ROLLBACK);
-	assert_int_equal(p->nchanges, 2);
+	assert_int_equal(p->nchanges, (size_t)ceil(cc_tn_defaults.canary_share * 8));
 	assert_int_equal(p->changes[0].ecn_to.kmin_bytes, 20000);
 	assert_non_null(strstr(p->reason, "rolled back"));
 	apply_all(t, 8, NULL);
