@@ -1334,19 +1334,20 @@ static const char *canary_worse(const struct cc_tn *t, const struct step *k, cha
 	struct stat nc = { c->util.n, -c->util.s, c->util.ss }, nr = { r->util.n, -r->util.s, r->util.ss };
 
 	if (stat_worse(&c->pause, &r->pause, tol * lp + p->pause_target)) {
-		snprintf(buf, len, "the canary was paused %.3f %% of the time, the rest of %s %.3f %%", pc * 100,
-			 class_names[k->cls], pr * 100);
+		snprintf(buf, len, "the canary's paused share went from %.3f %% to %.3f %%, the rest of %s's from %.3f %% "
+				   "to %.3f %%", c->lvl_pause * 100, pc * 100, class_names[k->cls], r->lvl_pause * 100, pr * 100);
 		return buf;
 	}
 	if ((k->aggressive || k->forced) && stat_worse(&c->qd, &r->qd, tol * lq + p->qdelay_target_us / 4)) {
-		snprintf(buf, len, "the canary's mean queue delay %.1f us is clearly above the rest's %.1f us", qc, qr);
+		snprintf(buf, len, "the canary's mean queue delay went from %.1f to %.1f us, the rest's from %.1f to %.1f us",
+			 c->lvl_qd, qc, r->lvl_qd, qr);
 		return buf;
 	}
 	if (!k->aggressive || k->forced) {
 		/* less sent where the queues are no shorter: throughput lost for nothing */
 		if (stat_worse(&nc, &nr, tol / 4 * lu) && stat_mean(&c->qd) >= stat_mean(&r->qd)) {
-			snprintf(buf, len, "the canary sent %.1f %% of its capacity, the rest %.1f %%", uc * 100,
-				 ur * 100);
+			snprintf(buf, len, "the canary's share of capacity sent went from %.1f %% to %.1f %%, the rest's from "
+					   "%.1f %% to %.1f %%", c->lvl_util * 100, uc * 100, r->lvl_util * 100, ur * 100);
 			return buf;
 		}
 		if (qc > p->qdelay_target_us && stat_worse(&c->qd, &r->qd, tol * lq)) {
@@ -1361,8 +1362,9 @@ static const char *canary_worse(const struct cc_tn *t, const struct step *k, cha
 	if (k->st == ST_CANARY && !k->forced) {
 		if (k->aggressive) {
 			if (stat_worse(&nc, &nr, tol / 4 * lu)) {
-				snprintf(buf, len, "the canary sent %.1f %% of its capacity, the rest %.1f %%: marking "
-						   "harder cost throughput", uc * 100, ur * 100);
+				snprintf(buf, len, "marking harder cost throughput: the canary's share of capacity sent went "
+						   "from %.1f %% to %.1f %%, the rest's from %.1f %% to %.1f %%",
+					 c->lvl_util * 100, uc * 100, r->lvl_util * 100, ur * 100);
 				return buf;
 			}
 			if (!stat_worse(&r->qd, &c->qd, 0) && !stat_worse(&r->pause, &c->pause, 0)) {

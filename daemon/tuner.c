@@ -40,6 +40,8 @@ struct tuner {
 	bool rollback_asked; /* unused by the pass now: kept for the status */
 };
 
+static void sync_policy(struct tuner *t, struct store_reader *rd);
+
 int tuner_new(struct store *s, const struct tuner_opts *o, struct tuner **ret)
 {
 	struct tuner *t = calloc(1, sizeof(*t));
@@ -59,6 +61,15 @@ int tuner_new(struct store *s, const struct tuner_opts *o, struct tuner **ret)
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&t->lock, NULL);
+	/* the saved policy is in force from the start (GET answers it before the first pass) */
+	{
+		struct store_reader *rd = store_reader_get(s);
+
+		if (rd) {
+			sync_policy(t, rd);
+			store_reader_put(s, rd);
+		}
+	}
 	*ret = t;
 	return 0;
 }
@@ -267,7 +278,7 @@ static void settle(struct tuner *t, struct store_reader *rd)
 			else if (strcmp(st, "applied")) {
 				ok = false;
 				if (!err)
-					err = json_string_value(json_object_get(c, "error"));
+					err = json_string_value(json_object_get(json_object_get(c, "error"), "message"));
 			}
 		}
 		if (open) {

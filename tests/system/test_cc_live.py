@@ -1,0 +1,152 @@
+"""The congestion-control tuner live: rocefab-sim serve with its virtual agents (their fast lane
+carries the tuner's counters) and rocefabd, through REST only.  In advise mode the tuner's
+proposals wait until an operator applies or rejects them; applied, they go through the audited
+change path as the tuner's (asked by the operator), the switches take them, and the step's
+rollout follows by itself.  In auto mode steps apply and roll back by themselves, visible in
+/api/v1/changes and /api/v1/cc/history.  Bad policies and decisions get problem+json and change
+nothing."""
+import os
+
+import pytest
+
+from conftest import ROOT, SIM_AGENTS, binary, wait_for
+
+LIVE = os.path.join(ROOT, "tests", "sim", "live")
+CC_CONF = "[cc]\ninterval = 1s\n"
+
+
+def fabric(world, mode="advise"):
+    d = world.daemon(extra_conf=CC_CONF + f"mode = {mode}\n").start()
+    _, agent_tok = d.token("agents", "agent", agent=SIM_AGENTS)
+    d.token("viewer", "viewer")
+    d.token("ops", "operator")
+    sim = world.sim(os.path.join(LIVE, "cc.json"), daemon=d, token_file=agent_tok, interval="0.3s").start()
+    return d, sim, d.client("viewer"), d.client("ops")
+
+
+def proposals(c, **params):
+    return c.json("/api/v1/cc/proposals", params=params)
+
+
+def tuner_changes(c):
+    return sorted((x for x in c.json("/api/v1/changes", params={"limit": 1000})["items"]
+                   if x["actor"].startswith("tuner")), key=lambda x: x["id"])
+
+
+def test_advise_waits_then_apply_and_reject(world):
+    d, sim, c, ops = fabric(world)
+    st = c.json("/api/v1/cc")
+    assert st["mode"] == "advise" and st["interval_ms"] == 1000
+    # deep queues on every ToR downlink: a proposal, waiting
+    p = wait_for(lambda: (proposals(c) or [None])[0], 30, what="a waiting proposal")
+    assert p["state"] == "waiting" and p["phase"] == "canary", p
+    assert p["class"] in ("tor_down", "tor_up", "spine", "hosts") and p["reason"] and p["expected_effect"]
+    assert p["evidence"]["pause_share"] >= 0 and p["changes"], p
+    # nothing changes while it waits
+    assert not tuner_changes(c)
+    # an operator rejects the first...
+    r = ops.post(f"/api/v1/cc/proposals/{p['id']}/reject")
+    assert r.status_code == 200 and r.json()["state"] == "rejected" and r.json()["decided_by"] == "ops", r.text
+    r = ops.post(f"/api/v1/cc/proposals/{p['id']}/apply")
+    assert r.status_code == 409 and r.json()["code"] == "NOT_WAITING", r.text
+    # ... and applies the next one
+    q = wait_for(lambda: next((x for x in proposals(c) if x["id"] != p["id"] and x["state"] == "waiting"), None), 30,
+                 what="another waiting proposal")
+    r = ops.post(f"/api/v1/cc/proposals/{q['id']}/apply")
+    assert r.status_code == 202 and r.json()["state"] == "approved", r.text
+    ch = wait_for(lambda: (lambda x: x if x and all(y["state"] == "applied" for y in x) else None)(tuner_changes(c)),
+                  20, what="the canary's changes applied")
+    assert len(ch) == len(q["changes"]), (ch, q)
+    assert all(x["actor"] == "tuner (asked by ops)" for x in ch), ch
+    assert all(x["target"]["kind"] == ("dcqcn" if q["class"] == "hosts" else "ecn") for x in ch)
+    assert all(q["knob"] in x["params"] for x in ch), ch
+    # the switches (or hosts) hold the values now, read back
+    assert all(x["new"][q["knob"]] == pytest.approx(q["to"]) for x in ch), ch
+    # the step goes on by itself: its rollout or its rollback, in the history
+    hist = wait_for(lambda: (lambda h: h if any(x["step"] == q["step"] and x["phase"] != "canary" for x in h) else None)(
+        c.json("/api/v1/cc/history")), 30, what="the step's rollout or rollback")
+    canary = next(x for x in hist if x["id"] == q["id"])
+    assert canary["outcome"] == "applied" and canary["change_batch"] == ch[0]["batch"], canary
+    assert any(x["id"] == p["id"] and x["state"] == "rejected" for x in hist)
+    m = c.get("/metrics").text
+    assert 'rocefab_cc_mode{mode="advise"} 1' in m and "rocefab_cc_decisions_total" in m
+    assert 'rocefab_cc_proposals_total{outcome="rejected"} 1' in m
+
+
+def test_auto_steps_and_rollback(world):
+    d, sim, c, ops = fabric(world, mode="auto")
+    # a step applies by itself through the change path (actor "tuner"), then its verdict: a
+    # rollout or a rollback, applied too, without anyone asking
+    hist = wait_for(lambda: (lambda h: h if any(x["phase"] != "canary" and x.get("outcome") == "applied" for x in h)
+                             else None)(c.json("/api/v1/cc/history")), 60, what="a step's verdict applied")
+    verdict = next(x for x in hist if x["phase"] != "canary" and x.get("outcome") == "applied")
+    canary = next(x for x in hist if x["step"] == verdict["step"] and x["phase"] == "canary")
+    assert canary["outcome"] == "applied" and "decided_by" not in canary, canary
+    ch = {x["batch"]: x for x in tuner_changes(c)}
+    assert ch[canary["change_batch"]]["actor"] == "tuner" and ch[verdict["change_batch"]]["actor"] == "tuner"
+    assert verdict["reason"].startswith(f"step {verdict['step']} "), verdict
+    assert all(x["state"] != "waiting" for x in hist)
+    # an operator asks for every completed step to be undone (when none is in flight)
+    def rollback():
+        r = ops.post("/api/v1/cc/rollback")
+        return r if r.status_code == 202 else None
+    r = wait_for(rollback, 60, interval=0.3, what="a moment without a step in progress")
+    undone = r.json()
+    assert all(x["phase"] == "rollback" and x["decided_by"] == "ops" for x in undone), undone
+    if undone:
+        wait_for(lambda: any(x["actor"] == "tuner (asked by ops)" and x["state"] == "applied" for x in tuner_changes(c)),
+                 20, what="the rollback applied")
+    m = c.get("/metrics").text
+    assert 'rocefab_cc_mode{mode="auto"} 1' in m and "rocefab_cc_steps_total" in m
+
+
+@pytest.mark.parametrize("body,code,pointer", [
+    ({"mode": "sometimes"}, "BAD_VALUE", "mode"),
+    ({"canary_share": 0}, "BAD_VALUE", None),
+    ({"kmin_floor_bytes": -5}, "BAD_VALUE", "kmin_floor_bytes"),
+    ({"surprise": 1}, "UNKNOWN_FIELD", "surprise"),
+    ([1, 2], "BAD_VALUE", None),
+])
+def test_bad_policy_refused_nothing_changes(world, body, code, pointer):
+    d = world.daemon(extra_conf=CC_CONF).start()
+    d.token("ops", "operator")
+    ops = d.client("ops")
+    before = ops.json("/api/v1/cc/policy")
+    r = ops.put("/api/v1/cc/policy", json=body)
+    assert r.status_code == 400 and r.headers["Content-Type"].startswith("application/problem+json"), r.text
+    assert r.json()["code"] == code, r.text
+    if pointer:
+        assert pointer in r.json().get("pointer", "") + r.json()["detail"], r.json()
+    assert ops.json("/api/v1/cc/policy") == before
+
+
+def test_policy_change_kept_and_bad_decisions(world):
+    d = world.daemon(extra_conf=CC_CONF).start()
+    d.token("ops", "operator")
+    d.token("viewer", "viewer")
+    ops, c = d.client("ops"), d.client("viewer")
+    r = ops.put("/api/v1/cc/policy", json={"mode": "auto", "qdelay_target_us": 15})
+    assert r.status_code == 200 and r.json()["mode"] == "auto" and r.json()["qdelay_target_us"] == 15
+    # a viewer may read, not change or decide
+    assert c.put("/api/v1/cc/policy", json={"mode": "off"}).status_code == 403
+    assert c.post("/api/v1/cc/proposals/1/apply").status_code == 403
+    for path, status, code in [("/api/v1/cc/proposals/999/apply", 404, "NO_SUCH_PROPOSAL"),
+                               ("/api/v1/cc/proposals/0/reject", 400, "BAD_PARAMETER"),
+                               ("/api/v1/cc/proposals/x/apply", 400, "BAD_PARAMETER")]:
+        r = ops.post(path)
+        assert r.status_code == status and r.json()["code"] == code, (path, r.text)
+    r = ops.post("/api/v1/cc/proposals/1/apply", data="{\"x\": 1}", headers={"Content-Type": "application/json"})
+    assert r.status_code == 400, r.text
+    assert ops.get("/api/v1/cc/proposals", params={"all": "maybe"}).status_code == 400
+    # kept across a restart
+    d.stop()
+    d.start()
+    assert d.client("ops").json("/api/v1/cc/policy")["mode"] == "auto"
+
+
+def test_no_tuner_without_fast_lane(world):
+    d = world.daemon(extra_conf="[detector]\ninterval = 0\n" + CC_CONF).start()
+    d.token("viewer", "viewer")
+    r = d.client("viewer").get("/api/v1/cc")
+    assert r.status_code == 404 and r.json()["code"] == "NO_TUNER"
+    assert "the tuner reads the fast lane" in d.proc.output()
