@@ -120,6 +120,48 @@ static int build_alert_action(const struct cli_cmd *c, char *const *args, int na
 	return path_add(r, e, "/api/v1/alerts/") ?: path_add_escaped(r, e, args[0]) ?: path_add(r, e, "/%s", c->name);
 }
 
+static int parse_assign(const char *a, json_t *params, struct rf_err *e);
+
+/* cc [status | proposals [--all] | history | policy [NAME=VALUE...] | apply ID | reject ID |
+ * rollback] */
+static int build_cc(const struct cli_cmd *c, char *const *args, int nargs, const struct cli_opts *o,
+		    struct cli_request *r, struct rf_err *e)
+{
+	const char *sub = nargs ? args[0] : "status";
+	int x;
+
+	(void)c;
+	if (!strcmp(sub, "status") && nargs <= 1)
+		return path_add(r, e, "/api/v1/cc");
+	if (!strcmp(sub, "proposals") && nargs <= 1)
+		return path_add(r, e, "/api/v1/cc/proposals") ?: query_add(r, e, "all", o->all ? "true" : NULL);
+	if (!strcmp(sub, "history") && nargs <= 1)
+		return path_add(r, e, "/api/v1/cc/history");
+	if (!strcmp(sub, "rollback") && nargs <= 1) {
+		r->method = "POST";
+		return path_add(r, e, "/api/v1/cc/rollback");
+	}
+	if ((!strcmp(sub, "apply") || !strcmp(sub, "reject")) && nargs == 2) {
+		r->method = "POST";
+		return path_add(r, e, "/api/v1/cc/proposals/") ?: path_add_escaped(r, e, args[1]) ?:
+			       path_add(r, e, "/%s", sub);
+	}
+	if (!strcmp(sub, "policy")) {
+		if ((x = path_add(r, e, "/api/v1/cc/policy")) < 0 || nargs == 1)
+			return x;
+		if (!(r->body = json_object()))
+			return -ENOMEM;
+		r->method = "PUT";
+		for (int i = 1; i < nargs; i++)
+			if ((x = parse_assign(args[i], r->body, e)) < 0)
+				return x;
+		return 0;
+	}
+	return rf_err_set(e, -EINVAL, NULL, NULL,
+			  "cc takes status, proposals [--all], history, policy [NAME=VALUE...], apply ID, reject ID or "
+			  "rollback");
+}
+
 /* changes [ID]: the filters apply to the list only */
 static int build_changes(const struct cli_cmd *c, char *const *args, int nargs,
 			 const struct cli_opts *o, struct cli_request *r, struct rf_err *e)
@@ -437,6 +479,17 @@ static const struct cli_cmd cmds[] = {
 	  .path = "/api/v1/detector",
 	  .build = build_get,
 	  .print = print_detector },
+	{ .name = "cc",
+	  .synopsis = "cc [status|proposals [--all]|history|rollback]\n"
+		      "cc policy [NAME=VALUE...]\n"
+		      "cc apply|reject PROPOSAL",
+	  .help = "the congestion-control tuner of ECN and DCQCN: its\n"
+		  "state, its proposals (apply or reject them in advise\n"
+		  "mode), every step's history, its policy (role operator\n"
+		  "to change), undo every step",
+	  .max_args = -1,
+	  .build = build_cc,
+	  .print = print_cc },
 	{ .name = "changes",
 	  .synopsis = "changes [ID] [--state S] [--agent A]",
 	  .help = "configuration changes and their outcome (audit log)",
@@ -507,6 +560,7 @@ static const char usage_options[] =
 	"      --wait[=SECONDS]   wait until every change is settled (set; default 30 s)\n"
 	"      --max-targets N    let a pattern change up to N objects (set; default\n"
 	"                         rocefabd's changes.max_targets, 256)\n"
+	"      --all              cc proposals: the recent ones too, not only the open\n"
 	"  -V, --version          print the version and exit\n"
 	"  -h, --help             this text\n";
 

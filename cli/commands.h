@@ -25,6 +25,7 @@ struct cli_opts {
 	const char *max_targets;   /* set with a pattern: the body's "max_targets" */
 	double wait_s;             /* set --wait: seconds to follow the batch */
 	bool json;                 /* -j: the answer as JSON */
+	bool all;                  /* cc proposals --all */
 };
 
 struct cli_request;

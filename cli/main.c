@@ -68,6 +68,7 @@ int main(int argc, char **argv)
 		{ "op", required_argument, NULL, 11 },
 		{ "size", required_argument, NULL, 12 },
 		{ "max-targets", required_argument, NULL, 13 },
+		{ "all", no_argument, NULL, 14 },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *server = getenv("ROCEFAB_SERVER"), *token_file = getenv("ROCEFAB_TOKEN_FILE");
@@ -115,6 +116,9 @@ int main(int argc, char **argv)
 			break;
 		case 7:
 			o.reason = optarg;
+			break;
+		case 14:
+			o.all = true;
 			break;
 		case 8:
 			o.wait_s = optarg ? atof(optarg) : 30;

@@ -564,3 +564,66 @@ void print_changes(FILE *f, const json_t *d)
 	table_free(t);
 	strs_fini(&s);
 }
+
+/* rocefabctl cc ...: the tuner's status, a list of proposals, one proposal, or the policy. */
+void print_cc(FILE *f, const json_t *d)
+{
+	static const char *const h[] = { "ID", "STEP", "PHASE", "STATE", "CLASS", "KNOB", "FROM", "TO", "N",
+					 "OUTCOME", "REASON", NULL };
+	struct strs s = { 0 };
+	struct table *t;
+	size_t i;
+	json_t *p, *x;
+	const char *k;
+
+	if (json_is_object(d) && json_object_get(d, "signals")) { /* the status */
+		fprintf(f, "mode %s, %s; every %lld ms: %lld decisions, %lld steps (%lld rolled back), %lld proposals, "
+			   "%lld change sets in flight\n",
+			json_string_value(json_object_get(d, "mode")) ?: "?",
+			json_string_value(json_object_get(d, "state")) ?: "?",
+			(long long)json_integer_value(json_object_get(d, "interval_ms")),
+			(long long)json_integer_value(json_object_get(d, "decisions")),
+			(long long)json_integer_value(json_object_get(d, "steps")),
+			(long long)json_integer_value(json_object_get(d, "rolled_back")),
+			(long long)json_integer_value(json_object_get(d, "proposals_made")),
+			(long long)json_integer_value(json_object_get(d, "changes_in_flight")));
+		json_object_foreach(json_object_get(d, "settings"), k, x) {
+			char *v = json_dumps(x, JSON_COMPACT | JSON_SORT_KEYS);
+
+			fprintf(f, "  %-9s %s\n", k, v ? v : "");
+			free(v);
+		}
+		json_array_foreach(json_object_get(d, "steps_in_progress"), i, x)
+			fprintf(f, "  step %lld %s: %s %s %g -> %g\n", (long long)json_integer_value(json_object_get(x, "id")),
+				json_string_value(json_object_get(x, "state")) ?: "?",
+				json_string_value(json_object_get(x, "class")) ?: "?",
+				json_string_value(json_object_get(x, "knob")) ?: "?",
+				json_number_value(json_object_get(x, "from")), json_number_value(json_object_get(x, "to")));
+		return;
+	}
+	if (!json_is_array(d) && !json_object_get(d, "phase")) { /* the policy, or anything else */
+		json_dumpf(d, f, JSON_INDENT(2) | JSON_SORT_KEYS);
+		fputc('\n', f);
+		return;
+	}
+	t = table_new(h);
+	for (i = 0; json_is_array(d) ? i < json_array_size(d) : i < 1; i++) {
+		char from[32], to[32], n[16];
+
+		p = json_is_array(d) ? json_array_get(d, i) : (json_t *)d;
+		snprintf(from, sizeof(from), "%g", json_number_value(json_object_get(p, "from")));
+		snprintf(to, sizeof(to), "%g", json_number_value(json_object_get(p, "to")));
+		snprintf(n, sizeof(n), "%zu", json_array_size(json_object_get(p, "changes")));
+		{
+			const char *row[] = { str(&s, p, "id"),	   str(&s, p, "step"),  str(&s, p, "phase"),
+					      str(&s, p, "state"), str(&s, p, "class"), str(&s, p, "knob"),
+					      from,		   to,			n,
+					      str(&s, p, "outcome") ?: "", str(&s, p, "reason") };
+
+			table_row(t, row);
+		}
+	}
+	table_print(t, f);
+	table_free(t);
+	strs_fini(&s);
+}

@@ -25,6 +25,7 @@ void print_params(FILE *f, const json_t *doc);
 void print_alerts(FILE *f, const json_t *doc);
 void print_alert(FILE *f, const json_t *alert);
 void print_detector(FILE *f, const json_t *doc);
+void print_cc(FILE *f, const json_t *doc);
 /* GET /api/v1/hosts/HOST: the host, then each device with its port table. */
 void print_host(FILE *f, const json_t *doc);
 /* GET /api/v1/ports: the port table. */

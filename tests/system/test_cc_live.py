@@ -6,6 +6,7 @@ rollout follows by itself.  In auto mode steps apply and roll back by themselves
 /api/v1/changes and /api/v1/cc/history.  Bad policies and decisions get problem+json and change
 nothing."""
 import os
+import subprocess
 
 import pytest
 
@@ -22,6 +23,11 @@ def fabric(world, mode="advise"):
     d.token("ops", "operator")
     sim = world.sim(os.path.join(LIVE, "cc.json"), daemon=d, token_file=agent_tok, interval="0.3s").start()
     return d, sim, d.client("viewer"), d.client("ops")
+
+
+def ctl(d, token, *args):
+    env = dict(os.environ, ROCEFAB_SERVER=d.url, ROCEFAB_TOKEN_FILE=os.path.join(d.workdir, f"{token}.token"))
+    return subprocess.run([binary("rocefabctl")] + list(args), capture_output=True, text=True, env=env, timeout=20)
 
 
 def proposals(c, **params):
@@ -44,9 +50,16 @@ def test_advise_waits_then_apply_and_reject(world):
     assert p["evidence"]["pause_share"] >= 0 and p["changes"], p
     # nothing changes while it waits
     assert not tuner_changes(c)
-    # an operator rejects the first...
-    r = ops.post(f"/api/v1/cc/proposals/{p['id']}/reject")
-    assert r.status_code == 200 and r.json()["state"] == "rejected" and r.json()["decided_by"] == "ops", r.text
+    # rocefabctl shows it; an operator rejects it with rocefabctl...
+    out = ctl(d, "viewer", "cc", "proposals")
+    assert out.returncode == 0 and str(p["id"]) in out.stdout and "waiting" in out.stdout, out.stdout + out.stderr
+    assert "mode advise" in ctl(d, "viewer", "cc").stdout
+    assert ctl(d, "viewer", "cc", "reject", str(p["id"])).returncode != 0  # a viewer may not
+    out = ctl(d, "ops", "cc", "reject", str(p["id"]))
+    assert out.returncode == 0 and "rejected" in out.stdout, out.stdout + out.stderr
+    r = c.get("/api/v1/cc/proposals", params={"all": "true"})
+    rej = next(x for x in r.json() if x["id"] == p["id"])
+    assert rej["state"] == "rejected" and rej["decided_by"] == "ops", rej
     r = ops.post(f"/api/v1/cc/proposals/{p['id']}/apply")
     assert r.status_code == 409 and r.json()["code"] == "NOT_WAITING", r.text
     # ... and applies the next one
@@ -138,10 +151,18 @@ def test_policy_change_kept_and_bad_decisions(world):
     r = ops.post("/api/v1/cc/proposals/1/apply", data="{\"x\": 1}", headers={"Content-Type": "application/json"})
     assert r.status_code == 400, r.text
     assert ops.get("/api/v1/cc/proposals", params={"all": "maybe"}).status_code == 400
+    # rocefabctl changes it too, and reports a bad field
+    out = subprocess.run([binary("rocefabctl"), "cc", "policy", "canary_intervals=5"], capture_output=True, text=True,
+                         env=dict(os.environ, ROCEFAB_SERVER=d.url, ROCEFAB_TOKEN=d.tokens["ops"]), timeout=20)
+    assert out.returncode == 0 and '"canary_intervals": 5' in out.stdout, out.stdout + out.stderr
+    out = subprocess.run([binary("rocefabctl"), "cc", "policy", "surprise=1"], capture_output=True, text=True,
+                         env=dict(os.environ, ROCEFAB_SERVER=d.url, ROCEFAB_TOKEN=d.tokens["ops"]), timeout=20)
+    assert out.returncode != 0 and "UNKNOWN_FIELD" in out.stderr + out.stdout, out.stdout + out.stderr
     # kept across a restart
     d.stop()
     d.start()
-    assert d.client("ops").json("/api/v1/cc/policy")["mode"] == "auto"
+    pol = d.client("ops").json("/api/v1/cc/policy")
+    assert pol["mode"] == "auto" and pol["canary_intervals"] == 5, pol
 
 
 def test_no_tuner_without_fast_lane(world):
