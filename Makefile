@@ -5,6 +5,7 @@
 #   make demo         run rocefabd with a small fabric (see README)
 #   make bench        print the performance table
 #   make bench-detect the deadlock/storm detector against pfcwd, and its cost at scale
+#   make bench-cc     the congestion-control tuner against static settings and a grid oracle
 #   make fuzz         run every fuzz target FUZZ_TIME seconds (FUZZ_JOBS at once)
 #   make fuzz-smoke   the same for 20 s each, two at a time (CI)
 #   make SAN=1 ...    the same with ASan+UBSan, in build/san/
@@ -118,7 +119,7 @@ NEED_DEPS := deps
 endif
 
 .PHONY: all deps check check-unit check-layers check-system check-schemas check-units check-rxe demo \
-	bench bench-detect fuzz fuzz-build fuzz-smoke \
+	bench bench-detect bench-cc fuzz fuzz-build fuzz-smoke \
 	install clean tools
 .DEFAULT_GOAL := all
 .SECONDARY:
@@ -217,6 +218,12 @@ bench: all $(BENCH_BINS)
 bench-detect: all $(B)/bench/bench_detect_scale
 	$(Q)ROCEFAB_BUILD=$(B) /usr/bin/python3 tests/bench/bench_detect.py
 	$(Q)$(B)/bench/bench_detect_scale
+
+# the congestion-control tuner beside the DCQCN paper's and the HPCC simulator's settings and the
+# best static setting of a grid (27 ECN points x 2 DCQCN settings), per workload on the 64-host
+# fabric, 3 seeds (tests/bench/bench_cc.py); CI runs its smoke (tests/system/test_cc.py)
+bench-cc: all
+	$(Q)ROCEFAB_BUILD=$(B) /usr/bin/python3 tests/bench/bench_cc.py
 
 # --- fuzzing (clang libFuzzer) ----------------------------------------------------------------
 # Every tests/fuzz/fuzz_NAME.c is a target (docs/testing.md, "Fuzzing").  The layers are compiled again by

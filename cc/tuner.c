@@ -14,7 +14,7 @@ const struct cc_tn_policy cc_tn_defaults = {
 	.mode = CC_TN_ADVISE,
 	.canary_share = 0.5,
 	.max_share = 0.5,
-	.canary_intervals = 4,
+	.canary_intervals = 3,
 	.tabu_intervals = 30,
 	.max_factor = 2.0,
 	.pmax_step = 0.1,
@@ -407,14 +407,19 @@ static double stat_var(const struct stat *st)
 
 /* Whether c's mean is above r's by more than margin, and clearly (Welch's t above 2): a burst
  * on one member in one interval does not make a canary worse. */
-static bool stat_worse(const struct stat *c, const struct stat *r, double margin)
+static bool stat_worse_t(const struct stat *c, const struct stat *r, double margin, double tmin)
 {
 	double mc = stat_mean(c), mr = stat_mean(r), se;
 
 	if (!c->n || !r->n || mc - mr <= margin)
 		return false;
 	se = sqrt(stat_var(c) / c->n + stat_var(r) / r->n);
-	return se <= 0 || (mc - mr) / se > 2;
+	return se <= 0 || (mc - mr) / se > tmin;
+}
+
+static bool stat_worse(const struct stat *c, const struct stat *r, double margin)
+{
+	return stat_worse_t(c, r, margin, 2);
 }
 
 /* A group's measures over the intervals watched, canary against the rest: each sample is a
@@ -1485,17 +1490,18 @@ static int step_run(struct cc_tn *t, struct step *k, const struct cc_tn_input *i
 	grp_add(t, k, in);
 	if ((why = unsafe(t, k, buf, sizeof(buf))))
 		return propose_rollback(t, k, why);
-	/* a canary clearly hurting (twice the rest's pause or queue delay, and significant) goes at
-	 * once, without waiting for its verdict */
+	/* a canary hurting beyond doubt (worse than the verdict's margins at Welch's t above 3)
+	 * goes at once, without waiting for its verdict */
 	{
 		const struct grp *c = &k->g_canary, *r = &k->g_rest;
+		double tol = t->pol.tolerance;
 
-		if (stat_worse(&c->pause, &r->pause, fmax(c->lvl_pause, r->lvl_pause) + 2 * t->pol.pause_target)) {
+		if (stat_worse_t(&c->pause, &r->pause, tol * fmax(c->lvl_pause, r->lvl_pause) + t->pol.pause_target, 3)) {
 			snprintf(buf, sizeof(buf), "the changed members were paused %.3f %% of the time, the rest %.3f %%",
 				 (c->lvl_pause + stat_mean(&c->pause)) * 100, (r->lvl_pause + stat_mean(&r->pause)) * 100);
 			return propose_rollback(t, k, buf);
 		}
-		if (stat_worse(&c->qd, &r->qd, fmax(c->lvl_qd, r->lvl_qd) + t->pol.qdelay_target_us / 2)) {
+		if (stat_worse_t(&c->qd, &r->qd, tol * fmax(c->lvl_qd, r->lvl_qd) + t->pol.qdelay_target_us / 4, 3)) {
 			snprintf(buf, sizeof(buf), "the changed members' mean queue delay rose to %.1f us, the rest's is %.1f us",
 				 c->lvl_qd + stat_mean(&c->qd), r->lvl_qd + stat_mean(&r->qd));
 			return propose_rollback(t, k, buf);

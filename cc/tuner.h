@@ -68,7 +68,7 @@ struct cc_tn_policy {
 	double canary_share;	   /* of a class, the canary (0.5: the noise of bursty traffic needs
 				    * many members to see a change through) */
 	double max_share;	   /* of a class, changed per step at most (0.5) */
-	unsigned canary_intervals; /* a step is judged after this many intervals (4) */
+	unsigned canary_intervals; /* a step is judged after this many intervals (3) */
 	unsigned tabu_intervals;   /* a move rolled back is not tried again for this long (30) */
 	double max_factor;	   /* a threshold, rate or timer moves by at most this factor (2) */
 	double pmax_step;	   /* pmax moves by at most this much (0.1) */

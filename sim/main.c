@@ -231,6 +231,7 @@ static int run_main(int argc, char **argv)
 	bool timing = true, quiet = false;
 	struct sim_ctl_opts co = { .delay_ps = -1, .mitigate = CC_DL_AUTO, .tune = { .mode = CC_TN_AUTO } };
 	json_t *policy = NULL;
+	bool cc_mode_given = false;
 	struct sim_ctl *ctl = NULL;
 	struct ts_port *tsp = NULL;
 	struct rf_err e = { 0 };
@@ -322,6 +323,7 @@ static int run_main(int argc, char **argv)
 			co.baseline_pfcwd = true;
 			break;
 		case 15:
+			cc_mode_given = true;
 			if (cc_tn_mode_parse(optarg, &co.tune.mode) < 0) {
 				fprintf(stderr, "rocefab-sim: --cc-mode: '%s' is not off, advise or auto\n", optarg);
 				return 2;
@@ -356,7 +358,7 @@ static int run_main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (co.controller != SIM_CTL_TUNER && (policy || co.tune.force || co.tune.mode != CC_TN_AUTO)) {
+	if (co.controller != SIM_CTL_TUNER && (policy || co.tune.force || cc_mode_given)) {
 		fprintf(stderr, "rocefab-sim: --cc-mode, --policy and --force-step need --controller tuner\n");
 		json_decref(policy);
 		return 2;

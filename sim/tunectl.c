@@ -167,7 +167,9 @@ int64_t sim_tune_next(const struct sim_tune *t)
 	for (size_t i = 0; i < t->ndue; i++)
 		if (t->due[i].at < n)
 			n = t->due[i].at;
-	if (t->o.force && !t->forced && t->o.force_at_ps < n)
+	/* a forced step due is tried at its time, and again at each interval while the class is
+	 * busy with a step of its own (sim_tune_step) */
+	if (t->o.force && !t->forced && t->o.force_at_ps < n && t->o.force_at_ps > sim_now(t->s))
 		n = t->o.force_at_ps;
 	return n;
 }

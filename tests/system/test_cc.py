@@ -1,0 +1,111 @@
+"""The congestion-control tuner inside the simulation (rocefab-sim run --controller tuner): a
+forced bad step is rolled back within 3 decision intervals; the harness's own checks of every
+change (Kmin < Kmax, room below XOFF, the policy's ranges, the share of a class per step) find
+nothing; advise mode changes nothing; bad options are refused; and make bench-cc's script runs
+(its smoke, so that it cannot rot)."""
+import json
+import math
+import os
+import subprocess
+
+import pytest
+
+from conftest import ROOT, binary
+
+SCEN = os.path.join(ROOT, "sim", "scenarios")
+UNIFORM = os.path.join(SCEN, "cc", "uniform-congestion.json")
+
+
+def sim(*args, timeout=300):
+    r = subprocess.run([binary("rocefab-sim"), "run"] + list(args) + ["--quiet", "--no-timing", "--json", "-"],
+                       capture_output=True, text=True, timeout=timeout)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def class_sizes(doc_or_scenario):
+    # ls64: 4 leaves of 16 hosts, 16 spines
+    return {"tor_down": 64, "tor_up": 64, "spine": 64, "hosts": 64}
+
+
+def test_forced_bad_step_rolled_back_within_3_intervals():
+    doc = sim(UNIFORM, "--controller", "tuner", "--force-step", "tor_down:kmin_bytes=1500000@1ms")
+    c = doc["controller"]
+    f = c["forced"]
+    assert f["applied_us"] >= 1000 and "rolled_back_us" in f, f
+    assert f["rollback_intervals"] <= 3, f
+    forced = [p for p in c["proposals"] if p["forced"]]
+    assert forced[0]["phase"] == "canary" and forced[0]["to"] == 1500000
+    back = [p for p in forced if p["phase"] == "rollback"]
+    assert back and back[0]["to"] == 400000 and "rolled back" in back[0]["reason"], forced
+    assert not [p for p in forced if p["phase"] == "rollout"], "the bad step went further than its canary"
+    assert c["violations"] == []
+
+
+def test_every_change_keeps_the_invariants():
+    """A whole run at 70 % WebSearch: every change the tuner made was read back and checked by
+    the harness (not by the tuner's word); no proposal changed more than max_share of a class."""
+    doc = sim(os.path.join(SCEN, "detect", "websearch-70.json"), "--controller", "tuner", "--until", "3ms")
+    c = doc["controller"]
+    assert c["violations"] == [], c["violations"][:5]
+    assert c["intervals"] >= 25 and c["steps"] >= 1 and c["changes_applied"] > 0, c
+    share = c["policy"]["max_share"]
+    sizes = class_sizes(None)
+    for p in c["proposals"]:
+        if p["phase"] != "rollback":
+            assert p["nchanges"] <= math.ceil(share * sizes[p["class"]]), p
+    # the timeline has every interval's settings and signals (what the tuner saw)
+    assert len(c["timeline"]) == c["intervals"]
+    assert set(c["timeline"][-1]["settings"]) >= {"tor_down", "tor_up", "spine", "hosts"}
+
+
+def test_advise_changes_nothing():
+    doc = sim(UNIFORM, "--controller", "tuner", "--cc-mode", "advise")
+    c = doc["controller"]
+    assert c["mode"] == "advise" and c["changes_applied"] == 0
+    assert c["proposals"] and all(p["state"] == "waiting" for p in c["proposals"]), c["proposals"]
+
+
+def test_off_proposes_nothing():
+    c = sim(UNIFORM, "--controller", "tuner", "--cc-mode", "off")["controller"]
+    assert c["proposals"] == [] and c["changes_applied"] == 0
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--controller", "tuner", "--force-step", "tor_down:kmin=5@1ms"], "--force-step"),
+    (["--controller", "tuner", "--force-step", "nowhere"], "--force-step"),
+    (["--controller", "tuner", "--cc-mode", "sometimes"], "--cc-mode"),
+    (["--cc-mode", "auto", "--controller", "detector"], "need --controller tuner"),
+    (["--controller", "tuner", "--policy", "/nonexistent/policy.json"], "--policy"),
+])
+def test_bad_options_exit_2(args, msg):
+    r = subprocess.run([binary("rocefab-sim"), "run", UNIFORM] + args, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and msg in r.stderr, r.stderr
+
+
+def test_bad_policy_named(tmp_path):
+    for body, name in [({"surprise": 1}, "surprise"), ({"canary_share": 2}, "canary_share"),
+                       ({"pmax_floor": 0.5, "pmax_ceiling": 0.1}, "pmax_floor")]:
+        p = tmp_path / "policy.json"
+        p.write_text(json.dumps(body))
+        r = subprocess.run([binary("rocefab-sim"), "run", UNIFORM, "--controller", "tuner", "--policy", str(p)],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 2 and name in r.stderr, r.stderr
+
+
+def test_a_forced_step_breaking_an_invariant_is_refused():
+    # Kmin above Kmax: refused, recorded, nothing changed by it
+    c = sim(UNIFORM, "--controller", "tuner", "--cc-mode", "off", "--force-step",
+            "tor_down:kmin_bytes=2000000@1ms")["controller"]
+    assert c["changes_applied"] == 0
+    assert any("kmin_bytes must be below kmax_bytes" in v["what"] for v in c["violations"]), c["violations"]
+
+
+def test_bench_cc_smoke():
+    """make bench-cc's script on two workloads, one seed, a reduced grid: it runs and prints
+    the table with the defaults, the tuner and the oracle."""
+    r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "bench", "bench_cc.py"), "--smoke",
+                        "--no-fail"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    for word in ("websearch-50", "incast+websearch-30", "dcqcn-paper", "hpcc-sim", "tuner", "oracle"):
+        assert word in r.stdout, r.stdout
