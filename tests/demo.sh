@@ -58,7 +58,9 @@ cat <<MSG
   second, every host and switch reported by its virtual agent each second (and its PFC
   counters every 200 ms, for the deadlock and storm detector).  A NIC pause storm from h7
   starts one minute in and lasts 30 s: rocefabctl alerts names it (pause_storm h7), and the
-  pingmesh's finding under leaf0 that follows is attributed to it.
+  pingmesh's finding under leaf0 that follows is attributed to it.  The congestion-control
+  tuner runs in advise mode (decisions every 10 s): rocefabctl cc proposals lists what it
+  would change in ECN and DCQCN and why; an operator applies or rejects each.
 
   REST API    $url/api/v1/topology     (tokens: $work/viewer.token, $work/operator.token)
   Prometheus  $url/metrics
@@ -76,6 +78,9 @@ cat <<MSG
     $B/rocefabctl alerts          # a minute in: the pause storm, named as h7's
     $B/rocefabctl detector        # the PFC detector: modes, fast lane, findings
     ROCEFAB_TOKEN_FILE=$work/operator.token $B/rocefabctl mitigate ID   # isolate h7 (advise mode)
+    $B/rocefabctl cc              # the tuner: mode, signals, each class's ECN/DCQCN
+    $B/rocefabctl cc proposals    # what it proposes, with the evidence
+    ROCEFAB_TOKEN_FILE=$work/operator.token $B/rocefabctl cc apply ID   # or: cc reject ID
     curl -s -X POST -d '{"type":"lossy_link","link":"leaf1-spine0","loss":0.05}' http://$simctl/v1/faults
     $B/rocefabctl probes --window 5s     # a few seconds later: the lossy link, named
     curl -s -X POST -d '{"type":"link_down","link":"leaf0-spine0"}' http://$simctl/v1/faults
@@ -90,6 +95,7 @@ if [ -n "${DEMO_DURATION:-}" ]; then
 	"$B/rocefabctl" counters leaf0:leaf0:h3 tx_bytes queue_depth_bytes ecn_marked_packets
 	"$B/rocefabctl" probes --window 3s | head -n 8
 	"$B/rocefabctl" alerts
+	"$B/rocefabctl" cc
 	exit 0
 fi
 wait "${pids[0]}"

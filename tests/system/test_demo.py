@@ -43,6 +43,8 @@ def test_demo_runs_and_prints_live_counters(tmp_path):
     finding = next(l for l in lines if l.startswith("finding:"))
     assert finding.split()[1] == "none", finding
     assert any(l.startswith("SRC") for l in lines), r.stdout
+    # the tuner runs in advise mode (its first decision comes 10 s in: none yet)
+    assert any(l.startswith("mode advise") for l in lines), r.stdout
     # the virtual agents' token is bound to them: no warning, no refused report
     with open(tmp_path / "demo" / "rocefabd.log") as f:
         log = f.read()
