@@ -588,10 +588,13 @@ void print_cc(FILE *f, const json_t *d)
 			(long long)json_integer_value(json_object_get(d, "proposals_made")),
 			(long long)json_integer_value(json_object_get(d, "changes_in_flight")));
 		json_object_foreach(json_object_get(d, "settings"), k, x) {
-			char *v = json_dumps(x, JSON_COMPACT | JSON_SORT_KEYS);
+			const char *kk;
+			json_t *v;
 
-			fprintf(f, "  %-9s %s\n", k, v ? v : "");
-			free(v);
+			fprintf(f, "  %-9s", k);
+			json_object_foreach(x, kk, v)
+				fprintf(f, " %s=%g", kk, json_number_value(v));
+			fputc('\n', f);
 		}
 		json_array_foreach(json_object_get(d, "steps_in_progress"), i, x)
 			fprintf(f, "  step %lld %s: %s %s %g -> %g\n", (long long)json_integer_value(json_object_get(x, "id")),

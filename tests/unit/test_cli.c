@@ -409,6 +409,12 @@ static const char usage_txt[] =
 	"                               deadlock or isolate the storm's culprit through the\n"
 	"                               audited change path (role operator)\n"
 	"  detector                     the PFC detector: modes, fast lane, findings, holds\n"
+	"  cc [status|proposals [--all]|history|rollback]\n"
+	"  cc policy [NAME=VALUE...]\n"
+	"  cc apply|reject PROPOSAL     the congestion-control tuner of ECN and DCQCN: its\n"
+	"                               state, its proposals (apply or reject them in advise\n"
+	"                               mode), every step's history, its policy (role operator\n"
+	"                               to change), undo every step\n"
 	"  changes [ID] [--state S] [--agent A]\n"
 	"                               configuration changes and their outcome (audit log)\n"
 	"\n"
@@ -421,6 +427,7 @@ static const char usage_txt[] =
 	"      --wait[=SECONDS]   wait until every change is settled (set; default 30 s)\n"
 	"      --max-targets N    let a pattern change up to N objects (set; default\n"
 	"                         rocefabd's changes.max_targets, 256)\n"
+	"      --all              cc proposals: the recent ones too, not only the open\n"
 	"  -V, --version          print the version and exit\n"
 	"  -h, --help             this text\n";
 
@@ -692,6 +699,27 @@ static void test_print_health(void **state)
 		       "database:     /var/lib/rocefab/db.sqlite (queue 0 of 4096)\n"
 		       "agents:       3 (1 stale)\n"
 		       "ingest:       120 reports, 45000 samples, 1235 samples/s\n");
+}
+
+static void test_print_cc(void **state)
+{
+	(void)state;
+	assert_printed(print_cc,
+		       "{'mode': 'advise', 'state': 'stepping', 'interval_ms': 10000, 'decisions': 7, 'steps': 2,"
+		       " 'rolled_back': 1, 'proposals_made': 5, 'changes_in_flight': 0, 'signals': {},"
+		       " 'settings': {'tor_down': {'kmin_bytes': 400000}},"
+		       " 'steps_in_progress': [{'id': 2, 'state': 'waiting', 'class': 'tor_down',"
+		       "   'knob': 'kmin_bytes', 'from': 400000, 'to': 200000}]}",
+		       "mode advise, stepping; every 10000 ms: 7 decisions, 2 steps (1 rolled back), 5 proposals, "
+		       "0 change sets in flight\n"
+		       "  tor_down  kmin_bytes=400000\n"
+		       "  step 2 waiting: tor_down kmin_bytes 400000 -> 200000\n");
+	assert_printed(print_cc,
+		       "[{'id': 3, 'step': 2, 'phase': 'canary', 'state': 'waiting', 'class': 'tor_down',"
+		       "  'knob': 'kmin_bytes', 'from': 400000, 'to': 200000, 'changes': [{}, {}],"
+		       "  'reason': 'deep queues'}]",
+		       "ID  STEP  PHASE   STATE    CLASS     KNOB        FROM    TO      N  OUTCOME  REASON\n"
+		       "3   2     canary  waiting  tor_down  kmin_bytes  400000  200000  2           deep queues\n");
 }
 
 /* --- running a command over a scripted transport --------------------------------------------- */
@@ -978,6 +1006,7 @@ int main(void)
 		cmocka_unit_test(test_print_host_and_ports),
 		cmocka_unit_test(test_print_probes),
 		cmocka_unit_test(test_print_health),
+		cmocka_unit_test(test_print_cc),
 		cmocka_unit_test(test_run_json_and_errors),
 		cmocka_unit_test(test_run_probes_shows_alerts),
 		cmocka_unit_test(test_run_set_wait),

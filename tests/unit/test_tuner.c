@@ -36,7 +36,7 @@ static void add_link(struct cc_snap *s, const char *a, const char *pa, const cha
 static struct cc_snap *fabric(int64_t t, look_fn look, void *ctx)
 {
 	struct cc_snap *s = cc_snap_new(1u << PRIO, t, IV);
-	char a[16], b[16];
+	char a[32], b[32];
 
 	assert_non_null(s);
 	for (int i = 0; i < 2; i++) {
