@@ -450,6 +450,7 @@ struct step {
 	enum cc_tn_knob knob;
 	double from, to;
 	bool forced, aggressive;
+	bool urgent; /* against pauses: kept unless it hurts, no gain to show needed */
 	struct cc_tn_proposal *cur; /* its latest proposal (canary, rollout or rollback) */
 	unsigned watched;
 	struct sig base; /* the fabric before the step */
@@ -1151,7 +1152,7 @@ static void watch_reset(struct step *k);
 
 /* Starts a step: the canary's proposal (waiting for an operator in advise mode). */
 static int start_step(struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob kn, double to, bool aggressive,
-		      bool forced, const char *why, const char *expect)
+		      bool forced, bool urgent, const char *why, const char *expect)
 {
 	struct step *k = &t->steps_of[c];
 	struct cc_tn_proposal *p;
@@ -1173,6 +1174,7 @@ static int start_step(struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob kn, d
 	}
 	k->forced = forced;
 	k->aggressive = aggressive;
+	k->urgent = urgent;
 	k->step = t->next_step++;
 	t->steps++;
 	p = proposal_new(t, k, CC_TN_CANARY);
@@ -1216,7 +1218,7 @@ static int choose_class(struct cc_tn *t, enum cc_tn_class c, const struct sig *g
 		if (!tabu(t, c, kn, up) && !isnan(nv_ = step_value(t, c, kn, up)) &&                       \
 		    !candidate_check(t, c, kn, nv_, xoff)) {                                               \
 			snprintf(expect, sizeof(expect), __VA_ARGS__);                                     \
-			return start_step(t, c, kn, nv_, aggr, false, why, expect);                        \
+			return start_step(t, c, kn, nv_, aggr, false, (aggr) && paused, why, expect);      \
 		}                                                                                          \
 	} while (0)
 
@@ -1363,15 +1365,17 @@ static const char *canary_worse(const struct cc_tn *t, const struct step *k, cha
 	}
 	/* a move stays only for a gain the canary shows clearly (a step that changes nothing
 	 * measurable is a drift, and drifts add up): shorter queues or less pause for a move that
-	 * marks harder, more sent for one that marks less */
-	if (k->st == ST_CANARY && !k->forced) {
+	 * marks harder, more sent for one that marks less.  A move against pauses is the
+	 * exception: harder congestion control where PFC fires is kept unless it hurts (above) or
+	 * costs throughput, since pauses spread and their gain shows fabric-wide, not on a canary */
+	if (k->st == ST_CANARY && !k->forced && k->aggressive && stat_worse(&nc, &nr, tol / 4 * lu)) {
+		snprintf(buf, len, "marking harder cost throughput: the canary's share of capacity sent went from %.1f %% "
+				   "to %.1f %%, the rest's from %.1f %% to %.1f %%",
+			 c->lvl_util * 100, uc * 100, r->lvl_util * 100, ur * 100);
+		return buf;
+	}
+	if (k->st == ST_CANARY && !k->forced && !(k->urgent && k->aggressive)) {
 		if (k->aggressive) {
-			if (stat_worse(&nc, &nr, tol / 4 * lu)) {
-				snprintf(buf, len, "marking harder cost throughput: the canary's share of capacity sent went "
-						   "from %.1f %% to %.1f %%, the rest's from %.1f %% to %.1f %%",
-					 c->lvl_util * 100, uc * 100, r->lvl_util * 100, ur * 100);
-				return buf;
-			}
 			if (!stat_worse(&r->qd, &c->qd, 0) && !stat_worse(&r->pause, &c->pause, 0)) {
 				snprintf(buf, len, "no clear gain: the canary's mean queue delay %.1f us (%.1f before) "
 						   "against the rest's %.1f us (%.1f before)", qc, c->lvl_qd, qr, r->lvl_qd);
@@ -1653,7 +1657,8 @@ int cc_tn_force(struct cc_tn *t, enum cc_tn_class cls, enum cc_tn_knob knob, dou
 	if ((*why = candidate_check(t, cls, knob, value, t->xoff)))
 		return -EINVAL;
 	snprintf(reason, sizeof(reason), "forced: %s %s to %g", class_names[cls], knob_names[knob], value);
-	return start_step(t, cls, knob, value, false, true, reason, "none claimed: a forced step is judged like any other")
+	return start_step(t, cls, knob, value, false, true, false, reason,
+			  "none claimed: a forced step is judged like any other")
 		       < 0
 		       ? -ENOMEM
 		       : 0;

@@ -69,6 +69,8 @@ def workloads(dur_us, smoke):
         "websearch-30": [ws(0.3)],
         "websearch-50": [ws(0.5)],
         "websearch-70": [ws(0.7)],
+        # the issue's own run: 10 ms of arrivals, long enough for the defaults' pauses to build up
+        "websearch-70-10ms": [ws(0.7, 0, 10000)],
         "hadoop-50": [{"type": "cdf", "cdf": "fbhdp", "load": 0.5, "duration_us": d}],
         "alistorage-50": [{"type": "cdf", "cdf": "alistorage", "load": 0.5, "duration_us": d}],
         "incast+websearch-30": [ws(0.3), incast(0, d)],
