@@ -1780,7 +1780,9 @@ json_t *cc_tn_proposal_json(const struct cc_tn_proposal *p)
 {
 	json_t *ch = json_array(), *o;
 
-	for (size_t i = 0; ch && i < p->nchanges; i++) {
+	/* the first CC_TN_LISTED changes (nchanges says how many in all): a rollout over a large
+	 * fabric touches thousands of ports, and the history keeps two thousand proposals */
+	for (size_t i = 0; ch && i < p->nchanges && i < CC_TN_LISTED; i++) {
 		const struct cc_tn_change *c = &p->changes[i];
 
 		if (c->host)
@@ -1801,6 +1803,8 @@ json_t *cc_tn_proposal_json(const struct cc_tn_proposal *p)
 		      "changes", ch ? ch : json_array());
 	if (o && p->evidence)
 		json_object_set(o, "evidence", p->evidence);
+	if (o)
+		json_object_set_new(o, "nchanges", json_integer((json_int_t)p->nchanges));
 	return o;
 }
 

@@ -175,6 +175,7 @@ int cc_tn_rollback_all(struct cc_tn *t);
 /* The tuner's state as JSON: policy, step in progress, the signals of the last interval and
  * the class settings (a new reference). */
 json_t *cc_tn_json(const struct cc_tn *t);
+#define CC_TN_LISTED 64 /* changes listed in a proposal's JSON (nchanges counts them all) */
 json_t *cc_tn_proposal_json(const struct cc_tn_proposal *p);
 /* The class's setting as the tuner sees it (the majority of its members). */
 void cc_tn_class_ecn(const struct cc_tn *t, enum cc_tn_class c, struct cc_tn_ecn *ret);

@@ -342,8 +342,7 @@ static int take_proposals(struct sim_tune *t)
 			rec = cc_tn_proposal_json(p);
 			if (!rec || json_object_set_new(t->props, key, rec) < 0)
 				return -ENOMEM;
-			json_object_del(rec, "changes");
-			json_object_set_new(rec, "nchanges", json_integer((json_int_t)p->nchanges));
+			json_object_del(rec, "changes"); /* nchanges says how many */
 		}
 		if (p->state != CC_TN_APPROVED)
 			continue;

@@ -321,6 +321,13 @@ static void test_canary_then_rollout(void **state)
 	assert_int_equal(p->nchanges, (size_t)ceil(cc_tn_defaults.canary_share * 8)); /* of 8 downlinks */
 	assert_non_null(strstr(p->reason, "queue delay"));
 	assert_non_null(p->evidence);
+	{
+		json_t *j = cc_tn_proposal_json(p);
+
+		assert_int_equal(json_integer_value(json_object_get(j, "nchanges")), p->nchanges);
+		assert_int_equal(json_array_size(json_object_get(j, "changes")), p->nchanges);
+		json_decref(j);
+	}
 	apply_all(t, 8, &changed);
 	/* judged after canary_intervals: the canary's queues are shallower */
 	for (unsigned k = 1; k < cc_tn_defaults.canary_intervals; k++)
