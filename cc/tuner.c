@@ -531,13 +531,19 @@ void cc_tn_free(struct cc_tn *t)
 	free(t);
 }
 
+static void mode_changed(struct cc_tn *t, enum cc_tn_mode from);
+
 int cc_tn_set_policy(struct cc_tn *t, const struct cc_tn_policy *p)
 {
+	enum cc_tn_mode old = t->pol.mode;
+
 	if (cc_tn_policy_check(p))
 		return -EINVAL;
 	t->pol = *p;
 	if (!t->pol.loop_bytes)
 		t->pol.loop_bytes = cc_tn_defaults.loop_bytes;
+	if (old != p->mode)
+		mode_changed(t, old);
 	return 0;
 }
 
@@ -1004,7 +1010,9 @@ static int propose_changes(struct cc_tn *t, struct step *k, struct cc_tn_proposa
 			struct member *m = v[i];
 			size_t stride = canary ? (size_t)(1 / share + 0.5) : 1;
 
-			if (m->touched || member_value(m, k->knob) == k->to)
+			/* the members at the class's setting move; one set apart (by an operator) keeps
+			 * its value, so that undoing the step restores every member exactly */
+			if (m->touched || member_value(m, k->knob) != k->from)
 				continue;
 			if (canary && pass == 0 && stride > 1 && i % stride)
 				continue;
@@ -1570,6 +1578,33 @@ struct cc_tn_proposal *cc_tn_find(struct cc_tn *t, uint64_t id)
 	return NULL;
 }
 
+/* off: every step under way is undone (its rollback needs no approval) and proposals waiting
+ * are dropped — the brake an operator reaches for; auto: the canaries waiting go ahead. */
+static void mode_changed(struct cc_tn *t, enum cc_tn_mode from)
+{
+	(void)from;
+	for (int c = 0; c < CC_TN_NCLASSES; c++) {
+		struct step *k = &t->steps_of[c];
+
+		if (k->st == ST_WAIT && k->cur) {
+			if (t->pol.mode == CC_TN_OFF) {
+				k->cur->state = CC_TN_REJECTED;
+				step_end(t, k);
+			} else if (t->pol.mode == CC_TN_AUTO) {
+				k->cur->state = CC_TN_APPROVED;
+				k->st = ST_CANARY;
+				watch_reset(k);
+				baseline(t, k);
+			}
+		} else if (t->pol.mode == CC_TN_OFF && (k->st == ST_CANARY || k->st == ST_ROLLOUT)) {
+			/* what is out now comes back; a proposal not yet applied goes nowhere */
+			if (k->cur && k->cur->state == CC_TN_APPROVED)
+				k->cur->state = CC_TN_REJECTED;
+			propose_rollback(t, k, "the tuner was turned off");
+		}
+	}
+}
+
 int cc_tn_decide(struct cc_tn *t, uint64_t id, bool apply)
 {
 	struct cc_tn_proposal *p = cc_tn_find(t, id);
@@ -1580,6 +1615,8 @@ int cc_tn_decide(struct cc_tn *t, uint64_t id, bool apply)
 		return -ENOENT;
 	if (p->state != CC_TN_WAITING)
 		return -EALREADY;
+	if (apply && t->pol.mode == CC_TN_OFF)
+		return -EPERM;
 	k = &t->steps_of[p->cls];
 	if (!apply) {
 		p->state = CC_TN_REJECTED;
@@ -1711,6 +1748,8 @@ int cc_tn_rollback_all(struct cc_tn *t)
 				knob_set_ecn(&p->changes[j].ecn_from, ds->knob, ds->to);
 		}
 		ds->undone = true;
+		/* the operator undid it: not proposed again for a while */
+		t->tabu_until[ds->cls][ds->knob][ds->to > ds->from] = t->interval + t->pol.tabu_intervals;
 		n++;
 	}
 	return n;

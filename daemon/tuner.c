@@ -28,6 +28,7 @@ struct tuner {
 	struct store *store;
 	struct tuner_opts o;
 	pthread_mutex_t lock;
+	pthread_mutex_t policy_lock; /* a PUT's read, save and apply, and a pass's reload: one at a time */
 	struct cc_tn *tn;
 	struct cc_snap *acc; /* the detector's snapshots since the last decision, summed */
 	struct applying *app;
@@ -61,6 +62,7 @@ int tuner_new(struct store *s, const struct tuner_opts *o, struct tuner **ret)
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&t->lock, NULL);
+	pthread_mutex_init(&t->policy_lock, NULL);
 	/* the saved policy is in force from the start (GET answers it before the first pass) */
 	{
 		struct store_reader *rd = store_reader_get(s);
@@ -85,6 +87,7 @@ void tuner_free(struct tuner *t)
 	json_decref(t->order);
 	json_decref(t->asked);
 	pthread_mutex_destroy(&t->lock);
+	pthread_mutex_destroy(&t->policy_lock);
 	free(t);
 }
 
@@ -155,10 +158,12 @@ static void track(struct tuner *t, struct store_reader *rd, unsigned prio)
 
 static void sync_policy(struct tuner *t, struct store_reader *rd)
 {
-	json_t *doc = store_meta_get(rd, "cc_policy");
+	json_t *doc;
 	struct cc_tn_policy p = cc_tn_defaults;
 	char err[200];
 
+	pthread_mutex_lock(&t->policy_lock);
+	doc = store_meta_get(rd, "cc_policy");
 	p.mode = t->o.mode;
 	if (doc && cc_tn_policy_from_json(doc, &p, err, sizeof(err)) < 0)
 		log_warning("tuner", "the saved policy is refused (%s): the defaults are in force", err);
@@ -166,6 +171,7 @@ static void sync_policy(struct tuner *t, struct store_reader *rd)
 	pthread_mutex_lock(&t->lock);
 	cc_tn_set_policy(t->tn, &p);
 	pthread_mutex_unlock(&t->lock);
+	pthread_mutex_unlock(&t->policy_lock);
 }
 
 /* --- proposals through the change path ------------------------------------------------------- */
@@ -305,7 +311,9 @@ static void settle(struct tuner *t, struct store_reader *rd)
 			log_warning("tuner", "proposal %" PRIu64 " (change batch %lld) failed: %s", t->app[i].proposal,
 				    (long long)t->app[i].batch, err ?: "no detail");
 		json_decref(list);
+		pthread_mutex_lock(&t->lock);
 		t->app[i] = t->app[--t->napp];
+		pthread_mutex_unlock(&t->lock);
 	}
 }
 
@@ -350,6 +358,7 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 		}
 		if (!p->nchanges) {
 			cc_tn_applied(t->tn, p->id, true);
+			record(t, p);
 			pthread_mutex_unlock(&t->lock);
 			continue;
 		}
@@ -379,6 +388,13 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 			log_warning("tuner", "proposal %" PRIu64 " could not be queued: %s", p->id, buf);
 			cc_tn_applied(t->tn, p->id, false); /* a canary or rollout is rolled back */
 			record(t, p);
+			{
+				size_t n2;
+				struct cc_tn_proposal **v2 = cc_tn_pending(t->tn, &n2);
+
+				for (size_t i = 0; v2 && i < n2; i++)
+					record(t, v2[i]);
+			}
 		} else {
 			json_t *rec = rec_of(t, p->id);
 
@@ -465,15 +481,16 @@ json_t *tuner_policy(struct tuner *t)
 	return o;
 }
 
-int tuner_set_policy(struct tuner *t, json_t *changes, const char *actor, struct rf_err *e)
+static bool open_record(json_t *rec);
+
+/* Under policy_lock: the change merged, saved, in force; *ret the new policy. */
+static int set_policy_locked(struct tuner *t, json_t *changes, struct cc_tn_policy *ret, struct rf_err *e)
 {
 	struct cc_tn_policy p;
 	char err[300];
 	json_t *doc;
 	int r;
 
-	if (!json_is_object(changes))
-		return rf_err_set(e, -EINVAL, "BAD_VALUE", "/", "the policy is a JSON object of the fields to change");
 	pthread_mutex_lock(&t->lock);
 	p = *cc_tn_get_policy(t->tn);
 	pthread_mutex_unlock(&t->lock);
@@ -494,9 +511,41 @@ int tuner_set_policy(struct tuner *t, json_t *changes, const char *actor, struct
 				  "the policy could not be saved: %s", strerror(-r));
 	pthread_mutex_lock(&t->lock);
 	cc_tn_set_policy(t->tn, &p);
+	/* a change of mode may drop waiting proposals, approve them or roll steps back: the
+	 * history says so */
+	for (size_t i = 0; i < json_array_size(t->order); i++) {
+		const char *key = json_string_value(json_array_get(t->order, i));
+		json_t *rec = json_object_get(t->history, key);
+		struct cc_tn_proposal *pp;
+
+		if (rec && open_record(rec) && (pp = cc_tn_find(t->tn, strtoull(key, NULL, 10))))
+			record(t, pp);
+	}
+	{
+		size_t n;
+		struct cc_tn_proposal **v = cc_tn_pending(t->tn, &n);
+
+		for (size_t i = 0; v && i < n; i++)
+			record(t, v[i]);
+	}
 	pthread_mutex_unlock(&t->lock);
-	log_info("tuner", "policy changed by %s: mode %s", actor, cc_tn_mode_name(p.mode));
+	*ret = p;
 	return 0;
+}
+
+int tuner_set_policy(struct tuner *t, json_t *changes, const char *actor, struct rf_err *e)
+{
+	struct cc_tn_policy p = cc_tn_defaults;
+	int r;
+
+	if (!json_is_object(changes))
+		return rf_err_set(e, -EINVAL, "BAD_VALUE", "/", "the policy is a JSON object of the fields to change");
+	pthread_mutex_lock(&t->policy_lock);
+	r = set_policy_locked(t, changes, &p, e);
+	pthread_mutex_unlock(&t->policy_lock);
+	if (r == 0)
+		log_info("tuner", "policy changed by %s: mode %s", actor, cc_tn_mode_name(p.mode));
+	return r;
 }
 
 static bool open_record(json_t *rec)
@@ -514,8 +563,9 @@ json_t *tuner_proposals(struct tuner *t, bool all)
 	for (size_t i = json_array_size(t->order); out && i-- > 0;) {
 		json_t *rec = json_object_get(t->history, json_string_value(json_array_get(t->order, i)));
 
+		/* copies: the pass edits the records (outcome, change batch) while the reply is written */
 		if (rec && (all || open_record(rec)))
-			json_array_append(out, rec);
+			json_array_append_new(out, json_deep_copy(rec));
 	}
 	pthread_mutex_unlock(&t->lock);
 	return out;
@@ -524,12 +574,16 @@ json_t *tuner_proposals(struct tuner *t, bool all)
 int tuner_decide(struct tuner *t, uint64_t id, bool apply, const char *actor, json_t **ret, struct rf_err *e)
 {
 	struct cc_tn_proposal *p;
+	char state[32] = "no longer kept";
 	json_t *rec;
 	int r;
 
 	pthread_mutex_lock(&t->lock);
 	r = cc_tn_decide(t->tn, id, apply);
 	p = cc_tn_find(t->tn, id);
+	rec = rec_of(t, id);
+	if (rec && json_is_string(json_object_get(rec, "state")))
+		snprintf(state, sizeof(state), "%s", json_string_value(json_object_get(rec, "state")));
 	if (r == 0 && p) {
 		char key[24];
 
@@ -541,16 +595,21 @@ int tuner_decide(struct tuner *t, uint64_t id, bool apply, const char *actor, js
 			json_object_set_new(t->asked, key, json_string(actor));
 		else
 			t->rejected++;
-		*ret = json_incref(rec);
+		*ret = json_deep_copy(rec);
 	}
 	pthread_mutex_unlock(&t->lock);
+	/* one the library no longer keeps, still in the history: not waiting any more */
+	if (r == -ENOENT && strcmp(state, "no longer kept"))
+		r = -EALREADY;
 	if (r == -ENOENT)
 		return rf_err_set(e, r, "NO_SUCH_PROPOSAL", NULL, "no proposal %" PRIu64 " (GET /api/v1/cc/proposals)",
 				  id);
 	if (r == -EALREADY)
-		return rf_err_set(e, r, "NOT_WAITING", NULL,
-				  "proposal %" PRIu64 " is not waiting for a decision (%s)", id,
-				  p ? json_string_value(json_object_get(rec_of(t, id), "state")) ?: "?" : "?");
+		return rf_err_set(e, r, "NOT_WAITING", NULL, "proposal %" PRIu64 " is not waiting for a decision (%s)", id,
+				  state);
+	if (r == -EPERM)
+		return rf_err_set(e, r, "TUNER_OFF", NULL,
+				  "the tuner is off: nothing is applied (PUT /api/v1/cc/policy {\"mode\": ...} first)");
 	if (r < 0)
 		return rf_err_set(e, r, "NO_MEMORY", NULL, "out of memory");
 	log_info("tuner", "proposal %" PRIu64 " %s by %s", id, apply ? "approved" : "rejected", actor);
@@ -566,7 +625,7 @@ json_t *tuner_history(struct tuner *t)
 		json_t *rec = json_object_get(t->history, json_string_value(json_array_get(t->order, i)));
 
 		if (rec)
-			json_array_append(out, rec);
+			json_array_append_new(out, json_deep_copy(rec));
 	}
 	pthread_mutex_unlock(&t->lock);
 	return out;
@@ -576,22 +635,30 @@ int tuner_rollback(struct tuner *t, const char *actor, json_t **ret, struct rf_e
 {
 	size_t n;
 	struct cc_tn_proposal **v;
+	uint64_t last = 0;
 	int r;
 
 	pthread_mutex_lock(&t->lock);
+	/* the proposals this call makes: newer than every one recorded so far */
+	if (json_array_size(t->order))
+		last = strtoull(json_string_value(json_array_get(t->order, json_array_size(t->order) - 1)), NULL, 10);
+	v = cc_tn_pending(t->tn, &n);
+	for (size_t i = 0; v && i < n; i++)
+		if (v[i]->id > last)
+			last = v[i]->id;
 	r = cc_tn_rollback_all(t->tn);
 	if (r >= 0) {
 		*ret = json_array();
 		v = cc_tn_pending(t->tn, &n);
 		for (size_t i = 0; v && i < n; i++)
-			if (v[i]->phase == CC_TN_ROLLBACK && v[i]->state == CC_TN_APPROVED) {
+			if (v[i]->id > last && v[i]->phase == CC_TN_ROLLBACK && v[i]->state == CC_TN_APPROVED) {
 				char key[24];
 
 				snprintf(key, sizeof(key), "%" PRIu64, v[i]->id);
 				record(t, v[i]);
 				json_object_set_new(rec_of(t, v[i]->id), "decided_by", json_string(actor));
 				json_object_set_new(t->asked, key, json_string(actor));
-				json_array_append(*ret, rec_of(t, v[i]->id));
+				json_array_append_new(*ret, json_deep_copy(rec_of(t, v[i]->id)));
 			}
 		t->rollback_asked = true; /* applied at the next pass, not an interval later */
 	}

@@ -171,3 +171,19 @@ def test_no_tuner_without_fast_lane(world):
     r = d.client("viewer").get("/api/v1/cc")
     assert r.status_code == 404 and r.json()["code"] == "NO_TUNER"
     assert "the tuner reads the fast lane" in d.proc.output()
+
+
+def test_off_is_a_brake(world):
+    """Turning the tuner off drops what waits for an operator (and, in auto mode, undoes a step
+    under way): nothing the tuner proposed is left to apply."""
+    d, sim, c, ops = fabric(world)
+    p = wait_for(lambda: (proposals(c) or [None])[0], 30, what="a waiting proposal")
+    r = ops.put("/api/v1/cc/policy", json={"mode": "off"})
+    assert r.status_code == 200 and r.json()["mode"] == "off"
+    assert proposals(c) == []
+    rec = next(x for x in c.json("/api/v1/cc/history") if x["id"] == p["id"])
+    assert rec["state"] == "rejected", rec
+    r = ops.post(f"/api/v1/cc/proposals/{p['id']}/apply")
+    assert r.status_code == 409 and r.json()["code"] == "NOT_WAITING", r.text
+    assert not tuner_changes(c)
+    assert 'rocefab_cc_mode{mode="off"} 1' in c.get("/metrics").text

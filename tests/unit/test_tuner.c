@@ -475,6 +475,86 @@ static void test_rollback_all(void **state)
 	cc_tn_free(t);
 }
 
+/* Turning the tuner off is a brake: waiting proposals drop, a step under way comes back, nothing
+ * can be approved; turning it to auto lets a waiting canary go. */
+static void test_mode_changes(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_ADVISE);
+	struct cc_tn_policy pol = cc_tn_defaults;
+	struct canary_look cl = { .t = t, .better = true };
+	struct cc_tn_proposal *p;
+	struct cc_tn_ecn e;
+	uint64_t id;
+	int64_t i = 1;
+
+	(void)state;
+	for (; i <= 3; i++)
+		run(t, i, deep_down, NULL);
+	p = one(t);
+	id = p->id;
+	assert_int_equal(p->state, CC_TN_WAITING);
+	/* off: the waiting proposal is dropped, and nothing can be approved */
+	pol.mode = CC_TN_OFF;
+	assert_int_equal(cc_tn_set_policy(t, &pol), 0);
+	assert_int_equal(cc_tn_find(t, id)->state, CC_TN_REJECTED);
+	assert_int_equal(npending(t), 0);
+	assert_true(idle(t));
+	assert_int_equal(run(t, i++, deep_down, NULL), 0); /* and it proposes nothing */
+	/* advise again: a new proposal; auto: it goes ahead by itself */
+	pol.mode = CC_TN_ADVISE;
+	assert_int_equal(cc_tn_set_policy(t, &pol), 0);
+	while (!npending(t))
+		run(t, i++, deep_down, NULL);
+	p = pending_of(t, CC_TN_TOR_DOWN, CC_TN_CANARY);
+	assert_int_equal(p->state, CC_TN_WAITING);
+	pol.mode = CC_TN_OFF;
+	assert_int_equal(cc_tn_set_policy(t, &pol), 0);
+	pol.mode = CC_TN_ADVISE;
+	assert_int_equal(cc_tn_set_policy(t, &pol), 0);
+	while (!npending(t))
+		run(t, i++, deep_down, NULL);
+	p = pending_of(t, CC_TN_TOR_DOWN, CC_TN_CANARY);
+	pol.mode = CC_TN_AUTO;
+	assert_int_equal(cc_tn_set_policy(t, &pol), 0);
+	assert_int_equal(p->state, CC_TN_APPROVED);
+	apply_all(t, 8, NULL);
+	run(t, i++, canary_look, &cl);
+	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &e);
+	/* off while the canary is out: it comes back, approved without asking */
+	pol.mode = CC_TN_OFF;
+	assert_int_equal(cc_tn_set_policy(t, &pol), 0);
+	p = pending_of(t, CC_TN_TOR_DOWN, CC_TN_ROLLBACK);
+	assert_int_equal(p->state, CC_TN_APPROVED);
+	assert_non_null(strstr(p->reason, "turned off"));
+	apply_all(t, 8, NULL);
+	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &e);
+	assert_int_equal(e.kmin_bytes, ecn0.kmin_bytes);
+	/* nothing waiting can be approved while off */
+	assert_int_equal(cc_tn_decide(t, 999, true), -ENOENT);
+	cc_tn_free(t);
+}
+
+/* A member an operator set apart keeps its value through a step and its undoing. */
+static void test_outlier_kept(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO);
+	struct cc_tn_ecn apart = ecn0;
+	struct cc_tn_proposal **v;
+	size_t n;
+	int64_t i = 1;
+
+	(void)state;
+	apart.kmin_bytes = 30000;
+	assert_int_equal(cc_tn_track_port(t, "leaf0", "h0", &apart), 0);
+	for (; i <= 3; i++)
+		run(t, i, deep_down, NULL);
+	v = cc_tn_pending(t, &n);
+	for (size_t k = 0; k < n; k++)
+		for (size_t c = 0; c < v[k]->nchanges; c++)
+			assert_false(!strcmp(v[k]->changes[c].node, "leaf0") && !strcmp(v[k]->changes[c].port, "h0"));
+	cc_tn_free(t);
+}
+
 static void peak_at(const char *node, const char *port, uint64_t *peak, uint64_t *pause, void *ctx)
 {
 	(void)pause;
@@ -524,6 +604,8 @@ int main(void)
 		cmocka_unit_test(test_failed_apply_undone),
 		cmocka_unit_test(test_rollback_all),
 		cmocka_unit_test(test_snapshot_merge),
+		cmocka_unit_test(test_mode_changes),
+		cmocka_unit_test(test_outlier_kept),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
