@@ -476,7 +476,6 @@ struct cc_tn {
 	size_t cappend;
 	struct sig hist[WINDOW]; /* the last intervals' signals, hist[0] newest */
 	unsigned nhist;
-	struct sig last;
 	uint64_t tabu_until[CC_TN_NCLASSES][CC_TN_NKNOBS][2]; /* [dir]: 0 down, 1 up */
 	uint64_t xoff; /* the last input's */
 	struct step steps_of[CC_TN_NCLASSES]; /* the step in progress in each class */
@@ -1540,7 +1539,6 @@ int cc_tn_run(struct cc_tn *t, const struct cc_tn_input *in)
 		return r;
 	memmove(&t->hist[1], &t->hist[0], (WINDOW - 1) * sizeof(t->hist[0]));
 	t->hist[0] = g;
-	t->last = g;
 	if (t->nhist < WINDOW)
 		t->nhist++;
 	for (int c = 0; c < CC_TN_NCLASSES; c++) {
@@ -1757,52 +1755,46 @@ int cc_tn_rollback_all(struct cc_tn *t)
 
 /* --- views ------------------------------------------------------------------------------- */
 
-/* The value most members of a class have (the first seen on a tie). */
-static double majority(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, size_t *ret_i)
+/* The value of a knob most members of a class have: the majority's, found in one pass
+ * (Boyer-Moore vote; with no majority, one of the class's values).  NAN: no member. */
+static double majority(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k)
 {
-	double best = NAN;
-	size_t bestn = 0;
+	double cand = NAN;
+	size_t votes = 0;
 
-	*ret_i = SIZE_MAX;
 	for (size_t i = 0; i < t->nm; i++) {
 		double v;
-		size_t n = 0;
 
 		if (t->m[i]->cls != (int)c)
 			continue;
 		v = member_value(t->m[i], k);
-		for (size_t j = 0; j < t->nm; j++)
-			if (t->m[j]->cls == (int)c && member_value(t->m[j], k) == v)
-				n++;
-		if (n > bestn) {
-			bestn = n;
-			best = v;
-			*ret_i = i;
-		}
-		if (bestn * 2 > t->nm)
-			break;
+		if (!votes)
+			cand = v;
+		votes += v == cand ? 1 : (size_t)-1;
 	}
-	return best;
+	return cand;
 }
 
 void cc_tn_class_ecn(const struct cc_tn *t, enum cc_tn_class c, struct cc_tn_ecn *ret)
 {
-	size_t i;
-
 	memset(ret, 0, sizeof(*ret));
-	for (int k = CC_TN_KMIN; k <= CC_TN_PMAX; k++)
-		if (!isnan(majority(t, c, (enum cc_tn_knob)k, &i)))
-			knob_set_ecn(ret, (enum cc_tn_knob)k, cc_tn_knob_get_ecn(&t->m[i]->ecn, (enum cc_tn_knob)k));
+	for (int k = CC_TN_KMIN; k <= CC_TN_PMAX; k++) {
+		double v = majority(t, c, (enum cc_tn_knob)k);
+
+		if (!isnan(v))
+			knob_set_ecn(ret, (enum cc_tn_knob)k, v);
+	}
 }
 
 void cc_tn_hosts_dcqcn(const struct cc_tn *t, struct cc_tn_dcqcn *ret)
 {
-	size_t i;
-
 	memset(ret, 0, sizeof(*ret));
-	for (int k = CC_TN_CNP_GAP; k < CC_TN_NKNOBS; k++)
-		if (!isnan(majority(t, CC_TN_HOSTS, (enum cc_tn_knob)k, &i)))
-			knob_set_dcqcn(ret, (enum cc_tn_knob)k, cc_tn_knob_get_dcqcn(&t->m[i]->dc, (enum cc_tn_knob)k));
+	for (int k = CC_TN_CNP_GAP; k < CC_TN_NKNOBS; k++) {
+		double v = majority(t, CC_TN_HOSTS, (enum cc_tn_knob)k);
+
+		if (!isnan(v))
+			knob_set_dcqcn(ret, (enum cc_tn_knob)k, v);
+	}
 }
 
 uint64_t cc_tn_steps(const struct cc_tn *t, uint64_t *rolled_back)
@@ -1874,7 +1866,7 @@ json_t *cc_tn_json(const struct cc_tn *t)
 					      (json_int_t)d.dce_tcp_g));
 	}
 	o = json_pack("{s:s,s:I,s:I,s:I,s:o,s:o}", "mode", mode_names[t->pol.mode], "intervals", (json_int_t)t->interval, "steps", (json_int_t)t->steps,
-		      "rolled_back", (json_int_t)t->rolled_back, "signals", sig_json(&t->last), "settings",
+		      "rolled_back", (json_int_t)t->rolled_back, "signals", sig_json(&t->hist[0]), "settings",
 		      classes ? classes : json_object());
 	if (o) {
 		json_t *steps = json_array();

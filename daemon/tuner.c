@@ -38,7 +38,6 @@ struct tuner {
 	json_t *asked;	 /* proposal id (text) -> the operator who applied it */
 	uint64_t runs, decisions, proposed, applied, failed, rejected;
 	int64_t last_run_mono, last_run_ns, last_decision_ns;
-	bool rollback_asked; /* unused by the pass now: kept for the status */
 };
 
 static void sync_policy(struct tuner *t, struct store_reader *rd);
@@ -432,7 +431,6 @@ int tuner_run(void *ctx, int64_t now)
 	settle(t, rd);
 	pthread_mutex_lock(&t->lock);
 	t->runs++;
-	t->rollback_asked = false;
 	if (t->last_run_mono && mono - t->last_run_mono >= t->o.interval_ns * 9 / 10) {
 		snap = t->acc;
 		t->acc = NULL;
@@ -660,7 +658,6 @@ int tuner_rollback(struct tuner *t, const char *actor, json_t **ret, struct rf_e
 				json_object_set_new(t->asked, key, json_string(actor));
 				json_array_append_new(*ret, json_deep_copy(rec_of(t, v[i]->id)));
 			}
-		t->rollback_asked = true; /* applied at the next pass, not an interval later */
 	}
 	pthread_mutex_unlock(&t->lock);
 	if (r == -EBUSY)

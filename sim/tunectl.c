@@ -29,6 +29,7 @@ struct sim_tune {
 	json_t *props;	  /* id -> record */
 	json_t *timeline; /* per interval: t_us, settings, signals */
 	json_t *violations;
+	size_t class_size[CC_TN_NCLASSES]; /* members of each class, from the topology */
 	uint64_t intervals, changes;
 	bool forced;
 	int64_t forced_applied_ps, rollback_applied_ps;
@@ -74,6 +75,35 @@ static void dcqcn_of(json_t *o, struct cc_tn_dcqcn *d)
 	d->rpg_hai_rate_mbps = json_number_value(json_object_get(o, "rpg_hai_rate_mbps"));
 	d->rpg_byte_reset = (uint64_t)json_integer_value(json_object_get(o, "rpg_byte_reset"));
 	d->dce_tcp_g = (uint32_t)json_integer_value(json_object_get(o, "dce_tcp_g"));
+}
+
+/* How many members a class has, from the simulation's own topology. */
+static size_t class_size(const struct sim *s, enum cc_tn_class cls)
+{
+	size_t n = 0;
+
+	for (int d = 0; d < sim_device_count(s); d++) {
+		bool has_hosts = false;
+
+		if (!sim_device_is_switch(s, d)) {
+			n += cls == CC_TN_HOSTS;
+			continue;
+		}
+		for (int p = 0; p < sim_port_count(s, d); p++) {
+			int pd, pp;
+
+			if (sim_port_peer(s, d, p, &pd, &pp) == 0 && !sim_device_is_switch(s, pd))
+				has_hosts = true;
+		}
+		for (int p = 0; p < sim_port_count(s, d); p++) {
+			int pd, pp;
+			bool to_host = sim_port_peer(s, d, p, &pd, &pp) == 0 && !sim_device_is_switch(s, pd);
+			enum cc_tn_class c = to_host ? CC_TN_TOR_DOWN : has_hosts ? CC_TN_TOR_UP : CC_TN_SPINE;
+
+			n += c == cls;
+		}
+	}
+	return n;
 }
 
 int sim_tune_new(struct sim *s, const struct sim_tune_opts *o, struct sim_tune **ret, struct rf_err *e)
@@ -137,6 +167,8 @@ int sim_tune_new(struct sim *s, const struct sim_tune_opts *o, struct sim_tune *
 				goto nomem;
 		}
 	}
+	for (int c = 0; c < CC_TN_NCLASSES; c++)
+		t->class_size[c] = class_size(s, (enum cc_tn_class)c);
 	t->next_snap = sim_now(s) + t->o.interval_ps;
 	/* the switches clear their periodic watermarks every interval: each interval's peak */
 	sim_watermark_period(s, t->o.interval_ps);
@@ -294,35 +326,6 @@ static void run_due(struct sim_tune *t)
 	}
 }
 
-/* How many members a class has, from the simulation's own topology. */
-static size_t class_size(const struct sim *s, enum cc_tn_class cls)
-{
-	size_t n = 0;
-
-	for (int d = 0; d < sim_device_count(s); d++) {
-		bool has_hosts = false;
-
-		if (!sim_device_is_switch(s, d)) {
-			n += cls == CC_TN_HOSTS;
-			continue;
-		}
-		for (int p = 0; p < sim_port_count(s, d); p++) {
-			int pd, pp;
-
-			if (sim_port_peer(s, d, p, &pd, &pp) == 0 && !sim_device_is_switch(s, pd))
-				has_hosts = true;
-		}
-		for (int p = 0; p < sim_port_count(s, d); p++) {
-			int pd, pp;
-			bool to_host = sim_port_peer(s, d, p, &pd, &pp) == 0 && !sim_device_is_switch(s, pd);
-			enum cc_tn_class c = to_host ? CC_TN_TOR_DOWN : has_hosts ? CC_TN_TOR_UP : CC_TN_SPINE;
-
-			n += c == cls;
-		}
-	}
-	return n;
-}
-
 /* Records the proposals made and queues those to apply. */
 static int take_proposals(struct sim_tune *t)
 {
@@ -354,7 +357,7 @@ static int take_proposals(struct sim_tune *t)
 			/* the share of a class changed per step: checked here, not taken on trust */
 			size_t members = 0;
 
-			members = class_size(t->s, p->cls);
+			members = t->class_size[p->cls];
 			if (members && (double)p->nchanges > ceil(pol->max_share * (double)members))
 				violation(t, "more than max_share of the class changed in one step",
 					  cc_tn_class_name(p->cls), "");
