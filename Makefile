@@ -118,7 +118,7 @@ ifneq ($(filter check check-% demo bench bench-% fuzz fuzz-%,$(MAKECMDGOALS)),)
 NEED_DEPS := deps
 endif
 
-.PHONY: all deps check check-unit check-layers check-system check-schemas check-units check-rxe demo \
+.PHONY: all deps check check-unit check-layers check-system check-schemas check-units check-web check-rxe demo \
 	bench bench-detect bench-cc fuzz fuzz-build fuzz-smoke \
 	install clean tools
 .DEFAULT_GOAL := all
@@ -183,7 +183,7 @@ $(B)/bench/%: $(B)/obj/tests/bench/%.o $(ALL_LAYER_LIBS)
 
 # --- tests -------------------------------------------------------------------------------
 check: DEPS_TIERS = check rxe
-check: deps all $(BENCH_BINS) check-unit check-layers check-schemas check-units check-system check-rxe
+check: deps all $(BENCH_BINS) check-unit check-layers check-schemas check-units check-system check-web check-rxe
 
 check-unit: $(UNIT_TESTS)
 	$(Q)tests/run-unit.sh $(UNIT_TESTS)
@@ -200,6 +200,10 @@ check-units:
 
 check-system: all $(BENCH_BINS)
 	$(Q)ROCEFAB_BUILD=$(B) $(PYTEST) -v -p no:cacheprovider --durations=8 tests/system
+
+# the dashboard in Debian's headless Chromium (Selenium) against rocefabd and a simulated fabric
+check-web: all
+	$(Q)ROCEFAB_BUILD=$(B) $(PYTEST) -v -p no:cacheprovider --durations=4 tests/web
 
 # real verbs: soft-RoCE in QEMU guests (tests/rxe/README.md); fetches the kernel once into build/rxe
 check-rxe: all
@@ -292,6 +296,11 @@ install: all
 	install -m 0644 sim/scenarios/*.json $(DESTDIR)$(DATADIR)/rocefab/scenarios/
 	install -d $(DESTDIR)$(DATADIR)/rocefab/scenarios/detect
 	install -m 0644 sim/scenarios/detect/*.json $(DESTDIR)$(DATADIR)/rocefab/scenarios/detect/
+	install -d $(DESTDIR)$(DATADIR)/rocefab/web/lib $(DESTDIR)$(DATADIR)/rocefab/web/views
+	install -m 0644 web/index.html web/app.js web/style.css web/javascript.list \
+		$(DESTDIR)$(DATADIR)/rocefab/web/
+	install -m 0644 web/lib/*.js $(DESTDIR)$(DATADIR)/rocefab/web/lib/
+	install -m 0644 web/views/*.js $(DESTDIR)$(DATADIR)/rocefab/web/views/
 	install -m 0644 packaging/man/rocefabd.8 packaging/man/rocefab-agent.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 0644 packaging/man/rocefabctl.1 packaging/man/rocefab-sim.1 packaging/man/rocefab-probe.1 \
 		$(DESTDIR)$(MANDIR)/man1/

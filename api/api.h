@@ -14,6 +14,7 @@ struct ingest;
 struct pingmesh;
 struct detector;
 struct tuner;
+struct events;
 struct reg;
 
 struct api_conf {
@@ -38,6 +39,9 @@ struct api_conf {
 	int64_t request_timeout_ns;	/* accept (or previous answer) to a complete request */
 	size_t max_uri;			/* bytes of the request target, query included (414) */
 	size_t max_header;		/* bytes of the request head (431) */
+
+	const char *web_root;	     /* the dashboard's files (api/web.h); "" or NULL: none */
+	const char *javascript_root; /* where web_root/javascript.list's libraries are */
 };
 
 struct api_deps {
@@ -47,6 +51,7 @@ struct api_deps {
 	struct pingmesh *pingmesh;
 	struct detector *detector; /* NULL: no fast PFC lane, no detector */
 	struct tuner *tuner;	   /* NULL: no congestion-control tuner */
+	struct events *events;	   /* NULL: no GET /api/v1/events */
 	int64_t started_ns;
 };
 

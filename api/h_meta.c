@@ -84,6 +84,15 @@ int h_version(struct api_req *req)
 					(json_int_t)reg_size(d->reg)));
 }
 
+/* Who the caller is: the dashboard hides what its role may not do. */
+int h_whoami(struct api_req *req)
+{
+	return api_reply_json(req, 200,
+			      json_pack("{s:b,s:s?,s:s}", "authenticated", req->token_valid, "token",
+					req->token_valid ? req->token_name : NULL, "role",
+					role_name(req->role)));
+}
+
 int h_counters_registry(struct api_req *req)
 {
 	const struct api_deps *d = api_deps(req);

@@ -70,6 +70,21 @@ int api_reply_json(struct api_req *req, unsigned status, json_t *body_stolen);
 int api_reply_json_cached(struct api_req *req, json_t *body_stolen);
 int api_reply_text(struct api_req *req, unsigned status, const char *content_type, char *body,
 		   size_t len);
+/* Queues resp (which the caller may then forget) with the API's common headers: Content-Type
+ * (unless NULL), Cache-Control: no-store unless resp has one, X-Content-Type-Options. */
+int api_queue(struct api_req *req, unsigned status, struct MHD_Response *resp,
+	      const char *content_type);
+/* The dashboard's files (api/web.h), or NULL. */
+const struct web *api_web(const struct api_req *req);
+/* The event streams (api/sse.c), or NULL when rocefabd publishes no events. */
+struct sse_hub;
+struct sse_hub *api_sse_hub(const struct api_req *req);
+struct events;
+int sse_hub_new(struct events *ev, struct sse_hub **ret);
+/* Ends every stream (they are resumed and finish); new ones are refused.  Idempotent. */
+void sse_hub_stop(struct sse_hub *h);
+void sse_hub_free(struct sse_hub *h);
+void sse_render_metrics(struct sse_hub *h, struct buf *out);
 int api_reply_problem(struct api_req *req, unsigned status, const struct rf_err *e);
 /* A problem with extension members (e.g. "errors": the targets a bulk change rejects). */
 int api_reply_problem_ext(struct api_req *req, unsigned status, const struct rf_err *e,
@@ -121,8 +136,11 @@ void api_async_done(struct api_req *req);
 void api_render_metrics(struct api *a, struct buf *out);
 
 /* handlers */
+int h_web(struct api_req *req);
+int h_events(struct api_req *req);
 int h_health(struct api_req *req);
 int h_version(struct api_req *req);
+int h_whoami(struct api_req *req);
 int h_metrics(struct api_req *req);
 int h_agents(struct api_req *req);
 int h_agent(struct api_req *req);

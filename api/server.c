@@ -24,6 +24,8 @@
 #include "api/guard.h"
 #include "api/internal.h"
 #include "api/problem.h"
+#include "api/web.h"
+#include "daemon/events.h"
 #include "daemon/store.h"
 #include "lib/hmap.h"
 #include "lib/httpd.h"
@@ -33,7 +35,10 @@
 #include "lib/timeutil.h"
 
 static const struct api_route routes[] = {
+	{ { "GET", "/" }, ROLE_NONE, h_web, "the dashboard (api.web_root; its files too)" },
 	{ { "GET", "/api/v1/health" }, ROLE_NONE, h_health, "liveness and store health" },
+	{ { "GET", "/api/v1/whoami" }, ROLE_NONE, h_whoami, "the caller's token name and role" },
+	{ { "GET", "/api/v1/events" }, ROLE_VIEWER, h_events, "server-sent events: alerts, changes, proposals" },
 	{ { "GET", "/api/v1/version" }, ROLE_NONE, h_version, "versions of the daemon and its contracts" },
 	{ { "GET", "/metrics" }, ROLE_VIEWER, h_metrics, "Prometheus text exposition" },
 	{ { "GET", "/api/v1/counters" }, ROLE_VIEWER, h_counters_registry, "the counter registry" },
@@ -136,6 +141,9 @@ struct api {
 	pthread_mutex_t cache_lock;
 	struct hmap cache;  /* url -> struct cached */
 	struct hmap tokens; /* sha256 hex -> struct token_entry */
+
+	struct web *web;     /* the dashboard's files, or NULL */
+	struct sse_hub *sse; /* the event streams, or NULL */
 };
 
 void api_print_routes(FILE *f)
@@ -202,6 +210,16 @@ int api_view(struct api_req *req, api_view_fn fn, bool cached)
 	return api_reply_json_cached(req, doc);
 }
 
+const struct web *api_web(const struct api_req *req)
+{
+	return req->api->web;
+}
+
+struct sse_hub *api_sse_hub(const struct api_req *req)
+{
+	return req->api->sse;
+}
+
 const char *api_url(const struct api *a)
 {
 	return a->url;
@@ -227,15 +245,18 @@ static void count_request(struct api_req *req, unsigned status)
 	atomic_fetch_add_explicit(&req->api->requests[r][c], 1, memory_order_relaxed);
 }
 
-static int queue(struct api_req *req, unsigned status, struct MHD_Response *resp,
-		 const char *content_type)
+int api_queue(struct api_req *req, unsigned status, struct MHD_Response *resp,
+	      const char *content_type)
 {
 	enum MHD_Result ok;
 
 	if (!resp)
 		return -ENOMEM;
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (content_type)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+	if (!MHD_get_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL))
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
 	if (status == 401)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 					"Bearer realm=\"rocefab\"");
@@ -264,7 +285,7 @@ int api_reply_text(struct api_req *req, unsigned status, const char *content_typ
 
 	if (!resp)
 		free(body);
-	return queue(req, status, resp, content_type);
+	return api_queue(req, status, resp, content_type);
 }
 
 static bool cacheable(struct api_req *req);
@@ -554,6 +575,7 @@ int api_drain(struct api *a, int64_t timeout_ns)
 	struct timespec until;
 	int r = 0;
 
+	sse_hub_stop(a->sse); /* the event streams end now: they would never drain */
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += timeout_ns / NSEC_PER_SEC;
 	pthread_mutex_lock(&a->async_lock);
@@ -711,6 +733,12 @@ static void check_head(struct api_req *req, const char *version, struct rf_err *
 			   "the request head of %zu bytes exceeds the limit of %zu bytes",
 			   hs->header_size, a->conf.max_header);
 		req->early_status = 431;
+		goto rate;
+	}
+	/* the dashboard's files need no token (what they show comes from the API, which does) */
+	if ((strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0) &&
+	    web_find(a->web, req->url)) {
+		req->route = &routes[0];
 		goto rate;
 	}
 	r = router_match(routes, sizeof(routes[0]), req->method, req->url, API_PARAM_MAX,
@@ -930,6 +958,7 @@ void api_render_metrics(struct api *a, struct buf *out)
 			"rocefab_http_request_body_bytes_total %llu\n",
 		   (unsigned long long)atomic_load(&a->bytes_in));
 	guard_render_metrics(a->guard, out);
+	sse_render_metrics(a->sse, out);
 }
 
 /* --- set-up ---------------------------------------------------------------------------------- */
@@ -1022,6 +1051,18 @@ int api_start(const struct api_conf *c, const struct api_deps *d, struct api **r
 			goto fail;
 		}
 	}
+	if (c->web_root && *c->web_root) {
+		struct rf_err we = { 0 };
+
+		if (web_load(c->web_root, c->javascript_root ? c->javascript_root : "", &a->web,
+			     &we) < 0)
+			log_notice("api", "no dashboard: %s%s%s", we.where, we.where[0] ? ": " : "",
+				   we.msg);
+	}
+	if (d->events && (r = sse_hub_new(d->events, &a->sse)) < 0) {
+		rf_err_set(e, r, "NO_THREAD", NULL, "cannot start the event streams");
+		goto fail;
+	}
 	pool = 4 * c->max_header > POOL_MIN ? 4 * c->max_header : POOL_MIN;
 	a->mhd = MHD_start_daemon(
 		flags, 0, guard_accept_cb, a->guard, access_handler, a,
@@ -1090,8 +1131,11 @@ void api_stop(struct api *a)
 
 	if (!a)
 		return;
+	sse_hub_stop(a->sse); /* no stream may stay suspended when libmicrohttpd stops */
 	if (a->mhd)
 		MHD_stop_daemon(a->mhd);
+	sse_hub_free(a->sse);
+	web_free(a->web);
 	if (a->quiesced_fd >= 0)
 		close(a->quiesced_fd);
 	guard_free(a->guard);

@@ -46,6 +46,14 @@ struct store {
 	void (*rollback_fn)(void *ctx);
 	void *rollback_ctx;
 
+	/* store_set_watch(): rows written in the open transaction, reported after COMMIT */
+	const char *const *watch_tables;
+	void (*watch_fn)(void *ctx, const char *table, int64_t rowid);
+	void *watch_ctx;
+	struct watched { unsigned table; int64_t rowid; } *watched;
+	size_t nwatched;
+	bool watch_overflow;
+
 	struct store_stats stats;
 };
 
@@ -411,6 +419,57 @@ void store_reader_end(struct store_reader *r)
 
 /* --- the writer ------------------------------------------------------------------------ */
 
+/* Rows of a transaction reported to the watcher: each (table, row) once, at most this many;
+ * beyond, one report per table with rowid 0 ("many"). */
+#define WATCH_MAX 1024
+
+static void on_update(void *arg, int op, const char *db, const char *table, sqlite3_int64 rowid)
+{
+	struct store *s = arg;
+	unsigned t;
+
+	(void)op;
+	(void)db;
+	for (t = 0; s->watch_tables[t]; t++)
+		if (strcmp(table, s->watch_tables[t]) == 0)
+			break;
+	if (!s->watch_tables[t])
+		return;
+	for (size_t i = s->nwatched; i-- > 0 && i + 64 >= s->nwatched;) /* recent repeats */
+		if (s->watched[i].table == t && s->watched[i].rowid == rowid)
+			return;
+	if (s->nwatched == WATCH_MAX) {
+		s->watch_overflow = true;
+		return;
+	}
+	s->watched[s->nwatched++] = (struct watched){ t, rowid };
+}
+
+static void watch_flush(struct store *s)
+{
+	if (!s->watch_fn)
+		return;
+	if (s->watch_overflow) {
+		for (unsigned t = 0; s->watch_tables[t]; t++)
+			s->watch_fn(s->watch_ctx, s->watch_tables[t], 0);
+		return;
+	}
+	for (size_t i = 0; i < s->nwatched; i++)
+		s->watch_fn(s->watch_ctx, s->watch_tables[s->watched[i].table], s->watched[i].rowid);
+}
+
+int store_set_watch(struct store *s, const char *const *tables,
+		    void (*fn)(void *ctx, const char *table, int64_t rowid), void *ctx)
+{
+	if (!s->watched && !(s->watched = calloc(WATCH_MAX, sizeof(*s->watched))))
+		return -ENOMEM;
+	s->watch_tables = tables;
+	s->watch_fn = fn;
+	s->watch_ctx = ctx;
+	sqlite3_update_hook(s->wdb, fn ? on_update : NULL, s);
+	return 0;
+}
+
 static void run_batch(struct store *s, struct store_job *batch)
 {
 	struct rf_err e;
@@ -448,8 +507,11 @@ static void run_batch(struct store *s, struct store_job *batch)
 			s->rollback_fn(s->rollback_ctx);
 	} else {
 		s->stats.commits++;
+		watch_flush(s);
 	}
 done:
+	s->nwatched = 0;
+	s->watch_overflow = false;
 	while (batch) {
 		struct store_job *next = batch->next;
 
@@ -648,6 +710,7 @@ void store_close(struct store *s)
 	pthread_cond_destroy(&s->cond_done);
 	pthread_cond_destroy(&s->cond_work);
 	pthread_mutex_destroy(&s->lock);
+	free(s->watched);
 	free(s->path);
 	free(s);
 }

@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 
 #include "daemon/changes.h"
+#include "daemon/events.h"
 #include "daemon/tuner.h"
 #include "lib/log.h"
 #include "lib/timeutil.h"
@@ -26,6 +27,7 @@ struct applying {
 
 struct tuner {
 	struct store *store;
+	struct events *events; /* proposals' news, or NULL */
 	struct tuner_opts o;
 	pthread_mutex_t lock;
 	pthread_mutex_t policy_lock; /* a PUT's read, save and apply, and a pass's reload: one at a time */
@@ -250,6 +252,15 @@ static void record(struct tuner *t, const struct cc_tn_proposal *p)
 		}
 	}
 	json_object_set_new(t->history, key, rec);
+	if (t->events)
+		events_publish(t->events, "proposal",
+			       json_pack("{s:I,s:O?}", "id", (json_int_t)p->id, "state",
+					 json_object_get(rec, "state")));
+}
+
+void tuner_set_events(struct tuner *t, struct events *ev)
+{
+	t->events = ev;
 }
 
 static json_t *rec_of(struct tuner *t, uint64_t id)

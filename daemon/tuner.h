@@ -35,6 +35,10 @@ struct tuner;
 
 int tuner_new(struct store *s, const struct tuner_opts *o, struct tuner **ret);
 void tuner_free(struct tuner *t);
+/* Publishes each proposal's news (made, decided, applied, rolled back) as a "proposal" event
+ * {"id", "state"}.  Set before the first pass. */
+struct events;
+void tuner_set_events(struct tuner *t, struct events *ev);
 
 /* A detector snapshot (detector_set_listener; ctx: the tuner). */
 void tuner_observe(void *ctx, const struct cc_snap *s);

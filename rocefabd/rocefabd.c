@@ -20,6 +20,7 @@
 #include "daemon/report.h"
 #include "daemon/retention.h"
 #include "daemon/sched.h"
+#include "daemon/events.h"
 #include "daemon/store.h"
 #include "daemon/tokens.h"
 #include "rocefabd/rocefabd.h"
@@ -78,6 +79,10 @@ const struct conf_opt rocefabd_opts[] = {
 	CONF_OPT("api.client_ca", CONF_STRING, S, client_ca, "",
 		 "PEM CA certificates; when set (with api.tls_cert), a report needs a client "
 		 "certificate they signed whose subject CN or a DNS subjectAltName is the agent's id"),
+	CONF_OPT("api.web_root", CONF_STRING, S, web_root, ROCEFAB_DATADIR "/web",
+		 "the dashboard's files, served at / (read at start); empty: no dashboard"),
+	CONF_OPT("api.javascript_root", CONF_STRING, S, javascript_root, "/usr/share/javascript",
+		 "where the dashboard's browser libraries are (Debian's libjs-* packages)"),
 	CONF_OPT("api.cache_ttl", CONF_DURATION, S, cache_ttl, "100ms",
 		 "how long list responses and valid tokens are cached; 0 disables", .min = 0,
 		 .max = 10 * NSEC_PER_SEC),
@@ -241,6 +246,19 @@ static void warn_unbound_tokens(struct store *st)
 	json_decref(names);
 }
 
+/* Events kept for a stream that resumes (Last-Event-ID) after a reconnection. */
+#define EVENTS_KEPT 4096
+
+static const char *const watched_tables[] = { "alerts", "changes", NULL };
+
+/* A row of a watched table committed (store_set_watch): its event, {"id": rowid} ("alert" or
+ * "change"; rowid 0: many rows, reload the list). */
+static void on_row(void *ctx, const char *table, int64_t rowid)
+{
+	events_publish(ctx, strcmp(table, "alerts") == 0 ? "alert" : "change",
+		       json_pack("{s:I}", "id", (json_int_t)rowid));
+}
+
 int rocefabd_run(const struct rocefabd_settings *s)
 {
 	struct api_conf ac = {
@@ -256,7 +274,8 @@ int rocefabd_run(const struct rocefabd_settings *s)
 		.max_client_connections = (unsigned)s->max_client_connections,
 		.rate_limit = (double)s->rate_limit, .rate_burst = (unsigned)s->rate_burst,
 		.request_timeout_ns = s->request_timeout, .max_uri = s->max_uri,
-		.max_header = s->max_header,
+		.max_header = s->max_header, .web_root = s->web_root,
+		.javascript_root = s->javascript_root,
 	};
 	struct pingmesh_opts po = { .window_ns = PINGMESH_WINDOW_NS, .metrics_pairs = s->metrics_probe_pairs };
 	struct store_conf sc = store_conf_of(s, (unsigned)s->threads + 2);
@@ -270,6 +289,7 @@ int rocefabd_run(const struct rocefabd_settings *s)
 	struct store *st = NULL;
 	struct ingest *ing = NULL;
 	struct api *api = NULL;
+	struct events *ev = NULL;
 	struct rf_err e = { 0 };
 	sigset_t sigs;
 	char buf[600];
@@ -287,6 +307,11 @@ int rocefabd_run(const struct rocefabd_settings *s)
 		goto out;
 	if (store_open(&sc, true, &st, &e) < 0) {
 		log_msg(LOG_ERR, "store", e.code, "%s", rf_err_str(&e, buf, sizeof(buf)));
+		goto out;
+	}
+	/* alerts and configuration changes reach GET /api/v1/events as they commit */
+	if (events_new(EVENTS_KEPT, &ev) < 0 || store_set_watch(st, watched_tables, on_row, ev) < 0) {
+		log_error("daemon", "cannot start: out of memory");
 		goto out;
 	}
 	if (ingest_new(st, reg, &ing, &e) < 0) {
@@ -320,6 +345,7 @@ int rocefabd_run(const struct rocefabd_settings *s)
 			goto out;
 		}
 		detector_set_listener(det, tuner_observe, tn);
+		tuner_set_events(tn, ev);
 	}
 	if ((r = pingmesh_new(st, &po, &pm)) < 0 || (r = ingest_add_hook(ing, changes_on_report, NULL)) < 0 ||
 	    (r = ingest_add_hook(ing, pingmesh_on_report, pm)) < 0 || (r = sched_new(&sch)) < 0 ||
@@ -333,6 +359,7 @@ int rocefabd_run(const struct rocefabd_settings *s)
 	deps.pingmesh = pm;
 	deps.detector = det;
 	deps.tuner = tn;
+	deps.events = ev;
 	if (det)
 		pingmesh_set_explainer(pm, pingmesh_explainer, det);
 	fit_open_files((uint64_t)s->max_connections);
@@ -379,6 +406,7 @@ out:
 	pingmesh_free(pm);
 	detector_free(det);
 	tuner_free(tn);
+	events_free(ev);
 	reg_free(reg);
 	if (status == 0)
 		log_info("daemon", "stopped; database closed");

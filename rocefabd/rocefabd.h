@@ -25,6 +25,7 @@ struct rocefabd_settings {
 	bool metrics_public;
 	bool metrics_probe_pairs;
 	char *tls_cert, *tls_key, *client_ca;
+	char *web_root, *javascript_root;
 	int64_t cache_ttl;
 	char *db;
 	int64_t queue;

@@ -35,6 +35,7 @@ for t in agents viewer operator; do
 done
 
 "$B/rocefabd" --db "$work/rocefab.db" --listen "$listen" -o daemon.log_target=stderr \
+	-o api.web_root="${DEMO_WEB:-web}" \
 	> "$work/rocefabd.log" 2>&1 &
 pids+=($!)
 for i in $(seq 100); do
@@ -62,6 +63,8 @@ cat <<MSG
   tuner runs in advise mode (decisions every 10 s): rocefabctl cc proposals lists what it
   would change in ECN and DCQCN and why; an operator applies or rejects each.
 
+  Dashboard   $url/#token=$(cat "$work/operator.token")
+              (opens with the operator token; $url/#token=$(cat "$work/viewer.token") only looks)
   REST API    $url/api/v1/topology     (tokens: $work/viewer.token, $work/operator.token)
   Prometheus  $url/metrics
   Simulator   http://$simctl/v1/status   (control API: devices, counters, faults)

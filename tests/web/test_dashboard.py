@@ -1,0 +1,178 @@
+"""The dashboard in a real browser against rocefabd and the live simulated demo fabric (32 hosts,
+6 switches): every view loads with no console error and shows the fabric; an ECN change made in
+the form is applied; a pause storm injected in the simulator reaches the topology and the
+alerts without a reload; a viewer sees no edit form and the API refuses its writes."""
+from conftest import wait_for
+
+VIEWS = ["", "topology", "topology?color=pause", "pingmesh", "pingmesh?metric=loss", "alerts",
+         "changes", "tuner", "switch/leaf0", "host/h3", "port/leaf0:leaf0:h3", "port/h3:nic0:1"]
+
+
+def shot_name(view):
+    return (view or "overview").replace("/", "-").replace("?", "-").replace("=", "-").replace(":", "_")
+
+
+def test_every_view_loads_clean_and_shows_the_fabric(demo, browser):
+    browser.login(demo.url, demo.operator)
+    assert browser.console_errors() == []
+    for view in VIEWS:
+        root = browser.open(demo.url, view)
+        assert root.text.strip(), f"#/{view} is empty"
+        browser.shot(shot_name(view))
+        errors = browser.console_errors()
+        assert errors == [], f"#/{view}: console errors {errors}"
+    # the demo's 32 hosts and 6 switches, in the overview, on the topology and in the heatmap
+    browser.open(demo.url, "")
+    assert browser.js("return document.getElementById('count-hosts').textContent") == "32 hosts"
+    assert browser.js("return document.getElementById('count-switches').textContent") == "6 switches"
+    browser.open(demo.url, "topology")
+    assert browser.js("return document.querySelectorAll('svg.topo a.node.host').length") == 32
+    assert browser.js("return document.querySelectorAll('svg.topo a.node.switch').length") == 6
+    assert browser.js("return document.querySelectorAll('svg.topo line.link').length") == 40
+    # links are coloured from the fast lane: the all-reduce keeps them busy
+    coloured = browser.js("return [...document.querySelectorAll('svg.topo line.link')]"
+                          ".filter(l => l.getAttribute('stroke') !== '#bbbbbb').length")
+    assert coloured == 40
+    browser.open(demo.url, "pingmesh")
+    wait_for(lambda: "between 32 hosts" in (browser.js(
+        "return document.querySelector('canvas.heatmap')?.getAttribute('aria-label') || ''")),
+        20, 0.2, what="the heatmap of 32 hosts")
+    # a node opens with the keyboard: focus it and press Enter
+    browser.open(demo.url, "topology")
+    browser.js("document.querySelector('svg.topo a[data-node=\"leaf2\"]').focus()")
+    from selenium.webdriver.common.keys import Keys
+    browser.d.switch_to.active_element.send_keys(Keys.ENTER)
+    wait_for(lambda: browser.d.current_url.endswith("#/switch/leaf2"), 5, what="Enter to open leaf2")
+    assert "Switch leaf2" in browser.wait_view().text
+    assert browser.console_errors() == []
+
+
+def test_ecn_change_in_the_form_is_applied(demo, browser):
+    browser.login(demo.url, demo.operator)
+    browser.open(demo.url, "switch/leaf3")
+    d = browser.d
+    from selenium.webdriver.support.ui import Select
+    Select(d.find_element("id", "f-port")).select_by_value("h24")
+    Select(d.find_element("id", "f-queue")).select_by_value("3")
+    # a value the server refuses is shown at its field, and nothing is changed
+    before = demo.api.json("/api/v1/changes")["count"]
+    for name, value in (("kmin_bytes", "900000"), ("kmax_bytes", "100000")):
+        el = d.find_element("id", f"f-{name}")
+        el.clear()
+        el.send_keys(value)
+    d.find_element("css selector", "#ecn-form button[type=submit]").click()
+    msg = wait_for(lambda: d.find_element("id", "err-kmin_bytes").text, 10, what="the field's error")
+    assert "Kmin" in msg and "Kmax" in msg, msg
+    assert d.find_element("id", "f-kmin_bytes").get_attribute("aria-invalid") == "true"
+    assert demo.api.json("/api/v1/changes")["count"] == before
+    # a good one goes through the audit log and is applied (read back by the agent)
+    for name, value in (("kmin_bytes", "150000"), ("kmax_bytes", "600000"), ("pmax", "0.15"),
+                        ("reason", "browser test")):
+        el = d.find_element("id", f"f-{name}")
+        el.clear()
+        el.send_keys(value)
+    d.find_element("css selector", "#ecn-form button[type=submit]").click()
+    wait_for(lambda: "pending" in d.find_element("css selector", "#ecn-form .ok").text, 10,
+             what="the change's confirmation")
+    assert d.find_element("id", "err-kmin_bytes").text == ""
+
+    def applied():
+        items = demo.api.json("/api/v1/changes", params={"kind": "ecn"})["items"]
+        mine = [c for c in items if c["reason"] == "browser test"]
+        return mine and mine[0]["state"] == "applied" and mine[0]
+    change = wait_for(applied, 30, 0.2, what="the ECN change to be applied")
+    assert change["actor"] == "operator"
+    assert change["target"]["agent"] == "leaf3" and change["target"]["port"] == "h24"
+    assert change["new"]["kmin_bytes"] == 150000 and change["new"]["kmax_bytes"] == 600000
+    # the audit log view shows it applied
+    browser.open(demo.url, "changes")
+    row = wait_for(lambda: d.find_element("css selector", f"#changes-list tr[data-id='{change['id']}']"), 10)
+    assert row.get_attribute("data-state") == "applied"
+    assert "browser test" in row.text
+    assert browser.console_errors(expected=["ecn - Failed to load resource: the server responded "
+                                            "with a status of 400"]) == []
+
+
+def test_pause_storm_appears_live(demo, browser):
+    """Injected while the views are open: no reload, the event stream and the polling bring it."""
+    browser.login(demo.url, demo.operator)
+    browser.open(demo.url, "alerts")
+    marker = browser.js("window.__noReload = 'alerts'; return window.__noReload")
+    fid = demo.sim.ctl("POST", "/v1/faults", {"type": "pause_storm", "host": "h7"}, expect=201)["id"]
+    try:
+        row = wait_for(lambda: browser.d.find_element(
+            "css selector", "#alerts-list tr[data-kind='pause_storm']"), 30, 0.2,
+            what="the storm's alert in the alerts view")
+        assert "h7" in row.text
+        assert browser.js("return window.__noReload") == marker  # the same page: no reload
+        browser.shot("alerts-storm")
+        # the topology (opened by a link: the page is not reloaded) draws the culprit
+        browser.js("location.hash = '#/topology?color=pause'")
+        browser.wait_view()
+        culprit = wait_for(lambda: browser.js(
+            "return document.querySelector('svg.topo a.node.culprit')?.dataset.node"), 20, 0.2,
+            what="the culprit on the topology")
+        assert culprit == "h7"
+        assert browser.js("return document.querySelectorAll('svg.topo a.node.victim').length") > 0
+        assert "pause_storm" in browser.d.find_element("id", "topo-findings").text
+        assert browser.js("return window.__noReload") == marker
+        browser.shot("topology-storm")
+        # the topology was open before the storm: it appears there too without a reload
+    finally:
+        demo.sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
+    assert browser.console_errors() == []
+
+
+def test_storm_reaches_an_open_topology(demo, browser):
+    browser.login(demo.url, demo.operator)
+    browser.open(demo.url, "topology")
+    browser.js("window.__noReload = 1")
+    wait_for(lambda: not browser.js("return document.querySelector('svg.topo a.node.culprit')"), 60, 0.5,
+             what="the previous storm to clear")
+    fid = demo.sim.ctl("POST", "/v1/faults", {"type": "pause_storm", "host": "h20"}, expect=201)["id"]
+    try:
+        wait_for(lambda: browser.js(
+            "return document.querySelector('svg.topo a.node.culprit')?.dataset.node") == "h20",
+            30, 0.2, what="h20 marked as the culprit on the open topology")
+        assert browser.js("return window.__noReload") == 1
+    finally:
+        demo.sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
+
+
+def test_viewer_sees_no_edit_forms_and_cannot_write(demo, browser):
+    browser.js("sessionStorage.clear()")
+    browser.login(demo.url, demo.viewer)
+    assert "viewer" in browser.d.find_element("id", "who").text
+    for view, form in (("switch/leaf0", "ecn-form"), ("host/h3", "dcqcn-form")):
+        root = browser.open(demo.url, view)
+        assert browser.js(f"return document.getElementById('{form}')") is None, view
+        assert "viewer role" in root.text
+    browser.open(demo.url, "alerts?state=all")
+    assert browser.js("return document.querySelectorAll('#alerts-list button').length") == 0
+    browser.open(demo.url, "tuner")
+    assert browser.js("return document.querySelectorAll('#proposals button').length") == 0
+    # the API refuses the viewer's write even when the page is bypassed
+    status = browser.d.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        fetch('/api/v1/switches/leaf0/ports/h0/queues/3/ecn', {method: 'PUT',
+              headers: {'Content-Type': 'application/json',
+                        'Authorization': 'Bearer ' + sessionStorage.getItem('rocefab.token')},
+              body: JSON.stringify({kmin_bytes: 100000})}).then(r => done(r.status));""")
+    assert status == 403
+    assert browser.console_errors(expected=["status of 403"]) == []  # but the refused PUT
+
+
+def test_bad_token_is_asked_again(demo, browser):
+    browser.js("sessionStorage.clear()")
+    browser.d.get(f"{demo.url}/#token=rfb_not_a_token")
+    wait_for(lambda: browser.js("return document.getElementById('login').open"), 10,
+             what="the token prompt")
+    assert "unknown or revoked" in browser.d.find_element("id", "login-error").text
+    # the token never stays in the address
+    assert "token=" not in browser.d.current_url
+    inp = browser.d.find_element("id", "login-token")
+    inp.send_keys(demo.viewer)
+    browser.d.find_element("css selector", "#login-form button[type=submit]").click()
+    browser.wait_view()
+    assert "viewer" in browser.d.find_element("id", "who").text
+    browser.console()  # the 401s of the bad token are expected here

@@ -1,0 +1,161 @@
+// The dashboard's shell: the token, the router (each view is a URL: #/topology, #/port/ID, ...),
+// the live event stream, and the polling of the view shown.
+import { api, setToken, setUnauthorizedHandler, subscribe, takeTokenFromUrl, token } from './lib/api.js';
+import { clear, errorBox, h } from './lib/dom.js';
+
+const VIEWS = {
+  '': () => import('./views/overview.js'),
+  topology: () => import('./views/topology.js'),
+  pingmesh: () => import('./views/pingmesh.js'),
+  alerts: () => import('./views/alerts.js'),
+  changes: () => import('./views/changes.js'),
+  tuner: () => import('./views/tuner.js'),
+  host: () => import('./views/node.js'),
+  switch: () => import('./views/node.js'),
+  port: () => import('./views/port.js'),
+};
+
+const main = document.getElementById('main');
+const live = document.getElementById('live');
+let session = { role: 'none', token: null };
+let current = null; // { view, timer }
+let generation = 0;
+let unsubscribe = null;
+
+function route() {
+  const path = (location.hash.replace(/^#\/?/, '').split('?')[0] || '');
+  const parts = path.split('/').map(decodeURIComponent);
+  return { name: parts[0] || '', args: parts.slice(1), path };
+}
+
+function markNav(name) {
+  for (const a of document.querySelectorAll('header nav a')) {
+    const target = a.getAttribute('href').replace(/^#\/?/, '');
+    if (target === name) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+}
+
+function stopView() {
+  if (!current) return;
+  clearInterval(current.timer);
+  current.view?.destroy?.();
+  current = null;
+}
+
+async function show() {
+  const gen = ++generation;
+  const r = route();
+  stopView();
+  markNav(r.name);
+  const load = VIEWS[r.name];
+  clear(main);
+  if (!load) {
+    main.append(h('h1', {}, 'Not found'), h('p', {}, `No view "${r.path}". `, h('a', { href: '#/' }, 'Overview')));
+    return;
+  }
+  const loading = h('p', { class: 'loading' }, 'Loading…');
+  const root = h('section', { class: `view view-${r.name || 'overview'}` });
+  main.append(loading, root); // in the document while it renders: views measure their width
+  const ctx = {
+    route: r,
+    role: session.role,
+    canWrite: session.role === 'operator' || session.role === 'admin',
+  };
+  let view;
+  try {
+    const mod = await load();
+    if (gen !== generation) return;
+    view = await mod.render(root, ctx);
+    if (gen !== generation) { view?.destroy?.(); return; }
+    loading.remove();
+    root.dataset.ready = 'true';
+  } catch (e) {
+    if (gen !== generation) return;
+    clear(main).append(h('h1', {}, 'Error'), errorBox(e));
+    return;
+  }
+  current = { view, timer: null };
+  if (view?.refresh && view.poll) {
+    current.timer = setInterval(() => {
+      if (document.hidden) return;
+      view.refresh().catch((e) => console.warn('refresh failed:', e.message));
+    }, view.poll);
+  }
+  document.title = `rocefab · ${view?.title || r.name || 'overview'}`;
+}
+
+function setLive(state) {
+  live.textContent = state === 'live' ? 'live' : state;
+  live.dataset.state = state;
+}
+
+function onEvent(ev) {
+  if (ev.type === 'reset' || ev.type === 'alert' || ev.type === 'change' || ev.type === 'proposal') {
+    current?.view?.onEvent?.(ev);
+  }
+}
+
+const dialog = document.getElementById('login');
+function askToken(message) {
+  stopView();
+  clear(main).append(h('p', {}, 'A token is needed to see the fabric.'));
+  document.getElementById('login-error').textContent = message || '';
+  if (!dialog.open) dialog.showModal();
+  document.getElementById('login-token').focus();
+}
+
+async function start() {
+  let who;
+  try {
+    who = await api('/api/v1/whoami');
+  } catch (e) {
+    clear(main).append(h('h1', {}, 'rocefabd does not answer'), errorBox(e));
+    return;
+  }
+  if (!who.authenticated && token()) {
+    setToken('');
+    askToken('That token is unknown or revoked.');
+    return;
+  }
+  if (who.role === 'none' || who.role === 'agent') {
+    askToken(who.role === 'agent' ? 'An agent token cannot open the dashboard: use a viewer or operator token.' : '');
+    return;
+  }
+  session = who;
+  document.getElementById('who').textContent = who.token ? `${who.token} (${who.role})` : `anonymous (${who.role})`;
+  document.getElementById('logout').hidden = !who.token;
+  unsubscribe?.();
+  unsubscribe = subscribe(onEvent, setLive);
+  await show();
+}
+
+document.getElementById('login-form').addEventListener('submit', (e) => {
+  const t = document.getElementById('login-token').value.trim();
+  if (!t) { e.preventDefault(); return; }
+  setToken(t);
+  document.getElementById('login-token').value = '';
+  start();
+});
+document.getElementById('logout').addEventListener('click', () => {
+  setToken('');
+  unsubscribe?.();
+  location.hash = '#/';
+  location.reload();
+});
+setUnauthorizedHandler(() => {
+  setToken('');
+  unsubscribe?.();
+  askToken('The token is no longer valid.');
+});
+
+window.addEventListener('hashchange', () => {
+  if (location.hash.startsWith('#token=')) { // a new token handed over: start again with it
+    takeTokenFromUrl();
+    location.reload();
+    return;
+  }
+  if (session.role !== 'none') show();
+});
+takeTokenFromUrl();
+start();

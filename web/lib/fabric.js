@@ -1,0 +1,54 @@
+// What several views share: the fabric's tiers and the load of each link and port in the
+// detector's last snapshot (GET /api/v1/detector/snapshot: deltas over interval_us).
+
+// Per port "node|port": util (tx share of line rate), pause (share of the interval its
+// transmitter was paused: pause time received), ecn (marked packets), drops, queue (bytes).
+export function portLoad(snap) {
+  const out = new Map();
+  if (!snap || !snap.nodes) return out;
+  const iv = snap.interval_us || 0;
+  for (const n of snap.nodes) {
+    for (const p of n.ports || []) {
+      const c = p.counters || {};
+      let pause = 0, ecn = c.np_ecn_marked_roce_packets || 0, drops = (c.phy_tx_discards || 0) + (c.phy_rx_discards || 0), queue = 0;
+      for (const q of Object.values(p.prio || {})) {
+        pause += q.pfc_rx_pause_duration_us || 0;
+        ecn += q.ecn_marked_packets || 0;
+        drops += q.prio_rx_buf_discards || 0;
+        queue = Math.max(queue, q.queue_watermark_periodic_bytes || q.queue_depth_bytes || 0);
+      }
+      const tx = c.tx_bytes || 0;
+      out.set(`${n.name}|${p.name}`, {
+        node: n.name, port: p.name, kind: n.kind, peer: p.peer, down: !!p.down,
+        util: iv && p.speed_mbps ? (tx * 8) / (iv * p.speed_mbps) : null,
+        pause: iv ? Math.min(1, pause / iv) : null,
+        pause_us: pause, ecn, drops, queue, tx_bytes: tx,
+      });
+    }
+  }
+  return out;
+}
+
+// Tiers of a leaf-spine: switches with hosts below are leaves (ToRs), the other switches spines.
+export function tiers(topo) {
+  const role = new Map(topo.nodes.map((n) => [n.id, n.role]));
+  const hostsOf = new Map();
+  const torOf = new Map();
+  for (const l of topo.links) {
+    const a = l.a.node, b = l.b.node;
+    for (const [sw, ho] of [[a, b], [b, a]]) {
+      if (role.get(sw) === 'switch' && role.get(ho) === 'host') {
+        if (!hostsOf.has(sw)) hostsOf.set(sw, []);
+        hostsOf.get(sw).push(ho);
+        torOf.set(ho, sw);
+      }
+    }
+  }
+  const natural = (x, y) => x.localeCompare(y, 'en', { numeric: true });
+  const switches = topo.nodes.filter((n) => n.role === 'switch').map((n) => n.id).sort(natural);
+  const leaves = switches.filter((s) => hostsOf.has(s));
+  const spines = switches.filter((s) => !hostsOf.has(s));
+  const hosts = topo.nodes.filter((n) => n.role === 'host').map((n) => n.id).sort(natural);
+  for (const v of hostsOf.values()) v.sort(natural);
+  return { spines, leaves, hosts, hostsOf, torOf, natural };
+}

@@ -1,0 +1,60 @@
+// Alerts: the pingmesh's and the PFC detector's, with their evidence; an operator acknowledges
+// them, and mitigates a detector finding that waits in advise mode.
+import { api } from '../lib/api.js';
+import { clear, errorBox, fmtTime, h, link, put, query, select, setQuery, table } from '../lib/dom.js';
+
+function details(a) {
+  const d = a.details;
+  if (!d) return null;
+  const parts = [];
+  if (d.culprit) parts.push(h('p', {}, 'Culprit: ', link(`#/host/${encodeURIComponent(d.culprit)}`, d.culprit)));
+  if (d.class === 'deadlock' && d.ports) parts.push(h('p', {}, 'Cycle: ', d.ports.map((p) => `${p.node} ${p.port}`).join(' → '), ' → …'));
+  if (d.victims?.length) parts.push(h('p', {}, `Victims (${d.victims_total ?? d.victims.length}): `, d.victims.slice(0, 12).map((p) => `${p.node} ${p.port}`).join(', '), d.victims.length > 12 ? ' …' : ''));
+  if (d.suggested) parts.push(h('p', {}, `Suggested: ${d.suggested.change} on ${d.suggested.node} ${d.suggested.port} priority ${d.suggested.priority}`));
+  if (d.attributed_to) parts.push(h('p', {}, `Attributed to ${d.attributed_to.kind} ${d.attributed_to.subject}`));
+  if (d.mitigated) parts.push(h('p', {}, 'Mitigated.'));
+  return parts.length ? h('details', {}, h('summary', {}, 'Details'), parts) : null;
+}
+
+export async function render(root, ctx) {
+  let state = query().get('state') || 'active';
+  const msg = h('div', { 'aria-live': 'polite' });
+  const list = h('div', { id: 'alerts-list' });
+  root.append(h('h1', {}, 'Alerts'),
+    h('div', { class: 'toolbar' }, select('Show', 'alerts-state', [['active', 'active'], ['cleared', 'cleared'], ['all', 'all']], state, (v) => { state = v; setQuery({ state }); refresh(); })),
+    msg, list);
+
+  async function act(a, what) {
+    clear(msg);
+    try {
+      await api(`/api/v1/alerts/${a.id}/${what}`, { method: 'POST' });
+      put(msg, h('p', { class: 'ok' }, `Alert ${a.id}: ${what === 'ack' ? 'acknowledged' : 'mitigation requested'}.`));
+      await refresh();
+    } catch (e) {
+      put(msg, errorBox(e));
+    }
+  }
+
+  async function refresh() {
+    const doc = await api(`/api/v1/alerts${state === 'all' ? '' : `?state=${state}`}`);
+    const cols = [
+      { label: 'Id', num: true, value: (a) => String(a.id) },
+      { label: 'Kind', value: (a) => h('span', { class: `kind kind-${a.kind}` }, a.kind) },
+      { label: 'Subject', value: (a) => a.subject },
+      { label: 'State', value: (a) => a.state },
+      { label: 'First seen', value: (a) => fmtTime(a.first_seen) },
+      { label: 'Last seen', value: (a) => fmtTime(a.last_seen) },
+      { label: 'Evidence', value: (a) => [a.evidence, details(a)] },
+      { label: 'Acknowledged', value: (a) => (a.acked ? `${a.acked.by}, ${fmtTime(a.acked.at)}` : '–') },
+    ];
+    if (ctx.canWrite) {
+      cols.push({ label: 'Actions', value: (a) => [
+        !a.acked ? h('button', { type: 'button', onclick: () => act(a, 'ack') }, 'Acknowledge') : null,
+        a.state === 'active' && a.details && !a.details.mitigated && a.details.suggested ? h('button', { type: 'button', onclick: () => act(a, 'mitigate') }, 'Mitigate') : null,
+      ] });
+    }
+    put(list, table(cols, doc.items, { empty: `no ${state === 'all' ? '' : state + ' '}alerts`, rowAttrs: (a) => ({ 'data-kind': a.kind, 'data-id': a.id }) }));
+  }
+  await refresh();
+  return { title: 'alerts', refresh, poll: 10000, onEvent: (ev) => { if (ev.type === 'alert' || ev.type === 'reset') refresh().catch(() => {}); } };
+}

@@ -1,0 +1,147 @@
+// Host and switch detail: ports with their state and settings, links to each port's charts,
+// and for operators the edit forms (ECN of a switch queue, DCQCN of a host); the server's
+// validation errors are shown at the field they name (problem+json "pointer").
+import { api } from '../lib/api.js';
+import { clear, errorBox, fmtBits, fmtBytes, fmtNum, fmtTime, h, link, put, table } from '../lib/dom.js';
+
+function field(name, label, attrs, help) {
+  return h('div', { class: 'field' },
+    h('label', { for: `f-${name}` }, label),
+    h('input', { id: `f-${name}`, name, ...attrs }),
+    help ? h('span', { class: 'help' }, help) : null,
+    h('span', { class: 'field-error', id: `err-${name}`, role: 'alert' }));
+}
+
+// Submits body through fn; a problem pointing at a field ("/kmin_bytes") is shown under it.
+async function submit(form, msg, fn) {
+  for (const e of form.querySelectorAll('.field-error')) e.textContent = '';
+  for (const e of form.querySelectorAll('[aria-invalid]')) e.removeAttribute('aria-invalid');
+  clear(msg);
+  try {
+    const res = await fn();
+    const ids = (res.changes || []).map((c) => c.id);
+    put(msg, h('p', { class: 'ok' }, `Change${ids.length === 1 ? '' : 's'} ${ids.join(', ')} ${res.count === 1 ? 'is' : 'are'} pending: `, link('#/changes', 'follow it in the audit log'), '.'));
+  } catch (e) {
+    const ptr = e.problem?.pointer?.replace(/^\//, '');
+    const input = ptr && form.querySelector(`[name="${CSS.escape(ptr)}"]`);
+    if (input) {
+      input.setAttribute('aria-invalid', 'true');
+      form.querySelector(`#err-${CSS.escape(ptr)}`).textContent = e.message;
+      input.focus();
+    }
+    put(msg, errorBox(e));
+  }
+}
+
+function ecnForm(sw, ports) {
+  const msg = h('div', { 'aria-live': 'polite' });
+  const portSel = h('select', { id: 'f-port', name: 'port' }, ports.map((p) => h('option', { value: p.port }, p.port)));
+  const queueSel = h('select', { id: 'f-queue', name: 'queue' }, [0, 1, 2, 3, 4, 5, 6, 7].map((q) => h('option', { value: q, selected: q === 3 }, String(q))));
+  const form = h('form', { class: 'edit', id: 'ecn-form', novalidate: true },
+    h('h2', {}, 'Change ECN of a queue'),
+    h('div', { class: 'field' }, h('label', { for: 'f-port' }, 'Port'), portSel),
+    h('div', { class: 'field' }, h('label', { for: 'f-queue' }, 'Queue'), queueSel),
+    h('div', { class: 'field' }, h('label', { for: 'f-enabled' }, 'Marking enabled'), h('input', { id: 'f-enabled', name: 'enabled', type: 'checkbox', checked: true })),
+    field('kmin_bytes', 'Kmin (bytes)', { type: 'number', min: 0, step: 1 }, 'marking starts above this queue depth'),
+    field('kmax_bytes', 'Kmax (bytes)', { type: 'number', min: 0, step: 1 }, 'marking probability reaches Pmax here'),
+    field('pmax', 'Pmax (0–1)', { type: 'number', min: 0, max: 1, step: 'any' }, 'marking probability at Kmax'),
+    field('reason', 'Reason', { type: 'text', maxlength: 512 }, 'kept in the audit log'),
+    h('button', { type: 'submit', class: 'primary' }, 'Apply'), msg);
+  const fill = () => {
+    const p = ports.find((x) => x.port === portSel.value);
+    const q = (p?.ecn || []).find((x) => String(x.queue) === queueSel.value);
+    form.kmin_bytes.value = q?.kmin_bytes ?? '';
+    form.kmax_bytes.value = q?.kmax_bytes ?? '';
+    form.pmax.value = q?.pmax ?? '';
+    form.enabled.checked = q ? !!q.enabled : true;
+  };
+  portSel.addEventListener('change', fill);
+  queueSel.addEventListener('change', fill);
+  fill();
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const body = { enabled: form.enabled.checked };
+    for (const k of ['kmin_bytes', 'kmax_bytes']) if (form[k].value !== '') body[k] = Number(form[k].value);
+    if (form.pmax.value !== '') body.pmax = Number(form.pmax.value);
+    if (form.reason.value) body.reason = form.reason.value;
+    submit(form, msg, () => api(`/api/v1/switches/${encodeURIComponent(sw)}/ports/${encodeURIComponent(portSel.value)}/queues/${queueSel.value}/ecn`, { method: 'PUT', body }));
+  });
+  return form;
+}
+
+function dcqcnForm(host, cur, params) {
+  const msg = h('div', { 'aria-live': 'polite' });
+  const first = cur.items?.[0]?.values || {};
+  const knobs = (params.dcqcn || []).filter((p) => p.name in first);
+  const form = h('form', { class: 'edit', id: 'dcqcn-form', novalidate: true },
+    h('h2', {}, 'Change DCQCN of this host (all its RDMA ports)'),
+    knobs.map((p) => field(p.name, `${p.name}${p.unit ? ` (${p.unit})` : ''}`, {
+      type: 'number', step: 1, value: first[p.name], min: p.min, max: typeof p.max === 'number' ? p.max : undefined, dataset: { initial: first[p.name] },
+    }, p.help)),
+    field('reason', 'Reason', { type: 'text', maxlength: 512 }, 'kept in the audit log'),
+    h('button', { type: 'submit', class: 'primary' }, 'Apply the changed values'), msg);
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const body = {};
+    for (const p of knobs) {
+      const v = form[p.name].value;
+      if (v !== '' && String(v) !== String(first[p.name])) body[p.name] = Number(v);
+    }
+    if (!Object.keys(body).length) { put(msg, h('p', {}, 'Nothing changed.')); return; }
+    if (form.reason.value) body.reason = form.reason.value;
+    submit(form, msg, () => api(`/api/v1/hosts/${encodeURIComponent(host)}/dcqcn`, { method: 'PUT', body }));
+  });
+  return form;
+}
+
+async function renderSwitch(root, ctx, id) {
+  const sw = await api(`/api/v1/switches/${encodeURIComponent(id)}`);
+  const ports = sw.port_list || [];
+  root.append(h('h1', {}, `Switch ${sw.id}`),
+    h('p', { class: sw.status === 'ok' ? '' : 'bad' }, `agent ${sw.status}${sw.status === 'ok' ? '' : ' ⚠'} · last seen ${fmtTime(sw.last_seen)} · ${sw.ports_up}/${sw.ports} ports up · backend ${sw.backend}`),
+    table([
+      { label: 'Port', value: (p) => link(`#/port/${encodeURIComponent(p.id)}`, p.port) },
+      { label: 'State', value: (p) => (p.state === 'up' ? 'up' : `✕ ${p.state}`) },
+      { label: 'Speed', num: true, value: (p) => (p.speed_mbps ? fmtBits(p.speed_mbps * 1e6) : '–') },
+      { label: 'Peer', value: (p) => (p.peer ? `${p.peer.system} ${p.peer.port}` : '–') },
+      { label: 'PFC priorities', value: (p) => (p.pfc ? [0, 1, 2, 3, 4, 5, 6, 7].filter((b) => p.pfc.enable & (1 << b)).join(',') || 'none' : '–') },
+      { label: 'XOFF threshold', num: true, value: (p) => fmtBytes(p.pfc?.xoff_threshold_bytes) },
+      { label: 'ECN (lossless queues): Kmin / Kmax / Pmax', value: (p) => (p.ecn || []).filter((q) => p.pfc && p.pfc.enable & (1 << q.queue)).map((q) => `q${q.queue}: ${q.enabled ? `${fmtBytes(q.kmin_bytes)} / ${fmtBytes(q.kmax_bytes)} / ${q.pmax}` : 'off'}`).join('; ') || '–' },
+    ], ports, { caption: 'Ports' }),
+    ctx.canWrite ? ecnForm(id, ports) : h('p', { class: 'note' }, 'Your token has the viewer role: settings are shown, not edited.'));
+  return { title: `switch ${id}` };
+}
+
+async function renderHost(root, ctx, id) {
+  const [host, dcqcn, params] = await Promise.all([
+    api(`/api/v1/hosts/${encodeURIComponent(id)}`), api(`/api/v1/hosts/${encodeURIComponent(id)}/dcqcn`), api('/api/v1/params'),
+  ]);
+  const ports = (host.devices_detail || []).flatMap((d) => d.ports.map((p) => ({ ...p, driver: d.driver, kind: d.kind })));
+  root.append(h('h1', {}, `Host ${host.id}`),
+    h('p', { class: host.status === 'ok' ? '' : 'bad' }, `agent ${host.status}${host.status === 'ok' ? '' : ' ⚠'} · last seen ${fmtTime(host.last_seen)} · ${host.ports_up}/${host.ports} ports up · version ${host.agent_version}`),
+    table([
+      { label: 'Port', value: (p) => link(`#/port/${encodeURIComponent(p.id)}`, `${p.device} ${p.port}`) },
+      { label: 'Netdev', value: (p) => p.netdev || '–' },
+      { label: 'Driver', value: (p) => p.driver || '–' },
+      { label: 'State', value: (p) => (p.state === 'up' ? 'up' : `✕ ${p.state}`) },
+      { label: 'Speed', num: true, value: (p) => (p.speed_mbps ? fmtBits(p.speed_mbps * 1e6) : '–') },
+    ], ports, { caption: 'RDMA ports' }),
+    h('h2', {}, 'DCQCN settings'),
+    table([
+      { label: 'Device port', value: (i) => `${i.device} ${i.port}` },
+      { label: 'Values', value: (i) => Object.entries(i.values).map(([k, v]) => `${k}=${fmtNum(v)}`).join(', ') },
+      { label: 'Updated', value: (i) => fmtTime(i.updated) },
+    ], dcqcn.items || [], { empty: 'not reported' }),
+    ctx.canWrite && dcqcn.items?.length ? dcqcnForm(id, dcqcn, params) : !ctx.canWrite ? h('p', { class: 'note' }, 'Your token has the viewer role: settings are shown, not edited.') : null);
+  return { title: `host ${id}` };
+}
+
+export async function render(root, ctx) {
+  const id = ctx.route.args.join('/');
+  try {
+    return ctx.route.name === 'switch' ? await renderSwitch(root, ctx, id) : await renderHost(root, ctx, id);
+  } catch (e) {
+    root.append(h('h1', {}, id), errorBox(e));
+    return { title: id };
+  }
+}

@@ -1,0 +1,65 @@
+// Overview: agents ok/stale, active alerts, ingest rate, the tuner, and the ports with the most
+// pause time, ECN marks and drops in the detector's last interval.
+import { api } from '../lib/api.js';
+import { fmtNum, fmtPct, fmtUs, h, link, put, table } from '../lib/dom.js';
+import { portLoad } from '../lib/fabric.js';
+
+function portHref(p) {
+  return p.kind === 'switch' ? `#/switch/${encodeURIComponent(p.node)}` : `#/host/${encodeURIComponent(p.node)}`;
+}
+
+function topTable(title, rows, value, unit) {
+  return h('div', { class: 'card wide' }, h('h2', {}, title),
+    table([
+      { label: 'Port', value: (p) => link(portHref(p), `${p.node} ${p.port}`) },
+      { label: 'Peer', value: (p) => p.peer || '–' },
+      { label: unit, num: true, value },
+    ], rows, { empty: 'none in the last interval' }));
+}
+
+async function optional(path) {
+  try { return await api(path); } catch (e) { if (e.status === 404 || e.status === 503) return null; throw e; }
+}
+
+export async function render(root) {
+  const body = h('div', { class: 'cards' });
+  root.append(h('h1', {}, 'Fabric overview'), body);
+
+  async function refresh() {
+    const [health, agents, alerts, snap, cc] = await Promise.all([
+      api('/api/v1/health'), api('/api/v1/agents'), api('/api/v1/alerts?state=active'),
+      optional('/api/v1/detector/snapshot'), optional('/api/v1/cc'),
+    ]);
+    const items = agents.items || [];
+    const hosts = items.filter((a) => a.role === 'host');
+    const switches = items.filter((a) => a.role === 'switch');
+    const stale = items.filter((a) => a.status !== 'ok');
+    const load = [...portLoad(snap).values()];
+    const top = (key) => load.filter((p) => p[key] > 0).sort((a, b) => b[key] - a[key]).slice(0, 8);
+    const waiting = cc ? (await api('/api/v1/cc/proposals')).filter((p) => p.state === 'waiting').length : 0;
+
+    put(body, 
+      h('div', { class: 'card', id: 'card-agents' }, h('h2', {}, 'Agents'),
+        h('p', { class: 'big' }, `${items.length - stale.length} ok`, stale.length ? h('span', { class: 'bad' }, ` · ${stale.length} stale`) : ''),
+        h('p', {}, h('span', { id: 'count-hosts' }, `${hosts.length} hosts`), ' · ', h('span', { id: 'count-switches' }, `${switches.length} switches`)),
+        stale.length ? h('p', { class: 'bad' }, '⚠ stale: ', stale.slice(0, 12).map((a) => a.id).join(', '), stale.length > 12 ? ' …' : '') : null),
+      h('div', { class: 'card', id: 'card-alerts' }, h('h2', {}, 'Active alerts'),
+        h('p', { class: 'big' }, h('a', { href: '#/alerts' }, String(alerts.items.length))),
+        alerts.items.slice(0, 5).map((a) => h('p', { class: 'alert-line' }, h('span', { class: `kind kind-${a.kind}` }, a.kind), ' ', a.subject))),
+      h('div', { class: 'card' }, h('h2', {}, 'Ingest'),
+        h('p', { class: 'big' }, `${fmtNum(Math.round(health.ingest?.samples_per_s || 0))} samples/s`),
+        h('p', {}, `${fmtNum(health.ingest?.reports || 0)} reports since start · store queue ${health.store?.queue_depth ?? '–'} of ${health.store?.queue_max ?? '–'}`)),
+      h('div', { class: 'card' }, h('h2', {}, 'Congestion-control tuner'),
+        cc ? [h('p', { class: 'big' }, `mode ${cc.mode}`), h('p', {}, h('a', { href: '#/tuner' }, `${waiting} proposal${waiting === 1 ? '' : 's'} waiting`), ` · ${cc.steps} steps · ${cc.rolled_back} rolled back`)]
+          : h('p', {}, 'not running (cc.interval is 0)')),
+      snap ? [
+        topTable('Most pause time', top('pause_us'), (p) => `${fmtUs(p.pause_us)} (${fmtPct(p.pause)})`, 'Paused (of the interval)'),
+        topTable('Most ECN marks', top('ecn'), (p) => fmtNum(p.ecn), 'Marked packets'),
+        topTable('Most drops', top('drops'), (p) => fmtNum(p.drops), 'Dropped packets'),
+        h('p', { class: 'note wide' }, `Last interval: ${fmtUs(snap.interval_us)} of the PFC fast lane (detector snapshot).`),
+      ] : h('p', { class: 'note wide' }, 'No PFC fast lane (detector.interval is 0): per-port pause, ECN and drop rankings are not available.'),
+    );
+  }
+  await refresh();
+  return { title: 'overview', refresh, poll: 3000, onEvent: () => refresh().catch(() => {}) };
+}

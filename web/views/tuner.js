@@ -1,0 +1,79 @@
+// Tuner: the congestion-control tuner's mode, signals and each class's settings; its proposals
+// with their evidence and expected effect, which an operator applies or rejects (advise mode);
+// and the history of its steps.
+import { api } from '../lib/api.js';
+import { clear, errorBox, fmtNum, fmtPct, fmtTime, fmtUs, h, put, table } from '../lib/dom.js';
+
+function evidence(ev) {
+  if (!ev || typeof ev !== 'object') return null;
+  return h('details', {}, h('summary', {}, 'Evidence'),
+    h('dl', { class: 'kv' }, Object.entries(ev).flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, typeof v === 'object' ? JSON.stringify(v) : fmtNum(v))])));
+}
+
+function proposalCard(p, ctx, act) {
+  return h('div', { class: 'card wide proposal', 'data-id': p.id, 'data-state': p.state },
+    h('h3', {}, `#${p.id} · step ${p.step} ${p.phase}: ${p.class} ${p.knob} ${fmtNum(p.from)} → ${fmtNum(p.to)}`),
+    h('p', {}, h('strong', {}, 'State: '), h('span', { class: `state state-${p.state}` }, p.state), p.decided_by ? ` (by ${p.decided_by})` : '', p.outcome ? ` · outcome ${p.outcome}` : ''),
+    h('p', {}, h('strong', {}, 'Why: '), p.reason),
+    h('p', {}, h('strong', {}, 'Expected: '), p.expected_effect),
+    h('p', {}, `${p.nchanges ?? p.changes?.length ?? 0} objects: `, (p.changes || []).slice(0, 8).map((c) => `${c.node}${c.port ? ' ' + c.port : ''}`).join(', '), (p.nchanges || 0) > 8 ? ' …' : ''),
+    evidence(p.evidence),
+    ctx.canWrite && p.state === 'waiting' ? h('p', { class: 'actions' },
+      h('button', { type: 'button', class: 'primary', onclick: () => act(p, 'apply') }, 'Apply'),
+      h('button', { type: 'button', onclick: () => act(p, 'reject') }, 'Reject')) : null);
+}
+
+export async function render(root, ctx) {
+  const msg = h('div', { 'aria-live': 'polite' });
+  const status = h('div', { class: 'cards' });
+  const props = h('div', { id: 'proposals' });
+  const hist = h('div', { id: 'cc-history' });
+  root.append(h('h1', {}, 'Congestion-control tuner'), msg, status, h('h2', {}, 'Proposals'), props, h('h2', {}, 'History'), hist);
+
+  async function act(p, what) {
+    clear(msg);
+    try {
+      await api(`/api/v1/cc/proposals/${p.id}/${what}`, { method: 'POST' });
+      put(msg, h('p', { class: 'ok' }, `Proposal ${p.id}: ${what === 'apply' ? 'approved; its changes go out now' : 'rejected'}.`));
+      await refresh();
+    } catch (e) {
+      put(msg, errorBox(e));
+    }
+  }
+
+  async function refresh() {
+    let cc;
+    try {
+      cc = await api('/api/v1/cc');
+    } catch (e) {
+      if (e.status !== 404 && e.status !== 503) throw e;
+      put(status, h('p', {}, 'The tuner is not running (cc.interval is 0, or there is no PFC fast lane).'));
+      return;
+    }
+    const [proposals, history] = await Promise.all([api('/api/v1/cc/proposals?all=true'), api('/api/v1/cc/history')]);
+    const sig = cc.signals || {};
+    put(status, 
+      h('div', { class: 'card' }, h('h2', {}, 'Mode'), h('p', { class: 'big', id: 'cc-mode' }, cc.mode), h('p', {}, `state ${cc.state} · ${cc.decisions} decisions every ${cc.interval_ms / 1000} s · last ${fmtTime(cc.last_decision)}`)),
+      h('div', { class: 'card' }, h('h2', {}, 'Signals'), h('p', {}, `pause ${fmtPct(sig.pause_share, 3)} of the time · host utilization ${fmtPct(sig.host_util)}`),
+        h('p', {}, `CNPs/host ${fmtNum(sig.cnp_per_host)} · retransmits/host ${fmtNum(sig.retransmits_per_host)} · probe p99 ${fmtUs(sig.probe_p99_us)}`),
+        ['tor_down', 'tor_up', 'spine'].map((c) => sig[c] ? h('p', {}, `${c}: queue p90 ${fmtUs(sig[c].queue_delay_p90_us)}, util ${fmtPct(sig[c].utilization)}, marked ${fmtPct(sig[c].marked_share, 2)}`) : null)),
+      h('div', { class: 'card' }, h('h2', {}, 'Settings by class'),
+        Object.keys(cc.settings || {}).length ? h('dl', { class: 'kv' }, Object.entries(cc.settings).flatMap(([cls, v]) => [h('dt', {}, cls), h('dd', {}, Object.entries(v).map(([k, x]) => `${k}=${fmtNum(x)}`).join(', '))])) : h('p', {}, 'not known yet')),
+    );
+    const open = proposals.filter((p) => p.state === 'waiting' || p.state === 'approved');
+    put(props, open.length ? h('div', { class: 'cards' }, open.map((p) => proposalCard(p, ctx, act))) : h('p', { class: 'note' }, 'No proposal waiting.'));
+    const items = Array.isArray(history) ? history : history.items || [];
+    put(hist, table([
+      { label: 'Id', num: true, value: (p) => String(p.id) },
+      { label: 'Step', num: true, value: (p) => String(p.step) },
+      { label: 'Phase', value: (p) => p.phase },
+      { label: 'Change', value: (p) => `${p.class} ${p.knob} ${fmtNum(p.from)} → ${fmtNum(p.to)}` },
+      { label: 'State', value: (p) => p.state },
+      { label: 'Decided by', value: (p) => p.decided_by || '–' },
+      { label: 'Outcome', value: (p) => p.outcome || '–' },
+      { label: 'Why', value: (p) => p.reason },
+    ], items.slice().reverse().slice(0, 100), { empty: 'no steps yet' }));
+  }
+  await refresh();
+  return { title: 'tuner', refresh, poll: 10000, onEvent: (ev) => { if (ev.type !== 'alert') refresh().catch(() => {}); } };
+}
