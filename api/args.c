@@ -40,6 +40,18 @@ int api_duration_arg(struct api_req *req, const char *name, int64_t *ret, struct
 	return 1;
 }
 
+int api_bool_arg(struct api_req *req, const char *name, bool *ret, struct rf_err *e)
+{
+	const char *v = api_arg(req, name);
+
+	if (!v)
+		return 0;
+	if (strcmp(v, "true") && strcmp(v, "false"))
+		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", name, "'%s' is not true or false", v);
+	*ret = !strcmp(v, "true");
+	return 1;
+}
+
 const char *api_actor(const struct api_req *req)
 {
 	return req->token_name[0] ? req->token_name : "anonymous";

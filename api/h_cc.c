@@ -48,16 +48,14 @@ int h_cc_policy(struct api_req *req)
 int h_cc_proposals(struct api_req *req)
 {
 	struct tuner *t = api_deps(req)->tuner;
-	const char *all = api_arg(req, "all");
 	struct rf_err e = { 0 };
+	bool all = false;
 
 	if (!t)
 		return no_tuner(req);
-	if (all && strcmp(all, "true") && strcmp(all, "false")) {
-		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "all", "'%s' is not true or false", all);
+	if (api_bool_arg(req, "all", &all, &e) < 0)
 		return api_reply_problem(req, 400, &e);
-	}
-	return api_reply_json(req, 200, tuner_proposals(t, all && !strcmp(all, "true")));
+	return api_reply_json(req, 200, tuner_proposals(t, all));
 }
 
 static int decide(struct api_req *req, bool apply)

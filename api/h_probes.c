@@ -23,6 +23,10 @@ static int op_size_args(struct api_req *req, const char **op, unsigned *size, st
 	return 0;
 }
 
+/* How old the localization pass's matrix may be to answer GET /probes/matrix?paths=false: two of
+ * its intervals (rocefabd runs it every 5 s). */
+#define MATRIX_MAX_AGE_NS (10 * NSEC_PER_SEC)
+
 int h_probes_matrix(struct api_req *req)
 {
 	const char *w = api_arg(req, "window"), *op;
@@ -31,6 +35,7 @@ int h_probes_matrix(struct api_req *req)
 	struct rf_err e = { 0 };
 	json_t *doc = NULL;
 	unsigned size;
+	bool paths = true;
 	int r;
 
 	if ((r = api_duration_arg(req, "window", &window, &e)) < 0)
@@ -41,9 +46,21 @@ int h_probes_matrix(struct api_req *req)
 	}
 	if (op_size_args(req, &op, &size, &e) < 0)
 		return api_reply_problem(req, 0, &e);
+	if ((r = api_bool_arg(req, "paths", &paths, &e)) < 0)
+		return api_reply_problem(req, 0, &e);
+	/* the last localization pass's matrix when it is the one asked for (it runs every few
+	 * seconds over the same window): a large fabric's heatmap is then served at once */
+	if (!paths) {
+		char *text;
+		size_t len;
+
+		if (pingmesh_matrix_cached(api_deps(req)->pingmesh, op, size, window, tu_now_ns(),
+					   MATRIX_MAX_AGE_NS, &text, &len) == 0)
+			return api_reply_text(req, 200, "application/json", text, len);
+	}
 	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
-	r = pingmesh_matrix(rd, tu_now_ns(), window, op, size, &doc, &e);
+	r = pingmesh_matrix(rd, tu_now_ns(), window, op, size, paths, &doc, &e);
 	return api_finish(req, rd, r, doc, &e, 200);
 }
 

@@ -109,6 +109,8 @@ int api_finish(struct api_req *req, struct store_reader *rd, int r, json_t *doc,
  * tu_parse_time() reads it (relative to now_ns); a duration as tu_parse_duration(). */
 int api_time_arg(struct api_req *req, const char *name, int64_t now_ns, int64_t *ret, struct rf_err *e);
 int api_duration_arg(struct api_req *req, const char *name, int64_t *ret, struct rf_err *e);
+/* "true" or "false" (anything else: BAD_PARAMETER). */
+int api_bool_arg(struct api_req *req, const char *name, bool *ret, struct rf_err *e);
 /* An integer in canonical decimal (str_parse_uint(): "03", "+3", " 3" are refused) from min to
  * max: a query parameter (1, 0 or an error as above), or the value of a path parameter called
  * name (0 or an error). */

@@ -151,8 +151,37 @@ json_t *pingmesh_finding_json(const struct loc_finding *f)
 			 "evidence", f->evidence);
 }
 
+/* A link of the finding's subject ("a-b", or "a-b|c-d" when links tie) is on path. */
+static bool through_subject(const struct loc_finding *f, const json_t *path)
+{
+	const json_t *l;
+	size_t k;
+
+	if (f->kind != LOC_LINK || !path)
+		return false;
+	json_array_foreach(path, k, l) {
+		const char *link = json_string_value(l), *s = f->subject;
+		size_t n = link ? strlen(link) : 0;
+
+		while (link && *s) {
+			size_t m = strcspn(s, "|");
+
+			if (m == n && !strncmp(s, link, n))
+				return true;
+			s += m + (s[m] == '|');
+		}
+	}
+	return false;
+}
+
 int pingmesh_analyze(struct store_reader *rd, int64_t now, int64_t window_ns, const char *op,
 		     unsigned size, struct loc_finding *ret_finding, json_t **doc)
+{
+	return pingmesh_analyze_ext(rd, now, window_ns, op, size, true, ret_finding, doc);
+}
+
+int pingmesh_analyze_ext(struct store_reader *rd, int64_t now, int64_t window_ns, const char *op,
+			 unsigned size, bool with_paths, struct loc_finding *ret_finding, json_t **doc)
 {
 	struct cell *cells = NULL;
 	struct host_tor *tors = NULL;
@@ -194,8 +223,8 @@ int pingmesh_analyze(struct store_reader *rd, int64_t now, int64_t window_ns, co
 			size_t j = i;
 			uint64_t pn = 0, plost = 0;
 			double p50 = 0, p99 = 0;
-			bool pbad = false;
-			json_t *paths = json_array();
+			bool pbad = false, through = false;
+			json_t *paths = with_paths ? json_array() : NULL, *pair;
 
 			for (; j < n && !strcmp(cells[j].src, cells[i].src) && !strcmp(cells[j].dst, cells[i].dst); j++) {
 				pn += cells[j].n;
@@ -203,17 +232,24 @@ int pingmesh_analyze(struct store_reader *rd, int64_t now, int64_t window_ns, co
 				p50 = cells[j].p50 > p50 ? cells[j].p50 : p50;
 				p99 = cells[j].p99 > p99 ? cells[j].p99 : p99;
 				pbad |= lr[j].bad;
-				json_array_append_new(paths, json_pack("{s:I,s:I,s:I,s:f,s:f,s:b,s:f,s:O}", "label",
+				through = through || through_subject(ret_finding, cells[j].path);
+				if (paths)
+					json_array_append_new(paths, json_pack("{s:I,s:I,s:I,s:f,s:f,s:b,s:f,s:O}", "label",
 								       (json_int_t)cells[j].label, "n", (json_int_t)cells[j].n,
 								       "lost", (json_int_t)cells[j].lost, "p50_us",
 								       cells[j].p50, "p99_us", cells[j].p99, "bad", lr[j].bad,
 								       "max_us", cells[j].max,
 								       "path", cells[j].path ? cells[j].path : json_null()));
 			}
-			json_array_append_new(pairs, json_pack("{s:s,s:s,s:I,s:I,s:f,s:f,s:f,s:b,s:o}", "src",
-							       cells[i].src, "dst", cells[i].dst, "n", (json_int_t)pn,
-							       "lost", (json_int_t)plost, "loss", pn ? (double)plost / (double)pn : 0.0,
-							       "p50_us", p50, "p99_us", p99, "bad", pbad, "paths", paths));
+			pair = json_pack("{s:s,s:s,s:I,s:I,s:f,s:f,s:f,s:b}", "src", cells[i].src, "dst",
+					 cells[i].dst, "n", (json_int_t)pn, "lost", (json_int_t)plost, "loss",
+					 pn ? (double)plost / (double)pn : 0.0, "p50_us", p50, "p99_us", p99,
+					 "bad", pbad);
+			if (pair && paths)
+				json_object_set_new(pair, "paths", paths);
+			else if (pair && through)
+				json_object_set_new(pair, "through", json_true());
+			json_array_append_new(pairs, pair);
 			i = j;
 		}
 		*doc = json_pack("{s:f,s:s,s:I,s:o,s:o,s:o}", "window_s", (double)window_ns / 1e9, "op", op,
@@ -231,7 +267,7 @@ out:
 }
 
 int pingmesh_matrix(struct store_reader *rd, int64_t now, int64_t window_ns, const char *op,
-		    unsigned size, json_t **ret, struct rf_err *e)
+		    unsigned size, bool paths, json_t **ret, struct rf_err *e)
 {
 	struct pingmesh_conf c;
 	struct loc_finding f;
@@ -243,7 +279,7 @@ int pingmesh_matrix(struct store_reader *rd, int64_t now, int64_t window_ns, con
 		op = op ?: c.ops[0];
 		size = size ?: c.sizes[0];
 	}
-	if ((r = pingmesh_analyze(rd, now, window_ns, op, size, &f, ret)) < 0)
+	if ((r = pingmesh_analyze_ext(rd, now, window_ns, op, size, paths, &f, ret)) < 0)
 		return rf_err_set(e, r, "STORE_ERROR", NULL, "cannot read the probe results");
 	return 0;
 }

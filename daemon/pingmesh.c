@@ -223,9 +223,14 @@ struct pingmesh {
 	int64_t hosts_at;
 	struct hmap endpoints; /* host -> struct endpoint */
 
-	/* the /metrics text of the last localization */
+	/* the /metrics text of the last localization, and its matrix (pairs only) */
 	pthread_mutex_t prom_lock;
 	char *prom;
+	char *matrix;
+	size_t matrix_len;
+	int64_t matrix_at;
+	char matrix_op[16];
+	unsigned matrix_size;
 	pingmesh_explain_fn explain;
 	void *explain_ctx;
 };
@@ -265,6 +270,7 @@ void pingmesh_free(struct pingmesh *pm)
 	free(pm->hosts);
 	pthread_mutex_destroy(&pm->prom_lock);
 	free(pm->prom);
+	free(pm->matrix);
 	free(pm);
 }
 
@@ -569,22 +575,36 @@ int pingmesh_localize(void *ctx, int64_t now)
 
 	if (!rd)
 		return -EAGAIN;
-	/* the primary op and size; the matrix document only for the pairs in /metrics */
+	/* the primary op and size; the matrix of pairs (no paths): for /metrics and the heatmap */
 	if ((r = pingmesh_conf_load(rd, &c)) == 0)
-		r = pingmesh_analyze(rd, now, pm->o.window_ns, c.ops[0], c.sizes[0], &f,
-				     pm->o.metrics_pairs ? &doc : NULL);
+		r = pingmesh_analyze_ext(rd, now, pm->o.window_ns, c.ops[0], c.sizes[0], false, &f, &doc);
 	store_reader_put(pm->store, rd);
 	if (r < 0)
 		return r;
-	/* what /metrics shows until the next pass */
-	text = pingmesh_metrics_text(doc, &f, pm->o.window_ns);
-	json_decref(doc);
-	if (text) {
+	/* what /metrics and GET /probes/matrix?paths=false show until the next pass */
+	text = pingmesh_metrics_text(pm->o.metrics_pairs ? doc : NULL, &f, pm->o.window_ns);
+	{
+		char at[40];
+		char *m;
+
+		json_object_set_new(doc, "as_of", json_string(tu_format_rfc3339(now, at, sizeof(at))));
+		m = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(16));
 		pthread_mutex_lock(&pm->prom_lock);
-		free(pm->prom);
-		pm->prom = text;
+		if (text) {
+			free(pm->prom);
+			pm->prom = text;
+		}
+		if (m) {
+			free(pm->matrix);
+			pm->matrix = m;
+			pm->matrix_len = strlen(m);
+			pm->matrix_at = now;
+			snprintf(pm->matrix_op, sizeof(pm->matrix_op), "%s", c.ops[0]);
+			pm->matrix_size = c.sizes[0];
+		}
 		pthread_mutex_unlock(&pm->prom_lock);
 	}
+	json_decref(doc);
 	{
 		struct alert_finding af = { .kind = loc_kind_name(f.kind), .subject = f.subject,
 					    .evidence = f.evidence };
@@ -606,6 +626,29 @@ int pingmesh_localize(void *ctx, int64_t now)
 		free(details);
 		return r;
 	}
+}
+
+int pingmesh_matrix_cached(struct pingmesh *pm, const char *op, unsigned size, int64_t window_ns,
+			   int64_t now, int64_t max_age_ns, char **ret, size_t *ret_len)
+{
+	int r = -ENOENT;
+
+	if (!pm || window_ns != pm->o.window_ns)
+		return -ENOENT;
+	pthread_mutex_lock(&pm->prom_lock);
+	if (pm->matrix && now - pm->matrix_at <= max_age_ns && (!op || !strcmp(op, pm->matrix_op)) &&
+	    (!size || size == pm->matrix_size)) {
+		*ret = malloc(pm->matrix_len + 1);
+		if (*ret) {
+			memcpy(*ret, pm->matrix, pm->matrix_len + 1);
+			*ret_len = pm->matrix_len;
+			r = 0;
+		} else {
+			r = -ENOMEM;
+		}
+	}
+	pthread_mutex_unlock(&pm->prom_lock);
+	return r;
 }
 
 void pingmesh_render_metrics(struct pingmesh *pm, struct buf *out)

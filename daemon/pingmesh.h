@@ -91,9 +91,16 @@ void pingmesh_render_metrics(struct pingmesh *pm, struct buf *out);
 /* --- reading (any reader connection) ------------------------------------------------------ */
 
 /* The latency matrix of one op and size (NULL, 0: the configuration's primary ones) over the
- * last window_ns: per pair and path, and per pair; with the localization's finding. */
+ * last window_ns: per pair and path (without paths: per pair only, and "through" on the pairs
+ * whose paths cross the finding's link), and per pair; with the localization's finding. */
 int pingmesh_matrix(struct store_reader *rd, int64_t now, int64_t window_ns, const char *op,
-		    unsigned size, json_t **ret, struct rf_err *e);
+		    unsigned size, bool paths, json_t **ret, struct rf_err *e);
+/* The matrix of pairs (as pingmesh_matrix without paths, with "as_of") that the last
+ * localization pass computed, when it is of this op and size (NULL, 0: any, i.e. the primary
+ * ones), of window_ns, and at most max_age_ns old: a copy of its JSON text in *ret (0), or
+ * -ENOENT.  Serves the heatmap of a large fabric at once, whoever asks how often. */
+int pingmesh_matrix_cached(struct pingmesh *pm, const char *op, unsigned size, int64_t window_ns,
+			   int64_t now, int64_t max_age_ns, char **ret, size_t *ret_len);
 /* Results by source, destination, op and size (NULL or 0: any) and time. */
 int pingmesh_results(struct store_reader *rd, const char *src, const char *dst, const char *op,
 		     unsigned size, int64_t from, int64_t to, unsigned limit, json_t **ret,

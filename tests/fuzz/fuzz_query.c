@@ -186,7 +186,7 @@ static int probes_matrix(struct store_reader *rd, const char *const *v, json_t *
 		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "window", "1s to 1d");
 	if ((r = op_size(v[1], v[2], &size, e)) < 0)
 		return r;
-	return pingmesh_matrix(rd, NOW, window, v[1], size, ret, e);
+	return pingmesh_matrix(rd, NOW, window, v[1], size, true, ret, e);
 }
 
 /* GET /probes/results: h_probes_results */

@@ -266,3 +266,42 @@ def test_event_stream(world):
     assert time.monotonic() - t < 5
     st4.body_text(5)  # the server closed it (EOF), not a timeout
     st4.close()
+
+
+def test_heatmap_matrix_without_paths_from_the_last_pass(world):
+    """GET /probes/matrix?paths=false: pairs without per-path detail; over the localization's
+    window it is the last pass's matrix (as_of), the same pairs as computed on demand."""
+    import sqlite3
+    d = world.daemon()
+    d.token("viewer", "viewer")
+    now = time.time_ns()
+    db = sqlite3.connect(d.db)
+    rows = []
+    for r in range(3):
+        for i in range(4):
+            for j in range(4):
+                if i != j:
+                    for label in range(2):
+                        p50 = 3.0 + i + j / 10
+                        rows.append((f"h{i}", f"h{j}", "write", 64, label, now - r * 10**9, 10, 10, 0,
+                                     p50 - 0.5, p50, p50 + 1, p50 + 2, p50, f'["h{i}-leaf0","leaf0-h{j}"]'))
+    db.executemany("INSERT INTO probe_results(src, dst, op, size, label, t_ns, n, ok, lost, min_us, "
+                   "p50_us, p99_us, max_us, mean_us, path) VALUES(" + ",".join("?" * 15) + ")", rows)
+    db.commit()
+    db.close()
+    d.start()
+    c = d.client("viewer")
+    full = c.json("/api/v1/probes/matrix", params={"window": "10s"})
+    assert len(full["pairs"]) == 12 and all(len(p["paths"]) == 2 for p in full["pairs"])
+    cached = wait_for(lambda: (lambda m: "as_of" in m and m)(
+        c.json("/api/v1/probes/matrix", params={"window": "10s", "paths": "false"})), 10, 0.2,
+        what="the localization pass's matrix")
+    strip = lambda m: sorted((p["src"], p["dst"], p["n"], p["p50_us"], p["p99_us"], p["bad"]) for p in m["pairs"])
+    assert strip(cached) == strip(full)
+    assert all("paths" not in p for p in cached["pairs"])
+    assert cached["finding"]["kind"] == full["finding"]["kind"] == "none"
+    # another window is computed on demand, without as_of
+    other = c.json("/api/v1/probes/matrix", params={"window": "30s", "paths": "false"})
+    assert "as_of" not in other and strip(other) == strip(full)
+    r = c.get("/api/v1/probes/matrix", params={"paths": "maybe"})
+    assert r.status_code == 400 and r.json()["code"] == "BAD_PARAMETER"

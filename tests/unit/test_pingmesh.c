@@ -192,7 +192,7 @@ static json_t *matrix(struct fixture *f, int64_t now)
 	struct rf_err e = { 0 };
 	json_t *doc = NULL;
 
-	assert_int_equal(pingmesh_matrix(rd, now, 30 * NSEC_PER_SEC, NULL, 0, &doc, &e), 0);
+	assert_int_equal(pingmesh_matrix(rd, now, 30 * NSEC_PER_SEC, NULL, 0, true, &doc, &e), 0);
 	store_reader_put(f->st, rd);
 	return doc;
 }

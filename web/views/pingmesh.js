@@ -3,7 +3,7 @@
 // The canvas takes the keyboard: arrows move across pairs, the readout says the values.
 import { api } from '../lib/api.js';
 import { legend, viridisRgb } from '../lib/color.js';
-import { fmtPct, fmtUs, h, put, query, select, setQuery } from '../lib/dom.js';
+import { fmtPct, fmtTime, fmtUs, h, put, query, select, setQuery } from '../lib/dom.js';
 
 const METRICS = { p50: 'p50 latency', p99: 'p99 latency', loss: 'loss' };
 const WINDOWS = [['10s', '10 s'], ['30s', '30 s'], ['1m', '1 min'], ['5m', '5 min'], ['15m', '15 min']];
@@ -25,30 +25,33 @@ export function drawHeatmap(m, metric) {
   canvas.setAttribute('role', 'img');
   const g = canvas.getContext('2d');
   const grid = new Map();
+  const vals = new Float64Array(N * N).fill(NaN); // the metric per cell; NaN: not probed
   let lo = Infinity, hi = 0;
   for (const p of m.pairs) {
     const i = idx.get(p.src), j = idx.get(p.dst);
     if (i === undefined || j === undefined) continue;
     grid.set(i * N + j, p);
     const v = metric === 'loss' ? p.loss : p[`${metric}_us`];
+    if (v === null || v === undefined) continue;
+    vals[i * N + j] = v;
     if (metric !== 'loss' && v > 0) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
   }
   if (!(hi > lo)) { lo = lo === Infinity ? 1 : lo; hi = lo * 2; }
   const norm = metric === 'loss' ? (v) => v / 0.1 : (v) => Math.log(v / lo) / Math.log(hi / lo);
+  // 256 colours computed once; pixels written as 32-bit words (little-endian RGBA)
+  const lut = new Uint32Array(257);
+  for (let k = 0; k < 256; k++) {
+    const [r, gg, b] = viridisRgb(k / 255);
+    lut[k] = (255 << 24) | (b << 16) | (gg << 8) | r;
+  }
+  lut[256] = (255 << 24) | (230 << 16) | (230 << 8) | 230; // not probed: light grey
   const img = g.createImageData(size, size);
-  const px = img.data;
+  const px = new Uint32Array(img.data.buffer);
   for (let i = 0; i < N; i++) {
     for (let j = 0; j < N; j++) {
-      const p = grid.get(i * N + j);
-      let rgb = [230, 230, 230];
-      if (p) {
-        const v = metric === 'loss' ? p.loss : p[`${metric}_us`];
-        if (v !== null && v !== undefined) rgb = viridisRgb(norm(v));
-      }
-      for (let y = i * cell; y < (i + 1) * cell; y++) {
-        let o = (y * size + j * cell) * 4;
-        for (let x = 0; x < cell; x++, o += 4) { px[o] = rgb[0]; px[o + 1] = rgb[1]; px[o + 2] = rgb[2]; px[o + 3] = 255; }
-      }
+      const v = vals[i * N + j];
+      const c = Number.isNaN(v) ? lut[256] : lut[Math.max(0, Math.min(255, Math.round(norm(v) * 255)))];
+      for (let y = i * cell; y < (i + 1) * cell; y++) px.fill(c, y * size + j * cell, y * size + (j + 1) * cell);
     }
   }
   g.fillStyle = '#fff';
@@ -86,7 +89,7 @@ export function drawHeatmap(m, metric) {
   }
   if (f.kind === 'link') {
     for (const p of m.pairs) {
-      if (!(p.paths || []).some((q) => (q.path || []).includes(f.subject))) continue;
+      if (!p.through) continue;
       g.strokeRect(margin + idx.get(p.dst) * cell, margin + idx.get(p.src) * cell, Math.max(cell, 2), Math.max(cell, 2));
     }
   }
@@ -97,7 +100,8 @@ export function drawHeatmap(m, metric) {
 export async function render(root) {
   const q = query();
   let metric = METRICS[q.get('metric')] ? q.get('metric') : 'p99';
-  let win = WINDOWS.some(([w]) => w === q.get('window')) ? q.get('window') : '30s';
+  // 10 s: the localization's own window, whose matrix rocefabd keeps from its last pass
+  let win = WINDOWS.some(([w]) => w === q.get('window')) ? q.get('window') : '10s';
   const head = h('div', { class: 'toolbar' });
   const finding = h('div', { class: 'card wide', id: 'pm-finding' });
   const wrap = h('div', { class: 'heatmap-wrap', id: 'heatmap' });
@@ -107,7 +111,7 @@ export async function render(root) {
 
   async function refresh() {
     const started = performance.now();
-    const m = await api(`/api/v1/probes/matrix?window=${win}`);
+    const m = await api(`/api/v1/probes/matrix?window=${win}&paths=false`);
     const hm = drawHeatmap(m, metric);
     const say = (i, j) => {
       cur = [i, j];
@@ -138,7 +142,7 @@ export async function render(root) {
       select('Show', 'pm-metric', Object.entries(METRICS), metric, (v) => { metric = v; setQuery({ metric, window: win }); refresh(); }),
       select('Window', 'pm-window', WINDOWS, win, (v) => { win = v; setQuery({ metric, window: win }); refresh(); }),
       legend(document, metric === 'loss' ? '0 %' : fmtUs(hm.lo), metric === 'loss' ? '≥ 10 %' : fmtUs(hm.hi), metric === 'loss' ? 'Loss' : `${METRICS[metric]} (log scale)`),
-      h('span', { class: 'note' }, `${hm.N} hosts, ${m.pairs.length} pairs, ${m.op} ${m.size} B, last ${m.window_s} s · grey: not probed`));
+      h('span', { class: 'note' }, `${hm.N} hosts, ${m.pairs.length} pairs, ${m.op} ${m.size} B, last ${m.window_s} s${m.as_of ? ` as of ${fmtTime(m.as_of)}` : ''} · grey: not probed`));
     root.dataset.renderMs = (performance.now() - started).toFixed(1);
     root.dataset.drawMs = hm.ms.toFixed(1);
   }
