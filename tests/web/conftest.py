@@ -81,7 +81,8 @@ def demo(tmp_path_factory):
     tmp = str(tmp_path_factory.mktemp("web"))
     world = World(tmp)
     try:
-        fab = Fabric(world, scenario_without_storm(tmp))
+        # the tuner decides every second (10 s by default): its proposals come within the test
+        fab = Fabric(world, scenario_without_storm(tmp), extra_conf="[cc]\ninterval = 1s\n")
         fab.wait_reporting(32, 6)
         yield fab
     finally:

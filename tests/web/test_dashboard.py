@@ -86,9 +86,11 @@ def test_ecn_change_in_the_form_is_applied(demo, browser):
     assert change["new"]["kmin_bytes"] == 150000 and change["new"]["kmax_bytes"] == 600000
     # the audit log view shows it applied
     browser.open(demo.url, "changes")
-    row = wait_for(lambda: d.find_element("css selector", f"#changes-list tr[data-id='{change['id']}']"), 10)
-    assert row.get_attribute("data-state") == "applied"
-    assert "browser test" in row.text
+    row = wait_for(lambda: browser.js(
+        "const r = document.querySelector(`#changes-list tr[data-id='${arguments[0]}']`);"
+        "return r && [r.dataset.state, r.textContent];", change["id"]), 10)
+    assert row[0] == "applied"
+    assert "browser test" in row[1]
     assert browser.console_errors(expected=["ecn - Failed to load resource: the server responded "
                                             "with a status of 400"]) == []
 
@@ -100,10 +102,11 @@ def test_pause_storm_appears_live(demo, browser):
     marker = browser.js("window.__noReload = 'alerts'; return window.__noReload")
     fid = demo.sim.ctl("POST", "/v1/faults", {"type": "pause_storm", "host": "h7"}, expect=201)["id"]
     try:
-        row = wait_for(lambda: browser.d.find_element(
-            "css selector", "#alerts-list tr[data-kind='pause_storm']"), 30, 0.2,
-            what="the storm's alert in the alerts view")
-        assert "h7" in row.text
+        # (views redraw on each event: read elements within one script, never hold them)
+        row = wait_for(lambda: browser.js(
+            "return document.querySelector(\"#alerts-list tr[data-kind='pause_storm']\")?.textContent"),
+            30, 0.2, what="the storm's alert in the alerts view")
+        assert "h7" in row
         assert browser.js("return window.__noReload") == marker  # the same page: no reload
         browser.shot("alerts-storm")
         # the topology (opened by a link: the page is not reloaded) draws the culprit
@@ -114,7 +117,7 @@ def test_pause_storm_appears_live(demo, browser):
             what="the culprit on the topology")
         assert culprit == "h7"
         assert browser.js("return document.querySelectorAll('svg.topo a.node.victim').length") > 0
-        assert "pause_storm" in browser.d.find_element("id", "topo-findings").text
+        assert "pause_storm" in browser.js("return document.getElementById('topo-findings').textContent")
         assert browser.js("return window.__noReload") == marker
         browser.shot("topology-storm")
         # the topology was open before the storm: it appears there too without a reload
@@ -176,3 +179,71 @@ def test_bad_token_is_asked_again(demo, browser):
     browser.wait_view()
     assert "viewer" in browser.d.find_element("id", "who").text
     browser.console()  # the 401s of the bad token are expected here
+
+
+def test_pfc_change_in_the_form_is_applied(demo, browser):
+    browser.login(demo.url, demo.operator)
+    browser.open(demo.url, "switch/leaf1")
+    d = browser.d
+    from selenium.webdriver.support.ui import Select
+    Select(d.find_element("id", "fp-port")).select_by_value("h9")
+    wait_for(lambda: d.find_element("id", "fp-prio-3").is_selected(), 10, what="priority 3 shown lossless")
+    assert not d.find_element("id", "fp-prio-4").is_selected()
+    d.find_element("id", "fp-prio-4").click()
+    el = d.find_element("id", "f-alpha_shift")
+    el.clear()
+    el.send_keys("-2")
+    d.find_element("css selector", "#pfc-form input[name=reason]").send_keys("browser pfc")
+    d.find_element("css selector", "#pfc-form button[type=submit]").click()
+    wait_for(lambda: "pending" in d.find_element("css selector", "#pfc-form .ok").text, 10)
+
+    def applied():
+        mine = [c for c in demo.api.json("/api/v1/changes", params={"kind": "pfc"})["items"]
+                if c["reason"] == "browser pfc"]
+        return mine and mine[0]["state"] == "applied" and mine[0]
+    change = wait_for(applied, 30, 0.2, what="the PFC change to be applied")
+    assert change["target"]["agent"] == "leaf1" and change["target"]["port"] == "h9"
+    assert change["new"]["enable"] == 8 | 16 and change["new"]["alpha_shift"] == -2
+    assert browser.console_errors() == []
+
+
+def test_down_link_is_marked_on_the_topology(demo, browser):
+    browser.login(demo.url, demo.operator)
+    browser.open(demo.url, "topology")
+    assert browser.js("return document.querySelectorAll('svg.topo line.link.down').length") == 0
+    fid = demo.sim.ctl("POST", "/v1/faults", {"type": "link_down", "link": "leaf2-spine1"}, expect=201)["id"]
+    try:
+        down = wait_for(lambda: browser.js(
+            "return [...document.querySelectorAll('svg.topo line.link.down')].map(l => l.dataset.link)"),
+            30, 0.2, what="the down link marked")
+        assert len(down) == 1 and "leaf2" in down[0] and "spine1" in down[0], down
+        assert browser.js("return document.querySelectorAll('svg.topo text.down-mark').length") == 1
+        assert "1 down" in browser.js("return document.getElementById('topo-stats').textContent")
+        browser.shot("topology-link-down")
+    finally:
+        demo.sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
+    wait_for(lambda: browser.js("return document.querySelectorAll('svg.topo line.link.down').length") == 0,
+             30, 0.2, what="the link back up")
+
+
+def test_tuner_proposal_applied_from_the_dashboard(demo, browser):
+    """The tuner (advise mode, deciding every second) proposes; an operator applies the
+    proposal from its card, with its evidence beside it."""
+    def waiting():
+        return [p for p in demo.api.json("/api/v1/cc/proposals") if p["state"] == "waiting"]
+    props = wait_for(waiting, 90, 0.5, what="a waiting proposal of the tuner")
+    browser.login(demo.url, demo.operator)
+    browser.open(demo.url, "tuner")
+    pid = props[0]["id"]
+    text = wait_for(lambda: browser.js(
+        "return document.querySelector(`.proposal[data-id='${arguments[0]}']`)?.textContent", pid), 15)
+    assert props[0]["reason"] in text and "Evidence" in text
+    browser.shot("tuner-proposal")
+    browser.js("[...document.querySelectorAll(`.proposal[data-id='${arguments[0]}'] button`)]"
+               ".find(b => b.textContent === 'Apply').click()", pid)
+    wait_for(lambda: "approved" in (browser.js("return document.querySelector('.view-tuner .ok')?.textContent") or ""), 10)
+    rec = wait_for(lambda: [p for p in demo.api.json("/api/v1/cc/history")
+                            if p["id"] == pid and p["state"] in ("approved", "applied")], 30, 0.5,
+                   what="the proposal approved")
+    assert rec[0]["decided_by"] == "operator"
+    assert browser.console_errors() == []

@@ -33,6 +33,12 @@ export function s(tag, attrs, ...children) {
   return el;
 }
 
+// Appends children to el (arrays flattened; null, undefined and false skipped).
+export function add(el, ...children) {
+  append(el, children);
+  return el;
+}
+
 // Replaces el's children (arrays flattened; null, undefined and false skipped).
 export function put(el, ...children) {
   clear(el);

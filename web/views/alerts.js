@@ -1,7 +1,7 @@
 // Alerts: the pingmesh's and the PFC detector's, with their evidence; an operator acknowledges
 // them, and mitigates a detector finding that waits in advise mode.
 import { api } from '../lib/api.js';
-import { clear, errorBox, fmtTime, h, link, put, query, select, setQuery, table } from '../lib/dom.js';
+import { add, clear, errorBox, fmtTime, h, link, put, query, select, setQuery, table } from '../lib/dom.js';
 
 function details(a) {
   const d = a.details;
@@ -20,7 +20,7 @@ export async function render(root, ctx) {
   let state = query().get('state') || 'active';
   const msg = h('div', { 'aria-live': 'polite' });
   const list = h('div', { id: 'alerts-list' });
-  root.append(h('h1', {}, 'Alerts'),
+  add(root, h('h1', {}, 'Alerts'),
     h('div', { class: 'toolbar' }, select('Show', 'alerts-state', [['active', 'active'], ['cleared', 'cleared'], ['all', 'all']], state, (v) => { state = v; setQuery({ state }); refresh(); })),
     msg, list);
 

@@ -1,6 +1,6 @@
 // Changes: the audit log of configuration changes (who, why, what, the value read back).
 import { api } from '../lib/api.js';
-import { fmtTime, h, link, put, query, select, setQuery, table } from '../lib/dom.js';
+import { add, fmtTime, h, link, put, query, select, setQuery, table } from '../lib/dom.js';
 
 function values(v) {
   if (!v || typeof v !== 'object') return '–';
@@ -10,7 +10,7 @@ function values(v) {
 export async function render(root) {
   let state = query().get('state') || '';
   const list = h('div', { id: 'changes-list' });
-  root.append(h('h1', {}, 'Configuration changes'),
+  add(root, h('h1', {}, 'Configuration changes'),
     h('div', { class: 'toolbar' }, select('State', 'changes-state', [['', 'all'], ['pending', 'pending'], ['sent', 'sent'], ['applied', 'applied'], ['failed', 'failed'], ['timed_out', 'timed out']], state, (v) => { state = v; setQuery(v ? { state } : {}); refresh(); })),
     list);
 

@@ -2,7 +2,7 @@
 // and for operators the edit forms (ECN of a switch queue, DCQCN of a host); the server's
 // validation errors are shown at the field they name (problem+json "pointer").
 import { api } from '../lib/api.js';
-import { clear, errorBox, fmtBits, fmtBytes, fmtNum, fmtTime, h, link, put, table } from '../lib/dom.js';
+import { add, clear, errorBox, fmtBits, fmtBytes, fmtNum, fmtTime, h, link, put, table } from '../lib/dom.js';
 
 function field(name, label, attrs, help) {
   return h('div', { class: 'field' },
@@ -69,6 +69,47 @@ function ecnForm(sw, ports) {
   return form;
 }
 
+// PFC of one port: the lossless priorities (a bit mask), XOFF/XON and the dynamic threshold's
+// alpha.  base: the URL of the port's PFC without the port ("/api/v1/switches/leaf0/ports/").
+function pfcForm(base, ports, current) {
+  const msg = h('div', { 'aria-live': 'polite' });
+  const portSel = h('select', { id: 'fp-port', name: 'port' }, ports.map((p) => h('option', { value: p.port }, p.label || p.port)));
+  const boxes = [0, 1, 2, 3, 4, 5, 6, 7].map((b) => h('label', { class: 'prio' },
+    h('input', { type: 'checkbox', id: `fp-prio-${b}`, value: b }), ` ${b}`));
+  const form = h('form', { class: 'edit', id: 'pfc-form', novalidate: true },
+    h('h2', {}, 'Change PFC of a port'),
+    h('div', { class: 'field' }, h('label', { for: 'fp-port' }, 'Port'), portSel),
+    h('fieldset', { class: 'field' }, h('legend', {}, 'Lossless priorities'), h('span', { class: 'prios' }, boxes),
+      h('span', { class: 'field-error', id: 'err-enable', role: 'alert' }), h('input', { type: 'hidden', name: 'enable' })),
+    field('xoff_bytes', 'XOFF (bytes)', { type: 'number', min: 0, step: 1 }, 'static threshold; empty: unchanged'),
+    field('xon_bytes', 'XON (bytes)', { type: 'number', min: 0, step: 1 }, 'empty: unchanged'),
+    field('alpha_shift', 'Alpha shift', { type: 'number', min: -8, max: 8, step: 1 }, 'dynamic threshold: shared buffer × 2^alpha'),
+    field('reason', 'Reason', { type: 'text', maxlength: 512 }, 'kept in the audit log'),
+    h('button', { type: 'submit', class: 'primary' }, 'Apply'), msg);
+  let cur = {};
+  const fill = async () => {
+    cur = (await current(portSel.value).catch(() => null)) || {};
+    for (const b of boxes) { const i = b.querySelector('input'); i.checked = !!((cur.enable ?? 0) & (1 << +i.value)); }
+    form.xoff_bytes.value = '';
+    form.xon_bytes.value = '';
+    form.alpha_shift.value = cur.alpha_shift ?? '';
+  };
+  portSel.addEventListener('change', fill);
+  fill();
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const body = {};
+    const mask = boxes.reduce((m, b) => (b.querySelector('input').checked ? m | (1 << +b.querySelector('input').value) : m), 0);
+    if (mask !== (cur.enable ?? -1)) body.enable = mask;
+    for (const k of ['xoff_bytes', 'xon_bytes']) if (form[k].value !== '') body[k] = Number(form[k].value);
+    if (form.alpha_shift.value !== '' && Number(form.alpha_shift.value) !== cur.alpha_shift) body.alpha_shift = Number(form.alpha_shift.value);
+    if (!Object.keys(body).length) { put(msg, h('p', {}, 'Nothing changed.')); return; }
+    if (form.reason.value) body.reason = form.reason.value;
+    submit(form, msg, () => api(`${base}${encodeURIComponent(portSel.value)}/pfc`, { method: 'PUT', body }));
+  });
+  return form;
+}
+
 function dcqcnForm(host, cur, params) {
   const msg = h('div', { 'aria-live': 'polite' });
   const first = cur.items?.[0]?.values || {};
@@ -97,7 +138,7 @@ function dcqcnForm(host, cur, params) {
 async function renderSwitch(root, ctx, id) {
   const sw = await api(`/api/v1/switches/${encodeURIComponent(id)}`);
   const ports = sw.port_list || [];
-  root.append(h('h1', {}, `Switch ${sw.id}`),
+  add(root, h('h1', {}, `Switch ${sw.id}`),
     h('p', { class: sw.status === 'ok' ? '' : 'bad' }, `agent ${sw.status}${sw.status === 'ok' ? '' : ' ⚠'} · last seen ${fmtTime(sw.last_seen)} · ${sw.ports_up}/${sw.ports} ports up · backend ${sw.backend}`),
     table([
       { label: 'Port', value: (p) => link(`#/port/${encodeURIComponent(p.id)}`, p.port) },
@@ -108,7 +149,9 @@ async function renderSwitch(root, ctx, id) {
       { label: 'XOFF threshold', num: true, value: (p) => fmtBytes(p.pfc?.xoff_threshold_bytes) },
       { label: 'ECN (lossless queues): Kmin / Kmax / Pmax', value: (p) => (p.ecn || []).filter((q) => p.pfc && p.pfc.enable & (1 << q.queue)).map((q) => `q${q.queue}: ${q.enabled ? `${fmtBytes(q.kmin_bytes)} / ${fmtBytes(q.kmax_bytes)} / ${q.pmax}` : 'off'}`).join('; ') || '–' },
     ], ports, { caption: 'Ports' }),
-    ctx.canWrite ? ecnForm(id, ports) : h('p', { class: 'note' }, 'Your token has the viewer role: settings are shown, not edited.'));
+    ctx.canWrite ? [ecnForm(id, ports),
+      pfcForm(`/api/v1/switches/${encodeURIComponent(id)}/ports/`, ports, async (port) => ports.find((p) => p.port === port)?.pfc)]
+      : h('p', { class: 'note' }, 'Your token has the viewer role: settings are shown, not edited.'));
   return { title: `switch ${id}` };
 }
 
@@ -117,7 +160,7 @@ async function renderHost(root, ctx, id) {
     api(`/api/v1/hosts/${encodeURIComponent(id)}`), api(`/api/v1/hosts/${encodeURIComponent(id)}/dcqcn`), api('/api/v1/params'),
   ]);
   const ports = (host.devices_detail || []).flatMap((d) => d.ports.map((p) => ({ ...p, driver: d.driver, kind: d.kind })));
-  root.append(h('h1', {}, `Host ${host.id}`),
+  add(root, h('h1', {}, `Host ${host.id}`),
     h('p', { class: host.status === 'ok' ? '' : 'bad' }, `agent ${host.status}${host.status === 'ok' ? '' : ' ⚠'} · last seen ${fmtTime(host.last_seen)} · ${host.ports_up}/${host.ports} ports up · version ${host.agent_version}`),
     table([
       { label: 'Port', value: (p) => link(`#/port/${encodeURIComponent(p.id)}`, `${p.device} ${p.port}`) },
@@ -132,7 +175,10 @@ async function renderHost(root, ctx, id) {
       { label: 'Values', value: (i) => Object.entries(i.values).map(([k, v]) => `${k}=${fmtNum(v)}`).join(', ') },
       { label: 'Updated', value: (i) => fmtTime(i.updated) },
     ], dcqcn.items || [], { empty: 'not reported' }),
-    ctx.canWrite && dcqcn.items?.length ? dcqcnForm(id, dcqcn, params) : !ctx.canWrite ? h('p', { class: 'note' }, 'Your token has the viewer role: settings are shown, not edited.') : null);
+    ctx.canWrite && dcqcn.items?.length ? dcqcnForm(id, dcqcn, params) : !ctx.canWrite ? h('p', { class: 'note' }, 'Your token has the viewer role: settings are shown, not edited.') : null,
+    ctx.canWrite && ports.length ? pfcForm(`/api/v1/hosts/${encodeURIComponent(id)}/ports/`,
+      ports.map((p) => ({ port: `${p.device}:${p.port}`, label: `${p.device} ${p.port}` })),
+      async (port) => (await api(`/api/v1/hosts/${encodeURIComponent(id)}/ports/${encodeURIComponent(port)}/pfc`)).items?.[0]?.values) : null);
   return { title: `host ${id}` };
 }
 
@@ -141,7 +187,7 @@ export async function render(root, ctx) {
   try {
     return ctx.route.name === 'switch' ? await renderSwitch(root, ctx, id) : await renderHost(root, ctx, id);
   } catch (e) {
-    root.append(h('h1', {}, id), errorBox(e));
+    add(root, h('h1', {}, id), errorBox(e));
     return { title: id };
   }
 }

@@ -1,7 +1,7 @@
 // Overview: agents ok/stale, active alerts, ingest rate, the tuner, and the ports with the most
 // pause time, ECN marks and drops in the detector's last interval.
 import { api } from '../lib/api.js';
-import { fmtNum, fmtPct, fmtUs, h, link, put, table } from '../lib/dom.js';
+import { add, fmtNum, fmtPct, fmtUs, h, link, put, table } from '../lib/dom.js';
 import { portLoad } from '../lib/fabric.js';
 
 function portHref(p) {
@@ -23,7 +23,7 @@ async function optional(path) {
 
 export async function render(root) {
   const body = h('div', { class: 'cards' });
-  root.append(h('h1', {}, 'Fabric overview'), body);
+  add(root, h('h1', {}, 'Fabric overview'), body);
 
   async function refresh() {
     const [health, agents, alerts, snap, cc] = await Promise.all([

@@ -3,7 +3,7 @@
 // The canvas takes the keyboard: arrows move across pairs, the readout says the values.
 import { api } from '../lib/api.js';
 import { legend, viridisRgb } from '../lib/color.js';
-import { fmtPct, fmtTime, fmtUs, h, put, query, select, setQuery } from '../lib/dom.js';
+import { add, fmtPct, fmtTime, fmtUs, h, put, query, select, setQuery } from '../lib/dom.js';
 
 const METRICS = { p50: 'p50 latency', p99: 'p99 latency', loss: 'loss' };
 const WINDOWS = [['10s', '10 s'], ['30s', '30 s'], ['1m', '1 min'], ['5m', '5 min'], ['15m', '15 min']];
@@ -106,7 +106,7 @@ export async function render(root) {
   const finding = h('div', { class: 'card wide', id: 'pm-finding' });
   const wrap = h('div', { class: 'heatmap-wrap', id: 'heatmap' });
   const readout = h('p', { class: 'readout', 'aria-live': 'polite', id: 'pm-readout' }, 'Point at a cell, or focus the map and use the arrow keys.');
-  root.append(h('h1', {}, 'Pingmesh'), head, finding, wrap, readout);
+  add(root, h('h1', {}, 'Pingmesh'), head, finding, wrap, readout);
   let cur = [0, 0];
 
   async function refresh() {

@@ -3,7 +3,7 @@
 // value of every counter.
 import { api } from '../lib/api.js';
 import { lineChart } from '../lib/chart.js';
-import { clear, errorBox, fmtBits, fmtBytes, fmtNum, fmtTime, h, link, put, query, select, setQuery, si, table } from '../lib/dom.js';
+import { add, clear, errorBox, fmtBits, fmtBytes, fmtNum, fmtTime, h, link, put, query, select, setQuery, si, table } from '../lib/dom.js';
 
 const RANGES = [['auto', 0], ['1s', 1], ['10s', 10], ['1m', 60], ['5m', 300], ['15m', 900], ['1h', 3600], ['6h', 21600], ['24h', 86400]];
 
@@ -60,7 +60,7 @@ export async function render(root, ctx) {
   const latest = h('div', {});
   const toolbar = h('div', { class: 'toolbar' });
   let live = [];
-  root.append(h('h1', {}, `Port ${port.id}`),
+  add(root, h('h1', {}, `Port ${port.id}`),
     h('p', {}, link(`#/${agent.role === 'switch' ? 'switch' : 'host'}/${encodeURIComponent(port.host)}`, port.host), ` · device ${port.device} port ${port.port} · ${port.state} · ${port.speed_mbps ? fmtBits(port.speed_mbps * 1e6) : 'speed unknown'} · last sample ${fmtTime(port.sampled_at)}`),
     toolbar, charts, h('h2', {}, 'Latest counters'), latest);
 

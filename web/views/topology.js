@@ -4,7 +4,7 @@
 // culprit and victims.  Nodes are links: Tab moves through them, Enter opens one.
 import { api } from '../lib/api.js';
 import { legend, viridis } from '../lib/color.js';
-import { fmtPct, h, link, put, query, s, select, setQuery } from '../lib/dom.js';
+import { add, fmtPct, h, link, put, query, s, select, setQuery } from '../lib/dom.js';
 import { portLoad, tiers } from '../lib/fabric.js';
 
 const METRICS = {
@@ -40,7 +40,8 @@ export function draw(topo, snap, alerts, metric, width = 960) {
   const W = Math.max(width, Math.min(4000, nl * perLeaf * 8));
   const slot = W / nl;
   let pitch = Math.min(40, (slot - 8) / perLeaf), hs, cols;
-  if (pitch >= 8) {
+  const grid = pitch < 8; // a large fabric: a host's square carries its link (no line drawn)
+  if (!grid) {
     hs = Math.min(16, pitch - 3);
     cols = perLeaf;
   } else {
@@ -89,7 +90,11 @@ export function draw(topo, snap, alerts, metric, width = 960) {
     ndown += down;
     const hl = hlPorts.get(`${l.a.node}|${l.a.port}`) || hlPorts.get(`${l.b.node}|${l.b.port}`);
     const hostLink = byId.get(l.a.node)?.role === 'host' || byId.get(l.b.node)?.role === 'host';
-    if (hostLink) hostVal.set(byId.get(l.a.node)?.role === 'host' ? l.a.node : l.b.node, down ? null : v);
+    if (hostLink) {
+      const ho = byId.get(l.a.node)?.role === 'host' ? l.a.node : l.b.node;
+      hostVal.set(ho, down ? 'down' : v);
+      if (grid && !hl) continue;
+    }
     const [x1, y1] = pa, [x2, y2] = pb;
     const up = y1 < y2 ? [x1, y1, x2, y2] : [x2, y2, x1, y1];
     const attrs = { x1: up[0], y1: up[1] + (hostLink ? 10 : 12), x2: up[2], y2: up[3] - (hostLink ? hs / 2 : 12) };
@@ -110,7 +115,8 @@ export function draw(topo, snap, alerts, metric, width = 960) {
         s('text', { x: p[0], y: p[1] + 4 }, n.id + (stale ? ' ⚠' : '')));
     } else {
       const v = hostVal.get(n.id);
-      a.append(s('rect', { x: p[0] - hs / 2, y: p[1] - hs / 2, width: hs, height: hs, fill: viridis(v === undefined || v === null ? null : v / m.scale) }));
+      a.append(s('rect', { x: p[0] - hs / 2, y: p[1] - hs / 2, width: hs, height: hs, fill: v === 'down' ? '#777' : viridis(v === undefined || v === null ? null : v / m.scale) }));
+      if (grid && v === 'down') a.append(s('text', { x: p[0], y: p[1] + hs / 2, class: 'down-mark' }, '✕'));
       if (labelHosts) a.append(s('text', { x: p[0], y: p[1] + hs / 2 + 11, class: 'host-label' }, n.id + (stale ? '⚠' : '')));
     }
     if (culprits.has(n.id)) a.append(s('text', { x: p[0], y: p[1] - (n.role === 'switch' ? 16 : hs / 2 + 3), class: 'badge' }, '⚡ culprit'));
@@ -127,7 +133,7 @@ export async function render(root, ctx) {
   const head = h('div', { class: 'toolbar' });
   const canvas = h('div', { class: 'topo-wrap', id: 'topology' });
   const side = h('div', { class: 'topo-side' });
-  root.append(h('h1', {}, 'Topology'), head, canvas, side);
+  add(root, h('h1', {}, 'Topology'), head, canvas, side);
 
   async function refresh() {
     const started = performance.now();

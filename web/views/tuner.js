@@ -2,11 +2,11 @@
 // with their evidence and expected effect, which an operator applies or rejects (advise mode);
 // and the history of its steps.
 import { api } from '../lib/api.js';
-import { clear, errorBox, fmtNum, fmtPct, fmtTime, fmtUs, h, put, table } from '../lib/dom.js';
+import { add, clear, errorBox, fmtNum, fmtPct, fmtTime, fmtUs, h, put, table } from '../lib/dom.js';
 
 function evidence(ev) {
   if (!ev || typeof ev !== 'object') return null;
-  return h('details', {}, h('summary', {}, 'Evidence'),
+  return h('details', { open: true }, h('summary', {}, 'Evidence'),
     h('dl', { class: 'kv' }, Object.entries(ev).flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, typeof v === 'object' ? JSON.stringify(v) : fmtNum(v))])));
 }
 
@@ -28,7 +28,7 @@ export async function render(root, ctx) {
   const status = h('div', { class: 'cards' });
   const props = h('div', { id: 'proposals' });
   const hist = h('div', { id: 'cc-history' });
-  root.append(h('h1', {}, 'Congestion-control tuner'), msg, status, h('h2', {}, 'Proposals'), props, h('h2', {}, 'History'), hist);
+  add(root, h('h1', {}, 'Congestion-control tuner'), msg, status, h('h2', {}, 'Proposals'), props, h('h2', {}, 'History'), hist);
 
   async function act(p, what) {
     clear(msg);
