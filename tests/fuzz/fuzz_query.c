@@ -7,7 +7,7 @@
  * a change to a handler's checks must be made here too) and calls the same views:
  *   0  GET /ports/{key}/counters ?names ?from ?to ?step   (v_port_counters: tu_parse_time,
  *      tu_parse_duration, views_port_counters)
- *   1  GET /probes/matrix ?window ?op ?size               (tu_parse_duration, probe_op_valid,
+ *   1  GET /probes/matrix ?window ?op ?size ?paths        (tu_parse_duration, probe_op_valid,
  *      pingmesh_matrix)
  *   2  GET /probes/results ?from ?to ?limit ?op ?size ?src ?dst   (pingmesh_results)
  *   3  GET /changes ?agent ?kind ?state ?batch ?limit     (change_kind_parse, changes_list)
@@ -16,12 +16,15 @@
  *   6  PUT /probes/config: the JSON body                  (pingmesh_conf_apply)
  *   7  PUT .../dcqcn, .../ecn, .../pfc: a change's body against a port's configuration as its
  *      agent reported it (daemon/validate.c, what changes.c calls for every target)
+ *   8  GET /events with a Last-Event-ID header              (events_parse_id, events_since on a
+ *      ring that has wrapped)
  * An input is the selector byte, a byte saying which values are present (bit i: value i), and
  * the values separated by NUL bytes (absent ones are skipped over, as "?a=&b" gives "" for a).
  *
  * Invariants: a refusal names a code; a view's document has "items" or what the endpoint
  * returns; an accepted pingmesh configuration reads back the same; a change that validates
- * validates again once normalized, to the same values. */
+ * validates again once normalized, to the same values; an event id that parses is one the ring
+ * can resume from (never "stale" when read), and every id the ring wrote parses back to itself. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -31,6 +34,7 @@
 
 #include "daemon/alerts.h"
 #include "daemon/changes.h"
+#include "daemon/events.h"
 #include "daemon/ingest.h"
 #include "daemon/pingmesh.h"
 #include "daemon/report.h"
@@ -184,9 +188,15 @@ static int probes_matrix(struct store_reader *rd, const char *const *v, json_t *
 	if (v[0] && (tu_parse_duration(v[0], &window) < 0 || window < NSEC_PER_SEC ||
 		     window > 86400 * NSEC_PER_SEC))
 		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "window", "1s to 1d");
+	bool paths = true;
+
 	if ((r = op_size(v[1], v[2], &size, e)) < 0)
 		return r;
-	return pingmesh_matrix(rd, NOW, window, v[1], size, true, ret, e);
+	if (v[3] && strcmp(v[3], "true") && strcmp(v[3], "false"))
+		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "paths", "true or false");
+	if (v[3])
+		paths = !strcmp(v[3], "true");
+	return pingmesh_matrix(rd, NOW, window, v[1], size, paths, ret, e);
 }
 
 /* GET /probes/results: h_probes_results */
@@ -386,6 +396,64 @@ out:
 	json_decref(a);
 }
 
+/* GET /events: a Last-Event-ID against a ring of 16 that has wrapped (events 1..40 published,
+ * 25..40 kept).  An input starting with '@' stands for this run's epoch and a '-' (the fuzzer
+ * could not guess it: it is the time the ring was made). */
+static void last_event_id(const uint8_t *data, size_t size)
+{
+	static struct events *ev;
+	static char epoch[32];
+	char *id = malloc(size + sizeof(epoch) + 1);
+	struct buf out;
+	uint64_t seq = 0, last = 0;
+	int r;
+
+	if (!id)
+		return;
+	if (!ev) {
+		if (events_new(16, &ev) < 0)
+			abort();
+		for (int i = 0; i < 40; i++)
+			events_publish(ev, "change", json_pack("{s:i}", "id", i));
+		buf_init(&out);
+		if (events_since(ev, 39, 4096, &out, &last) != 1 || strncmp(out.data, "id: ", 4))
+			abort();
+		snprintf(epoch, sizeof(epoch), "%.*s", (int)strcspn(out.data + 4, "-") + 1, out.data + 4);
+		buf_fini(&out);
+	}
+	if (size && data[0] == '@') {
+		size_t n = strlen(epoch);
+
+		memcpy(id, epoch, n);
+		memcpy(id + n, data + 1, size - 1);
+		id[n + size - 1] = '\0';
+	} else {
+		memcpy(id, data, size);
+		id[size] = '\0';
+	}
+	buf_init(&out);
+	if (events_parse_id(ev, id, &seq) == 0) {
+		if (seq < 24 || seq > 40)
+			abort();
+		r = events_since(ev, seq, 1 << 20, &out, &last);
+		if (r < 0 || (r == 1) != (seq < 40) || (r == 1 && last != 40))
+			abort();
+		/* what the ring wrote for the next event is an id that parses back to it */
+		if (r == 1) {
+			char *p = strstr(out.data, "id: "), *nl = p ? strchr(p, '\n') : NULL;
+			uint64_t back = 0;
+
+			if (!p || !nl)
+				abort();
+			*nl = '\0';
+			if (events_parse_id(ev, p + 4, &back) < 0 || back != seq + 1)
+				abort();
+		}
+	}
+	buf_fini(&out);
+	free(id);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int (*const views[])(struct store_reader *, const char *const *, json_t **, struct rf_err *) = {
@@ -401,7 +469,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 2)
 		return 0;
-	sel = data[0] % 8;
+	sel = data[0] % 9;
+	if (sel == 8) {
+		last_event_id(data + 2, size - 2);
+		return 0;
+	}
 	if (sel == 6) {
 		pingmesh_config(data + 2, size - 2);
 		return 0;
