@@ -247,3 +247,28 @@ def test_tuner_proposal_applied_from_the_dashboard(demo, browser):
                    what="the proposal approved")
     assert rec[0]["decided_by"] == "operator"
     assert browser.console_errors() == []
+
+
+def test_heatmap_reads_out_pairs_from_the_keyboard(demo, browser):
+    wait_for(lambda: len(demo.api.json("/api/v1/probes/matrix", params={"window": "10s", "paths": "false"})["pairs"]) > 50,
+             30, 0.5, what="the pingmesh's first rounds")
+    browser.login(demo.url, demo.operator)
+    browser.open(demo.url, "pingmesh?metric=p50")
+    from selenium.webdriver.common.keys import Keys
+    wait_for(lambda: browser.js("return document.querySelector('canvas.heatmap')"), 10)
+    browser.js("document.querySelector('canvas.heatmap').focus()")
+    el = browser.d.switch_to.active_element
+    assert el.tag_name == "canvas"
+    readout = lambda: browser.js("return document.getElementById('pm-readout').textContent")
+    el.send_keys(Keys.ARROW_RIGHT)
+    assert readout().startswith("h0 → h1: ")
+    el.send_keys(Keys.ARROW_DOWN)
+    assert readout().startswith("h1 → h1: ")
+    # along the row to a probed pair (the plan rotates its targets): its values, with units
+    for _ in range(31):
+        if "p50" in readout():
+            break
+        el.send_keys(Keys.ARROW_RIGHT)
+    text = readout()
+    assert text.startswith("h1 → ") and "p50" in text and "µs" in text and "loss" in text, text
+    assert browser.console_errors() == []
