@@ -272,3 +272,30 @@ def test_heatmap_reads_out_pairs_from_the_keyboard(demo, browser):
     text = readout()
     assert text.startswith("h1 → ") and "p50" in text and "µs" in text and "loss" in text, text
     assert browser.console_errors() == []
+
+
+def test_dcqcn_change_in_the_form(demo, browser):
+    browser.login(demo.url, demo.operator)
+    browser.open(demo.url, "host/h5")
+    d = browser.d
+    el = d.find_element("id", "f-rpg_ai_rate")
+    el.clear()
+    el.send_keys("0")  # below the knob's range: the server says so at the field
+    d.find_element("css selector", "#dcqcn-form button[type=submit]").click()
+    msg = wait_for(lambda: d.find_element("id", "err-rpg_ai_rate").text, 10, what="the field's error")
+    assert "rpg_ai_rate" in msg and "range" in msg, msg
+    el.clear()
+    el.send_keys("10")
+    d.find_element("css selector", "#dcqcn-form input[name=reason]").send_keys("browser dcqcn")
+    d.find_element("css selector", "#dcqcn-form button[type=submit]").click()
+    wait_for(lambda: "pending" in d.find_element("css selector", "#dcqcn-form .ok").text, 10)
+
+    def applied():
+        mine = [c for c in demo.api.json("/api/v1/changes", params={"kind": "dcqcn"})["items"]
+                if c["reason"] == "browser dcqcn"]
+        return mine and all(c["state"] == "applied" for c in mine) and mine
+    changes = wait_for(applied, 30, 0.2, what="the DCQCN change to be applied")
+    assert changes[0]["target"]["agent"] == "h5" and changes[0]["new"]["rpg_ai_rate"] == 10
+    assert changes[0]["params"] == {"rpg_ai_rate": 10}  # only what the operator changed
+    assert browser.console_errors(expected=["dcqcn - Failed to load resource: the server responded "
+                                            "with a status of 400"]) == []
