@@ -78,10 +78,12 @@ int h_version(struct api_req *req)
 	const struct api_deps *d = api_deps(req);
 
 	return api_reply_json(req, 200,
-			      json_pack("{s:s,s:s,s:i,s:i,s:I}", "version", ROCEFAB_VERSION, "api",
-					"v1", "report_schema", REPORT_SCHEMA, "store_schema",
-					STORE_SCHEMA_VERSION, "counters",
-					(json_int_t)reg_size(d->reg)));
+			      json_pack("{s:s,s:s,s:i,s:i,s:I,s:{s:b,s:b,s:b,s:b}}", "version",
+					ROCEFAB_VERSION, "api", "v1", "report_schema", REPORT_SCHEMA,
+					"store_schema", STORE_SCHEMA_VERSION, "counters",
+					(json_int_t)reg_size(d->reg), "features", "detector",
+					d->detector != NULL, "tuner", d->tuner != NULL, "events",
+					api_sse_hub(req) != NULL, "dashboard", api_web(req) != NULL));
 }
 
 /* Who the caller is: the dashboard hides what its role may not do. */

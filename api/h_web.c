@@ -26,7 +26,7 @@ int h_web(struct api_req *req)
 	}
 	inm = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
 					  MHD_HTTP_HEADER_IF_NONE_MATCH);
-	if (inm && strstr(inm, f->etag)) {
+	if (inm && (strstr(inm, f->etag) || strcmp(inm, "*") == 0)) {
 		status = 304;
 		resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
 	} else {

@@ -1056,8 +1056,8 @@ int api_start(const struct api_conf *c, const struct api_deps *d, struct api **r
 
 		if (web_load(c->web_root, c->javascript_root ? c->javascript_root : "", &a->web,
 			     &we) < 0)
-			log_notice("api", "no dashboard: %s%s%s", we.where, we.where[0] ? ": " : "",
-				   we.msg);
+			log_warning("api", "no dashboard: %s%s%s", we.where, we.where[0] ? ": " : "",
+				    we.msg);
 	}
 	if (d->events && (r = sse_hub_new(d->events, &a->sse)) < 0) {
 		rf_err_set(e, r, "NO_THREAD", NULL, "cannot start the event streams");

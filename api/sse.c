@@ -168,10 +168,15 @@ static void fill(struct sse_stream *s)
 			s->reset = true;
 	}
 	if (s->reset) {
+		char id[64];
+
 		s->reset = false;
 		s->last = events_last(h->ev);
 		h->resets++;
-		buf_printf(&s->pend, "event: reset\ndata: {\"last\":%llu}\n\n",
+		/* with the id of the newest event: a client that reconnects after it resumes from
+		 * there, and is not told to reset again */
+		events_format_id(h->ev, s->last, id, sizeof(id));
+		buf_printf(&s->pend, "id: %s\nevent: reset\ndata: {\"last\":%llu}\n\n", id,
 			   (unsigned long long)s->last);
 	}
 	if (!s->pend.len && s->keepalive)
@@ -241,6 +246,10 @@ int h_events(struct api_req *req)
 		rf_err_set(&e, -EAGAIN, "NO_EVENTS", NULL, "the event stream is not running");
 		return api_reply_problem(req, 503, &e);
 	}
+	/* HEAD: the headers only (a stream of unknown length would still end with a chunk) */
+	if (!strcmp(req->method, "HEAD"))
+		return api_queue(req, 200, MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT),
+				 "text/event-stream");
 	if (!(s = calloc(1, sizeof(*s))))
 		return -ENOMEM;
 	s->hub = h;

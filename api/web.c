@@ -52,10 +52,12 @@ static void file_free(struct web_file *f)
 	}
 }
 
-/* Reads a regular file whole; the descriptor is checked, not the name (no race). */
+/* Reads a regular file whole; the descriptor is checked, not the name (no race).  Opened
+ * without blocking and without becoming a terminal: a FIFO or a device put in its place is
+ * refused, never waited on. */
 static int slurp(int dirfd, const char *name, char **ret, size_t *ret_len, size_t room)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	int fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	struct stat st;
 	char *data = NULL;
 	size_t got = 0;
@@ -126,6 +128,8 @@ static int add_file(struct web *w, const char *path, char *data, size_t len)
 		file_free(f);
 		return -ENOMEM;
 	}
+	if (old)
+		w->bytes -= ((struct web_file *)old)->len;
 	file_free(old);
 	w->bytes += len;
 	return 0;
@@ -151,14 +155,20 @@ static int load_dir(struct web *w, int dfd, const char *prefix, int depth, struc
 			continue;
 		if (snprintf(path, sizeof(path), "%s/%s", prefix, de->d_name) >= (int)sizeof(path))
 			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, 0) < 0)
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
+		/* a symbolic link may name a file (read as that file), never a directory: the tree
+		 * served is the one under api.web_root */
+		if (S_ISLNK(st.st_mode) && (fstatat(dirfd(d), de->d_name, &st, 0) < 0 || !S_ISREG(st.st_mode))) {
+			log_warning("api", "api.web_root: %s is a link to no regular file; not served", path);
+			continue;
+		}
 		if (S_ISDIR(st.st_mode)) {
 			int sub;
 
 			if (depth >= 4)
 				continue;
-			sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (sub >= 0)
 				r = load_dir(w, sub, path, depth + 1, e);
 			continue;
@@ -171,13 +181,16 @@ static int load_dir(struct web *w, int dfd, const char *prefix, int depth, struc
 			break;
 		}
 		r = slurp(dirfd(d), de->d_name, &data, &len, WEB_MAX_BYTES - w->bytes);
-		if (r == -EFBIG)
+		if (r == -EFBIG) {
 			rf_err_set(e, r, "WEB_TOO_LARGE", "api.web_root",
 				   "the files exceed %u bytes in all", WEB_MAX_BYTES);
-		else if (r < 0)
-			rf_err_set(e, r, "WEB_UNREADABLE", path, "cannot read: %s", strerror(-r));
-		else
+		} else if (r < 0) {
+			/* one file that cannot be read is left out, said, and the rest served */
+			log_warning("api", "api.web_root: %s: %s; not served", path, strerror(-r));
+			r = 0;
+		} else {
 			r = add_file(w, path, data, len);
+		}
 	}
 	closedir(d);
 	return r;
@@ -231,6 +244,11 @@ static void load_libs(struct web *w, const char *jsroot)
 			continue;
 		}
 		snprintf(path, sizeof(path), "/javascript/%s", line);
+		if (w->files.len >= WEB_MAX_FILES) {
+			log_warning("api", "javascript.list: more than %d files with the dashboard's; %s "
+					   "and the rest not served", WEB_MAX_FILES, line);
+			break;
+		}
 		r = slurp(root, line, &data, &len, WEB_MAX_BYTES - w->bytes);
 		if (r < 0)
 			log_warning("api", "the dashboard's library %s/%s: %s (install its libjs-* "

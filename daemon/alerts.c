@@ -59,6 +59,10 @@ static bool is_kind(const struct sync_job *j, const char *kind)
 	return false;
 }
 
+/* The rows reported to the store's watcher (store_note_row): an alert raised, cleared or
+ * acknowledged; not the refresh of an active one's last_seen at every pass. */
+const char ALERTS_TABLE[] = "alerts";
+
 static int sync_apply(struct store_job *sj, struct store *s)
 {
 	static const char active_sql[] = "SELECT id, kind, subject FROM alerts WHERE state = 'active'";
@@ -105,7 +109,8 @@ static int sync_apply(struct store_job *sj, struct store *s)
 		}
 		sqlite3_bind_int64(st, 1, j->now);
 		sqlite3_bind_int64(st, 2, over[i]);
-		r = store_step(st);
+		if ((r = store_step(st)) == 0)
+			store_note_row(s, ALERTS_TABLE, over[i]);
 	}
 	free(over);
 	if (r < 0)
@@ -134,6 +139,7 @@ static int sync_apply(struct store_job *sj, struct store *s)
 		store_bind_text_or_null(st, 6, f->details);
 		if ((r = store_step(st)) < 0)
 			return r;
+		store_note_row(s, ALERTS_TABLE, sqlite3_last_insert_rowid(store_writer_db(s)));
 		log_notice(j->source, "alert: %s %s: %s", f->kind, f->subject, f->evidence);
 	}
 	return 0;
@@ -278,7 +284,10 @@ static int ack_apply(struct store_job *sj, struct store *s)
 	sqlite3_bind_int64(st, 3, j->id);
 	if ((r = store_step(st)) < 0)
 		return r;
-	return sqlite3_changes(store_writer_db(s)) > 0 ? 0 : -ENOENT;
+	if (sqlite3_changes(store_writer_db(s)) == 0)
+		return -ENOENT;
+	store_note_row(s, ALERTS_TABLE, j->id);
+	return 0;
 }
 
 int alerts_ack(struct store *s, int64_t id, const char *actor, int64_t now, struct rf_err *e)

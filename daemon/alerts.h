@@ -35,6 +35,10 @@ struct alert_finding {
  * every active alert that is not one of the n findings is cleared, and each finding is raised
  * or updated.  source names the source in the log ("pingmesh").  Copies what it needs.
  * 0, or -EAGAIN (the store's queue is full: the next pass tries again), -ENOMEM, -EINVAL. */
+/* "alerts": the table name under which raised, cleared and acknowledged alerts are reported
+ * to store_set_watch()'s function (their refreshes are not). */
+extern const char ALERTS_TABLE[];
+
 int alerts_sync(struct store *s, const char *source, const char *const *kinds,
 		const struct alert_finding *f, size_t n, int64_t now);
 

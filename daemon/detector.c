@@ -1130,7 +1130,8 @@ int detector_run(void *ctx, int64_t now)
 				}
 				json_decref(fj);
 			}
-			memcpy(acts, res->actions, res->nactions * sizeof(*acts));
+			if (res->nactions) /* actions may be NULL when there are none */
+				memcpy(acts, res->actions, res->nactions * sizeof(*acts));
 			nacts = res->nactions;
 			d->stuck = res->stuck_queues;
 		}
@@ -1329,6 +1330,7 @@ json_t *detector_status(struct detector *d)
 		      "newest_reading_us", (json_int_t)(newest / 1000), "unanalysed",
 		      (json_int_t)(d->lane_gen - d->analysed_gen), "stuck_queues", (json_int_t)d->stuck, "holds",
 		      (json_int_t)d->holds, "findings", d->findings, "runs", (json_int_t)d->runs);
+	json_object_set_new(o, "has_snapshot", json_boolean(d->last != NULL));
 	pthread_mutex_unlock(&d->dl_lock);
 	pthread_mutex_unlock(&d->lock);
 	return o;

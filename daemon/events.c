@@ -24,6 +24,8 @@ struct events {
 	char epoch[17]; /* hex */
 	void (*wake)(void *ctx);
 	void *wake_ctx;
+	unsigned waking;       /* wake calls in progress (outside the lock) */
+	pthread_cond_t woken; /* signalled when one ends */
 };
 
 int events_new(unsigned cap, struct events **ret)
@@ -39,6 +41,7 @@ int events_new(unsigned cap, struct events **ret)
 	ev->cap = cap;
 	snprintf(ev->epoch, sizeof(ev->epoch), "%" PRIx64, (uint64_t)(tu_now_ns() / 1000));
 	pthread_mutex_init(&ev->lock, NULL);
+	pthread_cond_init(&ev->woken, NULL);
 	*ret = ev;
 	return 0;
 }
@@ -50,6 +53,7 @@ void events_free(struct events *ev)
 	for (unsigned i = 0; i < ev->cap; i++)
 		free(ev->ring[i].text);
 	free(ev->ring);
+	pthread_cond_destroy(&ev->woken);
 	pthread_mutex_destroy(&ev->lock);
 	free(ev);
 }
@@ -59,7 +63,15 @@ void events_set_wake(struct events *ev, void (*fn)(void *ctx), void *ctx)
 	pthread_mutex_lock(&ev->lock);
 	ev->wake = fn;
 	ev->wake_ctx = ctx;
+	/* a wake of the old function still running: the caller may free its context next */
+	while (ev->waking)
+		pthread_cond_wait(&ev->woken, &ev->lock);
 	pthread_mutex_unlock(&ev->lock);
+}
+
+int events_format_id(struct events *ev, uint64_t seq, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%s-%" PRIu64, ev->epoch, seq);
 }
 
 uint64_t events_publish(struct events *ev, const char *type, json_t *data_stolen)
@@ -91,9 +103,15 @@ uint64_t events_publish(struct events *ev, const char *type, json_t *data_stolen
 	ev->last = seq;
 	wake = ev->wake;
 	wake_ctx = ev->wake_ctx;
+	ev->waking += wake != NULL;
 	pthread_mutex_unlock(&ev->lock);
-	if (wake)
+	if (wake) {
 		wake(wake_ctx);
+		pthread_mutex_lock(&ev->lock);
+		ev->waking--;
+		pthread_cond_broadcast(&ev->woken);
+		pthread_mutex_unlock(&ev->lock);
+	}
 	return seq;
 }
 

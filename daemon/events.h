@@ -24,8 +24,11 @@ void events_free(struct events *ev);
 /* Appends an event of type (a word: "alert", "change", "proposal") with data (an object,
  * rendered compact on one line); returns its sequence number, 0 when out of memory. */
 uint64_t events_publish(struct events *ev, const char *type, json_t *data_stolen);
-/* Called after each publish, outside the ring's lock (the API resumes its streams). */
+/* Called after each publish, outside the ring's lock (the API resumes its streams).  Returns
+ * once no call of the previous function is running: its context may then be freed. */
 void events_set_wake(struct events *ev, void (*fn)(void *ctx), void *ctx);
+/* The id of event seq ("EPOCH-SEQ"), as snprintf. */
+int events_format_id(struct events *ev, uint64_t seq, char *buf, size_t len);
 
 /* The sequence number of the newest event (0: none yet). */
 uint64_t events_last(struct events *ev);

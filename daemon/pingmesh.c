@@ -231,6 +231,7 @@ struct pingmesh {
 	int64_t matrix_at;
 	char matrix_op[16];
 	unsigned matrix_size;
+	int64_t matrix_wanted; /* until then someone looks at the heatmap: keep its matrix */
 	pingmesh_explain_fn explain;
 	void *explain_ctx;
 };
@@ -563,6 +564,9 @@ int pingmesh_on_report(void *ctx, struct store *s, const struct report *rep, int
 /* The alert kinds the pingmesh owns (cc/localize.h's kinds but "none"). */
 static const char *const alert_kinds[] = { "host", "link", "tor", "fabric", NULL };
 
+/* How long after a request of the heatmap's matrix the localization pass keeps it ready. */
+#define HEATMAP_WANTED_NS (60 * NSEC_PER_SEC)
+
 int pingmesh_localize(void *ctx, int64_t now)
 {
 	struct pingmesh *pm = ctx;
@@ -575,9 +579,16 @@ int pingmesh_localize(void *ctx, int64_t now)
 
 	if (!rd)
 		return -EAGAIN;
-	/* the primary op and size; the matrix of pairs (no paths): for /metrics and the heatmap */
+	bool wanted;
+
+	pthread_mutex_lock(&pm->prom_lock);
+	wanted = now < pm->matrix_wanted;
+	pthread_mutex_unlock(&pm->prom_lock);
+	/* the primary op and size; the matrix of pairs (no paths) for the pairs in /metrics and
+	 * for the heatmap when someone looked at it in the last minute */
 	if ((r = pingmesh_conf_load(rd, &c)) == 0)
-		r = pingmesh_analyze_ext(rd, now, pm->o.window_ns, c.ops[0], c.sizes[0], false, &f, &doc);
+		r = pingmesh_analyze_ext(rd, now, pm->o.window_ns, c.ops[0], c.sizes[0], false, &f,
+					 pm->o.metrics_pairs || wanted ? &doc : NULL);
 	store_reader_put(pm->store, rd);
 	if (r < 0)
 		return r;
@@ -585,10 +596,12 @@ int pingmesh_localize(void *ctx, int64_t now)
 	text = pingmesh_metrics_text(pm->o.metrics_pairs ? doc : NULL, &f, pm->o.window_ns);
 	{
 		char at[40];
-		char *m;
+		char *m = NULL;
 
-		json_object_set_new(doc, "as_of", json_string(tu_format_rfc3339(now, at, sizeof(at))));
-		m = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(16));
+		if (doc) { /* for /metrics or the heatmap: kept for the heatmap either way */
+			json_object_set_new(doc, "as_of", json_string(tu_format_rfc3339(now, at, sizeof(at))));
+			m = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(16));
+		}
 		pthread_mutex_lock(&pm->prom_lock);
 		if (text) {
 			free(pm->prom);
@@ -636,6 +649,7 @@ int pingmesh_matrix_cached(struct pingmesh *pm, const char *op, unsigned size, i
 	if (!pm || window_ns != pm->o.window_ns)
 		return -ENOENT;
 	pthread_mutex_lock(&pm->prom_lock);
+	pm->matrix_wanted = now + HEATMAP_WANTED_NS;
 	if (pm->matrix && now - pm->matrix_at <= max_age_ns && (!op || !strcmp(op, pm->matrix_op)) &&
 	    (!size || size == pm->matrix_size)) {
 		*ret = malloc(pm->matrix_len + 1);

@@ -98,7 +98,8 @@ int pingmesh_matrix(struct store_reader *rd, int64_t now, int64_t window_ns, con
 /* The matrix of pairs (as pingmesh_matrix without paths, with "as_of") that the last
  * localization pass computed, when it is of this op and size (NULL, 0: any, i.e. the primary
  * ones), of window_ns, and at most max_age_ns old: a copy of its JSON text in *ret (0), or
- * -ENOENT.  Serves the heatmap of a large fabric at once, whoever asks how often. */
+ * -ENOENT.  Serves the heatmap of a large fabric at once, whoever asks how often.  A call
+ * (found or not) asks the passes of the next minute to keep it ready. */
 int pingmesh_matrix_cached(struct pingmesh *pm, const char *op, unsigned size, int64_t window_ns,
 			   int64_t now, int64_t max_age_ns, char **ret, size_t *ret_len);
 /* Results by source, destination, op and size (NULL or 0: any) and time. */

@@ -25,6 +25,13 @@ struct store_reader {
 	struct store_reader *next;
 };
 
+/* Rows of a transaction reported to the watcher: each (table, row) once, at most WATCH_MAX of a
+ * table; beyond, one report for that table with rowid 0 ("many").  Tables: at most
+ * WATCH_TABLES (watched and noted together). */
+#define WATCH_MAX 1024
+#define WATCH_TABLES 4
+#define WATCH_SLOTS 8192 /* of the set that finds repeats: a power of two above all rows */
+
 struct store {
 	char *path;
 	sqlite3 *wdb;
@@ -46,13 +53,15 @@ struct store {
 	void (*rollback_fn)(void *ctx);
 	void *rollback_ctx;
 
-	/* store_set_watch(): rows written in the open transaction, reported after COMMIT */
+	/* store_set_watch(), store_note_row(): rows of the open transaction, reported after
+	 * COMMIT, each once (watch_seen: a hash set of indices into watched, 0 empty) */
 	const char *const *watch_tables;
 	void (*watch_fn)(void *ctx, const char *table, int64_t rowid);
 	void *watch_ctx;
-	struct watched { unsigned table; int64_t rowid; } *watched;
+	struct watched { const char *table; int64_t rowid; } *watched;
+	uint16_t *watch_seen;
 	size_t nwatched;
-	bool watch_overflow;
+	struct { const char *table; unsigned rows; bool many; } wtab[WATCH_TABLES]; /* per table */
 
 	struct store_stats stats;
 };
@@ -419,54 +428,98 @@ void store_reader_end(struct store_reader *r)
 
 /* --- the writer ------------------------------------------------------------------------ */
 
-/* Rows of a transaction reported to the watcher: each (table, row) once, at most this many;
- * beyond, one report per table with rowid 0 ("many"). */
-#define WATCH_MAX 1024
+static void watch_reset(struct store *s)
+{
+	if (s->nwatched)
+		memset(s->watch_seen, 0, WATCH_SLOTS * sizeof(*s->watch_seen));
+	s->nwatched = 0;
+	memset(s->wtab, 0, sizeof(s->wtab));
+}
 
+/* table: one of the watched names, or a static string of store_note_row()'s caller. */
+static void watch_add(struct store *s, const char *table, int64_t rowid)
+{
+	uint32_t h = (uint32_t)(((uint64_t)rowid * 0x9E3779B97F4A7C15ull) >> 40) ^ hmap_hash(table);
+	unsigned t;
+
+	if (!s->watch_fn)
+		return;
+	for (uint32_t i = h & (WATCH_SLOTS - 1);; i = (i + 1) & (WATCH_SLOTS - 1)) {
+		uint16_t k = s->watch_seen[i];
+
+		if (!k)
+			break;
+		if (s->watched[k - 1].rowid == rowid && !strcmp(s->watched[k - 1].table, table))
+			return; /* already there */
+	}
+	for (t = 0; t < WATCH_TABLES && s->wtab[t].table && strcmp(s->wtab[t].table, table); t++)
+		;
+	if (t == WATCH_TABLES)
+		return; /* more tables than ever watched: not reported */
+	s->wtab[t].table = table;
+	if (s->wtab[t].many)
+		return;
+	if (s->wtab[t].rows == WATCH_MAX || s->nwatched == WATCH_TABLES * WATCH_MAX) {
+		s->wtab[t].many = true;
+		return;
+	}
+	s->wtab[t].rows++;
+	s->watched[s->nwatched] = (struct watched){ table, rowid };
+	for (uint32_t i = h & (WATCH_SLOTS - 1);; i = (i + 1) & (WATCH_SLOTS - 1))
+		if (!s->watch_seen[i]) {
+			s->watch_seen[i] = (uint16_t)++s->nwatched;
+			break;
+		}
+}
+
+/* Deleted rows are not reported: what goes is history pruned (retention), not news. */
 static void on_update(void *arg, int op, const char *db, const char *table, sqlite3_int64 rowid)
 {
 	struct store *s = arg;
-	unsigned t;
 
-	(void)op;
 	(void)db;
-	for (t = 0; s->watch_tables[t]; t++)
-		if (strcmp(table, s->watch_tables[t]) == 0)
-			break;
-	if (!s->watch_tables[t])
+	if (op == SQLITE_DELETE)
 		return;
-	for (size_t i = s->nwatched; i-- > 0 && i + 64 >= s->nwatched;) /* recent repeats */
-		if (s->watched[i].table == t && s->watched[i].rowid == rowid)
+	for (unsigned t = 0; s->watch_tables[t]; t++)
+		if (strcmp(table, s->watch_tables[t]) == 0) {
+			watch_add(s, s->watch_tables[t], rowid);
 			return;
-	if (s->nwatched == WATCH_MAX) {
-		s->watch_overflow = true;
-		return;
-	}
-	s->watched[s->nwatched++] = (struct watched){ t, rowid };
+		}
+}
+
+void store_note_row(struct store *s, const char *table, int64_t rowid)
+{
+	watch_add(s, table, rowid);
 }
 
 static void watch_flush(struct store *s)
 {
 	if (!s->watch_fn)
 		return;
-	if (s->watch_overflow) {
-		for (unsigned t = 0; s->watch_tables[t]; t++)
-			s->watch_fn(s->watch_ctx, s->watch_tables[t], 0);
-		return;
+	for (size_t i = 0; i < s->nwatched; i++) {
+		bool many = false;
+
+		for (unsigned t = 0; t < WATCH_TABLES && s->wtab[t].table; t++)
+			many = many || (s->wtab[t].many && !strcmp(s->wtab[t].table, s->watched[i].table));
+		if (!many)
+			s->watch_fn(s->watch_ctx, s->watched[i].table, s->watched[i].rowid);
 	}
-	for (size_t i = 0; i < s->nwatched; i++)
-		s->watch_fn(s->watch_ctx, s->watch_tables[s->watched[i].table], s->watched[i].rowid);
+	for (unsigned t = 0; t < WATCH_TABLES && s->wtab[t].table; t++)
+		if (s->wtab[t].many)
+			s->watch_fn(s->watch_ctx, s->wtab[t].table, 0);
 }
 
 int store_set_watch(struct store *s, const char *const *tables,
 		    void (*fn)(void *ctx, const char *table, int64_t rowid), void *ctx)
 {
-	if (!s->watched && !(s->watched = calloc(WATCH_MAX, sizeof(*s->watched))))
+	if (!s->watched && !(s->watched = calloc(WATCH_TABLES * WATCH_MAX, sizeof(*s->watched))))
+		return -ENOMEM;
+	if (!s->watch_seen && !(s->watch_seen = calloc(WATCH_SLOTS, sizeof(*s->watch_seen))))
 		return -ENOMEM;
 	s->watch_tables = tables;
 	s->watch_fn = fn;
 	s->watch_ctx = ctx;
-	sqlite3_update_hook(s->wdb, fn ? on_update : NULL, s);
+	sqlite3_update_hook(s->wdb, fn && tables && tables[0] ? on_update : NULL, s);
 	return 0;
 }
 
@@ -510,8 +563,7 @@ static void run_batch(struct store *s, struct store_job *batch)
 		watch_flush(s);
 	}
 done:
-	s->nwatched = 0;
-	s->watch_overflow = false;
+	watch_reset(s);
 	while (batch) {
 		struct store_job *next = batch->next;
 
@@ -711,6 +763,7 @@ void store_close(struct store *s)
 	pthread_cond_destroy(&s->cond_work);
 	pthread_mutex_destroy(&s->lock);
 	free(s->watched);
+	free(s->watch_seen);
 	free(s->path);
 	free(s);
 }

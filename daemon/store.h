@@ -65,13 +65,17 @@ unsigned store_queue_max(const struct store *s);
 /* Called on the writer thread when a COMMIT failed and every job of the batch was rolled back:
  * caches derived from the database must be dropped. */
 void store_set_rollback_hook(struct store *s, void (*fn)(void *ctx), void *ctx);
-/* Reports, on the writer thread after each COMMIT, every row inserted, updated or deleted in
- * the named tables (a NULL-terminated list that must outlive the store; rowid tables only):
- * fn(ctx, table, rowid), each row once per transaction, or rowid 0 for "many rows" beyond 1024.
- * A row written by a job whose SAVEPOINT was rolled back may be reported too.  Set it before
- * the first job is submitted; fn must be quick (it holds up the writer). */
+/* Reports, on the writer thread after each COMMIT, every row inserted or updated in the named
+ * tables (a NULL-terminated list that must outlive the store; rowid tables only; deletions are
+ * not reported) and every row an apply() named with store_note_row(): fn(ctx, table, rowid),
+ * each row once per transaction, or once rowid 0 for "many rows" of a table beyond 1024.  A
+ * row written by a job whose SAVEPOINT was rolled back may be reported too.  Set it before the
+ * first job is submitted; fn must be quick (it holds up the writer). */
 int store_set_watch(struct store *s, const char *const *tables,
 		    void (*fn)(void *ctx, const char *table, int64_t rowid), void *ctx);
+/* In an apply(): report this row after COMMIT (for tables whose every write is not news, e.g.
+ * alerts refreshed at every pass).  table: a string that lives as long as the store. */
+void store_note_row(struct store *s, const char *table, int64_t rowid);
 
 /* For apply() functions and tools: the writer connection and its statement cache.  The SQL
  * text is the cache key; the statement comes back reset and with bindings cleared. */

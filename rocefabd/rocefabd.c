@@ -20,6 +20,7 @@
 #include "daemon/report.h"
 #include "daemon/retention.h"
 #include "daemon/sched.h"
+#include "daemon/alerts.h"
 #include "daemon/events.h"
 #include "daemon/store.h"
 #include "daemon/tokens.h"
@@ -249,13 +250,15 @@ static void warn_unbound_tokens(struct store *st)
 /* Events kept for a stream that resumes (Last-Event-ID) after a reconnection. */
 #define EVENTS_KEPT 4096
 
-static const char *const watched_tables[] = { "alerts", "changes", NULL };
+/* Every write of a change is news (stored, sent, applied...); alerts report their own news
+ * (raised, cleared, acknowledged: store_note_row), not their refresh at every pass. */
+static const char *const watched_tables[] = { "changes", NULL };
 
-/* A row of a watched table committed (store_set_watch): its event, {"id": rowid} ("alert" or
- * "change"; rowid 0: many rows, reload the list). */
+/* A row committed (store_set_watch): its event, {"id": rowid} ("alert" or "change"; rowid 0:
+ * many rows, reload the list). */
 static void on_row(void *ctx, const char *table, int64_t rowid)
 {
-	events_publish(ctx, strcmp(table, "alerts") == 0 ? "alert" : "change",
+	events_publish(ctx, strcmp(table, ALERTS_TABLE) == 0 ? "alert" : "change",
 		       json_pack("{s:I}", "id", (json_int_t)rowid));
 }
 

@@ -18,6 +18,7 @@ const VIEWS = {
 const main = document.getElementById('main');
 const live = document.getElementById('live');
 let session = { role: 'none', token: null };
+let features = {}; // what this rocefabd runs (GET /api/v1/version)
 let current = null; // { view, timer }
 let generation = 0;
 let unsubscribe = null;
@@ -61,6 +62,7 @@ async function show() {
     route: r,
     role: session.role,
     canWrite: session.role === 'operator' || session.role === 'admin',
+    features,
   };
   let view;
   try {
@@ -90,10 +92,25 @@ function setLive(state) {
   live.dataset.state = state;
 }
 
+// Events reach the view at most once a second, one per type seen meanwhile: a burst (a bulk
+// change of hundreds of ports, an alert per pass) costs one refresh, not hundreds.
+const EVENT_GAP_MS = 1000;
+let eventTypes = new Map(); // type -> the last event of that type since the last delivery
+let eventTimer = null;
+let lastDelivery = 0;
+
+function deliver() {
+  eventTimer = null;
+  lastDelivery = performance.now();
+  const evs = [...eventTypes.values()];
+  eventTypes = new Map();
+  for (const ev of evs) current?.view?.onEvent?.(ev);
+}
+
 function onEvent(ev) {
-  if (ev.type === 'reset' || ev.type === 'alert' || ev.type === 'change' || ev.type === 'proposal') {
-    current?.view?.onEvent?.(ev);
-  }
+  if (!['reset', 'alert', 'change', 'proposal'].includes(ev.type)) return;
+  eventTypes.set(ev.type, ev);
+  if (!eventTimer) eventTimer = setTimeout(deliver, Math.max(0, lastDelivery + EVENT_GAP_MS - performance.now()));
 }
 
 const dialog = document.getElementById('login');
@@ -123,10 +140,12 @@ async function start() {
     return;
   }
   session = who;
+  features = (await api('/api/v1/version')).features || {};
   document.getElementById('who').textContent = who.token ? `${who.token} (${who.role})` : `anonymous (${who.role})`;
   document.getElementById('logout').hidden = !who.token;
   unsubscribe?.();
-  unsubscribe = subscribe(onEvent, setLive);
+  if (features.events) unsubscribe = subscribe(onEvent, setLive);
+  else setLive('off');
   await show();
 }
 

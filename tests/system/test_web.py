@@ -41,6 +41,8 @@ def test_dashboard_files_served_without_token_with_strict_headers(world):
     # revalidation: 304 without a body
     r2 = requests.get(d.url + "/", headers={"If-None-Match": etag}, timeout=5)
     assert r2.status_code == 304 and r2.content == b""
+    assert requests.get(d.url + "/", headers={"If-None-Match": "*"}, timeout=5).status_code == 304
+    assert requests.get(d.url + "/", headers={"If-None-Match": '"other"'}, timeout=5).status_code == 200
     # every file under web/ at its path, with its type
     for path, ctype in (("/app.js", "text/javascript"), ("/style.css", "text/css"),
                         ("/views/topology.js", "text/javascript"), ("/lib/api.js", "text/javascript")):
@@ -73,16 +75,30 @@ def test_web_root_is_read_safely(world, tmp_path):
     (root / "sub" / "a.js").write_text("export const a = 1;")
     (root / ".hidden").write_text("secret")
     os.symlink("/etc/passwd", root / "passwd.txt")  # a symlink to a file is read as the file
-    (root / "javascript.list").write_text("../../etc/passwd\n/etc/passwd\nchart.js/chart.esm.js # ok\n"
-                                          "nonexistent/lib.js\n")
-    d = web_daemon(world, str(root))
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "key.txt").write_text("SECRET")
+    os.symlink(private, root / "docs")  # a symlink to a directory is not followed
+    os.mkfifo(root / "pipe.js")  # neither a FIFO (it would block the start)
+    os.mkfifo(tmp_path / "lib.fifo")
+    os.symlink(tmp_path / "lib.fifo", root / "fifo-link.js")
+    jsroot = tmp_path / "js"
+    (jsroot / "lib").mkdir(parents=True)
+    (jsroot / "lib" / "ok.js").write_text("export const ok = 1;")
+    os.mkfifo(jsroot / "lib" / "fifo.js")
+    (root / "javascript.list").write_text("../../etc/passwd\n/etc/passwd\nlib/ok.js # ok\n"
+                                          "nonexistent/lib.js\nlib/fifo.js\n")
+    d = web_daemon(world, str(root), extra=f"javascript_root = {jsroot}\n")
     assert requests.get(d.url + "/sub/a.js", timeout=5).text == "export const a = 1;"
     assert requests.get(d.url + "/.hidden", timeout=5).status_code == 404
-    assert requests.get(d.url + "/javascript/chart.js/chart.esm.js", timeout=5).status_code == 200
-    for bad in ("/javascript/../../etc/passwd", "/javascript//etc/passwd", "/javascript/etc/passwd"):
-        assert requests.get(d.url + bad, timeout=5).status_code == 404
+    assert requests.get(d.url + "/javascript/lib/ok.js", timeout=5).text == "export const ok = 1;"
+    for bad in ("/javascript/../../etc/passwd", "/javascript//etc/passwd", "/javascript/etc/passwd",
+                "/docs/key.txt", "/pipe.js", "/fifo-link.js", "/javascript/lib/fifo.js"):
+        assert requests.get(d.url + bad, timeout=5).status_code == 404, bad
     d.stop()
     log = d.proc.output()
+    assert "/docs is a link to no regular file" in log
+    assert "lib/fifo.js" in log
     assert "javascript.list: '../../etc/passwd' is not a plain relative path" in log
     assert "javascript.list: '/etc/passwd' is not a plain relative path" in log
     assert "nonexistent/lib.js" in log and "libjs-" in log
@@ -198,6 +214,11 @@ def parse_events(b):
     return events
 
 
+def json_id(data):
+    import json
+    return json.loads(data)["id"]
+
+
 def metric(d, name):
     text = d.client("viewer").get("/metrics").text
     m = re.search(rf"^{name} (\d+)$", text, re.M)
@@ -240,11 +261,29 @@ def test_event_stream(world):
     assert seqs and min(seqs) == int(first.split("-")[1]) + 1
     assert not any(x.get("event") == "reset" for x in evs2)
     st2.close()
-    # an id of another run (or no longer kept): the client is told to reload
+    # an id of another run (or no longer kept): the client is told to reload, once: the reset
+    # carries the newest id, and resuming from it is no reset
     st3 = Stream(d.url, d.tokens["viewer"], last_id="deadbeef-7")
     evs3 = st3.next_events(lambda e: any(x.get("event") == "reset" for x in e))
-    assert evs3[0]["event"] == "reset"
+    assert evs3[0]["event"] == "reset" and re.fullmatch(r"[0-9a-f]+-\d+", evs3[0]["id"])
     st3.close()
+    st3 = Stream(d.url, d.tokens["viewer"], last_id=evs3[0]["id"])
+    assert "event: reset" not in st3.body_text(1)
+    st3.close()
+    # HEAD: the headers of a stream and nothing else (the connection stays usable)
+    s = socket.create_connection((d.host, d.port), timeout=5)
+    s.sendall(f"HEAD /api/v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {d.tokens['viewer']}\r\n\r\n"
+              f"GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    got = b""
+    while got.count(b"HTTP/1.1 ") < 2 or not got.rstrip().endswith(b"}"):
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        got += chunk
+    s.close()
+    first, second = got.split(b"HTTP/1.1 ")[1:3]
+    assert first.startswith(b"200") and b"text/event-stream" in first and first.endswith(b"\r\n\r\n"), got
+    assert second.startswith(b"200") and b'"status"' in second, got
     # clients gone: their streams are reclaimed at the next event
     streams = [Stream(d.url, d.tokens["viewer"]) for _ in range(5)]
     wait_for(lambda: metric(d, "rocefab_events_streams") >= 5, 10, what="5 open streams")
@@ -256,8 +295,23 @@ def test_event_stream(world):
         assert r.status_code == 202
     wait_for(lambda: metric(d, "rocefab_events_streams") == 0, 20, 0.2,
              what="the streams of closed clients to be reclaimed")
-    assert metric(d, "rocefab_events_streams_opened_total") == 8
+    assert metric(d, "rocefab_events_streams_opened_total") == 9  # (st5 and st4 come after)
     assert metric(d, "rocefab_events_resets_total") >= 1
+    # an alert is news when raised and when cleared, not at each pass that refreshes it
+    st5 = Stream(d.url, d.tokens["viewer"])
+    fid = sim.ctl("POST", "/v1/faults", {"type": "pause_storm", "host": "h4"}, expect=201)["id"]
+    evs = st5.next_events(lambda e: any(x.get("event") == "alert" for x in e), 15)
+    aid = next(x for x in evs if x.get("event") == "alert")["data"]
+    time.sleep(3)  # the detector's passes (every 200 ms) refresh the active alert meanwhile
+    st5.next_events(lambda e: True, 1)
+    raised = [x for x in st5.events if x.get("event") == "alert" and x["data"] == aid]
+    assert len(raised) == 1, st5.events
+    active = {a["id"] for a in c.json("/api/v1/alerts", params={"state": "active"})["items"]}
+    assert json_id(aid) in active
+    sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
+    st5.next_events(lambda e: len([x for x in e if x.get("event") == "alert" and x["data"] == aid]) == 2, 20)
+    assert json_id(aid) in {a["id"] for a in c.json("/api/v1/alerts", params={"state": "cleared"})["items"]}
+    st5.close()
     # a stream open at shutdown ends, and rocefabd stops at once
     st4 = Stream(d.url, d.tokens["viewer"])
     sim.stop()

@@ -11,6 +11,7 @@
 
 #include "daemon/ingest.h"
 #include "daemon/report.h"
+#include "daemon/events.h"
 #include "daemon/store.h"
 #include "daemon/tokens.h"
 #include "daemon/views.h"
@@ -532,6 +533,147 @@ static void test_writer_queue(void **state)
 	unlink(dbpath);
 }
 
+/* --- the store's watch, and the event ring it feeds ---------------------------------------- */
+
+struct seen {
+	char table[16];
+	int64_t rowid;
+};
+
+struct watch_log {
+	struct seen v[4096];
+	int n;
+};
+
+static void on_watch(void *ctx, const char *table, int64_t rowid)
+{
+	struct watch_log *w = ctx;
+
+	snprintf(w->v[w->n].table, sizeof(w->v[0].table), "%s", table);
+	w->v[w->n++].rowid = rowid;
+}
+
+struct sql_job {
+	struct store_job job;
+	const char *sql;
+	int64_t note; /* a row of "alerts" to note, or 0 */
+	int fail;
+};
+
+static int sql_apply(struct store_job *job, struct store *s)
+{
+	struct sql_job *j = (struct sql_job *)job;
+	int r = store_exec(store_writer_db(s), j->sql, NULL);
+
+	if (j->note)
+		store_note_row(s, "alerts", j->note);
+	return j->fail ? -EINVAL : r;
+}
+
+static void run_sql(struct store *s, const char *sql, int64_t note, int fail)
+{
+	struct sql_job j = { .job = { .apply = sql_apply }, .sql = sql, .note = note, .fail = fail };
+
+	store_submit_wait(s, &j.job);
+}
+
+static void test_watch(void **state)
+{
+	static const char *const tables[] = { "changes", NULL };
+	static struct watch_log w;
+	struct store_conf c = { .path = dbpath };
+	struct rf_err e = { 0 };
+	struct store *s;
+	char sql[4096];
+
+	(void)state;
+	unlink(dbpath);
+	memset(&w, 0, sizeof(w));
+	assert_int_equal(store_open(&c, true, &s, &e), 0);
+	assert_int_equal(store_set_watch(s, tables, on_watch, &w), 0);
+	/* a row inserted then updated twice in one transaction: reported once, after COMMIT */
+	run_sql(s, "INSERT INTO changes(batch, created_ns, actor, agent_id, kind, device, port, params, "
+		   "state, deadline_ns, updated_ns) VALUES(1, 1, 'a', 'h', 'ecn', 'd', 'p', '{}', 'pending', 9, 1);"
+		   "UPDATE changes SET state = 'sent' WHERE id = 1; UPDATE changes SET state = 'applied' WHERE id = 1;",
+		0, 0);
+	assert_int_equal(w.n, 1);
+	assert_string_equal(w.v[0].table, "changes");
+	assert_int_equal(w.v[0].rowid, 1);
+	/* alerts are not watched: written rows are not reported, noted ones are */
+	run_sql(s, "INSERT INTO alerts(kind, subject, state, first_ns, last_ns) VALUES('tor', 'x', 'active', 1, 1);"
+		   "UPDATE alerts SET last_ns = 2 WHERE id = 1", 0, 0);
+	assert_int_equal(w.n, 1);
+	run_sql(s, "UPDATE alerts SET state = 'cleared' WHERE id = 1", 1, 0);
+	assert_int_equal(w.n, 2);
+	assert_string_equal(w.v[1].table, "alerts");
+	assert_int_equal(w.v[1].rowid, 1);
+	/* deleted rows are not news (retention) */
+	run_sql(s, "DELETE FROM changes WHERE id = 1", 0, 0);
+	assert_int_equal(w.n, 2);
+	/* beyond 1,024 rows of one table in a transaction: one "many" (rowid 0) for that table only,
+	 * the rows of another table still each reported */
+	{
+		int len = snprintf(sql, sizeof(sql), "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+						     "WHERE i < 1500) INSERT INTO changes(batch, created_ns, actor, agent_id, "
+						     "kind, device, port, params, state, deadline_ns, updated_ns) SELECT 2, 1, "
+						     "'a', 'h', 'ecn', 'd', 'p', '{}', 'pending', 9, 1 FROM n");
+
+		assert_true(len > 0 && len < (int)sizeof(sql));
+	}
+	w.n = 0;
+	run_sql(s, sql, 7, 0);
+	assert_int_equal(w.n, 1 + 1); /* the noted alert came first, then "many changes" */
+	assert_string_equal(w.v[0].table, "alerts");
+	assert_string_equal(w.v[1].table, "changes");
+	assert_int_equal(w.v[1].rowid, 0);
+	store_close(s);
+	unlink(dbpath);
+}
+
+static void test_events_ring(void **state)
+{
+	struct events *ev;
+	struct buf out;
+	uint64_t seq = 99, last = 0;
+	char id[64];
+
+	(void)state;
+	assert_int_equal(events_new(16, &ev), 0);
+	assert_int_equal(events_last(ev), 0);
+	/* no event yet: the id of "nothing" resumes, and there is nothing to read */
+	events_format_id(ev, 0, id, sizeof(id));
+	assert_int_equal(events_parse_id(ev, id, &seq), 0);
+	assert_int_equal(seq, 0);
+	buf_init(&out);
+	assert_int_equal(events_since(ev, 0, 1 << 20, &out, &last), 0);
+	for (int i = 1; i <= 40; i++)
+		assert_int_equal(events_publish(ev, "change", json_pack("{s:i}", "id", i)), (uint64_t)i);
+	/* the ring keeps 25..40: resuming after 24 reads them all, after 23 is too late */
+	events_format_id(ev, 24, id, sizeof(id));
+	assert_int_equal(events_parse_id(ev, id, &seq), 0);
+	assert_int_equal(events_since(ev, 24, 1 << 20, &out, &last), 1);
+	assert_int_equal(last, 40);
+	assert_non_null(strstr(out.data, "event: change\ndata: {\"id\":25}\n\n"));
+	assert_null(strstr(out.data, "{\"id\":24}"));
+	events_format_id(ev, 23, id, sizeof(id));
+	assert_int_equal(events_parse_id(ev, id, &seq), -ESTALE);
+	assert_int_equal(events_since(ev, 23, 1 << 20, &out, &last), -ESTALE);
+	/* what a client may send: another run's ids, junk, numbers beyond */
+	static const char *const bad[] = { "abc-3", "", "-", "1-1", "41", NULL };
+	for (int i = 0; bad[i]; i++)
+		assert_int_equal(events_parse_id(ev, bad[i], &seq), -ESTALE);
+	events_format_id(ev, 41, id, sizeof(id));
+	assert_int_equal(events_parse_id(ev, id, &seq), -ESTALE);
+	snprintf(id + strcspn(id, "-"), 8, "-+39");
+	assert_int_equal(events_parse_id(ev, id, &seq), -ESTALE);
+	/* a bounded read: at least one event, then as many as fit */
+	buf_reset(&out);
+	assert_int_equal(events_since(ev, 30, 1, &out, &last), 1);
+	assert_int_equal(last, 31);
+	buf_fini(&out);
+	events_free(ev);
+}
+
 /* --- ingest ------------------------------------------------------------------------------ */
 
 struct waiter {
@@ -773,6 +915,8 @@ int main(void)
 		cmocka_unit_test(test_agent_patterns),
 		cmocka_unit_test(test_token_bindings),
 		cmocka_unit_test(test_writer_queue),
+		cmocka_unit_test(test_watch),
+		cmocka_unit_test(test_events_ring),
 		cmocka_unit_test(test_ingest),
 	};
 

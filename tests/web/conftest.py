@@ -110,7 +110,16 @@ class Browser:
         self.wait_view()
 
     def open(self, base, view):
-        self.d.get(f"{base}/#/{view}")
+        # the view shown now stays ready until the new one replaces it: wait for another one
+        url = f"{base}/#/{view}"
+        try:
+            # (the same address again is no navigation: the view shown is the one)
+            self.d.execute_script("window.__prevView = arguments[0] ? null : "
+                                  "document.querySelector('main section.view')",
+                                  self.d.current_url == url)
+        except Exception:
+            pass  # no page yet (or another origin's)
+        self.d.get(url)
         return self.wait_view()
 
     def wait_view(self, timeout=20):
@@ -119,8 +128,13 @@ class Browser:
         def ready():
             return self.d.execute_script(
                 "const s = document.querySelector('main section.view');"
-                "return s && s.dataset.ready === 'true' ? s : null;")
-        return wait_for(ready, timeout, 0.05, what="the view to render")
+                "return s && s !== window.__prevView && s.dataset.ready === 'true' ? s : null;")
+        try:
+            return wait_for(ready, timeout, 0.05, what="the view to render")
+        except AssertionError as e:
+            page = self.d.execute_script("return document.body.innerText")[:600]
+            raise AssertionError(f"{e}; at {self.d.current_url}, the page says: {page!r}; "
+                                 f"console: {self.console()}") from None
 
     def console(self):
         """The browser's console since the last call: (level, message) of each entry."""

@@ -299,3 +299,25 @@ def test_dcqcn_change_in_the_form(demo, browser):
     assert changes[0]["params"] == {"rpg_ai_rate": 10}  # only what the operator changed
     assert browser.console_errors(expected=["dcqcn - Failed to load resource: the server responded "
                                             "with a status of 400"]) == []
+
+
+def test_views_of_a_rocefabd_without_detector_or_tuner(tmp_path, browser):
+    """Nothing reported yet, no fast lane, no tuner: every view says so, with no console error
+    (the dashboard asks what runs before asking for it)."""
+    import os
+    from conftest import ROOT, World
+    world = World(str(tmp_path))
+    try:
+        d = world.daemon(extra_conf=f"[api]\nweb_root = {os.path.join(ROOT, 'web')}\n"
+                                    "[detector]\ninterval = 0\n[cc]\ninterval = 0\n")
+        d.token("viewer", "viewer")
+        d.start()
+        browser.login(d.url, d.tokens["viewer"])  # another origin: its own session storage
+        for view in ("", "topology", "pingmesh", "alerts", "changes", "tuner"):
+            root = browser.open(d.url, view)
+            assert root.text.strip(), view
+        assert "not running" in browser.open(d.url, "tuner").text
+        assert "No PFC fast lane" in browser.open(d.url, "").text
+        assert browser.console_errors() == []
+    finally:
+        world.close()

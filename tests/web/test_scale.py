@@ -31,7 +31,7 @@ def fill_probes(db_path):
                     rows.append((f"h{i}", f"h{d}", "write", 64, label, t, 10, 10, 0, p50 - 0.5, p50,
                                  p50 + 1, p50 + 2, p50,
                                  f'["h{i}-leaf{tor}","leaf{d // PER_TOR}-h{d}"]'))
-    db = sqlite3.connect(db_path)
+    db = sqlite3.connect(db_path, timeout=60)  # rocefabd writes too: wait for its transactions
     db.executemany(f"INSERT OR REPLACE INTO probe_results({COLS}) VALUES({','.join('?' * 15)})", rows)
     db.commit()
     db.close()
@@ -59,7 +59,6 @@ def test_topology_and_heatmap_of_1024_hosts_render_within_a_second(tmp_path, bro
         d.token("viewer", "viewer")
         ops, _ = d.token("ops", "operator")
         _, agents = d.token("agents", "agent", agent=SIM_AGENTS)
-        n = fill_probes(d.db)
         d.start()
         c = d.client("ops")
         # the results above stand for the pingmesh: no live probing on top of them
@@ -74,6 +73,11 @@ def test_topology_and_heatmap_of_1024_hosts_render_within_a_second(tmp_path, bro
         # the simulator carries 1,104 agents on this machine's 2 cores: its clock is stopped while
         # the browser is timed (rocefabd on a real fabric does not share its cores with one)
         sim.pause()
+        # the pingmesh's rounds of the last seconds, written now: the heatmap's window is 10 s
+        n = fill_probes(d.db)
+        # the localization pass (every 5 s) keeps the heatmap's matrix ready from then on
+        wait_for(lambda: "as_of" in c.json("/api/v1/probes/matrix", params={"window": "10s", "paths": "false"}),
+                 15, 0.5, what="the localization pass's matrix")
         browser.login(d.url, ops)
         figures = {}
         for view, ready in (
@@ -82,16 +86,16 @@ def test_topology_and_heatmap_of_1024_hosts_render_within_a_second(tmp_path, bro
                 ("pingmesh", "return document.querySelector('main section.view-pingmesh')?.dataset.ready && "
                              "(document.querySelector('canvas.heatmap')?.getAttribute('aria-label') || '')"
                              ".includes('between 1024 hosts')")):
-            t = min(time_view(browser, view, ready) for _ in range(3))
+            runs = [time_view(browser, view, ready) for _ in range(3)]
             section = browser.wait_view()
-            figures[view] = (t, float(section.get_attribute("data-render-ms")),
-                             float(section.get_attribute("data-draw-ms")))
+            figures[view] = (min(runs), float(section.get_attribute("data-render-ms")),
+                             float(section.get_attribute("data-draw-ms")), runs)
             browser.shot(f"scale-{view}")
         assert browser.console_errors() == []
-        for view, (t, fetch_draw, draw) in figures.items():
+        for view, (t, fetch_draw, draw, runs) in figures.items():
             print(f"\n{view}: 1,024 hosts + 80 switches: first frame {t:.0f} ms after the view change "
                   f"(its data fetched and drawn in {fetch_draw:.0f} ms, of which drawing {draw:.0f} ms; "
-                  f"best of 3)")
+                  f"best of 3: {', '.join(f'{x:.0f}' for x in runs)} ms)")
         print(f"pingmesh window: {n:,} results")
         assert figures["topology"][0] <= 1000, figures
         assert figures["pingmesh"][0] <= 1000, figures

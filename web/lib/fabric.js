@@ -1,3 +1,13 @@
+import { api } from './api.js';
+
+// The detector's last snapshot, or null when this rocefabd runs no detector or it has none yet
+// (asked first: a 404 would be a console error in the browser).
+export async function lastSnapshot(features) {
+  if (!features?.detector) return null;
+  const st = await api('/api/v1/detector');
+  return st.has_snapshot ? api('/api/v1/detector/snapshot') : null;
+}
+
 // What several views share: the fabric's tiers and the load of each link and port in the
 // detector's last snapshot (GET /api/v1/detector/snapshot: deltas over interval_us).
 

@@ -2,7 +2,7 @@
 // pause time, ECN marks and drops in the detector's last interval.
 import { api } from '../lib/api.js';
 import { add, fmtNum, fmtPct, fmtUs, h, link, put, table } from '../lib/dom.js';
-import { portLoad } from '../lib/fabric.js';
+import { lastSnapshot, portLoad } from '../lib/fabric.js';
 
 function portHref(p) {
   return p.kind === 'switch' ? `#/switch/${encodeURIComponent(p.node)}` : `#/host/${encodeURIComponent(p.node)}`;
@@ -17,18 +17,14 @@ function topTable(title, rows, value, unit) {
     ], rows, { empty: 'none in the last interval' }));
 }
 
-async function optional(path) {
-  try { return await api(path); } catch (e) { if (e.status === 404 || e.status === 503) return null; throw e; }
-}
-
-export async function render(root) {
+export async function render(root, ctx) {
   const body = h('div', { class: 'cards' });
   add(root, h('h1', {}, 'Fabric overview'), body);
 
   async function refresh() {
     const [health, agents, alerts, snap, cc] = await Promise.all([
       api('/api/v1/health'), api('/api/v1/agents'), api('/api/v1/alerts?state=active'),
-      optional('/api/v1/detector/snapshot'), optional('/api/v1/cc'),
+      lastSnapshot(ctx.features), ctx.features.tuner ? api('/api/v1/cc') : null,
     ]);
     const items = agents.items || [];
     const hosts = items.filter((a) => a.role === 'host');
@@ -51,13 +47,14 @@ export async function render(root) {
         h('p', {}, `${fmtNum(health.ingest?.reports || 0)} reports since start · store queue ${health.store?.queue_depth ?? '–'} of ${health.store?.queue_max ?? '–'}`)),
       h('div', { class: 'card' }, h('h2', {}, 'Congestion-control tuner'),
         cc ? [h('p', { class: 'big' }, `mode ${cc.mode}`), h('p', {}, h('a', { href: '#/tuner' }, `${waiting} proposal${waiting === 1 ? '' : 's'} waiting`), ` · ${cc.steps} steps · ${cc.rolled_back} rolled back`)]
-          : h('p', {}, 'not running (cc.interval is 0)')),
+          : h('p', {}, 'not running (cc.interval is 0, or no detector.interval: it reads the fast lane)')),
       snap ? [
         topTable('Most pause time', top('pause_us'), (p) => `${fmtUs(p.pause_us)} (${fmtPct(p.pause)})`, 'Paused (of the interval)'),
         topTable('Most ECN marks', top('ecn'), (p) => fmtNum(p.ecn), 'Marked packets'),
         topTable('Most drops', top('drops'), (p) => fmtNum(p.drops), 'Dropped packets'),
         h('p', { class: 'note wide' }, `Last interval: ${fmtUs(snap.interval_us)} of the PFC fast lane (detector snapshot).`),
-      ] : h('p', { class: 'note wide' }, 'No PFC fast lane (detector.interval is 0): per-port pause, ECN and drop rankings are not available.'),
+      ] : h('p', { class: 'note wide' }, ctx.features.detector ? 'No fast-lane snapshot yet: the rankings of pause time, ECN marks and drops come with the agents\' next fast reports.'
+        : 'No PFC fast lane (detector.interval is 0): per-port pause, ECN and drop rankings are not available.'),
     );
   }
   await refresh();

@@ -112,6 +112,13 @@ export async function render(root) {
   async function refresh() {
     const started = performance.now();
     const m = await api(`/api/v1/probes/matrix?window=${win}&paths=false`);
+    if (!m.hosts.length || !m.pairs.length) {
+      put(head, select('Window', 'pm-window', WINDOWS, win, (v) => { win = v; setQuery({ metric, window: win }); refresh(); }));
+      put(finding, h('h2', {}, 'Localization'), h('p', {}, m.finding?.evidence || 'no finding'));
+      put(wrap, h('p', { class: 'note', id: 'pm-empty' }, `No probe results in the last ${m.window_s} s: the pingmesh is off (GET /api/v1/probes/config), or no host with a probe endpoint reports yet.`));
+      root.dataset.renderMs = (performance.now() - started).toFixed(1);
+      return;
+    }
     const hm = drawHeatmap(m, metric);
     const say = (i, j) => {
       cur = [i, j];

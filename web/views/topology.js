@@ -5,17 +5,13 @@
 import { api } from '../lib/api.js';
 import { legend, viridis } from '../lib/color.js';
 import { add, fmtPct, h, link, put, query, s, select, setQuery } from '../lib/dom.js';
-import { portLoad, tiers } from '../lib/fabric.js';
+import { lastSnapshot, portLoad, tiers } from '../lib/fabric.js';
 
 const METRICS = {
   util: { label: 'Utilization', scale: 1, fmt: (v) => fmtPct(v, 0), low: '0 %', high: '100 %' },
   pause: { label: 'Pause time', scale: 0.1, fmt: (v) => fmtPct(v, 2), low: '0 %', high: '≥ 10 % of the time' },
 };
 const DETECTOR_KINDS = new Set(['deadlock', 'pause_storm', 'slow_receiver', 'persistent']);
-
-async function optional(path) {
-  try { return await api(path); } catch (e) { if (e.status === 404 || e.status === 503) return null; throw e; }
-}
 
 function nodeHref(id, role) {
   return `#/${role === 'host' ? 'host' : 'switch'}/${encodeURIComponent(id)}`;
@@ -138,7 +134,7 @@ export async function render(root, ctx) {
   async function refresh() {
     const started = performance.now();
     const [topo, snap, alerts] = await Promise.all([
-      api('/api/v1/topology'), optional('/api/v1/detector/snapshot'), api('/api/v1/alerts?state=active'),
+      api('/api/v1/topology'), lastSnapshot(ctx.features), api('/api/v1/alerts?state=active'),
     ]);
     const { svg, stats } = draw(topo, snap, alerts.items, metric, Math.max(600, canvas.clientWidth - 4));
     put(canvas, svg);

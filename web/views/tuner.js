@@ -42,14 +42,11 @@ export async function render(root, ctx) {
   }
 
   async function refresh() {
-    let cc;
-    try {
-      cc = await api('/api/v1/cc');
-    } catch (e) {
-      if (e.status !== 404 && e.status !== 503) throw e;
-      put(status, h('p', {}, 'The tuner is not running (cc.interval is 0, or there is no PFC fast lane).'));
+    if (!ctx.features.tuner) {
+      put(status, h('p', {}, 'The tuner is not running (cc.interval is 0, or there is no PFC fast lane: detector.interval is 0).'));
       return;
     }
+    const cc = await api('/api/v1/cc');
     const [proposals, history] = await Promise.all([api('/api/v1/cc/proposals?all=true'), api('/api/v1/cc/history')]);
     const sig = cc.signals || {};
     put(status, 
