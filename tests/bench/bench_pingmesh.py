@@ -20,29 +20,16 @@ import sys
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import probe_rows  # noqa: E402
+
 B, WORK = sys.argv[1], sys.argv[2]
-COLS = "src, dst, op, size, label, t_ns, n, ok, lost, min_us, p50_us, p99_us, max_us, mean_us, path"
 WINDOW_SQL = ("SELECT src, dst, label, t_ns, n, ok, lost, p50_us, p99_us, max_us, path FROM probe_results "
               "WHERE t_ns >= ? AND op = 'write' AND size = 64 ORDER BY +src, dst, label, t_ns")
 
 
 def fill(db, hosts, per_tor, inter, seconds, now):
-    rows = []
-    for r in range(seconds):
-        t = now - r * 10**9 - 5 * 10**8
-        for i in range(hosts):
-            tor = i // per_tor
-            mates = [tor * per_tor + j for j in range(per_tor) if tor * per_tor + j != i]
-            for d in mates + [(i + 37 * (k + 1)) % hosts for k in range(inter)]:
-                for label in range(2):
-                    p50 = 3.0 + ((i * 7 + d * 13 + r) % 100) / 100
-                    rows.append((f"h{i}", f"h{d}", "write", 64, label, t, 10, 10, 0, p50 - 0.5, p50, p50 + 1,
-                                 p50 + 2, p50, f'["h{i}-leaf{tor}","leaf{d // per_tor}-h{d}"]'))
-        if len(rows) > 200000:
-            db.executemany(f"INSERT OR REPLACE INTO probe_results({COLS}) VALUES({','.join('?' * 15)})", rows)
-            rows = []
-    db.executemany(f"INSERT OR REPLACE INTO probe_results({COLS}) VALUES({','.join('?' * 15)})", rows)
-    db.commit()
+    probe_rows.fill(db, hosts, per_tor, inter, seconds, now, offset_ns=5 * 10**8)
 
 
 def timed_query(db, sql, args):

@@ -8,34 +8,22 @@ import os
 import sqlite3
 import time
 
-import pytest
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import probe_rows  # noqa: E402
 
 from conftest import ROOT, SIM_AGENTS, World, wait_for
 
-COLS = "src, dst, op, size, label, t_ns, n, ok, lost, min_us, p50_us, p99_us, max_us, mean_us, path"
 HOSTS, PER_TOR, ACROSS, ROUNDS = 1024, 16, 2, 4
 
 
 def fill_probes(db_path):
     """ROUNDS rounds of results ending now, as the pingmesh's agents would store them."""
-    now = time.time_ns()
-    rows = []
-    for r in range(ROUNDS):
-        t = now - r * 10**9
-        for i in range(HOSTS):
-            tor = i // PER_TOR
-            mates = [tor * PER_TOR + j for j in range(PER_TOR) if tor * PER_TOR + j != i]
-            for d in mates + [(i + 37 * (k + 1)) % HOSTS for k in range(ACROSS)]:
-                for label in range(2):
-                    p50 = 3.0 + ((i * 7 + d * 13 + r) % 100) / 100
-                    rows.append((f"h{i}", f"h{d}", "write", 64, label, t, 10, 10, 0, p50 - 0.5, p50,
-                                 p50 + 1, p50 + 2, p50,
-                                 f'["h{i}-leaf{tor}","leaf{d // PER_TOR}-h{d}"]'))
     db = sqlite3.connect(db_path, timeout=60)  # rocefabd writes too: wait for its transactions
-    db.executemany(f"INSERT OR REPLACE INTO probe_results({COLS}) VALUES({','.join('?' * 15)})", rows)
-    db.commit()
+    n = probe_rows.fill(db, HOSTS, PER_TOR, ACROSS, ROUNDS, time.time_ns())
     db.close()
-    return len(rows)
+    return n
 
 
 def time_view(browser, view, ready_js):
