@@ -144,7 +144,7 @@ export async function render(root, ctx) {
         metric = v; setQuery({ color: v }); refresh();
       }),
       legend(document, METRICS[metric].low, METRICS[metric].high, METRICS[metric].label),
-      h('span', { class: 'key' }, h('span', { class: 'key-down' }, '✕ - - down link'), ' ', h('span', { class: 'key-stale' }, '⚠ stale agent'), ' ', h('span', { class: 'key-culprit' }, '⚡ culprit'), ' ', h('span', { class: 'key-victim' }, '▢ victim')),
+      h('span', { class: 'key' }, h('span', { class: 'key-down' }, '✕ - - down link'), ' ', h('span', { class: 'key-stale' }, '⚠ stale agent'), ' ', h('span', { class: 'key-culprit' }, '⚡ culprit'), ' ', h('span', { class: 'key-victim' }, '▢ victim'), ' ', h('span', { class: 'key-cycle' }, '▬ black outline: a deadlock\'s cycle, a storm\'s source link (dashed grey: its victims)')),
       h('span', { class: 'note', id: 'topo-stats' }, `${stats.nodes} nodes, ${stats.links} links, ${stats.down} down${snap ? '' : ' · no fast lane: no link load'}`),
     );
     put(side, det.length
