@@ -12,7 +12,7 @@ import time
 
 import requests
 
-from conftest import ROOT, SIM_AGENTS, wait_for
+from conftest import BUILD, ROOT, SIM_AGENTS, wait_for
 
 WEB = os.path.join(ROOT, "web")
 LIVE = os.path.join(ROOT, "tests", "sim", "live")
@@ -359,3 +359,20 @@ def test_heatmap_matrix_without_paths_from_the_last_pass(world):
     assert "as_of" not in other and strip(other) == strip(full)
     r = c.get("/api/v1/probes/matrix", params={"paths": "maybe"})
     assert r.status_code == 400 and r.json()["code"] == "BAD_PARAMETER"
+
+
+def test_make_install_installs_every_dashboard_file(world, tmp_path):
+    """What `make install` puts under $(DATADIR)/rocefab/web is all of web/, and rocefabd serves
+    it from there."""
+    import subprocess
+    dest = tmp_path / "dest"
+    r = subprocess.run(["make", "-s", "install", f"DESTDIR={dest}", "PREFIX=/usr",
+                        f"B={os.path.relpath(BUILD, ROOT)}"],
+                       cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    installed = dest / "usr" / "share" / "rocefab" / "web"
+    rel = lambda base: sorted(os.path.relpath(os.path.join(p, f), base)
+                              for p, _, fs in os.walk(base) for f in fs)
+    assert rel(str(installed)) == rel(WEB)
+    d = web_daemon(world, str(installed))
+    assert requests.get(d.url + "/views/topology.js", timeout=5).status_code == 200
