@@ -96,7 +96,11 @@ export function draw(topo, snap, alerts, metric, width = 960) {
     const attrs = { x1: up[0], y1: up[1] + (hostLink ? 10 : 12), x2: up[2], y2: up[3] - (hostLink ? hs / 2 : 12) };
     if (hl) gHl.append(s('line', { ...attrs, class: `hl hl-${hl}` }));
     const title = `${l.a.node} ${l.a.port} ↔ ${l.b.node} ${l.b.port}: ${down ? 'DOWN' : `${m.label.toLowerCase()} ${v === null ? 'unknown' : m.fmt(v)}`}`;
-    gLinks.append(s('line', { ...attrs, class: `link${down ? ' down' : ''}`, stroke: down ? '#777' : viridis(v === null ? null : v / m.scale), 'data-link': l.id }, s('title', {}, title)));
+    // a link opens its upper end's port (the switch side); by mouse: the keyboard goes through
+    // the nodes, whose pages list their ports
+    const end = y1 <= y2 ? l.a : l.b;
+    gLinks.append(s('a', { href: `#/port/${encodeURIComponent(end.port_id)}`, tabindex: '-1', class: 'link-a' },
+      s('line', { ...attrs, class: `link${down ? ' down' : ''}`, stroke: down ? '#777' : viridis(v === null ? null : v / m.scale), 'data-link': l.id }, s('title', {}, title))));
     if (down) gLinks.append(s('text', { x: (attrs.x1 + attrs.x2) / 2, y: (attrs.y1 + attrs.y2) / 2 + 4, class: 'down-mark' }, '✕'));
   }
   for (const n of topo.nodes) {
