@@ -81,6 +81,8 @@ async function show() {
   if (view?.refresh && view.poll) {
     current.timer = setInterval(() => {
       if (document.hidden) return;
+      if (interacting()) { hold(true); return; }
+      hold(false);
       view.refresh().catch((e) => console.warn('refresh failed:', e.message));
     }, view.poll);
   }
@@ -99,8 +101,27 @@ let eventTypes = new Map(); // type -> the last event of that type since the las
 let eventTimer = null;
 let lastDelivery = 0;
 
+// While the operator works in the view (a focused control, the heatmap's cursor, a node reached
+// with Tab), it is not redrawn under them: polls wait, events are held (and said so).
+function interacting() {
+  const a = document.activeElement;
+  if (!a || a === document.body || !main.contains(a) || current?.view?.keepsFocus) return false;
+  return a.matches('select, input, textarea, canvas, summary, svg a');
+}
+
+function hold(on) {
+  live.classList.toggle('held', on);
+  live.title = on ? 'updates held while you work in the view (move the focus out to resume)' : 'live updates (server-sent events)';
+}
+
 function deliver() {
   eventTimer = null;
+  if (interacting()) { // try again in a second
+    hold(true);
+    eventTimer = setTimeout(deliver, EVENT_GAP_MS);
+    return;
+  }
+  hold(false);
   lastDelivery = performance.now();
   const evs = [...eventTypes.values()];
   eventTypes = new Map();
@@ -116,7 +137,9 @@ function onEvent(ev) {
 const dialog = document.getElementById('login');
 function askToken(message) {
   stopView();
-  clear(main).append(h('p', {}, 'A token is needed to see the fabric.'));
+  setLive('off');
+  clear(main).append(h('p', {}, 'A token is needed to see the fabric. '),
+    h('button', { type: 'button', id: 'ask-token', onclick: () => askToken('') }, 'Enter a token'));
   document.getElementById('login-error').textContent = message || '';
   if (!dialog.open) dialog.showModal();
   document.getElementById('login-token').focus();

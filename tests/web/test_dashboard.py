@@ -71,7 +71,8 @@ def test_ecn_change_in_the_form_is_applied(demo, browser):
     assert d.find_element("id", "f-kmin_bytes").get_attribute("aria-invalid") == "true"
     assert demo.api.json("/api/v1/changes")["count"] == before
     # a good one goes through the audit log and is applied (read back by the agent)
-    for name, value in (("kmin_bytes", "150000"), ("kmax_bytes", "600000"), ("pmax", "0.15"),
+    # sizes with a unit, as rocefabctl takes them
+    for name, value in (("kmin_bytes", "150KB"), ("kmax_bytes", "600000"), ("pmax", "0.15"),
                         ("reason", "browser test")):
         el = d.find_element("id", f"f-{name}")
         el.clear()
@@ -89,6 +90,13 @@ def test_ecn_change_in_the_form_is_applied(demo, browser):
     assert change["actor"] == "operator"
     assert change["target"]["agent"] == "leaf3" and change["target"]["port"] == "h24"
     assert change["new"]["kmin_bytes"] == 150000 and change["new"]["kmax_bytes"] == 600000
+    # the page says how it went, and its table follows (no reload)
+    outcome = wait_for(lambda: browser.js("return document.getElementById('change-outcome')?.textContent"), 20, 0.2,
+                       what="the change's outcome on the page")
+    assert outcome.startswith("Applied") and "kmin_bytes=150,000" in outcome, outcome
+    wait_for(lambda: "q3: 150 kB / 600 kB / 0.15" in browser.js(
+        "return [...document.querySelectorAll('#switch-ports tr')].find(r => r.cells[0].textContent === 'h24')?.textContent"),
+        20, 0.2, what="the ports table to show the new ECN")
     # the audit log view shows it applied
     browser.open(demo.url, "changes")
     row = wait_for(lambda: browser.js(
@@ -276,6 +284,13 @@ def test_heatmap_reads_out_pairs_from_the_keyboard(demo, browser):
         el.send_keys(Keys.ARROW_RIGHT)
     text = readout()
     assert text.startswith("h1 → ") and "p50" in text and "µs" in text and "loss" in text, text
+    # the view's next poll (every 5 s) holds while the map has the focus: the cursor stays
+    wait_for(lambda: browser.js("return document.getElementById('live').classList.contains('held')"), 15, 0.2,
+             what="the poll held while the heatmap has the focus")
+    assert browser.d.switch_to.active_element.tag_name == "canvas"
+    before = readout()
+    el.send_keys(Keys.ARROW_DOWN)
+    assert readout().split(":")[0] == before.split(":")[0].replace("h1 →", "h2 →"), (before, readout())
     assert browser.console_errors() == []
 
 

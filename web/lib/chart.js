@@ -25,7 +25,7 @@ function tick(v, span) {
 }
 
 // series: [{label, points: [[t, v], ...]}]; unit: the y axis title; fmt: tick formatter.
-export async function lineChart(canvas, title, unit, series, fmt, span) {
+export async function lineChart(canvas, title, unit, series, fmt, span, opts = {}) {
   const Chart = await chartLib();
   return new Chart(canvas, {
     type: 'line',
@@ -54,8 +54,8 @@ export async function lineChart(canvas, title, unit, series, fmt, span) {
         tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${fmt(c.parsed.y)}`, title: (c) => (c.length ? new Date(c[0].parsed.x * 1000).toISOString() : '') } },
       },
       scales: {
-        x: { type: 'linear', title: { display: true, text: 'time (UTC)' }, ticks: { callback: (v) => tick(v, span), maxTicksLimit: 6 } },
-        y: { beginAtZero: true, title: { display: true, text: unit }, ticks: { callback: (v) => fmt(v) } },
+        x: { type: 'linear', title: { display: true, text: 'sample time (UTC)' }, ticks: { callback: (v) => tick(v, span), maxTicksLimit: 5, maxRotation: 0, autoSkipPadding: 16 } },
+        y: { beginAtZero: true, max: opts.yMax, title: { display: true, text: unit }, ticks: { callback: (v) => fmt(v) } },
       },
     },
   });

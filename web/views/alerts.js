@@ -3,6 +3,8 @@
 import { api } from '../lib/api.js';
 import { add, clear, errorBox, fmtTime, h, link, put, query, select, setQuery, table } from '../lib/dom.js';
 
+const openDetails = new Set(); // alert ids whose details the operator opened (kept across redraws)
+
 function details(a) {
   const d = a.details;
   if (!d) return null;
@@ -13,7 +15,10 @@ function details(a) {
   if (d.suggested) parts.push(h('p', {}, `Suggested: ${d.suggested.change} on ${d.suggested.node} ${d.suggested.port} priority ${d.suggested.priority}`));
   if (d.attributed_to) parts.push(h('p', {}, `Attributed to ${d.attributed_to.kind} ${d.attributed_to.subject}`));
   if (d.mitigated) parts.push(h('p', {}, 'Mitigated.'));
-  return parts.length ? h('details', {}, h('summary', {}, 'Details'), parts) : null;
+  return parts.length ? h('details', {
+    open: openDetails.has(a.id),
+    ontoggle: (e) => (e.target.open ? openDetails.add(a.id) : openDetails.delete(a.id)),
+  }, h('summary', {}, 'Details'), parts) : null;
 }
 
 export async function render(root, ctx) {

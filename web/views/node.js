@@ -4,6 +4,13 @@
 import { api } from '../lib/api.js';
 import { add, clear, errorBox, fmtBits, fmtBytes, fmtNum, fmtTime, h, link, put, table } from '../lib/dom.js';
 
+// A size as typed: plain bytes as a number, "100KB" as the string the API parses (and refuses,
+// at the field, when it is not a size).
+function size(text) {
+  const t = text.trim().replace(/\s+/g, '');
+  return /^\d+$/.test(t) ? Number(t) : t;
+}
+
 function field(name, label, attrs, help) {
   return h('div', { class: 'field' },
     h('label', { for: `f-${name}` }, label),
@@ -13,6 +20,23 @@ function field(name, label, attrs, help) {
 }
 
 // Submits body through fn; a problem pointing at a field ("/kmin_bytes") is shown under it.
+// Follows changes until they are settled, and says how they went (with what the agent read
+// back); the page's tables follow through the change events.
+async function follow(ids, msg) {
+  const done = ['applied', 'failed', 'timed_out'];
+  for (let i = 0; i < 120; i++) {
+    await new Promise((r) => setTimeout(r, 500));
+    if (!msg.isConnected) return;
+    const cs = await Promise.all(ids.map((id) => api(`/api/v1/changes/${id}`).catch(() => null)));
+    if (cs.some((c) => !c || !done.includes(c.state))) continue;
+    const bad = cs.filter((c) => c.state !== 'applied');
+    put(msg, h('p', { class: bad.length ? 'error' : 'ok', id: 'change-outcome' },
+      bad.length ? `Change ${bad.map((c) => `${c.id} ${c.state}${c.error?.message ? `: ${c.error.message}` : ''}`).join('; ')}.`
+        : `Applied (change${ids.length === 1 ? '' : 's'} ${ids.join(', ')}); read back: ${Object.entries(cs[0].new || {}).filter(([k]) => k in (cs[0].params || {})).map(([k, v]) => `${k}=${fmtNum(v)}`).join(', ')}.`));
+    return;
+  }
+}
+
 async function submit(form, msg, fn) {
   for (const e of form.querySelectorAll('.field-error')) e.textContent = '';
   for (const e of form.querySelectorAll('[aria-invalid]')) e.removeAttribute('aria-invalid');
@@ -21,6 +45,7 @@ async function submit(form, msg, fn) {
     const res = await fn();
     const ids = (res.changes || []).map((c) => c.id);
     put(msg, h('p', { class: 'ok' }, `Change${ids.length === 1 ? '' : 's'} ${ids.join(', ')} ${res.count === 1 ? 'is' : 'are'} pending: `, link('#/changes', 'follow it in the audit log'), '.'));
+    follow(ids, msg);
   } catch (e) {
     const ptr = e.problem?.pointer?.replace(/^\//, '');
     const input = ptr && form.querySelector(`[name="${CSS.escape(ptr)}"]`);
@@ -33,7 +58,8 @@ async function submit(form, msg, fn) {
   }
 }
 
-function ecnForm(sw, ports) {
+function ecnForm(sw, portsNow) {
+  const ports = portsNow();
   const msg = h('div', { 'aria-live': 'polite' });
   const portSel = h('select', { id: 'f-port', name: 'port' }, ports.map((p) => h('option', { value: p.port }, p.port)));
   const queueSel = h('select', { id: 'f-queue', name: 'queue' }, [0, 1, 2, 3, 4, 5, 6, 7].map((q) => h('option', { value: q, selected: q === 3 }, String(q))));
@@ -42,13 +68,13 @@ function ecnForm(sw, ports) {
     h('div', { class: 'field' }, h('label', { for: 'f-port' }, 'Port'), portSel),
     h('div', { class: 'field' }, h('label', { for: 'f-queue' }, 'Queue'), queueSel),
     h('div', { class: 'field' }, h('label', { for: 'f-enabled' }, 'Marking enabled'), h('input', { id: 'f-enabled', name: 'enabled', type: 'checkbox', checked: true })),
-    field('kmin_bytes', 'Kmin (bytes)', { type: 'number', min: 0, step: 1 }, 'marking starts above this queue depth'),
-    field('kmax_bytes', 'Kmax (bytes)', { type: 'number', min: 0, step: 1 }, 'marking probability reaches Pmax here'),
+    field('kmin_bytes', 'Kmin', { type: 'text', inputmode: 'decimal', autocomplete: 'off' }, 'marking starts above this queue depth: bytes, or with a unit (100KB, 1.5MB, 64KiB)'),
+    field('kmax_bytes', 'Kmax', { type: 'text', inputmode: 'decimal', autocomplete: 'off' }, 'marking probability reaches Pmax here (same units)'),
     field('pmax', 'Pmax (0–1)', { type: 'number', min: 0, max: 1, step: 'any' }, 'marking probability at Kmax'),
     field('reason', 'Reason', { type: 'text', maxlength: 512 }, 'kept in the audit log'),
     h('button', { type: 'submit', class: 'primary' }, 'Apply'), msg);
   const fill = () => {
-    const p = ports.find((x) => x.port === portSel.value);
+    const p = portsNow().find((x) => x.port === portSel.value);
     const q = (p?.ecn || []).find((x) => String(x.queue) === queueSel.value);
     form.kmin_bytes.value = q?.kmin_bytes ?? '';
     form.kmax_bytes.value = q?.kmax_bytes ?? '';
@@ -61,7 +87,7 @@ function ecnForm(sw, ports) {
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     const body = { enabled: form.enabled.checked };
-    for (const k of ['kmin_bytes', 'kmax_bytes']) if (form[k].value !== '') body[k] = Number(form[k].value);
+    for (const k of ['kmin_bytes', 'kmax_bytes']) if (form[k].value.trim() !== '') body[k] = size(form[k].value);
     if (form.pmax.value !== '') body.pmax = Number(form.pmax.value);
     if (form.reason.value) body.reason = form.reason.value;
     submit(form, msg, () => api(`/api/v1/switches/${encodeURIComponent(sw)}/ports/${encodeURIComponent(portSel.value)}/queues/${queueSel.value}/ecn`, { method: 'PUT', body }));
@@ -81,8 +107,8 @@ function pfcForm(base, ports, current) {
     h('div', { class: 'field' }, h('label', { for: 'fp-port' }, 'Port'), portSel),
     h('fieldset', { class: 'field' }, h('legend', {}, 'Lossless priorities'), h('span', { class: 'prios' }, boxes),
       h('span', { class: 'field-error', id: 'err-enable', role: 'alert' }), h('input', { type: 'hidden', name: 'enable' })),
-    field('xoff_bytes', 'XOFF (bytes)', { type: 'number', min: 0, step: 1 }, 'static threshold; empty: unchanged'),
-    field('xon_bytes', 'XON (bytes)', { type: 'number', min: 0, step: 1 }, 'empty: unchanged'),
+    field('xoff_bytes', 'XOFF', { type: 'text', inputmode: 'decimal', autocomplete: 'off' }, 'static threshold: bytes, or with a unit (100KB); empty: unchanged'),
+    field('xon_bytes', 'XON', { type: 'text', inputmode: 'decimal', autocomplete: 'off' }, 'same units; empty: unchanged'),
     field('alpha_shift', 'Alpha shift', { type: 'number', min: -8, max: 8, step: 1 }, 'dynamic threshold: shared buffer × 2^alpha'),
     field('reason', 'Reason', { type: 'text', maxlength: 512 }, 'kept in the audit log'),
     h('button', { type: 'submit', class: 'primary' }, 'Apply'), msg);
@@ -101,7 +127,7 @@ function pfcForm(base, ports, current) {
     const body = {};
     const mask = boxes.reduce((m, b) => (b.querySelector('input').checked ? m | (1 << +b.querySelector('input').value) : m), 0);
     if (mask !== (cur.enable ?? -1)) body.enable = mask;
-    for (const k of ['xoff_bytes', 'xon_bytes']) if (form[k].value !== '') body[k] = Number(form[k].value);
+    for (const k of ['xoff_bytes', 'xon_bytes']) if (form[k].value.trim() !== '') body[k] = size(form[k].value);
     if (form.alpha_shift.value !== '' && Number(form.alpha_shift.value) !== cur.alpha_shift) body.alpha_shift = Number(form.alpha_shift.value);
     if (!Object.keys(body).length) { put(msg, h('p', {}, 'Nothing changed.')); return; }
     if (form.reason.value) body.reason = form.reason.value;
@@ -135,12 +161,12 @@ function dcqcnForm(host, cur, params) {
   return form;
 }
 
-async function renderSwitch(root, ctx, id) {
-  const sw = await api(`/api/v1/switches/${encodeURIComponent(id)}`);
-  const ports = sw.port_list || [];
-  add(root, h('h1', {}, `Switch ${sw.id}`),
-    h('p', { class: sw.status === 'ok' ? '' : 'bad' }, `agent ${sw.status}${sw.status === 'ok' ? '' : ' ⚠'} · last seen ${fmtTime(sw.last_seen)} · ${sw.ports_up}/${sw.ports} ports up · backend ${sw.backend}`),
-    table([
+function switchHead(sw) {
+  return h('p', { class: sw.status === 'ok' ? '' : 'bad' }, `agent ${sw.status}${sw.status === 'ok' ? '' : ' ⚠'} · last seen ${fmtTime(sw.last_seen)} · ${sw.ports_up}/${sw.ports} ports up · backend ${sw.backend}`);
+}
+
+function switchPorts(ports) {
+  return table([
       { label: 'Port', value: (p) => link(`#/port/${encodeURIComponent(p.id)}`, p.port) },
       { label: 'State', value: (p) => (p.state === 'up' ? 'up' : `✕ ${p.state}`) },
       { label: 'Speed', num: true, value: (p) => (p.speed_mbps ? fmtBits(p.speed_mbps * 1e6) : '–') },
@@ -148,11 +174,29 @@ async function renderSwitch(root, ctx, id) {
       { label: 'PFC priorities', value: (p) => (p.pfc ? [0, 1, 2, 3, 4, 5, 6, 7].filter((b) => p.pfc.enable & (1 << b)).join(',') || 'none' : '–') },
       { label: 'XOFF threshold', num: true, value: (p) => fmtBytes(p.pfc?.xoff_threshold_bytes) },
       { label: 'ECN (lossless queues): Kmin / Kmax / Pmax', value: (p) => (p.ecn || []).filter((q) => p.pfc && p.pfc.enable & (1 << q.queue)).map((q) => `q${q.queue}: ${q.enabled ? `${fmtBytes(q.kmin_bytes)} / ${fmtBytes(q.kmax_bytes)} / ${q.pmax}` : 'off'}`).join('; ') || '–' },
-    ], ports, { caption: 'Ports' }),
-    ctx.canWrite ? [ecnForm(id, ports),
-      pfcForm(`/api/v1/switches/${encodeURIComponent(id)}/ports/`, ports, async (port) => ports.find((p) => p.port === port)?.pfc)]
+    ], ports, { caption: 'Ports' });
+}
+
+async function renderSwitch(root, ctx, id) {
+  const url = `/api/v1/switches/${encodeURIComponent(id)}`;
+  let sw = await api(url);
+  let ports = sw.port_list || [];
+  const head = switchHead(sw), tbl = h('div', { id: 'switch-ports' }, switchPorts(ports));
+  add(root, h('h1', {}, `Switch ${sw.id}`), head, tbl,
+    ctx.canWrite ? [ecnForm(id, () => ports),
+      pfcForm(`${url}/ports/`, ports, async (port) => ports.find((p) => p.port === port)?.pfc)]
       : h('p', { class: 'note' }, 'Your token has the viewer role: settings are shown, not edited.'));
-  return { title: `switch ${id}` };
+  // the table and the forms' current values follow the changes (the forms keep what is typed)
+  async function refresh() {
+    sw = await api(url);
+    ports = sw.port_list || [];
+    const fresh = switchHead(sw);
+    head.className = fresh.className;
+    head.textContent = fresh.textContent;
+    put(tbl, switchPorts(ports));
+  }
+  // keepsFocus: a refresh redraws the table only, never the forms
+  return { title: `switch ${id}`, refresh, poll: 10000, keepsFocus: true, onEvent: (ev) => { if (ev.type === 'change') refresh().catch(() => {}); } };
 }
 
 async function renderHost(root, ctx, id) {

@@ -71,6 +71,21 @@ export function drawHeatmap(m, metric) {
       start = i;
     }
   }
+  // hosts by name when there is room; pairs flagged bad or that lost probes marked in every view
+  if (cell >= 12) {
+    g.font = '9px sans-serif';
+    hosts.forEach((x, i) => g.fillText(x.host, margin - 30, margin + i * cell + cell / 2 + 3));
+    g.font = '11px sans-serif';
+  }
+  if (cell >= 4) {
+    g.fillStyle = '#000';
+    for (const [k, p] of grid) {
+      if (!p.bad && !p.lost) continue;
+      const i = Math.floor(k / N), j = k % N, d = Math.max(2, Math.floor(cell / 3));
+      g.fillRect(margin + j * cell + (cell - d) / 2, margin + i * cell + (cell - d) / 2, d, d);
+    }
+    g.fillStyle = '#222';
+  }
   g.fillText('dst →', margin + size - 36, 12);
   g.fillText('src ↓', 2, 12);
   // the finding: its host's or ToR's rows and columns, or the pairs through its link
@@ -149,6 +164,7 @@ export async function render(root) {
       select('Show', 'pm-metric', Object.entries(METRICS), metric, (v) => { metric = v; setQuery({ metric, window: win }); refresh(); }),
       select('Window', 'pm-window', WINDOWS, win, (v) => { win = v; setQuery({ metric, window: win }); refresh(); }),
       legend(document, metric === 'loss' ? '0 %' : fmtUs(hm.lo), metric === 'loss' ? '≥ 10 %' : fmtUs(hm.hi), metric === 'loss' ? 'Loss' : `${METRICS[metric]} (log scale)`),
+      h('span', { class: 'note' }, '■ in a cell: the pair is flagged bad or lost probes · '),
       h('span', { class: 'note' }, `${hm.N} hosts, ${m.pairs.length} pairs, ${m.op} ${m.size} B, last ${m.window_s} s${m.as_of ? ` as of ${fmtTime(m.as_of)}` : ''} · grey: not probed`));
     root.dataset.renderMs = (performance.now() - started).toFixed(1);
     root.dataset.drawMs = hm.ms.toFixed(1);

@@ -16,6 +16,15 @@ const CHARTS = [
   ['Queue depth', 'bytes', fmtBytes, [['depth (max in step)', 'queue_depth_bytes', (p) => p.max ?? p.value], ['periodic watermark', 'queue_watermark_periodic_bytes', (p) => p.max ?? p.value]]],
 ];
 
+// A counter's rate as an operator reads it: bits/s for bytes, the share of the time for pause
+// durations, SI prefixes for the rest.
+function rate(c) {
+  if (c.rate === null || c.rate === undefined) return '–';
+  if (c.unit === 'bytes') return fmtBits(c.rate * 8);
+  if (c.unit === 'microseconds') return `${Math.min(100, c.rate / 1e4).toFixed(2)} % of the time`;
+  return si(c.rate, `${c.unit}/s`);
+}
+
 // The series of one counter summed over priorities (gauges: the max) per bucket.
 function combine(series, name, fn) {
   const acc = new Map();
@@ -80,19 +89,18 @@ export async function render(root, ctx) {
       if (!series.length) continue;
       const canvas = h('canvas', { role: 'img', 'aria-label': `${title} of ${id}, ${unit}` });
       charts.append(h('div', { class: 'chart' }, canvas));
-      live.push(await lineChart(canvas, title, unit, series, fmt, span));
+      live.push(await lineChart(canvas, title, unit, series, fmt, span, { yMax: unit === '% of the time' ? 100 : undefined }));
     }
     put(latest, table([
       { label: 'Counter', value: (c) => c.name },
       { label: 'Priority', num: true, value: (c) => (c.priority === null ? '–' : String(c.priority)) },
-      { label: 'Value', num: true, value: (c) => fmtNum(c.kind === 'gauge' ? c.value ?? c.raw : c.raw) },
-      { label: 'Rate', num: true, value: (c) => (c.rate === null || c.rate === undefined ? '–' : `${fmtNum(c.rate)} ${c.unit}/s`) },
-      { label: 'Unit', value: (c) => c.unit },
+      { label: 'Value', num: true, value: (c) => `${fmtNum(c.kind === 'gauge' ? c.value ?? c.raw : c.raw)}${c.unit && c.unit !== 'state' ? ` ${c.unit}` : ''}` },
+      { label: 'Rate', num: true, value: (c) => (c.kind === 'gauge' ? '–' : rate(c)) },
     ], now.counters.filter((c) => c.priority === null || c.raw || c.value || c.rate)));
   }
   toolbar.append(select('Range', 'port-range', RANGES.map(([r]) => [r, r === 'auto' ? 'since the first sample (up to 1 h)' : `last ${r}`]), range, (v) => {
     range = v; setQuery({ range }); refresh().catch((e) => put(charts, errorBox(e)));
-  }), h('span', { class: 'note' }, 'Ranges end at the port\'s last sample (in the simulator, fabric time).'));
+  }), h('span', { class: 'note' }, 'Ranges end at the port\'s last sample; times are the samples\' own (in the simulator: fabric time, slower than the wall clock).'));
   await refresh();
   return { title: `port ${id}`, refresh, poll: 5000, destroy: () => live.forEach((c) => c.destroy()) };
 }

@@ -4,7 +4,7 @@
 // culprit and victims.  Nodes are links: Tab moves through them, Enter opens one.
 import { api } from '../lib/api.js';
 import { legend, viridis } from '../lib/color.js';
-import { add, fmtPct, h, link, put, query, s, select, setQuery } from '../lib/dom.js';
+import { add, fmtPct, fmtUs, h, link, put, query, s, select, setQuery } from '../lib/dom.js';
 import { lastSnapshot, portLoad, tiers } from '../lib/fabric.js';
 
 const METRICS = {
@@ -149,7 +149,9 @@ export async function render(root, ctx) {
       }),
       legend(document, METRICS[metric].low, METRICS[metric].high, METRICS[metric].label),
       h('span', { class: 'key' }, h('span', { class: 'key-down' }, '✕ - - down link'), ' ', h('span', { class: 'key-stale' }, '⚠ stale agent'), ' ', h('span', { class: 'key-culprit' }, '⚡ culprit'), ' ', h('span', { class: 'key-victim' }, '▢ victim'), ' ', h('span', { class: 'key-cycle' }, '▬ black outline: a deadlock\'s cycle, a storm\'s source link (dashed grey: its victims)')),
-      h('span', { class: 'note', id: 'topo-stats' }, `${stats.nodes} nodes, ${stats.links} links, ${stats.down} down${snap ? '' : ' · no fast lane: no link load'}`),
+      h('span', { class: 'note', id: 'topo-stats' }, `${stats.nodes} nodes, ${stats.links} links, ${stats.down} down${snap
+        ? ` · load over the fast lane's last interval (${fmtUs(snap.interval_us)}, in the simulator fabric time); a host's square: its link`
+        : ' · no fast lane: no link load'}`),
     );
     put(side, det.length
       ? h('div', { class: 'card wide', id: 'topo-findings' }, h('h2', {}, 'On the topology'),

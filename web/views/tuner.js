@@ -4,10 +4,16 @@
 import { api } from '../lib/api.js';
 import { add, clear, errorBox, fmtNum, fmtPct, fmtTime, fmtUs, h, put, table } from '../lib/dom.js';
 
-function evidence(ev) {
+const closedEvidence = new Set(); // proposals whose evidence the operator folded (kept across redraws)
+
+function evidence(ev, id) {
   if (!ev || typeof ev !== 'object') return null;
-  return h('details', { open: true }, h('summary', {}, 'Evidence'),
-    h('dl', { class: 'kv' }, Object.entries(ev).flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, typeof v === 'object' ? JSON.stringify(v) : fmtNum(v))])));
+  return h('details', {
+    open: !closedEvidence.has(id),
+    ontoggle: (e) => (e.target.open ? closedEvidence.delete(id) : closedEvidence.add(id)),
+  }, h('summary', {}, 'Evidence'),
+    h('dl', { class: 'kv' }, Object.entries(ev).flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v && typeof v === 'object'
+      ? Object.entries(v).map(([k2, x]) => `${k2} ${typeof x === 'number' ? fmtNum(x) : x}`).join(', ') : fmtNum(v))])));
 }
 
 function proposalCard(p, ctx, act) {
@@ -17,7 +23,7 @@ function proposalCard(p, ctx, act) {
     h('p', {}, h('strong', {}, 'Why: '), p.reason),
     h('p', {}, h('strong', {}, 'Expected: '), p.expected_effect),
     h('p', {}, `${p.nchanges ?? p.changes?.length ?? 0} objects: `, (p.changes || []).slice(0, 8).map((c) => `${c.node}${c.port ? ' ' + c.port : ''}`).join(', '), (p.nchanges || 0) > 8 ? ' …' : ''),
-    evidence(p.evidence),
+    evidence(p.evidence, p.id),
     ctx.canWrite && p.state === 'waiting' ? h('p', { class: 'actions' },
       h('button', { type: 'button', class: 'primary', onclick: () => act(p, 'apply') }, 'Apply'),
       h('button', { type: 'button', onclick: () => act(p, 'reject') }, 'Reject')) : null);
