@@ -23,10 +23,6 @@ static int op_size_args(struct api_req *req, const char **op, unsigned *size, st
 	return 0;
 }
 
-/* How old the localization pass's matrix may be to answer GET /probes/matrix?paths=false: two of
- * its intervals (rocefabd runs it every 5 s). */
-#define MATRIX_MAX_AGE_NS (10 * NSEC_PER_SEC)
-
 int h_probes_matrix(struct api_req *req)
 {
 	const char *w = api_arg(req, "window"), *op;
@@ -54,8 +50,8 @@ int h_probes_matrix(struct api_req *req)
 		char *text;
 		size_t len;
 
-		if (pingmesh_matrix_cached(api_deps(req)->pingmesh, op, size, window, tu_now_ns(),
-					   MATRIX_MAX_AGE_NS, &text, &len) == 0)
+		if (pingmesh_matrix_cached(api_deps(req)->pingmesh, op, size, window, tu_now_ns(), &text,
+					   &len) == 0)
 			return api_reply_text(req, 200, "application/json", text, len);
 	}
 	if ((r = api_reader(req, &rd)))

@@ -12,7 +12,7 @@
 
 int h_web(struct api_req *req)
 {
-	const struct web_file *f = web_find(api_web(req), req->url);
+	const struct web_file *f = req->web_file; /* found when the request was routed */
 	const char *inm;
 	struct MHD_Response *resp;
 	unsigned status = 200;

@@ -21,6 +21,7 @@
 
 struct api_req;
 struct guard_conn;
+struct web_file;
 
 /* The route table's entries (api/server.c): method + pattern -> handler and role. */
 struct api_route {
@@ -36,6 +37,7 @@ struct api_req {
 	const char *method;
 	const char *url;
 	const struct api_route *route; /* NULL when unrouted */
+	const struct web_file *web_file; /* a dashboard file asked for (route: h_web) */
 	struct route_match match;
 	enum role role;
 	char token_name[65];

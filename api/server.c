@@ -25,7 +25,6 @@
 #include "api/internal.h"
 #include "api/problem.h"
 #include "api/web.h"
-#include "daemon/events.h"
 #include "daemon/store.h"
 #include "lib/hmap.h"
 #include "lib/httpd.h"
@@ -737,7 +736,7 @@ static void check_head(struct api_req *req, const char *version, struct rf_err *
 	}
 	/* the dashboard's files need no token (what they show comes from the API, which does) */
 	if ((strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0) &&
-	    web_find(a->web, req->url)) {
+	    (req->web_file = web_find(a->web, req->url))) {
 		req->route = &routes[0];
 		goto rate;
 	}
@@ -1054,10 +1053,11 @@ int api_start(const struct api_conf *c, const struct api_deps *d, struct api **r
 	if (c->web_root && *c->web_root) {
 		struct rf_err we = { 0 };
 
+		char msg[600];
+
 		if (web_load(c->web_root, c->javascript_root ? c->javascript_root : "", &a->web,
 			     &we) < 0)
-			log_warning("api", "no dashboard: %s%s%s", we.where, we.where[0] ? ": " : "",
-				    we.msg);
+			log_warning("api", "no dashboard: %s", rf_err_str(&we, msg, sizeof(msg)));
 	}
 	if (d->events && (r = sse_hub_new(d->events, &a->sse)) < 0) {
 		rf_err_set(e, r, "NO_THREAD", NULL, "cannot start the event streams");

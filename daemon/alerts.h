@@ -31,14 +31,14 @@ struct alert_finding {
 	const char *details;  /* a JSON object as text, or NULL */
 };
 
-/* Queues the sync of one source's alerts at time now (ns): of the kinds (NULL-terminated),
- * every active alert that is not one of the n findings is cleared, and each finding is raised
- * or updated.  source names the source in the log ("pingmesh").  Copies what it needs.
- * 0, or -EAGAIN (the store's queue is full: the next pass tries again), -ENOMEM, -EINVAL. */
 /* "alerts": the table name under which raised, cleared and acknowledged alerts are reported
  * to store_set_watch()'s function (their refreshes are not). */
 extern const char ALERTS_TABLE[];
 
+/* Queues the sync of one source's alerts at time now (ns): of the kinds (NULL-terminated),
+ * every active alert that is not one of the n findings is cleared, and each finding is raised
+ * or updated.  source names the source in the log ("pingmesh").  Copies what it needs.
+ * 0, or -EAGAIN (the store's queue is full: the next pass tries again), -ENOMEM, -EINVAL. */
 int alerts_sync(struct store *s, const char *source, const char *const *kinds,
 		const struct alert_finding *f, size_t n, int64_t now);
 

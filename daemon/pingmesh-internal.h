@@ -28,12 +28,10 @@ struct host_tor {
 void pingmesh_read_host_tors(sqlite3_stmt *st, struct host_tor **ret, size_t *ret_n);
 
 /* Loads the window of one op and size and localizes: *ret_finding and, when doc is not NULL,
- * the matrix document in *doc (a new reference). */
+ * the matrix document in *doc (a new reference; without paths, its pairs carry no per-path
+ * detail but "through" when a path crosses the finding's link). */
 int pingmesh_analyze(struct store_reader *rd, int64_t now, int64_t window_ns, const char *op,
-		     unsigned size, struct loc_finding *ret_finding, json_t **doc);
-/* The same; without paths, pairs carry no per-path detail (pingmesh_matrix). */
-int pingmesh_analyze_ext(struct store_reader *rd, int64_t now, int64_t window_ns, const char *op,
-			 unsigned size, bool with_paths, struct loc_finding *ret_finding, json_t **doc);
+		     unsigned size, bool with_paths, struct loc_finding *ret_finding, json_t **doc);
 /* The finding as the matrix and /metrics show it (a new reference). */
 json_t *pingmesh_finding_json(const struct loc_finding *f);
 /* The /metrics text of a finding and, with a matrix document, its pairs (malloc'd). */

@@ -175,13 +175,7 @@ static bool through_subject(const struct loc_finding *f, const json_t *path)
 }
 
 int pingmesh_analyze(struct store_reader *rd, int64_t now, int64_t window_ns, const char *op,
-		     unsigned size, struct loc_finding *ret_finding, json_t **doc)
-{
-	return pingmesh_analyze_ext(rd, now, window_ns, op, size, true, ret_finding, doc);
-}
-
-int pingmesh_analyze_ext(struct store_reader *rd, int64_t now, int64_t window_ns, const char *op,
-			 unsigned size, bool with_paths, struct loc_finding *ret_finding, json_t **doc)
+		     unsigned size, bool with_paths, struct loc_finding *ret_finding, json_t **doc)
 {
 	struct cell *cells = NULL;
 	struct host_tor *tors = NULL;
@@ -279,7 +273,7 @@ int pingmesh_matrix(struct store_reader *rd, int64_t now, int64_t window_ns, con
 		op = op ?: c.ops[0];
 		size = size ?: c.sizes[0];
 	}
-	if ((r = pingmesh_analyze_ext(rd, now, window_ns, op, size, paths, &f, ret)) < 0)
+	if ((r = pingmesh_analyze(rd, now, window_ns, op, size, paths, &f, ret)) < 0)
 		return rf_err_set(e, r, "STORE_ERROR", NULL, "cannot read the probe results");
 	return 0;
 }

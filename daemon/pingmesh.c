@@ -575,20 +575,19 @@ int pingmesh_localize(void *ctx, int64_t now)
 	struct loc_finding f;
 	json_t *doc = NULL;
 	char *text;
+	bool wanted;
 	int r;
 
 	if (!rd)
 		return -EAGAIN;
-	bool wanted;
-
 	pthread_mutex_lock(&pm->prom_lock);
 	wanted = now < pm->matrix_wanted;
 	pthread_mutex_unlock(&pm->prom_lock);
 	/* the primary op and size; the matrix of pairs (no paths) for the pairs in /metrics and
 	 * for the heatmap when someone looked at it in the last minute */
 	if ((r = pingmesh_conf_load(rd, &c)) == 0)
-		r = pingmesh_analyze_ext(rd, now, pm->o.window_ns, c.ops[0], c.sizes[0], false, &f,
-					 pm->o.metrics_pairs || wanted ? &doc : NULL);
+		r = pingmesh_analyze(rd, now, pm->o.window_ns, c.ops[0], c.sizes[0], false, &f,
+				     pm->o.metrics_pairs || wanted ? &doc : NULL);
 	store_reader_put(pm->store, rd);
 	if (r < 0)
 		return r;
@@ -642,7 +641,7 @@ int pingmesh_localize(void *ctx, int64_t now)
 }
 
 int pingmesh_matrix_cached(struct pingmesh *pm, const char *op, unsigned size, int64_t window_ns,
-			   int64_t now, int64_t max_age_ns, char **ret, size_t *ret_len)
+			   int64_t now, char **ret, size_t *ret_len)
 {
 	int r = -ENOENT;
 
@@ -650,7 +649,7 @@ int pingmesh_matrix_cached(struct pingmesh *pm, const char *op, unsigned size, i
 		return -ENOENT;
 	pthread_mutex_lock(&pm->prom_lock);
 	pm->matrix_wanted = now + HEATMAP_WANTED_NS;
-	if (pm->matrix && now - pm->matrix_at <= max_age_ns && (!op || !strcmp(op, pm->matrix_op)) &&
+	if (pm->matrix && now - pm->matrix_at <= 2 * PINGMESH_PASS_NS && (!op || !strcmp(op, pm->matrix_op)) &&
 	    (!size || size == pm->matrix_size)) {
 		*ret = malloc(pm->matrix_len + 1);
 		if (*ret) {

@@ -54,8 +54,9 @@ int pingmesh_conf_load(struct store_reader *rd, struct pingmesh_conf *ret);
 
 struct pingmesh;
 
-/* The window of results the localization pass reads. */
+/* The window of results the localization pass reads, and how often rocefabd runs it. */
 #define PINGMESH_WINDOW_NS (10 * INT64_C(1000000000))
+#define PINGMESH_PASS_NS (5 * INT64_C(1000000000))
 
 struct pingmesh_opts {
 	int64_t window_ns;  /* of the localization pass; 0: PINGMESH_WINDOW_NS */
@@ -97,11 +98,11 @@ int pingmesh_matrix(struct store_reader *rd, int64_t now, int64_t window_ns, con
 		    unsigned size, bool paths, json_t **ret, struct rf_err *e);
 /* The matrix of pairs (as pingmesh_matrix without paths, with "as_of") that the last
  * localization pass computed, when it is of this op and size (NULL, 0: any, i.e. the primary
- * ones), of window_ns, and at most max_age_ns old: a copy of its JSON text in *ret (0), or
+ * ones), of window_ns, and no older than two passes: a copy of its JSON text in *ret (0), or
  * -ENOENT.  Serves the heatmap of a large fabric at once, whoever asks how often.  A call
  * (found or not) asks the passes of the next minute to keep it ready. */
 int pingmesh_matrix_cached(struct pingmesh *pm, const char *op, unsigned size, int64_t window_ns,
-			   int64_t now, int64_t max_age_ns, char **ret, size_t *ret_len);
+			   int64_t now, char **ret, size_t *ret_len);
 /* Results by source, destination, op and size (NULL or 0: any) and time. */
 int pingmesh_results(struct store_reader *rd, const char *src, const char *dst, const char *op,
 		     unsigned size, int64_t from, int64_t to, unsigned limit, json_t **ret,

@@ -472,7 +472,9 @@ static void watch_add(struct store *s, const char *table, int64_t rowid)
 		}
 }
 
-/* Deleted rows are not reported: what goes is history pruned (retention), not news. */
+/* Deleted rows are not reported: what goes is history pruned (retention), not news.  sqlite
+ * calls this for rowid tables only: the hot ones (samples, probe results, agents) are WITHOUT
+ * ROWID, so ingest does not pay for it. */
 static void on_update(void *arg, int op, const char *db, const char *table, sqlite3_int64 rowid)
 {
 	struct store *s = arg;

@@ -258,6 +258,16 @@ static void record(struct tuner *t, const struct cc_tn_proposal *p)
 					 json_object_get(rec, "state")));
 }
 
+/* Every proposal waiting or under way, recorded as it is now (under t->lock). */
+static void record_pending(struct tuner *t)
+{
+	size_t n;
+	struct cc_tn_proposal **v = cc_tn_pending(t->tn, &n);
+
+	for (size_t i = 0; v && i < n; i++)
+		record(t, v[i]);
+}
+
 void tuner_set_events(struct tuner *t, struct events *ev)
 {
 	t->events = ev;
@@ -398,13 +408,7 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 			log_warning("tuner", "proposal %" PRIu64 " could not be queued: %s", p->id, buf);
 			cc_tn_applied(t->tn, p->id, false); /* a canary or rollout is rolled back */
 			record(t, p);
-			{
-				size_t n2;
-				struct cc_tn_proposal **v2 = cc_tn_pending(t->tn, &n2);
-
-				for (size_t i = 0; v2 && i < n2; i++)
-					record(t, v2[i]);
-			}
+			record_pending(t);
 		} else {
 			json_t *rec = rec_of(t, p->id);
 
@@ -456,16 +460,12 @@ int tuner_run(void *ctx, int64_t now)
 		track(t, rd, prio);
 	if (snap && snap->nports && snap->interval_us > 0) {
 		struct cc_tn_input in = { .snap = snap, .prio = prio, .xoff_bytes = 0, .probe_p99_us = -1 };
-		size_t n;
-		struct cc_tn_proposal **v;
 
 		cc_snap_finish(snap);
 		r = cc_tn_run(t->tn, &in);
 		t->decisions++;
 		t->last_decision_ns = now;
-		v = cc_tn_pending(t->tn, &n);
-		for (size_t i = 0; v && i < n; i++)
-			record(t, v[i]);
+		record_pending(t);
 	}
 	t->last_run_ns = now;
 	pthread_mutex_unlock(&t->lock);
@@ -530,13 +530,7 @@ static int set_policy_locked(struct tuner *t, json_t *changes, struct cc_tn_poli
 		if (rec && open_record(rec) && (pp = cc_tn_find(t->tn, strtoull(key, NULL, 10))))
 			record(t, pp);
 	}
-	{
-		size_t n;
-		struct cc_tn_proposal **v = cc_tn_pending(t->tn, &n);
-
-		for (size_t i = 0; v && i < n; i++)
-			record(t, v[i]);
-	}
+	record_pending(t);
 	pthread_mutex_unlock(&t->lock);
 	*ret = p;
 	return 0;

@@ -177,7 +177,7 @@ static int add_passes(struct sched *sch, struct store *st, struct pingmesh *pm, 
 		{ .name = "changes", .period_ns = NSEC_PER_SEC, .first_ns = NSEC_PER_SEC,
 		  .run = changes_sweep, .ctx = st },
 		/* pingmesh: localize from the probe matrix, keep the alerts in step */
-		{ .name = "pingmesh", .period_ns = 5 * NSEC_PER_SEC, .first_ns = NSEC_PER_SEC,
+		{ .name = "pingmesh", .period_ns = PINGMESH_PASS_NS, .first_ns = NSEC_PER_SEC,
 		  .run = pingmesh_localize, .ctx = pm },
 		/* old samples and probe results */
 		{ .name = "retention", .period_ns = 60 * NSEC_PER_SEC, .first_ns = 10 * NSEC_PER_SEC,

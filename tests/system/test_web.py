@@ -148,34 +148,31 @@ class Stream:
         out, self.buf = self.buf.split(sep, 1)
         return out
 
-    def body_text(self, timeout=10):
-        """Reads (chunked) body until timeout or EOF; returns the text so far."""
+    def _recv(self, timeout):
+        """Appends what arrives within timeout: True, None when nothing did, False at EOF."""
         self.s.settimeout(timeout)
         try:
-            while True:
-                chunk = self.s.recv(65536)
-                if not chunk:
-                    break
-                self.buf += chunk
+            chunk = self.s.recv(65536)
         except socket.timeout:
+            return None
+        self.buf += chunk
+        return bool(chunk)
+
+    def body_text(self, timeout=10):
+        """Reads the (chunked) body until EOF or timeout s of silence; the text so far."""
+        while self._recv(timeout):
             pass
         return self.buf.decode(errors="replace")
 
     def next_events(self, until, timeout=20):
         """Reads until until(events) is true; the events parsed from the chunked body."""
         deadline = time.monotonic() + timeout
-        self.s.settimeout(0.2)
         while time.monotonic() < deadline:
             self.events = parse_events(dechunk(self.buf))
             if until(self.events):
                 return self.events
-            try:
-                chunk = self.s.recv(65536)
-                if not chunk:
-                    break
-                self.buf += chunk
-            except socket.timeout:
-                pass
+            if self._recv(0.2) is False:
+                break
         self.events = parse_events(dechunk(self.buf))
         assert until(self.events), f"events so far: {self.events}"
         return self.events

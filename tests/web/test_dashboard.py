@@ -8,6 +8,15 @@ VIEWS = ["", "topology", "topology?color=pause", "pingmesh", "pingmesh?metric=lo
          "changes", "tuner", "switch/leaf0", "host/h3", "port/leaf0:leaf0:h3", "port/h3:nic0:1"]
 
 
+def applied_changes(demo, kind, reason):
+    """The changes of a kind made with this reason, once every one of them is applied."""
+    def applied():
+        mine = [c for c in demo.api.json("/api/v1/changes", params={"kind": kind})["items"]
+                if c["reason"] == reason]
+        return mine and all(c["state"] == "applied" for c in mine) and mine
+    return wait_for(applied, 30, 0.2, what=f"the {kind} change '{reason}' to be applied")
+
+
 def shot_name(view):
     return (view or "overview").replace("/", "-").replace("?", "-").replace("=", "-").replace(":", "_")
 
@@ -82,11 +91,7 @@ def test_ecn_change_in_the_form_is_applied(demo, browser):
              what="the change's confirmation")
     assert d.find_element("id", "err-kmin_bytes").text == ""
 
-    def applied():
-        items = demo.api.json("/api/v1/changes", params={"kind": "ecn"})["items"]
-        mine = [c for c in items if c["reason"] == "browser test"]
-        return mine and mine[0]["state"] == "applied" and mine[0]
-    change = wait_for(applied, 30, 0.2, what="the ECN change to be applied")
+    change = applied_changes(demo, "ecn", "browser test")[0]
     assert change["actor"] == "operator"
     assert change["target"]["agent"] == "leaf3" and change["target"]["port"] == "h24"
     assert change["new"]["kmin_bytes"] == 150000 and change["new"]["kmax_bytes"] == 600000
@@ -210,11 +215,7 @@ def test_pfc_change_in_the_form_is_applied(demo, browser):
     d.find_element("css selector", "#pfc-form button[type=submit]").click()
     wait_for(lambda: "pending" in d.find_element("css selector", "#pfc-form .ok").text, 10)
 
-    def applied():
-        mine = [c for c in demo.api.json("/api/v1/changes", params={"kind": "pfc"})["items"]
-                if c["reason"] == "browser pfc"]
-        return mine and mine[0]["state"] == "applied" and mine[0]
-    change = wait_for(applied, 30, 0.2, what="the PFC change to be applied")
+    change = applied_changes(demo, "pfc", "browser pfc")[0]
     assert change["target"]["agent"] == "leaf1" and change["target"]["port"] == "h9"
     assert change["new"]["enable"] == 8 | 16 and change["new"]["alpha_shift"] == -2
     assert browser.console_errors() == []
@@ -310,11 +311,7 @@ def test_dcqcn_change_in_the_form(demo, browser):
     d.find_element("css selector", "#dcqcn-form button[type=submit]").click()
     wait_for(lambda: "pending" in d.find_element("css selector", "#dcqcn-form .ok").text, 10)
 
-    def applied():
-        mine = [c for c in demo.api.json("/api/v1/changes", params={"kind": "dcqcn"})["items"]
-                if c["reason"] == "browser dcqcn"]
-        return mine and all(c["state"] == "applied" for c in mine) and mine
-    changes = wait_for(applied, 30, 0.2, what="the DCQCN change to be applied")
+    changes = applied_changes(demo, "dcqcn", "browser dcqcn")
     assert changes[0]["target"]["agent"] == "h5" and changes[0]["new"]["rpg_ai_rate"] == 10
     assert changes[0]["params"] == {"rpg_ai_rate": 10}  # only what the operator changed
     assert browser.console_errors(expected=["dcqcn - Failed to load resource: the server responded "

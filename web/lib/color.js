@@ -6,22 +6,19 @@ const VIRIDIS = [
   [32, 144, 140], [34, 167, 132], [68, 190, 112], [121, 209, 81], [189, 222, 38], [253, 231, 37],
 ];
 
-export function viridis(t) {
-  if (t === null || t === undefined || Number.isNaN(t)) return '#bbbbbb';
-  t = Math.min(1, Math.max(0, t));
-  const x = t * (VIRIDIS.length - 1);
-  const i = Math.min(VIRIDIS.length - 2, Math.floor(x));
-  const f = x - i;
-  const c = VIRIDIS[i].map((v, k) => Math.round(v + f * (VIRIDIS[i + 1][k] - v)));
-  return `rgb(${c[0]},${c[1]},${c[2]})`;
-}
-
 export function viridisRgb(t) {
   t = Math.min(1, Math.max(0, t));
   const x = t * (VIRIDIS.length - 1);
   const i = Math.min(VIRIDIS.length - 2, Math.floor(x));
   const f = x - i;
   return VIRIDIS[i].map((v, k) => Math.round(v + f * (VIRIDIS[i + 1][k] - v)));
+}
+
+// A CSS colour; grey for no value.
+export function viridis(t) {
+  if (t === null || t === undefined || Number.isNaN(t)) return '#bbbbbb';
+  const [r, g, b] = viridisRgb(t);
+  return `rgb(${r},${g},${b})`;
 }
 
 // A horizontal legend: a gradient strip with the low and high labels and the unit.
