@@ -41,7 +41,7 @@ SANFLAGS :=
 OPTFLAGS ?= -O2 -g
 endif
 
-PKGS := libmicrohttpd gnutls jansson libnl-3.0 libnl-route-3.0 libnl-genl-3.0 sqlite3 libcurl libsystemd
+PKGS := libmicrohttpd gnutls jansson libnl-3.0 libnl-route-3.0 libnl-genl-3.0 sqlite3 libcurl libsystemd hiredis
 
 # pkg-config runs once, on first use, so that `make check` can install packages first.
 PKG_CFLAGS = $(eval PKG_CFLAGS := $$(call pkgconf,--cflags))$(PKG_CFLAGS)

@@ -7,6 +7,7 @@
 #include "agents/backend.h"
 #include "agents/linux.h"
 #include "agents/sim.h"
+#include "agents/sonic.h"
 #include "lib/jsonutil.h"
 
 static int stub_open(struct backend *b, struct rf_err *e)
@@ -92,7 +93,8 @@ static int stub_probe_round(struct backend *b, json_t *plan, json_t **ret_result
 /* --- the backends of this build ----------------------------------------------------------------
  * A backend is added in both tables, at the same index: its ops, and its settings' keys. */
 
-const struct backend_ops *const backend_list[] = { &backend_linux_ops, &backend_sim_ops, NULL };
+const struct backend_ops *const backend_list[] = { &backend_linux_ops, &backend_sim_ops,
+						    &backend_sonic_ops, NULL };
 
 #define NBACKENDS (ARRAY_SIZE(backend_list) - 1)
 _Static_assert(NBACKENDS <= BACKENDS_MAX, "raise BACKENDS_MAX");
@@ -100,6 +102,7 @@ _Static_assert(NBACKENDS <= BACKENDS_MAX, "raise BACKENDS_MAX");
 const struct conf_opt backend_conf_opts[] = {
 	CONF_GROUP_OF("linux", backend_linux_opts, struct linux_settings, struct backend_settings, of[0]),
 	CONF_GROUP_OF("sim", backend_sim_opts, struct sim_settings, struct backend_settings, of[1]),
+	CONF_GROUP_OF("sonic", backend_sonic_opts, struct sonic_settings, struct backend_settings, of[2]),
 	CONF_OPT_END,
 };
 

@@ -5,8 +5,9 @@
  * -EOPNOTSUPP), so callers never test for NULL.
  *   linux  sysfs (/sys/class/infiniband, /sys/class/net), ethtool statistics, rtnetlink
  *   sim    one device of a running rocefab-sim, through its control API
- * A new backend (SONiC next): its file with its ops, settings and keys, and its line in
- * backend.c's two tables (docs/architecture.md). */
+ *   sonic  a SONiC switch through its redis (COUNTERS_DB, CONFIG_DB, APPL_DB)
+ * A new backend: its file with its ops, settings and keys, and its line in backend.c's two
+ * tables (docs/architecture.md). */
 #ifndef ROCEFAB_BACKEND_H
 #define ROCEFAB_BACKEND_H
 
@@ -106,7 +107,8 @@ struct backend_env {
 	const struct reg *reg;
 	bool all_counters; /* send counters the registry does not know too */
 	/* the backend's own settings: struct linux_settings (agents/linux.h), struct
-	 * sim_settings (agents/sim.h); NULL: its defaults.  Read while backend_new() opens the
+	 * sim_settings (agents/sim.h), struct sonic_settings (agents/sonic.h); NULL: its
+	 * defaults.  Read while backend_new() opens the
 	 * backend, which copies what it needs later. */
 	const void *settings;
 };
@@ -147,5 +149,6 @@ const void *backend_settings_of(const struct backend_settings *bs, const char *n
 
 extern const struct backend_ops backend_linux_ops;
 extern const struct backend_ops backend_sim_ops;
+extern const struct backend_ops backend_sonic_ops;
 
 #endif

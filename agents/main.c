@@ -33,6 +33,7 @@ static void usage(FILE *f)
 		"  -b, --backend NAME     where counters come from (agent.backend): %s\n"
 		"      --sim URL          control API of rocefab-sim serve (sim.url)\n"
 		"      --device NAME      the simulated host or switch to stand in for (sim.device)\n"
+		"      --redis ADDRESS    a SONiC switch's redis: unix:PATH or HOST:PORT (sonic.redis)\n"
 		"      --sysfs-root DIR   read a recorded tree instead of / (linux.sysfs_root)\n"
 		"      --spool-dir DIR    spool directory (agent.spool_dir)\n"
 		"  -L, --log-level LEVEL  error, warning, notice, info, debug (agent.log_level)\n"
@@ -124,6 +125,7 @@ int main(int argc, char **argv)
 		{ "once", no_argument, NULL, 5 },
 		{ "sim", required_argument, NULL, 8 },
 		{ "device", required_argument, NULL, 9 },
+		{ "redis", required_argument, NULL, 10 },
 		{ "dump-config", no_argument, NULL, 6 },
 		{ "help-config", no_argument, NULL, 7 },
 		{ "version", no_argument, NULL, 'V' },
@@ -188,6 +190,9 @@ int main(int argc, char **argv)
 			break;
 		case 9:
 			conf_override(&ov, "sim.device", optarg, "--device");
+			break;
+		case 10:
+			conf_override(&ov, "sonic.redis", optarg, "--redis");
 			break;
 		case 6:
 			dump = true;

@@ -6,7 +6,7 @@
  *   cur < prev, wrapping counter  -> a wrap when the wrapped distance is under half the range,
  *                                    else a reset (delta = cur)
  *   cur < prev, saturating        -> a reset (delta = cur)
- * and any wrap, reset or boot delta that implies more than max_rate becomes a baseline. */
+ * and any delta that implies more than max_rate becomes a baseline (DELTA_IMPLAUSIBLE). */
 #include <string.h>
 
 #include "daemon/delta.h"
@@ -35,7 +35,12 @@ unsigned delta_compute(const struct delta_in *in, uint64_t *ret_delta)
 		d = in->cur_raw;
 		flags = DELTA_VALID | DELTA_NEW_BOOT;
 	} else if (in->cur_raw >= in->prev_raw) {
-		*ret_delta = in->cur_raw - in->prev_raw;
+		d = in->cur_raw - in->prev_raw;
+		/* growth no port can have (a counter set to garbage, a device that came back
+		 * with another's values) is not a rate either */
+		if (in->max_rate > 0 && (double)d > in->max_rate * dt)
+			return DELTA_IMPLAUSIBLE;
+		*ret_delta = d;
 		flags = DELTA_VALID;
 		if (in->saturate && in->cur_raw == max)
 			flags |= DELTA_SATURATED;

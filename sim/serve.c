@@ -58,6 +58,13 @@ static void usage(FILE *f)
 		"                       /var/tmp/rocefab-sim/spool; one directory per device)\n"
 		"  --skip-agents LIST   devices without a virtual agent (real agents with --backend sim\n"
 		"                       stand in for them), comma-separated\n"
+		"  --sonic SWITCH=REDIS publish SWITCH in SONiC's layout into the redis at REDIS\n"
+		"                       (unix:PATH or HOST:PORT; its databases 0, 2 and 4 are emptied\n"
+		"                       first) and apply its CONFIG_DB to the switch; the switch gets\n"
+		"                       no virtual agent (rocefab-agent --backend sonic stands in).\n"
+		"                       Repeatable, one redis per switch\n"
+		"  --sonic-interval DUR how often the SONiC-shaped switches are written and their\n"
+		"                       CONFIG_DB applied (default 250ms)\n"
 		"  --agent-threads N    delivery threads of the virtual agents (default: one per 32\n"
 		"                       agents, 4 to 64; each waits for rocefabd to commit a report)\n"
 		"  --seed N             random seed (overrides the scenario's)\n"
@@ -103,6 +110,9 @@ static bool in_list(const char *list, const char *name)
 
 struct serve_opts {
 	const char *control, *agents, *token_file, *spool_dir, *skip;
+	char *sonic[SONIC_PUB_MAX];
+	size_t nsonic;
+	int64_t sonic_interval;
 	double pace;
 	int64_t interval, pfc_interval, seed;
 	unsigned threads;
@@ -150,7 +160,11 @@ static int start_agents(struct simctl *c, const struct serve_opts *o, struct fle
 		struct agent *a = NULL;
 		char spool[4200];
 
-		if (in_list(o->skip, name))
+		bool sonic = false;
+
+		for (size_t k = 0; k < o->nsonic; k++)
+			sonic |= !strncmp(o->sonic[k], name, strlen(name)) && o->sonic[k][strlen(name)] == '=';
+		if (in_list(o->skip, name) || sonic)
 			continue;
 		if (str_fmt(spool, sizeof(spool), "%s/%s", o->spool_dir, name) < 0) {
 			r = rf_err_set(e, -ENAMETOOLONG, "BAD_SPOOL_DIR", o->spool_dir, "path too long");
@@ -247,6 +261,7 @@ static int serve(struct simctl *c, const struct serve_opts *o)
 {
 	struct httpd *h = NULL;
 	struct fleet *f = NULL;
+	struct sonic_pub *pub = NULL;
 	struct rf_err e = { 0 };
 	char buf[700];
 	sigset_t sigs;
@@ -265,7 +280,13 @@ static int serve(struct simctl *c, const struct serve_opts *o)
 			return 1;
 		}
 	}
+	if (o->nsonic && sonic_pub_start(c, o->sonic, o->nsonic, o->sonic_interval, &pub, &e) < 0) {
+		fprintf(stderr, "rocefab-sim: --sonic: %s\n", rf_err_str(&e, buf, sizeof(buf)));
+		httpd_stop(h);
+		return e.err == -EINVAL ? 2 : 1;
+	}
 	if (o->agents && start_agents(c, o, &f, &e) < 0) {
+		sonic_pub_stop(pub);
 		fprintf(stderr, "rocefab-sim: virtual agents: %s\n", rf_err_str(&e, buf, sizeof(buf)));
 		httpd_stop(h);
 		return e.err == -EINVAL || e.err == -ENOENT ? 2 : 1;
@@ -310,6 +331,7 @@ static int serve(struct simctl *c, const struct serve_opts *o)
 	}
 	log_info("sim", "stopping at fabric time %.3f ms", (double)sim_now(c->s) / 1e9);
 	httpd_stop(h);
+	sonic_pub_stop(pub);
 	c->agents_status = NULL;
 	fleet_free(f); /* undelivered reports stay in the spool */
 	reg_free(agents_reg);
@@ -326,10 +348,11 @@ int sim_serve_main(int argc, char **argv)
 		{ "skip-agents", required_argument, NULL, 7 }, { "agent-threads", required_argument, NULL, 8 },
 		{ "seed", required_argument, NULL, 9 },	      { "quiet", no_argument, NULL, 10 },
 		{ "pfc-interval", required_argument, NULL, 11 },
+		{ "sonic", required_argument, NULL, 12 },     { "sonic-interval", required_argument, NULL, 13 },
 		{ "help", no_argument, NULL, 'h' },	      { NULL, 0, NULL, 0 },
 	};
 	struct serve_opts o = { .control = "127.0.0.1:9760", .pace = -1, .interval = NSEC_PER_SEC,
-				.pfc_interval = 200 * NSEC_PER_MSEC,
+				.pfc_interval = 200 * NSEC_PER_MSEC, .sonic_interval = 250 * NSEC_PER_MSEC,
 				.spool_dir = "/var/tmp/rocefab-sim/spool", .threads = 0, .seed = -1 };
 	struct simctl c;
 	struct sim *s = NULL;
@@ -377,6 +400,19 @@ int sim_serve_main(int argc, char **argv)
 			break;
 		case 7:
 			o.skip = optarg;
+			break;
+		case 12:
+			if (o.nsonic == SONIC_PUB_MAX) {
+				fprintf(stderr, "rocefab-sim: --sonic: at most %d switches\n", SONIC_PUB_MAX);
+				return 2;
+			}
+			o.sonic[o.nsonic++] = optarg;
+			break;
+		case 13:
+			if (tu_parse_duration(optarg, &o.sonic_interval) < 0 || o.sonic_interval < 10 * NSEC_PER_MSEC) {
+				fprintf(stderr, "rocefab-sim: --sonic-interval: '%s' is not a duration >= 10ms\n", optarg);
+				return 2;
+			}
 			break;
 		case 8:
 			o.threads = (unsigned)strtoul(optarg, &end, 10);

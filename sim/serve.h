@@ -47,4 +47,12 @@ int64_t simctl_time_ns(const struct simctl *c);
 
 int sim_serve_main(int argc, char **argv);
 
+/* SONiC-shaped switches (sim/sonic.c): each spec SWITCH=REDIS publishes a simulated switch
+ * into that redis in SONiC's layout every interval and applies its CONFIG_DB to the switch. */
+struct sonic_pub;
+#define SONIC_PUB_MAX 64
+int sonic_pub_start(struct simctl *c, char *const *specs, size_t n, int64_t interval_ns,
+		    struct sonic_pub **ret, struct rf_err *e);
+void sonic_pub_stop(struct sonic_pub *pub);
+
 #endif
