@@ -43,6 +43,11 @@ const struct conf_opt backend_linux_opts[] = {
 	CONF_OPT("linux.net_source", CONF_ENUM, S, net_source, "auto",
 		 "auto, live (rtnetlink and ethtool) or files (the recorded tree)",
 		 .choices = net_sources),
+	CONF_OPT("linux.lldp_socket", CONF_STRING, S, lldp_socket, "",
+		 "lldpd's control socket (lldpcli -u); empty: lldpd's default"),
+	CONF_OPT("linux.lldp_interval", CONF_DURATION, S, lldp_interval, "30s",
+		 "how often the neighbours lldpd learned are read (lldpcli runs as a process)",
+		 .min = 100 * NSEC_PER_MSEC, .max = 3600 * NSEC_PER_SEC),
 	CONF_OPT("probe.listen", CONF_STRING, S, probe_listen, "",
 		 "pingmesh (backend linux): ADDRESS:PORT where this host answers probes, the address "
 		 "other hosts reach it at (port 9770 by convention); empty: this host does not probe"),
@@ -64,6 +69,8 @@ struct linux_priv {
 	struct lldp_neighbor *nbs;
 	size_t nnbs;
 	int64_t nbs_at;
+	int64_t lldp_interval;
+	char lldp_socket[108]; /* sun_path */
 	struct netinfo *net;
 	char **dev_filter;
 	size_t ndev_filter;
@@ -135,6 +142,12 @@ static int linux_open(struct backend *b, struct rf_err *e)
 	if (!p)
 		return -ENOMEM;
 	p->set = *set;
+	p->lldp_interval = set->lldp_interval > 0 ? set->lldp_interval : 30 * NSEC_PER_SEC;
+	if (str_copy(p->lldp_socket, sizeof(p->lldp_socket), set->lldp_socket ?: "") < 0) {
+		free(p);
+		return rf_err_set(e, -ENAMETOOLONG, "BAD_LLDP_SOCKET", "linux.lldp_socket",
+				  "longer than a unix socket path (%zu)", sizeof(p->lldp_socket) - 1);
+	}
 	if (root && *root && strcmp(root, "/") != 0) {
 		size_t n = strlen(root);
 
@@ -433,12 +446,12 @@ static void add_neighbors(struct linux_priv *p, struct agent_inventory *inv, jso
 	int r;
 
 	/* neighbours (LLDP): lldpcli is a process, so not on every report */
-	if (!p->nbs_at || tu_mono_ns() - p->nbs_at > 30 * NSEC_PER_SEC) {
+	if (!p->nbs_at || tu_mono_ns() - p->nbs_at >= p->lldp_interval) {
 		struct lldp_neighbor *nb = NULL;
 		size_t nn = 0;
 
 		p->nbs_at = tu_mono_ns();
-		if ((r = lldp_neighbors(p->root, &nb, &nn)) < 0) {
+		if ((r = lldp_neighbors(p->root, p->lldp_socket, &nb, &nn)) < 0) {
 			collect_error(errors, "LLDP_UNREADABLE", NULL, "lldpd's neighbours: %s", strerror(-r));
 		} else {
 			free(p->nbs);

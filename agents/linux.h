@@ -14,6 +14,8 @@ struct linux_settings {
 	char *devices;	  /* RDMA devices to report, comma-separated; "": all */
 	char *interfaces; /* network interfaces without RDMA to report */
 	int net_source;	  /* enum linux_net_source */
+	char *lldp_socket;    /* lldpd's control socket; "": its default */
+	int64_t lldp_interval; /* how often lldpd's neighbours are read */
 	char *probe_listen; /* pingmesh: ADDRESS:PORT of this host's probe server; "": none */
 	char *probe_device; /* RDMA device for verbs probes; "": the first */
 	int64_t probe_cpu_pct; /* the probe rounds' CPU budget, percent of a core */

@@ -1,14 +1,18 @@
 /* Neighbours from lldpd: see lldp.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "agents/lldp.h"
 #include "lib/strutil.h"
+
+#define LLDP_MAX_OUTPUT (16u << 20) /* lldpcli's answer beyond this is cut (and fails to parse) */
 
 /* json0 wraps every value in a one-element array of objects: x[0].key[0].value */
 static const char *value_of(json_t *o, const char *key)
@@ -60,7 +64,75 @@ int lldp_parse_json0(const char *text, size_t len, struct lldp_neighbor **ret, s
 	return 0;
 }
 
-int lldp_neighbors(const char *root, struct lldp_neighbor **ret, size_t *ret_n)
+/* lldpcli [-u SOCKET] -f json0 show neighbors: its output (0 and *ret, to free), or 0 and
+ * NULL when lldpcli is not installed or lldpd does not answer. */
+static int run_lldpcli(const char *sock, char **ret, size_t *ret_len)
+{
+	const char *bin = access("/usr/sbin/lldpcli", X_OK) == 0 ? "/usr/sbin/lldpcli"
+			  : access("/usr/bin/lldpcli", X_OK) == 0 ? "/usr/bin/lldpcli" : NULL;
+	const char *argv[8];
+	char *text = NULL, chunk[4096];
+	size_t len = 0, n = 0;
+	int fds[2], status = 0, devnull;
+	FILE *m;
+	ssize_t k;
+	pid_t pid;
+
+	*ret = NULL;
+	*ret_len = 0;
+	if (!bin)
+		return 0;
+	argv[n++] = "lldpcli";
+	if (sock && *sock) {
+		argv[n++] = "-u";
+		argv[n++] = sock;
+	}
+	argv[n++] = "-f";
+	argv[n++] = "json0";
+	argv[n++] = "show";
+	argv[n++] = "neighbors";
+	argv[n] = NULL;
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		devnull = open("/dev/null", O_RDWR);
+		dup2(fds[1], STDOUT_FILENO);
+		if (devnull >= 0) {
+			dup2(devnull, STDIN_FILENO);
+			dup2(devnull, STDERR_FILENO);
+		}
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	if (!(m = open_memstream(&text, &len))) {
+		close(fds[0]);
+		waitpid(pid, &status, 0);
+		return -ENOMEM;
+	}
+	while ((k = read(fds[0], chunk, sizeof(chunk))) > 0 || (k < 0 && errno == EINTR))
+		if (k > 0 && len < LLDP_MAX_OUTPUT)
+			fwrite(chunk, 1, (size_t)k, m);
+	fclose(m);
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) { /* lldpd not running */
+		free(text);
+		return 0;
+	}
+	*ret = text;
+	*ret_len = len;
+	return 0;
+}
+
+int lldp_neighbors(const char *root, const char *sock, struct lldp_neighbor **ret, size_t *ret_n)
 {
 	char path[4200], *text = NULL;
 	size_t len = 0;
@@ -74,31 +146,8 @@ int lldp_neighbors(const char *root, struct lldp_neighbor **ret, size_t *ret_n)
 		text = str_slurp(path, &len);
 		if (!text)
 			return 0; /* recorded without lldpd */
-	} else {
-		FILE *f;
-
-		if (access("/usr/sbin/lldpcli", X_OK) != 0 && access("/usr/bin/lldpcli", X_OK) != 0)
-			return 0;
-		f = popen("lldpcli -f json0 show neighbors 2>/dev/null", "re");
-		if (!f)
-			return 0;
-		{
-			FILE *m = open_memstream(&text, &len);
-			char chunk[4096];
-			size_t k;
-
-			if (!m) {
-				pclose(f);
-				return -ENOMEM;
-			}
-			while ((k = fread(chunk, 1, sizeof(chunk), f)) > 0)
-				fwrite(chunk, 1, k, m);
-			fclose(m);
-		}
-		if (pclose(f) != 0) { /* lldpd not running */
-			free(text);
-			return 0;
-		}
+	} else if ((r = run_lldpcli(sock, &text, &len)) < 0 || !text) {
+		return r;
 	}
 	r = lldp_parse_json0(text, len, ret, ret_n);
 	free(text);

@@ -19,8 +19,8 @@ struct lldp_neighbor {
 
 /* Parses lldpcli's json0 output.  0, or -EBADMSG for text that is not that. */
 int lldp_parse_json0(const char *text, size_t len, struct lldp_neighbor **ret, size_t *ret_n);
-/* The neighbours of this system (root "" or "/") or of a recorded tree.  0 with none when
- * lldpd is not there. */
-int lldp_neighbors(const char *root, struct lldp_neighbor **ret, size_t *ret_n);
+/* The neighbours of this system (root "" or "/"; lldpd's control socket sock, NULL or "" for
+ * its default) or of a recorded tree.  0 with none when lldpd is not there. */
+int lldp_neighbors(const char *root, const char *sock, struct lldp_neighbor **ret, size_t *ret_n);
 
 #endif

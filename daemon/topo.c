@@ -104,7 +104,9 @@ int views_switch(struct store_reader *rd, const struct views_opts *o, const char
 struct end {
 	char agent[65], label[130], key[200], role[16], state[16];
 	char peer_agent[65], peer_label[65];
+	char netdev[65]; /* a host port's interface: what LLDP on the other side names */
 	char hkey[200]; /* "agent|label", the key in the map of ends */
+	char nkey[200]; /* "agent|netdev" of a host port, when no label is called that */
 	int64_t speed;
 	bool used;
 };
@@ -118,6 +120,13 @@ static void label_of(struct end *x, const char *device, const char *port)
 		snprintf(x->label, sizeof(x->label), "%s:%s", device, port);
 }
 
+/* Whether name is how a neighbour names end x: its label, or a host port's interface (LLDP
+ * from a switch, or another host, sees the interface name, not the RDMA device). */
+static bool names_end(const struct end *x, const char *name)
+{
+	return !strcmp(x->label, name) || (strcmp(x->role, "switch") && x->netdev[0] && !strcmp(x->netdev, name));
+}
+
 static json_t *end_json(const struct end *x)
 {
 	return json_pack("{s:s,s:s,s:s,s:s}", "node", x->agent, "port", x->label, "port_id", x->key,
@@ -128,8 +137,9 @@ static int links_build(struct store_reader *rd, json_t **ret, struct rf_err *e)
 {
 	static const char sql[] =
 		"SELECT p.agent_id, a.role, p.device, p.port, p.key, p.state, p.speed_mbps, "
-		"p.peer_system, p.peer_port FROM ports p JOIN agents a ON a.id = p.agent_id "
-		"WHERE p.present AND p.peer_system IS NOT NULL ORDER BY p.key";
+		"p.peer_system, p.peer_port, p.netdev FROM ports p JOIN agents a ON a.id = p.agent_id "
+		"WHERE p.present AND (p.peer_system IS NOT NULL OR (a.role = 'host' AND p.netdev IS NOT NULL)) "
+		"ORDER BY p.key";
 	sqlite3_stmt *st = store_reader_stmt(rd, sql);
 	struct end *ends = NULL;
 	size_t n = 0, cap = 0;
@@ -165,7 +175,8 @@ static int links_build(struct store_reader *rd, json_t **ret, struct rf_err *e)
 		snprintf(x->state, sizeof(x->state), "%s", (const char *)sqlite3_column_text(st, 5));
 		x->speed = sqlite3_column_int64(st, 6);
 		snprintf(x->peer_agent, sizeof(x->peer_agent), "%s", (const char *)sqlite3_column_text(st, 7));
-		snprintf(x->peer_label, sizeof(x->peer_label), "%s", (const char *)sqlite3_column_text(st, 8));
+		snprintf(x->peer_label, sizeof(x->peer_label), "%s", (const char *)sqlite3_column_text(st, 8) ?: "");
+		snprintf(x->netdev, sizeof(x->netdev), "%s", (const char *)sqlite3_column_text(st, 9) ?: "");
 	}
 	sqlite3_reset(st);
 	if (!r && rc != SQLITE_DONE)
@@ -176,19 +187,30 @@ static int links_build(struct store_reader *rd, json_t **ret, struct rf_err *e)
 		if (hmap_put(&by, ends[i].hkey, &ends[i], NULL) < 0)
 			r = -ENOMEM;
 	}
+	/* a host port also by its interface, unless a label is called that */
+	for (size_t i = 0; !r && i < n; i++) {
+		if (!strcmp(ends[i].role, "switch") || !ends[i].netdev[0])
+			continue;
+		snprintf(ends[i].nkey, sizeof(ends[i].nkey), "%s|%s", ends[i].agent, ends[i].netdev);
+		if (!hmap_get(&by, ends[i].nkey) && hmap_put(&by, ends[i].nkey, &ends[i], NULL) < 0)
+			r = -ENOMEM;
+	}
 	for (size_t i = 0; !r && i < n; i++) {
 		struct end *a = &ends[i], *b;
 		char k[200];
 		json_t *l;
 		bool up;
 
-		if (a->used)
-			continue;
+		if (a->used || !a->peer_agent[0])
+			continue; /* (ends without a neighbour are there to be found by others) */
 		a->used = true;
 		snprintf(k, sizeof(k), "%s|%s", a->peer_agent, a->peer_label);
 		b = hmap_get(&by, k);
-		if (b && (b->used || strcmp(b->peer_agent, a->agent) || strcmp(b->peer_label, a->label)))
-			b = NULL; /* the neighbour names someone else: show a's side only */
+		/* the neighbour names someone else: show a's side only (one that names no one,
+		 * a host without LLDP, is taken at a's word) */
+		if (b && (b->used || (b->peer_agent[0] && (strcmp(b->peer_agent, a->agent) ||
+							    !names_end(a, b->peer_label)))))
+			b = NULL;
 		if (b)
 			b->used = true;
 		up = !strcmp(a->state, "up") && (!b || !strcmp(b->state, "up"));

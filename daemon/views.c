@@ -120,7 +120,8 @@ int views_hosts(struct store_reader *rd, const struct views_opts *o, json_t **re
 
 #define PORT_COLS                                                                                  \
 	"p.key, p.agent_id, p.device, p.port, p.netdev, p.state, p.speed_mbps, p.mtu, "          \
-	"p.link_layer, p.present, p.first_seen_ns, p.last_seen_ns, a.last_seen_ns"
+	"p.link_layer, p.present, p.first_seen_ns, p.last_seen_ns, a.last_seen_ns, "              \
+	"p.peer_system, p.peer_port"
 
 static json_t *port_row(sqlite3_stmt *st, const void *ctx)
 {
@@ -129,13 +130,18 @@ static json_t *port_row(sqlite3_stmt *st, const void *ctx)
 	int64_t seen = present ? sqlite3_column_int64(st, 12) : sqlite3_column_int64(st, 11);
 
 	(void)ctx;
-	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:o,s:o}", "id",
+	/* the neighbour as the agent reported it (LLDP, or the simulator's topology) */
+	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:o,s:o,s:o}", "id",
 			 store_col_text(st, 0), "host", store_col_text(st, 1), "device", store_col_text(st, 2),
 			 "port", store_col_text(st, 3), "netdev", store_col_text(st, 4), "state",
 			 store_col_text(st, 5), "speed_mbps", store_col_int_or_null(st, 6), "mtu",
 			 store_col_int_or_null(st, 7), "link_layer", store_col_text(st, 8), "present", present,
 			 "first_seen", store_time_json(sqlite3_column_int64(st, 10)), "last_seen",
-			 store_time_json(seen));
+			 store_time_json(seen), "neighbor",
+			 sqlite3_column_type(st, 13) == SQLITE_NULL || sqlite3_column_type(st, 14) == SQLITE_NULL
+				 ? json_null()
+				 : json_pack("{s:o,s:o}", "system", store_col_text(st, 13), "port",
+					     store_col_text(st, 14)));
 }
 
 static int ports_of(struct store_reader *rd, const struct port_filter *f, json_t **ret,

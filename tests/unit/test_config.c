@@ -515,7 +515,7 @@ static void test_lldp_json0(void **state)
 	assert_int_equal(lldp_parse_json0("[1,2]", 5, &nb, &n), -EBADMSG);
 	assert_int_equal(lldp_parse_json0("{\"lldp\":", 8, &nb, &n), -EBADMSG);
 	/* a tree recorded without lldpd: no neighbours, no error */
-	assert_int_equal(lldp_neighbors("/nonexistent-tree", &nb, &n), 0);
+	assert_int_equal(lldp_neighbors("/nonexistent-tree", NULL, &nb, &n), 0);
 	assert_int_equal(n, 0);
 	free(nb);
 }
