@@ -915,13 +915,19 @@ static json_t *values_of(struct sonicb *sb, const redisReply *rep, const char *g
 
 		if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING || f->len > 80)
 			continue;
-		if (idx >= 0)
-			snprintf(name, sizeof(name), "%.*s@%d", (int)f->len, f->str, idx);
-		else
-			snprintf(name, sizeof(name), "%.*s", (int)f->len, f->str);
-		if (!sb->all && !reg_lookup(sb->reg, group, "sonic", name))
+		/* FIELD or FIELD@INDEX (this runs for every value: no printf) */
+		memcpy(name, f->str, f->len);
+		name[f->len] = '\0';
+		if (idx >= 0) {
+			name[f->len] = '@';
+			name[f->len + 1] = (char)('0' + idx);
+			name[f->len + 2] = '\0';
+		}
+		/* the sonic_* sources apply to any driver: one lookup */
+		if (!sb->all && !reg_lookup(sb->reg, group, NULL, name))
 			continue;
-		snprintf(val, sizeof(val), "%.*s", (int)(v->len < sizeof(val) ? v->len : sizeof(val) - 1), v->str);
+		memcpy(val, v->str, v->len < sizeof(val) ? v->len : sizeof(val) - 1);
+		val[v->len < sizeof(val) ? v->len : sizeof(val) - 1] = '\0';
 		if (!strcmp(val, "true") || !strcmp(val, "false")) {
 			x = val[0] == 't';
 		} else if (v->len >= sizeof(val) || str_parse_uint(val, INT64_MAX, &x) < 0) {

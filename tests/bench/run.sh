@@ -78,6 +78,8 @@ echo
 # (c) the agent on a host with 8 ports
 "$B/tools/sysfs-replay" copy tests/data/hosts/gpu-a2 "$work/host8" --nics 8
 "$B/bench/bench_agent" "$work/host8" 500
+# (c') the agent on a 64-port SONiC switch, through the switch's redis
+/usr/bin/python3 tests/bench/bench_sonic.py "$B" "${BENCH_SONIC_ITERS:-200}"
 echo
 
 # (d) the simulator: the reference scenario, then the same workload on 1,024 hosts

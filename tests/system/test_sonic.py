@@ -361,3 +361,13 @@ def test_two_leaves_of_the_demo_fabric_through_sonic_look_the_same(world):
                                                         params={"names": "tx_bytes"})["series"]
                          for p in s["points"]), 10, what="a rate on leaf0's port h3")
     assert c.json("/api/v1/agents/leaf0")["errors"] == []
+
+
+def test_bench_sonic_smoke():
+    """make bench's sonic line (tests/bench/bench_sonic.py), a few collections, so that it
+    cannot rot."""
+    out = run(["/usr/bin/python3", os.path.join(ROOT, "tests", "bench", "bench_sonic.py"),
+               os.path.dirname(binary("rocefab-agent")), "3"])
+    assert out.returncode == 0, out.stderr
+    assert "agent sonic  3 collections of 64 ports" in out.stdout, out.stdout
+    assert "redis-server:" in out.stdout and "ms CPU per collection" in out.stdout, out.stdout
