@@ -91,7 +91,7 @@ $(error $(UNLAYERED): C sources in a directory that is no layer; add it to LAYER
 endif
 
 MAINS := rocefabd/main.c agents/main.c cli/main.c sim/main.c agents/probe/main.c \
-	tests/tools/sysfs-replay.c
+	tests/tools/sysfs-replay.c tests/tools/qp-hold.c
 layer_srcs = $(filter-out $(MAINS),$(wildcard $(1)/*.c))
 layer_lib = $(B)/lib/librocefab-$(subst /,-,$(1)).a
 layer_libs = $(foreach l,$(1) $(USES_$(1)),$(call layer_lib,$(l)))
@@ -104,7 +104,7 @@ $(foreach l,$(LAYERS),$(eval $(call layer_lib,$(l)): $$(OBJS_$(l))))
 ALL_LAYER_LIBS := $(foreach l,$(LAYERS),$(call layer_lib,$(l)))
 
 PROGRAMS := $(B)/rocefabd $(B)/rocefab-agent $(B)/rocefabctl $(B)/rocefab-sim $(B)/rocefab-probe
-TOOLS := $(B)/tools/sysfs-replay
+TOOLS := $(B)/tools/sysfs-replay $(B)/tools/qp-hold
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_TESTS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/unit/%)
@@ -170,6 +170,12 @@ $(B)/tools/sysfs-replay: $(call obj,tests/tools/sysfs-replay.c) $(ALL_LAYER_LIBS
 	$(call say,LD,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+# holds RC and UD QPs for the QP tests in the soft-RoCE guest (tests/rxe)
+$(B)/tools/qp-hold: $(call obj,tests/tools/qp-hold.c)
+	$(call say,LD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ -libverbs
 
 $(B)/tests/unit/%: $(B)/obj/tests/unit/%.o $(ALL_LAYER_LIBS)
 	$(call say,LD,$@)

@@ -484,6 +484,12 @@ int agent_build_report(struct agent *a, json_t **ret)
 	}
 	if (cfg)
 		json_object_set_new(doc, "config", cfg);
+	if (a->role == AGENT_HOST) {
+		json_t *qps = NULL;
+
+		if (a->backend->ops->qps(a->backend, &qps, errors) == 0 && qps)
+			json_object_set_new(doc, "qps", qps);
+	}
 	if (a->role == AGENT_HOST && a->backend->ops->probe_endpoint(a->backend, &endpoint) == 0) {
 		/* advertise what plan we run (none yet: "") and where we answer probes, and report
 		 * the last round */

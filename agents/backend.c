@@ -82,6 +82,14 @@ static int stub_probe_endpoint(struct backend *b, const char **ret_endpoint)
 	return -EOPNOTSUPP;
 }
 
+static int stub_qps(struct backend *b, json_t **ret, json_t *errors)
+{
+	(void)b;
+	(void)ret;
+	(void)errors;
+	return -EOPNOTSUPP;
+}
+
 static int stub_probe_round(struct backend *b, json_t *plan, json_t **ret_results)
 {
 	(void)b;
@@ -186,6 +194,7 @@ int backend_new(const char *name, const struct backend_env *env, struct backend 
 	DEFAULT(is_switch);
 	DEFAULT(probe_endpoint);
 	DEFAULT(probe_round);
+	DEFAULT(qps);
 #undef DEFAULT
 	b->ops = ops;
 	b->env = *env;

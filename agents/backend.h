@@ -97,6 +97,9 @@ struct backend_ops {
 	 * listens (ADDRESS:PORT, told to the other hosts through rocefabd) in *ret_endpoint, or
 	 * NULL when it has no endpoint (the simulator routes by name); -EOPNOTSUPP when not. */
 	int (*probe_endpoint)(struct backend *b, const char **ret_endpoint);
+	/* The QPs of this host (schema: the report's qps), a new reference in *ret; collection
+	 * problems into errors.  Default -EOPNOTSUPP (no QP section in the report). */
+	int (*qps)(struct backend *b, json_t **ret, json_t *errors);
 	/* One round of a probe plan (the params of a probe_plan command).  Rounds run in the
 	 * background: a call collects the last round's results when it is over (a new array in
 	 * *ret_results, else NULL) and starts the next one. */

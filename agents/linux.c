@@ -18,6 +18,7 @@
 #include "agents/linux-net.h"
 #include "agents/linux-probe.h"
 #include "agents/linux.h"
+#include "agents/linux-qp.h"
 #include "agents/lldp.h"
 #include "lib/jsonutil.h"
 #include "lib/log.h"
@@ -48,6 +49,12 @@ const struct conf_opt backend_linux_opts[] = {
 	CONF_OPT("linux.lldp_interval", CONF_DURATION, S, lldp_interval, "30s",
 		 "how often the neighbours lldpd learned are read (lldpcli runs as a process)",
 		 .min = 100 * NSEC_PER_MSEC, .max = 3600 * NSEC_PER_SEC),
+	CONF_OPT("linux.qp_items", CONF_INT, S, qp_items, "64",
+		 "the most QPs listed one by one in a report (those in error first, then the busiest); "
+		 "totals always cover them all", .min = 0, .max = 4096),
+	CONF_OPT("linux.rdma_record", CONF_STRING, S, rdma_record, "",
+		 "debugging: a directory to write the RDMA netlink answers to (the QP table, as "
+		 "linux.sysfs_root reads them back from rdma-netlink/); empty: none"),
 	CONF_OPT("probe.listen", CONF_STRING, S, probe_listen, "",
 		 "pingmesh (backend linux): ADDRESS:PORT where this host answers probes, the address "
 		 "other hosts reach it at (port 9770 by convention); empty: this host does not probe"),
@@ -77,6 +84,7 @@ struct linux_priv {
 	char **ifaces;
 	size_t nifaces;
 	struct lprobe *probe; /* pingmesh: NULL unless probe.listen is set */
+	struct lqp *qp;	      /* the QP table */
 };
 
 struct want_ctx {
@@ -132,7 +140,8 @@ static void free_list(char **v, size_t n)
 
 static int linux_open(struct backend *b, struct rf_err *e)
 {
-	static const struct linux_settings defaults = { .net_source = LINUX_NET_AUTO };
+	static const struct linux_settings defaults = { .net_source = LINUX_NET_AUTO, .qp_items = 64,
+							.lldp_interval = 30 * NSEC_PER_SEC };
 	const struct linux_settings *set = b->env.settings ? b->env.settings : &defaults;
 	struct linux_priv *p = calloc(1, sizeof(*p));
 	const char *root = set->sysfs_root;
@@ -181,9 +190,17 @@ static int linux_open(struct backend *b, struct rf_err *e)
 		free(p);
 		return -ENOMEM;
 	}
+	if (lqp_new(p->root, set->rdma_record, (unsigned)set->qp_items, &p->qp) < 0) {
+		netinfo_close(p->net);
+		free_list(p->dev_filter, p->ndev_filter);
+		free_list(p->ifaces, p->nifaces);
+		free(p);
+		return -ENOMEM;
+	}
 	if (set->probe_listen && *set->probe_listen &&
 	    (r = lprobe_start(set->probe_listen, set->probe_device, (unsigned)set->probe_cpu_pct, &p->probe,
 			      e)) < 0) {
+		lqp_free(p->qp);
 		netinfo_close(p->net);
 		free_list(p->dev_filter, p->ndev_filter);
 		free_list(p->ifaces, p->nifaces);
@@ -201,6 +218,7 @@ static void linux_close(struct backend *b)
 	if (!p)
 		return;
 	lprobe_stop(p->probe);
+	lqp_free(p->qp);
 	netinfo_close(p->net);
 	free_list(p->dev_filter, p->ndev_filter);
 	free_list(p->ifaces, p->nifaces);
@@ -1018,6 +1036,13 @@ static const char *linux_host_root(const void *settings)
 	return set ? set->sysfs_root : NULL;
 }
 
+static int linux_qps(struct backend *b, json_t **ret, json_t *errors)
+{
+	struct linux_priv *p = b->priv;
+
+	return lqp_read(p->qp, ret, errors);
+}
+
 const struct backend_ops backend_linux_ops = {
 	.name = "linux",
 	.summary = "this host's RDMA devices and network interfaces (sysfs, netlink, verbs)",
@@ -1030,4 +1055,5 @@ const struct backend_ops backend_linux_ops = {
 	.apply = linux_apply,
 	.probe_round = linux_probe_round,
 	.probe_endpoint = linux_probe_endpoint,
+	.qps = linux_qps,
 };

@@ -15,6 +15,8 @@ struct linux_settings {
 	char *interfaces; /* network interfaces without RDMA to report */
 	int net_source;	  /* enum linux_net_source */
 	char *lldp_socket;    /* lldpd's control socket; "": its default */
+	int64_t qp_items;      /* the most QPs listed in a report */
+	char *rdma_record;     /* where to record RDMA netlink answers; "": not */
 	int64_t lldp_interval; /* how often lldpd's neighbours are read */
 	char *probe_listen; /* pingmesh: ADDRESS:PORT of this host's probe server; "": none */
 	char *probe_device; /* RDMA device for verbs probes; "": the first */

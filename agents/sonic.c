@@ -99,6 +99,9 @@ struct sonicb {
 
 /* --- redis --------------------------------------------------------------------------------- */
 
+static void cfg_problem(struct sonicb *sb, const char *code, const char *where, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 int sonic_redis_connect(const char *address, int64_t timeout_ns, redisContext **ret,
 			struct rf_err *e)
 {
@@ -269,30 +272,46 @@ static void free_replies(redisReply **reps, size_t n)
 	free(reps);
 }
 
-/* A field/value array as {field: value}; values that are not UTF-8 are left out. */
-static json_t *hash_json(const redisReply *rep)
+/* A field/value array as {field: value}.  Fields that cannot be held (a name longer than 127
+ * or with a NUL, a value that is not UTF-8) are left out, and *ret_lossy says so: a hash read
+ * that way must not be copied or rewritten. */
+static json_t *hash_json_lossy(const redisReply *rep, bool *ret_lossy)
 {
 	json_t *o = json_object();
 
+	if (ret_lossy)
+		*ret_lossy = false;
 	if (!rep || rep->type != REDIS_REPLY_ARRAY)
 		return o;
 	for (size_t i = 0; i + 1 < rep->elements; i += 2) {
 		const redisReply *f = rep->element[i], *v = rep->element[i + 1];
+		json_t *js = NULL;
 		char name[128];
 
-		if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING || f->len >= sizeof(name))
-			continue;
-		memcpy(name, f->str, f->len);
-		name[f->len] = '\0';
-		json_object_set_new(o, name, json_stringn(v->str, v->len));
+		if (f->type == REDIS_REPLY_STRING && v->type == REDIS_REPLY_STRING && f->len < sizeof(name) &&
+		    !memchr(f->str, '\0', f->len) && (js = json_stringn(v->str, v->len))) {
+			memcpy(name, f->str, f->len);
+			name[f->len] = '\0';
+			json_object_set_new(o, name, js);
+		} else if (ret_lossy) {
+			*ret_lossy = true;
+		}
 	}
 	return o;
 }
 
+static json_t *hash_json(const redisReply *rep)
+{
+	return hash_json_lossy(rep, NULL);
+}
+
 /* Every key matching TABLE<sep>* of database db, with its hash: {REST: {field: value}} under
- * *ret (REST is the key without TABLE<sep>). */
-static int load_table(struct sonicb *sb, int db, const char *table, char sep, json_t **ret,
-		      struct rf_err *e)
+ * *ret (REST is the key without TABLE<sep>).  A key that is not a hash is a configuration
+ * problem and left out.  With watch, the keys are WATCHed before they are read (a change by
+ * someone else until EXEC makes the transaction fail, and it is tried again), and the keys
+ * whose hash could not be read whole go into lossy (TABLE|REST). */
+static int load_table_w(struct sonicb *sb, int db, const char *table, char sep, bool watch,
+			json_t *lossy, json_t **ret, struct rf_err *e)
 {
 	json_t *out = json_object();
 	char cursor[32] = "0", pattern[80];
@@ -330,7 +349,7 @@ static int load_table(struct sonicb *sb, int db, const char *table, char sep, js
 				const char **nk;
 
 				cap = cap ? cap * 2 : 64;
-				if (cap > MAX_KEYS || !(nk = realloc(keys, cap * sizeof(*keys)))) {
+				if (n >= MAX_KEYS || !(nk = realloc(keys, cap * sizeof(*keys)))) {
 					freeReplyObject(rep);
 					r = rf_err_set(e, -E2BIG, "SONIC_TOO_BIG", table,
 						       "more than %d keys in %s", MAX_KEYS, table);
@@ -347,11 +366,43 @@ static int load_table(struct sonicb *sb, int db, const char *table, char sep, js
 		}
 		freeReplyObject(rep);
 	} while (strcmp(cursor, "0"));
+	if (watch && n) {
+		/* in pieces: one WATCH of a few thousand keys is fine, of 200,000 not */
+		for (size_t at = 0; at < n; at += 1000) {
+			size_t k = n - at < 1000 ? n - at : 1000;
+			const char **argv = calloc(k + 1, sizeof(*argv));
+			redisReply *rep;
+
+			if (!argv) {
+				r = -ENOMEM;
+				goto out;
+			}
+			argv[0] = "WATCH";
+			memcpy(argv + 1, keys + at, k * sizeof(*argv));
+			rep = redisCommandArgv(sb->c, (int)k + 1, argv, NULL);
+			free(argv);
+			if ((r = reply_err(sb, rep, "WATCH", e)) < 0) {
+				if (rep)
+					freeReplyObject(rep);
+				goto out;
+			}
+			freeReplyObject(rep);
+		}
+	}
 	/* SCAN may return a key twice: the object keeps one */
 	if (n && (r = hgetall_many(sb, db, keys, n, &reps, e)) < 0)
 		goto out;
-	for (size_t i = 0; i < n; i++)
-		json_object_set_new(out, keys[i] + plen, hash_json(reps[i]));
+	for (size_t i = 0; i < n; i++) {
+		bool lost;
+
+		if (reps[i]->type == REDIS_REPLY_ERROR) {
+			cfg_problem(sb, "SONIC_BAD_CONFIG", keys[i], "not a hash (%.*s)", 60, reps[i]->str);
+			continue;
+		}
+		json_object_set_new(out, keys[i] + plen, hash_json_lossy(reps[i], &lost));
+		if (lost && lossy)
+			json_object_set_new(lossy, keys[i], json_true());
+	}
 out:
 	free_replies(reps, n);
 	for (size_t i = 0; i < n; i++)
@@ -365,10 +416,13 @@ out:
 	return 0;
 }
 
-/* --- CONFIG_DB's shapes ----------------------------------------------------------------------- */
+static int load_table(struct sonicb *sb, int db, const char *table, char sep, json_t **ret,
+		      struct rf_err *e)
+{
+	return load_table_w(sb, db, table, sep, false, NULL, ret, e);
+}
 
-static void cfg_problem(struct sonicb *sb, const char *code, const char *where, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+/* --- CONFIG_DB's shapes ----------------------------------------------------------------------- */
 
 static void cfg_problem(struct sonicb *sb, const char *code, const char *where, const char *fmt, ...)
 {
@@ -392,20 +446,25 @@ static uint32_t index_set(const char *s)
 
 	while (*s) {
 		char *end;
-		unsigned long a = strtoul(s, &end, 10), b;
+		unsigned long a, b;
 
+		if (*s < '0' || *s > '9') /* no sign, no space */
+			return 0;
+		a = strtoul(s, &end, 10);
 		if (end == s || a > 31)
 			return 0;
 		b = a;
 		if (*end == '-') {
 			s = end + 1;
+			if (*s < '0' || *s > '9')
+				return 0;
 			b = strtoul(s, &end, 10);
 			if (end == s || b > 31 || b < a)
 				return 0;
 		}
 		for (unsigned long i = a; i <= b; i++)
 			mask |= 1u << i;
-		if (*end == ',')
+		if (*end == ',' && end[1])
 			end++;
 		else if (*end)
 			return 0;
@@ -517,6 +576,7 @@ static bool marks_green(json_t *prof)
 
 struct cfgdb {
 	json_t *qos, *queue, *wred, *pg, *bprof, *pool;
+	json_t *lossy; /* TABLE|KEY of hashes not read whole */
 };
 
 static void cfgdb_free(struct cfgdb *d)
@@ -527,24 +587,45 @@ static void cfgdb_free(struct cfgdb *d)
 	json_decref(d->pg);
 	json_decref(d->bprof);
 	json_decref(d->pool);
+	json_decref(d->lossy);
 	memset(d, 0, sizeof(*d));
 }
 
-static int cfgdb_load(struct sonicb *sb, struct cfgdb *d, struct rf_err *e)
+/* The tables of the configuration; watch: for a change (see load_table_w). */
+static int cfgdb_load_w(struct sonicb *sb, struct cfgdb *d, bool watch, struct rf_err *e)
 {
 	int r;
 
 	memset(d, 0, sizeof(*d));
-	if ((r = load_table(sb, SONIC_CONFIG_DB, "PORT_QOS_MAP", '|', &d->qos, e)) < 0 ||
-	    (r = load_table(sb, SONIC_CONFIG_DB, "QUEUE", '|', &d->queue, e)) < 0 ||
-	    (r = load_table(sb, SONIC_CONFIG_DB, "WRED_PROFILE", '|', &d->wred, e)) < 0 ||
-	    (r = load_table(sb, SONIC_CONFIG_DB, "BUFFER_PG", '|', &d->pg, e)) < 0 ||
-	    (r = load_table(sb, SONIC_CONFIG_DB, "BUFFER_PROFILE", '|', &d->bprof, e)) < 0 ||
-	    (r = load_table(sb, SONIC_CONFIG_DB, "BUFFER_POOL", '|', &d->pool, e)) < 0) {
+	d->lossy = json_object();
+	if ((r = load_table_w(sb, SONIC_CONFIG_DB, "PORT_QOS_MAP", '|', watch, d->lossy, &d->qos, e)) < 0 ||
+	    (r = load_table_w(sb, SONIC_CONFIG_DB, "QUEUE", '|', watch, d->lossy, &d->queue, e)) < 0 ||
+	    (r = load_table_w(sb, SONIC_CONFIG_DB, "WRED_PROFILE", '|', watch, d->lossy, &d->wred, e)) < 0 ||
+	    (r = load_table_w(sb, SONIC_CONFIG_DB, "BUFFER_PG", '|', watch, d->lossy, &d->pg, e)) < 0 ||
+	    (r = load_table_w(sb, SONIC_CONFIG_DB, "BUFFER_PROFILE", '|', watch, d->lossy, &d->bprof, e)) < 0 ||
+	    (r = load_table_w(sb, SONIC_CONFIG_DB, "BUFFER_POOL", '|', watch, d->lossy, &d->pool, e)) < 0) {
 		cfgdb_free(d);
 		return r;
 	}
 	return 0;
+}
+
+static int cfgdb_load(struct sonicb *sb, struct cfgdb *d, struct rf_err *e)
+{
+	return cfgdb_load_w(sb, d, false, e);
+}
+
+/* A hash the change would copy or rewrite that was not read whole: refused, naming it. */
+static int refuse_lossy(struct cfgdb *d, const char *table, const char *key, struct rf_err *e)
+{
+	char full[600];
+
+	snprintf(full, sizeof(full), "%s|%s", table, key);
+	if (!json_object_get(d->lossy, full))
+		return 0;
+	return rf_err_set(e, -EOPNOTSUPP, "SONIC_UNREPRESENTABLE", full,
+			  "%s has a field this agent cannot carry over (a name longer than 127, or a value "
+			  "that is not UTF-8): change it by hand", full);
 }
 
 /* pfc_enable "3,4" as a mask; -1 (a problem noted) when it is not a list of priorities. */
@@ -732,29 +813,48 @@ static int sonic_inventory(struct backend *b, struct agent_inventory *inv, json_
 	json_t *ports = NULL, *meta, *v;
 	struct agent_device *d;
 	struct rf_err e = { 0 };
-	redisReply *rep, **reps = NULL;
+	redisReply **reps = NULL;
 	const char **keys = NULL;
 	struct sport *sps = NULL;
 	size_t n = 0, i;
 	const char *k;
 	int r;
 
-	if (!(rep = rcmd(sb, SONIC_CONFIG_DB, &e, "HGETALL DEVICE_METADATA|localhost")))
-		goto fail;
-	meta = hash_json(rep);
-	freeReplyObject(rep);
-	if (!json_string_value(json_object_get(meta, "hostname")) ||
-	    str_copy(sb->host, sizeof(sb->host), json_string_value(json_object_get(meta, "hostname"))) < 0 ||
-	    !sb->host[0]) {
-		collect_error(errors, "SONIC_NO_HOSTNAME", "DEVICE_METADATA|localhost",
-			      "CONFIG_DB has no usable hostname; the device is called 'sonic'");
-		snprintf(sb->host, sizeof(sb->host), "sonic");
+	/* the configuration's problems met since the last report (read_config has no errors of
+	 * its own; the inventory runs in full reports only, not in the fast PFC lane) */
+	{
+		json_t *x;
+
+		json_array_foreach(sb->cfg_errors, i, x)
+			collect_error(errors, json_string_value(json_object_get(x, "code")),
+				      json_string_value(json_object_get(x, "where")), "%s",
+				      json_string_value(json_object_get(x, "message")));
+		json_array_clear(sb->cfg_errors);
 	}
-	json_decref(meta);
+	{
+		static const char *const mkey[] = { "DEVICE_METADATA|localhost" };
+		redisReply **mr = NULL;
+		const char *h;
+
+		if ((r = hgetall_many(sb, SONIC_CONFIG_DB, mkey, 1, &mr, &e)) < 0)
+			goto fail;
+		meta = hash_json(mr[0]);
+		h = json_string_value(json_object_get(meta, "hostname"));
+		if (h && *h && strlen(h) < sizeof(sb->host)) {
+			snprintf(sb->host, sizeof(sb->host), "%s", h);
+		} else {
+			/* (an empty CONFIG_DB during a config reload): the name it had */
+			collect_error(errors, "SONIC_NO_HOSTNAME", "DEVICE_METADATA|localhost",
+				      "CONFIG_DB has no usable hostname%s; the device is called '%s'",
+				      mr[0]->type == REDIS_REPLY_ERROR ? " (not a hash)" : "", sb->host);
+		}
+		free_replies(mr, 1);
+		json_decref(meta);
+	}
 	if ((r = load_table(sb, SONIC_CONFIG_DB, "PORT", '|', &ports, &e)) < 0)
 		goto fail;
 	if (json_object_size(ports) > MAX_PORTS) {
-		collect_error(errors, "SONIC_TOO_BIG", "PORT", "more than %d ports; the first are reported", MAX_PORTS);
+		collect_error(errors, "SONIC_TOO_BIG", "PORT", "more than %d ports: the others are left out", MAX_PORTS);
 	}
 	sps = calloc(json_object_size(ports) + 1, sizeof(*sps));
 	if (!sps)
@@ -769,14 +869,25 @@ static int sonic_inventory(struct backend *b, struct agent_inventory *inv, json_
 			collect_error(errors, "SONIC_BAD_PORT", k, "port name longer than 63");
 			continue;
 		}
-		str_copy(sp->alias, sizeof(sp->alias), alias);
+		if (str_copy(sp->alias, sizeof(sp->alias), alias) < 0)
+			sp->alias[0] = '\0'; /* too long to be a name in reports */
 		if (sb->names == SONIC_PORT_ALIAS && !sp->alias[0])
-			collect_error(errors, "SONIC_NO_ALIAS", k, "no alias in CONFIG_DB: reported by its name");
+			collect_error(errors, "SONIC_NO_ALIAS", k, "no usable alias in CONFIG_DB: reported by its name");
 		str_copy(sp->report, sizeof(sp->report),
 			 sb->names == SONIC_PORT_ALIAS && sp->alias[0] ? sp->alias : sp->name);
 		n++;
 	}
 	qsort(sps, n, sizeof(*sps), port_cmp);
+	/* two ports reported under one name (a duplicate alias): the second by its SONiC name */
+	for (i = 1; i < n; i++)
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(sps[i].report, sps[j].report)) {
+				collect_error(errors, "SONIC_DUPLICATE_ALIAS", sps[i].name,
+					      "alias '%s' is %s's too: reported as %s", sps[i].alias, sps[j].name,
+					      sps[i].name);
+				snprintf(sps[i].report, sizeof(sps[i].report), "%s", sps[i].name);
+				break;
+			}
 	/* APPL_DB: the ports' state and their LLDP neighbours */
 	keys = calloc(2 * n + 1, sizeof(*keys));
 	if (!keys)
@@ -884,7 +995,7 @@ static void map_objects(const redisReply *rep, struct hmap *by_port, char kind,
 		char *end;
 
 		if (nm->type != REDIS_REPLY_STRING || oid->type != REDIS_REPLY_STRING ||
-		    nm->len >= sizeof(name) || oid->len >= sizeof(o->port))
+		    nm->len >= sizeof(name) || oid->len >= sizeof(o->queue[0]))
 			continue;
 		memcpy(name, nm->str, nm->len);
 		name[nm->len] = '\0';
@@ -896,7 +1007,7 @@ static void map_objects(const redisReply *rep, struct hmap *by_port, char kind,
 			continue;
 		if (hmap_get(&unicast, oid->str))
 			continue;
-		snprintf(kind == 'q' ? o->queue[idx] : o->pg[idx], sizeof(o->port), "%s", oid->str);
+		snprintf(kind == 'q' ? o->queue[idx] : o->pg[idx], sizeof(o->queue[0]), "%s", oid->str);
 	}
 	hmap_fini(&unicast);
 }
@@ -994,17 +1105,10 @@ static int sonic_collect(struct backend *b, const struct agent_inventory *inv, j
 	size_t nkeys = 0, i, at;
 	struct hmap by_port;
 	int64_t t0, t1;
-	json_t *x;
 	int r;
 
 	(void)inv;
 	hmap_init(&by_port);
-	/* the configuration's problems met since the last report */
-	json_array_foreach(sb->cfg_errors, i, x)
-		collect_error(errors, json_string_value(json_object_get(x, "code")),
-			      json_string_value(json_object_get(x, "where")), "%s",
-			      json_string_value(json_object_get(x, "message")));
-	json_array_clear(sb->cfg_errors);
 	if ((r = hgetall_many(sb, SONIC_COUNTERS_DB, maps, 4, &mreps, &e)) < 0)
 		goto fail;
 	if (mreps[0]->type != REDIS_REPLY_ARRAY || !mreps[0]->elements) {
@@ -1181,17 +1285,26 @@ static int read_config(struct sonicb *sb, json_t **ret, struct rf_err *e)
 
 static int sonic_read_config(struct backend *b, json_t **ret)
 {
+	struct sonicb *sb = b->priv;
 	struct rf_err e = { 0 };
+	int r = read_config(sb, ret, &e);
 
-	return read_config(b->priv, ret, &e);
+	if (r < 0 && e.msg[0]) /* said with the next report's errors */
+		cfg_problem(sb, e.code[0] ? e.code : "SONIC_CONFIG_UNREADABLE", "CONFIG_DB", "%s", e.msg);
+	return r;
 }
 
 static const struct sport *port_by_report(struct sonicb *sb, const char *name)
 {
+	const struct sport *found = NULL;
+
 	for (size_t i = 0; i < sb->nports; i++)
-		if (!strcmp(sb->ports[i].report, name) || !strcmp(sb->ports[i].name, name))
-			return &sb->ports[i];
-	return NULL;
+		if (!strcmp(sb->ports[i].report, name)) {
+			if (found)
+				return NULL; /* ambiguous: no change */
+			found = &sb->ports[i];
+		}
+	return found;
 }
 
 /* A transaction: commands as arrays of strings, sent between MULTI and EXEC. */
@@ -1241,15 +1354,36 @@ static int tx_run(struct sonicb *sb, json_t *tx, struct rf_err *e)
 		if (!r && rep->type == REDIS_REPLY_ERROR)
 			r = reply_err(sb, rep, "MULTI/EXEC", e);
 		if (!r && i == n - 1) {
-			if (rep->type != REDIS_REPLY_ARRAY)
+			if (rep->type == REDIS_REPLY_NIL)
+				/* a key read was changed by someone else: read again, decide again */
+				r = rf_err_set(e, -EAGAIN, "SONIC_CONFLICT", "CONFIG_DB",
+					       "CONFIG_DB changed while this change was prepared");
+			else if (rep->type != REDIS_REPLY_ARRAY)
 				r = rf_err_set(e, -EIO, "SONIC_REDIS_ERROR", "EXEC", "the transaction was not run");
 			for (size_t k = 0; !r && k < rep->elements; k++)
 				if (rep->element[k]->type == REDIS_REPLY_ERROR)
-					r = reply_err(sb, rep->element[k], "CONFIG_DB write", e);
+					r = rf_err_set(e, -EIO, "SONIC_PARTIAL_WRITE", "CONFIG_DB",
+						       "redis refused part of the change (%.*s): CONFIG_DB may be "
+						       "partly written; the read-back shows what it holds",
+						       (int)(rep->element[k]->len > 200 ? 200 : rep->element[k]->len),
+						       rep->element[k]->str);
 		}
 		freeReplyObject(rep);
 	}
 	return r;
+}
+
+/* After a change that did not reach EXEC: the keys are no longer watched. */
+static void unwatch(struct sonicb *sb, int r)
+{
+	redisReply *rep;
+
+	if (r >= 0 || !sb->c)
+		return;
+	if ((rep = redisCommand(sb->c, "UNWATCH")))
+		freeReplyObject(rep);
+	else
+		rdrop(sb);
 }
 
 /* Every (port, index) a profile is bound to in table, as "PORT|INDEX" keys of users. */
@@ -1284,9 +1418,10 @@ static void users_of(json_t *table, const char *field, const char *profile, json
 	}
 }
 
-/* Rewrites the binding key key of table (covering several pairs) as one key per pair with
- * the same fields, except the pairs in skip; into tx. */
-static void split_key(json_t *tx, const char *table, json_t *tbl, const char *key)
+/* Rewrites the binding key key of table (one that covers several pairs) as one key per pair,
+ * into tx.  A pair that a more specific key binds (field) keeps that binding, and a pair's own
+ * key keeps its own fields: only the fields it lacks come from the shared key. */
+static void split_key(json_t *tx, const char *table, json_t *tbl, const char *key, const char *field)
 {
 	json_t *fields = json_object_get(tbl, key), *v;
 	const char *bar = strrchr(key, '|'), *f;
@@ -1298,13 +1433,28 @@ static void split_key(json_t *tx, const char *table, json_t *tbl, const char *ke
 	for (const char *p = key; p < bar;) {
 		const char *end = memchr(p, ',', (size_t)(bar - p));
 		size_t len = end ? (size_t)(end - p) : (size_t)(bar - p);
+		char port[128];
 
+		snprintf(port, sizeof(port), "%.*s", (int)len, p);
 		for (int i = 0; i < 32; i++) {
+			const char *governs = NULL;
+			char own[200], name[128];
+			json_t *mine;
+			bool br;
+
 			if (!(set & (1u << i)))
 				continue;
-			snprintf(full, sizeof(full), "%s|%.*s|%d", table, (int)len, p, i);
-			json_object_foreach(fields, f, v)
+			snprintf(own, sizeof(own), "%s|%d", port, i);
+			mine = json_object_get(tbl, own);
+			find_binding(tbl, field, port, i, &governs, name, &br);
+			snprintf(full, sizeof(full), "%s|%s", table, own);
+			json_object_foreach(fields, f, v) {
+				if (json_object_get(mine, f))
+					continue; /* its own value */
+				if (!strcmp(f, field) && governs && strcmp(governs, key))
+					continue; /* bound by another key */
 				tx_add(tx, "HSET", full, f, json_string_value(v), NULL);
+			}
 		}
 		p = end ? end + 1 : bar;
 	}
@@ -1338,7 +1488,7 @@ static json_t *find_entry(json_t *list, const char *port, int queue)
 static int ecn_fields(json_t *prof, json_t *params, json_t **ret, struct rf_err *e)
 {
 	static const char *const colors[] = { "green", "yellow", "red" };
-	json_t *out = json_deep_copy(prof ? prof : json_object()), *v;
+	json_t *out = prof ? json_deep_copy(prof) : json_object(), *v;
 	const char *gmin = json_string_value(json_object_get(out, "green_min_threshold"));
 	const char *gmax = json_string_value(json_object_get(out, "green_max_threshold"));
 	const char *gp = json_string_value(json_object_get(out, "green_drop_probability"));
@@ -1425,22 +1575,27 @@ static int ecn_fields(json_t *prof, json_t *params, json_t **ret, struct rf_err 
 	return 0;
 }
 
-/* Writes a whole profile (its old fields first removed) into tx. */
-static void tx_profile(json_t *tx, const char *table, const char *name, json_t *fields)
+/* Writes a profile into tx: fields that changed from old (NULL: a new profile) are set and
+ * the ones that went are deleted, so that SONiC sees an update of the object, never its
+ * removal while queues use it. */
+static void tx_profile(json_t *tx, const char *table, const char *name, json_t *fields, json_t *old)
 {
 	char key[300];
 	const char *f;
 	json_t *v;
 
 	snprintf(key, sizeof(key), "%s|%s", table, name);
-	tx_add(tx, "DEL", key, NULL);
 	json_object_foreach(fields, f, v)
-		tx_add(tx, "HSET", key, f, json_string_value(v), NULL);
+		if (!old || !json_equal(json_object_get(old, f), v))
+			tx_add(tx, "HSET", key, f, json_string_value(v), NULL);
+	json_object_foreach(old, f, v)
+		if (!json_object_get(fields, f))
+			tx_add(tx, "HDEL", key, f, NULL);
 }
 
 /* The name of a copy of profile for one user: PROFILE_SUFFIX, with _2, _3... when that is
  * taken (the name is cut to fit; SONiC's names have no length limit, ours 127). */
-static void name_for(json_t *profiles, const char *profile, const char *suffix, char out[128])
+static bool name_for(json_t *profiles, const char *profile, const char *suffix, char out[128])
 {
 	char tail[112];
 	int n = snprintf(tail, sizeof(tail), "_%s", suffix);
@@ -1448,12 +1603,15 @@ static void name_for(json_t *profiles, const char *profile, const char *suffix, 
 	if (n < 0 || (size_t)n >= sizeof(tail))
 		tail[sizeof(tail) - 1] = '\0';
 	snprintf(out, 128, "%.*s%s", (int)(127 - strlen(tail)), profile, tail);
-	for (int i = 2; json_object_get(profiles, out) && i < 1000; i++) {
-		char num[8];
+	for (int i = 2; json_object_get(profiles, out); i++) {
+		char num[16];
 
+		if (i == 1000)
+			return false;
 		snprintf(num, sizeof(num), "_%d", i);
 		snprintf(out, 128, "%.*s%s%s", (int)(127 - strlen(tail) - strlen(num)), profile, tail, num);
 	}
+	return true;
 }
 
 static int apply_ecn(struct sonicb *sb, const struct sport *sp, int q, json_t *params,
@@ -1467,7 +1625,7 @@ static int apply_ecn(struct sonicb *sb, const struct sport *sp, int q, json_t *p
 	int r;
 
 	*ret_extra = NULL;
-	if ((r = cfgdb_load(sb, &d, e)) < 0)
+	if ((r = cfgdb_load_w(sb, &d, true, e)) < 0)
 		goto out;
 	bound = find_binding(d.queue, "wred_profile", sp->name, q, &bkey, profile, &br);
 	prof = bound ? json_object_get(d.wred, profile) : NULL;
@@ -1485,22 +1643,29 @@ static int apply_ecn(struct sonicb *sb, const struct sport *sp, int q, json_t *p
 	if (bound) {
 		users_of(d.queue, "wred_profile", profile, users);
 		clone = !(json_object_size(users) == 1 && json_object_get(users, qkey));
-		if (clone)
-			name_for(d.wred, profile, suffix, name);
-		else
+		if (!clone)
 			snprintf(name, sizeof(name), "%s", profile);
-	} else {
-		snprintf(name, sizeof(name), "ROCEFAB_%s", suffix);
 	}
-	tx_profile(tx, "WRED_PROFILE", name, fields);
+	if ((bound && clone && !name_for(d.wred, profile, suffix, name)) ||
+	    (!bound && !name_for(d.wred, "ROCEFAB", suffix, name))) {
+		r = rf_err_set(e, -EEXIST, "SONIC_NAME_TAKEN", "wred_profile",
+			       "no free name for a WRED profile of %s queue %d", sp->name, q);
+		goto out;
+	}
+	/* copied (or edited) hashes must have been read whole */
+	if ((r = refuse_lossy(&d, "WRED_PROFILE", profile, e)) < 0)
+		goto out;
+	tx_profile(tx, "WRED_PROFILE", name, fields, clone || !bound ? NULL : prof);
 	if (strcmp(name, profile)) {
 		char ref[200], full[300];
 		unsigned size = 1;
 
 		if (bkey)
 			key_covers(bkey, sp->name, q, &size);
+		if (bkey && size > 1 && (r = refuse_lossy(&d, "QUEUE", bkey, e)) < 0)
+			goto out;
 		if (bkey && size > 1)
-			split_key(tx, "QUEUE", d.queue, bkey);
+			split_key(tx, "QUEUE", d.queue, bkey, "wred_profile");
 		snprintf(ref, sizeof(ref), br ? "[WRED_PROFILE|%s]" : "%s", name);
 		snprintf(full, sizeof(full), "QUEUE|%s", qkey);
 		tx_add(tx, "HSET", full, "wred_profile", ref, NULL);
@@ -1510,6 +1675,7 @@ static int apply_ecn(struct sonicb *sb, const struct sport *sp, int q, json_t *p
 	if (clone)
 		*ret_extra = json_pack("{s:s}", "wred_profile_cloned_from", profile);
 out:
+	unwatch(sb, r);
 	cfgdb_free(&d);
 	json_decref(tx);
 	json_decref(fields);
@@ -1528,7 +1694,7 @@ static int apply_pfc(struct sonicb *sb, const struct sport *sp, json_t *params,
 	int mask, r;
 
 	*ret_extra = NULL;
-	if ((r = cfgdb_load(sb, &d, e)) < 0)
+	if ((r = cfgdb_load_w(sb, &d, true, e)) < 0)
 		goto out;
 	mask = pfc_mask(sb, sp->name, json_object_get(d.qos, sp->name));
 	if ((v = json_object_get(params, "enable"))) {
@@ -1607,12 +1773,16 @@ static int apply_pfc(struct sonicb *sb, const struct sport *sp, json_t *params,
 			clone = json_object_size(mine) != json_object_size(users);
 			json_decref(mine);
 		}
-		if (clone) {
-			name_for(d.bprof, profile, sp->name, name);
-		} else {
-			snprintf(name, sizeof(name), "%s", profile);
+		if (clone && !name_for(d.bprof, profile, sp->name, name)) {
+			r = rf_err_set(e, -EEXIST, "SONIC_NAME_TAKEN", "profile",
+				       "no free name for a buffer profile of %s", sp->name);
+			goto out;
 		}
-		tx_profile(tx, "BUFFER_PROFILE", name, fields);
+		if (!clone)
+			snprintf(name, sizeof(name), "%s", profile);
+		if ((r = refuse_lossy(&d, "BUFFER_PROFILE", profile, e)) < 0)
+			goto out;
+		tx_profile(tx, "BUFFER_PROFILE", name, fields, clone ? NULL : prof);
 		if (clone) {
 			/* rebind this port's lossless PGs that used the profile */
 			json_t *split = json_object();
@@ -1628,7 +1798,11 @@ static int apply_pfc(struct sonicb *sb, const struct sport *sp, json_t *params,
 					continue;
 				key_covers(k, sp->name, p, &size);
 				if (size > 1 && !json_object_get(split, k)) { /* split once */
-					split_key(tx, "BUFFER_PG", d.pg, k);
+					if ((r = refuse_lossy(&d, "BUFFER_PG", k, e)) < 0) {
+						json_decref(split);
+						goto out;
+					}
+					split_key(tx, "BUFFER_PG", d.pg, k, "profile");
 					json_object_set_new(split, k, json_true());
 				}
 				snprintf(qkey, sizeof(qkey), "BUFFER_PG|%s|%d", sp->name, p);
@@ -1644,6 +1818,7 @@ static int apply_pfc(struct sonicb *sb, const struct sport *sp, json_t *params,
 		*ret_extra = NULL;
 	}
 out:
+	unwatch(sb, r);
 	cfgdb_free(&d);
 	json_decref(tx);
 	json_decref(users);
@@ -1685,10 +1860,15 @@ static int sonic_apply(struct backend *b, json_t *command, json_t **ret_outcome)
 			goto fail;
 		}
 		cur = find_entry(json_object_get(before, "ecn"), sp->report, q);
-		r = apply_ecn(sb, sp, q, params, &extra, &e);
 	} else {
 		cur = find_entry(json_object_get(before, "pfc"), sp->report, -1);
-		r = apply_pfc(sb, sp, params, &extra, &e);
+	}
+	/* a change by someone else in between: read again and decide again, a few times */
+	for (int attempt = 0; attempt < 4; attempt++) {
+		memset(&e, 0, sizeof(e));
+		r = q >= 0 ? apply_ecn(sb, sp, q, params, &extra, &e) : apply_pfc(sb, sp, params, &extra, &e);
+		if (r != -EAGAIN)
+			break;
 	}
 	if (r < 0)
 		goto fail;

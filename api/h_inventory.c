@@ -33,6 +33,12 @@ static int v_host(struct api_req *req, struct store_reader *rd, const struct vie
 	return views_host(rd, o, req->match.params[0], ret, e);
 }
 
+static int v_host_qps(struct api_req *req, struct store_reader *rd, const struct views_opts *o,
+		      json_t **ret, struct rf_err *e)
+{
+	return views_host_qps(rd, o, req->match.params[0], ret, e);
+}
+
 static int v_ports(struct api_req *req, struct store_reader *rd, const struct views_opts *o,
 		   json_t **ret, struct rf_err *e)
 {
@@ -86,6 +92,11 @@ int h_hosts(struct api_req *req)
 int h_host(struct api_req *req)
 {
 	return api_view(req, v_host, false);
+}
+
+int h_host_qps(struct api_req *req)
+{
+	return api_view(req, v_host_qps, false);
 }
 
 int h_ports(struct api_req *req)

@@ -191,8 +191,10 @@ int h_metrics(struct api_req *req)
 		   "rocefab_agents{status=\"ok\"} %lld\n"
 		   "rocefab_agents{status=\"stale\"} %lld\n",
 		   (long long)(total - stale), (long long)stale);
-	if (rd)
+	if (rd) {
 		views_agent_metrics(rd, &o, &b);
+		views_qp_metrics(rd, &b);
+	}
 	store_reader_put(d->store, rd);
 	api_render_metrics(req->api, &b);
 	ingest_render_metrics(d->ingest, &b);

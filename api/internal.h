@@ -150,6 +150,7 @@ int h_agents(struct api_req *req);
 int h_agent(struct api_req *req);
 int h_hosts(struct api_req *req);
 int h_host(struct api_req *req);
+int h_host_qps(struct api_req *req);
 int h_ports(struct api_req *req);
 int h_port(struct api_req *req);
 int h_port_counters(struct api_req *req);

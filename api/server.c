@@ -57,6 +57,7 @@ static const struct api_route routes[] = {
 	{ { "GET", "/api/v1/topology" }, ROLE_VIEWER, h_topology, "nodes and links" },
 	{ { "GET", "/api/v1/params" }, ROLE_VIEWER, h_params, "the settings that can be changed, with units and ranges" },
 	{ { "GET", "/api/v1/hosts/{id}/dcqcn" }, ROLE_VIEWER, h_host_dcqcn, "DCQCN settings of a host's RDMA ports" },
+	{ { "GET", "/api/v1/hosts/{id}/qps" }, ROLE_VIEWER, h_host_qps, "a host's QPs (RDMA netlink) and their counters" },
 	{ { "PUT", "/api/v1/hosts/{id}/dcqcn" }, ROLE_OPERATOR, h_host_dcqcn, "change DCQCN settings" },
 	{ { "GET", "/api/v1/hosts/{id}/ports/{port}/pfc" }, ROLE_VIEWER, h_host_pfc, "PFC of a host port (DEVICE:PORT)" },
 	{ { "PUT", "/api/v1/hosts/{id}/ports/{port}/pfc" }, ROLE_OPERATOR, h_host_pfc, "change PFC of a host port" },

@@ -85,6 +85,16 @@ static int build_ports(const struct cli_cmd *c, char *const *args, int nargs,
 		       query_add(r, e, "device", o->device) ?: query_add(r, e, "state", o->state);
 }
 
+/* qps HOST */
+static int build_qps(const struct cli_cmd *c, char *const *args, int nargs, const struct cli_opts *o,
+		     struct cli_request *r, struct rf_err *e)
+{
+	(void)c;
+	(void)nargs;
+	(void)o;
+	return path_add(r, e, "/api/v1/hosts/") ?: path_add_escaped(r, e, args[0]) ?: path_add(r, e, "/qps");
+}
+
 /* counters PORT [NAME...] */
 static int build_counters(const struct cli_cmd *c, char *const *args, int nargs,
 			  const struct cli_opts *o, struct cli_request *r, struct rf_err *e)
@@ -390,6 +400,14 @@ static const struct cli_cmd cmds[] = {
 	  .path = "/api/v1/ports",
 	  .build = build_ports,
 	  .print = print_ports },
+	{ .name = "qps",
+	  .synopsis = "qps HOST",
+	  .help = "a host's QPs (RDMA netlink): totals by type and state,\n"
+		  "owning processes, QPs in error, per-QP counters",
+	  .min_args = 1,
+	  .max_args = 1,
+	  .build = build_qps,
+	  .print = print_qps },
 	{ .name = "counters",
 	  .synopsis = "counters PORT [NAME...] [--from T] [--to T] [--step DUR]",
 	  .help = "latest delta and rate of a port's counters (PORT is\n"

@@ -384,6 +384,71 @@ void print_links(FILE *f, const json_t *d)
 	strs_fini(&s);
 }
 
+/* "RC 3, UD 1" from an object of names and counts. */
+static void counts_line(FILE *f, const char *label, const json_t *o)
+{
+	const char *k;
+	json_t *v;
+	bool first = true;
+
+	fprintf(f, "%s", label);
+	json_object_foreach((json_t *)o, k, v) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "%s", k);
+		str_make_printable(name);
+		fprintf(f, "%s%s %lld", first ? " " : ", ", name, (long long)json_integer_value(v));
+		first = false;
+	}
+	fprintf(f, "%s\n", first ? " none" : "");
+}
+
+void print_qps(FILE *f, const json_t *d)
+{
+	static const char *const h[] = { "DEVICE", "PORT", "LQPN", "RQPN", "TYPE", "STATE", "PID", "PROCESS", "COUNTERS", NULL };
+	struct table *t = table_new(h);
+	struct strs s = { 0 };
+	size_t i;
+	json_t *q;
+
+	fprintf(f, "%s: %s QPs as of %s, %s entered the error state in all\n", str(&s, d, "host"),
+		str(&s, d, "total"), str(&s, d, "as_of"), str(&s, d, "errors_total"));
+	counts_line(f, "by type: ", json_object_get(d, "by_type"));
+	counts_line(f, "by state:", json_object_get(d, "by_state"));
+	json_array_foreach(json_object_get(d, "items"), i, q) {
+		char counters[256] = "", *at = counters;
+		const char *k;
+		json_t *v;
+
+		json_object_foreach(json_object_get(q, "counters"), k, v) {
+			int n = snprintf(at, sizeof(counters) - (size_t)(at - counters), "%s%s=%lld",
+					 at == counters ? "" : " ", k, (long long)json_integer_value(v));
+
+			if (n < 0 || (size_t)n >= sizeof(counters) - (size_t)(at - counters))
+				break;
+			at += n;
+		}
+		{
+			const char *row[] = { str(&s, q, "device"), str(&s, q, "port"), str(&s, q, "lqpn"),
+					      json_object_get(q, "rqpn") ? str(&s, q, "rqpn") : NULL,
+					      str(&s, q, "type"), str(&s, q, "state"),
+					      json_object_get(q, "pid") ? str(&s, q, "pid") : "kernel",
+					      str(&s, q, "comm"), counters[0] ? counters : NULL };
+
+			table_row(t, row);
+		}
+	}
+	fprintf(f, "\n");
+	table_print(t, f);
+	if (json_is_true(json_object_get(d, "truncated")))
+		fprintf(f, "(the %zu listed of %s: those in error first, then the busiest)\n",
+			json_array_size(json_object_get(d, "items")), str(&s, d, "total"));
+	if (json_object_get(json_object_get(d, "counters"), "note"))
+		fprintf(f, "per-QP counters: %s\n", str(&s, json_object_get(d, "counters"), "note"));
+	table_free(t);
+	strs_fini(&s);
+}
+
 /* After the DCQCN table: the switch settings, which have no table of their own. */
 static const char params_note[] =
 	"\nECN (switch queues): enabled, kmin_bytes, kmax_bytes, pmax (0..1); Kmin < Kmax < the\n"

@@ -21,6 +21,7 @@ void print_hosts(FILE *f, const json_t *doc);
 void print_registry(FILE *f, const json_t *doc);
 void print_switches(FILE *f, const json_t *doc);
 void print_links(FILE *f, const json_t *doc);
+void print_qps(FILE *f, const json_t *doc);
 void print_params(FILE *f, const json_t *doc);
 void print_alerts(FILE *f, const json_t *doc);
 void print_alert(FILE *f, const json_t *alert);

@@ -6,7 +6,7 @@
  *   cur < prev, wrapping counter  -> a wrap when the wrapped distance is under half the range,
  *                                    else a reset (delta = cur)
  *   cur < prev, saturating        -> a reset (delta = cur)
- * and any delta that implies more than max_rate becomes a baseline (DELTA_IMPLAUSIBLE). */
+ * and any wrap, reset or boot delta that implies more than max_rate becomes a baseline. */
 #include <string.h>
 
 #include "daemon/delta.h"
@@ -35,11 +35,9 @@ unsigned delta_compute(const struct delta_in *in, uint64_t *ret_delta)
 		d = in->cur_raw;
 		flags = DELTA_VALID | DELTA_NEW_BOOT;
 	} else if (in->cur_raw >= in->prev_raw) {
+		/* growth is taken as it is, however fast: a switch that updates its counters once
+		 * a second (SONiC's flex counters) shows a second's growth at once */
 		d = in->cur_raw - in->prev_raw;
-		/* growth no port can have (a counter set to garbage, a device that came back
-		 * with another's values) is not a rate either */
-		if (in->max_rate > 0 && (double)d > in->max_rate * dt)
-			return DELTA_IMPLAUSIBLE;
 		*ret_delta = d;
 		flags = DELTA_VALID;
 		if (in->saturate && in->cur_raw == max)

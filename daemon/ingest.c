@@ -622,6 +622,31 @@ out:
 	return r;
 }
 
+/* The host's QP table as reported, and the QPs that entered the error state added up. */
+static int write_qps(struct ingest *ing, const struct report *rep, int64_t now)
+{
+	static const char sql[] = "INSERT INTO qps(agent_id, t_ns, doc, errors_total) VALUES(?,?,?,?) "
+				  "ON CONFLICT(agent_id) DO UPDATE SET t_ns=excluded.t_ns, doc=excluded.doc, "
+				  "errors_total=errors_total+excluded.errors_total";
+	char *doc = json_dumps(rep->qps, JSON_COMPACT);
+	sqlite3_stmt *st;
+	int r;
+
+	if (!doc)
+		return -ENOMEM;
+	if (!(st = store_stmt(ing->store, sql))) {
+		free(doc);
+		return -EIO;
+	}
+	sqlite3_bind_text(st, 1, rep->agent_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, now);
+	sqlite3_bind_text(st, 3, doc, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 4, json_integer_value(json_object_get(rep->qps, "entered_error")));
+	r = store_step(st);
+	free(doc);
+	return r;
+}
+
 static int ingest_apply(struct store_job *sj, struct store *s)
 {
 	static const char agent_sql[] =
@@ -725,6 +750,8 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 	r = store_step(st);
 	free(errors);
 	if (r < 0)
+		return r;
+	if (rep->qps && (r = write_qps(ing, rep, now)) < 0)
 		return r;
 	if (!(st = store_stmt(ing->store, boot_sql)))
 		return -EIO;

@@ -525,6 +525,113 @@ static int parse_probes(struct report *r, json_t *pr, struct js_path *p, struct 
 	return 0;
 }
 
+#define MAX_QP_ITEMS 4096
+
+/* A small object of names (at most 64 characters) to counts. */
+static int name_counts(json_t *o, const char *key, size_t max, struct js_path *p, struct rf_err *e)
+{
+	json_t *m = json_object_get(o, key), *v;
+	const char *k;
+
+	if (!m)
+		return 0;
+	if (!json_is_object(m) || json_object_size(m) > max)
+		return js_fail(e, p, key, "an object of at most %zu names and counts", max);
+	json_object_foreach(m, k, v)
+		if (strlen(k) > 64 || !json_is_integer(v) || json_integer_value(v) < 0)
+			return js_fail(e, p, key, "'%.64s' must be a name of at most 64 characters with a count", k);
+	return 0;
+}
+
+/* qps: the host's QP table, summarized (schemas/agent-report.schema.json) */
+static int parse_qps(struct report *r, json_t *q, struct js_path *p, struct rf_err *e)
+{
+	static const char *const keys[] = { "total", "by_type", "by_state", "processes", "items", "truncated",
+					    "entered_error", "entered_error_qps", "counters", NULL };
+	static const char *const pkeys[] = { "pid", "comm", "kernel", "qps", NULL };
+	static const char *const ikeys[] = { "device", "port", "lqpn", "rqpn", "type", "state", "comm", "pid",
+					     "kernel", "counter_id", "counters", NULL };
+	static const char *const ekeys[] = { "device", "port", "lqpn", NULL };
+	static const char *const ckeys[] = { "state", "note", "bound", NULL };
+	static const char *const cstates[] = { "bound", "none", "unsupported", NULL };
+	json_t *procs = NULL, *items = NULL, *errs = NULL, *c, *it;
+	const char *s1;
+	int64_t v;
+	bool b;
+	size_t i;
+	int x;
+
+	if (!json_is_object(q))
+		return js_fail(e, p, NULL, "must be an object");
+	if ((x = js_check_keys(q, keys, p, e)) < 0 || (x = js_req_int(q, "total", 0, 100000000, p, &v, e)) < 0 ||
+	    (x = name_counts(q, "by_type", 16, p, e)) < 0 || (x = name_counts(q, "by_state", 16, p, e)) < 0 ||
+	    (x = js_opt_arr(q, "processes", 64, p, &procs, e)) < 0 ||
+	    (x = js_opt_arr(q, "items", MAX_QP_ITEMS, p, &items, e)) < 0 ||
+	    (x = js_opt_bool(q, "truncated", p, &b, e)) < 0 ||
+	    (x = js_opt_int(q, "entered_error", 0, 100000000, p, &v, e)) < 0 ||
+	    (x = js_opt_arr(q, "entered_error_qps", 64, p, &errs, e)) < 0)
+		return x;
+	json_array_foreach(procs, i, it) {
+		size_t a = js_path_push_key(p, "processes");
+
+		js_path_push_idx(p, i);
+		if (!json_is_object(it))
+			return js_fail(e, p, NULL, "must be an object");
+		if ((x = js_check_keys(it, pkeys, p, e)) < 0 || (x = js_opt_int(it, "pid", 1, INT32_MAX, p, &v, e)) < 0 ||
+		    (x = js_req_str(it, "comm", 64, false, p, &s1, e)) < 0 ||
+		    (x = js_opt_bool(it, "kernel", p, &b, e)) < 0 ||
+		    (x = js_req_int(it, "qps", 0, 100000000, p, &v, e)) < 0)
+			return x;
+		js_path_pop(p, a);
+	}
+	json_array_foreach(items, i, it) {
+		size_t a = js_path_push_key(p, "items");
+
+		js_path_push_idx(p, i);
+		if (!json_is_object(it))
+			return js_fail(e, p, NULL, "must be an object");
+		if ((x = js_check_keys(it, ikeys, p, e)) < 0 || (x = js_req_str(it, "device", 64, true, p, &s1, e)) < 0 ||
+		    (x = js_req_int(it, "port", 0, 65535, p, &v, e)) < 0 ||
+		    (x = js_req_int(it, "lqpn", 0, 0xffffff, p, &v, e)) < 0 ||
+		    (x = js_opt_int(it, "rqpn", 0, 0xffffff, p, &v, e)) < 0 ||
+		    (x = js_req_str(it, "type", 16, true, p, &s1, e)) < 0 ||
+		    (x = js_req_str(it, "state", 16, true, p, &s1, e)) < 0 ||
+		    (x = js_req_str(it, "comm", 64, false, p, &s1, e)) < 0 ||
+		    (x = js_opt_int(it, "pid", 1, INT32_MAX, p, &v, e)) < 0 ||
+		    (x = js_opt_bool(it, "kernel", p, &b, e)) < 0 ||
+		    (x = js_opt_int(it, "counter_id", 0, UINT32_MAX, p, &v, e)) < 0 ||
+		    (x = name_counts(it, "counters", 64, p, e)) < 0)
+			return x;
+		js_path_pop(p, a);
+	}
+	json_array_foreach(errs, i, it) {
+		size_t a = js_path_push_key(p, "entered_error_qps");
+
+		js_path_push_idx(p, i);
+		if (!json_is_object(it))
+			return js_fail(e, p, NULL, "must be an object");
+		if ((x = js_check_keys(it, ekeys, p, e)) < 0 || (x = js_req_str(it, "device", 64, true, p, &s1, e)) < 0 ||
+		    (x = js_req_int(it, "port", 0, 65535, p, &v, e)) < 0 ||
+		    (x = js_req_int(it, "lqpn", 0, 0xffffff, p, &v, e)) < 0)
+			return x;
+		js_path_pop(p, a);
+	}
+	if ((c = json_object_get(q, "counters"))) {
+		size_t a = js_path_push_key(p, "counters");
+		int st;
+
+		if (!json_is_object(c))
+			return js_fail(e, p, NULL, "must be an object");
+		if ((x = js_check_keys(c, ckeys, p, e)) < 0 || (x = js_req_enum(c, "state", cstates, p, &st, e)) < 0 ||
+		    (x = js_opt_str(c, "note", 256, false, p, &s1, e)) < 0 ||
+		    (x = js_opt_int(c, "bound", 0, 100000000, p, &v, e)) < 0)
+			return x;
+		js_path_pop(p, a);
+	}
+	r->qps = q;
+	return 0;
+}
+
 static int parse_results(struct report *r, json_t *list, struct js_path *p, struct rf_err *e)
 {
 	static const char *const keys[] = { "id", "outcome", "error", "previous", "values", "time_ns", NULL };
@@ -614,7 +721,7 @@ int report_parse(const char *body, size_t len, const struct reg *reg, struct rep
 {
 	static const char *const keys[] = { "schema",	 "agent",   "seq",   "time_ns", "interval_ms",
 					    "inventory", "samples", "spool", "errors",	"config",
-					    "command_results", "probes", NULL };
+					    "command_results", "probes", "qps", NULL };
 	struct report *r = calloc(1, sizeof(*r));
 	json_t *inv, *samples, *spool, *errors = NULL;
 	struct js_path p;
@@ -672,6 +779,14 @@ int report_parse(const char *body, size_t len, const struct reg *reg, struct rep
 		size_t a = js_path_push_key(&p, "probes");
 
 		x = parse_probes(r, json_object_get(r->doc, "probes"), &p, e);
+		js_path_pop(&p, a);
+		if (x < 0)
+			goto fail;
+	}
+	if (json_object_get(r->doc, "qps")) {
+		size_t a = js_path_push_key(&p, "qps");
+
+		x = parse_qps(r, json_object_get(r->doc, "qps"), &p, e);
 		js_path_pop(&p, a);
 		if (x < 0)
 			goto fail;

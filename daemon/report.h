@@ -69,6 +69,7 @@ struct report {
 	const char *probe_plan;	 /* the plan the agent runs ("" none); NULL: it does not probe */
 	json_t *probe_results;	 /* borrowed array; NULL when absent */
 	const char *probe_endpoint; /* ADDRESS:PORT of its probe server; NULL: none (simulated) */
+	json_t *qps;		    /* borrowed: the host's QP table, summarized; NULL when absent */
 };
 
 /* Parses and validates body.  On failure e names the JSON pointer of the first problem and

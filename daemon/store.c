@@ -159,6 +159,10 @@ static const char *const migrations[] = {
 	"ALTER TABLE alerts ADD COLUMN details TEXT;"
 	"ALTER TABLE alerts ADD COLUMN acked_ns INTEGER;"
 	"ALTER TABLE alerts ADD COLUMN acked_by TEXT;",
+	/* 7 -> 8: the QP table of each host as last reported, and how many of its QPs entered
+	 * the error state, all reports added up */
+	"CREATE TABLE qps(agent_id TEXT PRIMARY KEY, t_ns INTEGER NOT NULL, doc TEXT NOT NULL,"
+	"  errors_total INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;",
 };
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,
 	       "STORE_SCHEMA_VERSION is the number of migrations");

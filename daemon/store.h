@@ -18,7 +18,7 @@
 
 #include "lib/err.h"
 
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 8
 
 struct store;
 

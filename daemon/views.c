@@ -695,3 +695,99 @@ int views_agent_metrics(struct store_reader *rd, const struct views_opts *o, str
 	sqlite3_reset(st);
 	return rc == SQLITE_DONE ? 0 : store_errno(rc);
 }
+
+/* --- QPs ------------------------------------------------------------------------------------ */
+
+int views_host_qps(struct store_reader *rd, const struct views_opts *o, const char *host,
+		   json_t **ret, struct rf_err *e)
+{
+	static const char sql[] = "SELECT q.t_ns, q.doc, q.errors_total, a.role FROM agents a "
+				  "LEFT JOIN qps q ON q.agent_id = a.id WHERE a.id = ?";
+	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+	json_t *doc;
+	int rc;
+
+	(void)o;
+	*ret = NULL;
+	if (!st)
+		return -ENOMEM;
+	sqlite3_bind_text(st, 1, host, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		sqlite3_reset(st);
+		if (rc != SQLITE_DONE)
+			return store_errno(rc);
+		return rf_err_set(e, -ENOENT, "UNKNOWN_HOST", NULL, "no host '%s'", host);
+	}
+	if (strcmp((const char *)sqlite3_column_text(st, 3), "host")) {
+		sqlite3_reset(st);
+		return rf_err_set(e, -ENOENT, "UNKNOWN_HOST", NULL, "'%s' is a switch: QPs are on hosts", host);
+	}
+	if (sqlite3_column_type(st, 1) == SQLITE_NULL) {
+		sqlite3_reset(st);
+		return rf_err_set(e, -ENOENT, "NO_QPS", NULL,
+				  "'%s' has not reported a QP table (no RDMA device, or its agent does not read them)",
+				  host);
+	}
+	doc = json_loads((const char *)sqlite3_column_text(st, 1), 0, NULL);
+	if (!doc) {
+		sqlite3_reset(st);
+		return -ENOMEM;
+	}
+	json_object_set_new(doc, "host", json_string(host));
+	json_object_set_new(doc, "as_of", store_time_json(sqlite3_column_int64(st, 0)));
+	json_object_set_new(doc, "errors_total", json_integer(sqlite3_column_int64(st, 2)));
+	sqlite3_reset(st);
+	*ret = doc;
+	return 0;
+}
+
+/* A name the agent gave (a QP type or state) as a label value: only plain ones. */
+static bool plain_label(const char *s)
+{
+	if (!*s || strlen(s) > 32)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
+			return false;
+	return true;
+}
+
+int views_qp_metrics(struct store_reader *rd, struct buf *out)
+{
+	static const char sql[] = "SELECT agent_id, doc, errors_total FROM qps ORDER BY agent_id";
+	static const char *const by[] = { "by_type", "by_state" };
+	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+	int rc;
+
+	if (!st)
+		return -ENOMEM;
+	for (int k = 0; k < 2; k++) {
+		buf_printf(out, k == 0 ? "# HELP rocefab_host_qps QPs of the host by type (RDMA netlink).\n"
+					 "# TYPE rocefab_host_qps gauge\n"
+				       : "# HELP rocefab_host_qps_by_state QPs of the host by state.\n"
+					 "# TYPE rocefab_host_qps_by_state gauge\n");
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			json_t *doc = json_loads((const char *)sqlite3_column_text(st, 1), 0, NULL), *v;
+			const char *name;
+
+			json_object_foreach(json_object_get(doc, by[k]), name, v)
+				if (plain_label(name))
+					buf_printf(out, "%s{host=\"%s\",%s=\"%s\"} %lld\n",
+						   k == 0 ? "rocefab_host_qps" : "rocefab_host_qps_by_state",
+						   (const char *)sqlite3_column_text(st, 0), k == 0 ? "type" : "state", name,
+						   (long long)json_integer_value(v));
+			json_decref(doc);
+		}
+		sqlite3_reset(st);
+		if (rc != SQLITE_DONE)
+			return store_errno(rc);
+	}
+	buf_printf(out, "# HELP rocefab_host_qp_errors_total QPs of the host that entered the error state.\n"
+			"# TYPE rocefab_host_qp_errors_total counter\n");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		buf_printf(out, "rocefab_host_qp_errors_total{host=\"%s\"} %lld\n",
+			   (const char *)sqlite3_column_text(st, 0), (long long)sqlite3_column_int64(st, 2));
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : store_errno(rc);
+}

@@ -52,5 +52,12 @@ int views_agent_counts(struct store_reader *rd, const struct views_opts *o, int6
 
 /* Prometheus text: rocefab_agent_up and rocefab_agent_last_report_age_seconds per agent. */
 int views_agent_metrics(struct store_reader *rd, const struct views_opts *o, struct buf *out);
+/* A host's QP table as last reported (GET /api/v1/hosts/{id}/qps): -ENOENT UNKNOWN_HOST, or
+ * NO_QPS when it reported none. */
+int views_host_qps(struct store_reader *rd, const struct views_opts *o, const char *host,
+		   json_t **ret, struct rf_err *e);
+/* rocefab_host_qps{host,type}, rocefab_host_qps_by_state{host,state},
+ * rocefab_host_qp_errors_total{host}. */
+int views_qp_metrics(struct store_reader *rd, struct buf *out);
 
 #endif

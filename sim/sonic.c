@@ -675,6 +675,27 @@ static int sync_config(struct pubsw *p, struct rf_err *e)
 	return 0;
 }
 
+/* 1 when CONFIG_DB holds the switch (DEVICE_METADATA|localhost), 0 when not. */
+static int config_present(struct pubsw *p, struct rf_err *e)
+{
+	redisReply *rep;
+	int r;
+
+	if (!(rep = redisCommand(p->w, "SELECT %d", SONIC_CONFIG_DB)))
+		goto lost;
+	freeReplyObject(rep);
+	if (!(rep = redisCommand(p->w, "EXISTS DEVICE_METADATA|localhost")))
+		goto lost;
+	r = rep->type == REDIS_REPLY_INTEGER && rep->integer > 0;
+	freeReplyObject(rep);
+	return r;
+lost:
+	r = rf_err_set(e, -EHOSTUNREACH, "SONIC_UNREACHABLE", p->addr, "redis: %s", p->w->errstr);
+	redisFree(p->w);
+	p->w = NULL;
+	return r;
+}
+
 /* --- lifecycle ----------------------------------------------------------------------------------- */
 
 static int open_switch(struct sonic_pub *pub, struct pubsw *p, struct rf_err *e)
@@ -688,10 +709,15 @@ static int open_switch(struct sonic_pub *pub, struct pubsw *p, struct rf_err *e)
 
 	hmap_init(&p->by_port);
 	p->refused = json_object();
-	if ((r = sonic_redis_connect(p->addr, 2 * NSEC_PER_SEC, &p->w, e)) < 0)
+	if ((r = sonic_redis_connect(p->addr, 2 * NSEC_PER_SEC, &p->w, e)) < 0) {
+		snprintf(e->where, sizeof(e->where), "--sonic %s", p->name);
 		goto out;
-	if ((r = backend_new("sim", &env, &p->sim, e)) < 0)
+	}
+	if ((r = backend_new("sim", &env, &p->sim, e)) < 0) {
+		rf_err_set(e, -EINVAL, "UNKNOWN_SWITCH", "--sonic", "'%s' is not a device of the scenario", p->name);
+		r = -EINVAL;
 		goto out;
+	}
 	if (p->sim->ops->is_switch(p->sim) != 1) {
 		r = rf_err_set(e, -EINVAL, "NOT_A_SWITCH", "--sonic", "'%s' is not a switch of the scenario", p->name);
 		goto out;
@@ -748,7 +774,15 @@ static void *run(void *arg)
 
 			if (!p->w)
 				r = sonic_redis_connect(p->addr, 2 * NSEC_PER_SEC, &p->w, &e);
-			if (r == 0 && (r = write_state(pub, p, &e)) == 0)
+			/* a redis that came back empty (restarted): the switch written again first,
+			 * or its empty CONFIG_DB would be applied as "nothing lossless" */
+			if (r == 0 && (r = config_present(p, &e)) == 0) {
+				log_warning("sonic", "%s: the redis at %s has no DEVICE_METADATA: writing the "
+					    "switch's configuration and maps again", p->name, p->addr);
+				if ((r = write_maps(p, &e)) == 0)
+					r = write_config(p, &e);
+			}
+			if (r >= 0 && (r = write_state(pub, p, &e)) == 0)
 				r = sync_config(p, &e);
 			if (r < 0 && !said[i % 64])
 				log_warning("sonic", "%s: %s", p->name, rf_err_str(&e, buf, sizeof(buf)));

@@ -64,7 +64,7 @@ class Guest:
                     "-smp", str(smp), "-kernel", kernel, "-initrd", initrd, "-append", append,
                     "-nographic", "-serial", "mon:stdio", "-serial", f"file:{self.results}",
                     "-no-reboot", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
-                    "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on"]
+                    "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"]
         if net:
             self.cmd += ["-netdev", f"socket,id=n0,udp=127.0.0.1:{net[1]},localaddr=127.0.0.1:{net[0]}",
                          "-device", f"virtio-net-pci,netdev=n0,mac={mac}"]

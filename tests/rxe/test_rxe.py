@@ -72,7 +72,8 @@ def hw(report, name):
 
 def test_single_guest_every_operation_and_the_agent(guest_image):
     n = 500
-    g = Guest(guest_image, "single", "guest-single.sh", [ROOT, BUILD, n]).start()
+    pm = pingmesh_dir()
+    g = Guest(guest_image, "single", "guest-single.sh", [ROOT, BUILD, n, pm]).start()
     try:
         status, lines = g.wait(400)
     finally:
@@ -121,8 +122,47 @@ def test_single_guest_every_operation_and_the_agent(guest_image):
     # a WRITE and its ACK are two packets, both sent and received by rxe0; retransmits under
     # emulation may add a few
     assert 2 * n <= sent <= 2 * n * 1.05 and 2 * n <= rcvd <= 2 * n * 1.05, (sent, rcvd)
+    check_qps(lines)
     # the registry maps rxe's counters: normalized names in the report
     assert status == 0, f"the guest script failed; console in {g.log}"
+
+
+def check_qps(lines):
+    """QPs through RDMA netlink on real rxe: what the agent reports while rocefab-probe (an RC
+    write client and a UD client, with the server's side of each) and qp-hold (an RC QP in INIT,
+    a UD QP in RTS) hold QPs, and the RC QP driven into the error state, counted."""
+    once = by_test(lines, "qp_once")[0]
+    q = once["result"]["qps"]
+    mine = [x for x in q["items"] if x["comm"] in ("rocefab-probe", "qp-hold")]
+    assert {(x["comm"], x["type"]) for x in mine} >= {("rocefab-probe", "RC"), ("rocefab-probe", "UD"),
+                                                      ("qp-hold", "RC"), ("qp-hold", "UD")}, (once, q)
+    hold = {x["type"]: x for x in q["items"] if x["comm"] == "qp-hold"}
+    assert hold["RC"]["state"] == "INIT" and hold["UD"]["state"] == "RTS", hold
+    assert all(x["device"] == "rxe0" and x["port"] == 1 and x["pid"] > 0 for x in mine), mine
+    # the connected RC QPs name their peer; rxe's own GSI QP is the kernel's
+    assert any(x["type"] == "RC" and "rqpn" in x for x in mine if x["comm"] == "rocefab-probe"), mine
+    assert q["by_type"]["RC"] >= 3 and q["by_type"]["UD"] >= 3 and q["total"] == sum(q["by_type"].values())
+    assert {p["comm"] for p in q["processes"]} >= {"rocefab-probe", "qp-hold"}, q["processes"]
+    # rxe keeps no per-QP counters (no rdma statistic qp): the report says so instead of a value
+    assert q["counters"]["state"] in ("none", "unsupported"), q["counters"]
+    assert "entered_error" not in q  # nothing to compare with in a first report
+    rec = by_test(lines, "qp_recorded")[0]["result"]
+    assert "devs.bin" in rec and "qp-rxe0.bin" in rec, sorted(rec)
+    # rocefabd shows them
+    rest = by_test(lines, "qp_rest")[0]["result"]
+    assert rest["host"] == "g1" and rest["total"] >= 6, rest
+    assert {x["comm"] for x in rest["items"]} >= {"rocefab-probe", "qp-hold"}, rest["items"]
+    # qp-hold's RC QP in the error state: counted once, listed first
+    err = by_test(lines, "qp_error")[0]
+    doc = err["result"]
+    assert "err" in err["hold"] and doc["errors_total"] >= 1 and doc["by_state"]["ERR"] >= 1, err
+    assert doc["items"][0]["state"] == "ERR" and doc["items"][0]["comm"] == "qp-hold", doc["items"][:2]
+    assert doc["items"][0]["lqpn"] == hold["RC"]["lqpn"]
+    m = by_test(lines, "qp_metrics")[0]
+    assert m["qps"] >= 3 and m["errors"].startswith('rocefab_host_qp_errors_total{host="g1"} '), m
+    assert int(m["errors"].split()[-1]) >= 1, m
+    cli = by_test(lines, "qp_cli")[0]
+    assert cli["rc"] == 0 and "qp-hold" in cli["out"] and "ERR" in cli["out"], cli
 
 
 def test_two_guests_probe_each_other_over_an_emulated_link(guest_image):

@@ -116,12 +116,13 @@ def test_a_sonic_switch_in_redis_comes_out_of_rest_as_it_is(world):
     assert pfc["headroom_bytes"] == 30720 and pfc["shared_bytes"] == 12766208
     assert c.json("/api/v1/agents/sw1")["errors"] == []
 
-    # counters cleared (sonic-clear, a syncd restart) and a value at the top of the range: no
-    # negative or absurd rate, ever
-    sw.clear()
+    # counters cleared (sonic-clear, a syncd restart), and one back from the top of its range
+    # (2^63 - 10 then 5000): no negative or absurd rate, ever
     sw.set_counter(2, "SAI_PORT_STAT_IF_OUT_OCTETS", 2**63 - 10)
     wait_for(lambda: newest(c, "sw1:sw1:Ethernet8")[0].get(("tx_bytes", None)) == 2**63 - 10, 10,
-             what="the cleared counters reported")
+             what="the top of the range reported")
+    t_top = c.json("/api/v1/ports/sw1:sw1:Ethernet8")["sampled_at"]
+    sw.clear()
     sw.set_counter(2, "SAI_PORT_STAT_IF_OUT_OCTETS", 5000)
     sw.bump()
     wait_for(lambda: newest(c, "sw1:sw1:Ethernet8")[0] == expected_raw(sw, 2) or
@@ -133,9 +134,15 @@ def test_a_sonic_switch_in_redis_comes_out_of_rest_as_it_is(world):
     series = c.json("/api/v1/ports/sw1:sw1:Ethernet8/counters", params={"from": "-5m"})["series"]
     rates = [p["rate"] for s_ in series for p in s_["points"] if p.get("rate") is not None]
     assert rates and min(rates) >= 0
-    # a rate above what a 100G port can carry never appears (the wrap at 2^63 is not a delta)
+    # after the top of the range: back to small values is a reset, not a wrap of 2^64 (a rate
+    # no port carries), and never a negative delta
     tx = [p for s_ in series if s_["name"] == "tx_bytes" for p in s_["points"]]
-    assert all(p.get("rate") is None or p["rate"] < 12.5e9 * 1.01 for p in tx), tx
+    top = [i for i, p in enumerate(tx) if p.get("raw") == 2**63 - 10]
+    assert top and t_top, tx
+    after_top = tx[top[-1] + 1]
+    assert after_top["raw"] < 2**63 - 10 and (after_top.get("delta") is None or after_top["delta"] <= after_top["raw"])
+    assert "reset" in after_top.get("flags", []) or after_top.get("delta") is None, after_top
+    assert all(p.get("rate") is None or p["rate"] < 12.5e9 * 1.01 for p in tx[top[-1] + 1:]), tx
     assert agent.alive()
 
 
@@ -170,9 +177,21 @@ def test_bad_data_in_redis_is_a_collection_error_not_a_crash(world):
              what="the negative counter reported")
     have = newest(c, "sw1:sw1:Ethernet4")[0]
     assert have.get(("tx_bytes", None)) in (None, 777) and have.get(("rx_bytes", None)) in (None, good_rx)
+    # an object id too long for a queue or PG (it must not spill into another object's, so that a
+    # port reports another's counters)
+    r.hset("COUNTERS_PG_NAME_MAP", {"Ethernet0:7": "oid:0x" + "A" * 34 + oid(1, 0)}, db=COUNTERS_DB)
+    sw.set_counter(1, "SAI_PORT_STAT_IF_OUT_OCTETS", 778)
+    wait_for(lambda: newest(c, "sw1:sw1:Ethernet4")[0].get(("tx_bytes", None)) == 778, 10, what="tx read")
+    assert newest(c, "sw1:sw1:Ethernet0")[0].get(("tx_bytes", None)) == \
+        sw.counters[f"COUNTERS:{oid(1, 0)}"]["SAI_PORT_STAT_IF_OUT_OCTETS"]
     # garbage in the configuration: a problem named, the rest of the configuration read
     r.hset("PORT_QOS_MAP|Ethernet4", {"pfc_enable": "3,lots"}, db=CONFIG_DB)
     wait_for(lambda: ("SONIC_BAD_CONFIG", "Ethernet4") in errors(), 10, what="the bad pfc_enable reported")
+    # a key that is no hash
+    r.cmd("DEL", "PORT_QOS_MAP|Ethernet12", db=CONFIG_DB)
+    r.cmd("RPUSH", "PORT_QOS_MAP|Ethernet12", "3", db=CONFIG_DB)
+    wait_for(lambda: ("SONIC_BAD_CONFIG", "PORT_QOS_MAP|Ethernet12") in errors(), 10,
+             what="the key of the wrong type reported")
     # a vanished port: gone from CONFIG_DB and COUNTERS_DB, no longer present
     r.cmd("DEL", "PORT|Ethernet28", db=CONFIG_DB)
     r.cmd("HDEL", "COUNTERS_PORT_NAME_MAP", "Ethernet28", db=COUNTERS_DB)
@@ -190,6 +209,7 @@ def test_bad_data_in_redis_is_a_collection_error_not_a_crash(world):
     wait_for(lambda: any(code == "SONIC_UNREACHABLE" for code, _ in errors()), 10, what="redis down reported")
     assert agent.alive()
     r.start()
+    world.procs.append(r.proc)
     SonicSwitch(r, nports=8).write()
     wait_for(lambda: c.json("/api/v1/agents/sw1")["errors"] == [], 15, what="the agent reads again")
     assert agent.alive()
@@ -206,7 +226,22 @@ def test_changes_write_config_db_and_never_touch_other_queues(world):
     c, ops = d.client("viewer"), d.client("ops")
     start_agent(world, d, r, tok)
     ecn = "/api/v1/switches/sw1/ports/Ethernet4/queues/3/ecn"
+    # a queue the shared key covers, bound more specifically to a profile of its own, and a PG
+    # likewise: splitting the shared keys must leave them as they are
+    r.hset("WRED_PROFILE|OTHER", {"wred_green_enable": "true", "ecn": "ecn_all", "green_min_threshold": "7",
+                                  "green_max_threshold": "9", "green_drop_probability": "1"}, db=CONFIG_DB)
+    r.hset("QUEUE|Ethernet4|4", {"wred_profile": "[WRED_PROFILE|OTHER]"}, db=CONFIG_DB)
+    r.hset("BUFFER_PROFILE|OTHERPG", {"pool": "[BUFFER_POOL|ingress_lossless_pool]", "xoff": "1", "size": "1",
+                                      "dynamic_th": "1"}, db=CONFIG_DB)
+    r.hset("BUFFER_PG|Ethernet8|4", {"profile": "[BUFFER_PROFILE|OTHERPG]"}, db=CONFIG_DB)
+    # a profile called as this agent would call a new one, bound elsewhere
+    r.hset("WRED_PROFILE|ROCEFAB_Ethernet4_q5", {"wred_green_enable": "true", "ecn": "ecn_all",
+                                                 "green_min_threshold": "7", "green_max_threshold": "9",
+                                                 "green_drop_probability": "1"}, db=CONFIG_DB)
+    r.hset("QUEUE|Ethernet8|5", {"wred_profile": "ROCEFAB_Ethernet4_q5"}, db=CONFIG_DB)
     wait_for(lambda: c.get(ecn).status_code == 200, 10, what="ECN reported")
+    wait_for(lambda: c.json("/api/v1/switches/sw1/ports/Ethernet4/queues/4/ecn")["items"][0]["values"]
+             .get("wred_profile") == "OTHER", 10, what="the specific binding read")
     before = {k: r.hgetall(k, CONFIG_DB) for k in r.keys("*", CONFIG_DB)}
 
     def applied(ch_id):
@@ -231,13 +266,16 @@ def test_changes_write_config_db_and_never_touch_other_queues(world):
     assert r.hgetall("WRED_PROFILE|AZURE_LOSSLESS", CONFIG_DB) == before["WRED_PROFILE|AZURE_LOSSLESS"]
     for p in [f"Ethernet{4 * i}" for i in range(8)]:
         for q in (3, 4):
-            if (p, q) == ("Ethernet4", 3):
+            if (p, q) in (("Ethernet4", 3), ("Ethernet4", 4)):
                 continue
             assert r.hgetall(f"QUEUE|{p}|{q}", CONFIG_DB) == {
                 "wred_profile": "[WRED_PROFILE|AZURE_LOSSLESS]", "scheduler": "[SCHEDULER|scheduler.1]"}, (p, q)
+    # the queue bound to a profile of its own keeps it, and gets only the fields it lacked
+    assert r.hgetall("QUEUE|Ethernet4|4", CONFIG_DB) == {
+        "wred_profile": "[WRED_PROFILE|OTHER]", "scheduler": "[SCHEDULER|scheduler.1]"}
     other = "/api/v1/switches/sw1/ports/Ethernet4/queues/4/ecn"
     wait_for(lambda: c.json(ecn)["items"][0]["values"]["kmin_bytes"] == 200000, 10, what="read back")
-    assert c.json(other)["items"][0]["values"]["kmin_bytes"] == 1048576
+    assert c.json(other)["items"][0]["values"]["kmin_bytes"] == 7  # its own profile, untouched
     assert c.json("/api/v1/switches/sw1/ports/Ethernet8/queues/3/ecn")["items"][0]["values"]["kmin_bytes"] == 1048576
 
     # again on the same queue: its own profile now, edited in place
@@ -245,8 +283,17 @@ def test_changes_write_config_db_and_never_touch_other_queues(world):
     done = wait_for(lambda: applied(rr.json()["changes"][0]["id"]), 10, what="the second change")
     assert done["state"] == "applied" and done["new"]["wred_profile"] == "AZURE_LOSSLESS_Ethernet4_q3"
     assert "wred_profile_cloned_from" not in done["new"]
-    assert len(r.keys("WRED_PROFILE|*", CONFIG_DB)) == 2
+    assert len(r.keys("WRED_PROFILE|*", CONFIG_DB)) == 4  # no new copy (2 were there before, 1 made)
 
+    # a queue with no profile: a new one, under a name nothing else uses
+    q5 = "/api/v1/switches/sw1/ports/Ethernet4/queues/5/ecn"
+    rr = ops.put(q5, json={"enabled": True, "kmin_bytes": 300000, "kmax_bytes": 900000, "pmax": 0.02,
+                           "reason": "test"})
+    assert rr.status_code == 202, rr.text
+    done = wait_for(lambda: applied(rr.json()["changes"][0]["id"]), 10, what="ECN on an unbound queue")
+    assert done["state"] == "applied" and done["new"]["wred_profile"] == "ROCEFAB_Ethernet4_q5_2", done
+    assert r.hgetall("WRED_PROFILE|ROCEFAB_Ethernet4_q5", CONFIG_DB)["green_min_threshold"] == "7"
+    assert r.hgetall("QUEUE|Ethernet8|5", CONFIG_DB) == {"wred_profile": "ROCEFAB_Ethernet4_q5"}
     # what SONiC cannot express: a drop probability that is not a whole percent
     rr = ops.put(ecn, json={"pmax": 0.125, "reason": "test"})
     done = wait_for(lambda: applied(rr.json()["changes"][0]["id"]), 10, what="the refused change")
@@ -265,6 +312,14 @@ def test_changes_write_config_db_and_never_touch_other_queues(world):
     assert r.hgetall("BUFFER_PG|Ethernet8|3", CONFIG_DB)["profile"] == "[BUFFER_PROFILE|pg_lossless_100000_5m_profile]"
     assert r.hgetall("BUFFER_PG|Ethernet4|4", CONFIG_DB)["profile"] == \
         "[BUFFER_PROFILE|pg_lossless_100000_5m_profile_Ethernet4]"
+    assert r.hgetall("BUFFER_PG|Ethernet8|4", CONFIG_DB) == {"profile": "[BUFFER_PROFILE|OTHERPG]"}
+    assert r.hgetall("BUFFER_PROFILE|OTHERPG", CONFIG_DB)["dynamic_th"] == "1"
+    # a profile with a field this agent cannot carry (not UTF-8): no copy of it is made
+    r.cmd("HSET", "BUFFER_PROFILE|pg_lossless_100000_5m_profile", "vendor_x", b"\xff\xfe", db=CONFIG_DB)
+    rr = ops.put("/api/v1/switches/sw1/ports/Ethernet12/pfc", json={"alpha_shift": 1, "reason": "test"})
+    done = wait_for(lambda: applied(rr.json()["changes"][0]["id"]), 10, what="the refused copy")
+    assert done["state"] == "failed" and done["error"]["code"] == "SONIC_UNREPRESENTABLE", done
+    assert not r.keys("BUFFER_PROFILE|pg_lossless_100000_5m_profile_Ethernet12*", CONFIG_DB)
     # the lossless priorities of a port
     rr = ops.put(pfc, json={"enable": 0x08, "reason": "test"})
     done = wait_for(lambda: applied(rr.json()["changes"][0]["id"]), 10, what="the PFC enable change")
@@ -338,7 +393,7 @@ def test_live_ecn_change_through_config_db_lowers_the_queue(world):
 
 
 def test_two_leaves_of_the_demo_fabric_through_sonic_look_the_same(world):
-    d, sim, _ = sonic_fabric(world, DEMO, ["leaf0", "leaf1"], interval="0.5s")
+    d, sim, reds = sonic_fabric(world, DEMO, ["leaf0", "leaf1"], interval="0.5s")
     c = d.client("viewer")
 
     def complete():
@@ -361,6 +416,19 @@ def test_two_leaves_of_the_demo_fabric_through_sonic_look_the_same(world):
                                                         params={"names": "tx_bytes"})["series"]
                          for p in s["points"]), 10, what="a rate on leaf0's port h3")
     assert c.json("/api/v1/agents/leaf0")["errors"] == []
+    # leaf1's redis restarts empty (as after a crash): the simulator writes the switch again, and
+    # never applies the empty CONFIG_DB as "nothing lossless, no ECN"
+    r1 = reds["leaf1"]
+    r1.stop()
+    r1.start()
+    world.procs.append(r1.proc)
+    wait_for(lambda: r1.hgetall("DEVICE_METADATA|localhost", CONFIG_DB).get("hostname") == "leaf1", 10,
+             what="leaf1 written into its redis again")
+    wait_for(lambda: r1.hgetall("COUNTERS_PORT_NAME_MAP", COUNTERS_DB), 10, what="leaf1's counter maps again")
+    own = sim.ctl("GET", "/v1/devices/leaf1/config")["ports"]
+    assert all(pc["pfc"]["priorities"] == [3] for pc in own.values()), own
+    assert all(pc["ecn"][3]["enabled"] for pc in own.values())
+    wait_for(lambda: c.json("/api/v1/agents/leaf1")["errors"] == [], 15, what="leaf1's agent reading again")
 
 
 def test_bench_sonic_smoke():

@@ -379,6 +379,8 @@ static const char usage_txt[] =
 	"  agents                       agents, their liveness and spools\n"
 	"  hosts [HOST]                 hosts, or one host with its devices and ports\n"
 	"  ports [--host H] [--device D] [--state up|down|init|unknown]\n"
+	"  qps HOST                     a host's QPs (RDMA netlink): totals by type and state,\n"
+	"                               owning processes, QPs in error, per-QP counters\n"
 	"  counters PORT [NAME...] [--from T] [--to T] [--step DUR]\n"
 	"                               latest delta and rate of a port's counters (PORT is\n"
 	"                               HOST:DEVICE:PORT; times: RFC 3339, Unix seconds, -5m)\n"
