@@ -13,16 +13,19 @@
 #include "agents/backend.h"
 #include "agents/linux-qp.h"
 #include "agents/rdmanl.h"
+#include "lib/hmap.h"
 #include "lib/log.h"
 #include "lib/strutil.h"
+#include "lib/timeutil.h"
 
 #define PROCESSES_LISTED 16
 #define ERRORS_LISTED 32
 #define ERR_STATE 6 /* IB_QPS_ERR */
 
+/* A QP as the last read saw it: "DEV|LQPN|PID|TYPE" (a new QP reusing the number of an old
+ * one is another QP) -> in the error state or not. */
 struct seen {
-	char dev[64];
-	uint32_t lqpn;
+	char key[96];
 	bool err;
 };
 
@@ -35,8 +38,15 @@ struct lqp {
 	/* the QPs of the last read, to tell which entered the error state since */
 	struct seen *seen;
 	size_t nseen;
+	struct hmap by_key; /* of seen */
 	bool have_seen;
+	int64_t interval_ns, last_ns;
 };
+
+void lqp_set_interval(struct lqp *q, int64_t interval_ns)
+{
+	q->interval_ns = interval_ns;
+}
 
 int lqp_new(const char *root, const char *record, unsigned max_items, struct lqp **ret)
 {
@@ -51,6 +61,7 @@ int lqp_new(const char *root, const char *record, unsigned max_items, struct lqp
 		return -ENAMETOOLONG;
 	}
 	q->max_items = max_items;
+	hmap_init(&q->by_key);
 	*ret = q;
 	return 0;
 }
@@ -60,6 +71,7 @@ void lqp_free(struct lqp *q)
 	if (!q)
 		return;
 	rdmanl_close(q->nl);
+	hmap_fini(&q->by_key);
 	free(q->seen);
 	free(q);
 }
@@ -130,38 +142,51 @@ static int query(void *ctx, uint16_t cmd, const uint16_t attrs[3], const uint32_
 	return 0;
 }
 
-/* /proc/PID/comm of the host (or of the recorded tree), into out. */
-static void comm_of(struct lqp *q, uint32_t pid, char *out, size_t len)
+/* /proc/ID/FILE of the host (or of the recorded tree) into buf; its length or -1. */
+static ssize_t read_small(struct lqp *q, uint32_t id, const char *file, char *buf, size_t len)
 {
-	char path[PATH_MAX + 64], buf[64];
+	char path[PATH_MAX + 64];
 	ssize_t n;
 	int fd;
 
-	snprintf(out, len, "?");
-	if (str_fmt(path, sizeof(path), "%s/proc/%u/comm", q->root, pid) < 0 ||
+	if (str_fmt(path, sizeof(path), "%s/proc/%u/%s", q->root, id, file) < 0 ||
 	    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return;
-	n = read(fd, buf, sizeof(buf) - 1);
+		return -1;
+	n = read(fd, buf, len - 1);
 	close(fd);
-	if (n <= 0)
-		return;
+	if (n < 0)
+		return -1;
 	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	for (char *p = buf; *p; p++) /* a process names itself: keep it printable */
-		if ((unsigned char)*p < 0x20 || (unsigned char)*p == 0x7f)
-			*p = '?';
-	snprintf(out, len, "%s", buf);
+	return n;
 }
 
-static bool was_err(const struct lqp *q, const struct rdmanl_qp *qp, bool *ret_known)
+/* The kernel names the thread that created a QP: its process (the Tgid of /proc/TID/status,
+ * the thread itself when that cannot be read) and the process's name, made printable (a
+ * process names itself, and a report must not be refused for it): "?" when none. */
+static uint32_t owner_of(struct lqp *q, uint32_t tid, char *out, size_t len)
 {
-	for (size_t i = 0; i < q->nseen; i++)
-		if (q->seen[i].lqpn == qp->lqpn && !strcmp(q->seen[i].dev, qp->dev)) {
-			*ret_known = true;
-			return q->seen[i].err;
-		}
-	*ret_known = false;
-	return false;
+	char buf[2048], *t;
+	uint32_t pid = tid;
+
+	if (read_small(q, tid, "status", buf, sizeof(buf)) > 0 && (t = strstr(buf, "\nTgid:")))
+		pid = (uint32_t)strtoul(t + 6, NULL, 10) ?: tid;
+	snprintf(out, len, "?");
+	if (read_small(q, pid, "comm", buf, 64) <= 0)
+		return pid;
+	buf[strcspn(buf, "\n")] = '\0';
+	str_make_printable(buf);
+	/* only printable ASCII: a name cut inside a UTF-8 character would be no string */
+	for (char *p = buf; *p; p++)
+		if ((unsigned char)*p >= 0x7f)
+			*p = '?';
+	if (buf[0])
+		snprintf(out, len, "%.63s", buf);
+	return pid;
+}
+
+static void seen_key(const struct rdmanl_qp *qp, char key[96])
+{
+	snprintf(key, 96, "%s|%u|%u|%u", qp->dev, qp->lqpn, qp->pid, qp->type);
 }
 
 /* How busy a QP is by its counters: bytes first, then packets, then everything. */
@@ -183,17 +208,15 @@ static double busy(const struct rdmanl_qps *all, const struct rdmanl_qp *qp)
 	return bytes * 1e6 + pkts * 1e3 + any;
 }
 
-static const struct rdmanl_qps *sort_all;
-
-static int by_interest(const void *a, const void *b)
+static int by_interest(const void *a, const void *b, void *all)
 {
 	const struct rdmanl_qp *x = *(const struct rdmanl_qp *const *)a, *y = *(const struct rdmanl_qp *const *)b;
 	double bx, by;
 
 	if ((x->state == ERR_STATE) != (y->state == ERR_STATE))
 		return x->state == ERR_STATE ? -1 : 1;
-	bx = busy(sort_all, x);
-	by = busy(sort_all, y);
+	bx = busy(all, x);
+	by = busy(all, y);
 	if (bx != by)
 		return bx > by ? -1 : 1;
 	if (strcmp(x->dev, y->dev))
@@ -219,6 +242,9 @@ int lqp_read(struct lqp *q, json_t **ret, json_t *errors)
 	int r;
 
 	*ret = NULL;
+	/* a QP dump is a firmware command per QP on some drivers: not on every report */
+	if (q->have_seen && q->interval_ns > 0 && tu_mono_ns() - q->last_ns < q->interval_ns)
+		return -EAGAIN;
 	{
 		/* a host without RDMA (or a tree recorded without its QPs) has no QPs to report */
 		char path[PATH_MAX + 32];
@@ -233,6 +259,9 @@ int lqp_read(struct lqp *q, json_t **ret, json_t *errors)
 	}
 	if ((r = rdmanl_read_qps(query, &c, &all, &why, &e)) < 0) {
 		collect_error(errors, e.code, "qps", "%s", e.msg);
+		/* a fresh socket next time: nothing of this answer is left queued on it */
+		rdmanl_close(q->nl);
+		q->nl = NULL;
 		goto out;
 	}
 	by_type = json_object();
@@ -254,11 +283,15 @@ int lqp_read(struct lqp *q, json_t **ret, json_t *errors)
 	}
 	for (size_t i = 0; i < all.n; i++) {
 		struct rdmanl_qp *qp = &all.qps[i];
-		bool known, err = qp->state == ERR_STATE;
+		bool err = qp->state == ERR_STATE;
 		char key[96];
 
 		if (qp->pid)
-			comm_of(q, qp->pid, qp->comm, sizeof(qp->comm));
+			qp->pid = owner_of(q, qp->pid, qp->comm, sizeof(qp->comm));
+		else if (qp->orphan)
+			snprintf(qp->comm, sizeof(qp->comm), "?");
+		else
+			str_make_printable(qp->comm);
 		count(by_type, rdmanl_qp_type(qp->type));
 		count(by_state, rdmanl_qp_state(qp->state));
 		/* processes by pid (kernel QPs by their owner's name) */
@@ -275,21 +308,22 @@ int lqp_read(struct lqp *q, json_t **ret, json_t *errors)
 
 			json_object_set_new(p, "qps", json_integer(json_integer_value(json_object_get(p, "qps")) + 1));
 		}
-		/* entered the error state since the last read: in error now, and not then */
-		if (err && q->have_seen && !was_err(q, qp, &known)) {
+		/* entered the error state since the last read: in error now, and not then (sampled:
+		 * a QP that went into error and away between two reads is not seen; one moved to
+		 * the error state to be flushed before it is destroyed is) */
+		seen_key(qp, seen[i].key);
+		seen[i].err = err;
+		struct seen *was = q->have_seen ? hmap_get(&q->by_key, seen[i].key) : NULL;
+
+		if (err && q->have_seen && !(was && was->err)) {
 			entered++;
 			if (json_array_size(errs) < ERRORS_LISTED)
 				json_array_append_new(errs, json_pack("{s:s,s:i,s:I}", "device", qp->dev, "port",
 								      (int)qp->port, "lqpn", (json_int_t)qp->lqpn));
 		}
-		str_copy(seen[i].dev, sizeof(seen[i].dev), qp->dev);
-		seen[i].lqpn = qp->lqpn;
-		seen[i].err = err;
 		order[i] = qp;
 	}
-	sort_all = &all;
-	qsort(order, all.n, sizeof(*order), by_interest);
-	sort_all = NULL;
+	qsort_r(order, all.n, sizeof(*order), by_interest, &all);
 	for (size_t i = 0; i < all.n && i < q->max_items; i++) {
 		const struct rdmanl_qp *qp = order[i];
 		json_t *it = json_pack("{s:s,s:i,s:I,s:s,s:s,s:s}", "device", qp->dev, "port", (int)qp->port, "lqpn",
@@ -349,10 +383,15 @@ int lqp_read(struct lqp *q, json_t **ret, json_t *errors)
 			    : all.ncounters ? json_pack("{s:s,s:I}", "state", "bound", "bound", (json_int_t)all.ncounters)
 					    : json_pack("{s:s,s:s}", "state", "none", "note",
 							"no counter is bound to a QP: rdma statistic qp set link DEV/PORT auto type on"));
+	hmap_fini(&q->by_key);
+	hmap_init(&q->by_key);
 	free(q->seen);
 	q->seen = seen;
 	q->nseen = all.n;
+	for (size_t i = 0; i < all.n; i++)
+		hmap_put(&q->by_key, seen[i].key, &seen[i], NULL);
 	q->have_seen = true;
+	q->last_ns = tu_mono_ns();
 	*ret = out;
 	r = 0;
 out:

@@ -20,6 +20,8 @@ struct lqp;
 /* root: "" for the kernel, else a recorded tree; record: "" or where to write the answers;
  * max_items: the most QPs listed in a report. */
 int lqp_new(const char *root, const char *record, unsigned max_items, struct lqp **ret);
+/* Reads at most every interval_ns (0: every time); between reads lqp_read() says -EAGAIN. */
+void lqp_set_interval(struct lqp *q, int64_t interval_ns);
 void lqp_free(struct lqp *q);
 /* The report's "qps" (a new reference) or a negative errno with a collection error in errors
  * (no RDMA in this kernel, an answer that is garbage). */

@@ -52,6 +52,10 @@ const struct conf_opt backend_linux_opts[] = {
 	CONF_OPT("linux.qp_items", CONF_INT, S, qp_items, "64",
 		 "the most QPs listed one by one in a report (those in error first, then the busiest); "
 		 "totals always cover them all", .min = 0, .max = 4096),
+	CONF_OPT("linux.qp_interval", CONF_DURATION, S, qp_interval, "10s",
+		 "how often the QP table is read (RDMA netlink; some drivers answer each QP with a "
+		 "firmware command): reports in between carry none, rocefabd keeps the last",
+		 .min = 0, .max = 3600 * NSEC_PER_SEC),
 	CONF_OPT("linux.rdma_record", CONF_STRING, S, rdma_record, "",
 		 "debugging: a directory to write the RDMA netlink answers to (the QP table, as "
 		 "linux.sysfs_root reads them back from rdma-netlink/); empty: none"),
@@ -141,6 +145,7 @@ static void free_list(char **v, size_t n)
 static int linux_open(struct backend *b, struct rf_err *e)
 {
 	static const struct linux_settings defaults = { .net_source = LINUX_NET_AUTO, .qp_items = 64,
+							.qp_interval = 10 * NSEC_PER_SEC,
 							.lldp_interval = 30 * NSEC_PER_SEC };
 	const struct linux_settings *set = b->env.settings ? b->env.settings : &defaults;
 	struct linux_priv *p = calloc(1, sizeof(*p));
@@ -197,6 +202,7 @@ static int linux_open(struct backend *b, struct rf_err *e)
 		free(p);
 		return -ENOMEM;
 	}
+	lqp_set_interval(p->qp, set->qp_interval);
 	if (set->probe_listen && *set->probe_listen &&
 	    (r = lprobe_start(set->probe_listen, set->probe_device, (unsigned)set->probe_cpu_pct, &p->probe,
 			      e)) < 0) {

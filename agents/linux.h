@@ -16,6 +16,7 @@ struct linux_settings {
 	int net_source;	  /* enum linux_net_source */
 	char *lldp_socket;    /* lldpd's control socket; "": its default */
 	int64_t qp_items;      /* the most QPs listed in a report */
+	int64_t qp_interval;   /* how often the QP table is read */
 	char *rdma_record;     /* where to record RDMA netlink answers; "": not */
 	int64_t lldp_interval; /* how often lldpd's neighbours are read */
 	char *probe_listen; /* pingmesh: ADDRESS:PORT of this host's probe server; "": none */

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,8 +13,10 @@
 
 #include "agents/lldp.h"
 #include "lib/strutil.h"
+#include "lib/timeutil.h"
 
 #define LLDP_MAX_OUTPUT (16u << 20) /* lldpcli's answer beyond this is cut (and fails to parse) */
+#define LLDP_DEADLINE_NS (5 * NSEC_PER_SEC)
 
 /* json0 wraps every value in a one-element array of objects: x[0].key[0].value */
 static const char *value_of(json_t *o, const char *key)
@@ -73,7 +77,7 @@ static int run_lldpcli(const char *sock, char **ret, size_t *ret_len)
 	const char *argv[8];
 	char *text = NULL, chunk[4096];
 	size_t len = 0, n = 0;
-	int fds[2], status = 0, devnull;
+	int fds[2], status = -1, devnull;
 	FILE *m;
 	ssize_t k;
 	pid_t pid;
@@ -101,6 +105,12 @@ static int run_lldpcli(const char *sock, char **ret, size_t *ret_len)
 		return -errno;
 	}
 	if (pid == 0) {
+		sigset_t none;
+
+		/* the agent blocks SIGTERM and ignores SIGPIPE: lldpcli gets the defaults */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
 		devnull = open("/dev/null", O_RDWR);
 		dup2(fds[1], STDOUT_FILENO);
 		if (devnull >= 0) {
@@ -116,13 +126,33 @@ static int run_lldpcli(const char *sock, char **ret, size_t *ret_len)
 		waitpid(pid, &status, 0);
 		return -ENOMEM;
 	}
-	while ((k = read(fds[0], chunk, sizeof(chunk))) > 0 || (k < 0 && errno == EINTR))
-		if (k > 0 && len < LLDP_MAX_OUTPUT)
+	/* lldpcli answers within a second; a hung lldpd must not hold the agent's reports */
+	for (int64_t deadline = tu_mono_ns() + LLDP_DEADLINE_NS;;) {
+		struct pollfd pf = { .fd = fds[0], .events = POLLIN };
+		int64_t left = deadline - tu_mono_ns();
+
+		if (left <= 0 || poll(&pf, 1, (int)(left / NSEC_PER_MSEC) + 1) <= 0) {
+			if (left <= 0 || errno != EINTR) {
+				kill(pid, SIGKILL);
+				break;
+			}
+			continue;
+		}
+		k = read(fds[0], chunk, sizeof(chunk));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		if (len < LLDP_MAX_OUTPUT)
 			fwrite(chunk, 1, (size_t)k, m);
+	}
 	fclose(m);
 	close(fds[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			status = -1;
+			break;
+		}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) { /* lldpd not running */
 		free(text);
 		return 0;

@@ -79,8 +79,8 @@ static int garbage(struct rf_err *e, const char *what)
 
 /* Walks the messages of an answer: calls fn for each data message.  NLMSG_DONE ends it; an
  * NLMSG_ERROR with an error is the kernel's refusal. */
-static int walk(const void *buf, size_t len, int (*fn)(struct nlmsghdr *nlh, void *ctx, struct rf_err *e),
-		void *ctx, struct rf_err *e)
+static int walk(const void *buf, size_t len, uint16_t cmd,
+		int (*fn)(struct nlmsghdr *nlh, void *ctx, struct rf_err *e), void *ctx, struct rf_err *e)
 {
 	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
 	int rem = len > (size_t)INT32_MAX ? INT32_MAX : (int)len, r;
@@ -90,6 +90,15 @@ static int walk(const void *buf, size_t len, int (*fn)(struct nlmsghdr *nlh, voi
 		return garbage(e, "shorter than a netlink header");
 	for (; nlmsg_ok(nlh, rem); nlh = nlmsg_next(nlh, &rem)) {
 		if (nlh->nlmsg_type == NLMSG_DONE) {
+			/* a dump that failed part way ends with DONE carrying the errno */
+			if (nlmsg_datalen(nlh) >= (int)sizeof(int)) {
+				int err;
+
+				memcpy(&err, nlmsg_data(nlh), sizeof(err));
+				if (err < 0 && err >= -4095)
+					return rf_err_set(e, err, "RDMANL_KERNEL_ERROR", "rdma netlink",
+							  "the kernel's dump failed: %s", strerror(-err));
+			}
 			done = true;
 			break;
 		}
@@ -107,6 +116,8 @@ static int walk(const void *buf, size_t len, int (*fn)(struct nlmsghdr *nlh, voi
 		}
 		if (RDMA_NL_GET_CLIENT(nlh->nlmsg_type) != RDMA_NL_NLDEV)
 			return garbage(e, "a message of another netlink client");
+		if (RDMA_NL_GET_OP(nlh->nlmsg_type) != cmd)
+			return garbage(e, "the answer to another command");
 		if ((r = fn(nlh, ctx, e)) < 0)
 			return r;
 	}
@@ -151,7 +162,7 @@ int rdmanl_parse_devs(const void *buf, size_t len, struct rdmanl_dev **ret, size
 		      struct rf_err *e)
 {
 	struct devs_ctx c = { 0 };
-	int r = walk(buf, len, dev_msg, &c, e);
+	int r = walk(buf, len, RDMA_NLDEV_CMD_GET, dev_msg, &c, e);
 
 	if (r < 0) {
 		free(c.v);
@@ -182,15 +193,18 @@ static int qp_msg(struct nlmsghdr *nlh, void *ctx, struct rf_err *e)
 			continue;
 		if (nla_parse_nested(line, NA - 1, ent, policy) < 0)
 			return garbage(e, "a QP of the wrong shape");
+		/* (a user QP whose creating thread is gone has no owner: the kernel leaves the pid
+		 * out; it is still a QP) */
 		if (!line[RDMA_NLDEV_ATTR_RES_LQPN] || !line[RDMA_NLDEV_ATTR_RES_TYPE] ||
-		    !line[RDMA_NLDEV_ATTR_RES_STATE] ||
-		    (!line[RDMA_NLDEV_ATTR_RES_PID] && !line[RDMA_NLDEV_ATTR_RES_KERN_NAME]))
-			return garbage(e, "a QP without its number, type, state or owner");
+		    !line[RDMA_NLDEV_ATTR_RES_STATE])
+			return garbage(e, "a QP without its number, type or state");
 		if (q->n == q->cap) {
 			size_t nc = q->cap ? q->cap * 2 : 64;
 			struct rdmanl_qp *nq;
 
-			if (nc > RDMANL_MAX_QPS || !(nq = realloc(q->qps, nc * sizeof(*nq))))
+			if (nc > RDMANL_MAX_QPS)
+				nc = RDMANL_MAX_QPS;
+			if (q->n >= RDMANL_MAX_QPS || !(nq = realloc(q->qps, nc * sizeof(*nq))))
 				return rf_err_set(e, -E2BIG, "RDMANL_TOO_MANY", "rdma netlink",
 						  "more than %d QPs", RDMANL_MAX_QPS);
 			q->qps = nq;
@@ -211,8 +225,10 @@ static int qp_msg(struct nlmsghdr *nlh, void *ctx, struct rf_err *e)
 		}
 		if (line[RDMA_NLDEV_ATTR_RES_PID])
 			qp->pid = nla_get_u32(line[RDMA_NLDEV_ATTR_RES_PID]);
-		else
+		else if (line[RDMA_NLDEV_ATTR_RES_KERN_NAME])
 			str_copy(qp->comm, sizeof(qp->comm), nla_get_string(line[RDMA_NLDEV_ATTR_RES_KERN_NAME]));
+		else
+			qp->orphan = true;
 	}
 	if (rem != 0)
 		return garbage(e, "a truncated QP table");
@@ -221,7 +237,7 @@ static int qp_msg(struct nlmsghdr *nlh, void *ctx, struct rf_err *e)
 
 int rdmanl_parse_qps(const void *buf, size_t len, struct rdmanl_qps *q, struct rf_err *e)
 {
-	return walk(buf, len, qp_msg, q, e);
+	return walk(buf, len, RDMA_NLDEV_CMD_RES_QP_GET, qp_msg, q, e);
 }
 
 static int counter_entry(struct rdmanl_qps *q, const char *dev, struct nlattr *ent, struct rf_err *e)
@@ -288,16 +304,37 @@ static int counter_msg(struct nlmsghdr *nlh, void *ctx, struct rf_err *e)
 
 int rdmanl_parse_counters(const void *buf, size_t len, struct rdmanl_qps *q, struct rf_err *e)
 {
-	return walk(buf, len, counter_msg, q, e);
+	return walk(buf, len, RDMA_NLDEV_CMD_STAT_GET, counter_msg, q, e);
 }
 
+static int by_dev_lqpn(const void *a, const void *b)
+{
+	const struct rdmanl_qp *x = *(const struct rdmanl_qp *const *)a, *y = *(const struct rdmanl_qp *const *)b;
+	int c = strcmp(x->dev, y->dev);
+
+	return c ? c : (x->lqpn > y->lqpn) - (x->lqpn < y->lqpn);
+}
+
+/* (sorted by device and number, each bound QP found by a binary search) */
 void rdmanl_bind_counters(struct rdmanl_qps *q)
 {
+	struct rdmanl_qp **idx = calloc(q->n + 1, sizeof(*idx));
+
+	if (!idx)
+		return;
+	for (size_t i = 0; i < q->n; i++)
+		idx[i] = &q->qps[i];
+	qsort(idx, q->n, sizeof(*idx), by_dev_lqpn);
 	for (size_t c = 0; c < q->ncounters; c++)
-		for (size_t k = 0; k < q->counters[c].nlqpns; k++)
-			for (size_t i = 0; i < q->n; i++)
-				if (q->qps[i].lqpn == q->counters[c].lqpns[k] && !strcmp(q->qps[i].dev, q->counters[c].dev))
-					q->qps[i].counter = (int)c;
+		for (size_t k = 0; k < q->counters[c].nlqpns; k++) {
+			struct rdmanl_qp key = { .lqpn = q->counters[c].lqpns[k] }, *kp = &key, **hit;
+
+			snprintf(key.dev, sizeof(key.dev), "%s", q->counters[c].dev);
+			hit = bsearch(&kp, idx, q->n, sizeof(*idx), by_dev_lqpn);
+			if (hit)
+				(*hit)->counter = (int)c;
+		}
+	free(idx);
 }
 
 /* --- live -------------------------------------------------------------------------------------- */
@@ -337,24 +374,13 @@ void rdmanl_close(struct rdmanl *nl)
 	free(nl);
 }
 
-/* Whether buf ends the answer: an NLMSG_DONE or an error among its messages. */
-static bool answer_over(const void *buf, int len)
-{
-	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
-	int rem = len;
-
-	for (; nlmsg_ok(nlh, rem); nlh = nlmsg_next(nlh, &rem))
-		if (nlh->nlmsg_type == NLMSG_DONE || nlh->nlmsg_type == NLMSG_ERROR || !(nlh->nlmsg_flags & NLM_F_MULTI))
-			return true;
-	return rem != 0; /* garbage: the parser says so */
-}
-
 int rdmanl_query(struct rdmanl *nl, uint16_t cmd, const uint16_t attrs[3], const uint32_t vals[3],
 		 void **ret_buf, size_t *ret_len, struct rf_err *e)
 {
 	struct nl_msg *msg = nlmsg_alloc_simple(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, cmd), NLM_F_REQUEST | NLM_F_DUMP);
 	char *out = NULL;
 	size_t len = 0;
+	uint32_t seq;
 	int r;
 
 	*ret_buf = NULL;
@@ -364,35 +390,51 @@ int rdmanl_query(struct rdmanl *nl, uint16_t cmd, const uint16_t attrs[3], const
 	for (int i = 0; i < 3 && attrs && attrs[i]; i++)
 		nla_put_u32(msg, attrs[i], vals[i]);
 	r = nl_send_auto(nl->sk, msg);
+	seq = nlmsg_hdr(msg)->nlmsg_seq;
 	nlmsg_free(msg);
 	if (r < 0)
 		return rf_err_set(e, -EIO, "RDMANL_FAILED", "rdma netlink", "cannot send: %s", nl_geterror(r));
 	for (;;) {
 		unsigned char *chunk = NULL;
 		struct sockaddr_nl from;
-		char *grown;
-		int n = nl_recv(nl->sk, &from, &chunk, NULL);
+		struct nlmsghdr *nlh;
+		int n = nl_recv(nl->sk, &from, &chunk, NULL), rem;
+		bool over = false;
 
 		if (n <= 0) {
 			free(out);
 			return rf_err_set(e, n == 0 ? -ETIMEDOUT : -EIO, "RDMANL_FAILED", "rdma netlink",
 					  "no answer from the kernel: %s", n == 0 ? "closed" : nl_geterror(n));
 		}
-		if (len + (size_t)n > RDMANL_MAX_REPLY || !(grown = realloc(out, len + (size_t)n))) {
+		if (from.nl_pid != 0) { /* only the kernel answers */
 			free(chunk);
-			free(out);
-			return rf_err_set(e, -E2BIG, "RDMANL_TOO_MANY", "rdma netlink",
-					  "the answer is larger than %u bytes", RDMANL_MAX_REPLY);
+			continue;
 		}
-		out = grown;
-		memcpy(out + len, chunk, (size_t)n);
-		len += (size_t)n;
-		if (answer_over(chunk, n)) {
-			free(chunk);
-			break;
+		/* the messages of this request only (what an earlier, abandoned dump left queued
+		 * is skipped); they end with DONE or an error */
+		for (nlh = (struct nlmsghdr *)chunk, rem = n; nlmsg_ok(nlh, rem); nlh = nlmsg_next(nlh, &rem)) {
+			char *grown;
+
+			if (nlh->nlmsg_seq != seq)
+				continue;
+			if (len + nlh->nlmsg_len > RDMANL_MAX_REPLY || !(grown = realloc(out, len + nlh->nlmsg_len))) {
+				free(chunk);
+				free(out);
+				return rf_err_set(e, -E2BIG, "RDMANL_TOO_MANY", "rdma netlink",
+						  "the answer is larger than %u bytes", RDMANL_MAX_REPLY);
+			}
+			out = grown;
+			memcpy(out + len, nlh, nlh->nlmsg_len);
+			len += nlh->nlmsg_len;
+			if (nlh->nlmsg_type == NLMSG_DONE || nlh->nlmsg_type == NLMSG_ERROR || !(nlh->nlmsg_flags & NLM_F_MULTI))
+				over = true;
 		}
 		free(chunk);
+		if (over || rem != 0)
+			break; /* (a malformed rest: the parser says so) */
 	}
+	if (!out)
+		return rf_err_set(e, -EBADMSG, "RDMANL_GARBAGE", "rdma netlink", "an empty answer");
 	*ret_buf = out;
 	*ret_len = len;
 	return 0;

@@ -32,8 +32,10 @@ struct rdmanl_qp {
 	bool has_rqpn;
 	uint8_t type;  /* enum ib_qp_type */
 	uint8_t state; /* enum ib_qp_state */
-	uint32_t pid;  /* 0 for a kernel QP */
+	uint32_t pid;  /* the creating thread's id (the caller maps it to its process); 0 for a
+			* kernel QP or an orphan */
 	char comm[64]; /* kernel QP: its owner's name (RDMA_NLDEV_ATTR_RES_KERN_NAME) */
+	bool orphan;   /* a user QP whose creating thread is gone: no pid */
 	int counter;   /* index into the counters bound to it, or -1 */
 };
 

@@ -623,7 +623,7 @@ out:
 }
 
 /* The host's QP table as reported, and the QPs that entered the error state added up. */
-static int write_qps(struct ingest *ing, const struct report *rep, int64_t now)
+static int write_qps(struct ingest *ing, const struct report *rep)
 {
 	static const char sql[] = "INSERT INTO qps(agent_id, t_ns, doc, errors_total) VALUES(?,?,?,?) "
 				  "ON CONFLICT(agent_id) DO UPDATE SET t_ns=excluded.t_ns, doc=excluded.doc, "
@@ -639,7 +639,7 @@ static int write_qps(struct ingest *ing, const struct report *rep, int64_t now)
 		return -EIO;
 	}
 	sqlite3_bind_text(st, 1, rep->agent_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, now);
+	sqlite3_bind_int64(st, 2, rep->time_ns); /* when the agent read it (a spooled report is late) */
 	sqlite3_bind_text(st, 3, doc, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 4, json_integer_value(json_object_get(rep->qps, "entered_error")));
 	r = store_step(st);
@@ -751,7 +751,7 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 	free(errors);
 	if (r < 0)
 		return r;
-	if (rep->qps && (r = write_qps(ing, rep, now)) < 0)
+	if (rep->qps && (r = write_qps(ing, rep)) < 0)
 		return r;
 	if (!(st = store_stmt(ing->store, boot_sql)))
 		return -EIO;

@@ -537,9 +537,14 @@ static int name_counts(json_t *o, const char *key, size_t max, struct js_path *p
 		return 0;
 	if (!json_is_object(m) || json_object_size(m) > max)
 		return js_fail(e, p, key, "an object of at most %zu names and counts", max);
-	json_object_foreach(m, k, v)
-		if (strlen(k) > 64 || !json_is_integer(v) || json_integer_value(v) < 0)
-			return js_fail(e, p, key, "'%.64s' must be a name of at most 64 characters with a count", k);
+	json_object_foreach(m, k, v) {
+		bool plain = strlen(k) <= 64 && *k;
+
+		for (const unsigned char *c = (const unsigned char *)k; plain && *c; c++)
+			plain = *c >= 0x20 && *c != 0x7f;
+		if (!plain || !json_is_integer(v) || json_integer_value(v) < 0)
+			return js_fail(e, p, key, "names of 1 to 64 characters without control characters, with counts");
+	}
 	return 0;
 }
 

@@ -138,7 +138,8 @@ static int links_build(struct store_reader *rd, json_t **ret, struct rf_err *e)
 	static const char sql[] =
 		"SELECT p.agent_id, a.role, p.device, p.port, p.key, p.state, p.speed_mbps, "
 		"p.peer_system, p.peer_port, p.netdev FROM ports p JOIN agents a ON a.id = p.agent_id "
-		"WHERE p.present AND (p.peer_system IS NOT NULL OR (a.role = 'host' AND p.netdev IS NOT NULL)) "
+		"WHERE p.present AND (p.peer_system IS NOT NULL OR (a.role = 'host' AND p.netdev IS NOT NULL "
+		"AND EXISTS (SELECT 1 FROM ports q WHERE q.peer_system = p.agent_id AND q.peer_port = p.netdev))) "
 		"ORDER BY p.key";
 	sqlite3_stmt *st = store_reader_stmt(rd, sql);
 	struct end *ends = NULL;
@@ -174,7 +175,7 @@ static int links_build(struct store_reader *rd, json_t **ret, struct rf_err *e)
 		snprintf(x->key, sizeof(x->key), "%s", (const char *)sqlite3_column_text(st, 4));
 		snprintf(x->state, sizeof(x->state), "%s", (const char *)sqlite3_column_text(st, 5));
 		x->speed = sqlite3_column_int64(st, 6);
-		snprintf(x->peer_agent, sizeof(x->peer_agent), "%s", (const char *)sqlite3_column_text(st, 7));
+		snprintf(x->peer_agent, sizeof(x->peer_agent), "%s", (const char *)sqlite3_column_text(st, 7) ?: "");
 		snprintf(x->peer_label, sizeof(x->peer_label), "%s", (const char *)sqlite3_column_text(st, 8) ?: "");
 		snprintf(x->netdev, sizeof(x->netdev), "%s", (const char *)sqlite3_column_text(st, 9) ?: "");
 	}
@@ -206,10 +207,11 @@ static int links_build(struct store_reader *rd, json_t **ret, struct rf_err *e)
 		a->used = true;
 		snprintf(k, sizeof(k), "%s|%s", a->peer_agent, a->peer_label);
 		b = hmap_get(&by, k);
-		/* the neighbour names someone else: show a's side only (one that names no one,
-		 * a host without LLDP, is taken at a's word) */
-		if (b && (b->used || (b->peer_agent[0] && (strcmp(b->peer_agent, a->agent) ||
-							    !names_end(a, b->peer_label)))))
+		/* the neighbour names someone else: show a's side only.  A host port that names no
+		 * one (a host without LLDP) is taken at its switch's word, and only a switch's */
+		if (b && (b->used ||
+			  (b->peer_agent[0] ? strcmp(b->peer_agent, a->agent) || !names_end(a, b->peer_label)
+					    : strcmp(a->role, "switch"))))
 			b = NULL;
 		if (b)
 			b->used = true;

@@ -89,7 +89,7 @@ print(json.dumps({f: base64.b64encode(open(os.path.join(d, f), "rb").read()).dec
 	for i in $(seq 300); do curl -sf "$API/api/v1/health" > /dev/null && break; sleep 0.1; done
 	"$B/rocefab-agent" --id g1 --server "$API" --token-file "$PM/agents.token" --interval 0.5s \
 		--spool-dir /run/spool -L info -o agent.log_target=stderr -o agent.jitter=0 \
-		-o linux.devices=rxe0 > /tmp/agent.log 2>&1 &
+		-o linux.devices=rxe0 -o linux.qp_interval=1s > /tmp/agent.log 2>&1 &
 	# rocefabd shows them, then the RC QP of qp-hold enters the error state and is counted
 	for i in $(seq 300); do
 		curl -sf -H "$V" "$API/api/v1/hosts/g1/qps" > /tmp/q1.json && break

@@ -179,8 +179,9 @@ class SonicSwitch:
         for i, p in enumerate(self.ports):
             cmds.append(("HSET", f"PORT_TABLE:{p}", "oper_status", "down" if i == 31 else "up",
                          "admin_status", "up", "speed", "100000", "mtu", "9100"))
+        # host1's interface is the one of tests/data/hosts/gpu-a1's first RDMA port
         self.neighbors = {"Ethernet0": ("spine1", "Ethernet8"), "Ethernet4": ("spine2", "Ethernet8"),
-                          "Ethernet8": ("host1", "eth0"), "Ethernet12": ("host2", "eth1")}
+                          "Ethernet8": ("host1", "enp65s0f0np0"), "Ethernet12": ("host2", "eth1")}
         for p, (sysname, port) in self.neighbors.items():
             if sysname.startswith("spine"):
                 cmds.append(("HSET", f"LLDP_ENTRY_TABLE:{p}", "lldp_rem_sys_name", sysname,

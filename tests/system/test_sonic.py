@@ -6,7 +6,7 @@ import json
 import os
 import statistics
 
-from conftest import ROOT, SIM_AGENTS, SCHEMAS, Proc, binary, wait_for
+from conftest import ROOT, SIM_AGENTS, SCHEMAS, Proc, binary, copy_tree, wait_for
 from sonic import APPL_DB, CONFIG_DB, COUNTERS_DB, Redis, SonicSwitch, agent_args, oid, run
 
 LIVE = os.path.join(ROOT, "tests", "sim", "live")
@@ -89,6 +89,21 @@ def test_a_sonic_switch_in_redis_comes_out_of_rest_as_it_is(world):
         assert b["port_id"] is None  # the neighbours do not report here: one end only
         got.add((a["port"], b["node"], b["port"]))
     assert got == {(p, s_, pp) for p, (s_, pp) in sw.neighbors.items()}, got
+    # host1 reports (a recorded host without lldpd): the switch names its port by interface,
+    # and the link gets both ends; no link to a host port that no one names
+    _, htok = d.token("host1", "agent", agent="host1")
+    world.agent("host1", copy_tree("gpu-a1", os.path.join(world.tmp, "gpu-a1")), d.url, htok).start()
+
+    def host_link():
+        for l in c.json("/api/v1/links")["items"]:
+            ends = {l["a"]["node"]: l["a"], l["b"]["node"]: l["b"]}
+            if "host1" in ends and ends["host1"]["port_id"]:
+                return l
+    lk = wait_for(host_link, 10, what="the link to host1 with both ends")
+    ends = {lk["a"]["node"]: lk["a"], lk["b"]["node"]: lk["b"]}
+    assert ends["sw1"]["port"] == "Ethernet8" and ends["host1"]["port_id"].startswith("host1:mlx5_")
+    links = c.json("/api/v1/links")["items"]
+    assert len(links) == 4 and not any("(null)" in (l["a"]["node"], l["b"]["node"]) for l in links), links
 
     # counters: every mapped SAI statistic of a port, its queues and PGs, equal to the redis
     def matches():
@@ -416,6 +431,24 @@ def test_two_leaves_of_the_demo_fabric_through_sonic_look_the_same(world):
                                                         params={"names": "tx_bytes"})["series"]
                          for p in s["points"]), 10, what="a rate on leaf0's port h3")
     assert c.json("/api/v1/agents/leaf0")["errors"] == []
+    # an ECN change on leaf0 through REST: into CONFIG_DB for that queue alone, applied by the
+    # simulated switch, read back in the audit log (the queue it lowers: the test above)
+    ops = d.client("ops")
+    rr = ops.put("/api/v1/switches/leaf0/ports/h3/queues/3/ecn",
+                 json={"kmin_bytes": 100000, "kmax_bytes": 400000, "reason": "test: demo through SONiC"})
+    assert rr.status_code == 202, rr.text
+    done = wait_for(lambda: (lambda x: x if x["state"] in ("applied", "failed") else None)(
+        c.json(f"/api/v1/changes/{rr.json()['changes'][0]['id']}")), 10, what="the change applied")
+    assert done["state"] == "applied" and done["new"]["kmin_bytes"] == 100000, done
+    assert done["new"]["wred_profile"] == "AZURE_LOSSLESS_Ethernet12_q3", done["new"]
+    r0 = reds["leaf0"]
+    assert r0.hgetall("WRED_PROFILE|AZURE_LOSSLESS_Ethernet12_q3", CONFIG_DB)["green_min_threshold"] == "100000"
+    wait_for(lambda: sim.ctl("GET", "/v1/devices/leaf0/config")["ports"]["h3"]["ecn"][3]["kmin_bytes"] == 100000,
+             10, what="leaf0 applying CONFIG_DB")
+    own = sim.ctl("GET", "/v1/devices/leaf0/config")["ports"]
+    base = sim.ctl("GET", "/v1/devices/leaf2/config")["ports"]["h16"]["ecn"]  # a leaf left alone
+    assert [q["kmin_bytes"] for q in own["h3"]["ecn"][:3]] == [q["kmin_bytes"] for q in base[:3]]
+    assert all(pc["ecn"][3]["kmin_bytes"] == base[3]["kmin_bytes"] for p, pc in own.items() if p != "h3")
     # leaf1's redis restarts empty (as after a crash): the simulator writes the switch again, and
     # never applies the empty CONFIG_DB as "nothing lossless, no ECN"
     r1 = reds["leaf1"]

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 #include <netlink/attr.h>
@@ -169,8 +171,46 @@ static void test_errors_and_other_clients(void **state)
 		nla_nest_end(m, t);
 	}
 	assert_int_equal(rdmanl_parse_qps(nlmsg_hdr(m), nlmsg_hdr(m)->nlmsg_len, &q, &e), -EBADMSG);
-	assert_non_null(strstr(e.msg, "without its number, type, state or owner"));
+	assert_non_null(strstr(e.msg, "without its number, type or state"));
 	nlmsg_free(m);
+	/* a QP whose creating thread is gone (no pid, no kernel name): still a QP, the rest read */
+	m = msg(RDMA_NLDEV_CMD_RES_QP_GET, 0);
+	{
+		struct nlattr *t = nla_nest_start(m, RDMA_NLDEV_ATTR_RES_QP), *x = nla_nest_start(m, RDMA_NLDEV_ATTR_RES_QP_ENTRY);
+
+		nla_put_u32(m, RDMA_NLDEV_ATTR_RES_LQPN, 8);
+		nla_put_u8(m, RDMA_NLDEV_ATTR_RES_TYPE, 2);
+		nla_put_u8(m, RDMA_NLDEV_ATTR_RES_STATE, 6);
+		nla_nest_end(m, x);
+		nla_nest_end(m, t);
+	}
+	assert_int_equal(rdmanl_parse_qps(nlmsg_hdr(m), nlmsg_hdr(m)->nlmsg_len, &q, &e), 0);
+	assert_int_equal(q.n, 1);
+	assert_true(q.qps[0].orphan && q.qps[0].pid == 0);
+	nlmsg_free(m);
+	/* the QP table where the device list was asked for: the answer to another command */
+	m = msg(RDMA_NLDEV_CMD_RES_QP_GET, 0);
+	{
+		struct rdmanl_dev *devs = NULL;
+		size_t n = 0;
+
+		assert_int_equal(rdmanl_parse_devs(nlmsg_hdr(m), nlmsg_hdr(m)->nlmsg_len, &devs, &n, &e), -EBADMSG);
+		assert_non_null(strstr(e.msg, "another command"));
+		free(devs);
+	}
+	nlmsg_free(m);
+	/* a dump that failed part way: DONE carrying the errno */
+	{
+		struct nlmsghdr *h = (struct nlmsghdr *)buf;
+		int err = -EINVAL;
+
+		memset(buf, 0, sizeof(buf));
+		h->nlmsg_len = NLMSG_LENGTH(sizeof(err));
+		h->nlmsg_type = NLMSG_DONE;
+		memcpy(h + 1, &err, sizeof(err));
+		assert_int_equal(rdmanl_parse_qps(buf, h->nlmsg_len, &q, &e), -EINVAL);
+		assert_string_equal(e.code, "RDMANL_KERNEL_ERROR");
+	}
 	/* a device name that is no string (not NUL-terminated) */
 	m = nlmsg_alloc_simple(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET), NLM_F_MULTI);
 	nla_put_u32(m, RDMA_NLDEV_ATTR_DEV_INDEX, 1);
@@ -267,6 +307,57 @@ static void test_report_section(void **state)
 	assert_true(json_is_true(json_object_get(doc, "truncated")));
 	json_decref(doc);
 	lqp_free(lq);
+	/* the creating thread's process (its Tgid) and name; a name that is empty or not
+	 * printable never makes a report the daemon would refuse */
+	{
+		char dir[] = "/tmp/rocefab-qp-XXXXXX", path[256], cwd[256];
+		FILE *f;
+
+		assert_non_null(mkdtemp(dir));
+		assert_non_null(getcwd(cwd, sizeof(cwd)));
+		snprintf(path, sizeof(path), "%s/rdma-netlink", dir);
+		{
+			char target[400];
+
+			snprintf(target, sizeof(target), "%s/" REC "/rdma-netlink", cwd);
+			assert_int_equal(symlink(target, path), 0);
+		}
+		snprintf(path, sizeof(path), "%s/proc", dir);
+		mkdir(path, 0755);
+		snprintf(path, sizeof(path), "%s/proc/235", dir);
+		mkdir(path, 0755);
+		snprintf(path, sizeof(path), "%s/proc/230", dir);
+		mkdir(path, 0755);
+		snprintf(path, sizeof(path), "%s/proc/235/status", dir);
+		assert_non_null(f = fopen(path, "w"));
+		fputs("Name:\tworker\nUmask:\t0022\nTgid:\t230\nPid:\t235\n", f);
+		fclose(f);
+		snprintf(path, sizeof(path), "%s/proc/230/comm", dir);
+		assert_non_null(f = fopen(path, "w"));
+		fputs("\x01\xc2\x9btrain\n", f);
+		fclose(f);
+		assert_int_equal(lqp_new(dir, "", 64, &lq), 0);
+		assert_int_equal(lqp_read(lq, &doc, errors), 0);
+		{
+			json_t *p0 = json_array_get(json_object_get(doc, "processes"), 0);
+
+			assert_int_equal(json_integer_value(json_object_get(p0, "pid")), 230);
+			assert_string_equal(json_string_value(json_object_get(p0, "comm")), "???train");
+		}
+		json_decref(doc);
+		lqp_free(lq);
+		/* an empty name */
+		assert_non_null(f = fopen(path, "w"));
+		fclose(f);
+		assert_int_equal(lqp_new(dir, "", 64, &lq), 0);
+		assert_int_equal(lqp_read(lq, &doc, errors), 0);
+		assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(doc, "processes"), 0),
+								       "comm")), "?");
+		json_decref(doc);
+		lqp_free(lq);
+		snprintf(cwd, sizeof(cwd), "rm -rf %s", dir);
+		assert_int_equal(system(cwd), 0);
+	}
 	/* a tree without rdma-netlink/: no section, no error */
 	assert_int_equal(lqp_new("tests/data/hosts/gpu-a1", "", 64, &lq), 0);
 	assert_int_equal(lqp_read(lq, &doc, errors), -EOPNOTSUPP);
