@@ -293,3 +293,15 @@ void collect_error(json_t *errors, const char *code, const char *where, const ch
 	}
 	json_array_append_new(errors, x);
 }
+
+json_t *config_entry(json_t *list, const char *port, json_int_t queue)
+{
+	json_t *x;
+	size_t i;
+
+	json_array_foreach(list, i, x)
+		if (!strcmp(json_string_value(json_object_get(x, "port")) ?: "", port) &&
+		    (queue < 0 || json_integer_value(json_object_get(x, "queue")) == queue))
+			return x;
+	return NULL;
+}

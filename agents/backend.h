@@ -59,6 +59,10 @@ struct agent_device *inventory_add_device(struct agent_inventory *inv);
 struct agent_port *inventory_add_port(struct agent_device *d);
 int inventory_add_absent(struct agent_inventory *inv, const char *name);
 
+/* The entry of a configuration list (read_config's "dcqcn", "pfc" or "ecn") for port, and for
+ * queue when it is not negative; NULL when none. */
+json_t *config_entry(json_t *list, const char *port, json_int_t queue);
+
 /* Problems met while collecting go into the report's "errors" (bounded, deduplicated). */
 void collect_error(json_t *errors, const char *code, const char *where, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

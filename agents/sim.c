@@ -511,18 +511,6 @@ static int translate(struct simb *sb, const char *kind, json_t *params, json_t *
 	return 0;
 }
 
-static json_t *find_entry(json_t *list, const char *port, json_int_t queue)
-{
-	json_t *x;
-	size_t i;
-
-	json_array_foreach(list, i, x)
-		if (!strcmp(json_string_value(json_object_get(x, "port")) ?: "", port) &&
-		    (queue < 0 || json_integer_value(json_object_get(x, "queue")) == queue))
-			return x;
-	return NULL;
-}
-
 static json_t *outcome_err(const char *id, const char *outcome, const struct rf_err *e,
 			   json_t *before)
 {
@@ -560,14 +548,14 @@ static int sim_apply(struct backend *b, json_t *command, json_t **ret_outcome)
 			goto fail;
 		}
 		rport = HOST_PORT;
-		cur = find_entry(json_object_get(before, "dcqcn"), rport, -1);
+		cur = config_entry(json_object_get(before, "dcqcn"), rport, -1);
 		snprintf(path, sizeof(path), "/v1/devices/%s/dcqcn", sb->dev);
 	} else if (!strcmp(kind, "set_pfc") || !strcmp(kind, "set_ecn")) {
 		if (!(sport = sim_port_of(sb, params, &e)))
 			goto fail;
 		rport = sb->is_switch ? sport : HOST_PORT;
 		if (!strcmp(kind, "set_pfc")) {
-			cur = find_entry(json_object_get(before, "pfc"), rport, -1);
+			cur = config_entry(json_object_get(before, "pfc"), rport, -1);
 			snprintf(path, sizeof(path), "/v1/devices/%s/ports/%s/pfc", sb->dev, sport);
 		} else {
 			if (!sb->is_switch) {
@@ -576,7 +564,7 @@ static int sim_apply(struct backend *b, json_t *command, json_t **ret_outcome)
 				goto fail;
 			}
 			queue = json_integer_value(json_object_get(params, "queue"));
-			cur = find_entry(json_object_get(before, "ecn"), rport, queue);
+			cur = config_entry(json_object_get(before, "ecn"), rport, queue);
 			snprintf(path, sizeof(path), "/v1/devices/%s/ports/%s/queues/%d/ecn", sb->dev,
 				 sport, (int)queue);
 		}
@@ -598,9 +586,9 @@ static int sim_apply(struct backend *b, json_t *command, json_t **ret_outcome)
 		rf_err_set(&e, r, "SIM_UNREACHABLE", NULL, "applied, but cannot read the configuration back");
 		goto fail;
 	}
-	now = !strcmp(kind, "set_dcqcn") ? find_entry(json_object_get(after, "dcqcn"), rport, -1)
-	      : !strcmp(kind, "set_pfc") ? find_entry(json_object_get(after, "pfc"), rport, -1)
-					 : find_entry(json_object_get(after, "ecn"), rport, queue);
+	now = !strcmp(kind, "set_dcqcn") ? config_entry(json_object_get(after, "dcqcn"), rport, -1)
+	      : !strcmp(kind, "set_pfc") ? config_entry(json_object_get(after, "pfc"), rport, -1)
+					 : config_entry(json_object_get(after, "ecn"), rport, queue);
 	*ret_outcome = json_pack("{s:s,s:s,s:O,s:O}", "id", id, "outcome", "applied", "previous",
 				 cur ? cur : json_null(), "values", now ? now : json_null());
 	json_decref(before);

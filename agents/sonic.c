@@ -1217,20 +1217,13 @@ static int sonic_collect(struct backend *b, const struct agent_inventory *inv, j
 			add_sample(samples, sb, report, reads[k].group, t0 + (t1 - t0) / 2, vals);
 		}
 	}
+	r = 0;
 	goto out;
 nomem:
 	rf_err_set(&e, -ENOMEM, "NO_MEMORY", NULL, "out of memory");
 fail:
 	add_err(errors, &e);
 	r = e.err ? e.err : -EIO;
-	free_replies(mreps, 4);
-	free_replies(reps, nkeys);
-	for (i = 0; i < nkeys; i++)
-		free(keys[i]);
-	free(keys);
-	free(objs);
-	hmap_fini(&by_port);
-	return r;
 out:
 	free_replies(mreps, 4);
 	free_replies(reps, nkeys);
@@ -1239,7 +1232,7 @@ out:
 	free(keys);
 	free(objs);
 	hmap_fini(&by_port);
-	return 0;
+	return r;
 }
 
 /* --- configuration ----------------------------------------------------------------------------- */
@@ -1469,18 +1462,6 @@ static json_t *outcome_failed(const char *id, const struct rf_err *e, json_t *be
 		json_object_set_new(json_object_get(o, "error"), "field", json_string(e->where));
 	json_object_set(o, "previous", before ? before : json_null());
 	return o;
-}
-
-static json_t *find_entry(json_t *list, const char *port, int queue)
-{
-	json_t *x;
-	size_t i;
-
-	json_array_foreach(list, i, x)
-		if (!strcmp(json_string_value(json_object_get(x, "port")) ?: "", port) &&
-		    (queue < 0 || json_integer_value(json_object_get(x, "queue")) == queue))
-			return x;
-	return NULL;
 }
 
 /* The fields of a WRED profile for the change: thresholds of green, and of yellow and red
@@ -1859,9 +1840,9 @@ static int sonic_apply(struct backend *b, json_t *command, json_t **ret_outcome)
 			rf_err_set(&e, -EINVAL, "BAD_VALUE", "/params/queue", "queues are 0-7");
 			goto fail;
 		}
-		cur = find_entry(json_object_get(before, "ecn"), sp->report, q);
+		cur = config_entry(json_object_get(before, "ecn"), sp->report, q);
 	} else {
-		cur = find_entry(json_object_get(before, "pfc"), sp->report, -1);
+		cur = config_entry(json_object_get(before, "pfc"), sp->report, -1);
 	}
 	/* a change by someone else in between: read again and decide again, a few times */
 	for (int attempt = 0; attempt < 4; attempt++) {
@@ -1879,7 +1860,7 @@ static int sonic_apply(struct backend *b, json_t *command, json_t **ret_outcome)
 			   "written, but the configuration cannot be read back: %s", e.msg);
 		goto fail;
 	}
-	now = json_deep_copy(find_entry(json_object_get(after, q >= 0 ? "ecn" : "pfc"), sp->report, q));
+	now = json_deep_copy(config_entry(json_object_get(after, q >= 0 ? "ecn" : "pfc"), sp->report, q));
 	if (now && extra)
 		json_object_update(now, extra);
 	json_decref(extra);

@@ -559,18 +559,6 @@ out:
 	return r;
 }
 
-static json_t *entry_of(json_t *list, const char *port, json_int_t queue)
-{
-	json_t *x;
-	size_t i;
-
-	json_array_foreach(list, i, x)
-		if (!strcmp(json_string_value(json_object_get(x, "port")) ?: "", port) &&
-		    (queue < 0 || json_integer_value(json_object_get(x, "queue")) == queue))
-			return x;
-	return NULL;
-}
-
 static bool same_num(json_t *a, json_t *b)
 {
 	if (!a || !b)
@@ -617,7 +605,7 @@ static int sync_config(struct pubsw *p, struct rf_err *e)
 	json_array_foreach(json_object_get(want, "ecn"), i, x) {
 		const char *port = json_string_value(json_object_get(x, "port"));
 		json_int_t q = json_integer_value(json_object_get(x, "queue"));
-		json_t *h = entry_of(json_object_get(have, "ecn"), port, q), *params;
+		json_t *h = config_entry(json_object_get(have, "ecn"), port, q), *params;
 		bool on = json_is_true(json_object_get(x, "enabled"));
 		char what[100];
 
@@ -642,7 +630,7 @@ static int sync_config(struct pubsw *p, struct rf_err *e)
 	}
 	json_array_foreach(json_object_get(want, "pfc"), i, x) {
 		const char *port = json_string_value(json_object_get(x, "port"));
-		json_t *h = entry_of(json_object_get(have, "pfc"), port, -1), *params;
+		json_t *h = config_entry(json_object_get(have, "pfc"), port, -1), *params;
 		const char *mode = json_string_value(json_object_get(x, "mode"));
 		char what[100];
 
