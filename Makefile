@@ -15,7 +15,8 @@
 # Every directory's objects go into its own static library (its layer); each program is its
 # main.c linked against its layers' libraries, the unit tests and benchmarks against all.
 
-VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0)
+# The release version (the file VERSION) and the commit it was built from (build-aux/version.sh)
+VERSION := $(shell build-aux/version.sh)
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 SBINDIR ?= $(PREFIX)/sbin
@@ -313,6 +314,9 @@ install: all
 	install -m 0644 packaging/systemd/rocefabd.service packaging/systemd/rocefab-agent.service \
 		$(DESTDIR)$(UNITDIR)/
 	install -m 0644 packaging/systemd/rocefab.sysusers $(DESTDIR)$(SYSUSERSDIR)/rocefab.conf
+	install -d $(DESTDIR)$(DATADIR)/bash-completion/completions $(DESTDIR)$(DATADIR)/zsh/vendor-completions
+	install -m 0644 packaging/completion/rocefabctl.bash $(DESTDIR)$(DATADIR)/bash-completion/completions/rocefabctl
+	install -m 0644 packaging/completion/_rocefabctl $(DESTDIR)$(DATADIR)/zsh/vendor-completions/_rocefabctl
 	install -m 0640 packaging/rocefabd.conf packaging/rocefab-agent.conf \
 		$(DESTDIR)$(SYSCONFDIR)/rocefab/
 

@@ -573,6 +573,10 @@ static const char usage_options[] =
 	"  -s, --server URL       rocefabd URL (default $ROCEFAB_SERVER or http://127.0.0.1:9750)\n"
 	"  -t, --token-file FILE  bearer token file (default $ROCEFAB_TOKEN_FILE; or the token\n"
 	"                         itself in $ROCEFAB_TOKEN)\n"
+	"      --cacert FILE      the CA that signed rocefabd's certificate (default\n"
+	"                         $ROCEFAB_CACERT, $CURL_CA_BUNDLE, $SSL_CERT_FILE; else the\n"
+	"                         system's)\n"
+	"  -w, --watch SECONDS    run the command again every SECONDS until interrupted\n"
 	"  -j, --json             print the REST JSON\n"
 	"      --reason TEXT      why (set)\n"
 	"      --wait[=SECONDS]   wait until every change is settled (set; default 30 s)\n"
@@ -580,7 +584,38 @@ static const char usage_options[] =
 	"                         rocefabd's changes.max_targets, 256)\n"
 	"      --all              cc proposals: the recent ones too, not only the open\n"
 	"  -V, --version          print the version and exit\n"
-	"  -h, --help             this text\n";
+	"  -h, --help             this text; with a command, its usage (or: rocefabctl help\n"
+	"                         COMMAND)\n";
+
+int cli_usage_cmd(FILE *f, const char *name)
+{
+	const struct cli_cmd *c = cli_cmd_find(name);
+
+	const char *sy, *h;
+	bool first = true;
+	int n;
+
+	if (!c)
+		return -ENOENT;
+	for (sy = c->synopsis; *sy; sy += n + (sy[n] == '\n'), first = false) {
+		n = line_len(sy);
+		fprintf(f, "%s rocefabctl [OPTIONS] %.*s\n", first ? "usage:" : "      ", n, sy);
+	}
+	if (c->help)
+		fputc('\n', f);
+	for (h = c->help; h && *h; h += n + (h[n] == '\n')) {
+		n = line_len(h);
+		fprintf(f, "  %.*s\n", n, h);
+	}
+	fprintf(f, "\n(rocefabctl help lists every command and option)\n");
+	return 0;
+}
+
+void cli_list_commands(FILE *f)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
+		fprintf(f, "%s\n", cmds[i].name);
+}
 
 void cli_usage(FILE *f)
 {
@@ -601,9 +636,15 @@ int cli_request_build(const char *name, char *const *args, int nargs, const stru
 	struct cli_request r = { .cmd = c, .method = "GET" };
 	int x;
 
-	if (!c || nargs < c->min_args || (c->max_args >= 0 && nargs > c->max_args))
-		return rf_err_set(e, -EINVAL, "USAGE", NULL,
-				  "unknown command or wrong arguments: %s", name);
+	if (!c)
+		return rf_err_set(e, -EINVAL, "UNKNOWN_COMMAND", NULL,
+				  "unknown command '%s' (rocefabctl help lists the commands)", name);
+	if (nargs < c->min_args)
+		return rf_err_set(e, -EINVAL, "USAGE", NULL, "%s: %s", name,
+				  nargs ? "not enough arguments" : "missing arguments");
+	if (c->max_args >= 0 && nargs > c->max_args)
+		return rf_err_set(e, -EINVAL, "USAGE", NULL, "%s: too many arguments ('%s' is one too many)",
+				  name, args[c->max_args]);
 	if ((x = c->build(c, args, nargs, o, &r, e)) < 0) {
 		json_decref(r.body);
 		return x;
@@ -628,6 +669,12 @@ static int report(FILE *err, const char *what, const struct rf_err *e)
 	char buf[700];
 
 	fprintf(err, "rocefabctl: %s%s\n", what, rf_err_str(e, buf, sizeof(buf)));
+	if (!strcmp(e->code, "MISSING_TOKEN") || !strcmp(e->code, "BAD_TOKEN"))
+		fprintf(err, "rocefabctl: give a token with --token-file FILE, $ROCEFAB_TOKEN_FILE or "
+			     "$ROCEFAB_TOKEN (rocefabd token add NAME --role viewer makes one)\n");
+	else if (!strcmp(e->code, "TLS_FAILED"))
+		fprintf(err, "rocefabctl: a private CA: --cacert FILE (or $ROCEFAB_CACERT, $CURL_CA_BUNDLE, "
+			     "$SSL_CERT_FILE)\n");
 	return 1;
 }
 

@@ -63,10 +63,15 @@ const struct cli_cmd *cli_cmd_find(const char *name);
 
 /* The usage text, the command list made from the table. */
 void cli_usage(FILE *f);
+/* One command's usage; -ENOENT when there is no such command. */
+int cli_usage_cmd(FILE *f, const char *name);
+/* The commands' names, one a line (shell completion). */
+void cli_list_commands(FILE *f);
 
 /* The request of command line "name args..." (nargs positional arguments after the name) into
  * *req, which the caller releases with cli_request_fini() when this returns 0.  -EINVAL for an
- * unknown command or a wrong number of arguments (e->code "USAGE": show the usage too) and for
+ * unknown command (e->code "UNKNOWN_COMMAND") or a wrong number of arguments (e->code "USAGE":
+ * show the command's usage too) and for
  * arguments the command rejects (e->msg says why), -ENAMETOOLONG when the request's path would
  * not fit; *req is then untouched. */
 int cli_request_build(const char *name, char *const *args, int nargs, const struct cli_opts *o,

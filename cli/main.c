@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 #include <jansson.h>
@@ -69,17 +71,24 @@ int main(int argc, char **argv)
 		{ "size", required_argument, NULL, 12 },
 		{ "max-targets", required_argument, NULL, 13 },
 		{ "all", no_argument, NULL, 14 },
+		{ "list-commands", no_argument, NULL, 15 },
+		{ "cacert", required_argument, NULL, 16 },
+		{ "watch", required_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *server = getenv("ROCEFAB_SERVER"), *token_file = getenv("ROCEFAB_TOKEN_FILE");
+	/* the CA to trust: --cacert, else what curl users set */
+	const char *cacert = getenv("ROCEFAB_CACERT") ?: getenv("CURL_CA_BUNDLE") ?: getenv("SSL_CERT_FILE");
 	struct cli_request req = { 0 };
 	struct cli_opts o = { 0 };
 	struct rf_err e = { 0 };
 	struct httpc *h = NULL;
 	char *token = NULL, buf[700];
 	int opt, rc = 1;
+	bool help = false;
+	double watch = 0;
 
-	while ((opt = getopt_long(argc, argv, "s:t:jVh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:t:jVhw:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			server = optarg;
@@ -94,8 +103,25 @@ int main(int argc, char **argv)
 			printf("rocefabctl %s\n", ROCEFAB_VERSION);
 			return 0;
 		case 'h':
-			cli_usage(stdout);
+			help = true; /* the command's usage when a command is named */
+			break;
+		case 15:
+			cli_list_commands(stdout);
 			return 0;
+		case 16:
+			cacert = optarg;
+			break;
+		case 'w': {
+			char *end;
+
+			watch = strtod(optarg, &end);
+			if (*end || !(watch >= 0.1 && watch <= 86400)) {
+				fprintf(stderr, "rocefabctl: --watch: '%s' is not a number of seconds from 0.1 to 86400\n",
+					optarg);
+				return 2;
+			}
+			break;
+		}
 		case 1:
 			o.host = optarg;
 			break;
@@ -143,19 +169,39 @@ int main(int argc, char **argv)
 			o.max_targets = optarg;
 			break;
 		default:
-			cli_usage(stderr);
+			/* getopt said which option */
+			fprintf(stderr, "rocefabctl: rocefabctl help lists the options\n");
 			return 2;
 		}
 	}
+	if (optind < argc && !strcmp(argv[optind], "help")) {
+		/* rocefabctl help [COMMAND] */
+		if (optind + 1 < argc) {
+			if (cli_usage_cmd(stdout, argv[optind + 1]) < 0) {
+				fprintf(stderr, "rocefabctl: unknown command '%s' (rocefabctl help lists the commands)\n",
+					argv[optind + 1]);
+				return 2;
+			}
+			return 0;
+		}
+		cli_usage(stdout);
+		return 0;
+	}
+	if (help) {
+		if (optind < argc && cli_usage_cmd(stdout, argv[optind]) == 0)
+			return 0;
+		cli_usage(stdout);
+		return 0;
+	}
 	if (optind >= argc) {
-		cli_usage(stderr);
+		fprintf(stderr, "rocefabctl: no command (rocefabctl help lists them)\n");
 		return 2;
 	}
 	if ((rc = cli_request_build(argv[optind], argv + optind + 1, argc - optind - 1, &o, &req,
 				    &e)) < 0) {
 		fprintf(stderr, "rocefabctl: %s\n", e.msg[0] ? e.msg : strerror(-rc));
 		if (!strcmp(e.code, "USAGE"))
-			cli_usage(stderr);
+			cli_usage_cmd(stderr, argv[optind]);
 		return 2;
 	}
 	if (token_file && *token_file) {
@@ -171,14 +217,37 @@ int main(int argc, char **argv)
 	if (httpc_new(&(struct httpc_conf){ .base = server ? server : "http://127.0.0.1:9750",
 					    .what = "--server",
 					    .token = token,
+					    .ca_file = cacert,
 					    .user_agent = "rocefabctl/" ROCEFAB_VERSION,
 					    .timeout_ns = 30 * INT64_C(1000000000) },
 		      &h, &e) < 0) {
 		fprintf(stderr, "rocefabctl: %s\n", rf_err_str(&e, buf, sizeof(buf)));
 		rc = 1;
-	} else {
+	} else if (!watch) {
 		rc = cli_run(&req, &o, &(struct cli_transport){ .json = send_json, .ctx = h },
 			     stdout, stderr);
+	} else {
+		/* like watch(1): the screen cleared on a terminal, a time line, the command again
+		 * every interval until SIGINT (whose default action ends it) */
+		bool tty = isatty(STDOUT_FILENO);
+
+		for (;;) {
+			struct timespec nap = { .tv_sec = (time_t)watch,
+						.tv_nsec = (long)((watch - (double)(time_t)watch) * 1e9) };
+			char when[64];
+			time_t now = time(NULL);
+
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&now));
+			printf("%severy %gs: rocefabctl %s    %s\n\n", tty ? "\033[H\033[2J" : "", watch, argv[optind],
+			       when);
+			rc = cli_run(&req, &o, &(struct cli_transport){ .json = send_json, .ctx = h }, stdout,
+				     stderr);
+			if (!tty)
+				printf("\n");
+			fflush(stdout);
+			while (nanosleep(&nap, &nap) < 0 && errno == EINTR)
+				;
+		}
 	}
 	httpc_free(h);
 	curl_global_cleanup();

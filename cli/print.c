@@ -112,13 +112,57 @@ struct column {
 };
 
 /* The "items" of a list document as a table of columns (ended by a NULL header). */
+/* items (an array of objects) in natural order of the strings at key, then key2 (h2 before h10):
+ * a new array holding the same objects. */
+static const char *sort_key, *sort_key2;
+
+static const char *at_path(const json_t *o, const char *key)
+{
+	const char *dot = strchr(key, '.');
+	char head[64];
+
+	if (!dot)
+		return json_string_value(json_object_get(o, key)) ?: "";
+	snprintf(head, sizeof(head), "%.*s", (int)(dot - key), key);
+	return json_string_value(json_object_get(json_object_get(o, head), dot + 1)) ?: "";
+}
+
+static int nat_items(const void *x, const void *y)
+{
+	const json_t *a = *(json_t *const *)x, *b = *(json_t *const *)y;
+	int c = str_natcmp(at_path(a, sort_key), at_path(b, sort_key));
+
+	return c || !sort_key2 ? c : str_natcmp(at_path(a, sort_key2), at_path(b, sort_key2));
+}
+
+static json_t *sorted(const json_t *items, const char *key, const char *key2)
+{
+	size_t n = json_array_size(items), i;
+	json_t **v = calloc(n + 1, sizeof(*v)), *out = json_array();
+
+	if (!v || !out) {
+		free(v);
+		json_decref(out);
+		return json_incref((json_t *)items);
+	}
+	for (i = 0; i < n; i++)
+		v[i] = json_array_get(items, i);
+	sort_key = key; /* (the CLI is one thread) */
+	sort_key2 = key2;
+	qsort(v, n, sizeof(*v), nat_items);
+	for (i = 0; i < n; i++)
+		json_array_append(out, v[i]);
+	free(v);
+	return out;
+}
+
 static void print_items(FILE *f, const json_t *d, const struct column *cols)
 {
 	const char *h[16], *row[16];
 	struct strs s = { 0 };
 	struct table *t;
 	size_t i, n = 0;
-	json_t *it;
+	json_t *it, *items;
 
 	while (cols[n].header && n < ARRAY_SIZE(h) - 1) {
 		h[n] = cols[n].header;
@@ -126,11 +170,13 @@ static void print_items(FILE *f, const json_t *d, const struct column *cols)
 	}
 	h[n] = NULL;
 	t = table_new(h);
-	json_array_foreach(json_object_get(d, "items"), i, it) {
+	items = sorted(json_object_get(d, "items"), cols[0].member, NULL);
+	json_array_foreach(items, i, it) {
 		for (size_t c = 0; c < n; c++)
 			row[c] = str(&s, cols[c].obj ? json_object_get(it, cols[c].obj) : it, cols[c].member);
 		table_row(t, row);
 	}
+	json_decref(items);
 	table_print(t, f);
 	table_free(t);
 	strs_fini(&s);
@@ -162,11 +208,12 @@ void print_hosts(FILE *f, const json_t *d)
 	print_items(f, d, cols);
 }
 
-static void port_table(FILE *f, const json_t *ports)
+static void port_table(FILE *f, const json_t *unsorted)
 {
 	static const char *const h[] = { "PORT", "NETDEV", "STATE", "SPEED", "MTU", NULL };
 	struct table *t = table_new(h);
 	struct strs s = { 0 };
+	json_t *ports = sorted(unsorted, json_object_get(json_array_get(unsorted, 0), "id") ? "id" : "port", NULL);
 	size_t i;
 	json_t *p;
 
@@ -185,6 +232,7 @@ static void port_table(FILE *f, const json_t *ports)
 	}
 	table_print(t, f);
 	table_free(t);
+	json_decref(ports);
 	strs_fini(&s);
 }
 
@@ -360,10 +408,11 @@ void print_links(FILE *f, const json_t *d)
 	static const char *const h[] = { "A", "PORT", "B", "PORT", "STATE", "SPEED", NULL };
 	struct table *t = table_new(h);
 	struct strs s = { 0 };
+	json_t *links = sorted(json_object_get(d, "items"), "a.node", "a.port");
 	size_t i;
 	json_t *l;
 
-	json_array_foreach(json_object_get(d, "items"), i, l) {
+	json_array_foreach(links, i, l) {
 		const json_t *a = json_object_get(l, "a"), *b = json_object_get(l, "b");
 		char speed[32] = "-";
 
@@ -381,6 +430,7 @@ void print_links(FILE *f, const json_t *d)
 	table_print(t, f);
 	fprintf(f, "\n%s links, %s up\n", str(&s, d, "count"), str(&s, d, "up"));
 	table_free(t);
+	json_decref(links);
 	strs_fini(&s);
 }
 
@@ -602,8 +652,9 @@ void print_changes(FILE *f, const json_t *d)
 	t = table_new(h);
 	json_array_foreach(items, i, c) {
 		const json_t *tg = json_object_get(c, "target");
+		/* (15 digits: 0.3 as it was typed, not 0.29999999999999999) */
 		char target[200], *params = json_dumps(json_object_get(c, "params"),
-						       JSON_COMPACT | JSON_SORT_KEYS);
+						       JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
 		const char *err = str(&s, json_object_get(c, "error"), "message");
 
 		if (json_object_get(tg, "queue"))

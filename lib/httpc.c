@@ -128,9 +128,25 @@ int httpc_send(struct httpc *h, const char *method, const char *path, const char
 		curl_easy_setopt(h->curl, CURLOPT_CUSTOMREQUEST, strcmp(method, "GET") ? method : NULL);
 	}
 	cc = curl_easy_perform(h->curl);
-	if (cc != CURLE_OK)
+	switch (cc) {
+	case CURLE_OK:
+		break;
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CIPHER:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_ISSUER_ERROR:
+	case CURLE_SSL_CRL_BADFILE:
+	case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+	case CURLE_SSL_INVALIDCERTSTATUS:
+		/* the server answers, but not as one we trust: said as what it is (the errno
+		 * stays: an agent spools as for a server it cannot reach) */
+		return rf_err_set(e, -EHOSTUNREACH, "TLS_FAILED", h->url, "TLS: %s", curl_easy_strerror(cc));
+	default:
 		return rf_err_set(e, -EHOSTUNREACH, h->unreachable_code, h->url, "%s",
 				  curl_easy_strerror(cc));
+	}
 	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, ret_status);
 	if (ret_doc && h->resp.len)
 		*ret_doc = json_loadb(h->resp.data, h->resp.len, 0, NULL);

@@ -20,6 +20,8 @@ int str_parse_uint(const char *s, uint64_t max, uint64_t *ret);
 /* Whether s is text that may be shown: valid UTF-8 without control characters (C0, DEL, C1,
  * which could drive a terminal or break a log line). */
 bool str_is_printable(const char *s);
+/* Natural order: runs of digits compare by their value ("h2" < "h10"), the rest byte by byte. */
+int str_natcmp(const char *a, const char *b);
 /* Makes s such text in place: each byte of a control character, and each byte that is not part
  * of valid UTF-8, becomes '?'. */
 void str_make_printable(char *s);

@@ -205,6 +205,10 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	if (argc >= 2 && (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version"))) {
+		printf("rocefab-sim %s\n", ROCEFAB_VERSION);
+		return 0;
+	}
 	if (argc < 2 || strcmp(argv[1], "run") != 0) {
 		usage(stderr);
 		return 2;

@@ -167,12 +167,12 @@ static json_t *hset(json_t *cmds, const char *fmt, ...)
 	return x;
 }
 
-static const char *range(char out[16], int a, int b)
+static const char *range(char out[32], int a, int b)
 {
 	if (a == b)
-		snprintf(out, 16, "%d", a);
+		snprintf(out, 32, "%d", a);
 	else
-		snprintf(out, 16, "%d-%d", a, b);
+		snprintf(out, 32, "%d-%d", a, b);
 	return out;
 }
 
@@ -261,7 +261,7 @@ static int write_config(struct pubsw *p, struct rf_err *e)
 	for (i = 0; i < p->nports; i++) {
 		struct agent_port *ap = &d->ports[i];
 		json_t *pe = NULL, *qs[NPRIO] = { 0 };
-		char sp[32], rg[16];
+		char sp[32], rg[32];
 		const char *names[NPRIO] = { 0 };
 		size_t k;
 		int mask;

@@ -105,6 +105,10 @@ int main(int argc, char **argv)
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("rocefab-probe %s\n", ROCEFAB_VERSION);
+		return 0;
+	}
 	cmd = argv[1];
 	optind = 2;
 	while ((opt = getopt_long(argc, argv, "d:t:s:n:x:jh", longopts, NULL)) != -1) {

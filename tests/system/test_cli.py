@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import binary, copy_tree, wait_for, write_secret
+from conftest import ROOT, binary, copy_tree, wait_for, write_secret
 
 
 @pytest.fixture
@@ -99,3 +99,108 @@ def test_errors(fleet, tmp_path):
     r = ctl(d, tok, "frobnicate")
     assert r.returncode == 2
     assert subprocess.run([binary("rocefabctl"), "--help"], capture_output=True).returncode == 0
+
+
+def test_help_usage_errors_and_versions(fleet):
+    """help [COMMAND], a command's --help, usage errors that say what is wrong (not 40 lines of
+    usage), --version of every program with the release version."""
+    d, tok = fleet
+    r = ctl(d, tok, "help", "qps")
+    assert r.returncode == 0 and r.stdout.startswith("usage: rocefabctl [OPTIONS] qps HOST\n"), r.stdout
+    r = ctl(d, tok, "set", "--help")
+    assert r.returncode == 0 and r.stdout.startswith("usage: rocefabctl [OPTIONS] set dcqcn HOST"), r.stdout
+    r = ctl(d, tok, "help")
+    assert r.returncode == 0 and "Commands:" in r.stdout and "--cacert FILE" in r.stdout
+    r = ctl(d, tok, "frobnicate")
+    assert r.returncode == 2 and r.stderr == "rocefabctl: unknown command 'frobnicate' (rocefabctl help lists the commands)\n"
+    r = ctl(d, tok, "qps")
+    assert r.returncode == 2 and r.stderr.startswith("rocefabctl: qps: missing arguments\nusage: rocefabctl [OPTIONS] qps HOST")
+    assert len(r.stderr.splitlines()) <= 8, r.stderr
+    r = ctl(d, tok, "hosts", "a", "b")
+    assert r.returncode == 2 and "hosts: too many arguments ('b' is one too many)" in r.stderr
+    r = ctl(d, tok, "--bogus")
+    assert r.returncode == 2 and "unrecognized option '--bogus'" in r.stderr and len(r.stderr.splitlines()) == 2
+    with open(os.path.join(ROOT, "VERSION")) as f:
+        release = f.read().strip()
+    for prog in ("rocefabctl", "rocefabd", "rocefab-agent", "rocefab-sim", "rocefab-probe"):
+        r = subprocess.run([binary(prog), "--version"], capture_output=True, text=True, timeout=10)
+        assert r.returncode == 0 and r.stdout.startswith(f"{prog} {release}"), (prog, r.stdout, r.stderr)
+
+
+def test_natural_order_numbers_as_typed_and_watch(world):
+    """Lists in natural order (h2 before h10), numbers as typed, -w repeating the command."""
+    d = world.daemon()
+    d.token("agents", "agent")
+    _, tok = d.token("viewer", "viewer")
+    d.start()
+    for name in ("h10", "h2", "h1"):
+        doc = {"schema": 1, "agent": {"id": name, "role": "host", "boot_id": "b", "version": "t",
+                                      "backend": "linux"},
+               "seq": 1, "time_ns": 1796180000000000000, "interval_ms": 1000,
+               "inventory": {"devices": []}, "samples": []}
+        r = __import__("requests").post(f"{d.url}/api/v1/agents/{name}/report", json=doc, timeout=5,
+                                        headers={"Authorization": f"Bearer {d.tokens['agents']}"})
+        assert r.status_code == 200, r.text
+    r = ctl(d, tok, "agents")
+    assert [l.split()[0] for l in r.stdout.splitlines()[1:]] == ["h1", "h2", "h10"], r.stdout
+    r = ctl(d, tok, "hosts")
+    assert [l.split()[0] for l in r.stdout.splitlines()[1:]] == ["h1", "h2", "h10"], r.stdout
+    # -w: the command again and again until interrupted (here: by the timeout)
+    env = dict(os.environ, ROCEFAB_SERVER=d.url, ROCEFAB_TOKEN_FILE=tok)
+    p = subprocess.Popen([binary("rocefabctl"), "-w", "0.2", "agents"], stdout=subprocess.PIPE, env=env, text=True)
+    try:
+        lines = []
+        wait_for(lambda: lines.append(p.stdout.readline()) or sum(l.startswith("every 0.2s: rocefabctl agents")
+                                                                   for l in lines) >= 3, 10, interval=0,
+                 what="three rounds of -w")
+    finally:
+        p.terminate()
+        p.wait(5)
+    r = ctl(d, tok, "-w", "0", "agents")
+    assert r.returncode == 2 and "--watch" in r.stderr
+
+
+def test_private_ca_and_tls_errors(world):
+    """rocefabd with a certificate of a private CA: without it the failure is named TLS and says
+    how to give the CA; with --cacert (or $CURL_CA_BUNDLE) it works."""
+    from test_security import make_ca, make_cert
+    d = world.daemon()
+    ca = make_ca(world.tmp, "ca")
+    server = make_cert(world.tmp, ca, "server", "/CN=rocefabd", san=f"IP:{d.host}")
+    d.args = ["-o", f"api.tls_cert={server[0]}", "-o", f"api.tls_key={server[1]}"]
+    _, tok = d.token("viewer", "viewer")
+    d.url = d.url.replace("http://", "https://")
+    d.start(wait=False)
+    wait_for(lambda: __import__("requests").get(d.url + "/api/v1/health", verify=ca[0], timeout=2).status_code == 200,
+             10, what="HTTPS")
+    env = {k: v for k, v in os.environ.items() if k not in ("CURL_CA_BUNDLE", "SSL_CERT_FILE", "ROCEFAB_CACERT")}
+    env.update(ROCEFAB_SERVER=d.url, ROCEFAB_TOKEN_FILE=tok)
+    run = lambda *a, **kw: subprocess.run([binary("rocefabctl")] + list(a), capture_output=True, text=True,
+                                          env=dict(env, **kw), timeout=20)
+    r = run("health")
+    assert r.returncode == 1 and "TLS_FAILED" in r.stderr and "--cacert FILE" in r.stderr, r.stderr
+    assert "SERVER_UNREACHABLE" not in r.stderr
+    r = run("--cacert", ca[0], "health")
+    assert r.returncode == 0 and "status:       ok" in r.stdout, r.stderr
+    r = run("health", CURL_CA_BUNDLE=ca[0])
+    assert r.returncode == 0, r.stderr
+
+
+def test_bash_completion():
+    """The installed bash completion: commands from rocefabctl --list-commands, options, set's
+    kinds, help's commands."""
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "packaging", "completion", "rocefabctl.bash")
+
+    def complete(*words):
+        words_s = " ".join(f"'{w}'" for w in words)
+        out = subprocess.run(["bash", "-c", f"source '{script}'; COMP_WORDS=(rocefabctl {words_s}); "
+                              f"COMP_CWORD={len(words)}; _rocefabctl; echo \"${{COMPREPLY[*]}}\""],
+                             capture_output=True, text=True, timeout=10,
+                             env=dict(os.environ, PATH=os.path.dirname(binary("rocefabctl")) + ":" + os.environ["PATH"]))
+        assert out.returncode == 0, out.stderr
+        return out.stdout.split()
+    assert complete("q") == ["qps"]
+    assert "switches" in complete("s") and "set" in complete("s")
+    assert complete("-j", "set", "e") == ["ecn"]
+    assert complete("--cac") == ["--cacert"]
+    assert complete("help", "sw") == ["switches"]

@@ -283,21 +283,19 @@ static void test_build_rejects(void **state)
 	char *long_name = malloc(3000);
 
 	(void)state;
-	/* the usage errors: unknown command, too many or too few arguments */
-	assert_rejected(&o, ARGV("frobnicate"), -EINVAL, "USAGE",
-			"unknown command or wrong arguments: frobnicate");
+	/* the usage errors, each said precisely: unknown command, too many or too few arguments */
+	assert_rejected(&o, ARGV("frobnicate"), -EINVAL, "UNKNOWN_COMMAND",
+			"unknown command 'frobnicate' (rocefabctl help lists the commands)");
 	assert_rejected(&o, ARGV("health", "x"), -EINVAL, "USAGE",
-			"unknown command or wrong arguments: health");
+			"health: too many arguments ('x' is one too many)");
 	assert_rejected(&o, ARGV("hosts", "a", "b"), -EINVAL, "USAGE",
-			"unknown command or wrong arguments: hosts");
+			"hosts: too many arguments ('b' is one too many)");
 	assert_rejected(&o, ARGV("ports", "x"), -EINVAL, "USAGE",
-			"unknown command or wrong arguments: ports");
+			"ports: too many arguments ('x' is one too many)");
 	assert_rejected(&o, ARGV("changes", "1", "2"), -EINVAL, "USAGE",
-			"unknown command or wrong arguments: changes");
-	assert_rejected(&o, ARGV("counters"), -EINVAL, "USAGE",
-			"unknown command or wrong arguments: counters");
-	assert_rejected(&o, ARGV("set", "ecn"), -EINVAL, "USAGE",
-			"unknown command or wrong arguments: set");
+			"changes: too many arguments ('2' is one too many)");
+	assert_rejected(&o, ARGV("counters"), -EINVAL, "USAGE", "counters: missing arguments");
+	assert_rejected(&o, ARGV("set", "ecn"), -EINVAL, "USAGE", "set: not enough arguments");
 	/* what set itself refuses */
 	assert_rejected(&o, ARGV("set", "qos", "leaf0", "x=1"), -EINVAL, "",
 			"set dcqcn, set ecn or set pfc");
@@ -424,6 +422,10 @@ static const char usage_txt[] =
 	"  -s, --server URL       rocefabd URL (default $ROCEFAB_SERVER or http://127.0.0.1:9750)\n"
 	"  -t, --token-file FILE  bearer token file (default $ROCEFAB_TOKEN_FILE; or the token\n"
 	"                         itself in $ROCEFAB_TOKEN)\n"
+	"      --cacert FILE      the CA that signed rocefabd's certificate (default\n"
+	"                         $ROCEFAB_CACERT, $CURL_CA_BUNDLE, $SSL_CERT_FILE; else the\n"
+	"                         system's)\n"
+	"  -w, --watch SECONDS    run the command again every SECONDS until interrupted\n"
 	"  -j, --json             print the REST JSON\n"
 	"      --reason TEXT      why (set)\n"
 	"      --wait[=SECONDS]   wait until every change is settled (set; default 30 s)\n"
@@ -431,7 +433,8 @@ static const char usage_txt[] =
 	"                         rocefabd's changes.max_targets, 256)\n"
 	"      --all              cc proposals: the recent ones too, not only the open\n"
 	"  -V, --version          print the version and exit\n"
-	"  -h, --help             this text\n";
+	"  -h, --help             this text; with a command, its usage (or: rocefabctl help\n"
+	"                         COMMAND)\n";
 
 static void test_usage(void **state)
 {
@@ -444,6 +447,27 @@ static void test_usage(void **state)
 	cli_usage(f);
 	fclose(f);
 	assert_string_equal(buf, usage_txt);
+	free(buf);
+}
+
+/* rocefabctl help COMMAND: its synopsis lines and help, not the whole usage */
+static void test_usage_of_one_command(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(f);
+	assert_int_equal(cli_usage_cmd(f, "qps"), 0);
+	assert_int_equal(cli_usage_cmd(f, "frobnicate"), -ENOENT);
+	fclose(f);
+	assert_string_equal(buf, "usage: rocefabctl [OPTIONS] qps HOST\n"
+				 "\n"
+				 "  a host's QPs (RDMA netlink): totals by type and state,\n"
+				 "  owning processes, QPs in error, per-QP counters\n"
+				 "\n"
+				 "(rocefabctl help lists every command and option)\n");
 	free(buf);
 }
 
@@ -978,7 +1002,10 @@ static void test_run_set_wait(void **state)
 		ARRAY_SIZE(poll_fails));
 	assert_int_equal(r.rc, 1);
 	assert_string_equal(r.out, "");
-	assert_string_equal(r.err, "rocefabctl: 401 no token [MISSING_TOKEN]\n");
+	/* and how to give one */
+	assert_string_equal(r.err, "rocefabctl: 401 no token [MISSING_TOKEN]\n"
+				   "rocefabctl: give a token with --token-file FILE, $ROCEFAB_TOKEN_FILE or "
+				   "$ROCEFAB_TOKEN (rocefabd token add NAME --role viewer makes one)\n");
 	run_free(&r);
 
 	/* without --wait: the batch as accepted */
@@ -1000,6 +1027,7 @@ int main(void)
 		cmocka_unit_test(test_build_set),
 		cmocka_unit_test(test_build_rejects),
 		cmocka_unit_test(test_usage),
+		cmocka_unit_test(test_usage_of_one_command),
 		cmocka_unit_test(test_print_agents),
 		cmocka_unit_test(test_print_switch),
 		cmocka_unit_test(test_print_counters),

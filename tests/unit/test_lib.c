@@ -61,6 +61,22 @@ static void test_sha256_vectors(void **state)
 	free(million);
 }
 
+/* Natural order, as lists are shown: h2 before h10, leading zeros ignored, the rest by byte. */
+static void test_natural_order(void **state)
+{
+	(void)state;
+	assert_true(str_natcmp("h2", "h10") < 0);
+	assert_true(str_natcmp("h10", "h2") > 0);
+	assert_true(str_natcmp("Ethernet4", "Ethernet12") < 0);
+	assert_true(str_natcmp("leaf0:leaf0:h3", "leaf0:leaf0:h12") < 0);
+	assert_true(str_natcmp("h007", "h7") == 0);
+	assert_true(str_natcmp("h1a", "h1b") < 0);
+	assert_true(str_natcmp("h", "h1") < 0);
+	assert_true(str_natcmp("spine0", "leaf9") > 0);
+	assert_int_equal(str_natcmp("", ""), 0);
+	assert_true(str_natcmp("99999999999999999999999", "100000000000000000000000") < 0); /* no overflow */
+}
+
 static void test_durations(void **state)
 {
 	int64_t v;
@@ -823,7 +839,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sha256_vectors), cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_rfc3339),	       cmocka_unit_test(test_sizes),
-		cmocka_unit_test(test_canonical_integers),
+		cmocka_unit_test(test_canonical_integers), cmocka_unit_test(test_natural_order),
 		cmocka_unit_test(test_token_files),
 		cmocka_unit_test(test_conf),
 		cmocka_unit_test(test_hmap), cmocka_unit_test(test_hmap_sweep),	       cmocka_unit_test(test_json_paths),
