@@ -42,7 +42,7 @@ SANFLAGS :=
 OPTFLAGS ?= -O2 -g
 endif
 
-PKGS := libmicrohttpd gnutls jansson libnl-3.0 libnl-route-3.0 libnl-genl-3.0 sqlite3 libcurl libsystemd hiredis
+PKGS := libmicrohttpd gnutls jansson libnl-3.0 libnl-route-3.0 libnl-genl-3.0 sqlite3 libcurl libsystemd hiredis zlib
 
 # pkg-config runs once, on first use, so that `make check` can install packages first.
 PKG_CFLAGS = $(eval PKG_CFLAGS := $$(call pkgconf,--cflags))$(PKG_CFLAGS)
@@ -119,7 +119,7 @@ ifneq ($(filter check check-% demo bench bench-% fuzz fuzz-%,$(MAKECMDGOALS)),)
 NEED_DEPS := deps
 endif
 
-.PHONY: all deps check check-unit check-layers check-system check-schemas check-units check-web check-rxe demo \
+.PHONY: all deps check check-unit check-layers check-system check-schemas check-units check-prometheus check-web check-rxe demo \
 	bench bench-detect bench-cc fuzz fuzz-build fuzz-smoke \
 	install clean tools
 .DEFAULT_GOAL := all
@@ -190,7 +190,7 @@ $(B)/bench/%: $(B)/obj/tests/bench/%.o $(ALL_LAYER_LIBS)
 
 # --- tests -------------------------------------------------------------------------------
 check: DEPS_TIERS = check rxe
-check: deps all $(BENCH_BINS) check-unit check-layers check-schemas check-units check-system check-web check-rxe
+check: deps all $(BENCH_BINS) check-unit check-layers check-schemas check-units check-prometheus check-system check-web check-rxe
 
 check-unit: $(UNIT_TESTS)
 	$(Q)tests/run-unit.sh $(UNIT_TESTS)
@@ -204,6 +204,11 @@ check-schemas: all
 
 check-units:
 	$(Q)tests/check-systemd-units.sh
+
+# the alerting rules: valid, and each alert firing on its series only after its `for`
+check-prometheus:
+	$(Q)promtool check rules packaging/prometheus/rocefab.rules.yml
+	$(Q)cd tests/prometheus && promtool test rules rocefab.rules.test.yml
 
 check-system: all $(BENCH_BINS)
 	$(Q)ROCEFAB_BUILD=$(B) $(PYTEST) -v -p no:cacheprovider --durations=8 tests/system
@@ -314,6 +319,9 @@ install: all
 	install -m 0644 packaging/systemd/rocefabd.service packaging/systemd/rocefab-agent.service \
 		$(DESTDIR)$(UNITDIR)/
 	install -m 0644 packaging/systemd/rocefab.sysusers $(DESTDIR)$(SYSUSERSDIR)/rocefab.conf
+	install -d $(DESTDIR)$(DATADIR)/rocefab/prometheus $(DESTDIR)$(DATADIR)/rocefab/grafana
+	install -m 0644 packaging/prometheus/rocefab.rules.yml $(DESTDIR)$(DATADIR)/rocefab/prometheus/
+	install -m 0644 packaging/grafana/rocefab-fabric.json $(DESTDIR)$(DATADIR)/rocefab/grafana/
 	install -d $(DESTDIR)$(DATADIR)/bash-completion/completions $(DESTDIR)$(DATADIR)/zsh/vendor-completions
 	install -m 0644 packaging/completion/rocefabctl.bash $(DESTDIR)$(DATADIR)/bash-completion/completions/rocefabctl
 	install -m 0644 packaging/completion/_rocefabctl $(DESTDIR)$(DATADIR)/zsh/vendor-completions/_rocefabctl

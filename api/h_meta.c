@@ -1,6 +1,12 @@
 /* Handlers: health, version, the counter registry, and /metrics. */
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <zlib.h>
 
 #include "api/internal.h"
 #include "daemon/detector.h"
@@ -105,6 +111,131 @@ int h_counters_registry(struct api_req *req)
 					"count", (json_int_t)reg_size(d->reg)));
 }
 
+/* Whether the request takes gzip (Accept-Encoding names gzip, or *, without q=0). */
+static bool accepts_gzip(struct api_req *req)
+{
+	const char *ae = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+
+	for (const char *p = ae; p && *p;) {
+		size_t n = strcspn(p, ",");
+		char tok[64];
+		const char *q;
+
+		snprintf(tok, sizeof(tok), "%.*s", (int)(n < sizeof(tok) ? n : sizeof(tok) - 1), p);
+		p += n + (p[n] == ',');
+		for (char *t = tok; *t; t++)
+			*t = (char)(*t == '\t' ? ' ' : *t);
+		{
+			char *name = tok + strspn(tok, " ");
+			size_t nl = strcspn(name, " ;");
+
+			if (!((nl == 4 && !strncasecmp(name, "gzip", 4)) || (nl == 1 && name[0] == '*')))
+				continue;
+			q = strstr(name, "q=");
+			if (q && strtod(q + 2, NULL) <= 0)
+				return false;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* text gzipped (RFC 1952), a new buffer; NULL when zlib fails. */
+static char *gzip(const char *text, size_t len, size_t *ret_len)
+{
+	z_stream z = { 0 };
+	uLong cap = compressBound((uLong)len) + 64;
+	char *out = malloc(cap);
+
+	if (!out || deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(out);
+		return NULL;
+	}
+	z.next_in = (Bytef *)text;
+	z.avail_in = (uInt)len;
+	z.next_out = (Bytef *)out;
+	z.avail_out = (uInt)cap;
+	if (deflate(&z, Z_FINISH) != Z_STREAM_END) {
+		deflateEnd(&z);
+		free(out);
+		return NULL;
+	}
+	*ret_len = z.total_out;
+	deflateEnd(&z);
+	return out;
+}
+
+/* The process metrics Prometheus' client libraries export (process_*), from /proc/self. */
+static void process_metrics(struct buf *b)
+{
+	char stat[1024], *p;
+	unsigned long utime = 0, stime = 0, vsize = 0;
+	long rss = 0;
+	unsigned long long start = 0;
+	struct rlimit rl;
+	long tck = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+	int fds = 0;
+	FILE *f = fopen("/proc/self/stat", "re");
+	DIR *d;
+
+	if (f) {
+		size_t n = fread(stat, 1, sizeof(stat) - 1, f);
+
+		stat[n] = '\0';
+		fclose(f);
+		/* after the command's ')': state ppid ... utime(14) stime(15) ... starttime(22)
+		 * vsize(23) rss(24) */
+		if ((p = strrchr(stat, ')')))
+			sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d %*d %*d %llu %lu %ld",
+			       &utime, &stime, &start, &vsize, &rss);
+	}
+	if ((d = opendir("/proc/self/fd"))) {
+		while (readdir(d))
+			fds++;
+		closedir(d);
+		fds -= 3; /* ., .. and the directory itself */
+	}
+	buf_printf(b,
+		   "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
+		   "# TYPE process_cpu_seconds_total counter\n"
+		   "process_cpu_seconds_total %.2f\n"
+		   "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
+		   "# TYPE process_resident_memory_bytes gauge\n"
+		   "process_resident_memory_bytes %lld\n"
+		   "# HELP process_virtual_memory_bytes Virtual memory size in bytes.\n"
+		   "# TYPE process_virtual_memory_bytes gauge\n"
+		   "process_virtual_memory_bytes %lu\n"
+		   "# HELP process_open_fds Number of open file descriptors.\n"
+		   "# TYPE process_open_fds gauge\n"
+		   "process_open_fds %d\n",
+		   (double)(utime + stime) / (double)(tck > 0 ? tck : 100), (long long)rss * page, vsize,
+		   fds > 0 ? fds : 0);
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		buf_printf(b,
+			   "# HELP process_max_fds Maximum number of open file descriptors.\n"
+			   "# TYPE process_max_fds gauge\n"
+			   "process_max_fds %llu\n",
+			   (unsigned long long)rl.rlim_cur);
+	{
+		/* the start time: boot time plus the process's start in clock ticks */
+		FILE *s = fopen("/proc/stat", "re");
+		char line[256];
+		unsigned long long btime = 0;
+
+		while (s && fgets(line, sizeof(line), s))
+			if (sscanf(line, "btime %llu", &btime) == 1)
+				break;
+		if (s)
+			fclose(s);
+		if (btime)
+			buf_printf(b,
+				   "# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n"
+				   "# TYPE process_start_time_seconds gauge\n"
+				   "process_start_time_seconds %.2f\n",
+				   (double)btime + (double)start / (double)(tck > 0 ? tck : 100));
+	}
+}
+
 int h_metrics(struct api_req *req)
 {
 	const struct api_deps *d = api_deps(req);
@@ -203,10 +334,29 @@ int h_metrics(struct api_req *req)
 		detector_render_metrics(d->detector, &b);
 	if (d->tuner)
 		tuner_render_metrics(d->tuner, &b);
+	process_metrics(&b);
 	if (b.oom) {
 		buf_fini(&b);
 		return -ENOMEM;
 	}
 	text = buf_steal(&b, &len);
+	if (accepts_gzip(req)) {
+		/* a scrape of a large fabric is megabytes of text that compresses ~10x */
+		size_t zlen;
+		char *z = gzip(text, len, &zlen);
+
+		if (z) {
+			struct MHD_Response *resp = MHD_create_response_from_buffer(zlen, z, MHD_RESPMEM_MUST_FREE);
+
+			free(text);
+			if (!resp) {
+				free(z);
+				return -ENOMEM;
+			}
+			MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+			MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+			return api_queue(req, 200, resp, "text/plain; version=0.0.4; charset=utf-8");
+		}
+	}
 	return api_reply_text(req, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
 }

@@ -33,6 +33,13 @@ def get(url, token=None):
         return r.read().decode()
 
 
+def get_raw(url, token, encoding):
+    """The body's bytes as sent (no decoding) and its Content-Encoding."""
+    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}", "Accept-Encoding": encoding})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return r.read(), r.headers.get("Content-Encoding")
+
+
 def proc_cpu(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
@@ -143,6 +150,14 @@ def run(pfc_interval, seconds, phase):
             print(f"keeps up     {'yes' if stored >= 0.98 * built and not growing else 'NO'} "
                   f"(stored/built {stored / built:.3f}; agents' backlog {'growing' if growing else 'flat'}: "
                   f"mean {first:.0f} then {second:.0f})")
+            plain, _ = get_raw(url + "/metrics", vtok, "identity")
+            t0 = time.monotonic()
+            packed, enc = get_raw(url + "/metrics", vtok, "gzip")
+            gz_s = time.monotonic() - t0
+            series = sum(1 for l in plain.decode().splitlines() if l and not l.startswith("#"))
+            print(f"metrics      /metrics of this fabric: {len(plain) / 1e6:.1f} MB, {series:,} series; "
+                  f"gzip ({enc}): {len(packed) / 1e6:.2f} MB, {len(plain) / max(1, len(packed)):.1f}x smaller, "
+                  f"served in {gz_s * 1e3:.0f} ms")
         else:
             l0, l1 = st0["pfc_lane"], st1["pfc_lane"]
             fast = (metric(m1, "rocefab_pfc_lane_reports_total") - metric(m0, "rocefab_pfc_lane_reports_total")) / wall

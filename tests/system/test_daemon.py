@@ -230,10 +230,10 @@ def test_https_with_agents(world):
     hosts = wait_for(lambda: requests.get(d.url + "/api/v1/hosts", verify=cert, timeout=2,
                                           headers={"Authorization": f"Bearer {tok}"}).json()["count"] == 1,
                      10, what="a report over HTTPS")
-    # an agent that does not trust the certificate spools instead of sending
+    # an agent that does not trust the certificate spools instead of sending, and says why
     world.agent("untrusting", tree, d.url, os.path.join(world.tmp, "agents.token")).start()
     wait_for(lambda: world.agents[-1].spooled() >= 1, 10, what="the untrusting agent to spool")
-    assert "SERVER_UNREACHABLE" in world.agents[-1].proc.output()
+    assert "TLS_FAILED" in world.agents[-1].proc.output()
 
 
 def test_tls_config_errors(tmp_path):

@@ -6,6 +6,7 @@ import subprocess
 
 import pytest
 import requests
+import yaml
 
 from conftest import Proc, copy_tree, free_addr, wait_for, write_counter
 
@@ -56,6 +57,32 @@ def test_metrics_text_is_clean(fleet):
     wait_for(lambda: total() == (words + 250) * 4 + 40, 10, what="the total to keep growing")
     # without a token, /metrics is refused unless api.metrics_public is set
     assert requests.get(d.url + "/metrics", timeout=5).status_code == 401
+    # the process metrics client libraries export
+    for family in ("process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds",
+                   "process_start_time_seconds", "process_max_fds"):
+        assert f"# TYPE {family} " in text, family
+
+
+def test_metrics_gzip_when_asked(fleet):
+    """gzip when the scraper asks (Prometheus does), plain text otherwise; the same exposition."""
+    import gzip
+    d, _ = fleet
+    auth = {"Authorization": f"Bearer {d.tokens['prom']}"}
+    plain = requests.get(d.url + "/metrics", headers=dict(auth, **{"Accept-Encoding": "identity"}), timeout=5,
+                         stream=True)
+    assert "Content-Encoding" not in plain.headers
+    body = plain.raw.read()
+    for ae in ("gzip", "deflate, gzip;q=0.5", "*"):
+        r = requests.get(d.url + "/metrics", headers=dict(auth, **{"Accept-Encoding": ae}), timeout=5, stream=True)
+        assert r.headers["Content-Encoding"] == "gzip" and r.headers["Vary"] == "Accept-Encoding", ae
+        z = r.raw.read()
+        text = gzip.decompress(z)
+        assert len(z) < len(body) / 3
+        # the same families (values move between two scrapes)
+        fam = lambda t: {l.split()[2] for l in t.decode().splitlines() if l.startswith("# TYPE")}
+        assert fam(text) == fam(body)
+    r = requests.get(d.url + "/metrics", headers=dict(auth, **{"Accept-Encoding": "gzip;q=0"}), timeout=5, stream=True)
+    assert "Content-Encoding" not in r.headers
 
 
 @pytest.mark.skipif(not shutil.which("prometheus"), reason="Debian's prometheus package is missing")
@@ -97,3 +124,56 @@ scrape_configs:
     hosts = {s["metric"]["host"] for s in result}
     assert hosts == {"gpu-a1", "stor-b1"}
     assert all(float(s["value"][1]) > 0 for s in result)
+
+
+def test_rules_and_dashboard_fit_the_metrics(world):
+    """The alerting rules and the Grafana dashboard name only series rocefabd exports (checked
+    against the demo fabric's /metrics: switches, hosts, the pingmesh, the detector), every
+    dashboard query is valid PromQL (promtool), and the dashboard is well formed."""
+    import json
+    import re
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    d = world.daemon().start()
+    _, tok = d.token("agents", "agent", agent="h*,leaf*,spine*")
+    d.token("prom", "viewer")
+    sim = world.sim(os.path.join(root, "sim", "scenarios", "demo.json"), daemon=d, token_file=tok,
+                    interval="0.5s")
+    sim.start()
+    c = d.client("prom")
+    families = set()
+
+    def exported():
+        text = c.get("/metrics").text
+        families.clear()
+        families.update(l.split()[2] for l in text.splitlines() if l.startswith("# TYPE "))
+        return {"rocefab_port_queue_depth_bytes", "rocefab_probe_p99_seconds",
+                "rocefab_port_ecn_marked_packets_total", "rocefab_detector_findings"} <= families
+    wait_for(exported, 30, interval=0.5, what="switch, pingmesh and detector series in /metrics")
+
+    def names(expr):
+        return set(re.findall(r"\b((?:rocefab|process)_[a-z0-9_]+)", expr))
+    with open(os.path.join(root, "packaging", "prometheus", "rocefab.rules.yml")) as f:
+        rules = yaml.safe_load(f)
+    rule_exprs = [r["expr"] for g in rules["groups"] for r in g["rules"]]
+    with open(os.path.join(root, "packaging", "grafana", "rocefab-fabric.json")) as f:
+        dash = json.load(f)
+    panel_exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
+    for expr in rule_exprs + panel_exprs:
+        assert names(expr) and names(expr) <= families, (expr, names(expr) - families)
+    # the dashboard: unique panel ids and refIds, on the grid, through the datasource variable
+    ids = [p["id"] for p in dash["panels"]]
+    assert len(ids) == len(set(ids)) == 12 and dash["uid"] == "rocefab-fabric"
+    for p in dash["panels"]:
+        assert 0 <= p["gridPos"]["x"] < 24 and p["gridPos"]["w"] <= 24 and p["targets"]
+        assert len({t["refId"] for t in p["targets"]}) == len(p["targets"])
+        assert p["datasource"]["uid"] == "${datasource}"
+    assert {v["name"] for v in dash["templating"]["list"]} == {"datasource", "host"}
+    # every query parses: as recording rules, with Grafana's variables given values
+    rec = {"groups": [{"name": "dashboard", "rules": [
+        {"record": f"dashboard:panel_{i}", "expr": e.replace("$__rate_interval", "1m").replace("$host", ".*")}
+        for i, e in enumerate(panel_exprs)]}]}
+    path = os.path.join(world.tmp, "dashboard-queries.yml")
+    with open(path, "w") as f:
+        yaml.safe_dump(rec, f)
+    r = subprocess.run(["promtool", "check", "rules", path], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
