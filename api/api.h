@@ -57,6 +57,8 @@ struct api_deps {
 
 struct api;
 
+/* SIGHUP: agents.stale_after from now on. */
+void api_set_stale_intervals(struct api *a, int64_t n);
 int api_start(const struct api_conf *c, const struct api_deps *d, struct api **ret,
 	      struct rf_err *e);
 /* "http://127.0.0.1:9750" as bound (the real port when 0 was asked). */

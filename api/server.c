@@ -165,7 +165,14 @@ const struct api_conf *api_conf(const struct api_req *req)
 
 struct views_opts api_views_opts(struct api_req *req)
 {
-	return (struct views_opts){ .now_ns = tu_now_ns(), .stale_intervals = api_conf(req)->stale_intervals };
+	return (struct views_opts){ .now_ns = tu_now_ns(),
+				    .stale_intervals = __atomic_load_n(&req->api->conf.stale_intervals, __ATOMIC_RELAXED) };
+}
+
+void api_set_stale_intervals(struct api *a, int64_t n)
+{
+	/* (read by the request threads as it is: one 64-bit word) */
+	__atomic_store_n(&a->conf.stale_intervals, n, __ATOMIC_RELAXED);
 }
 
 int api_reader(struct api_req *req, struct store_reader **ret)

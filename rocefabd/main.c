@@ -35,6 +35,30 @@ static void usage(FILE *f)
 		"Command-line options override the configuration file.  See rocefabd(8).\n");
 }
 
+struct reload_ctx {
+	const char *config;
+	const struct conf_overrides *ov;
+};
+
+/* SIGHUP: the file again, then the command line's overrides (which still win). */
+static int reload_settings(void *ctx, struct rocefabd_settings *ret)
+{
+	const struct reload_ctx *rc = ctx;
+	struct rf_err e = { 0 };
+	char buf[600];
+
+	memset(ret, 0, sizeof(*ret));
+	if (conf_init(rocefabd_opts, ret, &e) < 0 ||
+	    (rc->config && conf_load_file(rocefabd_opts, ret, rc->config, &e) < 0) ||
+	    conf_apply_overrides(rocefabd_opts, ret, rc->ov, &e) < 0) {
+		log_error("daemon", "SIGHUP: the configuration is not reloaded, nothing changed: %s",
+			  rf_err_str(&e, buf, sizeof(buf)));
+		conf_fini(rocefabd_opts, ret);
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -126,7 +150,9 @@ int main(int argc, char **argv)
 		usage(stderr);
 		status = 2;
 	} else {
-		status = rocefabd_run(&s);
+		struct reload_ctx rc = { .config = config, .ov = &ov };
+
+		status = rocefabd_run(&s, reload_settings, &rc);
 	}
 	conf_fini(rocefabd_opts, &s);
 	return status;

@@ -262,8 +262,107 @@ static void on_row(void *ctx, const char *table, int64_t rowid)
 		       json_pack("{s:I}", "id", (json_int_t)rowid));
 }
 
-int rocefabd_run(const struct rocefabd_settings *s)
+/* The keys SIGHUP applies; every other changed key is named as needing a restart. */
+static const char *const reloadable[] = { "daemon.log_level", "store.retention", "store.probe_retention",
+					  "agents.stale_after", NULL };
+
+/* "key = value" lines of a configuration, for comparing two. */
+static char *dump_of(const struct rocefabd_settings *s)
 {
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	conf_dump(rocefabd_opts, s, f);
+	fclose(f);
+	return text;
+}
+
+/* The value of key (section.name) in a dump ("[section]" lines, then "name = value"; "" when
+ * absent), into out. */
+static void value_in(const char *dump, const char *key, char *out, size_t len)
+{
+	const char *dot = strchr(key, '.');
+	char section[64] = "";
+
+	out[0] = '\0';
+	if (!dot)
+		return;
+	for (const char *l = dump; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		size_t n = strcspn(l, "\n"), kl = strlen(dot + 1);
+
+		if (l[0] == '[') {
+			snprintf(section, sizeof(section), "%.*s", (int)(strcspn(l + 1, "]\n")), l + 1);
+			continue;
+		}
+		if (strlen(section) != (size_t)(dot - key) || strncmp(section, key, (size_t)(dot - key)) ||
+		    strncmp(l, dot + 1, kl) || (l[kl] != ' ' && l[kl] != '='))
+			continue;
+		{
+			const char *v = memchr(l, '=', n);
+
+			v = v ? v + 1 + (v[1] == ' ') : l + n;
+			snprintf(out, len, "%.*s", (int)(l + n - v), v);
+		}
+		return;
+	}
+}
+
+/* SIGHUP: applies what can change at run time, names what cannot.  cur is updated to what is
+ * in force. */
+static void reload(struct rocefabd_settings *cur, const struct rocefabd_settings *next, struct retention *rt,
+		   struct api *api)
+{
+	char *a = dump_of(cur), *b = dump_of(next);
+	int applied = 0, ignored = 0;
+
+	if (!a || !b) {
+		log_error("daemon", "SIGHUP: out of memory; nothing reloaded");
+		free(a);
+		free(b);
+		return;
+	}
+	for (const struct conf_opt *o = rocefabd_opts; o->name; o++) {
+		char was[300], now[300];
+		bool can = false;
+
+		if (o->type == CONF_GROUP)
+			continue;
+		value_in(a, o->name, was, sizeof(was));
+		value_in(b, o->name, now, sizeof(now));
+		if (!strcmp(was, now))
+			continue;
+		for (const char *const *k = reloadable; *k; k++)
+			can |= !strcmp(*k, o->name);
+		if (!can) {
+			log_warning("daemon", "SIGHUP: %s changed (%s -> %s): restart rocefabd to apply it", o->name,
+				    was, now);
+			ignored++;
+			continue;
+		}
+		log_notice("daemon", "SIGHUP: %s %s -> %s", o->name, was, now);
+		applied++;
+	}
+	/* said at the level in force until now: a quieter level must not hide the reload */
+	log_notice("daemon", "SIGHUP: configuration reloaded: %d change(s) applied, %d waiting for a restart",
+		   applied, ignored);
+	/* the reloadable values, whether they changed or not */
+	cur->log_level_idx = next->log_level_idx;
+	log_configure(cur->log_level_idx, cur->log_target);
+	cur->retention = rt->samples_ns = next->retention;
+	cur->probe_retention = rt->probes_ns = next->probe_retention;
+	cur->stale_after = next->stale_after;
+	api_set_stale_intervals(api, next->stale_after);
+	free(a);
+	free(b);
+}
+
+int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn, void *reload_ctx)
+{
+	/* what is in force: SIGHUP changes its reloadable values (its strings stay s's) */
+	struct rocefabd_settings live = *s;
 	struct api_conf ac = {
 		.listen = s->listen, .threads = (unsigned)s->threads, .max_body = s->max_body,
 		.conn_timeout_ns = s->conn_timeout,
@@ -385,9 +484,16 @@ int rocefabd_run(const struct rocefabd_settings *s)
 			log_info("daemon", "%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 			break;
 		}
-		if (sig == SIGHUP)
-			log_notice("daemon", "SIGHUP: rocefabd does not reload its configuration; "
-					     "restart it to apply changes");
+		if (sig == SIGHUP) {
+			struct rocefabd_settings next;
+
+			if (!reload_fn) {
+				log_notice("daemon", "SIGHUP: no configuration to reload");
+			} else if (reload_fn(reload_ctx, &next) == 0) {
+				reload(&live, &next, &rt, api);
+				conf_fini(rocefabd_opts, &next);
+			}
+		}
 	}
 	sd_notify(0, "STOPPING=1\nSTATUS=stopping: flushing the write queue");
 	/* Stop taking connections and new reports, let the queued reports commit and their agents

@@ -44,8 +44,13 @@ struct rocefabd_settings {
 
 extern const struct conf_opt rocefabd_opts[];
 
-/* Runs until SIGTERM or SIGINT.  Returns the process exit status. */
-int rocefabd_run(const struct rocefabd_settings *s);
+/* Loads the configuration again (SIGHUP) into *ret (conf_init'ed by it); 0 or -1 after saying
+ * why on the log. */
+typedef int (*rocefabd_reload_fn)(void *ctx, struct rocefabd_settings *ret);
+
+/* Runs until SIGTERM or SIGINT; SIGHUP reloads what can change at run time (reload may be
+ * NULL: not).  Returns the process exit status. */
+int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload, void *ctx);
 /* rocefabd --validate-report FILE...: checks agent reports as ingest would. */
 int rocefabd_validate_reports(const struct rocefabd_settings *s, int n, char **files);
 /* rocefabd token add|list|revoke ...; argv starts after "token". */

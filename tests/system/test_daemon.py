@@ -310,3 +310,58 @@ def test_agent_refuses_a_token_file_others_can_read(world):
     wait_for(lambda: d.client("viewer").json("/api/v1/agents")["count"] == 1, 10, what="the agent reporting")
     out = ag.proc.output()
     assert "TOKEN_FILE_MODE" in out and "its group can read" in out, out[-2000:]
+
+
+def test_sighup_reloads_what_can_change(world):
+    """SIGHUP: the log level and agents.stale_after take effect without a restart, a key that
+    cannot change at run time is named, a broken file changes nothing; a revoked token is refused
+    within the token cache's life; an agent reporting all along loses no report."""
+    d = world.daemon()
+    _, atok = d.token("agents", "agent", agent="stor-b1")
+    _, vtok = d.token("viewer", "viewer")
+    d.token("gone", "viewer")
+    d.start()
+    tree = copy_tree("stor-b1", os.path.join(world.tmp, "tree"))
+    world.agent("stor-b1", tree, d.url, atok, interval="0.2s").start()
+    c = d.client("viewer")
+    wait_for(lambda: c.json("/api/v1/agents")["count"] == 1 and c.json("/api/v1/agents/stor-b1")["seq"] >= 3, 10,
+             what="reports")
+    assert " debug   api: " in d.proc.output()  # the fixture's daemon logs at debug
+    with open(d.conf) as f:
+        text = f.read()
+    # log level: the fixture's daemon logs at debug; take it to warning, then back
+    with open(d.conf, "w") as f:
+        f.write(text.replace("log_level = debug", "log_level = warning") + "[agents]\nstale_after = 7\n"
+                "[api]\nthreads = 3\n")
+    d.proc.p.send_signal(signal.SIGHUP)
+    wait_for(lambda: "SIGHUP: configuration reloaded: 2 change(s) applied, 1 waiting for a restart" in d.proc.output(),
+             10, what="the reload")
+    out = d.proc.output()
+    assert "SIGHUP: daemon.log_level debug -> warning" in out and "SIGHUP: agents.stale_after 3 -> 7" in out
+    assert "SIGHUP: api.threads changed (2 -> 3): restart rocefabd to apply it" in out
+    mark = len(d.proc.output())
+    r = requests.get(d.url + "/api/v1/agents", headers={"Authorization": f"Bearer {d.tokens['viewer']}"}, timeout=5)
+    assert r.status_code == 200
+    assert " debug " not in d.proc.output()[mark:]  # at warning, the requests' debug lines are gone
+    # a revoked token: refused without a restart (tokens are looked up in the database, through
+    # a cache of at most a second)
+    assert requests.get(d.url + "/api/v1/agents", headers={"Authorization": f"Bearer {d.tokens['gone']}"},
+                        timeout=5).status_code == 200
+    r = subprocess.run([binary("rocefabd"), "--config", d.conf, "token", "revoke", "gone"], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    wait_for(lambda: requests.get(d.url + "/api/v1/agents", timeout=5,
+                                  headers={"Authorization": f"Bearer {d.tokens['gone']}"}).status_code == 401,
+             10, what="the revoked token refused")
+    # a broken file: nothing changes, and it says why
+    with open(d.conf, "a") as f:
+        f.write("[daemon]\nlog_level = loud\n")
+    d.proc.p.send_signal(signal.SIGHUP)
+    wait_for(lambda: "SIGHUP: the configuration is not reloaded, nothing changed" in d.proc.output(), 10,
+             what="the refused reload")
+    assert "log_level" in d.proc.output().split("SIGHUP: the configuration is not reloaded")[-1].splitlines()[0]
+    # the agent reported all along: every report it sent is stored, none lost or refused
+    seq = c.json("/api/v1/agents/stor-b1")["seq"]
+    wait_for(lambda: c.json("/api/v1/agents/stor-b1")["seq"] >= seq + 3, 10, what="more reports")
+    a = c.json("/api/v1/agents/stor-b1")
+    assert a["reports"] == a["seq"] and a["spool"]["dropped_reports"] == 0, a
