@@ -268,8 +268,11 @@ void print_counters(FILE *f, const json_t *d)
 	size_t i;
 	json_t *ser;
 
-	fprintf(f, "port %s, %s .. %s\n\n", str(&s, d, "port"), str(&s, d, "from"),
-		str(&s, d, "to"));
+	fprintf(f, "port %s, %s .. %s%s\n\n", str(&s, d, "port"), str(&s, d, "from"), str(&s, d, "to"),
+		!strcmp(str(&s, d, "clock") ?: "", "fabric")
+			? "\n(a simulated device: times are fabric time and rates per fabric second; the "
+			  "simulator runs at its pace, e.g. 1/100 of the wall clock)"
+			: "");
 	json_array_foreach(json_object_get(d, "series"), i, ser) {
 		const json_t *pts = json_object_get(ser, "points");
 		const json_t *last = json_array_get(pts, json_array_size(pts) - 1);

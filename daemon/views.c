@@ -514,6 +514,7 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 	sqlite3_stmt *st;
 	int64_t id, rows = 0;
 	char from_text[40], to_text[40];
+	bool fabric = false;
 	int rc, r;
 
 	q = &lq;
@@ -567,6 +568,18 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 	store_reader_begin(rd);
 	if ((r = port_id_of(rd, key, &id, e)) < 0)
 		goto out_end;
+	{
+		/* a simulated device's read times are fabric time: the times and rates say so */
+		sqlite3_stmt *bk = store_reader_stmt(rd, "SELECT a.backend FROM ports p JOIN agents a "
+							 "ON a.id = p.agent_id WHERE p.id = ?");
+
+		if (bk) {
+			sqlite3_bind_int64(bk, 1, id);
+			fabric = sqlite3_step(bk) == SQLITE_ROW &&
+				 !strcmp((const char *)sqlite3_column_text(bk, 0) ?: "", "sim");
+			sqlite3_reset(bk);
+		}
+	}
 	if (q->to_newest) {
 		/* no explicit window: the one that ends with the port's newest sample (a simulated
 		 * fabric's read times are fabric time, which runs behind the wall clock; a silent
@@ -652,6 +665,8 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 			tu_format_rfc3339(q->to_ns, to_text, sizeof(to_text)), "step_s",
 			q->step_ns ? json_real((double)q->step_ns / 1e9) : json_null(), "series",
 			series);
+	if (doc)
+		json_object_set_new(doc, "clock", json_string(fabric ? "fabric" : "wall"));
 	series = NULL;
 	*ret = doc;
 	r = doc ? 0 : -ENOMEM;

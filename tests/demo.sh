@@ -31,7 +31,9 @@ mkdir -p "$work"
 # token files others can read are refused: created 0600 (umask 077) from the start
 for t in agents viewer operator; do
 	role=(--role "$t"); [ "$t" = agents ] && role=(--role agent --agent "$agents")
-	(umask 077; "$B/rocefabd" --db "$work/rocefab.db" token add "$t" "${role[@]}" | tail -n 1 > "$work/$t.token")
+	# (its log, the database's creation, goes to the log: the terminal stays quiet until the banner)
+	(umask 077; "$B/rocefabd" --db "$work/rocefab.db" token add "$t" "${role[@]}" 2>> "$work/tokens.log" |
+		tail -n 1 > "$work/$t.token") || { cat "$work/tokens.log"; exit 1; }
 done
 
 "$B/rocefabd" --db "$work/rocefab.db" --listen "$listen" -o daemon.log_target=stderr \
@@ -62,6 +64,10 @@ cat <<MSG
   pingmesh's finding under leaf0 that follows is attributed to it.  The congestion-control
   tuner runs in advise mode (decisions every 10 s): rocefabctl cc proposals lists what it
   would change in ECN and DCQCN and why; an operator applies or rejects each.
+
+  Time: the simulated devices report fabric time, so rocefabctl and the REST API show
+  windows and rates per fabric second (and say so); Prometheus's rate() over the same
+  counters is per wall second, 100 times lower at this pace.
 
   Dashboard   $url/#token=$(cat "$work/operator.token")
               (opens with the operator token; $url/#token=$(cat "$work/viewer.token") only looks)

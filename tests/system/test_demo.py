@@ -29,7 +29,13 @@ def test_demo_runs_and_prints_live_counters(tmp_path):
                        timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
     assert url in r.stdout
+    # quiet until the banner (the database's creation goes to the log), which says what time is
+    assert r.stderr == "", r.stderr
+    assert r.stdout.lstrip().startswith("rocefab demo is running"), r.stdout[:300]
+    assert "Time: the simulated devices report fabric time" in r.stdout
     lines = r.stdout.splitlines()
+    # the counters say their time is the fabric's
+    assert any(l.startswith("(a simulated device: times are fabric time") for l in lines), r.stdout
     head = lines.index(next(l for l in lines if l.startswith("SWITCH")))
     switches = [l.split() for l in lines[head + 1:head + 7]]
     assert [s[0] for s in switches] == ["leaf0", "leaf1", "leaf2", "leaf3", "spine0", "spine1"]
