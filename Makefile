@@ -22,6 +22,9 @@ BINDIR ?= $(PREFIX)/bin
 SBINDIR ?= $(PREFIX)/sbin
 DATADIR ?= $(PREFIX)/share
 MANDIR ?= $(DATADIR)/man
+# the groups of the service users (packaging/systemd/rocefab.sysusers) that read the configuration
+DAEMON_GROUP ?= rocefab
+AGENT_GROUP ?= rocefab-agent
 SYSCONFDIR ?= /etc
 UNITDIR ?= /lib/systemd/system
 SYSUSERSDIR ?= /usr/lib/sysusers.d
@@ -327,6 +330,13 @@ install: all
 	install -m 0644 packaging/completion/_rocefabctl $(DESTDIR)$(DATADIR)/zsh/vendor-completions/_rocefabctl
 	install -m 0640 packaging/rocefabd.conf packaging/rocefab-agent.conf \
 		$(DESTDIR)$(SYSCONFDIR)/rocefab/
+	@# the services read their configuration as their users: group-owned by them, others kept
+	@# out (the groups come from systemd-sysusers; without them, say how to finish)
+	@for f in rocefabd:$(DAEMON_GROUP) rocefab-agent:$(AGENT_GROUP); do \
+		conf=$(DESTDIR)$(SYSCONFDIR)/rocefab/$${f%%:*}.conf; grp=$${f#*:}; \
+		if getent group "$$grp" > /dev/null; then chgrp "$$grp" "$$conf"; \
+		else echo "install: no group $$grp yet: run systemd-sysusers, then chgrp $$grp $$conf" >&2; fi; \
+	done
 
 clean:
 	rm -rf build
