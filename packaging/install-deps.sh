@@ -3,13 +3,14 @@
 # only what is missing is installed, and nothing is done (not even apt-get update) when
 # everything is present. Uses sudo when not root.
 #
-# Usage: packaging/install-deps.sh [build|check|bench|rxe|all]...   (default: check)
+# Usage: packaging/install-deps.sh [build|check|bench|rxe|deb|all]...   (default: check)
 #   build  compilers and -dev libraries
 #   check  build + what `make check` runs (pytest, jsonschema, prometheus, promtool, ...)
 #   bench  check + load generators (wrk)
 #   rxe    check + what the soft-RoCE guest tests run (qemu, busybox); the guest's kernel and
 #          rdma-core (libibverbs, the rxe provider) are fetched with apt-get download into
 #          build/rxe by tests/rxe/setup.sh, not installed
+#   deb    build + what make deb needs (debhelper, lintian)
 #   all    everything above
 set -eu
 
@@ -23,6 +24,7 @@ chromium chromium-driver python3-selenium fonts-dejavu-core libjs-chart.js
 redis-server lldpd"
 bench_pkgs="wrk"
 rxe_pkgs="qemu-system-x86 busybox-static"
+deb_pkgs="debhelper lintian fakeroot"
 
 want=""
 [ $# -eq 0 ] && set -- check
@@ -32,13 +34,14 @@ for tier in "$@"; do
 	check) want="$want $build_pkgs $check_pkgs" ;;
 	bench) want="$want $build_pkgs $check_pkgs $bench_pkgs" ;;
 	rxe) want="$want $build_pkgs $check_pkgs $rxe_pkgs" ;;
-	all) want="$want $build_pkgs $check_pkgs $bench_pkgs $rxe_pkgs" ;;
+	deb) want="$want $build_pkgs $deb_pkgs" ;;
+	all) want="$want $build_pkgs $check_pkgs $bench_pkgs $rxe_pkgs $deb_pkgs" ;;
 	-h | --help)
 		sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
-		echo "install-deps: unknown tier '$tier' (build, check, bench, rxe, all)" >&2
+		echo "install-deps: unknown tier '$tier' (build, check, bench, rxe, deb, all)" >&2
 		exit 2
 		;;
 	esac
