@@ -63,11 +63,13 @@ int api_uint_value(const char *value, const char *name, uint64_t min, uint64_t m
 	uint64_t v;
 	int r = str_parse_uint(value, max, &v);
 
+	/* (the message names the parameter too: clients show the detail, not always the pointer) */
 	if (r == -EINVAL)
 		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", name,
-				  "'%s' is not a number in plain decimal (no sign, spaces or leading zeros)", value);
+				  "%s: '%s' is not a number in plain decimal (no sign, spaces or leading zeros)", name,
+				  value);
 	if (r < 0 || v < min)
-		return rf_err_set(e, -ERANGE, "BAD_PARAMETER", name, "'%s' is outside %llu to %llu", value,
+		return rf_err_set(e, -ERANGE, "BAD_PARAMETER", name, "%s: '%s' is outside %llu to %llu", name, value,
 				  (unsigned long long)min, (unsigned long long)max);
 	*ret = v;
 	return 0;

@@ -60,6 +60,7 @@ static int v_port_counters(struct api_req *req, struct store_reader *rd,
 {
 	struct counter_query q = { .names = api_arg(req, "names"), .max_points = MAX_POINTS };
 	int has_from, has_to, r;
+	uint64_t prio;
 
 	q.to_ns = o->now_ns;
 	if ((has_to = api_time_arg(req, "to", o->now_ns, &q.to_ns, e)) < 0)
@@ -71,6 +72,12 @@ static int v_port_counters(struct api_req *req, struct store_reader *rd,
 	q.to_newest = !has_from && !has_to;
 	if ((r = api_duration_arg(req, "step", &q.step_ns, e)) < 0)
 		return r;
+	if ((r = api_uint_arg(req, "priority", 0, 7, &prio, e)) < 0)
+		return r;
+	if (r > 0) {
+		q.one_priority = true;
+		q.priority = (uint8_t)prio;
+	}
 	return views_port_counters(rd, api_deps(req)->ingest, req->match.params[0], &q, ret, e);
 }
 

@@ -104,7 +104,7 @@ static int build_counters(const struct cli_cmd *c, char *const *args, int nargs,
 		       path_add(r, e, "/counters") ?:
 		       query_add_list(r, e, "names", args + 1, nargs - 1) ?:
 		       query_add(r, e, "from", o->from) ?: query_add(r, e, "to", o->to) ?:
-		       query_add(r, e, "step", o->step);
+		       query_add(r, e, "step", o->step) ?: query_add(r, e, "priority", o->priority);
 }
 
 static int build_probes(const struct cli_cmd *c, char *const *args, int nargs,
@@ -409,7 +409,7 @@ static const struct cli_cmd cmds[] = {
 	  .build = build_qps,
 	  .print = print_qps },
 	{ .name = "counters",
-	  .synopsis = "counters PORT [NAME...] [--from T] [--to T] [--step DUR]",
+	  .synopsis = "counters PORT [NAME...] [--priority P] [--from T] [--to T] [--step DUR]",
 	  .help = "latest delta and rate of a port's counters (PORT is\n"
 		  "HOST:DEVICE:PORT; times: RFC 3339, Unix seconds, -5m)",
 	  .min_args = 1,

@@ -17,6 +17,7 @@ struct cli_opts {
 	const char *host, *device; /* ports; --device also narrows set dcqcn and set pfc */
 	const char *state;         /* ports, alerts, changes */
 	const char *from, *to;     /* counters */
+	const char *priority;      /* counters: one priority's series */
 	const char *step;          /* counters --step, and probes --window: one option, two names */
 	const char *op, *size;     /* probes */
 	const char *agent;         /* changes */

@@ -74,6 +74,7 @@ int main(int argc, char **argv)
 		{ "list-commands", no_argument, NULL, 15 },
 		{ "cacert", required_argument, NULL, 16 },
 		{ "watch", required_argument, NULL, 'w' },
+		{ "priority", required_argument, NULL, 17 },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *server = getenv("ROCEFAB_SERVER"), *token_file = getenv("ROCEFAB_TOKEN_FILE");
@@ -110,6 +111,9 @@ int main(int argc, char **argv)
 			return 0;
 		case 16:
 			cacert = optarg;
+			break;
+		case 17:
+			o.priority = optarg;
 			break;
 		case 'w': {
 			char *end;

@@ -499,6 +499,56 @@ static int series_entry(const struct sample_entry *se, void *arg)
 	return 0;
 }
 
+/* The position of name in a comma-separated list (blanks around entries ignored); past the end
+ * when absent. */
+static size_t name_rank(const char *list, const char *name)
+{
+	size_t rank = 0, n = strlen(name);
+
+	for (const char *p = list; *p; rank++) {
+		size_t len = strcspn(p, ",");
+		const char *a = p, *b = p + len;
+
+		while (a < b && *a == ' ')
+			a++;
+		while (b > a && b[-1] == ' ')
+			b--;
+		if ((size_t)(b - a) == n && !strncmp(a, name, n))
+			return rank;
+		p += len + (p[len] == ',');
+	}
+	return SIZE_MAX;
+}
+
+static int by_rank(const void *x, const void *y, void *names)
+{
+	json_t *a = *(json_t *const *)x, *b = *(json_t *const *)y;
+	size_t ra = name_rank(names, json_string_value(json_object_get(a, "name")));
+	size_t rb = name_rank(names, json_string_value(json_object_get(b, "name")));
+
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	/* then by priority (per-port first), as the series came */
+	return (int)(json_integer_value(json_object_get(a, "priority")) - json_integer_value(json_object_get(b, "priority")));
+}
+
+/* Reorders series (in place) by the position of their names in names. */
+static void sort_by_names(json_t *series, const char *names)
+{
+	size_t n = json_array_size(series);
+	json_t **v = calloc(n + 1, sizeof(*v));
+
+	if (!v)
+		return;
+	for (size_t i = 0; i < n; i++)
+		v[i] = json_incref(json_array_get(series, i));
+	qsort_r(v, n, sizeof(*v), by_rank, (void *)names);
+	json_array_clear(series);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(series, v[i]);
+	free(v);
+}
+
 int views_port_counters(struct store_reader *rd, const struct ingest *ing, const char *key,
 			const struct counter_query *q, json_t **ret, struct rf_err *e)
 {
@@ -652,6 +702,8 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 
 		if (!s->rc)
 			continue;
+		if (q->one_priority && s->prio != REG_NO_PRIO && s->prio != q->priority)
+			continue;
 		flush_bucket(&c, s);
 		js = json_pack("{s:s,s:o,s:s,s:s,s:s,s:O}", "name", s->rc->name, "priority",
 			       s->prio == REG_NO_PRIO ? json_null() : json_integer(s->prio), "unit",
@@ -659,6 +711,9 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 			       reg_scope_name(s->rc->scope), "points", s->points);
 		json_array_append_new(series, js);
 	}
+	/* in the order the names were asked in */
+	if (q->names && *q->names)
+		sort_by_names(series, q->names);
 	/* a query's bounds are times, the epoch included (store_time_json() shows 0 as none) */
 	doc = json_pack("{s:s,s:s,s:s,s:o,s:o}", "port", key, "from",
 			tu_format_rfc3339(q->from_ns, from_text, sizeof(from_text)), "to",

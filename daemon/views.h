@@ -41,6 +41,8 @@ struct counter_query {
 	int64_t from_ns, to_ns;
 	int64_t step_ns; /* 0: every sample */
 	bool to_newest;	 /* move the window back to end at the port's newest sample */
+	bool one_priority; /* only priority's series (and the per-port ones) */
+	uint8_t priority;
 	unsigned max_points;
 };
 int views_port_counters(struct store_reader *rd, const struct ingest *ing, const char *key,

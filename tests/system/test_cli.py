@@ -53,6 +53,13 @@ def test_tables(fleet):
     assert names == {("np_cnp_sent", "-"), ("pfc_rx_pause_frames", "3"), ("pfc_rx_pause_frames", "4")}
     r = ctl(d, tok, "registry")
     assert "pfc_rx_pause_duration_us" in r.stdout
+    # the counters in the order asked, and one priority when asked
+    r = ctl(d, tok, "counters", "gpu-a2:mlx5_0:1", "pfc_rx_pause_frames", "np_cnp_sent", "--priority", "4")
+    assert r.returncode == 0, r.stderr
+    rows = [(l.split()[0], l.split()[1]) for l in r.stdout.splitlines()[3:] if l.strip()]
+    assert rows == [("pfc_rx_pause_frames", "4"), ("np_cnp_sent", "-")], r.stdout
+    r = ctl(d, tok, "counters", "gpu-a2:mlx5_0:1", "np_cnp_sent", "--priority", "9")
+    assert r.returncode == 1 and "priority" in r.stderr
 
 
 def test_json_is_the_rest_document(fleet):

@@ -379,7 +379,7 @@ static const char usage_txt[] =
 	"  ports [--host H] [--device D] [--state up|down|init|unknown]\n"
 	"  qps HOST                     a host's QPs (RDMA netlink): totals by type and state,\n"
 	"                               owning processes, QPs in error, per-QP counters\n"
-	"  counters PORT [NAME...] [--from T] [--to T] [--step DUR]\n"
+	"  counters PORT [NAME...] [--priority P] [--from T] [--to T] [--step DUR]\n"
 	"                               latest delta and rate of a port's counters (PORT is\n"
 	"                               HOST:DEVICE:PORT; times: RFC 3339, Unix seconds, -5m)\n"
 	"  registry                     the counters rocefab knows\n"
