@@ -323,6 +323,9 @@ install: all
 	install -m 0644 packaging/systemd/rocefabd.service packaging/systemd/rocefab-agent.service \
 		$(DESTDIR)$(UNITDIR)/
 	install -m 0644 packaging/systemd/rocefab.sysusers $(DESTDIR)$(SYSUSERSDIR)/rocefab.conf
+	install -d $(DESTDIR)$(DATADIR)/rocefab/systemd
+	install -m 0644 packaging/systemd/rocefab-agent.service.d/dcqcn.conf \
+		$(DESTDIR)$(DATADIR)/rocefab/systemd/rocefab-agent-dcqcn.conf
 	install -d $(DESTDIR)$(DATADIR)/rocefab/prometheus $(DESTDIR)$(DATADIR)/rocefab/grafana
 	install -m 0644 packaging/prometheus/rocefab.rules.yml $(DESTDIR)$(DATADIR)/rocefab/prometheus/
 	install -m 0644 packaging/grafana/rocefab-fabric.json $(DESTDIR)$(DATADIR)/rocefab/grafana/

@@ -18,6 +18,17 @@ for u in packaging/systemd/*.service; do
 		echo "units: $u verified"
 	fi
 done
+# the agent with its DCQCN drop-in (packaging/systemd/rocefab-agent.service.d/dcqcn.conf)
+mkdir -p "$tmp/with-dropin/rocefab-agent.service.d"
+sed "s|/usr/sbin/|$top/$B/|" packaging/systemd/rocefab-agent.service > "$tmp/with-dropin/rocefab-agent.service"
+cp packaging/systemd/rocefab-agent.service.d/dcqcn.conf "$tmp/with-dropin/rocefab-agent.service.d/"
+out=$(cd "$tmp/with-dropin" && systemd-analyze verify --man=no rocefab-agent.service 2>&1) || fail=1
+if [ -n "$out" ]; then
+	echo "units: rocefab-agent.service with dcqcn.conf: $out"
+	fail=1
+else
+	echo "units: rocefab-agent.service with its dcqcn.conf drop-in verified"
+fi
 "$B/rocefabd" --config packaging/rocefabd.conf --check-config > /dev/null || fail=1
 "$B/rocefab-agent" --config packaging/rocefab-agent.conf --dump-config > /dev/null || fail=1
 echo "units: example configurations valid"
