@@ -122,7 +122,7 @@ ifneq ($(filter check check-% demo bench bench-% fuzz fuzz-%,$(MAKECMDGOALS)),)
 NEED_DEPS := deps
 endif
 
-.PHONY: all deps check check-unit check-layers check-system check-schemas check-units check-prometheus check-web check-rxe demo \
+.PHONY: all deps check check-unit check-layers check-system check-schemas check-units check-prometheus check-openapi check-web check-rxe demo \
 	bench bench-detect bench-cc fuzz fuzz-build fuzz-smoke deb check-deb \
 	install clean tools
 .DEFAULT_GOAL := all
@@ -193,7 +193,7 @@ $(B)/bench/%: $(B)/obj/tests/bench/%.o $(ALL_LAYER_LIBS)
 
 # --- tests -------------------------------------------------------------------------------
 check: DEPS_TIERS = check rxe deb
-check: deps all $(BENCH_BINS) check-unit check-layers check-schemas check-units check-prometheus check-system check-web check-rxe \
+check: deps all $(BENCH_BINS) check-unit check-layers check-schemas check-units check-prometheus check-openapi check-system check-web check-rxe \
 	check-deb
 
 check-unit: $(UNIT_TESTS)
@@ -213,6 +213,25 @@ check-units:
 check-prometheus:
 	$(Q)promtool check rules packaging/prometheus/rocefab.rules.yml
 	$(Q)cd tests/prometheus && promtool test rules rocefab.rules.test.yml
+
+# The OpenAPI document linted by Redocly CLI (its recommended rules, every operation described:
+# schemas/redocly.yaml); any error or warning fails. The linter is pinned with its whole tree in
+# build-aux/openapi-lint/package-lock.json and installed by npm ci into the build directory (the
+# first time ~30 s and ~200 MB; again only when the lock changes). No telemetry, no update check.
+OPENAPI_LINT = $(B)/openapi-lint/node_modules/@redocly/cli/bin/cli.js
+$(OPENAPI_LINT): build-aux/openapi-lint/package.json build-aux/openapi-lint/package-lock.json | $(NEED_DEPS)
+	$(call say,NPM,$(B)/openapi-lint)
+	$(Q)mkdir -p $(B)/openapi-lint
+	$(Q)cp build-aux/openapi-lint/package.json build-aux/openapi-lint/package-lock.json $(B)/openapi-lint/
+	$(Q)cd $(B)/openapi-lint && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
+	$(Q)touch $@
+
+check-openapi: $(OPENAPI_LINT)
+	$(Q)REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true node $(OPENAPI_LINT) lint \
+		--config schemas/redocly.yaml --format=stylish schemas/openapi.yaml \
+		>$(B)/openapi-lint/lint.log 2>&1; r=$$?; cat $(B)/openapi-lint/lint.log; \
+	if [ $$r -ne 0 ] || grep -qiE '\bwarning' $(B)/openapi-lint/lint.log; then \
+		echo "check-openapi: schemas/openapi.yaml has lint errors or warnings (above)" >&2; exit 1; fi
 
 check-system: all $(BENCH_BINS)
 	$(Q)ROCEFAB_BUILD=$(B) $(PYTEST) -v -p no:cacheprovider --durations=8 tests/system
