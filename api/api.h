@@ -24,6 +24,9 @@ struct api_conf {
 	int64_t conn_timeout_ns;
 	int anonymous_role; /* enum role granted to requests without a token */
 	bool metrics_public;
+	/* the priorities whose per-priority series /metrics exports: "all" (or NULL/""), "none",
+	 * or a list such as "3,4" */
+	const char *metrics_priorities;
 	const char *tls_cert, *tls_key; /* PEM files; both or neither */
 	const char *client_ca;		/* PEM: reports need a client certificate it signed */
 	int64_t cache_ttl_ns;		/* of GET list responses and valid tokens; 0 disables */
@@ -56,6 +59,10 @@ struct api_deps {
 };
 
 struct api;
+
+/* api.metrics_priorities ("all", "" or NULL, "none", or a list of priorities 0-7 such as
+ * "3,4") as a mask with bit p set for priority p; -EINVAL and e (BAD_PRIORITIES) otherwise. */
+int api_parse_metrics_priorities(const char *s, uint8_t *mask, struct rf_err *e);
 
 /* SIGHUP: agents.stale_after from now on. */
 void api_set_stale_intervals(struct api *a, int64_t n);

@@ -328,7 +328,7 @@ int h_metrics(struct api_req *req)
 	}
 	store_reader_put(d->store, rd);
 	api_render_metrics(req->api, &b);
-	ingest_render_metrics(d->ingest, &b);
+	ingest_render_metrics(d->ingest, api_metrics_prio_mask(req), &b);
 	pingmesh_render_metrics(d->pingmesh, &b);
 	if (d->detector)
 		detector_render_metrics(d->detector, &b);

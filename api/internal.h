@@ -100,6 +100,8 @@ const struct api_deps *api_deps(const struct api_req *req);
 const struct api_conf *api_conf(const struct api_req *req);
 /* The read-side views' options for this request (now, staleness). */
 struct views_opts api_views_opts(struct api_req *req);
+/* api.metrics_priorities as a mask: bit p set when /metrics exports priority p's series. */
+uint8_t api_metrics_prio_mask(const struct api_req *req);
 /* A reader connection in *ret (0), or a 503 problem sent (1; -1 when even that failed). */
 int api_reader(struct api_req *req, struct store_reader **ret);
 /* Puts rd back (when not NULL) and replies: doc with status, or r's problem (e filled, or

@@ -144,6 +144,7 @@ struct api {
 
 	struct web *web;     /* the dashboard's files, or NULL */
 	struct sse_hub *sse; /* the event streams, or NULL */
+	uint8_t metrics_prio_mask; /* bit p: /metrics exports priority p's series */
 };
 
 void api_print_routes(FILE *f)
@@ -161,6 +162,38 @@ const struct api_deps *api_deps(const struct api_req *req)
 const struct api_conf *api_conf(const struct api_req *req)
 {
 	return &req->api->conf;
+}
+
+uint8_t api_metrics_prio_mask(const struct api_req *req)
+{
+	return req->api->metrics_prio_mask;
+}
+
+int api_parse_metrics_priorities(const char *s, uint8_t *mask, struct rf_err *e)
+{
+	const char *p = s;
+
+	*mask = 0xff;
+	if (!s || !*s || strcmp(s, "all") == 0)
+		return 0;
+	*mask = 0;
+	if (strcmp(s, "none") == 0)
+		return 0;
+	for (;;) { /* DIGIT [' '*] (',' [' '*] DIGIT ...) */
+		while (*p == ' ')
+			p++;
+		if (*p < '0' || *p > '7' || (p[1] >= '0' && p[1] <= '9'))
+			break;
+		*mask |= (uint8_t)(1u << (*p++ - '0'));
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			return 0;
+		if (*p++ != ',')
+			break;
+	}
+	return rf_err_set(e, -EINVAL, "BAD_PRIORITIES", "api.metrics_priorities",
+			  "'%s' is not all, none or a list of priorities 0-7 such as 3,4", s);
 }
 
 struct views_opts api_views_opts(struct api_req *req)
@@ -1020,6 +1053,8 @@ int api_start(const struct api_conf *c, const struct api_deps *d, struct api **r
 	hmap_init(&a->cache);
 	hmap_init(&a->tokens);
 	if ((r = net_parse_listen(c->listen, "api.listen", &ss, &v6, e)) < 0)
+		goto fail;
+	if ((r = api_parse_metrics_priorities(c->metrics_priorities, &a->metrics_prio_mask, e)) < 0)
 		goto fail;
 	if (v6)
 		flags |= MHD_USE_IPv6;

@@ -1055,7 +1055,7 @@ void ingest_get_stats_at(struct ingest *ing, int64_t mono_ns, struct ingest_stat
 
 /* --- /metrics ---------------------------------------------------------------------------- */
 
-int ingest_render_metrics(struct ingest *ing, struct buf *out)
+int ingest_render_metrics(struct ingest *ing, uint8_t prio_mask, struct buf *out)
 {
 	struct port_state **ports = NULL;
 	size_t nports = 0, it = 0;
@@ -1082,6 +1082,9 @@ int ingest_render_metrics(struct ingest *ing, struct buf *out)
 				char prio[24] = "";
 
 				if (cs->counter != c || !cs->scale)
+					continue;
+				if (cs->prio != REG_NO_PRIO &&
+				    (cs->prio > 7 || !(prio_mask & (1u << cs->prio))))
 					continue;
 				if (!header) {
 					buf_printf(out, "# HELP rocefab_port_%s%s %s\n# TYPE rocefab_port_%s%s %s\n",

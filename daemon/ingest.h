@@ -65,7 +65,9 @@ void ingest_get_stats(struct ingest *ing, struct ingest_stats *ret);
 /* The same at a given CLOCK_MONOTONIC time (for tests: a machine booted seconds ago). */
 void ingest_get_stats_at(struct ingest *ing, int64_t mono_ns, struct ingest_stats *ret);
 
-/* Prometheus text of every port's normalized counters (families rocefab_port_*). */
-int ingest_render_metrics(struct ingest *ing, struct buf *out);
+/* Prometheus text of every port's normalized counters (families rocefab_port_*); of the
+ * per-priority ones only the priorities whose bit prio_mask sets (a family none of whose
+ * series is left is not named). */
+int ingest_render_metrics(struct ingest *ing, uint8_t prio_mask, struct buf *out);
 
 #endif

@@ -141,8 +141,18 @@ int main(int argc, char **argv)
 		conf_dump(rocefabd_opts, &s, stdout);
 		status = 0;
 	} else if (check) {
-		printf("configuration OK\n");
-		status = 0;
+		/* what the configuration file's syntax cannot say (rocefabd checks it again at start) */
+		struct rf_err e = { 0 };
+		uint8_t mask;
+		char buf[400];
+
+		if (api_parse_metrics_priorities(s.metrics_priorities, &mask, &e) < 0) {
+			fprintf(stderr, "rocefabd: %s\n", rf_err_str(&e, buf, sizeof(buf)));
+			status = 2;
+		} else {
+			printf("configuration OK\n");
+			status = 0;
+		}
 	} else if (optind < argc && strcmp(argv[optind], "token") == 0) {
 		status = rocefabd_token_cmd(&s, argc - optind - 1, argv + optind + 1);
 	} else if (optind < argc) {

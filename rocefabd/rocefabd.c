@@ -75,6 +75,10 @@ const struct conf_opt rocefabd_opts[] = {
 	CONF_OPT("api.metrics_probe_pairs", CONF_BOOL, S, metrics_probe_pairs, "true",
 		 "the pingmesh's latency and loss per pair of hosts in /metrics (about 100 series per "
 		 "host: a large fabric may want only the finding)"),
+	CONF_OPT("api.metrics_priorities", CONF_STRING, S, metrics_priorities, "all",
+		 "the priorities whose series the per-priority families of /metrics carry "
+		 "(rocefab_port_*{priority}): all, none, or a list such as 3,4 (the lossless ones); "
+		 "in the demo fabric 8,960 of 10,864 series with all, 2,240 with 3,4"),
 	CONF_OPT("api.tls_cert", CONF_STRING, S, tls_cert, "", "PEM certificate; enables HTTPS"),
 	CONF_OPT("api.tls_key", CONF_STRING, S, tls_key, "", "PEM private key of tls_cert"),
 	CONF_OPT("api.client_ca", CONF_STRING, S, client_ca, "",
@@ -367,7 +371,8 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 		.listen = s->listen, .threads = (unsigned)s->threads, .max_body = s->max_body,
 		.conn_timeout_ns = s->conn_timeout,
 		.anonymous_role = s->anonymous_role == 1 ? ROLE_VIEWER : ROLE_NONE,
-		.metrics_public = s->metrics_public, .tls_cert = s->tls_cert, .tls_key = s->tls_key,
+		.metrics_public = s->metrics_public,
+		.metrics_priorities = s->metrics_priorities, .tls_cert = s->tls_cert, .tls_key = s->tls_key,
 		.client_ca = s->client_ca,
 		.cache_ttl_ns = s->cache_ttl, .stale_intervals = s->stale_after,
 		.change_deadline_ns = s->change_deadline,

@@ -24,6 +24,7 @@ struct rocefabd_settings {
 	int anonymous_role;
 	bool metrics_public;
 	bool metrics_probe_pairs;
+	char *metrics_priorities;
 	char *tls_cert, *tls_key, *client_ca;
 	char *web_root, *javascript_root;
 	int64_t cache_ttl;

@@ -154,10 +154,17 @@ def run(pfc_interval, seconds, phase):
             t0 = time.monotonic()
             packed, enc = get_raw(url + "/metrics", vtok, "gzip")
             gz_s = time.monotonic() - t0
-            series = sum(1 for l in plain.decode().splitlines() if l and not l.startswith("#"))
+            lines = [l for l in plain.decode().splitlines() if l and not l.startswith("#")]
+            series = len(lines)
+            prio = [l for l in lines if ',priority="' in l]
+            lossless = sum(1 for l in prio if 'priority="3"' in l or 'priority="4"' in l)
+            pairs = sum(1 for l in lines if l.startswith("rocefab_probe_"))
             print(f"metrics      /metrics of this fabric: {len(plain) / 1e6:.1f} MB, {series:,} series; "
                   f"gzip ({enc}): {len(packed) / 1e6:.2f} MB, {len(plain) / max(1, len(packed)):.1f}x smaller, "
                   f"served in {gz_s * 1e3:.0f} ms")
+            print(f"             of which per priority {len(prio):,} (api.metrics_priorities=3,4 keeps "
+                  f"{lossless:,}: {series - len(prio) + lossless:,} series), per pingmesh pair {pairs:,} "
+                  f"(api.metrics_probe_pairs)")
         else:
             l0, l1 = st0["pfc_lane"], st1["pfc_lane"]
             fast = (metric(m1, "rocefab_pfc_lane_reports_total") - metric(m0, "rocefab_pfc_lane_reports_total")) / wall

@@ -2,6 +2,7 @@
 report, configuration errors, the token commands, and the agent's command line."""
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -221,9 +222,15 @@ def test_https_with_agents(world):
     d.start(wait=False)
     wait_for(lambda: requests.get(d.url + "/api/v1/health", verify=cert, timeout=2).status_code == 200,
              10, what="HTTPS")
-    # plain HTTP on the TLS port does not work
+    # plain HTTP on the TLS port does not work, and what the TLS library says of it goes
+    # through rocefabd's logger (a timestamped line naming the library), never raw to stderr
     with pytest.raises(requests.RequestException):
         requests.get(d.url.replace("https://", "http://") + "/api/v1/health", timeout=2)
+    wait_for(lambda: "api: libmicrohttpd: " in d.proc.output(), 10,
+             what="the TLS library's message in the log")
+    logline = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z rocefabd\[\d+\] [a-z]+ +\w+: ")
+    stray = [l for l in d.proc.output().splitlines() if l and not logline.match(l)]
+    assert not stray, f"lines outside the logger: {stray}"
     tree = copy_tree("stor-b1", os.path.join(world.tmp, "tree"))
     world.agent("stor-b1", tree, d.url, os.path.join(world.tmp, "agents.token"),
                 extra=["-o", f"agent.ca_file={cert}"]).start()

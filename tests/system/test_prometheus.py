@@ -8,7 +8,7 @@ import pytest
 import requests
 import yaml
 
-from conftest import Proc, copy_tree, free_addr, wait_for, write_counter
+from conftest import Proc, binary, copy_tree, free_addr, wait_for, write_counter
 
 
 @pytest.fixture
@@ -177,3 +177,45 @@ def test_rules_and_dashboard_fit_the_metrics(world):
         yaml.safe_dump(rec, f)
     r = subprocess.run(["promtool", "check", "rules", path], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_metrics_priorities_switch(world):
+    """api.metrics_priorities keeps the per-priority families to the priorities named (the
+    lossless ones, say): on the same host's reports, 3,4 gives exactly the series of those
+    two priorities that all gives, none no per-priority series, and the per-port families stay
+    whole.  A bad list is refused at start."""
+    tree = copy_tree("gpu-a1", os.path.join(world.tmp, "tree"))
+    counts = {}
+    for setting in ("all", "3,4", "none"):
+        d = world.daemon(name=f"rocefabd-{setting.replace(',', '')}",
+                         args=("-o", f"api.metrics_priorities={setting}"))
+        d.token("agents", "agent", agent="gpu-a1")
+        d.token("prom", "viewer")
+        d.start()
+        world.agent("gpu-a1", tree, d.url, os.path.join(world.tmp, "agents.token"), interval="0.3s").start()
+        c = d.client("prom")
+        wait_for(lambda: c.get("/api/v1/agents/gpu-a1").status_code == 200 and
+                 c.json("/api/v1/agents/gpu-a1")["reports"] >= 2, 10, what="two reports")
+        lines = [l for l in c.get("/metrics").text.splitlines() if l.startswith("rocefab_port_")]
+        prio = [l for l in lines if ",priority=" in l]
+        counts[setting] = (len(lines) - len(prio), prio)
+        world.agents.pop().stop()
+        d.stop()
+    base, every = counts["all"]
+    assert every and {l.split('priority="')[1][0] for l in every} == set("01234567")
+    assert counts["3,4"][0] == counts["none"][0] == base  # per-port families untouched
+    lossless = counts["3,4"][1]
+    assert {l.split('priority="')[1][0] for l in lossless} == {"3", "4"}
+    # exactly the series of priorities 3 and 4 that "all" gives (values move between daemons)
+    key = lambda l: l.rsplit(" ", 1)[0]
+    assert {key(l) for l in lossless} == {key(l) for l in every if 'priority="3"' in l or 'priority="4"' in l}
+    assert counts["none"][1] == []
+    for i, bad in enumerate(("8", "3;4", "3,,4", "lossless", "03", "3,")):
+        d = world.daemon(name=f"bad{i}", args=("-o", f"api.metrics_priorities={bad}"))
+        d.start(wait=False)
+        assert d.proc.p.wait(10) == 1, bad
+        out = d.proc.output()
+        assert "BAD_PRIORITIES" in out and f"'{bad}'" in out, out
+        r = subprocess.run([binary("rocefabd"), "--config", d.conf, "--check-config", "-o",
+                            f"api.metrics_priorities={bad}"], capture_output=True, text=True)
+        assert r.returncode == 2 and "BAD_PRIORITIES" in r.stderr, r.stderr
