@@ -1,6 +1,7 @@
 """The contracts in schemas/ are valid, agree with the code, and cannot drift:
 - every schema is valid JSON Schema 2020-12, the OpenAPI document is OpenAPI 3.1;
-- the OpenAPI paths are exactly the routes rocefabd serves;
+- the OpenAPI paths are exactly the routes rocefabd serves, and the README's REST table is one
+  table naming them all;
 - the report JSON Schema and rocefabd's C validator give the same verdicts on the same
   documents (except the documented cross-field rules JSON Schema cannot express);
 - what rocefab-agent --once prints validates against the report schema, for every tree.
@@ -64,6 +65,36 @@ def test_openapi_lists_exactly_the_routes():
     documented = {(m, p) for p, ops in doc["paths"].items() for m in ops
                   if m in ("get", "put", "post", "delete", "patch")}
     assert served == documented, f"served only: {served - documented}; documented only: {documented - served}"
+
+
+def test_readme_rest_table_is_whole_and_lists_every_route():
+    """The README's REST table is one table (a blank line once cut it in two, and the rows
+    after it rendered as loose text) and names every route rocefabd serves."""
+    import re
+    out = subprocess.run([binary("rocefabd"), "--routes"], capture_output=True, text=True,
+                         check=True).stdout
+    served = {tuple(l.split()[:2]) for l in out.splitlines()}
+    with open(os.path.join(ROOT, "README.md")) as f:
+        text = f.read()
+    section = text.split("\n## REST API (v1)\n", 1)[1].split("\n## ", 1)[0]
+    lines = section.split("\n### ", 1)[0].splitlines()  # up to the first subsection
+    rows = [i for i, l in enumerate(lines) if l.startswith("|")]
+    assert rows and rows == list(range(rows[0], rows[-1] + 1)), "the REST table is cut"
+    assert lines[rows[0] + 1].startswith("|---")
+    documented = set()
+    for i in rows[2:]:
+        first = lines[i].split(" | ")[0]
+        methods = set(re.findall(r"\b(GET|PUT|POST|DELETE)\b", first))
+        prev = None
+        spans = re.findall(r"`([^`]*)`", first)
+        for path in [m for sp in spans for m in re.findall(r"(?:^|\s)(/\S*)", sp)]:
+            path = re.split(r"[?\[]", path)[0].replace("{DEVICE:PORT}", "{port}")
+            cands = [path, "/api/v1" + path] + ([prev.rsplit("/", 1)[0] + path] if prev else [])
+            hit = next((c for c in cands if any((m, c) in served for m in methods)), None)
+            assert hit, f"README row names {path!r}, which rocefabd does not serve: {lines[i]}"
+            documented |= {(m, hit) for m in methods if (m, hit) in served}
+            prev = hit
+    assert served <= documented, f"routes missing from the README's table: {sorted(served - documented)}"
 
 
 def strict_load(path):
