@@ -1219,6 +1219,18 @@ int fleet_new(const struct fleet_conf *c, struct fleet **ret, struct rf_err *e)
 		return rf_err_set(e, -EINVAL, "BAD_SERVER_URL", "agent.server",
 				  "'%s' must start with http:// or https://", c->server);
 	}
+	if (c->client_key && *c->client_key) {
+		struct rf_err w = { 0 };
+		bool warned;
+		int r = keyfile_check(c->client_key, &warned, &w, e);
+
+		if (r < 0) {
+			free(f);
+			return r;
+		}
+		if (warned)
+			log_msg(LOG_WARNING, "agent", w.code, "agent.tls_key %s: %s", w.where, w.msg);
+	}
 	f->server = strdup(c->server);
 	f->token = c->token ? strdup(c->token) : NULL;
 	f->ca_file = c->ca_file ? strdup(c->ca_file) : NULL;

@@ -32,6 +32,7 @@
 #include "lib/sha256.h"
 #include "lib/strutil.h"
 #include "lib/timeutil.h"
+#include "lib/tokenfile.h"
 
 static const struct api_route routes[] = {
 	{ { "GET", "/" }, ROLE_NONE, h_web, "the dashboard (api.web_root; its files too)" },
@@ -1064,6 +1065,13 @@ int api_start(const struct api_conf *c, const struct api_deps *d, struct api **r
 		goto fail;
 	}
 	if (c->tls_cert && *c->tls_cert) {
+		struct rf_err w = { 0 };
+		bool warned;
+
+		if ((r = keyfile_check(c->tls_key, &warned, &w, e)) < 0)
+			goto fail;
+		if (warned)
+			log_msg(LOG_WARNING, "api", w.code, "api.tls_key %s: %s", w.where, w.msg);
 		a->tls_cert = read_file(c->tls_cert, e);
 		a->tls_key = a->tls_cert ? read_file(c->tls_key, e) : NULL;
 		if (!a->tls_cert || !a->tls_key) {

@@ -9,6 +9,41 @@
 
 #include "lib/tokenfile.h"
 
+/* The rule of tokenfile.h on a file's mode: -EACCES (others), 1 with warning filled (its
+ * group), 0 (its owner's alone).  code names the kind of secret, what says it in words. */
+static int secret_mode(const struct stat *st, const char *path, const char *code, const char *what,
+		       struct rf_err *warning, struct rf_err *e)
+{
+	unsigned mode = (unsigned)(st->st_mode & 07777);
+
+	if (st->st_mode & (S_IROTH | S_IWOTH))
+		return rf_err_set(e, -EACCES, code, path,
+				  "other users can %s this %s (mode %04o); refusing it: chmod 600 %s",
+				  st->st_mode & S_IROTH ? "read" : "write", what, mode, path);
+	if (st->st_mode & (S_IRGRP | S_IWGRP)) {
+		rf_err_set(warning, 0, code, path,
+			   "its group can %s this %s (mode %04o): chmod 600 %s unless the group is "
+			   "meant to", st->st_mode & S_IRGRP ? "read" : "write", what, mode, path);
+		return 1;
+	}
+	return 0;
+}
+
+int keyfile_check(const char *path, bool *ret_warned, struct rf_err *warning, struct rf_err *e)
+{
+	struct stat st;
+	int r;
+
+	*ret_warned = false;
+	if (stat(path, &st) < 0)
+		return rf_err_set(e, -errno, "KEY_UNREADABLE", path, "cannot read private key: %s",
+				  strerror(errno));
+	if ((r = secret_mode(&st, path, "KEY_FILE_MODE", "private key", warning, e)) < 0)
+		return r;
+	*ret_warned = r == 1;
+	return 0;
+}
+
 int tokenfile_read(const char *path, char **ret, bool *ret_warned, struct rf_err *warning,
 		   struct rf_err *e)
 {
@@ -28,12 +63,9 @@ int tokenfile_read(const char *path, char **ret, bool *ret_warned, struct rf_err
 		goto out;
 	}
 	/* checked on the file opened, not on a name that could change in between */
-	if (st.st_mode & (S_IROTH | S_IWOTH)) {
-		r = rf_err_set(e, -EACCES, "TOKEN_FILE_MODE", path,
-			       "other users can %s this token file (mode %04o); refusing it: chmod 600 %s",
-			       st.st_mode & S_IROTH ? "read" : "write", (unsigned)(st.st_mode & 07777), path);
+	if ((r = secret_mode(&st, path, "TOKEN_FILE_MODE", "token file", warning, e)) < 0)
 		goto out;
-	}
+	*ret_warned = r == 1;
 	do
 		n = read(fd, buf, sizeof(buf) - 1);
 	while (n < 0 && errno == EINTR);
@@ -51,13 +83,6 @@ int tokenfile_read(const char *path, char **ret, bool *ret_warned, struct rf_err
 	if (!(*ret = strdup(buf))) {
 		r = -ENOMEM;
 		goto out;
-	}
-	if (st.st_mode & (S_IRGRP | S_IWGRP)) {
-		*ret_warned = true;
-		rf_err_set(warning, 0, "TOKEN_FILE_MODE", path,
-			   "its group can %s this token file (mode %04o): chmod 600 %s unless the group "
-			   "is meant to", st.st_mode & S_IRGRP ? "read" : "write",
-			   (unsigned)(st.st_mode & 07777), path);
 	}
 	r = 0;
 out:

@@ -20,4 +20,10 @@
 int tokenfile_read(const char *path, char **ret, bool *ret_warned, struct rf_err *warning,
 		   struct rf_err *e);
 
+/* A TLS private key file (rocefabd's api.tls_key, rocefab-agent's agent.tls_key) under the
+ * same rule: 0 (with *ret_warned set and warning filled, code KEY_FILE_MODE, when its group may
+ * read or write it), -EACCES (KEY_FILE_MODE: others may), or -errno (KEY_UNREADABLE: it cannot
+ * be looked at), with e filled.  The TLS library reads the file itself afterwards. */
+int keyfile_check(const char *path, bool *ret_warned, struct rf_err *warning, struct rf_err *e);
+
 #endif

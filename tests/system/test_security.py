@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, Client, binary, wait_for
+from conftest import ROOT, Client, binary, copy_tree, wait_for
 
 V5_DUMP = os.path.join(ROOT, "tests", "data", "store-v5.sql")
 V5_FLEET_TOKEN = "rfb_v5fleetAgentTokenMadeBeforeAgentBinding0001"
@@ -386,3 +386,50 @@ def test_client_ca_needs_https(tmp_path):
                         "127.0.0.1:0", "-o", f"api.client_ca={tmp_path}/ca.pem"],
                        capture_output=True, text=True, timeout=20)
     assert r.returncode == 1 and "TLS_INCOMPLETE" in r.stderr and "api.client_ca" in r.stderr
+
+
+def test_private_keys_others_may_read_are_refused(tmp_path):
+    """A TLS private key (api.tls_key, agent.tls_key) follows the token files' rule: one that
+    other users may read or write is refused (KEY_FILE_MODE, naming the file and the chmod),
+    one its group may read is used with a warning."""
+    key, cert = str(tmp_path / "key.pem"), str(tmp_path / "cert.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                    "-subj", "/CN=127.0.0.1", "-keyout", key, "-out", cert],
+                   check=True, capture_output=True)
+
+    def daemon(mode):
+        os.chmod(key, mode)
+        return subprocess.Popen([binary("rocefabd"), "--db", str(tmp_path / "x.db"), "--listen",
+                                 "127.0.0.1:0", "-o", f"api.tls_cert={cert}", "-o",
+                                 f"api.tls_key={key}"], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+    for mode in (0o644, 0o604, 0o602):
+        p = daemon(mode)
+        out, _ = p.communicate(timeout=20)
+        assert p.returncode == 1, out
+        assert "KEY_FILE_MODE" in out and f"chmod 600 {key}" in out and f"{mode:04o}" in out, out
+    # group-readable: a warning, and rocefabd serves
+    p = daemon(0o640)
+    try:
+        line = warned = ""
+        while "listening on" not in line:
+            line = p.stdout.readline()
+            assert line, "rocefabd exited"
+            if "KEY_FILE_MODE" in line:
+                warned = line
+        assert "warning" in warned and "its group can read" in warned
+    finally:
+        p.terminate()
+        p.communicate(timeout=20)
+    # the agent's key, checked before anything is sent
+    tok = str(tmp_path / "agent.token")
+    with open(tok, "w") as f:
+        f.write("rfb_" + "A" * 43)
+    os.chmod(tok, 0o600)
+    os.chmod(key, 0o644)
+    r = subprocess.run([binary("rocefab-agent"), "--server", "https://127.0.0.1:9", "-o",
+                        f"agent.token_file={tok}", "-o", f"agent.tls_cert={cert}", "-o",
+                        f"agent.tls_key={key}", "--spool-dir", f"{tmp_path}/spool",
+                        "--sysfs-root", copy_tree("stor-b1", str(tmp_path / "tree"))],
+                       capture_output=True, text=True, timeout=20)
+    assert r.returncode != 0 and "KEY_FILE_MODE" in r.stderr and f"chmod 600 {key}" in r.stderr, r.stderr
