@@ -22,7 +22,7 @@ libhiredis-dev zlib1g-dev"
 check_pkgs="python3 python3-pytest python3-requests python3-jsonschema python3-yaml openssl
 prometheus sqlite3 iproute2 ethtool curl procps systemd
 chromium chromium-driver python3-selenium fonts-dejavu-core libjs-chart.js
-redis-server lldpd nodejs npm"
+redis-server lldpd nodejs npm zsh"
 bench_pkgs="wrk"
 rxe_pkgs="qemu-system-x86 busybox-static"
 deb_pkgs="debhelper lintian fakeroot"

@@ -1,5 +1,6 @@
-# bash completion for rocefabctl: its commands (from rocefabctl --list-commands), its options,
-# and files for the options that take one.  Installed as
+# bash completion for rocefabctl: its commands (from rocefabctl --list-commands), help's
+# commands, set's kinds, cc's subcommands, its options, the values of those that take a few,
+# and files for those that take one.  Installed as
 # /usr/share/bash-completion/completions/rocefabctl.
 _rocefabctl() {
 	local cur prev words cword i cmd=""
@@ -11,7 +12,15 @@ _rocefabctl() {
 		return
 		;;
 	-s | --server | -w | --watch | --reason | --host | --device | --from | --to | --step | \
-		--agent | --port | --window | --op | --size | --max-targets)
+		--agent | --port | --window | --size | --max-targets)
+		return
+		;;
+	--op)
+		COMPREPLY=($(compgen -W "write read send cas faa ud udp tcp" -- "$cur"))
+		return
+		;;
+	--priority)
+		COMPREPLY=($(compgen -W "0 1 2 3 4 5 6 7" -- "$cur"))
 		return
 		;;
 	--state)
@@ -22,7 +31,8 @@ _rocefabctl() {
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case "${COMP_WORDS[i]}" in
 		-s | -t | -w | --server | --token-file | --cacert | --watch | --reason | --host | --device | \
-			--from | --to | --step | --agent | --port | --window | --op | --size | --max-targets | --state)
+			--from | --to | --step | --agent | --port | --window | --op | --size | --max-targets | \
+			--state | --priority)
 			((i++))
 			;;
 		-*) ;;
@@ -35,15 +45,15 @@ _rocefabctl() {
 	if [[ "$cur" == -* ]]; then
 		COMPREPLY=($(compgen -W "--server --token-file --cacert --json --watch --reason --wait
 			--max-targets --all --host --device --state --from --to --step --window --op --size
-			--agent --port --help --version" -- "$cur"))
+			--agent --port --priority --help --version" -- "$cur"))
 	elif [ -z "$cmd" ]; then
 		COMPREPLY=($(compgen -W "$(rocefabctl --list-commands 2> /dev/null) help" -- "$cur"))
-	elif [ "$cmd" = help ] || [ "$cmd" = set ] && [ "$i" -eq $((COMP_CWORD - 1)) ]; then
-		if [ "$cmd" = set ]; then
-			COMPREPLY=($(compgen -W "dcqcn ecn pfc" -- "$cur"))
-		else
-			COMPREPLY=($(compgen -W "$(rocefabctl --list-commands 2> /dev/null)" -- "$cur"))
-		fi
+	elif [ "$i" -eq $((COMP_CWORD - 1)) ]; then
+		case "$cmd" in
+		help) COMPREPLY=($(compgen -W "$(rocefabctl --list-commands 2> /dev/null)" -- "$cur")) ;;
+		set) COMPREPLY=($(compgen -W "dcqcn ecn pfc" -- "$cur")) ;;
+		cc) COMPREPLY=($(compgen -W "status proposals history rollback policy apply reject" -- "$cur")) ;;
+		esac
 	fi
 }
 complete -F _rocefabctl rocefabctl

@@ -211,3 +211,31 @@ def test_bash_completion():
     assert complete("-j", "set", "e") == ["ecn"]
     assert complete("--cac") == ["--cacert"]
     assert complete("help", "sw") == ["switches"]
+    assert complete("cc", "r") == ["rollback", "reject"]
+    assert complete("counters", "h1:mlx5_0:1", "--priority", "3") == ["3"]
+    assert complete("--pri") == ["--priority"]
+
+
+def test_zsh_completion():
+    """The installed zsh completion, in a real interactive zsh (zpty): commands from rocefabctl
+    --list-commands, help's commands, set's kinds, cc's subcommands, option values; each
+    completed at once, without a beep (a bell between the letters typed and the rest fails)."""
+    here = os.path.dirname(__file__)
+    comp = os.path.join(here, "..", "..", "packaging", "completion")
+
+    def shows(line, pattern):
+        try:
+            r = subprocess.run(["zsh", "-f", os.path.join(here, "zsh-complete.zsh"), comp,
+                                os.path.dirname(binary("rocefabctl")), line, pattern],
+                               capture_output=True, text=True, timeout=10)
+        except subprocess.TimeoutExpired:
+            return False  # the terminal never showed it
+        assert r.returncode == 0, (line, r.returncode, r.stderr)
+        return True
+    assert shows("rocefabctl q", "*rocefabctl qps*")
+    assert shows("rocefabctl help swi", "*rocefabctl help switches*")
+    assert shows("rocefabctl --cac", "*rocefabctl --cacert*")
+    assert shows("rocefabctl cou", "*rocefabctl counters*")
+    assert shows("rocefabctl set e", "*rocefabctl set ecn*")
+    assert shows("rocefabctl cc rol", "*rocefabctl cc rollback*")
+    assert shows("rocefabctl alerts --state cl", "*--state cleared*")
