@@ -122,7 +122,7 @@ ifneq ($(filter check check-% demo bench bench-% fuzz fuzz-%,$(MAKECMDGOALS)),)
 NEED_DEPS := deps
 endif
 
-.PHONY: all deps check check-unit check-layers check-system check-schemas check-units check-prometheus check-openapi check-web check-rxe demo \
+.PHONY: FORCE all deps check check-unit check-layers check-system check-schemas check-units check-prometheus check-openapi check-web check-rxe demo \
 	bench bench-detect bench-cc fuzz fuzz-build fuzz-smoke deb check-deb \
 	install clean tools
 .DEFAULT_GOAL := all
@@ -152,6 +152,14 @@ $(B)/obj/%.o: %.S | $(NEED_DEPS)
 	$(Q)$(CC) -c -o $@ $<
 
 $(B)/obj/lib/registry-blob.o: schemas/counters.json
+# rocefabd's compiled-in paths (api.web_root's default) follow DATADIR, so `make` then
+# `make install PREFIX=/usr` rebuilds what uses them instead of installing a daemon that looks
+# under /usr/local: the stamp changes only when DATADIR does.
+$(B)/gen/datadir.stamp: FORCE
+	$(Q)mkdir -p $(@D)
+	$(Q)echo '$(DATADIR)' | cmp -s - $@ || echo '$(DATADIR)' > $@
+$(B)/obj/rocefabd/rocefabd.o: $(B)/gen/datadir.stamp
+FORCE:
 $(B)/obj/sim/cdf-blob.o: $(wildcard sim/workloads/*.txt)
 
 $(ALL_LAYER_LIBS):

@@ -40,8 +40,16 @@ def installed(top):
     if os.geteuid() != 0 or not shutil.which("setpriv"):
         pytest.skip("needs root and setpriv")
     dest = top / "root"
+    # a copy of the build (mtimes kept): PREFIX=/usr rebuilds what compiles DATADIR in (as the
+    # README's `make PREFIX=/usr` would), which must not touch the build the other tests run
+    build = top / "build"
+    build.mkdir()
+    for sub in ("obj", "lib", "gen", "tools", "rocefabd", "rocefab-agent", "rocefabctl",
+                "rocefab-sim", "rocefab-probe"):
+        if os.path.exists(os.path.join(BUILD, sub)):
+            subprocess.run(["cp", "-a", os.path.join(BUILD, sub), str(build)], check=True)
     r = subprocess.run(["make", "-s", "install", f"DESTDIR={dest}", "PREFIX=/usr", "SYSCONFDIR=/etc",
-                        "DAEMON_GROUP=nogroup", "AGENT_GROUP=nogroup", f"B={os.path.relpath(BUILD, ROOT)}"],
+                        "DAEMON_GROUP=nogroup", "AGENT_GROUP=nogroup", f"B={build}"],
                        cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     # the tree is root's, as under / (readable and searchable by all, as /usr and /etc are)
@@ -59,6 +67,14 @@ def test_the_configuration_is_the_services_and_no_one_elses(installed):
                  "usr/share/rocefab/prometheus/rocefab.rules.yml", "usr/share/rocefab/grafana/rocefab-fabric.json",
                  "usr/share/man/man1/rocefabctl.1"):
         assert (installed / path).exists(), path
+    # the installed daemon looks for its dashboard where make install put it (the build had
+    # compiled /usr/local in: the README's `make` then `make install PREFIX=/usr` once gave a
+    # daemon whose / was 404 NO_DASHBOARD)
+    r = subprocess.run([str(installed / "usr/sbin/rocefabd"), "--help-config"], capture_output=True,
+                       text=True, check=True)
+    line = next(l for l in r.stdout.splitlines() if l.split()[:1] == ["api.web_root"])
+    assert line.endswith("(default: /usr/share/rocefab/web)"), line
+    assert (installed / "usr/share/rocefab/web/index.html").exists()
 
 
 def test_readme_steps_as_the_service_users(installed, top):
