@@ -1,8 +1,9 @@
 """The Debian packages (make deb, run by make check-deb before this): lintian clean at its
 default level (make deb fails otherwise), the three packages with their files, conffiles and
-units, installed with dpkg into a fresh tree (its own dpkg database, --root), and the installed
-programs run: rocefabd --version and token add, rocefab-agent --once on a recorded host,
-rocefabctl --help."""
+units, installed with dpkg into a fresh tree (its own dpkg database, --root) with the
+configuration readable by the services' groups only, upgraded, and the installed programs run:
+rocefabd --version and token add, rocefab-agent --once on a recorded host, rocefabctl --help;
+the services restarted on upgrade and stopped on removal."""
 import glob
 import os
 import shutil
@@ -46,6 +47,25 @@ def test_packages_hold_what_they_should():
     assert "libmicrohttpd" in info and "libsqlite3" in info
 
 
+def test_services_restart_on_upgrade_and_stop_on_removal():
+    """Enabled, not started at installation (they need a configuration and a token); an upgrade
+    restarts a running service (try-restart: a stopped one stays stopped) and does not stop it
+    first; a removal stops it.  The maintainer scripts as built (no systemd here to run them)."""
+    for pkg, unit in (("rocefabd", "rocefabd.service"), ("rocefab-agent", "rocefab-agent.service")):
+        tmp = tempfile.mkdtemp(prefix="rocefab-ctrl-")
+        try:
+            subprocess.run(["dpkg-deb", "--control", debs()[pkg], tmp], check=True)
+            read = lambda n: open(os.path.join(tmp, n)).read() if os.path.exists(os.path.join(tmp, n)) else ""
+            postinst, prerm, preinst = read("postinst"), read("prerm"), read("preinst")
+            unquoted = lambda t: t.replace("'", "")
+            assert f"deb-systemd-invoke try-restart {unit}" in unquoted(postinst), postinst
+            assert "deb-systemd-invoke start" not in postinst
+            assert "deb-systemd-invoke stop" not in preinst  # not stopped before an upgrade
+            assert '"$1" = remove' in prerm and f"deb-systemd-invoke stop {unit}" in unquoted(prerm), prerm
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 def test_installed_with_dpkg_into_a_fresh_tree_and_run():
     d = debs()
     tree = tempfile.mkdtemp(prefix="rocefab-deb-")
@@ -70,6 +90,12 @@ def test_installed_with_dpkg_into_a_fresh_tree_and_run():
         with open(os.path.join(tree, "etc", "passwd")) as f:
             users = f.read()
         assert "\nrocefab:" in "\n" + users and "\nrocefab-agent:" in "\n" + users, users
+        # the configuration: the service's group may read it, no other user (as make install)
+        with open(os.path.join(tree, "etc", "group")) as f:
+            gids = {l.split(":")[0]: int(l.split(":")[2]) for l in f if l.count(":") >= 3}
+        for name, group in (("rocefabd.conf", "rocefab"), ("rocefab-agent.conf", "rocefab-agent")):
+            st = os.stat(os.path.join(tree, "etc", "rocefab", name))
+            assert (st.st_mode & 0o7777, st.st_uid, st.st_gid) == (0o640, 0, gids[group]), name
         wants = os.path.join(tree, "etc", "systemd", "system", "multi-user.target.wants")
         assert sorted(os.listdir(wants)) == ["rocefab-agent.service", "rocefabd.service"]
         with open("/etc/passwd") as f:
@@ -91,5 +117,13 @@ def test_installed_with_dpkg_into_a_fresh_tree_and_run():
         assert r.returncode == 0 and "Commands:" in r.stdout
         r = run("/usr/bin/rocefab-sim", "--version")
         assert r.returncode == 0
+        # an upgrade (the same packages again: preinst upgrade, postinst configure with the old
+        # version) keeps an administrator's choice of the configuration's mode
+        os.chmod(conf, 0o600)
+        r = subprocess.run(dpkg + ["--install"] + list(d.values()), capture_output=True, text=True, env=env)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert os.stat(conf).st_mode & 0o7777 == 0o600
+        status = subprocess.run(["dpkg", f"--root={tree}", "-l"], capture_output=True, text=True).stdout
+        assert all(f"ii  {p} " in status for p in d), status
     finally:
         shutil.rmtree(tree, ignore_errors=True)
