@@ -64,6 +64,11 @@ struct api;
  * "3,4") as a mask with bit p set for priority p; -EINVAL and e (BAD_PRIORITIES) otherwise. */
 int api_parse_metrics_priorities(const char *s, uint8_t *mask, struct rf_err *e);
 
+/* What api_start would refuse in c without starting anything: api.listen, the TLS files (both
+ * or neither, readable, the key's mode: a group-readable key is logged as a warning),
+ * api.client_ca without HTTPS, api.metrics_priorities.  For --check-config and SIGHUP. */
+int api_check_conf(const struct api_conf *c, struct rf_err *e);
+
 /* SIGHUP: agents.stale_after from now on. */
 void api_set_stale_intervals(struct api *a, int64_t n);
 int api_start(const struct api_conf *c, const struct api_deps *d, struct api **ret,

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "api/guard.h"
@@ -1004,7 +1005,9 @@ void api_render_metrics(struct api *a, struct buf *out)
 
 /* --- set-up ---------------------------------------------------------------------------------- */
 
-static char *read_file(const char *path, struct rf_err *e)
+/* A PEM file into memory; a private key (key) only when its mode passes lib/tokenfile.h's rule,
+ * checked again on the file opened (api_check_conf looked at its name). */
+static char *read_file(const char *path, bool key, struct rf_err *e)
 {
 	FILE *f = fopen(path, "re");
 	char *data = NULL;
@@ -1013,6 +1016,22 @@ static char *read_file(const char *path, struct rf_err *e)
 	if (!f) {
 		rf_err_set(e, -errno, "TLS_UNREADABLE", path, "cannot open: %s", strerror(errno));
 		return NULL;
+	}
+	if (key) {
+		struct rf_err w = { 0 };
+		struct stat st;
+		bool warned;
+
+		if (fstat(fileno(f), &st) < 0) {
+			rf_err_set(e, -errno, "TLS_UNREADABLE", path, "cannot read: %s", strerror(errno));
+			fclose(f);
+			return NULL;
+		}
+		/* (a group-readable key: api_check_conf has said it) */
+		if (keyfile_check_stat(&st, path, &warned, &w, e) < 0) {
+			fclose(f);
+			return NULL;
+		}
 	}
 	{
 		FILE *m = open_memstream(&data, &len);
@@ -1029,6 +1048,43 @@ static char *read_file(const char *path, struct rf_err *e)
 	}
 	fclose(f);
 	return data;
+}
+
+static bool set(const char *s)
+{
+	return s && *s;
+}
+
+int api_check_conf(const struct api_conf *c, struct rf_err *e)
+{
+	struct sockaddr_storage ss;
+	struct rf_err w = { 0 };
+	uint8_t mask;
+	bool v6, warned;
+	int r;
+
+	if ((r = net_parse_listen(c->listen, "api.listen", &ss, &v6, e)) < 0 ||
+	    (r = api_parse_metrics_priorities(c->metrics_priorities, &mask, e)) < 0)
+		return r;
+	if (set(c->tls_cert) != set(c->tls_key))
+		return rf_err_set(e, -EINVAL, "TLS_INCOMPLETE", "api.tls_cert",
+				  "set both api.tls_cert and api.tls_key, or neither");
+	if (set(c->client_ca) && !set(c->tls_cert))
+		return rf_err_set(e, -EINVAL, "TLS_INCOMPLETE", "api.client_ca",
+				  "api.client_ca needs HTTPS: set api.tls_cert and api.tls_key");
+	if (!set(c->tls_cert))
+		return 0;
+	if ((r = keyfile_check(c->tls_key, &warned, &w, e)) < 0)
+		return r;
+	if (warned)
+		log_msg(LOG_WARNING, "api", w.code, "api.tls_key %s: %s", w.where, w.msg);
+	if (access(c->tls_cert, R_OK) < 0)
+		return rf_err_set(e, -errno, "TLS_UNREADABLE", c->tls_cert, "cannot open: %s",
+				  strerror(errno));
+	if (set(c->client_ca) && access(c->client_ca, R_OK) < 0)
+		return rf_err_set(e, -errno, "TLS_UNREADABLE", c->client_ca, "cannot open: %s",
+				  strerror(errno));
+	return 0;
 }
 
 int api_start(const struct api_conf *c, const struct api_deps *d, struct api **ret,
@@ -1053,43 +1109,24 @@ int api_start(const struct api_conf *c, const struct api_deps *d, struct api **r
 	pthread_mutex_init(&a->cache_lock, NULL);
 	hmap_init(&a->cache);
 	hmap_init(&a->tokens);
-	if ((r = net_parse_listen(c->listen, "api.listen", &ss, &v6, e)) < 0)
-		goto fail;
-	if ((r = api_parse_metrics_priorities(c->metrics_priorities, &a->metrics_prio_mask, e)) < 0)
+	if ((r = api_check_conf(c, e)) < 0 ||
+	    (r = net_parse_listen(c->listen, "api.listen", &ss, &v6, e)) < 0 ||
+	    (r = api_parse_metrics_priorities(c->metrics_priorities, &a->metrics_prio_mask, e)) < 0)
 		goto fail;
 	if (v6)
 		flags |= MHD_USE_IPv6;
-	if ((c->tls_cert && *c->tls_cert) != (c->tls_key && *c->tls_key)) {
-		r = rf_err_set(e, -EINVAL, "TLS_INCOMPLETE", "api.tls_cert",
-			       "set both api.tls_cert and api.tls_key, or neither");
-		goto fail;
-	}
-	if (c->tls_cert && *c->tls_cert) {
-		struct rf_err w = { 0 };
-		bool warned;
-
-		if ((r = keyfile_check(c->tls_key, &warned, &w, e)) < 0)
-			goto fail;
-		if (warned)
-			log_msg(LOG_WARNING, "api", w.code, "api.tls_key %s: %s", w.where, w.msg);
-		a->tls_cert = read_file(c->tls_cert, e);
-		a->tls_key = a->tls_cert ? read_file(c->tls_key, e) : NULL;
+	if (set(c->tls_cert)) {
+		a->tls_cert = read_file(c->tls_cert, false, e);
+		a->tls_key = a->tls_cert ? read_file(c->tls_key, true, e) : NULL;
 		if (!a->tls_cert || !a->tls_key) {
 			r = -EINVAL;
 			goto fail;
 		}
 		flags |= MHD_USE_TLS;
 	}
-	if (c->client_ca && *c->client_ca) {
-		if (!a->tls_cert) {
-			r = rf_err_set(e, -EINVAL, "TLS_INCOMPLETE", "api.client_ca",
-				       "api.client_ca needs HTTPS: set api.tls_cert and api.tls_key");
-			goto fail;
-		}
-		if (!(a->client_ca = read_file(c->client_ca, e))) {
-			r = -EINVAL;
-			goto fail;
-		}
+	if (set(c->client_ca) && !(a->client_ca = read_file(c->client_ca, false, e))) {
+		r = -EINVAL;
+		goto fail;
 	}
 	{
 		struct guard_conf gc = { .max_client_conns = c->max_client_connections,

@@ -29,19 +29,24 @@ static int secret_mode(const struct stat *st, const char *path, const char *code
 	return 0;
 }
 
+int keyfile_check_stat(const struct stat *st, const char *path, bool *ret_warned,
+		       struct rf_err *warning, struct rf_err *e)
+{
+	int r = secret_mode(st, path, "KEY_FILE_MODE", "private key", warning, e);
+
+	*ret_warned = r == 1;
+	return r < 0 ? r : 0;
+}
+
 int keyfile_check(const char *path, bool *ret_warned, struct rf_err *warning, struct rf_err *e)
 {
 	struct stat st;
-	int r;
 
 	*ret_warned = false;
 	if (stat(path, &st) < 0)
 		return rf_err_set(e, -errno, "KEY_UNREADABLE", path, "cannot read private key: %s",
 				  strerror(errno));
-	if ((r = secret_mode(&st, path, "KEY_FILE_MODE", "private key", warning, e)) < 0)
-		return r;
-	*ret_warned = r == 1;
-	return 0;
+	return keyfile_check_stat(&st, path, ret_warned, warning, e);
 }
 
 int tokenfile_read(const char *path, char **ret, bool *ret_warned, struct rf_err *warning,

@@ -25,5 +25,9 @@ int tokenfile_read(const char *path, char **ret, bool *ret_warned, struct rf_err
  * read or write it), -EACCES (KEY_FILE_MODE: others may), or -errno (KEY_UNREADABLE: it cannot
  * be looked at), with e filled.  The TLS library reads the file itself afterwards. */
 int keyfile_check(const char *path, bool *ret_warned, struct rf_err *warning, struct rf_err *e);
+/* The same on the status of a file already open (fstat), for a program that reads the key. */
+struct stat;
+int keyfile_check_stat(const struct stat *st, const char *path, bool *ret_warned,
+		       struct rf_err *warning, struct rf_err *e);
 
 #endif

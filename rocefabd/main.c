@@ -50,7 +50,7 @@ static int reload_settings(void *ctx, struct rocefabd_settings *ret)
 	memset(ret, 0, sizeof(*ret));
 	if (conf_init(rocefabd_opts, ret, &e) < 0 ||
 	    (rc->config && conf_load_file(rocefabd_opts, ret, rc->config, &e) < 0) ||
-	    conf_apply_overrides(rocefabd_opts, ret, rc->ov, &e) < 0) {
+	    conf_apply_overrides(rocefabd_opts, ret, rc->ov, &e) < 0 || rocefabd_check(ret, &e) < 0) {
 		log_error("daemon", "SIGHUP: the configuration is not reloaded, nothing changed: %s",
 			  rf_err_str(&e, buf, sizeof(buf)));
 		conf_fini(rocefabd_opts, ret);
@@ -143,10 +143,9 @@ int main(int argc, char **argv)
 	} else if (check) {
 		/* what the configuration file's syntax cannot say (rocefabd checks it again at start) */
 		struct rf_err e = { 0 };
-		uint8_t mask;
 		char buf[400];
 
-		if (api_parse_metrics_priorities(s.metrics_priorities, &mask, &e) < 0) {
+		if (rocefabd_check(&s, &e) < 0) {
 			fprintf(stderr, "rocefabd: %s\n", rf_err_str(&e, buf, sizeof(buf)));
 			status = 2;
 		} else {

@@ -363,11 +363,10 @@ static void reload(struct rocefabd_settings *cur, const struct rocefabd_settings
 	free(b);
 }
 
-int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn, void *reload_ctx)
+/* The API's part of the settings. */
+static struct api_conf api_conf_of(const struct rocefabd_settings *s)
 {
-	/* what is in force: SIGHUP changes its reloadable values (its strings stay s's) */
-	struct rocefabd_settings live = *s;
-	struct api_conf ac = {
+	return (struct api_conf){
 		.listen = s->listen, .threads = (unsigned)s->threads, .max_body = s->max_body,
 		.conn_timeout_ns = s->conn_timeout,
 		.anonymous_role = s->anonymous_role == 1 ? ROLE_VIEWER : ROLE_NONE,
@@ -384,6 +383,20 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 		.max_header = s->max_header, .web_root = s->web_root,
 		.javascript_root = s->javascript_root,
 	};
+}
+
+int rocefabd_check(const struct rocefabd_settings *s, struct rf_err *e)
+{
+	struct api_conf ac = api_conf_of(s);
+
+	return api_check_conf(&ac, e);
+}
+
+int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn, void *reload_ctx)
+{
+	/* what is in force: SIGHUP changes its reloadable values (its strings stay s's) */
+	struct rocefabd_settings live = *s;
+	struct api_conf ac = api_conf_of(s);
 	struct pingmesh_opts po = { .window_ns = PINGMESH_WINDOW_NS, .metrics_pairs = s->metrics_probe_pairs };
 	struct store_conf sc = store_conf_of(s, (unsigned)s->threads + 2);
 	struct api_deps deps = { .started_ns = tu_now_ns() };

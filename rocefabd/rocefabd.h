@@ -52,6 +52,10 @@ typedef int (*rocefabd_reload_fn)(void *ctx, struct rocefabd_settings *ret);
 /* Runs until SIGTERM or SIGINT; SIGHUP reloads what can change at run time (reload may be
  * NULL: not).  Returns the process exit status. */
 int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload, void *ctx);
+/* What rocefabd_run would refuse at start beyond the configuration's syntax (api_check_conf):
+ * for --check-config and SIGHUP, which must not accept what a restart would then fail on. */
+int rocefabd_check(const struct rocefabd_settings *s, struct rf_err *e);
+
 /* rocefabd --validate-report FILE...: checks agent reports as ingest would. */
 int rocefabd_validate_reports(const struct rocefabd_settings *s, int n, char **files);
 /* rocefabd token add|list|revoke ...; argv starts after "token". */

@@ -250,6 +250,13 @@ def test_tls_config_errors(tmp_path):
     r = run("--db", str(tmp_path / "x.db"), "--listen", "127.0.0.1:0", "-o",
             f"api.tls_cert={tmp_path}/none.pem", "-o", f"api.tls_key={tmp_path}/none.pem")
     assert r.returncode == 1 and "none.pem" in r.stderr
+    # --check-config says what the start would refuse (it once said "configuration OK")
+    for opts, code in (([f"api.tls_cert={tmp_path}/none.pem"], "TLS_INCOMPLETE"),
+                       ([f"api.tls_cert={tmp_path}/none.pem", f"api.tls_key={tmp_path}/none.pem"], "KEY_UNREADABLE"),
+                       ([f"api.client_ca={tmp_path}/ca.pem"], "TLS_INCOMPLETE"),
+                       (["api.listen=127.0.0.1:http-nope"], "BAD_LISTEN")):
+        r = run("--check-config", *[a for o in opts for a in ("-o", o)])
+        assert r.returncode == 2 and code in r.stderr and "configuration OK" not in r.stdout, (opts, r.stderr)
 
 
 def mode(path):
@@ -367,6 +374,14 @@ def test_sighup_reloads_what_can_change(world):
     wait_for(lambda: "SIGHUP: the configuration is not reloaded, nothing changed" in d.proc.output(), 10,
              what="the refused reload")
     assert "log_level" in d.proc.output().split("SIGHUP: the configuration is not reloaded")[-1].splitlines()[0]
+    # a file whose syntax is fine but that a restart would refuse: refused now, not left to fail
+    # the next restart
+    with open(d.conf, "w") as f:
+        f.write(text + "[api]\nmetrics_priorities = 3,9\n")
+    d.proc.p.send_signal(signal.SIGHUP)
+    wait_for(lambda: d.proc.output().count("SIGHUP: the configuration is not reloaded") == 2, 10,
+             what="the second refused reload")
+    assert "BAD_PRIORITIES" in d.proc.output().split("SIGHUP: the configuration is not reloaded")[-1].splitlines()[0]
     # the agent reported all along: every report it sent is stored, none lost or refused
     seq = c.json("/api/v1/agents/stor-b1")["seq"]
     wait_for(lambda: c.json("/api/v1/agents/stor-b1")["seq"] >= seq + 3, 10, what="more reports")
