@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lib/conf.h"
 #include "lib/timeutil.h"
@@ -475,6 +476,20 @@ int conf_load_file(const struct conf_opt *opts, void *base, const char *path, st
 	if (!f)
 		return rf_err_set(e, -errno, "CONF_UNREADABLE", path, "cannot open: %s",
 				  strerror(errno));
+	/* A file any user may write decides what a service reads and writes as its user (the
+	 * database, the TLS key, the dashboard's files): refused, checked on the file opened.  One
+	 * others may read is fine: a configuration holds no secrets, only their files' paths. */
+	{
+		struct stat st;
+
+		if (fstat(fileno(f), &st) == 0 && (st.st_mode & S_IWOTH)) {
+			fclose(f);
+			return rf_err_set(e, -EACCES, "CONF_FILE_MODE", path,
+					  "other users can write this configuration file (mode %04o); "
+					  "refusing it: chmod o-w %s",
+					  (unsigned)(st.st_mode & 07777), path);
+		}
+	}
 	{
 		FILE *m = open_memstream(&text, &len);
 		char chunk[4096];

@@ -114,6 +114,17 @@ def test_configuration_errors(tmp_path):
     assert "api.listen" in run("--help-config").stdout
     r = run("--bogus-flag")
     assert r.returncode == 2
+    # a configuration file any user may write is refused (by the agent too: the same reader);
+    # one any user may read is fine (it holds no secrets)
+    conf.write_text("[api]\nlisten = 127.0.0.1:9\n")
+    for m in (0o666, 0o602):
+        os.chmod(conf, m)
+        r = run("--config", str(conf), "--check-config")
+        assert r.returncode == 2 and "CONF_FILE_MODE" in r.stderr and f"chmod o-w {conf}" in r.stderr, r.stderr
+    r = subprocess.run([binary("rocefab-agent"), "--config", str(conf), "--once"], capture_output=True, text=True)
+    assert r.returncode == 2 and "CONF_FILE_MODE" in r.stderr, r.stderr
+    os.chmod(conf, 0o644)
+    assert run("--config", str(conf), "--check-config").returncode == 0
 
 
 def test_listen_errors(world):
