@@ -934,10 +934,15 @@ static json_t *apply_dcqcn(struct linux_priv *p, const char *id, json_t *params)
 		if ((r = write_knob(&k, prm, json_integer_value(v))) < 0) {
 			/* the knobs are root's files: the agent's unit grants what writing them needs
 			 * only with its dcqcn drop-in (README: the agent's privileges) */
-			if (r == -EACCES || r == -EPERM || r == -EROFS)
+			if (r == -EACCES || r == -EPERM)
 				o = failed(id, "PERMISSION_DENIED", name,
 					   "writing %s = %lld: %s (DCQCN knobs need CAP_DAC_OVERRIDE: install "
 					   "rocefab-agent.service.d/dcqcn.conf)",
+					   name, (long long)json_integer_value(v), strerror(-r));
+			else if (r == -EROFS) /* no capability helps: the mount */
+				o = failed(id, "PERMISSION_DENIED", name,
+					   "writing %s = %lld: %s (/sys is mounted read-only for the "
+					   "agent: ProtectKernelTunables= in its unit, or a container)",
 					   name, (long long)json_integer_value(v), strerror(-r));
 			else
 				o = failed(id, "DEVICE_REFUSED", name, "writing %s = %lld: %s", name,

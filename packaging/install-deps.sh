@@ -4,7 +4,7 @@
 # everything is present. Uses sudo when not root.
 #
 # Usage: packaging/install-deps.sh [build|check|bench|rxe|deb|all]...   (default: check)
-#   build  compilers and -dev libraries
+#   build  compilers, -dev libraries and the dashboard's chart library (libjs-chart.js)
 #   check  build + what `make check` runs (pytest, jsonschema, prometheus, promtool, chromium,
 #          Node.js and npm for the OpenAPI linter, ...)
 #   bench  check + load generators (wrk)
@@ -18,7 +18,8 @@ set -eu
 build_pkgs="build-essential pkg-config clang libclang-rt-14-dev
 libmicrohttpd-dev libgnutls28-dev libjansson-dev libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
 libibverbs-dev librdmacm-dev libsqlite3-dev libcurl4-openssl-dev libcmocka-dev libsystemd-dev
-libhiredis-dev zlib1g-dev"
+libhiredis-dev zlib1g-dev
+libjs-chart.js"
 check_pkgs="python3 python3-pytest python3-requests python3-jsonschema python3-yaml openssl
 prometheus sqlite3 iproute2 ethtool curl procps systemd
 chromium chromium-driver python3-selenium fonts-dejavu-core libjs-chart.js
@@ -75,7 +76,16 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "install-deps: installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
-# policy-rc.d keeps package scripts from starting services (prometheus) on machines without systemd.
 $sudo apt-get update -qq
+# The tests start the services they use (redis-server, prometheus, lldpd) themselves: a
+# policy-rc.d refusing every start keeps the packages' scripts from starting them here (one the
+# machine already has is left alone).
+policy=/usr/sbin/policy-rc.d
+if [ ! -e $policy ]; then
+	printf '#!/bin/sh\n# install-deps.sh: no service starts while it installs\nexit 101\n' |
+		$sudo tee $policy >/dev/null
+	$sudo chmod 755 $policy
+	trap '$sudo rm -f $policy' EXIT
+fi
 # shellcheck disable=SC2086
 $sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -73,12 +73,13 @@ const struct conf_opt rocefabd_opts[] = {
 	CONF_OPT("api.metrics_public", CONF_BOOL, S, metrics_public, "false",
 		 "serve /metrics without a token"),
 	CONF_OPT("api.metrics_probe_pairs", CONF_BOOL, S, metrics_probe_pairs, "true",
-		 "the pingmesh's latency and loss per pair of hosts in /metrics (about 100 series per "
-		 "host: a large fabric may want only the finding)"),
+		 "the pingmesh's latency and loss per pair of hosts in /metrics (864 of the demo "
+		 "fabric's 10,864 series, for 32 hosts: a large fabric may want only the finding)"),
 	CONF_OPT("api.metrics_priorities", CONF_STRING, S, metrics_priorities, "all",
 		 "the priorities whose series the per-priority families of /metrics carry "
 		 "(rocefab_port_*{priority}): all, none, or a list such as 3,4 (the lossless ones); "
-		 "in the demo fabric 8,960 of 10,864 series with all, 2,240 with 3,4"),
+		 "in the demo fabric 8,960 of 10,864 series with all, 2,240 with 3,4; the alerting "
+		 "rules RocefabPfcPauseStorm and RocefabEcnMarkSpike see only the priorities kept"),
 	CONF_OPT("api.tls_cert", CONF_STRING, S, tls_cert, "", "PEM certificate; enables HTTPS"),
 	CONF_OPT("api.tls_key", CONF_STRING, S, tls_key, "", "PEM private key of tls_cert"),
 	CONF_OPT("api.client_ca", CONF_STRING, S, client_ca, "",
