@@ -58,9 +58,23 @@ static int v_port(struct api_req *req, struct store_reader *rd, const struct vie
 static int v_port_counters(struct api_req *req, struct store_reader *rd,
 			   const struct views_opts *o, json_t **ret, struct rf_err *e)
 {
-	struct counter_query q = { .names = api_arg(req, "names"), .max_points = MAX_POINTS };
+	struct counter_query q = { .names = api_arg(req, "names"), .max_points = MAX_POINTS,
+				   .resolution = VIEWS_RES_AUTO };
+	const char *res = api_arg(req, "resolution");
 	int has_from, has_to, r;
 	uint64_t prio;
+
+	if (res) {
+		if (!strcmp(res, "raw"))
+			q.resolution = 0;
+		else if (!strcmp(res, "1m"))
+			q.resolution = 60;
+		else if (!strcmp(res, "1h"))
+			q.resolution = 3600;
+		else if (strcmp(res, "auto") != 0)
+			return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "resolution",
+					  "'%s': use auto, raw, 1m or 1h", res);
+	}
 
 	q.to_ns = o->now_ns;
 	if ((has_to = api_time_arg(req, "to", o->now_ns, &q.to_ns, e)) < 0)

@@ -6,7 +6,7 @@
 
 #define SAME_DT 0x80
 
-static int put_varint(struct buf *b, uint64_t v)
+int codec_put_varint(struct buf *b, uint64_t v)
 {
 	uint8_t tmp[10];
 	size_t n = 0;
@@ -18,7 +18,7 @@ static int put_varint(struct buf *b, uint64_t v)
 	return buf_append(b, tmp, n);
 }
 
-static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *ret)
+int codec_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *ret)
 {
 	uint64_t v = 0;
 
@@ -46,22 +46,22 @@ int codec_encode(const struct sample_entry *e, size_t n, struct buf *out)
 	int r = buf_append(out, &hdr, 1);
 
 	if (r == 0)
-		r = put_varint(out, n);
+		r = codec_put_varint(out, n);
 	for (size_t i = 0; i < n && r == 0; i++) {
 		uint8_t pf[2] = { e[i].prio, (uint8_t)(e[i].flags & 0x7f) };
 		bool valid = e[i].flags & DELTA_VALID;
 
 		if (valid && e[i].dt_ns == last_dt)
 			pf[1] |= SAME_DT;
-		r = put_varint(out, e[i].counter);
+		r = codec_put_varint(out, e[i].counter);
 		if (r == 0)
 			r = buf_append(out, pf, 2);
 		if (r == 0)
-			r = put_varint(out, e[i].raw);
+			r = codec_put_varint(out, e[i].raw);
 		if (r == 0 && valid)
-			r = put_varint(out, e[i].delta);
+			r = codec_put_varint(out, e[i].delta);
 		if (r == 0 && valid && !(pf[1] & SAME_DT)) {
-			r = put_varint(out, (uint64_t)e[i].dt_ns);
+			r = codec_put_varint(out, (uint64_t)e[i].dt_ns);
 			last_dt = e[i].dt_ns;
 		}
 	}
@@ -78,28 +78,28 @@ int codec_decode(const void *blob, size_t len,
 	if (len < 2 || p[0] != CODEC_VERSION)
 		return -EBADMSG;
 	p++;
-	if (get_varint(&p, end, &n) < 0 || n > len)
+	if (codec_get_varint(&p, end, &n) < 0 || n > len)
 		return -EBADMSG;
 	for (uint64_t i = 0; i < n; i++) {
 		struct sample_entry e = { 0 };
 		int r;
 
-		if (get_varint(&p, end, &v) < 0 || v > UINT32_MAX || end - p < 2)
+		if (codec_get_varint(&p, end, &v) < 0 || v > UINT32_MAX || end - p < 2)
 			return -EBADMSG;
 		e.counter = (uint32_t)v;
 		e.prio = *p++;
 		e.flags = *p++;
-		if (get_varint(&p, end, &e.raw) < 0)
+		if (codec_get_varint(&p, end, &e.raw) < 0)
 			return -EBADMSG;
 		if (e.flags & DELTA_VALID) {
-			if (get_varint(&p, end, &e.delta) < 0)
+			if (codec_get_varint(&p, end, &e.delta) < 0)
 				return -EBADMSG;
 			if (e.flags & SAME_DT) {
 				if (last_dt < 0)
 					return -EBADMSG;
 				e.dt_ns = last_dt;
 			} else {
-				if (get_varint(&p, end, &v) < 0 || v > INT64_MAX)
+				if (codec_get_varint(&p, end, &v) < 0 || v > INT64_MAX)
 					return -EBADMSG;
 				e.dt_ns = last_dt = (int64_t)v;
 			}

@@ -34,4 +34,9 @@ int codec_decode(const void *blob, size_t len,
 /* Number of entries, or -EBADMSG. */
 int codec_count(const void *blob, size_t len);
 
+/* LEB128 unsigned varints, the integers of this encoding and of daemon/rollup.h's. */
+int codec_put_varint(struct buf *b, uint64_t v);
+/* -EBADMSG when the bytes end before the varint or it exceeds 64 bits. */
+int codec_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *ret);
+
 #endif

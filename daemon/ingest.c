@@ -9,6 +9,7 @@
 #include "daemon/codec.h"
 #include "daemon/delta.h"
 #include "daemon/ingest.h"
+#include "daemon/rollup.h"
 #include "lib/hash.h"
 #include "lib/hmap.h"
 #include "lib/log.h"
@@ -32,6 +33,7 @@ struct port_state {
 	bool loaded;  /* t_ns and c reflect the database */
 	struct cstate *c;
 	uint32_t n;
+	struct rollup acc; /* the open minute (daemon/rollup.h); empty: none */
 };
 
 struct agent_state {
@@ -106,6 +108,7 @@ struct ingest_job {
 		struct cstate *c;
 		uint32_t n;
 		int64_t t_ns;
+		struct rollup acc; /* the port's open minute after this job */
 	} *pend;
 	uint32_t npend;
 	struct port_state **new_ports; /* created by this job, inserted on success */
@@ -125,6 +128,7 @@ static void port_state_free(struct port_state *ps)
 	free(ps->device);
 	free(ps->port);
 	free(ps->c);
+	rollup_fini(&ps->acc);
 	free(ps);
 }
 
@@ -207,6 +211,141 @@ static int cstate_sort_cmp(const void *a, const void *b)
 }
 
 /* Fills ps from its newest stored row (writer thread). */
+/* --- rollups (daemon/rollup.h) ---------------------------------------------------------------- */
+
+static bool is_gauge(const struct ingest *ing, uint32_t dbid)
+{
+	const struct reg_counter *rc = ingest_counter_by_dbid(ing, dbid);
+
+	return rc && rc->kind == REG_KIND_GAUGE;
+}
+
+/* src added to the stored row (res, port, bucket): read, merged, written back. */
+static int rollup_store_add(struct ingest *ing, int res_s, const struct port_state *ps,
+			    int64_t bucket, const struct rollup *src)
+{
+	static const char get_sql[] = "SELECT data FROM rollups WHERE res = ? AND port_id = ? AND t_ns = ?";
+	static const char put_sql[] =
+		"INSERT OR REPLACE INTO rollups(res, port_id, t_ns, n, data) VALUES(?,?,?,?,?)";
+	struct rollup row;
+	sqlite3_stmt *st = store_stmt(ing->store, get_sql);
+	struct buf b;
+	int rc, r = 0;
+
+	if (!st)
+		return -EIO;
+	rollup_init(&row, bucket);
+	sqlite3_bind_int(st, 1, res_s);
+	sqlite3_bind_int64(st, 2, ps->id);
+	sqlite3_bind_int64(st, 3, bucket);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		r = rollup_decode(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0), &row);
+		if (r == -EBADMSG) {
+			log_warning("ingest", "the %ds rollup of port %s at %" PRId64 " is corrupt; "
+					      "writing it anew", res_s, ps->key, bucket);
+			row.n = 0;
+			r = 0;
+		}
+	} else if (rc != SQLITE_DONE) {
+		r = store_errno(rc);
+	}
+	sqlite3_reset(st);
+	buf_init(&b);
+	if (r == 0)
+		r = rollup_merge(&row, src);
+	if (r == 0)
+		r = rollup_encode(&row, &b);
+	if (r == 0 && !(st = store_stmt(ing->store, put_sql)))
+		r = -EIO;
+	if (r == 0) {
+		sqlite3_bind_int(st, 1, res_s);
+		sqlite3_bind_int64(st, 2, ps->id);
+		sqlite3_bind_int64(st, 3, bucket);
+		sqlite3_bind_int64(st, 4, (sqlite3_int64)row.n);
+		sqlite3_bind_blob(st, 5, b.data, (int)b.len, SQLITE_STATIC);
+		r = store_step(st);
+	}
+	buf_fini(&b);
+	rollup_fini(&row);
+	return r;
+}
+
+/* A closed minute into its row and its hour's. */
+static int rollup_flush(struct ingest *ing, const struct port_state *ps, const struct rollup *m)
+{
+	int r;
+
+	if (!m->n)
+		return 0;
+	r = rollup_store_add(ing, 60, ps, m->t_ns, m);
+	return r < 0 ? r : rollup_store_add(ing, 3600, ps, rollup_bucket(m->t_ns, ROLLUP_1H_NS), m);
+}
+
+struct fold_ctx {
+	struct ingest *ing;
+	struct rollup *r;
+	int64_t t_ns;
+};
+
+static int fold_entry(const struct sample_entry *se, void *arg)
+{
+	struct fold_ctx *f = arg;
+
+	return rollup_add_sample(f->r, se, f->t_ns, is_gauge(f->ing, se->counter));
+}
+
+/* After a start (or a cache dropped by a failed commit): the port's open minute again, from
+ * its raw samples since the last minute written; minutes that closed meanwhile (rocefabd was
+ * killed before it wrote them) are written now.  A port with no rollup yet (a database from
+ * before them) starts at its newest sample's minute. */
+static int rollup_rebuild(struct ingest *ing, struct port_state *ps)
+{
+	static const char last_sql[] = "SELECT max(t_ns) FROM rollups WHERE res = 60 AND port_id = ?";
+	static const char raw_sql[] = "SELECT t_ns, data FROM samples WHERE port_id = ? AND t_ns >= ? "
+				      "ORDER BY t_ns";
+	sqlite3_stmt *st = store_stmt(ing->store, last_sql);
+	int64_t from;
+	int rc, r = 0;
+
+	rollup_reset(&ps->acc, 0);
+	if (!ps->t_ns)
+		return 0;
+	if (!st)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, ps->id);
+	rc = sqlite3_step(st);
+	from = rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL
+		       ? sqlite3_column_int64(st, 0) + ROLLUP_1M_NS
+		       : rollup_bucket(ps->t_ns, ROLLUP_1M_NS);
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_errno(rc);
+	if (!(st = store_stmt(ing->store, raw_sql)))
+		return -EIO;
+	sqlite3_bind_int64(st, 1, ps->id);
+	sqlite3_bind_int64(st, 2, from);
+	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct fold_ctx f = { .ing = ing, .r = &ps->acc, .t_ns = sqlite3_column_int64(st, 0) };
+		int64_t m = rollup_bucket(f.t_ns, ROLLUP_1M_NS);
+
+		if (ps->acc.n && m != ps->acc.t_ns) {
+			if ((r = rollup_flush(ing, ps, &ps->acc)) < 0)
+				break;
+			rollup_reset(&ps->acc, m);
+		}
+		ps->acc.t_ns = m;
+		r = codec_decode(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
+				 fold_entry, &f);
+		if (r == -EBADMSG)
+			r = 0; /* a corrupt row counts for nothing (port_load says so for the newest) */
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = store_errno(rc);
+	sqlite3_reset(st);
+	return r;
+}
+
 static int port_load(struct ingest *ing, struct port_state *ps)
 {
 	static const char sql[] = "SELECT t_ns, data FROM samples WHERE port_id = ? "
@@ -244,7 +383,7 @@ static int port_load(struct ingest *ing, struct port_state *ps)
 	ps->c = l.c;
 	ps->n = l.n;
 	ps->loaded = true;
-	return 0;
+	return rollup_rebuild(ing, ps);
 }
 
 /* --- the job --------------------------------------------------------------------------- */
@@ -497,6 +636,7 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 	struct sample_entry *out = NULL;
 	struct port_state *ps;
 	struct cstate *nc = NULL;
+	struct rollup acc = { 0 }, late = { 0 };
 	uint32_t n = 0, nn = 0, i, k;
 	int64_t t = 0;
 	sqlite3_stmt *st;
@@ -603,6 +743,30 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 	if ((r = store_step(st)) < 0)
 		goto out;
 	j->res.samples += n;
+	/* the rollups: the sample into its minute; the open one written when a later one starts */
+	{
+		int64_t m = rollup_bucket(t, ROLLUP_1M_NS);
+		struct rollup *into = &acc;
+
+		if (ps->acc.n && m < ps->acc.t_ns) {
+			/* late (an agent's spool, a clock stepped back): straight into its rows */
+			rollup_init(&late, m);
+			into = &late;
+			r = rollup_copy(&acc, &ps->acc);
+		} else if (ps->acc.n && m > ps->acc.t_ns) {
+			r = rollup_flush(ing, ps, &ps->acc);
+			rollup_reset(&acc, m);
+		} else {
+			r = rollup_copy(&acc, &ps->acc);
+			acc.t_ns = m;
+		}
+		for (i = 0; r == 0 && i < n; i++)
+			r = rollup_add_sample(into, &out[i], t, is_gauge(ing, out[i].counter));
+		if (r == 0 && into == &late)
+			r = rollup_flush(ing, ps, &late);
+		if (r < 0)
+			goto out;
+	}
 	{
 		struct pending *p = realloc(j->pend, (j->npend + 1) * sizeof(*p));
 
@@ -612,13 +776,17 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 		}
 		j->pend = p;
 		j->pend[j->npend++] = (struct pending){ .ps = ps, .c = nc, .n = nn,
-							.t_ns = t > ps->t_ns ? t : ps->t_ns };
+							.t_ns = t > ps->t_ns ? t : ps->t_ns,
+							.acc = acc };
 		nc = NULL;
+		rollup_init(&acc, 0);
 	}
 	r = 0;
 out:
 	free(out);
 	free(nc);
+	rollup_fini(&acc);
+	rollup_fini(&late);
 	return r;
 }
 
@@ -797,12 +965,15 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 
 		if (!ps) {
 			free(j->pend[i].c);
+			rollup_fini(&j->pend[i].acc);
 			continue;
 		}
 		free(ps->c);
 		ps->c = j->pend[i].c;
 		ps->n = j->pend[i].n;
 		ps->t_ns = j->pend[i].t_ns;
+		rollup_fini(&ps->acc);
+		ps->acc = j->pend[i].acc;
 	}
 	j->npend = 0;
 	if (!as->boot_id || strcmp(as->boot_id, rep->boot_id) != 0) {
@@ -857,8 +1028,10 @@ static void ingest_done(struct store_job *sj, int result)
 		j->cb(j->ctx, &j->res); /* takes res.commands */
 	else
 		json_decref(j->res.commands);
-	for (uint32_t i = 0; i < j->npend; i++)
+	for (uint32_t i = 0; i < j->npend; i++) {
 		free(j->pend[i].c);
+		rollup_fini(&j->pend[i].acc);
+	}
 	free(j->pend);
 	for (uint32_t i = 0; i < j->nnew_ports; i++)
 		port_state_free(j->new_ports[i]);

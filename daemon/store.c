@@ -163,6 +163,10 @@ static const char *const migrations[] = {
 	 * the error state, all reports added up */
 	"CREATE TABLE qps(agent_id TEXT PRIMARY KEY, t_ns INTEGER NOT NULL, doc TEXT NOT NULL,"
 	"  errors_total INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;",
+	/* 8 -> 9: per-minute and per-hour rollups of every port's samples (daemon/rollup.h):
+	 * res is the bucket's width in seconds (60, 3600), t_ns its start; n the entries */
+	"CREATE TABLE rollups(res INTEGER NOT NULL, port_id INTEGER NOT NULL, t_ns INTEGER NOT NULL,"
+	"  n INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY(res, port_id, t_ns)) WITHOUT ROWID;",
 };
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,
 	       "STORE_SCHEMA_VERSION is the number of migrations");

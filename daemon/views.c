@@ -5,6 +5,7 @@
 
 #include "daemon/codec.h"
 #include "daemon/delta.h"
+#include "daemon/rollup.h"
 #include "daemon/views.h"
 #include "lib/jsonutil.h"
 #include "lib/timeutil.h"
@@ -377,7 +378,8 @@ struct series {
 	uint64_t b_delta;
 	int64_t b_dt;
 	uint64_t b_raw;
-	double b_sum, b_max;
+	double b_sum, b_min, b_max;   /* gauge: of the values */
+	double b_rmin, b_rmax;	      /* counter: of the per-sample rates */
 	unsigned b_n, b_valid;
 };
 
@@ -421,14 +423,16 @@ static void flush_bucket(struct series_ctx *c, struct series *s)
 	if (s->bucket == INT64_MIN || s->b_n == 0)
 		return;
 	if (s->rc->kind == REG_KIND_GAUGE) {
-		p = json_pack("{s:f,s:f,s:f,s:I}", "t", t, "value", s->b_sum / s->b_n, "max",
-			      s->b_max, "n", (json_int_t)s->b_n);
+		p = json_pack("{s:f,s:f,s:f,s:f,s:I}", "t", t, "value", s->b_sum / s->b_n, "min",
+			      s->b_min, "max", s->b_max, "n", (json_int_t)s->b_n);
 	} else {
 		p = json_pack("{s:f,s:I,s:I}", "t", t, "raw", (json_int_t)s->b_raw, "n",
 			      (json_int_t)s->b_n);
 		if (s->b_valid && s->b_dt > 0) {
 			js_set(p, "delta", json_integer((json_int_t)s->b_delta));
 			js_set(p, "rate", json_real((double)s->b_delta * 1e9 / (double)s->b_dt));
+			js_set(p, "rate_min", json_real(s->b_rmin));
+			js_set(p, "rate_max", json_real(s->b_rmax));
 		} else {
 			js_set(p, "delta", json_null());
 			js_set(p, "rate", json_null());
@@ -439,7 +443,44 @@ static void flush_bucket(struct series_ctx *c, struct series *s)
 	s->b_n = s->b_valid = 0;
 	s->b_delta = 0;
 	s->b_dt = 0;
-	s->b_sum = s->b_max = 0;
+	s->b_sum = s->b_min = s->b_max = 0;
+	s->b_rmin = s->b_rmax = 0;
+}
+
+/* The step bucket of t (a multiple of the step since the epoch; earlier times floor too). */
+static int64_t step_bucket(const struct series_ctx *c)
+{
+	return rollup_bucket(c->t_ns, c->q->step_ns);
+}
+
+/* What the step bucket of a series takes from one rollup entry (or one sample made one). */
+static void bucket_add(struct series_ctx *c, struct series *s, const struct rollup_entry *re)
+{
+	int64_t b = step_bucket(c);
+
+	if (b != s->bucket) {
+		flush_bucket(c, s);
+		s->bucket = b;
+	}
+	if (!re->n)
+		return;
+	s->b_n += re->n;
+	s->b_raw = re->last; /* rows and samples come oldest first */
+	if (s->rc->kind == REG_KIND_GAUGE) {
+		if (s->b_n == re->n || re->min < s->b_min)
+			s->b_min = re->min;
+		if (s->b_n == re->n || re->max > s->b_max)
+			s->b_max = re->max;
+		s->b_sum += re->sum;
+	} else if (re->n_valid) {
+		if (!s->b_valid || re->min < s->b_rmin)
+			s->b_rmin = re->min;
+		if (!s->b_valid || re->max > s->b_rmax)
+			s->b_rmax = re->max;
+		s->b_valid += re->n_valid;
+		s->b_delta += re->delta;
+		s->b_dt = s->b_dt > INT64_MAX - re->dt_ns ? INT64_MAX : s->b_dt + re->dt_ns;
+	}
 }
 
 static int series_entry(const struct sample_entry *se, void *arg)
@@ -455,23 +496,11 @@ static int series_entry(const struct sample_entry *se, void *arg)
 	if (!s->rc)
 		return 0;
 	if (c->q->step_ns > 0) {
-		int64_t b = c->t_ns - (c->t_ns % c->q->step_ns);
-		double v = (double)se->raw;
+		/* one sample is a rollup of one: both resolutions add up the same way */
+		struct rollup_entry one;
 
-		if (b != s->bucket) {
-			flush_bucket(c, s);
-			s->bucket = b;
-		}
-		s->b_n++;
-		s->b_raw = se->raw;
-		s->b_sum += v;
-		if (v > s->b_max || s->b_n == 1)
-			s->b_max = v;
-		if ((se->flags & DELTA_VALID) && se->dt_ns > 0) {
-			s->b_valid++;
-			s->b_delta += se->delta;
-			s->b_dt += se->dt_ns;
-		}
+		rollup_entry_of_sample(&one, se, c->t_ns, s->rc->kind == REG_KIND_GAUGE);
+		bucket_add(c, s, &one);
 		return 0;
 	}
 	{
@@ -549,6 +578,61 @@ static void sort_by_names(json_t *series, const char *names)
 	free(v);
 }
 
+/* The points of a window from the rollups of width res (seconds): their rows, then (*raw_from)
+ * where the raw samples take over: after the last minute written, which every hour's row holds
+ * too (the open minute is only in memory and in the raw samples). */
+static int rollup_points(struct store_reader *rd, struct series_ctx *c, int64_t port_id, int res,
+			 int64_t *raw_from, struct rf_err *e)
+{
+	static const char rows_sql[] = "SELECT t_ns, data FROM rollups WHERE res = ? AND port_id = ? "
+				       "AND t_ns >= ? AND t_ns <= ? ORDER BY t_ns";
+	static const char written_sql[] = "SELECT max(t_ns) FROM rollups WHERE res = 60 AND port_id = ?";
+	sqlite3_stmt *st = store_reader_stmt(rd, rows_sql);
+	struct rollup row;
+	int rc, r = 0;
+
+	if (!st)
+		return -ENOMEM;
+	rollup_init(&row, 0);
+	sqlite3_bind_int(st, 1, res);
+	sqlite3_bind_int64(st, 2, port_id);
+	sqlite3_bind_int64(st, 3, rollup_bucket(c->q->from_ns, res * NSEC_PER_SEC));
+	sqlite3_bind_int64(st, 4, c->q->to_ns);
+	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		row.t_ns = c->t_ns = sqlite3_column_int64(st, 0);
+		if (rollup_decode(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
+				  &row) < 0)
+			continue; /* a corrupt row is skipped, as a corrupt sample row is */
+		for (size_t i = 0; i < row.n; i++) {
+			struct series *s;
+
+			if (row.e[i].counter > c->max_dbid || !c->wanted[row.e[i].counter])
+				continue;
+			if (!(s = series_get(c, row.e[i].counter, row.e[i].prio))) {
+				r = -ENOMEM;
+				break;
+			}
+			if (s->rc)
+				bucket_add(c, s, &row.e[i]);
+		}
+	}
+	sqlite3_reset(st);
+	rollup_fini(&row);
+	if (r < 0)
+		return r;
+	if (rc != SQLITE_DONE)
+		return store_read_failed(st, rc, e);
+	if (!(st = store_reader_stmt(rd, written_sql)))
+		return -ENOMEM;
+	sqlite3_bind_int64(st, 1, port_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL &&
+	    sqlite3_column_int64(st, 0) + ROLLUP_1M_NS > *raw_from)
+		*raw_from = sqlite3_column_int64(st, 0) + ROLLUP_1M_NS;
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_read_failed(st, rc, e);
+}
+
 int views_port_counters(struct store_reader *rd, const struct ingest *ing, const char *key,
 			const struct counter_query *q, json_t **ret, struct rf_err *e)
 {
@@ -559,6 +643,8 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 	const struct reg *reg = ingest_registry(ing);
 	struct counter_query lq = *q;
 	struct series_ctx c = { .ing = ing, .q = &lq };
+	int res;      /* the rollup (its width in seconds) the points come from; 0: raw */
+	int64_t raw_from;
 	uint64_t range;
 	json_t *series = NULL, *doc = NULL;
 	sqlite3_stmt *st;
@@ -580,6 +666,18 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 				  "that range and step give more than %u points per series; use a "
 				  "larger step",
 				  q->max_points);
+	if (q->resolution == VIEWS_RES_AUTO)
+		res = q->step_ns <= 0			   ? 0
+		      : q->step_ns % ROLLUP_1H_NS == 0 ? 3600
+		      : q->step_ns % ROLLUP_1M_NS == 0 ? 60
+						       : 0;
+	else if (q->resolution > 0 &&
+		 (q->step_ns <= 0 || q->step_ns % (q->resolution * NSEC_PER_SEC) != 0))
+		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "resolution",
+				  "resolution=%s needs a step that is a multiple of it",
+				  q->resolution == 60 ? "1m" : "1h");
+	else
+		res = q->resolution;
 	for (size_t i = 0; i < reg_size(reg); i++) {
 		uint32_t id2 = ingest_counter_dbid(ing, (unsigned)i);
 
@@ -671,13 +769,16 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 			goto out_end;
 		}
 	}
+	raw_from = q->from_ns;
+	if (res && (r = rollup_points(rd, &c, id, res, &raw_from, e)) < 0)
+		goto out_end;
 	st = store_reader_stmt(rd, sql);
 	if (!st) {
 		r = -ENOMEM;
 		goto out_end;
 	}
 	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int64(st, 2, q->from_ns);
+	sqlite3_bind_int64(st, 2, raw_from);
 	sqlite3_bind_int64(st, 3, q->to_ns);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		c.t_ns = sqlite3_column_int64(st, 0);
@@ -720,8 +821,11 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 			tu_format_rfc3339(q->to_ns, to_text, sizeof(to_text)), "step_s",
 			q->step_ns ? json_real((double)q->step_ns / 1e9) : json_null(), "series",
 			series);
-	if (doc)
+	if (doc) {
 		json_object_set_new(doc, "clock", json_string(fabric ? "fabric" : "wall"));
+		json_object_set_new(doc, "resolution",
+				    json_string(res == 3600 ? "1h" : res == 60 ? "1m" : "raw"));
+	}
 	series = NULL;
 	*ret = doc;
 	r = doc ? 0 : -ENOMEM;

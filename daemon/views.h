@@ -44,7 +44,12 @@ struct counter_query {
 	bool one_priority; /* only priority's series (and the per-port ones) */
 	uint8_t priority;
 	unsigned max_points;
+	/* where the points come from with a step: VIEWS_RES_AUTO (the coarsest rollup whose
+	 * width divides the step, daemon/rollup.h), 0 (raw samples), 60 or 3600 (that rollup;
+	 * the step must be a multiple of it) */
+	int resolution;
 };
+#define VIEWS_RES_AUTO (-1)
 int views_port_counters(struct store_reader *rd, const struct ingest *ing, const char *key,
 			const struct counter_query *q, json_t **ret, struct rf_err *e);
 

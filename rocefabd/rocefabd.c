@@ -101,8 +101,15 @@ const struct conf_opt rocefabd_opts[] = {
 	CONF_OPT("store.synchronous", CONF_ENUM, S, sync_mode, "normal",
 		 "normal (survives a crash of rocefabd) or full (also survives power loss)",
 		 .choices = sync_modes),
-	CONF_OPT("store.retention", CONF_DURATION, S, retention, "7d",
-		 "how long raw samples are kept", .min = 60 * NSEC_PER_SEC,
+	CONF_OPT("store.retention", CONF_DURATION, S, retention, "6h",
+		 "how long raw samples are kept (longer windows are read from the rollups); at "
+		 "least 2 minutes, so that a restart finds the open minute's samples",
+		 .min = 120 * NSEC_PER_SEC, .max = 3650LL * 86400 * NSEC_PER_SEC),
+	CONF_OPT("store.retention_1m", CONF_DURATION, S, retention_1m, "14d",
+		 "how long the per-minute rollups are kept", .min = 3600 * NSEC_PER_SEC,
+		 .max = 3650LL * 86400 * NSEC_PER_SEC),
+	CONF_OPT("store.retention_1h", CONF_DURATION, S, retention_1h, "400d",
+		 "how long the per-hour rollups are kept", .min = 2 * 3600 * NSEC_PER_SEC,
 		 .max = 3650LL * 86400 * NSEC_PER_SEC),
 	CONF_OPT("store.probe_retention", CONF_DURATION, S, probe_retention, "1h",
 		 "how long the pingmesh's per-round results are kept (the matrix and the localization "
@@ -268,7 +275,8 @@ static void on_row(void *ctx, const char *table, int64_t rowid)
 }
 
 /* The keys SIGHUP applies; every other changed key is named as needing a restart. */
-static const char *const reloadable[] = { "daemon.log_level", "store.retention", "store.probe_retention",
+static const char *const reloadable[] = { "daemon.log_level", "store.retention", "store.retention_1m",
+					  "store.retention_1h", "store.probe_retention",
 					  "agents.stale_after", NULL };
 
 /* "key = value" lines of a configuration, for comparing two. */
@@ -357,6 +365,8 @@ static void reload(struct rocefabd_settings *cur, const struct rocefabd_settings
 	cur->log_level_idx = next->log_level_idx;
 	log_configure(cur->log_level_idx, cur->log_target);
 	cur->retention = rt->samples_ns = next->retention;
+	cur->retention_1m = rt->minutes_ns = next->retention_1m;
+	cur->retention_1h = rt->hours_ns = next->retention_1h;
 	cur->probe_retention = rt->probes_ns = next->probe_retention;
 	cur->stale_after = next->stale_after;
 	api_set_stale_intervals(api, next->stale_after);
@@ -401,7 +411,8 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 	struct pingmesh_opts po = { .window_ns = PINGMESH_WINDOW_NS, .metrics_pairs = s->metrics_probe_pairs };
 	struct store_conf sc = store_conf_of(s, (unsigned)s->threads + 2);
 	struct api_deps deps = { .started_ns = tu_now_ns() };
-	struct retention rt = { .samples_ns = s->retention, .probes_ns = s->probe_retention };
+	struct retention rt = { .samples_ns = s->retention, .minutes_ns = s->retention_1m,
+				.hours_ns = s->retention_1h, .probes_ns = s->probe_retention };
 	struct pingmesh *pm = NULL;
 	struct detector *det = NULL;
 	struct tuner *tn = NULL;

@@ -33,6 +33,7 @@ struct rocefabd_settings {
 	int64_t batch;
 	int sync_mode;
 	int64_t retention;
+	int64_t retention_1m, retention_1h;
 	int64_t probe_retention;
 	char *registry;
 	int64_t stale_after;

@@ -1,0 +1,147 @@
+"""Rollups (issue 16): the per-minute and per-hour rows rocefabd writes as samples arrive give the
+same points as the raw samples over the same windows — counters (deltas, exact mean rates, the
+smallest and largest rate, through a device reset and a 32-bit wrap) and gauges (mean, min,
+max) — also across a rocefabd killed in the middle of a minute; a series query picks the
+coarsest resolution that serves its step and says which."""
+import json
+import signal
+import sqlite3
+import time
+
+import pytest
+
+from conftest import wait_for
+
+STEP_S = 20  # one report every 20 s of sample time
+HOURS = 2
+
+
+def report(seq, t_s, values_sim, values_hw):
+    t = int(t_s * 1e9)
+    return {"schema": 1, "agent": {"id": "r1", "role": "host", "boot_id": "b1", "version": "t",
+                                   "backend": "test"},
+            "seq": seq, "time_ns": t, "interval_ms": STEP_S * 1000,
+            "inventory": {"devices": [{"name": "nic0", "kind": "rdma", "driver": "mlx5", "ports": [
+                {"port": "1", "state": "up", "speed_mbps": 100000}]}]},
+            "samples": [{"device": "nic0", "port": "1", "source": "sim", "t_ns": t, "values": values_sim},
+                        {"device": "nic0", "port": "1", "source": "hw_counters", "driver": "mlx5",
+                         "t_ns": t, "values": values_hw}]}
+
+
+def samples(base):
+    """(seq, time, sim values, hw values): irregular traffic, a device reset at 40 min, a 32-bit
+    wrap of out_of_sequence at 70 min, a gauge that moves."""
+    tx, oos = 10_000, 2**32 - 5_000
+    n = HOURS * 3600 // STEP_S + 7  # into the hour after, so that its open minute is raw
+    for i in range(n):
+        t = base + i * STEP_S + (i % 3)  # not on the minute's edges only
+        tx += 1_000_000 * (1 + (i * 7919) % 13)
+        if i == 120:
+            tx = 5_000  # the device was reset
+        oos = (oos + 97 * (1 + i % 5)) % 2**32
+        depth = (i * 104729) % 300_000
+        yield i + 1, t, {"roce_tx_bytes": tx, "queue_depth_bytes_prio3": depth}, {"out_of_sequence": oos}
+
+
+@pytest.fixture
+def fed(world):
+    d = world.daemon()
+    _, tok = d.token("agents", "agent", agent="r1")
+    d.token("viewer", "viewer")
+    d.start()
+    base = (int(time.time()) - 3 * 3600) // 3600 * 3600  # an hour's start, within raw retention
+    return d, base
+
+
+def post_all(d, items):
+    c = d.client("agents")
+    for seq, t, sim, hw in items:
+        r = c.post("/api/v1/agents/r1/report", data=json.dumps(report(seq, t, sim, hw)),
+                   headers={"Content-Type": "application/json"})
+        assert r.status_code == 200, r.text
+
+
+def series(d, base, step, resolution, end=None):
+    end = end or base + (HOURS + 1) * 3600
+    doc = d.client("viewer").json(
+        "/api/v1/ports/r1:nic0:1/counters",
+        params={"names": "roce_tx_bytes,out_of_sequence,queue_depth_bytes", "priority": 3,
+                "from": base, "to": end, "step": f"{step}s", "resolution": resolution})
+    return doc["resolution"], {(s["name"], s["priority"]): s["points"] for s in doc["series"]}
+
+
+def assert_same(a, b):
+    assert a.keys() == b.keys()
+    for k in a:
+        assert len(a[k]) == len(b[k]), k
+        for p, q in zip(a[k], b[k]):
+            assert p.keys() == q.keys(), (k, p, q)
+            for f in p:
+                assert p[f] == pytest.approx(q[f], rel=1e-12), (k, f, p, q)
+
+
+def check(d, base):
+    for step, res in ((60, "1m"), (120, "1m"), (600, "1m"), (3600, "1h"), (7200, "1h")):
+        got_raw, raw = series(d, base, step, "raw")
+        got, rolled = series(d, base, step, res)
+        assert (got_raw, got) == ("raw", res)
+        assert_same(rolled, raw)
+        assert sum(len(v) for v in raw.values()) > 0
+    # the reset is a baseline, the wrap a delta: the hour of both has fewer deltas than samples
+    _, hourly = series(d, base, 3600, "1h")
+    tx = hourly[("roce_tx_bytes", None)]
+    assert tx[0]["n"] == 180 and tx[0]["delta"] > 0 and tx[0]["rate_min"] <= tx[0]["rate"] <= tx[0]["rate_max"]
+    oos = hourly[("out_of_sequence", None)][1]
+    assert oos["delta"] == sum(97 * (1 + i % 5) for i in range(180, 360))
+    depth = hourly[("queue_depth_bytes", 3)][0]
+    assert depth["min"] <= depth["value"] <= depth["max"]
+    return hourly
+
+
+def rows(d):
+    """The rollup rows rocefabd wrote, by resolution (read from its database)."""
+    db = sqlite3.connect(f"file:{d.db}?mode=ro", uri=True, timeout=10)
+    try:
+        return dict(db.execute("SELECT res, count(*) FROM rollups GROUP BY res").fetchall())
+    finally:
+        db.close()
+
+
+def test_rollups_equal_the_raw_samples(fed):
+    d, base = fed
+    post_all(d, samples(base))
+    check(d, base)
+    # written as the samples came: every minute but the open one, and three hours
+    assert rows(d) == {60: HOURS * 60 + 2, 3600: HOURS + 1}
+    # and they are what stays: raw samples pruned (store.retention), the same points
+    ref = {step: series(d, base, step, "raw", end=base + HOURS * 3600 - 1)[1] for step in (60, 3600)}
+    d.stop()
+    d.proc = None
+    d.args = ["-o", "store.retention=2m"]
+    d.start()
+    wait_for(lambda: not any(series(d, base, 60, "raw")[1].values()), 30, interval=0.5,
+             what="the retention pass to prune the raw samples")
+    assert series(d, base, 60, "1m", end=base + HOURS * 3600 - 1)[1] == ref[60]
+    assert series(d, base, 3600, "1h", end=base + HOURS * 3600 - 1)[1] == ref[3600]
+    # auto picks the coarsest rollup whose width divides the step, and says so
+    for step, res in ((20, "raw"), (60, "1m"), (120, "1m"), (3600, "1h"), (5400, "1m"), (90, "raw")):
+        assert series(d, base, step, "auto")[0] == res, step
+    c = d.client("viewer")
+    for params, code in (({"step": "60s", "resolution": "1h"}, "BAD_PARAMETER"),
+                         ({"resolution": "1m"}, "BAD_PARAMETER"),
+                         ({"step": "60s", "resolution": "2m"}, "BAD_PARAMETER")):
+        r = c.get("/api/v1/ports/r1:nic0:1/counters", params=params)
+        assert r.status_code == 400 and r.json()["code"] == code and r.json()["pointer"] == "resolution", r.text
+
+
+def test_rollups_survive_rocefabd_killed_mid_minute(fed):
+    d, base = fed
+    items = list(samples(base))
+    half = 200  # 66 min 40 s in: the middle of a minute
+    post_all(d, items[:half])
+    d.stop(signal.SIGKILL)
+    d.proc = None
+    d.start()
+    post_all(d, items[half:])
+    check(d, base)
+    assert rows(d) == {60: HOURS * 60 + 2, 3600: HOURS + 1}
