@@ -108,7 +108,11 @@ struct ingest_job {
 		struct cstate *c;
 		uint32_t n;
 		int64_t t_ns;
-		struct rollup acc; /* the port's open minute after this job */
+		/* the port's open minute after this job: reset to acc_reset (INT64_MIN: kept),
+		 * then add's entries, read at add_t, added */
+		int64_t acc_reset, add_t;
+		struct sample_entry *add;
+		uint32_t nadd;
 	} *pend;
 	uint32_t npend;
 	struct port_state **new_ports; /* created by this job, inserted on success */
@@ -625,6 +629,18 @@ static int work_cmp(const void *a, const void *b)
 	return cstate_cmp(x->counter, x->prio, y->counter, y->prio);
 }
 
+/* The open minute of a port as a job that succeeded left it. */
+static int rollup_advance(struct ingest *ing, struct port_state *ps, const struct pending *p)
+{
+	int r = 0;
+
+	if (p->acc_reset != INT64_MIN)
+		rollup_reset(&ps->acc, p->acc_reset);
+	for (uint32_t i = 0; r == 0 && i < p->nadd; i++)
+		r = rollup_add_sample(&ps->acc, &p->add[i], p->add_t, is_gauge(ing, p->add[i].counter));
+	return r;
+}
+
 /* Deltas and the stored row for one port.  Nothing in the cache changes here: the new state
  * goes to j->pend and is swapped in when the whole job succeeded. */
 static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, struct buf *blob,
@@ -636,7 +652,9 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 	struct sample_entry *out = NULL;
 	struct port_state *ps;
 	struct cstate *nc = NULL;
-	struct rollup acc = { 0 }, late = { 0 };
+	struct rollup late = { 0 };
+	int64_t acc_reset;
+	uint32_t nadd;
 	uint32_t n = 0, nn = 0, i, k;
 	int64_t t = 0;
 	sqlite3_stmt *st;
@@ -743,27 +761,26 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 	if ((r = store_step(st)) < 0)
 		goto out;
 	j->res.samples += n;
-	/* the rollups: the sample into its minute; the open one written when a later one starts */
+	/* the rollups: the sample into its minute (in memory, when the job succeeded); the open
+	 * minute written when a later one starts */
 	{
 		int64_t m = rollup_bucket(t, ROLLUP_1M_NS);
-		struct rollup *into = &acc;
 
 		if (ps->acc.n && m < ps->acc.t_ns) {
 			/* late (an agent's spool, a clock stepped back): straight into its rows */
 			rollup_init(&late, m);
-			into = &late;
-			r = rollup_copy(&acc, &ps->acc);
-		} else if (ps->acc.n && m > ps->acc.t_ns) {
-			r = rollup_flush(ing, ps, &ps->acc);
-			rollup_reset(&acc, m);
+			for (i = 0; r == 0 && i < n; i++)
+				r = rollup_add_sample(&late, &out[i], t, is_gauge(ing, out[i].counter));
+			if (r == 0)
+				r = rollup_flush(ing, ps, &late);
+			acc_reset = INT64_MIN;
+			nadd = 0;
 		} else {
-			r = rollup_copy(&acc, &ps->acc);
-			acc.t_ns = m;
+			if (ps->acc.n && m > ps->acc.t_ns)
+				r = rollup_flush(ing, ps, &ps->acc);
+			acc_reset = ps->acc.n && m == ps->acc.t_ns ? INT64_MIN : m;
+			nadd = n;
 		}
-		for (i = 0; r == 0 && i < n; i++)
-			r = rollup_add_sample(into, &out[i], t, is_gauge(ing, out[i].counter));
-		if (r == 0 && into == &late)
-			r = rollup_flush(ing, ps, &late);
 		if (r < 0)
 			goto out;
 	}
@@ -777,15 +794,16 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 		j->pend = p;
 		j->pend[j->npend++] = (struct pending){ .ps = ps, .c = nc, .n = nn,
 							.t_ns = t > ps->t_ns ? t : ps->t_ns,
-							.acc = acc };
+							.acc_reset = acc_reset, .add_t = t,
+							.add = nadd ? out : NULL, .nadd = nadd };
 		nc = NULL;
-		rollup_init(&acc, 0);
+		if (nadd)
+			out = NULL;
 	}
 	r = 0;
 out:
 	free(out);
 	free(nc);
-	rollup_fini(&acc);
 	rollup_fini(&late);
 	return r;
 }
@@ -965,15 +983,19 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 
 		if (!ps) {
 			free(j->pend[i].c);
-			rollup_fini(&j->pend[i].acc);
+			free(j->pend[i].add);
 			continue;
 		}
 		free(ps->c);
 		ps->c = j->pend[i].c;
 		ps->n = j->pend[i].n;
 		ps->t_ns = j->pend[i].t_ns;
-		rollup_fini(&ps->acc);
-		ps->acc = j->pend[i].acc;
+		if (rollup_advance(ing, ps, &j->pend[i]) < 0) {
+			/* out of memory: the open minute is rebuilt from the database next time */
+			hmap_del(&ing->ports, ps->key);
+			port_state_free(ps);
+		}
+		free(j->pend[i].add);
 	}
 	j->npend = 0;
 	if (!as->boot_id || strcmp(as->boot_id, rep->boot_id) != 0) {
@@ -1030,7 +1052,7 @@ static void ingest_done(struct store_job *sj, int result)
 		json_decref(j->res.commands);
 	for (uint32_t i = 0; i < j->npend; i++) {
 		free(j->pend[i].c);
-		rollup_fini(&j->pend[i].acc);
+		free(j->pend[i].add);
 	}
 	free(j->pend);
 	for (uint32_t i = 0; i < j->nnew_ports; i++)
