@@ -1,5 +1,6 @@
 /* Rollups: see rollup.h. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,10 @@
 
 #define F_GAUGE 0x01
 #define F_MINMAX 0x02
+#define F_SAME 0x04 /* max is min: one f64 */
+#define F_ZERO 0x08 /* min and max are 0: none (an idle priority's rates) */
+#define F_SUMN 0x10 /* a gauge's sum is n times its min (it did not move): no sum */
+#define F_ALL (F_GAUGE | F_MINMAX | F_SAME | F_ZERO | F_SUMN)
 
 int64_t rollup_bucket(int64_t t_ns, int64_t w)
 {
@@ -206,8 +211,15 @@ int rollup_encode(const struct rollup *r, struct buf *out)
 		rc = codec_put_varint(out, r->n);
 	for (size_t i = 0; i < r->n && rc == 0; i++) {
 		const struct rollup_entry *e = &r->e[i];
+		bool zero = e->have_minmax && e->min == 0 && e->max == 0 && !signbit(e->min) &&
+			    !signbit(e->max);
+		bool same = e->have_minmax && !zero && memcmp(&e->min, &e->max, sizeof(e->min)) == 0;
+		bool sumn = e->gauge && e->have_minmax && e->sum == (double)e->n * e->min &&
+			    memcmp(&e->sum, &(double){ (double)e->n * e->min }, sizeof(e->sum)) == 0;
 		uint8_t pf[2] = { e->prio, (uint8_t)((e->gauge ? F_GAUGE : 0) |
-						      (e->have_minmax ? F_MINMAX : 0)) };
+						      (e->have_minmax ? F_MINMAX : 0) |
+						      (zero ? F_ZERO : 0) | (same ? F_SAME : 0) |
+						      (sumn ? F_SUMN : 0)) };
 		int64_t off = e->last_ns - r->t_ns;
 
 		rc = codec_put_varint(out, e->counter);
@@ -226,11 +238,11 @@ int rollup_encode(const struct rollup *r, struct buf *out)
 			rc = codec_put_varint(out, e->last);
 		if (rc == 0)
 			rc = codec_put_varint(out, (uint64_t)(off > 0 ? off : 0));
-		if (rc == 0 && e->gauge)
+		if (rc == 0 && e->gauge && !sumn)
 			rc = put_f64(out, e->sum);
-		if (rc == 0 && e->have_minmax) {
+		if (rc == 0 && e->have_minmax && !zero) {
 			rc = put_f64(out, e->min);
-			if (rc == 0)
+			if (rc == 0 && !same)
 				rc = put_f64(out, e->max);
 		}
 	}
@@ -264,7 +276,8 @@ int rollup_decode(const void *blob, size_t len, struct rollup *r)
 			return -EBADMSG;
 		memcpy(pf, p, 2);
 		p += 2;
-		if (pf[1] & ~(F_GAUGE | F_MINMAX))
+		if ((pf[1] & ~F_ALL) || ((pf[1] & (F_SAME | F_ZERO | F_SUMN)) && !(pf[1] & F_MINMAX)) ||
+		    ((pf[1] & F_SAME) && (pf[1] & F_ZERO)) || ((pf[1] & F_SUMN) && !(pf[1] & F_GAUGE)))
 			return -EBADMSG;
 		e.counter = (uint32_t)c;
 		e.prio = pf[0];
@@ -294,11 +307,17 @@ int rollup_decode(const void *blob, size_t len, struct rollup *r)
 		if (off > (uint64_t)ROLLUP_1H_NS * 24)
 			return -EBADMSG;
 		e.last_ns = r->t_ns + (int64_t)off;
-		if (e.gauge && (rc = get_f64(&p, end, &e.sum)) < 0)
+		if (e.gauge && !(pf[1] & F_SUMN) && (rc = get_f64(&p, end, &e.sum)) < 0)
 			return rc;
-		if (e.have_minmax &&
-		    ((rc = get_f64(&p, end, &e.min)) < 0 || (rc = get_f64(&p, end, &e.max)) < 0))
-			return rc;
+		if (e.have_minmax && !(pf[1] & F_ZERO)) {
+			if ((rc = get_f64(&p, end, &e.min)) < 0)
+				return rc;
+			e.max = e.min;
+			if (!(pf[1] & F_SAME) && (rc = get_f64(&p, end, &e.max)) < 0)
+				return rc;
+		}
+		if (pf[1] & F_SUMN)
+			e.sum = (double)e.n * e.min;
 		if (r->n && entry_cmp(r->e[r->n - 1].counter, r->e[r->n - 1].prio, e.counter, e.prio) >= 0)
 			return -EBADMSG; /* sorted and unique, as written */
 		r->e[r->n++] = e;

@@ -165,6 +165,10 @@ def run(pfc_interval, seconds, phase):
             print(f"             of which per priority {len(prio):,} (api.metrics_priorities=3,4 keeps "
                   f"{lossless:,}: {series - len(prio) + lossless:,} series), per pingmesh pair {pairs:,} "
                   f"(api.metrics_probe_pairs)")
+            # what this fabric's counters take on disk, and the default retentions' projection
+            # (measured on this run's database: tests/bench/bench_storage.c)
+            sys.stdout.flush()
+            subprocess.run([f"{build}/bench/bench_storage", db, f"{samples:.0f}"], check=True)
         else:
             l0, l1 = st0["pfc_lane"], st1["pfc_lane"]
             fast = (metric(m1, "rocefab_pfc_lane_reports_total") - metric(m0, "rocefab_pfc_lane_reports_total")) / wall

@@ -4,13 +4,15 @@ smallest and largest rate, through a device reset and a 32-bit wrap) and gauges 
 max) — also across a rocefabd killed in the middle of a minute; a series query picks the
 coarsest resolution that serves its step and says which."""
 import json
+import os
 import signal
 import sqlite3
+import subprocess
 import time
 
 import pytest
 
-from conftest import wait_for
+from conftest import BUILD, wait_for
 
 STEP_S = 20  # one report every 20 s of sample time
 HOURS = 2
@@ -113,6 +115,11 @@ def test_rollups_equal_the_raw_samples(fed):
     check(d, base)
     # written as the samples came: every minute but the open one, and three hours
     assert rows(d) == {60: HOURS * 60 + 2, 3600: HOURS + 1}
+    # make bench's storage figures (tests/bench/bench_storage.c), on this database: a smoke
+    r = subprocess.run([os.path.join(BUILD, "bench", "bench_storage"), d.db, "1000"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "bytes per sample on disk" in r.stdout and "projected at 1000" in r.stdout, \
+        r.stdout + r.stderr
     # and they are what stays: raw samples pruned (store.retention), the same points
     ref = {step: series(d, base, step, "raw", end=base + HOURS * 3600 - 1)[1] for step in (60, 3600)}
     d.stop()
