@@ -15,6 +15,7 @@ struct pingmesh;
 struct detector;
 struct tuner;
 struct events;
+struct retention;
 struct reg;
 
 struct api_conf {
@@ -55,6 +56,7 @@ struct api_deps {
 	struct detector *detector; /* NULL: no fast PFC lane, no detector */
 	struct tuner *tuner;	   /* NULL: no congestion-control tuner */
 	struct events *events;	   /* NULL: no GET /api/v1/events */
+	struct retention *retention; /* NULL: none (the disk budget's status) */
 	int64_t started_ns;
 };
 

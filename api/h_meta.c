@@ -12,6 +12,7 @@
 #include "daemon/detector.h"
 #include "daemon/pingmesh.h"
 #include "daemon/report.h"
+#include "daemon/retention.h"
 #include "daemon/store.h"
 #include "daemon/tuner.h"
 #include "daemon/views.h"
@@ -72,6 +73,28 @@ int h_health(struct api_req *req)
 	/* where the database lives is for those who may read (health itself needs no token) */
 	if (doc && !role_allows(req->role, ROLE_VIEWER))
 		json_object_del(json_object_get(doc, "store"), "path");
+	if (doc && d->retention) {
+		struct retention_status rs;
+
+		retention_get_status(d->retention, &rs);
+		json_object_update_missing_new(
+			json_object_get(doc, "store"),
+			json_pack("{s:I,s:o,s:{s:f,s:f,s:f,s:f},s:{s:I,s:I,s:I,s:I}}", "used_bytes",
+				  (json_int_t)rs.used_bytes, "max_bytes",
+				  rs.max_bytes ? json_integer((json_int_t)rs.max_bytes) : json_null(),
+				  "retention_s", "raw", rs.in_force_ns[RET_RAW] / 1e9, "1m",
+				  rs.in_force_ns[RET_1M] / 1e9, "1h", rs.in_force_ns[RET_1H] / 1e9,
+				  "probes", rs.in_force_ns[RET_PROBES] / 1e9, "pruned", "raw",
+				  (json_int_t)rs.pruned[RET_RAW], "1m", (json_int_t)rs.pruned[RET_1M], "1h",
+				  (json_int_t)rs.pruned[RET_1H], "probes", (json_int_t)rs.pruned[RET_PROBES]));
+		if (rs.shortened && warnings)
+			json_array_append_new(
+				warnings,
+				json_pack("{s:s,s:s}", "code", "STORE_BUDGET", "detail",
+					  "store.max_bytes keeps data for less than the configured "
+					  "retentions (store.retention_s in this answer): raise the budget "
+					  "or shorten them"));
+	}
 	if (doc && warnings)
 		json_object_set_new(doc, "warnings", warnings);
 	else
@@ -316,6 +339,32 @@ int h_metrics(struct api_req *req)
 		   "rocefab_store_commit_seconds_total %.6f\n",
 		   ss.queue_depth, ss.queue_max, ss.queue_peak, (unsigned long long)ss.commits,
 		   (unsigned long long)ss.failed_commits, ss.commit_seconds);
+	if (d->retention) {
+		static const char *const data[RET_N] = { "raw", "1m", "1h", "probes" };
+		struct retention_status rs;
+
+		retention_get_status(d->retention, &rs);
+		buf_printf(&b,
+			   "# HELP rocefab_store_bytes The database's pages in use (the file keeps its "
+			   "largest size; freed pages are reused).\n"
+			   "# TYPE rocefab_store_bytes gauge\n"
+			   "rocefab_store_bytes %llu\n"
+			   "# HELP rocefab_store_budget_bytes store.max_bytes (0: none).\n"
+			   "# TYPE rocefab_store_budget_bytes gauge\n"
+			   "rocefab_store_budget_bytes %llu\n"
+			   "# HELP rocefab_store_retention_seconds How long each kind of data is kept "
+			   "now (the disk budget may keep it for less than configured).\n"
+			   "# TYPE rocefab_store_retention_seconds gauge\n",
+			   (unsigned long long)rs.used_bytes, (unsigned long long)rs.max_bytes);
+		for (int i = 0; i < RET_N; i++)
+			buf_printf(&b, "rocefab_store_retention_seconds{data=\"%s\"} %.0f\n", data[i],
+				   rs.in_force_ns[i] / 1e9);
+		buf_printf(&b, "# HELP rocefab_store_pruned_rows_total Rows deleted by retention and "
+			       "the budget.\n# TYPE rocefab_store_pruned_rows_total counter\n");
+		for (int i = 0; i < RET_N; i++)
+			buf_printf(&b, "rocefab_store_pruned_rows_total{data=\"%s\"} %llu\n", data[i],
+				   (unsigned long long)rs.pruned[i]);
+	}
 	buf_printf(&b,
 		   "# HELP rocefab_agents Agents known, by liveness.\n"
 		   "# TYPE rocefab_agents gauge\n"

@@ -111,6 +111,13 @@ const struct conf_opt rocefabd_opts[] = {
 	CONF_OPT("store.retention_1h", CONF_DURATION, S, retention_1h, "400d",
 		 "how long the per-hour rollups are kept", .min = 2 * 3600 * NSEC_PER_SEC,
 		 .max = 3650LL * 86400 * NSEC_PER_SEC),
+	CONF_OPT("store.max_bytes", CONF_SIZE, S, max_bytes, "0",
+		 "the database's disk budget (its pages in use): above it the oldest raw samples go "
+		 "first, then the oldest rollups, and a warning says so; 0: none", .min = 0,
+		 .max = INT64_MAX),
+	CONF_OPT("store.prune_interval", CONF_DURATION, S, prune_interval, "60s",
+		 "how often retention and the budget are applied", .min = NSEC_PER_SEC,
+		 .max = 3600 * NSEC_PER_SEC),
 	CONF_OPT("store.probe_retention", CONF_DURATION, S, probe_retention, "1h",
 		 "how long the pingmesh's per-round results are kept (the matrix and the localization "
 		 "read the last minutes; a fabric of 32 hosts writes ~2 million an hour)",
@@ -182,7 +189,8 @@ static bool pingmesh_explainer(void *ctx, const char *kind, const char *subject,
 
 /* The periodic passes: how often each runs, and when first. */
 static int add_passes(struct sched *sch, struct store *st, struct pingmesh *pm, struct retention *rt,
-		      struct detector *det, int64_t det_interval, struct tuner *tn, int64_t cc_interval)
+		      int64_t prune_interval, struct detector *det, int64_t det_interval, struct tuner *tn,
+		      int64_t cc_interval)
 {
 	const struct sched_pass passes[] = {
 		/* changes whose agent went silent past their deadline: timed out */
@@ -192,7 +200,8 @@ static int add_passes(struct sched *sch, struct store *st, struct pingmesh *pm, 
 		{ .name = "pingmesh", .period_ns = PINGMESH_PASS_NS, .first_ns = NSEC_PER_SEC,
 		  .run = pingmesh_localize, .ctx = pm },
 		/* old samples and probe results */
-		{ .name = "retention", .period_ns = 60 * NSEC_PER_SEC, .first_ns = 10 * NSEC_PER_SEC,
+		{ .name = "retention", .period_ns = prune_interval,
+		  .first_ns = prune_interval < 10 * NSEC_PER_SEC ? prune_interval : 10 * NSEC_PER_SEC,
 		  .run = retention_prune, .ctx = rt },
 	};
 	int64_t now = tu_mono_ns();
@@ -364,10 +373,12 @@ static void reload(struct rocefabd_settings *cur, const struct rocefabd_settings
 	/* the reloadable values, whether they changed or not */
 	cur->log_level_idx = next->log_level_idx;
 	log_configure(cur->log_level_idx, cur->log_target);
-	cur->retention = rt->samples_ns = next->retention;
-	cur->retention_1m = rt->minutes_ns = next->retention_1m;
-	cur->retention_1h = rt->hours_ns = next->retention_1h;
-	cur->probe_retention = rt->probes_ns = next->probe_retention;
+	cur->retention = next->retention;
+	cur->retention_1m = next->retention_1m;
+	cur->retention_1h = next->retention_1h;
+	cur->probe_retention = next->probe_retention;
+	retention_configure(rt, cur->retention, cur->retention_1m, cur->retention_1h,
+			    cur->probe_retention);
 	cur->stale_after = next->stale_after;
 	api_set_stale_intervals(api, next->stale_after);
 	free(a);
@@ -412,7 +423,8 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 	struct store_conf sc = store_conf_of(s, (unsigned)s->threads + 2);
 	struct api_deps deps = { .started_ns = tu_now_ns() };
 	struct retention rt = { .samples_ns = s->retention, .minutes_ns = s->retention_1m,
-				.hours_ns = s->retention_1h, .probes_ns = s->probe_retention };
+				.hours_ns = s->retention_1h, .probes_ns = s->probe_retention,
+				.max_bytes = s->max_bytes };
 	struct pingmesh *pm = NULL;
 	struct detector *det = NULL;
 	struct tuner *tn = NULL;
@@ -451,6 +463,7 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 		goto out;
 	}
 	rt.store = st;
+	retention_init(&rt);
 	/* with every report: the changes for its agent, then its probe results and plan */
 	if (s->detector_interval > 0) {
 		struct detector_opts dopts = {
@@ -481,7 +494,8 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 	}
 	if ((r = pingmesh_new(st, &po, &pm)) < 0 || (r = ingest_add_hook(ing, changes_on_report, NULL)) < 0 ||
 	    (r = ingest_add_hook(ing, pingmesh_on_report, pm)) < 0 || (r = sched_new(&sch)) < 0 ||
-	    (r = add_passes(sch, st, pm, &rt, det, s->detector_interval, tn, s->cc_interval)) < 0) {
+	    (r = add_passes(sch, st, pm, &rt, s->prune_interval, det, s->detector_interval, tn,
+			    s->cc_interval)) < 0) {
 		log_error("daemon", "cannot start: %s", strerror(-r));
 		goto out;
 	}
@@ -492,6 +506,7 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 	deps.detector = det;
 	deps.tuner = tn;
 	deps.events = ev;
+	deps.retention = &rt;
 	if (det)
 		pingmesh_set_explainer(pm, pingmesh_explainer, det);
 	fit_open_files((uint64_t)s->max_connections);
@@ -542,6 +557,8 @@ out:
 	sched_free(sch);
 	ingest_free(ing);
 	store_close(st); /* the writer has stopped: nothing uses the pingmesh any more */
+	if (rt.store)
+		retention_fini(&rt);
 	pingmesh_free(pm);
 	detector_free(det);
 	tuner_free(tn);

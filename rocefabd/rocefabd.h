@@ -34,6 +34,8 @@ struct rocefabd_settings {
 	int sync_mode;
 	int64_t retention;
 	int64_t retention_1m, retention_1h;
+	uint64_t max_bytes;
+	int64_t prune_interval;
 	int64_t probe_retention;
 	char *registry;
 	int64_t stale_after;
