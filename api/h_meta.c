@@ -87,6 +87,12 @@ int h_health(struct api_req *req)
 				  "probes", rs.in_force_ns[RET_PROBES] / 1e9, "pruned", "raw",
 				  (json_int_t)rs.pruned[RET_RAW], "1m", (json_int_t)rs.pruned[RET_1M], "1h",
 				  (json_int_t)rs.pruned[RET_1H], "probes", (json_int_t)rs.pruned[RET_PROBES]));
+		if (rs.unmet && warnings)
+			json_array_append_new(
+				warnings,
+				json_pack("{s:s,s:s}", "code", "STORE_BUDGET_UNMET", "detail",
+					  "store.max_bytes cannot be met even with every retention at its "
+					  "shortest: raise the budget"));
 		if (rs.shortened && warnings)
 			json_array_append_new(
 				warnings,

@@ -34,6 +34,7 @@ struct port_state {
 	struct cstate *c;
 	uint32_t n;
 	struct rollup acc; /* the open minute (daemon/rollup.h); empty: none */
+	int64_t seen_mono; /* when its last sample was stored (CLOCK_MONOTONIC) */
 };
 
 struct agent_state {
@@ -65,6 +66,7 @@ struct ingest {
 		void *ctx;
 	} hooks[INGEST_HOOKS_MAX];
 	unsigned nhooks;
+	int64_t idle_ns; /* a port silent this long has its open minute written (ingest_flush_idle) */
 };
 
 int ingest_add_hook(struct ingest *ing, ingest_hook_fn fn, void *ctx)
@@ -230,7 +232,8 @@ static int rollup_store_add(struct ingest *ing, int res_s, const struct port_sta
 {
 	static const char get_sql[] = "SELECT data FROM rollups WHERE res = ? AND port_id = ? AND t_ns = ?";
 	static const char put_sql[] =
-		"INSERT OR REPLACE INTO rollups(res, port_id, t_ns, n, data) VALUES(?,?,?,?,?)";
+		"INSERT INTO rollups(res, port_id, t_ns, n, data) VALUES(?,?,?,?,?) "
+		"ON CONFLICT(res, port_id, t_ns) DO UPDATE SET n = excluded.n, data = excluded.data";
 	struct rollup row;
 	sqlite3_stmt *st = store_stmt(ing->store, get_sql);
 	struct buf b;
@@ -309,6 +312,7 @@ static int rollup_rebuild(struct ingest *ing, struct port_state *ps)
 	static const char raw_sql[] = "SELECT t_ns, data FROM samples WHERE port_id = ? AND t_ns >= ? "
 				      "ORDER BY t_ns";
 	sqlite3_stmt *st = store_stmt(ing->store, last_sql);
+	struct rollup one;
 	int64_t from;
 	int rc, r = 0;
 
@@ -329,8 +333,9 @@ static int rollup_rebuild(struct ingest *ing, struct port_state *ps)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, ps->id);
 	sqlite3_bind_int64(st, 2, from);
+	rollup_init(&one, 0);
 	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct fold_ctx f = { .ing = ing, .r = &ps->acc, .t_ns = sqlite3_column_int64(st, 0) };
+		struct fold_ctx f = { .ing = ing, .r = &one, .t_ns = sqlite3_column_int64(st, 0) };
 		int64_t m = rollup_bucket(f.t_ns, ROLLUP_1M_NS);
 
 		if (ps->acc.n && m != ps->acc.t_ns) {
@@ -339,11 +344,17 @@ static int rollup_rebuild(struct ingest *ing, struct port_state *ps)
 			rollup_reset(&ps->acc, m);
 		}
 		ps->acc.t_ns = m;
+		/* the row whole or not at all: a corrupt one counts for nothing (port_load says so
+		 * for the newest) */
+		rollup_reset(&one, m);
 		r = codec_decode(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
 				 fold_entry, &f);
-		if (r == -EBADMSG)
-			r = 0; /* a corrupt row counts for nothing (port_load says so for the newest) */
+		if (r == 0)
+			r = rollup_merge(&ps->acc, &one);
+		else if (r == -EBADMSG)
+			r = 0;
 	}
+	rollup_fini(&one);
 	if (r == 0 && rc != SQLITE_DONE)
 		r = store_errno(rc);
 	sqlite3_reset(st);
@@ -647,6 +658,9 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 		       struct work_value **wv, uint32_t *wvcap)
 {
 	static const char sql[] = "INSERT OR REPLACE INTO samples(port_id, t_ns, n, data) VALUES(?,?,?,?)";
+	/* a sample older than the newest at a time already stored: the stored one stays (replacing
+	 * it would count it twice in the rollups, and lose its delta) */
+	static const char old_sql[] = "INSERT OR IGNORE INTO samples(port_id, t_ns, n, data) VALUES(?,?,?,?)";
 	const struct report *rep = j->rep;
 	struct ingest *ing = j->ing;
 	struct sample_entry *out = NULL;
@@ -750,7 +764,7 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 	buf_reset(blob);
 	if ((r = codec_encode(out, n, blob)) < 0)
 		goto out;
-	if (!(st = store_stmt(ing->store, sql))) {
+	if (!(st = store_stmt(ing->store, t < ps->t_ns ? old_sql : sql))) {
 		r = -EIO;
 		goto out;
 	}
@@ -760,13 +774,17 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 	sqlite3_bind_blob(st, 4, blob->data, (int)blob->len, SQLITE_STATIC);
 	if ((r = store_step(st)) < 0)
 		goto out;
+	if (t < ps->t_ns && sqlite3_changes(store_writer_db(ing->store)) == 0) {
+		r = 0; /* stored already: nothing new, the cache as it is */
+		goto out;
+	}
 	j->res.samples += n;
 	/* the rollups: the sample into its minute (in memory, when the job succeeded); the open
 	 * minute written when a later one starts */
 	{
 		int64_t m = rollup_bucket(t, ROLLUP_1M_NS);
 
-		if (ps->acc.n && m < ps->acc.t_ns) {
+		if (ps->t_ns && m < rollup_bucket(ps->t_ns, ROLLUP_1M_NS)) {
 			/* late (an agent's spool, a clock stepped back): straight into its rows */
 			rollup_init(&late, m);
 			for (i = 0; r == 0 && i < n; i++)
@@ -990,6 +1008,7 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 		ps->c = j->pend[i].c;
 		ps->n = j->pend[i].n;
 		ps->t_ns = j->pend[i].t_ns;
+		ps->seen_mono = tu_mono_ns();
 		if (rollup_advance(ing, ps, &j->pend[i]) < 0) {
 			/* out of memory: the open minute is rebuilt from the database next time */
 			hmap_del(&ing->ports, ps->key);
@@ -1154,6 +1173,7 @@ int ingest_new(struct store *s, const struct reg *reg, struct ingest **ret, stru
 		return -ENOMEM;
 	ing->store = s;
 	ing->reg = reg;
+	ing->idle_ns = 120 * (int64_t)1000000000;
 	ing->dbid = calloc(reg_size(reg) + 1, sizeof(*ing->dbid));
 	ing->max_rate = calloc(reg_size(reg) + 1, sizeof(*ing->max_rate));
 	pthread_rwlock_init(&ing->lock, NULL);
@@ -1246,6 +1266,78 @@ void ingest_get_stats_at(struct ingest *ing, int64_t mono_ns, struct ingest_stat
 	}
 	pthread_mutex_unlock(&ing->stats_lock);
 	ret->samples_per_s = (double)sum / 10.0;
+}
+
+/* --- open minutes of silent ports ----------------------------------------------------------- */
+
+struct idle_job {
+	struct store_job job;
+	struct ingest *ing;
+	int64_t idle_ns;
+	unsigned flushed;
+};
+
+static int idle_apply(struct store_job *sj, struct store *s)
+{
+	struct idle_job *ij = (struct idle_job *)sj;
+	struct ingest *ing = ij->ing;
+	int64_t now = tu_mono_ns();
+	size_t it = 0;
+	void *v;
+	int r = 0;
+
+	(void)s;
+	/* (the writer thread's own state: only ingest jobs, on this thread, change it) */
+	while (r == 0 && hmap_next(&ing->ports, &it, NULL, &v)) {
+		struct port_state *ps = v;
+
+		if (!ps->acc.n || now - ps->seen_mono < ij->idle_ns)
+			continue;
+		if ((r = rollup_flush(ing, ps, &ps->acc)) == 0) {
+			/* like an ingest job's cache, changed with the writes: a failed commit drops
+			 * every cache (on_rollback), and the minute is rebuilt from the database */
+			pthread_rwlock_wrlock(&ing->lock);
+			rollup_reset(&ps->acc, 0);
+			pthread_rwlock_unlock(&ing->lock);
+			ij->flushed++;
+		}
+	}
+	return r;
+}
+
+static void idle_done(struct store_job *sj, int result)
+{
+	struct idle_job *ij = (struct idle_job *)sj;
+
+	if (result < 0)
+		log_warning("ingest", "writing the open minutes of silent ports failed: %s",
+			    strerror(-result));
+	else if (ij->flushed)
+		log_debug("ingest", "wrote the open minute of %u silent ports", ij->flushed);
+	free(ij);
+}
+
+void ingest_set_idle(struct ingest *ing, int64_t idle_ns)
+{
+	ing->idle_ns = idle_ns;
+}
+
+int ingest_flush_idle(void *ctx, int64_t now)
+{
+	struct ingest *ing = ctx;
+	struct idle_job *ij = calloc(1, sizeof(*ij));
+	int r;
+
+	(void)now;
+	if (!ij)
+		return -ENOMEM;
+	ij->job.apply = idle_apply;
+	ij->job.done = idle_done;
+	ij->ing = ing;
+	ij->idle_ns = ing->idle_ns;
+	if ((r = store_submit(ing->store, &ij->job)) < 0)
+		free(ij);
+	return r;
 }
 
 /* --- /metrics ---------------------------------------------------------------------------- */

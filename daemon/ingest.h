@@ -65,6 +65,14 @@ void ingest_get_stats(struct ingest *ing, struct ingest_stats *ret);
 /* The same at a given CLOCK_MONOTONIC time (for tests: a machine booted seconds ago). */
 void ingest_get_stats_at(struct ingest *ing, int64_t mono_ns, struct ingest_stats *ret);
 
+/* A scheduler pass (daemon/sched.h; ctx is the ingest): queues a job that writes the open minute
+ * of every port whose last sample was stored more than ingest_set_idle()'s time ago, so that a
+ * silent port's last minute reaches the rollups before its raw samples are pruned.  (A port
+ * that then reports again in that same minute has that minute merged again when it closes;
+ * meanwhile a query shows the minute's row without those samples.) */
+void ingest_set_idle(struct ingest *ing, int64_t idle_ns);
+int ingest_flush_idle(void *ctx, int64_t now);
+
 /* Prometheus text of every port's normalized counters (families rocefab_port_*); of the
  * per-priority ones only the priorities whose bit prio_mask sets (a family none of whose
  * series is left is not named). */

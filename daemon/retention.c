@@ -21,9 +21,9 @@ static const char *const step_sql[RET_N] = {
 	"port_id IN (SELECT id FROM ports) AND t_ns < ?1 LIMIT ?2)",
 	/* a bucket goes when it ended before the limit */
 	"DELETE FROM rollups WHERE rowid IN (SELECT rowid FROM rollups WHERE res = 60 AND port_id IN "
-	"(SELECT id FROM ports) AND t_ns < ?1 - 60000000000 LIMIT ?2)",
+	"(SELECT id FROM ports) AND t_ns < ?1 - 60000000000 LIMIT ?2 / 20)",
 	"DELETE FROM rollups WHERE rowid IN (SELECT rowid FROM rollups WHERE res = 3600 AND port_id IN "
-	"(SELECT id FROM ports) AND t_ns < ?1 - 3600000000000 LIMIT ?2)",
+	"(SELECT id FROM ports) AND t_ns < ?1 - 3600000000000 LIMIT ?2 / 20)",
 	"DELETE FROM probe_results WHERE (t_ns, src, dst, op, size, label) IN (SELECT t_ns, src, dst, "
 	"op, size, label FROM probe_results WHERE t_ns < ?1 LIMIT ?2)",
 };
@@ -62,10 +62,19 @@ void retention_configure(struct retention *rt, int64_t samples_ns, int64_t minut
 	rt->probes_ns = probes_ns;
 	for (int i = 0; i < RET_N; i++) {
 		rt->st.configured_ns[i] = c[i];
-		/* a budget's shortening stays; a shorter configuration applies at once */
-		if (!rt->st.in_force_ns[i] || rt->st.in_force_ns[i] > c[i] || !rt->max_bytes)
+		/* what the budget cut stays cut (no longer than configured); the rest is as configured */
+		if (!rt->cut[i] || rt->st.in_force_ns[i] >= c[i]) {
 			rt->st.in_force_ns[i] = c[i];
+			rt->cut[i] = false;
+		}
 	}
+	pthread_mutex_unlock(&rt->lock);
+}
+
+void retention_stop(struct retention *rt)
+{
+	pthread_mutex_lock(&rt->lock);
+	rt->stopping = true;
 	pthread_mutex_unlock(&rt->lock);
 }
 
@@ -105,7 +114,8 @@ static int prune_apply(struct store_job *sj, struct store *s)
 		if (rc != SQLITE_DONE)
 			return store_errno(rc);
 		pj->changes[i] = (unsigned)sqlite3_changes(store_writer_db(s));
-		pj->more |= pj->changes[i] >= RETENTION_STEP_ROWS;
+		pj->more |= pj->changes[i] >= (i == RET_1M || i == RET_1H ? RETENTION_STEP_ROWS / 20
+									   : RETENTION_STEP_ROWS);
 	}
 	{
 		int64_t pages = pragma(s, "PRAGMA page_count"), free_pages = pragma(s, "PRAGMA freelist_count"),
@@ -123,28 +133,44 @@ static int submit(struct retention *rt, int64_t now);
 static void budget_locked(struct retention *rt, uint64_t used)
 {
 	struct retention_status *st = &rt->st;
-	bool was = st->shortened;
+	bool was = st->shortened, was_unmet = st->unmet;
 
 	st->used_bytes = used;
 	if (!rt->max_bytes)
 		return;
+	st->unmet = false;
 	if (used > rt->max_bytes) {
-		for (int i = RET_RAW; i <= RET_1H; i++)
+		/* in proportion to how far over (the data is about proportional to the time kept),
+		 * at least a fifth */
+		double f = 0.9 * (double)rt->max_bytes / (double)used;
+		int i;
+
+		if (f > 0.8)
+			f = 0.8;
+		for (i = RET_RAW; i <= RET_1H; i++)
 			if (st->in_force_ns[i] > floor_ns[i]) {
-				int64_t v = st->in_force_ns[i] - st->in_force_ns[i] / 5;
+				int64_t v = (int64_t)((double)st->in_force_ns[i] * f);
 
 				st->in_force_ns[i] = v > floor_ns[i] ? v : floor_ns[i];
+				rt->cut[i] = true;
 				break; /* the raw samples go first, then the minutes, then the hours */
 			}
+		st->unmet = i > RET_1H;
 	} else if (used * 10 < rt->max_bytes * 9) {
 		for (int i = RET_1H; i >= RET_RAW; i--)
 			if (st->in_force_ns[i] < st->configured_ns[i]) {
 				int64_t v = st->in_force_ns[i] + st->in_force_ns[i] / 10 + 1;
 
 				st->in_force_ns[i] = v < st->configured_ns[i] ? v : st->configured_ns[i];
+				rt->cut[i] = st->in_force_ns[i] < st->configured_ns[i];
 				break;
 			}
 	}
+	if (st->unmet && !was_unmet)
+		log_warning("store", "store.max_bytes (%" PRIu64 " bytes) cannot be met: the database "
+				     "uses %" PRIu64 " bytes with every retention at its shortest (raw "
+				     "samples 2 min, minutes 1 h, hours 1 d); raise the budget",
+			    rt->max_bytes, used);
 	st->shortened = false;
 	for (int i = RET_RAW; i <= RET_1H; i++)
 		st->shortened |= st->in_force_ns[i] < st->configured_ns[i];
@@ -182,6 +208,7 @@ static void prune_done(struct store_job *sj, int result)
 			rt->st.used_bytes = pj->used;
 		again = pj->more;
 	}
+	again &= !rt->stopping;
 	rt->busy = again;
 	pthread_mutex_unlock(&rt->lock);
 	/* the rest of this pass's deletions, as the next job: reports go in between */
@@ -220,7 +247,7 @@ int retention_prune(void *ctx, int64_t now)
 	int r;
 
 	pthread_mutex_lock(&rt->lock);
-	busy = rt->busy;
+	busy = rt->busy || rt->stopping;
 	rt->busy = true;
 	pthread_mutex_unlock(&rt->lock);
 	if (busy)

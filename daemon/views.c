@@ -578,20 +578,67 @@ static void sort_by_names(json_t *series, const char *names)
 	free(v);
 }
 
-/* The points of a window from the rollups of width res (seconds): their rows, then (*raw_from)
- * where the raw samples take over: after the last minute written, which every hour's row holds
- * too (the open minute is only in memory and in the raw samples). */
+/* The raw samples of [from, to] into the series, oldest first. */
+static int raw_points(struct store_reader *rd, struct series_ctx *c, int64_t port_id, int64_t from,
+		      int64_t to, struct rf_err *e)
+{
+	static const char sql[] = "SELECT t_ns, data FROM samples WHERE port_id = ? AND t_ns >= ? "
+				  "AND t_ns <= ? ORDER BY t_ns";
+	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+	int rc, r = 0;
+
+	if (!st)
+		return -ENOMEM;
+	sqlite3_bind_int64(st, 1, port_id);
+	sqlite3_bind_int64(st, 2, from);
+	sqlite3_bind_int64(st, 3, to);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		c->t_ns = sqlite3_column_int64(st, 0);
+		r = codec_decode(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
+				 series_entry, c);
+		if (r == -ENOMEM)
+			break;
+		r = 0; /* a corrupt row is skipped, not fatal for the whole series */
+	}
+	sqlite3_reset(st);
+	if (r < 0)
+		return r;
+	return rc == SQLITE_DONE ? 0 : store_read_failed(st, rc, e);
+}
+
+/* The points of a window from the rollups of width res (seconds): the raw samples from before
+ * the port's first minute written (a database older than the rollups), their rows, then
+ * (*raw_from) where the raw samples take over: after the last minute written, which every
+ * hour's row holds too (the open minute is only in memory and in the raw samples). */
 static int rollup_points(struct store_reader *rd, struct series_ctx *c, int64_t port_id, int res,
 			 int64_t *raw_from, struct rf_err *e)
 {
 	static const char rows_sql[] = "SELECT t_ns, data FROM rollups WHERE res = ? AND port_id = ? "
 				       "AND t_ns >= ? AND t_ns <= ? ORDER BY t_ns";
 	static const char written_sql[] = "SELECT max(t_ns) FROM rollups WHERE res = 60 AND port_id = ?";
-	sqlite3_stmt *st = store_reader_stmt(rd, rows_sql);
+	static const char first_sql[] = "SELECT min(t_ns) FROM rollups WHERE res = 60 AND port_id = ?";
+	sqlite3_stmt *st = store_reader_stmt(rd, first_sql);
 	struct rollup row;
 	int rc, r = 0;
 
 	if (!st)
+		return -ENOMEM;
+	sqlite3_bind_int64(st, 1, port_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL &&
+	    sqlite3_column_int64(st, 0) > c->q->from_ns) {
+		int64_t first = sqlite3_column_int64(st, 0);
+
+		sqlite3_reset(st);
+		if ((r = raw_points(rd, c, port_id, c->q->from_ns,
+				    first - 1 < c->q->to_ns ? first - 1 : c->q->to_ns, e)) < 0)
+			return r;
+	} else {
+		sqlite3_reset(st);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return store_read_failed(st, rc, e);
+	}
+	if (!(st = store_reader_stmt(rd, rows_sql)))
 		return -ENOMEM;
 	rollup_init(&row, 0);
 	sqlite3_bind_int(st, 1, res);
@@ -600,9 +647,13 @@ static int rollup_points(struct store_reader *rd, struct series_ctx *c, int64_t 
 	sqlite3_bind_int64(st, 4, c->q->to_ns);
 	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		row.t_ns = c->t_ns = sqlite3_column_int64(st, 0);
-		if (rollup_decode(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
-				  &row) < 0)
+		r = rollup_decode(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1), &row);
+		if (r == -EBADMSG) {
+			r = 0;
 			continue; /* a corrupt row is skipped, as a corrupt sample row is */
+		}
+		if (r < 0)
+			break;
 		for (size_t i = 0; i < row.n; i++) {
 			struct series *s;
 
@@ -636,8 +687,6 @@ static int rollup_points(struct store_reader *rd, struct series_ctx *c, int64_t 
 int views_port_counters(struct store_reader *rd, const struct ingest *ing, const char *key,
 			const struct counter_query *q, json_t **ret, struct rf_err *e)
 {
-	static const char sql[] = "SELECT t_ns, data FROM samples WHERE port_id = ? AND t_ns >= ? "
-				  "AND t_ns <= ? ORDER BY t_ns";
 	static const char count_sql[] = "SELECT count(*) FROM samples WHERE port_id = ? AND "
 					"t_ns >= ? AND t_ns <= ?";
 	const struct reg *reg = ingest_registry(ing);
@@ -651,7 +700,7 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 	int64_t id, rows = 0;
 	char from_text[40], to_text[40];
 	bool fabric = false;
-	int rc, r;
+	int r;
 
 	q = &lq;
 	if (q->from_ns >= q->to_ns)
@@ -769,33 +818,17 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 			goto out_end;
 		}
 	}
+	if (q->step_ns > 0) {
+		/* whole buckets, whichever resolution: the window snaps out to the step's edges */
+		lq.from_ns = rollup_bucket(lq.from_ns, q->step_ns);
+		if (lq.to_ns <= INT64_MAX - q->step_ns)
+			lq.to_ns = rollup_bucket(lq.to_ns, q->step_ns) + q->step_ns - 1;
+	}
 	raw_from = q->from_ns;
 	if (res && (r = rollup_points(rd, &c, id, res, &raw_from, e)) < 0)
 		goto out_end;
-	st = store_reader_stmt(rd, sql);
-	if (!st) {
-		r = -ENOMEM;
+	if ((r = raw_points(rd, &c, id, raw_from, q->to_ns, e)) < 0)
 		goto out_end;
-	}
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int64(st, 2, raw_from);
-	sqlite3_bind_int64(st, 3, q->to_ns);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		c.t_ns = sqlite3_column_int64(st, 0);
-		r = codec_decode(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
-				 series_entry, &c);
-		if (r == -ENOMEM)
-			break;
-		/* a corrupt row is skipped, not fatal for the whole series */
-	}
-	sqlite3_reset(st);
-	if (r == -ENOMEM) {
-		goto out_end;
-	}
-	if (rc != SQLITE_DONE) {
-		r = store_read_failed(st, rc, e);
-		goto out_end;
-	}
 	series = json_array();
 	for (size_t i = 0; i < c.n; i++) {
 		struct series *s = &c.s[i];

@@ -189,8 +189,8 @@ static bool pingmesh_explainer(void *ctx, const char *kind, const char *subject,
 
 /* The periodic passes: how often each runs, and when first. */
 static int add_passes(struct sched *sch, struct store *st, struct pingmesh *pm, struct retention *rt,
-		      int64_t prune_interval, struct detector *det, int64_t det_interval, struct tuner *tn,
-		      int64_t cc_interval)
+		      struct ingest *ing, int64_t prune_interval, struct detector *det,
+		      int64_t det_interval, struct tuner *tn, int64_t cc_interval)
 {
 	const struct sched_pass passes[] = {
 		/* changes whose agent went silent past their deadline: timed out */
@@ -203,6 +203,9 @@ static int add_passes(struct sched *sch, struct store *st, struct pingmesh *pm, 
 		{ .name = "retention", .period_ns = prune_interval,
 		  .first_ns = prune_interval < 10 * NSEC_PER_SEC ? prune_interval : 10 * NSEC_PER_SEC,
 		  .run = retention_prune, .ctx = rt },
+		/* the open minute of ports silent for two of those: into the rollups */
+		{ .name = "rollups", .period_ns = prune_interval, .first_ns = prune_interval,
+		  .run = ingest_flush_idle, .ctx = ing },
 	};
 	int64_t now = tu_mono_ns();
 	int r;
@@ -407,11 +410,26 @@ static struct api_conf api_conf_of(const struct rocefabd_settings *s)
 	};
 }
 
+/* Each coarser kind of data kept at least as long as the finer: a query reads the rollups up to
+ * the last minute written and the raw samples after it, and cannot tell a minute pruned before
+ * its raw samples from one never written. */
+static int check_retentions(const struct rocefabd_settings *s, struct rf_err *e)
+{
+	if (s->retention_1m < s->retention)
+		return rf_err_set(e, -EINVAL, "BAD_RETENTION", "store.retention_1m",
+				  "store.retention_1m must be at least store.retention (the raw samples')");
+	if (s->retention_1h < s->retention_1m)
+		return rf_err_set(e, -EINVAL, "BAD_RETENTION", "store.retention_1h",
+				  "store.retention_1h must be at least store.retention_1m");
+	return 0;
+}
+
 int rocefabd_check(const struct rocefabd_settings *s, struct rf_err *e)
 {
 	struct api_conf ac = api_conf_of(s);
+	int r = check_retentions(s, e);
 
-	return api_check_conf(&ac, e);
+	return r < 0 ? r : api_check_conf(&ac, e);
 }
 
 int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn, void *reload_ctx)
@@ -447,6 +465,10 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (check_retentions(s, &e) < 0) {
+		log_msg(LOG_ERR, "daemon", e.code, "%s", rf_err_str(&e, buf, sizeof(buf)));
+		goto out;
+	}
 	if (load_registry(s, &reg) < 0)
 		goto out;
 	if (store_open(&sc, true, &st, &e) < 0) {
@@ -464,6 +486,7 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 	}
 	rt.store = st;
 	retention_init(&rt);
+	ingest_set_idle(ing, 2 * s->prune_interval);
 	/* with every report: the changes for its agent, then its probe results and plan */
 	if (s->detector_interval > 0) {
 		struct detector_opts dopts = {
@@ -494,7 +517,7 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 	}
 	if ((r = pingmesh_new(st, &po, &pm)) < 0 || (r = ingest_add_hook(ing, changes_on_report, NULL)) < 0 ||
 	    (r = ingest_add_hook(ing, pingmesh_on_report, pm)) < 0 || (r = sched_new(&sch)) < 0 ||
-	    (r = add_passes(sch, st, pm, &rt, s->prune_interval, det, s->detector_interval, tn,
+	    (r = add_passes(sch, st, pm, &rt, ing, s->prune_interval, det, s->detector_interval, tn,
 			    s->cc_interval)) < 0) {
 		log_error("daemon", "cannot start: %s", strerror(-r));
 		goto out;
@@ -552,6 +575,8 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 	status = 0;
 out:
 	api_stop(api);
+	if (rt.store)
+		retention_stop(&rt); /* (its steps chain jobs: none after the flush) */
 	if (st)
 		store_flush(st);
 	sched_free(sch);

@@ -82,7 +82,7 @@ def assert_same(a, b):
                 assert p[f] == pytest.approx(q[f], rel=1e-12), (k, f, p, q)
 
 
-def check(d, base):
+def check(d, base, n0=180):
     for step, res in ((60, "1m"), (120, "1m"), (600, "1m"), (3600, "1h"), (7200, "1h")):
         got_raw, raw = series(d, base, step, "raw")
         got, rolled = series(d, base, step, res)
@@ -92,7 +92,7 @@ def check(d, base):
     # the reset is a baseline, the wrap a delta: the hour of both has fewer deltas than samples
     _, hourly = series(d, base, 3600, "1h")
     tx = hourly[("roce_tx_bytes", None)]
-    assert tx[0]["n"] == 180 and tx[0]["delta"] > 0 and tx[0]["rate_min"] <= tx[0]["rate"] <= tx[0]["rate_max"]
+    assert tx[0]["n"] == n0 and tx[0]["delta"] > 0 and tx[0]["rate_min"] <= tx[0]["rate"] <= tx[0]["rate_max"]
     oos = hourly[("out_of_sequence", None)][1]
     assert oos["delta"] == sum(97 * (1 + i % 5) for i in range(180, 360))
     depth = hourly[("queue_depth_bytes", 3)][0]
@@ -139,6 +139,54 @@ def test_rollups_equal_the_raw_samples(fed):
                          ({"step": "60s", "resolution": "2m"}, "BAD_PARAMETER")):
         r = c.get("/api/v1/ports/r1:nic0:1/counters", params=params)
         assert r.status_code == 400 and r.json()["code"] == code and r.json()["pointer"] == "resolution", r.text
+
+
+def test_late_and_repeated_samples_and_unaligned_windows(fed):
+    """A sample at a time already stored (a replay with a new seq) changes nothing; a late one
+    (older than the newest, in a closed minute) is in both the raw samples and the rollups;
+    a window that does not start or end on a step's edge snaps out to whole buckets, the same
+    for every resolution."""
+    d, base = fed
+    items = list(samples(base))
+    post_all(d, items)
+    n = len(items)
+    seq, t, sim, hw = items[100]
+    post_all(d, [(n + 1, t, {k: v + 12345 for k, v in sim.items()}, hw)])  # the same time again
+    post_all(d, [(n + 2, t + 7, dict(sim, queue_depth_bytes_prio3=777), hw)])  # late, new time
+    check(d, base, n0=181)
+    doc = d.client("viewer").json("/api/v1/ports/r1:nic0:1/counters",
+                                  params={"names": "queue_depth_bytes", "priority": 3,
+                                          "from": t - 1, "to": t + 10})
+    assert [p["value"] for p in doc["series"][0]["points"]] == [sim["queue_depth_bytes_prio3"], 777]
+    for step, res in ((60, "1m"), (3600, "1h")):
+        c = d.client("viewer")
+        params = {"names": "roce_tx_bytes,queue_depth_bytes", "priority": 3, "from": base + 17,
+                  "to": base + 2 * 3600 - 13, "step": f"{step}s"}
+        raw = c.json("/api/v1/ports/r1:nic0:1/counters", params=dict(params, resolution="raw"))
+        rolled = c.json("/api/v1/ports/r1:nic0:1/counters", params=dict(params, resolution=res))
+        assert raw["from"] == rolled["from"] and raw["series"] == rolled["series"], step
+        assert raw["series"][0]["points"][0]["t"] == base
+
+
+def test_a_silent_ports_open_minute_is_written(world):
+    """The open minute of a port that stopped reporting reaches the rollups (two
+    store.prune_interval after its last sample), so that it outlives the raw samples."""
+    d = world.daemon(args=("-o", "store.prune_interval=1s"))
+    d.token("agents", "agent", agent="r1")
+    d.token("viewer", "viewer")
+    d.start()
+    base = (int(time.time()) - 3 * 3600) // 3600 * 3600
+    post_all(d, [it for it in samples(base)][:10])  # 3 minutes and a bit: the last one open
+    assert rows(d) == {60: 3, 3600: 1}
+    wait_for(lambda: rows(d) == {60: 4, 3600: 1}, 15, interval=0.2, what="the open minute written")
+    _, raw = series(d, base, 60, "raw", end=base + 3600)
+    d.stop()
+    d.proc = None
+    d.args = ["-o", "store.retention=2m", "-o", "store.prune_interval=1s"]
+    d.start()
+    wait_for(lambda: not any(series(d, base, 60, "raw")[1].values()), 30, interval=0.5,
+             what="the raw samples pruned")
+    assert series(d, base, 60, "1m", end=base + 3600)[1] == raw
 
 
 def test_rollups_survive_rocefabd_killed_mid_minute(fed):
