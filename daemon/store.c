@@ -348,7 +348,8 @@ static int open_db(const char *path, bool readonly, bool sync_full, sqlite3 **re
 	sqlite3_busy_timeout(db, 10000);
 	sqlite3_extended_result_codes(db, 1);
 	if (!readonly) {
-		if ((r = store_exec(db, "PRAGMA journal_mode=WAL", e)) < 0 ||
+		if ((r = store_exec(db, "PRAGMA page_size=16384", e)) < 0 ||
+		    (r = store_exec(db, "PRAGMA journal_mode=WAL", e)) < 0 ||
 		    (r = store_exec(db, sync_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
 				    e)) < 0 ||
 		    (r = store_exec(db, "PRAGMA foreign_keys=ON", e)) < 0) {

@@ -95,6 +95,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_storage: no samples in %s\n", argv[1]);
 		return 1;
 	}
+	{
+		/* the scratch table in pages of the database's size */
+		char sql[64];
+
+		snprintf(sql, sizeof(sql), "PRAGMA page_size=%lld", (long long)one(db, "PRAGMA page_size"));
+		sqlite3_exec(scratch, sql, NULL, NULL, NULL);
+	}
 	sqlite3_exec(scratch, "CREATE TABLE rollups(res INTEGER NOT NULL, port_id INTEGER NOT NULL, "
 			      "t_ns INTEGER NOT NULL, n INTEGER NOT NULL, data BLOB NOT NULL, "
 			      "UNIQUE(res, port_id, t_ns)); BEGIN",
