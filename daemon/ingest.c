@@ -34,6 +34,8 @@ struct port_state {
 	struct cstate *c;
 	uint32_t n;
 	struct rollup acc; /* the open minute (daemon/rollup.h); empty: none */
+	struct codec_chain chain; /* its newest row, that the next may follow (daemon/codec.h) */
+	int64_t compacted[2]; /* minutes (hours) before this are in blocks (daemon/rollup.h) */
 	int64_t seen_mono; /* when its last sample was stored (CLOCK_MONOTONIC) */
 };
 
@@ -115,6 +117,9 @@ struct ingest_job {
 		int64_t acc_reset, add_t;
 		struct sample_entry *add;
 		uint32_t nadd;
+		/* the row written: add's entries at add_t follow the chain (NEXT), start it again
+		 * (FULL), or leave it (a late row) */
+		enum { ROW_LATE, ROW_FULL, ROW_NEXT } row;
 	} *pend;
 	uint32_t npend;
 	struct port_state **new_ports; /* created by this job, inserted on success */
@@ -135,6 +140,7 @@ static void port_state_free(struct port_state *ps)
 	free(ps->port);
 	free(ps->c);
 	rollup_fini(&ps->acc);
+	codec_chain_fini(&ps->chain);
 	free(ps);
 }
 
@@ -226,6 +232,199 @@ static bool is_gauge(const struct ingest *ing, uint32_t dbid)
 	return rc && rc->kind == REG_KIND_GAUGE;
 }
 
+static int64_t block_span(int res_s)
+{
+	return res_s == 60 ? ROLLUP_1H_NS : ROLLUP_1D_NS;
+}
+
+static int block_put(struct ingest *ing, int res_s, const struct port_state *ps, int64_t t0,
+		     const struct rollup *slots, size_t n)
+{
+	static const char put_sql[] =
+		"INSERT INTO rollups(res, port_id, t_ns, n, data) VALUES(?,?,?,?,?) "
+		"ON CONFLICT(res, port_id, t_ns) DO UPDATE SET n = excluded.n, data = excluded.data";
+	sqlite3_stmt *st;
+	struct buf b;
+	int r;
+
+	buf_init(&b);
+	r = rollup_block_encode(slots, n, t0, res_s * NSEC_PER_SEC, &b);
+	if (r == 0 && !(st = store_stmt(ing->store, put_sql)))
+		r = -EIO;
+	if (r == 0) {
+		sqlite3_bind_int(st, 1, -res_s);
+		sqlite3_bind_int64(st, 2, ps->id);
+		sqlite3_bind_int64(st, 3, t0);
+		sqlite3_bind_int64(st, 4, (sqlite3_int64)n);
+		sqlite3_bind_blob(st, 5, b.data, (int)b.len, SQLITE_STATIC);
+		r = store_step(st);
+	}
+	buf_fini(&b);
+	return r;
+}
+
+/* The block of (res, port) that starts at t0: its slots (*ret, *ret_n; none when there is no
+ * block, or a corrupt one, which is written anew). */
+static int block_get(struct ingest *ing, int res_s, const struct port_state *ps, int64_t t0,
+		     struct rollup **ret, size_t *ret_n, bool *exists)
+{
+	static const char get_sql[] = "SELECT data FROM rollups WHERE res = ? AND port_id = ? AND t_ns = ?";
+	sqlite3_stmt *st = store_stmt(ing->store, get_sql);
+	int rc, r = 0;
+
+	*ret = NULL;
+	*ret_n = 0;
+	*exists = false;
+	if (!st)
+		return -EIO;
+	sqlite3_bind_int(st, 1, -res_s);
+	sqlite3_bind_int64(st, 2, ps->id);
+	sqlite3_bind_int64(st, 3, t0);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*exists = true;
+		r = rollup_block_decode(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
+					t0, res_s * NSEC_PER_SEC, ret, ret_n);
+		if (r == -EBADMSG) {
+			log_warning("ingest", "the block of %ds rollups of port %s at %" PRId64
+					      " is corrupt; writing it anew", res_s, ps->key, t0);
+			r = 0;
+		}
+	} else if (rc != SQLITE_DONE) {
+		r = store_errno(rc);
+	}
+	sqlite3_reset(st);
+	return r;
+}
+
+static void slots_free(struct rollup *slots, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		rollup_fini(&slots[i]);
+	free(slots);
+}
+
+/* src into the slot of bucket in its block; *n the slots (kept sorted).  */
+static int slot_merge(struct rollup **slots, size_t *n, int64_t bucket, const struct rollup *src)
+{
+	size_t i = 0;
+	struct rollup *ns;
+
+	while (i < *n && (*slots)[i].t_ns < bucket)
+		i++;
+	if (i == *n || (*slots)[i].t_ns != bucket) {
+		if (!(ns = realloc(*slots, (*n + 1) * sizeof(*ns))))
+			return -ENOMEM;
+		*slots = ns;
+		memmove(&ns[i + 1], &ns[i], (*n - i) * sizeof(*ns));
+		rollup_init(&ns[i], bucket);
+		(*n)++;
+	}
+	return rollup_merge(&(*slots)[i], src);
+}
+
+/* A bucket whose block exists (a late sample's minute or hour): src merged into it there.
+ * 1: merged; 0: no block. */
+static int block_add(struct ingest *ing, int res_s, const struct port_state *ps, int64_t bucket,
+		     const struct rollup *src)
+{
+	int64_t t0 = rollup_bucket(bucket, block_span(res_s));
+	struct rollup *slots;
+	size_t n;
+	bool exists;
+	int r = block_get(ing, res_s, ps, t0, &slots, &n, &exists);
+
+	if (r == 0 && !exists)
+		return 0;
+	if (r == 0)
+		r = slot_merge(&slots, &n, bucket, src);
+	if (r == 0)
+		r = block_put(ing, res_s, ps, t0, slots, n);
+	slots_free(slots, n);
+	return r < 0 ? r : 1;
+}
+
+/* The port's buckets of res before `before` (an hour's or a day's start) from their rows into
+ * their blocks, one row per port and hour (day); the rows go. */
+static int rollup_compact(struct ingest *ing, int res_s, const struct port_state *ps, int64_t before)
+{
+	static const char rows_sql[] = "SELECT t_ns, data FROM rollups WHERE res = ? AND port_id = ? "
+				       "AND t_ns < ? ORDER BY t_ns";
+	static const char del_sql[] = "DELETE FROM rollups WHERE res = ? AND port_id = ? AND t_ns >= ? "
+				      "AND t_ns < ?";
+	int64_t span = block_span(res_s);
+	struct rollup *slots = NULL, one;
+	size_t n = 0;
+	int64_t t0 = INT64_MIN;
+	sqlite3_stmt *st;
+	int rc = SQLITE_DONE, r = 0;
+	bool done = false;
+
+	rollup_init(&one, 0);
+	while (r == 0 && !done) {
+		int64_t t = INT64_MAX;
+
+		/* (the statement is read again after each block: writing it resets cached ones) */
+		if (!(st = store_stmt(ing->store, rows_sql))) {
+			r = -EIO;
+			break;
+		}
+		sqlite3_bind_int(st, 1, res_s);
+		sqlite3_bind_int64(st, 2, ps->id);
+		sqlite3_bind_int64(st, 3, before);
+		t0 = INT64_MIN;
+		while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+			t = sqlite3_column_int64(st, 0);
+			if (t0 == INT64_MIN) {
+				bool exists;
+
+				t0 = rollup_bucket(t, span);
+				/* (another statement on the same connection while this one reads:
+				 * fine in sqlite) */
+				r = block_get(ing, res_s, ps, t0, &slots, &n, &exists);
+				if (r < 0)
+					break;
+			} else if (rollup_bucket(t, span) != t0) {
+				break;
+			}
+			rollup_reset(&one, t);
+			r = rollup_decode(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1), &one);
+			if (r == -EBADMSG) {
+				log_warning("ingest", "the %ds rollup of port %s at %" PRId64 " is corrupt; "
+						      "left out of its block", res_s, ps->key, t);
+				r = 0;
+				continue;
+			}
+			if (r == 0)
+				r = slot_merge(&slots, &n, t, &one);
+		}
+		if (r == 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
+			r = store_errno(rc);
+		done = rc != SQLITE_ROW;
+		sqlite3_reset(st);
+		if (r == 0 && t0 != INT64_MIN) {
+			if (n)
+				r = block_put(ing, res_s, ps, t0, slots, n);
+			if (r == 0 && !(st = store_stmt(ing->store, del_sql)))
+				r = -EIO;
+			if (r == 0) {
+				sqlite3_bind_int(st, 1, res_s);
+				sqlite3_bind_int64(st, 2, ps->id);
+				sqlite3_bind_int64(st, 3, t0);
+				sqlite3_bind_int64(st, 4, t0 + span < before ? t0 + span : before);
+				r = store_step(st);
+			}
+		}
+		slots_free(slots, n);
+		slots = NULL;
+		n = 0;
+		if (t0 == INT64_MIN)
+			break;
+	}
+	rollup_fini(&one);
+	return r;
+}
+
 /* src added to the stored row (res, port, bucket): read, merged, written back. */
 static int rollup_store_add(struct ingest *ing, int res_s, const struct port_state *ps,
 			    int64_t bucket, const struct rollup *src)
@@ -240,6 +439,10 @@ static int rollup_store_add(struct ingest *ing, int res_s, const struct port_sta
 	int rc, r = 0;
 
 	if (!st)
+		return -EIO;
+	if ((r = block_add(ing, res_s, ps, bucket, src)) != 0)
+		return r < 0 ? r : 0;
+	if (!(st = store_stmt(ing->store, get_sql)))
 		return -EIO;
 	rollup_init(&row, bucket);
 	sqlite3_bind_int(st, 1, res_s);
@@ -278,15 +481,24 @@ static int rollup_store_add(struct ingest *ing, int res_s, const struct port_sta
 	return r;
 }
 
-/* A closed minute into its row and its hour's. */
-static int rollup_flush(struct ingest *ing, const struct port_state *ps, const struct rollup *m)
+/* A closed minute into its row and its hour's; when it is the first of an hour (a day), the
+ * port's minutes (hours) before go into their blocks. */
+static int rollup_flush(struct ingest *ing, struct port_state *ps, const struct rollup *m)
 {
+	int64_t h = rollup_bucket(m->t_ns, ROLLUP_1H_NS), d = rollup_bucket(m->t_ns, ROLLUP_1D_NS);
 	int r;
 
 	if (!m->n)
 		return 0;
 	r = rollup_store_add(ing, 60, ps, m->t_ns, m);
-	return r < 0 ? r : rollup_store_add(ing, 3600, ps, rollup_bucket(m->t_ns, ROLLUP_1H_NS), m);
+	if (r == 0)
+		r = rollup_store_add(ing, 3600, ps, h, m);
+	/* (the marks are the writer's, reset with every cache when a commit fails) */
+	if (r == 0 && h > ps->compacted[0] && (r = rollup_compact(ing, 60, ps, h)) == 0)
+		ps->compacted[0] = h;
+	if (r == 0 && d > ps->compacted[1] && (r = rollup_compact(ing, 3600, ps, d)) == 0)
+		ps->compacted[1] = d;
+	return r;
 }
 
 struct fold_ctx {
@@ -312,6 +524,7 @@ static int rollup_rebuild(struct ingest *ing, struct port_state *ps)
 	static const char raw_sql[] = "SELECT t_ns, data FROM samples WHERE port_id = ? AND t_ns >= ? "
 				      "ORDER BY t_ns";
 	sqlite3_stmt *st = store_stmt(ing->store, last_sql);
+	struct codec_chain chain;
 	struct rollup one;
 	int64_t from;
 	int rc, r = 0;
@@ -334,6 +547,7 @@ static int rollup_rebuild(struct ingest *ing, struct port_state *ps)
 	sqlite3_bind_int64(st, 1, ps->id);
 	sqlite3_bind_int64(st, 2, from);
 	rollup_init(&one, 0);
+	codec_chain_init(&chain);
 	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct fold_ctx f = { .ing = ing, .r = &one, .t_ns = sqlite3_column_int64(st, 0) };
 		int64_t m = rollup_bucket(f.t_ns, ROLLUP_1M_NS);
@@ -347,47 +561,96 @@ static int rollup_rebuild(struct ingest *ing, struct port_state *ps)
 		/* the row whole or not at all: a corrupt one counts for nothing (port_load says so
 		 * for the newest) */
 		rollup_reset(&one, m);
-		r = codec_decode(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
-				 fold_entry, &f);
+		r = codec_decode_row(&chain, f.t_ns, sqlite3_column_blob(st, 1),
+				     (size_t)sqlite3_column_bytes(st, 1), fold_entry, &f);
 		if (r == 0)
 			r = rollup_merge(&ps->acc, &one);
-		else if (r == -EBADMSG)
+		else if (r == -EBADMSG || r == -ESRCH)
 			r = 0;
 	}
 	rollup_fini(&one);
+	codec_chain_fini(&chain);
 	if (r == 0 && rc != SQLITE_DONE)
 		r = store_errno(rc);
 	sqlite3_reset(st);
 	return r;
 }
 
-static int port_load(struct ingest *ing, struct port_state *ps)
+/* The rows of a port from the minute of its newest, read as a chain (daemon/codec.h): fn gets
+ * the newest row's entries; *ret_t its time (0: no rows).  The chain is left at the newest row
+ * when that row can be followed.  -EBADMSG: the newest row is corrupt or cannot be read. */
+int ingest_read_newest(sqlite3_stmt *max_st, sqlite3_stmt *rows_st, int64_t port_id,
+		       struct codec_chain *chain, int64_t *ret_t,
+		       int (*fn)(const struct sample_entry *e, void *ctx), void *ctx)
 {
-	static const char sql[] = "SELECT t_ns, data FROM samples WHERE port_id = ? "
-				  "ORDER BY t_ns DESC LIMIT 1";
-	sqlite3_stmt *st = store_stmt(ing->store, sql);
-	struct load_ctx l = { .ing = ing };
+	int64_t newest = 0;
 	int rc, r = 0;
 
-	if (!st)
-		return -EIO;
-	sqlite3_bind_int64(st, 1, ps->id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		ps->t_ns = sqlite3_column_int64(st, 0);
-		r = codec_decode(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
-				 load_entry, &l);
-		if (r == -EBADMSG) {
-			log_warning("ingest", "newest sample row of port %s is corrupt; starting "
-					      "that port from a new baseline", ps->key);
-			l.n = 0;
-			ps->t_ns = 0;
-			r = 0;
+	codec_chain_reset(chain);
+	*ret_t = 0;
+	sqlite3_bind_int64(max_st, 1, port_id);
+	rc = sqlite3_step(max_st);
+	if (rc == SQLITE_ROW && sqlite3_column_type(max_st, 0) != SQLITE_NULL)
+		newest = sqlite3_column_int64(max_st, 0);
+	sqlite3_reset(max_st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_errno(rc);
+	if (!newest)
+		return 0;
+	*ret_t = newest;
+	sqlite3_bind_int64(rows_st, 1, port_id);
+	sqlite3_bind_int64(rows_st, 2, rollup_bucket(newest, ROLLUP_1M_NS));
+	sqlite3_bind_int64(rows_st, 3, newest);
+	r = -EBADMSG;
+	while ((rc = sqlite3_step(rows_st)) == SQLITE_ROW) {
+		int64_t t = sqlite3_column_int64(rows_st, 0);
+		const void *blob = sqlite3_column_blob(rows_st, 1);
+		size_t len = (size_t)sqlite3_column_bytes(rows_st, 1);
+
+		if (t == newest) {
+			r = codec_decode_row(chain, t, blob, len, fn, ctx);
+			break;
 		}
-	} else if (rc != SQLITE_DONE) {
-		r = store_errno(rc);
+		/* the rows before: only to follow the chain */
+		if (codec_decode_row(chain, t, blob, len, ingest_skip_entry, NULL) == -ENOMEM) {
+			r = -ENOMEM;
+			break;
+		}
 	}
-	sqlite3_reset(st);
+	sqlite3_reset(rows_st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_errno(rc);
+	if (r == -ESRCH)
+		r = -EBADMSG;
+	if (r < 0 || chain->t_ns != newest)
+		codec_chain_reset(chain);
+	return r;
+}
+
+int ingest_skip_entry(const struct sample_entry *e, void *ctx)
+{
+	(void)e;
+	(void)ctx;
+	return 0;
+}
+
+static int port_load(struct ingest *ing, struct port_state *ps)
+{
+	sqlite3_stmt *mx = store_stmt(ing->store, INGEST_NEWEST_SQL);
+	sqlite3_stmt *rows = store_stmt(ing->store, INGEST_ROWS_SQL);
+	struct load_ctx l = { .ing = ing };
+	int r;
+
+	if (!mx || !rows)
+		return -EIO;
+	r = ingest_read_newest(mx, rows, ps->id, &ps->chain, &ps->t_ns, load_entry, &l);
+	if (r == -EBADMSG) {
+		log_warning("ingest", "newest sample row of port %s is corrupt; starting "
+				      "that port from a new baseline", ps->key);
+		l.n = 0;
+		ps->t_ns = 0;
+		r = 0;
+	}
 	if (r < 0) {
 		free(l.c);
 		return r;
@@ -669,6 +932,7 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 	struct rollup late = { 0 };
 	int64_t acc_reset;
 	uint32_t nadd;
+	int row;
 	uint32_t n = 0, nn = 0, i, k;
 	int64_t t = 0;
 	sqlite3_stmt *st;
@@ -762,7 +1026,21 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 			k++;
 	}
 	buf_reset(blob);
-	if ((r = codec_encode(out, n, blob)) < 0)
+	/* a row late for its port stands alone; the others follow the port's newest row in its
+	 * minute, when they can (daemon/codec.h) */
+	if (t < ps->t_ns) {
+		row = ROW_LATE;
+		r = codec_encode_detached(out, n, blob);
+	} else if (ps->chain.t_ns && ps->chain.t_ns == ps->t_ns &&
+		   rollup_bucket(t, ROLLUP_1M_NS) == rollup_bucket(ps->t_ns, ROLLUP_1M_NS) &&
+		   (r = codec_encode_next(&ps->chain, t, out, n, blob)) != -EAGAIN) {
+		row = ROW_NEXT;
+	} else {
+		row = ROW_FULL;
+		buf_reset(blob);
+		r = codec_encode(out, n, blob);
+	}
+	if (r < 0)
 		goto out;
 	if (!(st = store_stmt(ing->store, t < ps->t_ns ? old_sql : sql))) {
 		r = -EIO;
@@ -813,7 +1091,8 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 		j->pend[j->npend++] = (struct pending){ .ps = ps, .c = nc, .n = nn,
 							.t_ns = t > ps->t_ns ? t : ps->t_ns,
 							.acc_reset = acc_reset, .add_t = t,
-							.add = nadd ? out : NULL, .nadd = nadd };
+							.add = nadd ? out : NULL, .nadd = nadd,
+							.row = nadd ? row : ROW_LATE };
 		nc = NULL;
 		if (nadd)
 			out = NULL;
@@ -1009,6 +1288,10 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 		ps->n = j->pend[i].n;
 		ps->t_ns = j->pend[i].t_ns;
 		ps->seen_mono = tu_mono_ns();
+		if (j->pend[i].row != ROW_LATE &&
+		    codec_chain_push(&ps->chain, j->pend[i].add_t, j->pend[i].add, j->pend[i].nadd,
+				     j->pend[i].row == ROW_NEXT) < 0)
+			codec_chain_reset(&ps->chain); /* the next row full */
 		if (rollup_advance(ing, ps, &j->pend[i]) < 0) {
 			/* out of memory: the open minute is rebuilt from the database next time */
 			hmap_del(&ing->ports, ps->key);

@@ -15,6 +15,9 @@
 
 #include <jansson.h>
 
+#include <sqlite3.h>
+
+#include "daemon/codec.h"
 #include "daemon/report.h"
 #include "daemon/store.h"
 #include "lib/buf.h"
@@ -76,6 +79,18 @@ int ingest_flush_idle(void *ctx, int64_t now);
 /* Prometheus text of every port's normalized counters (families rocefab_port_*); of the
  * per-priority ones only the priorities whose bit prio_mask sets (a family none of whose
  * series is left is not named). */
+/* A port's newest raw row, read as a chain from its minute's start (daemon/codec.h).  The
+ * statements: INGEST_NEWEST_SQL (port_id) and INGEST_ROWS_SQL (port_id, from, to), on the
+ * caller's connection. */
+#define INGEST_NEWEST_SQL "SELECT max(t_ns) FROM samples WHERE port_id = ?"
+#define INGEST_ROWS_SQL                                                                          \
+	"SELECT t_ns, data FROM samples WHERE port_id = ? AND t_ns >= ? AND t_ns <= ? ORDER BY t_ns"
+int ingest_read_newest(sqlite3_stmt *max_st, sqlite3_stmt *rows_st, int64_t port_id,
+		       struct codec_chain *chain, int64_t *ret_t,
+		       int (*fn)(const struct sample_entry *e, void *ctx), void *ctx);
+/* An entry callback that keeps nothing (a row read only to follow its chain). */
+int ingest_skip_entry(const struct sample_entry *e, void *ctx);
+
 int ingest_render_metrics(struct ingest *ing, uint8_t prio_mask, struct buf *out);
 
 #endif

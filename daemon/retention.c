@@ -17,13 +17,19 @@ static const int64_t floor_ns[RET_N] = { RETENTION_RAW_MIN_NS, HOUR_NS, 24 * HOU
 /* Deletes at most RETENTION_STEP_ROWS rows older than before: the key's column lists (a
  * WITHOUT ROWID table's key, or rowid), the table and the condition. */
 static const char *const step_sql[RET_N] = {
+	/* raw samples by whole minutes: a minute's rows after its first follow it (daemon/codec.h) */
 	"DELETE FROM samples WHERE (port_id, t_ns) IN (SELECT port_id, t_ns FROM samples WHERE "
-	"port_id IN (SELECT id FROM ports) AND t_ns < ?1 LIMIT ?2)",
-	/* a bucket goes when it ended before the limit */
-	"DELETE FROM rollups WHERE rowid IN (SELECT rowid FROM rollups WHERE res = 60 AND port_id IN "
-	"(SELECT id FROM ports) AND t_ns < ?1 - 60000000000 LIMIT ?2 / 20)",
-	"DELETE FROM rollups WHERE rowid IN (SELECT rowid FROM rollups WHERE res = 3600 AND port_id IN "
-	"(SELECT id FROM ports) AND t_ns < ?1 - 3600000000000 LIMIT ?2 / 20)",
+	"port_id IN (SELECT id FROM ports) AND t_ns < ?1 - ?1 % 60000000000 LIMIT ?2)",
+	/* a bucket goes when it ended before the limit, a block (res < 0) when its last did */
+	/* (one SELECT each: an OR of the two would not use the index for t_ns) */
+	"DELETE FROM rollups WHERE rowid IN (SELECT rowid FROM (SELECT rowid FROM rollups WHERE "
+	"res = 60 AND port_id IN (SELECT id FROM ports) AND t_ns < ?1 - 60000000000 LIMIT ?2 / 20) "
+	"UNION ALL SELECT rowid FROM (SELECT rowid FROM rollups WHERE res = -60 AND port_id IN "
+	"(SELECT id FROM ports) AND t_ns < ?1 - 3600000000000 LIMIT ?2 / 20))",
+	"DELETE FROM rollups WHERE rowid IN (SELECT rowid FROM (SELECT rowid FROM rollups WHERE "
+	"res = 3600 AND port_id IN (SELECT id FROM ports) AND t_ns < ?1 - 3600000000000 LIMIT ?2 / 20) "
+	"UNION ALL SELECT rowid FROM (SELECT rowid FROM rollups WHERE res = -3600 AND port_id IN "
+	"(SELECT id FROM ports) AND t_ns < ?1 - 86400000000000 LIMIT ?2 / 20))",
 	"DELETE FROM probe_results WHERE (t_ns, src, dst, op, size, label) IN (SELECT t_ns, src, dst, "
 	"op, size, label FROM probe_results WHERE t_ns < ?1 LIMIT ?2)",
 };

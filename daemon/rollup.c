@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
+
 #include "daemon/delta.h"
 #include "daemon/rollup.h"
 
@@ -323,4 +325,363 @@ int rollup_decode(const void *blob, size_t len, struct rollup *r)
 		r->e[r->n++] = e;
 	}
 	return p == end ? 0 : -EBADMSG;
+}
+
+/* --- blocks ------------------------------------------------------------------------------- */
+
+static uint64_t zz(uint64_t d)
+{
+	int64_t v = (int64_t)d;
+
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static uint64_t unzz(uint64_t z)
+{
+	return (z >> 1) ^ (0 - (z & 1));
+}
+
+static uint64_t f64_bits(double d)
+{
+	uint64_t u;
+
+	memcpy(&u, &d, sizeof(u));
+	return u;
+}
+
+static double bits_f64(uint64_t u)
+{
+	double d;
+
+	memcpy(&d, &u, sizeof(d));
+	return d;
+}
+
+static int put_u64be(struct buf *b, uint64_t v)
+{
+	uint8_t out[8];
+
+	for (int i = 0; i < 8; i++)
+		out[i] = (uint8_t)(v >> (56 - 8 * i));
+	return buf_append(b, out, sizeof(out));
+}
+
+static int get_u64be(const uint8_t **p, const uint8_t *end, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	if (end - *p < 8)
+		return -EBADMSG;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | (*p)[i];
+	*p += 8;
+	*ret = v;
+	return 0;
+}
+
+/* What a value is predicted from: the same slot's entry before (times, counts: every counter of
+ * a port is read together) or the same counter's slot before (amounts). */
+struct slot_prev {
+	uint64_t n, n_valid, dt_ns, off;
+};
+
+struct key_prev {
+	uint64_t delta, last, step, sum, min, max;
+};
+
+struct bkey {
+	uint32_t counter;
+	uint8_t prio;
+	bool gauge;
+};
+
+static int bkey_cmp(const void *a, const void *b)
+{
+	const struct bkey *x = a, *y = b;
+
+	return entry_cmp(x->counter, x->prio, y->counter, y->prio);
+}
+
+/* The body before compression: slots, the union of their keys, then per key and slot the
+ * values as residuals (zigzag varints; doubles XOR the counter's slot before, 8 bytes big
+ * endian, so that what repeats is 0 bytes for deflate). */
+static int block_body(const struct rollup *slots, size_t nslots, int64_t t0, int64_t width,
+		      struct buf *out)
+{
+	struct bkey *keys = NULL;
+	struct slot_prev *sp = NULL;
+	size_t *pos = NULL, nkeys = 0, total = 0;
+	int r = 0;
+
+	for (size_t s = 0; s < nslots; s++)
+		total += slots[s].n;
+	keys = malloc((total ? total : 1) * sizeof(*keys));
+	sp = calloc(nslots ? nslots : 1, sizeof(*sp));
+	pos = calloc(nslots ? nslots : 1, sizeof(*pos));
+	if (!keys || !sp || !pos) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t s = 0; s < nslots; s++)
+		for (size_t i = 0; i < slots[s].n; i++)
+			keys[nkeys++] = (struct bkey){ slots[s].e[i].counter, slots[s].e[i].prio,
+						       slots[s].e[i].gauge };
+	qsort(keys, nkeys, sizeof(*keys), bkey_cmp);
+	{
+		size_t u = 0;
+
+		for (size_t i = 0; i < nkeys; i++)
+			if (u == 0 || bkey_cmp(&keys[u - 1], &keys[i]) != 0)
+				keys[u++] = keys[i];
+		nkeys = u;
+	}
+	r = codec_put_varint(out, nslots);
+	for (size_t s = 0; r == 0 && s < nslots; s++)
+		r = codec_put_varint(out, (uint64_t)((slots[s].t_ns - t0) / width));
+	if (r == 0)
+		r = codec_put_varint(out, nkeys);
+	for (size_t k = 0; r == 0 && k < nkeys; k++) {
+		uint8_t pg[2] = { keys[k].prio, keys[k].gauge };
+
+		r = codec_put_varint(out, keys[k].counter - (k ? keys[k - 1].counter : 0));
+		if (r == 0)
+			r = buf_append(out, pg, 2);
+	}
+	for (size_t k = 0; r == 0 && k < nkeys; k++) {
+		struct key_prev kp = { 0 };
+
+		for (size_t s = 0; r == 0 && s < nslots; s++) {
+			const struct rollup *sl = &slots[s];
+			const struct rollup_entry *e = NULL;
+			uint64_t off, step;
+
+			/* slots' entries are sorted, so each slot's next is at pos[s] */
+			if (pos[s] < sl->n && sl->e[pos[s]].counter == keys[k].counter &&
+			    sl->e[pos[s]].prio == keys[k].prio)
+				e = &sl->e[pos[s]++];
+			if (!e || e->n == 0 || e->gauge != keys[k].gauge) {
+				r = codec_put_varint(out, zz(0 - sp[s].n)); /* n 0: not in this slot */
+				sp[s].n = 0;
+				continue;
+			}
+			off = (uint64_t)(e->last_ns - sl->t_ns > 0 ? e->last_ns - sl->t_ns : 0);
+			step = e->last - kp.last;
+			r = codec_put_varint(out, zz(e->n - sp[s].n));
+			if (r == 0)
+				r = buf_append(out, &(uint8_t){ e->have_minmax }, 1);
+			if (r == 0 && !e->gauge) {
+				r = codec_put_varint(out, zz(e->n_valid - sp[s].n_valid));
+				if (r == 0)
+					r = codec_put_varint(out, zz(e->delta - kp.delta));
+				if (r == 0)
+					r = codec_put_varint(out, zz((uint64_t)e->dt_ns - sp[s].dt_ns));
+				sp[s].n_valid = e->n_valid;
+				sp[s].dt_ns = (uint64_t)e->dt_ns;
+				kp.delta = e->delta;
+			}
+			if (r == 0)
+				r = codec_put_varint(out, zz(step - kp.step));
+			if (r == 0)
+				r = codec_put_varint(out, zz(off - sp[s].off));
+			if (r == 0 && e->gauge)
+				r = put_u64be(out, f64_bits(e->sum) ^ kp.sum);
+			if (r == 0 && e->have_minmax) {
+				r = put_u64be(out, f64_bits(e->min) ^ kp.min);
+				if (r == 0)
+					r = put_u64be(out, f64_bits(e->max) ^ kp.max);
+				kp.min = f64_bits(e->min);
+				kp.max = f64_bits(e->max);
+			}
+			sp[s].n = e->n;
+			sp[s].off = off;
+			kp.step = step;
+			kp.last = e->last;
+			kp.sum = f64_bits(e->sum);
+		}
+	}
+out:
+	free(keys);
+	free(sp);
+	free(pos);
+	return r;
+}
+
+int rollup_block_encode(const struct rollup *slots, size_t nslots, int64_t t0, int64_t width,
+			struct buf *out)
+{
+	struct buf body;
+	uLongf clen;
+	uint8_t hdr = ROLLUP_BLOCK_VERSION;
+	size_t at;
+	int r;
+
+	for (size_t s = 0; s < nslots; s++)
+		if (slots[s].t_ns < t0 || (slots[s].t_ns - t0) % width ||
+		    (slots[s].t_ns - t0) / width >= ROLLUP_BLOCK_MAX_SLOTS ||
+		    (s && slots[s].t_ns <= slots[s - 1].t_ns))
+			return -EINVAL;
+	buf_init(&body);
+	if ((r = block_body(slots, nslots, t0, width, &body)) < 0)
+		goto out;
+	clen = compressBound((uLong)body.len);
+	if ((r = buf_append(out, &hdr, 1)) < 0 || (r = codec_put_varint(out, body.len)) < 0)
+		goto out;
+	at = out->len;
+	if ((r = buf_reserve(out, clen)) < 0)
+		goto out;
+	if (compress2((Bytef *)out->data + at, &clen, (const Bytef *)body.data, (uLong)body.len,
+		      Z_DEFAULT_COMPRESSION) != Z_OK) {
+		r = -ENOMEM;
+		goto out;
+	}
+	out->len = at + clen;
+out:
+	buf_fini(&body);
+	return r;
+}
+
+int rollup_block_decode(const void *blob, size_t len, int64_t t0, int64_t width,
+			struct rollup **ret, size_t *ret_n)
+{
+	const uint8_t *p = blob, *end = p + len, *q, *qend;
+	struct rollup *slots = NULL;
+	struct bkey *keys = NULL;
+	struct slot_prev *sp = NULL;
+	uint8_t *body = NULL;
+	uint64_t blen, nslots = 0, nkeys, v;
+	uLongf got;
+	int r = -EBADMSG;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (len < 2 || p[0] != ROLLUP_BLOCK_VERSION)
+		return -EBADMSG;
+	p++;
+	if (codec_get_varint(&p, end, &blen) < 0 || blen > ROLLUP_BLOCK_MAX_BODY)
+		return -EBADMSG;
+	if (!(body = malloc(blen ? blen : 1)))
+		return -ENOMEM;
+	got = (uLongf)blen;
+	if (uncompress(body, &got, p, (uLong)(end - p)) != Z_OK || got != blen)
+		goto out;
+	q = body;
+	qend = body + blen;
+	if (codec_get_varint(&q, qend, &nslots) < 0 || nslots > ROLLUP_BLOCK_MAX_SLOTS)
+		goto out;
+	slots = calloc(nslots ? nslots : 1, sizeof(*slots));
+	sp = calloc(nslots ? nslots : 1, sizeof(*sp));
+	if (!slots || !sp) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (uint64_t s = 0; s < nslots; s++) {
+		if (codec_get_varint(&q, qend, &v) < 0 || v >= ROLLUP_BLOCK_MAX_SLOTS ||
+		    (s && t0 + (int64_t)v * width <= slots[s - 1].t_ns))
+			goto out;
+		rollup_init(&slots[s], t0 + (int64_t)v * width);
+	}
+	if (codec_get_varint(&q, qend, &nkeys) < 0 || nkeys > (uint64_t)(qend - q))
+		goto out;
+	if (!(keys = malloc((nkeys ? nkeys : 1) * sizeof(*keys)))) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (uint64_t k = 0; k < nkeys; k++) {
+		uint64_t c;
+
+		if (codec_get_varint(&q, qend, &v) < 0 || qend - q < 2)
+			goto out;
+		c = (k ? keys[k - 1].counter : 0) + v;
+		if (c > UINT32_MAX || (k && v == 0 && q[0] <= keys[k - 1].prio) || q[1] > 1)
+			goto out; /* sorted and unique, as written */
+		keys[k] = (struct bkey){ (uint32_t)c, q[0], q[1] };
+		q += 2;
+	}
+	for (uint64_t k = 0; k < nkeys; k++) {
+		struct key_prev kp = { 0 };
+
+		for (uint64_t s = 0; s < nslots; s++) {
+			struct rollup_entry e = { .counter = keys[k].counter, .prio = keys[k].prio,
+						  .gauge = keys[k].gauge };
+			uint64_t off, step;
+
+			if (codec_get_varint(&q, qend, &v) < 0)
+				goto out;
+			e.n = (uint32_t)(unzz(v) + sp[s].n);
+			if (unzz(v) + sp[s].n > UINT32_MAX)
+				goto out;
+			sp[s].n = e.n;
+			if (e.n == 0)
+				continue;
+			if (q >= qend || *q > 1)
+				goto out;
+			e.have_minmax = *q++;
+			if (!e.gauge) {
+				if (codec_get_varint(&q, qend, &v) < 0)
+					goto out;
+				sp[s].n_valid += unzz(v);
+				if (sp[s].n_valid > e.n)
+					goto out;
+				e.n_valid = (uint32_t)sp[s].n_valid;
+				if (codec_get_varint(&q, qend, &v) < 0)
+					goto out;
+				e.delta = kp.delta += unzz(v);
+				if (codec_get_varint(&q, qend, &v) < 0)
+					goto out;
+				sp[s].dt_ns += unzz(v);
+				if (sp[s].dt_ns > INT64_MAX)
+					goto out;
+				e.dt_ns = (int64_t)sp[s].dt_ns;
+			}
+			if (codec_get_varint(&q, qend, &v) < 0)
+				goto out;
+			step = unzz(v) + kp.step;
+			e.last = kp.last + step;
+			if (codec_get_varint(&q, qend, &v) < 0)
+				goto out;
+			off = unzz(v) + sp[s].off;
+			if (off > (uint64_t)width)
+				goto out;
+			e.last_ns = slots[s].t_ns + (int64_t)off;
+			if (e.gauge) {
+				if (get_u64be(&q, qend, &v) < 0)
+					goto out;
+				e.sum = bits_f64(v ^ kp.sum);
+			}
+			if (e.have_minmax) {
+				if (get_u64be(&q, qend, &v) < 0)
+					goto out;
+				kp.min ^= v;
+				if (get_u64be(&q, qend, &v) < 0)
+					goto out;
+				kp.max ^= v;
+				e.min = bits_f64(kp.min);
+				e.max = bits_f64(kp.max);
+			}
+			sp[s].off = off;
+			kp.step = step;
+			kp.last = e.last;
+			kp.sum = f64_bits(e.sum);
+			if (reserve(&slots[s], slots[s].n + 1) < 0) {
+				r = -ENOMEM;
+				goto out;
+			}
+			slots[s].e[slots[s].n++] = e;
+		}
+	}
+	if (q != qend)
+		goto out;
+	*ret = slots;
+	*ret_n = nslots;
+	slots = NULL;
+	r = 0;
+out:
+	if (slots)
+		for (uint64_t s = 0; s < nslots; s++)
+			rollup_fini(&slots[s]);
+	free(slots);
+	free(keys);
+	free(sp);
+	free(body);
+	return r;
 }

@@ -71,6 +71,32 @@ void rollup_entry_of_sample(struct rollup_entry *e, const struct sample_entry *s
 /* Everything of src into r (r's bucket stays). */
 int rollup_merge(struct rollup *r, const struct rollup *src);
 
+/* Blocks: the closed buckets of a port in one row, an hour of minutes (res -60) or a day of
+ * hours (res -3600), t_ns the block's start.  Written when the port's next hour (day) starts,
+ * from the rows of the buckets, which go; a late sample's bucket in a block is merged into it.
+ *
+ *   u8 version (2) | varint body length | zlib (deflate) of the body:
+ *   varint nslots | nslots x varint slot (its bucket's index in the block) |
+ *   varint nkeys | nkeys x (varint counter - the key before's | u8 prio | u8 gauge) |
+ *   per key, per slot: varint n | [u8 have_minmax | counter: varint n_valid, delta, dt_ns |
+ *     varint last's step | varint last_off_ns | gauge: sum | min | max]        (when n > 0)
+ *
+ * Integers are zigzag residuals: n, n_valid, dt_ns and last_off_ns against the slot's key
+ * before (a port's counters are read together), delta and the step of last against the
+ * counter's slot before; doubles are 8 bytes big endian XOR the counter's slot before.  What
+ * does not change is 0 bytes, which deflate takes to nearly nothing. */
+#define ROLLUP_BLOCK_VERSION 2
+#define ROLLUP_BLOCK_MAX_SLOTS 60
+#define ROLLUP_BLOCK_MAX_BODY (64u << 20)
+#define ROLLUP_1D_NS (24 * ROLLUP_1H_NS)
+
+/* slots: sorted, each at t0 + k width (k < ROLLUP_BLOCK_MAX_SLOTS); -EINVAL otherwise. */
+int rollup_block_encode(const struct rollup *slots, size_t nslots, int64_t t0, int64_t width,
+			struct buf *out);
+/* The slots of a block (*ret, rollup_fini each, then free); -EBADMSG. */
+int rollup_block_decode(const void *blob, size_t len, int64_t t0, int64_t width,
+			struct rollup **ret, size_t *ret_n);
+
 int rollup_encode(const struct rollup *r, struct buf *out);
 /* Replaces r's entries by the blob's (r->t_ns is the bucket's start, for last_ns); -EBADMSG. */
 int rollup_decode(const void *blob, size_t len, struct rollup *r);

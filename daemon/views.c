@@ -321,13 +321,12 @@ int views_port(struct store_reader *rd, const struct views_opts *o, const struct
 {
 	static const char sql[] = "SELECT " PORT_COLS " FROM ports p JOIN agents a ON a.id = p.agent_id "
 				  "WHERE p.key = ?";
-	static const char last_sql[] =
-		"SELECT t_ns, data FROM samples WHERE port_id = ? ORDER BY t_ns DESC LIMIT 1";
 	struct latest_ctx l = { .ing = ing };
-	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+	sqlite3_stmt *st = store_reader_stmt(rd, sql), *rows;
+	struct codec_chain chain;
 	json_t *port = NULL;
 	int64_t id;
-	int rc, r;
+	int r;
 
 	(void)o;
 	if (!st)
@@ -339,20 +338,21 @@ int views_port(struct store_reader *rd, const struct views_opts *o, const struct
 			       "no port '%s' (port ids are HOST:DEVICE:PORT)", key);
 	if (r < 0 || (r = port_id_of(rd, key, &id, e)) < 0)
 		goto out;
-	st = store_reader_stmt(rd, last_sql);
+	st = store_reader_stmt(rd, INGEST_NEWEST_SQL);
+	rows = store_reader_stmt(rd, INGEST_ROWS_SQL);
 	l.items = json_array();
-	if (!st || !l.items) {
+	if (!st || !rows || !l.items) {
 		r = -ENOMEM;
 		goto out;
 	}
-	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		l.t_ns = sqlite3_column_int64(st, 0);
-		codec_decode(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
-			     latest_entry, &l);
-	}
-	sqlite3_reset(st);
+	codec_chain_init(&chain);
+	/* (a corrupt newest row shows no counters) */
+	r = ingest_read_newest(st, rows, id, &chain, &l.t_ns, latest_entry, &l);
+	codec_chain_fini(&chain);
+	if (r == -ENOMEM)
+		goto out;
+	if (r < 0)
+		json_array_clear(l.items);
 	js_set(port, "sampled_at", store_time_json(l.t_ns));
 	js_set(port, "counters", l.items);
 	l.items = NULL;
@@ -585,21 +585,28 @@ static int raw_points(struct store_reader *rd, struct series_ctx *c, int64_t por
 	static const char sql[] = "SELECT t_ns, data FROM samples WHERE port_id = ? AND t_ns >= ? "
 				  "AND t_ns <= ? ORDER BY t_ns";
 	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+	struct codec_chain chain;
 	int rc, r = 0;
 
 	if (!st)
 		return -ENOMEM;
+	/* from the minute's start: a row may follow the ones before it (daemon/codec.h) */
 	sqlite3_bind_int64(st, 1, port_id);
-	sqlite3_bind_int64(st, 2, from);
+	sqlite3_bind_int64(st, 2, rollup_bucket(from, ROLLUP_1M_NS));
 	sqlite3_bind_int64(st, 3, to);
+	codec_chain_init(&chain);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		c->t_ns = sqlite3_column_int64(st, 0);
-		r = codec_decode(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
-				 series_entry, c);
+		int64_t t = sqlite3_column_int64(st, 0);
+
+		c->t_ns = t;
+		r = codec_decode_row(&chain, t, sqlite3_column_blob(st, 1),
+				     (size_t)sqlite3_column_bytes(st, 1),
+				     t < from ? ingest_skip_entry : series_entry, c);
 		if (r == -ENOMEM)
 			break;
 		r = 0; /* a corrupt row is skipped, not fatal for the whole series */
 	}
+	codec_chain_fini(&chain);
 	sqlite3_reset(st);
 	if (r < 0)
 		return r;
@@ -613,12 +620,16 @@ static int raw_points(struct store_reader *rd, struct series_ctx *c, int64_t por
 static int rollup_points(struct store_reader *rd, struct series_ctx *c, int64_t port_id, int res,
 			 int64_t *raw_from, struct rf_err *e)
 {
-	static const char rows_sql[] = "SELECT t_ns, data FROM rollups WHERE res = ? AND port_id = ? "
-				       "AND t_ns >= ? AND t_ns <= ? ORDER BY t_ns";
+	/* the buckets' own rows, and the blocks that hold closed hours (days) of them */
+	static const char rows_sql[] = "SELECT res, t_ns, data FROM rollups WHERE port_id = ?2 AND "
+				       "((res = ?1 AND t_ns >= ?3 AND t_ns <= ?4) OR "
+				       "(res = -?1 AND t_ns >= ?5 AND t_ns <= ?4)) ORDER BY t_ns";
 	static const char written_sql[] = "SELECT max(t_ns) FROM rollups WHERE res = 60 AND port_id = ?";
-	static const char first_sql[] = "SELECT min(t_ns) FROM rollups WHERE res = 60 AND port_id = ?";
+	static const char first_sql[] = "SELECT min(t_ns) FROM rollups WHERE res IN (60, -60) AND "
+					"port_id = ?";
 	sqlite3_stmt *st = store_reader_stmt(rd, first_sql);
 	struct rollup row;
+	int64_t from;
 	int rc, r = 0;
 
 	if (!st)
@@ -641,30 +652,55 @@ static int rollup_points(struct store_reader *rd, struct series_ctx *c, int64_t 
 	if (!(st = store_reader_stmt(rd, rows_sql)))
 		return -ENOMEM;
 	rollup_init(&row, 0);
+	from = rollup_bucket(c->q->from_ns, res * NSEC_PER_SEC);
 	sqlite3_bind_int(st, 1, res);
 	sqlite3_bind_int64(st, 2, port_id);
-	sqlite3_bind_int64(st, 3, rollup_bucket(c->q->from_ns, res * NSEC_PER_SEC));
+	sqlite3_bind_int64(st, 3, from);
 	sqlite3_bind_int64(st, 4, c->q->to_ns);
+	sqlite3_bind_int64(st, 5, rollup_bucket(from, res == 60 ? ROLLUP_1H_NS : ROLLUP_1D_NS));
 	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		row.t_ns = c->t_ns = sqlite3_column_int64(st, 0);
-		r = rollup_decode(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1), &row);
+		struct rollup *slots = &row;
+		size_t nslots = 1;
+		int64_t t = sqlite3_column_int64(st, 1);
+
+		if (sqlite3_column_int(st, 0) < 0) {
+			r = rollup_block_decode(sqlite3_column_blob(st, 2),
+						(size_t)sqlite3_column_bytes(st, 2), t,
+						res * NSEC_PER_SEC, &slots, &nslots);
+		} else {
+			row.t_ns = t;
+			r = rollup_decode(sqlite3_column_blob(st, 2), (size_t)sqlite3_column_bytes(st, 2),
+					  &row);
+		}
 		if (r == -EBADMSG) {
 			r = 0;
 			continue; /* a corrupt row is skipped, as a corrupt sample row is */
 		}
 		if (r < 0)
 			break;
-		for (size_t i = 0; i < row.n; i++) {
-			struct series *s;
+		for (size_t k = 0; r == 0 && k < nslots; k++) {
+			const struct rollup *b = &slots[k];
 
-			if (row.e[i].counter > c->max_dbid || !c->wanted[row.e[i].counter])
-				continue;
-			if (!(s = series_get(c, row.e[i].counter, row.e[i].prio))) {
-				r = -ENOMEM;
-				break;
+			if (b->t_ns < from || b->t_ns > c->q->to_ns)
+				continue; /* a block's buckets outside the window */
+			c->t_ns = b->t_ns;
+			for (size_t i = 0; i < b->n; i++) {
+				struct series *s;
+
+				if (b->e[i].counter > c->max_dbid || !c->wanted[b->e[i].counter])
+					continue;
+				if (!(s = series_get(c, b->e[i].counter, b->e[i].prio))) {
+					r = -ENOMEM;
+					break;
+				}
+				if (s->rc)
+					bucket_add(c, s, &b->e[i]);
 			}
-			if (s->rc)
-				bucket_add(c, s, &row.e[i]);
+		}
+		if (slots != &row) {
+			for (size_t k = 0; k < nslots; k++)
+				rollup_fini(&slots[k]);
+			free(slots);
 		}
 	}
 	sqlite3_reset(st);

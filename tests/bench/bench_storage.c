@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <sqlite3.h>
 
@@ -23,6 +24,9 @@
 #include "lib/registry.h"
 
 #define COPIES 10
+/* samples of the run a bucket stands for: the run is seconds of fabric time, a few samples a
+ * port, so minutes (hours) are made of SLOT_SAMPLES each, to see how buckets differ */
+#define SLOT_SAMPLES 2
 
 struct fold {
 	struct rollup r;
@@ -61,8 +65,13 @@ int main(int argc, char **argv)
 	struct reg *reg = NULL;
 	struct rf_err e = { 0 };
 	bool gauge[4096] = { false };
-	int64_t raw_pages, samples, nports = 0, rollup_bytes = 0, entries = 0, scratch_pages;
+	int64_t raw_pages, samples, nports = 0, block_bytes = 0, nslot_total = 0, entries = 0;
+	int64_t scratch_pages, encode_ns = 0;
+	struct timespec t1, t2;
+	static struct rollup slots[ROLLUP_BLOCK_MAX_SLOTS];
 	struct buf blob;
+	struct codec_chain chain;
+	int64_t undecoded = 0, nrows = 0, nnext = 0;
 
 	if (argc != 3 && argc != 6) {
 		fprintf(stderr, "usage: bench_storage DB SAMPLES_PER_S [RAW_S MINUTE_S HOUR_S]\n");
@@ -108,64 +117,100 @@ int main(int argc, char **argv)
 		     NULL, NULL, NULL);
 	sqlite3_prepare_v2(db, "SELECT DISTINCT port_id FROM samples", -1, &ports, NULL);
 	sqlite3_prepare_v2(db, "SELECT t_ns, data FROM samples WHERE port_id = ? ORDER BY t_ns", -1, &rows, NULL);
-	sqlite3_prepare_v2(scratch, "INSERT INTO rollups VALUES(60, ?, ?, ?, ?)", -1, &ins, NULL);
+	sqlite3_prepare_v2(scratch, "INSERT INTO rollups VALUES(-60, ?, ?, ?, ?)", -1, &ins, NULL);
 	buf_init(&blob);
+	codec_chain_init(&chain);
 	while (sqlite3_step(ports) == SQLITE_ROW) {
 		struct fold f = { .gauge = gauge, .max_id = 4095 };
 		int64_t id = sqlite3_column_int64(ports, 0);
+		size_t nslots = 0, in_slot = 0;
 
+		/* every SLOT_SAMPLES rows of the port a bucket, the way a minute (an hour) is */
 		rollup_init(&f.r, 0);
+		codec_chain_reset(&chain);
 		sqlite3_bind_int64(rows, 1, id);
 		while (sqlite3_step(rows) == SQLITE_ROW) {
 			f.t_ns = sqlite3_column_int64(rows, 0);
-			if (!f.r.t_ns)
-				f.r.t_ns = rollup_bucket(f.t_ns, ROLLUP_1M_NS);
-			codec_decode(sqlite3_column_blob(rows, 1), (size_t)sqlite3_column_bytes(rows, 1),
-				     fold_one, &f);
+			if (codec_decode_row(&chain, f.t_ns, sqlite3_column_blob(rows, 1),
+					     (size_t)sqlite3_column_bytes(rows, 1), fold_one, &f) < 0)
+				undecoded++;
+			nrows++;
+			if (sqlite3_column_bytes(rows, 1) >= 2 &&
+			    ((const uint8_t *)sqlite3_column_blob(rows, 1))[0] == CODEC_VERSION_2 &&
+			    ((const uint8_t *)sqlite3_column_blob(rows, 1))[1] == CODEC_NEXT)
+				nnext++;
+			if (++in_slot == SLOT_SAMPLES && nslots < ROLLUP_BLOCK_MAX_SLOTS) {
+				f.r.t_ns = (int64_t)nslots * ROLLUP_1M_NS;
+				slots[nslots++] = f.r;
+				rollup_init(&f.r, 0);
+				in_slot = 0;
+			}
 		}
 		sqlite3_reset(rows);
+		rollup_fini(&f.r);
 		buf_reset(&blob);
-		if (rollup_encode(&f.r, &blob) < 0)
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (nslots && rollup_block_encode(slots, nslots, 0, ROLLUP_1M_NS, &blob) < 0)
 			return 1;
-		for (int k = 0; k < COPIES; k++) {
+		clock_gettime(CLOCK_MONOTONIC, &t2);
+		encode_ns += (t2.tv_sec - t1.tv_sec) * 1000000000LL + (t2.tv_nsec - t1.tv_nsec);
+		for (int k = 0; nslots && k < COPIES; k++) {
 			sqlite3_bind_int64(ins, 1, id);
-			sqlite3_bind_int64(ins, 2, f.r.t_ns + k * ROLLUP_1M_NS);
-			sqlite3_bind_int64(ins, 3, (sqlite3_int64)f.r.n);
+			sqlite3_bind_int64(ins, 2, (int64_t)(k + 1) * ROLLUP_1H_NS);
+			sqlite3_bind_int64(ins, 3, (sqlite3_int64)nslots);
 			sqlite3_bind_blob(ins, 4, blob.data, (int)blob.len, SQLITE_STATIC);
 			sqlite3_step(ins);
 			sqlite3_reset(ins);
 		}
-		rollup_bytes += (int64_t)blob.len;
-		entries += (int64_t)f.r.n;
+		for (size_t k = 0; k < nslots; k++) {
+			entries += (int64_t)slots[k].n;
+			rollup_fini(&slots[k]);
+		}
+		block_bytes += (int64_t)blob.len;
+		nslot_total += (int64_t)nslots;
 		nports++;
-		rollup_fini(&f.r);
 	}
 	sqlite3_exec(scratch, "COMMIT", NULL, NULL, NULL);
+	if (undecoded) {
+		fprintf(stderr, "bench_storage: %lld of %lld sample rows did not decode\n",
+			(long long)undecoded, (long long)nrows);
+		return 1;
+	}
 	/* the table and its unique index */
 	scratch_pages = one(scratch, "SELECT sum(pgsize) FROM dbstat WHERE name = 'rollups' OR "
 				     "name LIKE 'sqlite_autoindex_rollups%'");
+	if (!nslot_total) {
+		fprintf(stderr, "bench_storage: fewer than %d samples a port: no bucket\n", SLOT_SAMPLES);
+		return 1;
+	}
 	{
 		double per_sample = (double)raw_pages / (double)samples;
-		double per_row = (double)scratch_pages / (double)(nports * COPIES);
+		double per_slot = (double)scratch_pages / (double)(nslot_total * COPIES);
 		double raw = per_sample * rate * keep[0];
-		double minutes = per_row * (double)nports * keep[1] / 60;
-		double hours = per_row * (double)nports * keep[2] / 3600;
+		double minutes = per_slot * (double)nports * keep[1] / 60;
+		double hours = per_slot * (double)nports * keep[2] / 3600;
 		double total = raw + minutes + hours;
 
 		printf("storage      raw samples %.2f bytes per sample on disk (%lld samples, %.1f MB of "
-		       "pages); a rollup row %.0f bytes on disk (%.0f in its blob, %.1f entries, %.2f "
-		       "bytes an entry), %lld ports\n",
-		       per_sample, (long long)samples, (double)raw_pages / 1e6, per_row,
-		       (double)rollup_bytes / (double)nports, (double)entries / (double)nports,
-		       per_row * (double)nports / (double)entries, (long long)nports);
+		       "pages; %lld rows, %.0f %% of them written as what changed since the row before)\n",
+		       per_sample, (long long)samples, (double)raw_pages / 1e6, (long long)nrows,
+		       100.0 * (double)nnext / (double)(nrows ? nrows : 1));
+		printf("             rollups: a bucket of a port %.0f bytes on disk in a block of %.1f "
+		       "(%.0f bytes a block compressed in %.0f us, %.1f entries a bucket, %.2f bytes an "
+		       "entry), %lld ports\n",
+		       per_slot, (double)nslot_total / (double)nports, (double)block_bytes / (double)nports,
+		       (double)encode_ns / 1e3 / (double)nports,
+		       (double)entries / (double)nslot_total, per_slot * (double)nslot_total / (double)entries,
+		       (long long)nports);
 		printf("             projected at %.0f samples/s: raw %.0f h %.1f GB + minutes %.0f d "
 		       "%.1f GB + hours %.0f d %.1f GB = %.1f GB (target <= 50 GB: %s)\n",
 		       rate, keep[0] / 3600, raw / 1e9, keep[1] / 86400, minutes / 1e9, keep[2] / 86400,
 		       hours / 1e9, total / 1e9, total <= 50e9 ? "met" : "NOT MET");
-		printf("             before rollups (raw samples for 7 d): %.0f GB\n",
+		printf("             raw samples alone for 7 d, as before the rollups: %.0f GB\n",
 		       per_sample * rate * 7 * 86400 / 1e9);
 	}
 	buf_fini(&blob);
+	codec_chain_fini(&chain);
 	sqlite3_finalize(ports);
 	sqlite3_finalize(rows);
 	sqlite3_finalize(ins);

@@ -101,7 +101,18 @@ def check(d, base, n0=180):
 
 
 def rows(d):
-    """The rollup rows rocefabd wrote, by resolution (read from its database)."""
+    """The buckets rocefabd wrote, by resolution (read from its database): rows of their own,
+    and the buckets in blocks (res < 0: an hour of minutes, a day of hours, n buckets each)."""
+    db = sqlite3.connect(f"file:{d.db}?mode=ro", uri=True, timeout=10)
+    try:
+        return dict(db.execute("SELECT abs(res), sum(CASE WHEN res < 0 THEN n ELSE 1 END) FROM rollups "
+                               "GROUP BY abs(res)").fetchall())
+    finally:
+        db.close()
+
+
+def blocks(d):
+    """Rows by res as stored: minutes of closed hours are in one block row per hour (-60)."""
     db = sqlite3.connect(f"file:{d.db}?mode=ro", uri=True, timeout=10)
     try:
         return dict(db.execute("SELECT res, count(*) FROM rollups GROUP BY res").fetchall())
@@ -113,8 +124,11 @@ def test_rollups_equal_the_raw_samples(fed):
     d, base = fed
     post_all(d, samples(base))
     check(d, base)
-    # written as the samples came: every minute but the open one, and three hours
+    # written as the samples came: every minute but the open one, and three hours; the minutes
+    # of the closed hours in a block each, the open hour's in rows of their own
     assert rows(d) == {60: HOURS * 60 + 2, 3600: HOURS + 1}
+    b = blocks(d)
+    assert b[-60] == HOURS and b[60] == 2, b
     # make bench's storage figures (tests/bench/bench_storage.c), on this database: a smoke
     r = subprocess.run([os.path.join(BUILD, "bench", "bench_storage"), d.db, "1000"],
                        capture_output=True, text=True, timeout=60)
