@@ -359,7 +359,7 @@ static int decode_next(struct codec_chain *c, int64_t t_ns, const uint8_t *p, co
 		return -EBADMSG;
 	if (gap == 0 || gap > INT64_MAX)
 		return -EBADMSG;
-	if (!c->t_ns || t_ns - (int64_t)gap != c->t_ns || n != c->n)
+	if (!c->t_ns || (uint64_t)t_ns - (uint64_t)c->t_ns != gap || n != c->n)
 		return -ESRCH; /* not the row written before it (pruned, or read from mid-chain) */
 	if (z.ntokens > (uint64_t)(end - p))
 		return -EBADMSG;
@@ -383,7 +383,10 @@ static int decode_next(struct codec_chain *c, int64_t t_ns, const uint8_t *p, co
 			e[i].delta = unzigzag(v) + chain_scale(c, i) * step;
 			if (zrun_get(&z, &v) < 0)
 				return -EBADMSG;
-			e[i].dt_ns = (int64_t)(unzigzag(v) + gap);
+			v = unzigzag(v) + gap;
+			if (v == 0 || v > INT64_MAX)
+				return -EBADMSG; /* a delta's interval is positive */
+			e[i].dt_ns = (int64_t)v;
 		}
 	}
 	return z.ntokens == 0 && !z.zeros && !z.have_value && z.p == z.end ? 0 : -EBADMSG;

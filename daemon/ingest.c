@@ -264,7 +264,7 @@ static int block_put(struct ingest *ing, int res_s, const struct port_state *ps,
 }
 
 /* The block of (res, port) that starts at t0: its slots (*ret, *ret_n; none when there is no
- * block, or a corrupt one, which is written anew). */
+ * block); -EBADMSG when it is corrupt. */
 static int block_get(struct ingest *ing, int res_s, const struct port_state *ps, int64_t t0,
 		     struct rollup **ret, size_t *ret_n, bool *exists)
 {
@@ -285,11 +285,6 @@ static int block_get(struct ingest *ing, int res_s, const struct port_state *ps,
 		*exists = true;
 		r = rollup_block_decode(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
 					t0, res_s * NSEC_PER_SEC, ret, ret_n);
-		if (r == -EBADMSG) {
-			log_warning("ingest", "the block of %ds rollups of port %s at %" PRId64
-					      " is corrupt; writing it anew", res_s, ps->key, t0);
-			r = 0;
-		}
 	} else if (rc != SQLITE_DONE) {
 		r = store_errno(rc);
 	}
@@ -334,6 +329,8 @@ static int block_add(struct ingest *ing, int res_s, const struct port_state *ps,
 	bool exists;
 	int r = block_get(ing, res_s, ps, t0, &slots, &n, &exists);
 
+	if (r == -EBADMSG)
+		return 0; /* (a row of its own; the corrupt block stays, skipped by readers) */
 	if (r == 0 && !exists)
 		return 0;
 	if (r == 0)
@@ -345,82 +342,104 @@ static int block_add(struct ingest *ing, int res_s, const struct port_state *ps,
 }
 
 /* The port's buckets of res before `before` (an hour's or a day's start) from their rows into
- * their blocks, one row per port and hour (day); the rows go. */
+ * their blocks, one row per port and hour (day); the rows merged go.  At most
+ * COMPACT_BLOCKS blocks a call (a database from before blocks has weeks of rows a port):
+ * 1 when more remain.  A corrupt row is dropped (said in the log); an hour whose block is
+ * corrupt keeps its rows and the block as they are. */
+#define COMPACT_BLOCKS 4
+
 static int rollup_compact(struct ingest *ing, int res_s, const struct port_state *ps, int64_t before)
 {
 	static const char rows_sql[] = "SELECT t_ns, data FROM rollups WHERE res = ? AND port_id = ? "
-				       "AND t_ns < ? ORDER BY t_ns";
-	static const char del_sql[] = "DELETE FROM rollups WHERE res = ? AND port_id = ? AND t_ns >= ? "
-				      "AND t_ns < ?";
-	int64_t span = block_span(res_s);
+				       "AND t_ns >= ? AND t_ns < ? ORDER BY t_ns";
+	static const char del_sql[] = "DELETE FROM rollups WHERE res = ? AND port_id = ? AND t_ns = ?";
+	int64_t span = block_span(res_s), from = INT64_MIN;
 	struct rollup *slots = NULL, one;
-	size_t n = 0;
-	int64_t t0 = INT64_MIN;
+	int64_t *merged = NULL;
+	size_t n = 0, nmerged = 0;
 	sqlite3_stmt *st;
-	int rc = SQLITE_DONE, r = 0;
-	bool done = false;
+	int rc, r = 0;
 
 	rollup_init(&one, 0);
-	while (r == 0 && !done) {
-		int64_t t = INT64_MAX;
+	for (int blocks = 0; r == 0; blocks++) {
+		int64_t t0 = INT64_MIN;
+		bool exists = false, corrupt = false;
 
-		/* (the statement is read again after each block: writing it resets cached ones) */
 		if (!(st = store_stmt(ing->store, rows_sql))) {
 			r = -EIO;
 			break;
 		}
 		sqlite3_bind_int(st, 1, res_s);
 		sqlite3_bind_int64(st, 2, ps->id);
-		sqlite3_bind_int64(st, 3, before);
-		t0 = INT64_MIN;
+		sqlite3_bind_int64(st, 3, from);
+		sqlite3_bind_int64(st, 4, before);
 		while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-			t = sqlite3_column_int64(st, 0);
-			if (t0 == INT64_MIN) {
-				bool exists;
+			int64_t t = sqlite3_column_int64(st, 0);
+			int64_t *m;
 
+			if (t0 == INT64_MIN) {
+				if (blocks == COMPACT_BLOCKS) {
+					r = 1; /* more next time */
+					break;
+				}
 				t0 = rollup_bucket(t, span);
-				/* (another statement on the same connection while this one reads:
-				 * fine in sqlite) */
 				r = block_get(ing, res_s, ps, t0, &slots, &n, &exists);
+				if (r == -EBADMSG) {
+					corrupt = true;
+					r = 0;
+					break;
+				}
 				if (r < 0)
 					break;
 			} else if (rollup_bucket(t, span) != t0) {
 				break;
 			}
+			if (!(m = realloc(merged, (nmerged + 1) * sizeof(*m)))) {
+				r = -ENOMEM;
+				break;
+			}
+			merged = m;
+			merged[nmerged++] = t; /* merged, or corrupt and dropped */
 			rollup_reset(&one, t);
 			r = rollup_decode(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1), &one);
 			if (r == -EBADMSG) {
 				log_warning("ingest", "the %ds rollup of port %s at %" PRId64 " is corrupt; "
-						      "left out of its block", res_s, ps->key, t);
+						      "dropped", res_s, ps->key, t);
 				r = 0;
 				continue;
 			}
+			if (r == 0 && t - t0 >= span)
+				r = -EINVAL;
 			if (r == 0)
 				r = slot_merge(&slots, &n, t, &one);
 		}
 		if (r == 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
 			r = store_errno(rc);
-		done = rc != SQLITE_ROW;
 		sqlite3_reset(st);
-		if (r == 0 && t0 != INT64_MIN) {
+		if (r == 0 && t0 != INT64_MIN && !corrupt) {
 			if (n)
 				r = block_put(ing, res_s, ps, t0, slots, n);
 			if (r == 0 && !(st = store_stmt(ing->store, del_sql)))
 				r = -EIO;
-			if (r == 0) {
+			for (size_t i = 0; r == 0 && i < nmerged; i++) {
 				sqlite3_bind_int(st, 1, res_s);
 				sqlite3_bind_int64(st, 2, ps->id);
-				sqlite3_bind_int64(st, 3, t0);
-				sqlite3_bind_int64(st, 4, t0 + span < before ? t0 + span : before);
+				sqlite3_bind_int64(st, 3, merged[i]);
 				r = store_step(st);
 			}
+		} else if (corrupt) {
+			log_warning("ingest", "the block of %ds rollups of port %s at %" PRId64 " is "
+					      "corrupt; the buckets of its span stay rows", res_s, ps->key, t0);
 		}
 		slots_free(slots, n);
 		slots = NULL;
 		n = 0;
+		nmerged = 0;
 		if (t0 == INT64_MIN)
 			break;
+		from = t0 + span;
 	}
+	free(merged);
 	rollup_fini(&one);
 	return r;
 }
@@ -496,9 +515,9 @@ static int rollup_flush(struct ingest *ing, struct port_state *ps, const struct 
 	/* (the marks are the writer's, reset with every cache when a commit fails) */
 	if (r == 0 && h > ps->compacted[0] && (r = rollup_compact(ing, 60, ps, h)) == 0)
 		ps->compacted[0] = h;
-	if (r == 0 && d > ps->compacted[1] && (r = rollup_compact(ing, 3600, ps, d)) == 0)
+	if (r >= 0 && d > ps->compacted[1] && (r = rollup_compact(ing, 3600, ps, d)) == 0)
 		ps->compacted[1] = d;
-	return r;
+	return r < 0 ? r : 0;
 }
 
 struct fold_ctx {
@@ -645,10 +664,11 @@ static int port_load(struct ingest *ing, struct port_state *ps)
 		return -EIO;
 	r = ingest_read_newest(mx, rows, ps->id, &ps->chain, &ps->t_ns, load_entry, &l);
 	if (r == -EBADMSG) {
+		/* its time stays the newest: an older sample is late (stored apart, never over a
+		 * row that others follow), a newer one a new baseline */
 		log_warning("ingest", "newest sample row of port %s is corrupt; starting "
 				      "that port from a new baseline", ps->key);
 		l.n = 0;
-		ps->t_ns = 0;
 		r = 0;
 	}
 	if (r < 0) {

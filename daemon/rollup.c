@@ -395,11 +395,13 @@ struct bkey {
 	bool gauge;
 };
 
+/* (the kind too: a counter whose kind changed within a block keeps both) */
 static int bkey_cmp(const void *a, const void *b)
 {
 	const struct bkey *x = a, *y = b;
+	int c = entry_cmp(x->counter, x->prio, y->counter, y->prio);
 
-	return entry_cmp(x->counter, x->prio, y->counter, y->prio);
+	return c ? c : (int)x->gauge - (int)y->gauge;
 }
 
 /* The body before compression: slots, the union of their keys, then per key and slot the
@@ -457,9 +459,9 @@ static int block_body(const struct rollup *slots, size_t nslots, int64_t t0, int
 
 			/* slots' entries are sorted, so each slot's next is at pos[s] */
 			if (pos[s] < sl->n && sl->e[pos[s]].counter == keys[k].counter &&
-			    sl->e[pos[s]].prio == keys[k].prio)
+			    sl->e[pos[s]].prio == keys[k].prio && sl->e[pos[s]].gauge == keys[k].gauge)
 				e = &sl->e[pos[s]++];
-			if (!e || e->n == 0 || e->gauge != keys[k].gauge) {
+			if (!e || e->n == 0) {
 				r = codec_put_varint(out, zz(0 - sp[s].n)); /* n 0: not in this slot */
 				sp[s].n = 0;
 				continue;
@@ -592,9 +594,11 @@ int rollup_block_decode(const void *blob, size_t len, int64_t t0, int64_t width,
 		if (codec_get_varint(&q, qend, &v) < 0 || qend - q < 2)
 			goto out;
 		c = (k ? keys[k - 1].counter : 0) + v;
-		if (c > UINT32_MAX || (k && v == 0 && q[0] <= keys[k - 1].prio) || q[1] > 1)
-			goto out; /* sorted and unique, as written */
+		if (c > UINT32_MAX || q[1] > 1)
+			goto out;
 		keys[k] = (struct bkey){ (uint32_t)c, q[0], q[1] };
+		if (k && bkey_cmp(&keys[k - 1], &keys[k]) >= 0)
+			goto out; /* sorted and unique, as written */
 		q += 2;
 	}
 	for (uint64_t k = 0; k < nkeys; k++) {
@@ -662,6 +666,9 @@ int rollup_block_decode(const void *blob, size_t len, int64_t t0, int64_t width,
 			kp.step = step;
 			kp.last = e.last;
 			kp.sum = f64_bits(e.sum);
+			if (slots[s].n && slots[s].e[slots[s].n - 1].counter == e.counter &&
+			    slots[s].e[slots[s].n - 1].prio == e.prio)
+				goto out; /* one entry a counter and priority in a bucket */
 			if (reserve(&slots[s], slots[s].n + 1) < 0) {
 				r = -ENOMEM;
 				goto out;

@@ -625,21 +625,35 @@ static int rollup_points(struct store_reader *rd, struct series_ctx *c, int64_t 
 				       "((res = ?1 AND t_ns >= ?3 AND t_ns <= ?4) OR "
 				       "(res = -?1 AND t_ns >= ?5 AND t_ns <= ?4)) ORDER BY t_ns";
 	static const char written_sql[] = "SELECT max(t_ns) FROM rollups WHERE res = 60 AND port_id = ?";
-	static const char first_sql[] = "SELECT min(t_ns) FROM rollups WHERE res IN (60, -60) AND "
-					"port_id = ?";
+	static const char first_sql[] = "SELECT res, t_ns, data FROM rollups WHERE res IN (60, -60) "
+					"AND port_id = ? ORDER BY t_ns LIMIT 1";
 	sqlite3_stmt *st = store_reader_stmt(rd, first_sql);
 	struct rollup row;
-	int64_t from;
+	int64_t from, first = 0;
 	int rc, r = 0;
 
 	if (!st)
 		return -ENOMEM;
 	sqlite3_bind_int64(st, 1, port_id);
 	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL &&
-	    sqlite3_column_int64(st, 0) > c->q->from_ns) {
-		int64_t first = sqlite3_column_int64(st, 0);
+	if (rc == SQLITE_ROW && sqlite3_column_int(st, 0) < 0) {
+		/* a block: its first bucket (the block starts at its hour) */
+		struct rollup *slots;
+		size_t n;
 
+		if (rollup_block_decode(sqlite3_column_blob(st, 2), (size_t)sqlite3_column_bytes(st, 2),
+					sqlite3_column_int64(st, 1), ROLLUP_1M_NS, &slots, &n) == 0) {
+			first = n ? slots[0].t_ns : sqlite3_column_int64(st, 1);
+			for (size_t i = 0; i < n; i++)
+				rollup_fini(&slots[i]);
+			free(slots);
+		} else {
+			first = sqlite3_column_int64(st, 1);
+		}
+	} else if (rc == SQLITE_ROW) {
+		first = sqlite3_column_int64(st, 1);
+	}
+	if (rc == SQLITE_ROW && first > c->q->from_ns) {
 		sqlite3_reset(st);
 		if ((r = raw_points(rd, c, port_id, c->q->from_ns,
 				    first - 1 < c->q->to_ns ? first - 1 : c->q->to_ns, e)) < 0)

@@ -50,7 +50,8 @@ int buf_append(struct buf *b, const void *data, size_t len)
 {
 	if (buf_reserve(b, len) < 0)
 		return -ENOMEM;
-	memcpy(b->data + b->len, data, len);
+	if (len) /* (data may be NULL then: an empty buf's) */
+		memcpy(b->data + b->len, data, len);
 	b->len += len;
 	b->data[b->len] = '\0';
 	return 0;

@@ -214,3 +214,42 @@ def test_rollups_survive_rocefabd_killed_mid_minute(fed):
     post_all(d, items[half:])
     check(d, base)
     assert rows(d) == {60: HOURS * 60 + 2, 3600: HOURS + 1}
+
+
+def test_a_corrupt_newest_row_and_a_replayed_older_sample(world):
+    """A port's raw rows within a minute follow each other (daemon/codec.h).  When the newest
+    row is corrupt, rocefabd starts the port from a new baseline but keeps its time as the
+    newest: a sample replayed at the time of a row that others follow is late, stored apart,
+    and the rows that follow it keep their values."""
+    d = world.daemon()
+    d.token("agents", "agent", agent="r1")
+    d.token("viewer", "viewer")
+    d.start()
+    base = (int(time.time()) - 3 * 3600) // 3600 * 3600
+    items = list(samples(base))[:30]  # the last minute: items 27 (whole), 28 and 29 (follow)
+    post_all(d, items)
+
+    def raw_tx():
+        doc = d.client("viewer").json("/api/v1/ports/r1:nic0:1/counters",
+                                      params={"names": "roce_tx_bytes", "from": base, "to": base + 600})
+        return {p["t"]: p["raw"] for p in doc["series"][0]["points"]}
+
+    before = raw_tx()
+    assert len(before) == 30
+    d.stop()
+    db = sqlite3.connect(d.db, timeout=10)
+    try:
+        t29 = int(items[29][1] * 1e9)
+        assert db.execute("SELECT hex(substr(data, 1, 2)) FROM samples WHERE t_ns = ?", (t29,)).fetchone()[0] == "0201"
+        db.execute("UPDATE samples SET data = x'0201ff' WHERE t_ns = ?", (t29,))
+        db.commit()
+    finally:
+        db.close()
+    d.proc = None
+    d.start()
+    seq, t27, sim, hw = items[27]
+    post_all(d, [(31, t27, {k: v + 999 for k, v in sim.items()}, hw)])  # a replay, other values
+    assert "is corrupt" in d.proc.output()
+    after = raw_tx()
+    del before[max(before)]  # the corrupt row shows nothing
+    assert after == before
