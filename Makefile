@@ -58,7 +58,7 @@ ALL_CFLAGS = -std=gnu11 $(WARN) $(OPTFLAGS) $(SANFLAGS) -D_GNU_SOURCE -I. -I$(B)
 	-DROCEFAB_VERSION='"$(VERSION)"' -DROCEFAB_DATADIR='"$(DATADIR)/rocefab"' \
 	$(PKG_CFLAGS) $(CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(SANFLAGS) -Wl,--as-needed $(LDFLAGS)
-LIBS = $(PKG_LIBS) -libverbs -lm -lpthread
+LIBS = $(PKG_LIBS) -lsnappy -libverbs -lm -lpthread
 
 ifeq ($(V),1)
 Q :=

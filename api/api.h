@@ -57,10 +57,12 @@ struct api_deps {
 	struct tuner *tuner;	   /* NULL: no congestion-control tuner */
 	struct events *events;	   /* NULL: no GET /api/v1/events */
 	struct retention *retention; /* NULL: none (the disk budget's status) */
+	struct rwrite *rwrite;	     /* NULL: no remote-write */
 	int64_t started_ns;
 };
 
 struct api;
+struct rwrite;
 
 /* api.metrics_priorities ("all", "" or NULL, "none", or a list of priorities 0-7 such as
  * "3,4") as a mask with bit p set for priority p; -EINVAL and e (BAD_PRIORITIES) otherwise. */

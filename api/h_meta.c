@@ -13,6 +13,7 @@
 #include "daemon/pingmesh.h"
 #include "daemon/report.h"
 #include "daemon/retention.h"
+#include "daemon/rwrite.h"
 #include "daemon/store.h"
 #include "daemon/tuner.h"
 #include "daemon/views.h"
@@ -100,6 +101,58 @@ int h_health(struct api_req *req)
 					  "store.max_bytes keeps data for less than the configured "
 					  "retentions (store.retention_s in this answer): raise the budget "
 					  "or shorten them"));
+	}
+	if (doc && d->rwrite) {
+		json_t *arr = json_array();
+
+		for (size_t i = 0; arr && i < rwrite_targets(d->rwrite); i++) {
+			struct rwrite_stats rs;
+			char detail[1200];
+
+			rwrite_get_stats(d->rwrite, i, &rs);
+			json_array_append_new(
+				arr,
+				json_pack("{s:s,s:I,s:I,s:I,s:I,s:{s:I,s:I},s:o,s:s?}", "url", rs.url,
+					  "sent_samples", (json_int_t)rs.sent, "queued_samples",
+					  (json_int_t)rs.queue_samples, "queue_bytes",
+					  (json_int_t)rs.queue_bytes, "retries", (json_int_t)rs.retries,
+					  "dropped_samples", "queue_full", (json_int_t)rs.dropped_full,
+					  "rejected", (json_int_t)rs.dropped_rejected, "last_success",
+					  store_time_json(rs.last_success_ns), "last_error",
+					  rs.last_error[0] ? rs.last_error : NULL));
+			if (rs.failing_since_ns && warnings) {
+				snprintf(detail, sizeof(detail),
+					 "remote-write to %s fails since %.0f s (%s); %llu samples wait in "
+					 "its queue (remote_write.max_queue_bytes bounds it)",
+					 rs.url, (double)(tu_now_ns() - rs.failing_since_ns) / 1e9,
+					 rs.last_error, (unsigned long long)rs.queue_samples);
+				json_array_append_new(warnings, json_pack("{s:s,s:s}", "code",
+									  "REMOTE_WRITE_FAILING",
+									  "detail", detail));
+			}
+			/* (the drops of the last 10 minutes) */
+			if (rs.last_rejected_ns && tu_now_ns() - rs.last_rejected_ns < 600 * NSEC_PER_SEC &&
+			    warnings) {
+				snprintf(detail, sizeof(detail),
+					 "%s refused samples in the last 10 minutes, dropped (%llu since the "
+					 "start; its answer: %s)", rs.url,
+					 (unsigned long long)rs.dropped_rejected, rs.last_rejection);
+				json_array_append_new(warnings, json_pack("{s:s,s:s}", "code",
+									  "REMOTE_WRITE_REJECTED",
+									  "detail", detail));
+			}
+			if (rs.last_dropped_ns && tu_now_ns() - rs.last_dropped_ns < 600 * NSEC_PER_SEC &&
+			    warnings) {
+				snprintf(detail, sizeof(detail),
+					 "samples for %s did not fit remote_write.max_queue_bytes in the "
+					 "last 10 minutes and were dropped (%llu since the start)", rs.url,
+					 (unsigned long long)rs.dropped_full);
+				json_array_append_new(warnings, json_pack("{s:s,s:s}", "code",
+									  "REMOTE_WRITE_DROPPED",
+									  "detail", detail));
+			}
+		}
+		json_object_set_new(doc, "remote_write", arr);
 	}
 	if (doc && warnings)
 		json_object_set_new(doc, "warnings", warnings);
@@ -370,6 +423,51 @@ int h_metrics(struct api_req *req)
 		for (int i = 0; i < RET_N; i++)
 			buf_printf(&b, "rocefab_store_pruned_rows_total{data=\"%s\"} %llu\n", data[i],
 				   (unsigned long long)rs.pruned[i]);
+	}
+	if (d->rwrite) {
+		static const char *const fam[][3] = {
+			{ "sent_samples_total", "counter", "Samples the receiver accepted." },
+			{ "dropped_samples_total", "counter",
+			  "Samples dropped: the queue over remote_write.max_queue_bytes (queue_full) "
+			  "or refused by the receiver with a 4xx (rejected)." },
+			{ "retries_total", "counter",
+			  "Failed attempts that will be made again (network errors, 3xx, 5xx, 429)." },
+			{ "queue_samples", "gauge", "Samples waiting for the receiver." },
+			{ "queue_bytes", "gauge", "The queue's requests on disk." },
+			{ "last_success_timestamp_seconds", "gauge",
+			  "When the receiver last accepted a request (0: never)." },
+		};
+
+		for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
+			buf_printf(&b, "# HELP rocefab_remote_write_%s %s\n# TYPE rocefab_remote_write_%s %s\n",
+				   fam[f][0], fam[f][2], fam[f][0], fam[f][1]);
+			for (size_t i = 0; i < rwrite_targets(d->rwrite); i++) {
+				struct rwrite_stats rs;
+				char url[600];
+				size_t k = 0;
+
+				rwrite_get_stats(d->rwrite, i, &rs);
+				for (const char *p = rs.url; *p && k + 2 < sizeof(url); p++) {
+					if (*p == '"' || *p == '\\')
+						url[k++] = '\\';
+					url[k++] = *p;
+				}
+				url[k] = '\0';
+				switch (f) {
+				case 0: buf_printf(&b, "rocefab_remote_write_%s{url=\"%s\"} %llu\n", fam[f][0], url, (unsigned long long)rs.sent); break;
+				case 1:
+					buf_printf(&b, "rocefab_remote_write_%s{url=\"%s\",reason=\"queue_full\"} %llu\n",
+						   fam[f][0], url, (unsigned long long)rs.dropped_full);
+					buf_printf(&b, "rocefab_remote_write_%s{url=\"%s\",reason=\"rejected\"} %llu\n",
+						   fam[f][0], url, (unsigned long long)rs.dropped_rejected);
+					break;
+				case 2: buf_printf(&b, "rocefab_remote_write_%s{url=\"%s\"} %llu\n", fam[f][0], url, (unsigned long long)rs.retries); break;
+				case 3: buf_printf(&b, "rocefab_remote_write_%s{url=\"%s\"} %llu\n", fam[f][0], url, (unsigned long long)rs.queue_samples); break;
+				case 4: buf_printf(&b, "rocefab_remote_write_%s{url=\"%s\"} %llu\n", fam[f][0], url, (unsigned long long)rs.queue_bytes); break;
+				default: buf_printf(&b, "rocefab_remote_write_%s{url=\"%s\"} %.3f\n", fam[f][0], url, (double)rs.last_success_ns / 1e9); break;
+				}
+			}
+		}
 	}
 	buf_printf(&b,
 		   "# HELP rocefab_agents Agents known, by liveness.\n"

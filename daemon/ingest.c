@@ -10,6 +10,7 @@
 #include "daemon/delta.h"
 #include "daemon/ingest.h"
 #include "daemon/rollup.h"
+#include "daemon/rwrite.h"
 #include "lib/hash.h"
 #include "lib/hmap.h"
 #include "lib/log.h"
@@ -36,6 +37,7 @@ struct port_state {
 	struct rollup acc; /* the open minute (daemon/rollup.h); empty: none */
 	struct codec_chain chain; /* its newest row, that the next may follow (daemon/codec.h) */
 	int64_t compacted[2]; /* minutes (hours) before this are in blocks (daemon/rollup.h) */
+	int64_t compact_to[2]; /* and before this are closed: ingest_compact's to do */
 	int64_t seen_mono; /* when its last sample was stored (CLOCK_MONOTONIC) */
 };
 
@@ -69,6 +71,8 @@ struct ingest {
 	} hooks[INGEST_HOOKS_MAX];
 	unsigned nhooks;
 	int64_t idle_ns; /* a port silent this long has its open minute written (ingest_flush_idle) */
+	struct rwrite *rw; /* remote-write (daemon/rwrite.h); NULL: off */
+	unsigned compact_due; /* ports whose closed hours (days) are not in blocks yet */
 };
 
 int ingest_add_hook(struct ingest *ing, ingest_hook_fn fn, void *ctx)
@@ -126,6 +130,8 @@ struct ingest_job {
 	uint32_t nnew_ports;
 	uint64_t inv_hash;
 	bool write_inventory;
+	struct buf rw; /* the samples for remote-write, sent when the job is committed */
+	size_t rw_n;
 };
 
 /* --- caches ---------------------------------------------------------------------------- */
@@ -168,6 +174,7 @@ static void drop_caches_locked(struct ingest *ing)
 		agent_state_free(v);
 	hmap_fini(&ing->agents);
 	hmap_init(&ing->agents);
+	__atomic_store_n(&ing->compact_due, 0, __ATOMIC_RELAXED);
 }
 
 static void on_rollback(void *ctx)
@@ -500,11 +507,18 @@ static int rollup_store_add(struct ingest *ing, int res_s, const struct port_sta
 	return r;
 }
 
+static bool compact_pending(const struct port_state *ps)
+{
+	return ps->compact_to[0] > ps->compacted[0] || ps->compact_to[1] > ps->compacted[1];
+}
+
 /* A closed minute into its row and its hour's; when it is the first of an hour (a day), the
- * port's minutes (hours) before go into their blocks. */
+ * port's minutes (hours) before are to go into their blocks (ingest_compact, a few ports a
+ * second, so that the hour's end does not stall the writer). */
 static int rollup_flush(struct ingest *ing, struct port_state *ps, const struct rollup *m)
 {
 	int64_t h = rollup_bucket(m->t_ns, ROLLUP_1H_NS), d = rollup_bucket(m->t_ns, ROLLUP_1D_NS);
+	bool was = compact_pending(ps);
 	int r;
 
 	if (!m->n)
@@ -513,11 +527,70 @@ static int rollup_flush(struct ingest *ing, struct port_state *ps, const struct 
 	if (r == 0)
 		r = rollup_store_add(ing, 3600, ps, h, m);
 	/* (the marks are the writer's, reset with every cache when a commit fails) */
-	if (r == 0 && h > ps->compacted[0] && (r = rollup_compact(ing, 60, ps, h)) == 0)
-		ps->compacted[0] = h;
-	if (r >= 0 && d > ps->compacted[1] && (r = rollup_compact(ing, 3600, ps, d)) == 0)
-		ps->compacted[1] = d;
-	return r < 0 ? r : 0;
+	if (r == 0 && h > ps->compact_to[0])
+		ps->compact_to[0] = h;
+	if (r == 0 && d > ps->compact_to[1])
+		ps->compact_to[1] = d;
+	if (!was && compact_pending(ps))
+		__atomic_add_fetch(&ing->compact_due, 1, __ATOMIC_RELAXED);
+	return r;
+}
+
+/* Some ports' closed hours (days) into their blocks: 0, or 1 when more remain.  The marks
+ * move only when the whole job's writes did (a failed job is rolled back to its savepoint). */
+static int compact_some(struct ingest *ing, unsigned max_ports)
+{
+	struct {
+		struct port_state *ps;
+		int64_t compacted[2];
+	} done[INGEST_COMPACT_PORTS];
+	size_t it = 0;
+	void *v;
+	unsigned ndone = 0, left = 0;
+	bool whole = true;
+	int r = 0;
+
+	if (max_ports > INGEST_COMPACT_PORTS)
+		max_ports = INGEST_COMPACT_PORTS;
+	while (r == 0 && hmap_next(&ing->ports, &it, NULL, &v)) {
+		struct port_state *ps = v;
+		int64_t c0 = ps->compacted[0], c1 = ps->compacted[1];
+		int c;
+
+		if (!compact_pending(ps))
+			continue;
+		if (ndone == max_ports) {
+			whole = false;
+			break;
+		}
+		if (ps->compact_to[0] > c0) {
+			if ((c = rollup_compact(ing, 60, ps, ps->compact_to[0])) < 0)
+				r = c;
+			else if (c == 0)
+				c0 = ps->compact_to[0];
+		}
+		if (r == 0 && ps->compact_to[1] > c1) {
+			if ((c = rollup_compact(ing, 3600, ps, ps->compact_to[1])) < 0)
+				r = c;
+			else if (c == 0)
+				c1 = ps->compact_to[1];
+		}
+		done[ndone].ps = ps;
+		done[ndone].compacted[0] = c0;
+		done[ndone++].compacted[1] = c1;
+		if (ps->compact_to[0] > c0 || ps->compact_to[1] > c1)
+			left++;
+	}
+	if (r < 0)
+		return r;
+	for (unsigned i = 0; i < ndone; i++) {
+		done[i].ps->compacted[0] = done[i].compacted[0];
+		done[i].ps->compacted[1] = done[i].compacted[1];
+	}
+	/* (counted again over every port when the scan saw them all: no drift) */
+	if (whole)
+		__atomic_store_n(&ing->compact_due, left, __ATOMIC_RELAXED);
+	return whole && !left ? 0 : 1;
 }
 
 struct fold_ctx {
@@ -935,6 +1008,27 @@ static int rollup_advance(struct ingest *ing, struct port_state *ps, const struc
 	return r;
 }
 
+/* One sample for remote-write: the series and value /metrics shows for it. */
+static int rw_sample(struct ingest_job *j, const struct port_state *ps, const struct report_value *v,
+		     const struct cstate *cs, int64_t t)
+{
+	const struct reg_counter *rc = reg_counter(j->ing->reg, v->counter);
+	bool counter = rc->kind == REG_KIND_COUNTER;
+	uint64_t val = counter ? cs->total : cs->raw;
+	char name[160], prio[8];
+	const char *labels[10] = { "__name__", name, "device", ps->device, "host", ps->agent,
+				   "port", ps->port, "priority", prio };
+	int r;
+
+	snprintf(name, sizeof(name), "rocefab_port_%s%s", rc->metric, counter ? "_total" : "");
+	snprintf(prio, sizeof(prio), "%u", cs->prio);
+	r = rwrite_series(&j->rw, labels, cs->prio != REG_NO_PRIO ? 5 : 4,
+			  rc->metric_scale == 1.0 ? (double)val : (double)val * rc->metric_scale, t);
+	if (r == 0)
+		j->rw_n++;
+	return r;
+}
+
 /* Deltas and the stored row for one port.  Nothing in the cache changes here: the new state
  * goes to j->pend and is swapped in when the whole job succeeded. */
 static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, struct buf *blob,
@@ -1040,6 +1134,10 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 		}
 		if (!(flags & DELTA_VALID))
 			j->res.baseline++;
+		/* (receivers keep milliseconds: one sample of a series a millisecond) */
+		if (ing->rw && t / NSEC_PER_MSEC > ps->t_ns / NSEC_PER_MSEC &&
+		    (r = rw_sample(j, ps, v, &nc[nn], t)) < 0)
+			goto out;
 		nn++;
 		i++;
 		if (c == 0)
@@ -1368,6 +1466,9 @@ static void ingest_done(struct store_job *sj, int result)
 	}
 	pthread_mutex_unlock(&ing->stats_lock);
 
+	if (result >= 0 && !j->res.duplicate)
+		rwrite_enqueue(ing->rw, &j->rw, j->rw_n);
+	buf_fini(&j->rw);
 	if (j->cb)
 		j->cb(j->ctx, &j->res); /* takes res.commands */
 	else
@@ -1620,9 +1721,57 @@ static void idle_done(struct store_job *sj, int result)
 	free(ij);
 }
 
+void ingest_set_rwrite(struct ingest *ing, struct rwrite *rw)
+{
+	ing->rw = rw;
+}
+
 void ingest_set_idle(struct ingest *ing, int64_t idle_ns)
 {
 	ing->idle_ns = idle_ns;
+}
+
+struct compact_job {
+	struct store_job job;
+	struct ingest *ing;
+};
+
+static int compact_apply(struct store_job *sj, struct store *s)
+{
+	struct compact_job *cj = (struct compact_job *)sj;
+	int r;
+
+	(void)s;
+	/* (the writer thread's own state, as idle_apply's) */
+	r = compact_some(cj->ing, INGEST_COMPACT_PORTS);
+	return r < 0 ? r : 0;
+}
+
+static void compact_done(struct store_job *sj, int result)
+{
+	if (result < 0)
+		log_warning("ingest", "writing closed hours into their blocks failed: %s; trying "
+				      "again", strerror(-result));
+	free(sj);
+}
+
+int ingest_compact(void *ctx, int64_t now)
+{
+	struct ingest *ing = ctx;
+	struct compact_job *cj;
+	int r;
+
+	(void)now;
+	if (!__atomic_load_n(&ing->compact_due, __ATOMIC_RELAXED))
+		return 0;
+	if (!(cj = calloc(1, sizeof(*cj))))
+		return -ENOMEM;
+	cj->job.apply = compact_apply;
+	cj->job.done = compact_done;
+	cj->ing = ing;
+	if ((r = store_submit(ing->store, &cj->job)) < 0)
+		free(cj);
+	return r;
 }
 
 int ingest_flush_idle(void *ctx, int64_t now)

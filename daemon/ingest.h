@@ -75,6 +75,11 @@ void ingest_get_stats_at(struct ingest *ing, int64_t mono_ns, struct ingest_stat
  * meanwhile a query shows the minute's row without those samples.) */
 void ingest_set_idle(struct ingest *ing, int64_t idle_ns);
 int ingest_flush_idle(void *ctx, int64_t now);
+/* A pass (every second): the closed hours (days) of up to INGEST_COMPACT_PORTS ports into
+ * their blocks (daemon/rollup.h), in one store job: ~5 ms a port for an hour of 127 counters,
+ * so an hour's end at 4,096 ports takes ~4 minutes of 80 ms jobs, between the reports. */
+#define INGEST_COMPACT_PORTS 16
+int ingest_compact(void *ctx, int64_t now);
 
 /* Prometheus text of every port's normalized counters (families rocefab_port_*); of the
  * per-priority ones only the priorities whose bit prio_mask sets (a family none of whose
@@ -90,6 +95,10 @@ int ingest_read_newest(sqlite3_stmt *max_st, sqlite3_stmt *rows_st, int64_t port
 		       int (*fn)(const struct sample_entry *e, void *ctx), void *ctx);
 /* An entry callback that keeps nothing (a row read only to follow its chain). */
 int ingest_skip_entry(const struct sample_entry *e, void *ctx);
+
+/* Every sample of a committed report also to remote-write (NULL: off); set before reports. */
+struct rwrite;
+void ingest_set_rwrite(struct ingest *ing, struct rwrite *rw);
 
 int ingest_render_metrics(struct ingest *ing, uint8_t prio_mask, struct buf *out);
 

@@ -18,7 +18,7 @@ set -eu
 build_pkgs="build-essential pkg-config clang libclang-rt-14-dev
 libmicrohttpd-dev libgnutls28-dev libjansson-dev libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
 libibverbs-dev librdmacm-dev libsqlite3-dev libcurl4-openssl-dev libcmocka-dev libsystemd-dev
-libhiredis-dev zlib1g-dev
+libhiredis-dev zlib1g-dev libsnappy-dev
 libjs-chart.js"
 check_pkgs="python3 python3-pytest python3-requests python3-jsonschema python3-yaml openssl
 prometheus sqlite3 iproute2 ethtool curl procps systemd

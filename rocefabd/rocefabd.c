@@ -22,6 +22,7 @@
 #include "daemon/sched.h"
 #include "daemon/alerts.h"
 #include "daemon/events.h"
+#include "daemon/rwrite.h"
 #include "daemon/store.h"
 #include "daemon/tokens.h"
 #include "rocefabd/rocefabd.h"
@@ -122,6 +123,22 @@ const struct conf_opt rocefabd_opts[] = {
 		 "how long the pingmesh's per-round results are kept (the matrix and the localization "
 		 "read the last minutes; a fabric of 32 hosts writes ~2 million an hour)",
 		 .min = 60 * NSEC_PER_SEC, .max = 3650LL * 86400 * NSEC_PER_SEC),
+	CONF_OPT("remote_write.urls", CONF_STRING, S, rw_urls, "",
+		 "Prometheus remote-write receivers (comma-separated http(s) URLs, credentials as "
+		 "https://user:password@host/...) that get every sample stored, as the series of "
+		 "/metrics; empty: none"),
+	CONF_OPT("remote_write.queue_dir", CONF_STRING, S, rw_queue_dir, "",
+		 "where the requests wait for their receiver (a directory per URL); empty: "
+		 "store.db's path with .remote-write appended"),
+	CONF_OPT("remote_write.max_queue_bytes", CONF_SIZE, S, rw_max_queue_bytes, "1GiB",
+		 "the queue of each URL at most (snappy-compressed requests): beyond it the oldest "
+		 "go, counted in rocefab_remote_write_dropped_samples_total", .min = 4096,
+		 .max = INT64_MAX),
+	CONF_OPT("remote_write.batch", CONF_INT, S, rw_batch, "5000", "samples per request at most",
+		 .min = 1, .max = 1000000),
+	CONF_OPT("remote_write.timeout", CONF_DURATION, S, rw_timeout, "30s",
+		 "how long a request may take before it is retried", .min = NSEC_PER_SEC,
+		 .max = 600 * NSEC_PER_SEC),
 	CONF_OPT("ingest.registry", CONF_STRING, S, registry, "",
 		 "counter registry JSON file; empty uses the built-in copy"),
 	CONF_OPT("agents.stale_after", CONF_INT, S, stale_after, "3",
@@ -206,6 +223,9 @@ static int add_passes(struct sched *sch, struct store *st, struct pingmesh *pm, 
 		/* the open minute of ports silent for two of those: into the rollups */
 		{ .name = "rollups", .period_ns = prune_interval, .first_ns = prune_interval,
 		  .run = ingest_flush_idle, .ctx = ing },
+		/* closed hours (days) of rollups into their blocks, a few ports at a time */
+		{ .name = "blocks", .period_ns = NSEC_PER_SEC, .first_ns = NSEC_PER_SEC,
+		  .run = ingest_compact, .ctx = ing },
 	};
 	int64_t now = tu_mono_ns();
 	int r;
@@ -429,6 +449,8 @@ int rocefabd_check(const struct rocefabd_settings *s, struct rf_err *e)
 	struct api_conf ac = api_conf_of(s);
 	int r = check_retentions(s, e);
 
+	if (r == 0)
+		r = rwrite_check(s->rw_urls, e);
 	return r < 0 ? r : api_check_conf(&ac, e);
 }
 
@@ -452,6 +474,7 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 	struct ingest *ing = NULL;
 	struct api *api = NULL;
 	struct events *ev = NULL;
+	struct rwrite *rw = NULL;
 	struct rf_err e = { 0 };
 	sigset_t sigs;
 	char buf[600];
@@ -465,7 +488,7 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (check_retentions(s, &e) < 0) {
+	if (check_retentions(s, &e) < 0 || rwrite_check(s->rw_urls, &e) < 0) {
 		log_msg(LOG_ERR, "daemon", e.code, "%s", rf_err_str(&e, buf, sizeof(buf)));
 		goto out;
 	}
@@ -483,6 +506,22 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 	if (ingest_new(st, reg, &ing, &e) < 0) {
 		log_msg(LOG_ERR, "ingest", e.code, "%s", rf_err_str(&e, buf, sizeof(buf)));
 		goto out;
+	}
+	{
+		char qdir[4096];
+		struct rwrite_conf rc = { .urls = s->rw_urls, .queue_dir = qdir,
+					  .max_queue_bytes = s->rw_max_queue_bytes,
+					  .batch = (unsigned)s->rw_batch, .timeout_ns = s->rw_timeout,
+					  .user_agent = "rocefabd/" ROCEFAB_VERSION };
+
+		snprintf(qdir, sizeof(qdir), "%s", s->rw_queue_dir);
+		if (!qdir[0])
+			snprintf(qdir, sizeof(qdir), "%s.remote-write", s->db);
+		if (rwrite_new(&rc, &rw, &e) < 0) {
+			log_msg(LOG_ERR, "remote-write", e.code, "%s", rf_err_str(&e, buf, sizeof(buf)));
+			goto out;
+		}
+		ingest_set_rwrite(ing, rw);
 	}
 	rt.store = st;
 	retention_init(&rt);
@@ -530,6 +569,7 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 	deps.tuner = tn;
 	deps.events = ev;
 	deps.retention = &rt;
+	deps.rwrite = rw;
 	if (det)
 		pingmesh_set_explainer(pm, pingmesh_explainer, det);
 	fit_open_files((uint64_t)s->max_connections);
@@ -579,6 +619,10 @@ out:
 		retention_stop(&rt); /* (its steps chain jobs: none after the flush) */
 	if (st)
 		store_flush(st);
+	/* every report committed: what remote-write holds in memory goes to its queues */
+	if (ing)
+		ingest_set_rwrite(ing, NULL);
+	rwrite_free(rw);
 	sched_free(sch);
 	ingest_free(ing);
 	store_close(st); /* the writer has stopped: nothing uses the pingmesh any more */

@@ -37,6 +37,9 @@ struct rocefabd_settings {
 	uint64_t max_bytes;
 	int64_t prune_interval;
 	int64_t probe_retention;
+	char *rw_urls, *rw_queue_dir;
+	uint64_t rw_max_queue_bytes;
+	int64_t rw_batch, rw_timeout;
 	char *registry;
 	int64_t stale_after;
 	int64_t change_deadline;
