@@ -102,3 +102,22 @@ def test_killed_while_pruning_leaves_a_consistent_database(world):
     d.proc = None
     d.start()
     assert d.client("viewer").json("/api/v1/agents/sw1")["reports"] == 400
+
+
+def test_a_budget_below_what_the_shortest_retentions_need_is_a_warning_and_ingest_goes_on(world):
+    """A budget smaller than the data of the shortest retentions (2 minutes of raw samples, an
+    hour of minutes, a day of hours): rocefabd shortens everything to its floor, says it cannot
+    meet the budget (STORE_BUDGET_UNMET, in /health and the log), and goes on storing reports."""
+    d = world.daemon(args=("-o", "store.max_bytes=64KiB", "-o", "store.prune_interval=1s"))
+    d.token("agents", "agent", agent="sw1")
+    d.token("viewer", "viewer")
+    d.start()
+    post(d, range(1, 101), time.time() - 600)
+    wait_for(lambda: any(w["code"] == "STORE_BUDGET_UNMET"
+                         for w in d.client("viewer").json("/api/v1/health")["warnings"]), 60, interval=0.5,
+             what="the budget said to be unmet")
+    s = store(d)
+    assert s["retention_s"] == {"raw": 120.0, "1m": 3600.0, "1h": 86400.0, "probes": s["retention_s"]["probes"]}
+    assert "raise the budget" in d.proc.output()
+    post(d, range(101, 111), time.time() - 600)
+    assert d.client("viewer").json("/api/v1/agents/sw1")["reports"] == 110
