@@ -119,7 +119,15 @@ static int split_list(const char *s, char ***ret, size_t *ret_n)
 	if (!copy)
 		return -ENOMEM;
 	for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
-		char **nv = realloc(v, (n + 1) * sizeof(*nv));
+		char **nv;
+		bool dup = false;
+
+		/* a name listed twice is reported once (rocefabd refuses a device twice) */
+		for (size_t i = 0; i < n && !dup; i++)
+			dup = strcmp(v[i], t) == 0;
+		if (dup)
+			continue;
+		nv = realloc(v, (n + 1) * sizeof(*nv));
 
 		if (!nv || !(nv[n] = strdup(t))) {
 			free(nv ? nv : v);
