@@ -93,6 +93,30 @@ void print_health(FILE *f, const json_t *d)
 	fprintf(f, "agents:       %s (%s stale)\n", str(&s, ag, "total"), str(&s, ag, "stale"));
 	fprintf(f, "ingest:       %s reports, %s samples, %.0f samples/s\n", str(&s, in, "reports"),
 		str(&s, in, "samples"), json_number_value(json_object_get(in, "samples_per_s")));
+	if (json_object_get(st, "used_bytes")) {
+		const json_t *ret = json_object_get(st, "retention_s");
+
+		fprintf(f, "storage:      %.1f MB in use", json_number_value(json_object_get(st, "used_bytes")) / 1e6);
+		if (json_is_integer(json_object_get(st, "max_bytes")))
+			fprintf(f, " of %.1f MB", json_number_value(json_object_get(st, "max_bytes")) / 1e6);
+		fprintf(f, "; kept: raw %.0f h, minutes %.0f d, hours %.0f d\n",
+			json_number_value(json_object_get(ret, "raw")) / 3600,
+			json_number_value(json_object_get(ret, "1m")) / 86400,
+			json_number_value(json_object_get(ret, "1h")) / 86400);
+	}
+	json_array_foreach(json_object_get(d, "remote_write"), i, w) {
+		const json_t *dr = json_object_get(w, "dropped_samples");
+
+		fprintf(f, "remote-write: %s: %s sent, %s queued (%s bytes), %s retries, dropped %s "
+			   "(queue full) %s (refused)%s%s\n",
+			printable(&s, json_string_value(json_object_get(w, "url"))) ?: "-",
+			str(&s, w, "sent_samples"), str(&s, w, "queued_samples"), str(&s, w, "queue_bytes"),
+			str(&s, w, "retries"), str(&s, dr, "queue_full"), str(&s, dr, "rejected"),
+			json_is_string(json_object_get(w, "last_error")) ? "; last error: " : "",
+			json_is_string(json_object_get(w, "last_error"))
+				? printable(&s, json_string_value(json_object_get(w, "last_error")))
+				: "");
+	}
 	json_array_foreach(json_object_get(d, "warnings"), i, w) {
 		const json_t *names = json_object_get(w, "tokens");
 

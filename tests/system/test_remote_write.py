@@ -164,6 +164,13 @@ def test_receiver_has_rocefabds_series_and_values_and_loses_nothing_while_down(w
     assert "sending again" in d.proc.output()
     metrics = d.client("viewer").get("/metrics").text
     assert f'rocefab_remote_write_sent_samples_total{{url="{prom.url}"}} {52 * nseries}' in metrics
+    # and rocefabctl health says it in a line
+    r = subprocess.run([binary("rocefabctl"), "health"], capture_output=True, text=True, timeout=20,
+                       env=dict(os.environ, ROCEFAB_SERVER=d.url,
+                                ROCEFAB_TOKEN_FILE=os.path.join(world.tmp, "viewer.token")))
+    assert r.returncode == 0, r.stderr
+    assert f"remote-write: {prom.url}: {52 * nseries} sent, 0 queued" in r.stdout, r.stdout
+    assert "storage:" in r.stdout and "kept: raw 6 h, minutes 14 d, hours 400 d" in r.stdout, r.stdout
     assert not any(w["code"].startswith("REMOTE_WRITE") for w in
                    d.client("viewer").json("/api/v1/health").get("warnings", []))
 
