@@ -1,5 +1,6 @@
 /* Handlers: health, version, the counter registry, and /metrics. */
 #include <dirent.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -43,6 +44,61 @@ static json_t *health_warnings(struct api_req *req, struct store_reader *rd)
 		json_object_set(json_array_get(warnings, 0), "tokens", names);
 	json_decref(names);
 	return warnings;
+}
+
+/* A warning (code, detail from fmt) into warnings (NULL: none kept). */
+static void __attribute__((format(printf, 3, 4)))
+warn(json_t *warnings, const char *code, const char *fmt, ...)
+{
+	char detail[1200];
+	va_list ap;
+
+	if (!warnings)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	json_array_append_new(warnings, json_pack("{s:s,s:s}", "code", code, "detail", detail));
+}
+
+/* Each remote-write receiver's state, and its warnings: failing now, or drops in the last 10
+ * minutes. */
+static json_t *health_rwrite(struct rwrite *rw, json_t *warnings)
+{
+	json_t *arr = json_array();
+	int64_t now = tu_now_ns();
+
+	for (size_t i = 0; arr && i < rwrite_targets(rw); i++) {
+		struct rwrite_stats rs;
+
+		rwrite_get_stats(rw, i, &rs);
+		json_array_append_new(
+			arr, json_pack("{s:s,s:I,s:I,s:I,s:I,s:{s:I,s:I},s:o,s:s?}", "url", rs.url,
+				       "sent_samples", (json_int_t)rs.sent, "queued_samples",
+				       (json_int_t)rs.queue_samples, "queue_bytes",
+				       (json_int_t)rs.queue_bytes, "retries", (json_int_t)rs.retries,
+				       "dropped_samples", "queue_full", (json_int_t)rs.dropped_full,
+				       "rejected", (json_int_t)rs.dropped_rejected, "last_success",
+				       store_time_json(rs.last_success_ns), "last_error",
+				       rs.last_error[0] ? rs.last_error : NULL));
+		if (rs.failing_since_ns)
+			warn(warnings, "REMOTE_WRITE_FAILING",
+			     "remote-write to %s fails since %.0f s (%s); %llu samples wait in its queue "
+			     "(remote_write.max_queue_bytes bounds it)",
+			     rs.url, (double)(now - rs.failing_since_ns) / 1e9, rs.last_error,
+			     (unsigned long long)rs.queue_samples);
+		if (rs.last_rejected_ns && now - rs.last_rejected_ns < 600 * NSEC_PER_SEC)
+			warn(warnings, "REMOTE_WRITE_REJECTED",
+			     "%s refused samples in the last 10 minutes, dropped (%llu since the start; "
+			     "its answer: %s)",
+			     rs.url, (unsigned long long)rs.dropped_rejected, rs.last_rejection);
+		if (rs.last_dropped_ns && now - rs.last_dropped_ns < 600 * NSEC_PER_SEC)
+			warn(warnings, "REMOTE_WRITE_DROPPED",
+			     "samples for %s did not fit remote_write.max_queue_bytes in the last 10 "
+			     "minutes and were dropped (%llu since the start)",
+			     rs.url, (unsigned long long)rs.dropped_full);
+	}
+	return arr;
 }
 
 int h_health(struct api_req *req)
@@ -102,58 +158,8 @@ int h_health(struct api_req *req)
 					  "retentions (store.retention_s in this answer): raise the budget "
 					  "or shorten them"));
 	}
-	if (doc && d->rwrite) {
-		json_t *arr = json_array();
-
-		for (size_t i = 0; arr && i < rwrite_targets(d->rwrite); i++) {
-			struct rwrite_stats rs;
-			char detail[1200];
-
-			rwrite_get_stats(d->rwrite, i, &rs);
-			json_array_append_new(
-				arr,
-				json_pack("{s:s,s:I,s:I,s:I,s:I,s:{s:I,s:I},s:o,s:s?}", "url", rs.url,
-					  "sent_samples", (json_int_t)rs.sent, "queued_samples",
-					  (json_int_t)rs.queue_samples, "queue_bytes",
-					  (json_int_t)rs.queue_bytes, "retries", (json_int_t)rs.retries,
-					  "dropped_samples", "queue_full", (json_int_t)rs.dropped_full,
-					  "rejected", (json_int_t)rs.dropped_rejected, "last_success",
-					  store_time_json(rs.last_success_ns), "last_error",
-					  rs.last_error[0] ? rs.last_error : NULL));
-			if (rs.failing_since_ns && warnings) {
-				snprintf(detail, sizeof(detail),
-					 "remote-write to %s fails since %.0f s (%s); %llu samples wait in "
-					 "its queue (remote_write.max_queue_bytes bounds it)",
-					 rs.url, (double)(tu_now_ns() - rs.failing_since_ns) / 1e9,
-					 rs.last_error, (unsigned long long)rs.queue_samples);
-				json_array_append_new(warnings, json_pack("{s:s,s:s}", "code",
-									  "REMOTE_WRITE_FAILING",
-									  "detail", detail));
-			}
-			/* (the drops of the last 10 minutes) */
-			if (rs.last_rejected_ns && tu_now_ns() - rs.last_rejected_ns < 600 * NSEC_PER_SEC &&
-			    warnings) {
-				snprintf(detail, sizeof(detail),
-					 "%s refused samples in the last 10 minutes, dropped (%llu since the "
-					 "start; its answer: %s)", rs.url,
-					 (unsigned long long)rs.dropped_rejected, rs.last_rejection);
-				json_array_append_new(warnings, json_pack("{s:s,s:s}", "code",
-									  "REMOTE_WRITE_REJECTED",
-									  "detail", detail));
-			}
-			if (rs.last_dropped_ns && tu_now_ns() - rs.last_dropped_ns < 600 * NSEC_PER_SEC &&
-			    warnings) {
-				snprintf(detail, sizeof(detail),
-					 "samples for %s did not fit remote_write.max_queue_bytes in the "
-					 "last 10 minutes and were dropped (%llu since the start)", rs.url,
-					 (unsigned long long)rs.dropped_full);
-				json_array_append_new(warnings, json_pack("{s:s,s:s}", "code",
-									  "REMOTE_WRITE_DROPPED",
-									  "detail", detail));
-			}
-		}
-		json_object_set_new(doc, "remote_write", arr);
-	}
+	if (doc && d->rwrite)
+		json_object_set_new(doc, "remote_write", health_rwrite(d->rwrite, warnings));
 	if (doc && warnings)
 		json_object_set_new(doc, "warnings", warnings);
 	else
@@ -318,6 +324,62 @@ static void process_metrics(struct buf *b)
 	}
 }
 
+/* rocefab_remote_write_*, one snapshot of each receiver. */
+static void metrics_rwrite(struct rwrite *rw, struct buf *b)
+{
+	static const struct {
+		const char *name, *type, *labels, *help;
+	} fam[] = {
+		{ "sent_samples_total", "counter", "", "Samples the receiver accepted." },
+		{ "dropped_samples_total", "counter", ",reason=\"queue_full\"",
+		  "Samples dropped: the queue over remote_write.max_queue_bytes (queue_full) or "
+		  "refused by the receiver with a 4xx (rejected)." },
+		{ "dropped_samples_total", "", ",reason=\"rejected\"", NULL },
+		{ "retries_total", "counter", "",
+		  "Failed attempts that will be made again (network errors, 3xx, 5xx, 429)." },
+		{ "queue_samples", "gauge", "", "Samples waiting for the receiver." },
+		{ "queue_bytes", "gauge", "", "The queue's requests on disk." },
+		{ "last_success_timestamp_seconds", "gauge", "",
+		  "When the receiver last accepted a request (0: never)." },
+	};
+	size_t n = rwrite_targets(rw);
+	struct rwrite_stats *st = calloc(n ? n : 1, sizeof(*st));
+	char (*url)[2 * sizeof(st->url)] = calloc(n ? n : 1, sizeof(*url));
+
+	if (!st || !url) {
+		free(st);
+		free(url);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0;
+
+		rwrite_get_stats(rw, i, &st[i]);
+		for (const char *p = st[i].url; *p; p++) { /* (a label value's escapes) */
+			if (*p == '"' || *p == '\\')
+				url[i][k++] = '\\';
+			url[i][k++] = *p;
+		}
+		url[i][k] = '\0';
+	}
+	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
+		if (fam[f].help)
+			buf_printf(b, "# HELP rocefab_remote_write_%s %s\n# TYPE rocefab_remote_write_%s %s\n",
+				   fam[f].name, fam[f].help, fam[f].name, fam[f].type);
+		for (size_t i = 0; i < n; i++) {
+			const double v[] = { (double)st[i].sent, (double)st[i].dropped_full,
+					     (double)st[i].dropped_rejected, (double)st[i].retries,
+					     (double)st[i].queue_samples, (double)st[i].queue_bytes,
+					     (double)st[i].last_success_ns / 1e9 };
+
+			buf_printf(b, "rocefab_remote_write_%s{url=\"%s\"%s} %.15g\n", fam[f].name,
+				   url[i], fam[f].labels, v[f]);
+		}
+	}
+	free(st);
+	free(url);
+}
+
 int h_metrics(struct api_req *req)
 {
 	const struct api_deps *d = api_deps(req);
@@ -424,51 +486,8 @@ int h_metrics(struct api_req *req)
 			buf_printf(&b, "rocefab_store_pruned_rows_total{data=\"%s\"} %llu\n", data[i],
 				   (unsigned long long)rs.pruned[i]);
 	}
-	if (d->rwrite) {
-		static const char *const fam[][3] = {
-			{ "sent_samples_total", "counter", "Samples the receiver accepted." },
-			{ "dropped_samples_total", "counter",
-			  "Samples dropped: the queue over remote_write.max_queue_bytes (queue_full) "
-			  "or refused by the receiver with a 4xx (rejected)." },
-			{ "retries_total", "counter",
-			  "Failed attempts that will be made again (network errors, 3xx, 5xx, 429)." },
-			{ "queue_samples", "gauge", "Samples waiting for the receiver." },
-			{ "queue_bytes", "gauge", "The queue's requests on disk." },
-			{ "last_success_timestamp_seconds", "gauge",
-			  "When the receiver last accepted a request (0: never)." },
-		};
-
-		for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
-			buf_printf(&b, "# HELP rocefab_remote_write_%s %s\n# TYPE rocefab_remote_write_%s %s\n",
-				   fam[f][0], fam[f][2], fam[f][0], fam[f][1]);
-			for (size_t i = 0; i < rwrite_targets(d->rwrite); i++) {
-				struct rwrite_stats rs;
-				char url[600];
-				size_t k = 0;
-
-				rwrite_get_stats(d->rwrite, i, &rs);
-				for (const char *p = rs.url; *p && k + 2 < sizeof(url); p++) {
-					if (*p == '"' || *p == '\\')
-						url[k++] = '\\';
-					url[k++] = *p;
-				}
-				url[k] = '\0';
-				switch (f) {
-				case 0: buf_printf(&b, "rocefab_remote_write_%s{url=\"%s\"} %llu\n", fam[f][0], url, (unsigned long long)rs.sent); break;
-				case 1:
-					buf_printf(&b, "rocefab_remote_write_%s{url=\"%s\",reason=\"queue_full\"} %llu\n",
-						   fam[f][0], url, (unsigned long long)rs.dropped_full);
-					buf_printf(&b, "rocefab_remote_write_%s{url=\"%s\",reason=\"rejected\"} %llu\n",
-						   fam[f][0], url, (unsigned long long)rs.dropped_rejected);
-					break;
-				case 2: buf_printf(&b, "rocefab_remote_write_%s{url=\"%s\"} %llu\n", fam[f][0], url, (unsigned long long)rs.retries); break;
-				case 3: buf_printf(&b, "rocefab_remote_write_%s{url=\"%s\"} %llu\n", fam[f][0], url, (unsigned long long)rs.queue_samples); break;
-				case 4: buf_printf(&b, "rocefab_remote_write_%s{url=\"%s\"} %llu\n", fam[f][0], url, (unsigned long long)rs.queue_bytes); break;
-				default: buf_printf(&b, "rocefab_remote_write_%s{url=\"%s\"} %.3f\n", fam[f][0], url, (double)rs.last_success_ns / 1e9); break;
-				}
-			}
-		}
-	}
+	if (d->rwrite)
+		metrics_rwrite(d->rwrite, &b);
 	buf_printf(&b,
 		   "# HELP rocefab_agents Agents known, by liveness.\n"
 		   "# TYPE rocefab_agents gauge\n"

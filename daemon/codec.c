@@ -165,14 +165,14 @@ static int chain_reserve(struct codec_chain *c, size_t n)
 	return 0;
 }
 
-static uint64_t zigzag(uint64_t d)
+uint64_t codec_zigzag(uint64_t d)
 {
 	int64_t v = (int64_t)d;
 
 	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
 }
 
-static uint64_t unzigzag(uint64_t z)
+uint64_t codec_unzigzag(uint64_t z)
 {
 	return (z >> 1) ^ (0 - (z & 1));
 }
@@ -291,11 +291,11 @@ int codec_encode_next(const struct codec_chain *c, int64_t t_ns, const struct sa
 
 		r = zrun_put(&z, &body, (uint64_t)((e[i].flags ^ b->flags) & 0x7f));
 		if (r == 0)
-			r = zrun_put(&z, &body, zigzag(step - c->rdiff[i]));
+			r = zrun_put(&z, &body, codec_zigzag(step - c->rdiff[i]));
 		if (r == 0 && (e[i].flags & DELTA_VALID)) {
-			r = zrun_put(&z, &body, zigzag(e[i].delta - chain_scale(c, i) * step));
+			r = zrun_put(&z, &body, codec_zigzag(e[i].delta - chain_scale(c, i) * step));
 			if (r == 0)
-				r = zrun_put(&z, &body, zigzag((uint64_t)e[i].dt_ns - gap));
+				r = zrun_put(&z, &body, codec_zigzag((uint64_t)e[i].dt_ns - gap));
 		}
 	}
 	if (r == 0)
@@ -375,15 +375,15 @@ static int decode_next(struct codec_chain *c, int64_t t_ns, const uint8_t *p, co
 		e[i].flags = (uint8_t)(b->flags ^ v);
 		if (zrun_get(&z, &v) < 0)
 			return -EBADMSG;
-		step = unzigzag(v) + c->rdiff[i];
+		step = codec_unzigzag(v) + c->rdiff[i];
 		e[i].raw = b->raw + step;
 		if (e[i].flags & DELTA_VALID) {
 			if (zrun_get(&z, &v) < 0)
 				return -EBADMSG;
-			e[i].delta = unzigzag(v) + chain_scale(c, i) * step;
+			e[i].delta = codec_unzigzag(v) + chain_scale(c, i) * step;
 			if (zrun_get(&z, &v) < 0)
 				return -EBADMSG;
-			v = unzigzag(v) + gap;
+			v = codec_unzigzag(v) + gap;
 			if (v == 0 || v > INT64_MAX)
 				return -EBADMSG; /* a delta's interval is positive */
 			e[i].dt_ns = (int64_t)v;

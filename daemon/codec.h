@@ -84,6 +84,11 @@ int codec_encode_detached(const struct sample_entry *e, size_t n, struct buf *ou
 int codec_decode_row(struct codec_chain *c, int64_t t_ns, const void *blob, size_t len,
 		     int (*fn)(const struct sample_entry *e, void *ctx), void *ctx);
 
+/* A difference (two's complement, wrapping) as an unsigned value that is small when the
+ * difference is small either way (protobuf's sint64), and back. */
+uint64_t codec_zigzag(uint64_t d);
+uint64_t codec_unzigzag(uint64_t z);
+
 /* LEB128 unsigned varints, the integers of this encoding and of daemon/rollup.h's. */
 int codec_put_varint(struct buf *b, uint64_t v);
 /* -EBADMSG when the bytes end before the varint or it exceeds 64 bits. */

@@ -329,18 +329,6 @@ int rollup_decode(const void *blob, size_t len, struct rollup *r)
 
 /* --- blocks ------------------------------------------------------------------------------- */
 
-static uint64_t zz(uint64_t d)
-{
-	int64_t v = (int64_t)d;
-
-	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
-
-static uint64_t unzz(uint64_t z)
-{
-	return (z >> 1) ^ (0 - (z & 1));
-}
-
 static uint64_t f64_bits(double d)
 {
 	uint64_t u;
@@ -462,29 +450,29 @@ static int block_body(const struct rollup *slots, size_t nslots, int64_t t0, int
 			    sl->e[pos[s]].prio == keys[k].prio && sl->e[pos[s]].gauge == keys[k].gauge)
 				e = &sl->e[pos[s]++];
 			if (!e || e->n == 0) {
-				r = codec_put_varint(out, zz(0 - sp[s].n)); /* n 0: not in this slot */
+				r = codec_put_varint(out, codec_zigzag(0 - sp[s].n)); /* n 0: not in this slot */
 				sp[s].n = 0;
 				continue;
 			}
 			off = (uint64_t)(e->last_ns - sl->t_ns > 0 ? e->last_ns - sl->t_ns : 0);
 			step = e->last - kp.last;
-			r = codec_put_varint(out, zz(e->n - sp[s].n));
+			r = codec_put_varint(out, codec_zigzag(e->n - sp[s].n));
 			if (r == 0)
 				r = buf_append(out, &(uint8_t){ e->have_minmax }, 1);
 			if (r == 0 && !e->gauge) {
-				r = codec_put_varint(out, zz(e->n_valid - sp[s].n_valid));
+				r = codec_put_varint(out, codec_zigzag(e->n_valid - sp[s].n_valid));
 				if (r == 0)
-					r = codec_put_varint(out, zz(e->delta - kp.delta));
+					r = codec_put_varint(out, codec_zigzag(e->delta - kp.delta));
 				if (r == 0)
-					r = codec_put_varint(out, zz((uint64_t)e->dt_ns - sp[s].dt_ns));
+					r = codec_put_varint(out, codec_zigzag((uint64_t)e->dt_ns - sp[s].dt_ns));
 				sp[s].n_valid = e->n_valid;
 				sp[s].dt_ns = (uint64_t)e->dt_ns;
 				kp.delta = e->delta;
 			}
 			if (r == 0)
-				r = codec_put_varint(out, zz(step - kp.step));
+				r = codec_put_varint(out, codec_zigzag(step - kp.step));
 			if (r == 0)
-				r = codec_put_varint(out, zz(off - sp[s].off));
+				r = codec_put_varint(out, codec_zigzag(off - sp[s].off));
 			if (r == 0 && e->gauge)
 				r = put_u64be(out, f64_bits(e->sum) ^ kp.sum);
 			if (r == 0 && e->have_minmax) {
@@ -611,8 +599,8 @@ int rollup_block_decode(const void *blob, size_t len, int64_t t0, int64_t width,
 
 			if (codec_get_varint(&q, qend, &v) < 0)
 				goto out;
-			e.n = (uint32_t)(unzz(v) + sp[s].n);
-			if (unzz(v) + sp[s].n > UINT32_MAX)
+			e.n = (uint32_t)(codec_unzigzag(v) + sp[s].n);
+			if (codec_unzigzag(v) + sp[s].n > UINT32_MAX)
 				goto out;
 			sp[s].n = e.n;
 			if (e.n == 0)
@@ -623,27 +611,27 @@ int rollup_block_decode(const void *blob, size_t len, int64_t t0, int64_t width,
 			if (!e.gauge) {
 				if (codec_get_varint(&q, qend, &v) < 0)
 					goto out;
-				sp[s].n_valid += unzz(v);
+				sp[s].n_valid += codec_unzigzag(v);
 				if (sp[s].n_valid > e.n)
 					goto out;
 				e.n_valid = (uint32_t)sp[s].n_valid;
 				if (codec_get_varint(&q, qend, &v) < 0)
 					goto out;
-				e.delta = kp.delta += unzz(v);
+				e.delta = kp.delta += codec_unzigzag(v);
 				if (codec_get_varint(&q, qend, &v) < 0)
 					goto out;
-				sp[s].dt_ns += unzz(v);
+				sp[s].dt_ns += codec_unzigzag(v);
 				if (sp[s].dt_ns > INT64_MAX)
 					goto out;
 				e.dt_ns = (int64_t)sp[s].dt_ns;
 			}
 			if (codec_get_varint(&q, qend, &v) < 0)
 				goto out;
-			step = unzz(v) + kp.step;
+			step = codec_unzigzag(v) + kp.step;
 			e.last = kp.last + step;
 			if (codec_get_varint(&q, qend, &v) < 0)
 				goto out;
-			off = unzz(v) + sp[s].off;
+			off = codec_unzigzag(v) + sp[s].off;
 			if (off > (uint64_t)width)
 				goto out;
 			e.last_ns = slots[s].t_ns + (int64_t)off;

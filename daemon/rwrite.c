@@ -16,6 +16,7 @@
 
 #include "daemon/codec.h"
 #include "daemon/rwrite.h"
+#include "lib/hash.h"
 #include "lib/log.h"
 #include "lib/timeutil.h"
 
@@ -314,21 +315,29 @@ static void q_bound(struct target *t)
 	set_queue_stats(t);
 }
 
+static int q_reserve(struct target *t)
+{
+	size_t cap;
+	struct qfile *q;
+
+	if (t->nq < t->capq)
+		return 0;
+	cap = t->capq ? t->capq * 2 : 64;
+	if (!(q = realloc(t->q, cap * sizeof(*q))))
+		return -ENOMEM;
+	t->q = q;
+	t->capq = cap;
+	return 0;
+}
+
 static int q_add(struct target *t, const void *data, size_t len, uint32_t n)
 {
 	struct qfile f = { .seq = t->next_seq++, .n = n, .bytes = len };
 	char path[4096], tmp[4120];
 	int fd, r = 0;
 
-	if (t->nq == t->capq) {
-		size_t cap = t->capq ? t->capq * 2 : 64;
-		struct qfile *q = realloc(t->q, cap * sizeof(*q));
-
-		if (!q)
-			return -ENOMEM;
-		t->q = q;
-		t->capq = cap;
-	}
+	if (q_reserve(t) < 0)
+		return -ENOMEM;
 	qpath(t, &f, path, sizeof(path));
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -389,16 +398,9 @@ static int q_load(struct target *t)
 		if (stat(path, &sb) < 0 || !S_ISREG(sb.st_mode))
 			continue;
 		f.bytes = (uint64_t)sb.st_size;
-		if (t->nq == t->capq) {
-			size_t cap = t->capq ? t->capq * 2 : 64;
-			struct qfile *q = realloc(t->q, cap * sizeof(*q));
-
-			if (!q) {
-				closedir(d);
-				return -ENOMEM;
-			}
-			t->q = q;
-			t->capq = cap;
+		if (q_reserve(t) < 0) {
+			closedir(d);
+			return -ENOMEM;
 		}
 		t->q[t->nq++] = f;
 		if (f.seq >= t->next_seq)
@@ -671,13 +673,10 @@ static void spill_pending(struct target *t, struct buf *local)
 static void *target_main(void *arg)
 {
 	struct target *t = arg;
-	struct buf local;
 	int64_t flush_at = tu_mono_ns() + FLUSH_NS;
 
-	buf_init(&local);
 	for (;;) {
-		size_t n;
-		bool stop;
+		bool stop, due;
 		int64_t now, wake;
 
 		pthread_mutex_lock(&t->lock);
@@ -696,22 +695,10 @@ static void *target_main(void *arg)
 			}
 		}
 		stop = t->stop;
-		n = t->pending_n;
-		if (n && (stop || now >= flush_at || n >= t->rw->c.batch)) {
-			struct buf tmp = local;
-
-			local = t->pending;
-			t->pending = tmp;
-			buf_reset(&t->pending);
-			t->pending_n = 0;
-		} else {
-			n = 0;
-		}
+		due = stop || now >= flush_at || t->pending_n >= t->rw->c.batch;
 		pthread_mutex_unlock(&t->lock);
-		if (n) {
-			spill(t, &local);
-			buf_reset(&local);
-		}
+		if (due)
+			spill_pending(t, &t->spill_buf);
 		t->spill_at = now + FLUSH_NS;
 		if (now >= flush_at)
 			flush_at = now + FLUSH_NS;
@@ -720,7 +707,6 @@ static void *target_main(void *arg)
 		if (t->nq && tu_mono_ns() >= t->next_try_ns)
 			send_oldest(t);
 	}
-	buf_fini(&local);
 	buf_fini(&t->spill_buf);
 	return NULL;
 }
@@ -731,17 +717,6 @@ struct add_ctx {
 	struct rwrite *rw;
 	int err;
 };
-
-static uint64_t fnv1a(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= (uint8_t)s[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
 
 static int add_fn(const char *u, size_t n, void *arg)
 {
@@ -759,7 +734,7 @@ static int add_fn(const char *u, size_t n, void *arg)
 	rwrite_redact(t->url, t->st.url, sizeof(t->st.url));
 	/* the queue by the URL without credentials: a new password keeps it */
 	if (asprintf(&t->dir, "%s/%016" PRIx64, rw->c.queue_dir,
-		     fnv1a(t->st.url, strlen(t->st.url))) < 0) {
+		     hash_str64(t->st.url)) < 0) {
 		free(t->url);
 		return -ENOMEM;
 	}
