@@ -56,6 +56,7 @@ struct guard {
 	bool stop, reaper_started;
 
 	atomic_uint_least64_t started, refused, open, reaped, rate_limited;
+	atomic_bool closing; /* guard_close: every new connection refused */
 	atomic_uint_least64_t messages, messages_dropped;
 
 	pthread_mutex_t log_lock;
@@ -199,6 +200,8 @@ enum MHD_Result guard_accept_cb(void *cls, const struct sockaddr *addr, socklen_
 	bool ok = true;
 
 	(void)addrlen;
+	if (atomic_load(&g->closing))
+		return MHD_NO;
 	if (!g->c.max_client_conns)
 		return MHD_YES;
 	/* Counted when the connection starts (guard_connection_cb): the accepting threads may
@@ -213,6 +216,11 @@ enum MHD_Result guard_accept_cb(void *cls, const struct sockaddr *addr, socklen_
 		return MHD_YES;
 	atomic_fetch_add(&g->refused, 1);
 	return MHD_NO;
+}
+
+void guard_close(struct guard *g)
+{
+	atomic_store(&g->closing, true);
 }
 
 void guard_connection_cb(void *cls, struct MHD_Connection *conn, void **socket_context,

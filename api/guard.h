@@ -40,6 +40,8 @@ struct guard_conn;
 int guard_new(const struct guard_conf *c, struct guard **ret);
 /* After MHD_stop_daemon (every connection has been closed and forgotten). */
 void guard_free(struct guard *g);
+/* From now on every new connection is refused (closed as it is accepted): rocefabd stopping. */
+void guard_close(struct guard *g);
 
 /* libmicrohttpd callbacks; cls is the struct guard. */
 enum MHD_Result guard_accept_cb(void *cls, const struct sockaddr *addr, socklen_t addrlen);

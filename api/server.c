@@ -127,7 +127,6 @@ struct api {
 	struct api_deps deps;
 	struct MHD_Daemon *mhd;
 	struct guard *guard;
-	int quiesced_fd; /* the listening socket after api_quiesce: closed after MHD stops */
 	char url[96];
 	char *tls_cert, *tls_key, *client_ca;
 	atomic_uint_least64_t requests[NROUTES + 1][NCODES + 1]; /* [NROUTES]: unrouted */
@@ -1101,7 +1100,6 @@ int api_start(const struct api_conf *c, const struct api_deps *d, struct api **r
 
 	if (!a)
 		return -ENOMEM;
-	a->quiesced_fd = -1;
 	a->conf = *c;
 	a->deps = *d;
 	pthread_mutex_init(&a->async_lock, NULL);
@@ -1198,18 +1196,13 @@ fail:
 
 void api_quiesce(struct api *a)
 {
-	if (a && a->mhd && a->quiesced_fd < 0) {
-		MHD_socket s = MHD_quiesce_daemon(a->mhd);
-
-		/* New connections are refused at once (shutdown resets them), but the socket is
-		 * closed only after MHD_stop_daemon: libmicrohttpd's threads may still be using it,
-		 * and a close here let one of them fail on a dead (or reused) descriptor, which it
-		 * answers with MHD_PANIC, i.e. abort() — rocefabd died of SIGABRT on SIGTERM once. */
-		if (s != MHD_INVALID_SOCKET) {
-			shutdown(s, SHUT_RDWR);
-			a->quiesced_fd = s;
-		}
-	}
+	/* New connections are closed as they are accepted (the guard's accept policy).  Not
+	 * MHD_quiesce_daemon: with a thread pool on epoll, libmicrohttpd 0.9.75 removes the
+	 * listening socket from each worker's epoll set while the worker may be removing it
+	 * too, and the loser's failed epoll_ctl is MHD_PANIC, i.e. abort() ("Failed to remove
+	 * listen FD from epoll set": rocefabd died of SIGABRT on SIGTERM in CI). */
+	if (a && a->guard)
+		guard_close(a->guard);
 }
 
 void api_stop(struct api *a)
@@ -1224,8 +1217,6 @@ void api_stop(struct api *a)
 		MHD_stop_daemon(a->mhd);
 	sse_hub_free(a->sse);
 	web_free(a->web);
-	if (a->quiesced_fd >= 0)
-		close(a->quiesced_fd);
 	guard_free(a->guard);
 	while (hmap_next(&a->cache, &it, NULL, &v)) {
 		struct cached *c = v;
