@@ -99,11 +99,25 @@ def test_a_forced_step_breaking_an_invariant_is_refused():
     assert any("kmin_bytes must be below kmax_bytes" in v["what"] for v in c["violations"]), c["violations"]
 
 
-def test_bench_cc_smoke():
-    """make bench-cc's script on two workloads, one seed, a reduced grid: it runs and prints
-    the table with the defaults, the tuner and the oracle."""
+def test_bench_cc_smoke(tmp_path):
+    """make bench-cc's script on three workloads, two seeds, a reduced grid: it runs and prints
+    the table with the defaults, the tuner and the oracle, and the tuner's convergence after the
+    shifting workload's phase changes; the oracle is chosen among the grid points that ran on
+    every seed (the whole grid on seed 1, the --oracle-keep best on seed 2)."""
+    out = tmp_path / "cc.json"
     r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "bench", "bench_cc.py"), "--smoke",
-                        "--no-fail"], capture_output=True, text=True, timeout=600)
+                        "--seeds", "2", "--oracle-keep", "2", "--json", str(out), "--no-fail"],
+                       capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
-    for word in ("websearch-50", "incast+websearch-30", "dcqcn-paper", "hpcc-sim", "tuner", "oracle"):
+    for word in ("websearch-50", "incast+websearch-30", "shifting", "dcqcn-paper", "hpcc-sim", "tuner", "oracle",
+                 "settled", "its 2 best on every seed"):
         assert word in r.stdout, r.stdout
+    rep = json.loads(out.read_text())
+    for w, x in rep.items():
+        grid = [k for k in x["settings"] if k.startswith("grid ")]
+        assert len(grid) == 2 and x["oracle"] in grid, (w, grid, x["oracle"])
+    conv = rep["shifting"]["convergence"]
+    assert len(conv) == 5 * 2 and all(0 <= c <= 10 for c in conv), conv
+    bad = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "bench", "bench_cc.py"), "--only", "nope"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "unknown workload nope" in bad.stderr, bad.stderr
