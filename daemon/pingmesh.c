@@ -234,7 +234,15 @@ struct pingmesh {
 	int64_t matrix_wanted; /* until then someone looks at the heatmap: keep its matrix */
 	pingmesh_explain_fn explain;
 	void *explain_ctx;
+
+	/* the primary op and size's per-pair p99s stored since pingmesh_take_tail() last took
+	 * them (the writer thread adds, the tuner's pass takes); at most TAIL_MAX, the newest */
+	pthread_mutex_t tail_lock;
+	double *tail;
+	size_t ntail, tail_seen;
 };
+
+#define TAIL_MAX 65536
 
 void pingmesh_set_explainer(struct pingmesh *pm, pingmesh_explain_fn fn, void *ctx)
 {
@@ -254,6 +262,7 @@ int pingmesh_new(struct store *s, const struct pingmesh_opts *o, struct pingmesh
 		pm->o.window_ns = PINGMESH_WINDOW_NS;
 	hmap_init(&pm->endpoints);
 	pthread_mutex_init(&pm->prom_lock, NULL);
+	pthread_mutex_init(&pm->tail_lock, NULL);
 	*ret = pm;
 	return 0;
 }
@@ -270,6 +279,8 @@ void pingmesh_free(struct pingmesh *pm)
 	hmap_fini(&pm->endpoints);
 	free(pm->hosts);
 	pthread_mutex_destroy(&pm->prom_lock);
+	pthread_mutex_destroy(&pm->tail_lock);
+	free(pm->tail);
 	free(pm->prom);
 	free(pm->matrix);
 	free(pm);
@@ -530,6 +541,63 @@ static int store_results(struct store *s, const struct report *rep)
 	return 0;
 }
 
+/* Keeps the report's per-pair p99s of the primary op and size for pingmesh_take_tail(). */
+static void tail_add(struct pingmesh *pm, const struct report *rep)
+{
+	const struct pingmesh_conf *c = &pm->wconf;
+	json_t *it;
+	size_t i;
+
+	pthread_mutex_lock(&pm->tail_lock);
+	if (!pm->tail && !(pm->tail = malloc(TAIL_MAX * sizeof(*pm->tail)))) {
+		pthread_mutex_unlock(&pm->tail_lock);
+		return; /* a signal lost, nothing else */
+	}
+	json_array_foreach(rep->probe_results, i, it) {
+		json_t *p99 = json_object_get(it, "p99_us");
+
+		if (!json_is_number(p99) || json_integer_value(json_object_get(it, "ok")) <= 0 ||
+		    json_integer_value(json_object_get(it, "size")) != (json_int_t)c->sizes[0] ||
+		    strcmp(json_string_value(json_object_get(it, "op")) ?: "", c->ops[0]))
+			continue;
+		pm->tail[pm->tail_seen++ % TAIL_MAX] = json_number_value(p99);
+		if (pm->ntail < TAIL_MAX)
+			pm->ntail++;
+	}
+	pthread_mutex_unlock(&pm->tail_lock);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int pingmesh_take_tail(struct pingmesh *pm, double *p99_us, size_t *n)
+{
+	double *v;
+	size_t k;
+
+	pthread_mutex_lock(&pm->tail_lock);
+	k = pm->ntail;
+	v = k ? malloc(k * sizeof(*v)) : NULL;
+	if (v)
+		memcpy(v, pm->tail, k * sizeof(*v));
+	pm->ntail = pm->tail_seen = 0;
+	pthread_mutex_unlock(&pm->tail_lock);
+	if (!k)
+		return -ENOENT;
+	if (!v)
+		return -ENOMEM;
+	qsort(v, k, sizeof(*v), cmp_double);
+	*p99_us = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+	if (n)
+		*n = k;
+	free(v);
+	return 0;
+}
+
 int pingmesh_on_report(void *ctx, struct store *s, const struct report *rep, int64_t now,
 		       json_t *commands)
 {
@@ -545,6 +613,8 @@ int pingmesh_on_report(void *ctx, struct store *s, const struct report *rep, int
 	if (rep->probe_endpoint && strcmp(endpoint_of(pm, rep->agent_id) ?: "", rep->probe_endpoint))
 		endpoint_set(pm, rep->agent_id, rep->probe_endpoint);
 	refresh_conf(pm, s, now);
+	if (rep->probe_results)
+		tail_add(pm, rep);
 	refresh_hosts(pm, s, now);
 	plan = plan_for(pm, rep->agent_id, &pm->wconf, now);
 	text = json_dumps(plan, JSON_COMPACT | JSON_SORT_KEYS);

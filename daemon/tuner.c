@@ -40,6 +40,8 @@ struct tuner {
 	json_t *asked;	 /* proposal id (text) -> the operator who applied it */
 	uint64_t runs, decisions, proposed, applied, failed, rejected;
 	int64_t last_run_mono, last_run_ns, last_decision_ns;
+	tuner_probe_fn probe; /* the pingmesh's tail latency, or NULL */
+	void *probe_ctx;
 };
 
 static void sync_policy(struct tuner *t, struct store_reader *rd);
@@ -460,7 +462,12 @@ int tuner_run(void *ctx, int64_t now)
 		track(t, rd, prio);
 	if (snap && snap->nports && snap->interval_us > 0) {
 		struct cc_tn_input in = { .snap = snap, .prio = prio, .xoff_bytes = 0, .probe_p99_us = -1 };
+		double p99;
 
+		/* the probes of this interval: a safety signal (a step after which they got much
+		 * slower is rolled back) */
+		if (t->probe && t->probe(t->probe_ctx, &p99) == 0 && p99 >= 0)
+			in.probe_p99_us = p99;
 		cc_snap_finish(snap);
 		r = cc_tn_run(t->tn, &in);
 		t->decisions++;
@@ -672,6 +679,14 @@ int tuner_rollback(struct tuner *t, const char *actor, json_t **ret, struct rf_e
 		return rf_err_set(e, r, "NO_MEMORY", NULL, "out of memory");
 	log_notice("tuner", "rollback of %d steps asked by %s", r, actor);
 	return 0;
+}
+
+void tuner_set_probe_source(struct tuner *t, tuner_probe_fn fn, void *ctx)
+{
+	pthread_mutex_lock(&t->lock);
+	t->probe = fn;
+	t->probe_ctx = ctx;
+	pthread_mutex_unlock(&t->lock);
 }
 
 json_t *tuner_status(struct tuner *t)

@@ -8,7 +8,8 @@
  * change path (actor "tuner", or "tuner (asked by TOKEN)" for an operator's apply), one change
  * set per proposal; their outcomes come back from the change log.  In advise mode a proposal
  * waits for POST /api/v1/cc/proposals/{id}/apply or /reject; its rollout and any rollback
- * follow without asking.  The policy is saved in the database (meta key "cc_policy").
+ * follow without asking.  The policy is saved in the database (meta key "cc_policy").  The
+ * pingmesh's tail latency of each interval (the median pair's p99) is a safety signal.
  *
  * Thread safety: one lock; the change sets are committed outside it. */
 #ifndef ROCEFAB_DAEMON_TUNER_H
@@ -39,6 +40,12 @@ void tuner_free(struct tuner *t);
  * {"id", "state"}.  Set before the first pass. */
 struct events;
 void tuner_set_events(struct tuner *t, struct events *ev);
+
+/* The pingmesh's tail latency over a decision interval: 0 and the p99 in microseconds, or < 0
+ * when no probe came (daemon/pingmesh.h pingmesh_take_tail).  Called once per decision, under
+ * the tuner's lock. */
+typedef int (*tuner_probe_fn)(void *ctx, double *p99_us);
+void tuner_set_probe_source(struct tuner *t, tuner_probe_fn fn, void *ctx);
 
 /* A detector snapshot (detector_set_listener; ctx: the tuner). */
 void tuner_observe(void *ctx, const struct cc_snap *s);

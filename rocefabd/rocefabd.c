@@ -198,6 +198,12 @@ static struct store_conf store_conf_of(const struct rocefabd_settings *s, unsign
 
 /* --- run -------------------------------------------------------------------------------------- */
 
+/* The tuner's probe signal: the pingmesh's tail latency since the last decision. */
+static int probe_tail(void *ctx, double *p99_us)
+{
+	return pingmesh_take_tail(ctx, p99_us, NULL);
+}
+
 /* The pingmesh's findings that a pause storm explains are attributed to it (daemon/pingmesh.h). */
 static bool pingmesh_explainer(void *ctx, const char *kind, const char *subject, char *buf, size_t len)
 {
@@ -572,6 +578,8 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 	deps.rwrite = rw;
 	if (det)
 		pingmesh_set_explainer(pm, pingmesh_explainer, det);
+	if (tn)
+		tuner_set_probe_source(tn, probe_tail, pm);
 	fit_open_files((uint64_t)s->max_connections);
 	if (api_start(&ac, &deps, &api, &e) < 0) {
 		log_msg(LOG_ERR, "api", e.code, "%s", rf_err_str(&e, buf, sizeof(buf)));

@@ -187,3 +187,21 @@ def test_off_is_a_brake(world):
     assert r.status_code == 409 and r.json()["code"] == "NOT_WAITING", r.text
     assert not tuner_changes(c)
     assert 'rocefab_cc_mode{mode="off"} 1' in c.get("/metrics").text
+
+
+def test_probes_feed_the_tuner(world):
+    """The pingmesh's tail latency is one of the tuner's signals (a step after which the probes
+    got much slower is rolled back: tests/unit/test_tuner.c): every decision interval takes the
+    median pair's p99 of the probe results reported in it.  Its value lies among the p99s the
+    results API holds for the primary op and size."""
+    d, sim, c, ops = fabric(world)
+
+    def probed():
+        sig = c.json("/api/v1/cc").get("signals") or {}
+        return sig if sig.get("probe_p99_us", -1) > 0 else None
+
+    sig = wait_for(probed, 40, what="the probes' p99 among the tuner's signals")
+    items = c.json("/api/v1/probes/results", params={"op": "write", "size": "64", "limit": 100000})["items"]
+    p99s = [x["p99_us"] for x in items if x.get("p99_us") is not None and x["ok"] > 0]
+    assert p99s, items[:3]
+    assert min(p99s) <= sig["probe_p99_us"] <= max(p99s), (sig, min(p99s), max(p99s))

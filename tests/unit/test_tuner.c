@@ -102,15 +102,21 @@ static struct cc_tn *tuner(enum cc_tn_mode mode)
 	return t;
 }
 
-static int run(struct cc_tn *t, int64_t i, look_fn look, void *ctx)
+/* An interval; probe_p99_us: the pingmesh's tail latency (< 0: no probes). */
+static int run_probed(struct cc_tn *t, int64_t i, look_fn look, void *ctx, double probe_p99_us)
 {
 	struct cc_snap *s = fabric(i * IV, look, ctx);
-	struct cc_tn_input in = { .snap = s, .prio = PRIO, .xoff_bytes = XOFF, .probe_p99_us = -1 };
+	struct cc_tn_input in = { .snap = s, .prio = PRIO, .xoff_bytes = XOFF, .probe_p99_us = probe_p99_us };
 	int r = cc_tn_run(t, &in);
 
 	cc_snap_free(s);
 	assert_true(r >= 0);
 	return r;
+}
+
+static int run(struct cc_tn *t, int64_t i, look_fn look, void *ctx)
+{
+	return run_probed(t, i, look, ctx, -1);
 }
 
 /* The one proposal to act on now (asserts there is exactly one). */
@@ -348,6 +354,41 @@ static void test_canary_then_rollout(void **state)
 	cc_tn_class_ecn(t, CC_TN_SPINE, &e);
 	assert_int_equal(e.kmin_bytes, 20000); /* the other classes untouched */
 	cc_tn_free(t);
+}
+
+/* The probes are a safety signal: a step that the canary's queues call good is rolled back
+ * when the pingmesh's tail latency blows up while it is under way; without that rise the same
+ * step rolls out (the control). */
+static void test_probe_p99_rolls_back(void **state)
+{
+	(void)state;
+	for (int blow_up = 0; blow_up < 2; blow_up++) {
+		struct cc_tn *t = tuner(CC_TN_AUTO);
+		struct canary_look cl = { .t = t, .better = true };
+		struct cc_tn_proposal *p;
+		size_t changed = 0;
+		int64_t i = 1;
+
+		for (int k = 0; k < 2; k++)
+			assert_int_equal(run_probed(t, i++, deep_down, NULL, 10), 0);
+		assert_int_equal(run_probed(t, i++, deep_down, NULL, 10), 1);
+		p = one(t);
+		assert_int_equal(p->phase, CC_TN_CANARY);
+		apply_all(t, 8, &changed);
+		assert_int_equal(run_probed(t, i++, canary_look, &cl, blow_up ? 60 : 11), blow_up);
+		if (blow_up) {
+			p = one(t);
+			assert_int_equal(p->phase, CC_TN_ROLLBACK);
+			assert_non_null(strstr(p->reason, "probes' p99 rose from 10.0 us to 60.0 us"));
+		} else {
+			assert_int_equal(npending(t), 0); /* still judged: nothing unsafe */
+			for (unsigned k = 2; k < cc_tn_defaults.canary_intervals; k++)
+				assert_int_equal(run_probed(t, i++, canary_look, &cl, 11), 0);
+			assert_int_equal(run_probed(t, i++, canary_look, &cl, 11), 1);
+			assert_int_equal(one(t)->phase, CC_TN_ROLLOUT);
+		}
+		cc_tn_free(t);
+	}
 }
 
 static void test_forced_bad_step_rolled_back(void **state)
@@ -600,6 +641,7 @@ int main(void)
 		cmocka_unit_test(test_invariants),
 		cmocka_unit_test(test_canary_then_rollout),
 		cmocka_unit_test(test_forced_bad_step_rolled_back),
+		cmocka_unit_test(test_probe_p99_rolls_back),
 		cmocka_unit_test(test_advise_waits),
 		cmocka_unit_test(test_failed_apply_undone),
 		cmocka_unit_test(test_rollback_all),
