@@ -1753,6 +1753,170 @@ int cc_tn_rollback_all(struct cc_tn *t)
 	return n;
 }
 
+/* --- state across restarts ------------------------------------------------------------- */
+
+static json_t *keys_json(char *const *keys, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < n; i++)
+		json_array_append_new(a, json_string(keys[i]));
+	return a;
+}
+
+json_t *cc_tn_state_json(const struct cc_tn *t)
+{
+	json_t *done = json_array(), *under = json_array(), *o;
+
+	for (size_t i = 0; done && i < t->ndone; i++) {
+		const struct done_step *ds = &t->done[i];
+
+		json_array_append_new(done, json_pack("{s:I,s:s,s:s,s:f,s:f,s:b,s:o}", "step", (json_int_t)ds->step,
+						      "class", class_names[ds->cls], "knob", knob_names[ds->knob],
+						      "from", ds->from, "to", ds->to, "undone", ds->undone, "members",
+						      keys_json(ds->keys, ds->nkeys)));
+	}
+	for (int c = 0; under && c < CC_TN_NCLASSES; c++) {
+		const struct step *k = &t->steps_of[c];
+		json_t *keys = json_array();
+
+		if (k->st == ST_IDLE)
+			continue;
+		for (size_t i = 0; keys && i < t->nm; i++)
+			if (t->m[i]->cls == c && t->m[i]->touched)
+				json_array_append_new(keys, json_string(t->m[i]->key));
+		json_array_append_new(under, json_pack("{s:I,s:s,s:s,s:f,s:f,s:o}", "step", (json_int_t)k->step, "class",
+						       class_names[c], "knob", knob_names[k->knob], "from", k->from, "to",
+						       k->to, "members", keys));
+	}
+	o = json_pack("{s:I,s:I,s:I,s:I,s:o,s:o}", "next_id", (json_int_t)t->next_id, "next_step",
+		      (json_int_t)t->next_step, "steps", (json_int_t)t->steps, "rolled_back", (json_int_t)t->rolled_back,
+		      "done", done, "under_way", under);
+	return o;
+}
+
+/* A saved step's fields; false (err set) when one is missing or unknown. */
+static bool saved_step(json_t *o, uint64_t *step, enum cc_tn_class *c, enum cc_tn_knob *k, double *from,
+		       double *to, json_t **members, char *err, size_t len)
+{
+	int ci, ki;
+
+	if (!json_is_integer(json_object_get(o, "step")) || json_integer_value(json_object_get(o, "step")) < 1 ||
+	    parse(class_names, CC_TN_NCLASSES, json_string_value(json_object_get(o, "class")) ?: "", &ci) < 0 ||
+	    parse(knob_names, CC_TN_NKNOBS, json_string_value(json_object_get(o, "knob")) ?: "", &ki) < 0 ||
+	    !json_is_number(json_object_get(o, "from")) || !json_is_number(json_object_get(o, "to")) ||
+	    !json_is_array(json_object_get(o, "members"))) {
+		snprintf(err, len, "a saved step lacks step, class, knob, from, to or members, or names an unknown one");
+		return false;
+	}
+	*step = (uint64_t)json_integer_value(json_object_get(o, "step"));
+	*c = (enum cc_tn_class)ci;
+	*k = (enum cc_tn_knob)ki;
+	*from = json_number_value(json_object_get(o, "from"));
+	*to = json_number_value(json_object_get(o, "to"));
+	*members = json_object_get(o, "members");
+	return true;
+}
+
+int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
+{
+	json_t *done = json_object_get(doc, "done"), *under = json_object_get(doc, "under_way"), *it, *members, *key;
+	static const char *const counters[] = { "next_id", "next_step", "steps", "rolled_back" };
+	uint64_t *dst[] = { &t->next_id, &t->next_step, &t->steps, &t->rolled_back };
+	size_t i, j;
+	int n = 0;
+
+	if (!json_is_object(doc) || !json_is_array(done) || !json_is_array(under)) {
+		snprintf(err, len, "the saved state is not an object with done and under_way arrays");
+		return -EINVAL;
+	}
+	for (int c = 0; c < CC_TN_NCLASSES; c++)
+		if (t->steps_of[c].st != ST_IDLE) {
+			snprintf(err, len, "a step is in progress already");
+			return -EBUSY;
+		}
+	/* all checked before anything is taken */
+	for (size_t c = 0; c < sizeof(counters) / sizeof(*counters); c++) {
+		json_t *v = json_object_get(doc, counters[c]);
+
+		if (!json_is_integer(v) || json_integer_value(v) < 0) {
+			snprintf(err, len, "the saved state's %s is not a count", counters[c]);
+			return -EINVAL;
+		}
+	}
+	for (int pass = 0; pass < 2; pass++)
+		json_array_foreach(pass ? under : done, i, it) {
+			struct step tmp;
+
+			if (!saved_step(it, &tmp.step, &tmp.cls, &tmp.knob, &tmp.from, &tmp.to, &members, err, len))
+				return -EINVAL;
+		}
+	for (size_t c = 0; c < sizeof(counters) / sizeof(*counters); c++) {
+		uint64_t v = (uint64_t)json_integer_value(json_object_get(doc, counters[c]));
+
+		if (v > *dst[c]) /* never below what this tuner has used: ids stay unique */
+			*dst[c] = v;
+	}
+	json_array_foreach(done, i, it) {
+		struct done_step ds = { 0 };
+
+		if (!saved_step(it, &ds.step, &ds.cls, &ds.knob, &ds.from, &ds.to, &members, err, len))
+			return -EINVAL;
+		ds.undone = json_is_true(json_object_get(it, "undone"));
+		if (vec_room((void **)&t->done, &t->capdone, t->ndone, sizeof(*t->done)) < 0 ||
+		    !(ds.keys = calloc(json_array_size(members) + 1, sizeof(*ds.keys))))
+			return -ENOMEM;
+		json_array_foreach(members, j, key)
+			if (json_is_string(key) && !(ds.keys[ds.nkeys++] = strdup(json_string_value(key)))) {
+				for (size_t x = 0; x + 1 < ds.nkeys; x++)
+					free(ds.keys[x]);
+				free(ds.keys);
+				return -ENOMEM;
+			}
+		t->done[t->ndone++] = ds;
+	}
+	/* a step the previous run left half done: its changed members go back, whatever the mode */
+	json_array_foreach(under, i, it) {
+		struct step tmp = { 0 };
+		struct cc_tn_proposal *p;
+
+		if (!saved_step(it, &tmp.step, &tmp.cls, &tmp.knob, &tmp.from, &tmp.to, &members, err, len))
+			return -EINVAL;
+		/* proposed as the undo of the change from -> to */
+		{
+			double from = tmp.from;
+
+			tmp.from = tmp.to;
+			tmp.to = from;
+		}
+		if (!(p = proposal_new(t, &tmp, CC_TN_ROLLBACK)))
+			return -ENOMEM;
+		snprintf(p->reason, sizeof(p->reason), "step %llu (%s %s %g -> %g) was under way when the tuner "
+						       "stopped: rolled back",
+			 (unsigned long long)tmp.step, class_names[tmp.cls], knob_names[tmp.knob], tmp.to, tmp.from);
+		snprintf(p->expect, sizeof(p->expect), "the setting before step %llu", (unsigned long long)tmp.step);
+		json_array_foreach(members, j, key) {
+			struct member *m = json_is_string(key) ? hmap_get(&t->idx, json_string_value(key)) : NULL;
+
+			if (!m || member_value(m, tmp.knob) != tmp.from)
+				continue;
+			if (add_change(p, m, tmp.knob, tmp.to) < 0)
+				return -ENOMEM;
+			/* the tuner's belief until the members report again, as for any rollback */
+			if (m->host)
+				knob_set_dcqcn(&m->dc, tmp.knob, tmp.to);
+			else
+				knob_set_ecn(&m->ecn, tmp.knob, tmp.to);
+		}
+		if (!p->nchanges)
+			p->state = CC_TN_APPLIED; /* nothing was applied: nothing to undo */
+		t->rolled_back++;
+		t->tabu_until[tmp.cls][tmp.knob][tmp.from > tmp.to] = t->interval + t->pol.tabu_intervals;
+		n++;
+	}
+	return n;
+}
+
 /* --- views ------------------------------------------------------------------------------- */
 
 /* The value of a knob most members of a class have: the majority's, found in one pass

@@ -42,9 +42,57 @@ struct tuner {
 	int64_t last_run_mono, last_run_ns, last_decision_ns;
 	tuner_probe_fn probe; /* the pingmesh's tail latency, or NULL */
 	void *probe_ctx;
+	/* across restarts (meta key STATE_KEY): the state the previous process saved, until it is
+	 * taken back (at the first decision with the fabric tracked and no change out), and the
+	 * text last saved (saved again only when it changed) */
+	json_t *restore;
+	char *saved;
 };
 
+#define STATE_KEY "cc_state"
+#define HISTORY_SAVED 100 /* proposals' records kept across a restart (the audit log has all) */
+
 static void sync_policy(struct tuner *t, struct store_reader *rd);
+
+/* What the previous process saved: its change sets still out (settled as if ours), the last
+ * proposals' records, and the library's state, taken back at the first decision. */
+static void load_saved(struct tuner *t, struct store_reader *rd)
+{
+	json_t *doc = store_meta_get(rd, STATE_KEY), *it;
+	size_t i;
+
+	if (!doc)
+		return;
+	if (!json_is_object(doc) || json_integer_value(json_object_get(doc, "version")) != 1 ||
+	    !json_is_object(json_object_get(doc, "tuner"))) {
+		log_warning("tuner", "the saved tuner state is not one this version reads: steps completed "
+				     "before this start cannot be rolled back by the tuner (the audit log has them)");
+		json_decref(doc);
+		return;
+	}
+	json_array_foreach(json_object_get(doc, "out"), i, it) {
+		json_t *id = json_object_get(it, "proposal"), *b = json_object_get(it, "batch");
+
+		if (json_is_integer(id) && json_is_integer(b) && json_integer_value(b) > 0 &&
+		    vec_room((void **)&t->app, &t->capapp, t->napp, sizeof(*t->app)) == 0)
+			t->app[t->napp++] = (struct applying){ .proposal = (uint64_t)json_integer_value(id),
+							       .batch = json_integer_value(b) };
+	}
+	json_array_foreach(json_object_get(doc, "history"), i, it) {
+		json_t *id = json_object_get(it, "id");
+		char key[24];
+
+		if (!json_is_object(it) || !json_is_integer(id))
+			continue;
+		snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT, json_integer_value(id));
+		if (json_object_get(t->history, key))
+			continue;
+		json_array_append_new(t->order, json_string(key));
+		json_object_set(t->history, key, it);
+	}
+	t->restore = json_incref(json_object_get(doc, "tuner"));
+	json_decref(doc);
+}
 
 int tuner_new(struct store *s, const struct tuner_opts *o, struct tuner **ret)
 {
@@ -72,6 +120,7 @@ int tuner_new(struct store *s, const struct tuner_opts *o, struct tuner **ret)
 
 		if (rd) {
 			sync_policy(t, rd);
+			load_saved(t, rd);
 			store_reader_put(s, rd);
 		}
 	}
@@ -89,6 +138,8 @@ void tuner_free(struct tuner *t)
 	json_decref(t->history);
 	json_decref(t->order);
 	json_decref(t->asked);
+	json_decref(t->restore);
+	free(t->saved);
 	pthread_mutex_destroy(&t->lock);
 	pthread_mutex_destroy(&t->policy_lock);
 	free(t);
@@ -298,7 +349,8 @@ static void settle(struct tuner *t, struct store_reader *rd)
 			i++;
 			continue;
 		}
-		json_array_foreach(list, k, c) {
+		/* (a list document: {"items": [...], "count"}) */
+		json_array_foreach(json_object_get(list, "items"), k, c) {
 			const char *st = json_string_value(json_object_get(c, "state")) ?: "";
 
 			if (!strcmp(st, "pending") || !strcmp(st, "sent"))
@@ -431,6 +483,76 @@ static unsigned lowest_prio(uint8_t prios)
 	return 3;
 }
 
+/* Under t->lock, the fabric tracked and no change out: the saved state taken back. */
+static void restore_saved(struct tuner *t)
+{
+	char err[200];
+	int n = cc_tn_state_load(t->tn, t->restore, err, sizeof(err));
+
+	if (n < 0)
+		log_warning("tuner", "the saved tuner state is refused (%s): steps completed before this start "
+				     "cannot be rolled back by the tuner (the audit log has them)",
+			    n == -EINVAL || n == -EBUSY ? err : strerror(-n));
+	else if (n > 0)
+		log_warning("tuner", "%d step%s under way when rocefabd stopped: rolled back", n,
+			    n == 1 ? " was" : "s were");
+	json_decref(t->restore);
+	t->restore = NULL;
+	/* what the previous process had waiting or about to apply is gone with it */
+	{
+		const char *key;
+		json_t *rec;
+
+		json_object_foreach(t->history, key, rec) {
+			const char *st = json_string_value(json_object_get(rec, "state")) ?: "";
+
+			if (!strcmp(st, "waiting") || !strcmp(st, "approved")) {
+				json_object_set_new(rec, "state", json_string("rejected"));
+				json_object_set_new(rec, "error", json_string("rocefabd stopped before it was applied"));
+			}
+		}
+	}
+	record_pending(t);
+}
+
+/* Saves what a restart needs when it changed: the library's state, the change sets out and
+ * the last HISTORY_SAVED records.  Nothing before the saved state was taken back. */
+static void save_state(struct tuner *t)
+{
+	json_t *doc, *out = json_array(), *hist = json_array();
+	size_t n;
+	char *text = NULL;
+	bool same;
+
+	pthread_mutex_lock(&t->lock);
+	if (t->restore) {
+		pthread_mutex_unlock(&t->lock);
+		json_decref(out);
+		json_decref(hist);
+		return;
+	}
+	for (size_t k = 0; out && k < t->napp; k++)
+		if (t->app[k].batch > 0)
+			json_array_append_new(out, json_pack("{s:I,s:I}", "proposal", (json_int_t)t->app[k].proposal,
+							     "batch", (json_int_t)t->app[k].batch));
+	n = json_array_size(t->order);
+	for (size_t i = n > HISTORY_SAVED ? n - HISTORY_SAVED : 0; hist && i < n; i++)
+		json_array_append(hist, json_object_get(t->history, json_string_value(json_array_get(t->order, i))));
+	doc = json_pack("{s:i,s:o,s:o,s:o}", "version", 1, "tuner", cc_tn_state_json(t->tn), "out", out, "history",
+			hist);
+	if (doc)
+		text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+	same = text && t->saved && !strcmp(text, t->saved);
+	pthread_mutex_unlock(&t->lock);
+	if (text && !same && store_meta_put(t->store, STATE_KEY, doc) == 0) {
+		free(t->saved);
+		t->saved = text;
+		text = NULL;
+	}
+	free(text);
+	json_decref(doc);
+}
+
 int tuner_run(void *ctx, int64_t now)
 {
 	struct tuner *t = ctx;
@@ -460,6 +582,13 @@ int tuner_run(void *ctx, int64_t now)
 	 * reported it yet: the tuner's own belief is the newer) */
 	if (!t->napp)
 		track(t, rd, prio);
+	if (t->restore && snap) {
+		/* the previous process's state first; no decision in the same interval */
+		if (!t->napp)
+			restore_saved(t);
+		cc_snap_free(snap);
+		snap = NULL;
+	}
 	if (snap && snap->nports && snap->interval_us > 0) {
 		struct cc_tn_input in = { .snap = snap, .prio = prio, .xoff_bytes = 0, .probe_p99_us = -1 };
 		double p99;
@@ -479,6 +608,7 @@ int tuner_run(void *ctx, int64_t now)
 	cc_snap_free(snap);
 	if (r >= 0) {
 		apply_approved(t, rd, prio);
+		save_state(t);
 		r = 0;
 	}
 	store_reader_put(t->store, rd);
@@ -656,7 +786,8 @@ int tuner_rollback(struct tuner *t, const char *actor, json_t **ret, struct rf_e
 	for (size_t i = 0; v && i < n; i++)
 		if (v[i]->id > last)
 			last = v[i]->id;
-	r = cc_tn_rollback_all(t->tn);
+	/* the steps of before the start are not known until the saved state is back */
+	r = t->restore ? -EAGAIN : cc_tn_rollback_all(t->tn);
 	if (r >= 0) {
 		*ret = json_array();
 		v = cc_tn_pending(t->tn, &n);
@@ -675,6 +806,10 @@ int tuner_rollback(struct tuner *t, const char *actor, json_t **ret, struct rf_e
 	if (r == -EBUSY)
 		return rf_err_set(e, r, "STEP_IN_PROGRESS", NULL,
 				  "a step is under way: it finishes or rolls back by itself; ask again after it");
+	if (r == -EAGAIN)
+		return rf_err_set(e, -EBUSY, "STATE_RESTORING", NULL,
+				  "the tuner has not taken back the steps of before this start yet (at its first "
+				  "decision, once the agents reported): ask again after it");
 	if (r < 0)
 		return rf_err_set(e, r, "NO_MEMORY", NULL, "out of memory");
 	log_notice("tuner", "rollback of %d steps asked by %s", r, actor);

@@ -23,6 +23,7 @@ figure is missed (--no-fail: report only)."""
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -128,7 +129,7 @@ def run(scen, seed, tmp, tuner=None):
     fd, path = tempfile.mkstemp(suffix=".json", dir=tmp)
     with os.fdopen(fd, "w") as f:
         json.dump(scen, f)
-    cmd = [SIM, "run", path, "--quiet", "--no-timing", "--seed", str(seed), "--json", "-"]
+    cmd = [os.path.join(tmp, "rocefab-sim"), "run", path, "--quiet", "--no-timing", "--seed", str(seed), "--json", "-"]
     if tuner:
         cmd += ["--controller", "tuner", "--interval", "%dus" % tuner["interval_us"]]
         if tuner.get("force"):
@@ -245,6 +246,8 @@ def main():
     results = {}
     done = [0]
     with tempfile.TemporaryDirectory(prefix="bench-cc-") as tmp, ThreadPoolExecutor(a.jobs) as ex:
+        # a copy: a rebuild while the bench runs changes nothing under it
+        shutil.copy2(SIM, os.path.join(tmp, "rocefab-sim"))
         run_all(ex, first, tmp, results, t0, total, done)
         labels = {"grid " + label(e, d): (e, d) for e, d in g}
         for w in order:

@@ -205,3 +205,42 @@ def test_probes_feed_the_tuner(world):
     p99s = [x["p99_us"] for x in items if x.get("p99_us") is not None and x["ok"] > 0]
     assert p99s, items[:3]
     assert min(p99s) <= sig["probe_p99_us"] <= max(p99s), (sig, min(p99s), max(p99s))
+
+
+def test_restart_rolls_back_the_step_under_way_and_keeps_history(world):
+    """rocefabd stopped in the middle of a step: the next start puts the members the canary
+    changed back (half a step is no setting anyone chose), whatever the mode, as the tuner's
+    audited changes; the history and the ids go on across the restart."""
+    d, sim, c, ops = fabric(world)
+    # a long canary: the step is still being judged when rocefabd stops
+    assert ops.put("/api/v1/cc/policy", json={"canary_intervals": 60}).status_code == 200
+    p = wait_for(lambda: (proposals(c) or [None])[0], 30, what="a waiting proposal")
+    assert ops.post(f"/api/v1/cc/proposals/{p['id']}/apply").status_code == 202
+    canary = wait_for(lambda: (lambda h: h if h and h.get("outcome") == "applied" else None)(
+        next((x for x in c.json("/api/v1/cc/history") if x["id"] == p["id"]), None)), 30, what="the canary applied")
+    # the tuner calls a proposal applied once every change of it is (read back), not before
+    before = tuner_changes(c)
+    assert before and all(x["state"] == "applied" and x["new"] for x in before), before
+    assert all(x["new"][p["knob"]] == pytest.approx(p["to"]) for x in before), before
+    assert any(x["id"] == p["step"] for x in c.json("/api/v1/cc")["steps_in_progress"])
+    d.stop()
+    d.start()
+    c, ops = d.client("viewer"), d.client("ops")
+    # the history of before is still there
+    assert any(x["id"] == p["id"] and x.get("outcome") == "applied" for x in c.json("/api/v1/cc/history"))
+    # the step is rolled back at the first decision, in advise mode, by the tuner itself
+    rb = wait_for(lambda: next((x for x in c.json("/api/v1/cc/history") if x["step"] == p["step"] and
+                                x["phase"] == "rollback" and x.get("outcome") == "applied"), None), 40,
+                  what="the step under way rolled back after the restart")
+    assert "under way when the tuner stopped" in rb["reason"], rb
+    # nothing of the previous process still looks like waiting for an operator
+    waiting = {x["id"] for x in proposals(c)}
+    stale = [x for x in c.json("/api/v1/cc/history") if x["id"] < rb["id"] and x["state"] in ("waiting", "approved")]
+    assert not stale and not any(i <= p["id"] for i in waiting), (stale, waiting)
+    assert rb["id"] > p["id"] and rb["nchanges"] == canary["nchanges"], (rb, canary)
+    undo = [x for x in tuner_changes(c) if x["batch"] == rb["change_batch"]]
+    assert undo and all(x["actor"] == "tuner" and x["state"] == "applied" for x in undo), [(x["actor"], x["state"], x.get("error")) for x in undo]
+    assert all(x["new"][p["knob"]] == pytest.approx(p["from"]) for x in undo), undo
+    assert sorted(x["target"]["device"] + x["target"].get("port", "") for x in undo) == \
+        sorted(x["target"]["device"] + x["target"].get("port", "") for x in before)
+    assert "under way when rocefabd stopped: rolled back" in d.proc.output()

@@ -391,6 +391,131 @@ static void test_probe_p99_rolls_back(void **state)
 	}
 }
 
+/* The next process's view of the fabric: the starting values, then every applied change of
+ * t's proposals in order (what the agents would report). */
+static struct cc_tn *restarted(struct cc_tn *t, uint64_t *max_id)
+{
+	struct cc_tn *t2 = tuner(CC_TN_AUTO);
+
+	*max_id = 0;
+	for (uint64_t id = 1; id < 256; id++) {
+		struct cc_tn_proposal *p = cc_tn_find(t, id);
+
+		if (!p)
+			continue;
+		*max_id = id;
+		for (size_t k = 0; p->state == CC_TN_APPLIED && k < p->nchanges; k++) {
+			const struct cc_tn_change *c = &p->changes[k];
+
+			if (c->host)
+				assert_int_equal(cc_tn_track_host(t2, c->node, &c->dc_to), 0);
+			else
+				assert_int_equal(cc_tn_track_port(t2, c->node, c->port, &c->ecn_to), 0);
+		}
+	}
+	return t2;
+}
+
+/* What a restart of rocefabd keeps: a completed step can still be rolled back, a step under
+ * way is rolled back at once on the members it changed, ids go on; a malformed saved state
+ * is refused whole. */
+static void test_state_across_restart(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO), *t2, *t3;
+	struct canary_look cl = { .t = t, .better = true };
+	struct cc_tn_proposal *p;
+	uint64_t step1, step2, max_id;
+	enum cc_tn_knob knob2;
+	double from2, to2;
+	size_t n2, k, under;
+	json_t *saved, *bad, *st, *x;
+	char err[200];
+	int64_t i = 1;
+
+	(void)state;
+	/* step 1: canary, rollout, done */
+	for (k = 0; k < 3; k++)
+		run(t, i++, deep_down, NULL);
+	step1 = one(t)->step;
+	apply_all(t, 8, NULL);
+	for (k = 0; k < 30 && !step_over(t, step1); k++) {
+		run(t, i++, canary_look, &cl);
+		apply_all(t, 8, NULL);
+	}
+	assert_true(step_over(t, step1));
+	/* step 2 (perhaps started by the interval that ended step 1): its canary applied, then
+	 * the process stops */
+	for (k = 0; k < 10 && idle(t); k++)
+		run(t, i++, deep_down, NULL);
+	apply_all(t, 8, NULL);
+	assert_false(idle(t));
+	st = cc_tn_json(t);
+	under = json_array_size(json_object_get(st, "steps_in_progress"));
+	x = json_array_get(json_object_get(st, "steps_in_progress"), 0);
+	assert_string_equal(json_string_value(json_object_get(x, "class")), "tor_down");
+	step2 = (uint64_t)json_integer_value(json_object_get(x, "id"));
+	assert_int_equal(cc_tn_knob_parse(json_string_value(json_object_get(x, "knob")), &knob2), 0);
+	from2 = json_number_value(json_object_get(x, "from"));
+	to2 = json_number_value(json_object_get(x, "to"));
+	json_decref(st);
+	n2 = 0;
+	for (uint64_t id = 1; id < 256; id++)
+		if ((p = cc_tn_find(t, id)) && p->step == step2 && p->state == CC_TN_APPLIED)
+			n2 += p->nchanges;
+	assert_true(step2 > step1 && n2 > 0);
+	saved = cc_tn_state_json(t);
+	assert_non_null(saved);
+	/* through text, as rocefabd keeps it */
+	{
+		char *text = json_dumps(saved, JSON_COMPACT);
+
+		json_decref(saved);
+		saved = json_loads(text, 0, NULL);
+		free(text);
+		assert_non_null(saved);
+	}
+
+	t2 = restarted(t, &max_id);
+	assert_int_equal(cc_tn_state_load(t2, saved, err, sizeof(err)), (int)under);
+	assert_int_equal(npending(t2), under);
+	p = pending_of(t2, CC_TN_TOR_DOWN, CC_TN_ROLLBACK);
+	assert_int_equal(p->state, CC_TN_APPROVED); /* whatever the mode */
+	assert_int_equal(p->step, step2);
+	assert_true(p->id > max_id);
+	assert_int_equal(p->knob, knob2);
+	assert_true(p->from == to2 && p->to == from2);
+	assert_int_equal(p->nchanges, n2); /* exactly the canary's members */
+	assert_non_null(strstr(p->reason, "under way when the tuner stopped"));
+	for (k = 0; k < p->nchanges; k++)
+		assert_true(cc_tn_knob_get_ecn(&p->changes[k].ecn_to, knob2) == from2);
+	apply_all(t2, 8, NULL);
+	/* the completed step is still known: an operator's rollback undoes it on all 8 downlinks */
+	assert_int_equal(cc_tn_rollback_all(t2), 1);
+	p = one(t2);
+	assert_int_equal(p->step, step1);
+	assert_int_equal(p->nchanges, 8);
+	st = cc_tn_state_json(t2);
+	assert_true((uint64_t)json_integer_value(json_object_get(st, "next_step")) > step2);
+	json_decref(st);
+
+	/* malformed: refused whole, the counters untouched */
+	t3 = tuner(CC_TN_AUTO);
+	bad = json_pack("{s:i,s:i,s:i,s:i,s:[],s:[{s:i,s:s,s:s,s:f,s:f,s:[]}]}", "next_id", 99, "next_step", 99, "steps",
+			1, "rolled_back", 0, "done", "under_way", "step", 1, "class", "nope", "knob", "kmin_bytes", "from",
+			1.0, "to", 2.0, "members");
+	assert_int_equal(cc_tn_state_load(t3, bad, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "unknown"));
+	st = cc_tn_state_json(t3);
+	assert_int_equal(json_integer_value(json_object_get(st, "next_id")), 1);
+	json_decref(st);
+	json_decref(bad);
+	assert_int_equal(cc_tn_state_load(t3, json_object_get(saved, "done"), err, sizeof(err)), -EINVAL);
+	json_decref(saved);
+	cc_tn_free(t3);
+	cc_tn_free(t2);
+	cc_tn_free(t);
+}
+
 static void test_forced_bad_step_rolled_back(void **state)
 {
 	struct cc_tn *t = tuner(CC_TN_ADVISE); /* forced steps need no approval */
@@ -642,6 +767,7 @@ int main(void)
 		cmocka_unit_test(test_canary_then_rollout),
 		cmocka_unit_test(test_forced_bad_step_rolled_back),
 		cmocka_unit_test(test_probe_p99_rolls_back),
+		cmocka_unit_test(test_state_across_restart),
 		cmocka_unit_test(test_advise_waits),
 		cmocka_unit_test(test_failed_apply_undone),
 		cmocka_unit_test(test_rollback_all),
