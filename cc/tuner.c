@@ -430,6 +430,7 @@ struct grp {
 };
 
 enum step_state { ST_IDLE, ST_WAIT, ST_CANARY, ST_ROLLOUT, ST_ROLLBACK };
+static const char *const state_names[] = { "idle", "waiting", "canary", "rollout", "rollback" };
 
 struct done_step {
 	uint64_t step;
@@ -1699,6 +1700,23 @@ int cc_tn_force(struct cc_tn *t, enum cc_tn_class cls, enum cc_tn_knob knob, dou
 		       : 0;
 }
 
+/* Whether a member may take value v of knob k now: the invariants and the policy's ranges (an
+ * undo too: the policy may have narrowed since, or the saved state be damaged). */
+static bool member_may_take(const struct cc_tn *t, const struct member *m, enum cc_tn_knob k, double v)
+{
+	if (m->host) {
+		struct cc_tn_dcqcn d = m->dc;
+
+		knob_set_dcqcn(&d, k, v);
+		return !cc_tn_dcqcn_check(&t->pol, &d);
+	} else {
+		struct cc_tn_ecn e = m->ecn;
+
+		knob_set_ecn(&e, k, v);
+		return !cc_tn_ecn_check(&t->pol, &e, t->xoff);
+	}
+}
+
 int cc_tn_rollback_all(struct cc_tn *t)
 {
 	struct step tmp, *k = &tmp;
@@ -1728,6 +1746,8 @@ int cc_tn_rollback_all(struct cc_tn *t)
 		for (size_t j = 0; j < ds->nkeys; j++) {
 			struct member *m = hmap_get(&t->idx, ds->keys[j]);
 
+			if (m && !member_may_take(t, m, ds->knob, ds->from))
+				continue; /* the policy does not allow the old value any more: kept */
 			if (m && member_value(m, ds->knob) == ds->to && add_change(p, m, ds->knob, ds->from) < 0)
 				return -ENOMEM;
 			/* the next undo of the same knob starts from this one's result */
@@ -1755,6 +1775,7 @@ int cc_tn_rollback_all(struct cc_tn *t)
 
 /* --- state across restarts ------------------------------------------------------------- */
 
+
 static json_t *keys_json(char *const *keys, size_t n)
 {
 	json_t *a = json_array();
@@ -1764,35 +1785,52 @@ static json_t *keys_json(char *const *keys, size_t n)
 	return a;
 }
 
+/* Completed steps saved, the newest not undone (an undone one has nothing left to undo). */
+#define DONE_SAVED 1000
+
 json_t *cc_tn_state_json(const struct cc_tn *t)
 {
 	json_t *done = json_array(), *under = json_array(), *o;
+	size_t first = t->ndone, kept = 0;
 
-	for (size_t i = 0; done && i < t->ndone; i++) {
+	while (first > 0 && kept < DONE_SAVED)
+		kept += !t->done[--first].undone;
+	for (size_t i = first; done && i < t->ndone; i++) {
 		const struct done_step *ds = &t->done[i];
 
-		json_array_append_new(done, json_pack("{s:I,s:s,s:s,s:f,s:f,s:b,s:o}", "step", (json_int_t)ds->step,
+		if (ds->undone)
+			continue;
+		json_array_append_new(done, json_pack("{s:I,s:s,s:s,s:f,s:f,s:o}", "step", (json_int_t)ds->step,
 						      "class", class_names[ds->cls], "knob", knob_names[ds->knob],
-						      "from", ds->from, "to", ds->to, "undone", ds->undone, "members",
+						      "from", ds->from, "to", ds->to, "members",
 						      keys_json(ds->keys, ds->nkeys)));
 	}
 	for (int c = 0; under && c < CC_TN_NCLASSES; c++) {
 		const struct step *k = &t->steps_of[c];
-		json_t *keys = json_array();
+		json_t *keys;
 
-		if (k->st == ST_IDLE)
-			continue;
+		if (k->st == ST_IDLE || k->st == ST_WAIT)
+			continue; /* nothing of a step waiting for an operator is applied */
+		keys = json_array();
 		for (size_t i = 0; keys && i < t->nm; i++)
 			if (t->m[i]->cls == c && t->m[i]->touched)
 				json_array_append_new(keys, json_string(t->m[i]->key));
-		json_array_append_new(under, json_pack("{s:I,s:s,s:s,s:f,s:f,s:o}", "step", (json_int_t)k->step, "class",
-						       class_names[c], "knob", knob_names[k->knob], "from", k->from, "to",
-						       k->to, "members", keys));
+		json_array_append_new(under, json_pack("{s:I,s:s,s:s,s:s,s:f,s:f,s:o}", "step", (json_int_t)k->step,
+						       "state", state_names[k->st], "class", class_names[c], "knob",
+						       knob_names[k->knob], "from", k->from, "to", k->to, "members", keys));
 	}
 	o = json_pack("{s:I,s:I,s:I,s:I,s:o,s:o}", "next_id", (json_int_t)t->next_id, "next_step",
 		      (json_int_t)t->next_step, "steps", (json_int_t)t->steps, "rolled_back", (json_int_t)t->rolled_back,
 		      "done", done, "under_way", under);
 	return o;
+}
+
+void cc_tn_ids_at_least(struct cc_tn *t, uint64_t next_id, uint64_t next_step)
+{
+	if (next_id > t->next_id)
+		t->next_id = next_id;
+	if (next_step > t->next_step)
+		t->next_step = next_step;
 }
 
 /* A saved step's fields; false (err set) when one is missing or unknown. */
@@ -1807,6 +1845,15 @@ static bool saved_step(json_t *o, uint64_t *step, enum cc_tn_class *c, enum cc_t
 	    !json_is_number(json_object_get(o, "from")) || !json_is_number(json_object_get(o, "to")) ||
 	    !json_is_array(json_object_get(o, "members"))) {
 		snprintf(err, len, "a saved step lacks step, class, knob, from, to or members, or names an unknown one");
+		return false;
+	}
+	if (!isfinite(json_number_value(json_object_get(o, "from"))) ||
+	    !isfinite(json_number_value(json_object_get(o, "to")))) {
+		snprintf(err, len, "a saved step's from or to is not a finite number");
+		return false;
+	}
+	if (is_ecn_knob((enum cc_tn_knob)ki) != (ci != CC_TN_HOSTS)) {
+		snprintf(err, len, "a saved step's knob %s is not one of class %s", knob_names[ki], class_names[ci]);
 		return false;
 	}
 	*step = (uint64_t)json_integer_value(json_object_get(o, "step"));
@@ -1839,7 +1886,7 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 	for (size_t c = 0; c < sizeof(counters) / sizeof(*counters); c++) {
 		json_t *v = json_object_get(doc, counters[c]);
 
-		if (!json_is_integer(v) || json_integer_value(v) < 0) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > (INT64_C(1) << 53)) {
 			snprintf(err, len, "the saved state's %s is not a count", counters[c]);
 			return -EINVAL;
 		}
@@ -1860,6 +1907,9 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 	json_array_foreach(done, i, it) {
 		struct done_step ds = { 0 };
 
+		if (json_array_size(done) - i > DONE_SAVED)
+			continue; /* the newest only, as saved */
+
 		if (!saved_step(it, &ds.step, &ds.cls, &ds.knob, &ds.from, &ds.to, &members, err, len))
 			return -EINVAL;
 		ds.undone = json_is_true(json_object_get(it, "undone"));
@@ -1875,43 +1925,51 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 			}
 		t->done[t->ndone++] = ds;
 	}
-	/* a step the previous run left half done: its changed members go back, whatever the mode */
+	/* a step the previous run left half done: its changed members go back, whatever the mode,
+	 * as the class's step in rollback (the class takes no other step until it is applied, and a
+	 * restart before that rolls it back again) */
 	json_array_foreach(under, i, it) {
-		struct step tmp = { 0 };
+		const char *was = json_string_value(json_object_get(it, "state")) ?: "canary";
+		struct step tmp = { 0 }, *k;
 		struct cc_tn_proposal *p;
 
-		if (!saved_step(it, &tmp.step, &tmp.cls, &tmp.knob, &tmp.from, &tmp.to, &members, err, len))
-			return -EINVAL;
-		/* proposed as the undo of the change from -> to */
-		{
-			double from = tmp.from;
-
-			tmp.from = tmp.to;
-			tmp.to = from;
-		}
-		if (!(p = proposal_new(t, &tmp, CC_TN_ROLLBACK)))
+		saved_step(it, &tmp.step, &tmp.cls, &tmp.knob, &tmp.from, &tmp.to, &members, err, len);
+		k = &t->steps_of[tmp.cls];
+		if (k->st != ST_IDLE)
+			continue; /* one step per class: a second one saved is damage */
+		*k = tmp;
+		if (!(p = proposal_new(t, k, CC_TN_ROLLBACK)))
 			return -ENOMEM;
+		p->from = k->to;
+		p->to = k->from;
 		snprintf(p->reason, sizeof(p->reason), "step %llu (%s %s %g -> %g) was under way when the tuner "
 						       "stopped: rolled back",
-			 (unsigned long long)tmp.step, class_names[tmp.cls], knob_names[tmp.knob], tmp.to, tmp.from);
-		snprintf(p->expect, sizeof(p->expect), "the setting before step %llu", (unsigned long long)tmp.step);
+			 (unsigned long long)k->step, class_names[k->cls], knob_names[k->knob], k->from, k->to);
+		snprintf(p->expect, sizeof(p->expect), "the setting before step %llu", (unsigned long long)k->step);
 		json_array_foreach(members, j, key) {
 			struct member *m = json_is_string(key) ? hmap_get(&t->idx, json_string_value(key)) : NULL;
 
-			if (!m || member_value(m, tmp.knob) != tmp.from)
+			if (!m || m->host != (k->cls == CC_TN_HOSTS) || (m->cls >= 0 && m->cls != (int)k->cls) ||
+			    member_value(m, k->knob) != k->to || !member_may_take(t, m, k->knob, k->from))
 				continue;
-			if (add_change(p, m, tmp.knob, tmp.to) < 0)
+			if (add_change(p, m, k->knob, k->from) < 0)
 				return -ENOMEM;
 			/* the tuner's belief until the members report again, as for any rollback */
 			if (m->host)
-				knob_set_dcqcn(&m->dc, tmp.knob, tmp.to);
+				knob_set_dcqcn(&m->dc, k->knob, k->from);
 			else
-				knob_set_ecn(&m->ecn, tmp.knob, tmp.to);
+				knob_set_ecn(&m->ecn, k->knob, k->from);
+			m->cls = (int)k->cls;
+			m->touched = true;
 		}
+		k->cur = p;
+		k->st = ST_ROLLBACK;
 		if (!p->nchanges)
-			p->state = CC_TN_APPLIED; /* nothing was applied: nothing to undo */
-		t->rolled_back++;
-		t->tabu_until[tmp.cls][tmp.knob][tmp.from > tmp.to] = t->interval + t->pol.tabu_intervals;
+			p->state = CC_TN_APPLIED; /* nothing of it was applied: nothing to undo */
+		if (strcmp(was, "rollback")) { /* a rollback saved was counted when it began */
+			t->rolled_back++;
+			t->tabu_until[k->cls][k->knob][k->to > k->from] = t->interval + t->pol.tabu_intervals;
+		}
 		n++;
 	}
 	return n;
@@ -2003,7 +2061,6 @@ json_t *cc_tn_proposal_json(const struct cc_tn_proposal *p)
 	return o;
 }
 
-static const char *const state_names[] = { "idle", "waiting", "canary", "rollout", "rollback" };
 
 json_t *cc_tn_json(const struct cc_tn *t)
 {

@@ -172,17 +172,23 @@ int cc_tn_force(struct cc_tn *t, enum cc_tn_class cls, enum cc_tn_knob knob, dou
 /* Undo every step still rolled out since the start, newest first, as rollback proposals. */
 int cc_tn_rollback_all(struct cc_tn *t);
 
-/* What must outlive the process, for cc_tn_state_load() in the next one: the id counters, every
- * completed step with the members it changed (for cc_tn_rollback_all), and the steps under way
- * with the members they touched (a new reference). */
+/* What must outlive the process, for cc_tn_state_load() in the next one: the id counters, the
+ * last 1,000 completed steps not undone with the members they changed (for
+ * cc_tn_rollback_all), and the steps under way (applied in part) with the members they touched
+ * (a new reference). */
 json_t *cc_tn_state_json(const struct cc_tn *t);
 /* Takes a saved state back, after the members are tracked and before the first run: ids go on
  * from the saved ones, completed steps can be rolled back, and each step that was under way
- * becomes an approved rollback proposal of the members still at its new value (whatever the
- * mode: half a step is no setting anyone chose).  Returns how many rollback proposals;
+ * becomes its class's step in rollback, an approved proposal for the members still at its new
+ * value that the policy lets go back (whatever the mode: half a step is no setting anyone
+ * chose).  Returns how many rollback proposals;
  * -EINVAL with err (nothing taken) when the document is malformed,
  * -EBUSY when a step is in progress, -ENOMEM. */
 int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len);
+
+/* Ids from here on at least these (a caller that knows of proposals and steps the saved state
+ * does not). */
+void cc_tn_ids_at_least(struct cc_tn *t, uint64_t next_id, uint64_t next_step);
 
 /* The tuner's state as JSON: policy, step in progress, the signals of the last interval and
  * the class settings (a new reference). */

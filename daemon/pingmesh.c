@@ -235,14 +235,20 @@ struct pingmesh {
 	pingmesh_explain_fn explain;
 	void *explain_ctx;
 
-	/* the primary op and size's per-pair p99s stored since pingmesh_take_tail() last took
-	 * them (the writer thread adds, the tuner's pass takes); at most TAIL_MAX, the newest */
+	/* the primary op and size's p99 per pair (src, dst) reported since pingmesh_take_tail()
+	 * last took them, the latest per pair (a report sent twice counts once, a pair probed more
+	 * often weighs the same); the writer thread adds, the tuner's pass takes; at most TAIL_MAX
+	 * pairs */
 	pthread_mutex_t tail_lock;
-	double *tail;
-	size_t ntail, tail_seen;
+	struct hmap tail; /* "src\x1fdst" -> struct tail_pair */
 };
 
 #define TAIL_MAX 65536
+
+struct tail_pair {
+	double p99_us;
+	char key[];
+};
 
 void pingmesh_set_explainer(struct pingmesh *pm, pingmesh_explain_fn fn, void *ctx)
 {
@@ -263,6 +269,7 @@ int pingmesh_new(struct store *s, const struct pingmesh_opts *o, struct pingmesh
 	hmap_init(&pm->endpoints);
 	pthread_mutex_init(&pm->prom_lock, NULL);
 	pthread_mutex_init(&pm->tail_lock, NULL);
+	hmap_init(&pm->tail);
 	*ret = pm;
 	return 0;
 }
@@ -280,7 +287,10 @@ void pingmesh_free(struct pingmesh *pm)
 	free(pm->hosts);
 	pthread_mutex_destroy(&pm->prom_lock);
 	pthread_mutex_destroy(&pm->tail_lock);
-	free(pm->tail);
+	it = 0;
+	while (hmap_next(&pm->tail, &it, NULL, &v))
+		free(v);
+	hmap_fini(&pm->tail);
 	free(pm->prom);
 	free(pm->matrix);
 	free(pm);
@@ -541,7 +551,8 @@ static int store_results(struct store *s, const struct report *rep)
 	return 0;
 }
 
-/* Keeps the report's per-pair p99s of the primary op and size for pingmesh_take_tail(). */
+/* Keeps the report's p99 per pair of the primary op and size for pingmesh_take_tail(); a pair
+ * whose probes were all lost counts as the probe timeout. */
 static void tail_add(struct pingmesh *pm, const struct report *rep)
 {
 	const struct pingmesh_conf *c = &pm->wconf;
@@ -549,20 +560,34 @@ static void tail_add(struct pingmesh *pm, const struct report *rep)
 	size_t i;
 
 	pthread_mutex_lock(&pm->tail_lock);
-	if (!pm->tail && !(pm->tail = malloc(TAIL_MAX * sizeof(*pm->tail)))) {
-		pthread_mutex_unlock(&pm->tail_lock);
-		return; /* a signal lost, nothing else */
-	}
 	json_array_foreach(rep->probe_results, i, it) {
+		const char *dst = json_string_value(json_object_get(it, "target"));
 		json_t *p99 = json_object_get(it, "p99_us");
+		struct tail_pair *tp;
+		char key[256];
+		double v;
 
-		if (!json_is_number(p99) || json_integer_value(json_object_get(it, "ok")) <= 0 ||
-		    json_integer_value(json_object_get(it, "size")) != (json_int_t)c->sizes[0] ||
+		if (!dst || json_integer_value(json_object_get(it, "size")) != (json_int_t)c->sizes[0] ||
 		    strcmp(json_string_value(json_object_get(it, "op")) ?: "", c->ops[0]))
 			continue;
-		pm->tail[pm->tail_seen++ % TAIL_MAX] = json_number_value(p99);
-		if (pm->ntail < TAIL_MAX)
-			pm->ntail++;
+		if (json_integer_value(json_object_get(it, "ok")) > 0 && json_is_number(p99))
+			v = json_number_value(p99);
+		else if (json_integer_value(json_object_get(it, "lost")) > 0)
+			v = c->timeout_us; /* nothing came back in time */
+		else
+			continue;
+		if ((size_t)snprintf(key, sizeof(key), "%s\x1f%s", rep->agent_id, dst) >= sizeof(key))
+			continue;
+		if ((tp = hmap_get(&pm->tail, key))) {
+			tp->p99_us = v;
+			continue;
+		}
+		if (pm->tail.len >= TAIL_MAX || !(tp = malloc(sizeof(*tp) + strlen(key) + 1)))
+			continue; /* a signal lost, nothing else */
+		strcpy(tp->key, key);
+		tp->p99_us = v;
+		if (hmap_put(&pm->tail, tp->key, tp, NULL) < 0)
+			free(tp);
 	}
 	pthread_mutex_unlock(&pm->tail_lock);
 }
@@ -577,19 +602,24 @@ static int cmp_double(const void *a, const void *b)
 int pingmesh_take_tail(struct pingmesh *pm, double *p99_us, size_t *n)
 {
 	double *v;
-	size_t k;
+	size_t k = 0, it = 0, had;
+	void *val;
 
 	pthread_mutex_lock(&pm->tail_lock);
-	k = pm->ntail;
-	v = k ? malloc(k * sizeof(*v)) : NULL;
-	if (v)
-		memcpy(v, pm->tail, k * sizeof(*v));
-	pm->ntail = pm->tail_seen = 0;
+	had = pm->tail.len;
+	v = had ? malloc(had * sizeof(*v)) : NULL;
+	while (hmap_next(&pm->tail, &it, NULL, &val)) {
+		if (v)
+			v[k++] = ((struct tail_pair *)val)->p99_us;
+		free(val);
+	}
+	hmap_fini(&pm->tail);
+	hmap_init(&pm->tail);
 	pthread_mutex_unlock(&pm->tail_lock);
-	if (!k)
-		return -ENOENT;
-	if (!v)
-		return -ENOMEM;
+	if (!k) {
+		free(v);
+		return had ? -ENOMEM : -ENOENT;
+	}
 	qsort(v, k, sizeof(*v), cmp_double);
 	*p99_us = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
 	if (n)

@@ -89,11 +89,12 @@ int pingmesh_localize(void *ctx, int64_t now);
  * pingmesh_localize(); nothing before the first. */
 void pingmesh_render_metrics(struct pingmesh *pm, struct buf *out);
 
-/* The tail latency the congestion-control tuner watches (daemon/tuner.h): of the results of
- * the primary op and size that reports brought since the previous call, the median pair's
- * p99 (the fabric's typical tail, which one bad pair does not move) in *p99_us, and how many
- * results in *n (may be NULL).  -ENOENT: none came.  Each call starts the next interval.  A
- * result counts once stored, even if its report's transaction then fails: it was measured. */
+/* The tail latency the congestion-control tuner watches (daemon/tuner.h): over the pairs whose
+ * results of the primary op and size reports brought since the previous call (the latest per
+ * pair; a pair whose probes were all lost counts as the probe timeout), the median pair's p99
+ * (the fabric's typical tail, which one bad pair does not move) in *p99_us, and how many pairs
+ * in *n (may be NULL).  -ENOENT: none came.  Each call starts the next interval.  A result
+ * counts once stored, even if its report's transaction then fails: it was measured. */
 int pingmesh_take_tail(struct pingmesh *pm, double *p99_us, size_t *n);
 
 /* --- reading (any reader connection) ------------------------------------------------------ */

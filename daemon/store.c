@@ -962,15 +962,21 @@ static int meta_put_apply(struct store_job *sj, struct store *s)
 	return store_step(st);
 }
 
+int store_meta_put_text(struct store *s, const char *key, const char *text)
+{
+	struct meta_job j = { .job = { .apply = meta_put_apply }, .key = key, .text = (char *)text };
+
+	return store_submit_wait(s, &j.job);
+}
+
 int store_meta_put(struct store *s, const char *key, const json_t *doc)
 {
-	struct meta_job j = { .job = { .apply = meta_put_apply }, .key = key };
+	char *text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
 	int r;
 
-	j.text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
-	if (!j.text)
+	if (!text)
 		return -ENOMEM;
-	r = store_submit_wait(s, &j.job);
-	free(j.text);
+	r = store_meta_put_text(s, key, text);
+	free(text);
 	return r;
 }

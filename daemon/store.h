@@ -121,6 +121,8 @@ int store_step(sqlite3_stmt *st);
  * -errno).  Not on the writer thread. */
 json_t *store_meta_get(struct store_reader *rd, const char *key);
 int store_meta_put(struct store *s, const char *key, const json_t *doc);
+/* The same with the document as JSON text already (not checked here). */
+int store_meta_put_text(struct store *s, const char *key, const char *text);
 
 /* Lists: a query's rows as JSON.  row() makes one row's object (a new reference). */
 typedef json_t *(*store_row_fn)(sqlite3_stmt *st, const void *ctx);

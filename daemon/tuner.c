@@ -45,7 +45,9 @@ struct tuner {
 	/* across restarts (meta key STATE_KEY): the state the previous process saved, until it is
 	 * taken back (at the first decision with the fabric tracked and no change out), and the
 	 * text last saved (saved again only when it changed) */
+	enum { SAVED_UNREAD, SAVED_PENDING, SAVED_BACK } saved_st;
 	json_t *restore;
+	char *restore_raw; /* its text, kept aside if it is refused */
 	char *saved;
 };
 
@@ -54,22 +56,41 @@ struct tuner {
 
 static void sync_policy(struct tuner *t, struct store_reader *rd);
 
+/* The saved state's text: 0 and *ret (NULL: none saved), or -EIO when it could not be read
+ * (then nothing is saved over it: the next pass reads again). */
+static int read_saved(struct store_reader *rd, char **ret)
+{
+	sqlite3_stmt *st = store_reader_stmt(rd, "SELECT value FROM meta WHERE key = ?");
+	int rc;
+
+	*ret = NULL;
+	if (!st)
+		return -EIO;
+	sqlite3_bind_text(st, 1, STATE_KEY, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && !(*ret = strdup((const char *)sqlite3_column_text(st, 0) ?: "")))
+		rc = SQLITE_NOMEM;
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -EIO;
+}
+
 /* What the previous process saved: its change sets still out (settled as if ours), the last
- * proposals' records, and the library's state, taken back at the first decision. */
+ * proposals' records, and the library's state, taken back at the first decision
+ * (restore_saved).  Under t->lock or before the tuner is shared. */
 static void load_saved(struct tuner *t, struct store_reader *rd)
 {
-	json_t *doc = store_meta_get(rd, STATE_KEY), *it;
+	json_t *doc, *it;
+	char *raw;
 	size_t i;
 
-	if (!doc)
-		return;
-	if (!json_is_object(doc) || json_integer_value(json_object_get(doc, "version")) != 1 ||
-	    !json_is_object(json_object_get(doc, "tuner"))) {
-		log_warning("tuner", "the saved tuner state is not one this version reads: steps completed "
-				     "before this start cannot be rolled back by the tuner (the audit log has them)");
-		json_decref(doc);
-		return;
-	}
+	if (read_saved(rd, &raw) < 0)
+		return; /* SAVED_UNREAD: again at the next pass */
+	t->saved_st = SAVED_PENDING;
+	if (!raw)
+		return; /* nothing saved: a first start */
+	doc = json_loads(raw, 0, NULL);
+	t->restore_raw = raw;
 	json_array_foreach(json_object_get(doc, "out"), i, it) {
 		json_t *id = json_object_get(it, "proposal"), *b = json_object_get(it, "batch");
 
@@ -82,7 +103,8 @@ static void load_saved(struct tuner *t, struct store_reader *rd)
 		json_t *id = json_object_get(it, "id");
 		char key[24];
 
-		if (!json_is_object(it) || !json_is_integer(id))
+		if (!json_is_object(it) || !json_is_integer(id) || json_integer_value(id) < 1 ||
+		    json_array_size(t->order) >= HISTORY_SAVED)
 			continue;
 		snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT, json_integer_value(id));
 		if (json_object_get(t->history, key))
@@ -90,7 +112,10 @@ static void load_saved(struct tuner *t, struct store_reader *rd)
 		json_array_append_new(t->order, json_string(key));
 		json_object_set(t->history, key, it);
 	}
-	t->restore = json_incref(json_object_get(doc, "tuner"));
+	/* NULL when damaged: restore_saved says so and keeps the text aside */
+	t->restore = json_is_object(doc) && json_integer_value(json_object_get(doc, "version")) == 1
+			     ? json_incref(json_object_get(doc, "tuner"))
+			     : NULL;
 	json_decref(doc);
 }
 
@@ -139,6 +164,7 @@ void tuner_free(struct tuner *t)
 	json_decref(t->order);
 	json_decref(t->asked);
 	json_decref(t->restore);
+	free(t->restore_raw);
 	free(t->saved);
 	pthread_mutex_destroy(&t->lock);
 	pthread_mutex_destroy(&t->policy_lock);
@@ -374,6 +400,9 @@ static void settle(struct tuner *t, struct store_reader *rd)
 			json_t *rec = rec_of(t, t->app[i].proposal);
 
 			if (rec) {
+				/* one of the previous process's: its record has no proposal behind it */
+				if (!cc_tn_find(t->tn, t->app[i].proposal))
+					json_object_set_new(rec, "state", json_string(ok ? "applied" : "failed"));
 				json_object_set_new(rec, "outcome", json_string(ok ? "applied" : "failed"));
 				if (err)
 					json_object_set_new(rec, "error", json_string(err));
@@ -483,36 +512,60 @@ static unsigned lowest_prio(uint8_t prios)
 	return 3;
 }
 
-/* Under t->lock, the fabric tracked and no change out: the saved state taken back. */
-static void restore_saved(struct tuner *t)
+/* Under t->lock, the fabric tracked and no change out: the saved state taken back.  Returns a
+ * refused state's text and why (to keep aside: the caller saves it outside the lock), or
+ * NULL. */
+static char *restore_saved(struct tuner *t, char *why, size_t len)
 {
-	char err[200];
-	int n = cc_tn_state_load(t->tn, t->restore, err, sizeof(err));
+	uint64_t max_id = 0, max_step = 0;
+	char *refused = NULL;
+	const char *key;
+	json_t *rec;
+	int n = 0;
 
-	if (n < 0)
-		log_warning("tuner", "the saved tuner state is refused (%s): steps completed before this start "
-				     "cannot be rolled back by the tuner (the audit log has them)",
-			    n == -EINVAL || n == -EBUSY ? err : strerror(-n));
-	else if (n > 0)
-		log_warning("tuner", "%d step%s under way when rocefabd stopped: rolled back", n,
-			    n == 1 ? " was" : "s were");
+	/* ids go on above every proposal and step the history names, whatever else is refused */
+	json_object_foreach(t->history, key, rec) {
+		uint64_t id = (uint64_t)json_integer_value(json_object_get(rec, "id")),
+			 step = (uint64_t)json_integer_value(json_object_get(rec, "step"));
+
+		max_id = id > max_id ? id : max_id;
+		max_step = step > max_step ? step : max_step;
+	}
+	cc_tn_ids_at_least(t->tn, max_id + 1, max_step + 1);
+	if (t->restore_raw) {
+		n = t->restore ? cc_tn_state_load(t->tn, t->restore, why, len) : -EINVAL;
+		if (!t->restore)
+			snprintf(why, len, "not a state this version reads");
+		if (n < 0) {
+			if (n != -EINVAL && n != -EBUSY)
+				snprintf(why, len, "%s", strerror(-n));
+			log_warning("tuner", "the saved tuner state is refused (%s; kept as meta key " STATE_KEY
+					     "_refused): steps completed before this start cannot be rolled back by "
+					     "the tuner (the audit log has them)",
+				    why);
+			refused = t->restore_raw;
+			t->restore_raw = NULL;
+		} else if (n > 0) {
+			log_warning("tuner", "%d step%s under way when rocefabd stopped: rolled back", n,
+				    n == 1 ? " was" : "s were");
+		}
+	}
 	json_decref(t->restore);
 	t->restore = NULL;
-	/* what the previous process had waiting or about to apply is gone with it */
-	{
-		const char *key;
-		json_t *rec;
+	free(t->restore_raw);
+	t->restore_raw = NULL;
+	t->saved_st = SAVED_BACK;
+	/* what the previous process had waiting, or approved and not sent, is gone with it */
+	json_object_foreach(t->history, key, rec) {
+		const char *st = json_string_value(json_object_get(rec, "state")) ?: "";
 
-		json_object_foreach(t->history, key, rec) {
-			const char *st = json_string_value(json_object_get(rec, "state")) ?: "";
-
-			if (!strcmp(st, "waiting") || !strcmp(st, "approved")) {
-				json_object_set_new(rec, "state", json_string("rejected"));
-				json_object_set_new(rec, "error", json_string("rocefabd stopped before it was applied"));
-			}
+		if (!strcmp(st, "waiting") || (!strcmp(st, "approved") && !json_object_get(rec, "change_batch"))) {
+			json_object_set_new(rec, "state", json_string("rejected"));
+			json_object_set_new(rec, "error", json_string("rocefabd stopped before it was applied"));
 		}
 	}
 	record_pending(t);
+	return refused;
 }
 
 /* Saves what a restart needs when it changed: the library's state, the change sets out and
@@ -522,10 +575,9 @@ static void save_state(struct tuner *t)
 	json_t *doc, *out = json_array(), *hist = json_array();
 	size_t n;
 	char *text = NULL;
-	bool same;
 
 	pthread_mutex_lock(&t->lock);
-	if (t->restore) {
+	if (t->saved_st != SAVED_BACK) {
 		pthread_mutex_unlock(&t->lock);
 		json_decref(out);
 		json_decref(hist);
@@ -540,17 +592,23 @@ static void save_state(struct tuner *t)
 		json_array_append(hist, json_object_get(t->history, json_string_value(json_array_get(t->order, i))));
 	doc = json_pack("{s:i,s:o,s:o,s:o}", "version", 1, "tuner", cc_tn_state_json(t->tn), "out", out, "history",
 			hist);
+	/* the text under the lock: the records are the live ones */
 	if (doc)
 		text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
-	same = text && t->saved && !strcmp(text, t->saved);
+	json_decref(doc);
+	if (text && t->saved && !strcmp(text, t->saved)) {
+		free(text);
+		text = NULL;
+	}
 	pthread_mutex_unlock(&t->lock);
-	if (text && !same && store_meta_put(t->store, STATE_KEY, doc) == 0) {
+	if (text && store_meta_put_text(t->store, STATE_KEY, text) == 0) {
+		pthread_mutex_lock(&t->lock);
 		free(t->saved);
 		t->saved = text;
 		text = NULL;
+		pthread_mutex_unlock(&t->lock);
 	}
 	free(text);
-	json_decref(doc);
 }
 
 int tuner_run(void *ctx, int64_t now)
@@ -560,6 +618,7 @@ int tuner_run(void *ctx, int64_t now)
 	struct cc_snap *snap = NULL;
 	int64_t mono = tu_mono_ns();
 	unsigned prio = 3;
+	char why[200], *refused = NULL;
 	int r = 0;
 
 	/* the pass runs more often than the decision interval: outcomes of changes and an
@@ -578,14 +637,16 @@ int tuner_run(void *ctx, int64_t now)
 		t->last_run_mono = mono;
 	if (snap)
 		prio = lowest_prio(snap->prios);
+	if (t->saved_st == SAVED_UNREAD)
+		load_saved(t, rd);
 	/* what is set now, unless a change of the tuner's is still out (its agents have not
 	 * reported it yet: the tuner's own belief is the newer) */
 	if (!t->napp)
 		track(t, rd, prio);
-	if (t->restore && snap) {
+	if (t->saved_st != SAVED_BACK && snap) {
 		/* the previous process's state first; no decision in the same interval */
-		if (!t->napp)
-			restore_saved(t);
+		if (t->saved_st == SAVED_PENDING && !t->napp)
+			refused = restore_saved(t, why, sizeof(why));
 		cc_snap_free(snap);
 		snap = NULL;
 	}
@@ -606,6 +667,14 @@ int tuner_run(void *ctx, int64_t now)
 	t->last_run_ns = now;
 	pthread_mutex_unlock(&t->lock);
 	cc_snap_free(snap);
+	if (refused) {
+		json_t *aside = json_pack("{s:s,s:s}", "why", why, "text", refused);
+
+		if (!aside || store_meta_put(t->store, STATE_KEY "_refused", aside) < 0)
+			log_warning("tuner", "the refused tuner state could not be kept aside");
+		json_decref(aside);
+		free(refused);
+	}
 	if (r >= 0) {
 		apply_approved(t, rd, prio);
 		save_state(t);
@@ -787,7 +856,7 @@ int tuner_rollback(struct tuner *t, const char *actor, json_t **ret, struct rf_e
 		if (v[i]->id > last)
 			last = v[i]->id;
 	/* the steps of before the start are not known until the saved state is back */
-	r = t->restore ? -EAGAIN : cc_tn_rollback_all(t->tn);
+	r = t->saved_st != SAVED_BACK ? -EAGAIN : cc_tn_rollback_all(t->tn);
 	if (r >= 0) {
 		*ret = json_array();
 		v = cc_tn_pending(t->tn, &n);

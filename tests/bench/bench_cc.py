@@ -101,14 +101,18 @@ SHIFTS = 5  # phase changes in the shifting workload (six phases)
 def convergence(timeline, phase_us, interval_us):
     """Per phase change of the shifting workload: how many decision intervals after the change
     the tuner's settings (each class's majority value of every knob) stopped changing for the
-    rest of the phase.  0: it never moved."""
+    rest of the phase.  0: they never moved from where they were at the change.  None: the
+    run has no decision in that phase (a failure: nothing can be judged)."""
     out = []
     for k in range(1, SHIFTS + 1):
         b, e = k * phase_us, (k + 1) * phase_us
-        win = [s for t, s in timeline if b < t <= e + interval_us / 2]
-        if not win:
+        before = [s for t, s in timeline if t <= b + interval_us / 2]
+        win = [s for t, s in timeline if b + interval_us / 2 < t <= e + interval_us / 2]
+        if not win or not before:
+            out.append(None)
             continue
-        i = len(win)
+        win = [before[-1]] + win  # the settings in force at the change
+        i = len(win) - 1
         while i > 0 and win[i - 1] == win[-1]:
             i -= 1
         out.append(i)
@@ -187,9 +191,10 @@ def best_defaults(r):
 
 
 def shortlist(first, keep):
-    """The grid points worth the other seeds: on seed 1's results, the `keep` best short-flow
-    p99s among those meeting the long-flow condition, then the best of the rest."""
-    r = {k: pool(v) for k, v in first.items()}
+    """The grid points worth the other seeds: on seed 1's results (the first of each setting's:
+    jobs are collected in seed order), the `keep` best short-flow p99s among those meeting the
+    long-flow condition against the defaults' seed 1, then the best of the rest."""
+    r = {k: pool(v[:1]) for k, v in first.items()}
     ok_long = ok_long_fn(best_defaults(r))
     names = sorted((k for k in r if k.startswith("grid ")), key=lambda k: (not ok_long(r[k]), r[k]["short99"]))
     return names[:keep]
@@ -301,7 +306,7 @@ def main():
             failures.append("%s: pause time only %.0f %% below the defaults' (want >= 50 %%)" % (w, pause_cut * 100))
         if w == "shifting":
             conv = [c for x in tn for c in convergence(x["timeline"], phase, a.interval_us)]
-            worst = max(conv) if conv else None
+            worst = None if not conv or None in conv else max(conv)
             print("%-24s tuner: settings settled %s decision intervals after each phase change (%d changes x %d seeds; "
                   "phases of %d intervals)" % ("", ", ".join(map(str, conv)), SHIFTS, seeds, phase // a.interval_us))
             report[w]["convergence"] = conv
@@ -310,7 +315,7 @@ def main():
             if phase // a.interval_us < 25:
                 failures.append("%s: phases of %d intervals are too short to judge convergence within 20"
                                 % (w, phase // a.interval_us))
-            elif worst is None or worst > 20:
+            elif worst is None or worst > 20:  # None: a phase without a decision
                 failures.append("%s: settings still moving %s intervals after a phase change (want <= 20)" % (w, worst))
         elif vs_oracle > 0.05:
             failures.append("%s: %.0f %% behind the oracle (want within 5 %%)" % (w, vs_oracle * 100))

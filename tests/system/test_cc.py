@@ -117,7 +117,7 @@ def test_bench_cc_smoke(tmp_path):
         grid = [k for k in x["settings"] if k.startswith("grid ")]
         assert len(grid) == 2 and x["oracle"] in grid, (w, grid, x["oracle"])
     conv = rep["shifting"]["convergence"]
-    assert len(conv) == 5 * 2 and all(0 <= c <= 10 for c in conv), conv
+    assert len(conv) == 5 * 2 and None not in conv and all(0 <= c <= 10 for c in conv), conv
     bad = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "bench", "bench_cc.py"), "--only", "nope"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "unknown workload nope" in bad.stderr, bad.stderr

@@ -274,12 +274,55 @@ static void test_results_and_localization(void **state)
 	fx_close(&f);
 }
 
+/* The tuner's tail signal: the latest p99 per pair of the primary op and size since the last
+ * take, a pair whose probes were all lost counting as the timeout, the median over pairs; a
+ * report sent twice counts once; each take starts afresh. */
+static void test_tail(void **state)
+{
+	int64_t now = tu_now_ns();
+	struct fixture f;
+	double p99 = -1;
+	size_t n = 0;
+
+	(void)state;
+	fx_open(&f);
+	assert_int_equal(pingmesh_take_tail(f.pm, &p99, &n), -ENOENT);
+	for (int h = 0; h < NHOSTS; h++)
+		json_decref(host_report(&f, h, now - 3 * NSEC_PER_SEC, NULL, NULL));
+	for (int h = 0; h < NHOSTS; h++) {
+		json_t *res = round_results(h, 4), *it;
+		size_t i;
+
+		/* p99 10 + h us from host h; other ops and sizes are not the primary ones */
+		json_array_foreach(res, i, it)
+			if (json_object_get(it, "p99_us"))
+				json_object_set_new(it, "p99_us", json_real(10 + h));
+		json_array_append_new(res, json_pack("{s:s,s:i,s:s,s:i,s:i,s:i,s:i,s:f}", "target", hosts[(h + 1) % NHOSTS],
+						     "label", 0, "op", "read", "size", 64, "n", 10, "ok", 10, "lost", 0,
+						     "p99_us", 9999.0));
+		json_array_append_new(res, json_pack("{s:s,s:i,s:s,s:i,s:i,s:i,s:i,s:f}", "target", hosts[(h + 1) % NHOSTS],
+						     "label", 0, "op", "write", "size", 4096, "n", 10, "ok", 10, "lost", 0,
+						     "p99_us", 9999.0));
+		json_decref(host_report(&f, h, now - 2 * NSEC_PER_SEC, "", json_deep_copy(res)));
+		if (h == 0) /* sent again */
+			json_decref(host_report(&f, h, now - 2 * NSEC_PER_SEC, "", json_deep_copy(res)));
+		json_decref(res);
+	}
+	/* 30 pairs: 10 with h4 (lost: the 1000 us timeout), 4 each at 10, 11, 12, 13 and 15 us */
+	assert_int_equal(pingmesh_take_tail(f.pm, &p99, &n), 0);
+	assert_int_equal(n, NHOSTS * (NHOSTS - 1));
+	assert_true(p99 == 13.0);
+	assert_int_equal(pingmesh_take_tail(f.pm, &p99, &n), -ENOENT);
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plans),
 		cmocka_unit_test(test_conf),
 		cmocka_unit_test(test_results_and_localization),
+		cmocka_unit_test(test_tail),
 	};
 
 	return cmocka_run_group_tests_name("pingmesh", tests, NULL, NULL);

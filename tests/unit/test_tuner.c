@@ -488,7 +488,12 @@ static void test_state_across_restart(void **state)
 	assert_non_null(strstr(p->reason, "under way when the tuner stopped"));
 	for (k = 0; k < p->nchanges; k++)
 		assert_true(cc_tn_knob_get_ecn(&p->changes[k].ecn_to, knob2) == from2);
+	/* the class is busy with it until it is applied: no other step, no operator's rollback */
+	assert_false(idle(t2));
+	assert_int_equal(cc_tn_rollback_all(t2), -EBUSY);
 	apply_all(t2, 8, NULL);
+	assert_int_equal(run(t2, i++, NULL, NULL), 0); /* a quiet interval: the step ends */
+	assert_true(idle(t2));
 	/* the completed step is still known: an operator's rollback undoes it on all 8 downlinks */
 	assert_int_equal(cc_tn_rollback_all(t2), 1);
 	p = one(t2);
@@ -510,6 +515,17 @@ static void test_state_across_restart(void **state)
 	json_decref(st);
 	json_decref(bad);
 	assert_int_equal(cc_tn_state_load(t3, json_object_get(saved, "done"), err, sizeof(err)), -EINVAL);
+	/* a host knob saved for a switch class; a counter beyond what JSON numbers hold exactly */
+	bad = json_pack("{s:i,s:i,s:i,s:i,s:[{s:i,s:s,s:s,s:f,s:f,s:[]}],s:[]}", "next_id", 9, "next_step", 9, "steps",
+			1, "rolled_back", 0, "done", "step", 1, "class", "spine", "knob", "rpg_ai_rate", "from", 5.0, "to",
+			10.0, "members", "under_way");
+	assert_int_equal(cc_tn_state_load(t3, bad, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "is not one of class spine"));
+	json_decref(bad);
+	bad = json_pack("{s:I,s:i,s:i,s:i,s:[],s:[]}", "next_id", (json_int_t)1 << 60, "next_step", 9, "steps", 1,
+			"rolled_back", 0, "done", "under_way");
+	assert_int_equal(cc_tn_state_load(t3, bad, err, sizeof(err)), -EINVAL);
+	json_decref(bad);
 	json_decref(saved);
 	cc_tn_free(t3);
 	cc_tn_free(t2);
