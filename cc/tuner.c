@@ -1560,8 +1560,11 @@ struct cc_tn_proposal **cc_tn_pending(struct cc_tn *t, size_t *n)
 	size_t k = 0;
 
 	*n = 0;
-	if (vec_room((void **)&t->pend, &t->cappend, t->nprops, sizeof(*t->pend)) < 0)
-		return NULL;
+	/* proposals may have come by the dozen since the last call (an operator's rollback of
+	 * every step): room for all of them, not for one more */
+	while (t->cappend <= t->nprops)
+		if (vec_room((void **)&t->pend, &t->cappend, t->cappend, sizeof(*t->pend)) < 0)
+			return NULL;
 	for (size_t i = 0; i < t->nprops; i++)
 		if (t->props[i]->state == CC_TN_APPROVED || t->props[i]->state == CC_TN_WAITING)
 			t->pend[k++] = t->props[i];
