@@ -73,7 +73,11 @@ if [ -n "$PM" ]; then
 		/usr/bin/python3 -c '
 import json, sys
 q = json.load(open(sys.argv[1])).get("qps") or {}
-sys.exit(0 if sum(1 for x in q.get("items", []) if x["comm"] == "rocefab-probe") >= 3 else 1)' /tmp/qpreport.json && break
+bt = q.get("by_type") or {}
+mine = {(x["comm"], x["type"]) for x in q.get("items", [])}
+# what test_rxe.py checks: the probe clients, the QPs of their servers and qp-hold, all up
+sys.exit(0 if bt.get("RC", 0) >= 3 and bt.get("UD", 0) >= 3 and {("rocefab-probe", "RC"), ("rocefab-probe", "UD"),
+          ("qp-hold", "RC"), ("qp-hold", "UD")} <= mine else 1)' /tmp/qpreport.json && break
 		sleep 0.2
 	done
 	emit test=qp_once "tries=$i" "hold=$(cat /tmp/hold.out)" "stderr=$(head -c 300 /tmp/qpagent.err)" \
