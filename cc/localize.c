@@ -17,6 +17,7 @@
 
 #include "cc/localize.h"
 #include "lib/hmap.h"
+#include "lib/vec.h"
 
 const struct loc_conf loc_defaults = {
 	.slow_factor = 5,
@@ -33,13 +34,6 @@ const char *loc_kind_name(enum loc_kind k)
 	static const char *const names[] = { "none", "host", "link", "tor", "fabric" };
 
 	return names[k];
-}
-
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
 }
 
 enum cand_kind { C_HOST_IN, C_HOST_OUT, C_HOST, C_LINK, C_TOR };
@@ -213,7 +207,7 @@ void loc_analyze(struct loc_result *r, size_t n, const struct loc_conf *conf, st
 	}
 	for (size_t i = 0; i < n; i++)
 		p99[i] = r[i].p99_us;
-	qsort(p99, n, sizeof(double), cmp_dbl);
+	qsort(p99, n, sizeof(double), vec_cmp_double);
 	typical = n ? p99[n / 2] : 0;
 	free(p99);
 	f->typical_p99_us = typical;

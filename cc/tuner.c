@@ -664,13 +664,6 @@ static double qdelay_us(const struct cc_snap *s, uint32_t port, unsigned prio)
 	return -1;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int measure(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 {
 	const struct cc_snap *s = in->snap;
@@ -728,7 +721,7 @@ static int measure(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 	}
 	for (int c = 0; c < CC_TN_NSWITCH_CLASSES && !r; c++) {
 		if (nq[c]) {
-			qsort(qd[c], nq[c], sizeof(double), cmp_double);
+			qsort(qd[c], nq[c], sizeof(double), vec_cmp_double);
 			g->qd_us[c] = qd[c][(size_t)((double)(nq[c] - 1) * 0.9 + 0.5)];
 		}
 		g->util[c] = cap[c] > 0 ? tx[c] / cap[c] : 0;
@@ -1121,28 +1114,42 @@ static double step_value(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_k
 	return (up ? nv <= v : nv >= v) ? NAN : nv;
 }
 
+/* NULL when a member may take value v of knob k, or which invariant or range of the policy it
+ * would break (an undo is checked too: the policy may have narrowed since, or a saved state be
+ * damaged). */
+static const char *member_check(const struct cc_tn *t, const struct member *m, enum cc_tn_knob k, double v,
+				uint64_t xoff)
+{
+	if (m->host) {
+		struct cc_tn_dcqcn d = m->dc;
+
+		knob_set_dcqcn(&d, k, v);
+		return cc_tn_dcqcn_check(&t->pol, &d);
+	} else {
+		struct cc_tn_ecn e = m->ecn;
+
+		knob_set_ecn(&e, k, v);
+		return cc_tn_ecn_check(&t->pol, &e, xoff);
+	}
+}
+
+/* The tuner's belief of a member's value (until it reports again). */
+static void member_set(struct member *m, enum cc_tn_knob k, double v)
+{
+	if (m->host)
+		knob_set_dcqcn(&m->dc, k, v);
+	else
+		knob_set_ecn(&m->ecn, k, v);
+}
+
 /* Whether a candidate value keeps every invariant for the whole class. */
 static const char *candidate_check(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, double v,
 				   uint64_t xoff)
 {
 	for (size_t i = 0; i < t->nm; i++) {
-		const struct member *m = t->m[i];
 		const char *why;
 
-		if (m->cls != (int)c)
-			continue;
-		if (m->host) {
-			struct cc_tn_dcqcn d = m->dc;
-
-			knob_set_dcqcn(&d, k, v);
-			why = cc_tn_dcqcn_check(&t->pol, &d);
-		} else {
-			struct cc_tn_ecn e = m->ecn;
-
-			knob_set_ecn(&e, k, v);
-			why = cc_tn_ecn_check(&t->pol, &e, xoff);
-		}
-		if (why)
+		if (t->m[i]->cls == (int)c && (why = member_check(t, t->m[i], k, v, xoff)))
 			return why;
 	}
 	return NULL;
@@ -1703,23 +1710,6 @@ int cc_tn_force(struct cc_tn *t, enum cc_tn_class cls, enum cc_tn_knob knob, dou
 		       : 0;
 }
 
-/* Whether a member may take value v of knob k now: the invariants and the policy's ranges (an
- * undo too: the policy may have narrowed since, or the saved state be damaged). */
-static bool member_may_take(const struct cc_tn *t, const struct member *m, enum cc_tn_knob k, double v)
-{
-	if (m->host) {
-		struct cc_tn_dcqcn d = m->dc;
-
-		knob_set_dcqcn(&d, k, v);
-		return !cc_tn_dcqcn_check(&t->pol, &d);
-	} else {
-		struct cc_tn_ecn e = m->ecn;
-
-		knob_set_ecn(&e, k, v);
-		return !cc_tn_ecn_check(&t->pol, &e, t->xoff);
-	}
-}
-
 int cc_tn_rollback_all(struct cc_tn *t)
 {
 	struct step tmp, *k = &tmp;
@@ -1749,17 +1739,13 @@ int cc_tn_rollback_all(struct cc_tn *t)
 		for (size_t j = 0; j < ds->nkeys; j++) {
 			struct member *m = hmap_get(&t->idx, ds->keys[j]);
 
-			if (m && !member_may_take(t, m, ds->knob, ds->from))
+			if (m && member_check(t, m, ds->knob, ds->from, t->xoff))
 				continue; /* the policy does not allow the old value any more: kept */
 			if (m && member_value(m, ds->knob) == ds->to && add_change(p, m, ds->knob, ds->from) < 0)
 				return -ENOMEM;
 			/* the next undo of the same knob starts from this one's result */
-			if (m) {
-				if (m->host)
-					knob_set_dcqcn(&m->dc, ds->knob, ds->from);
-				else
-					knob_set_ecn(&m->ecn, ds->knob, ds->from);
-			}
+			if (m)
+				member_set(m, ds->knob, ds->from);
 		}
 		/* the members' values are the tuner's belief until the changes are applied */
 		for (size_t j = 0; j < p->nchanges; j++) {
@@ -1953,15 +1939,11 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 			struct member *m = json_is_string(key) ? hmap_get(&t->idx, json_string_value(key)) : NULL;
 
 			if (!m || m->host != (k->cls == CC_TN_HOSTS) || (m->cls >= 0 && m->cls != (int)k->cls) ||
-			    member_value(m, k->knob) != k->to || !member_may_take(t, m, k->knob, k->from))
+			    member_value(m, k->knob) != k->to || member_check(t, m, k->knob, k->from, t->xoff))
 				continue;
 			if (add_change(p, m, k->knob, k->from) < 0)
 				return -ENOMEM;
-			/* the tuner's belief until the members report again, as for any rollback */
-			if (m->host)
-				knob_set_dcqcn(&m->dc, k->knob, k->from);
-			else
-				knob_set_ecn(&m->ecn, k->knob, k->from);
+			member_set(m, k->knob, k->from); /* as for any rollback */
 			m->cls = (int)k->cls;
 			m->touched = true;
 		}

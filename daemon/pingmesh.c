@@ -14,6 +14,7 @@
 #include "lib/buf.h"
 #include "lib/hash.h"
 #include "lib/hmap.h"
+#include "lib/vec.h"
 #include "lib/log.h"
 #include "lib/probeops.h"
 #include "lib/timeutil.h"
@@ -592,13 +593,6 @@ static void tail_add(struct pingmesh *pm, const struct report *rep)
 	pthread_mutex_unlock(&pm->tail_lock);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 int pingmesh_take_tail(struct pingmesh *pm, double *p99_us, size_t *n)
 {
 	double *v;
@@ -620,7 +614,7 @@ int pingmesh_take_tail(struct pingmesh *pm, double *p99_us, size_t *n)
 		free(v);
 		return had ? -ENOMEM : -ENOENT;
 	}
-	qsort(v, k, sizeof(*v), cmp_double);
+	qsort(v, k, sizeof(*v), vec_cmp_double);
 	*p99_us = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
 	if (n)
 		*n = k;

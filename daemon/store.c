@@ -929,18 +929,31 @@ int store_submit_wait(struct store *s, struct store_job *job)
 	return w.result;
 }
 
-json_t *store_meta_get(struct store_reader *rd, const char *key)
+int store_meta_text(struct store_reader *rd, const char *key, char **ret)
 {
 	sqlite3_stmt *st = store_reader_stmt(rd, "SELECT value FROM meta WHERE key = ?");
-	json_t *doc = NULL;
+	int rc;
 
+	*ret = NULL;
 	if (!st)
-		return NULL;
+		return -EIO;
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		doc = json_loads((const char *)sqlite3_column_text(st, 0) ?: "", 0, NULL);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && !(*ret = strdup((const char *)sqlite3_column_text(st, 0) ?: "")))
+		rc = SQLITE_NOMEM;
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : rc == SQLITE_NOMEM ? -ENOMEM : -EIO;
+}
+
+json_t *store_meta_get(struct store_reader *rd, const char *key)
+{
+	char *text;
+	json_t *doc = NULL;
+
+	if (store_meta_text(rd, key, &text) == 0 && text)
+		doc = json_loads(text, 0, NULL);
+	free(text);
 	return doc;
 }
 

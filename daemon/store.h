@@ -120,6 +120,9 @@ int store_step(sqlite3_stmt *st);
  * reference; NULL when none or unreadable), and saving one (a writer job, waited for: 0 or
  * -errno).  Not on the writer thread. */
 json_t *store_meta_get(struct store_reader *rd, const char *key);
+/* The text saved under key: 0 and *ret (NULL: nothing saved), or -EIO / -ENOMEM when it could
+ * not be read (a caller that must not save over what it could not read tells them apart). */
+int store_meta_text(struct store_reader *rd, const char *key, char **ret);
 int store_meta_put(struct store *s, const char *key, const json_t *doc);
 /* The same with the document as JSON text already (not checked here). */
 int store_meta_put_text(struct store *s, const char *key, const char *text);

@@ -56,25 +56,6 @@ struct tuner {
 
 static void sync_policy(struct tuner *t, struct store_reader *rd);
 
-/* The saved state's text: 0 and *ret (NULL: none saved), or -EIO when it could not be read
- * (then nothing is saved over it: the next pass reads again). */
-static int read_saved(struct store_reader *rd, char **ret)
-{
-	sqlite3_stmt *st = store_reader_stmt(rd, "SELECT value FROM meta WHERE key = ?");
-	int rc;
-
-	*ret = NULL;
-	if (!st)
-		return -EIO;
-	sqlite3_bind_text(st, 1, STATE_KEY, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW && !(*ret = strdup((const char *)sqlite3_column_text(st, 0) ?: "")))
-		rc = SQLITE_NOMEM;
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -EIO;
-}
-
 /* What the previous process saved: its change sets still out (settled as if ours), the last
  * proposals' records, and the library's state, taken back at the first decision
  * (restore_saved).  Under t->lock or before the tuner is shared. */
@@ -84,8 +65,8 @@ static void load_saved(struct tuner *t, struct store_reader *rd)
 	char *raw;
 	size_t i;
 
-	if (read_saved(rd, &raw) < 0)
-		return; /* SAVED_UNREAD: again at the next pass */
+	if (store_meta_text(rd, STATE_KEY, &raw) < 0)
+		return; /* SAVED_UNREAD: again at the next pass, and nothing saved over it */
 	t->saved_st = SAVED_PENDING;
 	if (!raw)
 		return; /* nothing saved: a first start */
@@ -645,8 +626,12 @@ int tuner_run(void *ctx, int64_t now)
 		track(t, rd, prio);
 	if (t->saved_st != SAVED_BACK && snap) {
 		/* the previous process's state first; no decision in the same interval */
+		double drop;
+
 		if (t->saved_st == SAVED_PENDING && !t->napp)
 			refused = restore_saved(t, why, sizeof(why));
+		if (t->probe) /* this interval's probes go with it: the next decision's are its own */
+			t->probe(t->probe_ctx, &drop);
 		cc_snap_free(snap);
 		snap = NULL;
 	}

@@ -22,4 +22,12 @@ static inline int vec_room(void **v, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
+/* qsort's comparison of doubles, ascending (NaNs are not ordered: keep them out). */
+static inline int vec_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
 #endif
