@@ -242,6 +242,7 @@ struct pingmesh {
 	 * pairs */
 	pthread_mutex_t tail_lock;
 	struct hmap tail; /* "src\x1fdst" -> struct tail_pair */
+	bool tail_wanted; /* someone took it once: before that (no tuner), nothing is kept */
 };
 
 #define TAIL_MAX 65536
@@ -561,6 +562,10 @@ static void tail_add(struct pingmesh *pm, const struct report *rep)
 	size_t i;
 
 	pthread_mutex_lock(&pm->tail_lock);
+	if (!pm->tail_wanted) {
+		pthread_mutex_unlock(&pm->tail_lock);
+		return;
+	}
 	json_array_foreach(rep->probe_results, i, it) {
 		const char *dst = json_string_value(json_object_get(it, "target"));
 		json_t *p99 = json_object_get(it, "p99_us");
@@ -600,6 +605,7 @@ int pingmesh_take_tail(struct pingmesh *pm, double *p99_us, size_t *n)
 	void *val;
 
 	pthread_mutex_lock(&pm->tail_lock);
+	pm->tail_wanted = true;
 	had = pm->tail.len;
 	v = had ? malloc(had * sizeof(*v)) : NULL;
 	while (hmap_next(&pm->tail, &it, NULL, &val)) {

@@ -93,7 +93,8 @@ void pingmesh_render_metrics(struct pingmesh *pm, struct buf *out);
  * results of the primary op and size reports brought since the previous call (the latest per
  * pair; a pair whose probes were all lost counts as the probe timeout), the median pair's p99
  * (the fabric's typical tail, which one bad pair does not move) in *p99_us, and how many pairs
- * in *n (may be NULL).  -ENOENT: none came.  Each call starts the next interval.  A result
+ * in *n (may be NULL).  -ENOENT: none came.  Each call starts the next interval; nothing is
+ * kept before the first (a rocefabd without the tuner pays nothing on ingest).  A result
  * counts once stored, even if its report's transaction then fails: it was measured. */
 int pingmesh_take_tail(struct pingmesh *pm, double *p99_us, size_t *n);
 
