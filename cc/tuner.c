@@ -1,5 +1,6 @@
 /* The congestion-control tuner: see tuner.h. */
 #include <errno.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -42,6 +43,8 @@ const struct cc_tn_policy cc_tn_defaults = {
 
 static const char *const mode_names[] = { "off", "advise", "auto" };
 static const char *const class_names[] = { "tor_down", "tor_up", "spine", "hosts" };
+/* a class's name under the tuner's policy */
+#define LBL(c) cc_tn_class_label(&t->pol, (enum cc_tn_class)(c))
 /* the names of GET /api/v1/switches/S/ports/P/ecn and GET /api/v1/hosts/H/dcqcn */
 static const char *const knob_names[] = { "kmin_bytes",	   "kmax_bytes",   "pmax",
 					  "min_time_between_cnps", "rpg_time_reset", "rpg_ai_rate",
@@ -54,7 +57,38 @@ const char *cc_tn_mode_name(enum cc_tn_mode m)
 
 const char *cc_tn_class_name(enum cc_tn_class c)
 {
-	return (unsigned)c < CC_TN_NCLASSES ? class_names[c] : "?";
+	return (unsigned)c < CC_TN_HOST_CLASS0 ? class_names[c] : "?";
+}
+
+const char *cc_tn_class_label(const struct cc_tn_policy *p, enum cc_tn_class c)
+{
+	if ((unsigned)c < CC_TN_HOST_CLASS0)
+		return class_names[c];
+	if ((unsigned)(c - CC_TN_HOST_CLASS0) < p->nhost_classes)
+		return p->host_classes[c - CC_TN_HOST_CLASS0].name;
+	return "?";
+}
+
+int cc_tn_class_lookup(const struct cc_tn_policy *p, const char *s, enum cc_tn_class *ret)
+{
+	if (!s)
+		return -ENOENT;
+	if (!cc_tn_class_parse(s, ret))
+		return 0;
+	for (unsigned i = 0; i < p->nhost_classes && i < CC_TN_MAX_HOST_CLASSES; i++)
+		if (!strcmp(s, p->host_classes[i].name)) {
+			*ret = (enum cc_tn_class)(CC_TN_HOST_CLASS0 + i);
+			return 0;
+		}
+	return -ENOENT;
+}
+
+enum cc_tn_class cc_tn_host_class_of(const struct cc_tn_policy *p, const char *host)
+{
+	for (unsigned i = 0; i < p->nhost_classes && i < CC_TN_MAX_HOST_CLASSES; i++)
+		if (!fnmatch(p->host_classes[i].hosts, host, 0))
+			return (enum cc_tn_class)(CC_TN_HOST_CLASS0 + i);
+	return CC_TN_HOSTS;
 }
 
 const char *cc_tn_knob_name(enum cc_tn_knob k)
@@ -83,7 +117,7 @@ int cc_tn_mode_parse(const char *s, enum cc_tn_mode *ret)
 
 int cc_tn_class_parse(const char *s, enum cc_tn_class *ret)
 {
-	int v, r = parse(class_names, CC_TN_NCLASSES, s, &v);
+	int v, r = parse(class_names, CC_TN_HOST_CLASS0, s, &v);
 
 	if (!r)
 		*ret = (enum cc_tn_class)v;
@@ -102,6 +136,30 @@ int cc_tn_knob_parse(const char *s, enum cc_tn_knob *ret)
 static bool is_ecn_knob(enum cc_tn_knob k)
 {
 	return k <= CC_TN_PMAX;
+}
+
+static const char *host_classes_check(const struct cc_tn_policy *p)
+{
+	if (p->nhost_classes > CC_TN_MAX_HOST_CLASSES)
+		return "host_classes: at most 4 classes";
+	for (unsigned i = 0; i < p->nhost_classes; i++) {
+		const struct cc_tn_host_class *h = &p->host_classes[i];
+		enum cc_tn_class c;
+		size_t n = strnlen(h->name, sizeof(h->name));
+
+		if (!n || n == sizeof(h->name) ||
+		    strspn(h->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != n)
+			return "host_classes: a name is 1 to 31 letters, digits, '_', '-' or '.'";
+		if (!cc_tn_class_parse(h->name, &c))
+			return "host_classes: a name must not be tor_down, tor_up, spine or hosts";
+		for (unsigned j = 0; j < i; j++)
+			if (!strcmp(h->name, p->host_classes[j].name))
+				return "host_classes: the names must differ";
+		n = strnlen(h->hosts, sizeof(h->hosts));
+		if (!n || n == sizeof(h->hosts))
+			return "host_classes: a hosts pattern is 1 to 127 characters";
+	}
+	return NULL;
 }
 
 const char *cc_tn_policy_check(const struct cc_tn_policy *p)
@@ -142,7 +200,7 @@ const char *cc_tn_policy_check(const struct cc_tn_policy *p)
 		return "byte_reset_min..byte_reset_max must be ordered and positive";
 	if (p->g_min > p->g_max || p->g_max > 1023)
 		return "g_min..g_max must lie in 0..1023";
-	return NULL;
+	return host_classes_check(p);
 }
 
 /* The policy's fields: name, kind (d double, u unsigned, U uint64, m mode), offset. */
@@ -188,7 +246,46 @@ json_t *cc_tn_policy_json(const struct cc_tn_policy *p)
 		}
 		json_object_set_new(o, policy_fields[i].name, v);
 	}
+	if (o) {
+		json_t *a = json_array();
+
+		for (unsigned i = 0; a && i < p->nhost_classes && i < CC_TN_MAX_HOST_CLASSES; i++)
+			json_array_append_new(a, json_pack("{s:s,s:s}", "name", p->host_classes[i].name, "hosts",
+							   p->host_classes[i].hosts));
+		json_object_set_new(o, "host_classes", a ? a : json_array());
+	}
 	return o;
+}
+
+/* "host_classes": [{"name": N, "hosts": PATTERN}...], the whole list at once. */
+static int host_classes_from_json(json_t *v, struct cc_tn_policy *n, char *err, size_t len)
+{
+	size_t i;
+	json_t *it;
+
+	if (!json_is_array(v) || json_array_size(v) > CC_TN_MAX_HOST_CLASSES) {
+		snprintf(err, len, "/host_classes: must be an array of at most %d objects", CC_TN_MAX_HOST_CLASSES);
+		return -EINVAL;
+	}
+	memset(n->host_classes, 0, sizeof(n->host_classes));
+	n->nhost_classes = 0;
+	json_array_foreach(v, i, it) {
+		json_t *name = json_object_get(it, "name"), *hosts = json_object_get(it, "hosts");
+
+		if (!json_is_object(it) || json_object_size(it) != 2 || !json_is_string(name) || !json_is_string(hosts)) {
+			snprintf(err, len, "/host_classes/%zu: must be an object with the strings name and hosts", i);
+			return -EINVAL;
+		}
+		if (strlen(json_string_value(name)) >= sizeof(n->host_classes[i].name) ||
+		    strlen(json_string_value(hosts)) >= sizeof(n->host_classes[i].hosts)) {
+			snprintf(err, len, "/host_classes/%zu: name is at most 31 characters, hosts at most 127", i);
+			return -EINVAL;
+		}
+		snprintf(n->host_classes[i].name, sizeof(n->host_classes[i].name), "%s", json_string_value(name));
+		snprintf(n->host_classes[i].hosts, sizeof(n->host_classes[i].hosts), "%s", json_string_value(hosts));
+		n->nhost_classes++;
+	}
+	return 0;
 }
 
 int cc_tn_policy_from_json(json_t *o, struct cc_tn_policy *p, char *err, size_t len)
@@ -205,6 +302,11 @@ int cc_tn_policy_from_json(json_t *o, struct cc_tn_policy *p, char *err, size_t 
 		size_t i;
 		char *at;
 
+		if (!strcmp(k, "host_classes")) {
+			if (host_classes_from_json(v, &n, err, len) < 0)
+				return -EINVAL;
+			continue;
+		}
 		for (i = 0; i < sizeof(policy_fields) / sizeof(policy_fields[0]); i++)
 			if (!strcmp(k, policy_fields[i].name))
 				break;
@@ -379,6 +481,11 @@ struct sig {
 	double drops;		   /* discards per port */
 	double cnp;		   /* CNPs handled per host */
 	double probe_p99_us;	   /* < 0: none */
+	/* per host class ([class - CC_TN_HOSTS]), over its hosts and the ToR ports facing them:
+	 * the share of their time paused (either side), the 90th percentile of those ToR ports'
+	 * queue delay, the hosts' bytes sent against capacity and CNPs handled per host */
+	double h_pause[CC_TN_NHOST_SLOTS], h_qd_us[CC_TN_NHOST_SLOTS], h_util[CC_TN_NHOST_SLOTS],
+		h_cnp[CC_TN_NHOST_SLOTS];
 };
 
 /* Samples of one measure, one per member and interval: their count, sum and sum of squares. */
@@ -533,17 +640,71 @@ void cc_tn_free(struct cc_tn *t)
 
 static void mode_changed(struct cc_tn *t, enum cc_tn_mode from);
 
-int cc_tn_set_policy(struct cc_tn *t, const struct cc_tn_policy *p)
+static bool same_host_classes(const struct cc_tn_policy *a, const struct cc_tn_policy *b)
 {
-	enum cc_tn_mode old = t->pol.mode;
+	if (a->nhost_classes != b->nhost_classes)
+		return false;
+	for (unsigned i = 0; i < a->nhost_classes && i < CC_TN_MAX_HOST_CLASSES; i++)
+		if (strcmp(a->host_classes[i].name, b->host_classes[i].name) ||
+		    strcmp(a->host_classes[i].hosts, b->host_classes[i].hosts))
+			return false;
+	return true;
+}
 
+static void step_end(struct cc_tn *t, struct step *k);
+
+/* The host classes redefined (no step of theirs applied in part): every host's class again; a
+ * completed step keeps its class by name, or becomes one of "hosts" when its class is gone
+ * (an operator's rollback finds its members by name either way); the host classes' tabu
+ * starts afresh. */
+static void host_classes_changed(struct cc_tn *t, const struct cc_tn_policy *old)
+{
+	/* a canary waiting for an operator named members by the old classes: dropped */
+	for (int c = CC_TN_HOSTS; c < CC_TN_NCLASSES; c++)
+		if (t->steps_of[c].st == ST_WAIT) {
+			if (t->steps_of[c].cur)
+				t->steps_of[c].cur->state = CC_TN_REJECTED;
+			step_end(t, &t->steps_of[c]);
+		}
+	for (size_t i = 0; i < t->nm; i++)
+		if (t->m[i]->host)
+			t->m[i]->cls = cc_tn_host_class_of(&t->pol, t->m[i]->node);
+	for (size_t i = 0; i < t->ndone; i++) {
+		struct done_step *ds = &t->done[i];
+
+		if (ds->cls >= CC_TN_HOST_CLASS0 &&
+		    cc_tn_class_lookup(&t->pol, cc_tn_class_label(old, ds->cls), &ds->cls) < 0)
+			ds->cls = CC_TN_HOSTS;
+	}
+	for (int c = CC_TN_HOSTS; c < CC_TN_NCLASSES; c++)
+		memset(t->tabu_until[c], 0, sizeof(t->tabu_until[c]));
+}
+
+int cc_tn_policy_fits(const struct cc_tn *t, const struct cc_tn_policy *p)
+{
 	if (cc_tn_policy_check(p))
 		return -EINVAL;
+	for (int c = CC_TN_HOSTS; c < CC_TN_NCLASSES && !same_host_classes(&t->pol, p); c++)
+		if (t->steps_of[c].st != ST_IDLE && t->steps_of[c].st != ST_WAIT)
+			return -EBUSY;
+	return 0;
+}
+
+int cc_tn_set_policy(struct cc_tn *t, const struct cc_tn_policy *p)
+{
+	struct cc_tn_policy old = t->pol;
+	bool same = same_host_classes(&old, p);
+	int r = cc_tn_policy_fits(t, p);
+
+	if (r < 0)
+		return r;
 	t->pol = *p;
 	if (!t->pol.loop_bytes)
 		t->pol.loop_bytes = cc_tn_defaults.loop_bytes;
-	if (old != p->mode)
-		mode_changed(t, old);
+	if (!same)
+		host_classes_changed(t, &old);
+	if (old.mode != p->mode)
+		mode_changed(t, old.mode);
 	return 0;
 }
 
@@ -572,7 +733,7 @@ static struct member *member_get(struct cc_tn *t, const char *node, const char *
 	snprintf(m->node, sizeof(m->node), "%s", node);
 	snprintf(m->port, sizeof(m->port), "%s", host ? "" : port);
 	m->host = host;
-	m->cls = host ? CC_TN_HOSTS : -1;
+	m->cls = host ? (int)cc_tn_host_class_of(&t->pol, m->node) : -1;
 	m->snap_port = m->tor_port = -1;
 	if (hmap_put(&t->idx, m->key, m, NULL) < 0) {
 		free(m);
@@ -664,6 +825,68 @@ static double qdelay_us(const struct cc_snap *s, uint32_t port, unsigned prio)
 	return -1;
 }
 
+static double p90(double *v, size_t n)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(double), vec_cmp_double);
+	return v[(size_t)((double)(n - 1) * 0.9 + 0.5)];
+}
+
+/* The signals of each host class, from its members. */
+static int measure_host_classes(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
+{
+	const struct cc_snap *s = in->snap;
+	double iv = s->interval_us > 0 ? (double)s->interval_us : 1;
+	double paused[CC_TN_NHOST_SLOTS] = { 0 }, ptime[CC_TN_NHOST_SLOTS] = { 0 }, tx[CC_TN_NHOST_SLOTS] = { 0 },
+	       cap[CC_TN_NHOST_SLOTS] = { 0 }, cnp[CC_TN_NHOST_SLOTS] = { 0 };
+	unsigned nh[CC_TN_NHOST_SLOTS] = { 0 };
+	size_t nq[CC_TN_NHOST_SLOTS] = { 0 };
+	double *qd[CC_TN_NHOST_SLOTS] = { 0 };
+	int r = 0;
+
+	for (int h = 0; h < CC_TN_NHOST_SLOTS; h++)
+		if (!(qd[h] = malloc((t->nm ? t->nm : 1) * sizeof(double))))
+			r = -ENOMEM;
+	for (size_t i = 0; i < t->nm && !r; i++) {
+		const struct member *m = t->m[i];
+		const struct cc_port *cp;
+		const struct cc_prio *e;
+		int h = m->cls - CC_TN_HOSTS;
+		double q;
+
+		if (!m->host || h < 0 || h >= CC_TN_NHOST_SLOTS || m->snap_port < 0)
+			continue;
+		cp = &s->ports[m->snap_port];
+		nh[h]++;
+		tx[h] += (double)cp->pv[CP_TX_BYTES];
+		cap[h] += (double)cp->speed_mbps * iv / 8;
+		cnp[h] += (double)cp->pv[CP_CNP_HANDLED];
+		if ((e = cc_snap_prio(s, (uint32_t)m->snap_port, in->prio))) {
+			paused[h] += (double)e->v[CF_RX_PAUSE_US];
+			ptime[h] += iv;
+		}
+		if (m->tor_port < 0)
+			continue;
+		if ((e = cc_snap_prio(s, (uint32_t)m->tor_port, in->prio))) {
+			paused[h] += (double)e->v[CF_RX_PAUSE_US];
+			ptime[h] += iv;
+		}
+		if ((q = qdelay_us(s, (uint32_t)m->tor_port, in->prio)) >= 0)
+			qd[h][nq[h]++] = q;
+	}
+	for (int h = 0; h < CC_TN_NHOST_SLOTS; h++) {
+		if (!r) {
+			g->h_pause[h] = ptime[h] > 0 ? paused[h] / ptime[h] : 0;
+			g->h_qd_us[h] = p90(qd[h], nq[h]);
+			g->h_util[h] = cap[h] > 0 ? tx[h] / cap[h] : 0;
+			g->h_cnp[h] = nh[h] ? cnp[h] / nh[h] : 0;
+		}
+		free(qd[h]);
+	}
+	return r;
+}
+
 static int measure(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 {
 	const struct cc_snap *s = in->snap;
@@ -720,15 +943,14 @@ static int measure(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 		cap[m->cls] += (double)s->ports[m->snap_port].speed_mbps * iv / 8;
 	}
 	for (int c = 0; c < CC_TN_NSWITCH_CLASSES && !r; c++) {
-		if (nq[c]) {
-			qsort(qd[c], nq[c], sizeof(double), vec_cmp_double);
-			g->qd_us[c] = qd[c][(size_t)((double)(nq[c] - 1) * 0.9 + 0.5)];
-		}
+		g->qd_us[c] = p90(qd[c], nq[c]);
 		g->util[c] = cap[c] > 0 ? tx[c] / cap[c] : 0;
 		g->mark[c] = pk[c] > 0 ? mk[c] / pk[c] : 0;
 	}
 	for (int c = 0; c < CC_TN_NSWITCH_CLASSES; c++)
 		free(qd[c]);
+	if (!r)
+		r = measure_host_classes(t, in, g);
 	g->pause_share = port_time > 0 ? paused / port_time : 0;
 	g->host_util = hcap > 0 ? htx / hcap : 0;
 	g->retx = nhosts ? retx / nhosts : 0;
@@ -760,6 +982,12 @@ static void sig_mean(const struct cc_tn *t, unsigned n, struct sig *ret)
 		ret->retx += g->retx / n;
 		ret->drops += g->drops / n;
 		ret->cnp += g->cnp / n;
+		for (int h = 0; h < CC_TN_NHOST_SLOTS; h++) {
+			ret->h_pause[h] += g->h_pause[h] / n;
+			ret->h_qd_us[h] += g->h_qd_us[h] / n;
+			ret->h_util[h] += g->h_util[h] / n;
+			ret->h_cnp[h] += g->h_cnp[h] / n;
+		}
 		if (g->probe_p99_us >= 0) {
 			p += g->probe_p99_us;
 			np++;
@@ -768,7 +996,10 @@ static void sig_mean(const struct cc_tn *t, unsigned n, struct sig *ret)
 	ret->probe_p99_us = np ? p / np : -1;
 }
 
-static json_t *sig_json(const struct sig *g)
+static bool class_present(const struct cc_tn *t, enum cc_tn_class c);
+
+/* The signals; with named host classes, each host class's too. */
+static json_t *sig_json(const struct cc_tn *t, const struct sig *g)
 {
 	json_t *o = json_pack("{s:f,s:f,s:f,s:f,s:f}", "pause_share", g->pause_share, "host_util", g->host_util,
 			      "retransmits_per_host", g->retx, "drops_per_port", g->drops, "cnp_per_host", g->cnp);
@@ -779,6 +1010,20 @@ static json_t *sig_json(const struct sig *g)
 					      g->util[c], "marked_share", g->mark[c]));
 	if (o && g->probe_p99_us >= 0)
 		json_object_set_new(o, "probe_p99_us", json_real(g->probe_p99_us));
+	if (o && t->pol.nhost_classes) {
+		json_t *hc = json_object();
+
+		for (int c = CC_TN_HOSTS; hc && c < CC_TN_NCLASSES; c++) {
+			int h = c - CC_TN_HOSTS;
+
+			if (class_present(t, (enum cc_tn_class)c))
+				json_object_set_new(hc, cc_tn_class_label(&t->pol, (enum cc_tn_class)c),
+						    json_pack("{s:f,s:f,s:f,s:f}", "pause_share", g->h_pause[h],
+							      "tor_queue_delay_p90_us", g->h_qd_us[h], "host_util",
+							      g->h_util[h], "cnp_per_host", g->h_cnp[h]));
+		}
+		json_object_set_new(o, "host_classes", hc);
+	}
 	return o;
 }
 
@@ -929,6 +1174,7 @@ static struct cc_tn_proposal *proposal_new(struct cc_tn *t, struct step *k, enum
 	p->step = k->step;
 	p->phase = phase;
 	p->cls = k->cls;
+	snprintf(p->cls_name, sizeof(p->cls_name), "%s", LBL(k->cls));
 	p->knob = k->knob;
 	p->from = k->from;
 	p->to = k->to;
@@ -1038,7 +1284,7 @@ static int propose_rollback(struct cc_tn *t, struct step *k, const char *why)
 	p->from = k->to;
 	p->to = k->from;
 	snprintf(p->reason, sizeof(p->reason), "step %llu (%s %s %g -> %g) rolled back: %s",
-		 (unsigned long long)k->step, class_names[k->cls], knob_names[k->knob], k->from, to, why);
+		 (unsigned long long)k->step, LBL(k->cls), knob_names[k->knob], k->from, to, why);
 	snprintf(p->expect, sizeof(p->expect), "the class's %s back to %g on the members the step changed",
 		 knob_names[k->knob], k->from);
 	for (size_t i = 0; i < t->nm; i++) {
@@ -1075,7 +1321,7 @@ static double step_value(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_k
 		cc_tn_class_ecn(t, c, &e);
 		v = cc_tn_knob_get_ecn(&e, k);
 	} else {
-		cc_tn_hosts_dcqcn(t, &d);
+		cc_tn_class_dcqcn(t, c, &d);
 		v = cc_tn_knob_get_dcqcn(&d, k);
 	}
 	switch (k) {
@@ -1176,10 +1422,10 @@ static int start_step(struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob kn, d
 	k->cls = c;
 	k->knob = kn;
 	k->to = to;
-	if (c == CC_TN_HOSTS) {
+	if (cc_tn_class_is_hosts(c)) {
 		struct cc_tn_dcqcn d;
 
-		cc_tn_hosts_dcqcn(t, &d);
+		cc_tn_class_dcqcn(t, c, &d);
 		k->from = cc_tn_knob_get_dcqcn(&d, kn);
 	} else {
 		struct cc_tn_ecn e;
@@ -1198,7 +1444,7 @@ static int start_step(struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob kn, d
 	snprintf(p->reason, sizeof(p->reason), "%s", why);
 	snprintf(p->expect, sizeof(p->expect), "%s", expect);
 	sig_mean(t, t->nhist, &k->base);
-	p->evidence = sig_json(&k->base);
+	p->evidence = sig_json(t, &k->base);
 	if (propose_changes(t, k, p, t->pol.canary_share, true) < 0)
 		return -ENOMEM;
 	if (!p->nchanges) { /* every member has the value already */
@@ -1220,8 +1466,11 @@ static bool tabu(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, b
 }
 
 /* One move of class c, if the signals (g, the mean of the last intervals) call for one: the
- * rules, in order of urgency.  worst: the switch class with the deepest queues. */
-static int choose_class(struct cc_tn *t, enum cc_tn_class c, const struct sig *g, int worst, uint64_t xoff)
+ * rules, in order of urgency.  worst: the switch class with the deepest queues; hworst: the
+ * host class whose hosts' ToR ports have the deepest queues, -1 when the hosts present are all
+ * of one class (which then goes by the fabric's signals). */
+static int choose_class(struct cc_tn *t, enum cc_tn_class c, const struct sig *g, int worst, int hworst,
+			uint64_t xoff)
 {
 	const struct cc_tn_policy *p = &t->pol;
 	char why[320], expect[200];
@@ -1239,9 +1488,18 @@ static int choose_class(struct cc_tn *t, enum cc_tn_class c, const struct sig *g
 
 	if (!class_present(t, c))
 		return 0;
-	if (c == CC_TN_HOSTS) {
+	if (cc_tn_class_is_hosts(c)) {
+		int h = c - CC_TN_HOSTS;
+		/* with several host classes, each goes by its own hosts: the queues of the ToR ports
+		 * facing them, their CNPs and what they send; pauses on their edge links, or the
+		 * fabric's pauses when its receivers' queues are the deepest */
+		double qd = hworst < 0 ? g->qd_us[CC_TN_TOR_DOWN] : g->h_qd_us[h];
+		double cnp = hworst < 0 ? g->cnp : g->h_cnp[h], hu = hworst < 0 ? g->host_util : g->h_util[h];
+
+		if (hworst >= 0)
+			paused = g->h_pause[h] > p->pause_target || (paused && h == hworst);
 		/* 1. PFC pauses: congestion control reacts too late */
-		if (paused) {
+		if (paused && hworst < 0) {
 			snprintf(why, sizeof(why),
 				 "ports were paused %.3f %% of the time (target below %.3f %%); tor_down queue delay p90 %.1f us",
 				 g->pause_share * 100, p->pause_target * 100, g->qd_us[CC_TN_TOR_DOWN]);
@@ -1249,12 +1507,22 @@ static int choose_class(struct cc_tn *t, enum cc_tn_class c, const struct sig *g
 			    "more CNPs per congested receiver: senders slow down sooner, queues stay below XOFF, fewer pauses");
 			return 0;
 		}
+		if (paused) {
+			snprintf(why, sizeof(why),
+				 "ports were paused %.3f %% of the time (target below %.3f %%); %s's edge links %.3f %%, "
+				 "the queue delay p90 of the ToR ports facing its hosts %.1f us",
+				 g->pause_share * 100, p->pause_target * 100, LBL(c), g->h_pause[h] * 100, qd);
+			TRY(CC_TN_CNP_GAP, false, true,
+			    "more CNPs per congested receiver of %s: its senders slow down sooner, fewer pauses", LBL(c));
+			return 0;
+		}
 		/* 4. quiet fabric: let senders recover faster (long flows) */
 		/* only where senders are cut back often while busy: elsewhere nothing is to gain */
-		if (g->qd_us[CC_TN_TOR_DOWN] <= p->qdelay_target_us / 2 && g->cnp >= 2 && g->host_util >= 0.3) {
+		if (qd <= p->qdelay_target_us / 2 && cnp >= 2 && hu >= 0.3) {
 			snprintf(why, sizeof(why),
-				 "no pauses and queue delay p90 %.1f us, yet %.1f CNPs per host per interval throttle senders",
-				 g->qd_us[CC_TN_TOR_DOWN], g->cnp);
+				 "%s: no pauses and queue delay p90 %.1f us, yet %.1f CNPs per host per interval throttle "
+				 "senders",
+				 LBL(c), qd, cnp);
 			TRY(CC_TN_AI_RATE, true, false, "throttled senders regain rate faster: more throughput");
 			TRY(CC_TN_TIME_RESET, false, false, "rate increases come sooner after a cut: more throughput");
 			TRY(CC_TN_HAI_RATE, true, false, "faster hyper increase: more throughput");
@@ -1291,18 +1559,28 @@ static int choose_class(struct cc_tn *t, enum cc_tn_class c, const struct sig *g
 static int choose(struct cc_tn *t, uint64_t xoff)
 {
 	struct sig g;
-	int worst = 0, n = 0;
+	int worst = 0, hworst = -1, n = 0, nhc = 0;
 
 	sig_mean(t, t->nhist, &g);
 	for (int c = 1; c < CC_TN_NSWITCH_CLASSES; c++)
 		if (g.qd_us[c] > g.qd_us[worst])
 			worst = c;
+	for (int c = CC_TN_HOSTS; c < CC_TN_NCLASSES; c++)
+		if (class_present(t, (enum cc_tn_class)c)) {
+			int h = c - CC_TN_HOSTS;
+
+			if (hworst < 0 || g.h_qd_us[h] > g.h_qd_us[hworst])
+				hworst = h;
+			nhc++;
+		}
+	if (nhc < 2)
+		hworst = -1;
 	for (int c = 0; c < CC_TN_NCLASSES; c++) {
 		int r;
 
 		if (t->steps_of[c].st != ST_IDLE)
 			continue;
-		if ((r = choose_class(t, (enum cc_tn_class)c, &g, worst, xoff)) < 0)
+		if ((r = choose_class(t, (enum cc_tn_class)c, &g, worst, hworst, xoff)) < 0)
 			return r;
 		n += r;
 	}
@@ -1357,7 +1635,7 @@ static const char *canary_worse(const struct cc_tn *t, const struct step *k, cha
 
 	if (stat_worse(&c->pause, &r->pause, tol * lp + p->pause_target)) {
 		snprintf(buf, len, "the canary's paused share went from %.3f %% to %.3f %%, the rest of %s's from %.3f %% "
-				   "to %.3f %%", c->lvl_pause * 100, pc * 100, class_names[k->cls], r->lvl_pause * 100, pr * 100);
+				   "to %.3f %%", c->lvl_pause * 100, pc * 100, LBL(k->cls), r->lvl_pause * 100, pr * 100);
 		return buf;
 	}
 	if ((k->aggressive || k->forced) && stat_worse(&c->qd, &r->qd, tol * lq + p->qdelay_target_us / 4)) {
@@ -1467,7 +1745,7 @@ static int next_rollout(struct cc_tn *t, struct step *k, const char *verdict)
 	if (!p->nchanges) {
 		p->state = CC_TN_APPLIED;
 		snprintf(p->reason, sizeof(p->reason), "step %llu complete: %s %s is %g on the whole class",
-			 (unsigned long long)k->step, class_names[k->cls], knob_names[k->knob], k->to);
+			 (unsigned long long)k->step, LBL(k->cls), knob_names[k->knob], k->to);
 		if (record_done(t, k) < 0)
 			return -ENOMEM;
 		/* going straight back would undo a good step: not before tabu_intervals */
@@ -1476,9 +1754,9 @@ static int next_rollout(struct cc_tn *t, struct step *k, const char *verdict)
 		return 0;
 	}
 	snprintf(p->reason, sizeof(p->reason), "step %llu (%s %s %g -> %g): %s", (unsigned long long)k->step,
-		 class_names[k->cls], knob_names[k->knob], k->from, k->to, verdict);
+		 LBL(k->cls), knob_names[k->knob], k->from, k->to, verdict);
 	snprintf(p->expect, sizeof(p->expect), "%s", k->cur ? k->cur->expect : "");
-	p->evidence = sig_json(&t->hist[0]);
+	p->evidence = sig_json(t, &t->hist[0]);
 	k->cur = p;
 	k->st = ST_ROLLOUT;
 	watch_reset(k);
@@ -1688,8 +1966,8 @@ int cc_tn_force(struct cc_tn *t, enum cc_tn_class cls, enum cc_tn_knob knob, dou
 	bool ecn = is_ecn_knob(knob);
 
 	*why = NULL;
-	if ((unsigned)cls >= CC_TN_NCLASSES || (unsigned)knob >= CC_TN_NKNOBS || ecn != (cls != CC_TN_HOSTS)) {
-		*why = "that knob does not belong to that class (ECN knobs: switch classes; DCQCN knobs: hosts)";
+	if ((unsigned)cls >= CC_TN_NCLASSES || (unsigned)knob >= CC_TN_NKNOBS || ecn == cc_tn_class_is_hosts(cls)) {
+		*why = "that knob does not belong to that class (ECN knobs: switch classes; DCQCN knobs: host classes)";
 		return -EINVAL;
 	}
 	if (t->steps_of[cls].st != ST_IDLE) {
@@ -1702,7 +1980,7 @@ int cc_tn_force(struct cc_tn *t, enum cc_tn_class cls, enum cc_tn_knob knob, dou
 	}
 	if ((*why = candidate_check(t, cls, knob, value, t->xoff)))
 		return -EINVAL;
-	snprintf(reason, sizeof(reason), "forced: %s %s to %g", class_names[cls], knob_names[knob], value);
+	snprintf(reason, sizeof(reason), "forced: %s %s to %g", LBL(cls), knob_names[knob], value);
 	return start_step(t, cls, knob, value, false, true, false, reason,
 			  "none claimed: a forced step is judged like any other")
 		       < 0
@@ -1734,7 +2012,7 @@ int cc_tn_rollback_all(struct cc_tn *t)
 		if (!p)
 			return -ENOMEM;
 		snprintf(p->reason, sizeof(p->reason), "operator rollback of step %llu (%s %s %g -> %g)",
-			 (unsigned long long)ds->step, class_names[ds->cls], knob_names[ds->knob], ds->from, ds->to);
+			 (unsigned long long)ds->step, LBL(ds->cls), knob_names[ds->knob], ds->from, ds->to);
 		snprintf(p->expect, sizeof(p->expect), "the setting before step %llu", (unsigned long long)ds->step);
 		for (size_t j = 0; j < ds->nkeys; j++) {
 			struct member *m = hmap_get(&t->idx, ds->keys[j]);
@@ -1790,7 +2068,7 @@ json_t *cc_tn_state_json(const struct cc_tn *t)
 		if (ds->undone)
 			continue;
 		json_array_append_new(done, json_pack("{s:I,s:s,s:s,s:f,s:f,s:o}", "step", (json_int_t)ds->step,
-						      "class", class_names[ds->cls], "knob", knob_names[ds->knob],
+						      "class", LBL(ds->cls), "knob", knob_names[ds->knob],
 						      "from", ds->from, "to", ds->to, "members",
 						      keys_json(ds->keys, ds->nkeys)));
 	}
@@ -1805,7 +2083,7 @@ json_t *cc_tn_state_json(const struct cc_tn *t)
 			if (t->m[i]->cls == c && t->m[i]->touched)
 				json_array_append_new(keys, json_string(t->m[i]->key));
 		json_array_append_new(under, json_pack("{s:I,s:s,s:s,s:s,s:f,s:f,s:o}", "step", (json_int_t)k->step,
-						       "state", state_names[k->st], "class", class_names[c], "knob",
+						       "state", state_names[k->st], "class", LBL(c), "knob",
 						       knob_names[k->knob], "from", k->from, "to", k->to, "members", keys));
 	}
 	o = json_pack("{s:I,s:I,s:I,s:I,s:o,s:o}", "next_id", (json_int_t)t->next_id, "next_step",
@@ -1823,14 +2101,17 @@ void cc_tn_ids_at_least(struct cc_tn *t, uint64_t next_id, uint64_t next_step)
 }
 
 /* A saved step's fields; false (err set) when one is missing or unknown. */
-static bool saved_step(json_t *o, uint64_t *step, enum cc_tn_class *c, enum cc_tn_knob *k, double *from,
-		       double *to, json_t **members, char *err, size_t len)
+/* A host class the policy no longer has stands for "hosts": its members are found by name. */
+static bool saved_step(const struct cc_tn *t, json_t *o, uint64_t *step, enum cc_tn_class *c, enum cc_tn_knob *k,
+		       double *from, double *to, json_t **members, char *err, size_t len)
 {
-	int ci, ki;
+	const char *cn = json_string_value(json_object_get(o, "class"));
+	enum cc_tn_class ci = CC_TN_HOSTS;
+	int ki;
 
 	if (!json_is_integer(json_object_get(o, "step")) || json_integer_value(json_object_get(o, "step")) < 1 ||
-	    parse(class_names, CC_TN_NCLASSES, json_string_value(json_object_get(o, "class")) ?: "", &ci) < 0 ||
-	    parse(knob_names, CC_TN_NKNOBS, json_string_value(json_object_get(o, "knob")) ?: "", &ki) < 0 ||
+	    parse(knob_names, CC_TN_NKNOBS, json_string_value(json_object_get(o, "knob")) ?: "", &ki) < 0 || !cn ||
+	    (cc_tn_class_lookup(&t->pol, cn, &ci) < 0 && is_ecn_knob((enum cc_tn_knob)ki)) ||
 	    !json_is_number(json_object_get(o, "from")) || !json_is_number(json_object_get(o, "to")) ||
 	    !json_is_array(json_object_get(o, "members"))) {
 		snprintf(err, len, "a saved step lacks step, class, knob, from, to or members, or names an unknown one");
@@ -1841,12 +2122,12 @@ static bool saved_step(json_t *o, uint64_t *step, enum cc_tn_class *c, enum cc_t
 		snprintf(err, len, "a saved step's from or to is not a finite number");
 		return false;
 	}
-	if (is_ecn_knob((enum cc_tn_knob)ki) != (ci != CC_TN_HOSTS)) {
-		snprintf(err, len, "a saved step's knob %s is not one of class %s", knob_names[ki], class_names[ci]);
+	if (is_ecn_knob((enum cc_tn_knob)ki) == cc_tn_class_is_hosts(ci)) {
+		snprintf(err, len, "a saved step's knob %s is not one of class %s", knob_names[ki], cn);
 		return false;
 	}
 	*step = (uint64_t)json_integer_value(json_object_get(o, "step"));
-	*c = (enum cc_tn_class)ci;
+	*c = ci;
 	*k = (enum cc_tn_knob)ki;
 	*from = json_number_value(json_object_get(o, "from"));
 	*to = json_number_value(json_object_get(o, "to"));
@@ -1884,7 +2165,7 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 		json_array_foreach(pass ? under : done, i, it) {
 			struct step tmp;
 
-			if (!saved_step(it, &tmp.step, &tmp.cls, &tmp.knob, &tmp.from, &tmp.to, &members, err, len))
+			if (!saved_step(t, it, &tmp.step, &tmp.cls, &tmp.knob, &tmp.from, &tmp.to, &members, err, len))
 				return -EINVAL;
 		}
 	for (size_t c = 0; c < sizeof(counters) / sizeof(*counters); c++) {
@@ -1899,7 +2180,7 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 		if (json_array_size(done) - i > DONE_SAVED)
 			continue; /* the newest only, as saved */
 
-		if (!saved_step(it, &ds.step, &ds.cls, &ds.knob, &ds.from, &ds.to, &members, err, len))
+		if (!saved_step(t, it, &ds.step, &ds.cls, &ds.knob, &ds.from, &ds.to, &members, err, len))
 			return -EINVAL;
 		ds.undone = json_is_true(json_object_get(it, "undone"));
 		if (vec_room((void **)&t->done, &t->capdone, t->ndone, sizeof(*t->done)) < 0 ||
@@ -1922,7 +2203,7 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 		struct step tmp = { 0 }, *k;
 		struct cc_tn_proposal *p;
 
-		saved_step(it, &tmp.step, &tmp.cls, &tmp.knob, &tmp.from, &tmp.to, &members, err, len);
+		saved_step(t, it, &tmp.step, &tmp.cls, &tmp.knob, &tmp.from, &tmp.to, &members, err, len);
 		k = &t->steps_of[tmp.cls];
 		if (k->st != ST_IDLE)
 			continue; /* one step per class: a second one saved is damage */
@@ -1933,19 +2214,23 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 		p->to = k->from;
 		snprintf(p->reason, sizeof(p->reason), "step %llu (%s %s %g -> %g) was under way when the tuner "
 						       "stopped: rolled back",
-			 (unsigned long long)k->step, class_names[k->cls], knob_names[k->knob], k->from, k->to);
+			 (unsigned long long)k->step, LBL(k->cls), knob_names[k->knob], k->from, k->to);
 		snprintf(p->expect, sizeof(p->expect), "the setting before step %llu", (unsigned long long)k->step);
 		json_array_foreach(members, j, key) {
 			struct member *m = json_is_string(key) ? hmap_get(&t->idx, json_string_value(key)) : NULL;
 
-			if (!m || m->host != (k->cls == CC_TN_HOSTS) || (m->cls >= 0 && m->cls != (int)k->cls) ||
-			    member_value(m, k->knob) != k->to || member_check(t, m, k->knob, k->from, t->xoff))
+			/* a host back whatever its class now (the host classes may have been
+			 * redefined since); a port of the step's class or not yet seen */
+			if (!m || m->host != cc_tn_class_is_hosts(k->cls) ||
+			    (!m->host && m->cls >= 0 && m->cls != (int)k->cls) || member_value(m, k->knob) != k->to ||
+			    member_check(t, m, k->knob, k->from, t->xoff))
 				continue;
 			if (add_change(p, m, k->knob, k->from) < 0)
 				return -ENOMEM;
 			member_set(m, k->knob, k->from); /* as for any rollback */
-			m->cls = (int)k->cls;
-			m->touched = true;
+			if (!m->host)
+				m->cls = (int)k->cls;
+			m->touched = m->cls == (int)k->cls; /* step_end clears the class's */
 		}
 		k->cur = p;
 		k->st = ST_ROLLBACK;
@@ -1993,11 +2278,11 @@ void cc_tn_class_ecn(const struct cc_tn *t, enum cc_tn_class c, struct cc_tn_ecn
 	}
 }
 
-void cc_tn_hosts_dcqcn(const struct cc_tn *t, struct cc_tn_dcqcn *ret)
+void cc_tn_class_dcqcn(const struct cc_tn *t, enum cc_tn_class c, struct cc_tn_dcqcn *ret)
 {
 	memset(ret, 0, sizeof(*ret));
 	for (int k = CC_TN_CNP_GAP; k < CC_TN_NKNOBS; k++) {
-		double v = majority(t, CC_TN_HOSTS, (enum cc_tn_knob)k);
+		double v = majority(t, c, (enum cc_tn_knob)k);
 
 		if (!isnan(v))
 			knob_set_dcqcn(ret, (enum cc_tn_knob)k, v);
@@ -2036,7 +2321,7 @@ json_t *cc_tn_proposal_json(const struct cc_tn_proposal *p)
 	}
 	o = json_pack("{s:I,s:I,s:s,s:s,s:s,s:s,s:f,s:f,s:b,s:I,s:s,s:s,s:o}", "id", (json_int_t)p->id, "step",
 		      (json_int_t)p->step, "phase", phase_names[p->phase], "state", pstate_names[p->state], "class",
-		      class_names[p->cls], "knob", knob_names[p->knob], "from", p->from, "to", p->to, "forced",
+		      p->cls_name, "knob", knob_names[p->knob], "from", p->from, "to", p->to, "forced",
 		      p->forced, "t_us", (json_int_t)p->t_us, "reason", p->reason, "expected_effect", p->expect,
 		      "changes", ch ? ch : json_array());
 	if (o && p->evidence)
@@ -2062,9 +2347,11 @@ json_t *cc_tn_json(const struct cc_tn *t)
 				    json_pack("{s:I,s:I,s:f}", "kmin_bytes", (json_int_t)e.kmin_bytes, "kmax_bytes",
 					      (json_int_t)e.kmax_bytes, "pmax", e.pmax));
 	}
-	if (classes && class_present(t, CC_TN_HOSTS)) {
-		cc_tn_hosts_dcqcn(t, &d);
-		json_object_set_new(classes, "hosts",
+	for (int c = CC_TN_HOSTS; classes && c < CC_TN_NCLASSES; c++) {
+		if (!class_present(t, (enum cc_tn_class)c))
+			continue;
+		cc_tn_class_dcqcn(t, (enum cc_tn_class)c, &d);
+		json_object_set_new(classes, LBL(c),
 				    json_pack("{s:f,s:f,s:f,s:f,s:I,s:I}", "min_time_between_cnps",
 					      d.min_time_between_cnps_us, "rpg_time_reset", d.rpg_time_reset_us,
 					      "rpg_ai_rate", d.rpg_ai_rate_mbps, "rpg_hai_rate", d.rpg_hai_rate_mbps,
@@ -2072,7 +2359,7 @@ json_t *cc_tn_json(const struct cc_tn *t)
 					      (json_int_t)d.dce_tcp_g));
 	}
 	o = json_pack("{s:s,s:I,s:I,s:I,s:o,s:o}", "mode", mode_names[t->pol.mode], "intervals", (json_int_t)t->interval, "steps", (json_int_t)t->steps,
-		      "rolled_back", (json_int_t)t->rolled_back, "signals", sig_json(&t->hist[0]), "settings",
+		      "rolled_back", (json_int_t)t->rolled_back, "signals", sig_json(t, &t->hist[0]), "settings",
 		      classes ? classes : json_object());
 	if (o) {
 		json_t *steps = json_array();
@@ -2085,7 +2372,7 @@ json_t *cc_tn_json(const struct cc_tn *t)
 				continue;
 			busy = true;
 			json_array_append_new(steps, json_pack("{s:I,s:s,s:s,s:s,s:f,s:f,s:b}", "id", (json_int_t)k->step,
-							       "state", state_names[k->st], "class", class_names[k->cls],
+							       "state", state_names[k->st], "class", LBL(k->cls),
 							       "knob", knob_names[k->knob], "from", k->from, "to", k->to,
 							       "forced", k->forced));
 		}

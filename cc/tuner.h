@@ -9,7 +9,9 @@
  * pause time; per host the CNPs sent and handled and the retransmissions; the pingmesh's p99
  * when there is one.  Classes: ToR downlinks (switch ports facing hosts), ToR uplinks (the
  * other ports of a switch with hosts), spine ports (switches without hosts) — each with its
- * own Kmin/Kmax/Pmax — and the hosts, with one DCQCN setting (one host class).
+ * own Kmin/Kmax/Pmax — and the host classes, each with its own DCQCN setting: the policy's
+ * host_classes (a name and a pattern of host names each, the first match wins) and "hosts",
+ * every host no pattern matches.
  *
  * One step at a time: a move (one knob of one class, one bounded step) goes to a canary first
  * (canary_share of the class, at most max_share), is judged over canary_intervals against the
@@ -35,8 +37,13 @@
 
 enum cc_tn_mode { CC_TN_OFF, CC_TN_ADVISE, CC_TN_AUTO };
 
-enum cc_tn_class { CC_TN_TOR_DOWN, CC_TN_TOR_UP, CC_TN_SPINE, CC_TN_HOSTS, CC_TN_NCLASSES };
+/* The switch classes, "hosts" (the hosts of no named class), then the policy's host classes
+ * in its order (CC_TN_HOST_CLASS0 + i). */
+enum cc_tn_class { CC_TN_TOR_DOWN, CC_TN_TOR_UP, CC_TN_SPINE, CC_TN_HOSTS, CC_TN_HOST_CLASS0 };
 #define CC_TN_NSWITCH_CLASSES 3
+#define CC_TN_MAX_HOST_CLASSES 4 /* named, besides "hosts" */
+#define CC_TN_NCLASSES (CC_TN_HOST_CLASS0 + CC_TN_MAX_HOST_CLASSES)
+#define CC_TN_NHOST_SLOTS (CC_TN_NCLASSES - CC_TN_HOSTS)
 
 /* The knobs, by the names of the REST API's ECN and DCQCN objects (the facts file's). */
 enum cc_tn_knob {
@@ -63,6 +70,13 @@ struct cc_tn_dcqcn {
 	uint32_t dce_tcp_g;
 };
 
+/* A class of hosts with its own DCQCN setting (GPU servers, storage nodes): the hosts whose
+ * name matches the pattern (fnmatch(3): *, ?, [...]). */
+struct cc_tn_host_class {
+	char name[32]; /* letters, digits, '_', '-', '.'; not a fixed class's name */
+	char hosts[128];
+};
+
 struct cc_tn_policy {
 	enum cc_tn_mode mode;
 	double canary_share;	   /* of a class, the canary (0.5: the noise of bursty traffic needs
@@ -83,14 +97,27 @@ struct cc_tn_policy {
 	uint64_t byte_reset_min, byte_reset_max;
 	uint32_t g_min, g_max;
 	uint64_t loop_bytes; /* room for one control loop below XOFF: rate x RTT (0: 150000) */
+	struct cc_tn_host_class host_classes[CC_TN_MAX_HOST_CLASSES];
+	unsigned nhost_classes;
 };
 
 extern const struct cc_tn_policy cc_tn_defaults;
 
 const char *cc_tn_mode_name(enum cc_tn_mode m);
 int cc_tn_mode_parse(const char *s, enum cc_tn_mode *ret);
+/* The fixed classes' names ("?" for a named host class: cc_tn_class_label). */
 const char *cc_tn_class_name(enum cc_tn_class c);
 int cc_tn_class_parse(const char *s, enum cc_tn_class *ret);
+static inline bool cc_tn_class_is_hosts(enum cc_tn_class c)
+{
+	return c >= CC_TN_HOSTS;
+}
+/* A class's name under a policy (its own host classes), and back (-ENOENT: no such class). */
+const char *cc_tn_class_label(const struct cc_tn_policy *p, enum cc_tn_class c);
+int cc_tn_class_lookup(const struct cc_tn_policy *p, const char *s, enum cc_tn_class *ret);
+/* The class of a host under a policy: the first host class whose pattern matches, else
+ * CC_TN_HOSTS. */
+enum cc_tn_class cc_tn_host_class_of(const struct cc_tn_policy *p, const char *host);
 const char *cc_tn_knob_name(enum cc_tn_knob k);
 int cc_tn_knob_parse(const char *s, enum cc_tn_knob *ret);
 /* The policy as JSON (a new reference), and back: the fields named change, the rest keep their
@@ -122,6 +149,7 @@ struct cc_tn_proposal {
 	enum cc_tn_phase phase;
 	enum cc_tn_pstate state;
 	enum cc_tn_class cls;
+	char cls_name[32]; /* the class's name when it was made (host classes may be renamed) */
 	enum cc_tn_knob knob;
 	double from, to;
 	bool forced;
@@ -137,8 +165,13 @@ struct cc_tn;
 
 struct cc_tn *cc_tn_new(const struct cc_tn_policy *p);
 void cc_tn_free(struct cc_tn *t);
-/* -EINVAL (and nothing changed) when the policy is bad. */
+/* -EINVAL (and nothing changed) when the policy is bad, -EBUSY when it redefines the host
+ * classes while a step of a host class is under way (its members must stay its members until
+ * it is done or rolled back); a canary of a host class waiting for an operator is rejected by
+ * the redefinition. */
 int cc_tn_set_policy(struct cc_tn *t, const struct cc_tn_policy *p);
+/* What cc_tn_set_policy would answer, changing nothing. */
+int cc_tn_policy_fits(const struct cc_tn *t, const struct cc_tn_policy *p);
 const struct cc_tn_policy *cc_tn_get_policy(const struct cc_tn *t);
 
 /* What is configured now, before the first run and whenever someone else changed it: a switch
@@ -197,7 +230,7 @@ json_t *cc_tn_json(const struct cc_tn *t);
 json_t *cc_tn_proposal_json(const struct cc_tn_proposal *p);
 /* The class's setting as the tuner sees it (the majority of its members). */
 void cc_tn_class_ecn(const struct cc_tn *t, enum cc_tn_class c, struct cc_tn_ecn *ret);
-void cc_tn_hosts_dcqcn(const struct cc_tn *t, struct cc_tn_dcqcn *ret);
+void cc_tn_class_dcqcn(const struct cc_tn *t, enum cc_tn_class c, struct cc_tn_dcqcn *ret);
 uint64_t cc_tn_steps(const struct cc_tn *t, uint64_t *rolled_back);
 
 #endif

@@ -182,7 +182,8 @@ static int build_changes(const struct cli_cmd *c, char *const *args, int nargs,
 		       query_add(r, e, "agent", o->agent);
 }
 
-/* NAME=VALUE: integers, numbers, true/false; anything else stays a string (sizes: "400KB").
+/* NAME=VALUE: integers, numbers, true/false, JSON arrays and objects ('[...]', '{...}');
+ * anything else stays a string (sizes: "400KB").
  * An integer is decimal with an optional '-' (alpha_shift=-3), or hex (enable=0x18, a bit
  * mask).  A leading zero (enable=010 once went out as octal 8: priority 3, not 1 and 3) and a
  * '+' are refused rather than guessed. */
@@ -200,6 +201,16 @@ static int parse_assign(const char *a, json_t *params, struct rf_err *e)
 	memcpy(name, a, (size_t)(eq - a));
 	name[eq - a] = '\0';
 	v = eq + 1;
+	if (*v == '[' || *v == '{') { /* a JSON array or object (host_classes='[{...}]') */
+		json_error_t je;
+		json_t *j = json_loads(v, JSON_REJECT_DUPLICATES, &je);
+
+		if (!j)
+			return rf_err_set(e, -EINVAL, NULL, NULL, "'%s': the value is not JSON: %s (column %d)", name,
+					  je.text, je.column);
+		json_object_set_new(params, name, j);
+		return 0;
+	}
 	neg = *v == '-';
 	digits = v + neg;
 	hex = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X');

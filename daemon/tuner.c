@@ -31,6 +31,7 @@ struct tuner {
 	struct tuner_opts o;
 	pthread_mutex_t lock;
 	pthread_mutex_t policy_lock; /* a PUT's read, save and apply, and a pass's reload: one at a time */
+	bool classes_wait;	     /* the saved host classes wait for a step (logged once) */
 	struct cc_tn *tn;
 	struct cc_snap *acc; /* the detector's snapshots since the last decision, summed */
 	struct applying *app;
@@ -217,6 +218,25 @@ static void track(struct tuner *t, struct store_reader *rd, unsigned prio)
 	sqlite3_clear_bindings(st);
 }
 
+/* Under t->lock: the policy in force; its host classes wait while a step of a host class is
+ * under way (the next pass puts them in force after it). */
+static void put_in_force(struct tuner *t, const struct cc_tn_policy *p)
+{
+	struct cc_tn_policy q;
+
+	if (cc_tn_set_policy(t->tn, p) != -EBUSY) {
+		t->classes_wait = false;
+		return;
+	}
+	q = *p;
+	memcpy(q.host_classes, cc_tn_get_policy(t->tn)->host_classes, sizeof(q.host_classes));
+	q.nhost_classes = cc_tn_get_policy(t->tn)->nhost_classes;
+	cc_tn_set_policy(t->tn, &q);
+	if (!t->classes_wait)
+		log_warning("tuner", "the new host classes wait until the step under way in a host class is done");
+	t->classes_wait = true;
+}
+
 static void sync_policy(struct tuner *t, struct store_reader *rd)
 {
 	json_t *doc;
@@ -230,7 +250,7 @@ static void sync_policy(struct tuner *t, struct store_reader *rd)
 		log_warning("tuner", "the saved policy is refused (%s): the defaults are in force", err);
 	json_decref(doc);
 	pthread_mutex_lock(&t->lock);
-	cc_tn_set_policy(t->tn, &p);
+	put_in_force(t, &p);
 	pthread_mutex_unlock(&t->lock);
 	pthread_mutex_unlock(&t->policy_lock);
 }
@@ -248,7 +268,7 @@ static json_t *knob_value(enum cc_tn_knob k, double v)
 static int commit(struct tuner *t, struct store_reader *rd, const struct cc_tn_proposal *p, unsigned prio,
 		  const char *actor, int64_t *ret_batch, struct rf_err *e)
 {
-	bool host = p->cls == CC_TN_HOSTS;
+	bool host = cc_tn_class_is_hosts(p->cls);
 	enum change_kind kind = host ? CHANGE_DCQCN : CHANGE_ECN;
 	json_t *params = json_object();
 	struct change_set cs;
@@ -276,7 +296,7 @@ static int commit(struct tuner *t, struct store_reader *rd, const struct cc_tn_p
 				r = change_set_add(rd, &cs, c->node, entry, e);
 		json_decref(entries);
 	}
-	snprintf(reason, sizeof(reason), "%s step %" PRIu64 " %s: %s", cc_tn_class_name(p->cls), p->step,
+	snprintf(reason, sizeof(reason), "%s step %" PRIu64 " %s: %s", p->cls_name, p->step,
 		 p->phase == CC_TN_CANARY ? "canary" : p->phase == CC_TN_ROLLOUT ? "rollout" : "rollback", p->reason);
 	if (r == 0 && (r = change_set_check(&cs, true, e)) == 0 &&
 	    (r = change_set_commit(t->store, &cs, actor, reason, tu_now_ns() + t->o.deadline_ns, ret_batch)) < 0)
@@ -704,13 +724,26 @@ static int set_policy_locked(struct tuner *t, json_t *changes, struct cc_tn_poli
 				  slash ? ptr : NULL, "%s", slash ? slash + 2 : err);
 	}
 	doc = cc_tn_policy_json(&p);
-	r = doc ? store_meta_put(t->store, "cc_policy", doc) : -ENOMEM;
+	if (!doc)
+		return -ENOMEM;
+	pthread_mutex_lock(&t->lock);
+	r = cc_tn_policy_fits(t->tn, &p);
+	pthread_mutex_unlock(&t->lock);
+	if (r < 0) {
+		json_decref(doc);
+		return rf_err_set(e, -EBUSY, "STEP_UNDER_WAY", "/host_classes",
+				  "the host classes cannot change while a step of a host class is under way "
+				  "(GET /api/v1/cc shows it); try again when it is done or rolled back");
+	}
+	r = store_meta_put(t->store, "cc_policy", doc);
 	json_decref(doc);
 	if (r < 0)
 		return rf_err_set(e, r, r == -EAGAIN ? "BUSY" : "STORE_ERROR", NULL,
 				  "the policy could not be saved: %s", strerror(-r));
 	pthread_mutex_lock(&t->lock);
-	cc_tn_set_policy(t->tn, &p);
+	/* a step of a host class may have begun since the check (the store's write waits for the
+	 * writer): then the new classes follow after it */
+	put_in_force(t, &p);
 	/* a change of mode may drop waiting proposals, approve them or roll steps back: the
 	 * history says so */
 	for (size_t i = 0; i < json_array_size(t->order); i++) {

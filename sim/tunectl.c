@@ -30,6 +30,7 @@ struct sim_tune {
 	json_t *timeline; /* per interval: t_us, settings, signals */
 	json_t *violations;
 	size_t class_size[CC_TN_NCLASSES]; /* members of each class, from the topology */
+	enum cc_tn_class force_cls;
 	uint64_t intervals, changes;
 	bool forced;
 	int64_t forced_applied_ps, rollback_applied_ps;
@@ -77,8 +78,9 @@ static void dcqcn_of(json_t *o, struct cc_tn_dcqcn *d)
 	d->dce_tcp_g = (uint32_t)json_integer_value(json_object_get(o, "dce_tcp_g"));
 }
 
-/* How many members a class has, from the simulation's own topology. */
-static size_t class_size(const struct sim *s, enum cc_tn_class cls)
+/* How many members a class has, from the simulation's own topology (a host's class from the
+ * policy's patterns). */
+static size_t class_size(const struct sim *s, const struct cc_tn_policy *pol, enum cc_tn_class cls)
 {
 	size_t n = 0;
 
@@ -86,7 +88,7 @@ static size_t class_size(const struct sim *s, enum cc_tn_class cls)
 		bool has_hosts = false;
 
 		if (!sim_device_is_switch(s, d)) {
-			n += cls == CC_TN_HOSTS;
+			n += cls == cc_tn_host_class_of(pol, sim_device_name(s, d));
 			continue;
 		}
 		for (int p = 0; p < sim_port_count(s, d); p++) {
@@ -168,7 +170,14 @@ int sim_tune_new(struct sim *s, const struct sim_tune_opts *o, struct sim_tune *
 		}
 	}
 	for (int c = 0; c < CC_TN_NCLASSES; c++)
-		t->class_size[c] = class_size(s, (enum cc_tn_class)c);
+		t->class_size[c] = class_size(s, &pol, (enum cc_tn_class)c);
+	if (o->force && cc_tn_class_lookup(&pol, o->force_cls, &t->force_cls) < 0) {
+		sim_tune_free(t);
+		return rf_err_set(e, -EINVAL, "BAD_FORCE", NULL,
+				  "--force-step: no class '%s' (tor_down, tor_up, spine, hosts, or a host class "
+				  "of the policy)",
+				  o->force_cls);
+	}
 	t->next_snap = sim_now(s) + t->o.interval_ps;
 	/* the switches clear their periodic watermarks every interval: each interval's peak */
 	sim_watermark_period(s, t->o.interval_ps);
@@ -360,7 +369,7 @@ static int take_proposals(struct sim_tune *t)
 			members = t->class_size[p->cls];
 			if (members && (double)p->nchanges > ceil(pol->max_share * (double)members))
 				violation(t, "more than max_share of the class changed in one step",
-					  cc_tn_class_name(p->cls), "");
+					  p->cls_name, "");
 		}
 		if (vec_room((void **)&t->due, &t->capdue, t->ndue, sizeof(*t->due)) < 0)
 			return -ENOMEM;
@@ -411,7 +420,7 @@ int sim_tune_step(struct sim_tune *t)
 	run_due(t);
 	if (t->o.force && !t->forced && now >= t->o.force_at_ps) {
 		const char *why;
-		int r = cc_tn_force(t->tn, t->o.force_cls, t->o.force_knob, t->o.force_value, &why);
+		int r = cc_tn_force(t->tn, t->force_cls, t->o.force_knob, t->o.force_value, &why);
 
 		if (r == 0) {
 			size_t n;
@@ -463,7 +472,7 @@ json_t *sim_tune_json(const struct sim_tune *t, bool timing)
 		json_object_set_new(o, "tuner_ms", json_pack("{s:f,s:f}", "mean", t->ns_total / (double)t->intervals / 1e6,
 							     "max", t->ns_max / 1e6));
 	if (t->o.force) {
-		json_t *f = json_pack("{s:s,s:s,s:f,s:f}", "class", cc_tn_class_name(t->o.force_cls), "knob",
+		json_t *f = json_pack("{s:s,s:s,s:f,s:f}", "class", t->o.force_cls, "knob",
 				      cc_tn_knob_name(t->o.force_knob), "value", t->o.force_value, "at_us",
 				      us(t->o.force_at_ps));
 
@@ -488,8 +497,9 @@ int sim_tune_parse_force(const char *s, struct sim_tune_opts *o)
 	char *end;
 
 	if (sscanf(s, "%31[^:]:%47[^=]=%31[^@]@%31s", cls, knob, val, at) != 4 ||
-	    cc_tn_class_parse(cls, &o->force_cls) < 0 || cc_tn_knob_parse(knob, &o->force_knob) < 0)
+	    cc_tn_knob_parse(knob, &o->force_knob) < 0)
 		return -EINVAL;
+	memcpy(o->force_cls, cls, sizeof(o->force_cls)); /* a host class is known with the policy */
 	o->force_value = strtod(val, &end);
 	if (*end || !isfinite(o->force_value) || tu_parse_duration(at, &ns) < 0 || ns < 0)
 		return -EINVAL;

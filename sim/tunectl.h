@@ -23,7 +23,7 @@ struct sim_tune_opts {
 	/* a forced step (a test of the rollback): at force_at_ps */
 	bool force;
 	int64_t force_at_ps;
-	enum cc_tn_class force_cls;
+	char force_cls[32]; /* a class's name (a host class of the policy too) */
 	enum cc_tn_knob force_knob;
 	double force_value;
 };

@@ -72,6 +72,7 @@ def test_off_proposes_nothing():
 @pytest.mark.parametrize("args,msg", [
     (["--controller", "tuner", "--force-step", "tor_down:kmin=5@1ms"], "--force-step"),
     (["--controller", "tuner", "--force-step", "nowhere"], "--force-step"),
+    (["--controller", "tuner", "--force-step", "tor_dn:kmin_bytes=5@1ms"], "no class 'tor_dn'"),
     (["--controller", "tuner", "--cc-mode", "sometimes"], "--cc-mode"),
     (["--cc-mode", "auto", "--controller", "detector"], "need --controller tuner"),
     (["--controller", "tuner", "--policy", "/nonexistent/policy.json"], "--policy"),
@@ -89,6 +90,33 @@ def test_bad_policy_named(tmp_path):
         r = subprocess.run([binary("rocefab-sim"), "run", UNIFORM, "--controller", "tuner", "--policy", str(p)],
                            capture_output=True, text=True, timeout=30)
         assert r.returncode == 2 and name in r.stderr, r.stderr
+
+
+def test_host_classes_step_on_their_own_hosts(tmp_path):
+    """A host class of the policy (h0..h9 here) has its own DCQCN setting: a step of it (forced,
+    then the tuner's own) changes its hosts only, within max_share of the class as the harness
+    counts it from the topology; the other hosts are the class "hosts"; the settings and signals
+    show each class."""
+    pol = tmp_path / "policy.json"
+    pol.write_text(json.dumps({"host_classes": [{"name": "gpu", "hosts": "h[0-9]"}]}))
+    c = sim(UNIFORM, "--controller", "tuner", "--policy", str(pol), "--force-step",
+            "gpu:min_time_between_cnps=2@1ms")["controller"]
+    assert c["violations"] == [], c["violations"][:5]
+    gpu = [p for p in c["proposals"] if p["class"] == "gpu"]
+    forced = [p for p in gpu if p["forced"]]
+    assert forced and forced[0]["phase"] == "canary" and forced[0]["knob"] == "min_time_between_cnps", gpu
+    share = c["policy"]["max_share"]
+    for p in gpu:
+        if p["phase"] != "rollback":
+            assert 0 < p["nchanges"] <= math.ceil(share * 10), p
+    hosts = [p for p in c["proposals"] if p["class"] == "hosts"]
+    for p in hosts:
+        if p["phase"] != "rollback":
+            assert p["nchanges"] <= math.ceil(share * 54), p
+    last = c["timeline"][-1]
+    assert {"gpu", "hosts"} <= set(last["settings"]), last["settings"]
+    assert {"gpu", "hosts"} <= set(last["signals"]["host_classes"]), last["signals"]
+    assert c["policy"]["host_classes"] == [{"name": "gpu", "hosts": "h[0-9]"}]
 
 
 def test_a_forced_step_breaking_an_invariant_is_refused():

@@ -119,6 +119,9 @@ def test_auto_steps_and_rollback(world):
     ({"kmin_floor_bytes": -5}, "BAD_VALUE", "kmin_floor_bytes"),
     ({"surprise": 1}, "UNKNOWN_FIELD", "surprise"),
     ([1, 2], "BAD_VALUE", None),
+    ({"host_classes": [{"name": "spine", "hosts": "x*"}]}, "BAD_VALUE", "host_classes"),
+    ({"host_classes": [{"name": "gpu"}]}, "BAD_VALUE", "host_classes/0"),
+    ({"host_classes": "gpu=h*"}, "BAD_VALUE", "host_classes"),
 ])
 def test_bad_policy_refused_nothing_changes(world, body, code, pointer):
     d = world.daemon(extra_conf=CC_CONF).start()
@@ -131,6 +134,36 @@ def test_bad_policy_refused_nothing_changes(world, body, code, pointer):
     if pointer:
         assert pointer in r.json().get("pointer", "") + r.json()["detail"], r.json()
     assert ops.json("/api/v1/cc/policy") == before
+
+
+def test_host_classes(world):
+    """An operator gives a group of hosts its own DCQCN setting (rocefabctl cc policy with a JSON
+    value): the policy keeps it, the tuner's status shows each host class's setting and signals
+    (its hosts' CNPs, what they send, the queues of the ToR ports facing them), and proposals of a
+    host class change its hosts only."""
+    d, sim, c, ops = fabric(world)
+    out = ctl(d, "ops", "cc", "policy", 'host_classes=[{"name": "gpu", "hosts": "h1*"}]')
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert ops.json("/api/v1/cc/policy")["host_classes"] == [{"name": "gpu", "hosts": "h1*"}]
+    out = ctl(d, "ops", "cc", "policy", "host_classes=[{nope")
+    assert out.returncode != 0 and "not JSON" in out.stderr, out.stderr
+
+    def both():
+        st = c.json("/api/v1/cc")
+        return st if {"gpu", "hosts"} <= set(st["settings"]) and "host_classes" in st["signals"] else None
+    st = wait_for(both, 30, what="the host classes in the tuner's status")
+    assert st["settings"]["gpu"]["min_time_between_cnps"] >= 0, st["settings"]
+    assert {"gpu", "hosts"} <= set(st["signals"]["host_classes"]), st["signals"]
+    gpu = {"h1"} | {"h1%d" % i for i in range(10)}
+    for p in c.json("/api/v1/cc/proposals", params={"all": "true"}):
+        if p["class"] == "gpu":
+            assert all(x["node"] in gpu for x in p["changes"]), p
+        elif p["class"] == "hosts":
+            assert not any(x["node"] in gpu for x in p["changes"]), p
+    # taken away again: one host class
+    r = ops.put("/api/v1/cc/policy", json={"host_classes": []})
+    assert r.status_code == 200 and r.json()["host_classes"] == [], r.text
+    wait_for(lambda: "gpu" not in c.json("/api/v1/cc")["settings"], 30, what="the class gone from the status")
 
 
 def test_policy_change_kept_and_bad_decisions(world):

@@ -81,14 +81,11 @@ static struct cc_snap *fabric(int64_t t, look_fn look, void *ctx)
 	return s;
 }
 
-static struct cc_tn *tuner(enum cc_tn_mode mode)
+static struct cc_tn *tuner_with(const struct cc_tn_policy *p)
 {
-	struct cc_tn_policy p = cc_tn_defaults;
 	struct cc_snap *s = fabric(0, NULL, NULL);
-	struct cc_tn *t;
+	struct cc_tn *t = cc_tn_new(p);
 
-	p.mode = mode;
-	t = cc_tn_new(&p);
 	assert_non_null(t);
 	for (uint32_t i = 0; i < s->nports; i++) {
 		const struct cc_node *n = &s->nodes[s->ports[i].node];
@@ -100,6 +97,14 @@ static struct cc_tn *tuner(enum cc_tn_mode mode)
 	}
 	cc_snap_free(s);
 	return t;
+}
+
+static struct cc_tn *tuner(enum cc_tn_mode mode)
+{
+	struct cc_tn_policy p = cc_tn_defaults;
+
+	p.mode = mode;
+	return tuner_with(&p);
 }
 
 /* An interval; probe_p99_us: the pingmesh's tail latency (< 0: no probes). */
@@ -532,6 +537,201 @@ static void test_state_across_restart(void **state)
 	cc_tn_free(t);
 }
 
+
+/* the edge links of h0..h3 (leaf0's downlinks): deep queues, paused half the time */
+static void leaf0_paused(const char *node, const char *port, uint64_t *peak, uint64_t *pause, void *ctx)
+{
+	(void)ctx;
+	if (!strcmp(node, "leaf0") && tor_down(port)) {
+		*peak = 1000000;
+		*pause = IV / 2;
+	}
+}
+
+static const struct cc_tn_proposal *pending_class(struct cc_tn *t, enum cc_tn_class c)
+{
+	size_t n;
+	struct cc_tn_proposal **v = cc_tn_pending(t, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (v[i]->cls == c)
+			return v[i];
+	return NULL;
+}
+
+static double class_json(struct cc_tn *t, const char *cls, const char *knob)
+{
+	json_t *j = cc_tn_json(t);
+	json_t *v = json_object_get(json_object_get(json_object_get(j, "settings"), cls), knob);
+	double r = v ? json_number_value(v) : NAN;
+
+	json_decref(j);
+	return r;
+}
+
+/* Host classes: the policy's names and patterns (and their refusals); each class steps on its
+ * own hosts' signals (the class whose edge links pause gets more CNPs, the other keeps its
+ * DCQCN); the classes cannot be redefined under a step of theirs; a completed step of a class
+ * since removed is still undone by an operator's rollback, and a saved step of it is restored
+ * as one of "hosts". */
+static void test_host_classes(void **state)
+{
+	struct cc_tn_policy pol = cc_tn_defaults, q, none;
+	const struct cc_tn_proposal *p;
+	struct cc_tn *t, *t2;
+	enum cc_tn_class c;
+	json_t *j, *saved, *x;
+	char err[200];
+	const char *why;
+	size_t undone = 0, k, n;
+	int64_t i = 1;
+	uint64_t step;
+
+	(void)state;
+	j = json_loads("{\"mode\": \"auto\", \"host_classes\": [{\"name\": \"gpu\", \"hosts\": \"h[0-3]\"}]}", 0,
+		       NULL);
+	assert_int_equal(cc_tn_policy_from_json(j, &pol, err, sizeof(err)), 0);
+	json_decref(j);
+	assert_int_equal(pol.nhost_classes, 1);
+	assert_int_equal(cc_tn_host_class_of(&pol, "h2"), CC_TN_HOST_CLASS0);
+	assert_int_equal(cc_tn_host_class_of(&pol, "h5"), CC_TN_HOSTS);
+	assert_string_equal(cc_tn_class_label(&pol, CC_TN_HOST_CLASS0), "gpu");
+	assert_int_equal(cc_tn_class_lookup(&pol, "gpu", &c), 0);
+	assert_int_equal(c, CC_TN_HOST_CLASS0);
+	assert_int_equal(cc_tn_class_lookup(&pol, "storage", &c), -ENOENT);
+	/* the JSON round trip */
+	j = cc_tn_policy_json(&pol);
+	x = json_array_get(json_object_get(j, "host_classes"), 0);
+	assert_string_equal(json_string_value(json_object_get(x, "hosts")), "h[0-3]");
+	q = cc_tn_defaults;
+	assert_int_equal(cc_tn_policy_from_json(j, &q, err, sizeof(err)), 0);
+	assert_memory_equal(&q, &pol, sizeof(q));
+	json_decref(j);
+	static const char *const refused[][2] = {
+		{ "{\"host_classes\": {}}", "/host_classes" },
+		{ "{\"host_classes\": [{\"name\": \"hosts\", \"hosts\": \"x*\"}]}", "must not be" },
+		{ "{\"host_classes\": [{\"name\": \"a b\", \"hosts\": \"x*\"}]}", "letters" },
+		{ "{\"host_classes\": [{\"name\": \"a\", \"hosts\": \"\"}]}", "pattern" },
+		{ "{\"host_classes\": [{\"name\": \"a\", \"hosts\": \"x\"}, {\"name\": \"a\", \"hosts\": \"y\"}]}", "differ" },
+		{ "{\"host_classes\": [{\"name\": \"a\"}]}", "/host_classes/0" },
+		{ "{\"host_classes\": [{\"name\": \"a\", \"hosts\": \"x\", \"why\": 1}]}", "/host_classes/0" },
+		{ "{\"host_classes\": [{\"name\": \"a\", \"hosts\": \"x\"}, {\"name\": \"b\", \"hosts\": \"x\"}, "
+		  "{\"name\": \"c\", \"hosts\": \"x\"}, {\"name\": \"d\", \"hosts\": \"x\"}, {\"name\": \"e\", "
+		  "\"hosts\": \"x\"}]}",
+		  "at most 4" },
+	};
+	for (k = 0; k < sizeof(refused) / sizeof(refused[0]); k++) {
+		j = json_loads(refused[k][0], 0, NULL);
+		assert_non_null(j);
+		q = pol;
+		err[0] = 0;
+		assert_int_equal(cc_tn_policy_from_json(j, &q, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, refused[k][1]));
+		assert_memory_equal(&q, &pol, sizeof(q));
+		json_decref(j);
+	}
+
+	t = tuner_with(&pol);
+	/* a DCQCN knob only, of a class that has members */
+	assert_int_equal(cc_tn_force(t, CC_TN_HOST_CLASS0, CC_TN_KMIN, 10000, &why), -EINVAL);
+	assert_int_equal(cc_tn_force(t, CC_TN_HOST_CLASS0 + 1, CC_TN_CNP_GAP, 2, &why), -EINVAL);
+	/* leaf0's downlinks pause: gpu (h0..h3 behind them) gets more CNPs, hosts (h4..h7) not */
+	for (k = 0; k < 3; k++)
+		run(t, i++, leaf0_paused, NULL);
+	p = pending_class(t, CC_TN_HOST_CLASS0);
+	assert_non_null(p);
+	assert_null(pending_class(t, CC_TN_HOSTS));
+	step = p->step;
+	assert_int_equal(p->knob, CC_TN_CNP_GAP);
+	assert_true(p->to < p->from);
+	assert_string_equal(p->cls_name, "gpu");
+	assert_int_equal(p->nchanges, 2); /* the canary: half of gpu's 4 */
+	for (k = 0; k < p->nchanges; k++)
+		assert_true(p->changes[k].host && strchr("0123", p->changes[k].node[1]));
+	j = cc_tn_proposal_json(p);
+	assert_string_equal(json_string_value(json_object_get(j, "class")), "gpu");
+	x = json_object_get(json_object_get(j, "evidence"), "host_classes");
+	assert_true(json_number_value(json_object_get(json_object_get(x, "gpu"), "pause_share")) > 0.1);
+	assert_true(json_number_value(json_object_get(json_object_get(x, "hosts"), "pause_share")) == 0);
+	json_decref(j);
+	/* not redefined under the step; the rest of the policy may change */
+	none = pol;
+	none.nhost_classes = 0;
+	assert_int_equal(cc_tn_set_policy(t, &none), -EBUSY);
+	assert_int_equal(cc_tn_policy_fits(t, &none), -EBUSY);
+	q = pol;
+	q.tolerance = 0.3;
+	assert_int_equal(cc_tn_set_policy(t, &q), 0);
+	apply_all(t, 8, NULL);
+	for (k = 0; k < 30 && !step_over(t, step); k++) {
+		run(t, i++, leaf0_paused, NULL);
+		apply_all(t, 8, NULL);
+	}
+	assert_true(step_over(t, step));
+	/* then quiet until every step is over */
+	for (k = 0; k < 30 && !idle(t); k++) {
+		run(t, i++, NULL, NULL);
+		apply_all(t, 8, NULL);
+	}
+	assert_true(idle(t));
+	assert_true(class_json(t, "gpu", "min_time_between_cnps") < dc0.min_time_between_cnps_us);
+	assert_true(class_json(t, "hosts", "min_time_between_cnps") == dc0.min_time_between_cnps_us);
+
+	/* saved with its class's name; taken back where no class has that name: one of hosts */
+	saved = cc_tn_state_json(t);
+	n = 0;
+	json_array_foreach(json_object_get(saved, "done"), k, x)
+		n += !strcmp(json_string_value(json_object_get(x, "class")), "gpu");
+	assert_true(n >= 1);
+	t2 = tuner(CC_TN_AUTO);
+	assert_int_equal(cc_tn_state_load(t2, saved, err, sizeof(err)), 0);
+	json_decref(saved);
+	cc_tn_free(t2);
+
+	/* in advise mode, a canary of a host class waiting for an operator: rejected by a
+	 * redefinition, which does not wait for it */
+	q = pol;
+	q.mode = CC_TN_ADVISE;
+	t2 = tuner_with(&q);
+	for (k = 0; k < 3; k++)
+		run(t2, (int64_t)k + 1, leaf0_paused, NULL);
+	p = pending_class(t2, CC_TN_HOST_CLASS0);
+	assert_non_null(p);
+	assert_int_equal(p->state, CC_TN_WAITING);
+	step = p->id;
+	q.nhost_classes = 0;
+	assert_int_equal(cc_tn_set_policy(t2, &q), 0);
+	assert_int_equal(cc_tn_find(t2, step)->state, CC_TN_REJECTED);
+	cc_tn_free(t2);
+
+	/* the class removed: its hosts are "hosts" now, and the operator's rollback still finds
+	 * the members of its steps */
+	assert_int_equal(cc_tn_set_policy(t, &none), 0);
+	assert_true(isnan(class_json(t, "gpu", "min_time_between_cnps")));
+	assert_true(cc_tn_rollback_all(t) >= 1);
+	undone = 0;
+	apply_all(t, 8, &undone);
+	assert_true(undone >= 4);
+	assert_true(class_json(t, "hosts", "min_time_between_cnps") == dc0.min_time_between_cnps_us);
+	for (k = 0; k < 8; k++) {
+		char h[8];
+		struct cc_tn_proposal *rp;
+		double last = NAN;
+
+		snprintf(h, sizeof(h), "h%zu", k);
+		for (uint64_t id = 1; id < 256; id++)
+			for (size_t m = 0; (rp = cc_tn_find(t, id)) && m < rp->nchanges; m++)
+				if (!strcmp(rp->changes[m].node, h))
+					last = rp->changes[m].dc_to.min_time_between_cnps_us;
+		/* gpu's hosts back where they were, the others never changed */
+		if (k < 4)
+			assert_true(last == dc0.min_time_between_cnps_us);
+		else
+			assert_true(isnan(last));
+	}
+	cc_tn_free(t);
+}
+
 static void test_forced_bad_step_rolled_back(void **state)
 {
 	struct cc_tn *t = tuner(CC_TN_ADVISE); /* forced steps need no approval */
@@ -790,6 +990,7 @@ int main(void)
 		cmocka_unit_test(test_snapshot_merge),
 		cmocka_unit_test(test_mode_changes),
 		cmocka_unit_test(test_outlier_kept),
+		cmocka_unit_test(test_host_classes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
