@@ -17,7 +17,12 @@ The criterion per workload: p99 slowdown of flows < 100 KB, subject to the p50 a
 of flows >= 1 MB being at most 5 % worse than the better default's.  Percentiles pool the flows
 of every seed.  The shifting workload's phases (WebSearch 70 % -> all-reduce -> incast, twice)
 last 30 decision intervals each; after each change the bench counts the intervals until the
-tuner's settings stop moving for the rest of the phase (want <= 20).  --smoke: one seed, three
+tuner's settings stop moving for the rest of the phase (want <= 20).
+
+The benchmark's resolution, measured in the same run: both defaults again on as many other seeds
+(--spread-seeds), and how far each figure of a fixed setting moves from one set of seeds to the
+other.  A difference between two settings smaller than that is not resolved by this many seeds.
+--smoke: one seed, three
 workloads, a 6-point grid, short runs (CI: it cannot rot).  Exit status 1 when an acceptance
 figure is missed (--no-fail: report only)."""
 import argparse
@@ -210,6 +215,8 @@ def main():
     ap.add_argument("--interval-us", type=int, default=100, help="the tuner's decision interval (fabric time)")
     ap.add_argument("--oracle-keep", type=int, default=8,
                     help="grid points run on seeds 2.. (the best on seed 1; default 8, 0: the whole grid)")
+    ap.add_argument("--spread-seeds", type=int, default=None,
+                    help="the defaults again on this many other seeds, for the bench's resolution (default: --seeds; 0: not)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--only", help="comma-separated workloads")
     ap.add_argument("--json", help="write every figure here")
@@ -230,6 +237,9 @@ def main():
             ap.error("%s must be at least 1" % n)
     if a.oracle_keep < 0:
         ap.error("--oracle-keep must be at least 0")
+    spread = seeds if a.spread_seeds is None else a.spread_seeds
+    if spread < 0:
+        ap.error("--spread-seeds must be at least 0")
     g = grid(a.smoke)
     keep = a.oracle_keep if 0 < a.oracle_keep < len(g) else len(g)
     tuner = {"interval_us": a.interval_us}
@@ -243,7 +253,7 @@ def main():
             first.append((w, "tuner", seed, scenario(works[w], *DEFAULTS["hpcc-sim"]), tuner))
         for e, d in g:
             first.append((w, "grid " + label(e, d), 1, scenario(works[w], e, d), None))
-    total = [len(first) + len(works) * keep * (seeds - 1)]
+    total = [len(first) + len(works) * keep * (seeds - 1) + len(works) * len(DEFAULTS) * spread]
     print("bench-cc: %d workloads x %d seeds, %d runs; the oracle's grid of %d points on seed 1, its %d best on "
           "every seed; decision interval %d us, %d us of arrivals (shifting: 6 phases of %d us)"
           % (len(works), seeds, total[0], len(g), keep, a.interval_us, dur, phase), flush=True)
@@ -259,6 +269,9 @@ def main():
             for name in shortlist(results[w], keep):
                 for seed in range(2, seeds + 1):
                     rest.append((w, name, seed, scenario(works[w], *labels[name]), None))
+            for name, (e, d) in DEFAULTS.items():
+                for seed in range(seeds + 1, seeds + spread + 1):
+                    rest.append((w, "other seeds " + name, seed, scenario(works[w], e, d), None))
         run_all(ex, rest, tmp, results, t0, total, done)
     elapsed = time.time() - t0
     failures = []
@@ -296,6 +309,16 @@ def main():
                  sum(x["rolled_back"] for x in tn), viol))
         report[w] = {"settings": r, "oracle": oracle, "gain": gain, "oracle_gain": o_gain, "vs_oracle": vs_oracle,
                      "pause_cut": pause_cut, "long_ok": ok_long(t), "violations": viol}
+        if spread:
+            # the same fixed setting, another set of seeds: how far its figures move
+            moved = {}
+            for m in ("short99", "long50", "long99"):
+                moved[m] = max(abs(pool(results[w]["other seeds " + n])[m] / r[n][m] - 1) if r[n][m] > 0 else 0
+                               for n in DEFAULTS)
+            print("%-24s resolution: the defaults on %d other seeds moved short p99 by up to %.0f %%, long p50 by %.0f %%, "
+                  "long p99 by %.0f %% (smaller differences are not resolved)"
+                  % ("", spread, moved["short99"] * 100, moved["long50"] * 100, moved["long99"] * 100))
+            report[w]["seed_spread"] = moved
         if viol:
             failures.append("%s: %d invariant violations" % (w, viol))
         if not ok_long(t):

@@ -131,7 +131,8 @@ def test_bench_cc_smoke(tmp_path):
     """make bench-cc's script on three workloads, two seeds, a reduced grid: it runs and prints
     the table with the defaults, the tuner and the oracle, and the tuner's convergence after the
     shifting workload's phase changes; the oracle is chosen among the grid points that ran on
-    every seed (the whole grid on seed 1, the --oracle-keep best on seed 2)."""
+    every seed (the whole grid on seed 1, the --oracle-keep best on seed 2); the bench's
+    resolution (the defaults on other seeds) is reported."""
     out = tmp_path / "cc.json"
     r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "bench", "bench_cc.py"), "--smoke",
                         "--seeds", "2", "--oracle-keep", "2", "--json", str(out), "--no-fail"],
@@ -144,6 +145,10 @@ def test_bench_cc_smoke(tmp_path):
     for w, x in rep.items():
         grid = [k for k in x["settings"] if k.startswith("grid ")]
         assert len(grid) == 2 and x["oracle"] in grid, (w, grid, x["oracle"])
+        # the bench's resolution: the defaults on 2 other seeds, measured in the same run
+        assert set(x["seed_spread"]) == {"short99", "long50", "long99"} and all(
+            v >= 0 for v in x["seed_spread"].values()), x["seed_spread"]
+    assert "resolution: the defaults on 2 other seeds" in r.stdout, r.stdout
     conv = rep["shifting"]["convergence"]
     assert len(conv) == 5 * 2 and None not in conv and all(0 <= c <= 10 for c in conv), conv
     bad = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "bench", "bench_cc.py"), "--only", "nope"],
