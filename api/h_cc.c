@@ -41,7 +41,7 @@ int h_cc_policy(struct api_req *req)
 	r = tuner_set_policy(t, body, api_actor(req), &e);
 	json_decref(body);
 	if (r < 0)
-		return api_reply_problem(req, r == -EBUSY ? 409 : 0, &e);
+		return api_reply_problem(req, 0, &e);
 	return api_reply_json(req, 200, tuner_policy(t));
 }
 

@@ -44,7 +44,7 @@ const struct cc_tn_policy cc_tn_defaults = {
 static const char *const mode_names[] = { "off", "advise", "auto" };
 static const char *const class_names[] = { "tor_down", "tor_up", "spine", "hosts" };
 /* a class's name under the tuner's policy */
-#define LBL(c) cc_tn_class_label(&t->pol, (enum cc_tn_class)(c))
+#define LBL(c) cc_tn_class_label(&t->live, (enum cc_tn_class)(c))
 /* the names of GET /api/v1/switches/S/ports/P/ecn and GET /api/v1/hosts/H/dcqcn */
 static const char *const knob_names[] = { "kmin_bytes",	   "kmax_bytes",   "pmax",
 					  "min_time_between_cnps", "rpg_time_reset", "rpg_ai_rate",
@@ -559,6 +559,7 @@ struct step {
 	double from, to;
 	bool forced, aggressive;
 	bool urgent; /* against pauses: kept unless it hurts, no gain to show needed */
+	char label[32]; /* a restored step of a host class not in force: its saved name */
 	struct cc_tn_proposal *cur; /* its latest proposal (canary, rollout or rollback) */
 	unsigned watched;
 	struct sig base; /* the fabric before the step */
@@ -571,7 +572,12 @@ struct step {
 #define WINDOW 3
 
 struct cc_tn {
-	struct cc_tn_policy pol;
+	struct cc_tn_policy pol; /* as set */
+	/* the host classes in force (its host_classes only): pol's once no step of a host class
+	 * is applied in part (a step's members stay its members until it is done or undone) */
+	struct cc_tn_policy live;
+	uint64_t classes_since; /* the interval they came in force: host classes wait for a
+				 * window of signals measured with them */
 	struct member **m;
 	size_t nm, capm;
 	struct hmap idx;
@@ -603,6 +609,7 @@ struct cc_tn *cc_tn_new(const struct cc_tn_policy *p)
 	t->pol = *p;
 	if (!t->pol.loop_bytes)
 		t->pol.loop_bytes = cc_tn_defaults.loop_bytes;
+	t->live = t->pol;
 	hmap_init(&t->idx);
 	t->next_id = t->next_step = 1;
 	return t;
@@ -653,58 +660,74 @@ static bool same_host_classes(const struct cc_tn_policy *a, const struct cc_tn_p
 
 static void step_end(struct cc_tn *t, struct step *k);
 
-/* The host classes redefined (no step of theirs applied in part): every host's class again; a
- * completed step keeps its class by name, or becomes one of "hosts" when its class is gone
- * (an operator's rollback finds its members by name either way); the host classes' tabu
- * starts afresh. */
-static void host_classes_changed(struct cc_tn *t, const struct cc_tn_policy *old)
+/* Whether a step of a host class is applied in part (a canary waiting for an operator is not). */
+static bool host_step_out(const struct cc_tn *t)
 {
-	/* a canary waiting for an operator named members by the old classes: dropped */
+	for (int c = CC_TN_HOSTS; c < CC_TN_NCLASSES; c++)
+		if (t->steps_of[c].st != ST_IDLE && t->steps_of[c].st != ST_WAIT)
+			return true;
+	return false;
+}
+
+static bool classes_pending(const struct cc_tn *t)
+{
+	return !same_host_classes(&t->live, &t->pol);
+}
+
+/* The policy's host classes in force, when they differ from those in force and no step of a
+ * host class is applied in part: every host's class again; a canary waiting for an operator
+ * (its members named by the old classes) rejected; a completed step keeps its class by name,
+ * or becomes one of "hosts" when its class is gone (an operator's rollback finds its members
+ * by name either way); a class kept by name keeps its tabu, a new one takes that of "hosts"
+ * (where its hosts were); the host classes decide again after a window of new signals. */
+static void adopt_classes(struct cc_tn *t)
+{
+	uint64_t tabu[CC_TN_NCLASSES][CC_TN_NKNOBS][2];
+	struct cc_tn_policy old = t->live;
+
+	if (!classes_pending(t) || host_step_out(t))
+		return;
 	for (int c = CC_TN_HOSTS; c < CC_TN_NCLASSES; c++)
 		if (t->steps_of[c].st == ST_WAIT) {
 			if (t->steps_of[c].cur)
 				t->steps_of[c].cur->state = CC_TN_REJECTED;
 			step_end(t, &t->steps_of[c]);
 		}
+	memcpy(t->live.host_classes, t->pol.host_classes, sizeof(t->live.host_classes));
+	t->live.nhost_classes = t->pol.nhost_classes;
 	for (size_t i = 0; i < t->nm; i++)
 		if (t->m[i]->host)
-			t->m[i]->cls = cc_tn_host_class_of(&t->pol, t->m[i]->node);
+			t->m[i]->cls = cc_tn_host_class_of(&t->live, t->m[i]->node);
 	for (size_t i = 0; i < t->ndone; i++) {
 		struct done_step *ds = &t->done[i];
 
 		if (ds->cls >= CC_TN_HOST_CLASS0 &&
-		    cc_tn_class_lookup(&t->pol, cc_tn_class_label(old, ds->cls), &ds->cls) < 0)
+		    cc_tn_class_lookup(&t->live, cc_tn_class_label(&old, ds->cls), &ds->cls) < 0)
 			ds->cls = CC_TN_HOSTS;
 	}
-	for (int c = CC_TN_HOSTS; c < CC_TN_NCLASSES; c++)
-		memset(t->tabu_until[c], 0, sizeof(t->tabu_until[c]));
-}
+	memcpy(tabu, t->tabu_until, sizeof(tabu));
+	for (int c = CC_TN_HOST_CLASS0; c < CC_TN_NCLASSES; c++) {
+		enum cc_tn_class was;
 
-int cc_tn_policy_fits(const struct cc_tn *t, const struct cc_tn_policy *p)
-{
-	if (cc_tn_policy_check(p))
-		return -EINVAL;
-	for (int c = CC_TN_HOSTS; c < CC_TN_NCLASSES && !same_host_classes(&t->pol, p); c++)
-		if (t->steps_of[c].st != ST_IDLE && t->steps_of[c].st != ST_WAIT)
-			return -EBUSY;
-	return 0;
+		if (cc_tn_class_lookup(&old, cc_tn_class_label(&t->live, (enum cc_tn_class)c), &was) < 0)
+			was = CC_TN_HOSTS;
+		memcpy(t->tabu_until[c], tabu[was], sizeof(t->tabu_until[c]));
+	}
+	t->classes_since = t->interval;
 }
 
 int cc_tn_set_policy(struct cc_tn *t, const struct cc_tn_policy *p)
 {
-	struct cc_tn_policy old = t->pol;
-	bool same = same_host_classes(&old, p);
-	int r = cc_tn_policy_fits(t, p);
+	enum cc_tn_mode old = t->pol.mode;
 
-	if (r < 0)
-		return r;
+	if (cc_tn_policy_check(p))
+		return -EINVAL;
 	t->pol = *p;
 	if (!t->pol.loop_bytes)
 		t->pol.loop_bytes = cc_tn_defaults.loop_bytes;
-	if (!same)
-		host_classes_changed(t, &old);
-	if (old.mode != p->mode)
-		mode_changed(t, old.mode);
+	adopt_classes(t);
+	if (old != p->mode)
+		mode_changed(t, old);
 	return 0;
 }
 
@@ -733,7 +756,7 @@ static struct member *member_get(struct cc_tn *t, const char *node, const char *
 	snprintf(m->node, sizeof(m->node), "%s", node);
 	snprintf(m->port, sizeof(m->port), "%s", host ? "" : port);
 	m->host = host;
-	m->cls = host ? (int)cc_tn_host_class_of(&t->pol, m->node) : -1;
+	m->cls = host ? (int)cc_tn_host_class_of(&t->live, m->node) : -1;
 	m->snap_port = m->tor_port = -1;
 	if (hmap_put(&t->idx, m->key, m, NULL) < 0) {
 		free(m);
@@ -1010,14 +1033,14 @@ static json_t *sig_json(const struct cc_tn *t, const struct sig *g)
 					      g->util[c], "marked_share", g->mark[c]));
 	if (o && g->probe_p99_us >= 0)
 		json_object_set_new(o, "probe_p99_us", json_real(g->probe_p99_us));
-	if (o && t->pol.nhost_classes) {
+	if (o && t->live.nhost_classes) {
 		json_t *hc = json_object();
 
 		for (int c = CC_TN_HOSTS; hc && c < CC_TN_NCLASSES; c++) {
 			int h = c - CC_TN_HOSTS;
 
 			if (class_present(t, (enum cc_tn_class)c))
-				json_object_set_new(hc, cc_tn_class_label(&t->pol, (enum cc_tn_class)c),
+				json_object_set_new(hc, LBL(c),
 						    json_pack("{s:f,s:f,s:f,s:f}", "pause_share", g->h_pause[h],
 							      "tor_queue_delay_p90_us", g->h_qd_us[h], "host_util",
 							      g->h_util[h], "cnp_per_host", g->h_cnp[h]));
@@ -1174,7 +1197,7 @@ static struct cc_tn_proposal *proposal_new(struct cc_tn *t, struct step *k, enum
 	p->step = k->step;
 	p->phase = phase;
 	p->cls = k->cls;
-	snprintf(p->cls_name, sizeof(p->cls_name), "%s", LBL(k->cls));
+	snprintf(p->cls_name, sizeof(p->cls_name), "%s", k->label[0] ? k->label : LBL(k->cls));
 	p->knob = k->knob;
 	p->from = k->from;
 	p->to = k->to;
@@ -1264,11 +1287,31 @@ static int propose_changes(struct cc_tn *t, struct step *k, struct cc_tn_proposa
 	return r;
 }
 
+static struct member *member_find(const struct cc_tn *t, const char *node, const char *port, bool host)
+{
+	char key[132];
+
+	if (host)
+		snprintf(key, sizeof(key), "%s", node);
+	else
+		snprintf(key, sizeof(key), "%s\x1f%s", node, port);
+	return hmap_get(&t->idx, key);
+}
+
 static void step_end(struct cc_tn *t, struct step *k)
 {
 	for (size_t i = 0; i < t->nm; i++)
 		if (t->m[i]->cls == (int)k->cls)
 			t->m[i]->touched = t->m[i]->canary = false;
+	/* a restored rollback may hold hosts of other classes (the classes changed since) */
+	for (size_t j = 0; k->cur && k->st == ST_ROLLBACK && j < k->cur->nchanges; j++) {
+		const struct cc_tn_change *c = &k->cur->changes[j];
+		struct member *m = member_find(t, c->node, c->port, c->host);
+
+		if (m)
+			m->touched = m->canary = false;
+	}
+	k->label[0] = '\0';
 	k->st = ST_IDLE;
 	k->cur = NULL;
 }
@@ -1580,6 +1623,10 @@ static int choose(struct cc_tn *t, uint64_t xoff)
 
 		if (t->steps_of[c].st != ST_IDLE)
 			continue;
+		/* host classes: none while new ones wait to come in force, nor before a window of
+		 * signals measured with those in force */
+		if (c >= CC_TN_HOSTS && (classes_pending(t) || t->interval < t->classes_since + WINDOW))
+			continue;
 		if ((r = choose_class(t, (enum cc_tn_class)c, &g, worst, hworst, xoff)) < 0)
 			return r;
 		n += r;
@@ -1832,6 +1879,7 @@ int cc_tn_run(struct cc_tn *t, const struct cc_tn_input *in)
 			return r;
 		n += r;
 	}
+	adopt_classes(t); /* new host classes, once no step of one is out */
 	history_add(t, in);
 	if (t->pol.mode == CC_TN_OFF || t->nhist < WINDOW)
 		return n;
@@ -2079,11 +2127,23 @@ json_t *cc_tn_state_json(const struct cc_tn *t)
 		if (k->st == ST_IDLE || k->st == ST_WAIT)
 			continue; /* nothing of a step waiting for an operator is applied */
 		keys = json_array();
-		for (size_t i = 0; keys && i < t->nm; i++)
-			if (t->m[i]->cls == c && t->m[i]->touched)
-				json_array_append_new(keys, json_string(t->m[i]->key));
+		if (k->st == ST_ROLLBACK && k->cur) {
+			/* the members it puts back (a restored one's may be of other classes) */
+			for (size_t i = 0; keys && i < k->cur->nchanges; i++) {
+				const struct member *m = member_find(t, k->cur->changes[i].node,
+								     k->cur->changes[i].port, k->cur->changes[i].host);
+
+				if (m)
+					json_array_append_new(keys, json_string(m->key));
+			}
+		} else {
+			for (size_t i = 0; keys && i < t->nm; i++)
+				if (t->m[i]->cls == c && t->m[i]->touched)
+					json_array_append_new(keys, json_string(t->m[i]->key));
+		}
 		json_array_append_new(under, json_pack("{s:I,s:s,s:s,s:s,s:f,s:f,s:o}", "step", (json_int_t)k->step,
-						       "state", state_names[k->st], "class", LBL(c), "knob",
+						       "state", state_names[k->st], "class",
+						       k->label[0] ? k->label : LBL(c), "knob",
 						       knob_names[k->knob], "from", k->from, "to", k->to, "members", keys));
 	}
 	o = json_pack("{s:I,s:I,s:I,s:I,s:o,s:o}", "next_id", (json_int_t)t->next_id, "next_step",
@@ -2111,7 +2171,7 @@ static bool saved_step(const struct cc_tn *t, json_t *o, uint64_t *step, enum cc
 
 	if (!json_is_integer(json_object_get(o, "step")) || json_integer_value(json_object_get(o, "step")) < 1 ||
 	    parse(knob_names, CC_TN_NKNOBS, json_string_value(json_object_get(o, "knob")) ?: "", &ki) < 0 || !cn ||
-	    (cc_tn_class_lookup(&t->pol, cn, &ci) < 0 && is_ecn_knob((enum cc_tn_knob)ki)) ||
+	    (cc_tn_class_lookup(&t->live, cn, &ci) < 0 && is_ecn_knob((enum cc_tn_knob)ki)) ||
 	    !json_is_number(json_object_get(o, "from")) || !json_is_number(json_object_get(o, "to")) ||
 	    !json_is_array(json_object_get(o, "members"))) {
 		snprintf(err, len, "a saved step lacks step, class, knob, from, to or members, or names an unknown one");
@@ -2197,51 +2257,76 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 	}
 	/* a step the previous run left half done: its changed members go back, whatever the mode,
 	 * as the class's step in rollback (the class takes no other step until it is applied, and a
-	 * restart before that rolls it back again) */
-	json_array_foreach(under, i, it) {
-		const char *was = json_string_value(json_object_get(it, "state")) ?: "canary";
-		struct step tmp = { 0 }, *k;
-		struct cc_tn_proposal *p;
+	 * restart before that rolls it back again).  Those of classes in force first; one of a
+	 * host class no longer in force takes a host class's place that is free ("hosts" first),
+	 * under its saved name: it is never dropped for want of its class */
+	for (int pass = 0; pass < 2; pass++)
+		json_array_foreach(under, i, it) {
+			const char *was = json_string_value(json_object_get(it, "state")) ?: "canary";
+			const char *name = json_string_value(json_object_get(it, "class"));
+			struct step tmp = { 0 }, *k = NULL;
+			struct cc_tn_proposal *p;
+			enum cc_tn_class c;
+			bool known = cc_tn_class_lookup(&t->live, name, &c) == 0;
 
-		saved_step(t, it, &tmp.step, &tmp.cls, &tmp.knob, &tmp.from, &tmp.to, &members, err, len);
-		k = &t->steps_of[tmp.cls];
-		if (k->st != ST_IDLE)
-			continue; /* one step per class: a second one saved is damage */
-		*k = tmp;
-		if (!(p = proposal_new(t, k, CC_TN_ROLLBACK)))
-			return -ENOMEM;
-		p->from = k->to;
-		p->to = k->from;
-		snprintf(p->reason, sizeof(p->reason), "step %llu (%s %s %g -> %g) was under way when the tuner "
-						       "stopped: rolled back",
-			 (unsigned long long)k->step, LBL(k->cls), knob_names[k->knob], k->from, k->to);
-		snprintf(p->expect, sizeof(p->expect), "the setting before step %llu", (unsigned long long)k->step);
-		json_array_foreach(members, j, key) {
-			struct member *m = json_is_string(key) ? hmap_get(&t->idx, json_string_value(key)) : NULL;
-
-			/* a host back whatever its class now (the host classes may have been
-			 * redefined since); a port of the step's class or not yet seen */
-			if (!m || m->host != cc_tn_class_is_hosts(k->cls) ||
-			    (!m->host && m->cls >= 0 && m->cls != (int)k->cls) || member_value(m, k->knob) != k->to ||
-			    member_check(t, m, k->knob, k->from, t->xoff))
+			if (known != !pass)
 				continue;
-			if (add_change(p, m, k->knob, k->from) < 0)
+			saved_step(t, it, &tmp.step, &tmp.cls, &tmp.knob, &tmp.from, &tmp.to, &members, err, len);
+			if (known) {
+				k = &t->steps_of[tmp.cls];
+			} else {
+				static const int order[] = { CC_TN_HOSTS, CC_TN_HOST_CLASS0 + 3, CC_TN_HOST_CLASS0 + 2,
+							     CC_TN_HOST_CLASS0 + 1, CC_TN_HOST_CLASS0 };
+
+				for (size_t x = 0; !k && x < sizeof(order) / sizeof(*order); x++)
+					if (t->steps_of[order[x]].st == ST_IDLE)
+						k = &t->steps_of[order[x]];
+				if (!k)
+					continue; /* more steps of host classes than places: damage */
+				tmp.cls = (enum cc_tn_class)(k - t->steps_of);
+				snprintf(tmp.label, sizeof(tmp.label), "%s", name);
+			}
+			if (k->st != ST_IDLE)
+				continue; /* one step per class: a second one saved is damage */
+			*k = tmp;
+			if (!(p = proposal_new(t, k, CC_TN_ROLLBACK)))
 				return -ENOMEM;
-			member_set(m, k->knob, k->from); /* as for any rollback */
-			if (!m->host)
-				m->cls = (int)k->cls;
-			m->touched = m->cls == (int)k->cls; /* step_end clears the class's */
+			p->from = k->to;
+			p->to = k->from;
+			snprintf(p->reason, sizeof(p->reason), "step %llu (%s %s %g -> %g) was under way when the tuner "
+							       "stopped: rolled back",
+				 (unsigned long long)k->step, p->cls_name, knob_names[k->knob], k->from, k->to);
+			snprintf(p->expect, sizeof(p->expect), "the setting before step %llu",
+				 (unsigned long long)k->step);
+			json_array_foreach(members, j, key) {
+				struct member *m = json_is_string(key) ? hmap_get(&t->idx, json_string_value(key)) : NULL;
+
+				/* a host back whatever its class now (the host classes may have been
+				 * redefined since); a port of the step's class or not yet seen */
+				if (!m || m->host != cc_tn_class_is_hosts(k->cls) ||
+				    (!m->host && m->cls >= 0 && m->cls != (int)k->cls) ||
+				    member_value(m, k->knob) != k->to || member_check(t, m, k->knob, k->from, t->xoff))
+					continue;
+				if (add_change(p, m, k->knob, k->from) < 0)
+					return -ENOMEM;
+				member_set(m, k->knob, k->from); /* as for any rollback */
+				if (!m->host)
+					m->cls = (int)k->cls;
+				/* no other step takes it until the rollback is applied (step_end) */
+				m->touched = true;
+			}
+			k->cur = p;
+			k->st = ST_ROLLBACK;
+			if (!p->nchanges)
+				p->state = CC_TN_APPLIED; /* nothing of it was applied: nothing to undo */
+			if (strcmp(was, "rollback")) { /* a rollback saved was counted when it began */
+				t->rolled_back++;
+				if (known)
+					t->tabu_until[k->cls][k->knob][k->to > k->from] =
+						t->interval + t->pol.tabu_intervals;
+			}
+			n++;
 		}
-		k->cur = p;
-		k->st = ST_ROLLBACK;
-		if (!p->nchanges)
-			p->state = CC_TN_APPLIED; /* nothing of it was applied: nothing to undo */
-		if (strcmp(was, "rollback")) { /* a rollback saved was counted when it began */
-			t->rolled_back++;
-			t->tabu_until[k->cls][k->knob][k->to > k->from] = t->interval + t->pol.tabu_intervals;
-		}
-		n++;
-	}
 	return n;
 }
 
@@ -2372,11 +2457,14 @@ json_t *cc_tn_json(const struct cc_tn *t)
 				continue;
 			busy = true;
 			json_array_append_new(steps, json_pack("{s:I,s:s,s:s,s:s,s:f,s:f,s:b}", "id", (json_int_t)k->step,
-							       "state", state_names[k->st], "class", LBL(k->cls),
+							       "state", state_names[k->st], "class",
+							       k->label[0] ? k->label : LBL(k->cls),
 							       "knob", knob_names[k->knob], "from", k->from, "to", k->to,
 							       "forced", k->forced));
 		}
 		json_object_set_new(o, "state", json_string(busy ? "stepping" : "idle"));
+		/* host classes set but not in force until no step of one is out */
+		json_object_set_new(o, "host_classes_pending", json_boolean(classes_pending(t)));
 		json_object_set_new(o, "steps_in_progress", steps);
 	}
 	return o;

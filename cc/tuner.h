@@ -165,13 +165,11 @@ struct cc_tn;
 
 struct cc_tn *cc_tn_new(const struct cc_tn_policy *p);
 void cc_tn_free(struct cc_tn *t);
-/* -EINVAL (and nothing changed) when the policy is bad, -EBUSY when it redefines the host
- * classes while a step of a host class is under way (its members must stay its members until
- * it is done or rolled back); a canary of a host class waiting for an operator is rejected by
- * the redefinition. */
+/* -EINVAL (and nothing changed) when the policy is bad.  New host classes come in force at
+ * once, or when no step of a host class is applied in part any more (a step's members stay its
+ * members until it is done or undone: cc_tn_json's host_classes_pending meanwhile, and no host
+ * class starts a step); a canary of a host class waiting for an operator is then rejected. */
 int cc_tn_set_policy(struct cc_tn *t, const struct cc_tn_policy *p);
-/* What cc_tn_set_policy would answer, changing nothing. */
-int cc_tn_policy_fits(const struct cc_tn *t, const struct cc_tn_policy *p);
 const struct cc_tn_policy *cc_tn_get_policy(const struct cc_tn *t);
 
 /* What is configured now, before the first run and whenever someone else changed it: a switch

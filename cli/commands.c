@@ -130,7 +130,7 @@ static int build_alert_action(const struct cli_cmd *c, char *const *args, int na
 	return path_add(r, e, "/api/v1/alerts/") ?: path_add_escaped(r, e, args[0]) ?: path_add(r, e, "/%s", c->name);
 }
 
-static int parse_assign(const char *a, json_t *params, struct rf_err *e);
+static int parse_assign(const char *a, json_t *params, bool json_ok, struct rf_err *e);
 
 /* cc [status | proposals [--all] | history | policy [NAME=VALUE...] | apply ID | reject ID |
  * rollback] */
@@ -163,7 +163,7 @@ static int build_cc(const struct cli_cmd *c, char *const *args, int nargs, const
 			return -ENOMEM;
 		r->method = "PUT";
 		for (int i = 1; i < nargs; i++)
-			if ((x = parse_assign(args[i], r->body, e)) < 0)
+			if ((x = parse_assign(args[i], r->body, true, e)) < 0)
 				return x;
 		return 0;
 	}
@@ -182,12 +182,12 @@ static int build_changes(const struct cli_cmd *c, char *const *args, int nargs,
 		       query_add(r, e, "agent", o->agent);
 }
 
-/* NAME=VALUE: integers, numbers, true/false, JSON arrays and objects ('[...]', '{...}');
- * anything else stays a string (sizes: "400KB").
+/* NAME=VALUE: integers, numbers, true/false, with json_ok (cc policy) JSON arrays and objects
+ * ('[...]', '{...}'); anything else stays a string (sizes: "400KB").
  * An integer is decimal with an optional '-' (alpha_shift=-3), or hex (enable=0x18, a bit
  * mask).  A leading zero (enable=010 once went out as octal 8: priority 3, not 1 and 3) and a
  * '+' are refused rather than guessed. */
-static int parse_assign(const char *a, json_t *params, struct rf_err *e)
+static int parse_assign(const char *a, json_t *params, bool json_ok, struct rf_err *e)
 {
 	const char *eq = strchr(a, '=');
 	char name[96], *end;
@@ -201,7 +201,7 @@ static int parse_assign(const char *a, json_t *params, struct rf_err *e)
 	memcpy(name, a, (size_t)(eq - a));
 	name[eq - a] = '\0';
 	v = eq + 1;
-	if (*v == '[' || *v == '{') { /* a JSON array or object (host_classes='[{...}]') */
+	if (json_ok && (*v == '[' || *v == '{')) { /* a JSON array or object (host_classes='[{...}]') */
 		json_error_t je;
 		json_t *j = json_loads(v, JSON_REJECT_DUPLICATES, &je);
 
@@ -347,7 +347,7 @@ static int build_set(const struct cli_cmd *c, char *const *args, int nargs,
 	if (!(params = json_object()))
 		return -ENOMEM;
 	for (; i < nargs; i++) {
-		if ((x = parse_assign(args[i], params, e)) < 0) {
+		if ((x = parse_assign(args[i], params, false, e)) < 0) {
 			json_decref(params);
 			return x;
 		}

@@ -31,7 +31,6 @@ struct tuner {
 	struct tuner_opts o;
 	pthread_mutex_t lock;
 	pthread_mutex_t policy_lock; /* a PUT's read, save and apply, and a pass's reload: one at a time */
-	bool classes_wait;	     /* the saved host classes wait for a step (logged once) */
 	struct cc_tn *tn;
 	struct cc_snap *acc; /* the detector's snapshots since the last decision, summed */
 	struct applying *app;
@@ -218,24 +217,7 @@ static void track(struct tuner *t, struct store_reader *rd, unsigned prio)
 	sqlite3_clear_bindings(st);
 }
 
-/* Under t->lock: the policy in force; its host classes wait while a step of a host class is
- * under way (the next pass puts them in force after it). */
-static void put_in_force(struct tuner *t, const struct cc_tn_policy *p)
-{
-	struct cc_tn_policy q;
-
-	if (cc_tn_set_policy(t->tn, p) != -EBUSY) {
-		t->classes_wait = false;
-		return;
-	}
-	q = *p;
-	memcpy(q.host_classes, cc_tn_get_policy(t->tn)->host_classes, sizeof(q.host_classes));
-	q.nhost_classes = cc_tn_get_policy(t->tn)->nhost_classes;
-	cc_tn_set_policy(t->tn, &q);
-	if (!t->classes_wait)
-		log_warning("tuner", "the new host classes wait until the step under way in a host class is done");
-	t->classes_wait = true;
-}
+static void refresh_open(struct tuner *t);
 
 static void sync_policy(struct tuner *t, struct store_reader *rd)
 {
@@ -250,7 +232,8 @@ static void sync_policy(struct tuner *t, struct store_reader *rd)
 		log_warning("tuner", "the saved policy is refused (%s): the defaults are in force", err);
 	json_decref(doc);
 	pthread_mutex_lock(&t->lock);
-	put_in_force(t, &p);
+	cc_tn_set_policy(t->tn, &p);
+	refresh_open(t); /* new host classes reject a canary waiting for an operator */
 	pthread_mutex_unlock(&t->lock);
 	pthread_mutex_unlock(&t->policy_lock);
 }
@@ -336,6 +319,24 @@ static void record(struct tuner *t, const struct cc_tn_proposal *p)
 		events_publish(t->events, "proposal",
 			       json_pack("{s:I,s:O?}", "id", (json_int_t)p->id, "state",
 					 json_object_get(rec, "state")));
+}
+
+static void record_pending(struct tuner *t);
+static bool open_record(json_t *rec);
+
+/* Every record still open (waiting or approved) as its proposal is now, and every proposal
+ * waiting or under way (under t->lock): a policy change or a pass may have decided some. */
+static void refresh_open(struct tuner *t)
+{
+	for (size_t i = 0; i < json_array_size(t->order); i++) {
+		const char *key = json_string_value(json_array_get(t->order, i));
+		json_t *rec = json_object_get(t->history, key);
+		struct cc_tn_proposal *pp;
+
+		if (rec && open_record(rec) && (pp = cc_tn_find(t->tn, strtoull(key, NULL, 10))))
+			record(t, pp);
+	}
+	record_pending(t);
 }
 
 /* Every proposal waiting or under way, recorded as it is now (under t->lock). */
@@ -667,7 +668,7 @@ int tuner_run(void *ctx, int64_t now)
 		r = cc_tn_run(t->tn, &in);
 		t->decisions++;
 		t->last_decision_ns = now;
-		record_pending(t);
+		refresh_open(t); /* new host classes in force may have rejected a waiting canary */
 	}
 	t->last_run_ns = now;
 	pthread_mutex_unlock(&t->lock);
@@ -701,7 +702,6 @@ json_t *tuner_policy(struct tuner *t)
 	return o;
 }
 
-static bool open_record(json_t *rec);
 
 /* Under policy_lock: the change merged, saved, in force; *ret the new policy. */
 static int set_policy_locked(struct tuner *t, json_t *changes, struct cc_tn_policy *ret, struct rf_err *e)
@@ -725,36 +725,17 @@ static int set_policy_locked(struct tuner *t, json_t *changes, struct cc_tn_poli
 	}
 	doc = cc_tn_policy_json(&p);
 	if (!doc)
-		return -ENOMEM;
-	pthread_mutex_lock(&t->lock);
-	r = cc_tn_policy_fits(t->tn, &p);
-	pthread_mutex_unlock(&t->lock);
-	if (r < 0) {
-		json_decref(doc);
-		return rf_err_set(e, -EBUSY, "STEP_UNDER_WAY", "/host_classes",
-				  "the host classes cannot change while a step of a host class is under way "
-				  "(GET /api/v1/cc shows it); try again when it is done or rolled back");
-	}
+		return rf_err_set(e, -ENOMEM, "NO_MEMORY", NULL, "out of memory");
 	r = store_meta_put(t->store, "cc_policy", doc);
 	json_decref(doc);
 	if (r < 0)
 		return rf_err_set(e, r, r == -EAGAIN ? "BUSY" : "STORE_ERROR", NULL,
 				  "the policy could not be saved: %s", strerror(-r));
 	pthread_mutex_lock(&t->lock);
-	/* a step of a host class may have begun since the check (the store's write waits for the
-	 * writer): then the new classes follow after it */
-	put_in_force(t, &p);
-	/* a change of mode may drop waiting proposals, approve them or roll steps back: the
-	 * history says so */
-	for (size_t i = 0; i < json_array_size(t->order); i++) {
-		const char *key = json_string_value(json_array_get(t->order, i));
-		json_t *rec = json_object_get(t->history, key);
-		struct cc_tn_proposal *pp;
-
-		if (rec && open_record(rec) && (pp = cc_tn_find(t->tn, strtoull(key, NULL, 10))))
-			record(t, pp);
-	}
-	record_pending(t);
+	cc_tn_set_policy(t->tn, &p);
+	/* a change of mode may drop waiting proposals, approve them or roll steps back, new host
+	 * classes reject a canary waiting for an operator: the history says so */
+	refresh_open(t);
 	pthread_mutex_unlock(&t->lock);
 	*ret = p;
 	return 0;

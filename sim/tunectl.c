@@ -499,7 +499,7 @@ int sim_tune_parse_force(const char *s, struct sim_tune_opts *o)
 	if (sscanf(s, "%31[^:]:%47[^=]=%31[^@]@%31s", cls, knob, val, at) != 4 ||
 	    cc_tn_knob_parse(knob, &o->force_knob) < 0)
 		return -EINVAL;
-	memcpy(o->force_cls, cls, sizeof(o->force_cls)); /* a host class is known with the policy */
+	snprintf(o->force_cls, sizeof(o->force_cls), "%s", cls); /* a host class is known with the policy */
 	o->force_value = strtod(val, &end);
 	if (*end || !isfinite(o->force_value) || tu_parse_duration(at, &ns) < 0 || ns < 0)
 		return -EINVAL;

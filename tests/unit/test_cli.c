@@ -197,6 +197,19 @@ static void test_build_set(void **state)
 	assert_ptr_equal(r.print, print_changes);
 	cli_request_fini(&r);
 	assert_null(r.body);
+	/* a JSON value for the tuner's policy (host_classes), a string elsewhere */
+	assert_int_equal(build(&o, &r, &e,
+			       ARGV("cc", "policy", "host_classes=[{\"name\": \"gpu\", \"hosts\": \"gpu-*\"}]",
+				    "mode=auto")),
+			 0);
+	assert_request(&r, "PUT", "/api/v1/cc/policy",
+		       "{'host_classes': [{'name': 'gpu', 'hosts': 'gpu-*'}], 'mode': 'auto'}");
+	cli_request_fini(&r);
+	assert_int_equal(build(&o, &r, &e, ARGV("cc", "policy", "host_classes=[{nope")), -EINVAL);
+	assert_non_null(strstr(e.msg, "not JSON"));
+	assert_int_equal(build(&o, &r, &e, ARGV("set", "dcqcn", "h1", "note=[maint]")), 0);
+	assert_request(&r, "PUT", "/api/v1/hosts/h1/dcqcn", "{'note': '[maint]', 'reason': 'r'}");
+	cli_request_fini(&r);
 
 	o = (struct cli_opts){ 0 };
 	assert_int_equal(build(&o, &r, &e, ARGV("set", "pfc", "leaf*", "Eth1", "enable=8")), 0);

@@ -559,6 +559,15 @@ static const struct cc_tn_proposal *pending_class(struct cc_tn *t, enum cc_tn_cl
 	return NULL;
 }
 
+static bool pending_classes(struct cc_tn *t)
+{
+	json_t *j = cc_tn_json(t);
+	bool r = json_is_true(json_object_get(j, "host_classes_pending"));
+
+	json_decref(j);
+	return r;
+}
+
 static double class_json(struct cc_tn *t, const char *cls, const char *knob)
 {
 	json_t *j = cc_tn_json(t);
@@ -654,14 +663,18 @@ static void test_host_classes(void **state)
 	assert_true(json_number_value(json_object_get(json_object_get(x, "gpu"), "pause_share")) > 0.1);
 	assert_true(json_number_value(json_object_get(json_object_get(x, "hosts"), "pause_share")) == 0);
 	json_decref(j);
-	/* not redefined under the step; the rest of the policy may change */
+	/* not redefined under the step: the new classes wait (set back, nothing waits); the rest
+	 * of the policy is in force at once */
 	none = pol;
 	none.nhost_classes = 0;
-	assert_int_equal(cc_tn_set_policy(t, &none), -EBUSY);
-	assert_int_equal(cc_tn_policy_fits(t, &none), -EBUSY);
+	assert_int_equal(cc_tn_set_policy(t, &none), 0);
+	assert_true(pending_classes(t));
+	assert_int_equal(cc_tn_get_policy(t)->nhost_classes, 0);
 	q = pol;
 	q.tolerance = 0.3;
 	assert_int_equal(cc_tn_set_policy(t, &q), 0);
+	assert_false(pending_classes(t));
+	assert_true(cc_tn_get_policy(t)->tolerance == 0.3);
 	apply_all(t, 8, NULL);
 	for (k = 0; k < 30 && !step_over(t, step); k++) {
 		run(t, i++, leaf0_paused, NULL);
@@ -729,6 +742,100 @@ static void test_host_classes(void **state)
 		else
 			assert_true(isnan(last));
 	}
+	cc_tn_free(t);
+}
+
+
+/* New host classes set while a step of one is out come in force when it is over (no host
+ * class steps meanwhile), and the host classes decide only on signals measured with them: gpu
+ * (h0..h3) paused, then gpu redefined as h4..h7, whose links never paused, proposes nothing. */
+static void test_host_classes_wait_for_the_step(void **state)
+{
+	struct cc_tn_policy pol = cc_tn_defaults, other;
+	const struct cc_tn_proposal *p;
+	struct cc_tn *t;
+	int64_t i = 1;
+	uint64_t step;
+	size_t k;
+
+	(void)state;
+	pol.mode = CC_TN_AUTO;
+	pol.nhost_classes = 1;
+	snprintf(pol.host_classes[0].name, sizeof(pol.host_classes[0].name), "gpu");
+	snprintf(pol.host_classes[0].hosts, sizeof(pol.host_classes[0].hosts), "h[0-3]");
+	t = tuner_with(&pol);
+	for (k = 0; k < 3; k++)
+		run(t, i++, leaf0_paused, NULL);
+	p = pending_class(t, CC_TN_HOST_CLASS0);
+	assert_non_null(p);
+	step = p->step;
+	apply_all(t, 8, NULL);
+	other = pol;
+	snprintf(other.host_classes[0].hosts, sizeof(other.host_classes[0].hosts), "h[4-7]");
+	assert_int_equal(cc_tn_set_policy(t, &other), 0);
+	assert_true(pending_classes(t));
+	for (k = 0; k < 30 && pending_classes(t); k++) {
+		run(t, i++, leaf0_paused, NULL);
+		apply_all(t, 8, NULL);
+	}
+	assert_false(pending_classes(t));
+	assert_true(step_over(t, step));
+	/* in force now, gpu is h4..h7; a quiet interval: still no step of a host class but the
+	 * first (none while the classes waited, none on the old classes' signals since) */
+	run(t, i++, NULL, NULL);
+	for (uint64_t id = 1; id < 256; id++) {
+		struct cc_tn_proposal *x = cc_tn_find(t, id);
+
+		assert_true(!x || !cc_tn_class_is_hosts(x->cls) || x->step == step);
+	}
+	apply_all(t, 8, NULL);
+	cc_tn_free(t);
+}
+
+/* Saved steps under way of a host class no longer in force and of "hosts": both rolled back at
+ * the restart (the first in a free place, under its saved name), neither dropped. */
+static void test_restore_steps_of_gone_classes(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO);
+	json_t *doc, *st, *x;
+	char err[200];
+	size_t n, k, found = 0;
+	struct cc_tn_proposal **v;
+
+	(void)state;
+	doc = json_pack("{s:i,s:i,s:i,s:i,s:[],s:[{s:i,s:s,s:s,s:f,s:f,s:[s,s]},{s:i,s:s,s:s,s:f,s:f,s:[s]}]}",
+			"next_id", 9, "next_step", 9, "steps", 2, "rolled_back", 0, "done", "under_way", "step", 3,
+			"class", "gone", "knob", "min_time_between_cnps", "from", 8.0, "to", 4.0, "members", "h0", "h1",
+			"step", 4, "class", "hosts", "knob", "rpg_ai_rate", "from", 10.0, "to", 5.0, "members", "h4");
+	assert_non_null(doc);
+	assert_int_equal(cc_tn_state_load(t, doc, err, sizeof(err)), 2);
+	json_decref(doc);
+	v = cc_tn_pending(t, &n);
+	assert_int_equal(n, 2);
+	for (k = 0; k < n; k++) {
+		assert_int_equal(v[k]->phase, CC_TN_ROLLBACK);
+		if (!strcmp(v[k]->cls_name, "gone")) {
+			assert_int_equal(v[k]->nchanges, 2);
+			assert_true(v[k]->changes[0].dc_to.min_time_between_cnps_us == 8);
+			found++;
+		} else {
+			assert_string_equal(v[k]->cls_name, "hosts");
+			assert_int_equal(v[k]->nchanges, 1);
+			assert_string_equal(v[k]->changes[0].node, "h4");
+			found++;
+		}
+	}
+	assert_int_equal(found, 2);
+	/* saved again before they are applied: both, with their members */
+	st = cc_tn_state_json(t);
+	assert_int_equal(json_array_size(json_object_get(st, "under_way")), 2);
+	json_array_foreach(json_object_get(st, "under_way"), k, x)
+		if (!strcmp(json_string_value(json_object_get(x, "class")), "gone"))
+			assert_int_equal(json_array_size(json_object_get(x, "members")), 2);
+	json_decref(st);
+	apply_all(t, 8, NULL);
+	run(t, 1, NULL, NULL);
+	assert_true(idle(t));
 	cc_tn_free(t);
 }
 
@@ -991,6 +1098,8 @@ int main(void)
 		cmocka_unit_test(test_mode_changes),
 		cmocka_unit_test(test_outlier_kept),
 		cmocka_unit_test(test_host_classes),
+		cmocka_unit_test(test_host_classes_wait_for_the_step),
+		cmocka_unit_test(test_restore_steps_of_gone_classes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
