@@ -461,6 +461,8 @@ struct member {
 	int32_t tor_port;  /* a host: the switch port facing it; -1 */
 	bool canary;	   /* in the step's canary */
 	bool touched;	   /* changed by the step in progress */
+	bool unsure;	   /* its change failed: it may have been applied all the same (an agent
+			    * that applied it and confirmed too late), or not */
 	/* its last intervals' samples (queue delay us, share of capacity sent, share paused;
 	 * NAN: not measured), newest at [nh % HIST], and the step's baseline: their mean when the
 	 * step began (each member is compared with itself before, the canary's change with the
@@ -1302,7 +1304,7 @@ static void step_end(struct cc_tn *t, struct step *k)
 {
 	for (size_t i = 0; i < t->nm; i++)
 		if (t->m[i]->cls == (int)k->cls)
-			t->m[i]->touched = t->m[i]->canary = false;
+			t->m[i]->touched = t->m[i]->canary = t->m[i]->unsure = false;
 	/* a restored rollback may hold hosts of other classes (the classes changed since) */
 	for (size_t j = 0; k->cur && k->st == ST_ROLLBACK && j < k->cur->nchanges; j++) {
 		const struct cc_tn_change *c = &k->cur->changes[j];
@@ -1333,7 +1335,9 @@ static int propose_rollback(struct cc_tn *t, struct step *k, const char *why)
 	for (size_t i = 0; i < t->nm; i++) {
 		struct member *m = t->m[i];
 
-		if (m->cls != (int)k->cls || !m->touched || member_value(m, k->knob) != to)
+		/* a member whose change failed goes back too: if it was not applied this sets
+		 * the value it has */
+		if (m->cls != (int)k->cls || !m->touched || (member_value(m, k->knob) != to && !m->unsure))
 			continue;
 		if (add_change(p, m, k->knob, k->from) < 0)
 			return -ENOMEM;
@@ -1982,14 +1986,16 @@ int cc_tn_applied(struct cc_tn *t, uint64_t id, bool ok)
 	if (p->state != CC_TN_APPROVED)
 		return -EALREADY;
 	p->state = ok ? CC_TN_APPLIED : CC_TN_FAILED;
-	/* what the members have now */
-	for (size_t i = 0; ok && i < p->nchanges; i++) {
+	/* what the members have now; after a failure, not known */
+	for (size_t i = 0; i < p->nchanges; i++) {
 		const struct cc_tn_change *c = &p->changes[i];
 		struct member *m = member_get(t, c->node, c->port, c->host);
 
 		if (!m)
 			return -ENOMEM;
-		if (c->host)
+		if (!ok)
+			m->unsure = true;
+		else if (c->host)
 			m->dc = c->dc_to;
 		else
 			m->ecn = c->ecn_to;

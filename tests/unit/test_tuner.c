@@ -915,15 +915,26 @@ static void test_failed_apply_undone(void **state)
 	struct cc_tn *t = tuner(CC_TN_AUTO);
 	struct cc_tn_proposal *p;
 	int64_t i = 1;
+	size_t n;
+	double from;
 
 	(void)state;
 	for (; i <= 3; i++)
 		run(t, i, deep_down, NULL);
 	p = one(t);
-	/* the first change went through, the second did not: the step is undone */
+	n = p->nchanges;
+	from = p->from;
+	/* the first change went through, the second did not (or went through and its
+	 * confirmation came too late): the step is undone on every member it named */
 	assert_int_equal(cc_tn_applied(t, p->id, false), 0);
 	p = one(t);
 	assert_int_equal(p->phase, CC_TN_ROLLBACK);
+	assert_int_equal(p->nchanges, n);
+	for (size_t k = 0; k < n; k++)
+		assert_true(cc_tn_knob_get_ecn(&p->changes[k].ecn_to, p->knob) == from);
+	assert_int_equal(cc_tn_applied(t, p->id, true), 0);
+	run(t, i++, NULL, NULL);
+	assert_true(step_over(t, p->step));
 	cc_tn_free(t);
 }
 
