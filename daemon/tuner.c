@@ -363,37 +363,50 @@ static json_t *rec_of(struct tuner *t, uint64_t id)
 }
 
 /* Change sets out: when every change of one settled, the tuner hears how it went. */
+/* Whether a change batch has a change in a state: 1 (*first the newest such, when asked), 0,
+ * or -errno.  Asked per state (limit 1): exact whatever the batch's size. */
+static int batch_has(struct store_reader *rd, int64_t batch, const char *state, json_t **first)
+{
+	struct changes_filter f = { .batch = batch, .state = state, .queue = -2, .limit = 1 };
+	struct rf_err e = { 0 };
+	json_t *list = NULL, *c;
+	int r;
+
+	if ((r = changes_list(rd, &f, &list, &e)) < 0)
+		return r;
+	/* (a list document: {"items": [...], "count"}) */
+	c = json_array_get(json_object_get(list, "items"), 0);
+	if (c && first)
+		*first = json_incref(c);
+	json_decref(list);
+	return c != NULL;
+}
+
 static void settle(struct tuner *t, struct store_reader *rd)
 {
 	for (size_t i = 0; i < t->napp;) {
-		struct changes_filter f = { .batch = t->app[i].batch, .queue = -2, .limit = 10000 };
-		struct rf_err e = { 0 };
-		json_t *list = NULL, *c;
-		bool open = false, ok = true;
+		int64_t batch = t->app[i].batch;
+		json_t *bad = NULL, *list = NULL;
+		bool ok;
 		const char *err = NULL;
-		size_t k;
+		int a, b;
 
-		if (changes_list(rd, &f, &list, &e) < 0) {
+		/* open while any change of it is pending or sent; failed when one failed or timed out
+		 * (one confirmed after its deadline is applied: the tuner rolls its step back on
+		 * every member anyway) */
+		if ((a = batch_has(rd, batch, "pending", NULL)) != 0 || (a = batch_has(rd, batch, "sent", NULL)) != 0) {
 			i++;
 			continue;
 		}
-		/* (a list document: {"items": [...], "count"}) */
-		json_array_foreach(json_object_get(list, "items"), k, c) {
-			const char *st = json_string_value(json_object_get(c, "state")) ?: "";
-
-			if (!strcmp(st, "pending") || !strcmp(st, "sent"))
-				open = true;
-			else if (strcmp(st, "applied")) {
-				ok = false;
-				if (!err)
-					err = json_string_value(json_object_get(json_object_get(c, "error"), "message"));
-			}
-		}
-		if (open) {
-			json_decref(list);
+		if ((a = batch_has(rd, batch, "failed", &bad)) < 0 ||
+		    (!a && (b = batch_has(rd, batch, "timed_out", &bad)) < 0)) {
 			i++;
 			continue;
 		}
+		ok = bad == NULL;
+		if (bad)
+			err = json_string_value(json_object_get(json_object_get(bad, "error"), "message"));
+		list = bad;
 		pthread_mutex_lock(&t->lock);
 		cc_tn_applied(t->tn, t->app[i].proposal, ok);
 		if (cc_tn_find(t->tn, t->app[i].proposal))

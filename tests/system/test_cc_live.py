@@ -6,6 +6,7 @@ rollout follows by itself.  In auto mode steps apply and roll back by themselves
 /api/v1/changes and /api/v1/cc/history.  Bad policies and decisions get problem+json and change
 nothing."""
 import os
+import signal
 import subprocess
 
 import pytest
@@ -220,6 +221,39 @@ def test_off_is_a_brake(world):
     assert r.status_code == 409 and r.json()["code"] == "NOT_WAITING", r.text
     assert not tuner_changes(c)
     assert 'rocefab_cc_mode{mode="off"} 1' in c.get("/metrics").text
+
+
+def test_a_timed_out_canary_is_undone_on_every_member(world):
+    """A canary whose changes time out (the agents stop answering: the simulator is frozen) is
+    a failed proposal, and its step is rolled back on every member it named, whether or not a
+    change went through: an agent that applied it but confirmed too late is not left out."""
+    d = world.daemon(extra_conf="[changes]\ndeadline = 2s\n" + CC_CONF + "mode = advise\n").start()
+    _, agent_tok = d.token("agents", "agent", agent=SIM_AGENTS)
+    d.token("viewer", "viewer")
+    d.token("ops", "operator")
+    sim = world.sim(os.path.join(LIVE, "cc.json"), daemon=d, token_file=agent_tok, interval="0.3s").start()
+    c, ops = d.client("viewer"), d.client("ops")
+    p = wait_for(lambda: (proposals(c) or [None])[0], 30, what="a waiting proposal")
+    sim.proc.p.send_signal(signal.SIGSTOP)
+    try:
+        assert ops.post(f"/api/v1/cc/proposals/{p['id']}/apply").status_code == 202
+
+        def failed():
+            h = c.json("/api/v1/cc/history")
+            canary = next((x for x in h if x["id"] == p["id"]), None)
+            back = next((x for x in h if x["step"] == p["step"] and x["phase"] == "rollback"), None)
+            return (canary, back) if canary and canary.get("outcome") == "failed" and back else None
+        canary, back = wait_for(failed, 30, what="the canary failed and its rollback proposed")
+        assert canary["error"], canary
+        assert back["nchanges"] == canary["nchanges"] > 0, (canary, back)
+        assert {(x["node"], x.get("port")) for x in back["changes"]} == \
+            {(x["node"], x.get("port")) for x in canary["changes"]}
+        assert all(x["to"] == pytest.approx(p["from"]) for x in back["changes"]), back
+    finally:
+        sim.proc.p.send_signal(signal.SIGCONT)
+    # the agents answer again: the rollback goes through
+    wait_for(lambda: next((x for x in c.json("/api/v1/cc/history") if x["id"] == back["id"]), {}).get("outcome")
+             == "applied", 60, what="the rollback applied")
 
 
 def test_probes_feed_the_tuner(world):
