@@ -263,6 +263,24 @@ def test_tuner_proposal_applied_from_the_dashboard(demo, browser):
     assert browser.console_errors() == []
 
 
+def test_tuner_shows_host_classes(demo, browser):
+    """Host classes of the policy show on the tuner's page: each one's DCQCN setting among the
+    settings by class, and its hosts' own signals."""
+    r = demo.api.put("/api/v1/cc/policy", json={"host_classes": [{"name": "gpu", "hosts": "h1*"}]})
+    assert r.status_code == 200, r.text
+    try:
+        wait_for(lambda: "gpu" in demo.api.json("/api/v1/cc")["settings"], 30, 0.5, what="the class in force")
+        browser.login(demo.url, demo.viewer)
+        browser.open(demo.url, "tuner")
+        text = wait_for(lambda: (lambda t: t if t and "gpu (hosts)" in t else None)(
+            browser.js("return document.getElementById('cc-status')?.textContent")), 15, 0.2,
+            what="the host class on the page")
+        assert "CNPs/host" in text and "min_time_between_cnps=" in text, text
+        assert browser.console_errors() == []
+    finally:
+        assert demo.api.put("/api/v1/cc/policy", json={"host_classes": []}).status_code == 200
+
+
 def test_heatmap_reads_out_pairs_from_the_keyboard(demo, browser):
     wait_for(lambda: len(demo.api.json("/api/v1/probes/matrix", params={"window": "10s", "paths": "false"})["pairs"]) > 50,
              30, 0.5, what="the pingmesh's first rounds")

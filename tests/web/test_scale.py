@@ -69,14 +69,18 @@ def test_topology_and_heatmap_of_1024_hosts_render_within_a_second(tmp_path, bro
                 ("pingmesh", "return document.querySelector('main section.view-pingmesh')?.dataset.ready && "
                              "(document.querySelector('canvas.heatmap')?.getAttribute('aria-label') || '')"
                              ".includes('between 1024 hosts')")):
-            if view == "pingmesh":
-                # the pingmesh's rounds of the last seconds, written now (the heatmap's window is
-                # 10 s), and the localization pass (every 5 s) that keeps its matrix ready
-                n = fill_probes(d.db)
-                wait_for(lambda: (lambda m: "as_of" in m and len(m["pairs"]) >= HOSTS * 16)(
-                    c.json("/api/v1/probes/matrix", params={"window": "10s", "paths": "false"})),
-                    15, 0.2, what="the localization pass's matrix of 1,024 hosts")
-            runs = [time_view(browser, view, ready) for _ in range(3)]
+            runs = []
+            for _ in range(3):
+                if view == "pingmesh":
+                    # the pingmesh's rounds of the last seconds, written now before each run: the
+                    # heatmap's window is 10 s, and a localization pass (every 5 s) after older
+                    # rounds aged out of it left fewer than 1,024 hosts to draw (a CI run waited
+                    # 60 s for them); then the pass that keeps its matrix ready
+                    n += fill_probes(d.db)
+                    wait_for(lambda: (lambda m: "as_of" in m and len(m["pairs"]) >= HOSTS * 16)(
+                        c.json("/api/v1/probes/matrix", params={"window": "10s", "paths": "false"})),
+                        15, 0.2, what="the localization pass's matrix of 1,024 hosts")
+                runs.append(time_view(browser, view, ready))
             section = browser.wait_view()
             figures[view] = (min(runs), float(section.get_attribute("data-render-ms")),
                              float(section.get_attribute("data-draw-ms")), runs)
@@ -86,7 +90,7 @@ def test_topology_and_heatmap_of_1024_hosts_render_within_a_second(tmp_path, bro
             print(f"\n{view}: 1,024 hosts + 80 switches: first frame {t:.0f} ms after the view change "
                   f"(its data fetched and drawn in {fetch_draw:.0f} ms, of which drawing {draw:.0f} ms; "
                   f"best of 3: {', '.join(f'{x:.0f}' for x in runs)} ms)")
-        print(f"pingmesh: {n:,} result rows written ({ROUNDS} rounds of 2 paths per pair)")
+        print(f"pingmesh: {n:,} result rows written ({ROUNDS} rounds of 2 paths per pair, before each of 3 runs)")
         assert figures["topology"][0] <= 1000, figures
         assert figures["pingmesh"][0] <= 1000, figures
     finally:

@@ -31,7 +31,7 @@ function proposalCard(p, ctx, act) {
 
 export async function render(root, ctx) {
   const msg = h('div', { 'aria-live': 'polite' });
-  const status = h('div', { class: 'cards' });
+  const status = h('div', { class: 'cards', id: 'cc-status' });
   const props = h('div', { id: 'proposals' });
   const hist = h('div', { id: 'cc-history' });
   add(root, h('h1', {}, 'Congestion-control tuner'), msg, status, h('h2', {}, 'Proposals'), props, h('h2', {}, 'History'), hist);
@@ -56,10 +56,13 @@ export async function render(root, ctx) {
     const [proposals, history] = await Promise.all([api('/api/v1/cc/proposals?all=true'), api('/api/v1/cc/history')]);
     const sig = cc.signals || {};
     put(status, 
-      h('div', { class: 'card' }, h('h2', {}, 'Mode'), h('p', { class: 'big', id: 'cc-mode' }, cc.mode), h('p', {}, `state ${cc.state} · ${cc.decisions} decisions every ${cc.interval_ms / 1000} s · last ${fmtTime(cc.last_decision)}`)),
+      h('div', { class: 'card' }, h('h2', {}, 'Mode'), h('p', { class: 'big', id: 'cc-mode' }, cc.mode), h('p', {}, `state ${cc.state} · ${cc.decisions} decisions every ${cc.interval_ms / 1000} s · last ${fmtTime(cc.last_decision)}`),
+        cc.host_classes_pending ? h('p', { class: 'note' }, 'New host classes wait until the step under way in a host class is done.') : null),
       h('div', { class: 'card' }, h('h2', {}, 'Signals'), h('p', {}, `pause ${fmtPct(sig.pause_share, 3)} of the time · host utilization ${fmtPct(sig.host_util)}`),
         h('p', {}, `CNPs/host ${fmtNum(sig.cnp_per_host)} · retransmits/host ${fmtNum(sig.retransmits_per_host)} · probe p99 ${fmtUs(sig.probe_p99_us)}`),
-        ['tor_down', 'tor_up', 'spine'].map((c) => sig[c] ? h('p', {}, `${c}: queue p90 ${fmtUs(sig[c].queue_delay_p90_us)}, util ${fmtPct(sig[c].utilization)}, marked ${fmtPct(sig[c].marked_share, 2)}`) : null)),
+        ['tor_down', 'tor_up', 'spine'].map((c) => sig[c] ? h('p', {}, `${c}: queue p90 ${fmtUs(sig[c].queue_delay_p90_us)}, util ${fmtPct(sig[c].utilization)}, marked ${fmtPct(sig[c].marked_share, 2)}`) : null),
+        // each host class's own: its edge links' pauses, the queues of the ToR ports facing it
+        Object.entries(sig.host_classes || {}).map(([c, x]) => h('p', {}, `${c} (hosts): paused ${fmtPct(x.pause_share, 3)}, ToR queue p90 ${fmtUs(x.tor_queue_delay_p90_us)}, sent ${fmtPct(x.host_util)}, CNPs/host ${fmtNum(x.cnp_per_host)}`))),
       h('div', { class: 'card' }, h('h2', {}, 'Settings by class'),
         Object.keys(cc.settings || {}).length ? h('dl', { class: 'kv' }, Object.entries(cc.settings).flatMap(([cls, v]) => [h('dt', {}, cls), h('dd', {}, Object.entries(v).map(([k, x]) => `${k}=${fmtNum(x)}`).join(', '))])) : h('p', {}, 'not known yet')),
     );
