@@ -461,6 +461,8 @@ struct member {
 	int32_t tor_port;  /* a host: the switch port facing it; -1 */
 	bool canary;	   /* in the step's canary */
 	bool touched;	   /* changed by the step in progress */
+	uint64_t owner;	   /* touched: the step that changed it (a restored rollback may hold
+			    * members of other classes) */
 	bool unsure;	   /* its change failed: it may have been applied all the same (an agent
 			    * that applied it and confirmed too late), or not */
 	/* its last intervals' samples (queue delay us, share of capacity sent, share paused;
@@ -687,14 +689,18 @@ static void adopt_classes(struct cc_tn *t)
 	uint64_t tabu[CC_TN_NCLASSES][CC_TN_NKNOBS][2];
 	struct cc_tn_policy old = t->live;
 
-	if (!classes_pending(t) || host_step_out(t))
+	if (!classes_pending(t))
 		return;
+	/* a canary waiting for an operator would run on the old classes and hold the new ones
+	 * back: rejected as soon as new ones are set */
 	for (int c = CC_TN_HOSTS; c < CC_TN_NCLASSES; c++)
 		if (t->steps_of[c].st == ST_WAIT) {
 			if (t->steps_of[c].cur)
 				t->steps_of[c].cur->state = CC_TN_REJECTED;
 			step_end(t, &t->steps_of[c]);
 		}
+	if (host_step_out(t))
+		return;
 	memcpy(t->live.host_classes, t->pol.host_classes, sizeof(t->live.host_classes));
 	t->live.nhost_classes = t->pol.nhost_classes;
 	for (size_t i = 0; i < t->nm; i++)
@@ -1282,6 +1288,7 @@ static int propose_changes(struct cc_tn *t, struct step *k, struct cc_tn_proposa
 				continue;
 			r = add_change(p, m, k->knob, k->to);
 			m->touched = true;
+			m->owner = k->step;
 			m->canary = true; /* changed: compared with the members not yet changed */
 			done++;
 		}
@@ -1302,16 +1309,11 @@ static struct member *member_find(const struct cc_tn *t, const char *node, const
 
 static void step_end(struct cc_tn *t, struct step *k)
 {
-	for (size_t i = 0; i < t->nm; i++)
-		if (t->m[i]->cls == (int)k->cls)
-			t->m[i]->touched = t->m[i]->canary = t->m[i]->unsure = false;
-	/* a restored rollback may hold hosts of other classes (the classes changed since) */
-	for (size_t j = 0; k->cur && k->st == ST_ROLLBACK && j < k->cur->nchanges; j++) {
-		const struct cc_tn_change *c = &k->cur->changes[j];
-		struct member *m = member_find(t, c->node, c->port, c->host);
+	for (size_t i = 0; i < t->nm; i++) {
+		struct member *m = t->m[i];
 
-		if (m)
-			m->touched = m->canary = false;
+		if ((m->touched && m->owner == k->step) || (!m->touched && m->cls == (int)k->cls))
+			m->touched = m->canary = m->unsure = false;
 	}
 	k->label[0] = '\0';
 	k->st = ST_IDLE;
@@ -1337,7 +1339,7 @@ static int propose_rollback(struct cc_tn *t, struct step *k, const char *why)
 
 		/* a member whose change failed goes back too: if it was not applied this sets
 		 * the value it has */
-		if (m->cls != (int)k->cls || !m->touched || (member_value(m, k->knob) != to && !m->unsure))
+		if (!m->touched || m->owner != k->step || (member_value(m, k->knob) != to && !m->unsure))
 			continue;
 		if (add_change(p, m, k->knob, k->from) < 0)
 			return -ENOMEM;
@@ -1745,12 +1747,12 @@ static int record_done(struct cc_tn *t, const struct step *k)
 	ds = &t->done[t->ndone];
 	*ds = (struct done_step){ .step = k->step, .cls = k->cls, .knob = k->knob, .from = k->from, .to = k->to };
 	for (size_t i = 0; i < t->nm; i++)
-		n += t->m[i]->cls == (int)k->cls && t->m[i]->touched;
+		n += t->m[i]->touched && t->m[i]->owner == k->step;
 	ds->keys = calloc(n ? n : 1, sizeof(*ds->keys));
 	if (!ds->keys)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->nm; i++)
-		if (t->m[i]->cls == (int)k->cls && t->m[i]->touched &&
+		if (t->m[i]->touched && t->m[i]->owner == k->step &&
 		    (ds->keys[ds->nkeys++] = strdup(t->m[i]->key)) == NULL)
 			return -ENOMEM;
 	t->ndone++;
@@ -1936,9 +1938,19 @@ static void mode_changed(struct cc_tn *t, enum cc_tn_mode from)
 				baseline(t, k);
 			}
 		} else if (t->pol.mode == CC_TN_OFF && (k->st == ST_CANARY || k->st == ST_ROLLOUT)) {
-			/* what is out now comes back; a proposal not yet applied goes nowhere */
-			if (k->cur && k->cur->state == CC_TN_APPROVED)
+			/* what is out now comes back; a proposal not yet applied goes nowhere, but its
+			 * changes may be on their way (a caller that sent them): its members go back
+			 * too, as after a failure */
+			if (k->cur && k->cur->state == CC_TN_APPROVED) {
+				for (size_t i = 0; i < k->cur->nchanges; i++) {
+					const struct cc_tn_change *ch = &k->cur->changes[i];
+					struct member *m = member_find(t, ch->node, ch->port, ch->host);
+
+					if (m)
+						m->unsure = true;
+				}
 				k->cur->state = CC_TN_REJECTED;
+			}
 			propose_rollback(t, k, "the tuner was turned off");
 		}
 	}
@@ -2026,6 +2038,10 @@ int cc_tn_force(struct cc_tn *t, enum cc_tn_class cls, enum cc_tn_knob knob, dou
 	}
 	if (t->steps_of[cls].st != ST_IDLE) {
 		*why = "a step of that class is in progress";
+		return -EBUSY;
+	}
+	if (cc_tn_class_is_hosts(cls) && classes_pending(t)) {
+		*why = "new host classes wait to come in force";
 		return -EBUSY;
 	}
 	if (!class_present(t, cls)) {
@@ -2144,7 +2160,7 @@ json_t *cc_tn_state_json(const struct cc_tn *t)
 			}
 		} else {
 			for (size_t i = 0; keys && i < t->nm; i++)
-				if (t->m[i]->cls == c && t->m[i]->touched)
+				if (t->m[i]->touched && t->m[i]->owner == k->step)
 					json_array_append_new(keys, json_string(t->m[i]->key));
 		}
 		json_array_append_new(under, json_pack("{s:I,s:s,s:s,s:s,s:f,s:f,s:o}", "step", (json_int_t)k->step,
@@ -2320,6 +2336,7 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 					m->cls = (int)k->cls;
 				/* no other step takes it until the rollback is applied (step_end) */
 				m->touched = true;
+				m->owner = k->step;
 			}
 			k->cur = p;
 			k->st = ST_ROLLBACK;

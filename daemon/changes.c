@@ -304,6 +304,43 @@ int changes_list(struct store_reader *rd, const struct changes_filter *f, json_t
 	return store_list(st, change_row, NULL, ret, e);
 }
 
+static json_t *open_row(sqlite3_stmt *st, const void *ctx)
+{
+	(void)ctx;
+	return json_pack("{s:o,s:o}", "state", store_col_text(st, 0), "error", col_json(st, 1));
+}
+
+int changes_batch_state(struct store_reader *rd, int64_t batch, bool *open, bool *failed, char *err, size_t len,
+			struct rf_err *e)
+{
+	/* one statement on the batch's index: a consistent answer at any size (asked state by
+	 * state, a change could move between two questions) */
+	static const char sql[] = "SELECT state, error FROM changes WHERE batch = ?1 AND state != 'applied' "
+				  "ORDER BY state IN ('pending', 'sent') DESC, id LIMIT 1";
+	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+	json_t *row = NULL;
+	const char *state, *msg;
+	int r;
+
+	*open = *failed = false;
+	if (len)
+		err[0] = '\0';
+	if (st)
+		sqlite3_bind_int64(st, 1, batch);
+	if ((r = store_one(st, open_row, NULL, &row, e)) == -ENOENT)
+		return 0; /* every change applied (or none: a batch whose rows are gone) */
+	if (r < 0)
+		return r;
+	state = json_string_value(json_object_get(row, "state")) ?: "";
+	*open = !strcmp(state, "pending") || !strcmp(state, "sent");
+	*failed = !*open;
+	msg = json_string_value(json_object_get(json_object_get(row, "error"), "message"));
+	if (*failed && len)
+		snprintf(err, len, "%s", msg ?: state);
+	json_decref(row);
+	return 0;
+}
+
 int changes_get(struct store_reader *rd, int64_t id, json_t **ret, struct rf_err *e)
 {
 	static const char sql[] = "SELECT " CHANGE_COLS " FROM changes c LEFT JOIN agents a "

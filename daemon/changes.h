@@ -48,6 +48,11 @@ struct changes_filter {
 int changes_list(struct store_reader *rd, const struct changes_filter *f, json_t **ret,
 		 struct rf_err *e);
 int changes_get(struct store_reader *rd, int64_t id, json_t **ret, struct rf_err *e);
+/* Where a change batch stands: *open while one of its changes is pending or sent, else *failed
+ * when one failed or timed out (err: the first one's message); neither when every change is
+ * applied.  0 or -errno (e set). */
+int changes_batch_state(struct store_reader *rd, int64_t batch, bool *open, bool *failed, char *err, size_t len,
+			struct rf_err *e);
 
 /* The configuration entries of an agent as last reported: [{device, port[, queue], values,
  * updated}].  device/port NULL: any; queue -2: any. */

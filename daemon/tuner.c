@@ -306,6 +306,10 @@ static void record(struct tuner *t, const struct cc_tn_proposal *p)
 		for (int i = 0; keep[i]; i++)
 			if (json_object_get(old, keep[i]))
 				json_object_set(rec, keep[i], json_object_get(old, keep[i]));
+		if (json_equal(old, rec)) { /* nothing new: no event (every pass refreshes) */
+			json_decref(rec);
+			return;
+		}
 	} else {
 		json_array_append_new(t->order, json_string(key));
 		t->proposed++;
@@ -363,54 +367,28 @@ static json_t *rec_of(struct tuner *t, uint64_t id)
 }
 
 /* Change sets out: when every change of one settled, the tuner hears how it went. */
-/* Whether a change batch has a change in a state: 1 (*first the newest such, when asked), 0,
- * or -errno.  Asked per state (limit 1): exact whatever the batch's size. */
-static int batch_has(struct store_reader *rd, int64_t batch, const char *state, json_t **first)
-{
-	struct changes_filter f = { .batch = batch, .state = state, .queue = -2, .limit = 1 };
-	struct rf_err e = { 0 };
-	json_t *list = NULL, *c;
-	int r;
-
-	if ((r = changes_list(rd, &f, &list, &e)) < 0)
-		return r;
-	/* (a list document: {"items": [...], "count"}) */
-	c = json_array_get(json_object_get(list, "items"), 0);
-	if (c && first)
-		*first = json_incref(c);
-	json_decref(list);
-	return c != NULL;
-}
-
 static void settle(struct tuner *t, struct store_reader *rd)
 {
 	for (size_t i = 0; i < t->napp;) {
-		int64_t batch = t->app[i].batch;
-		json_t *bad = NULL, *list = NULL;
-		bool ok;
-		const char *err = NULL;
-		int a, b;
+		struct rf_err e = { 0 };
+		bool open, failed, ok;
+		char msg[300];
+		const char *err;
 
 		/* open while any change of it is pending or sent; failed when one failed or timed out
-		 * (one confirmed after its deadline is applied: the tuner rolls its step back on
+		 * (one confirmed after its deadline may be applied: the tuner rolls its step back on
 		 * every member anyway) */
-		if ((a = batch_has(rd, batch, "pending", NULL)) != 0 || (a = batch_has(rd, batch, "sent", NULL)) != 0) {
+		if (changes_batch_state(rd, t->app[i].batch, &open, &failed, msg, sizeof(msg), &e) < 0 || open) {
 			i++;
 			continue;
 		}
-		if ((a = batch_has(rd, batch, "failed", &bad)) < 0 ||
-		    (!a && (b = batch_has(rd, batch, "timed_out", &bad)) < 0)) {
-			i++;
-			continue;
-		}
-		ok = bad == NULL;
-		if (bad)
-			err = json_string_value(json_object_get(json_object_get(bad, "error"), "message"));
-		list = bad;
+		ok = !failed;
+		err = failed ? msg : NULL;
 		pthread_mutex_lock(&t->lock);
 		cc_tn_applied(t->tn, t->app[i].proposal, ok);
 		if (cc_tn_find(t->tn, t->app[i].proposal))
 			record(t, cc_tn_find(t->tn, t->app[i].proposal));
+		record_pending(t); /* a failure proposes a rollback: recorded before it is sent */
 		{
 			json_t *rec = rec_of(t, t->app[i].proposal);
 
@@ -428,7 +406,6 @@ static void settle(struct tuner *t, struct store_reader *rd)
 		if (!ok)
 			log_warning("tuner", "proposal %" PRIu64 " (change batch %lld) failed: %s", t->app[i].proposal,
 				    (long long)t->app[i].batch, err ?: "no detail");
-		json_decref(list);
 		pthread_mutex_lock(&t->lock);
 		t->app[i] = t->app[--t->napp];
 		pthread_mutex_unlock(&t->lock);

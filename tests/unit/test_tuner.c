@@ -774,6 +774,12 @@ static void test_host_classes_wait_for_the_step(void **state)
 	snprintf(other.host_classes[0].hosts, sizeof(other.host_classes[0].hosts), "h[4-7]");
 	assert_int_equal(cc_tn_set_policy(t, &other), 0);
 	assert_true(pending_classes(t));
+	{
+		const char *why;
+
+		assert_int_equal(cc_tn_force(t, CC_TN_HOSTS, CC_TN_CNP_GAP, 2, &why), -EBUSY);
+		assert_non_null(strstr(why, "wait"));
+	}
 	for (k = 0; k < 30 && pending_classes(t); k++) {
 		run(t, i++, leaf0_paused, NULL);
 		apply_all(t, 8, NULL);
@@ -935,6 +941,31 @@ static void test_failed_apply_undone(void **state)
 	assert_int_equal(cc_tn_applied(t, p->id, true), 0);
 	run(t, i++, NULL, NULL);
 	assert_true(step_over(t, p->step));
+	cc_tn_free(t);
+}
+
+/* Turned off while a canary's changes may be on their way (approved, not yet reported
+ * applied): the rollback names every member of it, not only those known changed. */
+static void test_off_with_changes_on_their_way(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO);
+	struct cc_tn_policy p = *cc_tn_get_policy(t);
+	struct cc_tn_proposal *c, *b;
+	int64_t i = 1;
+
+	(void)state;
+	for (; i <= 3; i++)
+		run(t, i, deep_down, NULL);
+	c = one(t);
+	assert_int_equal(c->state, CC_TN_APPROVED);
+	p.mode = CC_TN_OFF;
+	assert_int_equal(cc_tn_set_policy(t, &p), 0);
+	assert_int_equal(c->state, CC_TN_REJECTED);
+	b = one(t);
+	assert_int_equal(b->phase, CC_TN_ROLLBACK);
+	assert_int_equal(b->nchanges, c->nchanges);
+	for (size_t k = 0; k < b->nchanges; k++)
+		assert_true(cc_tn_knob_get_ecn(&b->changes[k].ecn_to, b->knob) == c->from);
 	cc_tn_free(t);
 }
 
@@ -1111,6 +1142,7 @@ int main(void)
 		cmocka_unit_test(test_host_classes),
 		cmocka_unit_test(test_host_classes_wait_for_the_step),
 		cmocka_unit_test(test_restore_steps_of_gone_classes),
+		cmocka_unit_test(test_off_with_changes_on_their_way),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
