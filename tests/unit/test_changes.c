@@ -53,6 +53,8 @@ static void test_select_validate_commit(void **state)
 	int64_t batch = 0;
 	size_t i;
 	json_t *c;
+	bool open, failed;
+	char msg[200];
 
 	(void)state;
 	fx_open(&f);
@@ -112,6 +114,33 @@ static void test_select_validate_commit(void **state)
 	assert_int_equal(count(&f, "state = 'applied' AND agent_id = 'leaf0'"), 2);
 	assert_int_equal(count(&f, "state = 'sent'"), 0);
 	assert_int_equal(count(&f, "state = 'pending' AND agent_id = 'leaf1'"), 2);
+
+	/* where the batch stands (what the tuner waits on): open while leaf1's are pending; then
+	 * leaf1 applies one and fails the other: failed, with the agent's message */
+	rd = store_reader_get(f.st);
+	assert_int_equal(changes_batch_state(rd, batch, &open, &failed, msg, sizeof(msg), &e), 0);
+	store_reader_put(f.st, rd);
+	assert_true(open && !failed);
+	cmds = switch_report(&f, "leaf1", NULL);
+	assert_int_equal(json_array_size(cmds), 2);
+	results = json_array();
+	json_array_foreach(cmds, i, c)
+		json_array_append_new(results, i ? json_pack("{s:s,s:s,s:{s:s,s:s}}", "id",
+							     json_string_value(json_object_get(c, "id")), "outcome",
+							     "failed", "error", "code", "EIO", "message", "the ASIC said no")
+						 : json_pack("{s:s,s:s,s:{s:i}}", "id", json_string_value(json_object_get(c, "id")),
+							     "outcome", "applied", "values", "kmin_bytes", 200000));
+	json_decref(cmds);
+	json_decref(switch_report(&f, "leaf1", results));
+	assert_int_equal(count(&f, "state = 'failed'"), 1);
+	rd = store_reader_get(f.st);
+	assert_int_equal(changes_batch_state(rd, batch, &open, &failed, msg, sizeof(msg), &e), 0);
+	assert_true(!open && failed);
+	assert_string_equal(msg, "the ASIC said no");
+	/* a batch with nothing pending, sent, failed or timed out (none at all here): neither */
+	assert_int_equal(changes_batch_state(rd, batch + 1000, &open, &failed, msg, sizeof(msg), &e), 0);
+	assert_true(!open && !failed);
+	store_reader_put(f.st, rd);
 	fx_close(&f);
 }
 
