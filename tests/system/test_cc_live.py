@@ -5,13 +5,16 @@ change path as the tuner's (asked by the operator), the switches take them, and 
 rollout follows by itself.  In auto mode steps apply and roll back by themselves, visible in
 /api/v1/changes and /api/v1/cc/history.  Bad policies and decisions get problem+json and change
 nothing."""
+import json
 import os
 import signal
 import subprocess
+import time
 
 import pytest
 
 from conftest import ROOT, SIM_AGENTS, binary, wait_for
+from test_web import Stream, dechunk, parse_events
 
 LIVE = os.path.join(ROOT, "tests", "sim", "live")
 CC_CONF = "[cc]\ninterval = 1s\n"
@@ -254,6 +257,29 @@ def test_a_timed_out_canary_is_undone_on_every_member(world):
     # the agents answer again: the rollback goes through
     wait_for(lambda: next((x for x in c.json("/api/v1/cc/history") if x["id"] == back["id"]), {}).get("outcome")
              == "applied", 60, what="the rollback applied")
+
+
+def test_an_open_proposal_is_an_event_when_it_changes_not_every_pass(world):
+    """Every pass refreshes the records of the open proposals (a policy change or the pass may
+    have decided some); the event stream hears of a proposal when its record changes, not at each
+    pass (it once carried two events per open proposal per second)."""
+    d, sim, c, ops = fabric(world)
+    p = wait_for(lambda: (proposals(c) or [None])[0], 30, what="a waiting proposal")
+    st = Stream(d.url, d.tokens["viewer"])
+    try:
+        d0 = c.json("/api/v1/cc")["decisions"]
+        deadline = time.monotonic() + 30
+        while c.json("/api/v1/cc")["decisions"] < d0 + 4:
+            assert time.monotonic() < deadline, "the tuner stopped deciding"
+            st._recv(0.2)
+        st._recv(0.5)
+        evs = parse_events(dechunk(st.buf))
+    finally:
+        st.close()
+    assert any(x.get("event") for x in evs), evs  # the stream works: other events came
+    mine = [x for x in evs if x.get("event") == "proposal" and json.loads(x["data"])["id"] == p["id"]]
+    still = next(x for x in c.json("/api/v1/cc/history") if x["id"] == p["id"])
+    assert len(mine) <= (0 if still["state"] == "waiting" else 1), (mine, still)
 
 
 def test_probes_feed_the_tuner(world):
