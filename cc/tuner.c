@@ -257,6 +257,16 @@ json_t *cc_tn_policy_json(const struct cc_tn_policy *p)
 	return o;
 }
 
+bool cc_tn_policy_equal(const struct cc_tn_policy *a, const struct cc_tn_policy *b)
+{
+	json_t *x = cc_tn_policy_json(a), *y = cc_tn_policy_json(b);
+	bool r = x && y && json_equal(x, y);
+
+	json_decref(x);
+	json_decref(y);
+	return r;
+}
+
 /* "host_classes": [{"name": N, "hosts": PATTERN}...], the whole list at once. */
 static int host_classes_from_json(json_t *v, struct cc_tn_policy *n, char *err, size_t len)
 {
@@ -744,6 +754,15 @@ const struct cc_tn_policy *cc_tn_get_policy(const struct cc_tn *t)
 	return &t->pol;
 }
 
+/* A member's key: "node\x1fport", or the host's name. */
+static void member_key(char key[132], const char *node, const char *port, bool host)
+{
+	if (host)
+		snprintf(key, 132, "%s", node);
+	else
+		snprintf(key, 132, "%s\x1f%s", node, port);
+}
+
 static struct member *member_get(struct cc_tn *t, const char *node, const char *port, bool host)
 {
 	char key[132];
@@ -751,10 +770,7 @@ static struct member *member_get(struct cc_tn *t, const char *node, const char *
 
 	if (strlen(node) >= sizeof(m->node) || strlen(port) >= sizeof(m->port))
 		return NULL;
-	if (host)
-		snprintf(key, sizeof(key), "%s", node);
-	else
-		snprintf(key, sizeof(key), "%s\x1f%s", node, port);
+	member_key(key, node, port, host);
 	m = hmap_get(&t->idx, key);
 	if (m)
 		return m;
@@ -980,7 +996,9 @@ static int measure(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 	}
 	for (int c = 0; c < CC_TN_NSWITCH_CLASSES; c++)
 		free(qd[c]);
-	if (!r)
+	/* with no named host class in force "hosts" goes by the fabric's signals (choose): none
+	 * of its own to measure */
+	if (!r && t->live.nhost_classes)
 		r = measure_host_classes(t, in, g);
 	g->pause_share = port_time > 0 ? paused / port_time : 0;
 	g->host_util = hcap > 0 ? htx / hcap : 0;
@@ -1173,6 +1191,12 @@ static void grp_add(struct cc_tn *t, struct step *k, const struct cc_tn_input *i
 
 /* --- proposals --------------------------------------------------------------------------- */
 
+/* A step's class name: its class's, or a restored step's saved one. */
+static const char *step_label(const struct cc_tn *t, const struct step *k)
+{
+	return k->label[0] ? k->label : LBL(k->cls);
+}
+
 static bool in_progress(const struct cc_tn *t, const struct cc_tn_proposal *p)
 {
 	for (int c = 0; c < CC_TN_NCLASSES; c++)
@@ -1205,7 +1229,7 @@ static struct cc_tn_proposal *proposal_new(struct cc_tn *t, struct step *k, enum
 	p->step = k->step;
 	p->phase = phase;
 	p->cls = k->cls;
-	snprintf(p->cls_name, sizeof(p->cls_name), "%s", k->label[0] ? k->label : LBL(k->cls));
+	snprintf(p->cls_name, sizeof(p->cls_name), "%s", step_label(t, k));
 	p->knob = k->knob;
 	p->from = k->from;
 	p->to = k->to;
@@ -1300,10 +1324,7 @@ static struct member *member_find(const struct cc_tn *t, const char *node, const
 {
 	char key[132];
 
-	if (host)
-		snprintf(key, sizeof(key), "%s", node);
-	else
-		snprintf(key, sizeof(key), "%s\x1f%s", node, port);
+	member_key(key, node, port, host);
 	return hmap_get(&t->idx, key);
 }
 
@@ -1312,7 +1333,7 @@ static void step_end(struct cc_tn *t, struct step *k)
 	for (size_t i = 0; i < t->nm; i++) {
 		struct member *m = t->m[i];
 
-		if ((m->touched && m->owner == k->step) || (!m->touched && m->cls == (int)k->cls))
+		if (m->touched && m->owner == k->step)
 			m->touched = m->canary = m->unsure = false;
 	}
 	k->label[0] = '\0';
@@ -1947,7 +1968,7 @@ static void mode_changed(struct cc_tn *t, enum cc_tn_mode from)
 					struct member *m = member_find(t, ch->node, ch->port, ch->host);
 
 					if (m)
-						m->unsure = true;
+						m->unsure = m->touched;
 				}
 				k->cur->state = CC_TN_REJECTED;
 			}
@@ -2006,7 +2027,7 @@ int cc_tn_applied(struct cc_tn *t, uint64_t id, bool ok)
 		if (!m)
 			return -ENOMEM;
 		if (!ok)
-			m->unsure = true;
+			m->unsure = m->touched; /* its step's rollback names it (propose_rollback) */
 		else if (c->host)
 			m->dc = c->dc_to;
 		else
@@ -2149,23 +2170,12 @@ json_t *cc_tn_state_json(const struct cc_tn *t)
 		if (k->st == ST_IDLE || k->st == ST_WAIT)
 			continue; /* nothing of a step waiting for an operator is applied */
 		keys = json_array();
-		if (k->st == ST_ROLLBACK && k->cur) {
-			/* the members it puts back (a restored one's may be of other classes) */
-			for (size_t i = 0; keys && i < k->cur->nchanges; i++) {
-				const struct member *m = member_find(t, k->cur->changes[i].node,
-								     k->cur->changes[i].port, k->cur->changes[i].host);
-
-				if (m)
-					json_array_append_new(keys, json_string(m->key));
-			}
-		} else {
-			for (size_t i = 0; keys && i < t->nm; i++)
-				if (t->m[i]->touched && t->m[i]->owner == k->step)
-					json_array_append_new(keys, json_string(t->m[i]->key));
-		}
+		/* the members it changed (a restored rollback's may be of other classes) */
+		for (size_t i = 0; keys && i < t->nm; i++)
+			if (t->m[i]->touched && t->m[i]->owner == k->step)
+				json_array_append_new(keys, json_string(t->m[i]->key));
 		json_array_append_new(under, json_pack("{s:I,s:s,s:s,s:s,s:f,s:f,s:o}", "step", (json_int_t)k->step,
-						       "state", state_names[k->st], "class",
-						       k->label[0] ? k->label : LBL(c), "knob",
+						       "state", state_names[k->st], "class", step_label(t, k), "knob",
 						       knob_names[k->knob], "from", k->from, "to", k->to, "members", keys));
 	}
 	o = json_pack("{s:I,s:I,s:I,s:I,s:o,s:o}", "next_id", (json_int_t)t->next_id, "next_step",
@@ -2480,8 +2490,7 @@ json_t *cc_tn_json(const struct cc_tn *t)
 				continue;
 			busy = true;
 			json_array_append_new(steps, json_pack("{s:I,s:s,s:s,s:s,s:f,s:f,s:b}", "id", (json_int_t)k->step,
-							       "state", state_names[k->st], "class",
-							       k->label[0] ? k->label : LBL(k->cls),
+							       "state", state_names[k->st], "class", step_label(t, k),
 							       "knob", knob_names[k->knob], "from", k->from, "to", k->to,
 							       "forced", k->forced));
 		}

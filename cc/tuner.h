@@ -124,6 +124,8 @@ int cc_tn_knob_parse(const char *s, enum cc_tn_knob *ret);
  * values; an unknown field or a bad value is refused with its name in err (and *p unchanged). */
 json_t *cc_tn_policy_json(const struct cc_tn_policy *p);
 int cc_tn_policy_from_json(json_t *o, struct cc_tn_policy *p, char *err, size_t len);
+/* Whether two policies are alike, field by field (no padding bytes compared). */
+bool cc_tn_policy_equal(const struct cc_tn_policy *a, const struct cc_tn_policy *b);
 /* NULL, or what is wrong with a policy. */
 const char *cc_tn_policy_check(const struct cc_tn_policy *p);
 /* NULL, or which invariant an ECN setting breaks (xoff_bytes 0: not known). */

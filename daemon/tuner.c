@@ -232,8 +232,10 @@ static void sync_policy(struct tuner *t, struct store_reader *rd)
 		log_warning("tuner", "the saved policy is refused (%s): the defaults are in force", err);
 	json_decref(doc);
 	pthread_mutex_lock(&t->lock);
-	cc_tn_set_policy(t->tn, &p);
-	refresh_open(t); /* new host classes reject a canary waiting for an operator */
+	if (!cc_tn_policy_equal(cc_tn_get_policy(t->tn), &p)) { /* most passes: the one set already */
+		cc_tn_set_policy(t->tn, &p);
+		refresh_open(t); /* new host classes reject a canary waiting for an operator */
+	}
 	pthread_mutex_unlock(&t->lock);
 	pthread_mutex_unlock(&t->policy_lock);
 }

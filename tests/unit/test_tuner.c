@@ -142,6 +142,17 @@ static size_t npending(struct cc_tn *t)
 	return n;
 }
 
+static void deep_down(const char *node, const char *port, uint64_t *peak, uint64_t *pause, void *ctx);
+
+/* Three intervals of deep ToR downlink queues (the tuner's first window of signals); *i the
+ * next interval.  Its one proposal. */
+static struct cc_tn_proposal *first_step(struct cc_tn *t, int64_t *i)
+{
+	for (; *i <= 3; (*i)++)
+		run(t, *i, deep_down, NULL);
+	return one(t);
+}
+
 static bool tor_down(const char *port)
 {
 	return port[0] == 'h';
@@ -892,9 +903,7 @@ static void test_advise_waits(void **state)
 	int64_t i = 1;
 
 	(void)state;
-	for (; i <= 3; i++)
-		run(t, i, deep_down, NULL);
-	p = one(t);
+	p = first_step(t, &i);
 	assert_int_equal(p->state, CC_TN_WAITING);
 	id = p->id;
 	/* nothing else is proposed while it waits */
@@ -925,9 +934,7 @@ static void test_failed_apply_undone(void **state)
 	double from;
 
 	(void)state;
-	for (; i <= 3; i++)
-		run(t, i, deep_down, NULL);
-	p = one(t);
+	p = first_step(t, &i);
 	n = p->nchanges;
 	from = p->from;
 	/* the first change went through, the second did not (or went through and its
@@ -954,9 +961,7 @@ static void test_off_with_changes_on_their_way(void **state)
 	int64_t i = 1;
 
 	(void)state;
-	for (; i <= 3; i++)
-		run(t, i, deep_down, NULL);
-	c = one(t);
+	c = first_step(t, &i);
 	assert_int_equal(c->state, CC_TN_APPROVED);
 	p.mode = CC_TN_OFF;
 	assert_int_equal(cc_tn_set_policy(t, &p), 0);
@@ -980,9 +985,7 @@ static void test_rollback_all(void **state)
 	int steps;
 
 	(void)state;
-	for (; i <= 3; i++)
-		run(t, i, deep_down, NULL);
-	p = one(t);
+	p = first_step(t, &i);
 	apply_all(t, 8, NULL);
 	for (int k = 0; k < 20 && !step_over(t, p->step); k++) {
 		run(t, i++, canary_look, &cl);
@@ -1019,9 +1022,7 @@ static void test_mode_changes(void **state)
 	int64_t i = 1;
 
 	(void)state;
-	for (; i <= 3; i++)
-		run(t, i, deep_down, NULL);
-	p = one(t);
+	p = first_step(t, &i);
 	id = p->id;
 	assert_int_equal(p->state, CC_TN_WAITING);
 	/* off: the waiting proposal is dropped, and nothing can be approved */
