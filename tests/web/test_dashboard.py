@@ -184,6 +184,7 @@ def test_viewer_sees_no_edit_forms_and_cannot_write(demo, browser):
 
 
 def test_bad_token_is_asked_again(demo, browser):
+    browser.d.get(f"{demo.url}/#/")  # the dashboard's origin, whatever the test before left
     browser.js("sessionStorage.clear()")
     browser.d.get(f"{demo.url}/#token=rfb_not_a_token")
     wait_for(lambda: browser.js("return document.getElementById('login').open"), 10,
@@ -197,6 +198,27 @@ def test_bad_token_is_asked_again(demo, browser):
     browser.wait_view()
     assert "viewer" in browser.d.find_element("id", "who").text
     browser.console()  # the 401s of the bad token are expected here
+
+
+def test_a_stale_401_keeps_the_new_token(demo, browser):
+    """A request sent with a token replaced while it was in flight (a poll racing the token
+    handed over in the address) comes back 401: that must not cost the new token (CI saw the
+    prompt open empty, the new token gone)."""
+    browser.login(demo.url, demo.viewer)
+    kept = browser.d.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        const good = arguments[0];
+        import('/lib/api.js').then(async (m) => {
+          m.setToken('rfb_replaced_meanwhile');
+          const stale = m.api('/api/v1/cc');   // leaves with the old token
+          m.setToken(good);                    // replaced before the answer
+          try { await stale; } catch (e) { /* the 401 */ }
+          done([m.token() === good, document.getElementById('login').open]);
+        });""", demo.viewer)
+    assert kept == [True, False]
+    browser.open(demo.url, "alerts")
+    assert "viewer" in browser.d.find_element("id", "who").text
+    assert browser.console_errors(expected=["status of 401"]) == []
 
 
 def test_pfc_change_in_the_form_is_applied(demo, browser):

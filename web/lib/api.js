@@ -31,8 +31,14 @@ export function takeTokenFromUrl() {
   history.replaceState(null, '', location.pathname + (m[2] ? '#' + m[2] : '#/'));
 }
 
+// fn(err) runs on a 401 for the token in force. A 401 for a token that has been replaced
+// since the request left (a poll in flight while a new token is handed over) is stale: it must
+// not cost the new token.
 let onUnauthorized = () => {};
 export function setUnauthorizedHandler(fn) { onUnauthorized = fn; }
+function unauthorized(err, used) {
+  if (used === token()) onUnauthorized(err);
+}
 
 export async function api(path, { method = 'GET', body, signal } = {}) {
   const headers = { Accept: 'application/json' };
@@ -47,7 +53,7 @@ export async function api(path, { method = 'GET', body, signal } = {}) {
   const doc = ctype.includes('json') ? await resp.json() : await resp.text();
   if (!resp.ok) {
     const err = new ApiError(resp.status, typeof doc === 'object' ? doc : { detail: doc });
-    if (resp.status === 401) onUnauthorized(err);
+    if (resp.status === 401) unauthorized(err, t);
     throw err;
   }
   return doc;
@@ -65,10 +71,11 @@ export function subscribe(onEvent, onState) {
     while (!stopped) {
       ctrl = new AbortController();
       try {
-        const headers = { Accept: 'text/event-stream', Authorization: `Bearer ${token()}` };
+        const used = token();
+        const headers = { Accept: 'text/event-stream', Authorization: `Bearer ${used}` };
         if (lastId) headers['Last-Event-ID'] = lastId;
         const resp = await fetch('/api/v1/events', { headers, signal: ctrl.signal, cache: 'no-store' });
-        if (resp.status === 401) { onState('off'); onUnauthorized(new ApiError(401)); return; }
+        if (resp.status === 401) { onState('off'); unauthorized(new ApiError(401), used); return; }
         if (!resp.ok || !resp.body) throw new Error(`HTTP ${resp.status}`);
         onState('live');
         const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
