@@ -2009,9 +2009,10 @@ int cc_tn_decide(struct cc_tn *t, uint64_t id, bool apply)
 	return 0;
 }
 
-int cc_tn_applied(struct cc_tn *t, uint64_t id, bool ok)
+int cc_tn_applied(struct cc_tn *t, uint64_t id, enum cc_tn_outcome how)
 {
 	struct cc_tn_proposal *p = cc_tn_find(t, id);
+	bool ok = how == CC_TN_OUT_APPLIED;
 	struct step *k;
 
 	if (!p)
@@ -2019,8 +2020,8 @@ int cc_tn_applied(struct cc_tn *t, uint64_t id, bool ok)
 	if (p->state != CC_TN_APPROVED)
 		return -EALREADY;
 	p->state = ok ? CC_TN_APPLIED : CC_TN_FAILED;
-	/* what the members have now; after a failure, not known */
-	for (size_t i = 0; i < p->nchanges; i++) {
+	/* what the members have now; after a failure, not known; none sent, what they had */
+	for (size_t i = 0; how != CC_TN_OUT_NOT_SENT && i < p->nchanges; i++) {
 		const struct cc_tn_change *c = &p->changes[i];
 		struct member *m = member_get(t, c->node, c->port, c->host);
 

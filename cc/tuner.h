@@ -195,9 +195,16 @@ struct cc_tn_proposal **cc_tn_pending(struct cc_tn *t, size_t *n);
 struct cc_tn_proposal *cc_tn_find(struct cc_tn *t, uint64_t id);
 /* An operator's decision on a waiting proposal: -ENOENT unknown, -EALREADY not waiting. */
 int cc_tn_decide(struct cc_tn *t, uint64_t id, bool apply);
-/* How applying went: every change applied and read back (ok), or not: a failed canary or
- * rollout is rolled back, a failed rollback is reported by the caller's own means. */
-int cc_tn_applied(struct cc_tn *t, uint64_t id, bool ok);
+/* How applying a proposal went. */
+enum cc_tn_outcome {
+	CC_TN_OUT_APPLIED,  /* every change applied and read back */
+	CC_TN_OUT_FAILED,   /* a change failed or timed out: any of them may have been applied */
+	CC_TN_OUT_NOT_SENT, /* none reached the fabric (the change set could not be stored) */
+};
+/* How applying went: a canary or rollout not applied is rolled back (on the members it may
+ * have changed, and those of its step before it), a failed rollback is reported by the
+ * caller's own means. */
+int cc_tn_applied(struct cc_tn *t, uint64_t id, enum cc_tn_outcome how);
 /* A step chosen by someone else (an operator, a test of the rollback): one knob of one class
  * to a value, through the same canary and judgement.  -EINVAL with *why when it breaks an
  * invariant, -EBUSY when a step is in progress. */

@@ -515,7 +515,9 @@ static const struct cli_cmd cmds[] = {
 	  .help = "the congestion-control tuner of ECN and DCQCN: its\n"
 		  "state, its proposals (apply or reject them in advise\n"
 		  "mode), every step's history, its policy (role operator\n"
-		  "to change), undo every step",
+		  "to change; a VALUE may be JSON, e.g.\n"
+		  "host_classes='[{\"name\":\"gpu\",\"hosts\":\"gpu*\"}]'),\n"
+		  "undo every step",
 	  .max_args = -1,
 	  .build = build_cc,
 	  .print = print_cc },

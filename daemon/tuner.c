@@ -49,6 +49,7 @@ struct tuner {
 	json_t *restore;
 	char *restore_raw; /* its text, kept aside if it is refused */
 	char *saved;
+	char policy_refused[200]; /* why the saved policy was last refused: said once, not every pass */
 };
 
 #define STATE_KEY "cc_state"
@@ -228,8 +229,13 @@ static void sync_policy(struct tuner *t, struct store_reader *rd)
 	pthread_mutex_lock(&t->policy_lock);
 	doc = store_meta_get(rd, "cc_policy");
 	p.mode = t->o.mode;
-	if (doc && cc_tn_policy_from_json(doc, &p, err, sizeof(err)) < 0)
-		log_warning("tuner", "the saved policy is refused (%s): the defaults are in force", err);
+	if (doc && cc_tn_policy_from_json(doc, &p, err, sizeof(err)) < 0) {
+		if (strcmp(err, t->policy_refused))
+			log_warning("tuner", "the saved policy is refused (%s): the defaults are in force", err);
+		snprintf(t->policy_refused, sizeof(t->policy_refused), "%s", err);
+	} else {
+		t->policy_refused[0] = '\0';
+	}
 	json_decref(doc);
 	pthread_mutex_lock(&t->lock);
 	if (!cc_tn_policy_equal(cc_tn_get_policy(t->tn), &p)) { /* most passes: the one set already */
@@ -387,7 +393,7 @@ static void settle(struct tuner *t, struct store_reader *rd)
 		ok = !failed;
 		err = failed ? msg : NULL;
 		pthread_mutex_lock(&t->lock);
-		cc_tn_applied(t->tn, t->app[i].proposal, ok);
+		cc_tn_applied(t->tn, t->app[i].proposal, ok ? CC_TN_OUT_APPLIED : CC_TN_OUT_FAILED);
 		if (cc_tn_find(t->tn, t->app[i].proposal))
 			record(t, cc_tn_find(t->tn, t->app[i].proposal));
 		record_pending(t); /* a failure proposes a rollback: recorded before it is sent */
@@ -454,7 +460,7 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 			return;
 		}
 		if (!p->nchanges) {
-			cc_tn_applied(t->tn, p->id, true);
+			cc_tn_applied(t->tn, p->id, CC_TN_OUT_APPLIED);
 			record(t, p);
 			pthread_mutex_unlock(&t->lock);
 			continue;
@@ -483,7 +489,9 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 			}
 			t->failed++;
 			log_warning("tuner", "proposal %" PRIu64 " could not be queued: %s", p->id, buf);
-			cc_tn_applied(t->tn, p->id, false); /* a canary or rollout is rolled back */
+			/* nothing stored, nothing sent (the writer's job is undone as a whole): a
+			 * canary or rollout is rolled back on its step's earlier members only */
+			cc_tn_applied(t->tn, p->id, CC_TN_OUT_NOT_SENT);
 			record(t, p);
 			record_pending(t);
 		} else {

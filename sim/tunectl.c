@@ -327,7 +327,7 @@ static void run_due(struct sim_tune *t)
 			t->forced_applied_ps = now;
 		if (p && p->step == t->forced_step && p->phase == CC_TN_ROLLBACK && !t->rollback_applied_ps)
 			t->rollback_applied_ps = now;
-		cc_tn_applied(t->tn, d.id, ok);
+		cc_tn_applied(t->tn, d.id, ok ? CC_TN_OUT_APPLIED : CC_TN_OUT_FAILED);
 		json_object_set_new(d.rec, "applied_us", json_real(us(now)));
 		json_object_set_new(d.rec, "ok", json_boolean(ok));
 		if (!ok)

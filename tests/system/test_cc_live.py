@@ -8,6 +8,7 @@ nothing."""
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import time
 
@@ -200,6 +201,29 @@ def test_policy_change_kept_and_bad_decisions(world):
     d.start()
     pol = d.client("ops").json("/api/v1/cc/policy")
     assert pol["mode"] == "auto" and pol["canary_intervals"] == 5, pol
+
+
+def test_a_refused_saved_policy_is_said_once(world):
+    """A saved policy this rocefabd refuses (damaged, or of another version): the defaults are in
+    force, the log says why once (not at every pass), and a policy put by an operator mends it."""
+    d, sim, c, ops = fabric(world)
+    d.stop()
+    db = sqlite3.connect(d.db, timeout=10)
+    with db:
+        db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('cc_policy', ?)",
+                   (json.dumps({"mode": "advise", "canary_share": 7}),))
+    db.close()
+    d.start()
+    c, ops = d.client("viewer"), d.client("ops")
+    wait_for(lambda: c.json("/api/v1/cc")["decisions"] >= 4, 30, what="4 decisions")
+    assert c.json("/api/v1/cc/policy")["canary_share"] == 0.5
+    said = [x for x in d.proc.output().splitlines() if "the saved policy is refused" in x]
+    assert len(said) == 1 and "canary_share" in said[0], said
+    assert ops.put("/api/v1/cc/policy", json={"canary_share": 0.25}).status_code == 200
+    n = c.json("/api/v1/cc")["decisions"]
+    wait_for(lambda: c.json("/api/v1/cc")["decisions"] >= n + 2, 30, what="2 more decisions")
+    assert c.json("/api/v1/cc/policy")["canary_share"] == 0.25
+    assert len([x for x in d.proc.output().splitlines() if "the saved policy is refused" in x]) == 1
 
 
 def test_no_tuner_without_fast_lane(world):

@@ -118,6 +118,8 @@ def test_help_usage_errors_and_versions(fleet):
     assert r.returncode == 0 and r.stdout.startswith("usage: rocefabctl [OPTIONS] set dcqcn HOST"), r.stdout
     r = ctl(d, tok, "help")
     assert r.returncode == 0 and "Commands:" in r.stdout and "--cacert FILE" in r.stdout
+    r = ctl(d, tok, "help", "cc")  # how to give a policy's list (host_classes)
+    assert r.returncode == 0 and "a VALUE may be JSON" in r.stdout and "host_classes='[" in r.stdout, r.stdout
     r = ctl(d, tok, "frobnicate")
     assert r.returncode == 2 and r.stderr == "rocefabctl: unknown command 'frobnicate' (rocefabctl help lists the commands)\n"
     r = ctl(d, tok, "qps")

@@ -252,7 +252,7 @@ static void apply_all(struct cc_tn *t, size_t class_size, size_t *changed)
 				assert_null(cc_tn_ecn_check(&cc_tn_defaults, &p->changes[k].ecn_to, XOFF));
 		if (changed)
 			*changed += p->nchanges;
-		assert_int_equal(cc_tn_applied(t, p->id, true), 0);
+		assert_int_equal(cc_tn_applied(t, p->id, CC_TN_OUT_APPLIED), 0);
 	}
 }
 
@@ -910,7 +910,7 @@ static void test_advise_waits(void **state)
 	for (int k = 0; k < 5; k++)
 		assert_int_equal(run(t, i++, deep_down, NULL), 0);
 	assert_int_equal(npending(t), 1);
-	assert_int_equal(cc_tn_applied(t, id, true), -EALREADY); /* not approved */
+	assert_int_equal(cc_tn_applied(t, id, CC_TN_OUT_APPLIED), -EALREADY); /* not approved */
 	assert_int_equal(cc_tn_decide(t, 999, true), -ENOENT);
 	assert_int_equal(cc_tn_decide(t, id, false), 0);
 	assert_int_equal(cc_tn_decide(t, id, true), -EALREADY);
@@ -939,15 +939,61 @@ static void test_failed_apply_undone(void **state)
 	from = p->from;
 	/* the first change went through, the second did not (or went through and its
 	 * confirmation came too late): the step is undone on every member it named */
-	assert_int_equal(cc_tn_applied(t, p->id, false), 0);
+	assert_int_equal(cc_tn_applied(t, p->id, CC_TN_OUT_FAILED), 0);
 	p = one(t);
 	assert_int_equal(p->phase, CC_TN_ROLLBACK);
 	assert_int_equal(p->nchanges, n);
 	for (size_t k = 0; k < n; k++)
 		assert_true(cc_tn_knob_get_ecn(&p->changes[k].ecn_to, p->knob) == from);
-	assert_int_equal(cc_tn_applied(t, p->id, true), 0);
+	assert_int_equal(cc_tn_applied(t, p->id, CC_TN_OUT_APPLIED), 0);
 	run(t, i++, NULL, NULL);
 	assert_true(step_over(t, p->step));
+	cc_tn_free(t);
+}
+
+/* A change set that never reached the fabric (rocefabd could not store it): nothing to undo
+ * on its members, only on its step's earlier ones — a rollout not sent goes back on the
+ * canary's members, not on its own (no change from a value to the same value). */
+static void test_not_sent_is_not_undone(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO);
+	struct canary_look cl = { .t = t, .better = true };
+	struct cc_tn_proposal *p, *b;
+	int64_t i = 1;
+	size_t canary;
+
+	(void)state;
+	p = first_step(t, &i);
+	assert_int_equal(cc_tn_applied(t, p->id, CC_TN_OUT_NOT_SENT), 0);
+	b = one(t);
+	assert_int_equal(b->phase, CC_TN_ROLLBACK);
+	assert_int_equal(b->nchanges, 0);
+	assert_non_null(strstr(b->reason, "could not be applied"));
+	assert_int_equal(cc_tn_applied(t, b->id, CC_TN_OUT_APPLIED), 0);
+	run(t, i++, deep_down, NULL);
+	assert_true(step_over(t, p->step));
+	cc_tn_free(t);
+
+	/* the next step's canary applied and judged good, its rollout not sent */
+	t = tuner(CC_TN_AUTO);
+	cl.t = t;
+	i = 1;
+	p = first_step(t, &i);
+	canary = p->nchanges;
+	apply_all(t, 8, NULL);
+	for (unsigned k = 1; k < cc_tn_defaults.canary_intervals; k++)
+		assert_int_equal(run(t, i++, canary_look, &cl), 0);
+	assert_int_equal(run(t, i++, canary_look, &cl), 1);
+	p = one(t);
+	assert_int_equal(p->phase, CC_TN_ROLLOUT);
+	assert_int_equal(cc_tn_applied(t, p->id, CC_TN_OUT_NOT_SENT), 0);
+	b = one(t);
+	assert_int_equal(b->phase, CC_TN_ROLLBACK);
+	assert_int_equal(b->nchanges, canary);
+	for (size_t k = 0; k < b->nchanges; k++)
+		for (size_t j = 0; j < p->nchanges; j++)
+			assert_false(!strcmp(b->changes[k].node, p->changes[j].node) &&
+				     !strcmp(b->changes[k].port, p->changes[j].port));
 	cc_tn_free(t);
 }
 
@@ -1143,6 +1189,7 @@ int main(void)
 		cmocka_unit_test(test_host_classes),
 		cmocka_unit_test(test_host_classes_wait_for_the_step),
 		cmocka_unit_test(test_restore_steps_of_gone_classes),
+		cmocka_unit_test(test_not_sent_is_not_undone),
 		cmocka_unit_test(test_off_with_changes_on_their_way),
 	};
 
