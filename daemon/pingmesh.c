@@ -621,7 +621,7 @@ int pingmesh_take_tail(struct pingmesh *pm, double *p99_us, size_t *n)
 		return had ? -ENOMEM : -ENOENT;
 	}
 	qsort(v, k, sizeof(*v), vec_cmp_double);
-	*p99_us = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+	*p99_us = vec_median(v, k);
 	if (n)
 		*n = k;
 	free(v);

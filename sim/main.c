@@ -1,4 +1,5 @@
 /* rocefab-sim: argument parsing and the run loop; the simulator is sim/sim.h. */
+#include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -46,6 +47,9 @@ static void usage(FILE *f)
 		"                       200 ms poll, detection and restoration = one interval)\n"
 		"  --cc-mode MODE       the tuner's mode: off, advise (proposals only) or auto (default)\n"
 		"  --policy FILE        the tuner's policy (JSON, the fields of GET /api/v1/cc/policy)\n"
+		"  --probes N           the tuner's pingmesh: each host probes N others per interval\n"
+		"                       (10 writes of 64 B each, one after the other), the tuner\n"
+		"                       reads the median of the runs' p99 (default 2; 0: no probes)\n"
 		"  --force-step SPEC    force one tuner step, CLASS:KNOB=VALUE@TIME (e.g.\n"
 		"                       tor_down:kmin_bytes=3000000@2ms; CLASS may be a host class\n"
 		"                       of --policy): it must be judged and rolled back if it makes\n"
@@ -228,15 +232,15 @@ static int run_main(int argc, char **argv)
 		{ "mitigate", required_argument, NULL, 11 }, { "restore", required_argument, NULL, 12 },
 		{ "delay", required_argument, NULL, 13 }, { "baseline", required_argument, NULL, 14 },
 		{ "cc-mode", required_argument, NULL, 15 }, { "policy", required_argument, NULL, 16 },
-		{ "force-step", required_argument, NULL, 17 },
+		{ "force-step", required_argument, NULL, 17 }, { "probes", required_argument, NULL, 18 },
 		{ "help", no_argument, NULL, 'h' },	 { NULL, 0, NULL, 0 },
 	};
 	const char *json_out = NULL, *ts_out = NULL, *ports = NULL;
 	int64_t seed = -1, until = -1, every = 10 * 1000000LL;
 	bool timing = true, quiet = false;
-	struct sim_ctl_opts co = { .delay_ps = -1, .mitigate = CC_DL_AUTO, .tune = { .mode = CC_TN_AUTO } };
+	struct sim_ctl_opts co = { .delay_ps = -1, .mitigate = CC_DL_AUTO, .tune = { .mode = CC_TN_AUTO, .probe_peers = SIM_TUNE_PROBE_PEERS } };
 	json_t *policy = NULL;
-	bool cc_mode_given = false;
+	bool cc_mode_given = false, probes_given = false;
 	struct sim_ctl *ctl = NULL;
 	struct ts_port *tsp = NULL;
 	struct rf_err e = { 0 };
@@ -353,6 +357,22 @@ static int run_main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 18: {
+			char *end;
+			unsigned long n;
+
+			errno = 0;
+			n = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || errno || n > 1024 || optarg[0] == '-') {
+				fprintf(stderr, "rocefab-sim: --probes: '%s' is not a number of hosts, 0 to 1024\n",
+					optarg);
+				json_decref(policy);
+				return 2;
+			}
+			co.tune.probe_peers = (unsigned)n;
+			probes_given = true;
+			break;
+		}
 		case 'h':
 			json_decref(policy);
 			usage(stdout);
@@ -363,8 +383,8 @@ static int run_main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (co.controller != SIM_CTL_TUNER && (policy || co.tune.force || cc_mode_given)) {
-		fprintf(stderr, "rocefab-sim: --cc-mode, --policy and --force-step need --controller tuner\n");
+	if (co.controller != SIM_CTL_TUNER && (policy || co.tune.force || cc_mode_given || probes_given)) {
+		fprintf(stderr, "rocefab-sim: --cc-mode, --policy, --force-step and --probes need --controller tuner\n");
 		json_decref(policy);
 		return 2;
 	}

@@ -36,6 +36,12 @@ struct sim_tune {
 	int64_t forced_applied_ps, rollback_applied_ps;
 	uint64_t forced_step;
 	double ns_total, ns_max;
+	/* the pingmesh: the hosts, each one's run going (-1: none), the runs' p99 read at an
+	 * interval */
+	int *hosts, *run; /* run[i x peers + k]: host i's k-th */
+	size_t nhosts, nruns;
+	uint64_t round, runs_read, runs_lost, probes_lost;
+	double *tail;
 };
 
 static double us(int64_t ps)
@@ -108,6 +114,31 @@ static size_t class_size(const struct sim *s, const struct cc_tn_policy *pol, en
 	return n;
 }
 
+static int probes_start(struct sim_tune *t);
+
+/* The pingmesh's hosts and runs, and its first round (read at the first interval). */
+static int probes_new(struct sim_tune *t)
+{
+	int ndev = sim_device_count(t->s);
+	size_t peers;
+
+	if (!(t->hosts = calloc((size_t)ndev + 1, sizeof(*t->hosts))))
+		return -ENOMEM;
+	for (int d = 0; d < ndev; d++)
+		if (!sim_device_is_switch(t->s, d))
+			t->hosts[t->nhosts++] = d;
+	peers = t->nhosts > 1 ? t->nhosts - 1 : 0;
+	if (t->o.probe_peers < peers)
+		peers = t->o.probe_peers;
+	t->nruns = t->nhosts * peers;
+	if (!(t->run = malloc((t->nruns + 1) * sizeof(*t->run))) ||
+	    !(t->tail = malloc((t->nruns + 1) * sizeof(*t->tail))))
+		return -ENOMEM;
+	for (size_t r = 0; r < t->nruns; r++)
+		t->run[r] = -1;
+	return probes_start(t);
+}
+
 int sim_tune_new(struct sim *s, const struct sim_tune_opts *o, struct sim_tune **ret, struct rf_err *e)
 {
 	struct sim_tune *t = calloc(1, sizeof(*t));
@@ -171,6 +202,8 @@ int sim_tune_new(struct sim *s, const struct sim_tune_opts *o, struct sim_tune *
 	}
 	for (int c = 0; c < CC_TN_NCLASSES; c++)
 		t->class_size[c] = class_size(s, &pol, (enum cc_tn_class)c);
+	if (probes_new(t) < 0)
+		goto nomem;
 	if (o->force && cc_tn_class_lookup(&pol, o->force_cls, &t->force_cls) < 0) {
 		sim_tune_free(t);
 		return rf_err_set(e, -EINVAL, "BAD_FORCE", NULL,
@@ -194,6 +227,9 @@ void sim_tune_free(struct sim_tune *t)
 		return;
 	sim_snapper_free(t->sn);
 	cc_tn_free(t->tn);
+	free(t->hosts);
+	free(t->run);
+	free(t->tail);
 	free(t->due);
 	json_decref(t->props);
 	json_decref(t->timeline);
@@ -378,6 +414,68 @@ static int take_proposals(struct sim_tune *t)
 	return 0;
 }
 
+/* The median over the runs done since the last interval of each one's p99: -1 when none was
+ * done.  Reads (and so frees) the runs done; those still going stay. */
+static double probes_take(struct sim_tune *t)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < t->nruns; i++) {
+		json_t *res, *x;
+		double v[SIM_TUNE_PROBE_COUNT];
+		size_t n = 0, j;
+
+		if (t->run[i] < 0 || !(res = sim_probe_result(t->s, t->run[i])))
+			continue;
+		if (!json_is_true(json_object_get(res, "done"))) {
+			json_decref(res);
+			continue;
+		}
+		t->run[i] = -1;
+		json_array_foreach(json_object_get(res, "samples_us"), j, x)
+			if (n < SIM_TUNE_PROBE_COUNT)
+				v[n++] = json_number_value(x);
+		t->probes_lost += (uint64_t)json_integer_value(json_object_get(res, "lost"));
+		json_decref(res);
+		t->runs_read++;
+		if (n) {
+			qsort(v, n, sizeof(*v), vec_cmp_double);
+			t->tail[k++] = vec_percentile(v, n, 99);
+		} else {
+			t->runs_lost++;
+			t->tail[k++] = us(t->o.interval_ps); /* nothing came back in time */
+		}
+	}
+	if (!k)
+		return -1;
+	qsort(t->tail, k, sizeof(*t->tail), vec_cmp_double);
+	return vec_median(t->tail, k);
+}
+
+/* The next round: run k of host i probes the host (round x peers + k) further along its
+ * rotation over the others, on path round % 2, unless its last run is still going. */
+static int probes_start(struct sim_tune *t)
+{
+	size_t n = t->nhosts, peers = t->nhosts ? t->nruns / t->nhosts : 0;
+
+	for (size_t r = 0; r < t->nruns; r++) {
+		size_t i = r / peers, j = (i + 1 + (t->round * peers + r % peers) % (n - 1)) % n;
+		struct rf_err e = { 0 };
+		int id;
+
+		if (t->run[r] >= 0)
+			continue;
+		id = sim_probe_start(t->s, t->hosts[i], t->hosts[j], SIM_TUNE_PROBE_BYTES, (uint32_t)(t->round % 2),
+				     SIM_TUNE_PROBE_COUNT, t->o.interval_ps, &e);
+		if (id == -ENOMEM)
+			return -ENOMEM;
+		if (id >= 0)
+			t->run[r] = id; /* else a signal lost: the simulation holds too many runs */
+	}
+	t->round++;
+	return 0;
+}
+
 static int interval(struct sim_tune *t)
 {
 	struct cc_snap *snap = sim_snapper_take(t->sn);
@@ -391,7 +489,7 @@ static int interval(struct sim_tune *t)
 
 	if (!snap)
 		return -ENOMEM;
-	in = (struct cc_tn_input){ .snap = snap, .prio = t->prio, .xoff_bytes = t->xoff, .probe_p99_us = -1 };
+	in = (struct cc_tn_input){ .snap = snap, .prio = t->prio, .xoff_bytes = t->xoff, .probe_p99_us = probes_take(t) };
 	t0 = tu_mono_ns();
 	r = cc_tn_run(t->tn, &in);
 	ns = (double)(tu_mono_ns() - t0);
@@ -399,7 +497,7 @@ static int interval(struct sim_tune *t)
 	if (ns > t->ns_max)
 		t->ns_max = ns;
 	cc_snap_free(snap);
-	if (r < 0)
+	if (r < 0 || (r = probes_start(t)) < 0)
 		return r;
 	t->intervals++;
 	st = cc_tn_json(t->tn);
@@ -468,6 +566,12 @@ json_t *sim_tune_json(const struct sim_tune *t, bool timing)
 		      t->violations, "final", json_object_get(st, "settings"), "policy",
 		      cc_tn_policy_json(cc_tn_get_policy(t->tn)));
 	json_object_set_new(o, "changes_applied", json_integer((json_int_t)t->changes));
+	json_object_set_new(o, "probes",
+			    json_pack("{s:I,s:i,s:i,s:I,s:I,s:I}", "peers",
+				      (json_int_t)(t->nhosts ? t->nruns / t->nhosts : 0), "count", SIM_TUNE_PROBE_COUNT,
+				      "bytes", SIM_TUNE_PROBE_BYTES, "runs_read", (json_int_t)t->runs_read,
+				      "runs_all_lost", (json_int_t)t->runs_lost, "probes_lost",
+				      (json_int_t)t->probes_lost));
 	if (timing && t->intervals)
 		json_object_set_new(o, "tuner_ms", json_pack("{s:f,s:f}", "mean", t->ns_total / (double)t->intervals / 1e6,
 							     "max", t->ns_max / 1e6));

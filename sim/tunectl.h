@@ -1,7 +1,13 @@
 /* The congestion-control tuner inside the simulation (rocefab-sim run --controller tuner):
  * every interval of fabric time the tuner (cc/tuner.h) gets the snapshot the agents would
  * report; the changes it proposes are applied after an actuation delay, read back, and checked
- * against the invariants by the harness itself (not by the tuner's word).  The results hold
+ * against the invariants by the harness itself (not by the tuner's word).  A pingmesh runs
+ * beside it, as rocefabd's would: every interval each host probes probe_peers others (a
+ * rotation over all of them, on two paths), SIM_TUNE_PROBE_COUNT writes of
+ * SIM_TUNE_PROBE_BYTES one after the other, each lost after an interval; the tuner gets the
+ * median over the runs read at the interval of each run's p99 (nearest rank; a run whose probes
+ * were all lost counts as the timeout), as rocefabd feeds it (daemon/pingmesh.c
+ * pingmesh_take_tail).  A host whose run is still going starts no other.  The results hold
  * every proposal, the class settings per interval, the invariant violations (none, or the run
  * is wrong) and, with a forced step, how long its rollback took. */
 #ifndef ROCEFAB_SIM_TUNECTL_H
@@ -20,6 +26,9 @@ struct sim_tune_opts {
 	int64_t interval_ps, delay_ps;
 	enum cc_tn_mode mode;
 	json_t *policy; /* borrowed; NULL: the defaults */
+	/* the pingmesh whose p99 the tuner reads: each host probes this many others per interval
+	 * (0: no probes, the tuner goes without) */
+	unsigned probe_peers;
 	/* a forced step (a test of the rollback): at force_at_ps */
 	bool force;
 	int64_t force_at_ps;
@@ -27,6 +36,10 @@ struct sim_tune_opts {
 	enum cc_tn_knob force_knob;
 	double force_value;
 };
+
+#define SIM_TUNE_PROBE_COUNT 10 /* rocefabd's pingmesh's defaults (daemon/pingmesh.c) */
+#define SIM_TUNE_PROBE_BYTES 64
+#define SIM_TUNE_PROBE_PEERS 2
 
 struct sim_tune;
 

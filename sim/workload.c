@@ -156,8 +156,9 @@ struct loop_gen {
 	struct timer t;
 };
 
+/* A flow made while the fabric runs (a loop's round, a probe), on the ECMP path hash picks. */
 static struct flow *flow_transient(struct sim *s, struct loop_gen *g, struct node *src,
-				   struct node *dst, uint64_t bytes, simtime_t start)
+				   struct node *dst, uint64_t bytes, simtime_t start, uint64_t hash)
 {
 	struct flow *f = calloc(1, sizeof(*f));
 
@@ -173,7 +174,7 @@ static struct flow *flow_transient(struct sim *s, struct loop_gen *g, struct nod
 	f->npkts = (uint32_t)((bytes + s->p.mtu - 1) / s->p.mtu);
 	f->prio = g ? g->prio : DATA_PRIO;
 	f->start = start;
-	f->hash = sim_rng_next(s);
+	f->hash = hash;
 	f->ideal = ideal_fct(s, f);
 	sim_timer_init(&f->t_start, start_fn, f, 0);
 	f->tnext = s->tlive;
@@ -288,7 +289,7 @@ static void loop_round(struct sim *s, struct loop_gen *g)
 	if (g->kind == LOOP_INCAST) {
 		g->next = s->now + g->period;
 		for (uint32_t i = 0; i < g->n; i++)
-			flow_schedule(s, flow_transient(s, g, g->hosts[i], g->rcv, g->bytes, s->now));
+			flow_schedule(s, flow_transient(s, g, g->hosts[i], g->rcv, g->bytes, s->now, sim_rng_next(s)));
 		return;
 	}
 	/* ring all-reduce: 2(n-1) steps; host i's step k starts when its step k-1 input arrived */
@@ -300,7 +301,7 @@ static void loop_round(struct sim *s, struct loop_gen *g)
 		for (uint32_t step = 0; step < 2 * (n - 1); step++) {
 			for (uint32_t i = 0; i < n; i++)
 				cur[i] = flow_transient(s, g, g->hosts[i], g->hosts[(i + 1) % n], g->bytes,
-							s->now);
+							s->now, sim_rng_next(s));
 			for (uint32_t i = 0; i < n; i++) {
 				struct flow *p = prev[(i + n - 1) % n];
 
@@ -994,8 +995,8 @@ static void probe_next(struct sim *s, struct probe_gen *g)
 		return;
 	}
 	g->started++;
-	f = flow_transient(s, NULL, g->src, g->dst, g->size, s->now);
-	f->hash = g->hash;
+	/* its own path, and no draw: probes leave the workloads' random sequence alone */
+	f = flow_transient(s, NULL, g->src, g->dst, g->size, s->now, g->hash);
 	f->probe = g;
 	g->cur = f;
 	g->cur_start = s->now;

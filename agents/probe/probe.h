@@ -47,8 +47,6 @@ struct probe_stats {
 /* Statistics of samples (microseconds; sorted in place).  n = attempts, ok = nsamples. */
 void probe_stats_compute(double *samples, size_t nsamples, uint64_t attempts,
 			 struct probe_stats *ret);
-/* The p-th percentile (0..100) of sorted samples, nearest rank. */
-double probe_percentile(const double *sorted, size_t n, double p);
 json_t *probe_stats_json(const struct probe_stats *st);
 
 struct probe_client_conf {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "agents/probe/probe.h"
+#include "lib/vec.h"
 
 static const char *const err_names[] = { "timeout",	"rnr_retry_exceeded", "retry_exceeded",
 					 "remote_access", "remote_op",	      "local",
@@ -13,28 +14,6 @@ static const char *const err_names[] = { "timeout",	"rnr_retry_exceeded", "retry
 const char *probe_err_name(enum probe_err e)
 {
 	return e < PE_NERRS ? err_names[e] : "?";
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-double probe_percentile(const double *sorted, size_t n, double p)
-{
-	size_t rank;
-
-	if (!n)
-		return 0;
-	/* nearest rank: the smallest value with at least p % of the samples at or below it */
-	rank = (size_t)ceil(p * (double)n / 100.0 - 1e-9); /* 0.99 * 1000 is 990.0000000000001 */
-	if (rank < 1)
-		rank = 1;
-	if (rank > n)
-		rank = n;
-	return sorted[rank - 1];
 }
 
 void probe_stats_compute(double *samples, size_t nsamples, uint64_t attempts,
@@ -54,7 +33,7 @@ void probe_stats_compute(double *samples, size_t nsamples, uint64_t attempts,
 	ret->lost = attempts > nsamples ? attempts - nsamples : 0;
 	if (!nsamples)
 		return;
-	qsort(samples, nsamples, sizeof(*samples), cmp_double);
+	qsort(samples, nsamples, sizeof(*samples), vec_cmp_double);
 	for (size_t i = 0; i < nsamples; i++)
 		sum += samples[i];
 	ret->mean = sum / (double)nsamples;
@@ -63,9 +42,9 @@ void probe_stats_compute(double *samples, size_t nsamples, uint64_t attempts,
 	ret->stdev = nsamples > 1 ? sqrt(sq / (double)(nsamples - 1)) : 0;
 	ret->min = samples[0];
 	ret->max = samples[nsamples - 1];
-	ret->p50 = probe_percentile(samples, nsamples, 50);
-	ret->p99 = probe_percentile(samples, nsamples, 99);
-	ret->p999 = probe_percentile(samples, nsamples, 99.9);
+	ret->p50 = vec_percentile(samples, nsamples, 50);
+	ret->p99 = vec_percentile(samples, nsamples, 99);
+	ret->p999 = vec_percentile(samples, nsamples, 99.9);
 }
 
 static double r3(double v)

@@ -13,6 +13,9 @@ For every workload and seed, in the same run of this script:
                seed 1; its --oracle-keep best there (those meeting the long-flow condition
                first) run on the other seeds too, and the oracle is the best of those over
                every seed (successive halving: the whole grid on 3 seeds does not fit 30 min)
+The tuner's runs carry its pingmesh (rocefab-sim's --probes: at most 1,280 probes of 64 B per
+interval, about 0.2 % of the hosts' capacity); the static settings need none and run without it
+(it would cost them half their time again: each probe is a flow of its own).
 The criterion per workload: p99 slowdown of flows < 100 KB, subject to the p50 and p99 slowdown
 of flows >= 1 MB being at most 5 % worse than the better default's.  Percentiles pool the flows
 of every seed.  The shifting workload's phases (WebSearch 70 % -> all-reduce -> incast, twice)

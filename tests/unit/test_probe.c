@@ -12,6 +12,7 @@
 
 #include "agents/probe/internal.h"
 #include "lib/timeutil.h"
+#include "lib/vec.h"
 #include "tests/unit/unit.h"
 
 /* --- statistics ------------------------------------------------------------------------------ */
@@ -46,10 +47,10 @@ static void test_stats(void **state)
 	{
 		double s[4] = { 10, 20, 30, 40 };
 
-		assert_true(probe_percentile(s, 4, 50) == 20);
-		assert_true(probe_percentile(s, 4, 75) == 30);
-		assert_true(probe_percentile(s, 4, 76) == 40);
-		assert_true(probe_percentile(s, 4, 0) == 10);
+		assert_true(vec_percentile(s, 4, 50) == 20);
+		assert_true(vec_percentile(s, 4, 75) == 30);
+		assert_true(vec_percentile(s, 4, 76) == 40);
+		assert_true(vec_percentile(s, 4, 0) == 10);
 	}
 }
 
