@@ -309,6 +309,7 @@ struct flow {
 	simtime_t free_at;
 	uint32_t refs;
 	bool transient;
+	bool is_probe; /* a latency probe's (probe stays set only while its run waits for it) */
 	uint32_t waiting; /* predecessors not yet complete */
 	/* sender */
 	uint32_t snd_nxt, snd_una, max_sent;

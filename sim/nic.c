@@ -273,7 +273,7 @@ static void flow_complete(struct sim *s, struct flow *f)
 	f->done = true;
 	f->finish = s->now;
 	if (f->transient)
-		s->transient_done++;
+		s->transient_done += !f->is_probe;
 	else
 		s->st.flows_done++;
 	tx_remove(f->src, f);

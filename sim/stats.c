@@ -8,14 +8,8 @@
 #include <sys/resource.h>
 
 #include "lib/jsonutil.h"
+#include "lib/vec.h"
 #include "sim/internal.h"
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 /* The p-th percentile of the queue histogram: the middle of the bucket it falls in. */
 static uint64_t qpct(const struct sim *s, double p)
@@ -40,17 +34,6 @@ static uint64_t qpct(const struct sim *s, double p)
 	return s->st.qmax;
 }
 
-/* Nearest-rank percentile of sorted v. */
-static double pct(const double *v, size_t n, double p)
-{
-	size_t k;
-
-	if (!n)
-		return 0;
-	k = (size_t)ceil(p / 100 * (double)n);
-	return v[k ? k - 1 : 0];
-}
-
 static double round6(double v)
 {
 	return round(v * 1e6) / 1e6;
@@ -62,12 +45,12 @@ static json_t *dist_json(double *v, size_t n)
 
 	if (!n)
 		return json_pack("{s:i}", "n", 0);
-	qsort(v, n, sizeof(*v), cmp_double);
+	qsort(v, n, sizeof(*v), vec_cmp_double);
 	for (size_t i = 0; i < n; i++)
 		sum += v[i];
 	return json_pack("{s:I,s:f,s:f,s:f,s:f,s:f}", "n", (json_int_t)n, "mean", round6(sum / n), "p50",
-			 round6(pct(v, n, 50)), "p95", round6(pct(v, n, 95)), "p99",
-			 round6(pct(v, n, 99)), "max", round6(v[n - 1]));
+			 round6(vec_percentile(v, n, 50)), "p95", round6(vec_percentile(v, n, 95)), "p99",
+			 round6(vec_percentile(v, n, 99)), "max", round6(v[n - 1]));
 }
 
 static json_t *flows_json(struct sim *s, json_t **ret_slowdown, json_t **ret_fct)

@@ -40,7 +40,7 @@ struct sim_tune {
 	 * interval */
 	int *hosts, *run; /* run[i x peers + k]: host i's k-th */
 	size_t nhosts, nruns;
-	uint64_t round, runs_read, runs_lost, probes_lost;
+	uint64_t round, runs_read, runs_lost, probes_lost, runs_refused;
 	double *tail;
 };
 
@@ -453,24 +453,28 @@ static double probes_take(struct sim_tune *t)
 }
 
 /* The next round: run k of host i probes the host (round x peers + k) further along its
- * rotation over the others, on path round % 2, unless its last run is still going. */
+ * rotation over the others, unless its last run is still going; each lap of the rotation on
+ * the other of two paths (a pair comes round once a lap). */
 static int probes_start(struct sim_tune *t)
 {
 	size_t n = t->nhosts, peers = t->nhosts ? t->nruns / t->nhosts : 0;
 
 	for (size_t r = 0; r < t->nruns; r++) {
-		size_t i = r / peers, j = (i + 1 + (t->round * peers + r % peers) % (n - 1)) % n;
+		uint64_t turn = t->round * peers + r % peers;
+		size_t i = r / peers, j = (i + 1 + turn % (n - 1)) % n;
 		struct rf_err e = { 0 };
 		int id;
 
 		if (t->run[r] >= 0)
 			continue;
-		id = sim_probe_start(t->s, t->hosts[i], t->hosts[j], SIM_TUNE_PROBE_BYTES, (uint32_t)(t->round % 2),
-				     SIM_TUNE_PROBE_COUNT, t->o.interval_ps, &e);
+		id = sim_probe_start(t->s, t->hosts[i], t->hosts[j], SIM_TUNE_PROBE_BYTES,
+				     (uint32_t)(turn / (n - 1) % 2), SIM_TUNE_PROBE_COUNT, t->o.interval_ps, &e);
 		if (id == -ENOMEM)
 			return -ENOMEM;
 		if (id >= 0)
-			t->run[r] = id; /* else a signal lost: the simulation holds too many runs */
+			t->run[r] = id;
+		else
+			t->runs_refused++; /* a signal lost: the simulation holds too many runs */
 	}
 	t->round++;
 	return 0;
@@ -567,11 +571,11 @@ json_t *sim_tune_json(const struct sim_tune *t, bool timing)
 		      cc_tn_policy_json(cc_tn_get_policy(t->tn)));
 	json_object_set_new(o, "changes_applied", json_integer((json_int_t)t->changes));
 	json_object_set_new(o, "probes",
-			    json_pack("{s:I,s:i,s:i,s:I,s:I,s:I}", "peers",
+			    json_pack("{s:I,s:i,s:i,s:I,s:I,s:I,s:I}", "peers",
 				      (json_int_t)(t->nhosts ? t->nruns / t->nhosts : 0), "count", SIM_TUNE_PROBE_COUNT,
 				      "bytes", SIM_TUNE_PROBE_BYTES, "runs_read", (json_int_t)t->runs_read,
 				      "runs_all_lost", (json_int_t)t->runs_lost, "probes_lost",
-				      (json_int_t)t->probes_lost));
+				      (json_int_t)t->probes_lost, "runs_not_started", (json_int_t)t->runs_refused));
 	if (timing && t->intervals)
 		json_object_set_new(o, "tuner_ms", json_pack("{s:f,s:f}", "mean", t->ns_total / (double)t->intervals / 1e6,
 							     "max", t->ns_max / 1e6));

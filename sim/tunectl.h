@@ -3,11 +3,13 @@
  * report; the changes it proposes are applied after an actuation delay, read back, and checked
  * against the invariants by the harness itself (not by the tuner's word).  A pingmesh runs
  * beside it, as rocefabd's would: every interval each host probes probe_peers others (a
- * rotation over all of them, on two paths), SIM_TUNE_PROBE_COUNT writes of
- * SIM_TUNE_PROBE_BYTES one after the other, each lost after an interval; the tuner gets the
- * median over the runs read at the interval of each run's p99 (nearest rank; a run whose probes
- * were all lost counts as the timeout), as rocefabd feeds it (daemon/pingmesh.c
- * pingmesh_take_tail).  A host whose run is still going starts no other.  The results hold
+ * rotation over all of them, each lap on the other of two paths), SIM_TUNE_PROBE_COUNT writes
+ * of SIM_TUNE_PROBE_BYTES one after the other, each lost after an interval; the tuner gets the
+ * median over the runs done at the interval of each run's p99 (nearest rank; a run whose
+ * probes were all lost counts as the timeout), as rocefabd feeds it (daemon/pingmesh.c
+ * pingmesh_take_tail; a host's peers of one round are distinct, so a run stands for a pair).  A
+ * run still going is read at a later interval, and its slot (host i's k-th) starts no other
+ * meanwhile.  The results hold
  * every proposal, the class settings per interval, the invariant violations (none, or the run
  * is wrong) and, with a forced step, how long its rollback took. */
 #ifndef ROCEFAB_SIM_TUNECTL_H

@@ -156,8 +156,10 @@ struct loop_gen {
 	struct timer t;
 };
 
-/* A flow made while the fabric runs (a loop's round, a probe), on the ECMP path hash picks. */
-static struct flow *flow_transient(struct sim *s, struct loop_gen *g, struct node *src,
+/* A flow made while the fabric runs, on the ECMP path hash picks: a loop's round (g) or a
+ * latency probe (probe; not a workload's flow: the looping workloads' counts and recent
+ * results leave it out). */
+static struct flow *flow_transient(struct sim *s, struct loop_gen *g, struct probe_gen *probe, struct node *src,
 				   struct node *dst, uint64_t bytes, simtime_t start, uint64_t hash)
 {
 	struct flow *f = calloc(1, sizeof(*f));
@@ -167,6 +169,8 @@ static struct flow *flow_transient(struct sim *s, struct loop_gen *g, struct nod
 	f->id = s->nflows + (uint32_t)s->transient_started;
 	f->transient = true;
 	f->gen = g;
+	f->probe = probe;
+	f->is_probe = probe != NULL;
 	f->src = src;
 	f->dst = dst;
 	f->bytes = bytes;
@@ -181,7 +185,7 @@ static struct flow *flow_transient(struct sim *s, struct loop_gen *g, struct nod
 	if (s->tlive)
 		s->tlive->tprev = f;
 	s->tlive = f;
-	s->transient_started++;
+	s->transient_started += !probe;
 	s->transient_live++;
 	if (g)
 		g->left++;
@@ -255,7 +259,7 @@ void sim_flow_completed(struct sim *s, struct flow *f)
 
 	if (!f->transient)
 		return;
-	{
+	if (!f->is_probe) {
 		struct flow_rec *r;
 
 		if (!s->recent)
@@ -289,7 +293,7 @@ static void loop_round(struct sim *s, struct loop_gen *g)
 	if (g->kind == LOOP_INCAST) {
 		g->next = s->now + g->period;
 		for (uint32_t i = 0; i < g->n; i++)
-			flow_schedule(s, flow_transient(s, g, g->hosts[i], g->rcv, g->bytes, s->now, sim_rng_next(s)));
+			flow_schedule(s, flow_transient(s, g, NULL, g->hosts[i], g->rcv, g->bytes, s->now, sim_rng_next(s)));
 		return;
 	}
 	/* ring all-reduce: 2(n-1) steps; host i's step k starts when its step k-1 input arrived */
@@ -300,7 +304,7 @@ static void loop_round(struct sim *s, struct loop_gen *g)
 		memset(prev, 0, sizeof(prev));
 		for (uint32_t step = 0; step < 2 * (n - 1); step++) {
 			for (uint32_t i = 0; i < n; i++)
-				cur[i] = flow_transient(s, g, g->hosts[i], g->hosts[(i + 1) % n], g->bytes,
+				cur[i] = flow_transient(s, g, NULL, g->hosts[i], g->hosts[(i + 1) % n], g->bytes,
 							s->now, sim_rng_next(s));
 			for (uint32_t i = 0; i < n; i++) {
 				struct flow *p = prev[(i + n - 1) % n];
@@ -996,8 +1000,7 @@ static void probe_next(struct sim *s, struct probe_gen *g)
 	}
 	g->started++;
 	/* its own path, and no draw: probes leave the workloads' random sequence alone */
-	f = flow_transient(s, NULL, g->src, g->dst, g->size, s->now, g->hash);
-	f->probe = g;
+	f = flow_transient(s, NULL, g, g->src, g->dst, g->size, s->now, g->hash);
 	g->cur = f;
 	g->cur_start = s->now;
 	sim_timer_arm(s, &g->t, s->now + g->timeout);

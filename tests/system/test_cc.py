@@ -89,6 +89,23 @@ def test_probes_feed_the_tuner():
     assert all("probe_p99_us" not in x["signals"] for x in c["timeline"])
 
 
+def test_probes_are_not_the_workloads_flows(tmp_path):
+    """The pingmesh's probes are flows through the same queues, but not a workload's: an incast
+    loop's counts and recent results are its own flows only, probes or not."""
+    scen = json.load(open(os.path.join(SCEN, "ls64-websearch30.json")))
+    scen["workloads"] = [{"type": "incast", "receiver": "h0", "senders": ["h%d" % i for i in range(16, 32)],
+                          "size_bytes": 64000, "loop": True, "interval_us": 500}]
+    path = tmp_path / "incast.json"
+    path.write_text(json.dumps(scen))
+    runs = [sim(str(path), "--controller", "tuner", "--probes", n, "--until", "1800us") for n in ("2", "0")]
+    assert runs[0]["controller"]["probes"]["runs_read"] > 0
+    for doc in runs:
+        loop = doc["looping"]
+        # a round every 500 us (at 0, 0.5, 1 and 1.5 ms) of 16 flows, each done in ~100 us
+        assert loop["flows_started"] == 64 and loop["flows_completed"] == 64, loop
+        assert loop["recent_slowdown"]["n"] == 64, loop
+
+
 @pytest.mark.parametrize("args,msg", [
     (["--controller", "tuner", "--force-step", "tor_down:kmin=5@1ms"], "--force-step"),
     (["--controller", "tuner", "--force-step", "nowhere"], "--force-step"),
@@ -171,6 +188,10 @@ def test_bench_cc_smoke(tmp_path):
         # the bench's resolution: the defaults on 2 other seeds, measured in the same run
         assert set(x["seed_spread"]) == {"short99", "long50", "long99"} and all(
             v >= 0 for v in x["seed_spread"].values()), x["seed_spread"]
+        # each figure missed says whether the run resolves it against that spread
+        assert all(set(m) == {"what", "resolved"} and isinstance(m["resolved"], bool) and
+                   m["resolved"] == ("within the resolution" not in m["what"]) for m in x.get("missed", [])), x
+    assert "acceptance figures missed (" in r.stdout or "every acceptance figure met" in r.stdout, r.stdout
     assert "resolution: the defaults on 2 other seeds" in r.stdout, r.stdout
     conv = rep["shifting"]["convergence"]
     assert len(conv) == 5 * 2 and None not in conv and all(0 <= c <= 10 for c in conv), conv
