@@ -75,6 +75,7 @@ export function subscribe(onEvent, onState) {
         const headers = { Accept: 'text/event-stream', Authorization: `Bearer ${used}` };
         if (lastId) headers['Last-Event-ID'] = lastId;
         const resp = await fetch('/api/v1/events', { headers, signal: ctrl.signal, cache: 'no-store' });
+        if (resp.status === 401 && used !== token()) continue; // stale: again with the new token
         if (resp.status === 401) { onState('off'); unauthorized(new ApiError(401), used); return; }
         if (!resp.ok || !resp.body) throw new Error(`HTTP ${resp.status}`);
         onState('live');
