@@ -24,7 +24,9 @@ tuner's settings stop moving for the rest of the phase (want <= 20).
 
 The benchmark's resolution, measured in the same run: both defaults again on as many other seeds
 (--spread-seeds), and how far each figure of a fixed setting moves from one set of seeds to the
-other.  A difference between two settings smaller than that is not resolved by this many seeds.
+other.  A difference between two settings smaller than that is not resolved by this many seeds:
+each acceptance figure missed says whether this run resolves it (how far past its bound against
+how far that figure of a fixed setting moved); a miss within the resolution is still a miss.
 --smoke: one seed, three
 workloads, a 6-point grid, short runs (CI: it cannot rot).  Exit status 1 when an acceptance
 figure is missed (--no-fail: report only)."""
@@ -322,14 +324,29 @@ def main():
                   "long p99 by %.0f %% (smaller differences are not resolved)"
                   % ("", spread, moved["short99"] * 100, moved["long50"] * 100, moved["long99"] * 100))
             report[w]["seed_spread"] = moved
+
+        def missed(what, gaps):
+            """A figure missed, with whether the run resolves it: gaps are (figure, how far the
+            tuner's value is past its bound, relative); each within how far that figure of a
+            fixed setting moved between seed sets is noise, not a verdict (no gaps: resolved)."""
+            unresolved = bool(spread and gaps) and all(g <= moved[m] for m, g in gaps)
+            if unresolved:
+                what += " [within the resolution: %s]" % ", ".join(
+                    "%s %.0f %% past its bound, a fixed setting moved %.0f %%" % (m, g * 100, moved[m] * 100)
+                    for m, g in gaps)
+            failures.append((what, not unresolved))
+            report[w].setdefault("missed", []).append({"what": what, "resolved": not unresolved})
         if viol:
-            failures.append("%s: %d invariant violations" % (w, viol))
+            missed("%s: %d invariant violations" % (w, viol), [])
         if not ok_long(t):
-            failures.append("%s: long flows more than 5 %% worse than the better default" % w)
+            missed("%s: long flows more than 5 %% worse than the better default" % w,
+                   [(m, t[m] / (1.05 * best_def[m]) - 1) for m in ("long50", "long99")
+                    if t[m] > 1.05 * best_def[m]])
         if gain < 0.25:
-            failures.append("%s: short-flow p99 only %.0f %% below the better default (want >= 25 %%)" % (w, gain * 100))
+            missed("%s: short-flow p99 only %.0f %% below the better default (want >= 25 %%)" % (w, gain * 100),
+                   [("short99", t["short99"] / (0.75 * best_def["short99"]) - 1)])
         if pause_cut is not None and pause_cut < 0.5:
-            failures.append("%s: pause time only %.0f %% below the defaults' (want >= 50 %%)" % (w, pause_cut * 100))
+            missed("%s: pause time only %.0f %% below the defaults' (want >= 50 %%)" % (w, pause_cut * 100), [])
         if w == "shifting":
             conv = [c for x in tn for c in convergence(x["timeline"], phase, a.interval_us)]
             worst = None if not conv or None in conv else max(conv)
@@ -337,22 +354,27 @@ def main():
                   "phases of %d intervals)" % ("", ", ".join(map(str, conv)), SHIFTS, seeds, phase // a.interval_us))
             report[w]["convergence"] = conv
             if vs_oracle > -0.15:
-                failures.append("%s: not 15 %% better than the oracle's single setting" % w)
+                missed("%s: not 15 %% better than the oracle's single setting" % w,
+                       [("short99", t["short99"] / (0.85 * r[oracle]["short99"]) - 1)])
             if phase // a.interval_us < 25:
-                failures.append("%s: phases of %d intervals are too short to judge convergence within 20"
-                                % (w, phase // a.interval_us))
+                missed("%s: phases of %d intervals are too short to judge convergence within 20"
+                       % (w, phase // a.interval_us), [])
             elif worst is None or worst > 20:  # None: a phase without a decision
-                failures.append("%s: settings still moving %s intervals after a phase change (want <= 20)" % (w, worst))
+                missed("%s: settings still moving %s intervals after a phase change (want <= 20)" % (w, worst), [])
         elif vs_oracle > 0.05:
-            failures.append("%s: %.0f %% behind the oracle (want within 5 %%)" % (w, vs_oracle * 100))
+            missed("%s: %.0f %% behind the oracle (want within 5 %%)" % (w, vs_oracle * 100),
+                   [("short99", t["short99"] / (1.05 * r[oracle]["short99"]) - 1)])
     print("\nbench-cc: %d runs in %.0f s" % (done[0], elapsed))
     if not a.smoke and elapsed > 1800:
-        failures.append("the bench took %.0f s (want <= 30 min)" % elapsed)
+        failures.append(("the bench took %.0f s (want <= 30 min)" % elapsed, True))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(report, f, indent=1)
     if failures:
-        print("acceptance figures missed:\n  " + "\n  ".join(failures))
+        # a miss inside the resolution is still a miss: the criteria hold as written
+        print("acceptance figures missed (%d resolved by this run, %d within its resolution):\n  "
+              % (sum(res for _, res in failures), sum(not res for _, res in failures))
+              + "\n  ".join(f for f, _ in failures))
         return 0 if a.no_fail else 1
     print("every acceptance figure met")
     return 0
