@@ -161,6 +161,8 @@ json_t *sim_faults(const struct sim *s);
 int sim_probe_start(struct sim *s, int src, int dst, uint32_t size, uint32_t label, uint32_t count,
 		    int64_t timeout_ps, struct rf_err *e);
 json_t *sim_probe_result(struct sim *s, int id);
+/* Whether a run's every probe is done (came back or lost); false for an unknown id. */
+bool sim_probe_done(const struct sim *s, int id);
 
 /* The results; with timing, the run's wall-clock figures too (they differ run to run). */
 json_t *sim_summary(struct sim *s, bool timing, double wall_s);

@@ -39,7 +39,7 @@ struct sim_tune {
 	/* the pingmesh: the hosts, each one's run going (-1: none), the runs' p99 read at an
 	 * interval */
 	int *hosts, *run; /* run[i x peers + k]: host i's k-th */
-	size_t nhosts, nruns;
+	size_t nhosts, peers, nruns;
 	uint64_t round, runs_read, runs_lost, probes_lost, runs_refused;
 	double *tail;
 };
@@ -120,17 +120,16 @@ static int probes_start(struct sim_tune *t);
 static int probes_new(struct sim_tune *t)
 {
 	int ndev = sim_device_count(t->s);
-	size_t peers;
 
 	if (!(t->hosts = calloc((size_t)ndev + 1, sizeof(*t->hosts))))
 		return -ENOMEM;
 	for (int d = 0; d < ndev; d++)
 		if (!sim_device_is_switch(t->s, d))
 			t->hosts[t->nhosts++] = d;
-	peers = t->nhosts > 1 ? t->nhosts - 1 : 0;
-	if (t->o.probe_peers < peers)
-		peers = t->o.probe_peers;
-	t->nruns = t->nhosts * peers;
+	t->peers = t->nhosts > 1 ? t->nhosts - 1 : 0;
+	if (t->o.probe_peers < t->peers)
+		t->peers = t->o.probe_peers;
+	t->nruns = t->nhosts * t->peers;
 	if (!(t->run = malloc((t->nruns + 1) * sizeof(*t->run))) ||
 	    !(t->tail = malloc((t->nruns + 1) * sizeof(*t->tail))))
 		return -ENOMEM;
@@ -425,12 +424,8 @@ static double probes_take(struct sim_tune *t)
 		double v[SIM_TUNE_PROBE_COUNT];
 		size_t n = 0, j;
 
-		if (t->run[i] < 0 || !(res = sim_probe_result(t->s, t->run[i])))
+		if (t->run[i] < 0 || !sim_probe_done(t->s, t->run[i]) || !(res = sim_probe_result(t->s, t->run[i])))
 			continue;
-		if (!json_is_true(json_object_get(res, "done"))) {
-			json_decref(res);
-			continue;
-		}
 		t->run[i] = -1;
 		json_array_foreach(json_object_get(res, "samples_us"), j, x)
 			if (n < SIM_TUNE_PROBE_COUNT)
@@ -457,11 +452,11 @@ static double probes_take(struct sim_tune *t)
  * the other of two paths (a pair comes round once a lap). */
 static int probes_start(struct sim_tune *t)
 {
-	size_t n = t->nhosts, peers = t->nhosts ? t->nruns / t->nhosts : 0;
+	size_t n = t->nhosts;
 
 	for (size_t r = 0; r < t->nruns; r++) {
-		uint64_t turn = t->round * peers + r % peers;
-		size_t i = r / peers, j = (i + 1 + turn % (n - 1)) % n;
+		uint64_t turn = t->round * t->peers + r % t->peers;
+		size_t i = r / t->peers, j = (i + 1 + turn % (n - 1)) % n;
 		struct rf_err e = { 0 };
 		int id;
 
@@ -571,8 +566,8 @@ json_t *sim_tune_json(const struct sim_tune *t, bool timing)
 		      cc_tn_policy_json(cc_tn_get_policy(t->tn)));
 	json_object_set_new(o, "changes_applied", json_integer((json_int_t)t->changes));
 	json_object_set_new(o, "probes",
-			    json_pack("{s:I,s:i,s:i,s:I,s:I,s:I,s:I}", "peers",
-				      (json_int_t)(t->nhosts ? t->nruns / t->nhosts : 0), "count", SIM_TUNE_PROBE_COUNT,
+			    json_pack("{s:I,s:i,s:i,s:I,s:I,s:I,s:I}", "peers", (json_int_t)t->peers, "count",
+				      SIM_TUNE_PROBE_COUNT,
 				      "bytes", SIM_TUNE_PROBE_BYTES, "runs_read", (json_int_t)t->runs_read,
 				      "runs_all_lost", (json_int_t)t->runs_lost, "probes_lost",
 				      (json_int_t)t->probes_lost, "runs_not_started", (json_int_t)t->runs_refused));

@@ -1115,6 +1115,11 @@ static void probes_reap(struct sim *s)
 	}
 }
 
+bool sim_probe_done(const struct sim *s, int id)
+{
+	return id >= 0 && (uint32_t)id < s->nprobes && s->probes[id] && s->probes[id]->done;
+}
+
 json_t *sim_probe_result(struct sim *s, int id)
 {
 	struct probe_gen *g;
