@@ -1290,6 +1290,13 @@ static double member_value(const struct member *m, enum cc_tn_knob k)
 	return m->host ? cc_tn_knob_get_dcqcn(&m->dc, k) : cc_tn_knob_get_ecn(&m->ecn, k);
 }
 
+/* NULL, or why the policy refuses the setting a member reports (any of its knobs): such a
+ * member is left as it is, like one an operator set apart, and GET /api/v1/cc lists it. */
+static const char *member_outside(const struct cc_tn *t, const struct member *m)
+{
+	return m->host ? cc_tn_dcqcn_check(&t->pol, &m->dc) : cc_tn_ecn_check(&t->pol, &m->ecn, t->xoff);
+}
+
 /* Members not yet at the step's value get it, up to the share (spread over the class for a
  * canary); they join the changed group the step compares with the rest. */
 static int propose_changes(struct cc_tn *t, struct step *k, struct cc_tn_proposal *p, double share, bool canary)
@@ -1313,7 +1320,7 @@ static int propose_changes(struct cc_tn *t, struct step *k, struct cc_tn_proposa
 
 			/* the members at the class's setting move; one set apart (by an operator) keeps
 			 * its value, so that undoing the step restores every member exactly */
-			if (m->touched || member_value(m, k->knob) != k->from)
+			if (m->touched || member_value(m, k->knob) != k->from || member_outside(t, m))
 				continue;
 			if (canary && pass == 0 && stride > 1 && i % stride)
 				continue;
@@ -1465,17 +1472,28 @@ static void member_set(struct member *m, enum cc_tn_knob k, double v)
 		knob_set_ecn(&m->ecn, k, v);
 }
 
-/* Whether a candidate value keeps every invariant for the whole class. */
+static double majority(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k);
+
+/* Whether a step of the class's knob k to v may start: it keeps every invariant on each member
+ * it would move (those at the class's setting and inside the policy: propose_changes), and
+ * moves one at least. */
 static const char *candidate_check(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, double v,
 				   uint64_t xoff)
 {
+	double from = majority(t, c, k);
+	size_t n = 0;
+
 	for (size_t i = 0; i < t->nm; i++) {
+		const struct member *m = t->m[i];
 		const char *why;
 
-		if (t->m[i]->cls == (int)c && (why = member_check(t, t->m[i], k, v, xoff)))
+		if (m->cls != (int)c || member_value(m, k) != from || member_outside(t, m))
+			continue;
+		if ((why = member_check(t, m, k, v, xoff)))
 			return why;
+		n++;
 	}
-	return NULL;
+	return n ? NULL : "every member at the class's setting is outside the policy";
 }
 
 static bool class_present(const struct cc_tn *t, enum cc_tn_class c)
@@ -2458,6 +2476,30 @@ json_t *cc_tn_proposal_json(const struct cc_tn_proposal *p)
 }
 
 
+/* The members whose reported setting the policy refuses (a range, or Kmax too close to XOFF):
+ * no step moves them, and a class whose members are all outside takes no step, so an operator
+ * must see them.  How many, and the first OUTSIDE_LISTED with the reason. */
+#define OUTSIDE_LISTED 16
+static json_t *outside_policy_json(const struct cc_tn *t)
+{
+	json_t *list = json_array();
+	size_t n = 0;
+
+	for (size_t i = 0; list && i < t->nm; i++) {
+		const struct member *m = t->m[i];
+		const char *why;
+
+		if (m->cls < 0)
+			continue;
+		why = member_outside(t, m);
+		if (!why || n++ >= OUTSIDE_LISTED)
+			continue;
+		json_array_append_new(list, json_pack("{s:s,s:s*,s:s,s:s}", "node", m->node, "port",
+						      m->host ? NULL : m->port, "class", LBL(m->cls), "why", why));
+	}
+	return json_pack("{s:I,s:o}", "members", (json_int_t)n, "first", list ? list : json_array());
+}
+
 json_t *cc_tn_json(const struct cc_tn *t)
 {
 	json_t *classes = json_object(), *o;
@@ -2506,6 +2548,7 @@ json_t *cc_tn_json(const struct cc_tn *t)
 		/* host classes set but not in force until no step of one is out */
 		json_object_set_new(o, "host_classes_pending", json_boolean(classes_pending(t)));
 		json_object_set_new(o, "steps_in_progress", steps);
+		json_object_set_new(o, "outside_policy", outside_policy_json(t));
 	}
 	return o;
 }

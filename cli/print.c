@@ -745,6 +745,17 @@ void print_cc(FILE *f, const json_t *d)
 				json_string_value(json_object_get(x, "class")) ?: "?",
 				json_string_value(json_object_get(x, "knob")) ?: "?",
 				json_number_value(json_object_get(x, "from")), json_number_value(json_object_get(x, "to")));
+		if ((p = json_object_get(d, "outside_policy")) && json_integer_value(json_object_get(p, "members")) > 0) {
+			fprintf(f, "  outside the policy, left as they are: %lld\n",
+				(long long)json_integer_value(json_object_get(p, "members")));
+			json_array_foreach(json_object_get(p, "first"), i, x) {
+				const char *port = json_string_value(json_object_get(x, "port"));
+
+				fprintf(f, "    %s%s%s (%s): %s\n", json_string_value(json_object_get(x, "node")) ?: "?",
+					port ? ":" : "", port ?: "", json_string_value(json_object_get(x, "class")) ?: "?",
+					json_string_value(json_object_get(x, "why")) ?: "?");
+			}
+		}
 		return;
 	}
 	if (!json_is_array(d) && !json_object_get(d, "phase")) { /* the policy, or anything else */

@@ -171,6 +171,27 @@ def test_host_classes(world):
     wait_for(lambda: "gpu" not in c.json("/api/v1/cc")["settings"], 30, what="the class gone from the status")
 
 
+def test_a_host_outside_the_policy_is_listed(world):
+    """An operator sets one host's CNP spacing below the policy's floor (2 us): the tuner's
+    status lists it, with the reason, and leaves it as it is."""
+    d, sim, c, ops = fabric(world)
+    st = wait_for(lambda: (lambda x: x if "hosts" in x["settings"] else None)(c.json("/api/v1/cc")), 30,
+                  what="the hosts in the tuner's status")
+    assert st["outside_policy"] == {"members": 0, "first": []}, st["outside_policy"]
+    r = ops.put("/api/v1/hosts/h3/dcqcn", json={"min_time_between_cnps": 1})
+    assert r.status_code == 202, r.text
+    cid = r.json()["changes"][0]["id"]
+    wait_for(lambda: c.json(f"/api/v1/changes/{cid}")["state"] == "applied", 10, what="applied")
+    out = wait_for(lambda: (lambda o: o if o["members"] == 1 else None)(c.json("/api/v1/cc")["outside_policy"]), 30,
+                   what="h3 listed outside the policy")
+    assert out["first"][0]["node"] == "h3" and out["first"][0]["class"] == "hosts", out
+    assert "port" not in out["first"][0] and "cnp_gap_min_us" in out["first"][0]["why"], out
+    assert all(x["node"] != "h3" for p in proposals(c, all="true") for x in p["changes"])
+    out = ctl(d, "viewer", "cc")
+    assert out.returncode == 0 and "outside the policy, left as they are: 1" in out.stdout, out.stdout + out.stderr
+    assert "h3 (hosts): min_time_between_cnps is outside" in out.stdout, out.stdout
+
+
 def test_policy_change_kept_and_bad_decisions(world):
     d = world.daemon(extra_conf=CC_CONF).start()
     d.token("ops", "operator")

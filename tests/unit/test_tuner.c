@@ -589,6 +589,73 @@ static double class_json(struct cc_tn *t, const char *cls, const char *knob)
 	return r;
 }
 
+/* Members whose reported setting the policy refuses are left as they are and listed in the
+ * tuner's JSON: one host outside (its rpg_ai_rate above ai_max_mbps) blocks no step of the
+ * others, a port whose Kmax leaves no control loop below XOFF is named with its port, and a
+ * class all outside takes no step. */
+static void test_outside_policy(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO);
+	struct cc_tn_dcqcn fast = dc0, gap1 = dc0;
+	struct cc_tn_ecn tall = ecn0;
+	const struct cc_tn_proposal *p;
+	json_t *j, *o, *x;
+	char h[8];
+	int64_t i = 1;
+
+	(void)state;
+	fast.rpg_ai_rate_mbps = 100;
+	assert_int_equal(cc_tn_track_host(t, "h0", &fast), 0);
+	tall.kmax_bytes = XOFF - 100000; /* less than loop_bytes (150 KB) below XOFF */
+	assert_int_equal(cc_tn_track_port(t, "spine0", "leaf0", &tall), 0);
+	for (; i <= 3; i++)
+		run(t, i, leaf0_paused, NULL);
+	p = pending_class(t, CC_TN_HOSTS);
+	assert_non_null(p);
+	assert_int_equal(p->knob, CC_TN_CNP_GAP);
+	assert_true(p->nchanges > 0);
+	for (size_t k = 0; k < p->nchanges; k++)
+		assert_string_not_equal(p->changes[k].node, "h0");
+	j = cc_tn_json(t);
+	o = json_object_get(j, "outside_policy");
+	assert_int_equal(json_integer_value(json_object_get(o, "members")), 2);
+	assert_int_equal(json_array_size(json_object_get(o, "first")), 2);
+	for (size_t k = 0; k < 2; k++) {
+		x = json_array_get(json_object_get(o, "first"), k);
+		if (!strcmp(json_string_value(json_object_get(x, "node")), "h0")) {
+			assert_null(json_object_get(x, "port"));
+			assert_string_equal(json_string_value(json_object_get(x, "class")), "hosts");
+			assert_non_null(strstr(json_string_value(json_object_get(x, "why")), "rpg_ai_rate"));
+		} else {
+			assert_string_equal(json_string_value(json_object_get(x, "node")), "spine0");
+			assert_string_equal(json_string_value(json_object_get(x, "port")), "leaf0");
+			assert_string_equal(json_string_value(json_object_get(x, "class")), "spine");
+			assert_non_null(strstr(json_string_value(json_object_get(x, "why")), "XOFF"));
+		}
+	}
+	json_decref(j);
+	cc_tn_free(t);
+
+	/* every host's CNP spacing below the policy's floor (2 us): no host step, each listed */
+	t = tuner(CC_TN_AUTO);
+	gap1.min_time_between_cnps_us = 1;
+	for (int k = 0; k < 8; k++) {
+		snprintf(h, sizeof(h), "h%d", k);
+		assert_int_equal(cc_tn_track_host(t, h, &gap1), 0);
+	}
+	for (i = 1; i <= 6; i++)
+		run(t, i, leaf0_paused, NULL);
+	assert_null(pending_class(t, CC_TN_HOSTS));
+	assert_non_null(pending_class(t, CC_TN_TOR_DOWN)); /* the switches step all the same */
+	j = cc_tn_json(t);
+	o = json_object_get(j, "outside_policy");
+	assert_int_equal(json_integer_value(json_object_get(o, "members")), 8);
+	x = json_array_get(json_object_get(o, "first"), 0);
+	assert_non_null(strstr(json_string_value(json_object_get(x, "why")), "min_time_between_cnps"));
+	json_decref(j);
+	cc_tn_free(t);
+}
+
 /* Host classes: the policy's names and patterns (and their refusals); each class steps on its
  * own hosts' signals (the class whose edge links pause gets more CNPs, the other keeps its
  * DCQCN); the classes cannot be redefined under a step of theirs; a completed step of a class
@@ -1186,6 +1253,7 @@ int main(void)
 		cmocka_unit_test(test_snapshot_merge),
 		cmocka_unit_test(test_mode_changes),
 		cmocka_unit_test(test_outlier_kept),
+		cmocka_unit_test(test_outside_policy),
 		cmocka_unit_test(test_host_classes),
 		cmocka_unit_test(test_host_classes_wait_for_the_step),
 		cmocka_unit_test(test_restore_steps_of_gone_classes),
