@@ -303,6 +303,26 @@ def test_tuner_shows_host_classes(demo, browser):
         assert demo.api.put("/api/v1/cc/policy", json={"host_classes": []}).status_code == 200
 
 
+def test_tuner_shows_members_outside_the_policy(demo, browser):
+    """A host whose CNP spacing an operator set below the policy's floor is named on the tuner's
+    page, with the reason."""
+    r = demo.api.put("/api/v1/hosts/h5/dcqcn", json={"min_time_between_cnps": 1})
+    assert r.status_code == 202, r.text
+    try:
+        wait_for(lambda: demo.api.json("/api/v1/cc")["outside_policy"]["members"] >= 1, 30, 0.5,
+                 what="h5 outside the policy")
+        browser.login(demo.url, demo.viewer)
+        browser.open(demo.url, "tuner")
+        text = wait_for(lambda: browser.js("return document.getElementById('cc-outside')?.textContent"), 15, 0.2,
+                        what="the members outside the policy on the page")
+        assert "h5 (hosts): min_time_between_cnps is outside" in text, text
+        assert browser.console_errors() == []
+    finally:
+        assert demo.api.put("/api/v1/hosts/h5/dcqcn", json={"min_time_between_cnps": 4}).status_code == 202
+        wait_for(lambda: demo.api.json("/api/v1/cc")["outside_policy"]["members"] == 0, 30, 0.5,
+                 what="h5 back inside the policy")
+
+
 def test_heatmap_reads_out_pairs_from_the_keyboard(demo, browser):
     wait_for(lambda: len(demo.api.json("/api/v1/probes/matrix", params={"window": "10s", "paths": "false"})["pairs"]) > 50,
              30, 0.5, what="the pingmesh's first rounds")
