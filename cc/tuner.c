@@ -370,38 +370,60 @@ int cc_tn_policy_from_json(json_t *o, struct cc_tn_policy *p, char *err, size_t 
 	return 0;
 }
 
+/* Every invariant and range a setting breaks, one bit each; the first one's text is the
+ * reason given.  The bits let an undo be refused only for what it would break anew. */
+static const char *const ecn_why[] = {
+	"kmin_bytes must be below kmax_bytes",
+	"kmin_bytes is below the policy's kmin_floor_bytes",
+	"kmax_bytes is above the policy's kmax_ceiling_bytes",
+	"kmax_bytes leaves less than one control loop (loop_bytes) below the PFC XOFF threshold",
+	"pmax is outside the policy's pmax_floor..pmax_ceiling",
+};
+
+static unsigned ecn_violations(const struct cc_tn_policy *p, const struct cc_tn_ecn *e, uint64_t xoff_bytes)
+{
+	return (unsigned)(e->kmin_bytes >= e->kmax_bytes) | (unsigned)(e->kmin_bytes < p->kmin_floor_bytes) << 1 |
+	       (unsigned)(e->kmax_bytes > p->kmax_ceiling_bytes) << 2 |
+	       (unsigned)(xoff_bytes && e->kmax_bytes + p->loop_bytes > xoff_bytes) << 3 |
+	       (unsigned)!(e->pmax >= p->pmax_floor && e->pmax <= p->pmax_ceiling) << 4;
+}
+
+static const char *const dcqcn_why[] = {
+	"min_time_between_cnps is outside the policy's cnp_gap_min_us..cnp_gap_max_us",
+	"rpg_time_reset is outside the policy's range",
+	"rpg_ai_rate is outside the policy's range",
+	"rpg_hai_rate is outside the policy's range",
+	"rpg_ai_rate must not exceed rpg_hai_rate",
+	"rpg_byte_reset is outside the policy's range",
+	"dce_tcp_g is outside the policy's range",
+};
+
+static unsigned dcqcn_violations(const struct cc_tn_policy *p, const struct cc_tn_dcqcn *d)
+{
+	return (unsigned)!(d->min_time_between_cnps_us >= p->cnp_gap_min_us &&
+			   d->min_time_between_cnps_us <= p->cnp_gap_max_us) |
+	       (unsigned)!(d->rpg_time_reset_us >= p->time_reset_min_us && d->rpg_time_reset_us <= p->time_reset_max_us)
+		       << 1 |
+	       (unsigned)!(d->rpg_ai_rate_mbps >= p->ai_min_mbps && d->rpg_ai_rate_mbps <= p->ai_max_mbps) << 2 |
+	       (unsigned)!(d->rpg_hai_rate_mbps >= p->hai_min_mbps && d->rpg_hai_rate_mbps <= p->hai_max_mbps) << 3 |
+	       (unsigned)(d->rpg_ai_rate_mbps > d->rpg_hai_rate_mbps) << 4 |
+	       (unsigned)(d->rpg_byte_reset < p->byte_reset_min || d->rpg_byte_reset > p->byte_reset_max) << 5 |
+	       (unsigned)(d->dce_tcp_g < p->g_min || d->dce_tcp_g > p->g_max) << 6;
+}
+
+static const char *first_why(unsigned v, const char *const *why)
+{
+	return v ? why[__builtin_ctz(v)] : NULL;
+}
+
 const char *cc_tn_ecn_check(const struct cc_tn_policy *p, const struct cc_tn_ecn *e, uint64_t xoff_bytes)
 {
-	if (e->kmin_bytes >= e->kmax_bytes)
-		return "kmin_bytes must be below kmax_bytes";
-	if (e->kmin_bytes < p->kmin_floor_bytes)
-		return "kmin_bytes is below the policy's kmin_floor_bytes";
-	if (e->kmax_bytes > p->kmax_ceiling_bytes)
-		return "kmax_bytes is above the policy's kmax_ceiling_bytes";
-	if (xoff_bytes && e->kmax_bytes + p->loop_bytes > xoff_bytes)
-		return "kmax_bytes leaves less than one control loop (loop_bytes) below the PFC XOFF threshold";
-	if (!(e->pmax >= p->pmax_floor && e->pmax <= p->pmax_ceiling))
-		return "pmax is outside the policy's pmax_floor..pmax_ceiling";
-	return NULL;
+	return first_why(ecn_violations(p, e, xoff_bytes), ecn_why);
 }
 
 const char *cc_tn_dcqcn_check(const struct cc_tn_policy *p, const struct cc_tn_dcqcn *d)
 {
-	if (!(d->min_time_between_cnps_us >= p->cnp_gap_min_us && d->min_time_between_cnps_us <= p->cnp_gap_max_us))
-		return "min_time_between_cnps is outside the policy's cnp_gap_min_us..cnp_gap_max_us";
-	if (!(d->rpg_time_reset_us >= p->time_reset_min_us && d->rpg_time_reset_us <= p->time_reset_max_us))
-		return "rpg_time_reset is outside the policy's range";
-	if (!(d->rpg_ai_rate_mbps >= p->ai_min_mbps && d->rpg_ai_rate_mbps <= p->ai_max_mbps))
-		return "rpg_ai_rate is outside the policy's range";
-	if (!(d->rpg_hai_rate_mbps >= p->hai_min_mbps && d->rpg_hai_rate_mbps <= p->hai_max_mbps))
-		return "rpg_hai_rate is outside the policy's range";
-	if (d->rpg_ai_rate_mbps > d->rpg_hai_rate_mbps)
-		return "rpg_ai_rate must not exceed rpg_hai_rate";
-	if (d->rpg_byte_reset < p->byte_reset_min || d->rpg_byte_reset > p->byte_reset_max)
-		return "rpg_byte_reset is outside the policy's range";
-	if (d->dce_tcp_g < p->g_min || d->dce_tcp_g > p->g_max)
-		return "dce_tcp_g is outside the policy's range";
-	return NULL;
+	return first_why(dcqcn_violations(p, d), dcqcn_why);
 }
 
 double cc_tn_knob_get_ecn(const struct cc_tn_ecn *e, enum cc_tn_knob k)
@@ -1290,11 +1312,48 @@ static double member_value(const struct member *m, enum cc_tn_knob k)
 	return m->host ? cc_tn_knob_get_dcqcn(&m->dc, k) : cc_tn_knob_get_ecn(&m->ecn, k);
 }
 
-/* NULL, or why the policy refuses the setting a member reports (any of its knobs): such a
- * member is left as it is, like one an operator set apart, and GET /api/v1/cc lists it. */
-static const char *member_outside(const struct cc_tn *t, const struct member *m)
+/* What a member's setting breaks (the bits of ecn_violations or dcqcn_violations) with value v
+ * of knob k, or as it is (k < 0).  An undo is checked too: the policy may have narrowed since,
+ * or a saved state be damaged. */
+static unsigned violations(const struct cc_tn *t, const struct member *m, int k, double v, uint64_t xoff)
 {
-	return m->host ? cc_tn_dcqcn_check(&t->pol, &m->dc) : cc_tn_ecn_check(&t->pol, &m->ecn, t->xoff);
+	if (m->host) {
+		struct cc_tn_dcqcn d = m->dc;
+
+		if (k >= 0)
+			knob_set_dcqcn(&d, (enum cc_tn_knob)k, v);
+		return dcqcn_violations(&t->pol, &d);
+	} else {
+		struct cc_tn_ecn e = m->ecn;
+
+		if (k >= 0)
+			knob_set_ecn(&e, (enum cc_tn_knob)k, v);
+		return ecn_violations(&t->pol, &e, xoff);
+	}
+}
+
+static const char *violation_why(const struct member *m, unsigned v)
+{
+	return first_why(v, m->host ? dcqcn_why : ecn_why);
+}
+
+/* Whether undoing a step on member m (knob k back to v) would break something the member does
+ * not break already: then it keeps its value.  One outside the policy on another knob (an
+ * operator's setting, a narrower policy) still gets the undo. */
+static bool undo_refused(const struct cc_tn *t, const struct member *m, enum cc_tn_knob k, double v)
+{
+	return violations(t, m, (int)k, v, t->xoff) & ~violations(t, m, -1, 0, t->xoff);
+}
+
+/* Whether a step of knob k from `from` to v moves member m: one of the class's members at its
+ * setting, in no other step, and inside the policy with v (one outside it on any knob, as
+ * reported, comes back inside with the step or is left as it is, like one an operator set
+ * apart; GET /api/v1/cc lists it). */
+static bool member_moves(const struct cc_tn *t, const struct member *m, enum cc_tn_knob k, double from, double v,
+			 uint64_t xoff)
+{
+	return (m->host || m->snap_port >= 0) && !m->touched && member_value(m, k) == from &&
+	       !violations(t, m, (int)k, v, xoff);
 }
 
 /* Members not yet at the step's value get it, up to the share (spread over the class for a
@@ -1320,7 +1379,7 @@ static int propose_changes(struct cc_tn *t, struct step *k, struct cc_tn_proposa
 
 			/* the members at the class's setting move; one set apart (by an operator) keeps
 			 * its value, so that undoing the step restores every member exactly */
-			if (m->touched || member_value(m, k->knob) != k->from || member_outside(t, m))
+			if (!member_moves(t, m, k->knob, k->from, k->to, t->xoff))
 				continue;
 			if (canary && pass == 0 && stride > 1 && i % stride)
 				continue;
@@ -1444,25 +1503,6 @@ static double step_value(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_k
 	return (up ? nv <= v : nv >= v) ? NAN : nv;
 }
 
-/* NULL when a member may take value v of knob k, or which invariant or range of the policy it
- * would break (an undo is checked too: the policy may have narrowed since, or a saved state be
- * damaged). */
-static const char *member_check(const struct cc_tn *t, const struct member *m, enum cc_tn_knob k, double v,
-				uint64_t xoff)
-{
-	if (m->host) {
-		struct cc_tn_dcqcn d = m->dc;
-
-		knob_set_dcqcn(&d, k, v);
-		return cc_tn_dcqcn_check(&t->pol, &d);
-	} else {
-		struct cc_tn_ecn e = m->ecn;
-
-		knob_set_ecn(&e, k, v);
-		return cc_tn_ecn_check(&t->pol, &e, xoff);
-	}
-}
-
 /* The tuner's belief of a member's value (until it reports again). */
 static void member_set(struct member *m, enum cc_tn_knob k, double v)
 {
@@ -1474,9 +1514,8 @@ static void member_set(struct member *m, enum cc_tn_knob k, double v)
 
 static double majority(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k);
 
-/* Whether a step of the class's knob k to v may start: it keeps every invariant on each member
- * it would move (those at the class's setting and inside the policy: propose_changes), and
- * moves one at least. */
+/* Whether a step of the class's knob k to v may start: it moves one member at least
+ * (member_moves) and breaks nothing on a member inside the policy now (NULL), or why not. */
 static const char *candidate_check(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, double v,
 				   uint64_t xoff)
 {
@@ -1485,15 +1524,16 @@ static const char *candidate_check(const struct cc_tn *t, enum cc_tn_class c, en
 
 	for (size_t i = 0; i < t->nm; i++) {
 		const struct member *m = t->m[i];
-		const char *why;
+		unsigned bad;
 
-		if (m->cls != (int)c || member_value(m, k) != from || member_outside(t, m))
+		if (m->cls != (int)c || member_value(m, k) != from || m->touched || (!m->host && m->snap_port < 0))
 			continue;
-		if ((why = member_check(t, m, k, v, xoff)))
-			return why;
-		n++;
+		if (!(bad = violations(t, m, (int)k, v, xoff)))
+			n++;
+		else if (!violations(t, m, -1, 0, xoff))
+			return violation_why(m, bad);
 	}
-	return n ? NULL : "every member at the class's setting is outside the policy";
+	return n ? NULL : "no member at the class's setting is inside the policy with that value";
 }
 
 static bool class_present(const struct cc_tn *t, enum cc_tn_class c)
@@ -1843,7 +1883,7 @@ static int next_rollout(struct cc_tn *t, struct step *k, const char *verdict)
 		return -ENOMEM;
 	if (!p->nchanges) {
 		p->state = CC_TN_APPLIED;
-		snprintf(p->reason, sizeof(p->reason), "step %llu complete: %s %s is %g on the whole class",
+		snprintf(p->reason, sizeof(p->reason), "step %llu complete: %s %s is %g on the class (its members inside the policy)",
 			 (unsigned long long)k->step, LBL(k->cls), knob_names[k->knob], k->to);
 		if (record_done(t, k) < 0)
 			return -ENOMEM;
@@ -2134,7 +2174,7 @@ int cc_tn_rollback_all(struct cc_tn *t)
 		for (size_t j = 0; j < ds->nkeys; j++) {
 			struct member *m = hmap_get(&t->idx, ds->keys[j]);
 
-			if (m && member_check(t, m, ds->knob, ds->from, t->xoff))
+			if (m && undo_refused(t, m, ds->knob, ds->from))
 				continue; /* the policy does not allow the old value any more: kept */
 			if (m && member_value(m, ds->knob) == ds->to && add_change(p, m, ds->knob, ds->from) < 0)
 				return -ENOMEM;
@@ -2363,7 +2403,7 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 				 * redefined since); a port of the step's class or not yet seen */
 				if (!m || m->host != cc_tn_class_is_hosts(k->cls) ||
 				    (!m->host && m->cls >= 0 && m->cls != (int)k->cls) ||
-				    member_value(m, k->knob) != k->to || member_check(t, m, k->knob, k->from, t->xoff))
+				    member_value(m, k->knob) != k->to || undo_refused(t, m, k->knob, k->from))
 					continue;
 				if (add_change(p, m, k->knob, k->from) < 0)
 					return -ENOMEM;
@@ -2392,21 +2432,25 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 /* --- views ------------------------------------------------------------------------------- */
 
 /* The value of a knob most members of a class have: the majority's, found in one pass
- * (Boyer-Moore vote; with no majority, one of the class's values).  NAN: no member. */
+ * (Boyer-Moore vote; with no majority, one of the class's values).  Members outside the policy
+ * have no vote (no step moves them) unless all are.  NAN: no member. */
 static double majority(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k)
 {
 	double cand = NAN;
-	size_t votes = 0;
 
-	for (size_t i = 0; i < t->nm; i++) {
-		double v;
+	for (int all = 0; all < 2 && isnan(cand); all++) {
+		size_t votes = 0;
 
-		if (t->m[i]->cls != (int)c)
-			continue;
-		v = member_value(t->m[i], k);
-		if (!votes)
-			cand = v;
-		votes += v == cand ? 1 : (size_t)-1;
+		for (size_t i = 0; i < t->nm; i++) {
+			double v;
+
+			if (t->m[i]->cls != (int)c || (!all && violations(t, t->m[i], -1, 0, t->xoff)))
+				continue;
+			v = member_value(t->m[i], k);
+			if (!votes)
+				cand = v;
+			votes += v == cand ? 1 : (size_t)-1;
+		}
 	}
 	return cand;
 }
@@ -2477,8 +2521,8 @@ json_t *cc_tn_proposal_json(const struct cc_tn_proposal *p)
 
 
 /* The members whose reported setting the policy refuses (a range, or Kmax too close to XOFF):
- * no step moves them, and a class whose members are all outside takes no step, so an operator
- * must see them.  How many, and the first OUTSIDE_LISTED with the reason. */
+ * no step moves them unless it brings them back inside, and they have no vote in the class's
+ * setting, so an operator must see them.  How many, and the first OUTSIDE_LISTED with the reason. */
 #define OUTSIDE_LISTED 16
 static json_t *outside_policy_json(const struct cc_tn *t)
 {
@@ -2491,7 +2535,7 @@ static json_t *outside_policy_json(const struct cc_tn *t)
 
 		if (m->cls < 0)
 			continue;
-		why = member_outside(t, m);
+		why = violation_why(m, violations(t, m, -1, 0, t->xoff));
 		if (!why || n++ >= OUTSIDE_LISTED)
 			continue;
 		json_array_append_new(list, json_pack("{s:s,s:s*,s:s,s:s}", "node", m->node, "port",

@@ -230,7 +230,8 @@ static void test_invariants(void **state)
 	assert_non_null(cc_tn_dcqcn_check(p, &d));
 }
 
-/* Applies every pending approved proposal and checks its changes keep the invariants. */
+/* Applies every pending approved proposal and checks its changes keep the invariants (an undo
+ * on a member already outside the policy on another knob: that knob's violation stays). */
 static void apply_all(struct cc_tn *t, size_t class_size, size_t *changed)
 {
 	size_t n;
@@ -248,7 +249,8 @@ static void apply_all(struct cc_tn *t, size_t class_size, size_t *changed)
 		if (p->phase != CC_TN_ROLLBACK)
 			assert_true(p->nchanges <= (size_t)ceil(cc_tn_defaults.max_share * (double)class_size));
 		for (size_t k = 0; k < p->nchanges; k++)
-			if (!p->changes[k].host)
+			if (!p->changes[k].host &&
+			    (p->phase != CC_TN_ROLLBACK || !cc_tn_ecn_check(&cc_tn_defaults, &p->changes[k].ecn_from, XOFF)))
 				assert_null(cc_tn_ecn_check(&cc_tn_defaults, &p->changes[k].ecn_to, XOFF));
 		if (changed)
 			*changed += p->nchanges;
@@ -653,6 +655,25 @@ static void test_outside_policy(void **state)
 	x = json_array_get(json_object_get(o, "first"), 0);
 	assert_non_null(strstr(json_string_value(json_object_get(x, "why")), "min_time_between_cnps"));
 	json_decref(j);
+	cc_tn_free(t);
+
+	/* every ToR downlink's Kmax too close to XOFF: the move against the pauses (Kmax down)
+	 * brings them back inside, so it moves them */
+	t = tuner(CC_TN_AUTO);
+	for (int l = 0; l < 2; l++)
+		for (int k = 0; k < 4; k++) {
+			char leaf[8];
+
+			snprintf(leaf, sizeof(leaf), "leaf%d", l);
+			snprintf(h, sizeof(h), "h%d", l * 4 + k);
+			assert_int_equal(cc_tn_track_port(t, leaf, h, &tall), 0);
+		}
+	for (i = 1; i <= 3; i++)
+		run(t, i, leaf0_paused, NULL);
+	p = pending_class(t, CC_TN_TOR_DOWN);
+	assert_non_null(p);
+	assert_int_equal(p->knob, CC_TN_KMAX);
+	assert_true(p->to + 150000 <= XOFF && p->nchanges > 0);
 	cc_tn_free(t);
 }
 
@@ -1091,10 +1112,11 @@ static void test_rollback_all(void **state)
 {
 	struct cc_tn *t = tuner(CC_TN_AUTO);
 	struct canary_look cl = { .t = t, .better = true };
-	struct cc_tn_proposal *p;
+	struct cc_tn_proposal *p, **v;
 	struct cc_tn_ecn e;
 	int64_t i = 1;
-	size_t undone = 0;
+	size_t undone = 0, n;
+	bool outside_undone = false;
 	int steps;
 
 	(void)state;
@@ -1112,11 +1134,21 @@ static void test_rollback_all(void **state)
 	assert_true(idle(t));
 	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &e);
 	assert_int_equal(e.kmin_bytes, 10000);
+	/* an operator sets one port's Pmax below the policy's floor: its Kmin is undone all the
+	 * same (the undo breaks nothing it does not break already) */
+	e.pmax = 0.001;
+	assert_int_equal(cc_tn_track_port(t, "leaf0", "h0", &e), 0);
 	steps = cc_tn_rollback_all(t);
 	assert_true(steps >= 1);
+	v = cc_tn_pending(t, &n);
+	for (size_t k = 0; k < n; k++)
+		for (size_t c = 0; c < v[k]->nchanges; c++)
+			outside_undone |= !strcmp(v[k]->changes[c].node, "leaf0") && !strcmp(v[k]->changes[c].port, "h0") &&
+					  v[k]->changes[c].ecn_to.kmin_bytes == ecn0.kmin_bytes;
+	assert_true(outside_undone);
 	apply_all(t, 8, &undone);
 	assert_true(undone >= 8);
-	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &e);
+	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &e); /* the port outside has no vote */
 	assert_memory_equal(&e, &ecn0, sizeof(e)); /* every step undone, newest first */
 	assert_int_equal(cc_tn_rollback_all(t), 0); /* nothing left to undo */
 	cc_tn_free(t);
