@@ -1345,15 +1345,20 @@ static bool undo_refused(const struct cc_tn *t, const struct member *m, enum cc_
 	return violations(t, m, (int)k, v, t->xoff) & ~violations(t, m, -1, 0, t->xoff);
 }
 
-/* Whether a step of knob k from `from` to v moves member m: one of the class's members at its
- * setting, in no other step, and inside the policy with v (one outside it on any knob, as
- * reported, comes back inside with the step or is left as it is, like one an operator set
- * apart; GET /api/v1/cc lists it). */
+/* Whether a step of knob k from `from` may move member m (of the step's class): at that
+ * setting, seen, and in no other step. */
+static bool member_at(const struct member *m, enum cc_tn_knob k, double from)
+{
+	return (m->host || m->snap_port >= 0) && !m->touched && member_value(m, k) == from;
+}
+
+/* Whether a step of knob k from `from` to v moves member m: one at that setting (member_at),
+ * inside the policy with v (one outside it on any knob, as reported, comes back inside with
+ * the step or is left as it is, like one an operator set apart; GET /api/v1/cc lists it). */
 static bool member_moves(const struct cc_tn *t, const struct member *m, enum cc_tn_knob k, double from, double v,
 			 uint64_t xoff)
 {
-	return (m->host || m->snap_port >= 0) && !m->touched && member_value(m, k) == from &&
-	       !violations(t, m, (int)k, v, xoff);
+	return member_at(m, k, from) && !violations(t, m, (int)k, v, xoff);
 }
 
 /* Members not yet at the step's value get it, up to the share (spread over the class for a
@@ -1526,7 +1531,7 @@ static const char *candidate_check(const struct cc_tn *t, enum cc_tn_class c, en
 		const struct member *m = t->m[i];
 		unsigned bad;
 
-		if (m->cls != (int)c || member_value(m, k) != from || m->touched || (!m->host && m->snap_port < 0))
+		if (m->cls != (int)c || !member_at(m, k, from))
 			continue;
 		if (!(bad = violations(t, m, (int)k, v, xoff)))
 			n++;
