@@ -1337,12 +1337,40 @@ static const char *violation_why(const struct member *m, unsigned v)
 	return first_why(v, m->host ? dcqcn_why : ecn_why);
 }
 
-/* Whether undoing a step on member m (knob k back to v) would break something the member does
- * not break already: then it keeps its value.  One outside the policy on another knob (an
+/* The bits of ecn_violations or dcqcn_violations that knob k takes part in. */
+static unsigned knob_bits(enum cc_tn_knob k)
+{
+	switch (k) {
+	case CC_TN_KMIN:
+		return 1u << 0 | 1u << 1;
+	case CC_TN_KMAX:
+		return 1u << 0 | 1u << 2 | 1u << 3;
+	case CC_TN_PMAX:
+		return 1u << 4;
+	case CC_TN_CNP_GAP:
+		return 1u << 0;
+	case CC_TN_TIME_RESET:
+		return 1u << 1;
+	case CC_TN_AI_RATE:
+		return 1u << 2 | 1u << 4;
+	case CC_TN_HAI_RATE:
+		return 1u << 3 | 1u << 4;
+	case CC_TN_BYTE_RESET:
+		return 1u << 5;
+	default:
+		return 1u << 6;
+	}
+}
+
+/* Whether undoing a step on member m (knob k back to v) is refused: the old value breaks
+ * something the member does not break already, or a rule of that knob it breaks now (Kmax
+ * back up while already too close to XOFF).  One outside the policy on another knob only (an
  * operator's setting, a narrower policy) still gets the undo. */
 static bool undo_refused(const struct cc_tn *t, const struct member *m, enum cc_tn_knob k, double v)
 {
-	return violations(t, m, (int)k, v, t->xoff) & ~violations(t, m, -1, 0, t->xoff);
+	unsigned after = violations(t, m, (int)k, v, t->xoff);
+
+	return after & (~violations(t, m, -1, 0, t->xoff) | knob_bits(k));
 }
 
 /* Whether a step of knob k from `from` may move member m (of the step's class): at that

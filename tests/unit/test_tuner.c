@@ -675,6 +675,21 @@ static void test_outside_policy(void **state)
 	assert_int_equal(p->knob, CC_TN_KMAX);
 	assert_true(p->to + 150000 <= XOFF && p->nchanges > 0);
 	cc_tn_free(t);
+
+	/* five of the eight ToR downlinks set apart outside the policy (Pmax below its floor) at
+	 * another Kmin: the three inside give the class's setting */
+	t = tuner(CC_TN_AUTO);
+	tall = ecn0;
+	tall.kmin_bytes = 30000;
+	tall.pmax = 0.001;
+	for (int k = 0; k < 5; k++) {
+		snprintf(h, sizeof(h), "h%d", k);
+		assert_int_equal(cc_tn_track_port(t, k < 4 ? "leaf0" : "leaf1", h, &tall), 0);
+	}
+	run(t, 1, NULL, NULL);
+	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &tall);
+	assert_memory_equal(&tall, &ecn0, sizeof(tall));
+	cc_tn_free(t);
 }
 
 /* Host classes: the policy's names and patterns (and their refusals); each class steps on its
@@ -1138,16 +1153,21 @@ static void test_rollback_all(void **state)
 	 * same (the undo breaks nothing it does not break already) */
 	e.pmax = 0.001;
 	assert_int_equal(cc_tn_track_port(t, "leaf0", "h0", &e), 0);
+	/* another one's Kmax below its Kmin: Kmin back up would still break Kmin < Kmax, kept */
+	e = (struct cc_tn_ecn){ 10000, 5000, 0.01 };
+	assert_int_equal(cc_tn_track_port(t, "leaf1", "h5", &e), 0);
 	steps = cc_tn_rollback_all(t);
 	assert_true(steps >= 1);
 	v = cc_tn_pending(t, &n);
 	for (size_t k = 0; k < n; k++)
-		for (size_t c = 0; c < v[k]->nchanges; c++)
+		for (size_t c = 0; c < v[k]->nchanges; c++) {
 			outside_undone |= !strcmp(v[k]->changes[c].node, "leaf0") && !strcmp(v[k]->changes[c].port, "h0") &&
 					  v[k]->changes[c].ecn_to.kmin_bytes == ecn0.kmin_bytes;
+			assert_false(!strcmp(v[k]->changes[c].node, "leaf1") && !strcmp(v[k]->changes[c].port, "h5"));
+		}
 	assert_true(outside_undone);
 	apply_all(t, 8, &undone);
-	assert_true(undone >= 8);
+	assert_true(undone >= 7); /* all but leaf1:h5 */
 	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &e); /* the port outside has no vote */
 	assert_memory_equal(&e, &ecn0, sizeof(e)); /* every step undone, newest first */
 	assert_int_equal(cc_tn_rollback_all(t), 0); /* nothing left to undo */
