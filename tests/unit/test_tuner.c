@@ -602,7 +602,7 @@ static void test_outside_policy(void **state)
 	struct cc_tn_ecn tall = ecn0;
 	const struct cc_tn_proposal *p;
 	json_t *j, *o, *x;
-	char h[8];
+	char h[16];
 	int64_t i = 1;
 
 	(void)state;
@@ -662,7 +662,7 @@ static void test_outside_policy(void **state)
 	t = tuner(CC_TN_AUTO);
 	for (int l = 0; l < 2; l++)
 		for (int k = 0; k < 4; k++) {
-			char leaf[8];
+			char leaf[16];
 
 			snprintf(leaf, sizeof(leaf), "leaf%d", l);
 			snprintf(h, sizeof(h), "h%d", l * 4 + k);
@@ -841,7 +841,7 @@ static void test_host_classes(void **state)
 	assert_true(undone >= 4);
 	assert_true(class_json(t, "hosts", "min_time_between_cnps") == dc0.min_time_between_cnps_us);
 	for (k = 0; k < 8; k++) {
-		char h[8];
+		char h[16];
 		struct cc_tn_proposal *rp;
 		double last = NAN;
 
