@@ -1332,6 +1332,12 @@ static unsigned violations(const struct cc_tn *t, const struct member *m, int k,
 	}
 }
 
+/* What a member's setting breaks as it reports it: nonzero, it is outside the policy. */
+static unsigned outside(const struct cc_tn *t, const struct member *m)
+{
+	return violations(t, m, -1, 0, t->xoff);
+}
+
 static const char *violation_why(const struct member *m, unsigned v)
 {
 	return first_why(v, m->host ? dcqcn_why : ecn_why);
@@ -1370,7 +1376,7 @@ static bool undo_refused(const struct cc_tn *t, const struct member *m, enum cc_
 {
 	unsigned after = violations(t, m, (int)k, v, t->xoff);
 
-	return after & (~violations(t, m, -1, 0, t->xoff) | knob_bits(k));
+	return after & (~outside(t, m) | knob_bits(k));
 }
 
 /* Whether a step of knob k from `from` may move member m (of the step's class): at that
@@ -1563,7 +1569,7 @@ static const char *candidate_check(const struct cc_tn *t, enum cc_tn_class c, en
 			continue;
 		if (!(bad = violations(t, m, (int)k, v, xoff)))
 			n++;
-		else if (!violations(t, m, -1, 0, xoff))
+		else if (!outside(t, m))
 			return violation_why(m, bad);
 	}
 	return n ? NULL : "no member at the class's setting is inside the policy with that value";
@@ -2477,7 +2483,7 @@ static double majority(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_kno
 		for (size_t i = 0; i < t->nm; i++) {
 			double v;
 
-			if (t->m[i]->cls != (int)c || (!all && violations(t, t->m[i], -1, 0, t->xoff)))
+			if (t->m[i]->cls != (int)c || (!all && outside(t, t->m[i])))
 				continue;
 			v = member_value(t->m[i], k);
 			if (!votes)
@@ -2568,7 +2574,7 @@ static json_t *outside_policy_json(const struct cc_tn *t)
 
 		if (m->cls < 0)
 			continue;
-		why = violation_why(m, violations(t, m, -1, 0, t->xoff));
+		why = violation_why(m, outside(t, m));
 		if (!why || n++ >= OUTSIDE_LISTED)
 			continue;
 		json_array_append_new(list, json_pack("{s:s,s:s*,s:s,s:s}", "node", m->node, "port",
