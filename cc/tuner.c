@@ -2560,8 +2560,8 @@ json_t *cc_tn_proposal_json(const struct cc_tn_proposal *p)
 
 
 /* The members whose reported setting the policy refuses (a range, or Kmax too close to XOFF):
- * no step moves them unless it brings them back inside, and they have no vote in the class's
- * setting, so an operator must see them.  How many, and the first OUTSIDE_LISTED with the reason. */
+ * they have no vote in the class's setting and no step moves them unless the whole class is
+ * outside and the step brings it back inside, so an operator must see them.  How many, and the first OUTSIDE_LISTED with the reason. */
 #define OUTSIDE_LISTED 16
 static json_t *outside_policy_json(const struct cc_tn *t)
 {
