@@ -2470,15 +2470,22 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 
 /* --- views ------------------------------------------------------------------------------- */
 
-/* The value of a knob most members of a class have: the majority's, found in one pass
- * (Boyer-Moore vote; with no majority, one of the class's values).  Members outside the policy
- * have no vote (no step moves them) unless all are.  NAN: no member. */
+/* The value of a knob most members of a class have: the majority's (Boyer-Moore vote, then a
+ * count).  With no value held by more than half — a canary of half the class, the default
+ * canary_share on an even class — the class's setting is the one the step under way moves
+ * from: a canary is not yet the class's setting, and the vote alone would name either value
+ * by the members' order (what GET /api/v1/cc and the simulator's timeline showed, a canary
+ * that was rolled back counting as a change of setting).  Otherwise one of the class's values.
+ * Members outside the policy have no vote (no step moves them) unless all are.  NAN: no
+ * member. */
 static double majority(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k)
 {
+	const struct step *st = &t->steps_of[c];
+	bool moving = st->st != ST_IDLE && st->knob == k;
 	double cand = NAN;
 
 	for (int all = 0; all < 2 && isnan(cand); all++) {
-		size_t votes = 0;
+		size_t votes = 0, n = 0, n_cand = 0, n_from = 0;
 
 		for (size_t i = 0; i < t->nm; i++) {
 			double v;
@@ -2490,6 +2497,20 @@ static double majority(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_kno
 				cand = v;
 			votes += v == cand ? 1 : (size_t)-1;
 		}
+		if (isnan(cand) || !moving)
+			continue;
+		for (size_t i = 0; i < t->nm; i++) {
+			double v;
+
+			if (t->m[i]->cls != (int)c || (!all && outside(t, t->m[i])))
+				continue;
+			v = member_value(t->m[i], k);
+			n++;
+			n_cand += v == cand;
+			n_from += v == st->from;
+		}
+		if (2 * n_cand <= n && n_from)
+			return st->from;
 	}
 	return cand;
 }

@@ -353,6 +353,17 @@ static void test_canary_then_rollout(void **state)
 		json_decref(j);
 	}
 	apply_all(t, 8, &changed);
+	/* a canary of half the class is not the class's setting yet (nor in GET /api/v1/cc) */
+	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &e);
+	assert_int_equal(e.kmin_bytes, 20000);
+	{
+		json_t *j = cc_tn_json(t);
+
+		assert_int_equal(json_integer_value(json_object_get(
+					 json_object_get(json_object_get(j, "settings"), "tor_down"), "kmin_bytes")),
+				 20000);
+		json_decref(j);
+	}
 	/* judged after canary_intervals: the canary's queues are shallower */
 	for (unsigned k = 1; k < cc_tn_defaults.canary_intervals; k++)
 		assert_int_equal(run(t, i++, canary_look, &cl), 0);
