@@ -179,6 +179,37 @@ static void print_controller(json_t *c)
 
 	printf("controller    %s every %.0f us", json_string_value(json_object_get(c, "kind")),
 	       json_number_value(json_object_get(c, "interval_us")));
+	if (!strcmp(json_string_value(json_object_get(c, "kind")), "tuner")) {
+		json_t *f = json_object_get(c, "forced");
+
+		/* the tuner has steps, not findings and actions */
+		printf(", mode %s; %lld steps, %lld rolled back, %lld changes applied, %zu invariant violations\n",
+		       json_string_value(json_object_get(c, "mode")),
+		       (long long)json_integer_value(json_object_get(c, "steps")),
+		       (long long)json_integer_value(json_object_get(c, "rolled_back")),
+		       (long long)json_integer_value(json_object_get(c, "changes_applied")),
+		       json_array_size(json_object_get(c, "violations")));
+		if (f) {
+			printf("  forced step %s %s = %g: ", json_string_value(json_object_get(f, "class")),
+			       json_string_value(json_object_get(f, "knob")), json_number_value(json_object_get(f, "value")));
+			if (json_object_get(f, "rollback_intervals"))
+				printf("rolled back %.1f intervals after it was applied\n",
+				       json_number_value(json_object_get(f, "rollback_intervals")));
+			else
+				printf("%s\n", json_object_get(f, "applied_us") ? "applied, not rolled back"
+										: "not applied (refused: see below)");
+		}
+		json_array_foreach(json_object_get(c, "violations"), i, v)
+			if (i < 5) {
+				const char *node = json_string_value(json_object_get(v, "node"));
+				const char *port = json_string_value(json_object_get(v, "port"));
+
+				printf("  %9.1f us  invariant %s%s%s%s%s\n", json_number_value(json_object_get(v, "t_us")),
+				       json_string_value(json_object_get(v, "what")), node && *node ? " on " : "",
+				       node ? node : "", port && *port ? ":" : "", port ? port : "");
+			}
+		return;
+	}
 	if (!strcmp(json_string_value(json_object_get(c, "kind")), "detector"))
 		printf(", mitigation %s", json_string_value(json_object_get(c, "mitigate")));
 	printf("; %zu findings, %zu actions", json_array_size(json_object_get(c, "findings")),

@@ -39,6 +39,26 @@ def test_forced_bad_step_rolled_back_within_3_intervals():
     assert back and back[0]["to"] == 400000 and "rolled back" in back[0]["reason"], forced
     assert not [p for p in forced if p["phase"] == "rollout"], "the bad step went further than its canary"
     assert c["violations"] == []
+    # a canary of half the class, rolled back, was never the class's setting
+    during = [t for t in c["timeline"] if f["applied_us"] <= t["t_us"] <= f["rolled_back_us"]]
+    assert during and all(t["settings"]["tor_down"]["kmin_bytes"] == 400000 for t in during), \
+        [(t["t_us"], t["settings"]["tor_down"]) for t in during]
+
+
+def test_forced_step_summary():
+    """Without --json the run's summary says what the tuner did, not 'findings' and 'actions'
+    (which it has none of)."""
+    r = subprocess.run([binary("rocefab-sim"), "run", UNIFORM, "--quiet", "--controller", "tuner", "--force-step",
+                        "tor_down:kmin_bytes=1500000@1ms"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    line = [x for x in r.stdout.splitlines() if x.startswith("controller")]
+    assert line and "tuner every 100 us, mode auto;" in line[0] and "rolled back" in line[0], r.stdout
+    assert "findings" not in line[0], line[0]
+    assert "forced step tor_down kmin_bytes = 1.5e+06: rolled back" in r.stdout, r.stdout
+    r = subprocess.run([binary("rocefab-sim"), "run", UNIFORM, "--quiet", "--controller", "tuner", "--force-step",
+                        "tor_down:kmin_bytes=2000000@1ms"], capture_output=True, text=True, timeout=300)
+    assert "not applied (refused" in r.stdout and "invariant kmin_bytes must be below kmax_bytes" in r.stdout, \
+        r.stdout
 
 
 def test_every_change_keeps_the_invariants():
