@@ -7,6 +7,11 @@ For every workload and seed, in the same run of this script:
   hpcc-sim     ECN Kmin 400 KB, Kmax 1600 KB, Pmax 20 % (the HPCC simulator), NVIDIA DCQCN defaults
   tuner        rocefab-sim run --controller tuner, starting from hpcc-sim, deciding every
                --interval of fabric time on what the agents would report (never the FCTs)
+  start+probes the tuner's start (hpcc-sim) with the same pingmesh, the tuner in advise mode
+               (proposals, no change): the tuner's runs differ from it only by the tuner's
+               changes, so that tuner against it is the tuner's own effect; against the
+               static settings without probes, the probes' 0.2 % of load alone gives another
+               sample path (not a criterion: the criteria name the defaults and the oracle)
   oracle       the best static setting of a grid of 27 ECN points x 2 DCQCN settings (NVIDIA
                defaults; the HPCC simulator's DCQCN: a CNP for every marked packet, AI 20 Mb/s,
                HAI 200 Mb/s), chosen per workload knowing the results.  The whole grid runs on
@@ -105,6 +110,7 @@ def workloads(dur_us, smoke, phase_us):
     return w
 
 
+START = "start+probes"  # hpcc-sim with the tuner's pingmesh, the tuner in advise mode
 SHIFTS = 5  # phase changes in the shifting workload (six phases)
 
 
@@ -146,6 +152,8 @@ def run(scen, seed, tmp, tuner=None):
     cmd = [os.path.join(tmp, "rocefab-sim"), "run", path, "--quiet", "--no-timing", "--seed", str(seed), "--json", "-"]
     if tuner:
         cmd += ["--controller", "tuner", "--interval", "%dus" % tuner["interval_us"]]
+        if tuner.get("mode"):
+            cmd += ["--cc-mode", tuner["mode"]]
         if tuner.get("force"):
             cmd += ["--force-step", tuner["force"]]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
@@ -261,6 +269,7 @@ def main():
             for name, (e, d) in DEFAULTS.items():
                 first.append((w, name, seed, scenario(works[w], e, d), None))
             first.append((w, "tuner", seed, scenario(works[w], *DEFAULTS["hpcc-sim"]), tuner))
+            first.append((w, START, seed, scenario(works[w], *DEFAULTS["hpcc-sim"]), dict(tuner, mode="advise")))
         for e, d in g:
             first.append((w, "grid " + label(e, d), 1, scenario(works[w], e, d), None))
     total = [len(first) + len(works) * keep * (seeds - 1) + len(works) * len(DEFAULTS) * spread]
@@ -296,7 +305,7 @@ def main():
         grid_names = [k for k in r if k.startswith("grid ")]
         feasible = [k for k in grid_names if ok_long(r[k])]
         oracle = min(feasible or grid_names, key=lambda k: r[k]["short99"])
-        rows = list(DEFAULTS) + ["tuner", oracle]
+        rows = list(DEFAULTS) + ["tuner", START, oracle]
         for n in rows:
             x = r[n]
             print("%-24s %-30s %9.2f %9.2f %9.2f %11.0f" % (w, ("oracle " + n[5:]) if n == oracle else n, x["short99"],
@@ -317,8 +326,16 @@ def main():
                  "ok" if ok_long(t) else "WORSE than 5 % over the better default",
                  "-" if pause_cut is None else "%+.0f %%" % (-pause_cut * 100), sum(x["steps"] for x in tn),
                  sum(x["rolled_back"] for x in tn), viol))
+        st = r[START]
+        own = {m: t[m] / st[m] - 1 if st[m] > 0 else None for m in ("short99", "long50", "long99", "pause_us")}
+        print("%-24s tuner against its start with the same probes (its own effect): short p99 %+.0f %%, long p50 "
+              "%+.0f %%, long p99 %+.0f %%, pause %s" % ("", own["short99"] * 100, own["long50"] * 100,
+                                                        own["long99"] * 100, "-" if own["pause_us"] is None
+                                                        else "%+.0f %%" % (own["pause_us"] * 100)))
         report[w] = {"settings": r, "oracle": oracle, "gain": gain, "oracle_gain": o_gain, "vs_oracle": vs_oracle,
-                     "pause_cut": pause_cut, "long_ok": ok_long(t), "violations": viol}
+                     "pause_cut": pause_cut, "long_ok": ok_long(t), "violations": viol, "own_effect": own,
+                     # advise mode: the start's runs must change nothing
+                     "start_changes_applied": sum(x["tuner"]["changes_applied"] for x in results[w][START])}
         if spread:
             # the same fixed setting, another set of seeds: how far its figures move
             moved = {}

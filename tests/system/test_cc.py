@@ -199,11 +199,14 @@ def test_bench_cc_smoke(tmp_path):
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     for word in ("websearch-50", "incast+websearch-30", "shifting", "dcqcn-paper", "hpcc-sim", "tuner", "oracle",
-                 "settled", "its 2 best on every seed"):
+                 "settled", "its 2 best on every seed", "start+probes", "tuner against its start with the same probes"):
         assert word in r.stdout, r.stdout
     rep = json.loads(out.read_text())
     for w, x in rep.items():
         grid = [k for k in x["settings"] if k.startswith("grid ")]
+        # the tuner's start with the same probes, in advise mode: no change, its own effect measured
+        assert "start+probes" in x["settings"] and x["start_changes_applied"] == 0, x
+        assert set(x["own_effect"]) == {"short99", "long50", "long99", "pause_us"}, x["own_effect"]
         assert len(grid) == 2 and x["oracle"] in grid, (w, grid, x["oracle"])
         # the bench's resolution: the defaults on 2 other seeds, measured in the same run
         assert set(x["seed_spread"]) == {"short99", "long50", "long99"} and all(
