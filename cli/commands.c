@@ -182,8 +182,8 @@ static int build_changes(const struct cli_cmd *c, char *const *args, int nargs,
 		       query_add(r, e, "agent", o->agent);
 }
 
-/* NAME=VALUE: integers, numbers, true/false, with json_ok (cc policy) JSON arrays and objects
- * ('[...]', '{...}'); anything else stays a string (sizes: "400KB").
+/* NAME=VALUE: integers, numbers, true/false (on/off), with json_ok (cc policy) JSON arrays and
+ * objects ('[...]', '{...}') and no booleans; anything else stays a string (sizes: "400KB").
  * An integer is decimal with an optional '-' (alpha_shift=-3), or hex (enable=0x18, a bit
  * mask).  A leading zero (enable=010 once went out as octal 8: priority 3, not 1 and 3) and a
  * '+' are refused rather than guessed. */
@@ -235,7 +235,9 @@ static int parse_assign(const char *a, json_t *params, bool json_ok, struct rf_e
 			return 0;
 		}
 	}
-	if (!strcmp(v, "true") || !strcmp(v, "on") || !strcmp(v, "false") || !strcmp(v, "off")) {
+	/* the tuner's policy has no boolean field, and "off" there is a mode (cc policy mode=off,
+	 * the tuner's stop): a word stays a word */
+	if (!json_ok && (!strcmp(v, "true") || !strcmp(v, "on") || !strcmp(v, "false") || !strcmp(v, "off"))) {
 		json_object_set_new(params, name,
 				    json_boolean(!strcmp(v, "true") || !strcmp(v, "on")));
 		return 0;

@@ -205,6 +205,10 @@ static void test_build_set(void **state)
 	assert_request(&r, "PUT", "/api/v1/cc/policy",
 		       "{'host_classes': [{'name': 'gpu', 'hosts': 'gpu-*'}], 'mode': 'auto'}");
 	cli_request_fini(&r);
+	/* the tuner's stop: "off" is a mode there, not a boolean (it went out as false) */
+	assert_int_equal(build(&o, &r, &e, ARGV("cc", "policy", "mode=off")), 0);
+	assert_request(&r, "PUT", "/api/v1/cc/policy", "{'mode': 'off'}");
+	cli_request_fini(&r);
 	assert_int_equal(build(&o, &r, &e, ARGV("cc", "policy", "host_classes=[{nope")), -EINVAL);
 	assert_non_null(strstr(e.msg, "not JSON"));
 	assert_int_equal(build(&o, &r, &e, ARGV("set", "dcqcn", "h1", "note=[maint]")), 0);
