@@ -496,6 +496,7 @@ struct member {
 	int cls; /* from the last snapshot; -1: not seen */
 	struct cc_tn_ecn ecn;
 	struct cc_tn_dcqcn dc;
+	uint64_t xoff; /* a port's own PFC XOFF threshold, as reported (0: the input's xoff_bytes) */
 	int32_t snap_port; /* in the last snapshot: the port (a host: its NIC port); -1 */
 	int32_t tor_port;  /* a host: the switch port facing it; -1 */
 	bool canary;	   /* in the step's canary */
@@ -836,6 +837,18 @@ int cc_tn_track_host(struct cc_tn *t, const char *host, const struct cc_tn_dcqcn
 	if (!m)
 		return -ENOMEM;
 	m->dc = *d;
+	return 0;
+}
+
+int cc_tn_track_xoff(struct cc_tn *t, const char *node, const char *port, uint64_t xoff_bytes)
+{
+	char key[132];
+	struct member *m;
+
+	member_key(key, node, port, false);
+	if (!(m = hmap_get(&t->idx, key)))
+		return -ENOENT;
+	m->xoff = xoff_bytes;
 	return 0;
 }
 
@@ -1328,7 +1341,7 @@ static unsigned violations(const struct cc_tn *t, const struct member *m, int k,
 
 		if (k >= 0)
 			knob_set_ecn(&e, (enum cc_tn_knob)k, v);
-		return ecn_violations(&t->pol, &e, xoff);
+		return ecn_violations(&t->pol, &e, m->xoff ? m->xoff : xoff);
 	}
 }
 

@@ -86,7 +86,7 @@ struct cc_tn_policy {
 	unsigned tabu_intervals;   /* a move rolled back is not tried again for this long (30) */
 	double max_factor;	   /* a threshold, rate or timer moves by at most this factor (2) */
 	double pmax_step;	   /* pmax moves by at most this much (0.1) */
-	double qdelay_target_us;   /* the tail queueing delay aimed below (10) */
+	double qdelay_target_us;   /* the tail queueing delay aimed below (20) */
 	double pause_target;	   /* share of port time paused above which it acts (0.0005) */
 	double tolerance;	   /* a signal is worse when it grows by more than this share (0.25) */
 	/* device ranges */
@@ -178,6 +178,11 @@ const struct cc_tn_policy *cc_tn_get_policy(const struct cc_tn *t);
  * port's ECN on the tuned priority, a host's DCQCN.  -ENOMEM. */
 int cc_tn_track_port(struct cc_tn *t, const char *node, const char *port, const struct cc_tn_ecn *e);
 int cc_tn_track_host(struct cc_tn *t, const char *host, const struct cc_tn_dcqcn *d);
+/* A tracked port's own PFC XOFF threshold on the tuned priority, as its switch reports it (0:
+ * not lossless there, or not reported): Kmax is kept a control loop below it, and a port above
+ * is listed outside the policy; a port without one goes by cc_tn_input's xoff_bytes.
+ * -ENOENT: the port is not tracked. */
+int cc_tn_track_xoff(struct cc_tn *t, const char *node, const char *port, uint64_t xoff_bytes);
 
 struct cc_tn_input {
 	const struct cc_snap *snap; /* with the tuner's fields (speed, marks, port counters) */

@@ -12,6 +12,7 @@
 #include "daemon/changes.h"
 #include "daemon/events.h"
 #include "daemon/tuner.h"
+#include "daemon/validate.h"
 #include "lib/log.h"
 #include "lib/timeutil.h"
 #include "lib/vec.h"
@@ -180,9 +181,10 @@ static double num(json_t *o, const char *k, double def)
 /* The ECN of every switch queue of prio and the DCQCN of every host, as last reported. */
 static void track(struct tuner *t, struct store_reader *rd, unsigned prio)
 {
+	/* a port's ECN before its PFC (kind in order): its XOFF threshold goes to a port tracked */
 	static const char sql[] = "SELECT c.agent_id, a.role, c.kind, c.port, c.value FROM configs c "
 				  "JOIN agents a ON a.id = c.agent_id WHERE (c.kind = 'ecn' AND c.queue = ?) "
-				  "OR c.kind = 'dcqcn' ORDER BY c.agent_id, c.device, c.port";
+				  "OR c.kind IN ('dcqcn', 'pfc') ORDER BY c.agent_id, c.device, c.port, c.kind";
 	sqlite3_stmt *st = store_reader_stmt(rd, sql);
 
 	if (!st)
@@ -211,6 +213,11 @@ static void track(struct tuner *t, struct store_reader *rd, unsigned prio)
 			};
 
 			cc_tn_track_host(t->tn, agent, &d);
+		} else if (!strcmp(kind, "pfc") && !strcmp(role, "switch") && json_is_object(v)) {
+			/* Kmax stays a control loop below XOFF where the priority is lossless */
+			int64_t x = (json_integer_value(json_object_get(v, "enable")) >> prio) & 1 ? validate_pfc_xoff(v) : 0;
+
+			cc_tn_track_xoff(t->tn, agent, (const char *)sqlite3_column_text(st, 3) ?: "", x > 0 ? (uint64_t)x : 0);
 		}
 		json_decref(v);
 	}
@@ -657,6 +664,7 @@ int tuner_run(void *ctx, int64_t now)
 		snap = NULL;
 	}
 	if (snap && snap->nports && snap->interval_us > 0) {
+		/* each switch port's XOFF threshold is its own (track) */
 		struct cc_tn_input in = { .snap = snap, .prio = prio, .xoff_bytes = 0, .probe_p99_us = -1 };
 		double p99;
 

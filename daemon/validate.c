@@ -168,8 +168,7 @@ int validate_ecn(json_t *params, const json_t *current, const json_t *port_pfc, 
 	return 0;
 }
 
-/* The XOFF threshold of a PFC configuration: static, or alpha x shared / (1 + alpha). */
-static int64_t xoff_threshold(const json_t *pfc)
+int64_t validate_pfc_xoff(const json_t *pfc)
 {
 	const char *mode = json_string_value(json_object_get(pfc, "mode"));
 
@@ -241,7 +240,7 @@ int validate_pfc(json_t *params, const json_t *current, const json_t *port_ecn, 
 		json_object_set_new(merged, "mode", json_string("static"));
 	else if (json_object_get(params, "alpha_shift"))
 		json_object_set_new(merged, "mode", json_string("dynamic"));
-	thr = xoff_threshold(merged);
+	thr = validate_pfc_xoff(merged);
 	json_array_foreach(port_ecn, i, v) {
 		int q = (int)cur_int(v, "queue", -1);
 

@@ -25,5 +25,8 @@ int validate_ecn(json_t *params, const json_t *current, const json_t *port_pfc, 
 /* port_ecn: the ECN configurations of the port's queues (array), or NULL. */
 int validate_pfc(json_t *params, const json_t *current, const json_t *port_ecn, bool is_switch,
 		 struct rf_err *e);
+/* The XOFF threshold of a PFC configuration as its agent reports it: static, alpha x shared /
+ * (1 + alpha), or the agent's xoff_threshold_bytes; -1 when it does not say. */
+int64_t validate_pfc_xoff(const json_t *pfc);
 
 #endif

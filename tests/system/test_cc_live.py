@@ -192,6 +192,25 @@ def test_a_host_outside_the_policy_is_listed(world):
     assert "h3 (hosts): min_time_between_cnps is outside" in out.stdout, out.stdout
 
 
+def test_a_switch_port_near_its_xoff_is_listed(world):
+    """An operator lowers one ToR port's PFC XOFF threshold to 100 KB above its Kmax (3 MB),
+    less than a control loop (loop_bytes, 150 KB): the tuner reads each switch port's own
+    threshold and lists that port, and only it, outside the policy."""
+    d, sim, c, ops = fabric(world)
+    st = wait_for(lambda: (lambda x: x if "tor_down" in x["settings"] else None)(c.json("/api/v1/cc")), 30,
+                  what="the ToR ports in the tuner's status")
+    assert st["outside_policy"] == {"members": 0, "first": []}, st["outside_policy"]
+    r = ops.put("/api/v1/switches/leaf0/ports/h0/pfc", json={"xoff_bytes": 3100000, "xon_bytes": 2000000})
+    assert r.status_code == 202, r.text
+    cid = r.json()["changes"][0]["id"]
+    wait_for(lambda: c.json(f"/api/v1/changes/{cid}")["state"] == "applied", 10, what="applied")
+    out = wait_for(lambda: (lambda o: o if o["members"] else None)(c.json("/api/v1/cc")["outside_policy"]), 30,
+                   what="leaf0 h0 listed outside the policy")
+    assert out["members"] == 1, out
+    x = out["first"][0]
+    assert (x["node"], x.get("port"), x["class"]) == ("leaf0", "h0", "tor_down") and "XOFF" in x["why"], out
+
+
 def test_policy_change_kept_and_bad_decisions(world):
     d = world.daemon(extra_conf=CC_CONF).start()
     d.token("ops", "operator")

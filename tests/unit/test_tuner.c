@@ -621,6 +621,9 @@ static void test_outside_policy(void **state)
 	assert_int_equal(cc_tn_track_host(t, "h0", &fast), 0);
 	tall.kmax_bytes = XOFF - 100000; /* less than loop_bytes (150 KB) below XOFF */
 	assert_int_equal(cc_tn_track_port(t, "spine0", "leaf0", &tall), 0);
+	/* a port's own XOFF threshold (rocefabd: each switch port's as reported), the others' none */
+	assert_int_equal(cc_tn_track_xoff(t, "leaf1", "spine1", ecn0.kmax_bytes + 100000), 0);
+	assert_int_equal(cc_tn_track_xoff(t, "leaf9", "spine1", 1), -ENOENT);
 	for (; i <= 3; i++)
 		run(t, i, leaf0_paused, NULL);
 	p = pending_class(t, CC_TN_HOSTS);
@@ -631,14 +634,18 @@ static void test_outside_policy(void **state)
 		assert_string_not_equal(p->changes[k].node, "h0");
 	j = cc_tn_json(t);
 	o = json_object_get(j, "outside_policy");
-	assert_int_equal(json_integer_value(json_object_get(o, "members")), 2);
-	assert_int_equal(json_array_size(json_object_get(o, "first")), 2);
-	for (size_t k = 0; k < 2; k++) {
+	assert_int_equal(json_integer_value(json_object_get(o, "members")), 3);
+	assert_int_equal(json_array_size(json_object_get(o, "first")), 3);
+	for (size_t k = 0; k < 3; k++) {
 		x = json_array_get(json_object_get(o, "first"), k);
 		if (!strcmp(json_string_value(json_object_get(x, "node")), "h0")) {
 			assert_null(json_object_get(x, "port"));
 			assert_string_equal(json_string_value(json_object_get(x, "class")), "hosts");
 			assert_non_null(strstr(json_string_value(json_object_get(x, "why")), "rpg_ai_rate"));
+		} else if (!strcmp(json_string_value(json_object_get(x, "node")), "leaf1")) {
+			assert_string_equal(json_string_value(json_object_get(x, "port")), "spine1");
+			assert_string_equal(json_string_value(json_object_get(x, "class")), "tor_up");
+			assert_non_null(strstr(json_string_value(json_object_get(x, "why")), "XOFF"));
 		} else {
 			assert_string_equal(json_string_value(json_object_get(x, "node")), "spine0");
 			assert_string_equal(json_string_value(json_object_get(x, "port")), "leaf0");
