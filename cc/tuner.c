@@ -2203,8 +2203,20 @@ int cc_tn_rollback_all(struct cc_tn *t)
 	int n = 0;
 
 	for (int c = 0; c < CC_TN_NCLASSES; c++)
-		if (t->steps_of[c].st != ST_IDLE)
+		if (t->steps_of[c].st != ST_IDLE && t->steps_of[c].st != ST_WAIT)
 			return -EBUSY;
+	/* a canary waiting for an operator changed nothing: the operator who undoes every step
+	 * does not want it either (rejected, not proposed again for a while) */
+	for (int c = 0; c < CC_TN_NCLASSES; c++) {
+		struct step *w = &t->steps_of[c];
+
+		if (w->st != ST_WAIT)
+			continue;
+		if (w->cur)
+			w->cur->state = CC_TN_REJECTED;
+		t->tabu_until[w->cls][w->knob][w->to > w->from] = t->interval + t->pol.tabu_intervals;
+		step_end(t, w);
+	}
 	for (size_t i = t->ndone; i-- > 0;) {
 		struct done_step *ds = &t->done[i];
 		struct cc_tn_proposal *p;
@@ -2242,6 +2254,7 @@ int cc_tn_rollback_all(struct cc_tn *t)
 				knob_set_ecn(&p->changes[j].ecn_from, ds->knob, ds->to);
 		}
 		ds->undone = true;
+		t->rolled_back++; /* asked, not judged: counted all the same (rocefab_cc_rollbacks_total) */
 		/* the operator undid it: not proposed again for a while */
 		t->tabu_until[ds->cls][ds->knob][ds->to > ds->from] = t->interval + t->pol.tabu_intervals;
 		n++;

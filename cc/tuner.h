@@ -214,7 +214,9 @@ int cc_tn_applied(struct cc_tn *t, uint64_t id, enum cc_tn_outcome how);
  * to a value, through the same canary and judgement.  -EINVAL with *why when it breaks an
  * invariant, -EBUSY when a step is in progress. */
 int cc_tn_force(struct cc_tn *t, enum cc_tn_class cls, enum cc_tn_knob knob, double value, const char **why);
-/* Undo every step still rolled out since the start, newest first, as rollback proposals. */
+/* Undo every step still rolled out since the start, newest first, as rollback proposals; a
+ * canary waiting for an operator is rejected.  -EBUSY while a step is applied in part (it
+ * finishes or rolls back by itself). */
 int cc_tn_rollback_all(struct cc_tn *t);
 
 /* What must outlive the process, for cc_tn_state_load() in the next one: the id counters, the

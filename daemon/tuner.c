@@ -325,6 +325,11 @@ static void record(struct tuner *t, const struct cc_tn_proposal *p)
 			json_decref(rec);
 			return;
 		}
+		/* every way a waiting proposal is turned down: an operator's reject or rollback, the
+		 * tuner turned off, new host classes */
+		if (!strcmp(json_string_value(json_object_get(old, "state")) ?: "", "waiting") &&
+		    !strcmp(json_string_value(json_object_get(rec, "state")) ?: "", "rejected"))
+			t->rejected++;
 	} else {
 		json_array_append_new(t->order, json_string(key));
 		t->proposed++;
@@ -809,8 +814,6 @@ int tuner_decide(struct tuner *t, uint64_t id, bool apply, const char *actor, js
 		json_object_set_new(rec, "decided_by", json_string(actor));
 		if (apply)
 			json_object_set_new(t->asked, key, json_string(actor));
-		else
-			t->rejected++;
 		*ret = json_deep_copy(rec);
 	}
 	pthread_mutex_unlock(&t->lock);
@@ -865,6 +868,18 @@ int tuner_rollback(struct tuner *t, const char *actor, json_t **ret, struct rf_e
 	/* the steps of before the start are not known until the saved state is back */
 	r = t->saved_st != SAVED_BACK ? -EAGAIN : cc_tn_rollback_all(t->tn);
 	if (r >= 0) {
+		/* canaries that waited for an operator: rejected by this one */
+		for (size_t i = 0; i < json_array_size(t->order); i++) {
+			const char *key = json_string_value(json_array_get(t->order, i));
+			json_t *rec = json_object_get(t->history, key);
+			struct cc_tn_proposal *pp;
+
+			if (rec && open_record(rec) && (pp = cc_tn_find(t->tn, strtoull(key, NULL, 10))) &&
+			    pp->state == CC_TN_REJECTED) {
+				record(t, pp);
+				json_object_set_new(rec_of(t, pp->id), "decided_by", json_string(actor));
+			}
+		}
 		*ret = json_array();
 		v = cc_tn_pending(t->tn, &n);
 		for (size_t i = 0; v && i < n; i++)
@@ -937,7 +952,7 @@ void tuner_render_metrics(struct tuner *t, struct buf *out)
 	buf_printf(out, "# HELP rocefab_cc_decisions_total Decision intervals the tuner ran.\n"
 			"# TYPE rocefab_cc_decisions_total counter\nrocefab_cc_decisions_total %" PRIu64 "\n",
 		   t->decisions);
-	buf_printf(out, "# HELP rocefab_cc_steps_total Steps the tuner started (canaries).\n"
+	buf_printf(out, "# HELP rocefab_cc_steps_total Steps the tuner proposed (canaries), applied or not.\n"
 			"# TYPE rocefab_cc_steps_total counter\nrocefab_cc_steps_total %" PRIu64 "\n",
 		   steps);
 	buf_printf(out, "# HELP rocefab_cc_rollbacks_total Steps rolled back (automatically or asked).\n"

@@ -105,12 +105,19 @@ def test_auto_steps_and_rollback(world):
     assert verdict["reason"].startswith(f"step {verdict['step']} "), verdict
     assert all(x["state"] != "waiting" for x in hist)
     # an operator asks for every completed step to be undone (when none is in flight)
+    def rollbacks_total():
+        return int(next(x for x in c.get("/metrics").text.splitlines()
+                        if x.startswith("rocefab_cc_rollbacks_total ")).split()[1])
+
     def rollback():
+        before = rollbacks_total()
         r = ops.post("/api/v1/cc/rollback")
-        return r if r.status_code == 202 else None
-    r = wait_for(rollback, 60, interval=0.3, what="a moment without a step in progress")
+        return (r, before) if r.status_code == 202 else None
+    r, before = wait_for(rollback, 60, interval=0.3, what="a moment without a step in progress")
     undone = r.json()
     assert all(x["phase"] == "rollback" and x["decided_by"] == "ops" for x in undone), undone
+    # the operator's rollbacks are counted too (the tuner's own between the two reads may add)
+    assert rollbacks_total() >= before + len(undone), (before, undone)
     if undone:
         wait_for(lambda: any(x["actor"] == "tuner (asked by ops)" and x["state"] == "applied" for x in tuner_changes(c)),
                  20, what="the rollback applied")
@@ -279,15 +286,33 @@ def test_off_is_a_brake(world):
     under way): nothing the tuner proposed is left to apply."""
     d, sim, c, ops = fabric(world)
     p = wait_for(lambda: (proposals(c) or [None])[0], 30, what="a waiting proposal")
-    r = ops.put("/api/v1/cc/policy", json={"mode": "off"})
-    assert r.status_code == 200 and r.json()["mode"] == "off"
+    # the operator's stop from the CLI ("off" is the mode, not a boolean)
+    out = ctl(d, "ops", "cc", "policy", "mode=off")
+    assert out.returncode == 0 and '"mode": "off"' in out.stdout, out.stdout + out.stderr
     assert proposals(c) == []
     rec = next(x for x in c.json("/api/v1/cc/history") if x["id"] == p["id"])
     assert rec["state"] == "rejected", rec
     r = ops.post(f"/api/v1/cc/proposals/{p['id']}/apply")
     assert r.status_code == 409 and r.json()["code"] == "NOT_WAITING", r.text
     assert not tuner_changes(c)
-    assert 'rocefab_cc_mode{mode="off"} 1' in c.get("/metrics").text
+    m = c.get("/metrics").text
+    assert 'rocefab_cc_mode{mode="off"} 1' in m
+    # every proposal the stop turned down is counted (there may be several waiting)
+    n = sum(x["state"] == "rejected" for x in c.json("/api/v1/cc/history"))
+    assert n >= 1 and f'rocefab_cc_proposals_total{{outcome="rejected"}} {n}\n' in m, (n, m)
+
+
+def test_rollback_rejects_what_waits(world):
+    """In advise mode an operator's rollback while canaries wait for a decision: nothing of them
+    was applied, so they are rejected (by that operator) and the rollback goes through."""
+    d, sim, c, ops = fabric(world)
+    p = wait_for(lambda: (proposals(c) or [None])[0], 30, what="a waiting proposal")
+    r = ops.post("/api/v1/cc/rollback")
+    assert r.status_code == 202 and r.json() == [], r.text
+    assert proposals(c) == []
+    rec = next(x for x in c.json("/api/v1/cc/history") if x["id"] == p["id"])
+    assert rec["state"] == "rejected" and rec["decided_by"] == "ops", rec
+    assert not tuner_changes(c)
 
 
 def test_a_timed_out_canary_is_undone_on_every_member(world):
