@@ -45,7 +45,8 @@ static void usage(FILE *f)
 		"  --baseline pfcwd     also run the SONiC-style watchdog on the same counters, recording\n"
 		"                       what it would do (its timers scaled like the interval: SONiC's\n"
 		"                       200 ms poll, detection and restoration = one interval)\n"
-		"  --cc-mode MODE       the tuner's mode: off, advise (proposals only) or auto (default)\n"
+		"  --cc-mode MODE       the tuner's mode: off, advise (proposals only) or auto (default:\n"
+		"                       the --policy file's mode, else auto)\n"
 		"  --policy FILE        the tuner's policy (JSON, the fields of GET /api/v1/cc/policy)\n"
 		"  --probes N           the tuner's pingmesh: each host probes N others per interval\n"
 		"                       (10 writes of 64 B each, one after the other), the tuner\n"
@@ -195,9 +196,11 @@ static void print_controller(json_t *c)
 			if (json_object_get(f, "rollback_intervals"))
 				printf("rolled back %.1f intervals after it was applied\n",
 				       json_number_value(json_object_get(f, "rollback_intervals")));
+			else if (json_object_get(f, "refused"))
+				printf("refused: %s\n", json_string_value(json_object_get(f, "refused")));
 			else
 				printf("%s\n", json_object_get(f, "applied_us") ? "applied, not rolled back"
-										: "not applied (refused: see below)");
+										: "never applied (the run ended first)");
 		}
 		json_array_foreach(json_object_get(c, "violations"), i, v)
 			if (i < 5) {
@@ -363,7 +366,7 @@ static int run_main(int argc, char **argv)
 			co.baseline_pfcwd = true;
 			break;
 		case 15:
-			cc_mode_given = true;
+			cc_mode_given = co.tune.mode_given = true;
 			if (cc_tn_mode_parse(optarg, &co.tune.mode) < 0) {
 				fprintf(stderr, "rocefab-sim: --cc-mode: '%s' is not off, advise or auto\n", optarg);
 				return 2;

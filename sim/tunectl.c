@@ -34,6 +34,7 @@ struct sim_tune {
 	uint64_t intervals, changes;
 	bool forced;
 	int64_t forced_applied_ps, rollback_applied_ps;
+	char forced_refused[160]; /* the tuner's refusal of the forced step (not a violation) */
 	uint64_t forced_step;
 	double ns_total, ns_max;
 	/* the pingmesh: the hosts, each one's run going (-1: none), the runs' p99 read at an
@@ -158,7 +159,8 @@ int sim_tune_new(struct sim *s, const struct sim_tune_opts *o, struct sim_tune *
 		free(t);
 		return rf_err_set(e, -EINVAL, "BAD_POLICY", NULL, "%s", err);
 	}
-	pol.mode = o->mode;
+	if (o->mode_given || !(o->policy && json_object_get(o->policy, "mode")))
+		pol.mode = o->mode;
 	if (!prios) {
 		free(t);
 		return rf_err_set(e, -EINVAL, "NO_LOSSLESS_PRIORITY", NULL,
@@ -530,8 +532,10 @@ int sim_tune_step(struct sim_tune *t)
 			if (take_proposals(t) < 0)
 				return -ENOMEM;
 		} else if (r != -EBUSY) {
-			t->forced = true; /* refused: recorded, not retried */
-			violation(t, why ? why : "forced step refused", "", "");
+			/* refused by the tuner's own checks: said in the results, not retried; the
+			 * violations are the harness's findings on values applied */
+			t->forced = true;
+			snprintf(t->forced_refused, sizeof(t->forced_refused), "%s", why ? why : "refused");
 		}
 	}
 	if (now >= t->next_snap) {
@@ -581,6 +585,8 @@ json_t *sim_tune_json(const struct sim_tune *t, bool timing)
 
 		if (t->forced_applied_ps)
 			json_object_set_new(f, "applied_us", json_real(us(t->forced_applied_ps)));
+		if (t->forced_refused[0])
+			json_object_set_new(f, "refused", json_string(t->forced_refused));
 		if (t->rollback_applied_ps) {
 			json_object_set_new(f, "rolled_back_us", json_real(us(t->rollback_applied_ps)));
 			json_object_set_new(f, "rollback_intervals",

@@ -27,6 +27,7 @@
 struct sim_tune_opts {
 	int64_t interval_ps, delay_ps;
 	enum cc_tn_mode mode;
+	bool mode_given; /* mode was asked for: over the policy's own */
 	json_t *policy; /* borrowed; NULL: the defaults */
 	/* the pingmesh whose p99 the tuner reads: each host probes this many others per interval
 	 * (0: no probes, the tuner goes without) */

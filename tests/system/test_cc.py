@@ -57,8 +57,11 @@ def test_forced_step_summary():
     assert "forced step tor_down kmin_bytes = 1.5e+06: rolled back" in r.stdout, r.stdout
     r = subprocess.run([binary("rocefab-sim"), "run", UNIFORM, "--quiet", "--controller", "tuner", "--force-step",
                         "tor_down:kmin_bytes=2000000@1ms"], capture_output=True, text=True, timeout=300)
-    assert "not applied (refused" in r.stdout and "invariant kmin_bytes must be below kmax_bytes" in r.stdout, \
+    assert "= 2e+06: refused: kmin_bytes must be below kmax_bytes" in r.stdout and "invariant kmin" not in r.stdout, \
         r.stdout
+    r = subprocess.run([binary("rocefab-sim"), "run", UNIFORM, "--quiet", "--until", "1ms", "--controller", "tuner",
+                        "--force-step", "tor_down:kmin_bytes=200000@5ms"], capture_output=True, text=True, timeout=300)
+    assert "never applied (the run ended first)" in r.stdout, r.stdout
 
 
 def test_every_change_keeps_the_invariants():
@@ -75,6 +78,17 @@ def test_every_change_keeps_the_invariants():
     # the timeline has every interval's settings and signals (what the tuner saw)
     assert len(c["timeline"]) == c["intervals"]
     assert set(c["timeline"][-1]["settings"]) >= {"tor_down", "tor_up", "spine", "hosts"}
+
+
+def test_the_policy_files_mode(tmp_path):
+    """--policy FILE's mode is the tuner's unless --cc-mode says otherwise (it was always auto)."""
+    pol = tmp_path / "p.json"
+    pol.write_text(json.dumps({"mode": "advise"}))
+    scen = os.path.join(SCEN, "detect", "websearch-70.json")
+    c = sim(scen, "--controller", "tuner", "--until", "2ms", "--policy", str(pol))["controller"]
+    assert c["mode"] == "advise" and c["steps"] >= 1 and c["changes_applied"] == 0, c["mode"]
+    c = sim(scen, "--controller", "tuner", "--until", "2ms", "--policy", str(pol), "--cc-mode", "auto")["controller"]
+    assert c["mode"] == "auto" and c["changes_applied"] > 0, c["mode"]
 
 
 def test_advise_changes_nothing():
@@ -184,7 +198,9 @@ def test_a_forced_step_breaking_an_invariant_is_refused():
     c = sim(UNIFORM, "--controller", "tuner", "--cc-mode", "off", "--force-step",
             "tor_down:kmin_bytes=2000000@1ms")["controller"]
     assert c["changes_applied"] == 0
-    assert any("kmin_bytes must be below kmax_bytes" in v["what"] for v in c["violations"]), c["violations"]
+    # the tuner's refusal, not an invariant broken on the fabric
+    assert "kmin_bytes must be below kmax_bytes" in c["forced"]["refused"], c["forced"]
+    assert "applied_us" not in c["forced"] and c["violations"] == [], c
 
 
 def test_bench_cc_smoke(tmp_path):
