@@ -182,6 +182,13 @@ int httpc_json(struct httpc *h, const char *method, const char *path, json_t *bo
 	if (*ret_status >= 400) {
 		snprintf(prefix, sizeof(prefix), "%ld ", *ret_status);
 		httpc_problem(e, -EPROTO, doc, prefix, NULL, "error without detail");
+		/* the field the server refused, in the message: the caller's where is its own (a
+		 * server, a file), not a JSON pointer into what it sent */
+		if (e->where[0] && strcmp(e->where, "/")) {
+			size_t n = strlen(e->msg);
+
+			snprintf(e->msg + n, sizeof(e->msg) - n, " (at %s)", e->where);
+		}
 		e->where[0] = '\0';
 		json_decref(doc);
 		return -EPROTO;

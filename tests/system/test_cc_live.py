@@ -243,6 +243,7 @@ def test_policy_change_kept_and_bad_decisions(world):
     out = subprocess.run([binary("rocefabctl"), "cc", "policy", "surprise=1"], capture_output=True, text=True,
                          env=dict(os.environ, ROCEFAB_SERVER=d.url, ROCEFAB_TOKEN=d.tokens["ops"]), timeout=20)
     assert out.returncode != 0 and "UNKNOWN_FIELD" in out.stderr + out.stdout, out.stdout + out.stderr
+    assert "(at surprise)" in out.stderr, out.stderr  # the field refused, named
     # kept across a restart
     d.stop()
     d.start()
