@@ -1476,9 +1476,9 @@ static int propose_rollback(struct cc_tn *t, struct step *k, const char *why)
 		return -ENOMEM;
 	p->from = k->to;
 	p->to = k->from;
-	snprintf(p->reason, sizeof(p->reason), "step %llu (%s %s %g -> %g) rolled back: %s",
+	snprintf(p->reason, sizeof(p->reason), "step %llu (%s %s %.15g -> %.15g) rolled back: %s",
 		 (unsigned long long)k->step, LBL(k->cls), knob_names[k->knob], k->from, to, why);
-	snprintf(p->expect, sizeof(p->expect), "the class's %s back to %g on the members the step changed",
+	snprintf(p->expect, sizeof(p->expect), "the class's %s back to %.15g on the members the step changed",
 		 knob_names[k->knob], k->from);
 	for (size_t i = 0; i < t->nm; i++) {
 		struct member *m = t->m[i];
@@ -1935,7 +1935,7 @@ static int next_rollout(struct cc_tn *t, struct step *k, const char *verdict)
 		return -ENOMEM;
 	if (!p->nchanges) {
 		p->state = CC_TN_APPLIED;
-		snprintf(p->reason, sizeof(p->reason), "step %llu complete: %s %s is %g on the class (its members inside the policy)",
+		snprintf(p->reason, sizeof(p->reason), "step %llu complete: %s %s is %.15g on the class (its members inside the policy)",
 			 (unsigned long long)k->step, LBL(k->cls), knob_names[k->knob], k->to);
 		if (record_done(t, k) < 0)
 			return -ENOMEM;
@@ -1944,7 +1944,7 @@ static int next_rollout(struct cc_tn *t, struct step *k, const char *verdict)
 		step_end(t, k);
 		return 0;
 	}
-	snprintf(p->reason, sizeof(p->reason), "step %llu (%s %s %g -> %g): %s", (unsigned long long)k->step,
+	snprintf(p->reason, sizeof(p->reason), "step %llu (%s %s %.15g -> %.15g): %s", (unsigned long long)k->step,
 		 LBL(k->cls), knob_names[k->knob], k->from, k->to, verdict);
 	snprintf(p->expect, sizeof(p->expect), "%s", k->cur ? k->cur->expect : "");
 	p->evidence = sig_json(t, &t->hist[0]);
@@ -2189,7 +2189,7 @@ int cc_tn_force(struct cc_tn *t, enum cc_tn_class cls, enum cc_tn_knob knob, dou
 	}
 	if ((*why = candidate_check(t, cls, knob, value, t->xoff)))
 		return -EINVAL;
-	snprintf(reason, sizeof(reason), "forced: %s %s to %g", LBL(cls), knob_names[knob], value);
+	snprintf(reason, sizeof(reason), "forced: %s %s to %.15g", LBL(cls), knob_names[knob], value);
 	return start_step(t, cls, knob, value, false, true, false, reason,
 			  "none claimed: a forced step is judged like any other")
 		       < 0
@@ -2232,7 +2232,7 @@ int cc_tn_rollback_all(struct cc_tn *t)
 		p = proposal_new(t, k, CC_TN_ROLLBACK);
 		if (!p)
 			return -ENOMEM;
-		snprintf(p->reason, sizeof(p->reason), "operator rollback of step %llu (%s %s %g -> %g)",
+		snprintf(p->reason, sizeof(p->reason), "operator rollback of step %llu (%s %s %.15g -> %.15g)",
 			 (unsigned long long)ds->step, LBL(ds->cls), knob_names[ds->knob], ds->from, ds->to);
 		snprintf(p->expect, sizeof(p->expect), "the setting before step %llu", (unsigned long long)ds->step);
 		for (size_t j = 0; j < ds->nkeys; j++) {
@@ -2456,7 +2456,7 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 				return -ENOMEM;
 			p->from = k->to;
 			p->to = k->from;
-			snprintf(p->reason, sizeof(p->reason), "step %llu (%s %s %g -> %g) was under way when the tuner "
+			snprintf(p->reason, sizeof(p->reason), "step %llu (%s %s %.15g -> %.15g) was under way when the tuner "
 							       "stopped: rolled back",
 				 (unsigned long long)k->step, p->cls_name, knob_names[k->knob], k->from, k->to);
 			snprintf(p->expect, sizeof(p->expect), "the setting before step %llu",

@@ -736,11 +736,11 @@ void print_cc(FILE *f, const json_t *d)
 
 			fprintf(f, "  %-9s", k);
 			json_object_foreach(x, kk, v)
-				fprintf(f, " %s=%g", kk, json_number_value(v));
+				fprintf(f, " %s=%.15g", kk, json_number_value(v)); /* bytes whole, not 3e+06 */
 			fputc('\n', f);
 		}
 		json_array_foreach(json_object_get(d, "steps_in_progress"), i, x)
-			fprintf(f, "  step %lld %s: %s %s %g -> %g\n", (long long)json_integer_value(json_object_get(x, "id")),
+			fprintf(f, "  step %lld %s: %s %s %.15g -> %.15g\n", (long long)json_integer_value(json_object_get(x, "id")),
 				json_string_value(json_object_get(x, "state")) ?: "?",
 				json_string_value(json_object_get(x, "class")) ?: "?",
 				json_string_value(json_object_get(x, "knob")) ?: "?",
@@ -759,8 +759,12 @@ void print_cc(FILE *f, const json_t *d)
 		return;
 	}
 	if (!json_is_array(d) && !json_object_get(d, "phase")) { /* the policy, or anything else */
-		json_dumpf(d, f, JSON_INDENT(2) | JSON_SORT_KEYS);
+		json_dumpf(d, f, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
 		fputc('\n', f);
+		return;
+	}
+	if (json_is_array(d) && !json_array_size(d)) { /* no proposal waiting, nothing to undo */
+		fprintf(f, "none\n");
 		return;
 	}
 	t = table_new(h);
@@ -768,9 +772,12 @@ void print_cc(FILE *f, const json_t *d)
 		char from[32], to[32], n[16];
 
 		p = json_is_array(d) ? json_array_get(d, i) : (json_t *)d;
-		snprintf(from, sizeof(from), "%g", json_number_value(json_object_get(p, "from")));
-		snprintf(to, sizeof(to), "%g", json_number_value(json_object_get(p, "to")));
-		snprintf(n, sizeof(n), "%zu", json_array_size(json_object_get(p, "changes")));
+		snprintf(from, sizeof(from), "%.15g", json_number_value(json_object_get(p, "from")));
+		snprintf(to, sizeof(to), "%.15g", json_number_value(json_object_get(p, "to")));
+		/* nchanges: the list is capped (64), the count is not */
+		snprintf(n, sizeof(n), "%lld", json_is_integer(json_object_get(p, "nchanges"))
+						       ? (long long)json_integer_value(json_object_get(p, "nchanges"))
+						       : (long long)json_array_size(json_object_get(p, "changes")));
 		{
 			const char *row[] = { str(&s, p, "id"),	   str(&s, p, "step"),  str(&s, p, "phase"),
 					      str(&s, p, "state"), str(&s, p, "class"), str(&s, p, "knob"),

@@ -191,7 +191,7 @@ static void print_controller(json_t *c)
 		       (long long)json_integer_value(json_object_get(c, "changes_applied")),
 		       json_array_size(json_object_get(c, "violations")));
 		if (f) {
-			printf("  forced step %s %s = %g: ", json_string_value(json_object_get(f, "class")),
+			printf("  forced step %s %s = %.15g: ", json_string_value(json_object_get(f, "class")),
 			       json_string_value(json_object_get(f, "knob")), json_number_value(json_object_get(f, "value")));
 			if (json_object_get(f, "rollback_intervals"))
 				printf("rolled back %.1f intervals after it was applied\n",

@@ -54,10 +54,10 @@ def test_forced_step_summary():
     line = [x for x in r.stdout.splitlines() if x.startswith("controller")]
     assert line and "tuner every 100 us, mode auto;" in line[0] and "rolled back" in line[0], r.stdout
     assert "findings" not in line[0], line[0]
-    assert "forced step tor_down kmin_bytes = 1.5e+06: rolled back" in r.stdout, r.stdout
+    assert "forced step tor_down kmin_bytes = 1500000: rolled back" in r.stdout, r.stdout
     r = subprocess.run([binary("rocefab-sim"), "run", UNIFORM, "--quiet", "--controller", "tuner", "--force-step",
                         "tor_down:kmin_bytes=2000000@1ms"], capture_output=True, text=True, timeout=300)
-    assert "= 2e+06: refused: kmin_bytes must be below kmax_bytes" in r.stdout and "invariant kmin" not in r.stdout, \
+    assert "= 2000000: refused: kmin_bytes must be below kmax_bytes" in r.stdout and "invariant kmin" not in r.stdout, \
         r.stdout
     r = subprocess.run([binary("rocefab-sim"), "run", UNIFORM, "--quiet", "--until", "1ms", "--controller", "tuner",
                         "--force-step", "tor_down:kmin_bytes=200000@5ms"], capture_output=True, text=True, timeout=300)

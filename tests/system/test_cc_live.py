@@ -216,6 +216,9 @@ def test_a_switch_port_near_its_xoff_is_listed(world):
     assert out["members"] == 1, out
     x = out["first"][0]
     assert (x["node"], x.get("port"), x["class"]) == ("leaf0", "h0", "tor_down") and "XOFF" in x["why"], out
+    out = ctl(d, "viewer", "cc")  # bytes whole (it said kmax_bytes=3e+06)
+    assert out.returncode == 0 and "kmax_bytes=3000000" in out.stdout and "leaf0:h0 (tor_down)" in out.stdout, \
+        out.stdout + out.stderr
 
 
 def test_policy_change_kept_and_bad_decisions(world):
@@ -314,6 +317,8 @@ def test_rollback_rejects_what_waits(world):
     rec = next(x for x in c.json("/api/v1/cc/history") if x["id"] == p["id"])
     assert rec["state"] == "rejected" and rec["decided_by"] == "ops", rec
     assert not tuner_changes(c)
+    out = ctl(d, "ops", "cc", "rollback")  # nothing to undo: said, not an empty table
+    assert out.returncode == 0 and out.stdout.strip() == "none", out.stdout + out.stderr
 
 
 def test_a_timed_out_canary_is_undone_on_every_member(world):
