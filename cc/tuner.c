@@ -2049,6 +2049,11 @@ struct cc_tn_proposal **cc_tn_pending(struct cc_tn *t, size_t *n)
 	return t->pend;
 }
 
+uint64_t cc_tn_next_id(const struct cc_tn *t)
+{
+	return t->next_id;
+}
+
 struct cc_tn_proposal *cc_tn_find(struct cc_tn *t, uint64_t id)
 {
 	for (size_t i = 0; i < t->nprops; i++)

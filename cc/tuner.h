@@ -198,6 +198,9 @@ int cc_tn_run(struct cc_tn *t, const struct cc_tn_input *in);
  * for an operator; borrowed until the next call into the tuner. */
 struct cc_tn_proposal **cc_tn_pending(struct cc_tn *t, size_t *n);
 struct cc_tn_proposal *cc_tn_find(struct cc_tn *t, uint64_t id);
+/* The id the next proposal will have: those below it were made (the recent ones cc_tn_find
+ * still has, a step's completion and other proposals done when made among them). */
+uint64_t cc_tn_next_id(const struct cc_tn *t);
 /* An operator's decision on a waiting proposal: -ENOENT unknown, -EALREADY not waiting. */
 int cc_tn_decide(struct cc_tn *t, uint64_t id, bool apply);
 /* How applying a proposal went. */

@@ -38,6 +38,7 @@ struct tuner {
 	size_t napp, capapp;
 	json_t *history; /* proposal id (text) -> record */
 	json_t *order;	 /* ids in the order made */
+	uint64_t last_id; /* the newest proposal record_pending looked at */
 	json_t *asked;	 /* proposal id (text) -> the operator who applied it */
 	uint64_t runs, decisions, proposed, applied, failed, rejected;
 	int64_t last_run_mono, last_run_ns, last_decision_ns;
@@ -363,14 +364,22 @@ static void refresh_open(struct tuner *t)
 	record_pending(t);
 }
 
-/* Every proposal waiting or under way, recorded as it is now (under t->lock). */
+/* Every proposal waiting or under way, recorded as it is now, and those done when made (a
+ * step's completion: nothing to apply, never pending) (under t->lock). */
 static void record_pending(struct tuner *t)
 {
 	size_t n;
-	struct cc_tn_proposal **v = cc_tn_pending(t->tn, &n);
+	struct cc_tn_proposal **v = cc_tn_pending(t->tn, &n), *pp;
+	uint64_t next = cc_tn_next_id(t->tn);
 
 	for (size_t i = 0; v && i < n; i++)
 		record(t, v[i]);
+	/* the library keeps the last 1,024: none older is to be found */
+	if (next > 1025 && t->last_id < next - 1025)
+		t->last_id = next - 1025;
+	for (; t->last_id + 1 < next; t->last_id++)
+		if ((pp = cc_tn_find(t->tn, t->last_id + 1)) && pp->state == CC_TN_APPLIED && !pp->nchanges)
+			record(t, pp);
 }
 
 void tuner_set_events(struct tuner *t, struct events *ev)

@@ -27,6 +27,7 @@ struct sim_tune {
 	struct due *due;
 	size_t ndue, capdue;
 	json_t *props;	  /* id -> record */
+	uint64_t last_id; /* the newest proposal recorded */
 	json_t *timeline; /* per interval: t_us, settings, signals */
 	json_t *violations;
 	size_t class_size[CC_TN_NCLASSES]; /* members of each class, from the topology */
@@ -365,6 +366,8 @@ static void run_due(struct sim_tune *t)
 		if (p && p->step == t->forced_step && p->phase == CC_TN_ROLLBACK && !t->rollback_applied_ps)
 			t->rollback_applied_ps = now;
 		cc_tn_applied(t->tn, d.id, ok ? CC_TN_OUT_APPLIED : CC_TN_OUT_FAILED);
+		/* the record says how it ended (it was made when approved) */
+		json_object_set_new(d.rec, "state", json_string(ok ? "applied" : "failed"));
 		json_object_set_new(d.rec, "applied_us", json_real(us(now)));
 		json_object_set_new(d.rec, "ok", json_boolean(ok));
 		if (!ok)
@@ -379,6 +382,21 @@ static int take_proposals(struct sim_tune *t)
 	struct cc_tn_proposal **v = cc_tn_pending(t->tn, &n);
 	const struct cc_tn_policy *pol = cc_tn_get_policy(t->tn);
 
+	struct cc_tn_proposal *np;
+
+	/* every proposal made, those that wait or apply and those done when made (a step's
+	 * completion, a canary of members already there) */
+	for (; t->last_id + 1 < cc_tn_next_id(t->tn); t->last_id++) {
+		char key[32];
+		json_t *rec;
+
+		if (!(np = cc_tn_find(t->tn, t->last_id + 1)))
+			continue; /* no longer kept */
+		snprintf(key, sizeof(key), "%llu", (unsigned long long)np->id);
+		if (!(rec = cc_tn_proposal_json(np)) || json_object_set_new(t->props, key, rec) < 0)
+			return -ENOMEM;
+		json_object_del(rec, "changes"); /* nchanges says how many */
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct cc_tn_proposal *p = v[i];
 		char key[32];
@@ -386,13 +404,8 @@ static int take_proposals(struct sim_tune *t)
 		bool queued = false;
 
 		snprintf(key, sizeof(key), "%llu", (unsigned long long)p->id);
-		rec = json_object_get(t->props, key);
-		if (!rec) {
-			rec = cc_tn_proposal_json(p);
-			if (!rec || json_object_set_new(t->props, key, rec) < 0)
-				return -ENOMEM;
-			json_object_del(rec, "changes"); /* nchanges says how many */
-		}
+		if (!(rec = json_object_get(t->props, key)))
+			continue; /* not possible: recorded above */
 		if (p->state != CC_TN_APPROVED)
 			continue;
 		for (size_t k = 0; k < t->ndue; k++)

@@ -67,7 +67,7 @@ def test_forced_step_summary():
 def test_every_change_keeps_the_invariants():
     """A whole run at 70 % WebSearch: every change the tuner made was read back and checked by
     the harness (not by the tuner's word); no proposal changed more than max_share of a class."""
-    doc = sim(os.path.join(SCEN, "detect", "websearch-70.json"), "--controller", "tuner", "--until", "3ms")
+    doc = sim(os.path.join(SCEN, "detect", "websearch-70.json"), "--controller", "tuner", "--until", "6ms")
     c = doc["controller"]
     assert c["violations"] == [], c["violations"][:5]
     assert c["intervals"] >= 25 and c["steps"] >= 1 and c["changes_applied"] > 0, c
@@ -75,6 +75,12 @@ def test_every_change_keeps_the_invariants():
     for p in c["proposals"]:
         if p["phase"] != "rollback":
             assert p["nchanges"] <= math.ceil(share * LS64_CLASSES[p["class"]]), p
+    # every proposal made is there, none skipped, each as it ended (not as it was made)
+    assert [p["id"] for p in c["proposals"]] == list(range(1, len(c["proposals"]) + 1)), c["proposals"]
+    assert any(p["reason"].startswith(f"step {p['step']} complete") for p in c["proposals"]), c["proposals"]
+    last = c["timeline"][-1]["t_us"]
+    assert all(p["state"] in ("applied", "failed") or (p["state"] == "approved" and p["t_us"] >= last)
+               for p in c["proposals"]), [(p["id"], p["state"]) for p in c["proposals"]]
     # the timeline has every interval's settings and signals (what the tuner saw)
     assert len(c["timeline"]) == c["intervals"]
     assert set(c["timeline"][-1]["settings"]) >= {"tor_down", "tor_up", "spine", "hosts"}

@@ -123,6 +123,9 @@ def test_auto_steps_and_rollback(world):
                  20, what="the rollback applied")
     m = c.get("/metrics").text
     assert 'rocefab_cc_mode{mode="auto"} 1' in m and "rocefab_cc_steps_total" in m
+    # every proposal is in the history, a step's completion too (it has no change to apply)
+    ids = sorted(x["id"] for x in c.json("/api/v1/cc/history"))
+    assert ids == list(range(ids[0], ids[-1] + 1)), ids
 
 
 @pytest.mark.parametrize("body,code,pointer", [
