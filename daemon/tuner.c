@@ -52,6 +52,7 @@ struct tuner {
 	char *restore_raw; /* its text, kept aside if it is refused */
 	char *saved;
 	char policy_refused[200]; /* why the saved policy was last refused: said once, not every pass */
+	bool mode_noted;	  /* the saved policy's mode over the configuration's: said once */
 };
 
 #define STATE_KEY "cc_state"
@@ -243,6 +244,15 @@ static void sync_policy(struct tuner *t, struct store_reader *rd)
 		snprintf(t->policy_refused, sizeof(t->policy_refused), "%s", err);
 	} else {
 		t->policy_refused[0] = '\0';
+		/* the whole policy is saved by any PUT, its mode too: the configuration's cc.mode
+		 * is then only the first start's */
+		if (doc && p.mode != t->o.mode && !t->mode_noted) {
+			log_notice("tuner",
+				   "mode %s from the policy saved by PUT /api/v1/cc/policy, not the configuration's "
+				   "cc.mode (%s): PUT the mode to change it",
+				   cc_tn_mode_name(p.mode), cc_tn_mode_name(t->o.mode));
+			t->mode_noted = true;
+		}
 	}
 	json_decref(doc);
 	pthread_mutex_lock(&t->lock);

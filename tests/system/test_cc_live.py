@@ -255,6 +255,10 @@ def test_policy_change_kept_and_bad_decisions(world):
     d.start()
     pol = d.client("ops").json("/api/v1/cc/policy")
     assert pol["mode"] == "auto" and pol["canary_intervals"] == 5, pol
+    # the configuration's cc.mode (advise) is not the one in force: the log says so
+    said = wait_for(lambda: [x for x in d.proc.output().splitlines() if "not the configuration's cc.mode" in x], 15,
+                    what="the saved mode said in the log")
+    assert "mode auto from the policy saved" in said[-1] and "(advise)" in said[-1], said
 
 
 def test_a_refused_saved_policy_is_said_once(world):
