@@ -39,6 +39,8 @@ struct tuner {
 	json_t *history; /* proposal id (text) -> record */
 	json_t *order;	 /* ids in the order made */
 	uint64_t last_id; /* the newest proposal record_pending looked at */
+	unsigned prio;	  /* the lossless priority tuned: the last decision's snapshot's lowest (3
+			   * until one); every pass reads and changes that queue's ECN */
 	json_t *asked;	 /* proposal id (text) -> the operator who applied it */
 	uint64_t runs, decisions, proposed, applied, failed, rejected;
 	int64_t last_run_mono, last_run_ns, last_decision_ns;
@@ -113,6 +115,7 @@ int tuner_new(struct store *s, const struct tuner_opts *o, struct tuner **ret)
 		return -ENOMEM;
 	t->store = s;
 	t->o = *o;
+	t->prio = 3; /* until the first snapshot says which priority is lossless */
 	p.mode = o->mode;
 	t->tn = cc_tn_new(&p);
 	t->history = json_object();
@@ -336,9 +339,10 @@ static void record(struct tuner *t, const struct cc_tn_proposal *p)
 			json_decref(rec);
 			return;
 		}
-		/* every way a waiting proposal is turned down: an operator's reject or rollback, the
-		 * tuner turned off, new host classes */
-		if (!strcmp(json_string_value(json_object_get(old, "state")) ?: "", "waiting") &&
+		/* every way a proposal not yet sent is turned down: an operator's reject or rollback,
+		 * the tuner turned off, new host classes */
+		if ((!strcmp(json_string_value(json_object_get(old, "state")) ?: "", "waiting") ||
+		     !strcmp(json_string_value(json_object_get(old, "state")) ?: "", "approved")) &&
 		    !strcmp(json_string_value(json_object_get(rec, "state")) ?: "", "rejected"))
 			t->rejected++;
 	} else {
@@ -382,14 +386,14 @@ static void record_pending(struct tuner *t)
 	struct cc_tn_proposal **v = cc_tn_pending(t->tn, &n), *pp;
 	uint64_t next = cc_tn_next_id(t->tn);
 
+	/* the new ones first, in the order made (the history is oldest first) */
+	if (next > 1025 && t->last_id < next - 1025)
+		t->last_id = next - 1025; /* the library keeps the last 1,024: none older is found */
+	for (; t->last_id + 1 < next; t->last_id++)
+		if ((pp = cc_tn_find(t->tn, t->last_id + 1)))
+			record(t, pp);
 	for (size_t i = 0; v && i < n; i++)
 		record(t, v[i]);
-	/* the library keeps the last 1,024: none older is to be found */
-	if (next > 1025 && t->last_id < next - 1025)
-		t->last_id = next - 1025;
-	for (; t->last_id + 1 < next; t->last_id++)
-		if ((pp = cc_tn_find(t->tn, t->last_id + 1)) && pp->state == CC_TN_APPLIED && !pp->nchanges)
-			record(t, pp);
 }
 
 void tuner_set_events(struct tuner *t, struct events *ev)
@@ -650,7 +654,7 @@ int tuner_run(void *ctx, int64_t now)
 	struct store_reader *rd;
 	struct cc_snap *snap = NULL;
 	int64_t mono = tu_mono_ns();
-	unsigned prio = 3;
+	unsigned prio;
 	char why[200], *refused = NULL;
 	int r = 0;
 
@@ -669,7 +673,8 @@ int tuner_run(void *ctx, int64_t now)
 	if (!t->last_run_mono || snap)
 		t->last_run_mono = mono;
 	if (snap)
-		prio = lowest_prio(snap->prios);
+		t->prio = lowest_prio(snap->prios);
+	prio = t->prio;
 	if (t->saved_st == SAVED_UNREAD)
 		load_saved(t, rd);
 	/* what is set now, unless a change of the tuner's is still out (its agents have not

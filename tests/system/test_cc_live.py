@@ -21,12 +21,12 @@ LIVE = os.path.join(ROOT, "tests", "sim", "live")
 CC_CONF = "[cc]\ninterval = 1s\n"
 
 
-def fabric(world, mode="advise"):
+def fabric(world, mode="advise", scenario=None):
     d = world.daemon(extra_conf=CC_CONF + f"mode = {mode}\n").start()
     _, agent_tok = d.token("agents", "agent", agent=SIM_AGENTS)
     d.token("viewer", "viewer")
     d.token("ops", "operator")
-    sim = world.sim(os.path.join(LIVE, "cc.json"), daemon=d, token_file=agent_tok, interval="0.3s").start()
+    sim = world.sim(scenario or os.path.join(LIVE, "cc.json"), daemon=d, token_file=agent_tok, interval="0.3s").start()
     return d, sim, d.client("viewer"), d.client("ops")
 
 
@@ -123,8 +123,9 @@ def test_auto_steps_and_rollback(world):
                  20, what="the rollback applied")
     m = c.get("/metrics").text
     assert 'rocefab_cc_mode{mode="auto"} 1' in m and "rocefab_cc_steps_total" in m
-    # every proposal is in the history, a step's completion too (it has no change to apply)
-    ids = sorted(x["id"] for x in c.json("/api/v1/cc/history"))
+    # every proposal is in the history, a step's completion too (it has no change to apply),
+    # oldest first
+    ids = [x["id"] for x in c.json("/api/v1/cc/history")]
     assert ids == list(range(ids[0], ids[-1] + 1)), ids
 
 
@@ -200,6 +201,26 @@ def test_a_host_outside_the_policy_is_listed(world):
     out = ctl(d, "viewer", "cc")
     assert out.returncode == 0 and "outside the policy, left as they are: 1" in out.stdout, out.stdout + out.stderr
     assert "h3 (hosts): min_time_between_cnps is outside" in out.stdout, out.stdout
+
+
+def test_another_lossless_priority(world, tmp_path):
+    """A fabric lossless on priority 4, not 3: an approved step changes the ECN of queue 4 (the
+    tuner's passes between decisions went by queue 3), and the tuner reads queue 4's settings."""
+    scen = json.load(open(os.path.join(LIVE, "cc.json")))
+    scen["switch"]["pfc"]["priorities"] = [4]
+    scen.setdefault("nic", {})["pfc_priorities"] = [4]
+    for w in scen["workloads"]:
+        w["priority"] = 4
+    path = tmp_path / "cc-prio4.json"
+    path.write_text(json.dumps(scen))
+    d, sim, c, ops = fabric(world, scenario=str(path))
+    p = wait_for(lambda: next((x for x in proposals(c) if x["class"] != "hosts"), None), 40,
+                 what="a waiting ECN proposal")
+    r = ops.post(f"/api/v1/cc/proposals/{p['id']}/apply")
+    assert r.status_code == 202, r.text
+    ch = wait_for(lambda: (lambda x: x if x and all(y["state"] == "applied" for y in x) else None)(tuner_changes(c)),
+                  20, what="the canary's changes applied")
+    assert {x["target"]["queue"] for x in ch} == {4}, [x["target"] for x in ch]
 
 
 def test_a_switch_port_near_its_xoff_is_listed(world):

@@ -1151,6 +1151,7 @@ static void test_rollback_all(void **state)
 	size_t undone = 0, n;
 	bool outside_undone = false;
 	int steps;
+	uint64_t rb0, rb;
 
 	(void)state;
 	p = first_step(t, &i);
@@ -1174,8 +1175,11 @@ static void test_rollback_all(void **state)
 	/* another one's Kmax below its Kmin: Kmin back up would still break Kmin < Kmax, kept */
 	e = (struct cc_tn_ecn){ 10000, 5000, 0.01 };
 	assert_int_equal(cc_tn_track_port(t, "leaf1", "h5", &e), 0);
+	cc_tn_steps(t, &rb0);
 	steps = cc_tn_rollback_all(t);
 	assert_true(steps >= 1);
+	cc_tn_steps(t, &rb);
+	assert_int_equal(rb, rb0 + (uint64_t)steps); /* asked for, counted all the same */
 	v = cc_tn_pending(t, &n);
 	for (size_t k = 0; k < n; k++)
 		for (size_t c = 0; c < v[k]->nchanges; c++) {
@@ -1189,6 +1193,37 @@ static void test_rollback_all(void **state)
 	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &e); /* the port outside has no vote */
 	assert_memory_equal(&e, &ecn0, sizeof(e)); /* every step undone, newest first */
 	assert_int_equal(cc_tn_rollback_all(t), 0); /* nothing left to undo */
+	cc_tn_free(t);
+}
+
+/* An operator's rollback while a canary waits for a decision (advise): nothing of it was
+ * applied, so it is rejected (not -EBUSY, which a step applied in part gets), nothing counts as
+ * rolled back, and the same move is not proposed again at once. */
+static void test_rollback_rejects_waiting(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_ADVISE);
+	struct cc_tn_proposal *p, **v;
+	uint64_t rb0, rb;
+	int64_t i = 1;
+	size_t n;
+
+	(void)state;
+	for (; i <= 3; i++)
+		run(t, i, deep_down, NULL);
+	p = one(t);
+	assert_int_equal(p->state, CC_TN_WAITING);
+	cc_tn_steps(t, &rb0);
+	assert_int_equal(cc_tn_rollback_all(t), 0);
+	assert_int_equal(p->state, CC_TN_REJECTED);
+	assert_int_equal(npending(t), 0);
+	cc_tn_steps(t, &rb);
+	assert_int_equal(rb, rb0);
+	for (int k = 0; k < 5; k++, i++) {
+		run(t, i, deep_down, NULL);
+		v = cc_tn_pending(t, &n);
+		for (size_t j = 0; j < n; j++)
+			assert_false(v[j]->cls == p->cls && v[j]->knob == p->knob && (v[j]->to < v[j]->from) == (p->to < p->from));
+	}
 	cc_tn_free(t);
 }
 
@@ -1320,6 +1355,7 @@ int main(void)
 		cmocka_unit_test(test_advise_waits),
 		cmocka_unit_test(test_failed_apply_undone),
 		cmocka_unit_test(test_rollback_all),
+		cmocka_unit_test(test_rollback_rejects_waiting),
 		cmocka_unit_test(test_snapshot_merge),
 		cmocka_unit_test(test_mode_changes),
 		cmocka_unit_test(test_outlier_kept),
