@@ -2502,13 +2502,13 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 /* --- views ------------------------------------------------------------------------------- */
 
 /* The value of a knob most members of a class have: the majority's (Boyer-Moore vote, then a
- * count).  With no value held by more than half — a canary of half the class, the default
- * canary_share on an even class — the class's setting is the one the step under way moves
- * from: a canary is not yet the class's setting, and the vote alone would name either value
- * by the members' order (what GET /api/v1/cc and the simulator's timeline showed, a canary
- * that was rolled back counting as a change of setting).  Otherwise one of the class's values.
- * Members outside the policy have no vote (no step moves them) unless all are.  NAN: no
- * member. */
+ * count).  While a step of the knob is a canary (or waits for an operator, or is rolled back),
+ * the class's setting is the one it moves from, whatever the canary's share; while it rolls
+ * out, the majority's, or the one it moves from when no value has more than half.  A canary is
+ * not the class's setting: the vote alone named a canary of half the class (the default
+ * canary_share on an even class) by the members' order, in GET /api/v1/cc and the simulator's
+ * timeline, so that a canary rolled back counted as two changes of setting.  Members outside
+ * the policy have no vote (no step moves them) unless all are.  NAN: no member. */
 static double majority(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k)
 {
 	const struct step *st = &t->steps_of[c];
@@ -2540,7 +2540,7 @@ static double majority(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_kno
 			n_cand += v == cand;
 			n_from += v == st->from;
 		}
-		if (2 * n_cand <= n && n_from)
+		if (n_from && (st->st != ST_ROLLOUT || 2 * n_cand <= n))
 			return st->from;
 	}
 	return cand;

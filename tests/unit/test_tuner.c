@@ -1196,6 +1196,32 @@ static void test_rollback_all(void **state)
 	cc_tn_free(t);
 }
 
+/* A canary of more than half the class (canary_share 0.6: 5 of 8 downlinks) is not the
+ * class's setting either, until the step rolls out. */
+static void test_canary_is_not_the_setting(void **state)
+{
+	struct cc_tn_policy pol = cc_tn_defaults;
+	struct cc_tn *t;
+	struct cc_tn_proposal *p;
+	struct cc_tn_ecn e;
+	size_t changed = 0;
+	int64_t i = 1;
+
+	(void)state;
+	pol.canary_share = pol.max_share = 0.6;
+	t = tuner_with(&pol);
+	for (; i <= 3; i++)
+		run(t, i, deep_down, NULL);
+	p = one(t);
+	assert_int_equal(p->cls, CC_TN_TOR_DOWN);
+	assert_int_equal(p->knob, CC_TN_KMIN);
+	assert_int_equal(p->nchanges, 5);
+	apply_all(t, 8, &changed);
+	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &e);
+	assert_int_equal(e.kmin_bytes, ecn0.kmin_bytes);
+	cc_tn_free(t);
+}
+
 /* An operator's rollback while a canary waits for a decision (advise): nothing of it was
  * applied, so it is rejected (not -EBUSY, which a step applied in part gets), nothing counts as
  * rolled back, and the same move is not proposed again at once. */
@@ -1356,6 +1382,7 @@ int main(void)
 		cmocka_unit_test(test_failed_apply_undone),
 		cmocka_unit_test(test_rollback_all),
 		cmocka_unit_test(test_rollback_rejects_waiting),
+		cmocka_unit_test(test_canary_is_not_the_setting),
 		cmocka_unit_test(test_snapshot_merge),
 		cmocka_unit_test(test_mode_changes),
 		cmocka_unit_test(test_outlier_kept),
