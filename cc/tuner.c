@@ -2049,9 +2049,15 @@ struct cc_tn_proposal **cc_tn_pending(struct cc_tn *t, size_t *n)
 	return t->pend;
 }
 
-uint64_t cc_tn_next_id(const struct cc_tn *t)
+struct cc_tn_proposal **cc_tn_made_since(struct cc_tn *t, uint64_t after, size_t *n)
 {
-	return t->next_id;
+	size_t i = t->nprops;
+
+	/* props is in the order made (ids rising): the new ones are at its end */
+	while (i > 0 && t->props[i - 1]->id > after)
+		i--;
+	*n = t->nprops - i;
+	return t->props + i;
 }
 
 struct cc_tn_proposal *cc_tn_find(struct cc_tn *t, uint64_t id)

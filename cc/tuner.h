@@ -198,9 +198,10 @@ int cc_tn_run(struct cc_tn *t, const struct cc_tn_input *in);
  * for an operator; borrowed until the next call into the tuner. */
 struct cc_tn_proposal **cc_tn_pending(struct cc_tn *t, size_t *n);
 struct cc_tn_proposal *cc_tn_find(struct cc_tn *t, uint64_t id);
-/* The id the next proposal will have: those below it were made (the recent ones cc_tn_find
- * still has, a step's completion and other proposals done when made among them). */
-uint64_t cc_tn_next_id(const struct cc_tn *t);
+/* The proposals made after id `after` that the tuner still keeps (its last 1,024), oldest first:
+ * those to act on and those done when made (a step's completion, with no change); borrowed until
+ * the next call into the tuner. */
+struct cc_tn_proposal **cc_tn_made_since(struct cc_tn *t, uint64_t after, size_t *n);
 /* An operator's decision on a waiting proposal: -ENOENT unknown, -EALREADY not waiting. */
 int cc_tn_decide(struct cc_tn *t, uint64_t id, bool apply);
 /* How applying a proposal went. */

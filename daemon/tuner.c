@@ -382,16 +382,15 @@ static void refresh_open(struct tuner *t)
  * step's completion: nothing to apply, never pending) (under t->lock). */
 static void record_pending(struct tuner *t)
 {
-	size_t n;
-	struct cc_tn_proposal **v = cc_tn_pending(t->tn, &n), *pp;
-	uint64_t next = cc_tn_next_id(t->tn);
+	size_t n, nnew;
+	struct cc_tn_proposal **made = cc_tn_made_since(t->tn, t->last_id, &nnew), **v;
 
 	/* the new ones first, in the order made (the history is oldest first) */
-	if (next > 1025 && t->last_id < next - 1025)
-		t->last_id = next - 1025; /* the library keeps the last 1,024: none older is found */
-	for (; t->last_id + 1 < next; t->last_id++)
-		if ((pp = cc_tn_find(t->tn, t->last_id + 1)))
-			record(t, pp);
+	for (size_t i = 0; i < nnew; i++) {
+		record(t, made[i]);
+		t->last_id = made[i]->id;
+	}
+	v = cc_tn_pending(t->tn, &n);
 	for (size_t i = 0; v && i < n; i++)
 		record(t, v[i]);
 }
@@ -876,38 +875,36 @@ json_t *tuner_history(struct tuner *t)
 
 int tuner_rollback(struct tuner *t, const char *actor, json_t **ret, struct rf_err *e)
 {
-	size_t n;
+	size_t n, nwait = 0;
 	struct cc_tn_proposal **v;
-	uint64_t last = 0;
+	uint64_t newest = 0, waiting[CC_TN_NCLASSES]; /* a step at a time per class */
 	int r;
 
 	pthread_mutex_lock(&t->lock);
-	/* the proposals this call makes: newer than every one recorded so far */
-	if (json_array_size(t->order))
-		last = strtoull(json_string_value(json_array_get(t->order, json_array_size(t->order) - 1)), NULL, 10);
+	/* the proposals this call makes: those made after the newest one now */
+	v = cc_tn_made_since(t->tn, 0, &n);
+	if (n)
+		newest = v[n - 1]->id;
 	v = cc_tn_pending(t->tn, &n);
 	for (size_t i = 0; v && i < n; i++)
-		if (v[i]->id > last)
-			last = v[i]->id;
+		if (v[i]->state == CC_TN_WAITING && nwait < CC_TN_NCLASSES)
+			waiting[nwait++] = v[i]->id;
 	/* the steps of before the start are not known until the saved state is back */
 	r = t->saved_st != SAVED_BACK ? -EAGAIN : cc_tn_rollback_all(t->tn);
 	if (r >= 0) {
 		/* canaries that waited for an operator: rejected by this one */
-		for (size_t i = 0; i < json_array_size(t->order); i++) {
-			const char *key = json_string_value(json_array_get(t->order, i));
-			json_t *rec = json_object_get(t->history, key);
-			struct cc_tn_proposal *pp;
+		for (size_t i = 0; i < nwait; i++) {
+			struct cc_tn_proposal *pp = cc_tn_find(t->tn, waiting[i]);
 
-			if (rec && open_record(rec) && (pp = cc_tn_find(t->tn, strtoull(key, NULL, 10))) &&
-			    pp->state == CC_TN_REJECTED) {
+			if (pp && pp->state == CC_TN_REJECTED) {
 				record(t, pp);
 				json_object_set_new(rec_of(t, pp->id), "decided_by", json_string(actor));
 			}
 		}
 		*ret = json_array();
-		v = cc_tn_pending(t->tn, &n);
-		for (size_t i = 0; v && i < n; i++)
-			if (v[i]->id > last && v[i]->phase == CC_TN_ROLLBACK && v[i]->state == CC_TN_APPROVED) {
+		v = cc_tn_made_since(t->tn, newest, &n);
+		for (size_t i = 0; i < n; i++)
+			if (v[i]->phase == CC_TN_ROLLBACK && v[i]->state == CC_TN_APPROVED) {
 				char key[24];
 
 				snprintf(key, sizeof(key), "%" PRIu64, v[i]->id);

@@ -382,20 +382,20 @@ static int take_proposals(struct sim_tune *t)
 	struct cc_tn_proposal **v = cc_tn_pending(t->tn, &n);
 	const struct cc_tn_policy *pol = cc_tn_get_policy(t->tn);
 
-	struct cc_tn_proposal *np;
+	size_t nnew;
+	struct cc_tn_proposal **made = cc_tn_made_since(t->tn, t->last_id, &nnew);
 
 	/* every proposal made, those that wait or apply and those done when made (a step's
 	 * completion, a canary of members already there) */
-	for (; t->last_id + 1 < cc_tn_next_id(t->tn); t->last_id++) {
+	for (size_t i = 0; i < nnew; i++) {
 		char key[32];
 		json_t *rec;
 
-		if (!(np = cc_tn_find(t->tn, t->last_id + 1)))
-			continue; /* no longer kept */
-		snprintf(key, sizeof(key), "%llu", (unsigned long long)np->id);
-		if (!(rec = cc_tn_proposal_json(np)) || json_object_set_new(t->props, key, rec) < 0)
+		snprintf(key, sizeof(key), "%llu", (unsigned long long)made[i]->id);
+		if (!(rec = cc_tn_proposal_json(made[i])) || json_object_set_new(t->props, key, rec) < 0)
 			return -ENOMEM;
 		json_object_del(rec, "changes"); /* nchanges says how many */
+		t->last_id = made[i]->id;
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct cc_tn_proposal *p = v[i];
