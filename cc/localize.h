@@ -50,8 +50,8 @@ struct loc_conf {
 	unsigned min_pairs; /* bad results on fewer (source, destination) pairs than this name
 			     * nothing: one pair cannot tell its source from its destination or its
 			     * path, and one slow pair is an outlier */
-	double fabric_slow; /* without loss and without a single culprit, "the fabric" needs this
-			     * share of the results slow (else: scattered outliers) */
+	double fabric_share; /* without a single culprit, "the fabric" needs this share of the
+			      * results bad, lost or slow (else: scattered outliers) */
 };
 
 extern const struct loc_conf loc_defaults;
