@@ -12,6 +12,9 @@ For every workload and seed, in the same run of this script:
                changes, so that tuner against it is the tuner's own effect; against the
                static settings without probes, the probes' 0.2 % of load alone gives another
                sample path (not a criterion: the criteria name the defaults and the oracle)
+               Both also run on more seeds (--paired-seeds, default 18): the own effect is
+               pooled over all of them and counted seed by seed (on how many the tuner did
+               better), and the shifting workload's settling is judged on every one
   oracle       the best static setting of a grid of 27 ECN points x 2 DCQCN settings (NVIDIA
                defaults; the HPCC simulator's DCQCN: a CNP for every marked packet, AI 20 Mb/s,
                HAI 200 Mb/s), chosen per workload knowing the results.  The whole grid runs on
@@ -235,6 +238,9 @@ def main():
                     help="grid points run on seeds 2.. (the best on seed 1; default 8, 0: the whole grid)")
     ap.add_argument("--spread-seeds", type=int, default=None,
                     help="the defaults again on this many other seeds, for the bench's resolution (default: --seeds; 0: not)")
+    ap.add_argument("--paired-seeds", type=int, default=None,
+                    help="the tuner and its start with the same probes on seeds 1..N, for its own effect and the "
+                         "shifting workload's settling (default 18, smoke: --seeds; at least --seeds)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--only", help="comma-separated workloads")
     ap.add_argument("--json", help="write every figure here")
@@ -258,6 +264,9 @@ def main():
     spread = seeds if a.spread_seeds is None else a.spread_seeds
     if spread < 0:
         ap.error("--spread-seeds must be at least 0")
+    paired = a.paired_seeds if a.paired_seeds is not None else seeds if a.smoke else max(seeds, 18)
+    if paired < seeds:
+        ap.error("--paired-seeds must be at least --seeds (%d)" % seeds)
     g = grid(a.smoke)
     keep = a.oracle_keep if 0 < a.oracle_keep < len(g) else len(g)
     tuner = {"interval_us": a.interval_us}
@@ -272,10 +281,12 @@ def main():
             first.append((w, START, seed, scenario(works[w], *DEFAULTS["hpcc-sim"]), dict(tuner, mode="advise")))
         for e, d in g:
             first.append((w, "grid " + label(e, d), 1, scenario(works[w], e, d), None))
-    total = [len(first) + len(works) * keep * (seeds - 1) + len(works) * len(DEFAULTS) * spread]
+    total = [len(first) + len(works) * keep * (seeds - 1) + len(works) * len(DEFAULTS) * spread +
+             len(works) * 2 * (paired - seeds)]
     print("bench-cc: %d workloads x %d seeds, %d runs; the oracle's grid of %d points on seed 1, its %d best on "
-          "every seed; decision interval %d us, %d us of arrivals (shifting: 6 phases of %d us)"
-          % (len(works), seeds, total[0], len(g), keep, a.interval_us, dur, phase), flush=True)
+          "every seed; the tuner and its start on seeds 1-%d; decision interval %d us, %d us of arrivals "
+          "(shifting: 6 phases of %d us)"
+          % (len(works), seeds, total[0], len(g), keep, paired, a.interval_us, dur, phase), flush=True)
     t0 = time.time()
     results = {}
     done = [0]
@@ -291,6 +302,10 @@ def main():
             for name, (e, d) in DEFAULTS.items():
                 for seed in range(seeds + 1, seeds + spread + 1):
                     rest.append((w, "other seeds " + name, seed, scenario(works[w], e, d), None))
+            for seed in range(seeds + 1, paired + 1):
+                rest.append((w, "paired tuner", seed, scenario(works[w], *DEFAULTS["hpcc-sim"]), tuner))
+                rest.append((w, "paired " + START, seed, scenario(works[w], *DEFAULTS["hpcc-sim"]),
+                             dict(tuner, mode="advise")))
         run_all(ex, rest, tmp, results, t0, total, done)
     elapsed = time.time() - t0
     failures = []
@@ -312,7 +327,9 @@ def main():
                                                             x["long50"], x["long99"], x["pause_us"]))
         t = r["tuner"]
         tn = [x["tuner"] for x in results[w]["tuner"]]
-        viol = sum(len(x["violations"]) for x in tn)
+        # the invariants are checked on every step of every run, the paired seeds' too
+        tall = [x["tuner"] for x in results[w]["tuner"] + results[w].get("paired tuner", [])]
+        viol = sum(len(x["violations"]) for x in tall)
         gain = 1 - t["short99"] / best_def["short99"]
         vs_oracle = t["short99"] / r[oracle]["short99"] - 1
         def_pause = min(r[n]["pause_us"] for n in DEFAULTS)
@@ -321,21 +338,33 @@ def main():
         print("%-24s oracle: short p99 %+.0f %% against the better default (the most a static setting gives here)"
               % ("", -o_gain * 100))
         print("%-24s tuner: short p99 %+.0f %% against the better default, %+.0f %% against the oracle%s; long flows %s; "
-              "pause %s; %d steps, %d rolled back, %d invariant violations"
+              "pause %s; on seeds 1-%d %d steps, %d rolled back, %d invariant violations"
               % ("", -gain * 100, vs_oracle * 100, "" if feasible else " (no grid point met the long-flow condition)",
                  "ok" if ok_long(t) else "WORSE than 5 % over the better default",
-                 "-" if pause_cut is None else "%+.0f %%" % (-pause_cut * 100), sum(x["steps"] for x in tn),
-                 sum(x["rolled_back"] for x in tn), viol))
-        st = r[START]
-        own = {m: t[m] / st[m] - 1 if st[m] > 0 else None for m in ("short99", "long50", "long99", "pause_us")}
-        print("%-24s tuner against its start with the same probes (its own effect): short p99 %+.0f %%, long p50 "
-              "%+.0f %%, long p99 %+.0f %%, pause %s" % ("", own["short99"] * 100, own["long50"] * 100,
-                                                        own["long99"] * 100, "-" if own["pause_us"] is None
-                                                        else "%+.0f %%" % (own["pause_us"] * 100)))
+                 "-" if pause_cut is None else "%+.0f %%" % (-pause_cut * 100), len(tall),
+                 sum(x["steps"] for x in tall), sum(x["rolled_back"] for x in tall), viol))
+        # its own effect, paired: seed by seed the same sample path but for the tuner's changes
+        tuns = results[w]["tuner"] + results[w].get("paired tuner", [])
+        starts = results[w][START] + results[w].get("paired " + START, [])
+        t_all, st = pool(tuns), pool(starts)
+        own = {m: t_all[m] / st[m] - 1 if st[m] > 0 else None for m in ("short99", "long50", "long99", "pause_us")}
+        # seed by seed: on how many the tuner's figure was lower than its start's, and higher
+        per_seed = [(pool([x]), pool([y])) for x, y in zip(tuns, starts)]
+        wins = {m: [sum(a[m] < b[m] for a, b in per_seed), sum(a[m] > b[m] for a, b in per_seed)]
+                for m in ("short99", "long50", "long99", "pause_us")}
+        print("%-24s tuner against its start with the same probes (its own effect), seeds 1-%d: short p99 %+.0f %%, "
+              "long p50 %+.0f %%, long p99 %+.0f %%, pause %s; seed by seed lower/higher: %s"
+              % ("", len(tuns), own["short99"] * 100, own["long50"] * 100, own["long99"] * 100,
+                 "-" if own["pause_us"] is None else "%+.0f %%" % (own["pause_us"] * 100),
+                 ", ".join("%s %d/%d" % (n, wins[m][0], wins[m][1]) for m, n in
+                           (("short99", "short p99"), ("long50", "long p50"), ("long99", "long p99"),
+                            ("pause_us", "pause")))))
         report[w] = {"settings": r, "oracle": oracle, "gain": gain, "oracle_gain": o_gain, "vs_oracle": vs_oracle,
                      "pause_cut": pause_cut, "long_ok": ok_long(t), "violations": viol, "own_effect": own,
+                     "own_effect_seeds": len(tuns), "own_effect_wins": wins,
+                     "own_effect_pooled": {"tuner": t_all, START: st},
                      # advise mode: the start's runs must change nothing
-                     "start_changes_applied": sum(x["tuner"]["changes_applied"] for x in results[w][START])}
+                     "start_changes_applied": sum(x["tuner"]["changes_applied"] for x in starts)}
         if spread:
             # the same fixed setting, another set of seeds: how far its figures move
             moved = {}
@@ -371,10 +400,19 @@ def main():
             missed("%s: pause time %s the better default's (want >= 50 %% below)" % (w, below(pause_cut)), [])
         if w == "shifting":
             conv = [c for x in tn for c in convergence(x["timeline"], phase, a.interval_us)]
-            worst = None if not conv or None in conv else max(conv)
             print("%-24s tuner: settings settled %s decision intervals after each phase change (%d changes x %d seeds; "
                   "phases of %d intervals)" % ("", ", ".join(map(str, conv)), SHIFTS, seeds, phase // a.interval_us))
             report[w]["convergence"] = conv
+            # judged on every seed the tuner ran on
+            conv = conv + [c for x in results[w].get("paired tuner", [])
+                           for c in convergence(x["tuner"]["timeline"], phase, a.interval_us)]
+            worst = None if not conv or None in conv else max(conv)
+            if len(conv) > len(report[w]["convergence"]):
+                known = [c for c in conv if c is not None]
+                print("%-24s tuner: over seeds 1-%d, settled within 20 intervals after %d of %d phase changes, mean %.1f, "
+                      "worst %s" % ("", len(tn) + len(results[w]["paired tuner"]), sum(c <= 20 for c in known),
+                                    len(conv), sum(known) / max(1, len(known)), worst))
+                report[w]["convergence_paired"] = conv
             if vs_oracle > -0.15:
                 missed("%s: not 15 %% better than the oracle's single setting" % w,
                        [("short99", t["short99"] / (0.85 * r[oracle]["short99"]) - 1)])

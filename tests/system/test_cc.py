@@ -216,10 +216,11 @@ def test_bench_cc_smoke(tmp_path):
     the table with the defaults, the tuner and the oracle, and the tuner's convergence after the
     shifting workload's phase changes; the oracle is chosen among the grid points that ran on
     every seed (the whole grid on seed 1, the --oracle-keep best on seed 2); the bench's
-    resolution (the defaults on other seeds) is reported."""
+    resolution (the defaults on other seeds) is reported; the tuner and its start also run on a
+    third seed (--paired-seeds), for its own effect and the settling on every seed."""
     out = tmp_path / "cc.json"
     r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "bench", "bench_cc.py"), "--smoke",
-                        "--seeds", "2", "--oracle-keep", "2", "--json", str(out), "--no-fail"],
+                        "--seeds", "2", "--oracle-keep", "2", "--paired-seeds", "3", "--json", str(out), "--no-fail"],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     for word in ("websearch-50", "incast+websearch-30", "shifting", "dcqcn-paper", "hpcc-sim", "tuner", "oracle",
@@ -231,6 +232,9 @@ def test_bench_cc_smoke(tmp_path):
         # the tuner's start with the same probes, in advise mode: no change, its own effect measured
         assert "start+probes" in x["settings"] and x["start_changes_applied"] == 0, x
         assert set(x["own_effect"]) == {"short99", "long50", "long99", "pause_us"}, x["own_effect"]
+        # over the paired seeds 1-3, and seed by seed (lower, higher: at most the 3 seeds)
+        assert x["own_effect_seeds"] == 3 and all(
+            len(v) == 2 and 0 <= v[0] + v[1] <= 3 for v in x["own_effect_wins"].values()), x
         assert len(grid) == 2 and x["oracle"] in grid, (w, grid, x["oracle"])
         # the bench's resolution: the defaults on 2 other seeds, measured in the same run
         assert set(x["seed_spread"]) == {"short99", "long50", "long99"} and all(
@@ -242,6 +246,14 @@ def test_bench_cc_smoke(tmp_path):
     assert "resolution: the defaults on 2 other seeds" in r.stdout, r.stdout
     conv = rep["shifting"]["convergence"]
     assert len(conv) == 5 * 2 and None not in conv and all(0 <= c <= 10 for c in conv), conv
+    # judged on the third seed's tuner too
+    paired = rep["shifting"]["convergence_paired"]
+    assert len(paired) == 5 * 3 and paired[:10] == conv and None not in paired, paired
+    assert "tuner against its start with the same probes (its own effect), seeds 1-3" in r.stdout, r.stdout
+    assert "over seeds 1-3, settled within 20 intervals after" in r.stdout, r.stdout
+    bad = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "bench", "bench_cc.py"), "--seeds", "3",
+                          "--paired-seeds", "2"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--paired-seeds must be at least --seeds (3)" in bad.stderr, bad.stderr
     bad = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "bench", "bench_cc.py"), "--only", "nope"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "unknown workload nope" in bad.stderr, bad.stderr
