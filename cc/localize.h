@@ -4,9 +4,10 @@
  *
  * Each result is one (source, destination, path label) over the analysis window: probes sent,
  * lost, the p99 latency, and, when the transport knows it, the links the probes took.  A result
- * is bad when probes were lost or its p99 is far above the fabric's typical p99.  An element
- * explains the bad results when it is on (nearly) all of them (coverage) and most results
- * through it are bad (rate); among the elements that explain, the one with the highest rate
+ * is bad when probes were lost or its p99 is far above the fabric's typical p99 (by loss when
+ * any probe was lost; lost probes too few to name anything leave the judgment to the
+ * latencies).  An element explains the bad results when it is on (nearly) all of them
+ * (coverage) and most results through it are bad (rate); among the elements that explain, the one with the highest rate
  * wins, hosts and links before ToRs, ToRs before "the fabric".  With paths, a fabric link can be
  * named; without them (real hosts without path tracing) the answer is a host, a ToR or the
  * fabric. */
@@ -51,7 +52,9 @@ struct loc_conf {
 			     * nothing: one pair cannot tell its source from its destination or its
 			     * path, and one slow pair is an outlier */
 	double fabric_share; /* without a single culprit, "the fabric" needs this share of the
-			      * results bad, lost or slow (else: scattered outliers) */
+			      * results bad, lost or slow (else: scattered outliers) ... */
+	double fabric_loss;  /* ... or, by lost probes, this share of all the probes lost (a fault
+			      * that the sparse cross-ToR sample sees on few results) */
 };
 
 extern const struct loc_conf loc_defaults;

@@ -185,7 +185,31 @@ static void test_noise_and_spread(void **state)
 	loc_analyze(r, n, NULL, &f);
 	assert_int_equal(f.kind, LOC_NONE);
 	assert_int_equal(f.bad, 2);
-	assert_non_null(strstr(f.evidence, "lost probes, scattered"));
+	assert_non_null(strstr(f.evidence, "lost probes (2 of 9600 probes), scattered"));
+	/* the same two lost probes do not hide a slow fabric (a congested one loses a probe or
+	 * two to timeouts behind its pauses) */
+	for (size_t k = 0; k < n; k += 5)
+		r[k].p99_us = 5000;
+	loc_analyze(r, n, NULL, &f);
+	assert_int_equal(f.kind, LOC_FABRIC);
+	assert_non_null(strstr(f.evidence, "results slow, spread"));
+	assert_non_null(strstr(f.evidence, "besides, 2 result(s) lost probes"));
+	assert_true(r[0].bad && f.bad >= n / 5);
+	/* without paths, a fault that few results cross loses many probes on them: 3 pairs under
+	 * different ToRs lose all theirs (3 of 480 results, 60 of 9,600 probes): the fabric, where
+	 * 2 probes of 9,600 were scattered */
+	n = matrix(r);
+	for (size_t k = 0; k < n; k++)
+		r[k].npath = 0;
+	for (size_t k = 1; k < n; k += 2)
+		if ((!strcmp(r[k].src, "h0") && !strcmp(r[k].dst, "h5")) ||
+		    (!strcmp(r[k].src, "h9") && !strcmp(r[k].dst, "h14")) ||
+		    (!strcmp(r[k].src, "h7") && !strcmp(r[k].dst, "h11")))
+			r[k].lost = r[k].n;
+	loc_analyze(r, n, NULL, &f);
+	assert_int_equal(f.kind, LOC_FABRIC);
+	assert_int_equal(f.bad, 3);
+	assert_non_null(strstr(f.evidence, "(60 of 9600 probes)"));
 	n = matrix(r);
 	/* losses everywhere: the fabric, no single culprit */
 	for (size_t k = 0; k < n; k += 3)
