@@ -314,7 +314,8 @@ def main():
     print("%-24s %-30s %9s %9s %9s %11s" % ("workload", "setting", "short p99", "long p50", "long p99", "pause us"))
     for w in works:
         # the oracle: among the grid points run on every seed
-        r = {k: pool(v) for k, v in results[w].items() if len(v) == seeds}
+        r = {k: pool(v) for k, v in results[w].items()
+             if len(v) == seeds and not k.startswith(("paired ", "other seeds "))}
         best_def = best_defaults(r)
         ok_long = ok_long_fn(best_def)
         grid_names = [k for k in r if k.startswith("grid ")]
@@ -420,7 +421,8 @@ def main():
                 missed("%s: phases of %d intervals are too short to judge convergence within 20"
                        % (w, phase // a.interval_us), [])
             elif worst is None or worst > 20:  # None: a phase without a decision
-                missed("%s: settings still moving %s intervals after a phase change (want <= 20)" % (w, worst), [])
+                missed("%s: settings still moving %s intervals after a phase change (want <= 20; seeds 1-%d)"
+                       % (w, worst, len(conv) // SHIFTS), [])
         elif vs_oracle > 0.05:
             missed("%s: %.0f %% behind the oracle (want within 5 %%)" % (w, vs_oracle * 100),
                    [("short99", t["short99"] / (1.05 * r[oracle]["short99"]) - 1)])

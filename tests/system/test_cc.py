@@ -247,6 +247,8 @@ def test_bench_cc_smoke(tmp_path):
     conv = rep["shifting"]["convergence"]
     assert len(conv) == 5 * 2 and None not in conv and all(0 <= c <= 10 for c in conv), conv
     # judged on the third seed's tuner too
+    # the tuner moved on the shifting workload: its seeds differ from its start's
+    assert sum(rep["shifting"]["own_effect_wins"]["short99"]) >= 1, rep["shifting"]
     paired = rep["shifting"]["convergence_paired"]
     assert len(paired) == 5 * 3 and paired[:10] == conv and None not in paired, paired
     assert "tuner against its start with the same probes (its own effect), seeds 1-3" in r.stdout, r.stdout
