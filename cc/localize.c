@@ -198,6 +198,7 @@ static void analyze(struct loc_result *r, size_t n, const struct loc_conf *conf,
 	struct hmap hostset;
 	double *p99 = calloc(n + 1, sizeof(double)), typical, limit, total = 0, *w;
 	double sent = 0, lost = 0;
+	char badly[80];
 	unsigned bad = 0, badpairs;
 	bool paths = false, lossy = false;
 	struct cand *b;
@@ -267,6 +268,10 @@ static void analyze(struct loc_result *r, size_t n, const struct loc_conf *conf,
 		goto out;
 	}
 	b = best(&c, total, conf);
+	if (lossy)
+		snprintf(badly, sizeof(badly), "lost probes (%.0f of %.0f probes)", lost, sent);
+	else
+		snprintf(badly, sizeof(badly), "slow (p99 far above the typical %.1f us)", typical);
 	if (!b && bad < conf->fabric_share * (double)n && (!lossy || lost < conf->fabric_loss * sent)) {
 		/* a probe that timed out behind a PFC pause is lost as surely as a dropped one: a
 		 * few such on pairs that share nothing are the tail of a busy fabric, not a fault
@@ -274,16 +279,10 @@ static void analyze(struct loc_result *r, size_t n, const struct loc_conf *conf,
 		 * sparse cross-ToR sample sees on few results (a spine that drops) loses far more */
 		f->kind = LOC_NONE;
 		*weak = lossy;
-		if (lossy)
-			snprintf(f->evidence, sizeof(f->evidence),
-				 "%u of %zu results lost probes (%.0f of %.0f probes), scattered: no host, link "
-				 "or ToR explains them, and too few for the fabric at large",
-				 bad, n, lost, sent);
-		else
-			snprintf(f->evidence, sizeof(f->evidence),
-				 "%u of %zu results slow (p99 far above the typical %.1f us), scattered: no "
-				 "host, link or ToR explains them, and too few for the fabric at large",
-				 bad, n, typical);
+		snprintf(f->evidence, sizeof(f->evidence),
+			 "%u of %zu results %s, scattered: no host, link or ToR explains them, and too few "
+			 "for the fabric at large",
+			 bad, n, badly);
 		goto out;
 	}
 	if (!b) {
@@ -291,15 +290,9 @@ static void analyze(struct loc_result *r, size_t n, const struct loc_conf *conf,
 		snprintf(f->subject, sizeof(f->subject), "fabric");
 		f->bad_through = bad;
 		f->through = (unsigned)n;
-		if (lossy)
-			snprintf(f->evidence, sizeof(f->evidence),
-				 "%u of %zu results lost probes (%.0f of %.0f probes), spread so that no single "
-				 "host, link or ToR explains them",
-				 bad, n, lost, sent);
-		else
-			snprintf(f->evidence, sizeof(f->evidence),
-				 "%u of %zu results slow, spread so that no single host, link or ToR explains them",
-				 bad, n);
+		snprintf(f->evidence, sizeof(f->evidence),
+			 "%u of %zu results %s, spread so that no single host, link or ToR explains them",
+			 bad, n, badly);
 		goto out;
 	}
 	f->kind = b->kind == C_LINK ? LOC_LINK : b->kind == C_TOR ? LOC_TOR : LOC_HOST;

@@ -192,7 +192,7 @@ static void test_noise_and_spread(void **state)
 		r[k].p99_us = 5000;
 	loc_analyze(r, n, NULL, &f);
 	assert_int_equal(f.kind, LOC_FABRIC);
-	assert_non_null(strstr(f.evidence, "results slow, spread"));
+	assert_non_null(strstr(f.evidence, "results slow (p99 far above the typical"));
 	assert_non_null(strstr(f.evidence, "besides, 2 result(s) lost probes"));
 	assert_true(r[0].bad && f.bad >= n / 5);
 	/* without paths, a fault that few results cross loses many probes on them: 3 pairs under
