@@ -8,9 +8,9 @@
  * (coverage).  Bad results on fewer than min_pairs pairs name nothing (one pair cannot tell its
  * source from its destination; one slow pair is an outlier), nor do a few scattered bad ones
  * (lost or slow) that no element explains.  The one with the largest coverage wins; ties go to
- * the higher rate, then to the more specific element.  Faults spread under PFC (a slow receiver pauses its ToR, which
- * pauses the senders behind it), so the winner is the element the worst results share, and the
- * next best explanation of what is left is reported as secondary. */
+ * the higher rate, then to the more specific element.  Faults spread under PFC (a slow receiver
+ * pauses its ToR, which pauses the senders behind it), so the winner is the element the worst
+ * results share, and the next best explanation of what is left is reported as secondary. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
