@@ -33,6 +33,9 @@ static void add_link(struct cc_snap *s, const char *a, const char *pa, const cha
 	assert_int_equal(cc_snap_link(s, (uint32_t)x, (uint32_t)y), 0);
 }
 
+/* What every host sends and the CNPs it handles per interval (the hosts' own signals). */
+static uint64_t host_tx = 300000, host_cnp;
+
 static struct cc_snap *fabric(int64_t t, look_fn look, void *ctx)
 {
 	struct cc_snap *s = cc_snap_new(1u << PRIO, t, IV);
@@ -73,8 +76,8 @@ static struct cc_snap *fabric(int64_t t, look_fn look, void *ctx)
 			cc_snap_set(s, p, "queue_depth_bytes", PRIO, peak / 2);
 			cc_snap_set(s, p, "queue_watermark_periodic_bytes", PRIO, peak);
 		} else {
-			cc_snap_set(s, p, "tx_bytes", -1, 300000);
-			cc_snap_set(s, p, "rp_cnp_handled", -1, 0);
+			cc_snap_set(s, p, "tx_bytes", -1, host_tx);
+			cc_snap_set(s, p, "rp_cnp_handled", -1, host_cnp);
 		}
 	}
 	cc_snap_finish(s);
@@ -600,6 +603,48 @@ static double class_json(struct cc_tn *t, const char *cls, const char *knob)
 
 	json_decref(j);
 	return r;
+}
+
+/* A harder step kept on a class holds the class's softening moves for twice tabu_intervals
+ * (the load that called for it may come back; a softening right after works against it and
+ * keeps the settings moving): the hosts' CNPs come sooner against pauses, then the fabric is
+ * quiet while the hosts are busy and cut back often (the softening rule's signals): their
+ * first softening move waits until the hold ends, and comes then. */
+static void test_no_softening_after_a_harder_step(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO);
+	const struct cc_tn_proposal *p;
+	int64_t i = 1, done_at = 0, soft_at = 0;
+	uint64_t step;
+
+	(void)state;
+	for (; i <= 3; i++)
+		run(t, i, leaf0_paused, NULL);
+	p = pending_class(t, CC_TN_HOSTS);
+	assert_non_null(p);
+	assert_int_equal(p->knob, CC_TN_CNP_GAP);
+	assert_true(p->to < p->from);
+	step = p->step;
+	apply_all(t, 8, NULL);
+	host_tx = 1000000; /* 80 % of 100 Gb/s */
+	host_cnp = 10;
+	for (; i < 200 && !soft_at; i++) {
+		run(t, i, NULL, NULL);
+		if (!done_at && step_over(t, step))
+			done_at = i;
+		p = pending_class(t, CC_TN_HOSTS);
+		if (p && p->phase == CC_TN_CANARY)
+			soft_at = i;
+		apply_all(t, 8, NULL);
+	}
+	host_tx = 300000;
+	host_cnp = 0;
+	assert_int_equal(class_json(t, "hosts", "min_time_between_cnps"), 2); /* the step was kept */
+	assert_true(done_at > 0 && soft_at > 0);
+	assert_true(p->knob == CC_TN_AI_RATE && p->to > p->from);
+	assert_true(soft_at >= done_at + 2 * (int64_t)cc_tn_defaults.tabu_intervals);
+	assert_true(soft_at <= done_at + 2 * (int64_t)cc_tn_defaults.tabu_intervals + 1);
+	cc_tn_free(t);
 }
 
 /* Members whose reported setting the policy refuses are left as they are and listed in the
@@ -1386,6 +1431,7 @@ int main(void)
 		cmocka_unit_test(test_snapshot_merge),
 		cmocka_unit_test(test_mode_changes),
 		cmocka_unit_test(test_outlier_kept),
+		cmocka_unit_test(test_no_softening_after_a_harder_step),
 		cmocka_unit_test(test_outside_policy),
 		cmocka_unit_test(test_host_classes),
 		cmocka_unit_test(test_host_classes_wait_for_the_step),
