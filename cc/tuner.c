@@ -1667,6 +1667,7 @@ static int choose_class(struct cc_tn *t, enum cc_tn_class c, const struct sig *g
 	const struct cc_tn_policy *p = &t->pol;
 	char why[320], expect[200];
 	bool paused = g->pause_share > p->pause_target;
+	bool may_soften = t->interval >= t->soft_until[c]; /* no harder step kept on c lately */
 
 #define TRY(kn, up, aggr, ...)                                                                             \
 	do {                                                                                               \
@@ -1710,7 +1711,7 @@ static int choose_class(struct cc_tn *t, enum cc_tn_class c, const struct sig *g
 		}
 		/* 4. quiet fabric: let senders recover faster (long flows) */
 		/* only where senders are cut back often while busy: elsewhere nothing is to gain */
-		if (qd <= p->qdelay_target_us / 2 && cnp >= 2 && hu >= 0.3 && t->interval >= t->soft_until[c]) {
+		if (qd <= p->qdelay_target_us / 2 && cnp >= 2 && hu >= 0.3 && may_soften) {
 			snprintf(why, sizeof(why),
 				 "%s: no pauses and queue delay p90 %.1f us, yet %.1f CNPs per host per interval throttle "
 				 "senders",
@@ -1738,7 +1739,7 @@ static int choose_class(struct cc_tn *t, enum cc_tn_class c, const struct sig *g
 		TRY(CC_TN_KMAX, false, true, "full marking sooner on %s: shorter queues", class_names[c]);
 	}
 	/* 3. marking where queues are short: throughput given away */
-	if (!paused && g->qd_us[c] <= p->qdelay_target_us / 4 && g->mark[c] >= 0.05 && t->interval >= t->soft_until[c]) {
+	if (!paused && g->qd_us[c] <= p->qdelay_target_us / 4 && g->mark[c] >= 0.05 && may_soften) {
 		snprintf(why, sizeof(why), "%s marks %.1f %% of packets with queue delay p90 only %.1f us",
 			 class_names[c], g->mark[c] * 100, g->qd_us[c]);
 		TRY(CC_TN_KMIN, true, false, "less marking at shallow queues on %s: more throughput", class_names[c]);
