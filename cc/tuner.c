@@ -2296,6 +2296,63 @@ static json_t *keys_json(char *const *keys, size_t n)
 	return a;
 }
 
+/* The moves held back, as the intervals left: a move rolled back or undone (tabu_until) and a
+ * class's softening after a harder step (soft_until, knob "soften").  A restart keeps them: a
+ * move rolled back just before it would otherwise be tried again at once. */
+static json_t *holds_json(const struct cc_tn *t)
+{
+	json_t *a = json_array();
+
+	for (int c = 0; a && c < CC_TN_NCLASSES; c++) {
+		if (!strcmp(LBL(c), "?"))
+			continue;
+		for (int k = 0; k < CC_TN_NKNOBS; k++)
+			for (int up = 0; up < 2; up++)
+				if (t->tabu_until[c][k][up] > t->interval)
+					json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:I}", "class", LBL(c), "knob",
+									   knob_names[k], "direction",
+									   up ? "up" : "down", "intervals",
+									   (json_int_t)(t->tabu_until[c][k][up] -
+											t->interval)));
+		if (t->soft_until[c] > t->interval)
+			json_array_append_new(a, json_pack("{s:s,s:s,s:I}", "class", LBL(c), "knob", "soften",
+							   "intervals", (json_int_t)(t->soft_until[c] - t->interval)));
+	}
+	return a;
+}
+
+/* A saved hold's class (-ENOENT: a class the policy no longer has, whose hold is dropped),
+ * knob (CC_TN_NKNOBS: the softening hold), direction and intervals left, capped at what the
+ * policy holds a move for now; -EINVAL with err when malformed. */
+static int saved_hold(const struct cc_tn *t, json_t *o, enum cc_tn_class *c, int *k, int *up, uint64_t *left,
+		      char *err, size_t len)
+{
+	const char *kn = json_string_value(json_object_get(o, "knob")) ?: "",
+		   *dir = json_string_value(json_object_get(o, "direction"));
+	json_t *n = json_object_get(o, "intervals");
+	uint64_t most;
+
+	if (!json_is_string(json_object_get(o, "class")) || !json_is_integer(n) || json_integer_value(n) < 1 ||
+	    (strcmp(kn, "soften") && (parse(knob_names, CC_TN_NKNOBS, kn, k) < 0 || !dir ||
+				      (strcmp(dir, "up") && strcmp(dir, "down"))))) {
+		snprintf(err, len, "a saved hold lacks class, knob, direction or intervals, or names an unknown one");
+		return -EINVAL;
+	}
+	if (!strcmp(kn, "soften"))
+		*k = CC_TN_NKNOBS;
+	*up = dir && !strcmp(dir, "up");
+	most = (uint64_t)t->pol.tabu_intervals * (*k == CC_TN_NKNOBS ? 2 : 1);
+	*left = (uint64_t)json_integer_value(n) < most ? (uint64_t)json_integer_value(n) : most;
+	if (cc_tn_class_lookup(&t->live, json_string_value(json_object_get(o, "class")), c) < 0)
+		return -ENOENT;
+	if (*k < CC_TN_NKNOBS && is_ecn_knob((enum cc_tn_knob)*k) == cc_tn_class_is_hosts(*c)) {
+		snprintf(err, len, "a saved hold's knob %s is not one of class %s", kn,
+			 json_string_value(json_object_get(o, "class")));
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Completed steps saved, the newest not undone (an undone one has nothing left to undo). */
 #define DONE_SAVED 1000
 
@@ -2331,9 +2388,9 @@ json_t *cc_tn_state_json(const struct cc_tn *t)
 						       "state", state_names[k->st], "class", step_label(t, k), "knob",
 						       knob_names[k->knob], "from", k->from, "to", k->to, "members", keys));
 	}
-	o = json_pack("{s:I,s:I,s:I,s:I,s:o,s:o}", "next_id", (json_int_t)t->next_id, "next_step",
+	o = json_pack("{s:I,s:I,s:I,s:I,s:o,s:o,s:o}", "next_id", (json_int_t)t->next_id, "next_step",
 		      (json_int_t)t->next_step, "steps", (json_int_t)t->steps, "rolled_back", (json_int_t)t->rolled_back,
-		      "done", done, "under_way", under);
+		      "done", done, "under_way", under, "holds", holds_json(t));
 	return o;
 }
 
@@ -2382,7 +2439,8 @@ static bool saved_step(const struct cc_tn *t, json_t *o, uint64_t *step, enum cc
 
 int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 {
-	json_t *done = json_object_get(doc, "done"), *under = json_object_get(doc, "under_way"), *it, *members, *key;
+	json_t *done = json_object_get(doc, "done"), *under = json_object_get(doc, "under_way"),
+	       *holds = json_object_get(doc, "holds"), *it, *members, *key;
 	static const char *const counters[] = { "next_id", "next_step", "steps", "rolled_back" };
 	uint64_t *dst[] = { &t->next_id, &t->next_step, &t->steps, &t->rolled_back };
 	size_t i, j;
@@ -2413,11 +2471,34 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 			if (!saved_step(t, it, &tmp.step, &tmp.cls, &tmp.knob, &tmp.from, &tmp.to, &members, err, len))
 				return -EINVAL;
 		}
+	if (holds && !json_is_array(holds)) { /* none in a state saved before holds were */
+		snprintf(err, len, "the saved state's holds is not an array");
+		return -EINVAL;
+	}
+	json_array_foreach(holds, i, it) {
+		enum cc_tn_class c;
+		uint64_t left;
+		int k, up;
+
+		if (saved_hold(t, it, &c, &k, &up, &left, err, len) == -EINVAL)
+			return -EINVAL;
+	}
 	for (size_t c = 0; c < sizeof(counters) / sizeof(*counters); c++) {
 		uint64_t v = (uint64_t)json_integer_value(json_object_get(doc, counters[c]));
 
 		if (v > *dst[c]) /* never below what this tuner has used: ids stay unique */
 			*dst[c] = v;
+	}
+	json_array_foreach(holds, i, it) {
+		enum cc_tn_class c;
+		uint64_t left, *until;
+		int k, up;
+
+		if (saved_hold(t, it, &c, &k, &up, &left, err, len) < 0)
+			continue; /* its class is gone */
+		until = k == CC_TN_NKNOBS ? &t->soft_until[c] : &t->tabu_until[c][k][up];
+		if (t->interval + left > *until)
+			*until = t->interval + left;
 	}
 	json_array_foreach(done, i, it) {
 		struct done_step ds = { 0 };
