@@ -2782,6 +2782,8 @@ json_t *cc_tn_json(const struct cc_tn *t)
 		json_object_set_new(o, "host_classes_pending", json_boolean(classes_pending(t)));
 		json_object_set_new(o, "steps_in_progress", steps);
 		json_object_set_new(o, "outside_policy", outside_policy_json(t));
+		/* why a move the signals call for is not made */
+		json_object_set_new(o, "holds", holds_json(t));
 	}
 	return o;
 }

@@ -756,6 +756,14 @@ void print_cc(FILE *f, const json_t *d)
 					json_string_value(json_object_get(x, "why")) ?: "?");
 			}
 		}
+		json_array_foreach(json_object_get(d, "holds"), i, x) {
+			const char *dir = json_string_value(json_object_get(x, "direction"));
+
+			fprintf(f, "  held back for %lld intervals: %s %s%s%s\n",
+				(long long)json_integer_value(json_object_get(x, "intervals")),
+				json_string_value(json_object_get(x, "class")) ?: "?",
+				json_string_value(json_object_get(x, "knob")) ?: "?", dir ? " " : "", dir ?: "");
+		}
 		return;
 	}
 	if (!json_is_array(d) && !json_object_get(d, "phase")) { /* the policy, or anything else */

@@ -460,3 +460,18 @@ def test_restart_rolls_back_the_step_under_way_and_keeps_history(world):
     assert sorted(x["target"]["device"] + x["target"].get("port", "") for x in undo) == \
         sorted(x["target"]["device"] + x["target"].get("port", "") for x in before)
     assert "under way when rocefabd stopped: rolled back" in d.proc.output()
+    # the move is held back (not tried again for tabu_intervals), and a second restart keeps
+    # the hold with what is left of it
+    held = {"class": p["class"], "knob": p["knob"], "direction": "up" if p["to"] > p["from"] else "down"}
+
+    def hold(c):
+        return next((x for x in c.json("/api/v1/cc")["holds"] if {k: x.get(k) for k in held} == held), None)
+    left = hold(c)["intervals"]
+    assert 0 < left <= 30, left
+    out = ctl(d, "viewer", "cc")
+    assert "held back for" in out.stdout and f"{p['class']} {p['knob']} {held['direction']}" in out.stdout, out.stdout
+    d.stop()
+    d.start()
+    c = d.client("viewer")
+    again = wait_for(lambda: hold(c), 20, interval=0.3, what="the hold taken back after the second restart")
+    assert 0 < again["intervals"] <= left, (again, left)

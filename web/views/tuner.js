@@ -70,7 +70,12 @@ export async function render(root, ctx) {
         // or sets them back
         cc.outside_policy?.members ? h('div', { class: 'note', id: 'cc-outside' },
           h('p', {}, `Outside the policy, left as they are: ${cc.outside_policy.members}`),
-          h('ul', {}, (cc.outside_policy.first || []).map((x) => h('li', {}, `${x.node}${x.port ? ' ' + x.port : ''} (${x.class}): ${x.why}`)))) : null),
+          h('ul', {}, (cc.outside_policy.first || []).map((x) => h('li', {}, `${x.node}${x.port ? ' ' + x.port : ''} (${x.class}): ${x.why}`)))) : null,
+        // moves the tuner will not make for a while (a rollback's tabu, no softening after a
+        // harder step): why it does not do what the signals seem to ask
+        cc.holds?.length ? h('div', { class: 'note', id: 'cc-holds' },
+          h('p', {}, 'Held back:'),
+          h('ul', {}, cc.holds.map((x) => h('li', {}, `${x.class} ${x.knob}${x.direction ? ' ' + x.direction : ''}: ${x.intervals} more intervals`)))) : null),
     );
     const open = proposals.filter((p) => p.state === 'waiting' || p.state === 'approved');
     put(props, open.length ? h('div', { class: 'cards' }, open.map((p) => proposalCard(p, ctx, act))) : h('p', { class: 'note' }, 'No proposal waiting.'));
