@@ -285,6 +285,23 @@ def test_tuner_proposal_applied_from_the_dashboard(demo, browser):
     assert browser.console_errors() == []
 
 
+def test_tuner_shows_moves_held_back(demo, browser):
+    """A proposal an operator rejects is not made again for tabu_intervals: the tuner's page
+    names the move held back and for how long."""
+    def waiting():
+        return [p for p in demo.api.json("/api/v1/cc/proposals") if p["state"] == "waiting"]
+    p = wait_for(waiting, 90, 0.5, what="a waiting proposal of the tuner")[0]
+    r = demo.api.post(f"/api/v1/cc/proposals/{p['id']}/reject")
+    assert r.status_code == 200, r.text
+    move = f"{p['class']} {p['knob']} {'up' if p['to'] > p['from'] else 'down'}: "
+    browser.login(demo.url, demo.viewer)
+    browser.open(demo.url, "tuner")
+    text = wait_for(lambda: (lambda t: t if t and move in t else None)(
+        browser.js("return document.getElementById('cc-holds')?.textContent")), 15, 0.2, what="the move held back")
+    assert "more intervals" in text, text
+    assert browser.console_errors() == []
+
+
 def test_tuner_shows_host_classes(demo, browser):
     """Host classes of the policy show on the tuner's page: each one's DCQCN setting among the
     settings by class, and its hosts' own signals."""
