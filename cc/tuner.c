@@ -2298,10 +2298,16 @@ static json_t *keys_json(char *const *keys, size_t n)
 
 /* The moves held back, as the intervals left: a move rolled back or undone (tabu_until) and a
  * class's softening after a harder step (soft_until, knob "soften").  A restart keeps them: a
- * move rolled back just before it would otherwise be tried again at once. */
-static json_t *holds_json(const struct cc_tn *t)
+ * move rolled back just before it would otherwise be tried again at once.  saved: rounded up to
+ * tens of intervals, so that the saved state (which rocefabd rewrites whenever its text
+ * changes, and which holds up to 1,000 steps with their members) does not change every
+ * interval a hold lasts. */
+#define HOLD_SAVED_GRAIN 10
+static json_t *holds_json(const struct cc_tn *t, bool saved)
 {
 	json_t *a = json_array();
+	uint64_t g = saved ? HOLD_SAVED_GRAIN : 1;
+#define LEFT(until) ((json_int_t)(((until) - t->interval + g - 1) / g * g))
 
 	for (int c = 0; a && c < CC_TN_NCLASSES; c++) {
 		if (!strcmp(LBL(c), "?"))
@@ -2312,20 +2318,21 @@ static json_t *holds_json(const struct cc_tn *t)
 					json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:I}", "class", LBL(c), "knob",
 									   knob_names[k], "direction",
 									   up ? "up" : "down", "intervals",
-									   (json_int_t)(t->tabu_until[c][k][up] -
-											t->interval)));
+									   LEFT(t->tabu_until[c][k][up])));
 		if (t->soft_until[c] > t->interval)
 			json_array_append_new(a, json_pack("{s:s,s:s,s:I}", "class", LBL(c), "knob", "soften",
-							   "intervals", (json_int_t)(t->soft_until[c] - t->interval)));
+							   "intervals", LEFT(t->soft_until[c])));
 	}
+#undef LEFT
 	return a;
 }
 
-/* A saved hold's class (-ENOENT: a class the policy no longer has, whose hold is dropped),
- * knob (CC_TN_NKNOBS: the softening hold), direction and intervals left, capped at what the
- * policy holds a move for now; -EINVAL with err when malformed. */
-static int saved_hold(const struct cc_tn *t, json_t *o, enum cc_tn_class *c, int *k, int *up, uint64_t *left,
-		      char *err, size_t len)
+/* A saved hold's class, knob (CC_TN_NKNOBS: the softening hold; its direction is not read),
+ * direction and intervals left, capped at what the policy holds a move for now.  -ENOENT: a
+ * class the policy no longer has; -EINVAL: malformed or unknown (a knob of a newer version).
+ * Either way the hold is dropped: it only delays a move, and refusing the saved state for it
+ * would lose the steps an operator may still want rolled back. */
+static int saved_hold(const struct cc_tn *t, json_t *o, enum cc_tn_class *c, int *k, int *up, uint64_t *left)
 {
 	const char *kn = json_string_value(json_object_get(o, "knob")) ?: "",
 		   *dir = json_string_value(json_object_get(o, "direction"));
@@ -2334,10 +2341,8 @@ static int saved_hold(const struct cc_tn *t, json_t *o, enum cc_tn_class *c, int
 
 	if (!json_is_string(json_object_get(o, "class")) || !json_is_integer(n) || json_integer_value(n) < 1 ||
 	    (strcmp(kn, "soften") && (parse(knob_names, CC_TN_NKNOBS, kn, k) < 0 || !dir ||
-				      (strcmp(dir, "up") && strcmp(dir, "down"))))) {
-		snprintf(err, len, "a saved hold lacks class, knob, direction or intervals, or names an unknown one");
+				      (strcmp(dir, "up") && strcmp(dir, "down")))))
 		return -EINVAL;
-	}
 	if (!strcmp(kn, "soften"))
 		*k = CC_TN_NKNOBS;
 	*up = dir && !strcmp(dir, "up");
@@ -2345,11 +2350,8 @@ static int saved_hold(const struct cc_tn *t, json_t *o, enum cc_tn_class *c, int
 	*left = (uint64_t)json_integer_value(n) < most ? (uint64_t)json_integer_value(n) : most;
 	if (cc_tn_class_lookup(&t->live, json_string_value(json_object_get(o, "class")), c) < 0)
 		return -ENOENT;
-	if (*k < CC_TN_NKNOBS && is_ecn_knob((enum cc_tn_knob)*k) == cc_tn_class_is_hosts(*c)) {
-		snprintf(err, len, "a saved hold's knob %s is not one of class %s", kn,
-			 json_string_value(json_object_get(o, "class")));
+	if (*k < CC_TN_NKNOBS && is_ecn_knob((enum cc_tn_knob)*k) == cc_tn_class_is_hosts(*c))
 		return -EINVAL;
-	}
 	return 0;
 }
 
@@ -2390,7 +2392,7 @@ json_t *cc_tn_state_json(const struct cc_tn *t)
 	}
 	o = json_pack("{s:I,s:I,s:I,s:I,s:o,s:o,s:o}", "next_id", (json_int_t)t->next_id, "next_step",
 		      (json_int_t)t->next_step, "steps", (json_int_t)t->steps, "rolled_back", (json_int_t)t->rolled_back,
-		      "done", done, "under_way", under, "holds", holds_json(t));
+		      "done", done, "under_way", under, "holds", holds_json(t, true));
 	return o;
 }
 
@@ -2475,14 +2477,6 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 		snprintf(err, len, "the saved state's holds is not an array");
 		return -EINVAL;
 	}
-	json_array_foreach(holds, i, it) {
-		enum cc_tn_class c;
-		uint64_t left;
-		int k, up;
-
-		if (saved_hold(t, it, &c, &k, &up, &left, err, len) == -EINVAL)
-			return -EINVAL;
-	}
 	for (size_t c = 0; c < sizeof(counters) / sizeof(*counters); c++) {
 		uint64_t v = (uint64_t)json_integer_value(json_object_get(doc, counters[c]));
 
@@ -2494,8 +2488,8 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 		uint64_t left, *until;
 		int k, up;
 
-		if (saved_hold(t, it, &c, &k, &up, &left, err, len) < 0)
-			continue; /* its class is gone */
+		if (saved_hold(t, it, &c, &k, &up, &left) < 0)
+			continue; /* its class is gone, or it is not one this version reads */
 		until = k == CC_TN_NKNOBS ? &t->soft_until[c] : &t->tabu_until[c][k][up];
 		if (t->interval + left > *until)
 			*until = t->interval + left;
@@ -2783,7 +2777,7 @@ json_t *cc_tn_json(const struct cc_tn *t)
 		json_object_set_new(o, "steps_in_progress", steps);
 		json_object_set_new(o, "outside_policy", outside_policy_json(t));
 		/* why a move the signals call for is not made */
-		json_object_set_new(o, "holds", holds_json(t));
+		json_object_set_new(o, "holds", holds_json(t, false));
 	}
 	return o;
 }

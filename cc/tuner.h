@@ -229,14 +229,15 @@ int cc_tn_rollback_all(struct cc_tn *t);
 /* What must outlive the process, for cc_tn_state_load() in the next one: the id counters, the
  * last 1,000 completed steps not undone with the members they changed (for
  * cc_tn_rollback_all), the steps under way (applied in part) with the members they touched,
- * and the moves held back (tabu, no softening) with the intervals left (a new reference). */
+ * and the moves held back (tabu, no softening) with the intervals left, rounded up to tens (a
+ * new reference). */
 json_t *cc_tn_state_json(const struct cc_tn *t);
 /* Takes a saved state back, after the members are tracked and before the first run: ids go on
  * from the saved ones, completed steps can be rolled back, the holds go on (at most as long
- * as the policy holds a move now; those of classes gone are dropped), and each step that was
- * under way becomes its class's step in rollback, an approved proposal for the members still at
- * its new value that the policy lets go back (whatever the mode: half a step is no setting
- * anyone chose).  Returns how many rollback proposals;
+ * as the policy holds a move now; those of classes gone, or unreadable, are dropped: a hold
+ * only delays a move), and each step that was under way becomes its class's step in rollback,
+ * an approved proposal for the members still at its new value that the policy lets go back
+ * (whatever the mode: half a step is no setting anyone chose).  Returns how many rollback proposals;
  * -EINVAL with err (nothing taken) when the document is malformed,
  * -EBUSY when a step is in progress, -ENOMEM. */
 int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len);

@@ -558,40 +558,42 @@ static void test_state_across_restart(void **state)
 			"rolled_back", 0, "done", "under_way");
 	assert_int_equal(cc_tn_state_load(t3, bad, err, sizeof(err)), -EINVAL);
 	json_decref(bad);
-	/* holds: not an array, a host knob held on a switch class, a direction unknown: refused;
-	 * one of a class the policy no longer has: dropped */
+	/* holds: not an array, refused whole; a host knob held on a switch class, a direction or a
+	 * knob unknown, one of a class the policy no longer has: dropped, the rest taken */
 	bad = json_pack("{s:i,s:i,s:i,s:i,s:[],s:[],s:{}}", "next_id", 9, "next_step", 9, "steps", 1, "rolled_back",
 			0, "done", "under_way", "holds");
 	assert_int_equal(cc_tn_state_load(t3, bad, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "holds"));
 	json_decref(bad);
-	bad = json_pack("{s:i,s:i,s:i,s:i,s:[],s:[],s:[{s:s,s:s,s:s,s:i}]}", "next_id", 9, "next_step", 9, "steps", 1,
-			"rolled_back", 0, "done", "under_way", "holds", "class", "spine", "knob", "rpg_ai_rate",
-			"direction", "up", "intervals", 5);
-	assert_int_equal(cc_tn_state_load(t3, bad, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "is not one of class spine"));
-	json_decref(bad);
-	bad = json_pack("{s:i,s:i,s:i,s:i,s:[],s:[],s:[{s:s,s:s,s:s,s:i}]}", "next_id", 9, "next_step", 9, "steps", 1,
-			"rolled_back", 0, "done", "under_way", "holds", "class", "spine", "knob", "pmax", "direction",
-			"sideways", "intervals", 5);
-	assert_int_equal(cc_tn_state_load(t3, bad, err, sizeof(err)), -EINVAL);
-	json_decref(bad);
 	st = cc_tn_state_json(t3);
 	assert_int_equal(json_integer_value(json_object_get(st, "next_id")), 1); /* nothing taken */
-	assert_int_equal(json_array_size(json_object_get(st, "holds")), 0);
 	json_decref(st);
-	bad = json_pack("{s:i,s:i,s:i,s:i,s:[],s:[],s:[{s:s,s:s,s:s,s:i},{s:s,s:s,s:i}]}", "next_id", 9, "next_step",
-			9, "steps", 1, "rolled_back", 0, "done", "under_way", "holds", "class", "gone", "knob",
-			"rpg_ai_rate", "direction", "up", "intervals", 5, "class", "spine", "knob", "soften", "intervals",
-			1000000);
+	bad = json_pack("{s:i,s:i,s:i,s:i,s:[],s:[],s:[{s:s,s:s,s:s,s:i},{s:s,s:s,s:s,s:i},{s:s,s:s,s:s,s:i},"
+			"{s:s,s:s,s:s,s:i},{s:s,s:s,s:i},{s:s,s:s,s:s,s:i}]}",
+			"next_id", 9, "next_step", 9, "steps", 1, "rolled_back", 0, "done", "under_way", "holds",
+			"class", "spine", "knob", "rpg_ai_rate", "direction", "up", "intervals", 5,
+			"class", "spine", "knob", "pmax", "direction", "sideways", "intervals", 5,
+			"class", "spine", "knob", "kmid_bytes", "direction", "up", "intervals", 5,
+			"class", "gone", "knob", "rpg_ai_rate", "direction", "up", "intervals", 5,
+			"class", "spine", "knob", "soften", "intervals", 1000000,
+			"class", "tor_up", "knob", "kmax_bytes", "direction", "down", "intervals", 7);
 	assert_int_equal(cc_tn_state_load(t3, bad, err, sizeof(err)), 0);
 	json_decref(bad);
-	st = cc_tn_state_json(t3);
-	assert_int_equal(json_array_size(json_object_get(st, "holds")), 1);
+	st = cc_tn_json(t3);
+	assert_int_equal(json_array_size(json_object_get(st, "holds")), 2);
 	/* no longer than the policy holds one now */
-	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(st, "holds"), 0),
-							    "intervals")),
-			 2 * cc_tn_defaults.tabu_intervals);
+	x = json_array_get(json_object_get(st, "holds"), 0);
+	assert_string_equal(json_string_value(json_object_get(x, "class")), "tor_up");
+	assert_string_equal(json_string_value(json_object_get(x, "direction")), "down");
+	assert_int_equal(json_integer_value(json_object_get(x, "intervals")), 7);
+	x = json_array_get(json_object_get(st, "holds"), 1);
+	assert_string_equal(json_string_value(json_object_get(x, "knob")), "soften");
+	assert_int_equal(json_integer_value(json_object_get(x, "intervals")), 2 * cc_tn_defaults.tabu_intervals);
+	json_decref(st);
+	/* saved rounded up to tens of intervals: the saved state does not change every interval */
+	st = cc_tn_state_json(t3);
+	x = json_array_get(json_object_get(st, "holds"), 0);
+	assert_int_equal(json_integer_value(json_object_get(x, "intervals")), 10);
 	json_decref(st);
 	json_decref(saved);
 	cc_tn_free(t3);
@@ -683,9 +685,9 @@ static void test_no_softening_after_a_harder_step(void **state)
 				if (strcmp(json_string_value(json_object_get(o, "class")), "hosts"))
 					continue;
 				if (!strcmp(json_string_value(json_object_get(o, "knob")), "soften"))
-					held += left > tabu && left < 2 * tabu;
+					held += left > tabu && left <= 2 * tabu;
 				else
-					held += left > 0 && left < tabu &&
+					held += left > 0 && left <= tabu &&
 						!strcmp(json_string_value(json_object_get(o, "direction")), "up");
 			}
 			assert_int_equal(held, 2); /* the softening hold, min_time_between_cnps up */
@@ -709,7 +711,8 @@ static void test_no_softening_after_a_harder_step(void **state)
 	assert_true(done_at > 0 && soft_at > 0);
 	assert_true(p->knob == CC_TN_AI_RATE && p->to > p->from);
 	assert_true(soft_at >= done_at + 2 * (int64_t)cc_tn_defaults.tabu_intervals);
-	assert_true(soft_at <= done_at + 2 * (int64_t)cc_tn_defaults.tabu_intervals + 1);
+	/* the restart may lengthen the hold by up to 9 intervals: it is saved rounded up to tens */
+	assert_true(soft_at <= done_at + 2 * (int64_t)cc_tn_defaults.tabu_intervals + 10);
 	cc_tn_free(t);
 }
 
@@ -939,8 +942,18 @@ static void test_host_classes(void **state)
 	json_array_foreach(json_object_get(saved, "done"), k, x)
 		n += !strcmp(json_string_value(json_object_get(x, "class")), "gpu");
 	assert_true(n >= 1);
+	/* the holds of gpu (its CNP spacing kept: not undone, not softened for a while) are
+	 * saved under its name, and dropped where no class has that name */
+	n = 0;
+	json_array_foreach(json_object_get(saved, "holds"), k, x)
+		n += !strcmp(json_string_value(json_object_get(x, "class")), "gpu");
+	assert_true(n >= 1);
 	t2 = tuner(CC_TN_AUTO);
 	assert_int_equal(cc_tn_state_load(t2, saved, err, sizeof(err)), 0);
+	json_decref(saved);
+	saved = cc_tn_json(t2);
+	json_array_foreach(json_object_get(saved, "holds"), k, x)
+		assert_string_not_equal(json_string_value(json_object_get(x, "class")), "gpu");
 	json_decref(saved);
 	cc_tn_free(t2);
 
