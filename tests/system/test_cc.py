@@ -253,6 +253,16 @@ def test_bench_cc_smoke(tmp_path):
     assert len(paired) == 5 * 3 and paired[:10] == conv and None not in paired, paired
     assert "tuner against its start with the same probes (its own effect), seeds 1-3" in r.stdout, r.stdout
     assert "over seeds 1-3, settled within 20 intervals after" in r.stdout, r.stdout
+    # the shifting workload judged on the paired seeds: the defaults and its 2 best grid points
+    # of seeds 1-2 on seed 3 too, the oracle among those
+    sh = rep["shifting"]
+    assert sh["judged_on_seeds"] == 3 and "judged on seeds 1-3" in r.stdout, r.stdout
+    assert sh["oracle_judged"] in sh["settings_judged"] and sh["oracle_judged"].startswith("grid "), sh
+    assert {"dcqcn-paper", "hpcc-sim", "tuner", "start+probes"} <= set(sh["settings_judged"]), sh
+    assert sh["settings_judged"]["tuner"] == sh["own_effect_pooled"]["tuner"], sh
+    assert all("(seeds 1-3)" in m["what"] for m in sh.get("missed", [])
+               if "long flows" in m["what"] or "oracle" in m["what"]), sh["missed"]
+    assert "websearch-50" in rep and "judged_on_seeds" not in rep["websearch-50"], rep["websearch-50"]
     bad = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "bench", "bench_cc.py"), "--seeds", "3",
                           "--paired-seeds", "2"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--paired-seeds must be at least --seeds (3)" in bad.stderr, bad.stderr
