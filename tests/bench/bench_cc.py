@@ -300,9 +300,11 @@ def main():
     total = [len(first) + len(works) * keep * (seeds - 1) + len(works) * len(DEFAULTS) * spread +
              len(works) * 2 * (paired - seeds) + len(DEFAULTS) * len(more_def) + skeep * (paired - seeds)]
     print("bench-cc: %d workloads x %d seeds, %d runs; the oracle's grid of %d points on seed 1, its %d best on "
-          "every seed; the tuner and its start on seeds 1-%d; decision interval %d us, %d us of arrivals "
+          "every seed; the tuner and its start on seeds 1-%d%s; decision interval %d us, %d us of arrivals "
           "(shifting: 6 phases of %d us)"
-          % (len(works), seeds, total[0], len(g), keep, paired, a.interval_us, dur, phase), flush=True)
+          % (len(works), seeds, total[0], len(g), keep, paired,
+             "; the shifting workload judged there (its defaults and %d best grid points too)" % skeep if long_run
+             else "", a.interval_us, dur, phase), flush=True)
     t0 = time.time()
     results = {}
     done = [0]
