@@ -237,8 +237,8 @@ json_t *cc_tn_state_json(const struct cc_tn *t);
  * as the policy holds a move now; those of classes gone, or unreadable, are dropped: a hold
  * only delays a move), and each step that was under way becomes its class's step in rollback,
  * an approved proposal for the members still at its new value that the policy lets go back
- * (whatever the mode: half a step is no setting anyone chose).  Returns how many rollback proposals;
- * -EINVAL with err (nothing taken) when the document is malformed,
+ * (whatever the mode: half a step is no setting anyone chose).  Returns how many rollback
+ * proposals; -EINVAL with err (nothing taken) when the document is malformed,
  * -EBUSY when a step is in progress, -ENOMEM. */
 int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len);
 

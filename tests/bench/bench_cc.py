@@ -22,10 +22,11 @@ For every workload and seed, in the same run of this script:
                first) run on the other seeds too, and the oracle is the best of those over
                every seed (successive halving: the whole grid on 3 seeds does not fit 30 min)
 The shifting workload, where only adaptation can beat the best static setting, is judged on
-seeds 1..--paired-seeds: there the defaults and the --shifting-oracle-keep best grid points of
-seeds 1..--seeds (default 2; those meeting the long-flow condition first) also run on every
-seed, and its oracle is the best of those over all of them (one seed with a pause storm decides
-a 3-seed tail: the oracle's point of seeds 1-3 gave short p99 21.9 there and 42.5 on seeds 1-18).
+seeds 1..--paired-seeds: there the defaults and the best grid points of seeds 1..--seeds
+(--shifting-oracle-keep, default 2; those meeting the long-flow condition first) also run on
+every seed, and its oracle is the best of those and of the defaults' own grid points over all
+of them (one seed with a pause storm decides a 3-seed tail: the oracle's point of seeds 1-3
+gave short p99 21.9 there and 42.5 on seeds 1-18).
 The tuner's runs carry its pingmesh (rocefab-sim's --probes: at most 1,280 probes of 64 B per
 interval, about 0.2 % of the hosts' capacity); the static settings need none and run without it
 (it would cost them about 40 % more time: each probe is a flow of its own).
@@ -246,8 +247,8 @@ def main():
     ap.add_argument("--spread-seeds", type=int, default=None,
                     help="the defaults again on this many other seeds, for the bench's resolution (default: --seeds; 0: not)")
     ap.add_argument("--paired-seeds", type=int, default=None,
-                    help="the tuner and its start with the same probes on seeds 1..N, for its own effect and the "
-                         "shifting workload's settling (default 18, smoke: --seeds; at least --seeds)")
+                    help="the tuner and its start with the same probes on seeds 1..N, for its own effect; the "
+                         "shifting workload is judged on them (default 18, smoke: --seeds; at least --seeds)")
     ap.add_argument("--shifting-oracle-keep", type=int, default=2,
                     help="grid points of the shifting workload run on its paired seeds too (the best on seeds "
                          "1..--seeds; default 2, at least 1)")
@@ -299,10 +300,10 @@ def main():
     skeep = min(a.shifting_oracle_keep, keep) if long_run else 0
     total = [len(first) + len(works) * keep * (seeds - 1) + len(works) * len(DEFAULTS) * spread +
              len(works) * 2 * (paired - seeds) + len(DEFAULTS) * len(more_def) + skeep * (paired - seeds)]
-    print("bench-cc: %d workloads x %d seeds, %d runs; the oracle's grid of %d points on seed 1, its %d best on "
+    print("bench-cc: %d workloads x %d seeds, %s%d runs; the oracle's grid of %d points on seed 1, its %d best on "
           "every seed; the tuner and its start on seeds 1-%d%s; decision interval %d us, %d us of arrivals "
           "(shifting: 6 phases of %d us)"
-          % (len(works), seeds, total[0], len(g), keep, paired,
+          % (len(works), seeds, "at most " if long_run else "", total[0], len(g), keep, paired,
              "; the shifting workload judged there (its defaults and %d best grid points too)" % skeep if long_run
              else "", a.interval_us, dur, phase), flush=True)
     t0 = time.time()
@@ -319,9 +320,11 @@ def main():
             # paired seeds with the rest
             run_all(ex, [("shifting", name, seed, scenario(works["shifting"], *labels[name]), None)
                          for name in short["shifting"] for seed in range(2, seeds + 1)], tmp, results, t0, total, done)
-            cands = shortlist(results["shifting"], skeep, seeds)
+            picked = shortlist(results["shifting"], skeep, seeds)
             is_def = {"grid " + label(e, d): n for n, (e, d) in DEFAULTS.items()}
-            for name in cands:
+            # the defaults' own grid points run on every seed anyway: candidates at no cost
+            cands = picked + [k for k in is_def if k in labels and k not in picked]
+            for name in picked:
                 if name in is_def:  # a default's point: its own runs on those seeds
                     total[0] -= paired - seeds
                     continue
@@ -436,7 +439,7 @@ def main():
             def_pause = min(rl[n]["pause_us"] for n in DEFAULTS)
             pause_cut = 1 - t["pause_us"] / def_pause if def_pause > 1 else None
             print("%-24s judged on seeds 1-%d (the criteria below), the oracle among the %d best grid points of "
-                  "seeds 1-%d:" % ("", nl, len(cands), seeds))
+                  "seeds 1-%d and the defaults' own:" % ("", nl, len(picked), seeds))
             for n in list(DEFAULTS) + ["tuner", START] + cands:
                 x = rl[n]
                 name = ("oracle " + n[5:] if n == oracle else n) + (" (= %s)" % is_def[n] if n in is_def else "")
@@ -448,8 +451,14 @@ def main():
                                     "ok" if ok_long(t) else "WORSE than 5 % over the better default",
                                     "-" if pause_cut is None else "%+.0f %%" % (-pause_cut * 100)))
             report[w].update({"judged_on_seeds": nl, "settings_judged": rl, "oracle_judged": oracle,
+                              "oracle_gain_judged": 1 - rl[oracle]["short99"] / best_def["short99"],
                               "gain_judged": gain, "vs_oracle_judged": vs_oracle, "pause_cut_judged": pause_cut,
-                              "long_ok_judged": ok_long(t)})
+                              "long_ok_judged": ok_long(t),
+                              # how many seeds each figure pools
+                              "seeds_judged": {n: len(every(n)) for n in DEFAULTS} | {
+                                  k: len(every(is_def[k])) if k in is_def else
+                                  len(results[w][k] + results[w]["more " + k]) for k in cands} | {
+                                  "tuner": len(tuns), START: len(starts)}})
             if spread:
                 # its resolution: the defaults on the first half of those seeds against the second
                 half = nl // 2
