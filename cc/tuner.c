@@ -1652,6 +1652,12 @@ static int start_step(struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob kn, d
 	return 1;
 }
 
+/* How long a class is not softened after a harder step is kept on it. */
+static uint64_t soft_hold(const struct cc_tn_policy *p)
+{
+	return 2 * (uint64_t)p->tabu_intervals;
+}
+
 static bool tabu(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, bool up)
 {
 	return t->interval < t->tabu_until[c][k][up];
@@ -1951,7 +1957,7 @@ static int next_rollout(struct cc_tn *t, struct step *k, const char *verdict)
 		 * intervals, 63 without; 1x: no better) */
 		t->tabu_until[k->cls][k->knob][!(k->to > k->from)] = t->interval + t->pol.tabu_intervals;
 		if (k->aggressive)
-			t->soft_until[k->cls] = t->interval + 2 * (uint64_t)t->pol.tabu_intervals;
+			t->soft_until[k->cls] = t->interval + soft_hold(&t->pol);
 		step_end(t, k);
 		return 0;
 	}
@@ -2298,28 +2304,37 @@ static json_t *keys_json(char *const *keys, size_t n)
 
 /* The moves held back, as the intervals left: a move rolled back or undone (tabu_until) and a
  * class's softening after a harder step (soft_until, knob "soften").  A restart keeps them: a
- * move rolled back just before it would otherwise be tried again at once.  saved: rounded up to
- * tens of intervals, so that the saved state (which rocefabd rewrites whenever its text
- * changes, and which holds up to 1,000 steps with their members) does not change every
- * interval a hold lasts. */
+ * move rolled back just before it would otherwise be tried again at once.  saved: on a clock of
+ * tens of intervals shared by every hold (the end rounded up, now rounded down), so that the
+ * saved state (which rocefabd rewrites whenever its text changes, and which holds up to 1,000
+ * steps with their members) changes once every ten intervals at most for the holds, however
+ * many there are; a hold taken back lasts up to 19 intervals longer, within the policy's. */
 #define HOLD_SAVED_GRAIN 10
+static uint64_t hold_left(uint64_t until, uint64_t now, uint64_t g)
+{
+	uint64_t end = (until + g - 1) / g * g;
+
+	now = now / g * g;
+	return end > now ? end - now : 0;
+}
+
 static json_t *holds_json(const struct cc_tn *t, bool saved)
 {
 	json_t *a = json_array();
 	uint64_t g = saved ? HOLD_SAVED_GRAIN : 1;
-#define LEFT(until) ((json_int_t)(((until) - t->interval + g - 1) / g * g))
+#define LEFT(until) ((json_int_t)hold_left((until), t->interval, g))
 
 	for (int c = 0; a && c < CC_TN_NCLASSES; c++) {
 		if (!strcmp(LBL(c), "?"))
 			continue;
 		for (int k = 0; k < CC_TN_NKNOBS; k++)
 			for (int up = 0; up < 2; up++)
-				if (t->tabu_until[c][k][up] > t->interval)
+				if (LEFT(t->tabu_until[c][k][up]) > 0)
 					json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:I}", "class", LBL(c), "knob",
 									   knob_names[k], "direction",
 									   up ? "up" : "down", "intervals",
 									   LEFT(t->tabu_until[c][k][up])));
-		if (t->soft_until[c] > t->interval)
+		if (LEFT(t->soft_until[c]) > 0)
 			json_array_append_new(a, json_pack("{s:s,s:s,s:I}", "class", LBL(c), "knob", "soften",
 							   "intervals", LEFT(t->soft_until[c])));
 	}
@@ -2346,7 +2361,7 @@ static int saved_hold(const struct cc_tn *t, json_t *o, enum cc_tn_class *c, int
 	if (!strcmp(kn, "soften"))
 		*k = CC_TN_NKNOBS;
 	*up = dir && !strcmp(dir, "up");
-	most = (uint64_t)t->pol.tabu_intervals * (*k == CC_TN_NKNOBS ? 2 : 1);
+	most = *k == CC_TN_NKNOBS ? soft_hold(&t->pol) : t->pol.tabu_intervals;
 	*left = (uint64_t)json_integer_value(n) < most ? (uint64_t)json_integer_value(n) : most;
 	if (cc_tn_class_lookup(&t->live, json_string_value(json_object_get(o, "class")), c) < 0)
 		return -ENOENT;
@@ -2473,16 +2488,14 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 			if (!saved_step(t, it, &tmp.step, &tmp.cls, &tmp.knob, &tmp.from, &tmp.to, &members, err, len))
 				return -EINVAL;
 		}
-	if (holds && !json_is_array(holds)) { /* none in a state saved before holds were */
-		snprintf(err, len, "the saved state's holds is not an array");
-		return -EINVAL;
-	}
 	for (size_t c = 0; c < sizeof(counters) / sizeof(*counters); c++) {
 		uint64_t v = (uint64_t)json_integer_value(json_object_get(doc, counters[c]));
 
 		if (v > *dst[c]) /* never below what this tuner has used: ids stay unique */
 			*dst[c] = v;
 	}
+	/* none in a state saved before holds were; anything but an array is not read (a hold only
+	 * delays a move: not worth the steps an operator may still roll back) */
 	json_array_foreach(holds, i, it) {
 		enum cc_tn_class c;
 		uint64_t left, *until;

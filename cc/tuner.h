@@ -229,7 +229,8 @@ int cc_tn_rollback_all(struct cc_tn *t);
 /* What must outlive the process, for cc_tn_state_load() in the next one: the id counters, the
  * last 1,000 completed steps not undone with the members they changed (for
  * cc_tn_rollback_all), the steps under way (applied in part) with the members they touched,
- * and the moves held back (tabu, no softening) with the intervals left, rounded up to tens (a
+ * and the moves held back (tabu, no softening) with the intervals left, on a clock of tens of
+ * intervals shared by all (up to 19 more: the state changes once in ten intervals for them) (a
  * new reference). */
 json_t *cc_tn_state_json(const struct cc_tn *t);
 /* Takes a saved state back, after the members are tracked and before the first run: ids go on

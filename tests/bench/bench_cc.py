@@ -251,7 +251,7 @@ def main():
                          "shifting workload is judged on them (default 18, smoke: --seeds; at least --seeds)")
     ap.add_argument("--shifting-oracle-keep", type=int, default=2,
                     help="grid points of the shifting workload run on its paired seeds too (the best on seeds "
-                         "1..--seeds; default 2, at least 1)")
+                         "1..--seeds; default 2, at least 1, at most --oracle-keep), besides the defaults' own")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--only", help="comma-separated workloads")
     ap.add_argument("--json", help="write every figure here")

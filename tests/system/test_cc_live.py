@@ -475,5 +475,5 @@ def test_restart_rolls_back_the_step_under_way_and_keeps_history(world):
     d.start()
     c = d.client("viewer")
     again = wait_for(lambda: hold(c), 20, interval=0.3, what="the hold taken back after the second restart")
-    # saved rounded up to tens of intervals
-    assert 0 < again["intervals"] <= left + 9, (again, left)
+    # saved on a clock of tens of intervals: up to 19 more
+    assert 0 < again["intervals"] <= left + 19, (again, left)
