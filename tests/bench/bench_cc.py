@@ -222,6 +222,29 @@ def best_defaults(r):
     return {m: min(r[n][m] for n in DEFAULTS) for m in ("short99", "long50", "long99")}
 
 
+def verdict(s, cands):
+    """The criteria's figures on one pool of seeds: s maps each setting (the defaults, "tuner",
+    the grid points in cands) to its pooled figures; the oracle is the best of cands meeting the
+    long-flow condition (of all of them when none does)."""
+    best_def = best_defaults(s)
+    ok_long = ok_long_fn(best_def)
+    feasible = [k for k in cands if ok_long(s[k])]
+    oracle = min(feasible or cands, key=lambda k: s[k]["short99"])
+    t = s["tuner"]
+    def_pause = min(s[n]["pause_us"] for n in DEFAULTS)
+    return {"best_def": best_def, "ok_long": ok_long, "feasible": feasible, "oracle": oracle, "t": t,
+            "gain": 1 - t["short99"] / best_def["short99"], "vs_oracle": t["short99"] / s[oracle]["short99"] - 1,
+            "o_gain": 1 - s[oracle]["short99"] / best_def["short99"], "o_short99": s[oracle]["short99"],
+            "pause_cut": 1 - t["pause_us"] / def_pause if def_pause > 1 else None}
+
+
+def verdict_words(v):
+    return "short p99 %+.0f %% against the better default, %+.0f %% against the oracle%s; long flows %s; pause %s" % (
+        -v["gain"] * 100, v["vs_oracle"] * 100, "" if v["feasible"] else " (no grid point met the long-flow condition)",
+        "ok" if v["ok_long"](v["t"]) else "WORSE than 5 % over the better default",
+        "-" if v["pause_cut"] is None else "%+.0f %%" % (-v["pause_cut"] * 100))
+
+
 def shortlist(first, keep, nseeds=1):
     """The grid points worth more seeds: on the results of seeds 1..nseeds (the first of each
     setting's: jobs are collected in seed order), the `keep` best short-flow p99s among those
@@ -356,34 +379,22 @@ def main():
         # the oracle: among the grid points run on every seed
         r = {k: pool(v) for k, v in results[w].items()
              if len(v) == seeds and not k.startswith(("paired ", "other seeds ", "more "))}
-        best_def = best_defaults(r)
-        ok_long = ok_long_fn(best_def)
-        grid_names = [k for k in r if k.startswith("grid ")]
-        feasible = [k for k in grid_names if ok_long(r[k])]
-        oracle = min(feasible or grid_names, key=lambda k: r[k]["short99"])
+        v = verdict(r, [k for k in r if k.startswith("grid ")])
+        oracle = v["oracle"]
         rows = list(DEFAULTS) + ["tuner", START, oracle]
         for n in rows:
             x = r[n]
             print("%-24s %-30s %9.2f %9.2f %9.2f %11.0f" % (w, ("oracle " + n[5:]) if n == oracle else n, x["short99"],
                                                             x["long50"], x["long99"], x["pause_us"]))
-        t = r["tuner"]
         tn = [x["tuner"] for x in results[w]["tuner"]]
         # the invariants are checked on every step of every run, the paired seeds' too
         tall = [x["tuner"] for x in results[w]["tuner"] + results[w].get("paired tuner", [])]
         viol = sum(len(x["violations"]) for x in tall)
-        gain = 1 - t["short99"] / best_def["short99"]
-        vs_oracle = t["short99"] / r[oracle]["short99"] - 1
-        def_pause = min(r[n]["pause_us"] for n in DEFAULTS)
-        pause_cut = 1 - t["pause_us"] / def_pause if def_pause > 1 else None
-        o_gain = 1 - r[oracle]["short99"] / best_def["short99"]
         print("%-24s oracle: short p99 %+.0f %% against the better default (the most a static setting gives here)"
-              % ("", -o_gain * 100))
-        print("%-24s tuner: short p99 %+.0f %% against the better default, %+.0f %% against the oracle%s; long flows %s; "
-              "pause %s; on seeds 1-%d %d steps, %d rolled back, %d invariant violations"
-              % ("", -gain * 100, vs_oracle * 100, "" if feasible else " (no grid point met the long-flow condition)",
-                 "ok" if ok_long(t) else "WORSE than 5 % over the better default",
-                 "-" if pause_cut is None else "%+.0f %%" % (-pause_cut * 100), len(tall),
-                 sum(x["steps"] for x in tall), sum(x["rolled_back"] for x in tall), viol))
+              % ("", -v["o_gain"] * 100))
+        print("%-24s tuner: %s; on seeds 1-%d %d steps, %d rolled back, %d invariant violations"
+              % ("", verdict_words(v), len(tall), sum(x["steps"] for x in tall), sum(x["rolled_back"] for x in tall),
+                 viol))
         # its own effect, paired: seed by seed the same sample path but for the tuner's changes
         tuns = results[w]["tuner"] + results[w].get("paired tuner", [])
         starts = results[w][START] + results[w].get("paired " + START, [])
@@ -400,8 +411,9 @@ def main():
                  ", ".join("%s %d/%d" % (n, wins[m][0], wins[m][1]) for m, n in
                            (("short99", "short p99"), ("long50", "long p50"), ("long99", "long p99"),
                             ("pause_us", "pause")))))
-        report[w] = {"settings": r, "oracle": oracle, "gain": gain, "oracle_gain": o_gain, "vs_oracle": vs_oracle,
-                     "pause_cut": pause_cut, "long_ok": ok_long(t), "violations": viol, "own_effect": own,
+        report[w] = {"settings": r, "oracle": oracle, "gain": v["gain"], "oracle_gain": v["o_gain"],
+                     "vs_oracle": v["vs_oracle"], "pause_cut": v["pause_cut"], "long_ok": v["ok_long"](v["t"]),
+                     "violations": viol, "own_effect": own,
                      "own_effect_seeds": len(tuns), "own_effect_wins": wins,
                      "own_effect_pooled": {"tuner": t_all, START: st},
                      # advise mode: the start's runs must change nothing
@@ -416,7 +428,7 @@ def main():
                   "long p99 by %.0f %% (smaller differences are not resolved)"
                   % ("", spread, moved["short99"] * 100, moved["long50"] * 100, moved["long99"] * 100))
             report[w]["seed_spread"] = moved
-        ro, judged_on = r, ""
+        judged_on = ""
         if w == "shifting" and long_run:
             # judged on every paired seed: the defaults, the best grid points of seeds 1..seeds,
             # the tuner (seed order: the first seeds, the spread's, the rest)
@@ -428,16 +440,9 @@ def main():
             for name in cands:
                 rl[name] = rl[is_def[name]] if name in is_def else pool(results[w][name] + results[w]["more " + name])
             rl["tuner"], rl[START] = t_all, st
-            ro, judged_on = rl, " (seeds 1-%d)" % nl
-            best_def = best_defaults(rl)
-            ok_long = ok_long_fn(best_def)
-            feasible = [k for k in cands if ok_long(rl[k])]
-            oracle = min(feasible or cands, key=lambda k: rl[k]["short99"])
-            t = rl["tuner"]
-            gain = 1 - t["short99"] / best_def["short99"]
-            vs_oracle = t["short99"] / rl[oracle]["short99"] - 1
-            def_pause = min(rl[n]["pause_us"] for n in DEFAULTS)
-            pause_cut = 1 - t["pause_us"] / def_pause if def_pause > 1 else None
+            # the criteria below go by these figures
+            v, judged_on = verdict(rl, cands), " (seeds 1-%d)" % nl
+            oracle = v["oracle"]
             print("%-24s judged on seeds 1-%d (the criteria below), the oracle among the %d best grid points of "
                   "seeds 1-%d and the defaults' own:" % ("", nl, len(picked), seeds))
             for n in list(DEFAULTS) + ["tuner", START] + cands:
@@ -445,15 +450,11 @@ def main():
                 name = ("oracle " + n[5:] if n == oracle else n) + (" (= %s)" % is_def[n] if n in is_def else "")
                 print("%-24s %-36s %9.2f %9.2f %9.2f %11.0f" % ("  seeds 1-%d" % nl, name, x["short99"], x["long50"],
                                                                 x["long99"], x["pause_us"]))
-            print("%-24s tuner: short p99 %+.0f %% against the better default, %+.0f %% against the oracle%s; "
-                  "long flows %s; pause %s" % ("", -gain * 100, vs_oracle * 100,
-                                    "" if feasible else " (no grid point met the long-flow condition)",
-                                    "ok" if ok_long(t) else "WORSE than 5 % over the better default",
-                                    "-" if pause_cut is None else "%+.0f %%" % (-pause_cut * 100)))
+            print("%-24s tuner: %s" % ("", verdict_words(v)))
             report[w].update({"judged_on_seeds": nl, "settings_judged": rl, "oracle_judged": oracle,
-                              "oracle_gain_judged": 1 - rl[oracle]["short99"] / best_def["short99"],
-                              "gain_judged": gain, "vs_oracle_judged": vs_oracle, "pause_cut_judged": pause_cut,
-                              "long_ok_judged": ok_long(t),
+                              "oracle_gain_judged": v["o_gain"], "gain_judged": v["gain"],
+                              "vs_oracle_judged": v["vs_oracle"], "pause_cut_judged": v["pause_cut"],
+                              "long_ok_judged": v["ok_long"](v["t"]),
                               # how many seeds each figure pools
                               "seeds_judged": {n: len(every(n)) for n in DEFAULTS} | {
                                   k: len(every(is_def[k])) if k in is_def else
@@ -484,7 +485,8 @@ def main():
             report[w].setdefault("missed", []).append({"what": what, "resolved": not unresolved})
         if viol:
             missed("%s: %d invariant violations" % (w, viol), [])
-        if not ok_long(t):
+        t, best_def, gain, vs_oracle, pause_cut = v["t"], v["best_def"], v["gain"], v["vs_oracle"], v["pause_cut"]
+        if not v["ok_long"](t):
             missed("%s: long flows more than 5 %% worse than the better default%s" % (w, judged_on),
                    [(m, t[m] / (1.05 * best_def[m]) - 1) for m in ("long50", "long99")
                     if t[m] > 1.05 * best_def[m]])
@@ -511,7 +513,7 @@ def main():
                 report[w]["convergence_paired"] = conv
             if vs_oracle > -0.15:
                 missed("%s: %s the oracle's single setting (want >= 15 %% below)%s" % (w, below(-vs_oracle), judged_on),
-                       [("short99", t["short99"] / (0.85 * ro[oracle]["short99"]) - 1)])
+                       [("short99", t["short99"] / (0.85 * v["o_short99"]) - 1)])
             if phase // a.interval_us < 25:
                 missed("%s: phases of %d intervals are too short to judge convergence within 20"
                        % (w, phase // a.interval_us), [])
@@ -520,7 +522,7 @@ def main():
                        % (w, worst, len(conv) // SHIFTS), [])
         elif vs_oracle > 0.05:
             missed("%s: %.0f %% behind the oracle (want within 5 %%)" % (w, vs_oracle * 100),
-                   [("short99", t["short99"] / (1.05 * r[oracle]["short99"]) - 1)])
+                   [("short99", t["short99"] / (1.05 * v["o_short99"]) - 1)])
     print("\nbench-cc: %d runs in %.0f s" % (done[0], elapsed))
     if not a.smoke and elapsed > 1800:
         failures.append(("the bench took %.0f s (want <= 30 min)" % elapsed, True))
