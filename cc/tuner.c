@@ -1947,7 +1947,8 @@ static int next_rollout(struct cc_tn *t, struct step *k, const char *verdict)
 		return -ENOMEM;
 	if (!p->nchanges) {
 		p->state = CC_TN_APPLIED;
-		snprintf(p->reason, sizeof(p->reason), "step %llu complete: %s %s is %.15g on the class (its members inside the policy)",
+		snprintf(p->reason, sizeof(p->reason),
+			 "step %llu complete: %s %s is %.15g on the class (its members inside the policy)",
 			 (unsigned long long)k->step, LBL(k->cls), knob_names[k->knob], k->to);
 		if (record_done(t, k) < 0)
 			return -ENOMEM;
@@ -2460,9 +2461,11 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 	       *holds = json_object_get(doc, "holds"), *it, *members, *key;
 	static const char *const counters[] = { "next_id", "next_step", "steps", "rolled_back" };
 	uint64_t *dst[] = { &t->next_id, &t->next_step, &t->steps, &t->rolled_back };
-	size_t i, j;
+	size_t i, j, unread = 0, gone = 0;
 	int n = 0;
 
+	if (len)
+		err[0] = '\0';
 	if (!json_is_object(doc) || !json_is_array(done) || !json_is_array(under)) {
 		snprintf(err, len, "the saved state is not an object with done and under_way arrays");
 		return -EINVAL;
@@ -2499,10 +2502,13 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 	json_array_foreach(holds, i, it) {
 		enum cc_tn_class c;
 		uint64_t left, *until;
-		int k, up;
+		int k, up, r;
 
-		if (saved_hold(t, it, &c, &k, &up, &left) < 0)
-			continue; /* its class is gone, or it is not one this version reads */
+		if ((r = saved_hold(t, it, &c, &k, &up, &left)) < 0) {
+			/* its class is gone, or it is not one this version reads */
+			*(r == -ENOENT ? &gone : &unread) += 1;
+			continue;
+		}
 		until = k == CC_TN_NKNOBS ? &t->soft_until[c] : &t->tabu_until[c][k][up];
 		if (t->interval + left > *until)
 			*until = t->interval + left;
@@ -2601,6 +2607,14 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 			}
 			n++;
 		}
+	if (holds && !json_is_array(holds))
+		snprintf(err, len, "the saved state's holds are not an array: none taken back, held-back moves may "
+				   "be tried sooner than held");
+	else if (unread || gone)
+		snprintf(err, len, "%zu held-back move%s of the saved state not taken back (%zu of a class the "
+				   "policy no longer has, %zu not read): %s sooner than held",
+			 unread + gone, unread + gone == 1 ? "" : "s", gone, unread,
+			 unread + gone == 1 ? "it may be tried" : "they may be tried");
 	return n;
 }
 
@@ -2718,7 +2732,8 @@ json_t *cc_tn_proposal_json(const struct cc_tn_proposal *p)
 
 /* The members whose reported setting the policy refuses (a range, or Kmax too close to XOFF):
  * they have no vote in the class's setting and no step moves them unless the whole class is
- * outside and the step brings it back inside, so an operator must see them.  How many, and the first OUTSIDE_LISTED with the reason. */
+ * outside and the step brings it back inside, so an operator must see them.  How many, and the
+ * first OUTSIDE_LISTED with the reason. */
 #define OUTSIDE_LISTED 16
 static json_t *outside_policy_json(const struct cc_tn *t)
 {
@@ -2766,8 +2781,9 @@ json_t *cc_tn_json(const struct cc_tn *t)
 					      "rpg_byte_reset", (json_int_t)d.rpg_byte_reset, "dce_tcp_g",
 					      (json_int_t)d.dce_tcp_g));
 	}
-	o = json_pack("{s:s,s:I,s:I,s:I,s:o,s:o}", "mode", mode_names[t->pol.mode], "intervals", (json_int_t)t->interval, "steps", (json_int_t)t->steps,
-		      "rolled_back", (json_int_t)t->rolled_back, "signals", sig_json(t, &t->hist[0]), "settings",
+	o = json_pack("{s:s,s:I,s:I,s:I,s:o,s:o}", "mode", mode_names[t->pol.mode], "intervals",
+		      (json_int_t)t->interval, "steps", (json_int_t)t->steps, "rolled_back",
+		      (json_int_t)t->rolled_back, "signals", sig_json(t, &t->hist[0]), "settings",
 		      classes ? classes : json_object());
 	if (o) {
 		json_t *steps = json_array();

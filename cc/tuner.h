@@ -239,8 +239,9 @@ json_t *cc_tn_state_json(const struct cc_tn *t);
  * only delays a move), and each step that was under way becomes its class's step in rollback,
  * an approved proposal for the members still at its new value that the policy lets go back
  * (whatever the mode: half a step is no setting anyone chose).  Returns how many rollback
- * proposals; -EINVAL with err (nothing taken) when the document is malformed,
- * -EBUSY when a step is in progress, -ENOMEM. */
+ * proposals, with err empty or saying how many holds were dropped (for the log); -EINVAL with
+ * err (nothing taken) when the document is malformed, -EBUSY when a step is in progress,
+ * -ENOMEM. */
 int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len);
 
 /* Ids from here on at least these (a caller that knows of proposals and steps the saved state

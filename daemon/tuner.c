@@ -581,9 +581,12 @@ static char *restore_saved(struct tuner *t, char *why, size_t len)
 				    why);
 			refused = t->restore_raw;
 			t->restore_raw = NULL;
-		} else if (n > 0) {
-			log_warning("tuner", "%d step%s under way when rocefabd stopped: rolled back", n,
-				    n == 1 ? " was" : "s were");
+		} else {
+			if (n > 0)
+				log_warning("tuner", "%d step%s under way when rocefabd stopped: rolled back", n,
+					    n == 1 ? " was" : "s were");
+			if (why[0])
+				log_warning("tuner", "%s", why);
 		}
 	}
 	json_decref(t->restore);

@@ -477,3 +477,20 @@ def test_restart_rolls_back_the_step_under_way_and_keeps_history(world):
     again = wait_for(lambda: hold(c), 20, interval=0.3, what="the hold taken back after the second restart")
     # saved on a clock of tens of intervals: up to 19 more
     assert 0 < again["intervals"] <= left + 19, (again, left)
+    # a hold this version cannot read is dropped (it only delays a move), and the log says so
+    d.stop()
+    db = sqlite3.connect(d.db, timeout=10)
+    with db:
+        st = json.loads(db.execute("SELECT value FROM meta WHERE key = 'cc_state'").fetchone()[0])
+        holds = st["tuner"]["holds"]
+        assert holds, st["tuner"]
+        for x in holds:
+            x["knob"] = "kmid_bytes"  # a knob of no version
+        db.execute("UPDATE meta SET value = ? WHERE key = 'cc_state'", (json.dumps(st),))
+    db.close()
+    d.start()
+    c = d.client("viewer")
+    said = wait_for(lambda: [x for x in d.proc.output().splitlines() if "not taken back" in x], 20,
+                    what="the dropped holds said in the log")
+    assert "%d held-back move" % len(holds) in said[0] and "not read" in said[0], said
+    assert hold(c) is None and "is refused" not in d.proc.output()  # the rest of the state is taken
