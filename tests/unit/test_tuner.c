@@ -1204,6 +1204,80 @@ static void test_forced_bad_step_rolled_back(void **state)
 	cc_tn_free(t);
 }
 
+/* every ToR downlink's queue deep, every port paused *ctx microseconds per interval */
+static void storm(const char *node, const char *port, uint64_t *peak, uint64_t *pause, void *ctx)
+{
+	deep_down(node, port, peak, pause, NULL);
+	*pause = *(const uint64_t *)ctx;
+}
+
+/* The intervals a move is held back for (0: not held), as GET /api/v1/cc lists them. */
+static long long held_for(struct cc_tn *t, const char *cls, const char *knob, const char *dir)
+{
+	json_t *j = cc_tn_json(t), *x;
+	long long n = 0;
+	size_t k;
+
+	json_array_foreach(json_object_get(j, "holds"), k, x)
+		if (!strcmp(json_string_value(json_object_get(x, "class")), cls) &&
+		    !strcmp(json_string_value(json_object_get(x, "knob")), knob) &&
+		    !strcmp(json_string_value(json_object_get(x, "direction")), dir))
+			n = json_integer_value(json_object_get(x, "intervals"));
+	json_decref(j);
+	return n;
+}
+
+/* A move against pauses rolled back because the fabric's pauses rose (a storm growing on its
+ * own does that: the fabric-wide test cannot tell) is tried again after canary_intervals, not
+ * tabu_intervals; a second such rollback within tabu_intervals holds it for that long. */
+static void test_storm_retried(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO);
+	const unsigned ci = cc_tn_defaults.canary_intervals;
+	uint64_t pause = 1; /* 1 % of the time: above the target */
+	struct cc_tn_proposal *p;
+	int64_t i = 1;
+
+	(void)state;
+	for (; i <= 3; i++)
+		run(t, i, storm, &pause);
+	p = pending_of(t, CC_TN_HOSTS, CC_TN_CANARY);
+	assert_int_equal(p->knob, CC_TN_CNP_GAP);
+	assert_true(p->to < p->from);
+	assert_non_null(strstr(p->reason, "paused"));
+	apply_all(t, 8, NULL);
+	/* the storm grows: 10 % of the time, above 3x before plus 1 % */
+	pause = 10;
+	run(t, i++, storm, &pause);
+	p = pending_of(t, CC_TN_HOSTS, CC_TN_ROLLBACK);
+	assert_non_null(strstr(p->reason, "pause time rose from 1.000 % to 10.000 %"));
+	apply_all(t, 8, NULL);
+	assert_int_equal(held_for(t, "hosts", "min_time_between_cnps", "down"), ci);
+	/* tried again once the hold is over, on signals that include the storm */
+	for (unsigned k = 1; k < ci; k++) {
+		struct cc_tn_proposal **v;
+		size_t n;
+
+		run(t, i++, storm, &pause);
+		v = cc_tn_pending(t, &n);
+		for (size_t j = 0; j < n; j++)
+			assert_int_not_equal(v[j]->cls, CC_TN_HOSTS);
+		apply_all(t, 8, NULL);
+	}
+	run(t, i++, storm, &pause);
+	p = pending_of(t, CC_TN_HOSTS, CC_TN_CANARY);
+	assert_int_equal(p->knob, CC_TN_CNP_GAP);
+	apply_all(t, 8, NULL);
+	/* rolled back again for the same reason: now held for tabu_intervals */
+	pause = 50;
+	run(t, i++, storm, &pause);
+	p = pending_of(t, CC_TN_HOSTS, CC_TN_ROLLBACK);
+	assert_non_null(strstr(p->reason, "pause time rose"));
+	apply_all(t, 8, NULL);
+	assert_int_equal(held_for(t, "hosts", "min_time_between_cnps", "down"), cc_tn_defaults.tabu_intervals);
+	cc_tn_free(t);
+}
+
 static void test_advise_waits(void **state)
 {
 	struct cc_tn *t = tuner(CC_TN_ADVISE);
@@ -1576,6 +1650,7 @@ int main(void)
 		cmocka_unit_test(test_outlier_kept),
 		cmocka_unit_test(test_no_softening_after_a_harder_step),
 		cmocka_unit_test(test_holds_saved_together),
+		cmocka_unit_test(test_storm_retried),
 		cmocka_unit_test(test_outside_policy),
 		cmocka_unit_test(test_host_classes),
 		cmocka_unit_test(test_host_classes_wait_for_the_step),
