@@ -639,8 +639,8 @@ struct cc_tn {
 	 * (softening right after would work against it; the load that called for it may be back) */
 	uint64_t soft_until[CC_TN_NCLASSES];
 	/* a move against pauses rolled back for a fabric-wide rise (unsafe) is held for
-	 * canary_intervals only, once per tabu_intervals: until this interval the next such
-	 * rollback holds it for tabu_intervals */
+	 * canary_intervals only (at least WINDOW), once per tabu_intervals: until this interval the
+	 * next such rollback holds it for tabu_intervals (not saved: a restart forgets it) */
 	uint64_t retry_until[CC_TN_NCLASSES][CC_TN_NKNOBS][2];
 	uint64_t xoff; /* the last input's */
 	struct step steps_of[CC_TN_NCLASSES]; /* the step in progress in each class */
@@ -2006,14 +2006,18 @@ static int step_run(struct cc_tn *t, struct step *k, const struct cc_tn_input *i
 		int r = propose_rollback(t, k, why);
 
 		/* the fabric-wide test cannot tell a step's effect from the load's, and a storm
-		 * growing on its own rolls back the move against it: such a move is held for
-		 * canary_intervals only, and tried again on signals that include the storm (whose
-		 * rise then no longer counts against it); a second such rollback within
-		 * tabu_intervals holds it for that long.  Measured on the shifting workload
-		 * (docs/performance.md): seeds 1-18 short p99 25.2 -> 22.9, pause 8.1 -> 7.6 ms;
-		 * seeds 19-36 39.6 -> 32.0, 7.8 -> 6.1 ms; long flows unchanged */
-		if (r > 0 && k->urgent && t->interval >= t->retry_until[k->cls][k->knob][up]) {
-			t->tabu_until[k->cls][k->knob][up] = t->interval + t->pol.canary_intervals;
+		 * growing on its own rolls back the harder move made against it while ports pause:
+		 * such a move is held only as long as a canary is judged (and the tuner's window of
+		 * signals lasts: the next try's baseline is all storm, whose rise then no longer
+		 * counts against it); a second such rollback within tabu_intervals holds it for
+		 * that long.  Measured on the shifting workload (docs/performance.md): seeds 1-18
+		 * short p99 25.2 -> 22.9, pause 8.1 -> 7.6 ms; seeds 19-36 39.6 -> 32.0, 7.8 -> 6.1
+		 * ms; long flows unchanged */
+		uint64_t retry = t->pol.canary_intervals > WINDOW ? t->pol.canary_intervals : WINDOW;
+
+		if (r > 0 && k->urgent && retry < t->pol.tabu_intervals &&
+		    t->interval >= t->retry_until[k->cls][k->knob][up]) {
+			t->tabu_until[k->cls][k->knob][up] = t->interval + retry;
 			t->retry_until[k->cls][k->knob][up] = t->interval + t->pol.tabu_intervals;
 		}
 		return r;
@@ -2528,7 +2532,10 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 
 		if ((r = saved_hold(t, it, &c, &k, &up, &left)) < 0) {
 			/* its class is gone, or it is not one this version reads */
-			*(r == -ENOENT ? &gone : &unread) += 1;
+			if (r == -ENOENT)
+				gone++;
+			else
+				unread++;
 			continue;
 		}
 		until = k == CC_TN_NKNOBS ? &t->soft_until[c] : &t->tabu_until[c][k][up];

@@ -19,9 +19,10 @@
  * out to the rest (max_share of the class per step) or is rolled back.  A step is rolled back
  * when a safety signal — pause time, drops, retransmissions, the probes' p99 — got worse, or
  * when the move missed its aim.  A move rolled back is not tried again for tabu_intervals
- * (a move against pauses rolled back for a fabric-wide rise, which a storm growing on its own
- * causes too: for canary_intervals, once per tabu_intervals), a kept one is not undone for as
- * long, and after a harder step is kept the class is not softened for twice that.
+ * (a harder move made while ports pause, rolled back for a fabric-wide rise, which a storm
+ * growing on its own causes too: for canary_intervals, at least 3, once per tabu_intervals), a
+ * kept one is not undone for as long, and after a harder step is kept the class is not
+ * softened for twice that.
  * Hard invariants hold on every change proposed (cc_tn_ecn_check): Kmin < Kmax <= the PFC
  * XOFF threshold less one control loop, every value inside the device ranges of the policy.
  *
@@ -86,7 +87,8 @@ struct cc_tn_policy {
 				    * many members to see a change through) */
 	double max_share;	   /* of a class, changed per step at most (0.5) */
 	unsigned canary_intervals; /* a step is judged after this many intervals (3) */
-	unsigned tabu_intervals;   /* a move rolled back is not tried again for this long (30); a
+	unsigned tabu_intervals;   /* a move rolled back is not tried again for this long (30; one
+				    * against pauses rolled back for a fabric-wide rise: above); a
 				    * class is not softened for twice this after a harder step */
 	double max_factor;	   /* a threshold, rate or timer moves by at most this factor (2) */
 	double pmax_step;	   /* pmax moves by at most this much (0.1) */

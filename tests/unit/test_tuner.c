@@ -1229,53 +1229,113 @@ static long long held_for(struct cc_tn *t, const char *cls, const char *knob, co
 
 /* A move against pauses rolled back because the fabric's pauses rose (a storm growing on its
  * own does that: the fabric-wide test cannot tell) is tried again after canary_intervals, not
- * tabu_intervals; a second such rollback within tabu_intervals holds it for that long. */
+ * tabu_intervals, and kept when the storm merely goes on; a second such rollback within
+ * tabu_intervals holds it for that long; a forced step so rolled back is held for that long. */
 static void test_storm_retried(void **state)
 {
-	struct cc_tn *t = tuner(CC_TN_AUTO);
 	const unsigned ci = cc_tn_defaults.canary_intervals;
-	uint64_t pause = 1; /* 1 % of the time: above the target */
-	struct cc_tn_proposal *p;
-	int64_t i = 1;
 
 	(void)state;
-	for (; i <= 3; i++)
-		run(t, i, storm, &pause);
-	p = pending_of(t, CC_TN_HOSTS, CC_TN_CANARY);
-	assert_int_equal(p->knob, CC_TN_CNP_GAP);
-	assert_true(p->to < p->from);
-	assert_non_null(strstr(p->reason, "paused"));
-	apply_all(t, 8, NULL);
-	/* the storm grows: 10 % of the time, above 3x before plus 1 % */
-	pause = 10;
-	run(t, i++, storm, &pause);
-	p = pending_of(t, CC_TN_HOSTS, CC_TN_ROLLBACK);
-	assert_non_null(strstr(p->reason, "pause time rose from 1.000 % to 10.000 %"));
-	apply_all(t, 8, NULL);
-	assert_int_equal(held_for(t, "hosts", "min_time_between_cnps", "down"), ci);
-	/* tried again once the hold is over, on signals that include the storm */
-	for (unsigned k = 1; k < ci; k++) {
-		struct cc_tn_proposal **v;
-		size_t n;
+	for (int again = 0; again < 2; again++) {
+		struct cc_tn *t = tuner(CC_TN_AUTO);
+		uint64_t pause = 1; /* 1 % of the time: above the target */
+		struct cc_tn_proposal *p;
+		int64_t i = 1;
 
-		run(t, i++, storm, &pause);
-		v = cc_tn_pending(t, &n);
-		for (size_t j = 0; j < n; j++)
-			assert_int_not_equal(v[j]->cls, CC_TN_HOSTS);
+		for (; i <= 3; i++)
+			run(t, i, storm, &pause);
+		p = pending_of(t, CC_TN_HOSTS, CC_TN_CANARY);
+		assert_int_equal(p->knob, CC_TN_CNP_GAP);
+		assert_true(p->to < p->from);
+		assert_non_null(strstr(p->reason, "paused"));
 		apply_all(t, 8, NULL);
+		/* the storm grows: 10 % of the time, above 3x before plus 1 % */
+		pause = 10;
+		run(t, i++, storm, &pause);
+		p = pending_of(t, CC_TN_HOSTS, CC_TN_ROLLBACK);
+		assert_non_null(strstr(p->reason, "pause time rose from 1.000 % to 10.000 %"));
+		apply_all(t, 8, NULL);
+		assert_int_equal(held_for(t, "hosts", "min_time_between_cnps", "down"), ci);
+		/* tried again once the hold is over, on signals that include the storm */
+		for (unsigned k = 1; k < ci; k++) {
+			struct cc_tn_proposal **v;
+			size_t n;
+
+			run(t, i++, storm, &pause);
+			v = cc_tn_pending(t, &n);
+			for (size_t j = 0; j < n; j++)
+				assert_int_not_equal(v[j]->cls, CC_TN_HOSTS);
+			apply_all(t, 8, NULL);
+		}
+		run(t, i++, storm, &pause);
+		p = pending_of(t, CC_TN_HOSTS, CC_TN_CANARY);
+		assert_int_equal(p->knob, CC_TN_CNP_GAP);
+		apply_all(t, 8, NULL);
+		if (!again) {
+			struct cc_tn_dcqcn d;
+
+			/* the storm goes on as it was: the move is kept and rolls out */
+			for (unsigned k = 1; k < ci; k++) {
+				run(t, i++, storm, &pause);
+				apply_all(t, 8, NULL);
+			}
+			run(t, i++, storm, &pause);
+			p = pending_of(t, CC_TN_HOSTS, CC_TN_ROLLOUT);
+			apply_all(t, 8, NULL);
+			run(t, i++, storm, &pause);
+			apply_all(t, 8, NULL);
+			cc_tn_class_dcqcn(t, CC_TN_HOSTS, &d);
+			assert_true(d.min_time_between_cnps_us < dc0.min_time_between_cnps_us);
+		} else {
+			/* rolled back again for the same reason: now held for tabu_intervals */
+			pause = 50;
+			run(t, i++, storm, &pause);
+			p = pending_of(t, CC_TN_HOSTS, CC_TN_ROLLBACK);
+			assert_non_null(strstr(p->reason, "pause time rose"));
+			apply_all(t, 8, NULL);
+			assert_int_equal(held_for(t, "hosts", "min_time_between_cnps", "down"),
+					 cc_tn_defaults.tabu_intervals);
+		}
+		cc_tn_free(t);
 	}
-	run(t, i++, storm, &pause);
-	p = pending_of(t, CC_TN_HOSTS, CC_TN_CANARY);
-	assert_int_equal(p->knob, CC_TN_CNP_GAP);
-	apply_all(t, 8, NULL);
-	/* rolled back again for the same reason: now held for tabu_intervals */
-	pause = 50;
-	run(t, i++, storm, &pause);
-	p = pending_of(t, CC_TN_HOSTS, CC_TN_ROLLBACK);
-	assert_non_null(strstr(p->reason, "pause time rose"));
-	apply_all(t, 8, NULL);
-	assert_int_equal(held_for(t, "hosts", "min_time_between_cnps", "down"), cc_tn_defaults.tabu_intervals);
-	cc_tn_free(t);
+	/* a step someone else chose is not one against pauses: held for tabu_intervals */
+	{
+		struct cc_tn *t = tuner(CC_TN_ADVISE);
+		uint64_t pause = 0;
+		const char *why;
+		int64_t i = 1;
+
+		for (; i <= 3; i++)
+			run(t, i, storm, &pause);
+		assert_int_equal(cc_tn_force(t, CC_TN_HOSTS, CC_TN_CNP_GAP, 2, &why), 0);
+		apply_all(t, 8, NULL);
+		pause = 10;
+		run(t, i++, storm, &pause);
+		assert_non_null(strstr(pending_of(t, CC_TN_HOSTS, CC_TN_ROLLBACK)->reason, "pause time rose"));
+		apply_all(t, 8, NULL);
+		assert_int_equal(held_for(t, "hosts", "min_time_between_cnps", "down"), cc_tn_defaults.tabu_intervals);
+		cc_tn_free(t);
+	}
+	/* never held longer than tabu_intervals */
+	{
+		struct cc_tn_policy pol = cc_tn_defaults;
+		struct cc_tn *t;
+		uint64_t pause = 1;
+		int64_t i = 1;
+
+		pol.mode = CC_TN_AUTO;
+		pol.tabu_intervals = 2;
+		t = tuner_with(&pol);
+		for (; i <= 3; i++)
+			run(t, i, storm, &pause);
+		apply_all(t, 8, NULL);
+		pause = 10;
+		run(t, i++, storm, &pause);
+		pending_of(t, CC_TN_HOSTS, CC_TN_ROLLBACK);
+		apply_all(t, 8, NULL);
+		assert_int_equal(held_for(t, "hosts", "min_time_between_cnps", "down"), 2);
+		cc_tn_free(t);
+	}
 }
 
 static void test_advise_waits(void **state)
