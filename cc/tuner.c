@@ -638,9 +638,9 @@ struct cc_tn {
 	/* no softening move on the class before this interval: a harder step on it was kept
 	 * (softening right after would work against it; the load that called for it may be back) */
 	uint64_t soft_until[CC_TN_NCLASSES];
-	/* a move against pauses rolled back for a fabric-wide rise (unsafe) is held for
-	 * canary_intervals only (at least WINDOW), once per tabu_intervals: until this interval the
-	 * next such rollback holds it for tabu_intervals (not saved: a restart forgets it) */
+	/* a move against pauses rolled back for a fabric-wide rise is held briefly (unsafe_hold)
+	 * once per tabu_intervals: until this interval the next such rollback holds it for
+	 * tabu_intervals (not saved: a restart forgets it) */
 	uint64_t retry_until[CC_TN_NCLASSES][CC_TN_NKNOBS][2];
 	uint64_t xoff; /* the last input's */
 	struct step steps_of[CC_TN_NCLASSES]; /* the step in progress in each class */
@@ -1478,8 +1478,8 @@ static void step_end(struct cc_tn *t, struct step *k)
 	k->cur = NULL;
 }
 
-/* The changes applied so far by the step, undone. */
-static int propose_rollback(struct cc_tn *t, struct step *k, const char *why)
+/* The changes applied so far by the step, undone; the move is held back for `hold` intervals. */
+static int rollback_held(struct cc_tn *t, struct step *k, const char *why, uint64_t hold)
 {
 	struct cc_tn_proposal *p = proposal_new(t, k, CC_TN_ROLLBACK);
 	double to = k->to;
@@ -1502,11 +1502,35 @@ static int propose_rollback(struct cc_tn *t, struct step *k, const char *why)
 		if (add_change(p, m, k->knob, k->from) < 0)
 			return -ENOMEM;
 	}
-	t->tabu_until[k->cls][k->knob][k->to > k->from] = t->interval + t->pol.tabu_intervals;
+	t->tabu_until[k->cls][k->knob][k->to > k->from] = t->interval + hold;
 	t->rolled_back++;
 	k->cur = p;
 	k->st = ST_ROLLBACK;
 	return 1;
+}
+
+static int propose_rollback(struct cc_tn *t, struct step *k, const char *why)
+{
+	return rollback_held(t, k, why, t->pol.tabu_intervals);
+}
+
+/* How long a step rolled back by the fabric-wide test (unsafe) is held back.  That test cannot
+ * tell a step's effect from the load's, and a storm growing on its own rolls back the harder
+ * move made against it while ports pause: such a move is held only as long as a canary is
+ * judged (and the tuner's window of signals lasts: the next try's baseline is all storm, whose
+ * rise then no longer counts against it), never longer than tabu_intervals; a second such
+ * rollback within tabu_intervals holds it for that long.  Measured on the shifting workload
+ * (docs/performance.md): seeds 1-18 short p99 25.2 -> 22.9, pause 8.1 -> 7.6 ms; seeds 19-36
+ * 39.6 -> 32.0, 7.8 -> 6.1 ms; long flows unchanged. */
+static uint64_t unsafe_hold(struct cc_tn *t, const struct step *k)
+{
+	uint64_t retry = t->pol.canary_intervals > WINDOW ? t->pol.canary_intervals : WINDOW;
+	uint64_t *again = &t->retry_until[k->cls][k->knob][k->to > k->from];
+
+	if (!k->urgent || retry >= t->pol.tabu_intervals || t->interval < *again)
+		return t->pol.tabu_intervals;
+	*again = t->interval + t->pol.tabu_intervals;
+	return retry;
 }
 
 /* --- moves ------------------------------------------------------------------------------- */
@@ -2001,27 +2025,8 @@ static int step_run(struct cc_tn *t, struct step *k, const struct cc_tn_input *i
 		return 0; /* not applied yet: nothing to judge */
 	watch_add(k, g);
 	grp_add(t, k, in);
-	if ((why = unsafe(t, k, buf, sizeof(buf)))) {
-		bool up = k->to > k->from;
-		int r = propose_rollback(t, k, why);
-
-		/* the fabric-wide test cannot tell a step's effect from the load's, and a storm
-		 * growing on its own rolls back the harder move made against it while ports pause:
-		 * such a move is held only as long as a canary is judged (and the tuner's window of
-		 * signals lasts: the next try's baseline is all storm, whose rise then no longer
-		 * counts against it); a second such rollback within tabu_intervals holds it for
-		 * that long.  Measured on the shifting workload (docs/performance.md): seeds 1-18
-		 * short p99 25.2 -> 22.9, pause 8.1 -> 7.6 ms; seeds 19-36 39.6 -> 32.0, 7.8 -> 6.1
-		 * ms; long flows unchanged */
-		uint64_t retry = t->pol.canary_intervals > WINDOW ? t->pol.canary_intervals : WINDOW;
-
-		if (r > 0 && k->urgent && retry < t->pol.tabu_intervals &&
-		    t->interval >= t->retry_until[k->cls][k->knob][up]) {
-			t->tabu_until[k->cls][k->knob][up] = t->interval + retry;
-			t->retry_until[k->cls][k->knob][up] = t->interval + t->pol.tabu_intervals;
-		}
-		return r;
-	}
+	if ((why = unsafe(t, k, buf, sizeof(buf))))
+		return rollback_held(t, k, why, unsafe_hold(t, k));
 	/* a canary hurting beyond doubt (worse than the verdict's margins at Welch's t above 3)
 	 * goes at once, without waiting for its verdict */
 	{
