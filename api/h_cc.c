@@ -33,7 +33,8 @@ int h_cc_policy(struct api_req *req)
 
 	if (!t)
 		return no_tuner(req);
-	if (!strcmp(req->method, "GET"))
+	/* HEAD comes here too (the router gives it the GET route and its role) */
+	if (strcmp(req->method, "PUT"))
 		return api_reply_json(req, 200, tuner_policy(t));
 	body = js_parse(req->body.data ? req->body.data : "", req->body.len, &e);
 	if (!body)

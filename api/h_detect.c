@@ -35,7 +35,8 @@ int h_detector_config(struct api_req *req)
 
 	if (!d)
 		return no_detector(req);
-	if (!strcmp(req->method, "GET"))
+	/* HEAD comes here too (the router gives it the GET route and its role) */
+	if (strcmp(req->method, "PUT"))
 		return api_reply_json(req, 200, detector_config(d));
 	body = js_parse(req->body.data ? req->body.data : "", req->body.len, &e);
 	if (!body)

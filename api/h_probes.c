@@ -102,7 +102,8 @@ int h_probes_config(struct api_req *req)
 			   strerror(-r));
 		return api_reply_problem(req, 0, &e);
 	}
-	if (!strcmp(req->method, "GET"))
+	/* HEAD comes here too (the router gives it the GET route and its role) */
+	if (strcmp(req->method, "PUT"))
 		return api_reply_json(req, 200, pingmesh_conf_json(&c));
 	body = json_loadb(req->body.data ? req->body.data : "", req->body.len, JSON_REJECT_DUPLICATES, &je);
 	if (!body) {

@@ -900,8 +900,10 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn, co
 			 * deadline, api.request_timeout, bounds the time it may take) */
 			return req->discarded > a->conf.max_body + DISCARD_MAX ? MHD_NO : MHD_YES;
 		}
-		if (buf_append(&req->body, upload_data, *upload_data_size) < 0) /* for now: retry */
-			rf_err_set(&req->early, -EAGAIN, "OUT_OF_MEMORY", NULL, "out of memory");
+		/* a body sent with GET or HEAD is read and dropped: no handler sees it (one that
+		 * serves GET and PUT once took a viewer's HEAD with a body for a PUT) */
+		if (has_body_method(req->method) && buf_append(&req->body, upload_data, *upload_data_size) < 0)
+			rf_err_set(&req->early, -EAGAIN, "OUT_OF_MEMORY", NULL, "out of memory"); /* for now: retry */
 		*upload_data_size = 0;
 		return MHD_YES;
 	}

@@ -152,6 +152,25 @@ def test_bad_policy_refused_nothing_changes(world, body, code, pointer):
     assert ops.json("/api/v1/cc/policy") == before
 
 
+def test_head_is_a_get_and_changes_nothing(world):
+    """HEAD is routed to a resource's GET (its role: viewer), so a handler that serves GET and PUT
+    must change nothing on it: a viewer's HEAD with a body once went down the PUT branch."""
+    d = world.daemon(extra_conf=CC_CONF).start()
+    d.token("viewer", "viewer")
+    d.token("ops", "operator")
+    viewer, ops = d.client("viewer"), d.client("ops")
+    for path, body in (("/api/v1/cc/policy", {"mode": "auto", "tolerance": 10}),
+                       ("/api/v1/detector/config", {"deadlock_mode": "off", "storm_mode": "off"}),
+                       ("/api/v1/probes/config", {"count": 7})):
+        before = ops.json(path)
+        r = viewer.request("HEAD", path, validate=False, data=json.dumps(body),
+                           headers={"Content-Type": "application/json"})
+        assert r.status_code == 200, (path, r.status_code, r.headers)
+        assert ops.json(path) == before, path
+        assert viewer.put(path, json=body).status_code == 403, path
+        assert ops.json(path) == before, path
+
+
 def test_host_classes(world):
     """An operator gives a group of hosts its own DCQCN setting (rocefabctl cc policy with a JSON
     value): the policy keeps it, the tuner's status shows each host class's setting and signals
