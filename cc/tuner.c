@@ -169,8 +169,34 @@ static const char *host_classes_check(const struct cc_tn_policy *p)
 	return NULL;
 }
 
+/* The hosts' knobs are whole numbers on the NIC (microseconds, Mb/s), and so are their ranges:
+ * a step clamped to a fractional bound would be committed rounded, outside the policy. */
+static const char *whole_ranges_check(const struct cc_tn_policy *p)
+{
+#define WF(name) { #name " must be a whole number (the NIC takes whole microseconds and Mb/s)", \
+		   offsetof(struct cc_tn_policy, name) }
+	static const struct {
+		const char *why;
+		size_t off;
+	} whole[] = {
+		WF(cnp_gap_min_us), WF(cnp_gap_max_us), WF(time_reset_min_us), WF(time_reset_max_us),
+		WF(ai_min_mbps),    WF(ai_max_mbps),    WF(hai_min_mbps),	   WF(hai_max_mbps),
+	};
+#undef WF
+
+	for (size_t i = 0; i < sizeof(whole) / sizeof(whole[0]); i++) {
+		double v = *(const double *)(const void *)((const char *)p + whole[i].off);
+
+		if (v != floor(v))
+			return whole[i].why;
+	}
+	return NULL;
+}
+
 const char *cc_tn_policy_check(const struct cc_tn_policy *p)
 {
+	const char *why;
+
 	if ((unsigned)p->mode > CC_TN_AUTO)
 		return "mode must be off, advise or auto";
 	if (!(p->canary_share > 0 && p->canary_share <= 1))
@@ -207,6 +233,11 @@ const char *cc_tn_policy_check(const struct cc_tn_policy *p)
 		return "byte_reset_min..byte_reset_max must be ordered and positive";
 	if (p->g_min > p->g_max || p->g_max > 1023)
 		return "g_min..g_max must lie in 0..1023";
+	/* Kmax at most XOFF minus this is a hard invariant: no room at all is no policy */
+	if (!p->loop_bytes)
+		return "loop_bytes must be at least 1 (the room for one control loop below XOFF)";
+	if ((why = whole_ranges_check(p)))
+		return why;
 	return host_classes_check(p);
 }
 
@@ -658,8 +689,6 @@ struct cc_tn *cc_tn_new(const struct cc_tn_policy *p)
 	if (!t)
 		return NULL;
 	t->pol = *p;
-	if (!t->pol.loop_bytes)
-		t->pol.loop_bytes = cc_tn_defaults.loop_bytes;
 	t->live = t->pol;
 	hmap_init(&t->idx);
 	t->next_id = t->next_step = 1;
@@ -783,8 +812,6 @@ int cc_tn_set_policy(struct cc_tn *t, const struct cc_tn_policy *p)
 	if (cc_tn_policy_check(p))
 		return -EINVAL;
 	t->pol = *p;
-	if (!t->pol.loop_bytes)
-		t->pol.loop_bytes = cc_tn_defaults.loop_bytes;
 	adopt_classes(t);
 	if (old != p->mode)
 		mode_changed(t, old);

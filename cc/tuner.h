@@ -102,7 +102,7 @@ struct cc_tn_policy {
 		hai_min_mbps, hai_max_mbps;
 	uint64_t byte_reset_min, byte_reset_max;
 	uint32_t g_min, g_max;
-	uint64_t loop_bytes; /* room for one control loop below XOFF: rate x RTT (0: 150000) */
+	uint64_t loop_bytes; /* room for one control loop below XOFF: rate x RTT, at least 1 */
 	struct cc_tn_host_class host_classes[CC_TN_MAX_HOST_CLASSES];
 	unsigned nhost_classes;
 };

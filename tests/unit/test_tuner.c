@@ -192,6 +192,10 @@ static void test_policy_json(void **state)
 		{ "{\"canary_intervals\": -1}", "canary_intervals" },
 		{ "{\"kmin_floor_bytes\": \"5KB\"}", "kmin_floor_bytes" },
 		{ "{\"max_factor\": 1}", "max_factor" },
+		/* committed rounded, a step to a fractional bound would leave the policy */
+		{ "{\"cnp_gap_min_us\": 2.4}", "cnp_gap_min_us must be a whole number" },
+		{ "{\"hai_max_mbps\": 399.5}", "hai_max_mbps must be a whole number" },
+		{ "{\"loop_bytes\": 0}", "loop_bytes must be at least 1" },
 		{ "[]", "object" },
 	};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
