@@ -408,6 +408,38 @@ static json_t *rec_of(struct tuner *t, uint64_t id)
 	return json_object_get(t->history, key);
 }
 
+/* The proposals waiting for an operator now, at most one per class (under t->lock). */
+static size_t waiting_ids(struct tuner *t, uint64_t ids[CC_TN_NCLASSES])
+{
+	size_t n, nwait = 0;
+	struct cc_tn_proposal **v = cc_tn_pending(t->tn, &n);
+
+	for (size_t i = 0; v && i < n; i++)
+		if (v[i]->state == CC_TN_WAITING && nwait < CC_TN_NCLASSES)
+			ids[nwait++] = v[i]->id;
+	return nwait;
+}
+
+/* Those of ids an operator's request decided (a rollback rejects them, a PUT of the mode
+ * approves or rejects them): recorded with the operator as decided_by, and one approved goes
+ * out as asked by them (its change batch's actor), like one applied by hand (under t->lock). */
+static void decided_by(struct tuner *t, const uint64_t *ids, size_t n, const char *actor)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct cc_tn_proposal *pp = cc_tn_find(t->tn, ids[i]);
+		char key[24];
+
+		if (!pp || pp->state == CC_TN_WAITING)
+			continue;
+		record(t, pp);
+		json_object_set_new(rec_of(t, pp->id), "decided_by", json_string(actor));
+		if (pp->state == CC_TN_APPROVED) {
+			snprintf(key, sizeof(key), "%" PRIu64, pp->id);
+			json_object_set_new(t->asked, key, json_string(actor));
+		}
+	}
+}
+
 /* Change sets out: when every change of one settled, the tuner hears how it went. */
 static void settle(struct tuner *t, struct store_reader *rd)
 {
@@ -743,9 +775,12 @@ json_t *tuner_policy(struct tuner *t)
 
 
 /* Under policy_lock: the change merged, saved, in force; *ret the new policy. */
-static int set_policy_locked(struct tuner *t, json_t *changes, struct cc_tn_policy *ret, struct rf_err *e)
+static int set_policy_locked(struct tuner *t, json_t *changes, const char *actor, struct cc_tn_policy *ret,
+			     struct rf_err *e)
 {
 	struct cc_tn_policy p;
+	uint64_t waiting[CC_TN_NCLASSES];
+	size_t nwait;
 	char err[300];
 	json_t *doc;
 	int r;
@@ -771,10 +806,12 @@ static int set_policy_locked(struct tuner *t, json_t *changes, struct cc_tn_poli
 		return rf_err_set(e, r, r == -EAGAIN ? "BUSY" : "STORE_ERROR", NULL,
 				  "the policy could not be saved: %s", strerror(-r));
 	pthread_mutex_lock(&t->lock);
+	nwait = waiting_ids(t, waiting);
 	cc_tn_set_policy(t->tn, &p);
 	/* a change of mode may drop waiting proposals, approve them or roll steps back, new host
-	 * classes reject a canary waiting for an operator: the history says so */
+	 * classes reject a canary waiting for an operator: the history says so, and by whom */
 	refresh_open(t);
+	decided_by(t, waiting, nwait, actor);
 	pthread_mutex_unlock(&t->lock);
 	*ret = p;
 	return 0;
@@ -788,7 +825,7 @@ int tuner_set_policy(struct tuner *t, json_t *changes, const char *actor, struct
 	if (!json_is_object(changes))
 		return rf_err_set(e, -EINVAL, "BAD_VALUE", "/", "the policy is a JSON object of the fields to change");
 	pthread_mutex_lock(&t->policy_lock);
-	r = set_policy_locked(t, changes, &p, e);
+	r = set_policy_locked(t, changes, actor, &p, e);
 	pthread_mutex_unlock(&t->policy_lock);
 	if (r == 0)
 		log_info("tuner", "policy changed by %s: mode %s", actor, cc_tn_mode_name(p.mode));
@@ -878,7 +915,7 @@ json_t *tuner_history(struct tuner *t)
 
 int tuner_rollback(struct tuner *t, const char *actor, json_t **ret, struct rf_err *e)
 {
-	size_t n, nwait = 0;
+	size_t n, nwait;
 	struct cc_tn_proposal **v;
 	uint64_t newest = 0, waiting[CC_TN_NCLASSES]; /* a step at a time per class */
 	int r;
@@ -888,22 +925,13 @@ int tuner_rollback(struct tuner *t, const char *actor, json_t **ret, struct rf_e
 	v = cc_tn_made_since(t->tn, 0, &n);
 	if (n)
 		newest = v[n - 1]->id;
-	v = cc_tn_pending(t->tn, &n);
-	for (size_t i = 0; v && i < n; i++)
-		if (v[i]->state == CC_TN_WAITING && nwait < CC_TN_NCLASSES)
-			waiting[nwait++] = v[i]->id;
+	nwait = waiting_ids(t, waiting);
 	/* the steps of before the start are not known until the saved state is back */
 	r = t->saved_st != SAVED_BACK ? -EAGAIN : cc_tn_rollback_all(t->tn);
+	/* canaries that waited for an operator: rejected by this one (those rejected before an
+	 * ENOMEM cut the rollback short too) */
+	decided_by(t, waiting, nwait, actor);
 	if (r >= 0) {
-		/* canaries that waited for an operator: rejected by this one */
-		for (size_t i = 0; i < nwait; i++) {
-			struct cc_tn_proposal *pp = cc_tn_find(t->tn, waiting[i]);
-
-			if (pp && pp->state == CC_TN_REJECTED) {
-				record(t, pp);
-				json_object_set_new(rec_of(t, pp->id), "decided_by", json_string(actor));
-			}
-		}
 		*ret = json_array();
 		v = cc_tn_made_since(t->tn, newest, &n);
 		for (size_t i = 0; i < n; i++)

@@ -342,7 +342,7 @@ def test_off_is_a_brake(world):
     assert out.returncode == 0 and '"mode": "off"' in out.stdout, out.stdout + out.stderr
     assert proposals(c) == []
     rec = next(x for x in c.json("/api/v1/cc/history") if x["id"] == p["id"])
-    assert rec["state"] == "rejected", rec
+    assert rec["state"] == "rejected" and rec["decided_by"] == "ops", rec
     r = ops.post(f"/api/v1/cc/proposals/{p['id']}/apply")
     assert r.status_code == 409 and r.json()["code"] == "NOT_WAITING", r.text
     assert not tuner_changes(c)
@@ -351,6 +351,23 @@ def test_off_is_a_brake(world):
     # every proposal the stop turned down is counted (there may be several waiting)
     n = sum(x["state"] == "rejected" for x in c.json("/api/v1/cc/history"))
     assert n >= 1 and f'rocefab_cc_proposals_total{{outcome="rejected"}} {n}\n' in m, (n, m)
+
+
+def test_auto_approves_what_waits_as_asked_by_the_operator(world):
+    """Switching from advise to auto approves the canary waiting for an operator: the one who
+    switched decided it, and its changes go out as asked by them, not as the tuner's own."""
+    d, sim, c, ops = fabric(world)
+    p = wait_for(lambda: (proposals(c) or [None])[0], 30, what="a waiting proposal")
+    assert ops.put("/api/v1/cc/policy", json={"mode": "auto"}).status_code == 200
+    rec = next(x for x in c.json("/api/v1/cc/history") if x["id"] == p["id"])
+    assert rec["state"] in ("approved", "applied") and rec["decided_by"] == "ops", rec
+
+    def batch():
+        rec = next(x for x in c.json("/api/v1/cc/history") if x["id"] == p["id"])
+        ch = [y for y in tuner_changes(c) if y["batch"] == rec.get("change_batch")]
+        return ch if ch and all(y["state"] == "applied" for y in ch) else None
+    ch = wait_for(batch, 20, what="the canary's changes applied")
+    assert len(ch) == len(p["changes"]) and all(x["actor"] == "tuner (asked by ops)" for x in ch), ch
 
 
 def test_rollback_rejects_what_waits(world):
