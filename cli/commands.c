@@ -227,7 +227,7 @@ static int parse_assign(const char *a, json_t *params, bool json_ok, struct rf_e
 		json_object_set_new(params, name, json_integer(neg ? (json_int_t)(0 - u) : (json_int_t)u));
 		return 0;
 	}
-	if (isdigit((unsigned char)*digits)) {
+	if (isdigit((unsigned char)*digits) || (digits[0] == '.' && isdigit((unsigned char)digits[1]))) {
 		errno = 0;
 		d = strtod(v, &end);
 		if (!*end && !errno && isfinite(d)) {
@@ -516,10 +516,11 @@ static const struct cli_cmd cmds[] = {
 		      "cc apply|reject PROPOSAL",
 	  .help = "the congestion-control tuner of ECN and DCQCN: its\n"
 		  "state, its proposals (apply or reject them in advise\n"
-		  "mode), every step's history, its policy (role operator\n"
-		  "to change; a VALUE may be JSON, e.g.\n"
+		  "mode), every step's history, its policy\n"
+		  "(a VALUE may be JSON, e.g.\n"
 		  "host_classes='[{\"name\":\"gpu\",\"hosts\":\"gpu*\"}]'),\n"
-		  "undo every step",
+		  "undo every step; role operator to change the policy,\n"
+		  "apply, reject or roll back",
 	  .max_args = -1,
 	  .build = build_cc,
 	  .print = print_cc },
@@ -591,7 +592,8 @@ static const char usage_options[] =
 	"      --cacert FILE      the CA that signed rocefabd's certificate (default\n"
 	"                         $ROCEFAB_CACERT, $CURL_CA_BUNDLE, $SSL_CERT_FILE; else the\n"
 	"                         system's)\n"
-	"  -w, --watch SECONDS    run the command again every SECONDS until interrupted\n"
+	"  -w, --watch SECONDS    run the command again every SECONDS until interrupted (a\n"
+	"                         command that reads; one that changes things is refused)\n"
 	"  -j, --json             print the REST JSON\n"
 	"      --reason TEXT      why (set)\n"
 	"      --wait[=SECONDS]   wait until every change is settled (set; default 30 s)\n"

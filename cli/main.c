@@ -208,6 +208,13 @@ int main(int argc, char **argv)
 			cli_usage_cmd(stderr, argv[optind]);
 		return 2;
 	}
+	if (watch && strcmp(req.method, "GET")) {
+		/* again and again is for reading: a rollback every few seconds is the tuner disabled */
+		fprintf(stderr, "rocefabctl: --watch repeats only commands that read; this one changes things (%s %s)\n",
+			req.method, req.path);
+		cli_request_fini(&req);
+		return 2;
+	}
 	if (token_file && *token_file) {
 		token = read_token(token_file);
 		if (!token) {

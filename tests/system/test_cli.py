@@ -167,6 +167,10 @@ def test_natural_order_numbers_as_typed_and_watch(world):
         p.wait(5)
     r = ctl(d, tok, "-w", "0", "agents")
     assert r.returncode == 2 and "--watch" in r.stderr
+    # only a command that reads is repeated: -w with one that changes things is refused, sent never
+    for args in (["cc", "rollback"], ["cc", "policy", "mode=auto"], ["cc", "apply", "1"]):
+        r = ctl(d, tok, "-w", "1", *args)
+        assert r.returncode == 2 and "--watch repeats only commands that read; this one changes" in r.stderr, (args, r.stderr)
 
 
 def test_private_ca_and_tls_errors(world):

@@ -209,6 +209,10 @@ static void test_build_set(void **state)
 	assert_int_equal(build(&o, &r, &e, ARGV("cc", "policy", "mode=off")), 0);
 	assert_request(&r, "PUT", "/api/v1/cc/policy", "{'mode': 'off'}");
 	cli_request_fini(&r);
+	/* a number as typed: .5 is one (it went out as the string ".5") */
+	assert_int_equal(build(&o, &r, &e, ARGV("cc", "policy", "canary_share=.5", "pmax_floor=-.25")), 0);
+	assert_request(&r, "PUT", "/api/v1/cc/policy", "{'canary_share': 0.5, 'pmax_floor': -0.25}");
+	cli_request_fini(&r);
 	assert_int_equal(build(&o, &r, &e, ARGV("cc", "policy", "host_classes=[{nope")), -EINVAL);
 	assert_non_null(strstr(e.msg, "not JSON"));
 	assert_int_equal(build(&o, &r, &e, ARGV("set", "dcqcn", "h1", "note=[maint]")), 0);
@@ -430,10 +434,11 @@ static const char usage_txt[] =
 	"  cc policy [NAME=VALUE...]\n"
 	"  cc apply|reject PROPOSAL     the congestion-control tuner of ECN and DCQCN: its\n"
 	"                               state, its proposals (apply or reject them in advise\n"
-	"                               mode), every step's history, its policy (role operator\n"
-	"                               to change; a VALUE may be JSON, e.g.\n"
+	"                               mode), every step's history, its policy\n"
+	"                               (a VALUE may be JSON, e.g.\n"
 	"                               host_classes='[{\"name\":\"gpu\",\"hosts\":\"gpu*\"}]'),\n"
-	"                               undo every step\n"
+	"                               undo every step; role operator to change the policy,\n"
+	"                               apply, reject or roll back\n"
 	"  changes [ID] [--state S] [--agent A]\n"
 	"                               configuration changes and their outcome (audit log)\n"
 	"\n"
@@ -444,7 +449,8 @@ static const char usage_txt[] =
 	"      --cacert FILE      the CA that signed rocefabd's certificate (default\n"
 	"                         $ROCEFAB_CACERT, $CURL_CA_BUNDLE, $SSL_CERT_FILE; else the\n"
 	"                         system's)\n"
-	"  -w, --watch SECONDS    run the command again every SECONDS until interrupted\n"
+	"  -w, --watch SECONDS    run the command again every SECONDS until interrupted (a\n"
+	"                         command that reads; one that changes things is refused)\n"
 	"  -j, --json             print the REST JSON\n"
 	"      --reason TEXT      why (set)\n"
 	"      --wait[=SECONDS]   wait until every change is settled (set; default 30 s)\n"
