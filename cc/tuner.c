@@ -377,20 +377,21 @@ int cc_tn_policy_from_json(json_t *o, struct cc_tn_policy *p, char *err, size_t 
 			}
 			*(double *)(void *)at = json_number_value(v);
 			break;
-		case 'u':
-			if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > UINT32_MAX) {
-				snprintf(err, len, "/%s: must be an integer 0..4294967295", k);
+		default: {
+			/* a whole number, 3 or 3.0 (JSON Schema's integer); its range is the check's */
+			double d = json_number_value(v), most = policy_fields[i].kind == 'u' ? UINT32_MAX : 0x1p53;
+
+			if (!json_is_number(v) || d != floor(d) || d < 0 || d > most) {
+				snprintf(err, len, "/%s: must be a whole number%s", k,
+					 !json_is_number(v) || d != floor(d) ? "" : d < 0 ? ", not negative" : ", smaller");
 				return -EINVAL;
 			}
-			*(unsigned *)(void *)at = (unsigned)json_integer_value(v);
+			if (policy_fields[i].kind == 'u')
+				*(unsigned *)(void *)at = (unsigned)d;
+			else
+				*(uint64_t *)(void *)at = (uint64_t)d;
 			break;
-		default:
-			if (!json_is_integer(v) || json_integer_value(v) < 0) {
-				snprintf(err, len, "/%s: must be an integer >= 0", k);
-				return -EINVAL;
-			}
-			*(uint64_t *)(void *)at = (uint64_t)json_integer_value(v);
-			break;
+		}
 		}
 	}
 	if ((why = cc_tn_policy_check(&n))) {

@@ -789,13 +789,18 @@ static int set_policy_locked(struct tuner *t, json_t *changes, const char *actor
 	p = *cc_tn_get_policy(t->tn);
 	pthread_mutex_unlock(&t->lock);
 	if (cc_tn_policy_from_json(changes, &p, err, sizeof(err)) < 0) {
-		const char *slash = err[0] == '/' ? strchr(err + 1, ':') : NULL;
+		/* "/FIELD: what is wrong": the pointer, then the detail; an unknown field's name may
+		 * hold ": " itself (the library's fields do not) */
+		static const char unknown[] = ": unknown policy field";
+		size_t n = strlen(err), nu = sizeof(unknown) - 1;
+		bool unk = n > nu && !strcmp(err + n - nu, unknown);
+		const char *sep = err[0] != '/' ? NULL : unk ? err + n - nu : strstr(err, ": ");
 		char ptr[80] = "";
 
-		if (slash)
-			snprintf(ptr, sizeof(ptr), "%.*s", (int)(slash - err - 1), err + 1);
-		return rf_err_set(e, -EINVAL, strstr(err, "unknown policy field") ? "UNKNOWN_FIELD" : "BAD_VALUE",
-				  slash ? ptr : NULL, "%s", slash ? slash + 2 : err);
+		if (sep)
+			snprintf(ptr, sizeof(ptr), "%.*s", (int)(sep - err), err);
+		return rf_err_set(e, -EINVAL, unk ? "UNKNOWN_FIELD" : "BAD_VALUE", sep ? ptr : NULL, "%s",
+				  sep ? sep + 2 : err);
 	}
 	doc = cc_tn_policy_json(&p);
 	if (!doc)

@@ -138,6 +138,8 @@ def test_auto_steps_and_rollback(world):
     ({"host_classes": [{"name": "spine", "hosts": "x*"}]}, "BAD_VALUE", "host_classes"),
     ({"host_classes": [{"name": "gpu"}]}, "BAD_VALUE", "host_classes/0"),
     ({"host_classes": "gpu=h*"}, "BAD_VALUE", "host_classes"),
+    ({"a: b": 1}, "UNKNOWN_FIELD", "/a: b"),  # the pointer is the whole name
+    ({"canary_intervals": 2.5}, "BAD_VALUE", "/canary_intervals"),
 ])
 def test_bad_policy_refused_nothing_changes(world, body, code, pointer):
     d = world.daemon(extra_conf=CC_CONF).start()
@@ -149,6 +151,7 @@ def test_bad_policy_refused_nothing_changes(world, body, code, pointer):
     assert r.json()["code"] == code, r.text
     if pointer:
         assert pointer in r.json().get("pointer", "") + r.json()["detail"], r.json()
+        assert r.json().get("pointer", "/").startswith("/"), r.json()  # RFC 6901
     assert ops.json("/api/v1/cc/policy") == before
 
 
@@ -289,7 +292,7 @@ def test_policy_change_kept_and_bad_decisions(world):
     out = subprocess.run([binary("rocefabctl"), "cc", "policy", "surprise=1"], capture_output=True, text=True,
                          env=dict(os.environ, ROCEFAB_SERVER=d.url, ROCEFAB_TOKEN=d.tokens["ops"]), timeout=20)
     assert out.returncode != 0 and "UNKNOWN_FIELD" in out.stderr + out.stdout, out.stdout + out.stderr
-    assert "(at surprise)" in out.stderr, out.stderr  # the field refused, named
+    assert "(at /surprise)" in out.stderr, out.stderr  # the field refused, named (a JSON pointer)
     # kept across a restart
     d.stop()
     d.start()

@@ -196,8 +196,17 @@ static void test_policy_json(void **state)
 		{ "{\"cnp_gap_min_us\": 2.4}", "cnp_gap_min_us must be a whole number" },
 		{ "{\"hai_max_mbps\": 399.5}", "hai_max_mbps must be a whole number" },
 		{ "{\"loop_bytes\": 0}", "loop_bytes must be at least 1" },
+		{ "{\"canary_intervals\": 2.5}", "/canary_intervals: must be a whole number" },
+		{ "{\"tabu_intervals\": -3}", "/tabu_intervals: must be a whole number, not negative" },
 		{ "[]", "object" },
 	};
+	/* a whole number written as a real is one (JSON Schema's integer) */
+	bad = json_loads("{\"canary_intervals\": 5.0, \"loop_bytes\": 1e5}", 0, NULL);
+	assert_int_equal(cc_tn_policy_from_json(bad, &q, err, sizeof(err)), 0);
+	assert_int_equal(q.canary_intervals, 5);
+	assert_int_equal(q.loop_bytes, 100000);
+	json_decref(bad);
+	q = p;
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		bad = json_loads(refused[i][0], 0, NULL);
 		assert_non_null(bad);
