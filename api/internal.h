@@ -46,6 +46,7 @@ struct api_req {
 	/* an error found before the body was read: answered once the body is drained */
 	struct rf_err early;
 	uint64_t discarded;
+	uint64_t dropped; /* bytes of a body sent with GET or HEAD: read, not kept, counted against api.max_body */
 	struct guard_conn *gc; /* the connection's limits (api/guard.h), or NULL */
 	size_t uri_len;	       /* of the raw request target */
 	bool uri_bad;	       /* it has a control character, raw or %-escaped */

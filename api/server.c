@@ -889,7 +889,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn, co
 	}
 	if (*upload_data_size) {
 		atomic_fetch_add_explicit(&a->bytes_in, *upload_data_size, memory_order_relaxed);
-		if (!req->early.err && req->body.len + *upload_data_size > a->conf.max_body)
+		if (!req->early.err && req->body.len + req->dropped + *upload_data_size > a->conf.max_body)
 			rf_err_set(&req->early, -E2BIG, "BODY_TOO_LARGE", NULL,
 				   "the body exceeds the limit of %llu bytes (api.max_body)",
 				   (unsigned long long)a->conf.max_body);
@@ -900,9 +900,12 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn, co
 			 * deadline, api.request_timeout, bounds the time it may take) */
 			return req->discarded > a->conf.max_body + DISCARD_MAX ? MHD_NO : MHD_YES;
 		}
-		/* a body sent with GET or HEAD is read and dropped: no handler sees it (one that
-		 * serves GET and PUT once took a viewer's HEAD with a body for a PUT) */
-		if (has_body_method(req->method) && buf_append(&req->body, upload_data, *upload_data_size) < 0)
+		/* a body sent with GET or HEAD is read and dropped (within api.max_body all the
+		 * same): no handler sees it (one that served GET and PUT took a viewer's HEAD with a
+		 * body for a PUT) */
+		if (!has_body_method(req->method))
+			req->dropped += *upload_data_size;
+		else if (buf_append(&req->body, upload_data, *upload_data_size) < 0)
 			rf_err_set(&req->early, -EAGAIN, "OUT_OF_MEMORY", NULL, "out of memory"); /* for now: retry */
 		*upload_data_size = 0;
 		return MHD_YES;

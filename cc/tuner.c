@@ -9,6 +9,7 @@
 
 #include "cc/tuner.h"
 #include "lib/hmap.h"
+#include "lib/jsonutil.h"
 #include "lib/vec.h"
 
 const struct cc_tn_policy cc_tn_defaults = {
@@ -359,7 +360,10 @@ int cc_tn_policy_from_json(json_t *o, struct cc_tn_policy *p, char *err, size_t 
 			if (!strcmp(k, policy_fields[i].name))
 				break;
 		if (i == sizeof(policy_fields) / sizeof(policy_fields[0])) {
-			snprintf(err, len, "/%s: unknown policy field", k);
+			struct js_path q = { .len = 0 };
+
+			js_path_push_key(&q, k); /* a JSON pointer: / and ~ escaped, at most 255 bytes */
+			snprintf(err, len, "%s: unknown policy field", js_path_str(&q));
 			return -EINVAL;
 		}
 		at = (char *)&n + policy_fields[i].off;
@@ -378,18 +382,29 @@ int cc_tn_policy_from_json(json_t *o, struct cc_tn_policy *p, char *err, size_t 
 			*(double *)(void *)at = json_number_value(v);
 			break;
 		default: {
-			/* a whole number, 3 or 3.0 (JSON Schema's integer); its range is the check's */
-			double d = json_number_value(v), most = policy_fields[i].kind == 'u' ? UINT32_MAX : 0x1p53;
+			/* a whole number: an integer as it is, or a real such as 5.0 or 1e5 (JSON
+			 * Schema's integer) up to 2^53; its range is the check's */
+			uint64_t most = policy_fields[i].kind == 'u' ? UINT32_MAX : INT64_MAX, x;
+			double d = json_number_value(v);
 
-			if (!json_is_number(v) || d != floor(d) || d < 0 || d > most) {
+			if (json_is_integer(v) && json_integer_value(v) >= 0) {
+				x = (uint64_t)json_integer_value(v);
+			} else if (json_is_real(v) && d == floor(d) && d >= 0 && d <= 0x1p53) {
+				x = (uint64_t)d;
+			} else {
 				snprintf(err, len, "/%s: must be a whole number%s", k,
-					 !json_is_number(v) || d != floor(d) ? "" : d < 0 ? ", not negative" : ", smaller");
+					 json_is_number(v) && d < 0 ? ", not negative" : json_is_real(v) && d == floor(d)
+						 ? " up to 2^53 when written as a real" : "");
+				return -EINVAL;
+			}
+			if (x > most) {
+				snprintf(err, len, "/%s: must be a whole number up to %llu", k, (unsigned long long)most);
 				return -EINVAL;
 			}
 			if (policy_fields[i].kind == 'u')
-				*(unsigned *)(void *)at = (unsigned)d;
+				*(unsigned *)(void *)at = (unsigned)x;
 			else
-				*(uint64_t *)(void *)at = (uint64_t)d;
+				*(uint64_t *)(void *)at = x;
 			break;
 		}
 		}

@@ -53,7 +53,8 @@ struct tuner {
 	json_t *restore;
 	char *restore_raw; /* its text, kept aside if it is refused */
 	char *saved;
-	char policy_refused[200]; /* why the saved policy was last refused: said once, not every pass */
+	char policy_refused[512]; /* what was wrong with the saved policy: said once, not every pass;
+				   * GET /api/v1/cc shows it (under policy_lock) */
 	bool mode_noted;	  /* the saved policy's mode over the configuration's: said once */
 };
 
@@ -232,19 +233,71 @@ static void track(struct tuner *t, struct store_reader *rd, unsigned prio)
 
 static void refresh_open(struct tuner *t);
 
+/* A policy saved by an older rocefabd as that one took it: loop_bytes 0 was the default, and
+ * the ranges of the hosts' knobs could be fractional (whole units now, as the NIC takes them:
+ * rounded inward).  A repaired copy, or NULL when there is nothing to repair. */
+static json_t *saved_policy_repaired(json_t *doc)
+{
+	static const char *const lo[] = { "cnp_gap_min_us", "time_reset_min_us", "ai_min_mbps", "hai_min_mbps" },
+				 *const hi[] = { "cnp_gap_max_us", "time_reset_max_us", "ai_max_mbps", "hai_max_mbps" };
+	json_t *c = json_is_object(doc) ? json_deep_copy(doc) : NULL, *v;
+	bool fixed = false;
+
+	if (!c)
+		return NULL;
+	if ((v = json_object_get(c, "loop_bytes")) && json_is_integer(v) && !json_integer_value(v)) {
+		json_object_del(c, "loop_bytes");
+		fixed = true;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(lo); i++) {
+		double d;
+
+		if ((v = json_object_get(c, lo[i])) && json_is_real(v) && isfinite(d = json_real_value(v)) &&
+		    d != ceil(d)) {
+			json_object_set_new(c, lo[i], json_real(ceil(d)));
+			fixed = true;
+		}
+		if ((v = json_object_get(c, hi[i])) && json_is_real(v) && isfinite(d = json_real_value(v)) &&
+		    d != floor(d)) {
+			json_object_set_new(c, hi[i], json_real(floor(d)));
+			fixed = true;
+		}
+	}
+	if (!fixed) {
+		json_decref(c);
+		return NULL;
+	}
+	return c;
+}
+
 static void sync_policy(struct tuner *t, struct store_reader *rd)
 {
-	json_t *doc;
+	json_t *doc, *fixed = NULL, *mode;
 	struct cc_tn_policy p = cc_tn_defaults;
-	char err[200];
+	char err[256], note[512];
+	int r;
 
 	pthread_mutex_lock(&t->policy_lock);
 	doc = store_meta_get(rd, "cc_policy");
 	p.mode = t->o.mode;
-	if (doc && cc_tn_policy_from_json(doc, &p, err, sizeof(err)) < 0) {
-		if (strcmp(err, t->policy_refused))
-			log_warning("tuner", "the saved policy is refused (%s): the defaults are in force", err);
-		snprintf(t->policy_refused, sizeof(t->policy_refused), "%s", err);
+	r = doc ? cc_tn_policy_from_json(doc, &p, err, sizeof(err)) : 0;
+	if (r < 0 && (fixed = saved_policy_repaired(doc)) && cc_tn_policy_from_json(fixed, &p, note, sizeof(note)) == 0) {
+		snprintf(note, sizeof(note), "the saved policy is of an older rocefabd (%s): taken with loop_bytes 0 as "
+					     "the default and the hosts' ranges rounded inward to whole units",
+			 err);
+		if (strcmp(note, t->policy_refused))
+			log_notice("tuner", "%s", note);
+		snprintf(t->policy_refused, sizeof(t->policy_refused), "%s", note);
+	} else if (r < 0) {
+		/* the defaults, but a saved mode stays: a tuner turned off must not start acting */
+		mode = json_object_get(doc, "mode");
+		if (json_is_string(mode))
+			cc_tn_mode_parse(json_string_value(mode), &p.mode);
+		snprintf(note, sizeof(note), "the saved policy is refused (%s): the defaults are in force, mode %s",
+			 err, cc_tn_mode_name(p.mode));
+		if (strcmp(note, t->policy_refused))
+			log_warning("tuner", "%s", note);
+		snprintf(t->policy_refused, sizeof(t->policy_refused), "%s", note);
 	} else {
 		t->policy_refused[0] = '\0';
 		/* the whole policy is saved by any PUT, its mode too: the configuration's cc.mode
@@ -258,6 +311,7 @@ static void sync_policy(struct tuner *t, struct store_reader *rd)
 		}
 	}
 	json_decref(doc);
+	json_decref(fixed);
 	pthread_mutex_lock(&t->lock);
 	if (!cc_tn_policy_equal(cc_tn_get_policy(t->tn), &p)) { /* most passes: the one set already */
 		cc_tn_set_policy(t->tn, &p);
@@ -795,7 +849,7 @@ static int set_policy_locked(struct tuner *t, json_t *changes, const char *actor
 		size_t n = strlen(err), nu = sizeof(unknown) - 1;
 		bool unk = n > nu && !strcmp(err + n - nu, unknown);
 		const char *sep = err[0] != '/' ? NULL : unk ? err + n - nu : strstr(err, ": ");
-		char ptr[80] = "";
+		char ptr[256] = ""; /* a JSON pointer, as the library's (255 bytes at most) */
 
 		if (sep)
 			snprintf(ptr, sizeof(ptr), "%.*s", (int)(sep - err), err);
@@ -976,8 +1030,12 @@ json_t *tuner_status(struct tuner *t)
 {
 	json_t *o;
 
+	pthread_mutex_lock(&t->policy_lock);
 	pthread_mutex_lock(&t->lock);
 	o = cc_tn_json(t->tn);
+	if (o && t->policy_refused[0])
+		json_object_set_new(o, "saved_policy", json_string(t->policy_refused));
+	pthread_mutex_unlock(&t->policy_lock);
 	if (o) {
 		json_object_set_new(o, "interval_ms", json_integer(t->o.interval_ns / NSEC_PER_MSEC));
 		json_object_set_new(o, "decisions", json_integer((json_int_t)t->decisions));

@@ -320,11 +320,38 @@ def test_a_refused_saved_policy_is_said_once(world):
     assert c.json("/api/v1/cc/policy")["canary_share"] == 0.5
     said = [x for x in d.proc.output().splitlines() if "the saved policy is refused" in x]
     assert len(said) == 1 and "canary_share" in said[0], said
+    assert "canary_share" in c.json("/api/v1/cc")["saved_policy"]  # and GET /api/v1/cc says so
     assert ops.put("/api/v1/cc/policy", json={"canary_share": 0.25}).status_code == 200
     n = c.json("/api/v1/cc")["decisions"]
     wait_for(lambda: c.json("/api/v1/cc")["decisions"] >= n + 2, 30, what="2 more decisions")
     assert c.json("/api/v1/cc/policy")["canary_share"] == 0.25
     assert len([x for x in d.proc.output().splitlines() if "the saved policy is refused" in x]) == 1
+    assert "saved_policy" not in c.json("/api/v1/cc")
+
+
+@pytest.mark.parametrize("saved,want", [
+    # of an older rocefabd: loop_bytes 0 was the default, the hosts' ranges could be fractional
+    ({"mode": "off", "loop_bytes": 0, "ai_min_mbps": 0.5, "hai_max_mbps": 399.5, "canary_share": 0.25},
+     {"mode": "off", "loop_bytes": 150000, "ai_min_mbps": 1, "hai_max_mbps": 399, "canary_share": 0.25}),
+    # refused whole: the defaults, but the saved mode (a tuner turned off stays off)
+    ({"mode": "off", "canary_share": 7}, {"mode": "off", "canary_share": 0.5}),
+])
+def test_a_saved_policy_of_an_older_release(world, saved, want):
+    d = world.daemon(extra_conf=CC_CONF + "mode = auto\n")
+    d.token("viewer", "viewer")
+    d.start()
+    d.stop()
+    db = sqlite3.connect(d.db, timeout=10)
+    with db:
+        db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('cc_policy', ?)", (json.dumps(saved),))
+    db.close()
+    d.start()
+    c = d.client("viewer")
+    st = wait_for(lambda: (lambda x: x if "saved_policy" in x else None)(c.json("/api/v1/cc")), 30,
+                  what="the saved policy read")
+    pol = c.json("/api/v1/cc/policy")
+    assert {k: pol[k] for k in want} == want, pol
+    assert st["mode"] == want["mode"] and ("older rocefabd" in st["saved_policy"]) == ("loop_bytes" in saved), st
 
 
 def test_no_tuner_without_fast_lane(world):

@@ -200,6 +200,17 @@ static void test_policy_json(void **state)
 		{ "{\"tabu_intervals\": -3}", "/tabu_intervals: must be a whole number, not negative" },
 		{ "[]", "object" },
 	};
+	/* an integer is taken exactly (not through a double), and the name of an unknown field
+	 * is a JSON pointer */
+	bad = json_loads("{\"kmax_ceiling_bytes\": 9007199254740993}", 0, NULL);
+	assert_int_equal(cc_tn_policy_from_json(bad, &q, err, sizeof(err)), 0);
+	assert_true(q.kmax_ceiling_bytes == 9007199254740993ULL);
+	json_decref(bad);
+	q = p;
+	bad = json_loads("{\"a/b~c\": 1}", 0, NULL);
+	assert_int_equal(cc_tn_policy_from_json(bad, &q, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "/a~1b~0c: unknown policy field");
+	json_decref(bad);
 	/* a whole number written as a real is one (JSON Schema's integer) */
 	bad = json_loads("{\"canary_intervals\": 5.0, \"loop_bytes\": 1e5}", 0, NULL);
 	assert_int_equal(cc_tn_policy_from_json(bad, &q, err, sizeof(err)), 0);
