@@ -284,3 +284,36 @@ def test_bench_cc_smoke(tmp_path):
     bad = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "bench", "bench_cc.py"), "--only", "nope"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "unknown workload nope" in bad.stderr, bad.stderr
+
+
+def test_phase_mix_smoke(tmp_path):
+    """docs/performance.md's phase-following analysis (tests/bench/cc_phase_mix.py) on seed 1
+    with the two defaults: its runs with the tuner reading the counters (advise, no probes) are
+    the static settings' runs, flow for flow (the same figures as bench-cc's static run), its
+    phases add up to the whole run, and its bounds are bench-cc's."""
+    import sys
+    sys.path.insert(0, os.path.join(ROOT, "tests", "bench"))
+    import bench_cc as b
+    out = tmp_path / "mix.json"
+    r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "bench", "cc_phase_mix.py"), "--smoke",
+                        "--json", str(out)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "keep long flows within 5 %" in r.stdout, r.stdout
+    doc = json.loads(out.read_text())
+    shifting = b.workloads(4000, False, 3000)["shifting"]
+    tmp = tmp_path / "sim"
+    tmp.mkdir()
+    import shutil
+    shutil.copy(b.SIM, tmp / "rocefab-sim")
+    whole = {}
+    for name in ("dcqcn-paper", "hpcc-sim"):
+        p = b.pool([b.run(b.scenario(shifting, *b.DEFAULTS[name]), 1, str(tmp))])
+        whole[name] = (p["short99"], p["long50"], p["long99"], p["pause_us"] / 1000)
+    got = {"dcqcn-paper": doc["settings"]["5000/200000/0.01/4"], "hpcc-sim": doc["settings"]["400000/1600000/0.2/4"]}
+    for name in whole:
+        assert got[name]["whole"] == pytest.approx(whole[name]), (name, got[name], whole[name])
+        assert sum(x[3] for x in got[name]["phases"].values()) == pytest.approx(whole[name][3])
+    assert doc["bounds"]["long99"] == pytest.approx(1.05 * min(w[2] for w in whole.values()))
+    bad = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "bench", "cc_phase_mix.py"), "--settings",
+                          "1/2/3"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "KMIN_BYTES/KMAX_BYTES/PMAX/CNP_GAP_US" in bad.stderr, bad.stderr
