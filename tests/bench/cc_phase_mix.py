@@ -2,7 +2,7 @@
 """The shifting workload of make bench-cc against static settings that follow its phases: how far
 a controller could go that knew when each phase starts and chose, per phase type, the best
 setting of a grid knowing the results.  An analysis for docs/performance.md, not a benchmark:
-the default grid (22 settings) on 18 seeds takes about 30 minutes on 2 cores.
+the default grid (22 settings) on 18 seeds takes about 25 minutes on 2 cores.
 
 Each setting (ECN Kmin/Kmax/Pmax of every switch port, the hosts' min_time_between_cnps, the
 other DCQCN knobs NVIDIA's defaults) runs on seeds 1..--seeds of bench-cc's shifting workload
@@ -73,22 +73,25 @@ def one(sim, scen, seed, tuner, phase_us):
                       for f in r["flows"]["per_flow"]]}
 
 
-def figures(runs, assign):
-    """Pooled short p99, long p50, long p99 and paused ms per run of the phases' runs: phase k
-    (0..5) taken from the runs of the setting assign[k % 3]."""
-    short, long_, pause = [], [], 0.0
-    n = len(runs[assign[0]])
-    for seed in range(n):
-        for ph in range(6):
-            d = runs[assign[ph % 3]][seed]
-            pause += d["pause"][ph]
-            for p, size, sd in d["flows"]:
-                if p == ph:
-                    if size < 100000:
-                        short.append(sd)
-                    elif size >= 1000000:
-                        long_.append(sd)
-    return b.pct(short, 0.99), b.pct(long_, 0.5), b.pct(long_, 0.99), pause / n / 1000
+def by_phase_type(runs):
+    """Per setting and phase type (0..2): its short and long flows' slowdowns, sorted, and its
+    paused ms per run, both phases of the type and every seed pooled."""
+    out = {}
+    for s, rs in runs.items():
+        out[s] = []
+        for k in range(3):
+            short = sorted(sd for r in rs for p, size, sd in r["flows"] if p % 3 == k and size < 100000)
+            long_ = sorted(sd for r in rs for p, size, sd in r["flows"] if p % 3 == k and size >= 1000000)
+            out[s].append((short, long_, sum(r["pause"][p] for r in rs for p in (k, k + 3)) / len(rs) / 1000))
+    return out
+
+
+def figures(types, assign):
+    """Pooled short p99, long p50, long p99 and paused ms per run with phase type k taken from
+    the runs of the setting assign[k] (sorted() merges the sorted runs in linear time)."""
+    short = sorted(x for k in range(3) for x in types[assign[k]][k][0])
+    long_ = sorted(x for k in range(3) for x in types[assign[k]][k][1])
+    return b.pct(short, 0.99), b.pct(long_, 0.5), b.pct(long_, 0.99), sum(types[assign[k]][k][2] for k in range(3))
 
 
 def main():
@@ -132,13 +135,10 @@ def main():
     print(f"shifting workload, seeds 1-{len(seeds)}, phases of {a.phase_us} us; per phase type: short p99 / "
           "long p50 / long p99 / paused ms per run")
     print("%-22s %-30s %-30s %-30s %s" % (("setting",) + PHASES + ("whole run",)))
+    types = by_phase_type(runs)
     for s in runs:
-        per = []
-        for k in range(3):
-            only = {s: [dict(r, flows=[f for f in r["flows"] if f[0] % 3 == k],
-                             pause=[p if i % 3 == k else 0 for i, p in enumerate(r["pause"])]) for r in runs[s]]}
-            per.append(figures(only, [s] * 3))
-        whole = figures(runs, [s] * 3)
+        per = [(b.pct(sh, 0.99), b.pct(lo, 0.5), b.pct(lo, 0.99), pz) for sh, lo, pz in types[s]]
+        whole = figures(types, [s] * 3)
         out["settings"][s] = {"phases": dict(zip(PHASES, per)), "whole": whole}
         print("%-22s %s   %s" % (s, " ".join("%6.2f %5.2f %5.2f %5.2f  " % f for f in per),
                                   "%6.2f %5.2f %5.2f %5.2f" % whole))
@@ -147,7 +147,7 @@ def main():
     bound = {"short99": 0.75 * min(x[0] for x in d), "long50": 1.05 * min(x[1] for x in d),
              "long99": 1.05 * min(x[2] for x in d), "pause_ms": 0.5 * min(x[3] for x in d)}
     ok = [(f, c) for c in itertools.product(grid, repeat=3)
-          for f in [figures(runs, c)] if f[1] <= bound["long50"] and f[2] <= bound["long99"]]
+          for f in [figures(types, c)] if f[1] <= bound["long50"] and f[2] <= bound["long99"]]
     out["bounds"] = bound
     print("bench-cc's bounds (from the defaults above): short p99 <= %.2f, long p50 <= %.2f, long p99 <= %.2f, "
           "pause <= %.2f ms" % (bound["short99"], bound["long50"], bound["long99"], bound["pause_ms"]))
