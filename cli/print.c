@@ -764,6 +764,8 @@ void print_cc(FILE *f, const json_t *d)
 				json_string_value(json_object_get(x, "class")) ?: "?",
 				json_string_value(json_object_get(x, "knob")) ?: "?", dir ? " " : "", dir ?: "");
 		}
+		if (json_is_string(p = json_object_get(d, "saved_policy")))
+			fprintf(f, "  %s\n", json_string_value(p));
 		return;
 	}
 	if (!json_is_array(d) && !json_object_get(d, "phase")) { /* the policy, or anything else */

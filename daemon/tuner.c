@@ -282,8 +282,8 @@ static void sync_policy(struct tuner *t, struct store_reader *rd)
 	p.mode = t->o.mode;
 	r = doc ? cc_tn_policy_from_json(doc, &p, err, sizeof(err)) : 0;
 	if (r < 0 && (fixed = saved_policy_repaired(doc)) && cc_tn_policy_from_json(fixed, &p, note, sizeof(note)) == 0) {
-		snprintf(note, sizeof(note), "the saved policy is of an older rocefabd (%s): taken with loop_bytes 0 as "
-					     "the default and the hosts' ranges rounded inward to whole units",
+		snprintf(note, sizeof(note), "the saved policy is of an older rocefabd (%s): taken repaired (a loop_bytes "
+					     "of 0 as the default, the hosts' ranges rounded inward to whole units)",
 			 err);
 		if (strcmp(note, t->policy_refused))
 			log_notice("tuner", "%s", note);

@@ -320,7 +320,9 @@ def test_a_refused_saved_policy_is_said_once(world):
     assert c.json("/api/v1/cc/policy")["canary_share"] == 0.5
     said = [x for x in d.proc.output().splitlines() if "the saved policy is refused" in x]
     assert len(said) == 1 and "canary_share" in said[0], said
-    assert "canary_share" in c.json("/api/v1/cc")["saved_policy"]  # and GET /api/v1/cc says so
+    assert "canary_share" in c.json("/api/v1/cc")["saved_policy"]  # and GET /api/v1/cc says so, rocefabctl too
+    out = ctl(d, "viewer", "cc")
+    assert out.returncode == 0 and "the saved policy is refused (canary_share" in out.stdout, out.stdout + out.stderr
     assert ops.put("/api/v1/cc/policy", json={"canary_share": 0.25}).status_code == 200
     n = c.json("/api/v1/cc")["decisions"]
     wait_for(lambda: c.json("/api/v1/cc")["decisions"] >= n + 2, 30, what="2 more decisions")
