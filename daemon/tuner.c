@@ -53,8 +53,9 @@ struct tuner {
 	json_t *restore;
 	char *restore_raw; /* its text, kept aside if it is refused */
 	char *saved;
-	char policy_refused[512]; /* what was wrong with the saved policy: said once, not every pass;
-				   * GET /api/v1/cc shows it (under policy_lock) */
+	char policy_refused[512]; /* what was wrong with the saved policy: said once, not every pass */
+	char saved_note[512];	  /* the same, for GET /api/v1/cc (under lock: a status waits for no
+				   * database write) */
 	bool mode_noted;	  /* the saved policy's mode over the configuration's: said once */
 };
 
@@ -274,7 +275,7 @@ static void sync_policy(struct tuner *t, struct store_reader *rd)
 {
 	json_t *doc, *fixed = NULL, *mode;
 	struct cc_tn_policy p = cc_tn_defaults;
-	char err[256], note[512];
+	char err[300], note[512];
 	int r;
 
 	pthread_mutex_lock(&t->policy_lock);
@@ -282,6 +283,7 @@ static void sync_policy(struct tuner *t, struct store_reader *rd)
 	p.mode = t->o.mode;
 	r = doc ? cc_tn_policy_from_json(doc, &p, err, sizeof(err)) : 0;
 	if (r < 0 && (fixed = saved_policy_repaired(doc)) && cc_tn_policy_from_json(fixed, &p, note, sizeof(note)) == 0) {
+		r = 1; /* taken, repaired */
 		snprintf(note, sizeof(note), "the saved policy is of an older rocefabd (%s): taken repaired (a loop_bytes "
 					     "of 0 as the default, the hosts' ranges rounded inward to whole units)",
 			 err);
@@ -300,19 +302,20 @@ static void sync_policy(struct tuner *t, struct store_reader *rd)
 		snprintf(t->policy_refused, sizeof(t->policy_refused), "%s", note);
 	} else {
 		t->policy_refused[0] = '\0';
-		/* the whole policy is saved by any PUT, its mode too: the configuration's cc.mode
-		 * is then only the first start's */
-		if (doc && p.mode != t->o.mode && !t->mode_noted) {
-			log_notice("tuner",
-				   "mode %s from the policy saved by PUT /api/v1/cc/policy, not the configuration's "
-				   "cc.mode (%s): PUT the mode to change it",
-				   cc_tn_mode_name(p.mode), cc_tn_mode_name(t->o.mode));
-			t->mode_noted = true;
-		}
+	}
+	/* the whole policy is saved by any PUT, its mode too: the configuration's cc.mode is then
+	 * only the first start's (a repaired one's too) */
+	if (doc && r >= 0 && p.mode != t->o.mode && !t->mode_noted) {
+		log_notice("tuner",
+			   "mode %s from the policy saved by PUT /api/v1/cc/policy, not the configuration's cc.mode "
+			   "(%s): PUT the mode to change it",
+			   cc_tn_mode_name(p.mode), cc_tn_mode_name(t->o.mode));
+		t->mode_noted = true;
 	}
 	json_decref(doc);
 	json_decref(fixed);
 	pthread_mutex_lock(&t->lock);
+	memcpy(t->saved_note, t->policy_refused, sizeof(t->saved_note));
 	if (!cc_tn_policy_equal(cc_tn_get_policy(t->tn), &p)) { /* most passes: the one set already */
 		cc_tn_set_policy(t->tn, &p);
 		refresh_open(t); /* new host classes reject a canary waiting for an operator */
@@ -1030,12 +1033,10 @@ json_t *tuner_status(struct tuner *t)
 {
 	json_t *o;
 
-	pthread_mutex_lock(&t->policy_lock);
 	pthread_mutex_lock(&t->lock);
 	o = cc_tn_json(t->tn);
-	if (o && t->policy_refused[0])
-		json_object_set_new(o, "saved_policy", json_string(t->policy_refused));
-	pthread_mutex_unlock(&t->policy_lock);
+	if (o && t->saved_note[0])
+		json_object_set_new(o, "saved_policy", json_string(t->saved_note));
 	if (o) {
 		json_object_set_new(o, "interval_ms", json_integer(t->o.interval_ns / NSEC_PER_MSEC));
 		json_object_set_new(o, "decisions", json_integer((json_int_t)t->decisions));

@@ -2,7 +2,7 @@
 """The shifting workload of make bench-cc against static settings that follow its phases: how far
 a controller could go that knew when each phase starts and chose, per phase type, the best
 setting of a grid knowing the results.  An analysis for docs/performance.md, not a benchmark:
-the default grid (22 settings) on 18 seeds takes about 25 minutes on 2 cores.
+the default grid (22 settings) and the tuner on 18 seeds take about 25 minutes on 2 cores.
 
 Each setting (ECN Kmin/Kmax/Pmax of every switch port, the hosts' min_time_between_cnps, the
 other DCQCN knobs NVIDIA's defaults) runs on seeds 1..--seeds of bench-cc's shifting workload
@@ -46,28 +46,37 @@ def parse(spec):
         raise argparse.ArgumentTypeError(f"'{spec}': a setting is KMIN_BYTES/KMAX_BYTES/PMAX/CNP_GAP_US")
     try:
         ecn = {"kmin_bytes": int(a[0]), "kmax_bytes": int(a[1]), "pmax": float(a[2])}
-        gap = float(a[3])
+        gap = int(a[3])
     except ValueError:
-        raise argparse.ArgumentTypeError(f"'{spec}': KMIN_BYTES and KMAX_BYTES are integers, PMAX and "
-                                         "CNP_GAP_US numbers") from None
+        raise argparse.ArgumentTypeError(f"'{spec}': KMIN_BYTES, KMAX_BYTES and CNP_GAP_US are integers, PMAX "
+                                         "a number") from None
+    if not (0 <= ecn["kmin_bytes"] < ecn["kmax_bytes"] and 0 < ecn["pmax"] <= 1 and 0 <= gap <= 4095):
+        raise argparse.ArgumentTypeError(f"'{spec}': want KMIN_BYTES < KMAX_BYTES, 0 < PMAX <= 1, CNP_GAP_US "
+                                         "0..4095")
     return ecn, dict(b.NVIDIA, min_time_between_cnps_us=gap)
+
+
+def name(ecn, dcqcn):
+    return f"{ecn['kmin_bytes']}/{ecn['kmax_bytes']}/{ecn['pmax']!r}/{dcqcn['min_time_between_cnps_us']}"
 
 
 def one(sim, scen, seed, tuner, phase_us):
     """One run: per phase (0..5) the pause in us and every flow as (phase, bytes, slowdown)."""
     fd, path = tempfile.mkstemp(suffix=".json")
-    with os.fdopen(fd, "w") as f:
-        json.dump(scen, f)
     cmd = [sim, "run", path, "--quiet", "--no-timing", "--seed", str(seed), "--json", "-", "--controller",
            "tuner", "--interval", "100us"] + ([] if tuner else ["--cc-mode", "advise", "--probes", "0"])
     try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(scen, f)
         r = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
     finally:
         os.unlink(path)
     share = [0.0] * 6
-    for x in r["controller"]["timeline"]:
-        share[min(5, int((x["t_us"] - 1) // phase_us))] += x["signals"].get("pause_share", 0)
+    for x in r["controller"]["timeline"]:  # an interval ending at t_us belongs to the phase it ran in
+        share[max(0, min(5, int((x["t_us"] - 1) // phase_us)))] += x["signals"].get("pause_share", 0)
     tot = sum(share)
+    if r["pfc"]["paused_us"] > 0 and not tot:
+        raise RuntimeError(f"seed {seed}: {r['pfc']['paused_us']} us paused, but no interval says when")
     return {"pause": [r["pfc"]["paused_us"] * (s / tot if tot else 0) for s in share],
             "flows": [(min(5, int(f["start_us"] // phase_us)), f["bytes"], f["slowdown"])
                       for f in r["flows"]["per_flow"]]}
@@ -105,13 +114,11 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--json", help="write every figure here")
     a = ap.parse_args()
-    if a.seeds < 1 or a.phase_us < 200 or a.jobs < 1:
-        ap.error("--seeds and --jobs are at least 1, --phase-us at least 200")
+    if a.seeds < 1 or a.phase_us < 200 or a.phase_us % 100 or a.jobs < 1:
+        ap.error("--seeds and --jobs are at least 1, --phase-us a multiple of the 100 us interval, at least 200")
     specs = [PAPER, HPCC] if a.smoke else GRID
     if a.settings:
-        specs = [f"{e['kmin_bytes']}/{e['kmax_bytes']}/{e['pmax']:g}/{d['min_time_between_cnps_us']:g}"
-                 for e, d in a.settings]
-        specs += [s for s in (PAPER, HPCC) if s not in specs]
+        specs = list(dict.fromkeys([name(e, d) for e, d in a.settings] + [PAPER, HPCC]))
     seeds = range(1, (1 if a.smoke else a.seeds) + 1)
     shifting = b.workloads(4000, False, a.phase_us)["shifting"]
     tmp = tempfile.mkdtemp()
@@ -121,13 +128,16 @@ def main():
         jobs = [(s, seed) for s in specs for seed in seeds]
         if not (a.no_tuner or a.smoke):
             jobs += [("tuner", seed) for seed in seeds]
-        with ThreadPoolExecutor(a.jobs) as ex:
+        ex = ThreadPoolExecutor(a.jobs)
+        try:
             futs = [ex.submit(one, sim, b.scenario(shifting, *parse(HPCC if s == "tuner" else s)), seed, s == "tuner",
                               a.phase_us) for s, seed in jobs]
             runs = {}
             for i, ((s, seed), f) in enumerate(zip(jobs, futs)):
                 runs.setdefault(s, []).append(f.result())
                 print(f"\r{i + 1}/{len(jobs)} runs", end="", file=sys.stderr, flush=True)
+        finally:
+            ex.shutdown(cancel_futures=True)  # a failed run (or ^C) ends it, not the rest of the queue
         print(file=sys.stderr)
     finally:
         shutil.rmtree(tmp)

@@ -333,8 +333,10 @@ def test_a_refused_saved_policy_is_said_once(world):
 
 @pytest.mark.parametrize("saved,want", [
     # of an older rocefabd: loop_bytes 0 was the default, the hosts' ranges could be fractional
-    ({"mode": "off", "loop_bytes": 0, "ai_min_mbps": 0.5, "hai_max_mbps": 399.5, "canary_share": 0.25},
-     {"mode": "off", "loop_bytes": 150000, "ai_min_mbps": 1, "hai_max_mbps": 399, "canary_share": 0.25}),
+    ({"mode": "off", "loop_bytes": 0, "ai_min_mbps": 2.5, "hai_max_mbps": 399.5, "cnp_gap_min_us": 2.5,
+      "time_reset_max_us": 1000.5, "canary_share": 0.25},
+     {"mode": "off", "loop_bytes": 150000, "ai_min_mbps": 3, "hai_max_mbps": 399, "cnp_gap_min_us": 3,
+      "time_reset_max_us": 1000, "canary_share": 0.25}),
     # refused whole: the defaults, but the saved mode (a tuner turned off stays off)
     ({"mode": "off", "canary_share": 7}, {"mode": "off", "canary_share": 0.5}),
 ])
@@ -354,6 +356,10 @@ def test_a_saved_policy_of_an_older_release(world, saved, want):
     pol = c.json("/api/v1/cc/policy")
     assert {k: pol[k] for k in want} == want, pol
     assert st["mode"] == want["mode"] and ("older rocefabd" in st["saved_policy"]) == ("loop_bytes" in saved), st
+    said = [x for x in d.proc.output().splitlines() if "the saved policy is" in x]
+    assert len(said) == 1 and ("older rocefabd" in said[0]) == ("loop_bytes" in saved), said
+    # the saved mode over the configuration's: said as for a policy taken whole
+    assert "mode off from the policy saved" in d.proc.output() or "refused" in said[0], d.proc.output()
 
 
 def test_no_tuner_without_fast_lane(world):
