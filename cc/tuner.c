@@ -172,26 +172,65 @@ static const char *host_classes_check(const struct cc_tn_policy *p)
 
 /* The hosts' knobs are whole numbers on the NIC (microseconds, Mb/s), and so are their ranges:
  * a step clamped to a fractional bound would be committed rounded, outside the policy. */
+#define WHOLE " must be a whole number (the NIC takes whole microseconds and Mb/s)"
+#define WR(lo, hi) { { #lo, #hi }, { #lo WHOLE, #hi WHOLE }, { offsetof(struct cc_tn_policy, lo), \
+							   offsetof(struct cc_tn_policy, hi) } }
+static const struct {
+	const char *name[2], *why[2]; /* [0] the low end, [1] the high end */
+	size_t off[2];
+} whole_ranges[] = {
+	WR(cnp_gap_min_us, cnp_gap_max_us),
+	WR(time_reset_min_us, time_reset_max_us),
+	WR(ai_min_mbps, ai_max_mbps),
+	WR(hai_min_mbps, hai_max_mbps),
+};
+#undef WR
+#undef WHOLE
+
+static double policy_double(const struct cc_tn_policy *p, size_t off)
+{
+	return *(const double *)(const void *)((const char *)p + off);
+}
+
 static const char *whole_ranges_check(const struct cc_tn_policy *p)
 {
-#define WF(name) { #name " must be a whole number (the NIC takes whole microseconds and Mb/s)", \
-		   offsetof(struct cc_tn_policy, name) }
-	static const struct {
-		const char *why;
-		size_t off;
-	} whole[] = {
-		WF(cnp_gap_min_us), WF(cnp_gap_max_us), WF(time_reset_min_us), WF(time_reset_max_us),
-		WF(ai_min_mbps),    WF(ai_max_mbps),    WF(hai_min_mbps),	   WF(hai_max_mbps),
-	};
-#undef WF
+	for (size_t i = 0; i < sizeof(whole_ranges) / sizeof(whole_ranges[0]); i++)
+		for (int end = 0; end < 2; end++) {
+			double v = policy_double(p, whole_ranges[i].off[end]);
 
-	for (size_t i = 0; i < sizeof(whole) / sizeof(whole[0]); i++) {
-		double v = *(const double *)(const void *)((const char *)p + whole[i].off);
-
-		if (v != floor(v))
-			return whole[i].why;
-	}
+			if (v != floor(v))
+				return whole_ranges[i].why[end];
+		}
 	return NULL;
+}
+
+json_t *cc_tn_policy_repaired(json_t *doc)
+{
+	json_t *c = json_is_object(doc) ? json_deep_copy(doc) : NULL, *v;
+	bool fixed = false;
+
+	if (!c)
+		return NULL;
+	if ((v = json_object_get(c, "loop_bytes")) && json_is_integer(v) && !json_integer_value(v)) {
+		json_object_del(c, "loop_bytes");
+		fixed = true;
+	}
+	for (size_t i = 0; i < sizeof(whole_ranges) / sizeof(whole_ranges[0]); i++)
+		for (int end = 0; end < 2; end++) {
+			const char *name = whole_ranges[i].name[end];
+			double d;
+
+			if ((v = json_object_get(c, name)) && json_is_real(v) && isfinite(d = json_real_value(v)) &&
+			    d != floor(d)) {
+				json_object_set_new(c, name, json_real(end ? floor(d) : ceil(d))); /* inward */
+				fixed = true;
+			}
+		}
+	if (!fixed) {
+		json_decref(c);
+		return NULL;
+	}
+	return c;
 }
 
 const char *cc_tn_policy_check(const struct cc_tn_policy *p)

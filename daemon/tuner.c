@@ -234,43 +234,6 @@ static void track(struct tuner *t, struct store_reader *rd, unsigned prio)
 
 static void refresh_open(struct tuner *t);
 
-/* A policy saved by an older rocefabd as that one took it: loop_bytes 0 was the default, and
- * the ranges of the hosts' knobs could be fractional (whole units now, as the NIC takes them:
- * rounded inward).  A repaired copy, or NULL when there is nothing to repair. */
-static json_t *saved_policy_repaired(json_t *doc)
-{
-	static const char *const lo[] = { "cnp_gap_min_us", "time_reset_min_us", "ai_min_mbps", "hai_min_mbps" },
-				 *const hi[] = { "cnp_gap_max_us", "time_reset_max_us", "ai_max_mbps", "hai_max_mbps" };
-	json_t *c = json_is_object(doc) ? json_deep_copy(doc) : NULL, *v;
-	bool fixed = false;
-
-	if (!c)
-		return NULL;
-	if ((v = json_object_get(c, "loop_bytes")) && json_is_integer(v) && !json_integer_value(v)) {
-		json_object_del(c, "loop_bytes");
-		fixed = true;
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(lo); i++) {
-		double d;
-
-		if ((v = json_object_get(c, lo[i])) && json_is_real(v) && isfinite(d = json_real_value(v)) &&
-		    d != ceil(d)) {
-			json_object_set_new(c, lo[i], json_real(ceil(d)));
-			fixed = true;
-		}
-		if ((v = json_object_get(c, hi[i])) && json_is_real(v) && isfinite(d = json_real_value(v)) &&
-		    d != floor(d)) {
-			json_object_set_new(c, hi[i], json_real(floor(d)));
-			fixed = true;
-		}
-	}
-	if (!fixed) {
-		json_decref(c);
-		return NULL;
-	}
-	return c;
-}
-
 static void sync_policy(struct tuner *t, struct store_reader *rd)
 {
 	json_t *doc, *fixed = NULL, *mode;
@@ -282,7 +245,7 @@ static void sync_policy(struct tuner *t, struct store_reader *rd)
 	doc = store_meta_get(rd, "cc_policy");
 	p.mode = t->o.mode;
 	r = doc ? cc_tn_policy_from_json(doc, &p, err, sizeof(err)) : 0;
-	if (r < 0 && (fixed = saved_policy_repaired(doc)) && cc_tn_policy_from_json(fixed, &p, note, sizeof(note)) == 0) {
+	if (r < 0 && (fixed = cc_tn_policy_repaired(doc)) && cc_tn_policy_from_json(fixed, &p, note, sizeof(note)) == 0) {
 		r = 1; /* taken, repaired */
 		snprintf(note, sizeof(note), "the saved policy is of an older rocefabd (%s): taken repaired (a loop_bytes "
 					     "of 0 as the default, the hosts' ranges rounded inward to whole units)",
@@ -477,23 +440,33 @@ static size_t waiting_ids(struct tuner *t, uint64_t ids[CC_TN_NCLASSES])
 	return nwait;
 }
 
-/* Those of ids an operator's request decided (a rollback rejects them, a PUT of the mode
- * approves or rejects them): recorded with the operator as decided_by, and one approved goes
- * out as asked by them (its change batch's actor), like one applied by hand (under t->lock). */
+/* A proposal an operator decided (applied or rejected it, asked for a rollback, or switched
+ * the mode): recorded with them as decided_by, and one approved goes out as asked by them (its
+ * change batch's actor); its record (under t->lock). */
+static json_t *decided(struct tuner *t, const struct cc_tn_proposal *pp, const char *actor)
+{
+	json_t *rec;
+	char key[24];
+
+	record(t, pp);
+	rec = rec_of(t, pp->id);
+	json_object_set_new(rec, "decided_by", json_string(actor));
+	if (pp->state == CC_TN_APPROVED) {
+		snprintf(key, sizeof(key), "%" PRIu64, pp->id);
+		json_object_set_new(t->asked, key, json_string(actor));
+	}
+	return rec;
+}
+
+/* Those of ids (waiting before) that an operator's request decided: a rollback rejects them,
+ * a PUT of the mode approves or rejects them (under t->lock). */
 static void decided_by(struct tuner *t, const uint64_t *ids, size_t n, const char *actor)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct cc_tn_proposal *pp = cc_tn_find(t->tn, ids[i]);
-		char key[24];
 
-		if (!pp || pp->state == CC_TN_WAITING)
-			continue;
-		record(t, pp);
-		json_object_set_new(rec_of(t, pp->id), "decided_by", json_string(actor));
-		if (pp->state == CC_TN_APPROVED) {
-			snprintf(key, sizeof(key), "%" PRIu64, pp->id);
-			json_object_set_new(t->asked, key, json_string(actor));
-		}
+		if (pp && pp->state != CC_TN_WAITING)
+			decided(t, pp, actor);
 	}
 }
 
@@ -930,17 +903,8 @@ int tuner_decide(struct tuner *t, uint64_t id, bool apply, const char *actor, js
 	rec = rec_of(t, id);
 	if (rec && json_is_string(json_object_get(rec, "state")))
 		snprintf(state, sizeof(state), "%s", json_string_value(json_object_get(rec, "state")));
-	if (r == 0 && p) {
-		char key[24];
-
-		snprintf(key, sizeof(key), "%" PRIu64, id);
-		record(t, p);
-		rec = rec_of(t, id);
-		json_object_set_new(rec, "decided_by", json_string(actor));
-		if (apply)
-			json_object_set_new(t->asked, key, json_string(actor));
-		*ret = json_deep_copy(rec);
-	}
+	if (r == 0 && p)
+		*ret = json_deep_copy(decided(t, p, actor));
 	pthread_mutex_unlock(&t->lock);
 	/* one the library no longer keeps, still in the history: not waiting any more */
 	if (r == -ENOENT && strcmp(state, "no longer kept"))
@@ -997,15 +961,8 @@ int tuner_rollback(struct tuner *t, const char *actor, json_t **ret, struct rf_e
 		*ret = json_array();
 		v = cc_tn_made_since(t->tn, newest, &n);
 		for (size_t i = 0; i < n; i++)
-			if (v[i]->phase == CC_TN_ROLLBACK && v[i]->state == CC_TN_APPROVED) {
-				char key[24];
-
-				snprintf(key, sizeof(key), "%" PRIu64, v[i]->id);
-				record(t, v[i]);
-				json_object_set_new(rec_of(t, v[i]->id), "decided_by", json_string(actor));
-				json_object_set_new(t->asked, key, json_string(actor));
-				json_array_append_new(*ret, json_deep_copy(rec_of(t, v[i]->id)));
-			}
+			if (v[i]->phase == CC_TN_ROLLBACK && v[i]->state == CC_TN_APPROVED)
+				json_array_append_new(*ret, json_deep_copy(decided(t, v[i], actor)));
 	}
 	pthread_mutex_unlock(&t->lock);
 	if (r == -EBUSY)

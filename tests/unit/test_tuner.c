@@ -211,6 +211,24 @@ static void test_policy_json(void **state)
 	assert_int_equal(cc_tn_policy_from_json(bad, &q, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "/a~1b~0c: unknown policy field");
 	json_decref(bad);
+	/* a policy an older release saved: repaired (loop_bytes 0 its default, ranges inward) */
+	bad = json_loads("{\"loop_bytes\": 0, \"ai_min_mbps\": 2.5, \"cnp_gap_max_us\": 9.5, \"mode\": \"off\"}",
+			 0, NULL);
+	assert_int_equal(cc_tn_policy_from_json(bad, &q, err, sizeof(err)), -EINVAL);
+	{
+		json_t *fixed = cc_tn_policy_repaired(bad);
+
+		assert_non_null(fixed);
+		assert_int_equal(cc_tn_policy_from_json(fixed, &q, err, sizeof(err)), 0);
+		assert_true(q.loop_bytes == cc_tn_defaults.loop_bytes && q.ai_min_mbps == 3 && q.cnp_gap_max_us == 9 &&
+			    q.mode == CC_TN_OFF);
+		json_decref(fixed);
+	}
+	json_decref(bad);
+	q = p;
+	bad = json_loads("{\"loop_bytes\": 1, \"ai_min_mbps\": 2}", 0, NULL);
+	assert_null(cc_tn_policy_repaired(bad)); /* nothing to repair */
+	json_decref(bad);
 	/* a whole number written as a real is one (JSON Schema's integer) */
 	bad = json_loads("{\"canary_intervals\": 5.0, \"loop_bytes\": 1e5}", 0, NULL);
 	assert_int_equal(cc_tn_policy_from_json(bad, &q, err, sizeof(err)), 0);
