@@ -193,6 +193,12 @@ setUnauthorizedHandler(() => {
 
 window.addEventListener('hashchange', () => {
   if (location.hash.startsWith('#token=')) { // a new token handed over: start again with it
+    // this page is leaving: what it still has in flight goes out with the new token, and a 401
+    // of it must not clear that token before the reload reads it (the prompt then opened
+    // empty: a web test's race)
+    setUnauthorizedHandler(() => {});
+    unsubscribe?.();
+    stopView();
     takeTokenFromUrl();
     location.reload();
     return;
