@@ -110,7 +110,7 @@ static int build_counters(const struct cli_cmd *c, char *const *args, int nargs,
 static int build_probes(const struct cli_cmd *c, char *const *args, int nargs,
 			const struct cli_opts *o, struct cli_request *r, struct rf_err *e)
 {
-	return build_get(c, args, nargs, o, r, e) ?: query_add(r, e, "window", o->step) ?:
+	return build_get(c, args, nargs, o, r, e) ?: query_add(r, e, "window", o->window) ?:
 		       query_add(r, e, "op", o->op) ?: query_add(r, e, "size", o->size);
 }
 
@@ -145,6 +145,8 @@ static int build_cc(const struct cli_cmd *c, char *const *args, int nargs, const
 		return path_add(r, e, "/api/v1/cc");
 	if (!strcmp(sub, "proposals") && nargs <= 1)
 		return path_add(r, e, "/api/v1/cc/proposals") ?: query_add(r, e, "all", o->all ? "true" : NULL);
+	if (o->all)
+		return rf_err_set(e, -EINVAL, "USAGE", NULL, "--all is for cc proposals, not cc %s", sub);
 	if (!strcmp(sub, "history") && nargs <= 1)
 		return path_add(r, e, "/api/v1/cc/history");
 	if (!strcmp(sub, "rollback") && nargs <= 1) {
@@ -176,6 +178,9 @@ static int build_cc(const struct cli_cmd *c, char *const *args, int nargs, const
 static int build_changes(const struct cli_cmd *c, char *const *args, int nargs,
 			 const struct cli_opts *o, struct cli_request *r, struct rf_err *e)
 {
+	if (nargs && (o->state || o->agent))
+		return rf_err_set(e, -EINVAL, "USAGE", NULL, "changes ID: --%s filters the list, not one change",
+				  o->state ? "state" : "agent");
 	if (nargs)
 		return build_get(c, args, nargs, o, r, e);
 	return build_get(c, args, nargs, o, r, e) ?: query_add(r, e, "state", o->state) ?:
@@ -346,6 +351,9 @@ static int build_set(const struct cli_cmd *c, char *const *args, int nargs,
 	if ((!dcqcn && !s.port) || (ecn && !s.queue))
 		return rf_err_set(e, -EINVAL, NULL, NULL, "set %s needs %s", s.what,
 				  ecn ? "SWITCH PORT QUEUE" : "NODE PORT");
+	if (!dcqcn && o->port) /* its PORT is an argument */
+		return rf_err_set(e, -EINVAL, "USAGE", NULL, "--port is for set dcqcn; set %s names the port as %s",
+				  s.what, ecn ? "SWITCH PORT QUEUE" : "NODE PORT");
 	if (!(params = json_object()))
 		return -ENOMEM;
 	for (; i < nargs; i++) {
@@ -412,7 +420,8 @@ static const struct cli_cmd cmds[] = {
 	  .synopsis = "ports [--host H] [--device D] [--state up|down|init|unknown]",
 	  .path = "/api/v1/ports",
 	  .build = build_ports,
-	  .print = print_ports },
+	  .print = print_ports,
+	  .opts = CLI_OPT_HOST | CLI_OPT_DEVICE | CLI_OPT_STATE },
 	{ .name = "qps",
 	  .synopsis = "qps HOST",
 	  .help = "a host's QPs (RDMA netlink): totals by type and state,\n"
@@ -428,7 +437,8 @@ static const struct cli_cmd cmds[] = {
 	  .min_args = 1,
 	  .max_args = -1,
 	  .build = build_counters,
-	  .print = print_counters },
+	  .print = print_counters,
+	  .opts = CLI_OPT_PRIORITY | CLI_OPT_FROM | CLI_OPT_TO | CLI_OPT_STEP },
 	{ .name = "registry",
 	  .synopsis = "registry",
 	  .help = "the counters rocefab knows",
@@ -471,7 +481,8 @@ static const struct cli_cmd cmds[] = {
 	  .max_args = -1,
 	  .build = build_set,
 	  .print = print_changes,
-	  .flags = CLI_FOLLOW_BATCH },
+	  .flags = CLI_FOLLOW_BATCH,
+	  .opts = CLI_OPT_DEVICE | CLI_OPT_PORT | CLI_OPT_REASON | CLI_OPT_WAIT | CLI_OPT_MAX_TARGETS },
 	{ .name = "probes",
 	  .synopsis = "probes [--window DUR] [--op OP] [--size BYTES]",
 	  .help = "pingmesh: what the latency matrix points at, and its\n"
@@ -480,7 +491,8 @@ static const struct cli_cmd cmds[] = {
 	  .path = "/api/v1/probes/matrix",
 	  .build = build_probes,
 	  .print = print_probes,
-	  .flags = CLI_WITH_ALERTS },
+	  .flags = CLI_WITH_ALERTS,
+	  .opts = CLI_OPT_WINDOW | CLI_OPT_OP | CLI_OPT_SIZE },
 	{ .name = "alerts",
 	  .synopsis = "alerts [--state active|cleared]",
 	  .help = "faults named by the pingmesh localization and the PFC\n"
@@ -488,7 +500,8 @@ static const struct cli_cmd cmds[] = {
 		  "slow_receiver, persistent, restore_failed)",
 	  .path = "/api/v1/alerts",
 	  .build = build_alerts,
-	  .print = print_alerts },
+	  .print = print_alerts,
+	  .opts = CLI_OPT_STATE },
 	{ .name = "ack",
 	  .synopsis = "ack ALERT",
 	  .help = "acknowledge an alert (role operator)",
@@ -523,14 +536,16 @@ static const struct cli_cmd cmds[] = {
 		  "apply, reject or roll back",
 	  .max_args = -1,
 	  .build = build_cc,
-	  .print = print_cc },
+	  .print = print_cc,
+	  .opts = CLI_OPT_ALL },
 	{ .name = "changes",
 	  .synopsis = "changes [ID] [--state S] [--agent A]",
 	  .help = "configuration changes and their outcome (audit log)",
 	  .max_args = 1,
 	  .path = "/api/v1/changes",
 	  .build = build_changes,
-	  .print = print_changes },
+	  .print = print_changes,
+	  .opts = CLI_OPT_STATE | CLI_OPT_AGENT },
 };
 
 const struct cli_cmd *cli_cmd_find(const char *name)
@@ -600,6 +615,7 @@ static const char usage_options[] =
 	"      --max-targets N    let a pattern change up to N objects (set; default\n"
 	"                         rocefabd's changes.max_targets, 256)\n"
 	"      --all              cc proposals: the recent ones too, not only the open\n"
+	"                         (a command's own options are in its usage: another is refused)\n"
 	"  -V, --version          print the version and exit\n"
 	"  -h, --help             this text; with a command, its usage (or: rocefabctl help\n"
 	"                         COMMAND)\n";
@@ -646,6 +662,39 @@ void cli_usage(FILE *f)
 
 /* --- requests ------------------------------------------------------------------------------- */
 
+/* Refuses an option the command does not read (it used to be ignored). */
+static int opts_check(const struct cli_cmd *c, const struct cli_opts *o, struct rf_err *e)
+{
+	const struct {
+		unsigned bit;
+		bool given;
+		const char *name;
+	} opts[] = {
+		{ CLI_OPT_HOST, o->host, "--host" },
+		{ CLI_OPT_DEVICE, o->device, "--device" },
+		{ CLI_OPT_STATE, o->state, "--state" },
+		{ CLI_OPT_FROM, o->from, "--from" },
+		{ CLI_OPT_TO, o->to, "--to" },
+		{ CLI_OPT_PRIORITY, o->priority, "--priority" },
+		{ CLI_OPT_STEP, o->step, "--step" },
+		{ CLI_OPT_WINDOW, o->window, "--window" },
+		{ CLI_OPT_OP, o->op, "--op" },
+		{ CLI_OPT_SIZE, o->size, "--size" },
+		{ CLI_OPT_AGENT, o->agent, "--agent" },
+		{ CLI_OPT_PORT, o->port, "--port" },
+		{ CLI_OPT_REASON, o->reason, "--reason" },
+		{ CLI_OPT_MAX_TARGETS, o->max_targets, "--max-targets" },
+		{ CLI_OPT_WAIT, o->wait_s > 0, "--wait" },
+		{ CLI_OPT_ALL, o->all, "--all" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(opts); i++)
+		if (opts[i].given && !(c->opts & opts[i].bit))
+			return rf_err_set(e, -EINVAL, "USAGE", NULL, "%s does not take %s (rocefabctl help %s)",
+					  c->name, opts[i].name, c->name);
+	return 0;
+}
+
 int cli_request_build(const char *name, char *const *args, int nargs, const struct cli_opts *o,
 		      struct cli_request *req, struct rf_err *e)
 {
@@ -662,6 +711,8 @@ int cli_request_build(const char *name, char *const *args, int nargs, const stru
 	if (c->max_args >= 0 && nargs > c->max_args)
 		return rf_err_set(e, -EINVAL, "USAGE", NULL, "%s: too many arguments ('%s' is one too many)",
 				  name, args[c->max_args]);
+	if ((x = opts_check(c, o, e)) < 0)
+		return x;
 	if ((x = c->build(c, args, nargs, o, &r, e)) < 0) {
 		json_decref(r.body);
 		return x;

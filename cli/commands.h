@@ -18,7 +18,8 @@ struct cli_opts {
 	const char *state;         /* ports, alerts, changes */
 	const char *from, *to;     /* counters */
 	const char *priority;      /* counters: one priority's series */
-	const char *step;          /* counters --step, and probes --window: one option, two names */
+	const char *step;          /* counters */
+	const char *window;        /* probes */
 	const char *op, *size;     /* probes */
 	const char *agent;         /* changes */
 	const char *port;          /* set dcqcn */
@@ -27,6 +28,27 @@ struct cli_opts {
 	double wait_s;             /* set --wait: seconds to follow the batch */
 	bool json;                 /* -j: the answer as JSON */
 	bool all;                  /* cc proposals --all */
+};
+
+/* The options above a command reads (struct cli_cmd's opts): any other given is refused, where
+ * rocefabctl used to ignore it ("changes --all" listed every change as if it meant something). */
+enum {
+	CLI_OPT_HOST = 1 << 0,
+	CLI_OPT_DEVICE = 1 << 1,
+	CLI_OPT_STATE = 1 << 2,
+	CLI_OPT_FROM = 1 << 3,
+	CLI_OPT_TO = 1 << 4,
+	CLI_OPT_PRIORITY = 1 << 5,
+	CLI_OPT_STEP = 1 << 6,
+	CLI_OPT_WINDOW = 1 << 7,
+	CLI_OPT_OP = 1 << 8,
+	CLI_OPT_SIZE = 1 << 9,
+	CLI_OPT_AGENT = 1 << 10,
+	CLI_OPT_PORT = 1 << 11,
+	CLI_OPT_REASON = 1 << 12,
+	CLI_OPT_MAX_TARGETS = 1 << 13,
+	CLI_OPT_WAIT = 1 << 14,
+	CLI_OPT_ALL = 1 << 15,
 };
 
 struct cli_request;
@@ -49,6 +71,7 @@ struct cli_cmd {
 	print_fn *print;     /* the answer as text; NULL: as JSON */
 	print_fn *print_one; /* the same when a positional argument named one ("hosts X") */
 	unsigned flags;      /* CLI_* */
+	unsigned opts;       /* CLI_OPT_*: the options it reads (-j, -s, -t, -w, --cacert: every one) */
 };
 
 struct cli_request {

@@ -66,7 +66,7 @@ int main(int argc, char **argv)
 		{ "wait", optional_argument, NULL, 8 },
 		{ "agent", required_argument, NULL, 9 },
 		{ "port", required_argument, NULL, 10 },
-		{ "window", required_argument, NULL, 6 },
+		{ "window", required_argument, NULL, 18 },
 		{ "op", required_argument, NULL, 11 },
 		{ "size", required_argument, NULL, 12 },
 		{ "max-targets", required_argument, NULL, 13 },
@@ -143,6 +143,9 @@ int main(int argc, char **argv)
 			break;
 		case 6:
 			o.step = optarg;
+			break;
+		case 18:
+			o.window = optarg;
 			break;
 		case 7:
 			o.reason = optarg;

@@ -145,7 +145,7 @@ static void test_build_get(void **state)
 	assert_int_equal(build(&o, &r, &e, ARGV("alerts")), 0);
 	assert_request(&r, "GET", "/api/v1/alerts?state=active", NULL);
 
-	o = (struct cli_opts){ .step = "3s", .op = "read", .size = "65536" }; /* --window 3s */
+	o = (struct cli_opts){ .window = "3s", .op = "read", .size = "65536" };
 	assert_int_equal(build(&o, &r, &e, ARGV("probes")), 0);
 	assert_request(&r, "GET", "/api/v1/probes/matrix?window=3s&op=read&size=65536", NULL);
 	assert_ptr_equal(r.print, print_probes);
@@ -362,6 +362,30 @@ static void test_build_rejects(void **state)
 	assert_rejected(&o, ARGV("set", "ecn", "leaf0", "h0", "3", "pmax=1"), -EINVAL, "",
 			"--max-targets is for a pattern (a change of many objects)");
 	o.max_targets = NULL;
+	/* an option the command does not read is refused, not ignored */
+	o.all = true;
+	assert_rejected(&o, ARGV("changes"), -EINVAL, "USAGE", "changes does not take --all (rocefabctl help changes)");
+	assert_rejected(&o, ARGV("cc", "history"), -EINVAL, "USAGE", "--all is for cc proposals, not cc history");
+	assert_rejected(&o, ARGV("cc"), -EINVAL, "USAGE", "--all is for cc proposals, not cc status");
+	o.all = false;
+	o.step = "10s";
+	assert_rejected(&o, ARGV("probes"), -EINVAL, "USAGE", "probes does not take --step (rocefabctl help probes)");
+	o.step = NULL;
+	o.window = "10s";
+	assert_rejected(&o, ARGV("counters", "h:d:1"), -EINVAL, "USAGE",
+			"counters does not take --window (rocefabctl help counters)");
+	o.window = NULL;
+	o.wait_s = 30;
+	assert_rejected(&o, ARGV("hosts"), -EINVAL, "USAGE", "hosts does not take --wait (rocefabctl help hosts)");
+	o.wait_s = 0;
+	o.state = "failed";
+	assert_rejected(&o, ARGV("changes", "7"), -EINVAL, "USAGE", "changes ID: --state filters the list, not one change");
+	assert_rejected(&o, ARGV("ack", "7"), -EINVAL, "USAGE", "ack does not take --state (rocefabctl help ack)");
+	o.state = NULL;
+	o.port = "1";
+	assert_rejected(&o, ARGV("set", "ecn", "leaf0", "h0", "3", "pmax=1"), -EINVAL, "USAGE",
+			"--port is for set dcqcn; set ecn names the port as SWITCH PORT QUEUE");
+	o.port = NULL;
 	/* a request that does not fit is refused, not cut short */
 	assert_non_null(long_name);
 	memset(long_name, 'a', 2999);
@@ -457,6 +481,7 @@ static const char usage_txt[] =
 	"      --max-targets N    let a pattern change up to N objects (set; default\n"
 	"                         rocefabd's changes.max_targets, 256)\n"
 	"      --all              cc proposals: the recent ones too, not only the open\n"
+	"                         (a command's own options are in its usage: another is refused)\n"
 	"  -V, --version          print the version and exit\n"
 	"  -h, --help             this text; with a command, its usage (or: rocefabctl help\n"
 	"                         COMMAND)\n";
