@@ -132,6 +132,8 @@ static int build_alert_action(const struct cli_cmd *c, char *const *args, int na
 
 static int parse_assign(const char *a, json_t *params, bool json_ok, struct rf_err *e);
 
+static const char *const cc_subs[] = { "status", "proposals", "history", "policy", "apply", "reject", "rollback" };
+
 /* cc [status | proposals [--all] | history | policy [NAME=VALUE...] | apply ID | reject ID |
  * rollback] */
 static int build_cc(const struct cli_cmd *c, char *const *args, int nargs, const struct cli_opts *o,
@@ -141,12 +143,14 @@ static int build_cc(const struct cli_cmd *c, char *const *args, int nargs, const
 	int x;
 
 	(void)c;
+	/* --all with another of cc's subcommands (an unknown one gets cc's own message, below) */
+	for (size_t i = 0; o->all && i < ARRAY_SIZE(cc_subs); i++)
+		if (!strcmp(sub, cc_subs[i]) && strcmp(sub, "proposals"))
+			return rf_err_set(e, -EINVAL, "USAGE", NULL, "cc %s: --all is for cc proposals", sub);
 	if (!strcmp(sub, "status") && nargs <= 1)
 		return path_add(r, e, "/api/v1/cc");
 	if (!strcmp(sub, "proposals") && nargs <= 1)
 		return path_add(r, e, "/api/v1/cc/proposals") ?: query_add(r, e, "all", o->all ? "true" : NULL);
-	if (o->all)
-		return rf_err_set(e, -EINVAL, "USAGE", NULL, "--all is for cc proposals, not cc %s", sub);
 	if (!strcmp(sub, "history") && nargs <= 1)
 		return path_add(r, e, "/api/v1/cc/history");
 	if (!strcmp(sub, "rollback") && nargs <= 1) {
@@ -352,8 +356,11 @@ static int build_set(const struct cli_cmd *c, char *const *args, int nargs,
 		return rf_err_set(e, -EINVAL, NULL, NULL, "set %s needs %s", s.what,
 				  ecn ? "SWITCH PORT QUEUE" : "NODE PORT");
 	if (!dcqcn && o->port) /* its PORT is an argument */
-		return rf_err_set(e, -EINVAL, "USAGE", NULL, "--port is for set dcqcn; set %s names the port as %s",
-				  s.what, ecn ? "SWITCH PORT QUEUE" : "NODE PORT");
+		return rf_err_set(e, -EINVAL, "USAGE", NULL, "set %s: --port is for set dcqcn (PORT is an argument here)",
+				  s.what);
+	if (!dcqcn && o->device && !is_glob(s.node) && !is_glob(s.port)) /* a pattern's selection only */
+		return rf_err_set(e, -EINVAL, "USAGE", NULL,
+				  "set %s: --device narrows a pattern (of SWITCH or PORT); one port is named whole", s.what);
 	if (!(params = json_object()))
 		return -ENOMEM;
 	for (; i < nargs; i++) {
@@ -615,10 +622,11 @@ static const char usage_options[] =
 	"      --max-targets N    let a pattern change up to N objects (set; default\n"
 	"                         rocefabd's changes.max_targets, 256)\n"
 	"      --all              cc proposals: the recent ones too, not only the open\n"
-	"                         (a command's own options are in its usage: another is refused)\n"
 	"  -V, --version          print the version and exit\n"
 	"  -h, --help             this text; with a command, its usage (or: rocefabctl help\n"
-	"                         COMMAND)\n";
+	"                         COMMAND)\n"
+	"Every command takes -s, -t, --cacert, -w and -j, and the options its usage names; any\n"
+	"other is refused.\n";
 
 int cli_usage_cmd(FILE *f, const char *name)
 {
@@ -670,28 +678,28 @@ static int opts_check(const struct cli_cmd *c, const struct cli_opts *o, struct 
 		bool given;
 		const char *name;
 	} opts[] = {
-		{ CLI_OPT_HOST, o->host, "--host" },
-		{ CLI_OPT_DEVICE, o->device, "--device" },
-		{ CLI_OPT_STATE, o->state, "--state" },
-		{ CLI_OPT_FROM, o->from, "--from" },
-		{ CLI_OPT_TO, o->to, "--to" },
-		{ CLI_OPT_PRIORITY, o->priority, "--priority" },
-		{ CLI_OPT_STEP, o->step, "--step" },
-		{ CLI_OPT_WINDOW, o->window, "--window" },
-		{ CLI_OPT_OP, o->op, "--op" },
-		{ CLI_OPT_SIZE, o->size, "--size" },
-		{ CLI_OPT_AGENT, o->agent, "--agent" },
-		{ CLI_OPT_PORT, o->port, "--port" },
-		{ CLI_OPT_REASON, o->reason, "--reason" },
-		{ CLI_OPT_MAX_TARGETS, o->max_targets, "--max-targets" },
-		{ CLI_OPT_WAIT, o->wait_s > 0, "--wait" },
+		{ CLI_OPT_HOST, o->host != NULL, "--host" },
+		{ CLI_OPT_DEVICE, o->device != NULL, "--device" },
+		{ CLI_OPT_STATE, o->state != NULL, "--state" },
+		{ CLI_OPT_FROM, o->from != NULL, "--from" },
+		{ CLI_OPT_TO, o->to != NULL, "--to" },
+		{ CLI_OPT_PRIORITY, o->priority != NULL, "--priority" },
+		{ CLI_OPT_STEP, o->step != NULL, "--step" },
+		{ CLI_OPT_WINDOW, o->window != NULL, "--window" },
+		{ CLI_OPT_OP, o->op != NULL, "--op" },
+		{ CLI_OPT_SIZE, o->size != NULL, "--size" },
+		{ CLI_OPT_AGENT, o->agent != NULL, "--agent" },
+		{ CLI_OPT_PORT, o->port != NULL, "--port" },
+		{ CLI_OPT_REASON, o->reason != NULL, "--reason" },
+		{ CLI_OPT_MAX_TARGETS, o->max_targets != NULL, "--max-targets" },
+		{ CLI_OPT_WAIT, o->wait_s > 0, "--wait" }, /* main() takes only a number > 0 */
 		{ CLI_OPT_ALL, o->all, "--all" },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(opts); i++)
 		if (opts[i].given && !(c->opts & opts[i].bit))
-			return rf_err_set(e, -EINVAL, "USAGE", NULL, "%s does not take %s (rocefabctl help %s)",
-					  c->name, opts[i].name, c->name);
+			return rf_err_set(e, -EINVAL, "USAGE", NULL, "%s: %s is not one of its options", c->name,
+					  opts[i].name);
 	return 0;
 }
 

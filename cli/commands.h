@@ -14,7 +14,7 @@
 
 /* The options the commands read; NULL or 0 when not given. */
 struct cli_opts {
-	const char *host, *device; /* ports; --device also narrows set dcqcn and set pfc */
+	const char *host, *device; /* ports; --device also set dcqcn's, and a set pattern's */
 	const char *state;         /* ports, alerts, changes */
 	const char *from, *to;     /* counters */
 	const char *priority;      /* counters: one priority's series */
@@ -94,8 +94,8 @@ void cli_list_commands(FILE *f);
 
 /* The request of command line "name args..." (nargs positional arguments after the name) into
  * *req, which the caller releases with cli_request_fini() when this returns 0.  -EINVAL for an
- * unknown command (e->code "UNKNOWN_COMMAND") or a wrong number of arguments (e->code "USAGE":
- * show the command's usage too) and for
+ * unknown command (e->code "UNKNOWN_COMMAND"), a wrong number of arguments or an option the
+ * command does not take (e->code "USAGE": show the command's usage too) and for
  * arguments the command rejects (e->msg says why), -ENAMETOOLONG when the request's path would
  * not fit; *req is then untouched. */
 int cli_request_build(const char *name, char *const *args, int nargs, const struct cli_opts *o,

@@ -153,13 +153,17 @@ int main(int argc, char **argv)
 		case 14:
 			o.all = true;
 			break;
-		case 8:
-			o.wait_s = optarg ? atof(optarg) : 30;
-			if (o.wait_s <= 0) {
-				fprintf(stderr, "rocefabctl: --wait: a number of seconds > 0\n");
+		case 8: {
+			char *end = NULL;
+
+			o.wait_s = optarg ? strtod(optarg, &end) : 30;
+			if ((end && (*end || end == optarg)) || !(o.wait_s > 0 && o.wait_s <= 86400)) {
+				fprintf(stderr, "rocefabctl: --wait: '%s' is not a number of seconds from 0 to 86400\n",
+					optarg);
 				return 2;
 			}
 			break;
+		}
 		case 9:
 			o.agent = optarg;
 			break;

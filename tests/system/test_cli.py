@@ -127,6 +127,17 @@ def test_help_usage_errors_and_versions(fleet):
     assert len(r.stderr.splitlines()) <= 8, r.stderr
     r = ctl(d, tok, "hosts", "a", "b")
     assert r.returncode == 2 and "hosts: too many arguments ('b' is one too many)" in r.stderr
+    # an option the command does not read is refused, not ignored ("changes --all" listed
+    # every change as if it meant something; "probes --step" was taken as --window)
+    r = ctl(d, tok, "changes", "--all")
+    assert r.returncode == 2 and r.stderr.startswith(
+        "rocefabctl: changes: --all is not one of its options\nusage: rocefabctl [OPTIONS] changes"), r.stderr
+    r = ctl(d, tok, "probes", "--step", "3s")
+    assert r.returncode == 2 and "probes: --step is not one of its options" in r.stderr, r.stderr
+    r = ctl(d, tok, "cc", "history", "--all")
+    assert r.returncode == 2 and "cc history: --all is for cc proposals" in r.stderr, r.stderr
+    r = ctl(d, tok, "-j", "counters", "gpu-a2:mlx5_0:1", "np_cnp_sent", "--step", "10s")
+    assert r.returncode == 0, r.stderr
     r = ctl(d, tok, "--bogus")
     assert r.returncode == 2 and "unrecognized option '--bogus'" in r.stderr and len(r.stderr.splitlines()) == 2
     with open(os.path.join(ROOT, "VERSION")) as f:
@@ -220,6 +231,10 @@ def test_bash_completion():
     assert complete("cc", "r") == ["rollback", "reject"]
     assert complete("counters", "h1:mlx5_0:1", "--priority", "3") == ["3"]
     assert complete("--pri") == ["--priority"]
+    # a command's own options only: rocefabctl refuses the others
+    assert complete("changes", "--a") == ["--agent"]
+    assert complete("probes", "--w") == ["--watch", "--window"]
+    assert complete("counters", "h1:mlx5_0:1", "--s") == ["--server", "--step"]
 
 
 def test_zsh_completion():

@@ -137,7 +137,7 @@ static void test_build_get(void **state)
 	assert_int_equal(build(&o, &r, &e, ARGV("ports")), 0);
 	assert_request(&r, "GET", "/api/v1/ports?host=gpu-a2&device=mlx5%200&state=up", NULL);
 
-	/* options a command does not read change nothing */
+	o = (struct cli_opts){ 0 };
 	assert_int_equal(build(&o, &r, &e, ARGV("links")), 0);
 	assert_request(&r, "GET", "/api/v1/links", NULL);
 
@@ -153,8 +153,9 @@ static void test_build_get(void **state)
 	o = (struct cli_opts){ .state = "failed", .agent = "leaf0" };
 	assert_int_equal(build(&o, &r, &e, ARGV("changes")), 0);
 	assert_request(&r, "GET", "/api/v1/changes?state=failed&agent=leaf0", NULL);
+	o = (struct cli_opts){ 0 }; /* the filters are the list's (refused with an ID) */
 	assert_int_equal(build(&o, &r, &e, ARGV("changes", "7")), 0);
-	assert_request(&r, "GET", "/api/v1/changes/7", NULL); /* the filters are the list's */
+	assert_request(&r, "GET", "/api/v1/changes/7", NULL);
 	assert_ptr_equal(r.print, print_changes);
 }
 
@@ -197,6 +198,7 @@ static void test_build_set(void **state)
 	assert_ptr_equal(r.print, print_changes);
 	cli_request_fini(&r);
 	assert_null(r.body);
+	o = (struct cli_opts){ 0 }; /* cc takes no --reason */
 	/* a JSON value for the tuner's policy (host_classes), a string elsewhere */
 	assert_int_equal(build(&o, &r, &e,
 			       ARGV("cc", "policy", "host_classes=[{\"name\": \"gpu\", \"hosts\": \"gpu-*\"}]",
@@ -215,6 +217,7 @@ static void test_build_set(void **state)
 	cli_request_fini(&r);
 	assert_int_equal(build(&o, &r, &e, ARGV("cc", "policy", "host_classes=[{nope")), -EINVAL);
 	assert_non_null(strstr(e.msg, "not JSON"));
+	o.reason = "r";
 	assert_int_equal(build(&o, &r, &e, ARGV("set", "dcqcn", "h1", "note=[maint]")), 0);
 	assert_request(&r, "PUT", "/api/v1/hosts/h1/dcqcn", "{'note': '[maint]', 'reason': 'r'}");
 	cli_request_fini(&r);
@@ -364,28 +367,38 @@ static void test_build_rejects(void **state)
 	o.max_targets = NULL;
 	/* an option the command does not read is refused, not ignored */
 	o.all = true;
-	assert_rejected(&o, ARGV("changes"), -EINVAL, "USAGE", "changes does not take --all (rocefabctl help changes)");
-	assert_rejected(&o, ARGV("cc", "history"), -EINVAL, "USAGE", "--all is for cc proposals, not cc history");
-	assert_rejected(&o, ARGV("cc"), -EINVAL, "USAGE", "--all is for cc proposals, not cc status");
+	assert_rejected(&o, ARGV("changes"), -EINVAL, "USAGE", "changes: --all is not one of its options");
+	assert_rejected(&o, ARGV("cc", "history"), -EINVAL, "USAGE", "cc history: --all is for cc proposals");
+	assert_rejected(&o, ARGV("cc"), -EINVAL, "USAGE", "cc status: --all is for cc proposals");
+	assert_rejected(&o, ARGV("cc", "apply", "3"), -EINVAL, "USAGE", "cc apply: --all is for cc proposals");
+	assert_rejected(&o, ARGV("cc", "bogus"), -EINVAL, "",
+			"cc takes status, proposals [--all], history, policy [NAME=VALUE...], apply ID, reject ID or "
+			"rollback");
 	o.all = false;
 	o.step = "10s";
-	assert_rejected(&o, ARGV("probes"), -EINVAL, "USAGE", "probes does not take --step (rocefabctl help probes)");
+	assert_rejected(&o, ARGV("probes"), -EINVAL, "USAGE", "probes: --step is not one of its options");
 	o.step = NULL;
 	o.window = "10s";
-	assert_rejected(&o, ARGV("counters", "h:d:1"), -EINVAL, "USAGE",
-			"counters does not take --window (rocefabctl help counters)");
+	assert_rejected(&o, ARGV("counters", "h:d:1"), -EINVAL, "USAGE", "counters: --window is not one of its options");
 	o.window = NULL;
 	o.wait_s = 30;
-	assert_rejected(&o, ARGV("hosts"), -EINVAL, "USAGE", "hosts does not take --wait (rocefabctl help hosts)");
+	assert_rejected(&o, ARGV("hosts"), -EINVAL, "USAGE", "hosts: --wait is not one of its options");
 	o.wait_s = 0;
+	o.reason = "why";
+	assert_rejected(&o, ARGV("cc", "rollback"), -EINVAL, "USAGE", "cc: --reason is not one of its options");
+	o.reason = NULL;
 	o.state = "failed";
 	assert_rejected(&o, ARGV("changes", "7"), -EINVAL, "USAGE", "changes ID: --state filters the list, not one change");
-	assert_rejected(&o, ARGV("ack", "7"), -EINVAL, "USAGE", "ack does not take --state (rocefabctl help ack)");
+	assert_rejected(&o, ARGV("ack", "7"), -EINVAL, "USAGE", "ack: --state is not one of its options");
 	o.state = NULL;
 	o.port = "1";
 	assert_rejected(&o, ARGV("set", "ecn", "leaf0", "h0", "3", "pmax=1"), -EINVAL, "USAGE",
-			"--port is for set dcqcn; set ecn names the port as SWITCH PORT QUEUE");
+			"set ecn: --port is for set dcqcn (PORT is an argument here)");
 	o.port = NULL;
+	o.device = "mlx5_0";
+	assert_rejected(&o, ARGV("set", "pfc", "leaf0", "h0", "enable=8"), -EINVAL, "USAGE",
+			"set pfc: --device narrows a pattern (of SWITCH or PORT); one port is named whole");
+	o.device = NULL;
 	/* a request that does not fit is refused, not cut short */
 	assert_non_null(long_name);
 	memset(long_name, 'a', 2999);
@@ -481,10 +494,11 @@ static const char usage_txt[] =
 	"      --max-targets N    let a pattern change up to N objects (set; default\n"
 	"                         rocefabd's changes.max_targets, 256)\n"
 	"      --all              cc proposals: the recent ones too, not only the open\n"
-	"                         (a command's own options are in its usage: another is refused)\n"
 	"  -V, --version          print the version and exit\n"
 	"  -h, --help             this text; with a command, its usage (or: rocefabctl help\n"
-	"                         COMMAND)\n";
+	"                         COMMAND)\n"
+	"Every command takes -s, -t, --cacert, -w and -j, and the options its usage names; any\n"
+	"other is refused.\n";
 
 static void test_usage(void **state)
 {
@@ -924,7 +938,7 @@ static void test_run_probes_shows_alerts(void **state)
 	static const struct exchange json_only[] = {
 		{ .method = "GET", .path = "/api/v1/probes/matrix", .answer = "{'pairs': []}" },
 	};
-	struct cli_opts o = { .step = "3s" };
+	struct cli_opts o = { .window = "3s" };
 	char want[1024];
 	struct run r;
 
