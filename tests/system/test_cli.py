@@ -260,3 +260,6 @@ def test_zsh_completion():
     assert shows("rocefabctl set e", "*rocefabctl set ecn*")
     assert shows("rocefabctl cc rol", "*rocefabctl cc rollback*")
     assert shows("rocefabctl alerts --state cl", "*--state cleared*")
+    # after a command, its own options (rocefabctl refuses the others)
+    assert shows("rocefabctl changes --ag", "*changes --agent*")
+    assert shows("rocefabctl probes --win", "*probes --window*")
