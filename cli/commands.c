@@ -670,36 +670,44 @@ void cli_usage(FILE *f)
 
 /* --- requests ------------------------------------------------------------------------------- */
 
+/* The options of struct cli_opts by their CLI_OPT_* bit: bit i is opt_names[i]. */
+static const char *const opt_names[] = {
+	"--host", "--device", "--state", "--from", "--to", "--priority", "--step", "--window",
+	"--op", "--size", "--agent", "--port", "--reason", "--max-targets", "--wait", "--all",
+};
+_Static_assert(1u << (ARRAY_SIZE(opt_names) - 1) == CLI_OPT_ALL, "an option without its name");
+
+/* The CLI_OPT_* bits of the options given. */
+static unsigned opts_given(const struct cli_opts *o)
+{
+	return (o->host ? CLI_OPT_HOST : 0) | (o->device ? CLI_OPT_DEVICE : 0) | (o->state ? CLI_OPT_STATE : 0) |
+	       (o->from ? CLI_OPT_FROM : 0) | (o->to ? CLI_OPT_TO : 0) | (o->priority ? CLI_OPT_PRIORITY : 0) |
+	       (o->step ? CLI_OPT_STEP : 0) | (o->window ? CLI_OPT_WINDOW : 0) | (o->op ? CLI_OPT_OP : 0) |
+	       (o->size ? CLI_OPT_SIZE : 0) | (o->agent ? CLI_OPT_AGENT : 0) | (o->port ? CLI_OPT_PORT : 0) |
+	       (o->reason ? CLI_OPT_REASON : 0) | (o->max_targets ? CLI_OPT_MAX_TARGETS : 0) |
+	       (o->wait_s > 0 ? CLI_OPT_WAIT : 0) /* main() takes only a number > 0 */ | (o->all ? CLI_OPT_ALL : 0);
+}
+
 /* Refuses an option the command does not read (it used to be ignored). */
 static int opts_check(const struct cli_cmd *c, const struct cli_opts *o, struct rf_err *e)
 {
-	const struct {
-		unsigned bit;
-		bool given;
-		const char *name;
-	} opts[] = {
-		{ CLI_OPT_HOST, o->host != NULL, "--host" },
-		{ CLI_OPT_DEVICE, o->device != NULL, "--device" },
-		{ CLI_OPT_STATE, o->state != NULL, "--state" },
-		{ CLI_OPT_FROM, o->from != NULL, "--from" },
-		{ CLI_OPT_TO, o->to != NULL, "--to" },
-		{ CLI_OPT_PRIORITY, o->priority != NULL, "--priority" },
-		{ CLI_OPT_STEP, o->step != NULL, "--step" },
-		{ CLI_OPT_WINDOW, o->window != NULL, "--window" },
-		{ CLI_OPT_OP, o->op != NULL, "--op" },
-		{ CLI_OPT_SIZE, o->size != NULL, "--size" },
-		{ CLI_OPT_AGENT, o->agent != NULL, "--agent" },
-		{ CLI_OPT_PORT, o->port != NULL, "--port" },
-		{ CLI_OPT_REASON, o->reason != NULL, "--reason" },
-		{ CLI_OPT_MAX_TARGETS, o->max_targets != NULL, "--max-targets" },
-		{ CLI_OPT_WAIT, o->wait_s > 0, "--wait" }, /* main() takes only a number > 0 */
-		{ CLI_OPT_ALL, o->all, "--all" },
-	};
+	unsigned extra = opts_given(o) & ~c->opts;
 
-	for (size_t i = 0; i < ARRAY_SIZE(opts); i++)
-		if (opts[i].given && !(c->opts & opts[i].bit))
-			return rf_err_set(e, -EINVAL, "USAGE", NULL, "%s: %s is not one of its options", c->name,
-					  opts[i].name);
+	if (!extra)
+		return 0;
+	return rf_err_set(e, -EINVAL, "USAGE", NULL, "%s: %s is not one of its options", c->name,
+			  opt_names[__builtin_ctz(extra)]);
+}
+
+int cli_list_options(FILE *f, const char *name)
+{
+	const struct cli_cmd *c = cli_cmd_find(name);
+
+	if (!c)
+		return -ENOENT;
+	for (size_t i = 0; i < ARRAY_SIZE(opt_names); i++)
+		if (c->opts & 1u << i)
+			fprintf(f, "%s\n", opt_names[i]);
 	return 0;
 }
 

@@ -91,6 +91,9 @@ void cli_usage(FILE *f);
 int cli_usage_cmd(FILE *f, const char *name);
 /* The commands' names, one a line (shell completion). */
 void cli_list_commands(FILE *f);
+/* The options of a command's own (not those every command takes), one a line (shell
+ * completion); -ENOENT when there is no such command. */
+int cli_list_options(FILE *f, const char *name);
 
 /* The request of command line "name args..." (nargs positional arguments after the name) into
  * *req, which the caller releases with cli_request_fini() when this returns 0.  -EINVAL for an

@@ -72,6 +72,7 @@ int main(int argc, char **argv)
 		{ "max-targets", required_argument, NULL, 13 },
 		{ "all", no_argument, NULL, 14 },
 		{ "list-commands", no_argument, NULL, 15 },
+		{ "list-options", required_argument, NULL, 19 },
 		{ "cacert", required_argument, NULL, 16 },
 		{ "watch", required_argument, NULL, 'w' },
 		{ "priority", required_argument, NULL, 17 },
@@ -108,6 +109,13 @@ int main(int argc, char **argv)
 			break;
 		case 15:
 			cli_list_commands(stdout);
+			return 0;
+		case 19:
+			if (cli_list_options(stdout, optarg) < 0) {
+				fprintf(stderr, "rocefabctl: unknown command '%s' (rocefabctl help lists the commands)\n",
+					optarg);
+				return 2;
+			}
 			return 0;
 		case 16:
 			cacert = optarg;

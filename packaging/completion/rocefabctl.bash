@@ -43,20 +43,10 @@ _rocefabctl() {
 		esac
 	done
 	if [[ "$cur" == -* ]]; then
-		# every command's options, and the named command's own (rocefabctl refuses the rest)
-		local own="--reason --wait --max-targets --all --host --device --state --from --to --step
-			--window --op --size --agent --port --priority --version"
-		case "$cmd" in
-		"") ;;
-		ports) own="--host --device --state" ;;
-		counters) own="--priority --from --to --step" ;;
-		set) own="--device --port --reason --wait --max-targets" ;;
-		probes) own="--window --op --size" ;;
-		alerts) own="--state" ;;
-		changes) own="--state --agent" ;;
-		cc) own="--all" ;;
-		*) own="" ;;
-		esac
+		# the options every command takes, and after a command its own (rocefabctl refuses
+		# the others); before one, --version
+		local own=--version
+		[ -n "$cmd" ] && own=$(rocefabctl --list-options "$cmd" 2> /dev/null)
 		COMPREPLY=($(compgen -W "--server --token-file --cacert --json --watch --help $own" -- "$cur"))
 	elif [ -z "$cmd" ]; then
 		COMPREPLY=($(compgen -W "$(rocefabctl --list-commands 2> /dev/null) help" -- "$cur"))

@@ -230,7 +230,8 @@ def test_bash_completion():
     assert complete("help", "sw") == ["switches"]
     assert complete("cc", "r") == ["rollback", "reject"]
     assert complete("counters", "h1:mlx5_0:1", "--priority", "3") == ["3"]
-    assert complete("--pri") == ["--priority"]
+    assert complete("counters", "h1:mlx5_0:1", "--pri") == ["--priority"]
+    assert complete("--v") == ["--version"]  # before a command: what every command takes
     # a command's own options only: rocefabctl refuses the others
     assert complete("changes", "--a") == ["--agent"]
     assert complete("probes", "--w") == ["--watch", "--window"]
