@@ -359,12 +359,15 @@ install: all
 	install -d $(DESTDIR)$(DATADIR)/bash-completion/completions $(DESTDIR)$(DATADIR)/zsh/vendor-completions
 	install -m 0644 packaging/completion/rocefabctl.bash $(DESTDIR)$(DATADIR)/bash-completion/completions/rocefabctl
 	install -m 0644 packaging/completion/_rocefabctl $(DESTDIR)$(DATADIR)/zsh/vendor-completions/_rocefabctl
-	install -m 0640 packaging/rocefabd.conf packaging/rocefab-agent.conf \
-		$(DESTDIR)$(SYSCONFDIR)/rocefab/
 	@# the services read their configuration as their users: group-owned by them, others kept
-	@# out (the groups come from systemd-sysusers; without them, say how to finish)
+	@# out (the groups come from systemd-sysusers; without them, say how to finish).  An
+	@# operator's configuration is kept: the example goes beside it as NAME.conf.new
 	@for f in rocefabd:$(DAEMON_GROUP) rocefab-agent:$(AGENT_GROUP); do \
 		conf=$(DESTDIR)$(SYSCONFDIR)/rocefab/$${f%%:*}.conf; grp=$${f#*:}; \
+		if [ -e "$$conf" ]; then \
+			echo "install: kept $$conf; the example of this release is $$conf.new" >&2; conf=$$conf.new; \
+		fi; \
+		install -m 0640 packaging/$${f%%:*}.conf "$$conf" || exit 1; \
 		if getent group "$$grp" > /dev/null; then chgrp "$$grp" "$$conf"; \
 		else echo "install: no group $$grp yet: run systemd-sysusers, then chgrp $$grp $$conf" >&2; fi; \
 	done

@@ -56,7 +56,8 @@ const struct conf_opt agent_opts[] = {
 	CONF_OPT("agent.tls_key", CONF_STRING, S, tls_key, "",
 		 "PEM private key of agent.tls_cert; empty: in agent.tls_cert's file"),
 	CONF_OPT("agent.backend", CONF_STRING, S, backend, "linux",
-		 "where counters come from: linux (this host), or sim (a rocefab-sim device)"),
+		 "where counters come from: linux (this host), sim (a rocefab-sim device) or sonic (a "
+		 "SONiC switch's redis)"),
 	CONF_OPT("agent.spool_dir", CONF_STRING, S, spool_dir, "/var/lib/rocefab-agent/spool",
 		 "where undelivered reports wait"),
 	CONF_OPT("agent.spool_max", CONF_SIZE, S, spool_max, "64MiB",

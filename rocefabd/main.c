@@ -17,7 +17,7 @@ static void usage(FILE *f)
 		"                          token revoke NAME\n"
 		"\n"
 		"The rocefab control-plane daemon: ingests agent reports, stores them in sqlite and\n"
-		"serves the REST API (/api/v1) and Prometheus /metrics (no dashboard yet).\n"
+		"serves the REST API (/api/v1), the web dashboard (/) and Prometheus /metrics.\n"
 		"\n"
 		"  -c, --config FILE      configuration file (key = value in [sections])\n"
 		"  -l, --listen ADDR:PORT address of the API (api.listen)\n"

@@ -127,6 +127,32 @@ def test_configuration_errors(tmp_path):
     assert run("--config", str(conf), "--check-config").returncode == 0
 
 
+def test_example_configurations_carry_every_key():
+    """packaging/rocefabd.conf and rocefab-agent.conf name every key the programs take (set or
+    commented out), and none they do not: README calls them examples with every key (the
+    daemon's lacked [remote_write])."""
+    def help_keys(prog):
+        out = subprocess.run([binary(prog), "--help-config"], capture_output=True, text=True,
+                             check=True, timeout=10).stdout
+        return {l.split()[0] for l in out.splitlines() if re.match(r"^  [a-z_]+\.[a-z_0-9]+\s", l)}
+
+    def example_keys(path):
+        section, keys = None, set()
+        with open(path) as f:
+            for line in f:
+                m = re.match(r"^\[([a-z_]+)\]", line)
+                if m:
+                    section = m.group(1)
+                elif (m := re.match(r"^#?([a-z_0-9]+)\s*=", line)) and section:
+                    keys.add(f"{section}.{m.group(1)}")
+        return keys
+    for prog, conf in (("rocefabd", "rocefabd.conf"), ("rocefab-agent", "rocefab-agent.conf")):
+        want, have = help_keys(prog), example_keys(os.path.join(ROOT, "packaging", conf))
+        assert len(want) > 20, want
+        assert want - have == set(), f"{conf} lacks {sorted(want - have)}"
+        assert have - want == set(), f"{conf} names keys {prog} does not take: {sorted(have - want)}"
+
+
 def test_listen_errors(world):
     d = world.daemon()
     d.start()

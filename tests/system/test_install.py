@@ -77,6 +77,27 @@ def test_the_configuration_is_the_services_and_no_one_elses(installed):
     assert (installed / "usr/share/rocefab/web/index.html").exists()
 
 
+def test_a_second_install_keeps_the_configuration(installed, top):
+    """make install again (an upgrade from source) keeps what the operator set: the release's
+    example goes beside it as NAME.conf.new (it once overwrote /etc/rocefab/*.conf)."""
+    conf = installed / "etc" / "rocefab" / "rocefabd.conf"
+    mine = conf.read_text() + "\n# the operator's own\n"
+    conf.write_text(mine)
+    r = subprocess.run(["make", "-s", "install", f"DESTDIR={installed}", "PREFIX=/usr", "SYSCONFDIR=/etc",
+                        "DAEMON_GROUP=nogroup", "AGENT_GROUP=nogroup", f"B={top / 'build'}"],
+                       cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert conf.read_text() == mine
+    assert f"kept {conf}; the example of this release is {conf}.new" in r.stderr, r.stderr
+    new = installed / "etc" / "rocefab" / "rocefabd.conf.new"
+    with open(os.path.join(ROOT, "packaging", "rocefabd.conf")) as f:
+        assert new.read_text() == f.read()
+    st = os.stat(new)
+    assert stat.S_IMODE(st.st_mode) == 0o640 and st.st_gid == NOGROUP, st
+    for p, dirs, _ in os.walk(installed):
+        os.chmod(p, 0o755)
+
+
 def test_readme_steps_as_the_service_users(installed, top):
     tmp_path = top
     state = tmp_path / "var-lib-rocefab"
