@@ -361,15 +361,23 @@ install: all
 	install -m 0644 packaging/completion/_rocefabctl $(DESTDIR)$(DATADIR)/zsh/vendor-completions/_rocefabctl
 	@# the services read their configuration as their users: group-owned by them, others kept
 	@# out (the groups come from systemd-sysusers; without them, say how to finish).  An
-	@# operator's configuration is kept: the example goes beside it as NAME.conf.new
+	@# operator's configuration is kept as it is (said when its group would keep the service
+	@# out): the example goes beside it as NAME.conf.new
 	@for f in rocefabd:$(DAEMON_GROUP) rocefab-agent:$(AGENT_GROUP); do \
-		conf=$(DESTDIR)$(SYSCONFDIR)/rocefab/$${f%%:*}.conf; grp=$${f#*:}; \
-		if [ -e "$$conf" ]; then \
-			echo "install: kept $$conf; the example of this release is $$conf.new" >&2; conf=$$conf.new; \
+		conf=$(DESTDIR)$(SYSCONFDIR)/rocefab/$${f%%:*}.conf; grp=$${f#*:}; new=$$conf; \
+		if [ -e "$$conf" ] || [ -L "$$conf" ]; then \
+			echo "install: kept $$conf; the example of this release is $$conf.new" >&2; new=$$conf.new; \
 		fi; \
-		install -m 0640 packaging/$${f%%:*}.conf "$$conf" || exit 1; \
-		if getent group "$$grp" > /dev/null; then chgrp "$$grp" "$$conf"; \
-		else echo "install: no group $$grp yet: run systemd-sysusers, then chgrp $$grp $$conf" >&2; fi; \
+		install -m 0640 packaging/$${f%%:*}.conf "$$new" || exit 1; \
+		if ! getent group "$$grp" > /dev/null; then \
+			echo "install: no group $$grp yet: run systemd-sysusers, then chgrp $$grp $$conf" >&2; \
+		else \
+			chgrp "$$grp" "$$new" || exit 1; \
+			if [ "$$new" != "$$conf" ] && [ "$$(stat -L -c %G "$$conf" 2> /dev/null)" != "$$grp" ]; then \
+				echo "install: $$conf is not group $$grp's: its service cannot read it" \
+					"(chgrp $$grp $$conf; chmod 0640 $$conf)" >&2; \
+			fi; \
+		fi; \
 	done
 
 # the packages built, lintian clean, installed into a fresh tree and run (tests/deb)

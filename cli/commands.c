@@ -132,7 +132,11 @@ static int build_alert_action(const struct cli_cmd *c, char *const *args, int na
 
 static int parse_assign(const char *a, json_t *params, bool json_ok, struct rf_err *e);
 
-static const char *const cc_subs[] = { "status", "proposals", "history", "policy", "apply", "reject", "rollback" };
+/* 0, or the refusal of --all with a subcommand of cc other than proposals */
+static int cc_no_all(const struct cli_opts *o, const char *sub, struct rf_err *e)
+{
+	return o->all ? rf_err_set(e, -EINVAL, "USAGE", NULL, "cc %s: --all is for cc proposals", sub) : 0;
+}
 
 /* cc [status | proposals [--all] | history | policy [NAME=VALUE...] | apply ID | reject ID |
  * rollback] */
@@ -143,27 +147,23 @@ static int build_cc(const struct cli_cmd *c, char *const *args, int nargs, const
 	int x;
 
 	(void)c;
-	/* --all with another of cc's subcommands (an unknown one gets cc's own message, below) */
-	for (size_t i = 0; o->all && i < ARRAY_SIZE(cc_subs); i++)
-		if (!strcmp(sub, cc_subs[i]) && strcmp(sub, "proposals"))
-			return rf_err_set(e, -EINVAL, "USAGE", NULL, "cc %s: --all is for cc proposals", sub);
 	if (!strcmp(sub, "status") && nargs <= 1)
-		return path_add(r, e, "/api/v1/cc");
+		return cc_no_all(o, sub, e) ?: path_add(r, e, "/api/v1/cc");
 	if (!strcmp(sub, "proposals") && nargs <= 1)
 		return path_add(r, e, "/api/v1/cc/proposals") ?: query_add(r, e, "all", o->all ? "true" : NULL);
 	if (!strcmp(sub, "history") && nargs <= 1)
-		return path_add(r, e, "/api/v1/cc/history");
+		return cc_no_all(o, sub, e) ?: path_add(r, e, "/api/v1/cc/history");
 	if (!strcmp(sub, "rollback") && nargs <= 1) {
 		r->method = "POST";
-		return path_add(r, e, "/api/v1/cc/rollback");
+		return cc_no_all(o, sub, e) ?: path_add(r, e, "/api/v1/cc/rollback");
 	}
 	if ((!strcmp(sub, "apply") || !strcmp(sub, "reject")) && nargs == 2) {
 		r->method = "POST";
-		return path_add(r, e, "/api/v1/cc/proposals/") ?: path_add_escaped(r, e, args[1]) ?:
-			       path_add(r, e, "/%s", sub);
+		return cc_no_all(o, sub, e) ?: path_add(r, e, "/api/v1/cc/proposals/") ?:
+			       path_add_escaped(r, e, args[1]) ?: path_add(r, e, "/%s", sub);
 	}
 	if (!strcmp(sub, "policy")) {
-		if ((x = path_add(r, e, "/api/v1/cc/policy")) < 0 || nargs == 1)
+		if ((x = cc_no_all(o, sub, e) ?: path_add(r, e, "/api/v1/cc/policy")) < 0 || nargs == 1)
 			return x;
 		if (!(r->body = json_object()))
 			return -ENOMEM;
@@ -356,11 +356,12 @@ static int build_set(const struct cli_cmd *c, char *const *args, int nargs,
 		return rf_err_set(e, -EINVAL, NULL, NULL, "set %s needs %s", s.what,
 				  ecn ? "SWITCH PORT QUEUE" : "NODE PORT");
 	if (!dcqcn && o->port) /* its PORT is an argument */
-		return rf_err_set(e, -EINVAL, "USAGE", NULL, "set %s: --port is for set dcqcn (PORT is an argument here)",
-				  s.what);
+		return rf_err_set(e, -EINVAL, "USAGE", NULL,
+				  "set %s: --port is for set dcqcn (PORT is an argument here)", s.what);
 	if (!dcqcn && o->device && !is_glob(s.node) && !is_glob(s.port)) /* a pattern's selection only */
 		return rf_err_set(e, -EINVAL, "USAGE", NULL,
-				  "set %s: --device narrows a pattern (of SWITCH or PORT); one port is named whole", s.what);
+				  "set %s: --device narrows a pattern (of SWITCH or PORT); one port is named whole",
+				  s.what);
 	if (!(params = json_object()))
 		return -ENOMEM;
 	for (; i < nargs; i++) {
@@ -481,7 +482,8 @@ static const struct cli_cmd cmds[] = {
 	{ .name = "set",
 	  .synopsis = set_synopsis,
 	  .help = "change settings (role operator); HOST, SWITCH and PORT\n"
-		  "may be glob patterns ('leaf*') to change many at once;\n"
+		  "may be glob patterns ('leaf*') to change many at once\n"
+		  "(up to --max-targets N; --device D narrows them);\n"
 		  "sizes take units (400KB); --reason TEXT goes to the\n"
 		  "audit log; --wait waits for the outcome",
 	  .min_args = 2,
@@ -625,8 +627,8 @@ static const char usage_options[] =
 	"  -V, --version          print the version and exit\n"
 	"  -h, --help             this text; with a command, its usage (or: rocefabctl help\n"
 	"                         COMMAND)\n"
-	"Every command takes -s, -t, --cacert, -w and -j, and the options its usage names; any\n"
-	"other is refused.\n";
+	"-s, -t, --cacert and -j go with every command, -w with those that read; a command's\n"
+	"own options are in its usage (rocefabctl --list-options COMMAND); any other is refused.\n";
 
 int cli_usage_cmd(FILE *f, const char *name)
 {
@@ -670,12 +672,30 @@ void cli_usage(FILE *f)
 
 /* --- requests ------------------------------------------------------------------------------- */
 
-/* The options of struct cli_opts by their CLI_OPT_* bit: bit i is opt_names[i]. */
-static const char *const opt_names[] = {
-	"--host", "--device", "--state", "--from", "--to", "--priority", "--step", "--window",
-	"--op", "--size", "--agent", "--port", "--reason", "--max-targets", "--wait", "--all",
+/* The options of struct cli_opts, each with its CLI_OPT_* bit. */
+static const struct {
+	unsigned bit;
+	const char *name;
+} opt_names[] = {
+	{ CLI_OPT_HOST, "--host" },
+	{ CLI_OPT_DEVICE, "--device" },
+	{ CLI_OPT_STATE, "--state" },
+	{ CLI_OPT_FROM, "--from" },
+	{ CLI_OPT_TO, "--to" },
+	{ CLI_OPT_PRIORITY, "--priority" },
+	{ CLI_OPT_STEP, "--step" },
+	{ CLI_OPT_WINDOW, "--window" },
+	{ CLI_OPT_OP, "--op" },
+	{ CLI_OPT_SIZE, "--size" },
+	{ CLI_OPT_AGENT, "--agent" },
+	{ CLI_OPT_PORT, "--port" },
+	{ CLI_OPT_REASON, "--reason" },
+	{ CLI_OPT_MAX_TARGETS, "--max-targets" },
+	{ CLI_OPT_WAIT, "--wait" },
+	{ CLI_OPT_ALL, "--all" },
 };
-_Static_assert(1u << (ARRAY_SIZE(opt_names) - 1) == CLI_OPT_ALL, "an option without its name");
+
+_Static_assert(1u << (ARRAY_SIZE(opt_names) - 1) == CLI_OPT_ALL, "a CLI_OPT_* bit without its name");
 
 /* The CLI_OPT_* bits of the options given. */
 static unsigned opts_given(const struct cli_opts *o)
@@ -693,10 +713,11 @@ static int opts_check(const struct cli_cmd *c, const struct cli_opts *o, struct 
 {
 	unsigned extra = opts_given(o) & ~c->opts;
 
-	if (!extra)
-		return 0;
-	return rf_err_set(e, -EINVAL, "USAGE", NULL, "%s: %s is not one of its options", c->name,
-			  opt_names[__builtin_ctz(extra)]);
+	for (size_t i = 0; extra && i < ARRAY_SIZE(opt_names); i++)
+		if (extra & opt_names[i].bit)
+			return rf_err_set(e, -EINVAL, "USAGE", NULL, "%s: %s is not one of its options", c->name,
+					  opt_names[i].name);
+	return 0;
 }
 
 int cli_list_options(FILE *f, const char *name)
@@ -706,8 +727,8 @@ int cli_list_options(FILE *f, const char *name)
 	if (!c)
 		return -ENOENT;
 	for (size_t i = 0; i < ARRAY_SIZE(opt_names); i++)
-		if (c->opts & 1u << i)
-			fprintf(f, "%s\n", opt_names[i]);
+		if (c->opts & opt_names[i].bit)
+			fprintf(f, "%s\n", opt_names[i].name);
 	return 0;
 }
 

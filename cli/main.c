@@ -112,8 +112,7 @@ int main(int argc, char **argv)
 			return 0;
 		case 19:
 			if (cli_list_options(stdout, optarg) < 0) {
-				fprintf(stderr, "rocefabctl: unknown command '%s' (rocefabctl help lists the commands)\n",
-					optarg);
+				fprintf(stderr, "rocefabctl: --list-options: unknown command '%s'\n", optarg);
 				return 2;
 			}
 			return 0;
@@ -166,7 +165,8 @@ int main(int argc, char **argv)
 
 			o.wait_s = optarg ? strtod(optarg, &end) : 30;
 			if ((end && (*end || end == optarg)) || !(o.wait_s > 0 && o.wait_s <= 86400)) {
-				fprintf(stderr, "rocefabctl: --wait: '%s' is not a number of seconds from 0 to 86400\n",
+				fprintf(stderr,
+					"rocefabctl: --wait: '%s' is not a number of seconds above 0, at most 86400\n",
 					optarg);
 				return 2;
 			}

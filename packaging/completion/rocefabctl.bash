@@ -4,6 +4,8 @@
 # /usr/share/bash-completion/completions/rocefabctl.
 _rocefabctl() {
 	local cur prev words cword i cmd=""
+	# the rocefabctl being completed (build/rocefabctl, say), not only the one on PATH
+	local prog=${COMP_WORDS[0]/#\~/$HOME}
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
 	case "$prev" in
@@ -46,13 +48,13 @@ _rocefabctl() {
 		# the options every command takes, and after a command its own (rocefabctl refuses
 		# the others); before one, --version
 		local own=--version
-		[ -n "$cmd" ] && own=$(rocefabctl --list-options "$cmd" 2> /dev/null)
+		[ -n "$cmd" ] && own=$("$prog" --list-options "$cmd" 2> /dev/null)
 		COMPREPLY=($(compgen -W "--server --token-file --cacert --json --watch --help $own" -- "$cur"))
 	elif [ -z "$cmd" ]; then
-		COMPREPLY=($(compgen -W "$(rocefabctl --list-commands 2> /dev/null) help" -- "$cur"))
+		COMPREPLY=($(compgen -W "$("$prog" --list-commands 2> /dev/null) help" -- "$cur"))
 	elif [ "$i" -eq $((COMP_CWORD - 1)) ]; then
 		case "$cmd" in
-		help) COMPREPLY=($(compgen -W "$(rocefabctl --list-commands 2> /dev/null)" -- "$cur")) ;;
+		help) COMPREPLY=($(compgen -W "$("$prog" --list-commands 2> /dev/null)" -- "$cur")) ;;
 		set) COMPREPLY=($(compgen -W "dcqcn ecn pfc" -- "$cur")) ;;
 		cc) COMPREPLY=($(compgen -W "status proposals history rollback policy apply reject" -- "$cur")) ;;
 		esac

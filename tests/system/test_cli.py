@@ -215,12 +215,14 @@ def test_bash_completion():
     kinds, help's commands."""
     script = os.path.join(os.path.dirname(__file__), "..", "..", "packaging", "completion", "rocefabctl.bash")
 
-    def complete(*words):
+    def complete(*words, prog="rocefabctl"):
         words_s = " ".join(f"'{w}'" for w in words)
-        out = subprocess.run(["bash", "-c", f"source '{script}'; COMP_WORDS=(rocefabctl {words_s}); "
+        path = os.environ["PATH"]
+        if prog == "rocefabctl":
+            path = os.path.dirname(binary("rocefabctl")) + ":" + path
+        out = subprocess.run(["bash", "-c", f"source '{script}'; COMP_WORDS=('{prog}' {words_s}); "
                               f"COMP_CWORD={len(words)}; _rocefabctl; echo \"${{COMPREPLY[*]}}\""],
-                             capture_output=True, text=True, timeout=10,
-                             env=dict(os.environ, PATH=os.path.dirname(binary("rocefabctl")) + ":" + os.environ["PATH"]))
+                             capture_output=True, text=True, timeout=10, env=dict(os.environ, PATH=path))
         assert out.returncode == 0, out.stderr
         return out.stdout.split()
     assert complete("q") == ["qps"]
@@ -236,6 +238,9 @@ def test_bash_completion():
     assert complete("changes", "--a") == ["--agent"]
     assert complete("probes", "--w") == ["--watch", "--window"]
     assert complete("counters", "h1:mlx5_0:1", "--s") == ["--server", "--step"]
+    # the rocefabctl typed is the one asked (not one on PATH, which may be older or none)
+    assert complete("changes", "--a", prog=os.path.abspath(binary("rocefabctl"))) == ["--agent"]
+    assert complete("q", prog=os.path.abspath(binary("rocefabctl"))) == ["qps"]
 
 
 def test_zsh_completion():
@@ -262,5 +267,8 @@ def test_zsh_completion():
     assert shows("rocefabctl cc rol", "*rocefabctl cc rollback*")
     assert shows("rocefabctl alerts --state cl", "*--state cleared*")
     # after a command, its own options (rocefabctl refuses the others)
-    assert shows("rocefabctl changes --ag", "*changes --agent*")
+    assert shows("rocefabctl changes --a", "*changes --agent*")  # not --all
     assert shows("rocefabctl probes --win", "*probes --window*")
+    # before the command, its options are understood (their values completed), not offered
+    assert shows("rocefabctl --state cl", "*--state cleared*")
+    assert shows("rocefabctl --host h1 por", "*--host h1 ports*")

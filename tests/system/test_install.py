@@ -83,12 +83,17 @@ def test_a_second_install_keeps_the_configuration(installed, top):
     conf = installed / "etc" / "rocefab" / "rocefabd.conf"
     mine = conf.read_text() + "\n# the operator's own\n"
     conf.write_text(mine)
+    os.chown(conf, 0, 0)  # as left by an install before systemd-sysusers: root's group
+    os.chmod(conf, 0o600)
     r = subprocess.run(["make", "-s", "install", f"DESTDIR={installed}", "PREFIX=/usr", "SYSCONFDIR=/etc",
                         "DAEMON_GROUP=nogroup", "AGENT_GROUP=nogroup", f"B={top / 'build'}"],
                        cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert conf.read_text() == mine
+    st = os.stat(conf)  # kept as it is, mode and group too
+    assert stat.S_IMODE(st.st_mode) == 0o600 and st.st_gid == 0, st
     assert f"kept {conf}; the example of this release is {conf}.new" in r.stderr, r.stderr
+    assert f"{conf} is not group nogroup's: its service cannot read it" in r.stderr, r.stderr
     new = installed / "etc" / "rocefab" / "rocefabd.conf.new"
     with open(os.path.join(ROOT, "packaging", "rocefabd.conf")) as f:
         assert new.read_text() == f.read()
@@ -96,6 +101,8 @@ def test_a_second_install_keeps_the_configuration(installed, top):
     assert stat.S_IMODE(st.st_mode) == 0o640 and st.st_gid == NOGROUP, st
     for p, dirs, _ in os.walk(installed):
         os.chmod(p, 0o755)
+    os.chown(conf, 0, NOGROUP)  # as the other tests expect it
+    os.chmod(conf, 0o640)
 
 
 def test_readme_steps_as_the_service_users(installed, top):

@@ -379,7 +379,8 @@ static void test_build_rejects(void **state)
 	assert_rejected(&o, ARGV("probes"), -EINVAL, "USAGE", "probes: --step is not one of its options");
 	o.step = NULL;
 	o.window = "10s";
-	assert_rejected(&o, ARGV("counters", "h:d:1"), -EINVAL, "USAGE", "counters: --window is not one of its options");
+	assert_rejected(&o, ARGV("counters", "h:d:1"), -EINVAL, "USAGE",
+			"counters: --window is not one of its options");
 	o.window = NULL;
 	o.wait_s = 30;
 	assert_rejected(&o, ARGV("hosts"), -EINVAL, "USAGE", "hosts: --wait is not one of its options");
@@ -388,7 +389,8 @@ static void test_build_rejects(void **state)
 	assert_rejected(&o, ARGV("cc", "rollback"), -EINVAL, "USAGE", "cc: --reason is not one of its options");
 	o.reason = NULL;
 	o.state = "failed";
-	assert_rejected(&o, ARGV("changes", "7"), -EINVAL, "USAGE", "changes ID: --state filters the list, not one change");
+	assert_rejected(&o, ARGV("changes", "7"), -EINVAL, "USAGE",
+			"changes ID: --state filters the list, not one change");
 	assert_rejected(&o, ARGV("ack", "7"), -EINVAL, "USAGE", "ack: --state is not one of its options");
 	o.state = NULL;
 	o.port = "1";
@@ -451,7 +453,8 @@ static const char usage_txt[] =
 	"  set pfc SWITCH PORT NAME=VALUE...         (enable, xoff_bytes, xon_bytes, alpha_shift)\n"
 	"  set pfc HOST DEVICE:PORT enable=MASK\n"
 	"                               change settings (role operator); HOST, SWITCH and PORT\n"
-	"                               may be glob patterns ('leaf*') to change many at once;\n"
+	"                               may be glob patterns ('leaf*') to change many at once\n"
+	"                               (up to --max-targets N; --device D narrows them);\n"
 	"                               sizes take units (400KB); --reason TEXT goes to the\n"
 	"                               audit log; --wait waits for the outcome\n"
 	"  probes [--window DUR] [--op OP] [--size BYTES]\n"
@@ -497,8 +500,8 @@ static const char usage_txt[] =
 	"  -V, --version          print the version and exit\n"
 	"  -h, --help             this text; with a command, its usage (or: rocefabctl help\n"
 	"                         COMMAND)\n"
-	"Every command takes -s, -t, --cacert, -w and -j, and the options its usage names; any\n"
-	"other is refused.\n";
+	"-s, -t, --cacert and -j go with every command, -w with those that read; a command's\n"
+	"own options are in its usage (rocefabctl --list-options COMMAND); any other is refused.\n";
 
 static void test_usage(void **state)
 {
@@ -515,6 +518,38 @@ static void test_usage(void **state)
 }
 
 /* rocefabctl help COMMAND: its synopsis lines and help, not the whole usage */
+/* Each option a command takes (--list-options) is named in its usage, and --list-options of a
+ * command that takes none prints nothing. */
+static void test_usage_names_every_own_option(void **state)
+{
+	char *names = NULL, *opts, *usage;
+	size_t len;
+	FILE *f = open_memstream(&names, &len);
+
+	(void)state;
+	assert_non_null(f);
+	cli_list_commands(f);
+	fclose(f);
+	for (char *save, *cmd = strtok_r(names, "\n", &save); cmd; cmd = strtok_r(NULL, "\n", &save)) {
+		size_t ol, ul;
+		FILE *fo = open_memstream(&opts, &ol), *fu = open_memstream(&usage, &ul);
+
+		assert_non_null(fo);
+		assert_non_null(fu);
+		assert_int_equal(cli_list_options(fo, cmd), 0);
+		assert_int_equal(cli_usage_cmd(fu, cmd), 0);
+		fclose(fo);
+		fclose(fu);
+		for (char *s2, *o = strtok_r(opts, "\n", &s2); o; o = strtok_r(NULL, "\n", &s2))
+			if (!strstr(usage, o))
+				fail_msg("%s takes %s, which its usage does not name:\n%s", cmd, o, usage);
+		free(opts);
+		free(usage);
+	}
+	free(names);
+	assert_int_equal(cli_list_options(stdout, "nope"), -ENOENT);
+}
+
 static void test_usage_of_one_command(void **state)
 {
 	char *buf = NULL;
@@ -1091,6 +1126,7 @@ int main(void)
 		cmocka_unit_test(test_build_set),
 		cmocka_unit_test(test_build_rejects),
 		cmocka_unit_test(test_usage),
+		cmocka_unit_test(test_usage_names_every_own_option),
 		cmocka_unit_test(test_usage_of_one_command),
 		cmocka_unit_test(test_print_agents),
 		cmocka_unit_test(test_print_switch),
