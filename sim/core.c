@@ -1,4 +1,5 @@
-/* Simulator core: the event queue (a 4-ary heap ordered by time, then by scheduling order),
+/* Simulator core: the event queue (ordered by time, then by scheduling order: a ring of short
+ * buckets for the next few microseconds, where most events fall, and a 4-ary heap for the rest),
  * timers with O(1) cancel, the packet pool, the random number generator, and packet queues.
  * It calls no model by name: a timer carries its function, and the models register the
  * handlers of the other event types (sim_ev_register). */
@@ -12,10 +13,9 @@ static inline bool ev_before(const struct ev *a, const struct ev *b)
 	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-void sim_evq_push(struct sim *s, simtime_t t, uint32_t type, void *obj, uint32_t gen)
+static void heap_push(struct evq *q, const struct ev *ev)
 {
-	struct evq *q = &s->q;
-	struct ev e = { .t = t, .seq = q->seq++, .obj = obj, .type = type, .gen = gen };
+	struct ev e = *ev;
 	size_t i;
 
 	if (q->n == q->cap) {
@@ -39,6 +39,96 @@ void sim_evq_push(struct sim *s, simtime_t t, uint32_t type, void *obj, uint32_t
 	q->h[i] = e;
 }
 
+void sim_evq_push(struct sim *s, simtime_t t, uint32_t type, void *obj, uint32_t gen)
+{
+	struct evq *q = &s->q;
+	struct ev e = { .t = t, .seq = q->seq++, .obj = obj, .type = type, .gen = gen };
+	struct evq_bucket *b;
+	uint64_t k;
+
+	if (!q->nring && t >= q->base + ((simtime_t)EVQ_NBUCKETS << EVQ_WIDTH_LOG2) && s->now >= q->base) {
+		/* an empty ring left behind: from now on (its bucket served last, if any, holds
+		 * events popped already) */
+		q->b[q->cur].n = 0;
+		q->base = s->now >> EVQ_WIDTH_LOG2 << EVQ_WIDTH_LOG2;
+		q->cur = 0;
+		q->pos = 0;
+		q->sorted = false;
+	}
+	if (t < q->base || (k = (uint64_t)(t - q->base) >> EVQ_WIDTH_LOG2) >= EVQ_NBUCKETS) {
+		heap_push(q, &e);
+		return;
+	}
+	b = &q->b[(q->cur + k) % EVQ_NBUCKETS];
+	if (b->n == b->cap) {
+		uint32_t nc = b->cap ? b->cap * 2 : 16;
+		struct ev *nv = realloc(b->v, nc * sizeof(*nv));
+
+		if (!nv)
+			abort(); /* as the heap's */
+		b->v = nv;
+		b->cap = nc;
+	}
+	q->nring++;
+	if (k == 0 && q->sorted) {
+		/* into the bucket being served, in its place (after every earlier one: its seq is
+		 * the largest) */
+		uint32_t i = b->n++;
+
+		while (i > q->pos && e.t < b->v[i - 1].t) {
+			b->v[i] = b->v[i - 1];
+			i--;
+		}
+		b->v[i] = e;
+		return;
+	}
+	b->v[b->n++] = e;
+}
+
+static int ev_cmp(const void *a, const void *b)
+{
+	const struct ev *x = a, *y = b;
+
+	return ev_before(x, y) ? -1 : ev_before(y, x);
+}
+
+/* The ring's earliest event (moving on to the first bucket that holds one), NULL: none. */
+static struct ev *ring_first(struct evq *q)
+{
+	struct evq_bucket *b;
+
+	if (!q->nring)
+		return NULL;
+	for (;;) {
+		b = &q->b[q->cur];
+		if (q->pos < b->n)
+			break;
+		b->n = 0;
+		q->pos = 0;
+		q->sorted = false;
+		q->cur = (q->cur + 1) % EVQ_NBUCKETS;
+		q->base += (simtime_t)1 << EVQ_WIDTH_LOG2;
+	}
+	if (!q->sorted) {
+		if (b->n <= 16) {
+			for (uint32_t i = 1; i < b->n; i++) {
+				struct ev e = b->v[i];
+				uint32_t j = i;
+
+				while (j > 0 && ev_before(&e, &b->v[j - 1])) {
+					b->v[j] = b->v[j - 1];
+					j--;
+				}
+				b->v[j] = e;
+			}
+		} else {
+			qsort(b->v, b->n, sizeof(*b->v), ev_cmp);
+		}
+		q->sorted = true;
+	}
+	return &b->v[q->pos];
+}
+
 /* An event's place in the order as one number: time, then scheduling order (times are never
  * negative).  Comparing these compiles to flag arithmetic and conditional moves: the choice
  * among a node's four children costs no mispredicted branch, which is what made the pop half
@@ -48,19 +138,17 @@ static inline unsigned __int128 ev_key(const struct ev *e)
 	return (unsigned __int128)(uint64_t)e->t << 64 | e->seq;
 }
 
-/* Pops the earliest event into *ret; false when empty. */
-static bool evq_pop(struct evq *q, struct ev *ret)
+/* Pops the heap's earliest event into *ret (the heap holds one at least). */
+static void heap_pop(struct evq *q, struct ev *ret)
 {
 	struct ev *h = q->h;
 	unsigned __int128 lk;
 	size_t i = 0, n;
 
-	if (!q->n)
-		return false;
 	*ret = h[0];
 	n = --q->n;
 	if (!n)
-		return true;
+		return;
 	lk = ev_key(&h[n]);
 	for (;;) {
 		size_t c = 4 * i + 1, best = c;
@@ -93,7 +181,28 @@ static bool evq_pop(struct evq *q, struct ev *ret)
 		i = best;
 	}
 	h[i] = h[n];
-	return true;
+}
+
+/* The earliest event: the ring's or the heap's; NULL when there is none. */
+static struct ev *evq_peek(struct evq *q)
+{
+	struct ev *r = ring_first(q);
+
+	if (q->n && (!r || ev_before(&q->h[0], r)))
+		return &q->h[0];
+	return r;
+}
+
+/* Pops the event evq_peek() returned. */
+static void evq_pop(struct evq *q, struct ev *first, struct ev *ret)
+{
+	if (first == &q->h[0]) {
+		heap_pop(q, ret);
+		return;
+	}
+	*ret = *first;
+	q->pos++;
+	q->nring--;
 }
 
 void sim_ev_register(struct sim *s, enum ev_type type, sim_ev_fn fn)
@@ -134,9 +243,11 @@ static bool run_one(struct sim *s, simtime_t limit)
 	struct ev e;
 
 	for (;;) {
-		if (!s->q.n || s->q.h[0].t > limit)
+		struct ev *first = evq_peek(&s->q);
+
+		if (!first || first->t > limit)
 			return false;
-		evq_pop(&s->q, &e);
+		evq_pop(&s->q, first, &e);
 		if (e.type == EV_TIMER) {
 			struct timer *t = e.obj;
 
@@ -198,7 +309,7 @@ uint64_t sim_step(struct sim *s, uint64_t n)
 
 bool sim_done(const struct sim *s)
 {
-	return s->stop || sim_finished(s) || (!s->q.n && s->p.until_ps <= 0);
+	return s->stop || sim_finished(s) || (!s->q.n && !s->q.nring && s->p.until_ps <= 0);
 }
 
 /* --- packets ---------------------------------------------------------------------------------- */

@@ -51,10 +51,27 @@ struct ev {
 	uint32_t gen;
 };
 
+/* The near future (most events: a port's serialization, a packet's flight) in a ring of
+ * buckets of EVQ_WIDTH ps from base, the bucket being served sorted by (t, seq); the rest, and
+ * anything before base, in a 4-ary heap.  The next event is the earlier of the two. */
+#define EVQ_WIDTH_LOG2 12 /* 4.1 ns */
+#define EVQ_NBUCKETS 1024 /* 4.2 us of near future */
+
+struct evq_bucket {
+	struct ev *v;
+	uint32_t n, cap;
+};
+
 struct evq {
-	struct ev *h;
+	struct ev *h; /* the heap */
 	size_t n, cap;
 	uint64_t seq;
+	struct evq_bucket b[EVQ_NBUCKETS];
+	simtime_t base;	 /* the start of bucket cur */
+	unsigned cur;	 /* the bucket being served: b[cur].v[pos..n) sorted when sorted */
+	uint32_t pos;
+	bool sorted;
+	size_t nring; /* events in the ring */
 };
 
 struct timer;

@@ -103,6 +103,8 @@ void sim_free(struct sim *s)
 		free(s->pkt_chunks[i]);
 	free(s->pkt_chunks);
 	free(s->q.h);
+	for (unsigned i = 0; i < EVQ_NBUCKETS; i++)
+		free(s->q.b[i].v);
 	hmap_fini(&s->names);
 	free(s);
 }

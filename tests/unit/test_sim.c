@@ -71,6 +71,98 @@ static void test_event_order(void **state)
 	sim_free(s);
 }
 
+/* The queue's two parts (a ring of short buckets for the near future, a heap for the rest)
+ * serve every event in (time, scheduling) order: timers re-arming themselves and others at
+ * random distances, zero to beyond the ring, in runs cut at random limits (time jumping over
+ * gaps, events then scheduled before the ring's start). */
+#define NSTRESS 200
+
+static struct {
+	simtime_t at;	 /* armed for */
+	uint64_t serial; /* when armed: the scheduling order */
+	bool armed;
+} st_t[NSTRESS];
+static struct timer st_timer[NSTRESS];
+static uint64_t st_serial, st_fires, st_rng = 88172645463325252ull;
+static unsigned st_n; /* timers in play: many keep the ring busy, a few leave it empty often */
+static simtime_t st_last_t;
+static uint64_t st_last_serial;
+
+static uint64_t st_rand(void)
+{
+	st_rng ^= st_rng << 13;
+	st_rng ^= st_rng >> 7;
+	st_rng ^= st_rng << 17;
+	return st_rng;
+}
+
+static void st_arm(struct sim *s, unsigned i)
+{
+	static const simtime_t span[] = { 0, 8, 8192, 100000, 4000000, 30000000 };
+	simtime_t at = s->now + (simtime_t)(st_rand() % (uint64_t)(span[st_rand() % 6] + 1));
+
+	if (st_t[i].armed && st_t[i].at == at)
+		return; /* the same time: the timer keeps its place */
+	st_t[i].at = at;
+	st_t[i].serial = st_serial++;
+	st_t[i].armed = true;
+	sim_timer_arm(s, &st_timer[i], at);
+}
+
+static void st_fire(struct sim *s, struct timer *t)
+{
+	unsigned i = t->arg;
+
+	assert_true(st_t[i].armed);
+	assert_true(s->now == st_t[i].at);
+	/* later than the last one fired, or at its time and scheduled after it */
+	assert_true(s->now > st_last_t || (s->now == st_last_t && st_t[i].serial > st_last_serial));
+	st_last_t = s->now;
+	st_last_serial = st_t[i].serial;
+	st_t[i].armed = false;
+	if (++st_fires < 400000) {
+		st_arm(s, i);
+		if (st_rand() % 3 == 0)
+			st_arm(s, (unsigned)(st_rand() % st_n)); /* moves another (its entry goes stale) */
+	}
+}
+
+static void stress(unsigned n)
+{
+	struct sim *s = load("\"until_us\":100000000,", 1);
+	unsigned left = 0;
+
+	memset(st_t, 0, sizeof(st_t));
+	st_n = n;
+	st_fires = 0;
+	st_last_t = 0;
+	st_last_serial = 0;
+	for (unsigned i = 0; i < n; i++) {
+		sim_timer_init(&st_timer[i], st_fire, NULL, i);
+		st_arm(s, i);
+	}
+	for (unsigned round = 0; st_fires < 400000; round++) {
+		assert_true(round < 10000000); /* timers stopped firing */
+		/* a run to a limit: the clock then stands at it, maybe past the ring's start */
+		sim_run_until(s, s->now + (simtime_t)(st_rand() % 20000000));
+		if (st_rand() % 50 == 0) /* from outside a run, as the control API does */
+			for (unsigned i = 0; i < 20; i++)
+				st_arm(s, (unsigned)(st_rand() % n));
+	}
+	sim_run_until(s, s->now + 1000 * PS_PER_US);
+	for (unsigned i = 0; i < n; i++)
+		left += st_t[i].armed;
+	assert_int_equal(left, 0); /* each armed timer fired */
+	sim_free(s);
+}
+
+static void test_event_order_near_and_far(void **state)
+{
+	(void)state;
+	stress(NSTRESS);
+	stress(2);
+}
+
 /* The core runs ports' events through the handlers port.c registered: wrapped, they see every
  * transmission end and arrival, and the run is the same as without the wrappers. */
 static sim_ev_fn real_fn[EV_NTYPES];
@@ -534,7 +626,8 @@ static void test_control_routes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_event_order),    cmocka_unit_test(test_run_and_counters),
+		cmocka_unit_test(test_event_order),
+		cmocka_unit_test(test_event_order_near_and_far),    cmocka_unit_test(test_run_and_counters),
 		cmocka_unit_test(test_determinism),    cmocka_unit_test(test_config_changes),
 		cmocka_unit_test(test_injected_fault), cmocka_unit_test(test_probes_collected_early),
 		cmocka_unit_test(test_event_handlers), cmocka_unit_test(test_control_routes),
