@@ -83,7 +83,7 @@ static struct {
 	bool armed;
 } st_t[NSTRESS];
 static struct timer st_timer[NSTRESS];
-static uint64_t st_serial, st_fires, st_rng = 88172645463325252ull;
+static uint64_t st_serial, st_fires, st_superseded, st_rng = 88172645463325252ull;
 static unsigned st_n; /* timers in play: many keep the ring busy, a few leave it empty often */
 static simtime_t st_last_t;
 static uint64_t st_last_serial;
@@ -103,6 +103,7 @@ static void st_arm(struct sim *s, unsigned i)
 
 	if (st_t[i].armed && st_t[i].at == at)
 		return; /* the same time: the timer keeps its place */
+	st_superseded += st_t[i].armed; /* its entry goes stale: it fires once, at the new time */
 	st_t[i].at = at;
 	st_t[i].serial = st_serial++;
 	st_t[i].armed = true;
@@ -135,11 +136,22 @@ static void stress(unsigned n)
 	memset(st_t, 0, sizeof(st_t));
 	st_n = n;
 	st_fires = 0;
+	st_serial = 0;
+	st_superseded = 0;
 	st_last_t = 0;
 	st_last_serial = 0;
 	for (unsigned i = 0; i < n; i++) {
 		sim_timer_init(&st_timer[i], st_fire, NULL, i);
 		st_arm(s, i);
+	}
+	/* a burst into one bucket, scheduled latest first (the sort of a full bucket) */
+	for (unsigned i = 0; i < n && i < 64; i++) {
+		st_t[i].armed = false;
+		st_superseded++;
+		st_t[i].at = s->now + 3 * PS_PER_US + (simtime_t)(64 - i);
+		st_t[i].serial = st_serial++;
+		st_t[i].armed = true;
+		sim_timer_arm(s, &st_timer[i], st_t[i].at);
 	}
 	for (unsigned round = 0; st_fires < 400000; round++) {
 		assert_true(round < 10000000); /* timers stopped firing */
@@ -153,6 +165,7 @@ static void stress(unsigned n)
 	for (unsigned i = 0; i < n; i++)
 		left += st_t[i].armed;
 	assert_int_equal(left, 0); /* each armed timer fired */
+	assert_int_equal(st_fires, st_serial - st_superseded); /* each arm fired once, none lost */
 	sim_free(s);
 }
 
