@@ -188,15 +188,15 @@ static struct ev *evq_peek(struct evq *q)
 {
 	struct ev *r = ring_first(q);
 
-	if (q->n && (!r || ev_before(&q->h[0], r)))
-		return &q->h[0];
+	if (q->n && (!r || ev_before(q->h, r)))
+		return q->h;
 	return r;
 }
 
 /* Pops the event evq_peek() returned. */
 static void evq_pop(struct evq *q, struct ev *first, struct ev *ret)
 {
-	if (first == &q->h[0]) {
+	if (first == q->h) { /* (q->h is NULL before the heap's first push: no &q->h[0]) */
 		heap_pop(q, ret);
 		return;
 	}
