@@ -263,12 +263,13 @@ def test_bench_cc_smoke(tmp_path):
                if "better default" in m["what"] or "oracle" in m["what"]), sh["missed"]
     assert "websearch-50" in rep and "judged_on_seeds" not in rep["websearch-50"], rep["websearch-50"]
     # the seeds' bookkeeping when the spread covers only part of the paired seeds (the defaults
-    # on seed 2 as the spread, on seed 3 beyond it) and the shortlist is longer than the points
-    # carried on: every setting judged on seeds 1-3, and every run counted
+    # on seed 2 as the spread, on seed 3 beyond it), the shifting workload has more paired seeds
+    # than the rest (--shifting-seeds) and the shortlist is longer than the points carried on:
+    # every setting judged on seeds 1-3, and every run counted
     out2 = tmp_path / "cc2.json"
     r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "bench", "bench_cc.py"), "--smoke",
                         "--only", "shifting", "--seeds", "1", "--oracle-keep", "3", "--spread-seeds", "1",
-                        "--paired-seeds", "3", "--json", str(out2), "--no-fail"],
+                        "--paired-seeds", "2", "--shifting-seeds", "3", "--json", str(out2), "--no-fail"],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     sh = json.loads(out2.read_text())["shifting"]
@@ -281,6 +282,9 @@ def test_bench_cc_smoke(tmp_path):
     bad = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "bench", "bench_cc.py"), "--seeds", "3",
                           "--paired-seeds", "2"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--paired-seeds must be at least --seeds (3)" in bad.stderr, bad.stderr
+    bad = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "bench", "bench_cc.py"), "--seeds", "3",
+                          "--paired-seeds", "4", "--shifting-seeds", "3"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--shifting-seeds must be at least --paired-seeds (4)" in bad.stderr, bad.stderr
     bad = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "bench", "bench_cc.py"), "--only", "nope"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "unknown workload nope" in bad.stderr, bad.stderr
