@@ -272,8 +272,8 @@ def main():
     ap.add_argument("--spread-seeds", type=int, default=None,
                     help="the defaults again on this many other seeds, for the bench's resolution (default: --seeds; 0: not)")
     ap.add_argument("--paired-seeds", type=int, default=None,
-                    help="the tuner and its start with the same probes on seeds 1..N, for its own effect; the "
-                         "shifting workload is judged on them (default 18, smoke: --seeds; at least --seeds)")
+                    help="the tuner and its start with the same probes on seeds 1..N, for its own effect (the "
+                         "shifting workload: --shifting-seeds; default 18, smoke: --seeds; at least --seeds)")
     ap.add_argument("--shifting-seeds", type=int, default=None,
                     help="the shifting workload's paired seeds, on which it is judged (default 36, smoke: "
                          "--paired-seeds; at least --paired-seeds)")
@@ -336,7 +336,8 @@ def main():
           "every seed; the tuner and its start on seeds 1-%d%s%s; decision interval %d us, %d us of arrivals "
           "(shifting: 6 phases of %d us)"
           % (len(works), seeds, "at most " if long_run else "", total[0], len(g), keep, paired,
-             " (shifting: 1-%d)" % spaired if long_run and spaired > paired else "", "; the shifting workload judged there (its defaults and %d best grid points too)" % skeep if long_run
+             " (shifting: 1-%d)" % spaired if long_run and spaired > paired else "",
+             "; the shifting workload judged there (its defaults and %d best grid points too)" % skeep if long_run
              else "", a.interval_us, dur, phase), flush=True)
     t0 = time.time()
     results = {}

@@ -268,11 +268,15 @@ def test_bench_cc_smoke(tmp_path):
     # every setting judged on seeds 1-3, and every run counted
     out2 = tmp_path / "cc2.json"
     r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "bench", "bench_cc.py"), "--smoke",
-                        "--only", "shifting", "--seeds", "1", "--oracle-keep", "3", "--spread-seeds", "1",
-                        "--paired-seeds", "2", "--shifting-seeds", "3", "--json", str(out2), "--no-fail"],
+                        "--only", "shifting,incast+websearch-30", "--seeds", "1", "--oracle-keep", "3",
+                        "--spread-seeds", "1", "--paired-seeds", "2", "--shifting-seeds", "3", "--json", str(out2),
+                        "--no-fail"],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
-    sh = json.loads(out2.read_text())["shifting"]
+    rep2 = json.loads(out2.read_text())
+    sh = rep2["shifting"]
+    # the tuner and its start on seeds 1-3 for the shifting workload, on 1-2 for the other
+    assert sh["own_effect_seeds"] == 3 and rep2["incast+websearch-30"]["own_effect_seeds"] == 2, rep2
     assert set(sh["seeds_judged"].values()) == {3} and len(sh["seeds_judged"]) >= 2 + 2 + 2, sh["seeds_judged"]
     # the defaults' own grid point (the smoke grid has the HPCC simulator's) is a candidate
     assert "grid 400K/1600K/0.2" in sh["seeds_judged"], sh["seeds_judged"]
