@@ -146,8 +146,7 @@ static void stress(unsigned n)
 	}
 	/* a burst into one bucket, scheduled latest first (the sort of a full bucket) */
 	for (unsigned i = 0; i < n && i < 64; i++) {
-		st_t[i].armed = false;
-		st_superseded++;
+		st_superseded++; /* armed above: that entry goes stale */
 		st_t[i].at = s->now + 3 * PS_PER_US + (simtime_t)(64 - i);
 		st_t[i].serial = st_serial++;
 		st_t[i].armed = true;
