@@ -729,6 +729,7 @@ struct cc_tn {
 	 * tabu_intervals (not saved: a restart forgets it) */
 	uint64_t retry_until[CC_TN_NCLASSES][CC_TN_NKNOBS][2];
 	uint64_t xoff; /* the last input's */
+	unsigned canaries[CC_TN_NCLASSES]; /* canaries of the class so far (host_canary's turn) */
 	struct step steps_of[CC_TN_NCLASSES]; /* the step in progress in each class */
 	struct done_step *done;
 	size_t ndone, capdone;
@@ -1502,12 +1503,70 @@ static bool member_moves(const struct cc_tn *t, const struct member *m, enum cc_
 	return member_at(m, k, from) && !violations(t, m, (int)k, v, xoff);
 }
 
+/* Orders a host class's canary candidates by their queues before the step: the queue delay
+ * of the ToR port facing each (its mean over the last intervals; not measured: first), then the
+ * key, so that the order is stable. */
+static int by_level(const void *a, const void *b)
+{
+	const struct member *x = *(struct member *const *)a, *y = *(struct member *const *)b;
+	double qx = hist_mean(x->hq, x->nh), qy = hist_mean(y->hq, y->nh);
+
+	if (isnan(qx) != isnan(qy))
+		return isnan(qx) ? -1 : 1;
+	if (!isnan(qx) && qx != qy)
+		return qx < qy ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+/* Member m joins step k's changed group with the step's value (the group the step compares
+ * with the rest). */
+static int join_step(struct cc_tn_proposal *p, struct member *m, const struct step *k)
+{
+	int r = add_change(p, m, k->knob, k->to);
+
+	m->touched = m->canary = true;
+	m->owner = k->step;
+	return r;
+}
+
+/* A host class's canary: one of every stride members in the order of their queues (by_level),
+ * at a place that turns with each canary of the class (not remapped when the classes change,
+ * and a restart begins anew: only the place moves), so that the canary and the rest start from
+ * like queues and no host is always the first to change; short of the share (a class of an odd
+ * size, members set apart), the deepest of the rest, the one without a partner.  Every
+ * stride-th host in the order first seen, as the switch classes' ports are taken (spread over
+ * the switches), put the same hosts in every canary; where jobs are placed by such a pattern
+ * (bench-cc: the all-reduce ring on every fourth host, the incast's receiver h0) it compared
+ * the busy hosts with the idle ones.  Measured: docs/performance.md, "The hosts' canary". */
+static int host_canary(struct cc_tn *t, const struct step *k, struct cc_tn_proposal *p, struct member **v, size_t n,
+		       size_t stride, size_t want)
+{
+	size_t ne = 0, done = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (member_moves(t, v[i], k->knob, k->from, k->to, t->xoff))
+			v[ne++] = v[i];
+	qsort(v, ne, sizeof(*v), by_level);
+	for (size_t i = t->canaries[k->cls] % stride; i < ne && done < want && !r; i += stride, done++)
+		r = join_step(p, v[i], k);
+	for (size_t i = ne; i-- > 0 && done < want && !r;)
+		if (!v[i]->touched) {
+			r = join_step(p, v[i], k);
+			done++;
+		}
+	if (done)
+		t->canaries[k->cls]++;
+	return r;
+}
+
 /* Members not yet at the step's value get it, up to the share (spread over the class for a
- * canary); they join the changed group the step compares with the rest. */
+ * canary: host_canary for a host class); they join the changed group the step compares with
+ * the rest. */
 static int propose_changes(struct cc_tn *t, struct step *k, struct cc_tn_proposal *p, double share, bool canary)
 {
 	struct member **v = NULL;
-	size_t n = class_members(t, k, &v), want, done = 0;
+	size_t n = class_members(t, k, &v), want, done = 0, stride;
 	int r = 0;
 
 	if (!n) {
@@ -1517,11 +1576,19 @@ static int propose_changes(struct cc_tn *t, struct step *k, struct cc_tn_proposa
 	want = (size_t)ceil(share * (double)n);
 	if (want < 1)
 		want = 1;
-	/* spread the canary over the class: every k-th member (switches and ToRs alike) */
+	stride = canary ? (size_t)(1 / share + 0.5) : 1;
+	if (stride < 1)
+		stride = 1;
+	if (canary && cc_tn_class_is_hosts(k->cls)) {
+		r = host_canary(t, k, p, v, n, stride, want);
+		free(v);
+		return r;
+	}
+	/* spread the canary over the class: every k-th member (switches and ToRs alike); the rest
+	 * up to the share (a canary short of it, as members of other values are skipped) */
 	for (size_t pass = 0; pass < 2 && done < want && !r; pass++)
 		for (size_t i = 0; i < n && done < want && !r; i++) {
 			struct member *m = v[i];
-			size_t stride = canary ? (size_t)(1 / share + 0.5) : 1;
 
 			/* the members at the class's setting move; one set apart (by an operator) keeps
 			 * its value, so that undoing the step restores every member exactly */
@@ -1529,10 +1596,7 @@ static int propose_changes(struct cc_tn *t, struct step *k, struct cc_tn_proposa
 				continue;
 			if (canary && pass == 0 && stride > 1 && i % stride)
 				continue;
-			r = add_change(p, m, k->knob, k->to);
-			m->touched = true;
-			m->owner = k->step;
-			m->canary = true; /* changed: compared with the members not yet changed */
+			r = join_step(p, m, k);
 			done++;
 		}
 	free(v);

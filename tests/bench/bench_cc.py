@@ -276,7 +276,7 @@ def main():
                          "shifting workload: --shifting-seeds; default 18, smoke: --seeds; at least --seeds)")
     ap.add_argument("--shifting-seeds", type=int, default=None,
                     help="the shifting workload's paired seeds, on which it is judged (default 36, smoke: "
-                         "--paired-seeds; at least --paired-seeds)")
+                         "--paired-seeds; at least --paired-seeds when the shifting workload runs)")
     ap.add_argument("--shifting-oracle-keep", type=int, default=2,
                     help="grid points of the shifting workload run on its paired seeds too (the best on seeds "
                          "1..--seeds; default 2, at least 1, at most --oracle-keep), besides the defaults' own")
@@ -284,6 +284,7 @@ def main():
     ap.add_argument("--only", help="comma-separated workloads")
     ap.add_argument("--json", help="write every figure here")
     ap.add_argument("--no-fail", action="store_true")
+    ap.add_argument("--plan", action="store_true", help="print the workloads, seeds and number of runs, and exit")
     a = ap.parse_args()
     seeds = a.seeds or (1 if a.smoke else 3)
     dur = a.duration_us or (1500 if a.smoke else 4000)
@@ -309,7 +310,7 @@ def main():
     if paired < seeds:
         ap.error("--paired-seeds must be at least --seeds (%d)" % seeds)
     spaired = a.shifting_seeds if a.shifting_seeds is not None else paired if a.smoke else max(paired, 36)
-    if spaired < paired:
+    if spaired < paired and "shifting" in works:
         ap.error("--shifting-seeds must be at least --paired-seeds (%d)" % paired)
     g = grid(a.smoke)
     keep = a.oracle_keep if 0 < a.oracle_keep < len(g) else len(g)
@@ -339,6 +340,8 @@ def main():
              " (shifting: 1-%d)" % spaired if long_run and spaired > paired else "",
              "; the shifting workload judged there (its defaults and %d best grid points too)" % skeep if long_run
              else "", a.interval_us, dur, phase), flush=True)
+    if a.plan:
+        return 0
     t0 = time.time()
     results = {}
     done = [0]

@@ -289,6 +289,12 @@ def test_bench_cc_smoke(tmp_path):
     bad = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "bench", "bench_cc.py"), "--seeds", "3",
                           "--paired-seeds", "4", "--shifting-seeds", "3"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--shifting-seeds must be at least --paired-seeds (4)" in bad.stderr, bad.stderr
+    # without the shifting workload its seeds do not matter; --plan counts the runs and stops
+    plan = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "bench", "bench_cc.py"), "--seeds", "3",
+                           "--paired-seeds", "4", "--shifting-seeds", "3", "--only", "websearch-50", "--plan"],
+                          capture_output=True, text=True, timeout=60)
+    assert plan.returncode == 0 and plan.stderr == "", plan.stderr
+    assert re.match(r"bench-cc: 1 workloads x 3 seeds, (\d+) runs; .* on seeds 1-4;", plan.stdout), plan.stdout
     bad = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "bench", "bench_cc.py"), "--only", "nope"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "unknown workload nope" in bad.stderr, bad.stderr

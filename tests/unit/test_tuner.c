@@ -1253,6 +1253,92 @@ static void storm(const char *node, const char *port, uint64_t *peak, uint64_t *
 	*pause = *(const uint64_t *)ctx;
 }
 
+/* every port paused *ctx microseconds per interval; the ToR ports facing h0, h2, h4 and h6
+ * with deep queues, those facing the others shallow (port "hN": fewer than ten hosts a leaf) */
+static void storm_on_even(const char *node, const char *port, uint64_t *peak, uint64_t *pause, void *ctx)
+{
+	if (!strncmp(node, "leaf", 4) && tor_down(port))
+		*peak = (port[1] - '0') % 2 ? 100000 : 1000000;
+	*pause = *(const uint64_t *)ctx;
+}
+
+/* Whether host canary p is exactly the hosts named in `want` (four), in any order. */
+static void assert_host_canary(const struct cc_tn_proposal *p, const char *const want[4])
+{
+	unsigned seen = 0;
+
+	assert_int_equal(p->nchanges, 4);
+	for (size_t k = 0; k < p->nchanges; k++) {
+		size_t at = 0;
+
+		while (at < 4 && strcmp(want[at], p->changes[k].node))
+			at++;
+		if (at == 4)
+			fail_msg("%s in the canary, not one of %s %s %s %s", p->changes[k].node, want[0], want[1],
+				 want[2], want[3]);
+		seen |= 1u << at;
+	}
+	assert_int_equal(seen, 0xf);
+}
+
+/* The hosts' first canary, rolled back as the storm grows, and the class's next one. */
+static void host_canaries(const char *const first_want[4], const char *const next_want[4], const char *apart)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO);
+	struct cc_tn_dcqcn gap = dc0;
+	uint64_t pause = 1, first;
+	struct cc_tn_proposal *p;
+	int64_t i = 1;
+
+	if (apart) {
+		gap.min_time_between_cnps_us = dc0.min_time_between_cnps_us + 1;
+		assert_int_equal(cc_tn_track_host(t, apart, &gap), 0);
+	}
+	for (; i <= 3; i++)
+		run(t, i, storm_on_even, &pause);
+	p = pending_of(t, CC_TN_HOSTS, CC_TN_CANARY);
+	assert_int_equal(p->knob, CC_TN_CNP_GAP);
+	assert_host_canary(p, first_want);
+	first = p->step;
+	apply_all(t, 8, NULL);
+	/* the storm grows: rolled back, tried again after canary_intervals */
+	pause = 10;
+	run(t, i++, storm_on_even, &pause);
+	apply_all(t, 8, NULL);
+	pause = 1;
+	for (unsigned k = 0; k < 16; k++) {
+		size_t n;
+		struct cc_tn_proposal **v;
+
+		run(t, i++, storm_on_even, &pause);
+		v = cc_tn_pending(t, &n);
+		for (size_t j = 0; j < n; j++)
+			if (v[j]->cls == CC_TN_HOSTS && v[j]->phase == CC_TN_CANARY && v[j]->step != first) {
+				assert_host_canary(v[j], next_want);
+				cc_tn_free(t);
+				return;
+			}
+		apply_all(t, 8, NULL);
+	}
+	fail_msg("no second canary of the hosts");
+}
+
+/* A host class's canary and the rest start from like queues: one of each two hosts in the
+ * order of their ToR ports' queues (h1 h3 h5 h7 shallow, h0 h2 h4 h6 deep), not every other
+ * host by name (which here would be the four deep ones); the class's next canary takes the
+ * other host of each pair.  With h4 set apart (its own CNP gap), seven move: the next canary
+ * takes the three second hosts of the pairs and the deepest host left, h6, the one without a
+ * partner (not the shallowest, h1, which would put both of a pair in it). */
+static void test_host_canary_matched(void **state)
+{
+	static const char *const even[] = { "h1", "h5", "h0", "h4" }, *const odd[] = { "h3", "h7", "h2", "h6" };
+	static const char *const seven_first[] = { "h1", "h5", "h0", "h6" };
+
+	(void)state;
+	host_canaries(even, odd, NULL);
+	host_canaries(seven_first, odd, "h4");
+}
+
 /* The intervals a move is held back for (0: not held), as GET /api/v1/cc lists them. */
 static long long held_for(struct cc_tn *t, const char *cls, const char *knob, const char *dir)
 {
@@ -1753,6 +1839,7 @@ int main(void)
 		cmocka_unit_test(test_no_softening_after_a_harder_step),
 		cmocka_unit_test(test_holds_saved_together),
 		cmocka_unit_test(test_storm_retried),
+		cmocka_unit_test(test_host_canary_matched),
 		cmocka_unit_test(test_outside_policy),
 		cmocka_unit_test(test_host_classes),
 		cmocka_unit_test(test_host_classes_wait_for_the_step),
