@@ -1529,34 +1529,37 @@ static int join_step(struct cc_tn_proposal *p, struct member *m, const struct st
 	return r;
 }
 
-/* A host class's canary: one of every stride members in the order of their queues (by_level),
- * at a place that turns with each canary of the class (not remapped when the classes change,
- * and a restart begins anew: only the place moves), so that the canary and the rest start from
- * like queues and no host is always the first to change; short of the share (a class of an odd
- * size, members set apart), the deepest of the rest, the one without a partner.  Every
- * stride-th host in the order first seen, as the switch classes' ports are taken (spread over
- * the switches), put the same hosts in every canary; where jobs are placed by such a pattern
- * (bench-cc: the all-reduce ring on every fourth host, the incast's receiver h0) it compared
- * the busy hosts with the idle ones.  Measured: docs/performance.md, "The hosts' canary". */
+/* A host class's canary: `want` of its members that move, spread evenly over them in the order
+ * of their queues (by_level) — the j-th at (j + (c + 1/2) / turns) * ne / want, c counting the
+ * class's canaries modulo `turns` — so that the canary and the rest start from like queues and
+ * no host is always the first to change: at a share of 1/turns (0.5: one of each pair, the other
+ * at the next canary) every member in one canary of each `turns`; at other shares, or with
+ * members set apart, the places still turn.  The count is the class's, whatever the knob (not
+ * remapped when the classes change, not saved: a restart begins anew).  Every stride-th host in
+ * the order first seen, as the switch classes' ports are taken (spread over the switches), put
+ * the same hosts in every canary; where jobs are placed by such a pattern (bench-cc: the
+ * all-reduce ring on every fourth host, the incast's receiver h0) it compared the busy hosts
+ * with the idle ones.  Measured: docs/performance.md, "The hosts' canary". */
 static int host_canary(struct cc_tn *t, const struct step *k, struct cc_tn_proposal *p, struct member **v, size_t n,
-		       size_t stride, size_t want)
+		       size_t turns, size_t want)
 {
-	size_t ne = 0, done = 0;
+	size_t ne = 0, c;
 	int r = 0;
 
 	for (size_t i = 0; i < n; i++)
 		if (member_moves(t, v[i], k->knob, k->from, k->to, t->xoff))
 			v[ne++] = v[i];
+	if (!ne)
+		return 0;
 	qsort(v, ne, sizeof(*v), by_level);
-	for (size_t i = t->canaries[k->cls] % stride; i < ne && done < want && !r; i += stride, done++)
-		r = join_step(p, v[i], k);
-	for (size_t i = ne; i-- > 0 && done < want && !r;)
-		if (!v[i]->touched) {
-			r = join_step(p, v[i], k);
-			done++;
-		}
-	if (done)
-		t->canaries[k->cls]++;
+	if (want > ne)
+		want = ne;
+	if (turns < 2)
+		turns = 2;
+	c = t->canaries[k->cls]++ % turns;
+	/* places strictly rising (ne / want >= 1), the last below ne */
+	for (size_t j = 0; j < want && !r; j++)
+		r = join_step(p, v[(2 * (j * turns + c) + 1) * ne / (2 * want * turns)], k);
 	return r;
 }
 
@@ -1576,7 +1579,8 @@ static int propose_changes(struct cc_tn *t, struct step *k, struct cc_tn_proposa
 	want = (size_t)ceil(share * (double)n);
 	if (want < 1)
 		want = 1;
-	stride = canary ? (size_t)(1 / share + 0.5) : 1;
+	/* no more than the class: a share of 1e-300 passes the policy, and 1e300 is no size_t */
+	stride = canary ? (size_t)fmin(1 / share + 0.5, (double)n) : 1;
 	if (stride < 1)
 		stride = 1;
 	if (canary && cc_tn_class_is_hosts(k->cls)) {

@@ -14,10 +14,11 @@
  * every host no pattern matches.
  *
  * One step at a time: a move (one knob of one class, one bounded step) goes to a canary first
- * (canary_share of the class, at most max_share; a host class's matched to the rest by the
- * queues of the hosts' ToR ports), is judged over canary_intervals against the
- * rest of the class in the same intervals and against the fabric before the step, then rolls
- * out to the rest (max_share of the class per step) or is rolled back.  A step is rolled back
+ * (canary_share of the class, at most max_share; a host class's spread over the order of
+ * the queues of the hosts' ToR ports, so that it is matched to the rest), is judged over
+ * canary_intervals against the rest of the class in the same intervals and against the
+ * fabric before the step, then rolls out to the rest (max_share of the class per step) or is
+ * rolled back.  A step is rolled back
  * when a safety signal — pause time, drops, retransmissions, the probes' p99 — got worse, or
  * when the move missed its aim.  A move rolled back is not tried again for tabu_intervals
  * (a harder move made while ports pause, rolled back for a fabric-wide rise, which a storm

@@ -1262,34 +1262,40 @@ static void storm_on_even(const char *node, const char *port, uint64_t *peak, ui
 	*pause = *(const uint64_t *)ctx;
 }
 
-/* Whether host canary p is exactly the hosts named in `want` (four), in any order. */
-static void assert_host_canary(const struct cc_tn_proposal *p, const char *const want[4])
+/* Whether host canary p is exactly the nwant hosts named in `want`, in any order. */
+static void assert_host_canary(const struct cc_tn_proposal *p, const char *const *want, size_t nwant)
 {
 	unsigned seen = 0;
 
-	assert_int_equal(p->nchanges, 4);
+	assert_int_equal(p->nchanges, nwant);
 	for (size_t k = 0; k < p->nchanges; k++) {
 		size_t at = 0;
 
-		while (at < 4 && strcmp(want[at], p->changes[k].node))
+		while (at < nwant && strcmp(want[at], p->changes[k].node))
 			at++;
-		if (at == 4)
-			fail_msg("%s in the canary, not one of %s %s %s %s", p->changes[k].node, want[0], want[1],
-				 want[2], want[3]);
+		if (at == nwant)
+			fail_msg("%s in the canary, not one of the %zu wanted (%s, ...)", p->changes[k].node, nwant,
+				 want[0]);
 		seen |= 1u << at;
 	}
-	assert_int_equal(seen, 0xf);
+	assert_int_equal(seen, (1u << nwant) - 1);
 }
 
-/* The hosts' first canary, rolled back as the storm grows, and the class's next one. */
-static void host_canaries(const char *const first_want[4], const char *const next_want[4], const char *apart)
+/* The hosts' first canary at canary_share `share`, rolled back as the storm grows, and the
+ * class's next one: the nwant hosts of first_want, then those of next_want. */
+static void host_canaries(double share, const char *const *first_want, const char *const *next_want, size_t nwant,
+			  const char *apart)
 {
-	struct cc_tn *t = tuner(CC_TN_AUTO);
+	struct cc_tn_policy pol = cc_tn_defaults;
+	struct cc_tn *t;
 	struct cc_tn_dcqcn gap = dc0;
 	uint64_t pause = 1, first;
 	struct cc_tn_proposal *p;
 	int64_t i = 1;
 
+	pol.mode = CC_TN_AUTO;
+	pol.canary_share = share;
+	t = tuner_with(&pol);
 	if (apart) {
 		gap.min_time_between_cnps_us = dc0.min_time_between_cnps_us + 1;
 		assert_int_equal(cc_tn_track_host(t, apart, &gap), 0);
@@ -1298,7 +1304,7 @@ static void host_canaries(const char *const first_want[4], const char *const nex
 		run(t, i, storm_on_even, &pause);
 	p = pending_of(t, CC_TN_HOSTS, CC_TN_CANARY);
 	assert_int_equal(p->knob, CC_TN_CNP_GAP);
-	assert_host_canary(p, first_want);
+	assert_host_canary(p, first_want, nwant);
 	first = p->step;
 	apply_all(t, 8, NULL);
 	/* the storm grows: rolled back, tried again after canary_intervals */
@@ -1314,7 +1320,7 @@ static void host_canaries(const char *const first_want[4], const char *const nex
 		v = cc_tn_pending(t, &n);
 		for (size_t j = 0; j < n; j++)
 			if (v[j]->cls == CC_TN_HOSTS && v[j]->phase == CC_TN_CANARY && v[j]->step != first) {
-				assert_host_canary(v[j], next_want);
+				assert_host_canary(v[j], next_want, nwant);
 				cc_tn_free(t);
 				return;
 			}
@@ -1323,20 +1329,26 @@ static void host_canaries(const char *const first_want[4], const char *const nex
 	fail_msg("no second canary of the hosts");
 }
 
-/* A host class's canary and the rest start from like queues: one of each two hosts in the
+/* A host class's canary and the rest start from like queues: its hosts spread evenly over the
  * order of their ToR ports' queues (h1 h3 h5 h7 shallow, h0 h2 h4 h6 deep), not every other
- * host by name (which here would be the four deep ones); the class's next canary takes the
- * other host of each pair.  With h4 set apart (its own CNP gap), seven move: the next canary
- * takes the three second hosts of the pairs and the deepest host left, h6, the one without a
- * partner (not the shallowest, h1, which would put both of a pair in it). */
+ * host by name (which here would be the four deep ones), at places that turn with each canary
+ * of the class.  At a share of 0.5, one of each pair, the other at the next canary; at 0.25,
+ * one of each four; with h4 set apart (its own CNP gap), four of the seven others, no host
+ * always in (the deepest, h6, neither, nor the shallowest); at a share of 1e-300 (the policy
+ * takes it) one host, the next another. */
 static void test_host_canary_matched(void **state)
 {
 	static const char *const even[] = { "h1", "h5", "h0", "h4" }, *const odd[] = { "h3", "h7", "h2", "h6" };
-	static const char *const seven_first[] = { "h1", "h5", "h0", "h6" };
+	static const char *const seven_first[] = { "h1", "h5", "h7", "h2" }, *const seven_next[] = { "h3", "h7", "h0",
+												   "h6" };
+	static const char *const quarter_first[] = { "h1", "h0" }, *const quarter_next[] = { "h3", "h2" };
+	static const char *const least_first[] = { "h1" }, *const least_next[] = { "h3" };
 
 	(void)state;
-	host_canaries(even, odd, NULL);
-	host_canaries(seven_first, odd, "h4");
+	host_canaries(0.5, even, odd, 4, NULL);
+	host_canaries(0.5, seven_first, seven_next, 4, "h4");
+	host_canaries(0.25, quarter_first, quarter_next, 2, NULL);
+	host_canaries(1e-300, least_first, least_next, 1, NULL);
 }
 
 /* The intervals a move is held back for (0: not held), as GET /api/v1/cc lists them. */
