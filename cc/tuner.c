@@ -1529,21 +1529,22 @@ static int join_step(struct cc_tn_proposal *p, struct member *m, const struct st
 	return r;
 }
 
-/* A host class's canary: `want` of its members that move, spread evenly over them in the order
- * of their queues (by_level) — the j-th at (j + (c + 1/2) / turns) * ne / want, c counting the
- * class's canaries modulo `turns` — so that the canary and the rest start from like queues and
- * no host is always the first to change: at a share of 1/turns (0.5: one of each pair, the other
- * at the next canary) every member in one canary of each `turns`; at other shares, or with
- * members set apart, the places still turn.  The count is the class's, whatever the knob (not
- * remapped when the classes change, not saved: a restart begins anew).  Every stride-th host in
- * the order first seen, as the switch classes' ports are taken (spread over the switches), put
- * the same hosts in every canary; where jobs are placed by such a pattern (bench-cc: the
- * all-reduce ring on every fourth host, the incast's receiver h0) it compared the busy hosts
- * with the idle ones.  Measured: docs/performance.md, "The hosts' canary". */
+/* A host class's canary: `share` of its members that move (want of ne, at least one), spread
+ * evenly over them in the order of their queues (by_level) — the j-th at (j + (c + 1/2) /
+ * turns) * ne / want, turns = ne / want rounded up, c counting the class's canaries modulo
+ * turns — so that the canary and the rest start from like queues: at 0.5 one of each pair, the
+ * other at the next canary.  Over `turns` canaries every member is in one at least (want *
+ * turns >= ne), and none in all of them while want <= ne / 2 (above, some must be).  The count
+ * is the class's, whatever the knob (not remapped when the classes change, not saved: a
+ * restart begins anew).  Before, as the switch classes' ports are taken (every stride-th,
+ * spread over the switches), the hosts were every stride-th in the order first seen: the same
+ * hosts in every canary, and where jobs are placed by such a pattern (bench-cc: the all-reduce
+ * ring on every fourth host, the incast's receiver h0) it compared the busy hosts with the
+ * idle ones.  Measured: docs/performance.md, "The hosts' canary". */
 static int host_canary(struct cc_tn *t, const struct step *k, struct cc_tn_proposal *p, struct member **v, size_t n,
-		       size_t turns, size_t want)
+		       double share)
 {
-	size_t ne = 0, c;
+	size_t ne = 0, want, turns, c;
 	int r = 0;
 
 	for (size_t i = 0; i < n; i++)
@@ -1552,8 +1553,12 @@ static int host_canary(struct cc_tn *t, const struct step *k, struct cc_tn_propo
 	if (!ne)
 		return 0;
 	qsort(v, ne, sizeof(*v), by_level);
+	want = (size_t)ceil(share * (double)ne);
+	if (want < 1)
+		want = 1;
 	if (want > ne)
 		want = ne;
+	turns = (ne + want - 1) / want;
 	if (turns < 2)
 		turns = 2;
 	c = t->canaries[k->cls]++ % turns;
@@ -1584,7 +1589,7 @@ static int propose_changes(struct cc_tn *t, struct step *k, struct cc_tn_proposa
 	if (stride < 1)
 		stride = 1;
 	if (canary && cc_tn_class_is_hosts(k->cls)) {
-		r = host_canary(t, k, p, v, n, stride, want);
+		r = host_canary(t, k, p, v, n, share);
 		free(v);
 		return r;
 	}

@@ -1284,7 +1284,7 @@ static void assert_host_canary(const struct cc_tn_proposal *p, const char *const
 /* The hosts' first canary at canary_share `share`, rolled back as the storm grows, and the
  * class's next one: the nwant hosts of first_want, then those of next_want. */
 static void host_canaries(double share, const char *const *first_want, const char *const *next_want, size_t nwant,
-			  const char *apart)
+			  const char *const *apart)
 {
 	struct cc_tn_policy pol = cc_tn_defaults;
 	struct cc_tn *t;
@@ -1296,10 +1296,9 @@ static void host_canaries(double share, const char *const *first_want, const cha
 	pol.mode = CC_TN_AUTO;
 	pol.canary_share = share;
 	t = tuner_with(&pol);
-	if (apart) {
-		gap.min_time_between_cnps_us = dc0.min_time_between_cnps_us + 1;
-		assert_int_equal(cc_tn_track_host(t, apart, &gap), 0);
-	}
+	gap.min_time_between_cnps_us = dc0.min_time_between_cnps_us + 1;
+	for (; apart && *apart; apart++)
+		assert_int_equal(cc_tn_track_host(t, *apart, &gap), 0);
 	for (; i <= 3; i++)
 		run(t, i, storm_on_even, &pause);
 	p = pending_of(t, CC_TN_HOSTS, CC_TN_CANARY);
@@ -1333,20 +1332,20 @@ static void host_canaries(double share, const char *const *first_want, const cha
  * order of their ToR ports' queues (h1 h3 h5 h7 shallow, h0 h2 h4 h6 deep), not every other
  * host by name (which here would be the four deep ones), at places that turn with each canary
  * of the class.  At a share of 0.5, one of each pair, the other at the next canary; at 0.25,
- * one of each four; with h4 set apart (its own CNP gap), four of the seven others, no host
- * always in (the deepest, h6, neither, nor the shallowest); at a share of 1e-300 (the policy
- * takes it) one host, the next another. */
+ * one of each four; with h4 and h6 set apart (their own CNP gap), half of the six others, then
+ * the other half (a share of the class, 4, would put two of the six in both); at a share of
+ * 1e-300 (the policy takes it) one host, the next another. */
 static void test_host_canary_matched(void **state)
 {
 	static const char *const even[] = { "h1", "h5", "h0", "h4" }, *const odd[] = { "h3", "h7", "h2", "h6" };
-	static const char *const seven_first[] = { "h1", "h5", "h7", "h2" }, *const seven_next[] = { "h3", "h7", "h0",
-												   "h6" };
+	static const char *const six_first[] = { "h1", "h5", "h0" }, *const six_next[] = { "h3", "h7", "h2" };
+	static const char *const apart[] = { "h4", "h6", NULL };
 	static const char *const quarter_first[] = { "h1", "h0" }, *const quarter_next[] = { "h3", "h2" };
 	static const char *const least_first[] = { "h1" }, *const least_next[] = { "h3" };
 
 	(void)state;
 	host_canaries(0.5, even, odd, 4, NULL);
-	host_canaries(0.5, seven_first, seven_next, 4, "h4");
+	host_canaries(0.5, six_first, six_next, 3, apart);
 	host_canaries(0.25, quarter_first, quarter_next, 2, NULL);
 	host_canaries(1e-300, least_first, least_next, 1, NULL);
 }
