@@ -37,7 +37,9 @@ SAN ?= 0
 
 ifeq ($(SAN),1)
 B ?= build/san
-SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+# float-cast-overflow is not part of GCC's "undefined": a double out of an integer's range
+SANFLAGS := -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=undefined,float-cast-overflow \
+	-fno-omit-frame-pointer
 OPTFLAGS ?= -O1 -g
 else
 B ?= build

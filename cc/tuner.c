@@ -1581,6 +1581,11 @@ static int propose_changes(struct cc_tn *t, struct step *k, struct cc_tn_proposa
 		free(v);
 		return 0;
 	}
+	if (canary && cc_tn_class_is_hosts(k->cls)) {
+		r = host_canary(t, k, p, v, n, share);
+		free(v);
+		return r;
+	}
 	want = (size_t)ceil(share * (double)n);
 	if (want < 1)
 		want = 1;
@@ -1588,11 +1593,6 @@ static int propose_changes(struct cc_tn *t, struct step *k, struct cc_tn_proposa
 	stride = canary ? (size_t)fmin(1 / share + 0.5, (double)n) : 1;
 	if (stride < 1)
 		stride = 1;
-	if (canary && cc_tn_class_is_hosts(k->cls)) {
-		r = host_canary(t, k, p, v, n, share);
-		free(v);
-		return r;
-	}
 	/* spread the canary over the class: every k-th member (switches and ToRs alike); the rest
 	 * up to the share (a canary short of it, as members of other values are skipped) */
 	for (size_t pass = 0; pass < 2 && done < want && !r; pass++)

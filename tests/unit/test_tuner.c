@@ -1350,6 +1350,27 @@ static void test_host_canary_matched(void **state)
 	host_canaries(1e-300, least_first, least_next, 1, NULL);
 }
 
+/* A switch class's canary at the least share the policy takes: one port (1 / 1e-300 is
+ * larger than any size_t: the stride is bounded by the class, else the conversion is undefined,
+ * which the sanitizer build's float-cast-overflow reports). */
+static void test_switch_canary_least_share(void **state)
+{
+	struct cc_tn_policy pol = cc_tn_defaults;
+	struct cc_tn *t;
+	struct cc_tn_proposal *p;
+	int64_t i = 1;
+
+	(void)state;
+	pol.mode = CC_TN_AUTO;
+	pol.canary_share = 1e-300;
+	t = tuner_with(&pol);
+	p = first_step(t, &i);
+	assert_int_equal(p->cls, CC_TN_TOR_DOWN);
+	assert_int_equal(p->phase, CC_TN_CANARY);
+	assert_int_equal(p->nchanges, 1);
+	cc_tn_free(t);
+}
+
 /* The intervals a move is held back for (0: not held), as GET /api/v1/cc lists them. */
 static long long held_for(struct cc_tn *t, const char *cls, const char *knob, const char *dir)
 {
@@ -1851,6 +1872,7 @@ int main(void)
 		cmocka_unit_test(test_holds_saved_together),
 		cmocka_unit_test(test_storm_retried),
 		cmocka_unit_test(test_host_canary_matched),
+		cmocka_unit_test(test_switch_canary_least_share),
 		cmocka_unit_test(test_outside_policy),
 		cmocka_unit_test(test_host_classes),
 		cmocka_unit_test(test_host_classes_wait_for_the_step),
