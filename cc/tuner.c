@@ -1504,12 +1504,12 @@ static bool member_moves(const struct cc_tn *t, const struct member *m, enum cc_
 }
 
 /* Orders a host class's canary candidates by their queues before the step: the queue delay
- * of the ToR port facing each (its mean over the last intervals; not measured: first), then the
- * key, so that the order is stable. */
+ * of the ToR port facing each (bq: host_canary sets it as baseline() will; not measured:
+ * first), then the key, so that the order is stable. */
 static int by_level(const void *a, const void *b)
 {
 	const struct member *x = *(struct member *const *)a, *y = *(struct member *const *)b;
-	double qx = hist_mean(x->hq, x->nh), qy = hist_mean(y->hq, y->nh);
+	double qx = x->bq, qy = y->bq;
 
 	if (isnan(qx) != isnan(qy))
 		return isnan(qx) ? -1 : 1;
@@ -1548,8 +1548,10 @@ static int host_canary(struct cc_tn *t, const struct step *k, struct cc_tn_propo
 	int r = 0;
 
 	for (size_t i = 0; i < n; i++)
-		if (member_moves(t, v[i], k->knob, k->from, k->to, t->xoff))
+		if (member_moves(t, v[i], k->knob, k->from, k->to, t->xoff)) {
+			v[i]->bq = hist_mean(v[i]->hq, v[i]->nh);
 			v[ne++] = v[i];
+		}
 	if (!ne)
 		return 0;
 	qsort(v, ne, sizeof(*v), by_level);

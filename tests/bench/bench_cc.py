@@ -275,8 +275,9 @@ def main():
                     help="the tuner and its start with the same probes on seeds 1..N, for its own effect (the "
                          "shifting workload: --shifting-seeds; default 18, smoke: --seeds; at least --seeds)")
     ap.add_argument("--shifting-seeds", type=int, default=None,
-                    help="the shifting workload's paired seeds, on which it is judged (default the larger of 36 and "
-                         "--paired-seeds, smoke: --paired-seeds; at least --paired-seeds when the shifting workload runs)")
+                    help="the shifting workload's paired seeds, on which it is judged (default the larger of 36 "
+                         "and --paired-seeds, smoke: --paired-seeds; at least --paired-seeds when the shifting "
+                         "workload runs)")
     ap.add_argument("--shifting-oracle-keep", type=int, default=2,
                     help="grid points of the shifting workload run on its paired seeds too (the best on seeds "
                          "1..--seeds; default 2, at least 1, at most --oracle-keep), besides the defaults' own")
@@ -284,7 +285,8 @@ def main():
     ap.add_argument("--only", help="comma-separated workloads")
     ap.add_argument("--json", help="write every figure here")
     ap.add_argument("--no-fail", action="store_true")
-    ap.add_argument("--plan", action="store_true", help="print how many workloads, seeds and runs (at most, with the shifting workload) and exit")
+    ap.add_argument("--plan", action="store_true",
+                    help="print how many workloads, seeds and runs (at most, with the shifting workload) and exit")
     a = ap.parse_args()
     seeds = a.seeds or (1 if a.smoke else 3)
     dur = a.duration_us or (1500 if a.smoke else 4000)
