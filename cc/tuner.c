@@ -728,6 +728,10 @@ struct cc_tn {
 	 * once per tabu_intervals: until this interval the next such rollback holds it for
 	 * tabu_intervals (not saved: a restart forgets it) */
 	uint64_t retry_until[CC_TN_NCLASSES][CC_TN_NKNOBS][2];
+	/* a move rolled back for no clear gain (not for harm) is held back until this interval
+	 * from its own rule only: made against pauses it comes at once (harder congestion control
+	 * where PFC fires is kept without a gain to show, so its want of one says nothing there) */
+	uint64_t nogain_until[CC_TN_NCLASSES][CC_TN_NKNOBS][2];
 	uint64_t xoff; /* the last input's */
 	unsigned canaries[CC_TN_NCLASSES]; /* canaries of the class so far (host_canary's turn) */
 	struct step steps_of[CC_TN_NCLASSES]; /* the step in progress in each class */
@@ -819,7 +823,7 @@ static bool classes_pending(const struct cc_tn *t)
 static void adopt_classes(struct cc_tn *t)
 {
 	uint64_t tabu[CC_TN_NCLASSES][CC_TN_NKNOBS][2], retry[CC_TN_NCLASSES][CC_TN_NKNOBS][2],
-		soft[CC_TN_NCLASSES];
+		nogain[CC_TN_NCLASSES][CC_TN_NKNOBS][2], soft[CC_TN_NCLASSES];
 	struct cc_tn_policy old = t->live;
 
 	if (!classes_pending(t))
@@ -849,6 +853,7 @@ static void adopt_classes(struct cc_tn *t)
 	memcpy(tabu, t->tabu_until, sizeof(tabu));
 	memcpy(retry, t->retry_until, sizeof(retry));
 	memcpy(soft, t->soft_until, sizeof(soft));
+	memcpy(nogain, t->nogain_until, sizeof(nogain));
 	for (int c = CC_TN_HOST_CLASS0; c < CC_TN_NCLASSES; c++) {
 		enum cc_tn_class was;
 
@@ -856,6 +861,7 @@ static void adopt_classes(struct cc_tn *t)
 			was = CC_TN_HOSTS;
 		memcpy(t->tabu_until[c], tabu[was], sizeof(t->tabu_until[c]));
 		memcpy(t->retry_until[c], retry[was], sizeof(t->retry_until[c]));
+		memcpy(t->nogain_until[c], nogain[was], sizeof(t->nogain_until[c]));
 		t->soft_until[c] = soft[was];
 	}
 	t->classes_since = t->interval;
@@ -1635,8 +1641,9 @@ static void step_end(struct cc_tn *t, struct step *k)
 	k->cur = NULL;
 }
 
-/* The changes applied so far by the step, undone; the move is held back for `hold` intervals. */
-static int rollback_held(struct cc_tn *t, struct step *k, const char *why, uint64_t hold)
+/* The changes applied so far by the step, undone; the move is held back for `hold` intervals
+ * (nogain: from its own rule only, nogain_until). */
+static int rollback_held(struct cc_tn *t, struct step *k, const char *why, uint64_t hold, bool nogain)
 {
 	struct cc_tn_proposal *p = proposal_new(t, k, CC_TN_ROLLBACK);
 	double to = k->to;
@@ -1659,7 +1666,10 @@ static int rollback_held(struct cc_tn *t, struct step *k, const char *why, uint6
 		if (add_change(p, m, k->knob, k->from) < 0)
 			return -ENOMEM;
 	}
-	t->tabu_until[k->cls][k->knob][k->to > k->from] = t->interval + hold;
+	if (nogain)
+		t->nogain_until[k->cls][k->knob][k->to > k->from] = t->interval + hold;
+	else
+		t->tabu_until[k->cls][k->knob][k->to > k->from] = t->interval + hold;
 	t->rolled_back++;
 	k->cur = p;
 	k->st = ST_ROLLBACK;
@@ -1668,7 +1678,7 @@ static int rollback_held(struct cc_tn *t, struct step *k, const char *why, uint6
 
 static int propose_rollback(struct cc_tn *t, struct step *k, const char *why)
 {
-	return rollback_held(t, k, why, t->pol.tabu_intervals);
+	return rollback_held(t, k, why, t->pol.tabu_intervals, false);
 }
 
 /* How long a step rolled back by the fabric-wide test (unsafe) is held back.  That test cannot
@@ -1846,9 +1856,10 @@ static uint64_t soft_hold(const struct cc_tn_policy *p)
 	return 2 * (uint64_t)p->tabu_intervals;
 }
 
-static bool tabu(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, bool up)
+/* Whether a move is held back; urgent: one against pauses. */
+static bool tabu(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, bool up, bool urgent)
 {
-	return t->interval < t->tabu_until[c][k][up];
+	return t->interval < t->tabu_until[c][k][up] || (!urgent && t->interval < t->nogain_until[c][k][up]);
 }
 
 /* One move of class c, if the signals (g, the mean of the last intervals) call for one: the
@@ -1866,7 +1877,7 @@ static int choose_class(struct cc_tn *t, enum cc_tn_class c, const struct sig *g
 #define TRY(kn, up, aggr, ...)                                                                             \
 	do {                                                                                               \
 		double nv_;                                                                                \
-		if (!tabu(t, c, kn, up) && !isnan(nv_ = step_value(t, c, kn, up)) &&                       \
+		if (!tabu(t, c, kn, up, (aggr) && paused) && !isnan(nv_ = step_value(t, c, kn, up)) &&                       \
 		    !candidate_check(t, c, kn, nv_, xoff)) {                                               \
 			snprintf(expect, sizeof(expect), __VA_ARGS__);                                     \
 			return start_step(t, c, kn, nv_, aggr, false, (aggr) && paused, why, expect);      \
@@ -2009,8 +2020,8 @@ static const char *unsafe(const struct cc_tn *t, const struct step *k, char *buf
 }
 
 /* The canary against the rest of its class over the same intervals: NULL when the move did
- * what it aimed at without harm, or why not. */
-static const char *canary_worse(const struct cc_tn *t, const struct step *k, char *buf, size_t len)
+ * what it aimed at without harm, or why not (*nogain: only that it showed no clear gain). */
+static const char *canary_worse(const struct cc_tn *t, const struct step *k, char *buf, size_t len, bool *nogain)
 {
 	const struct cc_tn_policy *p = &t->pol;
 	double tol = p->tolerance;
@@ -2059,6 +2070,7 @@ static const char *canary_worse(const struct cc_tn *t, const struct step *k, cha
 		return buf;
 	}
 	if (k->st == ST_CANARY && !k->forced && !(k->urgent && k->aggressive)) {
+		*nogain = true;
 		if (k->aggressive) {
 			if (!stat_worse(&r->qd, &c->qd, 0) && !stat_worse(&r->pause, &c->pause, 0)) {
 				snprintf(buf, len, "no clear gain: the canary's mean queue delay %.1f us (%.1f before) "
@@ -2071,6 +2083,7 @@ static const char *canary_worse(const struct cc_tn *t, const struct step *k, cha
 				 r->lvl_util * 100);
 			return buf;
 		}
+		*nogain = false;
 	}
 	return NULL;
 }
@@ -2165,6 +2178,7 @@ static int step_run(struct cc_tn *t, struct step *k, const struct cc_tn_input *i
 {
 	char buf[256];
 	const char *why;
+	bool nogain = false;
 
 	switch (k->st) {
 	case ST_IDLE:
@@ -2183,7 +2197,7 @@ static int step_run(struct cc_tn *t, struct step *k, const struct cc_tn_input *i
 	watch_add(k, g);
 	grp_add(t, k, in);
 	if ((why = unsafe(t, k, buf, sizeof(buf))))
-		return rollback_held(t, k, why, unsafe_hold(t, k));
+		return rollback_held(t, k, why, unsafe_hold(t, k), false);
 	/* a canary hurting beyond doubt (worse than the verdict's margins at Welch's t above 3)
 	 * goes at once, without waiting for its verdict */
 	{
@@ -2204,8 +2218,8 @@ static int step_run(struct cc_tn *t, struct step *k, const struct cc_tn_input *i
 	if (k->st == ST_CANARY && k->watched < t->pol.canary_intervals)
 		return 0;
 	/* the changed members against the rest of the class, over every interval of the step */
-	if ((why = canary_worse(t, k, buf, sizeof(buf))))
-		return propose_rollback(t, k, why);
+	if ((why = canary_worse(t, k, buf, sizeof(buf), &nogain)))
+		return rollback_held(t, k, why, t->pol.tabu_intervals, nogain);
 	return next_rollout(t, k, k->st == ST_CANARY ? "the canary did no harm" : "the rollout did no harm");
 }
 
@@ -2517,12 +2531,20 @@ static json_t *holds_json(const struct cc_tn *t, bool saved)
 		if (!strcmp(LBL(c), "?"))
 			continue;
 		for (int k = 0; k < CC_TN_NKNOBS; k++)
-			for (int up = 0; up < 2; up++)
-				if (LEFT(t->tabu_until[c][k][up]) > 0)
+			for (int up = 0; up < 2; up++) {
+				json_int_t held = LEFT(t->tabu_until[c][k][up]), ng = LEFT(t->nogain_until[c][k][up]);
+
+				if (held > 0)
 					json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:I}", "class", LBL(c), "knob",
 									   knob_names[k], "direction",
-									   up ? "up" : "down", "intervals",
-									   LEFT(t->tabu_until[c][k][up])));
+									   up ? "up" : "down", "intervals", held));
+				/* held from its own rule only, and for longer */
+				if (ng > held)
+					json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:I,s:b}", "class", LBL(c),
+									   "knob", knob_names[k], "direction",
+									   up ? "up" : "down", "intervals", ng,
+									   "unless_pausing", 1));
+			}
 		if (LEFT(t->soft_until[c]) > 0)
 			json_array_append_new(a, json_pack("{s:s,s:s,s:I}", "class", LBL(c), "knob", "soften",
 							   "intervals", LEFT(t->soft_until[c])));
@@ -2700,7 +2722,12 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 				unread++;
 			continue;
 		}
-		until = k == CC_TN_NKNOBS ? &t->soft_until[c] : &t->tabu_until[c][k][up];
+		if (k == CC_TN_NKNOBS)
+			until = &t->soft_until[c];
+		else if (json_is_true(json_object_get(it, "unless_pausing")))
+			until = &t->nogain_until[c][k][up];
+		else
+			until = &t->tabu_until[c][k][up];
 		if (t->interval + left > *until)
 			*until = t->interval + left;
 	}

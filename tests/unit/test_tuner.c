@@ -1387,6 +1387,96 @@ static long long held_for(struct cc_tn *t, const char *cls, const char *knob, co
 	return n;
 }
 
+/* The hold of tor_down's Kmax down: its intervals, and whether only from its own rule. */
+static long long kmax_down_held(struct cc_tn *t, bool *unless_pausing)
+{
+	json_t *j = cc_tn_json(t), *x;
+	long long n = 0;
+	size_t k;
+
+	*unless_pausing = false;
+	json_array_foreach(json_object_get(j, "holds"), k, x)
+		if (!strcmp(json_string_value(json_object_get(x, "class")), "tor_down") &&
+		    !strcmp(json_string_value(json_object_get(x, "knob")), "kmax_bytes") &&
+		    !strcmp(json_string_value(json_object_get(x, "direction")), "down")) {
+			n = json_integer_value(json_object_get(x, "intervals"));
+			*unless_pausing = json_is_true(json_object_get(x, "unless_pausing"));
+		}
+	json_decref(j);
+	return n;
+}
+
+/* deep ToR downlink queues, three times as deep on the members of canary *ctx */
+static void canary_deeper(const char *node, const char *port, uint64_t *peak, uint64_t *pause, void *ctx)
+{
+	const struct cc_tn_proposal *p = *(struct cc_tn_proposal *const *)ctx;
+
+	deep_down(node, port, peak, pause, NULL);
+	for (size_t k = 0; p && k < p->nchanges; k++)
+		if (!strcmp(p->changes[k].node, node) && !strcmp(p->changes[k].port, port))
+			*peak = 3000000;
+}
+
+/* A move rolled back for no clear gain (deeper queues called for it; its canary's queues were
+ * no shorter than the rest's) is held back from that rule, not from the rule against pauses:
+ * when ports start to pause it comes at once, as the first move against them, and a restart
+ * keeps the difference.  Rolled back for harm (its canary's queues deeper), it is held from
+ * both. */
+static void test_no_gain_held_but_not_against_pauses(void **state)
+{
+	const unsigned ci = cc_tn_defaults.canary_intervals;
+
+	(void)state;
+	for (int harm = 0; harm < 2; harm++) {
+		struct cc_tn *t = tuner(CC_TN_AUTO), *t2;
+		struct cc_tn_proposal *p, *canary = NULL;
+		uint64_t pause = 10; /* 10 % of the time */
+		bool unless;
+		char err[200];
+		json_t *st;
+		int64_t i = 1;
+
+		/* deep queues: Kmin down, then Kmax down, each rolled back for no clear gain (every
+		 * downlink's queue as deep as before), but Kmax down for harm in the second round */
+		for (int knob = 0; knob < 2; knob++) {
+			for (; i <= 3; i++)
+				run(t, i, deep_down, NULL);
+			if (knob)
+				run(t, i++, deep_down, NULL);
+			canary = pending_of(t, CC_TN_TOR_DOWN, CC_TN_CANARY);
+			assert_int_equal(canary->knob, knob ? CC_TN_KMAX : CC_TN_KMIN);
+			assert_true(canary->to < canary->from);
+			apply_all(t, 8, NULL);
+			for (unsigned k = 0; k < ci && npending(t) == 0; k++)
+				run(t, i++, knob && harm ? canary_deeper : deep_down, &canary);
+			p = pending_of(t, CC_TN_TOR_DOWN, CC_TN_ROLLBACK);
+			assert_true(!strstr(p->reason, "no clear gain") == (knob && harm));
+			apply_all(t, 8, NULL);
+		}
+		assert_true(kmax_down_held(t, &unless) > 0);
+		assert_int_equal(unless, !harm);
+		/* both held from the rule of deep queues */
+		run(t, i++, deep_down, NULL);
+		assert_int_equal(npending(t), 0);
+		/* a restart keeps the kind of hold */
+		st = cc_tn_state_json(t);
+		t2 = tuner(CC_TN_AUTO);
+		assert_int_equal(cc_tn_state_load(t2, st, err, sizeof(err)), 0);
+		json_decref(st);
+		assert_true(kmax_down_held(t2, &unless) > 0);
+		assert_int_equal(unless, !harm);
+		cc_tn_free(t2);
+		/* ports pause: rule 1 on the class with the deepest queues, Kmax down first, unless it
+		 * was rolled back for harm (then Pmax up) */
+		run(t, i++, storm, &pause);
+		p = pending_of(t, CC_TN_TOR_DOWN, CC_TN_CANARY);
+		assert_non_null(strstr(p->reason, "paused"));
+		assert_int_equal(p->knob, harm ? CC_TN_PMAX : CC_TN_KMAX);
+		assert_true(harm ? p->to > p->from : p->to < p->from);
+		cc_tn_free(t);
+	}
+}
+
 /* A move against pauses rolled back because the fabric's pauses rose (a storm growing on its
  * own does that: the fabric-wide test cannot tell) is tried again after canary_intervals, not
  * tabu_intervals, and kept when the storm merely goes on; a second such rollback within
@@ -1871,6 +1961,7 @@ int main(void)
 		cmocka_unit_test(test_no_softening_after_a_harder_step),
 		cmocka_unit_test(test_holds_saved_together),
 		cmocka_unit_test(test_storm_retried),
+		cmocka_unit_test(test_no_gain_held_but_not_against_pauses),
 		cmocka_unit_test(test_host_canary_matched),
 		cmocka_unit_test(test_switch_canary_least_share),
 		cmocka_unit_test(test_outside_policy),
