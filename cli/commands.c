@@ -1,6 +1,7 @@
 /* rocefabctl's commands: see commands.h. */
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -672,40 +673,69 @@ void cli_usage(FILE *f)
 
 /* --- requests ------------------------------------------------------------------------------- */
 
-/* The options of struct cli_opts, each with its CLI_OPT_* bit. */
-static const struct {
-	unsigned bit;
-	const char *name;
-} opt_names[] = {
-	{ CLI_OPT_HOST, "--host" },
-	{ CLI_OPT_DEVICE, "--device" },
-	{ CLI_OPT_STATE, "--state" },
-	{ CLI_OPT_FROM, "--from" },
-	{ CLI_OPT_TO, "--to" },
-	{ CLI_OPT_PRIORITY, "--priority" },
-	{ CLI_OPT_STEP, "--step" },
-	{ CLI_OPT_WINDOW, "--window" },
-	{ CLI_OPT_OP, "--op" },
-	{ CLI_OPT_SIZE, "--size" },
-	{ CLI_OPT_AGENT, "--agent" },
-	{ CLI_OPT_PORT, "--port" },
-	{ CLI_OPT_REASON, "--reason" },
-	{ CLI_OPT_MAX_TARGETS, "--max-targets" },
-	{ CLI_OPT_WAIT, "--wait" },
-	{ CLI_OPT_ALL, "--all" },
+/* The options of struct cli_opts, each with its CLI_OPT_* bit, in the order of the bits. */
+#define OPT_STR(bit, name, field) { bit, name, required_argument, offsetof(struct cli_opts, field) }
+const struct cli_opt_def cli_opt_defs[] = {
+	OPT_STR(CLI_OPT_HOST, "host", host),
+	OPT_STR(CLI_OPT_DEVICE, "device", device),
+	OPT_STR(CLI_OPT_STATE, "state", state),
+	OPT_STR(CLI_OPT_FROM, "from", from),
+	OPT_STR(CLI_OPT_TO, "to", to),
+	OPT_STR(CLI_OPT_PRIORITY, "priority", priority),
+	OPT_STR(CLI_OPT_STEP, "step", step),
+	OPT_STR(CLI_OPT_WINDOW, "window", window),
+	OPT_STR(CLI_OPT_OP, "op", op),
+	OPT_STR(CLI_OPT_SIZE, "size", size),
+	OPT_STR(CLI_OPT_AGENT, "agent", agent),
+	OPT_STR(CLI_OPT_PORT, "port", port),
+	OPT_STR(CLI_OPT_REASON, "reason", reason),
+	OPT_STR(CLI_OPT_MAX_TARGETS, "max-targets", max_targets),
+	{ CLI_OPT_WAIT, "wait", optional_argument, offsetof(struct cli_opts, wait_s) },
+	{ CLI_OPT_ALL, "all", no_argument, offsetof(struct cli_opts, all) },
 };
+#undef OPT_STR
+const size_t cli_nopt_defs = ARRAY_SIZE(cli_opt_defs);
 
-_Static_assert(1u << (ARRAY_SIZE(opt_names) - 1) == CLI_OPT_ALL, "a CLI_OPT_* bit without its name");
+_Static_assert(1u << (ARRAY_SIZE(cli_opt_defs) - 1) == CLI_OPT_ALL, "a CLI_OPT_* bit without its option");
+
+int cli_opt_set(struct cli_opts *o, const struct cli_opt_def *d, const char *arg, struct rf_err *e)
+{
+	char *end = NULL;
+
+	switch (d->bit) {
+	case CLI_OPT_WAIT:
+		o->wait_s = arg ? strtod(arg, &end) : 30;
+		if ((end && (*end || end == arg)) || !(o->wait_s > 0 && o->wait_s <= 86400)) {
+			o->wait_s = 0;
+			return rf_err_set(e, -EINVAL, "USAGE", NULL,
+					  "--wait: '%s' is not a number of seconds above 0, at most 86400", arg);
+		}
+		return 0;
+	case CLI_OPT_ALL:
+		o->all = true;
+		return 0;
+	default:
+		*(const char **)((char *)o + d->off) = arg;
+		return 0;
+	}
+}
 
 /* The CLI_OPT_* bits of the options given. */
 static unsigned opts_given(const struct cli_opts *o)
 {
-	return (o->host ? CLI_OPT_HOST : 0) | (o->device ? CLI_OPT_DEVICE : 0) | (o->state ? CLI_OPT_STATE : 0) |
-	       (o->from ? CLI_OPT_FROM : 0) | (o->to ? CLI_OPT_TO : 0) | (o->priority ? CLI_OPT_PRIORITY : 0) |
-	       (o->step ? CLI_OPT_STEP : 0) | (o->window ? CLI_OPT_WINDOW : 0) | (o->op ? CLI_OPT_OP : 0) |
-	       (o->size ? CLI_OPT_SIZE : 0) | (o->agent ? CLI_OPT_AGENT : 0) | (o->port ? CLI_OPT_PORT : 0) |
-	       (o->reason ? CLI_OPT_REASON : 0) | (o->max_targets ? CLI_OPT_MAX_TARGETS : 0) |
-	       (o->wait_s > 0 ? CLI_OPT_WAIT : 0) /* main() takes only a number > 0 */ | (o->all ? CLI_OPT_ALL : 0);
+	unsigned given = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cli_opt_defs); i++) {
+		const struct cli_opt_def *d = &cli_opt_defs[i];
+		const char *v = (const char *)o + d->off;
+		bool set = d->bit == CLI_OPT_WAIT  ? *(const double *)v > 0 /* cli_opt_set takes only > 0 */
+			   : d->bit == CLI_OPT_ALL ? *(const bool *)v
+						   : *(const char *const *)v != NULL;
+
+		if (set)
+			given |= d->bit;
+	}
+	return given;
 }
 
 /* Refuses an option the command does not read (it used to be ignored). */
@@ -713,10 +743,10 @@ static int opts_check(const struct cli_cmd *c, const struct cli_opts *o, struct 
 {
 	unsigned extra = opts_given(o) & ~c->opts;
 
-	for (size_t i = 0; extra && i < ARRAY_SIZE(opt_names); i++)
-		if (extra & opt_names[i].bit)
-			return rf_err_set(e, -EINVAL, "USAGE", NULL, "%s: %s is not one of its options", c->name,
-					  opt_names[i].name);
+	for (size_t i = 0; extra && i < ARRAY_SIZE(cli_opt_defs); i++)
+		if (extra & cli_opt_defs[i].bit)
+			return rf_err_set(e, -EINVAL, "USAGE", NULL, "%s: --%s is not one of its options", c->name,
+					  cli_opt_defs[i].name);
 	return 0;
 }
 
@@ -726,9 +756,9 @@ int cli_list_options(FILE *f, const char *name)
 
 	if (!c)
 		return -ENOENT;
-	for (size_t i = 0; i < ARRAY_SIZE(opt_names); i++)
-		if (c->opts & opt_names[i].bit)
-			fprintf(f, "%s\n", opt_names[i].name);
+	for (size_t i = 0; i < ARRAY_SIZE(cli_opt_defs); i++)
+		if (c->opts & cli_opt_defs[i].bit)
+			fprintf(f, "--%s\n", cli_opt_defs[i].name);
 	return 0;
 }
 

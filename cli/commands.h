@@ -5,6 +5,7 @@
 #define ROCEFAB_CLI_COMMANDS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include <jansson.h>
@@ -50,6 +51,21 @@ enum {
 	CLI_OPT_WAIT = 1 << 14,
 	CLI_OPT_ALL = 1 << 15,
 };
+
+/* The command options, one table (commands.c) that main.c's getopt table, the check of the
+ * options a command takes and --list-options all read. */
+struct cli_opt_def {
+	unsigned bit;     /* CLI_OPT_* */
+	const char *name; /* the long option, without its "--" */
+	int has_arg;      /* getopt's no_argument, required_argument, optional_argument */
+	size_t off;       /* its value in struct cli_opts: a string, but --wait's and --all's */
+};
+extern const struct cli_opt_def cli_opt_defs[];
+extern const size_t cli_nopt_defs;
+
+/* Sets the option of d from its argument (NULL: none given) into o; -EINVAL with e->msg when
+ * the argument is not one the option takes. */
+int cli_opt_set(struct cli_opts *o, const struct cli_opt_def *d, const char *arg, struct rf_err *e);
 
 struct cli_request;
 

@@ -50,34 +50,20 @@ static char *read_token(const char *path)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
+	/* the options every command takes; those of the commands follow from cli_opt_defs */
+	enum { OPT_LIST_COMMANDS = 1, OPT_LIST_OPTIONS, OPT_CACERT, OPT_CMD = 256 };
+	static const struct option global[] = {
 		{ "server", required_argument, NULL, 's' },
 		{ "token-file", required_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
-		{ "host", required_argument, NULL, 1 },
-		{ "device", required_argument, NULL, 2 },
-		{ "state", required_argument, NULL, 3 },
-		{ "from", required_argument, NULL, 4 },
-		{ "to", required_argument, NULL, 5 },
-		{ "step", required_argument, NULL, 6 },
-		{ "reason", required_argument, NULL, 7 },
-		{ "wait", optional_argument, NULL, 8 },
-		{ "agent", required_argument, NULL, 9 },
-		{ "port", required_argument, NULL, 10 },
-		{ "window", required_argument, NULL, 18 },
-		{ "op", required_argument, NULL, 11 },
-		{ "size", required_argument, NULL, 12 },
-		{ "max-targets", required_argument, NULL, 13 },
-		{ "all", no_argument, NULL, 14 },
-		{ "list-commands", no_argument, NULL, 15 },
-		{ "list-options", required_argument, NULL, 19 },
-		{ "cacert", required_argument, NULL, 16 },
+		{ "list-commands", no_argument, NULL, OPT_LIST_COMMANDS },
+		{ "list-options", required_argument, NULL, OPT_LIST_OPTIONS },
+		{ "cacert", required_argument, NULL, OPT_CACERT },
 		{ "watch", required_argument, NULL, 'w' },
-		{ "priority", required_argument, NULL, 17 },
-		{ NULL, 0, NULL, 0 },
 	};
+	struct option longopts[ARRAY_SIZE(global) + 8 * sizeof(unsigned) + 1] = { 0 };
 	const char *server = getenv("ROCEFAB_SERVER"), *token_file = getenv("ROCEFAB_TOKEN_FILE");
 	/* the CA to trust: --cacert, else what curl users set */
 	const char *cacert = getenv("ROCEFAB_CACERT") ?: getenv("CURL_CA_BUNDLE") ?: getenv("SSL_CERT_FILE");
@@ -90,7 +76,18 @@ int main(int argc, char **argv)
 	bool help = false;
 	double watch = 0;
 
+	memcpy(longopts, global, sizeof(global));
+	for (size_t i = 0; i < cli_nopt_defs; i++)
+		longopts[ARRAY_SIZE(global) + i] = (struct option){ cli_opt_defs[i].name, cli_opt_defs[i].has_arg, NULL,
+								    OPT_CMD + (int)i };
 	while ((opt = getopt_long(argc, argv, "s:t:jVhw:", longopts, NULL)) != -1) {
+		if (opt >= OPT_CMD && opt < OPT_CMD + (int)cli_nopt_defs) {
+			if (cli_opt_set(&o, &cli_opt_defs[opt - OPT_CMD], optarg, &e) < 0) {
+				fprintf(stderr, "rocefabctl: %s\n", e.msg);
+				return 2;
+			}
+			continue;
+		}
 		switch (opt) {
 		case 's':
 			server = optarg;
@@ -107,20 +104,17 @@ int main(int argc, char **argv)
 		case 'h':
 			help = true; /* the command's usage when a command is named */
 			break;
-		case 15:
+		case OPT_LIST_COMMANDS:
 			cli_list_commands(stdout);
 			return 0;
-		case 19:
+		case OPT_LIST_OPTIONS:
 			if (cli_list_options(stdout, optarg) < 0) {
 				fprintf(stderr, "rocefabctl: --list-options: unknown command '%s'\n", optarg);
 				return 2;
 			}
 			return 0;
-		case 16:
+		case OPT_CACERT:
 			cacert = optarg;
-			break;
-		case 17:
-			o.priority = optarg;
 			break;
 		case 'w': {
 			char *end;
@@ -133,60 +127,6 @@ int main(int argc, char **argv)
 			}
 			break;
 		}
-		case 1:
-			o.host = optarg;
-			break;
-		case 2:
-			o.device = optarg;
-			break;
-		case 3:
-			o.state = optarg;
-			break;
-		case 4:
-			o.from = optarg;
-			break;
-		case 5:
-			o.to = optarg;
-			break;
-		case 6:
-			o.step = optarg;
-			break;
-		case 18:
-			o.window = optarg;
-			break;
-		case 7:
-			o.reason = optarg;
-			break;
-		case 14:
-			o.all = true;
-			break;
-		case 8: {
-			char *end = NULL;
-
-			o.wait_s = optarg ? strtod(optarg, &end) : 30;
-			if ((end && (*end || end == optarg)) || !(o.wait_s > 0 && o.wait_s <= 86400)) {
-				fprintf(stderr,
-					"rocefabctl: --wait: '%s' is not a number of seconds above 0, at most 86400\n",
-					optarg);
-				return 2;
-			}
-			break;
-		}
-		case 9:
-			o.agent = optarg;
-			break;
-		case 10:
-			o.port = optarg;
-			break;
-		case 11:
-			o.op = optarg;
-			break;
-		case 12:
-			o.size = optarg;
-			break;
-		case 13:
-			o.max_targets = optarg;
-			break;
 		default:
 			/* getopt said which option */
 			fprintf(stderr, "rocefabctl: rocefabctl help lists the options\n");

@@ -1,6 +1,7 @@
 /* Unit tests of rocefabctl (cli/): the command table, the requests it builds, the usage text,
  * the printers on fixed answers, and running a command over a scripted transport (no network).
  * The expected texts are what rocefabctl printed before the command table. */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -548,6 +549,39 @@ static void test_usage_names_every_own_option(void **state)
 	}
 	free(names);
 	assert_int_equal(cli_list_options(stdout, "nope"), -ENOENT);
+}
+
+/* The one table of the commands' options: each, set as main() sets it (cli_opt_set), is seen
+ * as given (a command that does not take it refuses it by its name); --wait takes a number of
+ * seconds above 0, at most 86400, and 30 without one. */
+static void test_opt_table(void **state)
+{
+	struct rf_err e;
+
+	(void)state;
+	for (size_t i = 0; i < cli_nopt_defs; i++) {
+		const struct cli_opt_def *d = &cli_opt_defs[i];
+		struct cli_opts o = { 0 };
+		char want[64];
+
+		assert_int_equal(cli_opt_set(&o, d, d->has_arg == required_argument ? "x" : NULL, &e), 0);
+		snprintf(want, sizeof(want), "health: --%s is not one of its options", d->name);
+		assert_rejected(&o, ARGV("health"), -EINVAL, "USAGE", want);
+	}
+	for (size_t i = 0; i < cli_nopt_defs; i++)
+		if (cli_opt_defs[i].bit == CLI_OPT_WAIT) {
+			struct cli_opts o = { 0 };
+
+			assert_int_equal(cli_opt_set(&o, &cli_opt_defs[i], NULL, &e), 0);
+			assert_true(o.wait_s == 30);
+			assert_int_equal(cli_opt_set(&o, &cli_opt_defs[i], "2.5", &e), 0);
+			assert_true(o.wait_s == 2.5);
+			for (const char *const *bad = (const char *const[]){ "0", "-1", "1e9", "5s", "", NULL }; *bad; bad++) {
+				assert_int_equal(cli_opt_set(&o, &cli_opt_defs[i], *bad, &e), -EINVAL);
+				assert_non_null(strstr(e.msg, "is not a number of seconds"));
+				assert_true(o.wait_s == 0);
+			}
+		}
 }
 
 static void test_usage_of_one_command(void **state)
@@ -1140,6 +1174,7 @@ int main(void)
 		cmocka_unit_test(test_run_json_and_errors),
 		cmocka_unit_test(test_run_probes_shows_alerts),
 		cmocka_unit_test(test_run_set_wait),
+		cmocka_unit_test(test_opt_table),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
