@@ -728,9 +728,10 @@ struct cc_tn {
 	 * once per tabu_intervals: until this interval the next such rollback holds it for
 	 * tabu_intervals (not saved: a restart forgets it) */
 	uint64_t retry_until[CC_TN_NCLASSES][CC_TN_NKNOBS][2];
-	/* a move rolled back for no clear gain (not for harm) is held back until this interval
-	 * from its own rule only: made against pauses it comes at once (harder congestion control
-	 * where PFC fires is kept without a gain to show, so its want of one says nothing there) */
+	/* a harder move rolled back for no clear gain (not for harm) is held back until this
+	 * interval unless ports pause: made while they do it comes at once (harder congestion
+	 * control where PFC fires is kept without a gain to show, so its want of one says nothing
+	 * there) */
 	uint64_t nogain_until[CC_TN_NCLASSES][CC_TN_NKNOBS][2];
 	uint64_t xoff; /* the last input's */
 	unsigned canaries[CC_TN_NCLASSES]; /* canaries of the class so far (host_canary's turn) */
@@ -1642,7 +1643,7 @@ static void step_end(struct cc_tn *t, struct step *k)
 }
 
 /* The changes applied so far by the step, undone; the move is held back for `hold` intervals
- * (nogain: from its own rule only, nogain_until). */
+ * (nogain: unless ports pause, nogain_until). */
 static int rollback_held(struct cc_tn *t, struct step *k, const char *why, uint64_t hold, bool nogain)
 {
 	struct cc_tn_proposal *p = proposal_new(t, k, CC_TN_ROLLBACK);
@@ -1856,7 +1857,7 @@ static uint64_t soft_hold(const struct cc_tn_policy *p)
 	return 2 * (uint64_t)p->tabu_intervals;
 }
 
-/* Whether a move is held back; urgent: one against pauses. */
+/* Whether a move is held back; urgent: a harder one made while ports pause. */
 static bool tabu(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, bool up, bool urgent)
 {
 	return t->interval < t->tabu_until[c][k][up] || (!urgent && t->interval < t->nogain_until[c][k][up]);
@@ -1877,7 +1878,7 @@ static int choose_class(struct cc_tn *t, enum cc_tn_class c, const struct sig *g
 #define TRY(kn, up, aggr, ...)                                                                             \
 	do {                                                                                               \
 		double nv_;                                                                                \
-		if (!tabu(t, c, kn, up, (aggr) && paused) && !isnan(nv_ = step_value(t, c, kn, up)) &&                       \
+		if (!tabu(t, c, kn, up, (aggr) && paused) && !isnan(nv_ = step_value(t, c, kn, up)) &&     \
 		    !candidate_check(t, c, kn, nv_, xoff)) {                                               \
 			snprintf(expect, sizeof(expect), __VA_ARGS__);                                     \
 			return start_step(t, c, kn, nv_, aggr, false, (aggr) && paused, why, expect);      \
@@ -2070,7 +2071,7 @@ static const char *canary_worse(const struct cc_tn *t, const struct step *k, cha
 		return buf;
 	}
 	if (k->st == ST_CANARY && !k->forced && !(k->urgent && k->aggressive)) {
-		*nogain = true;
+		*nogain = k->aggressive; /* a softening move is never made against pauses */
 		if (k->aggressive) {
 			if (!stat_worse(&r->qd, &c->qd, 0) && !stat_worse(&r->pause, &c->pause, 0)) {
 				snprintf(buf, len, "no clear gain: the canary's mean queue delay %.1f us (%.1f before) "
@@ -2538,7 +2539,7 @@ static json_t *holds_json(const struct cc_tn *t, bool saved)
 					json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:I}", "class", LBL(c), "knob",
 									   knob_names[k], "direction",
 									   up ? "up" : "down", "intervals", held));
-				/* held from its own rule only, and for longer */
+				/* held unless ports pause, and for longer */
 				if (ng > held)
 					json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:I,s:b}", "class", LBL(c),
 									   "knob", knob_names[k], "direction",

@@ -759,10 +759,11 @@ void print_cc(FILE *f, const json_t *d)
 		json_array_foreach(json_object_get(d, "holds"), i, x) {
 			const char *dir = json_string_value(json_object_get(x, "direction"));
 
-			fprintf(f, "  held back for %lld intervals: %s %s%s%s\n",
+			fprintf(f, "  held back for %lld intervals: %s %s%s%s%s\n",
 				(long long)json_integer_value(json_object_get(x, "intervals")),
 				json_string_value(json_object_get(x, "class")) ?: "?",
-				json_string_value(json_object_get(x, "knob")) ?: "?", dir ? " " : "", dir ?: "");
+				json_string_value(json_object_get(x, "knob")) ?: "?", dir ? " " : "", dir ?: "",
+				json_is_true(json_object_get(x, "unless_pausing")) ? " (unless ports pause)" : "");
 		}
 		if (json_is_string(p = json_object_get(d, "saved_policy")))
 			fprintf(f, "  %s\n", json_string_value(p));

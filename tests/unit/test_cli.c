@@ -873,6 +873,18 @@ static void test_print_cc(void **state)
 		       "0 change sets in flight\n"
 		       "  tor_down  kmin_bytes=400000\n"
 		       "  step 2 waiting: tor_down kmin_bytes 400000 -> 200000\n");
+	/* a move held from every rule for 4 intervals and, unless ports pause, for 12 */
+	assert_printed(print_cc,
+		       "{'mode': 'auto', 'state': 'idle', 'interval_ms': 10000, 'decisions': 9, 'steps': 1,"
+		       " 'rolled_back': 1, 'proposals_made': 2, 'changes_in_flight': 0, 'signals': {}, 'settings': {},"
+		       " 'holds': [{'class': 'tor_down', 'knob': 'kmax_bytes', 'direction': 'down', 'intervals': 4},"
+		       "   {'class': 'tor_down', 'knob': 'kmax_bytes', 'direction': 'down', 'intervals': 12,"
+		       "    'unless_pausing': true}, {'class': 'hosts', 'knob': 'soften', 'intervals': 40}]}",
+		       "mode auto, idle; every 10000 ms: 9 decisions, 1 steps (1 rolled back), 2 proposals, "
+		       "0 change sets in flight\n"
+		       "  held back for 4 intervals: tor_down kmax_bytes down\n"
+		       "  held back for 12 intervals: tor_down kmax_bytes down (unless ports pause)\n"
+		       "  held back for 40 intervals: hosts soften\n");
 	assert_printed(print_cc,
 		       "[{'id': 3, 'step': 2, 'phase': 'canary', 'state': 'waiting', 'class': 'tor_down',"
 		       "  'knob': 'kmin_bytes', 'from': 400000, 'to': 200000, 'changes': [{}, {}],"

@@ -1387,8 +1387,8 @@ static long long held_for(struct cc_tn *t, const char *cls, const char *knob, co
 	return n;
 }
 
-/* The hold of tor_down's Kmax down: its intervals, and whether only from its own rule. */
-static long long kmax_down_held(struct cc_tn *t, bool *unless_pausing)
+/* A hold of a move: its intervals, and whether only unless ports pause (the last listed). */
+static long long hold_of(struct cc_tn *t, const char *cls, const char *knob, const char *dir, bool *unless_pausing)
 {
 	json_t *j = cc_tn_json(t), *x;
 	long long n = 0;
@@ -1396,9 +1396,9 @@ static long long kmax_down_held(struct cc_tn *t, bool *unless_pausing)
 
 	*unless_pausing = false;
 	json_array_foreach(json_object_get(j, "holds"), k, x)
-		if (!strcmp(json_string_value(json_object_get(x, "class")), "tor_down") &&
-		    !strcmp(json_string_value(json_object_get(x, "knob")), "kmax_bytes") &&
-		    !strcmp(json_string_value(json_object_get(x, "direction")), "down")) {
+		if (!strcmp(json_string_value(json_object_get(x, "class")), cls) &&
+		    !strcmp(json_string_value(json_object_get(x, "knob")), knob) &&
+		    !strcmp(json_string_value(json_object_get(x, "direction")) ?: "", dir)) {
 			n = json_integer_value(json_object_get(x, "intervals"));
 			*unless_pausing = json_is_true(json_object_get(x, "unless_pausing"));
 		}
@@ -1417,11 +1417,11 @@ static void canary_deeper(const char *node, const char *port, uint64_t *peak, ui
 			*peak = 3000000;
 }
 
-/* A move rolled back for no clear gain (deeper queues called for it; its canary's queues were
- * no shorter than the rest's) is held back from that rule, not from the rule against pauses:
- * when ports start to pause it comes at once, as the first move against them, and a restart
- * keeps the difference.  Rolled back for harm (its canary's queues deeper), it is held from
- * both. */
+/* A harder move rolled back for no clear gain (deeper queues called for it; its canary's
+ * queues were no shorter than the rest's) is held unless ports pause: when they start to, it
+ * comes at once, as the first move against them, and a restart keeps the kind of hold.  Rolled
+ * back for harm (its canary's queues deeper), it is held whatever the signals; so is a
+ * softening move rolled back for no clear gain (it is never made against pauses). */
 static void test_no_gain_held_but_not_against_pauses(void **state)
 {
 	const unsigned ci = cc_tn_defaults.canary_intervals;
@@ -1453,9 +1453,9 @@ static void test_no_gain_held_but_not_against_pauses(void **state)
 			assert_true(!strstr(p->reason, "no clear gain") == (knob && harm));
 			apply_all(t, 8, NULL);
 		}
-		assert_true(kmax_down_held(t, &unless) > 0);
+		assert_true(hold_of(t, "tor_down", "kmax_bytes", "down", &unless) > 0);
 		assert_int_equal(unless, !harm);
-		/* both held from the rule of deep queues */
+		/* both held while ports do not pause */
 		run(t, i++, deep_down, NULL);
 		assert_int_equal(npending(t), 0);
 		/* a restart keeps the kind of hold */
@@ -1463,7 +1463,7 @@ static void test_no_gain_held_but_not_against_pauses(void **state)
 		t2 = tuner(CC_TN_AUTO);
 		assert_int_equal(cc_tn_state_load(t2, st, err, sizeof(err)), 0);
 		json_decref(st);
-		assert_true(kmax_down_held(t2, &unless) > 0);
+		assert_true(hold_of(t2, "tor_down", "kmax_bytes", "down", &unless) > 0);
 		assert_int_equal(unless, !harm);
 		cc_tn_free(t2);
 		/* ports pause: rule 1 on the class with the deepest queues, Kmax down first, unless it
@@ -1473,6 +1473,30 @@ static void test_no_gain_held_but_not_against_pauses(void **state)
 		assert_non_null(strstr(p->reason, "paused"));
 		assert_int_equal(p->knob, harm ? CC_TN_PMAX : CC_TN_KMAX);
 		assert_true(harm ? p->to > p->from : p->to < p->from);
+		cc_tn_free(t);
+	}
+	/* a softening move: the hosts regain rate faster (quiet queues, many CNPs, busy senders) */
+	{
+		struct cc_tn *t = tuner(CC_TN_AUTO);
+		struct cc_tn_proposal *p;
+		bool unless = true;
+		int64_t i = 1;
+
+		host_tx = 1000000; /* 80 % of 100 Gb/s */
+		host_cnp = 10;
+		for (; i <= 3; i++)
+			run(t, i, NULL, NULL);
+		p = pending_of(t, CC_TN_HOSTS, CC_TN_CANARY);
+		assert_int_equal(p->knob, CC_TN_AI_RATE);
+		apply_all(t, 8, NULL);
+		for (unsigned k = 0; k < ci && npending(t) == 0; k++)
+			run(t, i++, NULL, NULL);
+		host_tx = 300000;
+		host_cnp = 0;
+		assert_non_null(strstr(pending_of(t, CC_TN_HOSTS, CC_TN_ROLLBACK)->reason, "no clear gain"));
+		apply_all(t, 8, NULL);
+		assert_true(hold_of(t, "hosts", "rpg_ai_rate", "up", &unless) > 0);
+		assert_false(unless);
 		cc_tn_free(t);
 	}
 }

@@ -75,7 +75,7 @@ export async function render(root, ctx) {
         // harder step): why it does not do what the signals seem to ask
         cc.holds?.length ? h('div', { class: 'note', id: 'cc-holds' },
           h('p', {}, 'Held back:'),
-          h('ul', {}, cc.holds.map((x) => h('li', {}, `${x.class} ${x.knob}${x.direction ? ' ' + x.direction : ''}: ${x.intervals} more intervals${x.unless_pausing ? ' (not against pauses)' : ''}`)))) : null),
+          h('ul', {}, cc.holds.map((x) => h('li', {}, `${x.class} ${x.knob}${x.direction ? ' ' + x.direction : ''}: ${x.intervals} more intervals${x.unless_pausing ? ' (unless ports pause)' : ''}`)))) : null),
     );
     const open = proposals.filter((p) => p.state === 'waiting' || p.state === 'approved');
     put(props, open.length ? h('div', { class: 'cards' }, open.map((p) => proposalCard(p, ctx, act))) : h('p', { class: 'note' }, 'No proposal waiting.'));
