@@ -570,14 +570,15 @@ static void test_opt_table(void **state)
 	}
 	for (size_t i = 0; i < cli_nopt_defs; i++)
 		if (cli_opt_defs[i].bit == CLI_OPT_WAIT) {
+			static const char *const bad[] = { "0", "-1", "1e9", "5s", "" };
 			struct cli_opts o = { 0 };
 
 			assert_int_equal(cli_opt_set(&o, &cli_opt_defs[i], NULL, &e), 0);
 			assert_true(o.wait_s == 30);
 			assert_int_equal(cli_opt_set(&o, &cli_opt_defs[i], "2.5", &e), 0);
 			assert_true(o.wait_s == 2.5);
-			for (const char *const *bad = (const char *const[]){ "0", "-1", "1e9", "5s", "", NULL }; *bad; bad++) {
-				assert_int_equal(cli_opt_set(&o, &cli_opt_defs[i], *bad, &e), -EINVAL);
+			for (size_t k = 0; k < ARRAY_SIZE(bad); k++) {
+				assert_int_equal(cli_opt_set(&o, &cli_opt_defs[i], bad[k], &e), -EINVAL);
 				assert_non_null(strstr(e.msg, "is not a number of seconds"));
 				assert_true(o.wait_s == 0);
 			}

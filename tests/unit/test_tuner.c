@@ -1371,36 +1371,24 @@ static void test_switch_canary_least_share(void **state)
 	cc_tn_free(t);
 }
 
-/* The intervals a move is held back for (0: not held), as GET /api/v1/cc lists them. */
-static long long held_for(struct cc_tn *t, const char *cls, const char *knob, const char *dir)
-{
-	json_t *j = cc_tn_json(t), *x;
-	long long n = 0;
-	size_t k;
-
-	json_array_foreach(json_object_get(j, "holds"), k, x)
-		if (!strcmp(json_string_value(json_object_get(x, "class")), cls) &&
-		    !strcmp(json_string_value(json_object_get(x, "knob")), knob) &&
-		    !strcmp(json_string_value(json_object_get(x, "direction")), dir))
-			n = json_integer_value(json_object_get(x, "intervals"));
-	json_decref(j);
-	return n;
-}
-
-/* A hold of a move: its intervals, and whether only unless ports pause (the last listed). */
+/* The intervals a move is held back for (0: not held), as GET /api/v1/cc lists them (the last
+ * listed: a hold unless ports pause comes after the one from every rule); *unless_pausing
+ * (when not NULL): whether that hold is one unless ports pause. */
 static long long hold_of(struct cc_tn *t, const char *cls, const char *knob, const char *dir, bool *unless_pausing)
 {
 	json_t *j = cc_tn_json(t), *x;
 	long long n = 0;
 	size_t k;
 
-	*unless_pausing = false;
+	if (unless_pausing)
+		*unless_pausing = false;
 	json_array_foreach(json_object_get(j, "holds"), k, x)
 		if (!strcmp(json_string_value(json_object_get(x, "class")), cls) &&
 		    !strcmp(json_string_value(json_object_get(x, "knob")), knob) &&
 		    !strcmp(json_string_value(json_object_get(x, "direction")) ?: "", dir)) {
 			n = json_integer_value(json_object_get(x, "intervals"));
-			*unless_pausing = json_is_true(json_object_get(x, "unless_pausing"));
+			if (unless_pausing)
+				*unless_pausing = json_is_true(json_object_get(x, "unless_pausing"));
 		}
 	json_decref(j);
 	return n;
@@ -1529,7 +1517,7 @@ static void test_storm_retried(void **state)
 		p = pending_of(t, CC_TN_HOSTS, CC_TN_ROLLBACK);
 		assert_non_null(strstr(p->reason, "pause time rose from 1.000 % to 10.000 %"));
 		apply_all(t, 8, NULL);
-		assert_int_equal(held_for(t, "hosts", "min_time_between_cnps", "down"), ci);
+		assert_int_equal(hold_of(t, "hosts", "min_time_between_cnps", "down", NULL), ci);
 		/* tried again once the hold is over, on signals that include the storm */
 		for (unsigned k = 1; k < ci; k++) {
 			struct cc_tn_proposal **v;
@@ -1567,7 +1555,7 @@ static void test_storm_retried(void **state)
 			p = pending_of(t, CC_TN_HOSTS, CC_TN_ROLLBACK);
 			assert_non_null(strstr(p->reason, "pause time rose"));
 			apply_all(t, 8, NULL);
-			assert_int_equal(held_for(t, "hosts", "min_time_between_cnps", "down"),
+			assert_int_equal(hold_of(t, "hosts", "min_time_between_cnps", "down", NULL),
 					 cc_tn_defaults.tabu_intervals);
 		}
 		cc_tn_free(t);
@@ -1587,7 +1575,8 @@ static void test_storm_retried(void **state)
 		run(t, i++, storm, &pause);
 		assert_non_null(strstr(pending_of(t, CC_TN_HOSTS, CC_TN_ROLLBACK)->reason, "pause time rose"));
 		apply_all(t, 8, NULL);
-		assert_int_equal(held_for(t, "hosts", "min_time_between_cnps", "down"), cc_tn_defaults.tabu_intervals);
+		assert_int_equal(hold_of(t, "hosts", "min_time_between_cnps", "down", NULL),
+				 cc_tn_defaults.tabu_intervals);
 		cc_tn_free(t);
 	}
 	/* never held longer than tabu_intervals */
@@ -1607,7 +1596,7 @@ static void test_storm_retried(void **state)
 		run(t, i++, storm, &pause);
 		pending_of(t, CC_TN_HOSTS, CC_TN_ROLLBACK);
 		apply_all(t, 8, NULL);
-		assert_int_equal(held_for(t, "hosts", "min_time_between_cnps", "down"), 2);
+		assert_int_equal(hold_of(t, "hosts", "min_time_between_cnps", "down", NULL), 2);
 		cc_tn_free(t);
 	}
 }
