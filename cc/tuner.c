@@ -1536,6 +1536,14 @@ static int join_step(struct cc_tn_proposal *p, struct member *m, const struct st
 	return r;
 }
 
+/* How many of n members a share is: rounded up, one at least, n at most. */
+static size_t share_of(double share, size_t n)
+{
+	size_t want = (size_t)ceil(share * (double)n);
+
+	return want < 1 ? 1 : want > n ? n : want;
+}
+
 /* A host class's canary: `share` of its members that move (want of ne, at least one), spread
  * evenly over them in the order of their queues (by_level) — the j-th at (j + (c + 1/2) /
  * turns) * ne / want, turns = ne / want rounded up, c counting the class's canaries modulo
@@ -1562,11 +1570,7 @@ static int host_canary(struct cc_tn *t, const struct step *k, struct cc_tn_propo
 	if (!ne)
 		return 0;
 	qsort(v, ne, sizeof(*v), by_level);
-	want = (size_t)ceil(share * (double)ne);
-	if (want < 1)
-		want = 1;
-	if (want > ne)
-		want = ne;
+	want = share_of(share, ne);
 	turns = (ne + want - 1) / want;
 	if (turns < 2)
 		turns = 2;
@@ -1595,9 +1599,7 @@ static int propose_changes(struct cc_tn *t, struct step *k, struct cc_tn_proposa
 		free(v);
 		return r;
 	}
-	want = (size_t)ceil(share * (double)n);
-	if (want < 1)
-		want = 1;
+	want = share_of(share, n);
 	/* no more than the class: a share of 1e-300 passes the policy, and 1e300 is no size_t */
 	stride = canary ? (size_t)fmin(1 / share + 0.5, (double)n) : 1;
 	if (stride < 1)

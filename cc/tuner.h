@@ -19,11 +19,12 @@
  * canary_intervals against the rest of the class in the same intervals and against the
  * fabric before the step, then rolls out to the rest (max_share of the class per step) or is
  * rolled back.  A step is rolled back when a safety signal — pause time, drops,
- * retransmissions, the probes' p99 — got worse, or when the move missed its aim.  A move rolled back is not tried again for tabu_intervals
- * (a harder move made while ports pause, rolled back for a fabric-wide rise, which a storm
- * growing on its own causes too: for canary_intervals, at least 3, once per tabu_intervals), a
- * kept one is not undone for as long, and after a harder step is kept the class is not
- * softened for twice that.
+ * retransmissions, the probes' p99 — got worse, or when the move missed its aim.  A move
+ * rolled back is not tried again for tabu_intervals (a harder move made while ports pause,
+ * rolled back for a fabric-wide rise, which a storm growing on its own causes too: for
+ * canary_intervals, at least 3, once per tabu_intervals; a harder move rolled back for no
+ * clear gain: unless ports pause), a kept one is not undone for as long, and after a harder
+ * step is kept the class is not softened for twice that.
  * Hard invariants hold on every change proposed (cc_tn_ecn_check): Kmin < Kmax <= the PFC
  * XOFF threshold less one control loop, every value inside the device ranges of the policy.
  *

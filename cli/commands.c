@@ -675,7 +675,7 @@ void cli_usage(FILE *f)
 
 /* The options of struct cli_opts, each with its CLI_OPT_* bit, in the order of the bits. */
 #define OPT_STR(bit, name, field) { bit, name, required_argument, offsetof(struct cli_opts, field) }
-const struct cli_opt_def cli_opt_defs[] = {
+const struct cli_opt_def cli_opt_defs[CLI_NOPT_DEFS] = {
 	OPT_STR(CLI_OPT_HOST, "host", host),
 	OPT_STR(CLI_OPT_DEVICE, "device", device),
 	OPT_STR(CLI_OPT_STATE, "state", state),
@@ -694,9 +694,7 @@ const struct cli_opt_def cli_opt_defs[] = {
 	{ CLI_OPT_ALL, "all", no_argument, offsetof(struct cli_opts, all) },
 };
 #undef OPT_STR
-const size_t cli_nopt_defs = ARRAY_SIZE(cli_opt_defs);
-
-_Static_assert(1u << (ARRAY_SIZE(cli_opt_defs) - 1) == CLI_OPT_ALL, "a CLI_OPT_* bit without its option");
+_Static_assert(1u << (CLI_NOPT_DEFS - 1) == CLI_OPT_ALL, "a CLI_OPT_* bit without its option");
 
 int cli_opt_set(struct cli_opts *o, const struct cli_opt_def *d, const char *arg, struct rf_err *e)
 {

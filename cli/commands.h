@@ -60,8 +60,8 @@ struct cli_opt_def {
 	int has_arg;      /* getopt's no_argument, required_argument, optional_argument */
 	size_t off;       /* its value in struct cli_opts: a string, but --wait's and --all's */
 };
-extern const struct cli_opt_def cli_opt_defs[];
-extern const size_t cli_nopt_defs;
+#define CLI_NOPT_DEFS 16 /* one a CLI_OPT_* bit */
+extern const struct cli_opt_def cli_opt_defs[CLI_NOPT_DEFS];
 
 /* Sets the option of d from its argument (NULL: none given) into o; -EINVAL with e->msg when
  * the argument is not one the option takes. */

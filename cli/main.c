@@ -63,7 +63,7 @@ int main(int argc, char **argv)
 		{ "cacert", required_argument, NULL, OPT_CACERT },
 		{ "watch", required_argument, NULL, 'w' },
 	};
-	struct option longopts[ARRAY_SIZE(global) + 8 * sizeof(unsigned) + 1] = { 0 };
+	struct option longopts[ARRAY_SIZE(global) + CLI_NOPT_DEFS + 1] = { 0 };
 	const char *server = getenv("ROCEFAB_SERVER"), *token_file = getenv("ROCEFAB_TOKEN_FILE");
 	/* the CA to trust: --cacert, else what curl users set */
 	const char *cacert = getenv("ROCEFAB_CACERT") ?: getenv("CURL_CA_BUNDLE") ?: getenv("SSL_CERT_FILE");
@@ -77,11 +77,11 @@ int main(int argc, char **argv)
 	double watch = 0;
 
 	memcpy(longopts, global, sizeof(global));
-	for (size_t i = 0; i < cli_nopt_defs; i++)
+	for (size_t i = 0; i < CLI_NOPT_DEFS; i++)
 		longopts[ARRAY_SIZE(global) + i] = (struct option){ cli_opt_defs[i].name, cli_opt_defs[i].has_arg, NULL,
 								    OPT_CMD + (int)i };
 	while ((opt = getopt_long(argc, argv, "s:t:jVhw:", longopts, NULL)) != -1) {
-		if (opt >= OPT_CMD && opt < OPT_CMD + (int)cli_nopt_defs) {
+		if (opt >= OPT_CMD && opt < OPT_CMD + (int)CLI_NOPT_DEFS) {
 			if (cli_opt_set(&o, &cli_opt_defs[opt - OPT_CMD], optarg, &e) < 0) {
 				fprintf(stderr, "rocefabctl: %s\n", e.msg);
 				return 2;

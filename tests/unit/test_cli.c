@@ -559,16 +559,19 @@ static void test_opt_table(void **state)
 	struct rf_err e;
 
 	(void)state;
-	for (size_t i = 0; i < cli_nopt_defs; i++) {
+	for (size_t i = 0; i < CLI_NOPT_DEFS; i++) {
 		const struct cli_opt_def *d = &cli_opt_defs[i];
 		struct cli_opts o = { 0 };
 		char want[64];
 
+		/* every entry filled (the array is sized by CLI_NOPT_DEFS), in the order of the bits */
+		assert_non_null(d->name);
+		assert_int_equal(d->bit, 1u << i);
 		assert_int_equal(cli_opt_set(&o, d, d->has_arg == required_argument ? "x" : NULL, &e), 0);
 		snprintf(want, sizeof(want), "health: --%s is not one of its options", d->name);
 		assert_rejected(&o, ARGV("health"), -EINVAL, "USAGE", want);
 	}
-	for (size_t i = 0; i < cli_nopt_defs; i++)
+	for (size_t i = 0; i < CLI_NOPT_DEFS; i++)
 		if (cli_opt_defs[i].bit == CLI_OPT_WAIT) {
 			static const char *const bad[] = { "0", "-1", "1e9", "5s", "" };
 			struct cli_opts o = { 0 };
