@@ -344,15 +344,23 @@ struct canary_look {
 	bool better; /* the canary's queues are shallower than the rest's */
 };
 
+/* Whether proposal p (NULL: none) changes node's port. */
+static bool changes_port(const struct cc_tn_proposal *p, const char *node, const char *port)
+{
+	for (size_t k = 0; p && k < p->nchanges; k++)
+		if (!strcmp(p->changes[k].node, node) && !strcmp(p->changes[k].port, port))
+			return true;
+	return false;
+}
+
 static bool in_canary(struct cc_tn *t, const char *node, const char *port)
 {
 	/* a member of the step's changes so far */
 	for (uint64_t id = 1; id < 64; id++) {
 		struct cc_tn_proposal *p = cc_tn_find(t, id);
 
-		for (size_t k = 0; p && p->phase == CC_TN_CANARY && k < p->nchanges; k++)
-			if (!strcmp(p->changes[k].node, node) && !strcmp(p->changes[k].port, port))
-				return true;
+		if (p && p->phase == CC_TN_CANARY && changes_port(p, node, port))
+			return true;
 	}
 	return false;
 }
@@ -1400,9 +1408,8 @@ static void canary_deeper(const char *node, const char *port, uint64_t *peak, ui
 	const struct cc_tn_proposal *p = *(struct cc_tn_proposal *const *)ctx;
 
 	deep_down(node, port, peak, pause, NULL);
-	for (size_t k = 0; p && k < p->nchanges; k++)
-		if (!strcmp(p->changes[k].node, node) && !strcmp(p->changes[k].port, port))
-			*peak = 3000000;
+	if (changes_port(p, node, port))
+		*peak = 3000000;
 }
 
 /* A harder move rolled back for no clear gain (deeper queues called for it; its canary's
