@@ -172,7 +172,7 @@ static const char *host_classes_check(const struct cc_tn_policy *p)
 
 /* The hosts' knobs are whole numbers on the NIC (microseconds, Mb/s), and so are their ranges:
  * a step clamped to a fractional bound would be committed rounded, outside the policy. */
-#define WHOLE " must be a whole number (the NIC takes whole microseconds and Mb/s)"
+#define WHOLE ": must be a whole number (the NIC takes whole microseconds and Mb/s)"
 #define WR(lo, hi) { { #lo, #hi }, { #lo WHOLE, #hi WHOLE }, { offsetof(struct cc_tn_policy, lo), \
 							   offsetof(struct cc_tn_policy, hi) } }
 static const struct {
@@ -233,49 +233,73 @@ json_t *cc_tn_policy_repaired(json_t *doc)
 	return c;
 }
 
+/* Each message names the field to mend first ("FIELD: what is wrong"; cc_tn_policy_from_json
+ * makes the name a JSON pointer); of an ordered pair, its low end. */
 const char *cc_tn_policy_check(const struct cc_tn_policy *p)
 {
 	const char *why;
 
 	if ((unsigned)p->mode > CC_TN_AUTO)
-		return "mode must be off, advise or auto";
+		return "mode: must be off, advise or auto";
 	if (!(p->canary_share > 0 && p->canary_share <= 1))
-		return "canary_share must be in (0, 1]";
-	if (!(p->max_share > 0 && p->max_share <= 1) || p->max_share < p->canary_share)
-		return "max_share must be in (0, 1] and at least canary_share";
+		return "canary_share: must be in (0, 1]";
+	if (!(p->max_share > 0 && p->max_share <= 1))
+		return "max_share: must be in (0, 1]";
+	if (p->max_share < p->canary_share)
+		return "max_share: must be at least canary_share";
 	if (p->canary_intervals < 1 || p->canary_intervals > 100)
-		return "canary_intervals must be 1..100";
+		return "canary_intervals: must be 1..100";
 	if (p->tabu_intervals > 100000)
-		return "tabu_intervals must be 0..100000";
+		return "tabu_intervals: must be 0..100000";
 	if (!(p->max_factor > 1 && p->max_factor <= 16))
-		return "max_factor must be in (1, 16]";
+		return "max_factor: must be in (1, 16]";
 	if (!(p->pmax_step > 0 && p->pmax_step <= 1))
-		return "pmax_step must be in (0, 1]";
+		return "pmax_step: must be in (0, 1]";
 	if (!(p->qdelay_target_us > 0 && p->qdelay_target_us <= 1e6))
-		return "qdelay_target_us must be in (0, 1e6]";
+		return "qdelay_target_us: must be in (0, 1e6]";
 	if (!(p->pause_target >= 0 && p->pause_target < 1))
-		return "pause_target must be in [0, 1)";
+		return "pause_target: must be in [0, 1)";
 	if (!(p->tolerance > 0 && p->tolerance <= 10))
-		return "tolerance must be in (0, 10]";
+		return "tolerance: must be in (0, 10]";
 	if (p->kmin_floor_bytes >= p->kmax_ceiling_bytes)
-		return "kmin_floor_bytes must be below kmax_ceiling_bytes";
-	if (!(p->pmax_floor > 0 && p->pmax_floor <= p->pmax_ceiling && p->pmax_ceiling <= 1))
-		return "pmax_floor and pmax_ceiling must satisfy 0 < floor <= ceiling <= 1";
-	if (!(p->cnp_gap_min_us >= 0 && p->cnp_gap_min_us <= p->cnp_gap_max_us && p->cnp_gap_max_us <= 4095))
-		return "cnp_gap_min_us..cnp_gap_max_us must lie in 0..4095";
-	if (!(p->time_reset_min_us >= 1 && p->time_reset_min_us <= p->time_reset_max_us &&
-	      p->time_reset_max_us <= 131071))
-		return "time_reset_min_us..time_reset_max_us must lie in 1..131071";
-	if (!(p->ai_min_mbps > 0 && p->ai_min_mbps <= p->ai_max_mbps && p->hai_min_mbps > 0 &&
-	      p->hai_min_mbps <= p->hai_max_mbps))
-		return "the AI and HAI ranges must be positive and ordered";
-	if (p->byte_reset_min < 1 || p->byte_reset_min > p->byte_reset_max)
-		return "byte_reset_min..byte_reset_max must be ordered and positive";
-	if (p->g_min > p->g_max || p->g_max > 1023)
-		return "g_min..g_max must lie in 0..1023";
+		return "kmin_floor_bytes: must be below kmax_ceiling_bytes";
+	if (!(p->pmax_floor > 0 && p->pmax_floor <= 1))
+		return "pmax_floor: must be in (0, 1]";
+	if (!(p->pmax_ceiling > 0 && p->pmax_ceiling <= 1))
+		return "pmax_ceiling: must be in (0, 1]";
+	if (p->pmax_floor > p->pmax_ceiling)
+		return "pmax_floor: must not be above pmax_ceiling";
+	if (!(p->cnp_gap_min_us >= 0 && p->cnp_gap_min_us <= 4095))
+		return "cnp_gap_min_us: must be in 0..4095";
+	if (!(p->cnp_gap_max_us >= 0 && p->cnp_gap_max_us <= 4095))
+		return "cnp_gap_max_us: must be in 0..4095";
+	if (p->cnp_gap_min_us > p->cnp_gap_max_us)
+		return "cnp_gap_min_us: must not be above cnp_gap_max_us";
+	if (!(p->time_reset_min_us >= 1 && p->time_reset_min_us <= 131071))
+		return "time_reset_min_us: must be in 1..131071";
+	if (!(p->time_reset_max_us >= 1 && p->time_reset_max_us <= 131071))
+		return "time_reset_max_us: must be in 1..131071";
+	if (p->time_reset_min_us > p->time_reset_max_us)
+		return "time_reset_min_us: must not be above time_reset_max_us";
+	if (!(p->ai_min_mbps > 0))
+		return "ai_min_mbps: must be above 0";
+	if (p->ai_min_mbps > p->ai_max_mbps)
+		return "ai_min_mbps: must not be above ai_max_mbps";
+	if (!(p->hai_min_mbps > 0))
+		return "hai_min_mbps: must be above 0";
+	if (p->hai_min_mbps > p->hai_max_mbps)
+		return "hai_min_mbps: must not be above hai_max_mbps";
+	if (p->byte_reset_min < 1)
+		return "byte_reset_min: must be at least 1";
+	if (p->byte_reset_min > p->byte_reset_max)
+		return "byte_reset_min: must not be above byte_reset_max";
+	if (p->g_max > 1023)
+		return "g_max: must be in 0..1023";
+	if (p->g_min > p->g_max)
+		return "g_min: must not be above g_max";
 	/* Kmax at most XOFF minus this is a hard invariant: no room at all is no policy */
 	if (!p->loop_bytes)
-		return "loop_bytes must be at least 1 (the room for one control loop below XOFF)";
+		return "loop_bytes: must be at least 1 (the room for one control loop below XOFF)";
 	if ((why = whole_ranges_check(p)))
 		return why;
 	return host_classes_check(p);
@@ -449,7 +473,7 @@ int cc_tn_policy_from_json(json_t *o, struct cc_tn_policy *p, char *err, size_t 
 		}
 	}
 	if ((why = cc_tn_policy_check(&n))) {
-		snprintf(err, len, "%s", why);
+		snprintf(err, len, "/%s", why); /* "FIELD: ...": the field as a JSON pointer */
 		return -EINVAL;
 	}
 	*p = n;
@@ -871,9 +895,20 @@ static void adopt_classes(struct cc_tn *t)
 int cc_tn_set_policy(struct cc_tn *t, const struct cc_tn_policy *p)
 {
 	enum cc_tn_mode old = t->pol.mode;
+	struct cc_tn_policy same_mode = *p;
 
 	if (cc_tn_policy_check(p))
 		return -EINVAL;
+	same_mode.mode = old;
+	/* a canary waiting for an operator was made under the policy before — its value inside
+	 * those ranges, its members that share of the class — and applying it now could leave
+	 * the policy in force: withdrawn (rejected, no hold: made again if still called for) */
+	for (int c = 0; c < CC_TN_NCLASSES && !cc_tn_policy_equal(&t->pol, &same_mode); c++)
+		if (t->steps_of[c].st == ST_WAIT) {
+			if (t->steps_of[c].cur)
+				t->steps_of[c].cur->state = CC_TN_REJECTED;
+			step_end(t, &t->steps_of[c]);
+		}
 	t->pol = *p;
 	adopt_classes(t);
 	if (old != p->mode)
@@ -1544,6 +1579,17 @@ static size_t share_of(double share, size_t n)
 	return want < 1 ? 1 : want > n ? n : want;
 }
 
+/* A canary's size: `share` of the ne members that move, but one member of the class's n at
+ * least left out — the rest it is judged against (a canary_share near 1 would leave none, and
+ * no step could be judged: its harm never seen, its gain never shown).  A class of one member
+ * has no rest whatever the share. */
+static size_t canary_size(double share, size_t ne, size_t n)
+{
+	size_t want = share_of(share, ne);
+
+	return n > 1 && want > n - 1 ? n - 1 : want;
+}
+
 /* A host class's canary: `share` of its members that move (want of ne, at least one), spread
  * evenly over them in the order of their queues (by_level) — the j-th at (j + (c + 1/2) /
  * turns) * ne / want, turns = ne / want rounded up, c counting the class's canaries modulo
@@ -1570,7 +1616,7 @@ static int host_canary(struct cc_tn *t, const struct step *k, struct cc_tn_propo
 	if (!ne)
 		return 0;
 	qsort(v, ne, sizeof(*v), by_level);
-	want = share_of(share, ne);
+	want = canary_size(share, ne, n);
 	turns = (ne + want - 1) / want;
 	if (turns < 2)
 		turns = 2;
@@ -1599,7 +1645,7 @@ static int propose_changes(struct cc_tn *t, struct step *k, struct cc_tn_proposa
 		free(v);
 		return r;
 	}
-	want = share_of(share, n);
+	want = canary ? canary_size(share, n, n) : share_of(share, n);
 	/* no more than the class: a share of 1e-300 passes the policy, and 1e300 is no size_t */
 	stride = canary ? (size_t)fmin(1 / share + 0.5, (double)n) : 1;
 	if (stride < 1)
@@ -2077,13 +2123,15 @@ static const char *canary_worse(const struct cc_tn *t, const struct step *k, cha
 		if (k->aggressive) {
 			if (!stat_worse(&r->qd, &c->qd, 0) && !stat_worse(&r->pause, &c->pause, 0)) {
 				snprintf(buf, len, "no clear gain: the canary's mean queue delay %.1f us (%.1f before) "
-						   "against the rest's %.1f us (%.1f before)", qc, c->lvl_qd, qr, r->lvl_qd);
+						   "against the rest's %.1f us (%.1f before): neither its queues nor its "
+						   "pauses shorter beyond the noise (Welch's t)",
+					 qc, c->lvl_qd, qr, r->lvl_qd);
 				return buf;
 			}
 		} else if (!stat_worse(&c->util, &r->util, 0)) {
 			snprintf(buf, len, "no clear gain: the canary sent %.1f %% of its capacity (%.1f %% before), the "
-					   "rest %.1f %% (%.1f %% before)", uc * 100, c->lvl_util * 100, ur * 100,
-				 r->lvl_util * 100);
+					   "rest %.1f %% (%.1f %% before): not more beyond the noise (Welch's t)",
+				 uc * 100, c->lvl_util * 100, ur * 100, r->lvl_util * 100);
 			return buf;
 		}
 		*nogain = false;
@@ -2223,7 +2271,11 @@ static int step_run(struct cc_tn *t, struct step *k, const struct cc_tn_input *i
 	/* the changed members against the rest of the class, over every interval of the step */
 	if ((why = canary_worse(t, k, buf, sizeof(buf), &nogain)))
 		return rollback_held(t, k, why, t->pol.tabu_intervals, nogain);
-	return next_rollout(t, k, k->st == ST_CANARY ? "the canary did no harm" : "the rollout did no harm");
+	return next_rollout(t, k, k->st != ST_CANARY			? "the rollout did no harm"
+				  : k->forced				? "the canary did no harm"
+				  : k->urgent && k->aggressive ? "the canary did no harm (a harder move against pauses "
+								 "needs no gain to show)"
+							       : "the canary did no harm and showed a clear gain");
 }
 
 int cc_tn_run(struct cc_tn *t, const struct cc_tn_input *in)
@@ -3016,10 +3068,12 @@ json_t *cc_tn_json(const struct cc_tn *t)
 			if (k->st == ST_IDLE)
 				continue;
 			busy = true;
-			json_array_append_new(steps, json_pack("{s:I,s:s,s:s,s:s,s:f,s:f,s:b}", "id", (json_int_t)k->step,
-							       "state", state_names[k->st], "class", step_label(t, k),
-							       "knob", knob_names[k->knob], "from", k->from, "to", k->to,
-							       "forced", k->forced));
+			/* proposal: its latest, the one an operator applies or rejects while it waits */
+			json_array_append_new(steps, json_pack("{s:I,s:s,s:s,s:s,s:f,s:f,s:b,s:o?}", "id",
+							       (json_int_t)k->step, "state", state_names[k->st], "class",
+							       step_label(t, k), "knob", knob_names[k->knob], "from",
+							       k->from, "to", k->to, "forced", k->forced, "proposal",
+							       k->cur ? json_integer((json_int_t)k->cur->id) : NULL));
 		}
 		json_object_set_new(o, "state", json_string(busy ? "stepping" : "idle"));
 		/* host classes set but not in force until no step of one is out */

@@ -138,7 +138,7 @@ int cc_tn_policy_from_json(json_t *o, struct cc_tn_policy *p, char *err, size_t 
 json_t *cc_tn_policy_repaired(json_t *doc);
 /* Whether two policies are alike, field by field (no padding bytes compared). */
 bool cc_tn_policy_equal(const struct cc_tn_policy *a, const struct cc_tn_policy *b);
-/* NULL, or what is wrong with a policy. */
+/* NULL, or what is wrong with a policy: "FIELD: what", the field to mend first. */
 const char *cc_tn_policy_check(const struct cc_tn_policy *p);
 /* NULL, or which invariant an ECN setting breaks (xoff_bytes 0: not known). */
 const char *cc_tn_ecn_check(const struct cc_tn_policy *p, const struct cc_tn_ecn *e, uint64_t xoff_bytes);

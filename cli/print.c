@@ -708,11 +708,44 @@ void print_changes(FILE *f, const json_t *d)
 	strs_fini(&s);
 }
 
+/* The tuner's signals of its last decision interval (GET /api/v1/cc "signals"). */
+static void print_cc_signals(FILE *f, const json_t *g)
+{
+	const char *k;
+	json_t *x, *v;
+
+	if (!json_is_number(json_object_get(g, "pause_share"))) /* none yet */
+		return;
+	fprintf(f, "  signals: ports paused %.3f %% of the time; per host %.1f %% of capacity sent, %.2f CNPs, %.2f "
+		   "retransmissions; %.2f drops per port",
+		json_number_value(json_object_get(g, "pause_share")) * 100,
+		json_number_value(json_object_get(g, "host_util")) * 100,
+		json_number_value(json_object_get(g, "cnp_per_host")),
+		json_number_value(json_object_get(g, "retransmits_per_host")),
+		json_number_value(json_object_get(g, "drops_per_port")));
+	if (json_is_number(v = json_object_get(g, "probe_p99_us")))
+		fprintf(f, "; probes' p99 %.1f us", json_number_value(v));
+	fputc('\n', f);
+	json_object_foreach((json_t *)g, k, x)
+		if (json_object_get(x, "queue_delay_p90_us"))
+			fprintf(f, "    %-9s queue delay p90 %.1f us, %.1f %% marked, %.1f %% utilized\n", k,
+				json_number_value(json_object_get(x, "queue_delay_p90_us")),
+				json_number_value(json_object_get(x, "marked_share")) * 100,
+				json_number_value(json_object_get(x, "utilization")) * 100);
+	json_object_foreach(json_object_get(g, "host_classes"), k, x)
+		fprintf(f, "    %-9s paused %.3f %%, its ToR ports' queue delay p90 %.1f us, %.1f %% sent, %.2f CNPs per "
+			   "host\n",
+			k, json_number_value(json_object_get(x, "pause_share")) * 100,
+			json_number_value(json_object_get(x, "tor_queue_delay_p90_us")),
+			json_number_value(json_object_get(x, "host_util")) * 100,
+			json_number_value(json_object_get(x, "cnp_per_host")));
+}
+
 /* rocefabctl cc ...: the tuner's status, a list of proposals, one proposal, or the policy. */
 void print_cc(FILE *f, const json_t *d)
 {
 	static const char *const h[] = { "ID", "STEP", "PHASE", "STATE", "CLASS", "KNOB", "FROM", "TO", "N",
-					 "OUTCOME", "REASON", NULL };
+					 "OUTCOME", "BY", "REASON", NULL };
 	struct strs s = { 0 };
 	struct table *t;
 	size_t i;
@@ -739,12 +772,23 @@ void print_cc(FILE *f, const json_t *d)
 				fprintf(f, " %s=%.15g", kk, json_number_value(v)); /* bytes whole, not 3e+06 */
 			fputc('\n', f);
 		}
-		json_array_foreach(json_object_get(d, "steps_in_progress"), i, x)
-			fprintf(f, "  step %lld %s: %s %s %.15g -> %.15g\n", (long long)json_integer_value(json_object_get(x, "id")),
-				json_string_value(json_object_get(x, "state")) ?: "?",
-				json_string_value(json_object_get(x, "class")) ?: "?",
-				json_string_value(json_object_get(x, "knob")) ?: "?",
-				json_number_value(json_object_get(x, "from")), json_number_value(json_object_get(x, "to")));
+		print_cc_signals(f, json_object_get(d, "signals"));
+		if (json_is_true(json_object_get(d, "host_classes_pending")))
+			fprintf(f, "  new host classes wait until no step of a host class is applied in part\n");
+		json_array_foreach(json_object_get(d, "steps_in_progress"), i, x) {
+			const char *st = json_string_value(json_object_get(x, "state")) ?: "?";
+			bool back = !strcmp(st, "rollback"); /* from -> to are the step's: it goes back */
+			double from = json_number_value(json_object_get(x, "from")),
+			       to = json_number_value(json_object_get(x, "to"));
+
+			fprintf(f, "  step %lld %s", (long long)json_integer_value(json_object_get(x, "id")),
+				back ? "rolling back" : st);
+			if (json_is_integer(p = json_object_get(x, "proposal")))
+				fprintf(f, " (proposal %lld)", (long long)json_integer_value(p));
+			fprintf(f, ": %s %s %.15g -> %.15g%s\n", json_string_value(json_object_get(x, "class")) ?: "?",
+				json_string_value(json_object_get(x, "knob")) ?: "?", back ? to : from, back ? from : to,
+				json_is_true(json_object_get(x, "forced")) ? " (forced)" : "");
+		}
 		if ((p = json_object_get(d, "outside_policy")) && json_integer_value(json_object_get(p, "members")) > 0) {
 			fprintf(f, "  outside the policy, left as they are: %lld\n",
 				(long long)json_integer_value(json_object_get(p, "members")));
@@ -790,10 +834,15 @@ void print_cc(FILE *f, const json_t *d)
 						       ? (long long)json_integer_value(json_object_get(p, "nchanges"))
 						       : (long long)json_array_size(json_object_get(p, "changes")));
 		{
+			/* why it failed or was turned down first (the tuner turned off, the policy
+			 * changed while it waited), then the evidence it was made on */
+			const char *err = str(&s, p, "error"), *why = str(&s, p, "reason") ?: "";
+			char *both = NULL;
 			const char *row[] = { str(&s, p, "id"),	   str(&s, p, "step"),  str(&s, p, "phase"),
 					      str(&s, p, "state"), str(&s, p, "class"), str(&s, p, "knob"),
 					      from,		   to,			n,
-					      str(&s, p, "outcome") ?: "", str(&s, p, "reason") };
+					      str(&s, p, "outcome") ?: "", str(&s, p, "decided_by") ?: "",
+					      err && asprintf(&both, "%s; made for: %s", err, why) >= 0 ? keep(&s, both) : why };
 
 			table_row(t, row);
 		}

@@ -459,15 +459,46 @@ static json_t *decided(struct tuner *t, const struct cc_tn_proposal *pp, const c
 }
 
 /* Those of ids (waiting before) that an operator's request decided: a rollback rejects them,
- * a PUT of the mode approves or rejects them (under t->lock). */
-static void decided_by(struct tuner *t, const uint64_t *ids, size_t n, const char *actor)
+ * a PUT of the policy approves or rejects them; why: the error of one rejected (NULL: none)
+ * (under t->lock). */
+static void decided_by(struct tuner *t, const uint64_t *ids, size_t n, const char *actor, const char *why)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct cc_tn_proposal *pp = cc_tn_find(t->tn, ids[i]);
+		json_t *rec;
 
-		if (pp && pp->state != CC_TN_WAITING)
-			decided(t, pp, actor);
+		if (pp && pp->state != CC_TN_WAITING) {
+			rec = decided(t, pp, actor);
+			if (why && pp->state == CC_TN_REJECTED)
+				json_object_set_new(rec, "error", json_string(why));
+		}
 	}
+}
+
+/* The rollbacks made since proposal `newest` (those of a request: the tuner turned off, an
+ * operator's rollback): recorded as asked by the actor, each into *ret when ret is not NULL
+ * (under t->lock). */
+static void rollbacks_asked(struct tuner *t, uint64_t newest, const char *actor, json_t *ret)
+{
+	size_t n;
+	struct cc_tn_proposal **v = cc_tn_made_since(t->tn, newest, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (v[i]->phase == CC_TN_ROLLBACK && v[i]->state == CC_TN_APPROVED) {
+			json_t *rec = decided(t, v[i], actor);
+
+			if (ret)
+				json_array_append_new(ret, json_deep_copy(rec));
+		}
+}
+
+/* The id of the newest proposal made so far, 0 when none (under t->lock). */
+static uint64_t newest_id(struct tuner *t)
+{
+	size_t n;
+	struct cc_tn_proposal **v = cc_tn_made_since(t->tn, 0, &n);
+
+	return n ? v[n - 1]->id : 0;
 }
 
 /* Change sets out: when every change of one settled, the tuner hears how it went. */
@@ -809,7 +840,7 @@ static int set_policy_locked(struct tuner *t, json_t *changes, const char *actor
 			     struct rf_err *e)
 {
 	struct cc_tn_policy p;
-	uint64_t waiting[CC_TN_NCLASSES];
+	uint64_t waiting[CC_TN_NCLASSES], newest;
 	size_t nwait;
 	char err[300];
 	json_t *doc;
@@ -842,28 +873,71 @@ static int set_policy_locked(struct tuner *t, json_t *changes, const char *actor
 				  "the policy could not be saved: %s", strerror(-r));
 	pthread_mutex_lock(&t->lock);
 	nwait = waiting_ids(t, waiting);
+	newest = newest_id(t);
 	cc_tn_set_policy(t->tn, &p);
-	/* a change of mode may drop waiting proposals, approve them or roll steps back, new host
-	 * classes reject a canary waiting for an operator: the history says so, and by whom */
+	/* a change of mode may drop waiting proposals, approve them or roll steps back, any other
+	 * change withdraws a canary waiting for an operator (made under the policy before): the
+	 * history says so, by whom and why */
 	refresh_open(t);
-	decided_by(t, waiting, nwait, actor);
+	decided_by(t, waiting, nwait, actor,
+		   p.mode == CC_TN_OFF ? "the tuner was turned off"
+				       : "withdrawn: the policy changed while it waited (made again under the new "
+					 "one if still called for)");
+	rollbacks_asked(t, newest, actor, NULL);
+	t->mode_noted = true; /* its mode is the one just asked for, not the configuration's */
 	pthread_mutex_unlock(&t->lock);
 	*ret = p;
 	return 0;
 }
 
+/* "FIELD FROM -> TO" of every field of the policy that differs, comma separated ("nothing
+ * changed" when none; cut short at len). */
+static void policy_diff(const struct cc_tn_policy *a, const struct cc_tn_policy *b, char *buf, size_t len)
+{
+	json_t *ja = cc_tn_policy_json(a), *jb = cc_tn_policy_json(b), *vb;
+	const char *k;
+	size_t off = 0;
+
+	buf[0] = '\0';
+	json_object_foreach(jb, k, vb) {
+		json_t *va = json_object_get(ja, k);
+		char *sa, *sb;
+
+		if (va && json_equal(va, vb))
+			continue;
+		sa = va ? json_dumps(va, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+		sb = json_dumps(vb, JSON_ENCODE_ANY | JSON_COMPACT);
+		if (off < len)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s %s -> %s", off ? ", " : "", k, sa ?: "?",
+						sb ?: "?");
+		free(sa);
+		free(sb);
+	}
+	if (!off)
+		snprintf(buf, len, "nothing changed");
+	json_decref(ja);
+	json_decref(jb);
+}
+
 int tuner_set_policy(struct tuner *t, json_t *changes, const char *actor, struct rf_err *e)
 {
-	struct cc_tn_policy p = cc_tn_defaults;
+	struct cc_tn_policy was, p = cc_tn_defaults;
+	char diff[1024];
 	int r;
 
 	if (!json_is_object(changes))
 		return rf_err_set(e, -EINVAL, "BAD_VALUE", "/", "the policy is a JSON object of the fields to change");
 	pthread_mutex_lock(&t->policy_lock);
+	pthread_mutex_lock(&t->lock);
+	was = *cc_tn_get_policy(t->tn);
+	pthread_mutex_unlock(&t->lock);
 	r = set_policy_locked(t, changes, actor, &p, e);
 	pthread_mutex_unlock(&t->policy_lock);
-	if (r == 0)
-		log_info("tuner", "policy changed by %s: mode %s", actor, cc_tn_mode_name(p.mode));
+	if (r == 0) {
+		/* the record of who changed what (the policy is saved, not its history) */
+		policy_diff(&was, &p, diff, sizeof(diff));
+		log_notice("tuner", "policy changed by %s: %s", actor, diff);
+	}
 	return r;
 }
 
@@ -941,28 +1015,22 @@ json_t *tuner_history(struct tuner *t)
 
 int tuner_rollback(struct tuner *t, const char *actor, json_t **ret, struct rf_err *e)
 {
-	size_t n, nwait;
-	struct cc_tn_proposal **v;
-	uint64_t newest = 0, waiting[CC_TN_NCLASSES]; /* a step at a time per class */
+	size_t nwait;
+	uint64_t newest, waiting[CC_TN_NCLASSES]; /* a step at a time per class */
 	int r;
 
 	pthread_mutex_lock(&t->lock);
 	/* the proposals this call makes: those made after the newest one now */
-	v = cc_tn_made_since(t->tn, 0, &n);
-	if (n)
-		newest = v[n - 1]->id;
+	newest = newest_id(t);
 	nwait = waiting_ids(t, waiting);
 	/* the steps of before the start are not known until the saved state is back */
 	r = t->saved_st != SAVED_BACK ? -EAGAIN : cc_tn_rollback_all(t->tn);
 	/* canaries that waited for an operator: rejected by this one (those rejected before an
 	 * ENOMEM cut the rollback short too) */
-	decided_by(t, waiting, nwait, actor);
+	decided_by(t, waiting, nwait, actor, NULL);
 	if (r >= 0) {
 		*ret = json_array();
-		v = cc_tn_made_since(t->tn, newest, &n);
-		for (size_t i = 0; i < n; i++)
-			if (v[i]->phase == CC_TN_ROLLBACK && v[i]->state == CC_TN_APPROVED)
-				json_array_append_new(*ret, json_deep_copy(decided(t, v[i], actor)));
+		rollbacks_asked(t, newest, actor, *ret);
 	}
 	pthread_mutex_unlock(&t->lock);
 	if (r == -EBUSY)

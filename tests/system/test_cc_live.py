@@ -131,7 +131,9 @@ def test_auto_steps_and_rollback(world):
 
 @pytest.mark.parametrize("body,code,pointer", [
     ({"mode": "sometimes"}, "BAD_VALUE", "mode"),
-    ({"canary_share": 0}, "BAD_VALUE", None),
+    ({"canary_share": 0}, "BAD_VALUE", "/canary_share"),
+    ({"cnp_gap_min_us": 10, "cnp_gap_max_us": 5}, "BAD_VALUE", "/cnp_gap_min_us"),  # the order named
+    ({"host_classes": [{"name": "a", "hosts": "x"}, {"name": "a", "hosts": "y"}]}, "BAD_VALUE", "/host_classes"),
     ({"kmin_floor_bytes": -5}, "BAD_VALUE", "kmin_floor_bytes"),
     ({"surprise": 1}, "UNKNOWN_FIELD", "surprise"),
     ([1, 2], "BAD_VALUE", None),
@@ -152,6 +154,8 @@ def test_bad_policy_refused_nothing_changes(world, body, code, pointer):
     if pointer:
         assert pointer in r.json().get("pointer", "") + r.json()["detail"], r.json()
         assert r.json().get("pointer", "/").startswith("/"), r.json()  # RFC 6901
+    if pointer and pointer.startswith("/"):
+        assert r.json()["pointer"] == pointer and pointer not in r.json()["detail"], r.json()
     assert ops.json("/api/v1/cc/policy") == before
 
 
@@ -322,7 +326,7 @@ def test_a_refused_saved_policy_is_said_once(world):
     assert len(said) == 1 and "canary_share" in said[0], said
     assert "canary_share" in c.json("/api/v1/cc")["saved_policy"]  # and GET /api/v1/cc says so, rocefabctl too
     out = ctl(d, "viewer", "cc")
-    assert out.returncode == 0 and "the saved policy is refused (canary_share" in out.stdout, out.stdout + out.stderr
+    assert out.returncode == 0 and "the saved policy is refused (/canary_share: must be in (0, 1]" in out.stdout, out.stdout + out.stderr
     assert ops.put("/api/v1/cc/policy", json={"canary_share": 0.25}).status_code == 200
     n = c.json("/api/v1/cc")["decisions"]
     wait_for(lambda: c.json("/api/v1/cc")["decisions"] >= n + 2, 30, what="2 more decisions")
@@ -381,6 +385,7 @@ def test_off_is_a_brake(world):
     assert proposals(c) == []
     rec = next(x for x in c.json("/api/v1/cc/history") if x["id"] == p["id"])
     assert rec["state"] == "rejected" and rec["decided_by"] == "ops", rec
+    assert rec["error"] == "the tuner was turned off", rec
     r = ops.post(f"/api/v1/cc/proposals/{p['id']}/apply")
     assert r.status_code == 409 and r.json()["code"] == "NOT_WAITING", r.text
     assert not tuner_changes(c)
@@ -389,6 +394,41 @@ def test_off_is_a_brake(world):
     # every proposal the stop turned down is counted (there may be several waiting)
     n = sum(x["state"] == "rejected" for x in c.json("/api/v1/cc/history"))
     assert n >= 1 and f'rocefab_cc_proposals_total{{outcome="rejected"}} {n}\n' in m, (n, m)
+
+
+def test_a_policy_change_withdraws_what_waits_and_off_undoes_as_asked(world):
+    """A canary waiting for an operator was made under the policy of then (its value, its share
+    of the class): any change of the policy but its mode withdraws it (rejected by the one who
+    changed the policy, with why), the log names every field changed, and the move comes again
+    under the new policy.  Turning the tuner off while a canary is out undoes it as asked by
+    that operator, in the history and in the change log."""
+    d, sim, c, ops = fabric(world)
+    p = wait_for(lambda: (proposals(c) or [None])[0], 30, what="a waiting proposal")
+    r = ops.put("/api/v1/cc/policy", json={"canary_share": 0.25, "canary_intervals": 6})
+    assert r.status_code == 200, r.text
+    rec = next(x for x in c.json("/api/v1/cc/history") if x["id"] == p["id"])
+    assert rec["state"] == "rejected" and rec["decided_by"] == "ops", rec
+    assert rec["error"].startswith("withdrawn: the policy changed while it waited"), rec
+    r = ops.post(f"/api/v1/cc/proposals/{p['id']}/apply")
+    assert r.status_code == 409 and r.json()["code"] == "NOT_WAITING", r.text
+    said = [x for x in d.proc.output().splitlines() if "policy changed by ops" in x]
+    assert said and "canary_share 0.5 -> 0.25, canary_intervals 3 -> 6" in said[-1], said
+    assert not tuner_changes(c)
+    # made again; applied; the tuner turned off while its canary is out
+    q = wait_for(lambda: next((x for x in proposals(c) if x["id"] != p["id"]), None), 30, what="a new proposal")
+    assert ops.post(f"/api/v1/cc/proposals/{q['id']}/apply").status_code == 202
+    wait_for(lambda: (lambda x: x if x and all(y["state"] == "applied" for y in x) else None)(tuner_changes(c)),
+             20, interval=0.2, what="the canary's changes applied")
+    st = c.json("/api/v1/cc")["steps_in_progress"]
+    assert any(x["id"] == q["step"] and x["proposal"] == q["id"] for x in st), st  # 6 intervals to judge it
+    assert ops.put("/api/v1/cc/policy", json={"mode": "off"}).status_code == 200
+    back = next(x for x in c.json("/api/v1/cc/history") if x["step"] == q["step"] and x["phase"] == "rollback")
+    assert back["decided_by"] == "ops", back
+    ch = wait_for(lambda: (lambda x: x if x and all(y["state"] == "applied" for y in x) else None)(
+        [y for y in tuner_changes(c) if y["batch"] == next(
+            (h.get("change_batch") for h in c.json("/api/v1/cc/history") if h["id"] == back["id"]), -1)]),
+        20, what="the rollback applied")
+    assert all(x["actor"] == "tuner (asked by ops)" for x in ch), ch
 
 
 def test_auto_approves_what_waits_as_asked_by_the_operator(world):

@@ -872,11 +872,32 @@ static void test_print_cc(void **state)
 		       " 'rolled_back': 1, 'proposals_made': 5, 'changes_in_flight': 0, 'signals': {},"
 		       " 'settings': {'tor_down': {'kmin_bytes': 400000}},"
 		       " 'steps_in_progress': [{'id': 2, 'state': 'waiting', 'class': 'tor_down',"
-		       "   'knob': 'kmin_bytes', 'from': 400000, 'to': 200000}]}",
+		       "   'knob': 'kmin_bytes', 'from': 400000, 'to': 200000, 'proposal': 5}]}",
 		       "mode advise, stepping; every 10000 ms: 7 decisions, 2 steps (1 rolled back), 5 proposals, "
 		       "0 change sets in flight\n"
 		       "  tor_down  kmin_bytes=400000\n"
-		       "  step 2 waiting: tor_down kmin_bytes 400000 -> 200000\n");
+		       "  step 2 waiting (proposal 5): tor_down kmin_bytes 400000 -> 200000\n");
+	/* the signals; a step going back shows where to; host classes waiting */
+	assert_printed(print_cc,
+		       "{'mode': 'auto', 'state': 'stepping', 'interval_ms': 10000, 'decisions': 8, 'steps': 3,"
+		       " 'rolled_back': 1, 'proposals_made': 7, 'changes_in_flight': 1, 'settings': {},"
+		       " 'signals': {'pause_share': 0.0007, 'host_util': 0.52, 'retransmits_per_host': 0.5,"
+		       "   'drops_per_port': 0, 'cnp_per_host': 9.25, 'probe_p99_us': 8.42,"
+		       "   'tor_down': {'queue_delay_p90_us': 45.5, 'utilization': 0.5, 'marked_share': 0.139},"
+		       "   'host_classes': {'gpu': {'pause_share': 0.001, 'tor_queue_delay_p90_us': 40,"
+		       "     'host_util': 0.6, 'cnp_per_host': 12}}},"
+		       " 'host_classes_pending': true,"
+		       " 'steps_in_progress': [{'id': 3, 'state': 'rollback', 'class': 'hosts', 'forced': true,"
+		       "   'knob': 'min_time_between_cnps', 'from': 4, 'to': 2, 'proposal': 7}]}",
+		       "mode auto, stepping; every 10000 ms: 8 decisions, 3 steps (1 rolled back), 7 proposals, "
+		       "1 change sets in flight\n"
+		       "  signals: ports paused 0.070 % of the time; per host 52.0 % of capacity sent, 9.25 CNPs, 0.50 "
+		       "retransmissions; 0.00 drops per port; probes' p99 8.4 us\n"
+		       "    tor_down  queue delay p90 45.5 us, 13.9 % marked, 50.0 % utilized\n"
+		       "    gpu       paused 0.100 %, its ToR ports' queue delay p90 40.0 us, 60.0 % sent, 12.00 CNPs per "
+		       "host\n"
+		       "  new host classes wait until no step of a host class is applied in part\n"
+		       "  step 3 rolling back (proposal 7): hosts min_time_between_cnps 2 -> 4 (forced)\n");
 	/* a move held from every rule for 4 intervals and, unless ports pause, for 12 */
 	assert_printed(print_cc,
 		       "{'mode': 'auto', 'state': 'idle', 'interval_ms': 10000, 'decisions': 9, 'steps': 1,"
@@ -893,8 +914,21 @@ static void test_print_cc(void **state)
 		       "[{'id': 3, 'step': 2, 'phase': 'canary', 'state': 'waiting', 'class': 'tor_down',"
 		       "  'knob': 'kmin_bytes', 'from': 400000, 'to': 200000, 'changes': [{}, {}],"
 		       "  'reason': 'deep queues'}]",
-		       "ID  STEP  PHASE   STATE    CLASS     KNOB        FROM    TO      N  OUTCOME  REASON\n"
-		       "3   2     canary  waiting  tor_down  kmin_bytes  400000  200000  2           deep queues\n");
+		       "ID  STEP  PHASE   STATE    CLASS     KNOB        FROM    TO      N  OUTCOME  BY  REASON\n"
+		       "3   2     canary  waiting  tor_down  kmin_bytes  400000  200000  2               deep queues\n");
+	/* the history: who decided, and why one was turned down before the evidence */
+	assert_printed(print_cc,
+		       "[{'id': 3, 'step': 2, 'phase': 'canary', 'state': 'rejected', 'class': 'tor_down',"
+		       "  'knob': 'kmin_bytes', 'from': 400000, 'to': 200000, 'changes': [{}], 'decided_by': 'ops',"
+		       "  'error': 'the tuner was turned off', 'reason': 'deep queues'},"
+		       " {'id': 4, 'step': 3, 'phase': 'rollback', 'state': 'applied', 'class': 'hosts',"
+		       "  'knob': 'rpg_ai_rate', 'from': 10, 'to': 5, 'changes': [{}], 'outcome': 'applied',"
+		       "  'decided_by': 'ops', 'reason': 'the tuner was turned off'}]",
+		       "ID  STEP  PHASE     STATE     CLASS     KNOB         FROM    TO      N  OUTCOME  BY   REASON\n"
+		       "3   2     canary    rejected  tor_down  kmin_bytes   400000  200000  1           ops  the tuner was "
+		       "turned off; made for: deep queues\n"
+		       "4   3     rollback  applied   hosts     rpg_ai_rate  10      5       1  applied  ops  the tuner was "
+		       "turned off\n");
 }
 
 /* --- running a command over a scripted transport --------------------------------------------- */

@@ -188,14 +188,19 @@ static void test_policy_json(void **state)
 		{ "{\"mode\": \"sometimes\"}", "mode" },
 		{ "{\"canary_share\": 0}", "canary_share" },
 		{ "{\"max_share\": 0.1}", "max_share" },
-		{ "{\"pmax_floor\": 0.5, \"pmax_ceiling\": 0.2}", "pmax" },
+		{ "{\"pmax_floor\": 0.5, \"pmax_ceiling\": 0.2}", "/pmax_floor: must not be above pmax_ceiling" },
+		/* an ordered pair: the low end named, the order said */
+		{ "{\"cnp_gap_min_us\": 10, \"cnp_gap_max_us\": 5}", "/cnp_gap_min_us: must not be above cnp_gap_max_us" },
+		{ "{\"ai_min_mbps\": 100}", "/ai_min_mbps: must not be above ai_max_mbps" },
+		{ "{\"host_classes\": [{\"name\": \"a\", \"hosts\": \"x\"}, {\"name\": \"a\", \"hosts\": \"y\"}]}",
+		  "/host_classes: the names must differ" },
 		{ "{\"canary_intervals\": -1}", "canary_intervals" },
 		{ "{\"kmin_floor_bytes\": \"5KB\"}", "kmin_floor_bytes" },
 		{ "{\"max_factor\": 1}", "max_factor" },
 		/* committed rounded, a step to a fractional bound would leave the policy */
-		{ "{\"cnp_gap_min_us\": 2.4}", "cnp_gap_min_us must be a whole number" },
-		{ "{\"hai_max_mbps\": 399.5}", "hai_max_mbps must be a whole number" },
-		{ "{\"loop_bytes\": 0}", "loop_bytes must be at least 1" },
+		{ "{\"cnp_gap_min_us\": 2.4}", "/cnp_gap_min_us: must be a whole number" },
+		{ "{\"hai_max_mbps\": 399.5}", "/hai_max_mbps: must be a whole number" },
+		{ "{\"loop_bytes\": 0}", "/loop_bytes: must be at least 1" },
 		{ "{\"canary_intervals\": 2.5}", "/canary_intervals: must be a whole number" },
 		{ "{\"tabu_intervals\": -3}", "/tabu_intervals: must be a whole number, not negative" },
 		{ "[]", "object" },
@@ -292,7 +297,7 @@ static void apply_all(struct cc_tn *t, size_t class_size, size_t *changed)
 			continue; /* advise mode: an operator's */
 		assert_int_equal(p->state, CC_TN_APPROVED);
 		if (p->phase != CC_TN_ROLLBACK)
-			assert_true(p->nchanges <= (size_t)ceil(cc_tn_defaults.max_share * (double)class_size));
+			assert_true(p->nchanges <= (size_t)ceil(cc_tn_get_policy(t)->max_share * (double)class_size));
 		for (size_t k = 0; k < p->nchanges; k++)
 			if (!p->changes[k].host &&
 			    (p->phase != CC_TN_ROLLBACK || !cc_tn_ecn_check(&cc_tn_defaults, &p->changes[k].ecn_from, XOFF)))
@@ -1303,6 +1308,7 @@ static void host_canaries(double share, const char *const *first_want, const cha
 
 	pol.mode = CC_TN_AUTO;
 	pol.canary_share = share;
+	pol.max_share = fmax(pol.max_share, share);
 	t = tuner_with(&pol);
 	gap.min_time_between_cnps_us = dc0.min_time_between_cnps_us + 1;
 	for (; apart && *apart; apart++)
@@ -1350,12 +1356,16 @@ static void test_host_canary_matched(void **state)
 	static const char *const apart[] = { "h4", "h6", NULL };
 	static const char *const quarter_first[] = { "h1", "h0" }, *const quarter_next[] = { "h3", "h2" };
 	static const char *const least_first[] = { "h1" }, *const least_next[] = { "h3" };
+	static const char *const all_but_h2[] = { "h1", "h3", "h5", "h7", "h0", "h4", "h6" },
+				 *const all_but_h3[] = { "h1", "h5", "h7", "h0", "h2", "h4", "h6" };
 
 	(void)state;
 	host_canaries(0.5, even, odd, 4, NULL);
 	host_canaries(0.5, six_first, six_next, 3, apart);
 	host_canaries(0.25, quarter_first, quarter_next, 2, NULL);
 	host_canaries(1e-300, least_first, least_next, 1, NULL);
+	/* at a share of 1 all but one: the rest a canary is judged against (h2, then h3) */
+	host_canaries(1, all_but_h2, all_but_h3, 7, NULL);
 }
 
 /* A switch class's canary at the least share the policy takes: one port (1 / 1e-300 is
@@ -1376,6 +1386,80 @@ static void test_switch_canary_least_share(void **state)
 	assert_int_equal(p->cls, CC_TN_TOR_DOWN);
 	assert_int_equal(p->phase, CC_TN_CANARY);
 	assert_int_equal(p->nchanges, 1);
+	cc_tn_free(t);
+}
+
+/* A canary leaves one member of its class out at least, whatever the share: the rest it is
+ * judged against (with none, no harm is seen and no gain shown).  The rollout takes the rest. */
+static void test_canary_leaves_a_rest(void **state)
+{
+	struct cc_tn_policy pol = cc_tn_defaults;
+	struct cc_tn *t;
+	struct cc_tn_proposal *p;
+	size_t changed = 0;
+	int64_t i = 1;
+
+	(void)state;
+	pol.mode = CC_TN_AUTO;
+	pol.canary_share = pol.max_share = 1;
+	t = tuner_with(&pol);
+	p = first_step(t, &i);
+	assert_int_equal(p->cls, CC_TN_TOR_DOWN);
+	assert_int_equal(p->phase, CC_TN_CANARY);
+	assert_int_equal(p->nchanges, 7); /* of the 8 ToR downlinks */
+	apply_all(t, 8, NULL);
+	for (; i < 40 && !changed; i++) {
+		struct canary_look cl = { .t = t, .better = true };
+		struct cc_tn_proposal **v;
+		size_t n;
+
+		run(t, i, canary_look, &cl);
+		v = cc_tn_pending(t, &n);
+		for (size_t k = 0; k < n; k++)
+			if (v[k]->cls == CC_TN_TOR_DOWN && v[k]->phase == CC_TN_ROLLOUT)
+				changed = v[k]->nchanges;
+		apply_all(t, 8, NULL);
+	}
+	assert_int_equal(changed, 1); /* the canary shallower than the rest: kept, rolled out */
+	cc_tn_free(t);
+}
+
+/* A canary waiting for an operator is withdrawn when the policy changes in more than its mode
+ * (its value and its members were chosen under the one before: applied now it could leave the
+ * policy in force), with no hold: the move comes again under the new policy.  The same policy
+ * set again, or only a new mode, leaves it waiting (auto approves it). */
+static void test_policy_change_withdraws_waiting(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_ADVISE);
+	struct cc_tn_policy pol = cc_tn_defaults;
+	struct cc_tn_proposal *p;
+	uint64_t id;
+	int64_t i = 1;
+
+	(void)state;
+	pol.mode = CC_TN_ADVISE;
+	p = first_step(t, &i);
+	id = p->id;
+	assert_int_equal(cc_tn_set_policy(t, &pol), 0); /* the same */
+	assert_int_equal(cc_tn_find(t, id)->state, CC_TN_WAITING);
+	pol.kmin_floor_bytes = p->to + 1; /* the proposal's value is below the new floor */
+	assert_int_equal(cc_tn_set_policy(t, &pol), 0);
+	assert_int_equal(cc_tn_find(t, id)->state, CC_TN_REJECTED);
+	assert_int_equal(npending(t), 0);
+	assert_true(idle(t));
+	assert_int_equal(cc_tn_decide(t, id, true), -EALREADY);
+	/* made again at once, inside the new policy */
+	run(t, i++, deep_down, NULL);
+	p = pending_of(t, CC_TN_TOR_DOWN, CC_TN_CANARY);
+	assert_non_null(p);
+	assert_true(p->id != id);
+	assert_true(p->knob != CC_TN_KMIN || p->to >= (double)pol.kmin_floor_bytes);
+	/* a new mode and a new share at once: withdrawn, not approved */
+	id = p->id;
+	pol.mode = CC_TN_AUTO;
+	pol.canary_share = 0.25;
+	assert_int_equal(cc_tn_set_policy(t, &pol), 0);
+	assert_int_equal(cc_tn_find(t, id)->state, CC_TN_REJECTED);
 	cc_tn_free(t);
 }
 
@@ -1984,6 +2068,8 @@ int main(void)
 		cmocka_unit_test(test_no_gain_held_but_not_against_pauses),
 		cmocka_unit_test(test_host_canary_matched),
 		cmocka_unit_test(test_switch_canary_least_share),
+		cmocka_unit_test(test_canary_leaves_a_rest),
+		cmocka_unit_test(test_policy_change_withdraws_waiting),
 		cmocka_unit_test(test_outside_policy),
 		cmocka_unit_test(test_host_classes),
 		cmocka_unit_test(test_host_classes_wait_for_the_step),
