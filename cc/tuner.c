@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cc/tuner.h"
+#include "lib/conf.h"
 #include "lib/hmap.h"
 #include "lib/jsonutil.h"
 #include "lib/vec.h"
@@ -449,15 +450,25 @@ int cc_tn_policy_from_json(json_t *o, struct cc_tn_policy *p, char *err, size_t 
 			 * Schema's integer) up to 2^53; its range is the check's */
 			uint64_t most = policy_fields[i].kind == 'u' ? UINT32_MAX : INT64_MAX, x;
 			double d = json_number_value(v);
+			size_t nk = strlen(k);
+			bool bytes = nk > 6 && !strcmp(k + nk - 6, "_bytes");
 
 			if (json_is_integer(v) && json_integer_value(v) >= 0) {
 				x = (uint64_t)json_integer_value(v);
+			} else if (bytes && json_is_string(v)) {
+				/* a size as the change path takes one ("16MB", "1.5MiB") */
+				if (conf_parse_size(json_string_value(v), &x) < 0) {
+					snprintf(err, len, "/%s: '%.64s' is not a size: give bytes, or a number with B, KB, "
+							   "KiB, MB, MiB", k, json_string_value(v));
+					return -EINVAL;
+				}
 			} else if (json_is_real(v) && d == floor(d) && d >= 0 && d <= 0x1p53) {
 				x = (uint64_t)d;
 			} else {
-				snprintf(err, len, "/%s: must be a whole number%s", k,
+				snprintf(err, len, "/%s: must be a whole number%s%s", k,
 					 json_is_number(v) && d < 0 ? ", not negative" : json_is_real(v) && d == floor(d)
-						 ? " up to 2^53 when written as a real" : "");
+						 ? " up to 2^53 when written as a real" : "",
+					 bytes ? " of bytes, or a size such as \"400KB\"" : "");
 				return -EINVAL;
 			}
 			if (x > most) {

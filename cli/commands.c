@@ -210,6 +210,8 @@ static int parse_assign(const char *a, json_t *params, bool json_ok, struct rf_e
 		return rf_err_set(e, -EINVAL, NULL, NULL, "'%s' is not NAME=VALUE", a);
 	memcpy(name, a, (size_t)(eq - a));
 	name[eq - a] = '\0';
+	if (json_object_get(params, name)) /* the last would win without a word */
+		return rf_err_set(e, -EINVAL, NULL, NULL, "'%s' is given twice", name);
 	v = eq + 1;
 	if (json_ok && (*v == '[' || *v == '{')) { /* a JSON array or object (host_classes='[{...}]') */
 		json_error_t je;

@@ -772,6 +772,9 @@ void print_cc(FILE *f, const json_t *d)
 				fprintf(f, " %s=%.15g", kk, json_number_value(v)); /* bytes whole, not 3e+06 */
 			fputc('\n', f);
 		}
+		if (json_is_true(json_object_get(d, "restoring")))
+			fprintf(f, "  restoring the state saved before this start (at the first decision once the "
+				   "agents reported: a step under way then rolls back)\n");
 		print_cc_signals(f, json_object_get(d, "signals"));
 		if (json_is_true(json_object_get(d, "host_classes_pending")))
 			fprintf(f, "  new host classes wait until no step of a host class is applied in part\n");

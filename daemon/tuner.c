@@ -1063,6 +1063,9 @@ json_t *tuner_status(struct tuner *t)
 	if (o && t->saved_note[0])
 		json_object_set_new(o, "saved_policy", json_string(t->saved_note));
 	if (o) {
+		/* until the saved state is back (the first decision once the agents reported), the
+		 * steps of before the start are not known: a step under way then may still be out */
+		json_object_set_new(o, "restoring", json_boolean(t->saved_st != SAVED_BACK));
 		json_object_set_new(o, "interval_ms", json_integer(t->o.interval_ns / NSEC_PER_MSEC));
 		json_object_set_new(o, "decisions", json_integer((json_int_t)t->decisions));
 		json_object_set_new(o, "proposals_made", json_integer((json_int_t)t->proposed));

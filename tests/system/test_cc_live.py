@@ -293,6 +293,9 @@ def test_policy_change_kept_and_bad_decisions(world):
     out = subprocess.run([binary("rocefabctl"), "cc", "policy", "canary_intervals=5"], capture_output=True, text=True,
                          env=dict(os.environ, ROCEFAB_SERVER=d.url, ROCEFAB_TOKEN=d.tokens["ops"]), timeout=20)
     assert out.returncode == 0 and '"canary_intervals": 5' in out.stdout, out.stdout + out.stderr
+    # a byte count as a size, as set ecn takes one
+    out = ctl(d, "ops", "cc", "policy", "kmax_ceiling_bytes=16MB")
+    assert out.returncode == 0 and '"kmax_ceiling_bytes": 16000000' in out.stdout, out.stdout + out.stderr
     out = subprocess.run([binary("rocefabctl"), "cc", "policy", "surprise=1"], capture_output=True, text=True,
                          env=dict(os.environ, ROCEFAB_SERVER=d.url, ROCEFAB_TOKEN=d.tokens["ops"]), timeout=20)
     assert out.returncode != 0 and "UNKNOWN_FIELD" in out.stderr + out.stdout, out.stdout + out.stderr
@@ -302,6 +305,10 @@ def test_policy_change_kept_and_bad_decisions(world):
     d.start()
     pol = d.client("ops").json("/api/v1/cc/policy")
     assert pol["mode"] == "auto" and pol["canary_intervals"] == 5, pol
+    # no agent reports: the state saved before the start is not back, and the status says so
+    assert d.client("ops").json("/api/v1/cc")["restoring"] is True
+    out = ctl(d, "viewer", "cc")
+    assert out.returncode == 0 and "restoring the state saved before this start" in out.stdout, out.stdout
     # the configuration's cc.mode (advise) is not the one in force: the log says so
     said = wait_for(lambda: [x for x in d.proc.output().splitlines() if "not the configuration's cc.mode" in x], 15,
                     what="the saved mode said in the log")
@@ -576,6 +583,7 @@ def test_restart_rolls_back_the_step_under_way_and_keeps_history(world):
                                 x["phase"] == "rollback" and x.get("outcome") == "applied"), None), 40,
                   what="the step under way rolled back after the restart")
     assert "under way when the tuner stopped" in rb["reason"], rb
+    assert c.json("/api/v1/cc")["restoring"] is False  # the saved state is back
     # nothing of the previous process still looks like waiting for an operator
     waiting = {x["id"] for x in proposals(c)}
     stale = [x for x in c.json("/api/v1/cc/history") if x["id"] < rb["id"] and x["state"] in ("waiting", "approved")]

@@ -333,6 +333,11 @@ static void test_build_rejects(void **state)
 			"'kmin' is not NAME=VALUE");
 	assert_rejected(&o, ARGV("set", "dcqcn", "h1", "=1"), -EINVAL, "",
 			"'=1' is not NAME=VALUE");
+	/* a NAME given twice: the last would have won without a word */
+	assert_rejected(&o, ARGV("set", "dcqcn", "h1", "rpg_ai_rate=5", "rpg_ai_rate=50"), -EINVAL, "",
+			"'rpg_ai_rate' is given twice");
+	assert_rejected(&o, ARGV("cc", "policy", "mode=auto", "canary_share=0.25", "mode=off"), -EINVAL, "",
+			"'mode' is given twice");
 	assert_rejected(&o, ARGV("set", "ecn", "leaf*", "h0", "*", "pmax=1"), -EINVAL, "",
 			"set ecn: QUEUE is a number from 0 to 7, not '*'");
 	assert_rejected(&o, ARGV("set", "ecn", "leaf*", "h0", "3a", "pmax=1"), -EINVAL, "",
@@ -886,11 +891,13 @@ static void test_print_cc(void **state)
 		       "   'tor_down': {'queue_delay_p90_us': 45.5, 'utilization': 0.5, 'marked_share': 0.139},"
 		       "   'host_classes': {'gpu': {'pause_share': 0.001, 'tor_queue_delay_p90_us': 40,"
 		       "     'host_util': 0.6, 'cnp_per_host': 12}}},"
-		       " 'host_classes_pending': true,"
+		       " 'host_classes_pending': true, 'restoring': true,"
 		       " 'steps_in_progress': [{'id': 3, 'state': 'rollback', 'class': 'hosts', 'forced': true,"
 		       "   'knob': 'min_time_between_cnps', 'from': 4, 'to': 2, 'proposal': 7}]}",
 		       "mode auto, stepping; every 10000 ms: 8 decisions, 3 steps (1 rolled back), 7 proposals, "
 		       "1 change sets in flight\n"
+		       "  restoring the state saved before this start (at the first decision once the agents reported: a "
+		       "step under way then rolls back)\n"
 		       "  signals: ports paused 0.070 % of the time; per host 52.0 % of capacity sent, 9.25 CNPs, 0.50 "
 		       "retransmissions; 0.00 drops per port; probes' p99 8.4 us\n"
 		       "    tor_down  queue delay p90 45.5 us, 13.9 % marked, 50.0 % utilized\n"

@@ -195,7 +195,9 @@ static void test_policy_json(void **state)
 		{ "{\"host_classes\": [{\"name\": \"a\", \"hosts\": \"x\"}, {\"name\": \"a\", \"hosts\": \"y\"}]}",
 		  "/host_classes: the names must differ" },
 		{ "{\"canary_intervals\": -1}", "canary_intervals" },
-		{ "{\"kmin_floor_bytes\": \"5KB\"}", "kmin_floor_bytes" },
+		{ "{\"kmin_floor_bytes\": \"5 parsecs\"}", "/kmin_floor_bytes: '5 parsecs' is not a size" },
+		{ "{\"kmin_floor_bytes\": true}", "/kmin_floor_bytes: must be a whole number of bytes, or a size" },
+		{ "{\"canary_intervals\": \"5\"}", "/canary_intervals: must be a whole number" }, /* no size */
 		{ "{\"max_factor\": 1}", "max_factor" },
 		/* committed rounded, a step to a fractional bound would leave the policy */
 		{ "{\"cnp_gap_min_us\": 2.4}", "/cnp_gap_min_us: must be a whole number" },
@@ -234,6 +236,12 @@ static void test_policy_json(void **state)
 	bad = json_loads("{\"loop_bytes\": 1, \"ai_min_mbps\": 2}", 0, NULL);
 	assert_null(cc_tn_policy_repaired(bad)); /* nothing to repair */
 	json_decref(bad);
+	/* a byte count may be a size, as the change path takes it */
+	bad = json_loads("{\"kmin_floor_bytes\": \"5KB\", \"kmax_ceiling_bytes\": \"16MiB\"}", 0, NULL);
+	assert_int_equal(cc_tn_policy_from_json(bad, &q, err, sizeof(err)), 0);
+	assert_true(q.kmin_floor_bytes == 5000 && q.kmax_ceiling_bytes == 16 << 20);
+	json_decref(bad);
+	q = p;
 	/* a whole number written as a real is one (JSON Schema's integer) */
 	bad = json_loads("{\"canary_intervals\": 5.0, \"loop_bytes\": 1e5}", 0, NULL);
 	assert_int_equal(cc_tn_policy_from_json(bad, &q, err, sizeof(err)), 0);
