@@ -458,17 +458,17 @@ int cc_tn_policy_from_json(json_t *o, struct cc_tn_policy *p, char *err, size_t 
 			} else if (bytes && json_is_string(v)) {
 				/* a size as the change path takes one ("16MB", "1.5MiB") */
 				if (conf_parse_size(json_string_value(v), &x) < 0) {
-					snprintf(err, len, "/%s: '%.64s' is not a size: give bytes, or a number with B, KB, "
-							   "KiB, MB, MiB", k, json_string_value(v));
+					snprintf(err, len, "/%s: '%.64s' is not a size: give bytes, or a size such as "
+							   "400KB or 1.5MiB", k, json_string_value(v));
 					return -EINVAL;
 				}
 			} else if (json_is_real(v) && d == floor(d) && d >= 0 && d <= 0x1p53) {
 				x = (uint64_t)d;
 			} else {
 				snprintf(err, len, "/%s: must be a whole number%s%s", k,
+					 bytes ? " of bytes (or a size such as \"400KB\")" : "",
 					 json_is_number(v) && d < 0 ? ", not negative" : json_is_real(v) && d == floor(d)
-						 ? " up to 2^53 when written as a real" : "",
-					 bytes ? " of bytes, or a size such as \"400KB\"" : "");
+						 ? ", up to 2^53 when written as a real" : "");
 				return -EINVAL;
 			}
 			if (x > most) {
@@ -836,6 +836,23 @@ static bool same_host_classes(const struct cc_tn_policy *a, const struct cc_tn_p
 
 static void step_end(struct cc_tn *t, struct step *k);
 
+/* Every canary waiting for an operator, of class `from` and after, rejected (nothing of it is
+ * applied); hold: its move is not proposed again for tabu_intervals (an operator's no). */
+static void reject_waiting(struct cc_tn *t, int from, bool hold)
+{
+	for (int c = from; c < CC_TN_NCLASSES; c++) {
+		struct step *w = &t->steps_of[c];
+
+		if (w->st != ST_WAIT)
+			continue;
+		if (w->cur)
+			w->cur->state = CC_TN_REJECTED;
+		if (hold)
+			t->tabu_until[w->cls][w->knob][w->to > w->from] = t->interval + t->pol.tabu_intervals;
+		step_end(t, w);
+	}
+}
+
 /* Whether a step of a host class is applied in part (a canary waiting for an operator is not). */
 static bool host_step_out(const struct cc_tn *t)
 {
@@ -865,13 +882,9 @@ static void adopt_classes(struct cc_tn *t)
 	if (!classes_pending(t))
 		return;
 	/* a canary waiting for an operator would run on the old classes and hold the new ones
-	 * back: rejected as soon as new ones are set */
-	for (int c = CC_TN_HOSTS; c < CC_TN_NCLASSES; c++)
-		if (t->steps_of[c].st == ST_WAIT) {
-			if (t->steps_of[c].cur)
-				t->steps_of[c].cur->state = CC_TN_REJECTED;
-			step_end(t, &t->steps_of[c]);
-		}
+	 * back: rejected as soon as new ones are set (cc_tn_set_policy has withdrawn it already;
+	 * a state restored with a canary waiting has not) */
+	reject_waiting(t, CC_TN_HOSTS, false);
 	if (host_step_out(t))
 		return;
 	memcpy(t->live.host_classes, t->pol.host_classes, sizeof(t->live.host_classes));
@@ -914,12 +927,8 @@ int cc_tn_set_policy(struct cc_tn *t, const struct cc_tn_policy *p)
 	/* a canary waiting for an operator was made under the policy before — its value inside
 	 * those ranges, its members that share of the class — and applying it now could leave
 	 * the policy in force: withdrawn (rejected, no hold: made again if still called for) */
-	for (int c = 0; c < CC_TN_NCLASSES && !cc_tn_policy_equal(&t->pol, &same_mode); c++)
-		if (t->steps_of[c].st == ST_WAIT) {
-			if (t->steps_of[c].cur)
-				t->steps_of[c].cur->state = CC_TN_REJECTED;
-			step_end(t, &t->steps_of[c]);
-		}
+	if (!cc_tn_policy_equal(&t->pol, &same_mode))
+		reject_waiting(t, 0, false);
 	t->pol = *p;
 	adopt_classes(t);
 	if (old != p->mode)
@@ -2134,8 +2143,8 @@ static const char *canary_worse(const struct cc_tn *t, const struct step *k, cha
 		if (k->aggressive) {
 			if (!stat_worse(&r->qd, &c->qd, 0) && !stat_worse(&r->pause, &c->pause, 0)) {
 				snprintf(buf, len, "no clear gain: the canary's mean queue delay %.1f us (%.1f before) "
-						   "against the rest's %.1f us (%.1f before): neither its queues nor its "
-						   "pauses shorter beyond the noise (Welch's t)",
+						   "against the rest's %.1f us (%.1f before): neither its queues nor "
+						   "its pauses shorter beyond the noise (Welch's t)",
 					 qc, c->lvl_qd, qr, r->lvl_qd);
 				return buf;
 			}
@@ -2504,16 +2513,7 @@ int cc_tn_rollback_all(struct cc_tn *t)
 			return -EBUSY;
 	/* a canary waiting for an operator changed nothing: the operator who undoes every step
 	 * does not want it either (rejected, not proposed again for a while) */
-	for (int c = 0; c < CC_TN_NCLASSES; c++) {
-		struct step *w = &t->steps_of[c];
-
-		if (w->st != ST_WAIT)
-			continue;
-		if (w->cur)
-			w->cur->state = CC_TN_REJECTED;
-		t->tabu_until[w->cls][w->knob][w->to > w->from] = t->interval + t->pol.tabu_intervals;
-		step_end(t, w);
-	}
+	reject_waiting(t, 0, true);
 	for (size_t i = t->ndone; i-- > 0;) {
 		struct done_step *ds = &t->done[i];
 		struct cc_tn_proposal *p;
@@ -3067,8 +3067,8 @@ json_t *cc_tn_json(const struct cc_tn *t)
 	}
 	o = json_pack("{s:s,s:I,s:I,s:I,s:o,s:o}", "mode", mode_names[t->pol.mode], "intervals",
 		      (json_int_t)t->interval, "steps", (json_int_t)t->steps, "rolled_back",
-		      (json_int_t)t->rolled_back, "signals", sig_json(t, &t->hist[0]), "settings",
-		      classes ? classes : json_object());
+		      (json_int_t)t->rolled_back, "signals", t->nhist ? sig_json(t, &t->hist[0]) : json_object(),
+		      "settings", classes ? classes : json_object());
 	if (o) {
 		json_t *steps = json_array();
 		bool busy = false;

@@ -714,7 +714,7 @@ static void print_cc_signals(FILE *f, const json_t *g)
 	const char *k;
 	json_t *x, *v;
 
-	if (!json_is_number(json_object_get(g, "pause_share"))) /* none yet */
+	if (!json_is_number(json_object_get(g, "pause_share"))) /* none before the first interval */
 		return;
 	fprintf(f, "  signals: ports paused %.3f %% of the time; per host %.1f %% of capacity sent, %.2f CNPs, %.2f "
 		   "retransmissions; %.2f drops per port",
@@ -733,8 +733,8 @@ static void print_cc_signals(FILE *f, const json_t *g)
 				json_number_value(json_object_get(x, "marked_share")) * 100,
 				json_number_value(json_object_get(x, "utilization")) * 100);
 	json_object_foreach(json_object_get(g, "host_classes"), k, x)
-		fprintf(f, "    %-9s paused %.3f %%, its ToR ports' queue delay p90 %.1f us, %.1f %% sent, %.2f CNPs per "
-			   "host\n",
+		fprintf(f, "    %-9s paused %.3f %%, its ToR ports' queue delay p90 %.1f us, %.1f %% sent, %.2f CNPs "
+			   "per host\n",
 			k, json_number_value(json_object_get(x, "pause_share")) * 100,
 			json_number_value(json_object_get(x, "tor_queue_delay_p90_us")),
 			json_number_value(json_object_get(x, "host_util")) * 100,
@@ -773,8 +773,8 @@ void print_cc(FILE *f, const json_t *d)
 			fputc('\n', f);
 		}
 		if (json_is_true(json_object_get(d, "restoring")))
-			fprintf(f, "  restoring the state saved before this start (at the first decision once the "
-				   "agents reported: a step under way then rolls back)\n");
+			fprintf(f, "  restoring: the state saved before this start, if any, comes back at the first "
+				   "decision once the agents reported (a step under way then rolls back)\n");
 		print_cc_signals(f, json_object_get(d, "signals"));
 		if (json_is_true(json_object_get(d, "host_classes_pending")))
 			fprintf(f, "  new host classes wait until no step of a host class is applied in part\n");
@@ -841,11 +841,12 @@ void print_cc(FILE *f, const json_t *d)
 			 * changed while it waited), then the evidence it was made on */
 			const char *err = str(&s, p, "error"), *why = str(&s, p, "reason") ?: "";
 			char *both = NULL;
+			const char *reason =
+				err && asprintf(&both, "%s; made for: %s", err, why) >= 0 ? keep(&s, both) : why;
 			const char *row[] = { str(&s, p, "id"),	   str(&s, p, "step"),  str(&s, p, "phase"),
 					      str(&s, p, "state"), str(&s, p, "class"), str(&s, p, "knob"),
 					      from,		   to,			n,
-					      str(&s, p, "outcome") ?: "", str(&s, p, "decided_by") ?: "",
-					      err && asprintf(&both, "%s; made for: %s", err, why) >= 0 ? keep(&s, both) : why };
+					      str(&s, p, "outcome") ?: "", str(&s, p, "decided_by") ?: "", reason };
 
 			table_row(t, row);
 		}

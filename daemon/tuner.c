@@ -233,6 +233,8 @@ static void track(struct tuner *t, struct store_reader *rd, unsigned prio)
 }
 
 static void refresh_open(struct tuner *t);
+static size_t waiting_ids(struct tuner *t, uint64_t ids[CC_TN_NCLASSES]);
+static void decided_by(struct tuner *t, const uint64_t *ids, size_t n, const char *actor, const char *why);
 
 static void sync_policy(struct tuner *t, struct store_reader *rd)
 {
@@ -280,8 +282,16 @@ static void sync_policy(struct tuner *t, struct store_reader *rd)
 	pthread_mutex_lock(&t->lock);
 	memcpy(t->saved_note, t->policy_refused, sizeof(t->saved_note));
 	if (!cc_tn_policy_equal(cc_tn_get_policy(t->tn), &p)) { /* most passes: the one set already */
+		uint64_t waiting[CC_TN_NCLASSES];
+		size_t nwait = waiting_ids(t, waiting);
+
+		/* the database's policy is not the one in force (the start, a database restored or
+		 * edited): a canary waiting for an operator is withdrawn, a new mode decides it */
 		cc_tn_set_policy(t->tn, &p);
-		refresh_open(t); /* new host classes reject a canary waiting for an operator */
+		refresh_open(t);
+		decided_by(t, waiting, nwait, NULL,
+			   p.mode == CC_TN_OFF ? "the tuner was turned off (the policy saved in the database)"
+					       : "withdrawn: the policy saved in the database changed while it waited");
 	}
 	pthread_mutex_unlock(&t->lock);
 	pthread_mutex_unlock(&t->policy_lock);
@@ -369,7 +379,11 @@ static void record(struct tuner *t, const struct cc_tn_proposal *p)
 		json_array_append_new(t->order, json_string(key));
 		t->proposed++;
 		if (json_array_size(t->order) > HISTORY_MAX) {
-			json_object_del(t->history, json_string_value(json_array_get(t->order, 0)));
+			const char *oldest = json_string_value(json_array_get(t->order, 0));
+
+			/* long settled: who asked for it goes with its record */
+			json_object_del(t->asked, oldest);
+			json_object_del(t->history, oldest);
 			json_array_remove(t->order, 0);
 		}
 	}
@@ -459,19 +473,24 @@ static json_t *decided(struct tuner *t, const struct cc_tn_proposal *pp, const c
 }
 
 /* Those of ids (waiting before) that an operator's request decided: a rollback rejects them,
- * a PUT of the policy approves or rejects them; why: the error of one rejected (NULL: none)
- * (under t->lock). */
+ * a PUT of the policy approves or rejects them (actor NULL: no operator's, the policy saved in
+ * the database changed); why: the error of one rejected (NULL: none) (under t->lock). */
 static void decided_by(struct tuner *t, const uint64_t *ids, size_t n, const char *actor, const char *why)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct cc_tn_proposal *pp = cc_tn_find(t->tn, ids[i]);
 		json_t *rec;
 
-		if (pp && pp->state != CC_TN_WAITING) {
+		if (!pp || pp->state == CC_TN_WAITING)
+			continue;
+		if (actor) {
 			rec = decided(t, pp, actor);
-			if (why && pp->state == CC_TN_REJECTED)
-				json_object_set_new(rec, "error", json_string(why));
+		} else {
+			record(t, pp);
+			rec = rec_of(t, pp->id);
 		}
+		if (rec && why && pp->state == CC_TN_REJECTED)
+			json_object_set_new(rec, "error", json_string(why));
 	}
 }
 
@@ -835,9 +854,10 @@ json_t *tuner_policy(struct tuner *t)
 }
 
 
-/* Under policy_lock: the change merged, saved, in force; *ret the new policy. */
-static int set_policy_locked(struct tuner *t, json_t *changes, const char *actor, struct cc_tn_policy *ret,
-			     struct rf_err *e)
+/* Under policy_lock: the change merged, saved, in force; *was the policy before, *ret the new
+ * one. */
+static int set_policy_locked(struct tuner *t, json_t *changes, const char *actor, struct cc_tn_policy *was,
+			     struct cc_tn_policy *ret, struct rf_err *e)
 {
 	struct cc_tn_policy p;
 	uint64_t waiting[CC_TN_NCLASSES], newest;
@@ -847,7 +867,7 @@ static int set_policy_locked(struct tuner *t, json_t *changes, const char *actor
 	int r;
 
 	pthread_mutex_lock(&t->lock);
-	p = *cc_tn_get_policy(t->tn);
+	p = *was = *cc_tn_get_policy(t->tn);
 	pthread_mutex_unlock(&t->lock);
 	if (cc_tn_policy_from_json(changes, &p, err, sizeof(err)) < 0) {
 		/* "/FIELD: what is wrong": the pointer, then the detail; an unknown field's name may
@@ -891,7 +911,7 @@ static int set_policy_locked(struct tuner *t, json_t *changes, const char *actor
 }
 
 /* "FIELD FROM -> TO" of every field of the policy that differs, comma separated ("nothing
- * changed" when none; cut short at len). */
+ * changed" when none; cut short at len, ending "..."). */
 static void policy_diff(const struct cc_tn_policy *a, const struct cc_tn_policy *b, char *buf, size_t len)
 {
 	json_t *ja = cc_tn_policy_json(a), *jb = cc_tn_policy_json(b), *vb;
@@ -905,8 +925,9 @@ static void policy_diff(const struct cc_tn_policy *a, const struct cc_tn_policy 
 
 		if (va && json_equal(va, vb))
 			continue;
-		sa = va ? json_dumps(va, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
-		sb = json_dumps(vb, JSON_ENCODE_ANY | JSON_COMPACT);
+		/* 0.1, not 0.10000000000000001 */
+		sa = va ? json_dumps(va, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
+		sb = json_dumps(vb, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
 		if (off < len)
 			off += (size_t)snprintf(buf + off, len - off, "%s%s %s -> %s", off ? ", " : "", k, sa ?: "?",
 						sb ?: "?");
@@ -915,6 +936,8 @@ static void policy_diff(const struct cc_tn_policy *a, const struct cc_tn_policy 
 	}
 	if (!off)
 		snprintf(buf, len, "nothing changed");
+	else if (off >= len && len > 4)
+		memcpy(buf + len - 4, "...", 4); /* cut short, and said */
 	json_decref(ja);
 	json_decref(jb);
 }
@@ -928,10 +951,7 @@ int tuner_set_policy(struct tuner *t, json_t *changes, const char *actor, struct
 	if (!json_is_object(changes))
 		return rf_err_set(e, -EINVAL, "BAD_VALUE", "/", "the policy is a JSON object of the fields to change");
 	pthread_mutex_lock(&t->policy_lock);
-	pthread_mutex_lock(&t->lock);
-	was = *cc_tn_get_policy(t->tn);
-	pthread_mutex_unlock(&t->lock);
-	r = set_policy_locked(t, changes, actor, &p, e);
+	r = set_policy_locked(t, changes, actor, &was, &p, e);
 	pthread_mutex_unlock(&t->policy_lock);
 	if (r == 0) {
 		/* the record of who changed what (the policy is saved, not its history) */

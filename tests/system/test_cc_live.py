@@ -308,7 +308,7 @@ def test_policy_change_kept_and_bad_decisions(world):
     # no agent reports: the state saved before the start is not back, and the status says so
     assert d.client("ops").json("/api/v1/cc")["restoring"] is True
     out = ctl(d, "viewer", "cc")
-    assert out.returncode == 0 and "restoring the state saved before this start" in out.stdout, out.stdout
+    assert out.returncode == 0 and "restoring: the state saved before this start, if any" in out.stdout, out.stdout
     # the configuration's cc.mode (advise) is not the one in force: the log says so
     said = wait_for(lambda: [x for x in d.proc.output().splitlines() if "not the configuration's cc.mode" in x], 15,
                     what="the saved mode said in the log")
@@ -411,7 +411,9 @@ def test_a_policy_change_withdraws_what_waits_and_off_undoes_as_asked(world):
     that operator, in the history and in the change log."""
     d, sim, c, ops = fabric(world)
     p = wait_for(lambda: (proposals(c) or [None])[0], 30, what="a waiting proposal")
-    r = ops.put("/api/v1/cc/policy", json={"canary_share": 0.25, "canary_intervals": 6})
+    # a long canary, judged with a wide tolerance: nothing rolls it back before the tuner is off
+    r = ops.put("/api/v1/cc/policy", json={"canary_share": 0.25, "canary_intervals": 6, "tolerance": 10,
+                                           "pmax_step": 0.2})
     assert r.status_code == 200, r.text
     rec = next(x for x in c.json("/api/v1/cc/history") if x["id"] == p["id"])
     assert rec["state"] == "rejected" and rec["decided_by"] == "ops", rec
@@ -420,6 +422,7 @@ def test_a_policy_change_withdraws_what_waits_and_off_undoes_as_asked(world):
     assert r.status_code == 409 and r.json()["code"] == "NOT_WAITING", r.text
     said = [x for x in d.proc.output().splitlines() if "policy changed by ops" in x]
     assert said and "canary_share 0.5 -> 0.25, canary_intervals 3 -> 6" in said[-1], said
+    assert "pmax_step 0.1 -> 0.2," in said[-1] and "tolerance 0.25 -> 10" in said[-1], said  # not 0.10000000000000001
     assert not tuner_changes(c)
     # made again; applied; the tuner turned off while its canary is out
     q = wait_for(lambda: next((x for x in proposals(c) if x["id"] != p["id"]), None), 30, what="a new proposal")
@@ -436,6 +439,25 @@ def test_a_policy_change_withdraws_what_waits_and_off_undoes_as_asked(world):
             (h.get("change_batch") for h in c.json("/api/v1/cc/history") if h["id"] == back["id"]), -1)]),
         20, what="the rollback applied")
     assert all(x["actor"] == "tuner (asked by ops)" for x in ch), ch
+
+
+def test_a_saved_policy_changed_under_rocefabd_withdraws_what_waits(world):
+    """The policy saved in the database changed without a PUT (a database restored or edited):
+    rocefabd takes it at its next pass, and a canary waiting for an operator, made under the
+    policy before, is withdrawn with why, though no operator decided it."""
+    d, sim, c, ops = fabric(world)
+    p = wait_for(lambda: (proposals(c) or [None])[0], 30, what="a waiting proposal")
+    pol = ops.json("/api/v1/cc/policy")
+    pol["canary_share"] = 0.25
+    db = sqlite3.connect(d.db, timeout=10)
+    with db:
+        db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('cc_policy', ?)", (json.dumps(pol),))
+    db.close()
+    rec = wait_for(lambda: next((x for x in c.json("/api/v1/cc/history") if x["id"] == p["id"] and
+                                 x["state"] == "rejected"), None), 20, what="the waiting canary withdrawn")
+    assert rec["error"] == "withdrawn: the policy saved in the database changed while it waited", rec
+    assert "decided_by" not in rec, rec
+    assert c.json("/api/v1/cc/policy")["canary_share"] == 0.25
 
 
 def test_auto_approves_what_waits_as_asked_by_the_operator(world):

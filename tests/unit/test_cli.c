@@ -896,8 +896,8 @@ static void test_print_cc(void **state)
 		       "   'knob': 'min_time_between_cnps', 'from': 4, 'to': 2, 'proposal': 7}]}",
 		       "mode auto, stepping; every 10000 ms: 8 decisions, 3 steps (1 rolled back), 7 proposals, "
 		       "1 change sets in flight\n"
-		       "  restoring the state saved before this start (at the first decision once the agents reported: a "
-		       "step under way then rolls back)\n"
+		       "  restoring: the state saved before this start, if any, comes back at the first decision once the "
+		       "agents reported (a step under way then rolls back)\n"
 		       "  signals: ports paused 0.070 % of the time; per host 52.0 % of capacity sent, 9.25 CNPs, 0.50 "
 		       "retransmissions; 0.00 drops per port; probes' p99 8.4 us\n"
 		       "    tor_down  queue delay p90 45.5 us, 13.9 % marked, 50.0 % utilized\n"

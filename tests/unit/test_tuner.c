@@ -196,7 +196,9 @@ static void test_policy_json(void **state)
 		  "/host_classes: the names must differ" },
 		{ "{\"canary_intervals\": -1}", "canary_intervals" },
 		{ "{\"kmin_floor_bytes\": \"5 parsecs\"}", "/kmin_floor_bytes: '5 parsecs' is not a size" },
-		{ "{\"kmin_floor_bytes\": true}", "/kmin_floor_bytes: must be a whole number of bytes, or a size" },
+		{ "{\"kmin_floor_bytes\": true}", "/kmin_floor_bytes: must be a whole number of bytes (or a size" },
+		{ "{\"kmin_floor_bytes\": -5}",
+		  "/kmin_floor_bytes: must be a whole number of bytes (or a size such as \"400KB\"), not negative" },
 		{ "{\"canary_intervals\": \"5\"}", "/canary_intervals: must be a whole number" }, /* no size */
 		{ "{\"max_factor\": 1}", "max_factor" },
 		/* committed rounded, a step to a fractional bound would leave the policy */
@@ -1441,6 +1443,7 @@ static void test_policy_change_withdraws_waiting(void **state)
 	struct cc_tn *t = tuner(CC_TN_ADVISE);
 	struct cc_tn_policy pol = cc_tn_defaults;
 	struct cc_tn_proposal *p;
+	enum cc_tn_knob knob;
 	uint64_t id;
 	int64_t i = 1;
 
@@ -1448,6 +1451,9 @@ static void test_policy_change_withdraws_waiting(void **state)
 	pol.mode = CC_TN_ADVISE;
 	p = first_step(t, &i);
 	id = p->id;
+	knob = p->knob;
+	assert_int_equal(knob, CC_TN_KMIN);
+	assert_true(p->to < p->from);
 	assert_int_equal(cc_tn_set_policy(t, &pol), 0); /* the same */
 	assert_int_equal(cc_tn_find(t, id)->state, CC_TN_WAITING);
 	pol.kmin_floor_bytes = p->to + 1; /* the proposal's value is below the new floor */
@@ -1456,12 +1462,12 @@ static void test_policy_change_withdraws_waiting(void **state)
 	assert_int_equal(npending(t), 0);
 	assert_true(idle(t));
 	assert_int_equal(cc_tn_decide(t, id, true), -EALREADY);
-	/* made again at once, inside the new policy */
+	/* the same move made again at once (no hold), inside the new policy */
 	run(t, i++, deep_down, NULL);
 	p = pending_of(t, CC_TN_TOR_DOWN, CC_TN_CANARY);
-	assert_non_null(p);
 	assert_true(p->id != id);
-	assert_true(p->knob != CC_TN_KMIN || p->to >= (double)pol.kmin_floor_bytes);
+	assert_int_equal(p->knob, knob);
+	assert_true(p->to < p->from && p->to >= (double)pol.kmin_floor_bytes);
 	/* a new mode and a new share at once: withdrawn, not approved */
 	id = p->id;
 	pol.mode = CC_TN_AUTO;

@@ -57,7 +57,7 @@ export async function render(root, ctx) {
     const sig = cc.signals || {};
     put(status, 
       h('div', { class: 'card' }, h('h2', {}, 'Mode'), h('p', { class: 'big', id: 'cc-mode' }, cc.mode), h('p', {}, `state ${cc.state} · ${cc.decisions} decisions every ${cc.interval_ms / 1000} s · last ${fmtTime(cc.last_decision)}`),
-        cc.restoring ? h('p', { class: 'note', id: 'cc-restoring' }, 'Restoring the state saved before rocefabd started: at the first decision once the agents reported, a step under way then rolls back.') : null,
+        cc.restoring ? h('p', { class: 'note', id: 'cc-restoring' }, 'Restoring: the state saved before rocefabd started, if any, comes back at the first decision once the agents reported (a step under way then rolls back).') : null,
         cc.host_classes_pending ? h('p', { class: 'note' }, 'New host classes wait until the step under way in a host class is done.') : null),
       h('div', { class: 'card' }, h('h2', {}, 'Signals'), h('p', {}, `pause ${fmtPct(sig.pause_share, 3)} of the time · host utilization ${fmtPct(sig.host_util)}`),
         h('p', {}, `CNPs/host ${fmtNum(sig.cnp_per_host)} · retransmits/host ${fmtNum(sig.retransmits_per_host)} · probe p99 ${fmtUs(sig.probe_p99_us)}`),
