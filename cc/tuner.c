@@ -3087,8 +3087,17 @@ json_t *cc_tn_json(const struct cc_tn *t)
 							       k->cur ? json_integer((json_int_t)k->cur->id) : NULL));
 		}
 		json_object_set_new(o, "state", json_string(busy ? "stepping" : "idle"));
+		json_t *empty = json_array();
+
 		/* host classes set but not in force until no step of one is out */
 		json_object_set_new(o, "host_classes_pending", json_boolean(classes_pending(t)));
+		/* those in force whose pattern matches no host the tuner knows (a typo, or hosts not
+		 * there yet): they step nothing */
+		for (unsigned h = 0; t->nm && h < t->live.nhost_classes && h < CC_TN_MAX_HOST_CLASSES; h++)
+			if (!class_present(t, (enum cc_tn_class)(CC_TN_HOST_CLASS0 + h)))
+				json_array_append_new(empty, json_pack("{s:s,s:s}", "name", t->live.host_classes[h].name,
+								       "hosts", t->live.host_classes[h].hosts));
+		json_object_set_new(o, "empty_host_classes", empty);
 		json_object_set_new(o, "steps_in_progress", steps);
 		json_object_set_new(o, "outside_policy", outside_policy_json(t));
 		/* why a move the signals call for is not made */

@@ -776,6 +776,10 @@ void print_cc(FILE *f, const json_t *d)
 			fprintf(f, "  restoring: the state saved before this start, if any, comes back at the first "
 				   "decision once the agents reported (a step under way then rolls back)\n");
 		print_cc_signals(f, json_object_get(d, "signals"));
+		json_array_foreach(json_object_get(d, "empty_host_classes"), i, x)
+			fprintf(f, "  host class %s: no host matches %s\n",
+				json_string_value(json_object_get(x, "name")) ?: "?",
+				json_string_value(json_object_get(x, "hosts")) ?: "?");
 		if (json_is_true(json_object_get(d, "host_classes_pending")))
 			fprintf(f, "  new host classes wait until no step of a host class is applied in part\n");
 		json_array_foreach(json_object_get(d, "steps_in_progress"), i, x) {

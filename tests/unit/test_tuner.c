@@ -998,7 +998,24 @@ static void test_host_classes(void **state)
 		json_decref(j);
 	}
 
+	/* a class whose pattern matches no host is listed as such (gpu has h0..h3) */
+	q = pol;
+	q.nhost_classes = 2;
+	snprintf(q.host_classes[1].name, sizeof(q.host_classes[1].name), "storage");
+	snprintf(q.host_classes[1].hosts, sizeof(q.host_classes[1].hosts), "st-*");
+	t = tuner_with(&q);
+	j = cc_tn_json(t);
+	x = json_object_get(j, "empty_host_classes");
+	assert_int_equal(json_array_size(x), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(x, 0), "name")), "storage");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(x, 0), "hosts")), "st-*");
+	json_decref(j);
+	cc_tn_free(t);
+
 	t = tuner_with(&pol);
+	j = cc_tn_json(t);
+	assert_int_equal(json_array_size(json_object_get(j, "empty_host_classes")), 0);
+	json_decref(j);
 	/* a DCQCN knob only, of a class that has members */
 	assert_int_equal(cc_tn_force(t, CC_TN_HOST_CLASS0, CC_TN_KMIN, 10000, &why), -EINVAL);
 	assert_int_equal(cc_tn_force(t, CC_TN_HOST_CLASS0 + 1, CC_TN_CNP_GAP, 2, &why), -EINVAL);
