@@ -897,13 +897,13 @@ static void test_print_cc(void **state)
 		       "   'knob': 'min_time_between_cnps', 'from': 4, 'to': 2, 'proposal': 7}]}",
 		       "mode auto, stepping; every 10000 ms: 8 decisions, 3 steps (1 rolled back), 7 proposals, "
 		       "1 change sets in flight\n"
-		       "  restoring: the state saved before this start, if any, comes back at the first decision once the "
-		       "agents reported (a step under way then rolls back)\n"
+		       "  restoring: the state saved before this start, if any, comes back at the first decision "
+		       "once the agents reported (a step under way then rolls back)\n"
 		       "  signals: ports paused 0.070 % of the time; per host 52.0 % of capacity sent, 9.25 CNPs, 0.50 "
 		       "retransmissions; 0.00 drops per port; probes' p99 8.4 us\n"
 		       "    tor_down  queue delay p90 45.5 us, 13.9 % marked, 50.0 % utilized\n"
-		       "    gpu       paused 0.100 %, its ToR ports' queue delay p90 40.0 us, 60.0 % sent, 12.00 CNPs per "
-		       "host\n"
+		       "    gpu       paused 0.100 %, its ToR ports' queue delay p90 40.0 us, 60.0 % sent, 12.00 CNPs "
+		       "per host\n"
 		       "  host class storage: no host matches st-*\n"
 		       "  new host classes wait until no step of a host class is applied in part\n"
 		       "  step 3 rolling back (proposal 7): hosts min_time_between_cnps 2 -> 4 (forced)\n");
@@ -934,10 +934,10 @@ static void test_print_cc(void **state)
 		       "  'knob': 'rpg_ai_rate', 'from': 10, 'to': 5, 'changes': [{}], 'outcome': 'applied',"
 		       "  'decided_by': 'ops', 'reason': 'the tuner was turned off'}]",
 		       "ID  STEP  PHASE     STATE     CLASS     KNOB         FROM    TO      N  OUTCOME  BY   REASON\n"
-		       "3   2     canary    rejected  tor_down  kmin_bytes   400000  200000  1           ops  the tuner was "
-		       "turned off; made for: deep queues\n"
-		       "4   3     rollback  applied   hosts     rpg_ai_rate  10      5       1  applied  ops  the tuner was "
-		       "turned off\n");
+		       "3   2     canary    rejected  tor_down  kmin_bytes   400000  200000  1           ops  "
+		       "the tuner was turned off; made for: deep queues\n"
+		       "4   3     rollback  applied   hosts     rpg_ai_rate  10      5       1  applied  ops  "
+		       "the tuner was turned off\n");
 }
 
 /* --- running a command over a scripted transport --------------------------------------------- */

@@ -190,7 +190,8 @@ static void test_policy_json(void **state)
 		{ "{\"max_share\": 0.1}", "max_share" },
 		{ "{\"pmax_floor\": 0.5, \"pmax_ceiling\": 0.2}", "/pmax_floor: must not be above pmax_ceiling" },
 		/* an ordered pair: the low end named, the order said */
-		{ "{\"cnp_gap_min_us\": 10, \"cnp_gap_max_us\": 5}", "/cnp_gap_min_us: must not be above cnp_gap_max_us" },
+		{ "{\"cnp_gap_min_us\": 10, \"cnp_gap_max_us\": 5}",
+		  "/cnp_gap_min_us: must not be above cnp_gap_max_us" },
 		{ "{\"ai_min_mbps\": 100}", "/ai_min_mbps: must not be above ai_max_mbps" },
 		{ "{\"host_classes\": [{\"name\": \"a\", \"hosts\": \"x\"}, {\"name\": \"a\", \"hosts\": \"y\"}]}",
 		  "/host_classes: the names must differ" },
