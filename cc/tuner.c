@@ -3070,7 +3070,7 @@ json_t *cc_tn_json(const struct cc_tn *t)
 		      (json_int_t)t->rolled_back, "signals", t->nhist ? sig_json(t, &t->hist[0]) : json_object(),
 		      "settings", classes ? classes : json_object());
 	if (o) {
-		json_t *steps = json_array();
+		json_t *steps = json_array(), *empty = json_array();
 		bool busy = false;
 
 		for (int c = 0; c < CC_TN_NCLASSES; c++) {
@@ -3087,8 +3087,6 @@ json_t *cc_tn_json(const struct cc_tn *t)
 							       k->cur ? json_integer((json_int_t)k->cur->id) : NULL));
 		}
 		json_object_set_new(o, "state", json_string(busy ? "stepping" : "idle"));
-		json_t *empty = json_array();
-
 		/* host classes set but not in force until no step of one is out */
 		json_object_set_new(o, "host_classes_pending", json_boolean(classes_pending(t)));
 		/* those in force whose pattern matches no host the tuner knows (a typo, or hosts not

@@ -776,10 +776,10 @@ void print_cc(FILE *f, const json_t *d)
 			fprintf(f, "  restoring: the state saved before this start, if any, comes back at the first "
 				   "decision once the agents reported (a step under way then rolls back)\n");
 		print_cc_signals(f, json_object_get(d, "signals"));
+		/* an operator's pattern, an agent's node and port names: made printable */
 		json_array_foreach(json_object_get(d, "empty_host_classes"), i, x)
-			fprintf(f, "  host class %s: no host matches %s\n",
-				json_string_value(json_object_get(x, "name")) ?: "?",
-				json_string_value(json_object_get(x, "hosts")) ?: "?");
+			fprintf(f, "  host class %s: no host matches %s\n", str(&s, x, "name") ?: "?",
+				str(&s, x, "hosts") ?: "?");
 		if (json_is_true(json_object_get(d, "host_classes_pending")))
 			fprintf(f, "  new host classes wait until no step of a host class is applied in part\n");
 		json_array_foreach(json_object_get(d, "steps_in_progress"), i, x) {
@@ -800,11 +800,10 @@ void print_cc(FILE *f, const json_t *d)
 			fprintf(f, "  outside the policy, left as they are: %lld\n",
 				(long long)json_integer_value(json_object_get(p, "members")));
 			json_array_foreach(json_object_get(p, "first"), i, x) {
-				const char *port = json_string_value(json_object_get(x, "port"));
+				const char *port = str(&s, x, "port");
 
-				fprintf(f, "    %s%s%s (%s): %s\n", json_string_value(json_object_get(x, "node")) ?: "?",
-					port ? ":" : "", port ?: "", json_string_value(json_object_get(x, "class")) ?: "?",
-					json_string_value(json_object_get(x, "why")) ?: "?");
+				fprintf(f, "    %s%s%s (%s): %s\n", str(&s, x, "node") ?: "?", port ? ":" : "",
+					port ?: "", str(&s, x, "class") ?: "?", str(&s, x, "why") ?: "?");
 			}
 		}
 		json_array_foreach(json_object_get(d, "holds"), i, x) {
@@ -816,8 +815,9 @@ void print_cc(FILE *f, const json_t *d)
 				json_string_value(json_object_get(x, "knob")) ?: "?", dir ? " " : "", dir ?: "",
 				json_is_true(json_object_get(x, "unless_pausing")) ? " (unless ports pause)" : "");
 		}
-		if (json_is_string(p = json_object_get(d, "saved_policy")))
-			fprintf(f, "  %s\n", json_string_value(p));
+		if (json_is_string(json_object_get(d, "saved_policy")))
+			fprintf(f, "  %s\n", str(&s, d, "saved_policy") ?: "");
+		strs_fini(&s);
 		return;
 	}
 	if (!json_is_array(d) && !json_object_get(d, "phase")) { /* the policy, or anything else */
