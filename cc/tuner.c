@@ -1,5 +1,6 @@
 /* The congestion-control tuner: see tuner.h. */
 #include <errno.h>
+#include <float.h>
 #include <fnmatch.h>
 #include <math.h>
 #include <stddef.h>
@@ -171,19 +172,29 @@ static const char *host_classes_check(const struct cc_tn_policy *p)
 	return NULL;
 }
 
-/* The hosts' knobs are whole numbers on the NIC (microseconds, Mb/s), and so are their ranges:
- * a step clamped to a fractional bound would be committed rounded, outside the policy. */
+/* The ranges of the hosts' knobs: each end within the NIC's bounds, the low end not above the
+ * high one, and both whole numbers, as the NIC takes them (microseconds, Mb/s): a step clamped
+ * to a fractional bound would be committed rounded, outside the policy.  Each message names
+ * the field to mend ("FIELD: what"). */
 #define WHOLE ": must be a whole number (the NIC takes whole microseconds and Mb/s)"
-#define WR(lo, hi) { { #lo, #hi }, { #lo WHOLE, #hi WHOLE }, { offsetof(struct cc_tn_policy, lo), \
-							   offsetof(struct cc_tn_policy, hi) } }
+#define WR(lo, hi, min, max, in)                                                                 \
+	{ { #lo, #hi },                                                                          \
+	  { #lo WHOLE, #hi WHOLE },                                                              \
+	  { offsetof(struct cc_tn_policy, lo), offsetof(struct cc_tn_policy, hi) },              \
+	  min,                                                                                   \
+	  max,                                                                                   \
+	  { #lo ": must be " in, #hi ": must be " in },                                          \
+	  #lo ": must not be above " #hi }
 static const struct {
-	const char *name[2], *why[2]; /* [0] the low end, [1] the high end */
+	const char *name[2], *why[2]; /* [0] the low end, [1] the high end; why: not whole */
 	size_t off[2];
-} whole_ranges[] = {
-	WR(cnp_gap_min_us, cnp_gap_max_us),
-	WR(time_reset_min_us, time_reset_max_us),
-	WR(ai_min_mbps, ai_max_mbps),
-	WR(hai_min_mbps, hai_max_mbps),
+	double min, max;      /* the bounds of either end */
+	const char *out[2], *order; /* outside the bounds; the ends reversed */
+} host_ranges[] = {
+	WR(cnp_gap_min_us, cnp_gap_max_us, 0, 4095, "in 0..4095"),
+	WR(time_reset_min_us, time_reset_max_us, 1, 131071, "in 1..131071"),
+	WR(ai_min_mbps, ai_max_mbps, DBL_MIN, INFINITY, "above 0"),
+	WR(hai_min_mbps, hai_max_mbps, DBL_MIN, INFINITY, "above 0"),
 };
 #undef WR
 #undef WHOLE
@@ -193,15 +204,23 @@ static double policy_double(const struct cc_tn_policy *p, size_t off)
 	return *(const double *)(const void *)((const char *)p + off);
 }
 
-static const char *whole_ranges_check(const struct cc_tn_policy *p)
+/* The bounds, order and whole numbers of the hosts' ranges. */
+static const char *host_ranges_check(const struct cc_tn_policy *p)
 {
-	for (size_t i = 0; i < sizeof(whole_ranges) / sizeof(whole_ranges[0]); i++)
-		for (int end = 0; end < 2; end++) {
-			double v = policy_double(p, whole_ranges[i].off[end]);
+	for (size_t i = 0; i < sizeof(host_ranges) / sizeof(host_ranges[0]); i++) {
+		double v[2];
 
-			if (v != floor(v))
-				return whole_ranges[i].why[end];
+		for (int end = 0; end < 2; end++) {
+			v[end] = policy_double(p, host_ranges[i].off[end]);
+			if (!(v[end] >= host_ranges[i].min && v[end] <= host_ranges[i].max))
+				return host_ranges[i].out[end];
 		}
+		if (v[0] > v[1])
+			return host_ranges[i].order;
+		for (int end = 0; end < 2; end++)
+			if (v[end] != floor(v[end]))
+				return host_ranges[i].why[end];
+	}
 	return NULL;
 }
 
@@ -216,9 +235,9 @@ json_t *cc_tn_policy_repaired(json_t *doc)
 		json_object_del(c, "loop_bytes");
 		fixed = true;
 	}
-	for (size_t i = 0; i < sizeof(whole_ranges) / sizeof(whole_ranges[0]); i++)
+	for (size_t i = 0; i < sizeof(host_ranges) / sizeof(host_ranges[0]); i++)
 		for (int end = 0; end < 2; end++) {
-			const char *name = whole_ranges[i].name[end];
+			const char *name = host_ranges[i].name[end];
 			double d;
 
 			if ((v = json_object_get(c, name)) && json_is_real(v) && isfinite(d = json_real_value(v)) &&
@@ -270,26 +289,8 @@ const char *cc_tn_policy_check(const struct cc_tn_policy *p)
 		return "pmax_ceiling: must be in (0, 1]";
 	if (p->pmax_floor > p->pmax_ceiling)
 		return "pmax_floor: must not be above pmax_ceiling";
-	if (!(p->cnp_gap_min_us >= 0 && p->cnp_gap_min_us <= 4095))
-		return "cnp_gap_min_us: must be in 0..4095";
-	if (!(p->cnp_gap_max_us >= 0 && p->cnp_gap_max_us <= 4095))
-		return "cnp_gap_max_us: must be in 0..4095";
-	if (p->cnp_gap_min_us > p->cnp_gap_max_us)
-		return "cnp_gap_min_us: must not be above cnp_gap_max_us";
-	if (!(p->time_reset_min_us >= 1 && p->time_reset_min_us <= 131071))
-		return "time_reset_min_us: must be in 1..131071";
-	if (!(p->time_reset_max_us >= 1 && p->time_reset_max_us <= 131071))
-		return "time_reset_max_us: must be in 1..131071";
-	if (p->time_reset_min_us > p->time_reset_max_us)
-		return "time_reset_min_us: must not be above time_reset_max_us";
-	if (!(p->ai_min_mbps > 0))
-		return "ai_min_mbps: must be above 0";
-	if (p->ai_min_mbps > p->ai_max_mbps)
-		return "ai_min_mbps: must not be above ai_max_mbps";
-	if (!(p->hai_min_mbps > 0))
-		return "hai_min_mbps: must be above 0";
-	if (p->hai_min_mbps > p->hai_max_mbps)
-		return "hai_min_mbps: must not be above hai_max_mbps";
+	if ((why = host_ranges_check(p)))
+		return why;
 	if (p->byte_reset_min < 1)
 		return "byte_reset_min: must be at least 1";
 	if (p->byte_reset_min > p->byte_reset_max)
@@ -301,8 +302,6 @@ const char *cc_tn_policy_check(const struct cc_tn_policy *p)
 	/* Kmax at most XOFF minus this is a hard invariant: no room at all is no policy */
 	if (!p->loop_bytes)
 		return "loop_bytes: must be at least 1 (the room for one control loop below XOFF)";
-	if ((why = whole_ranges_check(p)))
-		return why;
 	return host_classes_check(p);
 }
 

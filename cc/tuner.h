@@ -179,10 +179,13 @@ struct cc_tn;
 
 struct cc_tn *cc_tn_new(const struct cc_tn_policy *p);
 void cc_tn_free(struct cc_tn *t);
-/* -EINVAL (and nothing changed) when the policy is bad.  New host classes come in force at
- * once, or when no step of a host class is applied in part any more (a step's members stay its
- * members until it is done or undone: cc_tn_json's host_classes_pending meanwhile, and no host
- * class starts a step); a canary of a host class waiting for an operator is then rejected. */
+/* -EINVAL (and nothing changed) when the policy is bad.  A change of more than the mode
+ * withdraws (rejects, without a hold) every canary waiting for an operator: it was made under
+ * the policy before.  A new mode then decides those left: off rejects them and rolls back a
+ * step under way, auto approves them.  New host classes come in force at once, or when no step
+ * of a host class is applied in part any more (a step's members stay its members until it is
+ * done or undone: cc_tn_json's host_classes_pending meanwhile, and no host class starts a
+ * step). */
 int cc_tn_set_policy(struct cc_tn *t, const struct cc_tn_policy *p);
 const struct cc_tn_policy *cc_tn_get_policy(const struct cc_tn *t);
 

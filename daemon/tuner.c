@@ -232,9 +232,7 @@ static void track(struct tuner *t, struct store_reader *rd, unsigned prio)
 	sqlite3_clear_bindings(st);
 }
 
-static void refresh_open(struct tuner *t);
-static size_t waiting_ids(struct tuner *t, uint64_t ids[CC_TN_NCLASSES]);
-static void decided_by(struct tuner *t, const uint64_t *ids, size_t n, const char *actor, const char *why);
+static void policy_in_force(struct tuner *t, const struct cc_tn_policy *p, const char *actor);
 
 static void sync_policy(struct tuner *t, struct store_reader *rd)
 {
@@ -281,18 +279,9 @@ static void sync_policy(struct tuner *t, struct store_reader *rd)
 	json_decref(fixed);
 	pthread_mutex_lock(&t->lock);
 	memcpy(t->saved_note, t->policy_refused, sizeof(t->saved_note));
-	if (!cc_tn_policy_equal(cc_tn_get_policy(t->tn), &p)) { /* most passes: the one set already */
-		uint64_t waiting[CC_TN_NCLASSES];
-		size_t nwait = waiting_ids(t, waiting);
-
-		/* the database's policy is not the one in force (the start, a database restored or
-		 * edited): a canary waiting for an operator is withdrawn, a new mode decides it */
-		cc_tn_set_policy(t->tn, &p);
-		refresh_open(t);
-		decided_by(t, waiting, nwait, NULL,
-			   p.mode == CC_TN_OFF ? "the tuner was turned off (the policy saved in the database)"
-					       : "withdrawn: the policy saved in the database changed while it waited");
-	}
+	/* most passes: the one set already; else the start, or a database restored or edited */
+	if (!cc_tn_policy_equal(cc_tn_get_policy(t->tn), &p))
+		policy_in_force(t, &p, NULL);
 	pthread_mutex_unlock(&t->lock);
 	pthread_mutex_unlock(&t->policy_lock);
 }
@@ -518,6 +507,27 @@ static uint64_t newest_id(struct tuner *t)
 	struct cc_tn_proposal **v = cc_tn_made_since(t->tn, 0, &n);
 
 	return n ? v[n - 1]->id : 0;
+}
+
+/* Policy p in force (under t->lock), as asked by actor (NULL: the policy saved in the database,
+ * not the one in force: the start, a database restored or edited).  A change of mode may reject
+ * the canaries waiting for an operator, approve them or roll steps back; any other change
+ * withdraws them (made under the policy before): the history says so, by whom and why. */
+static void policy_in_force(struct tuner *t, const struct cc_tn_policy *p, const char *actor)
+{
+	uint64_t waiting[CC_TN_NCLASSES], newest = newest_id(t);
+	size_t nwait = waiting_ids(t, waiting);
+
+	cc_tn_set_policy(t->tn, p);
+	refresh_open(t);
+	decided_by(t, waiting, nwait, actor,
+		   p->mode == CC_TN_OFF ? (actor ? "the tuner was turned off"
+						 : "the tuner was turned off (the policy saved in the database)")
+		   : actor ? "withdrawn: the policy changed while it waited (made again under the new one if still "
+			     "called for)"
+			   : "withdrawn: the policy saved in the database changed while it waited");
+	if (actor)
+		rollbacks_asked(t, newest, actor, NULL);
 }
 
 /* Change sets out: when every change of one settled, the tuner hears how it went. */
@@ -860,8 +870,6 @@ static int set_policy_locked(struct tuner *t, json_t *changes, const char *actor
 			     struct cc_tn_policy *ret, struct rf_err *e)
 {
 	struct cc_tn_policy p;
-	uint64_t waiting[CC_TN_NCLASSES], newest;
-	size_t nwait;
 	char err[300];
 	json_t *doc;
 	int r;
@@ -892,18 +900,7 @@ static int set_policy_locked(struct tuner *t, json_t *changes, const char *actor
 		return rf_err_set(e, r, r == -EAGAIN ? "BUSY" : "STORE_ERROR", NULL,
 				  "the policy could not be saved: %s", strerror(-r));
 	pthread_mutex_lock(&t->lock);
-	nwait = waiting_ids(t, waiting);
-	newest = newest_id(t);
-	cc_tn_set_policy(t->tn, &p);
-	/* a change of mode may drop waiting proposals, approve them or roll steps back, any other
-	 * change withdraws a canary waiting for an operator (made under the policy before): the
-	 * history says so, by whom and why */
-	refresh_open(t);
-	decided_by(t, waiting, nwait, actor,
-		   p.mode == CC_TN_OFF ? "the tuner was turned off"
-				       : "withdrawn: the policy changed while it waited (made again under the new "
-					 "one if still called for)");
-	rollbacks_asked(t, newest, actor, NULL);
+	policy_in_force(t, &p, actor);
 	t->mode_noted = true; /* its mode is the one just asked for, not the configuration's */
 	pthread_mutex_unlock(&t->lock);
 	*ret = p;
