@@ -136,6 +136,20 @@ class Browser:
             raise AssertionError(f"{e}; at {self.d.current_url}, the page says: {page!r}; "
                                  f"console: {self.console()}") from None
 
+    def wait_view_text(self, want, timeout=20):
+        """Waits until the view shown has rendered and its text holds `want`; read in one script,
+        so that a view rendered again meanwhile (a navigation's second render, an event's
+        refresh) cannot leave the test holding a section no longer in the page."""
+        def has():
+            text = self.d.execute_script(
+                "const s = document.querySelector('main section.view');"
+                "return s && s.dataset.ready === 'true' ? s.innerText : '';")
+            return text if want in text else None
+        try:
+            return wait_for(has, timeout, 0.05, what=f"the view to show {want!r}")
+        except AssertionError as e:
+            raise AssertionError(f"{e}; at {self.d.current_url}; console: {self.console()}") from None
+
     def console(self):
         """The browser's console since the last call: (level, message) of each entry."""
         return [(e["level"], e["message"]) for e in self.d.get_log("browser")]

@@ -52,12 +52,12 @@ def test_every_view_loads_clean_and_shows_the_fabric(demo, browser):
     from selenium.webdriver.common.keys import Keys
     browser.d.switch_to.active_element.send_keys(Keys.ENTER)
     wait_for(lambda: browser.d.current_url.endswith("#/switch/leaf2"), 5, what="Enter to open leaf2")
-    assert "Switch leaf2" in browser.wait_view().text
+    browser.wait_view_text("Switch leaf2")
     # a link opens its switch-side port
     browser.open(demo.url, "topology")
     browser.js("document.querySelector('svg.topo line[data-link^=\"leaf0/spine1\"], svg.topo line[data-link*=\"leaf0\"][data-link*=\"spine1\"]').closest('a').dispatchEvent(new MouseEvent('click', {bubbles: true}))")
     wait_for(lambda: "#/port/spine1" in browser.d.current_url, 5, what="a click on leaf0-spine1 to open its port")
-    assert "Port spine1:spine1:leaf0" in browser.wait_view().text
+    browser.wait_view_text("Port spine1:spine1:leaf0")
     assert browser.console_errors() == []
 
 
