@@ -29,6 +29,10 @@ struct api_route {
 	int need_role; /* enum role */
 	int (*handler)(struct api_req *req);
 	const char *summary;
+	/* the query parameters it takes, comma-separated; NULL: none; "*": any (the dashboard's
+	 * files).  Any other, or one given twice, is refused (400 UNKNOWN_PARAMETER) before the
+	 * handler runs: a misspelt filter must not answer as if there were none. */
+	const char *params;
 };
 
 struct api_req {

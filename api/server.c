@@ -36,60 +36,83 @@
 #include "lib/tokenfile.h"
 
 static const struct api_route routes[] = {
-	{ { "GET", "/" }, ROLE_NONE, h_web, "the dashboard (api.web_root; its files too)" },
-	{ { "GET", "/api/v1/health" }, ROLE_NONE, h_health, "liveness and store health" },
-	{ { "GET", "/api/v1/whoami" }, ROLE_NONE, h_whoami, "the caller's token name and role" },
-	{ { "GET", "/api/v1/events" }, ROLE_VIEWER, h_events, "server-sent events: alerts, changes, proposals" },
-	{ { "GET", "/api/v1/version" }, ROLE_NONE, h_version, "versions of the daemon and its contracts" },
-	{ { "GET", "/metrics" }, ROLE_VIEWER, h_metrics, "Prometheus text exposition" },
-	{ { "GET", "/api/v1/counters" }, ROLE_VIEWER, h_counters_registry, "the counter registry" },
-	{ { "GET", "/api/v1/agents" }, ROLE_VIEWER, h_agents, "agents and their liveness" },
-	{ { "GET", "/api/v1/agents/{id}" }, ROLE_VIEWER, h_agent, "one agent" },
-	{ { "POST", "/api/v1/agents/{id}/report" }, ROLE_AGENT, h_report, "an agent report" },
-	{ { "POST", "/api/v1/agents/{id}/pfc" }, ROLE_AGENT, h_pfc_report, "an agent's fast PFC report" },
-	{ { "GET", "/api/v1/hosts" }, ROLE_VIEWER, h_hosts, "hosts" },
-	{ { "GET", "/api/v1/hosts/{id}" }, ROLE_VIEWER, h_host, "one host with devices and ports" },
-	{ { "GET", "/api/v1/ports" }, ROLE_VIEWER, h_ports, "ports (filters: host, device, state)" },
-	{ { "GET", "/api/v1/ports/{id}" }, ROLE_VIEWER, h_port, "one port with its latest counters" },
+	{ { "GET", "/" }, ROLE_NONE, h_web, "the dashboard (api.web_root; its files too)", "*" },
+	{ { "GET", "/api/v1/health" }, ROLE_NONE, h_health, "liveness and store health", NULL },
+	{ { "GET", "/api/v1/whoami" }, ROLE_NONE, h_whoami, "the caller's token name and role", NULL },
+	{ { "GET", "/api/v1/events" }, ROLE_VIEWER, h_events, "server-sent events: alerts, changes, proposals", NULL },
+	{ { "GET", "/api/v1/version" }, ROLE_NONE, h_version, "versions of the daemon and its contracts", NULL },
+	{ { "GET", "/metrics" }, ROLE_VIEWER, h_metrics, "Prometheus text exposition", NULL },
+	{ { "GET", "/api/v1/counters" }, ROLE_VIEWER, h_counters_registry, "the counter registry", NULL },
+	{ { "GET", "/api/v1/agents" }, ROLE_VIEWER, h_agents, "agents and their liveness", NULL },
+	{ { "GET", "/api/v1/agents/{id}" }, ROLE_VIEWER, h_agent, "one agent", NULL },
+	{ { "POST", "/api/v1/agents/{id}/report" }, ROLE_AGENT, h_report, "an agent report", NULL },
+	{ { "POST", "/api/v1/agents/{id}/pfc" }, ROLE_AGENT, h_pfc_report, "an agent's fast PFC report", NULL },
+	{ { "GET", "/api/v1/hosts" }, ROLE_VIEWER, h_hosts, "hosts", NULL },
+	{ { "GET", "/api/v1/hosts/{id}" }, ROLE_VIEWER, h_host, "one host with devices and ports", NULL },
+	{ { "GET", "/api/v1/ports" }, ROLE_VIEWER, h_ports, "ports", "host,device,state" },
+	{ { "GET", "/api/v1/ports/{id}" }, ROLE_VIEWER, h_port, "one port with its latest counters", NULL },
 	{ { "GET", "/api/v1/ports/{id}/counters" }, ROLE_VIEWER, h_port_counters,
-	  "counter series (names, from, to, step)" },
-	{ { "GET", "/api/v1/switches" }, ROLE_VIEWER, h_switches, "switches" },
-	{ { "GET", "/api/v1/switches/{id}" }, ROLE_VIEWER, h_switch, "one switch with ports, neighbours, PFC and ECN" },
-	{ { "GET", "/api/v1/links" }, ROLE_VIEWER, h_links, "links between ports (from neighbours)" },
-	{ { "GET", "/api/v1/topology" }, ROLE_VIEWER, h_topology, "nodes and links" },
-	{ { "GET", "/api/v1/params" }, ROLE_VIEWER, h_params, "the settings that can be changed, with units and ranges" },
-	{ { "GET", "/api/v1/hosts/{id}/dcqcn" }, ROLE_VIEWER, h_host_dcqcn, "DCQCN settings of a host's RDMA ports" },
-	{ { "GET", "/api/v1/hosts/{id}/qps" }, ROLE_VIEWER, h_host_qps, "a host's QPs (RDMA netlink) and their counters" },
-	{ { "PUT", "/api/v1/hosts/{id}/dcqcn" }, ROLE_OPERATOR, h_host_dcqcn, "change DCQCN settings" },
-	{ { "GET", "/api/v1/hosts/{id}/ports/{port}/pfc" }, ROLE_VIEWER, h_host_pfc, "PFC of a host port (DEVICE:PORT)" },
-	{ { "PUT", "/api/v1/hosts/{id}/ports/{port}/pfc" }, ROLE_OPERATOR, h_host_pfc, "change PFC of a host port" },
-	{ { "GET", "/api/v1/switches/{id}/ports/{port}/pfc" }, ROLE_VIEWER, h_switch_pfc, "PFC of a switch port" },
-	{ { "PUT", "/api/v1/switches/{id}/ports/{port}/pfc" }, ROLE_OPERATOR, h_switch_pfc, "change PFC of a switch port" },
-	{ { "GET", "/api/v1/switches/{id}/ports/{port}/queues/{q}/ecn" }, ROLE_VIEWER, h_switch_ecn, "ECN of a switch queue" },
-	{ { "PUT", "/api/v1/switches/{id}/ports/{port}/queues/{q}/ecn" }, ROLE_OPERATOR, h_switch_ecn, "change ECN of a switch queue" },
-	{ { "GET", "/api/v1/changes" }, ROLE_VIEWER, h_changes, "configuration changes (filters: agent, kind, state, batch, limit)" },
-	{ { "POST", "/api/v1/changes" }, ROLE_OPERATOR, h_changes_bulk, "change a selection of hosts or switch ports" },
-	{ { "GET", "/api/v1/changes/{id}" }, ROLE_VIEWER, h_change, "one configuration change" },
-	{ { "GET", "/api/v1/probes/matrix" }, ROLE_VIEWER, h_probes_matrix, "pingmesh: latency matrix and localization (window, op, size)" },
-	{ { "GET", "/api/v1/probes/results" }, ROLE_VIEWER, h_probes_results, "pingmesh results (src, dst, op, size, from, to, limit)" },
-	{ { "GET", "/api/v1/probes/config" }, ROLE_VIEWER, h_probes_config, "pingmesh configuration" },
-	{ { "PUT", "/api/v1/probes/config" }, ROLE_OPERATOR, h_probes_config, "change the pingmesh configuration" },
-	{ { "GET", "/api/v1/alerts" }, ROLE_VIEWER, h_alerts, "alerts (state)" },
-	{ { "POST", "/api/v1/alerts/{id}/mitigate" }, ROLE_OPERATOR, h_alert_mitigate, "mitigate a detector alert (advise mode)" },
-	{ { "POST", "/api/v1/alerts/{id}/ack" }, ROLE_OPERATOR, h_alert_ack, "acknowledge an alert" },
-	{ { "GET", "/api/v1/detector" }, ROLE_VIEWER, h_detector, "the PFC detector: findings, holds, fast lane" },
-	{ { "GET", "/api/v1/detector/config" }, ROLE_VIEWER, h_detector_config, "the PFC detector's configuration" },
-	{ { "PUT", "/api/v1/detector/config" }, ROLE_OPERATOR, h_detector_config, "change the PFC detector's modes and restore time" },
-	{ { "GET", "/api/v1/detector/snapshot" }, ROLE_VIEWER, h_detector_snapshot, "the snapshot the detector last analysed" },
-	{ { "GET", "/api/v1/cc" }, ROLE_VIEWER, h_cc, "the congestion-control tuner: signals, settings, steps" },
-	{ { "GET", "/api/v1/cc/policy" }, ROLE_VIEWER, h_cc_policy, "the tuner's policy (mode, ranges, canary)" },
-	{ { "PUT", "/api/v1/cc/policy" }, ROLE_OPERATOR, h_cc_policy, "change the tuner's policy" },
-	{ { "GET", "/api/v1/cc/proposals" }, ROLE_VIEWER, h_cc_proposals, "the tuner's proposals (all=true: recent ones too)" },
-	{ { "POST", "/api/v1/cc/proposals/{id}/apply" }, ROLE_OPERATOR, h_cc_apply, "apply a waiting proposal (advise mode)" },
-	{ { "POST", "/api/v1/cc/proposals/{id}/reject" }, ROLE_OPERATOR, h_cc_reject, "reject a waiting proposal" },
-	{ { "GET", "/api/v1/cc/history" }, ROLE_VIEWER, h_cc_history, "every step's proposals and outcomes" },
-	{ { "POST", "/api/v1/cc/rollback" }, ROLE_OPERATOR, h_cc_rollback, "undo every step the tuner made" },
-	{ { NULL, NULL }, 0, NULL, NULL },
+	  "counter series", "names,from,to,step,priority,resolution" },
+	{ { "GET", "/api/v1/switches" }, ROLE_VIEWER, h_switches, "switches", NULL },
+	{ { "GET", "/api/v1/switches/{id}" }, ROLE_VIEWER, h_switch,
+	  "one switch with ports, neighbours, PFC and ECN", NULL },
+	{ { "GET", "/api/v1/links" }, ROLE_VIEWER, h_links, "links between ports (from neighbours)", NULL },
+	{ { "GET", "/api/v1/topology" }, ROLE_VIEWER, h_topology, "nodes and links", NULL },
+	{ { "GET", "/api/v1/params" }, ROLE_VIEWER, h_params,
+	  "the settings that can be changed, with units and ranges", NULL },
+	{ { "GET", "/api/v1/hosts/{id}/dcqcn" }, ROLE_VIEWER, h_host_dcqcn,
+	  "DCQCN settings of a host's RDMA ports", NULL },
+	{ { "GET", "/api/v1/hosts/{id}/qps" }, ROLE_VIEWER, h_host_qps,
+	  "a host's QPs (RDMA netlink) and their counters", NULL },
+	{ { "PUT", "/api/v1/hosts/{id}/dcqcn" }, ROLE_OPERATOR, h_host_dcqcn, "change DCQCN settings", NULL },
+	{ { "GET", "/api/v1/hosts/{id}/ports/{port}/pfc" }, ROLE_VIEWER, h_host_pfc,
+	  "PFC of a host port (DEVICE:PORT)", NULL },
+	{ { "PUT", "/api/v1/hosts/{id}/ports/{port}/pfc" }, ROLE_OPERATOR, h_host_pfc,
+	  "change PFC of a host port", NULL },
+	{ { "GET", "/api/v1/switches/{id}/ports/{port}/pfc" }, ROLE_VIEWER, h_switch_pfc,
+	  "PFC of a switch port", NULL },
+	{ { "PUT", "/api/v1/switches/{id}/ports/{port}/pfc" }, ROLE_OPERATOR, h_switch_pfc,
+	  "change PFC of a switch port", NULL },
+	{ { "GET", "/api/v1/switches/{id}/ports/{port}/queues/{q}/ecn" }, ROLE_VIEWER, h_switch_ecn,
+	  "ECN of a switch queue", NULL },
+	{ { "PUT", "/api/v1/switches/{id}/ports/{port}/queues/{q}/ecn" }, ROLE_OPERATOR, h_switch_ecn,
+	  "change ECN of a switch queue", NULL },
+	{ { "GET", "/api/v1/changes" }, ROLE_VIEWER, h_changes,
+	  "configuration changes", "agent,kind,state,batch,limit" },
+	{ { "POST", "/api/v1/changes" }, ROLE_OPERATOR, h_changes_bulk,
+	  "change a selection of hosts or switch ports", NULL },
+	{ { "GET", "/api/v1/changes/{id}" }, ROLE_VIEWER, h_change, "one configuration change", NULL },
+	{ { "GET", "/api/v1/probes/matrix" }, ROLE_VIEWER, h_probes_matrix,
+	  "pingmesh: latency matrix and localization", "window,op,size,paths" },
+	{ { "GET", "/api/v1/probes/results" }, ROLE_VIEWER, h_probes_results,
+	  "pingmesh results", "src,dst,op,size,from,to,limit" },
+	{ { "GET", "/api/v1/probes/config" }, ROLE_VIEWER, h_probes_config, "pingmesh configuration", NULL },
+	{ { "PUT", "/api/v1/probes/config" }, ROLE_OPERATOR, h_probes_config,
+	  "change the pingmesh configuration", NULL },
+	{ { "GET", "/api/v1/alerts" }, ROLE_VIEWER, h_alerts, "alerts", "state" },
+	{ { "POST", "/api/v1/alerts/{id}/mitigate" }, ROLE_OPERATOR, h_alert_mitigate,
+	  "mitigate a detector alert (advise mode)", NULL },
+	{ { "POST", "/api/v1/alerts/{id}/ack" }, ROLE_OPERATOR, h_alert_ack, "acknowledge an alert", NULL },
+	{ { "GET", "/api/v1/detector" }, ROLE_VIEWER, h_detector,
+	  "the PFC detector: findings, holds, fast lane", NULL },
+	{ { "GET", "/api/v1/detector/config" }, ROLE_VIEWER, h_detector_config,
+	  "the PFC detector's configuration", NULL },
+	{ { "PUT", "/api/v1/detector/config" }, ROLE_OPERATOR, h_detector_config,
+	  "change the PFC detector's modes and restore time", NULL },
+	{ { "GET", "/api/v1/detector/snapshot" }, ROLE_VIEWER, h_detector_snapshot,
+	  "the snapshot the detector last analysed", NULL },
+	{ { "GET", "/api/v1/cc" }, ROLE_VIEWER, h_cc, "the congestion-control tuner: signals, settings, steps", NULL },
+	{ { "GET", "/api/v1/cc/policy" }, ROLE_VIEWER, h_cc_policy, "the tuner's policy (mode, ranges, canary)", NULL },
+	{ { "PUT", "/api/v1/cc/policy" }, ROLE_OPERATOR, h_cc_policy, "change the tuner's policy", NULL },
+	{ { "GET", "/api/v1/cc/proposals" }, ROLE_VIEWER, h_cc_proposals,
+	  "the tuner's proposals, waiting ones, or all recent ones", "all" },
+	{ { "POST", "/api/v1/cc/proposals/{id}/apply" }, ROLE_OPERATOR, h_cc_apply,
+	  "apply a waiting proposal (advise mode)", NULL },
+	{ { "POST", "/api/v1/cc/proposals/{id}/reject" }, ROLE_OPERATOR, h_cc_reject,
+	  "reject a waiting proposal", NULL },
+	{ { "GET", "/api/v1/cc/history" }, ROLE_VIEWER, h_cc_history, "every step's proposals and outcomes", NULL },
+	{ { "POST", "/api/v1/cc/rollback" }, ROLE_OPERATOR, h_cc_rollback, "undo every step the tuner made", NULL },
+	{ { NULL, NULL }, 0, NULL, NULL, NULL },
 };
 #define NROUTES (sizeof(routes) / sizeof(routes[0]) - 1)
 
@@ -148,11 +171,31 @@ struct api {
 	uint8_t metrics_prio_mask; /* bit p: /metrics exports priority p's series */
 };
 
+/* "a, b, c" of the list "a,b,c" (cut to fit), for people. */
+static const char *params_text(const char *list, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	for (const char *p = list; *p && n + 3 < size; p++) {
+		buf[n++] = *p;
+		if (*p == ',')
+			buf[n++] = ' ';
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
 void api_print_routes(FILE *f)
 {
-	for (const struct api_route *r = routes; r->rp.pattern; r++)
-		fprintf(f, "%-5s %-32s %-8s %s\n", r->rp.method, r->rp.pattern,
+	char list[128];
+
+	for (const struct api_route *r = routes; r->rp.pattern; r++) {
+		fprintf(f, "%-5s %-32s %-8s %s", r->rp.method, r->rp.pattern,
 			role_name((enum role)r->need_role), r->summary);
+		if (r->params && strcmp(r->params, "*"))
+			fprintf(f, " (query: %s)", params_text(r->params, list, sizeof(list)));
+		fputc('\n', f);
+	}
 }
 
 const struct api_deps *api_deps(const struct api_req *req)
@@ -564,10 +607,78 @@ static void cache_store(struct api_req *req, const char *body, size_t len)
 
 /* --- dispatch ------------------------------------------------------------------------------ */
 
+struct query_check {
+	const char *params; /* the route's */
+	unsigned seen;	    /* bit i: its i-th parameter was given */
+	const char *bad;    /* the first key refused */
+	bool twice;	    /* ... because it was given before */
+};
+
+/* The index of key in the comma-separated list, or -1. */
+static int param_index(const char *list, const char *key)
+{
+	size_t n = strlen(key);
+	const char *p = list;
+
+	for (int i = 0; n && p; i++) {
+		if (strncmp(p, key, n) == 0 && (p[n] == ',' || !p[n]))
+			return i;
+		if ((p = strchr(p, ',')))
+			p++;
+	}
+	return -1;
+}
+
+static enum MHD_Result check_param(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct query_check *qc = cls;
+	int i = qc->params ? param_index(qc->params, key) : -1;
+
+	(void)kind;
+	(void)value;
+	if (i < 0 || (qc->seen & 1u << i)) {
+		qc->bad = key;
+		qc->twice = i >= 0;
+		return MHD_NO;
+	}
+	qc->seen |= 1u << i;
+	return MHD_YES;
+}
+
+/* 0 when the query's parameters are the route's, each once; else -1, answered. */
+static int check_query(struct api_req *req)
+{
+	const struct api_route *r = req->route;
+	struct query_check qc = { .params = r->params };
+	struct rf_err e;
+	char list[128];
+
+	if (r->params && !strcmp(r->params, "*"))
+		return 0;
+	MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, check_param, &qc);
+	if (!qc.bad)
+		return 0;
+	if (qc.twice)
+		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", qc.bad, "query parameter '%.64s' is given twice",
+			   qc.bad);
+	else if (r->params)
+		rf_err_set(&e, -EINVAL, "UNKNOWN_PARAMETER", qc.bad,
+			   "unknown query parameter '%.64s': %s %s takes %s", qc.bad, r->rp.method,
+			   r->rp.pattern, params_text(r->params, list, sizeof(list)));
+	else
+		rf_err_set(&e, -EINVAL, "UNKNOWN_PARAMETER", qc.bad,
+			   "unknown query parameter '%.64s': %s %s takes none", qc.bad, r->rp.method,
+			   r->rp.pattern);
+	api_reply_problem(req, 400, &e);
+	return -1;
+}
+
 static void dispatch(struct api_req *req)
 {
 	int r;
 
+	if (check_query(req) < 0)
+		return;
 	if (cacheable(req) && reply_from_cache(req))
 		return;
 	/* Handlers answer their own rich errors with api_reply_problem(); a bare negative return

@@ -27,7 +27,7 @@ static void usage(FILE *f)
 		"      --check-config     validate the configuration and exit\n"
 		"      --dump-config      print the effective configuration and exit\n"
 		"      --help-config      list every configuration key\n"
-		"      --routes           list the REST endpoints and exit\n"
+		"      --routes           list the REST endpoints (and the query parameters they take) and exit\n"
 		"      --validate-report FILE...  check agent reports as ingest would, and exit\n"
 		"  -V, --version          print the version and exit\n"
 		"  -h, --help             this text\n"

@@ -164,6 +164,37 @@ def test_routing_and_parameters(daemon):
     assert d.healthy()
 
 
+def test_unknown_and_repeated_query_parameters_are_refused(daemon):
+    """A misspelt filter was ignored: /api/v1/changes?limt=5 answered 100 changes and
+    ?stat=failed every state, as if the caller had asked for them.  A parameter a route does not
+    take is 400 UNKNOWN_PARAMETER naming it and what the route takes; one given twice (the first
+    won) is 400 BAD_PARAMETER.  The routes' lists are the OpenAPI document's (test_schemas)."""
+    d = daemon
+    c = d.client("viewer")
+    p = problem(c.get("/api/v1/changes?limt=5"), 400, "UNKNOWN_PARAMETER")
+    assert p["pointer"] == "limt"
+    assert "'limt'" in p["detail"] and "agent, kind, state, batch, limit" in p["detail"], p
+    p = problem(c.get("/api/v1/hosts?host=stor-b1"), 400, "UNKNOWN_PARAMETER")
+    assert p["detail"].endswith("GET /api/v1/hosts takes none"), p
+    problem(c.get("/api/v1/cc/history?limit=5"), 400, "UNKNOWN_PARAMETER")
+    problem(c.get("/api/v1/ports?hosts=stor-b1&state=up"), 400, "UNKNOWN_PARAMETER")
+    p = problem(c.get("/api/v1/ports?state=up&state=down"), 400, "BAD_PARAMETER")
+    assert p["pointer"] == "state" and "twice" in p["detail"], p
+    problem(c.get("/api/v1/ports?=up"), 400, "UNKNOWN_PARAMETER")
+    # an operator's call too, before its body is looked at: nothing is changed
+    before = c.json("/api/v1/changes")["count"]
+    ops = d.client("admin")
+    problem(ops.post("/api/v1/cc/rollback?force=true"), 400, "UNKNOWN_PARAMETER")
+    problem(ops.put("/api/v1/hosts/stor-b1/dcqcn?dry_run=true", json={"rp": {"rate_reduce_monitor_period": 4}}),
+            400, "UNKNOWN_PARAMETER")
+    assert c.json("/api/v1/changes")["count"] == before
+    # what each route takes still works, in any order
+    assert c.get("/api/v1/ports?state=up&host=stor-b1").status_code == 200
+    assert c.get("/api/v1/changes?limit=5&state=failed").status_code == 200
+    assert c.get("/api/v1/cc/proposals?all=true").status_code == 200
+    assert d.healthy()
+
+
 def test_bad_change_requests(daemon):
     """Malformed change requests from an operator are refused, naming the problem; rocefabd keeps
     serving and stores no change."""

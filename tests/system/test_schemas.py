@@ -67,6 +67,32 @@ def test_openapi_lists_exactly_the_routes():
     assert served == documented, f"served only: {served - documented}; documented only: {documented - served}"
 
 
+def test_openapi_query_parameters_are_the_routes():
+    """Each operation's query parameters in the OpenAPI document are exactly those its route
+    takes (rocefabd --routes prints them; any other is refused with UNKNOWN_PARAMETER)."""
+    import re
+    out = subprocess.run([binary("rocefabd"), "--routes"], capture_output=True, text=True,
+                         check=True).stdout
+    served = {}
+    for line in out.splitlines():
+        method, pattern = line.split()[:2]
+        m = re.search(r"\(query: ([a-z_, ]+)\)$", line)
+        served[(method.lower(), pattern)] = set(m.group(1).split(", ")) if m else set()
+    with open(os.path.join(SCHEMAS, "openapi.yaml")) as f:
+        doc = yaml.safe_load(f)
+    for path, ops in doc["paths"].items():
+        if path == "/":
+            continue  # the dashboard's files: any query
+        for method, op in ops.items():
+            if method not in ("get", "put", "post", "delete", "patch"):
+                continue
+            params = [doc["components"]["parameters"][p["$ref"].rsplit("/", 1)[1]] if "$ref" in p else p
+                      for p in op.get("parameters", []) + ops.get("parameters", [])]
+            documented = {p["name"] for p in params if p.get("in") == "query"}
+            assert documented == served[(method, path)], \
+                f"{method.upper()} {path}: documented {sorted(documented)}, served {sorted(served[(method, path)])}"
+
+
 def test_readme_rest_table_is_whole_and_lists_every_route():
     """The README's REST table is one table (a blank line once cut it in two, and the rows
     after it rendered as loose text) and names every route rocefabd serves."""
@@ -74,6 +100,8 @@ def test_readme_rest_table_is_whole_and_lists_every_route():
     out = subprocess.run([binary("rocefabd"), "--routes"], capture_output=True, text=True,
                          check=True).stdout
     served = {tuple(l.split()[:2]) for l in out.splitlines()}
+    takes = {tuple(l.split()[:2]): set(re.findall(r"\(query: ([a-z_, ]+)\)$", l)[0].split(", "))
+             for l in out.splitlines() if l.endswith(")") and "(query: " in l}
     with open(os.path.join(ROOT, "README.md")) as f:
         text = f.read()
     section = text.split("\n## REST API (v1)\n", 1)[1].split("\n## ", 1)[0]
@@ -88,11 +116,16 @@ def test_readme_rest_table_is_whole_and_lists_every_route():
         prev = None
         spans = re.findall(r"`([^`]*)`", first)
         for path in [m for sp in spans for m in re.findall(r"(?:^|\s)(/\S*)", sp)]:
+            named = set(re.findall(r"[?&\[]+([a-z_]+)=", path))
             path = re.split(r"[?\[]", path)[0].replace("{DEVICE:PORT}", "{port}")
             cands = [path, "/api/v1" + path] + ([prev.rsplit("/", 1)[0] + path] if prev else [])
             hit = next((c for c in cands if any((m, c) in served for m in methods)), None)
             assert hit, f"README row names {path!r}, which rocefabd does not serve: {lines[i]}"
             documented |= {(m, hit) for m in methods if (m, hit) in served}
+            if "GET" in methods:  # the row names the query parameters the route takes
+                assert named == takes.get(("GET", hit), set()), \
+                    f"README row for {hit} names the query parameters {sorted(named)}, " \
+                    f"rocefabd takes {sorted(takes.get(('GET', hit), set()))}"
             prev = hit
     assert served <= documented, f"routes missing from the README's table: {sorted(served - documented)}"
 
