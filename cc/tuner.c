@@ -723,6 +723,7 @@ struct step {
 	double from, to;
 	bool forced, aggressive;
 	bool urgent; /* against pauses: kept unless it hurts, no gain to show needed */
+	bool repair; /* brings the class's setting back inside the policy: kept unless it hurts */
 	char label[32]; /* a restored step of a host class not in force: its saved name */
 	struct cc_tn_proposal *cur; /* its latest proposal (canary, rollout or rollback) */
 	unsigned watched;
@@ -1557,11 +1558,18 @@ static bool member_at(const struct member *m, enum cc_tn_knob k, double from)
 
 /* Whether a step of knob k from `from` to v moves member m: one at that setting (member_at),
  * inside the policy with v (one outside it on any knob, as reported, comes back inside with
- * the step or is left as it is, like one an operator set apart; GET /api/v1/cc lists it). */
+ * the step or is left as it is, like one an operator set apart; GET /api/v1/cc lists it).  A
+ * repair (repair_class) moves one outside on another knob too, as long as the step breaks
+ * nothing anew and leaves nothing of its own knob broken. */
 static bool member_moves(const struct cc_tn *t, const struct member *m, enum cc_tn_knob k, double from, double v,
-			 uint64_t xoff)
+			 uint64_t xoff, bool repair)
 {
-	return member_at(m, k, from) && !violations(t, m, (int)k, v, xoff);
+	unsigned after;
+
+	if (!member_at(m, k, from))
+		return false;
+	after = violations(t, m, (int)k, v, xoff);
+	return repair ? !(after & (~violations(t, m, -1, 0, xoff) | knob_bits(k))) : !after;
 }
 
 /* Orders a host class's canary candidates by their queues before the step: the queue delay
@@ -1628,7 +1636,7 @@ static int host_canary(struct cc_tn *t, const struct step *k, struct cc_tn_propo
 	int r = 0;
 
 	for (size_t i = 0; i < n; i++)
-		if (member_moves(t, v[i], k->knob, k->from, k->to, t->xoff)) {
+		if (member_moves(t, v[i], k->knob, k->from, k->to, t->xoff, k->repair)) {
 			v[i]->bq = hist_mean(v[i]->hq, v[i]->nh);
 			v[ne++] = v[i];
 		}
@@ -1677,7 +1685,7 @@ static int propose_changes(struct cc_tn *t, struct step *k, struct cc_tn_proposa
 
 			/* the members at the class's setting move; one set apart (by an operator) keeps
 			 * its value, so that undoing the step restores every member exactly */
-			if (!member_moves(t, m, k->knob, k->from, k->to, t->xoff))
+			if (!member_moves(t, m, k->knob, k->from, k->to, t->xoff, k->repair))
 				continue;
 			if (canary && pass == 0 && stride > 1 && i % stride)
 				continue;
@@ -1837,12 +1845,11 @@ static void member_set(struct member *m, enum cc_tn_knob k, double v)
 
 static double majority(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k);
 
-/* Whether a step of the class's knob k to v may start: it moves one member at least
- * (member_moves) and breaks nothing on a member inside the policy now (NULL), or why not. */
-static const char *candidate_check(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, double v,
-				   uint64_t xoff)
+/* Whether a step of the class's knob k from `from` to v may start: it moves one member at
+ * least (member_moves) and breaks nothing on a member inside the policy now (NULL), or why not. */
+static const char *step_check(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, double from, double v,
+			      uint64_t xoff, bool repair)
 {
-	double from = majority(t, c, k);
 	size_t n = 0;
 
 	for (size_t i = 0; i < t->nm; i++) {
@@ -1851,12 +1858,19 @@ static const char *candidate_check(const struct cc_tn *t, enum cc_tn_class c, en
 
 		if (m->cls != (int)c || !member_at(m, k, from))
 			continue;
-		if (!(bad = violations(t, m, (int)k, v, xoff)))
+		if (member_moves(t, m, k, from, v, xoff, repair))
 			n++;
-		else if (!outside(t, m))
+		else if (!outside(t, m) && (bad = violations(t, m, (int)k, v, xoff)))
 			return violation_why(m, bad);
 	}
 	return n ? NULL : "no member at the class's setting is inside the policy with that value";
+}
+
+/* step_check from the class's setting. */
+static const char *candidate_check(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, double v,
+				   uint64_t xoff)
+{
+	return step_check(t, c, k, majority(t, c, k), v, xoff, false);
 }
 
 static bool class_present(const struct cc_tn *t, enum cc_tn_class c)
@@ -1869,9 +1883,10 @@ static bool class_present(const struct cc_tn *t, enum cc_tn_class c)
 
 static void watch_reset(struct step *k);
 
-/* Starts a step: the canary's proposal (waiting for an operator in advise mode). */
+/* Starts a step: the canary's proposal (waiting for an operator in advise mode).  From the
+ * class's setting, or a repair's from `from` (repair_class). */
 static int start_step(struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob kn, double to, bool aggressive,
-		      bool forced, bool urgent, const char *why, const char *expect)
+		      bool forced, bool urgent, const char *why, const char *expect, bool repair, double from)
 {
 	struct step *k = &t->steps_of[c];
 	struct cc_tn_proposal *p;
@@ -1880,7 +1895,10 @@ static int start_step(struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob kn, d
 	k->cls = c;
 	k->knob = kn;
 	k->to = to;
-	if (cc_tn_class_is_hosts(c)) {
+	k->repair = repair;
+	if (repair) {
+		k->from = from;
+	} else if (cc_tn_class_is_hosts(c)) {
 		struct cc_tn_dcqcn d;
 
 		cc_tn_class_dcqcn(t, c, &d);
@@ -1930,6 +1948,146 @@ static bool tabu(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, b
 	return t->interval < t->tabu_until[c][k][up] || (!urgent && t->interval < t->nogain_until[c][k][up]);
 }
 
+/* Whether moving knob k up (or down) makes congestion control harder: marks more, or cuts
+ * senders sooner and lets them recover slower. */
+static bool harder(enum cc_tn_knob k, bool up)
+{
+	switch (k) {
+	case CC_TN_PMAX:
+	case CC_TN_TIME_RESET:
+	case CC_TN_BYTE_RESET:
+		return up;
+	default: /* Kmin, Kmax, the CNP spacing, the rates; dce_tcp_g: alpha's weight is (1024 - g) / 1024 */
+		return !up;
+	}
+}
+
+/* The values of knob k the policy takes for member m (Kmax: loop_bytes below its XOFF too;
+ * Kmin: below Kmax, at half of it as the rules keep it when it is not). */
+static void knob_range(const struct cc_tn *t, const struct member *m, enum cc_tn_knob k, double *lo, double *hi)
+{
+	const struct cc_tn_policy *p = &t->pol;
+	uint64_t xoff = m->xoff ? m->xoff : t->xoff;
+
+	*lo = -INFINITY;
+	*hi = INFINITY;
+	switch (k) {
+	case CC_TN_KMIN:
+		*lo = (double)p->kmin_floor_bytes;
+		if (m->ecn.kmin_bytes >= m->ecn.kmax_bytes)
+			*hi = floor((double)m->ecn.kmax_bytes / 2);
+		break;
+	case CC_TN_KMAX:
+		*hi = (double)p->kmax_ceiling_bytes;
+		if (xoff)
+			*hi = fmin(*hi, xoff > p->loop_bytes ? (double)(xoff - p->loop_bytes) : 0);
+		break;
+	case CC_TN_PMAX:
+		*lo = p->pmax_floor;
+		*hi = p->pmax_ceiling;
+		break;
+	case CC_TN_CNP_GAP:
+		*lo = p->cnp_gap_min_us;
+		*hi = p->cnp_gap_max_us;
+		break;
+	case CC_TN_TIME_RESET:
+		*lo = p->time_reset_min_us;
+		*hi = p->time_reset_max_us;
+		break;
+	case CC_TN_AI_RATE:
+		*lo = p->ai_min_mbps;
+		*hi = fmin(p->ai_max_mbps, m->dc.rpg_hai_rate_mbps);
+		break;
+	case CC_TN_HAI_RATE:
+		*lo = p->hai_min_mbps;
+		*hi = p->hai_max_mbps;
+		break;
+	case CC_TN_BYTE_RESET:
+		*lo = (double)p->byte_reset_min;
+		*hi = (double)p->byte_reset_max;
+		break;
+	default:
+		*lo = p->g_min;
+		*hi = p->g_max;
+		break;
+	}
+}
+
+/* The value of knob k more than half the class's members have (whatever the policy says of
+ * it), or NAN. */
+static double most_members(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k)
+{
+	double cand = NAN;
+	size_t votes = 0, n = 0, n_cand = 0;
+
+	for (size_t i = 0; i < t->nm; i++) {
+		const struct member *m = t->m[i];
+
+		if (m->cls != (int)c || !member_at(m, k, member_value(m, k)))
+			continue;
+		if (!votes)
+			cand = member_value(m, k);
+		votes += member_value(m, k) == cand ? 1 : (size_t)-1;
+	}
+	for (size_t i = 0; i < t->nm; i++) {
+		const struct member *m = t->m[i];
+
+		if (m->cls != (int)c || !member_at(m, k, member_value(m, k)))
+			continue;
+		n++;
+		n_cand += member_value(m, k) == cand;
+	}
+	return 2 * n_cand > n ? cand : NAN;
+}
+
+/* A class whose setting is outside the policy — more than half its members at one value of a
+ * knob that the policy refuses, as when the policy was narrowed or XOFF lowered under Kmax —
+ * gets a step of that knob to the nearest value inside, through canary and rollout like any
+ * other, kept unless it hurts (it has no gain to show: it is what the operator's policy asks).
+ * Members set apart at other values, fewer than half, are listed outside the policy and left as
+ * they are.  1: a step started; 0: none needed or possible. */
+static int repair_class(struct cc_tn *t, enum cc_tn_class c, uint64_t xoff)
+{
+	static const enum cc_tn_knob ecn_order[] = { CC_TN_KMAX, CC_TN_KMIN, CC_TN_PMAX };
+	bool hosts = cc_tn_class_is_hosts(c);
+	size_t nk = hosts ? CC_TN_NKNOBS - CC_TN_CNP_GAP : sizeof(ecn_order) / sizeof(ecn_order[0]);
+	char why[320], expect[200];
+
+	for (size_t j = 0; j < nk; j++) {
+		enum cc_tn_knob k = hosts ? (enum cc_tn_knob)(CC_TN_CNP_GAP + j) : ecn_order[j];
+		double from = most_members(t, c, k), lo = -INFINITY, hi = INFINITY, l, h, to;
+		const struct member *ex = NULL;
+		size_t out = 0;
+
+		if (isnan(from))
+			continue;
+		for (size_t i = 0; i < t->nm; i++) {
+			const struct member *m = t->m[i];
+
+			if (m->cls != (int)c || !member_at(m, k, from) || !(outside(t, m) & knob_bits(k)))
+				continue;
+			knob_range(t, m, k, &l, &h);
+			lo = fmax(lo, l);
+			hi = fmin(hi, h);
+			ex = ex ? ex : m;
+			out++;
+		}
+		if (!ex)
+			continue;
+		to = clampd(from, lo, hi);
+		if (k == CC_TN_KMIN || k == CC_TN_KMAX)
+			to = to > from ? ceil(to) : floor(to);
+		if (to == from || tabu(t, c, k, to > from, false) || step_check(t, c, k, from, to, xoff, true))
+			continue;
+		snprintf(why, sizeof(why), "%s: %zu of its members at %s %.15g are outside the policy (%s)", LBL(c),
+			 out, knob_names[k], from, violation_why(ex, outside(t, ex) & knob_bits(k)));
+		snprintf(expect, sizeof(expect), "%s back inside the policy: %s %.15g, the nearest value it takes",
+			 LBL(c), knob_names[k], to);
+		return start_step(t, c, k, to, harder(k, to > from), false, false, why, expect, true, from);
+	}
+	return 0;
+}
+
 /* One move of class c, if the signals (g, the mean of the last intervals) call for one: the
  * rules, in order of urgency.  worst: the switch class with the deepest queues; hworst: the
  * host class whose hosts' ToR ports have the deepest queues, -1 when the hosts present are all
@@ -1941,6 +2099,7 @@ static int choose_class(struct cc_tn *t, enum cc_tn_class c, const struct sig *g
 	char why[320], expect[200];
 	bool paused = g->pause_share > p->pause_target;
 	bool may_soften = t->interval >= t->soft_until[c]; /* no harder step kept on c lately */
+	int r;
 
 #define TRY(kn, up, aggr, ...)                                                                             \
 	do {                                                                                               \
@@ -1948,12 +2107,15 @@ static int choose_class(struct cc_tn *t, enum cc_tn_class c, const struct sig *g
 		if (!tabu(t, c, kn, up, (aggr) && paused) && !isnan(nv_ = step_value(t, c, kn, up)) &&     \
 		    !candidate_check(t, c, kn, nv_, xoff)) {                                               \
 			snprintf(expect, sizeof(expect), __VA_ARGS__);                                     \
-			return start_step(t, c, kn, nv_, aggr, false, (aggr) && paused, why, expect);      \
+			return start_step(t, c, kn, nv_, aggr, false, (aggr) && paused, why, expect, false, \
+					  0);                                                              \
 		}                                                                                          \
 	} while (0)
 
 	if (!class_present(t, c))
 		return 0;
+	if ((r = repair_class(t, c, xoff)) != 0)
+		return r;
 	if (cc_tn_class_is_hosts(c)) {
 		int h = c - CC_TN_HOSTS;
 		/* with several host classes, each goes by its own hosts: the queues of the ToR ports
@@ -2137,7 +2299,7 @@ static const char *canary_worse(const struct cc_tn *t, const struct step *k, cha
 			 c->lvl_util * 100, uc * 100, r->lvl_util * 100, ur * 100);
 		return buf;
 	}
-	if (k->st == ST_CANARY && !k->forced && !(k->urgent && k->aggressive)) {
+	if (k->st == ST_CANARY && !k->forced && !k->repair && !(k->urgent && k->aggressive)) {
 		*nogain = k->aggressive; /* a softening move is never made against pauses */
 		if (k->aggressive) {
 			if (!stat_worse(&r->qd, &c->qd, 0) && !stat_worse(&r->pause, &c->pause, 0)) {
@@ -2290,11 +2452,15 @@ static int step_run(struct cc_tn *t, struct step *k, const struct cc_tn_input *i
 	/* the changed members against the rest of the class, over every interval of the step */
 	if ((why = canary_worse(t, k, buf, sizeof(buf), &nogain)))
 		return rollback_held(t, k, why, t->pol.tabu_intervals, nogain);
-	return next_rollout(t, k, k->st != ST_CANARY			? "the rollout did no harm"
-				  : k->forced				? "the canary did no harm"
-				  : k->urgent && k->aggressive ? "the canary did no harm (a harder move against pauses "
-								 "needs no gain to show)"
-							       : "the canary did no harm and showed a clear gain");
+	if (k->st != ST_CANARY)
+		return next_rollout(t, k, "the rollout did no harm");
+	if (k->forced)
+		return next_rollout(t, k, "the canary did no harm");
+	if (k->repair)
+		return next_rollout(t, k, "the canary did no harm (a step back inside the policy needs no gain to show)");
+	if (k->urgent && k->aggressive)
+		return next_rollout(t, k, "the canary did no harm (a harder move against pauses needs no gain to show)");
+	return next_rollout(t, k, "the canary did no harm and showed a clear gain");
 }
 
 int cc_tn_run(struct cc_tn *t, const struct cc_tn_input *in)
@@ -2496,7 +2662,7 @@ int cc_tn_force(struct cc_tn *t, enum cc_tn_class cls, enum cc_tn_knob knob, dou
 		return -EINVAL;
 	snprintf(reason, sizeof(reason), "forced: %s %s to %.15g", LBL(cls), knob_names[knob], value);
 	return start_step(t, cls, knob, value, false, true, false, reason,
-			  "none claimed: a forced step is judged like any other")
+			  "none claimed: a forced step is judged like any other", false, 0)
 		       < 0
 		       ? -ENOMEM
 		       : 0;

@@ -27,6 +27,9 @@
  * step is kept the class is not softened for twice that.
  * Hard invariants hold on every change proposed (cc_tn_ecn_check): Kmin < Kmax <= the PFC
  * XOFF threshold less one control loop, every value inside the device ranges of the policy.
+ * A class most of whose members are outside the policy at one value of a knob (a policy
+ * narrowed, XOFF lowered under Kmax) gets that knob stepped to the nearest value inside first,
+ * kept unless it hurts; fewer than half set apart outside are left as they are.
  *
  * Modes: off (nothing), advise (a step waits for cc_tn_decide; its rollout and any rollback
  * follow without asking, as they only finish or undo what was approved), auto. */

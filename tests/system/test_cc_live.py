@@ -225,7 +225,7 @@ def test_a_host_outside_the_policy_is_listed(world):
     assert "port" not in out["first"][0] and "cnp_gap_min_us" in out["first"][0]["why"], out
     assert all(x["node"] != "h3" for p in proposals(c, all="true") for x in p["changes"])
     out = ctl(d, "viewer", "cc")
-    assert out.returncode == 0 and "outside the policy, left as they are: 1" in out.stdout, out.stdout + out.stderr
+    assert out.returncode == 0 and "outside the policy (most of a class at one value: stepped back; the rest left): 1" in out.stdout, out.stdout + out.stderr
     assert "h3 (hosts): min_time_between_cnps is outside" in out.stdout, out.stdout
 
 
@@ -269,6 +269,44 @@ def test_a_switch_port_near_its_xoff_is_listed(world):
     out = ctl(d, "viewer", "cc")  # bytes whole (it said kmax_bytes=3e+06)
     assert out.returncode == 0 and "kmax_bytes=3000000" in out.stdout and "leaf0:h0 (tor_down)" in out.stdout, \
         out.stdout + out.stderr
+
+
+def test_a_narrowed_policy_steps_the_class_back_inside(world):
+    """An operator raises kmin_floor_bytes above the switches' Kmin (1 MB): every switch port is
+    outside the policy, and before any other move the tuner proposes each switch class's Kmin
+    up to the floor.  Applied, the step rolls out by itself — it needs no gain to show — and the
+    ToR downlinks are inside again; an operator rollback does not take them back below the
+    floor."""
+    d, sim, c, ops = fabric(world)
+    wait_for(lambda: "tor_down" in c.json("/api/v1/cc")["settings"], 30, what="the ToR ports in the tuner's status")
+    r = ops.put("/api/v1/cc/policy", json={"kmin_floor_bytes": 1200000})
+    assert r.status_code == 200, r.text
+    p = wait_for(lambda: next((x for x in proposals(c) if x["class"] == "tor_down"), None), 30,
+                 what="a proposal for the ToR downlinks")
+    assert (p["knob"], p["from"], p["to"], p["state"]) == ("kmin_bytes", 1000000, 1200000, "waiting"), p
+    assert "16 of its members at kmin_bytes 1000000 are outside the policy" in p["reason"], p
+    assert c.json("/api/v1/cc")["outside_policy"]["members"] == 24  # 16 downlinks, 4 uplinks, 4 spine ports
+    assert ops.post(f"/api/v1/cc/proposals/{p['id']}/apply").status_code == 202
+
+    def done():
+        hist = [x for x in c.json("/api/v1/cc/history") if x["step"] == p["step"]]
+        return hist if any(x["reason"].startswith(f"step {p['step']} complete") for x in hist) else None
+    hist = wait_for(done, 40, what="the step rolled out to every ToR downlink")
+    assert any(x["phase"] == "rollout" and "a step back inside the policy needs no gain to show" in x["reason"]
+               for x in hist), hist
+    st = c.json("/api/v1/cc")
+    assert st["settings"]["tor_down"]["kmin_bytes"] == 1200000, st["settings"]
+    assert st["outside_policy"]["members"] == 8 and \
+        not any(x["class"] == "tor_down" for x in st["outside_policy"]["first"]), st["outside_policy"]
+    applied = tuner_changes(c)  # the other classes' steps wait for an operator
+    assert len(applied) == 16 and all(x["new"]["kmin_bytes"] == 1200000 and x["state"] == "applied" and
+                                      x["target"]["agent"] in ("leaf0", "leaf1") for x in applied), applied
+    # the operator undoes every step: not this one, whose old value the policy refuses
+    r = wait_for(lambda: (lambda r: r if r.status_code == 202 else None)(ops.post("/api/v1/cc/rollback")), 30,
+                 interval=0.3, what="a moment without a step in progress")
+    back = next(x for x in r.json() if x["step"] == p["step"])
+    assert not back["changes"], back
+    assert c.json("/api/v1/cc")["settings"]["tor_down"]["kmin_bytes"] == 1200000
 
 
 def test_policy_change_kept_and_bad_decisions(world):

@@ -829,10 +829,10 @@ static void test_holds_saved_together(void **state)
 	cc_tn_free(t);
 }
 
-/* Members whose reported setting the policy refuses are left as they are and listed in the
- * tuner's JSON: one host outside (its rpg_ai_rate above ai_max_mbps) blocks no step of the
- * others, a port whose Kmax leaves no control loop below XOFF is named with its port, and a
- * class all outside takes no step. */
+/* Members whose reported setting the policy refuses are listed in the tuner's JSON: one host
+ * outside (its rpg_ai_rate above ai_max_mbps) is left as it is and blocks no step of the
+ * others, a port whose Kmax leaves no control loop below XOFF is named with its port; most of
+ * a class outside at one value is stepped back inside (repair_class), fewer than half left. */
 static void test_outside_policy(void **state)
 {
 	struct cc_tn *t = tuner(CC_TN_AUTO);
@@ -883,27 +883,55 @@ static void test_outside_policy(void **state)
 	json_decref(j);
 	cc_tn_free(t);
 
-	/* every host's CNP spacing below the policy's floor (2 us): no host step, each listed */
+	/* every host's CNP spacing below the policy's floor (2 us), as a release whose floor was
+	 * 1 us left it: listed, and stepped back to the floor through canary and rollout on a
+	 * quiet fabric (no gain to show: it is what the policy asks); the switches step against
+	 * pauses all the same */
 	t = tuner(CC_TN_AUTO);
 	gap1.min_time_between_cnps_us = 1;
 	for (int k = 0; k < 8; k++) {
 		snprintf(h, sizeof(h), "h%d", k);
 		assert_int_equal(cc_tn_track_host(t, h, &gap1), 0);
 	}
-	for (i = 1; i <= 6; i++)
+	for (i = 1; i <= 3; i++)
 		run(t, i, leaf0_paused, NULL);
-	assert_null(pending_class(t, CC_TN_HOSTS));
-	assert_non_null(pending_class(t, CC_TN_TOR_DOWN)); /* the switches step all the same */
+	p = pending_class(t, CC_TN_HOSTS);
+	assert_non_null(p);
+	assert_true(p->knob == CC_TN_CNP_GAP && p->phase == CC_TN_CANARY && p->from == 1 && p->to == 2);
+	assert_int_equal(p->nchanges, 4);
+	assert_non_null(strstr(p->reason, "8 of its members at min_time_between_cnps 1 are outside the policy"));
+	assert_non_null(pending_class(t, CC_TN_TOR_DOWN));
 	j = cc_tn_json(t);
 	o = json_object_get(j, "outside_policy");
 	assert_int_equal(json_integer_value(json_object_get(o, "members")), 8);
 	x = json_array_get(json_object_get(o, "first"), 0);
 	assert_non_null(strstr(json_string_value(json_object_get(x, "why")), "min_time_between_cnps"));
 	json_decref(j);
+	for (; i <= 30; i++) {
+		apply_all(t, 8, NULL);
+		run(t, i, NULL, NULL);
+	}
+	{
+		struct cc_tn_dcqcn d;
+		bool kept = false;
+
+		cc_tn_class_dcqcn(t, CC_TN_HOSTS, &d);
+		assert_true(d.min_time_between_cnps_us == 2);
+		for (uint64_t id = 1; id < 64; id++) {
+			const struct cc_tn_proposal *q = cc_tn_find(t, id);
+
+			kept |= q && q->cls == CC_TN_HOSTS && q->phase == CC_TN_ROLLOUT &&
+				strstr(q->reason, "a step back inside the policy needs no gain to show");
+		}
+		assert_true(kept);
+	}
+	j = cc_tn_json(t);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "outside_policy"), "members")), 0);
+	json_decref(j);
 	cc_tn_free(t);
 
-	/* every ToR downlink's Kmax too close to XOFF: the move against the pauses (Kmax down)
-	 * brings them back inside, so it moves them */
+	/* every ToR downlink's Kmax too close to XOFF (a lowered XOFF): Kmax down to loop_bytes
+	 * below it, without pauses to call for it */
 	t = tuner(CC_TN_AUTO);
 	for (int l = 0; l < 2; l++)
 		for (int k = 0; k < 4; k++) {
@@ -914,15 +942,17 @@ static void test_outside_policy(void **state)
 			assert_int_equal(cc_tn_track_port(t, leaf, h, &tall), 0);
 		}
 	for (i = 1; i <= 3; i++)
-		run(t, i, leaf0_paused, NULL);
+		run(t, i, NULL, NULL);
 	p = pending_class(t, CC_TN_TOR_DOWN);
 	assert_non_null(p);
 	assert_int_equal(p->knob, CC_TN_KMAX);
-	assert_true(p->to + 150000 <= XOFF && p->nchanges > 0);
+	assert_true(p->from == XOFF - 100000 && p->to == XOFF - 150000 && p->nchanges > 0);
+	assert_non_null(strstr(p->reason, "XOFF"));
 	cc_tn_free(t);
 
 	/* five of the eight ToR downlinks set apart outside the policy (Pmax below its floor) at
-	 * another Kmin: the three inside give the class's setting */
+	 * another Kmin: the three inside give the class's setting; but they are most of the
+	 * class, so their Pmax is stepped to the floor (theirs only: the three keep theirs) */
 	t = tuner(CC_TN_AUTO);
 	tall = ecn0;
 	tall.kmin_bytes = 30000;
@@ -934,6 +964,24 @@ static void test_outside_policy(void **state)
 	run(t, 1, NULL, NULL);
 	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &tall);
 	assert_memory_equal(&tall, &ecn0, sizeof(tall));
+	for (i = 2; i <= 3; i++)
+		run(t, i, NULL, NULL);
+	p = pending_class(t, CC_TN_TOR_DOWN);
+	assert_non_null(p);
+	assert_true(p->knob == CC_TN_PMAX && p->from == 0.001 && p->to == 0.01);
+	for (size_t k = 0; k < p->nchanges; k++)
+		assert_true(p->changes[k].ecn_from.kmin_bytes == 30000 && p->changes[k].ecn_to.pmax == 0.01);
+	cc_tn_free(t);
+
+	/* three of the eight (fewer than half) set apart outside: listed and left as they are */
+	t = tuner(CC_TN_AUTO);
+	for (int k = 0; k < 3; k++) {
+		snprintf(h, sizeof(h), "h%d", k);
+		assert_int_equal(cc_tn_track_port(t, "leaf0", h, &tall), 0);
+	}
+	for (i = 1; i <= 6; i++)
+		run(t, i, NULL, NULL);
+	assert_int_equal(npending(t), 0);
 	cc_tn_free(t);
 }
 

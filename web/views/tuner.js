@@ -67,11 +67,11 @@ export async function render(root, ctx) {
         Object.entries(sig.host_classes || {}).map(([c, x]) => h('p', {}, `${c} (hosts): paused ${fmtPct(x.pause_share, 3)}, ToR queue p90 ${fmtUs(x.tor_queue_delay_p90_us)}, sent ${fmtPct(x.host_util)}, CNPs/host ${fmtNum(x.cnp_per_host)}`))),
       h('div', { class: 'card' }, h('h2', {}, 'Settings by class'),
         Object.keys(cc.settings || {}).length ? h('dl', { class: 'kv' }, Object.entries(cc.settings).flatMap(([cls, v]) => [h('dt', {}, cls), h('dd', {}, Object.entries(v).map(([k, x]) => `${k}=${fmtNum(x)}`).join(', '))])) : h('p', {}, 'not known yet'),
-        // members whose setting the policy refuses: the tuner leaves them alone (unless their
-        // whole class is outside and a step brings it back), so the operator widens the policy
-        // or sets them back
+        // members whose setting the policy refuses: the tuner steps most of a class at one value
+        // back inside and leaves the others alone, so the operator widens the policy or sets
+        // them back
         cc.outside_policy?.members ? h('div', { class: 'note', id: 'cc-outside' },
-          h('p', {}, `Outside the policy, left as they are: ${cc.outside_policy.members}`),
+          h('p', {}, `Outside the policy (most of a class at one value: stepped back inside; the rest left as they are): ${cc.outside_policy.members}`),
           h('ul', {}, (cc.outside_policy.first || []).map((x) => h('li', {}, `${x.node}${x.port ? ' ' + x.port : ''} (${x.class}): ${x.why}`)))) : null,
         // moves the tuner will not make for a while (a rollback's tabu, no softening after a
         // harder step): why it does not do what the signals seem to ask
