@@ -2045,7 +2045,8 @@ static double most_members(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn
  * gets a step of that knob to the nearest value inside, through canary and rollout like any
  * other, kept unless it hurts (it has no gain to show: it is what the operator's policy asks).
  * Members set apart at other values, fewer than half, are listed outside the policy and left as
- * they are.  1: a step started; 0: none needed or possible. */
+ * they are.  A Kmax that must go below Kmin (XOFF lowered that far) takes Kmin to half of it
+ * first.  1: a step started; 0: none needed or possible. */
 static int repair_class(struct cc_tn *t, enum cc_tn_class c, uint64_t xoff)
 {
 	static const enum cc_tn_knob ecn_order[] = { CC_TN_KMAX, CC_TN_KMIN, CC_TN_PMAX };
@@ -2077,10 +2078,21 @@ static int repair_class(struct cc_tn *t, enum cc_tn_class c, uint64_t xoff)
 		to = clampd(from, lo, hi);
 		if (k == CC_TN_KMIN || k == CC_TN_KMAX)
 			to = to > from ? ceil(to) : floor(to);
-		if (to == from || tabu(t, c, k, to > from, false) || step_check(t, c, k, from, to, xoff, true))
+		if (to == from || tabu(t, c, k, to > from, false))
 			continue;
 		snprintf(why, sizeof(why), "%s: %zu of its members at %s %.15g are outside the policy (%s)", LBL(c),
 			 out, knob_names[k], from, violation_why(ex, outside(t, ex) & knob_bits(k)));
+		if (step_check(t, c, k, from, to, xoff, true)) {
+			/* Kmax lowered under XOFF may have to go below Kmin: Kmin to half of it first */
+			double kmin = most_members(t, c, CC_TN_KMIN), half = floor(to / 2);
+
+			if (k != CC_TN_KMAX || isnan(kmin) || half >= kmin || half < (double)t->pol.kmin_floor_bytes ||
+			    tabu(t, c, CC_TN_KMIN, false, false) || step_check(t, c, CC_TN_KMIN, kmin, half, xoff, true))
+				continue;
+			snprintf(expect, sizeof(expect), "room for %s kmax_bytes %.15g below XOFF: kmin_bytes %.15g first",
+				 LBL(c), to, half);
+			return start_step(t, c, CC_TN_KMIN, half, true, false, false, why, expect, true, kmin);
+		}
 		snprintf(expect, sizeof(expect), "%s back inside the policy: %s %.15g, the nearest value it takes",
 			 LBL(c), knob_names[k], to);
 		return start_step(t, c, k, to, harder(k, to > from), false, false, why, expect, true, from);

@@ -973,6 +973,35 @@ static void test_outside_policy(void **state)
 		assert_true(p->changes[k].ecn_from.kmin_bytes == 30000 && p->changes[k].ecn_to.pmax == 0.01);
 	cc_tn_free(t);
 
+	/* every ToR downlink's XOFF lowered to 400 KB, under Kmin (300 KB) plus a control loop:
+	 * Kmax can go to 250 KB only once Kmin is below it, so Kmin goes to 125 KB first */
+	t = tuner(CC_TN_AUTO);
+	tall = (struct cc_tn_ecn){ 300000, 400000, 0.01 };
+	for (int k = 0; k < 8; k++) {
+		char leaf[16];
+
+		snprintf(leaf, sizeof(leaf), "leaf%d", k / 4);
+		snprintf(h, sizeof(h), "h%d", k);
+		assert_int_equal(cc_tn_track_port(t, leaf, h, &tall), 0);
+		assert_int_equal(cc_tn_track_xoff(t, leaf, h, 400000), 0);
+	}
+	for (i = 1; i <= 3; i++)
+		run(t, i, NULL, NULL);
+	p = pending_class(t, CC_TN_TOR_DOWN);
+	assert_non_null(p);
+	assert_true(p->knob == CC_TN_KMIN && p->from == 300000 && p->to == 125000);
+	assert_non_null(strstr(p->expect, "kmax_bytes 250000 below XOFF: kmin_bytes 125000 first"));
+	for (; i <= 60; i++) {
+		apply_all(t, 8, NULL);
+		run(t, i, NULL, NULL);
+	}
+	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &tall);
+	assert_true(tall.kmin_bytes == 125000 && tall.kmax_bytes == 250000);
+	j = cc_tn_json(t);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "outside_policy"), "members")), 0);
+	json_decref(j);
+	cc_tn_free(t);
+
 	/* three of the eight (fewer than half) set apart outside: listed and left as they are */
 	t = tuner(CC_TN_AUTO);
 	for (int k = 0; k < 3; k++) {
