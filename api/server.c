@@ -614,12 +614,15 @@ struct query_check {
 	bool twice;	    /* ... because it was given before */
 };
 
-/* The index of key in the comma-separated list, or -1. */
+/* The index of key in the comma-separated list, or -1 (a key with a comma is none of them:
+ * "state,batch" would match across two). */
 static int param_index(const char *list, const char *key)
 {
 	size_t n = strlen(key);
 	const char *p = list;
 
+	if (strchr(key, ','))
+		return -1;
 	for (int i = 0; n && p; i++) {
 		if (strncmp(p, key, n) == 0 && (p[n] == ',' || !p[n]))
 			return i;
@@ -658,7 +661,10 @@ static int check_query(struct api_req *req)
 	MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, check_param, &qc);
 	if (!qc.bad)
 		return 0;
-	if (qc.twice)
+	if (!*qc.bad)
+		rf_err_set(&e, -EINVAL, "UNKNOWN_PARAMETER", NULL,
+			   "the query has a parameter without a name (an '=' or '&' too many?)");
+	else if (qc.twice)
 		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", qc.bad, "query parameter '%.64s' is given twice",
 			   qc.bad);
 	else if (r->params)

@@ -291,6 +291,9 @@ const char *cc_tn_policy_check(const struct cc_tn_policy *p)
 		return "pmax_floor: must not be above pmax_ceiling";
 	if ((why = host_ranges_check(p)))
 		return why;
+	/* rpg_ai_rate may not exceed rpg_hai_rate: no host could be inside both ranges */
+	if (p->ai_min_mbps > p->hai_max_mbps)
+		return "ai_min_mbps: must not be above hai_max_mbps";
 	if (p->byte_reset_min < 1)
 		return "byte_reset_min: must be at least 1";
 	if (p->byte_reset_min > p->byte_reset_max)
@@ -2013,40 +2016,86 @@ static void knob_range(const struct cc_tn *t, const struct member *m, enum cc_tn
 	}
 }
 
-/* The value of knob k more than half the class's members have (whatever the policy says of
- * it), or NAN. */
-static double most_members(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k)
+/* The value of knob k most of the class's members have (whatever the policy says of it; a
+ * member outside on k's rules counts only when outside is set), or NAN: a Boyer-Moore vote,
+ * the candidate of a class split evenly. */
+static double vote(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, bool outside_only)
 {
 	double cand = NAN;
-	size_t votes = 0, n = 0, n_cand = 0;
+	size_t votes = 0;
 
 	for (size_t i = 0; i < t->nm; i++) {
 		const struct member *m = t->m[i];
 
-		if (m->cls != (int)c || !member_at(m, k, member_value(m, k)))
+		if (m->cls != (int)c || !member_at(m, k, member_value(m, k)) ||
+		    (outside_only && !(outside(t, m) & knob_bits(k))))
 			continue;
 		if (!votes)
 			cand = member_value(m, k);
 		votes += member_value(m, k) == cand ? 1 : (size_t)-1;
 	}
-	for (size_t i = 0; i < t->nm; i++) {
-		const struct member *m = t->m[i];
-
-		if (m->cls != (int)c || !member_at(m, k, member_value(m, k)))
-			continue;
-		n++;
-		n_cand += member_value(m, k) == cand;
-	}
-	return 2 * n_cand > n ? cand : NAN;
+	return cand;
 }
 
-/* A class whose setting is outside the policy — more than half its members at one value of a
- * knob that the policy refuses, as when the policy was narrowed or XOFF lowered under Kmax —
- * gets a step of that knob to the nearest value inside, through canary and rollout like any
- * other, kept unless it hurts (it has no gain to show: it is what the operator's policy asks).
- * Members set apart at other values, fewer than half, are listed outside the policy and left as
- * they are.  A Kmax that must go below Kmin (XOFF lowered that far) takes Kmin to half of it
- * first.  1: a step started; 0: none needed or possible. */
+/* How many members of the class are at value v of knob k (seen, in no step); NAN: at any. */
+static size_t count_at(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, double v)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->nm; i++)
+		n += t->m[i]->cls == (int)c && member_at(t->m[i], k, isnan(v) ? member_value(t->m[i], k) : v);
+	return n;
+}
+
+/* A repair of knob k to `to` may need its partner moved first, as the rules keep them: Kmin
+ * below a lower Kmax (half of it, not below the floor), Kmax above a higher Kmin (twice it, or
+ * as high as its range goes), rpg_ai_rate not above a lower rpg_hai_rate, rpg_hai_rate not
+ * below a higher rpg_ai_rate.  The partner and its step (from the class's vote), or false. */
+static bool partner_first(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, double to,
+			  const struct member *ex, enum cc_tn_knob *pk, double *pfrom, double *pto)
+{
+	const struct cc_tn_policy *p = &t->pol;
+	double lo, hi;
+
+	switch (k) {
+	case CC_TN_KMAX:
+		*pk = CC_TN_KMIN;
+		*pto = fmax(floor(to / 2), (double)p->kmin_floor_bytes);
+		break;
+	case CC_TN_KMIN:
+		*pk = CC_TN_KMAX;
+		knob_range(t, ex, CC_TN_KMAX, &lo, &hi);
+		*pto = floor(fmin(2 * to, hi));
+		break;
+	case CC_TN_HAI_RATE:
+		*pk = CC_TN_AI_RATE;
+		*pto = to;
+		break;
+	case CC_TN_AI_RATE:
+		*pk = CC_TN_HAI_RATE;
+		*pto = to;
+		break;
+	default:
+		return false;
+	}
+	*pfrom = vote(t, c, *pk, false);
+	if (isnan(*pfrom) || *pto == *pfrom)
+		return false;
+	/* the partner moves only toward making room: down under a lower, up over a higher */
+	if (*pk == CC_TN_KMIN || *pk == CC_TN_AI_RATE)
+		return *pfrom >= to && *pto < *pfrom;
+	return *pfrom <= to && *pto > *pfrom;
+}
+
+/* A class whose setting is outside the policy — most of its members at one value of a knob
+ * that the policy refuses, as when the policy was narrowed or XOFF lowered under Kmax — gets a
+ * step of that knob to the nearest value inside, through canary and rollout like any other,
+ * kept unless it hurts (it has no gain to show: it is what the operator's policy asks).  Most:
+ * the members outside at that value and those at the value a step would give them (a repair
+ * a restart cut short, whose rollback the policy refused, goes on), more than half the class.
+ * Members set apart at other values, fewer, are listed outside the policy and left as they
+ * are.  A knob whose partner is in the way (partner_first) has the partner moved first.
+ * 1: a step started; 0: none needed or possible. */
 static int repair_class(struct cc_tn *t, enum cc_tn_class c, uint64_t xoff)
 {
 	static const enum cc_tn_knob ecn_order[] = { CC_TN_KMAX, CC_TN_KMIN, CC_TN_PMAX };
@@ -2055,8 +2104,8 @@ static int repair_class(struct cc_tn *t, enum cc_tn_class c, uint64_t xoff)
 	char why[320], expect[200];
 
 	for (size_t j = 0; j < nk; j++) {
-		enum cc_tn_knob k = hosts ? (enum cc_tn_knob)(CC_TN_CNP_GAP + j) : ecn_order[j];
-		double from = most_members(t, c, k), lo = -INFINITY, hi = INFINITY, l, h, to;
+		enum cc_tn_knob k = hosts ? (enum cc_tn_knob)(CC_TN_CNP_GAP + j) : ecn_order[j], pk;
+		double from = vote(t, c, k, true), lo = -INFINITY, hi = INFINITY, l, h, to, pfrom, pto;
 		const struct member *ex = NULL;
 		size_t out = 0;
 
@@ -2073,29 +2122,25 @@ static int repair_class(struct cc_tn *t, enum cc_tn_class c, uint64_t xoff)
 			ex = ex ? ex : m;
 			out++;
 		}
-		if (!ex)
-			continue;
 		to = clampd(from, lo, hi);
 		if (k == CC_TN_KMIN || k == CC_TN_KMAX)
 			to = to > from ? ceil(to) : floor(to);
-		if (to == from || tabu(t, c, k, to > from, false))
+		if (!ex || to == from || 2 * (out + count_at(t, c, k, to)) <= count_at(t, c, k, NAN) ||
+		    tabu(t, c, k, to > from, false))
 			continue;
 		snprintf(why, sizeof(why), "%s: %zu of its members at %s %.15g are outside the policy (%s)", LBL(c),
 			 out, knob_names[k], from, violation_why(ex, outside(t, ex) & knob_bits(k)));
-		if (step_check(t, c, k, from, to, xoff, true)) {
-			/* Kmax lowered under XOFF may have to go below Kmin: Kmin to half of it first */
-			double kmin = most_members(t, c, CC_TN_KMIN), half = floor(to / 2);
-
-			if (k != CC_TN_KMAX || isnan(kmin) || half >= kmin || half < (double)t->pol.kmin_floor_bytes ||
-			    tabu(t, c, CC_TN_KMIN, false, false) || step_check(t, c, CC_TN_KMIN, kmin, half, xoff, true))
-				continue;
-			snprintf(expect, sizeof(expect), "room for %s kmax_bytes %.15g below XOFF: kmin_bytes %.15g first",
-				 LBL(c), to, half);
-			return start_step(t, c, CC_TN_KMIN, half, true, false, false, why, expect, true, kmin);
+		if (!step_check(t, c, k, from, to, xoff, true)) {
+			snprintf(expect, sizeof(expect), "%s back inside the policy: %s %.15g, the nearest value it "
+				 "takes", LBL(c), knob_names[k], to);
+			return start_step(t, c, k, to, harder(k, to > from), false, false, why, expect, true, from);
 		}
-		snprintf(expect, sizeof(expect), "%s back inside the policy: %s %.15g, the nearest value it takes",
-			 LBL(c), knob_names[k], to);
-		return start_step(t, c, k, to, harder(k, to > from), false, false, why, expect, true, from);
+		if (!partner_first(t, c, k, to, ex, &pk, &pfrom, &pto) || tabu(t, c, pk, pto > pfrom, false) ||
+		    step_check(t, c, pk, pfrom, pto, xoff, true))
+			continue;
+		snprintf(expect, sizeof(expect), "room for %s %s %.15g: %s %.15g first", LBL(c), knob_names[k], to,
+			 knob_names[pk], pto);
+		return start_step(t, c, pk, pto, harder(pk, pto > pfrom), false, false, why, expect, true, pfrom);
 	}
 	return 0;
 }
@@ -3088,7 +3133,8 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
  * not the class's setting: the vote alone named a canary of half the class (the default
  * canary_share on an even class) by the members' order, in GET /api/v1/cc and the simulator's
  * timeline, so that a canary rolled back counted as two changes of setting.  Members outside
- * the policy have no vote (no step moves them) unless all are.  NAN: no member. */
+ * the policy have no vote unless all are (the rules' steps move them only back inside;
+ * repair_class steps most of a class at one value back).  NAN: no member. */
 static double majority(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k)
 {
 	const struct step *st = &t->steps_of[c];
@@ -3192,9 +3238,9 @@ json_t *cc_tn_proposal_json(const struct cc_tn_proposal *p)
 
 
 /* The members whose reported setting the policy refuses (a range, or Kmax too close to XOFF):
- * they have no vote in the class's setting and no step moves them unless the whole class is
- * outside and the step brings it back inside, so an operator must see them.  How many, and the
- * first OUTSIDE_LISTED with the reason. */
+ * they have no vote in the class's setting, and unless most of their class is outside at one
+ * value (repair_class steps it back) no step moves them, so an operator must see them.  How
+ * many, and the first OUTSIDE_LISTED with the reason. */
 #define OUTSIDE_LISTED 16
 static json_t *outside_policy_json(const struct cc_tn *t)
 {

@@ -797,8 +797,8 @@ void print_cc(FILE *f, const json_t *d)
 				json_is_true(json_object_get(x, "forced")) ? " (forced)" : "");
 		}
 		if ((p = json_object_get(d, "outside_policy")) && json_integer_value(json_object_get(p, "members")) > 0) {
-			fprintf(f, "  outside the policy (most of a class at one value: stepped back; the rest "
-				   "left): %lld\n",
+			fprintf(f, "  outside the policy (most of a class at one value is stepped back inside "
+				   "unless the tuner is off; members set apart stay): %lld\n",
 				(long long)json_integer_value(json_object_get(p, "members")));
 			json_array_foreach(json_object_get(p, "first"), i, x) {
 				const char *port = str(&s, x, "port");

@@ -180,7 +180,11 @@ def test_unknown_and_repeated_query_parameters_are_refused(daemon):
     problem(c.get("/api/v1/ports?hosts=stor-b1&state=up"), 400, "UNKNOWN_PARAMETER")
     p = problem(c.get("/api/v1/ports?state=up&state=down"), 400, "BAD_PARAMETER")
     assert p["pointer"] == "state" and "twice" in p["detail"], p
-    problem(c.get("/api/v1/ports?=up"), 400, "UNKNOWN_PARAMETER")
+    for q in ("=up", "state=up&&host=x", "&"):
+        assert "without a name" in problem(c.get(f"/api/v1/ports?{q}"), 400, "UNKNOWN_PARAMETER")["detail"]
+    # a key with a comma matched across the list's names ("state,batch"): refused, named
+    p = problem(c.get("/api/v1/changes?state,batch=failed"), 400, "UNKNOWN_PARAMETER")
+    assert p["pointer"] == "state,batch", p
     # an operator's call too, before its body is looked at: nothing is changed
     before = c.json("/api/v1/changes")["count"]
     ops = d.client("admin")

@@ -225,7 +225,7 @@ def test_a_host_outside_the_policy_is_listed(world):
     assert "port" not in out["first"][0] and "cnp_gap_min_us" in out["first"][0]["why"], out
     assert all(x["node"] != "h3" for p in proposals(c, all="true") for x in p["changes"])
     out = ctl(d, "viewer", "cc")
-    assert out.returncode == 0 and "outside the policy (most of a class at one value: stepped back; the rest left): 1" in out.stdout, out.stdout + out.stderr
+    assert out.returncode == 0 and "members set apart stay): 1" in out.stdout, out.stdout + out.stderr
     assert "h3 (hosts): min_time_between_cnps is outside" in out.stdout, out.stdout
 
 

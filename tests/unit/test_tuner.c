@@ -193,6 +193,7 @@ static void test_policy_json(void **state)
 		{ "{\"cnp_gap_min_us\": 10, \"cnp_gap_max_us\": 5}",
 		  "/cnp_gap_min_us: must not be above cnp_gap_max_us" },
 		{ "{\"ai_min_mbps\": 100}", "/ai_min_mbps: must not be above ai_max_mbps" },
+		{ "{\"ai_min_mbps\": 40, \"hai_max_mbps\": 30}", "/ai_min_mbps: must not be above hai_max_mbps" },
 		{ "{\"host_classes\": [{\"name\": \"a\", \"hosts\": \"x\"}, {\"name\": \"a\", \"hosts\": \"y\"}]}",
 		  "/host_classes: the names must differ" },
 		{ "{\"canary_intervals\": -1}", "canary_intervals" },
@@ -859,6 +860,9 @@ static void test_outside_policy(void **state)
 	assert_true(p->nchanges > 0);
 	for (size_t k = 0; k < p->nchanges; k++)
 		assert_string_not_equal(p->changes[k].node, "h0");
+	/* leaf1's port to spine1 is outside at its class's Kmax (its own XOFF): one of four, set
+	 * apart — its class is not stepped for it */
+	assert_null(pending_class(t, CC_TN_TOR_UP));
 	j = cc_tn_json(t);
 	o = json_object_get(j, "outside_policy");
 	assert_int_equal(json_integer_value(json_object_get(o, "members")), 3);
@@ -990,7 +994,7 @@ static void test_outside_policy(void **state)
 	p = pending_class(t, CC_TN_TOR_DOWN);
 	assert_non_null(p);
 	assert_true(p->knob == CC_TN_KMIN && p->from == 300000 && p->to == 125000);
-	assert_non_null(strstr(p->expect, "kmax_bytes 250000 below XOFF: kmin_bytes 125000 first"));
+	assert_non_null(strstr(p->expect, "room for tor_down kmax_bytes 250000: kmin_bytes 125000 first"));
 	for (; i <= 60; i++) {
 		apply_all(t, 8, NULL);
 		run(t, i, NULL, NULL);
@@ -1000,6 +1004,17 @@ static void test_outside_policy(void **state)
 	j = cc_tn_json(t);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "outside_policy"), "members")), 0);
 	json_decref(j);
+	cc_tn_free(t);
+
+	/* one host's rpg_hai_rate set below the class's rpg_ai_rate (5): that host is outside at
+	 * the class's AI, and the class's AI is not stepped down for it */
+	t = tuner(CC_TN_AUTO);
+	fast = dc0;
+	fast.rpg_hai_rate_mbps = 3;
+	assert_int_equal(cc_tn_track_host(t, "h3", &fast), 0);
+	for (i = 1; i <= 6; i++)
+		run(t, i, NULL, NULL);
+	assert_int_equal(npending(t), 0);
 	cc_tn_free(t);
 
 	/* three of the eight (fewer than half) set apart outside: listed and left as they are */
@@ -1012,6 +1027,161 @@ static void test_outside_policy(void **state)
 		run(t, i, NULL, NULL);
 	assert_int_equal(npending(t), 0);
 	cc_tn_free(t);
+}
+
+/* One tuner through n intervals of a quiet fabric in auto mode, every proposal applied. */
+static void settle(struct cc_tn *t, int64_t *i, int64_t n)
+{
+	for (int64_t end = *i + n; *i < end; (*i)++) {
+		apply_all(t, 8, NULL);
+		run(t, *i, NULL, NULL);
+	}
+}
+
+/* The repair's partners (partner_first), its advise-mode rejection and a restart in its
+ * middle. */
+static void test_repair_partners_reject_restart(void **state)
+{
+	struct cc_tn_policy pol = cc_tn_defaults;
+	struct cc_tn *t, *t2;
+	struct cc_tn_dcqcn d = dc0, d2;
+	struct cc_tn_ecn e;
+	const struct cc_tn_proposal *p;
+	json_t *saved;
+	char h[16], err[200];
+	int64_t i = 1;
+
+	(void)state;
+	/* hai_max_mbps 30 under the hosts' rpg_ai_rate 40 (rpg_hai_rate 50): AI to 30 first,
+	 * then HAI to 30 */
+	pol.mode = CC_TN_AUTO;
+	pol.hai_max_mbps = 30;
+	t = tuner_with(&pol);
+	d.rpg_ai_rate_mbps = 40;
+	for (int k = 0; k < 8; k++) {
+		snprintf(h, sizeof(h), "h%d", k);
+		assert_int_equal(cc_tn_track_host(t, h, &d), 0);
+	}
+	settle(t, &i, 3);
+	p = pending_class(t, CC_TN_HOSTS);
+	assert_non_null(p);
+	assert_true(p->knob == CC_TN_AI_RATE && p->from == 40 && p->to == 30);
+	assert_non_null(strstr(p->expect, "room for hosts rpg_hai_rate 30: rpg_ai_rate 30 first"));
+	settle(t, &i, 60);
+	cc_tn_class_dcqcn(t, CC_TN_HOSTS, &d2);
+	assert_true(d2.rpg_ai_rate_mbps == 30 && d2.rpg_hai_rate_mbps == 30);
+	cc_tn_free(t);
+
+	/* kmin_floor_bytes raised above the ToR downlinks' Kmax (400 KB): Kmax to twice the floor
+	 * first, then Kmin to the floor */
+	pol = cc_tn_defaults;
+	pol.mode = CC_TN_AUTO;
+	pol.kmin_floor_bytes = 500000;
+	t = tuner_with(&pol);
+	i = 1;
+	settle(t, &i, 3);
+	p = pending_class(t, CC_TN_TOR_DOWN);
+	assert_non_null(p);
+	assert_true(p->knob == CC_TN_KMAX && p->from == 400000 && p->to == 1000000);
+	settle(t, &i, 60);
+	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &e);
+	assert_true(e.kmin_bytes == 500000 && e.kmax_bytes == 1000000);
+	cc_tn_free(t);
+
+	/* Kmax to go under XOFF less a loop (250 KB) with a floor of 130 KB: Kmin to the floor
+	 * (half of 250 KB is below it) */
+	pol = cc_tn_defaults;
+	pol.mode = CC_TN_AUTO;
+	pol.kmin_floor_bytes = 130000;
+	t = tuner_with(&pol);
+	e = (struct cc_tn_ecn){ 300000, 400000, 0.01 };
+	for (int k = 0; k < 8; k++) {
+		char leaf[16];
+
+		snprintf(leaf, sizeof(leaf), "leaf%d", k / 4);
+		snprintf(h, sizeof(h), "h%d", k);
+		assert_int_equal(cc_tn_track_port(t, leaf, h, &e), 0);
+		assert_int_equal(cc_tn_track_xoff(t, leaf, h, 400000), 0);
+	}
+	i = 1;
+	settle(t, &i, 3);
+	p = pending_class(t, CC_TN_TOR_DOWN);
+	assert_non_null(p);
+	assert_true(p->knob == CC_TN_KMIN && p->to == 130000);
+	settle(t, &i, 60);
+	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &e);
+	assert_true(e.kmin_bytes == 130000 && e.kmax_bytes == 250000);
+	cc_tn_free(t);
+
+	/* advise: a repair rejected is held for tabu_intervals, then proposed again (to keep a
+	 * class outside on purpose, widen the policy) */
+	pol = cc_tn_defaults;
+	pol.mode = CC_TN_ADVISE;
+	pol.tabu_intervals = 10;
+	pol.cnp_gap_min_us = 8;
+	t = tuner_with(&pol);
+	for (i = 1; i <= 3; i++)
+		run(t, i, NULL, NULL);
+	p = one(t);
+	assert_true(p->knob == CC_TN_CNP_GAP && p->to == 8 && p->state == CC_TN_WAITING);
+	assert_int_equal(cc_tn_decide(t, p->id, false), 0);
+	for (; i <= 12; i++) {
+		run(t, i, NULL, NULL);
+		assert_int_equal(npending(t), 0);
+	}
+	for (; i <= 16 && !npending(t); i++)
+		run(t, i, NULL, NULL);
+	p = one(t);
+	assert_true(p->knob == CC_TN_CNP_GAP && p->to == 8 && p->state == CC_TN_WAITING);
+	/* ... and widening the policy ends it */
+	pol.cnp_gap_min_us = 2;
+	assert_int_equal(cc_tn_set_policy(t, &pol), 0);
+	for (int64_t end = i + 40; i < end; i++) {
+		run(t, i, NULL, NULL);
+		assert_int_equal(npending(t), 0);
+	}
+	cc_tn_free(t);
+
+	/* rocefabd restarted after the canary moved half the hosts' CNP spacing from 1 to 2: the
+	 * step's rollback is refused (1 is outside the policy) and the repair goes on once its
+	 * hold ends, the hosts at 2 counting with those at 1 as most of the class */
+	t = tuner(CC_TN_AUTO);
+	d = dc0;
+	d.min_time_between_cnps_us = 1;
+	for (int k = 0; k < 8; k++) {
+		snprintf(h, sizeof(h), "h%d", k);
+		assert_int_equal(cc_tn_track_host(t, h, &d), 0);
+	}
+	for (i = 1; i <= 3; i++)
+		run(t, i, NULL, NULL);
+	p = pending_class(t, CC_TN_HOSTS);
+	assert_true(p && p->knob == CC_TN_CNP_GAP && p->nchanges == 4);
+	apply_all(t, 8, NULL);
+	saved = cc_tn_state_json(t);
+	assert_non_null(saved);
+	t2 = tuner(CC_TN_AUTO);
+	for (int k = 0; k < 8; k++) {
+		snprintf(h, sizeof(h), "h%d", k);
+		d2 = d;
+		for (size_t c = 0; c < p->nchanges; c++)
+			if (!strcmp(p->changes[c].node, h))
+				d2.min_time_between_cnps_us = 2;
+		assert_int_equal(cc_tn_track_host(t2, h, &d2), 0);
+	}
+	assert_int_equal(cc_tn_state_load(t2, saved, err, sizeof(err)), 1);
+	json_decref(saved);
+	cc_tn_free(t);
+	i = 1;
+	settle(t2, &i, 80);
+	cc_tn_class_dcqcn(t2, CC_TN_HOSTS, &d2);
+	assert_true(d2.min_time_between_cnps_us == 2);
+	{
+		json_t *j = cc_tn_json(t2), *o = json_object_get(j, "outside_policy");
+
+		assert_int_equal(json_integer_value(json_object_get(o, "members")), 0);
+		json_decref(j);
+	}
+	cc_tn_free(t2);
 }
 
 /* Host classes: the policy's names and patterns (and their refusals); each class steps on its
@@ -2180,6 +2350,7 @@ int main(void)
 		cmocka_unit_test(test_canary_leaves_a_rest),
 		cmocka_unit_test(test_policy_change_withdraws_waiting),
 		cmocka_unit_test(test_outside_policy),
+		cmocka_unit_test(test_repair_partners_reject_restart),
 		cmocka_unit_test(test_host_classes),
 		cmocka_unit_test(test_host_classes_wait_for_the_step),
 		cmocka_unit_test(test_restore_steps_of_gone_classes),

@@ -71,7 +71,7 @@ export async function render(root, ctx) {
         // back inside and leaves the others alone, so the operator widens the policy or sets
         // them back
         cc.outside_policy?.members ? h('div', { class: 'note', id: 'cc-outside' },
-          h('p', {}, `Outside the policy (most of a class at one value: stepped back inside; the rest left as they are): ${cc.outside_policy.members}`),
+          h('p', {}, `Outside the policy (most of a class at one value is stepped back inside unless the tuner is off; members set apart stay): ${cc.outside_policy.members}`),
           h('ul', {}, (cc.outside_policy.first || []).map((x) => h('li', {}, `${x.node}${x.port ? ' ' + x.port : ''} (${x.class}): ${x.why}`)))) : null,
         // moves the tuner will not make for a while (a rollback's tabu, no softening after a
         // harder step): why it does not do what the signals seem to ask
