@@ -624,6 +624,9 @@ struct member {
 	int32_t tor_port;  /* a host: the switch port facing it; -1 */
 	bool canary;	   /* in the step's canary */
 	bool touched;	   /* changed by the step in progress */
+	uint16_t repaired; /* bit k: knob k was brought inside the policy by repair_class (the
+			    * members of a repair a restart cut short, kept as the policy refused
+			    * their undo, too): they count toward the repair's "most of a class" */
 	uint64_t owner;	   /* touched: the step that changed it (a restored rollback may hold
 			    * members of other classes) */
 	bool unsure;	   /* its change failed: it may have been applied all the same (an agent
@@ -1598,6 +1601,10 @@ static int join_step(struct cc_tn_proposal *p, struct member *m, const struct st
 
 	m->touched = m->canary = true;
 	m->owner = k->step;
+	if (k->repair)
+		m->repaired |= (uint16_t)(1u << k->knob);
+	else
+		m->repaired &= (uint16_t) ~(1u << k->knob);
 	return r;
 }
 
@@ -1863,7 +1870,7 @@ static const char *step_check(const struct cc_tn *t, enum cc_tn_class c, enum cc
 			continue;
 		if (member_moves(t, m, k, from, v, xoff, repair))
 			n++;
-		else if (!outside(t, m) && (bad = violations(t, m, (int)k, v, xoff)))
+		else if (!repair && !outside(t, m) && (bad = violations(t, m, (int)k, v, xoff)))
 			return violation_why(m, bad);
 	}
 	return n ? NULL : "no member at the class's setting is inside the policy with that value";
@@ -2016,86 +2023,141 @@ static void knob_range(const struct cc_tn *t, const struct member *m, enum cc_tn
 	}
 }
 
-/* The value of knob k most of the class's members have (whatever the policy says of it; a
- * member outside on k's rules counts only when outside is set), or NAN: a Boyer-Moore vote,
- * the candidate of a class split evenly. */
-static double vote(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, bool outside_only)
+/* How many members of the class are at value v of knob k (seen, in no step); NAN: at any;
+ * repaired: only those repair_class brought there. */
+static size_t count_at(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, double v, bool repaired)
 {
-	double cand = NAN;
-	size_t votes = 0;
+	size_t n = 0;
 
 	for (size_t i = 0; i < t->nm; i++) {
 		const struct member *m = t->m[i];
 
-		if (m->cls != (int)c || !member_at(m, k, member_value(m, k)) ||
-		    (outside_only && !(outside(t, m) & knob_bits(k))))
-			continue;
-		if (!votes)
-			cand = member_value(m, k);
-		votes += member_value(m, k) == cand ? 1 : (size_t)-1;
+		n += m->cls == (int)c && member_at(m, k, isnan(v) ? member_value(m, k) : v) &&
+		     (!repaired || (m->repaired & 1u << k));
 	}
-	return cand;
+	return n;
 }
 
-/* How many members of the class are at value v of knob k (seen, in no step); NAN: at any. */
-static size_t count_at(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, double v)
+/* Member m of a repair of knob k from `from`: at that value, outside the policy on k's rules. */
+static bool repair_member(const struct cc_tn *t, const struct member *m, enum cc_tn_class c, enum cc_tn_knob k,
+			  double from)
 {
-	size_t n = 0;
+	return m->cls == (int)c && member_at(m, k, from) && (outside(t, m) & knob_bits(k));
+}
 
-	for (size_t i = 0; i < t->nm; i++)
-		n += t->m[i]->cls == (int)c && member_at(t->m[i], k, isnan(v) ? member_value(t->m[i], k) : v);
-	return n;
+/* The nearest value inside the policy of knob k for member m. */
+static double nearest_inside(const struct cc_tn *t, const struct member *m, enum cc_tn_knob k)
+{
+	double lo, hi, v = member_value(m, k), to;
+
+	knob_range(t, m, k, &lo, &hi);
+	if (lo > hi)
+		return NAN;
+	to = clampd(v, lo, hi);
+	return k == CC_TN_KMIN || k == CC_TN_KMAX ? (to > v ? ceil(to) : floor(to)) : to;
+}
+
+/* A repair's target, the value most of its members' nearest_inside is (a Boyer-Moore vote:
+ * members whose own limit is narrower, a port's lower XOFF, are left out), and *ret_n, *ret_ex:
+ * how many members it brings inside, the first of them. */
+static double repair_target(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, double from, size_t *ret_n,
+			    const struct member **ret_ex)
+{
+	double cand = NAN, lo, hi;
+	size_t votes = 0;
+
+	*ret_n = 0;
+	*ret_ex = NULL;
+	for (size_t i = 0; i < t->nm; i++) {
+		double v;
+
+		if (!repair_member(t, t->m[i], c, k, from) || isnan(v = nearest_inside(t, t->m[i], k)))
+			continue;
+		if (!votes)
+			cand = v;
+		votes += v == cand ? 1 : (size_t)-1;
+	}
+	for (size_t i = 0; !isnan(cand) && i < t->nm; i++) {
+		if (!repair_member(t, t->m[i], c, k, from))
+			continue;
+		knob_range(t, t->m[i], k, &lo, &hi);
+		if (cand >= lo && cand <= hi) {
+			*ret_ex = *ret_ex ? *ret_ex : t->m[i];
+			(*ret_n)++;
+		}
+	}
+	return cand;
 }
 
 /* A repair of knob k to `to` may need its partner moved first, as the rules keep them: Kmin
  * below a lower Kmax (half of it, not below the floor), Kmax above a higher Kmin (twice it, or
  * as high as its range goes), rpg_ai_rate not above a lower rpg_hai_rate, rpg_hai_rate not
- * below a higher rpg_ai_rate.  The partner and its step (from the class's vote), or false. */
-static bool partner_first(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, double to,
+ * below a higher rpg_ai_rate.  The partner's value is the one most of the repair's members
+ * have; its target must make room and lie in the partner's range.  False: no such step. */
+static bool partner_first(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, double from, double to,
 			  const struct member *ex, enum cc_tn_knob *pk, double *pfrom, double *pto)
 {
 	const struct cc_tn_policy *p = &t->pol;
-	double lo, hi;
+	double cand = NAN, lo, hi;
+	size_t votes = 0;
+	bool down;
 
 	switch (k) {
 	case CC_TN_KMAX:
 		*pk = CC_TN_KMIN;
 		*pto = fmax(floor(to / 2), (double)p->kmin_floor_bytes);
+		down = true;
 		break;
 	case CC_TN_KMIN:
 		*pk = CC_TN_KMAX;
 		knob_range(t, ex, CC_TN_KMAX, &lo, &hi);
 		*pto = floor(fmin(2 * to, hi));
+		down = false;
 		break;
 	case CC_TN_HAI_RATE:
 		*pk = CC_TN_AI_RATE;
 		*pto = to;
+		down = true;
 		break;
 	case CC_TN_AI_RATE:
 		*pk = CC_TN_HAI_RATE;
 		*pto = to;
+		down = false;
 		break;
 	default:
 		return false;
 	}
-	*pfrom = vote(t, c, *pk, false);
-	if (isnan(*pfrom) || *pto == *pfrom)
+	for (size_t i = 0; i < t->nm; i++) {
+		const struct member *m = t->m[i];
+
+		if (!repair_member(t, m, c, k, from))
+			continue;
+		if (!votes)
+			cand = member_value(m, *pk);
+		votes += member_value(m, *pk) == cand ? 1 : (size_t)-1;
+	}
+	*pfrom = cand;
+	knob_range(t, ex, *pk, &lo, &hi);
+	if (isnan(*pfrom) || *pto < lo || *pto > hi)
 		return false;
-	/* the partner moves only toward making room: down under a lower, up over a higher */
-	if (*pk == CC_TN_KMIN || *pk == CC_TN_AI_RATE)
-		return *pfrom >= to && *pto < *pfrom;
-	return *pfrom <= to && *pto > *pfrom;
+	/* room made: Kmin below the new Kmax (AI not above the new HAI), Kmax above the new Kmin
+	 * (HAI not below the new AI), moving toward it */
+	if (down)
+		return *pfrom >= to && *pto < *pfrom && (*pk == CC_TN_AI_RATE ? *pto <= to : *pto < to);
+	return *pfrom <= to && *pto > *pfrom && (*pk == CC_TN_HAI_RATE ? *pto >= to : *pto > to);
 }
 
 /* A class whose setting is outside the policy — most of its members at one value of a knob
  * that the policy refuses, as when the policy was narrowed or XOFF lowered under Kmax — gets a
  * step of that knob to the nearest value inside, through canary and rollout like any other,
  * kept unless it hurts (it has no gain to show: it is what the operator's policy asks).  Most:
- * the members outside at that value and those at the value a step would give them (a repair
- * a restart cut short, whose rollback the policy refused, goes on), more than half the class.
- * Members set apart at other values, fewer, are listed outside the policy and left as they
- * are.  A knob whose partner is in the way (partner_first) has the partner moved first.
- * 1: a step started; 0: none needed or possible. */
+ * the members it brings inside and those an earlier repair brought to the same value (one a
+ * restart cut short goes on), more than half the class; members whose own limit is narrower
+ * (a port's lower XOFF) are not moved.  Members set apart at other values, fewer, are listed
+ * outside the policy and left as they are.  A knob whose partner is in the way
+ * (partner_first) has the partner moved first.  Up to REPAIR_TRIES values of a knob are
+ * tried.  1: a step started; 0: none needed or possible. */
+#define REPAIR_TRIES 4
 static int repair_class(struct cc_tn *t, enum cc_tn_class c, uint64_t xoff)
 {
 	static const enum cc_tn_knob ecn_order[] = { CC_TN_KMAX, CC_TN_KMIN, CC_TN_PMAX };
@@ -2105,45 +2167,45 @@ static int repair_class(struct cc_tn *t, enum cc_tn_class c, uint64_t xoff)
 
 	for (size_t j = 0; j < nk; j++) {
 		enum cc_tn_knob k = hosts ? (enum cc_tn_knob)(CC_TN_CNP_GAP + j) : ecn_order[j], pk;
-		double from = vote(t, c, k, true), lo = -INFINITY, hi = INFINITY, l, h, to, pfrom, pto;
-		const struct member *ex = NULL;
-		size_t out = 0;
+		double tried[REPAIR_TRIES];
+		size_t ntried = 0, n = count_at(t, c, k, NAN, false);
 
-		if (isnan(from))
-			continue;
-		for (size_t i = 0; i < t->nm; i++) {
-			const struct member *m = t->m[i];
+		for (size_t i = 0; i < t->nm && ntried < REPAIR_TRIES; i++) {
+			const struct member *ex;
+			double from, to, pfrom, pto;
+			size_t out, x;
 
-			if (m->cls != (int)c || !member_at(m, k, from) || !(outside(t, m) & knob_bits(k)))
+			if (!repair_member(t, t->m[i], c, k, from = member_value(t->m[i], k)))
 				continue;
-			knob_range(t, m, k, &l, &h);
-			lo = fmax(lo, l);
-			hi = fmin(hi, h);
-			ex = ex ? ex : m;
-			out++;
+			for (x = 0; x < ntried && tried[x] != from; x++)
+				;
+			if (x < ntried)
+				continue;
+			tried[ntried++] = from;
+			to = repair_target(t, c, k, from, &out, &ex);
+			if (!ex || to == from || 2 * (out + count_at(t, c, k, to, true)) <= n ||
+			    tabu(t, c, k, to > from, false))
+				continue;
+			snprintf(why, sizeof(why), "%s: %zu of its members at %s %.15g are outside the policy (%s)",
+				 LBL(c), out, knob_names[k], from, violation_why(ex, outside(t, ex) & knob_bits(k)));
+			if (!step_check(t, c, k, from, to, xoff, true)) {
+				snprintf(expect, sizeof(expect), "%s back inside the policy: %s %.15g, the nearest "
+					 "value it takes", LBL(c), knob_names[k], to);
+				return start_step(t, c, k, to, harder(k, to > from), false, false, why, expect, true,
+						  from);
+			}
+			if (!partner_first(t, c, k, from, to, ex, &pk, &pfrom, &pto) ||
+			    tabu(t, c, pk, pto > pfrom, false) || step_check(t, c, pk, pfrom, pto, xoff, true))
+				continue;
+			snprintf(expect, sizeof(expect), "room for %s %s %.15g: %s %.15g first", LBL(c), knob_names[k],
+				 to, knob_names[pk], pto);
+			return start_step(t, c, pk, pto, harder(pk, pto > pfrom), false, false, why, expect, true,
+					  pfrom);
 		}
-		to = clampd(from, lo, hi);
-		if (k == CC_TN_KMIN || k == CC_TN_KMAX)
-			to = to > from ? ceil(to) : floor(to);
-		if (!ex || to == from || 2 * (out + count_at(t, c, k, to)) <= count_at(t, c, k, NAN) ||
-		    tabu(t, c, k, to > from, false))
-			continue;
-		snprintf(why, sizeof(why), "%s: %zu of its members at %s %.15g are outside the policy (%s)", LBL(c),
-			 out, knob_names[k], from, violation_why(ex, outside(t, ex) & knob_bits(k)));
-		if (!step_check(t, c, k, from, to, xoff, true)) {
-			snprintf(expect, sizeof(expect), "%s back inside the policy: %s %.15g, the nearest value it "
-				 "takes", LBL(c), knob_names[k], to);
-			return start_step(t, c, k, to, harder(k, to > from), false, false, why, expect, true, from);
-		}
-		if (!partner_first(t, c, k, to, ex, &pk, &pfrom, &pto) || tabu(t, c, pk, pto > pfrom, false) ||
-		    step_check(t, c, pk, pfrom, pto, xoff, true))
-			continue;
-		snprintf(expect, sizeof(expect), "room for %s %s %.15g: %s %.15g first", LBL(c), knob_names[k], to,
-			 knob_names[pk], pto);
-		return start_step(t, c, pk, pto, harder(pk, pto > pfrom), false, false, why, expect, true, pfrom);
 	}
 	return 0;
 }
+#undef REPAIR_TRIES
 
 /* One move of class c, if the signals (g, the mean of the last intervals) call for one: the
  * rules, in order of urgency.  worst: the switch class with the deepest queues; hworst: the
@@ -3090,8 +3152,13 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 				 * redefined since); a port of the step's class or not yet seen */
 				if (!m || m->host != cc_tn_class_is_hosts(k->cls) ||
 				    (!m->host && m->cls >= 0 && m->cls != (int)k->cls) ||
-				    member_value(m, k->knob) != k->to || undo_refused(t, m, k->knob, k->from))
+				    member_value(m, k->knob) != k->to)
 					continue;
+				if (undo_refused(t, m, k->knob, k->from)) {
+					/* kept: the policy refuses the old value (a repair, cut short) */
+					m->repaired |= (uint16_t)(1u << k->knob);
+					continue;
+				}
 				if (add_change(p, m, k->knob, k->from) < 0)
 					return -ENOMEM;
 				member_set(m, k->knob, k->from); /* as for any rollback */

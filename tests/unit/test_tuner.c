@@ -1184,6 +1184,87 @@ static void test_repair_partners_reject_restart(void **state)
 	cc_tn_free(t2);
 }
 
+/* Which members a repair moves: those its value brings inside, more than half the class with
+ * those an earlier repair brought there; a port whose own limit is narrower, one an operator
+ * set apart inside, and a minority set apart at another value are left. */
+static void test_repair_groups(void **state)
+{
+	struct cc_tn *t;
+	struct cc_tn_ecn e = ecn0;
+	struct cc_tn_dcqcn d = dc0;
+	const struct cc_tn_proposal *p;
+	char h[16], leaf[16];
+	int64_t i;
+
+	(void)state;
+	/* six ToR downlinks' XOFF lowered to 400 KB (Kmax at most 250 KB), one of them further
+	 * (380 KB: 230 KB), and a seventh port's Kmin set to 300 KB by an operator (inside: its
+	 * XOFF is the fabric's): Kmax to 250 KB on the five, neither of the other two */
+	t = tuner(CC_TN_AUTO);
+	for (int k = 0; k < 8; k++) {
+		snprintf(leaf, sizeof(leaf), "leaf%d", k / 4);
+		snprintf(h, sizeof(h), "h%d", k);
+		if (k < 6)
+			assert_int_equal(cc_tn_track_xoff(t, leaf, h, k == 0 ? 380000 : 400000), 0);
+	}
+	e.kmin_bytes = 300000;
+	assert_int_equal(cc_tn_track_port(t, "leaf1", "h6", &e), 0);
+	for (i = 1; i <= 3; i++)
+		run(t, i, NULL, NULL);
+	p = pending_class(t, CC_TN_TOR_DOWN);
+	assert_non_null(p);
+	assert_true(p->knob == CC_TN_KMAX && p->from == 400000 && p->to == 250000 && p->nchanges > 0);
+	assert_non_null(strstr(p->reason, "5 of its members at kmax_bytes 400000 are outside"));
+	for (; i <= 60; i++) {
+		apply_all(t, 8, NULL);
+		run(t, i, NULL, NULL);
+		for (uint64_t id = 1; id < 64; id++) {
+			const struct cc_tn_proposal *q = cc_tn_find(t, id);
+
+			assert_false(q && q->knob == CC_TN_KMAX &&
+				     (changes_port(q, "leaf0", "h0") || changes_port(q, "leaf1", "h6")));
+		}
+	}
+	{
+		json_t *j = cc_tn_json(t), *o = json_object_get(j, "outside_policy");
+
+		/* h0 alone is left outside */
+		assert_int_equal(json_integer_value(json_object_get(o, "members")), 1);
+		assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(o, "first"), 0),
+								      "port")), "h0");
+		json_decref(j);
+	}
+	cc_tn_free(t);
+
+	/* every ToR downlink's XOFF at 160 KB: Kmax could go no lower than the floor of Kmin
+	 * (10 KB) plus one byte; nothing is moved, Kmin not lowered for nothing */
+	t = tuner(CC_TN_AUTO);
+	for (int k = 0; k < 8; k++) {
+		snprintf(leaf, sizeof(leaf), "leaf%d", k / 4);
+		snprintf(h, sizeof(h), "h%d", k);
+		assert_int_equal(cc_tn_track_xoff(t, leaf, h, 160000), 0);
+	}
+	for (i = 1; i <= 6; i++) {
+		run(t, i, NULL, NULL);
+		assert_null(pending_class(t, CC_TN_TOR_DOWN));
+	}
+	cc_tn_free(t);
+
+	/* five hosts at the floor of the CNP spacing (2 us) as the rules leave them, three set to
+	 * 1 us by an operator: a minority set apart, not a repair cut short */
+	t = tuner(CC_TN_AUTO);
+	for (int k = 0; k < 8; k++) {
+		snprintf(h, sizeof(h), "h%d", k);
+		d.min_time_between_cnps_us = k < 3 ? 1 : 2;
+		assert_int_equal(cc_tn_track_host(t, h, &d), 0);
+	}
+	for (i = 1; i <= 6; i++) {
+		run(t, i, NULL, NULL);
+		assert_null(pending_class(t, CC_TN_HOSTS));
+	}
+	cc_tn_free(t);
+}
+
 /* Host classes: the policy's names and patterns (and their refusals); each class steps on its
  * own hosts' signals (the class whose edge links pause gets more CNPs, the other keeps its
  * DCQCN); the classes cannot be redefined under a step of theirs; a completed step of a class
@@ -2351,6 +2432,7 @@ int main(void)
 		cmocka_unit_test(test_policy_change_withdraws_waiting),
 		cmocka_unit_test(test_outside_policy),
 		cmocka_unit_test(test_repair_partners_reject_restart),
+		cmocka_unit_test(test_repair_groups),
 		cmocka_unit_test(test_host_classes),
 		cmocka_unit_test(test_host_classes_wait_for_the_step),
 		cmocka_unit_test(test_restore_steps_of_gone_classes),
