@@ -624,9 +624,10 @@ struct member {
 	int32_t tor_port;  /* a host: the switch port facing it; -1 */
 	bool canary;	   /* in the step's canary */
 	bool touched;	   /* changed by the step in progress */
-	uint16_t repaired; /* bit k: knob k was brought inside the policy by repair_class (the
-			    * members of a repair a restart cut short, kept as the policy refused
-			    * their undo, too): they count toward the repair's "most of a class" */
+	uint16_t repaired; /* bit k: knob k left at a repair's value by a restart that cut the
+			    * repair short (the policy refused its undo): it counts toward the
+			    * repair's "most of a class" until that repair is done or the value
+			    * changes */
 	uint64_t owner;	   /* touched: the step that changed it (a restored rollback may hold
 			    * members of other classes) */
 	bool unsure;	   /* its change failed: it may have been applied all the same (an agent
@@ -989,6 +990,9 @@ int cc_tn_track_port(struct cc_tn *t, const char *node, const char *port, const 
 
 	if (!m)
 		return -ENOMEM;
+	for (int k = CC_TN_KMIN; k <= CC_TN_PMAX; k++)
+		if (cc_tn_knob_get_ecn(e, (enum cc_tn_knob)k) != cc_tn_knob_get_ecn(&m->ecn, (enum cc_tn_knob)k))
+			m->repaired &= (uint16_t) ~(1u << k);
 	m->ecn = *e;
 	return 0;
 }
@@ -999,6 +1003,9 @@ int cc_tn_track_host(struct cc_tn *t, const char *host, const struct cc_tn_dcqcn
 
 	if (!m)
 		return -ENOMEM;
+	for (int k = CC_TN_CNP_GAP; k < CC_TN_NKNOBS; k++)
+		if (cc_tn_knob_get_dcqcn(d, (enum cc_tn_knob)k) != cc_tn_knob_get_dcqcn(&m->dc, (enum cc_tn_knob)k))
+			m->repaired &= (uint16_t) ~(1u << k);
 	m->dc = *d;
 	return 0;
 }
@@ -1601,10 +1608,6 @@ static int join_step(struct cc_tn_proposal *p, struct member *m, const struct st
 
 	m->touched = m->canary = true;
 	m->owner = k->step;
-	if (k->repair)
-		m->repaired |= (uint16_t)(1u << k->knob);
-	else
-		m->repaired &= (uint16_t) ~(1u << k->knob);
 	return r;
 }
 
@@ -2057,37 +2060,58 @@ static double nearest_inside(const struct cc_tn *t, const struct member *m, enum
 	return k == CC_TN_KMIN || k == CC_TN_KMAX ? (to > v ? ceil(to) : floor(to)) : to;
 }
 
-/* A repair's target, the value most of its members' nearest_inside is (a Boyer-Moore vote:
- * members whose own limit is narrower, a port's lower XOFF, are left out), and *ret_n, *ret_ex:
- * how many members it brings inside, the first of them. */
-static double repair_target(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, double from, size_t *ret_n,
-			    const struct member **ret_ex)
+/* A repair's target: of its members' own nearest_inside values (a port's own XOFF, a host's
+ * own rpg_hai_rate make them differ), the nearest to `from` that most of the class can take
+ * — the members outside whose own range holds it, with those a cut-short repair left at it,
+ * more than half of the n members — and *ret_n, *ret_ex: how many members outside it is
+ * for, the first of them (a partner may have to move before they can).  Members whose own
+ * limit is narrower are left outside (one port's low XOFF does not drag its class's Kmax
+ * down).  NAN: no value is most of the class's. */
+#define TARGETS 16
+static double repair_target(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, double from, size_t n_class,
+			    size_t *ret_n, const struct member **ret_ex)
 {
-	double cand = NAN, lo, hi;
-	size_t votes = 0;
+	double cand[TARGETS], best = NAN, lo, hi;
+	size_t ncand = 0;
 
 	*ret_n = 0;
 	*ret_ex = NULL;
-	for (size_t i = 0; i < t->nm; i++) {
+	for (size_t i = 0; i < t->nm && ncand < TARGETS; i++) {
 		double v;
+		size_t x;
 
 		if (!repair_member(t, t->m[i], c, k, from) || isnan(v = nearest_inside(t, t->m[i], k)))
 			continue;
-		if (!votes)
-			cand = v;
-		votes += v == cand ? 1 : (size_t)-1;
+		for (x = 0; x < ncand && cand[x] != v; x++)
+			;
+		if (x == ncand)
+			cand[ncand++] = v;
 	}
-	for (size_t i = 0; !isnan(cand) && i < t->nm; i++) {
-		if (!repair_member(t, t->m[i], c, k, from))
-			continue;
-		knob_range(t, t->m[i], k, &lo, &hi);
-		if (cand >= lo && cand <= hi) {
-			*ret_ex = *ret_ex ? *ret_ex : t->m[i];
-			(*ret_n)++;
+	for (size_t x = 0; x < ncand; x++) {
+		const struct member *ex = NULL;
+		size_t n = 0;
+
+		for (size_t i = 0; i < t->nm; i++) {
+			const struct member *m = t->m[i];
+
+			if (!repair_member(t, m, c, k, from))
+				continue;
+			knob_range(t, m, k, &lo, &hi);
+			if (cand[x] >= lo && cand[x] <= hi) {
+				ex = ex ? ex : m;
+				n++;
+			}
+		}
+		if (2 * (n + count_at(t, c, k, cand[x], true)) > n_class &&
+		    (isnan(best) || fabs(cand[x] - from) < fabs(best - from))) {
+			best = cand[x];
+			*ret_n = n;
+			*ret_ex = ex;
 		}
 	}
-	return cand;
+	return best;
 }
+#undef TARGETS
 
 /* A repair of knob k to `to` may need its partner moved first, as the rules keep them: Kmin
  * below a lower Kmax (half of it, not below the floor), Kmax above a higher Kmin (twice it, or
@@ -2157,7 +2181,7 @@ static bool partner_first(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_
  * outside the policy and left as they are.  A knob whose partner is in the way
  * (partner_first) has the partner moved first.  Up to REPAIR_TRIES values of a knob are
  * tried.  1: a step started; 0: none needed or possible. */
-#define REPAIR_TRIES 4
+#define REPAIR_TRIES 16
 static int repair_class(struct cc_tn *t, enum cc_tn_class c, uint64_t xoff)
 {
 	static const enum cc_tn_knob ecn_order[] = { CC_TN_KMAX, CC_TN_KMIN, CC_TN_PMAX };
@@ -2168,12 +2192,14 @@ static int repair_class(struct cc_tn *t, enum cc_tn_class c, uint64_t xoff)
 	for (size_t j = 0; j < nk; j++) {
 		enum cc_tn_knob k = hosts ? (enum cc_tn_knob)(CC_TN_CNP_GAP + j) : ecn_order[j], pk;
 		double tried[REPAIR_TRIES];
-		size_t ntried = 0, n = count_at(t, c, k, NAN, false);
+		size_t ntried = 0, n = count_at(t, c, k, NAN, false), nrep = 0;
 
+		for (size_t i = 0; i < t->nm; i++)
+			nrep += t->m[i]->cls == (int)c && (t->m[i]->repaired & 1u << k);
 		for (size_t i = 0; i < t->nm && ntried < REPAIR_TRIES; i++) {
 			const struct member *ex;
 			double from, to, pfrom, pto;
-			size_t out, x;
+			size_t out, x, moving;
 
 			if (!repair_member(t, t->m[i], c, k, from = member_value(t->m[i], k)))
 				continue;
@@ -2182,13 +2208,21 @@ static int repair_class(struct cc_tn *t, enum cc_tn_class c, uint64_t xoff)
 			if (x < ntried)
 				continue;
 			tried[ntried++] = from;
-			to = repair_target(t, c, k, from, &out, &ex);
-			if (!ex || to == from || 2 * (out + count_at(t, c, k, to, true)) <= n ||
-			    tabu(t, c, k, to > from, false))
+			/* no majority within reach: the outside members at this value and every one
+			 * a cut-short repair left are not most of the class */
+			for (x = 0, out = 0; x < t->nm; x++)
+				out += repair_member(t, t->m[x], c, k, from);
+			if (2 * (out + nrep) <= n)
+				continue;
+			to = repair_target(t, c, k, from, n, &out, &ex);
+			if (!ex || to == from || tabu(t, c, k, to > from, false))
 				continue;
 			snprintf(why, sizeof(why), "%s: %zu of its members at %s %.15g are outside the policy (%s)",
 				 LBL(c), out, knob_names[k], from, violation_why(ex, outside(t, ex) & knob_bits(k)));
-			if (!step_check(t, c, k, from, to, xoff, true)) {
+			for (x = 0, moving = 0; x < t->nm; x++)
+				moving += repair_member(t, t->m[x], c, k, from) &&
+					  member_moves(t, t->m[x], k, from, to, xoff, true);
+			if (moving && !step_check(t, c, k, from, to, xoff, true)) {
 				snprintf(expect, sizeof(expect), "%s back inside the policy: %s %.15g, the nearest "
 					 "value it takes", LBL(c), knob_names[k], to);
 				return start_step(t, c, k, to, harder(k, to > from), false, false, why, expect, true,
@@ -2458,6 +2492,9 @@ static int record_done(struct cc_tn *t, const struct step *k)
 		    (ds->keys[ds->nkeys++] = strdup(t->m[i]->key)) == NULL)
 			return -ENOMEM;
 	t->ndone++;
+	for (size_t i = 0; k->repair && i < t->nm; i++) /* the repair a restart cut short is done */
+		if (t->m[i]->cls == (int)k->cls)
+			t->m[i]->repaired &= (uint16_t) ~(1u << k->knob);
 	return 0;
 }
 
@@ -2740,6 +2777,8 @@ int cc_tn_applied(struct cc_tn *t, uint64_t id, enum cc_tn_outcome how)
 			m->dc = c->dc_to;
 		else
 			m->ecn = c->ecn_to;
+		if (ok)
+			m->repaired &= (uint16_t) ~(1u << p->knob);
 	}
 	k = &t->steps_of[p->cls];
 	if (p != k->cur)

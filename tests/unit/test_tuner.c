@@ -704,6 +704,16 @@ static bool pending_classes(struct cc_tn *t)
 	return r;
 }
 
+/* How many members the tuner lists outside its policy. */
+static json_int_t outside_members(struct cc_tn *t)
+{
+	json_t *j = cc_tn_json(t);
+	json_int_t n = json_integer_value(json_object_get(json_object_get(j, "outside_policy"), "members"));
+
+	json_decref(j);
+	return n;
+}
+
 static double class_json(struct cc_tn *t, const char *cls, const char *knob)
 {
 	json_t *j = cc_tn_json(t);
@@ -1070,6 +1080,7 @@ static void test_repair_partners_reject_restart(void **state)
 	settle(t, &i, 60);
 	cc_tn_class_dcqcn(t, CC_TN_HOSTS, &d2);
 	assert_true(d2.rpg_ai_rate_mbps == 30 && d2.rpg_hai_rate_mbps == 30);
+	assert_int_equal(outside_members(t), 0);
 	cc_tn_free(t);
 
 	/* kmin_floor_bytes raised above the ToR downlinks' Kmax (400 KB): Kmax to twice the floor
@@ -1086,6 +1097,7 @@ static void test_repair_partners_reject_restart(void **state)
 	settle(t, &i, 60);
 	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &e);
 	assert_true(e.kmin_bytes == 500000 && e.kmax_bytes == 1000000);
+	assert_int_equal(outside_members(t), 0); /* the ToR uplinks and spine ports too */
 	cc_tn_free(t);
 
 	/* Kmax to go under XOFF less a loop (250 KB) with a floor of 130 KB: Kmin to the floor
@@ -1111,6 +1123,7 @@ static void test_repair_partners_reject_restart(void **state)
 	settle(t, &i, 60);
 	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &e);
 	assert_true(e.kmin_bytes == 130000 && e.kmax_bytes == 250000);
+	assert_int_equal(outside_members(t), 0);
 	cc_tn_free(t);
 
 	/* advise: a repair rejected is held for tabu_intervals, then proposed again (to keep a
@@ -1175,12 +1188,18 @@ static void test_repair_partners_reject_restart(void **state)
 	settle(t2, &i, 80);
 	cc_tn_class_dcqcn(t2, CC_TN_HOSTS, &d2);
 	assert_true(d2.min_time_between_cnps_us == 2);
-	{
-		json_t *j = cc_tn_json(t2), *o = json_object_get(j, "outside_policy");
-
-		assert_int_equal(json_integer_value(json_object_get(o, "members")), 0);
-		json_decref(j);
+	assert_int_equal(outside_members(t2), 0);
+	/* the repair done, nothing of it counts any more: three hosts an operator sets to 1 us
+	 * afterwards are a minority set apart */
+	for (int k = 0; k < 3; k++) {
+		snprintf(h, sizeof(h), "h%d", k);
+		assert_int_equal(cc_tn_track_host(t2, h, &d), 0);
 	}
+	for (int64_t end = i + 40; i < end; i++) {
+		run(t2, i, NULL, NULL);
+		assert_null(pending_class(t2, CC_TN_HOSTS));
+	}
+	assert_int_equal(outside_members(t2), 3);
 	cc_tn_free(t2);
 }
 
@@ -1199,7 +1218,8 @@ static void test_repair_groups(void **state)
 	(void)state;
 	/* six ToR downlinks' XOFF lowered to 400 KB (Kmax at most 250 KB), one of them further
 	 * (380 KB: 230 KB), and a seventh port's Kmin set to 300 KB by an operator (inside: its
-	 * XOFF is the fabric's): Kmax to 250 KB on the five, neither of the other two */
+	 * XOFF is the fabric's): Kmax to 250 KB (five of eight take it; 230 KB is farther) on the
+	 * five and on h7 (inside, at the same Kmax), neither on h0 (left outside) nor on h6 */
 	t = tuner(CC_TN_AUTO);
 	for (int k = 0; k < 8; k++) {
 		snprintf(leaf, sizeof(leaf), "leaf%d", k / 4);
@@ -1225,6 +1245,7 @@ static void test_repair_groups(void **state)
 				     (changes_port(q, "leaf0", "h0") || changes_port(q, "leaf1", "h6")));
 		}
 	}
+	assert_true(class_json(t, "tor_down", "kmax_bytes") == 250000);
 	{
 		json_t *j = cc_tn_json(t), *o = json_object_get(j, "outside_policy");
 
@@ -1235,6 +1256,26 @@ static void test_repair_groups(void **state)
 		json_decref(j);
 	}
 	cc_tn_free(t);
+
+	/* six ports' own limits 250, 250, 230, 230, 210 and 210 KB, in either order: 210 KB is the
+	 * nearest value most of the class (six of eight) can take, whatever the members' order */
+	for (int ord = 0; ord < 2; ord++) {
+		static const uint64_t limit[] = { 250000, 250000, 230000, 230000, 210000, 210000 };
+
+		t = tuner(CC_TN_AUTO);
+		for (int k = 0; k < 6; k++) {
+			snprintf(leaf, sizeof(leaf), "leaf%d", k / 4);
+			snprintf(h, sizeof(h), "h%d", k);
+			assert_int_equal(cc_tn_track_xoff(t, leaf, h, limit[ord ? 5 - k : k] + 150000), 0);
+		}
+		for (i = 1; i <= 3; i++)
+			run(t, i, NULL, NULL);
+		p = pending_class(t, CC_TN_TOR_DOWN);
+		assert_non_null(p);
+		assert_true(p->knob == CC_TN_KMAX && p->to == 210000);
+		assert_non_null(strstr(p->reason, "6 of its members at kmax_bytes 400000 are outside"));
+		cc_tn_free(t);
+	}
 
 	/* every ToR downlink's XOFF at 160 KB: Kmax could go no lower than the floor of Kmin
 	 * (10 KB) plus one byte; nothing is moved, Kmin not lowered for nothing */
