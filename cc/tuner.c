@@ -2174,14 +2174,14 @@ static bool partner_first(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_
 /* A class whose setting is outside the policy — most of its members at one value of a knob
  * that the policy refuses, as when the policy was narrowed or XOFF lowered under Kmax — gets a
  * step of that knob to the nearest value inside, through canary and rollout like any other,
- * kept unless it hurts (it has no gain to show: it is what the operator's policy asks).  Most:
- * the members it brings inside and those an earlier repair brought to the same value (one a
- * restart cut short goes on), more than half the class; members whose own limit is narrower
- * (a port's lower XOFF) are not moved.  Members set apart at other values, fewer, are listed
- * outside the policy and left as they are.  A knob whose partner is in the way
- * (partner_first) has the partner moved first.  Up to REPAIR_TRIES values of a knob are
- * tried.  1: a step started; 0: none needed or possible. */
-#define REPAIR_TRIES 16
+ * kept unless it hurts (it has no gain to show: it is what the operator's policy asks).  The
+ * value: repair_target (most of the class, with those a repair cut short by a restart left
+ * there; members whose own limit is narrower are not moved).  Members set apart at other
+ * values, fewer, are listed outside the policy and left as they are.  A knob whose partner is
+ * in the way (partner_first) has the partner moved first.  The first REPAIR_VALUES distinct
+ * values of a knob outside are weighed (only one can be most of the class but for those a
+ * restart left).  1: a step started; 0: none needed or possible. */
+#define REPAIR_VALUES 64
 static int repair_class(struct cc_tn *t, enum cc_tn_class c, uint64_t xoff)
 {
 	static const enum cc_tn_knob ecn_order[] = { CC_TN_KMAX, CC_TN_KMIN, CC_TN_PMAX };
@@ -2191,12 +2191,12 @@ static int repair_class(struct cc_tn *t, enum cc_tn_class c, uint64_t xoff)
 
 	for (size_t j = 0; j < nk; j++) {
 		enum cc_tn_knob k = hosts ? (enum cc_tn_knob)(CC_TN_CNP_GAP + j) : ecn_order[j], pk;
-		double tried[REPAIR_TRIES];
+		double tried[REPAIR_VALUES];
 		size_t ntried = 0, n = count_at(t, c, k, NAN, false), nrep = 0;
 
 		for (size_t i = 0; i < t->nm; i++)
 			nrep += t->m[i]->cls == (int)c && (t->m[i]->repaired & 1u << k);
-		for (size_t i = 0; i < t->nm && ntried < REPAIR_TRIES; i++) {
+		for (size_t i = 0; i < t->nm && ntried < REPAIR_VALUES; i++) {
 			const struct member *ex;
 			double from, to, pfrom, pto;
 			size_t out, x, moving;
@@ -2239,7 +2239,7 @@ static int repair_class(struct cc_tn *t, enum cc_tn_class c, uint64_t xoff)
 	}
 	return 0;
 }
-#undef REPAIR_TRIES
+#undef REPAIR_VALUES
 
 /* One move of class c, if the signals (g, the mean of the last intervals) call for one: the
  * rules, in order of urgency.  worst: the switch class with the deepest queues; hworst: the
