@@ -2027,7 +2027,7 @@ static void knob_range(const struct cc_tn *t, const struct member *m, enum cc_tn
 }
 
 /* How many members of the class are at value v of knob k (seen, in no step); NAN: at any;
- * repaired: only those repair_class brought there. */
+ * repaired: only those a repair cut short by a restart left there (member.repaired). */
 static size_t count_at(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, double v, bool repaired)
 {
 	size_t n = 0;
@@ -2061,12 +2061,12 @@ static double nearest_inside(const struct cc_tn *t, const struct member *m, enum
 }
 
 /* A repair's target: of its members' own nearest_inside values (a port's own XOFF, a host's
- * own rpg_hai_rate make them differ), the nearest to `from` that most of the class can take
- * — the members outside whose own range holds it, with those a cut-short repair left at it,
- * more than half of the n members — and *ret_n, *ret_ex: how many members outside it is
- * for, the first of them (a partner may have to move before they can).  Members whose own
- * limit is narrower are left outside (one port's low XOFF does not drag its class's Kmax
- * down).  NAN: no value is most of the class's. */
+ * own rpg_hai_rate make them differ; the first TARGETS distinct ones), the nearest to `from`
+ * that most of the class can take — the members outside whose own range holds it, with those
+ * a cut-short repair left at it, more than half of the n_class members — and *ret_n, *ret_ex:
+ * how many members outside it is for, the first of them (a partner may have to move before
+ * they can).  Members whose own limit is narrower are left outside (one port's low XOFF does
+ * not drag its class's Kmax down).  NAN: no value is most of the class's. */
 #define TARGETS 16
 static double repair_target(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, double from, size_t n_class,
 			    size_t *ret_n, const struct member **ret_ex)
