@@ -607,84 +607,10 @@ static void cache_store(struct api_req *req, const char *body, size_t len)
 
 /* --- dispatch ------------------------------------------------------------------------------ */
 
-struct query_check {
-	const char *params; /* the route's */
-	unsigned seen;	    /* bit i: its i-th parameter was given */
-	const char *bad;    /* the first key refused */
-	bool twice;	    /* ... because it was given before */
-};
-
-/* The index of key in the comma-separated list, or -1 (a key with a comma is none of them:
- * "state,batch" would match across two). */
-static int param_index(const char *list, const char *key)
-{
-	size_t n = strlen(key);
-	const char *p = list;
-
-	if (strchr(key, ','))
-		return -1;
-	for (int i = 0; n && p; i++) {
-		if (strncmp(p, key, n) == 0 && (p[n] == ',' || !p[n]))
-			return i;
-		if ((p = strchr(p, ',')))
-			p++;
-	}
-	return -1;
-}
-
-static enum MHD_Result check_param(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
-{
-	struct query_check *qc = cls;
-	int i = qc->params ? param_index(qc->params, key) : -1;
-
-	(void)kind;
-	(void)value;
-	if (i < 0 || (qc->seen & 1u << i)) {
-		qc->bad = key;
-		qc->twice = i >= 0;
-		return MHD_NO;
-	}
-	qc->seen |= 1u << i;
-	return MHD_YES;
-}
-
-/* 0 when the query's parameters are the route's, each once; else -1, answered. */
-static int check_query(struct api_req *req)
-{
-	const struct api_route *r = req->route;
-	struct query_check qc = { .params = r->params };
-	struct rf_err e;
-	char list[128];
-
-	if (r->params && !strcmp(r->params, "*"))
-		return 0;
-	MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, check_param, &qc);
-	if (!qc.bad)
-		return 0;
-	if (!*qc.bad)
-		rf_err_set(&e, -EINVAL, "UNKNOWN_PARAMETER", NULL,
-			   "the query has a parameter without a name (an '=' or '&' too many?)");
-	else if (qc.twice)
-		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", qc.bad, "query parameter '%.64s' is given twice",
-			   qc.bad);
-	else if (r->params)
-		rf_err_set(&e, -EINVAL, "UNKNOWN_PARAMETER", qc.bad,
-			   "unknown query parameter '%.64s': %s %s takes %s", qc.bad, r->rp.method,
-			   r->rp.pattern, params_text(r->params, list, sizeof(list)));
-	else
-		rf_err_set(&e, -EINVAL, "UNKNOWN_PARAMETER", qc.bad,
-			   "unknown query parameter '%.64s': %s %s takes none", qc.bad, r->rp.method,
-			   r->rp.pattern);
-	api_reply_problem(req, 400, &e);
-	return -1;
-}
-
 static void dispatch(struct api_req *req)
 {
 	int r;
 
-	if (check_query(req) < 0)
-		return;
 	if (cacheable(req) && reply_from_cache(req))
 		return;
 	/* Handlers answer their own rich errors with api_reply_problem(); a bare negative return
@@ -861,9 +787,74 @@ static bool check_framing(struct api_req *req, const char *version, struct rf_er
 	return true;
 }
 
+struct query_check {
+	const char *params; /* the route's */
+	unsigned seen;	    /* bit i: its i-th parameter was given */
+	const char *bad;    /* the first key refused */
+	bool twice;	    /* ... because it was given before */
+};
+
+/* The index of key in the comma-separated list, or -1 (a key with a comma is none of them:
+ * "state,batch" would match across two). */
+static int param_index(const char *list, const char *key)
+{
+	size_t n = strlen(key);
+	const char *p = list;
+
+	if (strchr(key, ','))
+		return -1;
+	for (int i = 0; n && p; i++) {
+		if (strncmp(p, key, n) == 0 && (p[n] == ',' || !p[n]))
+			return i;
+		if ((p = strchr(p, ',')))
+			p++;
+	}
+	return -1;
+}
+
+static enum MHD_Result check_param(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct query_check *qc = cls;
+	int i = qc->params ? param_index(qc->params, key) : -1;
+
+	(void)kind;
+	(void)value;
+	if (i < 0 || (qc->seen & 1u << i)) {
+		qc->bad = key;
+		qc->twice = i >= 0;
+		return MHD_NO;
+	}
+	qc->seen |= 1u << i;
+	return MHD_YES;
+}
+
+/* 0 when the query's parameters are the route's, each once; else why not, in e (answered as
+ * the head's other refusals are, before the handler and without its body). */
+static int check_query(struct api_req *req, struct rf_err *e)
+{
+	const struct api_route *r = req->route;
+	struct query_check qc = { .params = r->params };
+	char list[128];
+
+	if (r->params && !strcmp(r->params, "*"))
+		return 0;
+	MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, check_param, &qc);
+	if (!qc.bad)
+		return 0;
+	if (!*qc.bad)
+		return rf_err_set(e, -EINVAL, "UNKNOWN_PARAMETER", NULL,
+				  "the query has a parameter without a name (an '=' or '&' too many?)");
+	if (qc.twice)
+		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", qc.bad, "query parameter '%.64s' is given twice",
+				  qc.bad);
+	return rf_err_set(e, -EINVAL, "UNKNOWN_PARAMETER", qc.bad, "unknown query parameter '%.64s': %s %s takes %s",
+			  qc.bad, r->rp.method, r->rp.pattern,
+			  r->params ? params_text(r->params, list, sizeof(list)) : "none");
+}
+
 /* The checks of the first call (the head is complete, no body read yet), in the order a
- * client can fix them: a malformed head, then the route, then who asks, then the body's
- * announcement.  Fills e; an error is answered once the body has been drained (but a body
+ * client can fix them: a malformed head, then the route, then who asks and the query's
+ * parameters (check_query), then the body's announcement.  Fills e; an error is answered once the body has been drained (but a body
  * announced too large to a client waiting for 100 Continue, and one framed ambiguously, are
  * answered at once: see access_handler). */
 static void check_head(struct api_req *req, const char *version, struct rf_err *e)
@@ -914,8 +905,8 @@ static void check_head(struct api_req *req, const char *version, struct rf_err *
 		rf_err_set(e, r, "OUT_OF_MEMORY", NULL, "out of memory");
 	else if (r < 0)
 		rf_err_set(e, r, NULL, NULL, "cannot route the request");
-	else
-		authenticate(req, e);
+	else if (authenticate(req, e) == 0)
+		check_query(req, e);
 rate:
 	/* Who asks without a valid token is rate limited, refused requests included (the
 	 * malformed, the unrouted, the bad tokens): those are what a flood is made of. */
