@@ -1796,14 +1796,59 @@ static double clampd(double v, double lo, double hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* The range the policy gives knob k: its device ranges (Kmin: from its floor; Kmax: up to
+ * its ceiling; what else bounds them is the class's or the member's: step_value, knob_range). */
+static void policy_range(const struct cc_tn_policy *p, enum cc_tn_knob k, double *lo, double *hi)
+{
+	*lo = -INFINITY;
+	*hi = INFINITY;
+	switch (k) {
+	case CC_TN_KMIN:
+		*lo = (double)p->kmin_floor_bytes;
+		break;
+	case CC_TN_KMAX:
+		*hi = (double)p->kmax_ceiling_bytes;
+		break;
+	case CC_TN_PMAX:
+		*lo = p->pmax_floor;
+		*hi = p->pmax_ceiling;
+		break;
+	case CC_TN_CNP_GAP:
+		*lo = p->cnp_gap_min_us;
+		*hi = p->cnp_gap_max_us;
+		break;
+	case CC_TN_TIME_RESET:
+		*lo = p->time_reset_min_us;
+		*hi = p->time_reset_max_us;
+		break;
+	case CC_TN_AI_RATE:
+		*lo = p->ai_min_mbps;
+		*hi = p->ai_max_mbps;
+		break;
+	case CC_TN_HAI_RATE:
+		*lo = p->hai_min_mbps;
+		*hi = p->hai_max_mbps;
+		break;
+	case CC_TN_BYTE_RESET:
+		*lo = (double)p->byte_reset_min;
+		*hi = (double)p->byte_reset_max;
+		break;
+	default:
+		*lo = p->g_min;
+		*hi = p->g_max;
+		break;
+	}
+}
+
 /* The value one bounded step from v, up or down, inside the knob's range (NAN: no step). */
 static double step_value(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, bool up)
 {
 	const struct cc_tn_policy *p = &t->pol;
 	struct cc_tn_ecn e;
 	struct cc_tn_dcqcn d;
-	double v, f = p->max_factor, nv;
+	double v, f = p->max_factor, nv, lo, hi;
 
+	policy_range(p, k, &lo, &hi);
 	if (k == CC_TN_PMAX || is_ecn_knob(k)) {
 		cc_tn_class_ecn(t, c, &e);
 		v = cc_tn_knob_get_ecn(&e, k);
@@ -1813,34 +1858,23 @@ static double step_value(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_k
 	}
 	switch (k) {
 	case CC_TN_KMIN: /* Kmin stays at most half Kmax: marking keeps a slope */
-		nv = round(clampd(up ? v * f : v / f, (double)p->kmin_floor_bytes, (double)(e.kmax_bytes / 2)));
+		nv = round(clampd(up ? v * f : v / f, lo, (double)(e.kmax_bytes / 2)));
 		break;
 	case CC_TN_KMAX:
-		nv = round(clampd(up ? v * f : v / f, (double)e.kmin_bytes * 2, (double)p->kmax_ceiling_bytes));
+		nv = round(clampd(up ? v * f : v / f, (double)e.kmin_bytes * 2, hi));
 		break;
 	case CC_TN_PMAX:
-		nv = clampd(up ? v + p->pmax_step : v - p->pmax_step, p->pmax_floor, p->pmax_ceiling);
-		nv = round(nv * 1000) / 1000;
+		nv = round(clampd(up ? v + p->pmax_step : v - p->pmax_step, lo, hi) * 1000) / 1000;
 		break;
 	case CC_TN_CNP_GAP:
 		/* 4 -> 2 -> 1 -> 0 and back: whole microseconds, as the NIC takes them */
-		nv = up ? (v < 1 ? 1 : floor(v * f)) : (v <= 1 ? 0 : floor(v / f));
-		nv = clampd(nv, p->cnp_gap_min_us, p->cnp_gap_max_us);
+		nv = clampd(up ? (v < 1 ? 1 : floor(v * f)) : (v <= 1 ? 0 : floor(v / f)), lo, hi);
 		break;
-	case CC_TN_TIME_RESET:
-		nv = round(clampd(up ? v * f : v / f, p->time_reset_min_us, p->time_reset_max_us));
+	case CC_TN_ALPHA_G:
+		nv = round(clampd(up ? v + 2 : v - 2, lo, hi));
 		break;
-	case CC_TN_AI_RATE:
-		nv = round(clampd(up ? v * f : v / f, p->ai_min_mbps, p->ai_max_mbps));
-		break;
-	case CC_TN_HAI_RATE:
-		nv = round(clampd(up ? v * f : v / f, p->hai_min_mbps, p->hai_max_mbps));
-		break;
-	case CC_TN_BYTE_RESET:
-		nv = round(clampd(up ? v * f : v / f, (double)p->byte_reset_min, (double)p->byte_reset_max));
-		break;
-	default:
-		nv = round(clampd(up ? v + 2 : v - 2, p->g_min, p->g_max));
+	default: /* the rate-increase timer, the rates, the byte counter */
+		nv = round(clampd(up ? v * f : v / f, lo, hi));
 		break;
 	}
 	/* a bound on the far side (Kmin already above half Kmax, say) is no step in that direction */
@@ -1975,55 +2009,20 @@ static bool harder(enum cc_tn_knob k, bool up)
 	}
 }
 
-/* The values of knob k the policy takes for member m (Kmax: loop_bytes below its XOFF too;
- * Kmin: below Kmax, at half of it as the rules keep it when it is not). */
+/* The values of knob k the policy takes for member m: policy_range, and Kmax loop_bytes
+ * below its XOFF, Kmin below its Kmax (at half of it, as the rules keep it, when it is not),
+ * rpg_ai_rate not above its rpg_hai_rate. */
 static void knob_range(const struct cc_tn *t, const struct member *m, enum cc_tn_knob k, double *lo, double *hi)
 {
-	const struct cc_tn_policy *p = &t->pol;
-	uint64_t xoff = m->xoff ? m->xoff : t->xoff;
+	uint64_t xoff = m->xoff ? m->xoff : t->xoff, loop = t->pol.loop_bytes;
 
-	*lo = -INFINITY;
-	*hi = INFINITY;
-	switch (k) {
-	case CC_TN_KMIN:
-		*lo = (double)p->kmin_floor_bytes;
-		if (m->ecn.kmin_bytes >= m->ecn.kmax_bytes)
-			*hi = floor((double)m->ecn.kmax_bytes / 2);
-		break;
-	case CC_TN_KMAX:
-		*hi = (double)p->kmax_ceiling_bytes;
-		if (xoff)
-			*hi = fmin(*hi, xoff > p->loop_bytes ? (double)(xoff - p->loop_bytes) : 0);
-		break;
-	case CC_TN_PMAX:
-		*lo = p->pmax_floor;
-		*hi = p->pmax_ceiling;
-		break;
-	case CC_TN_CNP_GAP:
-		*lo = p->cnp_gap_min_us;
-		*hi = p->cnp_gap_max_us;
-		break;
-	case CC_TN_TIME_RESET:
-		*lo = p->time_reset_min_us;
-		*hi = p->time_reset_max_us;
-		break;
-	case CC_TN_AI_RATE:
-		*lo = p->ai_min_mbps;
-		*hi = fmin(p->ai_max_mbps, m->dc.rpg_hai_rate_mbps);
-		break;
-	case CC_TN_HAI_RATE:
-		*lo = p->hai_min_mbps;
-		*hi = p->hai_max_mbps;
-		break;
-	case CC_TN_BYTE_RESET:
-		*lo = (double)p->byte_reset_min;
-		*hi = (double)p->byte_reset_max;
-		break;
-	default:
-		*lo = p->g_min;
-		*hi = p->g_max;
-		break;
-	}
+	policy_range(&t->pol, k, lo, hi);
+	if (k == CC_TN_KMIN && m->ecn.kmin_bytes >= m->ecn.kmax_bytes)
+		*hi = floor((double)m->ecn.kmax_bytes / 2);
+	else if (k == CC_TN_KMAX && xoff)
+		*hi = fmin(*hi, xoff > loop ? (double)(xoff - loop) : 0);
+	else if (k == CC_TN_AI_RATE)
+		*hi = fmin(*hi, m->dc.rpg_hai_rate_mbps);
 }
 
 /* How many members of the class are at value v of knob k (seen, in no step); NAN: at any;
@@ -2171,6 +2170,45 @@ static bool partner_first(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_
 	return *pfrom <= to && *pto > *pfrom && (*pk == CC_TN_HAI_RATE ? *pto >= to : *pto > to);
 }
 
+/* The repair of knob k of the members at `from` outside the policy (repair_class), given the
+ * class's n members and the nrep a cut-short repair left: its step, or its partner's first.
+ * 1: a step started; 0: none possible. */
+static int repair_value(struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob k, double from, size_t n, size_t nrep,
+			uint64_t xoff)
+{
+	const struct member *ex;
+	enum cc_tn_knob pk;
+	char why[320], expect[200];
+	double to, pfrom, pto;
+	size_t out = 0, moving = 0;
+
+	/* no majority within reach: the outside members at this value and every one a cut-short
+	 * repair left are not most of the class */
+	for (size_t i = 0; i < t->nm; i++)
+		out += repair_member(t, t->m[i], c, k, from);
+	if (2 * (out + nrep) <= n)
+		return 0;
+	to = repair_target(t, c, k, from, n, &out, &ex);
+	if (!ex || to == from || tabu(t, c, k, to > from, false))
+		return 0;
+	snprintf(why, sizeof(why), "%s: %zu of its members at %s %.15g are outside the policy (%s)", LBL(c), out,
+		 knob_names[k], from, violation_why(ex, outside(t, ex) & knob_bits(k)));
+	for (size_t i = 0; i < t->nm; i++)
+		moving += repair_member(t, t->m[i], c, k, from) && member_moves(t, t->m[i], k, from, to, xoff, true);
+	if (moving && !step_check(t, c, k, from, to, xoff, true)) {
+		snprintf(expect, sizeof(expect), "%s back inside the policy: %s %.15g, the nearest value it takes",
+			 LBL(c), knob_names[k], to);
+		return start_step(t, c, k, to, harder(k, to > from), false, false, why, expect, true, from);
+	}
+	/* none of them can move yet: its partner first, if that makes room */
+	if (!partner_first(t, c, k, from, to, ex, &pk, &pfrom, &pto) || tabu(t, c, pk, pto > pfrom, false) ||
+	    step_check(t, c, pk, pfrom, pto, xoff, true))
+		return 0;
+	snprintf(expect, sizeof(expect), "room for %s %s %.15g: %s %.15g first", LBL(c), knob_names[k], to,
+		 knob_names[pk], pto);
+	return start_step(t, c, pk, pto, harder(pk, pto > pfrom), false, false, why, expect, true, pfrom);
+}
+
 /* A class whose setting is outside the policy — most of its members at one value of a knob
  * that the policy refuses, as when the policy was narrowed or XOFF lowered under Kmax — gets a
  * step of that knob to the nearest value inside, through canary and rollout like any other,
@@ -2187,54 +2225,28 @@ static int repair_class(struct cc_tn *t, enum cc_tn_class c, uint64_t xoff)
 	static const enum cc_tn_knob ecn_order[] = { CC_TN_KMAX, CC_TN_KMIN, CC_TN_PMAX };
 	bool hosts = cc_tn_class_is_hosts(c);
 	size_t nk = hosts ? CC_TN_NKNOBS - CC_TN_CNP_GAP : sizeof(ecn_order) / sizeof(ecn_order[0]);
-	char why[320], expect[200];
 
 	for (size_t j = 0; j < nk; j++) {
-		enum cc_tn_knob k = hosts ? (enum cc_tn_knob)(CC_TN_CNP_GAP + j) : ecn_order[j], pk;
+		enum cc_tn_knob k = hosts ? (enum cc_tn_knob)(CC_TN_CNP_GAP + j) : ecn_order[j];
 		double tried[REPAIR_VALUES];
 		size_t ntried = 0, n = count_at(t, c, k, NAN, false), nrep = 0;
 
 		for (size_t i = 0; i < t->nm; i++)
 			nrep += t->m[i]->cls == (int)c && (t->m[i]->repaired & 1u << k);
 		for (size_t i = 0; i < t->nm && ntried < REPAIR_VALUES; i++) {
-			const struct member *ex;
-			double from, to, pfrom, pto;
-			size_t out, x, moving;
+			double from = member_value(t->m[i], k);
+			size_t x;
+			int r;
 
-			if (!repair_member(t, t->m[i], c, k, from = member_value(t->m[i], k)))
+			if (!repair_member(t, t->m[i], c, k, from))
 				continue;
 			for (x = 0; x < ntried && tried[x] != from; x++)
 				;
 			if (x < ntried)
 				continue;
 			tried[ntried++] = from;
-			/* no majority within reach: the outside members at this value and every one
-			 * a cut-short repair left are not most of the class */
-			for (x = 0, out = 0; x < t->nm; x++)
-				out += repair_member(t, t->m[x], c, k, from);
-			if (2 * (out + nrep) <= n)
-				continue;
-			to = repair_target(t, c, k, from, n, &out, &ex);
-			if (!ex || to == from || tabu(t, c, k, to > from, false))
-				continue;
-			snprintf(why, sizeof(why), "%s: %zu of its members at %s %.15g are outside the policy (%s)",
-				 LBL(c), out, knob_names[k], from, violation_why(ex, outside(t, ex) & knob_bits(k)));
-			for (x = 0, moving = 0; x < t->nm; x++)
-				moving += repair_member(t, t->m[x], c, k, from) &&
-					  member_moves(t, t->m[x], k, from, to, xoff, true);
-			if (moving && !step_check(t, c, k, from, to, xoff, true)) {
-				snprintf(expect, sizeof(expect), "%s back inside the policy: %s %.15g, the nearest "
-					 "value it takes", LBL(c), knob_names[k], to);
-				return start_step(t, c, k, to, harder(k, to > from), false, false, why, expect, true,
-						  from);
-			}
-			if (!partner_first(t, c, k, from, to, ex, &pk, &pfrom, &pto) ||
-			    tabu(t, c, pk, pto > pfrom, false) || step_check(t, c, pk, pfrom, pto, xoff, true))
-				continue;
-			snprintf(expect, sizeof(expect), "room for %s %s %.15g: %s %.15g first", LBL(c), knob_names[k],
-				 to, knob_names[pk], pto);
-			return start_step(t, c, pk, pto, harder(pk, pto > pfrom), false, false, why, expect, true,
-					  pfrom);
+			if ((r = repair_value(t, c, k, from, n, nrep, xoff)) != 0)
+				return r;
 		}
 	}
 	return 0;
