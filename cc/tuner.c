@@ -493,6 +493,59 @@ int cc_tn_policy_from_json(json_t *o, struct cc_tn_policy *p, char *err, size_t 
 	return 0;
 }
 
+/* The range the policy gives knob k: its device ranges (Kmin: from its floor; Kmax: up to
+ * its ceiling; what else bounds them is the class's or the member's: step_value, knob_range). */
+static void policy_range(const struct cc_tn_policy *p, enum cc_tn_knob k, double *lo, double *hi)
+{
+	*lo = -INFINITY;
+	*hi = INFINITY;
+	switch (k) {
+	case CC_TN_KMIN:
+		*lo = (double)p->kmin_floor_bytes;
+		break;
+	case CC_TN_KMAX:
+		*hi = (double)p->kmax_ceiling_bytes;
+		break;
+	case CC_TN_PMAX:
+		*lo = p->pmax_floor;
+		*hi = p->pmax_ceiling;
+		break;
+	case CC_TN_CNP_GAP:
+		*lo = p->cnp_gap_min_us;
+		*hi = p->cnp_gap_max_us;
+		break;
+	case CC_TN_TIME_RESET:
+		*lo = p->time_reset_min_us;
+		*hi = p->time_reset_max_us;
+		break;
+	case CC_TN_AI_RATE:
+		*lo = p->ai_min_mbps;
+		*hi = p->ai_max_mbps;
+		break;
+	case CC_TN_HAI_RATE:
+		*lo = p->hai_min_mbps;
+		*hi = p->hai_max_mbps;
+		break;
+	case CC_TN_BYTE_RESET:
+		*lo = (double)p->byte_reset_min;
+		*hi = (double)p->byte_reset_max;
+		break;
+	default:
+		*lo = p->g_min;
+		*hi = p->g_max;
+		break;
+	}
+}
+
+/* Whether value v of knob k lies in policy_range (NAN does not). */
+static bool in_policy(const struct cc_tn_policy *p, enum cc_tn_knob k, double v)
+{
+	double lo, hi;
+
+	policy_range(p, k, &lo, &hi);
+	return v >= lo && v <= hi;
+}
+
 /* Every invariant and range a setting breaks, one bit each; the first one's text is the
  * reason given.  The bits let an undo be refused only for what it would break anew. */
 static const char *const ecn_why[] = {
@@ -505,10 +558,11 @@ static const char *const ecn_why[] = {
 
 static unsigned ecn_violations(const struct cc_tn_policy *p, const struct cc_tn_ecn *e, uint64_t xoff_bytes)
 {
-	return (unsigned)(e->kmin_bytes >= e->kmax_bytes) | (unsigned)(e->kmin_bytes < p->kmin_floor_bytes) << 1 |
-	       (unsigned)(e->kmax_bytes > p->kmax_ceiling_bytes) << 2 |
+	return (unsigned)(e->kmin_bytes >= e->kmax_bytes) |
+	       (unsigned)!in_policy(p, CC_TN_KMIN, (double)e->kmin_bytes) << 1 |
+	       (unsigned)!in_policy(p, CC_TN_KMAX, (double)e->kmax_bytes) << 2 |
 	       (unsigned)(xoff_bytes && e->kmax_bytes + p->loop_bytes > xoff_bytes) << 3 |
-	       (unsigned)!(e->pmax >= p->pmax_floor && e->pmax <= p->pmax_ceiling) << 4;
+	       (unsigned)!in_policy(p, CC_TN_PMAX, e->pmax) << 4;
 }
 
 static const char *const dcqcn_why[] = {
@@ -521,17 +575,17 @@ static const char *const dcqcn_why[] = {
 	"dce_tcp_g is outside the policy's range",
 };
 
+/* Bit b: knob bit_knob[b] outside its range (bit 4, marked CC_TN_NKNOBS: AI above HAI). */
 static unsigned dcqcn_violations(const struct cc_tn_policy *p, const struct cc_tn_dcqcn *d)
 {
-	return (unsigned)!(d->min_time_between_cnps_us >= p->cnp_gap_min_us &&
-			   d->min_time_between_cnps_us <= p->cnp_gap_max_us) |
-	       (unsigned)!(d->rpg_time_reset_us >= p->time_reset_min_us && d->rpg_time_reset_us <= p->time_reset_max_us)
-		       << 1 |
-	       (unsigned)!(d->rpg_ai_rate_mbps >= p->ai_min_mbps && d->rpg_ai_rate_mbps <= p->ai_max_mbps) << 2 |
-	       (unsigned)!(d->rpg_hai_rate_mbps >= p->hai_min_mbps && d->rpg_hai_rate_mbps <= p->hai_max_mbps) << 3 |
-	       (unsigned)(d->rpg_ai_rate_mbps > d->rpg_hai_rate_mbps) << 4 |
-	       (unsigned)(d->rpg_byte_reset < p->byte_reset_min || d->rpg_byte_reset > p->byte_reset_max) << 5 |
-	       (unsigned)(d->dce_tcp_g < p->g_min || d->dce_tcp_g > p->g_max) << 6;
+	static const enum cc_tn_knob bit_knob[] = { CC_TN_CNP_GAP, CC_TN_TIME_RESET, CC_TN_AI_RATE, CC_TN_HAI_RATE,
+						    CC_TN_NKNOBS, CC_TN_BYTE_RESET, CC_TN_ALPHA_G };
+	unsigned v = (unsigned)(d->rpg_ai_rate_mbps > d->rpg_hai_rate_mbps) << 4;
+
+	for (unsigned b = 0; b < sizeof(bit_knob) / sizeof(bit_knob[0]); b++)
+		if (bit_knob[b] != CC_TN_NKNOBS && !in_policy(p, bit_knob[b], cc_tn_knob_get_dcqcn(d, bit_knob[b])))
+			v |= 1u << b;
+	return v;
 }
 
 static const char *first_why(unsigned v, const char *const *why)
@@ -1794,50 +1848,6 @@ static uint64_t unsafe_hold(struct cc_tn *t, const struct step *k)
 static double clampd(double v, double lo, double hi)
 {
 	return v < lo ? lo : v > hi ? hi : v;
-}
-
-/* The range the policy gives knob k: its device ranges (Kmin: from its floor; Kmax: up to
- * its ceiling; what else bounds them is the class's or the member's: step_value, knob_range). */
-static void policy_range(const struct cc_tn_policy *p, enum cc_tn_knob k, double *lo, double *hi)
-{
-	*lo = -INFINITY;
-	*hi = INFINITY;
-	switch (k) {
-	case CC_TN_KMIN:
-		*lo = (double)p->kmin_floor_bytes;
-		break;
-	case CC_TN_KMAX:
-		*hi = (double)p->kmax_ceiling_bytes;
-		break;
-	case CC_TN_PMAX:
-		*lo = p->pmax_floor;
-		*hi = p->pmax_ceiling;
-		break;
-	case CC_TN_CNP_GAP:
-		*lo = p->cnp_gap_min_us;
-		*hi = p->cnp_gap_max_us;
-		break;
-	case CC_TN_TIME_RESET:
-		*lo = p->time_reset_min_us;
-		*hi = p->time_reset_max_us;
-		break;
-	case CC_TN_AI_RATE:
-		*lo = p->ai_min_mbps;
-		*hi = p->ai_max_mbps;
-		break;
-	case CC_TN_HAI_RATE:
-		*lo = p->hai_min_mbps;
-		*hi = p->hai_max_mbps;
-		break;
-	case CC_TN_BYTE_RESET:
-		*lo = (double)p->byte_reset_min;
-		*hi = (double)p->byte_reset_max;
-		break;
-	default:
-		*lo = p->g_min;
-		*hi = p->g_max;
-		break;
-	}
 }
 
 /* The value one bounded step from v, up or down, inside the knob's range (NAN: no step). */
