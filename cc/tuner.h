@@ -6,15 +6,16 @@
  *
  * What it reads (what agents report, never flow completion times): per port class the queue
  * depth of the tuned priority, the ECN marks, the bytes sent against the port speed, the PFC
- * pause time; per host the CNPs sent and handled and the retransmissions; the pingmesh's p99
- * when there is one.  Classes: ToR downlinks (switch ports facing hosts), ToR uplinks (the
- * other ports of a switch with hosts), spine ports (switches without hosts) — each with its
- * own Kmin/Kmax/Pmax — and the host classes, each with its own DCQCN setting: the policy's
+ * pause time; per host the CNPs handled, the bytes sent and the retransmissions; the
+ * pingmesh's p99 when there is one.  Classes: ToR downlinks (switch ports facing hosts), ToR
+ * uplinks (the other ports of a switch with hosts), spine ports (switches without hosts) —
+ * each with its own Kmin/Kmax/Pmax — and the host classes, each with its own DCQCN setting: the policy's
  * host_classes (a name and a pattern of host names each, the first match wins) and "hosts",
  * every host no pattern matches.
  *
- * One step at a time: a move (one knob of one class, one bounded step) goes to a canary first
- * (canary_share of the class, at most max_share; a host class's spread over the order of
+ * One step at a time per class (the classes step side by side): a move (one knob of one
+ * class, one bounded step) goes to a canary first (canary_share of the class, at most
+ * max_share; a host class's spread over the order of
  * the queues of the hosts' ToR ports, so that it is matched to the rest), is judged over
  * canary_intervals against the rest of the class in the same intervals and against the
  * fabric before the step, then rolls out to the rest (max_share of the class per step) or is
@@ -31,8 +32,10 @@
  * narrowed, XOFF lowered under Kmax) gets that knob stepped to the nearest value inside first,
  * kept unless it hurts; fewer than half set apart outside are left as they are.
  *
- * Modes: off (nothing), advise (a step waits for cc_tn_decide; its rollout and any rollback
- * follow without asking, as they only finish or undo what was approved), auto. */
+ * Modes: off (no moves: a step under way is rolled back, a canary waiting rejected, and
+ * cc_tn_rollback_all still undoes completed steps), advise (a step waits for cc_tn_decide; its
+ * rollout and any rollback follow without asking, as they only finish or undo what was
+ * approved), auto. */
 #ifndef ROCEFAB_CC_TUNER_H
 #define ROCEFAB_CC_TUNER_H
 
@@ -234,7 +237,8 @@ enum cc_tn_outcome {
 int cc_tn_applied(struct cc_tn *t, uint64_t id, enum cc_tn_outcome how);
 /* A step chosen by someone else (an operator, a test of the rollback): one knob of one class
  * to a value, through the same canary and judgement.  -EINVAL with *why when it breaks an
- * invariant, -EBUSY when a step is in progress. */
+ * invariant, -EBUSY when a step of that class is in progress (or, for a host class, new host
+ * classes wait to come in force). */
 int cc_tn_force(struct cc_tn *t, enum cc_tn_class cls, enum cc_tn_knob knob, double value, const char **why);
 /* Undo every step still rolled out since the start, newest first, as rollback proposals; a
  * canary waiting for an operator is rejected.  -EBUSY while a step is applied in part (it
