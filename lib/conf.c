@@ -76,8 +76,9 @@ int conf_parse_size(const char *s, uint64_t *ret)
 	while (isdigit((unsigned char)*digits_end))
 		digits_end++;
 	/* a whole number is read as one, exactly (a double loses digits beyond 2^53);
-	 * "1.5MiB" and "1e3" go through strtod */
-	whole = !*digits_end || !strchr(".eExXpP", *digits_end);
+	 * "1.5MiB" and "1e3" go through strtod, but not "0x10" or "0x1p4" (strtod's hexadecimal
+	 * forms: read as "0" with the unit "x10", refused) */
+	whole = !*digits_end || !strchr(".eE", *digits_end);
 	errno = 0;
 	if (whole)
 		n = strtoull(s, &end, 10);

@@ -304,6 +304,10 @@ static void test_sizes(void **state)
 	assert_true(b == 1572864);
 	assert_int_equal(conf_parse_size("0.5", &b), -EINVAL);
 	assert_int_equal(conf_parse_size("-1", &b), -EINVAL);
+	/* no hexadecimal (strtod would take "0x10" as 16 and "0x1p4" as 16 too) */
+	assert_int_equal(conf_parse_size("0x10", &b), -EINVAL);
+	assert_int_equal(conf_parse_size("0x1p4", &b), -EINVAL);
+	assert_int_equal(conf_parse_size("1.5e0x", &b), -EINVAL);
 	/* whole numbers exactly, up to the last one a uint64 holds (a double lost digits) */
 	assert_int_equal(conf_parse_size("9007199254740993", &b), 0);
 	assert_true(b == 9007199254740993ULL);
