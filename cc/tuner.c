@@ -785,6 +785,8 @@ struct step {
 	bool forced, aggressive;
 	bool urgent; /* against pauses: kept unless it hurts, no gain to show needed */
 	bool repair; /* brings the class's setting back inside the policy: kept unless it hurts */
+	unsigned tries; /* rollbacks of it that failed (rollback_again) */
+	uint64_t retry_at; /* the interval its failed rollback is tried again */
 	char label[32]; /* a restored step of a host class not in force: its saved name */
 	struct cc_tn_proposal *cur; /* its latest proposal (canary, rollout or rollback) */
 	unsigned watched;
@@ -1784,6 +1786,20 @@ static void step_end(struct cc_tn *t, struct step *k)
 	k->cur = NULL;
 }
 
+/* Whether step k's rollback leaves member m where it is: the old value would break what the
+ * member does not break now — Kmax back above a port's XOFF lowered since (its switch would
+ * refuse the whole change set), a range the policy narrowed since — as an operator's rollback
+ * would (undo_refused).  A repair's old value is outside the policy by design: only Kmin not
+ * below Kmax, Kmax against XOFF or rpg_ai_rate above rpg_hai_rate anew keep it there. */
+static bool rollback_refused(const struct cc_tn *t, const struct step *k, const struct member *m)
+{
+	unsigned hard = m->host ? 1u << 4 : 1u << 0 | 1u << 3;
+
+	if (!k->repair)
+		return undo_refused(t, m, k->knob, k->from);
+	return violations(t, m, (int)k->knob, k->from, t->xoff) & ~outside(t, m) & hard;
+}
+
 /* The changes applied so far by the step, undone; the move is held back for `hold` intervals
  * (nogain: unless ports pause, nogain_until). */
 static int rollback_held(struct cc_tn *t, struct step *k, const char *why, uint64_t hold, bool nogain)
@@ -1804,7 +1820,8 @@ static int rollback_held(struct cc_tn *t, struct step *k, const char *why, uint6
 
 		/* a member whose change failed goes back too: if it was not applied this sets
 		 * the value it has */
-		if (!m->touched || m->owner != k->step || (member_value(m, k->knob) != to && !m->unsure))
+		if (!m->touched || m->owner != k->step || (member_value(m, k->knob) != to && !m->unsure) ||
+		    rollback_refused(t, k, m))
 			continue;
 		if (add_change(p, m, k->knob, k->from) < 0)
 			return -ENOMEM;
@@ -2583,6 +2600,81 @@ static int next_rollout(struct cc_tn *t, struct step *k, const char *verdict)
 	return 1;
 }
 
+/* A rollback that failed (an agent away, a change refused) is tried again after
+ * canary_intervals (at least WINDOW) on the step's members not back at the old value as they
+ * report it, up to ROLLBACK_TRIES times in all; then the step is recorded as completed, so that
+ * an operator's rollback (cc_tn_rollback_all) still undoes it once the members answer, and
+ * its class is free again.  Before, the first failure ended the step: its members stayed at
+ * the new value with no step left to undo. */
+#define ROLLBACK_TRIES 5
+static int rollback_again(struct cc_tn *t, struct step *k)
+{
+	struct cc_tn_proposal *p, *failed = k->cur;
+	uint64_t wait = t->pol.canary_intervals > WINDOW ? t->pol.canary_intervals : WINDOW;
+
+	if (t->interval < k->retry_at)
+		return 0;
+	if (k->tries >= ROLLBACK_TRIES) {
+		snprintf(failed->error, sizeof(failed->error),
+			 "the rollback failed %u times: step %llu is kept as completed (POST /api/v1/cc/rollback "
+			 "undoes it once its members answer)", k->tries, (unsigned long long)k->step);
+		if (record_done(t, k) < 0)
+			return -ENOMEM;
+		step_end(t, k);
+		return 0;
+	}
+	if (!(p = proposal_new(t, k, CC_TN_ROLLBACK)))
+		return -ENOMEM;
+	p->from = k->to;
+	p->to = k->from;
+	snprintf(p->reason, sizeof(p->reason), "step %llu (%s %s %.15g -> %.15g): its rollback failed, try %u of %u",
+		 (unsigned long long)k->step, LBL(k->cls), knob_names[k->knob], k->from, k->to, k->tries + 1,
+		 ROLLBACK_TRIES);
+	snprintf(p->expect, sizeof(p->expect), "the class's %s back to %.15g on the members not back yet",
+		 knob_names[k->knob], k->from);
+	for (size_t i = 0; i < t->nm; i++) {
+		struct member *m = t->m[i];
+
+		if (m->touched && m->owner == k->step && member_value(m, k->knob) != k->from &&
+		    !rollback_refused(t, k, m) && add_change(p, m, k->knob, k->from) < 0)
+			return -ENOMEM;
+	}
+	k->cur = p;
+	k->retry_at = t->interval + wait;
+	if (!p->nchanges) { /* every member is back (or kept): the rollback is done */
+		p->state = CC_TN_APPLIED;
+		step_end(t, k);
+	}
+	return 1;
+}
+#undef ROLLBACK_TRIES
+
+/* A canary not sent yet (waiting for an operator, or approved since the last decision) whose
+ * members report another value than the step moves from — someone set them meanwhile — is
+ * withdrawn (rejected, no hold: made again from what they have, if still called for).  Sent as
+ * it was, it would set values chosen for the setting before, and its rollback would restore
+ * that setting rather than what the members had.  True: withdrawn. */
+static bool canary_stale(struct cc_tn *t, struct step *k)
+{
+	struct cc_tn_proposal *p = k->cur;
+
+	for (size_t i = 0; p && i < p->nchanges; i++) {
+		const struct cc_tn_change *c = &p->changes[i];
+		const struct member *m = member_find(t, c->node, c->port, c->host);
+		double v = m ? member_value(m, k->knob) : k->from;
+
+		if (v == k->from)
+			continue;
+		snprintf(p->error, sizeof(p->error), "withdrawn: %s%s%s's %s is %.15g now, not %.15g (set since it was "
+			 "made; made again if still called for)", c->node, c->host ? "" : " ", c->host ? "" : c->port,
+			 knob_names[k->knob], v, k->from);
+		p->state = CC_TN_REJECTED;
+		step_end(t, k);
+		return true;
+	}
+	return false;
+}
+
 /* One interval of a step in progress. */
 static int step_run(struct cc_tn *t, struct step *k, const struct cc_tn_input *in, const struct sig *g)
 {
@@ -2592,16 +2684,22 @@ static int step_run(struct cc_tn *t, struct step *k, const struct cc_tn_input *i
 
 	switch (k->st) {
 	case ST_IDLE:
+		return 0;
 	case ST_WAIT:
+		canary_stale(t, k);
 		return 0;
 	case ST_ROLLBACK:
-		if (k->cur && (k->cur->state == CC_TN_APPLIED || k->cur->state == CC_TN_FAILED))
+		if (k->cur && k->cur->state == CC_TN_FAILED)
+			return rollback_again(t, k);
+		if (k->cur && k->cur->state == CC_TN_APPLIED)
 			step_end(t, k);
 		return 0;
 	case ST_CANARY:
 	case ST_ROLLOUT:
 		break;
 	}
+	if (k->cur && k->cur->state == CC_TN_APPROVED && k->cur->phase == CC_TN_CANARY && canary_stale(t, k))
+		return 0;
 	if (k->cur && k->cur->state != CC_TN_APPLIED)
 		return 0; /* not applied yet: nothing to judge */
 	watch_add(k, g);
@@ -2805,6 +2903,12 @@ int cc_tn_applied(struct cc_tn *t, uint64_t id, enum cc_tn_outcome how)
 	k = &t->steps_of[p->cls];
 	if (p != k->cur)
 		return 0;
+	if (!ok && k->st == ST_ROLLBACK) {
+		/* tried again (rollback_again) once the members' values are reported again */
+		k->tries++;
+		k->retry_at = t->interval + (t->pol.canary_intervals > WINDOW ? t->pol.canary_intervals : WINDOW);
+		return 0;
+	}
 	if (!ok && (k->st == ST_CANARY || k->st == ST_ROLLOUT)) {
 		/* some changes may have gone through: undo the step */
 		int r = propose_rollback(t, k, "a change of the step could not be applied");
@@ -3359,6 +3463,8 @@ json_t *cc_tn_proposal_json(const struct cc_tn_proposal *p)
 		      "changes", ch ? ch : json_array());
 	if (o && p->evidence)
 		json_object_set(o, "evidence", p->evidence);
+	if (o && p->error[0])
+		json_object_set_new(o, "error", json_string(p->error));
 	if (o)
 		json_object_set_new(o, "nchanges", json_integer((json_int_t)p->nchanges));
 	return o;

@@ -25,7 +25,11 @@
  * rolled back for a fabric-wide rise, which a storm growing on its own causes too: for
  * canary_intervals, at least 3, once per tabu_intervals; a harder move rolled back for no
  * clear gain: unless ports pause), a kept one is not undone for as long, and after a harder
- * step is kept the class is not softened for twice that.
+ * step is kept the class is not softened for twice that.  A rollback leaves a member whose old
+ * value would break what it does not break now (an XOFF lowered since); one that fails is
+ * tried again on the members not back, five times, then the step is kept as completed (for
+ * cc_tn_rollback_all).  A canary not sent yet whose members report another value than its
+ * step moves from is withdrawn (its error says why).
  * Hard invariants hold on every change proposed (cc_tn_ecn_check): Kmin < Kmax <= the PFC
  * XOFF threshold less one control loop, every value inside the device ranges of the policy.
  * A class most of whose members are outside the policy at one value of a knob (a policy
@@ -176,6 +180,7 @@ struct cc_tn_proposal {
 	int64_t t_us;	  /* when proposed */
 	char reason[320]; /* the evidence, in words */
 	char expect[200]; /* the expected effect */
+	char error[320];  /* why the tuner withdrew it or gave it up ("" : neither) */
 	json_t *evidence; /* the signals behind it */
 	struct cc_tn_change *changes;
 	size_t nchanges;

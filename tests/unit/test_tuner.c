@@ -2218,6 +2218,178 @@ static void test_off_with_changes_on_their_way(void **state)
 	cc_tn_free(t);
 }
 
+/* Every member of proposal p reports knob value v (as its agent would after applying it, or
+ * not), but the first `skip`, which report `first`. */
+static void report(struct cc_tn *t, const struct cc_tn_proposal *p, size_t skip, double first, double v)
+{
+	for (size_t k = 0; k < p->nchanges; k++) {
+		struct cc_tn_ecn e = p->changes[k].ecn_from;
+
+		e.kmin_bytes = (uint64_t)(k < skip ? first : v);
+		assert_int_equal(cc_tn_track_port(t, p->changes[k].node, p->changes[k].port, &e), 0);
+	}
+}
+
+/* A rollback that fails (an agent away) is tried again on the members not back, up to five
+ * times; then the step is kept as completed, so that the operator's rollback still undoes it.
+ * Before, the first failure ended the step: its members stayed at the new value, undone by
+ * nothing. */
+static void test_failed_rollback_retried(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO);
+	struct cc_tn_policy pol = *cc_tn_get_policy(t);
+	struct cc_tn_proposal *c, *b;
+	uint64_t step;
+	double from, to;
+	size_t n;
+	int64_t i = 1;
+
+	(void)state;
+	c = first_step(t, &i);
+	step = c->step;
+	from = c->from;
+	to = c->to;
+	n = c->nchanges;
+	assert_true(n >= 2);
+	assert_int_equal(cc_tn_applied(t, c->id, CC_TN_OUT_APPLIED), 0);
+	report(t, c, 0, 0, to);
+	pol.mode = CC_TN_OFF; /* the brake: the step is rolled back */
+	assert_int_equal(cc_tn_set_policy(t, &pol), 0);
+	b = one(t);
+	assert_int_equal(b->phase, CC_TN_ROLLBACK);
+	assert_int_equal(b->nchanges, n);
+	for (unsigned fail = 1; fail <= 5; fail++) {
+		assert_int_equal(cc_tn_applied(t, b->id, CC_TN_OUT_FAILED), 0);
+		/* the first member took it, the others report the step's value still */
+		report(t, c, 1, from, to);
+		assert_false(step_over(t, step));
+		for (unsigned k = 1; k < cc_tn_defaults.canary_intervals; k++) {
+			assert_int_equal(run(t, i++, NULL, NULL), 0);
+			assert_int_equal(npending(t), 0);
+		}
+		run(t, i++, NULL, NULL);
+		if (fail == 5)
+			break;
+		b = one(t);
+		assert_int_equal(b->phase, CC_TN_ROLLBACK);
+		assert_int_equal(b->step, step);
+		assert_int_equal(b->nchanges, n - 1);
+		assert_true(b->changes[0].ecn_to.kmin_bytes == from);
+		assert_non_null(strstr(b->reason, "its rollback failed"));
+	}
+	/* given up: the step is completed as far as the tuner can tell, the last failure says so */
+	assert_true(step_over(t, step));
+	assert_non_null(strstr(b->error, "failed 5 times"));
+	assert_int_equal(npending(t), 0);
+	/* the members answer again: the operator's rollback undoes the step on those still at it */
+	assert_int_equal(cc_tn_rollback_all(t), 1);
+	b = one(t);
+	assert_int_equal(b->nchanges, n - 1);
+	assert_true(b->changes[0].ecn_to.kmin_bytes == from);
+	cc_tn_free(t);
+
+	/* a rollback applied at the second try ends the step */
+	t = tuner(CC_TN_AUTO);
+	pol = *cc_tn_get_policy(t);
+	i = 1;
+	c = first_step(t, &i);
+	step = c->step;
+	assert_int_equal(cc_tn_applied(t, c->id, CC_TN_OUT_APPLIED), 0);
+	report(t, c, 0, 0, c->to);
+	pol.mode = CC_TN_OFF;
+	assert_int_equal(cc_tn_set_policy(t, &pol), 0);
+	b = one(t);
+	assert_int_equal(cc_tn_applied(t, b->id, CC_TN_OUT_FAILED), 0);
+	for (unsigned k = 0; k < cc_tn_defaults.canary_intervals; k++)
+		run(t, i++, NULL, NULL);
+	b = one(t);
+	assert_int_equal(cc_tn_applied(t, b->id, CC_TN_OUT_APPLIED), 0);
+	report(t, c, 0, 0, c->from);
+	run(t, i++, NULL, NULL);
+	assert_true(step_over(t, step));
+	assert_int_equal(cc_tn_rollback_all(t), 0); /* nothing left to undo */
+	cc_tn_free(t);
+}
+
+/* A port whose XOFF was lowered under the old Kmax (plus loop_bytes) while a step of Kmax was
+ * out is left at the new Kmax by the step's rollback: its switch would refuse the old value,
+ * and with it the whole change set (the other ports then stayed at the step's value). */
+static void test_rollback_keeps_a_port_whose_xoff_fell(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_ADVISE);
+	struct cc_tn_policy pol = *cc_tn_get_policy(t);
+	struct cc_tn_proposal *c, *b;
+	const char *why;
+	int64_t i = 1;
+
+	(void)state;
+	for (; i <= 3; i++)
+		run(t, i, NULL, NULL);
+	assert_int_equal(cc_tn_force(t, CC_TN_TOR_DOWN, CC_TN_KMAX, 200000, &why), 0);
+	c = one(t);
+	assert_true(c->nchanges >= 2);
+	assert_int_equal(cc_tn_applied(t, c->id, CC_TN_OUT_APPLIED), 0);
+	/* 400 KB + loop_bytes is above 360 KB, 200 KB + loop_bytes is not */
+	assert_int_equal(cc_tn_track_xoff(t, "leaf0", c->changes[0].port, 360000), 0);
+	pol.mode = CC_TN_OFF;
+	assert_int_equal(cc_tn_set_policy(t, &pol), 0);
+	b = one(t);
+	assert_int_equal(b->phase, CC_TN_ROLLBACK);
+	assert_int_equal(b->nchanges, c->nchanges - 1);
+	for (size_t k = 0; k < b->nchanges; k++) {
+		assert_false(!strcmp(b->changes[k].node, c->changes[0].node) &&
+			     !strcmp(b->changes[k].port, c->changes[0].port));
+		assert_int_equal(b->changes[k].ecn_to.kmax_bytes, 400000);
+	}
+	cc_tn_free(t);
+}
+
+/* A canary waiting for an operator (or approved, not sent yet) whose members report another
+ * value than the step moves from — another operator set one meanwhile — is withdrawn; applied
+ * as it was, it would have set values chosen for the setting before, and its rollback would
+ * have restored that setting instead of the operator's. */
+static void test_stale_canary_withdrawn(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_ADVISE);
+	struct cc_tn_proposal *p, *q;
+	struct cc_tn_ecn e;
+	json_t *j;
+	uint64_t id;
+	int64_t i = 1;
+
+	(void)state;
+	p = first_step(t, &i);
+	id = p->id;
+	assert_int_equal(p->state, CC_TN_WAITING);
+	run(t, i++, deep_down, NULL); /* nothing moved: still waiting */
+	assert_int_equal(cc_tn_find(t, id)->state, CC_TN_WAITING);
+	e = p->changes[0].ecn_from;
+	e.kmin_bytes = 15000;
+	assert_int_equal(cc_tn_track_port(t, p->changes[0].node, p->changes[0].port, &e), 0);
+	run(t, i++, deep_down, NULL);
+	p = cc_tn_find(t, id);
+	assert_int_equal(p->state, CC_TN_REJECTED);
+	assert_non_null(strstr(p->error, "withdrawn"));
+	assert_non_null(strstr(p->error, "is 15000 now, not 20000"));
+	j = cc_tn_proposal_json(p);
+	assert_non_null(strstr(json_string_value(json_object_get(j, "error")), "withdrawn"));
+	json_decref(j);
+	/* made again (no hold), without the member set apart */
+	run(t, i++, deep_down, NULL);
+	q = pending_of(t, CC_TN_TOR_DOWN, CC_TN_CANARY);
+	assert_true(q->id != id && q->knob == p->knob && q->from == p->from);
+	assert_false(changes_port(q, p->changes[0].node, p->changes[0].port));
+	/* approved, then a member moves before the next decision sends it: withdrawn too */
+	id = q->id;
+	assert_int_equal(cc_tn_decide(t, id, true), 0);
+	e = q->changes[0].ecn_from;
+	e.kmin_bytes = 16000;
+	assert_int_equal(cc_tn_track_port(t, q->changes[0].node, q->changes[0].port, &e), 0);
+	run(t, i++, deep_down, NULL);
+	assert_int_equal(cc_tn_find(t, id)->state, CC_TN_REJECTED);
+	cc_tn_free(t);
+}
+
 static void test_rollback_all(void **state)
 {
 	struct cc_tn *t = tuner(CC_TN_AUTO);
@@ -2479,6 +2651,9 @@ int main(void)
 		cmocka_unit_test(test_restore_steps_of_gone_classes),
 		cmocka_unit_test(test_not_sent_is_not_undone),
 		cmocka_unit_test(test_off_with_changes_on_their_way),
+		cmocka_unit_test(test_failed_rollback_retried),
+		cmocka_unit_test(test_rollback_keeps_a_port_whose_xoff_fell),
+		cmocka_unit_test(test_stale_canary_withdrawn),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
