@@ -341,6 +341,31 @@ int changes_batch_state(struct store_reader *rd, int64_t batch, bool *open, bool
 	return 0;
 }
 
+static json_t *batch_row(sqlite3_stmt *st, const void *ctx)
+{
+	(void)ctx;
+	return json_integer(sqlite3_column_int64(st, 0));
+}
+
+int changes_batch_of_reason(struct store_reader *rd, const char *reason, int64_t *batch, struct rf_err *e)
+{
+	static const char sql[] = "SELECT batch FROM changes WHERE reason = ?1 ORDER BY id DESC LIMIT 1";
+	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+	json_t *row = NULL;
+	int r;
+
+	*batch = 0;
+	if (st)
+		sqlite3_bind_text(st, 1, reason, -1, SQLITE_TRANSIENT);
+	if ((r = store_one(st, batch_row, NULL, &row, e)) == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	*batch = json_integer_value(row);
+	json_decref(row);
+	return 0;
+}
+
 int changes_get(struct store_reader *rd, int64_t id, json_t **ret, struct rf_err *e)
 {
 	static const char sql[] = "SELECT " CHANGE_COLS " FROM changes c LEFT JOIN agents a "

@@ -53,6 +53,9 @@ int changes_get(struct store_reader *rd, int64_t id, json_t **ret, struct rf_err
  * applied.  0 or -errno (e set). */
 int changes_batch_state(struct store_reader *rd, int64_t batch, bool *open, bool *failed, char *err, size_t len,
 			struct rf_err *e);
+/* The newest batch whose reason is exactly `reason` (*batch 0: none).  A scan of the table: for
+ * finding, after a crash, a batch stored just before its id could be saved elsewhere. */
+int changes_batch_of_reason(struct store_reader *rd, const char *reason, int64_t *batch, struct rf_err *e);
 
 /* The configuration entries of an agent as last reported: [{device, port[, queue], values,
  * updated}].  device/port NULL: any; queue -2: any. */

@@ -23,7 +23,10 @@
 /* A proposal whose change set is out, until every change of it settled. */
 struct applying {
 	uint64_t proposal;
-	int64_t batch;
+	int64_t batch; /* -1 while it is being stored */
+	char reason[640]; /* its change set's reason: unique (it names the proposal), so that after
+			   * a crash between storing the set and saving its batch the batch is
+			   * found again (load_saved) */
 };
 
 struct tuner {
@@ -82,11 +85,18 @@ static void load_saved(struct tuner *t, struct store_reader *rd)
 	t->restore_raw = raw;
 	json_array_foreach(json_object_get(doc, "out"), i, it) {
 		json_t *id = json_object_get(it, "proposal"), *b = json_object_get(it, "batch");
+		const char *why = json_string_value(json_object_get(it, "reason"));
+		int64_t batch = json_is_integer(b) ? json_integer_value(b) : 0;
+		struct rf_err e = { 0 };
 
-		if (json_is_integer(id) && json_is_integer(b) && json_integer_value(b) > 0 &&
+		/* one being stored when the process ended: stored or not, as its reason says */
+		if (batch <= 0 && why && changes_batch_of_reason(rd, why, &batch, &e) < 0)
+			log_warning("tuner", "the change set of proposal %" JSON_INTEGER_FORMAT " could not be looked "
+					     "for: %s", json_integer_value(id), e.msg);
+		if (json_is_integer(id) && batch > 0 &&
 		    vec_room((void **)&t->app, &t->capapp, t->napp, sizeof(*t->app)) == 0)
 			t->app[t->napp++] = (struct applying){ .proposal = (uint64_t)json_integer_value(id),
-							       .batch = json_integer_value(b) };
+							       .batch = batch };
 	}
 	json_array_foreach(json_object_get(doc, "history"), i, it) {
 		json_t *id = json_object_get(it, "id");
@@ -100,6 +110,25 @@ static void load_saved(struct tuner *t, struct store_reader *rd)
 			continue;
 		json_array_append_new(t->order, json_string(key));
 		json_object_set(t->history, key, it);
+	}
+	/* the batches found again go with their records; what the previous process had waiting,
+	 * or approved and never stored, is gone with it (said at once: it cannot be applied) */
+	for (i = 0; i < t->napp; i++) {
+		char key[24];
+		json_t *rec;
+
+		snprintf(key, sizeof(key), "%" PRIu64, t->app[i].proposal);
+		if ((rec = json_object_get(t->history, key)) && !json_object_get(rec, "change_batch"))
+			json_object_set_new(rec, "change_batch", json_integer(t->app[i].batch));
+	}
+	json_array_foreach(t->order, i, it) {
+		json_t *rec = json_object_get(t->history, json_string_value(it));
+		const char *st = json_string_value(json_object_get(rec, "state")) ?: "";
+
+		if (!strcmp(st, "waiting") || (!strcmp(st, "approved") && !json_object_get(rec, "change_batch"))) {
+			json_object_set_new(rec, "state", json_string("rejected"));
+			json_object_set_new(rec, "error", json_string("rocefabd stopped before it was applied"));
+		}
 	}
 	/* NULL when damaged: restore_saved says so and keeps the text aside */
 	t->restore = json_is_object(doc) && json_integer_value(json_object_get(doc, "version")) == 1
@@ -294,16 +323,24 @@ static json_t *knob_value(enum cc_tn_knob k, double v)
 	return k == CC_TN_PMAX ? json_real(v) : json_integer((json_int_t)llround(v));
 }
 
+/* The reason of a proposal's change set, as the audit log shows it (with the proposal's id:
+ * the history's record and the change log name each other). */
+static void change_reason(const struct cc_tn_proposal *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s step %" PRIu64 " %s (proposal %" PRIu64 "): %s", p->cls_name, p->step,
+		 p->phase == CC_TN_CANARY ? "canary" : p->phase == CC_TN_ROLLOUT ? "rollout" : "rollback", p->id,
+		 p->reason);
+}
+
 /* One change set for a proposal's changes (they set one knob to one value).  0 and the batch,
  * or -errno with e. */
 static int commit(struct tuner *t, struct store_reader *rd, const struct cc_tn_proposal *p, unsigned prio,
-		  const char *actor, int64_t *ret_batch, struct rf_err *e)
+		  const char *actor, const char *reason, int64_t *ret_batch, struct rf_err *e)
 {
 	bool host = cc_tn_class_is_hosts(p->cls);
 	enum change_kind kind = host ? CHANGE_DCQCN : CHANGE_ECN;
 	json_t *params = json_object();
 	struct change_set cs;
-	char reason[600];
 	int r;
 
 	if (!params)
@@ -327,8 +364,6 @@ static int commit(struct tuner *t, struct store_reader *rd, const struct cc_tn_p
 				r = change_set_add(rd, &cs, c->node, entry, e);
 		json_decref(entries);
 	}
-	snprintf(reason, sizeof(reason), "%s step %" PRIu64 " %s: %s", p->cls_name, p->step,
-		 p->phase == CC_TN_CANARY ? "canary" : p->phase == CC_TN_ROLLOUT ? "rollout" : "rollback", p->reason);
 	if (r == 0 && (r = change_set_check(&cs, true, e)) == 0 &&
 	    (r = change_set_commit(t->store, &cs, actor, reason, tu_now_ns() + t->o.deadline_ns, ret_batch)) < 0)
 		rf_err_set(e, r, "STORE_ERROR", NULL, "the change could not be stored: %s", strerror(-r));
@@ -348,11 +383,12 @@ static void record(struct tuner *t, const struct cc_tn_proposal *p)
 		return;
 	old = json_object_get(t->history, key);
 	if (old) {
-		/* keep what only the daemon knows: the change batch, who decided, the outcome */
+		/* keep what only the daemon knows: the change batch, who decided, the outcome, the
+		 * error (unless the tuner gives its own: a withdrawal, a rollback given up) */
 		static const char *const keep[] = { "change_batch", "decided_by", "outcome", "error", NULL };
 
 		for (int i = 0; keep[i]; i++)
-			if (json_object_get(old, keep[i]))
+			if (json_object_get(old, keep[i]) && !json_object_get(rec, keep[i]))
 				json_object_set(rec, keep[i], json_object_get(old, keep[i]));
 		if (json_equal(old, rec)) { /* nothing new: no event (every pass refreshes) */
 			json_decref(rec);
@@ -576,6 +612,8 @@ static void settle(struct tuner *t, struct store_reader *rd)
 	}
 }
 
+static void save_state(struct tuner *t);
+
 /* Approved proposals not sent yet go out, each as one change set. */
 static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned prio)
 {
@@ -583,7 +621,7 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 		struct cc_tn_proposal **v, *p = NULL;
 		struct rf_err e = { 0 };
 		const char *actor = "tuner";
-		char actor_buf[200];
+		char actor_buf[200], reason[sizeof(t->app->reason)];
 		int64_t batch = 0;
 		size_t n;
 		int r;
@@ -622,9 +660,16 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 			continue;
 		}
 		/* committed outside the lock: it waits for the writer */
-		t->app[t->napp++] = (struct applying){ .proposal = p->id, .batch = -1 };
+		t->app[t->napp] = (struct applying){ .proposal = p->id, .batch = -1 };
+		change_reason(p, t->app[t->napp].reason, sizeof(t->app[t->napp].reason));
+		snprintf(reason, sizeof(reason), "%s", t->app[t->napp++].reason);
 		pthread_mutex_unlock(&t->lock);
-		r = commit(t, rd, p, prio, actor, &batch, &e);
+		/* the step under way and this set's reason saved first: a crash after the set is
+		 * stored, before its batch is saved, leaves a state whose next start finds the batch
+		 * and rolls the step back (before, it found the step waiting, and its changes went
+		 * out with no step to undo them) */
+		save_state(t);
+		r = commit(t, rd, p, prio, actor, reason, &batch, &e);
 		pthread_mutex_lock(&t->lock);
 		for (size_t k = 0; k < t->napp; k++)
 			if (t->app[k].proposal == p->id) {
@@ -716,15 +761,6 @@ static char *restore_saved(struct tuner *t, char *why, size_t len)
 	free(t->restore_raw);
 	t->restore_raw = NULL;
 	t->saved_st = SAVED_BACK;
-	/* what the previous process had waiting, or approved and not sent, is gone with it */
-	json_object_foreach(t->history, key, rec) {
-		const char *st = json_string_value(json_object_get(rec, "state")) ?: "";
-
-		if (!strcmp(st, "waiting") || (!strcmp(st, "approved") && !json_object_get(rec, "change_batch"))) {
-			json_object_set_new(rec, "state", json_string("rejected"));
-			json_object_set_new(rec, "error", json_string("rocefabd stopped before it was applied"));
-		}
-	}
 	record_pending(t);
 	return refused;
 }
@@ -748,6 +784,9 @@ static void save_state(struct tuner *t)
 		if (t->app[k].batch > 0)
 			json_array_append_new(out, json_pack("{s:I,s:I}", "proposal", (json_int_t)t->app[k].proposal,
 							     "batch", (json_int_t)t->app[k].batch));
+		else /* being stored: its reason finds its batch after a crash */
+			json_array_append_new(out, json_pack("{s:I,s:s}", "proposal", (json_int_t)t->app[k].proposal,
+							     "reason", t->app[k].reason));
 	n = json_array_size(t->order);
 	for (size_t i = n > HISTORY_SAVED ? n - HISTORY_SAVED : 0; hist && i < n; i++)
 		json_array_append(hist, json_object_get(t->history, json_string_value(json_array_get(t->order, i))));

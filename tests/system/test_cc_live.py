@@ -688,3 +688,99 @@ def test_restart_rolls_back_the_step_under_way_and_keeps_history(world):
                     what="the dropped holds said in the log")
     assert "%d held-back move" % len(holds) in said[0] and "not read" in said[0], said
     assert hold(c) is None and "is refused" not in d.proc.output()  # the rest of the state is taken
+
+
+def waiting_switch_proposal(c, ops, skip=()):
+    """A canary of a switch class waiting for an operator (those of the hosts are rejected)."""
+    def one():
+        for x in proposals(c):
+            if x["state"] != "waiting" or x["id"] in skip:
+                continue
+            if x["class"] in ("tor_down", "tor_up", "spine"):
+                return x
+            ops.post(f"/api/v1/cc/proposals/{x['id']}/reject")
+        return None
+    return wait_for(one, 40, what="a waiting proposal of a switch class")
+
+
+def test_a_canary_whose_member_was_set_meanwhile_is_withdrawn(world):
+    """Another operator sets a port of a canary waiting for an operator: the canary is withdrawn
+    (rejected by the tuner, saying which member moved), since applied it would set a value chosen
+    for the setting before and its rollback would restore that setting, not the operator's; the
+    move comes again without that port.  Before, the canary went out as it was made."""
+    d, sim, c, ops = fabric(world)
+    d.token("ops2", "operator")
+    ops2 = d.client("ops2")
+    p = waiting_switch_proposal(c, ops)
+    ch = p["changes"][0]
+    knob, was = p["knob"], ch["from"]
+    new = round(was * 0.9, 3) if knob == "pmax" else int(was * 0.9)
+    r = ops2.put(f"/api/v1/switches/{ch['node']}/ports/{ch['port']}/queues/3/ecn",
+                 json={knob: new, "reason": "test: set by hand"})
+    assert r.status_code == 202, r.text
+    rec = wait_for(lambda: (lambda x: x if x["state"] != "waiting" else None)(
+        next(x for x in c.json("/api/v1/cc/history") if x["id"] == p["id"])), 30, what="the canary withdrawn")
+    assert rec["state"] == "rejected" and "decided_by" not in rec, rec
+    assert rec["error"].startswith("withdrawn: ") and f"{ch['node']} {ch['port']}'s {knob}" in rec["error"], rec
+    assert ops.post(f"/api/v1/cc/proposals/{p['id']}/apply").status_code == 409
+    assert not tuner_changes(c)  # nothing of it went out
+    # the port keeps the operator's value; the move comes again, without that port
+    q = wait_for(lambda: next((x for x in proposals(c) if x["id"] > p["id"] and x["class"] == p["class"] and
+                               x["knob"] == knob), None), 40, what="the move made again")
+    assert not any(x["node"] == ch["node"] and x.get("port") == ch["port"] for x in q["changes"]), q
+    assert sim.ctl("GET", f"/v1/devices/{ch['node']}/config")["ports"][ch["port"]]["ecn"][3][knob] == \
+        pytest.approx(new)
+
+
+def test_a_crash_after_a_canary_is_stored_rolls_it_back(world):
+    """rocefabd ends between storing a canary's change set and saving that it did (a crash):
+    the state it saved just before names the set by its reason, so the next start finds the
+    batch, records it on the canary, waits for it and rolls the step back.  Before, the state
+    showed the canary waiting: its changes went out, the history said it was never applied,
+    and nothing undid them.  The crash is made by editing the state saved at a clean stop to
+    what it holds in that window (the set stored, its batch not saved yet).  Records the
+    previous process had waiting are shown rejected from the start, not while it restores."""
+    d, sim, c, ops = fabric(world)
+    assert ops.put("/api/v1/cc/policy", json={"canary_intervals": 60, "tabu_intervals": 600}).status_code == 200
+    p = waiting_switch_proposal(c, ops)
+    assert ops.post(f"/api/v1/cc/proposals/{p['id']}/apply").status_code == 202
+    canary = wait_for(lambda: (lambda h: h if h and h.get("outcome") == "applied" else None)(
+        next((x for x in c.json("/api/v1/cc/history") if x["id"] == p["id"]), None)), 30, what="the canary applied")
+    batch = canary["change_batch"]
+    sent = [x for x in tuner_changes(c) if x["batch"] == batch]
+    assert sent and f"(proposal {p['id']})" in sent[0]["reason"], sent  # the audit log names the proposal
+    # another proposal waits when rocefabd stops
+    other = wait_for(lambda: next((x for x in proposals(c) if x["state"] == "waiting"), None), 40,
+                     what="another waiting proposal")
+    d.stop()
+    db = sqlite3.connect(d.db, timeout=10)
+    with db:
+        st = json.loads(db.execute("SELECT value FROM meta WHERE key = 'cc_state'").fetchone()[0])
+        assert any(x["step"] == p["step"] for x in st["tuner"]["under_way"]), st["tuner"]["under_way"]
+        rec = next(x for x in st["history"] if x["id"] == p["id"])
+        rec["state"] = "approved"
+        for k in ("change_batch", "outcome"):
+            rec.pop(k, None)
+        st["out"] = [{"proposal": p["id"], "reason": sent[0]["reason"]}]
+        db.execute("UPDATE meta SET value = ? WHERE key = 'cc_state'", (json.dumps(st),))
+    db.close()
+    d.start()
+    c = d.client("viewer")
+    # from the first answer on, nothing of the previous process waits
+    while True:
+        st = c.json("/api/v1/cc")
+        assert not any(x["id"] == other["id"] for x in proposals(c)), proposals(c)
+        if not st["restoring"]:
+            break
+        time.sleep(0.1)
+    hist = c.json("/api/v1/cc/history")
+    rec = next(x for x in hist if x["id"] == p["id"])
+    assert rec.get("change_batch") == batch and rec.get("outcome") == "applied", rec
+    assert next(x for x in hist if x["id"] == other["id"])["state"] == "rejected"
+    rb = wait_for(lambda: next((x for x in c.json("/api/v1/cc/history") if x["step"] == p["step"] and
+                                x["phase"] == "rollback" and x.get("outcome") == "applied"), None), 40,
+                  what="the stored canary rolled back")
+    undo = [x for x in tuner_changes(c) if x["batch"] == rb["change_batch"]]
+    assert sorted(x["target"]["device"] + x["target"].get("port", "") for x in undo) == \
+        sorted(x["target"]["device"] + x["target"].get("port", "") for x in sent)
+    assert all(x["new"][p["knob"]] == pytest.approx(p["from"]) for x in undo), undo
