@@ -1789,15 +1789,22 @@ static void step_end(struct cc_tn *t, struct step *k)
 /* Whether step k's rollback leaves member m where it is: the old value would break what the
  * member does not break now — Kmax back above a port's XOFF lowered since (its switch would
  * refuse the whole change set), a range the policy narrowed since — as an operator's rollback
- * would (undo_refused).  A repair's old value is outside the policy by design: only Kmin not
- * below Kmax, Kmax against XOFF or rpg_ai_rate above rpg_hai_rate anew keep it there. */
+ * would (undo_refused).  A repair's old value is outside the policy by design: only what the
+ * change path refuses keeps it there — Kmin not below Kmax, Kmax not below the port's XOFF
+ * (validate_ecn), rpg_ai_rate above rpg_hai_rate anew. */
 static bool rollback_refused(const struct cc_tn *t, const struct step *k, const struct member *m)
 {
-	unsigned hard = m->host ? 1u << 4 : 1u << 0 | 1u << 3;
-
 	if (!k->repair)
 		return undo_refused(t, m, k->knob, k->from);
-	return violations(t, m, (int)k->knob, k->from, t->xoff) & ~outside(t, m) & hard;
+	if (m->host)
+		return violations(t, m, (int)k->knob, k->from, t->xoff) & ~outside(t, m) & 1u << 4;
+	{
+		struct cc_tn_ecn e = m->ecn;
+		uint64_t xoff = m->xoff ? m->xoff : t->xoff;
+
+		knob_set_ecn(&e, k->knob, k->from);
+		return e.kmin_bytes >= e.kmax_bytes || (xoff && e.kmax_bytes >= xoff);
+	}
 }
 
 /* The changes applied so far by the step, undone; the move is held back for `hold` intervals
@@ -2601,47 +2608,50 @@ static int next_rollout(struct cc_tn *t, struct step *k, const char *verdict)
 }
 
 /* A rollback that failed (an agent away, a change refused) is tried again after
- * canary_intervals (at least WINDOW) on the step's members not back at the old value as they
- * report it, up to ROLLBACK_TRIES times in all; then the step is recorded as completed, so that
- * an operator's rollback (cc_tn_rollback_all) still undoes it once the members answer, and
- * its class is free again.  Before, the first failure ended the step: its members stayed at
- * the new value with no step left to undo. */
+ * canary_intervals (at least WINDOW) on the step's members that report the step's value still
+ * (not one set to another value meanwhile: an operator's), up to ROLLBACK_TRIES times in all;
+ * then, unless every member is back, the step is recorded as completed, so that an operator's
+ * rollback (cc_tn_rollback_all) still undoes it once the members answer, and its class is
+ * free again; a proposal with no changes says so in the history.  Before, the first failure
+ * ended the step: its members stayed at the new value with no step left to undo. */
 #define ROLLBACK_TRIES 5
 static int rollback_again(struct cc_tn *t, struct step *k)
 {
-	struct cc_tn_proposal *p, *failed = k->cur;
+	struct cc_tn_proposal *p;
 	uint64_t wait = t->pol.canary_intervals > WINDOW ? t->pol.canary_intervals : WINDOW;
+	bool give_up = k->tries >= ROLLBACK_TRIES;
 
 	if (t->interval < k->retry_at)
 		return 0;
-	if (k->tries >= ROLLBACK_TRIES) {
-		snprintf(failed->error, sizeof(failed->error),
-			 "the rollback failed %u times: step %llu is kept as completed (POST /api/v1/cc/rollback "
-			 "undoes it once its members answer)", k->tries, (unsigned long long)k->step);
-		if (record_done(t, k) < 0)
-			return -ENOMEM;
-		step_end(t, k);
-		return 0;
-	}
 	if (!(p = proposal_new(t, k, CC_TN_ROLLBACK)))
 		return -ENOMEM;
 	p->from = k->to;
 	p->to = k->from;
 	snprintf(p->reason, sizeof(p->reason), "step %llu (%s %s %.15g -> %.15g): its rollback failed, try %u of %u",
-		 (unsigned long long)k->step, LBL(k->cls), knob_names[k->knob], k->from, k->to, k->tries + 1,
-		 ROLLBACK_TRIES);
+		 (unsigned long long)k->step, LBL(k->cls), knob_names[k->knob], k->from, k->to,
+		 give_up ? k->tries : k->tries + 1, ROLLBACK_TRIES);
 	snprintf(p->expect, sizeof(p->expect), "the class's %s back to %.15g on the members not back yet",
 		 knob_names[k->knob], k->from);
 	for (size_t i = 0; i < t->nm; i++) {
 		struct member *m = t->m[i];
 
-		if (m->touched && m->owner == k->step && member_value(m, k->knob) != k->from &&
+		if (m->touched && m->owner == k->step && member_value(m, k->knob) == k->to &&
 		    !rollback_refused(t, k, m) && add_change(p, m, k->knob, k->from) < 0)
 			return -ENOMEM;
 	}
 	k->cur = p;
 	k->retry_at = t->interval + wait;
-	if (!p->nchanges) { /* every member is back (or kept): the rollback is done */
+	if (p->nchanges && give_up) {
+		/* not sent (its changes name the members still at the step's value): they are the
+		 * completed step's */
+		p->state = CC_TN_FAILED;
+		snprintf(p->error, sizeof(p->error),
+			 "the rollback failed %u times: step %llu is kept as completed (POST /api/v1/cc/rollback "
+			 "undoes it once its members answer)", k->tries, (unsigned long long)k->step);
+		if (record_done(t, k) < 0)
+			return -ENOMEM;
+		step_end(t, k);
+	} else if (!p->nchanges) { /* every member is back (or kept): the rollback is done */
 		p->state = CC_TN_APPLIED;
 		step_end(t, k);
 	}
@@ -2901,8 +2911,14 @@ int cc_tn_applied(struct cc_tn *t, uint64_t id, enum cc_tn_outcome how)
 			m->repaired &= (uint16_t) ~(1u << p->knob);
 	}
 	k = &t->steps_of[p->cls];
-	if (p != k->cur)
+	if (p != k->cur) {
+		/* an operator's rollback of a completed step (cc_tn_rollback_all) that failed: the
+		 * step stays to be undone by the next one */
+		for (size_t i = 0; !ok && p->phase == CC_TN_ROLLBACK && i < t->ndone; i++)
+			if (t->done[i].step == p->step)
+				t->done[i].undone = false;
 		return 0;
+	}
 	if (!ok && k->st == ST_ROLLBACK) {
 		/* tried again (rollback_again) once the members' values are reported again */
 		k->tries++;

@@ -237,8 +237,9 @@ enum cc_tn_outcome {
 	CC_TN_OUT_NOT_SENT, /* none reached the fabric (the change set could not be stored) */
 };
 /* How applying went: a canary or rollout not applied is rolled back (on the members it may
- * have changed, and those of its step before it), a failed rollback is reported by the
- * caller's own means. */
+ * have changed, and those of its step before it), a failed rollback is tried again (the
+ * caller reports the members' values meanwhile), an operator's rollback of a completed step
+ * that failed leaves the step to undo again. */
 int cc_tn_applied(struct cc_tn *t, uint64_t id, enum cc_tn_outcome how);
 /* A step chosen by someone else (an operator, a test of the rollback): one knob of one class
  * to a value, through the same canary and judgement.  -EINVAL with *why when it breaks an

@@ -89,10 +89,19 @@ static void load_saved(struct tuner *t, struct store_reader *rd)
 		int64_t batch = json_is_integer(b) ? json_integer_value(b) : 0;
 		struct rf_err e = { 0 };
 
-		/* one being stored when the process ended: stored or not, as its reason says */
-		if (batch <= 0 && why && changes_batch_of_reason(rd, why, &batch, &e) < 0)
+		/* one being stored when the process ended: stored or not, as its reason says (the
+		 * question failing, the saved state is read again at the next pass) */
+		if (batch <= 0 && why && changes_batch_of_reason(rd, why, &batch, &e) < 0) {
 			log_warning("tuner", "the change set of proposal %" JSON_INTEGER_FORMAT " could not be looked "
-					     "for: %s", json_integer_value(id), e.msg);
+					     "for (the saved state is read again at the next pass): %s",
+				    json_integer_value(id), e.msg);
+			t->napp = 0;
+			t->restore_raw = NULL;
+			t->saved_st = SAVED_UNREAD;
+			json_decref(doc);
+			free(raw);
+			return;
+		}
 		if (json_is_integer(id) && batch > 0 &&
 		    vec_room((void **)&t->app, &t->capapp, t->napp, sizeof(*t->app)) == 0)
 			t->app[t->napp++] = (struct applying){ .proposal = (uint64_t)json_integer_value(id),
@@ -612,7 +621,7 @@ static void settle(struct tuner *t, struct store_reader *rd)
 	}
 }
 
-static void save_state(struct tuner *t);
+static int save_state(struct tuner *t);
 
 /* Approved proposals not sent yet go out, each as one change set. */
 static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned prio)
@@ -667,8 +676,19 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 		/* the step under way and this set's reason saved first: a crash after the set is
 		 * stored, before its batch is saved, leaves a state whose next start finds the batch
 		 * and rolls the step back (before, it found the step waiting, and its changes went
-		 * out with no step to undo them) */
-		save_state(t);
+		 * out with no step to undo them); not saved, not stored: the next pass tries again */
+		if (save_state(t) < 0) {
+			pthread_mutex_lock(&t->lock);
+			for (size_t k = 0; k < t->napp; k++)
+				if (t->app[k].proposal == p->id) {
+					t->app[k] = t->app[--t->napp];
+					break;
+				}
+			pthread_mutex_unlock(&t->lock);
+			log_warning("tuner", "proposal %" PRIu64 " waits for the next pass: the tuner's state could not "
+					     "be saved", p->id);
+			return;
+		}
 		r = commit(t, rd, p, prio, actor, reason, &batch, &e);
 		pthread_mutex_lock(&t->lock);
 		for (size_t k = 0; k < t->napp; k++)
@@ -766,19 +786,23 @@ static char *restore_saved(struct tuner *t, char *why, size_t len)
 }
 
 /* Saves what a restart needs when it changed: the library's state, the change sets out and
- * the last HISTORY_SAVED records.  Nothing before the saved state was taken back. */
-static void save_state(struct tuner *t)
+ * the last HISTORY_SAVED records.  Nothing before the saved state was taken back.  0, or
+ * -errno when it could not be saved. */
+static int save_state(struct tuner *t)
 {
 	json_t *doc, *out = json_array(), *hist = json_array();
 	size_t n;
 	char *text = NULL;
+
+	bool same;
+	int r = 0;
 
 	pthread_mutex_lock(&t->lock);
 	if (t->saved_st != SAVED_BACK) {
 		pthread_mutex_unlock(&t->lock);
 		json_decref(out);
 		json_decref(hist);
-		return;
+		return 0;
 	}
 	for (size_t k = 0; out && k < t->napp; k++)
 		if (t->app[k].batch > 0)
@@ -796,12 +820,11 @@ static void save_state(struct tuner *t)
 	if (doc)
 		text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(doc);
-	if (text && t->saved && !strcmp(text, t->saved)) {
-		free(text);
-		text = NULL;
-	}
+	same = text && t->saved && !strcmp(text, t->saved);
 	pthread_mutex_unlock(&t->lock);
-	if (text && store_meta_put_text(t->store, STATE_KEY, text) == 0) {
+	if (!text)
+		return -ENOMEM;
+	if (!same && (r = store_meta_put_text(t->store, STATE_KEY, text)) == 0) {
 		pthread_mutex_lock(&t->lock);
 		free(t->saved);
 		t->saved = text;
@@ -809,6 +832,7 @@ static void save_state(struct tuner *t)
 		pthread_mutex_unlock(&t->lock);
 	}
 	free(text);
+	return r;
 }
 
 int tuner_run(void *ctx, int64_t now)
