@@ -772,6 +772,7 @@ struct done_step {
 	char **keys; /* the members changed */
 	size_t nkeys;
 	bool undone;
+	bool counted; /* in rolled_back already: its own rollback was given up (rollback_again) */
 };
 
 /* A step in progress: one knob of one class.  The classes step independently (each compares
@@ -2650,6 +2651,7 @@ static int rollback_again(struct cc_tn *t, struct step *k)
 			 "undoes it once its members answer)", k->tries, (unsigned long long)k->step);
 		if (record_done(t, k) < 0)
 			return -ENOMEM;
+		t->done[t->ndone - 1].counted = true;
 		step_end(t, k);
 	} else if (!p->nchanges) { /* every member is back (or kept): the rollback is done */
 		p->state = CC_TN_APPLIED;
@@ -3016,7 +3018,9 @@ int cc_tn_rollback_all(struct cc_tn *t)
 				knob_set_ecn(&p->changes[j].ecn_from, ds->knob, ds->to);
 		}
 		ds->undone = true;
-		t->rolled_back++; /* asked, not judged: counted all the same (rocefab_cc_rollbacks_total) */
+		/* asked, not judged: counted all the same (rocefab_cc_rollbacks_total), once */
+		t->rolled_back += !ds->counted;
+		ds->counted = true;
 		/* the operator undid it: not proposed again for a while */
 		t->tabu_until[ds->cls][ds->knob][ds->to > ds->from] = t->interval + t->pol.tabu_intervals;
 		n++;
