@@ -784,3 +784,41 @@ def test_a_crash_after_a_canary_is_stored_rolls_it_back(world):
     assert sorted(x["target"]["device"] + x["target"].get("port", "") for x in undo) == \
         sorted(x["target"]["device"] + x["target"].get("port", "") for x in sent)
     assert all(x["new"][p["knob"]] == pytest.approx(p["from"]) for x in undo), undo
+
+
+def test_an_operator_rollback_of_steps_that_depend_on_each_other(world):
+    """Two completed steps of one port, Kmax 1.5 MB -> 3 MB and then Kmin 1 MB -> 1.5 MB: the
+    operator's rollback undoes the Kmin first, and the Kmax's change set, refused against the
+    Kmin reported now (1.5 MB is not below it), waits until the Kmin's is applied instead of
+    failing: the port ends at Kmin 1 MB, Kmax 1.5 MB.  The steps are written into the saved
+    state as the tuner would have left them."""
+    d, sim, c, ops = fabric(world)
+    ecn = "/api/v1/switches/leaf0/ports/h0/queues/3/ecn"
+    wait_for(lambda: c.get(ecn).status_code == 200, 20, what="the port's ECN settings reported")
+    r = ops.put(ecn, json={"kmin_bytes": 1500000, "kmax_bytes": 3000000, "reason": "test: as the two steps left it"})
+    assert r.status_code == 202, r.text
+    wait_for(lambda: c.json(ecn)["items"][0]["values"]["kmin_bytes"] == 1500000, 20, what="the port set")
+    assert ops.put("/api/v1/cc/policy", json={"mode": "off"}).status_code == 200
+    wait_for(lambda: c.json("/api/v1/cc")["restoring"] is False, 30, what="the tuner's state saved")
+    d.stop()
+    db = sqlite3.connect(d.db, timeout=10)
+    with db:
+        st = json.loads(db.execute("SELECT value FROM meta WHERE key = 'cc_state'").fetchone()[0])
+        member = ["leaf0\x1fh0"]
+        st["tuner"]["done"] = [
+            {"step": 901, "class": "tor_down", "knob": "kmax_bytes", "from": 1500000, "to": 3000000, "members": member},
+            {"step": 902, "class": "tor_down", "knob": "kmin_bytes", "from": 1000000, "to": 1500000, "members": member}]
+        db.execute("UPDATE meta SET value = ? WHERE key = 'cc_state'", (json.dumps(st),))
+    db.close()
+    d.start()
+    c, ops = d.client("viewer"), d.client("ops")
+    wait_for(lambda: c.json("/api/v1/cc")["restoring"] is False, 30, what="the saved state taken back")
+    r = ops.post("/api/v1/cc/rollback")
+    assert r.status_code == 202 and len(r.json()) == 2, r.text
+    ids = [x["id"] for x in r.json()]
+    recs = wait_for(lambda: (lambda h: h if all(h[i].get("outcome") for i in ids) else None)(
+        {x["id"]: x for x in c.json("/api/v1/cc/history") if x["id"] in ids}), 40, what="both undone")
+    assert all(recs[i]["outcome"] == "applied" for i in ids), recs
+    v = c.json(ecn)["items"][0]["values"]
+    assert (v["kmin_bytes"], v["kmax_bytes"]) == (1000000, 1500000), v
+    assert "waits for the change sets still out" in d.proc.output()
