@@ -1849,6 +1849,13 @@ static int propose_rollback(struct cc_tn *t, struct step *k, const char *why)
 	return rollback_held(t, k, why, t->pol.tabu_intervals, false);
 }
 
+/* How long before a move is tried again at the soonest: as long as a canary is judged, and
+ * the tuner's window of signals lasts (its next baseline is measured after the last try). */
+static uint64_t retry_wait(const struct cc_tn *t)
+{
+	return t->pol.canary_intervals > WINDOW ? t->pol.canary_intervals : WINDOW;
+}
+
 /* How long a step rolled back by the fabric-wide test (unsafe) is held back.  That test cannot
  * tell a step's effect from the load's, and a storm growing on its own rolls back the harder
  * move made against it while ports pause: such a move is held only as long as a canary is
@@ -1859,7 +1866,7 @@ static int propose_rollback(struct cc_tn *t, struct step *k, const char *why)
  * 39.6 -> 32.0, 7.8 -> 6.1 ms; long flows unchanged. */
 static uint64_t unsafe_hold(struct cc_tn *t, const struct step *k)
 {
-	uint64_t retry = t->pol.canary_intervals > WINDOW ? t->pol.canary_intervals : WINDOW;
+	uint64_t retry = retry_wait(t);
 	uint64_t *again = &t->retry_until[k->cls][k->knob][k->to > k->from];
 
 	if (!k->urgent || retry >= t->pol.tabu_intervals || t->interval < *again)
@@ -2613,13 +2620,13 @@ static int next_rollout(struct cc_tn *t, struct step *k, const char *verdict)
  * (not one set to another value meanwhile: an operator's), up to ROLLBACK_TRIES times in all;
  * then, unless every member is back, the step is recorded as completed, so that an operator's
  * rollback (cc_tn_rollback_all) still undoes it once the members answer, and its class is
- * free again; a proposal with no changes says so in the history.  Before, the first failure
- * ended the step: its members stayed at the new value with no step left to undo. */
+ * free again; a last rollback proposal, failed and never sent, names the members left and says
+ * so.  Before, the first failure ended the step: its members stayed at the new value with no
+ * step left to undo.  The wait (retry_wait) is set by cc_tn_applied on each failure. */
 #define ROLLBACK_TRIES 5
 static int rollback_again(struct cc_tn *t, struct step *k)
 {
 	struct cc_tn_proposal *p;
-	uint64_t wait = t->pol.canary_intervals > WINDOW ? t->pol.canary_intervals : WINDOW;
 	bool give_up = k->tries >= ROLLBACK_TRIES;
 
 	if (t->interval < k->retry_at)
@@ -2641,7 +2648,6 @@ static int rollback_again(struct cc_tn *t, struct step *k)
 			return -ENOMEM;
 	}
 	k->cur = p;
-	k->retry_at = t->interval + wait;
 	if (p->nchanges && give_up) {
 		/* not sent (its changes name the members still at the step's value): they are the
 		 * completed step's */
@@ -2924,7 +2930,7 @@ int cc_tn_applied(struct cc_tn *t, uint64_t id, enum cc_tn_outcome how)
 	if (!ok && k->st == ST_ROLLBACK) {
 		/* tried again (rollback_again) once the members' values are reported again */
 		k->tries++;
-		k->retry_at = t->interval + (t->pol.canary_intervals > WINDOW ? t->pol.canary_intervals : WINDOW);
+		k->retry_at = t->interval + retry_wait(t);
 		return 0;
 	}
 	if (!ok && (k->st == ST_CANARY || k->st == ST_ROLLOUT)) {

@@ -805,7 +805,6 @@ static int save_state(struct tuner *t)
 	json_t *doc, *out = json_array(), *hist = json_array();
 	size_t n;
 	char *text = NULL;
-
 	bool same;
 	int r = 0;
 
