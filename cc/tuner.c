@@ -2843,9 +2843,10 @@ static void mode_changed(struct cc_tn *t, enum cc_tn_mode from)
 		} else if (t->pol.mode == CC_TN_OFF && (k->st == ST_CANARY || k->st == ST_ROLLOUT)) {
 			/* what is out now comes back; a proposal not yet applied goes nowhere, but its
 			 * changes may be on their way (a caller that sent them): its members go back
-			 * too, as after a failure */
+			 * too, as after a failure — unless the caller said it did not send it: a
+			 * canary then ends as a waiting one does, with nothing to undo */
 			if (k->cur && k->cur->state == CC_TN_APPROVED) {
-				for (size_t i = 0; i < k->cur->nchanges; i++) {
+				for (size_t i = 0; !k->cur->unsent && i < k->cur->nchanges; i++) {
 					const struct cc_tn_change *ch = &k->cur->changes[i];
 					struct member *m = member_find(t, ch->node, ch->port, ch->host);
 
@@ -2853,10 +2854,26 @@ static void mode_changed(struct cc_tn *t, enum cc_tn_mode from)
 						m->unsure = m->touched;
 				}
 				k->cur->state = CC_TN_REJECTED;
+				if (k->cur->unsent && k->cur->phase == CC_TN_CANARY) {
+					step_end(t, k);
+					continue;
+				}
 			}
 			propose_rollback(t, k, "the tuner was turned off");
 		}
 	}
+}
+
+int cc_tn_not_sent(struct cc_tn *t, uint64_t id)
+{
+	struct cc_tn_proposal *p = cc_tn_find(t, id);
+
+	if (!p)
+		return -ENOENT;
+	if (p->state != CC_TN_APPROVED)
+		return -EALREADY;
+	p->unsent = true;
+	return 0;
 }
 
 int cc_tn_decide(struct cc_tn *t, uint64_t id, bool apply)

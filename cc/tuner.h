@@ -181,6 +181,7 @@ struct cc_tn_proposal {
 	char reason[320]; /* the evidence, in words */
 	char expect[200]; /* the expected effect */
 	char error[320];  /* why the tuner withdrew it or gave it up ("" : neither) */
+	bool unsent;	  /* approved, and the caller has not sent it (cc_tn_not_sent) */
 	json_t *evidence; /* the signals behind it */
 	struct cc_tn_change *changes;
 	size_t nchanges;
@@ -250,6 +251,10 @@ int cc_tn_force(struct cc_tn *t, enum cc_tn_class cls, enum cc_tn_knob knob, dou
  * canary waiting for an operator is rejected.  -EBUSY while a step is applied in part (it
  * finishes or rolls back by itself). */
 int cc_tn_rollback_all(struct cc_tn *t);
+/* The caller has not sent approved proposal id (nothing of it can be out): turning the tuner
+ * off then rejects a canary without a rollback of its members (before, a rollback of changes
+ * from a value to the same went out).  -ENOENT, or -EALREADY when it is not approved. */
+int cc_tn_not_sent(struct cc_tn *t, uint64_t id);
 
 /* What must outlive the process, for cc_tn_state_load() in the next one: the id counters, the
  * last 1,000 completed steps not undone with the members they changed (for

@@ -488,6 +488,24 @@ static size_t waiting_ids(struct tuner *t, uint64_t ids[CC_TN_NCLASSES])
 	return nwait;
 }
 
+/* The approved proposals whose change sets are not out (at most max), each marked so for the
+ * library (cc_tn_not_sent) (under t->lock). */
+static size_t unsent_ids(struct tuner *t, uint64_t *ids, size_t max)
+{
+	size_t n, k = 0;
+	struct cc_tn_proposal **v = cc_tn_pending(t->tn, &n);
+
+	for (size_t i = 0; v && i < n && k < max; i++) {
+		bool out = false;
+
+		for (size_t j = 0; j < t->napp; j++)
+			out = out || t->app[j].proposal == v[i]->id;
+		if (v[i]->state == CC_TN_APPROVED && !out && cc_tn_not_sent(t->tn, v[i]->id) == 0)
+			ids[k++] = v[i]->id;
+	}
+	return k;
+}
+
 /* A proposal an operator decided (applied or rejected it, asked for a rollback, or switched
  * the mode): recorded with them as decided_by, and one approved goes out as asked by them (its
  * change batch's actor); its record (under t->lock). */
@@ -563,6 +581,10 @@ static void policy_in_force(struct tuner *t, const struct cc_tn_policy *p, const
 	uint64_t waiting[CC_TN_NCLASSES], newest = newest_id(t);
 	size_t nwait = waiting_ids(t, waiting);
 
+	/* turned off: the approved proposals not sent yet (none of their changes is out) are
+	 * rejected like the waiting ones, with nothing to roll back */
+	if (p->mode == CC_TN_OFF)
+		nwait += unsent_ids(t, waiting + nwait, CC_TN_NCLASSES - nwait);
 	cc_tn_set_policy(t->tn, p);
 	refresh_open(t);
 	decided_by(t, waiting, nwait, actor,

@@ -2415,6 +2415,32 @@ static void test_stale_canary_withdrawn(void **state)
 	cc_tn_free(t);
 }
 
+/* Turned off before an approved canary was sent (the caller says so): rejected with nothing
+ * to roll back.  Before, a rollback of every member from the value it had to the same value
+ * went out, counted among the rollbacks. */
+static void test_off_before_the_canary_is_sent(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO);
+	struct cc_tn_policy p = *cc_tn_get_policy(t);
+	struct cc_tn_proposal *c;
+	uint64_t rb;
+	int64_t i = 1;
+
+	(void)state;
+	c = first_step(t, &i);
+	assert_int_equal(cc_tn_not_sent(t, 999), -ENOENT);
+	assert_int_equal(cc_tn_not_sent(t, c->id), 0);
+	p.mode = CC_TN_OFF;
+	assert_int_equal(cc_tn_set_policy(t, &p), 0);
+	assert_int_equal(c->state, CC_TN_REJECTED);
+	assert_int_equal(npending(t), 0);
+	assert_true(idle(t));
+	cc_tn_steps(t, &rb);
+	assert_int_equal(rb, 0);
+	assert_int_equal(cc_tn_not_sent(t, c->id), -EALREADY);
+	cc_tn_free(t);
+}
+
 static void test_rollback_all(void **state)
 {
 	struct cc_tn *t = tuner(CC_TN_AUTO);
@@ -2679,6 +2705,7 @@ int main(void)
 		cmocka_unit_test(test_failed_rollback_retried),
 		cmocka_unit_test(test_rollback_keeps_a_port_whose_xoff_fell),
 		cmocka_unit_test(test_stale_canary_withdrawn),
+		cmocka_unit_test(test_off_before_the_canary_is_sent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
