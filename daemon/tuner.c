@@ -488,6 +488,15 @@ static size_t waiting_ids(struct tuner *t, uint64_t ids[CC_TN_NCLASSES])
 	return nwait;
 }
 
+/* The entry of proposal id's change set out (or being stored), NULL: none (under t->lock). */
+static struct applying *app_of(struct tuner *t, uint64_t id)
+{
+	for (size_t k = 0; k < t->napp; k++)
+		if (t->app[k].proposal == id)
+			return &t->app[k];
+	return NULL;
+}
+
 /* The approved proposals whose change sets are not out (at most max), each marked so for the
  * library (cc_tn_not_sent) (under t->lock). */
 static size_t unsent_ids(struct tuner *t, uint64_t *ids, size_t max)
@@ -495,14 +504,9 @@ static size_t unsent_ids(struct tuner *t, uint64_t *ids, size_t max)
 	size_t n, k = 0;
 	struct cc_tn_proposal **v = cc_tn_pending(t->tn, &n);
 
-	for (size_t i = 0; v && i < n && k < max; i++) {
-		bool out = false;
-
-		for (size_t j = 0; j < t->napp; j++)
-			out = out || t->app[j].proposal == v[i]->id;
-		if (v[i]->state == CC_TN_APPROVED && !out && cc_tn_not_sent(t->tn, v[i]->id) == 0)
+	for (size_t i = 0; v && i < n && k < max; i++)
+		if (v[i]->state == CC_TN_APPROVED && !app_of(t, v[i]->id) && cc_tn_not_sent(t->tn, v[i]->id) == 0)
 			ids[k++] = v[i]->id;
-	}
 	return k;
 }
 
@@ -653,22 +657,16 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 		struct rf_err e = { 0 };
 		const char *actor = "tuner";
 		char actor_buf[200], reason[sizeof(t->app->reason)];
+		struct applying *a;
 		int64_t batch = 0;
 		size_t n;
 		int r;
 
 		pthread_mutex_lock(&t->lock);
 		v = cc_tn_pending(t->tn, &n);
-		for (size_t i = 0; v && i < n && !p; i++) {
-			bool out = false;
-
-			if (v[i]->state != CC_TN_APPROVED)
-				continue;
-			for (size_t k = 0; k < t->napp; k++)
-				out = out || t->app[k].proposal == v[i]->id;
-			if (!out)
+		for (size_t i = 0; v && i < n && !p; i++)
+			if (v[i]->state == CC_TN_APPROVED && !app_of(t, v[i]->id))
 				p = v[i];
-		}
 		if (p) {
 			char key[24];
 			const char *who;
@@ -701,11 +699,8 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 		 * out with no step to undo them); not saved, not stored: the next pass tries again */
 		if (save_state(t) < 0) {
 			pthread_mutex_lock(&t->lock);
-			for (size_t k = 0; k < t->napp; k++)
-				if (t->app[k].proposal == p->id) {
-					t->app[k] = t->app[--t->napp];
-					break;
-				}
+			if ((a = app_of(t, p->id)))
+				*a = t->app[--t->napp];
 			pthread_mutex_unlock(&t->lock);
 			log_warning("tuner", "proposal %" PRIu64 " waits for the next pass: the tuner's state could not "
 					     "be saved", p->id);
@@ -713,14 +708,10 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 		}
 		r = commit(t, rd, p, prio, actor, reason, &batch, &e);
 		pthread_mutex_lock(&t->lock);
-		for (size_t k = 0; k < t->napp; k++)
-			if (t->app[k].proposal == p->id) {
-				if (r == 0)
-					t->app[k].batch = batch;
-				else
-					t->app[k] = t->app[--t->napp];
-				break;
-			}
+		if ((a = app_of(t, p->id)) && r == 0)
+			a->batch = batch;
+		else if (a)
+			*a = t->app[--t->napp];
 		if (r == -EINVAL && p->phase == CC_TN_ROLLBACK && t->napp) {
 			/* refused against the values reported now while change sets before it are
 			 * still out — an operator's rollback of several steps: Kmax back down while
