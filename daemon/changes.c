@@ -428,6 +428,7 @@ int change_set_init(struct change_set *cs, enum change_kind kind, bool on_switch
 static void target_fini(struct change_target *t)
 {
 	json_decref(t->current);
+	json_decref(t->expect);
 	json_decref(t->port_pfc);
 	json_decref(t->port_ecn);
 }
@@ -442,24 +443,75 @@ void change_set_fini(struct change_set *cs)
 	memset(cs, 0, sizeof(*cs));
 }
 
+/* values (a copy of an object's values as reported, of kind) with the changes still out on the
+ * object laid over them, oldest first (queue -2: any); counted in t. */
+static int lay_out(struct store_reader *rd, struct change_target *t, enum change_kind kind, const char *device,
+		   const char *port, int queue, json_t *values, struct rf_err *e)
+{
+	static const char sql[] = "SELECT id, params FROM changes WHERE agent_id = ?1 AND kind = ?2 AND "
+				  "device = ?3 AND port = ?4 AND (?5 = -2 OR queue = ?5) AND "
+				  "state IN ('pending', 'sent') AND deadline_ns > ?6 ORDER BY id";
+	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+	int rc;
+
+	if (!st)
+		return -ENOMEM;
+	sqlite3_bind_text(st, 1, t->agent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, kind_names[kind], -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, device, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, port, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, queue);
+	sqlite3_bind_int64(st, 6, tu_now_ns());
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *params = col_json(st, 1);
+
+		if (json_is_object(params)) {
+			if (kind == CHANGE_PFC)
+				validate_pfc_merge(values, params);
+			else
+				json_object_update(values, params);
+			t->nout++;
+			if (sqlite3_column_int64(st, 0) > t->out_last)
+				t->out_last = sqlite3_column_int64(st, 0);
+		}
+		json_decref(params);
+	}
+	rc = rc == SQLITE_DONE ? 0 : store_read_failed(st, rc, e);
+	sqlite3_reset(st);
+	return rc;
+}
+
 /* A target's values as last reported, and what its validation checks them against. */
 static int target_fill(struct store_reader *rd, const struct change_set *cs, const char *agent,
 		       json_t *entry, struct change_target *t, struct rf_err *e)
 {
 	json_t *list = NULL;
+	int r;
 
 	snprintf(t->agent, sizeof(t->agent), "%s", agent);
 	snprintf(t->device, sizeof(t->device), "%s", json_string_value(json_object_get(entry, "device")) ?: "");
 	snprintf(t->port, sizeof(t->port), "%s", json_string_value(json_object_get(entry, "port")) ?: "");
 	t->queue = json_object_get(entry, "queue") ? (int)json_integer_value(json_object_get(entry, "queue")) : -1;
 	t->current = json_incref(json_object_get(entry, "values"));
+	if (!(t->expect = json_is_object(t->current) ? json_deep_copy(t->current) : json_object()))
+		return -ENOMEM;
+	if ((r = lay_out(rd, t, cs->kind, t->device, t->port, t->queue, t->expect, e)) < 0)
+		return r;
 	if (cs->kind == CHANGE_DCQCN)
 		views_port_speed(rd, agent, t->device, t->port, &t->line_mbps);
 	if (cs->kind == CHANGE_ECN) {
+		json_t *pfc;
+
 		if (configs_get(rd, agent, CHANGE_PFC, t->device, t->port, -2, &list, e) < 0)
 			return -EIO;
-		t->port_pfc = json_incref(json_object_get(json_array_get(list, 0), "values"));
+		pfc = json_object_get(json_array_get(list, 0), "values");
+		if (pfc && !(t->port_pfc = json_deep_copy(pfc))) {
+			json_decref(list);
+			return -ENOMEM;
+		}
 		json_decref(list);
+		if (t->port_pfc && (r = lay_out(rd, t, CHANGE_PFC, t->device, t->port, -2, t->port_pfc, e)) < 0)
+			return r;
 	}
 	if (cs->kind == CHANGE_PFC && cs->on_switch) {
 		size_t i;
@@ -471,6 +523,12 @@ static int target_fill(struct store_reader *rd, const struct change_set *cs, con
 		json_array_foreach(list, i, it) {
 			json_t *v = json_deep_copy(json_object_get(it, "values"));
 
+			if (!v || (r = lay_out(rd, t, CHANGE_ECN, t->device, t->port,
+					       (int)json_integer_value(json_object_get(it, "queue")), v, e)) < 0) {
+				json_decref(v);
+				json_decref(list);
+				return v ? r : -ENOMEM;
+			}
 			json_object_set(v, "queue", json_object_get(it, "queue"));
 			json_array_append_new(t->port_ecn, v);
 		}
@@ -483,15 +541,27 @@ static int target_fill(struct store_reader *rd, const struct change_set *cs, con
 static int target_validate(const struct change_set *cs, const struct change_target *t, json_t *params,
 			   struct rf_err *e)
 {
+	int r = -EINVAL;
+
 	switch (cs->kind) {
 	case CHANGE_DCQCN:
-		return validate_dcqcn(params, t->current, t->line_mbps, e);
+		r = validate_dcqcn(params, t->expect, t->line_mbps, e);
+		break;
 	case CHANGE_ECN:
-		return validate_ecn(params, t->current, t->port_pfc, t->queue, e);
+		r = validate_ecn(params, t->expect, t->port_pfc, t->queue, e);
+		break;
 	case CHANGE_PFC:
-		return validate_pfc(params, t->current, t->port_ecn, cs->on_switch, e);
+		r = validate_pfc(params, t->expect, t->port_ecn, cs->on_switch, e);
+		break;
 	}
-	return -EINVAL;
+	if (r < 0 && e && t->nout) {
+		size_t n = strlen(e->msg);
+
+		snprintf(e->msg + n, sizeof(e->msg) - n, " (counted with the %u change%s still out on it or its port, which "
+			 "its agent applies first; the newest: change %" PRId64 ")", t->nout, t->nout == 1 ? "" : "s",
+			 t->out_last);
+	}
+	return r;
 }
 
 int change_set_add(struct store_reader *rd, struct change_set *cs, const char *agent, json_t *entry,

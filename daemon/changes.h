@@ -76,10 +76,13 @@ int configs_get(struct store_reader *rd, const char *agent, enum change_kind kin
 struct change_target {
 	char agent[65], device[65], port[65];
 	int queue;	   /* ECN; -1 otherwise */
-	json_t *current;   /* its values as last reported (owned) */
+	json_t *current;   /* its values as last reported (owned; stored as the change's "old") */
+	json_t *expect;	   /* and once the changes still out on it are applied (owned) */
 	int64_t line_mbps; /* DCQCN: the port's speed (0 unknown) */
 	json_t *port_pfc;  /* ECN: the PFC settings of the queue's port (owned, or NULL) */
 	json_t *port_ecn;  /* PFC of a switch port: the ECN settings of its queues (owned) */
+	unsigned nout;	   /* changes still out on it and its port that expect, port_pfc and port_ecn count */
+	int64_t out_last;  /* the newest of them */
 };
 
 /* The targets of one request, each validated against the requested values. */
@@ -100,7 +103,14 @@ int change_set_init(struct change_set *cs, enum change_kind kind, bool on_switch
 void change_set_fini(struct change_set *cs);
 /* Adds one target from a configuration entry ({device, port[, queue], values}, as
  * configs_get() gives) of agent, and validates the values against it (a rejection is counted
- * in the set, not returned).  -E2BIG (TOO_MANY_TARGETS) beyond CHANGES_MAX_TARGETS. */
+ * in the set, not returned).  -E2BIG (TOO_MANY_TARGETS) beyond CHANGES_MAX_TARGETS.
+ *
+ * Validated against what the object will hold when the change reaches it: its values as
+ * reported with the changes still out on it (pending or sent, before their deadline) laid over
+ * them in order, as its agent applies them first — and the same of its port's PFC (ECN) or
+ * its queues' ECN (PFC of a switch port).  Two changes made back to back therefore check
+ * against each other: Kmax lowered just after Kmin was is accepted, and Kmax lowered under a
+ * Kmin raised just before is refused, though neither has been read back yet. */
 int change_set_add(struct store_reader *rd, struct change_set *cs, const char *agent, json_t *entry,
 		   struct rf_err *e);
 

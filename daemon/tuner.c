@@ -712,18 +712,6 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 			a->batch = batch;
 		else if (a)
 			*a = t->app[--t->napp];
-		if (r == -EINVAL && p->phase == CC_TN_ROLLBACK && t->napp) {
-			/* refused against the values reported now while change sets before it are
-			 * still out — an operator's rollback of several steps: Kmax back down while
-			 * the undo of a Kmin raised after it is on its way — it goes once they are
-			 * done, validated against what they set (the one after them fails as before) */
-			char buf[600];
-
-			rf_err_str(&e, buf, sizeof(buf));
-			log_info("tuner", "proposal %" PRIu64 " waits for the change sets still out: %s", p->id, buf);
-			pthread_mutex_unlock(&t->lock);
-			return;
-		}
 		if (r < 0) {
 			char buf[600];
 			json_t *rec = rec_of(t, p->id);

@@ -184,6 +184,20 @@ int64_t validate_pfc_xoff(const json_t *pfc)
 	return cur_int(pfc, "xoff_threshold_bytes", -1);
 }
 
+void validate_pfc_merge(json_t *pfc, json_t *params)
+{
+	int64_t thr;
+
+	json_object_update(pfc, params);
+	if (json_object_get(params, "xoff_bytes"))
+		json_object_set_new(pfc, "mode", json_string("static"));
+	else if (json_object_get(params, "alpha_shift"))
+		json_object_set_new(pfc, "mode", json_string("dynamic"));
+	if ((json_object_get(params, "xoff_bytes") || json_object_get(params, "alpha_shift")) &&
+	    (thr = validate_pfc_xoff(pfc)) >= 0)
+		json_object_set_new(pfc, "xoff_threshold_bytes", json_integer(thr));
+}
+
 int validate_pfc(json_t *params, const json_t *current, const json_t *port_ecn, bool is_switch,
 		 struct rf_err *e)
 {
@@ -234,12 +248,9 @@ int validate_pfc(json_t *params, const json_t *current, const json_t *port_ecn, 
 	if (!is_switch)
 		return 0;
 	/* the new threshold against the ECN Kmax of this port's lossless queues */
-	merged = json_deep_copy(current ? current : json_object());
-	json_object_update(merged, params);
-	if (json_object_get(params, "xoff_bytes"))
-		json_object_set_new(merged, "mode", json_string("static"));
-	else if (json_object_get(params, "alpha_shift"))
-		json_object_set_new(merged, "mode", json_string("dynamic"));
+	if (!(merged = json_deep_copy(current ? current : json_object())))
+		return -ENOMEM;
+	validate_pfc_merge(merged, params);
 	thr = validate_pfc_xoff(merged);
 	json_array_foreach(port_ecn, i, v) {
 		int q = (int)cur_int(v, "queue", -1);

@@ -28,5 +28,9 @@ int validate_pfc(json_t *params, const json_t *current, const json_t *port_ecn, 
 /* The XOFF threshold of a PFC configuration as its agent reports it: static, alpha x shared /
  * (1 + alpha), or the agent's xoff_threshold_bytes; -1 when it does not say. */
 int64_t validate_pfc_xoff(const json_t *pfc);
+/* pfc (a configuration as reported) with the PFC change params (validated, normalized) laid
+ * over it: its mode follows the thresholds set, its xoff_threshold_bytes is the new one where
+ * validate_pfc_xoff can tell it. */
+void validate_pfc_merge(json_t *pfc, json_t *params);
 
 #endif

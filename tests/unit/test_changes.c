@@ -235,6 +235,83 @@ static void test_select_errors(void **state)
 	fx_close(&f);
 }
 
+/* One change of kind to leaf0's port (ECN: its queue 3), made as a PUT of the object makes it,
+ * deadline after now (negative: already past); the check's answer (e: its error). */
+static int change_port(struct fixture *f, enum change_kind kind, const char *port, const char *params_text,
+		       int64_t deadline, struct rf_err *e)
+{
+	json_t *params = json_loads(params_text, 0, NULL), *entries = NULL;
+	struct store_reader *rd = store_reader_get(f->st);
+	struct change_set cs;
+	int64_t batch;
+	int r;
+
+	assert_non_null(params);
+	assert_int_equal(changes_lookup(rd, "switch", kind, "leaf0", NULL, port, kind == CHANGE_ECN ? 3 : -2,
+					&entries, e), 0);
+	assert_int_equal(change_set_init(&cs, kind, true, params), 0);
+	assert_int_equal(change_set_add(rd, &cs, "leaf0", json_array_get(entries, 0), e), 0);
+	store_reader_put(f->st, rd);
+	if ((r = change_set_check(&cs, false, e)) == 0)
+		assert_int_equal(change_set_commit(f->st, &cs, "t", NULL, tu_now_ns() + deadline, &batch), 0);
+	change_set_fini(&cs);
+	json_decref(entries);
+	json_decref(params);
+	return r;
+}
+
+/* A change is validated against what its object will hold when it gets there: the values
+ * reported with the changes still out on it laid over them (its agent applies those first),
+ * and the same of the port's PFC for ECN and of the queues' ECN for PFC.  leaf0 reports Kmin
+ * 100 KB, Kmax 400 KB and an XOFF threshold of 1 MB on every port throughout. */
+static void test_validated_against_changes_still_out(void **state)
+{
+	struct rf_err e = { 0 };
+	struct fixture f;
+	json_t *cmds, *results, *c;
+	size_t i;
+
+	(void)state;
+	fx_open(&f);
+	json_decref(switch_report(&f, "leaf0", NULL));
+	/* Kmin up to 300 KB, then Kmax 250 KB: fine against the Kmin reported, not against the one
+	 * on its way */
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmin_bytes\": 300000}", (60 * NSEC_PER_SEC), &e), 0);
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmax_bytes\": 250000}", (60 * NSEC_PER_SEC), &e), -EINVAL);
+	assert_string_equal(e.code, "BAD_THRESHOLD_ORDER");
+	assert_non_null(strstr(e.msg, "Kmin (300000 bytes) must be below Kmax (250000 bytes)"));
+	assert_non_null(strstr(e.msg, "counted with the 1 change still out on it or its port"));
+	/* Kmax up to 900 KB, then Kmin 600 KB: refused against the Kmax reported, not now */
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmax_bytes\": 900000}", (60 * NSEC_PER_SEC), &e), 0);
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmin_bytes\": 600000}", (60 * NSEC_PER_SEC), &e), 0);
+	/* the port's PFC against its queue's ECN on the way: XOFF 800 KB under Kmax 900 KB */
+	assert_int_equal(change_port(&f, CHANGE_PFC, "h0", "{\"xoff_bytes\": 800000}", (60 * NSEC_PER_SEC), &e), -EINVAL);
+	assert_string_equal(e.code, "BAD_THRESHOLD_ORDER");
+	assert_string_equal(e.where, "/xoff_bytes");
+	/* and the queue's ECN against its port's PFC on the way (h1: Kmax 400 KB reported) */
+	assert_int_equal(change_port(&f, CHANGE_PFC, "h1", "{\"xoff_bytes\": 800000}", (60 * NSEC_PER_SEC), &e), 0);
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h1", "{\"kmax_bytes\": 900000}", (60 * NSEC_PER_SEC), &e), -EINVAL);
+	assert_string_equal(e.code, "BAD_THRESHOLD_ORDER");
+	assert_non_null(strstr(e.msg, "PFC XOFF threshold (800000 bytes)"));
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h1", "{\"kmax_bytes\": 700000}", (60 * NSEC_PER_SEC), &e), 0);
+	/* a change past its deadline will not be applied: it does not count (h2) */
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h2", "{\"kmin_bytes\": 300000}", -NSEC_PER_SEC, &e), 0);
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h2", "{\"kmax_bytes\": 250000}", (60 * NSEC_PER_SEC), &e), 0);
+	/* sent, they still count; applied (and read back), the report is what counts: leaf0
+	 * reports Kmin 100 KB still, so Kmax 250 KB on h0 passes now */
+	cmds = switch_report(&f, "leaf0", NULL);
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmax_bytes\": 250000}", (60 * NSEC_PER_SEC), &e), -EINVAL);
+	results = json_array();
+	json_array_foreach(cmds, i, c)
+		json_array_append_new(results, json_pack("{s:s,s:s}", "id", json_string_value(json_object_get(c, "id")),
+							 "outcome", "applied"));
+	json_decref(cmds);
+	json_decref(switch_report(&f, "leaf0", results));
+	assert_int_equal(count(&f, "state IN ('pending', 'sent') AND port = 'h0'"), 0);
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmax_bytes\": 250000}", (60 * NSEC_PER_SEC), &e), 0);
+	fx_close(&f);
+}
+
 /* A change whose agent went silent past its deadline (and the grace) is timed out by the pass. */
 static void test_sweep(void **state)
 {
@@ -271,6 +348,7 @@ int main(void)
 		cmocka_unit_test(test_select_validate_commit),
 		cmocka_unit_test(test_select_errors),
 		cmocka_unit_test(test_sweep),
+		cmocka_unit_test(test_validated_against_changes_still_out),
 	};
 
 	return cmocka_run_group_tests_name("changes", tests, NULL, NULL);
