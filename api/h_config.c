@@ -128,13 +128,9 @@ static int commit_and_reply(struct api_req *req, struct change_set *cs, const ch
 	int r;
 
 	r = change_set_commit(api_deps(req)->store, cs, api_actor(req),
-			      reason, tu_now_ns() + api_conf(req)->change_deadline_ns, &batch);
-	if (r < 0) {
-		/* the store is full or failing: come back later */
-		rf_err_set(&e, -EAGAIN, r == -EAGAIN ? "QUEUE_FULL" : "STORE_ERROR", NULL,
-			   "the change could not be stored (%s); nothing was changed", strerror(-r));
-		return api_reply_problem(req, 0, &e);
-	}
+			      reason, tu_now_ns() + api_conf(req)->change_deadline_ns, &batch, &e);
+	if (r < 0) /* another change to a target meanwhile (409), or the store is full or failing (503) */
+		return api_reply_problem(req, r == -EALREADY || r == -EINVAL ? 0 : 503, &e);
 	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
 	f.batch = batch;

@@ -415,7 +415,7 @@ int configs_get(struct store_reader *rd, const char *agent, enum change_kind kin
 
 int change_set_init(struct change_set *cs, enum change_kind kind, bool on_switch, json_t *params)
 {
-	*cs = (struct change_set){ .kind = kind, .on_switch = on_switch };
+	*cs = (struct change_set){ .kind = kind, .on_switch = on_switch, .seen = -1 };
 	cs->params = json_deep_copy(params);
 	cs->rejections = json_array();
 	if (!cs->params || !cs->rejections) {
@@ -575,6 +575,21 @@ int change_set_add(struct store_reader *rd, struct change_set *cs, const char *a
 	if (cs->n == CHANGES_MAX_TARGETS)
 		return rf_err_set(e, -E2BIG, "TOO_MANY_TARGETS", "/select",
 				  "the selection matches more than %d objects", CHANGES_MAX_TARGETS);
+	if (cs->seen < 0) {
+		/* before any target is read: a change stored after this is one its validation
+		 * may not have seen (change_set_commit) */
+		sqlite3_stmt *st = store_reader_stmt(rd, "SELECT coalesce(max(id), 0) FROM changes");
+		int rc;
+
+		if (!st)
+			return -ENOMEM;
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+			cs->seen = sqlite3_column_int64(st, 0);
+		r = rc == SQLITE_ROW ? 0 : store_read_failed(st, rc, e);
+		sqlite3_reset(st);
+		if (r < 0)
+			return r;
+	}
 	if (cs->n == cs->cap) {
 		size_t nc = cs->cap ? cs->cap * 2 : 64;
 		struct change_target *nt = realloc(cs->t, nc * sizeof(*nt));
@@ -736,7 +751,48 @@ struct create_job {
 	const char *params; /* the values, normalized, as stored and sent */
 	const char *actor, *reason;
 	int64_t deadline_ns, batch;
+	int64_t clash;	   /* a change stored since the set's targets were read */
+	size_t clash_at;   /* to this target */
+	char clash_by[80]; /* by whom */
 };
+
+/* On the writer, before the set's changes are stored: a change to one of its targets' ports
+ * stored since the set read them (ECN and PFC of a switch port go together: each is validated
+ * against the other).  -EALREADY with j->clash set, or 0. */
+static int create_clash(struct create_job *j, struct store *s)
+{
+	static const char sql[] = "SELECT id, actor FROM changes WHERE agent_id = ?1 AND kind IN (?2, ?3) AND "
+				  "device = ?4 AND port = ?5 AND id > ?6 ORDER BY id LIMIT 1";
+	const struct change_set *cs = j->cs;
+	const char *k1 = kind_names[cs->kind], *k2 = cs->kind == CHANGE_DCQCN || !cs->on_switch ? k1
+						   : kind_names[cs->kind == CHANGE_ECN ? CHANGE_PFC : CHANGE_ECN];
+
+	for (size_t i = 0; i < cs->n; i++) {
+		const struct change_target *t = &cs->t[i];
+		sqlite3_stmt *st = store_stmt(s, sql);
+		int rc;
+
+		if (!st)
+			return -EIO;
+		sqlite3_bind_text(st, 1, t->agent, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, k1, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, k2, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, t->device, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 5, t->port, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 6, cs->seen);
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			j->clash = sqlite3_column_int64(st, 0);
+			j->clash_at = i;
+			snprintf(j->clash_by, sizeof(j->clash_by), "%s", (const char *)sqlite3_column_text(st, 1) ?: "");
+		}
+		sqlite3_reset(st);
+		if (rc == SQLITE_ROW)
+			return -EALREADY;
+		if (rc != SQLITE_DONE)
+			return store_errno(rc);
+	}
+	return 0;
+}
 
 static int create_apply(struct store_job *sj, struct store *s)
 {
@@ -750,6 +806,8 @@ static int create_apply(struct store_job *sj, struct store *s)
 	sqlite3_stmt *st;
 	int r;
 
+	if ((r = create_clash(j, s)) < 0)
+		return r;
 	for (size_t i = 0; i < j->cs->n; i++) {
 		const struct change_target *t = &j->cs->t[i];
 		char *old = t->current ? json_dumps(t->current, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
@@ -787,7 +845,7 @@ static int create_apply(struct store_job *sj, struct store *s)
 }
 
 int change_set_commit(struct store *s, struct change_set *cs, const char *actor, const char *reason,
-		      int64_t deadline_ns, int64_t *ret_batch)
+		      int64_t deadline_ns, int64_t *ret_batch, struct rf_err *e)
 {
 	struct create_job j = { .job = { .apply = create_apply }, .cs = cs,
 				.actor = actor && *actor ? actor : "anonymous", .reason = reason,
@@ -797,8 +855,10 @@ int change_set_commit(struct store *s, struct change_set *cs, const char *actor,
 	int r;
 
 	*ret_batch = 0;
-	if (!cs->n || cs->nbad)
-		return -EINVAL;
+	if (cs->nbad)
+		return change_set_check(cs, true, e);
+	if (!cs->n)
+		return rf_err_set(e, -EINVAL, "NO_TARGETS", "/select", "the change has no target");
 	/* the values as stored and sent: normalized (sizes in bytes), once, with the first target */
 	if (!(p = json_deep_copy(cs->params)))
 		return -ENOMEM;
@@ -811,5 +871,17 @@ int change_set_commit(struct store *s, struct change_set *cs, const char *actor,
 	if ((r = store_submit_wait(s, &j.job)) == 0)
 		*ret_batch = j.batch;
 	free(text);
+	if (r == -EALREADY) {
+		const struct change_target *t = &cs->t[j.clash_at];
+
+		rf_err_set(e, r, "CHANGED_MEANWHILE", NULL,
+			   "change %" PRId64 " (by %s) to %s %s%s%s was stored while this one was being checked, "
+			   "which did not count it; nothing was changed: send it again to check it against that one",
+			   j.clash, j.clash_by, t->agent, cs->on_switch ? "port" : t->device, cs->on_switch ? " " : ":",
+			   t->port);
+	} else if (r < 0) {
+		rf_err_set(e, r, r == -EAGAIN ? "QUEUE_FULL" : "STORE_ERROR", NULL,
+			   "the change could not be stored (%s); nothing was changed", strerror(-r));
+	}
 	return r;
 }

@@ -93,6 +93,7 @@ struct change_set {
 	struct change_target *t;
 	size_t n, cap;
 	size_t matched;	    /* objects a selection matched (more than n when over its limit) */
+	int64_t seen;	    /* the newest change when the first target was read (-1: not yet) */
 	size_t nbad;	    /* targets that reject the values */
 	struct rf_err first; /* why the first of them did */
 	json_t *rejections; /* the first CHANGES_REJECTIONS_MAX: [{target, code, detail, pointer}] */
@@ -143,8 +144,13 @@ int changes_lookup(struct store_reader *rd, const char *role, enum change_kind k
 int change_set_check(const struct change_set *cs, bool summary, struct rf_err *e);
 /* Stores a change per target (the values normalized, each target's current values as "old")
  * in one transaction, all or none, and waits for the commit: 0 and the batch id (the first
- * change's id), or a negative errno (-EINVAL for a set with no target or a rejection). */
+ * change's id), or a negative errno with e set: -EINVAL for a set with no target or a
+ * rejection; -EALREADY (CHANGED_MEANWHILE) when another change to one of its targets' ports
+ * (or host ports) was stored after the set's targets were read — it was validated without that
+ * one, and two changes checked side by side could break together what neither breaks alone
+ * (Kmax raised above an XOFF lowered at the same moment): check it again; -EAGAIN
+ * (QUEUE_FULL) or another (STORE_ERROR) when the store did not take it. */
 int change_set_commit(struct store *s, struct change_set *cs, const char *actor, const char *reason,
-		      int64_t deadline_ns, int64_t *ret_batch);
+		      int64_t deadline_ns, int64_t *ret_batch, struct rf_err *e);
 
 #endif

@@ -744,9 +744,8 @@ static int apply_action(struct detector *d, struct store_reader *rd, const struc
 		json_decref(entries);
 		return r;
 	}
-	if ((r = change_set_add(rd, &cs, a->node, entry, e)) == 0 && (r = change_set_check(&cs, false, e)) == 0 &&
-	    (r = change_set_commit(d->store, &cs, actor, a->reason, tu_now_ns() + d->o.deadline_ns, &batch)) < 0)
-		rf_err_set(e, r, "STORE_ERROR", NULL, "the change could not be stored: %s", strerror(-r));
+	if ((r = change_set_add(rd, &cs, a->node, entry, e)) == 0 && (r = change_set_check(&cs, false, e)) == 0)
+		r = change_set_commit(d->store, &cs, actor, a->reason, tu_now_ns() + d->o.deadline_ns, &batch, e);
 	change_set_fini(&cs);
 	json_decref(entries);
 	if (r < 0)

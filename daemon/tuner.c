@@ -373,9 +373,8 @@ static int commit(struct tuner *t, struct store_reader *rd, const struct cc_tn_p
 				r = change_set_add(rd, &cs, c->node, entry, e);
 		json_decref(entries);
 	}
-	if (r == 0 && (r = change_set_check(&cs, true, e)) == 0 &&
-	    (r = change_set_commit(t->store, &cs, actor, reason, tu_now_ns() + t->o.deadline_ns, ret_batch)) < 0)
-		rf_err_set(e, r, "STORE_ERROR", NULL, "the change could not be stored: %s", strerror(-r));
+	if (r == 0 && (r = change_set_check(&cs, true, e)) == 0)
+		r = change_set_commit(t->store, &cs, actor, reason, tu_now_ns() + t->o.deadline_ns, ret_batch, e);
 	change_set_fini(&cs);
 	return r;
 }

@@ -77,7 +77,8 @@ static void test_select_validate_commit(void **state)
 	assert_int_equal(json_array_size(cs.rejections), 4);
 	assert_string_equal(json_string_value(json_object_get(json_object_get(json_array_get(cs.rejections, 0),
 									       "target"), "agent")), "leaf0");
-	assert_int_equal(change_set_commit(f.st, &cs, "t", NULL, tu_now_ns() + 60 * NSEC_PER_SEC, &batch), -EINVAL);
+	assert_int_equal(change_set_commit(f.st, &cs, "t", NULL, tu_now_ns() + 60 * NSEC_PER_SEC, &batch, &e), -EINVAL);
+	assert_string_equal(e.code, "BAD_THRESHOLD_ORDER");
 	change_set_fini(&cs);
 	json_decref(params);
 	assert_int_equal(count(&f, "1"), 0);
@@ -90,7 +91,8 @@ static void test_select_validate_commit(void **state)
 	assert_int_equal(changes_select(rd, &cs, &sel, &e), 0);
 	store_reader_put(f.st, rd);
 	assert_int_equal(change_set_check(&cs, true, &e), 0);
-	assert_int_equal(change_set_commit(f.st, &cs, "tuner", "canary", tu_now_ns() + 60 * NSEC_PER_SEC, &batch), 0);
+	assert_int_equal(change_set_commit(f.st, &cs, "tuner", "canary", tu_now_ns() + 60 * NSEC_PER_SEC, &batch, &e),
+			 0);
 	change_set_fini(&cs);
 	assert_true(batch > 0);
 	assert_int_equal(count(&f, "state = 'pending' AND actor = 'tuner' AND reason = 'canary' AND queue = 3"), 4);
@@ -253,7 +255,7 @@ static int change_port(struct fixture *f, enum change_kind kind, const char *por
 	assert_int_equal(change_set_add(rd, &cs, "leaf0", json_array_get(entries, 0), e), 0);
 	store_reader_put(f->st, rd);
 	if ((r = change_set_check(&cs, false, e)) == 0)
-		assert_int_equal(change_set_commit(f->st, &cs, "t", NULL, tu_now_ns() + deadline, &batch), 0);
+		assert_int_equal(change_set_commit(f->st, &cs, "t", NULL, tu_now_ns() + deadline, &batch, e), 0);
 	change_set_fini(&cs);
 	json_decref(entries);
 	json_decref(params);
@@ -312,6 +314,52 @@ static void test_validated_against_changes_still_out(void **state)
 	fx_close(&f);
 }
 
+/* A set validated (its targets read) before another change to one of its ports was stored:
+ * refused at commit, as it was checked without that one; sets on other ports are not. */
+static void test_changed_meanwhile(void **state)
+{
+	const char *ports[] = { "h0", "h0", "h1", "h0" };
+	const enum change_kind kinds[] = { CHANGE_ECN, CHANGE_PFC, CHANGE_ECN, CHANGE_ECN };
+	const char *params[] = { "{\"kmax_bytes\": 900000}", "{\"xoff_bytes\": 800000}", "{\"kmin_bytes\": 50000}",
+				 "{\"kmin_bytes\": 50000}" };
+	struct change_set cs[4];
+	struct rf_err e = { 0 };
+	struct fixture f;
+	int64_t batch;
+
+	(void)state;
+	fx_open(&f);
+	json_decref(switch_report(&f, "leaf0", NULL));
+	/* Kmax 900 KB and XOFF 800 KB on h0, each fine against the other as reported (1 MB, 400
+	 * KB), not together; h1's and h0's Kmin, read after */
+	for (int i = 0; i < 4; i++) {
+		json_t *p = json_loads(params[i], 0, NULL), *entries = NULL;
+		struct store_reader *rd = store_reader_get(f.st);
+
+		assert_int_equal(changes_lookup(rd, "switch", kinds[i], "leaf0", NULL, ports[i],
+						kinds[i] == CHANGE_ECN ? 3 : -2, &entries, &e), 0);
+		assert_int_equal(change_set_init(&cs[i], kinds[i], true, p), 0);
+		assert_int_equal(change_set_add(rd, &cs[i], "leaf0", json_array_get(entries, 0), &e), 0);
+		assert_int_equal(change_set_check(&cs[i], false, &e), 0);
+		store_reader_put(f.st, rd);
+		json_decref(entries);
+		json_decref(p);
+	}
+	assert_int_equal(change_set_commit(f.st, &cs[0], "ops", NULL, tu_now_ns() + 60 * NSEC_PER_SEC, &batch, &e), 0);
+	assert_int_equal(change_set_commit(f.st, &cs[1], "tuner", NULL, tu_now_ns() + 60 * NSEC_PER_SEC, &batch, &e),
+			 -EALREADY);
+	assert_string_equal(e.code, "CHANGED_MEANWHILE");
+	assert_non_null(strstr(e.msg, "(by ops) to leaf0 port h0 was stored while this one was being checked"));
+	assert_int_equal(count(&f, "kind = 'pfc'"), 0);
+	assert_int_equal(change_set_commit(f.st, &cs[2], "t", NULL, tu_now_ns() + 60 * NSEC_PER_SEC, &batch, &e), 0);
+	assert_int_equal(change_set_commit(f.st, &cs[3], "t", NULL, tu_now_ns() + 60 * NSEC_PER_SEC, &batch, &e),
+			 -EALREADY);
+	for (int i = 0; i < 4; i++)
+		change_set_fini(&cs[i]);
+	assert_int_equal(count(&f, "1"), 2);
+	fx_close(&f);
+}
+
 /* A change whose agent went silent past its deadline (and the grace) is timed out by the pass. */
 static void test_sweep(void **state)
 {
@@ -332,7 +380,7 @@ static void test_sweep(void **state)
 	store_reader_put(f.st, rd);
 	/* its deadline and the grace are over already */
 	assert_int_equal(change_set_commit(f.st, &cs, "t", NULL, tu_now_ns() - CHANGES_GRACE_NS - NSEC_PER_SEC,
-					   &batch), 0);
+					   &batch, &e), 0);
 	change_set_fini(&cs);
 	assert_int_equal(count(&f, "state = 'pending'"), 1);
 	assert_int_equal(changes_sweep(f.st, tu_now_ns()), 0);
@@ -349,6 +397,7 @@ int main(void)
 		cmocka_unit_test(test_select_errors),
 		cmocka_unit_test(test_sweep),
 		cmocka_unit_test(test_validated_against_changes_still_out),
+		cmocka_unit_test(test_changed_meanwhile),
 	};
 
 	return cmocka_run_group_tests_name("changes", tests, NULL, NULL);
