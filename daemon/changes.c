@@ -139,6 +139,62 @@ static const char timeout_error[] =
 	"{\"code\":\"NO_ANSWER\",\"message\":\"the agent did not report an outcome before the "
 	"deadline (is it running and reachable?)\"}";
 
+/* A change c checked counting changes still out (after_ids) goes once every one is applied. */
+#define READY                                                                                               \
+	"(c.after_ids IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(c.after_ids) j JOIN changes p ON p.id = " \
+	"j.value WHERE p.state != 'applied'))"
+
+/* The agent's pending changes one of whose counted changes failed or timed out fail too, not
+ * sent: they were validated counting it (and those counting them, at the next round). */
+static int fail_dependents(struct store *s, const char *agent, int64_t now)
+{
+	static const char sel[] =
+		"SELECT c.id, (SELECT p.id FROM json_each(c.after_ids) j JOIN changes p ON p.id = j.value "
+		"  WHERE p.state IN ('failed', 'timed_out') ORDER BY p.id LIMIT 1) AS dep FROM changes c "
+		"WHERE c.agent_id = ? AND c.state = 'pending' AND c.after_ids IS NOT NULL AND dep IS NOT NULL "
+		"LIMIT 256";
+	static const char upd[] = "UPDATE changes SET state = 'failed', error = ?, updated_ns = ? "
+				  "WHERE id = ? AND state = 'pending'";
+
+	for (int round = 0; round < 16; round++) {
+		int64_t ids[256][2];
+		size_t n = 0;
+		sqlite3_stmt *st = store_stmt(s, sel);
+		int rc, r;
+
+		if (!st)
+			return -EIO;
+		sqlite3_bind_text(st, 1, agent, -1, SQLITE_STATIC);
+		while (n < ARRAY_SIZE(ids) && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+			ids[n][0] = sqlite3_column_int64(st, 0);
+			ids[n++][1] = sqlite3_column_int64(st, 1);
+		}
+		sqlite3_reset(st);
+		if (n < ARRAY_SIZE(ids) && rc != SQLITE_DONE)
+			return store_errno(rc);
+		if (!n)
+			return 0;
+		for (size_t i = 0; i < n; i++) {
+			char err[300];
+
+			snprintf(err, sizeof(err),
+				 "{\"code\":\"DEPENDS_ON_FAILED\",\"message\":\"change %" PRId64 ", still out when this "
+				 "one was checked and counted in its check, did not apply (failed or timed out): "
+				 "this one was not sent\"}", ids[i][1]);
+			if (!(st = store_stmt(s, upd)))
+				return -EIO;
+			sqlite3_bind_text(st, 1, err, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_int64(st, 2, now);
+			sqlite3_bind_int64(st, 3, ids[i][0]);
+			if ((r = store_step(st)) < 0)
+				return r;
+			log_info("changes", "change %" PRId64 " on %s: failed, as change %" PRId64 " did", ids[i][0],
+				 agent, ids[i][1]);
+		}
+	}
+	return 0;
+}
+
 int changes_on_report(void *ctx, struct store *s, const struct report *rep, int64_t now,
 		      json_t *cmds)
 {
@@ -146,11 +202,12 @@ int changes_on_report(void *ctx, struct store *s, const struct report *rep, int6
 		"UPDATE changes SET state = 'timed_out', error = ?, updated_ns = ? "
 		"WHERE agent_id = ? AND state IN ('pending', 'sent') AND deadline_ns + ? < ?";
 	static const char open_sql[] =
-		"SELECT id, kind, device, port, queue, params, deadline_ns, reason FROM changes "
-		"WHERE agent_id = ? AND state IN ('pending', 'sent') AND deadline_ns > ? ORDER BY id LIMIT 64";
+		"SELECT c.id, c.kind, c.device, c.port, c.queue, c.params, c.deadline_ns, c.reason FROM changes c "
+		"WHERE c.agent_id = ? AND c.state IN ('pending', 'sent') AND c.deadline_ns > ? AND " READY
+		" ORDER BY c.id LIMIT 64";
 	static const char sent_sql[] =
-		"UPDATE changes SET state = 'sent', sent_ns = ?, updated_ns = ? "
-		"WHERE agent_id = ? AND state = 'pending' AND deadline_ns > ?";
+		"UPDATE changes SET state = 'sent', sent_ns = ?, updated_ns = ? WHERE id IN (SELECT c.id FROM "
+		"changes c WHERE c.agent_id = ? AND c.state = 'pending' AND c.deadline_ns > ? AND " READY ")";
 	sqlite3_stmt *st;
 	size_t nsent = 0;
 	int r, rc;
@@ -166,7 +223,7 @@ int changes_on_report(void *ctx, struct store *s, const struct report *rep, int6
 	sqlite3_bind_text(st, 3, rep->agent_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, CHANGES_GRACE_NS);
 	sqlite3_bind_int64(st, 5, now);
-	if ((r = store_step(st)) < 0)
+	if ((r = store_step(st)) < 0 || (r = fail_dependents(s, rep->agent_id, now)) < 0)
 		return r;
 	if (!(st = store_stmt(s, open_sql)))
 		return -EIO;
@@ -258,18 +315,19 @@ int changes_sweep(void *ctx, int64_t now)
 #define CHANGE_COLS                                                                                \
 	"c.id, c.batch, c.created_ns, c.actor, c.reason, c.agent_id, c.kind, c.device, c.port, "  \
 	"c.queue, c.params, c.old, c.new, c.state, c.error, c.deadline_ns, c.sent_ns, "            \
-	"c.updated_ns, a.role"
+	"c.updated_ns, a.role, c.after_ids"
 
 static json_t *change_row(sqlite3_stmt *st, const void *ctx)
 {
 	(void)ctx;
+	json_t *after = col_json(st, 19), *o;
 	json_t *target = json_pack("{s:o,s:o,s:o,s:o,s:o}", "kind", store_col_text(st, 6), "agent",
 				   store_col_text(st, 5), "role", store_col_text(st, 18), "device",
 				   store_col_text(st, 7), "port", store_col_text(st, 8));
 
 	if (sqlite3_column_int64(st, 9) >= 0)
 		json_object_set_new(target, "queue", json_integer(sqlite3_column_int64(st, 9)));
-	return json_pack("{s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "id",
+	o = json_pack("{s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "id",
 			 (json_int_t)sqlite3_column_int64(st, 0), "batch",
 			 (json_int_t)sqlite3_column_int64(st, 1), "created",
 			 store_time_json(sqlite3_column_int64(st, 2)), "actor", store_col_text(st, 3), "reason",
@@ -278,6 +336,11 @@ static json_t *change_row(sqlite3_stmt *st, const void *ctx)
 			 col_json(st, 14), "deadline", store_time_json(sqlite3_column_int64(st, 15)), "sent",
 			 store_time_json(sqlite3_column_type(st, 16) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 16)),
 			 "updated", store_time_json(sqlite3_column_int64(st, 17)));
+	/* the changes still out that its check counted: it goes once they are applied */
+	json_object_set_new(o, "after", json_is_array(after) ? after : json_array());
+	if (!json_is_array(after))
+		json_decref(after);
+	return o;
 }
 
 int changes_list(struct store_reader *rd, const struct changes_filter *f, json_t **ret,
@@ -429,6 +492,7 @@ static void target_fini(struct change_target *t)
 {
 	json_decref(t->current);
 	json_decref(t->expect);
+	json_decref(t->after);
 	json_decref(t->port_pfc);
 	json_decref(t->port_ecn);
 }
@@ -444,13 +508,15 @@ void change_set_fini(struct change_set *cs)
 }
 
 /* values (a copy of an object's values as reported, of kind) with the changes still out on the
- * object laid over them, oldest first (queue -2: any); counted in t. */
+ * object laid over them, oldest first (queue -2: any), their ids added to t->after: pending
+ * ones before their deadline (those past it are not sent), sent ones until their outcome (the
+ * agent may have applied one after the deadline by its own clock). */
 static int lay_out(struct store_reader *rd, struct change_target *t, enum change_kind kind, const char *device,
 		   const char *port, int queue, json_t *values, struct rf_err *e)
 {
-	static const char sql[] = "SELECT id, params FROM changes WHERE agent_id = ?1 AND kind = ?2 AND "
-				  "device = ?3 AND port = ?4 AND (?5 = -2 OR queue = ?5) AND "
-				  "state IN ('pending', 'sent') AND deadline_ns > ?6 ORDER BY id";
+	static const char sql[] = "SELECT id, params FROM changes WHERE agent_id = ?1 AND device = ?3 AND "
+				  "port = ?4 AND kind = ?2 AND (?5 = -2 OR queue = ?5) AND "
+				  "state IN ('pending', 'sent') AND (state = 'sent' OR deadline_ns > ?6) ORDER BY id";
 	sqlite3_stmt *st = store_reader_stmt(rd, sql);
 	int rc;
 
@@ -470,9 +536,9 @@ static int lay_out(struct store_reader *rd, struct change_target *t, enum change
 				validate_pfc_merge(values, params);
 			else
 				json_object_update(values, params);
-			t->nout++;
-			if (sqlite3_column_int64(st, 0) > t->out_last)
-				t->out_last = sqlite3_column_int64(st, 0);
+			if (!t->after)
+				t->after = json_array();
+			json_array_append_new(t->after, json_integer(sqlite3_column_int64(st, 0)));
 		}
 		json_decref(params);
 	}
@@ -481,18 +547,40 @@ static int lay_out(struct store_reader *rd, struct change_target *t, enum change
 	return rc;
 }
 
-/* A target's values as last reported, and what its validation checks them against. */
+/* One configuration entry of agent as reported (a copy, NULL when none). */
+static int config_now(struct store_reader *rd, const char *agent, enum change_kind kind, const char *device,
+		      const char *port, int queue, json_t **ret, struct rf_err *e)
+{
+	json_t *list = NULL;
+
+	*ret = NULL;
+	if (configs_get(rd, agent, kind, device, port, queue, &list, e) < 0)
+		return -EIO;
+	if (json_array_size(list) && !(*ret = json_deep_copy(json_object_get(json_array_get(list, 0), "values")))) {
+		json_decref(list);
+		return -ENOMEM;
+	}
+	json_decref(list);
+	return 0;
+}
+
+/* A target's values as reported and what its validation checks them against, in one snapshot
+ * (the caller's read transaction): had a change still out been applied and read back between
+ * the two reads, it would be counted in neither. */
 static int target_fill(struct store_reader *rd, const struct change_set *cs, const char *agent,
 		       json_t *entry, struct change_target *t, struct rf_err *e)
 {
-	json_t *list = NULL;
+	json_t *list = NULL, *now = NULL;
 	int r;
 
 	snprintf(t->agent, sizeof(t->agent), "%s", agent);
 	snprintf(t->device, sizeof(t->device), "%s", json_string_value(json_object_get(entry, "device")) ?: "");
 	snprintf(t->port, sizeof(t->port), "%s", json_string_value(json_object_get(entry, "port")) ?: "");
 	t->queue = json_object_get(entry, "queue") ? (int)json_integer_value(json_object_get(entry, "queue")) : -1;
-	t->current = json_incref(json_object_get(entry, "values"));
+	/* the entry was read before the snapshot: its values again (the entry's if gone since) */
+	if ((r = config_now(rd, agent, cs->kind, t->device, t->port, t->queue, &now, e)) < 0)
+		return r;
+	t->current = now ? now : json_incref(json_object_get(entry, "values"));
 	if (!(t->expect = json_is_object(t->current) ? json_deep_copy(t->current) : json_object()))
 		return -ENOMEM;
 	if ((r = lay_out(rd, t, cs->kind, t->device, t->port, t->queue, t->expect, e)) < 0)
@@ -500,16 +588,8 @@ static int target_fill(struct store_reader *rd, const struct change_set *cs, con
 	if (cs->kind == CHANGE_DCQCN)
 		views_port_speed(rd, agent, t->device, t->port, &t->line_mbps);
 	if (cs->kind == CHANGE_ECN) {
-		json_t *pfc;
-
-		if (configs_get(rd, agent, CHANGE_PFC, t->device, t->port, -2, &list, e) < 0)
-			return -EIO;
-		pfc = json_object_get(json_array_get(list, 0), "values");
-		if (pfc && !(t->port_pfc = json_deep_copy(pfc))) {
-			json_decref(list);
-			return -ENOMEM;
-		}
-		json_decref(list);
+		if ((r = config_now(rd, agent, CHANGE_PFC, t->device, t->port, -2, &t->port_pfc, e)) < 0)
+			return r;
 		if (t->port_pfc && (r = lay_out(rd, t, CHANGE_PFC, t->device, t->port, -2, t->port_pfc, e)) < 0)
 			return r;
 	}
@@ -554,12 +634,12 @@ static int target_validate(const struct change_set *cs, const struct change_targ
 		r = validate_pfc(params, t->expect, t->port_ecn, cs->on_switch, e);
 		break;
 	}
-	if (r < 0 && e && t->nout) {
-		size_t n = strlen(e->msg);
+	if (r < 0 && e && t->after && !strcmp(e->code, "BAD_THRESHOLD_ORDER")) {
+		size_t n = strlen(e->msg), k = json_array_size(t->after);
 
-		snprintf(e->msg + n, sizeof(e->msg) - n, " (counted with the %u change%s still out on it or its port, which "
-			 "its agent applies first; the newest: change %" PRId64 ")", t->nout, t->nout == 1 ? "" : "s",
-			 t->out_last);
+		snprintf(e->msg + n, sizeof(e->msg) - n, " (counted with the %zu change%s still out on it or its port, "
+			 "which its agent applies first; the newest: change %" JSON_INTEGER_FORMAT ")", k, k == 1 ? "" : "s",
+			 json_integer_value(json_array_get(t->after, k - 1)));
 	}
 	return r;
 }
@@ -575,21 +655,6 @@ int change_set_add(struct store_reader *rd, struct change_set *cs, const char *a
 	if (cs->n == CHANGES_MAX_TARGETS)
 		return rf_err_set(e, -E2BIG, "TOO_MANY_TARGETS", "/select",
 				  "the selection matches more than %d objects", CHANGES_MAX_TARGETS);
-	if (cs->seen < 0) {
-		/* before any target is read: a change stored after this is one its validation
-		 * may not have seen (change_set_commit) */
-		sqlite3_stmt *st = store_reader_stmt(rd, "SELECT coalesce(max(id), 0) FROM changes");
-		int rc;
-
-		if (!st)
-			return -ENOMEM;
-		if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-			cs->seen = sqlite3_column_int64(st, 0);
-		r = rc == SQLITE_ROW ? 0 : store_read_failed(st, rc, e);
-		sqlite3_reset(st);
-		if (r < 0)
-			return r;
-	}
 	if (cs->n == cs->cap) {
 		size_t nc = cs->cap ? cs->cap * 2 : 64;
 		struct change_target *nt = realloc(cs->t, nc * sizeof(*nt));
@@ -601,7 +666,24 @@ int change_set_add(struct store_reader *rd, struct change_set *cs, const char *a
 	}
 	t = &cs->t[cs->n++];
 	memset(t, 0, sizeof(*t));
-	if ((r = target_fill(rd, cs, agent, entry, t, e)) < 0)
+	if ((r = store_reader_begin(rd)) < 0)
+		return rf_err_set(e, r, "STORE_ERROR", NULL, "the store could not be read");
+	if (cs->seen < 0) {
+		/* in the first target's snapshot: a change stored after it is one the set's
+		 * validation may not count (create_clash) */
+		sqlite3_stmt *st = store_reader_stmt(rd, "SELECT coalesce(max(id), 0) FROM changes");
+		int rc = st ? sqlite3_step(st) : SQLITE_NOMEM;
+
+		if (rc == SQLITE_ROW)
+			cs->seen = sqlite3_column_int64(st, 0);
+		r = rc == SQLITE_ROW ? 0 : st ? store_read_failed(st, rc, e) : -ENOMEM;
+		if (st)
+			sqlite3_reset(st);
+	}
+	if (r == 0)
+		r = target_fill(rd, cs, agent, entry, t, e);
+	store_reader_end(rd);
+	if (r < 0)
 		return r;
 	if (!(p = json_deep_copy(cs->params)))
 		return -ENOMEM;
@@ -631,8 +713,10 @@ int changes_select(struct store_reader *rd, struct change_set *cs, const struct 
 	const char *role = cs->on_switch ? "switch" : "host";
 	size_t max = sel->max_targets && sel->max_targets < CHANGES_MAX_TARGETS ? sel->max_targets
 									    : CHANGES_MAX_TARGETS;
+	json_t *todo, *entry;
 	sqlite3_stmt *st;
 	int r = 0, rc;
+	size_t i;
 
 	if ((cs->kind == CHANGE_DCQCN && cs->on_switch) || (cs->kind == CHANGE_ECN && !cs->on_switch))
 		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/select", "%s is set on %s",
@@ -642,8 +726,10 @@ int changes_select(struct store_reader *rd, struct change_set *cs, const struct 
 				  "an empty selection is every %s setting of every %s: name a %s, port, "
 				  "device%s, or say \"all\": true",
 				  change_kind_name(cs->kind), role, role, cs->kind == CHANGE_ECN ? " or queue" : "");
-	if (!(st = store_reader_stmt(rd, sql)))
+	if (!(todo = json_array()) || !(st = store_reader_stmt(rd, sql))) {
+		json_decref(todo);
 		return -ENOMEM;
+	}
 	sqlite3_bind_text(st, 1, change_kind_name(cs->kind), -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *agent = (const char *)sqlite3_column_text(st, 0);
@@ -651,8 +737,7 @@ int changes_select(struct store_reader *rd, struct change_set *cs, const struct 
 		const char *dev = (const char *)sqlite3_column_text(st, 2);
 		const char *port = (const char *)sqlite3_column_text(st, 3);
 		const char *vtext = (const char *)sqlite3_column_text(st, 5);
-		char hostport[140], agent_copy[65];
-		json_t *entry;
+		char hostport[140];
 
 		if (strcmp(arole, role) || (sel->node && fnmatch(sel->node, agent, 0)) ||
 		    (sel->device && fnmatch(sel->device, dev, 0)) ||
@@ -673,16 +758,20 @@ int changes_select(struct store_reader *rd, struct change_set *cs, const struct 
 		}
 		if (cs->kind == CHANGE_ECN)
 			json_object_set_new(entry, "queue", json_integer(sqlite3_column_int64(st, 4)));
-		/* change_set_add queries other tables: keep this statement's row values first */
-		snprintf(agent_copy, sizeof(agent_copy), "%s", agent);
-		r = change_set_add(rd, cs, agent_copy, entry, e);
-		json_decref(entry);
-		if (r < 0)
+		json_object_set_new(entry, "agent", json_string(agent));
+		if (json_array_append_new(todo, entry) < 0) {
+			r = -ENOMEM;
 			break;
+		}
 	}
 	if (r == 0 && rc != SQLITE_DONE)
 		r = store_read_failed(st, rc, e);
 	sqlite3_reset(st);
+	/* each target in a read transaction of its own (change_set_add): not inside this one */
+	json_array_foreach(todo, i, entry)
+		if (r == 0)
+			r = change_set_add(rd, cs, json_string_value(json_object_get(entry, "agent")), entry, e);
+	json_decref(todo);
 	if (r == 0 && !cs->n)
 		r = rf_err_set(e, -ENOENT, "NO_TARGETS", "/select",
 			       "the selection matches no %s with %s settings reported", role,
@@ -756,50 +845,65 @@ struct create_job {
 	char clash_by[80]; /* by whom */
 };
 
-/* On the writer, before the set's changes are stored: a change to one of its targets' ports
- * stored since the set read them (ECN and PFC of a switch port go together: each is validated
- * against the other).  -EALREADY with j->clash set, or 0. */
+/* Whether a change of kind to queue q of t's port is one t's validation counts (lay_out): of
+ * an ECN queue, its own ECN and the port's PFC; of a switch port's PFC, the port's PFC and its
+ * queues' ECN; else its own kind. */
+static bool counts(const struct change_set *cs, const struct change_target *t, enum change_kind kind, int q)
+{
+	if (cs->kind == CHANGE_ECN)
+		return kind == CHANGE_PFC || (kind == CHANGE_ECN && q == t->queue);
+	if (cs->kind == CHANGE_PFC && cs->on_switch)
+		return kind == CHANGE_PFC || kind == CHANGE_ECN;
+	return kind == cs->kind;
+}
+
+/* On the writer, before the set's changes are stored: a change its validation would count,
+ * stored since the set's first target was read (one query of the ids after that; few).
+ * -EALREADY with j->clash set, or 0. */
 static int create_clash(struct create_job *j, struct store *s)
 {
-	static const char sql[] = "SELECT id, actor FROM changes WHERE agent_id = ?1 AND kind IN (?2, ?3) AND "
-				  "device = ?4 AND port = ?5 AND id > ?6 ORDER BY id LIMIT 1";
+	static const char sql[] = "SELECT id, actor, agent_id, kind, device, port, queue FROM changes "
+				  "WHERE id > ?1 ORDER BY id";
 	const struct change_set *cs = j->cs;
-	const char *k1 = kind_names[cs->kind], *k2 = cs->kind == CHANGE_DCQCN || !cs->on_switch ? k1
-						   : kind_names[cs->kind == CHANGE_ECN ? CHANGE_PFC : CHANGE_ECN];
+	sqlite3_stmt *st = store_stmt(s, sql);
+	int rc = SQLITE_DONE;
 
-	for (size_t i = 0; i < cs->n; i++) {
-		const struct change_target *t = &cs->t[i];
-		sqlite3_stmt *st = store_stmt(s, sql);
-		int rc;
+	if (!st)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, cs->seen);
+	while (!j->clash && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *agent = (const char *)sqlite3_column_text(st, 2);
+		const char *dev = (const char *)sqlite3_column_text(st, 4);
+		const char *port = (const char *)sqlite3_column_text(st, 5);
+		enum change_kind kind;
 
-		if (!st)
-			return -EIO;
-		sqlite3_bind_text(st, 1, t->agent, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 2, k1, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 3, k2, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 4, t->device, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 5, t->port, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 6, cs->seen);
-		if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			j->clash = sqlite3_column_int64(st, 0);
-			j->clash_at = i;
-			snprintf(j->clash_by, sizeof(j->clash_by), "%s", (const char *)sqlite3_column_text(st, 1) ?: "");
+		if (!agent || !dev || !port || change_kind_parse((const char *)sqlite3_column_text(st, 3), &kind) < 0)
+			continue;
+		for (size_t i = 0; i < cs->n; i++) {
+			const struct change_target *t = &cs->t[i];
+
+			if (!strcmp(t->agent, agent) && !strcmp(t->port, port) && !strcmp(t->device, dev) &&
+			    counts(cs, t, kind, (int)sqlite3_column_int64(st, 6))) {
+				j->clash = sqlite3_column_int64(st, 0);
+				j->clash_at = i;
+				snprintf(j->clash_by, sizeof(j->clash_by), "%s",
+					 (const char *)sqlite3_column_text(st, 1) ?: "");
+				break;
+			}
 		}
-		sqlite3_reset(st);
-		if (rc == SQLITE_ROW)
-			return -EALREADY;
-		if (rc != SQLITE_DONE)
-			return store_errno(rc);
 	}
-	return 0;
+	sqlite3_reset(st);
+	if (j->clash)
+		return -EALREADY;
+	return rc == SQLITE_DONE ? 0 : store_errno(rc);
 }
 
 static int create_apply(struct store_job *sj, struct store *s)
 {
 	static const char ins[] =
 		"INSERT INTO changes(batch, created_ns, actor, reason, agent_id, kind, device, port, "
-		"queue, params, old, state, deadline_ns, updated_ns) "
-		"VALUES(?,?,?,?,?,?,?,?,?,?,?,'pending',?,?)";
+		"queue, params, old, state, deadline_ns, updated_ns, after_ids) "
+		"VALUES(?,?,?,?,?,?,?,?,?,?,?,'pending',?,?,?)";
 	static const char fix_batch[] = "UPDATE changes SET batch = ? WHERE batch = 0";
 	struct create_job *j = (struct create_job *)sj;
 	int64_t now = tu_now_ns();
@@ -811,9 +915,11 @@ static int create_apply(struct store_job *sj, struct store *s)
 	for (size_t i = 0; i < j->cs->n; i++) {
 		const struct change_target *t = &j->cs->t[i];
 		char *old = t->current ? json_dumps(t->current, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+		char *after = t->after ? json_dumps(t->after, JSON_COMPACT) : NULL;
 
 		if (!(st = store_stmt(s, ins))) {
 			free(old);
+			free(after);
 			return -EIO;
 		}
 		sqlite3_bind_int64(st, 1, j->batch);
@@ -830,8 +936,11 @@ static int create_apply(struct store_job *sj, struct store *s)
 			sqlite3_bind_text(st, 11, old, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int64(st, 12, j->deadline_ns);
 		sqlite3_bind_int64(st, 13, now);
+		if (after)
+			sqlite3_bind_text(st, 14, after, -1, SQLITE_TRANSIENT);
 		r = store_step(st);
 		free(old);
+		free(after);
 		if (r < 0)
 			return r;
 		if (i == 0)
@@ -861,12 +970,12 @@ int change_set_commit(struct store *s, struct change_set *cs, const char *actor,
 		return rf_err_set(e, -EINVAL, "NO_TARGETS", "/select", "the change has no target");
 	/* the values as stored and sent: normalized (sizes in bytes), once, with the first target */
 	if (!(p = json_deep_copy(cs->params)))
-		return -ENOMEM;
+		return rf_err_set(e, -ENOMEM, "STORE_ERROR", NULL, "out of memory; nothing was changed");
 	target_validate(cs, &cs->t[0], p, NULL);
 	text = json_dumps(p, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(p);
 	if (!text)
-		return -ENOMEM;
+		return rf_err_set(e, -ENOMEM, "STORE_ERROR", NULL, "out of memory; nothing was changed");
 	j.params = text;
 	if ((r = store_submit_wait(s, &j.job)) == 0)
 		*ret_batch = j.batch;

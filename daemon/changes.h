@@ -7,7 +7,9 @@
  * read-modify-write and reports the outcome: "applied" (with the values read back), "failed"
  * (with the device's error) or "timed_out" (it arrived after its deadline).  A change nobody
  * answered for a grace period after its deadline is marked "timed_out" by rocefabd.  Until a
- * change is settled it is sent again with every answer; agents apply an id only once. */
+ * change is settled it is sent again with every answer; agents apply an id only once.  A change
+ * whose validation counted changes still out (after_ids, change_set_add) is sent only once
+ * they are applied, and fails unsent (DEPENDS_ON_FAILED) when one of them does not apply. */
 #ifndef ROCEFAB_CHANGES_H
 #define ROCEFAB_CHANGES_H
 
@@ -81,8 +83,7 @@ struct change_target {
 	int64_t line_mbps; /* DCQCN: the port's speed (0 unknown) */
 	json_t *port_pfc;  /* ECN: the PFC settings of the queue's port (owned, or NULL) */
 	json_t *port_ecn;  /* PFC of a switch port: the ECN settings of its queues (owned) */
-	unsigned nout;	   /* changes still out on it and its port that expect, port_pfc and port_ecn count */
-	int64_t out_last;  /* the newest of them */
+	json_t *after;	   /* the ids of the changes still out that those count, oldest first (or NULL) */
 };
 
 /* The targets of one request, each validated against the requested values. */

@@ -717,8 +717,8 @@ static int intended_mask(const struct detector *d, const char *node, const char 
 
 /* Queues the change of an action; 0 and its id and the port's new priorities, or an error.
  * base: the priorities the changes in flight leave (-1: as last reported). */
-static int apply_action(struct detector *d, struct store_reader *rd, const struct cc_dl_action *a, const char *actor,
-			int base, int64_t *ret_change, int *ret_mask, struct rf_err *e)
+static int apply_action_once(struct detector *d, struct store_reader *rd, const struct cc_dl_action *a,
+			     const char *actor, int base, int64_t *ret_change, int *ret_mask, struct rf_err *e)
 {
 	const char *role = NULL;
 	char dev[CC_DL_NAME], port[CC_DL_NAME];
@@ -753,6 +753,18 @@ static int apply_action(struct detector *d, struct store_reader *rd, const struc
 	*ret_change = batch;
 	*ret_mask = (int)mask;
 	return 0;
+}
+
+/* apply_action_once, checked again (up to 3 times) when another change to the port was stored
+ * while it was being checked (CHANGED_MEANWHILE). */
+static int apply_action(struct detector *d, struct store_reader *rd, const struct cc_dl_action *a, const char *actor,
+			int base, int64_t *ret_change, int *ret_mask, struct rf_err *e)
+{
+	int r, tries = 0;
+
+	while ((r = apply_action_once(d, rd, a, actor, base, ret_change, ret_mask, e)) == -EALREADY && ++tries < 3)
+		;
+	return r;
 }
 
 /* Under dl_lock.  0, or -ENOMEM (the caller tells cc the action failed). */

@@ -170,6 +170,12 @@ static const char *const migrations[] = {
 	 * would take an overflow page; measured by make bench: 4.7 KB on disk for a 2.1 KB row */
 	"CREATE TABLE rollups(res INTEGER NOT NULL, port_id INTEGER NOT NULL, t_ns INTEGER NOT NULL,"
 	"  n INTEGER NOT NULL, data BLOB NOT NULL, UNIQUE(res, port_id, t_ns));",
+	/* 9 -> 10: a change validated counting changes still out on its object goes only once
+	 * they are applied, and fails when one of them does not (after_ids: their ids, a JSON
+	 * array, or NULL; daemon/changes.h); the open changes of an object, without its history */
+	"ALTER TABLE changes ADD COLUMN after_ids TEXT;"
+	"CREATE INDEX changes_out ON changes(agent_id, device, port, kind, queue, id) "
+	"  WHERE state IN ('pending', 'sent');",
 };
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,
 	       "STORE_SCHEMA_VERSION is the number of migrations");

@@ -18,7 +18,7 @@
 
 #include "lib/err.h"
 
-#define STORE_SCHEMA_VERSION 9
+#define STORE_SCHEMA_VERSION 10
 
 struct store;
 

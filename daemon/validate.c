@@ -193,8 +193,11 @@ void validate_pfc_merge(json_t *pfc, json_t *params)
 		json_object_set_new(pfc, "mode", json_string("static"));
 	else if (json_object_get(params, "alpha_shift"))
 		json_object_set_new(pfc, "mode", json_string("dynamic"));
-	if ((json_object_get(params, "xoff_bytes") || json_object_get(params, "alpha_shift")) &&
-	    (thr = validate_pfc_xoff(pfc)) >= 0)
+	if (!json_object_get(params, "xoff_bytes") && !json_object_get(params, "alpha_shift"))
+		return;
+	/* the threshold the agent reported was the old one's; unknown when not computed here */
+	json_object_del(pfc, "xoff_threshold_bytes");
+	if ((thr = validate_pfc_xoff(pfc)) >= 0)
 		json_object_set_new(pfc, "xoff_threshold_bytes", json_integer(thr));
 }
 

@@ -30,7 +30,8 @@ int validate_pfc(json_t *params, const json_t *current, const json_t *port_ecn, 
 int64_t validate_pfc_xoff(const json_t *pfc);
 /* pfc (a configuration as reported) with the PFC change params (validated, normalized) laid
  * over it: its mode follows the thresholds set, its xoff_threshold_bytes is the new one where
- * validate_pfc_xoff can tell it. */
+ * validate_pfc_xoff can tell it, and gone where it cannot (a dynamic threshold without the
+ * shared buffer's size reported). */
 void validate_pfc_merge(json_t *pfc, json_t *params);
 
 #endif

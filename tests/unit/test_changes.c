@@ -262,6 +262,37 @@ static int change_port(struct fixture *f, enum change_kind kind, const char *por
 	return r;
 }
 
+/* The ids of commands, "c1 c4". */
+static const char *ids_of(json_t *cmds)
+{
+	static char buf[200];
+	size_t i, n = 0;
+	json_t *c;
+
+	buf[0] = '\0';
+	json_array_foreach(cmds, i, c)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", n ? " " : "",
+				      json_string_value(json_object_get(c, "id")));
+	return buf;
+}
+
+/* The agent's outcomes of commands: applied, but the one named failed (or none). */
+static json_t *outcomes(json_t *cmds, const char *failed)
+{
+	json_t *results = json_array(), *c;
+	size_t i;
+
+	json_array_foreach(cmds, i, c) {
+		const char *id = json_string_value(json_object_get(c, "id"));
+
+		json_array_append_new(results, failed && !strcmp(id, failed)
+						       ? json_pack("{s:s,s:s,s:{s:s,s:s}}", "id", id, "outcome", "failed",
+								   "error", "code", "EIO", "message", "refused")
+						       : json_pack("{s:s,s:s}", "id", id, "outcome", "applied"));
+	}
+	return results;
+}
+
 /* A change is validated against what its object will hold when it gets there: the values
  * reported with the changes still out on it laid over them (its agent applies those first),
  * and the same of the port's PFC for ECN and of the queues' ECN for PFC.  leaf0 reports Kmin
@@ -270,8 +301,7 @@ static void test_validated_against_changes_still_out(void **state)
 {
 	struct rf_err e = { 0 };
 	struct fixture f;
-	json_t *cmds, *results, *c;
-	size_t i;
+	json_t *cmds, *next;
 
 	(void)state;
 	fx_open(&f);
@@ -299,17 +329,29 @@ static void test_validated_against_changes_still_out(void **state)
 	/* a change past its deadline will not be applied: it does not count (h2) */
 	assert_int_equal(change_port(&f, CHANGE_ECN, "h2", "{\"kmin_bytes\": 300000}", -NSEC_PER_SEC, &e), 0);
 	assert_int_equal(change_port(&f, CHANGE_ECN, "h2", "{\"kmax_bytes\": 250000}", (60 * NSEC_PER_SEC), &e), 0);
-	/* sent, they still count; applied (and read back), the report is what counts: leaf0
-	 * reports Kmin 100 KB still, so Kmax 250 KB on h0 passes now */
+	/* a change goes only once those it counted are applied: c1 (h0's Kmin), c4 (h1's XOFF)
+	 * and c7 (h2's Kmax) first; c2 (h0's Kmax) counted c1, c3 both, c5 (h1's Kmax) c4 */
 	cmds = switch_report(&f, "leaf0", NULL);
-	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmax_bytes\": 250000}", (60 * NSEC_PER_SEC), &e), -EINVAL);
-	results = json_array();
-	json_array_foreach(cmds, i, c)
-		json_array_append_new(results, json_pack("{s:s,s:s}", "id", json_string_value(json_object_get(c, "id")),
-							 "outcome", "applied"));
+	assert_string_equal(ids_of(cmds), "c1 c4 c7");
+	/* sent, they still count, and past their deadline too, until their outcome (the agent may
+	 * have applied one by its own clock): c1 here */
+	store_flush(f.st);
+	assert_int_equal(store_exec(store_writer_db(f.st), "UPDATE changes SET deadline_ns = 1 WHERE id = 1", NULL), 0);
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmax_bytes\": 250000}", (60 * NSEC_PER_SEC), &e),
+			 -EINVAL);
+	assert_non_null(strstr(e.msg, "counted with the 3 changes still out on it or its port"));
+	/* c4 fails on the device: c5, checked counting it, fails without being sent */
+	next = switch_report(&f, "leaf0", outcomes(cmds, "c4"));
 	json_decref(cmds);
-	json_decref(switch_report(&f, "leaf0", results));
-	assert_int_equal(count(&f, "state IN ('pending', 'sent') AND port = 'h0'"), 0);
+	assert_int_equal(count(&f, "id = 5 AND state = 'failed' AND error LIKE '%DEPENDS_ON_FAILED%change 4,%'"), 1);
+	assert_string_equal(ids_of(next), "c2");
+	cmds = switch_report(&f, "leaf0", outcomes(next, NULL));
+	json_decref(next);
+	assert_string_equal(ids_of(cmds), "c3");
+	json_decref(switch_report(&f, "leaf0", outcomes(cmds, NULL)));
+	json_decref(cmds);
+	/* applied (and read back), the report is what counts: leaf0 reports Kmin 100 KB still */
+	assert_int_equal(count(&f, "state IN ('pending', 'sent') AND port != 'h2'"), 0);
 	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmax_bytes\": 250000}", (60 * NSEC_PER_SEC), &e), 0);
 	fx_close(&f);
 }
@@ -318,11 +360,12 @@ static void test_validated_against_changes_still_out(void **state)
  * refused at commit, as it was checked without that one; sets on other ports are not. */
 static void test_changed_meanwhile(void **state)
 {
-	const char *ports[] = { "h0", "h0", "h1", "h0" };
-	const enum change_kind kinds[] = { CHANGE_ECN, CHANGE_PFC, CHANGE_ECN, CHANGE_ECN };
+	const char *ports[] = { "h0", "h0", "h1", "h0", "h0" };
+	const enum change_kind kinds[] = { CHANGE_ECN, CHANGE_PFC, CHANGE_ECN, CHANGE_ECN, CHANGE_ECN };
+	const int queues[] = { 3, -2, 3, 3, 0 };
 	const char *params[] = { "{\"kmax_bytes\": 900000}", "{\"xoff_bytes\": 800000}", "{\"kmin_bytes\": 50000}",
-				 "{\"kmin_bytes\": 50000}" };
-	struct change_set cs[4];
+				 "{\"kmin_bytes\": 50000}", "{\"kmin_bytes\": 50000}" };
+	struct change_set cs[5];
 	struct rf_err e = { 0 };
 	struct fixture f;
 	int64_t batch;
@@ -331,13 +374,13 @@ static void test_changed_meanwhile(void **state)
 	fx_open(&f);
 	json_decref(switch_report(&f, "leaf0", NULL));
 	/* Kmax 900 KB and XOFF 800 KB on h0, each fine against the other as reported (1 MB, 400
-	 * KB), not together; h1's and h0's Kmin, read after */
-	for (int i = 0; i < 4; i++) {
+	 * KB), not together; h1's and h0's Kmin, read after, and that of h0's queue 0 */
+	for (int i = 0; i < 5; i++) {
 		json_t *p = json_loads(params[i], 0, NULL), *entries = NULL;
 		struct store_reader *rd = store_reader_get(f.st);
 
-		assert_int_equal(changes_lookup(rd, "switch", kinds[i], "leaf0", NULL, ports[i],
-						kinds[i] == CHANGE_ECN ? 3 : -2, &entries, &e), 0);
+		assert_int_equal(changes_lookup(rd, "switch", kinds[i], "leaf0", NULL, ports[i], queues[i], &entries, &e),
+				 0);
 		assert_int_equal(change_set_init(&cs[i], kinds[i], true, p), 0);
 		assert_int_equal(change_set_add(rd, &cs[i], "leaf0", json_array_get(entries, 0), &e), 0);
 		assert_int_equal(change_set_check(&cs[i], false, &e), 0);
@@ -354,9 +397,11 @@ static void test_changed_meanwhile(void **state)
 	assert_int_equal(change_set_commit(f.st, &cs[2], "t", NULL, tu_now_ns() + 60 * NSEC_PER_SEC, &batch, &e), 0);
 	assert_int_equal(change_set_commit(f.st, &cs[3], "t", NULL, tu_now_ns() + 60 * NSEC_PER_SEC, &batch, &e),
 			 -EALREADY);
-	for (int i = 0; i < 4; i++)
+	/* another queue's ECN is not what an ECN change is checked against */
+	assert_int_equal(change_set_commit(f.st, &cs[4], "t", NULL, tu_now_ns() + 60 * NSEC_PER_SEC, &batch, &e), 0);
+	for (int i = 0; i < 5; i++)
 		change_set_fini(&cs[i]);
-	assert_int_equal(count(&f, "1"), 2);
+	assert_int_equal(count(&f, "1"), 3);
 	fx_close(&f);
 }
 

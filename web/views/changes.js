@@ -25,7 +25,8 @@ export async function render(root) {
       { label: 'Kind', value: (c) => c.target.kind },
       { label: 'Asked', value: (c) => values(c.params) },
       { label: 'Read back', value: (c) => values(c.new) },
-      { label: 'State', value: (c) => h('span', { class: `state state-${c.state}` }, c.state) },
+      // a pending change whose check counted changes still out goes once they are applied
+      { label: 'State', value: (c) => h('span', { class: `state state-${c.state}` }, c.state === 'pending' && c.after?.length ? `pending, after ${c.after.join(', ')}` : c.state) },
       { label: 'Error', value: (c) => c.error?.message || '' },
     ], doc.items, { empty: 'no changes', rowAttrs: (c) => ({ 'data-id': c.id, 'data-state': c.state }) }));
   }
