@@ -138,6 +138,9 @@ static int record_results(struct store *s, const struct report *rep, int64_t now
 static const char timeout_error[] =
 	"{\"code\":\"NO_ANSWER\",\"message\":\"the agent did not report an outcome before the "
 	"deadline (is it running and reachable?)\"}";
+static const char held_error[] =
+	"{\"code\":\"DEPENDS_ON_PENDING\",\"message\":\"never sent: the changes its check counted "
+	"(after) were not all applied before its deadline\"}";
 
 /* A change c checked counting changes still out (after_ids) goes once every one is applied. */
 #define READY                                                                                               \
@@ -181,9 +184,9 @@ static int fail_dependents(struct store *s, const char *agent, int64_t now)
 			char err[300];
 
 			snprintf(err, sizeof(err),
-				 "{\"code\":\"DEPENDS_ON_FAILED\",\"message\":\"change %" PRId64 ", still out when this "
-				 "one was checked and counted in its check, did not apply (failed or timed out): "
-				 "this one was not sent\"}", ids[i][1]);
+				 "{\"code\":\"DEPENDS_ON_FAILED\",\"message\":\"change %" PRId64 ", on its way when this "
+				 "one was checked and counted in its check, failed or timed out: this one was not "
+				 "sent\"}", ids[i][1]);
 			if (!(st = store_stmt(s, upd)))
 				return -EIO;
 			sqlite3_bind_text(st, 1, err, -1, SQLITE_TRANSIENT);
@@ -202,8 +205,9 @@ int changes_on_report(void *ctx, struct store *s, const struct report *rep, int6
 		      json_t *cmds)
 {
 	static const char expire[] =
-		"UPDATE changes SET state = 'timed_out', error = ?, updated_ns = ? "
-		"WHERE agent_id = ? AND state IN ('pending', 'sent') AND deadline_ns + ? < ?";
+		"UPDATE changes SET state = 'timed_out', updated_ns = ?2, error = CASE WHEN sent_ns IS NULL AND "
+		"after_ids IS NOT NULL THEN ?6 ELSE ?1 END "
+		"WHERE agent_id = ?3 AND state IN ('pending', 'sent') AND deadline_ns + ?4 < ?5";
 	static const char open_sql[] =
 		"SELECT c.id, c.kind, c.device, c.port, c.queue, c.params, c.deadline_ns, c.reason FROM changes c "
 		"WHERE c.agent_id = ? AND c.state IN ('pending', 'sent') AND c.deadline_ns > ? AND " READY
@@ -211,9 +215,10 @@ int changes_on_report(void *ctx, struct store *s, const struct report *rep, int6
 	static const char sent_sql[] =
 		"UPDATE changes SET state = 'sent', sent_ns = ?, updated_ns = ? WHERE id IN (SELECT c.id FROM "
 		"changes c WHERE c.agent_id = ? AND c.state IN ('pending', 'sent') AND c.state = 'pending' AND "
-		"c.deadline_ns > ? AND " READY ")";
+		"c.deadline_ns > ? AND c.id <= ? AND " READY ")";
 	sqlite3_stmt *st;
 	size_t nsent = 0;
+	int64_t last = 0;
 	int r, rc;
 
 	(void)ctx;
@@ -227,6 +232,7 @@ int changes_on_report(void *ctx, struct store *s, const struct report *rep, int6
 	sqlite3_bind_text(st, 3, rep->agent_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, CHANGES_GRACE_NS);
 	sqlite3_bind_int64(st, 5, now);
+	sqlite3_bind_text(st, 6, held_error, -1, SQLITE_STATIC);
 	if ((r = store_step(st)) < 0 || (r = fail_dependents(s, rep->agent_id, now)) < 0)
 		return r;
 	if (!(st = store_stmt(s, open_sql)))
@@ -254,6 +260,7 @@ int changes_on_report(void *ctx, struct store *s, const struct report *rep, int6
 		if (sqlite3_column_type(st, 7) != SQLITE_NULL)
 			json_object_set_new(cmd, "reason", store_col_text(st, 7));
 		json_array_append_new(cmds, cmd);
+		last = sqlite3_column_int64(st, 0);
 		nsent++;
 	}
 	sqlite3_reset(st);
@@ -266,6 +273,7 @@ int changes_on_report(void *ctx, struct store *s, const struct report *rep, int6
 		sqlite3_bind_int64(st, 2, now);
 		sqlite3_bind_text(st, 3, rep->agent_id, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 4, now);
+		sqlite3_bind_int64(st, 5, last); /* those beyond the 64 sent wait for the next answer */
 		return store_step(st);
 	}
 	return 0;
@@ -497,6 +505,8 @@ static void target_fini(struct change_target *t)
 	json_decref(t->current);
 	json_decref(t->expect);
 	json_decref(t->after);
+	json_decref(t->pfc_now);
+	json_decref(t->ecn_now);
 	json_decref(t->port_pfc);
 	json_decref(t->port_ecn);
 }
@@ -512,11 +522,11 @@ void change_set_fini(struct change_set *cs)
 }
 
 /* values (a copy of an object's values as reported, of kind) with the changes still out on the
- * object laid over them, oldest first (queue -2: any), their ids added to t->after: pending
+ * object laid over them, oldest first (queue -2: any), their ids added to *ids: pending
  * ones before their deadline (those past it are not sent), sent ones until their outcome (the
  * agent may have applied one after the deadline by its own clock). */
-static int lay_out(struct store_reader *rd, struct change_target *t, enum change_kind kind, const char *device,
-		   const char *port, int queue, json_t *values, struct rf_err *e)
+static int lay_out(struct store_reader *rd, const char *agent, enum change_kind kind, const char *device,
+		   const char *port, int queue, json_t *values, json_t **ids, struct rf_err *e)
 {
 	static const char sql[] = "SELECT id, params FROM changes WHERE agent_id = ?1 AND device = ?3 AND "
 				  "port = ?4 AND kind = ?2 AND (?5 = -2 OR queue = ?5) AND "
@@ -526,7 +536,7 @@ static int lay_out(struct store_reader *rd, struct change_target *t, enum change
 
 	if (!st)
 		return -ENOMEM;
-	sqlite3_bind_text(st, 1, t->agent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 1, agent, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, kind_names[kind], -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, device, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 4, port, -1, SQLITE_STATIC);
@@ -540,9 +550,9 @@ static int lay_out(struct store_reader *rd, struct change_target *t, enum change
 				validate_pfc_merge(values, params);
 			else
 				json_object_update(values, params);
-			if (!t->after)
-				t->after = json_array();
-			json_array_append_new(t->after, json_integer(sqlite3_column_int64(st, 0)));
+			if (!*ids)
+				*ids = json_array();
+			json_array_append_new(*ids, json_integer(sqlite3_column_int64(st, 0)));
 		}
 		json_decref(params);
 	}
@@ -568,13 +578,33 @@ static int config_now(struct store_reader *rd, const char *agent, enum change_ki
 	return 0;
 }
 
+int changes_expected(struct store_reader *rd, const char *agent, enum change_kind kind, const char *device,
+		     const char *port, int queue, json_t **ret, struct rf_err *e)
+{
+	json_t *ids = NULL;
+	int r;
+
+	*ret = NULL;
+	if ((r = store_reader_begin(rd)) < 0)
+		return rf_err_set(e, r, "STORE_ERROR", NULL, "the store could not be read");
+	if ((r = config_now(rd, agent, kind, device, port, queue, ret, e)) == 0 && *ret)
+		r = lay_out(rd, agent, kind, device, port, queue, *ret, &ids, e);
+	store_reader_end(rd);
+	json_decref(ids);
+	if (r < 0) {
+		json_decref(*ret);
+		*ret = NULL;
+	}
+	return r;
+}
+
 /* A target's values as reported and what its validation checks them against, in one snapshot
  * (the caller's read transaction): had a change still out been applied and read back between
  * the two reads, it would be counted in neither. */
 static int target_fill(struct store_reader *rd, const struct change_set *cs, const char *agent,
 		       json_t *entry, struct change_target *t, struct rf_err *e)
 {
-	json_t *list = NULL, *now = NULL;
+	json_t *now = NULL;
 	int r;
 
 	snprintf(t->agent, sizeof(t->agent), "%s", agent);
@@ -587,33 +617,45 @@ static int target_fill(struct store_reader *rd, const struct change_set *cs, con
 	t->current = now ? now : json_incref(json_object_get(entry, "values"));
 	if (!(t->expect = json_is_object(t->current) ? json_deep_copy(t->current) : json_object()))
 		return -ENOMEM;
-	if ((r = lay_out(rd, t, cs->kind, t->device, t->port, t->queue, t->expect, e)) < 0)
+	if ((r = lay_out(rd, agent, cs->kind, t->device, t->port, t->queue, t->expect, &t->after, e)) < 0)
 		return r;
 	if (cs->kind == CHANGE_DCQCN)
 		views_port_speed(rd, agent, t->device, t->port, &t->line_mbps);
 	if (cs->kind == CHANGE_ECN) {
-		if ((r = config_now(rd, agent, CHANGE_PFC, t->device, t->port, -2, &t->port_pfc, e)) < 0)
+		if ((r = config_now(rd, agent, CHANGE_PFC, t->device, t->port, -2, &t->pfc_now, e)) < 0)
 			return r;
-		if (t->port_pfc && (r = lay_out(rd, t, CHANGE_PFC, t->device, t->port, -2, t->port_pfc, e)) < 0)
-			return r;
+		if (t->pfc_now) {
+			if (!(t->port_pfc = json_deep_copy(t->pfc_now)))
+				return -ENOMEM;
+			if ((r = lay_out(rd, agent, CHANGE_PFC, t->device, t->port, -2, t->port_pfc, &t->after, e)) < 0)
+				return r;
+			/* a priority lossless as reported or as expected keeps Kmax below XOFF: a
+			 * deadlock break on its way is undone by its restore, which a Kmax above XOFF
+			 * would have refused */
+			json_object_set_new(t->port_pfc, "enable",
+					    json_integer(json_integer_value(json_object_get(t->port_pfc, "enable")) |
+							 json_integer_value(json_object_get(t->pfc_now, "enable"))));
+		}
 	}
 	if (cs->kind == CHANGE_PFC && cs->on_switch) {
+		json_t *list = NULL, *it;
 		size_t i;
-		json_t *it;
 
 		if (configs_get(rd, agent, CHANGE_ECN, t->device, t->port, -2, &list, e) < 0)
 			return -EIO;
 		t->port_ecn = json_array();
+		t->ecn_now = json_array();
 		json_array_foreach(list, i, it) {
 			json_t *v = json_deep_copy(json_object_get(it, "values"));
 
-			if (!v || (r = lay_out(rd, t, CHANGE_ECN, t->device, t->port,
-					       (int)json_integer_value(json_object_get(it, "queue")), v, e)) < 0) {
+			json_object_set(v, "queue", json_object_get(it, "queue"));
+			if (!v || json_array_append_new(t->ecn_now, json_deep_copy(v)) < 0 ||
+			    (r = lay_out(rd, agent, CHANGE_ECN, t->device, t->port,
+					 (int)json_integer_value(json_object_get(it, "queue")), v, &t->after, e)) < 0) {
 				json_decref(v);
 				json_decref(list);
-				return v ? r : -ENOMEM;
+				return r < 0 ? r : -ENOMEM;
 			}
-			json_object_set(v, "queue", json_object_get(it, "queue"));
 			json_array_append_new(t->port_ecn, v);
 		}
 		json_decref(list);
@@ -621,29 +663,34 @@ static int target_fill(struct store_reader *rd, const struct change_set *cs, con
 	return 0;
 }
 
-/* Validates (and normalizes) params for one target. */
-static int target_validate(const struct change_set *cs, const struct change_target *t, json_t *params,
+/* Validates (and normalizes) params for one target: against its values as expected, or as
+ * reported (now). */
+static int target_validate(const struct change_set *cs, const struct change_target *t, json_t *params, bool now,
 			   struct rf_err *e)
 {
 	int r = -EINVAL;
 
 	switch (cs->kind) {
 	case CHANGE_DCQCN:
-		r = validate_dcqcn(params, t->expect, t->line_mbps, e);
+		r = validate_dcqcn(params, now ? t->current : t->expect, t->line_mbps, e);
 		break;
 	case CHANGE_ECN:
-		r = validate_ecn(params, t->expect, t->port_pfc, t->queue, e);
+		r = validate_ecn(params, now ? t->current : t->expect, now ? t->pfc_now : t->port_pfc, t->queue, e);
 		break;
 	case CHANGE_PFC:
-		r = validate_pfc(params, t->expect, t->port_ecn, cs->on_switch, e);
+		r = validate_pfc(params, now ? t->current : t->expect, now ? t->ecn_now : t->port_ecn, cs->on_switch, e);
 		break;
 	}
-	if (r < 0 && e && t->after && !strcmp(e->code, "BAD_THRESHOLD_ORDER")) {
-		size_t n = strlen(e->msg), k = json_array_size(t->after);
+	if (r < 0 && e && !now && t->after && !strcmp(e->code, "BAD_THRESHOLD_ORDER")) {
+		size_t n = strlen(e->msg), k = json_array_size(t->after), i;
+		json_int_t newest = 0;
+		json_t *id;
 
-		snprintf(e->msg + n, sizeof(e->msg) - n, " (counted with the %zu change%s still out on it or its port, "
-			 "which its agent applies first; the newest: change %" JSON_INTEGER_FORMAT ")", k, k == 1 ? "" : "s",
-			 json_integer_value(json_array_get(t->after, k - 1)));
+		json_array_foreach(t->after, i, id)
+			if (json_integer_value(id) > newest)
+				newest = json_integer_value(id);
+		snprintf(e->msg + n, sizeof(e->msg) - n, " (counted with the %zu change%s still on the way to it or its "
+			 "port; the newest: change %" JSON_INTEGER_FORMAT ")", k, k == 1 ? "" : "s", newest);
 	}
 	return r;
 }
@@ -672,17 +719,19 @@ int change_set_add(struct store_reader *rd, struct change_set *cs, const char *a
 	memset(t, 0, sizeof(*t));
 	if ((r = store_reader_begin(rd)) < 0)
 		return rf_err_set(e, r, "STORE_ERROR", NULL, "the store could not be read");
-	if (cs->seen < 0) {
-		/* in the first target's snapshot: a change stored after it is one the set's
-		 * validation may not count (create_clash) */
+	{
+		/* in the target's snapshot: a change stored after it is one its validation may
+		 * not count (create_clash) */
 		sqlite3_stmt *st = store_reader_stmt(rd, "SELECT coalesce(max(id), 0) FROM changes");
 		int rc = st ? sqlite3_step(st) : SQLITE_NOMEM;
 
 		if (rc == SQLITE_ROW)
-			cs->seen = sqlite3_column_int64(st, 0);
+			t->seen = sqlite3_column_int64(st, 0);
 		r = rc == SQLITE_ROW ? 0 : st ? store_read_failed(st, rc, e) : -ENOMEM;
 		if (st)
 			sqlite3_reset(st);
+		if (cs->seen < 0)
+			cs->seen = t->seen;
 	}
 	if (r == 0)
 		r = target_fill(rd, cs, agent, entry, t, e);
@@ -691,7 +740,21 @@ int change_set_add(struct store_reader *rd, struct change_set *cs, const char *a
 		return r;
 	if (!(p = json_deep_copy(cs->params)))
 		return -ENOMEM;
-	if (target_validate(cs, t, p, &ve) < 0) {
+	if ((r = target_validate(cs, t, p, false, &ve)) == 0 && t->after) {
+		/* fine as reported too: it waits for none of the changes still out (a deadlock
+		 * break behind an unrelated ECN change would) */
+		json_t *p2 = json_deep_copy(cs->params);
+
+		if (!p2) {
+			json_decref(p);
+			return -ENOMEM;
+		}
+		if (target_validate(cs, t, p2, true, NULL) == 0) {
+			json_decref(t->after);
+			t->after = NULL;
+		}
+		json_decref(p2);
+	} else if (r < 0) {
 		if (cs->nbad++ < CHANGES_REJECTIONS_MAX) {
 			json_t *tj = json_pack("{s:s,s:s,s:s}", "agent", t->agent, "device", t->device, "port",
 					       t->port);
@@ -886,8 +949,8 @@ static int create_clash(struct create_job *j, struct store *s)
 		for (size_t i = 0; i < cs->n; i++) {
 			const struct change_target *t = &cs->t[i];
 
-			if (!strcmp(t->agent, agent) && !strcmp(t->port, port) && !strcmp(t->device, dev) &&
-			    counts(cs, t, kind, (int)sqlite3_column_int64(st, 6))) {
+			if (sqlite3_column_int64(st, 0) > t->seen && !strcmp(t->agent, agent) && !strcmp(t->port, port) &&
+			    !strcmp(t->device, dev) && counts(cs, t, kind, (int)sqlite3_column_int64(st, 6))) {
 				j->clash = sqlite3_column_int64(st, 0);
 				j->clash_at = i;
 				snprintf(j->clash_by, sizeof(j->clash_by), "%s",
@@ -975,7 +1038,7 @@ int change_set_commit(struct store *s, struct change_set *cs, const char *actor,
 	/* the values as stored and sent: normalized (sizes in bytes), once, with the first target */
 	if (!(p = json_deep_copy(cs->params)))
 		return rf_err_set(e, -ENOMEM, "STORE_ERROR", NULL, "out of memory; nothing was changed");
-	target_validate(cs, &cs->t[0], p, NULL);
+	target_validate(cs, &cs->t[0], p, false, NULL);
 	text = json_dumps(p, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(p);
 	if (!text)

@@ -83,7 +83,9 @@ struct change_target {
 	int64_t line_mbps; /* DCQCN: the port's speed (0 unknown) */
 	json_t *port_pfc;  /* ECN: the PFC settings of the queue's port (owned, or NULL) */
 	json_t *port_ecn;  /* PFC of a switch port: the ECN settings of its queues (owned) */
-	json_t *after;	   /* the ids of the changes still out that those count, oldest first (or NULL) */
+	json_t *pfc_now, *ecn_now; /* the same as reported (owned, or NULL) */
+	json_t *after;	   /* the ids of the changes still out that expect and port_* count (or NULL) */
+	int64_t seen;	   /* the newest change when it was read */
 };
 
 /* The targets of one request, each validated against the requested values. */
@@ -100,6 +102,11 @@ struct change_set {
 	json_t *rejections; /* the first CHANGES_REJECTIONS_MAX: [{target, code, detail, pointer}] */
 };
 
+/* One object's values as they will be once the changes still on their way to it are applied
+ * (what a change to it is validated against; NULL when it reported none), or -errno with e. */
+int changes_expected(struct store_reader *rd, const char *agent, enum change_kind kind, const char *device,
+		     const char *port, int queue, json_t **ret, struct rf_err *e);
+
 /* A set of changes of kind to hosts or switches, setting params (copied). */
 int change_set_init(struct change_set *cs, enum change_kind kind, bool on_switch, json_t *params);
 void change_set_fini(struct change_set *cs);
@@ -108,11 +115,13 @@ void change_set_fini(struct change_set *cs);
  * in the set, not returned).  -E2BIG (TOO_MANY_TARGETS) beyond CHANGES_MAX_TARGETS.
  *
  * Validated against what the object will hold when the change reaches it: its values as
- * reported with the changes still out on it (pending or sent, before their deadline) laid over
- * them in order, as its agent applies them first — and the same of its port's PFC (ECN) or
- * its queues' ECN (PFC of a switch port).  Two changes made back to back therefore check
- * against each other: Kmax lowered just after Kmin was is accepted, and Kmax lowered under a
- * Kmin raised just before is refused, though neither has been read back yet. */
+ * reported with the changes still out on it laid over them in order (pending ones before their
+ * deadline, sent ones until their outcome) — and the same of its port's PFC (ECN; a priority
+ * lossless as reported counts as lossless) or its queues' ECN (PFC of a switch port), all in
+ * one read transaction.  Two changes made back to back therefore check against each other:
+ * Kmax lowered just after Kmin was is accepted, and Kmax lowered under a Kmin raised just
+ * before is refused, though neither has been read back yet.  A target the values pass only
+ * with those changes records them (after): the change waits for them (changes_on_report). */
 int change_set_add(struct store_reader *rd, struct change_set *cs, const char *agent, json_t *entry,
 		   struct rf_err *e);
 

@@ -735,7 +735,19 @@ static int apply_action_once(struct detector *d, struct store_reader *rd, const 
 	if ((r = changes_lookup(rd, role, CHANGE_PFC, a->node, dev, port, -2, &entries, e)) < 0)
 		return r;
 	entry = json_array_get(entries, 0);
-	cur = base >= 0 ? base : json_integer_value(json_object_get(json_object_get(entry, "values"), "enable"));
+	cur = base;
+	if (cur < 0) {
+		/* the priorities as they will be once the changes on their way (an operator's)
+		 * are applied: this one goes after them and sets the whole mask */
+		json_t *v = NULL;
+
+		if ((r = changes_expected(rd, a->node, CHANGE_PFC, dev, port, -2, &v, e)) < 0) {
+			json_decref(entries);
+			return r;
+		}
+		cur = json_integer_value(json_object_get(v ? v : json_object_get(entry, "values"), "enable"));
+		json_decref(v);
+	}
 	mask = a->op == CC_DL_LOSSY ? (cur & ~(1 << a->prio)) : (cur | (1 << a->prio));
 	params = json_pack("{s:I}", "enable", (json_int_t)mask);
 	r = change_set_init(&cs, CHANGE_PFC, sw, params);

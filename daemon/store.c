@@ -228,6 +228,12 @@ static int migrate(sqlite3 *db, struct rf_err *e)
 	sqlite3_stmt *st;
 	int version, r;
 
+	/* the change path's queries read JSON arrays (json_each, daemon/changes.c): an sqlite built
+	 * without its JSON functions would fail them on every report */
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM json_each('[1]')", -1, &st, NULL) != SQLITE_OK)
+		return rf_err_set(e, -EIO, "STORE_ERROR", NULL, "this sqlite (%s) has no JSON functions: %s",
+				  sqlite3_libversion(), sqlite3_errmsg(db));
+	sqlite3_finalize(st);
 	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
 		return rf_err_set(e, -EIO, "STORE_ERROR", NULL, "%s", sqlite3_errmsg(db));
 	sqlite3_step(st);

@@ -790,8 +790,9 @@ def test_an_operator_rollback_of_steps_that_depend_on_each_other(world):
     """Two completed steps of one port, Kmax 1.5 MB -> 3 MB and then Kmin 1 MB -> 1.5 MB: the
     operator's rollback undoes the Kmin first, and the Kmax's change set, which the Kmin
     reported now (1.5 MB, not below it) would refuse, is checked against the Kmin on its way
-    and goes at once, in the same pass: the port ends at Kmin 1 MB, Kmax 1.5 MB.  The steps are
-    written into the saved state as the tuner would have left them."""
+    and stored at once, in the same pass, to be sent once that one is applied: the port ends at
+    Kmin 1 MB, Kmax 1.5 MB.  The steps are written into the saved state as the tuner would have
+    left them."""
     d, sim, c, ops = fabric(world)
     ecn = "/api/v1/switches/leaf0/ports/h0/queues/3/ecn"
     wait_for(lambda: c.get(ecn).status_code == 200, 20, what="the port's ECN settings reported")
@@ -824,3 +825,5 @@ def test_an_operator_rollback_of_steps_that_depend_on_each_other(world):
     # the Kmax's change was made before the Kmin's was read back: its "old" still shows 1.5 MB
     undo = [x for x in tuner_changes(c) if x["params"] == {"kmax_bytes": 1500000}]
     assert undo and undo[0]["old"]["kmin_bytes"] == 1500000 and undo[0]["state"] == "applied", undo
+    kmin_undo = [x["id"] for x in tuner_changes(c) if x["params"] == {"kmin_bytes": 1000000}]
+    assert undo[0]["after"] == kmin_undo[-1:], (undo, kmin_undo)

@@ -227,22 +227,32 @@ def test_unbound_token_still_works_with_a_warning(world):
 
 def test_a_database_from_before_bindings(world):
     """A schema-5 database (its tokens made before bindings) is migrated; its agent token keeps
-    working unbound, named in the start-up warning and in /health."""
+    working unbound, named in the start-up warning and in /health.  A change left pending in it
+    (made before changes waited for others, schema 10) is sent as before, waiting for none."""
     d = world.daemon()
     with open(V5_DUMP) as f:
         db = sqlite3.connect(d.db)
         db.executescript(f.read())
+        db.execute("INSERT INTO changes(batch, created_ns, actor, reason, agent_id, kind, device, port, queue, "
+                   "params, state, deadline_ns, updated_ns) VALUES(0, 1, 'ops', 'before the upgrade', 'h5', "
+                   "'dcqcn', 'mlx5_0', '1', -1, '{\"rpg_ai_rate\":10}', 'pending', ?, 1)",
+                   (time.time_ns() + 3600 * 10**9,))
+        db.commit()
         db.close()
     d.tokens.update(fleet=V5_FLEET_TOKEN, ops=V5_OPS_TOKEN)
     d.start()
     log = d.proc.output()
     assert "from version 5 to 6" in log
     assert re.search(r"warning.*agent token 'fleet' is not bound.*\[UNBOUND_AGENT_TOKEN\]", log), log[-2000:]
-    assert post(d, "fleet", "h5", report("h5", 1)).status_code == 200
+    r = post(d, "fleet", "h5", report("h5", 1))
+    assert r.status_code == 200, r.text
+    assert [c["id"] for c in r.json()["commands"]] == ["c1"], r.text
+    ch = d.client("ops").json("/api/v1/changes/1")
+    assert ch["state"] == "sent" and ch["after"] == [], ch
     w = d.client("ops").json("/api/v1/health")["warnings"]
     assert w[0]["tokens"] == ["fleet"]  # not the revoked one
-    assert "from version 8 to 9" in log  # and on to the newest
-    assert d.client().json("/api/v1/version")["store_schema"] == 9
+    assert "from version 9 to 10" in log  # and on to the newest
+    assert d.client().json("/api/v1/version")["store_schema"] == 10
 
 
 def test_token_commands_bind_and_list(tmp_path):

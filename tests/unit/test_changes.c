@@ -262,6 +262,8 @@ static int change_port(struct fixture *f, enum change_kind kind, const char *por
 	return r;
 }
 
+#define MIN (60 * NSEC_PER_SEC)
+
 /* The ids of commands, "c1 c4". */
 static const char *ids_of(json_t *cmds)
 {
@@ -306,53 +308,66 @@ static void test_validated_against_changes_still_out(void **state)
 	(void)state;
 	fx_open(&f);
 	json_decref(switch_report(&f, "leaf0", NULL));
-	/* Kmin up to 300 KB, then Kmax 250 KB: fine against the Kmin reported, not against the one
-	 * on its way */
-	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmin_bytes\": 300000}", (60 * NSEC_PER_SEC), &e), 0);
-	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmax_bytes\": 250000}", (60 * NSEC_PER_SEC), &e), -EINVAL);
+	/* c1: Kmin up to 300 KB; then Kmax 250 KB: fine against the Kmin reported, not against the
+	 * one on its way */
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmin_bytes\": 300000}", MIN, &e), 0);
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmax_bytes\": 250000}", MIN, &e), -EINVAL);
 	assert_string_equal(e.code, "BAD_THRESHOLD_ORDER");
 	assert_non_null(strstr(e.msg, "Kmin (300000 bytes) must be below Kmax (250000 bytes)"));
-	assert_non_null(strstr(e.msg, "counted with the 1 change still out on it or its port"));
-	/* Kmax up to 900 KB, then Kmin 600 KB: refused against the Kmax reported, not now */
-	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmax_bytes\": 900000}", (60 * NSEC_PER_SEC), &e), 0);
-	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmin_bytes\": 600000}", (60 * NSEC_PER_SEC), &e), 0);
+	assert_non_null(strstr(e.msg, "counted with the 1 change still on the way to it or its port; the newest: "
+				      "change 1)"));
+	/* c2: Kmax up to 900 KB; c3: Kmin 600 KB, refused against the Kmax reported, not now: it
+	 * waits for them (c2 and c1 are fine as reported too, and wait for nothing) */
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmax_bytes\": 900000}", MIN, &e), 0);
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmin_bytes\": 600000}", MIN, &e), 0);
+	assert_int_equal(count(&f, "after_ids IS NULL"), 2);
+	assert_int_equal(count(&f, "id = 3 AND after_ids = '[1,2]'"), 1);
 	/* the port's PFC against its queue's ECN on the way: XOFF 800 KB under Kmax 900 KB */
-	assert_int_equal(change_port(&f, CHANGE_PFC, "h0", "{\"xoff_bytes\": 800000}", (60 * NSEC_PER_SEC), &e), -EINVAL);
+	assert_int_equal(change_port(&f, CHANGE_PFC, "h0", "{\"xoff_bytes\": 800000}", MIN, &e), -EINVAL);
 	assert_string_equal(e.code, "BAD_THRESHOLD_ORDER");
 	assert_string_equal(e.where, "/xoff_bytes");
-	/* and the queue's ECN against its port's PFC on the way (h1: Kmax 400 KB reported) */
-	assert_int_equal(change_port(&f, CHANGE_PFC, "h1", "{\"xoff_bytes\": 800000}", (60 * NSEC_PER_SEC), &e), 0);
-	assert_int_equal(change_port(&f, CHANGE_ECN, "h1", "{\"kmax_bytes\": 900000}", (60 * NSEC_PER_SEC), &e), -EINVAL);
+	/* and the queue's ECN against its port's PFC on the way (h1: Kmax 400 KB reported): c4
+	 * XOFF 800 KB; c5 Kmax 700 KB, fine either way */
+	assert_int_equal(change_port(&f, CHANGE_PFC, "h1", "{\"xoff_bytes\": 800000}", MIN, &e), 0);
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h1", "{\"kmax_bytes\": 900000}", MIN, &e), -EINVAL);
 	assert_string_equal(e.code, "BAD_THRESHOLD_ORDER");
 	assert_non_null(strstr(e.msg, "PFC XOFF threshold (800000 bytes)"));
-	assert_int_equal(change_port(&f, CHANGE_ECN, "h1", "{\"kmax_bytes\": 700000}", (60 * NSEC_PER_SEC), &e), 0);
-	/* a change past its deadline will not be applied: it does not count (h2) */
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h1", "{\"kmax_bytes\": 700000}", MIN, &e), 0);
+	/* a change past its deadline will not be sent: it does not count (h2: c6, c7) */
 	assert_int_equal(change_port(&f, CHANGE_ECN, "h2", "{\"kmin_bytes\": 300000}", -NSEC_PER_SEC, &e), 0);
-	assert_int_equal(change_port(&f, CHANGE_ECN, "h2", "{\"kmax_bytes\": 250000}", (60 * NSEC_PER_SEC), &e), 0);
-	/* a change goes only once those it counted are applied: c1 (h0's Kmin), c4 (h1's XOFF)
-	 * and c7 (h2's Kmax) first; c2 (h0's Kmax) counted c1, c3 both, c5 (h1's Kmax) c4 */
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h2", "{\"kmax_bytes\": 250000}", MIN, &e), 0);
+	/* a change goes only once those it counted are applied: c3 waits */
 	cmds = switch_report(&f, "leaf0", NULL);
-	assert_string_equal(ids_of(cmds), "c1 c4 c7");
+	assert_string_equal(ids_of(cmds), "c1 c2 c4 c5 c7");
 	/* sent, they still count, and past their deadline too, until their outcome (the agent may
 	 * have applied one by its own clock): c1 here */
 	store_flush(f.st);
 	assert_int_equal(store_exec(store_writer_db(f.st), "UPDATE changes SET deadline_ns = 1 WHERE id = 1", NULL), 0);
-	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmax_bytes\": 250000}", (60 * NSEC_PER_SEC), &e),
-			 -EINVAL);
-	assert_non_null(strstr(e.msg, "counted with the 3 changes still out on it or its port"));
-	/* c4 fails on the device: c5, checked counting it, fails without being sent */
-	next = switch_report(&f, "leaf0", outcomes(cmds, "c4"));
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmax_bytes\": 250000}", MIN, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "counted with the 3 changes still on the way"));
+	/* c8: a deadlock break (priority 3 lossy) waits for none of them, as none decides it */
+	assert_int_equal(change_port(&f, CHANGE_PFC, "h0", "{\"enable\": 0}", MIN, &e), 0);
+	assert_int_equal(count(&f, "id = 8 AND after_ids IS NULL"), 1);
+	/* while it is on its way the queue is lossless still for ECN: Kmax not above XOFF (1 MB) */
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmax_bytes\": 2000000}", MIN, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "PFC XOFF threshold"));
+	/* h3: c9 Kmax 900 KB, c10 Kmin 600 KB counting it; c9 times out unsent: c10 fails */
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h3", "{\"kmax_bytes\": 900000}", MIN, &e), 0);
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h3", "{\"kmin_bytes\": 600000}", MIN, &e), 0);
+	store_flush(f.st);
+	assert_int_equal(store_exec(store_writer_db(f.st), "UPDATE changes SET deadline_ns = 1 WHERE id = 9", NULL), 0);
+	/* and c2 fails on the device: c3, checked counting it, fails without being sent */
+	next = switch_report(&f, "leaf0", outcomes(cmds, "c2"));
 	json_decref(cmds);
-	assert_int_equal(count(&f, "id = 5 AND state = 'failed' AND error LIKE '%DEPENDS_ON_FAILED%change 4,%'"), 1);
-	assert_string_equal(ids_of(next), "c2");
-	cmds = switch_report(&f, "leaf0", outcomes(next, NULL));
+	assert_int_equal(count(&f, "id = 3 AND state = 'failed' AND error LIKE '%DEPENDS_ON_FAILED%change 2,%'"), 1);
+	assert_int_equal(count(&f, "id = 9 AND state = 'timed_out'"), 1);
+	assert_int_equal(count(&f, "id = 10 AND state = 'failed' AND error LIKE '%DEPENDS_ON_FAILED%change 9,%'"), 1);
+	assert_string_equal(ids_of(next), "c8");
+	json_decref(switch_report(&f, "leaf0", outcomes(next, NULL)));
 	json_decref(next);
-	assert_string_equal(ids_of(cmds), "c3");
-	json_decref(switch_report(&f, "leaf0", outcomes(cmds, NULL)));
-	json_decref(cmds);
 	/* applied (and read back), the report is what counts: leaf0 reports Kmin 100 KB still */
 	assert_int_equal(count(&f, "state IN ('pending', 'sent') AND port != 'h2'"), 0);
-	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmax_bytes\": 250000}", (60 * NSEC_PER_SEC), &e), 0);
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmax_bytes\": 250000}", MIN, &e), 0);
 	fx_close(&f);
 }
 
