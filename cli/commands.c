@@ -885,11 +885,19 @@ int cli_run(const struct cli_request *req, const struct cli_opts *o, const struc
 	else
 		req->print(out, doc);
 	if (follow) {
+		size_t open = 0;
+
 		json_array_foreach(json_object_get(doc, "items"), i, it) {
 			if (strcmp(state_of(it), "applied"))
 				rc = 3;
+			if (!strcmp(state_of(it), "pending") || !strcmp(state_of(it), "sent"))
+				open++;
 		}
-		if (rc)
+		if (open)
+			fprintf(err, "rocefabctl: %zu change%s still pending or sent when the wait ended (a change "
+				     "held for others shows them: pending (after ...)); see rocefabctl changes\n",
+				open, open == 1 ? "" : "s");
+		else if (rc)
 			fprintf(err, "rocefabctl: not every change was applied (see ERROR)\n");
 	}
 	json_decref(doc);

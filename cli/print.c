@@ -683,6 +683,25 @@ void print_changes(FILE *f, const json_t *d)
 		char target[200], *params = json_dumps(json_object_get(c, "params"),
 						       JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
 		const char *err = str(&s, json_object_get(c, "error"), "message");
+		const char *code = str(&s, json_object_get(c, "error"), "code");
+		const json_t *after = json_object_get(c, "after");
+		char state[120], error[400];
+
+		/* a change held until those its check counted are applied: which */
+		snprintf(state, sizeof(state), "%s", str(&s, c, "state") ?: "");
+		if (!strcmp(state, "pending") && json_array_size(after)) {
+			size_t k, n = strlen(state);
+			json_t *id;
+
+			n += (size_t)snprintf(state + n, sizeof(state) - n, " (after");
+			json_array_foreach(after, k, id)
+				if (n < sizeof(state))
+					n += (size_t)snprintf(state + n, sizeof(state) - n, "%s %" JSON_INTEGER_FORMAT,
+							      k ? "," : "", json_integer_value(id));
+			if (n < sizeof(state))
+				snprintf(state + n, sizeof(state) - n, ")");
+		}
+		snprintf(error, sizeof(error), "%s%s%s", code && err ? code : "", code && err ? ": " : "", err ? err : "");
 
 		if (json_object_get(tg, "queue"))
 			snprintf(target, sizeof(target), "%s %s q%s", str(&s, tg, "agent"),
@@ -694,10 +713,10 @@ void print_changes(FILE *f, const json_t *d)
 			snprintf(target, sizeof(target), "%s %s:%s", str(&s, tg, "agent"),
 				 str(&s, tg, "device"), str(&s, tg, "port"));
 		{
-			const char *row[] = { str(&s, c, "id"),      str(&s, c, "state"),
+			const char *row[] = { str(&s, c, "id"),      state,
 					      str(&s, tg, "kind"),   target,
 					      params ? params : "",  str(&s, c, "actor"),
-					      str(&s, c, "created"), err ? err : "" };
+					      str(&s, c, "created"), error };
 
 			table_row(t, row);
 		}

@@ -138,9 +138,7 @@ static int record_results(struct store *s, const struct report *rep, int64_t now
 static const char timeout_error[] =
 	"{\"code\":\"NO_ANSWER\",\"message\":\"the agent did not report an outcome before the "
 	"deadline (is it running and reachable?)\"}";
-static const char held_error[] =
-	"{\"code\":\"DEPENDS_ON_PENDING\",\"message\":\"never sent: the changes its check counted "
-	"(after) were not all applied before its deadline\"}";
+
 
 /* A change c checked counting changes still out (after_ids) goes once every one is applied. */
 #define READY                                                                                               \
@@ -206,7 +204,9 @@ int changes_on_report(void *ctx, struct store *s, const struct report *rep, int6
 {
 	static const char expire[] =
 		"UPDATE changes SET state = 'timed_out', updated_ns = ?2, error = CASE WHEN sent_ns IS NULL AND "
-		"after_ids IS NOT NULL THEN ?6 ELSE ?1 END "
+		"after_ids IS NOT NULL THEN json_object('code', 'DEPENDS_ON_PENDING', 'message', 'never sent: changes ' "
+		"|| (SELECT group_concat(value, ', ') FROM json_each(after_ids)) || ', which its check counted, were "
+		"not all applied before its deadline') ELSE ?1 END "
 		"WHERE agent_id = ?3 AND state IN ('pending', 'sent') AND deadline_ns + ?4 < ?5";
 	static const char open_sql[] =
 		"SELECT c.id, c.kind, c.device, c.port, c.queue, c.params, c.deadline_ns, c.reason FROM changes c "
@@ -232,7 +232,6 @@ int changes_on_report(void *ctx, struct store *s, const struct report *rep, int6
 	sqlite3_bind_text(st, 3, rep->agent_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, CHANGES_GRACE_NS);
 	sqlite3_bind_int64(st, 5, now);
-	sqlite3_bind_text(st, 6, held_error, -1, SQLITE_STATIC);
 	if ((r = store_step(st)) < 0 || (r = fail_dependents(s, rep->agent_id, now)) < 0)
 		return r;
 	if (!(st = store_stmt(s, open_sql)))

@@ -354,14 +354,20 @@ static void test_validated_against_changes_still_out(void **state)
 	/* h3: c9 Kmax 900 KB, c10 Kmin 600 KB counting it; c9 times out unsent: c10 fails */
 	assert_int_equal(change_port(&f, CHANGE_ECN, "h3", "{\"kmax_bytes\": 900000}", MIN, &e), 0);
 	assert_int_equal(change_port(&f, CHANGE_ECN, "h3", "{\"kmin_bytes\": 600000}", MIN, &e), 0);
+	/* c11: h1's Kmin 600 KB, valid only with c5 (and c4, its port's, on the way): its own
+	 * deadline passes first */
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h1", "{\"kmin_bytes\": 600000}", MIN, &e), 0);
 	store_flush(f.st);
-	assert_int_equal(store_exec(store_writer_db(f.st), "UPDATE changes SET deadline_ns = 1 WHERE id = 9", NULL), 0);
+	assert_int_equal(store_exec(store_writer_db(f.st), "UPDATE changes SET deadline_ns = 1 WHERE id IN (9, 11)",
+				    NULL), 0);
 	/* and c2 fails on the device: c3, checked counting it, fails without being sent */
 	next = switch_report(&f, "leaf0", outcomes(cmds, "c2"));
 	json_decref(cmds);
 	assert_int_equal(count(&f, "id = 3 AND state = 'failed' AND error LIKE '%DEPENDS_ON_FAILED%change 2,%'"), 1);
 	assert_int_equal(count(&f, "id = 9 AND state = 'timed_out'"), 1);
 	assert_int_equal(count(&f, "id = 10 AND state = 'failed' AND error LIKE '%DEPENDS_ON_FAILED%change 9,%'"), 1);
+	assert_int_equal(count(&f, "id = 11 AND state = 'timed_out' AND "
+				   "error LIKE '%DEPENDS_ON_PENDING%never sent: changes 5, 4, which%'"), 1);
 	assert_string_equal(ids_of(next), "c8");
 	json_decref(switch_report(&f, "leaf0", outcomes(next, NULL)));
 	json_decref(next);

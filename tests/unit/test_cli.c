@@ -751,16 +751,16 @@ static void test_print_changes(void **state)
 		       "3   applied  ecn    leaf0 h0 q3  {\"b\":true,\"kmin_bytes\":100000}  ops  "
 		       "2026-01-01T00:00:00Z  \n"
 		       "2   failed   pfc    leaf0 h1     {\"enable\":8}                    ops  "
-		       "2026-01-01T00:00:00Z  agent said no\n"
+		       "2026-01-01T00:00:00Z  X: agent said no\n"
 		       "1   applied  dcqcn  h1 nic0:1    {\"rpg_ai_rate_mbps\":5}          ops  "
 		       "2026-01-01T00:00:00Z  \n");
-	/* a batch's answer has them as "changes" */
+	/* a batch's answer has them as "changes"; one held for others names them */
 	assert_printed(
 		print_changes,
-		"{'batch': 4, 'count': 1, 'changes': [{'id': 4, 'state': 'pending',"
+		"{'batch': 4, 'count': 1, 'changes': [{'id': 4, 'state': 'pending', 'after': [2, 3],"
 		" 'target': {'kind': 'pfc', 'agent': 'sw', 'role': 'switch', 'port': 'p'}}]}",
-		"ID  STATE    KIND  TARGET  PARAMS  BY  CREATED  ERROR\n"
-		"4   pending  pfc   sw p            -   -        \n");
+		"ID  STATE                 KIND  TARGET  PARAMS  BY  CREATED  ERROR\n"
+		"4   pending (after 2, 3)  pfc   sw p            -   -        \n");
 	/* one change: its JSON */
 	assert_printed(print_changes, "{'id': 7, 'state': 'applied', 'params': {'b': 1, 'a': 2}}",
 		       "{\n"
@@ -1186,7 +1186,8 @@ static void test_run_set_wait(void **state)
 	r = run(&o, ARGV("set", "ecn", "leaf0", "h0", "3", "pmax=1"), stuck, ARRAY_SIZE(stuck));
 	assert_int_equal(r.rc, 3);
 	assert_non_null(strstr(r.out, "\"state\": \"sent\""));
-	assert_string_equal(r.err, "rocefabctl: not every change was applied (see ERROR)\n");
+	assert_string_equal(r.err, "rocefabctl: 1 change still pending or sent when the wait ended (a change held "
+				   "for others shows them: pending (after ...)); see rocefabctl changes\n");
 	run_free(&r);
 
 	o.json = false;
