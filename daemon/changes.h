@@ -121,7 +121,8 @@ void change_set_fini(struct change_set *cs);
  * one read transaction.  Two changes made back to back therefore check against each other:
  * Kmax lowered just after Kmin was is accepted, and Kmax lowered under a Kmin raised just
  * before is refused, though neither has been read back yet.  A target the values pass only
- * with those changes records them (after): the change waits for them (changes_on_report). */
+ * with those changes records them (after): the change waits for them (changes_on_report).
+ * Each target is read in a read transaction of its own: not from inside one of the caller's. */
 int change_set_add(struct store_reader *rd, struct change_set *cs, const char *agent, json_t *entry,
 		   struct rf_err *e);
 
