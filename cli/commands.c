@@ -488,7 +488,9 @@ static const struct cli_cmd cmds[] = {
 		  "may be glob patterns ('leaf*') to change many at once\n"
 		  "(up to --max-targets N; --device D narrows them);\n"
 		  "sizes take units (400KB); --reason TEXT goes to the\n"
-		  "audit log; --wait waits for the outcome",
+		  "audit log; --wait[=S] waits for the outcome (30 s);\n"
+		  "a change valid only after others on their way waits\n"
+		  "for them (pending (after ...))",
 	  .min_args = 2,
 	  .max_args = -1,
 	  .build = build_set,

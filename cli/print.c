@@ -6,6 +6,7 @@
 
 #include "cli/print.h"
 #include "cli/table.h"
+#include "lib/buf.h"
 #include "lib/err.h"
 #include "lib/strutil.h"
 
@@ -684,24 +685,26 @@ void print_changes(FILE *f, const json_t *d)
 						       JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
 		const char *err = str(&s, json_object_get(c, "error"), "message");
 		const char *code = str(&s, json_object_get(c, "error"), "code");
+		const char *state = str(&s, c, "state") ?: "";
 		const json_t *after = json_object_get(c, "after");
-		char state[120], error[400];
+		char *both;
 
 		/* a change held until those its check counted are applied: which */
-		snprintf(state, sizeof(state), "%s", str(&s, c, "state") ?: "");
 		if (!strcmp(state, "pending") && json_array_size(after)) {
-			size_t k, n = strlen(state);
+			struct buf b;
+			size_t k;
 			json_t *id;
 
-			n += (size_t)snprintf(state + n, sizeof(state) - n, " (after");
+			buf_init(&b);
+			buf_puts(&b, "pending (after");
 			json_array_foreach(after, k, id)
-				if (n < sizeof(state))
-					n += (size_t)snprintf(state + n, sizeof(state) - n, "%s %" JSON_INTEGER_FORMAT,
-							      k ? "," : "", json_integer_value(id));
-			if (n < sizeof(state))
-				snprintf(state + n, sizeof(state) - n, ")");
+				buf_printf(&b, "%s %" JSON_INTEGER_FORMAT, k ? "," : "", json_integer_value(id));
+			buf_puts(&b, ")");
+			state = (b.oom ? NULL : keep(&s, buf_steal(&b, NULL))) ?: state;
+			buf_fini(&b);
 		}
-		snprintf(error, sizeof(error), "%s%s%s", code && err ? code : "", code && err ? ": " : "", err ? err : "");
+		if (code && err && asprintf(&both, "%s: %s", code, err) >= 0)
+			err = keep(&s, both) ?: err;
 
 		if (json_object_get(tg, "queue"))
 			snprintf(target, sizeof(target), "%s %s q%s", str(&s, tg, "agent"),
@@ -716,7 +719,7 @@ void print_changes(FILE *f, const json_t *d)
 			const char *row[] = { str(&s, c, "id"),      state,
 					      str(&s, tg, "kind"),   target,
 					      params ? params : "",  str(&s, c, "actor"),
-					      str(&s, c, "created"), error };
+					      str(&s, c, "created"), err ? err : "" };
 
 			table_row(t, row);
 		}

@@ -163,5 +163,8 @@ int change_set_check(const struct change_set *cs, bool summary, struct rf_err *e
  * (QUEUE_FULL) or another (STORE_ERROR) when the store did not take it. */
 int change_set_commit(struct store *s, struct change_set *cs, const char *actor, const char *reason,
 		      int64_t deadline_ns, int64_t *ret_batch, struct rf_err *e);
+/* How many times rocefabd's own writers (the tuner, the detector) build and check a set again
+ * before a CHANGED_MEANWHILE stands: each try reads what the one before clashed with. */
+#define CHANGES_CLASH_TRIES 3
 
 #endif

@@ -767,14 +767,15 @@ static int apply_action_once(struct detector *d, struct store_reader *rd, const 
 	return 0;
 }
 
-/* apply_action_once, checked again (up to 3 times) when another change to the port was stored
- * while it was being checked (CHANGED_MEANWHILE). */
+/* apply_action_once, tried again (CHANGES_CLASH_TRIES in all) when another change to the port
+ * was stored while it was being checked (CHANGED_MEANWHILE). */
 static int apply_action(struct detector *d, struct store_reader *rd, const struct cc_dl_action *a, const char *actor,
 			int base, int64_t *ret_change, int *ret_mask, struct rf_err *e)
 {
 	int r, tries = 0;
 
-	while ((r = apply_action_once(d, rd, a, actor, base, ret_change, ret_mask, e)) == -EALREADY && ++tries < 3)
+	while ((r = apply_action_once(d, rd, a, actor, base, ret_change, ret_mask, e)) == -EALREADY &&
+	       ++tries < CHANGES_CLASH_TRIES)
 		;
 	return r;
 }

@@ -379,14 +379,15 @@ static int commit_once(struct tuner *t, struct store_reader *rd, const struct cc
 	return r;
 }
 
-/* commit_once, checked again (up to 3 times) when another change to one of its ports was stored
- * while it was being checked (CHANGED_MEANWHILE). */
+/* commit_once, tried again (CHANGES_CLASH_TRIES in all) when another change to one of its ports
+ * was stored while it was being checked (CHANGED_MEANWHILE). */
 static int commit(struct tuner *t, struct store_reader *rd, const struct cc_tn_proposal *p, unsigned prio,
 		  const char *actor, const char *reason, int64_t *ret_batch, struct rf_err *e)
 {
 	int r, tries = 0;
 
-	while ((r = commit_once(t, rd, p, prio, actor, reason, ret_batch, e)) == -EALREADY && ++tries < 3)
+	while ((r = commit_once(t, rd, p, prio, actor, reason, ret_batch, e)) == -EALREADY &&
+	       ++tries < CHANGES_CLASH_TRIES)
 		;
 	return r;
 }
