@@ -89,7 +89,7 @@ static int store_config(struct store *s, const struct report *rep, int64_t now)
 
 static int record_results(struct store *s, const struct report *rep, int64_t now)
 {
-	static const char upd[] = "UPDATE changes SET state = ?, error = ?, new = ?, updated_ns = ? "
+	static const char upd[] = "UPDATE changes SET state = ?, error = ?, new = ?, updated_ns = ?, in_doubt = NULL "
 				  "WHERE id = ? AND agent_id = ? AND state IN ('pending', 'sent', 'timed_out')";
 	json_t *it;
 	size_t i;
@@ -139,6 +139,20 @@ static const char timeout_error[] =
 	"{\"code\":\"NO_ANSWER\",\"message\":\"the agent did not report an outcome before the "
 	"deadline (is it running and reachable?)\"}";
 
+/* A change sent but not answered when it timed out may have been applied all the same: the
+ * agent applies a command that reaches it before the deadline by its own clock, and its
+ * outcome comes with its next report.  Such a change is in doubt (in_doubt 1) and counts in
+ * the checks of other changes to its object, as a sent one does (lay_out), until a report the
+ * agent made after the deadline: an outcome in it settles the change; none says the command
+ * never reached the agent, which refuses one that comes later. */
+static const char doubt_error[] =
+	"{\"code\":\"NO_ANSWER\",\"message\":\"the agent did not report an outcome before the "
+	"deadline (is it running and reachable?); it may have applied it all the same: other changes to "
+	"it are checked counting it until the agent reports again\"}";
+static const char settled_error[] =
+	"{\"code\":\"NO_ANSWER\",\"message\":\"the agent did not report an outcome before the "
+	"deadline, nor in its first report made after it: not applied\"}";
+
 
 /* A change c checked counting changes still out (after_ids) goes once every one is applied. */
 #define READY                                                                                               \
@@ -146,7 +160,8 @@ static const char timeout_error[] =
 	"j.value WHERE p.state != 'applied'))"
 
 /* The agent's pending changes one of whose counted changes failed or timed out fail too, not
- * sent: they were validated counting it (and those counting them, at the next round).  The
+ * sent: they were validated counting it (and those counting them, at the next round); one
+ * counting a change in doubt waits for it to be settled.  The
  * queries here name state IN ('pending', 'sent') besides 'pending': with it the planner takes
  * an index of the agent's open changes even where sqlite_stat1 says an agent's rows are
  * mostly of one state (measured: a scan of 50,000 rows, 5 ms a report, without it). */
@@ -154,7 +169,8 @@ static int fail_dependents(struct store *s, const char *agent, int64_t now)
 {
 	static const char sel[] =
 		"SELECT c.id, (SELECT p.id FROM json_each(c.after_ids) j JOIN changes p ON p.id = j.value "
-		"  WHERE p.state IN ('failed', 'timed_out') ORDER BY p.id LIMIT 1) AS dep FROM changes c "
+		"  WHERE p.state IN ('failed', 'timed_out') AND p.in_doubt IS NULL ORDER BY p.id LIMIT 1) AS dep "
+		"FROM changes c "
 		"WHERE c.agent_id = ? AND c.state IN ('pending', 'sent') AND c.state = 'pending' AND "
 		"c.after_ids IS NOT NULL AND dep IS NOT NULL LIMIT 256";
 	static const char upd[] = "UPDATE changes SET state = 'failed', error = ?, updated_ns = ? "
@@ -203,11 +219,16 @@ int changes_on_report(void *ctx, struct store *s, const struct report *rep, int6
 		      json_t *cmds)
 {
 	static const char expire[] =
-		"UPDATE changes SET state = 'timed_out', updated_ns = ?2, error = CASE WHEN sent_ns IS NULL AND "
-		"after_ids IS NOT NULL THEN json_object('code', 'DEPENDS_ON_PENDING', 'message', 'never sent: changes ' "
-		"|| (SELECT group_concat(value, ', ') FROM json_each(after_ids)) || ', which its check counted, were "
-		"not all applied before its deadline') ELSE ?1 END "
+		"UPDATE changes SET state = 'timed_out', updated_ns = ?2, error = CASE WHEN sent_ns IS NOT NULL THEN ?6 "
+		"WHEN after_ids IS NOT NULL THEN json_object('code', 'DEPENDS_ON_PENDING', 'message', 'never sent: "
+		"changes ' || (SELECT group_concat(value, ', ') FROM json_each(after_ids)) || ', which its check "
+		"counted, were not all applied before its deadline') ELSE ?1 END, "
+		"in_doubt = CASE WHEN sent_ns IS NOT NULL THEN 1 END "
 		"WHERE agent_id = ?3 AND state IN ('pending', 'sent') AND deadline_ns + ?4 < ?5";
+	/* made after the deadline, the report has the outcome of those in doubt if they were
+	 * applied (record_results took it): those left were not */
+	static const char settle[] = "UPDATE changes SET in_doubt = NULL, error = ?, updated_ns = ? "
+				     "WHERE agent_id = ? AND in_doubt = 1 AND deadline_ns < ?";
 	static const char open_sql[] =
 		"SELECT c.id, c.kind, c.device, c.port, c.queue, c.params, c.deadline_ns, c.reason FROM changes c "
 		"WHERE c.agent_id = ? AND c.state IN ('pending', 'sent') AND c.deadline_ns > ? AND " READY
@@ -232,6 +253,15 @@ int changes_on_report(void *ctx, struct store *s, const struct report *rep, int6
 	sqlite3_bind_text(st, 3, rep->agent_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, CHANGES_GRACE_NS);
 	sqlite3_bind_int64(st, 5, now);
+	sqlite3_bind_text(st, 6, doubt_error, -1, SQLITE_STATIC);
+	if ((r = store_step(st)) < 0)
+		return r;
+	if (!(st = store_stmt(s, settle)))
+		return -EIO;
+	sqlite3_bind_text(st, 1, settled_error, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, now);
+	sqlite3_bind_text(st, 3, rep->agent_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, rep->time_ns);
 	if ((r = store_step(st)) < 0 || (r = fail_dependents(s, rep->agent_id, now)) < 0)
 		return r;
 	if (!(st = store_stmt(s, open_sql)))
@@ -283,8 +313,9 @@ int changes_on_report(void *ctx, struct store *s, const struct report *rep, int6
 static int sweep_apply(struct store_job *sj, struct store *s)
 {
 	static const char sql[] =
-		"UPDATE changes SET state = 'timed_out', error = ?, updated_ns = ? "
-		"WHERE state IN ('pending', 'sent') AND deadline_ns + ? < ?";
+		"UPDATE changes SET state = 'timed_out', error = CASE WHEN sent_ns IS NULL THEN ?1 ELSE ?5 END, "
+		"updated_ns = ?2, in_doubt = CASE WHEN sent_ns IS NOT NULL THEN 1 END "
+		"WHERE state IN ('pending', 'sent') AND deadline_ns + ?3 < ?4";
 	int64_t now = tu_now_ns();
 	sqlite3_stmt *st = store_stmt(s, sql);
 
@@ -295,6 +326,7 @@ static int sweep_apply(struct store_job *sj, struct store *s)
 	sqlite3_bind_int64(st, 2, now);
 	sqlite3_bind_int64(st, 3, CHANGES_GRACE_NS);
 	sqlite3_bind_int64(st, 4, now);
+	sqlite3_bind_text(st, 5, doubt_error, -1, SQLITE_STATIC);
 	return store_step(st);
 }
 
@@ -523,13 +555,16 @@ void change_set_fini(struct change_set *cs)
 /* values (a copy of an object's values as reported, of kind) with the changes still out on the
  * object laid over them, oldest first (queue -2: any), their ids added to *ids: pending
  * ones before their deadline (those past it are not sent), sent ones until their outcome (the
- * agent may have applied one after the deadline by its own clock). */
+ * agent may have applied one after the deadline by rocefabd's clock), and those timed out in
+ * doubt (doubt_error).  Two queries of partial indexes: the open changes, those in doubt. */
 static int lay_out(struct store_reader *rd, const char *agent, enum change_kind kind, const char *device,
 		   const char *port, int queue, json_t *values, json_t **ids, struct rf_err *e)
 {
 	static const char sql[] = "SELECT id, params FROM changes WHERE agent_id = ?1 AND device = ?3 AND "
 				  "port = ?4 AND kind = ?2 AND (?5 = -2 OR queue = ?5) AND "
-				  "state IN ('pending', 'sent') AND (state = 'sent' OR deadline_ns > ?6) ORDER BY id";
+				  "state IN ('pending', 'sent') AND (state = 'sent' OR deadline_ns > ?6) "
+				  "UNION ALL SELECT id, params FROM changes WHERE agent_id = ?1 AND device = ?3 AND "
+				  "port = ?4 AND kind = ?2 AND (?5 = -2 OR queue = ?5) AND in_doubt = 1 ORDER BY 1";
 	sqlite3_stmt *st = store_reader_stmt(rd, sql);
 	int rc;
 

@@ -35,7 +35,8 @@ int changes_on_report(void *ctx, struct store *s, const struct report *rep, int6
 		      json_t *commands);
 
 /* A scheduler pass (daemon/sched.h; ctx: the struct store): queues the time-out of every change
- * past its deadline and grace (for agents gone silent). */
+ * past its deadline and grace (for agents gone silent).  One sent is in doubt (it may have been
+ * applied) until a report its agent made after the deadline settles it (changes_on_report). */
 int changes_sweep(void *ctx, int64_t now);
 
 /* --- reading ----------------------------------------------------------------------------- */
@@ -116,9 +117,10 @@ void change_set_fini(struct change_set *cs);
  *
  * Validated against what the object will hold when the change reaches it: its values as
  * reported with the changes still out on it laid over them in order (pending ones before their
- * deadline, sent ones until their outcome) — and the same of its port's PFC (ECN; a priority
- * lossless as reported counts as lossless) or its queues' ECN (PFC of a switch port), all in
- * one read transaction.  Two changes made back to back therefore check against each other:
+ * deadline, sent ones until their outcome, sent ones timed out while their agent was silent
+ * until it reports again) — and the same of its port's PFC (ECN; a priority lossless as
+ * reported counts as lossless) or its queues' ECN (PFC of a switch port), all in one read
+ * transaction.  Two changes made back to back therefore check against each other:
  * Kmax lowered just after Kmin was is accepted, and Kmax lowered under a Kmin raised just
  * before is refused, though neither has been read back yet.  A target the values pass only
  * with those changes records them (after): the change waits for them (changes_on_report).

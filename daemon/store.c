@@ -176,6 +176,10 @@ static const char *const migrations[] = {
 	"ALTER TABLE changes ADD COLUMN after_ids TEXT;"
 	"CREATE INDEX changes_out ON changes(agent_id, device, port, kind, queue, id) "
 	"  WHERE state IN ('pending', 'sent');",
+	/* 10 -> 11: a sent change the pass timed out while its agent was silent may have been
+	 * applied all the same: in_doubt 1 until the agent's next report (daemon/changes.c) */
+	"ALTER TABLE changes ADD COLUMN in_doubt INTEGER;"
+	"CREATE INDEX changes_doubt ON changes(agent_id, device, port, kind, queue, id) WHERE in_doubt = 1;",
 };
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,
 	       "STORE_SCHEMA_VERSION is the number of migrations");

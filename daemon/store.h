@@ -18,7 +18,7 @@
 
 #include "lib/err.h"
 
-#define STORE_SCHEMA_VERSION 10
+#define STORE_SCHEMA_VERSION 11
 
 struct store;
 

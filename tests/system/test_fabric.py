@@ -660,6 +660,53 @@ def test_commands_ride_on_report_answers_until_an_outcome_arrives(world):
     assert ops.json("/api/v1/switches/sw9")["port_list"][0]["peer"] == {"system": "hx", "port": "nic0:1"}
 
 
+def test_a_sent_change_timed_out_is_counted_until_the_agent_reports_again(world):
+    """A hand-made switch agent gets a command and goes silent: rocefabd times the change out
+    (deadline 1 s, grace 10 s) but, as the agent may have applied it, counts it in the check
+    of the next change to the object (which waits for it) until a report the agent made after
+    the deadline brings its outcome."""
+    d = world.daemon(extra_conf="[changes]\ndeadline = 1s\n").start()
+    d.token("agent", "agent", agent="sw9")
+    d.token("ops", "operator")
+    ag, ops = d.client("agent"), d.client("ops")
+
+    def report(seq, results=None):
+        doc = {"schema": 1, "agent": {"id": "sw9", "role": "switch", "boot_id": "b1", "version": "t",
+                                      "backend": "test"},
+               "seq": seq, "time_ns": time.time_ns(), "interval_ms": 1000,
+               "inventory": {"devices": [{"name": "sw9", "kind": "switch", "ports": [
+                   {"port": "p1", "state": "up", "speed_mbps": 100000}]}]},
+               "samples": [],
+               "config": {"ecn": [{"device": "sw9", "port": "p1", "queue": 3, "enabled": True,
+                                   "kmin_bytes": 100000, "kmax_bytes": 400000, "pmax": 0.1}]}}
+        if results:
+            doc["command_results"] = results
+        r = ag.post("/api/v1/agents/sw9/report", json=doc)
+        assert r.status_code == 200, r.text
+        return [c["id"] for c in r.json()["commands"]]
+
+    url = "/api/v1/switches/sw9/ports/p1/queues/3/ecn"
+    assert report(1) == []
+    r = ops.put(url, json={"kmin_bytes": 50000})
+    assert r.status_code == 202, r.text
+    c1 = r.json()["changes"][0]["id"]
+    assert report(2) == [f"c{c1}"]
+    ch = wait_for(lambda: (lambda x: x if x["state"] == "timed_out" else None)(
+        ops.json(f"/api/v1/changes/{c1}")), 20, interval=0.5, what="timed out")
+    assert ch["error"]["code"] == "NO_ANSWER" and "may have applied it" in ch["error"]["message"], ch
+    # Kmax 80 KB is valid only with Kmin 50 KB: accepted, after c1; Kmax 40 KB is refused
+    bad = ops.put(url, json={"kmax_bytes": 40000}).json()
+    assert bad["code"] == "BAD_THRESHOLD_ORDER" and "still on the way" in bad["detail"], bad
+    r = ops.put(url, json={"kmax_bytes": 80000})
+    assert r.status_code == 202, r.text
+    c2 = r.json()["changes"][0]["id"]
+    assert ops.json(f"/api/v1/changes/{c2}")["after"] == [c1]
+    # the agent is back: it had applied c1, so c2 goes
+    assert report(3, [{"id": f"c{c1}", "outcome": "applied", "values": {"kmin_bytes": 50000}}]) == [f"c{c2}"]
+    ch = ops.json(f"/api/v1/changes/{c1}")
+    assert ch["state"] == "applied" and ch["error"] is None, ch
+
+
 def test_control_api_matches_its_document(world):
     """Responses of rocefab-sim's control API against schemas/sim-control.yaml."""
     import jsonschema

@@ -251,8 +251,8 @@ def test_a_database_from_before_bindings(world):
     assert ch["state"] == "sent" and ch["after"] == [], ch
     w = d.client("ops").json("/api/v1/health")["warnings"]
     assert w[0]["tokens"] == ["fleet"]  # not the revoked one
-    assert "from version 9 to 10" in log  # and on to the newest
-    assert d.client().json("/api/v1/version")["store_schema"] == 10
+    assert "from version 10 to 11" in log  # and on to the newest
+    assert d.client().json("/api/v1/version")["store_schema"] == 11
 
 
 def test_token_commands_bind_and_list(tmp_path):

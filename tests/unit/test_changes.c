@@ -2,11 +2,14 @@
  * choosing targets by glob patterns, validating the values against every one of them (all or
  * nothing), committing them to the audit log, the commands that carry them to the agents, the
  * outcomes they report, and the time-out of changes nobody answered. */
+#include <inttypes.h>
+
 #include "tests/unit/daemon-fixture.h"
 
 /* A leaf switch with ports h0..h3 (lossless priority 3, XOFF threshold 1 MB) and ECN on
- * queues 0 and 3 of each; command_results (stolen, may be NULL) as its agent reports them. */
-static json_t *switch_report(struct fixture *f, const char *sw, json_t *command_results)
+ * queues 0 and 3 of each; command_results (stolen, may be NULL) as its agent reports them in
+ * a report made at t. */
+static json_t *switch_report_at(struct fixture *f, const char *sw, int64_t t, json_t *command_results)
 {
 	json_t *ports = json_array(), *pfc = json_array(), *ecn = json_array(), *extra;
 
@@ -28,10 +31,15 @@ static json_t *switch_report(struct fixture *f, const char *sw, json_t *command_
 	extra = json_pack("{s:{s:o,s:o}}", "config", "pfc", pfc, "ecn", ecn);
 	if (command_results)
 		json_object_set_new(extra, "command_results", command_results);
-	return fx_report(f, fx_doc(f, sw, "switch", tu_now_ns(),
+	return fx_report(f, fx_doc(f, sw, "switch", t,
 				    json_pack("[{s:s,s:s,s:s,s:o}]", "name", sw, "kind", "switch", "driver", "sim",
 					      "ports", ports),
 				    extra));
+}
+
+static json_t *switch_report(struct fixture *f, const char *sw, json_t *command_results)
+{
+	return switch_report_at(f, sw, tu_now_ns(), command_results);
 }
 
 static int64_t count(struct fixture *f, const char *where)
@@ -456,6 +464,74 @@ static void test_sweep(void **state)
 	fx_close(&f);
 }
 
+/* A change sent and timed out by the pass while its agent was silent may have been applied:
+ * it counts in the checks of other changes to its object until a report the agent made after
+ * its deadline, which has its outcome if it was (leaf0 reports Kmin 100 KB, Kmax 400 KB). */
+static void test_timed_out_in_doubt(void **state)
+{
+	int64_t deadline = tu_now_ns() - CHANGES_GRACE_NS - NSEC_PER_SEC;
+	struct rf_err e = { 0 };
+	struct fixture f;
+	json_t *cmds;
+	char sql[200];
+
+	(void)state;
+	fx_open(&f);
+	json_decref(switch_report(&f, "leaf0", NULL));
+	/* c1: h0's Kmin down to 50 KB, c2: h1's to 50 KB; sent, unanswered, timed out */
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmin_bytes\": 50000}", MIN, &e), 0);
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h1", "{\"kmin_bytes\": 50000}", MIN, &e), 0);
+	cmds = switch_report(&f, "leaf0", NULL);
+	assert_string_equal(ids_of(cmds), "c1 c2");
+	store_flush(f.st);
+	snprintf(sql, sizeof(sql), "UPDATE changes SET deadline_ns = %" PRId64, deadline);
+	assert_int_equal(store_exec(store_writer_db(f.st), sql, NULL), 0);
+	assert_int_equal(changes_sweep(f.st, tu_now_ns()), 0);
+	store_flush(f.st);
+	assert_int_equal(count(&f, "state = 'timed_out' AND in_doubt = 1 AND error LIKE '%NO_ANSWER%may have applied%'"),
+			 2);
+	/* counted: Kmax 40 KB is refused against it, Kmax 80 KB (c3, c4) passes only with it and
+	 * waits for it */
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmax_bytes\": 40000}", MIN, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "counted with the 1 change still on the way to it or its port; the newest: "
+				      "change 1)"));
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmax_bytes\": 80000}", MIN, &e), 0);
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h1", "{\"kmax_bytes\": 80000}", MIN, &e), 0);
+	assert_int_equal(count(&f, "id = 3 AND after_ids = '[1]'"), 1);
+	assert_int_equal(count(&f, "id = 4 AND after_ids = '[2]'"), 1);
+	/* a report made before the deadline (late from the agent's queue) settles nothing: neither
+	 * goes, neither fails */
+	json_decref(cmds);
+	cmds = switch_report_at(&f, "leaf0", deadline - NSEC_PER_SEC, NULL);
+	assert_string_equal(ids_of(cmds), "");
+	json_decref(cmds);
+	assert_int_equal(count(&f, "in_doubt = 1"), 2);
+	assert_int_equal(count(&f, "state = 'pending'"), 2);
+	/* one made after it: c2 was applied (its outcome, late), c1 not (none): c4 goes, c3 fails */
+	cmds = switch_report(&f, "leaf0", json_pack("[{s:s,s:s}]", "id", "c2", "outcome", "applied"));
+	assert_string_equal(ids_of(cmds), "c4");
+	assert_int_equal(count(&f, "in_doubt IS NOT NULL"), 0);
+	assert_int_equal(count(&f, "id = 2 AND state = 'applied' AND error IS NULL"), 1);
+	assert_int_equal(count(&f, "id = 1 AND state = 'timed_out' AND error LIKE '%nor in its first report made "
+				   "after it: not applied%'"),
+			 1);
+	assert_int_equal(count(&f, "id = 3 AND state = 'failed' AND error LIKE '%DEPENDS_ON_FAILED%change 1,%'"), 1);
+	/* settled, the report is what counts: Kmax 40 KB is refused against Kmin 100 KB alone */
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmax_bytes\": 40000}", MIN, &e), -EINVAL);
+	assert_null(strstr(e.msg, "counted with"));
+	/* timed out at a report made after the deadline: settled at once */
+	json_decref(switch_report(&f, "leaf0", outcomes(cmds, NULL)));
+	json_decref(cmds);
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h2", "{\"kmin_bytes\": 50000}", MIN, &e), 0);
+	json_decref(switch_report(&f, "leaf0", NULL));
+	store_flush(f.st);
+	assert_int_equal(store_exec(store_writer_db(f.st), "UPDATE changes SET deadline_ns = 1 WHERE id = 5", NULL), 0);
+	json_decref(switch_report(&f, "leaf0", NULL));
+	assert_int_equal(count(&f, "id = 5 AND state = 'timed_out' AND in_doubt IS NULL AND error LIKE '%not applied%'"),
+			 1);
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -464,6 +540,7 @@ int main(void)
 		cmocka_unit_test(test_sweep),
 		cmocka_unit_test(test_validated_against_changes_still_out),
 		cmocka_unit_test(test_changed_meanwhile),
+		cmocka_unit_test(test_timed_out_in_doubt),
 	};
 
 	return cmocka_run_group_tests_name("changes", tests, NULL, NULL);
