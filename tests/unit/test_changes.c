@@ -464,6 +464,41 @@ static void test_sweep(void **state)
 	fx_close(&f);
 }
 
+/* An answer carries at most 64 commands: the oldest open changes, sent again until their
+ * outcome; only those sent are marked sent, the rest go once outcomes make room. */
+static void test_sixty_four_per_answer(void **state)
+{
+	struct rf_err e = { 0 };
+	struct fixture f;
+	json_t *cmds, *next;
+	char params[64];
+
+	(void)state;
+	fx_open(&f);
+	json_decref(switch_report(&f, "leaf0", NULL));
+	for (int i = 1; i <= 70; i++) {
+		snprintf(params, sizeof(params), "{\"kmin_bytes\": %d}", 100000 + 1000 * i);
+		assert_int_equal(change_port(&f, CHANGE_ECN, "h0", params, MIN, &e), 0);
+	}
+	cmds = switch_report(&f, "leaf0", NULL);
+	assert_int_equal(json_array_size(cmds), 64);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(cmds, 63), "id")), "c64");
+	assert_int_equal(count(&f, "state = 'sent'"), 64);
+	assert_int_equal(count(&f, "state = 'pending' AND id > 64"), 6);
+	/* no outcome yet: the same 64 again */
+	next = switch_report(&f, "leaf0", NULL);
+	assert_int_equal(json_array_size(next), 64);
+	json_decref(next);
+	/* their outcomes: the other 6 go */
+	next = switch_report(&f, "leaf0", outcomes(cmds, NULL));
+	json_decref(cmds);
+	assert_string_equal(ids_of(next), "c65 c66 c67 c68 c69 c70");
+	assert_int_equal(count(&f, "state = 'applied'"), 64);
+	assert_int_equal(count(&f, "state = 'sent'"), 6);
+	json_decref(next);
+	fx_close(&f);
+}
+
 /* A change sent and timed out by the pass while its agent was silent may have been applied:
  * it counts in the checks of other changes to its object until a report the agent made after
  * its deadline, which has its outcome if it was (leaf0 reports Kmin 100 KB, Kmax 400 KB). */
@@ -541,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_validated_against_changes_still_out),
 		cmocka_unit_test(test_changed_meanwhile),
 		cmocka_unit_test(test_timed_out_in_doubt),
+		cmocka_unit_test(test_sixty_four_per_answer),
 	};
 
 	return cmocka_run_group_tests_name("changes", tests, NULL, NULL);
