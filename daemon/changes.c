@@ -634,21 +634,18 @@ int changes_expected(struct store_reader *rd, const char *agent, enum change_kin
 
 /* A target's values as reported and what its validation checks them against, in one snapshot
  * (the caller's read transaction): had a change still out been applied and read back between
- * the two reads, it would be counted in neither. */
-static int target_fill(struct store_reader *rd, const struct change_set *cs, const char *agent,
-		       json_t *entry, struct change_target *t, struct rf_err *e)
+ * the two reads, it would be counted in neither.  t names the object; gone (values: NULL) since
+ * it was chosen, it is checked against values, what was reported then. */
+static int target_fill(struct store_reader *rd, const struct change_set *cs, struct change_target *t,
+		       json_t *values, struct rf_err *e)
 {
+	const char *agent = t->agent;
 	json_t *now = NULL;
 	int r;
 
-	snprintf(t->agent, sizeof(t->agent), "%s", agent);
-	snprintf(t->device, sizeof(t->device), "%s", json_string_value(json_object_get(entry, "device")) ?: "");
-	snprintf(t->port, sizeof(t->port), "%s", json_string_value(json_object_get(entry, "port")) ?: "");
-	t->queue = json_object_get(entry, "queue") ? (int)json_integer_value(json_object_get(entry, "queue")) : -1;
-	/* the entry was read before the snapshot: its values again (the entry's if gone since) */
 	if ((r = config_now(rd, agent, cs->kind, t->device, t->port, t->queue, &now, e)) < 0)
 		return r;
-	t->current = now ? now : json_incref(json_object_get(entry, "values"));
+	t->current = now ? now : json_incref(values);
 	if (!(t->expect = json_is_object(t->current) ? json_deep_copy(t->current) : json_object()))
 		return -ENOMEM;
 	if ((r = lay_out(rd, agent, cs->kind, t->device, t->port, t->queue, t->expect, &t->after, e)) < 0)
@@ -729,12 +726,55 @@ static int target_validate(const struct change_set *cs, const struct change_targ
 	return r;
 }
 
+/* In t's snapshot, the newest change: one stored after it may be one t's check did not count
+ * (create_apply checks t again then). */
+static int target_seen(struct store_reader *rd, struct change_target *t, struct rf_err *e)
+{
+	sqlite3_stmt *st = store_reader_stmt(rd, "SELECT coalesce(max(id), 0) FROM changes");
+	int rc = st ? sqlite3_step(st) : SQLITE_NOMEM;
+	int r;
+
+	if (!st)
+		return -ENOMEM;
+	if (rc == SQLITE_ROW)
+		t->seen = sqlite3_column_int64(st, 0);
+	r = rc == SQLITE_ROW ? 0 : store_read_failed(st, rc, e);
+	sqlite3_reset(st);
+	return r;
+}
+
+/* Validates the set's values against t as filled: 0, -EINVAL with ve (a rejection), or
+ * -ENOMEM.  Fine as reported too, t waits for none of the changes still out (after dropped: a
+ * deadlock break behind an unrelated ECN change would). */
+static int target_check(const struct change_set *cs, struct change_target *t, struct rf_err *ve)
+{
+	json_t *p = json_deep_copy(cs->params);
+	int r;
+
+	if (!p)
+		return -ENOMEM;
+	if ((r = target_validate(cs, t, p, false, ve)) == 0 && t->after) {
+		json_t *p2 = json_deep_copy(cs->params);
+
+		if (!p2) {
+			json_decref(p);
+			return -ENOMEM;
+		}
+		if (target_validate(cs, t, p2, true, NULL) == 0) {
+			json_decref(t->after);
+			t->after = NULL;
+		}
+		json_decref(p2);
+	}
+	json_decref(p);
+	return r < 0 ? -EINVAL : 0;
+}
+
 int change_set_add(struct store_reader *rd, struct change_set *cs, const char *agent, json_t *entry,
 		   struct rf_err *e)
 {
 	struct change_target *t;
 	struct rf_err ve = { 0 };
-	json_t *p;
 	int r;
 
 	if (cs->n == CHANGES_MAX_TARGETS)
@@ -751,44 +791,22 @@ int change_set_add(struct store_reader *rd, struct change_set *cs, const char *a
 	}
 	t = &cs->t[cs->n++];
 	memset(t, 0, sizeof(*t));
+	snprintf(t->agent, sizeof(t->agent), "%s", agent);
+	snprintf(t->device, sizeof(t->device), "%s", json_string_value(json_object_get(entry, "device")) ?: "");
+	snprintf(t->port, sizeof(t->port), "%s", json_string_value(json_object_get(entry, "port")) ?: "");
+	t->queue = json_object_get(entry, "queue") ? (int)json_integer_value(json_object_get(entry, "queue")) : -1;
 	if ((r = store_reader_begin(rd)) < 0)
 		return rf_err_set(e, r, "STORE_ERROR", NULL, "the store could not be read");
-	{
-		/* in the target's snapshot: a change stored after it is one its validation may
-		 * not count (create_clash) */
-		sqlite3_stmt *st = store_reader_stmt(rd, "SELECT coalesce(max(id), 0) FROM changes");
-		int rc = st ? sqlite3_step(st) : SQLITE_NOMEM;
-
-		if (rc == SQLITE_ROW)
-			t->seen = sqlite3_column_int64(st, 0);
-		r = rc == SQLITE_ROW ? 0 : st ? store_read_failed(st, rc, e) : -ENOMEM;
-		if (st)
-			sqlite3_reset(st);
-		if (cs->seen < 0)
-			cs->seen = t->seen;
-	}
-	if (r == 0)
-		r = target_fill(rd, cs, agent, entry, t, e);
+	if ((r = target_seen(rd, t, e)) == 0)
+		r = target_fill(rd, cs, t, json_object_get(entry, "values"), e);
+	if (r == 0 && (cs->seen < 0 || t->seen < cs->seen))
+		cs->seen = t->seen;
 	store_reader_end(rd);
 	if (r < 0)
 		return r;
-	if (!(p = json_deep_copy(cs->params)))
-		return -ENOMEM;
-	if ((r = target_validate(cs, t, p, false, &ve)) == 0 && t->after) {
-		/* fine as reported too: it waits for none of the changes still out (a deadlock
-		 * break behind an unrelated ECN change would) */
-		json_t *p2 = json_deep_copy(cs->params);
-
-		if (!p2) {
-			json_decref(p);
-			return -ENOMEM;
-		}
-		if (target_validate(cs, t, p2, true, NULL) == 0) {
-			json_decref(t->after);
-			t->after = NULL;
-		}
-		json_decref(p2);
-	} else if (r < 0) {
+	if ((r = target_check(cs, t, &ve)) == -ENOMEM)
+		return r;
+	if (r < 0) {
 		if (cs->nbad++ < CHANGES_REJECTIONS_MAX) {
 			json_t *tj = json_pack("{s:s,s:s,s:s}", "agent", t->agent, "device", t->device, "port",
 					       t->port);
@@ -801,7 +819,6 @@ int change_set_add(struct store_reader *rd, struct change_set *cs, const char *a
 		if (cs->nbad == 1)
 			cs->first = ve;
 	}
-	json_decref(p);
 	return 0;
 }
 
@@ -937,13 +954,11 @@ int change_set_check(const struct change_set *cs, bool summary, struct rf_err *e
 /* Every change of a set, in one transaction; the first change's id is the batch's. */
 struct create_job {
 	struct store_job job;
-	const struct change_set *cs;
+	struct change_set *cs;
 	const char *params; /* the values, normalized, as stored and sent */
 	const char *actor, *reason;
 	int64_t deadline_ns, batch;
-	int64_t clash;	   /* a change stored since the set's targets were read */
-	size_t clash_at;   /* to this target */
-	char clash_by[80]; /* by whom */
+	struct rf_err err; /* why a target checked again rejects it, or why it could not be */
 };
 
 /* Whether a change of kind to queue q of t's port is one t's validation counts (lay_out): of
@@ -958,45 +973,89 @@ static bool counts(const struct change_set *cs, const struct change_target *t, e
 	return kind == cs->kind;
 }
 
-/* On the writer, before the set's changes are stored: a change its validation would count,
- * stored since the set's first target was read (one query of the ids after that; few).
- * -EALREADY with j->clash set, or 0. */
-static int create_clash(struct create_job *j, struct store *s)
+/* On the writer, before the set's changes are stored: every target to which a change its check
+ * counts was stored after the target was read (its seen) is read and checked again, in the
+ * writer's transaction, where nothing else can be stored meanwhile.  Two changes checked side
+ * by side would otherwise each pass without the other (Kmax raised above an XOFF lowered at the
+ * same moment).  The ids stored since the set's first target was read are few: one query.  0,
+ * -EINVAL (a rejection) with j->err, or another -errno. */
+static int create_recheck(struct create_job *j, struct store *s)
 {
 	static const char sql[] = "SELECT id, actor, agent_id, kind, device, port, queue FROM changes "
 				  "WHERE id > ?1 ORDER BY id";
-	const struct change_set *cs = j->cs;
+	struct change_set *cs = j->cs;
 	sqlite3_stmt *st = store_stmt(s, sql);
-	int rc = SQLITE_DONE;
+	struct store_reader *rd = store_writer_reader(s);
+	int64_t first = 0;
+	char by[80] = "";
+	size_t nagain = 0, first_at = 0;
+	int rc;
 
 	if (!st)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, cs->seen);
-	while (!j->clash && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *agent = (const char *)sqlite3_column_text(st, 2);
 		const char *dev = (const char *)sqlite3_column_text(st, 4);
 		const char *port = (const char *)sqlite3_column_text(st, 5);
+		int64_t id = sqlite3_column_int64(st, 0);
 		enum change_kind kind;
 
 		if (!agent || !dev || !port || change_kind_parse((const char *)sqlite3_column_text(st, 3), &kind) < 0)
 			continue;
 		for (size_t i = 0; i < cs->n; i++) {
-			const struct change_target *t = &cs->t[i];
+			struct change_target *t = &cs->t[i];
 
-			if (sqlite3_column_int64(st, 0) > t->seen && !strcmp(t->agent, agent) && !strcmp(t->port, port) &&
+			if (t->seen >= 0 && id > t->seen && !strcmp(t->agent, agent) && !strcmp(t->port, port) &&
 			    !strcmp(t->device, dev) && counts(cs, t, kind, (int)sqlite3_column_int64(st, 6))) {
-				j->clash = sqlite3_column_int64(st, 0);
-				j->clash_at = i;
-				snprintf(j->clash_by, sizeof(j->clash_by), "%s",
-					 (const char *)sqlite3_column_text(st, 1) ?: "");
-				break;
+				t->seen = -1; /* to be checked again */
+				nagain++;
+				if (!first) {
+					first = id;
+					first_at = i;
+					snprintf(by, sizeof(by), "%s", (const char *)sqlite3_column_text(st, 1) ?: "");
+				}
 			}
 		}
 	}
 	sqlite3_reset(st);
-	if (j->clash)
-		return -EALREADY;
-	return rc == SQLITE_DONE ? 0 : store_errno(rc);
+	if (rc != SQLITE_DONE)
+		return store_errno(rc);
+	if (first && cs->refuse_changed) {
+		const struct change_target *t = &cs->t[first_at];
+
+		return rf_err_set(&j->err, -EALREADY, "CHANGED_MEANWHILE", NULL,
+				  "change %" PRId64 " (by %s) to %s %s%s%s was stored while this one was being made from "
+				  "what was read before; nothing was changed: make it again from what is there now", first,
+				  by, t->agent, cs->on_switch ? "port" : t->device, cs->on_switch ? " " : ":", t->port);
+	}
+	for (size_t i = 0; nagain && i < cs->n; i++) {
+		struct change_target *t = &cs->t[i];
+		json_t *was = t->current;
+		struct rf_err ve = { 0 };
+		int r;
+
+		if (t->seen >= 0)
+			continue;
+		nagain--;
+		t->current = NULL;
+		target_fini(t);
+		t->expect = t->after = t->pfc_now = t->ecn_now = t->port_pfc = t->port_ecn = NULL;
+		r = target_fill(rd, cs, t, was, &j->err);
+		json_decref(was);
+		if (r < 0)
+			return r;
+		if ((r = target_check(cs, t, &ve)) == -EINVAL) {
+			size_t n = strlen(ve.msg);
+
+			snprintf(ve.msg + n, sizeof(ve.msg) - n, "; checked again as it was stored, counting change %" PRId64
+				 " (by %s), stored since it was first checked", first, by);
+			j->err = ve;
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }
 
 static int create_apply(struct store_job *sj, struct store *s)
@@ -1011,7 +1070,7 @@ static int create_apply(struct store_job *sj, struct store *s)
 	sqlite3_stmt *st;
 	int r;
 
-	if ((r = create_clash(j, s)) < 0)
+	if ((r = create_recheck(j, s)) < 0)
 		return r;
 	for (size_t i = 0; i < j->cs->n; i++) {
 		const struct change_target *t = &j->cs->t[i];
@@ -1081,14 +1140,9 @@ int change_set_commit(struct store *s, struct change_set *cs, const char *actor,
 	if ((r = store_submit_wait(s, &j.job)) == 0)
 		*ret_batch = j.batch;
 	free(text);
-	if (r == -EALREADY) {
-		const struct change_target *t = &cs->t[j.clash_at];
-
-		rf_err_set(e, r, "CHANGED_MEANWHILE", NULL,
-			   "change %" PRId64 " (by %s) to %s %s%s%s was stored while this one was being checked, "
-			   "which did not count it; nothing was changed: send it again to check it against that one",
-			   j.clash, j.clash_by, t->agent, cs->on_switch ? "port" : t->device, cs->on_switch ? " " : ":",
-			   t->port);
+	if (r < 0 && j.err.code[0]) {
+		if (e)
+			*e = j.err;
 	} else if (r < 0) {
 		rf_err_set(e, r, r == -EAGAIN ? "QUEUE_FULL" : "STORE_ERROR", NULL,
 			   "the change could not be stored (%s); nothing was changed", strerror(-r));

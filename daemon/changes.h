@@ -86,7 +86,7 @@ struct change_target {
 	json_t *port_ecn;  /* PFC of a switch port: the ECN settings of its queues (owned) */
 	json_t *pfc_now, *ecn_now; /* the same as reported (owned, or NULL) */
 	json_t *after;	   /* the ids of the changes still out that expect and port_* count (or NULL) */
-	int64_t seen;	   /* the newest change when it was read */
+	int64_t seen;	   /* the newest change when it was read (-1 at commit: to be checked again) */
 };
 
 /* The targets of one request, each validated against the requested values. */
@@ -98,6 +98,10 @@ struct change_set {
 	size_t n, cap;
 	size_t matched;	    /* objects a selection matched (more than n when over its limit) */
 	int64_t seen;	    /* the newest change when the first target was read (-1: not yet) */
+	/* a change stored meanwhile to what a target's check counts refuses the set at commit
+	 * (CHANGED_MEANWHILE) instead of having the target checked again: for a caller that made
+	 * the values from what it read (the detector's PFC priorities, a whole mask) */
+	bool refuse_changed;
 	size_t nbad;	    /* targets that reject the values */
 	struct rf_err first; /* why the first of them did */
 	json_t *rejections; /* the first CHANGES_REJECTIONS_MAX: [{target, code, detail, pointer}] */
@@ -158,15 +162,16 @@ int change_set_check(const struct change_set *cs, bool summary, struct rf_err *e
 /* Stores a change per target (the values normalized, each target's current values as "old")
  * in one transaction, all or none, and waits for the commit: 0 and the batch id (the first
  * change's id), or a negative errno with e set: -EINVAL for a set with no target or a
- * rejection; -EALREADY (CHANGED_MEANWHILE) when another change to one of its targets' ports
- * (or host ports) was stored after the set's targets were read — it was validated without that
- * one, and two changes checked side by side could break together what neither breaks alone
- * (Kmax raised above an XOFF lowered at the same moment): check it again; -EAGAIN
- * (QUEUE_FULL) or another (STORE_ERROR) when the store did not take it. */
+ * rejection; -EAGAIN (QUEUE_FULL) or another (STORE_ERROR) when the store did not take it.
+ * A target to which another change its check counts was stored after it was read (two
+ * changes checked side by side could break together what neither breaks alone: Kmax raised
+ * above an XOFF lowered at the same moment) is read and checked again as the set is stored,
+ * where nothing else can be: a rejection then (-EINVAL) says so.  With refuse_changed such a
+ * set is refused instead: -EALREADY (CHANGED_MEANWHILE), nothing stored. */
 int change_set_commit(struct store *s, struct change_set *cs, const char *actor, const char *reason,
 		      int64_t deadline_ns, int64_t *ret_batch, struct rf_err *e);
-/* How many times rocefabd's own writers (the tuner, the detector) build and check a set again
- * before a CHANGED_MEANWHILE stands: each try reads what the one before clashed with. */
+/* How many times the detector makes and checks its set again before a CHANGED_MEANWHILE
+ * stands: each try reads what the one before clashed with. */
 #define CHANGES_CLASH_TRIES 3
 
 #endif

@@ -756,7 +756,13 @@ static int apply_action_once(struct detector *d, struct store_reader *rd, const 
 		json_decref(entries);
 		return r;
 	}
-	if ((r = change_set_add(rd, &cs, a->node, entry, e)) == 0 && (r = change_set_check(&cs, false, e)) == 0)
+	/* the mask is made from what was read: a change to the port stored since refuses it */
+	cs.refuse_changed = true;
+	if ((r = change_set_add(rd, &cs, a->node, entry, e)) == 0 && base < 0 &&
+	    json_integer_value(json_object_get(cs.t[0].expect, "enable")) != cur)
+		r = rf_err_set(e, -EALREADY, "CHANGED_MEANWHILE", NULL,
+			       "a change to %s port %s was stored while its priorities were read", a->node, a->port);
+	if (r == 0 && (r = change_set_check(&cs, false, e)) == 0)
 		r = change_set_commit(d->store, &cs, actor, a->reason, tu_now_ns() + d->o.deadline_ns, &batch, e);
 	change_set_fini(&cs);
 	json_decref(entries);

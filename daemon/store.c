@@ -23,6 +23,7 @@ struct store_reader {
 	sqlite3 *db;
 	struct stmt_cache cache;
 	struct store_reader *next;
+	bool nested; /* the writer's connection, inside a job's transaction (store_writer_reader) */
 };
 
 /* Rows of a transaction reported to the watcher: each (table, row) once, at most WATCH_MAX of a
@@ -36,6 +37,7 @@ struct store {
 	char *path;
 	sqlite3 *wdb;
 	struct stmt_cache wcache;
+	struct store_reader wreader; /* store_writer_reader() */
 	unsigned queue_max, batch_max, readers_max;
 
 	pthread_mutex_t lock;
@@ -446,12 +448,19 @@ sqlite3_stmt *store_reader_stmt(struct store_reader *r, const char *sql)
 
 int store_reader_begin(struct store_reader *r)
 {
-	return store_exec(r->db, "BEGIN", NULL);
+	return r->nested ? 0 : store_exec(r->db, "BEGIN", NULL);
 }
 
 void store_reader_end(struct store_reader *r)
 {
-	store_exec(r->db, "COMMIT", NULL);
+	if (!r->nested)
+		store_exec(r->db, "COMMIT", NULL);
+}
+
+struct store_reader *store_writer_reader(struct store *s)
+{
+	s->wreader.db = s->wdb;
+	return &s->wreader;
 }
 
 /* --- the writer ------------------------------------------------------------------------ */
@@ -736,6 +745,8 @@ int store_open(const struct store_conf *c, bool start_writer, struct store **ret
 	s->batch_max = c->batch_max ? c->batch_max : 64;
 	s->readers_max = c->readers ? c->readers : 4;
 	hmap_init(&s->wcache.map);
+	hmap_init(&s->wreader.cache.map);
+	s->wreader.nested = true;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond_work, NULL);
 	pthread_cond_init(&s->cond_done, NULL);
@@ -784,6 +795,7 @@ void store_close(struct store *s)
 		reader_free(r);
 	}
 	cache_fini(&s->wcache);
+	cache_fini(&s->wreader.cache);
 	if (s->wdb) {
 		/* Fold the WAL back into the database file so a copy of the .db alone is whole. */
 		sqlite3_wal_checkpoint_v2(s->wdb, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);

@@ -92,6 +92,9 @@ sqlite3 *store_reader_db(struct store_reader *r);
 sqlite3_stmt *store_reader_stmt(struct store_reader *r, const char *sql);
 int store_reader_begin(struct store_reader *r);
 void store_reader_end(struct store_reader *r);
+/* For apply() functions: a reader of the writer's connection, which sees the job's
+ * transaction, its writes included (begin/end do nothing); not to be put back. */
+struct store_reader *store_writer_reader(struct store *s);
 
 struct store_stats {
 	uint64_t commits, jobs, failed_jobs, failed_commits;

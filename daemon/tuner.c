@@ -343,8 +343,8 @@ static void change_reason(const struct cc_tn_proposal *p, char *buf, size_t len)
 
 /* One change set for a proposal's changes (they set one knob to one value).  0 and the batch,
  * or -errno with e. */
-static int commit_once(struct tuner *t, struct store_reader *rd, const struct cc_tn_proposal *p, unsigned prio,
-		       const char *actor, const char *reason, int64_t *ret_batch, struct rf_err *e)
+static int commit(struct tuner *t, struct store_reader *rd, const struct cc_tn_proposal *p, unsigned prio,
+		  const char *actor, const char *reason, int64_t *ret_batch, struct rf_err *e)
 {
 	bool host = cc_tn_class_is_hosts(p->cls);
 	enum change_kind kind = host ? CHANGE_DCQCN : CHANGE_ECN;
@@ -376,19 +376,6 @@ static int commit_once(struct tuner *t, struct store_reader *rd, const struct cc
 	if (r == 0 && (r = change_set_check(&cs, true, e)) == 0)
 		r = change_set_commit(t->store, &cs, actor, reason, tu_now_ns() + t->o.deadline_ns, ret_batch, e);
 	change_set_fini(&cs);
-	return r;
-}
-
-/* commit_once, tried again (CHANGES_CLASH_TRIES in all) when another change to one of its ports
- * was stored while it was being checked (CHANGED_MEANWHILE). */
-static int commit(struct tuner *t, struct store_reader *rd, const struct cc_tn_proposal *p, unsigned prio,
-		  const char *actor, const char *reason, int64_t *ret_batch, struct rf_err *e)
-{
-	int r, tries = 0;
-
-	while ((r = commit_once(t, rd, p, prio, actor, reason, ret_batch, e)) == -EALREADY &&
-	       ++tries < CHANGES_CLASH_TRIES)
-		;
 	return r;
 }
 

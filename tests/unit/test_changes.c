@@ -386,15 +386,16 @@ static void test_validated_against_changes_still_out(void **state)
 }
 
 /* A set validated (its targets read) before another change to one of its ports was stored:
- * refused at commit, as it was checked without that one; sets on other ports are not. */
+ * that target is checked again as the set is stored, counting it (refused there if it breaks
+ * with it); with refuse_changed the set is refused; sets on other ports are not checked again. */
 static void test_changed_meanwhile(void **state)
 {
-	const char *ports[] = { "h0", "h0", "h1", "h0", "h0" };
-	const enum change_kind kinds[] = { CHANGE_ECN, CHANGE_PFC, CHANGE_ECN, CHANGE_ECN, CHANGE_ECN };
-	const int queues[] = { 3, -2, 3, 3, 0 };
+	const char *ports[] = { "h0", "h0", "h1", "h0", "h0", "h0" };
+	const enum change_kind kinds[] = { CHANGE_ECN, CHANGE_PFC, CHANGE_ECN, CHANGE_ECN, CHANGE_ECN, CHANGE_ECN };
+	const int queues[] = { 3, -2, 3, 3, 0, 3 };
 	const char *params[] = { "{\"kmax_bytes\": 900000}", "{\"xoff_bytes\": 800000}", "{\"kmin_bytes\": 50000}",
-				 "{\"kmin_bytes\": 50000}", "{\"kmin_bytes\": 50000}" };
-	struct change_set cs[5];
+				 "{\"kmin_bytes\": 50000}", "{\"kmin_bytes\": 50000}", "{\"kmin_bytes\": 60000}" };
+	struct change_set cs[6];
 	struct rf_err e = { 0 };
 	struct fixture f;
 	int64_t batch;
@@ -403,14 +404,16 @@ static void test_changed_meanwhile(void **state)
 	fx_open(&f);
 	json_decref(switch_report(&f, "leaf0", NULL));
 	/* Kmax 900 KB and XOFF 800 KB on h0, each fine against the other as reported (1 MB, 400
-	 * KB), not together; h1's and h0's Kmin, read after, and that of h0's queue 0 */
-	for (int i = 0; i < 5; i++) {
+	 * KB), not together; h1's and h0's Kmin, read after, that of h0's queue 0, and h0's again
+	 * made from what was read */
+	for (int i = 0; i < 6; i++) {
 		json_t *p = json_loads(params[i], 0, NULL), *entries = NULL;
 		struct store_reader *rd = store_reader_get(f.st);
 
 		assert_int_equal(changes_lookup(rd, "switch", kinds[i], "leaf0", NULL, ports[i], queues[i], &entries, &e),
 				 0);
 		assert_int_equal(change_set_init(&cs[i], kinds[i], true, p), 0);
+		cs[i].refuse_changed = i == 5;
 		assert_int_equal(change_set_add(rd, &cs[i], "leaf0", json_array_get(entries, 0), &e), 0);
 		assert_int_equal(change_set_check(&cs[i], false, &e), 0);
 		store_reader_put(f.st, rd);
@@ -419,18 +422,25 @@ static void test_changed_meanwhile(void **state)
 	}
 	assert_int_equal(change_set_commit(f.st, &cs[0], "ops", NULL, tu_now_ns() + 60 * NSEC_PER_SEC, &batch, &e), 0);
 	assert_int_equal(change_set_commit(f.st, &cs[1], "tuner", NULL, tu_now_ns() + 60 * NSEC_PER_SEC, &batch, &e),
-			 -EALREADY);
-	assert_string_equal(e.code, "CHANGED_MEANWHILE");
-	assert_non_null(strstr(e.msg, "(by ops) to leaf0 port h0 was stored while this one was being checked"));
+			 -EINVAL);
+	assert_string_equal(e.code, "BAD_THRESHOLD_ORDER");
+	assert_string_equal(e.where, "/xoff_bytes");
+	assert_non_null(strstr(e.msg, "; checked again as it was stored, counting change 1 (by ops), stored since it "
+				      "was first checked"));
 	assert_int_equal(count(&f, "kind = 'pfc'"), 0);
 	assert_int_equal(change_set_commit(f.st, &cs[2], "t", NULL, tu_now_ns() + 60 * NSEC_PER_SEC, &batch, &e), 0);
-	assert_int_equal(change_set_commit(f.st, &cs[3], "t", NULL, tu_now_ns() + 60 * NSEC_PER_SEC, &batch, &e),
-			 -EALREADY);
+	/* checked again, fine with Kmax 900 KB on its way too: stored, waiting for none */
+	assert_int_equal(change_set_commit(f.st, &cs[3], "t", NULL, tu_now_ns() + 60 * NSEC_PER_SEC, &batch, &e), 0);
+	assert_int_equal(count(&f, "id = 3 AND port = 'h0' AND after_ids IS NULL"), 1);
 	/* another queue's ECN is not what an ECN change is checked against */
 	assert_int_equal(change_set_commit(f.st, &cs[4], "t", NULL, tu_now_ns() + 60 * NSEC_PER_SEC, &batch, &e), 0);
-	for (int i = 0; i < 5; i++)
+	assert_int_equal(change_set_commit(f.st, &cs[5], "detector", NULL, tu_now_ns() + 60 * NSEC_PER_SEC, &batch,
+					   &e), -EALREADY);
+	assert_string_equal(e.code, "CHANGED_MEANWHILE");
+	assert_non_null(strstr(e.msg, "change 1 (by ops) to leaf0 port h0 was stored while this one was being made"));
+	for (int i = 0; i < 6; i++)
 		change_set_fini(&cs[i]);
-	assert_int_equal(count(&f, "1"), 3);
+	assert_int_equal(count(&f, "1"), 4);
 	fx_close(&f);
 }
 
