@@ -702,6 +702,8 @@ void print_changes(FILE *f, const json_t *d)
 			buf_puts(&b, ")");
 			state = (b.oom ? NULL : keep(&s, buf_steal(&b, NULL))) ?: state;
 			buf_fini(&b);
+		} else if (json_is_true(json_object_get(c, "in_doubt"))) {
+			state = "timed_out (in doubt)";
 		}
 		if (code && err && asprintf(&both, "%s: %s", code, err) >= 0)
 			err = keep(&s, both) ?: err;

@@ -141,17 +141,24 @@ static const char timeout_error[] =
 
 /* A change sent but not answered when it timed out may have been applied all the same: the
  * agent applies a command that reaches it before the deadline by its own clock, and its
- * outcome comes with its next report.  Such a change is in doubt (in_doubt 1) and counts in
- * the checks of other changes to its object, as a sent one does (lay_out), until a report the
- * agent made after the deadline: an outcome in it settles the change; none says the command
- * never reached the agent, which refuses one that comes later. */
+ * outcome goes with every report it makes after, until one is acknowledged.  Such a change is
+ * in doubt (in_doubt 1) and counts in the checks of other changes to its object, as a sent one
+ * does (lay_out), until a report the agent made after the deadline: an outcome in it settles
+ * the change; none, from the boot of the agent it was sent to, says the command never reached
+ * it (it refuses one that comes later); from another boot, it restarted and may have lost the
+ * outcome — its settings, reported by the new boot, say what it holds.  (An agent that keeps
+ * more outcomes unacknowledged than it can hold, or whose clock steps back, could still be
+ * taken for one that never got the command.) */
 static const char doubt_error[] =
 	"{\"code\":\"NO_ANSWER\",\"message\":\"the agent did not report an outcome before the "
 	"deadline (is it running and reachable?); it may have applied it all the same: other changes to "
 	"it are checked counting it until the agent reports again\"}";
 static const char settled_error[] =
 	"{\"code\":\"NO_ANSWER\",\"message\":\"the agent did not report an outcome before the "
-	"deadline, nor in its first report made after it: not applied\"}";
+	"deadline, nor in a report it made after it: not applied\"}";
+static const char restarted_error[] =
+	"{\"code\":\"NO_ANSWER\",\"message\":\"the agent restarted before it reported an outcome: "
+	"whether it was applied shows in the settings it reports\"}";
 
 
 /* A change c checked counting changes still out (after_ids) goes once every one is applied. */
@@ -227,20 +234,21 @@ int changes_on_report(void *ctx, struct store *s, const struct report *rep, int6
 		"WHERE agent_id = ?3 AND state IN ('pending', 'sent') AND deadline_ns + ?4 < ?5";
 	/* made after the deadline, the report has the outcome of those in doubt if they were
 	 * applied (record_results took it): those left were not */
-	static const char settle[] = "UPDATE changes SET in_doubt = NULL, error = ?, updated_ns = ? "
-				     "WHERE agent_id = ? AND in_doubt = 1 AND deadline_ns < ?";
+	static const char settle[] = "UPDATE changes SET in_doubt = NULL, updated_ns = ?2, error = CASE WHEN "
+				     "sent_boot IS ?5 THEN ?1 ELSE ?6 END "
+				     "WHERE agent_id = ?3 AND in_doubt = 1 AND deadline_ns < ?4";
 	static const char open_sql[] =
 		"SELECT c.id, c.kind, c.device, c.port, c.queue, c.params, c.deadline_ns, c.reason FROM changes c "
 		"WHERE c.agent_id = ? AND c.state IN ('pending', 'sent') AND c.deadline_ns > ? AND " READY
 		" ORDER BY c.id LIMIT 64";
 	static const char sent_sql[] =
-		"UPDATE changes SET state = 'sent', sent_ns = ?, updated_ns = ? WHERE id IN (SELECT c.id FROM "
-		"changes c WHERE c.agent_id = ? AND c.state IN ('pending', 'sent') AND c.state = 'pending' AND "
-		"c.deadline_ns > ? AND c.id <= ? AND " READY ")";
+		"UPDATE changes SET state = 'sent', sent_ns = ?1, updated_ns = ?2, sent_boot = ?6 WHERE id IN (SELECT "
+		"c.id FROM changes c WHERE c.agent_id = ?3 AND c.state IN ('pending', 'sent') AND c.state = 'pending' "
+		"AND c.deadline_ns > ?4 AND c.id <= ?5 AND " READY ")";
 	sqlite3_stmt *st;
 	size_t nsent = 0;
 	int64_t last = 0;
-	int r, rc;
+	int r, rc, n;
 
 	(void)ctx;
 	if ((rep->config && (r = store_config(s, rep, now)) < 0) ||
@@ -262,7 +270,14 @@ int changes_on_report(void *ctx, struct store *s, const struct report *rep, int6
 	sqlite3_bind_int64(st, 2, now);
 	sqlite3_bind_text(st, 3, rep->agent_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, rep->time_ns);
-	if ((r = store_step(st)) < 0 || (r = fail_dependents(s, rep->agent_id, now)) < 0)
+	sqlite3_bind_text(st, 5, rep->boot_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 6, restarted_error, -1, SQLITE_STATIC);
+	if ((r = store_step(st)) < 0)
+		return r;
+	if ((n = sqlite3_changes(store_writer_db(s))) > 0)
+		log_info("changes", "%s: %d change%s timed out in doubt settled by a report made after the deadline",
+			 rep->agent_id, n, n == 1 ? "" : "s");
+	if ((r = fail_dependents(s, rep->agent_id, now)) < 0)
 		return r;
 	if (!(st = store_stmt(s, open_sql)))
 		return -EIO;
@@ -303,6 +318,7 @@ int changes_on_report(void *ctx, struct store *s, const struct report *rep, int6
 		sqlite3_bind_text(st, 3, rep->agent_id, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 4, now);
 		sqlite3_bind_int64(st, 5, last); /* those beyond the 64 sent wait for the next answer */
+		sqlite3_bind_text(st, 6, rep->boot_id, -1, SQLITE_STATIC);
 		return store_step(st);
 	}
 	return 0;
@@ -358,7 +374,7 @@ int changes_sweep(void *ctx, int64_t now)
 #define CHANGE_COLS                                                                                \
 	"c.id, c.batch, c.created_ns, c.actor, c.reason, c.agent_id, c.kind, c.device, c.port, "  \
 	"c.queue, c.params, c.old, c.new, c.state, c.error, c.deadline_ns, c.sent_ns, "            \
-	"c.updated_ns, a.role, c.after_ids"
+	"c.updated_ns, a.role, c.after_ids, c.in_doubt"
 
 static json_t *change_row(sqlite3_stmt *st, const void *ctx)
 {
@@ -383,6 +399,8 @@ static json_t *change_row(sqlite3_stmt *st, const void *ctx)
 	json_object_set_new(o, "after", json_is_array(after) ? after : json_array());
 	if (!json_is_array(after))
 		json_decref(after);
+	/* timed out unanswered, perhaps applied: counted in other changes' checks meanwhile */
+	json_object_set_new(o, "in_doubt", json_boolean(sqlite3_column_int64(st, 20) == 1));
 	return o;
 }
 

@@ -178,9 +178,11 @@ static const char *const migrations[] = {
 	"ALTER TABLE changes ADD COLUMN after_ids TEXT;"
 	"CREATE INDEX changes_out ON changes(agent_id, device, port, kind, queue, id) "
 	"  WHERE state IN ('pending', 'sent');",
-	/* 10 -> 11: a sent change the pass timed out while its agent was silent may have been
-	 * applied all the same: in_doubt 1 until the agent's next report (daemon/changes.c) */
+	/* 10 -> 11: a sent change timed out without an outcome may have been applied all the
+	 * same: in_doubt 1 until a report its agent made after the deadline (daemon/changes.c);
+	 * sent_boot: the agent's boot it was first sent to */
 	"ALTER TABLE changes ADD COLUMN in_doubt INTEGER;"
+	"ALTER TABLE changes ADD COLUMN sent_boot TEXT;"
 	"CREATE INDEX changes_doubt ON changes(agent_id, device, port, kind, queue, id) WHERE in_doubt = 1;",
 };
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,

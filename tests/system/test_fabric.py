@@ -677,8 +677,8 @@ def test_a_sent_change_timed_out_is_counted_until_the_agent_reports_again(world)
                "inventory": {"devices": [{"name": "sw9", "kind": "switch", "ports": [
                    {"port": "p1", "state": "up", "speed_mbps": 100000}]}]},
                "samples": [],
-               "config": {"ecn": [{"device": "sw9", "port": "p1", "queue": 3, "enabled": True,
-                                   "kmin_bytes": 100000, "kmax_bytes": 400000, "pmax": 0.1}]}}
+               "config": {"ecn": [{"device": "sw9", "port": "p1", "queue": q, "enabled": True,
+                                   "kmin_bytes": 100000, "kmax_bytes": 400000, "pmax": 0.1} for q in (0, 3)]}}
         if results:
             doc["command_results"] = results
         r = ag.post("/api/v1/agents/sw9/report", json=doc)
@@ -690,10 +690,13 @@ def test_a_sent_change_timed_out_is_counted_until_the_agent_reports_again(world)
     r = ops.put(url, json={"kmin_bytes": 50000})
     assert r.status_code == 202, r.text
     c1 = r.json()["changes"][0]["id"]
-    assert report(2) == [f"c{c1}"]
+    r = ops.put("/api/v1/switches/sw9/ports/p1/queues/0/ecn", json={"pmax": 0.2})
+    c0 = r.json()["changes"][0]["id"]
+    assert report(2) == [f"c{c1}", f"c{c0}"]
     ch = wait_for(lambda: (lambda x: x if x["state"] == "timed_out" else None)(
-        ops.json(f"/api/v1/changes/{c1}")), 20, interval=0.5, what="timed out")
+        ops.json(f"/api/v1/changes/{c1}")), 40, interval=0.5, what="timed out")
     assert ch["error"]["code"] == "NO_ANSWER" and "may have applied it" in ch["error"]["message"], ch
+    assert ch["in_doubt"] is True, ch
     # Kmax 80 KB is valid only with Kmin 50 KB: accepted, after c1; Kmax 40 KB is refused
     bad = ops.put(url, json={"kmax_bytes": 40000}).json()
     assert bad["code"] == "BAD_THRESHOLD_ORDER" and "still on the way" in bad["detail"], bad
@@ -701,10 +704,13 @@ def test_a_sent_change_timed_out_is_counted_until_the_agent_reports_again(world)
     assert r.status_code == 202, r.text
     c2 = r.json()["changes"][0]["id"]
     assert ops.json(f"/api/v1/changes/{c2}")["after"] == [c1]
-    # the agent is back: it had applied c1, so c2 goes
+    # the agent is back: it had applied c1, so c2 goes; c0 it had not (no outcome)
     assert report(3, [{"id": f"c{c1}", "outcome": "applied", "values": {"kmin_bytes": 50000}}]) == [f"c{c2}"]
     ch = ops.json(f"/api/v1/changes/{c1}")
-    assert ch["state"] == "applied" and ch["error"] is None, ch
+    assert ch["state"] == "applied" and ch["error"] is None and ch["in_doubt"] is False, ch
+    ch = ops.json(f"/api/v1/changes/{c0}")
+    assert ch["state"] == "timed_out" and ch["in_doubt"] is False, ch
+    assert "nor in a report it made after it: not applied" in ch["error"]["message"], ch
 
 
 def test_control_api_matches_its_document(world):

@@ -763,6 +763,13 @@ static void test_print_changes(void **state)
 		" 'target': {'kind': 'pfc', 'agent': 'sw', 'role': 'switch', 'port': 'p'}}]}",
 		"ID  STATE                 KIND  TARGET  PARAMS  BY  CREATED  ERROR\n"
 		"4   pending (after 2, 3)  pfc   sw p            -   -        \n");
+	/* one timed out unanswered, perhaps applied */
+	assert_printed(
+		print_changes,
+		"{'batch': 5, 'count': 1, 'changes': [{'id': 5, 'state': 'timed_out', 'after': [], 'in_doubt': true,"
+		" 'target': {'kind': 'pfc', 'agent': 'sw', 'role': 'switch', 'port': 'p'}}]}",
+		"ID  STATE                 KIND  TARGET  PARAMS  BY  CREATED  ERROR\n"
+		"5   timed_out (in doubt)  pfc   sw p            -   -        \n");
 	/* one change: its JSON */
 	assert_printed(print_changes, "{'id': 7, 'state': 'applied', 'params': {'b': 1, 'a': 2}}",
 		       "{\n"

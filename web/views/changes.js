@@ -26,7 +26,7 @@ export async function render(root) {
       { label: 'Asked', value: (c) => values(c.params) },
       { label: 'Read back', value: (c) => values(c.new) },
       // a pending change whose check counted changes still out goes once they are applied
-      { label: 'State', value: (c) => h('span', { class: `state state-${c.state}` }, c.state === 'pending' && c.after?.length ? `pending (after ${c.after.join(', ')})` : c.state) },
+      { label: 'State', value: (c) => h('span', { class: `state state-${c.state}` }, c.state === 'pending' && c.after?.length ? `pending (after ${c.after.join(', ')})` : c.in_doubt ? `${c.state} (in doubt)` : c.state) },
       { label: 'Error', value: (c) => (c.error?.message ? `${c.error.code ? `${c.error.code}: ` : ''}${c.error.message}` : '') },
     ], doc.items, { empty: 'no changes', rowAttrs: (c) => ({ 'data-id': c.id, 'data-state': c.state }) }));
   }
