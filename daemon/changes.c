@@ -9,6 +9,7 @@
 #include "daemon/changes.h"
 #include "daemon/topo.h"
 #include "daemon/validate.h"
+#include "lib/hmap.h"
 #include "lib/log.h"
 #include "lib/timeutil.h"
 
@@ -788,6 +789,42 @@ static int target_check(const struct change_set *cs, struct change_target *t, st
 	return r < 0 ? -EINVAL : 0;
 }
 
+/* t (named) read in one snapshot of rd: the newest change then and what its check needs;
+ * values (stolen): what t held when it was chosen, for one gone since.  Read again (at
+ * commit), what t read before is let go. */
+static int target_read(struct store_reader *rd, const struct change_set *cs, struct change_target *t,
+		       json_t *values, struct rf_err *e)
+{
+	int r;
+
+	target_fini(t);
+	t->current = t->expect = t->after = t->pfc_now = t->ecn_now = t->port_pfc = t->port_ecn = NULL;
+	if ((r = store_reader_begin(rd)) < 0) {
+		json_decref(values);
+		return rf_err_set(e, r, "STORE_ERROR", NULL, "the store could not be read");
+	}
+	if ((r = target_seen(rd, t, e)) == 0)
+		r = target_fill(rd, cs, t, values, e);
+	store_reader_end(rd);
+	json_decref(values);
+	return r;
+}
+
+/* Counts t's rejection (ve) in the set: the first CHANGES_REJECTIONS_MAX detailed. */
+static void reject(struct change_set *cs, const struct change_target *t, const struct rf_err *ve)
+{
+	if (cs->nbad++ < CHANGES_REJECTIONS_MAX) {
+		json_t *tj = json_pack("{s:s,s:s,s:s}", "agent", t->agent, "device", t->device, "port", t->port);
+
+		if (t->queue >= 0)
+			json_object_set_new(tj, "queue", json_integer(t->queue));
+		json_array_append_new(cs->rejections, json_pack("{s:o,s:s,s:s,s:s}", "target", tj, "code", ve->code,
+								"detail", ve->msg, "pointer", ve->where));
+	}
+	if (cs->nbad == 1)
+		cs->first = *ve;
+}
+
 int change_set_add(struct store_reader *rd, struct change_set *cs, const char *agent, json_t *entry,
 		   struct rf_err *e)
 {
@@ -813,30 +850,14 @@ int change_set_add(struct store_reader *rd, struct change_set *cs, const char *a
 	snprintf(t->device, sizeof(t->device), "%s", json_string_value(json_object_get(entry, "device")) ?: "");
 	snprintf(t->port, sizeof(t->port), "%s", json_string_value(json_object_get(entry, "port")) ?: "");
 	t->queue = json_object_get(entry, "queue") ? (int)json_integer_value(json_object_get(entry, "queue")) : -1;
-	if ((r = store_reader_begin(rd)) < 0)
-		return rf_err_set(e, r, "STORE_ERROR", NULL, "the store could not be read");
-	if ((r = target_seen(rd, t, e)) == 0)
-		r = target_fill(rd, cs, t, json_object_get(entry, "values"), e);
-	if (r == 0 && (cs->seen < 0 || t->seen < cs->seen))
-		cs->seen = t->seen;
-	store_reader_end(rd);
-	if (r < 0)
+	if ((r = target_read(rd, cs, t, json_incref(json_object_get(entry, "values")), e)) < 0)
 		return r;
+	if (cs->seen < 0 || t->seen < cs->seen)
+		cs->seen = t->seen;
 	if ((r = target_check(cs, t, &ve)) == -ENOMEM)
 		return r;
-	if (r < 0) {
-		if (cs->nbad++ < CHANGES_REJECTIONS_MAX) {
-			json_t *tj = json_pack("{s:s,s:s,s:s}", "agent", t->agent, "device", t->device, "port",
-					       t->port);
-
-			if (t->queue >= 0)
-				json_object_set_new(tj, "queue", json_integer(t->queue));
-			json_array_append_new(cs->rejections, json_pack("{s:o,s:s,s:s,s:s}", "target", tj, "code",
-									ve.code, "detail", ve.msg, "pointer", ve.where));
-		}
-		if (cs->nbad == 1)
-			cs->first = ve;
-	}
+	if (r < 0)
+		reject(cs, t, &ve);
 	return 0;
 }
 
@@ -969,6 +990,28 @@ int change_set_check(const struct change_set *cs, bool summary, struct rf_err *e
 			  cs->n, cs->first.msg);
 }
 
+/* t, to which change t->clash was stored since it was read, read (on rd) and checked again:
+ * a rejection counted in the set, saying so.  0, or -errno with e. */
+static int target_again(struct store_reader *rd, struct change_set *cs, struct change_target *t, struct rf_err *e)
+{
+	struct rf_err ve = { 0 };
+	int r;
+
+	if ((r = target_read(rd, cs, t, json_incref(t->current), e)) < 0)
+		return r;
+	if ((r = target_check(cs, t, &ve)) == -ENOMEM)
+		return r;
+	if (r < 0) {
+		size_t n = strlen(ve.msg);
+
+		snprintf(ve.msg + n, sizeof(ve.msg) - n, "; checked again, with change %" PRId64 " (by %s) stored since",
+			 t->clash, t->clash_by);
+		reject(cs, t, &ve);
+	}
+	t->clash = 0;
+	return 0;
+}
+
 /* Every change of a set, in one transaction; the first change's id is the batch's. */
 struct create_job {
 	struct store_job job;
@@ -991,12 +1034,62 @@ static bool counts(const struct change_set *cs, const struct change_target *t, e
 	return kind == cs->kind;
 }
 
-/* On the writer, before the set's changes are stored: every target to which a change its check
- * counts was stored after the target was read (its seen) is read and checked again, in the
- * writer's transaction, where nothing else can be stored meanwhile.  Two changes checked side
- * by side would otherwise each pass without the other (Kmax raised above an XOFF lowered at the
- * same moment).  The ids stored since the set's first target was read are few: one query.  0,
- * -EINVAL (a rejection) with j->err, or another -errno. */
+/* "agent\x1fdevice\x1fport" (a new string), or NULL. */
+static char *port_key(const char *agent, const char *device, const char *port)
+{
+	char *k;
+
+	return asprintf(&k, "%s\x1f%s\x1f%s", agent, device, port) < 0 ? NULL : k;
+}
+
+/* The set's targets by port: heads (index + 1) in a map, chained through next[]. */
+struct target_index {
+	struct hmap map;
+	char **keys;
+	size_t *next;
+	size_t n;
+};
+
+static void target_index_fini(struct target_index *x)
+{
+	for (size_t i = 0; x->keys && i < x->n; i++)
+		free(x->keys[i]);
+	free(x->keys);
+	free(x->next);
+	hmap_fini(&x->map);
+}
+
+static int target_index_init(struct target_index *x, const struct change_set *cs)
+{
+	hmap_init(&x->map);
+	x->n = cs->n;
+	x->keys = calloc(cs->n, sizeof(*x->keys));
+	x->next = calloc(cs->n, sizeof(*x->next));
+	if (!x->keys || !x->next)
+		return -ENOMEM;
+	for (size_t i = 0; i < cs->n; i++) {
+		const struct change_target *t = &cs->t[i];
+		void *head = NULL;
+
+		if (!(x->keys[i] = port_key(t->agent, t->device, t->port)))
+			return -ENOMEM;
+		if ((head = hmap_get(&x->map, x->keys[i])))
+			x->next[i] = (size_t)(uintptr_t)head;
+		if (hmap_put(&x->map, x->keys[i], (void *)(uintptr_t)(i + 1), NULL) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* On the writer, before the set's changes are stored: the targets to which a change their
+ * check counts was stored after they were read (their seen) get its id (clash) — two changes
+ * checked side by side could break together what neither breaks alone (Kmax raised above an
+ * XOFF lowered at the same moment).  Up to CHANGES_RECHECK_MAX of them are read and checked
+ * again here, in the writer's transaction, where nothing else can be stored meanwhile; more
+ * would hold the writer up (each is a few queries): -ESTALE, and change_set_commit reads them
+ * on a reader and tries again.  The ids stored since the set's first target was read are few:
+ * one query.  0, -EINVAL with the set's rejections (j->err), -EALREADY (refuse_changed), or
+ * another -errno. */
 static int create_recheck(struct create_job *j, struct store *s)
 {
 	static const char sql[] = "SELECT id, actor, agent_id, kind, device, port, queue FROM changes "
@@ -1004,13 +1097,16 @@ static int create_recheck(struct create_job *j, struct store *s)
 	struct change_set *cs = j->cs;
 	sqlite3_stmt *st = store_stmt(s, sql);
 	struct store_reader *rd = store_writer_reader(s);
-	int64_t first = 0;
-	char by[80] = "";
-	size_t nagain = 0, first_at = 0;
-	int rc;
+	struct target_index x;
+	size_t nagain = 0;
+	int rc, r;
 
 	if (!st)
 		return -EIO;
+	if ((r = target_index_init(&x, cs)) < 0) {
+		target_index_fini(&x);
+		return r;
+	}
 	sqlite3_bind_int64(st, 1, cs->seen);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *agent = (const char *)sqlite3_column_text(st, 2);
@@ -1018,62 +1114,47 @@ static int create_recheck(struct create_job *j, struct store *s)
 		const char *port = (const char *)sqlite3_column_text(st, 5);
 		int64_t id = sqlite3_column_int64(st, 0);
 		enum change_kind kind;
+		char *key;
+		size_t i;
 
 		if (!agent || !dev || !port || change_kind_parse((const char *)sqlite3_column_text(st, 3), &kind) < 0)
 			continue;
-		for (size_t i = 0; i < cs->n; i++) {
-			struct change_target *t = &cs->t[i];
+		if (!(key = port_key(agent, dev, port))) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		i = (size_t)(uintptr_t)hmap_get(&x.map, key);
+		free(key);
+		for (; i; i = x.next[i - 1]) {
+			struct change_target *t = &cs->t[i - 1];
 
-			if (t->seen >= 0 && id > t->seen && !strcmp(t->agent, agent) && !strcmp(t->port, port) &&
-			    !strcmp(t->device, dev) && counts(cs, t, kind, (int)sqlite3_column_int64(st, 6))) {
-				t->seen = -1; /* to be checked again */
-				nagain++;
-				if (!first) {
-					first = id;
-					first_at = i;
-					snprintf(by, sizeof(by), "%s", (const char *)sqlite3_column_text(st, 1) ?: "");
-				}
+			if (t->clash || id <= t->seen || !counts(cs, t, kind, (int)sqlite3_column_int64(st, 6)))
+				continue;
+			t->clash = id;
+			snprintf(t->clash_by, sizeof(t->clash_by), "%s", (const char *)sqlite3_column_text(st, 1) ?: "");
+			nagain++;
+			/* the detector's mask is made from the priorities it read */
+			if (cs->refuse_changed && kind == CHANGE_PFC) {
+				sqlite3_reset(st);
+				target_index_fini(&x);
+				return rf_err_set(&j->err, -EALREADY, "CHANGED_MEANWHILE", NULL,
+						  "change %" PRId64 " (by %s) to %s %s%s%s was stored while this one was "
+						  "made from what was read before; nothing was changed: make it again from "
+						  "what is there now", id, t->clash_by, t->agent,
+						  cs->on_switch ? "port" : t->device, cs->on_switch ? " " : ":", t->port);
 			}
 		}
 	}
 	sqlite3_reset(st);
+	target_index_fini(&x);
 	if (rc != SQLITE_DONE)
 		return store_errno(rc);
-	if (first && cs->refuse_changed) {
-		const struct change_target *t = &cs->t[first_at];
-
-		return rf_err_set(&j->err, -EALREADY, "CHANGED_MEANWHILE", NULL,
-				  "change %" PRId64 " (by %s) to %s %s%s%s was stored while this one was being made from "
-				  "what was read before; nothing was changed: make it again from what is there now", first,
-				  by, t->agent, cs->on_switch ? "port" : t->device, cs->on_switch ? " " : ":", t->port);
-	}
-	for (size_t i = 0; nagain && i < cs->n; i++) {
-		struct change_target *t = &cs->t[i];
-		json_t *was = t->current;
-		struct rf_err ve = { 0 };
-		int r;
-
-		if (t->seen >= 0)
-			continue;
-		nagain--;
-		t->current = NULL;
-		target_fini(t);
-		t->expect = t->after = t->pfc_now = t->ecn_now = t->port_pfc = t->port_ecn = NULL;
-		r = target_fill(rd, cs, t, was, &j->err);
-		json_decref(was);
-		if (r < 0)
+	if (nagain > CHANGES_RECHECK_MAX)
+		return -ESTALE;
+	for (size_t i = 0; nagain && i < cs->n; i++)
+		if (cs->t[i].clash && (r = target_again(rd, cs, &cs->t[i], &j->err)) < 0)
 			return r;
-		if ((r = target_check(cs, t, &ve)) == -EINVAL) {
-			size_t n = strlen(ve.msg);
-
-			snprintf(ve.msg + n, sizeof(ve.msg) - n, "; checked again as it was stored, counting change %" PRId64
-				 " (by %s), stored since it was first checked", first, by);
-			j->err = ve;
-		}
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	return cs->nbad ? change_set_check(cs, true, &j->err) : 0;
 }
 
 static int create_apply(struct store_job *sj, struct store *s)
@@ -1155,7 +1236,34 @@ int change_set_commit(struct store *s, struct change_set *cs, const char *actor,
 	if (!text)
 		return rf_err_set(e, -ENOMEM, "STORE_ERROR", NULL, "out of memory; nothing was changed");
 	j.params = text;
-	if ((r = store_submit_wait(s, &j.job)) == 0)
+	for (int tries = 0;; tries++) {
+		struct store_reader *rd;
+
+		memset(&j.err, 0, sizeof(j.err));
+		if ((r = store_submit_wait(s, &j.job)) != -ESTALE)
+			break;
+		/* too many targets changed meanwhile to read again on the writer: read them here */
+		if (tries + 1 == CHANGES_CLASH_TRIES) {
+			rf_err_set(&j.err, -EALREADY, "CHANGED_MEANWHILE", NULL,
+				   "more than %d of the targets were changed while the change was being checked, %d "
+				   "times; nothing was changed: send it again", CHANGES_RECHECK_MAX, CHANGES_CLASH_TRIES);
+			r = -EALREADY;
+			break;
+		}
+		if (!(rd = store_reader_get(s))) {
+			r = rf_err_set(&j.err, -EIO, "STORE_ERROR", NULL, "the store could not be read");
+			break;
+		}
+		for (size_t i = 0; r == -ESTALE && i < cs->n; i++)
+			if (cs->t[i].clash && (r = target_again(rd, cs, &cs->t[i], &j.err)) == 0)
+				r = -ESTALE;
+		store_reader_put(s, rd);
+		if (r == -ESTALE && cs->nbad)
+			r = change_set_check(cs, true, &j.err);
+		if (r != -ESTALE)
+			break;
+	}
+	if (r == 0)
 		*ret_batch = j.batch;
 	free(text);
 	if (r < 0 && j.err.code[0]) {

@@ -86,7 +86,9 @@ struct change_target {
 	json_t *port_ecn;  /* PFC of a switch port: the ECN settings of its queues (owned) */
 	json_t *pfc_now, *ecn_now; /* the same as reported (owned, or NULL) */
 	json_t *after;	   /* the ids of the changes still out that expect and port_* count (or NULL) */
-	int64_t seen;	   /* the newest change when it was read (-1 at commit: to be checked again) */
+	int64_t seen;	   /* the newest change when it was read */
+	int64_t clash;	   /* at commit: a change its check counts stored since (0: none) */
+	char clash_by[48]; /* its actor */
 };
 
 /* The targets of one request, each validated against the requested values. */
@@ -166,12 +168,18 @@ int change_set_check(const struct change_set *cs, bool summary, struct rf_err *e
  * A target to which another change its check counts was stored after it was read (two
  * changes checked side by side could break together what neither breaks alone: Kmax raised
  * above an XOFF lowered at the same moment) is read and checked again as the set is stored,
- * where nothing else can be: a rejection then (-EINVAL) says so.  With refuse_changed such a
- * set is refused instead: -EALREADY (CHANGED_MEANWHILE), nothing stored. */
+ * where nothing else can be, and its rejection then counted in the set (-EINVAL, as
+ * change_set_check(summary) says; cs->rejections).  More than CHANGES_RECHECK_MAX such targets
+ * are read again on a reader and the set sent again, CHANGES_CLASH_TRIES times in all before
+ * -EALREADY (CHANGED_MEANWHILE, nothing stored).  With refuse_changed a change to a target's
+ * PFC refuses the set at once: -EALREADY. */
 int change_set_commit(struct store *s, struct change_set *cs, const char *actor, const char *reason,
 		      int64_t deadline_ns, int64_t *ret_batch, struct rf_err *e);
-/* How many times the detector makes and checks its set again before a CHANGED_MEANWHILE
- * stands: each try reads what the one before clashed with. */
+/* How many times a set is sent to be stored (change_set_commit), and the detector makes its
+ * own again, before a CHANGED_MEANWHILE stands: each try reads what the one before clashed
+ * with. */
 #define CHANGES_CLASH_TRIES 3
+/* Targets changed meanwhile read again on the writer at most (each is a few queries) */
+#define CHANGES_RECHECK_MAX 64
 
 #endif

@@ -756,9 +756,10 @@ static int apply_action_once(struct detector *d, struct store_reader *rd, const 
 		json_decref(entries);
 		return r;
 	}
-	/* the mask is made from what was read: a change to the port stored since refuses it */
+	/* the mask is made from what was read: a change to the port's PFC stored since, or one
+	 * the base did not know (an operator's after the detector's own in flight), refuses it */
 	cs.refuse_changed = true;
-	if ((r = change_set_add(rd, &cs, a->node, entry, e)) == 0 && base < 0 &&
+	if ((r = change_set_add(rd, &cs, a->node, entry, e)) == 0 &&
 	    json_integer_value(json_object_get(cs.t[0].expect, "enable")) != cur)
 		r = rf_err_set(e, -EALREADY, "CHANGED_MEANWHILE", NULL,
 			       "a change to %s port %s was stored while its priorities were read", a->node, a->port);
@@ -773,8 +774,8 @@ static int apply_action_once(struct detector *d, struct store_reader *rd, const 
 	return 0;
 }
 
-/* apply_action_once, tried again (CHANGES_CLASH_TRIES in all) when another change to the port
- * was stored while it was being checked (CHANGED_MEANWHILE). */
+/* apply_action_once, tried again (CHANGES_CLASH_TRIES in all), from the priorities as stored,
+ * when another change to the port's PFC was stored while it was made (CHANGED_MEANWHILE). */
 static int apply_action(struct detector *d, struct store_reader *rd, const struct cc_dl_action *a, const char *actor,
 			int base, int64_t *ret_change, int *ret_mask, struct rf_err *e)
 {
@@ -782,7 +783,7 @@ static int apply_action(struct detector *d, struct store_reader *rd, const struc
 
 	while ((r = apply_action_once(d, rd, a, actor, base, ret_change, ret_mask, e)) == -EALREADY &&
 	       ++tries < CHANGES_CLASH_TRIES)
-		;
+		base = -1;
 	return r;
 }
 

@@ -78,7 +78,8 @@ int detector_set_config(struct detector *d, json_t *changes, const char *actor, 
 /* Mitigates the finding of an active alert of the detector's (advise mode): the change is
  * queued like in auto mode.  *ret: {"alert", "action": {...}, "change": id}.  -ENOENT
  * (NO_SUCH_ALERT, NOT_ACTIVE), -EINVAL (NO_ACTION: its class has none), -EALREADY
- * (MITIGATED), -EPERM (MITIGATION_OFF). */
+ * (MITIGATED; CHANGED_MEANWHILE: the port's PFC changed while it was made, three times),
+ * -EPERM (MITIGATION_OFF). */
 int detector_mitigate(struct detector *d, int64_t alert, const char *actor, json_t **ret, struct rf_err *e);
 
 /* Status: the configuration, the lane's figures, the last run's findings and the holds in force

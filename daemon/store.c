@@ -422,7 +422,7 @@ static void reader_free(struct store_reader *r)
 
 void store_reader_put(struct store *s, struct store_reader *r)
 {
-	if (!r)
+	if (!r || r->nested) /* nested: the writer's (store_writer_reader) */
 		return;
 	if (!sqlite3_get_autocommit(r->db))
 		store_exec(r->db, "ROLLBACK", NULL);

@@ -14,7 +14,7 @@ struct rf_err {
 	int err;	   /* negative errno, 0 when unset */
 	char code[40];	   /* stable code, "" when unset */
 	char where[160];   /* JSON pointer, file:line, flag name; "" when none */
-	char msg[320];	   /* human-readable, one line */
+	char msg[512];	   /* human-readable, one line */
 };
 
 /* Fills e (which may be NULL) and returns -abs(err), so that callers can write

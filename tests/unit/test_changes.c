@@ -390,15 +390,20 @@ static void test_validated_against_changes_still_out(void **state)
 
 /* A set validated (its targets read) before another change to one of its ports was stored:
  * that target is checked again as the set is stored, counting it (refused there if it breaks
- * with it); with refuse_changed the set is refused; sets on other ports are not checked again. */
+ * with it); with refuse_changed a change to the port's PFC refuses the set; sets on other
+ * ports are not checked again. */
 static void test_changed_meanwhile(void **state)
 {
-	const char *ports[] = { "h0", "h0", "h1", "h0", "h0", "h0" };
-	const enum change_kind kinds[] = { CHANGE_ECN, CHANGE_PFC, CHANGE_ECN, CHANGE_ECN, CHANGE_ECN, CHANGE_ECN };
-	const int queues[] = { 3, -2, 3, 3, 0, 3 };
+	const char *ports[] = { "h0", "h0", "h1", "h0", "h0", "h0", "h2", "h2" };
+	const enum change_kind kinds[] = { CHANGE_ECN, CHANGE_PFC, CHANGE_ECN, CHANGE_ECN,
+					   CHANGE_ECN, CHANGE_ECN, CHANGE_PFC, CHANGE_PFC };
+	const int queues[] = { 3, -2, 3, 3, 0, 3, -2, -2 };
 	const char *params[] = { "{\"kmax_bytes\": 900000}", "{\"xoff_bytes\": 800000}", "{\"kmin_bytes\": 50000}",
-				 "{\"kmin_bytes\": 50000}", "{\"kmin_bytes\": 50000}", "{\"kmin_bytes\": 60000}" };
-	struct change_set cs[6];
+				 "{\"kmin_bytes\": 50000}",  "{\"kmin_bytes\": 50000}", "{\"kmin_bytes\": 60000}",
+				 "{\"enable\": 8}",	     "{\"xoff_bytes\": 900000}" };
+	const int order[] = { 0, 1, 2, 3, 4, 5, 7, 6 };
+	const int want[] = { 0, -EINVAL, 0, 0, 0, 0, 0, -EALREADY };
+	struct change_set cs[8];
 	struct rf_err e = { 0 };
 	struct fixture f;
 	int64_t batch;
@@ -407,43 +412,98 @@ static void test_changed_meanwhile(void **state)
 	fx_open(&f);
 	json_decref(switch_report(&f, "leaf0", NULL));
 	/* Kmax 900 KB and XOFF 800 KB on h0, each fine against the other as reported (1 MB, 400
-	 * KB), not together; h1's and h0's Kmin, read after, that of h0's queue 0, and h0's again
-	 * made from what was read */
-	for (int i = 0; i < 6; i++) {
+	 * KB), not together; h1's and h0's Kmin, read after, that of h0's queue 0, h0's again by
+	 * one refusing changes meanwhile (the detector), and two changes of h2's PFC */
+	for (int i = 0; i < 8; i++) {
 		json_t *p = json_loads(params[i], 0, NULL), *entries = NULL;
 		struct store_reader *rd = store_reader_get(f.st);
 
 		assert_int_equal(changes_lookup(rd, "switch", kinds[i], "leaf0", NULL, ports[i], queues[i], &entries, &e),
 				 0);
 		assert_int_equal(change_set_init(&cs[i], kinds[i], true, p), 0);
-		cs[i].refuse_changed = i == 5;
+		cs[i].refuse_changed = i == 5 || i == 6;
 		assert_int_equal(change_set_add(rd, &cs[i], "leaf0", json_array_get(entries, 0), &e), 0);
 		assert_int_equal(change_set_check(&cs[i], false, &e), 0);
 		store_reader_put(f.st, rd);
 		json_decref(entries);
 		json_decref(p);
 	}
-	assert_int_equal(change_set_commit(f.st, &cs[0], "ops", NULL, tu_now_ns() + 60 * NSEC_PER_SEC, &batch, &e), 0);
-	assert_int_equal(change_set_commit(f.st, &cs[1], "tuner", NULL, tu_now_ns() + 60 * NSEC_PER_SEC, &batch, &e),
-			 -EINVAL);
-	assert_string_equal(e.code, "BAD_THRESHOLD_ORDER");
-	assert_string_equal(e.where, "/xoff_bytes");
-	assert_non_null(strstr(e.msg, "; checked again as it was stored, counting change 1 (by ops), stored since it "
-				      "was first checked"));
-	assert_int_equal(count(&f, "kind = 'pfc'"), 0);
-	assert_int_equal(change_set_commit(f.st, &cs[2], "t", NULL, tu_now_ns() + 60 * NSEC_PER_SEC, &batch, &e), 0);
-	/* checked again, fine with Kmax 900 KB on its way too: stored, waiting for none */
-	assert_int_equal(change_set_commit(f.st, &cs[3], "t", NULL, tu_now_ns() + 60 * NSEC_PER_SEC, &batch, &e), 0);
-	assert_int_equal(count(&f, "id = 3 AND port = 'h0' AND after_ids IS NULL"), 1);
-	/* another queue's ECN is not what an ECN change is checked against */
-	assert_int_equal(change_set_commit(f.st, &cs[4], "t", NULL, tu_now_ns() + 60 * NSEC_PER_SEC, &batch, &e), 0);
-	assert_int_equal(change_set_commit(f.st, &cs[5], "detector", NULL, tu_now_ns() + 60 * NSEC_PER_SEC, &batch,
-					   &e), -EALREADY);
-	assert_string_equal(e.code, "CHANGED_MEANWHILE");
-	assert_non_null(strstr(e.msg, "change 1 (by ops) to leaf0 port h0 was stored while this one was being made"));
-	for (int i = 0; i < 6; i++)
+	for (int k = 0; k < 8; k++) {
+		int i = order[k];
+
+		memset(&e, 0, sizeof(e));
+		assert_int_equal(change_set_commit(f.st, &cs[i], i ? "t" : "ops", NULL, tu_now_ns() + 60 * NSEC_PER_SEC,
+						   &batch, &e), want[k]);
+		if (i == 1) {
+			/* XOFF 800 KB checked again with Kmax 900 KB on its way: refused, said so */
+			assert_string_equal(e.code, "BAD_THRESHOLD_ORDER");
+			assert_string_equal(e.where, "/xoff_bytes");
+			assert_non_null(strstr(e.msg, "1 of 1 targets reject the change; nothing was changed. First: "));
+			assert_non_null(strstr(e.msg, "; checked again, with change 1 (by ops) stored since"));
+			assert_int_equal(json_array_size(cs[1].rejections), 1);
+		}
+		if (i == 6) {
+			assert_string_equal(e.code, "CHANGED_MEANWHILE");
+			assert_non_null(strstr(e.msg, "(by t) to leaf0 port h2 was stored while this one was made"));
+		}
+	}
+	/* h0's Kmin, checked again, fine with Kmax 900 KB on its way too: stored, waiting for none;
+	 * refuse_changed does not refuse an ECN change (the detector's mask is PFC) */
+	assert_int_equal(count(&f, "port = 'h0' AND kind = 'ecn' AND queue = 3 AND after_ids IS NULL"), 3);
+	assert_int_equal(count(&f, "kind = 'pfc'"), 1);
+	for (int i = 0; i < 8; i++)
 		change_set_fini(&cs[i]);
-	assert_int_equal(count(&f, "1"), 4);
+	assert_int_equal(count(&f, "1"), 6);
+	fx_close(&f);
+}
+
+/* More targets changed meanwhile than the writer reads again (CHANGES_RECHECK_MAX): they are
+ * read again on a reader and the set sent again; refused whole if they reject it then. */
+static void test_changed_meanwhile_many(void **state)
+{
+	struct change_select sel = { .node = "leaf*", .queue = -2 };
+	const char *params[] = { "{\"kmax_bytes\": 250000}", "{\"kmin_bytes\": 300000}", "{\"kmax_bytes\": 350000}",
+				 "{\"kmin_bytes\": 120000}" };
+	struct change_set cs[4];
+	struct store_reader *rd;
+	struct rf_err e = { 0 };
+	struct fixture f;
+	int64_t batch;
+
+	(void)state;
+	fx_open(&f);
+	for (int i = 0; i < 10; i++) { /* 10 switches of 4 ports of 2 ECN queues: 80 targets */
+		char sw[16];
+
+		snprintf(sw, sizeof(sw), "leaf%d", i);
+		json_decref(switch_report(&f, sw, NULL));
+	}
+	rd = store_reader_get(f.st);
+	for (int i = 0; i < 4; i++) {
+		json_t *p = json_loads(params[i], 0, NULL);
+
+		assert_int_equal(change_set_init(&cs[i], CHANGE_ECN, true, p), 0);
+		assert_int_equal(changes_select(rd, &cs[i], &sel, &e), 0);
+		assert_int_equal(cs[i].n, 80);
+		assert_int_equal(change_set_check(&cs[i], true, &e), 0);
+		json_decref(p);
+	}
+	store_reader_put(f.st, rd);
+	/* Kmin 300 KB stored after Kmax 250 KB was checked: every target rejects it */
+	assert_int_equal(change_set_commit(f.st, &cs[1], "ops", NULL, tu_now_ns() + MIN, &batch, &e), 0);
+	assert_int_equal(change_set_commit(f.st, &cs[0], "t", NULL, tu_now_ns() + MIN, &batch, &e), -EINVAL);
+	assert_string_equal(e.code, "BAD_THRESHOLD_ORDER");
+	assert_non_null(strstr(e.msg, "80 of 80 targets reject the change"));
+	assert_int_equal(json_array_size(cs[0].rejections), CHANGES_REJECTIONS_MAX);
+	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(cs[0].rejections, 0), "detail")),
+			       "; checked again, with change "));
+	assert_int_equal(count(&f, "params LIKE '%250000%'"), 0);
+	/* Kmin 120 KB stored after Kmax 350 KB was checked: fine with it, stored */
+	assert_int_equal(change_set_commit(f.st, &cs[3], "ops", NULL, tu_now_ns() + MIN, &batch, &e), 0);
+	assert_int_equal(change_set_commit(f.st, &cs[2], "t", NULL, tu_now_ns() + MIN, &batch, &e), 0);
+	assert_int_equal(count(&f, "params LIKE '%350000%'"), 80);
+	for (int i = 0; i < 4; i++)
+		change_set_fini(&cs[i]);
 	fx_close(&f);
 }
 
@@ -603,6 +663,7 @@ int main(void)
 		cmocka_unit_test(test_sweep),
 		cmocka_unit_test(test_validated_against_changes_still_out),
 		cmocka_unit_test(test_changed_meanwhile),
+		cmocka_unit_test(test_changed_meanwhile_many),
 		cmocka_unit_test(test_timed_out_in_doubt),
 		cmocka_unit_test(test_sixty_four_per_answer),
 	};
