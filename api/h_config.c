@@ -129,7 +129,7 @@ static int commit_and_reply(struct api_req *req, struct change_set *cs, const ch
 
 	r = change_set_commit(api_deps(req)->store, cs, api_actor(req),
 			      reason, tu_now_ns() + api_conf(req)->change_deadline_ns, &batch, &e);
-	if (r < 0 && cs->nbad) /* targets checked again as it was stored reject it: all or nothing */
+	if (r == -EINVAL && cs->nbad) /* targets checked again as it was stored reject it: all or nothing */
 		return api_reply_problem_ext(req, 0, &e, json_pack("{s:I,s:O}", "rejected_targets", (json_int_t)cs->nbad,
 								   "errors", cs->rejections));
 	if (r < 0) /* many targets changed meanwhile, again and again (409), the store full or failing (503) */

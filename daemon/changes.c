@@ -1128,20 +1128,24 @@ static int create_recheck(struct create_job *j, struct store *s)
 		for (; i; i = x.next[i - 1]) {
 			struct change_target *t = &cs->t[i - 1];
 
-			if (t->clash || id <= t->seen || !counts(cs, t, kind, (int)sqlite3_column_int64(st, 6)))
+			if (id <= t->seen || !counts(cs, t, kind, (int)sqlite3_column_int64(st, 6)))
 				continue;
-			t->clash = id;
-			snprintf(t->clash_by, sizeof(t->clash_by), "%s", (const char *)sqlite3_column_text(st, 1) ?: "");
-			nagain++;
+			if (!t->clash) {
+				t->clash = id;
+				snprintf(t->clash_by, sizeof(t->clash_by), "%s",
+					 (const char *)sqlite3_column_text(st, 1) ?: "");
+				nagain++;
+			}
 			/* the detector's mask is made from the priorities it read */
 			if (cs->refuse_changed && kind == CHANGE_PFC) {
+				rf_err_set(&j->err, -EALREADY, "CHANGED_MEANWHILE", NULL,
+					   "change %" PRId64 " (by %s) to %s %s%s%s was stored while this one was made "
+					   "from what was read before; nothing was changed: make it again from what is "
+					   "there now", id, (const char *)sqlite3_column_text(st, 1) ?: "", t->agent,
+					   cs->on_switch ? "port" : t->device, cs->on_switch ? " " : ":", t->port);
 				sqlite3_reset(st);
 				target_index_fini(&x);
-				return rf_err_set(&j->err, -EALREADY, "CHANGED_MEANWHILE", NULL,
-						  "change %" PRId64 " (by %s) to %s %s%s%s was stored while this one was "
-						  "made from what was read before; nothing was changed: make it again from "
-						  "what is there now", id, t->clash_by, t->agent,
-						  cs->on_switch ? "port" : t->device, cs->on_switch ? " " : ":", t->port);
+				return -EALREADY;
 			}
 		}
 	}

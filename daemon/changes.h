@@ -88,7 +88,7 @@ struct change_target {
 	json_t *after;	   /* the ids of the changes still out that expect and port_* count (or NULL) */
 	int64_t seen;	   /* the newest change when it was read */
 	int64_t clash;	   /* at commit: a change its check counts stored since (0: none) */
-	char clash_by[48]; /* its actor */
+	char clash_by[80]; /* its actor */
 };
 
 /* The targets of one request, each validated against the requested values. */
@@ -100,9 +100,10 @@ struct change_set {
 	size_t n, cap;
 	size_t matched;	    /* objects a selection matched (more than n when over its limit) */
 	int64_t seen;	    /* the newest change when the first target was read (-1: not yet) */
-	/* a change stored meanwhile to what a target's check counts refuses the set at commit
-	 * (CHANGED_MEANWHILE) instead of having the target checked again: for a caller that made
-	 * the values from what it read (the detector's PFC priorities, a whole mask) */
+	/* a change to a target's PFC stored after it was read refuses the set at commit
+	 * (CHANGED_MEANWHILE) instead of having the target checked again (as other changes its
+	 * check counts still do): for a caller that made the values from the PFC it read (the
+	 * detector's priorities, a whole mask) */
 	bool refuse_changed;
 	size_t nbad;	    /* targets that reject the values */
 	struct rf_err first; /* why the first of them did */

@@ -711,7 +711,10 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 			a->batch = batch;
 		else if (a)
 			*a = t->app[--t->napp];
-		if (r < 0) {
+		if (r == -EALREADY) {
+			/* its targets kept changing while it was checked: nothing stored, a try later */
+			log_notice("tuner", "proposal %" PRIu64 " waits for the next pass: %s", p->id, e.msg);
+		} else if (r < 0) {
 			char buf[600];
 			json_t *rec = rec_of(t, p->id);
 

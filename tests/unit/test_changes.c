@@ -394,16 +394,17 @@ static void test_validated_against_changes_still_out(void **state)
  * ports are not checked again. */
 static void test_changed_meanwhile(void **state)
 {
-	const char *ports[] = { "h0", "h0", "h1", "h0", "h0", "h0", "h2", "h2" };
-	const enum change_kind kinds[] = { CHANGE_ECN, CHANGE_PFC, CHANGE_ECN, CHANGE_ECN,
-					   CHANGE_ECN, CHANGE_ECN, CHANGE_PFC, CHANGE_PFC };
-	const int queues[] = { 3, -2, 3, 3, 0, 3, -2, -2 };
+	const char *ports[] = { "h0", "h0", "h1", "h0", "h0", "h0", "h2", "h2", "h3", "h3", "h3" };
+	const enum change_kind kinds[] = { CHANGE_ECN, CHANGE_PFC, CHANGE_ECN, CHANGE_ECN, CHANGE_ECN, CHANGE_ECN,
+					   CHANGE_PFC, CHANGE_PFC, CHANGE_PFC, CHANGE_ECN, CHANGE_PFC };
+	const int queues[] = { 3, -2, 3, 3, 0, 3, -2, -2, -2, 0, -2 };
 	const char *params[] = { "{\"kmax_bytes\": 900000}", "{\"xoff_bytes\": 800000}", "{\"kmin_bytes\": 50000}",
 				 "{\"kmin_bytes\": 50000}",  "{\"kmin_bytes\": 50000}", "{\"kmin_bytes\": 60000}",
-				 "{\"enable\": 8}",	     "{\"xoff_bytes\": 900000}" };
-	const int order[] = { 0, 1, 2, 3, 4, 5, 7, 6 };
-	const int want[] = { 0, -EINVAL, 0, 0, 0, 0, 0, -EALREADY };
-	struct change_set cs[8];
+				 "{\"enable\": 8}",	     "{\"xoff_bytes\": 900000}", "{\"enable\": 0}",
+				 "{\"kmin_bytes\": 50000}",  "{\"enable\": 24}" };
+	const int order[] = { 0, 1, 2, 3, 4, 5, 7, 6, 9, 10, 8 };
+	const int want[] = { 0, -EINVAL, 0, 0, 0, 0, 0, -EALREADY, 0, 0, -EALREADY };
+	struct change_set cs[11];
 	struct rf_err e = { 0 };
 	struct fixture f;
 	int64_t batch;
@@ -413,22 +414,23 @@ static void test_changed_meanwhile(void **state)
 	json_decref(switch_report(&f, "leaf0", NULL));
 	/* Kmax 900 KB and XOFF 800 KB on h0, each fine against the other as reported (1 MB, 400
 	 * KB), not together; h1's and h0's Kmin, read after, that of h0's queue 0, h0's again by
-	 * one refusing changes meanwhile (the detector), and two changes of h2's PFC */
-	for (int i = 0; i < 8; i++) {
+	 * one refusing changes meanwhile (the detector), two changes of h2's PFC, and h3's PFC by
+	 * the detector with an ECN and a PFC change to h3 stored after it was read */
+	for (int i = 0; i < 11; i++) {
 		json_t *p = json_loads(params[i], 0, NULL), *entries = NULL;
 		struct store_reader *rd = store_reader_get(f.st);
 
 		assert_int_equal(changes_lookup(rd, "switch", kinds[i], "leaf0", NULL, ports[i], queues[i], &entries, &e),
 				 0);
 		assert_int_equal(change_set_init(&cs[i], kinds[i], true, p), 0);
-		cs[i].refuse_changed = i == 5 || i == 6;
+		cs[i].refuse_changed = i == 5 || i == 6 || i == 8;
 		assert_int_equal(change_set_add(rd, &cs[i], "leaf0", json_array_get(entries, 0), &e), 0);
 		assert_int_equal(change_set_check(&cs[i], false, &e), 0);
 		store_reader_put(f.st, rd);
 		json_decref(entries);
 		json_decref(p);
 	}
-	for (int k = 0; k < 8; k++) {
+	for (int k = 0; k < 11; k++) {
 		int i = order[k];
 
 		memset(&e, 0, sizeof(e));
@@ -442,18 +444,19 @@ static void test_changed_meanwhile(void **state)
 			assert_non_null(strstr(e.msg, "; checked again, with change 1 (by ops) stored since"));
 			assert_int_equal(json_array_size(cs[1].rejections), 1);
 		}
-		if (i == 6) {
+		if (i == 6 || i == 8) {
 			assert_string_equal(e.code, "CHANGED_MEANWHILE");
-			assert_non_null(strstr(e.msg, "(by t) to leaf0 port h2 was stored while this one was made"));
+			assert_non_null(strstr(e.msg, i == 6 ? "(by t) to leaf0 port h2 was stored while this one was made"
+							     : "change 8 (by t) to leaf0 port h3 was stored"));
 		}
 	}
 	/* h0's Kmin, checked again, fine with Kmax 900 KB on its way too: stored, waiting for none;
 	 * refuse_changed does not refuse an ECN change (the detector's mask is PFC) */
 	assert_int_equal(count(&f, "port = 'h0' AND kind = 'ecn' AND queue = 3 AND after_ids IS NULL"), 3);
-	assert_int_equal(count(&f, "kind = 'pfc'"), 1);
-	for (int i = 0; i < 8; i++)
+	assert_int_equal(count(&f, "kind = 'pfc'"), 2);
+	for (int i = 0; i < 11; i++)
 		change_set_fini(&cs[i]);
-	assert_int_equal(count(&f, "1"), 6);
+	assert_int_equal(count(&f, "1"), 8);
 	fx_close(&f);
 }
 
