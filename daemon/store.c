@@ -180,9 +180,13 @@ static const char *const migrations[] = {
 	"  WHERE state IN ('pending', 'sent');",
 	/* 10 -> 11: a sent change timed out without an outcome may have been applied all the
 	 * same: in_doubt 1 until a report its agent made after the deadline (daemon/changes.c);
-	 * sent_boot: the agent's boot it was first sent to */
+	 * sent_boot: the agent's boot it was first sent to.  Those timed out before, whose agent
+	 * has made no report since the deadline, are in doubt from now (sent to its boot then). */
 	"ALTER TABLE changes ADD COLUMN in_doubt INTEGER;"
 	"ALTER TABLE changes ADD COLUMN sent_boot TEXT;"
+	"UPDATE changes SET in_doubt = 1, sent_boot = (SELECT a.boot_id FROM agents a WHERE a.id = agent_id) "
+	"  WHERE state = 'timed_out' AND sent_ns IS NOT NULL AND "
+	"  deadline_ns >= (SELECT a.last_report_ns FROM agents a WHERE a.id = agent_id);"
 	"CREATE INDEX changes_doubt ON changes(agent_id, device, port, kind, queue, id) WHERE in_doubt = 1;",
 };
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,

@@ -228,7 +228,9 @@ def test_unbound_token_still_works_with_a_warning(world):
 def test_a_database_from_before_bindings(world):
     """A schema-5 database (its tokens made before bindings) is migrated; its agent token keeps
     working unbound, named in the start-up warning and in /health.  A change left pending in it
-    (made before changes waited for others, schema 10) is sent as before, waiting for none."""
+    (made before changes waited for others, schema 10) is sent as before, waiting for none; of
+    two sent and timed out, the one whose agent has made no report since its deadline is in
+    doubt (schema 11)."""
     d = world.daemon()
     with open(V5_DUMP) as f:
         db = sqlite3.connect(d.db)
@@ -237,6 +239,12 @@ def test_a_database_from_before_bindings(world):
                    "params, state, deadline_ns, updated_ns) VALUES(0, 1, 'ops', 'before the upgrade', 'h5', "
                    "'dcqcn', 'mlx5_0', '1', -1, '{\"rpg_ai_rate\":10}', 'pending', ?, 1)",
                    (time.time_ns() + 3600 * 10**9,))
+        db.execute("INSERT INTO agents(id, role, boot_id, seq, interval_ms, first_seen_ns, last_seen_ns, "
+                   "last_report_ns) VALUES('h9', 'host', 'b0', 5, 1000, 1, 1, 100)")
+        for deadline in (200, 50):
+            db.execute("INSERT INTO changes(batch, created_ns, actor, agent_id, kind, device, port, params, state, "
+                       "error, deadline_ns, sent_ns, updated_ns) VALUES(0, 1, 'ops', 'h9', 'dcqcn', 'mlx5_0', '1', "
+                       "'{}', 'timed_out', '{\"code\":\"NO_ANSWER\",\"message\":\"no outcome\"}', ?, 10, 1)", (deadline,))
         db.commit()
         db.close()
     d.tokens.update(fleet=V5_FLEET_TOKEN, ops=V5_OPS_TOKEN)
@@ -249,6 +257,7 @@ def test_a_database_from_before_bindings(world):
     assert [c["id"] for c in r.json()["commands"]] == ["c1"], r.text
     ch = d.client("ops").json("/api/v1/changes/1")
     assert ch["state"] == "sent" and ch["after"] == [], ch
+    assert [d.client("ops").json(f"/api/v1/changes/{i}")["in_doubt"] for i in (2, 3)] == [True, False]
     w = d.client("ops").json("/api/v1/health")["warnings"]
     assert w[0]["tokens"] == ["fleet"]  # not the revoked one
     assert "from version 10 to 11" in log  # and on to the newest
