@@ -887,14 +887,19 @@ int cli_run(const struct cli_request *req, const struct cli_opts *o, const struc
 	else
 		req->print(out, doc);
 	if (follow) {
-		size_t open = 0;
+		size_t open = 0, doubt = 0;
 
 		json_array_foreach(json_object_get(doc, "items"), i, it) {
 			if (strcmp(state_of(it), "applied"))
 				rc = 3;
 			if (!strcmp(state_of(it), "pending") || !strcmp(state_of(it), "sent"))
 				open++;
+			doubt += json_is_true(json_object_get(it, "in_doubt"));
 		}
+		if (doubt)
+			fprintf(err, "rocefabctl: %zu change%s timed out unanswered and may have been applied all the "
+				     "same (in doubt until its agent reports again); see rocefabctl changes\n",
+				doubt, doubt == 1 ? "" : "s");
 		if (open)
 			fprintf(err, "rocefabctl: %zu change%s still pending or sent when the wait ended (a change "
 				     "held for others shows them: pending (after ...)); see rocefabctl changes\n",

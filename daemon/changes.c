@@ -152,14 +152,15 @@ static const char timeout_error[] =
  * taken for one that never got the command.) */
 static const char doubt_error[] =
 	"{\"code\":\"NO_ANSWER\",\"message\":\"the agent did not report an outcome before the "
-	"deadline (is it running and reachable?); it may have applied it all the same: other changes to "
-	"it are checked counting it until the agent reports again\"}";
+	"deadline (is it running and reachable?); it may have applied it all the same: until a report the "
+	"agent makes after the deadline says, later changes to this object are checked as if it had\"}";
 static const char settled_error[] =
 	"{\"code\":\"NO_ANSWER\",\"message\":\"the agent did not report an outcome before the "
 	"deadline, nor in a report it made after it: not applied\"}";
 static const char restarted_error[] =
 	"{\"code\":\"NO_ANSWER\",\"message\":\"the agent restarted before it reported an outcome: "
-	"whether it was applied shows in the settings it reports\"}";
+	"whether it was applied shows in the settings it reports; no longer counted: check them and "
+	"send it again if needed\"}";
 
 
 /* A change c checked counting changes still out (after_ids) goes once every one is applied. */
@@ -1004,8 +1005,8 @@ static int target_again(struct store_reader *rd, struct change_set *cs, struct c
 	if (r < 0) {
 		size_t n = strlen(ve.msg);
 
-		snprintf(ve.msg + n, sizeof(ve.msg) - n, "; checked again, with change %" PRId64 " (by %s) stored since",
-			 t->clash, t->clash_by);
+		snprintf(ve.msg + n, sizeof(ve.msg) - n, "; checked again as it was stored, counting change %" PRId64
+			 " (by %s), stored meanwhile", t->clash, t->clash_by);
 		reject(cs, t, &ve);
 	}
 	t->clash = 0;
@@ -1249,8 +1250,9 @@ int change_set_commit(struct store *s, struct change_set *cs, const char *actor,
 		/* too many targets changed meanwhile to read again on the writer: read them here */
 		if (tries + 1 == CHANGES_CLASH_TRIES) {
 			rf_err_set(&j.err, -EALREADY, "CHANGED_MEANWHILE", NULL,
-				   "more than %d of the targets were changed while the change was being checked, %d "
-				   "times; nothing was changed: send it again", CHANGES_RECHECK_MAX, CHANGES_CLASH_TRIES);
+				   "on each of %d tries, more than %d of its targets got another change while this one "
+				   "was checked; nothing was changed: send it again (or narrow the selection)",
+				   CHANGES_CLASH_TRIES, CHANGES_RECHECK_MAX);
 			r = -EALREADY;
 			break;
 		}

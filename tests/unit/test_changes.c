@@ -441,7 +441,7 @@ static void test_changed_meanwhile(void **state)
 			assert_string_equal(e.code, "BAD_THRESHOLD_ORDER");
 			assert_string_equal(e.where, "/xoff_bytes");
 			assert_non_null(strstr(e.msg, "1 of 1 targets reject the change; nothing was changed. First: "));
-			assert_non_null(strstr(e.msg, "; checked again, with change 1 (by ops) stored since"));
+			assert_non_null(strstr(e.msg, "; checked again as it was stored, counting change 1 (by ops), stored meanwhile"));
 			assert_int_equal(json_array_size(cs[1].rejections), 1);
 		}
 		if (i == 6 || i == 8) {
@@ -499,7 +499,7 @@ static void test_changed_meanwhile_many(void **state)
 	assert_non_null(strstr(e.msg, "80 of 80 targets reject the change"));
 	assert_int_equal(json_array_size(cs[0].rejections), CHANGES_REJECTIONS_MAX);
 	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(cs[0].rejections, 0), "detail")),
-			       "; checked again, with change "));
+			       "; checked again as it was stored, counting change "));
 	assert_int_equal(count(&f, "params LIKE '%250000%'"), 0);
 	/* Kmin 120 KB stored after Kmax 350 KB was checked: fine with it, stored */
 	assert_int_equal(change_set_commit(f.st, &cs[3], "ops", NULL, tu_now_ns() + MIN, &batch, &e), 0);

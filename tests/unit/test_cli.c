@@ -1150,6 +1150,15 @@ static void test_run_set_wait(void **state)
 		  .path = "/api/v1/changes?batch=12&limit=10000",
 		  .answer = "{'items': [" CHANGE(12, "sent") "]}" },
 	};
+	static const struct exchange doubt[] = {
+		{ .method = "PUT",
+		  .path = "/api/v1/switches/leaf0/ports/h0/queues/3/ecn",
+		  .answer = "{'batch': 12, 'count': 1, 'changes': [" CHANGE(12, "pending") "]}" },
+		{ .method = "GET",
+		  .path = "/api/v1/changes?batch=12&limit=10000",
+		  .answer = "{'items': [{'id': 12, 'state': 'timed_out', 'in_doubt': true, 'params': {},"
+			    " 'target': {'kind': 'ecn', 'agent': 'leaf0', 'role': 'switch', 'port': 'h0', 'queue': 3}}]}" },
+	};
 	static const struct exchange poll_fails[] = {
 		{ .method = "PUT",
 		  .path = "/api/v1/switches/leaf0/ports/h0/queues/3/ecn",
@@ -1188,6 +1197,16 @@ static void test_run_set_wait(void **state)
 	assert_string_equal(r.out, want);
 	assert_string_equal(r.err, "rocefabctl: not every change was applied (see ERROR)\n");
 	run_free(&r);
+
+	/* timed out, perhaps applied: exit 3, said so */
+	o.json = true;
+	r = run(&o, ARGV("set", "ecn", "leaf0", "h0", "3", "pmax=1"), doubt, ARRAY_SIZE(doubt));
+	assert_int_equal(r.rc, 3);
+	assert_string_equal(r.err, "rocefabctl: 1 change timed out unanswered and may have been applied all the same "
+				   "(in doubt until its agent reports again); see rocefabctl changes\n"
+				   "rocefabctl: not every change was applied (see ERROR)\n");
+	run_free(&r);
+	o.json = false;
 
 	/* still open when the time is up: exit 3 (two polls 0.25 s apart cover 0.25 s) */
 	o.wait_s = 0.25;
