@@ -117,6 +117,13 @@ static int split_body(struct api_req *req, json_t **ret_params, char **ret_reaso
 	return 0;
 }
 
+/* The set's targets reject it (e): a 400 with how many and the first of them. */
+static int reply_rejected(struct api_req *req, const struct change_set *cs, const struct rf_err *e)
+{
+	return api_reply_problem_ext(req, 0, e, json_pack("{s:I,s:O}", "rejected_targets", (json_int_t)cs->nbad,
+							  "errors", cs->rejections));
+}
+
 /* Stores the set's changes and answers 202 with them. */
 static int commit_and_reply(struct api_req *req, struct change_set *cs, const char *reason)
 {
@@ -130,8 +137,7 @@ static int commit_and_reply(struct api_req *req, struct change_set *cs, const ch
 	r = change_set_commit(api_deps(req)->store, cs, api_actor(req),
 			      reason, tu_now_ns() + api_conf(req)->change_deadline_ns, &batch, &e);
 	if (r == -EINVAL && cs->nbad) /* targets checked again as it was stored reject it: all or nothing */
-		return api_reply_problem_ext(req, 0, &e, json_pack("{s:I,s:O}", "rejected_targets", (json_int_t)cs->nbad,
-								   "errors", cs->rejections));
+		return reply_rejected(req, cs, &e);
 	if (r < 0) /* many targets changed meanwhile, again and again (409), the store full or failing (503) */
 		return api_reply_problem(req, r == -EALREADY ? 0 : 503, &e);
 	if ((r = api_reader(req, &rd)))
@@ -487,12 +493,10 @@ int h_changes_bulk(struct api_req *req)
 	rd = NULL;
 	if (change_set_check(&cs, true, &e) < 0) {
 		/* all or nothing: one bad target rejects the whole request */
-		json_t *extra = json_pack("{s:I,s:O}", "rejected_targets", (json_int_t)cs.nbad, "errors",
-					  cs.rejections);
-
+		r = reply_rejected(req, &cs, &e);
 		change_set_fini(&cs);
 		json_decref(doc);
-		return api_reply_problem_ext(req, 0, &e, extra);
+		return r;
 	}
 	r = commit_and_reply(req, &cs, json_string_value(reason));
 	change_set_fini(&cs);

@@ -162,6 +162,30 @@ static const char restarted_error[] =
 	"whether it was applied shows in the settings it reports; no longer counted: check them and "
 	"send it again if needed\"}";
 
+/* The time-out of the changes still out past their deadline and the grace, at a report of
+ * their agent (" AND agent_id = ?5") or by the pass for the silent ones: a sent one in doubt,
+ * one held for others (after_ids) never sent, DEPENDS_ON_PENDING, any other NO_ANSWER.
+ * time_out_stmt binds ?1-?4. */
+#define TIME_OUT                                                                                            \
+	"UPDATE changes SET state = 'timed_out', updated_ns = ?1, error = CASE WHEN sent_ns IS NOT NULL THEN ?3 " \
+	"WHEN after_ids IS NOT NULL THEN json_object('code', 'DEPENDS_ON_PENDING', 'message', 'never sent: "   \
+	"changes ' || (SELECT group_concat(value, ', ') FROM json_each(after_ids)) || ', which its check "      \
+	"counted, were not all applied before its deadline') ELSE ?2 END, "                                      \
+	"in_doubt = CASE WHEN sent_ns IS NOT NULL THEN 1 END "                                                   \
+	"WHERE state IN ('pending', 'sent') AND deadline_ns + ?4 < ?1"
+
+static sqlite3_stmt *time_out_stmt(struct store *s, const char *sql, int64_t now)
+{
+	sqlite3_stmt *st = store_stmt(s, sql);
+
+	if (st) {
+		sqlite3_bind_int64(st, 1, now);
+		sqlite3_bind_text(st, 2, timeout_error, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, doubt_error, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 4, CHANGES_GRACE_NS);
+	}
+	return st;
+}
 
 /* A change c checked counting changes still out (after_ids) goes once every one is applied. */
 #define READY                                                                                               \
@@ -227,13 +251,7 @@ static int fail_dependents(struct store *s, const char *agent, int64_t now)
 int changes_on_report(void *ctx, struct store *s, const struct report *rep, int64_t now,
 		      json_t *cmds)
 {
-	static const char expire[] =
-		"UPDATE changes SET state = 'timed_out', updated_ns = ?2, error = CASE WHEN sent_ns IS NOT NULL THEN ?6 "
-		"WHEN after_ids IS NOT NULL THEN json_object('code', 'DEPENDS_ON_PENDING', 'message', 'never sent: "
-		"changes ' || (SELECT group_concat(value, ', ') FROM json_each(after_ids)) || ', which its check "
-		"counted, were not all applied before its deadline') ELSE ?1 END, "
-		"in_doubt = CASE WHEN sent_ns IS NOT NULL THEN 1 END "
-		"WHERE agent_id = ?3 AND state IN ('pending', 'sent') AND deadline_ns + ?4 < ?5";
+	static const char expire[] = TIME_OUT " AND agent_id = ?5";
 	/* made after the deadline, the report has the outcome of those in doubt if they were
 	 * applied (record_results took it): those left were not */
 	static const char settle[] = "UPDATE changes SET in_doubt = NULL, updated_ns = ?2, error = CASE WHEN "
@@ -256,14 +274,9 @@ int changes_on_report(void *ctx, struct store *s, const struct report *rep, int6
 	if ((rep->config && (r = store_config(s, rep, now)) < 0) ||
 	    (rep->command_results && (r = record_results(s, rep, now)) < 0))
 		return r;
-	if (!(st = store_stmt(s, expire)))
+	if (!(st = time_out_stmt(s, expire, now)))
 		return -EIO;
-	sqlite3_bind_text(st, 1, timeout_error, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, now);
-	sqlite3_bind_text(st, 3, rep->agent_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 4, CHANGES_GRACE_NS);
-	sqlite3_bind_int64(st, 5, now);
-	sqlite3_bind_text(st, 6, doubt_error, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, rep->agent_id, -1, SQLITE_STATIC);
 	if ((r = store_step(st)) < 0)
 		return r;
 	if (!(st = store_stmt(s, settle)))
@@ -330,22 +343,10 @@ int changes_on_report(void *ctx, struct store *s, const struct report *rep, int6
 
 static int sweep_apply(struct store_job *sj, struct store *s)
 {
-	static const char sql[] =
-		"UPDATE changes SET state = 'timed_out', error = CASE WHEN sent_ns IS NULL THEN ?1 ELSE ?5 END, "
-		"updated_ns = ?2, in_doubt = CASE WHEN sent_ns IS NOT NULL THEN 1 END "
-		"WHERE state IN ('pending', 'sent') AND deadline_ns + ?3 < ?4";
-	int64_t now = tu_now_ns();
-	sqlite3_stmt *st = store_stmt(s, sql);
+	sqlite3_stmt *st = time_out_stmt(s, TIME_OUT, tu_now_ns());
 
 	(void)sj;
-	if (!st)
-		return -EIO;
-	sqlite3_bind_text(st, 1, timeout_error, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, now);
-	sqlite3_bind_int64(st, 3, CHANGES_GRACE_NS);
-	sqlite3_bind_int64(st, 4, now);
-	sqlite3_bind_text(st, 5, doubt_error, -1, SQLITE_STATIC);
-	return store_step(st);
+	return st ? store_step(st) : -EIO;
 }
 
 static void sweep_done(struct store_job *sj, int result)

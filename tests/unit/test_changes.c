@@ -533,9 +533,18 @@ static void test_sweep(void **state)
 					   &batch, &e), 0);
 	change_set_fini(&cs);
 	assert_int_equal(count(&f, "state = 'pending'"), 1);
+	/* and one held for others, never sent: DEPENDS_ON_PENDING, as at a report */
+	store_flush(f.st);
+	assert_int_equal(store_exec(store_writer_db(f.st),
+				    "INSERT INTO changes(batch, created_ns, actor, agent_id, kind, device, port, queue, "
+				    "params, state, deadline_ns, updated_ns, after_ids) SELECT batch, created_ns, actor, "
+				    "agent_id, kind, device, port, queue, params, state, deadline_ns, updated_ns, '[1]' "
+				    "FROM changes WHERE id = 1", NULL), 0);
 	assert_int_equal(changes_sweep(f.st, tu_now_ns()), 0);
 	store_flush(f.st);
-	assert_int_equal(count(&f, "state = 'timed_out' AND error LIKE '%NO_ANSWER%'"), 1);
+	assert_int_equal(count(&f, "id = 1 AND state = 'timed_out' AND error LIKE '%NO_ANSWER%'"), 1);
+	assert_int_equal(count(&f, "id = 2 AND state = 'timed_out' AND error LIKE '%DEPENDS_ON_PENDING%never sent: "
+				   "changes 1, which%'"), 1);
 	json_decref(params);
 	fx_close(&f);
 }
