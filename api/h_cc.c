@@ -73,7 +73,7 @@ static int decide(struct api_req *req, bool apply)
 	if (!t)
 		return no_tuner(req);
 	if (tuner_decide(t, id, apply, api_actor(req), &out, &e) < 0)
-		return api_reply_problem(req, e.err == -EALREADY || e.err == -EPERM ? 409 : 0, &e);
+		return api_reply_problem(req, e.err == -EALREADY || e.err == -EPERM || e.err == -ESTALE ? 409 : 0, &e);
 	return api_reply_json(req, apply ? 202 : 200, out);
 }
 

@@ -193,8 +193,8 @@ static const struct {
 } host_ranges[] = {
 	WR(cnp_gap_min_us, cnp_gap_max_us, 0, 4095, "in 0..4095"),
 	WR(time_reset_min_us, time_reset_max_us, 1, 131071, "in 1..131071"),
-	WR(ai_min_mbps, ai_max_mbps, DBL_MIN, INFINITY, "above 0"),
-	WR(hai_min_mbps, hai_max_mbps, DBL_MIN, INFINITY, "above 0"),
+	WR(ai_min_mbps, ai_max_mbps, 1, 1600000, "in 1..1600000 (Mb/s: 1.6 Tb/s)"),
+	WR(hai_min_mbps, hai_max_mbps, 1, 1600000, "in 1..1600000 (Mb/s: 1.6 Tb/s)"),
 };
 #undef WR
 #undef WHOLE
@@ -253,6 +253,8 @@ json_t *cc_tn_policy_repaired(json_t *doc)
 	return c;
 }
 
+#define POLICY_MAX_BYTES (1ULL << 40) /* the change path's largest byte threshold */
+
 /* Each message names the field to mend first ("FIELD: what is wrong"; cc_tn_policy_from_json
  * makes the name a JSON pointer); of an ordered pair, its low end. */
 const char *cc_tn_policy_check(const struct cc_tn_policy *p)
@@ -283,6 +285,9 @@ const char *cc_tn_policy_check(const struct cc_tn_policy *p)
 		return "tolerance: must be in (0, 10]";
 	if (p->kmin_floor_bytes >= p->kmax_ceiling_bytes)
 		return "kmin_floor_bytes: must be below kmax_ceiling_bytes";
+	/* what the change path takes (a range no switch takes leaves every port outside) */
+	if (p->kmax_ceiling_bytes > POLICY_MAX_BYTES)
+		return "kmax_ceiling_bytes: must be at most 1099511627776 (1 TiB)";
 	if (!(p->pmax_floor > 0 && p->pmax_floor <= 1))
 		return "pmax_floor: must be in (0, 1]";
 	if (!(p->pmax_ceiling > 0 && p->pmax_ceiling <= 1))
@@ -298,6 +303,8 @@ const char *cc_tn_policy_check(const struct cc_tn_policy *p)
 		return "byte_reset_min: must be at least 1";
 	if (p->byte_reset_min > p->byte_reset_max)
 		return "byte_reset_min: must not be above byte_reset_max";
+	if (p->byte_reset_max > 32767)
+		return "byte_reset_max: must be in 1..32767 (the NIC's rpg_byte_reset)";
 	if (p->g_max > 1023)
 		return "g_max: must be in 0..1023";
 	if (p->g_min > p->g_max)
@@ -305,6 +312,8 @@ const char *cc_tn_policy_check(const struct cc_tn_policy *p)
 	/* Kmax at most XOFF minus this is a hard invariant: no room at all is no policy */
 	if (!p->loop_bytes)
 		return "loop_bytes: must be at least 1 (the room for one control loop below XOFF)";
+	if (p->loop_bytes > POLICY_MAX_BYTES)
+		return "loop_bytes: must be at most 1099511627776 (1 TiB)";
 	return host_classes_check(p);
 }
 
@@ -561,7 +570,7 @@ static unsigned ecn_violations(const struct cc_tn_policy *p, const struct cc_tn_
 	return (unsigned)(e->kmin_bytes >= e->kmax_bytes) |
 	       (unsigned)!in_policy(p, CC_TN_KMIN, (double)e->kmin_bytes) << 1 |
 	       (unsigned)!in_policy(p, CC_TN_KMAX, (double)e->kmax_bytes) << 2 |
-	       (unsigned)(xoff_bytes && e->kmax_bytes + p->loop_bytes > xoff_bytes) << 3 |
+	       (unsigned)(xoff_bytes && (p->loop_bytes > xoff_bytes || e->kmax_bytes > xoff_bytes - p->loop_bytes)) << 3 |
 	       (unsigned)!in_policy(p, CC_TN_PMAX, e->pmax) << 4;
 }
 
@@ -734,16 +743,19 @@ static double stat_var(const struct stat *st)
 {
 	double m = stat_mean(st);
 
-	return st->n > 1 ? (st->ss - st->n * m * m) / (st->n - 1) : 0;
+	/* not below 0: equal samples can leave a rounding error either way (three of 0.1:
+	 * -1.7e-18), and its square root would be NaN, which passes every comparison */
+	return st->n > 1 ? fmax(0, (st->ss - st->n * m * m) / (st->n - 1)) : 0;
 }
 
-/* Whether c's mean is above r's by more than margin, and clearly (Welch's t above 2): a burst
- * on one member in one interval does not make a canary worse. */
+/* Whether c's mean is above r's by more than margin, and clearly (Welch's t above tmin): a
+ * burst on one member in one interval does not make a canary worse; nor does one sample a
+ * side (its spread unknown: a class of two in its first interval). */
 static bool stat_worse_t(const struct stat *c, const struct stat *r, double margin, double tmin)
 {
 	double mc = stat_mean(c), mr = stat_mean(r), se;
 
-	if (!c->n || !r->n || mc - mr <= margin)
+	if (c->n < 2 || r->n < 2 || mc - mr <= margin)
 		return false;
 	se = sqrt(stat_var(c) / c->n + stat_var(r) / r->n);
 	return se <= 0 || (mc - mr) / se > tmin;
@@ -1150,13 +1162,26 @@ static double p90(double *v, size_t n)
 }
 
 /* The signals of each host class, from its members. */
+/* Whether a priority's field f, a port's field f, was reported: an absent one is not a zero
+ * (a missing pause counter is no proof of a port never paused), so it is left out of sums
+ * and of what they are divided by. */
+static bool has_field(const struct cc_prio *e, unsigned f)
+{
+	return e && (e->have & (1u << f));
+}
+
+static bool has_pfield(const struct cc_port *cp, unsigned f)
+{
+	return cp->phave & (1u << f);
+}
+
 static int measure_host_classes(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 {
 	const struct cc_snap *s = in->snap;
 	double iv = s->interval_us > 0 ? (double)s->interval_us : 1;
 	double paused[CC_TN_NHOST_SLOTS] = { 0 }, ptime[CC_TN_NHOST_SLOTS] = { 0 }, tx[CC_TN_NHOST_SLOTS] = { 0 },
 	       cap[CC_TN_NHOST_SLOTS] = { 0 }, cnp[CC_TN_NHOST_SLOTS] = { 0 };
-	unsigned nh[CC_TN_NHOST_SLOTS] = { 0 };
+	unsigned nh[CC_TN_NHOST_SLOTS] = { 0 }; /* hosts that reported their CNPs */
 	size_t nq[CC_TN_NHOST_SLOTS] = { 0 };
 	double *qd[CC_TN_NHOST_SLOTS] = { 0 };
 	int r = 0;
@@ -1174,17 +1199,21 @@ static int measure_host_classes(struct cc_tn *t, const struct cc_tn_input *in, s
 		if (!m->host || h < 0 || h >= CC_TN_NHOST_SLOTS || m->snap_port < 0)
 			continue;
 		cp = &s->ports[m->snap_port];
-		nh[h]++;
-		tx[h] += (double)cp->pv[CP_TX_BYTES];
-		cap[h] += (double)cp->speed_mbps * iv / 8;
-		cnp[h] += (double)cp->pv[CP_CNP_HANDLED];
-		if ((e = cc_snap_prio(s, (uint32_t)m->snap_port, in->prio))) {
+		if (has_pfield(cp, CP_TX_BYTES)) {
+			tx[h] += (double)cp->pv[CP_TX_BYTES];
+			cap[h] += (double)cp->speed_mbps * iv / 8;
+		}
+		if (has_pfield(cp, CP_CNP_HANDLED)) {
+			nh[h]++;
+			cnp[h] += (double)cp->pv[CP_CNP_HANDLED];
+		}
+		if (has_field(e = cc_snap_prio(s, (uint32_t)m->snap_port, in->prio), CF_RX_PAUSE_US)) {
 			paused[h] += (double)e->v[CF_RX_PAUSE_US];
 			ptime[h] += iv;
 		}
 		if (m->tor_port < 0)
 			continue;
-		if ((e = cc_snap_prio(s, (uint32_t)m->tor_port, in->prio))) {
+		if (has_field(e = cc_snap_prio(s, (uint32_t)m->tor_port, in->prio), CF_RX_PAUSE_US)) {
 			paused[h] += (double)e->v[CF_RX_PAUSE_US];
 			ptime[h] += iv;
 		}
@@ -1211,7 +1240,7 @@ static int measure(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 	double tx[CC_TN_NSWITCH_CLASSES] = { 0 }, cap[CC_TN_NSWITCH_CLASSES] = { 0 };
 	double mk[CC_TN_NSWITCH_CLASSES] = { 0 }, pk[CC_TN_NSWITCH_CLASSES] = { 0 };
 	double paused = 0, port_time = 0, htx = 0, hcap = 0, retx = 0, drops = 0, cnp = 0;
-	unsigned nhosts = 0, nports = 0;
+	unsigned nretx = 0, ncnp = 0, nports = 0; /* hosts that reported them; ports up */
 	double iv = s->interval_us > 0 ? (double)s->interval_us : 1;
 	int r = 0;
 
@@ -1226,19 +1255,27 @@ static int measure(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 		if (cp->down)
 			continue;
 		nports++;
-		port_time += iv;
-		if (e)
+		if (has_field(e, CF_RX_PAUSE_US)) {
 			paused += (double)e->v[CF_RX_PAUSE_US];
-		if (cp->phave & (1u << CP_TX_DISCARDS))
+			port_time += iv;
+		}
+		if (has_pfield(cp, CP_TX_DISCARDS))
 			drops += (double)cp->pv[CP_TX_DISCARDS];
-		if (e)
+		if (has_field(e, CF_RX_BUF_DISCARDS))
 			drops += (double)e->v[CF_RX_BUF_DISCARDS];
 		if (s->nodes[cp->node].kind == CC_HOST) {
-			nhosts++;
-			htx += (double)cp->pv[CP_TX_BYTES];
-			hcap += (double)cp->speed_mbps * iv / 8;
-			retx += (double)(cp->pv[CP_RETX] + cp->pv[CP_ACK_TIMEOUT]);
-			cnp += (double)cp->pv[CP_CNP_HANDLED];
+			if (has_pfield(cp, CP_TX_BYTES)) {
+				htx += (double)cp->pv[CP_TX_BYTES];
+				hcap += (double)cp->speed_mbps * iv / 8;
+			}
+			if (has_pfield(cp, CP_RETX) || has_pfield(cp, CP_ACK_TIMEOUT)) {
+				nretx++;
+				retx += (double)(cp->pv[CP_RETX] + cp->pv[CP_ACK_TIMEOUT]);
+			}
+			if (has_pfield(cp, CP_CNP_HANDLED)) {
+				ncnp++;
+				cnp += (double)cp->pv[CP_CNP_HANDLED];
+			}
 		}
 	}
 	for (size_t i = 0; i < t->nm && !r; i++) {
@@ -1251,12 +1288,14 @@ static int measure(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 		e = cc_snap_prio(s, (uint32_t)m->snap_port, in->prio);
 		if ((q = qdelay_us(s, (uint32_t)m->snap_port, in->prio)) >= 0)
 			qd[m->cls][nq[m->cls]++] = q;
-		if (e) {
+		if (has_field(e, CF_TX_BYTES)) {
 			tx[m->cls] += (double)e->v[CF_TX_BYTES];
+			cap[m->cls] += (double)s->ports[m->snap_port].speed_mbps * iv / 8;
+		}
+		if (has_field(e, CF_ECN_MARKED) && has_field(e, CF_TX_PACKETS)) {
 			mk[m->cls] += (double)e->v[CF_ECN_MARKED];
 			pk[m->cls] += (double)e->v[CF_TX_PACKETS];
 		}
-		cap[m->cls] += (double)s->ports[m->snap_port].speed_mbps * iv / 8;
 	}
 	for (int c = 0; c < CC_TN_NSWITCH_CLASSES && !r; c++) {
 		g->qd_us[c] = p90(qd[c], nq[c]);
@@ -1271,8 +1310,8 @@ static int measure(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 		r = measure_host_classes(t, in, g);
 	g->pause_share = port_time > 0 ? paused / port_time : 0;
 	g->host_util = hcap > 0 ? htx / hcap : 0;
-	g->retx = nhosts ? retx / nhosts : 0;
-	g->cnp = nhosts ? cnp / nhosts : 0;
+	g->retx = nretx ? retx / nretx : 0;
+	g->cnp = ncnp ? cnp / ncnp : 0;
 	g->drops = nports ? drops / nports : 0;
 	g->probe_p99_us = in->probe_p99_us;
 	return r;
@@ -1365,14 +1404,15 @@ static void member_sample(const struct cc_snap *s, const struct member *m, unsig
 		const struct cc_port *cp = &s->ports[tp];
 
 		e = cc_snap_prio(s, (uint32_t)tp, prio);
-		*u = (m->host ? (double)cp->pv[CP_TX_BYTES] : e ? (double)e->v[CF_TX_BYTES] : 0) /
-		     ((double)cp->speed_mbps * iv / 8);
+		if (m->host ? has_pfield(cp, CP_TX_BYTES) : has_field(e, CF_TX_BYTES))
+			*u = (m->host ? (double)cp->pv[CP_TX_BYTES] : (double)e->v[CF_TX_BYTES]) /
+			     ((double)cp->speed_mbps * iv / 8);
 	}
-	if (!m->host && qp >= 0 && (e = cc_snap_prio(s, (uint32_t)qp, prio))) {
+	if (!m->host && qp >= 0 && has_field(e = cc_snap_prio(s, (uint32_t)qp, prio), CF_RX_PAUSE_US)) {
 		const struct cc_port *cp = &s->ports[qp];
 		const struct cc_prio *pe = cp->peer != CC_NONE ? cc_snap_prio(s, cp->peer, prio) : NULL;
 
-		*pz = ((double)e->v[CF_RX_PAUSE_US] + (pe ? (double)pe->v[CF_RX_PAUSE_US] : 0)) / iv;
+		*pz = ((double)e->v[CF_RX_PAUSE_US] + (has_field(pe, CF_RX_PAUSE_US) ? (double)pe->v[CF_RX_PAUSE_US] : 0)) / iv;
 	}
 }
 
@@ -1541,7 +1581,7 @@ static size_t class_members(struct cc_tn *t, const struct step *k, struct member
 	if (!v)
 		return 0;
 	for (size_t i = 0; i < t->nm; i++)
-		if (t->m[i]->cls == (int)k->cls && (t->m[i]->host || t->m[i]->snap_port >= 0))
+		if (t->m[i]->cls == (int)k->cls && t->m[i]->snap_port >= 0)
 			v[n++] = t->m[i];
 	*ret = v;
 	return n;
@@ -1623,7 +1663,7 @@ static bool undo_refused(const struct cc_tn *t, const struct member *m, enum cc_
  * setting, seen, and in no other step. */
 static bool member_at(const struct member *m, enum cc_tn_knob k, double from)
 {
-	return (m->host || m->snap_port >= 0) && !m->touched && member_value(m, k) == from;
+	return m->snap_port >= 0 && !m->touched && member_value(m, k) == from;
 }
 
 /* Whether a step of knob k from `from` to v moves member m: one at that setting (member_at),
@@ -1631,15 +1671,23 @@ static bool member_at(const struct member *m, enum cc_tn_knob k, double from)
  * the step or is left as it is, like one an operator set apart; GET /api/v1/cc lists it).  A
  * repair (repair_class) moves one outside on another knob too, as long as the step breaks
  * nothing anew and leaves nothing of its own knob broken. */
+static unsigned move_breaks(const struct cc_tn *t, const struct member *m, enum cc_tn_knob k, double v,
+			    uint64_t xoff, bool repair);
+
 static bool member_moves(const struct cc_tn *t, const struct member *m, enum cc_tn_knob k, double from, double v,
 			 uint64_t xoff, bool repair)
 {
-	unsigned after;
+	return member_at(m, k, from) && !move_breaks(t, m, k, v, xoff, repair);
+}
 
-	if (!member_at(m, k, from))
-		return false;
-	after = violations(t, m, (int)k, v, xoff);
-	return repair ? !(after & (~violations(t, m, -1, 0, xoff) | knob_bits(k))) : !after;
+/* What member m would break with value v of knob k (violations' bits; a repair: only what it
+ * breaks anew, or its own knob's). */
+static unsigned move_breaks(const struct cc_tn *t, const struct member *m, enum cc_tn_knob k, double v,
+			    uint64_t xoff, bool repair)
+{
+	unsigned after = violations(t, m, (int)k, v, xoff);
+
+	return repair ? after & (~violations(t, m, -1, 0, xoff) | knob_bits(k)) : after;
 }
 
 /* Orders a host class's canary candidates by their queues before the step: the queue delay
@@ -1671,7 +1719,8 @@ static int join_step(struct cc_tn_proposal *p, struct member *m, const struct st
 /* How many of n members a share is: rounded up, one at least, n at most. */
 static size_t share_of(double share, size_t n)
 {
-	size_t want = (size_t)ceil(share * (double)n);
+	/* (less a rounding error: 0.07 x 100 is 7.000000000000001, not 8 members) */
+	size_t want = (size_t)ceil(share * (double)n - 1e-9);
 
 	return want < 1 ? 1 : want > n ? n : want;
 }
@@ -1965,7 +2014,7 @@ static const char *candidate_check(const struct cc_tn *t, enum cc_tn_class c, en
 static bool class_present(const struct cc_tn *t, enum cc_tn_class c)
 {
 	for (size_t i = 0; i < t->nm; i++)
-		if (t->m[i]->cls == (int)c && (t->m[i]->host || t->m[i]->snap_port >= 0))
+		if (t->m[i]->cls == (int)c && t->m[i]->snap_port >= 0)
 			return true;
 	return false;
 }
@@ -2668,10 +2717,13 @@ static int rollback_again(struct cc_tn *t, struct step *k)
 #undef ROLLBACK_TRIES
 
 /* A canary not sent yet (waiting for an operator, or approved since the last decision) whose
- * members report another value than the step moves from — someone set them meanwhile — is
- * withdrawn (rejected, no hold: made again from what they have, if still called for).  Sent as
- * it was, it would set values chosen for the setting before, and its rollback would restore
- * that setting rather than what the members had.  True: withdrawn. */
+ * members report another value than the step moves from — someone set them meanwhile — or
+ * whose value would now break an invariant on one (its XOFF threshold lowered, its other ECN
+ * knob or the policy changed since) is withdrawn (rejected, no hold: made again from what they
+ * have, if still called for).  Sent as it was, it would set values chosen for the setting
+ * before, and its rollback would restore that setting rather than what the members had.
+ * Checked at each decision, and as an operator approves it or switches to auto (the caller
+ * may send it before the next decision).  True: withdrawn. */
 static bool canary_stale(struct cc_tn *t, struct step *k)
 {
 	struct cc_tn_proposal *p = k->cur;
@@ -2680,12 +2732,18 @@ static bool canary_stale(struct cc_tn *t, struct step *k)
 		const struct cc_tn_change *c = &p->changes[i];
 		const struct member *m = member_find(t, c->node, c->port, c->host);
 		double v = m ? member_value(m, k->knob) : k->from;
+		unsigned bad = 0;
 
-		if (v == k->from)
+		if (v == k->from && (!m || !(bad = move_breaks(t, m, k->knob, k->to, t->xoff, k->repair))))
 			continue;
-		snprintf(p->error, sizeof(p->error), "withdrawn: %s%s%s's %s is %.15g now, not %.15g (set since it was "
-			 "made; made again if still called for)", c->node, c->host ? "" : " ", c->host ? "" : c->port,
-			 knob_names[k->knob], v, k->from);
+		if (bad)
+			snprintf(p->error, sizeof(p->error), "withdrawn: %s%s%s's %s at %.15g would now break this: %s "
+				 "(changed since it was made; made again if still called for)", c->node, c->host ? "" : " ",
+				 c->host ? "" : c->port, knob_names[k->knob], k->to, violation_why(m, bad));
+		else
+			snprintf(p->error, sizeof(p->error), "withdrawn: %s%s%s's %s is %.15g now, not %.15g (set since "
+				 "it was made; made again if still called for)", c->node, c->host ? "" : " ",
+				 c->host ? "" : c->port, knob_names[k->knob], v, k->from);
 		p->state = CC_TN_REJECTED;
 		step_end(t, k);
 		return true;
@@ -2720,6 +2778,12 @@ static int step_run(struct cc_tn *t, struct step *k, const struct cc_tn_input *i
 		return 0;
 	if (k->cur && k->cur->state != CC_TN_APPLIED)
 		return 0; /* not applied yet: nothing to judge */
+	if (!in_policy(&t->pol, k->knob, k->to)) {
+		/* narrowed since the step began (its canary sent before, or as, the policy changed):
+		 * not rolled out, nor left on the canary */
+		snprintf(buf, sizeof(buf), "the policy in force no longer allows %s %.15g", knob_names[k->knob], k->to);
+		return propose_rollback(t, k, buf);
+	}
 	watch_add(k, g);
 	grp_add(t, k, in);
 	if ((why = unsafe(t, k, buf, sizeof(buf))))
@@ -2834,7 +2898,7 @@ static void mode_changed(struct cc_tn *t, enum cc_tn_mode from)
 			if (t->pol.mode == CC_TN_OFF) {
 				k->cur->state = CC_TN_REJECTED;
 				step_end(t, k);
-			} else if (t->pol.mode == CC_TN_AUTO) {
+			} else if (t->pol.mode == CC_TN_AUTO && !canary_stale(t, k)) {
 				k->cur->state = CC_TN_APPROVED;
 				k->st = ST_CANARY;
 				watch_reset(k);
@@ -2876,6 +2940,19 @@ int cc_tn_not_sent(struct cc_tn *t, uint64_t id)
 	return 0;
 }
 
+int cc_tn_sendable(struct cc_tn *t, uint64_t id)
+{
+	struct cc_tn_proposal *p = cc_tn_find(t, id);
+	struct step *k;
+
+	if (!p)
+		return -ENOENT;
+	if (p->state != CC_TN_APPROVED)
+		return -EALREADY;
+	k = &t->steps_of[p->cls];
+	return p == k->cur && p->phase == CC_TN_CANARY && k->st == ST_CANARY && canary_stale(t, k) ? -ESTALE : 0;
+}
+
 int cc_tn_decide(struct cc_tn *t, uint64_t id, bool apply)
 {
 	struct cc_tn_proposal *p = cc_tn_find(t, id);
@@ -2898,6 +2975,8 @@ int cc_tn_decide(struct cc_tn *t, uint64_t id, bool apply)
 		}
 		return 0;
 	}
+	if (p == k->cur && k->st == ST_WAIT && canary_stale(t, k))
+		return -ESTALE;
 	p->state = CC_TN_APPROVED;
 	if (p == k->cur && k->st == ST_WAIT) {
 		k->st = ST_CANARY;
@@ -2938,8 +3017,19 @@ int cc_tn_applied(struct cc_tn *t, uint64_t id, enum cc_tn_outcome how)
 	k = &t->steps_of[p->cls];
 	if (p != k->cur) {
 		/* an operator's rollback of a completed step (cc_tn_rollback_all) that failed: the
-		 * step stays to be undone by the next one */
-		for (size_t i = 0; !ok && p->phase == CC_TN_ROLLBACK && i < t->ndone; i++)
+		 * step stays to be undone by the next one, from the step's value (rollback_all took
+		 * its members to the old one ahead: left so, the next would find none to undo) */
+		if (ok || p->phase != CC_TN_ROLLBACK)
+			return 0;
+		for (size_t i = 0; i < p->nchanges; i++) {
+			const struct cc_tn_change *c = &p->changes[i];
+			struct member *m = member_find(t, c->node, c->port, c->host);
+
+			if (m)
+				member_set(m, p->knob, c->host ? cc_tn_knob_get_dcqcn(&c->dc_from, p->knob)
+							       : cc_tn_knob_get_ecn(&c->ecn_from, p->knob));
+		}
+		for (size_t i = 0; i < t->ndone; i++)
 			if (t->done[i].step == p->step)
 				t->done[i].undone = false;
 		return 0;
@@ -2969,6 +3059,15 @@ int cc_tn_force(struct cc_tn *t, enum cc_tn_class cls, enum cc_tn_knob knob, dou
 	*why = NULL;
 	if ((unsigned)cls >= CC_TN_NCLASSES || (unsigned)knob >= CC_TN_NKNOBS || ecn == cc_tn_class_is_hosts(cls)) {
 		*why = "that knob does not belong to that class (ECN knobs: switch classes; DCQCN knobs: host classes)";
+		return -EINVAL;
+	}
+	/* the raw value (a step keeps it: a rounded one on the members would never match it) */
+	if (knob != CC_TN_PMAX && !(value >= 0 && value == floor(value))) {
+		*why = "that knob takes whole numbers";
+		return -EINVAL;
+	}
+	if (!in_policy(&t->pol, knob, value)) {
+		*why = "the value is outside the policy's range for that knob";
 		return -EINVAL;
 	}
 	if (t->steps_of[cls].st != ST_IDLE) {
@@ -3025,13 +3124,15 @@ int cc_tn_rollback_all(struct cc_tn *t)
 		for (size_t j = 0; j < ds->nkeys; j++) {
 			struct member *m = hmap_get(&t->idx, ds->keys[j]);
 
-			if (m && undo_refused(t, m, ds->knob, ds->from))
-				continue; /* the policy does not allow the old value any more: kept */
-			if (m && member_value(m, ds->knob) == ds->to && add_change(p, m, ds->knob, ds->from) < 0)
+			/* a member set since (an operator's value: not the step's) is left as it is,
+			 * and so by the older steps' undos too; one the policy does not allow the old
+			 * value any more is kept */
+			if (!m || member_value(m, ds->knob) != ds->to || undo_refused(t, m, ds->knob, ds->from))
+				continue;
+			if (add_change(p, m, ds->knob, ds->from) < 0)
 				return -ENOMEM;
 			/* the next undo of the same knob starts from this one's result */
-			if (m)
-				member_set(m, ds->knob, ds->from);
+			member_set(m, ds->knob, ds->from);
 		}
 		/* the members' values are the tuner's belief until the changes are applied */
 		for (size_t j = 0; j < p->nchanges; j++) {
@@ -3591,10 +3692,15 @@ json_t *cc_tn_json(const struct cc_tn *t)
 		json_object_set_new(o, "host_classes_pending", json_boolean(classes_pending(t)));
 		/* those in force whose pattern matches no host the tuner knows (a typo, or hosts not
 		 * there yet): they step nothing */
-		for (unsigned h = 0; t->nm && h < t->live.nhost_classes && h < CC_TN_MAX_HOST_CLASSES; h++)
-			if (!class_present(t, (enum cc_tn_class)(CC_TN_HOST_CLASS0 + h)))
+		for (unsigned h = 0; t->nm && h < t->live.nhost_classes && h < CC_TN_MAX_HOST_CLASSES; h++) {
+			bool any = false;
+
+			for (size_t i = 0; i < t->nm && !any; i++)
+				any = t->m[i]->host && t->m[i]->cls == (int)(CC_TN_HOST_CLASS0 + h);
+			if (!any)
 				json_array_append_new(empty, json_pack("{s:s,s:s}", "name", t->live.host_classes[h].name,
 								       "hosts", t->live.host_classes[h].hosts));
+		}
 		json_object_set_new(o, "empty_host_classes", empty);
 		json_object_set_new(o, "steps_in_progress", steps);
 		json_object_set_new(o, "outside_policy", outside_policy_json(t));

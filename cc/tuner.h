@@ -229,8 +229,15 @@ struct cc_tn_proposal *cc_tn_find(struct cc_tn *t, uint64_t id);
  * those to act on and those done when made (a step's completion, with no change); borrowed until
  * the next call into the tuner. */
 struct cc_tn_proposal **cc_tn_made_since(struct cc_tn *t, uint64_t after, size_t *n);
-/* An operator's decision on a waiting proposal: -ENOENT unknown, -EALREADY not waiting. */
+/* An operator's decision on a waiting proposal: -ENOENT unknown, -EALREADY not waiting; -ESTALE
+ * a canary withdrawn instead of approved (rejected, its error says why: one of its members was
+ * set since it was made, or its value would now break an invariant on one — an XOFF threshold
+ * lowered, the policy narrowed). */
 int cc_tn_decide(struct cc_tn *t, uint64_t id, bool apply);
+/* Whether an approved proposal may be sent now: a canary is checked again as cc_tn_decide does
+ * (the caller sends it after the decision that approved it, a policy or a member may have
+ * changed since): -ESTALE withdrawn; -ENOENT unknown, -EALREADY not approved. */
+int cc_tn_sendable(struct cc_tn *t, uint64_t id);
 /* How applying a proposal went. */
 enum cc_tn_outcome {
 	CC_TN_OUT_APPLIED,  /* every change applied and read back */
@@ -244,8 +251,10 @@ enum cc_tn_outcome {
 int cc_tn_applied(struct cc_tn *t, uint64_t id, enum cc_tn_outcome how);
 /* A step chosen by someone else (an operator, a test of the rollback): one knob of one class
  * to a value, through the same canary and judgement.  -EINVAL with *why when it breaks an
- * invariant, -EBUSY when a step of that class is in progress (or, for a host class, new host
- * classes wait to come in force). */
+ * invariant or the policy's range (or is not whole where the knob takes whole numbers: all but
+ * pmax), -EBUSY when a step of that class is in progress (or, for a host class, new host
+ * classes wait to come in force).  It goes out in any mode, off too (the simulator's
+ * --force-step with --cc-mode off: that step alone). */
 int cc_tn_force(struct cc_tn *t, enum cc_tn_class cls, enum cc_tn_knob knob, double value, const char **why);
 /* Undo every step still rolled out since the start, newest first, as rollback proposals; a
  * canary waiting for an operator is rejected.  -EBUSY while a step is applied in part (it

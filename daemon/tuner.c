@@ -223,6 +223,18 @@ static double num(json_t *o, const char *k, double def)
 	return json_is_number(v) ? json_number_value(v) : def;
 }
 
+/* A count as its agent reported it (any number: report_parse takes reals), held to 0..max so
+ * that a negative or huge one converts defined (a value outside the policy: the member has no
+ * vote and no step moves it). */
+static uint64_t reported_count(json_t *o, const char *k, double def, double max)
+{
+	double v = num(o, k, def);
+
+	return v > 0 ? (uint64_t)fmin(v, max) : 0;
+}
+
+#define COUNT_MAX 4611686018427387904.0 /* 2^62: far above any range, and no sum of two wraps */
+
 /* The ECN of every switch queue of prio and the DCQCN of every host, as last reported. */
 static void track(struct tuner *t, struct store_reader *rd, unsigned prio)
 {
@@ -242,8 +254,8 @@ static void track(struct tuner *t, struct store_reader *rd, unsigned prio)
 		json_t *v = json_loads((const char *)sqlite3_column_text(st, 4) ?: "", 0, NULL);
 
 		if (!strcmp(kind, "ecn") && !strcmp(role, "switch")) {
-			struct cc_tn_ecn e = { .kmin_bytes = (uint64_t)num(v, "kmin_bytes", 0),
-					       .kmax_bytes = (uint64_t)num(v, "kmax_bytes", 0),
+			struct cc_tn_ecn e = { .kmin_bytes = reported_count(v, "kmin_bytes", 0, COUNT_MAX),
+					       .kmax_bytes = reported_count(v, "kmax_bytes", 0, COUNT_MAX),
 					       .pmax = num(v, "pmax", 0) };
 
 			cc_tn_track_port(t->tn, agent, (const char *)sqlite3_column_text(st, 3) ?: "", &e);
@@ -253,8 +265,8 @@ static void track(struct tuner *t, struct store_reader *rd, unsigned prio)
 				.rpg_time_reset_us = num(v, "rpg_time_reset", 300),
 				.rpg_ai_rate_mbps = num(v, "rpg_ai_rate", 5),
 				.rpg_hai_rate_mbps = num(v, "rpg_hai_rate", 50),
-				.rpg_byte_reset = (uint64_t)num(v, "rpg_byte_reset", 32767),
-				.dce_tcp_g = (uint32_t)num(v, "dce_tcp_g", 1019),
+				.rpg_byte_reset = reported_count(v, "rpg_byte_reset", 32767, COUNT_MAX),
+				.dce_tcp_g = (uint32_t)reported_count(v, "dce_tcp_g", 1019, UINT32_MAX),
 			};
 
 			cc_tn_track_host(t->tn, agent, &d);
@@ -379,6 +391,14 @@ static int commit(struct tuner *t, struct store_reader *rd, const struct cc_tn_p
 	return r;
 }
 
+static struct applying *app_of(struct tuner *t, uint64_t id)
+{
+	for (size_t k = 0; k < t->napp; k++)
+		if (t->app[k].proposal == id)
+			return &t->app[k];
+	return NULL;
+}
+
 /* The proposals' records (history) as they are now. */
 static void record(struct tuner *t, const struct cc_tn_proposal *p)
 {
@@ -403,8 +423,10 @@ static void record(struct tuner *t, const struct cc_tn_proposal *p)
 			return;
 		}
 		/* every way a proposal not yet sent is turned down: an operator's reject or rollback,
-		 * the tuner turned off, new host classes */
-		if ((!strcmp(json_string_value(json_object_get(old, "state")) ?: "", "waiting") ||
+		 * the tuner turned off, new host classes (one whose change set is on its way is
+		 * rolled back: not one turned down) */
+		if (!app_of(t, p->id) &&
+		    (!strcmp(json_string_value(json_object_get(old, "state")) ?: "", "waiting") ||
 		     !strcmp(json_string_value(json_object_get(old, "state")) ?: "", "approved")) &&
 		    !strcmp(json_string_value(json_object_get(rec, "state")) ?: "", "rejected"))
 			t->rejected++;
@@ -488,14 +510,6 @@ static size_t waiting_ids(struct tuner *t, uint64_t ids[CC_TN_NCLASSES])
 }
 
 /* The entry of proposal id's change set out (or being stored), NULL: none (under t->lock). */
-static struct applying *app_of(struct tuner *t, uint64_t id)
-{
-	for (size_t k = 0; k < t->napp; k++)
-		if (t->app[k].proposal == id)
-			return &t->app[k];
-	return NULL;
-}
-
 /* The approved proposals whose change sets are not out (at most max), each marked so for the
  * library (cc_tn_not_sent) (under t->lock). */
 static size_t unsent_ids(struct tuner *t, uint64_t *ids, size_t max)
@@ -503,8 +517,10 @@ static size_t unsent_ids(struct tuner *t, uint64_t *ids, size_t max)
 	size_t n, k = 0;
 	struct cc_tn_proposal **v = cc_tn_pending(t->tn, &n);
 
+	/* a rollback stays approved as the tuner goes off (it is sent): not this request's */
 	for (size_t i = 0; v && i < n && k < max; i++)
-		if (v[i]->state == CC_TN_APPROVED && !app_of(t, v[i]->id) && cc_tn_not_sent(t->tn, v[i]->id) == 0)
+		if (v[i]->state == CC_TN_APPROVED && v[i]->phase != CC_TN_ROLLBACK && !app_of(t, v[i]->id) &&
+		    cc_tn_not_sent(t->tn, v[i]->id) == 0)
 			ids[k++] = v[i]->id;
 	return k;
 }
@@ -544,7 +560,8 @@ static void decided_by(struct tuner *t, const uint64_t *ids, size_t n, const cha
 			record(t, pp);
 			rec = rec_of(t, pp->id);
 		}
-		if (rec && why && pp->state == CC_TN_REJECTED)
+		/* the library's own reason first (a canary withdrawn as the mode went to auto) */
+		if (rec && why && pp->state == CC_TN_REJECTED && !pp->error[0])
 			json_object_set_new(rec, "error", json_string(why));
 	}
 }
@@ -586,9 +603,21 @@ static void policy_in_force(struct tuner *t, const struct cc_tn_policy *p, const
 
 	/* turned off: the approved proposals not sent yet (none of their changes is out) are
 	 * rejected like the waiting ones, with nothing to roll back */
-	if (p->mode == CC_TN_OFF)
+	if (p->mode == CC_TN_OFF && cc_tn_get_policy(t->tn)->mode != CC_TN_OFF)
 		nwait += unsent_ids(t, waiting + nwait, CC_TN_NCLASSES - nwait);
 	cc_tn_set_policy(t->tn, p);
+	/* turned off as its change set was being stored or sent: rolled back (mode_changed) */
+	for (size_t i = 0; i < t->napp; i++) {
+		struct cc_tn_proposal *pp = cc_tn_find(t->tn, t->app[i].proposal);
+		json_t *rec;
+
+		if (!pp || pp->state != CC_TN_REJECTED)
+			continue;
+		record(t, pp);
+		if ((rec = rec_of(t, pp->id)) && !json_object_get(rec, "error"))
+			json_object_set_new(rec, "error", json_string("the tuner was turned off as its changes were on "
+								      "their way: they are rolled back"));
+	}
 	refresh_open(t);
 	decided_by(t, waiting, nwait, actor,
 		   p->mode == CC_TN_OFF ? (actor ? "the tuner was turned off"
@@ -648,24 +677,41 @@ static void settle(struct tuner *t, struct store_reader *rd)
 
 static int save_state(struct tuner *t);
 
-/* Approved proposals not sent yet go out, each as one change set. */
+/* Approved proposals not sent yet go out, each as one change set: a canary checked again
+ * first (cc_tn_sendable: a member or the policy may have changed since it was approved); one
+ * whose targets kept changing waits for the next pass. */
 static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned prio)
 {
+	uint64_t later[2 * CC_TN_NCLASSES];
+	size_t nlater = 0;
+
 	for (;;) {
-		struct cc_tn_proposal **v, *p = NULL;
+		struct cc_tn_proposal **v, *p = NULL, copy;
 		struct rf_err e = { 0 };
 		const char *actor = "tuner";
 		char actor_buf[200], reason[sizeof(t->app->reason)];
 		struct applying *a;
 		int64_t batch = 0;
+		uint64_t id;
 		size_t n;
 		int r;
 
 		pthread_mutex_lock(&t->lock);
 		v = cc_tn_pending(t->tn, &n);
-		for (size_t i = 0; v && i < n && !p; i++)
-			if (v[i]->state == CC_TN_APPROVED && !app_of(t, v[i]->id))
+		for (size_t i = 0; v && i < n && !p; i++) {
+			bool wait = false;
+
+			for (size_t j = 0; j < nlater; j++)
+				wait |= later[j] == v[i]->id;
+			if (v[i]->state == CC_TN_APPROVED && !app_of(t, v[i]->id) && !wait)
 				p = v[i];
+		}
+		if (p && cc_tn_sendable(t->tn, p->id) == -ESTALE) {
+			record(t, p);
+			log_notice("tuner", "proposal %" PRIu64 " not sent: %s", p->id, p->error);
+			pthread_mutex_unlock(&t->lock);
+			continue;
+		}
 		if (p) {
 			char key[24];
 			const char *who;
@@ -687,8 +733,17 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 			pthread_mutex_unlock(&t->lock);
 			continue;
 		}
-		/* committed outside the lock: it waits for the writer */
-		t->app[t->napp] = (struct applying){ .proposal = p->id, .batch = -1 };
+		/* committed outside the lock, from a copy (it waits for the writer; the library's
+		 * proposals are borrowed until the next call into it, which a request may make) */
+		copy = *p;
+		copy.changes = malloc(p->nchanges * sizeof(*p->changes));
+		if (!copy.changes) {
+			pthread_mutex_unlock(&t->lock);
+			return;
+		}
+		memcpy(copy.changes, p->changes, p->nchanges * sizeof(*p->changes));
+		id = p->id;
+		t->app[t->napp] = (struct applying){ .proposal = id, .batch = -1 };
 		change_reason(p, t->app[t->napp].reason, sizeof(t->app[t->napp].reason));
 		snprintf(reason, sizeof(reason), "%s", t->app[t->napp++].reason);
 		pthread_mutex_unlock(&t->lock);
@@ -698,25 +753,31 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 		 * out with no step to undo them); not saved, not stored: the next pass tries again */
 		if (save_state(t) < 0) {
 			pthread_mutex_lock(&t->lock);
-			if ((a = app_of(t, p->id)))
+			if ((a = app_of(t, id)))
 				*a = t->app[--t->napp];
 			pthread_mutex_unlock(&t->lock);
+			free(copy.changes);
 			log_warning("tuner", "proposal %" PRIu64 " waits for the next pass: the tuner's state could not "
-					     "be saved", p->id);
+					     "be saved", id);
 			return;
 		}
-		r = commit(t, rd, p, prio, actor, reason, &batch, &e);
+		r = commit(t, rd, &copy, prio, actor, reason, &batch, &e);
+		free(copy.changes);
 		pthread_mutex_lock(&t->lock);
-		if ((a = app_of(t, p->id)) && r == 0)
+		p = cc_tn_find(t->tn, id);
+		if ((a = app_of(t, id)) && r == 0)
 			a->batch = batch;
 		else if (a)
 			*a = t->app[--t->napp];
 		if (r == -EALREADY) {
-			/* its targets kept changing while it was checked: nothing stored, a try later */
-			log_notice("tuner", "proposal %" PRIu64 " waits for the next pass: %s", p->id, e.msg);
+			/* its targets kept changing while it was checked: nothing stored, a try at the
+			 * next pass (not at once: each try is up to CHANGES_CLASH_TRIES writer jobs) */
+			if (nlater < sizeof(later) / sizeof(later[0]))
+				later[nlater++] = id;
+			log_notice("tuner", "proposal %" PRIu64 " waits for the next pass: %s", id, e.msg);
 		} else if (r < 0) {
 			char buf[600];
-			json_t *rec = rec_of(t, p->id);
+			json_t *rec = rec_of(t, id);
 
 			rf_err_str(&e, buf, sizeof(buf));
 			if (rec) {
@@ -724,21 +785,24 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 				json_object_set_new(rec, "error", json_string(buf));
 			}
 			t->failed++;
-			log_warning("tuner", "proposal %" PRIu64 " could not be queued: %s", p->id, buf);
+			log_warning("tuner", "proposal %" PRIu64 " could not be queued: %s", id, buf);
 			/* nothing stored, nothing sent (the writer's job is undone as a whole): a
 			 * canary or rollout is rolled back on its step's earlier members only */
-			cc_tn_applied(t->tn, p->id, CC_TN_OUT_NOT_SENT);
-			record(t, p);
+			cc_tn_applied(t->tn, id, CC_TN_OUT_NOT_SENT);
+			if ((p = cc_tn_find(t->tn, id)))
+				record(t, p);
 			record_pending(t);
 		} else {
-			json_t *rec = rec_of(t, p->id);
+			json_t *rec = rec_of(t, id);
 
 			if (rec)
 				json_object_set_new(rec, "change_batch", json_integer(batch));
-			log_notice("tuner", "change batch %lld: proposal %" PRIu64 " (%s)", (long long)batch, p->id,
-				   p->reason);
+			log_notice("tuner", "change batch %lld: proposal %" PRIu64 " (%s)", (long long)batch, id,
+				   copy.reason);
 		}
 		pthread_mutex_unlock(&t->lock);
+		if (r == -EALREADY && nlater == sizeof(later) / sizeof(later[0]))
+			return;
 	}
 }
 
@@ -1073,7 +1137,13 @@ int tuner_decide(struct tuner *t, uint64_t id, bool apply, const char *actor, js
 		snprintf(state, sizeof(state), "%s", json_string_value(json_object_get(rec, "state")));
 	if (r == 0 && p)
 		*ret = json_deep_copy(decided(t, p, actor));
+	if (r == -ESTALE && p) {
+		record(t, p); /* withdrawn: rejected, with why */
+		rf_err_set(e, r, "WITHDRAWN", NULL, "proposal %" PRIu64 " was withdrawn, not applied: %s", id, p->error);
+	}
 	pthread_mutex_unlock(&t->lock);
+	if (r == -ESTALE)
+		return r;
 	/* one the library no longer keeps, still in the history: not waiting any more */
 	if (r == -ENOENT && strcmp(state, "no longer kept"))
 		r = -EALREADY;

@@ -142,6 +142,10 @@ def test_auto_steps_and_rollback(world):
     ({"host_classes": "gpu=h*"}, "BAD_VALUE", "host_classes"),
     ({"a: b": 1}, "UNKNOWN_FIELD", "/a: b"),  # the pointer is the whole name
     ({"canary_intervals": 2.5}, "BAD_VALUE", "/canary_intervals"),
+    # ranges no device takes: every member would be outside, every repair refused by the switch
+    ({"byte_reset_min": 40000, "byte_reset_max": 50000}, "BAD_VALUE", "/byte_reset_max"),
+    ({"hai_min_mbps": 1e19, "hai_max_mbps": 1e19}, "BAD_VALUE", "/hai_min_mbps"),
+    ({"loop_bytes": 2 ** 41}, "BAD_VALUE", "/loop_bytes"),
 ])
 def test_bad_policy_refused_nothing_changes(world, body, code, pointer):
     d = world.daemon(extra_conf=CC_CONF).start()
@@ -730,6 +734,40 @@ def test_a_canary_whose_member_was_set_meanwhile_is_withdrawn(world):
     assert not any(x["node"] == ch["node"] and x.get("port") == ch["port"] for x in q["changes"]), q
     assert sim.ctl("GET", f"/v1/devices/{ch['node']}/config")["ports"][ch["port"]]["ecn"][3][knob] == \
         pytest.approx(new)
+
+
+def test_a_canary_whose_port_xoff_fell_is_withdrawn(world):
+    """An operator lowers the PFC XOFF threshold of a port in a canary waiting for an operator to
+    100 KB above its Kmax, less than a control loop (loop_bytes, 150 KB): the canary is withdrawn,
+    saying so, whether the apply comes before the tuner reads the new threshold (then it is
+    checked again before it is sent) or after (409 WITHDRAWN, or NOT_WAITING once a decision
+    withdrew it), and nothing of it goes out.  Before, only the members' values of the stepped
+    knob were compared: it went out, leaving Kmax within a control loop of XOFF."""
+    d, sim, c, ops = fabric(world)
+    p = waiting_switch_proposal(c, ops)
+    ch = p["changes"][0]
+    def kmax_now():
+        return c.json(f"/api/v1/switches/{ch['node']}/ports/{ch['port']}/queues/3/ecn")["items"][0]["values"][
+            "kmax_bytes"]
+
+    kmax = kmax_now()
+    r = ops.put(f"/api/v1/switches/{ch['node']}/ports/{ch['port']}/pfc",
+                json={"xoff_bytes": kmax + 100000, "xon_bytes": kmax // 2, "reason": "test: XOFF lowered"})
+    assert r.status_code == 202, r.text
+    cid = r.json()["changes"][0]["id"]
+    wait_for(lambda: c.json(f"/api/v1/changes/{cid}")["state"] == "applied", 10, what="the XOFF applied")
+    r = ops.post(f"/api/v1/cc/proposals/{p['id']}/apply")
+    assert r.status_code in (202, 409), r.text
+    if r.status_code == 409:
+        assert r.json()["code"] in ("WITHDRAWN", "NOT_WAITING"), r.text
+        if r.json()["code"] == "WITHDRAWN":
+            assert "control loop" in r.json()["detail"], r.text
+    rec = wait_for(lambda: (lambda x: x if x["state"] not in ("waiting", "approved") else None)(
+        next(x for x in c.json("/api/v1/cc/history") if x["id"] == p["id"])), 30, what="the canary withdrawn")
+    assert rec["state"] == "rejected" and rec["error"].startswith("withdrawn: "), rec
+    assert "less than one control loop" in rec["error"], rec
+    assert not tuner_changes(c)  # nothing of it went out
+    assert kmax_now() == kmax
 
 
 def test_a_crash_after_a_canary_is_stored_rolls_it_back(world):

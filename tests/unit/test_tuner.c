@@ -35,6 +35,8 @@ static void add_link(struct cc_snap *s, const char *a, const char *pa, const cha
 
 /* What every host sends and the CNPs it handles per interval (the hosts' own signals). */
 static uint64_t host_tx = 300000, host_cnp;
+/* a switch whose ports report no pause counter (NULL: every port reports it) */
+static const char *pause_unreported;
 
 static struct cc_snap *fabric(int64_t t, look_fn look, void *ctx)
 {
@@ -71,7 +73,8 @@ static struct cc_snap *fabric(int64_t t, look_fn look, void *ctx)
 		cc_snap_set(s, p, "prio_tx_bytes", PRIO, 300000);
 		cc_snap_set(s, p, "prio_tx_packets", PRIO, 300);
 		cc_snap_set(s, p, "ecn_marked_packets", PRIO, peak > 100000 ? 30 : 0);
-		cc_snap_set(s, p, "pfc_rx_pause_duration_us", PRIO, pause);
+		if (!pause_unreported || strcmp(node, pause_unreported))
+			cc_snap_set(s, p, "pfc_rx_pause_duration_us", PRIO, pause);
 		if (s->nodes[s->ports[p].node].kind == CC_SWITCH) {
 			cc_snap_set(s, p, "queue_depth_bytes", PRIO, peak / 2);
 			cc_snap_set(s, p, "queue_watermark_periodic_bytes", PRIO, peak);
@@ -203,6 +206,11 @@ static void test_policy_json(void **state)
 		  "/kmin_floor_bytes: must be a whole number of bytes (or a size such as \"400KB\"), not negative" },
 		{ "{\"canary_intervals\": \"5\"}", "/canary_intervals: must be a whole number" }, /* no size */
 		{ "{\"max_factor\": 1}", "max_factor" },
+		/* ranges no device takes (every member would be outside, each repair refused) */
+		{ "{\"byte_reset_min\": 40000, \"byte_reset_max\": 50000}", "/byte_reset_max: must be in 1..32767" },
+		{ "{\"hai_min_mbps\": 1e19, \"hai_max_mbps\": 1e19}", "/hai_min_mbps: must be in 1..1600000" },
+		{ "{\"ai_min_mbps\": 0.5}", "/ai_min_mbps: must be in 1..1600000" },
+		{ "{\"loop_bytes\": 2199023255552}", "/loop_bytes: must be at most 1099511627776" },
 		/* committed rounded, a step to a fractional bound would leave the policy */
 		{ "{\"cnp_gap_min_us\": 2.4}", "/cnp_gap_min_us: must be a whole number" },
 		{ "{\"hai_max_mbps\": 399.5}", "/hai_max_mbps: must be a whole number" },
@@ -211,11 +219,15 @@ static void test_policy_json(void **state)
 		{ "{\"tabu_intervals\": -3}", "/tabu_intervals: must be a whole number, not negative" },
 		{ "[]", "object" },
 	};
-	/* an integer is taken exactly (not through a double), and the name of an unknown field
-	 * is a JSON pointer */
+	/* byte thresholds up to what the change path takes (1 TiB), an integer taken exactly
+	 * (not through a double); the name of an unknown field is a JSON pointer */
 	bad = json_loads("{\"kmax_ceiling_bytes\": 9007199254740993}", 0, NULL);
+	assert_int_equal(cc_tn_policy_from_json(bad, &q, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "/kmax_ceiling_bytes: must be at most 1099511627776"));
+	json_decref(bad);
+	bad = json_loads("{\"kmax_ceiling_bytes\": 1099511627776}", 0, NULL);
 	assert_int_equal(cc_tn_policy_from_json(bad, &q, err, sizeof(err)), 0);
-	assert_true(q.kmax_ceiling_bytes == 9007199254740993ULL);
+	assert_true(q.kmax_ceiling_bytes == 1099511627776ULL);
 	json_decref(bad);
 	q = p;
 	bad = json_loads("{\"a/b~c\": 1}", 0, NULL);
@@ -2669,6 +2681,240 @@ static void test_snapshot_merge(void **state)
 	cc_snap_free(acc);
 }
 
+/* Two steps of Kmax kept one after the other (400 -> 300 -> 200 KB), then an operator sets one
+ * port of both to 250 KB: undoing every step leaves that port as the operator set it.  Before,
+ * the newer step's undo skipped it but took the tuner's belief of it to 300 KB, so the older
+ * step's undo found it at its own value and sent 400 KB over the operator's. */
+static void test_rollback_all_leaves_an_operators_value(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO);
+	struct canary_look cl = { .t = t, .better = true };
+	const double to[2] = { 300000, 200000 };
+	struct cc_tn_proposal **v;
+	struct cc_tn_ecn e;
+	const char *why;
+	int64_t i = 1;
+	size_t n, undone = 0;
+
+	(void)state;
+	for (; i <= 3; i++)
+		run(t, i, NULL, NULL);
+	for (int s = 0; s < 2; s++) {
+		assert_int_equal(cc_tn_force(t, CC_TN_TOR_DOWN, CC_TN_KMAX, to[s], &why), 0);
+		for (int k = 0; k < 20 && !idle(t); k++) {
+			apply_all(t, 8, NULL);
+			run(t, i++, canary_look, &cl);
+		}
+		apply_all(t, 8, NULL);
+		run(t, i++, NULL, NULL);
+		assert_true(idle(t));
+		cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &e);
+		assert_int_equal(e.kmax_bytes, (uint64_t)to[s]);
+	}
+	e.kmax_bytes = 250000;
+	assert_int_equal(cc_tn_track_port(t, "leaf0", "h0", &e), 0);
+	assert_int_equal(cc_tn_rollback_all(t), 2);
+	v = cc_tn_pending(t, &n);
+	assert_int_equal(n, 2);
+	for (size_t k = 0; k < n; k++) {
+		assert_false(changes_port(v[k], "leaf0", "h0"));
+		undone += v[k]->nchanges;
+	}
+	assert_int_equal(undone, 14); /* 7 ports, each by both undos */
+	cc_tn_free(t);
+}
+
+/* An operator's rollback of a completed step that failed leaves the step to undo again, and
+ * the next rollback finds its members at the step's value (before, the first had taken the
+ * tuner's belief of them to the old value: the second found none, sent nothing and called the
+ * step undone). */
+static void test_failed_rollback_all_again(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO);
+	struct canary_look cl = { .t = t, .better = true };
+	struct cc_tn_proposal *p;
+	const char *why;
+	int64_t i = 1;
+	size_t n;
+
+	(void)state;
+	for (; i <= 3; i++)
+		run(t, i, NULL, NULL);
+	assert_int_equal(cc_tn_force(t, CC_TN_TOR_DOWN, CC_TN_KMAX, 300000, &why), 0);
+	for (int k = 0; k < 20 && !idle(t); k++) {
+		apply_all(t, 8, NULL);
+		run(t, i++, canary_look, &cl);
+	}
+	assert_true(idle(t));
+	assert_int_equal(cc_tn_rollback_all(t), 1);
+	p = one(t);
+	n = p->nchanges;
+	assert_int_equal(n, 8);
+	assert_int_equal(cc_tn_applied(t, p->id, CC_TN_OUT_FAILED), 0);
+	assert_int_equal(cc_tn_rollback_all(t), 1);
+	p = one(t);
+	assert_int_equal(p->nchanges, n);
+	assert_int_equal(p->changes[0].ecn_to.kmax_bytes, 400000);
+	cc_tn_free(t);
+}
+
+/* A canary is checked again as it is approved, as the mode goes to auto and before it is sent:
+ * one whose value would now leave less than a control loop below a port's XOFF threshold
+ * (lowered since it was made) is withdrawn (rejected, with why), not sent.  Before, only its
+ * members' values were compared, at the next decision (rocefabd sends an approved canary at
+ * its next pass, which may come first). */
+static void test_approval_checked_again(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_ADVISE);
+	struct cc_tn_policy pol = *cc_tn_get_policy(t);
+	struct cc_tn_proposal *p;
+	const char *why;
+	uint64_t id;
+	int64_t i = 1;
+
+	(void)state;
+	for (; i <= 3; i++)
+		run(t, i, NULL, NULL);
+	/* forced steps need no approval: this one's canary is approved, not sent yet */
+	assert_int_equal(cc_tn_force(t, CC_TN_TOR_DOWN, CC_TN_KMAX, 300000, &why), 0);
+	p = one(t);
+	id = p->id;
+	assert_int_equal(cc_tn_sendable(t, id), 0);
+	/* XOFF 400 KB: 300 KB leaves 100 KB, less than loop_bytes (150 KB) */
+	assert_int_equal(cc_tn_track_xoff(t, p->changes[0].node, p->changes[0].port, 400000), 0);
+	assert_int_equal(cc_tn_sendable(t, id), -ESTALE);
+	p = cc_tn_find(t, id);
+	assert_int_equal(p->state, CC_TN_REJECTED);
+	assert_non_null(strstr(p->error, "withdrawn"));
+	assert_non_null(strstr(p->error, "less than one control loop"));
+	assert_true(idle(t));
+	assert_int_equal(cc_tn_sendable(t, id), -EALREADY);
+	cc_tn_free(t);
+
+	/* waiting for an operator, its port's XOFF lowered: the operator's apply is refused */
+	t = tuner(CC_TN_ADVISE);
+	i = 1;
+	p = first_step(t, &i);
+	id = p->id;
+	assert_int_equal(p->state, CC_TN_WAITING);
+	assert_int_equal(cc_tn_track_xoff(t, p->changes[0].node, p->changes[0].port, 400000), 0);
+	assert_int_equal(cc_tn_decide(t, id, true), -ESTALE);
+	p = cc_tn_find(t, id);
+	assert_int_equal(p->state, CC_TN_REJECTED);
+	assert_non_null(strstr(p->error, "less than one control loop"));
+	assert_int_equal(npending(t), 0);
+	/* made again without that port; another one's XOFF lowered, then auto: not approved */
+	run(t, i++, deep_down, NULL);
+	p = pending_of(t, CC_TN_TOR_DOWN, CC_TN_CANARY);
+	assert_true(p->id != id);
+	id = p->id;
+	assert_int_equal(cc_tn_track_xoff(t, p->changes[0].node, p->changes[0].port, 400000), 0);
+	pol.mode = CC_TN_AUTO;
+	assert_int_equal(cc_tn_set_policy(t, &pol), 0);
+	p = cc_tn_find(t, id);
+	assert_int_equal(p->state, CC_TN_REJECTED);
+	assert_non_null(strstr(p->error, "withdrawn"));
+	assert_true(idle(t));
+	cc_tn_free(t);
+}
+
+/* A policy narrowed while a step is out: the step is rolled back at the next decision, not
+ * judged, rolled out or left on its canary outside the policy in force.  Before, a forced step
+ * (kept unless it hurts) rolled out to values the policy no longer allowed. */
+static void test_policy_narrowed_under_a_step(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO);
+	struct cc_tn_policy pol = *cc_tn_get_policy(t);
+	struct cc_tn_proposal *p;
+	const char *why;
+	int64_t i = 1;
+
+	(void)state;
+	for (; i <= 3; i++)
+		run(t, i, NULL, NULL);
+	assert_int_equal(cc_tn_force(t, CC_TN_TOR_DOWN, CC_TN_PMAX, 0.5, &why), 0);
+	apply_all(t, 8, NULL);
+	pol.pmax_ceiling = 0.2;
+	assert_int_equal(cc_tn_set_policy(t, &pol), 0);
+	run(t, i++, NULL, NULL);
+	p = pending_of(t, CC_TN_TOR_DOWN, CC_TN_ROLLBACK);
+	assert_non_null(strstr(p->reason, "the policy in force no longer allows pmax 0.5"));
+	assert_int_equal(p->nchanges, 4);
+	for (size_t k = 0; k < p->nchanges; k++)
+		assert_true(p->changes[k].ecn_to.pmax == ecn0.pmax);
+	apply_all(t, 8, NULL);
+	run(t, i++, NULL, NULL);
+	assert_true(idle(t));
+	cc_tn_free(t);
+}
+
+/* Force takes what a step may take: a whole number where the knob takes one (a step to
+ * 200000.4 would set 200000 on its members, which its rollback would never find at the step's
+ * value), inside the policy's range (dce_tcp_g 2^32 went through as 0). */
+static void test_force_refused(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_ADVISE);
+	const char *why;
+	int64_t i = 1;
+
+	(void)state;
+	for (; i <= 3; i++)
+		run(t, i, NULL, NULL);
+	assert_int_equal(cc_tn_force(t, CC_TN_TOR_DOWN, CC_TN_KMAX, 200000.4, &why), -EINVAL);
+	assert_non_null(strstr(why, "whole"));
+	assert_int_equal(cc_tn_force(t, CC_TN_HOSTS, CC_TN_ALPHA_G, 4294967296.0, &why), -EINVAL);
+	assert_non_null(strstr(why, "range"));
+	assert_int_equal(cc_tn_force(t, CC_TN_HOSTS, CC_TN_ALPHA_G, NAN, &why), -EINVAL);
+	assert_int_equal(cc_tn_force(t, CC_TN_TOR_DOWN, CC_TN_PMAX, 0.05, &why), 0); /* Pmax: any */
+	cc_tn_free(t);
+}
+
+/* A counter a port does not report is left out, not taken as zero: with every port paused half
+ * the time, the fabric's pause share is a half though one switch reports no pause counter
+ * (before, its ports counted as never paused: 0.375). */
+static void test_unreported_counter_not_zero(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_ADVISE);
+	uint64_t half = IV / 2;
+	json_t *j;
+
+	(void)state;
+	pause_unreported = "leaf1";
+	run(t, 1, storm, &half);
+	pause_unreported = NULL;
+	j = cc_tn_json(t);
+	assert_float_equal(json_number_value(json_object_get(json_object_get(j, "signals"), "pause_share")), 0.5,
+			   1e-12);
+	json_decref(j);
+	cc_tn_free(t);
+}
+
+/* A host the tuner tracks (its DCQCN in the database) but that is not in the snapshot — down,
+ * gone, or reporting no fast lane: nothing measures it — is in no step of its class. */
+static void test_absent_host_not_moved(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO);
+	struct cc_tn_proposal **v;
+	const char *why;
+	int64_t i = 1;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(cc_tn_track_host(t, "h9", &dc0), 0);
+	for (; i <= 3; i++)
+		run(t, i, NULL, NULL);
+	assert_int_equal(cc_tn_force(t, CC_TN_HOSTS, CC_TN_CNP_GAP, 2, &why), 0);
+	for (int k = 0; k < 20 && !idle(t); k++) {
+		v = cc_tn_pending(t, &n);
+		for (size_t c = 0; c < n; c++)
+			for (size_t m = 0; m < v[c]->nchanges; m++)
+				assert_string_not_equal(v[c]->changes[m].node, "h9");
+		apply_all(t, 8, NULL);
+		run(t, i++, NULL, NULL);
+	}
+	cc_tn_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2706,6 +2952,13 @@ int main(void)
 		cmocka_unit_test(test_rollback_keeps_a_port_whose_xoff_fell),
 		cmocka_unit_test(test_stale_canary_withdrawn),
 		cmocka_unit_test(test_off_before_the_canary_is_sent),
+		cmocka_unit_test(test_rollback_all_leaves_an_operators_value),
+		cmocka_unit_test(test_failed_rollback_all_again),
+		cmocka_unit_test(test_approval_checked_again),
+		cmocka_unit_test(test_policy_narrowed_under_a_step),
+		cmocka_unit_test(test_force_refused),
+		cmocka_unit_test(test_unreported_counter_not_zero),
+		cmocka_unit_test(test_absent_host_not_moved),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
