@@ -693,6 +693,11 @@ struct member {
 			    * changes */
 	uint64_t owner;	   /* touched: the step that changed it (a restored rollback may hold
 			    * members of other classes) */
+	/* cc_tn_rollback_all: knobs (bit k) an undo passed through without a change (the policy
+	 * refuses the value on the way: an older undo may take the member on from there), and
+	 * the value each will really have (as it was, or as an older undo sets it) */
+	uint16_t undo_passed;
+	double undo_real[CC_TN_NKNOBS];
 	bool unsure;	   /* its change failed: it may have been applied all the same (an agent
 			    * that applied it and confirmed too late), or not */
 	/* its last intervals' samples (queue delay us, share of capacity sent, share paused;
@@ -2638,6 +2643,32 @@ static int next_rollout(struct cc_tn *t, struct step *k, const char *verdict)
 	if (propose_changes(t, k, p, t->pol.max_share, false) < 0)
 		return -ENOMEM;
 	if (!p->nchanges) {
+		size_t moved = 0, left = 0;
+
+		/* the rest could not follow: as many of the class left at the old value as moved (a
+		 * policy changed since the canary put them outside: a Kmin floor raised above
+		 * them) — not a setting anyone chose, nor the class's: undone.  A few an operator
+		 * set apart stay as they are, and the step completes without them. */
+		for (size_t i = 0; i < t->nm; i++) {
+			const struct member *m = t->m[i];
+
+			if (m->cls != (int)k->cls || m->snap_port < 0)
+				continue;
+			if (m->touched && m->owner == k->step && member_value(m, k->knob) == k->to)
+				moved++;
+			else if (member_at(m, k->knob, k->from))
+				left++;
+		}
+		if (left && left >= moved) {
+			char why[200];
+
+			snprintf(why, sizeof(why), "%zu members of the class at %.15g could not follow (outside the policy in "
+				 "force), %zu moved", left, k->from, moved);
+			p->state = CC_TN_APPLIED;
+			snprintf(p->reason, sizeof(p->reason), "step %llu not rolled out: %s", (unsigned long long)k->step,
+				 why);
+			return propose_rollback(t, k, why);
+		}
 		p->state = CC_TN_APPLIED;
 		snprintf(p->reason, sizeof(p->reason),
 			 "step %llu complete: %s %s is %.15g on the class (its members inside the policy)",
@@ -3103,6 +3134,8 @@ int cc_tn_rollback_all(struct cc_tn *t)
 	/* a canary waiting for an operator changed nothing: the operator who undoes every step
 	 * does not want it either (rejected, not proposed again for a while) */
 	reject_waiting(t, 0, true);
+	for (size_t i = 0; i < t->nm; i++)
+		t->m[i]->undo_passed = 0;
 	for (size_t i = t->ndone; i-- > 0;) {
 		struct done_step *ds = &t->done[i];
 		struct cc_tn_proposal *p;
@@ -3123,16 +3156,27 @@ int cc_tn_rollback_all(struct cc_tn *t)
 		snprintf(p->expect, sizeof(p->expect), "the setting before step %llu", (unsigned long long)ds->step);
 		for (size_t j = 0; j < ds->nkeys; j++) {
 			struct member *m = hmap_get(&t->idx, ds->keys[j]);
+			uint16_t bit = (uint16_t)(1u << ds->knob);
 
 			/* a member set since (an operator's value: not the step's) is left as it is,
-			 * and so by the older steps' undos too; one the policy does not allow the old
-			 * value any more is kept */
-			if (!m || member_value(m, ds->knob) != ds->to || undo_refused(t, m, ds->knob, ds->from))
+			 * and so by the older steps' undos too */
+			if (!m || member_value(m, ds->knob) != ds->to)
 				continue;
+			if (undo_refused(t, m, ds->knob, ds->from)) {
+				/* the old value not allowed any more (a floor raised above it): not sent,
+				 * but the older undos go on from it — Kmin 100 KB back through 200 KB,
+				 * below a floor of 400 KB, to the 400 KB before both steps */
+				if (!(m->undo_passed & bit))
+					m->undo_real[ds->knob] = member_value(m, ds->knob);
+				m->undo_passed |= bit;
+				member_set(m, ds->knob, ds->from);
+				continue;
+			}
 			if (add_change(p, m, ds->knob, ds->from) < 0)
 				return -ENOMEM;
 			/* the next undo of the same knob starts from this one's result */
 			member_set(m, ds->knob, ds->from);
+			m->undo_real[ds->knob] = ds->from;
 		}
 		/* the members' values are the tuner's belief until the changes are applied */
 		for (size_t j = 0; j < p->nchanges; j++) {
@@ -3149,6 +3193,11 @@ int cc_tn_rollback_all(struct cc_tn *t)
 		t->tabu_until[ds->cls][ds->knob][ds->to > ds->from] = t->interval + t->pol.tabu_intervals;
 		n++;
 	}
+	/* a value passed through and sent by no older undo: the member keeps what it has */
+	for (size_t i = 0; i < t->nm; i++)
+		for (unsigned kn = 0; kn < CC_TN_NKNOBS; kn++)
+			if (t->m[i]->undo_passed & (1u << kn))
+				member_set(t->m[i], (enum cc_tn_knob)kn, t->m[i]->undo_real[kn]);
 	return n;
 }
 

@@ -672,8 +672,8 @@ void print_changes(FILE *f, const json_t *d)
 	size_t i;
 	json_t *c;
 
-	if (!items) { /* one change */
-		json_dumpf(d, f, JSON_INDENT(2));
+	if (!items) { /* one change (0.2 as in the list, not 0.20000000000000001) */
+		json_dumpf(d, f, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
 		fputc('\n', f);
 		return;
 	}
@@ -777,8 +777,8 @@ void print_cc(FILE *f, const json_t *d)
 	const char *k;
 
 	if (json_is_object(d) && json_object_get(d, "signals")) { /* the status */
-		fprintf(f, "mode %s, %s; every %lld ms: %lld decisions, %lld steps (%lld rolled back), %lld proposals, "
-			   "%lld change sets in flight\n",
+		fprintf(f, "mode %s, %s; every %lld ms: %lld decisions, %lld steps begun (%lld rolled back), %lld "
+			   "proposals, %lld change sets in flight\n",
 			json_string_value(json_object_get(d, "mode")) ?: "?",
 			json_string_value(json_object_get(d, "state")) ?: "?",
 			(long long)json_integer_value(json_object_get(d, "interval_ms")),
@@ -834,8 +834,9 @@ void print_cc(FILE *f, const json_t *d)
 		json_array_foreach(json_object_get(d, "holds"), i, x) {
 			const char *dir = json_string_value(json_object_get(x, "direction"));
 
-			fprintf(f, "  held back for %lld intervals: %s %s%s%s%s\n",
-				(long long)json_integer_value(json_object_get(x, "intervals")),
+			long long n = (long long)json_integer_value(json_object_get(x, "intervals"));
+
+			fprintf(f, "  held back for %lld interval%s: %s %s%s%s%s\n", n, n == 1 ? "" : "s",
 				json_string_value(json_object_get(x, "class")) ?: "?",
 				json_string_value(json_object_get(x, "knob")) ?: "?", dir ? " " : "", dir ?: "",
 				json_is_true(json_object_get(x, "unless_pausing")) ? " (unless ports pause)" : "");

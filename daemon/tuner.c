@@ -1083,7 +1083,7 @@ static void policy_diff(const struct cc_tn_policy *a, const struct cc_tn_policy 
 int tuner_set_policy(struct tuner *t, json_t *changes, const char *actor, struct rf_err *e)
 {
 	struct cc_tn_policy was, p = cc_tn_defaults;
-	char diff[1024];
+	char diff[1900]; /* the log line's room (2,048 bytes) less its head */
 	int r;
 
 	if (!json_is_object(changes))
@@ -1199,7 +1199,9 @@ int tuner_rollback(struct tuner *t, const char *actor, json_t **ret, struct rf_e
 	pthread_mutex_unlock(&t->lock);
 	if (r == -EBUSY)
 		return rf_err_set(e, r, "STEP_IN_PROGRESS", NULL,
-				  "a step is under way: it finishes or rolls back by itself; ask again after it");
+				  "a step is under way: it finishes or rolls back by itself; ask again after it (in auto "
+				  "the next may start at once: set the mode to advise first, which lets it finish and "
+				  "starts none, or off, which rolls it back)");
 	if (r == -EAGAIN)
 		return rf_err_set(e, -EBUSY, "STATE_RESTORING", NULL,
 				  "the tuner has not taken back the steps of before this start yet (at its first "

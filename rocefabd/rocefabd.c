@@ -170,7 +170,8 @@ const struct conf_opt rocefabd_opts[] = {
 		 "PUT /api/v1/cc/policy overrides it (kept in the database)", .choices = dl_modes),
 	CONF_OPT("cc.interval", CONF_DURATION, S, cc_interval, "10s",
 		 "the tuner's decision interval (it reads the fast lane, so it needs "
-		 "detector.interval); 0 turns the tuner off",
+		 "detector.interval); 0: no tuner at all (a step left applied in part is then never "
+		 "rolled back: to stop the tuner, PUT its mode off instead)",
 		 .min = 0, .max = 3600 * NSEC_PER_SEC),
 	CONF_OPT_END,
 };

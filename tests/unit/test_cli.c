@@ -770,14 +770,14 @@ static void test_print_changes(void **state)
 		" 'target': {'kind': 'pfc', 'agent': 'sw', 'role': 'switch', 'port': 'p'}}]}",
 		"ID  STATE                 KIND  TARGET  PARAMS  BY  CREATED  ERROR\n"
 		"5   timed_out (in doubt)  pfc   sw p            -   -        \n");
-	/* one change: its JSON */
-	assert_printed(print_changes, "{'id': 7, 'state': 'applied', 'params': {'b': 1, 'a': 2}}",
+	/* one change: its JSON (a real as the list shows it: 0.2, not 0.20000000000000001) */
+	assert_printed(print_changes, "{'id': 7, 'state': 'applied', 'params': {'b': 1, 'a': 0.2}}",
 		       "{\n"
 		       "  \"id\": 7,\n"
 		       "  \"state\": \"applied\",\n"
 		       "  \"params\": {\n"
 		       "    \"b\": 1,\n"
-		       "    \"a\": 2\n"
+		       "    \"a\": 0.2\n"
 		       "  }\n"
 		       "}\n");
 }
@@ -887,7 +887,7 @@ static void test_print_cc(void **state)
 		       " 'settings': {'tor_down': {'kmin_bytes': 400000}},"
 		       " 'steps_in_progress': [{'id': 2, 'state': 'waiting', 'class': 'tor_down',"
 		       "   'knob': 'kmin_bytes', 'from': 400000, 'to': 200000, 'proposal': 5}]}",
-		       "mode advise, stepping; every 10000 ms: 7 decisions, 2 steps (1 rolled back), 5 proposals, "
+		       "mode advise, stepping; every 10000 ms: 7 decisions, 2 steps begun (1 rolled back), 5 proposals, "
 		       "0 change sets in flight\n"
 		       "  tor_down  kmin_bytes=400000\n"
 		       "  step 2 waiting (proposal 5): tor_down kmin_bytes 400000 -> 200000\n");
@@ -904,7 +904,7 @@ static void test_print_cc(void **state)
 		       " 'empty_host_classes': [{'name': 'storage', 'hosts': 'st-\\u001b[2J*'}],"
 		       " 'steps_in_progress': [{'id': 3, 'state': 'rollback', 'class': 'hosts', 'forced': true,"
 		       "   'knob': 'min_time_between_cnps', 'from': 4, 'to': 2, 'proposal': 7}]}",
-		       "mode auto, stepping; every 10000 ms: 8 decisions, 3 steps (1 rolled back), 7 proposals, "
+		       "mode auto, stepping; every 10000 ms: 8 decisions, 3 steps begun (1 rolled back), 7 proposals, "
 		       "1 change sets in flight\n"
 		       "  restoring: the state saved before this start, if any, comes back at the first decision "
 		       "once the agents reported (a step under way then rolls back)\n"
@@ -922,12 +922,12 @@ static void test_print_cc(void **state)
 		       " 'rolled_back': 1, 'proposals_made': 2, 'changes_in_flight': 0, 'signals': {}, 'settings': {},"
 		       " 'holds': [{'class': 'tor_down', 'knob': 'kmax_bytes', 'direction': 'down', 'intervals': 4},"
 		       "   {'class': 'tor_down', 'knob': 'kmax_bytes', 'direction': 'down', 'intervals': 12,"
-		       "    'unless_pausing': true}, {'class': 'hosts', 'knob': 'soften', 'intervals': 40}]}",
-		       "mode auto, idle; every 10000 ms: 9 decisions, 1 steps (1 rolled back), 2 proposals, "
+		       "    'unless_pausing': true}, {'class': 'hosts', 'knob': 'soften', 'intervals': 1}]}",
+		       "mode auto, idle; every 10000 ms: 9 decisions, 1 steps begun (1 rolled back), 2 proposals, "
 		       "0 change sets in flight\n"
 		       "  held back for 4 intervals: tor_down kmax_bytes down\n"
 		       "  held back for 12 intervals: tor_down kmax_bytes down (unless ports pause)\n"
-		       "  held back for 40 intervals: hosts soften\n");
+		       "  held back for 1 interval: hosts soften\n");
 	assert_printed(print_cc,
 		       "[{'id': 3, 'step': 2, 'phase': 'canary', 'state': 'waiting', 'class': 'tor_down',"
 		       "  'knob': 'kmin_bytes', 'from': 400000, 'to': 200000, 'changes': [{}, {}],"

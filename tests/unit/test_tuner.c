@@ -2915,6 +2915,92 @@ static void test_absent_host_not_moved(void **state)
 	cc_tn_free(t);
 }
 
+/* Two steps of Kmin kept (20 -> 15 -> 12 KB), then a Kmin floor of 16 KB: undoing every step
+ * takes the ports through 15 KB (not allowed, so not sent) to the 20 KB before both, in the
+ * older undo.  Before, the newer undo refused the ports and the older one found them at 12 KB,
+ * not its own 15 KB: both "applied" with no change, the ports left below the floor. */
+static void test_rollback_all_through_a_refused_value(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO);
+	struct canary_look cl = { .t = t, .better = true };
+	struct cc_tn_policy pol = *cc_tn_get_policy(t);
+	const double to[2] = { 15000, 12000 };
+	struct cc_tn_proposal **v;
+	struct cc_tn_ecn e;
+	const char *why;
+	int64_t i = 1;
+	size_t n;
+
+	(void)state;
+	for (; i <= 3; i++)
+		run(t, i, NULL, NULL);
+	for (int s = 0; s < 2; s++) {
+		assert_int_equal(cc_tn_force(t, CC_TN_TOR_DOWN, CC_TN_KMIN, to[s], &why), 0);
+		for (int k = 0; k < 20 && !idle(t); k++) {
+			apply_all(t, 8, NULL);
+			run(t, i++, canary_look, &cl);
+		}
+		assert_true(idle(t));
+	}
+	pol.kmin_floor_bytes = 16000;
+	assert_int_equal(cc_tn_set_policy(t, &pol), 0);
+	assert_int_equal(cc_tn_rollback_all(t), 2);
+	v = cc_tn_pending(t, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(v[0]->nchanges, 0); /* the newer undo: 15 KB is below the floor */
+	assert_int_equal(v[1]->nchanges, 8);
+	for (size_t k = 0; k < v[1]->nchanges; k++)
+		assert_int_equal(v[1]->changes[k].ecn_to.kmin_bytes, 20000);
+	apply_all(t, 8, NULL);
+	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &e);
+	assert_int_equal(e.kmin_bytes, 20000);
+	cc_tn_free(t);
+}
+
+/* The pending rollback of a class, NULL when none. */
+static struct cc_tn_proposal *rollback_of(struct cc_tn *t, enum cc_tn_class cls)
+{
+	size_t n;
+	struct cc_tn_proposal **v = cc_tn_pending(t, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (v[i]->cls == cls && v[i]->phase == CC_TN_ROLLBACK)
+			return v[i];
+	return NULL;
+}
+
+/* A floor raised over the whole class while a canary runs: the rest cannot follow, so the
+ * step is rolled back at its verdict.  Before, its rollout moved nothing and the step was
+ * called complete, half the class at the new value. */
+static void test_class_that_cannot_follow_rolled_back(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO);
+	struct canary_look cl = { .t = t, .better = true };
+	struct cc_tn_policy pol = *cc_tn_get_policy(t);
+	struct cc_tn_proposal *p;
+	const char *why;
+	int64_t i = 1;
+
+	(void)state;
+	for (; i <= 3; i++)
+		run(t, i, NULL, NULL);
+	assert_int_equal(cc_tn_force(t, CC_TN_TOR_DOWN, CC_TN_KMAX, 300000, &why), 0);
+	apply_all(t, 8, NULL);
+	pol.kmin_floor_bytes = 30000; /* every port's Kmin (20 KB) below it */
+	assert_int_equal(cc_tn_set_policy(t, &pol), 0);
+	/* (the other classes' repairs step meanwhile) */
+	for (int k = 0; k < 5 && !rollback_of(t, CC_TN_TOR_DOWN); k++) {
+		apply_all(t, 8, NULL);
+		run(t, i++, canary_look, &cl);
+	}
+	p = pending_of(t, CC_TN_TOR_DOWN, CC_TN_ROLLBACK);
+	assert_non_null(strstr(p->reason, "4 members of the class at 400000 could not follow"));
+	assert_int_equal(p->nchanges, 4);
+	for (size_t k = 0; k < p->nchanges; k++)
+		assert_int_equal(p->changes[k].ecn_to.kmax_bytes, 400000);
+	cc_tn_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2959,6 +3045,8 @@ int main(void)
 		cmocka_unit_test(test_force_refused),
 		cmocka_unit_test(test_unreported_counter_not_zero),
 		cmocka_unit_test(test_absent_host_not_moved),
+		cmocka_unit_test(test_rollback_all_through_a_refused_value),
+		cmocka_unit_test(test_class_that_cannot_follow_rolled_back),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
