@@ -224,6 +224,19 @@ static const char *host_ranges_check(const struct cc_tn_policy *p)
 	return NULL;
 }
 
+#define POLICY_MAX_BYTES (1ULL << 40) /* the change path's largest byte threshold */
+
+/* Field name of policy c held to max (a number above it, as an older release took it). */
+static bool held_to(json_t *c, const char *name, double max)
+{
+	json_t *v = json_object_get(c, name);
+
+	if (!json_is_number(v) || !(json_number_value(v) > max))
+		return false;
+	json_object_set_new(c, name, json_integer((json_int_t)max));
+	return true;
+}
+
 json_t *cc_tn_policy_repaired(json_t *doc)
 {
 	json_t *c = json_is_object(doc) ? json_deep_copy(doc) : NULL, *v;
@@ -245,15 +258,20 @@ json_t *cc_tn_policy_repaired(json_t *doc)
 				json_object_set_new(c, name, json_real(end ? floor(d) : ceil(d))); /* inward */
 				fixed = true;
 			}
+			fixed |= held_to(c, name, host_ranges[i].max);
 		}
+	/* no limits of devices before: held to them */
+	fixed |= held_to(c, "byte_reset_min", 32767);
+	fixed |= held_to(c, "byte_reset_max", 32767);
+	fixed |= held_to(c, "kmin_floor_bytes", (double)POLICY_MAX_BYTES - 1);
+	fixed |= held_to(c, "kmax_ceiling_bytes", (double)POLICY_MAX_BYTES);
+	fixed |= held_to(c, "loop_bytes", (double)POLICY_MAX_BYTES);
 	if (!fixed) {
 		json_decref(c);
 		return NULL;
 	}
 	return c;
 }
-
-#define POLICY_MAX_BYTES (1ULL << 40) /* the change path's largest byte threshold */
 
 /* Each message names the field to mend first ("FIELD: what is wrong"; cc_tn_policy_from_json
  * makes the name a JSON pointer); of an ordered pair, its low end. */
@@ -694,10 +712,13 @@ struct member {
 	uint64_t owner;	   /* touched: the step that changed it (a restored rollback may hold
 			    * members of other classes) */
 	/* cc_tn_rollback_all: knobs (bit k) an undo passed through without a change (the policy
-	 * refuses the value on the way: an older undo may take the member on from there), and
-	 * the value each will really have (as it was, or as an older undo sets it) */
+	 * refuses the value on the way: an older undo may take the member on from there), the
+	 * value each will really have (as it was, or as an older undo sets it), and the newest
+	 * step passed through since the last change sent (0: none) */
 	uint16_t undo_passed;
 	double undo_real[CC_TN_NKNOBS];
+	uint64_t undo_since[CC_TN_NKNOBS];
+	uint64_t movable; /* the last step it could take when the step began (next_rollout) */
 	bool unsure;	   /* its change failed: it may have been applied all the same (an agent
 			    * that applied it and confirmed too late), or not */
 	/* its last intervals' samples (queue delay us, share of capacity sent, share paused;
@@ -790,6 +811,8 @@ struct done_step {
 	size_t nkeys;
 	bool undone;
 	bool counted; /* in rolled_back already: its own rollback was given up (rollback_again) */
+	uint64_t via; /* an operator's undo of it passed its members on to step via's undo, which
+		       * sends their change (0: none); that one failing, this one is to undo again */
 };
 
 /* A step in progress: one knob of one class.  The classes step independently (each compares
@@ -1245,7 +1268,7 @@ static int measure(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 	double tx[CC_TN_NSWITCH_CLASSES] = { 0 }, cap[CC_TN_NSWITCH_CLASSES] = { 0 };
 	double mk[CC_TN_NSWITCH_CLASSES] = { 0 }, pk[CC_TN_NSWITCH_CLASSES] = { 0 };
 	double paused = 0, port_time = 0, htx = 0, hcap = 0, retx = 0, drops = 0, cnp = 0;
-	unsigned nretx = 0, ncnp = 0, nports = 0; /* hosts that reported them; ports up */
+	unsigned nretx = 0, ncnp = 0, ndrops = 0; /* hosts, ports that reported them */
 	double iv = s->interval_us > 0 ? (double)s->interval_us : 1;
 	int r = 0;
 
@@ -1259,15 +1282,15 @@ static int measure(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 
 		if (cp->down)
 			continue;
-		nports++;
 		if (has_field(e, CF_RX_PAUSE_US)) {
 			paused += (double)e->v[CF_RX_PAUSE_US];
 			port_time += iv;
 		}
-		if (has_pfield(cp, CP_TX_DISCARDS))
-			drops += (double)cp->pv[CP_TX_DISCARDS];
-		if (has_field(e, CF_RX_BUF_DISCARDS))
-			drops += (double)e->v[CF_RX_BUF_DISCARDS];
+		if (has_pfield(cp, CP_TX_DISCARDS) || has_field(e, CF_RX_BUF_DISCARDS)) {
+			ndrops++;
+			drops += has_pfield(cp, CP_TX_DISCARDS) ? (double)cp->pv[CP_TX_DISCARDS] : 0;
+			drops += has_field(e, CF_RX_BUF_DISCARDS) ? (double)e->v[CF_RX_BUF_DISCARDS] : 0;
+		}
 		if (s->nodes[cp->node].kind == CC_HOST) {
 			if (has_pfield(cp, CP_TX_BYTES)) {
 				htx += (double)cp->pv[CP_TX_BYTES];
@@ -1317,7 +1340,7 @@ static int measure(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 	g->host_util = hcap > 0 ? htx / hcap : 0;
 	g->retx = nretx ? retx / nretx : 0;
 	g->cnp = ncnp ? cnp / ncnp : 0;
-	g->drops = nports ? drops / nports : 0;
+	g->drops = ndrops ? drops / ndrops : 0;
 	g->probe_p99_us = in->probe_p99_us;
 	return r;
 }
@@ -2064,6 +2087,9 @@ static int start_step(struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob kn, d
 	snprintf(p->expect, sizeof(p->expect), "%s", expect);
 	sig_mean(t, t->nhist, &k->base);
 	p->evidence = sig_json(t, &k->base);
+	for (size_t i = 0; i < t->nm; i++)
+		if (t->m[i]->cls == (int)c && member_moves(t, t->m[i], kn, k->from, to, t->xoff, repair))
+			t->m[i]->movable = k->step;
 	if (propose_changes(t, k, p, t->pol.canary_share, true) < 0)
 		return -ENOMEM;
 	if (!p->nchanges) { /* every member has the value already */
@@ -2645,10 +2671,11 @@ static int next_rollout(struct cc_tn *t, struct step *k, const char *verdict)
 	if (!p->nchanges) {
 		size_t moved = 0, left = 0;
 
-		/* the rest could not follow: as many of the class left at the old value as moved (a
-		 * policy changed since the canary put them outside: a Kmin floor raised above
-		 * them) — not a setting anyone chose, nor the class's: undone.  A few an operator
-		 * set apart stay as they are, and the step completes without them. */
+		/* the rest could not follow: as many of the class that could take the step when it
+		 * began left at the old value as moved (a policy changed since put them outside: a
+		 * Kmin floor raised above them) — not a setting anyone chose, nor the class's:
+		 * undone.  Those set apart before it (outside the policy then, an operator's) do
+		 * not count: the step completes without them. */
 		for (size_t i = 0; i < t->nm; i++) {
 			const struct member *m = t->m[i];
 
@@ -2656,7 +2683,7 @@ static int next_rollout(struct cc_tn *t, struct step *k, const char *verdict)
 				continue;
 			if (m->touched && m->owner == k->step && member_value(m, k->knob) == k->to)
 				moved++;
-			else if (member_at(m, k->knob, k->from))
+			else if (m->movable == k->step && member_at(m, k->knob, k->from))
 				left++;
 		}
 		if (left && left >= moved) {
@@ -2748,14 +2775,19 @@ static int rollback_again(struct cc_tn *t, struct step *k)
 #undef ROLLBACK_TRIES
 
 /* A canary not sent yet (waiting for an operator, or approved since the last decision) whose
- * members report another value than the step moves from — someone set them meanwhile — or
- * whose value would now break an invariant on one (its XOFF threshold lowered, its other ECN
- * knob or the policy changed since) is withdrawn (rejected, no hold: made again from what they
- * have, if still called for).  Sent as it was, it would set values chosen for the setting
- * before, and its rollback would restore that setting rather than what the members had.
- * Checked at each decision, and as an operator approves it or switches to auto (the caller
- * may send it before the next decision).  True: withdrawn. */
-static bool canary_stale(struct cc_tn *t, struct step *k)
+ * members report another value than the step moves from — someone set them meanwhile — or,
+ * with `invariants`, whose value would now break an invariant on one (its XOFF threshold
+ * lowered, its other ECN knob or the policy changed since) is withdrawn (rejected, no hold:
+ * made again from what they have, if still called for).  Sent as it was, it would set values
+ * chosen for the setting before, and its rollback would restore that setting rather than what
+ * the members had.  The values at each decision (a caller keeps the members' values as they
+ * were while a change set of the tuner's is out: an approved canary compared so is not sent
+ * yet), the invariants too where nothing of it can be out: as an operator approves it, as the
+ * mode goes to auto, and when the caller is about to send it (cc_tn_sendable) — an approved
+ * canary may be on its way at a decision, and one withdrawn then would land with no step to
+ * undo it (a policy narrowed meanwhile rolls the step back once it is applied, step_run).
+ * True: withdrawn. */
+static bool canary_stale(struct cc_tn *t, struct step *k, bool invariants)
 {
 	struct cc_tn_proposal *p = k->cur;
 
@@ -2765,7 +2797,7 @@ static bool canary_stale(struct cc_tn *t, struct step *k)
 		double v = m ? member_value(m, k->knob) : k->from;
 		unsigned bad = 0;
 
-		if (v == k->from && (!m || !(bad = move_breaks(t, m, k->knob, k->to, t->xoff, k->repair))))
+		if (v == k->from && (!invariants || !m || !(bad = move_breaks(t, m, k->knob, k->to, t->xoff, k->repair))))
 			continue;
 		if (bad)
 			snprintf(p->error, sizeof(p->error), "withdrawn: %s%s%s's %s at %.15g would now break this: %s "
@@ -2793,7 +2825,7 @@ static int step_run(struct cc_tn *t, struct step *k, const struct cc_tn_input *i
 	case ST_IDLE:
 		return 0;
 	case ST_WAIT:
-		canary_stale(t, k);
+		canary_stale(t, k, true);
 		return 0;
 	case ST_ROLLBACK:
 		if (k->cur && k->cur->state == CC_TN_FAILED)
@@ -2805,7 +2837,7 @@ static int step_run(struct cc_tn *t, struct step *k, const struct cc_tn_input *i
 	case ST_ROLLOUT:
 		break;
 	}
-	if (k->cur && k->cur->state == CC_TN_APPROVED && k->cur->phase == CC_TN_CANARY && canary_stale(t, k))
+	if (k->cur && k->cur->state == CC_TN_APPROVED && k->cur->phase == CC_TN_CANARY && canary_stale(t, k, false))
 		return 0;
 	if (k->cur && k->cur->state != CC_TN_APPLIED)
 		return 0; /* not applied yet: nothing to judge */
@@ -2929,7 +2961,7 @@ static void mode_changed(struct cc_tn *t, enum cc_tn_mode from)
 			if (t->pol.mode == CC_TN_OFF) {
 				k->cur->state = CC_TN_REJECTED;
 				step_end(t, k);
-			} else if (t->pol.mode == CC_TN_AUTO && !canary_stale(t, k)) {
+			} else if (t->pol.mode == CC_TN_AUTO && !canary_stale(t, k, true)) {
 				k->cur->state = CC_TN_APPROVED;
 				k->st = ST_CANARY;
 				watch_reset(k);
@@ -2981,7 +3013,8 @@ int cc_tn_sendable(struct cc_tn *t, uint64_t id)
 	if (p->state != CC_TN_APPROVED)
 		return -EALREADY;
 	k = &t->steps_of[p->cls];
-	return p == k->cur && p->phase == CC_TN_CANARY && k->st == ST_CANARY && canary_stale(t, k) ? -ESTALE : 0;
+	return p == k->cur && p->phase == CC_TN_CANARY && k->st == ST_CANARY && canary_stale(t, k, true) ? -ESTALE
+														       : 0;
 }
 
 int cc_tn_decide(struct cc_tn *t, uint64_t id, bool apply)
@@ -3006,7 +3039,7 @@ int cc_tn_decide(struct cc_tn *t, uint64_t id, bool apply)
 		}
 		return 0;
 	}
-	if (p == k->cur && k->st == ST_WAIT && canary_stale(t, k))
+	if (p == k->cur && k->st == ST_WAIT && canary_stale(t, k, true))
 		return -ESTALE;
 	p->state = CC_TN_APPROVED;
 	if (p == k->cur && k->st == ST_WAIT) {
@@ -3061,8 +3094,10 @@ int cc_tn_applied(struct cc_tn *t, uint64_t id, enum cc_tn_outcome how)
 							       : cc_tn_knob_get_ecn(&c->ecn_from, p->knob));
 		}
 		for (size_t i = 0; i < t->ndone; i++)
-			if (t->done[i].step == p->step)
+			if (t->done[i].step == p->step || t->done[i].via == p->step) {
 				t->done[i].undone = false;
+				t->done[i].via = 0;
+			}
 		return 0;
 	}
 	if (!ok && k->st == ST_ROLLBACK) {
@@ -3134,8 +3169,10 @@ int cc_tn_rollback_all(struct cc_tn *t)
 	/* a canary waiting for an operator changed nothing: the operator who undoes every step
 	 * does not want it either (rejected, not proposed again for a while) */
 	reject_waiting(t, 0, true);
-	for (size_t i = 0; i < t->nm; i++)
+	for (size_t i = 0; i < t->nm; i++) {
 		t->m[i]->undo_passed = 0;
+		memset(t->m[i]->undo_since, 0, sizeof(t->m[i]->undo_since));
+	}
 	for (size_t i = t->ndone; i-- > 0;) {
 		struct done_step *ds = &t->done[i];
 		struct cc_tn_proposal *p;
@@ -3169,23 +3206,36 @@ int cc_tn_rollback_all(struct cc_tn *t)
 				if (!(m->undo_passed & bit))
 					m->undo_real[ds->knob] = member_value(m, ds->knob);
 				m->undo_passed |= bit;
+				if (!m->undo_since[ds->knob])
+					m->undo_since[ds->knob] = ds->step;
 				member_set(m, ds->knob, ds->from);
 				continue;
 			}
 			if (add_change(p, m, ds->knob, ds->from) < 0)
 				return -ENOMEM;
+			{
+				/* from: what the member has (the tuner's belief until the change is
+				 * applied), not a value passed through on the way */
+				struct cc_tn_change *c = &p->changes[p->nchanges - 1];
+				double from = m->undo_passed & bit ? m->undo_real[ds->knob] : ds->to;
+
+				if (c->host)
+					knob_set_dcqcn(&c->dc_from, ds->knob, from);
+				else
+					knob_set_ecn(&c->ecn_from, ds->knob, from);
+			}
+			/* the undos passed through since go with this one: undone again if it fails */
+			for (size_t d = 0; m->undo_since[ds->knob] && d < t->ndone; d++)
+				if (t->done[d].cls == ds->cls && t->done[d].knob == ds->knob && t->done[d].step > ds->step &&
+				    t->done[d].step <= m->undo_since[ds->knob])
+					t->done[d].via = ds->step;
+			m->undo_since[ds->knob] = 0;
 			/* the next undo of the same knob starts from this one's result */
 			member_set(m, ds->knob, ds->from);
 			m->undo_real[ds->knob] = ds->from;
 		}
-		/* the members' values are the tuner's belief until the changes are applied */
-		for (size_t j = 0; j < p->nchanges; j++) {
-			if (p->changes[j].host)
-				knob_set_dcqcn(&p->changes[j].dc_from, ds->knob, ds->to);
-			else
-				knob_set_ecn(&p->changes[j].ecn_from, ds->knob, ds->to);
-		}
 		ds->undone = true;
+		ds->via = 0;
 		/* asked, not judged: counted all the same (rocefab_cc_rollbacks_total), once */
 		t->rolled_back += !ds->counted;
 		ds->counted = true;

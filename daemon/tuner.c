@@ -298,7 +298,8 @@ static void sync_policy(struct tuner *t, struct store_reader *rd)
 	if (r < 0 && (fixed = cc_tn_policy_repaired(doc)) && cc_tn_policy_from_json(fixed, &p, note, sizeof(note)) == 0) {
 		r = 1; /* taken, repaired */
 		snprintf(note, sizeof(note), "the saved policy is of an older rocefabd (%s): taken repaired (a loop_bytes "
-					     "of 0 as the default, the hosts' ranges rounded inward to whole units)",
+					     "of 0 as the default, the hosts' ranges rounded inward to whole units, ranges "
+					     "past what devices take held to them)",
 			 err);
 		if (strcmp(note, t->policy_refused))
 			log_notice("tuner", "%s", note);
@@ -391,6 +392,7 @@ static int commit(struct tuner *t, struct store_reader *rd, const struct cc_tn_p
 	return r;
 }
 
+/* The entry of proposal id's change set out (or being stored), NULL: none (under t->lock). */
 static struct applying *app_of(struct tuner *t, uint64_t id)
 {
 	for (size_t k = 0; k < t->napp; k++)
@@ -509,7 +511,6 @@ static size_t waiting_ids(struct tuner *t, uint64_t ids[CC_TN_NCLASSES])
 	return nwait;
 }
 
-/* The entry of proposal id's change set out (or being stored), NULL: none (under t->lock). */
 /* The approved proposals whose change sets are not out (at most max), each marked so for the
  * library (cc_tn_not_sent) (under t->lock). */
 static size_t unsent_ids(struct tuner *t, uint64_t *ids, size_t max)
@@ -677,14 +678,12 @@ static void settle(struct tuner *t, struct store_reader *rd)
 
 static int save_state(struct tuner *t);
 
-/* Approved proposals not sent yet go out, each as one change set: a canary checked again
- * first (cc_tn_sendable: a member or the policy may have changed since it was approved); one
- * whose targets kept changing waits for the next pass. */
+/* Approved proposals not sent yet go out, oldest first, each as one change set: a canary
+ * checked again first (cc_tn_sendable: a member or the policy may have changed since it was
+ * approved).  One whose targets kept changing ends the pass: it and those after it go at the
+ * next (in order: an operator's undos of steps on one knob must land newest first). */
 static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned prio)
 {
-	uint64_t later[2 * CC_TN_NCLASSES];
-	size_t nlater = 0;
-
 	for (;;) {
 		struct cc_tn_proposal **v, *p = NULL, copy;
 		struct rf_err e = { 0 };
@@ -698,14 +697,9 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 
 		pthread_mutex_lock(&t->lock);
 		v = cc_tn_pending(t->tn, &n);
-		for (size_t i = 0; v && i < n && !p; i++) {
-			bool wait = false;
-
-			for (size_t j = 0; j < nlater; j++)
-				wait |= later[j] == v[i]->id;
-			if (v[i]->state == CC_TN_APPROVED && !app_of(t, v[i]->id) && !wait)
+		for (size_t i = 0; v && i < n && !p; i++)
+			if (v[i]->state == CC_TN_APPROVED && !app_of(t, v[i]->id))
 				p = v[i];
-		}
 		if (p && cc_tn_sendable(t->tn, p->id) == -ESTALE) {
 			record(t, p);
 			log_notice("tuner", "proposal %" PRIu64 " not sent: %s", p->id, p->error);
@@ -736,6 +730,7 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 		/* committed outside the lock, from a copy (it waits for the writer; the library's
 		 * proposals are borrowed until the next call into it, which a request may make) */
 		copy = *p;
+		copy.evidence = NULL; /* (not the copy's) */
 		copy.changes = malloc(p->nchanges * sizeof(*p->changes));
 		if (!copy.changes) {
 			pthread_mutex_unlock(&t->lock);
@@ -772,9 +767,9 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 		if (r == -EALREADY) {
 			/* its targets kept changing while it was checked: nothing stored, a try at the
 			 * next pass (not at once: each try is up to CHANGES_CLASH_TRIES writer jobs) */
-			if (nlater < sizeof(later) / sizeof(later[0]))
-				later[nlater++] = id;
 			log_notice("tuner", "proposal %" PRIu64 " waits for the next pass: %s", id, e.msg);
+			pthread_mutex_unlock(&t->lock);
+			return;
 		} else if (r < 0) {
 			char buf[600];
 			json_t *rec = rec_of(t, id);
@@ -801,8 +796,6 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 				   copy.reason);
 		}
 		pthread_mutex_unlock(&t->lock);
-		if (r == -EALREADY && nlater == sizeof(later) / sizeof(later[0]))
-			return;
 	}
 }
 

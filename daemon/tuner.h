@@ -61,7 +61,8 @@ int tuner_set_policy(struct tuner *t, json_t *changes, const char *actor, struct
 /* Proposals: those waiting or being applied (all: the recent ones too), newest first. */
 json_t *tuner_proposals(struct tuner *t, bool all);
 /* An operator's decision on a waiting proposal: *ret is the proposal.  -ENOENT
- * (NO_SUCH_PROPOSAL), -EALREADY (NOT_WAITING). */
+ * (NO_SUCH_PROPOSAL), -EALREADY (NOT_WAITING), -ESTALE (WITHDRAWN: a canary that no longer fits
+ * what it was made for, rejected instead; the error says why). */
 int tuner_decide(struct tuner *t, uint64_t id, bool apply, const char *actor, json_t **ret, struct rf_err *e);
 /* Every step's proposals with who decided and how they went, oldest first (a new reference). */
 json_t *tuner_history(struct tuner *t);

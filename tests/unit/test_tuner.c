@@ -248,6 +248,20 @@ static void test_policy_json(void **state)
 		json_decref(fixed);
 	}
 	json_decref(bad);
+	/* and ranges past what devices take, which the older release took: held to them */
+	bad = json_loads("{\"byte_reset_max\": 65535, \"hai_max_mbps\": 2000000, \"kmax_ceiling_bytes\": 2199023255552, "
+			 "\"loop_bytes\": 2199023255552}", 0, NULL);
+	assert_int_equal(cc_tn_policy_from_json(bad, &q, err, sizeof(err)), -EINVAL);
+	{
+		json_t *fixed = cc_tn_policy_repaired(bad);
+
+		assert_non_null(fixed);
+		assert_int_equal(cc_tn_policy_from_json(fixed, &q, err, sizeof(err)), 0);
+		assert_true(q.byte_reset_max == 32767 && q.hai_max_mbps == 1600000 &&
+			    q.kmax_ceiling_bytes == 1099511627776ULL && q.loop_bytes == 1099511627776ULL);
+		json_decref(fixed);
+	}
+	json_decref(bad);
 	q = p;
 	bad = json_loads("{\"loop_bytes\": 1, \"ai_min_mbps\": 2}", 0, NULL);
 	assert_null(cc_tn_policy_repaired(bad)); /* nothing to repair */
@@ -2949,8 +2963,26 @@ static void test_rollback_all_through_a_refused_value(void **state)
 	assert_int_equal(n, 2);
 	assert_int_equal(v[0]->nchanges, 0); /* the newer undo: 15 KB is below the floor */
 	assert_int_equal(v[1]->nchanges, 8);
-	for (size_t k = 0; k < v[1]->nchanges; k++)
+	for (size_t k = 0; k < v[1]->nchanges; k++) {
 		assert_int_equal(v[1]->changes[k].ecn_to.kmin_bytes, 20000);
+		assert_int_equal(v[1]->changes[k].ecn_from.kmin_bytes, 12000); /* what they have */
+	}
+	/* the older undo fails: both steps are to undo again, from what the ports report */
+	assert_int_equal(cc_tn_applied(t, v[0]->id, CC_TN_OUT_APPLIED), 0);
+	assert_int_equal(cc_tn_applied(t, v[1]->id, CC_TN_OUT_FAILED), 0);
+	for (int h = 0; h < 8; h++) {
+		char node[16], port[16];
+
+		snprintf(node, sizeof(node), "leaf%d", h / 4);
+		snprintf(port, sizeof(port), "h%d", h);
+		e = ecn0;
+		e.kmin_bytes = 12000;
+		assert_int_equal(cc_tn_track_port(t, node, port, &e), 0);
+	}
+	assert_int_equal(cc_tn_rollback_all(t), 2);
+	v = cc_tn_pending(t, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(v[1]->nchanges, 8);
 	apply_all(t, 8, NULL);
 	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &e);
 	assert_int_equal(e.kmin_bytes, 20000);
@@ -3001,6 +3033,70 @@ static void test_class_that_cannot_follow_rolled_back(void **state)
 	cc_tn_free(t);
 }
 
+/* Half the class set apart before a step (an operator's Pmax below the policy's floor on the
+ * ToR ports of leaf0): the step moves the other half and completes; those set apart are not
+ * "members that could not follow". */
+static void test_step_completes_without_members_set_apart(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO);
+	struct cc_tn_ecn e = ecn0;
+	const char *why;
+	uint64_t rb, step;
+	int64_t i = 1;
+
+	(void)state;
+	e.pmax = 0.001;
+	for (int h = 0; h < 4; h++) {
+		char port[16];
+
+		snprintf(port, sizeof(port), "h%d", h);
+		assert_int_equal(cc_tn_track_port(t, "leaf0", port, &e), 0);
+	}
+	for (; i <= 3; i++)
+		run(t, i, NULL, NULL);
+	assert_int_equal(cc_tn_force(t, CC_TN_TOR_DOWN, CC_TN_KMAX, 300000, &why), 0);
+	step = one(t)->step;
+	for (int k = 0; k < 20 && !step_over(t, step); k++) {
+		apply_all(t, 8, NULL);
+		run(t, i++, NULL, NULL);
+	}
+	assert_true(step_over(t, step));
+	cc_tn_steps(t, &rb);
+	assert_int_equal(rb, 0);
+	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &e);
+	assert_int_equal(e.kmax_bytes, 300000);
+	cc_tn_free(t);
+}
+
+/* A canary on its way (approved, its outcome not in) when the policy narrows under one of its
+ * members: not withdrawn at the decision (its changes would land with no step to undo them),
+ * rolled back once applied. */
+static void test_canary_on_its_way_not_withdrawn(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO);
+	struct cc_tn_policy pol = *cc_tn_get_policy(t);
+	struct cc_tn_proposal *p;
+	const char *why;
+	uint64_t id;
+	int64_t i = 1;
+
+	(void)state;
+	for (; i <= 3; i++)
+		run(t, i, NULL, NULL);
+	assert_int_equal(cc_tn_force(t, CC_TN_TOR_DOWN, CC_TN_PMAX, 0.5, &why), 0);
+	id = one(t)->id;
+	pol.pmax_ceiling = 0.2;
+	assert_int_equal(cc_tn_set_policy(t, &pol), 0);
+	run(t, i++, NULL, NULL);
+	p = cc_tn_find(t, id);
+	assert_int_equal(p->state, CC_TN_APPROVED);
+	assert_int_equal(cc_tn_applied(t, id, CC_TN_OUT_APPLIED), 0);
+	run(t, i++, NULL, NULL);
+	p = pending_of(t, CC_TN_TOR_DOWN, CC_TN_ROLLBACK);
+	assert_int_equal(p->nchanges, 4);
+	cc_tn_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3047,6 +3143,8 @@ int main(void)
 		cmocka_unit_test(test_absent_host_not_moved),
 		cmocka_unit_test(test_rollback_all_through_a_refused_value),
 		cmocka_unit_test(test_class_that_cannot_follow_rolled_back),
+		cmocka_unit_test(test_step_completes_without_members_set_apart),
+		cmocka_unit_test(test_canary_on_its_way_not_withdrawn),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
