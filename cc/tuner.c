@@ -2785,7 +2785,8 @@ static int rollback_again(struct cc_tn *t, struct step *k)
  * yet), the invariants too where nothing of it can be out: as an operator approves it, as the
  * mode goes to auto, and when the caller is about to send it (cc_tn_sendable) — an approved
  * canary may be on its way at a decision, and one withdrawn then would land with no step to
- * undo it (a policy narrowed meanwhile rolls the step back once it is applied, step_run).
+ * undo it (a policy narrowed or an XOFF lowered meanwhile rolls the step back once it is
+ * applied, step_run).
  * True: withdrawn. */
 static bool canary_stale(struct cc_tn *t, struct step *k, bool invariants)
 {
@@ -2845,6 +2846,20 @@ static int step_run(struct cc_tn *t, struct step *k, const struct cc_tn_input *i
 		/* narrowed since the step began (its canary sent before, or as, the policy changed):
 		 * not rolled out, nor left on the canary */
 		snprintf(buf, sizeof(buf), "the policy in force no longer allows %s %.15g", knob_names[k->knob], k->to);
+		return propose_rollback(t, k, buf);
+	}
+	for (size_t i = 0; i < t->nm; i++) {
+		/* nor where its value now breaks an invariant of its knob on a member it changed (an
+		 * XOFF lowered within loop_bytes while its changes were on their way: the change
+		 * path refuses only Kmax at XOFF or above); they joined it breaking none */
+		const struct member *m = t->m[i];
+		unsigned bad;
+
+		if (!m->touched || m->owner != k->step || m->unsure ||
+		    !(bad = violations(t, m, -1, 0, t->xoff) & knob_bits(k->knob)))
+			continue;
+		snprintf(buf, sizeof(buf), "%s%s%s's %s at %.15g breaks this now: %s", m->node, m->host ? "" : " ",
+			 m->host ? "" : m->port, knob_names[k->knob], k->to, violation_why(m, bad));
 		return propose_rollback(t, k, buf);
 	}
 	watch_add(k, g);
@@ -3013,8 +3028,9 @@ int cc_tn_sendable(struct cc_tn *t, uint64_t id)
 	if (p->state != CC_TN_APPROVED)
 		return -EALREADY;
 	k = &t->steps_of[p->cls];
-	return p == k->cur && p->phase == CC_TN_CANARY && k->st == ST_CANARY && canary_stale(t, k, true) ? -ESTALE
-														       : 0;
+	if (p != k->cur || p->phase != CC_TN_CANARY || k->st != ST_CANARY)
+		return 0; /* a rollout, a rollback: made in the decision that sends it */
+	return canary_stale(t, k, true) ? -ESTALE : 0;
 }
 
 int cc_tn_decide(struct cc_tn *t, uint64_t id, bool apply)
@@ -3093,11 +3109,17 @@ int cc_tn_applied(struct cc_tn *t, uint64_t id, enum cc_tn_outcome how)
 				member_set(m, p->knob, c->host ? cc_tn_knob_get_dcqcn(&c->dc_from, p->knob)
 							       : cc_tn_knob_get_ecn(&c->ecn_from, p->knob));
 		}
-		for (size_t i = 0; i < t->ndone; i++)
-			if (t->done[i].step == p->step || t->done[i].via == p->step) {
-				t->done[i].undone = false;
-				t->done[i].via = 0;
+		for (size_t i = 0; i < t->ndone; i++) {
+			struct done_step *d = &t->done[i];
+
+			/* (any newer one of the knob passed through: a member's carrier may have been
+			 * this one though via names the last) */
+			if (d->step == p->step ||
+			    (d->via && d->cls == p->cls && d->knob == p->knob && d->step > p->step)) {
+				d->undone = false;
+				d->via = 0;
 			}
+		}
 		return 0;
 	}
 	if (!ok && k->st == ST_ROLLBACK) {

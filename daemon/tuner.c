@@ -680,10 +680,13 @@ static int save_state(struct tuner *t);
 
 /* Approved proposals not sent yet go out, oldest first, each as one change set: a canary
  * checked again first (cc_tn_sendable: a member or the policy may have changed since it was
- * approved).  One whose targets kept changing ends the pass: it and those after it go at the
- * next (in order: an operator's undos of steps on one knob must land newest first). */
+ * approved).  One whose targets kept changing waits for the next pass, and so do those after
+ * it of its class and knob (in order: an operator's undos of steps on one knob must land
+ * newest first); the others go on (another class's rollback among them). */
 static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned prio)
 {
+	bool held[CC_TN_NCLASSES][CC_TN_NKNOBS] = { { false } };
+
 	for (;;) {
 		struct cc_tn_proposal **v, *p = NULL, copy;
 		struct rf_err e = { 0 };
@@ -698,7 +701,9 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 		pthread_mutex_lock(&t->lock);
 		v = cc_tn_pending(t->tn, &n);
 		for (size_t i = 0; v && i < n && !p; i++)
-			if (v[i]->state == CC_TN_APPROVED && !app_of(t, v[i]->id))
+			if (v[i]->state == CC_TN_APPROVED && !app_of(t, v[i]->id) &&
+			    !((unsigned)v[i]->cls < CC_TN_NCLASSES && (unsigned)v[i]->knob < CC_TN_NKNOBS &&
+			      held[v[i]->cls][v[i]->knob]))
 				p = v[i];
 		if (p && cc_tn_sendable(t->tn, p->id) == -ESTALE) {
 			record(t, p);
@@ -768,8 +773,11 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 			/* its targets kept changing while it was checked: nothing stored, a try at the
 			 * next pass (not at once: each try is up to CHANGES_CLASH_TRIES writer jobs) */
 			log_notice("tuner", "proposal %" PRIu64 " waits for the next pass: %s", id, e.msg);
-			pthread_mutex_unlock(&t->lock);
-			return;
+			if ((unsigned)copy.cls >= CC_TN_NCLASSES || (unsigned)copy.knob >= CC_TN_NKNOBS) {
+				pthread_mutex_unlock(&t->lock); /* (never: the library's class and knob) */
+				return;
+			}
+			held[copy.cls][copy.knob] = true;
 		} else if (r < 0) {
 			char buf[600];
 			json_t *rec = rec_of(t, id);

@@ -35,8 +35,9 @@ static void add_link(struct cc_snap *s, const char *a, const char *pa, const cha
 
 /* What every host sends and the CNPs it handles per interval (the hosts' own signals). */
 static uint64_t host_tx = 300000, host_cnp;
-/* a switch whose ports report no pause counter (NULL: every port reports it) */
-static const char *pause_unreported;
+/* a switch whose ports report no pause counter (NULL: every port reports it); one whose ports
+ * report 10 buffer discards an interval, the only ones to report discards (NULL: none) */
+static const char *pause_unreported, *discards_reported;
 
 static struct cc_snap *fabric(int64_t t, look_fn look, void *ctx)
 {
@@ -75,6 +76,8 @@ static struct cc_snap *fabric(int64_t t, look_fn look, void *ctx)
 		cc_snap_set(s, p, "ecn_marked_packets", PRIO, peak > 100000 ? 30 : 0);
 		if (!pause_unreported || strcmp(node, pause_unreported))
 			cc_snap_set(s, p, "pfc_rx_pause_duration_us", PRIO, pause);
+		if (discards_reported && !strcmp(node, discards_reported))
+			cc_snap_set(s, p, "prio_rx_buf_discards", PRIO, 10);
 		if (s->nodes[s->ports[p].node].kind == CC_SWITCH) {
 			cc_snap_set(s, p, "queue_depth_bytes", PRIO, peak / 2);
 			cc_snap_set(s, p, "queue_watermark_periodic_bytes", PRIO, peak);
@@ -157,6 +160,16 @@ static struct cc_tn_proposal *first_step(struct cc_tn *t, int64_t *i)
 	for (; *i <= 3; (*i)++)
 		run(t, *i, deep_down, NULL);
 	return one(t);
+}
+
+/* Three quiet intervals (*i the next one), then a forced step of cls's knob to v. */
+static void quiet_then_force(struct cc_tn *t, int64_t *i, enum cc_tn_class cls, enum cc_tn_knob knob, double v)
+{
+	const char *why;
+
+	for (; *i <= 3; (*i)++)
+		run(t, *i, NULL, NULL);
+	assert_int_equal(cc_tn_force(t, cls, knob, v, &why), 0);
 }
 
 static bool tor_down(const char *port)
@@ -2747,14 +2760,11 @@ static void test_failed_rollback_all_again(void **state)
 	struct cc_tn *t = tuner(CC_TN_AUTO);
 	struct canary_look cl = { .t = t, .better = true };
 	struct cc_tn_proposal *p;
-	const char *why;
 	int64_t i = 1;
 	size_t n;
 
 	(void)state;
-	for (; i <= 3; i++)
-		run(t, i, NULL, NULL);
-	assert_int_equal(cc_tn_force(t, CC_TN_TOR_DOWN, CC_TN_KMAX, 300000, &why), 0);
+	quiet_then_force(t, &i, CC_TN_TOR_DOWN, CC_TN_KMAX, 300000);
 	for (int k = 0; k < 20 && !idle(t); k++) {
 		apply_all(t, 8, NULL);
 		run(t, i++, canary_look, &cl);
@@ -2840,13 +2850,10 @@ static void test_policy_narrowed_under_a_step(void **state)
 	struct cc_tn *t = tuner(CC_TN_AUTO);
 	struct cc_tn_policy pol = *cc_tn_get_policy(t);
 	struct cc_tn_proposal *p;
-	const char *why;
 	int64_t i = 1;
 
 	(void)state;
-	for (; i <= 3; i++)
-		run(t, i, NULL, NULL);
-	assert_int_equal(cc_tn_force(t, CC_TN_TOR_DOWN, CC_TN_PMAX, 0.5, &why), 0);
+	quiet_then_force(t, &i, CC_TN_TOR_DOWN, CC_TN_PMAX, 0.5);
 	apply_all(t, 8, NULL);
 	pol.pmax_ceiling = 0.2;
 	assert_int_equal(cc_tn_set_policy(t, &pol), 0);
@@ -2885,7 +2892,8 @@ static void test_force_refused(void **state)
 
 /* A counter a port does not report is left out, not taken as zero: with every port paused half
  * the time, the fabric's pause share is a half though one switch reports no pause counter
- * (before, its ports counted as never paused: 0.375). */
+ * (before, its ports counted as never paused: 0.375); drops per port are those of the ports
+ * that report discards. */
 static void test_unreported_counter_not_zero(void **state)
 {
 	struct cc_tn *t = tuner(CC_TN_ADVISE);
@@ -2894,10 +2902,14 @@ static void test_unreported_counter_not_zero(void **state)
 
 	(void)state;
 	pause_unreported = "leaf1";
+	discards_reported = "leaf0";
 	run(t, 1, storm, &half);
-	pause_unreported = NULL;
+	pause_unreported = discards_reported = NULL;
 	j = cc_tn_json(t);
 	assert_float_equal(json_number_value(json_object_get(json_object_get(j, "signals"), "pause_share")), 0.5,
+			   1e-12);
+	/* drops per port over the ports that report discards (before: over every port, 3) */
+	assert_float_equal(json_number_value(json_object_get(json_object_get(j, "signals"), "drops_per_port")), 10,
 			   1e-12);
 	json_decref(j);
 	cc_tn_free(t);
@@ -2909,15 +2921,12 @@ static void test_absent_host_not_moved(void **state)
 {
 	struct cc_tn *t = tuner(CC_TN_AUTO);
 	struct cc_tn_proposal **v;
-	const char *why;
 	int64_t i = 1;
 	size_t n;
 
 	(void)state;
 	assert_int_equal(cc_tn_track_host(t, "h9", &dc0), 0);
-	for (; i <= 3; i++)
-		run(t, i, NULL, NULL);
-	assert_int_equal(cc_tn_force(t, CC_TN_HOSTS, CC_TN_CNP_GAP, 2, &why), 0);
+	quiet_then_force(t, &i, CC_TN_HOSTS, CC_TN_CNP_GAP, 2);
 	for (int k = 0; k < 20 && !idle(t); k++) {
 		v = cc_tn_pending(t, &n);
 		for (size_t c = 0; c < n; c++)
@@ -3010,13 +3019,10 @@ static void test_class_that_cannot_follow_rolled_back(void **state)
 	struct canary_look cl = { .t = t, .better = true };
 	struct cc_tn_policy pol = *cc_tn_get_policy(t);
 	struct cc_tn_proposal *p;
-	const char *why;
 	int64_t i = 1;
 
 	(void)state;
-	for (; i <= 3; i++)
-		run(t, i, NULL, NULL);
-	assert_int_equal(cc_tn_force(t, CC_TN_TOR_DOWN, CC_TN_KMAX, 300000, &why), 0);
+	quiet_then_force(t, &i, CC_TN_TOR_DOWN, CC_TN_KMAX, 300000);
 	apply_all(t, 8, NULL);
 	pol.kmin_floor_bytes = 30000; /* every port's Kmin (20 KB) below it */
 	assert_int_equal(cc_tn_set_policy(t, &pol), 0);
@@ -3040,7 +3046,6 @@ static void test_step_completes_without_members_set_apart(void **state)
 {
 	struct cc_tn *t = tuner(CC_TN_AUTO);
 	struct cc_tn_ecn e = ecn0;
-	const char *why;
 	uint64_t rb, step;
 	int64_t i = 1;
 
@@ -3052,9 +3057,7 @@ static void test_step_completes_without_members_set_apart(void **state)
 		snprintf(port, sizeof(port), "h%d", h);
 		assert_int_equal(cc_tn_track_port(t, "leaf0", port, &e), 0);
 	}
-	for (; i <= 3; i++)
-		run(t, i, NULL, NULL);
-	assert_int_equal(cc_tn_force(t, CC_TN_TOR_DOWN, CC_TN_KMAX, 300000, &why), 0);
+	quiet_then_force(t, &i, CC_TN_TOR_DOWN, CC_TN_KMAX, 300000);
 	step = one(t)->step;
 	for (int k = 0; k < 20 && !step_over(t, step); k++) {
 		apply_all(t, 8, NULL);
@@ -3069,21 +3072,18 @@ static void test_step_completes_without_members_set_apart(void **state)
 }
 
 /* A canary on its way (approved, its outcome not in) when the policy narrows under one of its
- * members: not withdrawn at the decision (its changes would land with no step to undo them),
- * rolled back once applied. */
+ * members, or an XOFF is lowered under its value: not withdrawn at the decision (its changes
+ * would land with no step to undo them), rolled back once applied. */
 static void test_canary_on_its_way_not_withdrawn(void **state)
 {
 	struct cc_tn *t = tuner(CC_TN_AUTO);
 	struct cc_tn_policy pol = *cc_tn_get_policy(t);
 	struct cc_tn_proposal *p;
-	const char *why;
 	uint64_t id;
 	int64_t i = 1;
 
 	(void)state;
-	for (; i <= 3; i++)
-		run(t, i, NULL, NULL);
-	assert_int_equal(cc_tn_force(t, CC_TN_TOR_DOWN, CC_TN_PMAX, 0.5, &why), 0);
+	quiet_then_force(t, &i, CC_TN_TOR_DOWN, CC_TN_PMAX, 0.5);
 	id = one(t)->id;
 	pol.pmax_ceiling = 0.2;
 	assert_int_equal(cc_tn_set_policy(t, &pol), 0);
@@ -3094,6 +3094,23 @@ static void test_canary_on_its_way_not_withdrawn(void **state)
 	run(t, i++, NULL, NULL);
 	p = pending_of(t, CC_TN_TOR_DOWN, CC_TN_ROLLBACK);
 	assert_int_equal(p->nchanges, 4);
+	cc_tn_free(t);
+
+	/* an XOFF lowered within loop_bytes of a Kmax canary's value while it was on its way:
+	 * rolled back once applied, except that port (its old Kmax would be closer still) */
+	t = tuner(CC_TN_AUTO);
+	i = 1;
+	quiet_then_force(t, &i, CC_TN_TOR_DOWN, CC_TN_KMAX, 300000);
+	p = one(t);
+	id = p->id;
+	assert_int_equal(cc_tn_track_xoff(t, p->changes[0].node, p->changes[0].port, 400000), 0);
+	run(t, i++, NULL, NULL);
+	assert_int_equal(cc_tn_find(t, id)->state, CC_TN_APPROVED);
+	assert_int_equal(cc_tn_applied(t, id, CC_TN_OUT_APPLIED), 0);
+	run(t, i++, NULL, NULL);
+	p = pending_of(t, CC_TN_TOR_DOWN, CC_TN_ROLLBACK);
+	assert_non_null(strstr(p->reason, "breaks this now: kmax_bytes leaves less than one control loop"));
+	assert_int_equal(p->nchanges, 3);
 	cc_tn_free(t);
 }
 
