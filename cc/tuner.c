@@ -712,12 +712,10 @@ struct member {
 	uint64_t owner;	   /* touched: the step that changed it (a restored rollback may hold
 			    * members of other classes) */
 	/* cc_tn_rollback_all: knobs (bit k) an undo passed through without a change (the policy
-	 * refuses the value on the way: an older undo may take the member on from there), the
-	 * value each will really have (as it was, or as an older undo sets it), and the newest
-	 * step passed through since the last change sent (0: none) */
+	 * refuses the value on the way: an older undo may take the member on from there), and
+	 * the value each will really have (as it was, or as an older undo sets it) */
 	uint16_t undo_passed;
 	double undo_real[CC_TN_NKNOBS];
-	uint64_t undo_since[CC_TN_NKNOBS];
 	uint64_t movable; /* the last step it could take when the step began (next_rollout) */
 	bool unsure;	   /* its change failed: it may have been applied all the same (an agent
 			    * that applied it and confirmed too late), or not */
@@ -811,8 +809,8 @@ struct done_step {
 	size_t nkeys;
 	bool undone;
 	bool counted; /* in rolled_back already: its own rollback was given up (rollback_again) */
-	uint64_t via; /* an operator's undo of it passed its members on to step via's undo, which
-		       * sends their change (0: none); that one failing, this one is to undo again */
+	bool passed; /* an operator's undo of it passed a member on to an older step's undo, which
+		      * sends its change: that one failing, this one is to undo again */
 };
 
 /* A step in progress: one knob of one class.  The classes step independently (each compares
@@ -1189,7 +1187,6 @@ static double p90(double *v, size_t n)
 	return v[(size_t)((double)(n - 1) * 0.9 + 0.5)];
 }
 
-/* The signals of each host class, from its members. */
 /* Whether a priority's field f, a port's field f, was reported: an absent one is not a zero
  * (a missing pause counter is no proof of a port never paused), so it is left out of sums
  * and of what they are divided by. */
@@ -1203,6 +1200,7 @@ static bool has_pfield(const struct cc_port *cp, unsigned f)
 	return cp->phave & (1u << f);
 }
 
+/* The signals of each host class, from its members. */
 static int measure_host_classes(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 {
 	const struct cc_snap *s = in->snap;
@@ -2686,17 +2684,16 @@ static int next_rollout(struct cc_tn *t, struct step *k, const char *verdict)
 			else if (m->movable == k->step && member_at(m, k->knob, k->from))
 				left++;
 		}
+		p->state = CC_TN_APPLIED; /* (nothing to send) */
 		if (left && left >= moved) {
 			char why[200];
 
 			snprintf(why, sizeof(why), "%zu members of the class at %.15g could not follow (outside the policy in "
 				 "force), %zu moved", left, k->from, moved);
-			p->state = CC_TN_APPLIED;
 			snprintf(p->reason, sizeof(p->reason), "step %llu not rolled out: %s", (unsigned long long)k->step,
 				 why);
 			return propose_rollback(t, k, why);
 		}
-		p->state = CC_TN_APPLIED;
 		snprintf(p->reason, sizeof(p->reason),
 			 "step %llu complete: %s %s is %.15g on the class (its members inside the policy)",
 			 (unsigned long long)k->step, LBL(k->cls), knob_names[k->knob], k->to);
@@ -2842,16 +2839,11 @@ static int step_run(struct cc_tn *t, struct step *k, const struct cc_tn_input *i
 		return 0;
 	if (k->cur && k->cur->state != CC_TN_APPLIED)
 		return 0; /* not applied yet: nothing to judge */
-	if (!in_policy(&t->pol, k->knob, k->to)) {
-		/* narrowed since the step began (its canary sent before, or as, the policy changed):
-		 * not rolled out, nor left on the canary */
-		snprintf(buf, sizeof(buf), "the policy in force no longer allows %s %.15g", knob_names[k->knob], k->to);
-		return propose_rollback(t, k, buf);
-	}
 	for (size_t i = 0; i < t->nm; i++) {
-		/* nor where its value now breaks an invariant of its knob on a member it changed (an
-		 * XOFF lowered within loop_bytes while its changes were on their way: the change
-		 * path refuses only Kmax at XOFF or above); they joined it breaking none */
+		/* its value now breaks an invariant of its knob on a member it changed — a policy
+		 * narrowed, an XOFF lowered within loop_bytes while its changes were on their way
+		 * (the change path refuses only Kmax at XOFF or above) — they joined it breaking
+		 * none: not judged, rolled out or left on them */
 		const struct member *m = t->m[i];
 		unsigned bad;
 
@@ -3112,12 +3104,11 @@ int cc_tn_applied(struct cc_tn *t, uint64_t id, enum cc_tn_outcome how)
 		for (size_t i = 0; i < t->ndone; i++) {
 			struct done_step *d = &t->done[i];
 
-			/* (any newer one of the knob passed through: a member's carrier may have been
-			 * this one though via names the last) */
-			if (d->step == p->step ||
-			    (d->via && d->cls == p->cls && d->knob == p->knob && d->step > p->step)) {
+			/* and the newer ones of its knob whose undos passed a member on (to this one,
+			 * or to one before it: undone again they send no change) */
+			if (d->step == p->step || (d->passed && d->cls == p->cls && d->knob == p->knob && d->step > p->step)) {
 				d->undone = false;
-				d->via = 0;
+				d->passed = false;
 			}
 		}
 		return 0;
@@ -3191,16 +3182,15 @@ int cc_tn_rollback_all(struct cc_tn *t)
 	/* a canary waiting for an operator changed nothing: the operator who undoes every step
 	 * does not want it either (rejected, not proposed again for a while) */
 	reject_waiting(t, 0, true);
-	for (size_t i = 0; i < t->nm; i++) {
+	for (size_t i = 0; i < t->nm; i++)
 		t->m[i]->undo_passed = 0;
-		memset(t->m[i]->undo_since, 0, sizeof(t->m[i]->undo_since));
-	}
 	for (size_t i = t->ndone; i-- > 0;) {
 		struct done_step *ds = &t->done[i];
 		struct cc_tn_proposal *p;
 
 		if (ds->undone)
 			continue;
+		ds->passed = false;
 		memset(k, 0, sizeof(*k));
 		k->cls = ds->cls;
 		k->knob = ds->knob;
@@ -3228,8 +3218,7 @@ int cc_tn_rollback_all(struct cc_tn *t)
 				if (!(m->undo_passed & bit))
 					m->undo_real[ds->knob] = member_value(m, ds->knob);
 				m->undo_passed |= bit;
-				if (!m->undo_since[ds->knob])
-					m->undo_since[ds->knob] = ds->step;
+				ds->passed = true;
 				member_set(m, ds->knob, ds->from);
 				continue;
 			}
@@ -3246,18 +3235,11 @@ int cc_tn_rollback_all(struct cc_tn *t)
 				else
 					knob_set_ecn(&c->ecn_from, ds->knob, from);
 			}
-			/* the undos passed through since go with this one: undone again if it fails */
-			for (size_t d = 0; m->undo_since[ds->knob] && d < t->ndone; d++)
-				if (t->done[d].cls == ds->cls && t->done[d].knob == ds->knob && t->done[d].step > ds->step &&
-				    t->done[d].step <= m->undo_since[ds->knob])
-					t->done[d].via = ds->step;
-			m->undo_since[ds->knob] = 0;
 			/* the next undo of the same knob starts from this one's result */
 			member_set(m, ds->knob, ds->from);
 			m->undo_real[ds->knob] = ds->from;
 		}
 		ds->undone = true;
-		ds->via = 0;
 		/* asked, not judged: counted all the same (rocefab_cc_rollbacks_total), once */
 		t->rolled_back += !ds->counted;
 		ds->counted = true;

@@ -701,9 +701,7 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 		pthread_mutex_lock(&t->lock);
 		v = cc_tn_pending(t->tn, &n);
 		for (size_t i = 0; v && i < n && !p; i++)
-			if (v[i]->state == CC_TN_APPROVED && !app_of(t, v[i]->id) &&
-			    !((unsigned)v[i]->cls < CC_TN_NCLASSES && (unsigned)v[i]->knob < CC_TN_NKNOBS &&
-			      held[v[i]->cls][v[i]->knob]))
+			if (v[i]->state == CC_TN_APPROVED && !app_of(t, v[i]->id) && !held[v[i]->cls][v[i]->knob])
 				p = v[i];
 		if (p && cc_tn_sendable(t->tn, p->id) == -ESTALE) {
 			record(t, p);
@@ -764,7 +762,6 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 		r = commit(t, rd, &copy, prio, actor, reason, &batch, &e);
 		free(copy.changes);
 		pthread_mutex_lock(&t->lock);
-		p = cc_tn_find(t->tn, id);
 		if ((a = app_of(t, id)) && r == 0)
 			a->batch = batch;
 		else if (a)
@@ -773,10 +770,6 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 			/* its targets kept changing while it was checked: nothing stored, a try at the
 			 * next pass (not at once: each try is up to CHANGES_CLASH_TRIES writer jobs) */
 			log_notice("tuner", "proposal %" PRIu64 " waits for the next pass: %s", id, e.msg);
-			if ((unsigned)copy.cls >= CC_TN_NCLASSES || (unsigned)copy.knob >= CC_TN_NKNOBS) {
-				pthread_mutex_unlock(&t->lock); /* (never: the library's class and knob) */
-				return;
-			}
 			held[copy.cls][copy.knob] = true;
 		} else if (r < 0) {
 			char buf[600];
