@@ -86,6 +86,45 @@ int api_uint_arg(struct api_req *req, const char *name, uint64_t min, uint64_t m
 	return (r = api_uint_value(v, name, min, max, ret, e)) < 0 ? r : 1;
 }
 
+int api_take_reason(json_t *doc, char **ret, struct rf_err *e)
+{
+	json_t *reason = json_object_get(doc, "reason");
+
+	*ret = NULL;
+	if (!reason)
+		return 0;
+	if (!json_is_string(reason) || json_string_length(reason) > API_MAX_REASON ||
+	    strlen(json_string_value(reason)) != json_string_length(reason))
+		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/reason",
+				  "reason is a string of at most %d bytes (and no NUL)", API_MAX_REASON);
+	if (!(*ret = strdup(json_string_value(reason))))
+		return rf_err_set(e, -ENOMEM, "NO_MEMORY", NULL, "out of memory");
+	json_object_del(doc, "reason");
+	return 0;
+}
+
+int api_reason_body(struct api_req *req, char **ret)
+{
+	struct rf_err e = { 0 };
+	json_t *body;
+
+	*ret = NULL;
+	if (!req->body.len)
+		return 0;
+	body = js_parse(req->body.data, req->body.len, &e);
+	if (body && !json_is_object(body))
+		rf_err_set(&e, -EINVAL, "SCHEMA_VIOLATION", "/", "send no body, {} or {\"reason\": \"why\"}");
+	else if (body && api_take_reason(body, ret, &e) == 0 && json_object_size(body))
+		rf_err_set(&e, -EINVAL, "UNKNOWN_FIELD", "/", "this request takes only a reason: {\"reason\": \"why\"}");
+	json_decref(body);
+	if (!e.err)
+		return 0;
+	free(*ret);
+	*ret = NULL;
+	api_reply_problem(req, 0, &e);
+	return -1;
+}
+
 int api_no_body(struct api_req *req)
 {
 	struct rf_err e = { 0 };

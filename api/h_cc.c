@@ -1,5 +1,6 @@
 /* Handlers: the congestion-control tuner (status, policy, proposals and decisions, history,
  * rollback). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/internal.h"
@@ -28,6 +29,7 @@ int h_cc_policy(struct api_req *req)
 {
 	struct tuner *t = api_deps(req)->tuner;
 	struct rf_err e = { 0 };
+	char *why = NULL;
 	json_t *body;
 	int r;
 
@@ -39,8 +41,9 @@ int h_cc_policy(struct api_req *req)
 	body = js_parse(req->body.data ? req->body.data : "", req->body.len, &e);
 	if (!body)
 		return api_reply_problem(req, 0, &e);
-	r = tuner_set_policy(t, body, api_actor(req), &e);
+	r = api_take_reason(body, &why, &e) ?: tuner_set_policy(t, body, api_actor(req), why, &e);
 	json_decref(body);
+	free(why);
 	if (r < 0)
 		return api_reply_problem(req, 0, &e);
 	return api_reply_json(req, 200, tuner_policy(t));
@@ -64,15 +67,21 @@ static int decide(struct api_req *req, bool apply)
 	struct tuner *t = api_deps(req)->tuner;
 	struct rf_err e = { 0 };
 	json_t *out = NULL;
+	char *why;
 	uint64_t id;
+	int r;
 
 	if (api_uint_value(req->match.params[0], "id", 1, INT64_MAX, &id, &e) < 0)
 		return api_reply_problem(req, 400, &e);
-	if (api_no_body(req) < 0)
+	if (api_reason_body(req, &why) < 0)
 		return 0;
-	if (!t)
+	if (!t) {
+		free(why);
 		return no_tuner(req);
-	if (tuner_decide(t, id, apply, api_actor(req), &out, &e) < 0)
+	}
+	r = tuner_decide(t, id, apply, api_actor(req), why, &out, &e);
+	free(why);
+	if (r < 0)
 		return api_reply_problem(req, e.err == -EALREADY || e.err == -EPERM || e.err == -ESTALE ? 409 : 0, &e);
 	return api_reply_json(req, apply ? 202 : 200, out);
 }
@@ -101,12 +110,18 @@ int h_cc_rollback(struct api_req *req)
 	struct tuner *t = api_deps(req)->tuner;
 	struct rf_err e = { 0 };
 	json_t *out = NULL;
+	char *why;
+	int r;
 
-	if (api_no_body(req) < 0)
+	if (api_reason_body(req, &why) < 0)
 		return 0;
-	if (!t)
+	if (!t) {
+		free(why);
 		return no_tuner(req);
-	if (tuner_rollback(t, api_actor(req), &out, &e) < 0)
+	}
+	r = tuner_rollback(t, api_actor(req), why, &out, &e);
+	free(why);
+	if (r < 0)
 		return api_reply_problem(req, e.err == -EBUSY ? 409 : 0, &e);
 	return api_reply_json(req, 202, out);
 }

@@ -10,10 +10,11 @@
 #include "api/internal.h"
 #include "daemon/changes.h"
 #include "daemon/topo.h"
+#include "daemon/views.h"
 #include "lib/params.h"
+#include "lib/strutil.h"
 #include "lib/timeutil.h"
 
-#define MAX_REASON 512
 #define MAX_PATTERN 256 /* of a glob in a selection */
 
 /* --- switches, links, topology ------------------------------------------------------------------- */
@@ -91,7 +92,8 @@ int h_params(struct api_req *req)
 static int split_body(struct api_req *req, json_t **ret_params, char **ret_reason, struct rf_err *e)
 {
 	json_error_t je;
-	json_t *doc, *reason;
+	json_t *doc;
+	int r;
 
 	*ret_params = NULL;
 	*ret_reason = NULL;
@@ -103,15 +105,9 @@ static int split_body(struct api_req *req, json_t **ret_params, char **ret_reaso
 		json_decref(doc);
 		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/", "send a JSON object of the settings to change");
 	}
-	reason = json_object_get(doc, "reason");
-	if (reason) {
-		if (!json_is_string(reason) || strlen(json_string_value(reason)) > MAX_REASON) {
-			json_decref(doc);
-			return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/reason",
-					  "reason is a string of at most %d characters", MAX_REASON);
-		}
-		*ret_reason = strdup(json_string_value(reason));
-		json_object_del(doc, "reason");
+	if ((r = api_take_reason(doc, ret_reason, e)) < 0) {
+		json_decref(doc);
+		return r;
 	}
 	*ret_params = doc;
 	return 0;
@@ -335,6 +331,28 @@ int h_changes(struct api_req *req)
 	return api_finish(req, rd, r, doc, &e, 200);
 }
 
+/* GET /api/v1/settings/log[?setting=cc/policy&limit=N] */
+int h_settings_log(struct api_req *req)
+{
+	const char *name = api_arg(req, "setting"), *key = NULL;
+	struct store_reader *rd;
+	struct rf_err e = { 0 };
+	json_t *doc = NULL;
+	uint64_t limit = 100;
+	int r;
+
+	if (name && !(key = views_setting_key(name))) {
+		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "setting", "setting is cc/policy, detector/config or probes/config");
+		return api_reply_problem(req, 0, &e);
+	}
+	if (api_uint_arg(req, "limit", 1, 1000, &limit, &e) < 0)
+		return api_reply_problem(req, 0, &e);
+	if ((r = api_reader(req, &rd)))
+		return r < 0 ? r : 0;
+	r = views_settings_log(rd, key, (unsigned)limit, &doc, &e);
+	return api_finish(req, rd, r, doc, &e, 200);
+}
+
 int h_change(struct api_req *req)
 {
 	struct store_reader *rd;
@@ -378,6 +396,10 @@ static int parse_select(json_t *sel, enum change_kind kind, struct change_select
 		if (strlen(json_string_value(v)) > MAX_PATTERN)
 			return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/select",
 					  "a pattern is at most %d characters", MAX_PATTERN);
+		if (str_glob_open_bracket(json_string_value(v)))
+			return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/select",
+					  "select %s: the pattern '%s' has a '[' without its ']' (\\[ for the character itself)",
+					  k, json_string_value(v));
 		if (!strcmp(k, "switch") || !strcmp(k, "host")) {
 			if (role)
 				return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/select",
@@ -419,8 +441,9 @@ static int parse_guard(struct api_req *req, json_t *doc, struct change_select *c
 int h_changes_bulk(struct api_req *req)
 {
 	static const char *const keys[] = { "kind", "select", "params", "reason", "all", "max_targets", NULL };
-	json_t *doc = NULL, *sel, *params, *reason;
+	json_t *doc = NULL, *sel, *params;
 	struct store_reader *rd = NULL;
+	char *why = NULL;
 	struct change_set cs = { 0 };
 	struct change_select csel;
 	struct rf_err e = { 0 };
@@ -454,7 +477,6 @@ int h_changes_bulk(struct api_req *req)
 	}
 	sel = json_object_get(doc, "select");
 	params = json_object_get(doc, "params");
-	reason = json_object_get(doc, "reason");
 	if (change_kind_parse(json_string_value(json_object_get(doc, "kind")), &kind) < 0) {
 		rf_err_set(&e, -EINVAL, "SCHEMA_VIOLATION", "/kind", "kind is dcqcn, ecn or pfc");
 		goto out;
@@ -464,17 +486,14 @@ int h_changes_bulk(struct api_req *req)
 			   "select and params are objects");
 		goto out;
 	}
-	if (reason && (!json_is_string(reason) || strlen(json_string_value(reason)) > MAX_REASON)) {
-		rf_err_set(&e, -EINVAL, "SCHEMA_VIOLATION", "/reason", "a string of at most %d characters", MAX_REASON);
-		goto out;
-	}
-	if ((r = parse_select(sel, kind, &csel, &on_switch, &e)) < 0 ||
+	if ((r = api_take_reason(doc, &why, &e)) < 0 || (r = parse_select(sel, kind, &csel, &on_switch, &e)) < 0 ||
 	    (r = parse_guard(req, doc, &csel, &e)) < 0 ||
 	    (r = change_set_init(&cs, kind, on_switch, params)) < 0)
 		goto out;
 	if ((r = api_reader(req, &rd))) {
 		change_set_fini(&cs);
 		json_decref(doc);
+		free(why);
 		return r < 0 ? r : 0;
 	}
 	if ((r = changes_select(rd, &cs, &csel, &e)) == -ERANGE) {
@@ -485,6 +504,7 @@ int h_changes_bulk(struct api_req *req)
 		store_reader_put(api_deps(req)->store, rd);
 		change_set_fini(&cs);
 		json_decref(doc);
+		free(why);
 		return api_reply_problem_ext(req, 0, &e, extra);
 	}
 	if (r < 0)
@@ -496,14 +516,17 @@ int h_changes_bulk(struct api_req *req)
 		r = reply_rejected(req, &cs, &e);
 		change_set_fini(&cs);
 		json_decref(doc);
+		free(why);
 		return r;
 	}
-	r = commit_and_reply(req, &cs, json_string_value(reason));
+	r = commit_and_reply(req, &cs, why);
 	change_set_fini(&cs);
 	json_decref(doc);
+	free(why);
 	return r;
 out:
 	change_set_fini(&cs);
 	json_decref(doc);
+	free(why);
 	return api_finish(req, rd, r, NULL, &e, 200);
 }

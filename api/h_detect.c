@@ -30,6 +30,7 @@ int h_detector_config(struct api_req *req)
 {
 	struct detector *d = api_deps(req)->detector;
 	struct rf_err e = { 0 };
+	char *why = NULL;
 	json_t *body;
 	int r;
 
@@ -41,8 +42,9 @@ int h_detector_config(struct api_req *req)
 	body = js_parse(req->body.data ? req->body.data : "", req->body.len, &e);
 	if (!body)
 		return api_reply_problem(req, 0, &e);
-	r = detector_set_config(d, body, api_actor(req), &e);
+	r = api_take_reason(body, &why, &e) ?: detector_set_config(d, body, api_actor(req), why, &e);
 	json_decref(body);
+	free(why);
 	if (r < 0)
 		return api_reply_problem(req, 0, &e);
 	return api_reply_json(req, 200, detector_config(d));
@@ -84,13 +86,19 @@ int h_alert_mitigate(struct api_req *req)
 	struct detector *d = api_deps(req)->detector;
 	struct rf_err e = { 0 };
 	json_t *out = NULL;
+	char *why = NULL;
 	int64_t id;
+	int r;
 
-	if (alert_id(req, &id) < 0 || api_no_body(req) < 0)
+	if (alert_id(req, &id) < 0 || api_reason_body(req, &why) < 0)
 		return 0;
-	if (!d)
+	if (!d) {
+		free(why);
 		return no_detector(req);
-	if (detector_mitigate(d, id, api_actor(req), &out, &e) < 0)
+	}
+	r = detector_mitigate(d, id, api_actor(req), why, &out, &e);
+	free(why);
+	if (r < 0)
 		return api_reply_problem(req, e.err == -EALREADY ? 409 : e.err == -EPERM ? 409 : 0, &e);
 	return api_reply_json(req, 202, out);
 }

@@ -86,9 +86,10 @@ int h_probes_results(struct api_req *req)
 
 int h_probes_config(struct api_req *req)
 {
-	struct pingmesh_conf c;
+	struct pingmesh_conf c, was;
 	struct store_reader *rd;
 	struct rf_err e = { 0 };
+	char *why = NULL;
 	json_t *body;
 	json_error_t je;
 	int r;
@@ -110,15 +111,15 @@ int h_probes_config(struct api_req *req)
 		rf_err_set(&e, -EINVAL, "BAD_JSON", NULL, "the body is not JSON: %s", je.text);
 		return api_reply_problem(req, 0, &e);
 	}
-	r = pingmesh_conf_apply(&c, body, &e);
+	was = c;
+	r = api_take_reason(body, &why, &e) ?: pingmesh_conf_apply(&c, body, &e);
 	json_decref(body);
-	if (r < 0)
-		return api_reply_problem(req, 0, &e);
-	if ((r = pingmesh_conf_save(api_deps(req)->pingmesh, &c)) < 0) {
+	if (r == 0 && (r = pingmesh_conf_save(api_deps(req)->pingmesh, &c, &was, api_actor(req), why)) < 0)
 		rf_err_set(&e, -EAGAIN, "STORE_UNAVAILABLE", NULL,
 			   "the configuration could not be stored (%s); nothing changed", strerror(-r));
+	free(why);
+	if (r < 0)
 		return api_reply_problem(req, 0, &e);
-	}
 	return api_reply_json(req, 200, pingmesh_conf_json(&c));
 }
 

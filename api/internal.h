@@ -127,6 +127,14 @@ int api_uint_arg(struct api_req *req, const char *name, uint64_t min, uint64_t m
 		 struct rf_err *e);
 /* A POST that takes no body may still get an empty object: 0, or -1 with a problem sent. */
 int api_no_body(struct api_req *req);
+/* Why an operator asks (the audit log's and settings log's reason): at most API_MAX_REASON
+ * bytes.  api_take_reason: the member "reason" of a request's document, taken out of it (0 and
+ * *ret, NULL when there is none; or -EINVAL with e: SCHEMA_VIOLATION).  api_reason_body: the
+ * body of a POST that acts on one thing: none, {} or {"reason": "..."} (0 and *ret, or -1 with
+ * a problem sent).  *ret is the caller's to free. */
+#define API_MAX_REASON 512
+int api_take_reason(json_t *doc, char **ret, struct rf_err *e);
+int api_reason_body(struct api_req *req, char **ret);
 /* Who a request's changes are by, for the audit log: its token's name ("anonymous" without). */
 const char *api_actor(const struct api_req *req);
 int api_uint_value(const char *value, const char *name, uint64_t min, uint64_t max, uint64_t *ret,
@@ -172,6 +180,7 @@ int h_switch_pfc(struct api_req *req);
 int h_switch_ecn(struct api_req *req);
 int h_changes(struct api_req *req);
 int h_change(struct api_req *req);
+int h_settings_log(struct api_req *req);
 int h_changes_bulk(struct api_req *req);
 int h_probes_matrix(struct api_req *req);
 int h_probes_results(struct api_req *req);

@@ -12,6 +12,7 @@
 #include "lib/conf.h"
 #include "lib/hmap.h"
 #include "lib/jsonutil.h"
+#include "lib/strutil.h"
 #include "lib/vec.h"
 
 const struct cc_tn_policy cc_tn_defaults = {
@@ -168,6 +169,8 @@ static const char *host_classes_check(const struct cc_tn_policy *p)
 		n = strnlen(h->hosts, sizeof(h->hosts));
 		if (!n || n == sizeof(h->hosts))
 			return "host_classes: a hosts pattern is 1 to 127 characters";
+		if (str_glob_open_bracket(h->hosts))
+			return "host_classes: a hosts pattern has a '[' without its ']' (\\[ for the character itself)";
 	}
 	return NULL;
 }

@@ -121,21 +121,35 @@ static int build_alerts(const struct cli_cmd *c, char *const *args, int nargs,
 	return build_get(c, args, nargs, o, r, e) ?: query_add(r, e, "state", o->state);
 }
 
-/* ack ID, mitigate ID: POST /api/v1/alerts/ID/ack|mitigate (no body) */
+/* {"reason": --reason} as the body of a POST, when given */
+static int reason_body(const struct cli_opts *o, struct cli_request *r)
+{
+	if (!o->reason)
+		return 0;
+	if (!r->body && !(r->body = json_object()))
+		return -ENOMEM;
+	return json_object_set_new(r->body, "reason", json_string(o->reason)) < 0 ? -ENOMEM : 0;
+}
+
+/* ack ID, mitigate ID [--reason TEXT]: POST /api/v1/alerts/ID/ack|mitigate */
 static int build_alert_action(const struct cli_cmd *c, char *const *args, int nargs,
 			      const struct cli_opts *o, struct cli_request *r, struct rf_err *e)
 {
 	(void)nargs;
-	(void)o;
 	r->method = "POST";
-	return path_add(r, e, "/api/v1/alerts/") ?: path_add_escaped(r, e, args[0]) ?: path_add(r, e, "/%s", c->name);
+	return path_add(r, e, "/api/v1/alerts/") ?: path_add_escaped(r, e, args[0]) ?:
+		       path_add(r, e, "/%s", c->name) ?: reason_body(o, r);
 }
 
 static int parse_assign(const char *a, json_t *params, bool json_ok, struct rf_err *e);
 
-/* 0, or the refusal of --all with a subcommand of cc other than proposals */
+/* 0, or the refusal of --all with a subcommand of cc other than proposals, and of --reason with
+ * one that reads */
 static int cc_no_all(const struct cli_opts *o, const char *sub, struct rf_err *e)
 {
+	if (o->reason && (!strcmp(sub, "status") || !strcmp(sub, "proposals") || !strcmp(sub, "history")))
+		return rf_err_set(e, -EINVAL, "USAGE", NULL,
+				  "cc %s: --reason is for cc apply, reject, rollback and policy NAME=VALUE", sub);
 	return o->all ? rf_err_set(e, -EINVAL, "USAGE", NULL, "cc %s: --all is for cc proposals", sub) : 0;
 }
 
@@ -151,28 +165,35 @@ static int build_cc(const struct cli_cmd *c, char *const *args, int nargs, const
 	if (!strcmp(sub, "status") && nargs <= 1)
 		return cc_no_all(o, sub, e) ?: path_add(r, e, "/api/v1/cc");
 	if (!strcmp(sub, "proposals") && nargs <= 1)
-		return path_add(r, e, "/api/v1/cc/proposals") ?: query_add(r, e, "all", o->all ? "true" : NULL);
+		return (o->reason ? cc_no_all(o, sub, e) : 0) ?: path_add(r, e, "/api/v1/cc/proposals") ?:
+			       query_add(r, e, "all", o->all ? "true" : NULL);
 	if (!strcmp(sub, "history") && nargs <= 1)
 		return cc_no_all(o, sub, e) ?: path_add(r, e, "/api/v1/cc/history");
 	if (!strcmp(sub, "rollback") && nargs <= 1) {
 		r->method = "POST";
-		return cc_no_all(o, sub, e) ?: path_add(r, e, "/api/v1/cc/rollback");
+		return cc_no_all(o, sub, e) ?: path_add(r, e, "/api/v1/cc/rollback") ?: reason_body(o, r);
 	}
 	if ((!strcmp(sub, "apply") || !strcmp(sub, "reject")) && nargs == 2) {
 		r->method = "POST";
 		return cc_no_all(o, sub, e) ?: path_add(r, e, "/api/v1/cc/proposals/") ?:
-			       path_add_escaped(r, e, args[1]) ?: path_add(r, e, "/%s", sub);
+			       path_add_escaped(r, e, args[1]) ?: path_add(r, e, "/%s", sub) ?: reason_body(o, r);
 	}
 	if (!strcmp(sub, "policy")) {
-		if ((x = cc_no_all(o, sub, e) ?: path_add(r, e, "/api/v1/cc/policy")) < 0 || nargs == 1)
+		if ((x = cc_no_all(o, sub, e) ?: path_add(r, e, "/api/v1/cc/policy")) < 0)
 			return x;
+		if (nargs == 1)
+			return o->reason ? rf_err_set(e, -EINVAL, "USAGE", NULL,
+						      "cc policy: --reason goes with NAME=VALUE (a change)")
+					 : 0;
 		if (!(r->body = json_object()))
 			return -ENOMEM;
 		r->method = "PUT";
 		for (int i = 1; i < nargs; i++)
 			if ((x = parse_assign(args[i], r->body, true, e)) < 0)
 				return x;
-		return 0;
+		if (json_object_get(r->body, "reason"))
+			return rf_err_set(e, -EINVAL, "USAGE", NULL, "cc policy: reason is not a field (--reason TEXT)");
+		return reason_body(o, r);
 	}
 	return rf_err_set(e, -EINVAL, NULL, NULL,
 			  "cc takes status, proposals [--all], history, policy [NAME=VALUE...], apply ID, reject ID or "
@@ -183,13 +204,22 @@ static int build_cc(const struct cli_cmd *c, char *const *args, int nargs, const
 static int build_changes(const struct cli_cmd *c, char *const *args, int nargs,
 			 const struct cli_opts *o, struct cli_request *r, struct rf_err *e)
 {
-	if (nargs && (o->state || o->agent))
-		return rf_err_set(e, -EINVAL, "USAGE", NULL, "changes ID: --%s filters the list, not one change",
-				  o->state ? "state" : "agent");
+	if (nargs && (o->state || o->agent || o->limit))
+		return rf_err_set(e, -EINVAL, "USAGE", NULL, "changes ID: --%s is for the list, not one change",
+				  o->state ? "state" : o->agent ? "agent" : "limit");
 	if (nargs)
 		return build_get(c, args, nargs, o, r, e);
 	return build_get(c, args, nargs, o, r, e) ?: query_add(r, e, "state", o->state) ?:
-		       query_add(r, e, "agent", o->agent);
+		       query_add(r, e, "agent", o->agent) ?: query_add(r, e, "limit", o->limit);
+}
+
+/* settings-log [SETTING] [--limit N] */
+static int build_settings_log(const struct cli_cmd *c, char *const *args, int nargs,
+			      const struct cli_opts *o, struct cli_request *r, struct rf_err *e)
+{
+	(void)c;
+	return path_add(r, e, "/api/v1/settings/log") ?: query_add(r, e, "setting", nargs ? args[0] : NULL) ?:
+		       query_add(r, e, "limit", o->limit);
 }
 
 /* NAME=VALUE: integers, numbers, true/false (on/off), with json_ok (cc policy) JSON arrays and
@@ -524,13 +554,14 @@ static const struct cli_cmd cmds[] = {
 	  .build = build_alert_action,
 	  .print = print_alert },
 	{ .name = "mitigate",
-	  .synopsis = "mitigate ALERT",
+	  .synopsis = "mitigate ALERT [--reason TEXT]",
 	  .help = "act on a PFC detector alert in advise mode: break the\n"
 		  "deadlock or isolate the storm's culprit through the\n"
 		  "audited change path (role operator)",
 	  .min_args = 1,
 	  .max_args = 1,
-	  .build = build_alert_action },
+	  .build = build_alert_action,
+	  .opts = CLI_OPT_REASON },
 	{ .name = "detector",
 	  .synopsis = "detector",
 	  .help = "the PFC detector: modes, fast lane, findings, holds",
@@ -538,9 +569,10 @@ static const struct cli_cmd cmds[] = {
 	  .build = build_get,
 	  .print = print_detector },
 	{ .name = "cc",
-	  .synopsis = "cc [status|proposals [--all]|history|rollback]\n"
-		      "cc policy [NAME=VALUE...]\n"
-		      "cc apply|reject PROPOSAL",
+	  .synopsis = "cc [status|proposals [--all]|history]\n"
+		      "cc policy [NAME=VALUE... [--reason TEXT]]\n"
+		      "cc apply|reject PROPOSAL [--reason TEXT]\n"
+		      "cc rollback [--reason TEXT]",
 	  .help = "the congestion-control tuner of ECN and DCQCN: its\n"
 		  "state, its proposals (apply or reject them in advise\n"
 		  "mode), every step's history, its policy\n"
@@ -551,15 +583,26 @@ static const struct cli_cmd cmds[] = {
 	  .max_args = -1,
 	  .build = build_cc,
 	  .print = print_cc,
-	  .opts = CLI_OPT_ALL },
+	  .opts = CLI_OPT_ALL | CLI_OPT_REASON },
 	{ .name = "changes",
-	  .synopsis = "changes [ID] [--state S] [--agent A]",
-	  .help = "configuration changes and their outcome (audit log)",
+	  .synopsis = "changes [ID] [--state S] [--agent A] [--limit N]",
+	  .help = "configuration changes and their outcome (audit log),\n"
+		  "newest first",
 	  .max_args = 1,
 	  .path = "/api/v1/changes",
 	  .build = build_changes,
 	  .print = print_changes,
-	  .opts = CLI_OPT_STATE | CLI_OPT_AGENT },
+	  .opts = CLI_OPT_STATE | CLI_OPT_AGENT | CLI_OPT_LIMIT },
+	{ .name = "settings-log",
+	  .synopsis = "settings-log [SETTING] [--limit N]",
+	  .help = "who changed the tuner's policy, the detector's or the\n"
+		  "pingmesh's configuration (SETTING: cc/policy,\n"
+		  "detector/config, probes/config), when, why and which\n"
+		  "fields, newest first",
+	  .max_args = 1,
+	  .build = build_settings_log,
+	  .print = print_settings_log,
+	  .opts = CLI_OPT_LIMIT },
 };
 
 const struct cli_cmd *cli_cmd_find(const char *name)
@@ -624,11 +667,13 @@ static const char usage_options[] =
 	"  -w, --watch SECONDS    run the command again every SECONDS until interrupted (a\n"
 	"                         command that reads; one that changes things is refused)\n"
 	"  -j, --json             print the REST JSON\n"
-	"      --reason TEXT      why (set)\n"
+	"      --reason TEXT      why, for the audit log (set, mitigate, cc apply, reject,\n"
+	"                         rollback and policy)\n"
 	"      --wait[=SECONDS]   wait until every change is settled (set; default 30 s)\n"
 	"      --max-targets N    let a pattern change up to N objects (set; default\n"
 	"                         rocefabd's changes.max_targets, 256)\n"
 	"      --all              cc proposals: the recent ones too, not only the open\n"
+	"      --limit N          changes, settings-log: list up to N (default 100)\n"
 	"  -V, --version          print the version and exit\n"
 	"  -h, --help             this text; with a command, its usage (or: rocefabctl help\n"
 	"                         COMMAND)\n"
@@ -696,9 +741,10 @@ const struct cli_opt_def cli_opt_defs[CLI_NOPT_DEFS] = {
 	OPT_STR(CLI_OPT_MAX_TARGETS, "max-targets", max_targets),
 	{ CLI_OPT_WAIT, "wait", optional_argument, offsetof(struct cli_opts, wait_s) },
 	{ CLI_OPT_ALL, "all", no_argument, offsetof(struct cli_opts, all) },
+	OPT_STR(CLI_OPT_LIMIT, "limit", limit),
 };
 #undef OPT_STR
-_Static_assert(1u << (CLI_NOPT_DEFS - 1) == CLI_OPT_ALL, "a CLI_OPT_* bit without its option");
+_Static_assert(1u << (CLI_NOPT_DEFS - 1) == CLI_OPT_LIMIT, "a CLI_OPT_* bit without its option");
 
 int cli_opt_set(struct cli_opts *o, const struct cli_opt_def *d, const char *arg, struct rf_err *e)
 {

@@ -24,8 +24,9 @@ struct cli_opts {
 	const char *op, *size;     /* probes */
 	const char *agent;         /* changes */
 	const char *port;          /* set dcqcn */
-	const char *reason;        /* set */
+	const char *reason;        /* set, cc apply/reject/rollback/policy, mitigate */
 	const char *max_targets;   /* set with a pattern: the body's "max_targets" */
+	const char *limit;         /* changes, settings-log: the entries listed at most */
 	double wait_s;             /* set --wait: seconds to follow the batch */
 	bool json;                 /* -j: the answer as JSON */
 	bool all;                  /* cc proposals --all */
@@ -50,6 +51,7 @@ enum {
 	CLI_OPT_MAX_TARGETS = 1 << 13,
 	CLI_OPT_WAIT = 1 << 14,
 	CLI_OPT_ALL = 1 << 15,
+	CLI_OPT_LIMIT = 1 << 16,
 };
 
 /* The command options, one table (commands.c) that main.c's getopt table, the check of the
@@ -60,7 +62,7 @@ struct cli_opt_def {
 	int has_arg;      /* getopt's no_argument, required_argument, optional_argument */
 	size_t off;       /* its value in struct cli_opts: a string, but --wait's and --all's */
 };
-#define CLI_NOPT_DEFS 16 /* one a CLI_OPT_* bit */
+#define CLI_NOPT_DEFS 17 /* one a CLI_OPT_* bit */
 extern const struct cli_opt_def cli_opt_defs[CLI_NOPT_DEFS];
 
 /* Sets the option of d from its argument (NULL: none given) into o; -EINVAL with e->msg when

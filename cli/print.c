@@ -728,6 +728,49 @@ void print_changes(FILE *f, const json_t *d)
 		free(params);
 	}
 	table_print(t, f);
+	if (json_is_true(json_object_get(d, "truncated")))
+		fprintf(f, "(the newest %zu; --limit N for more)\n", json_array_size(items));
+	table_free(t);
+	strs_fini(&s);
+}
+
+void print_settings_log(FILE *f, const json_t *d)
+{
+	static const char *const h[] = { "ID", "TIME", "SETTING", "BY", "CHANGED", "REASON", NULL };
+	const json_t *items = json_object_get(d, "items");
+	struct strs s = { 0 };
+	struct table *t = table_new(h);
+	size_t i;
+	json_t *it;
+
+	json_array_foreach(items, i, it) {
+		struct buf b;
+		const char *k;
+		json_t *ch;
+
+		/* FIELD FROM -> TO, ... (15 digits: 0.1 as typed) */
+		buf_init(&b);
+		json_object_foreach(json_object_get(it, "changed"), k, ch) {
+			char *from = json_dumps(json_object_get(ch, "from"),
+						JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
+			char *to = json_dumps(json_object_get(ch, "to"), JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
+
+			buf_printf(&b, "%s%s %s -> %s", b.len ? ", " : "", k, from ?: "?", to ?: "?");
+			free(from);
+			free(to);
+		}
+		{
+			const char *changed = b.oom ? NULL : keep(&s, buf_steal(&b, NULL));
+			const char *row[] = { str(&s, it, "id"),     str(&s, it, "time"),  str(&s, it, "setting"),
+					      str(&s, it, "actor"),  changed ?: "",	   str(&s, it, "reason") ?: "" };
+
+			table_row(t, row);
+		}
+		buf_fini(&b);
+	}
+	table_print(t, f);
+	if (json_is_true(json_object_get(d, "truncated")))
+		fprintf(f, "(the newest %zu; --limit N for more)\n", json_array_size(items));
 	table_free(t);
 	strs_fini(&s);
 }
@@ -870,9 +913,17 @@ void print_cc(FILE *f, const json_t *d)
 			/* why it failed or was turned down first (the tuner turned off, the policy
 			 * changed while it waited), then the evidence it was made on */
 			const char *err = str(&s, p, "error"), *why = str(&s, p, "reason") ?: "";
+			const char *said = str(&s, p, "decision_reason");
 			char *both = NULL;
-			const char *reason =
-				err && asprintf(&both, "%s; made for: %s", err, why) >= 0 ? keep(&s, both) : why;
+			const char *reason;
+
+			/* and the operator's own reason before it */
+			if (said && asprintf(&both, "%s: %s; made for: %s", str(&s, p, "decided_by") ?: "operator", said,
+					     why) >= 0)
+				why = keep(&s, both) ?: why;
+			both = NULL;
+			reason = err && asprintf(&both, "%s; %s%s", err, said ? "" : "made for: ", why) >= 0 ? keep(&s, both)
+													      : why;
 			const char *row[] = { str(&s, p, "id"),	   str(&s, p, "step"),  str(&s, p, "phase"),
 					      str(&s, p, "state"), str(&s, p, "class"), str(&s, p, "knob"),
 					      from,		   to,			n,

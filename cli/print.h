@@ -40,5 +40,6 @@ void print_probes(FILE *f, const json_t *doc);
 /* A list of changes ("items", or "changes" as a batch's answer has them) as a table; one change
  * (GET /api/v1/changes/ID) as JSON. */
 void print_changes(FILE *f, const json_t *doc);
+void print_settings_log(FILE *f, const json_t *doc);
 
 #endif

@@ -427,8 +427,7 @@ int changes_list(struct store_reader *rd, const struct changes_filter *f, json_t
 	store_bind_text_or_null(st, 5, f->device);
 	store_bind_text_or_null(st, 6, f->port);
 	sqlite3_bind_int64(st, 7, f->queue);
-	sqlite3_bind_int64(st, 8, f->limit ? f->limit : 100);
-	return store_list(st, change_row, NULL, ret, e);
+	return store_list_limited(st, 8, f->limit ? f->limit : 100, change_row, NULL, ret, e);
 }
 
 static json_t *open_row(sqlite3_stmt *st, const void *ctx)

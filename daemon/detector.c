@@ -1231,20 +1231,23 @@ json_t *detector_config(struct detector *d)
 	return o;
 }
 
-int detector_set_config(struct detector *d, json_t *changes, const char *actor, struct rf_err *e)
+int detector_set_config(struct detector *d, json_t *changes, const char *actor, const char *reason,
+			struct rf_err *e)
 {
-	struct detector_conf c;
-	json_t *doc;
+	struct detector_conf c, was;
+	json_t *doc, *before;
 	int r;
 
 	pthread_mutex_lock(&d->lock);
-	c = d->conf;
+	c = was = d->conf;
 	pthread_mutex_unlock(&d->lock);
 	if ((r = detector_conf_apply(&c, changes, e)) < 0)
 		return r;
 	doc = detector_conf_json(&c);
-	r = doc ? store_meta_put(d->store, "detector", doc) : -ENOMEM;
+	before = detector_conf_json(&was);
+	r = doc && before ? store_meta_put_by(d->store, "detector", doc, before, actor, reason) : -ENOMEM;
 	json_decref(doc);
+	json_decref(before);
 	if (r < 0)
 		return rf_err_set(e, r, r == -EAGAIN ? "BUSY" : "STORE_ERROR", NULL,
 				  "the configuration could not be saved: %s", strerror(-r));
@@ -1267,7 +1270,28 @@ int detector_set_config(struct detector *d, json_t *changes, const char *actor, 
 	return 0;
 }
 
-int detector_mitigate(struct detector *d, int64_t alert, const char *actor, json_t **ret, struct rf_err *e)
+/* "; asked by ACTOR: WHY" after an action's reason, all of it: the evidence before it is cut
+ * short ("...") if both do not fit (the alert keeps it whole). */
+static void reason_add(struct cc_dl_action *a, const char *actor, const char *why)
+{
+	char tail[sizeof(a->reason)];
+	size_t n = strlen(a->reason), nt;
+
+	if (!why || !*why)
+		return;
+	nt = (size_t)snprintf(tail, sizeof(tail), "; asked by %s: %s", actor, why);
+	if (nt >= sizeof(tail) / 2) /* (not from the API: a reason is at most 512 bytes, a name 64) */
+		return;
+	if (n + nt >= sizeof(a->reason)) {
+		n = sizeof(a->reason) - nt - 4;
+		memcpy(a->reason + n, "...", 3);
+		n += 3;
+	}
+	memcpy(a->reason + n, tail, nt + 1);
+}
+
+int detector_mitigate(struct detector *d, int64_t alert, const char *actor, const char *reason, json_t **ret,
+		      struct rf_err *e)
 {
 	struct store_reader *rd = store_reader_get(d->store);
 	const char *kind, *subject, *state;
@@ -1317,6 +1341,7 @@ int detector_mitigate(struct detector *d, int64_t alert, const char *actor, json
 	if (r < 0)
 		goto out;
 	snprintf(who, sizeof(who), "detector (asked by %s)", actor);
+	reason_add(&a, actor, reason);
 	if ((r = act(d, rd, &a, who, &change, e)) < 0)
 		goto out;
 	log_notice("detector", "change %lld (asked by %s): %s", (long long)change, actor, a.reason);

@@ -70,17 +70,21 @@ int detector_run(void *ctx, int64_t now);
 typedef void (*detector_snap_fn)(void *ctx, const struct cc_snap *s);
 void detector_set_listener(struct detector *d, detector_snap_fn fn, void *ctx);
 
-/* The configuration (as stored, or the options'), and a change of it: saved in the database,
- * in force at the next pass. */
+/* The configuration (as stored, or the options'), and a change of it by actor for reason (NULL:
+ * none given): saved in the database with a row of the settings log, in force at the next
+ * pass. */
 json_t *detector_config(struct detector *d);
-int detector_set_config(struct detector *d, json_t *changes, const char *actor, struct rf_err *e);
+int detector_set_config(struct detector *d, json_t *changes, const char *actor, const char *reason,
+			struct rf_err *e);
 
-/* Mitigates the finding of an active alert of the detector's (advise mode): the change is
+/* Mitigates the finding of an active alert of the detector's (advise mode), as asked by actor
+ * for reason (NULL: none given; after the finding's in the change's reason): the change is
  * queued like in auto mode.  *ret: {"alert", "action": {...}, "change": id}.  -ENOENT
  * (NO_SUCH_ALERT, NOT_ACTIVE), -EINVAL (NO_ACTION: its class has none), -EALREADY
  * (MITIGATED; CHANGED_MEANWHILE: the port's PFC changed while it was made, three times),
  * -EPERM (MITIGATION_OFF). */
-int detector_mitigate(struct detector *d, int64_t alert, const char *actor, json_t **ret, struct rf_err *e);
+int detector_mitigate(struct detector *d, int64_t alert, const char *actor, const char *reason, json_t **ret,
+		      struct rf_err *e);
 
 /* Status: the configuration, the lane's figures, the last run's findings and the holds in force
  * (a new reference). */

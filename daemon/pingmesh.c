@@ -302,32 +302,32 @@ struct conf_job {
 	struct store_job job;
 	struct pingmesh *pm;
 	char *text;
+	struct store_by by;
 };
 
 static int conf_apply_job(struct store_job *sj, struct store *s)
 {
 	struct conf_job *j = (struct conf_job *)sj;
-	sqlite3_stmt *st = store_stmt(s, "INSERT OR REPLACE INTO meta(key, value) VALUES('pingmesh', ?)");
 
 	j->pm->wconf_valid = false; /* the plans read it again (this runs on the writer thread) */
-	if (!st)
-		return -EIO;
-	sqlite3_bind_text(st, 1, j->text, -1, SQLITE_STATIC);
-	return store_step(st);
+	return store_meta_put_w(s, "pingmesh", j->text, &j->by);
 }
 
-int pingmesh_conf_save(struct pingmesh *pm, const struct pingmesh_conf *c)
+int pingmesh_conf_save(struct pingmesh *pm, const struct pingmesh_conf *c, const struct pingmesh_conf *was,
+		       const char *actor, const char *reason)
 {
-	struct conf_job j = { .job = { .apply = conf_apply_job }, .pm = pm };
-	json_t *doc = pingmesh_conf_json(c);
-	int r;
+	struct conf_job j = { .job = { .apply = conf_apply_job }, .pm = pm, .by = { .actor = actor, .reason = reason } };
+	json_t *doc = pingmesh_conf_json(c), *before = was ? pingmesh_conf_json(was) : NULL;
+	int r = -ENOMEM;
 
-	j.text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+	j.text = store_meta_text_of(doc);
+	j.by.old = store_meta_text_of(before);
+	if (j.text && (!was || j.by.old))
+		r = store_submit_wait(pm->store, &j.job);
 	json_decref(doc);
-	if (!j.text)
-		return -ENOMEM;
-	r = store_submit_wait(pm->store, &j.job);
+	json_decref(before);
 	free(j.text);
+	free(j.by.old);
 	return r;
 }
 

@@ -66,8 +66,11 @@ struct pingmesh_opts {
 int pingmesh_new(struct store *s, const struct pingmesh_opts *o, struct pingmesh **ret);
 void pingmesh_free(struct pingmesh *pm);
 
-/* Saves a configuration (a store job; waits for its commit); the plans follow it at once. */
-int pingmesh_conf_save(struct pingmesh *pm, const struct pingmesh_conf *c);
+/* Saves a configuration (a store job; waits for its commit), as asked by actor for reason over
+ * the one before, was (the settings log, store_meta_put_by; actor NULL: not logged); the plans
+ * follow it at once. */
+int pingmesh_conf_save(struct pingmesh *pm, const struct pingmesh_conf *c, const struct pingmesh_conf *was,
+		       const char *actor, const char *reason);
 
 /* An ingest hook (daemon/ingest.h), on the writer thread inside a report's transaction:
  * stores the report's probe results and, for a host agent that probes, appends its plan to

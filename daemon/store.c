@@ -188,6 +188,12 @@ static const char *const migrations[] = {
 	"  WHERE state = 'timed_out' AND sent_ns IS NOT NULL AND "
 	"  deadline_ns >= (SELECT a.last_report_ns FROM agents a WHERE a.id = agent_id);"
 	"CREATE INDEX changes_doubt ON changes(agent_id, device, port, kind, queue, id) WHERE in_doubt = 1;",
+	/* 11 -> 12: the settings log: who changed a settings document through the API (the
+	 * tuner's policy, the detector's and the pingmesh's configuration), when and why, with the
+	 * document before (NULL: none saved) and after (store_meta_put_w) */
+	"CREATE TABLE settings_log(id INTEGER PRIMARY KEY AUTOINCREMENT, t_ns INTEGER NOT NULL,"
+	"  key TEXT NOT NULL, actor TEXT NOT NULL, reason TEXT, old TEXT, new TEXT NOT NULL);"
+	"CREATE INDEX settings_log_key ON settings_log(key, id);",
 };
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,
 	       "STORE_SCHEMA_VERSION is the number of migrations");
@@ -918,6 +924,27 @@ int store_list(sqlite3_stmt *st, store_row_fn row, const void *ctx, json_t **ret
 	return *ret ? 0 : -ENOMEM;
 }
 
+int store_list_limited(sqlite3_stmt *st, int limit_param, unsigned limit, store_row_fn row, const void *ctx,
+		       json_t **ret, struct rf_err *e)
+{
+	json_t *items;
+	bool more;
+	int r;
+
+	if (st)
+		sqlite3_bind_int64(st, limit_param, (sqlite3_int64)limit + 1);
+	if ((r = store_rows(st, row, ctx, &items, e)) < 0)
+		return r;
+	if ((more = json_array_size(items) > limit))
+		json_array_remove(items, limit);
+	*ret = store_list_doc(items);
+	if (*ret && json_object_set_new(*ret, "truncated", json_boolean(more)) < 0) {
+		json_decref(*ret);
+		*ret = NULL;
+	}
+	return *ret ? 0 : -ENOMEM;
+}
+
 /* store_submit_wait(): the caller's job inside one that wakes the caller. */
 struct waited {
 	struct store_job job;
@@ -991,22 +1018,45 @@ json_t *store_meta_get(struct store_reader *rd, const char *key)
 	return doc;
 }
 
+int store_meta_put_w(struct store *s, const char *key, const char *text, const struct store_by *by)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	if (by && by->actor && (!by->old || strcmp(by->old, text))) {
+		st = store_stmt(s, "INSERT INTO settings_log(t_ns, key, actor, reason, old, new) "
+				   "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+		if (!st)
+			return -EIO;
+		sqlite3_bind_int64(st, 1, tu_now_ns());
+		sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, by->actor, -1, SQLITE_STATIC);
+		store_bind_text_or_null(st, 4, by->reason && *by->reason ? by->reason : NULL);
+		store_bind_text_or_null(st, 5, by->old);
+		sqlite3_bind_text(st, 6, text, -1, SQLITE_STATIC);
+		if ((r = store_step(st)) < 0)
+			return r;
+	}
+	st = store_stmt(s, "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)");
+	if (!st)
+		return -EIO;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
+	return store_step(st);
+}
+
 struct meta_job {
 	struct store_job job;
 	const char *key;
 	char *text;
+	const struct store_by *by;
 };
 
 static int meta_put_apply(struct store_job *sj, struct store *s)
 {
 	struct meta_job *j = (struct meta_job *)sj;
-	sqlite3_stmt *st = store_stmt(s, "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)");
 
-	if (!st)
-		return -EIO;
-	sqlite3_bind_text(st, 1, j->key, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, j->text, -1, SQLITE_STATIC);
-	return store_step(st);
+	return store_meta_put_w(s, j->key, j->text, j->by);
 }
 
 int store_meta_put_text(struct store *s, const char *key, const char *text)
@@ -1016,14 +1066,26 @@ int store_meta_put_text(struct store *s, const char *key, const char *text)
 	return store_submit_wait(s, &j.job);
 }
 
+char *store_meta_text_of(const json_t *doc)
+{
+	return doc ? json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+}
+
+int store_meta_put_by(struct store *s, const char *key, const json_t *doc, const json_t *was, const char *actor,
+		      const char *reason)
+{
+	struct store_by by = { .actor = actor, .reason = reason, .old = store_meta_text_of(was) };
+	struct meta_job j = { .job = { .apply = meta_put_apply }, .key = key, .by = &by };
+	int r = -ENOMEM;
+
+	if ((j.text = store_meta_text_of(doc)) && (!was || by.old))
+		r = store_submit_wait(s, &j.job);
+	free(j.text);
+	free(by.old);
+	return r;
+}
+
 int store_meta_put(struct store *s, const char *key, const json_t *doc)
 {
-	char *text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
-	int r;
-
-	if (!text)
-		return -ENOMEM;
-	r = store_meta_put_text(s, key, text);
-	free(text);
-	return r;
+	return store_meta_put_by(s, key, doc, NULL, NULL, NULL);
 }

@@ -18,7 +18,7 @@
 
 #include "lib/err.h"
 
-#define STORE_SCHEMA_VERSION 11
+#define STORE_SCHEMA_VERSION 12
 
 struct store;
 
@@ -129,6 +129,19 @@ int store_meta_text(struct store_reader *rd, const char *key, char **ret);
 int store_meta_put(struct store *s, const char *key, const json_t *doc);
 /* The same with the document as JSON text already (not checked here). */
 int store_meta_put_text(struct store *s, const char *key, const char *text);
+/* The same as asked by actor through the API, for reason (NULL: none given), over `was`, the
+ * document in force before (NULL: none): a row of the settings log (who, when, why, the
+ * document before and after) in the same transaction, unless the document is the same.
+ * store_meta_put_w: the same on the writer thread inside a job that writes more, the documents
+ * as text (store_meta_text_of: compact, keys sorted; by NULL, or by->actor NULL: no row). */
+struct store_by {
+	const char *actor, *reason;
+	char *old; /* the text of the document before, NULL: none */
+};
+int store_meta_put_by(struct store *s, const char *key, const json_t *doc, const json_t *was, const char *actor,
+		      const char *reason);
+int store_meta_put_w(struct store *s, const char *key, const char *text, const struct store_by *by);
+char *store_meta_text_of(const json_t *doc);
 
 /* Lists: a query's rows as JSON.  row() makes one row's object (a new reference). */
 typedef json_t *(*store_row_fn)(sqlite3_stmt *st, const void *ctx);
@@ -138,6 +151,10 @@ int store_rows(sqlite3_stmt *st, store_row_fn row, const void *ctx, json_t **ret
 	       struct rf_err *e);
 /* The same as the REST API's list document {"items": [...], "count": N}. */
 int store_list(sqlite3_stmt *st, store_row_fn row, const void *ctx, json_t **ret, struct rf_err *e);
+/* The same for a query that ends "LIMIT ?N" (limit_param: N): at most limit rows, and
+ * "truncated" true when there were more (one row more is asked for). */
+int store_list_limited(sqlite3_stmt *st, int limit_param, unsigned limit, store_row_fn row, const void *ctx,
+		       json_t **ret, struct rf_err *e);
 /* The first row of st (bound, or NULL: -ENOMEM) as row() makes it, in *ret: 0, -ENOENT when
  * there is none (e untouched: the caller says what is unknown), or a failed read.  Resets st. */
 int store_one(sqlite3_stmt *st, store_row_fn row, const void *ctx, json_t **ret, struct rf_err *e);

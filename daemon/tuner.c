@@ -24,7 +24,7 @@
 struct applying {
 	uint64_t proposal;
 	int64_t batch; /* -1 while it is being stored */
-	char reason[640]; /* its change set's reason: unique (it names the proposal), so that after
+	char reason[1280]; /* its change set's reason: unique (it names the proposal), so that after
 			   * a crash between storing the set and saving its batch the batch is
 			   * found again (load_saved) */
 };
@@ -282,7 +282,7 @@ static void track(struct tuner *t, struct store_reader *rd, unsigned prio)
 	sqlite3_clear_bindings(st);
 }
 
-static void policy_in_force(struct tuner *t, const struct cc_tn_policy *p, const char *actor);
+static void policy_in_force(struct tuner *t, const struct cc_tn_policy *p, const char *actor, const char *reason);
 
 static void sync_policy(struct tuner *t, struct store_reader *rd)
 {
@@ -332,7 +332,7 @@ static void sync_policy(struct tuner *t, struct store_reader *rd)
 	memcpy(t->saved_note, t->policy_refused, sizeof(t->saved_note));
 	/* most passes: the one set already; else the start, or a database restored or edited */
 	if (!cc_tn_policy_equal(cc_tn_get_policy(t->tn), &p))
-		policy_in_force(t, &p, NULL);
+		policy_in_force(t, &p, NULL, NULL);
 	pthread_mutex_unlock(&t->lock);
 	pthread_mutex_unlock(&t->policy_lock);
 }
@@ -346,12 +346,14 @@ static json_t *knob_value(enum cc_tn_knob k, double v)
 }
 
 /* The reason of a proposal's change set, as the audit log shows it (with the proposal's id:
- * the history's record and the change log name each other). */
-static void change_reason(const struct cc_tn_proposal *p, char *buf, size_t len)
+ * the history's record and the change log name each other), and the operator's who asked for
+ * it (who, why: NULL when none). */
+static void change_reason(const struct cc_tn_proposal *p, const char *who, const char *why, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s step %" PRIu64 " %s (proposal %" PRIu64 "): %s", p->cls_name, p->step,
+	snprintf(buf, len, "%s step %" PRIu64 " %s (proposal %" PRIu64 "): %s%s%s%s%s", p->cls_name, p->step,
 		 p->phase == CC_TN_CANARY ? "canary" : p->phase == CC_TN_ROLLOUT ? "rollout" : "rollback", p->id,
-		 p->reason);
+		 p->reason, who && why ? "; asked by " : "", who && why ? who : "", who && why ? ": " : "",
+		 who && why ? why : "");
 }
 
 /* One change set for a proposal's changes (they set one knob to one value).  0 and the batch,
@@ -415,7 +417,8 @@ static void record(struct tuner *t, const struct cc_tn_proposal *p)
 	if (old) {
 		/* keep what only the daemon knows: the change batch, who decided, the outcome, the
 		 * error (unless the tuner gives its own: a withdrawal, a rollback given up) */
-		static const char *const keep[] = { "change_batch", "decided_by", "outcome", "error", NULL };
+		static const char *const keep[] = { "change_batch", "decided_by", "decision_reason", "outcome", "error",
+						    NULL };
 
 		for (int i = 0; keep[i]; i++)
 			if (json_object_get(old, keep[i]) && !json_object_get(rec, keep[i]))
@@ -527,9 +530,10 @@ static size_t unsent_ids(struct tuner *t, uint64_t *ids, size_t max)
 }
 
 /* A proposal an operator decided (applied or rejected it, asked for a rollback, or switched
- * the mode): recorded with them as decided_by, and one approved goes out as asked by them (its
- * change batch's actor); its record (under t->lock). */
-static json_t *decided(struct tuner *t, const struct cc_tn_proposal *pp, const char *actor)
+ * the mode) for reason (NULL: none given): recorded with them as decided_by and the reason as
+ * decision_reason, and one approved goes out as asked by them (its change batch's actor, the
+ * reason after the tuner's); its record (under t->lock). */
+static json_t *decided(struct tuner *t, const struct cc_tn_proposal *pp, const char *actor, const char *reason)
 {
 	json_t *rec;
 	char key[24];
@@ -537,6 +541,8 @@ static json_t *decided(struct tuner *t, const struct cc_tn_proposal *pp, const c
 	record(t, pp);
 	rec = rec_of(t, pp->id);
 	json_object_set_new(rec, "decided_by", json_string(actor));
+	if (reason && *reason)
+		json_object_set_new(rec, "decision_reason", json_string(reason));
 	if (pp->state == CC_TN_APPROVED) {
 		snprintf(key, sizeof(key), "%" PRIu64, pp->id);
 		json_object_set_new(t->asked, key, json_string(actor));
@@ -544,10 +550,12 @@ static json_t *decided(struct tuner *t, const struct cc_tn_proposal *pp, const c
 	return rec;
 }
 
-/* Those of ids (waiting before) that an operator's request decided: a rollback rejects them,
- * a PUT of the policy approves or rejects them (actor NULL: no operator's, the policy saved in
- * the database changed); why: the error of one rejected (NULL: none) (under t->lock). */
-static void decided_by(struct tuner *t, const uint64_t *ids, size_t n, const char *actor, const char *why)
+/* Those of ids (waiting before) that an operator's request decided (for reason, NULL: none
+ * given): a rollback rejects them, a PUT of the policy approves or rejects them (actor NULL: no
+ * operator's, the policy saved in the database changed); why: the error of one rejected (NULL:
+ * none) (under t->lock). */
+static void decided_by(struct tuner *t, const uint64_t *ids, size_t n, const char *actor, const char *reason,
+		       const char *why)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct cc_tn_proposal *pp = cc_tn_find(t->tn, ids[i]);
@@ -556,7 +564,7 @@ static void decided_by(struct tuner *t, const uint64_t *ids, size_t n, const cha
 		if (!pp || pp->state == CC_TN_WAITING)
 			continue;
 		if (actor) {
-			rec = decided(t, pp, actor);
+			rec = decided(t, pp, actor, reason);
 		} else {
 			record(t, pp);
 			rec = rec_of(t, pp->id);
@@ -568,16 +576,16 @@ static void decided_by(struct tuner *t, const uint64_t *ids, size_t n, const cha
 }
 
 /* The rollbacks made since proposal `newest` (those of a request: the tuner turned off, an
- * operator's rollback): recorded as asked by the actor, each into *ret when ret is not NULL
- * (under t->lock). */
-static void rollbacks_asked(struct tuner *t, uint64_t newest, const char *actor, json_t *ret)
+ * operator's rollback): recorded as asked by the actor for reason, each into *ret when ret is
+ * not NULL (under t->lock). */
+static void rollbacks_asked(struct tuner *t, uint64_t newest, const char *actor, const char *reason, json_t *ret)
 {
 	size_t n;
 	struct cc_tn_proposal **v = cc_tn_made_since(t->tn, newest, &n);
 
 	for (size_t i = 0; i < n; i++)
 		if (v[i]->phase == CC_TN_ROLLBACK && v[i]->state == CC_TN_APPROVED) {
-			json_t *rec = decided(t, v[i], actor);
+			json_t *rec = decided(t, v[i], actor, reason);
 
 			if (ret)
 				json_array_append_new(ret, json_deep_copy(rec));
@@ -593,11 +601,11 @@ static uint64_t newest_id(struct tuner *t)
 	return n ? v[n - 1]->id : 0;
 }
 
-/* Policy p in force (under t->lock), as asked by actor (NULL: the policy saved in the database,
- * not the one in force: the start, a database restored or edited).  A change of mode may reject
+/* Policy p in force (under t->lock), as asked by actor for reason (actor NULL: the policy saved
+ * in the database, not the one in force: the start, a database restored or edited).  A change of mode may reject
  * the canaries waiting for an operator, approve them or roll steps back; any other change
  * withdraws them (made under the policy before): the history says so, by whom and why. */
-static void policy_in_force(struct tuner *t, const struct cc_tn_policy *p, const char *actor)
+static void policy_in_force(struct tuner *t, const struct cc_tn_policy *p, const char *actor, const char *reason)
 {
 	uint64_t waiting[CC_TN_NCLASSES], newest = newest_id(t);
 	size_t nwait = waiting_ids(t, waiting);
@@ -620,14 +628,14 @@ static void policy_in_force(struct tuner *t, const struct cc_tn_policy *p, const
 								      "their way: they are rolled back"));
 	}
 	refresh_open(t);
-	decided_by(t, waiting, nwait, actor,
+	decided_by(t, waiting, nwait, actor, reason,
 		   p->mode == CC_TN_OFF ? (actor ? "the tuner was turned off"
 						 : "the tuner was turned off (the policy saved in the database)")
 		   : actor ? "withdrawn: the policy changed while it waited (made again under the new one if still "
 			     "called for)"
 			   : "withdrawn: the policy saved in the database changed while it waited");
 	if (actor)
-		rollbacks_asked(t, newest, actor, NULL);
+		rollbacks_asked(t, newest, actor, reason, NULL);
 }
 
 /* Change sets out: when every change of one settled, the tuner hears how it went. */
@@ -690,7 +698,7 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 	for (;;) {
 		struct cc_tn_proposal **v, *p = NULL, copy;
 		struct rf_err e = { 0 };
-		const char *actor = "tuner";
+		const char *actor = "tuner", *who = NULL, *why = NULL;
 		char actor_buf[200], reason[sizeof(t->app->reason)];
 		struct applying *a;
 		int64_t batch = 0;
@@ -711,10 +719,10 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 		}
 		if (p) {
 			char key[24];
-			const char *who;
 
 			snprintf(key, sizeof(key), "%" PRIu64, p->id);
 			who = json_string_value(json_object_get(t->asked, key));
+			why = json_string_value(json_object_get(rec_of(t, p->id), "decision_reason"));
 			if (who) {
 				snprintf(actor_buf, sizeof(actor_buf), "tuner (asked by %s)", who);
 				actor = actor_buf;
@@ -742,7 +750,7 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 		memcpy(copy.changes, p->changes, p->nchanges * sizeof(*p->changes));
 		id = p->id;
 		t->app[t->napp] = (struct applying){ .proposal = id, .batch = -1 };
-		change_reason(p, t->app[t->napp].reason, sizeof(t->app[t->napp].reason));
+		change_reason(p, who, why, t->app[t->napp].reason, sizeof(t->app[t->napp].reason));
 		snprintf(reason, sizeof(reason), "%s", t->app[t->napp++].reason);
 		pthread_mutex_unlock(&t->lock);
 		/* the step under way and this set's reason saved first: a crash after the set is
@@ -1001,12 +1009,12 @@ json_t *tuner_policy(struct tuner *t)
 
 /* Under policy_lock: the change merged, saved, in force; *was the policy before, *ret the new
  * one. */
-static int set_policy_locked(struct tuner *t, json_t *changes, const char *actor, struct cc_tn_policy *was,
-			     struct cc_tn_policy *ret, struct rf_err *e)
+static int set_policy_locked(struct tuner *t, json_t *changes, const char *actor, const char *reason,
+			     struct cc_tn_policy *was, struct cc_tn_policy *ret, struct rf_err *e)
 {
 	struct cc_tn_policy p;
 	char err[300];
-	json_t *doc;
+	json_t *doc, *before;
 	int r;
 
 	pthread_mutex_lock(&t->lock);
@@ -1027,15 +1035,17 @@ static int set_policy_locked(struct tuner *t, json_t *changes, const char *actor
 				  sep ? sep + 2 : err);
 	}
 	doc = cc_tn_policy_json(&p);
-	if (!doc)
-		return rf_err_set(e, -ENOMEM, "NO_MEMORY", NULL, "out of memory");
-	r = store_meta_put(t->store, "cc_policy", doc);
+	before = cc_tn_policy_json(was);
+	r = doc && before ? store_meta_put_by(t->store, "cc_policy", doc, before, actor, reason) : -ENOMEM;
 	json_decref(doc);
+	json_decref(before);
+	if (r == -ENOMEM)
+		return rf_err_set(e, -ENOMEM, "NO_MEMORY", NULL, "out of memory");
 	if (r < 0)
 		return rf_err_set(e, r, r == -EAGAIN ? "BUSY" : "STORE_ERROR", NULL,
 				  "the policy could not be saved: %s", strerror(-r));
 	pthread_mutex_lock(&t->lock);
-	policy_in_force(t, &p, actor);
+	policy_in_force(t, &p, actor, reason);
 	t->mode_noted = true; /* its mode is the one just asked for, not the configuration's */
 	pthread_mutex_unlock(&t->lock);
 	*ret = p;
@@ -1074,7 +1084,7 @@ static void policy_diff(const struct cc_tn_policy *a, const struct cc_tn_policy 
 	json_decref(jb);
 }
 
-int tuner_set_policy(struct tuner *t, json_t *changes, const char *actor, struct rf_err *e)
+int tuner_set_policy(struct tuner *t, json_t *changes, const char *actor, const char *reason, struct rf_err *e)
 {
 	struct cc_tn_policy was, p = cc_tn_defaults;
 	char diff[1900]; /* the log line's room (2,048 bytes) less its head */
@@ -1083,7 +1093,7 @@ int tuner_set_policy(struct tuner *t, json_t *changes, const char *actor, struct
 	if (!json_is_object(changes))
 		return rf_err_set(e, -EINVAL, "BAD_VALUE", "/", "the policy is a JSON object of the fields to change");
 	pthread_mutex_lock(&t->policy_lock);
-	r = set_policy_locked(t, changes, actor, &was, &p, e);
+	r = set_policy_locked(t, changes, actor, reason, &was, &p, e);
 	pthread_mutex_unlock(&t->policy_lock);
 	if (r == 0) {
 		/* the record of who changed what (the policy is saved, not its history) */
@@ -1116,7 +1126,8 @@ json_t *tuner_proposals(struct tuner *t, bool all)
 	return out;
 }
 
-int tuner_decide(struct tuner *t, uint64_t id, bool apply, const char *actor, json_t **ret, struct rf_err *e)
+int tuner_decide(struct tuner *t, uint64_t id, bool apply, const char *actor, const char *reason, json_t **ret,
+		 struct rf_err *e)
 {
 	struct cc_tn_proposal *p;
 	char state[32] = "no longer kept";
@@ -1130,7 +1141,7 @@ int tuner_decide(struct tuner *t, uint64_t id, bool apply, const char *actor, js
 	if (rec && json_is_string(json_object_get(rec, "state")))
 		snprintf(state, sizeof(state), "%s", json_string_value(json_object_get(rec, "state")));
 	if (r == 0 && p)
-		*ret = json_deep_copy(decided(t, p, actor));
+		*ret = json_deep_copy(decided(t, p, actor, reason));
 	if (r == -ESTALE && p) {
 		record(t, p); /* withdrawn: rejected, with why */
 		rf_err_set(e, r, "WITHDRAWN", NULL, "proposal %" PRIu64 " was withdrawn, not applied: %s", id, p->error);
@@ -1171,7 +1182,7 @@ json_t *tuner_history(struct tuner *t)
 	return out;
 }
 
-int tuner_rollback(struct tuner *t, const char *actor, json_t **ret, struct rf_err *e)
+int tuner_rollback(struct tuner *t, const char *actor, const char *reason, json_t **ret, struct rf_err *e)
 {
 	size_t nwait;
 	uint64_t newest, waiting[CC_TN_NCLASSES]; /* a step at a time per class */
@@ -1185,10 +1196,10 @@ int tuner_rollback(struct tuner *t, const char *actor, json_t **ret, struct rf_e
 	r = t->saved_st != SAVED_BACK ? -EAGAIN : cc_tn_rollback_all(t->tn);
 	/* canaries that waited for an operator: rejected by this one (those rejected before an
 	 * ENOMEM cut the rollback short too) */
-	decided_by(t, waiting, nwait, actor, NULL);
+	decided_by(t, waiting, nwait, actor, reason, NULL);
 	if (r >= 0) {
 		*ret = json_array();
-		rollbacks_asked(t, newest, actor, *ret);
+		rollbacks_asked(t, newest, actor, reason, *ret);
 	}
 	pthread_mutex_unlock(&t->lock);
 	if (r == -EBUSY)

@@ -52,23 +52,26 @@ void tuner_observe(void *ctx, const struct cc_snap *s);
 /* The scheduler pass (ctx: the tuner). */
 int tuner_run(void *ctx, int64_t now);
 
-/* The policy in force, and a change of it (fields as GET gives them; unknown ones or bad values
- * refused with problem codes UNKNOWN_FIELD / BAD_VALUE, all or nothing): saved, in force at
- * once. */
+/* The policy in force, and a change of it by actor for reason (NULL: none given) (fields as GET
+ * gives them; unknown ones or bad values refused with problem codes UNKNOWN_FIELD / BAD_VALUE,
+ * all or nothing): saved with a row of the settings log, in force at once. */
 json_t *tuner_policy(struct tuner *t);
-int tuner_set_policy(struct tuner *t, json_t *changes, const char *actor, struct rf_err *e);
+int tuner_set_policy(struct tuner *t, json_t *changes, const char *actor, const char *reason, struct rf_err *e);
 
 /* Proposals: those waiting or being applied (all: the recent ones too), newest first. */
 json_t *tuner_proposals(struct tuner *t, bool all);
-/* An operator's decision on a waiting proposal: *ret is the proposal.  -ENOENT
- * (NO_SUCH_PROPOSAL), -EALREADY (NOT_WAITING), -ESTALE (WITHDRAWN: a canary that no longer fits
- * what it was made for, rejected instead; the error says why). */
-int tuner_decide(struct tuner *t, uint64_t id, bool apply, const char *actor, json_t **ret, struct rf_err *e);
+/* An operator's decision on a waiting proposal, for reason (NULL: none given; the record's
+ * decision_reason, and its change set's reason after the tuner's): *ret is the proposal.
+ * -ENOENT (NO_SUCH_PROPOSAL), -EALREADY (NOT_WAITING), -ESTALE (WITHDRAWN: a canary that no
+ * longer fits what it was made for, rejected instead; the error says why). */
+int tuner_decide(struct tuner *t, uint64_t id, bool apply, const char *actor, const char *reason, json_t **ret,
+		 struct rf_err *e);
 /* Every step's proposals with who decided and how they went, oldest first (a new reference). */
 json_t *tuner_history(struct tuner *t);
 /* Undoes every step the tuner completed, newest first (rollback proposals, applied at the
- * next pass whatever the mode).  -EBUSY (STEP_IN_PROGRESS) while a step is under way. */
-int tuner_rollback(struct tuner *t, const char *actor, json_t **ret, struct rf_err *e);
+ * next pass whatever the mode; reason as for tuner_decide).  -EBUSY (STEP_IN_PROGRESS) while a
+ * step is under way. */
+int tuner_rollback(struct tuner *t, const char *actor, const char *reason, json_t **ret, struct rf_err *e);
 json_t *tuner_status(struct tuner *t);
 void tuner_render_metrics(struct tuner *t, struct buf *out);
 

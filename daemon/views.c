@@ -1048,3 +1048,68 @@ int views_qp_metrics(struct store_reader *rd, struct buf *out)
 	sqlite3_reset(st);
 	return rc == SQLITE_DONE ? 0 : store_errno(rc);
 }
+
+/* --- the settings log ------------------------------------------------------------------------ */
+
+/* The settings documents that are logged: their REST name (the path under /api/v1) and key. */
+static const struct {
+	const char *name, *key;
+} settings[] = {
+	{ "cc/policy", "cc_policy" },
+	{ "detector/config", "detector" },
+	{ "probes/config", "pingmesh" },
+};
+
+const char *views_setting_key(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(settings); i++)
+		if (!strcmp(settings[i].name, name))
+			return settings[i].key;
+	return NULL;
+}
+
+/* {"FIELD": {"from", "to"}} of the top-level members whose values differ (null: absent). */
+static json_t *settings_changed(json_t *from, json_t *to)
+{
+	json_t *out = json_object(), *v;
+	const char *k;
+
+	json_object_foreach(to, k, v)
+		if (!json_equal(json_object_get(from, k), v))
+			json_object_set_new(out, k, json_pack("{s:O?,s:O}", "from", json_object_get(from, k), "to", v));
+	json_object_foreach(from, k, v)
+		if (!json_object_get(to, k))
+			json_object_set_new(out, k, json_pack("{s:O,s:n}", "from", v, "to"));
+	return out;
+}
+
+static json_t *settings_row(sqlite3_stmt *st, const void *ctx)
+{
+	const char *key = (const char *)sqlite3_column_text(st, 2), *name = key;
+	json_t *from = NULL, *to, *o;
+
+	(void)ctx;
+	for (size_t i = 0; i < ARRAY_SIZE(settings); i++)
+		if (!strcmp(settings[i].key, key))
+			name = settings[i].name;
+	if (sqlite3_column_type(st, 5) != SQLITE_NULL)
+		from = json_loads((const char *)sqlite3_column_text(st, 5), 0, NULL);
+	to = json_loads((const char *)sqlite3_column_text(st, 6), 0, NULL);
+	o = json_pack("{s:I,s:o,s:s,s:o,s:o,s:o}", "id", (json_int_t)sqlite3_column_int64(st, 0), "time",
+		      store_time_json(sqlite3_column_int64(st, 1)), "setting", name, "actor", store_col_text(st, 3),
+		      "reason", store_col_text(st, 4), "changed", settings_changed(from, to));
+	json_decref(from);
+	json_decref(to);
+	return o;
+}
+
+int views_settings_log(struct store_reader *rd, const char *key, unsigned limit, json_t **ret, struct rf_err *e)
+{
+	static const char sql[] = "SELECT id, t_ns, key, actor, reason, old, new FROM settings_log "
+				  "WHERE ?1 IS NULL OR key = ?1 ORDER BY id DESC LIMIT ?2";
+	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+
+	if (st)
+		store_bind_text_or_null(st, 1, key);
+	return store_list_limited(st, 2, limit, settings_row, NULL, ret, e);
+}

@@ -67,4 +67,10 @@ int views_host_qps(struct store_reader *rd, const struct views_opts *o, const ch
  * rocefab_host_qp_errors_total{host}. */
 int views_qp_metrics(struct store_reader *rd, struct buf *out);
 
+/* The settings log (GET /api/v1/settings/log): who changed a settings document through the
+ * API, when, why and which of its fields, newest first, at most limit, and whether there were
+ * more (truncated).  key: one document's (views_setting_key), NULL: all. */
+const char *views_setting_key(const char *name); /* "cc/policy" -> its key; NULL: none such */
+int views_settings_log(struct store_reader *rd, const char *key, unsigned limit, json_t **ret, struct rf_err *e);
+
 #endif

@@ -118,6 +118,39 @@ static size_t control_len(const unsigned char *s)
 	return s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f ? 2 : 0;
 }
 
+const char *str_glob_open_bracket(const char *pat)
+{
+	for (const char *p = pat; *p; p++) {
+		const char *q;
+
+		if (*p == '\\') {
+			if (!*++p)
+				break;
+			continue;
+		}
+		if (*p != '[')
+			continue;
+		/* a ']' first (after '!' or '^') is one of the set, not its end */
+		q = p + 1 + (p[1] == '!' || p[1] == '^');
+		if (*q == ']')
+			q++;
+		for (; *q && *q != ']'; q++) {
+			/* a class ("[[:alpha:]]") holds a ']' of its own */
+			if (q[0] == '[' && q[1] == ':') {
+				const char *end = strstr(q + 2, ":]");
+
+				if (!end)
+					return p;
+				q = end + 1;
+			}
+		}
+		if (!*q)
+			return p;
+		p = q;
+	}
+	return NULL;
+}
+
 bool str_is_printable(const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p;) {

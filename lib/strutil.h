@@ -25,6 +25,10 @@ int str_natcmp(const char *a, const char *b);
 /* Makes s such text in place: each byte of a control character, and each byte that is not part
  * of valid UTF-8, becomes '?'. */
 void str_make_printable(char *s);
+/* Whether a glob pattern (fnmatch(3) without FNM_NOESCAPE) closes each bracket expression it
+ * opens: fnmatch takes a lone '[' as itself ("gpu[1-4" matches only that name), which is more
+ * likely a typo than meant; NULL when it does, else where the one left open starts. */
+const char *str_glob_open_bracket(const char *pat);
 /* A whole file (at most 64 MiB) as a NUL-terminated string; NULL with errno on failure. */
 char *str_slurp(const char *path, size_t *ret_len);
 

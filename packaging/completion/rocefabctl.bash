@@ -1,5 +1,5 @@
 # bash completion for rocefabctl: its commands (from rocefabctl --list-commands), help's
-# commands, set's kinds, cc's subcommands, its options, the values of those that take a few,
+# commands, set's kinds, cc's subcommands, settings-log's settings, its options, the values of those that take a few,
 # and files for those that take one.  Installed as
 # /usr/share/bash-completion/completions/rocefabctl.
 _rocefabctl() {
@@ -14,7 +14,7 @@ _rocefabctl() {
 		return
 		;;
 	-s | --server | -w | --watch | --reason | --host | --device | --from | --to | --step | \
-		--agent | --port | --window | --size | --max-targets)
+		--agent | --port | --window | --size | --max-targets | --limit)
 		return
 		;;
 	--op)
@@ -34,7 +34,7 @@ _rocefabctl() {
 		case "${COMP_WORDS[i]}" in
 		-s | -t | -w | --server | --token-file | --cacert | --watch | --reason | --host | --device | \
 			--from | --to | --step | --agent | --port | --window | --op | --size | --max-targets | \
-			--state | --priority)
+			--state | --priority | --limit)
 			((i++))
 			;;
 		-*) ;;
@@ -57,6 +57,7 @@ _rocefabctl() {
 		help) COMPREPLY=($(compgen -W "$("$prog" --list-commands 2> /dev/null)" -- "$cur")) ;;
 		set) COMPREPLY=($(compgen -W "dcqcn ecn pfc" -- "$cur")) ;;
 		cc) COMPREPLY=($(compgen -W "status proposals history rollback policy apply reject" -- "$cur")) ;;
+		settings-log) COMPREPLY=($(compgen -W "cc/policy detector/config probes/config" -- "$cur")) ;;
 		esac
 	fi
 }

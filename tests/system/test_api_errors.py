@@ -361,6 +361,8 @@ def test_bulk_change_guards(daemon):
         assert p["pointer"] == pointer, (body, p)
     p = problem(bulk({"switch": "leaf0"}, all=True), 400, "SCHEMA_VIOLATION")
     assert p["pointer"] == "/all"
+    p = problem(bulk({"switch": "leaf[0-1"}), 400, "SCHEMA_VIOLATION")  # a typo, not the name "leaf[0-1"
+    assert p["pointer"] == "/select" and "'[' without its ']'" in p["detail"], p
     p = problem(bulk({"switch": "leaf*"}, max_targets=5), 400, "TOO_MANY_TARGETS")
     assert p["targets"] == 8 and p["max_targets"] == 5 and p["pointer"] == "/select", p
     assert "8" in p["detail"] and "5" in p["detail"]

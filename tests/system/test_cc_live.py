@@ -60,22 +60,31 @@ def test_advise_waits_then_apply_and_reject(world):
     assert out.returncode == 0 and str(p["id"]) in out.stdout and "waiting" in out.stdout, out.stdout + out.stderr
     assert "mode advise" in ctl(d, "viewer", "cc").stdout
     assert ctl(d, "viewer", "cc", "reject", str(p["id"])).returncode != 0  # a viewer may not
-    out = ctl(d, "ops", "cc", "reject", str(p["id"]))
+    out = ctl(d, "ops", "cc", "reject", str(p["id"]), "--reason", "not during the backup")
     assert out.returncode == 0 and "rejected" in out.stdout, out.stdout + out.stderr
+    assert "ops: not during the backup" in out.stdout, out.stdout
     r = c.get("/api/v1/cc/proposals", params={"all": "true"})
     rej = next(x for x in r.json() if x["id"] == p["id"])
     assert rej["state"] == "rejected" and rej["decided_by"] == "ops", rej
+    assert rej["decision_reason"] == "not during the backup", rej
     r = ops.post(f"/api/v1/cc/proposals/{p['id']}/apply")
     assert r.status_code == 409 and r.json()["code"] == "NOT_WAITING", r.text
     # ... and applies the next one
     q = wait_for(lambda: next((x for x in proposals(c) if x["id"] != p["id"] and x["state"] == "waiting"), None), 30,
                  what="another waiting proposal")
-    r = ops.post(f"/api/v1/cc/proposals/{q['id']}/apply")
+    for body in ({"reason": 7}, {"reason": "x", "also": 1}, ["x"]):
+        r = ops.post(f"/api/v1/cc/proposals/{q['id']}/apply", json=body)
+        assert r.status_code == 400, (body, r.text)
+    r = ops.post(f"/api/v1/cc/proposals/{q['id']}/apply", json={"reason": "change CAB-12"})
     assert r.status_code == 202 and r.json()["state"] == "approved", r.text
+    assert r.json()["decision_reason"] == "change CAB-12", r.json()
     ch = wait_for(lambda: (lambda x: x if x and all(y["state"] == "applied" for y in x) else None)(tuner_changes(c)),
                   20, what="the canary's changes applied")
     assert len(ch) == len(q["changes"]), (ch, q)
     assert all(x["actor"] == "tuner (asked by ops)" for x in ch), ch
+    # the operator's reason after the tuner's
+    assert all(x["reason"].endswith("; asked by ops: change CAB-12") and f"(proposal {q['id']})" in x["reason"]
+               for x in ch), ch
     assert all(x["target"]["kind"] == ("dcqcn" if q["class"] == "hosts" else "ecn") for x in ch)
     assert all(q["knob"] in x["params"] for x in ch), ch
     # the switches (or hosts) hold the values now, read back
@@ -139,6 +148,7 @@ def test_auto_steps_and_rollback(world):
     ([1, 2], "BAD_VALUE", None),
     ({"host_classes": [{"name": "spine", "hosts": "x*"}]}, "BAD_VALUE", "host_classes"),
     ({"host_classes": [{"name": "gpu"}]}, "BAD_VALUE", "host_classes/0"),
+    ({"host_classes": [{"name": "gpu", "hosts": "gpu[1-4"}]}, "BAD_VALUE", "host_classes"),
     ({"host_classes": "gpu=h*"}, "BAD_VALUE", "host_classes"),
     ({"a: b": 1}, "UNKNOWN_FIELD", "/a: b"),  # the pointer is the whole name
     ({"canary_intervals": 2.5}, "BAD_VALUE", "/canary_intervals"),
@@ -355,6 +365,64 @@ def test_policy_change_kept_and_bad_decisions(world):
     said = wait_for(lambda: [x for x in d.proc.output().splitlines() if "not the configuration's cc.mode" in x], 15,
                     what="the saved mode said in the log")
     assert "mode auto from the policy saved" in said[-1] and "(advise)" in said[-1], said
+
+
+def test_settings_log_and_reasons(world):
+    """Every PUT that changes the tuner's policy, the detector's or the pingmesh's configuration
+    is in the settings log, kept in the database: who, when, why and which fields from and to.
+    One that changes nothing or is refused leaves none."""
+    d = world.daemon(extra_conf=CC_CONF).start()
+    d.token("ops", "operator")
+    d.token("viewer", "viewer")
+    ops, c = d.client("ops"), d.client("viewer")
+
+    def log(**params):
+        return c.json("/api/v1/settings/log", params=params)
+    assert log() == {"items": [], "count": 0, "truncated": False}
+    before = ops.json("/api/v1/cc/policy")
+    r = ops.put("/api/v1/cc/policy", json={"mode": "auto", "canary_intervals": 5, "reason": "night shift"})
+    assert r.status_code == 200 and r.json()["mode"] == "auto" and "reason" not in r.json(), r.text
+    # refused, or the same again: no entry
+    for body, code in [({"mode": "off", "reason": 5}, "SCHEMA_VIOLATION"),
+                       ({"mode": "off", "reason": "x" * 513}, "SCHEMA_VIOLATION"),
+                       ({"mode": "sometimes", "reason": "x"}, "BAD_VALUE")]:
+        r = ops.put("/api/v1/cc/policy", json=body)
+        assert r.status_code == 400 and r.json()["code"] == code, (body, r.text)
+    assert ops.put("/api/v1/cc/policy", json={"mode": "auto", "reason": "again"}).status_code == 200
+    assert ops.json("/api/v1/cc/policy")["mode"] == "auto"
+    (e,) = log(setting="cc/policy")["items"]
+    assert e["setting"] == "cc/policy" and e["actor"] == "ops" and e["reason"] == "night shift", e
+    assert e["changed"] == {"mode": {"from": before["mode"], "to": "auto"},
+                            "canary_intervals": {"from": before["canary_intervals"], "to": 5}}, e
+    # the detector's and the pingmesh's, without a reason and with one
+    assert ops.put("/api/v1/detector/config", json={"storm_mode": "off"}).status_code == 200
+    r = ops.put("/api/v1/probes/config", json={"count": 7, "reason": "fewer probes"})
+    assert r.status_code == 200 and r.json()["count"] == 7, r.text
+    r = ops.put("/api/v1/probes/config", json={"count": 8, "reason": ["no"]})
+    assert r.status_code == 400 and r.json()["pointer"] == "/reason", r.text
+    items = log()["items"]
+    assert [x["setting"] for x in items] == ["probes/config", "detector/config", "cc/policy"], items
+    assert items[0]["reason"] == "fewer probes" and items[0]["changed"]["count"]["to"] == 7, items[0]
+    assert items[1]["reason"] is None and items[1]["changed"]["storm_mode"]["to"] == "off", items[1]
+    page = log(limit=2)
+    assert page["count"] == 2 and page["truncated"] is True, page
+    for params in ({"setting": "cc"}, {"limit": 0}, {"limit": 1001}):
+        r = c.get("/api/v1/settings/log", params=params)
+        assert r.status_code == 400 and r.json()["code"] == "BAD_PARAMETER", (params, r.text)
+    assert c.put("/api/v1/cc/policy", json={"mode": "off", "reason": "a viewer"}).status_code == 403
+    # rocefabctl: the table, and more said
+    out = ctl(d, "viewer", "settings-log", "cc/policy")
+    assert out.returncode == 0 and "night shift" in out.stdout, out.stdout + out.stderr
+    assert f'mode "{before["mode"]}" -> "auto"' in out.stdout, out.stdout
+    out = ctl(d, "viewer", "settings-log", "--limit", "1")
+    assert out.returncode == 0 and "(the newest 1; --limit N for more)" in out.stdout, out.stdout + out.stderr
+    out = ctl(d, "ops", "cc", "policy", "canary_intervals=4", "--reason", "from the CLI")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert log(limit=1)["items"][0]["reason"] == "from the CLI"
+    # kept across a restart
+    d.stop()
+    d.start()
+    assert d.client("viewer").json("/api/v1/settings/log")["count"] == 4
 
 
 def test_a_refused_saved_policy_is_said_once(world):

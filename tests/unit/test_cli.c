@@ -199,7 +199,7 @@ static void test_build_set(void **state)
 	assert_ptr_equal(r.print, print_changes);
 	cli_request_fini(&r);
 	assert_null(r.body);
-	o = (struct cli_opts){ 0 }; /* cc takes no --reason */
+	o = (struct cli_opts){ 0 };
 	/* a JSON value for the tuner's policy (host_classes), a string elsewhere */
 	assert_int_equal(build(&o, &r, &e,
 			       ARGV("cc", "policy", "host_classes=[{\"name\": \"gpu\", \"hosts\": \"gpu-*\"}]",
@@ -218,6 +218,37 @@ static void test_build_set(void **state)
 	cli_request_fini(&r);
 	assert_int_equal(build(&o, &r, &e, ARGV("cc", "policy", "host_classes=[{nope")), -EINVAL);
 	assert_non_null(strstr(e.msg, "not JSON"));
+	/* why an operator decides or changes the policy: the body's reason */
+	o.reason = "maintenance";
+	assert_int_equal(build(&o, &r, &e, ARGV("cc", "policy", "mode=advise")), 0);
+	assert_request(&r, "PUT", "/api/v1/cc/policy", "{'mode': 'advise', 'reason': 'maintenance'}");
+	cli_request_fini(&r);
+	assert_int_equal(build(&o, &r, &e, ARGV("cc", "apply", "7")), 0);
+	assert_request(&r, "POST", "/api/v1/cc/proposals/7/apply", "{'reason': 'maintenance'}");
+	cli_request_fini(&r);
+	assert_int_equal(build(&o, &r, &e, ARGV("cc", "reject", "7")), 0);
+	assert_request(&r, "POST", "/api/v1/cc/proposals/7/reject", "{'reason': 'maintenance'}");
+	cli_request_fini(&r);
+	assert_int_equal(build(&o, &r, &e, ARGV("cc", "rollback")), 0);
+	assert_request(&r, "POST", "/api/v1/cc/rollback", "{'reason': 'maintenance'}");
+	cli_request_fini(&r);
+	assert_int_equal(build(&o, &r, &e, ARGV("mitigate", "4")), 0);
+	assert_request(&r, "POST", "/api/v1/alerts/4/mitigate", "{'reason': 'maintenance'}");
+	cli_request_fini(&r);
+	o.reason = NULL;
+	assert_int_equal(build(&o, &r, &e, ARGV("cc", "rollback")), 0);
+	assert_request(&r, "POST", "/api/v1/cc/rollback", NULL);
+	cli_request_fini(&r);
+	/* the lists' length */
+	o.limit = "500";
+	assert_int_equal(build(&o, &r, &e, ARGV("changes")), 0);
+	assert_request(&r, "GET", "/api/v1/changes?limit=500", NULL);
+	cli_request_fini(&r);
+	assert_int_equal(build(&o, &r, &e, ARGV("settings-log", "cc/policy")), 0);
+	assert_request(&r, "GET", "/api/v1/settings/log?setting=cc%2Fpolicy&limit=500", NULL);
+	assert_ptr_equal(r.print, print_settings_log);
+	cli_request_fini(&r);
+	o.limit = NULL;
 	o.reason = "r";
 	assert_int_equal(build(&o, &r, &e, ARGV("set", "dcqcn", "h1", "note=[maint]")), 0);
 	assert_request(&r, "PUT", "/api/v1/hosts/h1/dcqcn", "{'note': '[maint]', 'reason': 'r'}");
@@ -392,11 +423,22 @@ static void test_build_rejects(void **state)
 	assert_rejected(&o, ARGV("hosts"), -EINVAL, "USAGE", "hosts: --wait is not one of its options");
 	o.wait_s = 0;
 	o.reason = "why";
-	assert_rejected(&o, ARGV("cc", "rollback"), -EINVAL, "USAGE", "cc: --reason is not one of its options");
+	assert_rejected(&o, ARGV("cc", "history"), -EINVAL, "USAGE",
+			"cc history: --reason is for cc apply, reject, rollback and policy NAME=VALUE");
+	assert_rejected(&o, ARGV("cc", "proposals"), -EINVAL, "USAGE",
+			"cc proposals: --reason is for cc apply, reject, rollback and policy NAME=VALUE");
+	assert_rejected(&o, ARGV("cc", "policy"), -EINVAL, "USAGE", "cc policy: --reason goes with NAME=VALUE (a change)");
+	assert_rejected(&o, ARGV("ack", "7"), -EINVAL, "USAGE", "ack: --reason is not one of its options");
 	o.reason = NULL;
+	assert_rejected(&o, ARGV("cc", "policy", "reason=x"), -EINVAL, "USAGE",
+			"cc policy: reason is not a field (--reason TEXT)");
+	o.limit = "5";
+	assert_rejected(&o, ARGV("changes", "7"), -EINVAL, "USAGE", "changes ID: --limit is for the list, not one change");
+	assert_rejected(&o, ARGV("hosts"), -EINVAL, "USAGE", "hosts: --limit is not one of its options");
+	o.limit = NULL;
 	o.state = "failed";
 	assert_rejected(&o, ARGV("changes", "7"), -EINVAL, "USAGE",
-			"changes ID: --state filters the list, not one change");
+			"changes ID: --state is for the list, not one change");
 	assert_rejected(&o, ARGV("ack", "7"), -EINVAL, "USAGE", "ack: --state is not one of its options");
 	o.state = NULL;
 	o.port = "1";
@@ -474,21 +516,29 @@ static const char usage_txt[] =
 	"                               deadlock and storm detector (deadlock, pause_storm,\n"
 	"                               slow_receiver, persistent, restore_failed)\n"
 	"  ack ALERT                    acknowledge an alert (role operator)\n"
-	"  mitigate ALERT               act on a PFC detector alert in advise mode: break the\n"
+	"  mitigate ALERT [--reason TEXT]\n"
+	"                               act on a PFC detector alert in advise mode: break the\n"
 	"                               deadlock or isolate the storm's culprit through the\n"
 	"                               audited change path (role operator)\n"
 	"  detector                     the PFC detector: modes, fast lane, findings, holds\n"
-	"  cc [status|proposals [--all]|history|rollback]\n"
-	"  cc policy [NAME=VALUE...]\n"
-	"  cc apply|reject PROPOSAL     the congestion-control tuner of ECN and DCQCN: its\n"
+	"  cc [status|proposals [--all]|history]\n"
+	"  cc policy [NAME=VALUE... [--reason TEXT]]\n"
+	"  cc apply|reject PROPOSAL [--reason TEXT]\n"
+	"  cc rollback [--reason TEXT]  the congestion-control tuner of ECN and DCQCN: its\n"
 	"                               state, its proposals (apply or reject them in advise\n"
 	"                               mode), every step's history, its policy\n"
 	"                               (a VALUE may be JSON, e.g.\n"
 	"                               host_classes='[{\"name\":\"gpu\",\"hosts\":\"gpu*\"}]'),\n"
 	"                               undo every step; role operator to change the policy,\n"
 	"                               apply, reject or roll back\n"
-	"  changes [ID] [--state S] [--agent A]\n"
-	"                               configuration changes and their outcome (audit log)\n"
+	"  changes [ID] [--state S] [--agent A] [--limit N]\n"
+	"                               configuration changes and their outcome (audit log),\n"
+	"                               newest first\n"
+	"  settings-log [SETTING] [--limit N]\n"
+	"                               who changed the tuner's policy, the detector's or the\n"
+	"                               pingmesh's configuration (SETTING: cc/policy,\n"
+	"                               detector/config, probes/config), when, why and which\n"
+	"                               fields, newest first\n"
 	"\n"
 	"Options:\n"
 	"  -s, --server URL       rocefabd URL (default $ROCEFAB_SERVER or http://127.0.0.1:9750)\n"
@@ -500,11 +550,13 @@ static const char usage_txt[] =
 	"  -w, --watch SECONDS    run the command again every SECONDS until interrupted (a\n"
 	"                         command that reads; one that changes things is refused)\n"
 	"  -j, --json             print the REST JSON\n"
-	"      --reason TEXT      why (set)\n"
+	"      --reason TEXT      why, for the audit log (set, mitigate, cc apply, reject,\n"
+	"                         rollback and policy)\n"
 	"      --wait[=SECONDS]   wait until every change is settled (set; default 30 s)\n"
 	"      --max-targets N    let a pattern change up to N objects (set; default\n"
 	"                         rocefabd's changes.max_targets, 256)\n"
 	"      --all              cc proposals: the recent ones too, not only the open\n"
+	"      --limit N          changes, settings-log: list up to N (default 100)\n"
 	"  -V, --version          print the version and exit\n"
 	"  -h, --help             this text; with a command, its usage (or: rocefabctl help\n"
 	"                         COMMAND)\n"
@@ -770,6 +822,24 @@ static void test_print_changes(void **state)
 		" 'target': {'kind': 'pfc', 'agent': 'sw', 'role': 'switch', 'port': 'p'}}]}",
 		"ID  STATE                 KIND  TARGET  PARAMS  BY  CREATED  ERROR\n"
 		"5   timed_out (in doubt)  pfc   sw p            -   -        \n");
+	/* a list cut at its limit says so */
+	assert_printed(
+		print_changes,
+		"{'count': 1, 'truncated': true, 'items': [{'id': 5, 'state': 'applied',"
+		" 'target': {'kind': 'pfc', 'agent': 'sw', 'role': 'switch', 'port': 'p'}}]}",
+		"ID  STATE    KIND  TARGET  PARAMS  BY  CREATED  ERROR\n"
+		"5   applied  pfc   sw p            -   -        \n"
+		"(the newest 1; --limit N for more)\n");
+	/* the settings log: each field changed, from and to */
+	assert_printed(print_settings_log,
+		       "{'count': 2, 'truncated': false, 'items': ["
+		       "{'id': 2, 'time': 'T2', 'setting': 'cc/policy', 'actor': 'ops', 'reason': 'night',"
+		       " 'changed': {'mode': {'from': 'advise', 'to': 'auto'}, 'pmax_ceiling': {'from': 0.1, 'to': 0.3}}},"
+		       "{'id': 1, 'time': 'T1', 'setting': 'detector/config', 'actor': 'x', 'reason': null,"
+		       " 'changed': {'restore_ms': {'from': null, 'to': 20}}}]}",
+		       "ID  TIME  SETTING          BY   CHANGED                                           REASON\n"
+		       "2   T2    cc/policy        ops  mode \"advise\" -> \"auto\", pmax_ceiling 0.1 -> 0.3  night\n"
+		       "1   T1    detector/config  x    restore_ms null -> 20                             \n");
 	/* one change: its JSON (a real as the list shows it: 0.2, not 0.20000000000000001) */
 	assert_printed(print_changes, "{'id': 7, 'state': 'applied', 'params': {'b': 1, 'a': 0.2}}",
 		       "{\n"

@@ -77,6 +77,24 @@ static void test_natural_order(void **state)
 	assert_true(str_natcmp("99999999999999999999999", "100000000000000000000000") < 0); /* no overflow */
 }
 
+/* A glob pattern that leaves a bracket expression open (fnmatch takes the '[' as itself): where. */
+static void test_glob_open_bracket(void **state)
+{
+	static const char *const closed[] = { "gpu*", "gpu[1-4]", "h[!0]*", "h[]]", "h[!]a]", "x[[:digit:]]y",
+					      "a\\[b", "[a:]", "", NULL };
+	const char *bad = "gpu[1-4*";
+
+	(void)state;
+	for (int i = 0; closed[i]; i++)
+		if (str_glob_open_bracket(closed[i]))
+			fail_msg("'%s' is taken as left open", closed[i]);
+	assert_ptr_equal(str_glob_open_bracket(bad), bad + 3);
+	assert_non_null(str_glob_open_bracket("h[]"));
+	assert_non_null(str_glob_open_bracket("x[[:digit]"));
+	assert_non_null(str_glob_open_bracket("a[b]c["));
+	assert_null(str_glob_open_bracket("a\\"));
+}
+
 static void test_durations(void **state)
 {
 	int64_t v;
@@ -847,7 +865,7 @@ int main(void)
 		cmocka_unit_test(test_token_files),
 		cmocka_unit_test(test_conf),
 		cmocka_unit_test(test_hmap), cmocka_unit_test(test_hmap_sweep),	       cmocka_unit_test(test_json_paths),
-		cmocka_unit_test(test_conf_groups),    cmocka_unit_test(test_string_lossy),    cmocka_unit_test(test_router),
+		cmocka_unit_test(test_glob_open_bracket), cmocka_unit_test(test_conf_groups),    cmocka_unit_test(test_string_lossy),    cmocka_unit_test(test_router),
 		cmocka_unit_test(test_probe_ops),
 		cmocka_unit_test(test_hash),	       cmocka_unit_test(test_httpc_offline),
 		cmocka_unit_test(test_ratelimit),

@@ -94,7 +94,7 @@ static void test_plans(void **state)
 	/* a change of the configuration is followed at once: a new plan */
 	c.count = 25;
 	c.paths = 4;
-	assert_int_equal(pingmesh_conf_save(f.pm, &c), 0);
+	assert_int_equal(pingmesh_conf_save(f.pm, &c, NULL, NULL, NULL), 0);
 	cmds = host_report(&f, 0, now, id, NULL);
 	plan = plan_of(cmds);
 	assert_non_null(plan);
@@ -106,7 +106,7 @@ static void test_plans(void **state)
 
 	/* disabled: a plan without targets */
 	c.enabled = false;
-	assert_int_equal(pingmesh_conf_save(f.pm, &c), 0);
+	assert_int_equal(pingmesh_conf_save(f.pm, &c, NULL, NULL, NULL), 0);
 	cmds = host_report(&f, 0, now, id, NULL);
 	plan = plan_of(cmds);
 	assert_non_null(plan);

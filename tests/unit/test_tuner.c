@@ -1388,6 +1388,7 @@ static void test_host_classes(void **state)
 		{ "{\"host_classes\": [{\"name\": \"hosts\", \"hosts\": \"x*\"}]}", "must not be" },
 		{ "{\"host_classes\": [{\"name\": \"a b\", \"hosts\": \"x*\"}]}", "letters" },
 		{ "{\"host_classes\": [{\"name\": \"a\", \"hosts\": \"\"}]}", "pattern" },
+		{ "{\"host_classes\": [{\"name\": \"a\", \"hosts\": \"gpu[1-4\"}]}", "a '[' without its ']'" },
 		{ "{\"host_classes\": [{\"name\": \"a\", \"hosts\": \"x\"}, {\"name\": \"a\", \"hosts\": \"y\"}]}", "differ" },
 		{ "{\"host_classes\": [{\"name\": \"a\"}]}", "/host_classes/0" },
 		{ "{\"host_classes\": [{\"name\": \"a\", \"hosts\": \"x\", \"why\": 1}]}", "/host_classes/0" },
