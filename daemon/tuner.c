@@ -235,8 +235,10 @@ static uint64_t reported_count(json_t *o, const char *k, double def, double max)
 
 #define COUNT_MAX 4611686018427387904.0 /* 2^62: far above any range, and no sum of two wraps */
 
-/* The ECN of every switch queue of prio and the DCQCN of every host, as last reported. */
-static void track(struct tuner *t, struct store_reader *rd, unsigned prio)
+/* The ECN of every switch queue of prio and the DCQCN of every host, as last reported, and
+ * each switch port's XOFF threshold; xoff_only: that alone (the tuner never changes PFC, so
+ * what its agents reported is the newest even while a change of the tuner's is out). */
+static void track(struct tuner *t, struct store_reader *rd, unsigned prio, bool xoff_only)
 {
 	/* a port's ECN before its PFC (kind in order): its XOFF threshold goes to a port tracked */
 	static const char sql[] = "SELECT c.agent_id, a.role, c.kind, c.port, c.value FROM configs c "
@@ -251,8 +253,11 @@ static void track(struct tuner *t, struct store_reader *rd, unsigned prio)
 		const char *agent = (const char *)sqlite3_column_text(st, 0) ?: "";
 		const char *role = (const char *)sqlite3_column_text(st, 1) ?: "";
 		const char *kind = (const char *)sqlite3_column_text(st, 2) ?: "";
-		json_t *v = json_loads((const char *)sqlite3_column_text(st, 4) ?: "", 0, NULL);
+		json_t *v;
 
+		if (xoff_only && strcmp(kind, "pfc"))
+			continue;
+		v = json_loads((const char *)sqlite3_column_text(st, 4) ?: "", 0, NULL);
 		if (!strcmp(kind, "ecn") && !strcmp(role, "switch")) {
 			struct cc_tn_ecn e = { .kmin_bytes = reported_count(v, "kmin_bytes", 0, COUNT_MAX),
 					       .kmax_bytes = reported_count(v, "kmax_bytes", 0, COUNT_MAX),
@@ -945,9 +950,9 @@ int tuner_run(void *ctx, int64_t now)
 	if (t->saved_st == SAVED_UNREAD)
 		load_saved(t, rd);
 	/* what is set now, unless a change of the tuner's is still out (its agents have not
-	 * reported it yet: the tuner's own belief is the newer) */
-	if (!t->napp)
-		track(t, rd, prio);
+	 * reported it yet: the tuner's own belief is the newer); the XOFF thresholds always (an
+	 * operator's lowered one stops a canary before it is sent: cc_tn_sendable) */
+	track(t, rd, prio, t->napp > 0);
 	if (t->saved_st != SAVED_BACK && snap) {
 		/* the previous process's state first; no decision in the same interval */
 		double drop;

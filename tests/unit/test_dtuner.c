@@ -2,13 +2,15 @@
  * what it believes is set comes from the configuration the agents report, through the store. */
 #include <math.h>
 
+#include "daemon/changes.h"
 #include "daemon/tuner.h"
 #include "tests/unit/daemon-fixture.h"
 
-/* leaf0 with ports h0 and h1 toward hosts h0 and h1; ECN of queue 3 as given per port */
-static void report_leaf(struct fixture *f, json_t *ecn_h0, json_t *ecn_h1)
+/* leaf0 with ports h0 and h1 toward hosts h0 and h1; ECN of queue 3 as given per port, and
+ * (xoff above 0) priority 3 lossless with that XOFF threshold */
+static void report_leaf_pfc(struct fixture *f, json_t *ecn_h0, json_t *ecn_h1, int64_t xoff)
 {
-	json_t *ports = json_array(), *ecn = json_array(), *extra;
+	json_t *ports = json_array(), *ecn = json_array(), *pfc = json_array(), *extra;
 
 	for (int p = 0; p < 2; p++) {
 		char port[16];
@@ -23,12 +25,21 @@ static void report_leaf(struct fixture *f, json_t *ecn_h0, json_t *ecn_h1)
 		json_object_set_new(e, "queue", json_integer(3));
 		json_object_set_new(e, "enabled", json_true());
 		json_array_append_new(ecn, e);
+		if (xoff > 0)
+			json_array_append_new(pfc, json_pack("{s:s,s:s,s:i,s:s,s:I}", "device", "leaf0", "port", port,
+							     "enable", 8, "mode", "static", "xoff_bytes",
+							     (json_int_t)xoff));
 	}
-	extra = json_pack("{s:{s:o}}", "config", "ecn", ecn);
+	extra = json_pack("{s:{s:o,s:o}}", "config", "ecn", ecn, "pfc", pfc);
 	json_decref(fx_report(f, fx_doc(f, "leaf0", "switch", tu_now_ns(),
 					json_pack("[{s:s,s:s,s:s,s:o}]", "name", "leaf0", "kind", "switch", "driver",
 						  "sim", "ports", ports),
 					extra)));
+}
+
+static void report_leaf(struct fixture *f, json_t *ecn_h0, json_t *ecn_h1)
+{
+	report_leaf_pfc(f, ecn_h0, ecn_h1, 0);
 }
 
 static void report_host(struct fixture *f, const char *host, json_t *dcqcn)
@@ -129,10 +140,111 @@ static void test_reported_values_out_of_range(void **state)
 	fx_close(&f);
 }
 
+static json_t *ecn(void)
+{
+	return json_pack("{s:I,s:I,s:f}", "kmin_bytes", (json_int_t)20000, "kmax_bytes", (json_int_t)400000, "pmax",
+			 0.5);
+}
+
+static json_t *dcqcn(void)
+{
+	return json_pack("{s:i,s:i,s:i,s:i,s:i,s:i}", "min_time_between_cnps", 4, "rpg_time_reset", 300, "rpg_ai_rate",
+			 5, "rpg_hai_rate", 50, "rpg_byte_reset", 32767, "dce_tcp_g", 1019);
+}
+
+static void pass(struct tuner *t, int64_t t_us)
+{
+	struct cc_snap *s = lane(t_us);
+
+	tuner_observe(t, s);
+	cc_snap_free(s);
+	assert_int_equal(tuner_run(t, tu_now_ns()), 0);
+}
+
+/* An operator lowers a switch port's XOFF threshold while a change set of the tuner's is out
+ * (its agent has not reported it applied): the tuner sees it at once, where it used to keep
+ * every belief of the time before the set went out (an approved canary that the lowered XOFF
+ * makes unsafe was sent; cc_tn_sendable checked it against the old threshold). */
+static void test_xoff_tracked_while_a_change_is_out(void **state)
+{
+	struct tuner_opts o = { .interval_ns = 1, .deadline_ns = 60 * NSEC_PER_SEC, .mode = CC_TN_ADVISE };
+	json_t *st, *v, *p, *why;
+	struct rf_err e = { 0 };
+	struct tuner *t;
+	struct fixture f;
+	size_t i;
+	int n;
+
+	(void)state;
+	fx_open(&f);
+	report_leaf_pfc(&f, ecn(), ecn(), 2000000);
+	report_host(&f, "h0", dcqcn());
+	report_host(&f, "h1", dcqcn());
+	store_flush(f.st);
+	assert_int_equal(tuner_new(f.st, &o, &t), 0);
+	/* a ceiling below the ports' Pmax: the tuner proposes the ToR downlinks back inside */
+	v = json_pack("{s:f}", "pmax_ceiling", 0.3);
+	assert_int_equal(tuner_set_policy(t, v, "ops", NULL, &e), 0);
+	json_decref(v);
+	/* (the tuner watches a few intervals before its first move) */
+	for (n = 0, v = NULL; n < 20 && !json_array_size(v); n++) {
+		json_decref(v);
+		pass(t, n * 100);
+		v = tuner_proposals(t, false);
+	}
+	p = NULL;
+	json_array_foreach(v, i, st)
+		if (!strcmp(json_string_value(json_object_get(st, "class")) ?: "", "tor_down"))
+			p = st;
+	assert_non_null(p);
+	assert_string_equal(json_string_value(json_object_get(p, "state")), "waiting");
+	assert_int_equal(tuner_decide(t, (uint64_t)json_integer_value(json_object_get(p, "id")), true, "ops",
+				      "repair", &st, &e),
+			 0);
+	json_decref(st);
+	json_decref(v);
+	pass(t, n * 100); /* the canary's change set goes out */
+	st = tuner_status(t);
+	assert_int_equal(json_integer_value(json_object_get(st, "changes_in_flight")), 1);
+	json_decref(st);
+	/* as asked by the operator, for their reason after the tuner's */
+	{
+		struct changes_filter cf = { .queue = -2, .limit = 10 };
+		struct store_reader *rd = store_reader_get(f.st);
+		json_t *ch = NULL, *c0;
+		const char *why0;
+
+		assert_non_null(rd);
+		assert_int_equal(changes_list(rd, &cf, &ch, &e), 0);
+		store_reader_put(f.st, rd);
+		assert_int_equal(json_array_size(json_object_get(ch, "items")), 1);
+		c0 = json_array_get(json_object_get(ch, "items"), 0);
+		assert_string_equal(json_string_value(json_object_get(c0, "actor")), "tuner (asked by ops)");
+		why0 = json_string_value(json_object_get(c0, "reason"));
+		assert_non_null(strstr(why0, "canary (proposal "));
+		assert_string_equal(why0 + strlen(why0) - strlen("; asked by ops: repair"), "; asked by ops: repair");
+		json_decref(ch);
+	}
+	/* the switch reports its XOFF lowered to within loop_bytes (150 KB) of Kmax, not the
+	 * canary applied */
+	report_leaf_pfc(&f, ecn(), ecn(), 500000);
+	store_flush(f.st);
+	pass(t, n * 100 + 100);
+	st = tuner_status(t);
+	assert_int_equal(json_integer_value(json_object_get(st, "changes_in_flight")), 1);
+	why = json_object_get(outside(st, "leaf0", "h0") ?: outside(st, "leaf0", "h1"), "why");
+	assert_non_null(why);
+	assert_non_null(strstr(json_string_value(why), "XOFF"));
+	json_decref(st);
+	tuner_free(t);
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reported_values_out_of_range),
+		cmocka_unit_test(test_xoff_tracked_while_a_change_is_out),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
