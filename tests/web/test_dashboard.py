@@ -266,7 +266,8 @@ def test_down_link_is_marked_on_the_topology(demo, browser):
 
 def test_tuner_proposal_applied_from_the_dashboard(demo, browser):
     """The tuner (advise mode, deciding every second) proposes; an operator applies the
-    proposal from its card, with its evidence beside it."""
+    proposal from its card, with its evidence beside it and a reason for the audit log (kept
+    when the page redraws)."""
     def waiting():
         return [p for p in demo.api.json("/api/v1/cc/proposals") if p["state"] == "waiting"]
     props = wait_for(waiting, 90, 0.5, what="a waiting proposal of the tuner")
@@ -277,13 +278,25 @@ def test_tuner_proposal_applied_from_the_dashboard(demo, browser):
         "return document.querySelector(`.proposal[data-id='${arguments[0]}']`)?.textContent", pid), 15)
     assert props[0]["reason"] in text and "Evidence" in text
     browser.shot("tuner-proposal")
+    sel = f".proposal[data-id='{pid}'] input.reason"
+    field = browser.d.find_element("css selector", sel)
+    field.click()
+    field.send_keys("change CAB-")
+    # the focus elsewhere, the page redraws (its poll every 10 s, or a tuner's event): a new
+    # field, the text kept
+    browser.js("arguments[0].dataset.before = 1; arguments[0].blur()", field)
+    wait_for(lambda: browser.js("return document.querySelector(arguments[0])?.dataset.before === undefined", sel),
+             15, 0.2, what="the tuner's page redrawn")
+    field = browser.d.find_element("css selector", sel)
+    assert field.get_attribute("value") == "change CAB-"
+    field.send_keys("12")
     browser.js("[...document.querySelectorAll(`.proposal[data-id='${arguments[0]}'] button`)]"
                ".find(b => b.textContent === 'Apply').click()", pid)
     wait_for(lambda: "approved" in (browser.js("return document.querySelector('.view-tuner .ok')?.textContent") or ""), 10)
     rec = wait_for(lambda: [p for p in demo.api.json("/api/v1/cc/history")
                             if p["id"] == pid and p["state"] in ("approved", "applied")], 30, 0.5,
                    what="the proposal approved")
-    assert rec[0]["decided_by"] == "operator"
+    assert rec[0]["decided_by"] == "operator" and rec[0]["decision_reason"] == "change CAB-12", rec[0]
     assert browser.console_errors() == []
 
 

@@ -28,7 +28,8 @@ export async function render(root) {
       // a pending change whose check counted changes still out goes once they are applied
       { label: 'State', value: (c) => h('span', { class: `state state-${c.state}` }, c.state === 'pending' && c.after?.length ? `pending (after ${c.after.join(', ')})` : c.in_doubt ? `${c.state} (in doubt)` : c.state) },
       { label: 'Error', value: (c) => (c.error?.message ? `${c.error.code ? `${c.error.code}: ` : ''}${c.error.message}` : '') },
-    ], doc.items, { empty: 'no changes', rowAttrs: (c) => ({ 'data-id': c.id, 'data-state': c.state }) }));
+    ], doc.items, { empty: 'no changes', rowAttrs: (c) => ({ 'data-id': c.id, 'data-state': c.state }) }),
+    doc.truncated ? h('p', { class: 'note', id: 'changes-more' }, `The newest ${doc.items.length}; older ones: GET /api/v1/changes?limit=N or rocefabctl changes --limit N.`) : null);
   }
   await refresh();
   return { title: 'changes', refresh, poll: 10000, onEvent: (ev) => { if (ev.type === 'change' || ev.type === 'reset') refresh().catch(() => {}); } };

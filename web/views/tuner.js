@@ -5,6 +5,7 @@ import { api } from '../lib/api.js';
 import { add, clear, errorBox, fmtNum, fmtPct, fmtTime, fmtUs, h, put, table } from '../lib/dom.js';
 
 const closedEvidence = new Set(); // proposals whose evidence the operator folded (kept across redraws)
+const reasons = new Map(); // proposal id -> the reason typed so far (kept when the page redraws)
 
 function evidence(ev, id) {
   if (!ev || typeof ev !== 'object') return null;
@@ -19,14 +20,22 @@ function evidence(ev, id) {
 function proposalCard(p, ctx, act) {
   return h('div', { class: 'card wide proposal', 'data-id': p.id, 'data-state': p.state },
     h('h3', {}, `#${p.id} · step ${p.step} ${p.phase}: ${p.class} ${p.knob} ${fmtNum(p.from)} → ${fmtNum(p.to)}`),
-    h('p', {}, h('strong', {}, 'State: '), h('span', { class: `state state-${p.state}` }, p.state), p.decided_by ? ` (by ${p.decided_by})` : '', p.outcome ? ` · outcome ${p.outcome}` : ''),
+    h('p', {}, h('strong', {}, 'State: '), h('span', { class: `state state-${p.state}` }, p.state), p.decided_by ? ` (by ${p.decided_by}${p.decision_reason ? `: ${p.decision_reason}` : ''})` : '', p.outcome ? ` · outcome ${p.outcome}` : ''),
     h('p', {}, h('strong', {}, 'Why: '), p.reason),
     h('p', {}, h('strong', {}, 'Expected: '), p.expected_effect),
     h('p', {}, `${p.nchanges ?? p.changes?.length ?? 0} objects: `, (p.changes || []).slice(0, 8).map((c) => `${c.node}${c.port ? ' ' + c.port : ''}`).join(', '), (p.nchanges || 0) > 8 ? ' …' : ''),
     evidence(p.evidence, p.id),
-    ctx.canWrite && p.state === 'waiting' ? h('p', { class: 'actions' },
-      h('button', { type: 'button', class: 'primary', onclick: () => act(p, 'apply') }, 'Apply'),
-      h('button', { type: 'button', onclick: () => act(p, 'reject') }, 'Reject')) : null);
+    ctx.canWrite && p.state === 'waiting' ? reasonActions(p, act) : null);
+}
+
+// Apply and Reject, with why (optional): the proposal's decision_reason, and its changes'
+// reason in the audit log after the tuner's.
+function reasonActions(p, act) {
+  const why = h('input', { type: 'text', class: 'reason', maxlength: 512, placeholder: 'reason (optional, for the audit log)', 'aria-label': `reason for proposal ${p.id}`, 'data-id': p.id, oninput: (e) => reasons.set(p.id, e.target.value) });
+  why.value = reasons.get(p.id) || '';
+  return h('p', { class: 'actions' }, why,
+    h('button', { type: 'button', class: 'primary', onclick: () => act(p, 'apply', why.value) }, 'Apply'),
+    h('button', { type: 'button', onclick: () => act(p, 'reject', why.value) }, 'Reject'));
 }
 
 export async function render(root, ctx) {
@@ -36,10 +45,10 @@ export async function render(root, ctx) {
   const hist = h('div', { id: 'cc-history' });
   add(root, h('h1', {}, 'Congestion-control tuner'), msg, status, h('h2', {}, 'Proposals'), props, h('h2', {}, 'History'), hist);
 
-  async function act(p, what) {
+  async function act(p, what, reason) {
     clear(msg);
     try {
-      await api(`/api/v1/cc/proposals/${p.id}/${what}`, { method: 'POST' });
+      await api(`/api/v1/cc/proposals/${p.id}/${what}`, { method: 'POST', body: reason ? { reason } : undefined });
       put(msg, h('p', { class: 'ok' }, `Proposal ${p.id}: ${what === 'apply' ? 'approved; its changes go out now' : 'rejected'}.`));
       await refresh();
     } catch (e) {
@@ -80,7 +89,9 @@ export async function render(root, ctx) {
           h('ul', {}, cc.holds.map((x) => h('li', {}, `${x.class} ${x.knob}${x.direction ? ' ' + x.direction : ''}: ${x.intervals} more intervals${x.unless_pausing ? ' (unless ports pause)' : ''}`)))) : null),
     );
     const open = proposals.filter((p) => p.state === 'waiting' || p.state === 'approved');
+    // (no redraw while a reason is typed: app.js holds updates while a field has the focus)
     put(props, open.length ? h('div', { class: 'cards' }, open.map((p) => proposalCard(p, ctx, act))) : h('p', { class: 'note' }, 'No proposal waiting.'));
+    for (const id of reasons.keys()) if (!open.some((p) => String(p.id) === String(id) && p.state === 'waiting')) reasons.delete(id);
     const items = Array.isArray(history) ? history : history.items || [];
     put(hist, table([
       { label: 'Id', num: true, value: (p) => String(p.id) },
@@ -88,7 +99,7 @@ export async function render(root, ctx) {
       { label: 'Phase', value: (p) => p.phase },
       { label: 'Change', value: (p) => `${p.class} ${p.knob} ${fmtNum(p.from)} → ${fmtNum(p.to)}` },
       { label: 'State', value: (p) => p.state },
-      { label: 'Decided by', value: (p) => p.decided_by || '–' },
+      { label: 'Decided by', value: (p) => (p.decided_by ? `${p.decided_by}${p.decision_reason ? `: ${p.decision_reason}` : ''}` : '–') },
       { label: 'Outcome', value: (p) => p.outcome || '–' },
       // why it failed or was turned down (the tuner turned off, the policy changed) first
       { label: 'Why', value: (p) => (p.error ? `${p.error}; made for: ${p.reason}` : p.reason) },
