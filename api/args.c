@@ -96,7 +96,12 @@ int api_take_reason(json_t *doc, char **ret, struct rf_err *e)
 	if (!json_is_string(reason) || json_string_length(reason) > API_MAX_REASON ||
 	    strlen(json_string_value(reason)) != json_string_length(reason))
 		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/reason",
-				  "reason is a string of at most %d bytes (and no NUL)", API_MAX_REASON);
+				  "reason is a string of at most %d bytes of UTF-8 (and no NUL)", API_MAX_REASON);
+	/* it goes to logs, terminals and the audit log as it is written */
+	if (!str_is_printable(json_string_value(reason)) || str_has_bidi_controls(json_string_value(reason)))
+		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/reason",
+				  "reason is one line of text: no control characters (newline, tab, escape) and no "
+				  "bidirectional formatting characters");
 	if (!(*ret = strdup(json_string_value(reason))))
 		return rf_err_set(e, -ENOMEM, "NO_MEMORY", NULL, "out of memory");
 	json_object_del(doc, "reason");

@@ -86,7 +86,7 @@ int h_probes_results(struct api_req *req)
 
 int h_probes_config(struct api_req *req)
 {
-	struct pingmesh_conf c, was;
+	struct pingmesh_conf c;
 	struct store_reader *rd;
 	struct rf_err e = { 0 };
 	char *why = NULL;
@@ -111,12 +111,9 @@ int h_probes_config(struct api_req *req)
 		rf_err_set(&e, -EINVAL, "BAD_JSON", NULL, "the body is not JSON: %s", je.text);
 		return api_reply_problem(req, 0, &e);
 	}
-	was = c;
-	r = api_take_reason(body, &why, &e) ?: pingmesh_conf_apply(&c, body, &e);
+	r = api_take_reason(body, &why, &e) ?: pingmesh_conf_change(api_deps(req)->pingmesh, body, api_actor(req), why,
+								     &c, &e);
 	json_decref(body);
-	if (r == 0 && (r = pingmesh_conf_save(api_deps(req)->pingmesh, &c, &was, api_actor(req), why)) < 0)
-		rf_err_set(&e, -EAGAIN, "STORE_UNAVAILABLE", NULL,
-			   "the configuration could not be stored (%s); nothing changed", strerror(-r));
 	free(why);
 	if (r < 0)
 		return api_reply_problem(req, 0, &e);

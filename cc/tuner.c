@@ -244,6 +244,7 @@ json_t *cc_tn_policy_repaired(json_t *doc)
 {
 	json_t *c = json_is_object(doc) ? json_deep_copy(doc) : NULL, *v;
 	bool fixed = false;
+	size_t i;
 
 	if (!c)
 		return NULL;
@@ -251,7 +252,7 @@ json_t *cc_tn_policy_repaired(json_t *doc)
 		json_object_del(c, "loop_bytes");
 		fixed = true;
 	}
-	for (size_t i = 0; i < sizeof(host_ranges) / sizeof(host_ranges[0]); i++)
+	for (i = 0; i < sizeof(host_ranges) / sizeof(host_ranges[0]); i++)
 		for (int end = 0; end < 2; end++) {
 			const char *name = host_ranges[i].name[end];
 			double d;
@@ -269,6 +270,24 @@ json_t *cc_tn_policy_repaired(json_t *doc)
 	fixed |= held_to(c, "kmin_floor_bytes", (double)POLICY_MAX_BYTES - 1);
 	fixed |= held_to(c, "kmax_ceiling_bytes", (double)POLICY_MAX_BYTES);
 	fixed |= held_to(c, "loop_bytes", (double)POLICY_MAX_BYTES);
+	/* a hosts pattern with a '[' left open: the same names, each such '[' escaped */
+	json_array_foreach(json_object_get(c, "host_classes"), i, v) {
+		const char *hosts = json_string_value(json_object_get(v, "hosts")), *at;
+		char buf[2 * sizeof(((struct cc_tn_host_class *)0)->hosts)];
+		size_t n;
+
+		if (!hosts || (n = strlen(hosts)) >= sizeof(buf) / 2)
+			continue; /* refused as it is: no pattern was ever so long */
+		memcpy(buf, hosts, n + 1);
+		while ((at = str_glob_open_bracket(buf))) {
+			memmove(buf + (at - buf) + 1, at, strlen(at) + 1);
+			buf[at - buf] = '\\';
+		}
+		if (strcmp(buf, hosts)) {
+			json_object_set_new(v, "hosts", json_string(buf));
+			fixed = true;
+		}
+	}
 	if (!fixed) {
 		json_decref(c);
 		return NULL;

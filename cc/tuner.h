@@ -143,9 +143,10 @@ int cc_tn_knob_parse(const char *s, enum cc_tn_knob *ret);
 json_t *cc_tn_policy_json(const struct cc_tn_policy *p);
 int cc_tn_policy_from_json(json_t *o, struct cc_tn_policy *p, char *err, size_t len);
 /* A policy saved by an older release as that one took it: a loop_bytes of 0 was the default,
- * the ranges of the hosts' knobs could be fractional (whole units now: rounded inward), and
- * the ranges went past what devices take (held to it now: the hosts' rates 1600000 Mb/s,
- * byte_reset 32767, kmax_ceiling_bytes and loop_bytes 1 TiB, kmin_floor_bytes 1 byte below).  A
+ * the ranges of the hosts' knobs could be fractional (whole units now: rounded inward), the
+ * ranges went past what devices take (held to it now: the hosts' rates 1600000 Mb/s,
+ * byte_reset 32767, kmax_ceiling_bytes and loop_bytes 1 TiB, kmin_floor_bytes 1 byte below),
+ * and a hosts pattern could leave a '[' open (escaped now: "gpu\\[1-4", the name it matched).  A
  * repaired copy to read with cc_tn_policy_from_json, or NULL when nothing needs repair. */
 json_t *cc_tn_policy_repaired(json_t *doc);
 /* Whether two policies are alike, field by field (no padding bytes compared). */

@@ -135,6 +135,7 @@ struct detector {
 	int *field_of; /* registry counter id -> cc field, CF_N + port field, -1 */
 	pthread_mutex_t lock;	 /* the lane, the cache, the figures */
 	pthread_mutex_t dl_lock; /* the analysis: dl, findings, subjects, inf, restore_failed, last */
+	pthread_mutex_t conf_lock; /* a change of the configuration: read, save and apply, one at a time */
 	struct detector_conf conf;
 	bool conf_loaded;
 	struct cc_dl *dl;
@@ -224,6 +225,7 @@ int detector_new(struct store *s, const struct reg *reg, const struct detector_o
 	hmap_init(&d->subjects);
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_mutex_init(&d->dl_lock, NULL);
+	pthread_mutex_init(&d->conf_lock, NULL);
 	d->lane_since_mono = tu_mono_ns();
 	d->findings = json_array();
 	*ret = d;
@@ -262,6 +264,7 @@ void detector_free(struct detector *d)
 	free(d->field_of);
 	pthread_mutex_destroy(&d->lock);
 	pthread_mutex_destroy(&d->dl_lock);
+	pthread_mutex_destroy(&d->conf_lock);
 	free(d);
 }
 
@@ -1231,8 +1234,10 @@ json_t *detector_config(struct detector *d)
 	return o;
 }
 
-int detector_set_config(struct detector *d, json_t *changes, const char *actor, const char *reason,
-			struct rf_err *e)
+/* Under conf_lock: two changes at once would each merge into the same configuration before, and
+ * the second saved would undo the first (the settings log showing both). */
+static int set_config_locked(struct detector *d, json_t *changes, const char *actor, const char *reason,
+			     struct rf_err *e)
 {
 	struct detector_conf c, was;
 	json_t *doc, *before;
@@ -1270,8 +1275,22 @@ int detector_set_config(struct detector *d, json_t *changes, const char *actor, 
 	return 0;
 }
 
-/* "; asked by ACTOR: WHY" after an action's reason, all of it: the evidence before it is cut
- * short ("...") if both do not fit (the alert keeps it whole). */
+int detector_set_config(struct detector *d, json_t *changes, const char *actor, const char *reason,
+			struct rf_err *e)
+{
+	int r;
+
+	pthread_mutex_lock(&d->conf_lock);
+	r = set_config_locked(d, changes, actor, reason, e);
+	pthread_mutex_unlock(&d->conf_lock);
+	return r;
+}
+
+#define REASON_TAIL_MAX (sizeof(((struct cc_dl_action *)0)->reason) - 100) /* the rest: the evidence */
+
+/* "; asked by ACTOR: WHY" (at most REASON_TAIL_MAX bytes) after an action's reason, all of it:
+ * the evidence before it is cut short ("...", at a character's start) if both do not fit (the
+ * alert keeps it whole). */
 static void reason_add(struct cc_dl_action *a, const char *actor, const char *why)
 {
 	char tail[sizeof(a->reason)];
@@ -1280,10 +1299,10 @@ static void reason_add(struct cc_dl_action *a, const char *actor, const char *wh
 	if (!why || !*why)
 		return;
 	nt = (size_t)snprintf(tail, sizeof(tail), "; asked by %s: %s", actor, why);
-	if (nt >= sizeof(tail) / 2) /* (not from the API: a reason is at most 512 bytes, a name 64) */
-		return;
 	if (n + nt >= sizeof(a->reason)) {
 		n = sizeof(a->reason) - nt - 4;
+		while (n && ((unsigned char)a->reason[n] & 0xc0) == 0x80)
+			n--; /* not inside a UTF-8 sequence */
 		memcpy(a->reason + n, "...", 3);
 		n += 3;
 	}
@@ -1293,8 +1312,8 @@ static void reason_add(struct cc_dl_action *a, const char *actor, const char *wh
 int detector_mitigate(struct detector *d, int64_t alert, const char *actor, const char *reason, json_t **ret,
 		      struct rf_err *e)
 {
-	struct store_reader *rd = store_reader_get(d->store);
 	const char *kind, *subject, *state;
+	struct store_reader *rd;
 	struct cc_dl_action a;
 	json_t *al = NULL, *f, *found = NULL;
 	int64_t change = 0;
@@ -1302,6 +1321,12 @@ int detector_mitigate(struct detector *d, int64_t alert, const char *actor, cons
 	size_t i;
 	int r;
 
+	/* (the API's 512 bytes and a token's name fit: one of a caller in C may not) */
+	if (reason && strlen("; asked by : ") + strlen(actor) + strlen(reason) > REASON_TAIL_MAX)
+		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/reason",
+				  "the reason is %zu bytes with the caller's name: %zu at most beside the finding's evidence",
+				  strlen(actor) + strlen(reason), REASON_TAIL_MAX - strlen("; asked by : "));
+	rd = store_reader_get(d->store);
 	if (!rd)
 		return rf_err_set(e, -EAGAIN, "BUSY", NULL, "no database connection free; retry");
 	if ((r = alerts_get(rd, alert, &al, e)) < 0)

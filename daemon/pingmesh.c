@@ -242,6 +242,7 @@ struct pingmesh {
 	 * pairs */
 	pthread_mutex_t tail_lock;
 	struct hmap tail; /* "src\x1fdst" -> struct tail_pair */
+	pthread_mutex_t conf_lock; /* a change of the configuration: read, merge and save, one at a time */
 	bool tail_wanted; /* someone took it once: before that (no tuner), nothing is kept */
 };
 
@@ -271,6 +272,7 @@ int pingmesh_new(struct store *s, const struct pingmesh_opts *o, struct pingmesh
 	hmap_init(&pm->endpoints);
 	pthread_mutex_init(&pm->prom_lock, NULL);
 	pthread_mutex_init(&pm->tail_lock, NULL);
+	pthread_mutex_init(&pm->conf_lock, NULL);
 	hmap_init(&pm->tail);
 	*ret = pm;
 	return 0;
@@ -289,6 +291,7 @@ void pingmesh_free(struct pingmesh *pm)
 	free(pm->hosts);
 	pthread_mutex_destroy(&pm->prom_lock);
 	pthread_mutex_destroy(&pm->tail_lock);
+	pthread_mutex_destroy(&pm->conf_lock);
 	it = 0;
 	while (hmap_next(&pm->tail, &it, NULL, &v))
 		free(v);
@@ -328,6 +331,41 @@ int pingmesh_conf_save(struct pingmesh *pm, const struct pingmesh_conf *c, const
 	json_decref(before);
 	free(j.text);
 	free(j.by.old);
+	return r;
+}
+
+int pingmesh_conf_change(struct pingmesh *pm, json_t *changes, const char *actor, const char *reason,
+			 struct pingmesh_conf *ret, struct rf_err *e)
+{
+	struct pingmesh_conf c, was;
+	struct store_reader *rd;
+	int r;
+
+	/* one at a time: two merged into the same configuration, the second saved would undo the
+	 * first (and the settings log show both) */
+	pthread_mutex_lock(&pm->conf_lock);
+	if (!(rd = store_reader_get(pm->store))) {
+		r = rf_err_set(e, -EAGAIN, "STORE_ERROR", NULL, "no database connection free; retry");
+		goto out;
+	}
+	r = pingmesh_conf_load(rd, &c);
+	store_reader_put(pm->store, rd);
+	if (r < 0) {
+		r = rf_err_set(e, -EAGAIN, "STORE_ERROR", NULL, "cannot read the pingmesh configuration (%s)",
+			       strerror(-r));
+		goto out;
+	}
+	was = c;
+	if ((r = pingmesh_conf_apply(&c, changes, e)) < 0)
+		goto out;
+	if ((r = pingmesh_conf_save(pm, &c, &was, actor, reason)) < 0) {
+		r = rf_err_set(e, -EAGAIN, "STORE_UNAVAILABLE", NULL,
+			       "the configuration could not be stored (%s); nothing changed", strerror(-r));
+		goto out;
+	}
+	*ret = c;
+out:
+	pthread_mutex_unlock(&pm->conf_lock);
 	return r;
 }
 

@@ -71,6 +71,11 @@ void pingmesh_free(struct pingmesh *pm);
  * follow it at once. */
 int pingmesh_conf_save(struct pingmesh *pm, const struct pingmesh_conf *c, const struct pingmesh_conf *was,
 		       const char *actor, const char *reason);
+/* A change of the configuration as stored (PUT /api/v1/probes/config): merged, validated (e
+ * names what is wrong: nothing saved) and saved as above, one change at a time; *ret the new
+ * one.  -EAGAIN: the store could not be read or written (STORE_ERROR, STORE_UNAVAILABLE). */
+int pingmesh_conf_change(struct pingmesh *pm, json_t *changes, const char *actor, const char *reason,
+			 struct pingmesh_conf *ret, struct rf_err *e);
 
 /* An ingest hook (daemon/ingest.h), on the writer thread inside a report's transaction:
  * stores the report's probe results and, for a host agent that probes, appends its plan to

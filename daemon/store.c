@@ -1023,9 +1023,12 @@ int store_meta_put_w(struct store *s, const char *key, const char *text, const s
 	sqlite3_stmt *st;
 	int r;
 
-	if (by && by->actor && (!by->old || strcmp(by->old, text))) {
+	/* the document before: as saved (read in this transaction: what a concurrent save left),
+	 * else the caller's (the one in force, never saved) */
+	if (by && by->actor) {
 		st = store_stmt(s, "INSERT INTO settings_log(t_ns, key, actor, reason, old, new) "
-				   "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+				   "SELECT ?1, ?2, ?3, ?4, old, ?6 FROM (SELECT coalesce((SELECT value FROM meta "
+				   "WHERE key = ?2), ?5) AS old) WHERE old IS NULL OR old != ?6");
 		if (!st)
 			return -EIO;
 		sqlite3_bind_int64(st, 1, tu_now_ns());

@@ -129,14 +129,15 @@ int store_meta_text(struct store_reader *rd, const char *key, char **ret);
 int store_meta_put(struct store *s, const char *key, const json_t *doc);
 /* The same with the document as JSON text already (not checked here). */
 int store_meta_put_text(struct store *s, const char *key, const char *text);
-/* The same as asked by actor through the API, for reason (NULL: none given), over `was`, the
- * document in force before (NULL: none): a row of the settings log (who, when, why, the
- * document before and after) in the same transaction, unless the document is the same.
+/* The same as asked by actor through the API, for reason (NULL: none given): a row of the
+ * settings log (who, when, why, the document before and after) in the same transaction,
+ * unless the document is the same.  The document before is the one saved, read in that
+ * transaction, else `was`, the one in force (NULL: none).
  * store_meta_put_w: the same on the writer thread inside a job that writes more, the documents
  * as text (store_meta_text_of: compact, keys sorted; by NULL, or by->actor NULL: no row). */
 struct store_by {
 	const char *actor, *reason;
-	char *old; /* the text of the document before, NULL: none */
+	char *old; /* the text of the document in force before, NULL: none (used when none is saved) */
 };
 int store_meta_put_by(struct store *s, const char *key, const json_t *doc, const json_t *was, const char *actor,
 		      const char *reason);

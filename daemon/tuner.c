@@ -56,8 +56,8 @@ struct tuner {
 	json_t *restore;
 	char *restore_raw; /* its text, kept aside if it is refused */
 	char *saved;
-	char policy_refused[512]; /* what was wrong with the saved policy: said once, not every pass */
-	char saved_note[512];	  /* the same, for GET /api/v1/cc (under lock: a status waits for no
+	char policy_refused[640]; /* what was wrong with the saved policy: said once, not every pass */
+	char saved_note[640];	  /* the same, for GET /api/v1/cc (under lock: a status waits for no
 				   * database write) */
 	bool mode_noted;	  /* the saved policy's mode over the configuration's: said once */
 };
@@ -293,7 +293,7 @@ static void sync_policy(struct tuner *t, struct store_reader *rd)
 {
 	json_t *doc, *fixed = NULL, *mode;
 	struct cc_tn_policy p = cc_tn_defaults;
-	char err[300], note[512];
+	char err[300], note[640];
 	int r;
 
 	pthread_mutex_lock(&t->policy_lock);
@@ -304,7 +304,8 @@ static void sync_policy(struct tuner *t, struct store_reader *rd)
 		r = 1; /* taken, repaired */
 		snprintf(note, sizeof(note), "the saved policy is of an older rocefabd (%s): taken repaired (a loop_bytes "
 					     "of 0 as the default, the hosts' ranges rounded inward to whole units, ranges "
-					     "past what devices take held to them)",
+					     "past what devices take held to them, a '[' left open in a hosts pattern "
+					     "escaped)",
 			 err);
 		if (strcmp(note, t->policy_refused))
 			log_notice("tuner", "%s", note);

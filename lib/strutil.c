@@ -135,13 +135,17 @@ const char *str_glob_open_bracket(const char *pat)
 		if (*q == ']')
 			q++;
 		for (; *q && *q != ']'; q++) {
-			/* a class ("[[:alpha:]]") holds a ']' of its own */
-			if (q[0] == '[' && q[1] == ':') {
-				const char *end = strstr(q + 2, ":]");
+			const char *r = q + 2;
 
-				if (!end)
-					return p;
-				q = end + 1;
+			/* as glibc's fnmatch: a '\\' escapes inside a set too, and a class
+			 * ("[[:alpha:]]", a lowercase name) holds a ']' of its own */
+			if (q[0] == '\\' && q[1]) {
+				q++;
+			} else if (q[0] == '[' && q[1] == ':') {
+				while (*r >= 'a' && *r <= 'z')
+					r++;
+				if (r[0] == ':' && r[1] == ']')
+					q = r + 1;
 			}
 		}
 		if (!*q)
@@ -149,6 +153,16 @@ const char *str_glob_open_bracket(const char *pat)
 		p = q;
 	}
 	return NULL;
+}
+
+bool str_has_bidi_controls(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if ((p[0] == 0xd8 && p[1] == 0x9c) ||
+		    (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0x8e || p[2] == 0x8f || (p[2] >= 0xaa && p[2] <= 0xae))) ||
+		    (p[0] == 0xe2 && p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9))
+			return true;
+	return false;
 }
 
 bool str_is_printable(const char *s)

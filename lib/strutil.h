@@ -20,14 +20,19 @@ int str_parse_uint(const char *s, uint64_t max, uint64_t *ret);
 /* Whether s is text that may be shown: valid UTF-8 without control characters (C0, DEL, C1,
  * which could drive a terminal or break a log line). */
 bool str_is_printable(const char *s);
+/* Whether s holds a bidirectional formatting character (U+061C, U+200E-200F, U+202A-202E,
+ * U+2066-2069), which makes text read in another order than it is stored (an audit entry
+ * showing other words than it holds). */
+bool str_has_bidi_controls(const char *s);
 /* Natural order: runs of digits compare by their value ("h2" < "h10"), the rest byte by byte. */
 int str_natcmp(const char *a, const char *b);
 /* Makes s such text in place: each byte of a control character, and each byte that is not part
  * of valid UTF-8, becomes '?'. */
 void str_make_printable(char *s);
-/* Whether a glob pattern (fnmatch(3) without FNM_NOESCAPE) closes each bracket expression it
- * opens: fnmatch takes a lone '[' as itself ("gpu[1-4" matches only that name), which is more
- * likely a typo than meant; NULL when it does, else where the one left open starts. */
+/* Whether a glob pattern (fnmatch(3) without FNM_NOESCAPE, as glibc reads it: a '\' escapes
+ * inside a set too, "[:name:]" with a lowercase name is a class) closes each bracket expression
+ * it opens: fnmatch takes a lone '[' as itself ("gpu[1-4" matches only that name), which is
+ * more likely a typo than meant; NULL when it does, else where the one left open starts. */
 const char *str_glob_open_bracket(const char *pat);
 /* A whole file (at most 64 MiB) as a NUL-terminated string; NULL with errno on failure. */
 char *str_slurp(const char *path, size_t *ret_len);

@@ -385,6 +385,9 @@ def test_settings_log_and_reasons(world):
     # refused, or the same again: no entry
     for body, code in [({"mode": "off", "reason": 5}, "SCHEMA_VIOLATION"),
                        ({"mode": "off", "reason": "x" * 513}, "SCHEMA_VIOLATION"),
+                       ({"mode": "off", "reason": "é" * 257}, "SCHEMA_VIOLATION"),  # 514 bytes
+                       ({"mode": "off", "reason": "two\nlines"}, "SCHEMA_VIOLATION"),
+                       ({"mode": "off", "reason": "ok \u202e ffo"}, "SCHEMA_VIOLATION"),  # shown reversed
                        ({"mode": "sometimes", "reason": "x"}, "BAD_VALUE")]:
         r = ops.put("/api/v1/cc/policy", json=body)
         assert r.status_code == 400 and r.json()["code"] == code, (body, r.text)
@@ -419,10 +422,34 @@ def test_settings_log_and_reasons(world):
     out = ctl(d, "ops", "cc", "policy", "canary_intervals=4", "--reason", "from the CLI")
     assert out.returncode == 0, out.stdout + out.stderr
     assert log(limit=1)["items"][0]["reason"] == "from the CLI"
+    # changes side by side: one after the other (neither lost), each entry's "from" the one
+    # before's "to", and the log replayed gives what is in force
+    import threading
+    start = {k: v for k, v in ops.json("/api/v1/detector/config").items()}
+
+    def put(body):
+        assert d.client("ops").put("/api/v1/detector/config", json=body).status_code == 200
+    for i in range(12):
+        ts = [threading.Thread(target=put, args=({"storm_mode": ("auto", "off")[i % 2]},)),
+              threading.Thread(target=put, args=({"deadlock_mode": ("advise", "off")[i % 2]},))]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        cfg = ops.json("/api/v1/detector/config")  # neither undid the other
+        assert (cfg["storm_mode"], cfg["deadlock_mode"]) == (("auto", "off")[i % 2], ("advise", "off")[i % 2]), i
+    entries = log(setting="detector/config", limit=1000)["items"][::-1]
+    state = dict(start)
+    for e in entries[1:]:  # the first (storm_mode above) came before `start`
+        for k, ch in e["changed"].items():
+            assert ch["from"] == state[k], (k, ch, state, entries)
+            state[k] = ch["to"]
+    assert state == ops.json("/api/v1/detector/config"), (state, entries)
     # kept across a restart
+    n = log(limit=1000)["count"]
     d.stop()
     d.start()
-    assert d.client("viewer").json("/api/v1/settings/log")["count"] == 4
+    assert d.client("viewer").json("/api/v1/settings/log", params={"limit": 1000})["count"] == n
 
 
 def test_a_refused_saved_policy_is_said_once(world):
@@ -460,6 +487,9 @@ def test_a_refused_saved_policy_is_said_once(world):
       "time_reset_max_us": 1000, "canary_share": 0.25}),
     # refused whole: the defaults, but the saved mode (a tuner turned off stays off)
     ({"mode": "off", "canary_share": 7}, {"mode": "off", "canary_share": 0.5}),
+    # a hosts pattern that leaves a '[' open (refused at a PUT now): escaped, the same hosts
+    ({"mode": "off", "loop_bytes": 0, "canary_share": 0.25, "host_classes": [{"name": "gpu", "hosts": "gpu[1-4"}]},
+     {"mode": "off", "canary_share": 0.25, "host_classes": [{"name": "gpu", "hosts": "gpu\\[1-4"}]}),
 ])
 def test_a_saved_policy_of_an_older_release(world, saved, want):
     d = world.daemon(extra_conf=CC_CONF + "mode = auto\n")

@@ -150,7 +150,8 @@ def test_live_advise_changes_nothing_until_mitigated(world):
     for body in ({"reason": 1}, {"why": "x"}):
         r = ops.post(f"/api/v1/alerts/{a['id']}/mitigate", json=body)
         assert r.status_code == 400 and r.json()["code"] in ("SCHEMA_VIOLATION", "UNKNOWN_FIELD"), (body, r.text)
-    r = ops.post(f"/api/v1/alerts/{a['id']}/mitigate", json={"reason": "storm on h5, ticket 7"})
+    why = "storm on h5, ticket 7: " + "é" * 240  # 503 bytes, whole with the evidence
+    r = ops.post(f"/api/v1/alerts/{a['id']}/mitigate", json={"reason": why})
     assert r.status_code == 202, r.text
     assert r.json()["action"]["op"] == "lossless_off" and (r.json()["action"]["node"], r.json()["action"]["port"]) == ("leaf1", "h5")
     r2 = ops.post(f"/api/v1/alerts/{a['id']}/mitigate")
@@ -158,7 +159,7 @@ def test_live_advise_changes_nothing_until_mitigated(world):
     ch = wait_for(lambda: (lambda x: x[0] if x and x[0]["state"] == "applied" else None)(detector_changes(c)), 15,
                   what="the change applied")
     assert ch["actor"] == "detector (asked by ops)", ch
-    assert ch["reason"].endswith("; asked by ops: storm on h5, ticket 7") and ch["reason"].startswith("pause_storm #"), ch
+    assert ch["reason"].endswith("; asked by ops: " + why) and ch["reason"].startswith("pause_storm #"), ch
     # acknowledged: still active, with who and when
     r = ops.post(f"/api/v1/alerts/{a['id']}/ack")
     assert r.status_code == 200 and r.json()["acked"]["by"] == "ops" and r.json()["state"] == "active", r.text

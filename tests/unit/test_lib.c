@@ -81,7 +81,8 @@ static void test_natural_order(void **state)
 static void test_glob_open_bracket(void **state)
 {
 	static const char *const closed[] = { "gpu*", "gpu[1-4]", "h[!0]*", "h[]]", "h[!]a]", "x[[:digit:]]y",
-					      "a\\[b", "[a:]", "", NULL };
+					      "a\\[b", "[a:]", "", "h[[:x]", "x[[:a]y:]", "h[\\]]",
+					      "x[[:digit]" /* a set of '[', ':', 'd'... */, NULL };
 	const char *bad = "gpu[1-4*";
 
 	(void)state;
@@ -90,9 +91,21 @@ static void test_glob_open_bracket(void **state)
 			fail_msg("'%s' is taken as left open", closed[i]);
 	assert_ptr_equal(str_glob_open_bracket(bad), bad + 3);
 	assert_non_null(str_glob_open_bracket("h[]"));
-	assert_non_null(str_glob_open_bracket("x[[:digit]"));
+	assert_non_null(str_glob_open_bracket("gpu[\\]")); /* the '\\' escapes the ']' */
 	assert_non_null(str_glob_open_bracket("a[b]c["));
 	assert_null(str_glob_open_bracket("a\\"));
+}
+
+/* Bidirectional formatting characters (which reorder the text shown) are found, others not. */
+static void test_bidi_controls(void **state)
+{
+	(void)state;
+	assert_false(str_has_bidi_controls("maintenance window, ticket 7 \xc3\xa9t\xc3\xa9 \xe2\x80\x94 ok"));
+	assert_true(str_has_bidi_controls("ok \xe2\x80\xae evil"));	  /* U+202E */
+	assert_true(str_has_bidi_controls("\xe2\x81\xa6x\xe2\x81\xa9")); /* U+2066, U+2069 */
+	assert_true(str_has_bidi_controls("a\xe2\x80\x8f"));		  /* U+200F */
+	assert_true(str_has_bidi_controls("\xd8\x9c"));			  /* U+061C */
+	assert_false(str_has_bidi_controls("\xe2\x80\xa9\xe2\x80\x8d")); /* U+2029, U+200D */
 }
 
 static void test_durations(void **state)
@@ -865,7 +878,7 @@ int main(void)
 		cmocka_unit_test(test_token_files),
 		cmocka_unit_test(test_conf),
 		cmocka_unit_test(test_hmap), cmocka_unit_test(test_hmap_sweep),	       cmocka_unit_test(test_json_paths),
-		cmocka_unit_test(test_glob_open_bracket), cmocka_unit_test(test_conf_groups),    cmocka_unit_test(test_string_lossy),    cmocka_unit_test(test_router),
+		cmocka_unit_test(test_glob_open_bracket), cmocka_unit_test(test_bidi_controls), cmocka_unit_test(test_conf_groups),    cmocka_unit_test(test_string_lossy),    cmocka_unit_test(test_router),
 		cmocka_unit_test(test_probe_ops),
 		cmocka_unit_test(test_hash),	       cmocka_unit_test(test_httpc_offline),
 		cmocka_unit_test(test_ratelimit),

@@ -4,6 +4,7 @@
  * rolled back at the canary's verdict and not retried, advise mode waiting for an operator,
  * a change that failed to apply undone, and the operator's rollback of every step. */
 #include <errno.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,6 +273,20 @@ static void test_policy_json(void **state)
 		assert_int_equal(cc_tn_policy_from_json(fixed, &q, err, sizeof(err)), 0);
 		assert_true(q.byte_reset_max == 32767 && q.hai_max_mbps == 1600000 &&
 			    q.kmax_ceiling_bytes == 1099511627776ULL && q.loop_bytes == 1099511627776ULL);
+		json_decref(fixed);
+	}
+	json_decref(bad);
+	/* a hosts pattern with a '[' left open (matching that name only): escaped, the same match */
+	bad = json_loads("{\"host_classes\": [{\"name\": \"gpu\", \"hosts\": \"gpu[1-4[\"}]}", 0, NULL);
+	assert_int_equal(cc_tn_policy_from_json(bad, &q, err, sizeof(err)), -EINVAL);
+	{
+		json_t *fixed = cc_tn_policy_repaired(bad);
+
+		assert_non_null(fixed);
+		assert_int_equal(cc_tn_policy_from_json(fixed, &q, err, sizeof(err)), 0);
+		assert_string_equal(q.host_classes[0].hosts, "gpu\\[1-4\\[");
+		assert_int_equal(fnmatch(q.host_classes[0].hosts, "gpu[1-4[", 0), 0);
+		assert_int_not_equal(fnmatch(q.host_classes[0].hosts, "gpu1", 0), 0);
 		json_decref(fixed);
 	}
 	json_decref(bad);
