@@ -93,10 +93,14 @@ int api_take_reason(json_t *doc, char **ret, struct rf_err *e)
 	*ret = NULL;
 	if (!reason)
 		return 0;
-	if (!json_is_string(reason) || json_string_length(reason) > API_MAX_REASON ||
-	    strlen(json_string_value(reason)) != json_string_length(reason))
-		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/reason",
-				  "reason is a string of at most %d bytes of UTF-8 (and no NUL)", API_MAX_REASON);
+	if (!json_is_string(reason))
+		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/reason", "reason is a string (text), not %s",
+				  json_is_null(reason) ? "null" : json_is_number(reason) ? "a number" : "an array or object");
+	if (json_string_length(reason) > API_MAX_REASON)
+		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/reason", "reason is %zu bytes (UTF-8): at most %d",
+				  json_string_length(reason), API_MAX_REASON);
+	if (strlen(json_string_value(reason)) != json_string_length(reason))
+		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/reason", "reason holds a NUL character");
 	/* it goes to logs, terminals and the audit log as it is written */
 	if (!str_is_printable(json_string_value(reason)) || str_has_bidi_controls(json_string_value(reason)))
 		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/reason",
@@ -117,10 +121,17 @@ int api_reason_body(struct api_req *req, char **ret)
 	if (!req->body.len)
 		return 0;
 	body = js_parse(req->body.data, req->body.len, &e);
-	if (body && !json_is_object(body))
+	if (body && !json_is_object(body)) {
 		rf_err_set(&e, -EINVAL, "SCHEMA_VIOLATION", "/", "send no body, {} or {\"reason\": \"why\"}");
-	else if (body && api_take_reason(body, ret, &e) == 0 && json_object_size(body))
-		rf_err_set(&e, -EINVAL, "UNKNOWN_FIELD", "/", "this request takes only a reason: {\"reason\": \"why\"}");
+	} else if (body && api_take_reason(body, ret, &e) == 0 && json_object_size(body)) {
+		const char *k = json_object_iter_key(json_object_iter(body));
+		struct js_path at;
+
+		js_path_init(&at);
+		js_path_push_key(&at, k);
+		rf_err_set(&e, -EINVAL, "UNKNOWN_FIELD", js_path_str(&at),
+			   "unknown member '%s': this request takes only a reason ({\"reason\": \"why\"})", k);
+	}
 	json_decref(body);
 	if (!e.err)
 		return 0;

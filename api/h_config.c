@@ -342,7 +342,8 @@ int h_settings_log(struct api_req *req)
 	int r;
 
 	if (name && !(key = views_setting_key(name))) {
-		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "setting", "setting is cc/policy, detector/config or probes/config");
+		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "setting",
+			   "no setting '%s': cc/policy, detector/config or probes/config", name);
 		return api_reply_problem(req, 0, &e);
 	}
 	if (api_uint_arg(req, "limit", 1, 1000, &limit, &e) < 0)

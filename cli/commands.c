@@ -121,14 +121,18 @@ static int build_alerts(const struct cli_cmd *c, char *const *args, int nargs,
 	return build_get(c, args, nargs, o, r, e) ?: query_add(r, e, "state", o->state);
 }
 
-/* {"reason": --reason} as the body of a POST, when given */
-static int reason_body(const struct cli_opts *o, struct cli_request *r)
+/* "reason": --reason in the request's body (made when there is none), when given */
+static int reason_body(const struct cli_opts *o, struct cli_request *r, struct rf_err *e)
 {
+	json_t *s;
+
 	if (!o->reason)
 		return 0;
-	if (!r->body && !(r->body = json_object()))
+	if (!(s = json_string(o->reason)))
+		return rf_err_set(e, -EINVAL, "USAGE", NULL, "--reason is not text (UTF-8)");
+	if ((!r->body && !(r->body = json_object())) || json_object_set_new(r->body, "reason", s) < 0)
 		return -ENOMEM;
-	return json_object_set_new(r->body, "reason", json_string(o->reason)) < 0 ? -ENOMEM : 0;
+	return 0;
 }
 
 /* ack ID, mitigate ID [--reason TEXT]: POST /api/v1/alerts/ID/ack|mitigate */
@@ -138,7 +142,7 @@ static int build_alert_action(const struct cli_cmd *c, char *const *args, int na
 	(void)nargs;
 	r->method = "POST";
 	return path_add(r, e, "/api/v1/alerts/") ?: path_add_escaped(r, e, args[0]) ?:
-		       path_add(r, e, "/%s", c->name) ?: reason_body(o, r);
+		       path_add(r, e, "/%s", c->name) ?: reason_body(o, r, e);
 }
 
 static int parse_assign(const char *a, json_t *params, bool json_ok, struct rf_err *e);
@@ -171,12 +175,12 @@ static int build_cc(const struct cli_cmd *c, char *const *args, int nargs, const
 		return cc_no_all(o, sub, e) ?: path_add(r, e, "/api/v1/cc/history");
 	if (!strcmp(sub, "rollback") && nargs <= 1) {
 		r->method = "POST";
-		return cc_no_all(o, sub, e) ?: path_add(r, e, "/api/v1/cc/rollback") ?: reason_body(o, r);
+		return cc_no_all(o, sub, e) ?: path_add(r, e, "/api/v1/cc/rollback") ?: reason_body(o, r, e);
 	}
 	if ((!strcmp(sub, "apply") || !strcmp(sub, "reject")) && nargs == 2) {
 		r->method = "POST";
 		return cc_no_all(o, sub, e) ?: path_add(r, e, "/api/v1/cc/proposals/") ?:
-			       path_add_escaped(r, e, args[1]) ?: path_add(r, e, "/%s", sub) ?: reason_body(o, r);
+			       path_add_escaped(r, e, args[1]) ?: path_add(r, e, "/%s", sub) ?: reason_body(o, r, e);
 	}
 	if (!strcmp(sub, "policy")) {
 		if ((x = cc_no_all(o, sub, e) ?: path_add(r, e, "/api/v1/cc/policy")) < 0)
@@ -193,7 +197,7 @@ static int build_cc(const struct cli_cmd *c, char *const *args, int nargs, const
 				return x;
 		if (json_object_get(r->body, "reason"))
 			return rf_err_set(e, -EINVAL, "USAGE", NULL, "cc policy: reason is not a field (--reason TEXT)");
-		return reason_body(o, r);
+		return reason_body(o, r, e);
 	}
 	return rf_err_set(e, -EINVAL, NULL, NULL,
 			  "cc takes status, proposals [--all], history, policy [NAME=VALUE...], apply ID, reject ID or "
@@ -418,8 +422,8 @@ static int build_set(const struct cli_cmd *c, char *const *args, int nargs,
 		x = set_one(&s, params, o, r, e);
 	}
 	json_decref(params);
-	if (x == 0 && o->reason)
-		json_object_set_new(r->body, "reason", json_string(o->reason));
+	if (x == 0)
+		x = reason_body(o, r, e);
 	return x;
 }
 
@@ -667,8 +671,8 @@ static const char usage_options[] =
 	"  -w, --watch SECONDS    run the command again every SECONDS until interrupted (a\n"
 	"                         command that reads; one that changes things is refused)\n"
 	"  -j, --json             print the REST JSON\n"
-	"      --reason TEXT      why, for the audit log (set, mitigate, cc apply, reject,\n"
-	"                         rollback and policy)\n"
+	"      --reason TEXT      why: for the audit log (set, mitigate, cc apply, reject,\n"
+	"                         rollback) or the settings log (cc policy)\n"
 	"      --wait[=SECONDS]   wait until every change is settled (set; default 30 s)\n"
 	"      --max-targets N    let a pattern change up to N objects (set; default\n"
 	"                         rocefabd's changes.max_targets, 256)\n"

@@ -736,13 +736,19 @@ void print_changes(FILE *f, const json_t *d)
 
 void print_settings_log(FILE *f, const json_t *d)
 {
-	static const char *const h[] = { "ID", "TIME", "SETTING", "BY", "CHANGED", "REASON", NULL };
+	/* the reason before what changed: a list of host classes makes a wide column */
+	static const char *const h[] = { "ID", "TIME", "SETTING", "BY", "REASON", "CHANGED", NULL };
 	const json_t *items = json_object_get(d, "items");
 	struct strs s = { 0 };
-	struct table *t = table_new(h);
+	struct table *t;
 	size_t i;
 	json_t *it;
 
+	if (!json_array_size(items)) {
+		fprintf(f, "none\n");
+		return;
+	}
+	t = table_new(h);
 	json_array_foreach(items, i, it) {
 		struct buf b;
 		const char *k;
@@ -761,8 +767,8 @@ void print_settings_log(FILE *f, const json_t *d)
 		}
 		{
 			const char *changed = b.oom ? NULL : keep(&s, buf_steal(&b, NULL));
-			const char *row[] = { str(&s, it, "id"),     str(&s, it, "time"),  str(&s, it, "setting"),
-					      str(&s, it, "actor"),  changed ?: "",	   str(&s, it, "reason") ?: "" };
+			const char *row[] = { str(&s, it, "id"),    str(&s, it, "time"),		str(&s, it, "setting"),
+					      str(&s, it, "actor"), str(&s, it, "reason") ?: "", changed ?: "" };
 
 			table_row(t, row);
 		}

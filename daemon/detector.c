@@ -1269,9 +1269,9 @@ static int set_config_locked(struct detector *d, json_t *changes, const char *ac
 		cc_dl_configure(d->dl, &dc);
 	}
 	pthread_mutex_unlock(&d->dl_lock);
-	log_info("detector", "configuration changed by %s: deadlock %s, storm %s, restore %lld ms", actor,
-		 cc_dl_mode_name(c.deadlock_mode), cc_dl_mode_name(c.storm_mode),
-		 (long long)(c.restore_ns / NSEC_PER_MSEC));
+	log_notice("detector", "configuration changed by %s%s%s%s: deadlock %s, storm %s, restore %lld ms", actor,
+		   reason ? " (reason \"" : "", reason ?: "", reason ? "\")" : "", cc_dl_mode_name(c.deadlock_mode),
+		   cc_dl_mode_name(c.storm_mode), (long long)(c.restore_ns / NSEC_PER_MSEC));
 	return 0;
 }
 

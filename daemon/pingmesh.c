@@ -364,6 +364,8 @@ int pingmesh_conf_change(struct pingmesh *pm, json_t *changes, const char *actor
 		goto out;
 	}
 	*ret = c;
+	log_notice("pingmesh", "configuration changed by %s%s%s%s (GET /api/v1/settings/log)", actor ?: "?",
+		   reason ? " (reason \"" : "", reason ?: "", reason ? "\")" : "");
 out:
 	pthread_mutex_unlock(&pm->conf_lock);
 	return r;

@@ -1104,7 +1104,8 @@ int tuner_set_policy(struct tuner *t, json_t *changes, const char *actor, const 
 	if (r == 0) {
 		/* the record of who changed what (the policy is saved, not its history) */
 		policy_diff(&was, &p, diff, sizeof(diff));
-		log_notice("tuner", "policy changed by %s: %s", actor, diff);
+		log_notice("tuner", "policy changed by %s%s%s%s: %s", actor, reason ? " (reason \"" : "", reason ?: "",
+			   reason ? "\")" : "", diff);
 	}
 	return r;
 }
@@ -1201,10 +1202,18 @@ int tuner_rollback(struct tuner *t, const char *actor, const char *reason, json_
 	/* the steps of before the start are not known until the saved state is back */
 	r = t->saved_st != SAVED_BACK ? -EAGAIN : cc_tn_rollback_all(t->tn);
 	/* canaries that waited for an operator: rejected by this one (those rejected before an
-	 * ENOMEM cut the rollback short too) */
+	 * ENOMEM cut the rollback short too), in the answer before the rollbacks */
 	decided_by(t, waiting, nwait, actor, reason, NULL);
 	if (r >= 0) {
 		*ret = json_array();
+		for (size_t i = 0; i < nwait; i++) {
+			struct cc_tn_proposal *pp = cc_tn_find(t->tn, waiting[i]);
+			json_t *rec = rec_of(t, waiting[i]);
+
+			if (pp && pp->state == CC_TN_REJECTED && rec)
+				json_array_append_new(*ret, json_deep_copy(rec));
+		}
+		nwait = json_array_size(*ret);
 		rollbacks_asked(t, newest, actor, reason, *ret);
 	}
 	pthread_mutex_unlock(&t->lock);
@@ -1219,7 +1228,8 @@ int tuner_rollback(struct tuner *t, const char *actor, const char *reason, json_
 				  "decision, once the agents reported): ask again after it");
 	if (r < 0)
 		return rf_err_set(e, r, "NO_MEMORY", NULL, "out of memory");
-	log_notice("tuner", "rollback of %d steps asked by %s", r, actor);
+	log_notice("tuner", "rollback of %d steps asked by %s%s%s%s (%zu waiting canaries rejected)", r, actor,
+		   reason ? " (reason \"" : "", reason ?: "", reason ? "\")" : "", nwait);
 	return 0;
 }
 

@@ -619,11 +619,16 @@ def test_auto_approves_what_waits_as_asked_by_the_operator(world):
 
 def test_rollback_rejects_what_waits(world):
     """In advise mode an operator's rollback while canaries wait for a decision: nothing of them
-    was applied, so they are rejected (by that operator) and the rollback goes through."""
+    was applied, so they are rejected (by that operator, said in the answer) and the rollback
+    goes through."""
     d, sim, c, ops = fabric(world)
     p = wait_for(lambda: (proposals(c) or [None])[0], 30, what="a waiting proposal")
-    r = ops.post("/api/v1/cc/rollback")
-    assert r.status_code == 202 and r.json() == [], r.text
+    r = ops.post("/api/v1/cc/rollback", json={"reason": "INC-7"})
+    assert r.status_code == 202, r.text
+    # (a canary per class may wait)
+    assert p["id"] in [x["id"] for x in r.json()] and \
+        all((x["phase"], x["state"], x["decided_by"], x["decision_reason"]) == ("canary", "rejected", "ops", "INC-7")
+            for x in r.json()), r.text
     assert proposals(c) == []
     rec = next(x for x in c.json("/api/v1/cc/history") if x["id"] == p["id"])
     assert rec["state"] == "rejected" and rec["decided_by"] == "ops", rec

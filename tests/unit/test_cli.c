@@ -429,6 +429,12 @@ static void test_build_rejects(void **state)
 			"cc proposals: --reason is for cc apply, reject, rollback and policy NAME=VALUE");
 	assert_rejected(&o, ARGV("cc", "policy"), -EINVAL, "USAGE", "cc policy: --reason goes with NAME=VALUE (a change)");
 	assert_rejected(&o, ARGV("ack", "7"), -EINVAL, "USAGE", "ack: --reason is not one of its options");
+	/* not text: refused, not sent without it (set) or said to be out of memory */
+	o.reason = "\xff\xfe";
+	assert_rejected(&o, ARGV("cc", "apply", "3"), -EINVAL, "USAGE", "--reason is not text (UTF-8)");
+	assert_rejected(&o, ARGV("mitigate", "3"), -EINVAL, "USAGE", "--reason is not text (UTF-8)");
+	assert_rejected(&o, ARGV("set", "pfc", "leaf0", "h5", "alpha_shift=3"), -EINVAL, "USAGE",
+			"--reason is not text (UTF-8)");
 	o.reason = NULL;
 	assert_rejected(&o, ARGV("cc", "policy", "reason=x"), -EINVAL, "USAGE",
 			"cc policy: reason is not a field (--reason TEXT)");
@@ -550,8 +556,8 @@ static const char usage_txt[] =
 	"  -w, --watch SECONDS    run the command again every SECONDS until interrupted (a\n"
 	"                         command that reads; one that changes things is refused)\n"
 	"  -j, --json             print the REST JSON\n"
-	"      --reason TEXT      why, for the audit log (set, mitigate, cc apply, reject,\n"
-	"                         rollback and policy)\n"
+	"      --reason TEXT      why: for the audit log (set, mitigate, cc apply, reject,\n"
+	"                         rollback) or the settings log (cc policy)\n"
 	"      --wait[=SECONDS]   wait until every change is settled (set; default 30 s)\n"
 	"      --max-targets N    let a pattern change up to N objects (set; default\n"
 	"                         rocefabd's changes.max_targets, 256)\n"
@@ -837,9 +843,10 @@ static void test_print_changes(void **state)
 		       " 'changed': {'mode': {'from': 'advise', 'to': 'auto'}, 'pmax_ceiling': {'from': 0.1, 'to': 0.3}}},"
 		       "{'id': 1, 'time': 'T1', 'setting': 'detector/config', 'actor': 'x', 'reason': null,"
 		       " 'changed': {'restore_ms': {'from': null, 'to': 20}}}]}",
-		       "ID  TIME  SETTING          BY   CHANGED                                           REASON\n"
-		       "2   T2    cc/policy        ops  mode \"advise\" -> \"auto\", pmax_ceiling 0.1 -> 0.3  night\n"
-		       "1   T1    detector/config  x    restore_ms null -> 20                             \n");
+		       "ID  TIME  SETTING          BY   REASON  CHANGED\n"
+		       "2   T2    cc/policy        ops  night   mode \"advise\" -> \"auto\", pmax_ceiling 0.1 -> 0.3\n"
+		       "1   T1    detector/config  x            restore_ms null -> 20\n");
+	assert_printed(print_settings_log, "{'count': 0, 'truncated': false, 'items': []}", "none\n");
 	/* one change: its JSON (a real as the list shows it: 0.2, not 0.20000000000000001) */
 	assert_printed(print_changes, "{'id': 7, 'state': 'applied', 'params': {'b': 1, 'a': 0.2}}",
 		       "{\n"

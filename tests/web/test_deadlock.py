@@ -39,12 +39,14 @@ def test_deadlock_cycle_on_the_topology_then_acked_and_mitigated(tmp_path, brows
                  what="the alert acknowledged by the operator")
         wait_for(lambda: browser.js(f"return [...document.querySelectorAll(\"{row} button\")]"
                                     ".some(b => b.textContent === 'Mitigate')"), 10, 0.2, what="the Mitigate button")
+        browser.d.find_element("css selector", f"{row} input.reason").send_keys("cycle through spine0, INC-9")
         browser.js(f"[...document.querySelectorAll(\"{row} button\")].find(b => b.textContent === 'Mitigate').click()")
         ch = wait_for(lambda: [c for c in fab.api.json("/api/v1/changes", params={"kind": "pfc"})["items"]
                                if c["actor"].startswith("detector") and c["state"] == "applied"], 20, 0.2,
                       what="the detector's break applied")
         assert ch[0]["params"] == {"enable": 0}
         assert ch[0]["actor"] == "detector (asked by operator)", ch[0]
+        assert ch[0]["reason"].endswith("; asked by operator: cycle through spine0, INC-9"), ch[0]
         assert browser.console_errors() == []
     finally:
         world.close()

@@ -4,6 +4,7 @@ import { api } from '../lib/api.js';
 import { add, clear, errorBox, fmtTime, h, link, put, query, select, setQuery, table } from '../lib/dom.js';
 
 const openDetails = new Set(); // alert ids whose details the operator opened (kept across redraws)
+const reasons = new Map(); // alert id -> the reason typed so far for its mitigation (kept when the page redraws)
 
 function details(a) {
   const d = a.details;
@@ -21,6 +22,13 @@ function details(a) {
   }, h('summary', {}, 'Details'), parts) : null;
 }
 
+// Mitigate, with why (optional): the change's reason in the audit log, after the finding's.
+function mitigate(a, act) {
+  const why = h('input', { type: 'text', class: 'reason', maxlength: 512, placeholder: 'reason (optional)', 'aria-label': `reason for mitigating alert ${a.id}`, oninput: (e) => reasons.set(a.id, e.target.value) });
+  why.value = reasons.get(a.id) || '';
+  return h('span', { class: 'actions' }, why, h('button', { type: 'button', onclick: () => act(a, 'mitigate', why.value) }, 'Mitigate'));
+}
+
 export async function render(root, ctx) {
   let state = query().get('state') || 'active';
   const msg = h('div', { 'aria-live': 'polite' });
@@ -29,10 +37,10 @@ export async function render(root, ctx) {
     h('div', { class: 'toolbar' }, select('Show', 'alerts-state', [['active', 'active'], ['cleared', 'cleared'], ['all', 'all']], state, (v) => { state = v; setQuery({ state }); refresh(); })),
     msg, list);
 
-  async function act(a, what) {
+  async function act(a, what, reason) {
     clear(msg);
     try {
-      await api(`/api/v1/alerts/${a.id}/${what}`, { method: 'POST' });
+      await api(`/api/v1/alerts/${a.id}/${what}`, { method: 'POST', body: reason ? { reason } : undefined });
       put(msg, h('p', { class: 'ok' }, `Alert ${a.id}: ${what === 'ack' ? 'acknowledged' : 'mitigation requested'}.`));
       await refresh();
     } catch (e) {
@@ -55,7 +63,7 @@ export async function render(root, ctx) {
     if (ctx.canWrite) {
       cols.push({ label: 'Actions', value: (a) => [
         !a.acked ? h('button', { type: 'button', onclick: () => act(a, 'ack') }, 'Acknowledge') : null,
-        a.state === 'active' && a.details && !a.details.mitigated && a.details.suggested ? h('button', { type: 'button', onclick: () => act(a, 'mitigate') }, 'Mitigate') : null,
+        a.state === 'active' && a.details && !a.details.mitigated && a.details.suggested ? mitigate(a, act) : null,
       ] });
     }
     put(list, table(cols, doc.items, { empty: `no ${state === 'all' ? '' : state + ' '}alerts`, rowAttrs: (a) => ({ 'data-kind': a.kind, 'data-id': a.id }) }));
