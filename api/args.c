@@ -95,7 +95,9 @@ int api_take_reason(json_t *doc, char **ret, struct rf_err *e)
 		return 0;
 	if (!json_is_string(reason))
 		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/reason", "reason is a string (text), not %s",
-				  json_is_null(reason) ? "null" : json_is_number(reason) ? "a number" : "an array or object");
+				  json_is_null(reason)	   ? "null"
+				  : json_is_number(reason) ? "a number"
+							   : "an array or object");
 	if (json_string_length(reason) > API_MAX_REASON)
 		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/reason", "reason is %zu bytes (UTF-8): at most %d",
 				  json_string_length(reason), API_MAX_REASON);

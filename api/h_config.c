@@ -399,8 +399,8 @@ static int parse_select(json_t *sel, enum change_kind kind, struct change_select
 					  "a pattern is at most %d characters", MAX_PATTERN);
 		if (str_glob_open_bracket(json_string_value(v)))
 			return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/select",
-					  "select %s: the pattern '%s' has a '[' without its ']' (\\[ for the character itself)",
-					  k, json_string_value(v));
+					  "select %s: the pattern '%s' has a '[' without its ']' (\\[ for the "
+					  "character itself)", k, json_string_value(v));
 		if (!strcmp(k, "switch") || !strcmp(k, "host")) {
 			if (role)
 				return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/select",

@@ -196,7 +196,8 @@ static int build_cc(const struct cli_cmd *c, char *const *args, int nargs, const
 			if ((x = parse_assign(args[i], r->body, true, e)) < 0)
 				return x;
 		if (json_object_get(r->body, "reason"))
-			return rf_err_set(e, -EINVAL, "USAGE", NULL, "cc policy: reason is not a field (--reason TEXT)");
+			return rf_err_set(e, -EINVAL, "USAGE", NULL,
+					  "cc policy: reason is not a field (--reason TEXT)");
 		return reason_body(o, r, e);
 	}
 	return rf_err_set(e, -EINVAL, NULL, NULL,

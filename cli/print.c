@@ -759,7 +759,8 @@ void print_settings_log(FILE *f, const json_t *d)
 		json_object_foreach(json_object_get(it, "changed"), k, ch) {
 			char *from = json_dumps(json_object_get(ch, "from"),
 						JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
-			char *to = json_dumps(json_object_get(ch, "to"), JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
+			char *to = json_dumps(json_object_get(ch, "to"),
+					      JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
 
 			buf_printf(&b, "%s%s %s -> %s", b.len ? ", " : "", k, from ?: "?", to ?: "?");
 			free(from);
@@ -767,7 +768,7 @@ void print_settings_log(FILE *f, const json_t *d)
 		}
 		{
 			const char *changed = b.oom ? NULL : keep(&s, buf_steal(&b, NULL));
-			const char *row[] = { str(&s, it, "id"),    str(&s, it, "time"),		str(&s, it, "setting"),
+			const char *row[] = { str(&s, it, "id"), str(&s, it, "time"), str(&s, it, "setting"),
 					      str(&s, it, "actor"), str(&s, it, "reason") ?: "", changed ?: "" };
 
 			table_row(t, row);
@@ -924,12 +925,13 @@ void print_cc(FILE *f, const json_t *d)
 			const char *reason;
 
 			/* and the operator's own reason before it */
-			if (said && asprintf(&both, "%s: %s; made for: %s", str(&s, p, "decided_by") ?: "operator", said,
-					     why) >= 0)
+			if (said && asprintf(&both, "%s: %s; made for: %s", str(&s, p, "decided_by") ?: "operator",
+					     said, why) >= 0)
 				why = keep(&s, both) ?: why;
 			both = NULL;
-			reason = err && asprintf(&both, "%s; %s%s", err, said ? "" : "made for: ", why) >= 0 ? keep(&s, both)
-													      : why;
+			reason = err && asprintf(&both, "%s; %s%s", err, said ? "" : "made for: ", why) >= 0
+					 ? keep(&s, both)
+					 : why;
 			const char *row[] = { str(&s, p, "id"),	   str(&s, p, "step"),  str(&s, p, "phase"),
 					      str(&s, p, "state"), str(&s, p, "class"), str(&s, p, "knob"),
 					      from,		   to,			n,

@@ -1324,7 +1324,8 @@ int detector_mitigate(struct detector *d, int64_t alert, const char *actor, cons
 	/* (the API's 512 bytes and a token's name fit: one of a caller in C may not) */
 	if (reason && strlen("; asked by : ") + strlen(actor) + strlen(reason) > REASON_TAIL_MAX)
 		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/reason",
-				  "the reason is %zu bytes with the caller's name: %zu at most beside the finding's evidence",
+				  "the reason is %zu bytes with the caller's name: %zu at most beside the finding's "
+				  "evidence",
 				  strlen(actor) + strlen(reason), REASON_TAIL_MAX - strlen("; asked by : "));
 	rd = store_reader_get(d->store);
 	if (!rd)

@@ -319,7 +319,9 @@ static int conf_apply_job(struct store_job *sj, struct store *s)
 int pingmesh_conf_save(struct pingmesh *pm, const struct pingmesh_conf *c, const struct pingmesh_conf *was,
 		       const char *actor, const char *reason)
 {
-	struct conf_job j = { .job = { .apply = conf_apply_job }, .pm = pm, .by = { .actor = actor, .reason = reason } };
+	struct conf_job j = { .job = { .apply = conf_apply_job },
+			      .pm = pm,
+			      .by = { .actor = actor, .reason = reason } };
 	json_t *doc = pingmesh_conf_json(c), *before = was ? pingmesh_conf_json(was) : NULL;
 	int r = -ENOMEM;
 

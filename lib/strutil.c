@@ -159,7 +159,8 @@ bool str_has_bidi_controls(const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
 		if ((p[0] == 0xd8 && p[1] == 0x9c) ||
-		    (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0x8e || p[2] == 0x8f || (p[2] >= 0xaa && p[2] <= 0xae))) ||
+		    (p[0] == 0xe2 && p[1] == 0x80 &&
+		     (p[2] == 0x8e || p[2] == 0x8f || (p[2] >= 0xaa && p[2] <= 0xae))) ||
 		    (p[0] == 0xe2 && p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9))
 			return true;
 	return false;

@@ -427,7 +427,8 @@ static void test_build_rejects(void **state)
 			"cc history: --reason is for cc apply, reject, rollback and policy NAME=VALUE");
 	assert_rejected(&o, ARGV("cc", "proposals"), -EINVAL, "USAGE",
 			"cc proposals: --reason is for cc apply, reject, rollback and policy NAME=VALUE");
-	assert_rejected(&o, ARGV("cc", "policy"), -EINVAL, "USAGE", "cc policy: --reason goes with NAME=VALUE (a change)");
+	assert_rejected(&o, ARGV("cc", "policy"), -EINVAL, "USAGE",
+			"cc policy: --reason goes with NAME=VALUE (a change)");
 	assert_rejected(&o, ARGV("ack", "7"), -EINVAL, "USAGE", "ack: --reason is not one of its options");
 	/* not text: refused, not sent without it (set) or said to be out of memory */
 	o.reason = "\xff\xfe";
@@ -439,7 +440,8 @@ static void test_build_rejects(void **state)
 	assert_rejected(&o, ARGV("cc", "policy", "reason=x"), -EINVAL, "USAGE",
 			"cc policy: reason is not a field (--reason TEXT)");
 	o.limit = "5";
-	assert_rejected(&o, ARGV("changes", "7"), -EINVAL, "USAGE", "changes ID: --limit is for the list, not one change");
+	assert_rejected(&o, ARGV("changes", "7"), -EINVAL, "USAGE",
+			"changes ID: --limit is for the list, not one change");
 	assert_rejected(&o, ARGV("hosts"), -EINVAL, "USAGE", "hosts: --limit is not one of its options");
 	o.limit = NULL;
 	o.state = "failed";
@@ -840,7 +842,8 @@ static void test_print_changes(void **state)
 	assert_printed(print_settings_log,
 		       "{'count': 2, 'truncated': false, 'items': ["
 		       "{'id': 2, 'time': 'T2', 'setting': 'cc/policy', 'actor': 'ops', 'reason': 'night',"
-		       " 'changed': {'mode': {'from': 'advise', 'to': 'auto'}, 'pmax_ceiling': {'from': 0.1, 'to': 0.3}}},"
+		       " 'changed': {'mode': {'from': 'advise', 'to': 'auto'},"
+		       " 'pmax_ceiling': {'from': 0.1, 'to': 0.3}}},"
 		       "{'id': 1, 'time': 'T1', 'setting': 'detector/config', 'actor': 'x', 'reason': null,"
 		       " 'changed': {'restore_ms': {'from': null, 'to': 20}}}]}",
 		       "ID  TIME  SETTING          BY   REASON  CHANGED\n"
