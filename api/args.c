@@ -95,19 +95,21 @@ int api_take_reason(json_t *doc, char **ret, struct rf_err *e)
 		return 0;
 	if (!json_is_string(reason))
 		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/reason", "reason is a string (text), not %s",
-				  json_is_null(reason)	   ? "null"
-				  : json_is_number(reason) ? "a number"
-							   : "an array or object");
+				  json_is_null(reason)	    ? "null"
+				  : json_is_number(reason)  ? "a number"
+				  : json_is_boolean(reason) ? "true or false"
+							    : "an array or object");
 	if (json_string_length(reason) > API_MAX_REASON)
 		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/reason", "reason is %zu bytes (UTF-8): at most %d",
 				  json_string_length(reason), API_MAX_REASON);
 	if (strlen(json_string_value(reason)) != json_string_length(reason))
 		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/reason", "reason holds a NUL character");
 	/* it goes to logs, terminals and the audit log as it is written */
-	if (!str_is_printable(json_string_value(reason)) || str_has_bidi_controls(json_string_value(reason)))
+	if (!str_is_printable(json_string_value(reason)) || str_has_bidi_controls(json_string_value(reason)) ||
+	    strstr(json_string_value(reason), "\xe2\x80\xa8") || strstr(json_string_value(reason), "\xe2\x80\xa9"))
 		return rf_err_set(e, -EINVAL, "SCHEMA_VIOLATION", "/reason",
-				  "reason is one line of text: no control characters (newline, tab, escape) and no "
-				  "bidirectional formatting characters");
+				  "reason is one line of text: no control characters (newline, tab, escape), line or "
+				  "paragraph separators, or bidirectional formatting characters");
 	if (!(*ret = strdup(json_string_value(reason))))
 		return rf_err_set(e, -ENOMEM, "NO_MEMORY", NULL, "out of memory");
 	json_object_del(doc, "reason");

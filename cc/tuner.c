@@ -283,7 +283,8 @@ json_t *cc_tn_policy_repaired(json_t *doc)
 			memmove(buf + (at - buf) + 1, at, strlen(at) + 1);
 			buf[at - buf] = '\\';
 		}
-		if (strcmp(buf, hosts)) {
+		/* (one too long once escaped stays refused: the defaults then, said) */
+		if (strcmp(buf, hosts) && strlen(buf) < sizeof(buf) / 2) {
 			json_object_set_new(v, "hosts", json_string(buf));
 			fixed = true;
 		}

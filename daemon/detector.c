@@ -1018,17 +1018,36 @@ static const char *subject_of(struct detector *d, const struct cc_dl_finding *f)
 
 /* --- the pass ---------------------------------------------------------------------------------------- */
 
+/* The configuration as saved (PUT /api/v1/detector/config) over the options': 0, or -errno
+ * when it could not be read. */
+static int saved_conf(struct detector *d, struct store_reader *rd, struct detector_conf *ret)
+{
+	struct rf_err e = { 0 };
+	json_t *doc;
+	char *raw;
+	int r;
+
+	if ((r = store_meta_text(rd, "detector", &raw)) < 0)
+		return r;
+	*ret = d->o.conf;
+	if (raw && (doc = json_loads(raw, 0, NULL))) {
+		detector_conf_apply(ret, doc, &e);
+		json_decref(doc);
+	}
+	free(raw);
+	return 0;
+}
+
 static void sync_conf(struct detector *d, struct store_reader *rd)
 {
-	json_t *doc = store_meta_get(rd, "detector");
-	struct detector_conf c = d->o.conf;
+	struct detector_conf c;
 	struct cc_dl_conf dc;
 
-	if (doc) {
-		struct rf_err e = { 0 };
-
-		detector_conf_apply(&c, doc, &e);
-		json_decref(doc);
+	/* not between a change's save and its taking force (it would take the one before back) */
+	pthread_mutex_lock(&d->conf_lock);
+	if (saved_conf(d, rd, &c) < 0) { /* as it is, until the next pass reads it */
+		pthread_mutex_unlock(&d->conf_lock);
+		return;
 	}
 	pthread_mutex_lock(&d->lock);
 	d->conf = c;
@@ -1041,6 +1060,7 @@ static void sync_conf(struct detector *d, struct store_reader *rd)
 	dc.restore_us = c.restore_ns / 1000;
 	cc_dl_configure(d->dl, &dc);
 	pthread_mutex_unlock(&d->dl_lock);
+	pthread_mutex_unlock(&d->conf_lock);
 }
 
 /* Ports that have not reported for FORGET_NS are forgotten, and an agent with none left. */
@@ -1235,17 +1255,24 @@ json_t *detector_config(struct detector *d)
 }
 
 /* Under conf_lock: two changes at once would each merge into the same configuration before, and
- * the second saved would undo the first (the settings log showing both). */
+ * the second saved would undo the first (the settings log showing both).  The change merges
+ * into the configuration as saved (before the first pass read it, the one in force is the
+ * options'). */
 static int set_config_locked(struct detector *d, json_t *changes, const char *actor, const char *reason,
 			     struct rf_err *e)
 {
+	struct store_reader *rd = store_reader_get(d->store);
 	struct detector_conf c, was;
 	json_t *doc, *before;
 	int r;
 
-	pthread_mutex_lock(&d->lock);
-	c = was = d->conf;
-	pthread_mutex_unlock(&d->lock);
+	if (!rd)
+		return rf_err_set(e, -EAGAIN, "BUSY", NULL, "no database connection free; retry");
+	r = saved_conf(d, rd, &was);
+	store_reader_put(d->store, rd);
+	if (r < 0)
+		return rf_err_set(e, r, "STORE_ERROR", NULL, "the configuration saved could not be read: %s", strerror(-r));
+	c = was;
 	if ((r = detector_conf_apply(&c, changes, e)) < 0)
 		return r;
 	doc = detector_conf_json(&c);

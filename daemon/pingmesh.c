@@ -347,7 +347,7 @@ int pingmesh_conf_change(struct pingmesh *pm, json_t *changes, const char *actor
 	 * first (and the settings log show both) */
 	pthread_mutex_lock(&pm->conf_lock);
 	if (!(rd = store_reader_get(pm->store))) {
-		r = rf_err_set(e, -EAGAIN, "STORE_ERROR", NULL, "no database connection free; retry");
+		r = rf_err_set(e, -EAGAIN, "BUSY", NULL, "no database connection free; retry");
 		goto out;
 	}
 	r = pingmesh_conf_load(rd, &c);

@@ -1103,7 +1103,7 @@ int tuner_set_policy(struct tuner *t, json_t *changes, const char *actor, const 
 	pthread_mutex_unlock(&t->policy_lock);
 	if (r == 0) {
 		/* the record of who changed what (the policy is saved, not its history) */
-		policy_diff(&was, &p, diff, sizeof(diff));
+		policy_diff(&was, &p, diff, sizeof(diff) - (reason ? strlen(reason) + 12 : 0)); /* (at most 512) */
 		log_notice("tuner", "policy changed by %s%s%s%s: %s", actor, reason ? " (reason \"" : "", reason ?: "",
 			   reason ? "\")" : "", diff);
 	}

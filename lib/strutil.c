@@ -138,13 +138,19 @@ const char *str_glob_open_bracket(const char *pat)
 			const char *r = q + 2;
 
 			/* as glibc's fnmatch: a '\\' escapes inside a set too, and a class
-			 * ("[[:alpha:]]", a lowercase name) holds a ']' of its own */
+			 * ("[[:alpha:]]", a lowercase name), an equivalence class ("[[=a=]]") and
+			 * a collating symbol ("[[.-.]]") hold a ']' of their own */
 			if (q[0] == '\\' && q[1]) {
 				q++;
 			} else if (q[0] == '[' && q[1] == ':') {
 				while (*r >= 'a' && *r <= 'z')
 					r++;
 				if (r[0] == ':' && r[1] == ']')
+					q = r + 1;
+			} else if (q[0] == '[' && (q[1] == '=' || q[1] == '.') && q[2]) {
+				const char end[3] = { q[1], ']', '\0' };
+
+				if ((r = strstr(q + 3, end)))
 					q = r + 1;
 			}
 		}

@@ -388,6 +388,8 @@ def test_settings_log_and_reasons(world):
                        ({"mode": "off", "reason": "é" * 257}, "SCHEMA_VIOLATION"),  # 514 bytes
                        ({"mode": "off", "reason": "two\nlines"}, "SCHEMA_VIOLATION"),
                        ({"mode": "off", "reason": "ok \u202e ffo"}, "SCHEMA_VIOLATION"),  # shown reversed
+                       ({"mode": "off", "reason": "a\u2028b"}, "SCHEMA_VIOLATION"),  # a line separator
+                       ({"mode": "off", "reason": True}, "SCHEMA_VIOLATION"),
                        ({"mode": "sometimes", "reason": "x"}, "BAD_VALUE")]:
         r = ops.put("/api/v1/cc/policy", json=body)
         assert r.status_code == 400 and r.json()["code"] == code, (body, r.text)

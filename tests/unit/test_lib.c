@@ -92,6 +92,9 @@ static void test_glob_open_bracket(void **state)
 	assert_ptr_equal(str_glob_open_bracket(bad), bad + 3);
 	assert_non_null(str_glob_open_bracket("h[]"));
 	assert_non_null(str_glob_open_bracket("gpu[\\]")); /* the '\\' escapes the ']' */
+	assert_non_null(str_glob_open_bracket("x[[=]=]"));  /* an equivalence class of ']', then none */
+	assert_null(str_glob_open_bracket("x[[=]=]]"));
+	assert_null(str_glob_open_bracket("x[[.-.]a]"));
 	assert_non_null(str_glob_open_bracket("a[b]c["));
 	assert_null(str_glob_open_bracket("a\\"));
 }

@@ -41,6 +41,7 @@ export async function render(root, ctx) {
     clear(msg);
     try {
       await api(`/api/v1/alerts/${a.id}/${what}`, { method: 'POST', body: reason ? { reason } : undefined });
+      if (what === 'mitigate') reasons.delete(a.id);
       put(msg, h('p', { class: 'ok' }, `Alert ${a.id}: ${what === 'ack' ? 'acknowledged' : 'mitigation requested'}.`));
       await refresh();
     } catch (e) {
@@ -66,6 +67,7 @@ export async function render(root, ctx) {
         a.state === 'active' && a.details && !a.details.mitigated && a.details.suggested ? mitigate(a, act) : null,
       ] });
     }
+    for (const id of reasons.keys()) if (!doc.items.some((a) => a.id === id && a.state === 'active')) reasons.delete(id);
     put(list, table(cols, doc.items, { empty: `no ${state === 'all' ? '' : state + ' '}alerts`, rowAttrs: (a) => ({ 'data-kind': a.kind, 'data-id': a.id }) }));
   }
   await refresh();
