@@ -662,6 +662,13 @@ void print_detector(FILE *f, const json_t *d)
 			json_is_true(json_object_get(x, "mitigated")) ? " [mitigated]" : "");
 }
 
+/* A list the server cut at its limit (truncated) says so under its table. */
+static void more_note(FILE *f, const json_t *d, size_t n)
+{
+	if (json_is_true(json_object_get(d, "truncated")))
+		fprintf(f, "(the newest %zu; --limit N for more)\n", n);
+}
+
 void print_changes(FILE *f, const json_t *d)
 {
 	static const char *const h[] = { "ID", "STATE",   "KIND",  "TARGET", "PARAMS",
@@ -728,8 +735,7 @@ void print_changes(FILE *f, const json_t *d)
 		free(params);
 	}
 	table_print(t, f);
-	if (json_is_true(json_object_get(d, "truncated")))
-		fprintf(f, "(the newest %zu; --limit N for more)\n", json_array_size(items));
+	more_note(f, d, json_array_size(items));
 	table_free(t);
 	strs_fini(&s);
 }
@@ -776,8 +782,7 @@ void print_settings_log(FILE *f, const json_t *d)
 		buf_fini(&b);
 	}
 	table_print(t, f);
-	if (json_is_true(json_object_get(d, "truncated")))
-		fprintf(f, "(the newest %zu; --limit N for more)\n", json_array_size(items));
+	more_note(f, d, json_array_size(items));
 	table_free(t);
 	strs_fini(&s);
 }
