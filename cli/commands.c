@@ -413,6 +413,11 @@ static int build_set(const struct cli_cmd *c, char *const *args, int nargs,
 		return rf_err_set(e, -EINVAL, NULL, NULL,
 				  "name at least one NAME=VALUE to change (rocefabctl params)");
 	}
+	/* the body's reason member: it would be taken as the reason of a change of one object */
+	if (json_object_get(params, "reason")) {
+		json_decref(params);
+		return rf_err_set(e, -EINVAL, "USAGE", NULL, "set %s: reason is not a setting (--reason TEXT)", s.what);
+	}
 	if (is_glob(s.node) || (s.port && is_glob(s.port))) {
 		x = set_many(&s, params, o, r, e);
 	} else if (o->max_targets) {

@@ -439,6 +439,8 @@ static void test_build_rejects(void **state)
 	o.reason = NULL;
 	assert_rejected(&o, ARGV("cc", "policy", "reason=x"), -EINVAL, "USAGE",
 			"cc policy: reason is not a field (--reason TEXT)");
+	assert_rejected(&o, ARGV("set", "dcqcn", "h1", "reason=x"), -EINVAL, "USAGE",
+			"set dcqcn: reason is not a setting (--reason TEXT)");
 	o.limit = "5";
 	assert_rejected(&o, ARGV("changes", "7"), -EINVAL, "USAGE",
 			"changes ID: --limit is for the list, not one change");
