@@ -94,18 +94,20 @@ int h_probes_config(struct api_req *req)
 	json_error_t je;
 	int r;
 
-	if ((r = api_reader(req, &rd)))
-		return r < 0 ? r : 0;
-	r = pingmesh_conf_load(rd, &c);
-	store_reader_put(api_deps(req)->store, rd);
-	if (r < 0) {
-		rf_err_set(&e, -EAGAIN, "STORE_ERROR", NULL, "cannot read the pingmesh configuration (%s)",
-			   strerror(-r));
-		return api_reply_problem(req, 0, &e);
-	}
-	/* HEAD comes here too (the router gives it the GET route and its role) */
-	if (strcmp(req->method, "PUT"))
+	/* HEAD comes here too (the router gives it the GET route and its role); a PUT reads the
+	 * configuration under the lock of its change (pingmesh_conf_change) */
+	if (strcmp(req->method, "PUT")) {
+		if ((r = api_reader(req, &rd)))
+			return r < 0 ? r : 0;
+		r = pingmesh_conf_load(rd, &c);
+		store_reader_put(api_deps(req)->store, rd);
+		if (r < 0) {
+			rf_err_set(&e, -EAGAIN, "STORE_ERROR", NULL, "cannot read the pingmesh configuration (%s)",
+				   strerror(-r));
+			return api_reply_problem(req, 0, &e);
+		}
 		return api_reply_json(req, 200, pingmesh_conf_json(&c));
+	}
 	body = json_loadb(req->body.data ? req->body.data : "", req->body.len, JSON_REJECT_DUPLICATES, &je);
 	if (!body) {
 		rf_err_set(&e, -EINVAL, "BAD_JSON", NULL, "the body is not JSON: %s", je.text);

@@ -3021,27 +3021,32 @@ static void mode_changed(struct cc_tn *t, enum cc_tn_mode from)
 	}
 }
 
+/* Proposal id in state st: 0 and *ret, else -ENOENT (no such one) or -EALREADY (another state). */
+static int proposal_in(struct cc_tn *t, uint64_t id, enum cc_tn_pstate st, struct cc_tn_proposal **ret)
+{
+	if (!(*ret = cc_tn_find(t, id)))
+		return -ENOENT;
+	return (*ret)->state == st ? 0 : -EALREADY;
+}
+
 int cc_tn_not_sent(struct cc_tn *t, uint64_t id)
 {
-	struct cc_tn_proposal *p = cc_tn_find(t, id);
+	struct cc_tn_proposal *p;
+	int r = proposal_in(t, id, CC_TN_APPROVED, &p);
 
-	if (!p)
-		return -ENOENT;
-	if (p->state != CC_TN_APPROVED)
-		return -EALREADY;
-	p->unsent = true;
-	return 0;
+	if (r == 0)
+		p->unsent = true;
+	return r;
 }
 
 int cc_tn_sendable(struct cc_tn *t, uint64_t id)
 {
-	struct cc_tn_proposal *p = cc_tn_find(t, id);
+	struct cc_tn_proposal *p;
 	struct step *k;
+	int r;
 
-	if (!p)
-		return -ENOENT;
-	if (p->state != CC_TN_APPROVED)
-		return -EALREADY;
+	if ((r = proposal_in(t, id, CC_TN_APPROVED, &p)) < 0)
+		return r;
 	k = &t->steps_of[p->cls];
 	if (p != k->cur || p->phase != CC_TN_CANARY || k->st != ST_CANARY)
 		return 0; /* a rollout, a rollback: made in the decision that sends it */
@@ -3050,14 +3055,12 @@ int cc_tn_sendable(struct cc_tn *t, uint64_t id)
 
 int cc_tn_decide(struct cc_tn *t, uint64_t id, bool apply)
 {
-	struct cc_tn_proposal *p = cc_tn_find(t, id);
-
+	struct cc_tn_proposal *p;
 	struct step *k;
+	int r;
 
-	if (!p)
-		return -ENOENT;
-	if (p->state != CC_TN_WAITING)
-		return -EALREADY;
+	if ((r = proposal_in(t, id, CC_TN_WAITING, &p)) < 0)
+		return r;
 	if (apply && t->pol.mode == CC_TN_OFF)
 		return -EPERM;
 	k = &t->steps_of[p->cls];
@@ -3084,14 +3087,13 @@ int cc_tn_decide(struct cc_tn *t, uint64_t id, bool apply)
 
 int cc_tn_applied(struct cc_tn *t, uint64_t id, enum cc_tn_outcome how)
 {
-	struct cc_tn_proposal *p = cc_tn_find(t, id);
 	bool ok = how == CC_TN_OUT_APPLIED;
+	struct cc_tn_proposal *p;
 	struct step *k;
+	int r;
 
-	if (!p)
-		return -ENOENT;
-	if (p->state != CC_TN_APPROVED)
-		return -EALREADY;
+	if ((r = proposal_in(t, id, CC_TN_APPROVED, &p)) < 0)
+		return r;
 	p->state = ok ? CC_TN_APPLIED : CC_TN_FAILED;
 	/* what the members have now; after a failure, not known; none sent, what they had */
 	for (size_t i = 0; how != CC_TN_OUT_NOT_SENT && i < p->nchanges; i++) {
@@ -3144,8 +3146,7 @@ int cc_tn_applied(struct cc_tn *t, uint64_t id, enum cc_tn_outcome how)
 	}
 	if (!ok && (k->st == ST_CANARY || k->st == ST_ROLLOUT)) {
 		/* some changes may have gone through: undo the step */
-		int r = propose_rollback(t, k, "a change of the step could not be applied");
-
+		r = propose_rollback(t, k, "a change of the step could not be applied");
 		return r < 0 ? r : 0;
 	}
 	if (k->st == ST_CANARY || k->st == ST_ROLLOUT)
