@@ -3039,6 +3039,43 @@ int cc_tn_not_sent(struct cc_tn *t, uint64_t id)
 	return r;
 }
 
+/* A rollout about to be sent (a pass or more after it was made: approved by an operator, or
+ * sent again after its targets kept changing): a member set since it was made (an operator's
+ * value, perhaps still on its way) keeps it — its change is left out, and it is no longer the
+ * step's (its rollback leaves it too).  One that the value would now break (an XOFF threshold
+ * lowered) is left out likewise. */
+static void rollout_trim(struct cc_tn *t, struct step *k, struct cc_tn_proposal *p)
+{
+	size_t n = 0, out = 0;
+	char first[200] = "";
+
+	for (size_t i = 0; i < p->nchanges; i++) {
+		const struct cc_tn_change *c = &p->changes[i];
+		struct member *m = member_find(t, c->node, c->port, c->host);
+		double v = m ? member_value(m, k->knob) : k->from;
+		unsigned bad = v == k->from && m ? move_breaks(t, m, k->knob, k->to, t->xoff, k->repair) : 0;
+
+		if (v == k->from && !bad) {
+			p->changes[n++] = *c;
+			continue;
+		}
+		if (!out++ && bad)
+			snprintf(first, sizeof(first), "%s%s%s's %s at %.15g would break this: %s", c->node,
+				 c->host ? "" : " ", c->host ? "" : c->port, knob_names[k->knob], k->to,
+				 violation_why(m, bad));
+		else if (out == 1)
+			snprintf(first, sizeof(first), "%s%s%s's %s is %.15g now, not %.15g", c->node, c->host ? "" : " ",
+				 c->host ? "" : c->port, knob_names[k->knob], v, k->from);
+		if (m && m->owner == k->step)
+			m->touched = m->canary = false;
+	}
+	if (!out)
+		return;
+	p->nchanges = n;
+	snprintf(p->error, sizeof(p->error), "%zu member%s left out (set since it was made, or the value would now break "
+		 "an invariant on it): %s", out, out == 1 ? "" : "s", first);
+}
+
 int cc_tn_sendable(struct cc_tn *t, uint64_t id)
 {
 	struct cc_tn_proposal *p;
@@ -3048,8 +3085,12 @@ int cc_tn_sendable(struct cc_tn *t, uint64_t id)
 	if ((r = proposal_in(t, id, CC_TN_APPROVED, &p)) < 0)
 		return r;
 	k = &t->steps_of[p->cls];
+	if (p == k->cur && p->phase == CC_TN_ROLLOUT && k->st == ST_ROLLOUT) {
+		rollout_trim(t, k, p);
+		return 0;
+	}
 	if (p != k->cur || p->phase != CC_TN_CANARY || k->st != ST_CANARY)
-		return 0; /* a rollout, a rollback: made in the decision that sends it */
+		return 0; /* a rollback: made in the decision that sends it */
 	return canary_stale(t, k, true) ? -ESTALE : 0;
 }
 
@@ -3695,6 +3736,22 @@ void cc_tn_class_dcqcn(const struct cc_tn *t, enum cc_tn_class c, struct cc_tn_d
 		if (!isnan(v))
 			knob_set_dcqcn(ret, (enum cc_tn_knob)k, v);
 	}
+}
+
+bool cc_tn_queues_changed(const struct cc_tn *t)
+{
+	for (int c = 0; c < CC_TN_NCLASSES; c++)
+		if (!cc_tn_class_is_hosts((enum cc_tn_class)c) && t->steps_of[c].st != ST_IDLE)
+			return true;
+	for (size_t i = 0; i < t->ndone; i++)
+		if (!t->done[i].undone && t->done[i].nkeys && !cc_tn_class_is_hosts(t->done[i].cls))
+			return true;
+	/* an undo of an operator's rollback waiting to go out, or out */
+	for (size_t i = 0; i < t->nprops; i++)
+		if ((t->props[i]->state == CC_TN_APPROVED || t->props[i]->state == CC_TN_WAITING) &&
+		    !cc_tn_class_is_hosts(t->props[i]->cls))
+			return true;
+	return false;
 }
 
 uint64_t cc_tn_steps(const struct cc_tn *t, uint64_t *rolled_back)

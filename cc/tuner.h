@@ -299,5 +299,9 @@ json_t *cc_tn_proposal_json(const struct cc_tn_proposal *p);
 void cc_tn_class_ecn(const struct cc_tn *t, enum cc_tn_class c, struct cc_tn_ecn *ret);
 void cc_tn_class_dcqcn(const struct cc_tn *t, enum cc_tn_class c, struct cc_tn_dcqcn *ret);
 uint64_t cc_tn_steps(const struct cc_tn *t, uint64_t *rolled_back);
+/* Whether the switch queues tuned hold something of the tuner's: a step of a switch class under
+ * way or waiting for an operator, one completed and not undone, or its undo still to go out.
+ * The caller keeps to the priority of those queues meanwhile (the undos belong there). */
+bool cc_tn_queues_changed(const struct cc_tn *t);
 
 #endif

@@ -42,8 +42,11 @@ struct tuner {
 	json_t *history; /* proposal id (text) -> record */
 	json_t *order;	 /* ids in the order made */
 	uint64_t last_id; /* the newest proposal record_pending looked at */
-	unsigned prio;	  /* the lossless priority tuned: the last decision's snapshot's lowest (3
-			   * until one); every pass reads and changes that queue's ECN */
+	unsigned prio;	  /* the lossless priority tuned: every pass reads and changes that queue's
+			   * ECN; the lowest lossless one of the snapshots, but kept while its queues
+			   * hold steps of the tuner's (cc_tn_queues_changed: their undos go there) */
+	int lowest;	  /* the last snapshot's lowest lossless priority, -1 before one */
+	bool prio_known;  /* prio is the saved state's or a snapshot's, not the default 3 */
 	json_t *asked;	 /* proposal id (text) -> the operator who applied it */
 	uint64_t runs, decisions, proposed, applied, failed, rejected;
 	int64_t last_run_mono, last_run_ns, last_decision_ns;
@@ -83,6 +86,13 @@ static void load_saved(struct tuner *t, struct store_reader *rd)
 		return; /* nothing saved: a first start */
 	doc = json_loads(raw, 0, NULL);
 	t->restore_raw = raw;
+	/* the priority whose queues the saved steps changed (none saved: an older rocefabd's,
+	 * which tuned the lowest lossless one, as the first snapshot gives it) */
+	if (json_is_integer(json_object_get(doc, "prio")) && json_integer_value(json_object_get(doc, "prio")) >= 0 &&
+	    json_integer_value(json_object_get(doc, "prio")) < CC_NPRIO) {
+		t->prio = (unsigned)json_integer_value(json_object_get(doc, "prio"));
+		t->prio_known = true;
+	}
 	json_array_foreach(json_object_get(doc, "out"), i, it) {
 		json_t *id = json_object_get(it, "proposal"), *b = json_object_get(it, "batch");
 		const char *why = json_string_value(json_object_get(it, "reason"));
@@ -155,7 +165,8 @@ int tuner_new(struct store *s, const struct tuner_opts *o, struct tuner **ret)
 		return -ENOMEM;
 	t->store = s;
 	t->o = *o;
-	t->prio = 3; /* until the first snapshot says which priority is lossless */
+	t->prio = 3; /* until the saved state or the first snapshot says which */
+	t->lowest = -1;
 	p.mode = o->mode;
 	t->tn = cc_tn_new(&p);
 	t->history = json_object();
@@ -235,9 +246,92 @@ static uint64_t reported_count(json_t *o, const char *k, double def, double max)
 
 #define COUNT_MAX 4611686018427387904.0 /* 2^62: far above any range, and no sum of two wraps */
 
+/* One object's configuration, values v of kind, into the tuner's beliefs: a switch queue's ECN,
+ * a host's DCQCN (a NIC port's), a switch port's XOFF threshold on prio. */
+static void track_one(struct tuner *t, const char *agent, const char *role, const char *kind, const char *port,
+		      json_t *v, unsigned prio)
+{
+	if (!strcmp(kind, "ecn") && !strcmp(role, "switch")) {
+		struct cc_tn_ecn e = { .kmin_bytes = reported_count(v, "kmin_bytes", 0, COUNT_MAX),
+				       .kmax_bytes = reported_count(v, "kmax_bytes", 0, COUNT_MAX),
+				       .pmax = num(v, "pmax", 0) };
+
+		cc_tn_track_port(t->tn, agent, port, &e);
+	} else if (!strcmp(kind, "dcqcn") && !strcmp(role, "host")) {
+		struct cc_tn_dcqcn d = {
+			.min_time_between_cnps_us = num(v, "min_time_between_cnps", 4),
+			.rpg_time_reset_us = num(v, "rpg_time_reset", 300),
+			.rpg_ai_rate_mbps = num(v, "rpg_ai_rate", 5),
+			.rpg_hai_rate_mbps = num(v, "rpg_hai_rate", 50),
+			.rpg_byte_reset = reported_count(v, "rpg_byte_reset", 32767, COUNT_MAX),
+			.dce_tcp_g = (uint32_t)reported_count(v, "dce_tcp_g", 1019, UINT32_MAX),
+		};
+
+		cc_tn_track_host(t->tn, agent, &d);
+	} else if (!strcmp(kind, "pfc") && !strcmp(role, "switch") && json_is_object(v)) {
+		/* Kmax stays a control loop below XOFF where the priority is lossless */
+		int64_t x = (json_integer_value(json_object_get(v, "enable")) >> prio) & 1 ? validate_pfc_xoff(v) : 0;
+
+		cc_tn_track_xoff(t->tn, agent, port, x > 0 ? (uint64_t)x : 0);
+	}
+}
+
+/* The objects someone other than the tuner has a change on its way to (pending, sent, or in
+ * doubt), as they will be once it is applied (changes_expected: with every change on its way,
+ * the tuner's too): the tuner sees an operator's value before its agent reports it, and
+ * leaves that member be (a canary or rollout made or sent meanwhile would overwrite it). */
+static void track_expected(struct tuner *t, struct store_reader *rd, unsigned prio)
+{
+	/* (each half through its partial index: changes_out, changes_doubt; an OR of the two
+	 * conditions scanned the whole audit log) */
+#define OTHERS_OPEN(cond)                                                                                    \
+	"SELECT c.agent_id, a.role, c.kind, c.device, c.port FROM changes c JOIN agents a ON a.id = c.agent_id " \
+	"WHERE " cond " AND c.actor <> 'tuner' AND c.actor NOT LIKE 'tuner (%' AND "                            \
+	"(c.kind IN ('dcqcn', 'pfc') OR (c.kind = 'ecn' AND c.queue = ?1))"
+	static const char sql[] = OTHERS_OPEN("c.state IN ('pending', 'sent')") " UNION " OTHERS_OPEN("c.in_doubt = 1");
+#undef OTHERS_OPEN
+	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+	json_t *objs = json_array(), *o;
+	size_t i;
+
+	if (!st || !objs) {
+		json_decref(objs);
+		return;
+	}
+	sqlite3_bind_int(st, 1, (int)prio);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		json_array_append_new(objs, json_pack("[s,s,s,s,s]", (const char *)sqlite3_column_text(st, 0) ?: "",
+						      (const char *)sqlite3_column_text(st, 1) ?: "",
+						      (const char *)sqlite3_column_text(st, 2) ?: "",
+						      (const char *)sqlite3_column_text(st, 3) ?: "",
+						      (const char *)sqlite3_column_text(st, 4) ?: ""));
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	json_array_foreach(objs, i, o) {
+		const char *agent = json_string_value(json_array_get(o, 0)), *kind = json_string_value(json_array_get(o, 2));
+		enum change_kind k;
+		struct rf_err e = { 0 };
+		json_t *v = NULL;
+
+		if (change_kind_parse(kind, &k) < 0 ||
+		    changes_expected(rd, agent, k, json_string_value(json_array_get(o, 3)),
+				     json_string_value(json_array_get(o, 4)), k == CHANGE_ECN ? (int)prio : -2, &v, &e) < 0)
+			continue;
+		/* (none reported: nothing to lay the change over); a priority lossless as reported
+		 * stays so for Kmax until it is reported otherwise (a deadlock break on its way is
+		 * undone by its restore: the change path checks Kmax against either) */
+		if (v && (k != CHANGE_PFC || (json_integer_value(json_object_get(v, "enable")) >> prio) & 1))
+			track_one(t, agent, json_string_value(json_array_get(o, 1)), kind,
+				  json_string_value(json_array_get(o, 4)), v, prio);
+		json_decref(v);
+	}
+	json_decref(objs);
+}
+
 /* The ECN of every switch queue of prio and the DCQCN of every host, as last reported, and
  * each switch port's XOFF threshold; xoff_only: that alone (the tuner never changes PFC, so
- * what its agents reported is the newest even while a change of the tuner's is out). */
+ * what its agents reported is the newest even while a change of the tuner's is out).  Then
+ * the objects others have changes on their way to, as they will be (track_expected). */
 static void track(struct tuner *t, struct store_reader *rd, unsigned prio, bool xoff_only)
 {
 	/* a port's ECN before its PFC (kind in order): its XOFF threshold goes to a port tracked */
@@ -250,41 +344,19 @@ static void track(struct tuner *t, struct store_reader *rd, unsigned prio, bool 
 		return;
 	sqlite3_bind_int(st, 1, (int)prio);
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *agent = (const char *)sqlite3_column_text(st, 0) ?: "";
-		const char *role = (const char *)sqlite3_column_text(st, 1) ?: "";
 		const char *kind = (const char *)sqlite3_column_text(st, 2) ?: "";
 		json_t *v;
 
 		if (xoff_only && strcmp(kind, "pfc"))
 			continue;
 		v = json_loads((const char *)sqlite3_column_text(st, 4) ?: "", 0, NULL);
-		if (!strcmp(kind, "ecn") && !strcmp(role, "switch")) {
-			struct cc_tn_ecn e = { .kmin_bytes = reported_count(v, "kmin_bytes", 0, COUNT_MAX),
-					       .kmax_bytes = reported_count(v, "kmax_bytes", 0, COUNT_MAX),
-					       .pmax = num(v, "pmax", 0) };
-
-			cc_tn_track_port(t->tn, agent, (const char *)sqlite3_column_text(st, 3) ?: "", &e);
-		} else if (!strcmp(kind, "dcqcn") && !strcmp(role, "host")) {
-			struct cc_tn_dcqcn d = {
-				.min_time_between_cnps_us = num(v, "min_time_between_cnps", 4),
-				.rpg_time_reset_us = num(v, "rpg_time_reset", 300),
-				.rpg_ai_rate_mbps = num(v, "rpg_ai_rate", 5),
-				.rpg_hai_rate_mbps = num(v, "rpg_hai_rate", 50),
-				.rpg_byte_reset = reported_count(v, "rpg_byte_reset", 32767, COUNT_MAX),
-				.dce_tcp_g = (uint32_t)reported_count(v, "dce_tcp_g", 1019, UINT32_MAX),
-			};
-
-			cc_tn_track_host(t->tn, agent, &d);
-		} else if (!strcmp(kind, "pfc") && !strcmp(role, "switch") && json_is_object(v)) {
-			/* Kmax stays a control loop below XOFF where the priority is lossless */
-			int64_t x = (json_integer_value(json_object_get(v, "enable")) >> prio) & 1 ? validate_pfc_xoff(v) : 0;
-
-			cc_tn_track_xoff(t->tn, agent, (const char *)sqlite3_column_text(st, 3) ?: "", x > 0 ? (uint64_t)x : 0);
-		}
+		track_one(t, (const char *)sqlite3_column_text(st, 0) ?: "", (const char *)sqlite3_column_text(st, 1) ?: "",
+			  kind, (const char *)sqlite3_column_text(st, 3) ?: "", v, prio);
 		json_decref(v);
 	}
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
+	track_expected(t, rd, prio);
 }
 
 static void policy_in_force(struct tuner *t, const struct cc_tn_policy *p, const char *actor, const char *reason);
@@ -822,6 +894,31 @@ static unsigned lowest_prio(uint8_t prios)
 	return 3;
 }
 
+/* Under t->lock, a snapshot's lowest lossless priority: the one tuned from now on, unless the
+ * queues of the one tuned hold steps of the tuner's (their undos belong there: an operator's
+ * rollback lets the tuner move; GET /api/v1/cc says so meanwhile), or the saved state, which
+ * may hold some, is not back yet. */
+static void follow_prio(struct tuner *t, unsigned lowest)
+{
+	bool moved = (int)lowest != t->lowest;
+
+	t->lowest = (int)lowest;
+	if (t->prio_known && (lowest == t->prio || t->saved_st != SAVED_BACK))
+		return;
+	if (t->prio_known && cc_tn_queues_changed(t->tn)) {
+		if (moved)
+			log_warning("tuner", "priority %u is the lowest lossless one now: the tuner keeps to priority %u, "
+					     "whose queues hold its steps, until they are rolled back (POST "
+					     "/api/v1/cc/rollback)",
+				    lowest, t->prio);
+		return;
+	}
+	if (t->prio_known)
+		log_notice("tuner", "tuning priority %u (the lowest lossless one) instead of %u", lowest, t->prio);
+	t->prio = lowest;
+	t->prio_known = true;
+}
+
 /* Under t->lock, the fabric tracked and no change out: the saved state taken back.  Returns a
  * refused state's text and why (to keep aside: the caller saves it outside the lock), or
  * NULL. */
@@ -900,8 +997,8 @@ static int save_state(struct tuner *t)
 	n = json_array_size(t->order);
 	for (size_t i = n > HISTORY_SAVED ? n - HISTORY_SAVED : 0; hist && i < n; i++)
 		json_array_append(hist, json_object_get(t->history, json_string_value(json_array_get(t->order, i))));
-	doc = json_pack("{s:i,s:o,s:o,s:o}", "version", 1, "tuner", cc_tn_state_json(t->tn), "out", out, "history",
-			hist);
+	doc = json_pack("{s:i,s:i,s:o,s:o,s:o}", "version", 1, "prio", (int)t->prio, "tuner",
+			cc_tn_state_json(t->tn), "out", out, "history", hist);
 	/* the text under the lock: the records are the live ones */
 	if (doc)
 		text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
@@ -945,11 +1042,11 @@ int tuner_run(void *ctx, int64_t now)
 	}
 	if (!t->last_run_mono || snap)
 		t->last_run_mono = mono;
-	if (snap)
-		t->prio = lowest_prio(snap->prios);
-	prio = t->prio;
 	if (t->saved_st == SAVED_UNREAD)
 		load_saved(t, rd);
+	if (snap)
+		follow_prio(t, lowest_prio(snap->prios));
+	prio = t->prio;
 	/* what is set now, unless a change of the tuner's is still out (its agents have not
 	 * reported it yet: the tuner's own belief is the newer); the XOFF thresholds always (an
 	 * operator's lowered one stops a canary before it is sent: cc_tn_sendable) */
@@ -1257,6 +1354,8 @@ json_t *tuner_status(struct tuner *t)
 		json_object_set_new(o, "decisions", json_integer((json_int_t)t->decisions));
 		json_object_set_new(o, "proposals_made", json_integer((json_int_t)t->proposed));
 		json_object_set_new(o, "changes_in_flight", json_integer((json_int_t)t->napp));
+		json_object_set_new(o, "priority", json_integer(t->prio));
+		json_object_set_new(o, "lowest_lossless", t->lowest >= 0 ? json_integer(t->lowest) : json_null());
 		json_object_set_new(o, "last_decision", store_time_json(t->last_decision_ns));
 	}
 	pthread_mutex_unlock(&t->lock);

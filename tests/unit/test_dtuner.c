@@ -50,10 +50,11 @@ static void report_host(struct fixture *f, const char *host, json_t *dcqcn)
 					json_pack("{s:{s:[o]}}", "config", "dcqcn", dcqcn))));
 }
 
-/* The fast lane as the detector gives it to the tuner: the two links, nothing paused. */
-static struct cc_snap *lane(int64_t t_us)
+/* The fast lane as the detector gives it to the tuner: the two links, nothing paused,
+ * priority prio lossless. */
+static struct cc_snap *lane_at(int64_t t_us, unsigned prio)
 {
-	struct cc_snap *s = cc_snap_new(1u << 3, t_us, 100);
+	struct cc_snap *s = cc_snap_new((uint8_t)(1u << prio), t_us, 100);
 
 	assert_non_null(s);
 	cc_snap_node(s, "leaf0", CC_SWITCH);
@@ -69,13 +70,18 @@ static struct cc_snap *lane(int64_t t_us)
 		assert_int_equal(cc_snap_link(s, (uint32_t)x, (uint32_t)y), 0);
 	}
 	for (uint32_t p = 0; p < s->nports; p++) {
-		s->ports[p].lossless = 1u << 3;
+		s->ports[p].lossless = (uint8_t)(1u << prio);
 		s->ports[p].speed_mbps = 100000;
-		cc_snap_set(s, p, "prio_tx_bytes", 3, 1000);
-		cc_snap_set(s, p, "pfc_rx_pause_duration_us", 3, 0);
+		cc_snap_set(s, p, "prio_tx_bytes", prio, 1000);
+		cc_snap_set(s, p, "pfc_rx_pause_duration_us", prio, 0);
 	}
 	cc_snap_finish(s);
 	return s;
+}
+
+static struct cc_snap *lane(int64_t t_us)
+{
+	return lane_at(t_us, 3);
 }
 
 /* The member of outside_policy named node (and port), NULL when not listed. */
@@ -152,13 +158,18 @@ static json_t *dcqcn(void)
 			 5, "rpg_hai_rate", 50, "rpg_byte_reset", 32767, "dce_tcp_g", 1019);
 }
 
-static void pass(struct tuner *t, int64_t t_us)
+static void pass_at(struct tuner *t, int64_t t_us, unsigned prio)
 {
-	struct cc_snap *s = lane(t_us);
+	struct cc_snap *s = lane_at(t_us, prio);
 
 	tuner_observe(t, s);
 	cc_snap_free(s);
 	assert_int_equal(tuner_run(t, tu_now_ns()), 0);
+}
+
+static void pass(struct tuner *t, int64_t t_us)
+{
+	pass_at(t, t_us, 3);
 }
 
 /* An operator lowers a switch port's XOFF threshold while a change set of the tuner's is out
@@ -240,11 +251,285 @@ static void test_xoff_tracked_while_a_change_is_out(void **state)
 	fx_close(&f);
 }
 
+/* leaf0 of report_leaf_pfc with priority `lossless` lossless (XOFF 2 MB) and ECN on queues 3
+ * and 4 of both ports, Pmax pmax[port][queue - 3]: its agent applies the commands it was sent
+ * last (cmds, stolen; NULL: none) to pmax and reports so.  The commands of the answer. */
+static json_t *leaf_agent(struct fixture *f, unsigned lossless, double pmax[2][2], json_t *cmds)
+{
+	json_t *ports = json_array(), *ecn = json_array(), *pfc = json_array(), *extra, *c, *results = json_array();
+	size_t i;
+
+	json_array_foreach(cmds, i, c) {
+		json_t *pa = json_object_get(c, "params");
+		int port = !strcmp(json_string_value(json_object_get(pa, "port")) ?: "", "h1");
+		int q = (int)json_integer_value(json_object_get(pa, "queue"));
+
+		assert_true(q == 3 || q == 4);
+		assert_non_null(json_object_get(pa, "pmax"));
+		pmax[port][q - 3] = json_number_value(json_object_get(pa, "pmax"));
+		json_array_append_new(results, json_pack("{s:O,s:s}", "id", json_object_get(c, "id"), "outcome",
+							 "applied"));
+	}
+	json_decref(cmds);
+	for (int p = 0; p < 2; p++) {
+		char port[16];
+
+		snprintf(port, sizeof(port), "h%d", p);
+		json_array_append_new(ports, json_pack("{s:s,s:s,s:I,s:{s:s,s:s}}", "port", port, "state", "up",
+						       "speed_mbps", (json_int_t)100000, "neighbor", "system", port,
+						       "port", "nic0:1"));
+		for (int q = 3; q <= 4; q++)
+			json_array_append_new(ecn, json_pack("{s:s,s:s,s:i,s:b,s:I,s:I,s:f}", "device", "leaf0", "port",
+							     port, "queue", q, "enabled", 1, "kmin_bytes",
+							     (json_int_t)20000, "kmax_bytes", (json_int_t)400000, "pmax",
+							     pmax[p][q - 3]));
+		json_array_append_new(pfc, json_pack("{s:s,s:s,s:i,s:s,s:I}", "device", "leaf0", "port", port, "enable",
+						     1 << lossless, "mode", "static", "xoff_bytes", (json_int_t)2000000));
+	}
+	extra = json_pack("{s:{s:o,s:o},s:o}", "config", "ecn", ecn, "pfc", pfc, "command_results", results);
+	c = fx_report(f, fx_doc(f, "leaf0", "switch", tu_now_ns(),
+				json_pack("[{s:s,s:s,s:s,s:o}]", "name", "leaf0", "kind", "switch", "driver", "sim",
+					  "ports", ports),
+				extra));
+	store_flush(f->st);
+	return c;
+}
+
+/* The tuner's priority, and the lowest lossless one it saw last (-1: null). */
+static void assert_prio(struct tuner *t, int prio, int lowest)
+{
+	json_t *st = tuner_status(t), *low;
+
+	assert_int_equal(json_integer_value(json_object_get(st, "priority")), prio);
+	low = json_object_get(st, "lowest_lossless");
+	assert_int_equal(json_is_null(low) ? -1 : json_integer_value(low), lowest);
+	json_decref(st);
+}
+
+/* Every change stored is of queue 3: (how many). */
+static size_t changes_on_queue_3(struct fixture *f)
+{
+	struct changes_filter cf = { .queue = -2, .limit = 100 };
+	struct store_reader *rd = store_reader_get(f->st);
+	struct rf_err e = { 0 };
+	json_t *ch = NULL, *c;
+	size_t i, n;
+
+	assert_non_null(rd);
+	assert_int_equal(changes_list(rd, &cf, &ch, &e), 0);
+	store_reader_put(f->st, rd);
+	json_array_foreach(json_object_get(ch, "items"), i, c)
+		assert_int_equal(json_integer_value(json_object_get(json_object_get(c, "target"), "queue")), 3);
+	n = json_array_size(json_object_get(ch, "items"));
+	json_decref(ch);
+	return n;
+}
+
+/* Priority 4 becomes the lowest lossless one while the tuner's step on priority 3 is under way:
+ * the step goes on, and is undone, on the queue of priority 3, across a restart (the saved
+ * state names the priority), and the tuner moves to priority 4 once nothing of its is left
+ * there.  Before, every pass tuned the lowest lossless priority of its snapshot: the canary
+ * made for queue 3, and the undo of a step applied there, went to queue 4. */
+static void test_priority_kept_while_its_queues_hold_steps(void **state)
+{
+	struct tuner_opts o = { .interval_ns = 1, .deadline_ns = 60 * NSEC_PER_SEC, .mode = CC_TN_ADVISE };
+	double pmax[2][2] = { { 0.5, 0.5 }, { 0.5, 0.5 } };
+	json_t *v, *p, *st, *cmds;
+	struct rf_err e = { 0 };
+	struct tuner *t;
+	struct fixture f;
+	int64_t at = 0;
+	size_t i;
+	int n;
+
+	(void)state;
+	fx_open(&f);
+	json_decref(leaf_agent(&f, 3, pmax, NULL));
+	report_host(&f, "h0", dcqcn());
+	report_host(&f, "h1", dcqcn());
+	store_flush(f.st);
+	assert_int_equal(tuner_new(f.st, &o, &t), 0);
+	assert_prio(t, 3, -1);
+	v = json_pack("{s:f}", "pmax_ceiling", 0.3);
+	assert_int_equal(tuner_set_policy(t, v, "ops", NULL, &e), 0);
+	json_decref(v);
+	for (n = 0, v = NULL, p = NULL; n < 20 && !p; n++) {
+		json_decref(v);
+		pass(t, at += 100);
+		v = tuner_proposals(t, false);
+		json_array_foreach(v, i, st)
+			if (!strcmp(json_string_value(json_object_get(st, "class")) ?: "", "tor_down"))
+				p = st;
+	}
+	assert_non_null(p);
+	assert_prio(t, 3, 3);
+	/* the waiting canary was made for queue 3: the tuner stays there */
+	json_decref(leaf_agent(&f, 4, pmax, NULL));
+	pass_at(t, at += 100, 4);
+	assert_prio(t, 3, 4);
+	assert_int_equal(tuner_decide(t, (uint64_t)json_integer_value(json_object_get(p, "id")), true, "ops", NULL,
+				      &st, &e),
+			 0);
+	json_decref(st);
+	json_decref(v);
+	pass_at(t, at += 100, 4); /* the canary goes out */
+	assert_int_equal(changes_on_queue_3(&f), 1);
+	cmds = leaf_agent(&f, 4, pmax, NULL);
+	assert_int_equal(json_array_size(cmds), 1);
+	json_decref(leaf_agent(&f, 4, pmax, cmds)); /* applied: one port at Pmax 0.3 on queue 3 */
+	assert_true(pmax[0][0] == 0.3 || pmax[1][0] == 0.3);
+	pass_at(t, at += 100, 4);
+	st = tuner_status(t);
+	assert_int_equal(json_integer_value(json_object_get(st, "changes_in_flight")), 0);
+	assert_int_equal(json_array_size(json_object_get(st, "steps_in_progress")), 1);
+	json_decref(st);
+	assert_prio(t, 3, 4);
+	/* a restart: the step under way is rolled back, on queue 3 (the saved state's priority;
+	 * the policy widened first, or Pmax 0.5 would be no value to go back to) */
+	v = json_pack("{s:f}", "pmax_ceiling", 1.0);
+	assert_int_equal(tuner_set_policy(t, v, "ops", NULL, &e), 0);
+	json_decref(v);
+	tuner_free(t);
+	assert_int_equal(tuner_new(f.st, &o, &t), 0);
+	for (n = 0; n < 4 && changes_on_queue_3(&f) < 2; n++)
+		pass_at(t, at += 100, 4);
+	assert_int_equal(changes_on_queue_3(&f), 2);
+	assert_prio(t, 3, 4);
+	cmds = leaf_agent(&f, 4, pmax, NULL);
+	assert_int_equal(json_array_size(cmds), 1);
+	json_decref(leaf_agent(&f, 4, pmax, cmds));
+	assert_true(pmax[0][0] == 0.5 && pmax[1][0] == 0.5 && pmax[0][1] == 0.5 && pmax[1][1] == 0.5);
+	/* the rollback's outcome ends the step at this decision; nothing of the tuner's left on
+	 * queue 3: priority 4 from the next one on */
+	pass_at(t, at += 100, 4);
+	assert_prio(t, 3, 4);
+	pass_at(t, at += 100, 4);
+	assert_prio(t, 4, 4);
+	st = tuner_status(t);
+	assert_int_equal(json_integer_value(json_object_get(st, "changes_in_flight")), 0);
+	assert_int_equal(json_array_size(json_object_get(st, "steps_in_progress")), 0);
+	json_decref(st);
+	tuner_free(t);
+	fx_close(&f);
+}
+
+/* The tor_down proposal of a phase (canary, rollout) in the tuner's list, NULL: none (borrowed
+ * from v). */
+static json_t *proposal_of(json_t *v, const char *phase)
+{
+	size_t i;
+	json_t *p;
+
+	json_array_foreach(v, i, p)
+		if (!strcmp(json_string_value(json_object_get(p, "class")) ?: "", "tor_down") &&
+		    !strcmp(json_string_value(json_object_get(p, "phase")) ?: "", phase))
+			return p;
+	return NULL;
+}
+
+/* An operator's change of a switch queue's Pmax, stored, not yet applied. */
+static void operator_sets_pmax(struct fixture *f, const char *port, double pmax)
+{
+	json_t *params = json_pack("{s:f}", "pmax", pmax), *entries = NULL, *entry;
+	struct store_reader *rd = store_reader_get(f->st);
+	struct rf_err e = { 0 };
+	struct change_set cs;
+	int64_t batch = 0;
+	size_t i;
+
+	assert_non_null(rd);
+	assert_int_equal(change_set_init(&cs, CHANGE_ECN, true, params), 0);
+	json_decref(params);
+	assert_int_equal(changes_lookup(rd, "switch", CHANGE_ECN, "leaf0", NULL, port, 3, &entries, &e), 0);
+	json_array_foreach(entries, i, entry)
+		assert_int_equal(change_set_add(rd, &cs, "leaf0", entry, &e), 0);
+	json_decref(entries);
+	assert_int_equal(change_set_check(&cs, true, &e), 0);
+	assert_int_equal(change_set_commit(f->st, &cs, "ops", "by hand", tu_now_ns() + 60 * NSEC_PER_SEC, &batch, &e),
+			 0);
+	change_set_fini(&cs);
+	store_reader_put(f->st, rd);
+	store_flush(f->st);
+}
+
+/* An operator sets a port by hand while the tuner's canary is judged: the tuner sees the
+ * change on its way (before the agent reports it), and its rollout leaves that port be.
+ * Before, the tuner believed what the agents had reported, and the rollout overwrote the
+ * operator's value. */
+static void test_rollout_leaves_out_what_an_operator_set(void **state)
+{
+	struct tuner_opts o = { .interval_ns = 1, .deadline_ns = 60 * NSEC_PER_SEC, .mode = CC_TN_ADVISE };
+	double pmax[2][2] = { { 0.5, 0.5 }, { 0.5, 0.5 } };
+	struct changes_filter cf = { .queue = -2, .limit = 100 };
+	json_t *v, *p, *st, *cmds, *ch = NULL;
+	struct store_reader *rd;
+	struct rf_err e = { 0 };
+	struct tuner *t;
+	struct fixture f;
+	int64_t at = 0;
+	int n;
+
+	(void)state;
+	fx_open(&f);
+	json_decref(leaf_agent(&f, 3, pmax, NULL));
+	report_host(&f, "h0", dcqcn());
+	report_host(&f, "h1", dcqcn());
+	store_flush(f.st);
+	assert_int_equal(tuner_new(f.st, &o, &t), 0);
+	v = json_pack("{s:f}", "pmax_ceiling", 0.3);
+	assert_int_equal(tuner_set_policy(t, v, "ops", NULL, &e), 0);
+	json_decref(v);
+	for (n = 0, v = NULL; n < 20 && !proposal_of(v, "canary"); n++) {
+		json_decref(v);
+		pass(t, at += 100);
+		v = tuner_proposals(t, false);
+	}
+	p = proposal_of(v, "canary");
+	assert_non_null(p);
+	assert_int_equal(tuner_decide(t, (uint64_t)json_integer_value(json_object_get(p, "id")), true, "ops", NULL,
+				      &st, &e),
+			 0);
+	json_decref(st);
+	json_decref(v);
+	pass(t, at += 100);
+	cmds = leaf_agent(&f, 3, pmax, NULL);
+	assert_int_equal(json_array_size(cmds), 1);
+	json_decref(leaf_agent(&f, 3, pmax, cmds));
+	cf.port = pmax[0][0] == 0.3 ? "h1" : "h0"; /* the port the canary left */
+	/* the operator sets that port to 0.2 (inside the policy); its agent has not applied it */
+	operator_sets_pmax(&f, cf.port, 0.2);
+	/* the canary is judged, the step completes */
+	for (n = 0, st = NULL; n < 40 && (!st || json_array_size(json_object_get(st, "steps_in_progress"))); n++) {
+		json_decref(st);
+		pass(t, at += 100);
+		st = tuner_status(t);
+	}
+	assert_int_equal(json_array_size(json_object_get(st, "steps_in_progress")), 0);
+	assert_int_equal(json_integer_value(json_object_get(st, "changes_in_flight")), 0);
+	json_decref(st);
+	v = tuner_history(t);
+	assert_non_null(proposal_of(v, "rollout"));
+	json_decref(v);
+	/* nothing of the tuner's went to that port: the operator's change is the only one there */
+	rd = store_reader_get(f.st);
+	assert_non_null(rd);
+	assert_int_equal(changes_list(rd, &cf, &ch, &e), 0);
+	store_reader_put(f.st, rd);
+	assert_int_equal(json_array_size(json_object_get(ch, "items")), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(ch, "items"), 0), "actor")),
+			    "ops");
+	json_decref(ch);
+	tuner_free(t);
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reported_values_out_of_range),
 		cmocka_unit_test(test_xoff_tracked_while_a_change_is_out),
+		cmocka_unit_test(test_priority_kept_while_its_queues_hold_steps),
+		cmocka_unit_test(test_rollout_leaves_out_what_an_operator_set),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

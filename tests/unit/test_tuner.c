@@ -509,6 +509,53 @@ static void test_canary_then_rollout(void **state)
 	cc_tn_free(t);
 }
 
+/* A rollout checked again as it is sent (a pass or more after it was made: an operator's
+ * approval, its targets changing under it): a member set since it was made, and one whose
+ * XOFF threshold now refuses the value, are left out, said in its error; the rest goes. */
+static void test_rollout_trimmed_when_sent(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO);
+	struct canary_look cl = { .t = t, .better = true };
+	struct cc_tn_ecn set = ecn0;
+	struct cc_tn_proposal *p;
+	size_t changed = 0, n;
+	int64_t i = 1;
+
+	(void)state;
+	for (; i <= 2; i++)
+		assert_int_equal(run(t, i, deep_down, NULL), 0);
+	assert_int_equal(run(t, i++, deep_down, NULL), 1);
+	apply_all(t, 8, &changed);
+	for (unsigned k = 1; k < cc_tn_defaults.canary_intervals; k++)
+		assert_int_equal(run(t, i++, canary_look, &cl), 0);
+	assert_int_equal(run(t, i++, canary_look, &cl), 1);
+	p = one(t);
+	assert_int_equal(p->phase, CC_TN_ROLLOUT);
+	n = p->nchanges;
+	assert_true(n >= 2);
+	assert_int_equal(cc_tn_sendable(t, p->id), 0);
+	assert_int_equal(p->nchanges, n); /* nothing changed since: all of it */
+	assert_string_equal(p->error, "");
+	/* an operator sets one member's Kmin; another's XOFF falls to within loop_bytes of Kmax */
+	set.kmin_bytes = 15000;
+	assert_int_equal(cc_tn_track_port(t, p->changes[0].node, p->changes[0].port, &set), 0);
+	assert_int_equal(cc_tn_track_xoff(t, p->changes[1].node, p->changes[1].port, 500000), 0);
+	assert_int_equal(cc_tn_sendable(t, p->id), 0);
+	assert_int_equal(p->nchanges, n - 2);
+	assert_non_null(strstr(p->error, "2 members left out"));
+	assert_non_null(strstr(p->error, "kmin_bytes is 15000 now, not 20000"));
+	/* the rest goes out; the step completes without the two */
+	apply_all(t, 8, &changed);
+	for (int k = 0; k < 20 && !step_over(t, p->step); k++) {
+		run(t, i++, canary_look, &cl);
+		if (!step_over(t, p->step))
+			apply_all(t, 8, &changed);
+	}
+	assert_true(step_over(t, p->step));
+	assert_int_equal(changed, 6);
+	cc_tn_free(t);
+}
+
 /* The probes are a safety signal: a step that the canary's queues call good is rolled back
  * when the pingmesh's tail latency blows up while it is under way; without that rise the same
  * step rolls out (the control). */
@@ -3136,6 +3183,7 @@ int main(void)
 		cmocka_unit_test(test_policy_json),
 		cmocka_unit_test(test_invariants),
 		cmocka_unit_test(test_canary_then_rollout),
+		cmocka_unit_test(test_rollout_trimmed_when_sent),
 		cmocka_unit_test(test_forced_bad_step_rolled_back),
 		cmocka_unit_test(test_probe_p99_rolls_back),
 		cmocka_unit_test(test_state_across_restart),

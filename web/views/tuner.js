@@ -65,7 +65,8 @@ export async function render(root, ctx) {
     const [proposals, history] = await Promise.all([api('/api/v1/cc/proposals?all=true'), api('/api/v1/cc/history')]);
     const sig = cc.signals || {};
     put(status, 
-      h('div', { class: 'card' }, h('h2', {}, 'Mode'), h('p', { class: 'big', id: 'cc-mode' }, cc.mode), h('p', {}, `state ${cc.state} · ${cc.decisions} decisions every ${cc.interval_ms / 1000} s · last ${fmtTime(cc.last_decision)}`),
+      h('div', { class: 'card' }, h('h2', {}, 'Mode'), h('p', { class: 'big', id: 'cc-mode' }, cc.mode), h('p', {}, `state ${cc.state} · priority ${cc.priority} · ${cc.decisions} decisions every ${cc.interval_ms / 1000} s · last ${fmtTime(cc.last_decision)}`),
+        cc.lowest_lossless != null && cc.lowest_lossless !== cc.priority ? h('p', { class: 'note', id: 'cc-priority' }, `Priority ${cc.lowest_lossless} is the lowest lossless one: the tuner moves to it once its steps on priority ${cc.priority} are undone (rocefabctl cc rollback).`) : null,
         cc.restoring ? h('p', { class: 'note', id: 'cc-restoring' }, 'Restoring: the state saved before rocefabd started, if any, comes back at the first decision once the agents reported (a step under way then rolls back).') : null,
         cc.host_classes_pending ? h('p', { class: 'note' }, 'New host classes wait until the step under way in a host class is done.') : null,
         (cc.empty_host_classes || []).map((x) => h('p', { class: 'note' }, `Host class ${x.name}: no host matches ${x.hosts}.`))),
