@@ -628,7 +628,9 @@ void print_alerts(FILE *f, const json_t *d)
 
 void print_alert(FILE *f, const json_t *a)
 {
-	const json_t *acked = json_object_get(a, "acked");
+	const json_t *acked = json_object_get(a, "acked"), *m;
+	struct strs s = { 0 };
+	size_t i;
 
 	fprintf(f, "alert %lld %s %s: %s (%s)\n", (long long)json_integer_value(json_object_get(a, "id")),
 		json_string_value(json_object_get(a, "kind")) ?: "?", json_string_value(json_object_get(a, "subject")) ?: "?",
@@ -636,6 +638,16 @@ void print_alert(FILE *f, const json_t *a)
 	if (json_is_object(acked))
 		fprintf(f, "acknowledged by %s at %s\n", json_string_value(json_object_get(acked, "by")) ?: "?",
 			json_string_value(json_object_get(acked, "at")) ?: "?");
+	/* an operator's name and reason: made printable */
+	json_array_foreach(json_object_get(a, "mitigations"), i, m) {
+		fprintf(f, "mitigated by %s at %s: change %lld", str(&s, m, "by") ?: "?",
+			json_string_value(json_object_get(m, "at")) ?: "?",
+			(long long)json_integer_value(json_object_get(m, "change")));
+		if (json_object_get(m, "reason"))
+			fprintf(f, " (%s)", str(&s, m, "reason") ?: "?");
+		fputc('\n', f);
+	}
+	strs_fini(&s);
 }
 
 void print_detector(FILE *f, const json_t *d)
@@ -671,8 +683,9 @@ static void more_note(FILE *f, const json_t *d, size_t n)
 
 void print_changes(FILE *f, const json_t *d)
 {
-	static const char *const h[] = { "ID", "STATE",   "KIND",  "TARGET", "PARAMS",
-					 "BY", "CREATED", "ERROR", NULL };
+	/* the reason last: a controller's is long */
+	static const char *const h[] = { "ID", "STATE",	  "KIND",  "TARGET", "PARAMS",
+					 "BY", "CREATED", "ERROR", "REASON", NULL };
 	const json_t *items = json_object_get(d, "items") ?: json_object_get(d, "changes");
 	struct strs s = { 0 };
 	struct table *t;
@@ -728,7 +741,8 @@ void print_changes(FILE *f, const json_t *d)
 			const char *row[] = { str(&s, c, "id"),      state,
 					      str(&s, tg, "kind"),   target,
 					      params ? params : "",  str(&s, c, "actor"),
-					      str(&s, c, "created"), err ? err : "" };
+					      str(&s, c, "created"), err ? err : "",
+					      str(&s, c, "reason") ?: "" };
 
 			table_row(t, row);
 		}
@@ -832,10 +846,15 @@ void print_cc(FILE *f, const json_t *d)
 	const char *k;
 
 	if (json_is_object(d) && json_object_get(d, "signals")) { /* the status */
-		fprintf(f, "mode %s, %s; every %lld ms: %lld decisions, %lld steps begun (%lld rolled back), %lld "
+		json_t *prio = json_object_get(d, "priority"), *low = json_object_get(d, "lowest_lossless");
+		char ps[40] = "";
+
+		if (json_is_integer(prio))
+			snprintf(ps, sizeof(ps), ", priority %lld", (long long)json_integer_value(prio));
+		fprintf(f, "mode %s, %s%s; every %lld ms: %lld decisions, %lld steps begun (%lld rolled back), %lld "
 			   "proposals, %lld change sets in flight\n",
 			json_string_value(json_object_get(d, "mode")) ?: "?",
-			json_string_value(json_object_get(d, "state")) ?: "?",
+			json_string_value(json_object_get(d, "state")) ?: "?", ps,
 			(long long)json_integer_value(json_object_get(d, "interval_ms")),
 			(long long)json_integer_value(json_object_get(d, "decisions")),
 			(long long)json_integer_value(json_object_get(d, "steps")),
@@ -851,6 +870,10 @@ void print_cc(FILE *f, const json_t *d)
 				fprintf(f, " %s=%.15g", kk, json_number_value(v)); /* bytes whole, not 3e+06 */
 			fputc('\n', f);
 		}
+		if (json_is_integer(prio) && json_is_integer(low) && json_integer_value(low) != json_integer_value(prio))
+			fprintf(f, "  priority %lld is the lowest lossless one: the tuner moves to it once its steps on "
+				   "priority %lld are undone (rocefabctl cc rollback)\n",
+				(long long)json_integer_value(low), (long long)json_integer_value(prio));
 		if (json_is_true(json_object_get(d, "restoring")))
 			fprintf(f, "  restoring: the state saved before this start, if any, comes back at the first "
 				   "decision once the agents reported (a step under way then rolls back)\n");

@@ -55,10 +55,14 @@ void table_print(struct table *t, FILE *f)
 				w[c] = n;
 		}
 	for (size_t r = 0; r < t->nrows; r++) {
-		for (size_t c = 0; c < t->ncols; c++) {
+		size_t last = t->ncols; /* the row's last cell with text: none after it padded */
+
+		while (last > 1 && !(t->cells[r * t->ncols + last - 1] ?: "")[0])
+			last--;
+		for (size_t c = 0; c < last; c++) {
 			const char *s = t->cells[r * t->ncols + c];
 
-			if (c + 1 == t->ncols)
+			if (c + 1 == last)
 				fprintf(f, "%s", s ? s : "");
 			else
 				fprintf(f, "%-*s  ", (int)w[c], s ? s : "");

@@ -198,7 +198,9 @@ int alerts_sync(struct store *s, const char *source, const char *const *kinds,
 	return r;
 }
 
-#define ALERT_COLS "id, kind, subject, state, first_ns, last_ns, cleared_ns, evidence, details, acked_ns, acked_by"
+#define ALERT_COLS                                                                                           \
+	"id, kind, subject, state, first_ns, last_ns, cleared_ns, evidence, details, acked_ns, acked_by, " \
+	"mitigations"
 
 static json_t *alert_row(sqlite3_stmt *st, const void *ctx)
 {
@@ -227,6 +229,14 @@ static json_t *alert_row(sqlite3_stmt *st, const void *ctx)
 				    ? json_null()
 				    : json_pack("{s:o,s:o}", "by", store_col_text(st, 10), "at",
 						store_time_json(sqlite3_column_int64(st, 9))));
+	{
+		const char *m = (const char *)sqlite3_column_text(st, 11);
+		json_t *a = m ? json_loads(m, 0, NULL) : NULL;
+
+		json_object_set_new(o, "mitigations", json_is_array(a) ? a : json_array());
+		if (a && !json_is_array(a))
+			json_decref(a);
+	}
 	return o;
 }
 
@@ -287,6 +297,81 @@ static int ack_apply(struct store_job *sj, struct store *s)
 	if (sqlite3_changes(store_writer_db(s)) == 0)
 		return -ENOENT;
 	store_note_row(s, ALERTS_TABLE, j->id);
+	return 0;
+}
+
+struct mitigated_job {
+	struct store_job job;
+	int64_t id, now, change;
+	const char *actor, *reason;
+};
+
+static int mitigated_apply(struct store_job *sj, struct store *s)
+{
+	struct mitigated_job *j = (struct mitigated_job *)sj;
+	sqlite3_stmt *st = store_stmt(s, "SELECT mitigations FROM alerts WHERE id = ?");
+	json_t *list = NULL, *m;
+	char *text;
+	int r;
+
+	if (!st)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, j->id);
+	if ((r = sqlite3_step(st)) != SQLITE_ROW) {
+		sqlite3_reset(st);
+		return r == SQLITE_DONE ? -ENOENT : -EIO;
+	}
+	if (sqlite3_column_type(st, 0) != SQLITE_NULL)
+		list = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
+	sqlite3_reset(st);
+	if (!json_is_array(list)) { /* none yet (or unreadable: a new list) */
+		json_decref(list);
+		list = json_array();
+	}
+	m = json_pack("{s:s,s:o,s:I}", "by", j->actor, "at", store_time_json(j->now), "change", (json_int_t)j->change);
+	if (m && j->reason)
+		json_object_set_new(m, "reason", json_string(j->reason));
+	if (!list || !m || json_array_append_new(list, m) < 0) {
+		json_decref(list);
+		return -ENOMEM;
+	}
+	while (json_array_size(list) > ALERT_MITIGATIONS_MAX)
+		json_array_remove(list, 0);
+	text = json_dumps(list, JSON_COMPACT);
+	json_decref(list);
+	if (!text)
+		return -ENOMEM;
+	st = store_stmt(s, "UPDATE alerts SET mitigations = ? WHERE id = ?");
+	if (!st) {
+		free(text);
+		return -EIO;
+	}
+	sqlite3_bind_text(st, 1, text, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 2, j->id);
+	r = store_step(st);
+	free(text);
+	if (r < 0)
+		return r;
+	store_note_row(s, ALERTS_TABLE, j->id);
+	return 0;
+}
+
+int alerts_mitigated(struct store *s, int64_t id, const char *actor, const char *reason, int64_t change,
+		     int64_t now, struct rf_err *e)
+{
+	struct mitigated_job j = { .job = { .apply = mitigated_apply },
+				   .id = id,
+				   .now = now,
+				   .change = change,
+				   .actor = actor,
+				   .reason = reason };
+	int r = store_submit_wait(s, &j.job);
+
+	if (r == -ENOENT)
+		return rf_err_set(e, -ENOENT, "NO_SUCH_ALERT", NULL, "no alert %lld", (long long)id);
+	if (r < 0)
+		return rf_err_set(e, r, r == -EAGAIN ? "BUSY" : "STORE_ERROR", NULL,
+				  "the mitigation could not be recorded on the alert: %s", strerror(-r));
 	return 0;
 }
 

@@ -52,5 +52,11 @@ int alerts_get(struct store_reader *rd, int64_t id, json_t **ret, struct rf_err 
 /* Acknowledges an alert (a store job; waits for its commit): by whom and when.  -ENOENT
  * (NO_SUCH_ALERT). */
 int alerts_ack(struct store *s, int64_t id, const char *actor, int64_t now, struct rf_err *e);
+/* Records on an alert the mitigation an operator asked for (a store job; waits for its
+ * commit): by whom, when, why (NULL: no reason) and the change it queued; the alert keeps its
+ * last ALERT_MITIGATIONS_MAX.  -ENOENT (NO_SUCH_ALERT). */
+#define ALERT_MITIGATIONS_MAX 32
+int alerts_mitigated(struct store *s, int64_t id, const char *actor, const char *reason, int64_t change,
+		     int64_t now, struct rf_err *e);
 
 #endif

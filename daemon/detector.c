@@ -1398,6 +1398,14 @@ int detector_mitigate(struct detector *d, int64_t alert, const char *actor, cons
 	if ((r = act(d, rd, &a, who, &change, e)) < 0)
 		goto out;
 	log_notice("detector", "change %lld (asked by %s): %s", (long long)change, actor, a.reason);
+	{
+		/* on the alert too: the change is queued whatever comes of this (it names the
+		 * caller and the reason itself) */
+		struct rf_err e2 = { 0 };
+
+		if (alerts_mitigated(d->store, alert, actor, reason, change, tu_now_ns(), &e2) < 0)
+			log_warning("detector", "alert %lld: %s", (long long)alert, e2.msg);
+	}
 	*ret = json_pack("{s:I,s:o,s:I}", "alert", (json_int_t)alert, "action", cc_dl_action_json(&a), "change",
 			 (json_int_t)change);
 out:

@@ -194,6 +194,9 @@ static const char *const migrations[] = {
 	"CREATE TABLE settings_log(id INTEGER PRIMARY KEY AUTOINCREMENT, t_ns INTEGER NOT NULL,"
 	"  key TEXT NOT NULL, actor TEXT NOT NULL, reason TEXT, old TEXT, new TEXT NOT NULL);"
 	"CREATE INDEX settings_log_key ON settings_log(key, id);",
+	/* 12 -> 13: the mitigations operators asked for on an alert (alerts_mitigated): a JSON
+	 * array of {by, at, reason, change}, oldest first; NULL: none */
+	"ALTER TABLE alerts ADD COLUMN mitigations TEXT;",
 };
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,
 	       "STORE_SCHEMA_VERSION is the number of migrations");

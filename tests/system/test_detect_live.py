@@ -160,6 +160,9 @@ def test_live_advise_changes_nothing_until_mitigated(world):
                   what="the change applied")
     assert ch["actor"] == "detector (asked by ops)", ch
     assert ch["reason"].endswith("; asked by ops: " + why) and ch["reason"].startswith("pause_storm #"), ch
+    # the alert says who mitigated it, when, why and with which change
+    m = [x for x in c.json("/api/v1/alerts")["items"] if x["id"] == a["id"]][0]["mitigations"]
+    assert [(x["by"], x.get("reason"), x["change"]) for x in m] == [("ops", why, r.json()["change"])], m
     # acknowledged: still active, with who and when
     r = ops.post(f"/api/v1/alerts/{a['id']}/ack")
     assert r.status_code == 200 and r.json()["acked"]["by"] == "ops" and r.json()["state"] == "active", r.text
@@ -170,6 +173,7 @@ def test_live_advise_changes_nothing_until_mitigated(world):
     assert "storms advise" in out and "pause_storm" in out and "[mitigated]" in out, out
     r = ctl(d, "ops", "ack", str(a["id"]))
     assert r.returncode == 0 and "acknowledged by ops" in r.stdout, r.stdout + r.stderr
+    assert f"mitigated by ops at {m[0]['at']}: change {m[0]['change']} ({why})" in r.stdout, r.stdout
     r = ctl(d, "ops", "mitigate", str(a["id"]))
     assert r.returncode != 0 and "MITIGATED" in r.stderr, r.stdout + r.stderr
 

@@ -143,6 +143,31 @@ static void test_alerts_details_and_ack(void **state)
 	assert_int_equal(alerts_get(rd, id, &a, &e), 0);
 	assert_string_equal(json_string_value(json_object_get(json_object_get(a, "acked"), "by")), "ops");
 	assert_string_equal(json_string_value(json_object_get(a, "state")), "active");
+	assert_int_equal(json_array_size(json_object_get(a, "mitigations")), 0);
+	json_decref(a);
+	store_reader_put(f.st, rd);
+	/* mitigated by operators: who, when, why (none: no member) and the change, oldest first,
+	 * the last ALERT_MITIGATIONS_MAX */
+	assert_int_equal(alerts_mitigated(f.st, 999, "ops", NULL, 1, 3000, &e), -ENOENT);
+	for (int i = 1; i <= ALERT_MITIGATIONS_MAX + 2; i++)
+		assert_int_equal(alerts_mitigated(f.st, id, i % 2 ? "ops" : "noc", i % 2 ? "INC-7" : NULL, i,
+						  3000 + i, &e),
+				 0);
+	rd = store_reader_get(f.st);
+	assert_int_equal(alerts_get(rd, id, &a, &e), 0);
+	{
+		json_t *m = json_object_get(a, "mitigations"), *first = json_array_get(m, 0),
+		       *last = json_array_get(m, ALERT_MITIGATIONS_MAX - 1);
+
+		assert_int_equal(json_array_size(m), ALERT_MITIGATIONS_MAX);
+		assert_int_equal(json_integer_value(json_object_get(first, "change")), 3);
+		assert_string_equal(json_string_value(json_object_get(first, "by")), "ops");
+		assert_string_equal(json_string_value(json_object_get(first, "reason")), "INC-7");
+		assert_int_equal(json_integer_value(json_object_get(last, "change")), ALERT_MITIGATIONS_MAX + 2);
+		assert_string_equal(json_string_value(json_object_get(last, "by")), "noc");
+		assert_null(json_object_get(last, "reason"));
+		assert_true(json_is_string(json_object_get(last, "at")));
+	}
 	json_decref(a);
 	store_reader_put(f.st, rd);
 	fx_close(&f);

@@ -797,7 +797,7 @@ static const char changes_json[] =
 	"  'target': {'kind': 'ecn', 'agent': 'leaf0', 'role': 'switch', 'port': 'h0', 'queue': "
 	"3}},"
 	" {'id': 2, 'state': 'failed', 'actor': 'ops', 'created': '2026-01-01T00:00:00Z',"
-	"  'params': {'enable': 8},"
+	"  'params': {'enable': 8}, 'reason': 'INC-7\\u001b[2J',"
 	"  'target': {'kind': 'pfc', 'agent': 'leaf0', 'role': 'switch', 'port': 'h1'},"
 	"  'error': {'code': 'X', 'message': 'agent said no'}},"
 	" {'id': 1, 'state': 'applied', 'actor': 'ops', 'created': '2026-01-01T00:00:00Z',"
@@ -811,34 +811,34 @@ static void test_print_changes(void **state)
 	/* a list: the target as the kind names it, params with sorted keys, the error's message */
 	assert_printed(print_changes, changes_json,
 		       "ID  STATE    KIND   TARGET       PARAMS                          BY   "
-		       "CREATED               ERROR\n"
+		       "CREATED               ERROR             REASON\n"
 		       "3   applied  ecn    leaf0 h0 q3  {\"b\":true,\"kmin_bytes\":100000}  ops  "
-		       "2026-01-01T00:00:00Z  \n"
+		       "2026-01-01T00:00:00Z\n"
 		       "2   failed   pfc    leaf0 h1     {\"enable\":8}                    ops  "
-		       "2026-01-01T00:00:00Z  X: agent said no\n"
+		       "2026-01-01T00:00:00Z  X: agent said no  INC-7?[2J\n"
 		       "1   applied  dcqcn  h1 nic0:1    {\"rpg_ai_rate_mbps\":5}          ops  "
-		       "2026-01-01T00:00:00Z  \n");
+		       "2026-01-01T00:00:00Z\n");
 	/* a batch's answer has them as "changes"; one held for others names them */
 	assert_printed(
 		print_changes,
 		"{'batch': 4, 'count': 1, 'changes': [{'id': 4, 'state': 'pending', 'after': [2, 3],"
 		" 'target': {'kind': 'pfc', 'agent': 'sw', 'role': 'switch', 'port': 'p'}}]}",
-		"ID  STATE                 KIND  TARGET  PARAMS  BY  CREATED  ERROR\n"
-		"4   pending (after 2, 3)  pfc   sw p            -   -        \n");
+		"ID  STATE                 KIND  TARGET  PARAMS  BY  CREATED  ERROR  REASON\n"
+		"4   pending (after 2, 3)  pfc   sw p            -   -\n");
 	/* one timed out unanswered, perhaps applied */
 	assert_printed(
 		print_changes,
 		"{'batch': 5, 'count': 1, 'changes': [{'id': 5, 'state': 'timed_out', 'after': [], 'in_doubt': true,"
 		" 'target': {'kind': 'pfc', 'agent': 'sw', 'role': 'switch', 'port': 'p'}}]}",
-		"ID  STATE                 KIND  TARGET  PARAMS  BY  CREATED  ERROR\n"
-		"5   timed_out (in doubt)  pfc   sw p            -   -        \n");
+		"ID  STATE                 KIND  TARGET  PARAMS  BY  CREATED  ERROR  REASON\n"
+		"5   timed_out (in doubt)  pfc   sw p            -   -\n");
 	/* a list cut at its limit says so */
 	assert_printed(
 		print_changes,
 		"{'count': 1, 'truncated': true, 'items': [{'id': 5, 'state': 'applied',"
 		" 'target': {'kind': 'pfc', 'agent': 'sw', 'role': 'switch', 'port': 'p'}}]}",
-		"ID  STATE    KIND  TARGET  PARAMS  BY  CREATED  ERROR\n"
-		"5   applied  pfc   sw p            -   -        \n"
+		"ID  STATE    KIND  TARGET  PARAMS  BY  CREATED  ERROR  REASON\n"
+		"5   applied  pfc   sw p            -   -\n"
 		"(the newest 1; --limit N for more)\n");
 	/* the settings log: each field changed, from and to */
 	assert_printed(print_settings_log,
@@ -875,7 +875,7 @@ static void test_print_controls(void **state)
 		"{'count': 1, 'items': [{'id': 5, 'state': 'failed',"
 		" 'target': {'kind': 'pfc', 'agent': 'sw', 'role': 'switch', 'port': 'p'},"
 		" 'error': {'message': 'bad\\u001b[1A\\u001b[2K\\rok\\u001b]52;c;eA==\\u0007\\u0085!'}}]}",
-		"ID  STATE   KIND  TARGET  PARAMS  BY  CREATED  ERROR\n"
+		"ID  STATE   KIND  TARGET  PARAMS  BY  CREATED  ERROR                          REASON\n"
 		"5   failed  pfc   sw p            -   -        bad?[1A?[2K?ok?]52;c;eA==??" "?!\n");
 	assert_printed(print_agents,
 		       "{'count': 1, 'items': [{'id': 'h1', 'role': 'host', 'status': 'ok',"
@@ -943,6 +943,22 @@ static void test_print_probes(void **state)
 	assert_printed(print_probes, matrix_json, matrix_txt);
 }
 
+/* An acknowledged alert with the operators' mitigations: who, when, the change, why (made
+ * printable: an operator's text) */
+static void test_print_alert(void **state)
+{
+	(void)state;
+	assert_printed(print_alert,
+		       "{'id': 7, 'kind': 'pause_storm', 'subject': 'leaf1:h5', 'state': 'active',"
+		       " 'evidence': 'h5 nic0:1 priority 3', 'acked': {'by': 'ops', 'at': '2026-12-05T13:30:00Z'},"
+		       " 'mitigations': [{'by': 'ops', 'at': '2026-12-05T13:29:00Z', 'change': 12},"
+		       "   {'by': 'noc', 'at': '2026-12-05T13:31:00Z', 'change': 15, 'reason': 'INC-7 \\u001b[2J'}]}",
+		       "alert 7 pause_storm leaf1:h5: h5 nic0:1 priority 3 (active)\n"
+		       "acknowledged by ops at 2026-12-05T13:30:00Z\n"
+		       "mitigated by ops at 2026-12-05T13:29:00Z: change 12\n"
+		       "mitigated by noc at 2026-12-05T13:31:00Z: change 15 (INC-7 ?[2J)\n");
+}
+
 static void test_print_health(void **state)
 {
 	(void)state;
@@ -1002,11 +1018,14 @@ static void test_print_cc(void **state)
 	assert_printed(print_cc,
 		       "{'mode': 'auto', 'state': 'idle', 'interval_ms': 10000, 'decisions': 9, 'steps': 1,"
 		       " 'rolled_back': 1, 'proposals_made': 2, 'changes_in_flight': 0, 'signals': {}, 'settings': {},"
+		       " 'priority': 0, 'lowest_lossless': 4,"
 		       " 'holds': [{'class': 'tor_down', 'knob': 'kmax_bytes', 'direction': 'down', 'intervals': 4},"
 		       "   {'class': 'tor_down', 'knob': 'kmax_bytes', 'direction': 'down', 'intervals': 12,"
 		       "    'unless_pausing': true}, {'class': 'hosts', 'knob': 'soften', 'intervals': 1}]}",
-		       "mode auto, idle; every 10000 ms: 9 decisions, 1 steps begun (1 rolled back), 2 proposals, "
-		       "0 change sets in flight\n"
+		       "mode auto, idle, priority 0; every 10000 ms: 9 decisions, 1 steps begun (1 rolled back), 2 "
+		       "proposals, 0 change sets in flight\n"
+		       "  priority 4 is the lowest lossless one: the tuner moves to it once its steps on priority 0 are "
+		       "undone (rocefabctl cc rollback)\n"
 		       "  held back for 4 intervals: tor_down kmax_bytes down\n"
 		       "  held back for 12 intervals: tor_down kmax_bytes down (unless ports pause)\n"
 		       "  held back for 1 interval: hosts soften\n");
@@ -1256,7 +1275,7 @@ static void test_run_set_wait(void **state)
 		  .path = "/api/v1/switches/leaf0/ports/h0/queues/3/ecn",
 		  .answer = "{'batch': 12, 'count': 1, 'changes': [" CHANGE(12, "pending") "]}" },
 	};
-	static const char head[] = "ID  STATE    KIND  TARGET       PARAMS  BY   CREATED  ERROR\n";
+	static const char head[] = "ID  STATE    KIND  TARGET       PARAMS  BY   CREATED  ERROR  REASON\n";
 	struct cli_opts o = { .wait_s = 5 };
 	char want[512];
 	struct run r;
@@ -1265,7 +1284,7 @@ static void test_run_set_wait(void **state)
 	r = run(&o, ARGV("set", "ecn", "leaf0", "h0", "3", "pmax=1"), applied, ARRAY_SIZE(applied));
 	assert_int_equal(r.rc, 0);
 	snprintf(want, sizeof(want), "%s%s", head,
-		 "12  applied  ecn   leaf0 h0 q3  {}      ops  t        \n");
+		 "12  applied  ecn   leaf0 h0 q3  {}      ops  t\n");
 	assert_string_equal(r.out, want);
 	assert_string_equal(r.err, "");
 	run_free(&r);
@@ -1274,8 +1293,8 @@ static void test_run_set_wait(void **state)
 	r = run(&o, ARGV("set", "ecn", "leaf*", "h0", "3", "pmax=1"), failed, ARRAY_SIZE(failed));
 	assert_int_equal(r.rc, 3);
 	snprintf(want, sizeof(want), "%s%s%s", head,
-		 "5   applied  ecn   leaf0 h0 q3  {}      ops  t        \n",
-		 "6   failed   ecn   leaf0 h0 q3  {}      ops  t        \n");
+		 "5   applied  ecn   leaf0 h0 q3  {}      ops  t\n",
+		 "6   failed   ecn   leaf0 h0 q3  {}      ops  t\n");
 	assert_string_equal(r.out, want);
 	assert_string_equal(r.err, "rocefabctl: not every change was applied (see ERROR)\n");
 	run_free(&r);
@@ -1316,7 +1335,7 @@ static void test_run_set_wait(void **state)
 	r = run(&o, ARGV("set", "ecn", "leaf0", "h0", "3", "pmax=1"), no_wait, ARRAY_SIZE(no_wait));
 	assert_int_equal(r.rc, 0);
 	snprintf(want, sizeof(want), "%s%s", head,
-		 "12  pending  ecn   leaf0 h0 q3  {}      ops  t        \n");
+		 "12  pending  ecn   leaf0 h0 q3  {}      ops  t\n");
 	assert_string_equal(r.out, want);
 	run_free(&r);
 }
@@ -1339,6 +1358,7 @@ int main(void)
 		cmocka_unit_test(test_print_controls),
 		cmocka_unit_test(test_print_host_and_ports),
 		cmocka_unit_test(test_print_probes),
+		cmocka_unit_test(test_print_alert),
 		cmocka_unit_test(test_print_health),
 		cmocka_unit_test(test_print_cc),
 		cmocka_unit_test(test_run_json_and_errors),
