@@ -2492,7 +2492,7 @@ static int choose_class(struct cc_tn *t, enum cc_tn_class c, const struct sig *g
 }
 
 /* A move for every class without a step in progress. */
-static int choose(struct cc_tn *t, uint64_t xoff)
+static int choose(struct cc_tn *t, uint64_t xoff, bool hold_switch)
 {
 	struct sig g;
 	int worst = 0, hworst = -1, n = 0, nhc = 0;
@@ -2514,7 +2514,7 @@ static int choose(struct cc_tn *t, uint64_t xoff)
 	for (int c = 0; c < CC_TN_NCLASSES; c++) {
 		int r;
 
-		if (t->steps_of[c].st != ST_IDLE)
+		if (t->steps_of[c].st != ST_IDLE || (hold_switch && !cc_tn_class_is_hosts((enum cc_tn_class)c)))
 			continue;
 		/* host classes: none while new ones wait to come in force, nor before a window of
 		 * signals measured with those in force */
@@ -2938,7 +2938,7 @@ int cc_tn_run(struct cc_tn *t, const struct cc_tn_input *in)
 	history_add(t, in);
 	if (t->pol.mode == CC_TN_OFF || t->nhist < WINDOW)
 		return n;
-	if ((r = choose(t, in->xoff_bytes)) < 0)
+	if ((r = choose(t, in->xoff_bytes, in->hold_switch)) < 0)
 		return r;
 	return n + r;
 }
@@ -3072,8 +3072,9 @@ static void rollout_trim(struct cc_tn *t, struct step *k, struct cc_tn_proposal 
 	if (!out)
 		return;
 	p->nchanges = n;
-	snprintf(p->error, sizeof(p->error), "%zu member%s left out (set since it was made, or the value would now break "
-		 "an invariant on it): %s", out, out == 1 ? "" : "s", first);
+	p->left_out += (unsigned)out; /* (sent again after its targets changed: those of each try) */
+	snprintf(p->error, sizeof(p->error), "%u member%s left out (set since it was made, or the value would now break "
+		 "an invariant on it): %s", p->left_out, p->left_out == 1 ? "" : "s", first);
 }
 
 int cc_tn_sendable(struct cc_tn *t, uint64_t id)

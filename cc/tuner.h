@@ -185,6 +185,7 @@ struct cc_tn_proposal {
 	char expect[200]; /* the expected effect */
 	char error[320];  /* why the tuner withdrew it or gave it up ("" : neither) */
 	bool unsent;	  /* approved, and the caller has not sent it (cc_tn_not_sent) */
+	unsigned left_out; /* a rollout: members left out as it was sent (cc_tn_sendable) */
 	json_t *evidence; /* the signals behind it */
 	struct cc_tn_change *changes;
 	size_t nchanges;
@@ -219,6 +220,9 @@ struct cc_tn_input {
 	unsigned prio;		    /* the priority tuned (a lossless one) */
 	uint64_t xoff_bytes;	    /* the switches' PFC XOFF threshold, effective (0: unknown) */
 	double probe_p99_us;	    /* the pingmesh's p99 over the interval, < 0: none */
+	bool hold_switch;	    /* no new step of a switch class (prio is not the lowest
+				     * lossless priority any more: steps under way finish or roll
+				     * back, and an operator's rollback lets the caller move) */
 };
 
 /* One interval: updates the signals and the step in progress; returns how many proposals it

@@ -196,6 +196,11 @@ int tokens_add(struct store *s, const char *name, enum role role, const char *ag
 	if (!js_is_id(name, 64))
 		return rf_err_set(e, -EINVAL, "BAD_TOKEN_NAME", name,
 				  "a token name uses letters, digits, '.', '_', '-' (at most 64)");
+	/* the actors of rocefabd's own changes in the audit log: a token of that name would pass
+	 * for them (the tuner takes changes by "tuner" for its own) */
+	if (!strcmp(name, "tuner") || !strcmp(name, "detector"))
+		return rf_err_set(e, -EINVAL, "BAD_TOKEN_NAME", name,
+				  "'%s' names rocefabd's own changes in the audit log: choose another name", name);
 	if (role == ROLE_NONE)
 		return rf_err_set(e, -EINVAL, "BAD_ROLE", NULL, "a token needs a role");
 	if ((r = binding_of(role, agents, abuf, &bound, e)) < 0)

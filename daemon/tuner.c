@@ -45,7 +45,8 @@ struct tuner {
 	unsigned prio;	  /* the lossless priority tuned: every pass reads and changes that queue's
 			   * ECN; the lowest lossless one of the snapshots, but kept while its queues
 			   * hold steps of the tuner's (cc_tn_queues_changed: their undos go there) */
-	int lowest;	  /* the last snapshot's lowest lossless priority, -1 before one */
+	int lowest;	  /* the last snapshot's lowest lossless priority, -1 before one or none */
+	int warned;	  /* the lowest lossless priority the log was told the tuner keeps from */
 	bool prio_known;  /* prio is the saved state's or a snapshot's, not the default 3 */
 	json_t *asked;	 /* proposal id (text) -> the operator who applied it */
 	uint64_t runs, decisions, proposed, applied, failed, rejected;
@@ -166,7 +167,7 @@ int tuner_new(struct store *s, const struct tuner_opts *o, struct tuner **ret)
 	t->store = s;
 	t->o = *o;
 	t->prio = 3; /* until the saved state or the first snapshot says which */
-	t->lowest = -1;
+	t->lowest = t->warned = -1;
 	p.mode = o->mode;
 	t->tn = cc_tn_new(&p);
 	t->history = json_object();
@@ -811,6 +812,8 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 			return;
 		}
 		if (!p->nchanges) {
+			if (p->left_out)
+				log_notice("tuner", "proposal %" PRIu64 " has nothing left to send: %s", p->id, p->error);
 			cc_tn_applied(t->tn, p->id, CC_TN_OUT_APPLIED);
 			record(t, p);
 			pthread_mutex_unlock(&t->lock);
@@ -886,37 +889,38 @@ static void apply_approved(struct tuner *t, struct store_reader *rd, unsigned pr
 	}
 }
 
-static unsigned lowest_prio(uint8_t prios)
+static int lowest_prio(uint8_t prios)
 {
-	for (unsigned p = 0; p < CC_NPRIO; p++)
+	for (int p = 0; p < CC_NPRIO; p++)
 		if (prios & (1u << p))
 			return p;
-	return 3;
+	return -1;
 }
 
-/* Under t->lock, a snapshot's lowest lossless priority: the one tuned from now on, unless the
- * queues of the one tuned hold steps of the tuner's (their undos belong there: an operator's
- * rollback lets the tuner move; GET /api/v1/cc says so meanwhile), or the saved state, which
+/* Under t->lock, a snapshot's lowest lossless priority (-1: none lossless, the one tuned is
+ * kept): the one tuned from now on, unless the queues of the one tuned hold steps of the
+ * tuner's (their undos belong there: an operator's rollback lets the tuner move, and no new
+ * step of a switch class starts meanwhile; GET /api/v1/cc says so), or the saved state, which
  * may hold some, is not back yet. */
-static void follow_prio(struct tuner *t, unsigned lowest)
+static void follow_prio(struct tuner *t, int lowest)
 {
-	bool moved = (int)lowest != t->lowest;
-
-	t->lowest = (int)lowest;
-	if (t->prio_known && (lowest == t->prio || t->saved_st != SAVED_BACK))
+	t->lowest = lowest;
+	if (lowest < 0 || (t->prio_known && ((unsigned)lowest == t->prio || t->saved_st != SAVED_BACK)))
 		return;
 	if (t->prio_known && cc_tn_queues_changed(t->tn)) {
-		if (moved)
-			log_warning("tuner", "priority %u is the lowest lossless one now: the tuner keeps to priority %u, "
-					     "whose queues hold its steps, until they are rolled back (POST "
-					     "/api/v1/cc/rollback)",
+		if (t->warned != lowest)
+			log_warning("tuner", "priority %d is the lowest lossless one now: the tuner keeps to priority %u, "
+					     "whose queues hold its steps, and starts no new step of a switch class until "
+					     "they are rolled back (POST /api/v1/cc/rollback)",
 				    lowest, t->prio);
+		t->warned = lowest;
 		return;
 	}
 	if (t->prio_known)
-		log_notice("tuner", "tuning priority %u (the lowest lossless one) instead of %u", lowest, t->prio);
-	t->prio = lowest;
+		log_notice("tuner", "tuning priority %d (the lowest lossless one) instead of %u", lowest, t->prio);
+	t->prio = (unsigned)lowest;
 	t->prio_known = true;
+	t->warned = -1;
 }
 
 /* Under t->lock, the fabric tracked and no change out: the saved state taken back.  Returns a
@@ -1064,7 +1068,11 @@ int tuner_run(void *ctx, int64_t now)
 	}
 	if (snap && snap->nports && snap->interval_us > 0) {
 		/* each switch port's XOFF threshold is its own (track) */
-		struct cc_tn_input in = { .snap = snap, .prio = prio, .xoff_bytes = 0, .probe_p99_us = -1 };
+		struct cc_tn_input in = { .snap = snap,
+					  .prio = prio,
+					  .xoff_bytes = 0,
+					  .probe_p99_us = -1,
+					  .hold_switch = t->lowest >= 0 && (unsigned)t->lowest != prio };
 		double p99;
 
 		/* the probes of this interval: a safety signal (a step after which they got much

@@ -252,6 +252,10 @@ static void test_tokens(void **state)
 	assert_int_equal(tokens_add(s, "ops", ROLE_VIEWER, NULL, tok2, &e), -EEXIST);
 	assert_string_equal(e.code, "TOKEN_EXISTS");
 	assert_int_equal(tokens_add(s, "bad name", ROLE_VIEWER, NULL, tok2, &e), -EINVAL);
+	/* the actors of rocefabd's own changes */
+	assert_int_equal(tokens_add(s, "tuner", ROLE_OPERATOR, NULL, tok2, &e), -EINVAL);
+	assert_string_equal(e.code, "BAD_TOKEN_NAME");
+	assert_int_equal(tokens_add(s, "detector", ROLE_OPERATOR, NULL, tok2, &e), -EINVAL);
 	/* only the hash is stored */
 	{
 		sqlite3_stmt *st = store_stmt(s, "SELECT hash FROM tokens WHERE name = 'ops'");

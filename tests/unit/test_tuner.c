@@ -509,6 +509,28 @@ static void test_canary_then_rollout(void **state)
 	cc_tn_free(t);
 }
 
+/* hold_switch (rocefabd's tuned priority is no longer the lowest lossless one): no step of a
+ * switch class starts, however deep its queues; let go, the step comes. */
+static void test_hold_switch(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO);
+	int64_t i = 1;
+
+	(void)state;
+	for (; i <= 8; i++) {
+		struct cc_snap *s = fabric(i * IV, deep_down, NULL);
+		struct cc_tn_input in = { .snap = s, .prio = PRIO, .xoff_bytes = XOFF, .probe_p99_us = -1,
+					  .hold_switch = true };
+
+		assert_int_equal(cc_tn_run(t, &in), 0);
+		cc_snap_free(s);
+	}
+	assert_int_equal(npending(t), 0);
+	assert_int_equal(run(t, i++, deep_down, NULL), 1);
+	assert_int_equal(one(t)->cls, CC_TN_TOR_DOWN);
+	cc_tn_free(t);
+}
+
 /* A rollout checked again as it is sent (a pass or more after it was made: an operator's
  * approval, its targets changing under it): a member set since it was made, and one whose
  * XOFF threshold now refuses the value, are left out, said in its error; the rest goes. */
@@ -3184,6 +3206,7 @@ int main(void)
 		cmocka_unit_test(test_invariants),
 		cmocka_unit_test(test_canary_then_rollout),
 		cmocka_unit_test(test_rollout_trimmed_when_sent),
+		cmocka_unit_test(test_hold_switch),
 		cmocka_unit_test(test_forced_bad_step_rolled_back),
 		cmocka_unit_test(test_probe_p99_rolls_back),
 		cmocka_unit_test(test_state_across_restart),
