@@ -11,6 +11,7 @@
 #include "daemon/changes.h"
 #include "daemon/topo.h"
 #include "daemon/views.h"
+#include "lib/jsonutil.h"
 #include "lib/params.h"
 #include "lib/strutil.h"
 #include "lib/timeutil.h"
@@ -368,6 +369,59 @@ int h_change(struct api_req *req)
 		rf_err_set(&e, -ENOENT, "UNKNOWN_CHANGE", NULL, "no change '%s'", req->match.params[0]);
 		return api_reply_problem(req, 0, &e);
 	}
+	if ((r = api_reader(req, &rd)))
+		return r < 0 ? r : 0;
+	r = changes_get(rd, (int64_t)id, &doc, &e);
+	return api_finish(req, rd, r, doc, &e, 200);
+}
+
+/* {"applied": true|false, "reason": "why"}: an operator's word on a change in doubt (its
+ * agent gone for good): the reason is required, as for any override of the record. */
+int h_change_settle(struct api_req *req)
+{
+	struct store_reader *rd;
+	struct rf_err e = { 0 };
+	json_t *body, *applied, *doc = NULL;
+	char *why = NULL;
+	uint64_t id;
+	int r;
+
+	if (api_uint_value(req->match.params[0], "id", 1, INT64_MAX, &id, &e) < 0)
+		return api_reply_problem(req, 400, &e);
+	if (!(body = js_parse(req->body.data ? req->body.data : "", req->body.len, &e)))
+		return api_reply_problem(req, 0, &e);
+	if (!json_is_object(body)) {
+		rf_err_set(&e, -EINVAL, "SCHEMA_VIOLATION", "/", "send {\"applied\": true or false, \"reason\": \"why\"}");
+	} else if (api_take_reason(body, &why, &e) == 0) {
+		applied = json_object_get(body, "applied");
+		if (!why || !why[strspn(why, " ")])
+			rf_err_set(&e, -EINVAL, "SCHEMA_VIOLATION", "/reason",
+				   "a reason is required (not blank): what was checked on the device, and by whom");
+		else if (!json_is_boolean(applied))
+			rf_err_set(&e, -EINVAL, "SCHEMA_VIOLATION", "/applied",
+				   applied ? "applied is true or false" : "applied is required: true (the device holds "
+									 "the change) or false (it does not)");
+		else if (json_object_size(body) > 1) {
+			const char *k;
+			json_t *v;
+			struct js_path at;
+
+			json_object_foreach(body, k, v)
+				if (strcmp(k, "applied"))
+					break;
+			js_path_init(&at);
+			js_path_push_key(&at, k);
+			rf_err_set(&e, -EINVAL, "UNKNOWN_FIELD", js_path_str(&at),
+				   "unknown member '%s': this request takes only applied and reason", k);
+		}
+	}
+	applied = json_object_get(body, "applied");
+	if (!e.err)
+		changes_settle(api_deps(req)->store, (int64_t)id, json_is_true(applied), api_actor(req), why, &e);
+	json_decref(body);
+	free(why);
+	if (e.err)
+		return api_reply_problem(req, e.err == -EALREADY ? 409 : 0, &e);
 	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
 	r = changes_get(rd, (int64_t)id, &doc, &e);

@@ -180,6 +180,7 @@ int h_switch_pfc(struct api_req *req);
 int h_switch_ecn(struct api_req *req);
 int h_changes(struct api_req *req);
 int h_change(struct api_req *req);
+int h_change_settle(struct api_req *req);
 int h_settings_log(struct api_req *req);
 int h_changes_bulk(struct api_req *req);
 int h_probes_matrix(struct api_req *req);

@@ -82,6 +82,8 @@ static const struct api_route routes[] = {
 	{ { "POST", "/api/v1/changes" }, ROLE_OPERATOR, h_changes_bulk,
 	  "change a selection of hosts or switch ports", NULL },
 	{ { "GET", "/api/v1/changes/{id}" }, ROLE_VIEWER, h_change, "one configuration change", NULL },
+	{ { "POST", "/api/v1/changes/{id}/settle" }, ROLE_OPERATOR, h_change_settle,
+	  "settle a change in doubt whose agent cannot (applied or not, and why)", NULL },
 	{ { "GET", "/api/v1/settings/log" }, ROLE_VIEWER, h_settings_log,
 	  "who changed the tuner's policy, the detector's or the pingmesh's configuration, and why", "setting,limit" },
 	{ { "GET", "/api/v1/probes/matrix" }, ROLE_VIEWER, h_probes_matrix,

@@ -145,6 +145,27 @@ static int build_alert_action(const struct cli_cmd *c, char *const *args, int na
 		       path_add(r, e, "/%s", c->name) ?: reason_body(o, r, e);
 }
 
+/* settle ID applied|not-applied --reason TEXT: POST /api/v1/changes/ID/settle */
+static int build_settle(const struct cli_cmd *c, char *const *args, int nargs, const struct cli_opts *o,
+			struct cli_request *r, struct rf_err *e)
+{
+	bool applied = !strcmp(args[1], "applied");
+
+	(void)c;
+	(void)nargs;
+	if (!applied && strcmp(args[1], "not-applied"))
+		return rf_err_set(e, -EINVAL, "USAGE", NULL, "settle %s: say applied or not-applied, not '%s'", args[0],
+				  args[1]);
+	if (!o->reason || !o->reason[strspn(o->reason, " ")])
+		return rf_err_set(e, -EINVAL, "USAGE", NULL,
+				  "settle needs --reason TEXT: what was checked on the device, and by whom");
+	r->method = "POST";
+	if (!(r->body = json_pack("{s:b}", "applied", applied)))
+		return -ENOMEM;
+	return path_add(r, e, "/api/v1/changes/") ?: path_add_escaped(r, e, args[0]) ?: path_add(r, e, "/settle") ?:
+		       reason_body(o, r, e);
+}
+
 static int parse_assign(const char *a, json_t *params, bool json_ok, struct rf_err *e);
 
 /* 0, or the refusal of --all with a subcommand of cc other than proposals, and of --reason with
@@ -603,6 +624,16 @@ static const struct cli_cmd cmds[] = {
 	  .build = build_changes,
 	  .print = print_changes,
 	  .opts = CLI_OPT_STATE | CLI_OPT_AGENT | CLI_OPT_LIMIT },
+	{ .name = "settle",
+	  .synopsis = "settle CHANGE applied|not-applied --reason TEXT",
+	  .help = "an operator's word on a change in doubt whose agent\n"
+		  "cannot say (gone for good): the device holds it, or\n"
+		  "not (role operator)",
+	  .min_args = 2,
+	  .max_args = 2,
+	  .build = build_settle,
+	  .print = print_changes,
+	  .opts = CLI_OPT_REASON },
 	{ .name = "settings-log",
 	  .synopsis = "settings-log [SETTING] [--limit N]",
 	  .help = "who changed the tuner's policy, the detector's or the\n"
@@ -678,7 +709,8 @@ static const char usage_options[] =
 	"                         command that reads; one that changes things is refused)\n"
 	"  -j, --json             print the REST JSON\n"
 	"      --reason TEXT      why: for the audit log (set, mitigate, cc apply, reject,\n"
-	"                         rollback) or the settings log (cc policy)\n"
+	"                         rollback; settle needs one) or the settings log (cc\n"
+	"                         policy)\n"
 	"      --wait[=SECONDS]   wait until every change is settled (set; default 30 s)\n"
 	"      --max-targets N    let a pattern change up to N objects (set; default\n"
 	"                         rocefabd's changes.max_targets, 256)\n"

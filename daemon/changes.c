@@ -90,8 +90,12 @@ static int store_config(struct store *s, const struct report *rep, int64_t now)
 
 static int record_results(struct store *s, const struct report *rep, int64_t now)
 {
+	/* (an operator's settlement stands: a late outcome is logged, not taken) */
 	static const char upd[] = "UPDATE changes SET state = ?, error = ?, new = ?, updated_ns = ?, in_doubt = NULL "
-				  "WHERE id = ? AND agent_id = ? AND state IN ('pending', 'sent', 'timed_out')";
+				  "WHERE id = ? AND agent_id = ? AND state IN ('pending', 'sent', 'timed_out') AND "
+				  "settled_by IS NULL";
+	static const char settled[] = "SELECT settled_by, settled_applied FROM changes WHERE id = ? AND agent_id = ? "
+				      "AND settled_by IS NOT NULL";
 	json_t *it;
 	size_t i;
 	int r;
@@ -130,8 +134,19 @@ static int record_results(struct store *s, const struct report *rep, int64_t now
 		free(val_text);
 		if (r < 0)
 			return r;
-		if (sqlite3_changes(store_writer_db(s)) > 0)
+		if (sqlite3_changes(store_writer_db(s)) > 0) {
 			log_info("changes", "change %lld on %s: %s", cid, rep->agent_id, outcome);
+		} else if ((st = store_stmt(s, settled))) {
+			/* (the agent stops sending it once this report is answered) */
+			sqlite3_bind_int64(st, 1, cid);
+			sqlite3_bind_text(st, 2, rep->agent_id, -1, SQLITE_STATIC);
+			if (sqlite3_step(st) == SQLITE_ROW)
+				log_warning("changes", "change %lld on %s: the agent reports it %s, after %s settled it as %s: "
+						       "kept as settled; its settings as reported say what it holds",
+					    cid, rep->agent_id, outcome, (const char *)sqlite3_column_text(st, 0) ?: "?",
+					    sqlite3_column_int64(st, 1) ? "applied" : "not applied");
+			sqlite3_reset(st);
+		}
 	}
 	return 0;
 }
@@ -372,12 +387,91 @@ int changes_sweep(void *ctx, int64_t now)
 	return r;
 }
 
+/* --- an operator's word on a change in doubt ---------------------------------------------------- */
+
+struct settle_job {
+	struct store_job job;
+	int64_t id, now;
+	bool applied;
+	const char *actor, *reason;
+	struct rf_err err;
+};
+
+static int settle_apply(struct store_job *sj, struct store *s)
+{
+	static const char upd[] =
+		"UPDATE changes SET in_doubt = NULL, updated_ns = ?2, state = CASE WHEN ?3 THEN 'applied' ELSE "
+		"'timed_out' END, error = CASE WHEN ?3 THEN NULL ELSE json_object('code', 'NO_ANSWER', 'message', "
+		"'the agent did not report an outcome before the deadline; settled by ' || ?4 || ': not applied') END, "
+		"settled_by = ?4, settled_reason = ?5, settled_applied = ?3 WHERE id = ?1 AND in_doubt = 1";
+	struct settle_job *j = (struct settle_job *)sj;
+	sqlite3_stmt *st = store_stmt(s, "SELECT agent_id, state, in_doubt, settled_by FROM changes WHERE id = ?");
+	char agent[256], state[32], by[100] = "";
+	bool doubt;
+	int rc;
+
+	if (!st)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, j->id);
+	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
+		sqlite3_reset(st);
+		if (rc != SQLITE_DONE)
+			return store_errno(rc);
+		return rf_err_set(&j->err, -ENOENT, "UNKNOWN_CHANGE", NULL, "no change %lld", (long long)j->id);
+	}
+	snprintf(agent, sizeof(agent), "%s", (const char *)sqlite3_column_text(st, 0) ?: "");
+	snprintf(state, sizeof(state), "%s", (const char *)sqlite3_column_text(st, 1) ?: "");
+	doubt = sqlite3_column_int64(st, 2) == 1;
+	if (sqlite3_column_type(st, 3) != SQLITE_NULL)
+		snprintf(by, sizeof(by), "; settled by %s", (const char *)sqlite3_column_text(st, 3));
+	sqlite3_reset(st);
+	if (!doubt)
+		return rf_err_set(&j->err, -EALREADY, "NOT_IN_DOUBT", NULL,
+				  "change %lld is not in doubt (it is %s%s): only a change sent, timed out unanswered "
+				  "and not settled by a report of its agent or an operator since can be settled",
+				  (long long)j->id, state, by);
+	if (!(st = store_stmt(s, upd)))
+		return -EIO;
+	sqlite3_bind_int64(st, 1, j->id);
+	sqlite3_bind_int64(st, 2, j->now);
+	sqlite3_bind_int(st, 3, j->applied);
+	sqlite3_bind_text(st, 4, j->actor, -1, SQLITE_STATIC);
+	store_bind_text_or_null(st, 5, j->reason);
+	if ((rc = store_step(st)) < 0)
+		return rc;
+	/* those that counted it: sent at their agent's next report (applied), or failed now */
+	return j->applied ? 0 : fail_dependents(s, agent, j->now);
+}
+
+int changes_settle(struct store *s, int64_t id, bool applied, const char *actor, const char *reason,
+		   struct rf_err *e)
+{
+	struct settle_job j = { .job = { .apply = settle_apply },
+				.id = id,
+				.now = tu_now_ns(),
+				.applied = applied,
+				.actor = actor,
+				.reason = reason };
+	int r = store_submit_wait(s, &j.job);
+
+	if (r < 0 && j.err.code[0]) {
+		*e = j.err;
+		return r;
+	}
+	if (r < 0)
+		return rf_err_set(e, r, r == -EAGAIN ? "BUSY" : "STORE_ERROR", NULL,
+				  "the change could not be settled: %s", strerror(-r));
+	log_notice("changes", "change %lld settled by %s: %s%s%s%s", (long long)id, actor,
+		   applied ? "applied" : "not applied", reason ? " (reason \"" : "", reason ?: "", reason ? "\")" : "");
+	return 0;
+}
+
 /* --- reading ------------------------------------------------------------------------------------- */
 
 #define CHANGE_COLS                                                                                \
 	"c.id, c.batch, c.created_ns, c.actor, c.reason, c.agent_id, c.kind, c.device, c.port, "  \
 	"c.queue, c.params, c.old, c.new, c.state, c.error, c.deadline_ns, c.sent_ns, "            \
-	"c.updated_ns, a.role, c.after_ids, c.in_doubt"
+	"c.updated_ns, a.role, c.after_ids, c.in_doubt, c.settled_by, c.settled_reason, c.settled_applied"
 
 static json_t *change_row(sqlite3_stmt *st, const void *ctx)
 {
@@ -404,6 +498,13 @@ static json_t *change_row(sqlite3_stmt *st, const void *ctx)
 		json_decref(after);
 	/* timed out unanswered, perhaps applied: counted in other changes' checks meanwhile */
 	json_object_set_new(o, "in_doubt", json_boolean(sqlite3_column_int64(st, 20) == 1));
+	/* an operator's word on it while it was in doubt */
+	if (sqlite3_column_type(st, 21) != SQLITE_NULL)
+		json_object_set_new(o, "settled",
+				    json_pack("{s:o,s:o,s:b}", "by", store_col_text(st, 21), "reason",
+					      sqlite3_column_type(st, 22) == SQLITE_NULL ? json_null()
+											 : store_col_text(st, 22),
+					      "applied", sqlite3_column_int64(st, 23) == 1));
 	return o;
 }
 

@@ -39,6 +39,13 @@ int changes_on_report(void *ctx, struct store *s, const struct report *rep, int6
  * applied) until a report its agent made after the deadline settles it (changes_on_report). */
 int changes_sweep(void *ctx, int64_t now);
 
+/* An operator's word on a change in doubt whose agent cannot say (gone for good, its outcome
+ * lost): applied (the changes that counted it go at their agent's next report) or not (they
+ * fail, DEPENDS_ON_FAILED), recorded with who and why (reason NULL: none).  A store job;
+ * waits for its commit.  -ENOENT (UNKNOWN_CHANGE), -EALREADY (NOT_IN_DOUBT). */
+int changes_settle(struct store *s, int64_t id, bool applied, const char *actor, const char *reason,
+		   struct rf_err *e);
+
 /* --- reading ----------------------------------------------------------------------------- */
 
 struct changes_filter {

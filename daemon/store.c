@@ -195,8 +195,12 @@ static const char *const migrations[] = {
 	"  key TEXT NOT NULL, actor TEXT NOT NULL, reason TEXT, old TEXT, new TEXT NOT NULL);"
 	"CREATE INDEX settings_log_key ON settings_log(key, id);",
 	/* 12 -> 13: the mitigations operators asked for on an alert (alerts_mitigated): a JSON
-	 * array of {by, at, reason, change}, oldest first; NULL: none */
-	"ALTER TABLE alerts ADD COLUMN mitigations TEXT;",
+	 * array of {by, at, reason, change}, oldest first; NULL: none.  A change in doubt an
+	 * operator settled (changes_settle): who, why and what they said */
+	"ALTER TABLE alerts ADD COLUMN mitigations TEXT;"
+	"ALTER TABLE changes ADD COLUMN settled_by TEXT;"
+	"ALTER TABLE changes ADD COLUMN settled_reason TEXT;"
+	"ALTER TABLE changes ADD COLUMN settled_applied INTEGER;",
 };
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,
 	       "STORE_SCHEMA_VERSION is the number of migrations");

@@ -2,6 +2,7 @@
 rocefab-sim serve with virtual agents (or real agents with --backend sim), switches and links,
 rates against the simulator's own counters, configuration changes end to end, faults injected
 into the fabric, and process faults (agents and rocefabd killed, a network cut)."""
+import json
 import os
 import signal
 import sqlite3
@@ -711,6 +712,45 @@ def test_a_sent_change_timed_out_is_counted_until_the_agent_reports_again(world)
     ch = ops.json(f"/api/v1/changes/{c0}")
     assert ch["state"] == "timed_out" and ch["in_doubt"] is False, ch
     assert "nor in a report it made after it: not applied" in ch["error"]["message"], ch
+    # c3 sent (c2 applied), and sw9 never reports again (gone for good): an operator who checked
+    # the switch settles it; Kmax 90 KB (c4), valid only with Kmin 60 KB, waited for it and fails
+    # with it
+    c3 = ops.put(url, json={"kmin_bytes": 60000}).json()["changes"][0]["id"]
+    assert report(4, [{"id": f"c{c2}", "outcome": "applied", "values": {"kmax_bytes": 80000}}]) == [f"c{c3}"]
+    wait_for(lambda: ops.json(f"/api/v1/changes/{c3}")["in_doubt"], 40, interval=0.5, what="c3 in doubt")
+    r = ops.put(url, json={"kmax_bytes": 90000})
+    assert r.status_code == 202 and r.json()["changes"][0]["after"] == [c3], r.text
+    c4 = r.json()["changes"][0]["id"]
+    settle = f"/api/v1/changes/{c3}/settle"
+    d.token("viewer", "viewer")
+    assert d.client("viewer").post(settle, json={"applied": False, "reason": "x"}).status_code == 403
+    for body, where in (({"applied": False}, "/reason"), ({"reason": "checked"}, "/applied"),
+                        ({"applied": "no", "reason": "checked"}, "/applied"),
+                        ({"applied": False, "reason": "a\nb"}, "/reason"), ({"applied": False, "reason": "  "}, "/reason"),
+                        ([], "/")):
+        r = ops.post(settle, json=body)
+        assert r.status_code == 400 and r.json()["code"] == "SCHEMA_VIOLATION" and r.json()["pointer"] == where, (body, r.text)
+    r = ops.post(settle, json={"applied": False, "reason": "x", "by": "me"})
+    assert r.status_code == 400 and r.json()["code"] == "UNKNOWN_FIELD" and r.json()["pointer"] == "/by", r.text
+    r = ops.post(f"/api/v1/changes/{c1}/settle", json={"applied": False, "reason": "x"})
+    assert r.status_code == 409 and r.json()["code"] == "NOT_IN_DOUBT", r.text
+    assert ops.post("/api/v1/changes/9999/settle", json={"applied": False, "reason": "x"}).status_code == 404
+    assert ops.json(f"/api/v1/changes/{c3}")["in_doubt"] is True  # nothing changed
+    env = dict(os.environ, ROCEFAB_SERVER=d.url, ROCEFAB_TOKEN_FILE=os.path.join(d.workdir, "ops.token"))
+    out = subprocess.run([binary("rocefabctl"), "settle", str(c3), "not-applied", "--reason",
+                          "sw9 decommissioned; Kmin read 100 KB on its console"], env=env, capture_output=True,
+                         text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    ch = json.loads(out.stdout)
+    assert ch["state"] == "timed_out" and ch["in_doubt"] is False, ch
+    assert ch["settled"] == {"by": "ops", "reason": "sw9 decommissioned; Kmin read 100 KB on its console",
+                             "applied": False}, ch
+    assert "settled by ops: not applied" in ch["error"]["message"], ch
+    ch = ops.json(f"/api/v1/changes/{c4}")
+    assert ch["state"] == "failed" and ch["error"]["code"] == "DEPENDS_ON_FAILED", ch
+    out = subprocess.run([binary("rocefabctl"), "settle", str(c3), "applied", "--reason", "again"], env=env,
+                         capture_output=True, text=True)
+    assert out.returncode != 0 and "NOT_IN_DOUBT" in out.stderr, out.stdout + out.stderr
 
 
 def test_control_api_matches_its_document(world):

@@ -667,6 +667,80 @@ static void test_timed_out_in_doubt(void **state)
 	fx_close(&f);
 }
 
+/* Changes in doubt whose agent never reports again, settled by an operator: applied (the one
+ * that counted it goes at the agent's next report) or not (the one counting it fails now, not
+ * at a report that never comes), with who and why; a change not in doubt, or unknown, is
+ * refused and nothing changes. */
+static void test_settled_by_an_operator(void **state)
+{
+	int64_t deadline = tu_now_ns() - CHANGES_GRACE_NS - NSEC_PER_SEC;
+	struct store_reader *rd;
+	struct rf_err e = { 0 };
+	struct fixture f;
+	json_t *cmds, *c = NULL;
+	char sql[200];
+
+	(void)state;
+	fx_open(&f);
+	json_decref(switch_report(&f, "leaf0", NULL));
+	/* c1 and c2 (h0's and h1's Kmin) sent, unanswered, timed out in doubt; c3 and c4 wait for
+	 * them (Kmax 80 KB passes only with Kmin 50 KB) */
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmin_bytes\": 50000}", MIN, &e), 0);
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h1", "{\"kmin_bytes\": 50000}", MIN, &e), 0);
+	cmds = switch_report(&f, "leaf0", NULL);
+	assert_string_equal(ids_of(cmds), "c1 c2");
+	json_decref(cmds);
+	store_flush(f.st);
+	snprintf(sql, sizeof(sql), "UPDATE changes SET deadline_ns = %" PRId64, deadline);
+	assert_int_equal(store_exec(store_writer_db(f.st), sql, NULL), 0);
+	assert_int_equal(changes_sweep(f.st, tu_now_ns()), 0);
+	store_flush(f.st);
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmax_bytes\": 80000}", MIN, &e), 0);
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h1", "{\"kmax_bytes\": 80000}", MIN, &e), 0);
+	assert_int_equal(count(&f, "in_doubt = 1"), 2);
+	/* refused: not in doubt (c3 pending), unknown; nothing changed */
+	assert_int_equal(changes_settle(f.st, 3, true, "ops", "checked", &e), -EALREADY);
+	assert_string_equal(e.code, "NOT_IN_DOUBT");
+	assert_non_null(strstr(e.msg, "change 3 is not in doubt (it is pending)"));
+	assert_int_equal(changes_settle(f.st, 99, true, "ops", "checked", &e), -ENOENT);
+	assert_string_equal(e.code, "UNKNOWN_CHANGE");
+	assert_int_equal(count(&f, "in_doubt = 1"), 2);
+	/* c1 applied, by ops who looked; c2 not: c4, which counted it, fails at once */
+	assert_int_equal(changes_settle(f.st, 1, true, "ops", "read Kmin 50 KB on the console", &e), 0);
+	assert_int_equal(changes_settle(f.st, 2, false, "noc", NULL, &e), 0);
+	assert_int_equal(count(&f, "id = 1 AND state = 'applied' AND error IS NULL AND in_doubt IS NULL"), 1);
+	assert_int_equal(count(&f, "id = 2 AND state = 'timed_out' AND in_doubt IS NULL AND "
+				   "error LIKE '%settled by noc: not applied%'"),
+			 1);
+	assert_int_equal(count(&f, "id = 4 AND state = 'failed' AND error LIKE '%DEPENDS_ON_FAILED%change 2,%'"), 1);
+	assert_int_equal(count(&f, "id = 3 AND state = 'pending'"), 1);
+	rd = store_reader_get(f.st);
+	assert_int_equal(changes_get(rd, 1, &c, &e), 0);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(c, "settled"), "by")), "ops");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(c, "settled"), "reason")),
+			    "read Kmin 50 KB on the console");
+	assert_true(json_is_true(json_object_get(json_object_get(c, "settled"), "applied")));
+	assert_true(json_is_false(json_object_get(c, "in_doubt")));
+	json_decref(c);
+	assert_int_equal(changes_get(rd, 2, &c, &e), 0);
+	assert_true(json_is_null(json_object_get(json_object_get(c, "settled"), "reason")));
+	assert_true(json_is_false(json_object_get(json_object_get(c, "settled"), "applied")));
+	json_decref(c);
+	assert_int_equal(changes_get(rd, 3, &c, &e), 0);
+	assert_null(json_object_get(c, "settled"));
+	json_decref(c);
+	store_reader_put(f.st, rd);
+	/* settled once: not again */
+	assert_int_equal(changes_settle(f.st, 1, false, "ops", "again", &e), -EALREADY);
+	/* the agent is back after all: c3 goes, after c1; its late word on c2 does not undo the
+	 * operator's (logged; c4 failed already) */
+	cmds = switch_report(&f, "leaf0", json_pack("[{s:s,s:s}]", "id", "c2", "outcome", "applied"));
+	assert_string_equal(ids_of(cmds), "c3");
+	json_decref(cmds);
+	assert_int_equal(count(&f, "id = 2 AND state = 'timed_out' AND settled_applied = 0"), 1);
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -677,6 +751,7 @@ int main(void)
 		cmocka_unit_test(test_changed_meanwhile),
 		cmocka_unit_test(test_changed_meanwhile_many),
 		cmocka_unit_test(test_timed_out_in_doubt),
+		cmocka_unit_test(test_settled_by_an_operator),
 		cmocka_unit_test(test_sixty_four_per_answer),
 	};
 

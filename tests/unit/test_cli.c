@@ -235,6 +235,14 @@ static void test_build_set(void **state)
 	assert_int_equal(build(&o, &r, &e, ARGV("mitigate", "4")), 0);
 	assert_request(&r, "POST", "/api/v1/alerts/4/mitigate", "{'reason': 'maintenance'}");
 	cli_request_fini(&r);
+	/* a change in doubt settled: the verdict and the reason (required) */
+	assert_int_equal(build(&o, &r, &e, ARGV("settle", "12", "not-applied")), 0);
+	assert_request(&r, "POST", "/api/v1/changes/12/settle", "{'applied': false, 'reason': 'maintenance'}");
+	assert_ptr_equal(r.print, print_changes);
+	cli_request_fini(&r);
+	assert_int_equal(build(&o, &r, &e, ARGV("settle", "12", "applied")), 0);
+	assert_request(&r, "POST", "/api/v1/changes/12/settle", "{'applied': true, 'reason': 'maintenance'}");
+	cli_request_fini(&r);
 	o.reason = NULL;
 	assert_int_equal(build(&o, &r, &e, ARGV("cc", "rollback")), 0);
 	assert_request(&r, "POST", "/api/v1/cc/rollback", NULL);
@@ -430,6 +438,15 @@ static void test_build_rejects(void **state)
 	assert_rejected(&o, ARGV("cc", "policy"), -EINVAL, "USAGE",
 			"cc policy: --reason goes with NAME=VALUE (a change)");
 	assert_rejected(&o, ARGV("ack", "7"), -EINVAL, "USAGE", "ack: --reason is not one of its options");
+	assert_rejected(&o, ARGV("settle", "12", "yes"), -EINVAL, "USAGE",
+			"settle 12: say applied or not-applied, not 'yes'");
+	o.reason = NULL;
+	assert_rejected(&o, ARGV("settle", "12", "applied"), -EINVAL, "USAGE",
+			"settle needs --reason TEXT: what was checked on the device, and by whom");
+	o.reason = " ";
+	assert_rejected(&o, ARGV("settle", "12", "applied"), -EINVAL, "USAGE",
+			"settle needs --reason TEXT: what was checked on the device, and by whom");
+	o.reason = "why";
 	/* not text: refused, not sent without it (set) or said to be out of memory */
 	o.reason = "\xff\xfe";
 	assert_rejected(&o, ARGV("cc", "apply", "3"), -EINVAL, "USAGE", "--reason is not text (UTF-8)");
@@ -544,6 +561,10 @@ static const char usage_txt[] =
 	"  changes [ID] [--state S] [--agent A] [--limit N]\n"
 	"                               configuration changes and their outcome (audit log),\n"
 	"                               newest first\n"
+	"  settle CHANGE applied|not-applied --reason TEXT\n"
+	"                               an operator's word on a change in doubt whose agent\n"
+	"                               cannot say (gone for good): the device holds it, or\n"
+	"                               not (role operator)\n"
 	"  settings-log [SETTING] [--limit N]\n"
 	"                               who changed the tuner's policy, the detector's or the\n"
 	"                               pingmesh's configuration (SETTING: cc/policy,\n"
@@ -561,7 +582,8 @@ static const char usage_txt[] =
 	"                         command that reads; one that changes things is refused)\n"
 	"  -j, --json             print the REST JSON\n"
 	"      --reason TEXT      why: for the audit log (set, mitigate, cc apply, reject,\n"
-	"                         rollback) or the settings log (cc policy)\n"
+	"                         rollback; settle needs one) or the settings log (cc\n"
+	"                         policy)\n"
 	"      --wait[=SECONDS]   wait until every change is settled (set; default 30 s)\n"
 	"      --max-targets N    let a pattern change up to N objects (set; default\n"
 	"                         rocefabd's changes.max_targets, 256)\n"
