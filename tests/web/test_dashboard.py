@@ -430,3 +430,67 @@ def test_views_of_a_rocefabd_without_detector_or_tuner(tmp_path, browser):
         assert browser.console_errors() == []
     finally:
         world.close()
+
+
+def test_change_in_doubt_settled_from_the_changes_page(tmp_path, browser):
+    """A switch agent gets a change and is never heard of again: the change times out in doubt;
+    an operator settles it from the changes page — refused without a reason (the API's error at
+    the form), then as not applied with one — and the page shows who settled it and why."""
+    import os
+    import time
+    from conftest import ROOT, World
+    world = World(str(tmp_path))
+    try:
+        d = world.daemon(extra_conf=f"[api]\nweb_root = {os.path.join(ROOT, 'web')}\n"
+                                    "[detector]\ninterval = 0\n[cc]\ninterval = 0\n[changes]\ndeadline = 1s\n")
+        d.token("operator", "operator")
+        d.token("sw9", "agent", agent="sw9")
+        d.start()
+        ag, ops = d.client("sw9"), d.client("operator")
+
+        def report(seq):
+            doc = {"schema": 1, "agent": {"id": "sw9", "role": "switch", "boot_id": "b1", "version": "t",
+                                          "backend": "test"},
+                   "seq": seq, "time_ns": time.time_ns(), "interval_ms": 1000,
+                   "inventory": {"devices": [{"name": "sw9", "kind": "switch", "ports": [
+                       {"port": "p1", "state": "up", "speed_mbps": 100000}]}]},
+                   "samples": [],
+                   "config": {"ecn": [{"device": "sw9", "port": "p1", "queue": 3, "enabled": True,
+                                       "kmin_bytes": 100000, "kmax_bytes": 400000, "pmax": 0.1}]}}
+            r = ag.post("/api/v1/agents/sw9/report", json=doc)
+            assert r.status_code == 200, r.text
+            return [c["id"] for c in r.json()["commands"]]
+
+        assert report(1) == []
+        r = ops.put("/api/v1/switches/sw9/ports/p1/queues/3/ecn", json={"kmin_bytes": 50000})
+        assert r.status_code == 202, r.text
+        cid = r.json()["changes"][0]["id"]
+        assert report(2) == [f"c{cid}"]
+        wait_for(lambda: ops.json(f"/api/v1/changes/{cid}")["in_doubt"], 40, 0.5, what="the change in doubt")
+        browser.login(d.url, d.tokens["operator"])
+        browser.open(d.url, "changes")
+        row = f"#changes-list tr[data-id='{cid}']"
+        text = wait_for(lambda: browser.js("return document.querySelector(arguments[0])?.textContent", row), 15)
+        assert "(in doubt)" in text, text
+
+        def click(label):
+            browser.js("[...document.querySelectorAll(arguments[0] + ' button')]"
+                       ".find(b => b.textContent === arguments[1]).click()", row, label)
+        click("Applied")  # no reason: the API refuses, the page says why, nothing settled
+        err = wait_for(lambda: browser.js("return document.querySelector('.view-changes .error')?.textContent"), 10)
+        assert "reason is required" in err, err
+        assert ops.json(f"/api/v1/changes/{cid}")["in_doubt"] is True
+        field = browser.d.find_element("css selector", f"{row} input.reason")
+        field.send_keys("sw9 decommissioned; its console showed Kmin 100 KB")
+        click("Not applied")
+        wait_for(lambda: "settled as not applied" in (
+            browser.js("return document.querySelector('.view-changes .ok')?.textContent") or ""), 10)
+        text = wait_for(lambda: (lambda t: t if t and "settled by operator" in t else None)(
+            browser.js("return document.querySelector(arguments[0])?.textContent", row)), 10)
+        assert "not applied, sw9 decommissioned; its console showed Kmin 100 KB" in text, text
+        assert ops.json(f"/api/v1/changes/{cid}")["settled"] == {
+            "by": "operator", "reason": "sw9 decommissioned; its console showed Kmin 100 KB", "applied": False}
+        browser.shot("changes-settled")
+        assert browser.console_errors(expected=("400",)) == []
+    finally:
+        world.close()
