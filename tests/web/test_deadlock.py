@@ -47,6 +47,12 @@ def test_deadlock_cycle_on_the_topology_then_acked_and_mitigated(tmp_path, brows
         assert ch[0]["params"] == {"enable": 0}
         assert ch[0]["actor"] == "detector (asked by operator)", ch[0]
         assert ch[0]["reason"].endswith("; asked by operator: cycle through spine0, INC-9"), ch[0]
+        # the alert says who mitigated it, with which change and why (while the finding lasts,
+        # or once it cleared)
+        browser.open(fab.url, "alerts?state=all")
+        text = wait_for(lambda: (lambda t: t if t and "cycle through spine0, INC-9" in t else None)(browser.js(
+            f"return document.querySelector(\"{row} .mitigation\")?.textContent")), 15, 0.2)
+        assert text.startswith("operator, ") and "change " in text, text
         assert browser.console_errors() == []
     finally:
         world.close()
