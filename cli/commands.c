@@ -219,6 +219,7 @@ static int build_cc(const struct cli_cmd *c, char *const *args, int nargs, const
 		if (json_object_get(r->body, "reason"))
 			return rf_err_set(e, -EINVAL, "USAGE", NULL,
 					  "cc policy: reason is not a field (--reason TEXT)");
+		r->then_outside = true;
 		return reason_body(o, r, e);
 	}
 	return rf_err_set(e, -EINVAL, NULL, NULL,
@@ -955,6 +956,23 @@ static int show_alerts(const struct cli_transport *t, FILE *out, FILE *err)
 	return 0;
 }
 
+/* A policy changed: the members it leaves outside now (a range narrowed past them, a
+ * loop_bytes no port's XOFF leaves room for), which no step moves unless most of their class
+ * is outside at one value. */
+static int show_outside(const struct cli_transport *t, FILE *out, FILE *err)
+{
+	struct rf_err e = { 0 };
+	json_t *st = NULL;
+
+	if (t->json(t->ctx, "GET", "/api/v1/cc", NULL, &st, &e) < 0)
+		return report(err, "cc: ", &e);
+	if (json_integer_value(json_object_get(json_object_get(st, "outside_policy"), "members")) > 0)
+		fputc('\n', out);
+	print_cc_outside(out, json_object_get(st, "outside_policy"));
+	json_decref(st);
+	return 0;
+}
+
 int cli_run(const struct cli_request *req, const struct cli_opts *o, const struct cli_transport *t,
 	    FILE *out, FILE *err)
 {
@@ -997,6 +1015,8 @@ int cli_run(const struct cli_request *req, const struct cli_opts *o, const struc
 	}
 	json_decref(doc);
 	if (!o->json && (req->cmd->flags & CLI_WITH_ALERTS) && show_alerts(t, out, err))
+		rc = 1;
+	if (!o->json && req->then_outside && show_outside(t, out, err))
 		rc = 1;
 	return rc;
 }

@@ -98,6 +98,8 @@ struct cli_request {
 	char path[2048]; /* with its query */
 	json_t *body;    /* owned; NULL: none */
 	print_fn *print; /* the answer as text (NULL: JSON) */
+	bool then_outside; /* the text output also says which members the tuner's policy leaves
+			    * outside now (a policy changed: GET /api/v1/cc) */
 };
 
 /* The command called name; NULL when there is none. */

@@ -614,6 +614,27 @@ void print_probes(FILE *f, const json_t *d)
 	free(v);
 }
 
+void print_cc_outside(FILE *f, const json_t *op)
+{
+	struct strs s = { 0 };
+	const json_t *x;
+	size_t i;
+
+	if (json_integer_value(json_object_get(op, "members")) <= 0)
+		return;
+	fprintf(f, "  outside the policy (most of a class at one value is stepped back inside unless the tuner is off; "
+		   "members set apart stay): %lld\n",
+		(long long)json_integer_value(json_object_get(op, "members")));
+	/* an agent's node and port names: made printable */
+	json_array_foreach(json_object_get(op, "first"), i, x) {
+		const char *port = str(&s, x, "port");
+
+		fprintf(f, "    %s%s%s (%s): %s\n", str(&s, x, "node") ?: "?", port ? ":" : "", port ?: "",
+			str(&s, x, "class") ?: "?", str(&s, x, "why") ?: "?");
+	}
+	strs_fini(&s);
+}
+
 void print_alerts(FILE *f, const json_t *d)
 {
 	static const struct column cols[] = {
@@ -898,17 +919,7 @@ void print_cc(FILE *f, const json_t *d)
 				json_string_value(json_object_get(x, "knob")) ?: "?", back ? to : from, back ? from : to,
 				json_is_true(json_object_get(x, "forced")) ? " (forced)" : "");
 		}
-		if ((p = json_object_get(d, "outside_policy")) && json_integer_value(json_object_get(p, "members")) > 0) {
-			fprintf(f, "  outside the policy (most of a class at one value is stepped back inside "
-				   "unless the tuner is off; members set apart stay): %lld\n",
-				(long long)json_integer_value(json_object_get(p, "members")));
-			json_array_foreach(json_object_get(p, "first"), i, x) {
-				const char *port = str(&s, x, "port");
-
-				fprintf(f, "    %s%s%s (%s): %s\n", str(&s, x, "node") ?: "?", port ? ":" : "",
-					port ?: "", str(&s, x, "class") ?: "?", str(&s, x, "why") ?: "?");
-			}
-		}
+		print_cc_outside(f, json_object_get(d, "outside_policy"));
 		json_array_foreach(json_object_get(d, "holds"), i, x) {
 			const char *dir = json_string_value(json_object_get(x, "direction"));
 

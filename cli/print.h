@@ -27,6 +27,8 @@ void print_alerts(FILE *f, const json_t *doc);
 void print_alert(FILE *f, const json_t *alert);
 void print_detector(FILE *f, const json_t *doc);
 void print_cc(FILE *f, const json_t *doc);
+/* GET /api/v1/cc's outside_policy: how many, and the first (nothing when none). */
+void print_cc_outside(FILE *f, const json_t *outside_policy);
 /* GET /api/v1/hosts/HOST: the host, then each device with its port table. */
 void print_host(FILE *f, const json_t *doc);
 /* GET /api/v1/ports: the port table. */

@@ -1169,6 +1169,56 @@ static void test_run_json_and_errors(void **state)
 	run_free(&r);
 }
 
+/* A policy changed: the answer, then the members the new policy leaves outside (none: nothing
+ * more; the status unreadable: said, exit 1). */
+static void test_run_cc_policy_shows_outside(void **state)
+{
+	static const char status_outside[] =
+		"{'mode': 'advise', 'outside_policy': {'members': 2, 'first': ["
+		"{'node': 'leaf0', 'port': 'h0', 'class': 'tor_down', 'why': 'kmax_bytes 400000: above the policy'},"
+		"{'node': 'h\\u001b1', 'class': 'hosts', 'why': 'rpg_ai_rate 5: below the policy'}]}}";
+	static const struct exchange outside[] = {
+		{ .method = "PUT", .path = "/api/v1/cc/policy", .answer = "{'mode': 'advise', 'pmax_ceiling': 0.3}" },
+		{ .method = "GET", .path = "/api/v1/cc", .answer = status_outside },
+	};
+	static const struct exchange inside[] = {
+		{ .method = "PUT", .path = "/api/v1/cc/policy", .answer = "{'mode': 'advise', 'pmax_ceiling': 0.3}" },
+		{ .method = "GET", .path = "/api/v1/cc", .answer = "{'outside_policy': {'members': 0, 'first': []}}" },
+	};
+	static const struct exchange gone[] = {
+		{ .method = "PUT", .path = "/api/v1/cc/policy", .answer = "{'mode': 'advise', 'pmax_ceiling': 0.3}" },
+		{ .method = "GET", .path = "/api/v1/cc", .err = -EHOSTUNREACH, .code = "SERVER_UNREACHABLE", .msg = "gone" },
+	};
+	struct cli_opts o = { 0 };
+	struct run r, r0;
+	const char *tail;
+
+	(void)state;
+	r0 = run(&o, ARGV("cc", "policy", "pmax_ceiling=0.3"), inside, ARRAY_SIZE(inside));
+	assert_int_equal(r0.rc, 0);
+	r = run(&o, ARGV("cc", "policy", "pmax_ceiling=0.3"), outside, ARRAY_SIZE(outside));
+	assert_int_equal(r.rc, 0);
+	/* the answer as without members outside, then them */
+	assert_int_equal(strncmp(r.out, r0.out, strlen(r0.out)), 0);
+	tail = r.out + strlen(r0.out);
+	assert_string_equal(tail, "\n"
+				  "  outside the policy (most of a class at one value is stepped back inside unless the "
+				  "tuner is off; members set apart stay): 2\n"
+				  "    leaf0:h0 (tor_down): kmax_bytes 400000: above the policy\n"
+				  "    h?1 (hosts): rpg_ai_rate 5: below the policy\n");
+	run_free(&r);
+	run_free(&r0);
+	r = run(&o, ARGV("cc", "policy", "pmax_ceiling=0.3"), gone, ARRAY_SIZE(gone));
+	assert_int_equal(r.rc, 1);
+	assert_non_null(strstr(r.err, "cc: gone"));
+	run_free(&r);
+	/* --json: the answer alone */
+	o.json = true;
+	r = run(&o, ARGV("cc", "policy", "pmax_ceiling=0.3"), inside, 1);
+	assert_int_equal(r.rc, 0);
+	run_free(&r);
+}
+
 static void test_run_probes_shows_alerts(void **state)
 {
 	static const struct exchange with_alert[] = {
@@ -1384,6 +1434,7 @@ int main(void)
 		cmocka_unit_test(test_print_health),
 		cmocka_unit_test(test_print_cc),
 		cmocka_unit_test(test_run_json_and_errors),
+		cmocka_unit_test(test_run_cc_policy_shows_outside),
 		cmocka_unit_test(test_run_probes_shows_alerts),
 		cmocka_unit_test(test_run_set_wait),
 		cmocka_unit_test(test_opt_table),
