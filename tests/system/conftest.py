@@ -315,6 +315,20 @@ class Sim:
         return self.proc.stop(sig) if self.proc else None
 
 
+def switch_report(agent, seq, ecn, results=None):
+    """A report of a hand-made switch agent (boot b1) with one port p1 and the ECN entries given
+    (dicts of port p1's queues), as rocefabd takes it; results: its command outcomes."""
+    doc = {"schema": 1, "agent": {"id": agent, "role": "switch", "boot_id": "b1", "version": "t", "backend": "test"},
+           "seq": seq, "time_ns": time.time_ns(), "interval_ms": 1000,
+           "inventory": {"devices": [{"name": agent, "kind": "switch", "ports": [
+               {"port": "p1", "state": "up", "speed_mbps": 100000}]}]},
+           "samples": [],
+           "config": {"ecn": [dict({"device": agent, "port": "p1", "enabled": True}, **x) for x in ecn]}}
+    if results:
+        doc["command_results"] = results
+    return doc
+
+
 def write_secret(path, text):
     """A token file as it must be: created 0600 (the programs refuse one others can read), never
     readable by others even for a moment."""

@@ -13,7 +13,7 @@ import time
 import pytest
 import requests
 
-from conftest import ROOT, SIM_AGENTS, Proc, binary, wait_for, write_secret
+from conftest import ROOT, SIM_AGENTS, Proc, binary, switch_report, wait_for, write_secret
 
 DEMO = os.path.join(ROOT, "sim", "scenarios", "demo.json")
 # one report interval of the fault scenarios in fabric time (0.3 s at pace 0.02 = 6 ms) and a
@@ -672,16 +672,8 @@ def test_a_sent_change_timed_out_is_counted_until_the_agent_reports_again(world)
     ag, ops = d.client("agent"), d.client("ops")
 
     def report(seq, results=None):
-        doc = {"schema": 1, "agent": {"id": "sw9", "role": "switch", "boot_id": "b1", "version": "t",
-                                      "backend": "test"},
-               "seq": seq, "time_ns": time.time_ns(), "interval_ms": 1000,
-               "inventory": {"devices": [{"name": "sw9", "kind": "switch", "ports": [
-                   {"port": "p1", "state": "up", "speed_mbps": 100000}]}]},
-               "samples": [],
-               "config": {"ecn": [{"device": "sw9", "port": "p1", "queue": q, "enabled": True,
-                                   "kmin_bytes": 100000, "kmax_bytes": 400000, "pmax": 0.1} for q in (0, 3)]}}
-        if results:
-            doc["command_results"] = results
+        doc = switch_report("sw9", seq, [{"queue": q, "kmin_bytes": 100000, "kmax_bytes": 400000, "pmax": 0.1}
+                                         for q in (0, 3)], results)
         r = ag.post("/api/v1/agents/sw9/report", json=doc)
         assert r.status_code == 200, r.text
         return [c["id"] for c in r.json()["commands"]]

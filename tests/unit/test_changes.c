@@ -587,27 +587,37 @@ static void test_sixty_four_per_answer(void **state)
 /* A change sent and timed out by the pass while its agent was silent may have been applied:
  * it counts in the checks of other changes to its object until a report the agent made after
  * its deadline, which has its outcome if it was (leaf0 reports Kmin 100 KB, Kmax 400 KB). */
+/* c1: leaf0's h0's Kmin down to 50 KB, c2: h1's; sent (their commands, returned), unanswered,
+ * timed out in doubt at the sweep (their deadline moved back to `deadline`). */
+static json_t *two_in_doubt(struct fixture *f, int64_t deadline)
+{
+	struct rf_err e = { 0 };
+	char sql[200];
+	json_t *cmds;
+
+	json_decref(switch_report(f, "leaf0", NULL));
+	assert_int_equal(change_port(f, CHANGE_ECN, "h0", "{\"kmin_bytes\": 50000}", MIN, &e), 0);
+	assert_int_equal(change_port(f, CHANGE_ECN, "h1", "{\"kmin_bytes\": 50000}", MIN, &e), 0);
+	cmds = switch_report(f, "leaf0", NULL);
+	assert_string_equal(ids_of(cmds), "c1 c2");
+	store_flush(f->st);
+	snprintf(sql, sizeof(sql), "UPDATE changes SET deadline_ns = %" PRId64, deadline);
+	assert_int_equal(store_exec(store_writer_db(f->st), sql, NULL), 0);
+	assert_int_equal(changes_sweep(f->st, tu_now_ns()), 0);
+	store_flush(f->st);
+	return cmds;
+}
+
 static void test_timed_out_in_doubt(void **state)
 {
 	int64_t deadline = tu_now_ns() - CHANGES_GRACE_NS - NSEC_PER_SEC;
 	struct rf_err e = { 0 };
 	struct fixture f;
 	json_t *cmds;
-	char sql[200];
 
 	(void)state;
 	fx_open(&f);
-	json_decref(switch_report(&f, "leaf0", NULL));
-	/* c1: h0's Kmin down to 50 KB, c2: h1's to 50 KB; sent, unanswered, timed out */
-	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmin_bytes\": 50000}", MIN, &e), 0);
-	assert_int_equal(change_port(&f, CHANGE_ECN, "h1", "{\"kmin_bytes\": 50000}", MIN, &e), 0);
-	cmds = switch_report(&f, "leaf0", NULL);
-	assert_string_equal(ids_of(cmds), "c1 c2");
-	store_flush(f.st);
-	snprintf(sql, sizeof(sql), "UPDATE changes SET deadline_ns = %" PRId64, deadline);
-	assert_int_equal(store_exec(store_writer_db(f.st), sql, NULL), 0);
-	assert_int_equal(changes_sweep(f.st, tu_now_ns()), 0);
-	store_flush(f.st);
+	cmds = two_in_doubt(&f, deadline);
 	assert_int_equal(count(&f, "state = 'timed_out' AND in_doubt = 1 AND error LIKE '%NO_ANSWER%may have applied%'"),
 			 2);
 	/* counted: Kmax 40 KB is refused against it, Kmax 80 KB (c3, c4) passes only with it and
@@ -678,23 +688,11 @@ static void test_settled_by_an_operator(void **state)
 	struct rf_err e = { 0 };
 	struct fixture f;
 	json_t *cmds, *c = NULL;
-	char sql[200];
 
 	(void)state;
 	fx_open(&f);
-	json_decref(switch_report(&f, "leaf0", NULL));
-	/* c1 and c2 (h0's and h1's Kmin) sent, unanswered, timed out in doubt; c3 and c4 wait for
-	 * them (Kmax 80 KB passes only with Kmin 50 KB) */
-	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmin_bytes\": 50000}", MIN, &e), 0);
-	assert_int_equal(change_port(&f, CHANGE_ECN, "h1", "{\"kmin_bytes\": 50000}", MIN, &e), 0);
-	cmds = switch_report(&f, "leaf0", NULL);
-	assert_string_equal(ids_of(cmds), "c1 c2");
-	json_decref(cmds);
-	store_flush(f.st);
-	snprintf(sql, sizeof(sql), "UPDATE changes SET deadline_ns = %" PRId64, deadline);
-	assert_int_equal(store_exec(store_writer_db(f.st), sql, NULL), 0);
-	assert_int_equal(changes_sweep(f.st, tu_now_ns()), 0);
-	store_flush(f.st);
+	/* c1 and c2 in doubt; c3 and c4 wait for them (Kmax 80 KB passes only with Kmin 50 KB) */
+	json_decref(two_in_doubt(&f, deadline));
 	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmax_bytes\": 80000}", MIN, &e), 0);
 	assert_int_equal(change_port(&f, CHANGE_ECN, "h1", "{\"kmax_bytes\": 80000}", MIN, &e), 0);
 	assert_int_equal(count(&f, "in_doubt = 1"), 2);

@@ -295,6 +295,25 @@ static json_t *leaf_agent(struct fixture *f, unsigned lossless, double pmax[2][2
 	return c;
 }
 
+/* leaf_agent's leaf0 (priority 3 lossless), hosts h0 and h1, and a tuner whose policy's
+ * pmax_ceiling of 0.3 puts both of leaf0's ports outside (it steps them back inside). */
+static struct tuner *repair_tuner(struct fixture *f, const struct tuner_opts *o, double pmax[2][2])
+{
+	json_t *v = json_pack("{s:f}", "pmax_ceiling", 0.3);
+	struct rf_err e = { 0 };
+	struct tuner *t;
+
+	fx_open(f);
+	json_decref(leaf_agent(f, 3, pmax, NULL));
+	report_host(f, "h0", dcqcn());
+	report_host(f, "h1", dcqcn());
+	store_flush(f->st);
+	assert_int_equal(tuner_new(f->st, o, &t), 0);
+	assert_int_equal(tuner_set_policy(t, v, "ops", NULL, &e), 0);
+	json_decref(v);
+	return t;
+}
+
 /* The tuner's priority, and the lowest lossless one it saw last (-1: null). */
 static void assert_prio(struct tuner *t, int prio, int lowest)
 {
@@ -343,16 +362,8 @@ static void test_priority_kept_while_its_queues_hold_steps(void **state)
 	int n;
 
 	(void)state;
-	fx_open(&f);
-	json_decref(leaf_agent(&f, 3, pmax, NULL));
-	report_host(&f, "h0", dcqcn());
-	report_host(&f, "h1", dcqcn());
-	store_flush(f.st);
-	assert_int_equal(tuner_new(f.st, &o, &t), 0);
+	t = repair_tuner(&f, &o, pmax);
 	assert_prio(t, 3, -1);
-	v = json_pack("{s:f}", "pmax_ceiling", 0.3);
-	assert_int_equal(tuner_set_policy(t, v, "ops", NULL, &e), 0);
-	json_decref(v);
 	for (n = 0, v = NULL, p = NULL; n < 20 && !p; n++) {
 		json_decref(v);
 		pass(t, at += 100);
@@ -470,15 +481,7 @@ static void test_rollout_leaves_out_what_an_operator_set(void **state)
 	int n;
 
 	(void)state;
-	fx_open(&f);
-	json_decref(leaf_agent(&f, 3, pmax, NULL));
-	report_host(&f, "h0", dcqcn());
-	report_host(&f, "h1", dcqcn());
-	store_flush(f.st);
-	assert_int_equal(tuner_new(f.st, &o, &t), 0);
-	v = json_pack("{s:f}", "pmax_ceiling", 0.3);
-	assert_int_equal(tuner_set_policy(t, v, "ops", NULL, &e), 0);
-	json_decref(v);
+	t = repair_tuner(&f, &o, pmax);
 	for (n = 0, v = NULL; n < 20 && !proposal_of(v, "canary"); n++) {
 		json_decref(v);
 		pass(t, at += 100);

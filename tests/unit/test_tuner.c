@@ -447,6 +447,32 @@ static void canary_look(const char *node, const char *port, uint64_t *peak, uint
 	}
 }
 
+/* The canary judged after canary_intervals (canary_look: its queues shallower): the rollout it
+ * makes. */
+static struct cc_tn_proposal *judged(struct cc_tn *t, int64_t *i, struct canary_look *cl)
+{
+	struct cc_tn_proposal *p;
+
+	for (unsigned k = 1; k < cc_tn_defaults.canary_intervals; k++)
+		assert_int_equal(run(t, (*i)++, canary_look, cl), 0);
+	assert_int_equal(run(t, (*i)++, canary_look, cl), 1);
+	p = one(t);
+	assert_int_equal(p->phase, CC_TN_ROLLOUT);
+	return p;
+}
+
+/* Every rollout of the step applied, one after the other, until the step is over. */
+static void rolled_out(struct cc_tn *t, int64_t *i, struct canary_look *cl, uint64_t step, size_t *changed)
+{
+	apply_all(t, 8, changed);
+	for (int k = 0; k < 20 && !step_over(t, step); k++) {
+		run(t, (*i)++, canary_look, cl);
+		if (!step_over(t, step))
+			apply_all(t, 8, changed);
+	}
+	assert_true(step_over(t, step));
+}
+
 static void test_canary_then_rollout(void **state)
 {
 	struct cc_tn *t = tuner(CC_TN_AUTO);
@@ -489,18 +515,8 @@ static void test_canary_then_rollout(void **state)
 		json_decref(j);
 	}
 	/* judged after canary_intervals: the canary's queues are shallower */
-	for (unsigned k = 1; k < cc_tn_defaults.canary_intervals; k++)
-		assert_int_equal(run(t, i++, canary_look, &cl), 0);
-	assert_int_equal(run(t, i++, canary_look, &cl), 1);
-	p = one(t);
-	assert_int_equal(p->phase, CC_TN_ROLLOUT);
-	apply_all(t, 8, &changed);
-	for (int k = 0; k < 20 && !step_over(t, p->step); k++) {
-		run(t, i++, canary_look, &cl);
-		if (!step_over(t, p->step))
-			apply_all(t, 8, &changed);
-	}
-	assert_true(step_over(t, p->step));
+	p = judged(t, &i, &cl);
+	rolled_out(t, &i, &cl, p->step, &changed);
 	assert_int_equal(changed, 8); /* every downlink once, never more than max_share at a time */
 	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &e);
 	assert_int_equal(e.kmin_bytes, 10000);
@@ -548,11 +564,7 @@ static void test_rollout_trimmed_when_sent(void **state)
 		assert_int_equal(run(t, i, deep_down, NULL), 0);
 	assert_int_equal(run(t, i++, deep_down, NULL), 1);
 	apply_all(t, 8, &changed);
-	for (unsigned k = 1; k < cc_tn_defaults.canary_intervals; k++)
-		assert_int_equal(run(t, i++, canary_look, &cl), 0);
-	assert_int_equal(run(t, i++, canary_look, &cl), 1);
-	p = one(t);
-	assert_int_equal(p->phase, CC_TN_ROLLOUT);
+	p = judged(t, &i, &cl);
 	n = p->nchanges;
 	assert_true(n >= 2);
 	assert_int_equal(cc_tn_sendable(t, p->id), 0);
@@ -567,13 +579,7 @@ static void test_rollout_trimmed_when_sent(void **state)
 	assert_non_null(strstr(p->error, "2 members left out"));
 	assert_non_null(strstr(p->error, "kmin_bytes is 15000 now, not 20000"));
 	/* the rest goes out; the step completes without the two */
-	apply_all(t, 8, &changed);
-	for (int k = 0; k < 20 && !step_over(t, p->step); k++) {
-		run(t, i++, canary_look, &cl);
-		if (!step_over(t, p->step))
-			apply_all(t, 8, &changed);
-	}
-	assert_true(step_over(t, p->step));
+	rolled_out(t, &i, &cl, p->step, &changed);
 	assert_int_equal(changed, 6);
 	cc_tn_free(t);
 }

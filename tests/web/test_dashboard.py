@@ -437,8 +437,7 @@ def test_change_in_doubt_settled_from_the_changes_page(tmp_path, browser):
     an operator settles it from the changes page — refused without a reason (the API's error at
     the form), then as not applied with one — and the page shows who settled it and why."""
     import os
-    import time
-    from conftest import ROOT, World
+    from conftest import ROOT, World, sysh
     world = World(str(tmp_path))
     try:
         d = world.daemon(extra_conf=f"[api]\nweb_root = {os.path.join(ROOT, 'web')}\n"
@@ -449,14 +448,8 @@ def test_change_in_doubt_settled_from_the_changes_page(tmp_path, browser):
         ag, ops = d.client("sw9"), d.client("operator")
 
         def report(seq):
-            doc = {"schema": 1, "agent": {"id": "sw9", "role": "switch", "boot_id": "b1", "version": "t",
-                                          "backend": "test"},
-                   "seq": seq, "time_ns": time.time_ns(), "interval_ms": 1000,
-                   "inventory": {"devices": [{"name": "sw9", "kind": "switch", "ports": [
-                       {"port": "p1", "state": "up", "speed_mbps": 100000}]}]},
-                   "samples": [],
-                   "config": {"ecn": [{"device": "sw9", "port": "p1", "queue": 3, "enabled": True,
-                                       "kmin_bytes": 100000, "kmax_bytes": 400000, "pmax": 0.1}]}}
+            doc = sysh.switch_report("sw9", seq, [{"queue": 3, "kmin_bytes": 100000, "kmax_bytes": 400000,
+                                                   "pmax": 0.1}])
             r = ag.post("/api/v1/agents/sw9/report", json=doc)
             assert r.status_code == 200, r.text
             return [c["id"] for c in r.json()["commands"]]
