@@ -115,7 +115,7 @@ int h_alert_ack(struct api_req *req)
 		return 0;
 	if (alerts_ack(api_deps(req)->store, id, api_actor(req), tu_now_ns(),
 		       &e) < 0)
-		return api_reply_problem(req, 0, &e);
+		return api_reply_problem(req, e.err == -EALREADY ? 409 : 0, &e);
 	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
 	r = alerts_get(rd, id, &out, &e);

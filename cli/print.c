@@ -59,6 +59,21 @@ static const char *str(struct strs *s, const json_t *o, const char *k)
 	return keep(s, t);
 }
 
+/* Text for a table's cell of at most max bytes (whole characters, "..." at the end when
+ * cut), kept in s; v itself when it fits. */
+#define CELL_MAX 72
+static const char *cell_cut(struct strs *s, const char *v, size_t max)
+{
+	size_t n = str_utf8_prefix(v, max - 3);
+	char *t;
+
+	if (strlen(v) <= max)
+		return v;
+	if (asprintf(&t, "%.*s...", (int)n, v) < 0)
+		return v;
+	return keep(s, t) ?: v;
+}
+
 static const char *keep(struct strs *s, char *t)
 {
 	char **nv = realloc(s->v, (s->n + 1) * sizeof(*nv));
@@ -386,9 +401,9 @@ void print_switch(FILE *f, const json_t *d)
 		if (json_is_integer(json_object_get(p, "speed_mbps")))
 			fmt_si((double)json_integer_value(json_object_get(p, "speed_mbps")) * 1e6,
 			       "b/s", speed, sizeof(speed));
-		if (peer)
-			snprintf(nb, sizeof(nb), "%s %s", str(&s, peer, "system"),
-				 str(&s, peer, "port"));
+		if (json_is_object(peer)) /* (null when the port has no neighbour) */
+			snprintf(nb, sizeof(nb), "%s %s", str(&s, peer, "system") ?: "?",
+				 str(&s, peer, "port") ?: "?");
 		for (int b = 0; b < 8; b++)
 			if (mask & (1 << b))
 				snprintf(prios + strlen(prios), sizeof(prios) - strlen(prios),
@@ -632,6 +647,11 @@ void print_cc_outside(FILE *f, const json_t *op)
 		fprintf(f, "    %s%s%s (%s): %s\n", str(&s, x, "node") ?: "?", port ? ":" : "", port ?: "",
 			str(&s, x, "class") ?: "?", str(&s, x, "why") ?: "?");
 	}
+	/* (the API lists the first 16) */
+	if (json_integer_value(json_object_get(op, "members")) > (json_int_t)json_array_size(json_object_get(op, "first")))
+		fprintf(f, "    ... and %lld more\n",
+			(long long)(json_integer_value(json_object_get(op, "members")) -
+				    (json_int_t)json_array_size(json_object_get(op, "first"))));
 	strs_fini(&s);
 }
 
@@ -745,6 +765,11 @@ void print_changes(FILE *f, const json_t *d)
 			buf_fini(&b);
 		} else if (json_is_true(json_object_get(c, "in_doubt"))) {
 			state = "timed_out (in doubt)";
+		} else if (json_is_object(json_object_get(c, "settled")) &&
+			   asprintf(&both, "%s (settled by %s)", state,
+				    str(&s, json_object_get(c, "settled"), "by") ?: "?") >= 0) {
+			/* an operator's word, not the agent's read-back */
+			state = keep(&s, both) ?: state;
 		}
 		if (code && err && asprintf(&both, "%s: %s", code, err) >= 0)
 			err = keep(&s, both) ?: err;
@@ -759,11 +784,12 @@ void print_changes(FILE *f, const json_t *d)
 			snprintf(target, sizeof(target), "%s %s:%s", str(&s, tg, "agent"),
 				 str(&s, tg, "device"), str(&s, tg, "port"));
 		{
+			/* (the error and the reason cut: changes ID shows them whole) */
 			const char *row[] = { str(&s, c, "id"),      state,
 					      str(&s, tg, "kind"),   target,
 					      params ? params : "",  str(&s, c, "actor"),
-					      str(&s, c, "created"), err ? err : "",
-					      str(&s, c, "reason") ?: "" };
+					      str(&s, c, "created"), cell_cut(&s, err ? err : "", CELL_MAX),
+					      cell_cut(&s, str(&s, c, "reason") ?: "", CELL_MAX) };
 
 			table_row(t, row);
 		}

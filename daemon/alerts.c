@@ -279,12 +279,14 @@ struct ack_job {
 	struct store_job job;
 	int64_t id, now;
 	const char *actor;
+	struct rf_err err;
 };
 
 static int ack_apply(struct store_job *sj, struct store *s)
 {
 	struct ack_job *j = (struct ack_job *)sj;
-	sqlite3_stmt *st = store_stmt(s, "UPDATE alerts SET acked_ns = ?, acked_by = ? WHERE id = ?");
+	sqlite3_stmt *st =
+		store_stmt(s, "UPDATE alerts SET acked_ns = ?, acked_by = ? WHERE id = ? AND acked_ns IS NULL");
 	int r;
 
 	if (!st)
@@ -294,10 +296,28 @@ static int ack_apply(struct store_job *sj, struct store *s)
 	sqlite3_bind_int64(st, 3, j->id);
 	if ((r = store_step(st)) < 0)
 		return r;
-	if (sqlite3_changes(store_writer_db(s)) == 0)
-		return -ENOENT;
-	store_note_row(s, ALERTS_TABLE, j->id);
-	return 0;
+	if (sqlite3_changes(store_writer_db(s)) > 0) {
+		store_note_row(s, ALERTS_TABLE, j->id);
+		return 0;
+	}
+	/* acknowledged already: the first acknowledgement stands (the same caller again: done) */
+	if (!(st = store_stmt(s, "SELECT acked_by, acked_ns FROM alerts WHERE id = ?")))
+		return -EIO;
+	sqlite3_bind_int64(st, 1, j->id);
+	if ((r = sqlite3_step(st)) != SQLITE_ROW) {
+		sqlite3_reset(st);
+		return r == SQLITE_DONE ? -ENOENT : store_errno(r);
+	}
+	if (strcmp((const char *)sqlite3_column_text(st, 0) ?: "", j->actor)) {
+		json_t *t = store_time_json(sqlite3_column_int64(st, 1));
+
+		rf_err_set(&j->err, -EALREADY, "ALREADY_ACKED", NULL, "alert %lld was acknowledged by %s at %s",
+			   (long long)j->id, (const char *)sqlite3_column_text(st, 0) ?: "?",
+			   json_string_value(t) ?: "?");
+		json_decref(t);
+	}
+	sqlite3_reset(st);
+	return j->err.err;
 }
 
 struct mitigated_job {
@@ -383,6 +403,10 @@ int alerts_ack(struct store *s, int64_t id, const char *actor, int64_t now, stru
 
 	if (r == -ENOENT)
 		return rf_err_set(e, -ENOENT, "NO_SUCH_ALERT", NULL, "no alert %lld", (long long)id);
+	if (r < 0 && j.err.code[0]) {
+		*e = j.err;
+		return r;
+	}
 	if (r < 0)
 		return rf_err_set(e, r, r == -EAGAIN ? "BUSY" : "STORE_ERROR", NULL, "cannot acknowledge: %s",
 				  strerror(-r));

@@ -49,8 +49,9 @@ int alerts_list(struct store_reader *rd, const char *state, json_t **ret, struct
 
 /* One alert as alerts_list() shows it.  -ENOENT (NO_SUCH_ALERT). */
 int alerts_get(struct store_reader *rd, int64_t id, json_t **ret, struct rf_err *e);
-/* Acknowledges an alert (a store job; waits for its commit): by whom and when.  -ENOENT
- * (NO_SUCH_ALERT). */
+/* Acknowledges an alert (a store job; waits for its commit): by whom and when; the first
+ * acknowledgement stands (the same caller again: 0, nothing changed).  -ENOENT
+ * (NO_SUCH_ALERT), -EALREADY (ALREADY_ACKED: by another, said who and when). */
 int alerts_ack(struct store *s, int64_t id, const char *actor, int64_t now, struct rf_err *e);
 /* Records on an alert the mitigation an operator asked for (a store job; waits for its
  * commit): by whom, when, why (NULL: no reason) and the change it queued; the alert keeps its

@@ -168,7 +168,8 @@ static const char timeout_error[] =
 static const char doubt_error[] =
 	"{\"code\":\"NO_ANSWER\",\"message\":\"the agent did not report an outcome before the "
 	"deadline (is it running and reachable?); it may have applied it all the same: until a report the "
-	"agent makes after the deadline says, later changes to this object are checked as if it had\"}";
+	"agent makes after the deadline says, later changes to this object are checked as if it had (an agent "
+	"gone for good: check the device, then rocefabctl settle)\"}";
 static const char settled_error[] =
 	"{\"code\":\"NO_ANSWER\",\"message\":\"the agent did not report an outcome before the "
 	"deadline, nor in a report it made after it: not applied\"}";
@@ -202,14 +203,18 @@ static sqlite3_stmt *time_out_stmt(struct store *s, const char *sql, int64_t now
 	return st;
 }
 
-/* A change c checked counting changes still out (after_ids) goes once every one is applied. */
+/* A change c checked counting changes still out (after_ids) goes once every one is applied
+ * (read back by its agent: one an operator settled fails it, fail_dependents). */
 #define READY                                                                                               \
 	"(c.after_ids IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(c.after_ids) j JOIN changes p ON p.id = " \
-	"j.value WHERE p.state != 'applied'))"
+	"j.value WHERE p.state != 'applied' OR p.settled_by IS NOT NULL))"
 
 /* The agent's pending changes one of whose counted changes failed or timed out fail too, not
  * sent: they were validated counting it (and those counting them, at the next round); one
- * counting a change in doubt waits for it to be settled.  The
+ * counting a change in doubt waits for it to be settled — by its agent's report, or by an
+ * operator, whose word, applied or not, is no read-back to send another change on (the agent
+ * may come back holding something else: the change is sent again, checked against what it
+ * reports).  The
  * queries here name state IN ('pending', 'sent') besides 'pending': with it the planner takes
  * an index of the agent's open changes even where sqlite_stat1 says an agent's rows are
  * mostly of one state (measured: a scan of 50,000 rows, 5 ms a report, without it). */
@@ -217,7 +222,8 @@ static int fail_dependents(struct store *s, const char *agent, int64_t now)
 {
 	static const char sel[] =
 		"SELECT c.id, (SELECT p.id FROM json_each(c.after_ids) j JOIN changes p ON p.id = j.value "
-		"  WHERE p.state IN ('failed', 'timed_out') AND p.in_doubt IS NULL ORDER BY p.id LIMIT 1) AS dep "
+		"  WHERE (p.state IN ('failed', 'timed_out') AND p.in_doubt IS NULL) OR p.settled_by IS NOT NULL "
+		"  ORDER BY p.id LIMIT 1) AS dep "
 		"FROM changes c "
 		"WHERE c.agent_id = ? AND c.state IN ('pending', 'sent') AND c.state = 'pending' AND "
 		"c.after_ids IS NOT NULL AND dep IS NOT NULL LIMIT 256";
@@ -247,8 +253,9 @@ static int fail_dependents(struct store *s, const char *agent, int64_t now)
 
 			snprintf(err, sizeof(err),
 				 "{\"code\":\"DEPENDS_ON_FAILED\",\"message\":\"change %" PRId64 ", on its way when this "
-				 "one was checked and counted in its check, failed or timed out: this one was not "
-				 "sent\"}", ids[i][1]);
+				 "one was checked and counted in its check, failed, timed out or was settled by an "
+				 "operator without its agent's word: this one was not sent (send it again: it is "
+				 "checked against what the agent reports)\"}", ids[i][1]);
 			if (!(st = store_stmt(s, upd)))
 				return -EIO;
 			sqlite3_bind_text(st, 1, err, -1, SQLITE_TRANSIENT);
@@ -403,7 +410,7 @@ static int settle_apply(struct store_job *sj, struct store *s)
 		"UPDATE changes SET in_doubt = NULL, updated_ns = ?2, state = CASE WHEN ?3 THEN 'applied' ELSE "
 		"'timed_out' END, error = CASE WHEN ?3 THEN NULL ELSE json_object('code', 'NO_ANSWER', 'message', "
 		"'the agent did not report an outcome before the deadline; settled by ' || ?4 || ': not applied') END, "
-		"settled_by = ?4, settled_reason = ?5, settled_applied = ?3 WHERE id = ?1 AND in_doubt = 1";
+		"settled_by = ?4, settled_reason = ?5, settled_applied = ?3, settled_ns = ?2 WHERE id = ?1 AND in_doubt = 1";
 	struct settle_job *j = (struct settle_job *)sj;
 	sqlite3_stmt *st = store_stmt(s, "SELECT agent_id, state, in_doubt, settled_by FROM changes WHERE id = ?");
 	char agent[256], state[32], by[100] = "";
@@ -439,8 +446,8 @@ static int settle_apply(struct store_job *sj, struct store *s)
 	store_bind_text_or_null(st, 5, j->reason);
 	if ((rc = store_step(st)) < 0)
 		return rc;
-	/* those that counted it: sent at their agent's next report (applied), or failed now */
-	return j->applied ? 0 : fail_dependents(s, agent, j->now);
+	/* those that counted it fail now, either way (an operator's word is no read-back) */
+	return fail_dependents(s, agent, j->now);
 }
 
 int changes_settle(struct store *s, int64_t id, bool applied, const char *actor, const char *reason,
@@ -471,7 +478,8 @@ int changes_settle(struct store *s, int64_t id, bool applied, const char *actor,
 #define CHANGE_COLS                                                                                \
 	"c.id, c.batch, c.created_ns, c.actor, c.reason, c.agent_id, c.kind, c.device, c.port, "  \
 	"c.queue, c.params, c.old, c.new, c.state, c.error, c.deadline_ns, c.sent_ns, "            \
-	"c.updated_ns, a.role, c.after_ids, c.in_doubt, c.settled_by, c.settled_reason, c.settled_applied"
+	"c.updated_ns, a.role, c.after_ids, c.in_doubt, c.settled_by, c.settled_reason, c.settled_applied, " \
+	"c.settled_ns"
 
 static json_t *change_row(sqlite3_stmt *st, const void *ctx)
 {
@@ -501,7 +509,8 @@ static json_t *change_row(sqlite3_stmt *st, const void *ctx)
 	/* an operator's word on it while it was in doubt */
 	if (sqlite3_column_type(st, 21) != SQLITE_NULL)
 		json_object_set_new(o, "settled",
-				    json_pack("{s:o,s:o,s:b}", "by", store_col_text(st, 21), "reason",
+				    json_pack("{s:o,s:o,s:o,s:b}", "by", store_col_text(st, 21), "at",
+					      store_time_json(sqlite3_column_int64(st, 24)), "reason",
 					      sqlite3_column_type(st, 22) == SQLITE_NULL ? json_null()
 											 : store_col_text(st, 22),
 					      "applied", sqlite3_column_int64(st, 23) == 1));

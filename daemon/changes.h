@@ -40,8 +40,8 @@ int changes_on_report(void *ctx, struct store *s, const struct report *rep, int6
 int changes_sweep(void *ctx, int64_t now);
 
 /* An operator's word on a change in doubt whose agent cannot say (gone for good, its outcome
- * lost): applied (the changes that counted it go at their agent's next report) or not (they
- * fail, DEPENDS_ON_FAILED), recorded with who and why (reason NULL: none).  A store job;
+ * lost): applied or not, recorded with who, when and why (reason NULL: none).  Either way the
+ * changes that counted it fail (DEPENDS_ON_FAILED): a word is no read-back.  A store job;
  * waits for its commit.  -ENOENT (UNKNOWN_CHANGE), -EALREADY (NOT_IN_DOUBT). */
 int changes_settle(struct store *s, int64_t id, bool applied, const char *actor, const char *reason,
 		   struct rf_err *e);

@@ -13,6 +13,7 @@
 #include "daemon/topo.h"
 #include "lib/hmap.h"
 #include "lib/log.h"
+#include "lib/strutil.h"
 #include "lib/timeutil.h"
 #include "lib/vec.h"
 
@@ -1327,9 +1328,7 @@ static void reason_add(struct cc_dl_action *a, const char *actor, const char *wh
 		return;
 	nt = (size_t)snprintf(tail, sizeof(tail), "; asked by %s: %s", actor, why);
 	if (n + nt >= sizeof(a->reason)) {
-		n = sizeof(a->reason) - nt - 4;
-		while (n && ((unsigned char)a->reason[n] & 0xc0) == 0x80)
-			n--; /* not inside a UTF-8 sequence */
+		n = str_utf8_prefix(a->reason, sizeof(a->reason) - nt - 4);
 		memcpy(a->reason + n, "...", 3);
 		n += 3;
 	}

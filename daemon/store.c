@@ -200,7 +200,8 @@ static const char *const migrations[] = {
 	"ALTER TABLE alerts ADD COLUMN mitigations TEXT;"
 	"ALTER TABLE changes ADD COLUMN settled_by TEXT;"
 	"ALTER TABLE changes ADD COLUMN settled_reason TEXT;"
-	"ALTER TABLE changes ADD COLUMN settled_applied INTEGER;",
+	"ALTER TABLE changes ADD COLUMN settled_applied INTEGER;"
+	"ALTER TABLE changes ADD COLUMN settled_ns INTEGER;",
 };
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,
 	       "STORE_SCHEMA_VERSION is the number of migrations");

@@ -2,6 +2,7 @@
 #include <fnmatch.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 
 #include "daemon/tokens.h"
@@ -197,8 +198,8 @@ int tokens_add(struct store *s, const char *name, enum role role, const char *ag
 		return rf_err_set(e, -EINVAL, "BAD_TOKEN_NAME", name,
 				  "a token name uses letters, digits, '.', '_', '-' (at most 64)");
 	/* the actors of rocefabd's own changes in the audit log: a token of that name would pass
-	 * for them (the tuner takes changes by "tuner" for its own) */
-	if (!strcmp(name, "tuner") || !strcmp(name, "detector"))
+	 * for them (the tuner takes changes by "tuner" for its own), or read as them ("Tuner") */
+	if (!strcasecmp(name, "tuner") || !strcasecmp(name, "detector"))
 		return rf_err_set(e, -EINVAL, "BAD_TOKEN_NAME", name,
 				  "'%s' names rocefabd's own changes in the audit log: choose another name", name);
 	if (role == ROLE_NONE)

@@ -200,6 +200,18 @@ void str_make_printable(char *s)
 	}
 }
 
+size_t str_utf8_prefix(const char *s, size_t max)
+{
+	size_t n = strnlen(s, max + 1);
+
+	if (n <= max)
+		return n;
+	n = max;
+	while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--; /* s[n], the first byte left out, continues a sequence begun before it */
+	return n;
+}
+
 int str_natcmp(const char *a, const char *b)
 {
 	while (*a && *b) {

@@ -24,6 +24,9 @@ bool str_is_printable(const char *s);
  * U+2066-2069), which makes text read in another order than it is stored (an audit entry
  * showing other words than it holds). */
 bool str_has_bidi_controls(const char *s);
+/* The longest prefix of s of at most max bytes that does not end inside a UTF-8 sequence
+ * (its length), for cutting text where a reader sees whole characters. */
+size_t str_utf8_prefix(const char *s, size_t max);
 /* Natural order: runs of digits compare by their value ("h2" < "h10"), the rest byte by byte. */
 int str_natcmp(const char *a, const char *b);
 /* Makes s such text in place: each byte of a control character, and each byte that is not part

@@ -166,6 +166,10 @@ def test_live_advise_changes_nothing_until_mitigated(world):
     # acknowledged: still active, with who and when
     r = ops.post(f"/api/v1/alerts/{a['id']}/ack")
     assert r.status_code == 200 and r.json()["acked"]["by"] == "ops" and r.json()["state"] == "active", r.text
+    # the first acknowledgement stands: another operator is told who acknowledged it
+    d.token("noc", "operator")
+    r = d.client("noc").post(f"/api/v1/alerts/{a['id']}/ack")
+    assert r.status_code == 409 and r.json()["code"] == "ALREADY_ACKED" and "by ops at" in r.json()["detail"], r.text
     # the same from rocefabctl
     out = ctl(d, "viewer", "alerts").stdout
     assert "pause_storm" in out and "h5 nic0:1 priority 3" in out, out

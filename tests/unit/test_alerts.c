@@ -139,6 +139,11 @@ static void test_alerts_details_and_ack(void **state)
 	/* acknowledged: by whom and when, still active */
 	assert_int_equal(alerts_ack(f.st, id, "ops", 2000, &e), 0);
 	assert_int_equal(alerts_ack(f.st, 999, "ops", 2000, &e), -ENOENT);
+	/* the first acknowledgement stands: the same caller again is done, another is told who */
+	assert_int_equal(alerts_ack(f.st, id, "ops", 2500, &e), 0);
+	assert_int_equal(alerts_ack(f.st, id, "noc", 2600, &e), -EALREADY);
+	assert_string_equal(e.code, "ALREADY_ACKED");
+	assert_non_null(strstr(e.msg, "was acknowledged by ops at 1970-01-01T00:00:00.000002Z"));
 	rd = store_reader_get(f.st);
 	assert_int_equal(alerts_get(rd, id, &a, &e), 0);
 	assert_string_equal(json_string_value(json_object_get(json_object_get(a, "acked"), "by")), "ops");

@@ -760,7 +760,7 @@ static const char switch_json[] =
 	"           'pmax': 0.01},"
 	"          {'queue': 0, 'enabled': true, 'kmin_bytes': 1, 'kmax_bytes': 2, 'pmax': 1},"
 	"          {'queue': 40, 'enabled': true, 'kmin_bytes': 1, 'kmax_bytes': 2, 'pmax': 1}]},"
-	" {'port': 'spine0', 'state': 'down', 'pfc': {'enable': 0}, 'ecn': []}]}";
+	" {'port': 'spine0', 'state': 'down', 'peer': null, 'pfc': {'enable': 0}, 'ecn': []}]}";
 
 /* PFC priorities 3 and 4 from the mask, the ECN of those queues only, sizes with SI units. */
 static void test_print_switch(void **state)
@@ -854,6 +854,24 @@ static void test_print_changes(void **state)
 		" 'target': {'kind': 'pfc', 'agent': 'sw', 'role': 'switch', 'port': 'p'}}]}",
 		"ID  STATE                 KIND  TARGET  PARAMS  BY  CREATED  ERROR  REASON\n"
 		"5   timed_out (in doubt)  pfc   sw p            -   -\n");
+	/* settled by an operator: said in the state; a long error and reason cut at whole
+	 * characters (changes ID shows them whole) */
+	assert_printed(
+		print_changes,
+		"{'count': 1, 'items': [{'id': 6, 'state': 'applied', 'settled': {'by': 'noc', 'applied': true},"
+		" 'error': {'code': 'NO_ANSWER', 'message': 'the agent did not report an outcome before the deadline"
+		" (is it running and reachable?)'}, 'reason': '\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9"
+		"\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9"
+		"\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9"
+		"\\u00e9 INC-7',"
+		" 'target': {'kind': 'pfc', 'agent': 'sw', 'role': 'switch', 'port': 'p'}}]}",
+		"ID  STATE                     KIND  TARGET  PARAMS  BY  CREATED  ERROR"
+		"                                                                     REASON\n"
+		"6   applied (settled by noc)  pfc   sw p            -   -        NO_ANSWER: the agent did not report an "
+		"outcome before the deadline (i...  "
+		"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		"...\n");
 	/* a list cut at its limit says so */
 	assert_printed(
 		print_changes,
@@ -1174,7 +1192,7 @@ static void test_run_json_and_errors(void **state)
 static void test_run_cc_policy_shows_outside(void **state)
 {
 	static const char status_outside[] =
-		"{'mode': 'advise', 'outside_policy': {'members': 2, 'first': ["
+		"{'mode': 'advise', 'outside_policy': {'members': 48, 'first': ["
 		"{'node': 'leaf0', 'port': 'h0', 'class': 'tor_down', 'why': 'kmax_bytes 400000: above the policy'},"
 		"{'node': 'h\\u001b1', 'class': 'hosts', 'why': 'rpg_ai_rate 5: below the policy'}]}}";
 	static const struct exchange outside[] = {
@@ -1203,9 +1221,10 @@ static void test_run_cc_policy_shows_outside(void **state)
 	tail = r.out + strlen(r0.out);
 	assert_string_equal(tail, "\n"
 				  "  outside the policy (most of a class at one value is stepped back inside unless the "
-				  "tuner is off; members set apart stay): 2\n"
+				  "tuner is off; members set apart stay): 48\n"
 				  "    leaf0:h0 (tor_down): kmax_bytes 400000: above the policy\n"
-				  "    h?1 (hosts): rpg_ai_rate 5: below the policy\n");
+				  "    h?1 (hosts): rpg_ai_rate 5: below the policy\n"
+				  "    ... and 46 more\n");
 	run_free(&r);
 	run_free(&r0);
 	r = run(&o, ARGV("cc", "policy", "pmax_ceiling=0.3"), gone, ARRAY_SIZE(gone));

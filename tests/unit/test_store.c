@@ -256,6 +256,7 @@ static void test_tokens(void **state)
 	assert_int_equal(tokens_add(s, "tuner", ROLE_OPERATOR, NULL, tok2, &e), -EINVAL);
 	assert_string_equal(e.code, "BAD_TOKEN_NAME");
 	assert_int_equal(tokens_add(s, "detector", ROLE_OPERATOR, NULL, tok2, &e), -EINVAL);
+	assert_int_equal(tokens_add(s, "Tuner", ROLE_OPERATOR, NULL, tok2, &e), -EINVAL);
 	/* only the hash is stored */
 	{
 		sqlite3_stmt *st = store_stmt(s, "SELECT hash FROM tokens WHERE name = 'ops'");

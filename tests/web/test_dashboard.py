@@ -429,6 +429,7 @@ def test_views_of_a_rocefabd_without_detector_or_tuner(tmp_path, browser):
         assert "No PFC fast lane" in browser.open(d.url, "").text
         assert browser.console_errors() == []
     finally:
+        browser.leave()
         world.close()
 
 
@@ -481,9 +482,11 @@ def test_change_in_doubt_settled_from_the_changes_page(tmp_path, browser):
         text = wait_for(lambda: (lambda t: t if t and "settled by operator" in t else None)(
             browser.js("return document.querySelector(arguments[0])?.textContent", row)), 10)
         assert "not applied, sw9 decommissioned; its console showed Kmin 100 KB" in text, text
-        assert ops.json(f"/api/v1/changes/{cid}")["settled"] == {
-            "by": "operator", "reason": "sw9 decommissioned; its console showed Kmin 100 KB", "applied": False}
+        settled = ops.json(f"/api/v1/changes/{cid}")["settled"]
+        assert (settled["by"], settled["reason"], settled["applied"]) == (
+            "operator", "sw9 decommissioned; its console showed Kmin 100 KB", False), settled
         browser.shot("changes-settled")
         assert browser.console_errors(expected=("400",)) == []
     finally:
+        browser.leave()
         world.close()
