@@ -1004,7 +1004,8 @@ int cli_run(const struct cli_request *req, const struct cli_opts *o, const struc
 		}
 		if (doubt)
 			fprintf(err, "rocefabctl: %zu change%s timed out unanswered and may have been applied all the "
-				     "same (in doubt until its agent reports again); see rocefabctl changes\n",
+				     "same (in doubt until its agent reports again, or an operator who checked the "
+				     "device settles it: rocefabctl settle); see rocefabctl changes\n",
 				doubt, doubt == 1 ? "" : "s");
 		if (open)
 			fprintf(err, "rocefabctl: %zu change%s still pending or sent when the wait ended (a change "

@@ -1115,11 +1115,16 @@ static int target_again(struct store_reader *rd, struct change_set *cs, struct c
 	if (r < 0) {
 		size_t n = strlen(ve.msg);
 
-		snprintf(ve.msg + n, sizeof(ve.msg) - n, "; checked again as it was stored, counting change %" PRId64
-			 " (by %s), stored meanwhile", t->clash, t->clash_by);
+		if (t->clash_gone)
+			snprintf(ve.msg + n, sizeof(ve.msg) - n, "; checked again as it was stored: change %" PRId64
+				 ", which it counted, was settled meanwhile without its agent's read-back", t->clash);
+		else
+			snprintf(ve.msg + n, sizeof(ve.msg) - n, "; checked again as it was stored, counting change %" PRId64
+				 " (by %s), stored meanwhile", t->clash, t->clash_by);
 		reject(cs, t, &ve);
 	}
 	t->clash = 0;
+	t->clash_gone = false;
 	return 0;
 }
 
@@ -1205,6 +1210,9 @@ static int create_recheck(struct create_job *j, struct store *s)
 {
 	static const char sql[] = "SELECT id, actor, agent_id, kind, device, port, queue FROM changes "
 				  "WHERE id > ?1 ORDER BY id";
+	static const char gone_sql[] = "SELECT p.id FROM json_each(?1) j JOIN changes p ON p.id = j.value WHERE "
+				       "p.settled_by IS NOT NULL OR (p.state IN ('failed', 'timed_out') AND "
+				       "p.in_doubt IS NULL) LIMIT 1";
 	struct change_set *cs = j->cs;
 	sqlite3_stmt *st = store_stmt(s, sql);
 	struct store_reader *rd = store_writer_reader(s);
@@ -1264,6 +1272,27 @@ static int create_recheck(struct create_job *j, struct store *s)
 	target_index_fini(&x);
 	if (rc != SQLITE_DONE)
 		return store_errno(rc);
+	/* a change its check counted, settled since (no update is a new row): it is no longer out,
+	 * and one that counts it would wait for it for ever, or fail (fail_dependents ran) */
+	for (size_t i = 0; i < cs->n; i++) {
+		struct change_target *t = &cs->t[i];
+		char *ids;
+
+		if (t->clash || !json_array_size(t->after))
+			continue;
+		if (!(st = store_stmt(s, gone_sql)) || !(ids = json_dumps(t->after, JSON_COMPACT)))
+			return st ? -ENOMEM : -EIO;
+		sqlite3_bind_text(st, 1, ids, -1, free);
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			t->clash = sqlite3_column_int64(st, 0);
+			t->clash_gone = true;
+			nagain++;
+		}
+		sqlite3_reset(st);
+		sqlite3_clear_bindings(st);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return store_errno(rc);
+	}
 	if (nagain > CHANGES_RECHECK_MAX)
 		return -ESTALE;
 	for (size_t i = 0; nagain && i < cs->n; i++)

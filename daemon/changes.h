@@ -96,6 +96,8 @@ struct change_target {
 	int64_t seen;	   /* the newest change when it was read */
 	int64_t clash;	   /* at commit: a change its check counts stored since (0: none) */
 	char clash_by[80]; /* its actor */
+	bool clash_gone;   /* clash is a change it counted, settled since without being applied
+			    * by its agent (its report, or an operator's word): no longer out */
 };
 
 /* The targets of one request, each validated against the requested values. */

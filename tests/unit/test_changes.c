@@ -705,8 +705,25 @@ static void test_settled_by_an_operator(void **state)
 	assert_int_equal(count(&f, "in_doubt = 1"), 2);
 	/* c1 applied, by ops who looked; c2 not: c3 and c4, which counted them, fail at once either
 	 * way (an operator's word is no read-back: they go again checked against what the agent
-	 * reports) */
-	assert_int_equal(changes_settle(f.st, 1, true, "ops", "read Kmin 50 KB on the console", &e), 0);
+	 * reports); one checked counting c1 before, stored after, is checked again without it */
+	{
+		json_t *params = json_pack("{s:i}", "kmax_bytes", 90000), *entries = NULL;
+		struct store_reader *r0 = store_reader_get(f.st);
+		struct change_set cs;
+		int64_t batch;
+
+		assert_int_equal(changes_lookup(r0, "switch", CHANGE_ECN, "leaf0", NULL, "h0", 3, &entries, &e), 0);
+		assert_int_equal(change_set_init(&cs, CHANGE_ECN, true, params), 0);
+		assert_int_equal(change_set_add(r0, &cs, "leaf0", json_array_get(entries, 0), &e), 0);
+		store_reader_put(f.st, r0);
+		assert_int_equal(change_set_check(&cs, false, &e), 0); /* with c1 (Kmin 50 KB) */
+		assert_int_equal(changes_settle(f.st, 1, true, "ops", "read Kmin 50 KB on the console", &e), 0);
+		assert_int_equal(change_set_commit(f.st, &cs, "t", NULL, tu_now_ns() + MIN, &batch, &e), -EINVAL);
+		assert_non_null(strstr(e.msg, "change 1, which it counted, was settled meanwhile"));
+		change_set_fini(&cs);
+		json_decref(entries);
+		json_decref(params);
+	}
 	assert_int_equal(changes_settle(f.st, 2, false, "noc", NULL, &e), 0);
 	assert_int_equal(count(&f, "id = 1 AND state = 'applied' AND error IS NULL AND in_doubt IS NULL"), 1);
 	assert_int_equal(count(&f, "id = 2 AND state = 'timed_out' AND in_doubt IS NULL AND "

@@ -1395,7 +1395,8 @@ static void test_run_set_wait(void **state)
 	r = run(&o, ARGV("set", "ecn", "leaf0", "h0", "3", "pmax=1"), doubt, ARRAY_SIZE(doubt));
 	assert_int_equal(r.rc, 3);
 	assert_string_equal(r.err, "rocefabctl: 1 change timed out unanswered and may have been applied all the same "
-				   "(in doubt until its agent reports again); see rocefabctl changes\n"
+				   "(in doubt until its agent reports again, or an operator who checked the device settles it: "
+				   "rocefabctl settle); see rocefabctl changes\n"
 				   "rocefabctl: not every change was applied (see ERROR)\n");
 	run_free(&r);
 	o.json = false;
