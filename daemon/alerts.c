@@ -341,8 +341,10 @@ static int mitigated_apply(struct store_job *sj, struct store *s)
 		sqlite3_reset(st);
 		return r == SQLITE_DONE ? -ENOENT : store_errno(r);
 	}
-	if (sqlite3_column_type(st, 0) != SQLITE_NULL &&
-	    !json_is_array(list = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL)))
+	/* (json_is_array is a macro that names its argument twice) */
+	if (sqlite3_column_type(st, 0) != SQLITE_NULL)
+		list = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
+	if (sqlite3_column_type(st, 0) != SQLITE_NULL && !json_is_array(list))
 		log_warning("alerts", "alert %lld: its mitigations were unreadable: a new list starts", (long long)j->id);
 	sqlite3_reset(st);
 	if (!json_is_array(list)) { /* none yet (or unreadable) */
