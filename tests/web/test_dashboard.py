@@ -429,8 +429,10 @@ def test_views_of_a_rocefabd_without_detector_or_tuner(tmp_path, browser):
         assert "No PFC fast lane" in browser.open(d.url, "").text
         assert browser.console_errors() == []
     finally:
-        browser.leave()
-        world.close()
+        try:
+            browser.leave()
+        finally:
+            world.close()
 
 
 def test_change_in_doubt_settled_from_the_changes_page(tmp_path, browser):
@@ -488,5 +490,7 @@ def test_change_in_doubt_settled_from_the_changes_page(tmp_path, browser):
         browser.shot("changes-settled")
         assert browser.console_errors(expected=("400",)) == []
     finally:
-        browser.leave()
-        world.close()
+        try:
+            browser.leave()
+        finally:
+            world.close()
