@@ -116,6 +116,20 @@ int api_take_reason(json_t *doc, char **ret, struct rf_err *e)
 	return 0;
 }
 
+int api_no_other_member(json_t *doc, const char *takes, struct rf_err *e)
+{
+	const char *k;
+	struct js_path at;
+
+	if (!json_object_size(doc))
+		return 0;
+	k = json_object_iter_key(json_object_iter(doc));
+	js_path_init(&at);
+	js_path_push_key(&at, k);
+	return rf_err_set(e, -EINVAL, "UNKNOWN_FIELD", js_path_str(&at),
+			  "unknown member '%s': this request takes only %s", k, takes);
+}
+
 int api_reason_body(struct api_req *req, char **ret)
 {
 	struct rf_err e = { 0 };
@@ -127,14 +141,8 @@ int api_reason_body(struct api_req *req, char **ret)
 	body = js_parse(req->body.data, req->body.len, &e);
 	if (body && !json_is_object(body)) {
 		rf_err_set(&e, -EINVAL, "SCHEMA_VIOLATION", "/", "send no body, {} or {\"reason\": \"why\"}");
-	} else if (body && api_take_reason(body, ret, &e) == 0 && json_object_size(body)) {
-		const char *k = json_object_iter_key(json_object_iter(body));
-		struct js_path at;
-
-		js_path_init(&at);
-		js_path_push_key(&at, k);
-		rf_err_set(&e, -EINVAL, "UNKNOWN_FIELD", js_path_str(&at),
-			   "unknown member '%s': this request takes only a reason ({\"reason\": \"why\"})", k);
+	} else if (body && api_take_reason(body, ret, &e) == 0) {
+		api_no_other_member(body, "a reason ({\"reason\": \"why\"})", &e);
 	}
 	json_decref(body);
 	if (!e.err)

@@ -390,34 +390,24 @@ int h_change_settle(struct api_req *req)
 		return api_reply_problem(req, 400, &e);
 	if (!(body = js_parse(req->body.data ? req->body.data : "", req->body.len, &e)))
 		return api_reply_problem(req, 0, &e);
-	if (!json_is_object(body)) {
+	applied = json_incref(json_object_get(body, "applied"));
+	json_object_del(body, "applied");
+	if (!json_is_object(body))
 		rf_err_set(&e, -EINVAL, "SCHEMA_VIOLATION", "/", "send {\"applied\": true or false, \"reason\": \"why\"}");
-	} else if (api_take_reason(body, &why, &e) == 0) {
-		applied = json_object_get(body, "applied");
+	else if (api_take_reason(body, &why, &e) == 0 && api_no_other_member(body, "applied and reason", &e) == 0) {
 		if (!why || !why[strspn(why, " ")])
 			rf_err_set(&e, -EINVAL, "SCHEMA_VIOLATION", "/reason",
 				   "a reason is required (not blank): what was checked on the device, and by whom");
 		else if (!json_is_boolean(applied))
 			rf_err_set(&e, -EINVAL, "SCHEMA_VIOLATION", "/applied",
-				   applied ? "applied is true or false" : "applied is required: true (the device holds "
-									 "the change) or false (it does not)");
-		else if (json_object_size(body) > 1) {
-			const char *k;
-			json_t *v;
-			struct js_path at;
-
-			json_object_foreach(body, k, v)
-				if (strcmp(k, "applied"))
-					break;
-			js_path_init(&at);
-			js_path_push_key(&at, k);
-			rf_err_set(&e, -EINVAL, "UNKNOWN_FIELD", js_path_str(&at),
-				   "unknown member '%s': this request takes only applied and reason", k);
-		}
+				   applied ? "applied is true or false"
+					   : "applied is required: true (the device holds the change) or false "
+					     "(it does not)");
+		else
+			changes_settle(api_deps(req)->store, (int64_t)id, json_is_true(applied), api_actor(req), why,
+				       &e);
 	}
-	applied = json_object_get(body, "applied");
-	if (!e.err)
-		changes_settle(api_deps(req)->store, (int64_t)id, json_is_true(applied), api_actor(req), why, &e);
+	json_decref(applied);
 	json_decref(body);
 	free(why);
 	if (e.err)

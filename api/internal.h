@@ -135,6 +135,9 @@ int api_no_body(struct api_req *req);
 #define API_MAX_REASON 512
 int api_take_reason(json_t *doc, char **ret, struct rf_err *e);
 int api_reason_body(struct api_req *req, char **ret);
+/* 0 when doc, an object its known members were taken out of, is empty; else -EINVAL with e:
+ * UNKNOWN_FIELD naming its first member, and what the request takes. */
+int api_no_other_member(json_t *doc, const char *takes, struct rf_err *e);
 /* Who a request's changes are by, for the audit log: its token's name ("anonymous" without). */
 const char *api_actor(const struct api_req *req);
 int api_uint_value(const char *value, const char *name, uint64_t min, uint64_t max, uint64_t *ret,

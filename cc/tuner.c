@@ -2808,26 +2808,41 @@ static int rollback_again(struct cc_tn *t, struct step *k)
  * undo it (a policy narrowed or an XOFF lowered meanwhile rolls the step back once it is
  * applied, step_run).
  * True: withdrawn. */
+/* Whether change c of step k no longer fits its member: STALE_SET, set since to another value
+ * than the step moves from (an operator's); STALE_BREAKS (invariants), the step's value would
+ * now break an invariant on it (an XOFF threshold lowered); why in buf ("...'s kmin_bytes is
+ * 15000 now, not 20000", "...'s kmax_bytes at 600000 would now break this: ...").  0: fits. */
+enum { STALE_SET = 1, STALE_BREAKS };
+static int change_stale(const struct cc_tn *t, const struct step *k, const struct cc_tn_change *c, bool invariants,
+			char *buf, size_t len)
+{
+	const struct member *m = member_find(t, c->node, c->port, c->host);
+	double v = m ? member_value(m, k->knob) : k->from;
+	unsigned bad = 0;
+
+	if (v == k->from && (!invariants || !m || !(bad = move_breaks(t, m, k->knob, k->to, t->xoff, k->repair))))
+		return 0;
+	if (bad)
+		snprintf(buf, len, "%s%s%s's %s at %.15g would now break this: %s", c->node, c->host ? "" : " ",
+			 c->host ? "" : c->port, knob_names[k->knob], k->to, violation_why(m, bad));
+	else
+		snprintf(buf, len, "%s%s%s's %s is %.15g now, not %.15g", c->node, c->host ? "" : " ",
+			 c->host ? "" : c->port, knob_names[k->knob], v, k->from);
+	return bad ? STALE_BREAKS : STALE_SET;
+}
+
 static bool canary_stale(struct cc_tn *t, struct step *k, bool invariants)
 {
 	struct cc_tn_proposal *p = k->cur;
+	char why[240];
 
 	for (size_t i = 0; p && i < p->nchanges; i++) {
-		const struct cc_tn_change *c = &p->changes[i];
-		const struct member *m = member_find(t, c->node, c->port, c->host);
-		double v = m ? member_value(m, k->knob) : k->from;
-		unsigned bad = 0;
+		int stale = change_stale(t, k, &p->changes[i], invariants, why, sizeof(why));
 
-		if (v == k->from && (!invariants || !m || !(bad = move_breaks(t, m, k->knob, k->to, t->xoff, k->repair))))
+		if (!stale)
 			continue;
-		if (bad)
-			snprintf(p->error, sizeof(p->error), "withdrawn: %s%s%s's %s at %.15g would now break this: %s "
-				 "(changed since it was made; made again if still called for)", c->node, c->host ? "" : " ",
-				 c->host ? "" : c->port, knob_names[k->knob], k->to, violation_why(m, bad));
-		else
-			snprintf(p->error, sizeof(p->error), "withdrawn: %s%s%s's %s is %.15g now, not %.15g (set since "
-				 "it was made; made again if still called for)", c->node, c->host ? "" : " ",
-				 c->host ? "" : c->port, knob_names[k->knob], v, k->from);
+		snprintf(p->error, sizeof(p->error), "withdrawn: %s (%s since it was made; made again if still called "
+			 "for)", why, stale == STALE_BREAKS ? "changed" : "set");
 		p->state = CC_TN_REJECTED;
 		step_end(t, k);
 		return true;
@@ -3047,26 +3062,19 @@ int cc_tn_not_sent(struct cc_tn *t, uint64_t id)
 static void rollout_trim(struct cc_tn *t, struct step *k, struct cc_tn_proposal *p)
 {
 	size_t n = 0, out = 0;
-	char first[200] = "";
+	char first[200] = "", why[200];
 
 	for (size_t i = 0; i < p->nchanges; i++) {
 		const struct cc_tn_change *c = &p->changes[i];
-		struct member *m = member_find(t, c->node, c->port, c->host);
-		double v = m ? member_value(m, k->knob) : k->from;
-		unsigned bad = v == k->from && m ? move_breaks(t, m, k->knob, k->to, t->xoff, k->repair) : 0;
+		struct member *m;
 
-		if (v == k->from && !bad) {
+		if (!change_stale(t, k, c, true, why, sizeof(why))) {
 			p->changes[n++] = *c;
 			continue;
 		}
-		if (!out++ && bad)
-			snprintf(first, sizeof(first), "%s%s%s's %s at %.15g would break this: %s", c->node,
-				 c->host ? "" : " ", c->host ? "" : c->port, knob_names[k->knob], k->to,
-				 violation_why(m, bad));
-		else if (out == 1)
-			snprintf(first, sizeof(first), "%s%s%s's %s is %.15g now, not %.15g", c->node, c->host ? "" : " ",
-				 c->host ? "" : c->port, knob_names[k->knob], v, k->from);
-		if (m && m->owner == k->step)
+		if (!out++)
+			memcpy(first, why, sizeof(first));
+		if ((m = member_find(t, c->node, c->port, c->host)) && m->owner == k->step)
 			m->touched = m->canary = false;
 	}
 	if (!out)

@@ -393,8 +393,7 @@ int alerts_mitigated(struct store *s, int64_t id, const char *actor, const char 
 	if (r == -ENOENT)
 		return rf_err_set(e, -ENOENT, "NO_SUCH_ALERT", NULL, "no alert %lld", (long long)id);
 	if (r < 0)
-		return rf_err_set(e, r, r == -EAGAIN ? "BUSY" : "STORE_ERROR", NULL,
-				  "the mitigation could not be recorded on the alert: %s", strerror(-r));
+		return store_write_failed(r, "the mitigation could not be recorded on the alert", e);
 	return 0;
 }
 
@@ -410,7 +409,6 @@ int alerts_ack(struct store *s, int64_t id, const char *actor, int64_t now, stru
 		return r;
 	}
 	if (r < 0)
-		return rf_err_set(e, r, r == -EAGAIN ? "BUSY" : "STORE_ERROR", NULL, "cannot acknowledge: %s",
-				  strerror(-r));
+		return store_write_failed(r, "cannot acknowledge", e);
 	return 0;
 }

@@ -466,8 +466,7 @@ int changes_settle(struct store *s, int64_t id, bool applied, const char *actor,
 		return r;
 	}
 	if (r < 0)
-		return rf_err_set(e, r, r == -EAGAIN ? "BUSY" : "STORE_ERROR", NULL,
-				  "the change could not be settled: %s", strerror(-r));
+		return store_write_failed(r, "the change could not be settled", e);
 	log_notice("changes", "change %lld settled by %s: %s%s%s%s", (long long)id, actor,
 		   applied ? "applied" : "not applied", reason ? " (reason \"" : "", reason ?: "", reason ? "\")" : "");
 	return 0;

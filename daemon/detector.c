@@ -1282,8 +1282,7 @@ static int set_config_locked(struct detector *d, json_t *changes, const char *ac
 	json_decref(doc);
 	json_decref(before);
 	if (r < 0)
-		return rf_err_set(e, r, r == -EAGAIN ? "BUSY" : "STORE_ERROR", NULL,
-				  "the configuration could not be saved: %s", strerror(-r));
+		return store_write_failed(r, "the configuration could not be saved", e);
 	pthread_mutex_lock(&d->lock);
 	d->conf = c;
 	pthread_mutex_unlock(&d->lock);

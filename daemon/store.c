@@ -874,6 +874,11 @@ int store_read_failed(sqlite3_stmt *st, int rc, struct rf_err *e)
 			  sqlite3_errmsg(sqlite3_db_handle(st)));
 }
 
+int store_write_failed(int r, const char *what, struct rf_err *e)
+{
+	return rf_err_set(e, r, r == -EAGAIN ? "BUSY" : "STORE_ERROR", NULL, "%s: %s", what, strerror(-r));
+}
+
 json_t *store_list_doc(json_t *items)
 {
 	return items ? json_pack("{s:o,s:I}", "items", items, "count", (json_int_t)json_array_size(items))

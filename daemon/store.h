@@ -163,5 +163,8 @@ int store_one(sqlite3_stmt *st, store_row_fn row, const void *ctx, json_t **ret,
 json_t *store_list_doc(json_t *items);
 /* A failed step of a read: -errno with e filled (STORE_ERROR and sqlite's message). */
 int store_read_failed(sqlite3_stmt *st, int rc, struct rf_err *e);
+/* e for a write that failed with -errno r ("what: the error"): BUSY when the writer's queue is
+ * full (-EAGAIN: try again), else STORE_ERROR; returns r. */
+int store_write_failed(int r, const char *what, struct rf_err *e);
 
 #endif

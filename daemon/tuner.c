@@ -1153,8 +1153,7 @@ static int set_policy_locked(struct tuner *t, json_t *changes, const char *actor
 	if (r == -ENOMEM)
 		return rf_err_set(e, -ENOMEM, "NO_MEMORY", NULL, "out of memory");
 	if (r < 0)
-		return rf_err_set(e, r, r == -EAGAIN ? "BUSY" : "STORE_ERROR", NULL,
-				  "the policy could not be saved: %s", strerror(-r));
+		return store_write_failed(r, "the policy could not be saved", e);
 	pthread_mutex_lock(&t->lock);
 	policy_in_force(t, &p, actor, reason);
 	t->mode_noted = true; /* its mode is the one just asked for, not the configuration's */
