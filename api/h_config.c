@@ -297,7 +297,8 @@ int h_changes(struct api_req *req)
 {
 	struct changes_filter f = { .agent = api_arg(req, "agent"), .kind = api_arg(req, "kind"),
 				    .state = api_arg(req, "state"), .queue = -2, .limit = 100 };
-	static const char *const states[] = { "pending", "sent", "applied", "failed", "timed_out", NULL };
+	/* in_doubt: no state of its own (timed out, perhaps applied: what an operator may have to settle) */
+	static const char *const states[] = { "pending", "sent", "applied", "failed", "timed_out", "in_doubt", NULL };
 	struct store_reader *rd;
 	struct rf_err e = { 0 };
 	json_t *doc = NULL;
@@ -316,9 +317,11 @@ int h_changes(struct api_req *req)
 			ok |= !strcmp(states[i], f.state);
 		if (!ok) {
 			rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "state",
-				   "state is pending, sent, applied, failed or timed_out");
+				   "state is pending, sent, applied, failed, timed_out or in_doubt");
 			return api_reply_problem(req, 0, &e);
 		}
+		if ((f.in_doubt = !strcmp(f.state, "in_doubt")))
+			f.state = NULL;
 	}
 	/* batch: a change id */
 	if (api_uint_arg(req, "batch", 1, INT64_MAX, &batch, &e) < 0 ||

@@ -619,7 +619,8 @@ static const struct cli_cmd cmds[] = {
 	{ .name = "changes",
 	  .synopsis = "changes [ID] [--state S] [--agent A] [--limit N]",
 	  .help = "configuration changes and their outcome (audit log),\n"
-		  "newest first",
+		  "newest first; --state pending, sent, applied, failed,\n"
+		  "timed_out, or in_doubt: the changes to settle",
 	  .max_args = 1,
 	  .path = "/api/v1/changes",
 	  .build = build_changes,

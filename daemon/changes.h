@@ -53,6 +53,7 @@ struct changes_filter {
 	int64_t batch;			  /* 0: any */
 	const char *device, *port;
 	int queue; /* -2: any */
+	bool in_doubt; /* only the changes in doubt */
 	unsigned limit;
 };
 int changes_list(struct store_reader *rd, const struct changes_filter *f, json_t **ret,

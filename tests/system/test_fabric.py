@@ -690,6 +690,15 @@ def test_a_sent_change_timed_out_is_counted_until_the_agent_reports_again(world)
         ops.json(f"/api/v1/changes/{c1}")), 40, interval=0.5, what="timed out")
     assert ch["error"]["code"] == "NO_ANSWER" and "may have applied it" in ch["error"]["message"], ch
     assert ch["in_doubt"] is True, ch
+
+    def in_doubt(query=""):
+        return [c["id"] for c in ops.json(f"/api/v1/changes?state=in_doubt{query}")["items"]]
+
+    # both sent, both timed out: what an operator may have to settle (c0 times out a moment after c1)
+    wait_for(lambda: in_doubt() == [c0, c1], 10, interval=0.2, what="c0 and c1 listed in doubt")
+    assert in_doubt("&agent=sw9&kind=ecn") == [c0, c1] and in_doubt("&agent=sw8") == []
+    r = ops.get("/api/v1/changes?state=doubtful")
+    assert r.status_code == 400 and r.json()["pointer"] == "state" and "in_doubt" in r.json()["detail"], r.text
     # Kmax 80 KB is valid only with Kmin 50 KB: accepted, after c1; Kmax 40 KB is refused
     bad = ops.put(url, json={"kmax_bytes": 40000}).json()
     assert bad["code"] == "BAD_THRESHOLD_ORDER" and "still on the way" in bad["detail"], bad
@@ -704,12 +713,20 @@ def test_a_sent_change_timed_out_is_counted_until_the_agent_reports_again(world)
     ch = ops.json(f"/api/v1/changes/{c0}")
     assert ch["state"] == "timed_out" and ch["in_doubt"] is False, ch
     assert "nor in a report it made after it: not applied" in ch["error"]["message"], ch
+    assert in_doubt() == []
     # c3 sent (c2 applied), and sw9 never reports again (gone for good): an operator who checked
     # the switch settles it; Kmax 90 KB (c4), valid only with Kmin 60 KB, waited for it and fails
     # with it
     c3 = ops.put(url, json={"kmin_bytes": 60000}).json()["changes"][0]["id"]
     assert report(4, [{"id": f"c{c2}", "outcome": "applied", "values": {"kmax_bytes": 80000}}]) == [f"c{c3}"]
     wait_for(lambda: ops.json(f"/api/v1/changes/{c3}")["in_doubt"], 40, interval=0.5, what="c3 in doubt")
+    assert in_doubt() == [c3]
+    env = dict(os.environ, ROCEFAB_SERVER=d.url, ROCEFAB_TOKEN_FILE=os.path.join(d.workdir, "ops.token"))
+    out = subprocess.run([binary("rocefabctl"), "changes", "--state", "in_doubt"], env=env, capture_output=True,
+                         text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    rows = out.stdout.splitlines()[1:]
+    assert len(rows) == 1 and rows[0].split()[0] == str(c3) and "timed_out (in doubt)" in rows[0], out.stdout
     r = ops.put(url, json={"kmax_bytes": 90000})
     assert r.status_code == 202 and r.json()["changes"][0]["after"] == [c3], r.text
     c4 = r.json()["changes"][0]["id"]
@@ -728,7 +745,6 @@ def test_a_sent_change_timed_out_is_counted_until_the_agent_reports_again(world)
     assert r.status_code == 409 and r.json()["code"] == "NOT_IN_DOUBT", r.text
     assert ops.post("/api/v1/changes/9999/settle", json={"applied": False, "reason": "x"}).status_code == 404
     assert ops.json(f"/api/v1/changes/{c3}")["in_doubt"] is True  # nothing changed
-    env = dict(os.environ, ROCEFAB_SERVER=d.url, ROCEFAB_TOKEN_FILE=os.path.join(d.workdir, "ops.token"))
     out = subprocess.run([binary("rocefabctl"), "settle", str(c3), "not-applied", "--reason",
                           "sw9 decommissioned; Kmin read 100 KB on its console"], env=env, capture_output=True,
                          text=True)
@@ -741,6 +757,7 @@ def test_a_sent_change_timed_out_is_counted_until_the_agent_reports_again(world)
     assert "settled by ops: not applied" in ch["error"]["message"], ch
     ch = ops.json(f"/api/v1/changes/{c4}")
     assert ch["state"] == "failed" and ch["error"]["code"] == "DEPENDS_ON_FAILED", ch
+    assert in_doubt() == []
     out = subprocess.run([binary("rocefabctl"), "settle", str(c3), "applied", "--reason", "again"], env=env,
                          capture_output=True, text=True)
     assert out.returncode != 0 and "NOT_IN_DOUBT" in out.stderr, out.stdout + out.stderr

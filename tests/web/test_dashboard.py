@@ -450,20 +450,32 @@ def test_change_in_doubt_settled_from_the_changes_page(tmp_path, browser):
         d.start()
         ag, ops = d.client("sw9"), d.client("operator")
 
-        def report(seq):
+        def report(seq, results=None):
             doc = sysh.switch_report("sw9", seq, [{"queue": 3, "kmin_bytes": 100000, "kmax_bytes": 400000,
-                                                   "pmax": 0.1}])
+                                                   "pmax": 0.1}], results)
             r = ag.post("/api/v1/agents/sw9/report", json=doc)
             assert r.status_code == 200, r.text
             return [c["id"] for c in r.json()["commands"]]
 
         assert report(1) == []
+        # one change applied, then one that goes in doubt
+        r = ops.put("/api/v1/switches/sw9/ports/p1/queues/3/ecn", json={"pmax": 0.2})
+        assert r.status_code == 202, r.text
+        done = r.json()["changes"][0]["id"]
+        assert report(2) == [f"c{done}"]
+        assert report(3, [{"id": f"c{done}", "outcome": "applied", "values": {"pmax": 0.2}}]) == []
         r = ops.put("/api/v1/switches/sw9/ports/p1/queues/3/ecn", json={"kmin_bytes": 50000})
         assert r.status_code == 202, r.text
         cid = r.json()["changes"][0]["id"]
-        assert report(2) == [f"c{cid}"]
+        assert report(4) == [f"c{cid}"]
         wait_for(lambda: ops.json(f"/api/v1/changes/{cid}")["in_doubt"], 40, 0.5, what="the change in doubt")
         browser.login(d.url, d.tokens["operator"])
+        # the changes to settle: the state filter's "in doubt"
+        browser.open(d.url, "changes?state=in_doubt")
+        ids = wait_for(lambda: browser.js("return [...document.querySelectorAll('#changes-list tr[data-id]')]"
+                                          ".map(r => +r.dataset.id)") or None, 15)
+        assert ids == [cid], ids
+        assert browser.js("return document.querySelector('#changes-state').value") == "in_doubt"
         browser.open(d.url, "changes")
         row = f"#changes-list tr[data-id='{cid}']"
         text = wait_for(lambda: browser.js("return document.querySelector(arguments[0])?.textContent", row), 15)

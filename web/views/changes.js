@@ -31,7 +31,7 @@ export async function render(root, ctx) {
   const msg = h('div', { 'aria-live': 'polite' });
   const list = h('div', { id: 'changes-list' });
   add(root, h('h1', {}, 'Configuration changes'),
-    h('div', { class: 'toolbar' }, select('State', 'changes-state', [['', 'all'], ['pending', 'pending'], ['sent', 'sent'], ['applied', 'applied'], ['failed', 'failed'], ['timed_out', 'timed out']], state, (v) => { state = v; setQuery(v ? { state } : {}); refresh(); })),
+    h('div', { class: 'toolbar' }, select('State', 'changes-state', [['', 'all'], ['pending', 'pending'], ['sent', 'sent'], ['applied', 'applied'], ['failed', 'failed'], ['timed_out', 'timed out'], ['in_doubt', 'in doubt']], state, (v) => { state = v; setQuery(v ? { state } : {}); refresh(); })),
     msg, list);
 
   async function act(c, applied, reason) {
