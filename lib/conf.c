@@ -63,7 +63,8 @@ int conf_parse_size(const char *s, uint64_t *ret)
 		{ "", 1 },	      { "B", 1 },	       { "K", 1ULL << 10 },
 		{ "KB", 1000 },	      { "KiB", 1ULL << 10 },   { "M", 1ULL << 20 },
 		{ "MB", 1000000 },    { "MiB", 1ULL << 20 },   { "G", 1ULL << 30 },
-		{ "GB", 1000000000 }, { "GiB", 1ULL << 30 },
+		{ "GB", 1000000000 }, { "GiB", 1ULL << 30 },   { "T", 1ULL << 40 },
+		{ "TB", 1000000000000 }, { "TiB", 1ULL << 40 },
 	};
 	const char *digits_end = s;
 	bool whole;
@@ -117,7 +118,7 @@ static const char *type_hint(const struct conf_opt *o)
 	case CONF_DURATION:
 		return "a duration such as 500ms, 1s, 5m";
 	case CONF_SIZE:
-		return "a size such as 4096, 64K, 4MiB";
+		return "a size such as 4096, 64K, 4MiB, 2TiB";
 	case CONF_DOUBLE:
 		return "a number";
 	default:

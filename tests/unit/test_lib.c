@@ -336,6 +336,15 @@ static void test_sizes(void **state)
 	assert_true(b == 65536);
 	assert_int_equal(conf_parse_size("1.5MiB", &b), 0);
 	assert_true(b == 1572864);
+	/* a store of a large fabric is sized in terabytes (store.max_bytes) */
+	assert_int_equal(conf_parse_size("2TiB", &b), 0);
+	assert_true(b == 2ULL << 40);
+	assert_int_equal(conf_parse_size("1.5TB", &b), 0);
+	assert_true(b == 1500000000000ULL);
+	assert_int_equal(conf_parse_size("16777215T", &b), 0);
+	assert_true(b == 16777215ULL << 40);
+	assert_int_equal(conf_parse_size("16777216TiB", &b), -ERANGE);
+	assert_int_equal(conf_parse_size("2PiB", &b), -EINVAL);
 	assert_int_equal(conf_parse_size("0.5", &b), -EINVAL);
 	assert_int_equal(conf_parse_size("-1", &b), -EINVAL);
 	/* no hexadecimal (strtod would take "0x10" as 16 and "0x1p4" as 16 too) */
