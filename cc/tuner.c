@@ -453,6 +453,46 @@ static int host_classes_from_json(json_t *v, struct cc_tn_policy *n, char *err, 
 	return 0;
 }
 
+/* cc_tn_policy_check's "FIELD: what" for a request o, as "/FIELD: what" (the field as a JSON
+ * pointer).  An order of two fields ("A: must not be above B") broken by a request that sets B
+ * but not A names B, the field the request can mend, with A's value in force. */
+static void policy_error(json_t *o, const struct cc_tn_policy *n, const char *why, char *err, size_t len)
+{
+	static const char *const rel[][2] = {
+		{ "not be above", "not be below" },
+		{ "be below", "be above" },
+		{ "be at least", "be at most" },
+	};
+	const char *colon = strchr(why, ':');
+	int na = colon ? (int)(colon - why) : 0;
+
+	snprintf(err, len, "/%s", why);
+	for (size_t r = 0; colon && r < sizeof(rel) / sizeof(rel[0]); r++) {
+		size_t nr = strlen(rel[r][0]);
+		const char *b = colon + strlen(": must ") + nr + 1;
+		char a[32];
+
+		if (strncmp(colon, ": must ", 7) || strncmp(colon + 7, rel[r][0], nr) || colon[7 + nr] != ' ' ||
+		    (size_t)na >= sizeof(a) || strchr(b, ' '))
+			continue;
+		snprintf(a, sizeof(a), "%.*s", na, why);
+		for (size_t i = 0; i < sizeof(policy_fields) / sizeof(policy_fields[0]); i++) {
+			const char *at = (const char *)n + policy_fields[i].off;
+			char v[32];
+
+			if (strcmp(policy_fields[i].name, a) || json_object_get(o, a) || !json_object_get(o, b))
+				continue;
+			if (policy_fields[i].kind == 'd')
+				snprintf(v, sizeof(v), "%g", *(const double *)(const void *)at);
+			else if (policy_fields[i].kind == 'u')
+				snprintf(v, sizeof(v), "%u", *(const unsigned *)(const void *)at);
+			else
+				snprintf(v, sizeof(v), "%llu", (unsigned long long)*(const uint64_t *)(const void *)at);
+			snprintf(err, len, "/%s: must %s %s (%s in the policy in force)", b, rel[r][1], a, v);
+		}
+	}
+}
+
 int cc_tn_policy_from_json(json_t *o, struct cc_tn_policy *p, char *err, size_t len)
 {
 	struct cc_tn_policy n = *p;
@@ -536,7 +576,7 @@ int cc_tn_policy_from_json(json_t *o, struct cc_tn_policy *p, char *err, size_t 
 		}
 	}
 	if ((why = cc_tn_policy_check(&n))) {
-		snprintf(err, len, "/%s", why); /* "FIELD: ...": the field as a JSON pointer */
+		policy_error(o, &n, why, err, len);
 		return -EINVAL;
 	}
 	*p = n;

@@ -210,6 +210,13 @@ static void test_policy_json(void **state)
 		{ "{\"cnp_gap_min_us\": 10, \"cnp_gap_max_us\": 5}",
 		  "/cnp_gap_min_us: must not be above cnp_gap_max_us" },
 		{ "{\"ai_min_mbps\": 100}", "/ai_min_mbps: must not be above ai_max_mbps" },
+		/* an order broken by the other end of the pair: the field the request sets is named */
+		{ "{\"pmax_ceiling\": 0.005}", "/pmax_ceiling: must not be below pmax_floor (0.01 in the policy in force)" },
+		{ "{\"canary_share\": 0.9}", "/canary_share: must be at most max_share (0.5 in the policy in force)" },
+		{ "{\"kmax_ceiling_bytes\": 5000}",
+		  "/kmax_ceiling_bytes: must be above kmin_floor_bytes (10000 in the policy in force)" },
+		{ "{\"byte_reset_max\": 0}", "/byte_reset_max: must not be below byte_reset_min (1 in the policy in force)" },
+		{ "{\"hai_max_mbps\": 1, \"hai_min_mbps\": 2}", "/hai_min_mbps: must not be above hai_max_mbps" },
 		{ "{\"ai_min_mbps\": 40, \"hai_max_mbps\": 30}", "/ai_min_mbps: must not be above hai_max_mbps" },
 		{ "{\"host_classes\": [{\"name\": \"a\", \"hosts\": \"x\"}, {\"name\": \"a\", \"hosts\": \"y\"}]}",
 		  "/host_classes: the names must differ" },
