@@ -161,6 +161,13 @@ $(B)/gen/datadir.stamp: FORCE
 	$(Q)mkdir -p $(@D)
 	$(Q)echo '$(DATADIR)' | cmp -s - $@ || echo '$(DATADIR)' > $@
 $(B)/obj/rocefabd/rocefabd.o: $(B)/gen/datadir.stamp
+# Likewise the version (a commit, a change to the tree): the files that say it are built again
+# when it changes, or one binary would say three versions (--version, /health, its log).
+VERSION_SRCS := $(shell grep -rl --include='*.c' ROCEFAB_VERSION agents api cc cli daemon lib rocefabd sim)
+$(B)/gen/version.stamp: FORCE
+	$(Q)mkdir -p $(@D)
+	$(Q)echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@
+$(call obj,$(VERSION_SRCS)): $(B)/gen/version.stamp
 FORCE:
 $(B)/obj/sim/cdf-blob.o: $(wildcard sim/workloads/*.txt)
 
