@@ -271,6 +271,21 @@ static void inventory_sanitize(struct agent_inventory *inv, json_t *errors)
 	inv->nabsent = na;
 }
 
+/* The entries of arr (samples, configuration) of a device or port whose name rocefab does not
+ * take: inventory_sanitize left that port out (a SONiC alias such as "fortyGigE0/0"), and
+ * rocefabd would refuse the whole report for one entry naming it. */
+static void entries_sanitize(json_t *arr, json_t *errors)
+{
+	for (size_t i = json_array_size(arr); i-- > 0;) {
+		json_t *e = json_array_get(arr, i);
+		const char *dev = json_string_value(json_object_get(e, "device"));
+		const char *port = json_string_value(json_object_get(e, "port"));
+
+		if ((dev && bad_name(errors, "device", dev)) || (port && bad_name(errors, "port", port)))
+			json_array_remove(arr, i);
+	}
+}
+
 static json_t *inventory_json(const struct agent_inventory *inv)
 {
 	json_t *devs = json_array(), *doc;
@@ -391,6 +406,10 @@ static json_t *config_for_report(struct agent *a, json_t *errors)
 		size_t i;
 		unsigned m = 0;
 
+		entries_sanitize(json_object_get(cfg, "dcqcn"), errors);
+		entries_sanitize(json_object_get(cfg, "ecn"), errors);
+		entries_sanitize(pfc, errors);
+
 		json_array_foreach(pfc, i, it)
 			m |= (unsigned)json_integer_value(json_object_get(it, "enable")) & 0xff;
 		a->lossless = (uint8_t)m;
@@ -417,6 +436,7 @@ static void samples_sanitize(const struct agent *a, json_t *samples, json_t *err
 	size_t i;
 	json_t *s;
 
+	entries_sanitize(samples, errors);
 	if (!reg)
 		return;
 	json_array_foreach(samples, i, s) {

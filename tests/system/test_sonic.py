@@ -230,6 +230,32 @@ def test_bad_data_in_redis_is_a_collection_error_not_a_crash(world):
     assert agent.alive()
 
 
+def test_a_port_alias_rocefab_does_not_take_leaves_out_that_port_only(world):
+    """With sonic.port_names=alias, a port whose alias has a '/' (fortyGigE0/4, as many SKUs
+    name them) is left out with an error naming it; the switch's other ports still report.
+    Before, its samples and configuration still went out and rocefabd refused every report."""
+    r = Redis(world.tmp).start()
+    world.procs.append(r.proc)
+    sw = SonicSwitch(r, nports=4)
+    sw.alias["Ethernet4"] = "fortyGigE0/4"
+    sw.write()
+    d = world.daemon().start()
+    _, tok = d.token("sonic", "agent", agent="sw1")
+    d.token("viewer", "viewer")
+    c = d.client("viewer")
+    start_agent(world, d, r, tok, extra=["-o", "sonic.port_names=alias"])
+    wait_for(lambda: c.get("/api/v1/ports/sw1:sw1:etp1").status_code == 200, 10, what="reported")
+    errors = wait_for(lambda: c.json("/api/v1/agents/sw1")["errors"] or None, 10, what="the error")
+    assert [(e["code"], e["where"]) for e in errors] == [("BAD_NAME", "port")], errors
+    assert "fortyGigE0/4" in errors[0]["message"], errors
+    ports = c.json("/api/v1/switches/sw1")["port_list"]
+    assert sorted(p["port"] for p in ports) == ["etp1", "etp3", "etp4"], ports
+    # its counters and its ECN are there too (the samples and configuration of the others)
+    want = sw.counters[f"COUNTERS:{oid(1, 2)}"]["SAI_PORT_STAT_IF_OUT_OCTETS"]
+    wait_for(lambda: newest(c, "sw1:sw1:etp3")[0].get(("tx_bytes", None)) == want, 10, what="etp3's counters")
+    assert c.json("/api/v1/switches/sw1/ports/etp3/queues/3/ecn")["items"][0]["values"]["kmin_bytes"] > 0
+
+
 def test_changes_write_config_db_and_never_touch_other_queues(world):
     r = Redis(world.tmp).start()
     world.procs.append(r.proc)
