@@ -1716,6 +1716,8 @@ static void idle_done(struct store_job *sj, int result)
 	if (result < 0)
 		log_warning("ingest", "writing the open minutes of silent ports failed: %s",
 			    strerror(-result));
+	else if (ij->flushed && !ij->idle_ns)
+		log_info("ingest", "wrote the open minute of %u ports", ij->flushed);
 	else if (ij->flushed)
 		log_debug("ingest", "wrote the open minute of %u silent ports", ij->flushed);
 	free(ij);
@@ -1774,22 +1776,34 @@ int ingest_compact(void *ctx, int64_t now)
 	return r;
 }
 
-int ingest_flush_idle(void *ctx, int64_t now)
+/* The open minutes of the ports silent for idle_ns (0: of every port). */
+static int flush_open(struct ingest *ing, int64_t idle_ns)
 {
-	struct ingest *ing = ctx;
 	struct idle_job *ij = calloc(1, sizeof(*ij));
 	int r;
 
-	(void)now;
 	if (!ij)
 		return -ENOMEM;
 	ij->job.apply = idle_apply;
 	ij->job.done = idle_done;
 	ij->ing = ing;
-	ij->idle_ns = ing->idle_ns;
+	ij->idle_ns = idle_ns;
 	if ((r = store_submit(ing->store, &ij->job)) < 0)
 		free(ij);
 	return r;
+}
+
+int ingest_flush_idle(void *ctx, int64_t now)
+{
+	struct ingest *ing = ctx;
+
+	(void)now;
+	return flush_open(ing, ing->idle_ns);
+}
+
+int ingest_flush_open(struct ingest *ing)
+{
+	return flush_open(ing, 0);
 }
 
 /* --- /metrics ---------------------------------------------------------------------------- */

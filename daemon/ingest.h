@@ -75,6 +75,11 @@ void ingest_get_stats_at(struct ingest *ing, int64_t mono_ns, struct ingest_stat
  * meanwhile a query shows the minute's row without those samples.) */
 void ingest_set_idle(struct ingest *ing, int64_t idle_ns);
 int ingest_flush_idle(void *ctx, int64_t now);
+/* At a clean stop, once the last reports are in: queues the job that writes the open minute of
+ * every port (flush the store after it), so that a port that does not report again (or only
+ * after its raw samples are pruned) keeps its last minute; one that reports again in that same
+ * minute has it merged again as above.  -errno when it could not be queued. */
+int ingest_flush_open(struct ingest *ing);
 /* A pass (every second): the closed hours (days) of up to INGEST_COMPACT_PORTS ports into
  * their blocks (daemon/rollup.h), in one store job: ~5 ms a port for an hour of 127 counters,
  * so an hour's end at 4,096 ports takes ~4 minutes of 80 ms jobs, between the reports. */

@@ -618,6 +618,10 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 	api_quiesce(api);
 	if (api_drain(api, 60 * NSEC_PER_SEC) < 0)
 		log_error("daemon", "reports still unanswered after 60 s; stopping anyway");
+	/* every port's open minute into the rollups: one that does not report again keeps it */
+	if ((r = ingest_flush_open(ing)) < 0)
+		log_warning("daemon", "the open minutes could not be written: %s; a port that reports again "
+				      "rebuilds its own from its raw samples", strerror(-r));
 	store_flush(st);
 	api_stop(api);
 	api = NULL;

@@ -205,6 +205,43 @@ def test_a_silent_ports_open_minute_is_written(world):
     assert series(d, base, 60, "1m", end=base + 3600)[1] == raw
 
 
+def test_every_open_minute_is_written_at_a_clean_stop(world):
+    """rocefabd stopped (SIGTERM) in a minute: that minute reaches the rollups at once, so that a
+    port that does not report again keeps it after its raw samples are pruned.  Before, it
+    was rebuilt only when the port reported again, and lost with the raw samples otherwise."""
+    d = world.daemon()
+    d.token("agents", "agent", agent="r1")
+    d.token("viewer", "viewer")
+    d.start()
+    base = (int(time.time()) - 3 * 3600) // 3600 * 3600
+    post_all(d, [it for it in samples(base)][:10])  # 3 minutes and a bit: the last one open
+    _, raw = series(d, base, 60, "raw", end=base + 3600)
+    assert rows(d) == {60: 3, 3600: 1}
+    assert d.stop() == 0
+    assert rows(d) == {60: 4, 3600: 1}
+    assert "wrote the open minute of 1 ports" in d.proc.output()
+    d.proc = None
+    d.args = ["-o", "store.retention=2m", "-o", "store.prune_interval=1s"]
+    d.start()
+    wait_for(lambda: not any(series(d, base, 60, "raw")[1].values()), 30, interval=0.5,
+             what="the raw samples pruned")
+    assert series(d, base, 60, "1m", end=base + 3600)[1] == raw
+
+
+def test_rollups_survive_rocefabd_stopped_mid_minute(fed):
+    """Stopped cleanly in the middle of a minute (its open minute written) and started again:
+    the port's next samples in that minute are merged into it, never counted twice."""
+    d, base = fed
+    items = list(samples(base))
+    post_all(d, items[:200])
+    assert d.stop() == 0
+    d.proc = None
+    d.start()
+    post_all(d, items[200:])
+    check(d, base)
+    assert rows(d) == {60: HOURS * 60 + 2, 3600: HOURS + 1}
+
+
 def test_rollups_survive_rocefabd_killed_mid_minute(fed):
     d, base = fed
     items = list(samples(base))
