@@ -18,9 +18,9 @@
 #include "lib/hash.h"
 #include "lib/jsonutil.h"
 #include "lib/log.h"
+#include "lib/ratelimit.h"
 #include "lib/tokenfile.h"
 #include "lib/registry.h"
-#include "lib/strutil.h"
 #include "lib/strutil.h"
 #include "lib/timeutil.h"
 
@@ -858,7 +858,7 @@ struct fifo {
 
 struct fleet {
 	struct fleet_conf c;
-	char *server, *token, *ca_file, *client_cert, *client_key;
+	char *server, *token, *token_file, *ca_file, *client_cert, *client_key;
 	pthread_mutex_t lock;
 	pthread_cond_t work;  /* delivery threads wait on it */
 	pthread_cond_t sched; /* the scheduler waits on it */
@@ -872,7 +872,7 @@ struct fleet {
 	bool sched_running;
 	bool stopping;
 	bool behind_logged;
-	uint64_t rejected_logged;
+	struct ratelimit rejected_log; /* a report refused for good: a line a minute */
 };
 
 static int64_t random_below(int64_t n)
@@ -1000,6 +1000,36 @@ static void outbox_put(struct fleet *f, struct agent *a, char *data, size_t len)
 	make_ready(f, a);
 }
 
+/* rocefabd refused the token a delivery thread sends: the token file read again, and when it
+ * holds another token (an operator replaced a revoked or mistaken one), the thread's sender
+ * made anew with it.  The fleet's lock held (a small file). */
+static void token_renew(struct fleet *f, struct sender **snd, char **tok)
+{
+	struct sender_conf sc = { .server = f->server, .ca_file = f->ca_file, .client_cert = f->client_cert,
+				  .client_key = f->client_key, .timeout_ns = f->c.timeout_ns };
+	struct rf_err w = { 0 }, e = { 0 };
+	struct sender *n;
+	char *t = NULL;
+	bool warned;
+
+	if (!f->token_file || tokenfile_read(f->token_file, &t, &warned, &w, &e) < 0)
+		return; /* (unreadable meanwhile: the token in use stays) */
+	if (*tok && !strcmp(t, *tok)) {
+		free(t);
+		return;
+	}
+	sc.token = t;
+	if (sender_new(&sc, &n, &e) < 0) {
+		free(t);
+		return;
+	}
+	sender_free(*snd);
+	*snd = n;
+	free(*tok);
+	*tok = t;
+	log_notice("agent", "%s holds another token: using it", f->token_file);
+}
+
 static void *worker_main(void *arg)
 {
 	struct fleet *f = arg;
@@ -1008,11 +1038,13 @@ static void *worker_main(void *arg)
 	struct sender_conf sc = { .server = f->server, .token = f->token, .ca_file = f->ca_file,
 				  .client_cert = f->client_cert, .client_key = f->client_key,
 				  .timeout_ns = f->c.timeout_ns };
+	char *tok = f->token ? strdup(f->token) : NULL;
 
 	if (sender_new(&sc, &snd, &e) < 0) {
 		char buf[700];
 
 		log_msg(LOG_ERR, "agent", e.code, "delivery thread: %s", rf_err_str(&e, buf, sizeof(buf)));
+		free(tok);
 		return NULL;
 	}
 	pthread_mutex_lock(&f->lock);
@@ -1099,23 +1131,30 @@ static void *worker_main(void *arg)
 			make_ready(f, a);
 			continue;
 		}
-		if (r != -EAGAIN) {
+		if (r != -EAGAIN && r != -EACCES) {
 			char buf[700];
+			uint64_t more = 0;
 
 			if (from_spool)
 				spool_pop(a->spool);
 			a->rejected++;
-			/* one line per agent and problem would flood a fleet's log: the first, then
-			 * every thousandth */
-			if (f->rejected_logged++ % 1000 == 0)
-				log_msg(LOG_ERR, "agent", e.code,
-					"%s: rocefabd refused a report for good (dropped): %s", a->id,
-					rf_err_str(&e, buf, sizeof(buf)));
+			/* one line per agent and problem would flood a fleet's log: a line a minute */
+			if (ratelimit_due(&f->rejected_log, "rejected", tu_mono_ns(), &more)) {
+				char since[80] = "";
+
+				if (more)
+					snprintf(since, sizeof(since), " (and %" PRIu64 " more since the last such line)",
+						 more);
+				log_msg(LOG_ERR, "agent", e.code, "%s: rocefabd refused a report for good (dropped): "
+					"%s%s", a->id, rf_err_str(&e, buf, sizeof(buf)), since);
+			}
 			free(data);
 			make_ready(f, a);
 			continue;
 		}
-		/* unreachable or busy: keep the report (and the ones behind it) on disk */
+		/* unreachable or busy, or the token refused (an operator's mistake, mended by
+		 * writing the token file: read again before each try): keep the report (and the
+		 * ones behind it) on disk */
 		if (!from_spool) {
 			if (spool_push(a->spool, data, len) < 0)
 				log_warning("spool", "%s: cannot spool a report; it is lost (counted)", a->id);
@@ -1126,11 +1165,15 @@ static void *worker_main(void *arg)
 			char buf[700];
 
 			if (f->n == 1 || !f->behind_logged)
-				log_msg(LOG_WARNING, "agent", e.code, "%s: cannot deliver reports, spooling: %s",
-					a->id, rf_err_str(&e, buf, sizeof(buf)));
+				log_msg(LOG_WARNING, "agent", e.code, "%s: cannot deliver reports, spooling: %s%s",
+					a->id, rf_err_str(&e, buf, sizeof(buf)),
+					r == -EACCES && f->token_file ? " (the token file is read again before each "
+									"try)" : "");
 			f->behind_logged = true;
 			a->was_down = true;
 		}
+		if (r == -EACCES)
+			token_renew(f, &snd, &tok);
 		a->backoff = a->backoff ? a->backoff * 2 : 250 * NSEC_PER_MSEC;
 		if (a->backoff > 5 * NSEC_PER_SEC)
 			a->backoff = 5 * NSEC_PER_SEC;
@@ -1138,6 +1181,7 @@ static void *worker_main(void *arg)
 	}
 	pthread_mutex_unlock(&f->lock);
 	sender_free(snd);
+	free(tok);
 	return NULL;
 }
 
@@ -1254,11 +1298,13 @@ int fleet_new(const struct fleet_conf *c, struct fleet **ret, struct rf_err *e)
 	}
 	f->server = strdup(c->server);
 	f->token = c->token ? strdup(c->token) : NULL;
+	f->token_file = c->token_file ? strdup(c->token_file) : NULL;
 	f->ca_file = c->ca_file ? strdup(c->ca_file) : NULL;
 	f->client_cert = c->client_cert ? strdup(c->client_cert) : NULL;
 	f->client_key = c->client_key ? strdup(c->client_key) : NULL;
 	if (!f->c.threads)
 		f->c.threads = 1;
+	f->rejected_log = (struct ratelimit)RATELIMIT_INIT(1, 60 * NSEC_PER_SEC);
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_cond_init(&f->work, NULL);
 	pthread_cond_init(&f->sched, NULL);
@@ -1340,6 +1386,8 @@ void fleet_free(struct fleet *f)
 	pthread_mutex_destroy(&f->lock);
 	free(f->server);
 	free(f->token);
+	free(f->token_file);
+	ratelimit_fini(&f->rejected_log);
 	free(f->ca_file);
 	free(f->client_cert);
 	free(f->client_key);

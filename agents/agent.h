@@ -89,6 +89,7 @@ int agent_from_settings(const struct agent_settings *s, bool deliver, struct reg
 struct fleet_conf {
 	const char *server; /* http(s)://host:port of rocefabd */
 	const char *token;
+	const char *token_file; /* where token was read: read again while rocefabd refuses it (NULL: not) */
 	const char *ca_file;
 	const char *client_cert, *client_key; /* PEM (mTLS); NULL: none */
 	int64_t timeout_ns;

@@ -65,7 +65,8 @@ static int run(const struct agent_settings *s, struct agent *a, struct rf_err *e
 		return 1;
 	}
 	{
-		struct fleet_conf fc = { .server = s->server, .token = token, .ca_file = s->ca_file,
+		struct fleet_conf fc = { .server = s->server, .token = token, .token_file = s->token_file,
+					 .ca_file = s->ca_file,
 					 .client_cert = s->tls_cert, .client_key = s->tls_key,
 					 .timeout_ns = s->timeout, .interval_ns = s->interval,
 					 .jitter_pct = (int)s->jitter_pct, .threads = 1 };
@@ -100,9 +101,11 @@ static int run(const struct agent_settings *s, struct agent *a, struct rf_err *e
 	{
 		json_t *st = fleet_status(f);
 
-		log_info("agent", "stopping; %" JSON_INTEGER_FORMAT " reports delivered, undelivered "
-				  "ones stay in %s",
-			 json_integer_value(json_object_get(st, "delivered")), s->spool_dir);
+		log_info("agent", "stopping; %" JSON_INTEGER_FORMAT " reports delivered, %" JSON_INTEGER_FORMAT
+				  " refused, %" JSON_INTEGER_FORMAT " waiting in %s",
+			 json_integer_value(json_object_get(st, "delivered")),
+			 json_integer_value(json_object_get(st, "refused")),
+			 json_integer_value(json_object_get(st, "waiting")), s->spool_dir);
 		json_decref(st);
 	}
 	fleet_free(f);

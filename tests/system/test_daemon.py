@@ -363,6 +363,35 @@ def test_agent_refuses_a_token_file_others_can_read(world):
     assert "TOKEN_FILE_MODE" in out and "its group can read" in out, out[-2000:]
 
 
+def test_an_agent_keeps_its_reports_while_its_token_is_refused(world):
+    """A token revoked (or bound to another agent) is an operator's mistake, mended by writing a
+    good token into the agent's token file: meanwhile the agent spools its reports (it dropped
+    them, and read its token file only at start), reads the file again before each try, and
+    sends them all once rocefabd takes the new token."""
+    d = world.daemon()
+    _, path = d.token("agents", "agent")
+    d.token("viewer", "viewer")
+    d.start()
+    v = d.client("viewer")
+    tree = copy_tree("stor-b1", os.path.join(world.tmp, "tree"))
+    ag = world.agent("stor-b1", tree, d.url, path, interval="0.2s").start()
+    wait_for(lambda: v.json("/api/v1/agents")["count"] == 1, 10, what="the agent reporting")
+    r = subprocess.run([binary("rocefabd"), "--config", d.conf, "token", "revoke", "agents"], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    wait_for(lambda: "the token file is read again before each try" in ag.proc.output(), 10,
+             what="the agent spooling")
+    wait_for(lambda: ag.spooled() >= 3, 10, what="reports spooled while the token is refused")
+    seq = v.json("/api/v1/agents/stor-b1")["seq"]
+    tok2, _ = d.token("agents2", "agent")
+    write_secret(path, tok2 + "\n")
+    wait_for(lambda: "holds another token: using it" in ag.proc.output(), 15, what="the new token taken")
+    # every report made meanwhile arrived: as many stored as the agent made
+    a = wait_for(lambda: (lambda a: a if a["seq"] > seq + 3 and a["reports"] == a["seq"] else None)(
+        v.json("/api/v1/agents/stor-b1")), 20, what="the spooled reports delivered")
+    assert "refused a report for good" not in ag.proc.output(), a
+
+
 def test_sighup_reloads_what_can_change(world):
     """SIGHUP: the log level and agents.stale_after take effect without a restart, a key that
     cannot change at run time is named, a broken file changes nothing; a revoked token is refused
