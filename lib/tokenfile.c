@@ -52,7 +52,7 @@ int keyfile_check(const char *path, bool *ret_warned, struct rf_err *warning, st
 int tokenfile_read(const char *path, char **ret, bool *ret_warned, struct rf_err *warning,
 		   struct rf_err *e)
 {
-	char buf[256];
+	char buf[256], *tok;
 	struct stat st;
 	ssize_t n;
 	int fd, r;
@@ -80,12 +80,15 @@ int tokenfile_read(const char *path, char **ret, bool *ret_warned, struct rf_err
 		goto out;
 	}
 	buf[n] = '\0';
-	buf[strcspn(buf, " \t\r\n")] = '\0';
-	if (!buf[0]) {
-		r = rf_err_set(e, -EINVAL, "TOKEN_UNREADABLE", path, "the token file is empty");
+	/* the first word: a token pasted after a blank line or with spaces before it is one too */
+	tok = buf + strspn(buf, " \t\r\n");
+	tok[strcspn(tok, " \t\r\n")] = '\0';
+	if (!tok[0]) {
+		r = rf_err_set(e, -EINVAL, "TOKEN_UNREADABLE", path, n ? "the token file holds no token (only blanks)"
+								     : "the token file is empty");
 		goto out;
 	}
-	if (!(*ret = strdup(buf))) {
+	if (!(*ret = strdup(tok))) {
 		r = -ENOMEM;
 		goto out;
 	}

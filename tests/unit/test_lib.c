@@ -303,10 +303,19 @@ static void test_token_files(void **state)
 		}
 		free(tok);
 	}
-	/* empty, missing */
-	token_file(dir, "empty", 0600, "\n", path, sizeof(path));
+	/* after a blank line and spaces: the first word all the same (it was "empty") */
+	token_file(dir, "blank", 0600, "\n  rfb_secret\n", path, sizeof(path));
+	assert_int_equal(tokenfile_read(path, &tok, &warned, &w, &e), 0);
+	assert_string_equal(tok, "rfb_secret");
+	free(tok);
+	/* blanks only, empty, missing */
+	token_file(dir, "blanks", 0600, "\n", path, sizeof(path));
 	assert_int_equal(tokenfile_read(path, &tok, &warned, &w, &e), -EINVAL);
 	assert_string_equal(e.code, "TOKEN_UNREADABLE");
+	assert_non_null(strstr(e.msg, "holds no token"));
+	token_file(dir, "empty", 0600, "", path, sizeof(path));
+	assert_int_equal(tokenfile_read(path, &tok, &warned, &w, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "is empty"));
 	snprintf(path, sizeof(path), "%s/none", dir);
 	assert_int_equal(tokenfile_read(path, &tok, &warned, &w, &e), -ENOENT);
 	assert_string_equal(e.code, "TOKEN_UNREADABLE");
