@@ -23,6 +23,14 @@
  * agent ids and hide another token's refusals; the log's, like the process's: one for every
  * API in the process). */
 static struct ratelimit refusals_log = RATELIMIT_INIT(1024, 60 * NSEC_PER_SEC);
+/* Reports from a clock far ahead: one warning a minute per agent (the agent is known: its
+ * token may report as it). */
+static struct ratelimit ahead_log = RATELIMIT_INIT(1024, 60 * NSEC_PER_SEC);
+
+/* A report (or a sample of it) this far ahead of rocefabd's clock is refused, as the fast PFC
+ * lane's readings are: stored, it would hold the port's later samples at a baseline (no delta,
+ * no rate) until the clock passed it, for as long as the clock was ahead. */
+#define REPORT_FUTURE_NS (60 * NSEC_PER_SEC)
 
 /* The id as it may go into a log line: characters outside those of agent ids become '?'. */
 static void printable_id(const char *id, char out[API_PARAM_MAX + 1])
@@ -125,6 +133,27 @@ int h_report(struct api_req *req)
 			   rep->agent_id, req->match.params[0]);
 		report_free(rep);
 		return api_reply_problem(req, 0, &e);
+	}
+	{
+		int64_t now = tu_now_ns(), t = rep->time_ns;
+		uint64_t more = 0;
+
+		for (uint32_t i = 0; i < rep->nsamples; i++)
+			if (rep->samples[i].t_ns > t)
+				t = rep->samples[i].t_ns;
+		if (t - now > REPORT_FUTURE_NS) {
+			if (ratelimit_due(&ahead_log, rep->agent_id, tu_mono_ns(), &more))
+				log_msg(LOG_WARNING, "api", "CLOCK_AHEAD",
+					"agent '%s' reports times %.0f s ahead of this clock: refused, and %llu more "
+					"of its reports since its last line; check its clock (NTP)", rep->agent_id,
+					(double)(t - now) / 1e9, (unsigned long long)more);
+			rf_err_set(&e, -EINVAL, "CLOCK_AHEAD", NULL,
+				   "the report's times are %.0f s ahead of rocefabd's clock (more than %d s): "
+				   "nothing stored; check this host's clock (NTP)", (double)(t - now) / 1e9,
+				   (int)(REPORT_FUTURE_NS / NSEC_PER_SEC));
+			report_free(rep);
+			return api_reply_problem(req, 0, &e);
+		}
 	}
 	/* Suspend before handing over: the writer may finish before we return. */
 	if (!api_suspend(req)) {

@@ -76,6 +76,17 @@ def test_bad_reports(daemon):
     problem(post(d, "agent", json.dumps(bad)), 400, "UNSUPPORTED_SCHEMA")
 
     problem(post(d, "agent", json.dumps(good), agent="someone-else"), 400, "AGENT_ID_MISMATCH")
+
+    # a clock ten minutes ahead, the report's or a sample's: refused whole, and logged once
+    ahead = json.loads(json.dumps(good))
+    ahead["seq"] += 100
+    ahead["time_ns"] = time.time_ns() + 600 * 10**9
+    p = problem(post(d, "agent", json.dumps(ahead)), 400, "CLOCK_AHEAD")
+    assert "s ahead of rocefabd's clock" in p["detail"] and "NTP" in p["detail"], p
+    ahead["time_ns"] = good["time_ns"]
+    ahead["samples"][-1]["t_ns"] = time.time_ns() + 600 * 10**9
+    problem(post(d, "agent", json.dumps(ahead)), 400, "CLOCK_AHEAD")
+    assert d.proc.output().count("reports times") == 1
     problem(post(d, "agent", json.dumps(good), ctype="text/plain"), 415, "UNSUPPORTED_MEDIA_TYPE")
     problem(post(d, "agent", json.dumps(good), ctype=None), 415, "UNSUPPORTED_MEDIA_TYPE")
 
