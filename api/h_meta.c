@@ -11,6 +11,7 @@
 
 #include "api/internal.h"
 #include "daemon/detector.h"
+#include "daemon/idguard.h"
 #include "daemon/pingmesh.h"
 #include "daemon/report.h"
 #include "daemon/retention.h"
@@ -160,6 +161,23 @@ int h_health(struct api_req *req)
 	}
 	if (doc && d->rwrite)
 		json_object_set_new(doc, "remote_write", health_rwrite(d->rwrite, warnings));
+	if (doc && warnings) {
+		/* agent ids two agents report as (their names to those who may read) */
+		json_t *shared = idguard_shared(ingest_idguard(d->ingest), tu_mono_ns());
+
+		if (json_array_size(shared)) {
+			json_t *w = json_pack("{s:s,s:s,s:I}", "code", "AGENT_ID_SHARED", "detail",
+					      "two agents report as one agent id (a cloned host keeps its host "
+					      "name, the default agent.id): the second one's reports are refused; "
+					      "give it its own agent.id",
+					      "count", (json_int_t)json_array_size(shared));
+
+			if (w && role_allows(req->role, ROLE_VIEWER))
+				json_object_set(w, "agents", shared);
+			json_array_append_new(warnings, w);
+		}
+		json_decref(shared);
+	}
 	if (doc && warnings)
 		json_object_set_new(doc, "warnings", warnings);
 	else

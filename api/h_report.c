@@ -13,6 +13,8 @@
 
 #include "api/internal.h"
 #include "daemon/detector.h"
+#include "daemon/idguard.h"
+#include "daemon/ingest.h"
 #include "daemon/report.h"
 #include "lib/log.h"
 #include "lib/ratelimit.h"
@@ -26,6 +28,9 @@ static struct ratelimit refusals_log = RATELIMIT_INIT(1024, 60 * NSEC_PER_SEC);
 /* Reports from a clock far ahead: one warning a minute per agent (the agent is known: its
  * token may report as it). */
 static struct ratelimit ahead_log = RATELIMIT_INIT(1024, 60 * NSEC_PER_SEC);
+
+/* Reports of an agent id that another agent holds: one warning a minute per id. */
+static struct ratelimit shared_log = RATELIMIT_INIT(1024, 60 * NSEC_PER_SEC);
 
 /* A report (or a sample of it) this far ahead of rocefabd's clock is refused, as the fast PFC
  * lane's readings are: stored, it would hold the port's later samples at a baseline (no delta,
@@ -62,6 +67,27 @@ static int refuse_unbound(struct api_req *req, const char *id)
 		   req->token_agents, shown);
 	return api_reply_problem_ext(
 		req, 403, &e, json_pack("{s:s,s:s}", "token", req->token_name, "agent", shown));
+}
+
+/* -EUSERS (e filled, logged once a minute per id) when another agent holds the report's agent
+ * id (daemon/idguard.h); -ENOMEM is no refusal. */
+static int shared_id(const struct api_deps *d, const struct report *rep, struct rf_err *e)
+{
+	char held[65];
+	int64_t since = 0, mono = tu_mono_ns();
+	uint64_t more = 0;
+
+	if (idguard_check(ingest_idguard(d->ingest), rep->agent_id, rep->boot_id, mono, held, &since) != -EUSERS)
+		return 0;
+	if (ratelimit_due(&shared_log, rep->agent_id, mono, &more))
+		log_msg(LOG_WARNING, "api", "AGENT_ID_SHARED",
+			"two agents report as '%s' (agent boots %s and %s, taking turns): the second is refused, "
+			"and %llu more of its reports since its last line; give one of them another agent.id",
+			rep->agent_id, held, rep->boot_id, (unsigned long long)more);
+	return rf_err_set(e, -EUSERS, "AGENT_ID_SHARED", "/agent/id",
+			  "another agent (boot %s) reports as '%s' too, for %.0f s: this one (boot %s) is refused, "
+			  "nothing stored; give it its own agent.id (a cloned host keeps its host name, the default)",
+			  held, rep->agent_id, (double)(mono - since) / 1e9, rep->boot_id);
 }
 
 static void report_done(void *ctx, const struct ingest_result *res)
@@ -155,6 +181,10 @@ int h_report(struct api_req *req)
 			return api_reply_problem(req, 0, &e);
 		}
 	}
+	if (shared_id(d, rep, &e) < 0) {
+		report_free(rep);
+		return api_reply_problem(req, 409, &e);
+	}
 	/* Suspend before handing over: the writer may finish before we return. */
 	if (!api_suspend(req)) {
 		report_free(rep);
@@ -201,6 +231,10 @@ int h_pfc_report(struct api_req *req)
 			   req->match.params[0]);
 		report_free(rep);
 		return api_reply_problem(req, 0, &e);
+	}
+	if (shared_id(d, rep, &e) < 0) {
+		report_free(rep);
+		return api_reply_problem(req, 409, &e);
 	}
 	{
 		unsigned refused = 0;

@@ -8,6 +8,7 @@
 
 #include "daemon/codec.h"
 #include "daemon/delta.h"
+#include "daemon/idguard.h"
 #include "daemon/ingest.h"
 #include "daemon/rollup.h"
 #include "daemon/rwrite.h"
@@ -71,6 +72,7 @@ struct ingest {
 	} hooks[INGEST_HOOKS_MAX];
 	unsigned nhooks;
 	int64_t idle_ns; /* a port silent this long has its open minute written (ingest_flush_idle) */
+	struct idguard *idguard; /* agent ids two agents report as */
 	struct rwrite *rw; /* remote-write (daemon/rwrite.h); NULL: off */
 	unsigned compact_due; /* ports whose closed hours (days) are not in blocks yet */
 };
@@ -1584,7 +1586,7 @@ int ingest_new(struct store *s, const struct reg *reg, struct ingest **ret, stru
 	pthread_mutex_init(&ing->stats_lock, NULL);
 	hmap_init(&ing->ports);
 	hmap_init(&ing->agents);
-	if (!ing->dbid || !ing->max_rate) {
+	if (!ing->dbid || !ing->max_rate || idguard_new(&ing->idguard) < 0) {
 		ingest_free(ing);
 		return -ENOMEM;
 	}
@@ -1628,7 +1630,13 @@ void ingest_free(struct ingest *ing)
 	free(ing->dbid);
 	free(ing->by_dbid);
 	free(ing->max_rate);
+	idguard_free(ing->idguard);
 	free(ing);
+}
+
+struct idguard *ingest_idguard(struct ingest *ing)
+{
+	return ing->idguard;
 }
 
 uint32_t ingest_counter_dbid(const struct ingest *ing, unsigned reg_id)

@@ -80,6 +80,8 @@ int ingest_flush_idle(void *ctx, int64_t now);
  * after its raw samples are pruned) keeps its last minute; one that reports again in that same
  * minute has it merged again as above.  -errno when it could not be queued. */
 int ingest_flush_open(struct ingest *ing);
+/* Who may report as which agent id, beyond its token: daemon/idguard.h. */
+struct idguard *ingest_idguard(struct ingest *ing);
 /* A pass (every second): the closed hours (days) of up to INGEST_COMPACT_PORTS ports into
  * their blocks (daemon/rollup.h), in one store job: ~5 ms a port for an hour of 127 counters,
  * so an hour's end at 4,096 ports takes ~4 minutes of 80 ms jobs, between the reports. */

@@ -12,7 +12,7 @@ import time
 import pytest
 import requests
 
-from conftest import HOSTS, ROOT, Daemon, binary, copy_tree, wait_for, write_secret
+from conftest import HOSTS, ROOT, Agent, Daemon, binary, copy_tree, wait_for, write_secret
 
 REPORT = os.path.join(ROOT, "tests", "data", "reports", "good", "stor-b1.json")
 
@@ -390,6 +390,40 @@ def test_an_agent_keeps_its_reports_while_its_token_is_refused(world):
     a = wait_for(lambda: (lambda a: a if a["seq"] > seq + 3 and a["reports"] == a["seq"] else None)(
         v.json("/api/v1/agents/stor-b1")), 20, what="the spooled reports delivered")
     assert "refused a report for good" not in ag.proc.output(), a
+
+
+def test_two_agents_as_one_id_the_second_is_refused(world):
+    """A host cloned from another keeps its host name, the default agent.id: two agents report
+    as one id, their reports taking turns.  rocefabd noticed nothing, and counted each switch
+    as a reboot (a counter's whole value as traffic, the two hosts' counters in one series).
+    Now the second is refused (409 AGENT_ID_SHARED, in its log) and /health names the id; the
+    first goes on, and its reports are all stored."""
+    d = world.daemon()
+    _, path = d.token("agents", "agent", agent="stor-b1")
+    d.token("viewer", "viewer")
+    d.start()
+    v = d.client("viewer")
+    first = world.agent("stor-b1", copy_tree("stor-b1", os.path.join(world.tmp, "tree")), d.url, path,
+                        interval="0.2s").start()
+    a = wait_for(lambda: (lambda a: a if a["reports"] >= 2 else None)(v.json("/api/v1/agents/stor-b1")), 10,
+                 what="the first agent reporting")
+    boot = a["boot_id"]
+    os.makedirs(os.path.join(world.tmp, "clone"))
+    clone = Agent(os.path.join(world.tmp, "clone"), "stor-b1",
+                  copy_tree("stor-b1", os.path.join(world.tmp, "clone", "tree")), d.url, path, interval="0.2s")
+    world.agents.append(clone)
+    clone.start()
+    wait_for(lambda: "AGENT_ID_SHARED" in clone.proc.output(), 15, what="the clone refused")
+    w = wait_for(lambda: [x for x in d.client("viewer").json("/api/v1/health")["warnings"]
+                          if x["code"] == "AGENT_ID_SHARED"] or None, 5, what="the health warning")
+    assert w[0]["agents"][0]["agent"] == "stor-b1" and w[0]["agents"][0]["held_by"] == boot, w
+    assert "another agent.id" in d.proc.output()
+    # the first one goes on, as the agent's boot, every report of its stored
+    before = v.json("/api/v1/agents/stor-b1")
+    a = wait_for(lambda: (lambda a: a if a["reports"] > before["reports"] + 3 else None)(
+        v.json("/api/v1/agents/stor-b1")), 10, what="the first agent going on")
+    assert a["boot_id"] == boot
+    assert "AGENT_ID_SHARED" not in first.proc.output()
 
 
 def test_sighup_reloads_what_can_change(world):

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/idguard.h"
 #include "daemon/report.h"
 #include "tests/unit/unit.h"
 
@@ -216,10 +217,60 @@ static void test_truncations(void **state)
 	free(text);
 }
 
+/* Two agents as one id take turns (A, B, A, B): B, which came second, is refused until it has
+ * been silent for IDGUARD_HOLD_NS; a restart (a new boot, once), a third boot and other ids are
+ * taken as ever. */
+static void test_idguard(void **state)
+{
+	struct idguard *g;
+	int64_t since = 0, t = 1000;
+	char held[65];
+	json_t *w;
+
+	(void)state;
+	assert_int_equal(idguard_new(&g), 0);
+	/* a restart: its spooled reports of the boot before go first, then the new boot's */
+	assert_int_equal(idguard_check(g, "h1", "a", t++, held, &since), 0);
+	assert_int_equal(idguard_check(g, "h1", "a", t++, held, &since), 0);
+	assert_int_equal(idguard_check(g, "h1", "b", t++, held, &since), 0);
+	assert_int_equal(idguard_check(g, "h1", "b", t++, held, &since), 0);
+	/* a clone starts as h2 beside the agent that has it */
+	assert_int_equal(idguard_check(g, "h2", "x", t++, held, &since), 0);
+	assert_int_equal(idguard_check(g, "h2", "y", t++, held, &since), 0);
+	assert_int_equal(idguard_check(g, "h2", "x", t++, held, &since), 0);
+	assert_int_equal(idguard_check(g, "h2", "y", t, held, &since), -EUSERS);
+	assert_string_equal(held, "x");
+	assert_true(since == t);
+	t++;
+	assert_int_equal(idguard_check(g, "h2", "x", t++, held, &since), 0);
+	assert_int_equal(idguard_check(g, "h2", "y", t++, held, &since), -EUSERS);
+	assert_int_equal(idguard_check(g, "h2", "x", t++, held, &since), 0);
+	/* h1 is no business of h2's */
+	assert_int_equal(idguard_check(g, "h1", "b", t++, held, &since), 0);
+	w = idguard_shared(g, t);
+	assert_int_equal(json_array_size(w), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(w, 0), "agent")), "h2");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(w, 0), "held_by")), "x");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(w, 0), "refused")), "y");
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(w, 0), "refused_reports")), 2);
+	json_decref(w);
+	/* x's host reboots (a third boot): taken; y is still refused */
+	assert_int_equal(idguard_check(g, "h2", "z", t++, held, &since), 0);
+	assert_int_equal(idguard_check(g, "h2", "y", t, held, &since), -EUSERS);
+	/* y silent for the hold: no longer shared, and taken again as a boot like any other */
+	t += IDGUARD_HOLD_NS + 1;
+	w = idguard_shared(g, t);
+	assert_int_equal(json_array_size(w), 0);
+	json_decref(w);
+	assert_int_equal(idguard_check(g, "h2", "z", t++, held, &since), 0);
+	assert_int_equal(idguard_check(g, "h2", "y", t++, held, &since), 0);
+	idguard_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_good),	cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_good),	cmocka_unit_test(test_bad), cmocka_unit_test(test_idguard),
 		cmocka_unit_test(test_mapping), cmocka_unit_test(test_rank),
 		cmocka_unit_test(test_widths),	cmocka_unit_test(test_truncations),
 	};
