@@ -110,6 +110,12 @@ def test_configuration_errors(tmp_path):
     assert r.returncode == 2 and "out of range" in r.stderr
     r = run("-o", "nonsense", "--check-config")
     assert r.returncode == 2
+    # each coarser kind of data kept at least as long as the finer: the values said
+    r = run("-o", "store.retention=6h", "-o", "store.retention_1m=2h", "--check-config")
+    assert r.returncode == 2 and "BAD_RETENTION" in r.stderr and "2h, less than store.retention (6h)" in r.stderr, \
+        r.stderr
+    r = run("-o", "store.retention_1h=1d", "--check-config")
+    assert r.returncode == 2 and "1d, less than store.retention_1m (14d)" in r.stderr, r.stderr
     assert run("--help").returncode == 0 and "token add" in run("--help").stdout
     assert "api.listen" in run("--help-config").stdout
     r = run("--bogus-flag")
