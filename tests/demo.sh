@@ -36,8 +36,11 @@ for t in agents viewer operator; do
 		tail -n 1 > "$work/$t.token") || { cat "$work/tokens.log"; exit 1; }
 done
 
+# the simulated fabric's samples carry fabric time, which falls behind the wall clock at the
+# demo's pace (0.01): with the default 6 h of raw samples they would be pruned as they come
+# after six hours of demo; kept 30 days here (the retention is on the wall clock)
 "$B/rocefabd" --db "$work/rocefab.db" --listen "$listen" -o daemon.log_target=stderr \
-	-o api.web_root="${DEMO_WEB:-web}" \
+	-o api.web_root="${DEMO_WEB:-web}" -o store.retention=30d -o store.retention_1m=30d \
 	> "$work/rocefabd.log" 2>&1 &
 pids+=($!)
 for i in $(seq 100); do
