@@ -52,6 +52,8 @@ static const char *str(struct strs *s, const json_t *o, const char *k)
 		return printable(s, json_string_value(v));
 	if (json_is_boolean(v))
 		return json_is_true(v) ? "yes" : "no";
+	if (json_is_array(v)) /* (a table's cell: how many) */
+		return asprintf(&t, "%zu", json_array_size(v)) < 0 ? NULL : keep(s, t);
 	if (!json_is_integer(v))
 		return NULL;
 	if (asprintf(&t, "%lld", (long long)json_integer_value(v)) < 0)
@@ -229,11 +231,38 @@ void print_agents(FILE *f, const json_t *d)
 		{ "STATUS", NULL, "status" },	  { "LAST SEEN", NULL, "last_seen" },
 		{ "SEQ", NULL, "seq" },		  { "REPORTS", NULL, "reports" },
 		{ "SAMPLES", NULL, "samples" },	  { "SPOOLED", "spool", "queued_reports" },
-		{ "DROPPED", "spool", "dropped_reports" }, { "VERSION", NULL, "version" },
-		{ NULL, NULL, NULL },
+		{ "DROPPED", "spool", "dropped_reports" }, { "ERRORS", NULL, "errors" },
+		{ "VERSION", NULL, "version" },		   { NULL, NULL, NULL },
 	};
 
 	print_items(f, d, cols);
+}
+
+/* One agent: what it is, and the errors of its last report (a backend that cannot read its
+ * device: the agent reports all the same, so its status stays ok). */
+void print_agent(FILE *f, const json_t *d)
+{
+	struct strs s = { 0 };
+	const json_t *sp = json_object_get(d, "spool");
+	size_t i;
+	json_t *e;
+
+	fprintf(f, "agent:    %s (%s, %s)\n", str(&s, d, "id"), str(&s, d, "role") ?: "?", str(&s, d, "status") ?: "?");
+	fprintf(f, "backend:  %s, version %s\n", str(&s, d, "backend") ?: "-", str(&s, d, "version") ?: "-");
+	fprintf(f, "boot:     %s\n", str(&s, d, "boot_id") ?: "-");
+	fprintf(f, "seen:     %s (report %s, seq %s)\n", str(&s, d, "last_seen") ?: "-", str(&s, d, "last_report") ?: "-",
+		str(&s, d, "seq") ?: "-");
+	fprintf(f, "reports:  %s, %s samples; spool %s waiting, %s dropped\n", str(&s, d, "reports") ?: "0",
+		str(&s, d, "samples") ?: "0", str(&s, sp, "queued_reports") ?: "0", str(&s, sp, "dropped_reports") ?: "0");
+	if (!json_array_size(json_object_get(d, "errors"))) {
+		fprintf(f, "errors:   none in its last report\n");
+	} else {
+		fprintf(f, "errors in its last report:\n");
+		json_array_foreach(json_object_get(d, "errors"), i, e)
+			fprintf(f, "  %s%s%s: %s\n", str(&s, e, "code") ?: "?", str(&s, e, "where") ? " at " : "",
+				str(&s, e, "where") ?: "", str(&s, e, "message") ?: "");
+	}
+	strs_fini(&s);
 }
 
 void print_hosts(FILE *f, const json_t *d)

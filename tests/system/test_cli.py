@@ -38,6 +38,11 @@ def test_tables(fleet):
     assert r.returncode == 0
     header, row = r.stdout.splitlines()[:2]
     assert header.split()[:3] == ["AGENT", "ROLE", "STATUS"] and row.split()[:3] == ["gpu-a2", "host", "ok"]
+    r = ctl(d, tok, "agents", "gpu-a2")
+    assert r.returncode == 0 and r.stdout.startswith("agent:    gpu-a2 (host, ok)\n"), r.stdout
+    assert "errors:" in r.stdout, r.stdout
+    r = ctl(d, tok, "agents", "nobody")
+    assert r.returncode != 0 and "UNKNOWN_AGENT" in r.stderr, r.stderr
     r = ctl(d, tok, "hosts")
     assert "gpu-a2" in r.stdout
     r = ctl(d, tok, "hosts", "gpu-a2")

@@ -509,7 +509,8 @@ static const char usage_txt[] =
 	"Commands:\n"
 	"  health                       daemon and store health\n"
 	"  version                      versions of rocefabd and its contracts\n"
-	"  agents                       agents, their liveness and spools\n"
+	"  agents [AGENT]               agents, their liveness, spools and errors, or one agent\n"
+	"                               with the errors of its last report\n"
 	"  hosts [HOST]                 hosts, or one host with its devices and ports\n"
 	"  ports [--host H] [--device D] [--state up|down|init|unknown]\n"
 	"  qps HOST                     a host's QPs (RDMA netlink): totals by type and state,\n"
@@ -729,9 +730,10 @@ static const char agents_json[] =
 	"{'count': 2, 'items': ["
 	" {'id': 'gpu-a2', 'role': 'host', 'status': 'ok', 'last_seen': '2026-01-01T00:00:01Z',"
 	"  'seq': 41, 'reports': 40, 'samples': 4000,"
-	"  'spool': {'queued_reports': 0, 'dropped_reports': 2}, 'version': '1.2.3'},"
+	"  'spool': {'queued_reports': 0, 'dropped_reports': 2}, 'version': '1.2.3', 'errors': []},"
 	" {'id': 'leaf0', 'role': 'switch', 'status': 'stale', 'last_seen': null, 'seq': 7,"
-	"  'reports': 7, 'samples': 700, 'version': '1.2.3'}]}";
+	"  'reports': 7, 'samples': 700, 'version': '1.2.3',"
+	"  'errors': [{'code': 'SONIC_UNREACHABLE', 'message': 'redis: connection refused'}]}]}";
 
 static void test_print_agents(void **state)
 {
@@ -739,15 +741,33 @@ static void test_print_agents(void **state)
 	assert_printed(
 		print_agents, agents_json,
 		"AGENT   ROLE    STATUS  LAST SEEN             SEQ  REPORTS  SAMPLES  SPOOLED"
-		"  DROPPED  VERSION\n"
+		"  DROPPED  ERRORS  VERSION\n"
 		"gpu-a2  host    ok      2026-01-01T00:00:01Z  41   40       4000     0      "
-		"  2        1.2.3\n"
+		"  2        0       1.2.3\n"
 		"leaf0   switch  stale   -                     7    7        700      -      "
-		"  -        1.2.3\n");
+		"  -        1       1.2.3\n");
 	/* no items: the header alone */
 	assert_printed(print_agents, "{'count': 0, 'items': []}",
 		       "AGENT  ROLE  STATUS  LAST SEEN  SEQ  REPORTS  SAMPLES  SPOOLED  DROPPED"
-		       "  VERSION\n");
+		       "  ERRORS  VERSION\n");
+	/* one agent: the errors of its last report (its status stays ok while it reports) */
+	assert_printed(print_agent,
+		       "{'id': 'leaf0', 'role': 'switch', 'status': 'ok', 'backend': 'sonic', 'version': '1.2.3',"
+		       " 'boot_id': 'b1', 'last_seen': '2026-01-01T00:00:01Z', 'last_report': '2026-01-01T00:00:01Z',"
+		       " 'seq': 7, 'reports': 7, 'samples': 700, 'spool': {'queued_reports': 0, 'dropped_reports': 0},"
+		       " 'errors': [{'code': 'SONIC_UNREACHABLE', 'message': 'redis: connection refused'},"
+		       "            {'code': 'BAD_NAME', 'where': 'port', 'message': 'left out'}]}",
+		       "agent:    leaf0 (switch, ok)\n"
+		       "backend:  sonic, version 1.2.3\n"
+		       "boot:     b1\n"
+		       "seen:     2026-01-01T00:00:01Z (report 2026-01-01T00:00:01Z, seq 7)\n"
+		       "reports:  7, 700 samples; spool 0 waiting, 0 dropped\n"
+		       "errors in its last report:\n"
+		       "  SONIC_UNREACHABLE: redis: connection refused\n"
+		       "  BAD_NAME at port: left out\n");
+	assert_printed(print_agent, "{'id': 'h1', 'errors': []}",
+		       "agent:    h1 (?, ?)\nbackend:  -, version -\nboot:     -\nseen:     - (report -, seq -)\n"
+		       "reports:  0, 0 samples; spool 0 waiting, 0 dropped\nerrors:   none in its last report\n");
 }
 
 static const char switch_json[] =
@@ -922,8 +942,8 @@ static void test_print_controls(void **state)
 		       "{'count': 1, 'items': [{'id': 'h1', 'role': 'host', 'status': 'ok',"
 		       " 'version': 'v\\u001b[2J'}]}",
 		       "AGENT  ROLE  STATUS  LAST SEEN  SEQ  REPORTS  SAMPLES  SPOOLED  DROPPED"
-		       "  VERSION\n"
-		       "h1     host  ok      -          -    -        -        -        -        v?[2J\n");
+		       "  ERRORS  VERSION\n"
+		       "h1     host  ok      -          -    -        -        -        -        -       v?[2J\n");
 }
 
 static const char host_json[] =
