@@ -608,19 +608,29 @@ static int fold_entry(const struct sample_entry *se, void *arg)
 	return rollup_add_sample(f->r, se, f->t_ns, is_gauge(f->ing, se->counter));
 }
 
+static int fold_nothing(const struct sample_entry *se, void *arg)
+{
+	(void)se;
+	(void)arg;
+	return 0;
+}
+
 /* After a start (or a cache dropped by a failed commit): the port's open minute again, from
- * its raw samples since the last minute written; minutes that closed meanwhile (rocefabd was
- * killed before it wrote them) are written now.  A port with no rollup yet (a database from
- * before them) starts at its newest sample's minute. */
+ * its raw samples after the newest one its last written minute holds (a minute written open,
+ * by a silent port's flush or a clean stop, and reported into again is completed, not taken as
+ * whole); minutes that closed meanwhile (rocefabd was killed before it wrote them) are written
+ * now.  A port with no rollup yet (a database from before them) starts at its newest sample's
+ * minute. */
 static int rollup_rebuild(struct ingest *ing, struct port_state *ps)
 {
-	static const char last_sql[] = "SELECT max(t_ns) FROM rollups WHERE res = 60 AND port_id = ?";
+	static const char last_sql[] = "SELECT t_ns, data FROM rollups WHERE res = 60 AND port_id = ? "
+				       "ORDER BY t_ns DESC LIMIT 1";
 	static const char raw_sql[] = "SELECT t_ns, data FROM samples WHERE port_id = ? AND t_ns >= ? "
 				      "ORDER BY t_ns";
 	sqlite3_stmt *st = store_stmt(ing->store, last_sql);
 	struct codec_chain chain;
 	struct rollup one;
-	int64_t from;
+	int64_t from, done = INT64_MIN; /* the newest sample in the rollups */
 	int rc, r = 0;
 
 	rollup_reset(&ps->acc, 0);
@@ -630,9 +640,19 @@ static int rollup_rebuild(struct ingest *ing, struct port_state *ps)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, ps->id);
 	rc = sqlite3_step(st);
-	from = rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL
-		       ? sqlite3_column_int64(st, 0) + ROLLUP_1M_NS
-		       : rollup_bucket(ps->t_ns, ROLLUP_1M_NS);
+	from = rollup_bucket(ps->t_ns, ROLLUP_1M_NS);
+	if (rc == SQLITE_ROW) {
+		/* read from that minute's start: its rows after the first follow it (codec.h) */
+		rollup_init(&one, from = sqlite3_column_int64(st, 0));
+		if (rollup_decode(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1), &one) == 0) {
+			for (size_t i = 0; i < one.n; i++)
+				if (one.e[i].last_ns > done)
+					done = one.e[i].last_ns;
+		}
+		if (done == INT64_MIN) /* unreadable (or empty): taken as whole, as before */
+			done = from + ROLLUP_1M_NS - 1;
+		rollup_fini(&one);
+	}
 	sqlite3_reset(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return store_errno(rc);
@@ -646,6 +666,14 @@ static int rollup_rebuild(struct ingest *ing, struct port_state *ps)
 		struct fold_ctx f = { .ing = ing, .r = &one, .t_ns = sqlite3_column_int64(st, 0) };
 		int64_t m = rollup_bucket(f.t_ns, ROLLUP_1M_NS);
 
+		if (f.t_ns <= done) {
+			/* in the rollups already: read only for the chain */
+			r = codec_decode_row(&chain, f.t_ns, sqlite3_column_blob(st, 1),
+					     (size_t)sqlite3_column_bytes(st, 1), fold_nothing, NULL);
+			if (r == -EBADMSG || r == -ESRCH)
+				r = 0;
+			continue;
+		}
 		if (ps->acc.n && m != ps->acc.t_ns) {
 			if ((r = rollup_flush(ing, ps, &ps->acc)) < 0)
 				break;

@@ -11,7 +11,8 @@
  *
  * The writer (daemon/ingest.c) keeps each port's open minute in memory, writes it when a sample
  * of a later minute arrives, and merges it into the hour's row then.  After a restart the open
- * minute is rebuilt from the port's raw samples since its last written minute.
+ * minute is rebuilt from the port's raw samples after the newest one the last written minute
+ * holds (a minute is written open when its port falls silent and at a clean stop).
  *
  * Stored form (a sqlite BLOB):
  *   u8 version (1) | varint count | count x entry

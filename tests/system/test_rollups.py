@@ -227,6 +227,27 @@ def test_rollups_survive_rocefabd_stopped_mid_minute(fed):
     assert rows(d) == {60: HOURS * 60 + 2, 3600: HOURS + 1}
 
 
+def test_rollups_survive_a_clean_stop_then_a_kill_in_one_minute(fed):
+    """Stopped cleanly in a minute (written open), started, one more sample in that minute, then
+    killed before it closes: the next start completes the minute from the raw samples after
+    the newest it holds.  Before, a minute written open was taken as whole, and that sample
+    was missing from the minute's and the hour's rows for good."""
+    d, base = fed
+    items = list(samples(base))
+    assert [t // 60 for _, t, _, _ in items[198:201]] == [(base + 3960) // 60] * 3  # one minute
+    post_all(d, items[:199])
+    assert d.stop() == 0
+    d.proc = None
+    d.start()
+    post_all(d, items[199:200])
+    d.stop(signal.SIGKILL)
+    d.proc = None
+    d.start()
+    post_all(d, items[200:])
+    check(d, base)
+    assert rows(d) == {60: HOURS * 60 + 2, 3600: HOURS + 1}
+
+
 def test_rollups_survive_rocefabd_killed_mid_minute(fed):
     d, base = fed
     items = list(samples(base))
