@@ -20,7 +20,7 @@
 
 int simctl_init(struct simctl *c, struct sim *s, const char *scenario, double pace)
 {
-	*c = (struct simctl){ .s = s, .scenario = scenario, .pace = pace };
+	*c = (struct simctl){ .s = s, .scenario = scenario, .pace = pace, .max_pace = 1000 };
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->wake, NULL);
 	c->epoch_ns = tu_now_ns();
@@ -252,6 +252,11 @@ static int put_clock(struct simctl *c, const char *const *params, json_t *body, 
 		     json_number_value(pace) > 1000))
 		return problem(doc, 400, "BAD_VALUE", "/pace",
 			       "pace is fabric seconds per wall second, in (0, 1000]");
+	if (pace && json_number_value(pace) > c->max_pace)
+		return problem(doc, 400, "BAD_VALUE", "/pace",
+			       "pace is at most %g while counters go to rocefabd (--agents, --sonic): fabric time, "
+			       "their read time, would run ahead of the wall clock, and rocefabd refuses reports "
+			       "more than a minute ahead of its own (CLOCK_AHEAD)", c->max_pace);
 	if (paused && !json_is_boolean(paused))
 		return problem(doc, 400, "BAD_VALUE", "/paused", "must be true or false");
 	/* re-anchor so that the new pace applies from now */

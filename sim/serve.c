@@ -143,7 +143,7 @@ static int start_agents(struct simctl *c, const struct serve_opts *o, struct fle
 		threads = threads < 4 ? 4 : threads > 64 ? 64 : threads;
 	}
 	{
-		struct fleet_conf fc = { .server = o->agents, .token = token,
+		struct fleet_conf fc = { .server = o->agents, .token = token, .token_file = o->token_file,
 					 .timeout_ns = 10 * NSEC_PER_SEC, .interval_ns = o->interval,
 					 .jitter_pct = 5, .threads = threads, .spread = true };
 
@@ -463,6 +463,13 @@ int sim_serve_main(int argc, char **argv)
 	free(dir);
 	if (o.pace < 0)
 		o.pace = sim_serve_pace(s) > 0 ? sim_serve_pace(s) : DEFAULT_PACE;
+	if ((o.agents || o.nsonic) && o.pace > 1) {
+		fprintf(stderr, "rocefab-sim: a pace of %g with --agents or --sonic: fabric time, the counters' "
+				"read time, would run ahead of the wall clock, and rocefabd refuses reports more "
+				"than a minute ahead of its own (CLOCK_AHEAD); at most 1\n", o.pace);
+		sim_free(s);
+		return 2;
+	}
 	sim_keep_running(s);
 	/* the switches clear their periodic queue watermarks once per fast-lane reading (fabric
 	 * time), as SONiC does every telemetry interval */
@@ -475,6 +482,8 @@ int sim_serve_main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	simctl_init(&c, s, argv[optind], o.pace);
+	if (o.agents || o.nsonic)
+		c.max_pace = 1;
 	status = serve(&c, &o);
 	simctl_fini(&c);
 	sim_free(s);

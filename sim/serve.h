@@ -20,6 +20,8 @@ struct simctl {
 	const char *scenario;
 	int64_t epoch_ns; /* Unix time of fabric time 0: counters' read time = epoch + fabric */
 	double pace;	  /* fabric seconds per wall second requested */
+	double max_pace;  /* 1 when counters go to rocefabd (--agents, --sonic): above, fabric time
+			   * would run ahead of the wall clock, and it refuses times a minute ahead */
 	bool paused;
 	/* pacing: fabric time anchor_fab was reached at wall (monotonic) time anchor_wall */
 	int64_t anchor_wall_ns, anchor_fab_ps;

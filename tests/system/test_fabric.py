@@ -69,6 +69,9 @@ def test_demo_fabric_appears_within_two_intervals_with_true_rates(world):
     hosts = {x["name"] for x in devices if x["role"] == "host"}
     switches = {x["name"] for x in devices if x["role"] == "switch"}
     assert len(hosts) == 32 and len(switches) == 6
+    # its counters go to rocefabd: no pace above 1 (fabric time would run ahead of its clock)
+    p = sim.ctl("PUT", "/v1/clock", {"pace": 2}, expect=400)
+    assert p["pointer"] == "/pace" and "CLOCK_AHEAD" in p["detail"], p
 
     def all_there():
         h = {x["id"] for x in c.json("/api/v1/hosts")["items"] if x["ports_up"] == 1}
@@ -863,6 +866,11 @@ def test_lldp_neighbour_of_a_linux_host_gives_a_link(world):
 def test_serve_reports_the_effective_pace_when_it_cannot_keep_up(world):
     """The demo fabric asked to run at 10 fabric seconds per second (far beyond this machine):
     the clock says so instead of pretending; a modest pace keeps up."""
+    # above 1 with counters going to rocefabd: refused (fabric time would run ahead of its
+    # clock, which refuses reports a minute ahead)
+    r = subprocess.run([binary("rocefab-sim"), "serve", DEMO, "--pace", "2", "--agents", "http://127.0.0.1:9",
+                        "--token-file", "/nonexistent"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "CLOCK_AHEAD" in r.stderr and "at most 1" in r.stderr, r.stderr
     sim = world.sim(DEMO, pace=10)
     sim.start()
     clock = wait_for(lambda: (lambda k: k if k["keeping_up"] is False else None)(sim.ctl("GET", "/v1/clock")),
