@@ -1002,32 +1002,40 @@ static void outbox_put(struct fleet *f, struct agent *a, char *data, size_t len)
 
 /* rocefabd refused the token a delivery thread sends: the token file read again, and when it
  * holds another token (an operator replaced a revoked or mistaken one), the thread's sender
- * made anew with it.  The fleet's lock held (a small file). */
-static void token_renew(struct fleet *f, struct sender **snd, char **tok)
+ * made anew with it.  Without the fleet's lock (the file's path and the sender's settings do
+ * not change after fleet_new; snd and tok are the thread's).  A file that cannot be taken is
+ * logged once per problem (logged: the last one's code, the thread's). */
+static void token_renew(struct fleet *f, struct sender **snd, char **tok, char logged[40])
 {
 	struct sender_conf sc = { .server = f->server, .ca_file = f->ca_file, .client_cert = f->client_cert,
 				  .client_key = f->client_key, .timeout_ns = f->c.timeout_ns };
 	struct rf_err w = { 0 }, e = { 0 };
-	struct sender *n;
-	char *t = NULL;
-	bool warned;
+	struct sender *n = NULL;
+	char *t = NULL, buf[700];
+	bool warned = false;
 
-	if (!f->token_file || tokenfile_read(f->token_file, &t, &warned, &w, &e) < 0)
-		return; /* (unreadable meanwhile: the token in use stays) */
-	if (*tok && !strcmp(t, *tok)) {
-		free(t);
+	if (!f->token_file)
 		return;
+	if (tokenfile_read(f->token_file, &t, &warned, &w, &e) == 0 && (!*tok || strcmp(t, *tok))) {
+		sc.token = t;
+		if (sender_new(&sc, &n, &e) == 0) {
+			if (warned)
+				log_msg(LOG_WARNING, "agent", w.code, "%s: %s", w.where, w.msg);
+			sender_free(*snd);
+			*snd = n;
+			free(*tok);
+			*tok = t;
+			logged[0] = '\0';
+			log_notice("agent", "%s holds another token: using it", f->token_file);
+			return;
+		}
 	}
-	sc.token = t;
-	if (sender_new(&sc, &n, &e) < 0) {
-		free(t);
-		return;
+	free(t);
+	if (e.code[0] && strcmp(e.code, logged)) {
+		snprintf(logged, 40, "%s", e.code);
+		log_msg(LOG_WARNING, "agent", e.code, "reading the token file again: %s; the token in use stays",
+			rf_err_str(&e, buf, sizeof(buf)));
 	}
-	sender_free(*snd);
-	*snd = n;
-	free(*tok);
-	*tok = t;
-	log_notice("agent", "%s holds another token: using it", f->token_file);
 }
 
 static void *worker_main(void *arg)
@@ -1038,7 +1046,7 @@ static void *worker_main(void *arg)
 	struct sender_conf sc = { .server = f->server, .token = f->token, .ca_file = f->ca_file,
 				  .client_cert = f->client_cert, .client_key = f->client_key,
 				  .timeout_ns = f->c.timeout_ns };
-	char *tok = f->token ? strdup(f->token) : NULL;
+	char *tok = f->token ? strdup(f->token) : NULL, renew_logged[40] = "";
 
 	if (sender_new(&sc, &snd, &e) < 0) {
 		char buf[700];
@@ -1115,6 +1123,8 @@ static void *worker_main(void *arg)
 		if (r == 0 && answer)
 			agent_handle_answer(a, answer); /* commands: outside the fleet's lock */
 		json_decref(answer);
+		if (r == -EACCES)
+			token_renew(f, &snd, &tok, renew_logged);
 		pthread_mutex_lock(&f->lock);
 		a->busy = false;
 		if (r == 0) {
@@ -1172,8 +1182,6 @@ static void *worker_main(void *arg)
 			f->behind_logged = true;
 			a->was_down = true;
 		}
-		if (r == -EACCES)
-			token_renew(f, &snd, &tok);
 		a->backoff = a->backoff ? a->backoff * 2 : 250 * NSEC_PER_MSEC;
 		if (a->backoff > 5 * NSEC_PER_SEC)
 			a->backoff = 5 * NSEC_PER_SEC;

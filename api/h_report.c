@@ -79,11 +79,16 @@ static int shared_id(const struct api_deps *d, const struct report *rep, struct 
 
 	if (idguard_check(ingest_idguard(d->ingest), rep->agent_id, rep->boot_id, mono, held, &since) != -EUSERS)
 		return 0;
-	if (ratelimit_due(&shared_log, rep->agent_id, mono, &more))
+	if (ratelimit_due(&shared_log, rep->agent_id, mono, &more)) {
+		char also[80] = "";
+
+		if (more)
+			snprintf(also, sizeof(also), " (and %llu more of its reports since the last such line)",
+				 (unsigned long long)more);
 		log_msg(LOG_WARNING, "api", "AGENT_ID_SHARED",
-			"two agents report as '%s' (agent boots %s and %s, taking turns): the second is refused, "
-			"and %llu more of its reports since its last line; give one of them another agent.id",
-			rep->agent_id, held, rep->boot_id, (unsigned long long)more);
+			"two agents report as '%s' (agent boots %s and %s, taking turns): the second is refused%s; "
+			"give one of them another agent.id", rep->agent_id, held, rep->boot_id, also);
+	}
 	return rf_err_set(e, -EUSERS, "AGENT_ID_SHARED", "/agent/id",
 			  "another agent (boot %s) reports as '%s' too, for %.0f s: this one (boot %s) is refused, "
 			  "nothing stored; give it its own agent.id (a cloned host keeps its host name, the default)",
@@ -168,11 +173,16 @@ int h_report(struct api_req *req)
 			if (rep->samples[i].t_ns > t)
 				t = rep->samples[i].t_ns;
 		if (t - now > REPORT_FUTURE_NS) {
-			if (ratelimit_due(&ahead_log, rep->agent_id, tu_mono_ns(), &more))
+			if (ratelimit_due(&ahead_log, rep->agent_id, tu_mono_ns(), &more)) {
+				char since[80] = "";
+
+				if (more)
+					snprintf(since, sizeof(since), " (and %llu more since the last such line)",
+						 (unsigned long long)more);
 				log_msg(LOG_WARNING, "api", "CLOCK_AHEAD",
-					"agent '%s' reports times %.0f s ahead of this clock: refused, and %llu more "
-					"of its reports since its last line; check its clock (NTP)", rep->agent_id,
-					(double)(t - now) / 1e9, (unsigned long long)more);
+					"agent '%s' reports times %.0f s ahead of this clock: refused%s; check its "
+					"clock (NTP)", rep->agent_id, (double)(t - now) / 1e9, since);
+			}
 			rf_err_set(&e, -EINVAL, "CLOCK_AHEAD", NULL,
 				   "the report's times are %.0f s ahead of rocefabd's clock (more than %d s): "
 				   "nothing stored; check this host's clock (NTP)", (double)(t - now) / 1e9,

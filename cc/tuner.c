@@ -469,11 +469,14 @@ static void policy_error(json_t *o, const struct cc_tn_policy *n, const char *wh
 	snprintf(err, len, "/%s", why);
 	for (size_t r = 0; colon && r < sizeof(rel) / sizeof(rel[0]); r++) {
 		size_t nr = strlen(rel[r][0]);
-		const char *b = colon + strlen(": must ") + nr + 1;
+		const char *b;
 		char a[32];
 
 		if (strncmp(colon, ": must ", 7) || strncmp(colon + 7, rel[r][0], nr) || colon[7 + nr] != ' ' ||
-		    (size_t)na >= sizeof(a) || strchr(b, ' '))
+		    (size_t)na >= sizeof(a))
+			continue;
+		b = colon + 7 + nr + 1;
+		if (strchr(b, ' '))
 			continue;
 		snprintf(a, sizeof(a), "%.*s", na, why);
 		for (size_t i = 0; i < sizeof(policy_fields) / sizeof(policy_fields[0]); i++) {
@@ -483,7 +486,7 @@ static void policy_error(json_t *o, const struct cc_tn_policy *n, const char *wh
 			if (strcmp(policy_fields[i].name, a) || json_object_get(o, a) || !json_object_get(o, b))
 				continue;
 			if (policy_fields[i].kind == 'd')
-				snprintf(v, sizeof(v), "%g", *(const double *)(const void *)at);
+				snprintf(v, sizeof(v), "%.15g", *(const double *)(const void *)at);
 			else if (policy_fields[i].kind == 'u')
 				snprintf(v, sizeof(v), "%u", *(const unsigned *)(const void *)at);
 			else

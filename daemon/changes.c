@@ -519,14 +519,17 @@ static json_t *change_row(sqlite3_stmt *st, const void *ctx)
 int changes_list(struct store_reader *rd, const struct changes_filter *f, json_t **ret,
 		 struct rf_err *e)
 {
-	static const char sql[] =
-		"SELECT " CHANGE_COLS " FROM changes c LEFT JOIN agents a ON a.id = c.agent_id "
-		"WHERE (?1 IS NULL OR c.agent_id = ?1) AND (?2 IS NULL OR c.kind = ?2) "
-		"AND (?3 IS NULL OR c.state = ?3) AND (?4 = 0 OR c.batch = ?4) "
-		"AND (?5 IS NULL OR c.device = ?5) AND (?6 IS NULL OR c.port = ?6) "
-		"AND (?7 = -2 OR c.queue = ?7) AND (?9 = 0 OR c.in_doubt = 1) "
-		"ORDER BY c.id DESC LIMIT ?8";
-	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+	/* (the changes in doubt through their partial index, not a scan of the whole log) */
+#define LIST_SQL(index, doubt)                                                                       \
+	"SELECT " CHANGE_COLS " FROM changes c " index "LEFT JOIN agents a ON a.id = c.agent_id "     \
+	"WHERE " doubt "(?1 IS NULL OR c.agent_id = ?1) AND (?2 IS NULL OR c.kind = ?2) "             \
+	"AND (?3 IS NULL OR c.state = ?3) AND (?4 = 0 OR c.batch = ?4) "                              \
+	"AND (?5 IS NULL OR c.device = ?5) AND (?6 IS NULL OR c.port = ?6) "                          \
+	"AND (?7 = -2 OR c.queue = ?7) ORDER BY c.id DESC LIMIT ?8"
+	static const char sql[] = LIST_SQL("", ""),
+			  doubt_sql[] = LIST_SQL("INDEXED BY changes_doubt ", "c.in_doubt = 1 AND ");
+#undef LIST_SQL
+	sqlite3_stmt *st = store_reader_stmt(rd, f->in_doubt ? doubt_sql : sql);
 
 	if (!st)
 		return -ENOMEM;
@@ -537,7 +540,6 @@ int changes_list(struct store_reader *rd, const struct changes_filter *f, json_t
 	store_bind_text_or_null(st, 5, f->device);
 	store_bind_text_or_null(st, 6, f->port);
 	sqlite3_bind_int64(st, 7, f->queue);
-	sqlite3_bind_int(st, 9, f->in_doubt);
 	return store_list_limited(st, 8, f->limit ? f->limit : 100, change_row, NULL, ret, e);
 }
 

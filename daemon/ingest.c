@@ -1750,10 +1750,10 @@ static void idle_done(struct store_job *sj, int result)
 	struct idle_job *ij = (struct idle_job *)sj;
 
 	if (result < 0)
-		log_warning("ingest", "writing the open minutes of silent ports failed: %s",
-			    strerror(-result));
+		log_warning("ingest", "writing the open minutes of %s failed: %s",
+			    ij->idle_ns ? "silent ports" : "every port at the stop", strerror(-result));
 	else if (ij->flushed && !ij->idle_ns)
-		log_info("ingest", "wrote the open minute of %u ports", ij->flushed);
+		log_info("ingest", "wrote the open minute of %u port%s", ij->flushed, ij->flushed == 1 ? "" : "s");
 	else if (ij->flushed)
 		log_debug("ingest", "wrote the open minute of %u silent ports", ij->flushed);
 	free(ij);

@@ -82,6 +82,13 @@ int tokenfile_read(const char *path, char **ret, bool *ret_warned, struct rf_err
 	buf[n] = '\0';
 	/* the first word: a token pasted after a blank line or with spaces before it is one too */
 	tok = buf + strspn(buf, " \t\r\n");
+	if (tok + strcspn(tok, " \t\r\n") == buf + sizeof(buf) - 1) {
+		/* it may go on beyond what was read: never a token cut short */
+		r = rf_err_set(e, -EINVAL, "TOKEN_UNREADABLE", path,
+			       "the token file's first word runs past %zu bytes: no token is that long",
+			       sizeof(buf) - 1);
+		goto out;
+	}
 	tok[strcspn(tok, " \t\r\n")] = '\0';
 	if (!tok[0]) {
 		r = rf_err_set(e, -EINVAL, "TOKEN_UNREADABLE", path, n ? "the token file holds no token (only blanks)"

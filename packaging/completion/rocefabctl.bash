@@ -26,7 +26,7 @@ _rocefabctl() {
 		return
 		;;
 	--state)
-		COMPREPLY=($(compgen -W "up down init unknown active cleared pending sent applied failed timed_out" -- "$cur"))
+		COMPREPLY=($(compgen -W "up down init unknown active cleared pending sent applied failed timed_out in_doubt" -- "$cur"))
 		return
 		;;
 	esac

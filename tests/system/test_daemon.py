@@ -389,9 +389,15 @@ def test_an_agent_keeps_its_reports_while_its_token_is_refused(world):
              what="the agent spooling")
     wait_for(lambda: ag.spooled() >= 3, 10, what="reports spooled while the token is refused")
     seq = v.json("/api/v1/agents/stor-b1")["seq"]
+    # the token file opened to others meanwhile (a copy made with umask 022): refused as at
+    # start, and said once
+    os.chmod(path, 0o644)
+    wait_for(lambda: "TOKEN_FILE_MODE" in ag.proc.output() and "the token in use stays" in ag.proc.output(), 15,
+             what="the open token file said")
     tok2, _ = d.token("agents2", "agent")
-    write_secret(path, tok2 + "\n")
+    write_secret(path, tok2 + "\n")  # (0600 again)
     wait_for(lambda: "holds another token: using it" in ag.proc.output(), 15, what="the new token taken")
+    assert ag.proc.output().count("the token in use stays") == 1
     # every report made meanwhile arrived: as many stored as the agent made
     a = wait_for(lambda: (lambda a: a if a["seq"] > seq + 3 and a["reports"] == a["seq"] else None)(
         v.json("/api/v1/agents/stor-b1")), 20, what="the spooled reports delivered")

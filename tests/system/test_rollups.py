@@ -204,7 +204,7 @@ def test_an_open_minute_outlives_the_raw_samples(world, how):
     else:
         assert d.stop() == 0
         assert rows(d) == {60: 4, 3600: 1}
-        assert "wrote the open minute of 1 ports" in d.proc.output()
+        assert "wrote the open minute of 1 port" in d.proc.output()
     d.proc = None
     d.args = ["-o", "store.retention=2m", "-o", "store.prune_interval=1s"]
     d.start()

@@ -308,6 +308,17 @@ static void test_token_files(void **state)
 	assert_int_equal(tokenfile_read(path, &tok, &warned, &w, &e), 0);
 	assert_string_equal(tok, "rfb_secret");
 	free(tok);
+	/* a first word that fills what is read: refused, not cut short */
+	{
+		char big[400];
+
+		memset(big, ' ', 100);
+		memset(big + 100, 'x', 299);
+		big[399] = '\0';
+		token_file(dir, "long", 0600, big, path, sizeof(path));
+		assert_int_equal(tokenfile_read(path, &tok, &warned, &w, &e), -EINVAL);
+		assert_non_null(strstr(e.msg, "runs past"));
+	}
 	/* blanks only, empty, missing */
 	token_file(dir, "blanks", 0600, "\n", path, sizeof(path));
 	assert_int_equal(tokenfile_read(path, &tok, &warned, &w, &e), -EINVAL);
