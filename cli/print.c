@@ -95,6 +95,21 @@ void print_json(FILE *f, const json_t *doc)
 	fputc('\n', f);
 }
 
+/* A span of seconds in its largest whole-ish unit: "2 m", "6 h", "14 d", "1.5 h". */
+static const char *fmt_span(double sec, char *out, size_t len)
+{
+	static const struct {
+		double s;
+		const char *unit;
+	} units[] = { { 86400, "d" }, { 3600, "h" }, { 60, "m" }, { 1, "s" } };
+	size_t i = 0;
+
+	while (i + 1 < ARRAY_SIZE(units) && sec < units[i].s)
+		i++;
+	snprintf(out, len, "%.3g %s", sec / units[i].s, units[i].unit);
+	return out;
+}
+
 void print_health(FILE *f, const json_t *d)
 {
 	const json_t *st = json_object_get(d, "store"), *ag = json_object_get(d, "agents"),
@@ -113,14 +128,18 @@ void print_health(FILE *f, const json_t *d)
 		str(&s, in, "samples"), json_number_value(json_object_get(in, "samples_per_s")));
 	if (json_object_get(st, "used_bytes")) {
 		const json_t *ret = json_object_get(st, "retention_s");
+		char used[32], max[32], raw[32], mins[32], hours[32];
 
-		fprintf(f, "storage:      %.1f MB in use", json_number_value(json_object_get(st, "used_bytes")) / 1e6);
-		if (json_is_integer(json_object_get(st, "max_bytes")))
-			fprintf(f, " of %.1f MB", json_number_value(json_object_get(st, "max_bytes")) / 1e6);
-		fprintf(f, "; kept: raw %.0f h, minutes %.0f d, hours %.0f d\n",
-			json_number_value(json_object_get(ret, "raw")) / 3600,
-			json_number_value(json_object_get(ret, "1m")) / 86400,
-			json_number_value(json_object_get(ret, "1h")) / 86400);
+		fmt_si(json_number_value(json_object_get(st, "used_bytes")), "B", used, sizeof(used));
+		fprintf(f, "storage:      %s in use", used);
+		if (json_is_integer(json_object_get(st, "max_bytes"))) {
+			fmt_si(json_number_value(json_object_get(st, "max_bytes")), "B", max, sizeof(max));
+			fprintf(f, " of %s", max);
+		}
+		fprintf(f, "; kept: raw %s, minutes %s, hours %s\n",
+			fmt_span(json_number_value(json_object_get(ret, "raw")), raw, sizeof(raw)),
+			fmt_span(json_number_value(json_object_get(ret, "1m")), mins, sizeof(mins)),
+			fmt_span(json_number_value(json_object_get(ret, "1h")), hours, sizeof(hours)));
 	}
 	json_array_foreach(json_object_get(d, "remote_write"), i, w) {
 		const json_t *dr = json_object_get(w, "dropped_samples");

@@ -1035,6 +1035,16 @@ static void test_print_health(void **state)
 		       "database:     /var/lib/rocefab/db.sqlite (queue 0 of 4096)\n"
 		       "agents:       3 (1 stale)\n"
 		       "ingest:       120 reports, 45000 samples, 1235 samples/s\n");
+	/* the store's use and retentions in units that say them (2 minutes were "0 h", a budget of
+	 * 800 kB "0.8 MB") */
+	assert_printed(print_health,
+		       "{'status': 'ok', 'version': '1', 'uptime_s': 1, 'store': {'queue_depth': 0, 'queue_max': 1,"
+		       " 'used_bytes': 1234567, 'max_bytes': 800000,"
+		       " 'retention_s': {'raw': 120, '1m': 7200, '1h': 34560000}},"
+		       " 'agents': {'total': 0, 'stale': 0}, 'ingest': {'reports': 0, 'samples': 0, 'samples_per_s': 0}}",
+		       "status:       ok\nversion:      1\nuptime:       1 s\ndatabase:     - (queue 0 of 1)\n"
+		       "agents:       0 (0 stale)\ningest:       0 reports, 0 samples, 0 samples/s\n"
+		       "storage:      1.23 MB in use of 800 kB; kept: raw 2 m, minutes 2 h, hours 400 d\n");
 }
 
 static void test_print_cc(void **state)
