@@ -148,6 +148,15 @@ void log_vmsg(int level, const char *subsys, const char *code, const char *fmt, 
 	for (char *c = msg; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			*c = '?';
+	/* a message that already ends with " [CODE]" (an rf_err_str() of the same error) gets it
+	 * once, not twice (the journal keeps it in its own field all the same) */
+	if (code && *code) {
+		size_t n = strlen(msg), k = strlen(code);
+
+		if (n >= k + 3 && msg[n - 1] == ']' && !strncmp(msg + n - 1 - k, code, k) &&
+		    !strncmp(msg + n - 3 - k, " [", 2))
+			msg[n - 3 - k] = '\0';
+	}
 
 	if (log_to_journal) {
 		if (code)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/conf.h"
 #include "lib/hmap.h"
@@ -10,6 +11,7 @@
 #include "lib/httpc.h"
 #include "lib/httpd.h"
 #include "lib/jsonutil.h"
+#include "lib/log.h"
 #include "lib/probeops.h"
 #include "lib/ratelimit.h"
 #include "lib/router.h"
@@ -258,6 +260,41 @@ static void token_file(const char *dir, const char *name, mode_t m, const char *
 	fputs(text, f);
 	fclose(f);
 	assert_int_equal(chmod(path, m), 0);
+}
+
+/* A line whose message already ends with its code (an rf_err_str() of the error) says the
+ * code once: the agent's lines read "... [INVALID_TOKEN] [INVALID_TOKEN]". */
+static void test_log_code_once(void **state)
+{
+	char path[] = "/tmp/rocefab-log-XXXXXX", text[1024];
+	int fd = mkstemp(path), saved = dup(2), old = log_get_level();
+	FILE *f;
+	size_t n;
+
+	(void)state;
+	assert_true(fd >= 0 && saved >= 0);
+	fflush(stderr);
+	assert_true(dup2(fd, 2) == 2);
+	log_set_target(LOG_TARGET_STDERR);
+	log_set_level(LOG_INFO);
+	log_msg(LOG_ERR, "t", "X_CODE", "refused: no [X_CODE]");
+	log_msg(LOG_ERR, "t", "X_CODE", "plain");
+	log_msg(LOG_ERR, "t", NULL, "no code [Y]");
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	log_set_level(old);
+	f = fdopen(fd, "r");
+	assert_non_null(f);
+	rewind(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	unlink(path);
+	assert_non_null(strstr(text, "t: refused: no [X_CODE]\n"));
+	assert_null(strstr(text, "[X_CODE] [X_CODE]"));
+	assert_non_null(strstr(text, "t: plain [X_CODE]\n"));
+	assert_non_null(strstr(text, "t: no code [Y]\n"));
 }
 
 static void test_token_files(void **state)
@@ -907,7 +944,7 @@ int main(void)
 		cmocka_unit_test(test_sha256_vectors), cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_rfc3339),	       cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_canonical_integers), cmocka_unit_test(test_natural_order),
-		cmocka_unit_test(test_token_files),
+		cmocka_unit_test(test_token_files), cmocka_unit_test(test_log_code_once),
 		cmocka_unit_test(test_conf),
 		cmocka_unit_test(test_hmap), cmocka_unit_test(test_hmap_sweep),	       cmocka_unit_test(test_json_paths),
 		cmocka_unit_test(test_glob_open_bracket), cmocka_unit_test(test_bidi_controls),
