@@ -1010,9 +1010,10 @@ static bool plain_label(const char *s)
 	return true;
 }
 
-int views_qp_metrics(struct store_reader *rd, struct buf *out)
+int views_qp_metrics(struct store_reader *rd, const struct views_opts *o, struct buf *out)
 {
-	static const char sql[] = "SELECT agent_id, doc, errors_total FROM qps ORDER BY agent_id";
+	static const char sql[] = "SELECT q.agent_id, q.doc, q.errors_total, a.last_seen_ns, a.interval_ms "
+				  "FROM qps q LEFT JOIN agents a ON a.id = q.agent_id ORDER BY q.agent_id";
 	static const char *const by[] = { "by_type", "by_state" };
 	sqlite3_stmt *st = store_reader_stmt(rd, sql);
 	int rc;
@@ -1025,8 +1026,13 @@ int views_qp_metrics(struct store_reader *rd, struct buf *out)
 				       : "# HELP rocefab_host_qps_by_state QPs of the host by state.\n"
 					 "# TYPE rocefab_host_qps_by_state gauge\n");
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			json_t *doc = json_loads((const char *)sqlite3_column_text(st, 1), 0, NULL), *v;
+			json_t *doc, *v;
 			const char *name;
+
+			/* a stale host's QPs are no gauge of now (its errors counter stays) */
+			if (strcmp(views_agent_status(o, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4)), "ok"))
+				continue;
+			doc = json_loads((const char *)sqlite3_column_text(st, 1), 0, NULL);
 
 			json_object_foreach(json_object_get(doc, by[k]), name, v)
 				if (plain_label(name))

@@ -63,9 +63,9 @@ int views_agent_metrics(struct store_reader *rd, const struct views_opts *o, str
  * NO_QPS when it reported none. */
 int views_host_qps(struct store_reader *rd, const struct views_opts *o, const char *host,
 		   json_t **ret, struct rf_err *e);
-/* rocefab_host_qps{host,type}, rocefab_host_qps_by_state{host,state},
- * rocefab_host_qp_errors_total{host}. */
-int views_qp_metrics(struct store_reader *rd, struct buf *out);
+/* rocefab_host_qps{host,type}, rocefab_host_qps_by_state{host,state} (of hosts whose agent is
+ * not stale: its last QPs are no gauge of now), rocefab_host_qp_errors_total{host}. */
+int views_qp_metrics(struct store_reader *rd, const struct views_opts *o, struct buf *out);
 
 /* The settings log (GET /api/v1/settings/log): who changed a settings document through the
  * API, when, why and which of its fields, newest first, at most limit, and whether there were

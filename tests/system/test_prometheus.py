@@ -219,3 +219,30 @@ def test_metrics_priorities_switch(world):
         r = subprocess.run([binary("rocefabd"), "--config", d.conf, "--check-config", "-o",
                             f"api.metrics_priorities={bad}"], capture_output=True, text=True)
         assert r.returncode == 2 and "BAD_PRIORITIES" in r.stderr, r.stderr
+
+
+def test_a_stale_hosts_qps_leave_the_gauges(world):
+    """A host's QP gauges are its last report's: once its agent is stale they leave /metrics
+    (they were exported for ever, across restarts too); its errors counter stays."""
+    import json
+    good = os.path.join(os.path.dirname(__file__), "..", "data", "reports", "good", "stor-b1.json")
+    d = world.daemon(args=("-o", "agents.stale_after=2"))
+    d.token("agents", "agent", agent="stor-b1")
+    d.token("prom", "viewer")
+    d.start()
+    with open(good) as f:
+        doc = json.load(f)
+    doc["qps"] = {"total": 3, "by_type": {"RC": 3}, "by_state": {"RTS": 3}, "entered_error": 1}
+    r = d.client("agents").post("/api/v1/agents/stor-b1/report", data=json.dumps(doc),
+                                headers={"Content-Type": "application/json"})
+    assert r.status_code == 200, r.text
+    c = d.client("prom")
+    text = c.get("/metrics").text
+    assert 'rocefab_host_qps{host="stor-b1",type="RC"} 3' in text, text[-3000:]
+    assert 'rocefab_host_qps_by_state{host="stor-b1",state="RTS"} 3' in text
+    # two intervals (2 s) without a report: stale, and its gauges gone
+    wait_for(lambda: 'rocefab_agent_up{agent="stor-b1",role="host"} 0' in c.get("/metrics").text, 10, interval=0.2,
+             what="the agent stale")
+    text = c.get("/metrics").text
+    assert 'rocefab_host_qps{host="stor-b1"' not in text and 'state="RTS"' not in text, text[-3000:]
+    assert 'rocefab_host_qp_errors_total{host="stor-b1"} 1' in text
