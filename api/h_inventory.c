@@ -2,7 +2,9 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "daemon/ingest.h"
 #include "daemon/views.h"
+#include "lib/log.h"
 #include "lib/timeutil.h"
 
 #define MAX_POINTS 10000
@@ -103,6 +105,21 @@ int h_agents(struct api_req *req)
 int h_agent(struct api_req *req)
 {
 	return api_view(req, v_agent, false);
+}
+
+/* DELETE /api/v1/agents/{id}: an agent gone for good, forgotten (daemon/ingest.h). */
+int h_agent_forget(struct api_req *req)
+{
+	struct views_opts o = api_views_opts(req);
+	struct rf_err e = { 0 };
+	json_t *doc = NULL;
+
+	if (ingest_forget_agent(api_deps(req)->ingest, req->match.params[0], &o, &doc, &e) < 0)
+		return api_reply_problem(req, 0, &e);
+	log_notice("api", "agent %s forgotten by %s: %lld ports, %lld rows", req->match.params[0], api_actor(req),
+		   (long long)json_integer_value(json_object_get(doc, "ports")),
+		   (long long)json_integer_value(json_object_get(doc, "rows")));
+	return api_reply_json(req, 200, doc);
 }
 
 int h_hosts(struct api_req *req)

@@ -166,6 +166,7 @@ int h_whoami(struct api_req *req);
 int h_metrics(struct api_req *req);
 int h_agents(struct api_req *req);
 int h_agent(struct api_req *req);
+int h_agent_forget(struct api_req *req);
 int h_hosts(struct api_req *req);
 int h_host(struct api_req *req);
 int h_host_qps(struct api_req *req);

@@ -166,6 +166,17 @@ static int build_settle(const struct cli_cmd *c, char *const *args, int nargs, c
 		       reason_body(o, r, e);
 }
 
+/* forget AGENT */
+static int build_forget(const struct cli_cmd *c, char *const *args, int nargs, const struct cli_opts *o,
+			struct cli_request *r, struct rf_err *e)
+{
+	(void)c;
+	(void)nargs;
+	(void)o;
+	r->method = "DELETE";
+	return path_add(r, e, "/api/v1/agents/") ?: path_add_escaped(r, e, args[0]);
+}
+
 static int parse_assign(const char *a, json_t *params, bool json_ok, struct rf_err *e);
 
 /* 0, or the refusal of --all with a subcommand of cc other than proposals, and of --reason with
@@ -629,6 +640,15 @@ static const struct cli_cmd cmds[] = {
 	  .build = build_changes,
 	  .print = print_changes,
 	  .opts = CLI_OPT_STATE | CLI_OPT_AGENT | CLI_OPT_LIMIT },
+	{ .name = "forget",
+	  .synopsis = "forget AGENT",
+	  .help = "forget an agent gone for good (a host retired): its\n"
+		  "ports, their samples and rollups; it must be stale,\n"
+		  "with no change to it open (role operator)",
+	  .min_args = 1,
+	  .max_args = 1,
+	  .build = build_forget,
+	  .print = print_forgotten },
 	{ .name = "settle",
 	  .synopsis = "settle CHANGE applied|not-applied --reason TEXT",
 	  .help = "an operator's word on a change in doubt whose agent\n"

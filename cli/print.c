@@ -284,6 +284,15 @@ void print_agent(FILE *f, const json_t *d)
 	strs_fini(&s);
 }
 
+void print_forgotten(FILE *f, const json_t *d)
+{
+	struct strs s = { 0 };
+
+	fprintf(f, "forgot agent %s: %s ports, %s rows deleted\n", str(&s, d, "forgotten") ?: "?",
+		str(&s, d, "ports") ?: "0", str(&s, d, "rows") ?: "0");
+	strs_fini(&s);
+}
+
 void print_hosts(FILE *f, const json_t *d)
 {
 	static const struct column cols[] = {

@@ -32,6 +32,7 @@ void print_cc_outside(FILE *f, const json_t *outside_policy);
 /* GET /api/v1/hosts/HOST: the host, then each device with its port table. */
 void print_host(FILE *f, const json_t *doc);
 void print_agent(FILE *f, const json_t *doc);
+void print_forgotten(FILE *f, const json_t *doc);
 /* GET /api/v1/ports: the port table. */
 void print_ports(FILE *f, const json_t *doc);
 /* GET /api/v1/ports/PORT/counters: the last point of each series. */

@@ -12,6 +12,7 @@
 #include "daemon/ingest.h"
 #include "daemon/rollup.h"
 #include "daemon/rwrite.h"
+#include "daemon/views.h"
 #include "lib/hash.h"
 #include "lib/hmap.h"
 #include "lib/log.h"
@@ -1665,6 +1666,104 @@ void ingest_free(struct ingest *ing)
 struct idguard *ingest_idguard(struct ingest *ing)
 {
 	return ing->idguard;
+}
+
+/* --- forgetting an agent --------------------------------------------------------------------- */
+
+struct forget_job {
+	struct store_job job;
+	struct ingest *ing;
+	const char *id;
+	const struct views_opts *o;
+	int64_t ports, rows; /* forgotten */
+	struct rf_err err;
+};
+
+static bool port_of_agent(const char *key, void *val, void *ctx)
+{
+	struct port_state *ps = val;
+
+	(void)key;
+	if (strcmp(ps->agent, ctx))
+		return false;
+	port_state_free(ps);
+	return true;
+}
+
+static int forget_apply(struct store_job *sj, struct store *s)
+{
+	/* its data first (by port), then what names it; the audit log (changes, alerts, the
+	 * settings log) keeps what happened to it */
+	static const char *const del[] = {
+		"DELETE FROM samples WHERE port_id IN (SELECT id FROM ports WHERE agent_id = ?1)",
+		"DELETE FROM rollups WHERE port_id IN (SELECT id FROM ports WHERE agent_id = ?1)",
+		"DELETE FROM ports WHERE agent_id = ?1",
+		"DELETE FROM devices WHERE agent_id = ?1",
+		"DELETE FROM configs WHERE agent_id = ?1",
+		"DELETE FROM qps WHERE agent_id = ?1",
+		"DELETE FROM agent_boots WHERE agent_id = ?1",
+		"DELETE FROM agents WHERE id = ?1",
+	};
+	static const char get_sql[] =
+		"SELECT last_seen_ns, interval_ms, (SELECT count(*) FROM ports WHERE agent_id = ?1), (SELECT count(*) "
+		"FROM changes WHERE agent_id = ?1 AND (state IN ('pending', 'sent') OR in_doubt = 1)) FROM agents "
+		"WHERE id = ?1";
+	struct forget_job *j = (struct forget_job *)sj;
+	sqlite3_stmt *st = store_stmt(s, get_sql);
+	int64_t seen, interval, open;
+	int rc;
+
+	if (!st)
+		return -EIO;
+	sqlite3_bind_text(st, 1, j->id, -1, SQLITE_STATIC);
+	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
+		sqlite3_reset(st);
+		return rc == SQLITE_DONE ? rf_err_set(&j->err, -ENOENT, "UNKNOWN_AGENT", NULL, "no agent '%s'", j->id)
+					 : store_errno(rc);
+	}
+	seen = sqlite3_column_int64(st, 0);
+	interval = sqlite3_column_int64(st, 1);
+	j->ports = sqlite3_column_int64(st, 2);
+	open = sqlite3_column_int64(st, 3);
+	sqlite3_reset(st);
+	if (strcmp(views_agent_status(j->o, seen, interval), "stale"))
+		return rf_err_set(&j->err, -EALREADY, "AGENT_ACTIVE", NULL,
+				  "agent '%s' reported %.1f s ago: it is not gone (forgetting is for an agent gone for "
+				  "good: stop it, and forget it once it is stale)", j->id, (double)(j->o->now_ns - seen) / 1e9);
+	if (open)
+		return rf_err_set(&j->err, -EALREADY, "CHANGES_OPEN", NULL,
+				  "agent '%s' has %lld configuration changes pending, sent or in doubt: settle them "
+				  "first (rocefabctl changes --agent %s; rocefabctl settle)", j->id, (long long)open, j->id);
+	for (size_t i = 0; i < ARRAY_SIZE(del); i++) {
+		if (!(st = store_stmt(s, del[i])))
+			return -EIO;
+		sqlite3_bind_text(st, 1, j->id, -1, SQLITE_STATIC);
+		if ((rc = store_step(st)) < 0)
+			return rc;
+		j->rows += sqlite3_changes(store_writer_db(s));
+	}
+	/* its caches (the writer's; a failed commit drops every cache anyway) */
+	pthread_rwlock_wrlock(&j->ing->lock);
+	hmap_sweep(&j->ing->ports, port_of_agent, (void *)j->id);
+	agent_state_free(hmap_del(&j->ing->agents, j->id));
+	pthread_rwlock_unlock(&j->ing->lock);
+	return 0;
+}
+
+int ingest_forget_agent(struct ingest *ing, const char *id, const struct views_opts *o, json_t **ret,
+			struct rf_err *e)
+{
+	struct forget_job j = { .job = { .apply = forget_apply }, .ing = ing, .id = id, .o = o };
+	int r = store_submit_wait(ing->store, &j.job);
+
+	if (r < 0 && j.err.code[0]) {
+		*e = j.err;
+		return r;
+	}
+	if (r < 0)
+		return store_write_failed(r, "the agent could not be forgotten", e);
+	*ret = json_pack("{s:s,s:I,s:I}", "forgotten", id, "ports", (json_int_t)j.ports, "rows", (json_int_t)j.rows);
+	return *ret ? 0 : -ENOMEM;
 }
 
 uint32_t ingest_counter_dbid(const struct ingest *ing, unsigned reg_id)

@@ -80,6 +80,14 @@ int ingest_flush_idle(void *ctx, int64_t now);
  * after its raw samples are pruned) keeps its last minute; one that reports again in that same
  * minute has it merged again as above.  -errno when it could not be queued. */
 int ingest_flush_open(struct ingest *ing);
+/* Forgets an agent gone for good (a host retired, a switch replaced): its ports' samples and
+ * rollups, its ports, devices, configuration, QPs and boots, and the agent; the audit log keeps
+ * what happened to it.  Only a stale agent (o: daemon/views.h; -EALREADY AGENT_ACTIVE), with
+ * no change to it pending, sent or in doubt (-EALREADY CHANGES_OPEN); -ENOENT UNKNOWN_AGENT.  *ret:
+ * {forgotten, ports, rows}.  A report of it later makes it anew. */
+struct views_opts;
+int ingest_forget_agent(struct ingest *ing, const char *id, const struct views_opts *o, json_t **ret,
+			struct rf_err *e);
 /* Who may report as which agent id, beyond its token: daemon/idguard.h. */
 struct idguard *ingest_idguard(struct ingest *ing);
 /* A pass (every second): the closed hours (days) of up to INGEST_COMPACT_PORTS ports into

@@ -155,6 +155,9 @@ class Client:
     def put(self, path, **kw):
         return self.request("PUT", path, **kw)
 
+    def delete(self, path, **kw):
+        return self.request("DELETE", path, **kw)
+
     def json(self, path, **kw):
         r = self.get(path, **kw)
         assert r.status_code == 200, f"GET {path}: {r.status_code} {r.text}"

@@ -12,7 +12,7 @@ import time
 import pytest
 import requests
 
-from conftest import HOSTS, ROOT, Agent, Daemon, binary, copy_tree, wait_for, write_secret
+from conftest import HOSTS, ROOT, Agent, Daemon, binary, copy_tree, switch_report, wait_for, write_secret
 
 REPORT = os.path.join(ROOT, "tests", "data", "reports", "good", "stor-b1.json")
 
@@ -436,6 +436,49 @@ def test_two_agents_as_one_id_the_second_is_refused(world):
         v.json("/api/v1/agents/stor-b1")), 10, what="the first agent going on")
     assert a["boot_id"] == boot
     assert "AGENT_ID_SHARED" not in first.proc.output()
+
+
+def test_an_agent_gone_for_good_is_forgotten(world):
+    """A host retired stayed a stale agent for ever (rocefab_agent_up 0: an agent-down alert that
+    never clears).  DELETE /api/v1/agents/{id} (rocefabctl forget) forgets it with its ports and
+    their data, once it is stale and no change to it is open; the audit log keeps its history,
+    and a later report makes it anew."""
+    d = world.daemon(args=("-o", "agents.stale_after=2", "-o", "changes.deadline=1s"))
+    _, path = d.token("agents", "agent", agent="stor-b1,sw9")
+    d.token("ops", "operator")
+    d.token("viewer", "viewer")
+    d.start()
+    v, ops = d.client("viewer"), d.client("ops")
+    tree = copy_tree("stor-b1", os.path.join(world.tmp, "tree"))
+    ag = world.agent("stor-b1", tree, d.url, path, interval="0.2s").start()
+    wait_for(lambda: v.json("/api/v1/agents/stor-b1")["samples"] > 0, 10, what="stor-b1 reporting")
+    r = ops.delete("/api/v1/agents/stor-b1")
+    assert r.status_code == 409 and r.json()["code"] == "AGENT_ACTIVE", r.text
+    assert v.delete("/api/v1/agents/stor-b1").status_code == 403
+    assert ops.delete("/api/v1/agents/nobody").json()["code"] == "UNKNOWN_AGENT"
+    ag.stop()
+    wait_for(lambda: v.json("/api/v1/agents/stor-b1")["status"] == "stale", 10, interval=0.1, what="stale")
+    env = dict(os.environ, ROCEFAB_SERVER=d.url, ROCEFAB_TOKEN_FILE=os.path.join(d.workdir, "ops.token"))
+    out = subprocess.run([binary("rocefabctl"), "forget", "stor-b1"], env=env, capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("forgot agent stor-b1: 1 ports, "), out.stdout + out.stderr
+    assert v.get("/api/v1/agents/stor-b1").status_code == 404
+    assert all(h["id"] != "stor-b1" for h in v.json("/api/v1/hosts")["items"])
+    assert 'stor-b1' not in v.get("/metrics").text
+    assert "agent stor-b1 forgotten by ops" in d.proc.output()
+    # a switch with a change still on its way to it: refused until that is settled (here it
+    # times out unsent)
+    assert d.client("agents").post("/api/v1/agents/sw9/report", json=switch_report(
+        "sw9", 1, [{"queue": 3, "kmin_bytes": 100000, "kmax_bytes": 400000, "pmax": 0.1}])).status_code == 200
+    cid = ops.put("/api/v1/switches/sw9/ports/p1/queues/3/ecn", json={"kmin_bytes": 50000}).json()["changes"][0]["id"]
+    wait_for(lambda: v.json("/api/v1/agents/sw9")["status"] == "stale", 10, interval=0.1, what="sw9 stale")
+    r = ops.delete("/api/v1/agents/sw9")
+    assert r.status_code == 409 and r.json()["code"] == "CHANGES_OPEN" and "settle" in r.json()["detail"], r.text
+    wait_for(lambda: v.json(f"/api/v1/changes/{cid}")["state"] == "timed_out", 30, interval=0.5, what="timed out")
+    assert ops.delete("/api/v1/agents/sw9").json() == {"forgotten": "sw9", "ports": 1, "rows": 5}
+    assert v.json("/api/v1/changes?agent=sw9")["items"][0]["id"] == cid  # the audit log keeps it
+    # back: anew
+    ag.start()
+    wait_for(lambda: v.get("/api/v1/agents/stor-b1").status_code == 200, 10, what="stor-b1 anew")
 
 
 def test_sighup_reloads_what_can_change(world):

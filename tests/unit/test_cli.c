@@ -151,6 +151,11 @@ static void test_build_get(void **state)
 	assert_request(&r, "GET", "/api/v1/probes/matrix?window=3s&op=read&size=65536", NULL);
 	assert_ptr_equal(r.print, print_probes);
 
+	o = (struct cli_opts){ 0 };
+	assert_int_equal(build(&o, &r, &e, ARGV("forget", "gpu a9")), 0);
+	assert_request(&r, "DELETE", "/api/v1/agents/gpu%20a9", NULL);
+	assert_ptr_equal(r.print, print_forgotten);
+
 	o = (struct cli_opts){ .state = "failed", .agent = "leaf0" };
 	assert_int_equal(build(&o, &r, &e, ARGV("changes")), 0);
 	assert_request(&r, "GET", "/api/v1/changes?state=failed&agent=leaf0", NULL);
@@ -563,6 +568,9 @@ static const char usage_txt[] =
 	"                               configuration changes and their outcome (audit log),\n"
 	"                               newest first; --state pending, sent, applied, failed,\n"
 	"                               timed_out, or in_doubt: the changes to settle\n"
+	"  forget AGENT                 forget an agent gone for good (a host retired): its\n"
+	"                               ports, their samples and rollups; it must be stale,\n"
+	"                               with no change to it open (role operator)\n"
 	"  settle CHANGE applied|not-applied --reason TEXT\n"
 	"                               an operator's word on a change in doubt whose agent\n"
 	"                               cannot say (gone for good): the device holds it, or\n"
