@@ -1729,11 +1729,13 @@ static int forget_apply(struct store_job *sj, struct store *s)
 	if (strcmp(views_agent_status(j->o, seen, interval), "stale"))
 		return rf_err_set(&j->err, -EALREADY, "AGENT_ACTIVE", NULL,
 				  "agent '%s' reported %.1f s ago: it is not gone (forgetting is for an agent gone for "
-				  "good: stop it, and forget it once it is stale)", j->id, (double)(j->o->now_ns - seen) / 1e9);
+				  "good: stop it, and forget it once it is stale)",
+				  j->id, (double)(j->o->now_ns - seen) / 1e9);
 	if (open)
 		return rf_err_set(&j->err, -EALREADY, "CHANGES_OPEN", NULL,
 				  "agent '%s' has %lld configuration changes pending, sent or in doubt: settle them "
-				  "first (rocefabctl changes --agent %s; rocefabctl settle)", j->id, (long long)open, j->id);
+				  "first (rocefabctl changes --agent %s; rocefabctl settle)",
+				  j->id, (long long)open, j->id);
 	for (size_t i = 0; i < ARRAY_SIZE(del); i++) {
 		if (!(st = store_stmt(s, del[i])))
 			return -EIO;
