@@ -9,6 +9,7 @@
  * A report carries the agent's data, its probe results and the outcomes of its configuration
  * changes, and its answer carries the agent's pending commands: so an agent token may post only
  * as the agents it is bound to (daemon/tokens.h), checked first, before the body is looked at. */
+#include <stdarg.h>
 #include <string.h>
 
 #include "api/internal.h"
@@ -69,26 +70,37 @@ static int refuse_unbound(struct api_req *req, const char *id)
 		req, 403, &e, json_pack("{s:s,s:s}", "token", req->token_name, "agent", shown));
 }
 
+/* A warning for key at most once a minute (rl's interval), saying how many went unsaid. */
+static void __attribute__((format(printf, 4, 5)))
+warn_limited(struct ratelimit *rl, const char *key, const char *code, const char *fmt, ...)
+{
+	char msg[600], also[80] = "";
+	uint64_t more = 0;
+	va_list ap;
+
+	if (!ratelimit_due(rl, key, tu_mono_ns(), &more))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (more)
+		snprintf(also, sizeof(also), " (and %llu more of its reports since the last such line)",
+			 (unsigned long long)more);
+	log_msg(LOG_WARNING, "api", code, "%s%s", msg, also);
+}
+
 /* -EUSERS (e filled, logged once a minute per id) when another agent holds the report's agent
  * id (daemon/idguard.h); -ENOMEM is no refusal. */
 static int shared_id(const struct api_deps *d, const struct report *rep, struct rf_err *e)
 {
 	char held[65];
 	int64_t since = 0, mono = tu_mono_ns();
-	uint64_t more = 0;
 
 	if (idguard_check(ingest_idguard(d->ingest), rep->agent_id, rep->boot_id, mono, held, &since) != -EUSERS)
 		return 0;
-	if (ratelimit_due(&shared_log, rep->agent_id, mono, &more)) {
-		char also[80] = "";
-
-		if (more)
-			snprintf(also, sizeof(also), " (and %llu more of its reports since the last such line)",
-				 (unsigned long long)more);
-		log_msg(LOG_WARNING, "api", "AGENT_ID_SHARED",
-			"two agents report as '%s' (agent boots %s and %s, taking turns): the second is refused%s; "
-			"give one of them another agent.id", rep->agent_id, held, rep->boot_id, also);
-	}
+	warn_limited(&shared_log, rep->agent_id, "AGENT_ID_SHARED",
+		     "two agents report as '%s' (agent boots %s and %s, taking turns): the second is refused; give "
+		     "one of them another agent.id", rep->agent_id, held, rep->boot_id);
 	return rf_err_set(e, -EUSERS, "AGENT_ID_SHARED", "/agent/id",
 			  "another agent (boot %s) reports as '%s' too, for %.0f s: this one (boot %s) is refused, "
 			  "nothing stored; give it its own agent.id (a cloned host keeps its host name, the default)",
@@ -167,22 +179,14 @@ int h_report(struct api_req *req)
 	}
 	{
 		int64_t now = tu_now_ns(), t = rep->time_ns;
-		uint64_t more = 0;
 
 		for (uint32_t i = 0; i < rep->nsamples; i++)
 			if (rep->samples[i].t_ns > t)
 				t = rep->samples[i].t_ns;
 		if (t - now > REPORT_FUTURE_NS) {
-			if (ratelimit_due(&ahead_log, rep->agent_id, tu_mono_ns(), &more)) {
-				char since[80] = "";
-
-				if (more)
-					snprintf(since, sizeof(since), " (and %llu more since the last such line)",
-						 (unsigned long long)more);
-				log_msg(LOG_WARNING, "api", "CLOCK_AHEAD",
-					"agent '%s' reports times %.0f s ahead of this clock: refused%s; check its "
-					"clock (NTP)", rep->agent_id, (double)(t - now) / 1e9, since);
-			}
+			warn_limited(&ahead_log, rep->agent_id, "CLOCK_AHEAD",
+				     "agent '%s' reports times %.0f s ahead of this clock: refused; check its clock "
+				     "(NTP)", rep->agent_id, (double)(t - now) / 1e9);
 			rf_err_set(&e, -EINVAL, "CLOCK_AHEAD", NULL,
 				   "the report's times are %.0f s ahead of rocefabd's clock (more than %d s): "
 				   "nothing stored; check this host's clock (NTP)", (double)(t - now) / 1e9,

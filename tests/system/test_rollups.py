@@ -213,50 +213,26 @@ def test_an_open_minute_outlives_the_raw_samples(world, how):
     assert series(d, base, 60, "1m", end=base + 3600)[1] == raw
 
 
-def test_rollups_survive_rocefabd_stopped_mid_minute(fed):
-    """Stopped cleanly in the middle of a minute (its open minute written) and started again:
-    the port's next samples in that minute are merged into it, never counted twice."""
+@pytest.mark.parametrize("stops", [
+    [(200, signal.SIGKILL)],  # killed mid-minute: the open minute rebuilt from the raw samples
+    [(200, signal.SIGTERM)],  # stopped: written open, the next samples merged in, never twice
+    # stopped, one more sample in that minute, killed before it closes: the minute written open
+    # is completed from the raw samples after the newest it holds (it was taken as whole, and
+    # that sample was missing from the minute's and the hour's rows for good)
+    [(199, signal.SIGTERM), (200, signal.SIGKILL)],
+], ids=["killed", "stopped", "stopped-then-killed"])
+def test_rollups_survive_rocefabd_stopped_mid_minute(fed, stops):
     d, base = fed
     items = list(samples(base))
-    post_all(d, items[:200])
-    assert d.stop() == 0
-    d.proc = None
-    d.start()
-    post_all(d, items[200:])
-    check(d, base)
-    assert rows(d) == {60: HOURS * 60 + 2, 3600: HOURS + 1}
-
-
-def test_rollups_survive_a_clean_stop_then_a_kill_in_one_minute(fed):
-    """Stopped cleanly in a minute (written open), started, one more sample in that minute, then
-    killed before it closes: the next start completes the minute from the raw samples after
-    the newest it holds.  Before, a minute written open was taken as whole, and that sample
-    was missing from the minute's and the hour's rows for good."""
-    d, base = fed
-    items = list(samples(base))
-    assert [t // 60 for _, t, _, _ in items[198:201]] == [(base + 3960) // 60] * 3  # one minute
-    post_all(d, items[:199])
-    assert d.stop() == 0
-    d.proc = None
-    d.start()
-    post_all(d, items[199:200])
-    d.stop(signal.SIGKILL)
-    d.proc = None
-    d.start()
-    post_all(d, items[200:])
-    check(d, base)
-    assert rows(d) == {60: HOURS * 60 + 2, 3600: HOURS + 1}
-
-
-def test_rollups_survive_rocefabd_killed_mid_minute(fed):
-    d, base = fed
-    items = list(samples(base))
-    half = 200  # 66 min 40 s in: the middle of a minute
-    post_all(d, items[:half])
-    d.stop(signal.SIGKILL)
-    d.proc = None
-    d.start()
-    post_all(d, items[half:])
+    assert [t // 60 for _, t, _, _ in items[198:201]] == [(base + 3960) // 60] * 3  # 66 min in: one minute
+    done = 0
+    for upto, sig in stops:
+        post_all(d, items[done:upto])
+        done = upto
+        assert d.stop(sig) == (0 if sig == signal.SIGTERM else -signal.SIGKILL)
+        d.proc = None
+        d.start()
+    post_all(d, items[done:])
     check(d, base)
     assert rows(d) == {60: HOURS * 60 + 2, 3600: HOURS + 1}
 
