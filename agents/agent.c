@@ -1033,7 +1033,7 @@ static void token_renew(struct fleet *f, struct sender **snd, char **tok, char l
 	free(t);
 	if (e.code[0] && strcmp(e.code, logged)) {
 		snprintf(logged, 40, "%s", e.code);
-		log_msg(LOG_WARNING, "agent", e.code, "reading the token file again: %s; the token in use stays",
+		log_msg(LOG_WARNING, "agent", e.code, "reading the token file again (the token in use stays): %s",
 			rf_err_str(&e, buf, sizeof(buf)));
 	}
 }
@@ -1153,10 +1153,10 @@ static void *worker_main(void *arg)
 				char since[80] = "";
 
 				if (more)
-					snprintf(since, sizeof(since), " (and %" PRIu64 " more since the last such line)",
+					snprintf(since, sizeof(since), "; and %" PRIu64 " more since the last such line",
 						 more);
-				log_msg(LOG_ERR, "agent", e.code, "%s: rocefabd refused a report for good (dropped): "
-					"%s%s", a->id, rf_err_str(&e, buf, sizeof(buf)), since);
+				log_msg(LOG_ERR, "agent", e.code, "%s: rocefabd refused a report for good (dropped%s): "
+					"%s", a->id, since, rf_err_str(&e, buf, sizeof(buf)));
 			}
 			free(data);
 			make_ready(f, a);
@@ -1175,10 +1175,11 @@ static void *worker_main(void *arg)
 			char buf[700];
 
 			if (f->n == 1 || !f->behind_logged)
-				log_msg(LOG_WARNING, "agent", e.code, "%s: cannot deliver reports, spooling: %s%s",
-					a->id, rf_err_str(&e, buf, sizeof(buf)),
+				log_msg(LOG_WARNING, "agent", e.code, "%s: cannot deliver reports, spooling%s: %s",
+					a->id,
 					r == -EACCES && f->token_file ? " (the token file is read again before each "
-									"try)" : "");
+									"try)" : "",
+					rf_err_str(&e, buf, sizeof(buf)));
 			f->behind_logged = true;
 			a->was_down = true;
 		}

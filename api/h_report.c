@@ -17,6 +17,7 @@
 #include "daemon/idguard.h"
 #include "daemon/ingest.h"
 #include "daemon/report.h"
+#include "daemon/store.h"
 #include "lib/log.h"
 #include "lib/ratelimit.h"
 #include "lib/timeutil.h"
@@ -90,13 +91,28 @@ warn_limited(struct ratelimit *rl, const char *key, const char *code, const char
 }
 
 /* -EUSERS (e filled, logged once a minute per id) when another agent holds the report's agent
- * id (daemon/idguard.h); -ENOMEM is no refusal. */
-static int shared_id(const struct api_deps *d, const struct report *rep, struct rf_err *e)
+ * id (daemon/idguard.h; full: a full report, else a fast PFC one); -ENOMEM is no refusal.  An
+ * id first seen in this process starts from the boot the store holds for it. */
+static int shared_id(const struct api_deps *d, const struct report *rep, bool full, struct rf_err *e)
 {
+	struct idguard *g = ingest_idguard(d->ingest);
 	char held[65];
-	int64_t since = 0, mono = tu_mono_ns();
+	int64_t since = 0, mono;
+	struct store_reader *rd;
 
-	if (idguard_check(ingest_idguard(d->ingest), rep->agent_id, rep->boot_id, mono, held, &since) != -EUSERS)
+	if (!idguard_knows(g, rep->agent_id) && (rd = store_reader_get(d->store))) {
+		sqlite3_stmt *st = store_reader_stmt(rd, "SELECT boot_id FROM agents WHERE id = ?");
+
+		if (st) {
+			sqlite3_bind_text(st, 1, rep->agent_id, -1, SQLITE_STATIC);
+			if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+				idguard_seed(g, rep->agent_id, (const char *)sqlite3_column_text(st, 0));
+			sqlite3_reset(st);
+		}
+		store_reader_put(d->store, rd);
+	}
+	mono = tu_mono_ns();
+	if (idguard_check(g, rep->agent_id, rep->boot_id, full, mono, held, &since) != -EUSERS)
 		return 0;
 	warn_limited(&shared_log, rep->agent_id, "AGENT_ID_SHARED",
 		     "two agents report as '%s' (agent boots %s and %s, taking turns): the second is refused; give "
@@ -195,7 +211,7 @@ int h_report(struct api_req *req)
 			return api_reply_problem(req, 0, &e);
 		}
 	}
-	if (shared_id(d, rep, &e) < 0) {
+	if (shared_id(d, rep, true, &e) < 0) {
 		report_free(rep);
 		return api_reply_problem(req, 409, &e);
 	}
@@ -246,7 +262,7 @@ int h_pfc_report(struct api_req *req)
 		report_free(rep);
 		return api_reply_problem(req, 0, &e);
 	}
-	if (shared_id(d, rep, &e) < 0) {
+	if (shared_id(d, rep, false, &e) < 0) {
 		report_free(rep);
 		return api_reply_problem(req, 409, &e);
 	}

@@ -106,7 +106,7 @@ static const char *fmt_span(double sec, char *out, size_t len)
 
 	while (i + 1 < ARRAY_SIZE(units) && sec < units[i].s)
 		i++;
-	snprintf(out, len, "%.3g %s", sec / units[i].s, units[i].unit);
+	snprintf(out, len, sec / units[i].s >= 100 ? "%.0f %s" : "%.3g %s", sec / units[i].s, units[i].unit);
 	return out;
 }
 

@@ -14,6 +14,7 @@ struct track {
 	unsigned flips;		/* reports of prev after cur, in a row of switches */
 	char held[65], refused[65]; /* while shared: who keeps the id, who is refused */
 	int64_t since, last_refused;
+	int64_t cur_seen; /* the last full report of cur (of the one that keeps the id, while shared) */
 	uint64_t refusals;
 };
 
@@ -60,31 +61,72 @@ static void copy_id(char dst[65], const char *src)
 	dst[n] = '\0';
 }
 
-int idguard_check(struct idguard *g, const char *agent, const char *boot, int64_t mono, char held[65],
-		  int64_t *since)
+/* The agent's track, made on first sight (with *made set); NULL when the table is full or on
+ * allocation failure (*r -ENOMEM). */
+static struct track *track_of(struct idguard *g, const char *agent, bool *made, int *r)
+{
+	struct track *t = hmap_get(&g->agents, agent);
+	size_t n = strlen(agent);
+
+	*made = false;
+	if (t)
+		return t;
+	if (g->agents.len >= IDGUARD_MAX_AGENTS)
+		return NULL;
+	if (!(t = calloc(1, sizeof(*t) + n + 1))) {
+		*r = -ENOMEM;
+		return NULL;
+	}
+	memcpy(t + 1, agent, n + 1);
+	if (hmap_put(&g->agents, (const char *)(t + 1), t, NULL) < 0) {
+		free(t);
+		*r = -ENOMEM;
+		return NULL;
+	}
+	*made = true;
+	return t;
+}
+
+void idguard_seed(struct idguard *g, const char *agent, const char *boot)
 {
 	struct track *t;
+	bool made;
 	int r = 0;
 
 	pthread_mutex_lock(&g->lock);
-	if (!(t = hmap_get(&g->agents, agent))) {
-		size_t n = strlen(agent);
-
-		if (g->agents.len >= IDGUARD_MAX_AGENTS || !(t = calloc(1, sizeof(*t) + n + 1))) {
-			pthread_mutex_unlock(&g->lock);
-			return g->agents.len >= IDGUARD_MAX_AGENTS ? 0 : -ENOMEM;
-		}
-		memcpy(t + 1, agent, n + 1);
-		if (hmap_put(&g->agents, (const char *)(t + 1), t, NULL) < 0) {
-			free(t);
-			pthread_mutex_unlock(&g->lock);
-			return -ENOMEM;
-		}
+	if ((t = track_of(g, agent, &made, &r)) && made)
 		copy_id(t->cur, boot);
+	pthread_mutex_unlock(&g->lock);
+}
+
+bool idguard_knows(struct idguard *g, const char *agent)
+{
+	bool known;
+
+	pthread_mutex_lock(&g->lock);
+	known = hmap_get(&g->agents, agent) != NULL;
+	pthread_mutex_unlock(&g->lock);
+	return known;
+}
+
+int idguard_check(struct idguard *g, const char *agent, const char *boot, bool full, int64_t mono, char held[65],
+		  int64_t *since)
+{
+	struct track *t;
+	bool made;
+	int r = 0;
+
+	pthread_mutex_lock(&g->lock);
+	if (!(t = track_of(g, agent, &made, &r)))
+		goto out;
+	if (made) {
+		copy_id(t->cur, boot);
+		t->cur_seen = mono;
 		goto out;
 	}
-	if (t->refused[0] && mono - t->last_refused > IDGUARD_HOLD_NS)
-		t->refused[0] = t->held[0] = '\0'; /* the second agent is gone: back to normal */
+	/* the second agent silent, or the one that kept the id: back to normal */
+	if (t->refused[0] && (mono - t->last_refused > IDGUARD_HOLD_NS || mono - t->cur_seen > IDGUARD_HOLD_NS))
+		t->refused[0] = t->held[0] = '\0';
 	if (t->refused[0] && !strncmp(boot, t->refused, 64)) {
 		t->last_refused = mono;
 		t->refusals++;
@@ -93,12 +135,18 @@ int idguard_check(struct idguard *g, const char *agent, const char *boot, int64_
 		r = -EUSERS;
 		goto out;
 	}
-	if (!strncmp(boot, t->cur, 64))
+	/* the fast PFC lane's reports go beside the full ones (a restarted agent's go while its
+	 * spool of the boot before drains): they are refused with the boot refused, not turns */
+	if (!full || !strncmp(boot, t->cur, 64)) {
+		if (!strncmp(boot, t->cur, 64))
+			t->cur_seen = mono;
 		goto out;
+	}
 	if (t->prev[0] && !strncmp(boot, t->prev, 64)) {
 		/* back to the boot before: two agents take turns (A, B, A, B) */
 		copy_id(t->prev, t->cur);
 		copy_id(t->cur, boot);
+		t->cur_seen = mono;
 		if (++t->flips >= 2) {
 			/* the one that came first keeps the id, the other is refused */
 			copy_id(t->held, t->older);
@@ -116,10 +164,14 @@ int idguard_check(struct idguard *g, const char *agent, const char *boot, int64_
 		}
 		goto out;
 	}
-	/* a boot not seen lately: a restart, a reboot (or a second agent, not known yet) */
+	/* a boot not seen lately: a restart, a reboot (or a second agent, not known yet); the one
+	 * that keeps the id restarted: its new boot keeps it */
+	if (t->held[0] && !strncmp(t->cur, t->held, 64))
+		copy_id(t->held, boot);
 	copy_id(t->older, t->cur);
 	copy_id(t->prev, t->cur);
 	copy_id(t->cur, boot);
+	t->cur_seen = mono;
 	t->flips = 0;
 out:
 	pthread_mutex_unlock(&g->lock);

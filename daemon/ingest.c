@@ -1696,7 +1696,9 @@ static int forget_apply(struct store_job *sj, struct store *s)
 	 * settings log) keeps what happened to it */
 	static const char *const del[] = {
 		"DELETE FROM samples WHERE port_id IN (SELECT id FROM ports WHERE agent_id = ?1)",
-		"DELETE FROM rollups WHERE port_id IN (SELECT id FROM ports WHERE agent_id = ?1)",
+		/* (res named: the key (res, port_id, t_ns), not a scan of every rollup) */
+		"DELETE FROM rollups WHERE res IN (60, -60, 3600, -3600) AND port_id IN (SELECT id FROM ports "
+		"WHERE agent_id = ?1)",
 		"DELETE FROM ports WHERE agent_id = ?1",
 		"DELETE FROM devices WHERE agent_id = ?1",
 		"DELETE FROM configs WHERE agent_id = ?1",

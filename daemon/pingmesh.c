@@ -214,8 +214,8 @@ struct pingmesh {
 
 	/* writer thread only: the configuration as last read (again when saved, at most a second
 	 * old), the hosts and their ToRs (re-read every few seconds), and the hosts' probe
-	 * endpoints (never shrinks: a host that stops reporting keeps being probed, and that is
-	 * how a dead host shows in the matrix) */
+	 * endpoints (shrinks only when a host is forgotten, DELETE /api/v1/agents/{id}: a host that
+	 * stops reporting keeps being probed, and that is how a dead host shows in the matrix) */
 	struct pingmesh_conf wconf;
 	int64_t wconf_at;
 	bool wconf_valid;
@@ -457,12 +457,28 @@ static void add_unplaced_hosts(struct pingmesh *pm)
 	qsort(pm->hosts, pm->nhosts, sizeof(*pm->hosts), host_tor_cmp);
 }
 
+/* hmap_sweep: an endpoint whose host is no agent any more (forgotten) */
+static bool endpoint_forgotten(const char *host, void *val, void *ctx)
+{
+	sqlite3_stmt *st = ctx;
+	bool gone;
+
+	sqlite3_bind_text(st, 1, host, -1, SQLITE_STATIC);
+	gone = sqlite3_step(st) == SQLITE_DONE;
+	sqlite3_reset(st);
+	if (gone)
+		free(val);
+	return gone;
+}
+
 static void refresh_hosts(struct pingmesh *pm, struct store *s, int64_t now)
 {
 	sqlite3_stmt *st;
 
 	if (pm->hosts_at && now - pm->hosts_at < 5 * NSEC_PER_SEC)
 		return;
+	if ((st = store_stmt(s, "SELECT 1 FROM agents WHERE id = ?")))
+		hmap_sweep(&pm->endpoints, endpoint_forgotten, st);
 	if (!(st = store_stmt(s, PINGMESH_HOST_TORS_SQL)))
 		return;
 	free(pm->hosts);

@@ -402,6 +402,9 @@ def test_an_agent_keeps_its_reports_while_its_token_is_refused(world):
     a = wait_for(lambda: (lambda a: a if a["seq"] > seq + 3 and a["reports"] == a["seq"] else None)(
         v.json("/api/v1/agents/stor-b1")), 20, what="the spooled reports delivered")
     assert "refused a report for good" not in ag.proc.output(), a
+    # each line says its code once (it ended "[INVALID_TOKEN] (...) [INVALID_TOKEN]")
+    line = next(x for x in ag.proc.output().splitlines() if "cannot deliver reports" in x)
+    assert line.count("INVALID_TOKEN") == 1, line
 
 
 def test_two_agents_as_one_id_the_second_is_refused(world):

@@ -217,9 +217,9 @@ static void test_truncations(void **state)
 	free(text);
 }
 
-/* Two agents as one id take turns (A, B, A, B): B, which came second, is refused until it has
- * been silent for IDGUARD_HOLD_NS; a restart (a new boot, once), a third boot and other ids are
- * taken as ever. */
+/* Two agents as one id take turns (A, B, A, B): B, which came second, is refused until it, or
+ * A, has been silent for IDGUARD_HOLD_NS; a restart (a new boot, its fast PFC reports beside
+ * its spool's full reports of the boot before), a third boot and other ids are taken as ever. */
 static void test_idguard(void **state)
 {
 	struct idguard *g;
@@ -227,43 +227,69 @@ static void test_idguard(void **state)
 	char held[65];
 	json_t *w;
 
+#define FULL(id, boot) idguard_check(g, id, boot, true, t++, held, &since)
+#define PFC(id, boot) idguard_check(g, id, boot, false, t++, held, &since)
 	(void)state;
 	assert_int_equal(idguard_new(&g), 0);
-	/* a restart: its spooled reports of the boot before go first, then the new boot's */
-	assert_int_equal(idguard_check(g, "h1", "a", t++, held, &since), 0);
-	assert_int_equal(idguard_check(g, "h1", "a", t++, held, &since), 0);
-	assert_int_equal(idguard_check(g, "h1", "b", t++, held, &since), 0);
-	assert_int_equal(idguard_check(g, "h1", "b", t++, held, &since), 0);
-	/* a clone starts as h2 beside the agent that has it */
-	assert_int_equal(idguard_check(g, "h2", "x", t++, held, &since), 0);
-	assert_int_equal(idguard_check(g, "h2", "y", t++, held, &since), 0);
-	assert_int_equal(idguard_check(g, "h2", "x", t++, held, &since), 0);
-	assert_int_equal(idguard_check(g, "h2", "y", t, held, &since), -EUSERS);
+	/* a restart: the new boot's fast reports go beside its spool's full reports of the one
+	 * before, then its own full reports */
+	assert_int_equal(FULL("h1", "a"), 0);
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(PFC("h1", "b"), 0);
+		assert_int_equal(FULL("h1", "a"), 0);
+	}
+	assert_int_equal(FULL("h1", "b"), 0);
+	assert_int_equal(PFC("h1", "b"), 0);
+	assert_int_equal(FULL("h1", "b"), 0);
+	/* a clone starts as h2 beside the agent that has it (held from before rocefabd started) */
+	assert_false(idguard_knows(g, "h2"));
+	idguard_seed(g, "h2", "x");
+	assert_true(idguard_knows(g, "h2"));
+	assert_int_equal(FULL("h2", "y"), 0);
+	assert_int_equal(FULL("h2", "x"), 0);
+	since = 0;
+	assert_int_equal(idguard_check(g, "h2", "y", true, t, held, &since), -EUSERS);
 	assert_string_equal(held, "x");
 	assert_true(since == t);
 	t++;
-	assert_int_equal(idguard_check(g, "h2", "x", t++, held, &since), 0);
-	assert_int_equal(idguard_check(g, "h2", "y", t++, held, &since), -EUSERS);
-	assert_int_equal(idguard_check(g, "h2", "x", t++, held, &since), 0);
+	assert_int_equal(FULL("h2", "x"), 0);
+	assert_int_equal(FULL("h2", "y"), -EUSERS);
+	assert_int_equal(PFC("h2", "y"), -EUSERS); /* its fast reports too */
+	assert_int_equal(PFC("h2", "x"), 0);
 	/* h1 is no business of h2's */
-	assert_int_equal(idguard_check(g, "h1", "b", t++, held, &since), 0);
+	assert_int_equal(FULL("h1", "b"), 0);
 	w = idguard_shared(g, t);
 	assert_int_equal(json_array_size(w), 1);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(w, 0), "agent")), "h2");
 	assert_string_equal(json_string_value(json_object_get(json_array_get(w, 0), "held_by")), "x");
 	assert_string_equal(json_string_value(json_object_get(json_array_get(w, 0), "refused")), "y");
-	assert_int_equal(json_integer_value(json_object_get(json_array_get(w, 0), "refused_reports")), 2);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(w, 0), "refused_reports")), 3);
 	json_decref(w);
-	/* x's host reboots (a third boot): taken; y is still refused */
-	assert_int_equal(idguard_check(g, "h2", "z", t++, held, &since), 0);
-	assert_int_equal(idguard_check(g, "h2", "y", t, held, &since), -EUSERS);
+	/* x's agent restarts (a third boot): it keeps the id; y is still refused */
+	assert_int_equal(FULL("h2", "z"), 0);
+	assert_int_equal(FULL("h2", "y"), -EUSERS);
+	w = idguard_shared(g, t);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(w, 0), "held_by")), "z");
+	json_decref(w);
 	/* y silent for the hold: no longer shared, and taken again as a boot like any other */
 	t += IDGUARD_HOLD_NS + 1;
 	w = idguard_shared(g, t);
 	assert_int_equal(json_array_size(w), 0);
 	json_decref(w);
-	assert_int_equal(idguard_check(g, "h2", "z", t++, held, &since), 0);
-	assert_int_equal(idguard_check(g, "h2", "y", t++, held, &since), 0);
+	assert_int_equal(FULL("h2", "z"), 0);
+	assert_int_equal(FULL("h2", "y"), 0);
+	/* the one that holds the id gone (retired) while the other goes on trying: released */
+	assert_int_equal(FULL("h3", "p"), 0);
+	assert_int_equal(FULL("h3", "q"), 0);
+	assert_int_equal(FULL("h3", "p"), 0);
+	assert_int_equal(FULL("h3", "q"), -EUSERS);
+	for (int i = 0; i < 3; i++) {
+		t += IDGUARD_HOLD_NS / 3;
+		assert_int_equal(FULL("h3", "q"), i < 2 ? -EUSERS : 0);
+	}
+	assert_int_equal(FULL("h3", "q"), 0);
+#undef FULL
+#undef PFC
 	idguard_free(g);
 }
 
