@@ -141,8 +141,9 @@ int pv_pp_client_loop(struct pv_session *s, unsigned iters, int64_t timeout_ns, 
 int pv_pp_server_loop(struct pv_session *s, struct ctl *c, int64_t idle_deadline, uint64_t *answered,
 		      uint64_t *bad);
 
-/* Server side: serves receives (SEND: re-post and check; UD: echo) until *done says stop.
- * Counts what arrived and how much of it was bad. */
+/* Server side: serves the receives one poll finds (at most 8: SEND re-posts and checks, UD
+ * echoes), counting what arrived and how much of it was bad.  How many completions it took
+ * (0: none queued), or -EIO. */
 int pv_server_poll(struct pv_session *s, uint64_t *received, uint64_t *bad);
 /* Server side, at the end: checks the data the client left (WRITE target, atomic counter). */
 bool pv_server_verify(struct pv_session *s, json_t *done, char *detail, size_t len);

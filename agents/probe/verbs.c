@@ -905,7 +905,7 @@ int pv_server_poll(struct pv_session *s, uint64_t *received, uint64_t *bad)
 		}
 		post_recv_slot(s, (unsigned)wc[i].wr_id);
 	}
-	return n < 0 ? -EIO : 0;
+	return n < 0 ? -EIO : n;
 }
 
 bool pv_server_verify(struct pv_session *s, json_t *done, char *detail, size_t len)
