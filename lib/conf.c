@@ -171,10 +171,13 @@ static int set_opt(const struct conf_opt *o, void *base, const char *value, cons
 			goto too_large;
 		if (r < 0)
 			goto bad;
-		if (o->min < o->max && (v < o->min || v > o->max))
-			return rf_err_set(e, -ERANGE, "CONF_BAD_VALUE", where,
-					  "%s = %s is out of range %gs..%gs", o->name, value,
-					  (double)o->min / 1e9, (double)o->max / 1e9);
+		if (o->min < o->max && (v < o->min || v > o->max)) {
+			char lo[32], hi[32];
+
+			return rf_err_set(e, -ERANGE, "CONF_BAD_VALUE", where, "%s = %s is out of range %s..%s",
+					  o->name, value, tu_format_duration(o->min, lo, sizeof(lo)),
+					  tu_format_duration(o->max, hi, sizeof(hi)));
+		}
 		*FIELD(base, o, int64_t) = v;
 		return 0;
 	}

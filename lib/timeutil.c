@@ -1,6 +1,7 @@
 /* Time helpers: see timeutil.h. */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,25 @@ int tu_parse_duration(const char *s, int64_t *ret_ns)
 		}
 	}
 	return -EINVAL;
+}
+
+char *tu_format_duration(int64_t ns, char *buf, size_t len)
+{
+	static const struct {
+		int64_t ns;
+		const char *unit;
+	} units[] = {
+		{ 86400 * NSEC_PER_SEC, "d" }, { 3600 * NSEC_PER_SEC, "h" }, { 60 * NSEC_PER_SEC, "m" },
+		{ NSEC_PER_SEC, "s" },	       { NSEC_PER_MSEC, "ms" },	     { 1000, "us" },
+	};
+
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (ns && ns % units[i].ns == 0) {
+			snprintf(buf, len, "%" PRId64 "%s", ns / units[i].ns, units[i].unit);
+			return buf;
+		}
+	snprintf(buf, len, "%" PRId64 "ns", ns);
+	return buf;
 }
 
 char *tu_format_rfc3339(int64_t ns, char *buf, size_t len)

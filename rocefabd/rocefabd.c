@@ -440,22 +440,6 @@ static struct api_conf api_conf_of(const struct rocefabd_settings *s)
 /* Each coarser kind of data kept at least as long as the finer: a query reads the rollups up to
  * the last minute written and the raw samples after it, and cannot tell a minute pruned before
  * its raw samples from one never written. */
-static const char *duration_text(int64_t ns, char *buf, size_t len)
-{
-	static const struct {
-		int64_t s;
-		const char *unit;
-	} units[] = { { 86400, "d" }, { 3600, "h" }, { 60, "m" }, { 1, "s" } };
-
-	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
-		if (ns % (units[i].s * NSEC_PER_SEC) == 0) {
-			snprintf(buf, len, "%" PRId64 "%s", ns / (units[i].s * NSEC_PER_SEC), units[i].unit);
-			return buf;
-		}
-	snprintf(buf, len, "%" PRId64 "ms", ns / NSEC_PER_MSEC);
-	return buf;
-}
-
 static int check_retentions(const struct rocefabd_settings *s, struct rf_err *e)
 {
 	char a[32], b[32];
@@ -464,12 +448,12 @@ static int check_retentions(const struct rocefabd_settings *s, struct rf_err *e)
 		return rf_err_set(e, -EINVAL, "BAD_RETENTION", "store.retention_1m",
 				  "%s, less than store.retention (%s): minutes must be kept at least as long as "
 				  "the raw samples",
-				  duration_text(s->retention_1m, a, sizeof(a)), duration_text(s->retention, b, sizeof(b)));
+				  tu_format_duration(s->retention_1m, a, sizeof(a)), tu_format_duration(s->retention, b, sizeof(b)));
 	if (s->retention_1h < s->retention_1m)
 		return rf_err_set(e, -EINVAL, "BAD_RETENTION", "store.retention_1h",
 				  "%s, less than store.retention_1m (%s): hours must be kept at least as long as "
 				  "the minutes",
-				  duration_text(s->retention_1h, a, sizeof(a)), duration_text(s->retention_1m, b, sizeof(b)));
+				  tu_format_duration(s->retention_1h, a, sizeof(a)), tu_format_duration(s->retention_1m, b, sizeof(b)));
 	return 0;
 }
 

@@ -128,6 +128,17 @@ static void test_durations(void **state)
 	assert_int_equal(v, 120 * NSEC_PER_SEC);
 	assert_int_equal(tu_parse_duration("100us", &v), 0);
 	assert_int_equal(v, 100 * NSEC_PER_USEC);
+	/* and back, in the largest unit that holds it whole */
+	{
+		static const char *const texts[] = { "14d", "6h", "2m", "90s", "250ms", "100us", "7ns", "1500ms" };
+		char buf[32];
+
+		for (size_t i = 0; i < ARRAY_SIZE(texts); i++) {
+			assert_int_equal(tu_parse_duration(texts[i], &v), 0);
+			assert_string_equal(tu_format_duration(v, buf, sizeof(buf)), texts[i]);
+		}
+		assert_string_equal(tu_format_duration(0, buf, sizeof(buf)), "0ns");
+	}
 	assert_int_equal(tu_parse_duration("-1s", &v), -EINVAL);
 	assert_int_equal(tu_parse_duration("1 s", &v), -EINVAL);
 	assert_int_equal(tu_parse_duration("s", &v), -EINVAL);
@@ -492,6 +503,9 @@ static void test_conf(void **state)
 	assert_int_equal(conf_load_string(opts, &s, "[api]\nthreads = 100\n", "t.conf", &e),
 			 -ERANGE);
 	assert_string_equal(e.where, "t.conf:2");
+	/* a duration's range in units that read ("1ms..1h", not "0.001s..3600s") */
+	assert_int_equal(conf_load_string(opts, &s, "[agent]\ninterval = 2h\n", "t.conf", &e), -ERANGE);
+	assert_non_null(strstr(e.msg, "out of range 1ms..1h"));
 	assert_int_equal(conf_load_string(opts, &s, "[api]\nthreads = ten\n", "t.conf", &e),
 			 -EINVAL);
 	assert_string_equal(e.code, "CONF_BAD_VALUE");
