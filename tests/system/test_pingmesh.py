@@ -341,12 +341,13 @@ def test_hosts_without_lldp_are_probed_too(world):
     plan and was never a target: a fleet without lldpd had no pingmesh at all.)"""
     from conftest import copy_tree, free_addr
     d, tokf, c = udp_daemon(world, 10, "h1,h2,h3")
+    agents = {}
     for name in ("h1", "h2", "h3"):
         tree = (lldp_tree(world, name, "leaf7", "Ethernet3") if name == "h3"
                 else copy_tree("gpu-a1", os.path.join(world.tmp, name)))
         host, p = free_addr()
-        world.agent(name, tree, d.url, tokf, interval="0.5s",
-                    extra=("-o", f"probe.listen={host}:{p}")).start()
+        agents[name] = world.agent(name, tree, d.url, tokf, interval="0.5s",
+                                   extra=("-o", f"probe.listen={host}:{p}")).start()
     want = {(a, b) for a in ("h1", "h2", "h3") for b in ("h1", "h2", "h3") if a != b}
 
     def matrix():
@@ -357,6 +358,13 @@ def test_hosts_without_lldp_are_probed_too(world):
     for p in m["pairs"]:
         assert p["n"] >= 10 and p["lost"] == 0, p
     assert {h["host"]: h["tor"] for h in m["hosts"]} == {"h3": "leaf7"}
+    # h2 retired and forgotten: no longer probed (a dead host that is not forgotten is, and
+    # that is how it shows in the matrix)
+    agents["h2"].stop()
+    wait_for(lambda: c.json("/api/v1/agents/h2")["status"] == "stale", 10, interval=0.2, what="h2 stale")
+    assert d.client("ops").delete("/api/v1/agents/h2").status_code == 200
+    wait_for(lambda: (lambda x: x if x["pairs"] and all("h2" not in (p["src"], p["dst"]) for p in x["pairs"])
+                      else None)(matrix()), 30, what="h2 out of the matrix")
 
 
 def _cpu_seconds(pid):
