@@ -3,6 +3,7 @@
 
 #include "api/internal.h"
 #include "daemon/ingest.h"
+#include "daemon/retention.h"
 #include "daemon/views.h"
 #include "lib/log.h"
 #include "lib/timeutil.h"
@@ -93,6 +94,15 @@ static int v_port_counters(struct api_req *req, struct store_reader *rd,
 	if (r > 0) {
 		q.one_priority = true;
 		q.priority = (uint8_t)prio;
+	}
+	q.now_ns = o->now_ns;
+	if (api_deps(req)->retention) {
+		struct retention_status rs;
+
+		retention_get_status(api_deps(req)->retention, &rs);
+		q.kept_ns[0] = rs.in_force_ns[RET_RAW];
+		q.kept_ns[1] = rs.in_force_ns[RET_1M];
+		q.kept_ns[2] = rs.in_force_ns[RET_1H];
 	}
 	return views_port_counters(rd, api_deps(req)->ingest, req->match.params[0], &q, ret, e);
 }

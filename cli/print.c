@@ -365,11 +365,16 @@ void print_counters(FILE *f, const json_t *d)
 	size_t i;
 	json_t *ser;
 
-	fprintf(f, "port %s, %s .. %s%s\n\n", str(&s, d, "port"), str(&s, d, "from"), str(&s, d, "to"),
+	fprintf(f, "port %s, %s .. %s%s", str(&s, d, "port"), str(&s, d, "from"), str(&s, d, "to"),
 		!strcmp(str(&s, d, "clock") ?: "", "fabric")
 			? "\n(a simulated device: times are fabric time and rates per fabric second; the "
 			  "simulator runs at its pace, e.g. 1/100 of the wall clock)"
 			: "");
+	if (str(&s, d, "kept_from"))
+		fprintf(f, "\n(resolution %s keeps data since %s, nothing before; a step of whole hours reads "
+			   "the hourly rollups, kept longest)",
+			str(&s, d, "resolution") ?: "?", str(&s, d, "kept_from"));
+	fprintf(f, "\n\n");
 	json_array_foreach(json_object_get(d, "series"), i, ser) {
 		const json_t *pts = json_object_get(ser, "points");
 		const json_t *last = json_array_get(pts, json_array_size(pts) - 1);

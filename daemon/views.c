@@ -909,6 +909,17 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 		json_object_set_new(doc, "resolution",
 				    json_string(res == 3600 ? "1h" : res == 60 ? "1m" : "raw"));
 	}
+	if (doc) {
+		/* data older than its resolution keeps is gone: a client that shows an empty start
+		 * of its window can say why (a step of 30m over 48 h reads minutes, kept 14 days by
+		 * default; a step of 1h would read hours) */
+		int64_t kept = q->kept_ns[res == 3600 ? 2 : res == 60 ? 1 : 0], start = q->now_ns - kept;
+		char text[40];
+
+		if (kept > 0 && q->now_ns > kept && q->from_ns < start)
+			json_object_set_new(doc, "kept_from",
+					    json_string(tu_format_rfc3339(start, text, sizeof(text))));
+	}
 	series = NULL;
 	*ret = doc;
 	r = doc ? 0 : -ENOMEM;

@@ -48,6 +48,9 @@ struct counter_query {
 	 * width divides the step, daemon/rollup.h), 0 (raw samples), 60 or 3600 (that rollup;
 	 * the step must be a multiple of it) */
 	int resolution;
+	/* how long each kind of data is kept now (raw, 1m, 1h; 0: not known), and the wall clock:
+	 * an answer whose window starts before what its resolution keeps says so (kept_from) */
+	int64_t kept_ns[3], now_ns;
 };
 #define VIEWS_RES_AUTO (-1)
 int views_port_counters(struct store_reader *rd, const struct ingest *ing, const char *key,

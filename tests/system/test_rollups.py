@@ -3,6 +3,7 @@ same points as the raw samples over the same windows — counters (deltas, exact
 smallest and largest rate, through a device reset and a 32-bit wrap) and gauges (mean, min,
 max) — also across a rocefabd killed in the middle of a minute; a series query picks the
 coarsest resolution that serves its step and says which."""
+import datetime
 import json
 import os
 import signal
@@ -274,3 +275,28 @@ def test_a_corrupt_newest_row_and_a_replayed_older_sample(world):
     after = raw_tx()
     del before[max(before)]  # the corrupt row shows nothing
     assert after == before
+
+
+def test_an_answer_says_where_its_resolution_keeps_nothing(world):
+    """A window that starts before what its resolution keeps says from when it holds data
+    (kept_from): a step of minutes over a range older than store.retention_1m came back with
+    fewer points and no word why."""
+    d = world.daemon(args=("-o", "store.retention=1h", "-o", "store.retention_1m=2h"))
+    d.token("agents", "agent", agent="r1")
+    d.token("viewer", "viewer")
+    d.start()
+    base = (int(time.time()) - 3 * 3600) // 3600 * 3600
+    post_all(d, list(samples(base))[:10])
+    c = d.client("viewer")
+
+    def answer(step, start):
+        return c.json("/api/v1/ports/r1:nic0:1/counters",
+                      params={"names": "roce_tx_bytes", "from": start, "to": int(time.time()), "step": step})
+
+    t0 = time.time()
+    a = answer("60s", base)
+    assert a["resolution"] == "1m", a
+    kept = datetime.datetime.fromisoformat(a["kept_from"].replace("Z", "+00:00")).timestamp()
+    assert t0 - 2 * 3600 - 5 <= kept <= time.time() - 2 * 3600 + 5, a["kept_from"]
+    assert "kept_from" not in answer("3600s", base)  # hours: kept 400 days
+    assert "kept_from" not in answer("60s", int(time.time()) - 600)  # a window it holds whole

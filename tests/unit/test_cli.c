@@ -839,6 +839,14 @@ static void test_print_counters(void **state)
 		"pause_us             -     5             1.5 k        150 us/s         1\n"
 		"empty                -     -             -            -                0\n"
 		"nounit               -     1             1            1 /s             1\n");
+	/* a window that starts before what its resolution keeps says so */
+	assert_printed(print_counters,
+		       "{'port': 'p', 'from': '2026-01-01T00:00:00Z', 'to': '2026-01-03T00:00:00Z', 'step_s': 1800,"
+		       " 'resolution': '1m', 'kept_from': '2026-01-02T22:00:00Z', 'series': []}",
+		       "port p, 2026-01-01T00:00:00Z .. 2026-01-03T00:00:00Z\n"
+		       "(resolution 1m keeps data since 2026-01-02T22:00:00Z, nothing before; a step of whole hours "
+		       "reads the hourly rollups, kept longest)\n\n"
+		       "COUNTER  PRIO  RAW  DELTA/VALUE  RATE  POINTS\n");
 }
 
 static const char changes_json[] =
