@@ -1,5 +1,6 @@
 /* Configuration changes: see changes.h. */
 #include <errno.h>
+#include <math.h>
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -786,6 +787,14 @@ static int target_fill(struct store_reader *rd, const struct change_set *cs, str
 	if (cs->kind == CHANGE_DCQCN)
 		views_port_speed(rd, agent, t->device, t->port, &t->line_mbps);
 	if (cs->kind == CHANGE_ECN) {
+		sqlite3_stmt *st = store_reader_stmt(rd, "SELECT backend FROM agents WHERE id = ?");
+
+		if (!st)
+			return -ENOMEM;
+		sqlite3_bind_text(st, 1, agent, -1, SQLITE_STATIC);
+		t->pmax_percent = sqlite3_step(st) == SQLITE_ROW &&
+				  !strcmp((const char *)sqlite3_column_text(st, 0) ?: "", "sonic");
+		sqlite3_reset(st);
 		if ((r = config_now(rd, agent, CHANGE_PFC, t->device, t->port, -2, &t->pfc_now, e)) < 0)
 			return r;
 		if (t->pfc_now) {
@@ -840,6 +849,17 @@ static int target_validate(const struct change_set *cs, const struct change_targ
 		break;
 	case CHANGE_ECN:
 		r = validate_ecn(params, now ? t->current : t->expect, now ? t->pfc_now : t->port_pfc, t->queue, e);
+		if (r == 0 && t->pmax_percent && json_is_number(json_object_get(params, "pmax"))) {
+			/* what the switch takes, before it is sent: its agent would refuse it */
+			double pct = json_number_value(json_object_get(params, "pmax")) * 100.0;
+
+			if (fabs(pct - round(pct)) > 1e-6)
+				r = e ? rf_err_set(e, -EINVAL, "BAD_VALUE", "pmax",
+						   "a SONiC switch takes Pmax in whole percent (its WRED profile's "
+						   "green_drop_probability): %g is %.4g %%",
+						   json_number_value(json_object_get(params, "pmax")), pct)
+				      : -EINVAL;
+		}
 		break;
 	case CHANGE_PFC:
 		r = validate_pfc(params, now ? t->current : t->expect, now ? t->ecn_now : t->port_ecn, cs->on_switch, e);

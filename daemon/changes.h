@@ -90,6 +90,7 @@ struct change_target {
 	json_t *current;   /* its values as last reported (owned; stored as the change's "old") */
 	json_t *expect;	   /* and once the changes still out on it are applied (owned) */
 	int64_t line_mbps; /* DCQCN: the port's speed (0 unknown) */
+	bool pmax_percent; /* ECN: the switch takes Pmax in whole percent (SONiC's WRED profile) */
 	json_t *port_pfc;  /* ECN: the PFC settings of the queue's port (owned, or NULL) */
 	json_t *port_ecn;  /* PFC of a switch port: the ECN settings of its queues (owned) */
 	json_t *pfc_now, *ecn_now; /* the same as reported (owned, or NULL) */

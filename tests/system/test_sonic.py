@@ -335,12 +335,18 @@ def test_changes_write_config_db_and_never_touch_other_queues(world):
     assert done["state"] == "applied" and done["new"]["wred_profile"] == "ROCEFAB_Ethernet4_q5_2", done
     assert r.hgetall("WRED_PROFILE|ROCEFAB_Ethernet4_q5", CONFIG_DB)["green_min_threshold"] == "7"
     assert r.hgetall("QUEUE|Ethernet8|5", CONFIG_DB) == {"wred_profile": "ROCEFAB_Ethernet4_q5"}
-    # what SONiC cannot express: a drop probability that is not a whole percent
+    # what SONiC cannot express: a drop probability that is not a whole percent, refused by
+    # rocefabd before it is sent (the agent refused it: a failed change, after the fact)
     rr = ops.put(ecn, json={"pmax": 0.125, "reason": "test"})
-    done = wait_for(lambda: applied(rr.json()["changes"][0]["id"]), 10, what="the refused change")
-    assert done["state"] == "failed" and done["error"]["code"] == "NOT_SUPPORTED", done
-    assert "whole percent" in done["error"]["message"]
+    assert rr.status_code == 400 and rr.json()["code"] == "BAD_VALUE" and rr.json()["pointer"] == "pmax", rr.text
+    assert "whole percent" in rr.json()["detail"] and "12.5 %" in rr.json()["detail"], rr.text
     assert r.hgetall("WRED_PROFILE|AZURE_LOSSLESS_Ethernet4_q3", CONFIG_DB)["green_drop_probability"] == "10"
+    # a whole percent as floats write it (0.1 + 0.2) is one
+    rr = ops.put(ecn, json={"pmax": 0.1 + 0.2, "reason": "test"})
+    assert rr.status_code == 202, rr.text
+    done = wait_for(lambda: applied(rr.json()["changes"][0]["id"]), 10, what="Pmax 30 %")
+    assert done["state"] == "applied", done
+    assert r.hgetall("WRED_PROFILE|AZURE_LOSSLESS_Ethernet4_q3", CONFIG_DB)["green_drop_probability"] == "30"
 
     # PFC: the lossless buffer profile is shared by every port: a copy for this one
     pfc = "/api/v1/switches/sw1/ports/Ethernet4/pfc"
