@@ -370,10 +370,13 @@ void print_counters(FILE *f, const json_t *d)
 			? "\n(a simulated device: times are fabric time and rates per fabric second; the "
 			  "simulator runs at its pace, e.g. 1/100 of the wall clock)"
 			: "");
-	if (str(&s, d, "kept_from"))
-		fprintf(f, "\n(resolution %s keeps data since %s, nothing before; a step of whole hours reads "
-			   "the hourly rollups, kept longest)",
-			str(&s, d, "resolution") ?: "?", str(&s, d, "kept_from"));
+	if (str(&s, d, "kept_from")) {
+		const char *res = str(&s, d, "resolution") ?: "?";
+
+		fprintf(f, "\n(resolution %s keeps data since %s: points before it may be missing%s)", res,
+			str(&s, d, "kept_from"),
+			strcmp(res, "1h") ? "; a step of whole hours reads the hourly rollups, kept longest" : "");
+	}
 	fprintf(f, "\n\n");
 	json_array_foreach(json_object_get(d, "series"), i, ser) {
 		const json_t *pts = json_object_get(ser, "points");

@@ -99,8 +99,13 @@ char *tu_format_duration(int64_t ns, char *buf, size_t len)
 		{ NSEC_PER_SEC, "s" },	       { NSEC_PER_MSEC, "ms" },	     { 1000, "us" },
 	};
 
+	if (ns <= 0) {
+		/* (0 reads as seconds; a negative one is none, shown as the number it is) */
+		snprintf(buf, len, ns ? "%" PRId64 "ns" : "0s", ns);
+		return buf;
+	}
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (ns && ns % units[i].ns == 0) {
+		if (ns % units[i].ns == 0) {
 			snprintf(buf, len, "%" PRId64 "%s", ns / units[i].ns, units[i].unit);
 			return buf;
 		}

@@ -22,8 +22,8 @@ int tu_sleep_until_mono(int64_t t);
 /* "1.5s", "250ms", "100us", "500ns", "2m", "1h", "1d"; a bare number means seconds.
  * Returns 0, -EINVAL (garbage, negative) or -ERANGE (2^63 ns, about 292 years, or more). */
 int tu_parse_duration(const char *s, int64_t *ret_ns);
-/* A duration as tu_parse_duration() takes it back, in the largest unit that holds it whole:
- * "14d", "6h", "2m", "90s", "250ms", "100us", "7ns".  Returns buf. */
+/* A duration (>= 0) as tu_parse_duration() takes it back, in the largest unit that holds it
+ * whole: "14d", "6h", "2m", "90s", "250ms", "100us", "7ns", "0s".  Returns buf. */
 char *tu_format_duration(int64_t ns, char *buf, size_t len);
 /* 2026-11-30T14:49:55.123456Z (always UTC, microseconds).  Returns buf. */
 char *tu_format_rfc3339(int64_t ns, char *buf, size_t len);

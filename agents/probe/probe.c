@@ -347,10 +347,14 @@ static void serve_session(const struct probe_server_conf *conf, struct pv_ctx *p
 	if (probe_op_is_verbs(op) && !pingpong && (s.op == PROBE_SEND || s.op == PROBE_UD)) {
 		/* what arrived before the client's word: every completion still queued (a poll takes
 		 * 8; a server that fell behind counted 96 of 100 sends), and for sends those the
-		 * client saw acknowledged, whose completions may come a moment after (bounded) */
+		 * client saw acknowledged, whose completions may come a moment after (at most the
+		 * session's probes, for at most a second: the client's word is no order to spin) */
 		json_int_t want = json_integer_value(json_object_get(done, "ok"));
-		int64_t until = tu_mono_ns() + tmo;
+		int64_t until = tu_mono_ns() + (tmo < NSEC_PER_SEC ? tmo : NSEC_PER_SEC);
 		int n;
+
+		if (want > (json_int_t)iters)
+			want = (json_int_t)iters;
 
 		while ((n = pv_server_poll(&s, &received, &bad)) > 0 ||
 		       (n == 0 && s.op == PROBE_SEND && (json_int_t)received < want && tu_mono_ns() < until))

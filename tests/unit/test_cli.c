@@ -844,8 +844,8 @@ static void test_print_counters(void **state)
 		       "{'port': 'p', 'from': '2026-01-01T00:00:00Z', 'to': '2026-01-03T00:00:00Z', 'step_s': 1800,"
 		       " 'resolution': '1m', 'kept_from': '2026-01-02T22:00:00Z', 'series': []}",
 		       "port p, 2026-01-01T00:00:00Z .. 2026-01-03T00:00:00Z\n"
-		       "(resolution 1m keeps data since 2026-01-02T22:00:00Z, nothing before; a step of whole hours "
-		       "reads the hourly rollups, kept longest)\n\n"
+		       "(resolution 1m keeps data since 2026-01-02T22:00:00Z: points before it may be missing; a step "
+		       "of whole hours reads the hourly rollups, kept longest)\n\n"
 		       "COUNTER  PRIO  RAW  DELTA/VALUE  RATE  POINTS\n");
 }
 

@@ -137,7 +137,7 @@ static void test_durations(void **state)
 			assert_int_equal(tu_parse_duration(texts[i], &v), 0);
 			assert_string_equal(tu_format_duration(v, buf, sizeof(buf)), texts[i]);
 		}
-		assert_string_equal(tu_format_duration(0, buf, sizeof(buf)), "0ns");
+		assert_string_equal(tu_format_duration(0, buf, sizeof(buf)), "0s");
 	}
 	assert_int_equal(tu_parse_duration("-1s", &v), -EINVAL);
 	assert_int_equal(tu_parse_duration("1 s", &v), -EINVAL);
