@@ -47,6 +47,7 @@
 #include "agents/sonic.h"
 #include "lib/hmap.h"
 #include "lib/log.h"
+#include "lib/params.h"
 #include "lib/strutil.h"
 #include "lib/timeutil.h"
 
@@ -1498,7 +1499,7 @@ static int ecn_fields(json_t *prof, json_t *params, json_t **ret, struct rf_err 
 	if ((v = json_object_get(params, "pmax"))) {
 		double pct = json_number_value(v) * 100.0;
 
-		if (fabs(pct - round(pct)) > 1e-6)
+		if (!pmax_whole_percent(json_number_value(v)))
 			return rf_err_set(e, -EOPNOTSUPP, "NOT_SUPPORTED", "pmax",
 					  "SONiC's WRED profile takes a whole percent (green_drop_probability): "
 					  "%g is %.4g %%", json_number_value(v), pct);

@@ -213,7 +213,7 @@ int h_report(struct api_req *req)
 	}
 	if (shared_id(d, rep, true, &e) < 0) {
 		report_free(rep);
-		return api_reply_problem(req, 409, &e);
+		return api_reply_problem(req, 0, &e);
 	}
 	/* Suspend before handing over: the writer may finish before we return. */
 	if (!api_suspend(req)) {
@@ -264,7 +264,7 @@ int h_pfc_report(struct api_req *req)
 	}
 	if (shared_id(d, rep, false, &e) < 0) {
 		report_free(rep);
-		return api_reply_problem(req, 409, &e);
+		return api_reply_problem(req, 0, &e);
 	}
 	{
 		unsigned refused = 0;

@@ -27,6 +27,7 @@ unsigned api_status_from_errno(int err)
 	case EOPNOTSUPP:
 		return 405;
 	case EEXIST:
+	case EUSERS: /* another agent holds the id */
 	case EALREADY:
 		return 409;
 	case E2BIG:

@@ -1,4 +1,5 @@
 /* rocefabctl's printers: see print.h. */
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "lib/buf.h"
 #include "lib/err.h"
 #include "lib/strutil.h"
+#include "lib/timeutil.h"
 
 /* The text of the integers a printer shows: each printer keeps its own and frees it on return,
  * so that any number of them can be in one table row or one line. */
@@ -95,19 +97,10 @@ void print_json(FILE *f, const json_t *doc)
 	fputc('\n', f);
 }
 
-/* A span of seconds in its largest whole-ish unit: "2 m", "6 h", "14 d", "1.5 h". */
-static const char *fmt_span(double sec, char *out, size_t len)
+/* A retention in seconds as the configuration takes it ("6h", "14d"). */
+static const char *span(const json_t *seconds, char *buf, size_t len)
 {
-	static const struct {
-		double s;
-		const char *unit;
-	} units[] = { { 86400, "d" }, { 3600, "h" }, { 60, "m" }, { 1, "s" } };
-	size_t i = 0;
-
-	while (i + 1 < ARRAY_SIZE(units) && sec < units[i].s)
-		i++;
-	snprintf(out, len, sec / units[i].s >= 100 ? "%.0f %s" : "%.3g %s", sec / units[i].s, units[i].unit);
-	return out;
+	return tu_format_duration((int64_t)llround(json_number_value(seconds) * 1e9), buf, len);
 }
 
 void print_health(FILE *f, const json_t *d)
@@ -137,9 +130,9 @@ void print_health(FILE *f, const json_t *d)
 			fprintf(f, " of %s", max);
 		}
 		fprintf(f, "; kept: raw %s, minutes %s, hours %s\n",
-			fmt_span(json_number_value(json_object_get(ret, "raw")), raw, sizeof(raw)),
-			fmt_span(json_number_value(json_object_get(ret, "1m")), mins, sizeof(mins)),
-			fmt_span(json_number_value(json_object_get(ret, "1h")), hours, sizeof(hours)));
+			span(json_object_get(ret, "raw"), raw, sizeof(raw)),
+			span(json_object_get(ret, "1m"), mins, sizeof(mins)),
+			span(json_object_get(ret, "1h"), hours, sizeof(hours)));
 	}
 	json_array_foreach(json_object_get(d, "remote_write"), i, w) {
 		const json_t *dr = json_object_get(w, "dropped_samples");

@@ -1,6 +1,5 @@
 /* Configuration changes: see changes.h. */
 #include <errno.h>
-#include <math.h>
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 #include "daemon/validate.h"
 #include "lib/hmap.h"
 #include "lib/log.h"
+#include "lib/params.h"
 #include "lib/timeutil.h"
 
 static const char *const kind_names[] = { "dcqcn", "ecn", "pfc", NULL };
@@ -851,13 +851,12 @@ static int target_validate(const struct change_set *cs, const struct change_targ
 		r = validate_ecn(params, now ? t->current : t->expect, now ? t->pfc_now : t->port_pfc, t->queue, e);
 		if (r == 0 && t->pmax_percent && json_is_number(json_object_get(params, "pmax"))) {
 			/* what the switch takes, before it is sent: its agent would refuse it */
-			double pct = json_number_value(json_object_get(params, "pmax")) * 100.0;
+			double pmax = json_number_value(json_object_get(params, "pmax"));
 
-			if (fabs(pct - round(pct)) > 1e-6)
+			if (!pmax_whole_percent(pmax))
 				r = e ? rf_err_set(e, -EINVAL, "BAD_VALUE", "pmax",
 						   "a SONiC switch takes Pmax in whole percent (its WRED profile's "
-						   "green_drop_probability): %g is %.4g %%",
-						   json_number_value(json_object_get(params, "pmax")), pct)
+						   "green_drop_probability): %g is %.4g %%", pmax, pmax * 100.0)
 				      : -EINVAL;
 		}
 		break;

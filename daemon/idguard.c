@@ -109,6 +109,16 @@ bool idguard_knows(struct idguard *g, const char *agent)
 	return known;
 }
 
+/* A report of the boot refused: counted, and who holds the id since when. */
+static int refuse(struct track *t, int64_t mono, char held[65], int64_t *since)
+{
+	t->last_refused = mono;
+	t->refusals++;
+	copy_id(held, t->held);
+	*since = t->since;
+	return -EUSERS;
+}
+
 int idguard_check(struct idguard *g, const char *agent, const char *boot, bool full, int64_t mono, char held[65],
 		  int64_t *since)
 {
@@ -128,11 +138,7 @@ int idguard_check(struct idguard *g, const char *agent, const char *boot, bool f
 	if (t->refused[0] && (mono - t->last_refused > IDGUARD_HOLD_NS || mono - t->cur_seen > IDGUARD_HOLD_NS))
 		t->refused[0] = t->held[0] = '\0';
 	if (t->refused[0] && !strncmp(boot, t->refused, 64)) {
-		t->last_refused = mono;
-		t->refusals++;
-		copy_id(held, t->held);
-		*since = t->since;
-		r = -EUSERS;
+		r = refuse(t, mono, held, since);
 		goto out;
 	}
 	/* the fast PFC lane's reports go beside the full ones (a restarted agent's go while its
@@ -155,12 +161,8 @@ int idguard_check(struct idguard *g, const char *agent, const char *boot, bool f
 			t->prev[0] = '\0';
 			t->since = t->last_refused = mono;
 			t->flips = 0;
-			if (!strncmp(boot, t->refused, 64)) {
-				t->refusals++;
-				copy_id(held, t->held);
-				*since = t->since;
-				r = -EUSERS;
-			}
+			if (!strncmp(boot, t->refused, 64))
+				r = refuse(t, mono, held, since);
 		}
 		goto out;
 	}

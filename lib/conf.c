@@ -536,17 +536,9 @@ static void format_value(const struct conf_opt *o, const void *base, char *buf, 
 	case CONF_BOOL:
 		snprintf(buf, len, "%s", *FIELD(base, o, const bool) ? "true" : "false");
 		break;
-	case CONF_DURATION: {
-		int64_t v = *FIELD(base, o, const int64_t);
-
-		if (v % NSEC_PER_SEC == 0)
-			snprintf(buf, len, "%" PRId64 "s", v / NSEC_PER_SEC);
-		else if (v % NSEC_PER_MSEC == 0)
-			snprintf(buf, len, "%" PRId64 "ms", v / NSEC_PER_MSEC);
-		else
-			snprintf(buf, len, "%" PRId64 "ns", v);
+	case CONF_DURATION:
+		tu_format_duration(*FIELD(base, o, const int64_t), buf, len);
 		break;
-	}
 	case CONF_SIZE:
 		snprintf(buf, len, "%" PRIu64, *FIELD(base, o, const uint64_t));
 		break;

@@ -1,4 +1,5 @@
 /* DCQCN knobs of NVIDIA NICs: ../shared/reference/rdma-fabric-facts.md section 3.2. */
+#include <math.h>
 #include <string.h>
 
 #include "lib/params.h"
@@ -57,4 +58,11 @@ const struct dcqcn_param *dcqcn_param_find(const char *name)
 		if (!strcmp(dcqcn_params[i].name, name))
 			return &dcqcn_params[i];
 	return NULL;
+}
+
+bool pmax_whole_percent(double pmax)
+{
+	double pct = pmax * 100.0;
+
+	return fabs(pct - round(pct)) <= 1e-6;
 }

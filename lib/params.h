@@ -29,4 +29,8 @@ const struct dcqcn_param *dcqcn_param_find(const char *name);
 #define DCQCN_RP_ENABLE "rp_enable"
 #define DCQCN_NP_ENABLE "np_enable"
 
+/* Whether a marking probability is a whole percent, as SONiC's WRED profile takes it
+ * (green_drop_probability), within floating point (0.1 + 0.2 is 30 %). */
+bool pmax_whole_percent(double pmax);
+
 #endif

@@ -170,7 +170,7 @@ def test_receiver_has_rocefabds_series_and_values_and_loses_nothing_while_down(w
                                 ROCEFAB_TOKEN_FILE=os.path.join(world.tmp, "viewer.token")))
     assert r.returncode == 0, r.stderr
     assert f"remote-write: {prom.url}: {52 * nseries} sent, 0 queued" in r.stdout, r.stdout
-    assert "storage:" in r.stdout and "kept: raw 6 h, minutes 14 d, hours 400 d" in r.stdout, r.stdout
+    assert "storage:" in r.stdout and "kept: raw 6h, minutes 14d, hours 400d" in r.stdout, r.stdout
     assert not any(w["code"].startswith("REMOTE_WRITE") for w in
                    d.client("viewer").json("/api/v1/health").get("warnings", []))
 

@@ -1060,7 +1060,7 @@ static void test_print_health(void **state)
 		       " 'agents': {'total': 0, 'stale': 0}, 'ingest': {'reports': 0, 'samples': 0, 'samples_per_s': 0}}",
 		       "status:       ok\nversion:      1\nuptime:       1 s\ndatabase:     - (queue 0 of 1)\n"
 		       "agents:       0 (0 stale)\ningest:       0 reports, 0 samples, 0 samples/s\n"
-		       "storage:      1.23 MB in use of 800 kB; kept: raw 2 m, minutes 2 h, hours 400 d\n");
+		       "storage:      1.23 MB in use of 800 kB; kept: raw 2m, minutes 2h, hours 400d\n");
 }
 
 static void test_print_cc(void **state)
