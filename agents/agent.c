@@ -1038,6 +1038,31 @@ static void token_renew(struct fleet *f, struct sender **snd, char **tok, char l
 	}
 }
 
+/* The agent a spooled report was made as: this one's id, or the one it had before its id was
+ * changed (the spool stays where it was).  A report begins {"schema":1,"agent":{"id":"...":
+ * its id is read from there, and the whole report is parsed only when it is another's.
+ * Returns own when the report names none usable (rocefabd says what is wrong with it). */
+static const char *spooled_as(const char *data, size_t len, const char *own, char *buf, size_t size)
+{
+	static const char head[] = "{\"schema\":1,\"agent\":{\"id\":\"";
+	size_t n = strlen(own);
+	const char *id;
+	json_t *doc;
+
+	if (len > sizeof(head) - 1 + n && !memcmp(data, head, sizeof(head) - 1) &&
+	    !memcmp(data + sizeof(head) - 1, own, n) && data[sizeof(head) - 1 + n] == '"')
+		return own;
+	if (!(doc = json_loadb(data, len, 0, NULL)))
+		return own;
+	id = json_string_value(json_object_get(json_object_get(doc, "agent"), "id"));
+	if (!id || check_id(id, &(struct rf_err){ 0 }) < 0 || str_copy(buf, size, id) < 0)
+		id = own;
+	else
+		id = buf;
+	json_decref(doc);
+	return id;
+}
+
 static void *worker_main(void *arg)
 {
 	struct fleet *f = arg;
@@ -1061,6 +1086,8 @@ static void *worker_main(void *arg)
 		json_t *answer = NULL;
 		char *data = NULL;
 		size_t len = 0;
+		const char *as;
+		char former[sizeof(a->id)];
 		bool from_spool;
 		int r;
 
@@ -1119,10 +1146,16 @@ static void *worker_main(void *arg)
 			a->out_n--;
 		}
 		pthread_mutex_unlock(&f->lock);
-		r = sender_post(snd, a->id, data, len, &answer, &e);
-		if (r == 0 && answer)
+		/* one spooled under a former id goes as that agent (posted as this one, rocefabd
+		 * would refuse it: AGENT_ID_MISMATCH) */
+		as = from_spool ? spooled_as(data, len, a->id, former, sizeof(former)) : a->id;
+		r = sender_post(snd, as, data, len, &answer, &e);
+		if (r == 0 && answer && as == a->id)
 			agent_handle_answer(a, answer); /* commands: outside the fleet's lock */
 		json_decref(answer);
+		/* a token bound to this id alone refuses the former one's for good: not kept */
+		if (r == -EACCES && as != a->id && !strcmp(e.code, "AGENT_NOT_BOUND"))
+			r = -EINVAL;
 		if (r == -EACCES)
 			token_renew(f, &snd, &tok, renew_logged);
 		pthread_mutex_lock(&f->lock);
@@ -1155,8 +1188,10 @@ static void *worker_main(void *arg)
 				if (more)
 					snprintf(since, sizeof(since), "; and %" PRIu64 " more since the last such line",
 						 more);
-				log_msg(LOG_ERR, "agent", e.code, "%s: rocefabd refused a report for good (dropped%s): "
-					"%s", a->id, since, rf_err_str(&e, buf, sizeof(buf)));
+				log_msg(LOG_ERR, "agent", e.code, "%s: rocefabd refused a report%s%s%s for good "
+					"(dropped%s): %s", a->id, as != a->id ? " spooled as '" : "",
+					as != a->id ? as : "", as != a->id ? "'" : "", since,
+					rf_err_str(&e, buf, sizeof(buf)));
 			}
 			free(data);
 			make_ready(f, a);

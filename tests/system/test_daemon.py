@@ -407,6 +407,39 @@ def test_an_agent_keeps_its_reports_while_its_token_is_refused(world):
     assert line.count("INVALID_TOKEN") == 1, line
 
 
+@pytest.mark.parametrize("bound", [False, True])
+def test_reports_spooled_under_a_former_id(world, bound):
+    """An agent whose id is changed (agent.id, then a restart) finds in its spool the reports
+    it made under the old one.  They go as the old id: posted as the new one, rocefabd refused
+    each (400 AGENT_ID_MISMATCH) and they were dropped.  A token bound to the new id alone
+    refuses them (AGENT_NOT_BOUND): dropped and said, and they do not hold up the new id's."""
+    d = world.daemon()
+    _, path = d.token("agents", "agent", agent="new-b1" if bound else None)
+    d.token("viewer", "viewer")
+    tree = copy_tree("stor-b1", os.path.join(world.tmp, "tree"))
+    old = world.agent("old-b1", tree, d.url, path, interval="0.2s").start()  # rocefabd not up: spooled
+    wait_for(lambda: old.spooled() >= 3, 10, what="reports spooled under the old id")
+    old.stop()
+    spooled = old.spooled()
+    new = Agent(world.tmp, "new-b1", tree, d.url, path, interval="0.2s")
+    new.spool = old.spool  # the same spool directory, as agent.spool_dir stays
+    new.args[new.args.index("--spool-dir") + 1] = old.spool
+    world.agents.append(new.start())
+    d.start()
+    v = d.client("viewer")
+    wait_for(lambda: new.spooled() == 0, 20, what="the spool emptied")
+    wait_for(lambda: v.json("/api/v1/agents/new-b1")["reports"] >= 2, 10, what="the new id reporting")
+    out = new.proc.output()
+    assert "AGENT_ID_MISMATCH" not in out, out[-3000:]
+    agents = {a["id"]: a for a in v.json("/api/v1/agents")["items"]}
+    if bound:
+        assert "old-b1" not in agents, agents
+        assert "refused a report spooled as 'old-b1' for good" in out and "AGENT_NOT_BOUND" in out, out[-3000:]
+    else:
+        assert agents["old-b1"]["reports"] == spooled, agents
+        assert "refused a report" not in out, out[-3000:]
+
+
 def test_two_agents_as_one_id_the_second_is_refused(world):
     """A host cloned from another keeps its host name, the default agent.id: two agents report
     as one id, their reports taking turns.  rocefabd noticed nothing, and counted each switch
