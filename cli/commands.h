@@ -90,6 +90,7 @@ struct cli_cmd {
 	print_fn *print_one; /* the same when a positional argument named one ("hosts X") */
 	unsigned flags;      /* CLI_* */
 	unsigned opts;       /* CLI_OPT_*: the options it reads (-j, -s, -t, -w, --cacert: every one) */
+	int timeout_s;       /* how long the answer may take; 0: 30 s */
 };
 
 struct cli_request {

@@ -185,7 +185,8 @@ int main(int argc, char **argv)
 					    .token = token,
 					    .ca_file = cacert,
 					    .user_agent = "rocefabctl/" ROCEFAB_VERSION,
-					    .timeout_ns = 30 * INT64_C(1000000000) },
+					    .timeout_ns = (req.cmd->timeout_s ? req.cmd->timeout_s : 30) *
+							  INT64_C(1000000000) },
 		      &h, &e) < 0) {
 		fprintf(stderr, "rocefabctl: %s\n", rf_err_str(&e, buf, sizeof(buf)));
 		rc = 1;

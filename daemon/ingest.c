@@ -1670,12 +1670,18 @@ struct idguard *ingest_idguard(struct ingest *ing)
 
 /* --- forgetting an agent --------------------------------------------------------------------- */
 
+/* Rows of samples or rollups a forgetting job deletes at most: an agent's data goes in steps
+ * of its own writer jobs (a 64-port switch's 6 h of raw samples are 1.4 M rows, 2 s in one
+ * job), so reports are stored between them. */
+#define FORGET_STEP_ROWS 20000
+
 struct forget_job {
 	struct store_job job;
 	struct ingest *ing;
 	const char *id;
-	const struct views_opts *o;
+	struct views_opts o; /* now_ns: the step's */
 	int64_t ports, rows; /* forgotten */
+	bool more;	     /* a step deleted all it may: another follows */
 	struct rf_err err;
 };
 
@@ -1690,15 +1696,21 @@ static bool port_of_agent(const char *key, void *val, void *ctx)
 	return true;
 }
 
+/* Deletes the agent's samples, then its rollups, FORGET_STEP_ROWS at a time, a step a job;
+ * then, at the last, what names it.  Each step checks again that the agent may be forgotten:
+ * one that reports again meanwhile keeps the rest. */
 static int forget_apply(struct store_job *sj, struct store *s)
 {
-	/* its data first (by port), then what names it; the audit log (changes, alerts, the
-	 * settings log) keeps what happened to it */
-	static const char *const del[] = {
-		"DELETE FROM samples WHERE port_id IN (SELECT id FROM ports WHERE agent_id = ?1)",
+	static const char *const step[] = {
+		"DELETE FROM samples WHERE (port_id, t_ns) IN (SELECT port_id, t_ns FROM samples WHERE port_id IN "
+		"(SELECT id FROM ports WHERE agent_id = ?1) LIMIT ?2)",
 		/* (res named: the key (res, port_id, t_ns), not a scan of every rollup) */
-		"DELETE FROM rollups WHERE res IN (60, -60, 3600, -3600) AND port_id IN (SELECT id FROM ports "
-		"WHERE agent_id = ?1)",
+		"DELETE FROM rollups WHERE rowid IN (SELECT rowid FROM rollups WHERE res IN (60, -60, 3600, -3600) AND "
+		"port_id IN (SELECT id FROM ports WHERE agent_id = ?1) LIMIT ?2)",
+	};
+	/* its data gone, what names it; the audit log (changes, alerts, the settings log) keeps
+	 * what happened to it */
+	static const char *const del[] = {
 		"DELETE FROM ports WHERE agent_id = ?1",
 		"DELETE FROM devices WHERE agent_id = ?1",
 		"DELETE FROM configs WHERE agent_id = ?1",
@@ -1713,14 +1725,19 @@ static int forget_apply(struct store_job *sj, struct store *s)
 	struct forget_job *j = (struct forget_job *)sj;
 	sqlite3_stmt *st = store_stmt(s, get_sql);
 	int64_t seen, interval, open;
+	char done[80] = "";
 	int rc;
 
+	j->more = false;
 	if (!st)
 		return -EIO;
+	if (j->rows)
+		snprintf(done, sizeof(done), " (%lld rows of its data were deleted before)", (long long)j->rows);
 	sqlite3_bind_text(st, 1, j->id, -1, SQLITE_STATIC);
 	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
 		sqlite3_reset(st);
-		return rc == SQLITE_DONE ? rf_err_set(&j->err, -ENOENT, "UNKNOWN_AGENT", NULL, "no agent '%s'", j->id)
+		return rc == SQLITE_DONE ? rf_err_set(&j->err, -ENOENT, "UNKNOWN_AGENT", NULL, "no agent '%s'%s", j->id,
+						      done)
 					 : store_errno(rc);
 	}
 	seen = sqlite3_column_int64(st, 0);
@@ -1728,16 +1745,32 @@ static int forget_apply(struct store_job *sj, struct store *s)
 	j->ports = sqlite3_column_int64(st, 2);
 	open = sqlite3_column_int64(st, 3);
 	sqlite3_reset(st);
-	if (strcmp(views_agent_status(j->o, seen, interval), "stale"))
+	if (strcmp(views_agent_status(&j->o, seen, interval), "stale"))
 		return rf_err_set(&j->err, -EALREADY, "AGENT_ACTIVE", NULL,
 				  "agent '%s' reported %.1f s ago: it is not gone (forgetting is for an agent gone for "
-				  "good: stop it, and forget it once it is stale)",
-				  j->id, (double)(j->o->now_ns - seen) / 1e9);
+				  "good: stop it, and forget it once it is stale)%s",
+				  j->id, (double)(j->o.now_ns - seen) / 1e9, done);
 	if (open)
 		return rf_err_set(&j->err, -EALREADY, "CHANGES_OPEN", NULL,
 				  "agent '%s' has %lld configuration changes pending, sent or in doubt: settle them "
-				  "first (rocefabctl changes --agent %s; rocefabctl settle)",
-				  j->id, (long long)open, j->id);
+				  "first (rocefabctl changes --agent %s; rocefabctl settle)%s",
+				  j->id, (long long)open, j->id, done);
+	for (size_t i = 0; i < ARRAY_SIZE(step); i++) {
+		int64_t n;
+
+		if (!(st = store_stmt(s, step[i])))
+			return -EIO;
+		sqlite3_bind_text(st, 1, j->id, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 2, FORGET_STEP_ROWS);
+		if ((rc = store_step(st)) < 0)
+			return rc;
+		n = sqlite3_changes(store_writer_db(s));
+		j->rows += n;
+		if (n >= FORGET_STEP_ROWS) {
+			j->more = true;
+			return 0;
+		}
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(del); i++) {
 		if (!(st = store_stmt(s, del[i])))
 			return -EIO;
@@ -1757,9 +1790,17 @@ static int forget_apply(struct store_job *sj, struct store *s)
 int ingest_forget_agent(struct ingest *ing, const char *id, const struct views_opts *o, json_t **ret,
 			struct rf_err *e)
 {
-	struct forget_job j = { .job = { .apply = forget_apply }, .ing = ing, .id = id, .o = o };
-	int r = store_submit_wait(ing->store, &j.job);
+	struct forget_job j = { .job = { .apply = forget_apply }, .ing = ing, .id = id, .o = *o };
+	int64_t t0 = tu_mono_ns();
+	int r;
 
+	do {
+		int64_t rows = j.rows;
+
+		j.o.now_ns = o->now_ns + (tu_mono_ns() - t0); /* each step at its time */
+		if ((r = store_submit_wait(ing->store, &j.job)) < 0)
+			j.rows = rows; /* (rolled back) */
+	} while (r == 0 && j.more);
 	if (r < 0 && j.err.code[0]) {
 		*e = j.err;
 		return r;

@@ -908,6 +908,90 @@ static void test_ingest(void **state)
 	unlink(dbpath);
 }
 
+/* A writer job that gives port h1:mlx5_0:1 extra samples and per-minute rollups (their blobs
+ * are not read by forgetting). */
+struct fill_job {
+	struct store_job job;
+	int samples, minutes;
+};
+
+static int fill_apply(struct store_job *sj, struct store *s)
+{
+	struct fill_job *j = (struct fill_job *)sj;
+	sqlite3 *db = store_writer_db(s);
+	char sql[400];
+
+	snprintf(sql, sizeof(sql),
+		 "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < %d) INSERT INTO samples "
+		 "SELECT (SELECT id FROM ports WHERE key = 'h1:mlx5_0:1'), %lld - i * 1000000000, 1, zeroblob(8) FROM k",
+		 j->samples, (long long)T0);
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return -EIO;
+	snprintf(sql, sizeof(sql),
+		 "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < %d) INSERT INTO rollups "
+		 "SELECT 60, (SELECT id FROM ports WHERE key = 'h1:mlx5_0:1'), %lld - i * 60000000000, 1, zeroblob(8) "
+		 "FROM k", j->minutes, (long long)T0);
+	return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+static int64_t count_rows(struct store *s, const char *sql)
+{
+	struct store_reader *rd = store_reader_get(s);
+	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+	int64_t n = -1;
+
+	assert_non_null(st);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	store_reader_put(s, rd);
+	return n;
+}
+
+/* Forgetting an agent deletes its data in steps of their own writer jobs (a big switch's in
+ * one job stopped the writer for seconds); a live agent is not forgotten. */
+static void test_forget(void **state)
+{
+	struct fill_job fill = { .job = { .apply = fill_apply }, .samples = 45000, .minutes = 21000 };
+	struct views_opts o = { .now_ns = tu_now_ns(), .stale_intervals = 3 }; /* (last seen: when received) */
+	struct store_stats before, after;
+	struct rf_err e = { 0 };
+	struct ingest *ing;
+	struct store *s;
+	struct reg *reg;
+	json_t *doc = NULL;
+
+	(void)state;
+	unlink(dbpath);
+	open_all(&s, &ing, &reg);
+	assert_int_equal(submit(ing, reg, 1, "boot-A", T0, 1000, 0, 10).status, 0);
+	assert_int_equal(store_submit_wait(s, &fill.job), 0);
+	/* it reported a moment ago */
+	assert_int_equal(ingest_forget_agent(ing, "h1", &o, &doc, &e), -EALREADY);
+	assert_string_equal(e.code, "AGENT_ACTIVE");
+	assert_int_equal(count_rows(s, "SELECT count(*) FROM samples"), 45001);
+	/* gone for good */
+	o.now_ns += 3600 * NSEC_PER_SEC;
+	store_get_stats(s, &before);
+	assert_int_equal(ingest_forget_agent(ing, "h1", &o, &doc, &e), 0);
+	store_get_stats(s, &after);
+	assert_int_equal(json_integer_value(json_object_get(doc, "ports")), 1);
+	assert_true(json_integer_value(json_object_get(doc, "rows")) >= 45001 + 21000 + 3);
+	json_decref(doc);
+	/* 66,001 rows of data at most 20,000 a job: 4 jobs (the last with what names it) */
+	assert_int_equal(after.jobs - before.jobs, 4);
+	assert_int_equal(count_rows(s, "SELECT count(*) FROM samples"), 0);
+	assert_int_equal(count_rows(s, "SELECT count(*) FROM rollups"), 0);
+	assert_int_equal(count_rows(s, "SELECT count(*) FROM ports"), 0);
+	assert_int_equal(count_rows(s, "SELECT count(*) FROM agents"), 0);
+	doc = NULL;
+	assert_int_equal(ingest_forget_agent(ing, "h1", &o, &doc, &e), -ENOENT);
+	assert_string_equal(e.code, "UNKNOWN_AGENT");
+	assert_null(doc);
+	close_all(s, ing, reg);
+	unlink(dbpath);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -923,6 +1007,7 @@ int main(void)
 		cmocka_unit_test(test_watch),
 		cmocka_unit_test(test_events_ring),
 		cmocka_unit_test(test_ingest),
+		cmocka_unit_test(test_forget),
 	};
 
 	return cmocka_run_group_tests_name("store", tests, setup, teardown);
