@@ -78,6 +78,12 @@ const struct conf_opt agent_opts[] = {
 
 #define OUTBOX_MAX 4
 #define RESULTS_MAX 64 /* command outcomes waiting to be acknowledged */
+/* ... kept in the spool directory too, until acknowledged: an agent restarted between a
+ * change it applied and the report that says so reports it still (rocefabd would have it in
+ * doubt, or, were it sent again after its deadline, refused as timed out: applied all the
+ * same) */
+#define RESULTS_FILE "command-outcomes"
+#define RESULTS_FILE_MAX (4u << 20)
 #define SEEN_MAX 256   /* command ids already handled */
 #define CONFIG_EVERY 30 /* reports between two copies of an unchanged configuration */
 /* probe results per report (rocefabd's limit, schemas/agent-report.schema.json); a round with
@@ -109,6 +115,7 @@ struct agent {
 	int64_t seq;
 	struct result results[RESULTS_MAX];
 	unsigned nresults;
+	bool results_unsaved; /* the last try to keep them failed (said once) */
 	char seen[SEEN_MAX][65];
 	unsigned seen_next;
 	uint64_t cfg_hash;
@@ -640,6 +647,72 @@ static bool seen(struct agent *a, const char *id)
 	return false;
 }
 
+/* With blk held: the outcomes not acknowledged yet to the spool directory (none: its file
+ * removed).  A failure is said once; they are reported from memory all the same. */
+static void results_save(struct agent *a)
+{
+	json_t *list;
+	char *text = NULL;
+	int r = -ENOMEM;
+
+	if (!a->spool)
+		return;
+	if (!a->nresults) {
+		r = spool_keep(a->spool, RESULTS_FILE, NULL, 0);
+	} else if ((list = json_array())) {
+		for (unsigned i = 0; i < a->nresults; i++)
+			json_array_append(list, a->results[i].doc);
+		text = json_dumps(list, JSON_COMPACT);
+		json_decref(list);
+		if (text)
+			r = spool_keep(a->spool, RESULTS_FILE, text, strlen(text));
+		free(text);
+	}
+	if (r < 0 && !a->results_unsaved)
+		log_msg(LOG_WARNING, "agent", "OUTCOMES_NOT_KEPT",
+			"%s: command outcomes cannot be kept in the spool directory (%s): they are reported, but "
+			"lost if the agent stops before rocefabd has them", a->id, strerror(-r));
+	a->results_unsaved = r < 0;
+}
+
+/* The outcomes an earlier run of the agent kept and rocefabd did not acknowledge: reported
+ * again, and their commands not applied again if sent again. */
+static void results_load(struct agent *a)
+{
+	json_t *list, *it;
+	char *text = NULL;
+	size_t len, i;
+	int r;
+
+	if (!a->spool || (r = spool_kept(a->spool, RESULTS_FILE, RESULTS_FILE_MAX, &text, &len)) == -ENOENT)
+		return;
+	list = r == 0 ? json_loadb(text, len, 0, NULL) : NULL;
+	free(text);
+	if (!json_is_array(list)) {
+		log_msg(LOG_WARNING, "agent", "OUTCOMES_UNREADABLE",
+			"%s: the command outcomes kept by its previous run cannot be read (%s): they are not "
+			"reported, and changes rocefabd sent it then may stay in doubt", a->id,
+			r < 0 ? strerror(-r) : "not a JSON array");
+		json_decref(list);
+		spool_keep(a->spool, RESULTS_FILE, NULL, 0);
+		return;
+	}
+	json_array_foreach(list, i, it) {
+		const char *id = json_string_value(json_object_get(it, "id"));
+
+		if (!json_is_object(it) || !id || !*id || strlen(id) > 64 ||
+		    !json_is_string(json_object_get(it, "outcome")) || a->nresults == RESULTS_MAX)
+			continue;
+		a->results[a->nresults++] = (struct result){ .doc = json_incref(it) };
+		snprintf(a->seen[a->seen_next], sizeof(a->seen[0]), "%s", id);
+		a->seen_next = (a->seen_next + 1) % SEEN_MAX;
+	}
+	json_decref(list);
+	if (a->nresults)
+		log_info("agent", "%s: the outcomes of %u commands applied by its previous run to report", a->id,
+			 a->nresults);
+}
+
 static void add_result(struct agent *a, json_t *outcome)
 {
 	if (a->nresults == RESULTS_MAX) {
@@ -650,6 +723,7 @@ static void add_result(struct agent *a, json_t *outcome)
 	}
 	json_object_set_new(outcome, "time_ns", json_integer(tu_now_ns()));
 	a->results[a->nresults++] = (struct result){ .doc = outcome };
+	results_save(a);
 }
 
 static void apply_command(struct agent *a, json_t *cmd)
@@ -721,7 +795,10 @@ void agent_handle_answer(struct agent *a, json_t *answer)
 			else
 				a->results[k++] = a->results[j];
 		}
-		a->nresults = k;
+		if (k != a->nresults) {
+			a->nresults = k;
+			results_save(a);
+		}
 	}
 	json_array_foreach(cmds, i, c)
 		apply_command(a, c);
@@ -757,6 +834,7 @@ int agent_create(const struct agent_conf *c, struct agent **ret, struct rf_err *
 	if (c->spool_dir &&
 	    (r = spool_open(c->spool_dir, c->spool_max, c->spool_fsync, &a->spool, e)) < 0)
 		goto fail;
+	results_load(a);
 	*ret = a;
 	return 0;
 fail:

@@ -187,29 +187,18 @@ static void drop_oldest(struct spool *s)
 	s->dropped++;
 }
 
-int spool_push(struct spool *s, const char *data, size_t len)
+/* Writes name whole: to a temporary name, then renamed (a crash leaves the old one or the new
+ * one, never half of one); fsync'ed with agent.spool_fsync. */
+static int write_whole(struct spool *s, const char *name, const char *data, size_t len)
 {
-	char tmp[48], name[32];
+	char tmp[80];
 	ssize_t w = 0;
 	int fd, r = 0;
 
-	if (len > s->max_bytes) {
-		s->dropped++;
-		return -EFBIG;
-	}
-	while (s->n && s->bytes + len > s->max_bytes)
-		drop_oldest(s);
-	if (s->n == s->cap && (r = grow(s)) < 0) {
-		s->dropped++;
-		return r;
-	}
-	snprintf(tmp, sizeof(tmp), ".tmp-%" PRIu64, s->next_id);
-	file_name(s->next_id, name, sizeof(name));
+	snprintf(tmp, sizeof(tmp), ".tmp-%s", name);
 	fd = openat(s->dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0) {
-		s->dropped++;
+	if (fd < 0)
 		return -errno;
-	}
 	while ((size_t)w < len) {
 		ssize_t n = write(fd, data + w, len - (size_t)w);
 
@@ -227,8 +216,28 @@ int spool_push(struct spool *s, const char *data, size_t len)
 		r = -errno;
 	if (r == 0 && renameat(s->dfd, tmp, s->dfd, name) < 0)
 		r = -errno;
-	if (r < 0) {
+	if (r < 0)
 		unlinkat(s->dfd, tmp, 0);
+	return r;
+}
+
+int spool_push(struct spool *s, const char *data, size_t len)
+{
+	char name[32];
+	int r = 0;
+
+	if (len > s->max_bytes) {
+		s->dropped++;
+		return -EFBIG;
+	}
+	while (s->n && s->bytes + len > s->max_bytes)
+		drop_oldest(s);
+	if (s->n == s->cap && (r = grow(s)) < 0) {
+		s->dropped++;
+		return r;
+	}
+	file_name(s->next_id, name, sizeof(name));
+	if ((r = write_whole(s, name, data, len)) < 0) {
 		s->dropped++;
 		return r;
 	}
@@ -304,4 +313,53 @@ uint64_t spool_bytes(const struct spool *s)
 uint64_t spool_dropped(const struct spool *s)
 {
 	return s->dropped;
+}
+
+int spool_keep(struct spool *s, const char *name, const char *data, size_t len)
+{
+	if (!len)
+		return unlinkat(s->dfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+	return write_whole(s, name, data, len);
+}
+
+int spool_kept(struct spool *s, const char *name, size_t max, char **ret_data, size_t *ret_len)
+{
+	int fd = openat(s->dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st = { 0 };
+	char *data;
+	size_t got = 0;
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	errno = 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
+		r = errno ? -errno : -EFBIG;
+		close(fd);
+		return r;
+	}
+	if (!(data = malloc((size_t)st.st_size + 1))) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, data + got, (size_t)st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n < 0 ? -errno : -EIO;
+			break;
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	if (r < 0) {
+		free(data);
+		return r;
+	}
+	data[got] = '\0';
+	*ret_data = data;
+	*ret_len = got;
+	return 0;
 }

@@ -4,7 +4,7 @@
  * new report does not fit, the oldest ones are dropped and counted.  Reports left by an earlier
  * run of the agent are found and sent too.  The directory (and any missing above it) is created
  * 0700 and the files 0600; an existing directory open to other users is warned about
- * (SPOOL_DIR_MODE), not changed. */
+ * (SPOOL_DIR_MODE), not changed.  The agent keeps a file of its own there too (spool_keep). */
 #ifndef ROCEFAB_SPOOL_H
 #define ROCEFAB_SPOOL_H
 
@@ -28,5 +28,11 @@ size_t spool_count(const struct spool *s);
 uint64_t spool_bytes(const struct spool *s);
 /* Reports dropped by the bound (or lost to write errors) since the agent started. */
 uint64_t spool_dropped(const struct spool *s);
+/* A file of the agent's own kept beside the reports (its name is none of theirs, and begins
+ * with a letter): written whole, or removed when len is 0.  0 or a negative errno. */
+int spool_keep(struct spool *s, const char *name, const char *data, size_t len);
+/* That file (malloc'ed and NUL-terminated, the caller frees it): -ENOENT when there is none,
+ * -EFBIG when it is larger than max bytes or not a regular file. */
+int spool_kept(struct spool *s, const char *name, size_t max, char **ret_data, size_t *ret_len);
 
 #endif

@@ -15,6 +15,7 @@
 #include "agents/spool.h"
 #include "daemon/report.h"
 #include "lib/conf.h"
+#include "lib/timeutil.h"
 #include "tests/unit/unit.h"
 
 static char dir[64];
@@ -430,6 +431,81 @@ static void test_linux_odd_names(void **state)
 	reg_free(reg);
 }
 
+/* The outcomes of commands an agent applied, kept in its spool directory until rocefabd
+ * acknowledges a report that carried them: a restart in between lost them (the change stayed
+ * in doubt, or, sent again after its deadline, was said timed out though applied). */
+static int outcomes_of(struct agent *a, const char *id, int64_t *seq)
+{
+	json_t *doc = NULL, *it;
+	size_t i;
+	int n = 0;
+
+	assert_int_equal(agent_build_report(a, &doc), 0);
+	json_array_foreach(json_object_get(doc, "command_results"), i, it)
+		n += !strcmp(json_string_value(json_object_get(it, "id")), id);
+	*seq = json_integer_value(json_object_get(doc, "seq"));
+	json_decref(doc);
+	return n;
+}
+
+static void test_outcomes_kept(void **state)
+{
+	struct linux_settings ls = { .devices = (char *)"mlx5_0", .net_source = LINUX_NET_FILES,
+				     .sysfs_root = (char *)"tests/data/hosts/gpu-a2", .dcb_xfer = refusing_kernel };
+	struct backend_env env = { .settings = &ls };
+	struct agent_conf ac = { .id = "gpu-a2", .role = AGENT_HOST, .backend_name = "linux",
+				 .interval_ns = 1000000000, .spool_max = 1u << 20 };
+	char spool[128], file[160];
+	struct rf_err e = { 0 };
+	struct agent *a = NULL;
+	struct reg *reg;
+	json_t *cmd, *ack;
+	int64_t seq;
+
+	(void)state;
+	snprintf(spool, sizeof(spool), "%s/outcomes", dir);
+	snprintf(file, sizeof(file), "%s/command-outcomes", spool);
+	ac.spool_dir = spool;
+	assert_int_equal(reg_load_builtin(&reg, &e), 0);
+	env.reg = reg;
+	cmd = json_pack("{s:[{s:s,s:s,s:I,s:{s:s,s:s,s:i}}]}", "commands", "id", "c41", "kind", "set_pfc",
+			"deadline_ns", (json_int_t)(tu_now_ns() + 60 * NSEC_PER_SEC), "params", "device", "mlx5_0",
+			"port", "1", "enable", 8);
+	assert_int_equal(backend_new("linux", &env, &ac.backend, &e), 0);
+	assert_int_equal(agent_create(&ac, &a, &e), 0);
+	agent_handle_answer(a, cmd);
+	agent_destroy(a); /* stopped before a report said it */
+	assert_int_equal(access(file, F_OK), 0);
+	assert_int_equal(backend_new("linux", &env, &ac.backend, &e), 0);
+	assert_int_equal(agent_create(&ac, &a, &e), 0);
+	assert_int_equal(outcomes_of(a, "c41", &seq), 1);
+	/* sent again (not acknowledged yet): not applied again */
+	agent_handle_answer(a, cmd);
+	assert_int_equal(outcomes_of(a, "c41", &seq), 1);
+	/* acknowledged: gone, from the disk too */
+	ack = json_pack("{s:I}", "seq", (json_int_t)seq);
+	agent_handle_answer(a, ack);
+	json_decref(ack);
+	assert_int_equal(outcomes_of(a, "c41", &seq), 0);
+	assert_int_equal(access(file, F_OK), -1);
+	agent_destroy(a);
+	/* garbage in the file: said, removed, and the agent starts */
+	{
+		FILE *f = fopen(file, "w");
+
+		assert_non_null(f);
+		fputs("[{\"id\":", f);
+		fclose(f);
+	}
+	assert_int_equal(backend_new("linux", &env, &ac.backend, &e), 0);
+	assert_int_equal(agent_create(&ac, &a, &e), 0);
+	assert_int_equal(outcomes_of(a, "c41", &seq), 0);
+	assert_int_equal(access(file, F_OK), -1);
+	agent_destroy(a);
+	json_decref(cmd);
+	reg_free(reg);
+}
+
 static void test_backend_lookup(void **state)
 {
 	struct linux_settings ls = { .sysfs_root = (char *)"/nonexistent/tree" };
@@ -548,6 +624,7 @@ int main(void)
 		cmocka_unit_test(test_linux_tree),    cmocka_unit_test(test_linux_garbage),
 		cmocka_unit_test(test_backend_lookup), cmocka_unit_test(test_backend_defaults),
 		cmocka_unit_test(test_backend_settings), cmocka_unit_test(test_linux_odd_names),
+		cmocka_unit_test(test_outcomes_kept),
 	};
 
 	return cmocka_run_group_tests_name("agent", tests, setup, teardown);
