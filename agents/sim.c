@@ -24,6 +24,7 @@
 #include "lib/log.h"
 #include "lib/params.h"
 #include "lib/strutil.h"
+#include "lib/timeutil.h"
 
 #define HOST_DEV SIM_AGENT_HOST_DEV
 #define HOST_PORT SIM_AGENT_HOST_PORT
@@ -49,7 +50,13 @@ struct simb {
 	/* the probe round in flight: ids of the simulator's probe runs, and what each was */
 	json_t *round_ids, *round_meta;
 	bool runs_refused; /* the simulator refused runs or their results: said once in the log */
+	bool ahead_said;   /* its fabric time ran ahead of the wall clock: said once in the log */
 };
+
+/* Fabric time ahead of the wall clock by more than this (a simulator paced above 1): the
+ * counters are left out, as rocefabd refuses reports more than 60 s ahead of its clock
+ * (CLOCK_AHEAD, which would blame this host's clock) */
+#define SIM_AHEAD_NS (45 * INT64_C(1000000000))
 
 /* Returns the HTTP status (0 when the simulator cannot be reached) and *ret_doc. */
 static int call(struct simb *sb, const char *method, const char *path, json_t *body,
@@ -271,6 +278,19 @@ static int sim_collect(struct backend *b, const struct agent_inventory *inv, jso
 	/* the read time is fabric time (mapped to Unix time), so rates are true fabric rates
 	 * whatever the simulator's pace */
 	t = json_integer_value(json_object_get(doc, "time_ns"));
+	if (t - tu_now_ns() > SIM_AHEAD_NS) {
+		collect_error(errors, "SIM_AHEAD", sb->dev,
+			      "the simulator's fabric time is %.0f s ahead of this clock (rocefab-sim serve paced above 1): "
+			      "its counters are left out, as rocefabd refuses times more than a minute ahead; run it "
+			      "at --pace 1 or below", (double)(t - tu_now_ns()) / 1e9);
+		if (!sb->ahead_said)
+			log_msg(LOG_WARNING, "sim", "SIM_AHEAD",
+				"%s: the simulator's fabric time runs ahead of this clock (paced above 1): counters "
+				"are left out of the reports until it is run at --pace 1 or below", sb->dev);
+		sb->ahead_said = true;
+		json_decref(doc);
+		return 0;
+	}
 	ports = json_object_get(doc, "ports");
 	json_object_foreach(ports, pname, values) {
 		json_t *smp = json_pack("{s:s,s:s,s:s,s:s,s:I,s:O}", "device",

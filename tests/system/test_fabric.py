@@ -309,6 +309,36 @@ def test_change_times_out_when_the_agent_is_gone(world):
     assert sim.ctl("GET", "/v1/devices/h2/config")["dcqcn"]["rpg_ai_rate_mbps"] == 5
 
 
+def test_a_real_agent_on_a_simulator_paced_above_1(world):
+    """rocefab-sim serve refuses a pace above 1 for its own agents (their reports would run ahead
+    of rocefabd's clock), but cannot know of a real rocefab-agent --backend sim.  Such an agent
+    leaves the counters out once fabric time is well ahead of its clock, and its reports say why
+    (SIM_AHEAD).  Before, rocefabd refused every report (CLOCK_AHEAD: check this host's clock),
+    and the agent dropped them."""
+    d = world.daemon().start()
+    _, tok = d.token("agents", "agent")
+    d.token("viewer", "viewer")
+    idle = os.path.join(world.tmp, "idle.json")  # (a fabric with traffic would not keep such a pace)
+    with open(idle, "w") as f:
+        json.dump({"schema": 1, "name": "idle", "seed": 1, "until_us": 1000000000, "workloads": [],
+                   "topology": {"type": "leaf_spine", "spines": 1, "leaves": 1, "hosts_per_leaf": 2,
+                                "host_link": {"rate_gbps": 100, "delay_ns": 1000},
+                                "fabric_link": {"rate_gbps": 100, "delay_ns": 1000}}}, f)
+    sim = world.sim(idle, pace=30).start()
+    ahead = lambda: (lambda c: (c["epoch_ns"] + c["fabric_time_ns"]) / 1e9 - time.time())(sim.ctl("GET", "/v1/clock"))
+    wait_for(lambda: ahead() > 60, 20, interval=0.2, what="fabric time a minute ahead")
+    agent = world.agent("h1", "/nonexistent", d.url, tok, interval="0.3s",
+                        extra=("--backend", "sim", "--sim", sim.url, "--device", "h1"))
+    agent.args = [a for a in agent.args if a not in ("--sysfs-root", "/nonexistent")]
+    agent.start()
+    c = d.client("viewer")
+    a = wait_for(lambda: (lambda r: r.json() if r.status_code == 200 and r.json()["reports"] >= 3 else None)(
+        c.get("/api/v1/agents/h1")), 15, what="h1's reports stored")
+    assert "SIM_AHEAD" in json.dumps(a["errors"]), a
+    out = agent.proc.output()
+    assert "refused a report" not in out and "SIM_AHEAD" in out, out[-3000:]
+
+
 # --- faults injected into the fabric --------------------------------------------------------------
 
 def inject(sim, fault):
