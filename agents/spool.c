@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "agents/spool.h"
+#include "lib/fileutil.h"
 #include "lib/log.h"
 
 struct spool_entry {
@@ -324,42 +325,5 @@ int spool_keep(struct spool *s, const char *name, const char *data, size_t len)
 
 int spool_kept(struct spool *s, const char *name, size_t max, char **ret_data, size_t *ret_len)
 {
-	int fd = openat(s->dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	struct stat st = { 0 };
-	char *data;
-	size_t got = 0;
-	int r = 0;
-
-	if (fd < 0)
-		return -errno;
-	errno = 0;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
-		r = errno ? -errno : -EFBIG;
-		close(fd);
-		return r;
-	}
-	if (!(data = malloc((size_t)st.st_size + 1))) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, data + got, (size_t)st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			r = n < 0 ? -errno : -EIO;
-			break;
-		}
-		got += (size_t)n;
-	}
-	close(fd);
-	if (r < 0) {
-		free(data);
-		return r;
-	}
-	data[got] = '\0';
-	*ret_data = data;
-	*ret_len = got;
-	return 0;
+	return file_read_at(s->dfd, name, max, ret_data, ret_len);
 }

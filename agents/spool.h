@@ -32,7 +32,7 @@ uint64_t spool_dropped(const struct spool *s);
  * with a letter): written whole, or removed when len is 0.  0 or a negative errno. */
 int spool_keep(struct spool *s, const char *name, const char *data, size_t len);
 /* That file (malloc'ed and NUL-terminated, the caller frees it): -ENOENT when there is none,
- * -EFBIG when it is larger than max bytes or not a regular file. */
+ * -EFBIG when it is larger than max bytes, -EISDIR when not a regular file. */
 int spool_kept(struct spool *s, const char *name, size_t max, char **ret_data, size_t *ret_len);
 
 #endif

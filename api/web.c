@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "api/web.h"
+#include "lib/fileutil.h"
 #include "lib/hmap.h"
 #include "lib/log.h"
 #include "lib/sha256.h"
@@ -50,56 +51,6 @@ static void file_free(struct web_file *f)
 		free(f->data);
 		free(f);
 	}
-}
-
-/* Reads a regular file whole; the descriptor is checked, not the name (no race).  Opened
- * without blocking and without becoming a terminal: a FIFO or a device put in its place is
- * refused, never waited on. */
-static int slurp(int dirfd, const char *name, char **ret, size_t *ret_len, size_t room)
-{
-	int fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	struct stat st;
-	char *data = NULL;
-	size_t got = 0;
-	int r = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		r = -EISDIR;
-		goto out;
-	}
-	if ((size_t)st.st_size > room) {
-		r = -EFBIG;
-		goto out;
-	}
-	if (!(data = malloc((size_t)st.st_size + 1))) {
-		r = -ENOMEM;
-		goto out;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, data + got, (size_t)st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			r = n < 0 ? -errno : -EIO;
-			goto out;
-		}
-		got += (size_t)n;
-	}
-	data[got] = '\0';
-	*ret = data;
-	*ret_len = got;
-	data = NULL;
-out:
-	free(data);
-	close(fd);
-	return r;
 }
 
 static int add_file(struct web *w, const char *path, char *data, size_t len)
@@ -180,7 +131,7 @@ static int load_dir(struct web *w, int dfd, const char *prefix, int depth, struc
 				       "more than %d files", WEB_MAX_FILES);
 			break;
 		}
-		r = slurp(dirfd(d), de->d_name, &data, &len, WEB_MAX_BYTES - w->bytes);
+		r = file_read_at(dirfd(d), de->d_name, WEB_MAX_BYTES - w->bytes, &data, &len);
 		if (r == -EFBIG) {
 			rf_err_set(e, r, "WEB_TOO_LARGE", "api.web_root",
 				   "the files exceed %u bytes in all", WEB_MAX_BYTES);
@@ -249,7 +200,7 @@ static void load_libs(struct web *w, const char *jsroot)
 					   "and the rest not served", WEB_MAX_FILES, line);
 			break;
 		}
-		r = slurp(root, line, &data, &len, WEB_MAX_BYTES - w->bytes);
+		r = file_read_at(root, line, WEB_MAX_BYTES - w->bytes, &data, &len);
 		if (r < 0)
 			log_warning("api", "the dashboard's library %s/%s: %s (install its libjs-* "
 					   "package)", jsroot, line, strerror(-r));
