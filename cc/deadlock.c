@@ -98,6 +98,16 @@ struct slowc {
 	char key[];
 };
 
+/* A break restored: a deadlock that forms again through it within PERSIST_RESTORES restore
+ * times is persistent (a routing loop forms again at once).  One later, or after an operator
+ * put a persistent one's port back (routing fixed), is a deadlock of its own: before, every
+ * deadlock through a queue once restored was persistent for the life of the process. */
+#define PERSIST_RESTORES 10
+struct restored {
+	int64_t at_us;
+	char key[]; /* "node\x1fport\x1fprio" */
+};
+
 /* A share of the interval, worked out once a run (the loops ask for it for every queue). */
 struct share {
 	uint64_t us;
@@ -109,7 +119,7 @@ struct cc_dl {
 	struct hmap tracks; /* key -> struct track */
 	struct hold *holds;
 	size_t nholds, capholds;
-	struct hmap restored; /* "node\x1fport\x1fprio" of a restored break -> (void *)1 */
+	struct hmap restored; /* "node\x1fport\x1fprio" of a restored break -> struct restored */
 	struct hmap slow; /* slow receiver candidates: key -> the run that saw them last */
 	uintptr_t runs;
 	struct share sh_stuck, sh_cong, sh_slow; /* this run's */
@@ -158,7 +168,7 @@ void cc_dl_free(struct cc_dl *d)
 	}
 	hmap_fini(&d->tracks);
 	for (size_t i = 0; hmap_next(&d->restored, &i, &k, &v);)
-		free((char *)k);
+		free(v);
 	hmap_fini(&d->restored);
 	for (size_t i = 0; hmap_next(&d->slow, &i, &k, &v);)
 		free(v);
@@ -660,6 +670,23 @@ static int restore(struct cc_dl *d, struct hold *h)
 	return 0;
 }
 
+/* A deadlock's break restored, now (no memory: then the next one there is not persistent). */
+static void mark_restored(struct cc_dl *d, const struct hold *h)
+{
+	char k[2 * CC_DL_NAME + 16];
+	struct restored *rs;
+
+	qkey(k, sizeof(k), h->node, h->port, h->prio);
+	if ((rs = hmap_get(&d->restored, k))) {
+		rs->at_us = d->now_us;
+	} else if ((rs = malloc(sizeof(*rs) + strlen(k) + 1))) {
+		rs->at_us = d->now_us;
+		strcpy(rs->key, k);
+		if (hmap_put(&d->restored, rs->key, rs, NULL) < 0)
+			free(rs);
+	}
+}
+
 static void drop_hold(struct cc_dl *d, size_t i)
 {
 	free(d->holds[i].fkey);
@@ -686,13 +713,8 @@ void cc_dl_action_done(struct cc_dl *d, uint64_t action, bool ok)
 			}
 		} else if (h->state == H_RESTORING) {
 			if (ok) {
-				char k[2 * CC_DL_NAME + 16];
-				char *copy;
-
-				qkey(k, sizeof(k), h->node, h->port, h->prio);
-				if (h->cls != CC_DL_PAUSE_STORM && !hmap_get(&d->restored, k) && (copy = strdup(k)) &&
-				    hmap_put(&d->restored, copy, (void *)1, NULL) < 0)
-					free(copy);
+				if (h->cls != CC_DL_PAUSE_STORM)
+					mark_restored(d, h);
 				drop_hold(d, i);
 			} else {
 				h->state = H_ACTIVE;
@@ -895,7 +917,7 @@ static int add_deadlocks(struct run *r, bool *in_cycle)
 				char k[2 * CC_DL_NAME + 16];
 
 				qkey(k, sizeof(k), f->ports[i].node, f->ports[i].port, f->prio);
-				persistent = hmap_get(&d->restored, k) != NULL;
+				persistent = hmap_get(&d->restored, k) != NULL; /* (those too old are gone) */
 			}
 		}
 		f->cls = persistent ? CC_DL_PERSISTENT : CC_DL_DEADLOCK;
@@ -1185,6 +1207,11 @@ static int update_holds(struct run *r, bool *held_culprit)
 			if (lossy) {
 				h->seen_lossy = true;
 			} else if (h->seen_lossy) {
+				char k[2 * CC_DL_NAME + 16];
+
+				/* (a loop that forms there again is a new deadlock: broken, not held) */
+				qkey(k, sizeof(k), h->node, h->port, h->prio);
+				free(hmap_del(&d->restored, k));
 				drop_hold(d, i--);
 				continue;
 			}
@@ -1255,6 +1282,18 @@ static bool forget_slow(const char *key, void *val, void *ctx)
 	return true;
 }
 
+static bool restored_old(const char *key, void *val, void *ctx)
+{
+	const struct cc_dl *d = ctx;
+	struct restored *rs = val;
+
+	(void)key;
+	if (d->now_us - rs->at_us <= PERSIST_RESTORES * d->conf.restore_us)
+		return false;
+	free(rs);
+	return true;
+}
+
 int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_result **ret)
 {
 	struct run r = { .d = d, .s = s };
@@ -1274,6 +1313,7 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 	d->res.t_us = s->t_us;
 	for (size_t i = 0; hmap_next(&d->tracks, &i, &k, &v);)
 		((struct track *)v)->seen = false;
+	hmap_sweep(&d->restored, restored_old, d);
 
 	/* the stuck queues */
 	for (uint32_t p = 0; p < s->nports; p++)

@@ -383,6 +383,34 @@ static void test_break_restore_persistent(void **state)
 	assert_int_equal(cc_dl_holds(d), 0);
 	only(r, CC_DL_PERSISTENT, 0);
 	assert_int_equal(r->nactions, 0);
+	/* a loop there later is a deadlock of its own, broken for a time (it was persistent, held
+	 * for good, for the life of the process) */
+	s = deadlocked(21 * IV, false);
+	assert_int_equal(cc_dl_run(d, s, &r), 0);
+	cc_snap_free(s);
+	only(r, CC_DL_PERSISTENT, 0);
+	assert_non_null(only(r, CC_DL_DEADLOCK, 1));
+	assert_int_equal(r->nactions, 1);
+	assert_non_null(strstr(r->actions[0].reason, "for 3 ms"));
+	cc_dl_action_done(d, r->actions[0].id, true);
+	for (int i = 22; i <= 24; i++) {
+		s = ring(3, i * IV, false);
+		s->ports[P(s, "s0", "s1")].lossless = 0;
+		assert_int_equal(cc_dl_run(d, s, &r), 0);
+		cc_snap_free(s);
+	}
+	assert_int_equal(r->nactions, 1);
+	assert_int_equal(r->actions[0].op, CC_DL_RESTORE);
+	cc_dl_action_done(d, r->actions[0].id, true);
+	/* ... and so is one that forms more than 10 restore times after its break was restored */
+	s = ring(3, 40 * IV, false);
+	assert_int_equal(cc_dl_run(d, s, &r), 0);
+	cc_snap_free(s);
+	s = deadlocked(55 * IV, false);
+	assert_int_equal(cc_dl_run(d, s, &r), 0);
+	cc_snap_free(s);
+	assert_non_null(only(r, CC_DL_DEADLOCK, 1));
+	only(r, CC_DL_PERSISTENT, 0);
 	cc_dl_free(d);
 }
 
