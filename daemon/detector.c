@@ -1547,6 +1547,9 @@ void detector_render_metrics(struct detector *d, struct buf *out)
 		   "# TYPE rocefab_detector_stuck_queues gauge\nrocefab_detector_stuck_queues %u\n"
 		   "# HELP rocefab_detector_holds Ports the detector holds out of lossless mode now.\n"
 		   "# TYPE rocefab_detector_holds gauge\nrocefab_detector_holds %u\n"
+		   "# HELP rocefab_detector_restore_failed Ports the detector took out of lossless mode and could not "
+		   "put back (restore_failed alerts).\n"
+		   "# TYPE rocefab_detector_restore_failed gauge\nrocefab_detector_restore_failed %u\n"
 		   "# HELP rocefab_detector_runs_total Runs of the detector.\n"
 		   "# TYPE rocefab_detector_runs_total counter\nrocefab_detector_runs_total %llu\n"
 		   "# HELP rocefab_detector_run_seconds How long the last run took.\n"
@@ -1563,7 +1566,7 @@ void detector_render_metrics(struct detector *d, struct buf *out)
 		   "# TYPE rocefab_pfc_lane_bytes_total counter\nrocefab_pfc_lane_bytes_total %llu\n"
 		   "# HELP rocefab_pfc_lane_ports Ports with readings in the fast PFC lane.\n"
 		   "# TYPE rocefab_pfc_lane_ports gauge\nrocefab_pfc_lane_ports %zu\n",
-		   d->stuck, d->holds, (unsigned long long)d->runs, (double)d->last_run_ns / 1e9,
+		   d->stuck, d->holds, d->nrestore_failed, (unsigned long long)d->runs, (double)d->last_run_ns / 1e9,
 		   (unsigned long long)d->actions_ok, (unsigned long long)d->actions_failed,
 		   (unsigned long long)d->restores_ok, (unsigned long long)d->restores_failed,
 		   (unsigned long long)d->lane_reports, (unsigned long long)d->lane_bytes, d->lane.len);

@@ -102,7 +102,7 @@ def test_live_deadlock_named_then_broken_restored_and_held(world):
     m = wait_for(lambda: (lambda t: t if 'rocefab_detector_changes_total{op="lossless_off",outcome="applied"} 2'
                           in t else None)(c.get("/metrics").text), 5, what="the held break in /metrics")
     assert 'rocefab_detector_changes_total{op="restore",outcome="applied"} 1' in m
-    assert 'rocefab_detector_findings{class="persistent"} 1' in m
+    assert 'rocefab_detector_findings{class="persistent"} 1' in m and 'rocefab_detector_restore_failed 0' in m
     assert "rocefab_pfc_lane_reports_total" in m
 
 
