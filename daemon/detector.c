@@ -27,6 +27,7 @@ const struct detector_conf detector_defaults = {
 #define CACHE_EVERY (2 * NSEC_PER_SEC) /* topology and PFC settings re-read */
 #define CACHE_NEW (250 * NSEC_PER_MSEC) /* sooner when the lane has ports it does not know */
 #define STALE_INTERVALS 3		/* a port silent this many intervals leaves the snapshot */
+#define RATE_WINDOW_NS (10 * NSEC_PER_SEC) /* the lane's reports and bytes per second: over this */
 #define FORGET_NS (60 * NSEC_PER_SEC)	/* and this long, the lane */
 #define LANE_MAX_PORTS 262144		/* ports the lane holds at most (a fabric's, with room) */
 #define LANE_MAX_AGENT_PORTS 1024	/* and of one agent (a switch has up to a few hundred) */
@@ -154,7 +155,12 @@ struct detector {
 	/* figures */
 	uint64_t lane_reports, lane_bytes, lane_stale, lane_full, lane_future;
 	uint64_t lane_gen, analysed_gen; /* readings taken; as of the last analysis */
-	int64_t analysed_mono;
+	int64_t analysed_mono, lane_rx_mono; /* the last analysis; the newest reading's arrival */
+	/* the lane's rates over the last RATE_WINDOW_NS or so: reports and bytes then, and now */
+	int64_t rate_mono;
+	uint64_t rate_reports, rate_bytes;
+	double reports_per_s, bytes_per_s;
+	bool rates_ready; /* a window was measured (before: the averages since the start) */
 	bool lane_unknown; /* a lane port the cache does not know (yet) */
 	bool recovered;	   /* recover_holds() ran */
 	uint64_t runs, actions_ok, actions_failed, restores_ok, restores_failed;
@@ -402,6 +408,7 @@ int detector_put(struct detector *d, const struct report *rep, size_t body_bytes
 		lp->n = lp->n < 2 ? lp->n + 1 : 2;
 		lp->rx_mono = mono;
 		d->lane_gen++;
+		d->lane_rx_mono = mono;
 	}
 	pthread_mutex_unlock(&d->lock);
 	if (ret_refused)
@@ -1124,7 +1131,23 @@ int detector_run(void *ctx, int64_t now)
 	/* The pass runs four times an interval so that a snapshot follows new readings closely;
 	 * the analysis runs once an interval, when readings came since the last. */
 	pthread_mutex_lock(&d->lock);
-	if (d->analysed_mono && (t0 - d->analysed_mono < d->o.interval_ns * 3 / 4 || d->lane_gen == d->analysed_gen)) {
+	if (t0 - d->rate_mono >= RATE_WINDOW_NS) {
+		double secs = (double)(t0 - d->rate_mono) / 1e9;
+
+		if (d->rate_mono) {
+			d->reports_per_s = (double)(d->lane_reports - d->rate_reports) / secs;
+			d->bytes_per_s = (double)(d->lane_bytes - d->rate_bytes) / secs;
+			d->rates_ready = true;
+		}
+		d->rate_mono = t0;
+		d->rate_reports = d->lane_reports;
+		d->rate_bytes = d->lane_bytes;
+	}
+	/* no new readings: nothing to analyse, unless the lane fell silent since the last
+	 * analysis (every agent gone): once, to drop what it knew (the findings clear) */
+	if (d->analysed_mono &&
+	    (t0 - d->analysed_mono < d->o.interval_ns * 3 / 4 ||
+	     (d->lane_gen == d->analysed_gen && !(d->last && t0 - d->lane_rx_mono > STALE_INTERVALS * d->o.interval_ns)))) {
 		pthread_mutex_unlock(&d->lock);
 		store_reader_put(d->store, rd);
 		return 0;
@@ -1197,6 +1220,9 @@ int detector_run(void *ctx, int64_t now)
 		/* no fresh readings: nothing is known to be wrong (the alerts clear) */
 		memset(d->by_class, 0, sizeof(d->by_class));
 		json_array_clear(d->findings);
+		d->stuck = 0;
+		cc_snap_free(d->last);
+		d->last = NULL;
 		af = calloc(d->nrestore_failed + 1, sizeof(*af));
 	}
 	for (unsigned i = 0; af && r == 0 && i < d->nrestore_failed; i++)
@@ -1440,8 +1466,9 @@ json_t *detector_status(struct detector *d)
 		      detector_conf_json(&d->conf), "interval_ms", (json_int_t)(d->o.interval_ns / NSEC_PER_MSEC),
 		      "last_run_ms", (double)d->last_run_ns / 1e6, "lane", "ports", (json_int_t)d->lane.len, "reports",
 		      (json_int_t)d->lane_reports, "bytes", (json_int_t)d->lane_bytes, "reports_per_s",
-		      secs > 0 ? (double)d->lane_reports / secs : 0.0, "bytes_per_s",
-		      secs > 0 ? (double)d->lane_bytes / secs : 0.0, "oldest_reading_us", (json_int_t)(oldest / 1000),
+		      d->rates_ready ? d->reports_per_s : secs > 0 ? (double)d->lane_reports / secs : 0.0,
+		      "bytes_per_s", d->rates_ready ? d->bytes_per_s : secs > 0 ? (double)d->lane_bytes / secs : 0.0,
+		      "oldest_reading_us", (json_int_t)(oldest / 1000),
 		      "newest_reading_us", (json_int_t)(newest / 1000), "unanalysed",
 		      (json_int_t)(d->lane_gen - d->analysed_gen), "stuck_queues", (json_int_t)d->stuck, "holds",
 		      (json_int_t)d->holds, "findings", d->findings, "runs", (json_int_t)d->runs);

@@ -7,6 +7,7 @@ mode nothing changes until POST /api/v1/alerts/{id}/mitigate.
 Times in a paced simulation: the counters' clock is fabric time (pace 0.02: 20 ms of fabric time
 per second), so the detector's restore time runs in fabric time too (restore_ms 20 = 1 s here)."""
 import os
+import signal
 import subprocess
 import time
 
@@ -135,6 +136,24 @@ def test_live_storm_isolated_rates_recover_then_restored(world):
     assert back["params"] == {"enable": 8} and "has not paused" in back["reason"], back
     wait_for(lambda: not alerts(c, "pause_storm"), 10, what="the storm alert cleared")
     assert alerts(c, "pause_storm", state="cleared")
+
+
+def test_live_findings_clear_when_the_lane_falls_silent(world):
+    """Every agent gone (the simulator killed): without readings the detector knows nothing, so
+    its findings and their alerts clear, and the lane's rate drops to 0.  Before, it kept the
+    last findings (a storm alert, 4 stuck queues in /metrics) for ever, and the rate was an
+    average since the start."""
+    d, sim, c, ops = fabric(world, os.path.join(LIVE, "faults.json"))
+    inject(sim, {"type": "pause_storm", "host": "h5"})  # (advise: nothing changes)
+    wait_for(lambda: (alerts(c, "pause_storm") or [None])[0], 10, what="a pause_storm alert")
+    assert c.json("/api/v1/detector")["lane"]["reports_per_s"] > 0
+    sim.stop(signal.SIGKILL)
+    wait_for(lambda: not alerts(c, "pause_storm"), 10, what="the storm alert cleared")
+    det = c.json("/api/v1/detector")
+    assert det["findings"] == [] and det["stuck_queues"] == 0 and det["has_snapshot"] is False, det
+    assert 'rocefab_detector_findings{class="pause_storm"} 0' in c.get("/metrics").text
+    wait_for(lambda: c.json("/api/v1/detector")["lane"]["reports_per_s"] == 0, 25, interval=0.5,
+             what="the lane's rate at 0")
 
 
 def test_live_advise_changes_nothing_until_mitigated(world):
