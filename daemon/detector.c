@@ -1124,6 +1124,7 @@ int detector_run(void *ctx, int64_t now)
 	char **texts = NULL;
 	size_t naf = 0, nacts = 0, ntexts = 0;
 	struct cc_snap *snap;
+	bool silent;
 	int r = 0;
 
 	if (!rd)
@@ -1145,9 +1146,9 @@ int detector_run(void *ctx, int64_t now)
 	}
 	/* no new readings: nothing to analyse, unless the lane fell silent since the last
 	 * analysis (every agent gone): once, to drop what it knew (the findings clear) */
+	silent = d->last && t0 - d->lane_rx_mono > STALE_INTERVALS * d->o.interval_ns;
 	if (d->analysed_mono &&
-	    (t0 - d->analysed_mono < d->o.interval_ns * 3 / 4 ||
-	     (d->lane_gen == d->analysed_gen && !(d->last && t0 - d->lane_rx_mono > STALE_INTERVALS * d->o.interval_ns)))) {
+	    (t0 - d->analysed_mono < d->o.interval_ns * 3 / 4 || (d->lane_gen == d->analysed_gen && !silent))) {
 		pthread_mutex_unlock(&d->lock);
 		store_reader_put(d->store, rd);
 		return 0;
