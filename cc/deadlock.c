@@ -198,6 +198,34 @@ size_t cc_dl_holds(const struct cc_dl *d)
 	return d->nholds;
 }
 
+json_t *cc_dl_holds_json(const struct cc_dl *d)
+{
+	static const char *const states[] = { [H_APPLYING] = "applying", [H_ACTIVE] = "in_force",
+					      [H_RESTORING] = "restoring" };
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && i < d->nholds; i++) {
+		const struct hold *h = &d->holds[i];
+		json_t *o = json_pack("{s:s,s:s,s:i,s:s,s:I,s:s,s:I}", "node", h->node, "port", h->port, "priority",
+				      h->prio, "class", cc_dl_class_name(h->cls), "finding", (json_int_t)h->finding,
+				      "state", states[h->state], "since_us", (json_int_t)h->state_since);
+		int64_t until = -1;
+
+		if (!o)
+			continue;
+		if (h->cls == CC_DL_PAUSE_STORM) {
+			json_object_set_new(o, "culprit", json_pack("{s:s,s:s}", "node", h->cnode, "port", h->cport));
+			if (h->quiet_since >= 0)
+				until = h->quiet_since + d->conf.restore_us;
+		} else if (h->until_us != INT64_MAX) {
+			until = h->until_us;
+		}
+		json_object_set_new(o, "until_us", until >= 0 ? json_integer(until) : json_null());
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
 /* --- the interval's analysis ---------------------------------------------------------------- */
 
 struct vq {

@@ -145,6 +145,11 @@ void cc_dl_action_done(struct cc_dl *d, uint64_t action, bool ok);
 int cc_dl_mitigate(struct cc_dl *d, uint64_t finding, struct cc_dl_action *ret);
 /* Holds in force (a break or an isolation we applied, with when it lifts). */
 size_t cc_dl_holds(const struct cc_dl *d);
+/* Each: the queue (node, port, priority), the finding and its class, its state (applying,
+ * in_force, restoring) and since when, when it lifts (until_us; null: a persistent deadlock's,
+ * until an operator puts the port back, or a storm's while its culprit still pauses) and a
+ * storm's culprit.  A new reference. */
+json_t *cc_dl_holds_json(const struct cc_dl *d);
 
 /* JSON renderings (new references). */
 json_t *cc_dl_finding_json(const struct cc_dl_finding *f);

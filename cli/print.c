@@ -771,6 +771,29 @@ void print_detector(FILE *f, const json_t *d)
 		fprintf(f, "  %-13s %s%s\n", json_string_value(json_object_get(x, "class")) ?: "?",
 			json_string_value(json_object_get(x, "summary")) ?: "",
 			json_is_true(json_object_get(x, "mitigated")) ? " [mitigated]" : "");
+	/* when each lifts, from the newest reading's time (fabric time in the simulator) */
+	json_array_foreach(json_object_get(d, "held"), i, x) {
+		const char *cls = json_string_value(json_object_get(x, "class")) ?: "?";
+		const json_t *until = json_object_get(x, "until_us"), *c = json_object_get(x, "culprit");
+		double left = (double)(json_integer_value(until) -
+				       json_integer_value(json_object_get(lane, "newest_reading_us"))) / 1e6;
+
+		fprintf(f, "  held: %s:%s priority %lld lossy (%s #%lld, %s): ",
+			json_string_value(json_object_get(x, "node")) ?: "?",
+			json_string_value(json_object_get(x, "port")) ?: "?",
+			(long long)json_integer_value(json_object_get(x, "priority")), cls,
+			(long long)json_integer_value(json_object_get(x, "finding")),
+			json_string_value(json_object_get(x, "state")) ?: "?");
+		if (json_is_integer(until))
+			fprintf(f, "lifts %s%.1f s\n", left > 0 ? "in " : "now, ", left > 0 ? left : 0.0);
+		else if (c)
+			fprintf(f, "lifts %lld ms after %s:%s stops pausing\n",
+				(long long)json_integer_value(json_object_get(cfg, "restore_ms")),
+				json_string_value(json_object_get(c, "node")) ?: "?",
+				json_string_value(json_object_get(c, "port")) ?: "?");
+		else
+			fprintf(f, "until an operator puts it back (fix the routing first)\n");
+	}
 }
 
 /* A list the server cut at its limit (truncated) says so under its table. */

@@ -1474,6 +1474,7 @@ json_t *detector_status(struct detector *d)
 		      (json_int_t)(d->lane_gen - d->analysed_gen), "stuck_queues", (json_int_t)d->stuck, "holds",
 		      (json_int_t)d->holds, "findings", d->findings, "runs", (json_int_t)d->runs);
 	json_object_set_new(o, "has_snapshot", json_boolean(d->last != NULL));
+	json_object_set_new(o, "held", cc_dl_holds_json(d->dl));
 	pthread_mutex_unlock(&d->dl_lock);
 	pthread_mutex_unlock(&d->lock);
 	return o;

@@ -98,7 +98,15 @@ def test_live_deadlock_named_then_broken_restored_and_held(world):
     held = wait_for(lambda: (lambda x: x[2] if len(x) >= 3 and x[2]["state"] == "applied" else None)(
         detector_changes(c)), 15, what="the break held")
     assert held["params"] == {"enable": 0} and "until the routing is fixed" in held["reason"]
-    assert c.json("/api/v1/detector")["holds"] == 1
+    det = c.json("/api/v1/detector")
+    assert det["holds"] == 1
+    (h,) = det["held"]  # which queue, and that it lifts only when an operator puts it back
+    assert (h["node"], h["port"], h["priority"], h["class"], h["until_us"]) == (
+        held["target"]["agent"], held["target"]["port"], 3, "persistent", None), h
+    assert h["finding"] == p["details"]["id"], (h, p)
+    out = ctl(d, "viewer", "detector").stdout
+    assert (f"held: {h['node']}:{h['port']} priority 3 lossy (persistent #{h['finding']}, " in out
+            and "until an operator puts it back" in out), out
     # the metrics say so too
     m = wait_for(lambda: (lambda t: t if 'rocefab_detector_changes_total{op="lossless_off",outcome="applied"} 2'
                           in t else None)(c.get("/metrics").text), 5, what="the held break in /metrics")
@@ -194,6 +202,7 @@ def test_live_advise_changes_nothing_until_mitigated(world):
     assert "pause_storm" in out and "h5 nic0:1 priority 3" in out, out
     out = ctl(d, "viewer", "detector").stdout
     assert "storms advise" in out and "pause_storm" in out and "[mitigated]" in out, out
+    assert "held: leaf1:h5 priority 3 lossy (pause_storm #" in out and "after h5:nic0:1 stops pausing" in out, out
     r = ctl(d, "ops", "ack", str(a["id"]))
     assert r.returncode == 0 and "acknowledged by ops" in r.stdout, r.stdout + r.stderr
     assert f"mitigated by ops at {m[0]['at']}: change {m[0]['change']} ({why})" in r.stdout, r.stdout
