@@ -302,10 +302,10 @@ static void analyze(struct loc_result *r, size_t n, const struct loc_conf *conf,
 	{
 		int len = snprintf(f->evidence, sizeof(f->evidence),
 				   "%u of %zu results %s; %u of the %u %s %s are, and they carry %.0f%% of the "
-				   "bad (%s)",
+				   "bad%s",
 				   bad, n, lossy ? "lost probes" : "are slow (p99 far above the typical)", b->bad,
 				   b->through, what(b), b->name, 100 * b->weight / total,
-				   lossy ? "weighted by the share of probes lost" : "");
+				   lossy ? " (weighted by the share of probes lost)" : "");
 
 		/* what is left: the next explanation (faults spread under PFC) */
 		if (len > 0 && (size_t)len < sizeof(f->evidence)) {

@@ -122,6 +122,8 @@ static void test_tor(void **state)
 	loc_analyze(r, n, NULL, &f);
 	assert_int_equal(f.kind, LOC_TOR);
 	assert_string_equal(f.subject, "leaf1");
+	assert_non_null(strstr(f.evidence, "are slow"));
+	assert_null(strstr(f.evidence, "()")); /* (it ended "of the bad ()") */
 }
 
 static void test_noise_and_spread(void **state)
