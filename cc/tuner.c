@@ -1,5 +1,6 @@
 /* The congestion-control tuner: see tuner.h. */
 #include <errno.h>
+#include <inttypes.h>
 #include <float.h>
 #include <fnmatch.h>
 #include <math.h>
@@ -1181,6 +1182,32 @@ int cc_tn_track_xoff(struct cc_tn *t, const char *node, const char *port, uint64
 		return -ENOENT;
 	m->xoff = xoff_bytes;
 	return 0;
+}
+
+const char *cc_tn_policy_fits(const struct cc_tn *t, const struct cc_tn_policy *p, char *buf, size_t len)
+{
+	uint64_t lo = 0, hi = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->nm; i++) {
+		const struct member *m = t->m[i];
+		uint64_t xoff = m->xoff ? m->xoff : t->xoff;
+
+		if (m->host || !xoff)
+			continue;
+		if (xoff > p->loop_bytes && xoff - p->loop_bytes > p->kmin_floor_bytes)
+			return NULL;
+		lo = n++ && lo < xoff ? lo : xoff;
+		hi = hi > xoff ? hi : xoff;
+	}
+	if (!n)
+		return NULL; /* nothing known yet */
+	snprintf(buf, len,
+		 "loop_bytes: %" PRIu64 " leaves no switch port a Kmax: their PFC XOFF thresholds are %" PRIu64
+		 "..%" PRIu64 " bytes, and Kmax must stay at most XOFF - loop_bytes and above kmin_floor_bytes (%" PRIu64
+		 "); below %" PRIu64 " some would have one",
+		 p->loop_bytes, lo, hi, p->kmin_floor_bytes, hi > p->kmin_floor_bytes ? hi - p->kmin_floor_bytes : 0);
+	return buf;
 }
 
 /* --- signals ----------------------------------------------------------------------------- */

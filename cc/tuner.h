@@ -204,6 +204,10 @@ void cc_tn_free(struct cc_tn *t);
  * step). */
 int cc_tn_set_policy(struct cc_tn *t, const struct cc_tn_policy *p);
 const struct cc_tn_policy *cc_tn_get_policy(const struct cc_tn *t);
+/* NULL, or, when not one switch port the tuner tracks would have room for a Kmax under policy
+ * p (XOFF - loop_bytes at most kmin_floor_bytes on every one), why: "loop_bytes: ..." in buf.
+ * NULL too while no port's XOFF is known. */
+const char *cc_tn_policy_fits(const struct cc_tn *t, const struct cc_tn_policy *p, char *buf, size_t len);
 
 /* What is configured now, before the first run and whenever someone else changed it: a switch
  * port's ECN on the tuned priority, a host's DCQCN.  -ENOMEM. */

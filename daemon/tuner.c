@@ -1145,6 +1145,12 @@ static int set_policy_locked(struct tuner *t, json_t *changes, const char *actor
 		return rf_err_set(e, -EINVAL, unk ? "UNKNOWN_FIELD" : "BAD_VALUE", sep ? ptr : NULL, "%s",
 				  sep ? sep + 2 : err);
 	}
+	/* one under which no switch port could have a Kmax would freeze every switch class */
+	pthread_mutex_lock(&t->lock);
+	r = cc_tn_policy_fits(t->tn, &p, err, sizeof(err)) ? -EINVAL : 0;
+	pthread_mutex_unlock(&t->lock);
+	if (r < 0)
+		return rf_err_set(e, r, "BAD_VALUE", "/loop_bytes", "%s", err + strlen("loop_bytes: "));
 	doc = cc_tn_policy_json(&p);
 	before = cc_tn_policy_json(was);
 	r = doc && before ? store_meta_put_by(t->store, "cc_policy", doc, before, actor, reason) : -ENOMEM;

@@ -173,6 +173,21 @@ def test_bad_policy_refused_nothing_changes(world, body, code, pointer):
     assert ops.json("/api/v1/cc/policy") == before
 
 
+def test_a_policy_no_switch_port_fits_is_refused(world):
+    """A loop_bytes as large as the ports' PFC XOFF thresholds leaves no switch port a Kmax: it
+    was taken, and froze every switch class (its steps rolled back, every port outside the
+    policy).  Refused now, naming the thresholds; a smaller one is taken."""
+    d, sim, c, ops = fabric(world)
+    wait_for(lambda: c.json("/api/v1/cc")["signals"].get("pause_share") is not None, 30, interval=0.3,
+             what="the tuner's first decision interval")
+    before = ops.json("/api/v1/cc/policy")
+    r = ops.put("/api/v1/cc/policy", json={"loop_bytes": 100000000, "reason": "trial"})
+    assert r.status_code == 400 and r.json()["code"] == "BAD_VALUE" and r.json()["pointer"] == "/loop_bytes", r.text
+    assert "leaves no switch port a Kmax: their PFC XOFF thresholds are" in r.json()["detail"], r.text
+    assert ops.json("/api/v1/cc/policy") == before
+    assert ops.put("/api/v1/cc/policy", json={"loop_bytes": 200000}).status_code == 200
+
+
 def test_head_is_a_get_and_changes_nothing(world):
     """HEAD is routed to a resource's GET (its role: viewer), so a handler that serves GET and PUT
     must change nothing on it: a viewer's HEAD with a body once went down the PUT branch."""

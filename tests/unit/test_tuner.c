@@ -186,6 +186,32 @@ static void deep_down(const char *node, const char *port, uint64_t *peak, uint64
 		*peak = 1000000;
 }
 
+/* A policy under which no switch port the tuner tracks could have a Kmax (its loop_bytes as
+ * large as the XOFF thresholds) is one the daemon refuses: it froze every switch class. */
+static void test_policy_fits(void **state)
+{
+	struct cc_tn_policy p = cc_tn_defaults;
+	struct cc_tn_ecn ecn = { .kmin_bytes = 5000, .kmax_bytes = 200000, .pmax = 0.01 };
+	struct cc_tn *t = cc_tn_new(&p);
+	char buf[400];
+
+	(void)state;
+	p.loop_bytes = 100000000;
+	assert_null(cc_tn_policy_fits(t, &p, buf, sizeof(buf))); /* no port known */
+	assert_int_equal(cc_tn_track_port(t, "leaf0", "h1", &ecn), 0);
+	assert_int_equal(cc_tn_track_port(t, "leaf0", "spine0", &ecn), 0);
+	assert_int_equal(cc_tn_track_xoff(t, "leaf0", "h1", 3670000), 0);
+	assert_int_equal(cc_tn_track_xoff(t, "leaf0", "spine0", 3000000), 0);
+	assert_non_null(cc_tn_policy_fits(t, &p, buf, sizeof(buf)));
+	assert_non_null(strstr(buf, "thresholds are 3000000..3670000 bytes"));
+	assert_non_null(strstr(buf, "below 3660000 some would have one"));
+	p.loop_bytes = 3660000; /* Kmax would be at most kmin_floor_bytes on the larger one */
+	assert_non_null(cc_tn_policy_fits(t, &p, buf, sizeof(buf)));
+	p.loop_bytes = 3659999;
+	assert_null(cc_tn_policy_fits(t, &p, buf, sizeof(buf)));
+	cc_tn_free(t);
+}
+
 static void test_policy_json(void **state)
 {
 	struct cc_tn_policy p = cc_tn_defaults, q;
@@ -3218,6 +3244,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_policy_json),
+		cmocka_unit_test(test_policy_fits),
 		cmocka_unit_test(test_invariants),
 		cmocka_unit_test(test_canary_then_rollout),
 		cmocka_unit_test(test_rollout_trimmed_when_sent),
