@@ -117,19 +117,57 @@ int h_agent(struct api_req *req)
 	return api_view(req, v_agent, false);
 }
 
-/* DELETE /api/v1/agents/{id}: an agent gone for good, forgotten (daemon/ingest.h). */
+/* DELETE /api/v1/agents/{id}: an agent gone for good, forgotten (daemon/ingest.h), in steps
+ * of writer jobs: the request waits suspended, not holding one of the API's threads. */
+static bool forget_go_on(void *ctx)
+{
+	struct api_req *req = ctx;
+
+	return !api_draining(req->api);
+}
+
+static void forget_done(void *ctx, int r, json_t *doc, const struct rf_err *e)
+{
+	struct api_req *req = ctx;
+
+	/* on the writer thread: nothing may touch req after api_resume() */
+	req->async_err = r;
+	req->async_doc = doc;
+	if (r < 0)
+		req->async_e = *e;
+	req->async_done = true;
+	api_resume(req);
+}
+
 int h_agent_forget(struct api_req *req)
 {
+	static const struct ingest_forget_cb cb = { .go_on = forget_go_on, .done = forget_done };
 	struct views_opts o = api_views_opts(req);
 	struct rf_err e = { 0 };
-	json_t *doc = NULL;
+	json_t *doc;
 
-	if (ingest_forget_agent(api_deps(req)->ingest, req->match.params[0], &o, &doc, &e) < 0)
+	if (req->async_done) {
+		api_async_done(req);
+		doc = req->async_doc;
+		req->async_doc = NULL;
+		if (req->async_err < 0)
+			return api_reply_problem(req, 0, &req->async_e);
+		log_notice("api", "agent %s forgotten by %s: %lld ports, %lld rows", req->match.params[0],
+			   api_actor(req), (long long)json_integer_value(json_object_get(doc, "ports")),
+			   (long long)json_integer_value(json_object_get(doc, "rows")));
+		return api_reply_json(req, 200, doc);
+	}
+	if (!api_suspend(req)) {
+		rf_err_set(&e, -EAGAIN, "SHUTTING_DOWN", NULL, "rocefabd is shutting down; forget it after the start");
 		return api_reply_problem(req, 0, &e);
-	log_notice("api", "agent %s forgotten by %s: %lld ports, %lld rows", req->match.params[0], api_actor(req),
-		   (long long)json_integer_value(json_object_get(doc, "ports")),
-		   (long long)json_integer_value(json_object_get(doc, "rows")));
-	return api_reply_json(req, 200, doc);
+	}
+	if (ingest_forget_agent(api_deps(req)->ingest, req->match.params[0], &o, &cb, req, &e) < 0) {
+		req->async_err = e.err ? e.err : -EIO;
+		req->async_e = e;
+		req->async_done = true;
+		api_resume(req);
+	}
+	return 0;
 }
 
 int h_hosts(struct api_req *req)

@@ -68,6 +68,8 @@ struct api_req {
 	bool async_done;
 	struct ingest_result ingest_res;
 	int async_err;
+	json_t *async_doc;	/* another handler's answer (forgetting an agent) */
+	struct rf_err async_e;	/* its problem, when async_err < 0 */
 };
 
 /* Handlers return 0 once they replied (or suspended), or a negative errno with err filled. */
@@ -153,6 +155,8 @@ int api_view(struct api_req *req, api_view_fn fn, bool cached);
  * must reply through api_async_done(). */
 bool api_suspend(struct api_req *req);
 void api_resume(struct api_req *req);
+/* The API drains for shutdown: asynchronous work in steps stops between them. */
+bool api_draining(struct api *a);
 void api_async_done(struct api_req *req);
 /* Prometheus text of the API's own request counters. */
 void api_render_metrics(struct api *a, struct buf *out);

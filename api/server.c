@@ -680,6 +680,16 @@ void api_resume(struct api_req *req)
 	MHD_resume_connection(req->conn);
 }
 
+bool api_draining(struct api *a)
+{
+	bool d;
+
+	pthread_mutex_lock(&a->async_lock);
+	d = a->draining;
+	pthread_mutex_unlock(&a->async_lock);
+	return d;
+}
+
 /* A header name or value with a control byte is refused: it is either an attack or a broken
  * client.  libmicrohttpd hands a value over cut at a NUL byte ("Bearer <token>\0junk" would
  * read as a good token), so the head's size is also checked against what was parsed: every
@@ -1077,6 +1087,7 @@ static void request_completed(void *cls, struct MHD_Connection *conn, void **con
 		req->ingest_res.commands = NULL;
 		api_async_done(req);
 	}
+	json_decref(req->async_doc);
 	router_match_fini(&req->match);
 	buf_fini(&req->body);
 	free(req);

@@ -186,7 +186,8 @@ int main(int argc, char **argv)
 					    .ca_file = cacert,
 					    .user_agent = "rocefabctl/" ROCEFAB_VERSION,
 					    .timeout_ns = (req.cmd->timeout_s ? req.cmd->timeout_s : 30) *
-							  INT64_C(1000000000) },
+							  INT64_C(1000000000),
+					    .connect_timeout_ns = 30 * INT64_C(1000000000) },
 		      &h, &e) < 0) {
 		fprintf(stderr, "rocefabctl: %s\n", rf_err_str(&e, buf, sizeof(buf)));
 		rc = 1;

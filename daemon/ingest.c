@@ -1678,11 +1678,15 @@ struct idguard *ingest_idguard(struct ingest *ing)
 struct forget_job {
 	struct store_job job;
 	struct ingest *ing;
-	const char *id;
+	char *id;
 	struct views_opts o; /* now_ns: the step's */
+	int64_t now0, mono0; /* the request's time */
 	int64_t ports, rows; /* forgotten */
+	int64_t rows_before; /* by the steps before this one */
 	bool more;	     /* a step deleted all it may: another follows */
 	struct rf_err err;
+	const struct ingest_forget_cb *cb;
+	void *ctx;
 };
 
 static bool port_of_agent(const char *key, void *val, void *ctx)
@@ -1755,18 +1759,18 @@ static int forget_apply(struct store_job *sj, struct store *s)
 				  "agent '%s' has %lld configuration changes pending, sent or in doubt: settle them "
 				  "first (rocefabctl changes --agent %s; rocefabctl settle)%s",
 				  j->id, (long long)open, j->id, done);
-	for (size_t i = 0; i < ARRAY_SIZE(step); i++) {
+	for (size_t i = 0, room = FORGET_STEP_ROWS; i < ARRAY_SIZE(step); i++) {
 		int64_t n;
 
 		if (!(st = store_stmt(s, step[i])))
 			return -EIO;
 		sqlite3_bind_text(st, 1, j->id, -1, SQLITE_STATIC);
-		sqlite3_bind_int(st, 2, FORGET_STEP_ROWS);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)room);
 		if ((rc = store_step(st)) < 0)
 			return rc;
 		n = sqlite3_changes(store_writer_db(s));
 		j->rows += n;
-		if (n >= FORGET_STEP_ROWS) {
+		if ((room -= (size_t)n) == 0) { /* (FORGET_STEP_ROWS a step in all) */
 			j->more = true;
 			return 0;
 		}
@@ -1787,28 +1791,67 @@ static int forget_apply(struct store_job *sj, struct store *s)
 	return 0;
 }
 
-int ingest_forget_agent(struct ingest *ing, const char *id, const struct views_opts *o, json_t **ret,
-			struct rf_err *e)
+/* The end of a forgetting: its answer to the caller, and the job freed. */
+static void forget_end(struct forget_job *j, int r)
 {
-	struct forget_job j = { .job = { .apply = forget_apply }, .ing = ing, .id = id, .o = *o };
-	int64_t t0 = tu_mono_ns();
+	json_t *doc = NULL;
+	char done[80] = "";
+
+	if (j->rows)
+		snprintf(done, sizeof(done), " (%lld rows of its data went before)", (long long)j->rows);
+	if (r == 0 && !(doc = json_pack("{s:s,s:I,s:I}", "forgotten", j->id, "ports", (json_int_t)j->ports, "rows",
+				       (json_int_t)j->rows)))
+		r = -ENOMEM;
+	if (r == -ECANCELED || r == -ESHUTDOWN)
+		rf_err_set(&j->err, -EAGAIN, "SHUTTING_DOWN", NULL,
+			   "rocefabd is stopping: agent '%s' is forgotten in part%s; forget it again once it is back",
+			   j->id, done);
+	else if (r < 0 && !j->err.code[0])
+		rf_err_set(&j->err, r, r == -EAGAIN ? "BUSY" : "STORE_ERROR", NULL,
+			   "agent '%s' could not be forgotten%s: %s; forget it again", j->id, done, strerror(-r));
+	j->cb->done(j->ctx, r, doc, &j->err);
+	free(j->id);
+	free(j);
+}
+
+static void forget_done(struct store_job *sj, int result)
+{
+	struct forget_job *j = (struct forget_job *)sj;
+
+	if (result < 0)
+		j->rows = j->rows_before; /* (the step was rolled back) */
+	if (result == 0 && j->more) {
+		if (j->cb->go_on && !j->cb->go_on(j->ctx)) {
+			result = -ECANCELED;
+		} else {
+			j->o.now_ns = j->now0 + (tu_mono_ns() - j->mono0); /* each step at its time */
+			j->rows_before = j->rows;
+			memset(&j->err, 0, sizeof(j->err));
+			if ((result = store_submit_next(j->ing->store, &j->job)) == 0)
+				return;
+		}
+	}
+	forget_end(j, result);
+}
+
+int ingest_forget_agent(struct ingest *ing, const char *id, const struct views_opts *o,
+			const struct ingest_forget_cb *cb, void *ctx, struct rf_err *e)
+{
+	struct forget_job *j = calloc(1, sizeof(*j));
 	int r;
 
-	do {
-		int64_t rows = j.rows;
-
-		j.o.now_ns = o->now_ns + (tu_mono_ns() - t0); /* each step at its time */
-		if ((r = store_submit_wait(ing->store, &j.job)) < 0)
-			j.rows = rows; /* (rolled back) */
-	} while (r == 0 && j.more);
-	if (r < 0 && j.err.code[0]) {
-		*e = j.err;
-		return r;
+	if (!j || !(j->id = strdup(id))) {
+		free(j);
+		return rf_err_set(e, -ENOMEM, "NO_MEMORY", NULL, "out of memory");
 	}
-	if (r < 0)
+	*j = (struct forget_job){ .job = { .apply = forget_apply, .done = forget_done }, .ing = ing, .id = j->id,
+				  .o = *o, .now0 = o->now_ns, .mono0 = tu_mono_ns(), .cb = cb, .ctx = ctx };
+	if ((r = store_submit(ing->store, &j->job)) < 0) {
+		free(j->id);
+		free(j);
 		return store_write_failed(r, "the agent could not be forgotten", e);
-	*ret = json_pack("{s:s,s:I,s:I}", "forgotten", id, "ports", (json_int_t)j.ports, "rows", (json_int_t)j.rows);
-	return *ret ? 0 : -ENOMEM;
+	}
+	return 0;
 }
 
 uint32_t ingest_counter_dbid(const struct ingest *ing, unsigned reg_id)

@@ -83,11 +83,20 @@ int ingest_flush_open(struct ingest *ing);
 /* Forgets an agent gone for good (a host retired, a switch replaced): its ports' samples and
  * rollups, its ports, devices, configuration, QPs and boots, and the agent; the audit log keeps
  * what happened to it.  Only a stale agent (o: daemon/views.h; -EALREADY AGENT_ACTIVE), with
- * no change to it pending, sent or in doubt (-EALREADY CHANGES_OPEN); -ENOENT UNKNOWN_AGENT.  *ret:
- * {forgotten, ports, rows}.  A report of it later makes it anew. */
+ * no change to it pending, sent or in doubt (-EALREADY CHANGES_OPEN); -ENOENT UNKNOWN_AGENT.
+ * Its data goes in steps, a writer job each (reports are stored between them), each checking
+ * again that it may go: 0 when the first is queued, and cb->done comes on the writer thread
+ * once all is gone ({forgotten, ports, rows}: the callback owns it) or a step failed (an
+ * error that says how much went before); cb->go_on (may be NULL), asked between steps, stops
+ * them when false (-ECANCELED: rocefabd stopping).  Else a negative errno and e (no callback).
+ * A report of it later makes it anew. */
 struct views_opts;
-int ingest_forget_agent(struct ingest *ing, const char *id, const struct views_opts *o, json_t **ret,
-			struct rf_err *e);
+struct ingest_forget_cb {
+	bool (*go_on)(void *ctx);
+	void (*done)(void *ctx, int r, json_t *doc, const struct rf_err *e);
+};
+int ingest_forget_agent(struct ingest *ing, const char *id, const struct views_opts *o,
+			const struct ingest_forget_cb *cb, void *ctx, struct rf_err *e);
 /* Who may report as which agent id, beyond its token: daemon/idguard.h. */
 struct idguard *ingest_idguard(struct ingest *ing);
 /* A pass (every second): the closed hours (days) of up to INGEST_COMPACT_PORTS ports into

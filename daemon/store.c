@@ -668,14 +668,14 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-int store_submit(struct store *s, struct store_job *job)
+static int submit(struct store *s, struct store_job *job, bool bounded)
 {
 	pthread_mutex_lock(&s->lock);
 	if (s->stopping || !s->running) {
 		pthread_mutex_unlock(&s->lock);
 		return -ESHUTDOWN;
 	}
-	if (s->depth >= s->queue_max) {
+	if (bounded && s->depth >= s->queue_max) {
 		pthread_mutex_unlock(&s->lock);
 		return -EAGAIN;
 	}
@@ -692,6 +692,16 @@ int store_submit(struct store *s, struct store_job *job)
 	pthread_cond_signal(&s->cond_work);
 	pthread_mutex_unlock(&s->lock);
 	return 0;
+}
+
+int store_submit(struct store *s, struct store_job *job)
+{
+	return submit(s, job, true);
+}
+
+int store_submit_next(struct store *s, struct store_job *job)
+{
+	return submit(s, job, false);
 }
 
 void store_flush(struct store *s)
