@@ -81,7 +81,8 @@ const struct conf_opt agent_opts[] = {
 /* ... kept in the spool directory too, until acknowledged: an agent restarted between a
  * change it applied and the report that says so reports it still (rocefabd would have it in
  * doubt, or, were it sent again after its deadline, refused as timed out: applied all the
- * same) */
+ * same).  {"agent": ID, "outcomes": [...]}: those of another id (agent.id changed) are not
+ * reported as this one's. */
 #define RESULTS_FILE "command-outcomes"
 #define RESULTS_FILE_MAX (4u << 20)
 #define SEEN_MAX 256   /* command ids already handled */
@@ -211,6 +212,16 @@ static int check_id(const char *id, struct rf_err *e)
 	if (!id[0] || id[0] == '.' || id[0] == '-' || strlen(id) > 64)
 		return rf_err_set(e, -EINVAL, "BAD_AGENT_ID", "agent.id", "'%s' is not a valid id", id);
 	return 0;
+}
+
+/* With blk held: the outcomes not acknowledged yet (new references). */
+static json_t *results_list(const struct agent *a)
+{
+	json_t *list = json_array();
+
+	for (unsigned i = 0; list && i < a->nresults; i++)
+		json_array_append(list, a->results[i].doc);
+	return list;
 }
 
 /* --- building reports ------------------------------------------------------------------------- */
@@ -533,14 +544,10 @@ int agent_build_report(struct agent *a, json_t **ret)
 		json_object_set_new(doc, "probes", pr);
 	}
 	if (a->nresults) {
-		json_t *res = json_array();
-
-		for (unsigned i = 0; i < a->nresults; i++) {
-			json_array_append(res, a->results[i].doc);
+		for (unsigned i = 0; i < a->nresults; i++)
 			if (!a->results[i].first_seq)
 				a->results[i].first_seq = a->seq;
-		}
-		json_object_set_new(doc, "command_results", res);
+		json_object_set_new(doc, "command_results", results_list(a));
 	}
 	pthread_mutex_unlock(&a->blk);
 	if (a->fleet && a->spool) {
@@ -648,7 +655,8 @@ static bool seen(struct agent *a, const char *id)
 }
 
 /* With blk held: the outcomes not acknowledged yet to the spool directory (none: its file
- * removed).  A failure is said once; they are reported from memory all the same. */
+ * removed).  A failure is said once; they are reported from memory all the same.  (A small
+ * file, written only when a command came or an outcome was acknowledged.) */
 static void results_save(struct agent *a)
 {
 	json_t *list;
@@ -659,11 +667,11 @@ static void results_save(struct agent *a)
 		return;
 	if (!a->nresults) {
 		r = spool_keep(a->spool, RESULTS_FILE, NULL, 0);
-	} else if ((list = json_array())) {
-		for (unsigned i = 0; i < a->nresults; i++)
-			json_array_append(list, a->results[i].doc);
-		text = json_dumps(list, JSON_COMPACT);
-		json_decref(list);
+	} else if ((list = results_list(a))) {
+		json_t *doc = json_pack("{s:s,s:o}", "agent", a->id, "outcomes", list);
+
+		text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+		json_decref(doc);
 		if (text)
 			r = spool_keep(a->spool, RESULTS_FILE, text, strlen(text));
 		free(text);
@@ -676,24 +684,39 @@ static void results_save(struct agent *a)
 }
 
 /* The outcomes an earlier run of the agent kept and rocefabd did not acknowledge: reported
- * again, and their commands not applied again if sent again. */
+ * again.  Their commands are not taken as seen: one sent again is applied again (its values
+ * are absolute), so a command of the same id from another database (rocefabd's made anew) is
+ * never skipped. */
 static void results_load(struct agent *a)
 {
-	json_t *list, *it;
+	json_t *doc, *list, *it;
+	const char *who;
 	char *text = NULL;
 	size_t len, i;
 	int r;
 
 	if (!a->spool || (r = spool_kept(a->spool, RESULTS_FILE, RESULTS_FILE_MAX, &text, &len)) == -ENOENT)
 		return;
-	list = r == 0 ? json_loadb(text, len, 0, NULL) : NULL;
+	doc = r == 0 ? json_loadb(text, len, 0, NULL) : NULL;
 	free(text);
-	if (!json_is_array(list)) {
+	list = json_object_get(doc, "outcomes");
+	who = json_string_value(json_object_get(doc, "agent"));
+	if (!json_is_array(list) || !who) {
 		log_msg(LOG_WARNING, "agent", "OUTCOMES_UNREADABLE",
 			"%s: the command outcomes kept by its previous run cannot be read (%s): they are not "
 			"reported, and changes rocefabd sent it then may stay in doubt", a->id,
-			r < 0 ? strerror(-r) : "not a JSON array");
-		json_decref(list);
+			r < 0 ? strerror(-r) : "not what this agent writes");
+		json_decref(doc);
+		spool_keep(a->spool, RESULTS_FILE, NULL, 0);
+		return;
+	}
+	if (strcmp(who, a->id)) {
+		/* reported as this id, rocefabd would take them for none of its changes */
+		log_msg(LOG_WARNING, "agent", "OUTCOMES_OF_FORMER_ID",
+			"%s: %zu command outcomes kept by its previous run, as agent '%s' (agent.id changed since), "
+			"are not reported: changes rocefabd sent '%s' then may stay in doubt (rocefabctl changes "
+			"--agent %s; rocefabctl settle)", a->id, json_array_size(list), who, who, who);
+		json_decref(doc);
 		spool_keep(a->spool, RESULTS_FILE, NULL, 0);
 		return;
 	}
@@ -704,10 +727,8 @@ static void results_load(struct agent *a)
 		    !json_is_string(json_object_get(it, "outcome")) || a->nresults == RESULTS_MAX)
 			continue;
 		a->results[a->nresults++] = (struct result){ .doc = json_incref(it) };
-		snprintf(a->seen[a->seen_next], sizeof(a->seen[0]), "%s", id);
-		a->seen_next = (a->seen_next + 1) % SEEN_MAX;
 	}
-	json_decref(list);
+	json_decref(doc);
 	if (a->nresults)
 		log_info("agent", "%s: the outcomes of %u commands applied by its previous run to report", a->id,
 			 a->nresults);
@@ -1133,12 +1154,22 @@ static const char *spooled_as(const char *data, size_t len, const char *own, cha
 	if (!(doc = json_loadb(data, len, 0, NULL)))
 		return own;
 	id = json_string_value(json_object_get(json_object_get(doc, "agent"), "id"));
-	if (!id || check_id(id, &(struct rf_err){ 0 }) < 0 || str_copy(buf, size, id) < 0)
+	if (!id || !strcmp(id, own) || check_id(id, &(struct rf_err){ 0 }) < 0 || str_copy(buf, size, id) < 0)
 		id = own;
 	else
 		id = buf;
 	json_decref(doc);
 	return id;
+}
+
+/* Whether a spooled report is of this run of the agent: its boot id, in the agent's head
+ * (the first few hundred bytes of what it writes). */
+static bool of_this_run(const struct agent *a, const char *data, size_t len)
+{
+	char key[64];
+	int n = snprintf(key, sizeof(key), "\"boot_id\":\"%s\"", a->boot_id);
+
+	return n > 0 && (size_t)n < sizeof(key) && memmem(data, len < 1024 ? len : 1024, key, (size_t)n);
 }
 
 static void *worker_main(void *arg)
@@ -1224,17 +1255,23 @@ static void *worker_main(void *arg)
 			a->out_n--;
 		}
 		pthread_mutex_unlock(&f->lock);
-		/* one spooled under a former id goes as that agent (posted as this one, rocefabd
-		 * would refuse it: AGENT_ID_MISMATCH) */
+		/* one spooled under a former id goes as that agent, a replay (posted as this one,
+		 * rocefabd would refuse it: AGENT_ID_MISMATCH) */
 		as = from_spool ? spooled_as(data, len, a->id, former, sizeof(former)) : a->id;
-		r = sender_post(snd, as, data, len, &answer, &e);
-		if (r == 0 && answer && as == a->id)
+		r = sender_post(snd, as, as != a->id, data, len, &answer, &e);
+		if (r == 0 && answer && as == a->id) {
+			/* a report of a run before acknowledges none of this run's outcomes (its seq is
+			 * of that run's) */
+			if (from_spool && !of_this_run(a, data, len))
+				json_object_del(answer, "seq");
 			agent_handle_answer(a, answer); /* commands: outside the fleet's lock */
+		}
 		json_decref(answer);
-		/* a token bound to this id alone refuses the former one's for good: not kept */
-		if (r == -EACCES && as != a->id && !strcmp(e.code, "AGENT_NOT_BOUND"))
+		/* a token or certificate for this id alone refuses the former one's for good (403):
+		 * not kept */
+		if (r == -EPERM && as != a->id)
 			r = -EINVAL;
-		if (r == -EACCES)
+		if (r == -EACCES || r == -EPERM)
 			token_renew(f, &snd, &tok, renew_logged);
 		pthread_mutex_lock(&f->lock);
 		a->busy = false;
@@ -1252,7 +1289,7 @@ static void *worker_main(void *arg)
 			make_ready(f, a);
 			continue;
 		}
-		if (r != -EAGAIN && r != -EACCES) {
+		if (r != -EAGAIN && r != -EACCES && r != -EPERM) {
 			char buf[700];
 			uint64_t more = 0;
 
@@ -1290,8 +1327,9 @@ static void *worker_main(void *arg)
 			if (f->n == 1 || !f->behind_logged)
 				log_msg(LOG_WARNING, "agent", e.code, "%s: cannot deliver reports, spooling%s: %s",
 					a->id,
-					r == -EACCES && f->token_file ? " (the token file is read again before each "
-									"try)" : "",
+					(r == -EACCES || r == -EPERM) && f->token_file
+						? " (the token file is read again before each try)"
+						: "",
 					rf_err_str(&e, buf, sizeof(buf)));
 			f->behind_logged = true;
 			a->was_down = true;

@@ -70,16 +70,16 @@ static int post(struct sender *s, const char *agent_id, const char *what, const 
 		return rf_err_set(e, -ENOENT, "NO_PFC_LANE", NULL, "rocefabd has no fast PFC lane (404)");
 	}
 	snprintf(prefix, sizeof(prefix), "rocefabd answered %ld: ", status);
-	r = httpc_problem(e, retry ? -EAGAIN : (status == 401 || status == 403 ? -EACCES : -EINVAL),
+	r = httpc_problem(e, retry ? -EAGAIN : status == 401 ? -EACCES : status == 403 ? -EPERM : -EINVAL,
 			  doc, prefix, NULL, NULL);
 	json_decref(doc);
 	return r;
 }
 
-int sender_post(struct sender *s, const char *agent_id, const char *body, size_t len,
+int sender_post(struct sender *s, const char *agent_id, bool replay, const char *body, size_t len,
 		json_t **ret_answer, struct rf_err *e)
 {
-	return post(s, agent_id, "report", body, len, ret_answer, e);
+	return post(s, agent_id, replay ? "report?replay=true" : "report", body, len, ret_answer, e);
 }
 
 int sender_post_pfc(struct sender *s, const char *agent_id, const char *body, size_t len, struct rf_err *e)

@@ -2,6 +2,7 @@
 #ifndef ROCEFAB_SENDER_H
 #define ROCEFAB_SENDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,11 +22,13 @@ struct sender_conf {
 
 int sender_new(const struct sender_conf *c, struct sender **ret, struct rf_err *e);
 void sender_free(struct sender *s);
-/* Posts one report of agent_id.  0: stored by rocefabd, *ret_answer (when not NULL) is its
- * answer (a new reference, or NULL if it was not JSON).  -EAGAIN: try again later
- * (unreachable, 5xx, 429); e says why.  Other negative: rocefabd refused the report for good
- * (4xx); e has its problem detail. */
-int sender_post(struct sender *s, const char *agent_id, const char *body, size_t len,
+/* Posts one report of agent_id (replay: one spooled under this id by an agent that has
+ * another now: rocefabd hands it no commands).  0: stored by rocefabd, *ret_answer (when not
+ * NULL) is its answer (a new reference, or NULL if it was not JSON).  -EAGAIN: try again
+ * later (unreachable, 5xx, 429); e says why.  -EACCES: the token is refused (401); -EPERM:
+ * refused as this agent (403: a token or certificate for another).  Other negative: rocefabd
+ * refused the report for good (4xx); e has its problem detail. */
+int sender_post(struct sender *s, const char *agent_id, bool replay, const char *body, size_t len,
 		json_t **ret_answer, struct rf_err *e);
 /* Posts a fast PFC report.  The same results, and -ENOENT when rocefabd has no fast lane. */
 int sender_post_pfc(struct sender *s, const char *agent_id, const char *body, size_t len, struct rf_err *e);

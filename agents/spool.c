@@ -14,6 +14,7 @@
 #include "agents/spool.h"
 #include "lib/fileutil.h"
 #include "lib/log.h"
+#include "lib/strutil.h"
 
 struct spool_entry {
 	uint64_t id;
@@ -196,7 +197,8 @@ static int write_whole(struct spool *s, const char *name, const char *data, size
 	ssize_t w = 0;
 	int fd, r = 0;
 
-	snprintf(tmp, sizeof(tmp), ".tmp-%s", name);
+	if (str_fmt(tmp, sizeof(tmp), ".tmp-%s", name) < 0)
+		return -ENAMETOOLONG;
 	fd = openat(s->dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;

@@ -193,6 +193,10 @@ int h_report(struct api_req *req)
 		report_free(rep);
 		return api_reply_problem(req, 0, &e);
 	}
+	if (api_bool_arg(req, "replay", &rep->replay, &e) < 0) {
+		report_free(rep);
+		return api_reply_problem(req, 0, &e);
+	}
 	{
 		int64_t now = tu_now_ns(), t = rep->time_ns;
 
@@ -211,7 +215,7 @@ int h_report(struct api_req *req)
 			return api_reply_problem(req, 0, &e);
 		}
 	}
-	if (shared_id(d, rep, true, &e) < 0) {
+	if (shared_id(d, rep, !rep->replay, &e) < 0) {
 		report_free(rep);
 		return api_reply_problem(req, 0, &e);
 	}

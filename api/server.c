@@ -46,7 +46,7 @@ static const struct api_route routes[] = {
 	{ { "GET", "/api/v1/agents" }, ROLE_VIEWER, h_agents, "agents and their liveness", NULL },
 	{ { "GET", "/api/v1/agents/{id}" }, ROLE_VIEWER, h_agent, "one agent", NULL },
 	{ { "DELETE", "/api/v1/agents/{id}" }, ROLE_OPERATOR, h_agent_forget, "forget an agent gone for good", NULL },
-	{ { "POST", "/api/v1/agents/{id}/report" }, ROLE_AGENT, h_report, "an agent report", NULL },
+	{ { "POST", "/api/v1/agents/{id}/report" }, ROLE_AGENT, h_report, "an agent report", "replay" },
 	{ { "POST", "/api/v1/agents/{id}/pfc" }, ROLE_AGENT, h_pfc_report, "an agent's fast PFC report", NULL },
 	{ { "GET", "/api/v1/hosts" }, ROLE_VIEWER, h_hosts, "hosts", NULL },
 	{ { "GET", "/api/v1/hosts/{id}" }, ROLE_VIEWER, h_host, "one host with devices and ports", NULL },

@@ -1289,7 +1289,7 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 		"role=excluded.role, hostname=excluded.hostname, version=excluded.version, "
 		"backend=excluded.backend, boot_id=excluded.boot_id, "
 		"host_boot_id=excluded.host_boot_id, seq=excluded.seq, "
-		"interval_ms=excluded.interval_ms, last_seen_ns=excluded.last_seen_ns, "
+		"interval_ms=excluded.interval_ms, last_seen_ns=max(last_seen_ns, excluded.last_seen_ns), "
 		"last_report_ns=excluded.last_report_ns, reports=reports+1, "
 		"samples=samples+excluded.samples, ignored_values=ignored_values+excluded.ignored_values, "
 		"spool_dropped=excluded.spool_dropped, spool_queued=excluded.spool_queued, "
@@ -1299,7 +1299,7 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 		"ON CONFLICT(agent_id, boot_id) DO UPDATE SET "
 		"last_seq=max(last_seq, excluded.last_seq)";
 	static const char dup_sql[] =
-		"UPDATE agents SET duplicates = duplicates + 1, last_seen_ns = ? WHERE id = ?";
+		"UPDATE agents SET duplicates = duplicates + 1, last_seen_ns = max(last_seen_ns, ?) WHERE id = ?";
 	struct ingest_job *j = (struct ingest_job *)sj;
 	struct ingest *ing = j->ing;
 	const struct report *rep = j->rep;
@@ -1307,6 +1307,8 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 	struct work_value *wv = NULL;
 	uint32_t wvcap = 0;
 	int64_t now = tu_now_ns(), last_seq;
+	/* a replay of another id's spool was made then, not now: the agent stays as it was */
+	int64_t seen = rep->replay && rep->time_ns < now ? rep->time_ns : now;
 	bool new_boot;
 	struct buf blob;
 	sqlite3_stmt *st;
@@ -1324,7 +1326,7 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 		j->res.duplicate = true;
 		if (!(st = store_stmt(ing->store, dup_sql)))
 			return -EIO;
-		sqlite3_bind_int64(st, 1, now);
+		sqlite3_bind_int64(st, 1, seen);
 		sqlite3_bind_text(st, 2, rep->agent_id, -1, SQLITE_STATIC);
 		if ((r = store_step(st)) < 0)
 			return r;
@@ -1372,7 +1374,7 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 	sqlite3_bind_int64(st, 8, rep->seq);
 	sqlite3_bind_int64(st, 9, rep->interval_ms);
 	sqlite3_bind_int64(st, 10, now);
-	sqlite3_bind_int64(st, 11, now);
+	sqlite3_bind_int64(st, 11, seen);
 	sqlite3_bind_int64(st, 12, rep->time_ns);
 	sqlite3_bind_int64(st, 13, j->res.samples);
 	sqlite3_bind_int64(st, 14, rep->unknown_values);

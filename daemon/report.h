@@ -70,6 +70,9 @@ struct report {
 	json_t *probe_results;	 /* borrowed array; NULL when absent */
 	const char *probe_endpoint; /* ADDRESS:PORT of its probe server; NULL: none (simulated) */
 	json_t *qps;		    /* borrowed: the host's QP table, summarized; NULL when absent */
+	/* spooled by its agent before it took another id (POST ...?replay=true): stored, but it
+	 * gets no commands and does not make the agent seen now (its time does) */
+	bool replay;
 };
 
 /* Parses and validates body.  On failure e names the JSON pointer of the first problem and

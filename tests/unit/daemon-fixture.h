@@ -80,7 +80,8 @@ static inline void fx_done(void *ctx, const struct ingest_result *res)
 
 /* Posts a report (steals doc) as an agent would and waits for its commit: the commands of the
  * answer (a new reference). */
-static inline json_t *fx_report(struct fixture *f, json_t *doc)
+/* replay: as POST ...?replay=true */
+static inline json_t *fx_report_as(struct fixture *f, json_t *doc, bool replay)
 {
 	struct fx_waiter w = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
 	struct rf_err e = { 0 };
@@ -92,6 +93,7 @@ static inline json_t *fx_report(struct fixture *f, json_t *doc)
 	if (report_parse(text, strlen(text), f->reg, &r, &e) < 0)
 		fail_msg("report_parse: %s %s at %s\n%s", e.code, e.msg, e.where, text);
 	free(text);
+	r->replay = replay;
 	assert_int_equal(ingest_submit(f->ing, r, fx_done, &w), 0);
 	pthread_mutex_lock(&w.lock);
 	while (!w.done)
@@ -99,6 +101,11 @@ static inline json_t *fx_report(struct fixture *f, json_t *doc)
 	pthread_mutex_unlock(&w.lock);
 	assert_int_equal(w.status, 0);
 	return w.commands;
+}
+
+static inline json_t *fx_report(struct fixture *f, json_t *doc)
+{
+	return fx_report_as(f, doc, false);
 }
 
 /* A report of agent id (role "host" or "switch") at time t: one port per entry of ports,

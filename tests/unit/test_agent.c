@@ -479,22 +479,28 @@ static void test_outcomes_kept(void **state)
 	assert_int_equal(backend_new("linux", &env, &ac.backend, &e), 0);
 	assert_int_equal(agent_create(&ac, &a, &e), 0);
 	assert_int_equal(outcomes_of(a, "c41", &seq), 1);
-	/* sent again (not acknowledged yet): not applied again */
-	agent_handle_answer(a, cmd);
-	assert_int_equal(outcomes_of(a, "c41", &seq), 1);
 	/* acknowledged: gone, from the disk too */
 	ack = json_pack("{s:I}", "seq", (json_int_t)seq);
 	agent_handle_answer(a, ack);
 	json_decref(ack);
 	assert_int_equal(outcomes_of(a, "c41", &seq), 0);
 	assert_int_equal(access(file, F_OK), -1);
+	/* kept by an agent whose id was changed since: not reported as the new one's */
+	agent_handle_answer(a, cmd);
 	agent_destroy(a);
+	ac.id = "gpu-a2-new";
+	assert_int_equal(backend_new("linux", &env, &ac.backend, &e), 0);
+	assert_int_equal(agent_create(&ac, &a, &e), 0);
+	assert_int_equal(outcomes_of(a, "c41", &seq), 0);
+	assert_int_equal(access(file, F_OK), -1);
+	agent_destroy(a);
+	ac.id = "gpu-a2";
 	/* garbage in the file: said, removed, and the agent starts */
 	{
 		FILE *f = fopen(file, "w");
 
 		assert_non_null(f);
-		fputs("[{\"id\":", f);
+		fputs("{\"agent\":\"gpu-a2\",\"outcomes\":[{\"id\":", f);
 		fclose(f);
 	}
 	assert_int_equal(backend_new("linux", &env, &ac.backend, &e), 0);

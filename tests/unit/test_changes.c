@@ -11,7 +11,7 @@ static const char *boot = "b1"; /* the boot of leaf0's agent */
 /* A leaf switch with ports h0..h3 (lossless priority 3, XOFF threshold 1 MB) and ECN on
  * queues 0 and 3 of each; command_results (stolen, may be NULL) as its agent reports them in
  * a report made at t. */
-static json_t *switch_report_at(struct fixture *f, const char *sw, int64_t t, json_t *command_results)
+static json_t *switch_report_as(struct fixture *f, const char *sw, int64_t t, json_t *command_results, bool replay)
 {
 	json_t *ports = json_array(), *pfc = json_array(), *ecn = json_array(), *extra;
 
@@ -37,7 +37,12 @@ static json_t *switch_report_at(struct fixture *f, const char *sw, int64_t t, js
 		       json_pack("[{s:s,s:s,s:s,s:o}]", "name", sw, "kind", "switch", "driver", "sim", "ports", ports),
 		       extra);
 	json_object_set_new(json_object_get(extra, "agent"), "boot_id", json_string(boot));
-	return fx_report(f, extra);
+	return fx_report_as(f, extra, replay);
+}
+
+static json_t *switch_report_at(struct fixture *f, const char *sw, int64_t t, json_t *command_results)
+{
+	return switch_report_as(f, sw, t, command_results, false);
 }
 
 static json_t *switch_report(struct fixture *f, const char *sw, json_t *command_results)
@@ -584,6 +589,28 @@ static void test_sixty_four_per_answer(void **state)
 	fx_close(&f);
 }
 
+/* A replay (a report leaf0 spooled before its agent took another id) gets no commands: its
+ * agent would not apply them, and they would time out in doubt. */
+static void test_replay_gets_no_commands(void **state)
+{
+	struct rf_err e = { 0 };
+	struct fixture f;
+	json_t *cmds;
+
+	(void)state;
+	fx_open(&f);
+	json_decref(switch_report(&f, "leaf0", NULL));
+	assert_int_equal(change_port(&f, CHANGE_ECN, "h0", "{\"kmin_bytes\": 50000}", MIN, &e), 0);
+	cmds = switch_report_as(&f, "leaf0", tu_now_ns(), NULL, true);
+	assert_int_equal(json_array_size(cmds), 0);
+	json_decref(cmds);
+	assert_int_equal(count(&f, "state = 'pending'"), 1);
+	cmds = switch_report(&f, "leaf0", NULL);
+	assert_string_equal(ids_of(cmds), "c1");
+	json_decref(cmds);
+	fx_close(&f);
+}
+
 /* A change sent and timed out by the pass while its agent was silent may have been applied:
  * it counts in the checks of other changes to its object until a report the agent made after
  * its deadline, which has its outcome if it was (leaf0 reports Kmin 100 KB, Kmax 400 KB). */
@@ -773,6 +800,7 @@ int main(void)
 		cmocka_unit_test(test_timed_out_in_doubt),
 		cmocka_unit_test(test_settled_by_an_operator),
 		cmocka_unit_test(test_sixty_four_per_answer),
+		cmocka_unit_test(test_replay_gets_no_commands),
 	};
 
 	return cmocka_run_group_tests_name("changes", tests, NULL, NULL);
