@@ -1518,7 +1518,79 @@ static bool same_tor(const struct cc_snap *s, const char *host, const char *tor)
 	return false;
 }
 
-bool detector_explains(struct detector *d, const char *kind, const char *subject, char *buf, size_t len)
+/* The switch a host's (first) port leads to, in the snapshot; NULL: none known. */
+static const char *tor_of(const struct cc_snap *s, const char *host)
+{
+	int n = s ? cc_snap_find_node(s, host) : -1;
+
+	if (n < 0)
+		return NULL;
+	for (uint32_t i = 0; i < s->nodes[n].nports; i++) {
+		uint32_t peer = s->ports[s->nodes[n].ports[i]].peer;
+
+		if (peer != CC_NONE)
+			return s->nodes[s->ports[peer].node].name;
+	}
+	return NULL;
+}
+
+/* A pause storm explains a finding of the host it comes from (or a victim, or one under its
+ * ToR), of that ToR, of a link its victims wait on, and losses spread over the fabric. */
+static bool storm_explains(const struct detector *d, json_t *f, const char *kind, const char *subject)
+{
+	const char *culprit = json_string_value(json_object_get(f, "culprit"));
+	json_t *victims = json_object_get(f, "victims"), *v, *suggested = json_object_get(f, "suggested");
+	const char *tor = json_string_value(json_object_get(suggested, "node")) ?: "";
+	size_t k;
+
+	if (!culprit)
+		return false;
+	if (!strcmp(kind, "fabric"))
+		return true; /* losses spread everywhere while a storm's pauses spread */
+	if (!strcmp(kind, "host"))
+		/* the culprit; or a host the storm froze (a victim), or one hanging off the
+		 * culprit's ToR, whose probes cross the frozen switch */
+		return !strcmp(subject, culprit) || victim_node(victims, subject) ||
+		       (suggested && same_tor(d->last, subject, tor));
+	if (!strcmp(kind, "tor"))
+		return suggested && !strcmp(tor, subject); /* the switch port facing the culprit is on it */
+	if (!strcmp(kind, "link"))
+		json_array_foreach(victims, k, v) {
+			char l1[200], l2[200];
+
+			snprintf(l1, sizeof(l1), "%s-%s", json_string_value(json_object_get(v, "node")) ?: "",
+				 json_string_value(json_object_get(v, "port")) ?: "");
+			snprintf(l2, sizeof(l2), "%s-%s", json_string_value(json_object_get(v, "port")) ?: "",
+				 json_string_value(json_object_get(v, "node")) ?: "");
+			if (!strcmp(subject, l1) || !strcmp(subject, l2))
+				return true;
+		}
+	return false;
+}
+
+/* A slow receiver explains a finding of itself, of the hosts under its ToR (their probes queue
+ * behind its pauses there), of that ToR and of its link to it, and losses spread over the
+ * fabric (its pauses spread as a storm's do). */
+static bool slow_explains(const struct detector *d, json_t *f, const char *kind, const char *subject)
+{
+	const char *culprit = json_string_value(json_object_get(f, "culprit")), *tor;
+	char l1[200], l2[200];
+
+	if (culprit && !strcmp(kind, "fabric"))
+		return true;
+	if (!culprit || !(tor = tor_of(d->last, culprit)))
+		return culprit && !strcmp(kind, "host") && !strcmp(subject, culprit);
+	if (!strcmp(kind, "host"))
+		return !strcmp(subject, culprit) || same_tor(d->last, subject, tor);
+	if (!strcmp(kind, "tor"))
+		return !strcmp(subject, tor);
+	snprintf(l1, sizeof(l1), "%s-%s", culprit, tor);
+	snprintf(l2, sizeof(l2), "%s-%s", tor, culprit);
+	return !strcmp(kind, "link") && (!strcmp(subject, l1) || !strcmp(subject, l2));
+}
+
+bool detector_explains(struct detector *d, const char *kind, const char *subject, char *buf, size_t len,
+		       const char **ret_class)
 {
 	json_t *f;
 	size_t i;
@@ -1526,35 +1598,22 @@ bool detector_explains(struct detector *d, const char *kind, const char *subject
 
 	pthread_mutex_lock(&d->dl_lock);
 	json_array_foreach(d->findings, i, f) {
-		const char *culprit = json_string_value(json_object_get(f, "culprit"));
-		json_t *victims = json_object_get(f, "victims"), *v, *suggested = json_object_get(f, "suggested");
-		size_t k;
+		const char *cls = json_string_value(json_object_get(f, "class")) ?: "";
 
-		if (strcmp(json_string_value(json_object_get(f, "class")), "pause_storm") || !culprit)
-			continue;
-		if (!strcmp(kind, "fabric"))
-			hit = true; /* losses spread everywhere while a storm's pauses spread */
-		else if (!strcmp(kind, "host"))
-			/* the culprit; or a host the storm froze (a victim), or one hanging off the
-			 * culprit's ToR, whose probes cross the frozen switch */
-			hit = !strcmp(subject, culprit) || victim_node(victims, subject) ||
-			      (suggested && same_tor(d->last, subject,
-						     json_string_value(json_object_get(suggested, "node")) ?: ""));
-		else if (!strcmp(kind, "tor"))
-			/* the switch port facing the culprit is on its ToR */
-			hit = suggested && !strcmp(json_string_value(json_object_get(suggested, "node")) ?: "", subject);
-		else if (!strcmp(kind, "link"))
-			json_array_foreach(victims, k, v) {
-				char l1[200], l2[200];
-
-				snprintf(l1, sizeof(l1), "%s-%s", json_string_value(json_object_get(v, "node")) ?: "",
-					 json_string_value(json_object_get(v, "port")) ?: "");
-				snprintf(l2, sizeof(l2), "%s-%s", json_string_value(json_object_get(v, "port")) ?: "",
-					 json_string_value(json_object_get(v, "node")) ?: "");
-				hit = hit || !strcmp(subject, l1) || !strcmp(subject, l2);
-			}
+		if (!strcmp(cls, "pause_storm"))
+			hit = storm_explains(d, f, kind, subject);
+		else if (!strcmp(cls, "deadlock") || !strcmp(cls, "persistent"))
+			/* a frozen cycle stops what crosses it and what waits behind it: losses and
+			 * delays anywhere in the fabric are its while it lasts */
+			hit = true;
+		else if (!strcmp(cls, "slow_receiver"))
+			hit = slow_explains(d, f, kind, subject);
 		if (hit) {
-			snprintf(buf, len, "%s", json_string_value(json_object_get(f, "subject")) ?: culprit);
+			snprintf(buf, len, "%s", json_string_value(json_object_get(f, "subject")) ?: "");
+			*ret_class = !strcmp(cls, "pause_storm") ? "pause_storm"
+				     : !strcmp(cls, "slow_receiver") ? "slow_receiver"
+				     : !strcmp(cls, "persistent")	 ? "persistent"
+									 : "deadlock";
 			break;
 		}
 	}

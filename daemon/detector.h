@@ -95,9 +95,13 @@ json_t *detector_snapshot(struct detector *d);
 /* What explains a pingmesh finding (kind "host", "tor", "link", "fabric"; its subject): a pause
  * storm whose culprit is that host (or the host is among its victims, or under the culprit's
  * ToR), or whose culprit sits under that ToR, or whose victims include that link; any pause
- * storm for losses spread over the fabric.
- * Writes the storm's alert subject into buf and returns true. */
-bool detector_explains(struct detector *d, const char *kind, const char *subject, char *buf, size_t len);
+ * storm for losses spread over the fabric; a slow receiver that is that host, or under that
+ * ToR with it, or that ToR, or its link to it, and losses spread over the fabric; any
+ * deadlock (a frozen cycle stops what crosses it and what waits behind it).  Writes the
+ * finding's alert subject into buf, its class (a static string) into *ret_class, and returns
+ * true. */
+bool detector_explains(struct detector *d, const char *kind, const char *subject, char *buf, size_t len,
+		       const char **ret_class);
 
 void detector_render_metrics(struct detector *d, struct buf *out);
 

@@ -696,8 +696,8 @@ int pingmesh_on_report(void *ctx, struct store *s, const struct report *rep, int
 
 	if (rep->probe_results && (r = store_results(s, rep)) < 0)
 		return r;
-	if (!rep->probe_plan || rep->role != REPORT_ROLE_HOST)
-		return 0; /* not an agent that probes */
+	if (!rep->probe_plan || rep->role != REPORT_ROLE_HOST || rep->replay)
+		return 0; /* not an agent that probes (a replay's runs under another id now) */
 	if (rep->probe_endpoint && strcmp(endpoint_of(pm, rep->agent_id) ?: "", rep->probe_endpoint))
 		endpoint_set(pm, rep->agent_id, rep->probe_endpoint);
 	refresh_conf(pm, s, now);
@@ -779,14 +779,20 @@ int pingmesh_localize(void *ctx, int64_t now)
 		struct alert_finding af = { .kind = loc_kind_name(f.kind), .subject = f.subject,
 					    .evidence = f.evidence };
 		char cause[512], evidence[sizeof(f.evidence) + 600], *details = NULL;
+		const char *ckind = NULL;
 
-		/* a storm the PFC detector names explains it: attributed, not a second root cause */
+		/* what the PFC detector names explains it: attributed, not a second root cause */
 		if (f.kind != LOC_NONE && pm->explain &&
-		    pm->explain(pm->explain_ctx, loc_kind_name(f.kind), f.subject, cause, sizeof(cause))) {
-			json_t *d = json_pack("{s:{s:s,s:s}}", "attributed_to", "kind", "pause_storm", "subject", cause);
+		    pm->explain(pm->explain_ctx, loc_kind_name(f.kind), f.subject, cause, sizeof(cause), &ckind)) {
+			json_t *d = json_pack("{s:{s:s,s:s}}", "attributed_to", "kind", ckind, "subject", cause);
 
-			snprintf(evidence, sizeof(evidence), "%s; attributed to the pause storm of %s (not a root cause)",
-				 f.evidence, cause);
+			snprintf(evidence, sizeof(evidence), "%s; attributed to the %s of %s (not a root cause)",
+				 f.evidence,
+				 !strcmp(ckind, "pause_storm")	   ? "pause storm"
+				 : !strcmp(ckind, "slow_receiver") ? "slow receiver"
+				 : !strcmp(ckind, "persistent")	   ? "persistent deadlock"
+								   : "deadlock",
+				 cause);
 			af.evidence = evidence;
 			details = d ? json_dumps(d, JSON_COMPACT) : NULL;
 			af.details = details;

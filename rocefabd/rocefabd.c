@@ -205,10 +205,11 @@ static int probe_tail(void *ctx, double *p99_us)
 	return pingmesh_take_tail(ctx, p99_us, NULL);
 }
 
-/* The pingmesh's findings that a pause storm explains are attributed to it (daemon/pingmesh.h). */
-static bool pingmesh_explainer(void *ctx, const char *kind, const char *subject, char *buf, size_t len)
+/* The pingmesh's findings that a PFC finding explains are attributed to it (daemon/pingmesh.h). */
+static bool pingmesh_explainer(void *ctx, const char *kind, const char *subject, char *buf, size_t len,
+			       const char **ret_class)
 {
-	return detector_explains(ctx, kind, subject, buf, len);
+	return detector_explains(ctx, kind, subject, buf, len, ret_class);
 }
 
 /* The periodic passes: how often each runs, and when first. */
