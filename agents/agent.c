@@ -699,8 +699,9 @@ static void results_load(struct agent *a)
 		return;
 	doc = r == 0 ? json_loadb(text, len, 0, NULL) : NULL;
 	free(text);
-	list = json_object_get(doc, "outcomes");
-	who = json_string_value(json_object_get(doc, "agent"));
+	/* (a bare list: the first form of the file, this agent's) */
+	list = json_is_array(doc) ? doc : json_object_get(doc, "outcomes");
+	who = json_is_array(doc) ? a->id : json_string_value(json_object_get(doc, "agent"));
 	if (!json_is_array(list) || !who) {
 		log_msg(LOG_WARNING, "agent", "OUTCOMES_UNREADABLE",
 			"%s: the command outcomes kept by its previous run cannot be read (%s): they are not "
@@ -1268,8 +1269,9 @@ static void *worker_main(void *arg)
 		}
 		json_decref(answer);
 		/* a token or certificate for this id alone refuses the former one's for good (403):
-		 * not kept */
-		if (r == -EPERM && as != a->id)
+		 * not kept (one refused for another reason, an expired certificate, is kept) */
+		if (r == -EPERM && as != a->id &&
+		    (!strcmp(e.code, "AGENT_NOT_BOUND") || !strcmp(e.code, "CLIENT_CERT_MISMATCH")))
 			r = -EINVAL;
 		if (r == -EACCES || r == -EPERM)
 			token_renew(f, &snd, &tok, renew_logged);

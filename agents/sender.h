@@ -26,7 +26,7 @@ void sender_free(struct sender *s);
  * another now: rocefabd hands it no commands).  0: stored by rocefabd, *ret_answer (when not
  * NULL) is its answer (a new reference, or NULL if it was not JSON).  -EAGAIN: try again
  * later (unreachable, 5xx, 429); e says why.  -EACCES: the token is refused (401); -EPERM:
- * refused as this agent (403: a token or certificate for another).  Other negative: rocefabd
+ * refused as this agent (403: e's code says why, e.g. AGENT_NOT_BOUND, CLIENT_CERT_MISMATCH).  Other negative: rocefabd
  * refused the report for good (4xx); e has its problem detail. */
 int sender_post(struct sender *s, const char *agent_id, bool replay, const char *body, size_t len,
 		json_t **ret_answer, struct rf_err *e);

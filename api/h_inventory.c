@@ -126,7 +126,7 @@ static bool forget_go_on(void *ctx)
 	return !api_draining(req->api);
 }
 
-static void forget_done(void *ctx, int r, json_t *doc, const struct rf_err *e)
+static void forget_answered(void *ctx, int r, json_t *doc, const struct rf_err *e)
 {
 	struct api_req *req = ctx;
 
@@ -141,7 +141,7 @@ static void forget_done(void *ctx, int r, json_t *doc, const struct rf_err *e)
 
 int h_agent_forget(struct api_req *req)
 {
-	static const struct ingest_forget_cb cb = { .go_on = forget_go_on, .done = forget_done };
+	static const struct ingest_forget_cb cb = { .go_on = forget_go_on, .done = forget_answered };
 	struct views_opts o = api_views_opts(req);
 	struct rf_err e = { 0 };
 	json_t *doc;

@@ -164,6 +164,32 @@ static int reply(struct api_req *req)
 					commands ? commands : json_array()));
 }
 
+/* A replay is stored only for an agent rocefabd knows: one forgotten is not made anew by its
+ * former agent's spool (nor one never seen, whose id its agent no longer has). */
+static bool known_agent(const struct api_deps *d, const char *id, struct rf_err *e)
+{
+	struct store_reader *rd = store_reader_get(d->store);
+	sqlite3_stmt *st = rd ? store_reader_stmt(rd, "SELECT 1 FROM agents WHERE id = ?") : NULL;
+	int rc = SQLITE_ERROR;
+
+	if (st) {
+		sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st);
+		sqlite3_reset(st);
+	}
+	if (rd)
+		store_reader_put(d->store, rd);
+	if (rc == SQLITE_ROW)
+		return true;
+	if (rc == SQLITE_DONE)
+		rf_err_set(e, -ENOENT, "UNKNOWN_AGENT", NULL,
+			   "no agent '%s' (forgotten, or never seen): a report spooled under it by an agent that has "
+			   "another id now is not stored", id);
+	else
+		rf_err_set(e, -EAGAIN, "STORE_UNAVAILABLE", NULL, "the store could not be read; retry later");
+	return false;
+}
+
 int h_report(struct api_req *req)
 {
 	const struct api_deps *d = api_deps(req);
@@ -193,7 +219,7 @@ int h_report(struct api_req *req)
 		report_free(rep);
 		return api_reply_problem(req, 0, &e);
 	}
-	if (api_bool_arg(req, "replay", &rep->replay, &e) < 0) {
+	if (api_bool_arg(req, "replay", &rep->replay, &e) < 0 || (rep->replay && !known_agent(d, rep->agent_id, &e))) {
 		report_free(rep);
 		return api_reply_problem(req, 0, &e);
 	}

@@ -1203,9 +1203,9 @@ const char *cc_tn_policy_fits(const struct cc_tn *t, const struct cc_tn_policy *
 	if (!n)
 		return NULL; /* nothing known yet */
 	snprintf(buf, len,
-		 "loop_bytes: %" PRIu64 " leaves no switch port a Kmax: their PFC XOFF thresholds are %" PRIu64
-		 "..%" PRIu64 " bytes, and Kmax must stay at most XOFF - loop_bytes and above kmin_floor_bytes (%" PRIu64
-		 "); below %" PRIu64 " some would have one",
+		 "loop_bytes: with loop_bytes %" PRIu64 " no switch port has room for a Kmax: their PFC XOFF "
+		 "thresholds are %" PRIu64 "..%" PRIu64 " bytes, and Kmax must stay at most XOFF - loop_bytes and "
+		 "above kmin_floor_bytes (%" PRIu64 "); below %" PRIu64 " some would have one",
 		 p->loop_bytes, lo, hi, p->kmin_floor_bytes, hi > p->kmin_floor_bytes ? hi - p->kmin_floor_bytes : 0);
 	return buf;
 }

@@ -784,7 +784,9 @@ void print_detector(FILE *f, const json_t *d)
 			(long long)json_integer_value(json_object_get(x, "priority")), cls,
 			(long long)json_integer_value(json_object_get(x, "finding")),
 			json_string_value(json_object_get(x, "state")) ?: "?");
-		if (json_is_integer(until))
+		if (json_is_integer(until) && !json_integer_value(json_object_get(lane, "newest_reading_us")))
+			fprintf(f, "lifts once readings come again (holds move only with them)\n");
+		else if (json_is_integer(until))
 			fprintf(f, "lifts %s%.1f s\n", left > 0 ? "in " : "now, ", left > 0 ? left : 0.0);
 		else if (c)
 			fprintf(f, "lifts %lld ms after %s:%s stops pausing\n",

@@ -1534,6 +1534,15 @@ static const char *tor_of(const struct cc_snap *s, const char *host)
 	return NULL;
 }
 
+/* A pingmesh link's name ("a-b", either way round) is the link between a and b. */
+static bool link_is(const char *subject, const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+
+	return (!strncmp(subject, a, na) && subject[na] == '-' && !strcmp(subject + na + 1, b)) ||
+	       (!strncmp(subject, b, nb) && subject[nb] == '-' && !strcmp(subject + nb + 1, a));
+}
+
 /* A pause storm explains a finding of the host it comes from (or a victim, or one under its
  * ToR), of that ToR, of a link its victims wait on, and losses spread over the fabric. */
 static bool storm_explains(const struct detector *d, json_t *f, const char *kind, const char *subject)
@@ -1555,16 +1564,10 @@ static bool storm_explains(const struct detector *d, json_t *f, const char *kind
 	if (!strcmp(kind, "tor"))
 		return suggested && !strcmp(tor, subject); /* the switch port facing the culprit is on it */
 	if (!strcmp(kind, "link"))
-		json_array_foreach(victims, k, v) {
-			char l1[200], l2[200];
-
-			snprintf(l1, sizeof(l1), "%s-%s", json_string_value(json_object_get(v, "node")) ?: "",
-				 json_string_value(json_object_get(v, "port")) ?: "");
-			snprintf(l2, sizeof(l2), "%s-%s", json_string_value(json_object_get(v, "port")) ?: "",
-				 json_string_value(json_object_get(v, "node")) ?: "");
-			if (!strcmp(subject, l1) || !strcmp(subject, l2))
+		json_array_foreach(victims, k, v)
+			if (link_is(subject, json_string_value(json_object_get(v, "node")) ?: "",
+				    json_string_value(json_object_get(v, "port")) ?: ""))
 				return true;
-		}
 	return false;
 }
 
@@ -1574,19 +1577,16 @@ static bool storm_explains(const struct detector *d, json_t *f, const char *kind
 static bool slow_explains(const struct detector *d, json_t *f, const char *kind, const char *subject)
 {
 	const char *culprit = json_string_value(json_object_get(f, "culprit")), *tor;
-	char l1[200], l2[200];
 
 	if (culprit && !strcmp(kind, "fabric"))
-		return true;
+		return true; /* (probes lost to their timeout behind its pauses) */
 	if (!culprit || !(tor = tor_of(d->last, culprit)))
 		return culprit && !strcmp(kind, "host") && !strcmp(subject, culprit);
 	if (!strcmp(kind, "host"))
 		return !strcmp(subject, culprit) || same_tor(d->last, subject, tor);
 	if (!strcmp(kind, "tor"))
 		return !strcmp(subject, tor);
-	snprintf(l1, sizeof(l1), "%s-%s", culprit, tor);
-	snprintf(l2, sizeof(l2), "%s-%s", tor, culprit);
-	return !strcmp(kind, "link") && (!strcmp(subject, l1) || !strcmp(subject, l2));
+	return !strcmp(kind, "link") && link_is(subject, culprit, tor);
 }
 
 bool detector_explains(struct detector *d, const char *kind, const char *subject, char *buf, size_t len,
@@ -1604,8 +1604,9 @@ bool detector_explains(struct detector *d, const char *kind, const char *subject
 			hit = storm_explains(d, f, kind, subject);
 		else if (!strcmp(cls, "deadlock") || !strcmp(cls, "persistent"))
 			/* a frozen cycle stops what crosses it and what waits behind it: losses and
-			 * delays anywhere in the fabric are its while it lasts */
-			hit = true;
+			 * delays anywhere in the fabric are its while it lasts; one broken (a
+			 * mitigation holds: a persistent one is held broken for days) freezes nothing */
+			hit = !json_is_true(json_object_get(f, "mitigated"));
 		else if (!strcmp(cls, "slow_receiver"))
 			hit = slow_explains(d, f, kind, subject);
 		if (hit) {

@@ -97,7 +97,7 @@ json_t *detector_snapshot(struct detector *d);
  * ToR), or whose culprit sits under that ToR, or whose victims include that link; any pause
  * storm for losses spread over the fabric; a slow receiver that is that host, or under that
  * ToR with it, or that ToR, or its link to it, and losses spread over the fabric; any
- * deadlock (a frozen cycle stops what crosses it and what waits behind it).  Writes the
+ * deadlock not broken yet (a frozen cycle stops what crosses it and what waits behind it).  Writes the
  * finding's alert subject into buf, its class (a static string) into *ret_class, and returns
  * true. */
 bool detector_explains(struct detector *d, const char *kind, const char *subject, char *buf, size_t len,

@@ -1738,7 +1738,7 @@ static int forget_apply(struct store_job *sj, struct store *s)
 	if (!st)
 		return -EIO;
 	if (j->rows)
-		snprintf(done, sizeof(done), " (%lld rows of its data were deleted before)", (long long)j->rows);
+		snprintf(done, sizeof(done), " (%lld rows of its data went before)", (long long)j->rows);
 	sqlite3_bind_text(st, 1, j->id, -1, SQLITE_STATIC);
 	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
 		sqlite3_reset(st);

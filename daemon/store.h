@@ -54,8 +54,8 @@ void store_close(struct store *s);
 /* Queues a job.  -EAGAIN when the queue is full, -ESHUTDOWN while closing. */
 int store_submit(struct store *s, struct store_job *job);
 /* The same from a job's done(), for the next of a chain of jobs (work cut in steps): past the
- * queue's bound, as the job before left its place (the chain holds one at most).  -ESHUTDOWN
- * while closing. */
+ * queue's bound, as the job before left its place (each chain holds one place at most).
+ * -ESHUTDOWN while closing. */
 int store_submit_next(struct store *s, struct store_job *job);
 /* Queues a job and waits until it is done (committed or failed): its result, or
  * store_submit()'s error (then done() is not called).  job may live on the caller's stack; its

@@ -7,6 +7,7 @@ rollout follows by itself.  In auto mode steps apply and roll back by themselves
 nothing."""
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -183,9 +184,16 @@ def test_a_policy_no_switch_port_fits_is_refused(world):
     before = ops.json("/api/v1/cc/policy")
     r = ops.put("/api/v1/cc/policy", json={"loop_bytes": 100000000, "reason": "trial"})
     assert r.status_code == 400 and r.json()["code"] == "BAD_VALUE" and r.json()["pointer"] == "/loop_bytes", r.text
-    assert "leaves no switch port a Kmax: their PFC XOFF thresholds are" in r.json()["detail"], r.text
+    assert r.json()["detail"].startswith("with loop_bytes 100000000 no switch port has room for a Kmax: their PFC "
+                                         "XOFF thresholds are"), r.text
     assert ops.json("/api/v1/cc/policy") == before
+    # the same with a floor raised to the highest threshold; a policy that does not touch them is
+    # taken
+    hi = int(re.search(r"thresholds are \d+\.\.(\d+) bytes", r.json()["detail"]).group(1))
+    r = ops.put("/api/v1/cc/policy", json={"kmin_floor_bytes": hi, "kmax_ceiling_bytes": 2 * hi})
+    assert r.status_code == 400 and r.json()["pointer"] == "/kmin_floor_bytes", r.text
     assert ops.put("/api/v1/cc/policy", json={"loop_bytes": 200000}).status_code == 200
+    assert ops.put("/api/v1/cc/policy", json={"tolerance": 0.3}).status_code == 200
 
 
 def test_head_is_a_get_and_changes_nothing(world):

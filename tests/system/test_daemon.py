@@ -408,43 +408,57 @@ def test_an_agent_keeps_its_reports_while_its_token_is_refused(world):
     assert line.count("INVALID_TOKEN") == 1, line
 
 
-@pytest.mark.parametrize("bound", [False, True])
-def test_reports_spooled_under_a_former_id(world, bound):
+@pytest.mark.parametrize("case", ["known", "bound", "forgotten"])
+def test_reports_spooled_under_a_former_id(world, case):
     """An agent whose id is changed (agent.id, then a restart) finds in its spool the reports
     it made under the old one.  They go as the old id, as replays (?replay=true: no commands,
     the old id not seen now): posted as the new one, rocefabd refused each (400
     AGENT_ID_MISMATCH) and they were dropped.  A token bound to the new id alone refuses them
-    (403 AGENT_NOT_BOUND): dropped and said, and they do not hold up the new id's."""
+    (403 AGENT_NOT_BOUND), and an old id forgotten meanwhile is not made anew (404
+    UNKNOWN_AGENT): dropped and said, and they do not hold up the new id's."""
     d = world.daemon()
-    _, path = d.token("agents", "agent", agent="new-b1" if bound else None)
+    _, path = d.token("agents", "agent", agent="new-b1" if case == "bound" else None)
     d.token("viewer", "viewer")
+    d.token("ops", "operator")
+    d.start()
+    v = d.client("viewer")
     tree = copy_tree("stor-b1", os.path.join(world.tmp, "tree"))
-    old = world.agent("old-b1", tree, d.url, path, interval="0.2s").start()  # rocefabd not up: spooled
+    old = world.agent("old-b1", tree, d.url, path, interval="0.2s").start()
+    if case != "bound":  # (bound: every report of the old id refused, 403, and spooled)
+        wait_for(lambda: v.get("/api/v1/agents/old-b1").status_code == 200, 10, what="the old id known")
+        d.stop()
     wait_for(lambda: old.spooled() >= 3, 10, what="reports spooled under the old id")
     old.stop()
     stopped = time.time()
     spooled = old.spooled()
+    if case != "bound":
+        d.start()
+        before = v.json("/api/v1/agents/old-b1")
+    if case == "forgotten":
+        wait_for(lambda: v.json("/api/v1/agents/old-b1")["status"] == "stale", 10, what="the old id stale")
+        assert d.client("ops").delete("/api/v1/agents/old-b1").status_code == 200
     new = Agent(world.tmp, "new-b1", tree, d.url, path, interval="0.2s")
     new.spool = old.spool  # the same spool directory, as agent.spool_dir stays
     new.args[new.args.index("--spool-dir") + 1] = old.spool
     world.agents.append(new.start())
-    d.start()
-    v = d.client("viewer")
     wait_for(lambda: new.spooled() == 0, 20, what="the spool emptied")
     wait_for(lambda: v.json("/api/v1/agents/new-b1")["reports"] >= 2, 10, what="the new id reporting")
     out = new.proc.output()
     assert "AGENT_ID_MISMATCH" not in out, out[-3000:]
     agents = {a["id"]: a for a in v.json("/api/v1/agents")["items"]}
-    if bound:
-        assert "old-b1" not in agents, agents
-        assert "refused a report spooled as 'old-b1' for good" in out and "AGENT_NOT_BOUND" in out, out[-3000:]
-    else:
+    if case == "known":
         # replays: stored, but the old id is not seen now: last seen when its reports were
-        # made, before rocefabd started (it stays stale: no agent-down alert cleared and raised
-        # again)
-        seen = datetime.datetime.fromisoformat(agents["old-b1"]["last_seen"].replace("Z", "+00:00")).timestamp()
-        assert agents["old-b1"]["reports"] == spooled and seen <= stopped, (agents["old-b1"], stopped)
+        # made, before rocefabd started again (it stays stale: no agent-down alert cleared and
+        # raised again)
+        a = agents["old-b1"]
+        seen = datetime.datetime.fromisoformat(a["last_seen"].replace("Z", "+00:00")).timestamp()
+        assert a["reports"] + a["duplicates"] == before["reports"] + before["duplicates"] + spooled, (a, before)
+        assert seen <= stopped, (a, stopped)
         assert "refused a report" not in out, out[-3000:]
+    else:
+        assert "old-b1" not in agents, agents
+        code = "AGENT_NOT_BOUND" if case == "bound" else "UNKNOWN_AGENT"
+        assert "refused a report spooled as 'old-b1' for good" in out and code in out, out[-3000:]
 
 
 def test_two_agents_as_one_id_the_second_is_refused(world):

@@ -495,7 +495,19 @@ static void test_outcomes_kept(void **state)
 	assert_int_equal(access(file, F_OK), -1);
 	agent_destroy(a);
 	ac.id = "gpu-a2";
-	/* garbage in the file: said, removed, and the agent starts */
+	/* the file's first form (a bare list): this agent's */
+	{
+		FILE *f = fopen(file, "w");
+
+		assert_non_null(f);
+		fputs("[{\"id\":\"c42\",\"outcome\":\"applied\"}]", f);
+		fclose(f);
+	}
+	assert_int_equal(backend_new("linux", &env, &ac.backend, &e), 0);
+	assert_int_equal(agent_create(&ac, &a, &e), 0);
+	assert_int_equal(outcomes_of(a, "c42", &seq), 1);
+	agent_destroy(a);
+		/* garbage in the file: said, removed, and the agent starts */
 	{
 		FILE *f = fopen(file, "w");
 
