@@ -160,7 +160,7 @@ def test_live_findings_clear_when_the_lane_falls_silent(world):
     det = c.json("/api/v1/detector")
     assert det["findings"] == [] and det["stuck_queues"] == 0 and det["has_snapshot"] is False, det
     assert 'rocefab_detector_findings{class="pause_storm"} 0' in c.get("/metrics").text
-    wait_for(lambda: c.json("/api/v1/detector")["lane"]["reports_per_s"] == 0, 25, interval=0.5,
+    wait_for(lambda: c.json("/api/v1/detector")["lane"]["reports_per_s"] == 0, 40, interval=0.5,
              what="the lane's rate at 0")
 
 
