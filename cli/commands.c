@@ -587,7 +587,8 @@ static const struct cli_cmd cmds[] = {
 	  .synopsis = "alerts [--state active|cleared]",
 	  .help = "faults named by the pingmesh localization and the PFC\n"
 		  "deadlock and storm detector (deadlock, pause_storm,\n"
-		  "slow_receiver, persistent, restore_failed)",
+		  "slow_receiver, persistent, restore_failed), and ports\n"
+		  "that went down (port_down)",
 	  .path = "/api/v1/alerts",
 	  .build = build_alerts,
 	  .print = print_alerts,

@@ -872,11 +872,14 @@ static int write_inventory(struct ingest *ing, const struct report *rep, int64_t
 		"node_guid=excluded.node_guid, present=1, last_seen_ns=excluded.last_seen_ns";
 	static const char dev_gone_sql[] =
 		"UPDATE devices SET present = 0 WHERE agent_id = ? AND last_seen_ns < ?";
+	/* (state_ns: when the state changed; was_up: ever up) */
 	static const char port_sql[] =
 		"INSERT INTO ports(key, agent_id, device, port, netdev, state, speed_mbps, mtu, "
-		"link_layer, present, first_seen_ns, last_seen_ns, peer_system, peer_port) "
-		"VALUES(?,?,?,?,?,?,?,?,?,1,?,?,?,?) "
-		"ON CONFLICT(key) DO UPDATE SET netdev=excluded.netdev, state=excluded.state, "
+		"link_layer, present, first_seen_ns, last_seen_ns, peer_system, peer_port, state_ns, was_up) "
+		"VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,1,?10,?11,?12,?13,?11,?6 = 'up') "
+		"ON CONFLICT(key) DO UPDATE SET netdev=excluded.netdev, "
+		"state_ns=CASE WHEN state = excluded.state THEN state_ns ELSE excluded.state_ns END, "
+		"state=excluded.state, was_up=max(was_up, excluded.was_up), "
 		"speed_mbps=excluded.speed_mbps, mtu=excluded.mtu, link_layer=excluded.link_layer, "
 		"present=1, last_seen_ns=excluded.last_seen_ns, peer_system=excluded.peer_system, "
 		"peer_port=excluded.peer_port";

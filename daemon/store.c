@@ -202,6 +202,12 @@ static const char *const migrations[] = {
 	"ALTER TABLE changes ADD COLUMN settled_reason TEXT;"
 	"ALTER TABLE changes ADD COLUMN settled_applied INTEGER;"
 	"ALTER TABLE changes ADD COLUMN settled_ns INTEGER;",
+	/* 13 -> 14: when a port's state last changed (as reported; NULL: not known), and whether
+	 * it was ever up while rocefabd watched: a port that was up and is down raises a
+	 * port_down alert (daemon/portwatch.h); one never up is unused, not a fault */
+	"ALTER TABLE ports ADD COLUMN state_ns INTEGER;"
+	"ALTER TABLE ports ADD COLUMN was_up INTEGER NOT NULL DEFAULT 0;"
+	"UPDATE ports SET was_up = 1 WHERE state = 'up';",
 };
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,
 	       "STORE_SCHEMA_VERSION is the number of migrations");

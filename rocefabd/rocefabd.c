@@ -17,6 +17,7 @@
 #include "daemon/detector.h"
 #include "daemon/tuner.h"
 #include "daemon/pingmesh.h"
+#include "daemon/portwatch.h"
 #include "daemon/report.h"
 #include "daemon/retention.h"
 #include "daemon/sched.h"
@@ -215,7 +216,7 @@ static bool pingmesh_explainer(void *ctx, const char *kind, const char *subject,
 /* The periodic passes: how often each runs, and when first. */
 static int add_passes(struct sched *sch, struct store *st, struct pingmesh *pm, struct retention *rt,
 		      struct ingest *ing, int64_t prune_interval, struct detector *det,
-		      int64_t det_interval, struct tuner *tn, int64_t cc_interval)
+		      int64_t det_interval, struct tuner *tn, int64_t cc_interval, struct portwatch *pw)
 {
 	const struct sched_pass passes[] = {
 		/* changes whose agent went silent past their deadline: timed out */
@@ -234,6 +235,9 @@ static int add_passes(struct sched *sch, struct store *st, struct pingmesh *pm, 
 		/* closed hours (days) of rollups into their blocks, a few ports at a time */
 		{ .name = "blocks", .period_ns = NSEC_PER_SEC, .first_ns = NSEC_PER_SEC,
 		  .run = ingest_compact, .ctx = ing },
+		/* ports that went down: port_down alerts */
+		{ .name = "ports", .period_ns = 2 * NSEC_PER_SEC, .first_ns = 2 * NSEC_PER_SEC,
+		  .run = portwatch_pass, .ctx = pw },
 	};
 	int64_t now = tu_mono_ns();
 	int r;
@@ -366,7 +370,7 @@ static void value_in(const char *dump, const char *key, char *out, size_t len)
 /* SIGHUP: applies what can change at run time, names what cannot.  cur is updated to what is
  * in force. */
 static void reload(struct rocefabd_settings *cur, const struct rocefabd_settings *next, struct retention *rt,
-		   struct api *api)
+		   struct api *api, struct portwatch *pw)
 {
 	char *a = dump_of(cur), *b = dump_of(next);
 	int applied = 0, ignored = 0;
@@ -412,6 +416,7 @@ static void reload(struct rocefabd_settings *cur, const struct rocefabd_settings
 			    cur->probe_retention);
 	cur->stale_after = next->stale_after;
 	api_set_stale_intervals(api, next->stale_after);
+	portwatch_set_stale_intervals(pw, next->stale_after);
 	free(a);
 	free(b);
 }
@@ -480,6 +485,7 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 				.hours_ns = s->retention_1h, .probes_ns = s->probe_retention,
 				.max_bytes = s->max_bytes };
 	struct pingmesh *pm = NULL;
+	struct portwatch *pw = NULL;
 	struct detector *det = NULL;
 	struct tuner *tn = NULL;
 	struct sched *sch = NULL;
@@ -570,8 +576,9 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 	}
 	if ((r = pingmesh_new(st, &po, &pm)) < 0 || (r = ingest_add_hook(ing, changes_on_report, NULL)) < 0 ||
 	    (r = ingest_add_hook(ing, pingmesh_on_report, pm)) < 0 || (r = sched_new(&sch)) < 0 ||
+	    (r = portwatch_new(st, s->stale_after, &pw)) < 0 ||
 	    (r = add_passes(sch, st, pm, &rt, ing, s->prune_interval, det, s->detector_interval, tn,
-			    s->cc_interval)) < 0) {
+			    s->cc_interval, pw)) < 0) {
 		log_error("daemon", "cannot start: %s", strerror(-r));
 		goto out;
 	}
@@ -614,7 +621,7 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 			if (!reload_fn) {
 				log_notice("daemon", "SIGHUP: no configuration to reload");
 			} else if (reload_fn(reload_ctx, &next) == 0) {
-				reload(&live, &next, &rt, api);
+				reload(&live, &next, &rt, api, pw);
 				conf_fini(rocefabd_opts, &next);
 			}
 		}
@@ -649,6 +656,7 @@ out:
 	if (rt.store)
 		retention_fini(&rt);
 	pingmesh_free(pm);
+	portwatch_free(pw);
 	detector_free(det);
 	tuner_free(tn);
 	events_free(ev);

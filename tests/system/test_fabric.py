@@ -351,7 +351,10 @@ def test_link_down_shows_both_ports_down_and_traffic_rerouted(world):
     sim.start()
     c = d.client("viewer")
     wait_for(lambda: c.json("/api/v1/links")["up"] == 12, 5, what="all links up")
-    _, t0 = inject(sim, {"type": "link_down", "link": "leaf0-spine0"})
+    # both ends seen up (a port first reported down is unused: no port_down alert)
+    for key in ("leaf0:leaf0:spine0", "spine0:spine0:leaf0"):
+        wait_for(lambda: c.json(f"/api/v1/ports/{key}")["state"] == "up", 5, what=f"{key} up")
+    fid, t0 = inject(sim, {"type": "link_down", "link": "leaf0-spine0"})
 
     def down():
         ls = {l["id"]: l for l in c.json("/api/v1/links")["items"]}
@@ -372,6 +375,17 @@ def test_link_down_shows_both_ports_down_and_traffic_rerouted(world):
     assert c.json("/api/v1/ports/leaf0:leaf0:spine0")["counters"]  # still reported
     carrier = series(c, "leaf0:leaf0:spine0", ["carrier_changes"])[("carrier_changes", None)]
     assert carrier[-1]["raw"] >= 1
+    # each end raises a port_down alert (none before: a down link raised nothing), naming its
+    # neighbour; the other ports, up, raise none
+    def port_down():
+        return sorted((a["subject"], a["evidence"]) for a in c.json("/api/v1/alerts")["items"]
+                      if a["kind"] == "port_down" and a["state"] == "active")
+    got = wait_for(lambda: (lambda x: x if len(x) == 2 else None)(port_down()), 10, what="two port_down alerts")
+    assert [x[0] for x in got] == ["leaf0:leaf0:spine0", "spine0:spine0:leaf0"], got
+    assert "after it was up; its neighbour was spine0 port leaf0" in got[0][1], got
+    # the link back: they clear
+    sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
+    wait_for(lambda: not port_down(), 10, what="the port_down alerts cleared")
 
 
 def test_pause_storm_pauses_the_tor_port_and_upstream(world):
