@@ -58,14 +58,12 @@ def test_demo_runs_and_prints_live_counters(tmp_path):
     assert not rocefab_processes(str(tmp_path))
 
 
-def test_demo_names_the_pause_storm(tmp_path):
-    """The demo's storm, brought forward to 4 s in (40 ms of fabric time): the detector names it
-    as h7's, and whatever the pingmesh finds meanwhile is attributed to it, not raised as a root
-    cause of its own."""
+def demo_alerts(tmp_path, faults, name):
+    """make demo's run of 16 s on the demo fabric with these faults: the alert lines it printed."""
     with open(os.path.join(ROOT, "sim", "scenarios", "demo.json")) as f:
         scenario = json.load(f)
-    scenario["faults"][0].update(at_us=40000, until_us=10000000)
-    path = tmp_path / "demo-early-storm.json"
+    scenario["faults"] = faults
+    path = tmp_path / f"demo-{name}.json"
     path.write_text(json.dumps(scenario))
     env, url = demo_env(tmp_path)
     env.update(DEMO_DURATION="16", DEMO_SCENARIO=str(path))
@@ -73,13 +71,21 @@ def test_demo_names_the_pause_storm(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     lines = r.stdout.splitlines()
     head = lines.index(next(l for l in lines if l.startswith("ID ")))
-    alerts = [l for l in lines[head + 1:] if l.strip()]
+    assert not rocefab_processes(str(tmp_path))
+    return [l for l in lines[head + 1:] if l.strip()]
+
+
+def test_demo_names_the_pause_storm(tmp_path):
+    """The demo's storm, brought forward to 4 s in (40 ms of fabric time): the detector names it
+    as h7's, and whatever the pingmesh finds meanwhile is attributed to it, not raised as a root
+    cause of its own."""
+    alerts = demo_alerts(tmp_path, [{"type": "pause_storm", "host": "h7", "at_us": 40000, "until_us": 10000000}],
+                         "early-storm")
     storm = [l for l in alerts if "pause_storm" in l]
     assert len(storm) == 1 and "h7 nic0:1 priority 3" in storm[0] and "pauses leaf0:h7" in storm[0], alerts
     for l in alerts:
         if "pause_storm" not in l and "active" in l:
             assert "attributed to the pause storm of h7 nic0:1 priority 3" in l, l
-    assert not rocefab_processes(str(tmp_path))
 
 
 def test_demo_attributes_to_a_slow_receiver(tmp_path):
@@ -87,25 +93,14 @@ def test_demo_attributes_to_a_slow_receiver(tmp_path):
     and what the pingmesh finds meanwhile under its ToR is attributed to it.  Before, only
     storms explained the pingmesh's findings: the probes queued behind h24's pauses raised
     leaf3 as a root cause of its own."""
-    with open(os.path.join(ROOT, "sim", "scenarios", "demo.json")) as f:
-        scenario = json.load(f)
-    scenario["faults"] = [{"type": "slow_receiver", "host": "h24", "rate_gbps": 10, "at_us": 40000}]
-    path = tmp_path / "demo-slow-receiver.json"
-    path.write_text(json.dumps(scenario))
-    env, url = demo_env(tmp_path)
-    env.update(DEMO_DURATION="16", DEMO_SCENARIO=str(path))
-    r = subprocess.run(["tests/demo.sh"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stdout + r.stderr
-    lines = r.stdout.splitlines()
-    head = lines.index(next(l for l in lines if l.startswith("ID ")))
-    alerts = [l for l in lines[head + 1:] if l.strip()]
+    alerts = demo_alerts(tmp_path, [{"type": "slow_receiver", "host": "h24", "rate_gbps": 10, "at_us": 40000}],
+                         "slow-receiver")
     slow = [l for l in alerts if "slow_receiver" in l]
     assert slow and "h24" in slow[0], alerts
     others = [l for l in alerts if "slow_receiver" not in l and "active" in l]
     assert others, alerts  # (the pingmesh sees leaf3's probes slow)
     for l in others:
         assert "attributed to the slow receiver of" in l, l
-    assert not rocefab_processes(str(tmp_path))
 
 
 def test_demo_stops_on_ctrl_c(tmp_path):

@@ -496,25 +496,13 @@ static void test_outcomes_kept(void **state)
 	agent_destroy(a);
 	ac.id = "gpu-a2";
 	/* the file's first form (a bare list): this agent's */
-	{
-		FILE *f = fopen(file, "w");
-
-		assert_non_null(f);
-		fputs("[{\"id\":\"c42\",\"outcome\":\"applied\"}]", f);
-		fclose(f);
-	}
+	write_file(spool, "command-outcomes", "[{\"id\":\"c42\",\"outcome\":\"applied\"}]");
 	assert_int_equal(backend_new("linux", &env, &ac.backend, &e), 0);
 	assert_int_equal(agent_create(&ac, &a, &e), 0);
 	assert_int_equal(outcomes_of(a, "c42", &seq), 1);
 	agent_destroy(a);
-		/* garbage in the file: said, removed, and the agent starts */
-	{
-		FILE *f = fopen(file, "w");
-
-		assert_non_null(f);
-		fputs("{\"agent\":\"gpu-a2\",\"outcomes\":[{\"id\":", f);
-		fclose(f);
-	}
+	/* garbage in the file: said, removed, and the agent starts */
+	write_file(spool, "command-outcomes", "{\"agent\":\"gpu-a2\",\"outcomes\":[{\"id\":");
 	assert_int_equal(backend_new("linux", &env, &ac.backend, &e), 0);
 	assert_int_equal(agent_create(&ac, &a, &e), 0);
 	assert_int_equal(outcomes_of(a, "c41", &seq), 0);
