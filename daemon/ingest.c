@@ -876,7 +876,7 @@ static int write_inventory(struct ingest *ing, const struct report *rep, int64_t
 	static const char port_sql[] =
 		"INSERT INTO ports(key, agent_id, device, port, netdev, state, speed_mbps, mtu, "
 		"link_layer, present, first_seen_ns, last_seen_ns, peer_system, peer_port, state_ns, was_up) "
-		"VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,1,?10,?11,?12,?13,?11,?6 = 'up') "
+		"VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,1,?10,?11,?12,?13,?14,?6 = 'up') "
 		"ON CONFLICT(key) DO UPDATE SET netdev=excluded.netdev, "
 		"state_ns=CASE WHEN state = excluded.state THEN state_ns ELSE excluded.state_ns END, "
 		"state=excluded.state, was_up=max(was_up, excluded.was_up), "
@@ -884,7 +884,7 @@ static int write_inventory(struct ingest *ing, const struct report *rep, int64_t
 		"present=1, last_seen_ns=excluded.last_seen_ns, peer_system=excluded.peer_system, "
 		"peer_port=excluded.peer_port";
 	static const char port_gone_sql[] =
-		"UPDATE ports SET present = 0, state = 'unknown' WHERE agent_id = ? AND last_seen_ns < ?";
+		"UPDATE ports SET present = 0, state = 'unknown', was_up = 0 WHERE agent_id = ? AND last_seen_ns < ?";
 	sqlite3_stmt *st;
 	int r;
 
@@ -925,6 +925,7 @@ static int write_inventory(struct ingest *ing, const struct report *rep, int64_t
 		sqlite3_bind_int64(st, 11, now);
 		store_bind_text_or_null(st, 12, p->peer_system);
 		store_bind_text_or_null(st, 13, p->peer_port);
+		sqlite3_bind_int64(st, 14, rep->time_ns < now ? rep->time_ns : now); /* (the report's: spooled, later) */
 		if ((r = store_step(st)) < 0)
 			return r;
 	}

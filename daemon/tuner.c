@@ -1146,17 +1146,19 @@ static int set_policy_locked(struct tuner *t, json_t *changes, const char *actor
 				  sep ? sep + 2 : err);
 	}
 	/* one under which no switch port could have a Kmax would freeze every switch class: asked
-	 * of a change to what decides it (a policy that no longer fits since the XOFFs were
-	 * lowered may still be changed, turned off above all) */
-	if (p.mode != CC_TN_OFF &&
-	    (p.loop_bytes != was->loop_bytes || p.kmin_floor_bytes != was->kmin_floor_bytes)) {
+	 * of a change to what decides it, or of the tuner turned on (a policy that no longer fits
+	 * since the XOFFs were lowered may still be changed while it runs, turned off above all) */
+	if (p.mode != CC_TN_OFF && (was->mode == CC_TN_OFF || p.loop_bytes != was->loop_bytes ||
+				    p.kmin_floor_bytes != was->kmin_floor_bytes)) {
 		pthread_mutex_lock(&t->lock);
 		r = cc_tn_policy_fits(t->tn, &p, err, sizeof(err)) ? -EINVAL : 0;
 		pthread_mutex_unlock(&t->lock);
 		if (r < 0)
 			return rf_err_set(e, r, "BAD_VALUE",
-					  p.loop_bytes != was->loop_bytes ? "/loop_bytes" : "/kmin_floor_bytes", "%s",
-					  err + strlen("loop_bytes: "));
+					  p.loop_bytes != was->loop_bytes		? "/loop_bytes"
+					  : p.kmin_floor_bytes != was->kmin_floor_bytes ? "/kmin_floor_bytes"
+											: "/mode",
+					  "%s", err + strlen("loop_bytes: "));
 	}
 	doc = cc_tn_policy_json(&p);
 	before = cc_tn_policy_json(was);

@@ -370,7 +370,7 @@ static void value_in(const char *dump, const char *key, char *out, size_t len)
 /* SIGHUP: applies what can change at run time, names what cannot.  cur is updated to what is
  * in force. */
 static void reload(struct rocefabd_settings *cur, const struct rocefabd_settings *next, struct retention *rt,
-		   struct api *api, struct portwatch *pw)
+		   struct api *api)
 {
 	char *a = dump_of(cur), *b = dump_of(next);
 	int applied = 0, ignored = 0;
@@ -416,7 +416,6 @@ static void reload(struct rocefabd_settings *cur, const struct rocefabd_settings
 			    cur->probe_retention);
 	cur->stale_after = next->stale_after;
 	api_set_stale_intervals(api, next->stale_after);
-	portwatch_set_stale_intervals(pw, next->stale_after);
 	free(a);
 	free(b);
 }
@@ -576,7 +575,7 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 	}
 	if ((r = pingmesh_new(st, &po, &pm)) < 0 || (r = ingest_add_hook(ing, changes_on_report, NULL)) < 0 ||
 	    (r = ingest_add_hook(ing, pingmesh_on_report, pm)) < 0 || (r = sched_new(&sch)) < 0 ||
-	    (r = portwatch_new(st, s->stale_after, &pw)) < 0 ||
+	    (r = portwatch_new(st, &pw)) < 0 ||
 	    (r = add_passes(sch, st, pm, &rt, ing, s->prune_interval, det, s->detector_interval, tn,
 			    s->cc_interval, pw)) < 0) {
 		log_error("daemon", "cannot start: %s", strerror(-r));
@@ -621,7 +620,7 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 			if (!reload_fn) {
 				log_notice("daemon", "SIGHUP: no configuration to reload");
 			} else if (reload_fn(reload_ctx, &next) == 0) {
-				reload(&live, &next, &rt, api, pw);
+				reload(&live, &next, &rt, api);
 				conf_fini(rocefabd_opts, &next);
 			}
 		}

@@ -193,7 +193,13 @@ def test_a_policy_no_switch_port_fits_is_refused(world):
     r = ops.put("/api/v1/cc/policy", json={"kmin_floor_bytes": hi, "kmax_ceiling_bytes": 2 * hi})
     assert r.status_code == 400 and r.json()["pointer"] == "/kmin_floor_bytes", r.text
     assert ops.put("/api/v1/cc/policy", json={"loop_bytes": 200000}).status_code == 200
-    assert ops.put("/api/v1/cc/policy", json={"tolerance": 0.3}).status_code == 200
+    # turned off, the policy may be anything (one that stopped fitting can be mended, or left):
+    # turned on again with it, refused at /mode
+    assert ops.put("/api/v1/cc/policy", json={"mode": "off"}).status_code == 200
+    assert ops.put("/api/v1/cc/policy", json={"loop_bytes": 100000000}).status_code == 200
+    r = ops.put("/api/v1/cc/policy", json={"mode": "advise"})
+    assert r.status_code == 400 and r.json()["pointer"] == "/mode", r.text
+    assert ops.put("/api/v1/cc/policy", json={"mode": "advise", "loop_bytes": 200000}).status_code == 200
 
 
 def test_head_is_a_get_and_changes_nothing(world):

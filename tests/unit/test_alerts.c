@@ -1,6 +1,7 @@
 /* Unit tests of rocefabd's alerts (one owner of the alerts table: raise, update, clear, the
  * history, each source confined to its own kinds) and of the scheduler of periodic passes. */
 #include "daemon/alerts.h"
+#include "daemon/portwatch.h"
 #include "daemon/sched.h"
 #include "tests/unit/daemon-fixture.h"
 
@@ -285,6 +286,70 @@ static void test_sched(void **state)
 	sched_free(s);
 }
 
+/* A report of host h1 whose two ports are in these states (nic0:1 toward leaf0, nic0:2 none). */
+static void host_ports(struct fixture *f, const char *s1, const char *s2, int64_t t)
+{
+	json_t *devices = json_pack("[{s:s,s:s,s:s,s:[{s:s,s:s,s:I,s:{s:s,s:s}},{s:s,s:s}]}]", "name", "nic0", "kind",
+				    "rdma", "driver", "sim", "ports", "port", "1", "state", s1, "speed_mbps",
+				    (json_int_t)100000, "neighbor", "system", "leaf0", "port", "h1", "port", "2",
+				    "state", s2);
+
+	json_decref(fx_report(f, fx_doc(f, "h1", "host", t, devices, NULL)));
+}
+
+/* port_down: a port that was up and is reported down raises one (naming its neighbour and
+ * since when, the report's time); one never up (unused) does not; it stays while its agent is
+ * silent, and clears when the port is up again. */
+static void test_port_down(void **state)
+{
+	struct portwatch *pw;
+	struct fixture f;
+	int64_t t = tu_now_ns() - 10 * NSEC_PER_SEC;
+	json_t *doc;
+
+	(void)state;
+	fx_open(&f);
+	assert_int_equal(portwatch_new(f.st, &pw), 0);
+	host_ports(&f, "up", "down", t);
+	assert_int_equal(portwatch_pass(pw, tu_now_ns()), 0);
+	store_flush(f.st);
+	doc = list(&f, "active");
+	assert_int_equal(json_array_size(json_object_get(doc, "items")), 0); /* nic0:2 never up */
+	json_decref(doc);
+	host_ports(&f, "down", "down", t + NSEC_PER_SEC);
+	host_ports(&f, "down", "down", t + 2 * NSEC_PER_SEC); /* (the state's time kept) */
+	assert_int_equal(portwatch_pass(pw, tu_now_ns()), 0);
+	store_flush(f.st);
+	doc = list(&f, "active");
+	assert_int_equal(json_array_size(json_object_get(doc, "items")), 1);
+	assert_string_equal(field(doc, 0, "kind"), "port_down");
+	assert_string_equal(field(doc, 0, "subject"), "h1:nic0:1");
+	{
+		char since[40], want[120];
+
+		tu_format_rfc3339(t + NSEC_PER_SEC, since, sizeof(since));
+		snprintf(want, sizeof(want),
+			 "the port is down since %s, after it was up; its neighbour was leaf0 port h1", since);
+		assert_string_equal(field(doc, 0, "evidence"), want);
+	}
+	json_decref(doc);
+	/* its agent silent (nothing reported): the alert stays */
+	assert_int_equal(portwatch_pass(pw, tu_now_ns() + 3600 * NSEC_PER_SEC), 0);
+	store_flush(f.st);
+	doc = list(&f, "active");
+	assert_int_equal(json_array_size(json_object_get(doc, "items")), 1);
+	json_decref(doc);
+	/* up again: cleared */
+	host_ports(&f, "up", "down", t + 3 * NSEC_PER_SEC);
+	assert_int_equal(portwatch_pass(pw, tu_now_ns()), 0);
+	store_flush(f.st);
+	doc = list(&f, "active");
+	assert_int_equal(json_array_size(json_object_get(doc, "items")), 0);
+	json_decref(doc);
+	portwatch_free(pw);
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +357,7 @@ int main(void)
 		cmocka_unit_test(test_alerts_history_bound),
 		cmocka_unit_test(test_alerts_details_and_ack),
 		cmocka_unit_test(test_sched),
+		cmocka_unit_test(test_port_down),
 	};
 
 	return cmocka_run_group_tests_name("alerts", tests, NULL, NULL);

@@ -1,5 +1,6 @@
-// Alerts: the pingmesh's and the PFC detector's, with their evidence; an operator acknowledges
-// them, and mitigates a detector finding that waits in advise mode.
+// Alerts: the pingmesh's, the PFC detector's and ports that went down (port_down), with their
+// evidence; an operator acknowledges them, and mitigates a detector finding that waits in
+// advise mode.
 import { api } from '../lib/api.js';
 import { add, clear, errorBox, fmtTime, h, link, put, query, select, setQuery, table } from '../lib/dom.js';
 
