@@ -255,28 +255,13 @@ int spool_peek(struct spool *s, char **ret_data, size_t *ret_len)
 {
 	while (s->n) {
 		struct spool_entry *e = at(s, 0);
-		char name[32], *data;
-		ssize_t got = 0;
-		int fd;
+		char name[32], *data = NULL;
+		size_t len = 0;
 
 		file_name(e->id, name, sizeof(name));
-		fd = openat(s->dfd, name, O_RDONLY | O_CLOEXEC);
-		data = fd >= 0 ? malloc(e->size + 1) : NULL;
-		if (data) {
-			while ((uint64_t)got < e->size) {
-				ssize_t n = read(fd, data + got, e->size - (uint64_t)got);
-
-				if (n <= 0)
-					break;
-				got += n;
-			}
-		}
-		if (fd >= 0)
-			close(fd);
-		if (data && (uint64_t)got == e->size) {
-			data[got] = '\0';
+		if (file_read_at(s->dfd, name, e->size, &data, &len) == 0 && len == e->size) {
 			*ret_data = data;
-			*ret_len = (size_t)got;
+			*ret_len = len;
 			return 0;
 		}
 		free(data);

@@ -1611,10 +1611,10 @@ bool detector_explains(struct detector *d, const char *kind, const char *subject
 			hit = slow_explains(d, f, kind, subject);
 		if (hit) {
 			snprintf(buf, len, "%s", json_string_value(json_object_get(f, "subject")) ?: "");
-			*ret_class = !strcmp(cls, "pause_storm") ? "pause_storm"
-				     : !strcmp(cls, "slow_receiver") ? "slow_receiver"
-				     : !strcmp(cls, "persistent")	 ? "persistent"
-									 : "deadlock";
+			*ret_class = cc_dl_class_name(CC_DL_DEADLOCK);
+			for (int c = 0; c < CC_DL_NCLASSES; c++) /* (the class's own static name) */
+				if (!strcmp(cls, cc_dl_class_name((enum cc_dl_class)c)))
+					*ret_class = cc_dl_class_name((enum cc_dl_class)c);
 			break;
 		}
 	}

@@ -1706,6 +1706,14 @@ static bool port_of_agent(const char *key, void *val, void *ctx)
 	return true;
 }
 
+/* " (N rows of its data went before)" when steps before deleted some, else "": for an error. */
+static void went_before(const struct forget_job *j, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (j->rows)
+		snprintf(buf, len, " (%lld rows of its data went before)", (long long)j->rows);
+}
+
 /* Deletes the agent's samples, then its rollups, FORGET_STEP_ROWS at a time, a step a job;
  * then, at the last, what names it.  Each step checks again that the agent may be forgotten:
  * one that reports again meanwhile keeps the rest. */
@@ -1741,8 +1749,7 @@ static int forget_apply(struct store_job *sj, struct store *s)
 	j->more = false;
 	if (!st)
 		return -EIO;
-	if (j->rows)
-		snprintf(done, sizeof(done), " (%lld rows of its data went before)", (long long)j->rows);
+	went_before(j, done, sizeof(done));
 	sqlite3_bind_text(st, 1, j->id, -1, SQLITE_STATIC);
 	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
 		sqlite3_reset(st);
@@ -1803,8 +1810,7 @@ static void forget_end(struct forget_job *j, int r)
 	json_t *doc = NULL;
 	char done[80] = "";
 
-	if (j->rows)
-		snprintf(done, sizeof(done), " (%lld rows of its data went before)", (long long)j->rows);
+	went_before(j, done, sizeof(done));
 	if (r == 0 && !(doc = json_pack("{s:s,s:I,s:I}", "forgotten", j->id, "ports", (json_int_t)j->ports, "rows",
 				       (json_int_t)j->rows)))
 		r = -ENOMEM;

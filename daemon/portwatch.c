@@ -14,7 +14,8 @@ struct portwatch {
 	/* a pass's findings (kept: the pass runs every few seconds) */
 	struct alert_finding af[PORTWATCH_MAX];
 	char subj[PORTWATCH_MAX][200], ev[PORTWATCH_MAX][400];
-	bool over; /* more were down than alerted: said once until fewer are */
+	bool over;	 /* more were down than alerted: said once until fewer are */
+	bool none_synced; /* the last pass found none and said so: no writer job till one is */
 };
 
 static const char *const kinds[] = { "port_down", NULL };
@@ -81,6 +82,9 @@ int portwatch_pass(void *ctx, int64_t now)
 			"%zu ports are down after they were up: alerts for the %d down longest, the other %zu left "
 			"out (rocefabctl ports --state down)", n + more, PORTWATCH_MAX, more);
 	pw->over = more > 0;
+	if (!n && pw->none_synced)
+		return 0;
 	r = alerts_sync(pw->store, "portwatch", kinds, pw->af, n, now);
+	pw->none_synced = !n && r == 0;
 	return r;
 }
