@@ -137,8 +137,8 @@ int h_health(struct api_req *req)
 		retention_get_status(d->retention, &rs);
 		json_object_update_missing_new(
 			json_object_get(doc, "store"),
-			json_pack("{s:I,s:o,s:{s:f,s:f,s:f,s:f},s:{s:I,s:I,s:I,s:I}}", "used_bytes",
-				  (json_int_t)rs.used_bytes, "max_bytes",
+			json_pack("{s:o,s:o,s:{s:f,s:f,s:f,s:f},s:{s:I,s:I,s:I,s:I}}", "used_bytes",
+				  rs.measured ? json_integer((json_int_t)rs.used_bytes) : json_null(), "max_bytes",
 				  rs.max_bytes ? json_integer((json_int_t)rs.max_bytes) : json_null(),
 				  "retention_s", "raw", rs.in_force_ns[RET_RAW] / 1e9, "1m",
 				  rs.in_force_ns[RET_1M] / 1e9, "1h", rs.in_force_ns[RET_1H] / 1e9,
@@ -485,16 +485,21 @@ int h_metrics(struct api_req *req)
 		retention_get_status(d->retention, &rs);
 		buf_printf(&b,
 			   "# HELP rocefab_store_bytes The database's pages in use (the file keeps its "
-			   "largest size; freed pages are reused).\n"
-			   "# TYPE rocefab_store_bytes gauge\n"
-			   "rocefab_store_bytes %llu\n"
+			   "largest size; freed pages are reused); none until the first retention pass, "
+			   "seconds after the start.\n"
+			   "# TYPE rocefab_store_bytes gauge\n");
+		/* none until the first retention pass measured it (a 0 would read as an empty
+		 * database) */
+		if (rs.measured)
+			buf_printf(&b, "rocefab_store_bytes %llu\n", (unsigned long long)rs.used_bytes);
+		buf_printf(&b,
 			   "# HELP rocefab_store_budget_bytes store.max_bytes (0: none).\n"
 			   "# TYPE rocefab_store_budget_bytes gauge\n"
 			   "rocefab_store_budget_bytes %llu\n"
 			   "# HELP rocefab_store_retention_seconds How long each kind of data is kept "
 			   "now (the disk budget may keep it for less than configured).\n"
 			   "# TYPE rocefab_store_retention_seconds gauge\n",
-			   (unsigned long long)rs.used_bytes, (unsigned long long)rs.max_bytes);
+			   (unsigned long long)rs.max_bytes);
 		for (int i = 0; i < RET_N; i++)
 			buf_printf(&b, "rocefab_store_retention_seconds{data=\"%s\"} %.0f\n", data[i],
 				   rs.in_force_ns[i] / 1e9);

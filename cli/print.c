@@ -123,11 +123,14 @@ void print_health(FILE *f, const json_t *d)
 		const json_t *ret = json_object_get(st, "retention_s");
 		char used[32], max[32], raw[32], mins[32], hours[32];
 
-		fmt_si(json_number_value(json_object_get(st, "used_bytes")), "B", used, sizeof(used));
-		fprintf(f, "storage:      %s in use", used);
-		if (json_is_integer(json_object_get(st, "max_bytes"))) {
+		max[0] = '\0';
+		if (json_is_integer(json_object_get(st, "max_bytes")))
 			fmt_si(json_number_value(json_object_get(st, "max_bytes")), "B", max, sizeof(max));
-			fprintf(f, " of %s", max);
+		if (json_is_integer(json_object_get(st, "used_bytes"))) {
+			fmt_si(json_number_value(json_object_get(st, "used_bytes")), "B", used, sizeof(used));
+			fprintf(f, "storage:      %s in use%s%s", used, max[0] ? " of " : "", max);
+		} else { /* null: not measured yet (the first seconds after the start) */
+			fprintf(f, "storage:      not measured yet%s%s", max[0] ? ", budget " : "", max);
 		}
 		fprintf(f, "; kept: raw %s, minutes %s, hours %s\n",
 			span(json_object_get(ret, "raw"), raw, sizeof(raw)),

@@ -121,3 +121,18 @@ def test_a_budget_below_what_the_shortest_retentions_need_is_a_warning_and_inges
     assert "raise the budget" in d.proc.output()
     post(d, range(101, 111), time.time() - 600)
     assert d.client("viewer").json("/api/v1/agents/sw1")["reports"] == 110
+
+
+def test_the_size_is_unknown_until_the_first_pass_measured_it(world):
+    """Until the first retention pass has measured the database (seconds after the start), its
+    size is null in /api/v1/health and absent from /metrics: a 0 would read as an empty store."""
+    d = world.daemon(args=("-o", "store.prune_interval=4s",))
+    d.token("viewer", "viewer")
+    d.start()
+    assert store(d)["used_bytes"] is None
+    metrics = d.client("viewer").get("/metrics").text
+    assert "# TYPE rocefab_store_bytes gauge" in metrics
+    assert "\nrocefab_store_bytes " not in metrics
+    used = wait_for(lambda: store(d)["used_bytes"], 30, interval=0.2, what="the first pass's measure")
+    assert used > 4096  # the schema's tables: several pages
+    assert f"\nrocefab_store_bytes {used}\n" in d.client("viewer").get("/metrics").text

@@ -1062,6 +1062,15 @@ static void test_print_health(void **state)
 		       "status:       ok\nversion:      1\nuptime:       1 s\ndatabase:     - (queue 0 of 1)\n"
 		       "agents:       0 (0 stale)\ningest:       0 reports, 0 samples, 0 samples/s\n"
 		       "storage:      1.23 MB in use of 800 kB; kept: raw 2m, minutes 2h, hours 400d\n");
+	/* before the first retention pass the size is not known: not a size of 0 */
+	assert_printed(print_health,
+		       "{'status': 'ok', 'version': '1', 'uptime_s': 1, 'store': {'queue_depth': 0, 'queue_max': 1,"
+		       " 'used_bytes': null, 'max_bytes': null,"
+		       " 'retention_s': {'raw': 120, '1m': 7200, '1h': 34560000}},"
+		       " 'agents': {'total': 0, 'stale': 0}, 'ingest': {'reports': 0, 'samples': 0, 'samples_per_s': 0}}",
+		       "status:       ok\nversion:      1\nuptime:       1 s\ndatabase:     - (queue 0 of 1)\n"
+		       "agents:       0 (0 stale)\ningest:       0 reports, 0 samples, 0 samples/s\n"
+		       "storage:      not measured yet; kept: raw 2m, minutes 2h, hours 400d\n");
 }
 
 static void test_print_cc(void **state)
