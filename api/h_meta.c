@@ -527,6 +527,7 @@ int h_metrics(struct api_req *req)
 		   (long long)(total - stale), (long long)stale);
 	if (rd) {
 		views_agent_metrics(rd, &o, &b);
+		views_port_metrics(rd, &o, &b);
 		views_qp_metrics(rd, &o, &b);
 	}
 	store_reader_put(d->store, rd);

@@ -964,6 +964,32 @@ int views_agent_metrics(struct store_reader *rd, const struct views_opts *o, str
 	return rc == SQLITE_DONE ? 0 : store_errno(rc);
 }
 
+int views_port_metrics(struct store_reader *rd, const struct views_opts *o, struct buf *out)
+{
+	static const char sql[] = "SELECT p.agent_id, p.device, p.port, p.state, a.last_seen_ns, a.interval_ms "
+				  "FROM ports p JOIN agents a ON a.id = p.agent_id "
+				  "WHERE p.present AND p.state IN ('up', 'down', 'init') ORDER BY p.key";
+	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+	int rc;
+
+	if (!st)
+		return -ENOMEM;
+	buf_printf(out, "# HELP rocefab_port_up 1 while the port's link is up, 0 while it is down (or "
+			"initializing), as its agent last reported; none for a port of a stale agent.\n"
+			"# TYPE rocefab_port_up gauge\n");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		/* a stale agent's ports are no gauge of now (rocefab_agent_up says it is gone) */
+		if (strcmp(views_agent_status(o, sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5)), "ok"))
+			continue;
+		buf_printf(out, "rocefab_port_up{host=\"%s\",device=\"%s\",port=\"%s\"} %d\n",
+			   (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
+			   (const char *)sqlite3_column_text(st, 2),
+			   !strcmp((const char *)sqlite3_column_text(st, 3), "up"));
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : store_errno(rc);
+}
+
 /* --- QPs ------------------------------------------------------------------------------------ */
 
 int views_host_qps(struct store_reader *rd, const struct views_opts *o, const char *host,

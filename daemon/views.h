@@ -62,6 +62,9 @@ int views_agent_counts(struct store_reader *rd, const struct views_opts *o, int6
 
 /* Prometheus text: rocefab_agent_up and rocefab_agent_last_report_age_seconds per agent. */
 int views_agent_metrics(struct store_reader *rd, const struct views_opts *o, struct buf *out);
+/* Prometheus text: rocefab_port_up{host,device,port} (1 up, 0 down or init) of the ports in the
+ * inventory of agents not stale; a port whose state is unknown has none. */
+int views_port_metrics(struct store_reader *rd, const struct views_opts *o, struct buf *out);
 /* A host's QP table as last reported (GET /api/v1/hosts/{id}/qps): -ENOENT UNKNOWN_HOST, or
  * NO_QPS when it reported none. */
 int views_host_qps(struct store_reader *rd, const struct views_opts *o, const char *host,
