@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/print.h"
 #include "cli/table.h"
@@ -970,8 +971,8 @@ static void print_cc_signals(FILE *f, const json_t *g)
 /* rocefabctl cc ...: the tuner's status, a list of proposals, one proposal, or the policy. */
 void print_cc(FILE *f, const json_t *d)
 {
-	static const char *const h[] = { "ID", "STEP", "PHASE", "STATE", "CLASS", "KNOB", "FROM", "TO", "N",
-					 "OUTCOME", "BY", "REASON", NULL };
+	static const char *const h[] = { "ID", "MADE", "STEP", "PHASE", "STATE", "CLASS", "KNOB", "FROM", "TO",
+					 "N", "OUTCOME", "BY", "REASON", NULL };
 	struct strs s = { 0 };
 	struct table *t;
 	size_t i;
@@ -1058,9 +1059,17 @@ void print_cc(FILE *f, const json_t *d)
 	}
 	t = table_new(h);
 	for (i = 0; json_is_array(d) ? i < json_array_size(d) : i < 1; i++) {
-		char from[32], to[32], n[16];
+		char from[32], to[32], n[16], made[32] = "-";
 
 		p = json_is_array(d) ? json_array_get(d, i) : (json_t *)d;
+		/* the end of the decision interval it was made in, by the counters' clock (UTC) */
+		if (json_integer_value(json_object_get(p, "t_us")) > 0) {
+			time_t sec = (time_t)(json_integer_value(json_object_get(p, "t_us")) / 1000000);
+			struct tm tm;
+
+			if (gmtime_r(&sec, &tm))
+				strftime(made, sizeof(made), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		}
 		snprintf(from, sizeof(from), "%.15g", json_number_value(json_object_get(p, "from")));
 		snprintf(to, sizeof(to), "%.15g", json_number_value(json_object_get(p, "to")));
 		/* nchanges: the list is capped (64), the count is not */
@@ -1083,7 +1092,7 @@ void print_cc(FILE *f, const json_t *d)
 			reason = err && asprintf(&both, "%s; %s%s", err, said ? "" : "made for: ", why) >= 0
 					 ? keep(&s, both)
 					 : why;
-			const char *row[] = { str(&s, p, "id"),	   str(&s, p, "step"),  str(&s, p, "phase"),
+			const char *row[] = { str(&s, p, "id"),	   made, str(&s, p, "step"),  str(&s, p, "phase"),
 					      str(&s, p, "state"), str(&s, p, "class"), str(&s, p, "knob"),
 					      from,		   to,			n,
 					      str(&s, p, "outcome") ?: "", str(&s, p, "decided_by") ?: "", reason };

@@ -1129,9 +1129,11 @@ static void test_print_cc(void **state)
 	assert_printed(print_cc,
 		       "[{'id': 3, 'step': 2, 'phase': 'canary', 'state': 'waiting', 'class': 'tor_down',"
 		       "  'knob': 'kmin_bytes', 'from': 400000, 'to': 200000, 'changes': [{}, {}],"
-		       "  'reason': 'deep queues'}]",
-		       "ID  STEP  PHASE   STATE    CLASS     KNOB        FROM    TO      N  OUTCOME  BY  REASON\n"
-		       "3   2     canary  waiting  tor_down  kmin_bytes  400000  200000  2               deep queues\n");
+		       "  't_us': 1764973267500000, 'reason': 'deep queues'}]",
+		       "ID  MADE                  STEP  PHASE   STATE    CLASS     KNOB        FROM    TO      N  OUTCOME  BY  "
+		       "REASON\n"
+		       "3   2025-12-05T22:21:07Z  2     canary  waiting  tor_down  kmin_bytes  400000  200000  2               "
+		       "deep queues\n");
 	/* the history: who decided, and why one was turned down before the evidence */
 	assert_printed(print_cc,
 		       "[{'id': 3, 'step': 2, 'phase': 'canary', 'state': 'rejected', 'class': 'tor_down',"
@@ -1140,10 +1142,10 @@ static void test_print_cc(void **state)
 		       " {'id': 4, 'step': 3, 'phase': 'rollback', 'state': 'applied', 'class': 'hosts',"
 		       "  'knob': 'rpg_ai_rate', 'from': 10, 'to': 5, 'changes': [{}], 'outcome': 'applied',"
 		       "  'decided_by': 'ops', 'reason': 'the tuner was turned off'}]",
-		       "ID  STEP  PHASE     STATE     CLASS     KNOB         FROM    TO      N  OUTCOME  BY   REASON\n"
-		       "3   2     canary    rejected  tor_down  kmin_bytes   400000  200000  1           ops  "
+		       "ID  MADE  STEP  PHASE     STATE     CLASS     KNOB         FROM    TO      N  OUTCOME  BY   REASON\n"
+		       "3   -     2     canary    rejected  tor_down  kmin_bytes   400000  200000  1           ops  "
 		       "the tuner was turned off; made for: deep queues\n"
-		       "4   3     rollback  applied   hosts     rpg_ai_rate  10      5       1  applied  ops  "
+		       "4   -     3     rollback  applied   hosts     rpg_ai_rate  10      5       1  applied  ops  "
 		       "the tuner was turned off\n");
 }
 
