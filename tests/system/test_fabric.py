@@ -913,6 +913,8 @@ def test_lldp_neighbour_of_a_linux_host_gives_a_link(world):
     assert ends["gpu-a1"]["port"] == "mlx5_0:1" and ends["gpu-a1"]["state"] == "up"
     assert ends["leaf7"]["port"] == "Ethernet12" and ends["leaf7"]["state"] == "unknown"
     assert ends["leaf7"]["port_id"] is None
+    # the link is taken at the word of the end that reported: up (counted so), not down
+    assert l["state"] == "up" and c.json("/api/v1/links")["up"] == 1
 
 
 def test_serve_reports_the_effective_pace_when_it_cannot_keep_up(world):
