@@ -1502,36 +1502,41 @@ static bool victim_node(json_t *victims, const char *node)
 	return false;
 }
 
-/* The host's ports lead to that switch (in the snapshot). */
-static bool same_tor(const struct cc_snap *s, const char *host, const char *tor)
+/* The switch the host's next port from *i on leads to, in the snapshot (*i then past it);
+ * NULL: no more. */
+static const char *next_tor(const struct cc_snap *s, const char *host, uint32_t *i)
 {
 	int n = s ? cc_snap_find_node(s, host) : -1;
 
 	if (n < 0)
-		return false;
-	for (uint32_t i = 0; i < s->nodes[n].nports; i++) {
-		uint32_t peer = s->ports[s->nodes[n].ports[i]].peer;
+		return NULL;
+	while (*i < s->nodes[n].nports) {
+		uint32_t peer = s->ports[s->nodes[n].ports[(*i)++]].peer;
 
-		if (peer != CC_NONE && !strcmp(s->nodes[s->ports[peer].node].name, tor))
-			return true;
+		if (peer != CC_NONE)
+			return s->nodes[s->ports[peer].node].name;
 	}
+	return NULL;
+}
+
+/* The host's ports lead to that switch (in the snapshot). */
+static bool same_tor(const struct cc_snap *s, const char *host, const char *tor)
+{
+	const char *t;
+	uint32_t i = 0;
+
+	while ((t = next_tor(s, host, &i)))
+		if (!strcmp(t, tor))
+			return true;
 	return false;
 }
 
 /* The switch a host's (first) port leads to, in the snapshot; NULL: none known. */
 static const char *tor_of(const struct cc_snap *s, const char *host)
 {
-	int n = s ? cc_snap_find_node(s, host) : -1;
+	uint32_t i = 0;
 
-	if (n < 0)
-		return NULL;
-	for (uint32_t i = 0; i < s->nodes[n].nports; i++) {
-		uint32_t peer = s->ports[s->nodes[n].ports[i]].peer;
-
-		if (peer != CC_NONE)
-			return s->nodes[s->ports[peer].node].name;
-	}
-	return NULL;
+	return next_tor(s, host, &i);
 }
 
 /* A pingmesh link's name ("a-b", either way round) is the link between a and b. */
