@@ -1317,7 +1317,7 @@ static int create_recheck(struct create_job *j, struct store *s)
 		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 			return store_errno(rc);
 	}
-	if (nagain > CHANGES_RECHECK_MAX)
+	if (nagain > changes_seam.recheck_max)
 		return -ESTALE;
 	for (size_t i = 0; nagain && i < cs->n; i++)
 		if (cs->t[i].clash && (r = target_again(rd, cs, &cs->t[i], &j->err)) < 0)
@@ -1380,6 +1380,8 @@ static int create_apply(struct store_job *sj, struct store *s)
 	return store_step(st);
 }
 
+struct changes_seam changes_seam = { .recheck_max = CHANGES_RECHECK_MAX };
+
 int change_set_commit(struct store *s, struct change_set *cs, const char *actor, const char *reason,
 		      int64_t deadline_ns, int64_t *ret_batch, struct rf_err *e)
 {
@@ -1408,14 +1410,16 @@ int change_set_commit(struct store *s, struct change_set *cs, const char *actor,
 		struct store_reader *rd;
 
 		memset(&j.err, 0, sizeof(j.err));
+		if (changes_seam.before_try)
+			changes_seam.before_try(changes_seam.arg);
 		if ((r = store_submit_wait(s, &j.job)) != -ESTALE)
 			break;
 		/* too many targets changed meanwhile to read again on the writer: read them here */
 		if (tries + 1 == CHANGES_CLASH_TRIES) {
 			rf_err_set(&j.err, -EALREADY, "CHANGED_MEANWHILE", NULL,
-				   "on each of %d tries, more than %d of its targets got another change while this one "
+				   "on each of %d tries, more than %zu of its targets got another change while this one "
 				   "was checked; nothing was changed: send it again (or narrow the selection)",
-				   CHANGES_CLASH_TRIES, CHANGES_RECHECK_MAX);
+				   CHANGES_CLASH_TRIES, changes_seam.recheck_max);
 			r = -EALREADY;
 			break;
 		}

@@ -194,4 +194,15 @@ int change_set_commit(struct store *s, struct change_set *cs, const char *actor,
 /* Targets changed meanwhile read again on the writer at most (each is a few queries) */
 #define CHANGES_RECHECK_MAX 64
 
+/* A seam for tests of what waits for a CHANGED_MEANWHILE (tests/unit/test_dtuner.c): called
+ * before each try of change_set_commit to store a set (another change stored there clashes
+ * with it), and the most such targets read again on the writer.  rocefabd leaves it as it is:
+ * no call, CHANGES_RECHECK_MAX. */
+struct changes_seam {
+	void (*before_try)(void *arg);
+	void *arg;
+	size_t recheck_max;
+};
+extern struct changes_seam changes_seam;
+
 #endif

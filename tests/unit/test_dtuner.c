@@ -526,6 +526,119 @@ static void test_rollout_leaves_out_what_an_operator_set(void **state)
 	fx_close(&f);
 }
 
+/* changes_seam's call before each try to store a set: an operator's PFC change to both of
+ * leaf0's ports (the setting they have) is stored first, which an ECN change set clashes with. */
+struct clash {
+	struct fixture *f;
+	int calls;
+};
+
+static void operator_touches_pfc(void *arg)
+{
+	struct clash *c = arg;
+	json_t *params = json_pack("{s:i}", "enable", 8), *entries = NULL, *entry;
+	struct store_reader *rd = store_reader_get(c->f->st);
+	struct rf_err e = { 0 };
+	struct change_set cs;
+	int64_t batch = 0;
+	size_t i;
+
+	c->calls++;
+	changes_seam.before_try = NULL; /* (its own set is stored without a call) */
+	assert_non_null(rd);
+	assert_int_equal(change_set_init(&cs, CHANGE_PFC, true, params), 0);
+	json_decref(params);
+	assert_int_equal(changes_lookup(rd, "switch", CHANGE_PFC, "leaf0", NULL, NULL, -2, &entries, &e), 0);
+	json_array_foreach(entries, i, entry)
+		assert_int_equal(change_set_add(rd, &cs, "leaf0", entry, &e), 0);
+	json_decref(entries);
+	assert_int_equal(change_set_commit(c->f->st, &cs, "ops", "by hand", tu_now_ns() + 60 * NSEC_PER_SEC, &batch,
+					   &e),
+			 0);
+	change_set_fini(&cs);
+	store_reader_put(c->f->st, rd);
+	changes_seam.before_try = operator_touches_pfc;
+}
+
+/* The changes in the audit log of that actor. */
+static size_t changes_by(struct fixture *f, const char *actor)
+{
+	struct changes_filter cf = { .queue = -2, .limit = 100 };
+	struct store_reader *rd = store_reader_get(f->st);
+	struct rf_err e = { 0 };
+	json_t *ch = NULL, *c;
+	size_t i, n = 0;
+
+	assert_non_null(rd);
+	assert_int_equal(changes_list(rd, &cf, &ch, &e), 0);
+	store_reader_put(f->st, rd);
+	json_array_foreach(json_object_get(ch, "items"), i, c)
+		n += !strncmp(json_string_value(json_object_get(c, "actor")) ?: "", actor, strlen(actor));
+	json_decref(ch);
+	return n;
+}
+
+/* A proposal whose targets keep getting other changes while it is stored (409 CHANGED_MEANWHILE
+ * after three tries, nothing stored) waits for the tuner's next pass: neither failed (which
+ * would roll its step back) nor lost, and is stored then. */
+static void test_changed_meanwhile_waits_for_the_next_pass(void **state)
+{
+	struct tuner_opts o = { .interval_ns = 1, .deadline_ns = 60 * NSEC_PER_SEC, .mode = CC_TN_ADVISE };
+	double pmax[2][2] = { { 0.5, 0.5 }, { 0.5, 0.5 } };
+	struct rf_err e = { 0 };
+	struct fixture f;
+	struct clash c = { .f = &f };
+	json_t *v, *p, *st;
+	struct tuner *t;
+	int64_t at = 0;
+	uint64_t id;
+	int n;
+
+	(void)state;
+	t = repair_tuner(&f, &o, pmax);
+	for (n = 0, v = NULL; n < 20 && !proposal_of(v, "canary"); n++) {
+		json_decref(v);
+		pass(t, at += 100);
+		v = tuner_proposals(t, false);
+	}
+	p = proposal_of(v, "canary");
+	assert_non_null(p);
+	id = (uint64_t)json_integer_value(json_object_get(p, "id"));
+	json_decref(v);
+	assert_int_equal(tuner_decide(t, id, true, "ops", NULL, &st, &e), 0);
+	json_decref(st);
+	/* every try clashes (a target changed meanwhile is read again on a reader: none on the
+	 * writer here) */
+	changes_seam = (struct changes_seam){ .before_try = operator_touches_pfc, .arg = &c, .recheck_max = 0 };
+	pass(t, at += 100);
+	changes_seam = (struct changes_seam){ .recheck_max = CHANGES_RECHECK_MAX };
+	assert_int_equal(c.calls, CHANGES_CLASH_TRIES);
+	assert_int_equal(changes_by(&f, "tuner"), 0);
+	assert_int_equal(changes_by(&f, "ops"), 2 * CHANGES_CLASH_TRIES); /* (two ports each) */
+	v = tuner_proposals(t, true);
+	p = NULL;
+	for (size_t i = 0; i < json_array_size(v); i++)
+		if ((uint64_t)json_integer_value(json_object_get(json_array_get(v, i), "id")) == id)
+			p = json_array_get(v, i);
+	assert_non_null(p);
+	assert_string_equal(json_string_value(json_object_get(p, "state")), "approved");
+	assert_null(json_object_get(p, "outcome"));
+	assert_null(json_object_get(p, "change_batch"));
+	json_decref(v);
+	st = tuner_status(t);
+	assert_int_equal(json_integer_value(json_object_get(st, "rolled_back")), 0);
+	assert_int_equal(json_integer_value(json_object_get(st, "changes_in_flight")), 0);
+	json_decref(st);
+	/* the next pass, nothing in the way: stored, as approved */
+	pass(t, at += 100);
+	assert_int_equal(changes_by(&f, "tuner"), 1);
+	st = tuner_status(t);
+	assert_int_equal(json_integer_value(json_object_get(st, "changes_in_flight")), 1);
+	json_decref(st);
+	tuner_free(t);
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -533,6 +646,7 @@ int main(void)
 		cmocka_unit_test(test_xoff_tracked_while_a_change_is_out),
 		cmocka_unit_test(test_priority_kept_while_its_queues_hold_steps),
 		cmocka_unit_test(test_rollout_leaves_out_what_an_operator_set),
+		cmocka_unit_test(test_changed_meanwhile_waits_for_the_next_pass),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
