@@ -2,6 +2,8 @@
 6 switches): every view loads with no console error and shows the fabric; an ECN change made in
 the form is applied; a pause storm injected in the simulator reaches the topology and the
 alerts without a reload; a viewer sees no edit form and the API refuses its writes."""
+import time
+
 from conftest import wait_for
 
 VIEWS = ["", "topology", "topology?color=pause", "pingmesh", "pingmesh?metric=loss", "alerts",
@@ -277,6 +279,9 @@ def test_tuner_proposal_applied_from_the_dashboard(demo, browser):
     text = wait_for(lambda: browser.js(
         "return document.querySelector(`.proposal[data-id='${arguments[0]}']`)?.textContent", pid), 15)
     assert props[0]["reason"] in text and "Evidence" in text
+    # when it was made (UTC, by the counters' clock), as rocefabctl cc proposals says it
+    made = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(props[0]["t_us"] // 1000000))
+    assert f"Made: {made}" in text, text
     browser.shot("tuner-proposal")
     sel = f".proposal[data-id='{pid}'] input.reason"
     field = browser.d.find_element("css selector", sel)
