@@ -138,7 +138,7 @@ int h_health(struct api_req *req)
 		json_object_update_missing_new(
 			json_object_get(doc, "store"),
 			json_pack("{s:o,s:o,s:{s:f,s:f,s:f,s:f},s:{s:I,s:I,s:I,s:I}}", "used_bytes",
-				  rs.measured ? json_integer((json_int_t)rs.used_bytes) : json_null(), "max_bytes",
+				  rs.used_bytes ? json_integer((json_int_t)rs.used_bytes) : json_null(), "max_bytes",
 				  rs.max_bytes ? json_integer((json_int_t)rs.max_bytes) : json_null(),
 				  "retention_s", "raw", rs.in_force_ns[RET_RAW] / 1e9, "1m",
 				  rs.in_force_ns[RET_1M] / 1e9, "1h", rs.in_force_ns[RET_1H] / 1e9,
@@ -498,7 +498,7 @@ int h_metrics(struct api_req *req)
 			   "# TYPE rocefab_store_bytes gauge\n");
 		/* none until the first retention pass measured it (a 0 would read as an empty
 		 * database) */
-		if (rs.measured)
+		if (rs.used_bytes)
 			buf_printf(&b, "rocefab_store_bytes %llu\n", (unsigned long long)rs.used_bytes);
 		buf_printf(&b,
 			   "# HELP rocefab_store_budget_bytes store.max_bytes (0: none).\n"

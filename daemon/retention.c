@@ -142,7 +142,6 @@ static void budget_locked(struct retention *rt, uint64_t used)
 	bool was = st->shortened, was_unmet = st->unmet;
 
 	st->used_bytes = used;
-	st->measured = true;
 	if (!rt->max_bytes)
 		return;
 	st->unmet = false;
@@ -211,10 +210,8 @@ static void prune_done(struct store_job *sj, int result)
 				  pj->changes[RET_PROBES]);
 		if (pj->used && !pj->more)
 			budget_locked(rt, pj->used);
-		else if (pj->used) {
+		else if (pj->used)
 			rt->st.used_bytes = pj->used;
-			rt->st.measured = true;
-		}
 		again = pj->more;
 	}
 	again &= !rt->stopping;

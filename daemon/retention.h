@@ -27,8 +27,7 @@ enum retention_data { RET_RAW, RET_1M, RET_1H, RET_PROBES, RET_N };
 
 struct retention_status {
 	uint64_t used_bytes;  /* pages in use at the last pass (the file keeps its largest size:
-			       * freed pages are reused) */
-	bool measured;	      /* used_bytes is known (a pass measured it; not in the first
+			       * freed pages are reused); 0: not measured yet (the first
 			       * seconds after the start) */
 	uint64_t max_bytes;   /* store.max_bytes; 0: none */
 	int64_t in_force_ns[RET_N];   /* the retentions applied */
