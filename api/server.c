@@ -698,7 +698,7 @@ struct header_check {
 	const char *bad;     /* the first bad header's name */
 	size_t bytes;	     /* of the header lines as parsed: "key:value\r\n" */
 	size_t nonempty;     /* headers with a value (written "Name: value": one space more) */
-	unsigned content_length, transfer_encoding; /* how many of each */
+	unsigned content_length, transfer_encoding, authorization; /* how many of each */
 	bool te_chunked;     /* Transfer-Encoding is exactly "chunked" */
 };
 
@@ -719,6 +719,8 @@ static enum MHD_Result check_header(void *cls, enum MHD_ValueKind kind, const ch
 			goto bad;
 	if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0)
 		hc->content_length++;
+	if (strcasecmp(key, MHD_HTTP_HEADER_AUTHORIZATION) == 0)
+		hc->authorization++;
 	if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
 		hc->transfer_encoding++;
 		hc->te_chunked = value && strcasecmp(value, "chunked") == 0;
@@ -775,6 +777,14 @@ static bool check_framing(struct api_req *req, const char *version, struct rf_er
 	if (hc.bad) {
 		rf_err_set(e, -EINVAL, "BAD_HEADER", NULL,
 			   "header '%.64s' contains a control character", hc.bad);
+		return false;
+	}
+	/* one credential: with two, which one counts would depend on the reader (a proxy that
+	 * adds its own after the client's would be overridden by it) */
+	if (hc.authorization > 1) {
+		rf_err_set(e, -EINVAL, "BAD_HEADER", NULL,
+			   "%u Authorization headers: send one (which of them would count is not for a "
+			   "server to guess)", hc.authorization);
 		return false;
 	}
 	if (hs && req->uri_len) {

@@ -233,6 +233,14 @@ def test_every_refusal_of_a_request_head_is_problem_json(daemon):
     problem(raw(d, b"GET /api/v1/hosts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
                 tok.encode() + b"\x01\r\n\r\n"), 400, "BAD_HEADER")
     assert raw(d, b"GET /api/v1/hosts HTTP/1.1\r\nHost: x\r\n" + auth + b"\r\n").status_code == 200
+    # one credential: two (an operator's and a viewer's, either way round) are refused, not the
+    # first taken (which one a server or a proxy before it reads is theirs to choose)
+    viewer = f"Authorization: Bearer {d.tokens['viewer']}\r\n".encode()
+    for two in (auth + viewer, viewer + auth, auth + auth):
+        p = problem(raw(d, b"PUT /api/v1/probes/config HTTP/1.1\r\nHost: x\r\n" + two +
+                        b"Content-Type: application/json\r\nContent-Length: 17\r\n\r\n", b'{"enabled": true}'),
+                    400, "BAD_HEADER")
+        assert "2 Authorization headers" in p["detail"], p
     # ... nor with spare bytes made elsewhere in the head (compact headers, bare LF ends)
     compact = b"".join(b"X%d:a\r\n" % i for i in range(8))
     problem(raw(d, b"GET /api/v1/hosts HTTP/1.1\r\nHost:x\r\n" + compact +
