@@ -164,6 +164,22 @@ int pingmesh_conf_apply(struct pingmesh_conf *out, json_t *ch, struct rf_err *e)
 					  "inter_tor, rotate_s, timeout_us)", k);
 		}
 	}
+	/* each op at each size: an op that cannot carry one of them (ud, udp) would fail every
+	 * round on the hosts, read as loss */
+	for (unsigned i = 0; i < c.nops; i++) {
+		enum probe_op op;
+
+		if (probe_op_parse(c.ops[i], &op) < 0)
+			continue;
+		for (unsigned z = 0; z < c.nsizes; z++)
+			if (c.sizes[z] > probe_op_max_size(op))
+				return rf_err_set(e, -EINVAL, "BAD_VALUE", "/sizes",
+						  "%s probes carry at most %u bytes%s, and every op is sent at every "
+						  "size: %u is too large while %s is among the ops",
+						  c.ops[i], probe_op_max_size(op),
+						  op == PROBE_UD ? " (a UD message fits in one MTU)" : "", c.sizes[z],
+						  c.ops[i]);
+	}
 	*out = c;
 	return 0;
 }

@@ -32,3 +32,8 @@ bool probe_op_is_verbs(enum probe_op op)
 {
 	return op <= PROBE_UD;
 }
+
+unsigned probe_op_max_size(enum probe_op op)
+{
+	return op == PROBE_UD ? 4096 : op == PROBE_UDP ? 65000 : PROBE_MAX_SIZE;
+}

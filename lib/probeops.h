@@ -23,5 +23,9 @@ int probe_op_parse(const char *s, enum probe_op *ret);
 bool probe_op_valid(const char *s);
 /* RDMA operations (verbs), as opposed to the kernel's UDP and TCP. */
 bool probe_op_is_verbs(enum probe_op op);
+/* The largest message op carries: a UD message fits in one MTU (4096 bytes), a UDP datagram
+ * in 65000 bytes (its header within 64 KiB); others PROBE_MAX_SIZE.  (cas and faa move 8
+ * bytes at any size asked: their results say 8.) */
+unsigned probe_op_max_size(enum probe_op op);
 
 #endif

@@ -30,8 +30,10 @@ static int check_conf(enum probe_op op, bool pingpong, unsigned size, unsigned i
 				  PROBE_MIN_SIZE, PROBE_MAX_SIZE);
 	if (pingpong && op != PROBE_WRITE)
 		return rf_err_set(e, -EINVAL, "BAD_OP", "pingpong", "ping-pong is a mode of write probes");
-	if (op == PROBE_UDP && size > 65000)
-		return rf_err_set(e, -EINVAL, "BAD_SIZE", "size", "a UDP probe is at most 65000 bytes");
+	if (size > probe_op_max_size(op))
+		return rf_err_set(e, -EINVAL, "BAD_SIZE", "size", "a %s probe is at most %u bytes%s",
+				  op == PROBE_UD ? "UD" : "UDP", probe_op_max_size(op),
+				  op == PROBE_UD ? " (a UD message fits in one MTU)" : "");
 	if (iters < 1 || iters > PROBE_MAX_ITERS)
 		return rf_err_set(e, -EINVAL, "BAD_ITERS", "iters", "1 to %d probes", PROBE_MAX_ITERS);
 	return 0;

@@ -312,7 +312,7 @@ int pv_session_create(struct pv_ctx *p, enum probe_op op, unsigned size, unsigne
 		qa.cap.max_inline_data = size <= 220 ? 220 : 0;
 	}
 	s->paths = op == PROBE_UD || pingpong || paths < 1 ? 1 : paths > PV_MAX_PATHS ? PV_MAX_PATHS : paths;
-	if (op == PROBE_UD && size > 4096)
+	if (size > probe_op_max_size(op))
 		return rf_err_set(e, -EINVAL, "BAD_SIZE", "size",
 				  "a UD message fits in one MTU: at most 4096 bytes");
 	if ((op == PROBE_CAS || op == PROBE_FAA) && size != 8)

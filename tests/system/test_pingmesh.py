@@ -65,9 +65,14 @@ def test_several_ops_and_sizes(world):
     for body, where in (({"ops": []}, "/ops"), ({"ops": ["write", "write"]}, "/ops"),
                         ({"ops": ["write", "read", "send", "cas", "faa"]}, "/ops"), ({"ops": ["rdma"]}, "/ops"),
                         ({"op": "write", "ops": ["read"]}, "/op"), ({"sizes": [4]}, "/sizes"),
-                        ({"sizes": [64, 64]}, "/sizes"), ({"sizes": "64"}, "/sizes"), ({"size": 70000}, "/size")):
+                        ({"sizes": [64, 64]}, "/sizes"), ({"sizes": "64"}, "/sizes"), ({"size": 70000}, "/size"),
+                        # every op goes at every size: UD fits in one MTU, a UDP datagram in 65000 bytes
+                        ({"ops": ["write", "ud"], "sizes": [64, 8192]}, "/sizes"),
+                        ({"ops": ["udp"], "sizes": [65536]}, "/sizes")):
         r = ops.put("/api/v1/probes/config", json=body)
         assert r.status_code == 400 and r.json()["pointer"] == where, (body, r.text)
+    r = ops.put("/api/v1/probes/config", json={"ops": ["ud"], "sizes": [65536]})
+    assert "ud probes carry at most 4096 bytes (a UD message fits in one MTU)" in r.json()["detail"], r.text
     assert c.json("/api/v1/probes/config")["ops"] == ["write"]  # nothing changed
     cfg = ops.put("/api/v1/probes/config", json={"ops": ["write", "read"], "sizes": [64, 65536]}).json()
     assert cfg["ops"] == ["write", "read"] and cfg["sizes"] == [64, 65536], cfg

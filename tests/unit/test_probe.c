@@ -435,6 +435,16 @@ static void test_ctl_deadlines(void **state)
 
 		assert_true(probe_client_run(&cc, &r, &e) < 0);
 		assert_string_equal(e.code, "BAD_SIZE");
+		/* UD at most one MTU, UDP 65000 bytes: refused as such (the API refuses such plans) */
+		cc.op = PROBE_UD;
+		cc.size = 8192;
+		assert_true(probe_client_run(&cc, &r, &e) < 0);
+		assert_string_equal(e.code, "BAD_SIZE");
+		assert_string_equal(e.msg, "a UD probe is at most 4096 bytes (a UD message fits in one MTU)");
+		cc.op = PROBE_UDP;
+		cc.size = 65536;
+		assert_true(probe_client_run(&cc, &r, &e) < 0);
+		assert_string_equal(e.msg, "a UDP probe is at most 65000 bytes");
 	}
 }
 
