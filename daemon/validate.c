@@ -71,6 +71,25 @@ static int64_t cur_int(const json_t *cur, const char *k, int64_t def)
 	return d >= -9.2e18 && d <= 9.2e18 ? (int64_t)d : def;
 }
 
+/* lo's value must not exceed hi's, each as asked or else as it is now (a hi of 0 or unknown:
+ * no limit); asked only of a change of one of them (a device that holds them otherwise takes
+ * other changes). */
+static int rate_order(const json_t *params, const json_t *current, const char *lo, const char *hi,
+		      struct rf_err *e)
+{
+	if (!json_object_get(params, lo) && !json_object_get(params, hi))
+		return 0;
+	int64_t l = json_object_get(params, lo) ? json_integer_value(json_object_get(params, lo))
+						: cur_int(current, lo, 0);
+	int64_t h = json_object_get(params, hi) ? json_integer_value(json_object_get(params, hi))
+						: cur_int(current, hi, 0);
+
+	if (h > 0 && l > h)
+		return bad(e, "BAD_THRESHOLD_ORDER", json_object_get(params, lo) ? lo : hi,
+			   "%s (%" PRId64 " Mb/s) must not exceed %s (%" PRId64 " Mb/s)", lo, l, hi, h);
+	return 0;
+}
+
 int validate_dcqcn(json_t *params, const json_t *current, int64_t line_mbps, struct rf_err *e)
 {
 	const char *k;
@@ -97,22 +116,10 @@ int validate_dcqcn(json_t *params, const json_t *current, int64_t line_mbps, str
 				   k, json_integer_value(v), p->min, max, p->unit,
 				   p->max == PARAM_LINE_RATE && line_mbps > 0 ? " (the port's line rate)" : "");
 	}
-	/* the rates must stay ordered: min <= max (when max limits) */
-	{
-		int64_t minr = json_object_get(params, "rpg_min_rate")
-				       ? json_integer_value(json_object_get(params, "rpg_min_rate"))
-				       : cur_int(current, "rpg_min_rate", 1);
-		int64_t maxr = json_object_get(params, "rpg_max_rate")
-				       ? json_integer_value(json_object_get(params, "rpg_max_rate"))
-				       : cur_int(current, "rpg_max_rate", 0);
-
-		if (maxr > 0 && minr > maxr)
-			return bad(e, "BAD_THRESHOLD_ORDER",
-				   json_object_get(params, "rpg_min_rate") ? "rpg_min_rate" : "rpg_max_rate",
-				   "rpg_min_rate (%" PRId64 " Mb/s) must not exceed rpg_max_rate (%" PRId64 " Mb/s)",
-				   minr, maxr);
-	}
-	return 0;
+	/* the rates must stay ordered: min <= max (when max limits), and the additive increase
+	 * no faster than the hyper increase that follows it (the tuner holds them so too) */
+	return rate_order(params, current, "rpg_min_rate", "rpg_max_rate", e) ?:
+	       rate_order(params, current, "rpg_ai_rate", "rpg_hai_rate", e);
 }
 
 int validate_ecn(json_t *params, const json_t *current, const json_t *port_pfc, int queue,

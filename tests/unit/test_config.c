@@ -122,6 +122,27 @@ static void test_validate_dcqcn_and_pfc(void **state)
 	p = json_pack("{s:i,s:i}", "rpg_max_rate", 1000, "rpg_min_rate", 2000);
 	expect_bad(validate_dcqcn(p, cur, 100000, &e), &e, "BAD_THRESHOLD_ORDER", NULL);
 	json_decref(p);
+	/* the additive increase no faster than the hyper increase, as asked or as it is (the
+	 * tuner calls a host with them so outside its policy); a device that holds them the
+	 * other way round still takes other changes */
+	p = json_pack("{s:i,s:i}", "rpg_ai_rate", 60, "rpg_hai_rate", 40);
+	expect_bad(validate_dcqcn(p, cur, 100000, &e), &e, "BAD_THRESHOLD_ORDER", "/rpg_ai_rate");
+	assert_string_equal(e.msg, "rpg_ai_rate (60 Mb/s) must not exceed rpg_hai_rate (40 Mb/s)");
+	json_decref(p);
+	{
+		json_t *odd = json_pack("{s:i,s:i}", "rpg_ai_rate", 60, "rpg_hai_rate", 40);
+
+		p = json_pack("{s:i}", "rpg_hai_rate", 50);
+		expect_bad(validate_dcqcn(p, odd, 100000, &e), &e, "BAD_THRESHOLD_ORDER", "/rpg_hai_rate");
+		json_decref(p);
+		p = json_pack("{s:i}", "rpg_time_reset", 300);
+		assert_int_equal(validate_dcqcn(p, odd, 100000, &e), 0);
+		json_decref(p);
+		p = json_pack("{s:i}", "rpg_hai_rate", 60);
+		assert_int_equal(validate_dcqcn(p, odd, 100000, &e), 0);
+		json_decref(p);
+		json_decref(odd);
+	}
 	p = json_pack("{s:f}", "rpg_gd", 10.5);
 	expect_bad(validate_dcqcn(p, cur, 100000, &e), &e, "BAD_VALUE", "/rpg_gd");
 	json_decref(p);
