@@ -161,6 +161,13 @@ static void test_validate_dcqcn_and_pfc(void **state)
 	p = json_pack("{s:i,s:i}", "xoff_bytes", 2000000, "xon_bytes", 2000000);
 	expect_bad(validate_pfc(p, pcur, ecn, true, &e), &e, "BAD_THRESHOLD_ORDER", "/xon_bytes");
 	json_decref(p);
+	/* XON alone on a port whose threshold is dynamic: no static XOFF to be below (it read
+	 * "must be below XOFF (0 bytes)") */
+	p = json_pack("{s:i}", "xon_bytes", 1000000);
+	expect_bad(validate_pfc(p, pcur, ecn, true, &e), &e, "BAD_VALUE", "/xon_bytes");
+	assert_string_equal(e.msg, "the port's threshold is dynamic (alpha_shift -3): a static XON needs a static XOFF, "
+				   "so give xoff_bytes with it");
+	json_decref(p);
 	p = json_pack("{s:i}", "xoff_bytes", 1000000); /* below Kmax */
 	expect_bad(validate_pfc(p, pcur, ecn, true, &e), &e, "BAD_THRESHOLD_ORDER", "/xoff_bytes");
 	json_decref(p);
@@ -181,9 +188,11 @@ static void test_validate_dcqcn_and_pfc(void **state)
 		json_t *odd_ecn = json_pack("[{s:i,s:b,s:f}]", "queue", 3, "enabled", 1, "kmax_bytes", -1e300);
 
 		json_object_set_new(odd, "shared_bytes", json_integer(30000000));
+		json_object_set_new(odd, "mode", json_string("static"));
 		p = json_pack("{s:i}", "xon_bytes", 1000); /* against the reported XOFF */
 		assert_int_equal(validate_pfc(p, odd, odd_ecn, true, &e), 0);
 		json_decref(p);
+		json_object_set_new(odd, "mode", json_string("dynamic"));
 		p = json_pack("{s:i}", "enable", 8); /* the threshold from alpha_shift 2^40 */
 		assert_int_equal(validate_pfc(p, odd, odd_ecn, true, &e), 0);
 		json_decref(p);
