@@ -45,9 +45,14 @@ static int bytes_of(json_t *params, const char *k, int64_t *ret, struct rf_err *
 		return 0;
 	}
 	if (json_is_string(v)) {
-		if (conf_parse_size(json_string_value(v), &b) < 0 || b > (uint64_t)MAX_BYTES)
+		int r = conf_parse_size(json_string_value(v), &b);
+
+		if (r == -ERANGE || (r == 0 && b > (uint64_t)MAX_BYTES))
+			return bad(e, "BAD_VALUE", k, "'%s' is too large: at most %lld bytes", json_string_value(v),
+				   MAX_BYTES);
+		if (r < 0)
 			return bad(e, "BAD_VALUE", k,
-				   "'%s' is not a size: give bytes, or a number with B, KB, KiB, MB, MiB",
+				   "'%s' is not a size: give bytes, or a number with a unit: " CONF_SIZE_UNITS,
 				   json_string_value(v));
 		*ret = (int64_t)b;
 		json_object_set_new(params, k, json_integer((json_int_t)b)); /* normalized */

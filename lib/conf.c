@@ -61,7 +61,7 @@ int conf_parse_size(const char *s, uint64_t *ret)
 		uint64_t mult;
 	} units[] = {
 		{ "", 1 },	      { "B", 1 },	       { "K", 1ULL << 10 },
-		{ "KB", 1000 },	      { "KiB", 1ULL << 10 },   { "M", 1ULL << 20 },
+		{ "KB", 1000 },	      { "kB", 1000 },	       { "KiB", 1ULL << 10 },   { "M", 1ULL << 20 },
 		{ "MB", 1000000 },    { "MiB", 1ULL << 20 },   { "G", 1ULL << 30 },
 		{ "GB", 1000000000 }, { "GiB", 1ULL << 30 },   { "T", 1ULL << 40 },
 		{ "TB", 1000000000000 }, { "TiB", 1ULL << 40 },
@@ -89,6 +89,9 @@ int conf_parse_size(const char *s, uint64_t *ret)
 		return -ERANGE;
 	if (errno || (!whole && (!isfinite(v) || v < 0)))
 		return -EINVAL;
+	/* one space before a unit, as sizes are printed ("1.6 MB") */
+	if (end[0] == ' ' && end[1] && end[1] != ' ')
+		end++;
 	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
 		if (strcmp(end, units[i].suffix) == 0) {
 			double b;

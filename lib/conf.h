@@ -95,9 +95,12 @@ int conf_apply_overrides(const struct conf_opt *opts, void *base,
 int conf_load_all(const struct conf_opt *opts, void *base, const char *path,
 		  const struct conf_overrides *o, const char *prog);
 
-/* "4096", "64K", "1.5MiB", "1G": 0, -EINVAL (garbage, a fraction of a byte) or -ERANGE (2^64
- * bytes or more: refused, never wrapped). */
+/* "4096", "64K", "1.5MiB", "1G", "400 kB" (one space before a unit, as sizes are printed):
+ * K, M, G, T and KiB... are powers of 1024, KB (kB), MB, GB, TB of 1000.  0, -EINVAL (garbage,
+ * a fraction of a byte) or -ERANGE (2^64 bytes or more: refused, never wrapped). */
 int conf_parse_size(const char *s, uint64_t *ret);
+/* What conf_parse_size takes, for messages. */
+#define CONF_SIZE_UNITS "B, KB (kB), MB, GB, TB (powers of 1000), KiB, MiB, GiB, TiB (of 1024)"
 int conf_parse_bool(const char *s, bool *ret);
 
 #endif

@@ -66,6 +66,18 @@ static void test_validate_ecn(void **state)
 	assert_int_equal(json_integer_value(json_object_get(p, "kmin_bytes")), 100000);
 	assert_int_equal(json_integer_value(json_object_get(p, "kmax_bytes")), 524288);
 	json_decref(p);
+	/* garbage and overflow say which (an overflow read "not a size" with a short list of units) */
+	p = json_pack("{s:s}", "kmin_bytes", "100 KB");
+	assert_int_equal(validate_ecn(p, cur, pfc, 3, &e), 0);
+	json_decref(p);
+	p = json_pack("{s:s}", "kmin_bytes", "99999999TB");
+	expect_bad(validate_ecn(p, cur, pfc, 3, &e), &e, "BAD_VALUE", "/kmin_bytes");
+	assert_string_equal(e.msg, "'99999999TB' is too large: at most 1099511627776 bytes");
+	json_decref(p);
+	p = json_pack("{s:s}", "kmin_bytes", "100 furlongs");
+	expect_bad(validate_ecn(p, cur, pfc, 3, &e), &e, "BAD_VALUE", "/kmin_bytes");
+	assert_non_null(strstr(e.msg, "GiB"));
+	json_decref(p);
 	p = json_pack("{s:i}", "kmin_bytes", 1600000); /* = Kmax */
 	expect_bad(validate_ecn(p, cur, pfc, 3, &e), &e, "BAD_THRESHOLD_ORDER", "/kmin_bytes");
 	json_decref(p);

@@ -413,6 +413,16 @@ static void test_sizes(void **state)
 	assert_true(b == 16777215ULL << 40);
 	assert_int_equal(conf_parse_size("16777216TiB", &b), -ERANGE);
 	assert_int_equal(conf_parse_size("2PiB", &b), -EINVAL);
+	/* as sizes are printed (rocefabctl switches: "400 kB..1.6 MB"), to be typed back */
+	assert_int_equal(conf_parse_size("400 kB", &b), 0);
+	assert_true(b == 400000);
+	assert_int_equal(conf_parse_size("1.6 MB", &b), 0);
+	assert_true(b == 1600000);
+	assert_int_equal(conf_parse_size("400kB", &b), 0);
+	assert_true(b == 400000);
+	assert_int_equal(conf_parse_size("400  kB", &b), -EINVAL);
+	assert_int_equal(conf_parse_size("400 ", &b), -EINVAL);
+	assert_int_equal(conf_parse_size("400 parsecs", &b), -EINVAL);
 	assert_int_equal(conf_parse_size("0.5", &b), -EINVAL);
 	assert_int_equal(conf_parse_size("-1", &b), -EINVAL);
 	/* no hexadecimal (strtod would take "0x10" as 16 and "0x1p4" as 16 too) */
