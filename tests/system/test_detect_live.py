@@ -210,22 +210,24 @@ def test_live_advise_changes_nothing_until_mitigated(world):
     assert r.returncode != 0 and "MITIGATED" in r.stderr, r.stdout + r.stderr
 
 
-@pytest.mark.parametrize("path,body,code", [
-    ("/api/v1/detector/config", {"deadlock_mode": "sometimes"}, "BAD_VALUE"),
-    ("/api/v1/detector/config", {"restore_ms": 0}, "BAD_VALUE"),
-    ("/api/v1/detector/config", {"restore_ms": 1.5}, "BAD_VALUE"),
-    ("/api/v1/detector/config", {"restore_ms": 10 ** 12}, "BAD_VALUE"),
-    ("/api/v1/detector/config", {"interval": 5}, "UNKNOWN_FIELD"),
-    ("/api/v1/detector/config", {}, "NO_CHANGE"),
-    ("/api/v1/detector/config", [1], "SCHEMA_VIOLATION"),
+@pytest.mark.parametrize("path,body,code,pointer", [
+    ("/api/v1/detector/config", {"deadlock_mode": "sometimes"}, "BAD_VALUE", "/deadlock_mode"),
+    ("/api/v1/detector/config", {"restore_ms": 0}, "BAD_VALUE", "/restore_ms"),
+    ("/api/v1/detector/config", {"restore_ms": 1.5}, "BAD_VALUE", "/restore_ms"),
+    ("/api/v1/detector/config", {"restore_ms": 10 ** 12}, "BAD_VALUE", "/restore_ms"),
+    ("/api/v1/detector/config", {"interval": 5}, "UNKNOWN_FIELD", "/interval"),
+    ("/api/v1/detector/config", {}, "NO_CHANGE", "/"),
+    ("/api/v1/detector/config", [1], "SCHEMA_VIOLATION", "/"),
 ])
-def test_detector_config_refuses_bad_values(world, path, body, code):
+def test_detector_config_refuses_bad_values(world, path, body, code, pointer):
+    """Refused, nothing changed, the field named by a JSON pointer as in every other body (it
+    was the bare name)."""
     d = world.daemon().start()
     d.token("ops", "operator")
     ops = d.client("ops")
     before = ops.json("/api/v1/detector/config")
     r = ops.put(path, json=body)
-    assert r.status_code == 400 and r.json()["code"] == code, r.text
+    assert r.status_code == 400 and r.json()["code"] == code and r.json()["pointer"] == pointer, r.text
     assert ops.json("/api/v1/detector/config") == before
 
 
