@@ -184,7 +184,7 @@ static const char *what(const struct cand *x)
 	case C_LINK:
 		return "probes crossing";
 	default:
-		return "probes of hosts under";
+		return "probes to or from hosts under";
 	}
 }
 
@@ -301,8 +301,8 @@ static void analyze(struct loc_result *r, size_t n, const struct loc_conf *conf,
 	f->through = b->through;
 	{
 		int len = snprintf(f->evidence, sizeof(f->evidence),
-				   "%u of %zu results %s; %u of the %u %s %s are, and they carry %.0f%% of the "
-				   "bad%s",
+				   "%u of %zu results %s; %u of the %u results of %s %s are, and they carry "
+				   "%.0f%% of the bad%s",
 				   bad, n, lossy ? "lost probes" : "are slow (p99 far above the typical)", b->bad,
 				   b->through, what(b), b->name, 100 * b->weight / total,
 				   lossy ? " (weighted by the share of probes lost)" : "");

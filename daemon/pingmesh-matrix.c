@@ -377,11 +377,11 @@ char *pingmesh_metrics_text(json_t *doc, const struct loc_finding *f, int64_t wi
 
 	buf_init(&b);
 	if (doc) {
-		snprintf(help, sizeof(help), "Pingmesh, last %.0f s: the median of the rounds' p50 latency "
-			 "per source and destination host (its worst path).", (double)window_ns / 1e9);
+		snprintf(help, sizeof(help), "Pingmesh, last %.0f s: per source and destination host, the "
+			 "median over the rounds of the p50 latency of its worst path.", (double)window_ns / 1e9);
 		render_pairs(&b, pairs, "rocefab_probe_p50_seconds", help, "p50_us", 1e-6);
-		snprintf(help, sizeof(help), "Pingmesh, last %.0f s: the median of the rounds' p99 latency "
-			 "per source and destination host (its worst path).", (double)window_ns / 1e9);
+		snprintf(help, sizeof(help), "Pingmesh, last %.0f s: per source and destination host, the "
+			 "median over the rounds of the p99 latency of its worst path.", (double)window_ns / 1e9);
 		render_pairs(&b, pairs, "rocefab_probe_p99_seconds", help, "p99_us", 1e-6);
 		snprintf(help, sizeof(help), "Pingmesh, last %.0f s: probes lost of probes sent, per source "
 			 "and destination host.", (double)window_ns / 1e9);

@@ -124,6 +124,8 @@ static void test_tor(void **state)
 	assert_string_equal(f.subject, "leaf1");
 	assert_non_null(strstr(f.evidence, "are slow"));
 	assert_null(strstr(f.evidence, "()")); /* (it ended "of the bad ()") */
+	/* results counted as results both times (it read "of the 234 probes of hosts under") */
+	assert_non_null(strstr(f.evidence, " results of probes to or from hosts under leaf1 are"));
 }
 
 static void test_noise_and_spread(void **state)
