@@ -1443,33 +1443,49 @@ out:
 	return r;
 }
 
-json_t *detector_status(struct detector *d)
+/* The ports whose last readings are fresh (not gone stale: those a snapshot takes), and the
+ * read times of the oldest and newest of them (0: none); under d->lock. */
+static size_t lane_fresh(struct detector *d, int64_t mono, int64_t *ret_oldest, int64_t *ret_newest)
 {
-	json_t *o;
-	double secs;
-
-	int64_t oldest = 0, newest = 0, mono;
+	int64_t oldest = 0, newest = 0;
+	size_t n = 0;
 	const char *k;
 	void *v;
 
-	pthread_mutex_lock(&d->lock);
-	pthread_mutex_lock(&d->dl_lock); /* the order: lock, then dl_lock */
-	mono = tu_mono_ns();
-	/* the read times of the ports' last readings (those not gone stale): how far the lane lags */
 	for (size_t i = 0; hmap_next(&d->lane, &i, &k, &v);) {
 		const struct lport *lp = v;
 
 		if (!lp->n || mono - lp->rx_mono > STALE_INTERVALS * d->o.interval_ns)
 			continue;
+		n++;
 		if (!oldest || lp->t[1] < oldest)
 			oldest = lp->t[1];
 		if (lp->t[1] > newest)
 			newest = lp->t[1];
 	}
+	if (ret_oldest)
+		*ret_oldest = oldest;
+	if (ret_newest)
+		*ret_newest = newest;
+	return n;
+}
+
+json_t *detector_status(struct detector *d)
+{
+	json_t *o;
+	double secs;
+	int64_t oldest = 0, newest = 0, mono;
+	size_t nfresh;
+
+	pthread_mutex_lock(&d->lock);
+	pthread_mutex_lock(&d->dl_lock); /* the order: lock, then dl_lock */
+	mono = tu_mono_ns();
+	/* the read times of the ports' last readings (those not gone stale): how far the lane lags */
+	nfresh = lane_fresh(d, mono, &oldest, &newest);
 	secs = (double)(mono - d->lane_since_mono) / 1e9;
 	o = json_pack("{s:o,s:I,s:f,s:{s:I,s:I,s:I,s:f,s:f,s:I,s:I,s:I},s:I,s:I,s:O,s:I}", "config",
 		      detector_conf_json(&d->conf), "interval_ms", (json_int_t)(d->o.interval_ns / NSEC_PER_MSEC),
-		      "last_run_ms", (double)d->last_run_ns / 1e6, "lane", "ports", (json_int_t)d->lane.len, "reports",
+		      "last_run_ms", (double)d->last_run_ns / 1e6, "lane", "ports", (json_int_t)nfresh, "reports",
 		      (json_int_t)d->lane_reports, "bytes", (json_int_t)d->lane_bytes, "reports_per_s",
 		      d->rates_ready ? d->reports_per_s : secs > 0 ? (double)d->lane_reports / secs : 0.0,
 		      "bytes_per_s", d->rates_ready ? d->bytes_per_s : secs > 0 ? (double)d->lane_bytes / secs : 0.0,
@@ -1662,12 +1678,14 @@ void detector_render_metrics(struct detector *d, struct buf *out)
 		   "# TYPE rocefab_pfc_lane_reports_total counter\nrocefab_pfc_lane_reports_total %llu\n"
 		   "# HELP rocefab_pfc_lane_bytes_total Bytes of fast PFC reports received (request bodies).\n"
 		   "# TYPE rocefab_pfc_lane_bytes_total counter\nrocefab_pfc_lane_bytes_total %llu\n"
-		   "# HELP rocefab_pfc_lane_ports Ports with readings in the fast PFC lane.\n"
+		   "# HELP rocefab_pfc_lane_ports Ports whose fast-lane readings are fresh (the last within 3 "
+		   "detector intervals).\n"
 		   "# TYPE rocefab_pfc_lane_ports gauge\nrocefab_pfc_lane_ports %zu\n",
 		   d->stuck, d->holds, d->nrestore_failed, (unsigned long long)d->runs, (double)d->last_run_ns / 1e9,
 		   (unsigned long long)d->actions_ok, (unsigned long long)d->actions_failed,
 		   (unsigned long long)d->restores_ok, (unsigned long long)d->restores_failed,
-		   (unsigned long long)d->lane_reports, (unsigned long long)d->lane_bytes, d->lane.len);
+		   (unsigned long long)d->lane_reports, (unsigned long long)d->lane_bytes,
+		   lane_fresh(d, tu_mono_ns(), NULL, NULL));
 	buf_printf(out,
 		   "# HELP rocefab_pfc_lane_refused_total Fast-lane readings refused: beyond the lane's bounds, or "
 		   "timed far ahead of rocefabd's clock.\n# TYPE rocefab_pfc_lane_refused_total counter\n"

@@ -388,12 +388,17 @@ char *pingmesh_metrics_text(json_t *doc, const struct loc_finding *f, int64_t wi
 		render_pairs(&b, pairs, "rocefab_probe_loss_ratio", help, "loss", 1);
 	}
 	buf_puts(&b, "# HELP rocefab_pingmesh_finding What the localization of the probe matrix names "
-		     "(kind none, host, link, tor or fabric; 1 for the current finding).\n"
-		     "# TYPE rocefab_pingmesh_finding gauge\nrocefab_pingmesh_finding{kind=\"");
-	label_value(&b, loc_kind_name(f->kind));
-	buf_puts(&b, "\",subject=\"");
-	label_value(&b, f->subject);
-	buf_puts(&b, "\"} 1\n");
+		     "(kind none, host, link, tor or fabric; 1 for the current finding; none while the "
+		     "window holds no result).\n"
+		     "# TYPE rocefab_pingmesh_finding gauge\n");
+	/* no result (the hosts silent, the pingmesh off) is no evidence of health: no finding */
+	if (f->total) {
+		buf_puts(&b, "rocefab_pingmesh_finding{kind=\"");
+		label_value(&b, loc_kind_name(f->kind));
+		buf_puts(&b, "\",subject=\"");
+		label_value(&b, f->subject);
+		buf_puts(&b, "\"} 1\n");
+	}
 	if (b.oom) {
 		buf_fini(&b);
 		return NULL;

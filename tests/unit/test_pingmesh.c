@@ -271,6 +271,13 @@ static void test_results_and_localization(void **state)
 	text = metrics(&f);
 	assert_non_null(strstr(text, "rocefab_pingmesh_finding{kind=\"none\",subject=\"\"} 1\n"));
 	free(text);
+	/* then every host silent: no result in the window, which is no sign of health (it said
+	 * kind "none", all well, with nothing probed) */
+	assert_int_equal(pingmesh_localize(f.pm, now + 200 * NSEC_PER_SEC), 0);
+	text = metrics(&f);
+	assert_non_null(strstr(text, "# TYPE rocefab_pingmesh_finding gauge\n"));
+	assert_null(strstr(text, "rocefab_pingmesh_finding{"));
+	free(text);
 	fx_close(&f);
 }
 
