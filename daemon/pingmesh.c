@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,14 +185,22 @@ int pingmesh_conf_apply(struct pingmesh_conf *out, json_t *ch, struct rf_err *e)
 	return 0;
 }
 
+/* The stored configuration; one this rocefabd refuses (saved by an older one whose rules were
+ * looser) leaves the defaults in force, said once in the log. */
 static void conf_from_text(const char *text, struct pingmesh_conf *c)
 {
+	static atomic_bool warned;
 	json_t *doc = text ? json_loads(text, 0, NULL) : NULL;
 	struct rf_err e = { 0 };
 
 	*c = pingmesh_defaults;
-	if (doc && json_object_size(doc))
-		pingmesh_conf_apply(c, doc, &e);
+	if (doc && json_object_size(doc) && pingmesh_conf_apply(c, doc, &e) < 0 && !atomic_exchange(&warned, true)) {
+		char why[700];
+
+		log_warning("pingmesh", "the stored pingmesh configuration is refused (%s): the defaults are in force "
+					"until it is set again (PUT /api/v1/probes/config)",
+			    rf_err_str(&e, why, sizeof(why)));
+	}
 	json_decref(doc);
 }
 

@@ -420,3 +420,35 @@ def test_probe_rounds_keep_to_their_cpu_budget(world):
     assert bounded <= 0.12, (bounded, unbounded)
     # the rounds would have used much more: at 100 % the median round is well above 5 %
     assert u_rounds[len(u_rounds) // 2] >= 3 * 0.05, u_rounds
+
+
+def test_a_stored_plan_refused_now_leaves_the_defaults_and_says_so(world):
+    """A plan an older rocefabd saved that this one refuses (ud at 8 KB: every op goes at every
+    size, and UD fits in one MTU) is not probed: the defaults are in force, the log says why
+    once, and a PUT sets a plan again."""
+    import sqlite3
+    import signal
+    d = world.daemon()
+    d.token("ops", "operator")
+    d.start()
+    ops = d.client("ops")
+    assert ops.put("/api/v1/probes/config", json={"ops": ["write", "ud"], "sizes": [64, 4096]}).status_code == 200
+    d.stop(signal.SIGTERM)
+    db = sqlite3.connect(d.db, timeout=10)
+    try:
+        with db:
+            n = db.execute("UPDATE meta SET value = replace(value, '4096', '8192') WHERE key = 'pingmesh'").rowcount
+        assert n == 1
+    finally:
+        db.close()
+    d.proc = None
+    d.start()
+    cfg = ops.json("/api/v1/probes/config")
+    assert cfg["ops"] == ["write"] and cfg["sizes"] == [64], cfg
+    wait_for(lambda: d.proc.output().count("the stored pingmesh configuration is refused") == 1, 10,
+             what="the log saying why")
+    out = d.proc.output()
+    assert "/sizes: ud probes carry at most 4096 bytes" in out, out[-2000:]
+    assert ops.put("/api/v1/probes/config", json={"ops": ["write", "ud"], "sizes": [64, 4096]}).status_code == 200
+    assert ops.json("/api/v1/probes/config")["ops"] == ["write", "ud"]
+    assert d.proc.output().count("the stored pingmesh configuration is refused") == 1
