@@ -178,14 +178,14 @@ int h_health(struct api_req *req)
 		}
 		json_decref(shared);
 	}
-	if (db_ok && total > 0 && stale == total && warnings) {
-		warn(warnings, "AGENTS_STALE",
-		     "every agent is stale: none reported within agents.stale_after of its intervals, "
-		     "so what is shown is old (are the agents running, and can they reach this rocefabd "
-		     "with their tokens? their logs say why a report failed)");
-		json_object_set_new(json_array_get(warnings, json_array_size(warnings) - 1), "count",
-				    json_integer(total));
-	}
+	if (db_ok && total > 0 && stale == total && warnings)
+		json_array_append_new(
+			warnings,
+			json_pack("{s:s,s:s,s:I}", "code", "AGENTS_STALE", "detail",
+				  "every agent is stale: none reported within agents.stale_after of its "
+				  "intervals, so what is shown is old (are the agents running, and can they "
+				  "reach this rocefabd with their tokens? their logs say why a report failed)",
+				  "count", (json_int_t)total));
 	if (doc && warnings)
 		json_object_set_new(doc, "warnings", warnings);
 	else

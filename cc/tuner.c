@@ -552,10 +552,16 @@ int cc_tn_policy_from_json(json_t *o, struct cc_tn_policy *p, char *err, size_t 
 			if (json_is_integer(v) && json_integer_value(v) >= 0) {
 				x = (uint64_t)json_integer_value(v);
 			} else if (bytes && json_is_string(v)) {
-				/* a size as the change path takes one ("16MB", "1.5MiB") */
-				if (conf_parse_size(json_string_value(v), &x) < 0) {
-					snprintf(err, len, "/%s: '%.64s' is not a size: give bytes, or a size such as "
-							   "400KB or 1.5MiB", k, json_string_value(v));
+				/* a size as the change path takes one ("16MB", "1.5MiB", "400 kB") */
+				int pr = conf_parse_size(json_string_value(v), &x);
+
+				if (pr == -ERANGE) {
+					snprintf(err, len, "/%s: '%.64s' is too large", k, json_string_value(v));
+					return -EINVAL;
+				}
+				if (pr < 0) {
+					snprintf(err, len, "/%s: '%.64s' is not a size: give bytes, or a number with a "
+							   "unit: " CONF_SIZE_UNITS, k, json_string_value(v));
 					return -EINVAL;
 				}
 			} else if (json_is_real(v) && d == floor(d) && d >= 0 && d <= 0x1p53) {

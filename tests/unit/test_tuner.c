@@ -250,6 +250,7 @@ static void test_policy_json(void **state)
 		  "/host_classes: the names must differ" },
 		{ "{\"canary_intervals\": -1}", "canary_intervals" },
 		{ "{\"kmin_floor_bytes\": \"5 parsecs\"}", "/kmin_floor_bytes: '5 parsecs' is not a size" },
+		{ "{\"kmin_floor_bytes\": \"99999999TiB\"}", "/kmin_floor_bytes: '99999999TiB' is too large" },
 		{ "{\"kmin_floor_bytes\": true}", "/kmin_floor_bytes: must be a whole number of bytes (or a size" },
 		{ "{\"kmin_floor_bytes\": -5}",
 		  "/kmin_floor_bytes: must be a whole number of bytes (or a size such as \"400KB\"), not negative" },
