@@ -12,6 +12,7 @@
 #include "daemon/detector.h"
 #include "daemon/topo.h"
 #include "lib/hmap.h"
+#include "lib/jsonutil.h"
 #include "lib/log.h"
 #include "lib/strutil.h"
 #include "lib/timeutil.h"
@@ -55,9 +56,11 @@ int detector_conf_apply(struct detector_conf *c, json_t *changes, struct rf_err 
 	if (!json_object_size(changes))
 		return rf_err_set(e, -EINVAL, "NO_CHANGE", "/", "name at least one of deadlock_mode, storm_mode, restore_ms");
 	json_object_foreach(changes, k, v) {
-		char ptr[80]; /* the field, as a JSON pointer */
+		struct js_path path = { .len = 0 };
+		const char *ptr; /* the field, as a JSON pointer */
 
-		snprintf(ptr, sizeof(ptr), "/%s", k);
+		js_path_push_key(&path, k);
+		ptr = js_path_str(&path);
 		if (!strcmp(k, "deadlock_mode") || !strcmp(k, "storm_mode")) {
 			enum cc_dl_mode m;
 

@@ -15,6 +15,7 @@
 #include "lib/buf.h"
 #include "lib/hash.h"
 #include "lib/hmap.h"
+#include "lib/jsonutil.h"
 #include "lib/vec.h"
 #include "lib/log.h"
 #include "lib/probeops.h"
@@ -113,11 +114,81 @@ static int apply_sizes(struct pingmesh_conf *c, const char *k, json_t *v, struct
 	return 0;
 }
 
+/* The settings of ch laid over c, each checked alone. */
+static int conf_fields(struct pingmesh_conf *c, json_t *ch, struct rf_err *e)
+{
+	const char *k;
+	json_t *v;
+	int r;
+
+	json_object_foreach(ch, k, v) {
+		json_int_t i = json_integer_value(v);
+
+		if (!strcmp(k, "enabled")) {
+			if (!json_is_boolean(v))
+				return bad(e, "/enabled", "true or false");
+			c->enabled = json_is_true(v);
+		} else if (!strcmp(k, "op") || !strcmp(k, "ops")) {
+			if ((r = apply_ops(c, k, v, e)) < 0)
+				return r;
+		} else if (!strcmp(k, "size") || !strcmp(k, "sizes")) {
+			if ((r = apply_sizes(c, k, v, e)) < 0)
+				return r;
+		} else if (!strcmp(k, "count")) {
+			if (!json_is_integer(v) || i < 1 || i > 1000)
+				return bad(e, "/count", "1 to 1000 probes per target and round");
+			c->count = (unsigned)i;
+		} else if (!strcmp(k, "paths")) {
+			if (!json_is_integer(v) || i < 1 || i > 16)
+				return bad(e, "/paths", "1 to 16 paths (flow labels) per target");
+			c->paths = (unsigned)i;
+		} else if (!strcmp(k, "inter_tor")) {
+			if (!json_is_integer(v) || i < 0 || i > 1024)
+				return bad(e, "/inter_tor", "0 to 1024 hosts under other ToRs per round");
+			c->inter_tor = (unsigned)i;
+		} else if (!strcmp(k, "rotate_s")) {
+			if (!json_is_integer(v) || i < 1 || i > 86400)
+				return bad(e, "/rotate_s", "1 to 86400 seconds");
+			c->rotate_s = (unsigned)i;
+		} else if (!strcmp(k, "timeout_us")) {
+			if (!json_is_number(v) || json_number_value(v) <= 0 || json_number_value(v) > 1e7)
+				return bad(e, "/timeout_us", "more than 0 and at most 10 s");
+			c->timeout_us = json_number_value(v);
+		} else {
+			struct js_path path = { .len = 0 };
+
+			js_path_push_key(&path, k);
+			return rf_err_set(e, -EINVAL, "UNKNOWN_FIELD", js_path_str(&path),
+					  "'%s' is not a pingmesh setting (enabled, ops, sizes, count, paths, "
+					  "inter_tor, rotate_s, timeout_us)", k);
+		}
+	}
+	return 0;
+}
+
+/* The largest size every op of c carries (each op goes at every size: ud fits in one MTU, udp in
+ * 65000 bytes), and the op that limits it (NULL: none does). */
+static unsigned size_limit(const struct pingmesh_conf *c, const char **ret_op)
+{
+	unsigned lim = PROBE_MAX_SIZE;
+
+	*ret_op = NULL;
+	for (unsigned i = 0; i < c->nops; i++) {
+		enum probe_op op;
+
+		if (probe_op_parse(c->ops[i], &op) == 0 && probe_op_max_size(op) < lim) {
+			lim = probe_op_max_size(op);
+			*ret_op = c->ops[i];
+		}
+	}
+	return lim;
+}
+
 int pingmesh_conf_apply(struct pingmesh_conf *out, json_t *ch, struct rf_err *e)
 {
 	struct pingmesh_conf c = *out;
-	const char *k;
-	json_t *v;
+	const char *op;
+	unsigned lim;
 	int r;
 
 	if (!json_is_object(ch) || !json_object_size(ch))
@@ -126,80 +197,98 @@ int pingmesh_conf_apply(struct pingmesh_conf *out, json_t *ch, struct rf_err *e)
 		return rf_err_set(e, -EINVAL, "BAD_VALUE", "/op", "give ops (a list) or op (one), not both");
 	if (json_object_get(ch, "size") && json_object_get(ch, "sizes"))
 		return rf_err_set(e, -EINVAL, "BAD_VALUE", "/size", "give sizes (a list) or size (one), not both");
-	json_object_foreach(ch, k, v) {
-		json_int_t i = json_integer_value(v);
-
-		if (!strcmp(k, "enabled")) {
-			if (!json_is_boolean(v))
-				return bad(e, "/enabled", "true or false");
-			c.enabled = json_is_true(v);
-		} else if (!strcmp(k, "op") || !strcmp(k, "ops")) {
-			if ((r = apply_ops(&c, k, v, e)) < 0)
-				return r;
-		} else if (!strcmp(k, "size") || !strcmp(k, "sizes")) {
-			if ((r = apply_sizes(&c, k, v, e)) < 0)
-				return r;
-		} else if (!strcmp(k, "count")) {
-			if (!json_is_integer(v) || i < 1 || i > 1000)
-				return bad(e, "/count", "1 to 1000 probes per target and round");
-			c.count = (unsigned)i;
-		} else if (!strcmp(k, "paths")) {
-			if (!json_is_integer(v) || i < 1 || i > 16)
-				return bad(e, "/paths", "1 to 16 paths (flow labels) per target");
-			c.paths = (unsigned)i;
-		} else if (!strcmp(k, "inter_tor")) {
-			if (!json_is_integer(v) || i < 0 || i > 1024)
-				return bad(e, "/inter_tor", "0 to 1024 hosts under other ToRs per round");
-			c.inter_tor = (unsigned)i;
-		} else if (!strcmp(k, "rotate_s")) {
-			if (!json_is_integer(v) || i < 1 || i > 86400)
-				return bad(e, "/rotate_s", "1 to 86400 seconds");
-			c.rotate_s = (unsigned)i;
-		} else if (!strcmp(k, "timeout_us")) {
-			if (!json_is_number(v) || json_number_value(v) <= 0 || json_number_value(v) > 1e7)
-				return bad(e, "/timeout_us", "more than 0 and at most 10 s");
-			c.timeout_us = json_number_value(v);
-		} else {
-			return rf_err_set(e, -EINVAL, "UNKNOWN_FIELD", NULL,
-					  "'%s' is not a pingmesh setting (enabled, ops, sizes, count, paths, "
-					  "inter_tor, rotate_s, timeout_us)", k);
-		}
-	}
-	/* each op at each size: an op that cannot carry one of them (ud, udp) would fail every
-	 * round on the hosts, read as loss */
-	for (unsigned i = 0; i < c.nops; i++) {
-		enum probe_op op;
-
-		if (probe_op_parse(c.ops[i], &op) < 0)
-			continue;
-		for (unsigned z = 0; z < c.nsizes; z++)
-			if (c.sizes[z] > probe_op_max_size(op))
-				return rf_err_set(e, -EINVAL, "BAD_VALUE", "/sizes",
-						  "%s probes carry at most %u bytes%s, and every op is sent at every "
-						  "size: %u is too large while %s is among the ops",
-						  c.ops[i], probe_op_max_size(op),
-						  op == PROBE_UD ? " (a UD message fits in one MTU)" : "", c.sizes[z],
-						  c.ops[i]);
-	}
+	if ((r = conf_fields(&c, ch, e)) < 0)
+		return r;
+	/* an op that cannot carry one of the sizes would fail every round on the hosts, read as
+	 * loss: refused at the member the request set (the sizes, or else the ops) */
+	lim = size_limit(&c, &op);
+	for (unsigned z = 0; z < c.nsizes; z++)
+		if (c.sizes[z] > lim)
+			return rf_err_set(e, -EINVAL, "BAD_VALUE",
+					  json_object_get(ch, "sizes") ? "/sizes"
+					  : json_object_get(ch, "size") ? "/size"
+					  : json_object_get(ch, "ops")  ? "/ops"
+									: "/op",
+					  "%s probes carry at most %u bytes%s, and every op is sent at every size: "
+					  "%u is too large while %s is among the ops", op, lim,
+					  !strcmp(op, "ud") ? " (a UD message fits in one MTU)" : "", c.sizes[z], op);
 	*out = c;
 	return 0;
 }
 
-/* The stored configuration; one this rocefabd refuses (saved by an older one whose rules were
- * looser) leaves the defaults in force, said once in the log. */
+/* A plan stored under looser rules made to fit them: the sizes its ops cannot carry dropped, or
+ * when none is left, the ops that cannot carry them (the defaults' when none is left either).
+ * What was dropped into buf; false when it fitted. */
+static bool conf_fit(struct pingmesh_conf *c, char *buf, size_t len)
+{
+	const char *op;
+	unsigned lim = size_limit(c, &op), n = 0, smallest = PROBE_MAX_SIZE;
+
+	for (unsigned z = 0; z < c->nsizes; z++) {
+		n += c->sizes[z] <= lim;
+		if (c->sizes[z] < smallest)
+			smallest = c->sizes[z];
+	}
+	if (n == c->nsizes)
+		return false;
+	if (n) { /* the sizes too large for the ops go */
+		unsigned k = 0;
+
+		for (unsigned z = 0; z < c->nsizes; z++)
+			if (c->sizes[z] <= lim)
+				c->sizes[k++] = c->sizes[z];
+		snprintf(buf, len, "the sizes over %u bytes dropped (%s is among the ops)", lim, op);
+		c->nsizes = k;
+		return true;
+	}
+	/* every size too large for some op: those ops go */
+	snprintf(buf, len, "the ops that cannot carry %u bytes dropped (%s among them)", smallest, op);
+	{
+		unsigned k = 0;
+
+		for (unsigned i = 0; i < c->nops; i++) {
+			enum probe_op o;
+
+			if (probe_op_parse(c->ops[i], &o) < 0 || probe_op_max_size(o) >= smallest)
+				memmove(c->ops[k++], c->ops[i], sizeof(c->ops[i]));
+		}
+		c->nops = k;
+	}
+	if (!c->nops) {
+		memcpy(c->ops, pingmesh_defaults.ops, sizeof(c->ops));
+		c->nops = pingmesh_defaults.nops;
+	}
+	return true;
+}
+
+/* The stored configuration.  One this rocefabd refuses (saved by an older one whose rules were
+ * looser) is made to fit (conf_fit), or if a field is refused, the defaults are in force but for
+ * an "enabled": false: said once in the log. */
 static void conf_from_text(const char *text, struct pingmesh_conf *c)
 {
 	static atomic_bool warned;
 	json_t *doc = text ? json_loads(text, 0, NULL) : NULL;
+	struct pingmesh_conf n = pingmesh_defaults;
 	struct rf_err e = { 0 };
+	char why[700];
 
 	*c = pingmesh_defaults;
-	if (doc && json_object_size(doc) && pingmesh_conf_apply(c, doc, &e) < 0 && !atomic_exchange(&warned, true)) {
-		char why[700];
-
-		log_warning("pingmesh", "the stored pingmesh configuration is refused (%s): the defaults are in force "
-					"until it is set again (PUT /api/v1/probes/config)",
-			    rf_err_str(&e, why, sizeof(why)));
+	if (!doc || !json_object_size(doc)) {
+		json_decref(doc);
+		return;
+	}
+	if (conf_fields(&n, doc, &e) < 0) {
+		c->enabled = !json_is_false(json_object_get(doc, "enabled"));
+		if (!atomic_exchange(&warned, true))
+			log_warning("pingmesh", "the stored pingmesh configuration is refused (%s): the defaults are "
+						"in force%s until it is set again (PUT /api/v1/probes/config)",
+				    rf_err_str(&e, why, sizeof(why)), c->enabled ? "" : ", disabled as it was");
+	} else {
+		*c = n;
+		if (conf_fit(c, why, sizeof(why)) && !atomic_exchange(&warned, true))
+			log_warning("pingmesh", "the stored pingmesh configuration does not fit this rocefabd's rules "
+						"(every op goes at every size): %s; its other settings are kept, until it "
+						"is set again (PUT /api/v1/probes/config)", why);
 	}
 	json_decref(doc);
 }

@@ -76,6 +76,10 @@ def test_several_ops_and_sizes(world):
     assert c.json("/api/v1/probes/config")["ops"] == ["write"]  # nothing changed
     cfg = ops.put("/api/v1/probes/config", json={"ops": ["write", "read"], "sizes": [64, 65536]}).json()
     assert cfg["ops"] == ["write", "read"] and cfg["sizes"] == [64, 65536], cfg
+    # ud with those sizes: refused at what the request set
+    for body, where in (({"ops": ["ud"]}, "/ops"), ({"op": "udp"}, "/op")):
+        r = ops.put("/api/v1/probes/config", json=body)
+        assert r.status_code == 400 and r.json()["pointer"] == where, (body, r.text)
     assert ops.put("/api/v1/probes/config", json={"size": 64}).json()["sizes"] == [64]  # the shorthand
     ops.put("/api/v1/probes/config", json={"sizes": [64, 65536]})
     t0 = time.time()
@@ -422,33 +426,48 @@ def test_probe_rounds_keep_to_their_cpu_budget(world):
     assert u_rounds[len(u_rounds) // 2] >= 3 * 0.05, u_rounds
 
 
-def test_a_stored_plan_refused_now_leaves_the_defaults_and_says_so(world):
+def test_a_stored_plan_refused_now_is_made_to_fit_and_says_so(world):
     """A plan an older rocefabd saved that this one refuses (ud at 8 KB: every op goes at every
-    size, and UD fits in one MTU) is not probed: the defaults are in force, the log says why
-    once, and a PUT sets a plan again."""
-    import sqlite3
+    size, and UD fits in one MTU) is made to fit, keeping its other settings, and the log says
+    so once: the sizes the ops cannot carry go, or if none is left the ops that cannot carry
+    them.  One with a field refused leaves the defaults, but a pingmesh turned off stays off."""
+    import json
     import signal
+    import sqlite3
     d = world.daemon()
     d.token("ops", "operator")
     d.start()
     ops = d.client("ops")
-    assert ops.put("/api/v1/probes/config", json={"ops": ["write", "ud"], "sizes": [64, 4096]}).status_code == 200
-    d.stop(signal.SIGTERM)
-    db = sqlite3.connect(d.db, timeout=10)
-    try:
-        with db:
-            n = db.execute("UPDATE meta SET value = replace(value, '4096', '8192') WHERE key = 'pingmesh'").rowcount
-        assert n == 1
-    finally:
-        db.close()
-    d.proc = None
-    d.start()
-    cfg = ops.json("/api/v1/probes/config")
-    assert cfg["ops"] == ["write"] and cfg["sizes"] == [64], cfg
+    assert ops.put("/api/v1/probes/config", json={"count": 7}).status_code == 200
+
+    def restart_with(doc):
+        d.stop(signal.SIGTERM)
+        db = sqlite3.connect(d.db, timeout=10)
+        try:
+            with db:
+                assert db.execute("UPDATE meta SET value = ? WHERE key = 'pingmesh'",
+                                  (json.dumps(doc),)).rowcount == 1
+        finally:
+            db.close()
+        d.proc = None
+        d.start()
+        return ops.json("/api/v1/probes/config")
+
+    cfg = restart_with({"enabled": True, "ops": ["write", "ud"], "sizes": [64, 8192], "count": 7})
+    assert (cfg["ops"], cfg["sizes"], cfg["count"], cfg["enabled"]) == (["write", "ud"], [64], 7, True), cfg
+    wait_for(lambda: "the sizes over 4096 bytes dropped (ud is among the ops)" in d.proc.output(), 10,
+             what="the log saying what was dropped")
+    cfg = restart_with({"enabled": False, "ops": ["ud"], "sizes": [8192], "paths": 3})
+    assert (cfg["ops"], cfg["sizes"], cfg["paths"], cfg["enabled"]) == (["write"], [8192], 3, False), cfg
+    wait_for(lambda: "the ops that cannot carry 8192 bytes dropped (ud among them)" in d.proc.output(), 10,
+             what="the log saying what was dropped")
+    cfg = restart_with({"enabled": False, "count": 5000})
+    assert cfg["enabled"] is False and cfg["count"] == 10 and cfg["ops"] == ["write"], cfg
     wait_for(lambda: d.proc.output().count("the stored pingmesh configuration is refused") == 1, 10,
              what="the log saying why")
     out = d.proc.output()
-    assert "/sizes: ud probes carry at most 4096 bytes" in out, out[-2000:]
+    assert "/count: 1 to 1000 probes" in out and "disabled as it was" in out, out[-2000:]
+    # a PUT sets a plan again; said once only
     assert ops.put("/api/v1/probes/config", json={"ops": ["write", "ud"], "sizes": [64, 4096]}).status_code == 200
     assert ops.json("/api/v1/probes/config")["ops"] == ["write", "ud"]
-    assert d.proc.output().count("the stored pingmesh configuration is refused") == 1
+    assert d.proc.output().count("the stored pingmesh configuration") == 3  # (one a start)
