@@ -286,9 +286,10 @@ static void conf_from_text(const char *text, struct pingmesh_conf *c)
 	} else {
 		*c = n;
 		if (conf_fit(c, why, sizeof(why)) && !atomic_exchange(&warned, true))
-			log_warning("pingmesh", "the stored pingmesh configuration does not fit this rocefabd's rules "
-						"(every op goes at every size): %s; its other settings are kept, until it "
-						"is set again (PUT /api/v1/probes/config)", why);
+			log_warning("pingmesh",
+				    "the stored pingmesh configuration does not fit this rocefabd's rules (every op "
+				    "goes at every size): %s; its other settings are kept, until it is set again "
+				    "(PUT /api/v1/probes/config)", why);
 	}
 	json_decref(doc);
 }
