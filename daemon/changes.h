@@ -197,7 +197,9 @@ int change_set_commit(struct store *s, struct change_set *cs, const char *actor,
 /* A seam for tests of what waits for a CHANGED_MEANWHILE (tests/unit/test_dtuner.c): called
  * before each try of change_set_commit to store a set (another change stored there clashes
  * with it), and the most such targets read again on the writer.  rocefabd leaves it as it is:
- * no call, CHANGES_RECHECK_MAX. */
+ * no call, CHANGES_RECHECK_MAX.  Process-wide: a test sets it only while no set is being stored
+ * (the writer reads it in a job, after the queue's lock that ordered the test's write), and puts
+ * it back right after. */
 struct changes_seam {
 	void (*before_try)(void *arg);
 	void *arg;
