@@ -254,13 +254,15 @@ int validate_pfc(json_t *params, const json_t *current, const json_t *port_ecn, 
 	if (json_object_get(params, "xon_bytes") && (r = bytes_of(params, "xon_bytes", &xon, e)) < 0)
 		return r;
 	if (json_object_get(params, "xon_bytes") && !json_object_get(params, "xoff_bytes")) {
-		/* a port with a dynamic threshold has no static XOFF to be below */
-		if (!strcmp(json_string_value(json_object_get(current, "mode")) ?: "", "dynamic"))
-			return bad(e, "BAD_VALUE", "xon_bytes",
-				   "the port's threshold is dynamic (alpha_shift %" PRId64 "): a static XON needs a "
-				   "static XOFF, so give xoff_bytes with it",
-				   cur_int(current, "alpha_shift", 0));
+		/* a port with a dynamic threshold (or one whose agent says XOFF 0) has no static XOFF
+		 * to be below */
 		xoff = cur_int(current, "xoff_bytes", -1);
+		if (!strcmp(json_string_value(json_object_get(current, "mode")) ?: "", "dynamic") ||
+		    (json_is_number(json_object_get(current, "xoff_bytes")) &&
+		     json_number_value(json_object_get(current, "xoff_bytes")) <= 0))
+			return bad(e, "BAD_VALUE", "xon_bytes",
+				   "the port has no static XOFF threshold (its threshold is dynamic): a static "
+				   "XON needs one, so give xoff_bytes with it");
 	}
 	if (xoff >= 0 && json_object_get(params, "xoff_bytes") && xoff == 0)
 		return bad(e, "BAD_VALUE", "xoff_bytes", "an XOFF threshold of 0 bytes would pause at once");

@@ -177,8 +177,15 @@ static void test_validate_dcqcn_and_pfc(void **state)
 	 * "must be below XOFF (0 bytes)") */
 	p = json_pack("{s:i}", "xon_bytes", 1000000);
 	expect_bad(validate_pfc(p, pcur, ecn, true, &e), &e, "BAD_VALUE", "/xon_bytes");
-	assert_string_equal(e.msg, "the port's threshold is dynamic (alpha_shift -3): a static XON needs a static XOFF, "
-				   "so give xoff_bytes with it");
+	assert_string_equal(e.msg, "the port has no static XOFF threshold (its threshold is dynamic): a static XON needs "
+				   "one, so give xoff_bytes with it");
+	/* the same when the agent says XOFF 0 but not the mode */
+	{
+		json_t *nomode = json_pack("{s:i,s:i}", "enable", 8, "xoff_bytes", 0);
+
+		expect_bad(validate_pfc(p, nomode, ecn, true, &e), &e, "BAD_VALUE", "/xon_bytes");
+		json_decref(nomode);
+	}
 	json_decref(p);
 	p = json_pack("{s:i}", "xoff_bytes", 1000000); /* below Kmax */
 	expect_bad(validate_pfc(p, pcur, ecn, true, &e), &e, "BAD_THRESHOLD_ORDER", "/xoff_bytes");
