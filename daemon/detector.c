@@ -1446,8 +1446,8 @@ out:
 	return r;
 }
 
-/* The ports whose last readings are fresh (not gone stale: those a snapshot takes), and the
- * read times of the oldest and newest of them (0: none); under d->lock. */
+/* The ports whose last reading is fresh (not gone stale; a snapshot takes those of them with
+ * two), and the read times of the oldest and newest of them (0: none); under d->lock. */
 static size_t lane_fresh(struct detector *d, int64_t mono, int64_t *ret_oldest, int64_t *ret_newest)
 {
 	int64_t oldest = 0, newest = 0;
