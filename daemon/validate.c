@@ -165,17 +165,18 @@ int validate_ecn(json_t *params, const json_t *current, const json_t *port_pfc, 
 		return bad(e, "BAD_THRESHOLD_ORDER",
 			   json_object_get(params, "kmin_bytes") ? "kmin_bytes" : "kmax_bytes",
 			   "Kmin (%" PRId64 " bytes) must be below Kmax (%" PRId64 " bytes)", kmin, kmax);
-	/* ECN must act before PFC on a lossless priority (facts file section 4.2) */
-	if (enabled && port_pfc && queue >= 0 &&
-	    (cur_int(port_pfc, "enable", 0) & (1 << queue)) &&
-	    json_is_integer(json_object_get(port_pfc, "xoff_threshold_bytes"))) {
-		int64_t xoff = cur_int(port_pfc, "xoff_threshold_bytes", 0);
+	/* ECN must act before PFC on a lossless priority (facts file section 4.2): against the
+	 * threshold the agent reports, or else the one its PFC settings give (SONiC reports a
+	 * dynamic threshold's alpha and shared buffer, not the threshold) */
+	if (enabled && port_pfc && queue >= 0 && (cur_int(port_pfc, "enable", 0) & (1 << queue))) {
+		bool reported = json_is_integer(json_object_get(port_pfc, "xoff_threshold_bytes"));
+		int64_t xoff = reported ? cur_int(port_pfc, "xoff_threshold_bytes", 0) : validate_pfc_xoff(port_pfc);
 
-		if (kmax >= xoff)
+		if ((reported || xoff > 0) && kmax >= xoff)
 			return bad(e, "BAD_THRESHOLD_ORDER", "kmax_bytes",
 				   "Kmax (%" PRId64 " bytes) must be below the port's PFC XOFF threshold "
-				   "(%" PRId64 " bytes) on lossless priority %d, so that ECN acts before PFC",
-				   kmax, xoff, queue);
+				   "(%" PRId64 " bytes%s) on lossless priority %d, so that ECN acts before PFC",
+				   kmax, xoff, reported ? "" : ", from its alpha and shared buffer", queue);
 	}
 	return 0;
 }

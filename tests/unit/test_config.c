@@ -66,6 +66,22 @@ static void test_validate_ecn(void **state)
 	assert_int_equal(json_integer_value(json_object_get(p, "kmin_bytes")), 100000);
 	assert_int_equal(json_integer_value(json_object_get(p, "kmax_bytes")), 524288);
 	json_decref(p);
+	/* a port that reports its dynamic threshold's alpha and shared buffer, not the threshold
+	 * (SONiC): checked against the threshold they give (1/8 of 30 MB: 3.33 MB); it was not
+	 * checked at all */
+	{
+		json_t *sonic = json_pack("{s:i,s:s,s:i,s:i}", "enable", 8, "mode", "dynamic", "alpha_shift", -3,
+					  "shared_bytes", 30000000);
+
+		p = json_pack("{s:i}", "kmax_bytes", 3500000);
+		expect_bad(validate_ecn(p, cur, sonic, 3, &e), &e, "BAD_THRESHOLD_ORDER", "/kmax_bytes");
+		assert_non_null(strstr(e.msg, "(3333333 bytes, from its alpha and shared buffer)"));
+		json_decref(p);
+		p = json_pack("{s:i}", "kmax_bytes", 3000000);
+		assert_int_equal(validate_ecn(p, cur, sonic, 3, &e), 0);
+		json_decref(p);
+		json_decref(sonic);
+	}
 	/* garbage and overflow say which (an overflow read "not a size" with a short list of units) */
 	p = json_pack("{s:s}", "kmin_bytes", "100 KB");
 	assert_int_equal(validate_ecn(p, cur, pfc, 3, &e), 0);
