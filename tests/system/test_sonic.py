@@ -289,6 +289,12 @@ def test_changes_write_config_db_and_never_touch_other_queues(world):
         x = c.json(f"/api/v1/changes/{ch_id}")
         return x if x["state"] in ("applied", "failed") else None
 
+    # a Kmax above the XOFF threshold the lossless profile's alpha and shared buffer give
+    # (SONiC reports those, not the threshold) is refused, nothing written; it went through
+    rr = ops.put(ecn, json={"kmax_bytes": 5000000, "reason": "test"})
+    assert rr.status_code == 400 and rr.json()["code"] == "BAD_THRESHOLD_ORDER", rr.text
+    assert "from its alpha and shared buffer" in rr.json()["detail"], rr.text
+    assert {k: r.hgetall(k, CONFIG_DB) for k in r.keys("*", CONFIG_DB)} == before
     # one queue of a profile that 16 queues share: a copy for that queue alone
     rr = ops.put(ecn, json={"kmin_bytes": 200000, "kmax_bytes": 800000, "pmax": 0.1, "reason": "test"})
     assert rr.status_code == 202, rr.text
