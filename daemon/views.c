@@ -936,7 +936,9 @@ out:
 
 int views_agent_metrics(struct store_reader *rd, const struct views_opts *o, struct buf *out)
 {
-	static const char sql[] = "SELECT id, role, last_seen_ns, interval_ms FROM agents ORDER BY id";
+	static const char sql[] = "SELECT id, role, last_seen_ns, interval_ms, "
+				  "CASE WHEN json_valid(errors) AND json_type(errors) = 'array' "
+				  "THEN json_array_length(errors) ELSE 0 END FROM agents ORDER BY id";
 	sqlite3_stmt *st = store_reader_stmt(rd, sql);
 	int rc;
 
@@ -960,6 +962,17 @@ int views_agent_metrics(struct store_reader *rd, const struct views_opts *o, str
 		buf_printf(out, "rocefab_agent_last_report_age_seconds{agent=\"%s\",role=\"%s\"} %.3f\n",
 			   (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
 			   (double)(o->now_ns - sqlite3_column_int64(st, 2)) / 1e9);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return store_errno(rc);
+	buf_printf(out, "# HELP rocefab_agent_collection_errors Errors in the agent's last report: what it could "
+			"not read (a SONiC switch's redis down, garbage in sysfs, ...; rocefabctl agents AGENT names "
+			"them).\n"
+			"# TYPE rocefab_agent_collection_errors gauge\n");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		buf_printf(out, "rocefab_agent_collection_errors{agent=\"%s\",role=\"%s\"} %lld\n",
+			   (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
+			   (long long)sqlite3_column_int64(st, 4));
 	sqlite3_reset(st);
 	return rc == SQLITE_DONE ? 0 : store_errno(rc);
 }

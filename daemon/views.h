@@ -60,7 +60,8 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 int views_agent_counts(struct store_reader *rd, const struct views_opts *o, int64_t *ret_total,
 		       int64_t *ret_stale);
 
-/* Prometheus text: rocefab_agent_up and rocefab_agent_last_report_age_seconds per agent. */
+/* Prometheus text: rocefab_agent_up, rocefab_agent_last_report_age_seconds and
+ * rocefab_agent_collection_errors per agent. */
 int views_agent_metrics(struct store_reader *rd, const struct views_opts *o, struct buf *out);
 /* Prometheus text: rocefab_port_up{host,device,port} (1 up, 0 down or init) of the ports in the
  * inventory of agents not stale; a port whose state is unknown has none. */

@@ -4,6 +4,7 @@ which publishes simulated switches in SONiC's layout and applies their CONFIG_DB
 sonic backend runs against a live fabric."""
 import json
 import os
+import re
 import statistics
 
 from conftest import ROOT, SIM_AGENTS, SCHEMAS, Proc, binary, copy_tree, wait_for
@@ -207,6 +208,10 @@ def test_bad_data_in_redis_is_a_collection_error_not_a_crash(world):
     r.cmd("RPUSH", "PORT_QOS_MAP|Ethernet12", "3", db=CONFIG_DB)
     wait_for(lambda: ("SONIC_BAD_CONFIG", "PORT_QOS_MAP|Ethernet12") in errors(), 10,
              what="the key of the wrong type reported")
+    # a port's counters under a key that is no hash: named (they were left out silently)
+    r.cmd("DEL", f"COUNTERS:{oid(1, 6)}", db=COUNTERS_DB)
+    r.cmd("SET", f"COUNTERS:{oid(1, 6)}", "notahash", db=COUNTERS_DB)
+    wait_for(lambda: ("SONIC_BAD_COUNTER", "Ethernet24") in errors(), 10, what="the counters key of the wrong type")
     # a vanished port: gone from CONFIG_DB and COUNTERS_DB, no longer present
     r.cmd("DEL", "PORT|Ethernet28", db=CONFIG_DB)
     r.cmd("HDEL", "COUNTERS_PORT_NAME_MAP", "Ethernet28", db=COUNTERS_DB)
@@ -223,11 +228,17 @@ def test_bad_data_in_redis_is_a_collection_error_not_a_crash(world):
     r.stop()
     wait_for(lambda: any(code == "SONIC_UNREACHABLE" for code, _ in errors()), 10, what="redis down reported")
     assert agent.alive()
+    # the agent still reports (rocefab_agent_up 1): /metrics says how many errors it reports,
+    # for the rule RocefabAgentCollectionErrors
+    gauge = 'rocefab_agent_collection_errors{agent="sw1",role="switch"} '
+    m = re.search(re.escape(gauge) + r"(\d+)\n", c.get("/metrics").text)
+    assert m and int(m.group(1)) == len(c.json("/api/v1/agents/sw1")["errors"]) > 0, m
     r.start()
     world.procs.append(r.proc)
     SonicSwitch(r, nports=8).write()
     wait_for(lambda: c.json("/api/v1/agents/sw1")["errors"] == [], 15, what="the agent reads again")
     assert agent.alive()
+    assert gauge + "0\n" in c.get("/metrics").text
 
 
 def test_a_port_alias_rocefab_does_not_take_leaves_out_that_port_only(world):
