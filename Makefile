@@ -371,13 +371,15 @@ install: all
 	@# the services read their configuration as their users: group-owned by them, others kept
 	@# out (the groups come from systemd-sysusers; without them, say how to finish).  An
 	@# operator's configuration is kept as it is (said when its group would keep the service
-	@# out): the example goes beside it as NAME.conf.new
+	@# out): the example goes beside it as NAME.conf.new.  Its paths are this install's
+	@# (DATADIR: /usr/share in the packages, where /usr/local/share would turn the dashboard off)
 	@for f in rocefabd:$(DAEMON_GROUP) rocefab-agent:$(AGENT_GROUP); do \
 		conf=$(DESTDIR)$(SYSCONFDIR)/rocefab/$${f%%:*}.conf; grp=$${f#*:}; new=$$conf; \
 		if [ -e "$$conf" ] || [ -L "$$conf" ]; then \
 			echo "install: kept $$conf; the example of this release is $$conf.new" >&2; new=$$conf.new; \
 		fi; \
-		install -m 0640 packaging/$${f%%:*}.conf "$$new" || exit 1; \
+		sed 's|/usr/local/share/|$(DATADIR)/|g' packaging/$${f%%:*}.conf > "$$new" && \
+			chmod 0640 "$$new" || exit 1; \
 		if ! getent group "$$grp" > /dev/null; then \
 			echo "install: no group $$grp yet: run systemd-sysusers, then chgrp $$grp $$conf" >&2; \
 		else \
