@@ -606,6 +606,50 @@ static int leaf_spine(struct build *b, json_t *t)
 	return r;
 }
 
+/* Every host reaches every other through the links: a flow between two pieces of the fabric
+ * would never end (its packets dropped at the first switch, counted as buffer drops). */
+static int connected(struct build *b)
+{
+	struct sim *s = b->s;
+	uint32_t *queue = calloc(s->nnodes ? s->nnodes : 1, sizeof(*queue)), n = 0;
+	bool *seen = calloc(s->nnodes ? s->nnodes : 1, sizeof(*seen));
+	int r = 0;
+
+	if (!queue || !seen) {
+		r = rf_err_set(b->e, -ENOMEM, "NO_MEMORY", NULL, "out of memory");
+		goto out;
+	}
+	if (!s->nhosts)
+		goto out;
+	queue[n++] = s->hosts[0]->id;
+	seen[s->hosts[0]->id] = true;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct node *x = s->nodes[queue[i]];
+
+		for (uint16_t p = 0; p < x->nports; p++) {
+			const struct port *peer = x->ports[p]->peer;
+
+			if (peer && !seen[peer->node->id]) {
+				seen[peer->node->id] = true;
+				queue[n++] = peer->node->id;
+			}
+		}
+	}
+	for (uint32_t h = 1; h < s->nhosts; h++)
+		if (!seen[s->hosts[h]->id]) {
+			size_t a = js_path_push_key(&b->p, "links");
+
+			r = sim_build_bad(b, NULL, "host %s cannot reach host %s: no path of links joins them (the "
+						   "fabric is in pieces)", s->hosts[0]->name, s->hosts[h]->name);
+			js_path_pop(&b->p, a);
+			break;
+		}
+out:
+	free(queue);
+	free(seen);
+	return r;
+}
+
 static int explicit_topology(struct build *b, json_t *t)
 {
 	static const char *const keys[] = { "type", "hosts", "switches", "links", NULL };
@@ -674,7 +718,7 @@ static int explicit_topology(struct build *b, json_t *t)
 			return r;
 		}
 	}
-	return 0;
+	return connected(b);
 }
 
 static int topology(struct build *b, json_t *t)
