@@ -16,6 +16,9 @@
 #include "lib/log.h"
 #include "lib/strutil.h"
 
+/* The count of reports dropped, in the spool directory beside them */
+#define DROPPED_FILE "spool-dropped"
+
 struct spool_entry {
 	uint64_t id;
 	uint64_t size;
@@ -153,6 +156,19 @@ int spool_open(const char *dir, uint64_t max_bytes, bool fsync_each, struct spoo
 			s->next_id = id + 1;
 	}
 	closedir(d);
+	{
+		/* the count of an earlier run goes on */
+		char *text = NULL, *end;
+		size_t tlen = 0;
+
+		if (file_read_at(s->dfd, DROPPED_FILE, 64, &text, &tlen) == 0) {
+			uint64_t v = strtoull(text, &end, 10);
+
+			if (end != text && (*end == '\n' || !*end))
+				s->dropped = v;
+			free(text);
+		}
+	}
 	if (s->n)
 		qsort(s->e, s->n, sizeof(*s->e), entry_cmp);
 	if (s->n)
@@ -186,7 +202,6 @@ static void drop_oldest(struct spool *s)
 	s->bytes -= e->size;
 	s->head = (s->head + 1) % s->cap;
 	s->n--;
-	s->dropped++;
 }
 
 /* Writes name whole: to a temporary name, then renamed (a crash leaves the old one or the new
@@ -224,24 +239,51 @@ static int write_whole(struct spool *s, const char *name, const char *data, size
 	return r;
 }
 
+/* The reports dropped so far, kept in the spool directory (a restart goes on counting: they
+ * are reported until the spool is emptied by hand), and said in the log at the first and at
+ * each tenfold. */
+static void dropped_more(struct spool *s, uint64_t n, const char *why)
+{
+	uint64_t before = s->dropped;
+	char text[32];
+	int len;
+
+	s->dropped += n;
+	for (uint64_t p = 1; p && p <= s->dropped; p = p <= UINT64_MAX / 10 ? p * 10 : 0)
+		if (p > before) {
+			log_warning("spool", "%s: %" PRIu64 " report%s dropped so far (%s)", s->dir, s->dropped,
+				    s->dropped == 1 ? "" : "s", why);
+			break;
+		}
+	len = snprintf(text, sizeof(text), "%" PRIu64 "\n", s->dropped);
+	if (write_whole(s, DROPPED_FILE, text, (size_t)len) < 0 && !before)
+		log_warning("spool", "%s: cannot keep the count of dropped reports (%s)", s->dir, strerror(errno));
+}
+
 int spool_push(struct spool *s, const char *data, size_t len)
 {
 	char name[32];
 	int r = 0;
 
+	uint64_t oldest = 0;
+
 	if (len > s->max_bytes) {
-		s->dropped++;
+		dropped_more(s, 1, "one larger than agent.spool_max");
 		return -EFBIG;
 	}
-	while (s->n && s->bytes + len > s->max_bytes)
+	while (s->n && s->bytes + len > s->max_bytes) {
 		drop_oldest(s);
+		oldest++;
+	}
+	if (oldest)
+		dropped_more(s, oldest, "the oldest, beyond agent.spool_max");
 	if (s->n == s->cap && (r = grow(s)) < 0) {
-		s->dropped++;
+		dropped_more(s, 1, "out of memory");
 		return r;
 	}
 	file_name(s->next_id, name, sizeof(name));
 	if ((r = write_whole(s, name, data, len)) < 0) {
-		s->dropped++;
+		dropped_more(s, 1, strerror(-r));
 		return r;
 	}
 	s->e[(s->head + s->n) % s->cap] = (struct spool_entry){ .id = s->next_id, .size = len };

@@ -112,6 +112,8 @@ static void test_spool(void **state)
 		assert_int_equal(access(tmp, F_OK), -1);
 	}
 	assert_int_equal(spool_count(s), 2);
+	/* and the count of those dropped goes on (a restart reported only its own) */
+	assert_int_equal(spool_dropped(s), 2);
 	assert_int_equal(spool_peek(s, &data, &len), 0);
 	assert_int_equal(len, 39);
 	assert_memory_equal(data, "report-2", 8);
