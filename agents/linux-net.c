@@ -150,7 +150,7 @@ static bool put_value(json_t *values, const char *name, unsigned long long v)
 }
 
 static int files_stats(struct netinfo *n, const char *ifname, json_t *values, net_want_fn want,
-		       void *ctx)
+		       void *ctx, json_t *errors)
 {
 	static const char *const names[] = { "rx_bytes",  "tx_bytes",	  "rx_packets",
 					     "tx_packets", "rx_errors",	  "tx_errors",
@@ -169,8 +169,12 @@ static int files_stats(struct netinfo *n, const char *ifname, json_t *values, ne
 			continue;
 		errno = 0;
 		v = strtoull(buf, &end, 10);
-		if (!errno && end != buf && !*end && buf[0] != '-')
-			put_value(values, names[i], v);
+		if (!errno && end != buf && !*end && buf[0] != '-' && put_value(values, names[i], v))
+			continue;
+		/* left out, and said (a counter that vanished without a word looks like zero
+		 * traffic) */
+		collect_error(errors, "SYSFS_GARBAGE", path, "'%.40s' is not a counter value (a decimal number up "
+			      "to 2^63-1)", buf);
 	}
 	if (want(ctx, "netdev", "carrier_changes")) {
 		int64_t v;
@@ -183,9 +187,12 @@ static int files_stats(struct netinfo *n, const char *ifname, json_t *values, ne
 	return 0;
 }
 
-int ethtool_parse_text(const char *text, json_t *values, net_want_fn want, void *ctx)
+int ethtool_parse_text(const char *text, json_t *values, net_want_fn want, void *ctx, json_t *errors,
+		       const char *where)
 {
-	const char *line = text;
+	const char *line = text, *first_bad = NULL;
+	size_t first_len = 0;
+	unsigned bad = 0;
 	int n = 0;
 
 	while (line && *line) {
@@ -214,10 +221,26 @@ int ethtool_parse_text(const char *text, json_t *values, net_want_fn want, void 
 				    !strchr(colon + 1, '-') && want(ctx, "ethtool", name) &&
 				    put_value(values, name, v))
 					n++;
+				/* a wanted name with no counter value; the header ("NIC statistics:")
+				 * has none and is no counter */
+				else if (*name && (end != colon + 1 || *end) && want(ctx, "ethtool", name) && !bad++) {
+					first_bad = line;
+					first_len = len;
+				}
+			} else if (l[strspn(l, " \t\r")]) { /* a line that is not "name: value" */
+				if (!bad++) {
+					first_bad = line;
+					first_len = len;
+				}
 			}
 		}
 		line = nl ? nl + 1 : NULL;
 	}
+	if (bad)
+		collect_error(errors, "ETHTOOL_GARBAGE", where ?: "ethtool",
+			      "%u line%s not \"name: counter\" (a decimal number up to 2^63-1), left out; the first: "
+			      "'%.*s'", bad, bad == 1 ? " is" : "s are", (int)(first_len > 60 ? 60 : first_len),
+			      first_bad);
 	return n;
 }
 
@@ -252,7 +275,7 @@ static int files_ethtool(struct netinfo *n, const char *ifname, json_t *values, 
 		free(text);
 		return 0;
 	}
-	r = ethtool_parse_text(text, values, want, ctx);
+	r = ethtool_parse_text(text, values, want, ctx, errors, path);
 	free(text);
 	return r < 0 ? r : 0;
 }
@@ -425,9 +448,9 @@ int netinfo_link(struct netinfo *n, const char *ifname, struct link_info *ret)
 }
 
 int netinfo_stats(struct netinfo *n, const char *ifname, json_t *values, net_want_fn want,
-		  void *ctx)
+		  void *ctx, json_t *errors)
 {
-	return n->root ? files_stats(n, ifname, values, want, ctx)
+	return n->root ? files_stats(n, ifname, values, want, ctx, errors)
 		       : live_stats(n, ifname, values, want, ctx);
 }
 

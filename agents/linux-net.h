@@ -30,10 +30,13 @@ int netinfo_refresh(struct netinfo *n);
 /* -ENODEV when the interface does not exist. */
 int netinfo_link(struct netinfo *n, const char *ifname, struct link_info *ret);
 int netinfo_stats(struct netinfo *n, const char *ifname, json_t *values, net_want_fn want,
-		  void *ctx);
+		  void *ctx, json_t *errors);
 int netinfo_ethtool(struct netinfo *n, const char *ifname, json_t *values, net_want_fn want,
 		    void *ctx, json_t *errors);
-/* Parses `ethtool -S` text; exposed for tests. */
-int ethtool_parse_text(const char *text, json_t *values, net_want_fn want, void *ctx);
+/* Parses `ethtool -S` text: the counters wanted into values, their count; the lines that are
+ * not "name: counter" (of a name wanted) one error into errors (NULL: none) at where.  Exposed
+ * for tests. */
+int ethtool_parse_text(const char *text, json_t *values, net_want_fn want, void *ctx, json_t *errors,
+		       const char *where);
 
 #endif

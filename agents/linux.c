@@ -660,7 +660,7 @@ static int linux_collect(struct backend *b, const struct agent_inventory *inv, j
 				return -ENOMEM;
 			t0 = tu_now_ns();
 			netinfo_stats(p->net, port->netdev, json_object_get(s, "values"), want_counter,
-				      &w);
+				      &w, errors);
 			add_sample(samples, s, t0);
 		}
 	}

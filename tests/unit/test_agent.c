@@ -45,7 +45,7 @@ static bool want_all(void *ctx, const char *group, const char *name)
 
 static void test_ethtool_text(void **state)
 {
-	json_t *v = json_object();
+	json_t *v = json_object(), *errors = json_array();
 
 	(void)state;
 	assert_int_equal(ethtool_parse_text("NIC statistics:\n"
@@ -57,8 +57,14 @@ static void test_ethtool_text(void **state)
 					    "     big: 18446744073709551615\n"
 					    "no colon here\n"
 					    "     last: 7",
-					    v, want_all, NULL),
+					    v, want_all, NULL, errors, "ethtool/eth0"),
 			 3);
+	/* what was left out is said, once for the file (it vanished silently) */
+	assert_int_equal(json_array_size(errors), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(errors, 0), "code")), "ETHTOOL_GARBAGE");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(errors, 0), "message")),
+			    "4 lines are not \"name: counter\" (a decimal number up to 2^63-1), left out; the first: "
+			    "'     negative: -1'");
 	assert_int_equal(json_integer_value(json_object_get(v, "rx_prio3_pause")), 12);
 	/* the trailing space some kernels print is not part of the name */
 	assert_int_equal(json_integer_value(json_object_get(v, "tx_pause_storm_warning_events")), 4);
@@ -68,6 +74,7 @@ static void test_ethtool_text(void **state)
 	assert_null(json_object_get(v, "big")); /* beyond int64: not representable in a report */
 	assert_int_equal(json_integer_value(json_object_get(v, "last")), 7);
 	json_decref(v);
+	json_decref(errors);
 }
 
 static void test_spool(void **state)
@@ -287,9 +294,18 @@ static void test_linux_garbage(void **state)
 	f = fopen(path, "w");
 	fputs("-12\n", f);
 	fclose(f);
+	snprintf(path, sizeof(path), "%s/sys/class/net/ens1f0np0/statistics/rx_bytes", root);
+	f = fopen(path, "w");
+	fputs("garbage\n", f);
+	fclose(f);
 	collect(root, "mlx5_0,mlx5_9", "ens1f0np0,eth42", &inv, &samples, &errors);
-	/* garbage is reported as a collection error, the rest of the port still comes through */
-	assert_int_equal(json_array_size(errors), 2);
+	/* garbage is reported as a collection error, the rest of the port still comes through
+	 * (a netdev counter's was left out silently) */
+	assert_int_equal(json_array_size(errors), 3);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(errors, 2), "message")),
+			    "'garbage' is not a counter value (a decimal number up to 2^63-1)");
+	assert_null(json_object_get(json_object_get(find_sample(samples, "mlx5_0", "netdev"), "values"), "rx_bytes"));
+	assert_non_null(json_object_get(json_object_get(find_sample(samples, "mlx5_0", "netdev"), "values"), "tx_bytes"));
 	assert_string_equal(json_string_value(json_object_get(json_array_get(errors, 0), "code")),
 			    "SYSFS_GARBAGE");
 	s = find_sample(samples, "mlx5_0", "hw_counters");
