@@ -1,5 +1,6 @@
 /* Interface information for the linux backend: see linux-net.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -99,13 +100,22 @@ int netinfo_refresh(struct netinfo *n)
 
 static int read_small(const char *path, char *buf, size_t len)
 {
-	FILE *f = fopen(path, "re");
+	/* a FIFO in a file's place is never waited on */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	ssize_t got;
 	size_t n;
 
-	if (!f)
+	if (fd < 0)
 		return -errno;
-	n = fread(buf, 1, len - 1, f);
-	fclose(f);
+	got = read(fd, buf, len - 1);
+	if (got < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	close(fd);
+	n = (size_t)got;
 	buf[n] = '\0';
 	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
 		buf[--n] = '\0';

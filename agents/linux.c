@@ -584,7 +584,9 @@ static void read_counter_dir(struct backend *b, const char *dir, const char *gro
 			continue;
 		if (!want_counter(w, group, de->d_name))
 			continue;
-		fd = openat(dfd, de->d_name, O_RDONLY | O_CLOEXEC);
+		/* a FIFO in a counter's place is never waited on (a regular sysfs file ignores
+		 * O_NONBLOCK) */
+		fd = openat(dfd, de->d_name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 		if (fd < 0)
 			continue;
 		n = read(fd, buf, sizeof(buf) - 1);
@@ -602,11 +604,13 @@ static void read_counter_dir(struct backend *b, const char *dir, const char *gro
 		while (*end == '\n' || *end == ' ')
 			end++;
 		if (errno || end == buf || *end || buf[0] == '-' || v > INT64_MAX) {
+			while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' ')) /* (not shown as '?') */
+				buf[--n] = '\0';
 			for (ssize_t i = 0; i < n; i++)
 				if ((unsigned char)buf[i] < 0x20 || (unsigned char)buf[i] > 0x7e)
 					buf[i] = '?';
-			collect_error(errors, "SYSFS_GARBAGE", path, "not a counter value: '%.40s'",
-				      buf);
+			collect_error(errors, "SYSFS_GARBAGE", path,
+				      "'%.40s' is not a counter value (a decimal number up to 2^63-1)", buf);
 			continue;
 		}
 		json_object_set_new(values, de->d_name, json_integer((json_int_t)v));

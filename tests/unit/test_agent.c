@@ -298,12 +298,18 @@ static void test_linux_garbage(void **state)
 	f = fopen(path, "w");
 	fputs("garbage\n", f);
 	fclose(f);
+	/* a FIFO in a counter's place (a read that would block, as a hung driver's): not waited
+	 * on (the agent hung there, deaf to SIGTERM) */
+	snprintf(path, sizeof(path), "%s/sys/class/net/ens1f0np0/statistics/tx_errors", root);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkfifo(path, 0600), 0);
 	collect(root, "mlx5_0,mlx5_9", "ens1f0np0,eth42", &inv, &samples, &errors);
 	/* garbage is reported as a collection error, the rest of the port still comes through
 	 * (a netdev counter's was left out silently) */
-	assert_int_equal(json_array_size(errors), 3);
+	assert_int_equal(json_array_size(errors), 4);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(errors, 2), "message")),
 			    "'garbage' is not a counter value (a decimal number up to 2^63-1)");
+	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(errors, 3), "where")), "tx_errors"));
 	assert_null(json_object_get(json_object_get(find_sample(samples, "mlx5_0", "netdev"), "values"), "rx_bytes"));
 	assert_non_null(json_object_get(json_object_get(find_sample(samples, "mlx5_0", "netdev"), "values"), "tx_bytes"));
 	assert_string_equal(json_string_value(json_object_get(json_array_get(errors, 0), "code")),
