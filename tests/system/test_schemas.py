@@ -199,3 +199,22 @@ def test_agent_once_output_validates(tmp_path):
         path = tmp_path / f"{tree}.json"
         path.write_text(out.stdout)
         assert c_verdicts([str(path)])[str(path)] == "ok"
+
+
+def test_every_option_of_a_program_is_in_its_man_page():
+    """Each long option a program's --help lists is in its man page (rocefab-agent's -L,
+    --dump-config and -V, five of rocefab-sim's and rocefab-probe's were missing)."""
+    import re
+    man = {"rocefabd": "rocefabd.8", "rocefabctl": "rocefabctl.1", "rocefab-agent": "rocefab-agent.8",
+           "rocefab-probe": "rocefab-probe.1", "rocefab-sim": "rocefab-sim.1"}
+    for prog, page in man.items():
+        text = ""
+        for args in (["--help"], ["serve", "--help"]) if prog == "rocefab-sim" else (["--help"],):
+            r = subprocess.run([binary(prog)] + args, capture_output=True, text=True, timeout=10)
+            text += r.stdout + r.stderr
+        opts = set(re.findall(r"(?m)^\s+(?:-\w, )?(--[a-z][a-z-]+)", text))
+        assert len(opts) > 3, (prog, text)
+        with open(os.path.join(ROOT, "packaging", "man", page)) as f:
+            body = f.read().replace("\\-", "-")
+        missing = sorted(o for o in opts if o not in body)
+        assert not missing, (page, missing)
