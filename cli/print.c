@@ -386,17 +386,25 @@ void print_counters(FILE *f, const json_t *d)
 		if (bytes)
 			snprintf(unit, sizeof(unit), "B/s");
 		else if (strcmp(u, "microseconds") == 0)
-			snprintf(unit, sizeof(unit), "us/s");
+			snprintf(unit, sizeof(unit), "us/s"); /* (shown as a share, below) */
 		else
 			snprintf(unit, sizeof(unit), "%s/s", u);
-		if (json_is_number(rate))
+		if (json_is_number(rate) && strcmp(u, "microseconds") == 0) /* time per second: a share */
+			snprintf(rbuf, sizeof(rbuf), "%.3g %% of the time", json_number_value(rate) / 1e4);
+		else if (json_is_number(rate))
 			fmt_si(json_number_value(rate), unit, rbuf, sizeof(rbuf));
 		if (json_is_number(json_object_get(last, "value"))) /* a gauge: its value */
 			fmt_si(json_number_value(json_object_get(last, "value")), bytes ? "B" : "",
 			       dbuf, sizeof(dbuf));
-		if (json_is_integer(json_object_get(last, "delta")))
+		if (json_is_integer(json_object_get(last, "delta")) && strcmp(u, "microseconds") == 0) {
+			double us = (double)json_integer_value(json_object_get(last, "delta"));
+
+			snprintf(dbuf, sizeof(dbuf), us >= 1e6 ? "%.3g s" : us >= 1e3 ? "%.3g ms" : "%.0f us",
+				 us >= 1e6 ? us / 1e6 : us >= 1e3 ? us / 1e3 : us);
+		} else if (json_is_integer(json_object_get(last, "delta"))) {
 			fmt_si((double)json_integer_value(json_object_get(last, "delta")),
 			       bytes ? "B" : "", dbuf, sizeof(dbuf));
+		}
 		if (json_is_integer(json_object_get(ser, "priority")))
 			snprintf(prio, sizeof(prio), "%lld",
 				 (long long)json_integer_value(json_object_get(ser, "priority")));

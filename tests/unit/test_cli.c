@@ -832,14 +832,14 @@ static void test_print_counters(void **state)
 		print_counters, counters_json,
 		"port gpu-a2:mlx5_0:1, 2026-01-01T00:00:00Z .. 2026-01-01T00:05:00Z\n"
 		"\n"
-		"COUNTER              PRIO  RAW           DELTA/VALUE  RATE             POINTS\n"
-		"np_cnp_sent          -     5000          4.99 k       4.99k packets/s  2\n"
-		"pfc_rx_pause_frames  3     1             0            0 frames/s       1\n"
-		"tx_bytes             -     123456789012  6.6 GB       6.6 GB/s         1\n"
-		"queue_depth_bytes    -     65536         65.5 kB      -                1\n"
-		"pause_us             -     5             1.5 k        150 us/s         1\n"
-		"empty                -     -             -            -                0\n"
-		"nounit               -     1             1            1 /s             1\n");
+		"COUNTER              PRIO  RAW           DELTA/VALUE  RATE                 POINTS\n"
+		"np_cnp_sent          -     5000          4.99 k       4.99k packets/s      2\n"
+		"pfc_rx_pause_frames  3     1             0            0 frames/s           1\n"
+		"tx_bytes             -     123456789012  6.6 GB       6.6 GB/s             1\n"
+		"queue_depth_bytes    -     65536         65.5 kB      -                    1\n"
+		"pause_us             -     5             1.5 ms       0.015 % of the time  1\n"
+		"empty                -     -             -            -                    0\n"
+		"nounit               -     1             1            1 /s                 1\n");
 	/* a window that starts before what its resolution keeps says so */
 	assert_printed(print_counters,
 		       "{'port': 'p', 'from': '2026-01-01T00:00:00Z', 'to': '2026-01-03T00:00:00Z', 'step_s': 1800,"
