@@ -459,9 +459,11 @@ void print_switch(FILE *f, const json_t *d)
 	size_t i;
 	json_t *p;
 
+	json_t *ports = sorted(json_object_get(d, "port_list"), "port", NULL); /* Ethernet4 before 12 */
+
 	fprintf(f, "switch:   %s (%s)\n", str(&s, d, "id"), str(&s, d, "status"));
 	fprintf(f, "seen:     %s\n\n", str(&s, d, "last_seen"));
-	json_array_foreach(json_object_get(d, "port_list"), i, p) {
+	json_array_foreach(ports, i, p) {
 		const json_t *pfc = json_object_get(p, "pfc"), *peer = json_object_get(p, "peer");
 		char speed[32] = "-", nb[140] = "-", prios[32] = "", ecn[200] = "", thr[32] = "-";
 		long long mask = json_integer_value(json_object_get(pfc, "enable"));
@@ -511,6 +513,7 @@ void print_switch(FILE *f, const json_t *d)
 			table_row(t, row);
 		}
 	}
+	json_decref(ports);
 	table_print(t, f);
 	table_free(t);
 	strs_fini(&s);

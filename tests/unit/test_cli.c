@@ -805,6 +805,15 @@ static void test_print_switch(void **state)
 		       "h0      up     400 Gb/s  h0 nic0    3,4        1.6 MB          "
 		       "q3 on 100 kB..400 kB p0.2; q4 off 5 kB..1.6 MB p0.01\n"
 		       "spine0  down   -         -          -          -               -\n");
+	/* ports in natural order, as the other lists (Ethernet12 came before Ethernet4) */
+	assert_printed(print_switch,
+		       "{'id': 's', 'status': 'ok', 'last_seen': 't', 'port_list': ["
+		       " {'port': 'Ethernet12', 'state': 'up', 'peer': null, 'pfc': {'enable': 0}, 'ecn': []},"
+		       " {'port': 'Ethernet4', 'state': 'up', 'peer': null, 'pfc': {'enable': 0}, 'ecn': []}]}",
+		       "switch:   s (ok)\nseen:     t\n\n"
+		       "PORT        STATE  SPEED  NEIGHBOUR  PFC PRIOS  XOFF THRESHOLD  ECN (lossless queues)\n"
+		       "Ethernet4   up     -      -          -          -               -\n"
+		       "Ethernet12  up     -      -          -          -               -\n");
 }
 
 static const char counters_json[] =
