@@ -283,6 +283,7 @@ static int run_main(int argc, char **argv)
 	char *text, *dir, buf[700];
 	size_t len;
 	int c, ntsp = 0, status = 1;
+	FILE *jf = NULL; /* --json's file (not standard output), open from before the run */
 	int64_t t0;
 	json_t *doc;
 
@@ -456,11 +457,19 @@ static int run_main(int argc, char **argv)
 		status = e.err == -ENOMEM ? 1 : 2;
 		goto out;
 	}
+	/* the outputs are opened before the run: a path that cannot be written, or a --ports
+	 * that names no port, is said at once (exit 2), not after the whole run */
+	if (json_out && strcmp(json_out, "-") && !(jf = fopen(json_out, "we"))) {
+		fprintf(stderr, "rocefab-sim: cannot write %s: %m\n", json_out);
+		status = 2;
+		goto out;
+	}
 	if (ts_out) {
 		ts = fopen(ts_out, "we");
 		if (!ts || ts_ports(s, ports, &tsp, &ntsp) < 0) {
 			if (!ts)
 				fprintf(stderr, "rocefab-sim: cannot write %s: %m\n", ts_out);
+			status = 2;
 			goto out;
 		}
 		fprintf(ts, "time_us,device,port,queue_bytes,tx_bytes,rx_bytes,tx_pause_frames,"
@@ -512,17 +521,17 @@ static int run_main(int argc, char **argv)
 	if (ctl)
 		json_object_set_new(doc, "controller", sim_ctl_json(ctl, timing));
 	if (json_out) {
-		FILE *f = strcmp(json_out, "-") ? fopen(json_out, "we") : stdout;
+		FILE *f = jf ? jf : stdout;
 
-		if (!f) {
+		json_dumpf(doc, f, JSON_INDENT(1) | JSON_REAL_PRECISION(12));
+		fputc('\n', f);
+		if (f != stdout && fclose(f) != 0) {
+			jf = NULL;
 			fprintf(stderr, "rocefab-sim: cannot write %s: %m\n", json_out);
 			json_decref(doc);
 			goto out;
 		}
-		json_dumpf(doc, f, JSON_INDENT(1) | JSON_REAL_PRECISION(12));
-		fputc('\n', f);
-		if (f != stdout)
-			fclose(f);
+		jf = NULL;
 	}
 	if (!json_out || strcmp(json_out, "-")) {
 		print_human(doc);
@@ -534,6 +543,8 @@ static int run_main(int argc, char **argv)
 out:
 	if (ts)
 		fclose(ts);
+	if (jf) /* (the run failed before writing it: the file stays empty) */
+		fclose(jf);
 	free(tsp);
 	sim_ctl_free(ctl);
 	sim_free(s);

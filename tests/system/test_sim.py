@@ -284,3 +284,15 @@ def test_weighted_scheduling(tmp_path):
     got = {f["src"]: f["delivered_packets"] for f in d["flows"]["per_flow"]}
     assert got["h1"] / got["h2"] == pytest.approx(3, rel=0.02)
     assert d["drops"]["buffer"] == 0  # lossless: the slower priority is paused, not dropped
+
+
+def test_bad_outputs_are_said_before_the_run(tmp_path):
+    """An output that cannot be written, or a --ports naming no port, is a usage error (exit 2)
+    said at once: the JSON's path was found unwritable only after the whole run (and exited 1)."""
+    r = run("sim/scenarios/ls64-websearch30.json", "--until", "20ms", "--json", str(tmp_path / "no" / "x.json"),
+            check=False)
+    # (no progress line: the run never started)
+    assert r.returncode == 2 and "cannot write" in r.stderr and "flows" not in r.stderr, r.stderr
+    r = run("sim/scenarios/ls64-websearch30.json", "--until", "1us", "--timeseries", str(tmp_path / "t.csv"),
+            "--ports", "s0:h9", check=False)
+    assert r.returncode == 2 and "--ports: no port s0:h9" in r.stderr, r.stderr
