@@ -438,6 +438,22 @@ static json_t *proposal_of(json_t *v, const char *phase)
 	return NULL;
 }
 
+/* Passes until the tuner proposes its canary of tor_down (at most 20): the proposals (to
+ * decref) and that one in *ret. */
+static json_t *first_canary(struct tuner *t, int64_t *at, json_t **ret)
+{
+	json_t *v = NULL;
+
+	for (int n = 0; n < 20 && !proposal_of(v, "canary"); n++) {
+		json_decref(v);
+		pass(t, *at += 100);
+		v = tuner_proposals(t, false);
+	}
+	*ret = proposal_of(v, "canary");
+	assert_non_null(*ret);
+	return v;
+}
+
 /* An operator's change of a switch queue's Pmax, stored, not yet applied. */
 static void operator_sets_pmax(struct fixture *f, const char *port, double pmax)
 {
@@ -482,13 +498,7 @@ static void test_rollout_leaves_out_what_an_operator_set(void **state)
 
 	(void)state;
 	t = repair_tuner(&f, &o, pmax);
-	for (n = 0, v = NULL; n < 20 && !proposal_of(v, "canary"); n++) {
-		json_decref(v);
-		pass(t, at += 100);
-		v = tuner_proposals(t, false);
-	}
-	p = proposal_of(v, "canary");
-	assert_non_null(p);
+	v = first_canary(t, &at, &p);
 	assert_int_equal(tuner_decide(t, (uint64_t)json_integer_value(json_object_get(p, "id")), true, "ops", NULL,
 				      &st, &e),
 			 0);
@@ -592,17 +602,10 @@ static void test_changed_meanwhile_waits_for_the_next_pass(void **state)
 	struct tuner *t;
 	int64_t at = 0;
 	uint64_t id;
-	int n;
 
 	(void)state;
 	t = repair_tuner(&f, &o, pmax);
-	for (n = 0, v = NULL; n < 20 && !proposal_of(v, "canary"); n++) {
-		json_decref(v);
-		pass(t, at += 100);
-		v = tuner_proposals(t, false);
-	}
-	p = proposal_of(v, "canary");
-	assert_non_null(p);
+	v = first_canary(t, &at, &p);
 	id = (uint64_t)json_integer_value(json_object_get(p, "id"));
 	json_decref(v);
 	assert_int_equal(tuner_decide(t, id, true, "ops", NULL, &st, &e), 0);
