@@ -1,4 +1,5 @@
 /* On-disk spool: see spool.h. */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +30,7 @@ struct spool {
 	int dfd;
 	uint64_t max_bytes, bytes, dropped, next_id;
 	bool fsync_each;
+	bool count_unkept; /* the count of dropped reports could not be written (said once) */
 	struct spool_entry *e; /* ring of entries, oldest at head */
 	size_t head, n, cap;
 };
@@ -162,10 +164,16 @@ int spool_open(const char *dir, uint64_t max_bytes, bool fsync_each, struct spoo
 		size_t tlen = 0;
 
 		if (file_read_at(s->dfd, DROPPED_FILE, 64, &text, &tlen) == 0) {
-			uint64_t v = strtoull(text, &end, 10);
+			uint64_t v;
 
-			if (end != text && (*end == '\n' || !*end))
+			errno = 0;
+			v = strtoull(text, &end, 10);
+			/* garbage (or past what a report carries) is no count: it starts anew */
+			if (isdigit((unsigned char)text[0]) && !errno && (*end == '\n' || !*end) && v <= INT64_MAX)
 				s->dropped = v;
+			else
+				log_warning("spool", "%s/%s is not a count of dropped reports: counting anew", dir,
+					    DROPPED_FILE);
 			free(text);
 		}
 	}
@@ -246,7 +254,7 @@ static void dropped_more(struct spool *s, uint64_t n, const char *why)
 {
 	uint64_t before = s->dropped;
 	char text[32];
-	int len;
+	int len, r;
 
 	s->dropped += n;
 	for (uint64_t p = 1; p && p <= s->dropped; p = p <= UINT64_MAX / 10 ? p * 10 : 0)
@@ -256,16 +264,18 @@ static void dropped_more(struct spool *s, uint64_t n, const char *why)
 			break;
 		}
 	len = snprintf(text, sizeof(text), "%" PRIu64 "\n", s->dropped);
-	if (write_whole(s, DROPPED_FILE, text, (size_t)len) < 0 && !before)
-		log_warning("spool", "%s: cannot keep the count of dropped reports (%s)", s->dir, strerror(errno));
+	if ((r = write_whole(s, DROPPED_FILE, text, (size_t)len)) < 0 && !s->count_unkept) {
+		s->count_unkept = true; /* (said once) */
+		log_warning("spool", "%s: cannot keep the count of dropped reports (%s): a restart counts anew",
+			    s->dir, strerror(-r));
+	}
 }
 
 int spool_push(struct spool *s, const char *data, size_t len)
 {
+	uint64_t oldest = 0;
 	char name[32];
 	int r = 0;
-
-	uint64_t oldest = 0;
 
 	if (len > s->max_bytes) {
 		dropped_more(s, 1, "one larger than agent.spool_max");
@@ -310,6 +320,7 @@ int spool_peek(struct spool *s, char **ret_data, size_t *ret_len)
 		/* unreadable (removed behind our back, disk error): skip it, counted */
 		log_warning("spool", "cannot read spooled report %s/%s; dropping it", s->dir, name);
 		drop_oldest(s);
+		dropped_more(s, 1, "unreadable");
 	}
 	return -ENOENT;
 }

@@ -217,48 +217,54 @@ int pingmesh_conf_apply(struct pingmesh_conf *out, json_t *ch, struct rf_err *e)
 }
 
 /* A plan stored under looser rules made to fit them: the sizes its ops cannot carry dropped, or
- * when none is left, the ops that cannot carry them (the defaults' when none is left either).
- * What was dropped into buf; false when it fitted. */
+ * when none is left, the ops that cannot carry the smallest (the defaults' when none is left
+ * either), then again the sizes the ops left cannot carry.  What was dropped into buf; false
+ * when it fitted. */
 static bool conf_fit(struct pingmesh_conf *c, char *buf, size_t len)
 {
-	const char *op;
-	unsigned lim = size_limit(c, &op), n = 0, smallest = PROBE_MAX_SIZE;
+	size_t at = 0;
 
-	for (unsigned z = 0; z < c->nsizes; z++) {
-		n += c->sizes[z] <= lim;
-		if (c->sizes[z] < smallest)
-			smallest = c->sizes[z];
-	}
-	if (n == c->nsizes)
-		return false;
-	if (n) { /* the sizes too large for the ops go */
-		unsigned k = 0;
+	buf[0] = '\0';
+	for (int round = 0; round < 3; round++) {
+		const char *op;
+		unsigned lim = size_limit(c, &op), n = 0, smallest = PROBE_MAX_SIZE, k = 0;
+		int w;
 
-		for (unsigned z = 0; z < c->nsizes; z++)
-			if (c->sizes[z] <= lim)
-				c->sizes[k++] = c->sizes[z];
-		snprintf(buf, len, "the sizes over %u bytes dropped (%s is among the ops)", lim, op);
-		c->nsizes = k;
-		return true;
-	}
-	/* every size too large for some op: those ops go */
-	snprintf(buf, len, "the ops that cannot carry %u bytes dropped (%s among them)", smallest, op);
-	{
-		unsigned k = 0;
-
-		for (unsigned i = 0; i < c->nops; i++) {
-			enum probe_op o;
-
-			if (probe_op_parse(c->ops[i], &o) < 0 || probe_op_max_size(o) >= smallest)
-				memmove(c->ops[k++], c->ops[i], sizeof(c->ops[i]));
+		for (unsigned z = 0; z < c->nsizes; z++) {
+			n += c->sizes[z] <= lim;
+			if (c->sizes[z] < smallest)
+				smallest = c->sizes[z];
 		}
-		c->nops = k;
+		if (n == c->nsizes)
+			break;
+		if (n) { /* the sizes too large for the ops go */
+			w = snprintf(buf + at, len - at, "%sthe sizes over %u bytes dropped (%s is among the ops)",
+				     at ? "; " : "", lim, op);
+			for (unsigned z = 0; z < c->nsizes; z++)
+				if (c->sizes[z] <= lim)
+					c->sizes[k++] = c->sizes[z];
+			c->nsizes = k;
+		} else { /* every size too large for some op: those ops go */
+			w = snprintf(buf + at, len - at, "%sthe ops that cannot carry %u bytes dropped (%s among them)",
+				     at ? "; " : "", smallest, op);
+			for (unsigned i = 0; i < c->nops; i++) {
+				enum probe_op o;
+
+				if (probe_op_parse(c->ops[i], &o) < 0 || probe_op_max_size(o) >= smallest)
+					memmove(c->ops[k++], c->ops[i], sizeof(c->ops[i]));
+			}
+			c->nops = k;
+			if (!c->nops) {
+				memcpy(c->ops, pingmesh_defaults.ops, sizeof(c->ops));
+				c->nops = pingmesh_defaults.nops;
+				if (w > 0 && (size_t)w < len - at)
+					w += snprintf(buf + at + w, len - at - (size_t)w, ", the default ops put in");
+			}
+		}
+		if (w > 0)
+			at = at + (size_t)w < len ? at + (size_t)w : len - 1;
 	}
-	if (!c->nops) {
-		memcpy(c->ops, pingmesh_defaults.ops, sizeof(c->ops));
-		c->nops = pingmesh_defaults.nops;
-	}
-	return true;
+	return buf[0] != '\0';
 }
 
 /* The stored configuration.  One this rocefabd refuses (saved by an older one whose rules were

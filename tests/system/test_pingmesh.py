@@ -461,6 +461,11 @@ def test_a_stored_plan_refused_now_is_made_to_fit_and_says_so(world):
     assert (cfg["ops"], cfg["sizes"], cfg["paths"], cfg["enabled"]) == (["write"], [8192], 3, False), cfg
     wait_for(lambda: "the ops that cannot carry 8192 bytes dropped (ud among them)" in d.proc.output(), 10,
              what="the log saying what was dropped")
+    # two steps: ud goes (it carries no size given), then the size udp cannot carry
+    cfg = restart_with({"ops": ["ud", "udp"], "sizes": [8000, 65536]})
+    assert (cfg["ops"], cfg["sizes"]) == (["udp"], [8000]), cfg
+    wait_for(lambda: "the ops that cannot carry 8000 bytes dropped (ud among them); the sizes over 65000 bytes "
+             "dropped (udp is among the ops)" in d.proc.output(), 10, what="both steps in the log")
     cfg = restart_with({"enabled": False, "count": 5000})
     assert cfg["enabled"] is False and cfg["count"] == 10 and cfg["ops"] == ["write"], cfg
     wait_for(lambda: d.proc.output().count("the stored pingmesh configuration is refused") == 1, 10,
@@ -470,4 +475,4 @@ def test_a_stored_plan_refused_now_is_made_to_fit_and_says_so(world):
     # a PUT sets a plan again; said once only
     assert ops.put("/api/v1/probes/config", json={"ops": ["write", "ud"], "sizes": [64, 4096]}).status_code == 200
     assert ops.json("/api/v1/probes/config")["ops"] == ["write", "ud"]
-    assert d.proc.output().count("the stored pingmesh configuration") == 3  # (one a start)
+    assert d.proc.output().count("the stored pingmesh configuration") == 4  # (one a start)
