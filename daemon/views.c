@@ -967,12 +967,13 @@ int views_agent_metrics(struct store_reader *rd, const struct views_opts *o, str
 		return store_errno(rc);
 	buf_printf(out, "# HELP rocefab_agent_collection_errors Errors in the agent's last report: what it could "
 			"not read (a SONiC switch's redis down, garbage in sysfs, ...; rocefabctl agents AGENT names "
-			"them).\n"
+			"them); none for a stale agent.\n"
 			"# TYPE rocefab_agent_collection_errors gauge\n");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		buf_printf(out, "rocefab_agent_collection_errors{agent=\"%s\",role=\"%s\"} %lld\n",
-			   (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
-			   (long long)sqlite3_column_int64(st, 4));
+		if (!strcmp(views_agent_status(o, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3)), "ok"))
+			buf_printf(out, "rocefab_agent_collection_errors{agent=\"%s\",role=\"%s\"} %lld\n",
+				   (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
+				   (long long)sqlite3_column_int64(st, 4));
 	sqlite3_reset(st);
 	return rc == SQLITE_DONE ? 0 : store_errno(rc);
 }

@@ -232,7 +232,7 @@ def test_bad_data_in_redis_is_a_collection_error_not_a_crash(world):
     # for the rule RocefabAgentCollectionErrors
     gauge = 'rocefab_agent_collection_errors{agent="sw1",role="switch"} '
     m = re.search(re.escape(gauge) + r"(\d+)\n", c.get("/metrics").text)
-    assert m and int(m.group(1)) == len(c.json("/api/v1/agents/sw1")["errors"]) > 0, m
+    assert m and int(m.group(1)) > 0, m
     r.start()
     world.procs.append(r.proc)
     SonicSwitch(r, nports=8).write()
