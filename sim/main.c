@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/log.h"
@@ -284,6 +285,7 @@ static int run_main(int argc, char **argv)
 	size_t len;
 	int c, ntsp = 0, status = 1;
 	FILE *jf = NULL; /* --json's file (not standard output), open from before the run */
+	char *json_tmp = NULL; /* ... written under this name, renamed to its own when done */
 	int64_t t0;
 	json_t *doc;
 
@@ -458,11 +460,21 @@ static int run_main(int argc, char **argv)
 		goto out;
 	}
 	/* the outputs are opened before the run: a path that cannot be written, or a --ports
-	 * that names no port, is said at once (exit 2), not after the whole run */
-	if (json_out && strcmp(json_out, "-") && !(jf = fopen(json_out, "we"))) {
-		fprintf(stderr, "rocefab-sim: cannot write %s: %m\n", json_out);
-		status = 2;
-		goto out;
+	 * that names no port, is said at once (exit 2), not after the whole run.  The JSON goes
+	 * to a file beside it, renamed over it once written: a run that fails or is stopped
+	 * leaves an earlier result as it was */
+	if (json_out && strcmp(json_out, "-")) {
+		int fd;
+
+		mode_t um = umask(0);
+
+		umask(um);
+		if (asprintf(&json_tmp, "%s.tmp-XXXXXX", json_out) < 0 || (fd = mkstemp(json_tmp)) < 0 ||
+		    fchmod(fd, 0666 & ~um) < 0 || !(jf = fdopen(fd, "w"))) {
+			fprintf(stderr, "rocefab-sim: cannot write %s: %m\n", json_out);
+			status = 2;
+			goto out;
+		}
 	}
 	if (ts_out) {
 		ts = fopen(ts_out, "we");
@@ -525,13 +537,12 @@ static int run_main(int argc, char **argv)
 
 		json_dumpf(doc, f, JSON_INDENT(1) | JSON_REAL_PRECISION(12));
 		fputc('\n', f);
-		if (f != stdout && fclose(f) != 0) {
-			jf = NULL;
+		jf = NULL;
+		if (f != stdout && (fclose(f) != 0 || rename(json_tmp, json_out) < 0)) {
 			fprintf(stderr, "rocefab-sim: cannot write %s: %m\n", json_out);
 			json_decref(doc);
 			goto out;
 		}
-		jf = NULL;
 	}
 	if (!json_out || strcmp(json_out, "-")) {
 		print_human(doc);
@@ -543,8 +554,11 @@ static int run_main(int argc, char **argv)
 out:
 	if (ts)
 		fclose(ts);
-	if (jf) /* (the run failed before writing it: the file stays empty) */
+	if (jf)
 		fclose(jf);
+	if (json_tmp && status) /* (the run failed: the earlier result stays) */
+		unlink(json_tmp);
+	free(json_tmp);
 	free(tsp);
 	sim_ctl_free(ctl);
 	sim_free(s);

@@ -289,10 +289,15 @@ def test_weighted_scheduling(tmp_path):
 def test_bad_outputs_are_said_before_the_run(tmp_path):
     """An output that cannot be written, or a --ports naming no port, is a usage error (exit 2)
     said at once: the JSON's path was found unwritable only after the whole run (and exited 1)."""
+    ts = tmp_path / "t.csv"
     r = run("sim/scenarios/ls64-websearch30.json", "--until", "20ms", "--json", str(tmp_path / "no" / "x.json"),
-            check=False)
-    # (no progress line: the run never started)
-    assert r.returncode == 2 and "cannot write" in r.stderr and "flows" not in r.stderr, r.stderr
-    r = run("sim/scenarios/ls64-websearch30.json", "--until", "1us", "--timeseries", str(tmp_path / "t.csv"),
+            "--timeseries", str(ts), check=False)
+    assert r.returncode == 2 and "cannot write" in r.stderr and r.stdout == "", r.stderr
+    assert not ts.exists()  # the run never started (its time series would be there)
+    # an earlier result stays when a run does not end well (it was emptied at the start)
+    out = tmp_path / "x.json"
+    out.write_text('{"earlier": 1}')
+    r = run("sim/scenarios/ls64-websearch30.json", "--until", "1us", "--json", str(out), "--timeseries", str(ts),
             "--ports", "s0:h9", check=False)
     assert r.returncode == 2 and "--ports: no port s0:h9" in r.stderr, r.stderr
+    assert out.read_text() == '{"earlier": 1}' and sorted(p.name for p in tmp_path.iterdir()) == ["t.csv", "x.json"]
