@@ -18,6 +18,7 @@
 
 #include "agents/backend.h"
 #include "agents/linux-net.h"
+#include "lib/fileutil.h"
 #include "lib/hmap.h"
 
 struct gstrings_cache {
@@ -98,9 +99,9 @@ int netinfo_refresh(struct netinfo *n)
 
 /* --- files -------------------------------------------------------------------------------- */
 
-static int read_small(const char *path, char *buf, size_t len)
+int sysfs_read_attr(const char *path, char *buf, size_t len)
 {
-	/* a FIFO in a file's place is never waited on */
+	/* a FIFO in a file's place is never waited on (a regular sysfs file ignores O_NONBLOCK) */
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	ssize_t got;
 	size_t n;
@@ -127,7 +128,7 @@ static int64_t read_int_or(const char *path, int64_t def)
 	char buf[64], *end;
 	long long v;
 
-	if (read_small(path, buf, sizeof(buf)) < 0)
+	if (sysfs_read_attr(path, buf, sizeof(buf)) < 0)
 		return def;
 	errno = 0;
 	v = strtoll(buf, &end, 10);
@@ -140,7 +141,7 @@ static int files_link(struct netinfo *n, const char *ifname, struct link_info *r
 	int64_t speed;
 
 	snprintf(path, sizeof(path), "%s/sys/class/net/%s/operstate", n->root, ifname);
-	if (read_small(path, buf, sizeof(buf)) < 0)
+	if (sysfs_read_attr(path, buf, sizeof(buf)) < 0)
 		return -ENODEV;
 	snprintf(ret->state, sizeof(ret->state), "%s",
 		 strcmp(buf, "up") == 0 ? "up" : strcmp(buf, "down") == 0 ? "down" : "unknown");
@@ -175,7 +176,7 @@ static int files_stats(struct netinfo *n, const char *ifname, json_t *values, ne
 			continue;
 		snprintf(path, sizeof(path), "%s/sys/class/net/%s/statistics/%s", n->root, ifname,
 			 names[i]);
-		if (read_small(path, buf, sizeof(buf)) < 0)
+		if (sysfs_read_attr(path, buf, sizeof(buf)) < 0)
 			continue;
 		errno = 0;
 		v = strtoull(buf, &end, 10);
@@ -208,41 +209,41 @@ int ethtool_parse_text(const char *text, json_t *values, net_want_fn want, void 
 	while (line && *line) {
 		const char *nl = strchr(line, '\n');
 		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		char l[256], *colon, *name, *end;
+		char l[256], *colon, *name, *val, *end;
 		unsigned long long v;
+		bool ok = true;
 
-		if (len < sizeof(l)) {
+		if (len >= sizeof(l)) {
+			ok = false; /* no counter line is that long */
+		} else {
 			memcpy(l, line, len);
 			l[len] = '\0';
+			for (char *t = l + len - 1; t >= l && (*t == ' ' || *t == '\t' || *t == '\r'); t--)
+				*t = '\0';
 			colon = strrchr(l, ':');
-			if (colon) {
+			if (!colon) {
+				ok = !l[strspn(l, " \t")]; /* a blank line, or no "name: value" */
+			} else {
 				*colon = '\0';
-				name = l;
-				while (*name == ' ' || *name == '\t')
-					name++;
+				name = l + strspn(l, " \t");
 				/* some kernels print names with a trailing space */
 				for (char *t = colon - 1; t >= name && (*t == ' ' || *t == '\t'); t--)
 					*t = '\0';
-				errno = 0;
-				v = strtoull(colon + 1, &end, 10);
-				while (*end == ' ' || *end == '\t' || *end == '\r')
-					end++;
-				if (*name && !errno && end != colon + 1 && !*end &&
-				    !strchr(colon + 1, '-') && want(ctx, "ethtool", name) &&
-				    put_value(values, name, v))
-					n++;
-				/* a wanted name with no counter value; the header ("NIC statistics:")
-				 * has none and is no counter */
-				else if (*name && (end != colon + 1 || *end) && want(ctx, "ethtool", name) && !bad++) {
-					first_bad = line;
-					first_len = len;
-				}
-			} else if (l[strspn(l, " \t\r")]) { /* a line that is not "name: value" */
-				if (!bad++) {
-					first_bad = line;
-					first_len = len;
+				val = colon + 1 + strspn(colon + 1, " \t");
+				/* a header ("NIC statistics:") has no value; a name not wanted is not read */
+				if (*name && *val && want(ctx, "ethtool", name)) {
+					errno = 0;
+					v = strtoull(val, &end, 10);
+					if (errno || end == val || *end || *val == '-' || !put_value(values, name, v))
+						ok = false;
+					else
+						n++;
 				}
 			}
+		}
+		if (!ok && !bad++) {
+			first_bad = line;
+			first_len = len;
 		}
 		line = nl ? nl + 1 : NULL;
 	}
@@ -259,27 +260,17 @@ static int files_ethtool(struct netinfo *n, const char *ifname, json_t *values, 
 {
 	char path[PATH_MAX], *text = NULL;
 	size_t len = 0;
-	FILE *f, *m;
 	int r;
 
 	snprintf(path, sizeof(path), "%s/ethtool/%s", n->root, ifname);
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? 0 : -errno; /* no recorded ethtool output: nothing to add */
-	m = open_memstream(&text, &len);
-	if (!m) {
-		fclose(f);
-		return -ENOMEM;
+	/* (a FIFO or a device in its place is refused, never waited on) */
+	if ((r = file_read_at(AT_FDCWD, path, 1 << 20, &text, &len)) == -ENOENT)
+		return 0; /* no recorded ethtool output: nothing to add */
+	if (r < 0) {
+		collect_error(errors, "ETHTOOL_UNREADABLE", path, "%s",
+			      r == -EISDIR ? "not a regular file" : strerror(-r));
+		return 0;
 	}
-	{
-		char chunk[4096];
-		size_t k;
-
-		while ((k = fread(chunk, 1, sizeof(chunk), f)) > 0 && len < (1 << 20))
-			fwrite(chunk, 1, k, m);
-	}
-	fclose(f);
-	fclose(m);
 	if (memchr(text, '\0', len)) {
 		collect_error(errors, "ETHTOOL_GARBAGE", path, "binary data in ethtool output");
 		free(text);

@@ -25,6 +25,9 @@ typedef bool (*net_want_fn)(void *ctx, const char *group, const char *name);
 /* root NULL: live; else the recorded tree at root. */
 int netinfo_open(const char *root, struct netinfo **ret);
 void netinfo_close(struct netinfo *n);
+/* Reads a small sysfs attribute into buf, without its trailing newline: 0 or a negative errno.
+ * A FIFO in its place reads empty, never waited on. */
+int sysfs_read_attr(const char *path, char *buf, size_t len);
 /* Re-reads the link table (live); call once per collection. */
 int netinfo_refresh(struct netinfo *n);
 /* -ENODEV when the interface does not exist. */
@@ -34,8 +37,9 @@ int netinfo_stats(struct netinfo *n, const char *ifname, json_t *values, net_wan
 int netinfo_ethtool(struct netinfo *n, const char *ifname, json_t *values, net_want_fn want,
 		    void *ctx, json_t *errors);
 /* Parses `ethtool -S` text: the counters wanted into values, their count; the lines that are
- * not "name: counter" (of a name wanted) one error into errors (NULL: none) at where.  Exposed
- * for tests. */
+ * no "name: counter" (a wanted name with a value that is no counter, or no "name: value" at all;
+ * a header such as "NIC statistics:" has no value and is none) one error into errors (NULL:
+ * none) at where.  Exposed for tests. */
 int ethtool_parse_text(const char *text, json_t *values, net_want_fn want, void *ctx, json_t *errors,
 		       const char *where);
 

@@ -242,24 +242,6 @@ static void linux_close(struct backend *b)
 	b->priv = NULL;
 }
 
-/* Reads a small sysfs attribute, without its trailing newline. */
-static int read_attr(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	return 0;
-}
-
 static int is_dir_entry(const struct dirent *d)
 {
 	return d->d_name[0] != '.';
@@ -343,12 +325,12 @@ static void port_netdev(const char *root, const char *dev, const char *port, cha
 	out[0] = '\0';
 	str_fmt(path, sizeof(path), "%s/sys/class/infiniband/%s/ports/%s/gid_attrs/ndevs/0", root,
 		 dev, port);
-	if (read_attr(path, buf, sizeof(buf)) == 0 && buf[0]) {
+	if (sysfs_read_attr(path, buf, sizeof(buf)) == 0 && buf[0]) {
 		str_copy(out, len, buf);
 		return;
 	}
 	str_fmt(path, sizeof(path), "%s/sys/class/infiniband/%s/parent", root, dev);
-	if (read_attr(path, buf, sizeof(buf)) == 0 && buf[0]) { /* rxe */
+	if (sysfs_read_attr(path, buf, sizeof(buf)) == 0 && buf[0]) { /* rxe */
 		str_copy(out, len, buf);
 		return;
 	}
@@ -386,10 +368,10 @@ static int rdma_inventory(struct backend *b, struct agent_inventory *inv, json_t
 		snprintf(d->kind, sizeof(d->kind), "rdma");
 		device_driver(p->root, name, d->driver, sizeof(d->driver));
 		str_fmt(path, sizeof(path), "%s/sys/class/infiniband/%s/fw_ver", p->root, name);
-		if (read_attr(path, buf, sizeof(buf)) == 0)
+		if (sysfs_read_attr(path, buf, sizeof(buf)) == 0)
 			str_copy(d->fw_version, sizeof(d->fw_version), buf);
 		str_fmt(path, sizeof(path), "%s/sys/class/infiniband/%s/node_guid", p->root, name);
-		if (read_attr(path, buf, sizeof(buf)) == 0)
+		if (sysfs_read_attr(path, buf, sizeof(buf)) == 0)
 			str_copy(d->node_guid, sizeof(d->node_guid), buf);
 		str_fmt(path, sizeof(path), "%s/sys/class/infiniband/%s/ports", p->root, name);
 		nports = list_dir(path, &ports);
@@ -410,16 +392,16 @@ static int rdma_inventory(struct backend *b, struct agent_inventory *inv, json_t
 			str_copy(port->port, sizeof(port->port), ports[k]->d_name);
 			str_fmt(path, sizeof(path), "%s/sys/class/infiniband/%s/ports/%s/state",
 				 p->root, name, port->port);
-			if (read_attr(path, buf, sizeof(buf)) == 0)
+			if (sysfs_read_attr(path, buf, sizeof(buf)) == 0)
 				port_state(buf, port->state, sizeof(port->state));
 			str_fmt(path, sizeof(path), "%s/sys/class/infiniband/%s/ports/%s/rate",
 				 p->root, name, port->port);
-			if (read_attr(path, buf, sizeof(buf)) == 0 && sscanf(buf, "%lf", &gbps) == 1 &&
+			if (sysfs_read_attr(path, buf, sizeof(buf)) == 0 && sscanf(buf, "%lf", &gbps) == 1 &&
 			    gbps > 0 && gbps * 1000 <= PORT_MAX_SPEED_MBPS) /* "1e30 Gb/sec": unknown */
 				port->speed_mbps = (int64_t)(gbps * 1000 + 0.5);
 			str_fmt(path, sizeof(path), "%s/sys/class/infiniband/%s/ports/%s/link_layer",
 				 p->root, name, port->port);
-			if (read_attr(path, buf, sizeof(buf)) == 0)
+			if (sysfs_read_attr(path, buf, sizeof(buf)) == 0)
 				snprintf(port->link_layer, sizeof(port->link_layer), "%s",
 					 strcmp(buf, "Ethernet") == 0	  ? "ethernet"
 					 : strcmp(buf, "InfiniBand") == 0 ? "infiniband"
@@ -760,7 +742,7 @@ static int read_knob(const struct knobs *k, const struct dcqcn_param *prm, int64
 
 		for (int pr = 0; pr < 8; pr++) {
 			if (knob_path(k, prm, pr, path, sizeof(path)) < 0 ||
-			    read_attr(path, buf, sizeof(buf)) < 0)
+			    sysfs_read_attr(path, buf, sizeof(buf)) < 0)
 				return -ENOENT;
 			if (!strcmp(buf, "1"))
 				mask |= 1 << pr;
@@ -770,7 +752,7 @@ static int read_knob(const struct knobs *k, const struct dcqcn_param *prm, int64
 		*ret = mask;
 		return 0;
 	}
-	if (knob_path(k, prm, 0, path, sizeof(path)) < 0 || read_attr(path, buf, sizeof(buf)) < 0)
+	if (knob_path(k, prm, 0, path, sizeof(path)) < 0 || sysfs_read_attr(path, buf, sizeof(buf)) < 0)
 		return -ENOENT;
 	errno = 0;
 	v = strtoll(buf, &end, 10);

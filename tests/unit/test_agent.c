@@ -73,6 +73,13 @@ static void test_ethtool_text(void **state)
 	assert_null(json_object_get(v, "words"));
 	assert_null(json_object_get(v, "big")); /* beyond int64: not representable in a report */
 	assert_int_equal(json_integer_value(json_object_get(v, "last")), 7);
+	/* CRLF lines and a header with a trailing space are no garbage */
+	json_array_clear(errors);
+	assert_int_equal(ethtool_parse_text("NIC statistics: \r\n     rx_queue_0_packets: 5\r\n\r\n", v, want_all, NULL,
+					    errors, "ethtool/eth0"),
+			 1);
+	assert_int_equal(json_array_size(errors), 0);
+	assert_int_equal(json_integer_value(json_object_get(v, "rx_queue_0_packets")), 5);
 	json_decref(v);
 	json_decref(errors);
 }
