@@ -169,14 +169,19 @@ int validate_ecn(json_t *params, const json_t *current, const json_t *port_pfc, 
 	 * threshold the agent reports, or else the one its PFC settings give (SONiC reports a
 	 * dynamic threshold's alpha and shared buffer, not the threshold) */
 	if (enabled && port_pfc && queue >= 0 && (cur_int(port_pfc, "enable", 0) & (1 << queue))) {
-		bool reported = json_is_integer(json_object_get(port_pfc, "xoff_threshold_bytes"));
-		int64_t xoff = reported ? cur_int(port_pfc, "xoff_threshold_bytes", 0) : validate_pfc_xoff(port_pfc);
+		int64_t rep = cur_int(port_pfc, "xoff_threshold_bytes", 0);
+		bool reported = rep > 0; /* (0: none known) */
+		int64_t xoff = reported ? rep : validate_pfc_xoff(port_pfc);
+		const char *mode = json_string_value(json_object_get(port_pfc, "mode"));
+		const char *from = reported			  ? ""
+				   : mode && !strcmp(mode, "static") ? ", its static XOFF"
+								     : ", from its alpha and shared buffer";
 
-		if ((reported || xoff > 0) && kmax >= xoff)
+		if (xoff > 0 && kmax >= xoff)
 			return bad(e, "BAD_THRESHOLD_ORDER", "kmax_bytes",
 				   "Kmax (%" PRId64 " bytes) must be below the port's PFC XOFF threshold "
 				   "(%" PRId64 " bytes%s) on lossless priority %d, so that ECN acts before PFC",
-				   kmax, xoff, reported ? "" : ", from its alpha and shared buffer", queue);
+				   kmax, xoff, from, queue);
 	}
 	return 0;
 }

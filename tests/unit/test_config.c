@@ -81,6 +81,13 @@ static void test_validate_ecn(void **state)
 		assert_int_equal(validate_ecn(p, cur, sonic, 3, &e), 0);
 		json_decref(p);
 		json_decref(sonic);
+		/* a static profile (SONiC's static_th): its XOFF, said so */
+		sonic = json_pack("{s:i,s:s,s:i}", "enable", 8, "mode", "static", "xoff_bytes", 2000000);
+		p = json_pack("{s:i}", "kmax_bytes", 2500000);
+		expect_bad(validate_ecn(p, cur, sonic, 3, &e), &e, "BAD_THRESHOLD_ORDER", "/kmax_bytes");
+		assert_non_null(strstr(e.msg, "(2000000 bytes, its static XOFF)"));
+		json_decref(p);
+		json_decref(sonic);
 	}
 	/* garbage and overflow say which (an overflow read "not a size" with a short list of units) */
 	p = json_pack("{s:s}", "kmin_bytes", "100 KB");
