@@ -378,8 +378,8 @@ install: all
 		if [ -e "$$conf" ] || [ -L "$$conf" ]; then \
 			echo "install: kept $$conf; the example of this release is $$conf.new" >&2; new=$$conf.new; \
 		fi; \
-		sed 's|/usr/local/share/|$(DATADIR)/|g' packaging/$${f%%:*}.conf > "$$new" && \
-			chmod 0640 "$$new" || exit 1; \
+		mkdir -p $(B)/gen && sed 's|/usr/local/share/|$(DATADIR)/|g' packaging/$${f%%:*}.conf \
+			> $(B)/gen/$${f%%:*}.conf && install -m 0640 $(B)/gen/$${f%%:*}.conf "$$new" || exit 1; \
 		if ! getent group "$$grp" > /dev/null; then \
 			echo "install: no group $$grp yet: run systemd-sysusers, then chgrp $$grp $$conf" >&2; \
 		else \
