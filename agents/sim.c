@@ -515,8 +515,9 @@ static int translate(struct simb *sb, const char *kind, json_t *params, json_t *
 				/* as rocefabd checks it: a dynamic port has no static XOFF for an XON */
 				if (xoff <= 0)
 					return rf_err_set(e, -EINVAL, "BAD_VALUE", "xon_bytes",
-							  "the port has no static XOFF threshold (its threshold is "
-							  "dynamic): a static XON needs one, so give xoff_bytes with it");
+							  "the port has no static XOFF threshold (its threshold "
+							  "is dynamic): a static XON needs one, so give "
+							  "xoff_bytes with it");
 				json_object_set_new(out, "threshold", json_string("static"));
 				json_object_set_new(out, "xoff_bytes", json_integer(xoff));
 				if (xon) {

@@ -1209,9 +1209,13 @@ static int sonic_collect(struct backend *b, const struct agent_inventory *inv, j
 				/* a key of another type (WRONGTYPE): its counters left out, said so */
 				if (reps[at]->type == REDIS_REPLY_ERROR)
 					collect_error(errors, "SONIC_BAD_COUNTER", sb->ports[i].name,
-						      "COUNTERS:%s (the port's %s counters) could not be read: %.*s", oid,
-						      reads[k].kind == 'p' ? "port" : reads[k].kind == 'q' ? "queue" : "PG",
-						      (int)(reps[at]->len > 120 ? 120 : reps[at]->len), reps[at]->str);
+						      "COUNTERS:%s (the port's %s counters) could not be read: "
+						      "%.*s", oid,
+						      reads[k].kind == 'p'   ? "port"
+						      : reads[k].kind == 'q' ? "queue"
+									     : "PG",
+						      (int)(reps[at]->len > 120 ? 120 : reps[at]->len),
+						      reps[at]->str);
 				v = values_of(sb, reps[at], reads[k].group, reads[k].kind == 'p' ? -1 : q, keys[at], errors);
 				at++;
 				if (!vals) {

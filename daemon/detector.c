@@ -65,13 +65,13 @@ int detector_conf_apply(struct detector_conf *c, json_t *changes, struct rf_err 
 			enum cc_dl_mode m;
 
 			if (!json_is_string(v) || cc_dl_mode_parse(json_string_value(v), &m) < 0)
-				return rf_err_set(e, -EINVAL, "BAD_VALUE", ptr, "%s must be \"off\", \"advise\" or \"auto\"",
-						  k);
+				return rf_err_set(e, -EINVAL, "BAD_VALUE", ptr,
+						  "%s must be \"off\", \"advise\" or \"auto\"", k);
 			*(!strcmp(k, "deadlock_mode") ? &n.deadlock_mode : &n.storm_mode) = m;
 		} else if (!strcmp(k, "restore_ms")) {
 			if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > MAX_RESTORE_MS)
-				return rf_err_set(e, -EINVAL, "BAD_VALUE", ptr, "restore_ms must be an integer from 1 to %d",
-						  MAX_RESTORE_MS);
+				return rf_err_set(e, -EINVAL, "BAD_VALUE", ptr,
+						  "restore_ms must be an integer from 1 to %d", MAX_RESTORE_MS);
 			n.restore_ns = json_integer_value(v) * NSEC_PER_MSEC;
 		} else {
 			return rf_err_set(e, -EINVAL, "UNKNOWN_FIELD", ptr,

@@ -332,7 +332,8 @@ static void test_linux_garbage(void **state)
 			    "'garbage' is not a counter value (a decimal number up to 2^63-1)");
 	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(errors, 3), "where")), "tx_errors"));
 	assert_null(json_object_get(json_object_get(find_sample(samples, "mlx5_0", "netdev"), "values"), "rx_bytes"));
-	assert_non_null(json_object_get(json_object_get(find_sample(samples, "mlx5_0", "netdev"), "values"), "tx_bytes"));
+	assert_non_null(
+		json_object_get(json_object_get(find_sample(samples, "mlx5_0", "netdev"), "values"), "tx_bytes"));
 	assert_string_equal(json_string_value(json_object_get(json_array_get(errors, 0), "code")),
 			    "SYSFS_GARBAGE");
 	s = find_sample(samples, "mlx5_0", "hw_counters");
