@@ -435,6 +435,16 @@ static void cfg_problem(struct sonicb *sb, const char *code, const char *where, 
 	va_end(ap);
 	if (!sb->cfg_errors)
 		sb->cfg_errors = json_array();
+	{
+		/* one problem once (a WRED profile is met at every queue that names it) */
+		size_t i;
+		json_t *x;
+
+		json_array_foreach(sb->cfg_errors, i, x)
+			if (!strcmp(json_string_value(json_object_get(x, "where")) ?: "", where) &&
+			    !strcmp(json_string_value(json_object_get(x, "message")) ?: "", msg))
+				return;
+	}
 	if (json_array_size(sb->cfg_errors) < 32)
 		json_array_append_new(sb->cfg_errors, json_pack("{s:s,s:s,s:s}", "code", code, "where",
 								 where, "message", msg));
@@ -707,6 +717,13 @@ static void wred_values(struct sonicb *sb, json_t *prof, const char *name, json_
 		json_object_set_new(o, "kmin_bytes", json_integer(v));
 	if (cfg_int(sb, prof, "green_max_threshold", where, &v))
 		json_object_set_new(o, "kmax_bytes", json_integer(v));
+	/* reported as it is (the switch marks so), and said: the tuner leaves such a port out */
+	if (json_object_get(o, "kmax_bytes") &&
+	    json_integer_value(json_object_get(o, "kmin_bytes")) > json_integer_value(json_object_get(o, "kmax_bytes")))
+		cfg_problem(sb, "SONIC_BAD_CONFIG", where, "green_min_threshold (%" JSON_INTEGER_FORMAT
+			    ") is above green_max_threshold (%" JSON_INTEGER_FORMAT ")",
+			    json_integer_value(json_object_get(o, "kmin_bytes")),
+			    json_integer_value(json_object_get(o, "kmax_bytes")));
 	if (cfg_int(sb, prof, "green_drop_probability", where, &v))
 		json_object_set_new(o, "pmax", json_real((double)v / 100.0));
 }
@@ -928,12 +945,28 @@ static int sonic_inventory(struct backend *b, struct agent_inventory *inv, json_
 		str_copy(p->netdev, sizeof(p->netdev), sps[i].name);
 		str_copy(p->state, sizeof(p->state),
 			 oper && (!strcmp(oper, "up") || !strcmp(oper, "down")) ? oper : "unknown");
+		/* what is none of those is said, not taken as unknown in silence */
+		if (oper && strcmp(oper, "up") && strcmp(oper, "down")) {
+			char key[160];
+
+			snprintf(key, sizeof(key), "PORT_TABLE:%s", sps[i].name);
+			cfg_problem(sb, "SONIC_BAD_CONFIG", key, "oper_status: '%.40s' is neither up nor down", oper);
+		}
 		str_copy(p->link_layer, sizeof(p->link_layer), "ethernet");
 		p->speed_mbps = p->mtu = -1;
-		if (cfg_int(sb, cfg, "speed", sps[i].name, &x) && x > 0 && x <= PORT_MAX_SPEED_MBPS)
-			p->speed_mbps = x;
-		if (cfg_int(sb, cfg, "mtu", sps[i].name, &x) && x > 0 && x <= PORT_MAX_MTU)
-			p->mtu = x;
+		if (cfg_int(sb, cfg, "speed", sps[i].name, &x)) {
+			if (x > 0 && x <= PORT_MAX_SPEED_MBPS)
+				p->speed_mbps = x;
+			else
+				cfg_problem(sb, "SONIC_BAD_CONFIG", sps[i].name,
+					    "speed: %" PRId64 " Mb/s is out of range", x);
+		}
+		if (cfg_int(sb, cfg, "mtu", sps[i].name, &x)) {
+			if (x > 0 && x <= PORT_MAX_MTU)
+				p->mtu = x;
+			else
+				cfg_problem(sb, "SONIC_BAD_CONFIG", sps[i].name, "mtu: %" PRId64 " is out of range", x);
+		}
 		if (sys && *sys && lldp_port(nb)) {
 			str_copy(p->peer_system, sizeof(p->peer_system), sys);
 			str_copy(p->peer_port, sizeof(p->peer_port), lldp_port(nb));

@@ -203,6 +203,17 @@ def test_bad_data_in_redis_is_a_collection_error_not_a_crash(world):
     # garbage in the configuration: a problem named, the rest of the configuration read
     r.hset("PORT_QOS_MAP|Ethernet4", {"pfc_enable": "3,lots"}, db=CONFIG_DB)
     wait_for(lambda: ("SONIC_BAD_CONFIG", "Ethernet4") in errors(), 10, what="the bad pfc_enable reported")
+    # values out of their range, or none of those allowed: named, not taken as unknown in
+    # silence; a WRED profile with its thresholds the wrong way round: named once
+    r.hset("PORT_TABLE:Ethernet8", {"oper_status": "sideways"}, db=APPL_DB)
+    r.hset("PORT|Ethernet8", {"mtu": "-1"}, db=CONFIG_DB)
+    r.hset("WRED_PROFILE|AZURE_LOSSLESS", {"green_min_threshold": "3000000"}, db=CONFIG_DB)
+    def said():
+        msgs = [e["message"] for e in c.json("/api/v1/agents/sw1")["errors"]]
+        return msgs if {"oper_status: 'sideways' is neither up nor down", "mtu: -1 is out of range",
+                        "green_min_threshold (3000000) is above green_max_threshold (2097152)"} <= set(msgs) else None
+    msgs = wait_for(said, 10, what="the bad state, mtu and profile reported")
+    assert msgs.count("green_min_threshold (3000000) is above green_max_threshold (2097152)") == 1, msgs
     # a key that is no hash
     r.cmd("DEL", "PORT_QOS_MAP|Ethernet12", db=CONFIG_DB)
     r.cmd("RPUSH", "PORT_QOS_MAP|Ethernet12", "3", db=CONFIG_DB)
