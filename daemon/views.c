@@ -988,14 +988,15 @@ int views_port_metrics(struct store_reader *rd, const struct views_opts *o, stru
 
 	if (!st)
 		return -ENOMEM;
-	buf_printf(out, "# HELP rocefab_port_up 1 while the port's link is up, 0 while it is down (or "
+	/* (not a rocefab_port_* name: those are the stored counters, remote-written alike) */
+	buf_printf(out, "# HELP rocefab_link_up 1 while the port's link is up, 0 while it is down (or "
 			"initializing), as its agent last reported; none for a port of a stale agent.\n"
-			"# TYPE rocefab_port_up gauge\n");
+			"# TYPE rocefab_link_up gauge\n");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		/* a stale agent's ports are no gauge of now (rocefab_agent_up says it is gone) */
 		if (strcmp(views_agent_status(o, sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5)), "ok"))
 			continue;
-		buf_printf(out, "rocefab_port_up{host=\"%s\",device=\"%s\",port=\"%s\"} %d\n",
+		buf_printf(out, "rocefab_link_up{host=\"%s\",device=\"%s\",port=\"%s\"} %d\n",
 			   (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
 			   (const char *)sqlite3_column_text(st, 2),
 			   !strcmp((const char *)sqlite3_column_text(st, 3), "up"));

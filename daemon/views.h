@@ -63,7 +63,7 @@ int views_agent_counts(struct store_reader *rd, const struct views_opts *o, int6
 /* Prometheus text: rocefab_agent_up, rocefab_agent_last_report_age_seconds and
  * rocefab_agent_collection_errors per agent. */
 int views_agent_metrics(struct store_reader *rd, const struct views_opts *o, struct buf *out);
-/* Prometheus text: rocefab_port_up{host,device,port} (1 up, 0 down or init) of the ports in the
+/* Prometheus text: rocefab_link_up{host,device,port} (1 up, 0 down or init) of the ports in the
  * inventory of agents not stale; a port whose state is unknown has none. */
 int views_port_metrics(struct store_reader *rd, const struct views_opts *o, struct buf *out);
 /* A host's QP table as last reported (GET /api/v1/hosts/{id}/qps): -ENOENT UNKNOWN_HOST, or

@@ -514,14 +514,14 @@ def test_an_agent_gone_for_good_is_forgotten(world):
     assert v.delete("/api/v1/agents/stor-b1").status_code == 403
     assert ops.delete("/api/v1/agents/nobody").json()["code"] == "UNKNOWN_AGENT"
     assert all(w["code"] != "AGENTS_STALE" for w in v.json("/api/v1/health")["warnings"])
-    assert 'rocefab_port_up{host="stor-b1",' in v.get("/metrics").text
+    assert 'rocefab_link_up{host="stor-b1",' in v.get("/metrics").text
     ag.stop()
     wait_for(lambda: v.json("/api/v1/agents/stor-b1")["status"] == "stale", 10, interval=0.1, what="stale")
     # every agent is stale (the only one): /health says so
     w = [w for w in v.json("/api/v1/health")["warnings"] if w["code"] == "AGENTS_STALE"]
     assert len(w) == 1 and w[0]["count"] == 1 and "agents.stale_after" in w[0]["detail"], w
     # a stale agent's ports are no gauge of now: none in /metrics
-    assert "rocefab_port_up{" not in v.get("/metrics").text
+    assert "rocefab_link_up{" not in v.get("/metrics").text
     env = dict(os.environ, ROCEFAB_SERVER=d.url, ROCEFAB_TOKEN_FILE=os.path.join(d.workdir, "ops.token"))
     out = subprocess.run([binary("rocefabctl"), "forget", "stor-b1"], env=env, capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.startswith("forgot agent stor-b1: 1 ports, "), out.stdout + out.stderr

@@ -355,7 +355,7 @@ def test_link_down_shows_both_ports_down_and_traffic_rerouted(world):
     # both ends seen up (a port first reported down is unused: no port_down alert)
     for key in ("leaf0:leaf0:spine0", "spine0:spine0:leaf0"):
         wait_for(lambda: c.json(f"/api/v1/ports/{key}")["state"] == "up", 5, what=f"{key} up")
-    up = 'rocefab_port_up{host="leaf0",device="leaf0",port="spine0"} '
+    up = 'rocefab_link_up{host="leaf0",device="leaf0",port="spine0"} '
     assert up + "1\n" in c.get("/metrics").text
     fid, t0 = inject(sim, {"type": "link_down", "link": "leaf0-spine0"})
 
@@ -388,8 +388,8 @@ def test_link_down_shows_both_ports_down_and_traffic_rerouted(world):
     assert "after it was up; its neighbour was spine0 port leaf0" in got[0][1], got
     # /metrics says so too (rule RocefabPortDown), for these two ports only
     text = c.get("/metrics").text
-    assert up + "0\n" in text and 'rocefab_port_up{host="spine0",device="spine0",port="leaf0"} 0\n' in text
-    assert len(re.findall(r"^rocefab_port_up\{.*\} 0$", text, re.M)) == 2, text
+    assert up + "0\n" in text and 'rocefab_link_up{host="spine0",device="spine0",port="leaf0"} 0\n' in text
+    assert len(re.findall(r"^rocefab_link_up\{.*\} 0$", text, re.M)) == 2, text
     # the link back: they clear
     sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
     wait_for(lambda: not port_down(), 10, what="the port_down alerts cleared")
