@@ -1488,7 +1488,7 @@ json_t *detector_status(struct detector *d)
 	secs = (double)(mono - d->lane_since_mono) / 1e9;
 	o = json_pack("{s:o,s:I,s:f,s:{s:I,s:I,s:I,s:f,s:f,s:I,s:I,s:I},s:I,s:I,s:O,s:I}", "config",
 		      detector_conf_json(&d->conf), "interval_ms", (json_int_t)(d->o.interval_ns / NSEC_PER_MSEC),
-		      "last_run_ms", (double)d->last_run_ns / 1e6, "lane", "ports", (json_int_t)nfresh, "reports",
+		      "last_run_ms", (double)d->last_run_ns / 1e6, "lane", "ports", (json_int_t)d->lane.len, "reports",
 		      (json_int_t)d->lane_reports, "bytes", (json_int_t)d->lane_bytes, "reports_per_s",
 		      d->rates_ready ? d->reports_per_s : secs > 0 ? (double)d->lane_reports / secs : 0.0,
 		      "bytes_per_s", d->rates_ready ? d->bytes_per_s : secs > 0 ? (double)d->lane_bytes / secs : 0.0,
@@ -1496,6 +1496,7 @@ json_t *detector_status(struct detector *d)
 		      "newest_reading_us", (json_int_t)(newest / 1000), "unanalysed",
 		      (json_int_t)(d->lane_gen - d->analysed_gen), "stuck_queues", (json_int_t)d->stuck, "holds",
 		      (json_int_t)d->holds, "findings", d->findings, "runs", (json_int_t)d->runs);
+	json_object_set_new(json_object_get(o, "lane"), "fresh_ports", json_integer((json_int_t)nfresh));
 	json_object_set_new(o, "has_snapshot", json_boolean(d->last != NULL));
 	json_object_set_new(o, "held", cc_dl_holds_json(d->dl));
 	pthread_mutex_unlock(&d->dl_lock);
