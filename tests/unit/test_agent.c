@@ -84,6 +84,18 @@ static void test_ethtool_text(void **state)
 	json_decref(errors);
 }
 
+static void write_file(const char *root, const char *rel, const char *text)
+{
+	char path[400];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
 static void test_spool(void **state)
 {
 	char path[128], *data;
@@ -147,18 +159,10 @@ static void test_spool(void **state)
 	spool_close(s);
 	/* a count that is no count (edited by hand: -1 was read as 2^64 - 1, and every report
 	 * refused) starts anew */
-	{
-		char cnt[160];
-		FILE *f;
-
-		snprintf(cnt, sizeof(cnt), "%s/spool-dropped", path);
-		f = fopen(cnt, "w");
-		fputs("-1\n", f);
-		fclose(f);
-		assert_int_equal(spool_open(path, 100, false, &s, &e), 0);
-		assert_int_equal(spool_dropped(s), 0);
-		spool_close(s);
-	}
+	write_file(path, "spool-dropped", "-1\n");
+	assert_int_equal(spool_open(path, 100, false, &s, &e), 0);
+	assert_int_equal(spool_dropped(s), 0);
+	spool_close(s);
 
 	/* an unwritable place is a clear error */
 	assert_int_equal(spool_open("/proc/rocefab-spool", 100, false, &s, &e) < 0, 1);
@@ -315,10 +319,7 @@ static void test_linux_garbage(void **state)
 	f = fopen(path, "w");
 	fputs("-12\n", f);
 	fclose(f);
-	snprintf(path, sizeof(path), "%s/sys/class/net/ens1f0np0/statistics/rx_bytes", root);
-	f = fopen(path, "w");
-	fputs("garbage\n", f);
-	fclose(f);
+	write_file(root, "sys/class/net/ens1f0np0/statistics/rx_bytes", "garbage\n");
 	/* a FIFO in a counter's place (a read that would block, as a hung driver's): not waited
 	 * on (the agent hung there, deaf to SIGTERM) */
 	snprintf(path, sizeof(path), "%s/sys/class/net/ens1f0np0/statistics/tx_errors", root);
@@ -353,18 +354,6 @@ static void test_linux_garbage(void **state)
 	json_decref(samples);
 	json_decref(errors);
 	inventory_clear(&inv);
-}
-
-static void write_file(const char *root, const char *rel, const char *text)
-{
-	char path[400];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
 }
 
 static int error_count(json_t *doc, const char *code)
