@@ -98,6 +98,27 @@ void print_json(FILE *f, const json_t *doc)
 	fputc('\n', f);
 }
 
+/* GET /api/v1/version, beside rocefabctl's own. */
+void print_version(FILE *f, const json_t *d)
+{
+	json_t *feat = json_object_get(d, "features"), *v;
+	struct strs s = { 0 };
+	const char *k, *sep = "";
+
+	fprintf(f, "rocefabd:   %s (API %s)\n", str(&s, d, "version") ?: "?", str(&s, d, "api") ?: "?");
+	fprintf(f, "rocefabctl: %s\n", ROCEFAB_VERSION);
+	fprintf(f, "schemas:    report %s, store %s\n", str(&s, d, "report_schema") ?: "?",
+		str(&s, d, "store_schema") ?: "?");
+	fprintf(f, "counters:   %s in the registry\n", str(&s, d, "counters") ?: "?");
+	fprintf(f, "features:  ");
+	json_object_foreach(feat, k, v) {
+		fprintf(f, "%s %s %s", sep, printable(&s, k) ?: "?", json_is_true(v) ? "on" : "off");
+		sep = ",";
+	}
+	fputc('\n', f);
+	strs_fini(&s);
+}
+
 /* A retention in seconds as the configuration takes it ("6h", "14d"). */
 static const char *span(const json_t *seconds, char *buf, size_t len)
 {
@@ -214,7 +235,8 @@ static json_t *sorted(const json_t *items, const char *key, const char *key2)
 	return out;
 }
 
-static void print_items(FILE *f, const json_t *d, const struct column *cols)
+/* none: the line in place of an empty table */
+static void print_items(FILE *f, const json_t *d, const struct column *cols, const char *none)
 {
 	const char *h[16], *row[16];
 	struct strs s = { 0 };
@@ -235,7 +257,7 @@ static void print_items(FILE *f, const json_t *d, const struct column *cols)
 		table_row(t, row);
 	}
 	json_decref(items);
-	table_print(t, f);
+	table_print_or(t, f, none);
 	table_free(t);
 	strs_fini(&s);
 }
@@ -251,7 +273,7 @@ void print_agents(FILE *f, const json_t *d)
 		{ "VERSION", NULL, "version" },		   { NULL, NULL, NULL },
 	};
 
-	print_items(f, d, cols);
+	print_items(f, d, cols, "no agents");
 }
 
 /* One agent: what it is, and the errors of its last report (a backend that cannot read its
@@ -299,7 +321,7 @@ void print_hosts(FILE *f, const json_t *d)
 		{ NULL, NULL, NULL },
 	};
 
-	print_items(f, d, cols);
+	print_items(f, d, cols, "no hosts");
 }
 
 static void port_table(FILE *f, const json_t *unsorted)
@@ -324,7 +346,7 @@ static void port_table(FILE *f, const json_t *unsorted)
 			table_row(t, row);
 		}
 	}
-	table_print(t, f);
+	table_print_or(t, f, "no ports");
 	table_free(t);
 	json_decref(ports);
 	strs_fini(&s);
@@ -429,7 +451,7 @@ void print_registry(FILE *f, const json_t *d)
 		{ "KIND", NULL, "kind" },    { NULL, NULL, NULL },
 	};
 
-	print_items(f, d, cols);
+	print_items(f, d, cols, "no counters");
 }
 
 void print_switches(FILE *f, const json_t *d)
@@ -441,7 +463,7 @@ void print_switches(FILE *f, const json_t *d)
 		{ NULL, NULL, NULL },
 	};
 
-	print_items(f, d, cols);
+	print_items(f, d, cols, "no switches");
 }
 
 void print_switch(FILE *f, const json_t *d)
@@ -464,7 +486,8 @@ void print_switch(FILE *f, const json_t *d)
 	fprintf(f, "switch:   %s (%s)\n", str(&s, d, "id"), str(&s, d, "status"));
 	fprintf(f, "seen:     %s\n\n", str(&s, d, "last_seen"));
 	json_array_foreach(ports, i, p) {
-		const json_t *pfc = json_object_get(p, "pfc"), *peer = json_object_get(p, "peer");
+		const json_t *pfc = json_object_get(p, "pfc"), *peer = json_object_get(p, "peer"),
+			     *xoff = json_object_get(p, "xoff_threshold");
 		char speed[32] = "-", nb[140] = "-", prios[32] = "", ecn[200] = "", thr[32] = "-";
 		long long mask = json_integer_value(json_object_get(pfc, "enable"));
 		size_t k;
@@ -480,10 +503,12 @@ void print_switch(FILE *f, const json_t *d)
 			if (mask & (1 << b))
 				snprintf(prios + strlen(prios), sizeof(prios) - strlen(prios),
 					 "%s%d", prios[0] ? "," : "", b);
-		if (json_is_integer(json_object_get(pfc, "xoff_threshold_bytes")))
-			fmt_si((double)json_integer_value(
-				       json_object_get(pfc, "xoff_threshold_bytes")),
-			       "B", thr, sizeof(thr));
+		/* reported, static, or computed from a dynamic threshold (SONiC reports none) */
+		if (json_is_integer(json_object_get(xoff, "bytes"))) {
+			fmt_si((double)json_integer_value(json_object_get(xoff, "bytes")), "B", thr, sizeof(thr));
+			if (!strcmp(str(&s, xoff, "from") ?: "", "computed"))
+				snprintf(thr + strlen(thr), sizeof(thr) - strlen(thr), " (computed)");
+		}
 		json_array_foreach(json_object_get(p, "ecn"), k, q) {
 			long long qi = json_integer_value(json_object_get(q, "queue"));
 			char a[32], b[32];
@@ -519,13 +544,14 @@ void print_switch(FILE *f, const json_t *d)
 	strs_fini(&s);
 }
 
-void print_links(FILE *f, const json_t *d)
+/* Links (GET /api/v1/links' items, the topology's links) as a table; the number up. */
+static size_t links_table(FILE *f, const json_t *unsorted)
 {
 	static const char *const h[] = { "A", "PORT", "B", "PORT", "STATE", "SPEED", NULL };
 	struct table *t = table_new(h);
 	struct strs s = { 0 };
-	json_t *links = sorted(json_object_get(d, "items"), "a.node", "a.port");
-	size_t i;
+	json_t *links = sorted(unsorted, "a.node", "a.port");
+	size_t i, up = 0;
 	json_t *l;
 
 	json_array_foreach(links, i, l) {
@@ -542,12 +568,42 @@ void print_links(FILE *f, const json_t *d)
 
 			table_row(t, row);
 		}
+		up += !strcmp(str(&s, l, "state") ?: "", "up");
 	}
-	table_print(t, f);
-	fprintf(f, "\n%s links, %s up\n", str(&s, d, "count"), str(&s, d, "up"));
+	table_print_or(t, f, "no links");
 	table_free(t);
 	json_decref(links);
 	strs_fini(&s);
+	return up;
+}
+
+void print_links(FILE *f, const json_t *d)
+{
+	struct strs s = { 0 };
+
+	links_table(f, json_object_get(d, "items"));
+	if (json_array_size(json_object_get(d, "items")))
+		fprintf(f, "\n%s links, %s up\n", str(&s, d, "count"), str(&s, d, "up"));
+	strs_fini(&s);
+}
+
+/* GET /api/v1/topology: the nodes, then the links between them. */
+void print_topology(FILE *f, const json_t *d)
+{
+	static const struct column cols[] = {
+		{ "NODE", NULL, "id" },	  { "ROLE", NULL, "role" },    { "STATUS", NULL, "status" },
+		{ "PORTS", NULL, "ports" }, { "UP", NULL, "ports_up" }, { NULL, NULL, NULL },
+	};
+	const json_t *nodes = json_object_get(d, "nodes"), *links = json_object_get(d, "links");
+	json_t *items = json_pack("{sO}", "items", nodes ? nodes : json_null());
+	size_t up;
+
+	print_items(f, items, cols, "no nodes");
+	json_decref(items);
+	fputc('\n', f);
+	up = links_table(f, links);
+	fprintf(f, "\n%zu node%s, %zu link%s, %zu up\n", json_array_size(nodes), json_array_size(nodes) == 1 ? "" : "s",
+		json_array_size(links), json_array_size(links) == 1 ? "" : "s", up);
 }
 
 /* "RC 3, UD 1" from an object of names and counts. */
@@ -605,7 +661,7 @@ void print_qps(FILE *f, const json_t *d)
 		}
 	}
 	fprintf(f, "\n");
-	table_print(t, f);
+	table_print_or(t, f, "no QPs");
 	if (json_is_true(json_object_get(d, "truncated")))
 		fprintf(f, "(the %zu listed of %s: those in error first, then the busiest)\n",
 			json_array_size(json_object_get(d, "items")), str(&s, d, "total"));
@@ -696,7 +752,7 @@ void print_probes(FILE *f, const json_t *d)
 			table_row(t, row);
 		}
 	}
-	table_print(t, f);
+	table_print_or(t, f, "no pair measured in the window");
 	table_free(t);
 	strs_fini(&s);
 	free(v);
@@ -737,7 +793,7 @@ void print_alerts(FILE *f, const json_t *d)
 		{ "EVIDENCE", NULL, "evidence" },     { NULL, NULL, NULL },
 	};
 
-	print_items(f, d, cols);
+	print_items(f, d, cols, "no alerts");
 }
 
 void print_alert(FILE *f, const json_t *a)
@@ -761,6 +817,19 @@ void print_alert(FILE *f, const json_t *a)
 			fprintf(f, " (%s)", str(&s, m, "reason") ?: "?");
 		fputc('\n', f);
 	}
+	strs_fini(&s);
+}
+
+/* POST /api/v1/alerts/ID/mitigate: the change queued, and what it does. */
+void print_mitigation(FILE *f, const json_t *d)
+{
+	const json_t *a = json_object_get(d, "action");
+	struct strs s = { 0 };
+
+	fprintf(f, "alert %s: change %s queued: %s %s %s priority %s (%s)\n", str(&s, d, "alert") ?: "?",
+		str(&s, d, "change") ?: "?", str(&s, a, "op") ?: "?", str(&s, a, "node") ?: "?",
+		str(&s, a, "port") ?: "?", str(&s, a, "priority") ?: "?", str(&s, a, "reason") ?: "");
+	fprintf(f, "(rocefabctl changes %s shows its outcome)\n", str(&s, d, "change") ?: "?");
 	strs_fini(&s);
 }
 
@@ -820,6 +889,75 @@ static void more_note(FILE *f, const json_t *d, size_t n)
 		fprintf(f, "(the newest %zu; --limit N for more)\n", n);
 }
 
+/* A change's target as the set command names it: SWITCH PORT qQUEUE, SWITCH PORT, or HOST
+ * DEVICE:PORT. */
+static void change_target(struct strs *s, const json_t *tg, char *target, size_t len)
+{
+	if (json_object_get(tg, "queue"))
+		snprintf(target, len, "%s %s q%s", str(s, tg, "agent"), str(s, tg, "port"), str(s, tg, "queue"));
+	else if (!strcmp(str(s, tg, "role") ?: "", "switch"))
+		snprintf(target, len, "%s %s", str(s, tg, "agent"), str(s, tg, "port"));
+	else
+		snprintf(target, len, "%s %s:%s", str(s, tg, "agent"), str(s, tg, "device"), str(s, tg, "port"));
+}
+
+/* "name=value ..." of an object of settings (15 digits: 0.3 as typed); "-" when null. */
+static const char *settings_text(struct strs *s, const json_t *o)
+{
+	struct buf b;
+	const char *k, *out;
+	json_t *v;
+
+	if (!json_is_object(o))
+		return "-";
+	buf_init(&b);
+	json_object_foreach((json_t *)o, k, v) {
+		char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
+
+		buf_printf(&b, "%s%s=%s", b.len ? " " : "", k, t ?: "?");
+		free(t);
+	}
+	out = b.oom ? NULL : keep(s, buf_steal(&b, NULL));
+	buf_fini(&b);
+	return out ? printable(s, out) : "?";
+}
+
+/* GET /api/v1/changes/ID: one change, whole. */
+static void print_change(FILE *f, const json_t *c)
+{
+	const json_t *tg = json_object_get(c, "target"), *er = json_object_get(c, "error"),
+		     *st = json_object_get(c, "settled"), *id;
+	struct strs s = { 0 };
+	char target[200];
+	size_t i;
+
+	change_target(&s, tg, target, sizeof(target));
+	fprintf(f, "change:    %s (batch %s): %s%s\n", str(&s, c, "id") ?: "?", str(&s, c, "batch") ?: "?",
+		str(&s, c, "state") ?: "?", json_is_true(json_object_get(c, "in_doubt")) ? " (in doubt)" : "");
+	fprintf(f, "target:    %s %s\n", str(&s, tg, "kind") ?: "?", target);
+	fprintf(f, "asked:     %s\n", settings_text(&s, json_object_get(c, "params")));
+	fprintf(f, "before:    %s\n", settings_text(&s, json_object_get(c, "old")));
+	fprintf(f, "read back: %s\n", settings_text(&s, json_object_get(c, "new")));
+	fprintf(f, "by:        %s at %s\n", str(&s, c, "actor") ?: "?", str(&s, c, "created") ?: "?");
+	fprintf(f, "reason:    %s\n", str(&s, c, "reason") ?: "-");
+	fprintf(f, "sent:      %s; deadline %s; updated %s\n", str(&s, c, "sent") ?: "not yet",
+		str(&s, c, "deadline") ?: "?", str(&s, c, "updated") ?: "?");
+	if (json_array_size(json_object_get(c, "after"))) {
+		fprintf(f, "after:    ");
+		json_array_foreach(json_object_get(c, "after"), i, id)
+			fprintf(f, "%s %" JSON_INTEGER_FORMAT, i ? "," : "", json_integer_value(id));
+		fputc('\n', f);
+	}
+	if (json_is_object(er))
+		fprintf(f, "error:     %s: %s%s%s%s\n", str(&s, er, "code") ?: "?", str(&s, er, "message") ?: "",
+			str(&s, er, "field") ? " (" : "", str(&s, er, "field") ?: "", str(&s, er, "field") ? ")" : "");
+	if (json_is_object(st))
+		fprintf(f, "settled:   %s by %s at %s: %s\n",
+			json_is_true(json_object_get(st, "applied")) ? "applied" : "not applied",
+			str(&s, st, "by") ?: "?", str(&s, st, "at") ?: "?", str(&s, st, "reason") ?: "-");
+	strs_fini(&s);
+}
+
 void print_changes(FILE *f, const json_t *d)
 {
 	/* the reason last: a controller's is long */
@@ -831,9 +969,8 @@ void print_changes(FILE *f, const json_t *d)
 	size_t i;
 	json_t *c;
 
-	if (!items) { /* one change (0.2 as in the list, not 0.20000000000000001) */
-		json_dumpf(d, f, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
-		fputc('\n', f);
+	if (!items) {
+		print_change(f, d);
 		return;
 	}
 	t = table_new(h);
@@ -872,15 +1009,7 @@ void print_changes(FILE *f, const json_t *d)
 		if (code && err && asprintf(&both, "%s: %s", code, err) >= 0)
 			err = keep(&s, both) ?: err;
 
-		if (json_object_get(tg, "queue"))
-			snprintf(target, sizeof(target), "%s %s q%s", str(&s, tg, "agent"),
-				 str(&s, tg, "port"), str(&s, tg, "queue"));
-		else if (!strcmp(str(&s, tg, "role") ?: "", "switch"))
-			snprintf(target, sizeof(target), "%s %s", str(&s, tg, "agent"),
-				 str(&s, tg, "port"));
-		else
-			snprintf(target, sizeof(target), "%s %s:%s", str(&s, tg, "agent"),
-				 str(&s, tg, "device"), str(&s, tg, "port"));
+		change_target(&s, tg, target, sizeof(target));
 		{
 			/* (the error and the reason cut: changes ID shows them whole) */
 			const char *row[] = { str(&s, c, "id"),      state,
@@ -893,7 +1022,7 @@ void print_changes(FILE *f, const json_t *d)
 		}
 		free(params);
 	}
-	table_print(t, f);
+	table_print_or(t, f, "no changes");
 	more_note(f, d, json_array_size(items));
 	table_free(t);
 	strs_fini(&s);
@@ -909,10 +1038,6 @@ void print_settings_log(FILE *f, const json_t *d)
 	size_t i;
 	json_t *it;
 
-	if (!json_array_size(items)) {
-		fprintf(f, "none\n");
-		return;
-	}
 	t = table_new(h);
 	json_array_foreach(items, i, it) {
 		struct buf b;
@@ -940,7 +1065,7 @@ void print_settings_log(FILE *f, const json_t *d)
 		}
 		buf_fini(&b);
 	}
-	table_print(t, f);
+	table_print_or(t, f, "no change of a setting");
 	more_note(f, d, json_array_size(items));
 	table_free(t);
 	strs_fini(&s);
@@ -977,6 +1102,70 @@ static void print_cc_signals(FILE *f, const json_t *g)
 			json_number_value(json_object_get(x, "tor_queue_delay_p90_us")),
 			json_number_value(json_object_get(x, "host_util")) * 100,
 			json_number_value(json_object_get(x, "cnp_per_host")));
+}
+
+static int cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* GET /api/v1/cc/policy: a field a line, by name as cc policy NAME=VALUE takes it (the mode
+ * first, the host classes last); byte counts with their size. */
+static void print_cc_policy(FILE *f, const json_t *d)
+{
+	static const char *const h[] = { "NAME", "VALUE", NULL };
+	struct table *t = table_new(h);
+	struct strs s = { 0 };
+	const char **keys = calloc(json_object_size(d) + 1, sizeof(*keys));
+	size_t n = 0, i;
+	const char *k;
+	json_t *v, *hc;
+
+	json_object_foreach((json_t *)d, k, v)
+		if (keys && strcmp(k, "mode") && strcmp(k, "host_classes"))
+			keys[n++] = k;
+	if (keys)
+		qsort(keys, n, sizeof(*keys), cmp_strp);
+	{
+		const char *row[] = { "mode", str(&s, d, "mode") ?: "?" };
+
+		table_row(t, row);
+	}
+	for (i = 0; i < n; i++) {
+		char val[64], size[32];
+
+		v = json_object_get(d, keys[i]);
+		snprintf(val, sizeof(val), "%.15g", json_number_value(v));
+		if (strlen(keys[i]) > 6 && !strcmp(keys[i] + strlen(keys[i]) - 6, "_bytes") &&
+		    json_number_value(v) >= 1000) {
+			fmt_si(json_number_value(v), "B", size, sizeof(size));
+			snprintf(val + strlen(val), sizeof(val) - strlen(val), " (%s)", size);
+		}
+		{
+			const char *row[] = { keys[i], json_is_number(v) ? val : printable(&s, json_string_value(v)) };
+
+			table_row(t, row);
+		}
+	}
+	hc = json_object_get(d, "host_classes");
+	if (!json_array_size(hc)) {
+		const char *row[] = { "host_classes", "none (every host is of the class hosts)" };
+
+		table_row(t, row);
+	}
+	json_array_foreach(hc, i, v) {
+		char *cls = NULL;
+		const char *row[] = { i ? "" : "host_classes",
+				      asprintf(&cls, "%s: %s", str(&s, v, "name") ?: "?", str(&s, v, "hosts") ?: "?") < 0
+					      ? "?"
+					      : keep(&s, cls) };
+
+		table_row(t, row);
+	}
+	table_print(t, f);
+	table_free(t);
+	free(keys);
+	strs_fini(&s);
 }
 
 /* rocefabctl cc ...: the tuner's status, a list of proposals, one proposal, or the policy. */
@@ -1059,9 +1248,8 @@ void print_cc(FILE *f, const json_t *d)
 		strs_fini(&s);
 		return;
 	}
-	if (!json_is_array(d) && !json_object_get(d, "phase")) { /* the policy, or anything else */
-		json_dumpf(d, f, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
-		fputc('\n', f);
+	if (!json_is_array(d) && !json_object_get(d, "phase")) { /* the policy */
+		print_cc_policy(f, d);
 		return;
 	}
 	if (json_is_array(d) && !json_array_size(d)) { /* no proposal waiting, nothing to undo */

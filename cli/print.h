@@ -21,11 +21,16 @@ void print_hosts(FILE *f, const json_t *doc);
 void print_registry(FILE *f, const json_t *doc);
 void print_switches(FILE *f, const json_t *doc);
 void print_links(FILE *f, const json_t *doc);
+/* GET /api/v1/topology: the nodes, then the links; GET /api/v1/version beside rocefabctl's. */
+void print_topology(FILE *f, const json_t *doc);
+void print_version(FILE *f, const json_t *doc);
 void print_qps(FILE *f, const json_t *doc);
 void print_params(FILE *f, const json_t *doc);
 void print_alerts(FILE *f, const json_t *doc);
 void print_alert(FILE *f, const json_t *alert);
 void print_detector(FILE *f, const json_t *doc);
+/* POST /api/v1/alerts/ID/mitigate's answer: the change queued. */
+void print_mitigation(FILE *f, const json_t *doc);
 void print_cc(FILE *f, const json_t *doc);
 /* GET /api/v1/cc's outside_policy: how many, and the first (nothing when none). */
 void print_cc_outside(FILE *f, const json_t *outside_policy);
@@ -42,7 +47,7 @@ void print_switch(FILE *f, const json_t *doc);
 /* GET /api/v1/probes/matrix: the finding and the 20 worst pairs (loss, then p99). */
 void print_probes(FILE *f, const json_t *doc);
 /* A list of changes ("items", or "changes" as a batch's answer has them) as a table; one change
- * (GET /api/v1/changes/ID) as JSON. */
+ * (GET /api/v1/changes/ID) a field a line. */
 void print_changes(FILE *f, const json_t *doc);
 void print_settings_log(FILE *f, const json_t *doc);
 

@@ -72,6 +72,14 @@ void table_print(struct table *t, FILE *f)
 	free(w);
 }
 
+void table_print_or(struct table *t, FILE *f, const char *none)
+{
+	if (t->nrows > 1)
+		table_print(t, f);
+	else
+		fprintf(f, "%s\n", none);
+}
+
 void table_free(struct table *t)
 {
 	if (!t)

@@ -11,6 +11,9 @@ struct table *table_new(const char *const *headers);
  * "-". */
 void table_row(struct table *t, const char *const *cells);
 void table_print(struct table *t, FILE *f);
+/* The table, or the line none when it has no row (a list with nothing in it: "no alerts", not
+ * a header alone). */
+void table_print_or(struct table *t, FILE *f, const char *none);
 void table_free(struct table *t);
 
 /* "12.3G" with SI prefixes; unit appended ("B/s"). */

@@ -6,6 +6,7 @@
 
 #include "daemon/changes.h"
 #include "daemon/topo.h"
+#include "daemon/validate.h"
 #include "lib/hmap.h"
 #include "lib/timeutil.h"
 
@@ -74,8 +75,15 @@ int views_switch(struct store_reader *rd, const struct views_opts *o, const char
 						       : json_pack("{s:o,s:o}", "system", store_col_text(st, 5),
 								   "port", store_col_text(st, 6)));
 		json_array_foreach(pfc, i, it)
-			if (!strcmp(json_string_value(json_object_get(it, "port")) ?: "", pname))
+			if (!strcmp(json_string_value(json_object_get(it, "port")) ?: "", pname)) {
+				const char *from;
+				int64_t xoff = validate_port_xoff(json_object_get(it, "values"), &from);
+
 				json_object_set(p, "pfc", json_object_get(it, "values"));
+				if (xoff > 0) /* what Kmax is checked against */
+					json_object_set_new(p, "xoff_threshold",
+							    json_pack("{s:I,s:s}", "bytes", (json_int_t)xoff, "from", from));
+			}
 		json_array_foreach(ecn, i, it)
 			if (!strcmp(json_string_value(json_object_get(it, "port")) ?: "", pname)) {
 				json_t *v = json_deep_copy(json_object_get(it, "values"));

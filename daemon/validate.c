@@ -169,13 +169,11 @@ int validate_ecn(json_t *params, const json_t *current, const json_t *port_pfc, 
 	 * threshold the agent reports, or else the one its PFC settings give (SONiC reports a
 	 * dynamic threshold's alpha and shared buffer, not the threshold) */
 	if (enabled && port_pfc && queue >= 0 && (cur_int(port_pfc, "enable", 0) & (1 << queue))) {
-		int64_t rep = cur_int(port_pfc, "xoff_threshold_bytes", 0);
-		bool reported = rep > 0; /* (0: none known) */
-		int64_t xoff = reported ? rep : validate_pfc_xoff(port_pfc);
-		const char *mode = json_string_value(json_object_get(port_pfc, "mode"));
-		const char *from = reported			  ? ""
-				   : mode && !strcmp(mode, "static") ? ", its static XOFF"
-								     : ", from its alpha and shared buffer";
+		const char *src;
+		int64_t xoff = validate_port_xoff(port_pfc, &src);
+		const char *from = !strcmp(src, "reported") ? ""
+				   : !strcmp(src, "static") ? ", its static XOFF"
+							    : ", from its alpha and shared buffer";
 
 		if (xoff > 0 && kmax >= xoff)
 			return bad(e, "BAD_THRESHOLD_ORDER", "kmax_bytes",
@@ -200,6 +198,19 @@ int64_t validate_pfc_xoff(const json_t *pfc)
 		return thr >= 0 && thr <= 9.2e18 ? (int64_t)thr : -1; /* as reported: any number */
 	}
 	return cur_int(pfc, "xoff_threshold_bytes", -1);
+}
+
+int64_t validate_port_xoff(const json_t *pfc, const char **from)
+{
+	int64_t rep = cur_int(pfc, "xoff_threshold_bytes", 0);
+	const char *mode = json_string_value(json_object_get(pfc, "mode"));
+
+	if (rep > 0) { /* (0: none known) */
+		*from = "reported";
+		return rep;
+	}
+	*from = mode && !strcmp(mode, "static") ? "static" : "computed";
+	return validate_pfc_xoff(pfc);
 }
 
 void validate_pfc_merge(json_t *pfc, json_t *params)

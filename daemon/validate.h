@@ -28,6 +28,10 @@ int validate_pfc(json_t *params, const json_t *current, const json_t *port_ecn, 
 /* The XOFF threshold of a PFC configuration as its agent reports it: static, alpha x shared /
  * (1 + alpha), or the agent's xoff_threshold_bytes; -1 when it does not say. */
 int64_t validate_pfc_xoff(const json_t *pfc);
+/* The XOFF threshold a port's Kmax is checked against: the one its agent reports, else
+ * validate_pfc_xoff's; *from says which: "reported", "static" (its static XOFF) or "computed"
+ * (from a dynamic threshold's alpha and the shared buffer: SONiC); -1 or 0 when unknown. */
+int64_t validate_port_xoff(const json_t *pfc, const char **from);
 /* pfc (a configuration as reported) with the PFC change params (validated, normalized) laid
  * over it: its mode follows the thresholds set, its xoff_threshold_bytes is the new one where
  * validate_pfc_xoff can tell it, and gone where it cannot (a dynamic threshold without the

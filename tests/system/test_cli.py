@@ -58,6 +58,17 @@ def test_tables(fleet):
     assert names == {("np_cnp_sent", "-"), ("pfc_rx_pause_frames", "3"), ("pfc_rx_pause_frames", "4")}
     r = ctl(d, tok, "registry")
     assert "pfc_rx_pause_duration_us" in r.stdout
+    # text, not JSON, for every command (-j gives the JSON); an empty list says so
+    r = ctl(d, tok, "version")
+    assert r.returncode == 0 and r.stdout.startswith("rocefabd:   ") and "\nfeatures:   detector " in r.stdout, r.stdout
+    r = ctl(d, tok, "topology")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["NODE", "ROLE", "STATUS", "PORTS", "UP"], r.stdout
+    assert lines[1].split() == ["gpu-a2", "host", "ok", "1", "1"], r.stdout
+    assert lines[-1] == "1 node, 0 links, 0 up", r.stdout
+    assert ctl(d, tok, "changes").stdout == "no changes\n"
+    assert ctl(d, tok, "alerts", "--state", "active").stdout == "no alerts\n"
     # the counters in the order asked, and one priority when asked
     r = ctl(d, tok, "counters", "gpu-a2:mlx5_0:1", "pfc_rx_pause_frames", "np_cnp_sent", "--priority", "4")
     assert r.returncode == 0, r.stderr
@@ -77,7 +88,7 @@ def test_json_is_the_rest_document(fleet):
     r = ctl(d, tok, "-j", "counters", "gpu-a2:mlx5_0:1", "np_cnp_sent", "--from", "-1m", "--step", "10s")
     doc = json.loads(r.stdout)
     assert doc["step_s"] == 10 and doc["series"][0]["name"] == "np_cnp_sent"
-    assert json.loads(ctl(d, tok, "version").stdout)["api"] == "v1"
+    assert json.loads(ctl(d, tok, "-j", "version").stdout)["api"] == "v1"
 
 
 def test_errors(fleet, tmp_path):

@@ -804,7 +804,8 @@ def test_a_sent_change_timed_out_is_counted_until_the_agent_reports_again(world)
                           "sw9 decommissioned; Kmin read 100 KB on its console"], env=env, capture_output=True,
                          text=True)
     assert out.returncode == 0, out.stdout + out.stderr
-    ch = json.loads(out.stdout)
+    assert f"change:    {c3} (batch " in out.stdout and "settled:   not applied by ops at " in out.stdout, out.stdout
+    ch = ops.json(f"/api/v1/changes/{c3}")
     assert ch["state"] == "timed_out" and ch["in_doubt"] is False, ch
     assert {k: v for k, v in ch["settled"].items() if k != "at"} == {
         "by": "ops", "reason": "sw9 decommissioned; Kmin read 100 KB on its console", "applied": False}, ch

@@ -209,6 +209,59 @@ def test_outage_spools_and_loses_nothing(world):
     assert max(gaps) < 1.5, max(gaps)
 
 
+def test_agent_ahead_of_rocefabd_keeps_its_reports(world):
+    """An agent upgraded before rocefabd: the older rocefabd refuses every report for its schema
+    (400 UNSUPPORTED_SCHEMA), not for what is in it.  The agent keeps them spooled (it used to
+    drop each one for good) and delivers them all once rocefabd is upgraded too."""
+    import http.server
+    import threading
+
+    d = world.daemon()
+    d.token("agents", "agent", agent="gpu-a1")
+    d.token("ops", "viewer")
+    refused = []
+
+    class Older(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            refused.append(self.path)
+            body = json.dumps({"type": "about:blank", "title": "Bad Request", "status": 400,
+                               "code": "UNSUPPORTED_SCHEMA", "pointer": "/schema",
+                               "detail": "report schema 2 is not supported (this rocefabd speaks 1); "
+                                         "upgrade rocefabd before its agents"}).encode()
+            self.send_response(400)
+            self.send_header("Content-Type", "application/problem+json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    older = http.server.ThreadingHTTPServer((d.host, d.port), Older)
+    th = threading.Thread(target=older.serve_forever, daemon=True)
+    th.start()
+    try:
+        tree = copy_tree("gpu-a1", os.path.join(world.tmp, "tree-gpu-a1"))
+        ag = world.agent("gpu-a1", tree, d.url, os.path.join(world.tmp, "agents.token")).start()
+        wait_for(lambda: ag.spooled() >= 5, 20, what="reports spooled while the older rocefabd refuses them")
+        assert any(p.startswith("/api/v1/agents/gpu-a1/report") for p in refused), refused
+    finally:
+        older.shutdown()
+        older.server_close()
+        th.join()
+    with open(os.path.join(world.tmp, "agent-gpu-a1.log")) as f:
+        log = f.read()
+    assert "spooling" in log and "UNSUPPORTED_SCHEMA" in log and "dropped" not in log, log[-2000:]
+    d.start()  # the upgraded rocefabd, at the same address
+    c = d.client("ops")
+    wait_for(lambda: ag.spooled() == 0 and agent_counts(c).get("gpu-a1", {}).get("reports", 0) >= 6, 30,
+             what="the spool delivered")
+    ag.stop()
+    a = agent_counts(c)["gpu-a1"]
+    assert a["reports"] == a["seq"] and a["spool"]["dropped_reports"] == 0, a
+
+
 def test_agent_restart_and_counter_reset_give_no_bad_rates(world):
     agents = {"gpu-a1": TREES["gpu-a1"]}
     d, trees = start_fleet(world, agents=agents)

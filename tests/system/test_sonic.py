@@ -130,6 +130,9 @@ def test_a_sonic_switch_in_redis_comes_out_of_rest_as_it_is(world):
     pfc = c.json("/api/v1/switches/sw1/ports/Ethernet8/pfc")["items"][0]["values"]
     assert pfc["enable"] == 0x18 and pfc["mode"] == "dynamic" and pfc["alpha_shift"] == -3
     assert pfc["headroom_bytes"] == 30720 and pfc["shared_bytes"] == 12766208
+    # the switch view computes the XOFF threshold SONiC does not report: alpha x shared / (1 + alpha)
+    port = next(p for p in c.json("/api/v1/switches/sw1")["port_list"] if p["port"] == "Ethernet8")
+    assert port["xoff_threshold"] == {"bytes": 12766208 // 9, "from": "computed"}, port
     assert c.json("/api/v1/agents/sw1")["errors"] == []
 
     # counters cleared (sonic-clear, a syncd restart), and one back from the top of its range

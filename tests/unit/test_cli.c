@@ -87,7 +87,7 @@ static void test_lookup(void **state)
 	assert_ptr_equal(cli_cmd_find("hosts")->print, print_hosts);
 	assert_ptr_equal(cli_cmd_find("hosts")->print_one, print_host);
 	assert_ptr_equal(cli_cmd_find("ports")->print, print_ports);
-	assert_null(cli_cmd_find("topology")->print);
+	assert_ptr_equal(cli_cmd_find("topology")->print, print_topology);
 	assert_true(cli_cmd_find("set")->flags & CLI_FOLLOW_BATCH);
 	assert_true(cli_cmd_find("probes")->flags & CLI_WITH_ALERTS);
 	assert_false(cli_cmd_find("alerts")->flags & (CLI_FOLLOW_BATCH | CLI_WITH_ALERTS));
@@ -107,7 +107,8 @@ static void test_build_get(void **state)
 
 	assert_int_equal(build(&o, &r, &e, ARGV("version")), 0);
 	assert_request(&r, "GET", "/api/v1/version", NULL);
-	assert_null(r.print); /* JSON */
+	assert_ptr_equal(r.print, print_version);
+	cli_request_fini(&r);
 
 	assert_int_equal(build(&o, &r, &e, ARGV("registry")), 0);
 	assert_request(&r, "GET", "/api/v1/counters", NULL);
@@ -527,7 +528,7 @@ static const char usage_txt[] =
 	"  switches [SWITCH]            switches, or one switch with its ports, neighbours,\n"
 	"                               PFC and ECN settings\n"
 	"  links                        links between ports, from the ports' neighbours\n"
-	"  topology                     nodes and links (JSON)\n"
+	"  topology                     nodes and the links between them\n"
 	"  params                       the settings that can be changed, units and ranges\n"
 	"  set dcqcn HOST NAME=VALUE... [--device D --port P]\n"
 	"  set ecn SWITCH PORT QUEUE NAME=VALUE...   (kmin_bytes, kmax_bytes, pmax, enabled)\n"
@@ -755,10 +756,11 @@ static void test_print_agents(void **state)
 		"  2        0       1.2.3\n"
 		"leaf0   switch  stale   -                     7    7        700      -      "
 		"  -        1       1.2.3\n");
-	/* no items: the header alone */
-	assert_printed(print_agents, "{'count': 0, 'items': []}",
-		       "AGENT  ROLE  STATUS  LAST SEEN  SEQ  REPORTS  SAMPLES  SPOOLED  DROPPED"
-		       "  ERRORS  VERSION\n");
+	/* no items: said, not a header alone */
+	assert_printed(print_agents, "{'count': 0, 'items': []}", "no agents\n");
+	assert_printed(print_alerts, "{'count': 0, 'items': []}", "no alerts\n");
+	assert_printed(print_ports, "{'count': 0, 'items': []}", "no ports\n");
+	assert_printed(print_links, "{'count': 0, 'up': 0, 'items': []}", "no links\n");
 	/* one agent: the errors of its last report (its status stays ok while it reports) */
 	assert_printed(print_agent,
 		       "{'id': 'leaf0', 'role': 'switch', 'status': 'ok', 'backend': 'sonic', 'version': '1.2.3',"
@@ -784,15 +786,19 @@ static const char switch_json[] =
 	" {'port': 'h0', 'state': 'up', 'speed_mbps': 400000,"
 	"  'peer': {'system': 'h0', 'port': 'nic0'},"
 	"  'pfc': {'enable': 24, 'xoff_threshold_bytes': 1600000},"
+	"  'xoff_threshold': {'bytes': 1600000, 'from': 'reported'},"
 	"  'ecn': [{'queue': 3, 'enabled': true, 'kmin_bytes': 100000, 'kmax_bytes': 400000,"
 	"           'pmax': 0.2},"
 	"          {'queue': 4, 'enabled': false, 'kmin_bytes': 5000, 'kmax_bytes': 1600000,"
 	"           'pmax': 0.01},"
 	"          {'queue': 0, 'enabled': true, 'kmin_bytes': 1, 'kmax_bytes': 2, 'pmax': 1},"
 	"          {'queue': 40, 'enabled': true, 'kmin_bytes': 1, 'kmax_bytes': 2, 'pmax': 1}]},"
-	" {'port': 'spine0', 'state': 'down', 'peer': null, 'pfc': {'enable': 0}, 'ecn': []}]}";
+	" {'port': 'spine0', 'state': 'down', 'peer': null, 'pfc': {'enable': 0}, 'ecn': []},"
+	" {'port': 'spine1', 'state': 'up', 'peer': null, 'pfc': {'enable': 8, 'mode': 'dynamic'},"
+	"  'xoff_threshold': {'bytes': 1418467, 'from': 'computed'}, 'ecn': []}]}";
 
-/* PFC priorities 3 and 4 from the mask, the ECN of those queues only, sizes with SI units. */
+/* PFC priorities 3 and 4 from the mask, the ECN of those queues only, sizes with SI units; an
+ * XOFF threshold computed from a dynamic one's alpha (SONiC) says so. */
 static void test_print_switch(void **state)
 {
 	(void)state;
@@ -800,11 +806,12 @@ static void test_print_switch(void **state)
 		       "switch:   leaf0 (ok)\n"
 		       "seen:     2026-01-01T00:00:01Z\n"
 		       "\n"
-		       "PORT    STATE  SPEED     NEIGHBOUR  PFC PRIOS  XOFF THRESHOLD  "
+		       "PORT    STATE  SPEED     NEIGHBOUR  PFC PRIOS  XOFF THRESHOLD      "
 		       "ECN (lossless queues)\n"
-		       "h0      up     400 Gb/s  h0 nic0    3,4        1.6 MB          "
+		       "h0      up     400 Gb/s  h0 nic0    3,4        1.6 MB              "
 		       "q3 on 100 kB..400 kB p0.2; q4 off 5 kB..1.6 MB p0.01\n"
-		       "spine0  down   -         -          -          -               -\n");
+		       "spine0  down   -         -          -          -                   -\n"
+		       "spine1  up     -         -          3          1.42 MB (computed)  -\n");
 	/* ports in natural order, as the other lists (Ethernet12 came before Ethernet4) */
 	assert_printed(print_switch,
 		       "{'id': 's', 'status': 'ok', 'last_seen': 't', 'port_list': ["
@@ -938,17 +945,44 @@ static void test_print_changes(void **state)
 		       "ID  TIME  SETTING          BY   REASON  CHANGED\n"
 		       "2   T2    cc/policy        ops  night   mode \"advise\" -> \"auto\", pmax_ceiling 0.1 -> 0.3\n"
 		       "1   T1    detector/config  x            restore_ms null -> 20\n");
-	assert_printed(print_settings_log, "{'count': 0, 'truncated': false, 'items': []}", "none\n");
-	/* one change: its JSON (a real as the list shows it: 0.2, not 0.20000000000000001) */
-	assert_printed(print_changes, "{'id': 7, 'state': 'applied', 'params': {'b': 1, 'a': 0.2}}",
-		       "{\n"
-		       "  \"id\": 7,\n"
-		       "  \"state\": \"applied\",\n"
-		       "  \"params\": {\n"
-		       "    \"b\": 1,\n"
-		       "    \"a\": 0.2\n"
-		       "  }\n"
-		       "}\n");
+	assert_printed(print_settings_log, "{'count': 0, 'truncated': false, 'items': []}", "no change of a setting\n");
+	assert_printed(print_changes, "{'count': 0, 'items': []}", "no changes\n");
+	/* one change: a field a line, whole (a real as the list shows it: 0.2, not
+	 * 0.20000000000000001) */
+	assert_printed(print_changes,
+		       "{'id': 7, 'batch': 6, 'state': 'failed', 'in_doubt': false, 'actor': 'ops',"
+		       " 'created': 'T0', 'sent': null, 'deadline': 'T9', 'updated': 'T1', 'reason': 'INC-7',"
+		       " 'target': {'kind': 'ecn', 'agent': 'leaf0', 'role': 'switch', 'device': 'leaf0', 'port': 'h0',"
+		       "            'queue': 3},"
+		       " 'params': {'kmin_bytes': 1, 'pmax': 0.2}, 'old': {'kmin_bytes': 5, 'pmax': 0.1}, 'new': null,"
+		       " 'after': [4, 5], 'error': {'code': 'DEPENDS_ON_FAILED', 'message': 'change 4 failed',"
+		       " 'field': 'kmin_bytes'}}",
+		       "change:    7 (batch 6): failed\n"
+		       "target:    ecn leaf0 h0 q3\n"
+		       "asked:     kmin_bytes=1 pmax=0.2\n"
+		       "before:    kmin_bytes=5 pmax=0.1\n"
+		       "read back: -\n"
+		       "by:        ops at T0\n"
+		       "reason:    INC-7\n"
+		       "sent:      not yet; deadline T9; updated T1\n"
+		       "after:     4, 5\n"
+		       "error:     DEPENDS_ON_FAILED: change 4 failed (kmin_bytes)\n");
+	/* settled by an operator; what a device read back made printable */
+	assert_printed(print_changes,
+		       "{'id': 8, 'batch': 8, 'state': 'timed_out', 'in_doubt': false, 'actor': 'ops', 'created': 'T0',"
+		       " 'sent': 'T1', 'deadline': 'T9', 'updated': 'T2', 'reason': null, 'after': [], 'error': null,"
+		       " 'target': {'kind': 'dcqcn', 'agent': 'h1', 'role': 'host', 'device': 'mlx5_0', 'port': '1'},"
+		       " 'params': {'rpg_ai_rate': 5}, 'old': {'rpg_ai_rate': 4}, 'new': {'x\\u001b[2J': 'y'},"
+		       " 'settled': {'by': 'noc', 'at': 'T3', 'reason': 'gone', 'applied': false}}",
+		       "change:    8 (batch 8): timed_out\n"
+		       "target:    dcqcn h1 mlx5_0:1\n"
+		       "asked:     rpg_ai_rate=5\n"
+		       "before:    rpg_ai_rate=4\n"
+		       "read back: x?[2J=\"y\"\n"
+		       "by:        ops at T0\n"
+		       "reason:    -\n"
+		       "sent:      T1; deadline T9; updated T2\n"
+		       "settled:   not applied by noc at T3: gone\n");
 }
 
 /* What an agent reported reaches the terminal without its control characters: an escape
@@ -994,7 +1028,7 @@ static void test_print_host_and_ports(void **state)
 		       "gpu-a2:mlx5_0:2  ens1f1np1  down   -         1500\n"
 		       "\n"
 		       "device mlx5_1  kind rdma  driver -  firmware -  (ABSENT)\n"
-		       "PORT  NETDEV  STATE  SPEED  MTU\n");
+		       "no ports\n");
 	assert_printed(print_ports,
 		       "{'items': [{'id': 'h:d:1', 'netdev': 'eth0', 'state': 'up',"
 		       " 'speed_mbps': 25000, 'mtu': 9000}]}",
@@ -1080,6 +1114,62 @@ static void test_print_health(void **state)
 		       "status:       ok\nversion:      1\nuptime:       1 s\ndatabase:     - (queue 0 of 1)\n"
 		       "agents:       0 (0 stale)\ningest:       0 reports, 0 samples, 0 samples/s\n"
 		       "storage:      not measured yet; kept: raw 2m, minutes 2h, hours 400d\n");
+}
+
+/* Every command prints text: the version beside rocefabctl's, the topology's nodes and links,
+ * the tuner's policy a field a line, a mitigation's change. */
+static void test_print_text_not_json(void **state)
+{
+	(void)state;
+	assert_printed(print_version,
+		       "{'version': '1.0.0', 'api': 'v1', 'report_schema': 1, 'store_schema': 14, 'counters': 100,"
+		       " 'features': {'detector': true, 'tuner': false, 'events': true, 'dashboard': false}}",
+		       "rocefabd:   1.0.0 (API v1)\n"
+		       "rocefabctl: " ROCEFAB_VERSION "\n"
+		       "schemas:    report 1, store 14\n"
+		       "counters:   100 in the registry\n"
+		       "features:   detector on, tuner off, events on, dashboard off\n");
+	assert_printed(print_topology,
+		       "{'nodes': [{'id': 'leaf0', 'role': 'switch', 'status': 'ok', 'ports': 2, 'ports_up': 1},"
+		       "           {'id': 'h10', 'role': 'host', 'status': 'stale', 'ports': 1, 'ports_up': 0},"
+		       "           {'id': 'h9', 'role': 'host', 'status': 'ok', 'ports': 1, 'ports_up': 1}],"
+		       " 'links': [{'a': {'node': 'leaf0', 'port': 'h9'}, 'b': {'node': 'h9', 'port': 'nic0:1'},"
+		       "            'state': 'up', 'speed_mbps': 100000},"
+		       "           {'a': {'node': 'leaf0', 'port': 'h10'}, 'b': {'node': 'h10', 'port': 'nic0:1'},"
+		       "            'state': 'down', 'speed_mbps': null}]}",
+		       "NODE   ROLE    STATUS  PORTS  UP\n"
+		       "h9     host    ok      1      1\n"
+		       "h10    host    stale   1      0\n"
+		       "leaf0  switch  ok      2      1\n"
+		       "\n"
+		       "A      PORT  B    PORT    STATE  SPEED\n"
+		       "leaf0  h9    h9   nic0:1  up     100 Gb/s\n"
+		       "leaf0  h10   h10  nic0:1  down   -\n"
+		       "\n"
+		       "3 nodes, 2 links, 1 up\n");
+	assert_printed(print_topology, "{'nodes': [], 'links': []}", "no nodes\n\nno links\n\n0 nodes, 0 links, 0 up\n");
+	/* the mode first, the host classes last, the rest by name; sizes said */
+	assert_printed(print_cc,
+		       "{'pmax_floor': 0.01, 'mode': 'auto', 'kmax_ceiling_bytes': 16000000, 'canary_share': 0.5,"
+		       " 'loop_bytes': 150,"
+		       " 'host_classes': [{'name': 'gpu', 'hosts': 'gpu*'}, {'name': 's', 'hosts': 's?'}]}",
+		       "NAME                VALUE\n"
+		       "mode                auto\n"
+		       "canary_share        0.5\n"
+		       "kmax_ceiling_bytes  16000000 (16 MB)\n"
+		       "loop_bytes          150\n"
+		       "pmax_floor          0.01\n"
+		       "host_classes        gpu: gpu*\n"
+		       "                    s: s?\n");
+	assert_printed(print_cc, "{'mode': 'off', 'host_classes': []}",
+		       "NAME          VALUE\n"
+		       "mode          off\n"
+		       "host_classes  none (every host is of the class hosts)\n");
+	assert_printed(print_mitigation,
+		       "{'alert': 3, 'change': 12, 'action': {'id': 1, 'finding': 2, 'class': 'pause_storm',"
+		       " 'op': 'lossless_off', 'node': 'leaf1', 'port': 'h5', 'priority': 3, 'reason': 'isolate h5'}}",
+		       "alert 3: change 12 queued: lossless_off leaf1 h5 priority 3 (isolate h5)\n"
+		       "(rocefabctl changes 12 shows its outcome)\n");
 }
 
 static void test_print_cc(void **state)
@@ -1241,12 +1331,14 @@ static void test_run_json_and_errors(void **state)
 	struct run r;
 
 	(void)state;
-	/* no printer: the JSON, with reals to 16 digits */
+	/* -j: the JSON, with reals to 16 digits */
+	o.json = true;
 	r = run(&o, ARGV("version"), version, ARRAY_SIZE(version));
 	assert_int_equal(r.rc, 0);
 	assert_string_equal(r.out, "{\n  \"api\": \"v1\",\n  \"ratio\": 0.1234567890123456\n}\n");
 	assert_string_equal(r.err, "");
 	run_free(&r);
+	o.json = false;
 
 	r = run(&o, ARGV("hosts", "nobody"), health_404, ARRAY_SIZE(health_404));
 	assert_int_equal(r.rc, 1);
@@ -1521,6 +1613,7 @@ int main(void)
 		cmocka_unit_test(test_print_alert),
 		cmocka_unit_test(test_print_health),
 		cmocka_unit_test(test_print_cc),
+		cmocka_unit_test(test_print_text_not_json),
 		cmocka_unit_test(test_run_json_and_errors),
 		cmocka_unit_test(test_run_cc_policy_shows_outside),
 		cmocka_unit_test(test_run_probes_shows_alerts),

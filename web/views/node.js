@@ -172,7 +172,8 @@ function switchPorts(ports) {
       { label: 'Speed', num: true, value: (p) => (p.speed_mbps ? fmtBits(p.speed_mbps * 1e6) : '–') },
       { label: 'Peer', value: (p) => (p.peer ? `${p.peer.system} ${p.peer.port}` : '–') },
       { label: 'PFC priorities', value: (p) => (p.pfc ? [0, 1, 2, 3, 4, 5, 6, 7].filter((b) => p.pfc.enable & (1 << b)).join(',') || 'none' : '–') },
-      { label: 'XOFF threshold', num: true, value: (p) => fmtBytes(p.pfc?.xoff_threshold_bytes) },
+      // reported, static, or computed from a dynamic threshold's alpha and shared buffer (SONiC)
+      { label: 'XOFF threshold', num: true, value: (p) => (p.xoff_threshold ? `${fmtBytes(p.xoff_threshold.bytes)}${p.xoff_threshold.from === 'computed' ? ' (computed)' : ''}` : '–') },
       { label: 'ECN (lossless queues): Kmin / Kmax / Pmax', value: (p) => (p.ecn || []).filter((q) => p.pfc && p.pfc.enable & (1 << q.queue)).map((q) => `q${q.queue}: ${q.enabled ? `${fmtBytes(q.kmin_bytes)} / ${fmtBytes(q.kmax_bytes)} / ${q.pmax}` : 'off'}`).join('; ') || '–' },
     ], ports, { caption: 'Ports' });
 }
