@@ -511,7 +511,7 @@ int agent_build_report(struct agent *a, json_t **ret)
 		json_object_set_new(agent, "host_boot_id", json_string(a->host_boot_id));
 	if (a->hostname[0])
 		json_object_set_new(agent, "hostname", json_string(a->hostname));
-	doc = json_pack("{s:i,s:o,s:I,s:I,s:I,s:o,s:o}", "schema", 1, "agent", agent, "seq",
+	doc = json_pack("{s:i,s:o,s:I,s:I,s:I,s:o,s:o}", "schema", REPORT_SCHEMA, "agent", agent, "seq",
 			(json_int_t)++a->seq, "time_ns", (json_int_t)tu_now_ns(), "interval_ms",
 			(json_int_t)(a->interval_ns / NSEC_PER_MSEC), "inventory",
 			inventory_json(&a->inv), "samples", samples);
@@ -631,7 +631,7 @@ int agent_build_pfc_report(struct agent *a, json_t **ret)
 	for (i = json_array_size(samples); i-- > 0;)
 		if (!json_object_size(json_object_get(json_array_get(samples, i), "values")))
 			json_array_remove(samples, i);
-	doc = json_pack("{s:i,s:{s:s,s:s,s:s,s:s,s:s},s:I,s:I,s:I,s:o}", "schema", 1, "agent", "id", a->id,
+	doc = json_pack("{s:i,s:{s:s,s:s,s:s,s:s,s:s},s:I,s:I,s:I,s:o}", "schema", REPORT_SCHEMA, "agent", "id", a->id,
 			"role", a->role == AGENT_SWITCH ? "switch" : "host", "boot_id", a->boot_id, "version",
 			ROCEFAB_VERSION, "backend", a->backend_name, "seq", (json_int_t)++a->pfc_seq, "time_ns",
 			(json_int_t)tu_now_ns(), "interval_ms", (json_int_t)(a->pfc_interval_ns / NSEC_PER_MSEC),
@@ -971,7 +971,8 @@ struct fleet {
 	pthread_t scheduler;
 	bool sched_running;
 	bool stopping;
-	bool behind_logged;
+	bool behind_logged; /* said that agents cannot deliver, until none is behind (ndown 0) */
+	size_t ndown;	    /* agents whose reports wait (was_down) */
 	struct ratelimit rejected_log; /* a report refused for good: a line a minute */
 };
 
@@ -1163,6 +1164,16 @@ static const char *spooled_as(const char *data, size_t len, const char *own, cha
 	return id;
 }
 
+/* The schema a report says it is of (it begins {"schema":N,...); 0 when it does not say. */
+static long schema_of(const char *data, size_t len)
+{
+	static const char head[] = "{\"schema\":";
+
+	size_t n = sizeof(head) - 1;
+
+	return len > n && !memcmp(data, head, n) && isdigit((unsigned char)data[n]) ? strtol(data + n, NULL, 10) : 0;
+}
+
 /* Whether a spooled report is of this run of the agent: its boot id, in the agent's head
  * (the first few hundred bytes of what it writes). */
 static bool of_this_run(const struct agent *a, const char *data, size_t len)
@@ -1273,6 +1284,12 @@ static void *worker_main(void *arg)
 		if (r == -EPERM && as != a->id &&
 		    (!strcmp(e.code, "AGENT_NOT_BOUND") || !strcmp(e.code, "CLIENT_CERT_MISMATCH")))
 			r = -EINVAL;
+		/* refused for its schema: by a rocefabd older than the report (upgraded after its
+		 * agents), which takes it once it is upgraded too: kept, as in an outage; one older
+		 * than this agent (spooled before it was upgraded) a newer rocefabd never takes:
+		 * dropped as any report refused */
+		if (r == -EINVAL && !strcmp(e.code, "UNSUPPORTED_SCHEMA") && schema_of(data, len) >= REPORT_SCHEMA)
+			r = e.err = -EAGAIN;
 		if (r == -EACCES || r == -EPERM)
 			token_renew(f, &snd, &tok, renew_logged);
 		pthread_mutex_lock(&f->lock);
@@ -1282,9 +1299,12 @@ static void *worker_main(void *arg)
 				spool_pop(a->spool);
 			a->delivered++;
 			if (a->was_down) {
-				log_info("agent", "%s: rocefabd reachable again; %zu spooled reports to send",
-					 a->id, spool_count(a->spool));
+				if (f->n == 1 || f->ndown == 1)
+					log_info("agent", "%s: rocefabd takes reports again; %zu spooled to send",
+						 f->n == 1 ? a->id : "every agent", spool_count(a->spool));
 				a->was_down = false;
+				if (--f->ndown == 0)
+					f->behind_logged = false;
 			}
 			a->backoff = 0;
 			free(data);
@@ -1335,6 +1355,7 @@ static void *worker_main(void *arg)
 					rf_err_str(&e, buf, sizeof(buf)));
 			f->behind_logged = true;
 			a->was_down = true;
+			f->ndown++;
 		}
 		a->backoff = a->backoff ? a->backoff * 2 : 250 * NSEC_PER_MSEC;
 		if (a->backoff > 5 * NSEC_PER_SEC)

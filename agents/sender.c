@@ -73,10 +73,6 @@ static int post(struct sender *s, const char *agent_id, const char *what, const 
 	r = httpc_problem(e, retry ? -EAGAIN : status == 401 ? -EACCES : status == 403 ? -EPERM : -EINVAL,
 			  doc, prefix, NULL, NULL);
 	json_decref(doc);
-	/* an older rocefabd than this agent (it was upgraded first): every report is refused
-	 * until rocefabd is upgraded too, none for its content; kept, not dropped */
-	if (r == -EINVAL && !strcmp(e->code, "UNSUPPORTED_SCHEMA"))
-		r = e->err = -EAGAIN;
 	return r;
 }
 

@@ -112,10 +112,11 @@ void print_version(FILE *f, const json_t *d)
 	fprintf(f, "counters:   %s in the registry\n", str(&s, d, "counters") ?: "?");
 	fprintf(f, "features:  ");
 	json_object_foreach(feat, k, v) {
-		fprintf(f, "%s %s %s", sep, printable(&s, k) ?: "?", json_is_true(v) ? "on" : "off");
+		fprintf(f, "%s %s %s", sep, printable(&s, k) ?: "?",
+			json_is_true(v) ? "on" : json_is_false(v) ? "off" : "?");
 		sep = ",";
 	}
-	fputc('\n', f);
+	fprintf(f, "%s\n", sep[0] ? "" : " ?");
 	strs_fini(&s);
 }
 
@@ -539,7 +540,7 @@ void print_switch(FILE *f, const json_t *d)
 		}
 	}
 	json_decref(ports);
-	table_print(t, f);
+	table_print_or(t, f, "no ports");
 	table_free(t);
 	strs_fini(&s);
 }
@@ -583,7 +584,7 @@ void print_links(FILE *f, const json_t *d)
 
 	links_table(f, json_object_get(d, "items"));
 	if (json_array_size(json_object_get(d, "items")))
-		fprintf(f, "\n%s links, %s up\n", str(&s, d, "count"), str(&s, d, "up"));
+		fprintf(f, "\n%s links, %s up\n", str(&s, d, "count") ?: "?", str(&s, d, "up") ?: "?");
 	strs_fini(&s);
 }
 
@@ -825,10 +826,12 @@ void print_mitigation(FILE *f, const json_t *d)
 {
 	const json_t *a = json_object_get(d, "action");
 	struct strs s = { 0 };
+	const char *why = str(&s, a, "reason");
 
-	fprintf(f, "alert %s: change %s queued: %s %s %s priority %s (%s)\n", str(&s, d, "alert") ?: "?",
+	fprintf(f, "alert %s: change %s queued: %s %s %s priority %s%s%s%s\n", str(&s, d, "alert") ?: "?",
 		str(&s, d, "change") ?: "?", str(&s, a, "op") ?: "?", str(&s, a, "node") ?: "?",
-		str(&s, a, "port") ?: "?", str(&s, a, "priority") ?: "?", str(&s, a, "reason") ?: "");
+		str(&s, a, "port") ?: "?", str(&s, a, "priority") ?: "?", why && why[0] ? " (" : "",
+		why && why[0] ? why : "", why && why[0] ? ")" : "");
 	fprintf(f, "(rocefabctl changes %s shows its outcome)\n", str(&s, d, "change") ?: "?");
 	strs_fini(&s);
 }
@@ -893,12 +896,14 @@ static void more_note(FILE *f, const json_t *d, size_t n)
  * DEVICE:PORT. */
 static void change_target(struct strs *s, const json_t *tg, char *target, size_t len)
 {
+	const char *agent = str(s, tg, "agent") ?: "?", *port = str(s, tg, "port") ?: "?";
+
 	if (json_object_get(tg, "queue"))
-		snprintf(target, len, "%s %s q%s", str(s, tg, "agent"), str(s, tg, "port"), str(s, tg, "queue"));
+		snprintf(target, len, "%s %s q%s", agent, port, str(s, tg, "queue") ?: "?");
 	else if (!strcmp(str(s, tg, "role") ?: "", "switch"))
-		snprintf(target, len, "%s %s", str(s, tg, "agent"), str(s, tg, "port"));
+		snprintf(target, len, "%s %s", agent, port);
 	else
-		snprintf(target, len, "%s %s:%s", str(s, tg, "agent"), str(s, tg, "device"), str(s, tg, "port"));
+		snprintf(target, len, "%s %s:%s", agent, str(s, tg, "device") ?: "?", port);
 }
 
 /* "name=value ..." of an object of settings (15 digits: 0.3 as typed); "-" when null. */
@@ -940,7 +945,8 @@ static void print_change(FILE *f, const json_t *c)
 	fprintf(f, "read back: %s\n", settings_text(&s, json_object_get(c, "new")));
 	fprintf(f, "by:        %s at %s\n", str(&s, c, "actor") ?: "?", str(&s, c, "created") ?: "?");
 	fprintf(f, "reason:    %s\n", str(&s, c, "reason") ?: "-");
-	fprintf(f, "sent:      %s; deadline %s; updated %s\n", str(&s, c, "sent") ?: "not yet",
+	fprintf(f, "sent:      %s; deadline %s; updated %s\n",
+		str(&s, c, "sent") ?: !strcmp(str(&s, c, "state") ?: "", "pending") ? "not yet" : "never",
 		str(&s, c, "deadline") ?: "?", str(&s, c, "updated") ?: "?");
 	if (json_array_size(json_object_get(c, "after"))) {
 		fprintf(f, "after:    ");
@@ -1141,8 +1147,14 @@ static void print_cc_policy(FILE *f, const json_t *d)
 			fmt_si(json_number_value(v), "B", size, sizeof(size));
 			snprintf(val + strlen(val), sizeof(val) - strlen(val), " (%s)", size);
 		}
+		if (!json_is_number(v)) { /* (a string, or what a later rocefabd may add: as JSON) */
+			char *j = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
+
+			snprintf(val, sizeof(val), "%s", json_is_string(v) ? json_string_value(v) : j ? j : "?");
+			free(j);
+		}
 		{
-			const char *row[] = { keys[i], json_is_number(v) ? val : printable(&s, json_string_value(v)) };
+			const char *row[] = { keys[i], val };
 
 			table_row(t, row);
 		}
@@ -1248,8 +1260,11 @@ void print_cc(FILE *f, const json_t *d)
 		strs_fini(&s);
 		return;
 	}
-	if (!json_is_array(d) && !json_object_get(d, "phase")) { /* the policy */
-		print_cc_policy(f, d);
+	if (!json_is_array(d) && !json_object_get(d, "phase")) { /* the policy, or else as it is */
+		if (json_is_string(json_object_get(d, "mode")))
+			print_cc_policy(f, d);
+		else
+			print_json(f, d);
 		return;
 	}
 	if (json_is_array(d) && !json_array_size(d)) { /* no proposal waiting, nothing to undo */

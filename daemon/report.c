@@ -710,9 +710,11 @@ static int parse_head(struct report *r, const char *body, size_t len, const char
 		return x;
 	if (schema != REPORT_SCHEMA)
 		return rf_err_set(e, -EINVAL, "UNSUPPORTED_SCHEMA", "/schema",
-				  "%s schema %lld is not supported (this rocefabd speaks %d); "
-				  "upgrade rocefabd before its agents",
-				  what, (long long)schema, REPORT_SCHEMA);
+				  "%s schema %lld is not supported (this rocefabd speaks %d): %s", what,
+				  (long long)schema, REPORT_SCHEMA,
+				  schema > REPORT_SCHEMA ? "upgrade rocefabd before its agents (they keep their reports "
+							   "until then)"
+							 : "upgrade the agent");
 	if ((x = js_check_keys(r->doc, keys, p, e)) < 0 || (x = js_req_obj(r->doc, "agent", p, &agent, e)) < 0)
 		return x;
 	a = js_path_push_key(p, "agent");

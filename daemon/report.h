@@ -15,8 +15,6 @@
 
 struct hmap;
 
-#define REPORT_SCHEMA 1
-
 enum report_role { REPORT_ROLE_HOST, REPORT_ROLE_SWITCH };
 
 struct report_port {

@@ -16,6 +16,10 @@ enum reg_scope { REG_SCOPE_PORT, REG_SCOPE_PORT_PRIO, REG_SCOPE_QUEUE, REG_SCOPE
 enum reg_kind { REG_KIND_COUNTER, REG_KIND_GAUGE };
 enum reg_wrap { REG_WRAP, REG_SATURATE };
 
+/* The version of the agents' reports (schemas/agent-report.schema.json, pfc-report.schema.json
+ * "schema"): what agents write and rocefabd reads. */
+#define REPORT_SCHEMA 1
+
 #define REG_MAX_PRIO 8
 #define REG_NO_PRIO  0xff
 

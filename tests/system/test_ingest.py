@@ -212,7 +212,9 @@ def test_outage_spools_and_loses_nothing(world):
 def test_agent_ahead_of_rocefabd_keeps_its_reports(world):
     """An agent upgraded before rocefabd: the older rocefabd refuses every report for its schema
     (400 UNSUPPORTED_SCHEMA), not for what is in it.  The agent keeps them spooled (it used to
-    drop each one for good) and delivers them all once rocefabd is upgraded too."""
+    drop each one for good) and delivers them all once rocefabd is upgraded too.  A report older
+    than the agent (spooled before it was upgraded) is dropped: no rocefabd newer than it takes
+    it, and kept it would hold back every report behind it."""
     import http.server
     import threading
 
@@ -243,8 +245,14 @@ def test_agent_ahead_of_rocefabd_keeps_its_reports(world):
     th.start()
     try:
         tree = copy_tree("gpu-a1", os.path.join(world.tmp, "tree-gpu-a1"))
-        ag = world.agent("gpu-a1", tree, d.url, os.path.join(world.tmp, "agents.token")).start()
-        wait_for(lambda: ag.spooled() >= 5, 20, what="reports spooled while the older rocefabd refuses them")
+        ag = world.agent("gpu-a1", tree, d.url, os.path.join(world.tmp, "agents.token"))
+        os.makedirs(ag.spool, mode=0o700)
+        stale = os.path.join(ag.spool, "00000000000000000001.json")
+        with open(stale, "w") as f:
+            json.dump({"schema": 0, "agent": {"id": "gpu-a1"}, "seq": 1}, f, separators=(",", ":"))
+        ag.start()
+        wait_for(lambda: not os.path.exists(stale) and ag.spooled() >= 5, 20,
+                 what="the old report dropped, the new ones spooled while the older rocefabd refuses them")
         assert any(p.startswith("/api/v1/agents/gpu-a1/report") for p in refused), refused
     finally:
         older.shutdown()
@@ -252,7 +260,8 @@ def test_agent_ahead_of_rocefabd_keeps_its_reports(world):
         th.join()
     with open(os.path.join(world.tmp, "agent-gpu-a1.log")) as f:
         log = f.read()
-    assert "spooling" in log and "UNSUPPORTED_SCHEMA" in log and "dropped" not in log, log[-2000:]
+    assert "spooling" in log and "UNSUPPORTED_SCHEMA" in log, log[-2000:]
+    assert log.count("for good (dropped") == 1, log[-2000:]  # the old one only
     d.start()  # the upgraded rocefabd, at the same address
     c = d.client("ops")
     wait_for(lambda: ag.spooled() == 0 and agent_counts(c).get("gpu-a1", {}).get("reports", 0) >= 6, 30,

@@ -964,7 +964,7 @@ static void test_print_changes(void **state)
 		       "read back: -\n"
 		       "by:        ops at T0\n"
 		       "reason:    INC-7\n"
-		       "sent:      not yet; deadline T9; updated T1\n"
+		       "sent:      never; deadline T9; updated T1\n"
 		       "after:     4, 5\n"
 		       "error:     DEPENDS_ON_FAILED: change 4 failed (kmin_bytes)\n");
 	/* settled by an operator; what a device read back made printable */
@@ -1170,6 +1170,35 @@ static void test_print_text_not_json(void **state)
 		       " 'op': 'lossless_off', 'node': 'leaf1', 'port': 'h5', 'priority': 3, 'reason': 'isolate h5'}}",
 		       "alert 3: change 12 queued: lossless_off leaf1 h5 priority 3 (isolate h5)\n"
 		       "(rocefabctl changes 12 shows its outcome)\n");
+	/* members absent, null or of another type (a rocefabd of another version): "?", no
+	 * "(null)", no crash */
+	assert_printed(print_version, "{'features': {'tuner': 1}}",
+		       "rocefabd:   ? (API ?)\n"
+		       "rocefabctl: " ROCEFAB_VERSION "\n"
+		       "schemas:    report ?, store ?\n"
+		       "counters:   ? in the registry\n"
+		       "features:   tuner ?\n");
+	assert_printed(print_version, "{}",
+		       "rocefabd:   ? (API ?)\nrocefabctl: " ROCEFAB_VERSION "\nschemas:    report ?, store ?\n"
+		       "counters:   ? in the registry\nfeatures:   ?\n");
+	assert_printed(print_changes, "{'target': null, 'params': 3}",
+		       "change:    ? (batch ?): ?\n"
+		       "target:    ? ? ?:?\n"
+		       "asked:     -\n"
+		       "before:    -\n"
+		       "read back: -\n"
+		       "by:        ? at ?\n"
+		       "reason:    -\n"
+		       "sent:      never; deadline ?; updated ?\n");
+	assert_printed(print_mitigation, "{'action': null}",
+		       "alert ?: change ? queued: ? ? ? priority ?\n(rocefabctl changes ? shows its outcome)\n");
+	assert_printed(print_links, "{'items': [{'a': null, 'state': 'up'}]}",
+		       "A  PORT  B  PORT  STATE  SPEED\n-  -     -  -     up     -\n\n? links, ? up\n");
+	/* a policy field that is not a number: as JSON; an answer that is no policy: as it is */
+	assert_printed(print_cc, "{'mode': 'auto', 'surprise': true, 'later': {'a': 1}}",
+		       "NAME          VALUE\nmode          auto\nlater         {\"a\":1}\nsurprise      true\n"
+		       "host_classes  none (every host is of the class hosts)\n");
+	assert_printed(print_cc, "{'x': 1}", "{\n  \"x\": 1\n}\n");
 }
 
 static void test_print_cc(void **state)
