@@ -81,6 +81,17 @@ def test_ecn_change_in_the_form_is_applied(demo, browser):
     assert "Kmin" in msg and "Kmax" in msg, msg
     assert d.find_element("id", "f-kmin_bytes").get_attribute("aria-invalid") == "true"
     assert demo.api.json("/api/v1/changes")["count"] == before
+    # text that is no number in Pmax (the browser gives it to the page as empty): said at the
+    # field, nothing sent; it used to go out without pmax and read "Applied"
+    for name, value in (("kmin_bytes", "100KB"), ("kmax_bytes", "400KB"), ("pmax", "e")):
+        el = d.find_element("id", f"f-{name}")
+        el.clear()
+        el.send_keys(value)
+    d.find_element("css selector", "#ecn-form button[type=submit]").click()
+    assert wait_for(lambda: d.find_element("id", "err-pmax").text, 10, what="Pmax's error") == "not a number"
+    assert "Nothing sent: pmax is not a number." in d.find_element("css selector", "#ecn-form .error").text
+    assert d.find_element("id", "err-kmin_bytes").text == ""  # the error before, cleared
+    assert demo.api.json("/api/v1/changes")["count"] == before
     # a good one goes through the audit log and is applied (read back by the agent)
     # sizes with a unit, as rocefabctl takes them
     for name, value in (("kmin_bytes", "150KB"), ("kmax_bytes", "600000"), ("pmax", "0.15"),
@@ -402,6 +413,12 @@ def test_dcqcn_change_in_the_form(demo, browser):
     d.find_element("css selector", "#dcqcn-form button[type=submit]").click()
     msg = wait_for(lambda: d.find_element("id", "err-rpg_ai_rate").text, 10, what="the field's error")
     assert "rpg_ai_rate" in msg and "range" in msg, msg
+    el.clear()
+    el.send_keys("1e")  # no number: said at the field, nothing sent ("Nothing changed." before)
+    d.find_element("css selector", "#dcqcn-form button[type=submit]").click()
+    assert wait_for(lambda: d.find_element("id", "err-rpg_ai_rate").text == "not a number" and
+                    d.find_element("css selector", "#dcqcn-form .error").text, 10, what="the error") \
+        == "Nothing sent: rpg_ai_rate is not a number."
     el.clear()
     el.send_keys("10")
     d.find_element("css selector", "#dcqcn-form input[name=reason]").send_keys("browser dcqcn")

@@ -37,10 +37,30 @@ async function follow(ids, msg) {
   }
 }
 
-async function submit(form, msg, fn) {
+function clearErrors(form, msg) {
   for (const e of form.querySelectorAll('.field-error')) e.textContent = '';
   for (const e of form.querySelectorAll('[aria-invalid]')) e.removeAttribute('aria-invalid');
   clear(msg);
+}
+
+// Whether a number field holds text that is no number ("e", "abc"): the browser gives it as ''
+// (empty), which would leave the setting out and change the rest as if it had not been typed.
+// Said at each such field; nothing is sent.
+function badNumbers(form, msg) {
+  clearErrors(form, msg);
+  const bad = [...form.querySelectorAll('input[type=number]')].filter((i) => i.validity.badInput);
+  for (const i of bad) {
+    i.setAttribute('aria-invalid', 'true');
+    form.querySelector(`#err-${CSS.escape(i.name)}`).textContent = 'not a number';
+  }
+  if (!bad.length) return false;
+  bad[0].focus();
+  put(msg, h('p', { class: 'error' }, `Nothing sent: ${bad.map((i) => i.name).join(', ')} ${bad.length === 1 ? 'is' : 'are'} not a number.`));
+  return true;
+}
+
+async function submit(form, msg, fn) {
+  clearErrors(form, msg);
   try {
     const res = await fn();
     const ids = (res.changes || []).map((c) => c.id);
@@ -86,6 +106,7 @@ function ecnForm(sw, portsNow) {
   fill();
   form.addEventListener('submit', (e) => {
     e.preventDefault();
+    if (badNumbers(form, msg)) return;
     const body = { enabled: form.enabled.checked };
     for (const k of ['kmin_bytes', 'kmax_bytes']) if (form[k].value.trim() !== '') body[k] = size(form[k].value);
     if (form.pmax.value !== '') body.pmax = Number(form.pmax.value);
@@ -124,6 +145,7 @@ function pfcForm(base, ports, current) {
   fill();
   form.addEventListener('submit', (e) => {
     e.preventDefault();
+    if (badNumbers(form, msg)) return;
     const body = {};
     const mask = boxes.reduce((m, b) => (b.querySelector('input').checked ? m | (1 << +b.querySelector('input').value) : m), 0);
     if (mask !== (cur.enable ?? -1)) body.enable = mask;
@@ -149,6 +171,7 @@ function dcqcnForm(host, cur, params) {
     h('button', { type: 'submit', class: 'primary' }, 'Apply the changed values'), msg);
   form.addEventListener('submit', (e) => {
     e.preventDefault();
+    if (badNumbers(form, msg)) return;
     const body = {};
     for (const p of knobs) {
       const v = form[p.name].value;
