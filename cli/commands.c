@@ -67,6 +67,17 @@ static int query_add_list(struct cli_request *r, struct rf_err *e, const char *k
 
 /* --- the commands' requests ----------------------------------------------------------------- */
 
+/* An id the command takes (a change's, an alert's, a proposal's): a number, checked here so that
+ * "changes abc" is a usage error (exit 2), as the server would only say its path is wrong. */
+static int id_arg(const char *what, const char *s, struct rf_err *e)
+{
+	uint64_t v;
+
+	if (str_parse_uint(s, INT64_MAX, &v) < 0 || v == 0)
+		return rf_err_set(e, -EINVAL, "USAGE", NULL, "%s: the id is a number from 1 up, not '%s'", what, s);
+	return 0;
+}
+
 /* The command's resource, or the one its argument names in it ("hosts X": /api/v1/hosts/X). */
 static int build_get(const struct cli_cmd *c, char *const *args, int nargs,
 		     const struct cli_opts *o, struct cli_request *r, struct rf_err *e)
@@ -141,7 +152,7 @@ static int build_alert_action(const struct cli_cmd *c, char *const *args, int na
 {
 	(void)nargs;
 	r->method = "POST";
-	return path_add(r, e, "/api/v1/alerts/") ?: path_add_escaped(r, e, args[0]) ?:
+	return id_arg(c->name, args[0], e) ?: path_add(r, e, "/api/v1/alerts/") ?: path_add_escaped(r, e, args[0]) ?:
 		       path_add(r, e, "/%s", c->name) ?: reason_body(o, r, e);
 }
 
@@ -151,8 +162,12 @@ static int build_settle(const struct cli_cmd *c, char *const *args, int nargs, c
 {
 	bool applied = !strcmp(args[1], "applied");
 
+	int x;
+
 	(void)c;
 	(void)nargs;
+	if ((x = id_arg("settle", args[0], e)) < 0)
+		return x;
 	if (!applied && strcmp(args[1], "not-applied"))
 		return rf_err_set(e, -EINVAL, "USAGE", NULL, "settle %s: say applied or not-applied, not '%s'", args[0],
 				  args[1]);
@@ -211,8 +226,9 @@ static int build_cc(const struct cli_cmd *c, char *const *args, int nargs, const
 	}
 	if ((!strcmp(sub, "apply") || !strcmp(sub, "reject")) && nargs == 2) {
 		r->method = "POST";
-		return cc_no_all(o, sub, e) ?: path_add(r, e, "/api/v1/cc/proposals/") ?:
-			       path_add_escaped(r, e, args[1]) ?: path_add(r, e, "/%s", sub) ?: reason_body(o, r, e);
+		return cc_no_all(o, sub, e) ?: id_arg(!strcmp(sub, "apply") ? "cc apply" : "cc reject", args[1], e) ?:
+			       path_add(r, e, "/api/v1/cc/proposals/") ?: path_add_escaped(r, e, args[1]) ?:
+			       path_add(r, e, "/%s", sub) ?: reason_body(o, r, e);
 	}
 	if (!strcmp(sub, "policy")) {
 		if ((x = cc_no_all(o, sub, e) ?: path_add(r, e, "/api/v1/cc/policy")) < 0)
@@ -246,7 +262,7 @@ static int build_changes(const struct cli_cmd *c, char *const *args, int nargs,
 		return rf_err_set(e, -EINVAL, "USAGE", NULL, "changes ID: --%s is for the list, not one change",
 				  o->state ? "state" : o->agent ? "agent" : "limit");
 	if (nargs)
-		return build_get(c, args, nargs, o, r, e);
+		return id_arg("changes ID", args[0], e) ?: build_get(c, args, nargs, o, r, e);
 	return build_get(c, args, nargs, o, r, e) ?: query_add(r, e, "state", o->state) ?:
 		       query_add(r, e, "agent", o->agent) ?: query_add(r, e, "limit", o->limit);
 }

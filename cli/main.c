@@ -190,27 +190,33 @@ int main(int argc, char **argv)
 					    .connect_timeout_ns = 30 * INT64_C(1000000000) },
 		      &h, &e) < 0) {
 		fprintf(stderr, "rocefabctl: %s\n", rf_err_str(&e, buf, sizeof(buf)));
-		rc = 1;
+		rc = !strcmp(e.code, "BAD_SERVER_URL") ? 2 : 1; /* (--server as typed: a usage error) */
 	} else if (!watch) {
 		rc = cli_run(&req, &o, &(struct cli_transport){ .json = send_json, .ctx = h },
 			     stdout, stderr);
 	} else {
 		/* like watch(1): the screen cleared on a terminal, a time line, the command again
-		 * every interval until SIGINT (whose default action ends it) */
-		bool tty = isatty(STDOUT_FILENO);
+		 * every interval until SIGINT (whose default action ends it).  With -j, the JSON
+		 * documents one after the other, nothing between them (jq reads such a stream).  A
+		 * first try that fails ends it: the same command would fail the same way for ever
+		 * (a later one goes on: rocefabd restarting) */
+		bool tty = isatty(STDOUT_FILENO) && !o.json;
 
-		for (;;) {
+		for (unsigned n = 0;; n++) {
 			struct timespec nap = { .tv_sec = (time_t)watch,
 						.tv_nsec = (long)((watch - (double)(time_t)watch) * 1e9) };
 			char when[64];
 			time_t now = time(NULL);
 
 			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&now));
-			printf("%severy %gs: rocefabctl %s    %s\n\n", tty ? "\033[H\033[2J" : "", watch, argv[optind],
-			       when);
+			if (!o.json)
+				printf("%severy %gs: rocefabctl %s    %s\n\n", tty ? "\033[H\033[2J" : "", watch,
+				       argv[optind], when);
 			rc = cli_run(&req, &o, &(struct cli_transport){ .json = send_json, .ctx = h }, stdout,
 				     stderr);
-			if (!tty)
+			if (rc && n == 0)
+				break;
+			if (!tty && !o.json)
 				printf("\n");
 			fflush(stdout);
 			while (nanosleep(&nap, &nap) < 0 && errno == EINTR)

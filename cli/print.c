@@ -398,6 +398,16 @@ void print_counters(FILE *f, const json_t *d)
 			strcmp(res, "1h") ? "; a step of whole hours reads the hourly rollups, kept longest" : "");
 	}
 	fprintf(f, "\n\n");
+	json_array_foreach(json_object_get(d, "series"), i, ser)
+		if (json_array_size(json_object_get(ser, "points")))
+			break;
+	if (i == json_array_size(json_object_get(d, "series"))) { /* (none, or none with a point) */
+		fprintf(f, "no samples in the window (counters this port does not report, or a window "
+			   "without samples)\n");
+		table_free(t);
+		strs_fini(&s);
+		return;
+	}
 	json_array_foreach(json_object_get(d, "series"), i, ser) {
 		const json_t *pts = json_object_get(ser, "points");
 		const json_t *last = json_array_get(pts, json_array_size(pts) - 1);
@@ -728,7 +738,13 @@ void print_probes(FILE *f, const json_t *d)
 	fprintf(f, "pingmesh over %.0f s, %s %s B: %zu pairs of %zu hosts\n",
 		json_number_value(json_object_get(d, "window_s")), str(&s, d, "op") ?: "?",
 		str(&s, d, "size") ?: "?", n, json_array_size(json_object_get(d, "hosts")));
-	fprintf(f, "finding:  %s %s\n", str(&s, fi, "kind"), str(&s, fi, "subject") ?: "");
+	{
+		/* (the subject unless none, or the kind again: "fabric", not "fabric fabric") */
+		const char *kind = str(&s, fi, "kind") ?: "?", *subj = str(&s, fi, "subject");
+		bool both = subj && strcmp(subj, kind);
+
+		fprintf(f, "finding:  %s%s%s\n", kind, both ? " " : "", both ? subj : "");
+	}
 	fprintf(f, "evidence: %s\n\n", str(&s, fi, "evidence") ?: "");
 	for (i = 0; v && i < n; i++)
 		v[i] = json_array_get(pairs, i);
@@ -1193,15 +1209,16 @@ void print_cc(FILE *f, const json_t *d)
 
 	if (json_is_object(d) && json_object_get(d, "signals")) { /* the status */
 		json_t *prio = json_object_get(d, "priority"), *low = json_object_get(d, "lowest_lossless");
-		char ps[40] = "";
+		char ps[40] = "", every[32];
 
 		if (json_is_integer(prio))
 			snprintf(ps, sizeof(ps), ", priority %lld", (long long)json_integer_value(prio));
-		fprintf(f, "mode %s, %s%s; every %lld ms: %lld decisions, %lld steps begun (%lld rolled back), %lld "
-			   "proposals, %lld change sets in flight\n",
+		tu_format_duration(json_integer_value(json_object_get(d, "interval_ms")) * 1000000, every,
+				   sizeof(every));
+		fprintf(f, "mode %s, %s%s; a decision every %s, %lld so far; %lld steps begun (%lld rolled back), "
+			   "%lld proposals, %lld change sets in flight\n",
 			json_string_value(json_object_get(d, "mode")) ?: "?",
-			json_string_value(json_object_get(d, "state")) ?: "?", ps,
-			(long long)json_integer_value(json_object_get(d, "interval_ms")),
+			json_string_value(json_object_get(d, "state")) ?: "?", ps, every,
 			(long long)json_integer_value(json_object_get(d, "decisions")),
 			(long long)json_integer_value(json_object_get(d, "steps")),
 			(long long)json_integer_value(json_object_get(d, "rolled_back")),

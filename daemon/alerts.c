@@ -247,7 +247,7 @@ int alerts_list(struct store_reader *rd, const char *state, json_t **ret, struct
 	sqlite3_stmt *st = store_reader_stmt(rd, sql);
 
 	if (state && strcmp(state, "active") && strcmp(state, "cleared"))
-		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "state", "active or cleared");
+		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "state", "state is active or cleared, not '%s'", state);
 	if (st) {
 		store_bind_text_or_null(st, 1, state);
 		sqlite3_bind_int64(st, 2, ALERTS_LIST_MAX);

@@ -827,22 +827,37 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 			sqlite3_reset(bk);
 		}
 	}
-	if (q->to_newest) {
+	if (q->to_newest || (fabric && (q->from_rel || q->to_rel))) {
 		/* no explicit window: the one that ends with the port's newest sample (a simulated
 		 * fabric's read times are fabric time, which runs behind the wall clock; a silent
-		 * agent's last data stays visible) */
+		 * agent's last data stays visible).  On a simulated device, times relative to now
+		 * ("-10s") count back from its newest sample too: by the wall clock they would name
+		 * a window the fabric has not reached, empty */
 		sqlite3_stmt *mx = store_reader_stmt(rd, "SELECT max(t_ns) FROM samples WHERE port_id = ?");
 
 		if (mx) {
 			sqlite3_bind_int64(mx, 1, id);
 			if (sqlite3_step(mx) == SQLITE_ROW && sqlite3_column_type(mx, 0) != SQLITE_NULL &&
-			    sqlite3_column_int64(mx, 0) < lq.to_ns) {
-				int64_t span = lq.to_ns - lq.from_ns;
+			    sqlite3_column_int64(mx, 0) < q->now_ns) {
+				int64_t newest = sqlite3_column_int64(mx, 0), span = lq.to_ns - lq.from_ns;
 
-				lq.to_ns = sqlite3_column_int64(mx, 0);
-				lq.from_ns = lq.to_ns - span;
+				if (q->to_newest && newest < lq.to_ns) {
+					lq.to_ns = newest;
+					lq.from_ns = lq.to_ns - span;
+				} else if (!q->to_newest) {
+					if (q->to_rel)
+						lq.to_ns -= q->now_ns - newest;
+					if (q->from_rel)
+						lq.from_ns -= q->now_ns - newest;
+				}
 			}
 			sqlite3_reset(mx);
+		}
+		if (lq.from_ns >= lq.to_ns) { /* ('-1m' to an absolute time just past the newest) */
+			r = rf_err_set(e, -EINVAL, "BAD_TIME_RANGE", "from",
+				       "'from' must be before 'to' (a simulated device: times relative to now "
+				       "count back from its newest sample)");
+			goto out_end;
 		}
 	}
 	if (q->step_ns == 0) {

@@ -41,6 +41,9 @@ struct counter_query {
 	int64_t from_ns, to_ns;
 	int64_t step_ns; /* 0: every sample */
 	bool to_newest;	 /* move the window back to end at the port's newest sample */
+	/* from, to: relative to now ("-10s", "now", or not given): on a simulated device, whose
+	 * times are fabric time (behind the wall clock), counted from its newest sample instead */
+	bool from_rel, to_rel;
 	bool one_priority; /* only priority's series (and the per-port ones) */
 	uint8_t priority;
 	unsigned max_points;

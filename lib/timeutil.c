@@ -220,6 +220,11 @@ int tu_parse_rfc3339(const char *s, int64_t *ret_ns)
 	return 0;
 }
 
+bool tu_time_is_relative(const char *s)
+{
+	return s && (!strcmp(s, "now") || *s == '-');
+}
+
 int tu_parse_time(const char *s, int64_t now_ns, int64_t *ret_ns)
 {
 	char *end;

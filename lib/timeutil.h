@@ -4,6 +4,7 @@
 #define ROCEFAB_TIMEUTIL_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define NSEC_PER_USEC ((int64_t)1000)
@@ -34,5 +35,7 @@ int tu_parse_rfc3339(const char *s, int64_t *ret_ns);
  * ("1764514195.5") or RFC 3339.  0, -EINVAL (none of those) or -ERANGE (before 1970, or after
  * TU_MAX_TIME_TEXT). */
 int tu_parse_time(const char *s, int64_t now_ns, int64_t *ret_ns);
+/* Whether tu_parse_time reads s relative to now ("now", "-5m"). */
+bool tu_time_is_relative(const char *s);
 
 #endif

@@ -194,6 +194,27 @@ def test_natural_order_numbers_as_typed_and_watch(world):
         p.wait(5)
     r = ctl(d, tok, "-w", "0", "agents")
     assert r.returncode == 2 and "--watch" in r.stderr
+    # -j: the JSON documents one after the other, nothing between them (jq reads them)
+    p = subprocess.Popen([binary("rocefabctl"), "-w", "0.2", "-j", "version"], stdout=subprocess.PIPE, env=env,
+                         text=True)
+    try:
+        docs, buf = [], []
+
+        def read_docs():
+            buf.append(p.stdout.readline())
+            if buf[-1] == "}\n":
+                docs.append(json.loads("".join(buf)))
+                buf.clear()
+            return len(docs) >= 2
+        wait_for(read_docs, 10, interval=0, what="two documents of -w -j")
+        assert all(x["api"] == "v1" for x in docs), docs
+    finally:
+        p.terminate()
+        p.wait(5)
+    # a first try that fails ends it with its status (it would fail the same way for ever)
+    r = ctl(d, tok, "-w", "1", "alerts", "--state", "bogus")
+    assert r.returncode == 1 and "bogus" in r.stderr, r.stderr
+    assert r.stdout.startswith("every 1s: rocefabctl alerts") and r.stdout.count("every 1s") == 1, r.stdout
     # only a command that reads is repeated: -w with one that changes things is refused, sent never
     for args in (["cc", "rollback"], ["cc", "policy", "mode=auto"], ["cc", "apply", "1"]):
         r = ctl(d, tok, "-w", "1", *args)

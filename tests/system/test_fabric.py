@@ -133,6 +133,13 @@ def test_demo_fabric_appears_within_two_intervals_with_true_rates(world):
     # the switch's queue and PFC state are there too (gauges)
     s = series(c, "leaf0:leaf0:h3", ["queue_depth_bytes", "pfc_paused"])
     assert ("queue_depth_bytes", 3) in s and ("pfc_paused", 3) in s
+    # times relative to now count back from a simulated device's newest sample (its times are
+    # fabric time, far behind the wall clock at this pace): by the wall clock '-1s' named a
+    # window the fabric had not reached, and came back empty
+    doc = c.json("/api/v1/ports/leaf0:leaf0:h3/counters", params={"names": "tx_bytes", "from": "-1s"})
+    pts = doc["series"][0]["points"]
+    assert doc["clock"] == "fabric" and len(pts) >= 1, doc
+    assert doc["to"] == c.json("/api/v1/ports/leaf0:leaf0:h3")["sampled_at"], doc
 
 
 # --- configuration changes ---------------------------------------------------------------------

@@ -365,6 +365,16 @@ static void test_build_rejects(void **state)
 	assert_rejected(&o, ARGV("changes", "1", "2"), -EINVAL, "USAGE",
 			"changes: too many arguments ('2' is one too many)");
 	assert_rejected(&o, ARGV("counters"), -EINVAL, "USAGE", "counters: missing arguments");
+	/* an id that is no number: a usage error here, not a 400 from the server (exit 2) */
+	assert_rejected(&o, ARGV("changes", "abc"), -EINVAL, "USAGE",
+			"changes ID: the id is a number from 1 up, not 'abc'");
+	assert_rejected(&o, ARGV("ack", "0"), -EINVAL, "USAGE", "ack: the id is a number from 1 up, not '0'");
+	assert_rejected(&o, ARGV("mitigate", "-1"), -EINVAL, "USAGE",
+			"mitigate: the id is a number from 1 up, not '-1'");
+	assert_rejected(&o, ARGV("cc", "reject", "7x"), -EINVAL, "USAGE",
+			"cc reject: the id is a number from 1 up, not '7x'");
+	assert_rejected(&o, ARGV("settle", "x", "applied"), -EINVAL, "USAGE",
+			"settle: the id is a number from 1 up, not 'x'");
 	assert_rejected(&o, ARGV("set", "ecn"), -EINVAL, "USAGE", "set: not enough arguments");
 	/* what set itself refuses */
 	assert_rejected(&o, ARGV("set", "qos", "leaf0", "x=1"), -EINVAL, "",
@@ -863,7 +873,13 @@ static void test_print_counters(void **state)
 		       "port p, 2026-01-01T00:00:00Z .. 2026-01-03T00:00:00Z\n"
 		       "(resolution 1m keeps data since 2026-01-02T22:00:00Z: points before it may be missing; a step "
 		       "of whole hours reads the hourly rollups, kept longest)\n\n"
-		       "COUNTER  PRIO  RAW  DELTA/VALUE  RATE  POINTS\n");
+		       "no samples in the window (counters this port does not report, or a window without samples)\n");
+	/* series without a point: said, not a table of dashes */
+	assert_printed(print_counters,
+		       "{'port': 'p', 'from': 'A', 'to': 'B',"
+		       " 'series': [{'name': 'x', 'unit': 'packets', 'points': []}]}",
+		       "port p, A .. B\n\n"
+		       "no samples in the window (counters this port does not report, or a window without samples)\n");
 }
 
 static const char changes_json[] =
@@ -1062,6 +1078,16 @@ static void test_print_probes(void **state)
 {
 	(void)state;
 	assert_printed(print_probes, matrix_json, matrix_txt);
+	/* a fabric-wide finding once ("fabric", not "fabric fabric"); none without a trailing
+	 * space; no pairs said */
+	assert_printed(print_probes,
+		       "{'window_s': 10, 'op': 'write', 'size': 64, 'hosts': [], 'pairs': [],"
+		       " 'finding': {'kind': 'fabric', 'subject': 'fabric', 'evidence': 'e'}}",
+		       "pingmesh over 10 s, write 64 B: 0 pairs of 0 hosts\nfinding:  fabric\nevidence: e\n\n"
+		       "no pair measured in the window\n");
+	assert_printed(print_probes, "{'window_s': 10, 'op': 'write', 'size': 64, 'finding': {'kind': 'none'}}",
+		       "pingmesh over 10 s, write 64 B: 0 pairs of 0 hosts\nfinding:  none\nevidence: \n\n"
+		       "no pair measured in the window\n");
 }
 
 /* An acknowledged alert with the operators' mitigations: who, when, the change, why (made
@@ -1210,7 +1236,8 @@ static void test_print_cc(void **state)
 		       " 'settings': {'tor_down': {'kmin_bytes': 400000}},"
 		       " 'steps_in_progress': [{'id': 2, 'state': 'waiting', 'class': 'tor_down',"
 		       "   'knob': 'kmin_bytes', 'from': 400000, 'to': 200000, 'proposal': 5}]}",
-		       "mode advise, stepping; every 10000 ms: 7 decisions, 2 steps begun (1 rolled back), 5 proposals, "
+		       "mode advise, stepping; a decision every 10s, 7 so far; 2 steps begun (1 rolled back), "
+		       "5 proposals, "
 		       "0 change sets in flight\n"
 		       "  tor_down  kmin_bytes=400000\n"
 		       "  step 2 waiting (proposal 5): tor_down kmin_bytes 400000 -> 200000\n");
@@ -1227,7 +1254,8 @@ static void test_print_cc(void **state)
 		       " 'empty_host_classes': [{'name': 'storage', 'hosts': 'st-\\u001b[2J*'}],"
 		       " 'steps_in_progress': [{'id': 3, 'state': 'rollback', 'class': 'hosts', 'forced': true,"
 		       "   'knob': 'min_time_between_cnps', 'from': 4, 'to': 2, 'proposal': 7}]}",
-		       "mode auto, stepping; every 10000 ms: 8 decisions, 3 steps begun (1 rolled back), 7 proposals, "
+		       "mode auto, stepping; a decision every 10s, 8 so far; 3 steps begun (1 rolled back), "
+		       "7 proposals, "
 		       "1 change sets in flight\n"
 		       "  restoring: the state saved before this start, if any, comes back at the first decision "
 		       "once the agents reported (a step under way then rolls back)\n"
@@ -1247,7 +1275,7 @@ static void test_print_cc(void **state)
 		       " 'holds': [{'class': 'tor_down', 'knob': 'kmax_bytes', 'direction': 'down', 'intervals': 4},"
 		       "   {'class': 'tor_down', 'knob': 'kmax_bytes', 'direction': 'down', 'intervals': 12,"
 		       "    'unless_pausing': true}, {'class': 'hosts', 'knob': 'soften', 'intervals': 1}]}",
-		       "mode auto, idle, priority 0; every 10000 ms: 9 decisions, 1 steps begun (1 rolled back), 2 "
+		       "mode auto, idle, priority 0; a decision every 10s, 9 so far; 1 steps begun (1 rolled back), 2 "
 		       "proposals, 0 change sets in flight\n"
 		       "  priority 4 is the lowest lossless one: the tuner moves to it once its steps on priority 0 are "
 		       "undone (rocefabctl cc rollback)\n"

@@ -54,7 +54,7 @@ export async function lineChart(canvas, title, unit, series, fmt, span, opts = {
         tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${fmt(c.parsed.y)}`, title: (c) => (c.length ? new Date(c[0].parsed.x * 1000).toISOString() : '') } },
       },
       scales: {
-        x: { type: 'linear', title: { display: true, text: 'sample time (UTC)' }, ticks: { callback: (v) => tick(v, span), maxTicksLimit: 5, maxRotation: 0, autoSkipPadding: 16 } },
+        x: { type: 'linear', title: { display: true, text: opts.xTitle || 'sample time (UTC)' }, ticks: { callback: (v) => tick(v, span), maxTicksLimit: 5, maxRotation: 0, autoSkipPadding: 16 } },
         y: { beginAtZero: true, max: opts.yMax, title: { display: true, text: unit }, ticks: { callback: (v) => fmt(v) } },
       },
     },

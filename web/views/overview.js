@@ -41,7 +41,7 @@ export async function render(root, ctx) {
         stale.length ? h('p', { class: 'bad' }, '⚠ stale: ', stale.slice(0, 12).map((a) => a.id).join(', '), stale.length > 12 ? ' …' : '') : null),
       h('div', { class: 'card', id: 'card-alerts' }, h('h2', {}, 'Active alerts'),
         h('p', { class: 'big' }, h('a', { href: '#/alerts' }, String(alerts.items.length))),
-        alerts.items.slice(0, 5).map((a) => h('p', { class: 'alert-line' }, h('span', { class: `kind kind-${a.kind}` }, a.kind), ' ', a.subject))),
+        alerts.items.slice(0, 5).map((a) => h('p', { class: 'alert-line' }, h('span', { class: `kind kind-${a.kind}` }, a.kind), a.subject === a.kind ? '' : ` ${a.subject}`))),
       h('div', { class: 'card' }, h('h2', {}, 'Ingest'),
         h('p', { class: 'big' }, `${fmtNum(Math.round(health.ingest?.samples_per_s || 0))} samples/s`),
         h('p', {}, `${fmtNum(health.ingest?.reports || 0)} reports since start · store queue ${health.store?.queue_depth ?? '–'} of ${health.store?.queue_max ?? '–'}`)),

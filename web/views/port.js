@@ -89,7 +89,10 @@ export async function render(root, ctx) {
       if (!series.length) continue;
       const canvas = h('canvas', { role: 'img', 'aria-label': `${title} of ${id}, ${unit}` });
       charts.append(h('div', { class: 'chart' }, canvas));
-      live.push(await lineChart(canvas, title, unit, series, fmt, span, { yMax: unit === '% of the time' ? 100 : undefined }));
+      live.push(await lineChart(canvas, title, unit, series, fmt, span, {
+        yMax: unit === '% of the time' ? 100 : undefined,
+        xTitle: doc.clock === 'fabric' ? 'fabric time (a simulated device: not the wall clock)' : undefined,
+      }));
     }
     put(latest, table([
       { label: 'Counter', value: (c) => c.name },

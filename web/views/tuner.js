@@ -36,7 +36,8 @@ function reasonActions(p, act) {
   why.value = reasons.get(p.id) || '';
   return h('p', { class: 'actions' }, why,
     h('button', { type: 'button', class: 'primary', onclick: () => act(p, 'apply', why.value) }, 'Apply'),
-    h('button', { type: 'button', onclick: () => act(p, 'reject', why.value) }, 'Reject'));
+    h('button', { type: 'button', onclick: () => act(p, 'reject', why.value) }, 'Reject'),
+    p.phase === 'canary' ? h('span', { class: 'note' }, ' Apply approves the step: its canary now, then its rollout to the rest of the class once the canary did no harm (or its rollback), without asking again.') : null);
 }
 
 export async function render(root, ctx) {
@@ -66,7 +67,7 @@ export async function render(root, ctx) {
     const [proposals, history] = await Promise.all([api('/api/v1/cc/proposals?all=true'), api('/api/v1/cc/history')]);
     const sig = cc.signals || {};
     put(status, 
-      h('div', { class: 'card' }, h('h2', {}, 'Mode'), h('p', { class: 'big', id: 'cc-mode' }, cc.mode), h('p', {}, `state ${cc.state} · priority ${cc.priority} · ${cc.decisions} decisions every ${cc.interval_ms / 1000} s · last ${fmtTime(cc.last_decision)}`),
+      h('div', { class: 'card' }, h('h2', {}, 'Mode'), h('p', { class: 'big', id: 'cc-mode' }, cc.mode), h('p', {}, `state ${cc.state} · priority ${cc.priority} · a decision every ${cc.interval_ms / 1000} s, ${cc.decisions} so far · last ${fmtTime(cc.last_decision)}`),
         cc.lowest_lossless != null && cc.lowest_lossless !== cc.priority ? h('p', { class: 'note', id: 'cc-priority' }, `Priority ${cc.lowest_lossless} is the lowest lossless one: the tuner moves to it once its steps on priority ${cc.priority} are undone (rocefabctl cc rollback).`) : null,
         cc.restoring ? h('p', { class: 'note', id: 'cc-restoring' }, 'Restoring: the state saved before rocefabd started, if any, comes back at the first decision once the agents reported (a step under way then rolls back).') : null,
         cc.host_classes_pending ? h('p', { class: 'note' }, 'New host classes wait until the step under way in a host class is done.') : null,
