@@ -103,6 +103,22 @@ int h_alert_mitigate(struct api_req *req)
 	return api_reply_json(req, 202, out);
 }
 
+int h_alert(struct api_req *req)
+{
+	struct store_reader *rd;
+	struct rf_err e = { 0 };
+	json_t *out = NULL;
+	int64_t id;
+	int r;
+
+	if (alert_id(req, &id) < 0)
+		return 0;
+	if ((r = api_reader(req, &rd)))
+		return r < 0 ? r : 0;
+	r = alerts_get(rd, id, &out, &e);
+	return api_finish(req, rd, r, out, &e, 200);
+}
+
 int h_alert_ack(struct api_req *req)
 {
 	struct store_reader *rd;

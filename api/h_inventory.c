@@ -91,6 +91,8 @@ static int v_port_counters(struct api_req *req, struct store_reader *rd,
 	q.to_rel = !has_to || tu_time_is_relative(api_arg(req, "to"));
 	if ((r = api_duration_arg(req, "step", &q.step_ns, e)) < 0)
 		return r;
+	if (r > 0 && q.step_ns == 0) /* (step=0s was taken as no step: every sample) */
+		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "step", "step must be at least 1ms");
 	if ((r = api_uint_arg(req, "priority", 0, 7, &prio, e)) < 0)
 		return r;
 	if (r > 0) {

@@ -208,6 +208,7 @@ int h_detector_config(struct api_req *req);
 int h_detector_snapshot(struct api_req *req);
 int h_alert_mitigate(struct api_req *req);
 int h_alert_ack(struct api_req *req);
+int h_alert(struct api_req *req);
 int h_counters_registry(struct api_req *req);
 int h_report(struct api_req *req);
 

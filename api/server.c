@@ -95,6 +95,7 @@ static const struct api_route routes[] = {
 	{ { "PUT", "/api/v1/probes/config" }, ROLE_OPERATOR, h_probes_config,
 	  "change the pingmesh configuration", NULL },
 	{ { "GET", "/api/v1/alerts" }, ROLE_VIEWER, h_alerts, "alerts", "state" },
+	{ { "GET", "/api/v1/alerts/{id}" }, ROLE_VIEWER, h_alert, "one alert", NULL },
 	{ { "POST", "/api/v1/alerts/{id}/mitigate" }, ROLE_OPERATOR, h_alert_mitigate,
 	  "mitigate a detector alert (advise mode)", NULL },
 	{ { "POST", "/api/v1/alerts/{id}/ack" }, ROLE_OPERATOR, h_alert_ack, "acknowledge an alert", NULL },

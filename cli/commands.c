@@ -126,9 +126,14 @@ static int build_probes(const struct cli_cmd *c, char *const *args, int nargs,
 		       query_add(r, e, "op", o->op) ?: query_add(r, e, "size", o->size);
 }
 
+/* alerts [ALERT] [--state S] */
 static int build_alerts(const struct cli_cmd *c, char *const *args, int nargs,
 			const struct cli_opts *o, struct cli_request *r, struct rf_err *e)
 {
+	if (nargs && o->state)
+		return rf_err_set(e, -EINVAL, "USAGE", NULL, "alerts ALERT: --state is for the list, not one alert");
+	if (nargs)
+		return id_arg("alerts ALERT", args[0], e) ?: build_get(c, args, nargs, o, r, e);
 	return build_get(c, args, nargs, o, r, e) ?: query_add(r, e, "state", o->state);
 }
 
@@ -442,6 +447,11 @@ static int build_set(const struct cli_cmd *c, char *const *args, int nargs,
 	if ((!dcqcn && !s.port) || (ecn && !s.queue))
 		return rf_err_set(e, -EINVAL, NULL, NULL, "set %s needs %s", s.what,
 				  ecn ? "SWITCH PORT QUEUE" : "NODE PORT");
+	/* NAME=VALUE where the PORT or QUEUE goes: one was left out */
+	if ((!dcqcn && strchr(s.port, '=')) || (ecn && strchr(s.queue, '=')))
+		return rf_err_set(e, -EINVAL, "USAGE", NULL, "set %s needs %s before NAME=VALUE, not '%s'%s", s.what,
+				  ecn ? "SWITCH PORT QUEUE" : "NODE PORT", strchr(s.port, '=') ? s.port : s.queue,
+				  ecn ? "" : " (a host's PORT is DEVICE:PORT, e.g. nic0:1)");
 	if (!dcqcn && o->port) /* its PORT is an argument */
 		return rf_err_set(e, -EINVAL, "USAGE", NULL,
 				  "set %s: --port is for set dcqcn (PORT is an argument here)", s.what);
@@ -602,14 +612,17 @@ static const struct cli_cmd cmds[] = {
 	  .flags = CLI_WITH_ALERTS,
 	  .opts = CLI_OPT_WINDOW | CLI_OPT_OP | CLI_OPT_SIZE },
 	{ .name = "alerts",
-	  .synopsis = "alerts [--state active|cleared]",
+	  .synopsis = "alerts [ALERT] [--state active|cleared]",
 	  .help = "faults named by the pingmesh localization and the PFC\n"
 		  "deadlock and storm detector (deadlock, pause_storm,\n"
 		  "slow_receiver, persistent, restore_failed), and ports\n"
-		  "that went down (port_down)",
+		  "that went down (port_down); or one alert with its\n"
+		  "details (the storm's source, its victims, the action)",
+	  .max_args = 1,
 	  .path = "/api/v1/alerts",
 	  .build = build_alerts,
 	  .print = print_alerts,
+	  .print_one = print_alert,
 	  .opts = CLI_OPT_STATE },
 	{ .name = "ack",
 	  .synopsis = "ack ALERT",

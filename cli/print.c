@@ -815,21 +815,39 @@ void print_alerts(FILE *f, const json_t *d)
 
 void print_alert(FILE *f, const json_t *a)
 {
-	const json_t *acked = json_object_get(a, "acked"), *m;
+	const json_t *acked = json_object_get(a, "acked"), *det = json_object_get(a, "details"), *m, *q;
 	struct strs s = { 0 };
 	size_t i;
 
-	fprintf(f, "alert %lld %s %s: %s (%s)\n", (long long)json_integer_value(json_object_get(a, "id")),
-		json_string_value(json_object_get(a, "kind")) ?: "?", json_string_value(json_object_get(a, "subject")) ?: "?",
-		json_string_value(json_object_get(a, "evidence")) ?: "", json_string_value(json_object_get(a, "state")) ?: "?");
+	/* (the subject and evidence name agents' nodes and ports: made printable) */
+	fprintf(f, "alert %s %s %s: %s (%s)\n", str(&s, a, "id") ?: "?", str(&s, a, "kind") ?: "?",
+		str(&s, a, "subject") ?: "?", str(&s, a, "evidence") ?: "", str(&s, a, "state") ?: "?");
+	if (str(&s, a, "first_seen"))
+		fprintf(f, "seen %s .. %s%s%s\n", str(&s, a, "first_seen"), str(&s, a, "last_seen") ?: "?",
+			str(&s, a, "cleared") ? ", cleared " : "", str(&s, a, "cleared") ?: "");
+	/* a detector finding: the source, the queues paused behind it, the suggested action */
+	json_array_foreach(json_object_get(det, "ports"), i, q)
+		fprintf(f, "%s %s %s: paused %s us, sent %s bytes, queue %s bytes\n",
+			i ? "        " : "ports:  ", str(&s, q, "node") ?: "?", str(&s, q, "port") ?: "?",
+			str(&s, q, "paused_us") ?: "?", str(&s, q, "tx_bytes") ?: "?", str(&s, q, "queue_bytes") ?: "?");
+	if (json_array_size(json_object_get(det, "victims"))) {
+		fprintf(f, "victims: %s, paused behind it:", str(&s, det, "victims_total") ?: "?");
+		json_array_foreach(json_object_get(det, "victims"), i, q)
+			fprintf(f, "%s %s %s", i ? "," : "", str(&s, q, "node") ?: "?", str(&s, q, "port") ?: "?");
+		fputc('\n', f);
+	}
+	if (json_is_object(q = json_object_get(det, "suggested")))
+		fprintf(f, "suggested: %s %s priority %s: %s (rocefabctl mitigate %s)\n", str(&s, q, "node") ?: "?",
+			str(&s, q, "port") ?: "?", str(&s, q, "priority") ?: "?", str(&s, q, "change") ?: "?",
+			str(&s, a, "id") ?: "ID");
+	if (json_is_object(q = json_object_get(det, "attributed_to")))
+		fprintf(f, "attributed to: %s %s\n", str(&s, q, "kind") ?: "?", str(&s, q, "subject") ?: "?");
 	if (json_is_object(acked))
-		fprintf(f, "acknowledged by %s at %s\n", json_string_value(json_object_get(acked, "by")) ?: "?",
-			json_string_value(json_object_get(acked, "at")) ?: "?");
+		fprintf(f, "acknowledged by %s at %s\n", str(&s, acked, "by") ?: "?", str(&s, acked, "at") ?: "?");
 	/* an operator's name and reason: made printable */
 	json_array_foreach(json_object_get(a, "mitigations"), i, m) {
-		fprintf(f, "mitigated by %s at %s: change %lld", str(&s, m, "by") ?: "?",
-			json_string_value(json_object_get(m, "at")) ?: "?",
-			(long long)json_integer_value(json_object_get(m, "change")));
+		fprintf(f, "mitigated by %s at %s: change %s", str(&s, m, "by") ?: "?", str(&s, m, "at") ?: "?",
+			str(&s, m, "change") ?: "?");
 		if (json_object_get(m, "reason"))
 			fprintf(f, " (%s)", str(&s, m, "reason") ?: "?");
 		fputc('\n', f);
@@ -922,7 +940,8 @@ static void change_target(struct strs *s, const json_t *tg, char *target, size_t
 		snprintf(target, len, "%s %s:%s", agent, str(s, tg, "device") ?: "?", port);
 }
 
-/* "name=value ..." of an object of settings (15 digits: 0.3 as typed); "-" when null. */
+/* "name=value ..." of an object of settings (15 digits: 0.3 as typed); "-" when null.  What an
+ * agent read back also names the object (device, port, queue: the target's), left out. */
 static const char *settings_text(struct strs *s, const json_t *o)
 {
 	struct buf b;
@@ -933,7 +952,11 @@ static const char *settings_text(struct strs *s, const json_t *o)
 		return "-";
 	buf_init(&b);
 	json_object_foreach((json_t *)o, k, v) {
-		char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
+		char *t;
+
+		if (!strcmp(k, "device") || !strcmp(k, "port") || !strcmp(k, "queue"))
+			continue;
+		t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
 
 		buf_printf(&b, "%s%s=%s", b.len ? " " : "", k, t ?: "?");
 		free(t);

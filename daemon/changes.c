@@ -1103,6 +1103,27 @@ int changes_lookup(struct store_reader *rd, const char *role, enum change_kind k
 		if (kind == CHANGE_ECN)
 			return rf_err_set(e, -ENOENT, "UNKNOWN_QUEUE", NULL,
 					  "%s port %s has no queue %d with ECN settings reported", agent, port, queue);
+		if (device) { /* a device it does not have: name those it has */
+			json_t *all = NULL, *it;
+			const char *last = "";
+			char have[200] = "";
+			size_t i, n = 0;
+
+			/* (a device's ports one after the other: each device once) */
+			if (configs_get(rd, agent, kind, NULL, port, queue, &all, e) == 0)
+				json_array_foreach(all, i, it) {
+					const char *d = json_string_value(json_object_get(it, "device")) ?: "?";
+
+					if (strcmp(d, last) && n + strlen(d) + 3 < sizeof(have))
+						n += (size_t)snprintf(have + n, sizeof(have) - n, "%s%s", n ? ", " : "", d);
+					last = d;
+				}
+			json_decref(all);
+			if (n)
+				return rf_err_set(e, -ENOENT, "UNKNOWN_DEVICE", NULL,
+						  "%s has no device '%s' with %s settings (it reports them for %s)", agent,
+						  device, change_kind_name(kind), have);
+		}
 		return rf_err_set(e, -ENOENT, "NO_CONFIGURATION", NULL,
 				  "%s has reported no %s configuration%s%s (its agent cannot read it, or "
 				  "has not reported yet)", agent, change_kind_name(kind), port ? " for port " : "",

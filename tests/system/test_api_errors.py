@@ -426,7 +426,7 @@ def test_times_and_durations_have_one_spelling(daemon):
     """strtod read "0x10" as 16 and "01" as 1: a time, a window or a step is plain decimal (or
     RFC 3339, now, -DURATION) and anything else is 400 naming the parameter (found by review)."""
     c = daemon.client("viewer")
-    for q in ("from=0x10", "to=00", "step=01", "step=1e3s", "from=-0x10s"):
+    for q in ("from=0x10", "to=00", "step=01", "step=1e3s", "from=-0x10s", "step=0s"):
         p = problem(c.get(f"/api/v1/ports/stor-b1:rxe0:1/counters?{q}"), 400, "BAD_PARAMETER")
         assert q.split("=")[0] in p["detail"] + p.get("pointer", ""), p
     problem(c.get("/api/v1/probes/matrix?window=0x10"), 400, "BAD_PARAMETER")

@@ -201,9 +201,16 @@ def test_live_advise_changes_nothing_until_mitigated(world):
     d.token("noc", "operator")
     r = d.client("noc").post(f"/api/v1/alerts/{a['id']}/ack")
     assert r.status_code == 409 and r.json()["code"] == "ALREADY_ACKED" and "by ops at" in r.json()["detail"], r.text
+    # one alert, as the list has it (GET /api/v1/alerts/{id}); an unknown one is a 404
+    one = c.json(f"/api/v1/alerts/{a['id']}")
+    assert one == [x for x in c.json("/api/v1/alerts")["items"] if x["id"] == a["id"]][0], one
+    assert c.get("/api/v1/alerts/99999").status_code == 404 and c.get("/api/v1/alerts/x").status_code == 400
     # the same from rocefabctl
     out = ctl(d, "viewer", "alerts").stdout
     assert "pause_storm" in out and "h5 nic0:1 priority 3" in out, out
+    out = ctl(d, "viewer", "alerts", str(a["id"])).stdout  # with its details: what to do
+    assert out.startswith(f"alert {a['id']} pause_storm h5 nic0:1 priority 3: ") and "ports:   h5 nic0:1: " in out, out
+    assert f"suggested: leaf1 h5 priority 3: lossless_off (rocefabctl mitigate {a['id']})" in out, out
     out = ctl(d, "viewer", "detector").stdout
     assert "storms advise" in out and "pause_storm" in out and "[mitigated]" in out, out
     assert "held: leaf1:h5 priority 3 lossy (pause_storm #" in out and "after h5:nic0:1 stops pausing" in out, out

@@ -230,6 +230,11 @@ def test_dcqcn_pfc_and_bulk_changes_with_outcomes(world):
                         ({"rpg_tim_reset": 5}, "/rpg_tim_reset")):
         r = ops.put("/api/v1/hosts/h4/dcqcn", json=body)
         assert r.status_code == 400 and r.json()["pointer"] == field, r.text
+    # a device the host does not have is named, with those it has (it used to read as if the host
+    # reported no DCQCN settings at all)
+    r = ops.put("/api/v1/hosts/h4/dcqcn", json={"device": "nic9", "rpg_ai_rate": 6})
+    assert r.status_code == 404 and r.json()["code"] == "UNKNOWN_DEVICE", r.text
+    assert r.json()["detail"] == "h4 has no device 'nic9' with dcqcn settings (it reports them for nic0)", r.text
     r = ops.put("/api/v1/hosts/h4/dcqcn", json={"rpg_ai_rate": 40, "rpg_time_reset": 55})
     assert r.status_code == 202, r.text
     cid = r.json()["changes"][0]["id"]

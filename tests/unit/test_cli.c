@@ -382,6 +382,11 @@ static void test_build_rejects(void **state)
 	assert_rejected(&o, ARGV("set", "ecn", "leaf0", "Eth1"), -EINVAL, "",
 			"set ecn needs SWITCH PORT QUEUE");
 	assert_rejected(&o, ARGV("set", "pfc", "leaf0"), -EINVAL, "", "set pfc needs NODE PORT");
+	assert_rejected(&o, ARGV("set", "pfc", "h16", "enable=8"), -EINVAL, "USAGE",
+			"set pfc needs NODE PORT before NAME=VALUE, not 'enable=8' (a host's PORT is DEVICE:PORT, e.g. "
+			"nic0:1)");
+	assert_rejected(&o, ARGV("set", "ecn", "leaf0", "h1", "kmin_bytes=5"), -EINVAL, "USAGE",
+			"set ecn needs SWITCH PORT QUEUE before NAME=VALUE, not 'kmin_bytes=5'");
 	assert_rejected(&o, ARGV("set", "ecn", "leaf0", "Eth1", "3"), -EINVAL, "",
 			"name at least one NAME=VALUE to change (rocefabctl params)");
 	assert_rejected(&o, ARGV("set", "dcqcn", "h1", "a=1", "kmin"), -EINVAL, "",
@@ -555,11 +560,12 @@ static const char usage_txt[] =
 	"                               pingmesh: what the latency matrix points at, and its\n"
 	"                               worst pairs (of the configuration's first op and size\n"
 	"                               unless named)\n"
-	"  alerts [--state active|cleared]\n"
+	"  alerts [ALERT] [--state active|cleared]\n"
 	"                               faults named by the pingmesh localization and the PFC\n"
 	"                               deadlock and storm detector (deadlock, pause_storm,\n"
 	"                               slow_receiver, persistent, restore_failed), and ports\n"
-	"                               that went down (port_down)\n"
+	"                               that went down (port_down); or one alert with its\n"
+	"                               details (the storm's source, its victims, the action)\n"
 	"  ack ALERT                    acknowledge an alert (role operator)\n"
 	"  mitigate ALERT [--reason TEXT]\n"
 	"                               act on a PFC detector alert in advise mode: break the\n"
@@ -988,7 +994,7 @@ static void test_print_changes(void **state)
 		       "{'id': 8, 'batch': 8, 'state': 'timed_out', 'in_doubt': false, 'actor': 'ops', 'created': 'T0',"
 		       " 'sent': 'T1', 'deadline': 'T9', 'updated': 'T2', 'reason': null, 'after': [], 'error': null,"
 		       " 'target': {'kind': 'dcqcn', 'agent': 'h1', 'role': 'host', 'device': 'mlx5_0', 'port': '1'},"
-		       " 'params': {'rpg_ai_rate': 5}, 'old': {'rpg_ai_rate': 4}, 'new': {'x\\u001b[2J': 'y'},"
+		       " 'params': {'rpg_ai_rate': 5}, 'old': {'rpg_ai_rate': 4}, 'new': {'device': 'mlx5_0', 'x\\u001b[2J': 'y', 'port': '1'},"
 		       " 'settled': {'by': 'noc', 'at': 'T3', 'reason': 'gone', 'applied': false}}",
 		       "change:    8 (batch 8): timed_out\n"
 		       "target:    dcqcn h1 mlx5_0:1\n"
@@ -1104,6 +1110,26 @@ static void test_print_alert(void **state)
 		       "acknowledged by ops at 2026-12-05T13:30:00Z\n"
 		       "mitigated by ops at 2026-12-05T13:29:00Z: change 12\n"
 		       "mitigated by noc at 2026-12-05T13:31:00Z: change 15 (INC-7 ?[2J)\n");
+	/* one alert of the detector with its details: the storm's source, its victims, the action
+	 * to take; an agent's names made printable */
+	assert_printed(print_alert,
+		       "{'id': 3, 'kind': 'pause_storm', 'subject': 'h7 nic0:1 priority 3', 'state': 'cleared',"
+		       " 'evidence': 'pause storm from h\\u001b7', 'first_seen': 'T0', 'last_seen': 'T1', 'cleared': 'T2',"
+		       " 'acked': null, 'mitigations': [],"
+		       " 'details': {'ports': [{'node': 'leaf0', 'port': 'h7', 'paused_us': 1900, 'tx_bytes': 0,"
+		       "   'queue_bytes': 5}], 'victims_total': 8, 'victims': [{'node': 'leaf0', 'port': 'spine0'},"
+		       "   {'node': 'spine0', 'port': 'leaf0'}],"
+		       "  'suggested': {'node': 'leaf0', 'port': 'h7', 'priority': 3, 'change': 'lossless_off'}}}",
+		       "alert 3 pause_storm h7 nic0:1 priority 3: pause storm from h?7 (cleared)\n"
+		       "seen T0 .. T1, cleared T2\n"
+		       "ports:   leaf0 h7: paused 1900 us, sent 0 bytes, queue 5 bytes\n"
+		       "victims: 8, paused behind it: leaf0 spine0, spine0 leaf0\n"
+		       "suggested: leaf0 h7 priority 3: lossless_off (rocefabctl mitigate 3)\n");
+	/* a pingmesh alert explained by a PFC finding */
+	assert_printed(print_alert,
+		       "{'id': 4, 'kind': 'tor', 'subject': 'leaf0', 'state': 'active', 'evidence': 'e',"
+		       " 'details': {'attributed_to': {'kind': 'pause_storm', 'subject': 'h7 nic0:1 priority 3'}}}",
+		       "alert 4 tor leaf0: e (active)\nattributed to: pause_storm h7 nic0:1 priority 3\n");
 }
 
 static void test_print_health(void **state)
