@@ -1115,14 +1115,15 @@ int changes_lookup(struct store_reader *rd, const char *role, enum change_kind k
 					const char *d = json_string_value(json_object_get(it, "device")) ?: "?";
 
 					if (strcmp(d, last) && n + strlen(d) + 3 < sizeof(have))
-						n += (size_t)snprintf(have + n, sizeof(have) - n, "%s%s", n ? ", " : "", d);
+						n += (size_t)snprintf(have + n, sizeof(have) - n, "%s%s", n ? ", " : "",
+								      d);
 					last = d;
 				}
 			json_decref(all);
 			if (n)
 				return rf_err_set(e, -ENOENT, "UNKNOWN_DEVICE", NULL,
-						  "%s has no device '%s' with %s settings (it reports them for %s)", agent,
-						  device, change_kind_name(kind), have);
+						  "%s has no device '%s' with %s settings (it reports them for %s)",
+						  agent, device, change_kind_name(kind), have);
 		}
 		return rf_err_set(e, -ENOENT, "NO_CONFIGURATION", NULL,
 				  "%s has reported no %s configuration%s%s (its agent cannot read it, or "

@@ -994,7 +994,8 @@ static void test_print_changes(void **state)
 		       "{'id': 8, 'batch': 8, 'state': 'timed_out', 'in_doubt': false, 'actor': 'ops', 'created': 'T0',"
 		       " 'sent': 'T1', 'deadline': 'T9', 'updated': 'T2', 'reason': null, 'after': [], 'error': null,"
 		       " 'target': {'kind': 'dcqcn', 'agent': 'h1', 'role': 'host', 'device': 'mlx5_0', 'port': '1'},"
-		       " 'params': {'rpg_ai_rate': 5}, 'old': {'rpg_ai_rate': 4}, 'new': {'device': 'mlx5_0', 'x\\u001b[2J': 'y', 'port': '1'},"
+		       " 'params': {'rpg_ai_rate': 5}, 'old': {'rpg_ai_rate': 4}, 'new': {'device': 'mlx5_0',"
+		       " 'x\\u001b[2J': 'y', 'port': '1'},"
 		       " 'settled': {'by': 'noc', 'at': 'T3', 'reason': 'gone', 'applied': false}}",
 		       "change:    8 (batch 8): timed_out\n"
 		       "target:    dcqcn h1 mlx5_0:1\n"
@@ -1114,7 +1115,8 @@ static void test_print_alert(void **state)
 	 * to take; an agent's names made printable */
 	assert_printed(print_alert,
 		       "{'id': 3, 'kind': 'pause_storm', 'subject': 'h7 nic0:1 priority 3', 'state': 'cleared',"
-		       " 'evidence': 'pause storm from h\\u001b7', 'first_seen': 'T0', 'last_seen': 'T1', 'cleared': 'T2',"
+		       " 'evidence': 'pause storm from h\\u001b7', 'first_seen': 'T0', 'last_seen': 'T1',"
+		       " 'cleared': 'T2',"
 		       " 'acked': null, 'mitigations': [],"
 		       " 'details': {'ports': [{'node': 'leaf0', 'port': 'h7', 'paused_us': 1900, 'tx_bytes': 0,"
 		       "   'queue_bytes': 5}], 'victims_total': 8, 'victims': [{'node': 'leaf0', 'port': 'spine0'},"
