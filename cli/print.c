@@ -1124,8 +1124,8 @@ static void print_cc_signals(FILE *f, const json_t *g)
 
 	if (!json_is_number(json_object_get(g, "pause_share"))) /* none before the first interval */
 		return;
-	fprintf(f, "  signals: ports paused %.3f %% of the time; per host %.1f %% of capacity sent, %.2f CNPs, %.2f "
-		   "retransmissions; %.2f drops per port",
+	fprintf(f, "  signals of the last interval: ports paused %.3f %% of the time; per host %.1f %% of capacity "
+		   "sent, %.2f CNPs, %.2f retransmissions; %.2f drops per port",
 		json_number_value(json_object_get(g, "pause_share")) * 100,
 		json_number_value(json_object_get(g, "host_util")) * 100,
 		json_number_value(json_object_get(g, "cnp_per_host")),

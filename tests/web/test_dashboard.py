@@ -407,6 +407,13 @@ def test_dcqcn_change_in_the_form(demo, browser):
     browser.login(demo.url, demo.operator)
     browser.open(demo.url, "host/h5")
     d = browser.d
+    # its port's switch port, from the link (a host's page had no way to it but the topology)
+    cell = wait_for(lambda: browser.js("return [...document.querySelectorAll('table')].find(t => "
+                                       "t.caption?.textContent === 'RDMA ports')?.rows[1]?.cells[5]?.textContent"), 10)
+    assert cell == "leaf0 h5", cell
+    assert browser.js("return [...document.querySelectorAll('table')].find(t => t.caption?.textContent === "
+                      "'RDMA ports').rows[1].cells[5].querySelectorAll('a')[1].getAttribute('href')") == \
+        "#/port/leaf0%3Aleaf0%3Ah5"
     el = d.find_element("id", "f-rpg_ai_rate")
     el.clear()
     el.send_keys("0")  # below the knob's range: the server says so at the field

@@ -224,10 +224,16 @@ async function renderSwitch(root, ctx, id) {
 }
 
 async function renderHost(root, ctx, id) {
-  const [host, dcqcn, params] = await Promise.all([
+  const [host, dcqcn, params, links] = await Promise.all([
     api(`/api/v1/hosts/${encodeURIComponent(id)}`), api(`/api/v1/hosts/${encodeURIComponent(id)}/dcqcn`), api('/api/v1/params'),
+    api('/api/v1/links'),
   ]);
   const ports = (host.devices_detail || []).flatMap((d) => d.ports.map((p) => ({ ...p, driver: d.driver, kind: d.kind })));
+  // the switch port at the other end of each port's link (from the ports' neighbours)
+  const far = new Map();
+  for (const l of links.items || []) {
+    for (const [x, y] of [[l.a, l.b], [l.b, l.a]]) if (x.node === id && x.port_id) far.set(x.port_id, y);
+  }
   add(root, h('h1', {}, `Host ${host.id}`),
     h('p', { class: host.status === 'ok' ? '' : 'bad' }, `agent ${host.status}${host.status === 'ok' ? '' : ' ⚠'} · last seen ${fmtTime(host.last_seen)} · ${host.ports_up}/${host.ports} ports up · version ${host.agent_version}`),
     table([
@@ -236,6 +242,7 @@ async function renderHost(root, ctx, id) {
       { label: 'Driver', value: (p) => p.driver || '–' },
       { label: 'State', value: (p) => (p.state === 'up' ? 'up' : `✕ ${p.state}`) },
       { label: 'Speed', num: true, value: (p) => (p.speed_mbps ? fmtBits(p.speed_mbps * 1e6) : '–') },
+      { label: 'Switch port', value: (p) => { const y = far.get(p.id); return y ? [link(`#/switch/${encodeURIComponent(y.node)}`, y.node), ' ', y.port_id ? link(`#/port/${encodeURIComponent(y.port_id)}`, y.port) : y.port] : '–'; } },
     ], ports, { caption: 'RDMA ports' }),
     h('h2', {}, 'DCQCN settings'),
     table([
