@@ -87,8 +87,9 @@ static int v_port_counters(struct api_req *req, struct store_reader *rd,
 	if ((has_from = api_time_arg(req, "from", o->now_ns, &q.from_ns, e)) < 0)
 		return has_from;
 	q.to_newest = !has_from && !has_to;
-	q.from_rel = !has_from || tu_time_is_relative(api_arg(req, "from"));
 	q.to_rel = !has_to || tu_time_is_relative(api_arg(req, "to"));
+	/* (from by default is to minus 5 minutes: relative as to is) */
+	q.from_rel = has_from ? tu_time_is_relative(api_arg(req, "from")) : q.to_rel;
 	if ((r = api_duration_arg(req, "step", &q.step_ns, e)) < 0)
 		return r;
 	if (r > 0 && q.step_ns == 0) /* (step=0s was taken as no step: every sample) */

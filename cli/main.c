@@ -202,7 +202,7 @@ int main(int argc, char **argv)
 		 * (a later one goes on: rocefabd restarting) */
 		bool tty = isatty(STDOUT_FILENO) && !o.json;
 
-		for (unsigned n = 0;; n++) {
+		for (bool first = true;; first = false) {
 			struct timespec nap = { .tv_sec = (time_t)watch,
 						.tv_nsec = (long)((watch - (double)(time_t)watch) * 1e9) };
 			char when[64];
@@ -214,8 +214,10 @@ int main(int argc, char **argv)
 				       argv[optind], when);
 			rc = cli_run(&req, &o, &(struct cli_transport){ .json = send_json, .ctx = h }, stdout,
 				     stderr);
-			if (rc && n == 0)
+			if (rc && first) {
+				fflush(stdout);
 				break;
+			}
 			if (!tty && !o.json)
 				printf("\n");
 			fflush(stdout);

@@ -836,10 +836,15 @@ void print_alert(FILE *f, const json_t *a)
 			fprintf(f, "%s %s %s", i ? "," : "", str(&s, q, "node") ?: "?", str(&s, q, "port") ?: "?");
 		fputc('\n', f);
 	}
-	if (json_is_object(q = json_object_get(det, "suggested")))
-		fprintf(f, "suggested: %s %s priority %s: %s (rocefabctl mitigate %s)\n", str(&s, q, "node") ?: "?",
+	if (json_is_object(q = json_object_get(det, "suggested"))) {
+		/* (rocefabctl mitigate does it while the alert is active and not mitigated yet) */
+		bool can = !strcmp(str(&s, a, "state") ?: "", "active") &&
+			   !json_is_true(json_object_get(det, "mitigated"));
+
+		fprintf(f, "suggested: %s %s priority %s: %s%s%s%s\n", str(&s, q, "node") ?: "?",
 			str(&s, q, "port") ?: "?", str(&s, q, "priority") ?: "?", str(&s, q, "change") ?: "?",
-			str(&s, a, "id") ?: "ID");
+			can ? " (rocefabctl mitigate " : "", can ? str(&s, a, "id") ?: "ID" : "", can ? ")" : "");
+	}
 	if (json_is_object(q = json_object_get(det, "attributed_to")))
 		fprintf(f, "attributed to: %s %s\n", str(&s, q, "kind") ?: "?", str(&s, q, "subject") ?: "?");
 	if (json_is_object(acked))

@@ -1103,7 +1103,8 @@ int changes_lookup(struct store_reader *rd, const char *role, enum change_kind k
 		if (kind == CHANGE_ECN)
 			return rf_err_set(e, -ENOENT, "UNKNOWN_QUEUE", NULL,
 					  "%s port %s has no queue %d with ECN settings reported", agent, port, queue);
-		if (device) { /* a device it does not have: name those it has */
+		if (device && !port) { /* a device it does not have: name those it has (a port given was
+					* found above: its device is there, its settings not reported) */
 			json_t *all = NULL, *it;
 			const char *last = "";
 			char have[200] = "";

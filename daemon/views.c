@@ -859,6 +859,14 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 				       "count back from its newest sample)");
 			goto out_end;
 		}
+		/* the window moved (one end only: wider): its points counted again */
+		range = (uint64_t)lq.to_ns - (uint64_t)lq.from_ns;
+		if (q->step_ns > 0 && range / (uint64_t)q->step_ns > q->max_points) {
+			r = rf_err_set(e, -EINVAL, "TOO_MANY_POINTS", "step",
+				       "that range and step give more than %u points per series; use a larger step",
+				       q->max_points);
+			goto out_end;
+		}
 	}
 	if (q->step_ns == 0) {
 		st = store_reader_stmt(rd, count_sql);

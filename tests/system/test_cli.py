@@ -119,6 +119,9 @@ def test_errors(fleet, tmp_path):
     r = subprocess.run([binary("rocefabctl"), "--server", "http://127.0.0.1:1", "health"],
                        capture_output=True, text=True)
     assert r.returncode == 1 and "SERVER_UNREACHABLE" in r.stderr
+    # a --server that is no URL is the caller's mistake: a usage error
+    r = subprocess.run([binary("rocefabctl"), "--server", "127.0.0.1:9750", "health"], capture_output=True, text=True)
+    assert r.returncode == 2 and "BAD_SERVER_URL" in r.stderr, r.stderr
     r = ctl(d, tok, "frobnicate")
     assert r.returncode == 2
     assert subprocess.run([binary("rocefabctl"), "--help"], capture_output=True).returncode == 0

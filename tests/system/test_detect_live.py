@@ -210,7 +210,7 @@ def test_live_advise_changes_nothing_until_mitigated(world):
     assert "pause_storm" in out and "h5 nic0:1 priority 3" in out, out
     out = ctl(d, "viewer", "alerts", str(a["id"])).stdout  # with its details: what to do
     assert out.startswith(f"alert {a['id']} pause_storm h5 nic0:1 priority 3: ") and "ports:   h5 nic0:1: " in out, out
-    assert f"suggested: leaf1 h5 priority 3: lossless_off (rocefabctl mitigate {a['id']})" in out, out
+    assert "suggested: leaf1 h5 priority 3: lossless_off\n" in out, out  # (mitigated: nothing more to do)
     out = ctl(d, "viewer", "detector").stdout
     assert "storms advise" in out and "pause_storm" in out and "[mitigated]" in out, out
     assert "held: leaf1:h5 priority 3 lossy (pause_storm #" in out and "after h5:nic0:1 stops pausing" in out, out

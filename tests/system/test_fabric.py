@@ -140,6 +140,12 @@ def test_demo_fabric_appears_within_two_intervals_with_true_rates(world):
     pts = doc["series"][0]["points"]
     assert doc["clock"] == "fabric" and len(pts) >= 1, doc
     assert doc["to"] == c.json("/api/v1/ports/leaf0:leaf0:h3")["sampled_at"], doc
+    # to alone, an absolute time: the 5 minutes before it (from follows to, not the wall clock)
+    from datetime import datetime
+    newest = c.json("/api/v1/ports/leaf0:leaf0:h3")["sampled_at"]
+    doc = c.json("/api/v1/ports/leaf0:leaf0:h3/counters", params={"names": "tx_bytes", "to": newest})
+    span = datetime.fromisoformat(doc["to"]) - datetime.fromisoformat(doc["from"])
+    assert doc["to"] == newest and span.total_seconds() == 300, doc
 
 
 # --- configuration changes ---------------------------------------------------------------------

@@ -1126,7 +1126,14 @@ static void test_print_alert(void **state)
 		       "seen T0 .. T1, cleared T2\n"
 		       "ports:   leaf0 h7: paused 1900 us, sent 0 bytes, queue 5 bytes\n"
 		       "victims: 8, paused behind it: leaf0 spine0, spine0 leaf0\n"
-		       "suggested: leaf0 h7 priority 3: lossless_off (rocefabctl mitigate 3)\n");
+		       "suggested: leaf0 h7 priority 3: lossless_off\n"); /* (cleared: no mitigate to do) */
+	/* active, not mitigated yet: how to */
+	assert_printed(print_alert,
+		       "{'id': 5, 'kind': 'pause_storm', 'subject': 's', 'state': 'active', 'evidence': 'e',"
+		       " 'details': {'mitigated': false,"
+		       "  'suggested': {'node': 'leaf0', 'port': 'h7', 'priority': 3, 'change': 'lossless_off'}}}",
+		       "alert 5 pause_storm s: e (active)\n"
+		       "suggested: leaf0 h7 priority 3: lossless_off (rocefabctl mitigate 5)\n");
 	/* a pingmesh alert explained by a PFC finding */
 	assert_printed(print_alert,
 		       "{'id': 4, 'kind': 'tor', 'subject': 'leaf0', 'state': 'active', 'evidence': 'e',"

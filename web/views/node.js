@@ -226,7 +226,7 @@ async function renderSwitch(root, ctx, id) {
 async function renderHost(root, ctx, id) {
   const [host, dcqcn, params, links] = await Promise.all([
     api(`/api/v1/hosts/${encodeURIComponent(id)}`), api(`/api/v1/hosts/${encodeURIComponent(id)}/dcqcn`), api('/api/v1/params'),
-    api('/api/v1/links'),
+    api('/api/v1/links').catch(() => ({ items: [] })), // (the links are a help: the page without them)
   ]);
   const ports = (host.devices_detail || []).flatMap((d) => d.ports.map((p) => ({ ...p, driver: d.driver, kind: d.kind })));
   // the switch port at the other end of each port's link (from the ports' neighbours)
