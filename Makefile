@@ -163,7 +163,7 @@ $(B)/gen/datadir.stamp: FORCE
 $(B)/obj/rocefabd/rocefabd.o: $(B)/gen/datadir.stamp
 # Likewise the version (a commit, a change to the tree): the files that say it are built again
 # when it changes, or one binary would say three versions (--version, /health, its log).
-VERSION_SRCS := $(shell grep -l ROCEFAB_VERSION $(foreach l,$(LAYERS),$(wildcard $(l)/*.c)))
+VERSION_SRCS := $(shell grep -l ROCEFAB_VERSION $(foreach l,$(LAYERS),$(wildcard $(l)/*.c)) $(UNIT_SRCS))
 $(B)/gen/version.stamp: FORCE
 	$(Q)mkdir -p $(@D)
 	$(Q)echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@

@@ -1351,8 +1351,11 @@ void print_cc(FILE *f, const json_t *d)
 			reason = err && asprintf(&both, "%s; %s%s", err, said ? "" : "made for: ", why) >= 0
 					 ? keep(&s, both)
 					 : why;
-			const char *row[] = { str(&s, p, "id"),	   made, str(&s, p, "step"),  str(&s, p, "phase"),
-					      str(&s, p, "state"), str(&s, p, "class"), str(&s, p, "knob"),
+			/* turned down by the tuner itself, not an operator's reject (the policy or a
+			 * member changed while it waited): said in its state */
+			const char *state = err && !strncmp(err, "withdrawn: ", 11) ? "withdrawn" : str(&s, p, "state");
+			const char *row[] = { str(&s, p, "id"), made, str(&s, p, "step"), str(&s, p, "phase"),
+					      state, str(&s, p, "class"), str(&s, p, "knob"),
 					      from,		   to,			n,
 					      str(&s, p, "outcome") ?: "", str(&s, p, "decided_by") ?: "", reason };
 

@@ -1338,6 +1338,15 @@ static void test_print_cc(void **state)
 		       "the tuner was turned off; made for: deep queues\n"
 		       "4   -     3     rollback  applied   hosts     rpg_ai_rate  10      5       1  applied  ops  "
 		       "the tuner was turned off\n");
+	/* withdrawn by the tuner (the policy changed while it waited), not an operator's reject */
+	assert_printed(print_cc,
+		       "[{'id': 5, 'step': 4, 'phase': 'canary', 'state': 'rejected', 'class': 'tor_up',"
+		       "  'knob': 'kmin_bytes', 'from': 4, 'to': 2, 'changes': [{}], 'decided_by': 'ops',"
+		       "  'decision_reason': 'night', 'error': 'withdrawn: the policy changed while it waited',"
+		       "  'reason': 'deep'}]",
+		       "ID  MADE  STEP  PHASE   STATE      CLASS   KNOB        FROM  TO  N  OUTCOME  BY   REASON\n"
+		       "5   -     4     canary  withdrawn  tor_up  kmin_bytes  4     2   1           ops  "
+		       "withdrawn: the policy changed while it waited; ops: night; made for: deep\n");
 }
 
 /* --- running a command over a scripted transport --------------------------------------------- */
