@@ -253,7 +253,8 @@ static void analyze(struct loc_result *r, size_t n, const struct loc_conf *conf,
 				 typical);
 		else
 			snprintf(f->evidence, sizeof(f->evidence),
-				 "no probe results in the window (the pingmesh off, or no host agent reporting)");
+				 "no probe results in the window (the pingmesh off or not probing with that op and "
+				 "size, or no host agent reporting)");
 		goto out;
 	}
 	if ((badpairs = bad_pairs(r, n, conf->min_pairs)) < conf->min_pairs) {

@@ -1154,6 +1154,19 @@ static void print_cc_signals(FILE *f, const json_t *g)
 			json_number_value(json_object_get(x, "cnp_per_host")));
 }
 
+/* " (400 kB)" after a byte count (a name ending in _bytes) of 1000 or more; "" otherwise. */
+static const char *size_note(const char *name, const json_t *v, char *buf, size_t len)
+{
+	size_t n = strlen(name);
+	char size[32];
+
+	if (n <= 6 || strcmp(name + n - 6, "_bytes") || !json_is_number(v) || json_number_value(v) < 1000)
+		return "";
+	fmt_si(json_number_value(v), "B", size, sizeof(size));
+	snprintf(buf, len, " (%s)", size);
+	return buf;
+}
+
 static int cmp_strp(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -1182,15 +1195,10 @@ static void print_cc_policy(FILE *f, const json_t *d)
 		table_row(t, row);
 	}
 	for (i = 0; i < n; i++) {
-		char val[64], size[32];
+		char val[64], size[40];
 
 		v = json_object_get(d, keys[i]);
-		snprintf(val, sizeof(val), "%.15g", json_number_value(v));
-		if (strlen(keys[i]) > 6 && !strcmp(keys[i] + strlen(keys[i]) - 6, "_bytes") &&
-		    json_number_value(v) >= 1000) {
-			fmt_si(json_number_value(v), "B", size, sizeof(size));
-			snprintf(val + strlen(val), sizeof(val) - strlen(val), " (%s)", size);
-		}
+		snprintf(val, sizeof(val), "%.15g%s", json_number_value(v), size_note(keys[i], v, size, sizeof(size)));
 		if (!json_is_number(v)) { /* (a string, or what a later rocefabd may add: as JSON) */
 			char *j = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
 
@@ -1256,9 +1264,14 @@ void print_cc(FILE *f, const json_t *d)
 			const char *kk;
 			json_t *v;
 
-			fprintf(f, "  %-9s", k);
-			json_object_foreach(x, kk, v)
-				fprintf(f, " %s=%.15g", kk, json_number_value(v)); /* bytes whole, not 3e+06 */
+			fprintf(f, "  %-9s", printable(&s, k) ?: "?");
+			json_object_foreach(x, kk, v) {
+				char size[40];
+
+				/* bytes whole, not 3e+06, as cc policy and set take them; their size beside */
+				fprintf(f, " %s=%.15g%s", printable(&s, kk) ?: "?", json_number_value(v),
+					size_note(kk, v, size, sizeof(size)));
+			}
 			fputc('\n', f);
 		}
 		if (json_is_integer(prio) && json_is_integer(low) && json_integer_value(low) != json_integer_value(prio))

@@ -1274,7 +1274,7 @@ static void test_print_cc(void **state)
 		       "mode advise, stepping; a decision every 10s, 7 so far; 2 steps begun (1 rolled back), "
 		       "5 proposals, "
 		       "0 change sets in flight\n"
-		       "  tor_down  kmin_bytes=400000\n"
+		       "  tor_down  kmin_bytes=400000 (400 kB)\n"
 		       "  step 2 waiting (proposal 5): tor_down kmin_bytes 400000 -> 200000\n");
 	/* the signals; a step going back shows where to; host classes waiting */
 	assert_printed(print_cc,

@@ -21,7 +21,7 @@ function proposalCard(p, ctx, act) {
   return h('div', { class: 'card wide proposal', 'data-id': p.id, 'data-state': p.state },
     h('h3', {}, `#${p.id} · step ${p.step} ${p.phase}: ${p.class} ${p.knob} ${fmtNum(p.from)} → ${fmtNum(p.to)}`),
     h('p', {}, h('strong', {}, 'State: '), h('span', { class: `state state-${p.state}` }, p.state), p.decided_by ? ` (by ${p.decided_by}${p.decision_reason ? `: ${p.decision_reason}` : ''})` : '', p.outcome ? ` · outcome ${p.outcome}` : ''),
-    h('p', {}, h('strong', {}, 'Made: '), p.t_us ? fmtTime(p.t_us / 1e6) : '–'),
+    h('p', {}, h('strong', {}, 'Made: '), p.t_us ? fmtTime(p.t_us / 1e6) : '–', ' ', h('span', { class: 'note' }, "(the end of its decision interval, by the counters' clock: fabric time in a simulation)")),
     h('p', {}, h('strong', {}, 'Why: '), p.reason),
     h('p', {}, h('strong', {}, 'Expected: '), p.expected_effect),
     h('p', {}, `${p.nchanges ?? p.changes?.length ?? 0} objects: `, (p.changes || []).slice(0, 8).map((c) => `${c.node}${c.port ? ' ' + c.port : ''}`).join(', '), (p.nchanges || 0) > 8 ? ' …' : ''),
@@ -99,7 +99,7 @@ export async function render(root, ctx) {
     put(hist, table([
       { label: 'Id', num: true, value: (p) => String(p.id) },
       // when it was made: the end of its decision interval, by the counters' clock
-      { label: 'Made', value: (p) => (p.t_us ? fmtTime(p.t_us / 1e6) : '–') },
+      { label: "Made (counters' clock)", value: (p) => (p.t_us ? fmtTime(p.t_us / 1e6) : '–') },
       { label: 'Step', num: true, value: (p) => String(p.step) },
       { label: 'Phase', value: (p) => p.phase },
       { label: 'Change', value: (p) => `${p.class} ${p.knob} ${fmtNum(p.from)} → ${fmtNum(p.to)}` },
