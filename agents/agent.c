@@ -1168,7 +1168,6 @@ static const char *spooled_as(const char *data, size_t len, const char *own, cha
 static long schema_of(const char *data, size_t len)
 {
 	static const char head[] = "{\"schema\":";
-
 	size_t n = sizeof(head) - 1;
 
 	return len > n && !memcmp(data, head, n) && isdigit((unsigned char)data[n]) ? strtol(data + n, NULL, 10) : 0;

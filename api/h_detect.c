@@ -103,37 +103,35 @@ int h_alert_mitigate(struct api_req *req)
 	return api_reply_json(req, 202, out);
 }
 
-int h_alert(struct api_req *req)
+/* The alert id as it is now (GET, and the answer to an ack). */
+static int reply_alert(struct api_req *req, int64_t id)
 {
 	struct store_reader *rd;
 	struct rf_err e = { 0 };
 	json_t *out = NULL;
-	int64_t id;
 	int r;
 
-	if (alert_id(req, &id) < 0)
-		return 0;
 	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
 	r = alerts_get(rd, id, &out, &e);
 	return api_finish(req, rd, r, out, &e, 200);
 }
 
+int h_alert(struct api_req *req)
+{
+	int64_t id;
+
+	return alert_id(req, &id) < 0 ? 0 : reply_alert(req, id);
+}
+
 int h_alert_ack(struct api_req *req)
 {
-	struct store_reader *rd;
 	struct rf_err e = { 0 };
-	json_t *out = NULL;
 	int64_t id;
-	int r;
 
 	if (alert_id(req, &id) < 0 || api_no_body(req) < 0)
 		return 0;
-	if (alerts_ack(api_deps(req)->store, id, api_actor(req), tu_now_ns(),
-		       &e) < 0)
+	if (alerts_ack(api_deps(req)->store, id, api_actor(req), tu_now_ns(), &e) < 0)
 		return api_reply_problem(req, e.err == -EALREADY ? 409 : 0, &e);
-	if ((r = api_reader(req, &rd)))
-		return r < 0 ? r : 0;
-	r = alerts_get(rd, id, &out, &e);
-	return api_finish(req, rd, r, out, &e, 200);
+	return reply_alert(req, id);
 }

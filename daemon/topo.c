@@ -78,11 +78,12 @@ int views_switch(struct store_reader *rd, const struct views_opts *o, const char
 			if (!strcmp(json_string_value(json_object_get(it, "port")) ?: "", pname)) {
 				const char *from;
 				int64_t xoff = validate_port_xoff(json_object_get(it, "values"), &from);
+				json_t *thr;
 
 				json_object_set(p, "pfc", json_object_get(it, "values"));
-				if (xoff > 0) /* what Kmax is checked against */
-					json_object_set_new(p, "xoff_threshold",
-							    json_pack("{s:I,s:s}", "bytes", (json_int_t)xoff, "from", from));
+				/* what Kmax is checked against */
+				if (xoff > 0 && (thr = json_pack("{s:I,s:s}", "bytes", (json_int_t)xoff, "from", from)))
+					json_object_set_new(p, "xoff_threshold", thr);
 			}
 		json_array_foreach(ecn, i, it)
 			if (!strcmp(json_string_value(json_object_get(it, "port")) ?: "", pname)) {

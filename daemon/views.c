@@ -734,6 +734,16 @@ static int rollup_points(struct store_reader *rd, struct series_ctx *c, int64_t 
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_read_failed(st, rc, e);
 }
 
+/* A range of that length at q's step gives at most max_points points per series. */
+static int points_fit(const struct counter_query *q, uint64_t range, struct rf_err *e)
+{
+	if (q->step_ns > 0 && range / (uint64_t)q->step_ns > q->max_points)
+		return rf_err_set(e, -EINVAL, "TOO_MANY_POINTS", "step",
+				  "that range and step give more than %u points per series; use a larger step",
+				  q->max_points);
+	return 0;
+}
+
 int views_port_counters(struct store_reader *rd, const struct ingest *ing, const char *key,
 			const struct counter_query *q, json_t **ret, struct rf_err *e)
 {
@@ -760,11 +770,8 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 	range = (uint64_t)q->to_ns - (uint64_t)q->from_ns;
 	if (q->step_ns < 0 || (q->step_ns > 0 && q->step_ns < NSEC_PER_MSEC))
 		return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "step", "step must be at least 1ms");
-	if (q->step_ns > 0 && range / (uint64_t)q->step_ns > q->max_points)
-		return rf_err_set(e, -EINVAL, "TOO_MANY_POINTS", "step",
-				  "that range and step give more than %u points per series; use a "
-				  "larger step",
-				  q->max_points);
+	if ((r = points_fit(q, range, e)) < 0)
+		return r;
 	if (q->resolution == VIEWS_RES_AUTO)
 		res = q->step_ns <= 0			   ? 0
 		      : q->step_ns % ROLLUP_1H_NS == 0 ? 3600
@@ -861,12 +868,8 @@ int views_port_counters(struct store_reader *rd, const struct ingest *ing, const
 		}
 		/* the window moved (one end only: wider): its points counted again */
 		range = (uint64_t)lq.to_ns - (uint64_t)lq.from_ns;
-		if (q->step_ns > 0 && range / (uint64_t)q->step_ns > q->max_points) {
-			r = rf_err_set(e, -EINVAL, "TOO_MANY_POINTS", "step",
-				       "that range and step give more than %u points per series; use a larger step",
-				       q->max_points);
+		if ((r = points_fit(q, range, e)) < 0)
 			goto out_end;
-		}
 	}
 	if (q->step_ns == 0) {
 		st = store_reader_stmt(rd, count_sql);
