@@ -1167,38 +1167,29 @@ static const char *size_note(const char *name, const json_t *v, char *buf, size_
 	return buf;
 }
 
-static int cmp_strp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* GET /api/v1/cc/policy: a field a line, by name as cc policy NAME=VALUE takes it (the mode
- * first, the host classes last); byte counts with their size. */
+/* GET /api/v1/cc/policy: a field a line, by name as cc policy NAME=VALUE takes it, in the
+ * policy's order (its knobs' ranges side by side; the mode first, the host classes last), byte
+ * counts with their size. */
 static void print_cc_policy(FILE *f, const json_t *d)
 {
 	static const char *const h[] = { "NAME", "VALUE", NULL };
 	struct table *t = table_new(h);
 	struct strs s = { 0 };
-	const char **keys = calloc(json_object_size(d) + 1, sizeof(*keys));
-	size_t n = 0, i;
+	size_t i;
 	const char *k;
 	json_t *v, *hc;
 
-	json_object_foreach((json_t *)d, k, v)
-		if (keys && strcmp(k, "mode") && strcmp(k, "host_classes"))
-			keys[n++] = k;
-	if (keys)
-		qsort(keys, n, sizeof(*keys), cmp_strp);
 	{
 		const char *row[] = { "mode", str(&s, d, "mode") ?: "?" };
 
 		table_row(t, row);
 	}
-	for (i = 0; i < n; i++) {
+	json_object_foreach((json_t *)d, k, v) {
 		char val[64], size[40];
 
-		v = json_object_get(d, keys[i]);
-		snprintf(val, sizeof(val), "%.15g%s", json_number_value(v), size_note(keys[i], v, size, sizeof(size)));
+		if (!strcmp(k, "mode") || !strcmp(k, "host_classes"))
+			continue;
+		snprintf(val, sizeof(val), "%.15g%s", json_number_value(v), size_note(k, v, size, sizeof(size)));
 		if (!json_is_number(v)) { /* (a string, or what a later rocefabd may add: as JSON) */
 			char *j = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
 
@@ -1206,7 +1197,7 @@ static void print_cc_policy(FILE *f, const json_t *d)
 			free(j);
 		}
 		{
-			const char *row[] = { keys[i], val };
+			const char *row[] = { k, val };
 
 			table_row(t, row);
 		}
@@ -1228,7 +1219,6 @@ static void print_cc_policy(FILE *f, const json_t *d)
 	}
 	table_print(t, f);
 	table_free(t);
-	free(keys);
 	strs_fini(&s);
 }
 

@@ -1209,17 +1209,17 @@ static void test_print_text_not_json(void **state)
 		       "\n"
 		       "3 nodes, 2 links, 1 up\n");
 	assert_printed(print_topology, "{'nodes': [], 'links': []}", "no nodes\n\nno links\n\n0 nodes, 0 links, 0 up\n");
-	/* the mode first, the host classes last, the rest by name; sizes said */
+	/* the mode first, the host classes last, the rest in the policy's order; sizes said */
 	assert_printed(print_cc,
 		       "{'pmax_floor': 0.01, 'mode': 'auto', 'kmax_ceiling_bytes': 16000000, 'canary_share': 0.5,"
 		       " 'loop_bytes': 150,"
 		       " 'host_classes': [{'name': 'gpu', 'hosts': 'gpu*'}, {'name': 's', 'hosts': 's?'}]}",
 		       "NAME                VALUE\n"
 		       "mode                auto\n"
-		       "canary_share        0.5\n"
-		       "kmax_ceiling_bytes  16000000 (16 MB)\n"
-		       "loop_bytes          150\n"
 		       "pmax_floor          0.01\n"
+		       "kmax_ceiling_bytes  16000000 (16 MB)\n"
+		       "canary_share        0.5\n"
+		       "loop_bytes          150\n"
 		       "host_classes        gpu: gpu*\n"
 		       "                    s: s?\n");
 	assert_printed(print_cc, "{'mode': 'off', 'host_classes': []}",
@@ -1257,7 +1257,7 @@ static void test_print_text_not_json(void **state)
 		       "A  PORT  B  PORT  STATE  SPEED\n-  -     -  -     up     -\n\n? links, ? up\n");
 	/* a policy field that is not a number: as JSON; an answer that is no policy: as it is */
 	assert_printed(print_cc, "{'mode': 'auto', 'surprise': true, 'later': {'a': 1}}",
-		       "NAME          VALUE\nmode          auto\nlater         {\"a\":1}\nsurprise      true\n"
+		       "NAME          VALUE\nmode          auto\nsurprise      true\nlater         {\"a\":1}\n"
 		       "host_classes  none (every host is of the class hosts)\n");
 	assert_printed(print_cc, "{'x': 1}", "{\n  \"x\": 1\n}\n");
 }
