@@ -36,6 +36,11 @@ const char *cc_dl_class_name(enum cc_dl_class c)
 	return (unsigned)c < CC_DL_NCLASSES ? names[c] : "?";
 }
 
+const char *cc_dl_op_name(enum cc_dl_op op)
+{
+	return op == CC_DL_LOSSY ? "lossless_off" : "restore";
+}
+
 const char *cc_dl_mode_name(enum cc_dl_mode m)
 {
 	return m == CC_DL_AUTO ? "auto" : m == CC_DL_ADVISE ? "advise" : "off";
@@ -562,12 +567,17 @@ static struct cc_dl_action *new_action(struct cc_dl *d)
 	return &r->actions[r->nactions++];
 }
 
-static struct hold *find_hold_finding(struct cc_dl *d, uint64_t finding)
+static struct hold *find_hold_finding(const struct cc_dl *d, uint64_t finding)
 {
 	for (size_t i = 0; i < d->nholds; i++)
 		if (d->holds[i].finding == finding)
 			return &d->holds[i];
 	return NULL;
+}
+
+bool cc_dl_held(const struct cc_dl *d, uint64_t finding)
+{
+	return find_hold_finding(d, finding) != NULL;
 }
 
 static struct hold *find_hold_queue(struct cc_dl *d, const char *node, const char *port, unsigned prio)
@@ -1616,6 +1626,6 @@ json_t *cc_dl_action_json(const struct cc_dl_action *a)
 {
 	return json_pack("{s:I,s:I,s:s,s:s,s:s,s:s,s:i,s:s}", "id", (json_int_t)a->id, "finding",
 			 (json_int_t)a->finding, "class", cc_dl_class_name(a->cls), "op",
-			 a->op == CC_DL_LOSSY ? "lossless_off" : "restore", "node", a->node, "port", a->port,
+			 cc_dl_op_name(a->op), "node", a->node, "port", a->port,
 			 "priority", a->prio, "reason", a->reason);
 }

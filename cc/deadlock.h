@@ -100,6 +100,7 @@ struct cc_dl_finding {
 };
 
 enum cc_dl_op { CC_DL_LOSSY, CC_DL_RESTORE };
+const char *cc_dl_op_name(enum cc_dl_op op); /* lossless_off, restore */
 
 /* A proposed change: take a port's priority out of lossless mode, or put it back. */
 struct cc_dl_action {
@@ -143,6 +144,8 @@ void cc_dl_action_done(struct cc_dl *d, uint64_t action, bool ok);
 /* Advise mode: an operator asks to mitigate an active finding.  0 and the action in *ret,
  * -ENOENT (no such active finding), -EALREADY (mitigated), -EINVAL (its class has no action). */
 int cc_dl_mitigate(struct cc_dl *d, uint64_t finding, struct cc_dl_action *ret);
+/* Whether a finding has a hold (in force, being applied or restored), over or not. */
+bool cc_dl_held(const struct cc_dl *d, uint64_t finding);
 /* Holds in force (a break or an isolation we applied, with when it lifts). */
 size_t cc_dl_holds(const struct cc_dl *d);
 /* Each: the queue (node, port, priority), the finding and its class, its state (applying,

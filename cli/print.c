@@ -849,10 +849,11 @@ void print_alert(FILE *f, const json_t *a)
 		fprintf(f, "attributed to: %s %s\n", str(&s, q, "kind") ?: "?", str(&s, q, "subject") ?: "?");
 	if (json_is_object(acked))
 		fprintf(f, "acknowledged by %s at %s\n", str(&s, acked, "by") ?: "?", str(&s, acked, "at") ?: "?");
-	/* an operator's name and reason: made printable */
+	/* the changes on the finding (an operator's name and reason: made printable) */
 	json_array_foreach(json_object_get(a, "mitigations"), i, m) {
-		fprintf(f, "mitigated by %s at %s: change %s", str(&s, m, "by") ?: "?", str(&s, m, "at") ?: "?",
-			str(&s, m, "change") ?: "?");
+		fprintf(f, "%s by %s at %s: change %s",
+			!strcmp(str(&s, m, "op") ?: "", "restore") ? "restored" : "mitigated", str(&s, m, "by") ?: "?",
+			str(&s, m, "at") ?: "?", str(&s, m, "change") ?: "?");
 		if (json_object_get(m, "reason"))
 			fprintf(f, " (%s)", str(&s, m, "reason") ?: "?");
 		fputc('\n', f);

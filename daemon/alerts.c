@@ -322,19 +322,33 @@ static int ack_apply(struct store_job *sj, struct store *s)
 
 struct mitigated_job {
 	struct store_job job;
-	int64_t id, now, change;
-	const char *actor, *reason;
+	int64_t id, now;
+	const char *kind, *subject;
+	const struct alert_action *a;
 };
 
 static int mitigated_apply(struct store_job *sj, struct store *s)
 {
 	struct mitigated_job *j = (struct mitigated_job *)sj;
-	sqlite3_stmt *st = store_stmt(s, "SELECT mitigations FROM alerts WHERE id = ?");
+	sqlite3_stmt *st;
 	json_t *list = NULL, *m;
 	char *text;
 	int r;
 
-	if (!st)
+	if (!j->id) { /* the newest of its kind and subject */
+		if (!(st = store_stmt(s, "SELECT max(id) FROM alerts WHERE kind = ? AND subject = ?")))
+			return -EIO;
+		sqlite3_bind_text(st, 1, j->kind, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, j->subject, -1, SQLITE_STATIC);
+		r = sqlite3_step(st);
+		j->id = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+		sqlite3_reset(st);
+		if (r != SQLITE_ROW)
+			return store_errno(r);
+		if (!j->id)
+			return -ENOENT;
+	}
+	if (!(st = store_stmt(s, "SELECT mitigations FROM alerts WHERE id = ?")))
 		return -EIO;
 	sqlite3_bind_int64(st, 1, j->id);
 	if ((r = sqlite3_step(st)) != SQLITE_ROW) {
@@ -351,9 +365,10 @@ static int mitigated_apply(struct store_job *sj, struct store *s)
 		json_decref(list);
 		list = json_array();
 	}
-	m = json_pack("{s:s,s:o,s:I}", "by", j->actor, "at", store_time_json(j->now), "change", (json_int_t)j->change);
-	if (m && j->reason)
-		json_object_set_new(m, "reason", json_string(j->reason));
+	m = json_pack("{s:s,s:s,s:o,s:I}", "by", j->a->by, "op", j->a->op, "at", store_time_json(j->now), "change",
+		      (json_int_t)j->a->change);
+	if (m && j->a->reason)
+		json_object_set_new(m, "reason", json_string(j->a->reason));
 	if (!list || !m || json_array_append_new(list, m) < 0) {
 		json_decref(list);
 		return -ENOMEM;
@@ -379,19 +394,21 @@ static int mitigated_apply(struct store_job *sj, struct store *s)
 	return 0;
 }
 
-int alerts_mitigated(struct store *s, int64_t id, const char *actor, const char *reason, int64_t change,
-		     int64_t now, struct rf_err *e)
+int alerts_mitigated(struct store *s, int64_t id, const char *kind, const char *subject,
+		     const struct alert_action *a, int64_t now, struct rf_err *e)
 {
 	struct mitigated_job j = { .job = { .apply = mitigated_apply },
 				   .id = id,
 				   .now = now,
-				   .change = change,
-				   .actor = actor,
-				   .reason = reason };
+				   .kind = kind ?: "",
+				   .subject = subject ?: "",
+				   .a = a };
 	int r = store_submit_wait(s, &j.job);
 
-	if (r == -ENOENT)
+	if (r == -ENOENT && id)
 		return rf_err_set(e, -ENOENT, "NO_SUCH_ALERT", NULL, "no alert %lld", (long long)id);
+	if (r == -ENOENT)
+		return rf_err_set(e, -ENOENT, "NO_SUCH_ALERT", NULL, "no %s alert on %s", j.kind, j.subject);
 	if (r < 0)
 		return store_write_failed(r, "the mitigation could not be recorded on the alert", e);
 	return 0;

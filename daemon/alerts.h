@@ -53,11 +53,18 @@ int alerts_get(struct store_reader *rd, int64_t id, json_t **ret, struct rf_err 
  * acknowledgement stands (the same caller again: 0, nothing changed).  -ENOENT
  * (NO_SUCH_ALERT), -EALREADY (ALREADY_ACKED: by another, said who and when). */
 int alerts_ack(struct store *s, int64_t id, const char *actor, int64_t now, struct rf_err *e);
-/* Records on an alert the mitigation an operator asked for (a store job; waits for its
- * commit): by whom, when, why (NULL: no reason) and the change it queued; the alert keeps its
- * last ALERT_MITIGATIONS_MAX.  -ENOENT (NO_SUCH_ALERT). */
+/* An action on an alert's finding: who (an operator's name; "detector" for its own, in auto
+ * mode, and for every restoration), what (op: "lossless_off" or "restore"), the change queued
+ * and why (NULL: no reason given). */
+struct alert_action {
+	const char *by, *op, *reason;
+	int64_t change;
+};
+/* Records an action on alert id, or (id 0) on the newest alert of kind and subject: a
+ * restoration comes after its alert cleared (a store job; waits for its commit).  The alert
+ * keeps its last ALERT_MITIGATIONS_MAX.  -ENOENT (NO_SUCH_ALERT). */
 #define ALERT_MITIGATIONS_MAX 32
-int alerts_mitigated(struct store *s, int64_t id, const char *actor, const char *reason, int64_t change,
-		     int64_t now, struct rf_err *e);
+int alerts_mitigated(struct store *s, int64_t id, const char *kind, const char *subject,
+		     const struct alert_action *a, int64_t now, struct rf_err *e);
 
 #endif

@@ -1031,6 +1031,17 @@ static const char *subject_of(struct detector *d, const struct cc_dl_finding *f)
 	return s->subject;
 }
 
+/* A copy of the subject of a finding (NULL: none known, or out of memory).  Under the lock. */
+static char *subject_copy(struct detector *d, uint64_t finding)
+{
+	char id[24];
+	struct subject *s;
+
+	snprintf(id, sizeof(id), "%llu", (unsigned long long)finding);
+	s = hmap_get(&d->subjects, id);
+	return s ? strdup(s->subject) : NULL;
+}
+
 /* --- the pass ---------------------------------------------------------------------------------------- */
 
 /* The configuration as saved (PUT /api/v1/detector/config) over the options': 0, or -errno
@@ -1105,14 +1116,13 @@ static bool forget_port(const char *key, void *val, void *ctx)
 	return true;
 }
 
-/* The subject of a finding no longer seen. */
+/* The subject of a finding no longer seen, and no longer held: its restoration is recorded on
+ * its alert too.  Under the lock. */
 static bool drop_subject(const char *key, void *val, void *ctx)
 {
 	struct subject *sj = val;
 
-	(void)key;
-	(void)ctx;
-	if (sj->seen)
+	if (sj->seen || cc_dl_held(ctx, strtoull(key, NULL, 10)))
 		return false;
 	free(sj->key);
 	free(sj->subject);
@@ -1128,7 +1138,8 @@ int detector_run(void *ctx, int64_t now)
 	const struct cc_dl_result *res = NULL;
 	struct alert_finding *af = NULL;
 	struct cc_dl_action *acts = NULL;
-	char **texts = NULL;
+	char **texts = NULL, **asubj = NULL; /* the alert subject of each action's finding */
+	int64_t *achange = NULL;	      /* each action's change (0: none queued) */
 	size_t naf = 0, nacts = 0, ntexts = 0;
 	struct cc_snap *snap;
 	bool silent;
@@ -1194,7 +1205,9 @@ int detector_run(void *ctx, int64_t now)
 		af = calloc(res->nfindings + d->nrestore_failed + 1, sizeof(*af));
 		texts = calloc(res->nfindings + 1, sizeof(*texts));
 		acts = calloc(res->nactions + 1, sizeof(*acts));
-		if (!af || !texts || !acts) {
+		asubj = calloc(res->nactions + 1, sizeof(*asubj));
+		achange = calloc(res->nactions + 1, sizeof(*achange));
+		if (!af || !texts || !acts || !asubj || !achange) {
 			r = -ENOMEM;
 		} else {
 			memset(d->by_class, 0, sizeof(d->by_class));
@@ -1219,6 +1232,8 @@ int detector_run(void *ctx, int64_t now)
 			if (res->nactions) /* actions may be NULL when there are none */
 				memcpy(acts, res->actions, res->nactions * sizeof(*acts));
 			nacts = res->nactions;
+			for (size_t i = 0; i < nacts; i++) /* (a held finding's subject is kept) */
+				asubj[i] = subject_copy(d, acts[i].finding);
 			d->stuck = res->stuck_queues;
 		}
 		cc_snap_free(d->last);
@@ -1254,18 +1269,34 @@ int detector_run(void *ctx, int64_t now)
 				acts[i].node, acts[i].port, acts[i].prio, rf_err_str(&e, buf, sizeof(buf)));
 			continue;
 		}
+		achange[i] = change;
 		log_notice("detector", "change %lld: %s", (long long)change, acts[i].reason);
 	}
 	store_reader_put(d->store, rd);
 	if (r == 0 && af)
 		r = alerts_sync(d->store, "detector", alert_kinds, af, naf, now);
+	/* each change on its finding's alert, after the sync that raised it: an isolation or break
+	 * in auto mode, and every restoration (its alert is over by then, as a rule) */
+	for (size_t i = 0; i < nacts; i++) {
+		struct alert_action aa = { "detector", cc_dl_op_name(acts[i].op), acts[i].reason, achange[i] };
+		struct rf_err e = { 0 };
+
+		if (achange[i] && asubj[i] && alert_kind(acts[i].cls) &&
+		    alerts_mitigated(d->store, 0, alert_kind(acts[i].cls), asubj[i], &aa, now, &e) < 0)
+			log_warning("detector", "change %lld: not recorded on its alert: %s", (long long)achange[i],
+				    e.msg);
+	}
+	for (size_t i = 0; asubj && i < nacts; i++)
+		free(asubj[i]);
+	free(asubj);
+	free(achange);
 	for (size_t i = 0; i < ntexts; i++)
 		free(texts[i]);
 	free(texts);
 	free(af);
 	free(acts);
 	pthread_mutex_lock(&d->dl_lock);
-	hmap_sweep(&d->subjects, drop_subject, NULL); /* the alerts have copied them */
+	hmap_sweep(&d->subjects, drop_subject, d->dl); /* the alerts have copied them */
 	d->last_run_ns = tu_mono_ns() - t0;
 	pthread_mutex_unlock(&d->dl_lock);
 	return r;
@@ -1435,7 +1466,9 @@ int detector_mitigate(struct detector *d, int64_t alert, const char *actor, cons
 		 * caller and the reason itself) */
 		struct rf_err e2 = { 0 };
 
-		if (alerts_mitigated(d->store, alert, actor, reason, change, tu_now_ns(), &e2) < 0)
+		struct alert_action aa = { actor, cc_dl_op_name(a.op), reason, change };
+
+		if (alerts_mitigated(d->store, alert, NULL, NULL, &aa, tu_now_ns(), &e2) < 0)
 			log_warning("detector", "alert %lld: %s", (long long)alert, e2.msg);
 	}
 	*ret = json_pack("{s:I,s:o,s:I}", "alert", (json_int_t)alert, "action", cc_dl_action_json(&a), "change",

@@ -104,6 +104,12 @@ def test_live_deadlock_named_then_broken_restored_and_held(world):
     assert (h["node"], h["port"], h["priority"], h["class"], h["until_us"]) == (
         held["target"]["agent"], held["target"]["port"], 3, "persistent", None), h
     assert h["finding"] == p["details"]["id"], (h, p)
+    # each alert lists the detector's changes on its finding: the break and its restoration on
+    # the deadlock's, the held break on the persistent one's
+    assert [(x["by"], x["op"], x["change"]) for x in c.json(f"/api/v1/alerts/{a['id']}")["mitigations"]] == [
+        ("detector", "lossless_off", brk["id"]), ("detector", "restore", back["id"])]
+    assert [(x["op"], x["change"]) for x in c.json(f"/api/v1/alerts/{p['id']}")["mitigations"]] == [
+        ("lossless_off", held["id"])]
     out = ctl(d, "viewer", "detector").stdout
     assert (f"held: {h['node']}:{h['port']} priority 3 lossy (persistent #{h['finding']}, " in out
             and "until an operator puts it back" in out), out
@@ -144,6 +150,15 @@ def test_live_storm_isolated_rates_recover_then_restored(world):
     assert back["params"] == {"enable": 8} and "has not paused" in back["reason"], back
     wait_for(lambda: not alerts(c, "pause_storm"), 10, what="the storm alert cleared")
     assert alerts(c, "pause_storm", state="cleared")
+    # the cleared alert says what the detector did: isolated, then put back (its evidence is
+    # the last seen, "(isolated)"; before, nothing on it said the port was lossless again)
+    m = c.json(f"/api/v1/alerts/{a['id']}")["mitigations"]
+    assert [(x["by"], x["op"], x["change"]) for x in m] == [("detector", "lossless_off", ch["id"]),
+                                                            ("detector", "restore", back["id"])], m
+    assert m[1]["reason"] == back["reason"], m
+    out = ctl(d, "viewer", "alerts", str(a["id"])).stdout
+    assert f"mitigated by detector at {m[0]['at']}: change {ch['id']} (pause_storm #" in out, out
+    assert f"restored by detector at {m[1]['at']}: change {back['id']} (pause_storm #" in out, out
 
 
 def test_live_findings_clear_when_the_lane_falls_silent(world):

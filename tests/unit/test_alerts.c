@@ -154,11 +154,16 @@ static void test_alerts_details_and_ack(void **state)
 	store_reader_put(f.st, rd);
 	/* mitigated by operators: who, when, why (none: no member) and the change, oldest first,
 	 * the last ALERT_MITIGATIONS_MAX */
-	assert_int_equal(alerts_mitigated(f.st, 999, "ops", NULL, 1, 3000, &e), -ENOENT);
-	for (int i = 1; i <= ALERT_MITIGATIONS_MAX + 2; i++)
-		assert_int_equal(alerts_mitigated(f.st, id, i % 2 ? "ops" : "noc", i % 2 ? "INC-7" : NULL, i,
-						  3000 + i, &e),
-				 0);
+	{
+		struct alert_action aa = { "ops", "lossless_off", NULL, 1 };
+
+		assert_int_equal(alerts_mitigated(f.st, 999, NULL, NULL, &aa, 3000, &e), -ENOENT);
+	}
+	for (int i = 1; i <= ALERT_MITIGATIONS_MAX + 2; i++) {
+		struct alert_action aa = { i % 2 ? "ops" : "noc", "lossless_off", i % 2 ? "INC-7" : NULL, i };
+
+		assert_int_equal(alerts_mitigated(f.st, id, NULL, NULL, &aa, 3000 + i, &e), 0);
+	}
 	rd = store_reader_get(f.st);
 	assert_int_equal(alerts_get(rd, id, &a, &e), 0);
 	{
@@ -173,7 +178,50 @@ static void test_alerts_details_and_ack(void **state)
 		assert_string_equal(json_string_value(json_object_get(last, "by")), "noc");
 		assert_null(json_object_get(last, "reason"));
 		assert_true(json_is_string(json_object_get(last, "at")));
+		assert_string_equal(json_string_value(json_object_get(last, "op")), "lossless_off");
 	}
+	json_decref(a);
+	store_reader_put(f.st, rd);
+	fx_close(&f);
+}
+
+/* The detector's own actions go on the newest alert of the finding's kind and subject, cleared
+ * or not: a restoration comes after its storm alert cleared. */
+static void test_alerts_action_by_subject(void **state)
+{
+	struct alert_finding h3 = { "pause_storm", "h3 nic0:1 priority 3", "pause storm (isolated)", NULL };
+	struct alert_action restore = { "detector", "restore", "pause_storm #4 over", 17 };
+	struct store_reader *rd;
+	struct fixture f;
+	struct rf_err e = { 0 };
+	json_t *doc, *a, *m;
+	int64_t old, id;
+
+	(void)state;
+	fx_open(&f);
+	assert_int_equal(alerts_sync(f.st, "detector", other_kinds, &h3, 1, 1000), 0);
+	assert_int_equal(alerts_sync(f.st, "detector", other_kinds, NULL, 0, 2000), 0); /* cleared */
+	assert_int_equal(alerts_sync(f.st, "detector", other_kinds, &h3, 1, 3000), 0); /* again: a new one */
+	assert_int_equal(alerts_sync(f.st, "detector", other_kinds, NULL, 0, 4000), 0);
+	store_flush(f.st);
+	doc = list(&f, NULL);
+	id = json_integer_value(json_object_get(json_array_get(json_object_get(doc, "items"), 0), "id"));
+	old = json_integer_value(json_object_get(json_array_get(json_object_get(doc, "items"), 1), "id"));
+	json_decref(doc);
+	assert_true(id > old);
+	assert_int_equal(alerts_mitigated(f.st, 0, "pause_storm", "h3 nic0:1 priority 3", &restore, 5000, &e), 0);
+	assert_int_equal(alerts_mitigated(f.st, 0, "pause_storm", "h4 nic0:1 priority 3", &restore, 5000, &e), -ENOENT);
+	assert_string_equal(e.code, "NO_SUCH_ALERT");
+	rd = store_reader_get(f.st);
+	assert_int_equal(alerts_get(rd, id, &a, &e), 0);
+	assert_string_equal(json_string_value(json_object_get(a, "state")), "cleared");
+	assert_int_equal(json_array_size(json_object_get(a, "mitigations")), 1);
+	m = json_array_get(json_object_get(a, "mitigations"), 0);
+	assert_string_equal(json_string_value(json_object_get(m, "op")), "restore");
+	assert_int_equal(json_integer_value(json_object_get(m, "change")), 17);
+	json_decref(a);
+	assert_int_equal(alerts_get(rd, old, &a, &e), 0);
+	assert_int_equal(json_array_size(json_object_get(a, "mitigations")), 0);
 	json_decref(a);
 	store_reader_put(f.st, rd);
 	fx_close(&f);
@@ -356,6 +404,7 @@ int main(void)
 		cmocka_unit_test(test_alerts_lifecycle),
 		cmocka_unit_test(test_alerts_history_bound),
 		cmocka_unit_test(test_alerts_details_and_ack),
+		cmocka_unit_test(test_alerts_action_by_subject),
 		cmocka_unit_test(test_sched),
 		cmocka_unit_test(test_port_down),
 	};

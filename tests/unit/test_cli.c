@@ -1117,7 +1117,9 @@ static void test_print_alert(void **state)
 		       "{'id': 3, 'kind': 'pause_storm', 'subject': 'h7 nic0:1 priority 3', 'state': 'cleared',"
 		       " 'evidence': 'pause storm from h\\u001b7', 'first_seen': 'T0', 'last_seen': 'T1',"
 		       " 'cleared': 'T2',"
-		       " 'acked': null, 'mitigations': [],"
+		       " 'acked': null, 'mitigations': [{'by': 'detector', 'op': 'lossless_off', 'at': 'T0', 'change': 4,"
+		       "   'reason': 'pause_storm #2: isolating'},"
+		       "  {'by': 'detector', 'op': 'restore', 'at': 'T3', 'change': 5, 'reason': 'lossless again'}],"
 		       " 'details': {'ports': [{'node': 'leaf0', 'port': 'h7', 'paused_us': 1900, 'tx_bytes': 0,"
 		       "   'queue_bytes': 5}], 'victims_total': 8, 'victims': [{'node': 'leaf0', 'port': 'spine0'},"
 		       "   {'node': 'spine0', 'port': 'leaf0'}],"
@@ -1126,7 +1128,9 @@ static void test_print_alert(void **state)
 		       "seen T0 .. T1, cleared T2\n"
 		       "ports:   leaf0 h7: paused 1900 us, sent 0 bytes, queue 5 bytes\n"
 		       "victims: 8, paused behind it: leaf0 spine0, spine0 leaf0\n"
-		       "suggested: leaf0 h7 priority 3: lossless_off\n"); /* (cleared: no mitigate to do) */
+		       "suggested: leaf0 h7 priority 3: lossless_off\n" /* (cleared: no mitigate to do) */
+		       "mitigated by detector at T0: change 4 (pause_storm #2: isolating)\n"
+		       "restored by detector at T3: change 5 (lossless again)\n"); /* the detector's own */
 	/* active, not mitigated yet: how to */
 	assert_printed(print_alert,
 		       "{'id': 5, 'kind': 'pause_storm', 'subject': 's', 'state': 'active', 'evidence': 'e',"

@@ -52,7 +52,7 @@ def test_deadlock_cycle_on_the_topology_then_acked_and_mitigated(tmp_path, brows
         browser.open(fab.url, "alerts?state=all")
         text = wait_for(lambda: (lambda t: t if t and "cycle through spine0, INC-9" in t else None)(browser.js(
             f"return document.querySelector(\"{row} .mitigation\")?.textContent")), 15, 0.2)
-        assert text.startswith("operator, ") and "change " in text, text
+        assert text.startswith("mitigated by operator, ") and "change " in text, text
         assert browser.console_errors() == []
     finally:
         world.close()

@@ -61,8 +61,9 @@ export async function render(root, ctx) {
       { label: 'Last seen', value: (a) => fmtTime(a.last_seen) },
       { label: 'Evidence', value: (a) => [a.evidence, details(a)] },
       { label: 'Acknowledged', value: (a) => (a.acked ? `${a.acked.by}, ${fmtTime(a.acked.at)}` : '–') },
-      // the operators' mitigations, newest first: who, when, the change queued, why
-      { label: 'Mitigated', value: (a) => (a.mitigations.length ? a.mitigations.slice().reverse().map((m) => h('div', { class: 'mitigation' }, `${m.by}, ${fmtTime(m.at)}, change ${m.change}${m.reason ? `: ${m.reason}` : ''}`)) : '–') },
+      // the changes on the finding, newest first: what, who (an operator, or the detector in
+      // auto mode and for every restoration), when, the change queued, why
+      { label: 'Mitigated', value: (a) => (a.mitigations.length ? a.mitigations.slice().reverse().map((m) => h('div', { class: 'mitigation' }, `${m.op === 'restore' ? 'restored' : 'mitigated'} by ${m.by}, ${fmtTime(m.at)}, change ${m.change}${m.reason ? `: ${m.reason}` : ''}`)) : '–') },
     ];
     if (ctx.canWrite) {
       cols.push({ label: 'Actions', value: (a) => [
