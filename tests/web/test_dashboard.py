@@ -236,6 +236,39 @@ def test_a_stale_401_keeps_the_new_token(demo, browser):
     assert browser.console_errors(expected=["status of 401"]) == []
 
 
+def test_port_load_is_over_the_last_snapshots_not_one(demo, browser):
+    """The overview's rankings and the topology's colours come from the last snapshots the page
+    fetched, not one: a fast-lane interval is 2 ms of fabric time in the demo, and its marks and
+    pauses come and go with it (a trial saw the rankings flicker and the ECN marks mostly
+    absent).  Each snapshot counts once; old ones age out."""
+    browser.login(demo.url, demo.viewer)
+    got = browser.d.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        import('/lib/fabric.js').then((m) => {
+          const snap = (t, pause, ecn) => ({ t_us: t, interval_us: 1000, nodes: [{ name: 'leaf0', kind: 'switch',
+            ports: [{ name: 'h1', peer: 'h1', speed_mbps: 8, counters: { tx_bytes: 500 },
+                      prio: { 3: { pfc_rx_pause_duration_us: pause, ecn_marked_packets: ecn } } }] }] });
+          const hist = m.loadHistory(3, 60000);
+          const out = [];
+          for (const [s, at] of [[snap(1, 1000, 10), 0], [snap(2, 0, 0), 1000], [snap(1, 1000, 10), 2000]]) {
+            const r = hist(s, at);
+            const p = r.load.get('leaf0|h1');
+            out.push([r.samples, r.span_us, p.pause, p.ecn_per_s, p.util]);
+          }
+          out.push(hist(null, 70000).samples);  // a minute later: aged out
+          done(out);
+        });""")
+    # one interval paused whole, one not: half the time; 10 marks in 2 ms; 500 B in 1 ms at 8 Mb/s
+    assert got == [[1, 1000, 1, 10000, 0.5], [2, 2000, 0.5, 5000, 0.5], [2, 2000, 0.5, 5000, 0.5], 0], got
+    # the overview says over how many intervals its rankings are (one more at each refresh)
+    browser.open(demo.url, "")
+    text = wait_for(lambda: (lambda t: t if t and "Over the last 1 interval" not in t else None)(browser.js(
+        "return document.getElementById('load-span')?.textContent")), 15, 0.2,
+        what="the overview's rankings over two intervals or more")
+    assert "intervals of the PFC fast lane this page fetched" in text, text
+    assert browser.console_errors() == []
+
+
 def test_pfc_change_in_the_form_is_applied(demo, browser):
     browser.login(demo.url, demo.operator)
     browser.open(demo.url, "switch/leaf1")

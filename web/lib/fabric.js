@@ -39,6 +39,47 @@ export function portLoad(snap) {
   return out;
 }
 
+// The load of each port over the last snapshots a view fetched, not one: an interval of the
+// fast lane is short (200 ms; 2 ms of fabric time in the demo's simulator), and its pauses and
+// ECN marks come and go with it, so a ranking or a colour of one interval flickers.  Each
+// snapshot counts once (the same one fetched again is skipped); the last `n` of them, none
+// older than `maxAgeMs`.  Per port: util and pause over all their intervals (shares), ecn_per_s
+// and drops_per_s (per second of the snapshots' clock: fabric time in the simulator), the
+// largest queue; name, peer and state from the newest.  Returns a function: snapshot (or null)
+// in, { load, samples, span_us } out.
+export function loadHistory(n = 10, maxAgeMs = 60000) {
+  const kept = [];
+  return (snap, now = Date.now()) => {
+    if (snap && snap.interval_us > 0 && !kept.some((k) => k.t_us === snap.t_us)) {
+      kept.push({ t_us: snap.t_us, at: now, iv: snap.interval_us, load: portLoad(snap) });
+    }
+    while (kept.length > n || (kept.length && now - kept[0].at > maxAgeMs)) kept.shift();
+    const sums = new Map();
+    for (const k of kept) {
+      for (const [key, p] of k.load) {
+        const o = sums.get(key) || { util: 0, utilUs: 0, pauseUs: 0, us: 0, ecn: 0, drops: 0, queue: 0 };
+        Object.assign(o, { node: p.node, port: p.port, kind: p.kind, peer: p.peer, down: p.down });
+        if (p.util !== null) { o.util += p.util * k.iv; o.utilUs += k.iv; }
+        o.pauseUs += p.pause_us;
+        o.us += k.iv;
+        o.ecn += p.ecn;
+        o.drops += p.drops;
+        o.queue = Math.max(o.queue, p.queue);
+        sums.set(key, o);
+      }
+    }
+    const load = new Map();
+    for (const [key, o] of sums) {
+      load.set(key, {
+        node: o.node, port: o.port, kind: o.kind, peer: o.peer, down: o.down, queue: o.queue,
+        util: o.utilUs ? o.util / o.utilUs : null, pause: Math.min(1, o.pauseUs / o.us),
+        ecn_per_s: (o.ecn * 1e6) / o.us, drops_per_s: (o.drops * 1e6) / o.us,
+      });
+    }
+    return { load, samples: kept.length, span_us: kept.reduce((t, k) => t + k.iv, 0) };
+  };
+}
+
 // Tiers of a leaf-spine: switches with hosts below are leaves (ToRs), the other switches spines.
 export function tiers(topo) {
   const role = new Map(topo.nodes.map((n) => [n.id, n.role]));

@@ -1,8 +1,8 @@
 // Overview: agents ok/stale, active alerts, ingest rate, the tuner, and the ports with the most
-// pause time, ECN marks and drops in the detector's last interval.
+// pause time, ECN marks and drops over the detector's last snapshots this page fetched.
 import { api } from '../lib/api.js';
 import { add, fmtNum, fmtPct, fmtUs, h, link, put, table } from '../lib/dom.js';
-import { lastSnapshot, portLoad } from '../lib/fabric.js';
+import { lastSnapshot, loadHistory } from '../lib/fabric.js';
 
 function portHref(p) {
   return p.kind === 'switch' ? `#/switch/${encodeURIComponent(p.node)}` : `#/host/${encodeURIComponent(p.node)}`;
@@ -14,11 +14,12 @@ function topTable(title, rows, value, unit) {
       { label: 'Port', value: (p) => link(portHref(p), `${p.node} ${p.port}`) },
       { label: 'Peer', value: (p) => p.peer || '–' },
       { label: unit, num: true, value },
-    ], rows, { empty: 'none in the last interval' }));
+    ], rows, { empty: 'none in these intervals' }));
 }
 
 export async function render(root, ctx) {
   const body = h('div', { class: 'cards' });
+  const history = loadHistory();
   add(root, h('h1', {}, 'Fabric overview'), body);
 
   async function refresh() {
@@ -30,7 +31,8 @@ export async function render(root, ctx) {
     const hosts = items.filter((a) => a.role === 'host');
     const switches = items.filter((a) => a.role === 'switch');
     const stale = items.filter((a) => a.status !== 'ok');
-    const load = [...portLoad(snap).values()];
+    const recent = history(snap);
+    const load = [...recent.load.values()];
     const top = (key) => load.filter((p) => p[key] > 0).sort((a, b) => b[key] - a[key]).slice(0, 8);
     const waiting = cc ? (await api('/api/v1/cc/proposals')).filter((p) => p.state === 'waiting').length : 0;
 
@@ -48,11 +50,11 @@ export async function render(root, ctx) {
       h('div', { class: 'card' }, h('h2', {}, 'Congestion-control tuner'),
         cc ? [h('p', { class: 'big' }, `mode ${cc.mode}`), h('p', {}, h('a', { href: '#/tuner' }, `${waiting} proposal${waiting === 1 ? '' : 's'} waiting`), ` · ${cc.steps} steps · ${cc.rolled_back} rolled back`)]
           : h('p', {}, 'not running (cc.interval is 0, or no detector.interval: it reads the fast lane)')),
-      snap ? [
-        topTable('Most pause time', top('pause_us'), (p) => `${fmtUs(p.pause_us)} (${fmtPct(p.pause)})`, 'Paused (of the interval)'),
-        topTable('Most ECN marks', top('ecn'), (p) => fmtNum(p.ecn), 'Marked packets'),
-        topTable('Most drops', top('drops'), (p) => fmtNum(p.drops), 'Dropped packets'),
-        h('p', { class: 'note wide' }, `Last interval: ${fmtUs(snap.interval_us)} of the PFC fast lane (detector snapshot).`),
+      recent.samples ? [
+        topTable('Most pause time', top('pause'), (p) => fmtPct(p.pause), 'Paused (share of time)'),
+        topTable('Most ECN marks', top('ecn_per_s'), (p) => fmtNum(+p.ecn_per_s.toPrecision(3)), 'Marked packets/s'),
+        topTable('Most drops', top('drops_per_s'), (p) => fmtNum(+p.drops_per_s.toPrecision(3)), 'Dropped packets/s'),
+        h('p', { class: 'note wide', id: 'load-span' }, `Over the last ${recent.samples} interval${recent.samples === 1 ? '' : 's'} of the PFC fast lane this page fetched, one at each refresh (${fmtUs(recent.span_us)} in all; per second of the counters' clock: fabric time in the simulator).`),
       ] : h('p', { class: 'note wide' }, ctx.features.detector ? 'No fast-lane snapshot yet: the rankings of pause time, ECN marks and drops come with the agents\' next fast reports.'
         : 'No PFC fast lane (detector.interval is 0): per-port pause, ECN and drop rankings are not available.'),
     );

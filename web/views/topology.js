@@ -5,7 +5,7 @@
 import { api } from '../lib/api.js';
 import { legend, viridis } from '../lib/color.js';
 import { add, fmtPct, fmtUs, h, link, put, query, s, select, setQuery } from '../lib/dom.js';
-import { lastSnapshot, portLoad, tiers } from '../lib/fabric.js';
+import { lastSnapshot, loadHistory, tiers } from '../lib/fabric.js';
 
 const METRICS = {
   util: { label: 'Utilization', scale: 1, fmt: (v) => fmtPct(v, 0), low: '0 %', high: '100 %' },
@@ -24,10 +24,10 @@ function linkValue(l, load, metric) {
   return v.length ? Math.max(...v) : null;
 }
 
-export function draw(topo, snap, alerts, metric, width = 960) {
+// load: per "node|port", the util and pause of loadHistory().
+export function draw(topo, load, alerts, metric, width = 960) {
   const t0 = performance.now();
   const m = METRICS[metric];
-  const load = portLoad(snap);
   const tr = tiers(topo);
   const byId = new Map(topo.nodes.map((n) => [n.id, n]));
   const nl = Math.max(1, tr.leaves.length);
@@ -133,6 +133,7 @@ export async function render(root, ctx) {
   const head = h('div', { class: 'toolbar' });
   const canvas = h('div', { class: 'topo-wrap', id: 'topology' });
   const side = h('div', { class: 'topo-side' });
+  const history = loadHistory();
   add(root, h('h1', {}, 'Topology'), head, canvas, side);
 
   async function refresh() {
@@ -140,7 +141,8 @@ export async function render(root, ctx) {
     const [topo, snap, alerts] = await Promise.all([
       api('/api/v1/topology'), lastSnapshot(ctx.features), api('/api/v1/alerts?state=active'),
     ]);
-    const { svg, stats } = draw(topo, snap, alerts.items, metric, Math.max(600, canvas.clientWidth - 4));
+    const recent = history(snap);
+    const { svg, stats } = draw(topo, recent.load, alerts.items, metric, Math.max(600, canvas.clientWidth - 4));
     put(canvas, svg);
     const det = alerts.items.filter((a) => DETECTOR_KINDS.has(a.kind));
     put(head, 
@@ -149,8 +151,8 @@ export async function render(root, ctx) {
       }),
       legend(document, METRICS[metric].low, METRICS[metric].high, METRICS[metric].label),
       h('span', { class: 'key' }, h('span', { class: 'key-down' }, '✕ - - down link'), ' ', h('span', { class: 'key-stale' }, '⚠ stale agent'), ' ', h('span', { class: 'key-culprit' }, '⚡ culprit'), ' ', h('span', { class: 'key-victim' }, '▢ victim'), ' ', h('span', { class: 'key-cycle' }, '▬ black outline: a deadlock\'s cycle, a storm\'s source link (dashed grey: its victims)')),
-      h('span', { class: 'note', id: 'topo-stats' }, `${stats.nodes} nodes, ${stats.links} links, ${stats.down} down${snap
-        ? ` · load over the fast lane's last interval (${fmtUs(snap.interval_us)}, in the simulator fabric time); a host's square: its link`
+      h('span', { class: 'note', id: 'topo-stats' }, `${stats.nodes} nodes, ${stats.links} links, ${stats.down} down${recent.samples
+        ? ` · load over the last ${recent.samples} fast-lane interval${recent.samples === 1 ? '' : 's'} this page fetched (${fmtUs(recent.span_us)} in all, of the counters' clock: fabric time in the simulator); a host's square: its link`
         : ' · no fast lane: no link load'}`),
     );
     put(side, det.length
