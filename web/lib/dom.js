@@ -52,12 +52,16 @@ export function clear(el) {
 }
 
 // A table: columns [{label, value(row) -> Node|string, num: bool}], rows.
+// A table of many columns (STACK_COLUMNS or more) is stacked in a narrow window (style.css):
+// each row a block, each cell under its column's name (data-label), so that the page does not
+// scroll sideways.
+const STACK_COLUMNS = 7;
 export function table(columns, rows, { caption, empty = 'none', rowAttrs } = {}) {
-  return h('table', {},
+  return h('table', { class: columns.length >= STACK_COLUMNS ? 'stack' : null },
     caption ? h('caption', {}, caption) : null,
     h('thead', {}, h('tr', {}, columns.map((c) => h('th', { scope: 'col', class: c.num ? 'num' : null }, c.label)))),
     h('tbody', {}, rows.length
-      ? rows.map((r) => h('tr', rowAttrs ? rowAttrs(r) : {}, columns.map((c) => h('td', { class: c.num ? 'num' : null }, c.value(r)))))
+      ? rows.map((r) => h('tr', rowAttrs ? rowAttrs(r) : {}, columns.map((c) => h('td', { class: c.num ? 'num' : null, 'data-label': c.label }, c.value(r)))))
       : h('tr', {}, h('td', { colspan: columns.length, class: 'empty' }, empty))));
 }
 

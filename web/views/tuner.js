@@ -78,7 +78,7 @@ export async function render(root, ctx) {
         // each host class's own: its edge links' pauses, the queues of the ToR ports facing it
         Object.entries(sig.host_classes || {}).map(([c, x]) => h('p', {}, `${c} (hosts): paused ${fmtPct(x.pause_share, 3)}, ToR queue p90 ${fmtUs(x.tor_queue_delay_p90_us)}, sent ${fmtPct(x.host_util)}, CNPs/host ${fmtNum(x.cnp_per_host)}`))),
       h('div', { class: 'card' }, h('h2', {}, 'Settings by class'),
-        Object.keys(cc.settings || {}).length ? h('dl', { class: 'kv' }, Object.entries(cc.settings).flatMap(([cls, v]) => [h('dt', {}, cls), h('dd', {}, Object.entries(v).map(([k, x]) => `${k}=${fmtNum(x)}`).join(', '))])) : h('p', {}, 'not known yet'),
+        Object.keys(cc.settings || {}).length ? h('dl', { class: 'kv kv-stack' }, Object.entries(cc.settings).flatMap(([cls, v]) => [h('dt', {}, cls), h('dd', {}, Object.entries(v).map(([k, x]) => `${k}=${fmtNum(x)}`).join(', '))])) : h('p', {}, 'not known yet'),
         // members whose setting the policy refuses: the tuner steps most of a class at one value
         // back inside and leaves the others alone, so the operator widens the policy or sets
         // them back
