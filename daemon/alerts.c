@@ -336,7 +336,9 @@ static int mitigated_apply(struct store_job *sj, struct store *s)
 	int r;
 
 	if (!j->id) { /* the newest of its kind and subject */
-		if (!(st = store_stmt(s, "SELECT max(id) FROM alerts WHERE kind = ? AND subject = ?")))
+		/* (every state named: the index on state, kind and subject serves it) */
+		if (!(st = store_stmt(s, "SELECT max(id) FROM alerts WHERE state IN ('active', 'cleared') "
+					 "AND kind = ? AND subject = ?")))
 			return -EIO;
 		sqlite3_bind_text(st, 1, j->kind, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, j->subject, -1, SQLITE_STATIC);

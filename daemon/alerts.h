@@ -54,8 +54,8 @@ int alerts_get(struct store_reader *rd, int64_t id, json_t **ret, struct rf_err 
  * (NO_SUCH_ALERT), -EALREADY (ALREADY_ACKED: by another, said who and when). */
 int alerts_ack(struct store *s, int64_t id, const char *actor, int64_t now, struct rf_err *e);
 /* An action on an alert's finding: who (an operator's name; "detector" for its own, in auto
- * mode, and for every restoration), what (op: "lossless_off" or "restore"), the change queued
- * and why (NULL: no reason given). */
+ * mode, and for each restoration, once applied), what (op: "lossless_off" or "restore"), the
+ * change and why (NULL: no reason given). */
 struct alert_action {
 	const char *by, *op, *reason;
 	int64_t change;

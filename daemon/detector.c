@@ -127,6 +127,8 @@ struct inflight {
 	int64_t change;
 	int mask; /* the port's PFC priorities once applied */
 	enum cc_dl_op op;
+	enum cc_dl_class cls;
+	char *subject; /* a restoration's alert subject (owned, or NULL): recorded there once applied */
 	char node[CC_DL_NAME], port[CC_DL_NAME];
 	uint8_t prio;
 };
@@ -274,6 +276,8 @@ void detector_free(struct detector *d)
 	json_decref(d->findings);
 	for (unsigned i = 0; i < d->nrestore_failed; i++)
 		free(d->restore_failed[i]);
+	for (size_t i = 0; i < d->ninf; i++)
+		free(d->inf[i].subject);
 	free(d->inf);
 	free(d->field_of);
 	pthread_mutex_destroy(&d->lock);
@@ -806,21 +810,27 @@ static int apply_action(struct detector *d, struct store_reader *rd, const struc
 }
 
 /* Under dl_lock.  0, or -ENOMEM (the caller tells cc the action failed). */
-static int inflight_add(struct detector *d, const struct cc_dl_action *a, int64_t change, int mask)
+static int inflight_add(struct detector *d, const struct cc_dl_action *a, const char *subject, int64_t change,
+			int mask)
 {
+	char *copy = NULL;
+
 	if (vec_room((void **)&d->inf, &d->capinf, d->ninf, sizeof(*d->inf)) < 0)
 		return -ENOMEM;
-	d->inf[d->ninf] = (struct inflight){ .action = a->id, .change = change, .op = a->op, .prio = a->prio,
-					     .mask = mask };
+	if (subject && !(copy = strdup(subject)))
+		return -ENOMEM;
+	d->inf[d->ninf] = (struct inflight){ .action = a->id, .change = change, .op = a->op, .cls = a->cls,
+					     .subject = copy, .prio = a->prio, .mask = mask };
 	snprintf(d->inf[d->ninf].node, sizeof(d->inf[0].node), "%s", a->node);
 	snprintf(d->inf[d->ninf].port, sizeof(d->inf[0].port), "%s", a->port);
 	d->ninf++;
 	return 0;
 }
 
-/* Queues an action's change and follows it; on failure cc forgets it.  Not under a lock. */
+/* Queues an action's change and follows it; on failure cc forgets it.  subject: the alert of a
+ * restoration, to record it on once applied (NULL: none).  Not under a lock. */
 static int act(struct detector *d, struct store_reader *rd, const struct cc_dl_action *a, const char *actor,
-	       int64_t *ret_change, struct rf_err *e)
+	       const char *subject, int64_t *ret_change, struct rf_err *e)
 {
 	int64_t change = 0;
 	int base, mask = 0, r;
@@ -830,7 +840,7 @@ static int act(struct detector *d, struct store_reader *rd, const struct cc_dl_a
 	pthread_mutex_unlock(&d->dl_lock);
 	r = apply_action(d, rd, a, actor, base, &change, &mask, e);
 	pthread_mutex_lock(&d->dl_lock);
-	if (r == 0 && inflight_add(d, a, change, mask) < 0)
+	if (r == 0 && inflight_add(d, a, subject, change, mask) < 0)
 		r = rf_err_set(e, -ENOMEM, "NO_MEMORY", NULL, "out of memory");
 	if (r < 0) {
 		cc_dl_action_done(d->dl, a->id, false);
@@ -840,6 +850,14 @@ static int act(struct detector *d, struct store_reader *rd, const struct cc_dl_a
 	if (r == 0 && ret_change)
 		*ret_change = change;
 	return r;
+}
+
+/* The alert kind of a finding's class (NULL: none, congestion). */
+static const char *alert_kind(enum cc_dl_class c)
+{
+	return c == CC_DL_DEADLOCK ? "deadlock" : c == CC_DL_PAUSE_STORM ? "pause_storm"
+					    : c == CC_DL_SLOW_RECEIVER ? "slow_receiver"
+					    : c == CC_DL_PERSISTENT ? "persistent" : NULL;
 }
 
 /* Under dl_lock. */
@@ -881,6 +899,7 @@ static void check_inflight(struct detector *d, struct store_reader *rd)
 		struct rf_err e = { 0 };
 		json_t *c = NULL;
 		const char *state;
+		char *record = NULL; /* the alert subject to record an applied restoration on */
 		bool ok, timed_out;
 
 		if (changes_get(rd, copy[i].change, &c, &e) < 0)
@@ -906,12 +925,27 @@ static void check_inflight(struct detector *d, struct store_reader *rd)
 			} else {
 				ok ? d->actions_ok++ : d->actions_failed++;
 			}
+			if (ok)
+				record = d->inf[k].subject;
+			else
+				free(d->inf[k].subject);
 			/* in order: intended_mask() reads the latest of a port */
 			memmove(&d->inf[k], &d->inf[k + 1], (d->ninf - k - 1) * sizeof(*d->inf));
 			d->ninf--;
 			break;
 		}
 		pthread_mutex_unlock(&d->dl_lock);
+		if (record) {
+			/* (a restoration that failed is tried again: only the one applied is told) */
+			struct alert_action aa = { "detector", "restore", NULL, copy[i].change };
+
+			aa.reason = json_string_value(json_object_get(c, "reason"));
+
+			if (alerts_mitigated(d->store, 0, alert_kind(copy[i].cls), record, &aa, tu_now_ns(), &e) < 0)
+				log_warning("detector", "change %lld: not recorded on its alert: %s",
+					    (long long)copy[i].change, e.msg);
+			free(record);
+		}
 		if (!ok)
 			log_msg(LOG_WARNING, "detector", copy[i].op == CC_DL_RESTORE ? "RESTORE_FAILED" : "ACTION_FAILED",
 				"change %lld (%s %s:%s priority %u) %s: %s", (long long)copy[i].change,
@@ -985,13 +1019,6 @@ static void recover_holds(struct detector *d, struct store_reader *rd)
 }
 
 /* --- findings as alerts ------------------------------------------------------------------------------- */
-
-static const char *alert_kind(enum cc_dl_class c)
-{
-	return c == CC_DL_DEADLOCK ? "deadlock" : c == CC_DL_PAUSE_STORM ? "pause_storm"
-					    : c == CC_DL_SLOW_RECEIVER ? "slow_receiver"
-					    : c == CC_DL_PERSISTENT ? "persistent" : NULL;
-}
 
 /* The alert subject of a finding, kept by id so that it stays the same while it lasts (a
  * persistent deadlock held broken lists no ports any more).  Under the lock. */
@@ -1264,7 +1291,7 @@ int detector_run(void *ctx, int64_t now)
 		int64_t change = 0;
 		char buf[600];
 
-		if (act(d, rd, &acts[i], "detector", &change, &e) < 0) {
+		if (act(d, rd, &acts[i], "detector", acts[i].op == CC_DL_RESTORE ? asubj[i] : NULL, &change, &e) < 0) {
 			log_msg(LOG_WARNING, "detector", e.code, "cannot queue the change for %s:%s priority %u: %s",
 				acts[i].node, acts[i].port, acts[i].prio, rf_err_str(&e, buf, sizeof(buf)));
 			continue;
@@ -1275,13 +1302,13 @@ int detector_run(void *ctx, int64_t now)
 	store_reader_put(d->store, rd);
 	if (r == 0 && af)
 		r = alerts_sync(d->store, "detector", alert_kinds, af, naf, now);
-	/* each change on its finding's alert, after the sync that raised it: an isolation or break
-	 * in auto mode, and every restoration (its alert is over by then, as a rule) */
-	for (size_t i = 0; i < nacts; i++) {
+	/* an isolation or break in auto mode on its finding's alert, after the sync that raised it
+	 * (a restoration: once applied, check_inflight) */
+	for (size_t i = 0; r == 0 && i < nacts; i++) {
 		struct alert_action aa = { "detector", cc_dl_op_name(acts[i].op), acts[i].reason, achange[i] };
 		struct rf_err e = { 0 };
 
-		if (achange[i] && asubj[i] && alert_kind(acts[i].cls) &&
+		if (acts[i].op == CC_DL_LOSSY && achange[i] && asubj[i] && alert_kind(acts[i].cls) &&
 		    alerts_mitigated(d->store, 0, alert_kind(acts[i].cls), asubj[i], &aa, now, &e) < 0)
 			log_warning("detector", "change %lld: not recorded on its alert: %s", (long long)achange[i],
 				    e.msg);
@@ -1458,7 +1485,7 @@ int detector_mitigate(struct detector *d, int64_t alert, const char *actor, cons
 		goto out;
 	snprintf(who, sizeof(who), "detector (asked by %s)", actor);
 	reason_add(&a, actor, reason);
-	if ((r = act(d, rd, &a, who, &change, e)) < 0)
+	if ((r = act(d, rd, &a, who, NULL, &change, e)) < 0)
 		goto out;
 	log_notice("detector", "change %lld (asked by %s): %s", (long long)change, actor, a.reason);
 	{

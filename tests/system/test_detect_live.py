@@ -106,7 +106,9 @@ def test_live_deadlock_named_then_broken_restored_and_held(world):
     assert h["finding"] == p["details"]["id"], (h, p)
     # each alert lists the detector's changes on its finding: the break and its restoration on
     # the deadlock's, the held break on the persistent one's
-    assert [(x["by"], x["op"], x["change"]) for x in c.json(f"/api/v1/alerts/{a['id']}")["mitigations"]] == [
+    assert [(x["by"], x["op"], x["change"]) for x in wait_for(
+        lambda: (lambda x: x if len(x) >= 2 else None)(c.json(f"/api/v1/alerts/{a['id']}")["mitigations"]), 5,
+        what="the restoration on the deadlock's alert")] == [
         ("detector", "lossless_off", brk["id"]), ("detector", "restore", back["id"])]
     assert [(x["op"], x["change"]) for x in c.json(f"/api/v1/alerts/{p['id']}")["mitigations"]] == [
         ("lossless_off", held["id"])]
@@ -151,8 +153,10 @@ def test_live_storm_isolated_rates_recover_then_restored(world):
     wait_for(lambda: not alerts(c, "pause_storm"), 10, what="the storm alert cleared")
     assert alerts(c, "pause_storm", state="cleared")
     # the cleared alert says what the detector did: isolated, then put back (its evidence is
-    # the last seen, "(isolated)"; before, nothing on it said the port was lossless again)
-    m = c.json(f"/api/v1/alerts/{a['id']}")["mitigations"]
+    # the last seen, "(isolated)"; before, nothing on it said the port was lossless again); the
+    # restoration once the detector's next pass saw it applied
+    m = wait_for(lambda: (lambda x: x if len(x) >= 2 else None)(c.json(f"/api/v1/alerts/{a['id']}")["mitigations"]),
+                 5, what="the restoration on the alert")
     assert [(x["by"], x["op"], x["change"]) for x in m] == [("detector", "lossless_off", ch["id"]),
                                                             ("detector", "restore", back["id"])], m
     assert m[1]["reason"] == back["reason"], m

@@ -256,10 +256,22 @@ def test_port_load_is_over_the_last_snapshots_not_one(demo, browser):
             out.push([r.samples, r.span_us, p.pause, p.ecn_per_s, p.util]);
           }
           out.push(hist(null, 70000).samples);  // a minute later: aged out
+          // two priorities paused for the whole interval: the port's time once
+          const two = snap(10, 1000, 0);
+          two.nodes[0].ports[0].prio[4] = { pfc_rx_pause_duration_us: 1000 };
+          hist(two, 80000);
+          out.push(hist(snap(11, 0, 0), 81000).load.get('leaf0|h1').pause);
+          // a port missing from the newest snapshot (its agent stale) drops out at once
+          const other = snap(12, 0, 0);
+          other.nodes[0].ports[0].name = 'h2';
+          out.push([...hist(other, 82000).load.keys()]);
+          // a snapshot older than the newest (the simulator started again): the window anew
+          out.push(hist(snap(3, 0, 0), 83000).samples);
           done(out);
         });""")
     # one interval paused whole, one not: half the time; 10 marks in 2 ms; 500 B in 1 ms at 8 Mb/s
-    assert got == [[1, 1000, 1, 10000, 0.5], [2, 2000, 0.5, 5000, 0.5], [2, 2000, 0.5, 5000, 0.5], 0], got
+    assert got[:4] == [[1, 1000, 1, 10000, 0.5], [2, 2000, 0.5, 5000, 0.5], [2, 2000, 0.5, 5000, 0.5], 0], got
+    assert got[4:] == [0.5, ["leaf0|h2"], 1], got
     # the overview says over how many intervals its rankings are (one more at each refresh)
     browser.open(demo.url, "")
     text = wait_for(lambda: (lambda t: t if t and "Over the last 1 interval" not in t else None)(browser.js(

@@ -42,25 +42,31 @@ export function portLoad(snap) {
 // The load of each port over the last snapshots a view fetched, not one: an interval of the
 // fast lane is short (200 ms; 2 ms of fabric time in the demo's simulator), and its pauses and
 // ECN marks come and go with it, so a ranking or a colour of one interval flickers.  Each
-// snapshot counts once (the same one fetched again is skipped); the last `n` of them, none
-// older than `maxAgeMs`.  Per port: util and pause over all their intervals (shares), ecn_per_s
-// and drops_per_s (per second of the snapshots' clock: fabric time in the simulator), the
-// largest queue; name, peer and state from the newest.  Returns a function: snapshot (or null)
-// in, { load, samples, span_us } out.
+// snapshot counts once (the same one fetched again is skipped; one older than the newest kept,
+// as after the simulator started again, starts the window anew); the last `n` of them, none
+// older than `maxAgeMs`.  The ports are the newest snapshot's (one gone stale drops out at
+// once), each over the intervals it is in: util and pause (shares), ecn_per_s and drops_per_s
+// (per second of the snapshots' clock: fabric time in the simulator), the largest queue; name,
+// peer and state from the newest.  Returns a function: snapshot (or null) in,
+// { load, samples, span_us } out.
 export function loadHistory(n = 10, maxAgeMs = 60000) {
-  const kept = [];
+  let kept = [];
   return (snap, now = Date.now()) => {
-    if (snap && snap.interval_us > 0 && !kept.some((k) => k.t_us === snap.t_us)) {
+    const last = kept[kept.length - 1];
+    if (snap && snap.interval_us > 0 && !kept.some((k) => k.t_us === snap.t_us && k.iv === snap.interval_us)) {
+      if (last && snap.t_us < last.t_us) kept = [];
       kept.push({ t_us: snap.t_us, at: now, iv: snap.interval_us, load: portLoad(snap) });
     }
     while (kept.length > n || (kept.length && now - kept[0].at > maxAgeMs)) kept.shift();
+    const newest = kept.length ? kept[kept.length - 1].load : new Map();
     const sums = new Map();
     for (const k of kept) {
       for (const [key, p] of k.load) {
+        if (!newest.has(key)) continue;
         const o = sums.get(key) || { util: 0, utilUs: 0, pauseUs: 0, us: 0, ecn: 0, drops: 0, queue: 0 };
         Object.assign(o, { node: p.node, port: p.port, kind: p.kind, peer: p.peer, down: p.down });
         if (p.util !== null) { o.util += p.util * k.iv; o.utilUs += k.iv; }
-        o.pauseUs += p.pause_us;
+        o.pauseUs += Math.min(p.pause_us, k.iv); // (priorities paused at once: the port's time once)
         o.us += k.iv;
         o.ecn += p.ecn;
         o.drops += p.drops;

@@ -63,7 +63,7 @@ export async function render(root, ctx) {
       { label: 'Acknowledged', value: (a) => (a.acked ? `${a.acked.by}, ${fmtTime(a.acked.at)}` : '–') },
       // the changes on the finding, newest first: what, who (an operator, or the detector in
       // auto mode and for every restoration), when, the change queued, why
-      { label: 'Mitigated', value: (a) => (a.mitigations.length ? a.mitigations.slice().reverse().map((m) => h('div', { class: 'mitigation' }, `${m.op === 'restore' ? 'restored' : 'mitigated'} by ${m.by}, ${fmtTime(m.at)}, change ${m.change}${m.reason ? `: ${m.reason}` : ''}`)) : '–') },
+      { label: 'Changes made', value: (a) => (a.mitigations.length ? a.mitigations.slice().reverse().map((m) => h('div', { class: 'mitigation' }, `${m.op === 'restore' ? 'restored' : 'mitigated'} by ${m.by}, ${fmtTime(m.at)}, change ${m.change}${m.reason ? `: ${m.reason}` : ''}`)) : '–') },
     ];
     if (ctx.canWrite) {
       cols.push({ label: 'Actions', value: (a) => [
