@@ -3909,6 +3909,50 @@ static json_t *outside_policy_json(const struct cc_tn *t)
 	return json_pack("{s:I,s:o}", "members", (json_int_t)n, "first", list ? list : json_array());
 }
 
+/* The members inside the policy whose setting of a knob is not their class's (an operator's own,
+ * or one a step cut short left): a step moves the members at the class's setting only, so these
+ * keep theirs, and the class's setting (the majority's) does not show them.  How many members,
+ * and the first SET_APART_LISTED knobs with their value and the class's.  A knob a step of the
+ * class moves now is left out: its canary differs by design. */
+#define SET_APART_LISTED 16
+static json_t *set_apart_json(const struct cc_tn *t)
+{
+	double cv[CC_TN_NCLASSES][CC_TN_NKNOBS];
+	json_t *list = json_array();
+	size_t n = 0, listed = 0;
+
+	for (int c = 0; c < CC_TN_NCLASSES; c++)
+		for (int k = 0; k < CC_TN_NKNOBS; k++)
+			cv[c][k] = NAN;
+	for (size_t i = 0; list && i < t->nm; i++) {
+		const struct member *m = t->m[i];
+		int lo = m->host ? CC_TN_CNP_GAP : CC_TN_KMIN, hi = m->host ? CC_TN_NKNOBS : CC_TN_PMAX + 1;
+		bool apart = false;
+
+		if (m->cls < 0 || outside(t, m))
+			continue;
+		for (int k = lo; k < hi; k++) {
+			const struct step *st = &t->steps_of[m->cls];
+			double v = member_value(m, (enum cc_tn_knob)k);
+
+			if (st->st != ST_IDLE && st->knob == (enum cc_tn_knob)k)
+				continue;
+			if (isnan(cv[m->cls][k]))
+				cv[m->cls][k] = majority(t, (enum cc_tn_class)m->cls, (enum cc_tn_knob)k);
+			if (isnan(cv[m->cls][k]) || v == cv[m->cls][k])
+				continue;
+			apart = true;
+			if (listed++ < SET_APART_LISTED)
+				json_array_append_new(list, json_pack("{s:s,s:s*,s:s,s:s,s:f,s:f}", "node", m->node, "port",
+								      m->host ? NULL : m->port, "class", LBL(m->cls),
+								      "knob", knob_names[k], "value", v, "class_value",
+								      cv[m->cls][k]));
+		}
+		n += apart;
+	}
+	return json_pack("{s:I,s:o}", "members", (json_int_t)n, "first", list ? list : json_array());
+}
+
 json_t *cc_tn_json(const struct cc_tn *t)
 {
 	json_t *classes = json_object(), *o;
@@ -3973,6 +4017,7 @@ json_t *cc_tn_json(const struct cc_tn *t)
 		json_object_set_new(o, "empty_host_classes", empty);
 		json_object_set_new(o, "steps_in_progress", steps);
 		json_object_set_new(o, "outside_policy", outside_policy_json(t));
+		json_object_set_new(o, "set_apart", set_apart_json(t));
 		/* why a move the signals call for is not made */
 		json_object_set_new(o, "holds", holds_json(t, false));
 	}

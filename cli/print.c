@@ -1223,6 +1223,34 @@ static void print_cc_policy(FILE *f, const json_t *d)
 	strs_fini(&s);
 }
 
+/* GET /api/v1/cc's set_apart: the members inside the policy not at their class's setting. */
+static void print_cc_set_apart(FILE *f, const json_t *sa)
+{
+	long long n = (long long)json_integer_value(json_object_get(sa, "members"));
+	struct strs s = { 0 };
+	const json_t *x;
+	size_t i;
+
+	if (n <= 0)
+		return;
+	fprintf(f, "  set apart (inside the policy, not at their class's setting; steps leave them as they are): "
+		   "%lld\n", n);
+	/* an agent's node and port names: made printable */
+	json_array_foreach(json_object_get(sa, "first"), i, x) {
+		const char *port = str(&s, x, "port"), *knob = str(&s, x, "knob") ?: "?";
+		char size[40], csize[40];
+
+		fprintf(f, "    %s%s%s (%s): %s=%.15g%s, the class's %.15g%s\n", str(&s, x, "node") ?: "?", port ? ":" : "",
+			port ?: "", str(&s, x, "class") ?: "?", knob, json_number_value(json_object_get(x, "value")),
+			size_note(knob, json_object_get(x, "value"), size, sizeof(size)),
+			json_number_value(json_object_get(x, "class_value")),
+			size_note(knob, json_object_get(x, "class_value"), csize, sizeof(csize)));
+	}
+	if (json_array_size(json_object_get(sa, "first")) >= 16) /* (the API lists the first 16) */
+		fprintf(f, "    (the first 16 listed)\n");
+	strs_fini(&s);
+}
+
 /* rocefabctl cc ...: the tuner's status, a list of proposals, one proposal, or the policy. */
 void print_cc(FILE *f, const json_t *d)
 {
@@ -1294,6 +1322,7 @@ void print_cc(FILE *f, const json_t *d)
 				json_is_true(json_object_get(x, "forced")) ? " (forced)" : "");
 		}
 		print_cc_outside(f, json_object_get(d, "outside_policy"));
+		print_cc_set_apart(f, json_object_get(d, "set_apart"));
 		json_array_foreach(json_object_get(d, "holds"), i, x) {
 			const char *dir = json_string_value(json_object_get(x, "direction"));
 

@@ -317,6 +317,31 @@ def test_a_switch_port_near_its_xoff_is_listed(world):
         out.stdout + out.stderr
 
 
+def test_a_port_set_apart_inside_the_policy_is_listed(world):
+    """An operator sets one ToR port's Kmin to a value of its own, inside the policy: the class's
+    setting stays the majority's, and the status lists that port set apart, with its value and
+    the class's (before, nothing showed it: a trial read the class's value as every port's)."""
+    d, sim, c, ops = fabric(world, mode="off")  # (no step: none of its knobs is left out)
+    st = wait_for(lambda: (lambda x: x if "tor_down" in x["settings"] else None)(c.json("/api/v1/cc")), 30,
+                  what="the ToR ports in the tuner's status")
+    assert st["set_apart"] == {"members": 0, "first": []}, st["set_apart"]
+    kmin = st["settings"]["tor_down"]["kmin_bytes"]
+    r = ops.put("/api/v1/switches/leaf0/ports/h1/queues/3/ecn", json={"kmin_bytes": kmin + 50000})
+    assert r.status_code == 202, r.text
+    cid = r.json()["changes"][0]["id"]
+    wait_for(lambda: c.json(f"/api/v1/changes/{cid}")["state"] == "applied", 10, what="applied")
+    sa = wait_for(lambda: (lambda o: o if o["members"] else None)(c.json("/api/v1/cc")["set_apart"]), 30,
+                  what="leaf0 h1 listed set apart")
+    assert sa == {"members": 1, "first": [{"node": "leaf0", "port": "h1", "class": "tor_down", "knob": "kmin_bytes",
+                                           "value": kmin + 50000, "class_value": kmin}]}, sa
+    assert c.json("/api/v1/cc")["settings"]["tor_down"]["kmin_bytes"] == kmin
+    out = ctl(d, "viewer", "cc")
+    assert out.returncode == 0 and "set apart (inside the policy, not at their class's setting" in out.stdout, \
+        out.stdout + out.stderr
+    assert f"leaf0:h1 (tor_down): kmin_bytes={kmin + 50000} (" in out.stdout and f"the class's {kmin} (" in out.stdout, \
+        out.stdout
+
+
 def test_a_narrowed_policy_steps_the_class_back_inside(world):
     """An operator raises kmin_floor_bytes above the switches' Kmin (1 MB): every switch port is
     outside the policy, and before any other move the tuner proposes each switch class's Kmin

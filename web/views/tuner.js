@@ -85,6 +85,11 @@ export async function render(root, ctx) {
         cc.outside_policy?.members ? h('div', { class: 'note', id: 'cc-outside' },
           h('p', {}, `Outside the policy (most of a class at one value is stepped back inside unless the tuner is off; members set apart stay): ${cc.outside_policy.members}`),
           h('ul', {}, (cc.outside_policy.first || []).map((x) => h('li', {}, `${x.node}${x.port ? ' ' + x.port : ''} (${x.class}): ${x.why}`)))) : null,
+        // members inside the policy not at their class's setting (an operator's own): a step
+        // moves those at the class's setting only
+        cc.set_apart?.members ? h('div', { class: 'note', id: 'cc-set-apart' },
+          h('p', {}, `Set apart (inside the policy, not at their class's setting; steps leave them as they are): ${cc.set_apart.members}`),
+          h('ul', {}, (cc.set_apart.first || []).map((x) => h('li', {}, `${x.node}${x.port ? ' ' + x.port : ''} (${x.class}): ${x.knob}=${fmtNum(x.value)}, the class's ${fmtNum(x.class_value)}`)))) : null,
         // moves the tuner will not make for a while (a rollback's tabu, no softening after a
         // harder step): why it does not do what the signals seem to ask
         cc.holds?.length ? h('div', { class: 'note', id: 'cc-holds' },
