@@ -3943,10 +3943,10 @@ static json_t *set_apart_json(const struct cc_tn *t)
 				continue;
 			apart = true;
 			if (listed++ < SET_APART_LISTED)
-				json_array_append_new(list, json_pack("{s:s,s:s*,s:s,s:s,s:f,s:f}", "node", m->node, "port",
-								      m->host ? NULL : m->port, "class", LBL(m->cls),
-								      "knob", knob_names[k], "value", v, "class_value",
-								      cv[m->cls][k]));
+				json_array_append_new(list, json_pack("{s:s,s:s*,s:s,s:s,s:f,s:f}", "node", m->node,
+								      "port", m->host ? NULL : m->port, "class",
+								      LBL(m->cls), "knob", knob_names[k], "value", v,
+								      "class_value", cv[m->cls][k]));
 		}
 		n += apart;
 	}

@@ -1240,8 +1240,9 @@ static void print_cc_set_apart(FILE *f, const json_t *sa)
 		const char *port = str(&s, x, "port"), *knob = str(&s, x, "knob") ?: "?";
 		char size[40], csize[40];
 
-		fprintf(f, "    %s%s%s (%s): %s=%.15g%s, the class's %.15g%s\n", str(&s, x, "node") ?: "?", port ? ":" : "",
-			port ?: "", str(&s, x, "class") ?: "?", knob, json_number_value(json_object_get(x, "value")),
+		fprintf(f, "    %s%s%s (%s): %s=%.15g%s, the class's %.15g%s\n", str(&s, x, "node") ?: "?",
+			port ? ":" : "", port ?: "", str(&s, x, "class") ?: "?", knob,
+			json_number_value(json_object_get(x, "value")),
 			size_note(knob, json_object_get(x, "value"), size, sizeof(size)),
 			json_number_value(json_object_get(x, "class_value")),
 			size_note(knob, json_object_get(x, "class_value"), csize, sizeof(csize)));
