@@ -40,7 +40,17 @@ def test_deadlock_cycle_on_the_topology_then_acked_and_mitigated(tmp_path, brows
         wait_for(lambda: browser.js(f"return [...document.querySelectorAll(\"{row} button\")]"
                                     ".some(b => b.textContent === 'Mitigate')"), 10, 0.2, what="the Mitigate button")
         browser.d.find_element("css selector", f"{row} input.reason").send_keys("cycle through spine0, INC-9")
+        # the page's POSTs, as they leave
+        browser.js("window.__posts = []; const f = window.fetch; window.fetch = (u, o) => {"
+                   " if (o && o.method === 'POST') window.__posts.push(String(u)); return f(u, o); };")
         browser.js(f"[...document.querySelectorAll(\"{row} button\")].find(b => b.textContent === 'Mitigate').click()")
+        # it asks first, naming the change; nothing is sent until Confirm
+        ask = wait_for(lambda: browser.js(f"return document.querySelector(\"{row} .confirm\")?.textContent"), 10, 0.2,
+                       what="the question before mitigating")
+        assert ask.startswith("lossless_off on ") and "priority 3" in ask, ask
+        assert browser.js("return window.__posts") == [], "Mitigate sent the change without its confirmation"
+        browser.js(f"[...document.querySelectorAll(\"{row} button\")].find(b => b.textContent === 'Confirm').click()")
+        assert browser.js("return window.__posts") == [f"/api/v1/alerts/{alert['id']}/mitigate"]
         ch = wait_for(lambda: [c for c in fab.api.json("/api/v1/changes", params={"kind": "pfc"})["items"]
                                if c["actor"].startswith("detector") and c["state"] == "applied"], 20, 0.2,
                       what="the detector's break applied")

@@ -6,6 +6,7 @@ import { add, clear, errorBox, fmtTime, h, link, put, query, select, setQuery, t
 
 const openDetails = new Set(); // alert ids whose details the operator opened (kept across redraws)
 const reasons = new Map(); // alert id -> the reason typed so far for its mitigation (kept when the page redraws)
+const confirming = new Set(); // alert ids whose Mitigate asks for its confirmation
 
 function details(a) {
   const d = a.details;
@@ -23,11 +24,21 @@ function details(a) {
   }, h('summary', {}, 'Details'), parts) : null;
 }
 
-// Mitigate, with why (optional): the change's reason in the audit log, after the finding's.
+// Mitigate, with why (optional): the change's reason in the audit log, after the finding's.  It
+// changes the fabric (a port out of lossless mode): the button asks first, naming the change,
+// and Confirm sends it (the question stays while the page redraws).
 function mitigate(a, act) {
+  const s = a.details.suggested;
   const why = h('input', { type: 'text', class: 'reason', maxlength: 512, placeholder: 'reason (optional)', 'aria-label': `reason for mitigating alert ${a.id}`, oninput: (e) => reasons.set(a.id, e.target.value) });
+  const span = h('span', { class: 'actions' });
   why.value = reasons.get(a.id) || '';
-  return h('span', { class: 'actions' }, why, h('button', { type: 'button', onclick: () => act(a, 'mitigate', why.value) }, 'Mitigate'));
+  const ask = () => put(span, why, h('button', { type: 'button', onclick: () => { confirming.add(a.id); confirm(); } }, 'Mitigate'));
+  const confirm = () => put(span, why,
+    h('span', { class: 'confirm' }, `${s.change} on ${s.node} ${s.port} priority ${s.priority}: the port stops obeying pauses until the detector restores it. `),
+    h('button', { type: 'button', onclick: () => { confirming.delete(a.id); act(a, 'mitigate', why.value); } }, 'Confirm'),
+    h('button', { type: 'button', onclick: () => { confirming.delete(a.id); ask(); } }, 'Cancel'));
+  if (confirming.has(a.id)) confirm(); else ask();
+  return span;
 }
 
 export async function render(root, ctx) {
@@ -72,6 +83,7 @@ export async function render(root, ctx) {
       ] });
     }
     for (const id of reasons.keys()) if (!doc.items.some((a) => a.id === id && a.state === 'active')) reasons.delete(id);
+    for (const id of confirming) if (!doc.items.some((a) => a.id === id && a.state === 'active')) confirming.delete(id);
     put(list, table(cols, doc.items, { empty: `no ${state === 'all' ? '' : state + ' '}alerts`, rowAttrs: (a) => ({ 'data-kind': a.kind, 'data-id': a.id }) }));
   }
   await refresh();
