@@ -44,6 +44,10 @@ int net_parse_listen(const char *listen, const char *what, struct sockaddr_stora
 		return rf_err_set(e, -EINVAL, "BAD_LISTEN", what,
 				  "'%s' is not ADDRESS:PORT (for example 127.0.0.1:9750 or [::1]:9750)",
 				  listen);
+	/* (getaddrinfo takes 99999 and listens on 99999 mod 65536) */
+	if (strspn(colon + 1, "0123456789") != strlen(colon + 1) || strlen(colon + 1) > 5 || atol(colon + 1) > 65535)
+		return rf_err_set(e, -EINVAL, "BAD_LISTEN", what, "'%s': the port must be a number from 0 to 65535",
+				  listen);
 	hlen = (size_t)(colon - listen);
 	if (hlen >= sizeof(host))
 		return rf_err_set(e, -EINVAL, "BAD_LISTEN", what, "address too long");

@@ -152,7 +152,8 @@ const struct conf_opt rocefabd_opts[] = {
 		 "request says \"max_targets\"", .min = 1, .max = CHANGES_MAX_TARGETS),
 	CONF_OPT("detector.interval", CONF_DURATION, S, detector_interval, "200ms",
 		 "how often the PFC deadlock and storm detector analyses the fast PFC lane (the "
-		 "agents' agent.pfc_interval); 0 turns the detector and the lane off",
+		 "agents' agent.pfc_interval); 0 turns the detector and the lane off (otherwise 10ms at "
+		 "least)",
 		 .min = 0, .max = 60 * NSEC_PER_SEC),
 	CONF_OPT("detector.deadlock_mode", CONF_ENUM, S, deadlock_mode, "advise",
 		 "deadlocks: off (alert only), advise (alert; POST /api/v1/alerts/{id}/mitigate "
@@ -462,11 +463,27 @@ static int check_retentions(const struct rocefabd_settings *s, struct rf_err *e)
 	return 0;
 }
 
+/* The detector's interval: 0 (off) or at least DETECTOR_INTERVAL_MIN (its pass runs four times
+ * an interval: 1ns made no pass at all, and "cannot start: Invalid argument"; 1us kept a core
+ * busy). */
+#define DETECTOR_INTERVAL_MIN (10 * NSEC_PER_MSEC)
+static int check_intervals(const struct rocefabd_settings *s, struct rf_err *e)
+{
+	char a[32];
+
+	if (s->detector_interval > 0 && s->detector_interval < DETECTOR_INTERVAL_MIN)
+		return rf_err_set(e, -EINVAL, "BAD_VALUE", "detector.interval",
+				  "%s: 0 (off) or at least 10ms", tu_format_duration(s->detector_interval, a, sizeof(a)));
+	return 0;
+}
+
 int rocefabd_check(const struct rocefabd_settings *s, struct rf_err *e)
 {
 	struct api_conf ac = api_conf_of(s);
 	int r = check_retentions(s, e);
 
+	if (r == 0)
+		r = check_intervals(s, e);
 	if (r == 0)
 		r = rwrite_check(s->rw_urls, e);
 	return r < 0 ? r : api_check_conf(&ac, e);
@@ -507,7 +524,7 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (check_retentions(s, &e) < 0 || rwrite_check(s->rw_urls, &e) < 0) {
+	if (check_retentions(s, &e) < 0 || check_intervals(s, &e) < 0 || rwrite_check(s->rw_urls, &e) < 0) {
 		log_msg(LOG_ERR, "daemon", e.code, "%s", rf_err_str(&e, buf, sizeof(buf)));
 		goto out;
 	}

@@ -298,7 +298,11 @@ def test_tls_config_errors(tmp_path):
     for opts, code in (([f"api.tls_cert={tmp_path}/none.pem"], "TLS_INCOMPLETE"),
                        ([f"api.tls_cert={tmp_path}/none.pem", f"api.tls_key={tmp_path}/none.pem"], "KEY_UNREADABLE"),
                        ([f"api.client_ca={tmp_path}/ca.pem"], "TLS_INCOMPLETE"),
-                       (["api.listen=127.0.0.1:http-nope"], "BAD_LISTEN")):
+                       (["api.listen=127.0.0.1:http-nope"], "BAD_LISTEN"),
+                       # (getaddrinfo took it, and rocefabd listened on 99999 mod 65536)
+                       (["api.listen=127.0.0.1:99999"], "the port must be a number from 0 to 65535"),
+                       # (it made no detector pass at all: "cannot start: Invalid argument")
+                       (["detector.interval=1ns"], "detector.interval: 1ns: 0 (off) or at least 10ms")):
         r = run("--check-config", *[a for o in opts for a in ("-o", o)])
         assert r.returncode == 2 and code in r.stderr and "configuration OK" not in r.stdout, (opts, r.stderr)
 
