@@ -1,7 +1,9 @@
 /* Reading small files whole: see fileutil.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,4 +54,90 @@ out:
 	free(data);
 	close(fd);
 	return r;
+}
+
+static void file_out_free(struct file_out *o)
+{
+	free(o->path);
+	free(o->tmp);
+	memset(o, 0, sizeof(*o));
+}
+
+int file_out_open(struct file_out *o, const char *path)
+{
+	struct stat st;
+	mode_t um;
+	int fd, r;
+
+	memset(o, 0, sizeof(*o));
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* a FIFO, a device: through */
+		if (!(o->f = fopen(path, "we")))
+			return -errno;
+		return 0;
+	}
+	/* a regular file, through a link or not, or a new name (a link to a name not there yet:
+	 * the name resolved is not the link's, so it is written through to create its target) */
+	if (!(o->path = realpath(path, NULL))) {
+		if (errno != ENOENT)
+			return -errno;
+		if (lstat(path, &st) == 0) { /* a dangling link */
+			if (!(o->f = fopen(path, "we")))
+				return -errno;
+			return 0;
+		}
+		if (!(o->path = strdup(path)))
+			return -ENOMEM;
+	}
+	if (asprintf(&o->tmp, "%s.tmp-XXXXXX", o->path) < 0) {
+		o->tmp = NULL;
+		file_out_free(o);
+		return -ENOMEM;
+	}
+	um = umask(0);
+	umask(um);
+	if ((fd = mkstemp(o->tmp)) < 0) {
+		r = -errno;
+		file_out_free(o);
+		return r;
+	}
+	if (fchmod(fd, 0666 & ~um) < 0 || !(o->f = fdopen(fd, "w"))) {
+		r = -errno;
+		close(fd);
+		unlink(o->tmp);
+		file_out_free(o);
+		return r;
+	}
+	return 0;
+}
+
+int file_out_commit(struct file_out *o)
+{
+	int r = 0;
+
+	if (!o->f)
+		return -EBADF;
+	if (fflush(o->f) != 0)
+		r = -errno;
+	else if (ferror(o->f)) /* a write before failed (its errno is gone) */
+		r = -EIO;
+	if (fclose(o->f) != 0 && !r)
+		r = -errno;
+	o->f = NULL;
+	if (!r && o->tmp && rename(o->tmp, o->path) < 0)
+		r = -errno;
+	if (r && o->tmp)
+		unlink(o->tmp);
+	file_out_free(o);
+	return r;
+}
+
+void file_out_abort(struct file_out *o)
+{
+	if (o->f)
+		fclose(o->f);
+	if (o->tmp)
+		unlink(o->tmp);
+	file_out_free(o);
 }

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/fileutil.h"
 #include "lib/log.h"
 #include "lib/strutil.h"
 #include "lib/timeutil.h"
@@ -280,12 +281,12 @@ static int run_main(int argc, char **argv)
 	struct ts_port *tsp = NULL;
 	struct rf_err e = { 0 };
 	struct sim *s = NULL;
+	struct file_out tso = { 0 }; /* --timeseries: its file, open from before the run */
 	FILE *ts = NULL;
 	char *text, *dir, buf[700];
 	size_t len;
-	int c, ntsp = 0, status = 1;
-	FILE *jf = NULL; /* --json's file (not standard output), open from before the run */
-	char *json_tmp = NULL; /* ... written under this name, renamed to its own when done */
+	int c, ntsp = 0, status = 1, fr;
+	struct file_out jo = { 0 }; /* --json's file (not standard output), open from before the run */
 	int64_t t0;
 	json_t *doc;
 
@@ -460,30 +461,26 @@ static int run_main(int argc, char **argv)
 		goto out;
 	}
 	/* the outputs are opened before the run: a path that cannot be written, or a --ports
-	 * that names no port, is said at once (exit 2), not after the whole run.  The JSON goes
-	 * to a file beside it, renamed over it once written: a run that fails or is stopped
-	 * leaves an earlier result as it was */
-	if (json_out && strcmp(json_out, "-")) {
-		int fd;
-
-		mode_t um = umask(0);
-
-		umask(um);
-		if (asprintf(&json_tmp, "%s.tmp-XXXXXX", json_out) < 0 || (fd = mkstemp(json_tmp)) < 0 ||
-		    fchmod(fd, 0666 & ~um) < 0 || !(jf = fdopen(fd, "w"))) {
-			fprintf(stderr, "rocefab-sim: cannot write %s: %m\n", json_out);
-			status = 2;
-			goto out;
-		}
+	 * that names no port, is said at once (exit 2), not after the whole run.  Each goes to a
+	 * file beside it, renamed over it once written whole: a run that fails or is stopped, or
+	 * a full disk, leaves an earlier result as it was (a FIFO or a device is written through,
+	 * never replaced: lib/fileutil.h) */
+	if (json_out && strcmp(json_out, "-") && (fr = file_out_open(&jo, json_out)) < 0) {
+		fprintf(stderr, "rocefab-sim: cannot write %s: %s\n", json_out, strerror(-fr));
+		status = 2;
+		goto out;
 	}
 	if (ts_out) {
-		ts = fopen(ts_out, "we");
-		if (!ts || ts_ports(s, ports, &tsp, &ntsp) < 0) {
-			if (!ts)
-				fprintf(stderr, "rocefab-sim: cannot write %s: %m\n", ts_out);
+		if (ts_ports(s, ports, &tsp, &ntsp) < 0) {
 			status = 2;
 			goto out;
 		}
+		if ((fr = file_out_open(&tso, ts_out)) < 0) {
+			fprintf(stderr, "rocefab-sim: cannot write %s: %s\n", ts_out, strerror(-fr));
+			status = 2;
+			goto out;
+		}
+		ts = tso.f;
 		fprintf(ts, "time_us,device,port,queue_bytes,tx_bytes,rx_bytes,tx_pause_frames,"
 			    "rx_pause_frames,paused_us,ecn_marked\n");
 	}
@@ -532,14 +529,19 @@ static int run_main(int argc, char **argv)
 	doc = sim_summary(s, timing, (double)(tu_mono_ns() - t0) / 1e9);
 	if (ctl)
 		json_object_set_new(doc, "controller", sim_ctl_json(ctl, timing));
+	if (ts && (fr = file_out_commit(&tso)) < 0) {
+		fprintf(stderr, "rocefab-sim: cannot write %s: %s\n", ts_out, strerror(-fr));
+		json_decref(doc);
+		goto out;
+	}
+	ts = NULL;
 	if (json_out) {
-		FILE *f = jf ? jf : stdout;
+		FILE *f = jo.f ? jo.f : stdout;
 
 		json_dumpf(doc, f, JSON_INDENT(1) | JSON_REAL_PRECISION(12));
 		fputc('\n', f);
-		jf = NULL;
-		if (f != stdout && (fclose(f) != 0 || rename(json_tmp, json_out) < 0)) {
-			fprintf(stderr, "rocefab-sim: cannot write %s: %m\n", json_out);
+		if (f != stdout && (fr = file_out_commit(&jo)) < 0) {
+			fprintf(stderr, "rocefab-sim: cannot write %s: %s\n", json_out, strerror(-fr));
 			json_decref(doc);
 			goto out;
 		}
@@ -552,13 +554,9 @@ static int run_main(int argc, char **argv)
 	json_decref(doc);
 	status = 0;
 out:
-	if (ts)
-		fclose(ts);
-	if (jf)
-		fclose(jf);
-	if (json_tmp && status) /* (the run failed: the earlier result stays) */
-		unlink(json_tmp);
-	free(json_tmp);
+	/* (the run failed: the earlier results stay) */
+	file_out_abort(&tso);
+	file_out_abort(&jo);
 	free(tsp);
 	sim_ctl_free(ctl);
 	sim_free(s);

@@ -294,10 +294,61 @@ def test_bad_outputs_are_said_before_the_run(tmp_path):
             "--timeseries", str(ts), check=False)
     assert r.returncode == 2 and "cannot write" in r.stderr and r.stdout == "", r.stderr
     assert not ts.exists()  # the run never started (its time series would be there)
-    # an earlier result stays when a run does not end well (it was emptied at the start)
+    # earlier results stay when a run does not end well (they were emptied at the start)
     out = tmp_path / "x.json"
     out.write_text('{"earlier": 1}')
+    ts.write_text("earlier\n")
     r = run("sim/scenarios/ls64-websearch30.json", "--until", "1us", "--json", str(out), "--timeseries", str(ts),
             "--ports", "s0:h9", check=False)
     assert r.returncode == 2 and "--ports: no port s0:h9" in r.stderr, r.stderr
-    assert out.read_text() == '{"earlier": 1}' and sorted(p.name for p in tmp_path.iterdir()) == ["t.csv", "x.json"]
+    assert out.read_text() == '{"earlier": 1}' and ts.read_text() == "earlier\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv", "x.json"]
+    # a directory: said before the run
+    r = run("sim/scenarios/ls64-websearch30.json", "--until", "20ms", "--json", str(tmp_path), check=False)
+    assert r.returncode == 2 and "Is a directory" in r.stderr, r.stderr
+
+
+def _small_files():
+    """In the child: files may grow to 64 KiB (as a full disk: a write past it fails)."""
+    import resource
+    import signal
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
+
+
+def test_outputs_whole_or_not_at_all_and_never_replacing_what_is_no_file(tmp_path):
+    """A trial's rocefab-sim replaced /dev/full with a regular file (--json wrote beside the
+    path and renamed over it, whatever it was), turned a FIFO its reader waited on into a file,
+    and a symbolic link into a copy; and a --timeseries that hit a full disk was cut mid-row
+    with exit 0.  Now: a FIFO or a device is written through, a link's target is replaced, and
+    a CSV the disk could not take whole is an error that leaves the earlier one."""
+    import stat
+    import threading
+    scen = os.path.join(SIM, "pause-storm.json")
+    # a FIFO: written through, still a FIFO
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo).read()))
+    reader.start()
+    run(scen, "--json", str(fifo), "--until", "1ms")
+    reader.join(30)
+    assert json.loads(got[0])["sim_time_us"] > 0 and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    # a device: written through
+    run(scen, "--json", "/dev/null", "--until", "1ms")
+    assert stat.S_ISCHR(os.lstat("/dev/null").st_mode)
+    # a symbolic link: its target gets the result, the link stays
+    real, link = tmp_path / "real.json", tmp_path / "link.json"
+    real.write_text("{}")
+    link.symlink_to(real)
+    run(scen, "--json", str(link), "--until", "1ms")
+    assert link.is_symlink() and json.loads(real.read_text())["sim_time_us"] > 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "link.json", "real.json"]  # no temporary left
+    # a time series the disk cannot take whole: an error, the earlier one kept, no temporary
+    ts = tmp_path / "ts.csv"
+    ts.write_text("earlier\n")
+    r = subprocess.run([binary("rocefab-sim"), "run", scen, "--quiet", "--timeseries", str(ts), "--every", "1us"],
+                       capture_output=True, text=True, timeout=300, preexec_fn=_small_files)
+    assert r.returncode == 1 and f"cannot write {ts}: File too large" in r.stderr, (r.returncode, r.stderr)
+    assert ts.read_text() == "earlier\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "link.json", "real.json", "ts.csv"]
