@@ -29,6 +29,10 @@ int sim_build_bad(struct build *b, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int sim_build_opt_num(struct build *b, json_t *o, const char *key, double min, double max,
 		      bool excl_min, double *v);
+/* A period or a length in microseconds, greater than 0: at least 1 ps, the simulator's step (a
+ * sample_us of 1e-9 rounded to 0 ps, and the sampler re-armed itself at the same instant for
+ * ever). */
+int sim_build_opt_period_us(struct build *b, json_t *o, const char *key, double max, double *v);
 int sim_build_opt_int(struct build *b, json_t *o, const char *key, int64_t min, int64_t max,
 		      int64_t *v);
 int sim_build_opt_bool(struct build *b, json_t *o, const char *key, bool *v);

@@ -220,7 +220,7 @@ static int parse_fault(struct build *b, json_t *j, struct fault *f)
 		if (f->type == F_LINK_FLAP) {
 			v = 0;
 			iv = 0;
-			if ((r = sim_build_opt_num(b, j, "period_us", 0, 1e9, true, &v)) < 0 ||
+			if ((r = sim_build_opt_period_us(b, j, "period_us", 1e9, &v)) < 0 ||
 			    (r = sim_build_opt_int(b, j, "count", 1, 100000, &iv)) < 0)
 				return r;
 			if (!v || !iv)

@@ -48,6 +48,15 @@ int sim_build_opt_num(struct build *b, json_t *o, const char *key, double min, d
 	return r;
 }
 
+int sim_build_opt_period_us(struct build *b, json_t *o, const char *key, double max, double *v)
+{
+	int r = sim_build_opt_num(b, o, key, 0, max, true, v);
+
+	if (r > 0 && *v < 0.5 / (double)PS_PER_US)
+		return sim_build_bad(b, key, "%g us is below 1 ps (0.000001), the simulator's step", *v);
+	return r;
+}
+
 int sim_build_opt_int(struct build *b, json_t *o, const char *key, int64_t min, int64_t max,
 		      int64_t *v)
 {
@@ -767,8 +776,8 @@ int sim_build(struct sim *s, json_t *doc, const char *base_dir, int64_t seed, in
 	if ((r = sim_build_opt_int(&b, doc, "mtu_bytes", 256, 9000, &v)) < 0)
 		goto out;
 	s->p.mtu = (uint32_t)v;
-	if ((r = sim_build_opt_num(&b, doc, "until_us", 0, 1e9, true, &until_us)) < 0 ||
-	    (r = sim_build_opt_num(&b, doc, "sample_us", 0, 1e9, true, &sample_us)) < 0)
+	if ((r = sim_build_opt_period_us(&b, doc, "until_us", 1e9, &until_us)) < 0 ||
+	    (r = sim_build_opt_period_us(&b, doc, "sample_us", 1e9, &sample_us)) < 0)
 		goto out;
 	s->p.until_ps = until >= 0 ? until : (int64_t)llround(until_us * PS_PER_US);
 	s->p.sample_ps = (int64_t)llround(sample_us * PS_PER_US);

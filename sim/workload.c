@@ -439,7 +439,7 @@ static int incast(struct build *b, json_t *w)
 	if ((r = sim_build_check_keys(b, w, keys)) < 0 || (r = common(b, w, &start, &prio)) < 0 ||
 	    (r = size_of(b, w, &bytes)) < 0 ||
 	    (r = sim_build_opt_int(b, w, "repeat", 1, 100000, &repeat)) < 0 ||
-	    (r = sim_build_opt_num(b, w, "interval_us", 0, 1e9, true, &interval)) < 0 ||
+	    (r = sim_build_opt_period_us(b, w, "interval_us", 1e9, &interval)) < 0 ||
 	    (r = sim_build_opt_bool(b, w, "loop", &loop)) < 0)
 		return r;
 	if ((repeat > 1 || loop) && interval <= 0)
@@ -758,7 +758,7 @@ static int cdf_workload(struct build *b, json_t *w)
 
 	if ((r = sim_build_check_keys(b, w, keys)) < 0 || (r = common(b, w, &start, &prio)) < 0 ||
 	    (r = sim_build_opt_num(b, w, "load", 0, 1, true, &load)) < 0 ||
-	    (r = sim_build_opt_num(b, w, "duration_us", 0, 1e9, true, &dur)) < 0)
+	    (r = sim_build_opt_period_us(b, w, "duration_us", 1e9, &dur)) < 0)
 		return r;
 	if (!load)
 		return sim_build_bad(b, "load", "required field is missing");
