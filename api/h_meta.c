@@ -120,7 +120,8 @@ int h_health(struct api_req *req)
 	warnings = health_warnings(req, db_ok ? rd : NULL);
 	store_reader_put(d->store, rd);
 	doc = json_pack("{s:s,s:s,s:f,s:{s:s,s:b,s:I,s:I},s:{s:I,s:I},s:{s:I,s:I,s:f}}", "status",
-			!db_ok ? "unavailable" : ss.queue_depth * 10 >= ss.queue_max * 9 ? "degraded" : "ok",
+			!db_ok ? "unavailable"
+			: ss.failing || ss.queue_depth * 10 >= ss.queue_max * 9 ? "degraded" : "ok",
 			"version", ROCEFAB_VERSION, "uptime_s",
 			(double)((tu_now_ns() - d->started_ns) / NSEC_PER_MSEC) / 1e3, "store", "path",
 			store_path(d->store), "ok", db_ok, "queue_depth",
@@ -177,6 +178,16 @@ int h_health(struct api_req *req)
 			json_array_append_new(warnings, w);
 		}
 		json_decref(shared);
+	}
+	if (ss.failing && warnings) {
+		json_t *t = store_time_json(ss.failing_since);
+
+		warn(warnings, "STORE_WRITE_FAILING",
+		     "the database takes no writes: %llu transactions failed in a row since %s, the last with "
+		     "'%s' (a full disk? see the log): nothing is stored meanwhile; agents keep their reports "
+		     "spooled and send them again once it works",
+		     (unsigned long long)ss.failing, json_string_value(t) ?: "?", ss.failing_error);
+		json_decref(t);
 	}
 	if (db_ok && total > 0 && stale == total && warnings)
 		json_array_append_new(

@@ -588,6 +588,16 @@ int store_set_watch(struct store *s, const char *const *tables,
 	return 0;
 }
 
+/* A transaction that failed: for GET /api/v1/health (STORE_WRITE_FAILING). */
+static void failing(struct store *s, const struct rf_err *e)
+{
+	pthread_mutex_lock(&s->lock);
+	if (!s->stats.failing++)
+		s->stats.failing_since = tu_now_ns();
+	snprintf(s->stats.failing_error, sizeof(s->stats.failing_error), "%s", e->msg);
+	pthread_mutex_unlock(&s->lock);
+}
+
 static void run_batch(struct store *s, struct store_job *batch)
 {
 	struct rf_err e;
@@ -598,6 +608,7 @@ static void run_batch(struct store *s, struct store_job *batch)
 	if (r < 0) {
 		log_msg(LOG_ERR, "store", "STORE_UNAVAILABLE", "cannot begin a transaction: %s",
 			e.msg);
+		failing(s, &e);
 		for (struct store_job *j = batch; j; j = j->next)
 			j->result = r;
 		goto done;
@@ -618,6 +629,7 @@ static void run_batch(struct store *s, struct store_job *batch)
 		log_msg(LOG_ERR, "store", "STORE_COMMIT_FAILED", "commit failed, %s", e.msg);
 		store_exec(s->wdb, "ROLLBACK", NULL);
 		s->stats.failed_commits++;
+		failing(s, &e);
 		for (struct store_job *j = batch; j; j = j->next)
 			if (j->result >= 0)
 				j->result = r;
@@ -625,6 +637,12 @@ static void run_batch(struct store *s, struct store_job *batch)
 			s->rollback_fn(s->rollback_ctx);
 	} else {
 		s->stats.commits++;
+		if (s->stats.failing) {
+			log_notice("store", "writes work again after %llu failed", (unsigned long long)s->stats.failing);
+			pthread_mutex_lock(&s->lock);
+			s->stats.failing = 0;
+			pthread_mutex_unlock(&s->lock);
+		}
 		watch_flush(s);
 	}
 done:

@@ -102,6 +102,9 @@ struct store_reader *store_writer_reader(struct store *s);
 
 struct store_stats {
 	uint64_t commits, jobs, failed_jobs, failed_commits;
+	uint64_t failing; /* transactions failed in a row (BEGIN or COMMIT), 0: the last one worked */
+	int64_t failing_since; /* the first of them, wall clock ns */
+	char failing_error[512]; /* the last one's error (as struct rf_err has it) */
 	double commit_seconds; /* total time in COMMIT */
 	unsigned queue_depth, queue_max, queue_peak;
 };

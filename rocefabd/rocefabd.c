@@ -523,6 +523,9 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* a file size limit (ulimit -f) makes a write fail (EFBIG: said, and health warns), not
+	 * the daemon die */
+	signal(SIGXFSZ, SIG_IGN);
 
 	if (check_retentions(s, &e) < 0 || check_intervals(s, &e) < 0 || rwrite_check(s->rw_urls, &e) < 0) {
 		log_msg(LOG_ERR, "daemon", e.code, "%s", rf_err_str(&e, buf, sizeof(buf)));

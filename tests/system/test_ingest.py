@@ -209,6 +209,35 @@ def test_outage_spools_and_loses_nothing(world):
     assert max(gaps) < 1.5, max(gaps)
 
 
+def test_a_database_that_takes_no_writes_is_a_health_warning(world):
+    """The database's file may not grow (a full disk; here a file size limit set on the running
+    rocefabd): health says so (STORE_WRITE_FAILING, degraded), not "ok" while every commit
+    fails; the agents spool; once writes work, the warning goes and nothing is lost."""
+    d, trees = start_fleet(world, agents={k: TREES[k] for k in sorted(TREES)[:1]})
+    c = d.client("ops")
+    wait_for(lambda: len(agent_counts(c)) == 1, 10, what="the agent")
+    assert c.json("/api/v1/health")["status"] == "ok"
+    pid = str(d.proc.p.pid)
+    subprocess.run(["prlimit", "--pid", pid, "--fsize=4096:unlimited"], check=True)
+    try:
+        h = wait_for(lambda: (lambda x: x if any(w["code"] == "STORE_WRITE_FAILING" for w in x.get("warnings", []))
+                              else None)(c.json("/api/v1/health")), 20, what="the warning")
+        w = [w for w in h["warnings"] if w["code"] == "STORE_WRITE_FAILING"][0]
+        assert h["status"] == "degraded" and "the database takes no writes" in w["detail"], h
+        assert "File too large" in w["detail"] or "disk" in w["detail"], w
+        assert d.proc.alive()  # (SIGXFSZ would have killed it)
+        wait_for(lambda: world.agents[0].spooled() >= 2, 20, what="reports spooled meanwhile")
+    finally:
+        subprocess.run(["prlimit", "--pid", pid, "--fsize=unlimited:unlimited"], check=True)
+    wait_for(lambda: not [w for w in c.json("/api/v1/health").get("warnings", []) if w["code"] == "STORE_WRITE_FAILING"],
+             20, what="the warning gone")
+    wait_for(lambda: world.agents[0].spooled() == 0, 30, what="the spool drained")
+    world.agents[0].stop()
+    a = list(agent_counts(c).values())[0]
+    assert a["reports"] == a["seq"], a  # every report stored, once
+    assert c.json("/api/v1/health")["status"] == "ok"
+
+
 def test_agent_ahead_of_rocefabd_keeps_its_reports(world):
     """An agent upgraded before rocefabd: the older rocefabd refuses every report for its schema
     (400 UNSUPPORTED_SCHEMA), not for what is in it.  The agent keeps them spooled (it used to
