@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +36,7 @@ struct store_reader {
 
 struct store {
 	char *path;
+	int lock_fd; /* DB.lock, flock()ed by the one rocefabd writing the database (-1: none) */
 	sqlite3 *wdb;
 	struct stmt_cache wcache;
 	struct store_reader wreader; /* store_writer_reader() */
@@ -785,6 +787,43 @@ static void sqlite_global_config(void)
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
+/* One writer per database: a second rocefabd on it would run its own passes (retention,
+ * detector, tuner, the changes' deadlines) over the same data.  DB.lock, a file of its own (a
+ * descriptor of the database file closed by us would drop sqlite's POSIX locks on it), holds
+ * the writer's pid for the message.  The lock goes with the process, however it ends. */
+static int lock_db(struct store *s, struct rf_err *e)
+{
+	char *lp = NULL, pid[32], old[32] = "";
+	ssize_t n;
+
+	if (asprintf(&lp, "%s.lock", s->path) < 0)
+		return -ENOMEM;
+	s->lock_fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (s->lock_fd < 0) {
+		int r = -errno;
+
+		rf_err_set(e, r, "STORE_ERROR", NULL, "cannot open %s: %s", lp, strerror(-r));
+		free(lp);
+		return r;
+	}
+	if (flock(s->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		int r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+
+		if ((n = pread(s->lock_fd, old, sizeof(old) - 1, 0)) > 0)
+			old[strcspn(old, "\n")] = '\0';
+		rf_err_set(e, r, "STORE_IN_USE", NULL,
+			   "%s is in use by another rocefabd%s%s%s (one rocefabd per database; its lock: %s)",
+			   s->path, old[0] ? " (pid " : "", old, old[0] ? ")" : "", lp);
+		free(lp);
+		return r;
+	}
+	free(lp);
+	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(s->lock_fd, 0) < 0 || pwrite(s->lock_fd, pid, (size_t)n, 0) != n)
+		log_warning("store", "cannot write the pid into the database's lock: %m");
+	return 0;
+}
+
 int store_open(const struct store_conf *c, bool start_writer, struct store **ret,
 	       struct rf_err *e)
 {
@@ -795,6 +834,7 @@ int store_open(const struct store_conf *c, bool start_writer, struct store **ret
 	if (!s)
 		return -ENOMEM;
 	s->path = strdup(c->path);
+	s->lock_fd = -1;
 	s->queue_max = c->queue_max ? c->queue_max : 1024;
 	s->batch_max = c->batch_max ? c->batch_max : 64;
 	s->readers_max = c->readers ? c->readers : 4;
@@ -808,6 +848,8 @@ int store_open(const struct store_conf *c, bool start_writer, struct store **ret
 		r = -ENOMEM;
 		goto fail;
 	}
+	if (start_writer && (r = lock_db(s, e)) < 0)
+		goto fail;
 	if ((r = open_db(c->path, false, c->sync_full, &s->wdb, e)) < 0)
 		goto fail;
 	if ((r = migrate(s->wdb, e)) < 0) {
@@ -855,6 +897,8 @@ void store_close(struct store *s)
 		sqlite3_wal_checkpoint_v2(s->wdb, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
 		sqlite3_close(s->wdb);
 	}
+	if (s->lock_fd >= 0) /* (after the database: its writes are done) */
+		close(s->lock_fd);
 	pthread_cond_destroy(&s->cond_done);
 	pthread_cond_destroy(&s->cond_work);
 	pthread_mutex_destroy(&s->lock);

@@ -287,6 +287,19 @@ def test_https_with_agents(world):
     assert "TLS_FAILED" in world.agents[-1].proc.output()
 
 
+def test_one_rocefabd_per_database(world):
+    """A second rocefabd on a database in use is refused, naming the first's pid (a trial ran
+    two on one database: both ran their passes, the detector and the tuner over the same
+    data); the first goes on; once it stopped, the database is free again."""
+    d = world.daemon().start()
+    r = run("--db", d.db, "--listen", "127.0.0.1:0")
+    assert r.returncode == 1 and "STORE_IN_USE" in r.stderr and f"(pid {d.proc.p.pid})" in r.stderr, r.stderr
+    assert d.client().get("/api/v1/health").status_code == 200
+    assert d.stop() == 0
+    d.start()  # (the lock went with the first process)
+    assert d.client().get("/api/v1/health").status_code == 200
+
+
 def test_tls_config_errors(tmp_path):
     r = run("--db", str(tmp_path / "x.db"), "--listen", "127.0.0.1:0", "-o",
             f"api.tls_cert={tmp_path}/none.pem")
