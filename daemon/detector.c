@@ -159,6 +159,7 @@ struct detector {
 	size_t ninf, capinf;
 	struct cc_snap *last;
 	json_t *findings; /* the last run's, for status */
+	json_t *ended;	  /* alert findings over within ENDED_KEEP_NS: [{"f": finding, "at": mono ns}] */
 	char *restore_failed[64]; /* subjects of restorations that failed, until one succeeds */
 	unsigned nrestore_failed;
 	/* figures */
@@ -244,6 +245,7 @@ int detector_new(struct store *s, const struct reg *reg, const struct detector_o
 	pthread_mutex_init(&d->conf_lock, NULL);
 	d->lane_since_mono = tu_mono_ns();
 	d->findings = json_array();
+	d->ended = json_array();
 	*ret = d;
 	return 0;
 }
@@ -274,6 +276,7 @@ void detector_free(struct detector *d)
 	cc_dl_free(d->dl);
 	cc_snap_free(d->last);
 	json_decref(d->findings);
+	json_decref(d->ended);
 	for (unsigned i = 0; i < d->nrestore_failed; i++)
 		free(d->restore_failed[i]);
 	for (size_t i = 0; i < d->ninf; i++)
@@ -1157,6 +1160,35 @@ static bool drop_subject(const char *key, void *val, void *ctx)
 	return true;
 }
 
+/* How long a finding that is over may still explain the pingmesh's (detector_explains): the
+ * longest window a localization looks back over. */
+#define ENDED_KEEP_NS (10 * 60 * NSEC_PER_SEC)
+#define ENDED_MAX 256
+
+/* The alert findings of before that this run no longer has go to d->ended, at mono; those
+ * older than ENDED_KEEP_NS (or past ENDED_MAX) go.  Under dl_lock. */
+static void keep_ended(struct detector *d, json_t *before, int64_t mono)
+{
+	json_t *f, *g, *x;
+	size_t i, k;
+
+	json_array_foreach(before, i, f) {
+		bool still = false;
+
+		if (!*json_string_value(json_object_get(f, "subject")))
+			continue; /* (congestion: no alert) */
+		json_array_foreach(d->findings, k, g)
+			if ((still = json_equal(json_object_get(f, "id"), json_object_get(g, "id"))))
+				break;
+		if (!still)
+			json_array_append_new(d->ended, json_pack("{s:O,s:I}", "f", f, "at", (json_int_t)mono));
+	}
+	while ((x = json_array_get(d->ended, 0)) &&
+	       (json_array_size(d->ended) > ENDED_MAX ||
+		mono - json_integer_value(json_object_get(x, "at")) > ENDED_KEEP_NS))
+		json_array_remove(d->ended, 0);
+}
+
 int detector_run(void *ctx, int64_t now)
 {
 	struct detector *d = ctx;
@@ -1169,6 +1201,7 @@ int detector_run(void *ctx, int64_t now)
 	int64_t *achange = NULL;	      /* each action's change (0: none queued) */
 	size_t naf = 0, nacts = 0, ntexts = 0;
 	struct cc_snap *snap;
+	json_t *before;
 	bool silent;
 	int r = 0;
 
@@ -1228,6 +1261,7 @@ int detector_run(void *ctx, int64_t now)
 		for (size_t i = 0; hmap_next(&d->subjects, &i, &k, &v);)
 			((struct subject *)v)->seen = false;
 	}
+	before = json_copy(d->findings); /* (its members shared: kept by the copy) */
 	if (snap && (r = cc_dl_run(d->dl, snap, &res)) == 0) {
 		af = calloc(res->nfindings + d->nrestore_failed + 1, sizeof(*af));
 		texts = calloc(res->nfindings + 1, sizeof(*texts));
@@ -1275,6 +1309,8 @@ int detector_run(void *ctx, int64_t now)
 		d->last = NULL;
 		af = calloc(d->nrestore_failed + 1, sizeof(*af));
 	}
+	keep_ended(d, before, t0);
+	json_decref(before);
 	for (unsigned i = 0; af && r == 0 && i < d->nrestore_failed; i++)
 		af[naf++] = (struct alert_finding){ .kind = "restore_failed", .subject = d->restore_failed[i],
 						    .evidence = "the detector could not put this port's priority back "
@@ -1678,27 +1714,51 @@ static bool slow_explains(const struct detector *d, json_t *f, const char *kind,
 	return !strcmp(kind, "link") && link_is(subject, culprit, tor);
 }
 
-bool detector_explains(struct detector *d, const char *kind, const char *subject, char *buf, size_t len,
-		       const char **ret_class)
+/* Whether finding f (active, or over) explains a pingmesh finding. */
+static bool explains(const struct detector *d, json_t *f, const char *kind, const char *subject)
 {
-	json_t *f;
-	size_t i;
+	const char *cls = json_string_value(json_object_get(f, "class")) ?: "";
+
+	if (!strcmp(cls, "pause_storm"))
+		return storm_explains(d, f, kind, subject);
+	if (!strcmp(cls, "deadlock") || !strcmp(cls, "persistent"))
+		/* a frozen cycle stops what crosses it and what waits behind it: losses and delays
+		 * anywhere in the fabric are its while it lasts; one broken (a mitigation holds: a
+		 * persistent one is held broken for days) freezes nothing (one over: it froze
+		 * the window's probes while it lasted, unless it was broken already then) */
+		return !json_is_true(json_object_get(f, "mitigated"));
+	if (!strcmp(cls, "slow_receiver"))
+		return slow_explains(d, f, kind, subject);
+	return false;
+}
+
+bool detector_explains(struct detector *d, const char *kind, const char *subject, int64_t window_ns, char *buf,
+		       size_t len, const char **ret_class)
+{
+	int64_t mono = tu_mono_ns();
+	json_t *f, *x;
+	size_t i, n;
 	bool hit = false;
 
 	pthread_mutex_lock(&d->dl_lock);
-	json_array_foreach(d->findings, i, f) {
-		const char *cls = json_string_value(json_object_get(f, "class")) ?: "";
+	/* the active findings first, then those over within the window, the latest first: a
+	 * storm over still explains the losses its window holds */
+	n = json_array_size(d->findings) + json_array_size(d->ended);
+	for (i = 0; i < n; i++) {
+		bool ended = i >= json_array_size(d->findings);
 
-		if (!strcmp(cls, "pause_storm"))
-			hit = storm_explains(d, f, kind, subject);
-		else if (!strcmp(cls, "deadlock") || !strcmp(cls, "persistent"))
-			/* a frozen cycle stops what crosses it and what waits behind it: losses and
-			 * delays anywhere in the fabric are its while it lasts; one broken (a
-			 * mitigation holds: a persistent one is held broken for days) freezes nothing */
-			hit = !json_is_true(json_object_get(f, "mitigated"));
-		else if (!strcmp(cls, "slow_receiver"))
-			hit = slow_explains(d, f, kind, subject);
+		if (!ended) {
+			f = json_array_get(d->findings, i);
+		} else {
+			x = json_array_get(d->ended, n - 1 - i);
+			if (mono - json_integer_value(json_object_get(x, "at")) > window_ns)
+				break;
+			f = json_object_get(x, "f");
+		}
+		hit = explains(d, f, kind, subject);
 		if (hit) {
+			const char *cls = json_string_value(json_object_get(f, "class")) ?: "";
+
 			snprintf(buf, len, "%s", json_string_value(json_object_get(f, "subject")) ?: "");
 			*ret_class = cc_dl_class_name(CC_DL_DEADLOCK);
 			for (int c = 0; c < CC_DL_NCLASSES; c++) /* (the class's own static name) */

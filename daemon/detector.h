@@ -92,16 +92,18 @@ json_t *detector_status(struct detector *d);
 /* The last snapshot as cc_snap_json() renders it (NULL before the first pass). */
 json_t *detector_snapshot(struct detector *d);
 
-/* What explains a pingmesh finding (kind "host", "tor", "link", "fabric"; its subject): a pause
- * storm whose culprit is that host (or the host is among its victims, or under the culprit's
- * ToR), or whose culprit sits under that ToR, or whose victims include that link; any pause
- * storm for losses spread over the fabric; a slow receiver that is that host, or under that
- * ToR with it, or that ToR, or its link to it, and losses spread over the fabric; any
- * deadlock not broken yet (a frozen cycle stops what crosses it and what waits behind it).  Writes the
+/* What explains a pingmesh finding (kind "host", "tor", "link", "fabric"; its subject) over
+ * its window (window_ns back from now): a pause storm whose culprit is that host (or the host
+ * is among its victims, or under the culprit's ToR), or whose culprit sits under that ToR, or
+ * whose victims include that link; any pause storm for losses spread over the fabric; a slow
+ * receiver that is that host, or under that ToR with it, or that ToR, or its link to it, and
+ * losses spread over the fabric; any deadlock not broken yet (a frozen cycle stops what
+ * crosses it and what waits behind it).  Active findings first, then those over within the
+ * window (the window's probes still hold the losses of a storm that just ended).  Writes the
  * finding's alert subject into buf, its class (a static string) into *ret_class, and returns
  * true. */
-bool detector_explains(struct detector *d, const char *kind, const char *subject, char *buf, size_t len,
-		       const char **ret_class);
+bool detector_explains(struct detector *d, const char *kind, const char *subject, int64_t window_ns, char *buf,
+		       size_t len, const char **ret_class);
 
 void detector_render_metrics(struct detector *d, struct buf *out);
 

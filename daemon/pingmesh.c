@@ -904,7 +904,8 @@ int pingmesh_localize(void *ctx, int64_t now)
 
 		/* what the PFC detector names explains it: attributed, not a second root cause */
 		if (f.kind != LOC_NONE && pm->explain &&
-		    pm->explain(pm->explain_ctx, loc_kind_name(f.kind), f.subject, cause, sizeof(cause), &ckind)) {
+		    pm->explain(pm->explain_ctx, loc_kind_name(f.kind), f.subject, pm->o.window_ns, cause, sizeof(cause),
+				&ckind)) {
 			json_t *d = json_pack("{s:{s:s,s:s}}", "attributed_to", "kind", ckind, "subject", cause);
 
 			snprintf(evidence, sizeof(evidence), "%s; attributed to the %s of %s (not a root cause)",

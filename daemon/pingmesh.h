@@ -83,12 +83,13 @@ int pingmesh_conf_change(struct pingmesh *pm, json_t *changes, const char *actor
 int pingmesh_on_report(void *ctx, struct store *s, const struct report *rep, int64_t now,
 		       json_t *commands);
 
-/* What may explain a localization (the PFC detector's findings): returns true, the cause's
- * alert subject in buf and its alert kind in *ret_kind (a static string) when one does.  The
- * pass then attributes its finding to it (evidence and details say so) instead of raising it
- * as a root cause of its own. */
-typedef bool (*pingmesh_explain_fn)(void *ctx, const char *kind, const char *subject, char *buf, size_t len,
-				    const char **ret_kind);
+/* What may explain a localization over its window (window_ns back from now: the PFC
+ * detector's findings, active or over within it): returns true, the cause's alert subject in
+ * buf and its alert kind in *ret_kind (a static string) when one does.  The pass then
+ * attributes its finding to it (evidence and details say so) instead of raising it as a root
+ * cause of its own. */
+typedef bool (*pingmesh_explain_fn)(void *ctx, const char *kind, const char *subject, int64_t window_ns, char *buf,
+				    size_t len, const char **ret_kind);
 void pingmesh_set_explainer(struct pingmesh *pm, pingmesh_explain_fn fn, void *ctx);
 
 /* A scheduler pass (daemon/sched.h): localizes from the current matrix, keeps the alerts in

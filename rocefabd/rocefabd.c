@@ -208,10 +208,10 @@ static int probe_tail(void *ctx, double *p99_us)
 }
 
 /* The pingmesh's findings that a PFC finding explains are attributed to it (daemon/pingmesh.h). */
-static bool pingmesh_explainer(void *ctx, const char *kind, const char *subject, char *buf, size_t len,
-			       const char **ret_class)
+static bool pingmesh_explainer(void *ctx, const char *kind, const char *subject, int64_t window_ns, char *buf,
+			       size_t len, const char **ret_class)
 {
-	return detector_explains(ctx, kind, subject, buf, len, ret_class);
+	return detector_explains(ctx, kind, subject, window_ns, buf, len, ret_class);
 }
 
 /* The periodic passes: how often each runs, and when first. */

@@ -88,6 +88,21 @@ def test_demo_names_the_pause_storm(tmp_path):
             assert "attributed to the pause storm of h7 nic0:1 priority 3" in l, l
 
 
+def test_demo_attributes_to_a_storm_that_ended(tmp_path):
+    """The storm over 4 s after it began (the detector's finding and alert cleared): what the
+    pingmesh still finds in its window (30 s of probes, the storm's losses among them) stays
+    attributed to it.  Before, a trial saw the ToR finding lose its attribution the moment the
+    storm alert cleared, and read as a root cause of its own."""
+    alerts = demo_alerts(tmp_path, [{"type": "pause_storm", "host": "h7", "at_us": 40000, "until_us": 80000}],
+                         "ended-storm")
+    storm = [l for l in alerts if "pause_storm" in l]
+    assert len(storm) == 1 and "cleared" in storm[0], alerts
+    others = [l for l in alerts if "pause_storm" not in l and "active" in l]
+    assert others, alerts  # (the pingmesh's window still holds the storm's lost probes)
+    for l in others:
+        assert "attributed to the pause storm of h7 nic0:1 priority 3" in l, l
+
+
 def test_demo_attributes_to_a_slow_receiver(tmp_path):
     """A slow receiver (h24, under leaf3) instead of the demo's storm: the detector names it,
     and what the pingmesh finds meanwhile under its ToR is attributed to it.  Before, only
