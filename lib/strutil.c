@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lib/strutil.h"
 
@@ -63,10 +64,17 @@ char *str_slurp(const char *path, size_t *ret_len)
 {
 	FILE *f = fopen(path, "re");
 	char *buf = NULL;
+	struct stat st;
 	long n;
 
 	if (!f)
 		return NULL;
+	errno = 0; /* (one left from before named no failure of ours) */
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		errno = EISDIR;
+		return NULL;
+	}
 	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && n < (64L << 20) &&
 	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) &&
 	    fread(buf, 1, (size_t)n, f) == (size_t)n) {

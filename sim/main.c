@@ -251,6 +251,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc < 2 || strcmp(argv[1], "run") != 0) {
+		if (argc < 2)
+			fprintf(stderr, "rocefab-sim: name a command: run or serve\n");
+		else
+			fprintf(stderr, "rocefab-sim: '%s' is not a command (run, serve)\n", argv[1]);
 		usage(stderr);
 		return 2;
 	}
@@ -297,9 +301,11 @@ static int run_main(int argc, char **argv)
 		case 1: {
 			char *end;
 
+			errno = 0;
 			seed = strtoll(optarg, &end, 10);
-			if (*end || seed < 0) {
-				fprintf(stderr, "rocefab-sim: --seed: '%s' is not a number >= 0\n", optarg);
+			if (!*optarg || *end || seed < 0 || errno) { /* (ERANGE: it saturated in silence) */
+				fprintf(stderr, "rocefab-sim: --seed: '%s' is not a number from 0 to %lld\n", optarg,
+					(long long)INT64_MAX);
 				return 2;
 			}
 			break;
@@ -307,7 +313,7 @@ static int run_main(int argc, char **argv)
 		case 2:
 		case 5:
 			if (tu_parse_duration(optarg, &ns) < 0 || ns <= 0) {
-				fprintf(stderr, "rocefab-sim: %s: '%s' is not a duration (such as 20ms)\n",
+				fprintf(stderr, "rocefab-sim: %s: '%s' is not a duration above 0 (such as 20ms)\n",
 					c == 2 ? "--until" : "--every", optarg);
 				return 2;
 			}
@@ -381,7 +387,12 @@ static int run_main(int argc, char **argv)
 
 			json_decref(policy);
 			if (!(policy = json_load_file(optarg, 0, &je))) {
-				fprintf(stderr, "rocefab-sim: --policy: %s: line %d: %s\n", optarg, je.line, je.text);
+				/* (a file it could not open has no line: jansson says line -1) */
+				if (je.line < 0)
+					fprintf(stderr, "rocefab-sim: --policy: %s\n", je.text);
+				else
+					fprintf(stderr, "rocefab-sim: --policy: %s: line %d: %s\n", optarg, je.line,
+						je.text);
 				return 2;
 			}
 			co.tune.policy = policy;
@@ -427,6 +438,8 @@ static int run_main(int argc, char **argv)
 		return 2;
 	}
 	if (optind + 1 != argc) {
+		fprintf(stderr, "rocefab-sim: run: %s\n",
+			optind + 1 > argc ? "name a SCENARIO file" : "one SCENARIO file, and options before or after it");
 		usage(stderr);
 		return 2;
 	}

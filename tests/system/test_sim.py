@@ -277,6 +277,19 @@ def test_bad_command_lines(tmp_path):
     r = run("sim/scenarios/one-flow.json", "--timeseries", str(tmp_path / "x.csv"), "--ports", "s0:h9", check=False)
     assert r.returncode != 0 and "no port s0:h9" in r.stderr
     assert subprocess.run([binary("rocefab-sim"), "--help"], capture_output=True).returncode == 0
+    # each says what was wrong, not the usage alone (a trial's findings)
+    sim = binary("rocefab-sim")
+    for args, msg in ((["bogus"], "'bogus' is not a command (run, serve)"),
+                      (["run"], "run: name a SCENARIO file"),
+                      (["run", "a.json", "b.json"], "one SCENARIO file"),
+                      (["run", "/tmp"], "cannot read /tmp: Is a directory"),  # (it said: No such file)
+                      (["run", "sim/scenarios/one-flow.json", "--seed", "99999999999999999999"],
+                       "--seed: '99999999999999999999' is not a number from 0 to"),  # (it saturated)
+                      (["run", "sim/scenarios/one-flow.json", "--until", "0"], "is not a duration above 0"),
+                      (["run", "sim/scenarios/one-flow.json", "--controller", "tuner", "--policy", "/nonexistent"],
+                       "--policy: unable to open /nonexistent: No such file or directory")):  # (line -1)
+        r = subprocess.run([sim] + args, capture_output=True, text=True, cwd=ROOT)
+        assert r.returncode == 2 and msg in r.stderr, (args, r.stderr)
 
 
 def test_weighted_scheduling(tmp_path):
