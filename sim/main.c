@@ -439,7 +439,8 @@ static int run_main(int argc, char **argv)
 	}
 	if (optind + 1 != argc) {
 		fprintf(stderr, "rocefab-sim: run: %s\n",
-			optind + 1 > argc ? "name a SCENARIO file" : "one SCENARIO file, and options before or after it");
+			optind + 1 > argc ? "name a SCENARIO file"
+					  : "one SCENARIO file, and options before or after it");
 		usage(stderr);
 		return 2;
 	}
