@@ -490,6 +490,10 @@ int conf_load_file(const struct conf_opt *opts, void *base, const char *path, st
 	{
 		struct stat st;
 
+		if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+			fclose(f);
+			return rf_err_set(e, -EISDIR, "CONF_UNREADABLE", path, "a directory, not a configuration file");
+		}
 		if (fstat(fileno(f), &st) == 0 && (st.st_mode & S_IWOTH)) {
 			fclose(f);
 			return rf_err_set(e, -EACCES, "CONF_FILE_MODE", path,

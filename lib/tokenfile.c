@@ -16,6 +16,8 @@ static int secret_mode(const struct stat *st, const char *path, const char *code
 {
 	unsigned mode = (unsigned)(st->st_mode & 07777);
 
+	if (S_ISDIR(st->st_mode)) /* (its mode is no file's: it read as one others may read) */
+		return rf_err_set(e, -EISDIR, code, path, "a directory, not a %s", what);
 	if (st->st_mode & (S_IROTH | S_IWOTH))
 		return rf_err_set(e, -EACCES, code, path,
 				  "other users can %s this %s (mode %04o); refusing it: chmod 600 %s",

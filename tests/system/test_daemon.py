@@ -287,6 +287,16 @@ def test_https_with_agents(world):
     assert "TLS_FAILED" in world.agents[-1].proc.output()
 
 
+def test_a_directory_is_no_configuration_or_token_file(tmp_path):
+    """A directory given as the configuration or a token file is said to be one (it read as a
+    file others may write, or read: "chmod o-w")."""
+    r = run("--config", str(tmp_path), "--check-config")
+    assert r.returncode == 2 and "a directory, not a configuration file" in r.stderr, r.stderr
+    r = subprocess.run([binary("rocefabctl"), "-s", "http://127.0.0.1:9", "-t", str(tmp_path), "health"],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "a directory, not a token file" in r.stderr, r.stderr
+
+
 def test_one_rocefabd_per_database(world):
     """A second rocefabd on a database in use is refused, naming the first's pid (a trial ran
     two on one database: both ran their passes, the detector and the tuner over the same
