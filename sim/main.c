@@ -280,7 +280,7 @@ static int run_main(int argc, char **argv)
 	bool timing = true, quiet = false;
 	struct sim_ctl_opts co = { .delay_ps = -1, .mitigate = CC_DL_AUTO, .tune = { .mode = CC_TN_AUTO, .probe_peers = SIM_TUNE_PROBE_PEERS } };
 	json_t *policy = NULL;
-	bool cc_mode_given = false, probes_given = false;
+	bool cc_mode_given = false, probes_given = false, mitigate_given = false, every_given = false;
 	struct sim_ctl *ctl = NULL;
 	struct ts_port *tsp = NULL;
 	struct rf_err e = { 0 };
@@ -321,6 +321,7 @@ static int run_main(int argc, char **argv)
 				until = ns * 1000;
 			else
 				every = ns * 1000;
+			every_given |= c == 5;
 			break;
 		case 3:
 			json_out = optarg;
@@ -363,6 +364,7 @@ static int run_main(int argc, char **argv)
 			*(c == 10 ? &co.interval_ps : c == 12 ? &co.restore_ps : &co.delay_ps) = ns * 1000;
 			break;
 		case 11:
+			mitigate_given = true;
 			if (cc_dl_mode_parse(optarg, &co.mitigate) < 0) {
 				fprintf(stderr, "rocefab-sim: --mitigate: '%s' is not off, advise or auto\n", optarg);
 				return 2;
@@ -444,8 +446,12 @@ static int run_main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (!co.controller && (co.interval_ps || co.restore_ps || co.delay_ps >= 0 || co.baseline_pfcwd)) {
-		fprintf(stderr, "rocefab-sim: --interval, --restore, --delay and --baseline need --controller\n");
+	if (!co.controller && (co.interval_ps || co.restore_ps || co.delay_ps >= 0 || co.baseline_pfcwd || mitigate_given)) {
+		fprintf(stderr, "rocefab-sim: --interval, --restore, --delay, --baseline and --mitigate need --controller\n");
+		return 2;
+	}
+	if ((ports || every_given) && !ts_out) {
+		fprintf(stderr, "rocefab-sim: --ports and --every need --timeseries\n");
 		return 2;
 	}
 	optind--; /* argv[optind + 1] is the scenario below */

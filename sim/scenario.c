@@ -672,6 +672,8 @@ static int explicit_topology(struct build *b, json_t *t)
 	    (r = rekey(b, js_req_arr(t, "switches", 65535, &b->p, &sws, b->e))) < 0 ||
 	    (r = rekey(b, js_req_arr(t, "links", 1 << 20, &b->p, &links, b->e))) < 0)
 		return r;
+	if (!json_array_size(hosts)) /* (a fabric of nothing ran, and said it carried nothing) */
+		return sim_build_bad(b, "hosts", "name at least one host");
 	for (int pass = 0; pass < 2; pass++) {
 		json_t *arr = pass ? sws : hosts;
 
@@ -766,7 +768,9 @@ int sim_build(struct sim *s, json_t *doc, const char *base_dir, int64_t seed, in
 		goto out;
 	}
 	if ((r = rekey(&b, js_req_int(doc, "schema", 1, 1, &b.p, &schema, e))) < 0 ||
-	    (r = sim_build_check_keys(&b, doc, keys)) < 0)
+	    (r = sim_build_check_keys(&b, doc, keys)) < 0 ||
+	    (r = rekey(&b, js_opt_str(doc, "name", 128, false, &b.p, &(const char *){ NULL }, e))) < 0 ||
+	    (r = rekey(&b, js_opt_str(doc, "description", 65536, false, &b.p, &(const char *){ NULL }, e))) < 0)
 		goto out;
 	v = (int64_t)s->p.seed;
 	if ((r = sim_build_opt_int(&b, doc, "seed", 0, INT64_MAX, &v)) < 0)

@@ -287,7 +287,10 @@ def test_bad_command_lines(tmp_path):
                        "--seed: '99999999999999999999' is not a number from 0 to"),  # (it saturated)
                       (["run", "sim/scenarios/one-flow.json", "--until", "0"], "is not a duration above 0"),
                       (["run", "sim/scenarios/one-flow.json", "--controller", "tuner", "--policy", "/nonexistent"],
-                       "--policy: unable to open /nonexistent: No such file or directory")):  # (line -1)
+                       "--policy: unable to open /nonexistent: No such file or directory"),  # (line -1)
+                      # options that did nothing in silence
+                      (["run", "sim/scenarios/one-flow.json", "--ports", "leaf0:h1"], "--ports and --every need --timeseries"),
+                      (["run", "sim/scenarios/one-flow.json", "--mitigate", "off"], "--mitigate need --controller")):
         r = subprocess.run([sim] + args, capture_output=True, text=True, cwd=ROOT)
         assert r.returncode == 2 and msg in r.stderr, (args, r.stderr)
 
