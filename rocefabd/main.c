@@ -149,6 +149,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "rocefabd: %s\n", rf_err_str(&e, buf, sizeof(buf)));
 			status = 2;
 		} else {
+			if (rocefabd_check_db_dir(&s, &e) < 0)
+				fprintf(stderr, "rocefabd: warning: %s: the start fails until it is there\n",
+					rf_err_str(&e, buf, sizeof(buf)));
 			printf("configuration OK\n");
 			status = 0;
 		}

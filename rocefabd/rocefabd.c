@@ -1,12 +1,14 @@
 /* rocefabd, the program: its settings, and the wiring of the store, ingest, the API and the
  * scheduler's passes; see rocefabd.h.  The domain code is in daemon/, the REST API in api/. */
 #include <errno.h>
+#include <libgen.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
@@ -475,6 +477,24 @@ static int check_intervals(const struct rocefabd_settings *s, struct rf_err *e)
 		return rf_err_set(e, -EINVAL, "BAD_VALUE", "detector.interval",
 				  "%s: 0 (off) or at least 10ms", tu_format_duration(s->detector_interval, a, sizeof(a)));
 	return 0;
+}
+
+int rocefabd_check_db_dir(const struct rocefabd_settings *s, struct rf_err *e)
+{
+	char *copy = strdup(s->db), *dir;
+	struct stat st;
+	int r = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	dir = dirname(copy);
+	if (stat(dir, &st) < 0)
+		r = rf_err_set(e, -errno, "STORE_ERROR", "store.db", "%s: its directory %s: %s", s->db, dir,
+			       strerror(errno));
+	else if (!S_ISDIR(st.st_mode))
+		r = rf_err_set(e, -ENOTDIR, "STORE_ERROR", "store.db", "%s: %s is not a directory", s->db, dir);
+	free(copy);
+	return r;
 }
 
 int rocefabd_check(const struct rocefabd_settings *s, struct rf_err *e)

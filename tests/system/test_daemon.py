@@ -287,6 +287,17 @@ def test_https_with_agents(world):
     assert "TLS_FAILED" in world.agents[-1].proc.output()
 
 
+def test_check_config_warns_of_a_database_directory_not_there(tmp_path):
+    """--check-config said "configuration OK" of a store.db whose directory is not there, and the
+    start failed; now it warns (still OK: a configuration may be checked before the package
+    makes the directory, or on another machine)."""
+    r = run("-o", f"store.db={tmp_path}/none/x.db", "--check-config")
+    assert r.returncode == 0 and "configuration OK" in r.stdout, r.stdout + r.stderr
+    assert f"warning: store.db: {tmp_path}/none/x.db: its directory {tmp_path}/none: No such file" in r.stderr, r.stderr
+    r = run("-o", f"store.db={tmp_path}/x.db", "--check-config")
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+
+
 def test_a_directory_is_no_configuration_or_token_file(tmp_path):
     """A directory given as the configuration or a token file is said to be one (it read as a
     file others may write, or read: "chmod o-w")."""
