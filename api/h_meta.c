@@ -109,19 +109,20 @@ int h_health(struct api_req *req)
 	struct store_stats ss;
 	struct ingest_stats is;
 	struct views_opts o;
-	int64_t total = 0, stale = 0;
+	int64_t total = 0, stale = 0, now = tu_now_ns();
 	json_t *doc, *warnings;
-	bool db_ok;
+	bool db_ok, failing;
 
 	o = api_views_opts(req);
 	store_get_stats(d->store, &ss);
+	failing = ss.failed_recent && now - ss.failed_last <= STORE_FAILED_WINDOW_NS;
 	ingest_get_stats(d->ingest, &is);
 	db_ok = rd && views_agent_counts(rd, &o, &total, &stale) == 0;
 	warnings = health_warnings(req, db_ok ? rd : NULL);
 	store_reader_put(d->store, rd);
 	doc = json_pack("{s:s,s:s,s:f,s:{s:s,s:b,s:I,s:I},s:{s:I,s:I},s:{s:I,s:I,s:f}}", "status",
 			!db_ok ? "unavailable"
-			: ss.failing || ss.queue_depth * 10 >= ss.queue_max * 9 ? "degraded" : "ok",
+			: failing || ss.queue_depth * 10 >= ss.queue_max * 9 ? "degraded" : "ok",
 			"version", ROCEFAB_VERSION, "uptime_s",
 			(double)((tu_now_ns() - d->started_ns) / NSEC_PER_MSEC) / 1e3, "store", "path",
 			store_path(d->store), "ok", db_ok, "queue_depth",
@@ -179,15 +180,17 @@ int h_health(struct api_req *req)
 		}
 		json_decref(shared);
 	}
-	if (ss.failing && warnings) {
-		json_t *t = store_time_json(ss.failing_since);
+	if (failing && warnings) {
+		json_t *t = store_time_json(ss.failed_since), *l = store_time_json(ss.failed_last);
 
 		warn(warnings, "STORE_WRITE_FAILING",
-		     "the database takes no writes: %llu transactions failed in a row since %s, the last with "
-		     "'%s' (a full disk? see the log): nothing is stored meanwhile; agents keep their reports "
-		     "spooled and send them again once it works",
-		     (unsigned long long)ss.failing, json_string_value(t) ?: "?", ss.failing_error);
+		     "the database fails writes: %llu transactions failed since %s, the last at %s with '%s' (a "
+		     "full disk? see the log): what they held is not stored; agents keep the reports refused "
+		     "(503) spooled and send them again",
+		     (unsigned long long)ss.failed_recent, json_string_value(t) ?: "?", json_string_value(l) ?: "?",
+		     ss.failed_error);
 		json_decref(t);
+		json_decref(l);
 	}
 	if (db_ok && total > 0 && stale == total && warnings)
 		json_array_append_new(

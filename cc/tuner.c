@@ -3911,8 +3911,9 @@ static json_t *outside_policy_json(const struct cc_tn *t)
 
 /* The members inside the policy whose setting of a knob is not their class's (an operator's own,
  * or one a step cut short left): a step moves the members at the class's setting only, so these
- * keep theirs, and the class's setting (the majority's) does not show them.  How many members,
- * and the first SET_APART_LISTED knobs with their value and the class's.  A knob a step of the
+ * keep theirs, and the class's setting (majority(): the value more than half the class has, or
+ * the vote's pick) does not show them.  How many members and knobs, and the first
+ * SET_APART_LISTED knobs with their value and the class's.  A knob a step of the
  * class moves now is left out: its canary differs by design. */
 #define SET_APART_LISTED 16
 static json_t *set_apart_json(const struct cc_tn *t)
@@ -3950,7 +3951,8 @@ static json_t *set_apart_json(const struct cc_tn *t)
 		}
 		n += apart;
 	}
-	return json_pack("{s:I,s:o}", "members", (json_int_t)n, "first", list ? list : json_array());
+	return json_pack("{s:I,s:I,s:o}", "members", (json_int_t)n, "knobs", (json_int_t)listed, "first",
+			 list ? list : json_array());
 }
 
 json_t *cc_tn_json(const struct cc_tn *t)

@@ -1247,8 +1247,9 @@ static void print_cc_set_apart(FILE *f, const json_t *sa)
 			json_number_value(json_object_get(x, "class_value")),
 			size_note(knob, json_object_get(x, "class_value"), csize, sizeof(csize)));
 	}
-	if (json_array_size(json_object_get(sa, "first")) >= 16) /* (the API lists the first 16) */
-		fprintf(f, "    (the first 16 listed)\n");
+	if (json_integer_value(json_object_get(sa, "knobs")) > (json_int_t)json_array_size(json_object_get(sa, "first")))
+		fprintf(f, "    (the first %zu of %lld listed)\n", json_array_size(json_object_get(sa, "first")),
+			(long long)json_integer_value(json_object_get(sa, "knobs")));
 	strs_fini(&s);
 }
 

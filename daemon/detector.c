@@ -1175,7 +1175,7 @@ static void keep_ended(struct detector *d, json_t *before, int64_t mono)
 	json_array_foreach(before, i, f) {
 		bool still = false;
 
-		if (!*json_string_value(json_object_get(f, "subject")))
+		if (!*(json_string_value(json_object_get(f, "subject")) ?: ""))
 			continue; /* (congestion: no alert) */
 		json_array_foreach(d->findings, k, g)
 			if ((still = json_equal(json_object_get(f, "id"), json_object_get(g, "id"))))

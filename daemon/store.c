@@ -37,6 +37,7 @@ struct store_reader {
 struct store {
 	char *path;
 	int lock_fd; /* DB.lock, flock()ed by the one rocefabd writing the database (-1: none) */
+	bool failing; /* the last transaction failed (the writer's) */
 	sqlite3 *wdb;
 	struct stmt_cache wcache;
 	struct store_reader wreader; /* store_writer_reader() */
@@ -593,10 +594,17 @@ int store_set_watch(struct store *s, const char *const *tables,
 /* A transaction that failed: for GET /api/v1/health (STORE_WRITE_FAILING). */
 static void failing(struct store *s, const struct rf_err *e)
 {
+	int64_t now = tu_now_ns();
+
 	pthread_mutex_lock(&s->lock);
-	if (!s->stats.failing++)
-		s->stats.failing_since = tu_now_ns();
-	snprintf(s->stats.failing_error, sizeof(s->stats.failing_error), "%s", e->msg);
+	if (!s->stats.failed_recent || now - s->stats.failed_last > STORE_FAILED_WINDOW_NS) {
+		s->stats.failed_recent = 0;
+		s->stats.failed_since = now;
+	}
+	s->stats.failed_recent++;
+	s->stats.failed_last = now;
+	snprintf(s->stats.failed_error, sizeof(s->stats.failed_error), "%s", e->msg);
+	s->failing = true;
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -639,11 +647,9 @@ static void run_batch(struct store *s, struct store_job *batch)
 			s->rollback_fn(s->rollback_ctx);
 	} else {
 		s->stats.commits++;
-		if (s->stats.failing) {
-			log_notice("store", "writes work again after %llu failed", (unsigned long long)s->stats.failing);
-			pthread_mutex_lock(&s->lock);
-			s->stats.failing = 0;
-			pthread_mutex_unlock(&s->lock);
+		if (s->failing) { /* (the writer's own flag: only it writes it) */
+			log_notice("store", "a commit worked again after failed ones");
+			s->failing = false;
 		}
 		watch_flush(s);
 	}
@@ -809,6 +815,11 @@ static int lock_db(struct store *s, struct rf_err *e)
 	if (flock(s->lock_fd, LOCK_EX | LOCK_NB) < 0) {
 		int r = errno == EWOULDBLOCK ? -EBUSY : -errno;
 
+		if (r != -EBUSY) { /* (ENOLCK on some network file systems: no other rocefabd) */
+			rf_err_set(e, r, "STORE_ERROR", NULL, "cannot lock %s: %s", lp, strerror(-r));
+			free(lp);
+			return r;
+		}
 		if ((n = pread(s->lock_fd, old, sizeof(old) - 1, 0)) > 0)
 			old[strcspn(old, "\n")] = '\0';
 		rf_err_set(e, r, "STORE_IN_USE", NULL,

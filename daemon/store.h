@@ -100,11 +100,17 @@ void store_reader_end(struct store_reader *r);
  * transaction, its writes included (begin/end do nothing); not to be put back. */
 struct store_reader *store_writer_reader(struct store *s);
 
+/* A failed transaction counts for this long (GET /api/v1/health warns meanwhile): on a full
+ * disk, one that needs no new page still commits, between those that fail. */
+#define STORE_FAILED_WINDOW_NS (30 * NSEC_PER_SEC)
+
 struct store_stats {
 	uint64_t commits, jobs, failed_jobs, failed_commits;
-	uint64_t failing; /* transactions failed in a row (BEGIN or COMMIT), 0: the last one worked */
-	int64_t failing_since; /* the first of them, wall clock ns */
-	char failing_error[512]; /* the last one's error (as struct rf_err has it) */
+	/* transactions (BEGIN or COMMIT) that failed, none more than STORE_FAILED_WINDOW_NS after
+	 * the one before: how many, the first and the last (wall clock ns), the last one's error */
+	uint64_t failed_recent;
+	int64_t failed_since, failed_last;
+	char failed_error[512];
 	double commit_seconds; /* total time in COMMIT */
 	unsigned queue_depth, queue_max, queue_peak;
 };

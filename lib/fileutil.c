@@ -63,16 +63,44 @@ static void file_out_free(struct file_out *o)
 	memset(o, 0, sizeof(*o));
 }
 
+/* path is this process's standard output or error (as /dev/stdout, /dev/fd/1, or the file
+ * they were redirected to): its descriptor, or -1. */
+static int std_fd_of(const struct stat *st)
+{
+	struct stat sf;
+
+	for (int fd = 1; fd <= 2; fd++)
+		if (fstat(fd, &sf) == 0 && sf.st_dev == st->st_dev && sf.st_ino == st->st_ino)
+			return fd;
+	return -1;
+}
+
 int file_out_open(struct file_out *o, const char *path)
 {
 	struct stat st;
-	mode_t um;
+	bool exists;
+	mode_t mode;
 	int fd, r;
 
 	memset(o, 0, sizeof(*o));
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+	exists = stat(path, &st) == 0;
+	if (exists && S_ISDIR(st.st_mode))
 		return -EISDIR;
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* a FIFO, a device: through */
+	/* standard output or error, whatever they were redirected to: written through their
+	 * descriptor (opening /dev/stdout again would truncate a file appended to with >>,
+	 * and resolving it would replace that file) */
+	if (exists && (fd = std_fd_of(&st)) >= 0) {
+		if ((fd = dup(fd)) < 0)
+			return -errno;
+		if (!(o->f = fdopen(fd, "w"))) {
+			r = -errno;
+			close(fd);
+			return r;
+		}
+		return 0;
+	}
+	/* a FIFO, a device, another process's descriptor (/dev/fd/N, /proc/...): through */
+	if ((exists && !S_ISREG(st.st_mode)) || !strncmp(path, "/dev/", 5) || !strncmp(path, "/proc/", 6)) {
 		if (!(o->f = fopen(path, "we")))
 			return -errno;
 		return 0;
@@ -95,14 +123,20 @@ int file_out_open(struct file_out *o, const char *path)
 		file_out_free(o);
 		return -ENOMEM;
 	}
-	um = umask(0);
-	umask(um);
+	/* the mode of the file it replaces; a new one's: 0666 less the umask */
+	if (exists) {
+		mode = st.st_mode & 07777;
+	} else {
+		mode = umask(0);
+		umask(mode);
+		mode = 0666 & ~mode;
+	}
 	if ((fd = mkstemp(o->tmp)) < 0) {
 		r = -errno;
 		file_out_free(o);
 		return r;
 	}
-	if (fchmod(fd, 0666 & ~um) < 0 || !(o->f = fdopen(fd, "w"))) {
+	if (fchmod(fd, mode) < 0 || !(o->f = fdopen(fd, "w"))) {
 		r = -errno;
 		close(fd);
 		unlink(o->tmp);
@@ -110,6 +144,11 @@ int file_out_open(struct file_out *o, const char *path)
 		return r;
 	}
 	return 0;
+}
+
+bool file_out_same(const struct file_out *a, const struct file_out *b)
+{
+	return a->path && b->path && !strcmp(a->path, b->path);
 }
 
 int file_out_commit(struct file_out *o)

@@ -14,11 +14,13 @@
 int file_read_at(int dirfd, const char *name, size_t max, char **ret, size_t *ret_len);
 
 /* A result file written so that a run that fails or is stopped leaves the one before: a
- * regular file (or a name not there yet) is written beside it (NAME.tmp-XXXXXX, mode 0666 less
- * the umask) and renamed over it at file_out_commit; through a symbolic link, its target is.
- * Anything else there (a FIFO, a device such as /dev/stdout or /dev/null, a process
- * substitution's /dev/fd/N) is written through, never replaced; a directory is refused
- * (-EISDIR). */
+ * regular file (or a name not there yet) is written beside it (NAME.tmp-XXXXXX, with the mode
+ * of the file it replaces, or 0666 less the umask) and renamed over it at file_out_commit;
+ * through a symbolic link, its target is.  The program's standard output or error (as
+ * /dev/stdout, or the file it was redirected to) is written through its descriptor; anything
+ * else that is no regular file, or any name under /dev/ or /proc/ (a FIFO, /dev/null, a
+ * process substitution's /dev/fd/N), is written through, never replaced; a directory is
+ * refused (-EISDIR). */
 struct file_out {
 	FILE *f;
 	char *path; /* what the temporary is renamed over (a link's target) */
@@ -26,6 +28,8 @@ struct file_out {
 };
 /* 0 or a negative errno (nothing left behind). */
 int file_out_open(struct file_out *o, const char *path);
+/* Whether two, both opened, would be renamed over the same file (the later would win). */
+bool file_out_same(const struct file_out *a, const struct file_out *b);
 /* Flushes, closes and puts the file in its place: 0, or a negative errno (a write that failed,
  * the disk full: -EIO or -ENOSPC), and then the one before stays. */
 int file_out_commit(struct file_out *o);

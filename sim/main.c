@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,6 +262,19 @@ int main(int argc, char **argv)
 	return run_main(argc - 1, argv + 1);
 }
 
+/* The temporaries of the outputs while the run goes: a run stopped by a signal (^C) leaves
+ * the earlier results, and no temporary beside them. */
+static const char *volatile outs_tmp[2];
+
+static void on_stop(int sig)
+{
+	for (int i = 0; i < 2; i++)
+		if (outs_tmp[i])
+			unlink(outs_tmp[i]);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 static int run_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -501,10 +515,22 @@ static int run_main(int argc, char **argv)
 			goto out;
 		}
 		ts = tso.f;
+		if (file_out_same(&jo, &tso)) { /* (the JSON, renamed last, would replace the CSV) */
+			fprintf(stderr, "rocefab-sim: --json and --timeseries name one file: %s\n", ts_out);
+			status = 2;
+			goto out;
+		}
 		fprintf(ts, "time_us,device,port,queue_bytes,tx_bytes,rx_bytes,tx_pause_frames,"
 			    "rx_pause_frames,paused_us,ecn_marked\n");
 	}
 
+	outs_tmp[0] = jo.tmp;
+	outs_tmp[1] = tso.tmp;
+	if (jo.tmp || tso.tmp) {
+		signal(SIGINT, on_stop);
+		signal(SIGTERM, on_stop);
+		signal(SIGHUP, on_stop);
+	}
 	t0 = tu_mono_ns();
 	{
 		int64_t last_report = t0, next_ts = every;
@@ -549,6 +575,7 @@ static int run_main(int argc, char **argv)
 	doc = sim_summary(s, timing, (double)(tu_mono_ns() - t0) / 1e9);
 	if (ctl)
 		json_object_set_new(doc, "controller", sim_ctl_json(ctl, timing));
+	outs_tmp[0] = outs_tmp[1] = NULL; /* (committed or dropped below, not by a signal) */
 	if (ts && (fr = file_out_commit(&tso)) < 0) {
 		fprintf(stderr, "rocefab-sim: cannot write %s: %s\n", ts_out, strerror(-fr));
 		json_decref(doc);
@@ -565,6 +592,11 @@ static int run_main(int argc, char **argv)
 			json_decref(doc);
 			goto out;
 		}
+		if (f == stdout && (fflush(stdout) != 0 || ferror(stdout))) {
+			fprintf(stderr, "rocefab-sim: cannot write the JSON to standard output: %m\n");
+			json_decref(doc);
+			goto out;
+		}
 	}
 	if (!json_out || strcmp(json_out, "-")) {
 		print_human(doc);
@@ -575,6 +607,7 @@ static int run_main(int argc, char **argv)
 	status = 0;
 out:
 	/* (the run failed: the earlier results stay) */
+	outs_tmp[0] = outs_tmp[1] = NULL;
 	file_out_abort(&tso);
 	file_out_abort(&jo);
 	free(tsp);

@@ -52,7 +52,7 @@ int sim_build_opt_period_us(struct build *b, json_t *o, const char *key, double 
 {
 	int r = sim_build_opt_num(b, o, key, 0, max, true, v);
 
-	if (r > 0 && *v < 0.5 / (double)PS_PER_US)
+	if (r > 0 && *v < (1 - 1e-9) / (double)PS_PER_US) /* (the schema's minimum: 0.000001) */
 		return sim_build_bad(b, key, "%g us is below 1 ps (0.000001), the simulator's step", *v);
 	return r;
 }
@@ -196,11 +196,17 @@ struct node *sim_build_resolve_host(struct build *b, json_t *ref, const char *ke
 			      (long long)i, b->s->nhosts);
 		return NULL;
 	}
-	if (json_is_string(ref))
-		n = sim_build_find_node(b, json_string_value(ref));
+	if (!ref) {
+		sim_build_bad(b, key, "required field is missing (a host's name or index)");
+		return NULL;
+	}
+	if (!json_is_string(ref)) {
+		sim_build_bad(b, key, "a host is a name or an index");
+		return NULL;
+	}
+	n = sim_build_find_node(b, json_string_value(ref));
 	if (!n || n->kind != NODE_HOST) {
-		sim_build_bad(b, key, "no host named %s",
-			      json_is_string(ref) ? json_string_value(ref) : "(not a name)");
+		sim_build_bad(b, key, "no host named %s", json_string_value(ref));
 		return NULL;
 	}
 	return n;

@@ -324,7 +324,7 @@ def test_a_port_set_apart_inside_the_policy_is_listed(world):
     d, sim, c, ops = fabric(world, mode="off")  # (no step: none of its knobs is left out)
     st = wait_for(lambda: (lambda x: x if "tor_down" in x["settings"] else None)(c.json("/api/v1/cc")), 30,
                   what="the ToR ports in the tuner's status")
-    assert st["set_apart"] == {"members": 0, "first": []}, st["set_apart"]
+    assert st["set_apart"] == {"members": 0, "knobs": 0, "first": []}, st["set_apart"]
     kmin = st["settings"]["tor_down"]["kmin_bytes"]
     r = ops.put("/api/v1/switches/leaf0/ports/h1/queues/3/ecn", json={"kmin_bytes": kmin + 50000})
     assert r.status_code == 202, r.text
@@ -332,7 +332,7 @@ def test_a_port_set_apart_inside_the_policy_is_listed(world):
     wait_for(lambda: c.json(f"/api/v1/changes/{cid}")["state"] == "applied", 10, what="applied")
     sa = wait_for(lambda: (lambda o: o if o["members"] else None)(c.json("/api/v1/cc")["set_apart"]), 30,
                   what="leaf0 h1 listed set apart")
-    assert sa == {"members": 1, "first": [{"node": "leaf0", "port": "h1", "class": "tor_down", "knob": "kmin_bytes",
+    assert sa == {"members": 1, "knobs": 1, "first": [{"node": "leaf0", "port": "h1", "class": "tor_down", "knob": "kmin_bytes",
                                            "value": kmin + 50000, "class_value": kmin}]}, sa
     assert c.json("/api/v1/cc")["settings"]["tor_down"]["kmin_bytes"] == kmin
     out = ctl(d, "viewer", "cc")

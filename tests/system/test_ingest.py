@@ -223,15 +223,16 @@ def test_a_database_that_takes_no_writes_is_a_health_warning(world):
         h = wait_for(lambda: (lambda x: x if any(w["code"] == "STORE_WRITE_FAILING" for w in x.get("warnings", []))
                               else None)(c.json("/api/v1/health")), 20, what="the warning")
         w = [w for w in h["warnings"] if w["code"] == "STORE_WRITE_FAILING"][0]
-        assert h["status"] == "degraded" and "the database takes no writes" in w["detail"], h
+        assert h["status"] == "degraded" and "the database fails writes" in w["detail"], h
         assert "File too large" in w["detail"] or "disk" in w["detail"], w
         assert d.proc.alive()  # (SIGXFSZ would have killed it)
         wait_for(lambda: world.agents[0].spooled() >= 2, 20, what="reports spooled meanwhile")
     finally:
         subprocess.run(["prlimit", "--pid", pid, "--fsize=unlimited:unlimited"], check=True)
-    wait_for(lambda: not [w for w in c.json("/api/v1/health").get("warnings", []) if w["code"] == "STORE_WRITE_FAILING"],
-             20, what="the warning gone")
     wait_for(lambda: world.agents[0].spooled() == 0, 30, what="the spool drained")
+    # (a failure counts for 30 s: on a full disk some commits work between those that fail)
+    wait_for(lambda: not [w for w in c.json("/api/v1/health").get("warnings", []) if w["code"] == "STORE_WRITE_FAILING"],
+             45, what="the warning gone")
     world.agents[0].stop()
     a = list(agent_counts(c).values())[0]
     assert a["reports"] == a["seq"], a  # every report stored, once

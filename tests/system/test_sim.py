@@ -368,3 +368,51 @@ def test_outputs_whole_or_not_at_all_and_never_replacing_what_is_no_file(tmp_pat
     assert r.returncode == 1 and f"cannot write {ts}: File too large" in r.stderr, (r.returncode, r.stderr)
     assert ts.read_text() == "earlier\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "link.json", "real.json", "ts.csv"]
+    # standard output redirected to a file, appended to: written through it, the file kept (a
+    # review found it resolved to that file, and replaced it)
+    log = tmp_path / "run.log"
+    log.write_text("earlier\n")
+    with open(log, "a") as f:
+        r = subprocess.run([binary("rocefab-sim"), "run", scen, "--quiet", "--until", "1ms", "--json", "/dev/stdout"],
+                           stdout=f, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    text = log.read_text()
+    assert text.startswith("earlier\n{") and json.loads(text[len("earlier\n"):].split("\n}\n")[0] + "}")["schema"] == 1
+    # the mode of the file replaced is kept
+    os.chmod(real, 0o600)
+    run(scen, "--json", str(real), "--until", "1ms")
+    assert stat.S_IMODE(os.stat(real).st_mode) == 0o600
+    # one file for both: refused before the run (the JSON, renamed last, replaced the CSV)
+    r = run(scen, "--json", str(real), "--timeseries", str(link), check=False)
+    assert r.returncode == 2 and "--json and --timeseries name one file" in r.stderr, r.stderr
+    # standard output that cannot be written: an error (it was exit 0)
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([binary("rocefab-sim"), "run", scen, "--quiet", "--until", "1ms", "--json", "-"],
+                           stdout=full, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert r.returncode == 1 and "cannot write the JSON to standard output" in r.stderr, r.stderr
+
+
+def test_a_run_stopped_leaves_the_earlier_results_and_no_temporary(tmp_path):
+    """^C or SIGTERM in a long run: the earlier results as they were, no NAME.tmp-XXXXXX beside
+    them (a review found both temporaries left)."""
+    import signal
+    import time
+    out, ts = tmp_path / "x.json", tmp_path / "x.csv"
+    out.write_text('{"earlier": 1}')
+    ts.write_text("earlier\n")
+    p = subprocess.Popen([binary("rocefab-sim"), "run", os.path.join(ROOT, "sim/scenarios/ls64-websearch30.json"),
+                          "--quiet", "--until", "1s", "--json", str(out), "--timeseries", str(ts)],
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while len(list(tmp_path.iterdir())) < 4 and time.monotonic() < deadline:  # (the temporaries made)
+            time.sleep(0.05)
+        assert len(list(tmp_path.iterdir())) == 4, list(tmp_path.iterdir())
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(30) == -signal.SIGTERM
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert out.read_text() == '{"earlier": 1}' and ts.read_text() == "earlier\n"
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["x.csv", "x.json"]
