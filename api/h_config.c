@@ -9,6 +9,7 @@
 
 #include "api/internal.h"
 #include "daemon/changes.h"
+#include "daemon/detector.h"
 #include "daemon/topo.h"
 #include "daemon/views.h"
 #include "lib/jsonutil.h"
@@ -121,7 +122,35 @@ static int reply_rejected(struct api_req *req, const struct change_set *cs, cons
 							  "errors", cs->rejections));
 }
 
-/* Stores the set's changes and answers 202 with them. */
+/* A PFC change that puts a priority the PFC detector holds out of lossless mode back into it:
+ * the answer warns (the detector drops its hold, and in auto mode may act again). */
+static json_t *hold_warnings(struct api_req *req, json_t *changes)
+{
+	struct detector *det = api_deps(req)->detector;
+	json_t *out = json_array(), *c;
+	size_t i;
+
+	json_array_foreach(changes, i, c) {
+		json_t *t = json_object_get(c, "target"), *w, *en = json_object_get(json_object_get(c, "new"), "enable");
+
+		if (!det || strcmp(json_string_value(json_object_get(t, "kind")) ?: "", "pfc"))
+			continue;
+		if (!json_is_integer(en))
+			en = json_object_get(json_object_get(c, "params"), "enable");
+		if (!json_is_integer(en))
+			continue;
+		w = detector_hold_warnings(det, json_string_value(json_object_get(t, "agent")) ?: "",
+					   !strcmp(json_string_value(json_object_get(t, "role")) ?: "", "switch"),
+					   json_string_value(json_object_get(t, "device")),
+					   json_string_value(json_object_get(t, "port")), json_integer_value(en));
+		json_array_extend(out, w);
+		json_decref(w);
+	}
+	return out;
+}
+
+/* Stores the set's changes and answers 202 with them (and warnings, when a change undoes a
+ * hold of the detector). */
 static int commit_and_reply(struct api_req *req, struct change_set *cs, const char *reason)
 {
 	struct changes_filter f = { .queue = -2, .limit = CHANGES_MAX_TARGETS };
@@ -145,13 +174,17 @@ static int commit_and_reply(struct api_req *req, struct change_set *cs, const ch
 		json_t *items = json_object_get(doc, "items");
 
 		/* oldest first, as created */
-		json_t *rev = json_array();
+		json_t *rev = json_array(), *warn;
 
 		for (size_t i = json_array_size(items); i > 0; i--)
 			json_array_append(rev, json_array_get(items, i - 1));
+		warn = hold_warnings(req, rev);
 		json_decref(doc);
 		doc = json_pack("{s:I,s:I,s:o}", "batch", (json_int_t)batch, "count",
 				(json_int_t)json_array_size(rev), "changes", rev);
+		if (doc && json_array_size(warn))
+			json_object_set(doc, "warnings", warn);
+		json_decref(warn);
 	}
 	return api_finish(req, rd, r, doc, &e, 202);
 }

@@ -1042,6 +1042,9 @@ int cli_run(const struct cli_request *req, const struct cli_opts *o, const struc
 
 	if (t->json(t->ctx, req->method, req->path, req->body, &doc, &e) < 0)
 		return report(err, "", &e);
+	/* what the server says more of a change (a hold of the detector it undoes): before a
+	 * --wait replaces the answer with the batch's state (a server's text: made printable) */
+	print_warnings(err, doc);
 	if (follow && follow_batch(t, o->wait_s, &doc, &e) < 0) {
 		json_decref(doc);
 		return report(err, "", &e);

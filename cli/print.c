@@ -1009,6 +1009,18 @@ static void print_change(FILE *f, const json_t *c)
 	strs_fini(&s);
 }
 
+void print_warnings(FILE *f, const json_t *d)
+{
+	struct strs s = { 0 };
+	const json_t *w;
+	size_t i;
+
+	/* (a server's text, naming agents' nodes and ports: made printable) */
+	json_array_foreach(json_object_get(d, "warnings"), i, w)
+		fprintf(f, "rocefabctl: warning: %s [%s]\n", str(&s, w, "detail") ?: "?", str(&s, w, "code") ?: "?");
+	strs_fini(&s);
+}
+
 void print_changes(FILE *f, const json_t *d)
 {
 	/* the reason last: a controller's is long */

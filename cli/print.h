@@ -49,6 +49,8 @@ void print_probes(FILE *f, const json_t *doc);
 /* A list of changes ("items", or "changes" as a batch's answer has them) as a table; one change
  * (GET /api/v1/changes/ID) a field a line. */
 void print_changes(FILE *f, const json_t *doc);
+/* An answer's "warnings" ({code, detail} each), a line each: "rocefabctl: warning: ...". */
+void print_warnings(FILE *f, const json_t *doc);
 void print_settings_log(FILE *f, const json_t *doc);
 
 #endif

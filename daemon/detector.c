@@ -1771,6 +1771,41 @@ bool detector_explains(struct detector *d, const char *kind, const char *subject
 	return hit;
 }
 
+json_t *detector_hold_warnings(struct detector *d, const char *agent, bool is_switch, const char *device,
+				const char *port, int64_t enable)
+{
+	json_t *holds, *h, *out = NULL;
+	char label[2 * CC_DL_NAME];
+	size_t i;
+
+	port_label(is_switch, device ?: "", port ?: "", label, sizeof(label));
+	pthread_mutex_lock(&d->dl_lock);
+	holds = cc_dl_holds_json(d->dl);
+	pthread_mutex_unlock(&d->dl_lock);
+	json_array_foreach(holds, i, h) {
+		int prio = (int)json_integer_value(json_object_get(h, "priority"));
+		const char *cls = json_string_value(json_object_get(h, "class")) ?: "?";
+		char detail[600];
+
+		if (strcmp(json_string_value(json_object_get(h, "node")) ?: "", agent) ||
+		    strcmp(json_string_value(json_object_get(h, "port")) ?: "", label) || !(enable & (1 << prio)))
+			continue;
+		snprintf(detail, sizeof(detail),
+			 "%s %s priority %d is held out of lossless mode by the detector (%s #%lld); this change puts "
+			 "it back: the detector drops its hold, and %s",
+			 agent, label, prio, cls, (long long)json_integer_value(json_object_get(h, "finding")),
+			 !strcmp(cls, "pause_storm")
+				 ? "while the storm lasts, in auto mode, isolates the port again (storm_mode advise "
+				   "or off in PUT /api/v1/detector/config leaves it to you)"
+				 : "a cycle that forms again is a new deadlock, broken again in auto mode");
+		if (!out)
+			out = json_array();
+		json_array_append_new(out, json_pack("{s:s,s:s}", "code", "DETECTOR_HOLD", "detail", detail));
+	}
+	json_decref(holds);
+	return out;
+}
+
 void detector_render_metrics(struct detector *d, struct buf *out)
 {
 	pthread_mutex_lock(&d->lock);

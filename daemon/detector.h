@@ -105,6 +105,13 @@ json_t *detector_snapshot(struct detector *d);
 bool detector_explains(struct detector *d, const char *kind, const char *subject, int64_t window_ns, char *buf,
 		       size_t len, const char **ret_class);
 
+/* Warnings for a PFC change of a port (an agent's; a host port is DEVICE:PORT) that puts one
+ * of its priorities the detector holds out of lossless mode back into it (enable: the
+ * priorities the change makes lossless): [{"code": "DETECTOR_HOLD", "detail"}], or NULL when
+ * none.  A new reference. */
+json_t *detector_hold_warnings(struct detector *d, const char *agent, bool is_switch, const char *device,
+				const char *port, int64_t enable);
+
 void detector_render_metrics(struct detector *d, struct buf *out);
 
 #endif

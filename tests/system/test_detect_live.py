@@ -6,6 +6,7 @@ mode nothing changes until POST /api/v1/alerts/{id}/mitigate.
 
 Times in a paced simulation: the counters' clock is fabric time (pace 0.02: 20 ms of fabric time
 per second), so the detector's restore time runs in fabric time too (restore_ms 20 = 1 s here)."""
+import json
 import os
 import signal
 import subprocess
@@ -238,6 +239,18 @@ def test_live_advise_changes_nothing_until_mitigated(world):
     assert f"mitigated by ops at {m[0]['at']}: change {m[0]['change']} ({why})" in r.stdout, r.stdout
     r = ctl(d, "ops", "mitigate", str(a["id"]))
     assert r.returncode != 0 and "MITIGATED" in r.stderr, r.stdout + r.stderr
+    # an operator who puts the held priority back is told of the hold it undoes (a trial's
+    # operator fought the detector in auto mode without a word)
+    # (one change: once applied, the detector drops its hold)
+    r = ctl(d, "ops", "-j", "set", "pfc", "leaf1", "h5", "enable=8")
+    assert r.returncode == 0, r.stdout + r.stderr
+    w = json.loads(r.stdout)["warnings"]
+    assert [x["code"] for x in w] == ["DETECTOR_HOLD"] and w[0]["detail"].startswith(
+        "leaf1 h5 priority 3 is held out of lossless mode by the detector (pause_storm #"), w
+    assert f"rocefabctl: warning: {w[0]['detail']} [DETECTOR_HOLD]" in r.stderr, r.stderr
+    # a change of another port: no warning
+    r = ops.put("/api/v1/switches/leaf1/ports/h4/pfc", json={"enable": 8})
+    assert r.status_code == 202 and "warnings" not in r.json(), r.text
 
 
 @pytest.mark.parametrize("path,body,code,pointer", [
