@@ -1489,7 +1489,9 @@ int detector_mitigate(struct detector *d, int64_t alert, const char *actor, cons
 	subject = json_string_value(json_object_get(al, "subject"));
 	state = json_string_value(json_object_get(al, "state"));
 	if (strcmp(state, "active")) {
-		r = rf_err_set(e, -ENOENT, "NOT_ACTIVE", NULL, "alert %lld is over (%s)", (long long)alert, state);
+		/* (409: the alert is there, and cannot be acted on any more) */
+		r = rf_err_set(e, -EALREADY, "NOT_ACTIVE", NULL, "alert %lld is over (%s): nothing to mitigate",
+			       (long long)alert, state);
 		goto out;
 	}
 	pthread_mutex_lock(&d->dl_lock);
@@ -1516,7 +1518,7 @@ int detector_mitigate(struct detector *d, int64_t alert, const char *actor, cons
 	else if (r == -EINVAL)
 		r = rf_err_set(e, r, "NO_ACTION", NULL, "%s findings have no mitigation", kind);
 	else if (r == -ENOENT)
-		r = rf_err_set(e, r, "NOT_ACTIVE", NULL, "the finding of alert %lld is over", (long long)alert);
+		r = rf_err_set(e, -EALREADY, "NOT_ACTIVE", NULL, "the finding of alert %lld is over", (long long)alert);
 	if (r < 0)
 		goto out;
 	snprintf(who, sizeof(who), "detector (asked by %s)", actor);
