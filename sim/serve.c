@@ -108,6 +108,15 @@ static bool in_list(const char *list, const char *name)
 	return false;
 }
 
+/* The device named (len bytes of name): its index, or -1. */
+static int device_named(const struct sim *s, const char *name, size_t len)
+{
+	for (int d = 0; d < sim_device_count(s); d++)
+		if (strlen(sim_device_name(s, d)) == len && !strncmp(sim_device_name(s, d), name, len))
+			return d;
+	return -1;
+}
+
 struct serve_opts {
 	const char *control, *agents, *token_file, *spool_dir, *skip;
 	char *sonic[SONIC_PUB_MAX];
@@ -461,6 +470,29 @@ int sim_serve_main(int argc, char **argv)
 	}
 	free(text);
 	free(dir);
+	/* the devices named: each of the fabric (a name that is not was ignored, or tried only
+	 * after a connection to redis) */
+	for (const char *p = o.skip; p && *p;) {
+		size_t nl = strcspn(p, ",");
+
+		if (device_named(s, p, nl) < 0) {
+			fprintf(stderr, "rocefab-sim: --skip-agents: no device %.*s in %s\n", (int)nl, p, argv[optind]);
+			sim_free(s);
+			return 2;
+		}
+		p = p[nl] ? p + nl + 1 : NULL;
+	}
+	for (size_t k = 0; k < o.nsonic; k++) {
+		size_t nl = strcspn(o.sonic[k], "=");
+		int d = device_named(s, o.sonic[k], nl);
+
+		if (d < 0 || !sim_device_is_switch(s, d)) {
+			fprintf(stderr, "rocefab-sim: --sonic: no switch %.*s in %s\n", (int)nl, o.sonic[k],
+				argv[optind]);
+			sim_free(s);
+			return 2;
+		}
+	}
 	if (o.pace < 0)
 		o.pace = sim_serve_pace(s) > 0 ? sim_serve_pace(s) : DEFAULT_PACE;
 	if ((o.agents || o.nsonic) && o.pace > 1) {

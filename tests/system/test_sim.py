@@ -293,6 +293,13 @@ def test_bad_command_lines(tmp_path):
                       (["run", "sim/scenarios/one-flow.json", "--mitigate", "off"], "--mitigate need --controller")):
         r = subprocess.run([sim] + args, capture_output=True, text=True, cwd=ROOT)
         assert r.returncode == 2 and msg in r.stderr, (args, r.stderr)
+    # serve: names that are no device of the fabric, said before anything starts (--skip-agents
+    # ignored them; --sonic tried redis first)
+    for args, msg in ((["--skip-agents", "h1,hX"], "--skip-agents: no device hX in"),
+                      (["--sonic", "h1=127.0.0.1:9"], "--sonic: no switch h1 in")):
+        r = subprocess.run([sim, "serve", "sim/scenarios/demo.json"] + args, capture_output=True, text=True, cwd=ROOT,
+                           timeout=30)
+        assert r.returncode == 2 and msg in r.stderr, (args, r.stderr)
 
 
 def test_weighted_scheduling(tmp_path):
