@@ -24,7 +24,8 @@ static void usage(FILE *f)
 		"       rocefab-sim serve SCENARIO [OPTIONS]   (see rocefab-sim serve --help)\n"
 		"\n"
 		"Simulates a RoCEv2 fabric packet by packet (PFC, ECN, DCQCN, go-back-N) and prints\n"
-		"flow completion times, slowdowns, pauses, marks, drops and queue depths.\n"
+		"flow completion times, slowdowns, pauses, marks, drops and queue depths.  run -\n"
+		"reads the scenario from standard input.\n"
 		"\n"
 		"  --seed N             random seed (overrides the scenario's)\n"
 		"  --until DURATION     stop at this simulated time, e.g. 20ms (overrides until_us)\n"
@@ -262,6 +263,41 @@ int main(int argc, char **argv)
 	return run_main(argc - 1, argv + 1);
 }
 
+/* A scenario from standard input (run -): read whole, 64 MiB at most; its relative paths (a
+ * workload's CDF file) are the working directory's.  NULL with errno. */
+static char *read_stdin(size_t *ret_len)
+{
+	size_t cap = 1 << 16, n = 0, got;
+	char *buf = malloc(cap), *nb;
+
+	while (buf && (got = fread(buf + n, 1, cap - n - 1, stdin)) > 0) {
+		n += got;
+		if (n + 1 < cap)
+			continue;
+		if (cap >= (64u << 20)) {
+			free(buf);
+			errno = EFBIG;
+			return NULL;
+		}
+		if (!(nb = realloc(buf, cap * 2))) {
+			free(buf);
+			return NULL;
+		}
+		buf = nb;
+		cap *= 2;
+	}
+	if (buf && ferror(stdin)) {
+		free(buf);
+		errno = EIO;
+		return NULL;
+	}
+	if (buf) {
+		buf[n] = '\0';
+		*ret_len = n;
+	}
+	return buf;
+}
+
 /* The temporaries of the outputs while the run goes: a run stopped by a signal (^C) leaves
  * the earlier results, and no temporary beside them. */
 static const char *volatile outs_tmp[2];
@@ -469,9 +505,10 @@ static int run_main(int argc, char **argv)
 		return 2;
 	}
 	optind--; /* argv[optind + 1] is the scenario below */
-	text = str_slurp(argv[optind + 1], &len);
+	text = strcmp(argv[optind + 1], "-") ? str_slurp(argv[optind + 1], &len) : read_stdin(&len);
 	if (!text) {
-		fprintf(stderr, "rocefab-sim: cannot read %s: %m\n", argv[optind + 1]);
+		fprintf(stderr, "rocefab-sim: cannot read %s: %m\n",
+			strcmp(argv[optind + 1], "-") ? argv[optind + 1] : "the scenario from standard input");
 		return 2;
 	}
 	dir = strdup(argv[optind + 1]);

@@ -293,6 +293,11 @@ def test_bad_command_lines(tmp_path):
                       (["run", "sim/scenarios/one-flow.json", "--mitigate", "off"], "--mitigate need --controller")):
         r = subprocess.run([sim] + args, capture_output=True, text=True, cwd=ROOT)
         assert r.returncode == 2 and msg in r.stderr, (args, r.stderr)
+    # a scenario from standard input
+    with open(os.path.join(ROOT, "tests/sim/pause-storm.json")) as f:
+        r = subprocess.run([sim, "run", "-", "--quiet", "--until", "1ms", "--json", "-"], stdin=f, capture_output=True,
+                           text=True, cwd=ROOT, timeout=60)
+    assert r.returncode == 0 and json.loads(r.stdout)["sim_time_us"] == 1000, r.stderr
     # serve: names that are no device of the fabric, said before anything starts (--skip-agents
     # ignored them; --sonic tried redis first)
     for args, msg in ((["--skip-agents", "h1,hX"], "--skip-agents: no device hX in"),
