@@ -101,6 +101,12 @@ static void test_implausible(void **state)
 				.max_rate = delta_max_rate("bytes", 1) };
 	assert_int_equal(delta_compute(&in, &d), DELTA_VALID);
 	assert_int_equal(d, 250000000000ULL);
+	/* but not beyond two seconds of it: another counter (two NICs' names swapped by a driver
+	 * reload: 993 GB in a second, 7.9 Tb/s), a baseline */
+	in.cur_raw = 993000000000ULL;
+	in.cur_t_ns = 11 * SEC;
+	assert_int_equal(delta_compute(&in, &d), DELTA_IMPLAUSIBLE);
+	assert_int_equal(d, 0);
 	/* pause duration cannot exceed wall time */
 	assert_true(delta_max_rate("microseconds", 1) < 1.1e6);
 	assert_true(delta_max_rate("bytes", 4) == 2e11 / 4);
