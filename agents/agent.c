@@ -137,6 +137,7 @@ struct agent {
 	size_t outbox_len[OUTBOX_MAX];
 	unsigned out_head, out_n;
 	bool queued, busy, was_down;
+	char down_code[sizeof(((struct rf_err *)0)->code)]; /* why, while was_down: its error's code */
 	int64_t retry_at, backoff; /* monotonic ns; 0: not waiting */
 	struct agent *next[NQUEUES]; /* in the fleet's queues */
 	int64_t base_tick, next_tick;
@@ -1355,7 +1356,17 @@ static void *worker_main(void *arg)
 			f->behind_logged = true;
 			a->was_down = true;
 			f->ndown++;
+		} else if (f->n == 1 && strcmp(a->down_code, e.code)) {
+			/* the cause changed while down (unreachable, then the token refused, then
+			 * bound to another agent): said once more, or the first cause stays the
+			 * only one in this host's log (a host's agent; a simulator's fleet says its
+			 * first) */
+			char buf[700];
+
+			log_msg(LOG_WARNING, "agent", e.code, "%s: still cannot deliver reports, now: %s", a->id,
+				rf_err_str(&e, buf, sizeof(buf)));
 		}
+		snprintf(a->down_code, sizeof(a->down_code), "%s", e.code);
 		a->backoff = a->backoff ? a->backoff * 2 : 250 * NSEC_PER_MSEC;
 		if (a->backoff > 5 * NSEC_PER_SEC)
 			a->backoff = 5 * NSEC_PER_SEC;

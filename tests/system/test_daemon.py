@@ -427,6 +427,12 @@ def test_an_agent_keeps_its_reports_while_its_token_is_refused(world):
     wait_for(lambda: "the token file is read again before each try" in ag.proc.output(), 10,
              what="the agent spooling")
     wait_for(lambda: ag.spooled() >= 3, 10, what="reports spooled while the token is refused")
+    # another cause while down (a token bound to another agent): said too (the host's log kept
+    # only the first, INVALID_TOKEN)
+    tok_other, _ = d.token("other", "agent", agent="other-x")
+    write_secret(path, tok_other + "\n")
+    wait_for(lambda: "still cannot deliver reports, now:" in ag.proc.output() and "AGENT_NOT_BOUND" in ag.proc.output(),
+             15, what="the new cause said")
     seq = v.json("/api/v1/agents/stor-b1")["seq"]
     # the token file opened to others meanwhile (a copy made with umask 022): refused as at
     # start, and said once
