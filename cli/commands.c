@@ -957,8 +957,8 @@ static int report(FILE *err, const char *what, const struct rf_err *e)
 		fprintf(err, "rocefabctl: give a token with --token-file FILE, $ROCEFAB_TOKEN_FILE or "
 			     "$ROCEFAB_TOKEN (rocefabd token add NAME --role viewer makes one)\n");
 	else if (!strcmp(e->code, "TLS_FAILED"))
-		fprintf(err, "rocefabctl: a private CA: --cacert FILE (or $ROCEFAB_CACERT, $CURL_CA_BUNDLE, "
-			     "$SSL_CERT_FILE)\n");
+		fprintf(err, "rocefabctl: if a private CA signed rocefabd's certificate: --cacert FILE (or "
+			     "$ROCEFAB_CACERT, $CURL_CA_BUNDLE, $SSL_CERT_FILE)\n");
 	return 1;
 }
 

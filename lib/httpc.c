@@ -16,6 +16,7 @@ struct httpc {
 	struct buf resp;
 	size_t max_response;
 	const char *unreachable_code;
+	char errbuf[CURL_ERROR_SIZE]; /* curl's own words of the last failure: the TLS library's reason */
 };
 
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg)
@@ -53,6 +54,7 @@ int httpc_new(const struct httpc_conf *c, struct httpc **ret, struct rf_err *e)
 		httpc_free(h);
 		return -ENOMEM;
 	}
+	curl_easy_setopt(h->curl, CURLOPT_ERRORBUFFER, h->errbuf);
 	h->headers = curl_slist_append(NULL, "Accept: application/json");
 	h->headers = curl_slist_append(h->headers, "Expect:"); /* no 100-continue round trip */
 	if (c->token && *c->token) {
@@ -127,6 +129,7 @@ int httpc_send(struct httpc *h, const char *method, const char *path, const char
 		curl_easy_setopt(h->curl, CURLOPT_HTTPGET, 1L);
 		curl_easy_setopt(h->curl, CURLOPT_CUSTOMREQUEST, strcmp(method, "GET") ? method : NULL);
 	}
+	h->errbuf[0] = '\0';
 	cc = curl_easy_perform(h->curl);
 	switch (cc) {
 	case CURLE_OK:
@@ -142,10 +145,13 @@ int httpc_send(struct httpc *h, const char *method, const char *path, const char
 	case CURLE_SSL_INVALIDCERTSTATUS:
 		/* the server answers, but not as one we trust: said as what it is (the errno
 		 * stays: an agent spools as for a server it cannot reach) */
-		return rf_err_set(e, -EHOSTUNREACH, "TLS_FAILED", h->url, "TLS: %s", curl_easy_strerror(cc));
+		/* (the detail is the TLS library's: "certificate has expired", "unable to get local
+		 * issuer certificate", a CA file's path; curl's summary names SSH keys) */
+		return rf_err_set(e, -EHOSTUNREACH, "TLS_FAILED", h->url, "TLS: %s",
+				  h->errbuf[0] ? h->errbuf : curl_easy_strerror(cc));
 	default:
 		return rf_err_set(e, -EHOSTUNREACH, h->unreachable_code, h->url, "%s",
-				  curl_easy_strerror(cc));
+				  h->errbuf[0] ? h->errbuf : curl_easy_strerror(cc));
 	}
 	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, ret_status);
 	if (ret_doc && h->resp.len)
