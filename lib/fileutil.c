@@ -1,4 +1,4 @@
-/* Reading small files whole: see fileutil.h. */
+/* Reading small files whole, and writing result files whole or not at all: see fileutil.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
