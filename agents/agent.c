@@ -1477,6 +1477,23 @@ int fleet_new(const struct fleet_conf *c, struct fleet **ret, struct rf_err *e)
 		return rf_err_set(e, -EINVAL, "BAD_SERVER_URL", "agent.server",
 				  "'%s' must start with http:// or https://", c->server);
 	}
+	/* the TLS files are read at the first send: one not there is said at the start (it was
+	 * "Problem with the SSL CA cert (path? access rights?)" at the first report, the path not
+	 * named) */
+	{
+		const char *const files[][2] = { { "agent.ca_file", c->ca_file },
+						 { "agent.tls_cert", c->client_cert },
+						 { "agent.tls_key", c->client_key } };
+
+		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+			if (files[i][1] && *files[i][1] && access(files[i][1], R_OK) < 0) {
+				int r = rf_err_set(e, -errno, "TLS_FILE_UNREADABLE", files[i][0], "%s: %s", files[i][1],
+						   strerror(errno));
+
+				free(f);
+				return r;
+			}
+	}
 	if (c->client_key && *c->client_key) {
 		struct rf_err w = { 0 };
 		bool warned;

@@ -308,6 +308,21 @@ def test_a_directory_is_no_configuration_or_token_file(tmp_path):
     assert r.returncode != 0 and "a directory, not a token file" in r.stderr, r.stderr
 
 
+def test_an_agent_tls_file_not_there_is_said_at_its_start(tmp_path):
+    """agent.ca_file (or its certificate or key) not there: said at the start, naming the key and
+    the path (it started, and its first report failed with "Problem with the SSL CA cert (path?
+    access rights?)")."""
+    tok = tmp_path / "t"
+    tok.write_text("x\n")
+    os.chmod(tok, 0o600)
+    for key in ("agent.ca_file", "agent.tls_cert"):
+        r = subprocess.run([binary("rocefab-agent"), "-s", "https://127.0.0.1:9", "-t", str(tok), "-o",
+                            f"{key}={tmp_path}/none.pem", "-o", f"agent.spool_dir={tmp_path}/spool"],
+                           capture_output=True, text=True, timeout=20)
+        assert r.returncode != 0 and f"{key}: {tmp_path}/none.pem: No such file or directory [TLS_FILE_UNREADABLE]" \
+            in r.stderr, (key, r.stderr)
+
+
 def test_one_rocefabd_per_database(world):
     """A second rocefabd on a database in use is refused, naming the first's pid (a trial ran
     two on one database: both ran their passes, the detector and the tuner over the same
