@@ -108,13 +108,16 @@ static bool in_list(const char *list, const char *name)
 	return false;
 }
 
-/* The device named (len bytes of name): its index, or -1. */
+/* The device named by the first len bytes of name (a member of a list): its index, or -1. */
 static int device_named(const struct sim *s, const char *name, size_t len)
 {
-	for (int d = 0; d < sim_device_count(s); d++)
-		if (strlen(sim_device_name(s, d)) == len && !strncmp(sim_device_name(s, d), name, len))
-			return d;
-	return -1;
+	char buf[128];
+
+	if (len >= sizeof(buf))
+		return -1;
+	memcpy(buf, name, len);
+	buf[len] = '\0';
+	return sim_device_find(s, buf);
 }
 
 struct serve_opts {
