@@ -135,6 +135,7 @@ struct inflight {
 
 struct subject {
 	char *key; /* finding id as text */
+	uint64_t finding;
 	char *subject;
 	bool seen;
 };
@@ -1025,14 +1026,19 @@ static void recover_holds(struct detector *d, struct store_reader *rd)
 
 /* The alert subject of a finding, kept by id so that it stays the same while it lasts (a
  * persistent deadlock held broken lists no ports any more).  Under the lock. */
+/* The subject kept for a finding (NULL: none); id gets its key.  Under the lock. */
+static struct subject *subject_get(struct detector *d, uint64_t finding, char id[24])
+{
+	snprintf(id, 24, "%llu", (unsigned long long)finding);
+	return hmap_get(&d->subjects, id);
+}
+
 static const char *subject_of(struct detector *d, const struct cc_dl_finding *f)
 {
 	char id[24], buf[1024];
-	struct subject *s;
+	struct subject *s = subject_get(d, f->id, id);
 	size_t o;
 
-	snprintf(id, sizeof(id), "%llu", (unsigned long long)f->id);
-	s = hmap_get(&d->subjects, id);
 	if (s) {
 		s->seen = true;
 		return s->subject;
@@ -1057,6 +1063,7 @@ static const char *subject_of(struct detector *d, const struct cc_dl_finding *f)
 		free(s);
 		return "?";
 	}
+	s->finding = f->id;
 	s->seen = true;
 	return s->subject;
 }
@@ -1065,10 +1072,8 @@ static const char *subject_of(struct detector *d, const struct cc_dl_finding *f)
 static char *subject_copy(struct detector *d, uint64_t finding)
 {
 	char id[24];
-	struct subject *s;
+	struct subject *s = subject_get(d, finding, id);
 
-	snprintf(id, sizeof(id), "%llu", (unsigned long long)finding);
-	s = hmap_get(&d->subjects, id);
 	return s ? strdup(s->subject) : NULL;
 }
 
@@ -1152,7 +1157,8 @@ static bool drop_subject(const char *key, void *val, void *ctx)
 {
 	struct subject *sj = val;
 
-	if (sj->seen || cc_dl_held(ctx, strtoull(key, NULL, 10)))
+	(void)key;
+	if (sj->seen || cc_dl_held(ctx, sj->finding))
 		return false;
 	free(sj->key);
 	free(sj->subject);
