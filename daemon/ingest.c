@@ -25,8 +25,17 @@ struct cstate {
 	uint8_t flags; /* of the newest row */
 	uint32_t scale; /* of the source; 0 when loaded from the database and not yet seen again */
 	uint64_t raw;
-	uint64_t total; /* cumulative, in the counter's unit: what /metrics exposes */
+	/* cumulative, in the counter's unit: what /metrics exposes; while scale is 0, what it is
+	 * above raw x scale (total_offsets): the source's scale is not stored */
+	uint64_t total;
 };
+
+/* What c's total is above raw x scale: grows at a wrap or a reset (modulo 2^64: a baseline on
+ * an implausible jump keeps the total while raw goes up). */
+static uint64_t cstate_offset(const struct cstate *c)
+{
+	return c->scale ? c->total - c->raw * c->scale : c->total;
+}
 
 struct port_state {
 	char *key; /* "agent:device:port", the hmap key */
@@ -219,7 +228,7 @@ static int load_entry(const struct sample_entry *e, void *arg)
 		l->c = c;
 		l->cap = nc;
 	}
-	/* The source's scale is not stored: total is re-based on raw x scale at the next report. */
+	/* total: its offset, from total_offsets (port_load_offsets) */
 	l->c[l->n++] = (struct cstate){ .counter = rc->id, .prio = e->prio, .flags = e->flags,
 					.scale = 0, .raw = e->raw, .total = 0 };
 	return 0;
@@ -230,6 +239,78 @@ static int cstate_sort_cmp(const void *a, const void *b)
 	const struct cstate *x = a, *y = b;
 
 	return cstate_cmp(x->counter, x->prio, y->counter, y->prio);
+}
+
+/* The offsets of ps's totals (its cache sorted); a row for a counter its newest sample row does
+ * not have goes (that counter starts from a new baseline, its total from raw x scale). */
+static int port_load_offsets(struct ingest *ing, struct port_state *ps)
+{
+	static const char sql[] = "SELECT counter, prio, value FROM total_offsets WHERE port_id = ?";
+	static const char del_sql[] = "DELETE FROM total_offsets WHERE port_id = ? AND counter = ? AND prio = ?";
+	sqlite3_stmt *st = store_stmt(ing->store, sql);
+	int64_t *stale = NULL;
+	size_t nstale = 0;
+	int rc, r = 0;
+
+	if (!st)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, ps->id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t dbid = sqlite3_column_int64(st, 0), prio = sqlite3_column_int64(st, 1);
+		const struct reg_counter *kc = dbid > 0 && dbid <= UINT32_MAX
+							? ingest_counter_by_dbid(ing, (uint32_t)dbid) : NULL;
+		struct cstate key = { .counter = kc ? kc->id : 0, .prio = (uint8_t)prio };
+		struct cstate *c = kc && prio >= 0 && prio <= UINT8_MAX && ps->n
+					   ? bsearch(&key, ps->c, ps->n, sizeof(*ps->c), cstate_sort_cmp) : NULL;
+		int64_t *ns;
+
+		if (c) {
+			c->total = (uint64_t)sqlite3_column_int64(st, 2);
+			continue;
+		}
+		if (!(ns = realloc(stale, (nstale + 2) * sizeof(*ns)))) {
+			r = -ENOMEM;
+			break;
+		}
+		stale = ns;
+		stale[nstale++] = dbid;
+		stale[nstale++] = prio;
+	}
+	if (r == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)
+		r = store_errno(rc);
+	sqlite3_reset(st);
+	for (size_t i = 0; r == 0 && i < nstale; i += 2) {
+		if (!(st = store_stmt(ing->store, del_sql))) {
+			r = -EIO;
+			break;
+		}
+		sqlite3_bind_int64(st, 1, ps->id);
+		sqlite3_bind_int64(st, 2, stale[i]);
+		sqlite3_bind_int64(st, 3, stale[i + 1]);
+		r = store_step(st);
+	}
+	free(stale);
+	return r;
+}
+
+/* c's offset when it changed from old's (none: 0), written with the sample row. */
+static int offset_put(struct ingest *ing, const struct port_state *ps, const struct cstate *c,
+		      const struct cstate *old)
+{
+	static const char sql[] = "INSERT INTO total_offsets(port_id, counter, prio, value) VALUES(?,?,?,?) "
+				  "ON CONFLICT(port_id, counter, prio) DO UPDATE SET value = excluded.value";
+	uint64_t off = cstate_offset(c);
+	sqlite3_stmt *st;
+
+	if (off == (old ? cstate_offset(old) : 0))
+		return 0;
+	if (!(st = store_stmt(ing->store, sql)))
+		return -EIO;
+	sqlite3_bind_int64(st, 1, ps->id);
+	sqlite3_bind_int64(st, 2, ing->dbid[c->counter]);
+	sqlite3_bind_int(st, 3, c->prio);
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)off);
+	return store_step(st);
 }
 
 /* Fills ps from its newest stored row (writer thread). */
@@ -785,6 +866,8 @@ static int port_load(struct ingest *ing, struct port_state *ps)
 	ps->c = l.c;
 	ps->n = l.n;
 	ps->loaded = true;
+	if ((r = port_load_offsets(ing, ps)) < 0)
+		return r;
 	return rollup_rebuild(ing, ps);
 }
 
@@ -1164,8 +1247,10 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 			if (!old)
 				nc[nn].total = v->raw * v->scale;
 			else
-				nc[nn].total = (old->scale ? old->total : old->raw * v->scale) +
+				nc[nn].total = (old->scale ? old->total : old->raw * v->scale + old->total) +
 					       ((flags & DELTA_VALID) ? d * v->scale : 0);
+			if ((r = offset_put(ing, ps, &nc[nn], old)) < 0)
+				goto out;
 		}
 		if (!(flags & DELTA_VALID))
 			j->res.baseline++;
@@ -1729,6 +1814,7 @@ static int forget_apply(struct store_job *sj, struct store *s)
 	/* its data gone, what names it; the audit log (changes, alerts, the settings log) keeps
 	 * what happened to it */
 	static const char *const del[] = {
+		"DELETE FROM total_offsets WHERE port_id IN (SELECT id FROM ports WHERE agent_id = ?1)",
 		"DELETE FROM ports WHERE agent_id = ?1",
 		"DELETE FROM devices WHERE agent_id = ?1",
 		"DELETE FROM configs WHERE agent_id = ?1",

@@ -211,6 +211,11 @@ static const char *const migrations[] = {
 	"ALTER TABLE ports ADD COLUMN state_ns INTEGER;"
 	"ALTER TABLE ports ADD COLUMN was_up INTEGER NOT NULL DEFAULT 0;"
 	"UPDATE ports SET was_up = 1 WHERE state = 'up';",
+	/* 14 -> 15: what a counter's /metrics _total is above raw x scale (the wraps and resets
+	 * it has counted across), written with the sample row that changed it, so that the total
+	 * goes on from where it was when rocefabd starts again (daemon/ingest.c); no row: 0 */
+	"CREATE TABLE total_offsets(port_id INTEGER NOT NULL, counter INTEGER NOT NULL,"
+	"  prio INTEGER NOT NULL, value INTEGER NOT NULL, PRIMARY KEY(port_id, counter, prio)) WITHOUT ROWID;",
 };
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,
 	       "STORE_SCHEMA_VERSION is the number of migrations");

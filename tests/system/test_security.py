@@ -261,7 +261,7 @@ def test_a_database_from_before_bindings(world):
     w = d.client("ops").json("/api/v1/health")["warnings"]
     assert w[0]["tokens"] == ["fleet"]  # not the revoked one
     assert "from version 10 to 11" in log  # and on to the newest
-    assert d.client().json("/api/v1/version")["store_schema"] == 14
+    assert d.client().json("/api/v1/version")["store_schema"] == 15
 
 
 def test_token_commands_bind_and_list(tmp_path):
