@@ -23,6 +23,7 @@
 #include "lib/registry.h"
 #include "lib/strutil.h"
 #include "lib/timeutil.h"
+#include "lib/tlscheck.h"
 
 static const char *const roles[] = { "host", "switch", NULL };
 
@@ -1505,6 +1506,33 @@ int fleet_new(const struct fleet_conf *c, struct fleet **ret, struct rf_err *e)
 		}
 		if (warned)
 			log_msg(LOG_WARNING, "agent", w.code, "agent.tls_key %s: %s", w.where, w.msg);
+	}
+	/* and what they hold: a key of another pair failed every send ("unable to set private key
+	 * file"); without agent.tls_key the key is read from the certificate's file */
+	if (c->client_cert && *c->client_cert) {
+		const char *key = c->client_key && *c->client_key ? c->client_key : c->client_cert;
+		int64_t not_after = 0;
+		char when[40];
+		int r = tls_check_pair("agent.tls_cert", c->client_cert, key == c->client_key ? "agent.tls_key"
+											    : "agent.tls_cert",
+				       key, &not_after, e);
+
+		if (r < 0) {
+			free(f);
+			return r;
+		}
+		if (not_after > 0 && not_after < tu_now_ns() / NSEC_PER_SEC)
+			log_msg(LOG_WARNING, "agent", "TLS_CERT_EXPIRED",
+				"agent.tls_cert %s expired on %s: rocefabd will refuse it", c->client_cert,
+				tu_format_rfc3339(not_after * NSEC_PER_SEC, when, sizeof(when)));
+	}
+	if (c->ca_file && *c->ca_file) {
+		int r = tls_check_ca("agent.ca_file", c->ca_file, e);
+
+		if (r < 0) {
+			free(f);
+			return r;
+		}
 	}
 	f->server = strdup(c->server);
 	f->token = c->token ? strdup(c->token) : NULL;

@@ -33,6 +33,7 @@
 #include "lib/sha256.h"
 #include "lib/strutil.h"
 #include "lib/timeutil.h"
+#include "lib/tlscheck.h"
 #include "lib/tokenfile.h"
 
 static const struct api_route routes[] = {
@@ -1198,6 +1199,8 @@ int api_check_conf(const struct api_conf *c, struct rf_err *e)
 {
 	struct sockaddr_storage ss;
 	struct rf_err w = { 0 };
+	int64_t not_after = 0;
+	char when[40];
 	uint8_t mask;
 	bool v6, warned;
 	int r;
@@ -1223,6 +1226,12 @@ int api_check_conf(const struct api_conf *c, struct rf_err *e)
 	if (set(c->client_ca) && access(c->client_ca, R_OK) < 0)
 		return rf_err_set(e, -errno, "TLS_UNREADABLE", c->client_ca, "cannot open: %s",
 				  strerror(errno));
+	if ((r = tls_check_pair("api.tls_cert", c->tls_cert, "api.tls_key", c->tls_key, &not_after, e)) < 0 ||
+	    (set(c->client_ca) && (r = tls_check_ca("api.client_ca", c->client_ca, e)) < 0))
+		return r;
+	if (not_after > 0 && not_after < tu_now_ns() / NSEC_PER_SEC)
+		log_msg(LOG_WARNING, "api", "TLS_CERT_EXPIRED", "api.tls_cert %s expired on %s: clients will refuse it",
+			c->tls_cert, tu_format_rfc3339(not_after * NSEC_PER_SEC, when, sizeof(when)));
 	return 0;
 }
 

@@ -408,6 +408,80 @@ def test_client_ca_needs_https(tmp_path):
     assert r.returncode == 1 and "TLS_INCOMPLETE" in r.stderr and "api.client_ca" in r.stderr
 
 
+def test_tls_files_that_do_not_fit_are_refused_at_start(tmp_path):
+    """A certificate with the key of another pair, a file with no certificate in it, a CA file
+    of garbage: rocefabd (--check-config too) and the agent refuse to start, naming the
+    configuration key and the file (rocefabd said "cannot listen ... or bad TLS files", its
+    reason logged at info; the agent failed every send).  An expired certificate is a warning."""
+    t = str(tmp_path)
+    a, b = make_ca(t, "a"), make_ca(t, "b")
+    junk = os.path.join(t, "junk.pem")
+    with open(junk, "w") as f:
+        f.write("-----BEGIN CERTIFICATE-----\nnot base64 at all\n-----END CERTIFICATE-----\n")
+    for k in (a[1], b[1]):
+        os.chmod(k, 0o600)
+
+    def daemon(cert, key, *extra, check=False):
+        return subprocess.run([binary("rocefabd"), "--db", f"{t}/x.db", "--listen", "127.0.0.1:0",
+                               "-o", f"api.tls_cert={cert}", "-o", f"api.tls_key={key}", *extra]
+                              + (["--check-config"] if check else []),
+                              capture_output=True, text=True, timeout=20)
+    for check in (False, True):
+        r = daemon(a[0], b[1], check=check)
+        assert r.returncode == (2 if check else 1) and "TLS_KEY_MISMATCH" in r.stderr, r.stderr
+        assert "api.tls_key" in r.stderr and b[1] in r.stderr and a[0] in r.stderr, r.stderr
+        assert "LISTEN_FAILED" not in r.stderr
+    r = daemon(a[1], a[1])  # the key's file as the certificate
+    assert r.returncode == 1 and "TLS_BAD_CERT" in r.stderr and "api.tls_cert" in r.stderr, r.stderr
+    cert_as_key = os.path.join(t, "cert-as-key.pem")
+    with open(a[0]) as src, open(cert_as_key, "w") as dst:
+        dst.write(src.read())
+    os.chmod(cert_as_key, 0o600)
+    r = daemon(a[0], cert_as_key)  # the certificate's file as the key
+    assert r.returncode == 1 and "TLS_BAD_KEY" in r.stderr and "api.tls_key" in r.stderr, r.stderr
+    r = daemon(a[0], a[1], "-o", f"api.client_ca={junk}")
+    assert r.returncode == 1 and "TLS_BAD_CERT" in r.stderr and "api.client_ca" in r.stderr, r.stderr
+    assert junk in r.stderr
+    # the pair that fits passes
+    assert daemon(a[0], a[1], check=True).returncode == 0
+    # an expired certificate (openssl ca: req and x509 take no date in the past)
+    key, csr, crt = (os.path.join(t, f"old.{x}") for x in ("key", "csr", "pem"))
+    openssl("req", "-new", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=old", "-keyout", key,
+            "-out", csr)
+    os.chmod(key, 0o600)
+    with open(os.path.join(t, "index.txt"), "w"):
+        pass
+    with open(os.path.join(t, "serial"), "w") as f:
+        f.write("01\n")
+    with open(os.path.join(t, "ca.cnf"), "w") as f:
+        f.write(f"[ca]\ndefault_ca=d\n[d]\ndatabase={t}/index.txt\nnew_certs_dir={t}\n"
+                f"serial={t}/serial\npolicy=p\ndefault_md=sha256\n[p]\ncommonName=supplied\n")
+    openssl("ca", "-batch", "-config", os.path.join(t, "ca.cnf"), "-selfsign", "-keyfile", key,
+            "-in", csr, "-out", crt, "-startdate", "20200101000000Z", "-enddate", "20200102000000Z")
+    r = daemon(crt, key, check=True)
+    assert r.returncode == 0 and "TLS_CERT_EXPIRED" in r.stderr and "2020-01-02" in r.stderr, r.stderr
+
+    # the agent
+    tok = os.path.join(t, "agent.token")
+    with open(tok, "w") as f:
+        f.write("rfb_" + "A" * 43)
+    os.chmod(tok, 0o600)
+    tree = copy_tree("stor-b1", os.path.join(t, "tree"))
+
+    def agent(*opts):
+        args = [binary("rocefab-agent"), "--server", "https://127.0.0.1:9", "-o",
+                f"agent.token_file={tok}", "--spool-dir", f"{t}/spool", "--sysfs-root", tree]
+        for o in opts:
+            args += ["-o", o]
+        return subprocess.run(args, capture_output=True, text=True, timeout=20)
+    r = agent(f"agent.tls_cert={a[0]}", f"agent.tls_key={b[1]}")
+    assert r.returncode != 0 and "TLS_KEY_MISMATCH" in r.stderr and "agent.tls_key" in r.stderr, r.stderr
+    r = agent(f"agent.tls_cert={a[0]}")  # the key looked for in the certificate's file
+    assert r.returncode != 0 and "TLS_BAD_KEY" in r.stderr and "agent.tls_cert" in r.stderr, r.stderr
+    r = agent(f"agent.ca_file={junk}")
+    assert r.returncode != 0 and "TLS_BAD_CERT" in r.stderr and "agent.ca_file" in r.stderr, r.stderr
+
+
 def test_private_keys_others_may_read_are_refused(tmp_path):
     """A TLS private key (api.tls_key, agent.tls_key) follows the token files' rule: one that
     other users may read or write is refused (KEY_FILE_MODE, naming the file and the chmod),
