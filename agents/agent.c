@@ -130,6 +130,9 @@ struct agent {
 	char plan_id[65];
 	json_t *probe_backlog; /* results of finished rounds not reported yet */
 	uint64_t probe_results_dropped;
+	/* the errors of the last report ("CODE where"), to log those that come and go */
+	char **errs;
+	unsigned nerrs;
 
 	/* delivery, under the fleet's lock */
 	struct fleet *fleet;
@@ -483,6 +486,67 @@ static void samples_sanitize(const struct agent *a, json_t *samples, json_t *err
 	}
 }
 
+/* "CODE where" of an error of a report. */
+static char *error_key(json_t *x)
+{
+	const char *where = json_string_value(json_object_get(x, "where"));
+	char *k;
+
+	if (asprintf(&k, "%s%s%s", json_string_value(json_object_get(x, "code")), where ? " " : "",
+		     where ? where : "") < 0)
+		return NULL;
+	return k;
+}
+
+#define ERRORS_LOGGED 5 /* new (gone) errors logged a report; the rest counted */
+
+/* The agent's own log says what went wrong in its collection (rocefabd has it in the report's
+ * errors; on the host nothing did): an error when it first comes, a notice when it goes, not
+ * each report. */
+static void errors_log(struct agent *a, json_t *errors)
+{
+	size_t n = json_array_size(errors), i;
+	char **now = n ? calloc(n, sizeof(*now)) : NULL;
+	unsigned fresh = 0, gone = 0;
+	json_t *x;
+
+	if (n && !now)
+		return; /* (the old set is kept: said again at the next report) */
+	json_array_foreach(errors, i, x) {
+		bool known = false;
+
+		if (!(now[i] = error_key(x))) {
+			while (i)
+				free(now[--i]);
+			free(now);
+			return;
+		}
+		for (unsigned j = 0; j < a->nerrs && !known; j++)
+			known = strcmp(a->errs[j], now[i]) == 0;
+		if (!known && fresh++ < ERRORS_LOGGED)
+			log_msg(LOG_WARNING, "agent", json_string_value(json_object_get(x, "code")), "%s: %s%s%s",
+				a->id, json_string_value(json_object_get(x, "where")) ?: "",
+				json_object_get(x, "where") ? ": " : "",
+				json_string_value(json_object_get(x, "message")));
+	}
+	for (unsigned j = 0; j < a->nerrs; j++) {
+		bool still = false;
+
+		for (i = 0; i < n && !still; i++)
+			still = strcmp(a->errs[j], now[i]) == 0;
+		if (!still && gone++ < ERRORS_LOGGED)
+			log_notice("agent", "%s: no longer: %s", a->id, a->errs[j]);
+		free(a->errs[j]);
+	}
+	if (fresh > ERRORS_LOGGED || gone > ERRORS_LOGGED)
+		log_notice("agent", "%s: and %u more new, %u more gone (the report's errors have them all: "
+				    "rocefabctl hosts %s)", a->id, fresh > ERRORS_LOGGED ? fresh - ERRORS_LOGGED : 0,
+			   gone > ERRORS_LOGGED ? gone - ERRORS_LOGGED : 0, a->id);
+	free(a->errs);
+	a->errs = now;
+	a->nerrs = (unsigned)n;
+}
+
 int agent_build_report(struct agent *a, json_t **ret)
 {
 	json_t *samples = json_array(), *errors = json_array(), *agent, *doc, *cfg;
@@ -551,6 +615,7 @@ int agent_build_report(struct agent *a, json_t **ret)
 				a->results[i].first_seq = a->seq;
 		json_object_set_new(doc, "command_results", results_list(a));
 	}
+	errors_log(a, errors);
 	pthread_mutex_unlock(&a->blk);
 	if (a->fleet && a->spool) {
 		/* a snapshot, without the fleet's lock: a report or two off is fine */
@@ -877,6 +942,9 @@ void agent_destroy(struct agent *a)
 		json_decref(a->results[i].doc);
 	json_decref(a->plan);
 	json_decref(a->probe_backlog);
+	for (unsigned i = 0; i < a->nerrs; i++)
+		free(a->errs[i]);
+	free(a->errs);
 	spool_close(a->spool);
 	backend_free(a->backend);
 	inventory_clear(&a->inv);

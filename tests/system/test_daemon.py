@@ -13,7 +13,7 @@ import time
 import pytest
 import requests
 
-from conftest import HOSTS, ROOT, Agent, Daemon, binary, copy_tree, switch_report, wait_for, write_secret
+from conftest import HOSTS, ROOT, Agent, Daemon, binary, copy_tree, switch_report, wait_for, write_counter, write_secret
 
 REPORT = os.path.join(ROOT, "tests", "data", "reports", "good", "stor-b1.json")
 
@@ -321,6 +321,34 @@ def test_an_agent_tls_file_not_there_is_said_at_its_start(tmp_path):
                            capture_output=True, text=True, timeout=20)
         assert r.returncode != 0 and f"{key}: {tmp_path}/none.pem: No such file or directory [TLS_FILE_UNREADABLE]" \
             in r.stderr, (key, r.stderr)
+
+
+def test_the_agent_logs_collection_errors_as_they_come_and_go(world):
+    """A counter file of garbage: the agent's own log says so once (rocefabd had it in the
+    report's errors; the host's log had nothing), not at every report, and says when it is
+    gone."""
+    d = world.daemon()
+    _, tok = d.token("agent", "agent", agent="stor-b1")
+    d.token("viewer", "viewer")
+    d.start()
+    tree = copy_tree("stor-b1", os.path.join(world.tmp, "tree"))
+    bad = os.path.join(tree, "sys/class/infiniband/rxe0/ports/1/hw_counters/send_err")
+    write_counter(bad, "garbage")
+    ag = world.agent("stor-b1", tree, d.url, tok, interval="0.2s").start()
+    viewer = d.client("viewer")
+
+    def reports():
+        r = viewer.get("/api/v1/agents/stor-b1")
+        return r.json()["reports"] if r.status_code == 200 else 0
+    wait_for(lambda: reports() >= 5, 15, what="five reports")
+    log = ag.proc.output()
+    said = [ln for ln in log.splitlines() if "SYSFS_GARBAGE" in ln]
+    assert len(said) == 1, log[-3000:]
+    assert "warning" in said[0] and "stor-b1" in said[0] and bad in said[0] and "garbage" in said[0]
+    assert "no longer" not in log
+    write_counter(bad, "7")
+    wait_for(lambda: "no longer: SYSFS_GARBAGE" in ag.proc.output(), 15, what="the error gone")
+    assert bad in [ln for ln in ag.proc.output().splitlines() if "no longer" in ln][0]
 
 
 def test_one_rocefabd_per_database(world):
