@@ -160,6 +160,43 @@ static bool put_value(json_t *values, const char *name, unsigned long long v)
 	return json_object_set_new(values, name, json_integer((json_int_t)v)) == 0;
 }
 
+/* An ethtool statistic into values (fresh for the device): 1; a name given again (a driver's
+ * bug: two queues' counters under one name) into *dups instead, that dups_drop leaves it out:
+ * 0; -1 when it cannot be put. */
+static int stat_put(json_t *values, json_t **dups, const char *name, unsigned long long v)
+{
+	if (json_object_get(values, name)) {
+		if (!*dups)
+			*dups = json_object();
+		return *dups && json_object_set_new(*dups, name, json_true()) == 0 ? 0 : -1;
+	}
+	return put_value(values, name, v) ? 1 : -1;
+}
+
+/* The names given twice left out, and said (the last value won, which of the two it was
+ * cannot be told); how many went. */
+static int dups_drop(json_t *values, json_t *dups, json_t *errors, const char *where)
+{
+	const char *name, *first = NULL;
+	size_t n = json_object_size(dups);
+	json_t *x;
+
+	if (!n) {
+		json_decref(dups);
+		return 0;
+	}
+	json_object_foreach(dups, name, x) {
+		json_object_del(values, name);
+		if (!first)
+			first = name;
+	}
+	collect_error(errors, "ETHTOOL_DUPLICATE", where,
+		      "%zu name%s given more than once in the statistics, left out (which value is which "
+		      "counter cannot be told); the first: '%s'", n, n == 1 ? " is" : "s are", first);
+	json_decref(dups);
+	return (int)n;
+}
+
 static int files_stats(struct netinfo *n, const char *ifname, json_t *values, net_want_fn want,
 		       void *ctx, json_t *errors)
 {
@@ -202,6 +239,7 @@ int ethtool_parse_text(const char *text, json_t *values, net_want_fn want, void 
 		       const char *where)
 {
 	const char *line = text, *first_bad = NULL;
+	json_t *dups = NULL;
 	size_t first_len = 0;
 	unsigned bad = 0;
 	int n = 0;
@@ -232,12 +270,15 @@ int ethtool_parse_text(const char *text, json_t *values, net_want_fn want, void 
 				val = colon + 1 + strspn(colon + 1, " \t");
 				/* a header ("NIC statistics:") has no value; a name not wanted is not read */
 				if (*name && *val && want(ctx, "ethtool", name)) {
+					int put;
+
 					errno = 0;
 					v = strtoull(val, &end, 10);
-					if (errno || end == val || *end || *val == '-' || !put_value(values, name, v))
+					if (errno || end == val || *end || *val == '-' ||
+					    (put = stat_put(values, &dups, name, v)) < 0)
 						ok = false;
 					else
-						n++;
+						n += put;
 				}
 			}
 		}
@@ -252,7 +293,7 @@ int ethtool_parse_text(const char *text, json_t *values, net_want_fn want, void 
 			      "%u line%s not \"name: counter\" (a decimal number up to 2^63-1), left out; the first: "
 			      "'%.*s'", bad, bad == 1 ? " is" : "s are", (int)(first_len > 60 ? 60 : first_len),
 			      first_bad);
-	return n;
+	return n - dups_drop(values, dups, errors, where ?: "ethtool");
 }
 
 static int files_ethtool(struct netinfo *n, const char *ifname, json_t *values, net_want_fn want,
@@ -410,6 +451,7 @@ static int live_ethtool(struct netinfo *n, const char *ifname, json_t *values, n
 	struct ifreq ifr = { 0 };
 	struct gstrings_cache *g;
 	struct ethtool_stats *st;
+	json_t *dups = NULL;
 	uint32_t count;
 
 	if (n->ioctl_fd < 0)
@@ -435,7 +477,8 @@ static int live_ethtool(struct netinfo *n, const char *ifname, json_t *values, n
 	if (ioctl(n->ioctl_fd, SIOCETHTOOL, &ifr) == 0) {
 		for (uint32_t i = 0; i < count && i < st->n_stats; i++)
 			if (g->names[i][0] && want(ctx, "ethtool", g->names[i]))
-				put_value(values, g->names[i], st->data[i]);
+				stat_put(values, &dups, g->names[i], st->data[i]);
+		dups_drop(values, dups, errors, ifname);
 	} else {
 		collect_error(errors, "ETHTOOL_FAILED", ifname, "ETHTOOL_GSTATS: %s", strerror(errno));
 	}

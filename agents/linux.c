@@ -150,6 +150,16 @@ static void free_list(char **v, size_t n)
 	free(v);
 }
 
+/* Whether root/rel is a directory. */
+static bool root_has(const char *root, const char *rel)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	return snprintf(path, sizeof(path), "%s/%s", root, rel) < (int)sizeof(path) && stat(path, &st) == 0 &&
+	       S_ISDIR(st.st_mode);
+}
+
 static int linux_open(struct backend *b, struct rf_err *e)
 {
 	static const struct linux_settings defaults = { .net_source = LINUX_NET_AUTO, .qp_items = 64,
@@ -187,6 +197,17 @@ static int linux_open(struct backend *b, struct rf_err *e)
 			free(p);
 			return r;
 		}
+		/* a tree holds sys/class/...: its sys directory given instead reported nothing */
+		if (root_has(p->root, "class/net") || root_has(p->root, "class/infiniband")) {
+			r = rf_err_set(e, -EINVAL, "BAD_SYSFS_ROOT", "linux.sysfs_root",
+				       "%s is a sys directory: give the directory that holds it (the tree's root, "
+				       "as /)", p->root);
+			free(p);
+			return r;
+		}
+		if (!root_has(p->root, "sys/class/net") && !root_has(p->root, "sys/class/infiniband"))
+			log_warning("linux", "linux.sysfs_root %s holds neither sys/class/net nor "
+					     "sys/class/infiniband: the reports will name no device", p->root);
 	}
 	/* auto: a recorded tree brings its own network files; the real root uses the kernel */
 	files = set->net_source == LINUX_NET_FILES || (set->net_source == LINUX_NET_AUTO && p->root[0]);

@@ -222,6 +222,16 @@ def test_agent_command_line(tmp_path):
                         "-o", "linux.devices=mlx5_0"], capture_output=True, text=True, check=True)
     doc = json.loads(r.stdout)
     assert doc["inventory"] == {"devices": [], "absent": ["mlx5_0"]}
+    # ... but a tree with no sys/class at all is said (a wrong directory reported nothing)
+    assert "holds neither sys/class/net nor sys/class/infiniband" in r.stderr, r.stderr
+    # a recorded tree's sys directory instead of its root
+    tree = copy_tree("stor-b1", str(tmp_path / "tree"))
+    r = subprocess.run([agent, "--once", "--sysfs-root", os.path.join(tree, "sys")],
+                       capture_output=True, text=True, timeout=10)
+    assert r.returncode != 0 and "BAD_SYSFS_ROOT" in r.stderr and "is a sys directory" in r.stderr, r.stderr
+    r = subprocess.run([agent, "--once", "--sysfs-root", tree], capture_output=True, text=True,
+                       timeout=10, check=True)
+    assert "holds neither" not in r.stderr and json.loads(r.stdout)["inventory"]["devices"]
 
 
 def test_agent_live_backend_in_a_namespace(tmp_path):

@@ -81,6 +81,21 @@ static void test_ethtool_text(void **state)
 	assert_int_equal(json_array_size(errors), 0);
 	assert_int_equal(json_integer_value(json_object_get(v, "rx_queue_0_packets")), 5);
 	json_decref(v);
+	/* a name given twice (a driver's bug): which value is which cannot be told, left out and
+	 * said (the last won, silently) */
+	v = json_object();
+	assert_int_equal(ethtool_parse_text("NIC statistics:\n     rx_pause: 5\n     tx_pause: 1\n     rx_pause: 9\n"
+					    "     rx_pause: 11\n",
+					    v, want_all, NULL, errors, "ethtool/eth0"),
+			 1);
+	assert_null(json_object_get(v, "rx_pause"));
+	assert_int_equal(json_integer_value(json_object_get(v, "tx_pause")), 1);
+	assert_int_equal(json_array_size(errors), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(errors, 0), "code")), "ETHTOOL_DUPLICATE");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(errors, 0), "message")),
+			    "1 name is given more than once in the statistics, left out (which value is which counter "
+			    "cannot be told); the first: 'rx_pause'");
+	json_decref(v);
 	json_decref(errors);
 }
 
