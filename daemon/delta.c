@@ -4,8 +4,9 @@
  *   new host boot                 -> delta = cur (the counter restarted from 0 at boot)
  *   cur >= prev                   -> delta = cur - prev (beyond max_rate for dt + 2 s: another
  *                                    counter, as a NIC swapped by a driver reload: a baseline)
- *   cur < prev, wrapping counter  -> a wrap when the wrapped distance is under half the range,
- *                                    else a reset (delta = cur)
+ *   cur < prev, wrapping counter  -> a wrap when the wrapped distance is under half the range
+ *                                    and no 64-bit counter of the port went back in the same
+ *                                    read (port_reset), else a reset (delta = cur)
  *   cur < prev, saturating        -> a reset (delta = cur)
  * and any wrap, reset or boot delta that implies more than max_rate becomes a baseline. */
 #include <string.h>
@@ -50,7 +51,7 @@ unsigned delta_compute(const struct delta_in *in, uint64_t *ret_delta)
 		if (in->saturate && in->cur_raw == max)
 			flags |= DELTA_SATURATED;
 		return flags;
-	} else if (!in->saturate && (max - in->prev_raw) + in->cur_raw + 1 <= max / 2) {
+	} else if (!in->saturate && !in->port_reset && (max - in->prev_raw) + in->cur_raw + 1 <= max / 2) {
 		d = (max - in->prev_raw) + in->cur_raw + 1;
 		flags = DELTA_VALID | DELTA_WRAP;
 	} else {

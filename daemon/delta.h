@@ -28,6 +28,10 @@ struct delta_in {
 	bool saturate; /* REG_SATURATE: stays at its maximum instead of wrapping */
 	bool have_prev;
 	bool new_boot;
+	/* a counter of the port that cannot wrap (64 bits) went back in the same read: the port's
+	 * counters were reset (a driver reload), so one that went back is reset, not wrapped (a
+	 * 32-bit counter reset from above half its range read as a wrap of billions) */
+	bool port_reset;
 	double max_rate; /* raw units per second that no device can exceed; 0 = unbounded */
 };
 

@@ -1149,6 +1149,40 @@ static int rw_sample(struct ingest_job *j, const struct port_state *ps, const st
 
 /* Deltas and the stored row for one port.  Nothing in the cache changes here: the new state
  * goes to j->pend and is swapped in when the whole job succeeded. */
+/* What delta_compute takes for v, read at t, of ps whose state of it is old (NULL: none). */
+static struct delta_in delta_in_of(const struct ingest *ing, const struct port_state *ps,
+				   const struct report_value *v, const struct cstate *old, int64_t t, bool new_boot)
+{
+	return (struct delta_in){ .prev_raw = old ? old->raw : 0, .cur_raw = v->raw, .prev_t_ns = ps->t_ns,
+				  .cur_t_ns = t, .width = v->width, .saturate = v->wrap == REG_SATURATE,
+				  .have_prev = old != NULL, .new_boot = new_boot,
+				  .max_rate = ing->max_rate[v->counter] / v->scale };
+}
+
+/* Whether a counter of ps that cannot wrap (64 bits) went back in this read (wv[0..n), at t),
+ * as a reset: the port's counters were reset together (delta_in.port_reset). */
+static bool port_was_reset(const struct ingest *ing, const struct port_state *ps, const struct work_value *wv,
+			   uint32_t n, int64_t t, bool new_boot)
+{
+	uint32_t i = 0, k = 0;
+
+	while (i < n && k < ps->n) {
+		const struct report_value *v = wv[i].v;
+		int c = cstate_cmp(v->counter, v->prio, ps->c[k].counter, ps->c[k].prio);
+		struct delta_in in;
+		uint64_t d;
+
+		if (c == 0 && v->width == 64 && v->wrap != REG_SATURATE && v->raw < ps->c[k].raw) {
+			in = delta_in_of(ing, ps, v, &ps->c[k], t, new_boot);
+			if (delta_compute(&in, &d) & DELTA_RESET)
+				return true;
+		}
+		i += c <= 0;
+		k += c >= 0;
+	}
+	return false;
+}
+
 static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, struct buf *blob,
 		       struct work_value **wv, uint32_t *wvcap)
 {
@@ -1162,6 +1196,7 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 	struct port_state *ps;
 	struct cstate *nc = NULL;
 	struct rollup late = { 0 };
+	bool port_reset;
 	int64_t acc_reset;
 	uint32_t nadd;
 	int row;
@@ -1204,6 +1239,7 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 		 * nothing new, and the stored row with its deltas stays as it is */
 		return 0;
 	}
+	port_reset = !new_boot && t > ps->t_ns && port_was_reset(ing, ps, *wv, n, t, new_boot);
 	out = calloc(n, sizeof(*out));
 	/* the new cache: the union of the old counters and this report's */
 	nc = calloc(n + ps->n, sizeof(*nc));
@@ -1225,11 +1261,8 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 			nc[nn++] = ps->c[k++];
 			continue;
 		}
-		in = (struct delta_in){ .prev_raw = old ? old->raw : 0, .cur_raw = v->raw,
-					.prev_t_ns = ps->t_ns, .cur_t_ns = t, .width = v->width,
-					.saturate = v->wrap == REG_SATURATE, .have_prev = old != NULL,
-					.new_boot = new_boot,
-					.max_rate = ing->max_rate[v->counter] / v->scale };
+		in = delta_in_of(ing, ps, v, old, t, new_boot);
+		in.port_reset = port_reset;
 		flags = delta_compute(&in, &d);
 		out[i] = (struct sample_entry){ .counter = ing->dbid[v->counter], .prio = v->prio,
 						.flags = (uint8_t)flags, .raw = v->raw,

@@ -57,6 +57,17 @@ static void test_resets(void **state)
 	/* a saturating counter going back was cleared */
 	assert_int_equal(run(65535, 3, 16, true, false, &d), DELTA_VALID | DELTA_RESET);
 	assert_int_equal(d, 3);
+	/* a 32-bit counter from above half its range to near 0 reads as a wrap, unless a 64-bit
+	 * counter of the port went back in the same read: the port's counters were reset */
+	assert_int_equal(run(0xF0000000u, 5, 32, false, false, &d), DELTA_VALID | DELTA_WRAP);
+	{
+		struct delta_in in = { .prev_raw = 0xF0000000u, .cur_raw = 5, .prev_t_ns = 10 * SEC,
+				       .cur_t_ns = 11 * SEC, .width = 32, .have_prev = true, .port_reset = true,
+				       .max_rate = delta_max_rate("packets", 1) };
+
+		assert_int_equal(delta_compute(&in, &d), DELTA_VALID | DELTA_RESET);
+		assert_int_equal(d, 5);
+	}
 	/* saturated: flagged */
 	assert_int_equal(run(65000, 65535, 16, true, false, &d), DELTA_VALID | DELTA_SATURATED);
 	assert_int_equal(d, 535);

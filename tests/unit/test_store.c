@@ -937,6 +937,37 @@ static void test_ingest(void **state)
 	unlink(dbpath);
 }
 
+/* A driver reload resets the port's counters together: a 32-bit counter that was above half
+ * its range and went back is reset with them, not wrapped (it read as 268 million packets out
+ * of sequence in a second); alone, the same step is a wrap. */
+static void test_port_reset(void **state)
+{
+	struct ingest *ing;
+	struct store *s;
+	struct reg *reg;
+	json_t *p;
+
+	(void)state;
+	unlink(dbpath);
+	open_all(&s, &ing, &reg);
+	assert_int_equal(submit(ing, reg, 1, "boot-A", T0, 5000, 0xF0000000u, 10).status, 0);
+	/* port_xmit_data (64 bits) went back too: a reset of the port */
+	assert_int_equal(submit(ing, reg, 2, "boot-A", T0 + NSEC_PER_SEC, 10, 5, 12).status, 0);
+	p = last_point(s, ing, "out_of_sequence");
+	assert_int_equal(json_integer_value(json_object_get(p, "delta")), 5);
+	assert_true(has_flag(p, "reset"));
+	json_decref(p);
+	/* up high again, then near 0 while the 64-bit counters go on: a wrap */
+	assert_int_equal(submit(ing, reg, 3, "boot-A", T0 + 2 * NSEC_PER_SEC, 20, 0xF0000000u, 14).status, 0);
+	assert_int_equal(submit(ing, reg, 4, "boot-A", T0 + 3 * NSEC_PER_SEC, 30, 5, 16).status, 0);
+	p = last_point(s, ing, "out_of_sequence");
+	assert_int_equal(json_integer_value(json_object_get(p, "delta")), 0x10000005LL);
+	assert_true(has_flag(p, "wrap"));
+	json_decref(p);
+	close_all(s, ing, reg);
+	unlink(dbpath);
+}
+
 /* A writer job that gives port h1:mlx5_0:1 extra samples and per-minute rollups (their blobs
  * are not read by forgetting). */
 struct fill_job {
@@ -1094,7 +1125,7 @@ int main(void)
 		cmocka_unit_test(test_writer_queue),
 		cmocka_unit_test(test_watch),
 		cmocka_unit_test(test_events_ring),
-		cmocka_unit_test(test_ingest),
+		cmocka_unit_test(test_ingest), cmocka_unit_test(test_port_reset),
 		cmocka_unit_test(test_forget),
 	};
 
