@@ -59,6 +59,7 @@ static json_t *flows_json(struct sim *s, json_t **ret_slowdown, json_t **ret_fct
 	size_t nsd[4] = { 0 }, nfct = 0;
 	json_t *per = json_array();
 	uint64_t delivered = 0;
+	simtime_t last = 0;
 
 	for (int b = 0; b < 4; b++)
 		sd[b] = malloc((s->nflows + 1) * sizeof(double));
@@ -76,6 +77,8 @@ static json_t *flows_json(struct sim *s, json_t **ret_slowdown, json_t **ret_fct
 			if (slow < 1)
 				slow = 1;
 			delivered += f->bytes;
+			if (f->finish > last)
+				last = f->finish;
 			json_object_set_new(o, "fct_us", json_real(round6(us)));
 			json_object_set_new(o, "slowdown", json_real(round6(slow)));
 			sd[0][nsd[0]++] = slow;
@@ -95,9 +98,10 @@ static json_t *flows_json(struct sim *s, json_t **ret_slowdown, json_t **ret_fct
 	for (int b = 0; b < 4; b++)
 		free(sd[b]);
 	free(fct);
-	return json_pack("{s:I,s:I,s:I,s:o}", "total", (json_int_t)s->nflows, "completed",
-			 (json_int_t)s->st.flows_done, "delivered_bytes", (json_int_t)delivered,
-			 "per_flow", per);
+	/* when the last completed: a run whose --until lies past it simulated idle time after */
+	return json_pack("{s:I,s:I,s:I,s:o,s:o}", "total", (json_int_t)s->nflows, "completed",
+			 (json_int_t)s->st.flows_done, "delivered_bytes", (json_int_t)delivered, "last_completed_us",
+			 last ? json_real(round6((double)last / PS_PER_US)) : json_null(), "per_flow", per);
 }
 
 /* Looping workloads: flows are made and freed while running, so their results are the
@@ -140,9 +144,14 @@ json_t *sim_summary(struct sim *s, bool timing, double wall_s)
 	uint64_t pause_tx = 0, pause_rx = 0, marks = 0, buf_drops = 0, link_drops = 0, ttl = 0,
 		 cnp_sent = 0, cnp_handled = 0, retx = 0, rto = 0, naks = 0, oos = 0, nic_drops = 0,
 		 tx_data = 0;
-	double paused_us = 0, sim_s = (double)s->now / PS_PER_S;
+	double paused_us = 0, sim_s = (double)s->now / PS_PER_S, busy_s;
 
 	flows = flows_json(s, &slowdown, &fct);
+	/* the goodput until the last flow completed, of a run that completed (--until past it
+	 * averaged the idle time in) */
+	busy_s = s->st.flows_done == s->nflows && json_is_number(json_object_get(flows, "last_completed_us"))
+			 ? json_number_value(json_object_get(flows, "last_completed_us")) / 1e6
+			 : 0;
 	for (uint32_t i = 0; i < s->nports; i++) {
 		const struct port *p = s->ports[i];
 
@@ -201,7 +210,7 @@ json_t *sim_summary(struct sim *s, bool timing, double wall_s)
 		nic_drops += n->nic.rx_discards;
 	}
 	doc = json_pack(
-		"{s:i,s:I,s:f,s:b,s:o,s:o,s:o,s:{s:I,s:f,s:f},"
+		"{s:i,s:I,s:f,s:b,s:o,s:o,s:o,s:{s:I,s:f,s:f,s:o},"
 		"s:{s:I,s:I,s:f,s:o},s:{s:I,s:o},s:{s:I,s:I},"
 		"s:{s:I,s:I,s:I,s:I},s:{s:I,s:I,s:I,s:I},"
 		"s:{s:I,s:I,s:I,s:I,s:I,s:o}}",
@@ -211,6 +220,10 @@ json_t *sim_summary(struct sim *s, bool timing, double wall_s)
 		sim_s > 0 ? round6((double)tx_data * 8 / sim_s / 1e9) : 0.0, "goodput_gbps",
 		sim_s > 0 ? round6((double)json_integer_value(json_object_get(flows, "delivered_bytes")) * 8 / sim_s / 1e9)
 			  : 0.0,
+		"goodput_completed_gbps",
+		busy_s > 0 ? json_real(round6((double)json_integer_value(json_object_get(flows, "delivered_bytes")) *
+					      8 / busy_s / 1e9))
+			   : json_null(),
 		"pfc", "tx_pause_frames", (json_int_t)pause_tx, "rx_pause_frames", (json_int_t)pause_rx,
 		"paused_us", round6(paused_us), "ports", pfc_ports,
 		"ecn", "marked_packets", (json_int_t)marks, "ports", ecn_ports,

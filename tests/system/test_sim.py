@@ -3,6 +3,7 @@ the physics the issue asks for.  The scenarios' descriptions say what they model
 import csv
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -50,6 +51,21 @@ def test_one_long_flow_reaches_line_rate(tmp_path):
     # what is left is the header: 1000 payload bytes in 1048 on the wire
     assert goodput >= 0.995 * 100 * 1000 / 1048
     assert d["drops"] == {"buffer": 0, "link": 0, "ttl": 0, "nic": 0}
+    assert d["throughput"]["goodput_completed_gbps"] == pytest.approx(d["throughput"]["goodput_gbps"], rel=1e-3)
+
+
+def test_until_past_the_last_flow_says_the_goodput_until_then(tmp_path):
+    """--until past a finite workload's end simulates idle time: the goodput over the run counts
+    it (16 Gb/s for a flow at line rate); the summary also gives it until the last completion."""
+    d = summary("sim/scenarios/one-flow.json", tmp_path, "--until", "50ms")
+    last = d["flows"]["last_completed_us"]
+    assert d["sim_time_us"] == 50000 and 8000 < last < 9000, (d["sim_time_us"], last)
+    tp = d["throughput"]
+    assert tp["goodput_gbps"] < 20 and tp["goodput_completed_gbps"] > 95, tp
+    out = subprocess.run([binary("rocefab-sim"), "run", "sim/scenarios/one-flow.json", "--until", "50ms",
+                          "--quiet", "--no-timing"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert re.search(r"goodput 16\.\d\d Gb/s \(the last flow completed at 8\.\d+ ms: 9[5-9]\.\d\d Gb/s until then\)",
+                     out.splitlines()[0]), out
 
 
 def test_two_dcqcn_flows_share_fairly(tmp_path):
