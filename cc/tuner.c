@@ -3677,6 +3677,7 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 			struct cc_tn_proposal *p;
 			enum cc_tn_class c;
 			bool known = cc_tn_class_lookup(&t->live, name, &c) == 0;
+			size_t kept = 0;
 
 			if (known != !pass)
 				continue;
@@ -3702,9 +3703,6 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 				return -ENOMEM;
 			p->from = k->to;
 			p->to = k->from;
-			snprintf(p->reason, sizeof(p->reason), "step %llu (%s %s %.15g -> %.15g) was under way when the tuner "
-							       "stopped: rolled back",
-				 (unsigned long long)k->step, p->cls_name, knob_names[k->knob], k->from, k->to);
 			snprintf(p->expect, sizeof(p->expect), "the setting before step %llu",
 				 (unsigned long long)k->step);
 			json_array_foreach(members, j, key) {
@@ -3719,6 +3717,7 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 				if (undo_refused(t, m, k->knob, k->from)) {
 					/* kept: the policy refuses the old value (a repair, cut short) */
 					m->repaired |= (uint16_t)(1u << k->knob);
+					kept++;
 					continue;
 				}
 				if (add_change(p, m, k->knob, k->from) < 0)
@@ -3732,10 +3731,22 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 			}
 			k->cur = p;
 			k->st = ST_ROLLBACK;
+			/* members kept are said as they are: "rolled back" with nothing sent read as an
+			 * undo that did not happen (an operator's trial) */
+			snprintf(p->reason, sizeof(p->reason), "step %llu (%s %s %.15g -> %.15g) was under way when the tuner "
+							       "stopped: %s",
+				 (unsigned long long)k->step, p->cls_name, knob_names[k->knob], k->from, k->to,
+				 !kept ? "rolled back" : p->nchanges ? "rolled back, but " : "");
+			if (kept)
+				snprintf(p->reason + strlen(p->reason), sizeof(p->reason) - strlen(p->reason),
+					 "%zu member%s left at %.15g: the policy refuses %.15g (a repair cut short; it goes on "
+					 "after tabu_intervals)", kept, kept == 1 ? "" : "s", k->to, k->from);
 			if (!p->nchanges)
 				p->state = CC_TN_APPLIED; /* nothing of it was applied: nothing to undo */
-			if (strcmp(was, "rollback")) { /* a rollback saved was counted when it began */
-				t->rolled_back++;
+			if (strcmp(was, "rollback")) {
+				/* a rollback saved was counted when it began; one that undoes nothing is
+				 * none */
+				t->rolled_back += p->nchanges > 0;
 				if (known)
 					t->tabu_until[k->cls][k->knob][k->to > k->from] =
 						t->interval + t->pol.tabu_intervals;

@@ -768,6 +768,40 @@ static void test_state_across_restart(void **state)
 	assert_true((uint64_t)json_integer_value(json_object_get(st, "next_step")) > step2);
 	json_decref(st);
 
+	/* the same state taken back under a policy that refuses the step's old value (a repair cut
+	 * short): its members stay at the new value, and the record says so; no rollback counted
+	 * (it read "rolled back" with nothing sent, counted as one) */
+	{
+		struct cc_tn *t4 = restarted(t, &max_id);
+		struct cc_tn_policy q = *cc_tn_get_policy(t4);
+		json_t *after;
+
+		if (knob2 == CC_TN_PMAX)
+			*(from2 < to2 ? &q.pmax_floor : &q.pmax_ceiling) = to2;
+		else if (from2 > to2)
+			q.kmax_ceiling_bytes = to2;
+		else
+			q.kmin_floor_bytes = to2;
+		assert_true(knob2 <= CC_TN_PMAX);
+		assert_int_equal(cc_tn_set_policy(t4, &q), 0);
+		assert_int_equal(cc_tn_state_load(t4, saved, err, sizeof(err)), (int)under);
+		p = NULL;
+		for (uint64_t id = max_id + 1; id < 256 && !p; id++)
+			if ((p = cc_tn_find(t4, id)) && (p->step != step2 || p->phase != CC_TN_ROLLBACK))
+				p = NULL;
+		assert_non_null(p);
+		assert_int_equal(p->nchanges, 0);
+		assert_int_equal(p->state, CC_TN_APPLIED);
+		assert_null(strstr(p->reason, "rolled back"));
+		assert_non_null(strstr(p->reason, "left at"));
+		assert_non_null(strstr(p->reason, "a repair cut short"));
+		after = cc_tn_state_json(t4);
+		assert_int_equal(json_integer_value(json_object_get(after, "rolled_back")),
+				 json_integer_value(json_object_get(saved, "rolled_back")));
+		json_decref(after);
+		cc_tn_free(t4);
+	}
+
 	/* malformed: refused whole, the counters untouched */
 	t3 = tuner(CC_TN_AUTO);
 	bad = json_pack("{s:i,s:i,s:i,s:i,s:[],s:[{s:i,s:s,s:s,s:f,s:f,s:[]}]}", "next_id", 99, "next_step", 99, "steps",
