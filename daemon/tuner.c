@@ -1255,12 +1255,17 @@ json_t *tuner_proposals(struct tuner *t, bool all)
 int tuner_decide(struct tuner *t, uint64_t id, bool apply, const char *actor, const char *reason, json_t **ret,
 		 struct rf_err *e)
 {
+	struct store_reader *rd = apply ? store_reader_get(t->store) : NULL;
 	struct cc_tn_proposal *p;
 	char state[32] = "no longer kept";
 	json_t *rec;
 	int r;
 
 	pthread_mutex_lock(&t->lock);
+	/* an operator's change on its way to a member since the last pass counts now: the
+	 * proposal is withdrawn at once (409), not approved and then withdrawn at the next pass */
+	if (rd && t->prio_known)
+		track_expected(t, rd, t->prio);
 	r = cc_tn_decide(t->tn, id, apply);
 	p = cc_tn_find(t->tn, id);
 	rec = rec_of(t, id);
@@ -1273,6 +1278,8 @@ int tuner_decide(struct tuner *t, uint64_t id, bool apply, const char *actor, co
 		rf_err_set(e, r, "WITHDRAWN", NULL, "proposal %" PRIu64 " was withdrawn, not applied: %s", id, p->error);
 	}
 	pthread_mutex_unlock(&t->lock);
+	if (rd)
+		store_reader_put(t->store, rd);
 	if (r == -ESTALE)
 		return r;
 	/* one the library no longer keeps, still in the history: not waiting any more */
@@ -1404,12 +1411,17 @@ void tuner_render_metrics(struct tuner *t, struct buf *out)
 	buf_printf(out, "# HELP rocefab_cc_decisions_total Decision intervals the tuner ran.\n"
 			"# TYPE rocefab_cc_decisions_total counter\nrocefab_cc_decisions_total %" PRIu64 "\n",
 		   t->decisions);
-	buf_printf(out, "# HELP rocefab_cc_steps_total Steps the tuner proposed (canaries), applied or not.\n"
-			"# TYPE rocefab_cc_steps_total counter\nrocefab_cc_steps_total %" PRIu64 "\n",
-		   steps);
-	buf_printf(out, "# HELP rocefab_cc_rollbacks_total Steps rolled back (automatically or asked).\n"
-			"# TYPE rocefab_cc_rollbacks_total counter\nrocefab_cc_rollbacks_total %" PRIu64 "\n",
-		   rb);
+	/* counted since the tuner first ran, across restarts: not shown before the saved state is
+	 * back (at the first decision), or Prometheus would see 0 and then the count, a false
+	 * increase of all of it */
+	if (t->saved_st == SAVED_BACK) {
+		buf_printf(out, "# HELP rocefab_cc_steps_total Steps the tuner proposed (canaries), applied or not.\n"
+				"# TYPE rocefab_cc_steps_total counter\nrocefab_cc_steps_total %" PRIu64 "\n",
+			   steps);
+		buf_printf(out, "# HELP rocefab_cc_rollbacks_total Steps rolled back (automatically or asked).\n"
+				"# TYPE rocefab_cc_rollbacks_total counter\nrocefab_cc_rollbacks_total %" PRIu64 "\n",
+			   rb);
+	}
 	buf_printf(out, "# HELP rocefab_cc_proposals_total Proposals by outcome.\n"
 			"# TYPE rocefab_cc_proposals_total counter\n"
 			"rocefab_cc_proposals_total{outcome=\"applied\"} %" PRIu64 "\n"
