@@ -80,7 +80,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < CLI_NOPT_DEFS; i++)
 		longopts[ARRAY_SIZE(global) + i] = (struct option){ cli_opt_defs[i].name, cli_opt_defs[i].has_arg, NULL,
 								    OPT_CMD + (int)i };
-	while ((opt = getopt_long(argc, argv, "s:t:jVhw:", longopts, NULL)) != -1) {
+	opterr = 0; /* said here, without the program's path, with what to do */
+	while ((opt = getopt_long(argc, argv, ":s:t:jVhw:", longopts, NULL)) != -1) {
 		if (opt >= OPT_CMD && opt < OPT_CMD + (int)CLI_NOPT_DEFS) {
 			if (cli_opt_set(&o, &cli_opt_defs[opt - OPT_CMD], optarg, &e) < 0) {
 				fprintf(stderr, "rocefabctl: %s\n", e.msg);
@@ -127,9 +128,18 @@ int main(int argc, char **argv)
 			}
 			break;
 		}
+		case ':':
+			fprintf(stderr, "rocefabctl: %s needs a value (rocefabctl help lists the options)\n",
+				argv[optind - 1]);
+			return 2;
 		default:
-			/* getopt said which option */
-			fprintf(stderr, "rocefabctl: rocefabctl help lists the options\n");
+			/* (a negative number is read as options: "cc apply -1") */
+			if (optopt)
+				fprintf(stderr, "rocefabctl: unknown option '-%c'", optopt);
+			else
+				fprintf(stderr, "rocefabctl: unknown option '%s'", argv[optind - 1]);
+			fprintf(stderr, "; an argument that starts with '-' goes after '--' (rocefabctl help lists the "
+					"options)\n");
 			return 2;
 		}
 	}

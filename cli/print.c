@@ -1284,7 +1284,7 @@ void print_cc(FILE *f, const json_t *d)
 			snprintf(ps, sizeof(ps), ", priority %lld", (long long)json_integer_value(prio));
 		tu_format_duration(json_integer_value(json_object_get(d, "interval_ms")) * 1000000, every,
 				   sizeof(every));
-		fprintf(f, "mode %s, %s%s; a decision every %s, %lld so far; %lld steps begun (%lld rolled back), "
+		fprintf(f, "mode %s, %s%s; a decision every %s, %lld so far; %lld steps proposed (%lld rolled back), "
 			   "%lld proposals, %lld change sets in flight\n",
 			json_string_value(json_object_get(d, "mode")) ?: "?",
 			json_string_value(json_object_get(d, "state")) ?: "?", ps, every,
@@ -1410,6 +1410,8 @@ void print_cc(FILE *f, const json_t *d)
 		}
 	}
 	table_print(t, f);
+	/* (the changes' CREATED is rocefabd's clock: these do not match it in a simulation) */
+	fputs("MADE: the end of the decision interval, by the counters' clock (fabric time in a simulation)\n", f);
 	table_free(t);
 	strs_fini(&s);
 }

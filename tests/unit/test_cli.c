@@ -1275,7 +1275,7 @@ static void test_print_cc(void **state)
 		       " 'settings': {'tor_down': {'kmin_bytes': 400000}},"
 		       " 'steps_in_progress': [{'id': 2, 'state': 'waiting', 'class': 'tor_down',"
 		       "   'knob': 'kmin_bytes', 'from': 400000, 'to': 200000, 'proposal': 5}]}",
-		       "mode advise, stepping; a decision every 10s, 7 so far; 2 steps begun (1 rolled back), "
+		       "mode advise, stepping; a decision every 10s, 7 so far; 2 steps proposed (1 rolled back), "
 		       "5 proposals, "
 		       "0 change sets in flight\n"
 		       "  tor_down  kmin_bytes=400000 (400 kB)\n"
@@ -1293,7 +1293,7 @@ static void test_print_cc(void **state)
 		       " 'empty_host_classes': [{'name': 'storage', 'hosts': 'st-\\u001b[2J*'}],"
 		       " 'steps_in_progress': [{'id': 3, 'state': 'rollback', 'class': 'hosts', 'forced': true,"
 		       "   'knob': 'min_time_between_cnps', 'from': 4, 'to': 2, 'proposal': 7}]}",
-		       "mode auto, stepping; a decision every 10s, 8 so far; 3 steps begun (1 rolled back), "
+		       "mode auto, stepping; a decision every 10s, 8 so far; 3 steps proposed (1 rolled back), "
 		       "7 proposals, "
 		       "1 change sets in flight\n"
 		       "  restoring: the state saved before this start, if any, comes back at the first decision "
@@ -1314,8 +1314,8 @@ static void test_print_cc(void **state)
 		       " 'holds': [{'class': 'tor_down', 'knob': 'kmax_bytes', 'direction': 'down', 'intervals': 4},"
 		       "   {'class': 'tor_down', 'knob': 'kmax_bytes', 'direction': 'down', 'intervals': 12,"
 		       "    'unless_pausing': true}, {'class': 'hosts', 'knob': 'soften', 'intervals': 1}]}",
-		       "mode auto, idle, priority 0; a decision every 10s, 9 so far; 1 steps begun (1 rolled back), 2 "
-		       "proposals, 0 change sets in flight\n"
+		       "mode auto, idle, priority 0; a decision every 10s, 9 so far; 1 steps proposed (1 rolled back), "
+		       "2 proposals, 0 change sets in flight\n"
 		       "  priority 4 is the lowest lossless one: the tuner moves to it once its steps on priority 0 are "
 		       "undone (rocefabctl cc rollback)\n"
 		       "  held back for 4 intervals: tor_down kmax_bytes down\n"
@@ -1328,7 +1328,8 @@ static void test_print_cc(void **state)
 		       "ID  MADE                  STEP  PHASE   STATE    CLASS     KNOB        FROM    TO      N  OUTCOME  BY  "
 		       "REASON\n"
 		       "3   2025-12-05T22:21:07Z  2     canary  waiting  tor_down  kmin_bytes  400000  200000  2               "
-		       "deep queues\n");
+		       "deep queues\n"
+		       "MADE: the end of the decision interval, by the counters' clock (fabric time in a simulation)\n");
 	/* the history: who decided, and why one was turned down before the evidence */
 	assert_printed(print_cc,
 		       "[{'id': 3, 'step': 2, 'phase': 'canary', 'state': 'rejected', 'class': 'tor_down',"
@@ -1341,7 +1342,8 @@ static void test_print_cc(void **state)
 		       "3   -     2     canary    rejected  tor_down  kmin_bytes   400000  200000  1           ops  "
 		       "the tuner was turned off; made for: deep queues\n"
 		       "4   -     3     rollback  applied   hosts     rpg_ai_rate  10      5       1  applied  ops  "
-		       "the tuner was turned off\n");
+		       "the tuner was turned off\n"
+		       "MADE: the end of the decision interval, by the counters' clock (fabric time in a simulation)\n");
 	/* withdrawn by the tuner (the policy changed while it waited), not an operator's reject */
 	assert_printed(print_cc,
 		       "[{'id': 5, 'step': 4, 'phase': 'canary', 'state': 'rejected', 'class': 'tor_up',"
@@ -1350,7 +1352,8 @@ static void test_print_cc(void **state)
 		       "  'reason': 'deep'}]",
 		       "ID  MADE  STEP  PHASE   STATE      CLASS   KNOB        FROM  TO  N  OUTCOME  BY   REASON\n"
 		       "5   -     4     canary  withdrawn  tor_up  kmin_bytes  4     2   1           ops  "
-		       "withdrawn: the policy changed while it waited; ops: night; made for: deep\n");
+		       "withdrawn: the policy changed while it waited; ops: night; made for: deep\n"
+		       "MADE: the end of the decision interval, by the counters' clock (fabric time in a simulation)\n");
 }
 
 /* --- running a command over a scripted transport --------------------------------------------- */
