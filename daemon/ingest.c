@@ -45,6 +45,10 @@ struct port_state {
 	bool loaded;  /* t_ns and c reflect the database */
 	struct cstate *c;
 	uint32_t n;
+	/* offsets of totals whose counter the newest stored row lacks (a source that failed in
+	 * that report): its total goes on from raw x scale plus this when it comes back */
+	struct cstate *orphans; /* counter, prio, total (the offset) */
+	uint32_t norphans;
 	struct rollup acc; /* the open minute (daemon/rollup.h); empty: none */
 	struct codec_chain chain; /* its newest row, that the next may follow (daemon/codec.h) */
 	int64_t compacted[2]; /* minutes (hours) before this are in blocks (daemon/rollup.h) */
@@ -157,6 +161,7 @@ static void port_state_free(struct port_state *ps)
 	free(ps->device);
 	free(ps->port);
 	free(ps->c);
+	free(ps->orphans);
 	rollup_fini(&ps->acc);
 	codec_chain_fini(&ps->chain);
 	free(ps);
@@ -241,59 +246,59 @@ static int cstate_sort_cmp(const void *a, const void *b)
 	return cstate_cmp(x->counter, x->prio, y->counter, y->prio);
 }
 
-/* The offsets of ps's totals (its cache sorted); a row for a counter its newest sample row does
- * not have goes (that counter starts from a new baseline, its total from raw x scale). */
+/* The offsets of ps's totals (its cache sorted); one whose counter the newest stored row lacks
+ * waits among ps's orphans for the counter to come back.  A counter the registry no longer has
+ * is left. */
 static int port_load_offsets(struct ingest *ing, struct port_state *ps)
 {
 	static const char sql[] = "SELECT counter, prio, value FROM total_offsets WHERE port_id = ?";
-	static const char del_sql[] = "DELETE FROM total_offsets WHERE port_id = ? AND counter = ? AND prio = ?";
 	sqlite3_stmt *st = store_stmt(ing->store, sql);
-	int64_t *stale = NULL;
-	size_t nstale = 0;
 	int rc, r = 0;
 
 	if (!st)
 		return -EIO;
+	free(ps->orphans);
+	ps->orphans = NULL;
+	ps->norphans = 0;
 	sqlite3_bind_int64(st, 1, ps->id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t dbid = sqlite3_column_int64(st, 0), prio = sqlite3_column_int64(st, 1);
 		const struct reg_counter *kc = dbid > 0 && dbid <= UINT32_MAX
 							? ingest_counter_by_dbid(ing, (uint32_t)dbid) : NULL;
-		struct cstate key = { .counter = kc ? kc->id : 0, .prio = (uint8_t)prio };
-		struct cstate *c = kc && prio >= 0 && prio <= UINT8_MAX && ps->n
-					   ? bsearch(&key, ps->c, ps->n, sizeof(*ps->c), cstate_sort_cmp) : NULL;
-		int64_t *ns;
+		struct cstate key = { .counter = kc ? kc->id : 0, .prio = (uint8_t)prio,
+				      .total = (uint64_t)sqlite3_column_int64(st, 2) };
+		struct cstate *c, *o;
 
-		if (c) {
-			c->total = (uint64_t)sqlite3_column_int64(st, 2);
+		if (!kc || prio < 0 || prio > UINT8_MAX)
+			continue;
+		if (ps->n && (c = bsearch(&key, ps->c, ps->n, sizeof(*ps->c), cstate_sort_cmp))) {
+			c->total = key.total;
 			continue;
 		}
-		if (!(ns = realloc(stale, (nstale + 2) * sizeof(*ns)))) {
+		if (!(o = realloc(ps->orphans, (ps->norphans + 1) * sizeof(*o)))) {
 			r = -ENOMEM;
 			break;
 		}
-		stale = ns;
-		stale[nstale++] = dbid;
-		stale[nstale++] = prio;
+		ps->orphans = o;
+		ps->orphans[ps->norphans++] = key;
 	}
-	if (r == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)
+	if (r == 0 && rc != SQLITE_DONE)
 		r = store_errno(rc);
 	sqlite3_reset(st);
-	for (size_t i = 0; r == 0 && i < nstale; i += 2) {
-		if (!(st = store_stmt(ing->store, del_sql))) {
-			r = -EIO;
-			break;
-		}
-		sqlite3_bind_int64(st, 1, ps->id);
-		sqlite3_bind_int64(st, 2, stale[i]);
-		sqlite3_bind_int64(st, 3, stale[i + 1]);
-		r = store_step(st);
-	}
-	free(stale);
 	return r;
 }
 
-/* c's offset when it changed from old's (none: 0), written with the sample row. */
+/* The offset an orphan of ps keeps for (counter, prio), 0 when none. */
+static uint64_t orphan_offset(const struct port_state *ps, uint16_t counter, uint8_t prio)
+{
+	for (uint32_t i = 0; i < ps->norphans; i++)
+		if (ps->orphans[i].counter == counter && ps->orphans[i].prio == prio)
+			return ps->orphans[i].total;
+	return 0;
+}
+
+/* c's offset when it changed from old's (none: 0), written with the sample row.  A gauge has
+ * none: /metrics shows its value, and its every fall would be a write. */
 static int offset_put(struct ingest *ing, const struct port_state *ps, const struct cstate *c,
 		      const struct cstate *old)
 {
@@ -302,7 +307,7 @@ static int offset_put(struct ingest *ing, const struct port_state *ps, const str
 	uint64_t off = cstate_offset(c);
 	sqlite3_stmt *st;
 
-	if (off == (old ? cstate_offset(old) : 0))
+	if (off == (old ? cstate_offset(old) : 0) || reg_counter(ing->reg, c->counter)->kind == REG_KIND_GAUGE)
 		return 0;
 	if (!(st = store_stmt(ing->store, sql)))
 		return -EIO;
@@ -1159,8 +1164,8 @@ static struct delta_in delta_in_of(const struct ingest *ing, const struct port_s
 				  .max_rate = ing->max_rate[v->counter] / v->scale };
 }
 
-/* Whether a counter of ps that cannot wrap (64 bits) went back in this read (wv[0..n), at t),
- * as a reset: the port's counters were reset together (delta_in.port_reset). */
+/* Whether a counter of ps that cannot wrap (64 bits, not a gauge) went back in this read
+ * (wv[0..n), at t), as a reset: the port's counters were reset together (delta_in.port_reset). */
 static bool port_was_reset(const struct ingest *ing, const struct port_state *ps, const struct work_value *wv,
 			   uint32_t n, int64_t t, bool new_boot)
 {
@@ -1172,7 +1177,8 @@ static bool port_was_reset(const struct ingest *ing, const struct port_state *ps
 		struct delta_in in;
 		uint64_t d;
 
-		if (c == 0 && v->width == 64 && v->wrap != REG_SATURATE && v->raw < ps->c[k].raw) {
+		if (c == 0 && v->width == 64 && v->wrap != REG_SATURATE && v->raw < ps->c[k].raw &&
+		    reg_counter(ing->reg, v->counter)->kind != REG_KIND_GAUGE) { /* (a gauge goes down) */
 			in = delta_in_of(ing, ps, v, &ps->c[k], t, new_boot);
 			if (delta_compute(&in, &d) & DELTA_RESET)
 				return true;
@@ -1278,7 +1284,7 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 						  .flags = (uint8_t)flags, .scale = v->scale,
 						  .raw = v->raw };
 			if (!old)
-				nc[nn].total = v->raw * v->scale;
+				nc[nn].total = v->raw * v->scale + orphan_offset(ps, v->counter, v->prio);
 			else
 				nc[nn].total = (old->scale ? old->total : old->raw * v->scale + old->total) +
 					       ((flags & DELTA_VALID) ? d * v->scale : 0);

@@ -703,27 +703,22 @@ static void on_done(void *ctx, const struct ingest_result *res)
 
 #define T0 1764514195000000000LL
 
-static struct ingest_result submit(struct ingest *ing, const struct reg *reg, int seq,
-				   const char *host_boot, int64_t t, unsigned long long xmit_words,
-				   unsigned long long oos, unsigned long long pause3)
+/* A report of h1 with these samples (a JSON array's items). */
+static struct ingest_result submit_samples(struct ingest *ing, const struct reg *reg, int seq, const char *host_boot,
+					   int64_t t, const char *samples)
 {
 	struct waiter w = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
 	struct rf_err e = { 0 };
 	struct report *r = NULL;
-	char doc[2048];
+	char doc[4096];
 
 	snprintf(doc, sizeof(doc),
 		 "{\"schema\":1,\"agent\":{\"id\":\"h1\",\"role\":\"host\",\"boot_id\":\"b1\","
 		 "\"host_boot_id\":\"%s\",\"version\":\"t\",\"backend\":\"linux\"},\"seq\":%d,"
 		 "\"time_ns\":%lld,\"interval_ms\":1000,\"inventory\":{\"devices\":[{\"name\":"
 		 "\"mlx5_0\",\"kind\":\"rdma\",\"driver\":\"mlx5\",\"ports\":[{\"port\":\"1\","
-		 "\"state\":\"up\"}]}]},\"samples\":[{\"device\":\"mlx5_0\",\"port\":\"1\",\"source\":"
-		 "\"ib_counters\",\"t_ns\":%lld,\"values\":{\"port_xmit_data\":%llu}},{\"device\":"
-		 "\"mlx5_0\",\"port\":\"1\",\"source\":\"hw_counters\",\"driver\":\"mlx5\",\"t_ns\":%lld,"
-		 "\"values\":{\"out_of_sequence\":%llu}},{\"device\":\"mlx5_0\",\"port\":\"1\","
-		 "\"source\":\"ethtool\",\"t_ns\":%lld,\"values\":{\"rx_prio3_pause\":%llu}}]}",
-		 host_boot, seq, (long long)t, (long long)t, xmit_words, (long long)t, oos,
-		 (long long)t, pause3);
+		 "\"state\":\"up\"}]}]},\"samples\":[%s]}",
+		 host_boot, seq, (long long)t, samples);
 	assert_int_equal(report_parse(doc, strlen(doc), reg, &r, &e), 0);
 	assert_int_equal(ingest_submit(ing, r, on_done, &w), 0);
 	pthread_mutex_lock(&w.lock);
@@ -731,6 +726,28 @@ static struct ingest_result submit(struct ingest *ing, const struct reg *reg, in
 		pthread_cond_wait(&w.cond, &w.lock);
 	pthread_mutex_unlock(&w.lock);
 	return w.res;
+}
+
+#define NO_VALUE (~0ULL) /* submit: a source not in the report */
+
+static struct ingest_result submit(struct ingest *ing, const struct reg *reg, int seq,
+				   const char *host_boot, int64_t t, unsigned long long xmit_words,
+				   unsigned long long oos, unsigned long long pause3)
+{
+	char samples[1024] = "";
+	size_t n = 0;
+
+	if (xmit_words != NO_VALUE)
+		n += (size_t)snprintf(samples + n, sizeof(samples) - n,
+				      "{\"device\":\"mlx5_0\",\"port\":\"1\",\"source\":\"ib_counters\",\"t_ns\":%lld,"
+				      "\"values\":{\"port_xmit_data\":%llu}},",
+				      (long long)t, xmit_words);
+	snprintf(samples + n, sizeof(samples) - n,
+		 "{\"device\":\"mlx5_0\",\"port\":\"1\",\"source\":\"hw_counters\",\"driver\":\"mlx5\",\"t_ns\":%lld,"
+		 "\"values\":{\"out_of_sequence\":%llu}},{\"device\":\"mlx5_0\",\"port\":\"1\","
+		 "\"source\":\"ethtool\",\"t_ns\":%lld,\"values\":{\"rx_prio3_pause\":%llu}}",
+		 (long long)t, oos, (long long)t, pause3);
+	return submit_samples(ing, reg, seq, host_boot, t, samples);
 }
 
 /* The newest point of a counter series. */
@@ -937,6 +954,20 @@ static void test_ingest(void **state)
 	unlink(dbpath);
 }
 
+static int64_t count_rows(struct store *s, const char *sql)
+{
+	struct store_reader *rd = store_reader_get(s);
+	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+	int64_t n = -1;
+
+	assert_non_null(st);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	store_reader_put(s, rd);
+	return n;
+}
+
 /* A driver reload resets the port's counters together: a 32-bit counter that was above half
  * its range and went back is reset with them, not wrapped (it read as 268 million packets out
  * of sequence in a second); alone, the same step is a wrap. */
@@ -964,6 +995,55 @@ static void test_port_reset(void **state)
 	assert_int_equal(json_integer_value(json_object_get(p, "delta")), 0x10000005LL);
 	assert_true(has_flag(p, "wrap"));
 	json_decref(p);
+	/* a gauge going down (a queue drained) is no reset of the port, and has no total to keep:
+	 * no row written for it (each fall of every queue's depth was one) */
+	{
+		char smp[600];
+		int64_t offsets = count_rows(s, "SELECT count(*) FROM total_offsets");
+
+		for (int k = 0; k < 2; k++) {
+			int64_t t = T0 + (5 + k) * NSEC_PER_SEC;
+
+			snprintf(smp, sizeof(smp),
+				 "{\"device\":\"mlx5_0\",\"port\":\"1\",\"source\":\"hw_counters\",\"driver\":\"mlx5\","
+				 "\"t_ns\":%lld,\"values\":{\"out_of_sequence\":%u}},{\"device\":\"mlx5_0\",\"port\":\"1\","
+				 "\"source\":\"sim\",\"t_ns\":%lld,\"values\":{\"queue_depth_bytes_prio3\":%u}}",
+				 (long long)t, k ? 5u : 0xF0000000u, (long long)t, k ? 100u : 500000u);
+			assert_int_equal(submit_samples(ing, reg, 5 + k, "boot-A", t, smp).status, 0);
+		}
+		p = last_point(s, ing, "out_of_sequence");
+		assert_true(has_flag(p, "wrap"));
+		json_decref(p);
+		/* (the wrap's) */
+		assert_int_equal(count_rows(s, "SELECT count(*) FROM total_offsets"), offsets + 0);
+	}
+	close_all(s, ing, reg);
+	unlink(dbpath);
+}
+
+/* A counter whose source failed in the newest stored report (absent from its row) keeps its
+ * total across a restart: it goes on when the counter comes back. */
+static void test_total_of_a_counter_missing_at_restart(void **state)
+{
+	struct ingest *ing;
+	struct store *s;
+	struct reg *reg;
+
+	(void)state;
+	unlink(dbpath);
+	open_all(&s, &ing, &reg);
+	assert_int_equal(submit(ing, reg, 1, "boot-A", T0, 1000, 10, 10).status, 0);
+	/* a reset: 4 x (1000 + 100) */
+	assert_int_equal(submit(ing, reg, 2, "boot-A", T0 + NSEC_PER_SEC, 100, 20, 12).status, 0);
+	assert_int_equal(metric_value(ing, "rocefab_port_roce_tx_bytes_total"), 4400);
+	/* the RDMA counters could not be read */
+	assert_int_equal(submit(ing, reg, 3, "boot-A", T0 + 2 * NSEC_PER_SEC, NO_VALUE, 30, 14).status, 0);
+	assert_int_equal(metric_value(ing, "rocefab_port_roce_tx_bytes_total"), 4400);
+	close_all(s, ing, reg);
+	open_all(&s, &ing, &reg);
+	assert_int_equal(submit(ing, reg, 4, "boot-A", T0 + 3 * NSEC_PER_SEC, 200, 40, 16).status, 0);
+	/* 4400 + 4 x 100 (it was 800: raw x scale, a fall of the counter) */
+	assert_int_equal(metric_value(ing, "rocefab_port_roce_tx_bytes_total"), 4800);
 	close_all(s, ing, reg);
 	unlink(dbpath);
 }
@@ -998,19 +1078,6 @@ static int fill_apply(struct store_job *sj, struct store *s)
 			    NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
 }
 
-static int64_t count_rows(struct store *s, const char *sql)
-{
-	struct store_reader *rd = store_reader_get(s);
-	sqlite3_stmt *st = store_reader_stmt(rd, sql);
-	int64_t n = -1;
-
-	assert_non_null(st);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		n = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
-	store_reader_put(s, rd);
-	return n;
-}
 
 /* ingest_forget_agent's answer, waited for. */
 struct forgot {
@@ -1126,6 +1193,7 @@ int main(void)
 		cmocka_unit_test(test_watch),
 		cmocka_unit_test(test_events_ring),
 		cmocka_unit_test(test_ingest), cmocka_unit_test(test_port_reset),
+		cmocka_unit_test(test_total_of_a_counter_missing_at_restart),
 		cmocka_unit_test(test_forget),
 	};
 
