@@ -1537,6 +1537,7 @@ static void *scheduler_main(void *arg)
 int fleet_new(const struct fleet_conf *c, struct fleet **ret, struct rf_err *e)
 {
 	struct fleet *f = calloc(1, sizeof(*f));
+	bool https;
 
 	if (!f)
 		return -ENOMEM;
@@ -1575,9 +1576,10 @@ int fleet_new(const struct fleet_conf *c, struct fleet **ret, struct rf_err *e)
 		if (warned)
 			log_msg(LOG_WARNING, "agent", w.code, "agent.tls_key %s: %s", w.where, w.msg);
 	}
-	/* and what they hold: a key of another pair failed every send ("unable to set private key
-	 * file"); without agent.tls_key the key is read from the certificate's file */
-	if (c->client_cert && *c->client_cert) {
+	/* and what they hold, for https: a key of another pair failed every send ("unable to set
+	 * private key file"); without agent.tls_key the key is read from the certificate's file */
+	https = strncmp(c->server, "https://", 8) == 0;
+	if (https && c->client_cert && *c->client_cert) {
 		const char *key = c->client_key && *c->client_key ? c->client_key : c->client_cert;
 		int64_t not_after = 0;
 		char when[40];
@@ -1594,7 +1596,7 @@ int fleet_new(const struct fleet_conf *c, struct fleet **ret, struct rf_err *e)
 				"agent.tls_cert %s expired on %s: rocefabd will refuse it", c->client_cert,
 				tu_format_rfc3339(not_after * NSEC_PER_SEC, when, sizeof(when)));
 	}
-	if (c->ca_file && *c->ca_file) {
+	if (https && c->ca_file && *c->ca_file) {
 		int r = tls_check_ca("agent.ca_file", c->ca_file, e);
 
 		if (r < 0) {

@@ -72,6 +72,10 @@ int api_parse_metrics_priorities(const char *s, uint8_t *mask, struct rf_err *e)
  * or neither, readable, the key's mode: a group-readable key is logged as a warning),
  * api.client_ca without HTTPS, api.metrics_priorities.  For --check-config and SIGHUP. */
 int api_check_conf(const struct api_conf *c, struct rf_err *e);
+/* What the TLS files hold (lib/tlscheck.h): a key of another pair, no certificate; an expired
+ * certificate is a warning.  At the start and --check-config, not at a reload (TLS is not
+ * reloaded: files mid-rotation refused the whole SIGHUP). */
+int api_check_tls_files(const struct api_conf *c, struct rf_err *e);
 
 /* SIGHUP: agents.stale_after from now on. */
 void api_set_stale_intervals(struct api *a, int64_t n);

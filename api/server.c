@@ -1199,8 +1199,6 @@ int api_check_conf(const struct api_conf *c, struct rf_err *e)
 {
 	struct sockaddr_storage ss;
 	struct rf_err w = { 0 };
-	int64_t not_after = 0;
-	char when[40];
 	uint8_t mask;
 	bool v6, warned;
 	int r;
@@ -1226,6 +1224,17 @@ int api_check_conf(const struct api_conf *c, struct rf_err *e)
 	if (set(c->client_ca) && access(c->client_ca, R_OK) < 0)
 		return rf_err_set(e, -errno, "TLS_UNREADABLE", c->client_ca, "cannot open: %s",
 				  strerror(errno));
+	return 0;
+}
+
+int api_check_tls_files(const struct api_conf *c, struct rf_err *e)
+{
+	int64_t not_after = 0;
+	char when[40];
+	int r;
+
+	if (!set(c->tls_cert))
+		return 0;
 	if ((r = tls_check_pair("api.tls_cert", c->tls_cert, "api.tls_key", c->tls_key, &not_after, e)) < 0 ||
 	    (set(c->client_ca) && (r = tls_check_ca("api.client_ca", c->client_ca, e)) < 0))
 		return r;
@@ -1256,7 +1265,7 @@ int api_start(const struct api_conf *c, const struct api_deps *d, struct api **r
 	pthread_mutex_init(&a->cache_lock, NULL);
 	hmap_init(&a->cache);
 	hmap_init(&a->tokens);
-	if ((r = api_check_conf(c, e)) < 0 ||
+	if ((r = api_check_conf(c, e)) < 0 || (r = api_check_tls_files(c, e)) < 0 ||
 	    (r = net_parse_listen(c->listen, "api.listen", &ss, &v6, e)) < 0 ||
 	    (r = api_parse_metrics_priorities(c->metrics_priorities, &a->metrics_prio_mask, e)) < 0)
 		goto fail;

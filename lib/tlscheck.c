@@ -85,10 +85,20 @@ out:
 int tls_check_ca(const char *ca_key, const char *ca, struct rf_err *e)
 {
 	gnutls_x509_crt_t *crts;
+	gnutls_datum_t d = { NULL, 0 };
 	unsigned n;
 	int r = load_certs(ca_key, ca, &crts, &n, e);
 
-	if (r == 0)
+	if (r == 0) {
 		free_certs(crts, n);
+		return 0;
+	}
+	/* OpenSSL's "TRUSTED CERTIFICATE" (a certificate with its trust settings), which GnuTLS
+	 * does not read and the agent's libcurl with OpenSSL does: left to it */
+	if (gnutls_load_file(ca, &d) == 0 && memmem(d.data, d.size, "-----BEGIN TRUSTED CERTIFICATE-----", 35)) {
+		rf_err_clear(e);
+		r = 0;
+	}
+	gnutls_free(d.data);
 	return r;
 }

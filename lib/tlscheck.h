@@ -16,7 +16,8 @@
 int tls_check_pair(const char *cert_key, const char *cert, const char *key_key, const char *key,
 		   int64_t *not_after, struct rf_err *e);
 
-/* A CA file (PEM) that must hold at least one certificate: TLS_BAD_CERT. */
+/* A CA file (PEM) that must hold at least one certificate: TLS_BAD_CERT (one that holds
+ * OpenSSL's TRUSTED CERTIFICATEs passes: GnuTLS does not read them, OpenSSL does). */
 int tls_check_ca(const char *ca_key, const char *ca, struct rf_err *e);
 
 #endif

@@ -56,6 +56,11 @@ static int reload_settings(void *ctx, struct rocefabd_settings *ret)
 		conf_fini(rocefabd_opts, ret);
 		return -1;
 	}
+	/* TLS is not reloaded: what its files hold now (a rotation half done) refuses no reload,
+	 * but is said */
+	if (rocefabd_check_tls(ret, &e) < 0)
+		log_warning("daemon", "SIGHUP: %s: the TLS files are read at the next start, which would refuse them",
+			    rf_err_str(&e, buf, sizeof(buf)));
 	return 0;
 }
 
@@ -145,7 +150,7 @@ int main(int argc, char **argv)
 		struct rf_err e = { 0 };
 		char buf[400];
 
-		if (rocefabd_check(&s, &e) < 0) {
+		if (rocefabd_check(&s, &e) < 0 || rocefabd_check_tls(&s, &e) < 0) {
 			fprintf(stderr, "rocefabd: %s\n", rf_err_str(&e, buf, sizeof(buf)));
 			status = 2;
 		} else {

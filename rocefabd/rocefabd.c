@@ -509,6 +509,13 @@ int rocefabd_check(const struct rocefabd_settings *s, struct rf_err *e)
 	return r < 0 ? r : api_check_conf(&ac, e);
 }
 
+int rocefabd_check_tls(const struct rocefabd_settings *s, struct rf_err *e)
+{
+	struct api_conf ac = api_conf_of(s);
+
+	return api_check_tls_files(&ac, e);
+}
+
 int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn, void *reload_ctx)
 {
 	/* what is in force: SIGHUP changes its reloadable values (its strings stay s's) */

@@ -61,6 +61,8 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload, v
 /* What rocefabd_run would refuse at start beyond the configuration's syntax (api_check_conf):
  * for --check-config and SIGHUP, which must not accept what a restart would then fail on. */
 int rocefabd_check(const struct rocefabd_settings *s, struct rf_err *e);
+/* --check-config: what the TLS files hold too (api_check_tls_files; not at a SIGHUP). */
+int rocefabd_check_tls(const struct rocefabd_settings *s, struct rf_err *e);
 /* Whether store.db's directory is there: --check-config warns when it is not (the start would
  * fail; a configuration checked on another machine, or before the package made it, is fine). */
 int rocefabd_check_db_dir(const struct rocefabd_settings *s, struct rf_err *e);

@@ -482,6 +482,38 @@ def test_tls_files_that_do_not_fit_are_refused_at_start(tmp_path):
     assert r.returncode != 0 and "TLS_BAD_CERT" in r.stderr and "agent.ca_file" in r.stderr, r.stderr
 
 
+@pytest.mark.filterwarnings("ignore:Unverified HTTPS request")  # a self-signed CN that is no address
+def test_sighup_with_tls_files_mid_rotation(world):
+    """TLS is not reloaded: a key replaced under a running rocefabd (a rotation half done)
+    refuses no SIGHUP (the log level still changes), but the log says the next start would."""
+    import requests
+    import signal
+    t = world.tmp
+    a, b = make_ca(t, "a"), make_ca(t, "b")
+    key = os.path.join(t, "server.key")
+    with open(a[1]) as src, open(key, "w") as dst:
+        dst.write(src.read())
+    os.chmod(key, 0o600)
+    d = world.daemon()
+    d.args = ["-o", f"api.tls_cert={a[0]}", "-o", f"api.tls_key={key}"]
+    d.url = d.url.replace("http://", "https://")
+    d.start(wait=False)
+    wait_for(lambda: requests.get(d.url + "/api/v1/health", verify=False, timeout=2).status_code == 200, 10,
+             what="HTTPS")
+    with open(b[1]) as src, open(key, "w") as dst:
+        dst.write(src.read())
+    with open(d.conf) as f:
+        text = f.read()
+    with open(d.conf, "w") as f:
+        f.write(text.replace("log_level = debug", "log_level = info"))
+    d.proc.p.send_signal(signal.SIGHUP)
+    wait_for(lambda: "SIGHUP: configuration reloaded" in d.proc.output(), 10, what="the reload")
+    out = d.proc.output()
+    assert "SIGHUP: daemon.log_level debug -> info" in out and "not reloaded" not in out, out[-2000:]
+    said = [x for x in out.splitlines() if "TLS_KEY_MISMATCH" in x]
+    assert said and "warning" in said[0] and "next start" in said[0], out[-2000:]
+
+
 def test_private_keys_others_may_read_are_refused(tmp_path):
     """A TLS private key (api.tls_key, agent.tls_key) follows the token files' rule: one that
     other users may read or write is refused (KEY_FILE_MODE, naming the file and the chmod),
