@@ -1,6 +1,7 @@
 /* rocefabctl: command-line client of the rocefab REST API.  Every command fetches one REST
  * resource (or changes one); -j prints it as JSON, otherwise as text.  main() parses the
  * global options and runs the command of cli/commands.c over lib/httpc. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
@@ -132,15 +133,25 @@ int main(int argc, char **argv)
 			fprintf(stderr, "rocefabctl: %s needs a value (rocefabctl help lists the options)\n",
 				argv[optind - 1]);
 			return 2;
-		default:
+		default: {
 			/* (a negative number is read as options: "cc apply -1") */
-			if (optopt)
+			const char *arg = argv[optind - 1], *eq = strchr(arg, '=');
+
+			if (!strncmp(arg, "--", 2) && eq && optopt) {
+				fprintf(stderr, "rocefabctl: %.*s takes no value (rocefabctl help lists the options)\n",
+					(int)(eq - arg), arg);
+				return 2;
+			}
+			if (!strncmp(arg, "--", 2))
+				fprintf(stderr, "rocefabctl: unknown (or ambiguous) option '%s'", arg);
+			else if (optopt > 0 && optopt < 256 && isprint(optopt))
 				fprintf(stderr, "rocefabctl: unknown option '-%c'", optopt);
 			else
-				fprintf(stderr, "rocefabctl: unknown option '%s'", argv[optind - 1]);
+				fprintf(stderr, "rocefabctl: unknown option '%s'", arg);
 			fprintf(stderr, "; an argument that starts with '-' goes after '--' (rocefabctl help lists the "
 					"options)\n");
 			return 2;
+		}
 		}
 	}
 	if (optind < argc && !strcmp(argv[optind], "help")) {

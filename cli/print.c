@@ -1271,6 +1271,7 @@ void print_cc(FILE *f, const json_t *d)
 	static const char *const h[] = { "ID", "MADE", "STEP", "PHASE", "STATE", "CLASS", "KNOB", "FROM", "TO",
 					 "N", "OUTCOME", "BY", "REASON", NULL };
 	struct strs s = { 0 };
+	bool any_made = false;
 	struct table *t;
 	size_t i;
 	json_t *p, *x;
@@ -1373,8 +1374,8 @@ void print_cc(FILE *f, const json_t *d)
 			time_t sec = (time_t)(json_integer_value(json_object_get(p, "t_us")) / 1000000);
 			struct tm tm;
 
-			if (gmtime_r(&sec, &tm))
-				strftime(made, sizeof(made), "%Y-%m-%dT%H:%M:%SZ", &tm);
+			if (gmtime_r(&sec, &tm) && strftime(made, sizeof(made), "%Y-%m-%dT%H:%M:%SZ", &tm))
+				any_made = true;
 		}
 		snprintf(from, sizeof(from), "%.15g", json_number_value(json_object_get(p, "from")));
 		snprintf(to, sizeof(to), "%.15g", json_number_value(json_object_get(p, "to")));
@@ -1411,7 +1412,9 @@ void print_cc(FILE *f, const json_t *d)
 	}
 	table_print(t, f);
 	/* (the changes' CREATED is rocefabd's clock: these do not match it in a simulation) */
-	fputs("MADE: the end of the decision interval, by the counters' clock (fabric time in a simulation)\n", f);
+	if (any_made)
+		fputs("MADE: the end of the decision interval, by the counters' clock (fabric time in a simulation)\n",
+		      f);
 	table_free(t);
 	strs_fini(&s);
 }

@@ -158,13 +158,15 @@ def test_help_usage_errors_and_versions(fleet):
     r = ctl(d, tok, "-j", "counters", "gpu-a2:mlx5_0:1", "np_cnp_sent", "--step", "10s")
     assert r.returncode == 0, r.stderr
     r = ctl(d, tok, "--bogus")
-    assert r.returncode == 2 and r.stderr.startswith("rocefabctl: unknown option '--bogus'"), r.stderr
+    assert r.returncode == 2 and r.stderr.startswith("rocefabctl: unknown (or ambiguous) option '--bogus'"), r.stderr
     assert len(r.stderr.splitlines()) == 1, r.stderr
     # a negative number reads as options: said so, without getopt's "invalid option" and path
     r = ctl(d, tok, "cc", "apply", "-1")
     assert r.returncode == 2 and "unknown option '-1'" in r.stderr and "goes after '--'" in r.stderr, r.stderr
     r = ctl(d, tok, "cc", "apply", "--", "-1")
     assert r.returncode == 2 and "the id is a number from 1 up, not '-1'" in r.stderr, r.stderr
+    r = ctl(d, tok, "--json=1", "hosts")
+    assert r.returncode == 2 and r.stderr == "rocefabctl: --json takes no value (rocefabctl help lists the options)\n"
     r = ctl(d, tok, "--server")
     assert r.returncode == 2 and r.stderr == "rocefabctl: --server needs a value (rocefabctl help lists the options)\n"
     with open(os.path.join(ROOT, "VERSION")) as f:

@@ -1329,7 +1329,8 @@ static void test_print_cc(void **state)
 		       "REASON\n"
 		       "3   2025-12-05T22:21:07Z  2     canary  waiting  tor_down  kmin_bytes  400000  200000  2               "
 		       "deep queues\n"
-		       "MADE: the end of the decision interval, by the counters' clock (fabric time in a simulation)\n");
+		       "MADE: the end of the decision interval, by the counters' clock (fabric time in a "
+		       "simulation)\n");
 	/* the history: who decided, and why one was turned down before the evidence */
 	assert_printed(print_cc,
 		       "[{'id': 3, 'step': 2, 'phase': 'canary', 'state': 'rejected', 'class': 'tor_down',"
@@ -1342,8 +1343,7 @@ static void test_print_cc(void **state)
 		       "3   -     2     canary    rejected  tor_down  kmin_bytes   400000  200000  1           ops  "
 		       "the tuner was turned off; made for: deep queues\n"
 		       "4   -     3     rollback  applied   hosts     rpg_ai_rate  10      5       1  applied  ops  "
-		       "the tuner was turned off\n"
-		       "MADE: the end of the decision interval, by the counters' clock (fabric time in a simulation)\n");
+		       "the tuner was turned off\n");
 	/* withdrawn by the tuner (the policy changed while it waited), not an operator's reject */
 	assert_printed(print_cc,
 		       "[{'id': 5, 'step': 4, 'phase': 'canary', 'state': 'rejected', 'class': 'tor_up',"
@@ -1352,8 +1352,7 @@ static void test_print_cc(void **state)
 		       "  'reason': 'deep'}]",
 		       "ID  MADE  STEP  PHASE   STATE      CLASS   KNOB        FROM  TO  N  OUTCOME  BY   REASON\n"
 		       "5   -     4     canary  withdrawn  tor_up  kmin_bytes  4     2   1           ops  "
-		       "withdrawn: the policy changed while it waited; ops: night; made for: deep\n"
-		       "MADE: the end of the decision interval, by the counters' clock (fabric time in a simulation)\n");
+		       "withdrawn: the policy changed while it waited; ops: night; made for: deep\n");
 }
 
 /* --- running a command over a scripted transport --------------------------------------------- */
