@@ -134,10 +134,8 @@ static int ts_ports(struct sim *s, const char *list, struct ts_port **ret, int *
 static void print_human(json_t *doc)
 {
 	json_t *f = json_object_get(doc, "flows"), *sd = json_object_get(doc, "slowdown");
-	json_t *run = json_object_get(doc, "run");
+	json_t *run = json_object_get(doc, "run"), *tp = json_object_get(doc, "throughput");
 	static const char *const buckets[] = { "all", "lt_100KB", "100KB_1MB", "ge_1MB" };
-
-	json_t *tp = json_object_get(doc, "throughput");
 	double sim_us = json_number_value(json_object_get(doc, "sim_time_us"));
 	double last_us = json_number_value(json_object_get(f, "last_completed_us"));
 

@@ -1005,9 +1005,10 @@ static void test_port_reset(void **state)
 			int64_t t = T0 + (5 + k) * NSEC_PER_SEC;
 
 			snprintf(smp, sizeof(smp),
-				 "{\"device\":\"mlx5_0\",\"port\":\"1\",\"source\":\"hw_counters\",\"driver\":\"mlx5\","
-				 "\"t_ns\":%lld,\"values\":{\"out_of_sequence\":%u}},{\"device\":\"mlx5_0\",\"port\":\"1\","
-				 "\"source\":\"sim\",\"t_ns\":%lld,\"values\":{\"queue_depth_bytes_prio3\":%u}}",
+				 "{\"device\":\"mlx5_0\",\"port\":\"1\",\"source\":\"hw_counters\","
+				 "\"driver\":\"mlx5\",\"t_ns\":%lld,\"values\":{\"out_of_sequence\":%u}},"
+				 "{\"device\":\"mlx5_0\",\"port\":\"1\",\"source\":\"sim\",\"t_ns\":%lld,"
+				 "\"values\":{\"queue_depth_bytes_prio3\":%u}}",
 				 (long long)t, k ? 5u : 0xF0000000u, (long long)t, k ? 100u : 500000u);
 			assert_int_equal(submit_samples(ing, reg, 5 + k, "boot-A", t, smp).status, 0);
 		}
