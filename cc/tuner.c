@@ -1208,11 +1208,22 @@ const char *cc_tn_policy_fits(const struct cc_tn *t, const struct cc_tn_policy *
 	}
 	if (!n)
 		return NULL; /* nothing known yet */
-	snprintf(buf, len,
-		 "loop_bytes: with loop_bytes %" PRIu64 " no switch port has room for a Kmax: their PFC XOFF "
-		 "thresholds are %" PRIu64 "..%" PRIu64 " bytes, and Kmax must stay at most XOFF - loop_bytes and "
-		 "above kmin_floor_bytes (%" PRIu64 "); below %" PRIu64 " some would have one",
-		 p->loop_bytes, lo, hi, p->kmin_floor_bytes, hi > p->kmin_floor_bytes ? hi - p->kmin_floor_bytes : 0);
+	/* what would leave room, of either field (the message served both, named loop_bytes' bound) */
+	{
+		size_t l = 0;
+
+		l += (size_t)snprintf(buf, len,
+				      "loop_bytes: with loop_bytes %" PRIu64 " no switch port has room for a Kmax: "
+				      "their PFC XOFF thresholds are %" PRIu64 "..%" PRIu64 " bytes, and Kmax must "
+				      "stay at most XOFF - loop_bytes and above kmin_floor_bytes (%" PRIu64 ")",
+				      p->loop_bytes, lo, hi, p->kmin_floor_bytes);
+		if (l < len && hi > p->kmin_floor_bytes)
+			l += (size_t)snprintf(buf + l, len - l, "; some would have one with loop_bytes below %" PRIu64,
+					      hi - p->kmin_floor_bytes);
+		if (l < len && hi > p->loop_bytes)
+			snprintf(buf + l, len - l, "%s kmin_floor_bytes below %" PRIu64,
+				 hi > p->kmin_floor_bytes ? " or" : "; some would have one with", hi - p->loop_bytes);
+	}
 	return buf;
 }
 
@@ -3733,14 +3744,14 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 			k->st = ST_ROLLBACK;
 			/* members kept are said as they are: "rolled back" with nothing sent read as an
 			 * undo that did not happen (an operator's trial) */
-			snprintf(p->reason, sizeof(p->reason), "step %llu (%s %s %.15g -> %.15g) was under way when the tuner "
-							       "stopped: %s",
+			snprintf(p->reason, sizeof(p->reason),
+				 "step %llu (%s %s %.15g -> %.15g) was under way when the tuner stopped: %s",
 				 (unsigned long long)k->step, p->cls_name, knob_names[k->knob], k->from, k->to,
 				 !kept ? "rolled back" : p->nchanges ? "rolled back, but " : "");
 			if (kept)
 				snprintf(p->reason + strlen(p->reason), sizeof(p->reason) - strlen(p->reason),
-					 "%zu member%s left at %.15g: the policy refuses %.15g (a repair cut short; it goes on "
-					 "after tabu_intervals)", kept, kept == 1 ? "" : "s", k->to, k->from);
+					 "%zu member%s left at %.15g: the policy refuses %.15g (a repair cut short; it "
+					 "goes on after tabu_intervals)", kept, kept == 1 ? "" : "s", k->to, k->from);
 			if (!p->nchanges)
 				p->state = CC_TN_APPLIED; /* nothing of it was applied: nothing to undo */
 			if (strcmp(was, "rollback")) {
@@ -3925,7 +3936,8 @@ static json_t *outside_policy_json(const struct cc_tn *t)
  * keep theirs, and the class's setting (majority(): the value more than half the class has, or
  * the vote's pick) does not show them.  How many members and knobs, and the first
  * SET_APART_LISTED knobs with their value and the class's.  A knob a step of the
- * class moves now is left out: its canary differs by design. */
+ * class moves now is left out: its canary differs by design; not while the step waits for an
+ * operator (nothing moved yet), who deciding on it sees which members it leaves be. */
 #define SET_APART_LISTED 16
 static json_t *set_apart_json(const struct cc_tn *t)
 {
@@ -3947,7 +3959,7 @@ static json_t *set_apart_json(const struct cc_tn *t)
 			const struct step *st = &t->steps_of[m->cls];
 			double v = member_value(m, (enum cc_tn_knob)k);
 
-			if (st->st != ST_IDLE && st->knob == (enum cc_tn_knob)k)
+			if (st->st != ST_IDLE && st->st != ST_WAIT && st->knob == (enum cc_tn_knob)k)
 				continue;
 			if (isnan(cv[m->cls][k]))
 				cv[m->cls][k] = majority(t, (enum cc_tn_class)m->cls, (enum cc_tn_knob)k);

@@ -958,8 +958,10 @@ static char *restore_saved(struct tuner *t, char *why, size_t len)
 			t->restore_raw = NULL;
 		} else {
 			if (n > 0)
-				log_warning("tuner", "%d step%s under way when rocefabd stopped: rolled back", n,
-					    n == 1 ? " was" : "s were");
+				log_warning("tuner",
+					    "%d step%s under way when rocefabd stopped: rolled back (members the "
+					    "policy refuses back are kept: the tuner's history says so)",
+					    n, n == 1 ? " was" : "s were");
 			if (why[0])
 				log_warning("tuner", "%s", why);
 		}
@@ -1146,19 +1148,24 @@ static int set_policy_locked(struct tuner *t, json_t *changes, const char *actor
 				  sep ? sep + 2 : err);
 	}
 	/* one under which no switch port could have a Kmax would freeze every switch class: asked
-	 * of a change to what decides it, or of the tuner turned on (a policy that no longer fits
-	 * since the XOFFs were lowered may still be changed while it runs, turned off above all) */
-	if (p.mode != CC_TN_OFF && (was->mode == CC_TN_OFF || p.loop_bytes != was->loop_bytes ||
-				    p.kmin_floor_bytes != was->kmin_floor_bytes)) {
+	 * of a change to what decides it, whatever the mode (turned off in the same request, it
+	 * passed, and the next one turning the tuner on was refused naming the mode), or of the
+	 * tuner turned on (a policy that no longer fits since the XOFFs were lowered may still be
+	 * changed while it runs, turned off above all) */
+	if (p.loop_bytes != was->loop_bytes || p.kmin_floor_bytes != was->kmin_floor_bytes ||
+	    (p.mode != CC_TN_OFF && was->mode == CC_TN_OFF)) {
+		bool turned_on = p.loop_bytes == was->loop_bytes && p.kmin_floor_bytes == was->kmin_floor_bytes;
+
 		pthread_mutex_lock(&t->lock);
 		r = cc_tn_policy_fits(t->tn, &p, err, sizeof(err)) ? -EINVAL : 0;
 		pthread_mutex_unlock(&t->lock);
 		if (r < 0)
 			return rf_err_set(e, r, "BAD_VALUE",
-					  p.loop_bytes != was->loop_bytes		? "/loop_bytes"
-					  : p.kmin_floor_bytes != was->kmin_floor_bytes ? "/kmin_floor_bytes"
-											: "/mode",
-					  "%s", err + strlen("loop_bytes: "));
+					  p.loop_bytes != was->loop_bytes ? "/loop_bytes"
+					  : !turned_on			  ? "/kmin_floor_bytes"
+									  : "/mode",
+					  "%s%s", turned_on ? "cannot turn the tuner on: " : "",
+					  err + strlen("loop_bytes: "));
 	}
 	doc = cc_tn_policy_json(&p);
 	before = cc_tn_policy_json(was);
@@ -1213,18 +1220,25 @@ int tuner_set_policy(struct tuner *t, json_t *changes, const char *actor, const 
 {
 	struct cc_tn_policy was, p = cc_tn_defaults;
 	char diff[1900]; /* the log line's room (2,048 bytes) less its head */
+	bool replaced;	 /* the saved one was refused or repaired: this PUT writes the one in force */
 	int r;
 
 	if (!json_is_object(changes))
 		return rf_err_set(e, -EINVAL, "BAD_VALUE", "/", "the policy is a JSON object of the fields to change");
 	pthread_mutex_lock(&t->policy_lock);
+	replaced = t->policy_refused[0] != '\0';
 	r = set_policy_locked(t, changes, actor, reason, &was, &p, e);
 	pthread_mutex_unlock(&t->policy_lock);
 	if (r == 0) {
+		bool same;
+
 		/* the record of who changed what (the policy is saved, not its history) */
 		policy_diff(&was, &p, diff, sizeof(diff) - (reason ? strlen(reason) + 12 : 0)); /* (at most 512) */
-		log_notice("tuner", "policy changed by %s%s%s%s: %s", actor, reason ? " (reason \"" : "", reason ?: "",
-			   reason ? "\")" : "", diff);
+		same = !strcmp(diff, "nothing changed") && !replaced; /* (a PUT of {}, or of the values in force) */
+		log_msg(same ? LOG_INFO : LOG_NOTICE, "tuner", NULL, "policy %s by %s%s%s%s%s%s%s",
+			same ? "saved as it was" : "changed", actor, reason ? " (reason \"" : "", reason ?: "",
+			reason ? "\")" : "", same ? "" : ": ", same ? "" : diff,
+			replaced ? " (the one in force saved over the stored one that was refused or repaired)" : "");
 	}
 	return r;
 }
@@ -1271,6 +1285,11 @@ int tuner_decide(struct tuner *t, uint64_t id, bool apply, const char *actor, co
 	rec = rec_of(t, id);
 	if (rec && json_is_string(json_object_get(rec, "state")))
 		snprintf(state, sizeof(state), "%s", json_string_value(json_object_get(rec, "state")));
+	/* rejected by the tuner itself (the policy or a member changed while it waited): said so,
+	 * as rocefabctl's listing does */
+	if (rec && !strcmp(state, "rejected") &&
+	    !strncmp(json_string_value(json_object_get(rec, "error")) ?: "", "withdrawn: ", 11))
+		snprintf(state, sizeof(state), "withdrawn by the tuner");
 	if (r == 0 && p)
 		*ret = json_deep_copy(decided(t, p, actor, reason));
 	if (r == -ESTALE && p) {

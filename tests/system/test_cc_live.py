@@ -196,12 +196,26 @@ def test_a_policy_no_switch_port_fits_is_refused(world):
     r = ops.put("/api/v1/cc/policy", json={"kmin_floor_bytes": hi, "kmax_ceiling_bytes": 2 * hi})
     assert r.status_code == 400 and r.json()["pointer"] == "/kmin_floor_bytes", r.text
     assert ops.put("/api/v1/cc/policy", json={"loop_bytes": 200000}).status_code == 200
-    # turned off, the policy may be anything (one that stopped fitting can be mended, or left):
-    # turned on again with it, refused at /mode
+    # turned off (in the same request too), loop_bytes is still checked as it changes: it was
+    # taken, and the request turning the tuner on again was refused naming the mode
+    r = ops.put("/api/v1/cc/policy", json={"mode": "off", "loop_bytes": 100000000})
+    assert r.status_code == 400 and r.json()["pointer"] == "/loop_bytes", r.text
+    assert "some would have one with loop_bytes below" in r.json()["detail"], r.text
     assert ops.put("/api/v1/cc/policy", json={"mode": "off"}).status_code == 200
-    assert ops.put("/api/v1/cc/policy", json={"loop_bytes": 100000000}).status_code == 200
+    r = ops.put("/api/v1/cc/policy", json={"loop_bytes": 100000000})
+    assert r.status_code == 400 and r.json()["pointer"] == "/loop_bytes", r.text
+    # one saved that does not fit (the XOFFs lowered while it was off; here the database edited):
+    # the tuner is not turned on with it, and the answer says why
+    pol = ops.json("/api/v1/cc/policy")
+    pol["loop_bytes"] = 100000000
+    db = sqlite3.connect(d.db, timeout=10)
+    with db:
+        db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('cc_policy', ?)", (json.dumps(pol),))
+    db.close()
+    wait_for(lambda: ops.json("/api/v1/cc/policy")["loop_bytes"] == 100000000, 20, what="the saved policy taken")
     r = ops.put("/api/v1/cc/policy", json={"mode": "advise"})
     assert r.status_code == 400 and r.json()["pointer"] == "/mode", r.text
+    assert r.json()["detail"].startswith("cannot turn the tuner on: with loop_bytes 100000000 no switch port"), r.text
     assert ops.put("/api/v1/cc/policy", json={"mode": "advise", "loop_bytes": 200000}).status_code == 200
 
 
@@ -622,6 +636,10 @@ def test_a_policy_change_withdraws_what_waits_and_off_undoes_as_asked(world):
     said = [x for x in d.proc.output().splitlines() if "policy changed by ops" in x]
     assert said and "canary_share 0.5 -> 0.25, canary_intervals 3 -> 6" in said[-1], said
     assert "pmax_step 0.1 -> 0.2," in said[-1] and "tolerance 0.25 -> 10" in said[-1], said  # not 0.10000000000000001
+    # a PUT that changes nothing is no change (it read "policy changed ...: nothing changed")
+    assert ops.put("/api/v1/cc/policy", json={"reason": "a look"}).status_code == 200
+    wait_for(lambda: 'policy saved as it was by ops (reason "a look")' in d.proc.output(), 5, what="the log line")
+    assert not [x for x in d.proc.output().splitlines() if "nothing changed" in x]
     assert not tuner_changes(c)
     # made again; applied; the tuner turned off while its canary is out
     q = wait_for(lambda: next((x for x in proposals(c) if x["id"] != p["id"]), None), 30, what="a new proposal")
@@ -898,7 +916,8 @@ def test_a_canary_whose_member_was_set_meanwhile_is_withdrawn(world):
         next(x for x in c.json("/api/v1/cc/history") if x["id"] == p["id"])), 30, what="the canary withdrawn")
     assert rec["state"] == "rejected" and "decided_by" not in rec, rec
     assert rec["error"].startswith("withdrawn: ") and f"{ch['node']} {ch['port']}'s {knob}" in rec["error"], rec
-    assert ops.post(f"/api/v1/cc/proposals/{p['id']}/apply").status_code == 409
+    r = ops.post(f"/api/v1/cc/proposals/{p['id']}/apply")
+    assert r.status_code == 409 and "(withdrawn by the tuner)" in r.json()["detail"], r.text
     assert not tuner_changes(c)  # nothing of it went out
     # the port keeps the operator's value; the move comes again, without that port
     q = wait_for(lambda: next((x for x in proposals(c) if x["id"] > p["id"] and x["class"] == p["class"] and

@@ -204,9 +204,13 @@ static void test_policy_fits(void **state)
 	assert_int_equal(cc_tn_track_xoff(t, "leaf0", "spine0", 3000000), 0);
 	assert_non_null(cc_tn_policy_fits(t, &p, buf, sizeof(buf)));
 	assert_non_null(strstr(buf, "thresholds are 3000000..3670000 bytes"));
-	assert_non_null(strstr(buf, "below 3660000 some would have one"));
+	/* what would leave room: of loop_bytes only, kmin_floor_bytes cannot (a loop_bytes above
+	 * every XOFF) */
+	assert_non_null(strstr(buf, "some would have one with loop_bytes below 3660000"));
+	assert_null(strstr(buf, "or kmin_floor_bytes"));
 	p.loop_bytes = 3660000; /* Kmax would be at most kmin_floor_bytes on the larger one */
 	assert_non_null(cc_tn_policy_fits(t, &p, buf, sizeof(buf)));
+	assert_non_null(strstr(buf, "with loop_bytes below 3660000 or kmin_floor_bytes below 10000"));
 	p.loop_bytes = 3659999;
 	assert_null(cc_tn_policy_fits(t, &p, buf, sizeof(buf)));
 	cc_tn_free(t);
@@ -3232,6 +3236,34 @@ static void test_step_completes_without_members_set_apart(void **state)
 	cc_tn_free(t);
 }
 
+/* A port set apart (an operator's Kmin of its own, inside the policy) is listed while a step of
+ * that knob waits for an operator, who deciding on it sees which members it leaves be; it was
+ * left out as soon as the step existed. */
+static void test_set_apart_shown_while_a_step_waits(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_ADVISE);
+	struct cc_tn_ecn e;
+	json_t *st, *sa;
+	int64_t i = 1;
+
+	(void)state;
+	/* apart on every ECN knob: whichever the step moves */
+	e = (struct cc_tn_ecn){ 30000, 500000, 0.02 };
+	assert_int_equal(cc_tn_track_port(t, "leaf0", "h1", &e), 0);
+	for (; i < 30 && !npending(t); i++)
+		run(t, i, deep_down, NULL);
+	assert_int_equal(one(t)->state, CC_TN_WAITING);
+	assert_int_equal(one(t)->cls, CC_TN_TOR_DOWN);
+	st = cc_tn_json(t);
+	sa = json_object_get(st, "set_apart");
+	assert_int_equal(json_integer_value(json_object_get(sa, "members")), 1);
+	assert_int_equal(json_integer_value(json_object_get(sa, "knobs")), 3);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(sa, "first"), 0), "port")),
+			    "h1");
+	json_decref(st);
+	cc_tn_free(t);
+}
+
 /* A canary on its way (approved, its outcome not in) when the policy narrows under one of its
  * members, or an XOFF is lowered under its value: not withdrawn at the decision (its changes
  * would land with no step to undo them), rolled back once applied. */
@@ -3325,6 +3357,7 @@ int main(void)
 		cmocka_unit_test(test_rollback_all_through_a_refused_value),
 		cmocka_unit_test(test_class_that_cannot_follow_rolled_back),
 		cmocka_unit_test(test_step_completes_without_members_set_apart),
+		cmocka_unit_test(test_set_apart_shown_while_a_step_waits),
 		cmocka_unit_test(test_canary_on_its_way_not_withdrawn),
 	};
 

@@ -51,7 +51,7 @@ export async function render(root, ctx) {
     clear(msg);
     try {
       await api(`/api/v1/cc/proposals/${p.id}/${what}`, { method: 'POST', body: reason ? { reason } : undefined });
-      put(msg, h('p', { class: 'ok' }, `Proposal ${p.id}: ${what === 'apply' ? 'approved; its changes go out now' : 'rejected'}.`));
+      put(msg, h('p', { class: 'ok' }, `Proposal ${p.id}: ${what === 'apply' ? "approved; its changes go out at the tuner's next pass" : 'rejected'}.`));
       await refresh();
     } catch (e) {
       put(msg, errorBox(e));
