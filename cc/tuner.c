@@ -2644,6 +2644,27 @@ static const char *unsafe(const struct cc_tn *t, const struct step *k, char *buf
 	return NULL;
 }
 
+/* The changed members' (c) pause, against the rest's (r), worse beyond the verdict's margin at
+ * Welch's t above tmin, and above the pause target now: the shares stop at 0, so a canary
+ * that does not pause read as worse when a hot spot left the rest's ports ("the canary's
+ * paused share went from 0.000 % to 0.000 %, the rest's from 23.1 % to 3.4 %": rolled back). */
+static bool pause_worse(const struct cc_tn *t, const struct grp *c, const struct grp *r, double tmin)
+{
+	double margin = t->pol.tolerance * fmax(c->lvl_pause, r->lvl_pause) + t->pol.pause_target;
+
+	return c->lvl_pause + stat_mean(&c->pause) > t->pol.pause_target &&
+	       stat_worse_t(&c->pause, &r->pause, margin, tmin);
+}
+
+/* The same for the mean queue delay: not worse at a quarter of the target or below. */
+static bool qdelay_worse(const struct cc_tn *t, const struct grp *c, const struct grp *r, double tmin)
+{
+	double margin = t->pol.tolerance * fmax(c->lvl_qd, r->lvl_qd) + t->pol.qdelay_target_us / 4;
+
+	return c->lvl_qd + stat_mean(&c->qd) > t->pol.qdelay_target_us / 4 &&
+	       stat_worse_t(&c->qd, &r->qd, margin, tmin);
+}
+
 /* The canary against the rest of its class over the same intervals: NULL when the move did
  * what it aimed at without harm, or why not (*nogain: only that it showed no clear gain). */
 static const char *canary_worse(const struct cc_tn *t, const struct step *k, char *buf, size_t len, bool *nogain)
@@ -2655,17 +2676,16 @@ static const char *canary_worse(const struct cc_tn *t, const struct step *k, cha
 	double qc = c->lvl_qd + stat_mean(&c->qd), qr = r->lvl_qd + stat_mean(&r->qd);
 	double uc = c->lvl_util + stat_mean(&c->util), ur = r->lvl_util + stat_mean(&r->util);
 	double pc = c->lvl_pause + stat_mean(&c->pause), pr = r->lvl_pause + stat_mean(&r->pause);
-	double lq = fmax(c->lvl_qd, r->lvl_qd), lu = fmax(c->lvl_util, r->lvl_util),
-	       lp = fmax(c->lvl_pause, r->lvl_pause);
+	double lq = fmax(c->lvl_qd, r->lvl_qd), lu = fmax(c->lvl_util, r->lvl_util);
 	/* less sent: the change of the canary's share of capacity, negated */
 	struct stat nc = { c->util.n, -c->util.s, c->util.ss }, nr = { r->util.n, -r->util.s, r->util.ss };
 
-	if (stat_worse(&c->pause, &r->pause, tol * lp + p->pause_target)) {
+	if (pause_worse(t, c, r, 2)) {
 		snprintf(buf, len, "the canary's paused share went from %.3f %% to %.3f %%, the rest of %s's from %.3f %% "
 				   "to %.3f %%", c->lvl_pause * 100, pc * 100, LBL(k->cls), r->lvl_pause * 100, pr * 100);
 		return buf;
 	}
-	if ((k->aggressive || k->forced) && stat_worse(&c->qd, &r->qd, tol * lq + p->qdelay_target_us / 4)) {
+	if ((k->aggressive || k->forced) && qdelay_worse(t, c, r, 2)) {
 		snprintf(buf, len, "the canary's mean queue delay went from %.1f to %.1f us, the rest's from %.1f to %.1f us",
 			 c->lvl_qd, qc, r->lvl_qd, qr);
 		return buf;
@@ -2987,14 +3007,13 @@ static int step_run(struct cc_tn *t, struct step *k, const struct cc_tn_input *i
 	 * goes at once, without waiting for its verdict */
 	{
 		const struct grp *c = &k->g_canary, *r = &k->g_rest;
-		double tol = t->pol.tolerance;
 
-		if (stat_worse_t(&c->pause, &r->pause, tol * fmax(c->lvl_pause, r->lvl_pause) + t->pol.pause_target, 3)) {
+		if (pause_worse(t, c, r, 3)) {
 			snprintf(buf, sizeof(buf), "the changed members were paused %.3f %% of the time, the rest %.3f %%",
 				 (c->lvl_pause + stat_mean(&c->pause)) * 100, (r->lvl_pause + stat_mean(&r->pause)) * 100);
 			return propose_rollback(t, k, buf);
 		}
-		if (stat_worse_t(&c->qd, &r->qd, tol * fmax(c->lvl_qd, r->lvl_qd) + t->pol.qdelay_target_us / 4, 3)) {
+		if (qdelay_worse(t, c, r, 3)) {
 			snprintf(buf, sizeof(buf), "the changed members' mean queue delay rose to %.1f us, the rest's is %.1f us",
 				 c->lvl_qd + stat_mean(&c->qd), r->lvl_qd + stat_mean(&r->qd));
 			return propose_rollback(t, k, buf);

@@ -3236,6 +3236,61 @@ static void test_step_completes_without_members_set_apart(void **state)
 	cc_tn_free(t);
 }
 
+/* The ports of a canary (a proposal's changes) and whether the rest of the class pauses now. */
+struct calm_canary {
+	const struct cc_tn_proposal *p;
+	bool rest_pauses;
+};
+
+/* ToR downlinks: the canary's never pause; the rest half of the time, or a tenth. */
+static void calm_canary_look(const char *node, const char *port, uint64_t *peak, uint64_t *pause, void *ctx)
+{
+	struct calm_canary *c = ctx;
+
+	if (strncmp(node, "leaf", 4) || !tor_down(port))
+		return;
+	*peak = 200000;
+	*pause = changes_port(c->p, node, port) ? 0 : c->rest_pauses ? IV / 2 : IV / 10;
+}
+
+/* A canary that never pauses, while the rest of its class pauses less than before (a hot spot
+ * that moved): not worse (the shares stop at 0: it was rolled back, "the canary's paused share
+ * went from 0.000 % to 0.000 %, the rest's from 50 % to 10 %").  One that pauses is still
+ * rolled back: test_forced_bad_step_rolled_back. */
+static void test_a_canary_that_does_not_pause_is_not_worse(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_AUTO), *t2;
+	struct calm_canary cc = { .rest_pauses = true };
+	struct cc_tn_proposal *p, *q;
+	int64_t i = 1;
+
+	(void)state;
+	/* the canary a forced Kmax step of tor_down takes (the same members every time) */
+	quiet_then_force(t, &i, CC_TN_TOR_DOWN, CC_TN_KMAX, 300000);
+	cc.p = p = one(t);
+	t2 = tuner(CC_TN_OFF); /* (that step alone: none of its own against the pauses) */
+	i = 1;
+	for (; i <= 6; i++)
+		run(t2, i, calm_canary_look, &cc);
+	{
+		const char *why;
+
+		assert_int_equal(cc_tn_force(t2, CC_TN_TOR_DOWN, CC_TN_KMAX, 300000, &why), 0);
+	}
+	q = one(t2);
+	assert_int_equal(q->nchanges, p->nchanges);
+	for (size_t k = 0; k < q->nchanges; k++)
+		assert_true(changes_port(p, q->changes[k].node, q->changes[k].port));
+	assert_int_equal(cc_tn_applied(t2, q->id, CC_TN_OUT_APPLIED), 0);
+	cc.rest_pauses = false;
+	for (unsigned k = 0; k < cc_tn_defaults.canary_intervals; k++)
+		run(t2, i++, calm_canary_look, &cc);
+	q = one(t2);
+	assert_int_equal(q->phase, CC_TN_ROLLOUT);
+	cc_tn_free(t2);
+	cc_tn_free(t);
+}
+
 /* A port set apart (an operator's Kmin of its own, inside the policy) is listed while a step of
  * that knob waits for an operator, who deciding on it sees which members it leaves be; it was
  * left out as soon as the step existed. */
@@ -3358,6 +3413,7 @@ int main(void)
 		cmocka_unit_test(test_class_that_cannot_follow_rolled_back),
 		cmocka_unit_test(test_step_completes_without_members_set_apart),
 		cmocka_unit_test(test_set_apart_shown_while_a_step_waits),
+		cmocka_unit_test(test_a_canary_that_does_not_pause_is_not_worse),
 		cmocka_unit_test(test_canary_on_its_way_not_withdrawn),
 	};
 
