@@ -3423,8 +3423,11 @@ int cc_tn_rollback_all(struct cc_tn *t)
 		/* asked, not judged: counted all the same (rocefab_cc_rollbacks_total), once */
 		t->rolled_back += !ds->counted;
 		ds->counted = true;
-		/* the operator undid it: not proposed again for a while */
+		/* the operator undid it: not proposed again for a while; and the hold its keeping set
+		 * on going straight back is over (it held a repair of that knob back for as long, with
+		 * nothing saying why: an operator's trial) */
 		t->tabu_until[ds->cls][ds->knob][ds->to > ds->from] = t->interval + t->pol.tabu_intervals;
+		t->tabu_until[ds->cls][ds->knob][!(ds->to > ds->from)] = 0;
 		n++;
 	}
 	/* a value passed through and sent by no older undo: the member keeps what it has */

@@ -2645,6 +2645,21 @@ static void test_off_before_the_canary_is_sent(void **state)
 	cc_tn_free(t);
 }
 
+/* Whether GET /api/v1/cc lists a hold of class's knob in direction dir. */
+static bool holds(struct cc_tn *t, const char *cls, const char *knob, const char *dir)
+{
+	json_t *st = cc_tn_json(t), *x;
+	bool found = false;
+	size_t i;
+
+	json_array_foreach(json_object_get(st, "holds"), i, x)
+		found |= !strcmp(json_string_value(json_object_get(x, "class")) ?: "", cls) &&
+			 !strcmp(json_string_value(json_object_get(x, "knob")) ?: "", knob) &&
+			 !strcmp(json_string_value(json_object_get(x, "direction")) ?: "", dir);
+	json_decref(st);
+	return found;
+}
+
 static void test_rollback_all(void **state)
 {
 	struct cc_tn *t = tuner(CC_TN_AUTO);
@@ -2680,8 +2695,13 @@ static void test_rollback_all(void **state)
 	e = (struct cc_tn_ecn){ 10000, 5000, 0.01 };
 	assert_int_equal(cc_tn_track_port(t, "leaf1", "h5", &e), 0);
 	cc_tn_steps(t, &rb0);
+	assert_true(holds(t, "tor_down", "kmin_bytes", "up")); /* the kept step's: not straight back */
 	steps = cc_tn_rollback_all(t);
 	assert_true(steps >= 1);
+	/* undone by the operator: held from coming again, and the hold on going back is over (it
+	 * held a repair of Kmin up to a raised floor back) */
+	assert_true(holds(t, "tor_down", "kmin_bytes", "down"));
+	assert_false(holds(t, "tor_down", "kmin_bytes", "up"));
 	cc_tn_steps(t, &rb);
 	assert_int_equal(rb, rb0 + (uint64_t)steps); /* asked for, counted all the same */
 	v = cc_tn_pending(t, &n);
