@@ -897,11 +897,10 @@ def waiting_switch_proposal(c, ops, skip=()):
     return wait_for(one, 40, what="a waiting proposal of a switch class")
 
 
-def test_a_canary_whose_member_was_set_meanwhile_is_withdrawn(world):
-    """Another operator sets a port of a canary waiting for an operator: the canary is withdrawn
-    (rejected by the tuner, saying which member moved), since applied it would set a value chosen
-    for the setting before and its rollback would restore that setting, not the operator's; the
-    move comes again without that port.  Before, the canary went out as it was made."""
+def canary_member_set_by_another(world):
+    """A switch canary waiting for an operator, one of whose ports a second operator has just
+    set (the change on its way): the fabric, the proposal, that change of it, its knob and the
+    value set."""
     d, sim, c, ops = fabric(world)
     d.token("ops2", "operator")
     ops2 = d.client("ops2")
@@ -912,6 +911,15 @@ def test_a_canary_whose_member_was_set_meanwhile_is_withdrawn(world):
     r = ops2.put(f"/api/v1/switches/{ch['node']}/ports/{ch['port']}/queues/3/ecn",
                  json={knob: new, "reason": "test: set by hand"})
     assert r.status_code == 202, r.text
+    return d, sim, c, ops, p, ch, knob, new
+
+
+def test_a_canary_whose_member_was_set_meanwhile_is_withdrawn(world):
+    """Another operator sets a port of a canary waiting for an operator: the canary is withdrawn
+    (rejected by the tuner, saying which member moved), since applied it would set a value chosen
+    for the setting before and its rollback would restore that setting, not the operator's; the
+    move comes again without that port.  Before, the canary went out as it was made."""
+    d, sim, c, ops, p, ch, knob, new = canary_member_set_by_another(world)
     rec = wait_for(lambda: (lambda x: x if x["state"] != "waiting" else None)(
         next(x for x in c.json("/api/v1/cc/history") if x["id"] == p["id"])), 30, what="the canary withdrawn")
     assert rec["state"] == "rejected" and "decided_by" not in rec, rec
@@ -930,16 +938,7 @@ def test_a_canary_whose_member_was_set_meanwhile_is_withdrawn(world):
 def test_applying_a_canary_an_operator_just_changed_is_refused(world):
     """An operator's change to a member of a waiting canary, still on its way, counts when another
     applies the canary: 409 (it was approved, 202, and withdrawn at the tuner's next pass)."""
-    d, sim, c, ops = fabric(world)
-    d.token("ops2", "operator")
-    ops2 = d.client("ops2")
-    p = waiting_switch_proposal(c, ops)
-    ch = p["changes"][0]
-    knob, was = p["knob"], ch["from"]
-    new = round(was * 0.9, 3) if knob == "pmax" else int(was * 0.9)
-    r = ops2.put(f"/api/v1/switches/{ch['node']}/ports/{ch['port']}/queues/3/ecn",
-                 json={knob: new, "reason": "test: set by hand"})
-    assert r.status_code == 202, r.text
+    _, _, c, ops, p, ch, knob, _ = canary_member_set_by_another(world)
     r = ops.post(f"/api/v1/cc/proposals/{p['id']}/apply")
     assert r.status_code == 409 and r.json()["code"] in ("WITHDRAWN", "NOT_WAITING"), r.text
     if r.json()["code"] == "WITHDRAWN":
