@@ -436,15 +436,34 @@ static int host_classes_from_json(json_t *v, struct cc_tn_policy *n, char *err, 
 	memset(n->host_classes, 0, sizeof(n->host_classes));
 	n->nhost_classes = 0;
 	json_array_foreach(v, i, it) {
-		json_t *name = json_object_get(it, "name"), *hosts = json_object_get(it, "hosts");
+		json_t *name = json_object_get(it, "name"), *hosts = json_object_get(it, "hosts"), *x;
+		const char *k;
 
-		if (!json_is_object(it) || json_object_size(it) != 2 || !json_is_string(name) || !json_is_string(hosts)) {
+		if (!json_is_object(it)) {
 			snprintf(err, len, "/host_classes/%zu: must be an object with the strings name and hosts", i);
 			return -EINVAL;
 		}
-		if (strlen(json_string_value(name)) >= sizeof(n->host_classes[i].name) ||
-		    strlen(json_string_value(hosts)) >= sizeof(n->host_classes[i].hosts)) {
-			snprintf(err, len, "/host_classes/%zu: name is at most 31 characters, hosts at most 127", i);
+		/* the member at fault named (it was the whole class, "x" in it not said) */
+		json_object_foreach(it, k, x) {
+			struct js_path q = { .len = 0 };
+
+			if (!strcmp(k, "name") || !strcmp(k, "hosts"))
+				continue;
+			js_path_push_key(&q, k);
+			snprintf(err, len, "/host_classes/%zu%s: unknown field (a class has name and hosts)", i,
+				 js_path_str(&q));
+			return -EINVAL;
+		}
+		if (!json_is_string(name) || !json_is_string(hosts)) {
+			snprintf(err, len, "/host_classes/%zu/%s: must be a string", i, json_is_string(name) ? "hosts" : "name");
+			return -EINVAL;
+		}
+		if (strlen(json_string_value(name)) >= sizeof(n->host_classes[i].name)) {
+			snprintf(err, len, "/host_classes/%zu/name: at most 31 characters", i);
+			return -EINVAL;
+		}
+		if (strlen(json_string_value(hosts)) >= sizeof(n->host_classes[i].hosts)) {
+			snprintf(err, len, "/host_classes/%zu/hosts: at most 127 characters", i);
 			return -EINVAL;
 		}
 		snprintf(n->host_classes[i].name, sizeof(n->host_classes[i].name), "%s", json_string_value(name));

@@ -1136,12 +1136,18 @@ static int set_policy_locked(struct tuner *t, json_t *changes, const char *actor
 	if (cc_tn_policy_from_json(changes, &p, err, sizeof(err)) < 0) {
 		/* "/FIELD: what is wrong": the pointer, then the detail; an unknown field's name may
 		 * hold ": " itself (the library's fields do not) */
-		static const char unknown[] = ": unknown policy field";
-		size_t n = strlen(err), nu = sizeof(unknown) - 1;
-		bool unk = n > nu && !strcmp(err + n - nu, unknown);
-		const char *sep = err[0] != '/' ? NULL : unk ? err + n - nu : strstr(err, ": ");
+		static const char *const unknown[] = { ": unknown policy field",
+						       ": unknown field (a class has name and hosts)" };
+		size_t n = strlen(err), nu = 0;
 		char ptr[256] = ""; /* a JSON pointer, as the library's (255 bytes at most) */
+		bool unk = false;
+		const char *sep;
 
+		for (size_t u = 0; u < ARRAY_SIZE(unknown) && !unk; u++) {
+			nu = strlen(unknown[u]);
+			unk = n > nu && !strcmp(err + n - nu, unknown[u]);
+		}
+		sep = err[0] != '/' ? NULL : unk ? err + n - nu : strstr(err, ": ");
 		if (sep)
 			snprintf(ptr, sizeof(ptr), "%.*s", (int)(sep - err), err);
 		return rf_err_set(e, -EINVAL, unk ? "UNKNOWN_FIELD" : "BAD_VALUE", sep ? ptr : NULL, "%s",

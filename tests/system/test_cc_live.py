@@ -151,7 +151,9 @@ def test_auto_steps_and_rollback(world):
     ({"surprise": 1}, "UNKNOWN_FIELD", "surprise"),
     ([1, 2], "BAD_VALUE", None),
     ({"host_classes": [{"name": "spine", "hosts": "x*"}]}, "BAD_VALUE", "host_classes"),
-    ({"host_classes": [{"name": "gpu"}]}, "BAD_VALUE", "host_classes/0"),
+    ({"host_classes": [{"name": "gpu"}]}, "BAD_VALUE", "/host_classes/0/hosts"),
+    # the member at fault named, an unknown one as such (its name may hold ": ")
+    ({"host_classes": [{"name": "gpu", "hosts": "h*", "a: b": 1}]}, "UNKNOWN_FIELD", "/host_classes/0/a: b"),
     ({"host_classes": [{"name": "gpu", "hosts": "gpu[1-4"}]}, "BAD_VALUE", "host_classes"),
     ({"host_classes": "gpu=h*"}, "BAD_VALUE", "host_classes"),
     ({"a: b": 1}, "UNKNOWN_FIELD", "/a: b"),  # the pointer is the whole name

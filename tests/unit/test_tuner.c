@@ -1554,8 +1554,11 @@ static void test_host_classes(void **state)
 		{ "{\"host_classes\": [{\"name\": \"a\", \"hosts\": \"\"}]}", "pattern" },
 		{ "{\"host_classes\": [{\"name\": \"a\", \"hosts\": \"gpu[1-4\"}]}", "a '[' without its ']'" },
 		{ "{\"host_classes\": [{\"name\": \"a\", \"hosts\": \"x\"}, {\"name\": \"a\", \"hosts\": \"y\"}]}", "differ" },
-		{ "{\"host_classes\": [{\"name\": \"a\"}]}", "/host_classes/0" },
-		{ "{\"host_classes\": [{\"name\": \"a\", \"hosts\": \"x\", \"why\": 1}]}", "/host_classes/0" },
+		/* the member at fault named */
+		{ "{\"host_classes\": [{\"name\": \"a\"}]}", "/host_classes/0/hosts: must be a string" },
+		{ "{\"host_classes\": [{\"name\": \"a\", \"hosts\": \"x\", \"w/y\": 1}]}",
+		  "/host_classes/0/w~1y: unknown field (a class has name and hosts)" },
+		{ "{\"host_classes\": [7]}", "/host_classes/0: must be an object" },
 		{ "{\"host_classes\": [{\"name\": \"a\", \"hosts\": \"x\"}, {\"name\": \"b\", \"hosts\": \"x\"}, "
 		  "{\"name\": \"c\", \"hosts\": \"x\"}, {\"name\": \"d\", \"hosts\": \"x\"}, {\"name\": \"e\", "
 		  "\"hosts\": \"x\"}]}",
