@@ -455,7 +455,8 @@ static int host_classes_from_json(json_t *v, struct cc_tn_policy *n, char *err, 
 			return -EINVAL;
 		}
 		if (!json_is_string(name) || !json_is_string(hosts)) {
-			snprintf(err, len, "/host_classes/%zu/%s: must be a string", i, json_is_string(name) ? "hosts" : "name");
+			snprintf(err, len, "/host_classes/%zu/%s: must be a string", i,
+				 json_is_string(name) ? "hosts" : "name");
 			return -EINVAL;
 		}
 		if (strlen(json_string_value(name)) >= sizeof(n->host_classes[i].name)) {
