@@ -22,6 +22,15 @@ LIVE = os.path.join(ROOT, "tests", "sim", "live")
 CC_CONF = "[cc]\ninterval = 1s\n"
 
 
+def save_policy_behind(d, text):
+    """The tuner's policy saved in the database as text, not through the API (a database
+    restored or edited)."""
+    db = sqlite3.connect(d.db, timeout=10)
+    with db:
+        db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('cc_policy', ?)", (text,))
+    db.close()
+
+
 def fabric(world, mode="advise", scenario=None):
     d = world.daemon(extra_conf=CC_CONF + f"mode = {mode}\n").start()
     _, agent_tok = d.token("agents", "agent", agent=SIM_AGENTS)
@@ -210,10 +219,7 @@ def test_a_policy_no_switch_port_fits_is_refused(world):
     # the tuner is not turned on with it, and the answer says why
     pol = ops.json("/api/v1/cc/policy")
     pol["loop_bytes"] = 100000000
-    db = sqlite3.connect(d.db, timeout=10)
-    with db:
-        db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('cc_policy', ?)", (json.dumps(pol),))
-    db.close()
+    save_policy_behind(d, json.dumps(pol))
     wait_for(lambda: ops.json("/api/v1/cc/policy")["loop_bytes"] == 100000000, 20, what="the saved policy taken")
     r = ops.put("/api/v1/cc/policy", json={"mode": "advise"})
     assert r.status_code == 400 and r.json()["pointer"] == "/mode", r.text
@@ -532,11 +538,7 @@ def test_a_refused_saved_policy_is_said_once(world):
     force, the log says why once (not at every pass), and a policy put by an operator mends it."""
     d, sim, c, ops = fabric(world)
     d.stop()
-    db = sqlite3.connect(d.db, timeout=10)
-    with db:
-        db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('cc_policy', ?)",
-                   (json.dumps({"mode": "advise", "canary_share": 7}),))
-    db.close()
+    save_policy_behind(d, json.dumps({"mode": "advise", "canary_share": 7}))
     d.start()
     c, ops = d.client("viewer"), d.client("ops")
     wait_for(lambda: c.json("/api/v1/cc")["decisions"] >= 4, 30, what="4 decisions")
@@ -571,10 +573,7 @@ def test_a_saved_policy_of_an_older_release(world, saved, want):
     d.token("viewer", "viewer")
     d.start()
     d.stop()
-    db = sqlite3.connect(d.db, timeout=10)
-    with db:
-        db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('cc_policy', ?)", (json.dumps(saved),))
-    db.close()
+    save_policy_behind(d, json.dumps(saved))
     d.start()
     c = d.client("viewer")
     st = wait_for(lambda: (lambda x: x if "saved_policy" in x else None)(c.json("/api/v1/cc")), 30,
@@ -668,10 +667,7 @@ def test_a_saved_policy_changed_under_rocefabd_withdraws_what_waits(world):
     p = wait_for(lambda: (proposals(c) or [None])[0], 30, what="a waiting proposal")
     pol = ops.json("/api/v1/cc/policy")
     pol["canary_share"] = 0.25
-    db = sqlite3.connect(d.db, timeout=10)
-    with db:
-        db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('cc_policy', ?)", (json.dumps(pol),))
-    db.close()
+    save_policy_behind(d, json.dumps(pol))
     rec = wait_for(lambda: next((x for x in c.json("/api/v1/cc/history") if x["id"] == p["id"] and
                                  x["state"] == "rejected"), None), 20, what="the waiting canary withdrawn")
     assert rec["error"] == "withdrawn: the policy saved in the database changed while it waited", rec
