@@ -1207,6 +1207,7 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 	uint32_t nadd;
 	int row;
 	uint32_t n = 0, nn = 0, i, k;
+	bool narrow = false; /* a value narrower than 64 bits: one a port's reset may be misread on */
 	int64_t t = 0;
 	sqlite3_stmt *st;
 	int r;
@@ -1230,6 +1231,7 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 				*wv = w;
 				*wvcap = cap;
 			}
+			narrow |= rep->values[v].width < 64;
 			(*wv)[n++].v = &rep->values[v];
 		}
 	}
@@ -1245,7 +1247,8 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 		 * nothing new, and the stored row with its deltas stays as it is */
 		return 0;
 	}
-	port_reset = !new_boot && t > ps->t_ns && port_was_reset(ing, ps, *wv, n, t, new_boot);
+	/* (the walk only where it can change a reading: most ports' counters are all 64-bit) */
+	port_reset = narrow && !new_boot && t > ps->t_ns && port_was_reset(ing, ps, *wv, n, t, new_boot);
 	out = calloc(n, sizeof(*out));
 	/* the new cache: the union of the old counters and this report's */
 	nc = calloc(n + ps->n, sizeof(*nc));
