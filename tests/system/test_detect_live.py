@@ -225,8 +225,11 @@ def test_live_advise_changes_nothing_until_mitigated(world):
     r = d.client("noc").post(f"/api/v1/alerts/{a['id']}/ack")
     assert r.status_code == 409 and r.json()["code"] == "ALREADY_ACKED" and "by ops at" in r.json()["detail"], r.text
     # one alert, as the list has it (GET /api/v1/alerts/{id}); an unknown one is a 404
-    one = c.json(f"/api/v1/alerts/{a['id']}")
-    assert one == [x for x in c.json("/api/v1/alerts")["items"] if x["id"] == a["id"]][0], one
+    # (the detector updates the alert at each pass: the two reads agree once none falls between)
+    def one_as_listed():
+        one = c.json(f"/api/v1/alerts/{a['id']}")
+        return one if one == [x for x in c.json("/api/v1/alerts")["items"] if x["id"] == a["id"]][0] else None
+    wait_for(one_as_listed, 10, interval=0.01, what="GET /api/v1/alerts/{id} equal to the alert in the list")
     assert c.get("/api/v1/alerts/99999").status_code == 404 and c.get("/api/v1/alerts/x").status_code == 400
     # the same from rocefabctl
     out = ctl(d, "viewer", "alerts").stdout
