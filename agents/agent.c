@@ -646,7 +646,7 @@ static bool lane_counter(const char *name, bool prio)
 	static const char *const port_names[] = { "tx_bytes", "rx_bytes", "np_ecn_marked_roce_packets",
 						  "np_cnp_sent", "rp_cnp_handled", "retransmitted_packets",
 						  "out_of_sequence", "packet_seq_err", "local_ack_timeout_err",
-						  "phy_tx_discards", NULL };
+						  "phy_tx_discards", "phy_rx_crc_errors", "carrier_changes", NULL };
 	const char *const *names = prio ? prio_names : port_names;
 
 	for (int i = 0; names[i]; i++)

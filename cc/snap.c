@@ -38,6 +38,8 @@ const char *const cc_snap_port_field_names[CP_N] = {
 	[CP_SEQ_ERR] = "packet_seq_err",
 	[CP_ACK_TIMEOUT] = "local_ack_timeout_err",
 	[CP_TX_DISCARDS] = "phy_tx_discards",
+	[CP_RX_CRC] = "phy_rx_crc_errors",
+	[CP_CARRIER] = "carrier_changes",
 };
 
 struct cc_snap *cc_snap_new(uint8_t prios, int64_t t_us, int64_t interval_us)

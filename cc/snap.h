@@ -56,6 +56,8 @@ enum cc_pfield {
 	CP_SEQ_ERR,	/* packet_seq_err */
 	CP_ACK_TIMEOUT, /* local_ack_timeout_err */
 	CP_TX_DISCARDS, /* phy_tx_discards */
+	CP_RX_CRC,	/* phy_rx_crc_errors: frames lost on the link into the port */
+	CP_CARRIER,	/* carrier_changes: the link went down or up */
 	CP_N
 };
 

@@ -830,6 +830,8 @@ struct sig {
 	double host_util;	   /* hosts' bytes sent / capacity */
 	double retx;		   /* retransmitted packets + timeouts per host */
 	double drops;		   /* discards per port */
+	double buf_drops;	   /* of those, at a full ingress buffer (not a link's) */
+	double link_err;	   /* frames lost on links (bad FCS) and carrier changes, fabric-wide */
 	double cnp;		   /* CNPs handled per host */
 	double probe_p99_us;	   /* < 0: none */
 	/* per host class ([class - CC_TN_HOSTS]), over its hosts and the ToR ports facing them:
@@ -1395,7 +1397,7 @@ static int measure(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 	size_t nq[CC_TN_NSWITCH_CLASSES] = { 0 };
 	double tx[CC_TN_NSWITCH_CLASSES] = { 0 }, cap[CC_TN_NSWITCH_CLASSES] = { 0 };
 	double mk[CC_TN_NSWITCH_CLASSES] = { 0 }, pk[CC_TN_NSWITCH_CLASSES] = { 0 };
-	double paused = 0, port_time = 0, htx = 0, hcap = 0, retx = 0, drops = 0, cnp = 0;
+	double paused = 0, port_time = 0, htx = 0, hcap = 0, retx = 0, drops = 0, bdrops = 0, cnp = 0;
 	unsigned nretx = 0, ncnp = 0, ndrops = 0; /* hosts, ports that reported them */
 	double iv = s->interval_us > 0 ? (double)s->interval_us : 1;
 	int r = 0;
@@ -1408,6 +1410,7 @@ static int measure(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 		const struct cc_port *cp = &s->ports[p];
 		const struct cc_prio *e = cc_snap_prio(s, p, in->prio);
 
+		g->link_err += (double)(cp->pv[CP_RX_CRC] + cp->pv[CP_CARRIER]); /* (0 unless reported) */
 		if (cp->down)
 			continue;
 		if (has_field(e, CF_RX_PAUSE_US)) {
@@ -1417,7 +1420,7 @@ static int measure(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 		if (has_pfield(cp, CP_TX_DISCARDS) || has_field(e, CF_RX_BUF_DISCARDS)) {
 			ndrops++;
 			drops += has_pfield(cp, CP_TX_DISCARDS) ? (double)cp->pv[CP_TX_DISCARDS] : 0;
-			drops += has_field(e, CF_RX_BUF_DISCARDS) ? (double)e->v[CF_RX_BUF_DISCARDS] : 0;
+			bdrops += has_field(e, CF_RX_BUF_DISCARDS) ? (double)e->v[CF_RX_BUF_DISCARDS] : 0;
 		}
 		if (s->nodes[cp->node].kind == CC_HOST) {
 			if (has_pfield(cp, CP_TX_BYTES)) {
@@ -1468,7 +1471,8 @@ static int measure(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 	g->host_util = hcap > 0 ? htx / hcap : 0;
 	g->retx = nretx ? retx / nretx : 0;
 	g->cnp = ncnp ? cnp / ncnp : 0;
-	g->drops = ndrops ? drops / ndrops : 0;
+	g->drops = ndrops ? (drops + bdrops) / ndrops : 0;
+	g->buf_drops = ndrops ? bdrops / ndrops : 0;
 	g->probe_p99_us = in->probe_p99_us;
 	return r;
 }
@@ -1494,6 +1498,8 @@ static void sig_mean(const struct cc_tn *t, unsigned n, struct sig *ret)
 		ret->host_util += g->host_util / n;
 		ret->retx += g->retx / n;
 		ret->drops += g->drops / n;
+		ret->buf_drops += g->buf_drops / n;
+		ret->link_err += g->link_err / n;
 		ret->cnp += g->cnp / n;
 		for (int h = 0; h < CC_TN_NHOST_SLOTS; h++) {
 			ret->h_pause[h] += g->h_pause[h] / n;
@@ -1514,8 +1520,9 @@ static bool class_present(const struct cc_tn *t, enum cc_tn_class c);
 /* The signals; with named host classes, each host class's too. */
 static json_t *sig_json(const struct cc_tn *t, const struct sig *g)
 {
-	json_t *o = json_pack("{s:f,s:f,s:f,s:f,s:f}", "pause_share", g->pause_share, "host_util", g->host_util,
-			      "retransmits_per_host", g->retx, "drops_per_port", g->drops, "cnp_per_host", g->cnp);
+	json_t *o = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f}", "pause_share", g->pause_share, "host_util", g->host_util,
+			      "retransmits_per_host", g->retx, "drops_per_port", g->drops, "cnp_per_host", g->cnp,
+			      "link_errors", g->link_err);
 
 	for (int c = 0; o && c < CC_TN_NSWITCH_CLASSES; c++)
 		json_object_set_new(o, class_names[c],
@@ -2643,17 +2650,23 @@ static const char *unsafe(const struct cc_tn *t, const struct step *k, char *buf
 	 * only a blow-up counts here; the changed members against the rest in the same intervals
 	 * (canary_worse) is the fine test */
 	double tol = 8 * p->tolerance;
+	/* a link losing frames, going down or flapping while the step is watched explains the
+	 * retransmissions and the drops at egress: only the drops at full buffers are the step's
+	 * then (a lossy link rolled back a step for its retransmissions) */
+	bool link = d->link_err > 0;
+	double bd = link ? b->buf_drops : b->drops, dd = link ? d->buf_drops : d->drops;
 
 	if (d->pause_share > b->pause_share * (1 + tol) + 0.01) {
 		snprintf(buf, len, "pause time rose from %.3f %% to %.3f %% of port time", b->pause_share * 100,
 			 d->pause_share * 100);
 		return buf;
 	}
-	if (d->drops > b->drops * (1 + tol) + 10) {
-		snprintf(buf, len, "drops rose from %.2f to %.2f per port per interval", b->drops, d->drops);
+	if (dd > bd * (1 + tol) + 10) {
+		snprintf(buf, len, "drops%s rose from %.2f to %.2f per port per interval",
+			 link ? " at full buffers" : "", bd, dd);
 		return buf;
 	}
-	if (d->retx > b->retx * (1 + tol) + 10) {
+	if (!link && d->retx > b->retx * (1 + tol) + 10) {
 		snprintf(buf, len, "retransmissions rose from %.2f to %.2f per host per interval", b->retx, d->retx);
 		return buf;
 	}
@@ -2797,6 +2810,8 @@ static void watch_add(struct step *k, const struct sig *g)
 	w = 1.0 / k->watched;
 	d->pause_share += (g->pause_share - d->pause_share) * w;
 	d->drops += (g->drops - d->drops) * w;
+	d->buf_drops += (g->buf_drops - d->buf_drops) * w;
+	d->link_err += (g->link_err - d->link_err) * w;
 	d->retx += (g->retx - d->retx) * w;
 	if (g->probe_p99_us >= 0) {
 		k->nduring++;

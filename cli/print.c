@@ -1151,6 +1151,9 @@ static void print_cc_signals(FILE *f, const json_t *g)
 		json_number_value(json_object_get(g, "drops_per_port")));
 	if (json_is_number(v = json_object_get(g, "probe_p99_us")))
 		fprintf(f, "; probes' p99 %.1f us", json_number_value(v));
+	/* (the tuner does not take retransmissions and drops at egress for a step's harm then) */
+	if ((v = json_object_get(g, "link_errors")) && json_number_value(v) > 0)
+		fprintf(f, "; %.0f link errors (frames lost, carrier changes)", json_number_value(v));
 	fputc('\n', f);
 	json_object_foreach((json_t *)g, k, x)
 		if (json_object_get(x, "queue_delay_p90_us"))

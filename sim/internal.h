@@ -133,8 +133,8 @@ struct port_ctr {
 	uint64_t pfc_tx_frames[NPRIO], pfc_rx_frames[NPRIO], pfc_rx_transitions[NPRIO];
 	uint64_t ecn_marked[NPRIO];  /* CE marks made at this egress queue */
 	uint64_t buf_discards[NPRIO]; /* dropped at this ingress: buffer full */
-	uint64_t tx_discards;	      /* dropped at this egress: link down, TTL, loss on the wire */
-	uint64_t wire_losses;
+	uint64_t tx_discards;	      /* dropped at this egress: link down, TTL */
+	uint64_t wire_losses;	      /* lost on the link out of this port (the peer counts them: phy_rx_crc_errors) */
 	uint64_t carrier_changes;
 	uint64_t q_watermark[NPRIO];
 	uint64_t q_watermark_periodic[NPRIO]; /* since sim_watermarks_clear() */

@@ -306,7 +306,9 @@ int sim_counters(const struct sim *s, int dev, int port, sim_counter_fn fn, void
 	fn(ctx, "rx_bytes", -1, p->c.rx_bytes);
 	fn(ctx, "tx_packets", -1, p->c.tx_packets);
 	fn(ctx, "rx_packets", -1, p->c.rx_packets);
-	fn(ctx, "phy_tx_discards", -1, p->c.tx_discards + p->c.wire_losses);
+	fn(ctx, "phy_tx_discards", -1, p->c.tx_discards);
+	/* a frame lost on the wire is not known where it left: the receiver counts it, as a bad FCS */
+	fn(ctx, "phy_rx_crc_errors", -1, p->peer->c.wire_losses);
 	fn(ctx, "carrier_changes", -1, p->c.carrier_changes);
 	for (int pr = 0; pr < NPRIO; pr++) {
 		fn(ctx, "pfc_rx_pause_frames", pr, p->c.pfc_rx_frames[pr]);

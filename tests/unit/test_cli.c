@@ -1280,12 +1280,12 @@ static void test_print_cc(void **state)
 		       "0 change sets in flight\n"
 		       "  tor_down  kmin_bytes=400000 (400 kB)\n"
 		       "  step 2 waiting (proposal 5): tor_down kmin_bytes 400000 -> 200000\n");
-	/* the signals; a step going back shows where to; host classes waiting */
+	/* the signals (links that lost frames); a step going back shows where to; host classes waiting */
 	assert_printed(print_cc,
 		       "{'mode': 'auto', 'state': 'stepping', 'interval_ms': 10000, 'decisions': 8, 'steps': 3,"
 		       " 'rolled_back': 1, 'proposals_made': 7, 'changes_in_flight': 1, 'settings': {},"
 		       " 'signals': {'pause_share': 0.0007, 'host_util': 0.52, 'retransmits_per_host': 0.5,"
-		       "   'drops_per_port': 0, 'cnp_per_host': 9.25, 'probe_p99_us': 8.42,"
+		       "   'drops_per_port': 0, 'cnp_per_host': 9.25, 'probe_p99_us': 8.42, 'link_errors': 37,"
 		       "   'tor_down': {'queue_delay_p90_us': 45.5, 'utilization': 0.5, 'marked_share': 0.139},"
 		       "   'host_classes': {'gpu': {'pause_share': 0.001, 'tor_queue_delay_p90_us': 40,"
 		       "     'host_util': 0.6, 'cnp_per_host': 12}}},"
@@ -1299,7 +1299,8 @@ static void test_print_cc(void **state)
 		       "  restoring: the state saved before this start, if any, comes back at the first decision "
 		       "once the agents reported (a step under way then rolls back)\n"
 		       "  signals of the last interval: ports paused 0.070 % of the time; per host 52.0 % of capacity "
-		       "sent, 9.25 CNPs, 0.50 retransmissions; 0.00 drops per port; probes' p99 8.4 us\n"
+		       "sent, 9.25 CNPs, 0.50 retransmissions; 0.00 drops per port; probes' p99 8.4 us; 37 link errors "
+		       "(frames lost, carrier changes)\n"
 		       "    tor_down  queue delay p90 45.5 us, 13.9 % marked, 50.0 % utilized\n"
 		       "    gpu       paused 0.100 %, its ToR ports' queue delay p90 40.0 us, 60.0 % sent, 12.00 CNPs "
 		       "per host\n"

@@ -34,11 +34,16 @@ static void add_link(struct cc_snap *s, const char *a, const char *pa, const cha
 	assert_int_equal(cc_snap_link(s, (uint32_t)x, (uint32_t)y), 0);
 }
 
-/* What every host sends and the CNPs it handles per interval (the hosts' own signals). */
-static uint64_t host_tx = 300000, host_cnp;
+/* What every host sends, the CNPs it handles and the packets it retransmits per interval (the
+ * hosts' own signals). */
+static uint64_t host_tx = 300000, host_cnp, host_retx;
 /* a switch whose ports report no pause counter (NULL: every port reports it); one whose ports
- * report 10 buffer discards an interval, the only ones to report discards (NULL: none) */
+ * report buf_discards buffer discards an interval, the only ones to report discards (NULL:
+ * none) */
 static const char *pause_unreported, *discards_reported;
+static uint64_t buf_discards = 10;
+/* frames lost on the link from spine0 into leaf1 per interval (its bad FCS count) */
+static uint64_t link_crc;
 
 static struct cc_snap *fabric(int64_t t, look_fn look, void *ctx)
 {
@@ -78,13 +83,16 @@ static struct cc_snap *fabric(int64_t t, look_fn look, void *ctx)
 		if (!pause_unreported || strcmp(node, pause_unreported))
 			cc_snap_set(s, p, "pfc_rx_pause_duration_us", PRIO, pause);
 		if (discards_reported && !strcmp(node, discards_reported))
-			cc_snap_set(s, p, "prio_rx_buf_discards", PRIO, 10);
+			cc_snap_set(s, p, "prio_rx_buf_discards", PRIO, buf_discards);
+		if (!strcmp(node, "leaf1") && !strcmp(s->ports[p].name, "spine0"))
+			cc_snap_set(s, p, "phy_rx_crc_errors", -1, link_crc);
 		if (s->nodes[s->ports[p].node].kind == CC_SWITCH) {
 			cc_snap_set(s, p, "queue_depth_bytes", PRIO, peak / 2);
 			cc_snap_set(s, p, "queue_watermark_periodic_bytes", PRIO, peak);
 		} else {
 			cc_snap_set(s, p, "tx_bytes", -1, host_tx);
 			cc_snap_set(s, p, "rp_cnp_handled", -1, host_cnp);
+			cc_snap_set(s, p, "retransmitted_packets", -1, host_retx);
 		}
 	}
 	cc_snap_finish(s);
@@ -655,6 +663,52 @@ static void test_probe_p99_rolls_back(void **state)
 			assert_int_equal(run_probed(t, i++, canary_look, &cl, 11), 1);
 			assert_int_equal(one(t)->phase, CC_TN_ROLLOUT);
 		}
+		cc_tn_free(t);
+	}
+}
+
+/* A link that loses frames while a step is watched (its bad FCS count) explains the
+ * retransmissions: the step is not rolled back for them (before, a lossy link rolled back a
+ * step); without the link's errors the same rise rolls it back, and so do drops at full
+ * buffers with them. */
+static void test_link_errors_explain_retransmissions(void **state)
+{
+	static const struct {
+		uint64_t crc, discards;
+		const char *reason; /* NULL: rolled out */
+	} cases[] = {
+		{ 0, 0, "retransmissions rose from 0.00 to 100.00 per host per interval" },
+		{ 50, 0, NULL },
+		{ 50, 100, "drops at full buffers rose from 0.00 to 100.00 per port per interval" },
+	};
+
+	(void)state;
+	for (size_t n = 0; n < sizeof(cases) / sizeof(cases[0]); n++) {
+		struct cc_tn *t = tuner(CC_TN_AUTO);
+		struct canary_look cl = { .t = t, .better = true };
+		size_t changed = 0;
+		int64_t i = 1;
+
+		discards_reported = "leaf0";
+		buf_discards = 0;
+		assert_int_equal(first_step(t, &i)->phase, CC_TN_CANARY);
+		apply_all(t, 8, &changed);
+		host_retx = 100;
+		link_crc = cases[n].crc;
+		buf_discards = cases[n].discards;
+		if (cases[n].reason) {
+			struct cc_tn_proposal *p;
+
+			assert_int_equal(run(t, i++, canary_look, &cl), 1);
+			p = one(t);
+			assert_int_equal(p->phase, CC_TN_ROLLBACK);
+			assert_non_null(strstr(p->reason, cases[n].reason));
+		} else {
+			assert_int_equal(judged(t, &i, &cl)->phase, CC_TN_ROLLOUT);
+		}
+		host_retx = link_crc = 0;
+		buf_discards = 10;
+		discards_reported = NULL;
 		cc_tn_free(t);
 	}
 }
@@ -3396,6 +3450,7 @@ int main(void)
 		cmocka_unit_test(test_hold_switch),
 		cmocka_unit_test(test_forced_bad_step_rolled_back),
 		cmocka_unit_test(test_probe_p99_rolls_back),
+		cmocka_unit_test(test_link_errors_explain_retransmissions),
 		cmocka_unit_test(test_state_across_restart),
 		cmocka_unit_test(test_advise_waits),
 		cmocka_unit_test(test_failed_apply_undone),

@@ -267,11 +267,16 @@ def test_port_load_is_over_the_last_snapshots_not_one(demo, browser):
           out.push([...hist(other, 82000).load.keys()]);
           // a snapshot older than the newest (the simulator started again): the window anew
           out.push(hist(snap(3, 0, 0), 83000).samples);
+          // drops: discarded at either end, at a full buffer, or lost on the link into the port
+          const lossy = snap(13, 0, 0);
+          lossy.nodes[0].ports[0].counters = { phy_tx_discards: 1, phy_rx_crc_errors: 5 };
+          lossy.nodes[0].ports[0].prio[3].prio_rx_buf_discards = 2;
+          out.push(m.portLoad(lossy).get('leaf0|h1').drops);
           done(out);
         });""")
     # one interval paused whole, one not: half the time; 10 marks in 2 ms; 500 B in 1 ms at 8 Mb/s
     assert got[:4] == [[1, 1000, 1, 10000, 0.5], [2, 2000, 0.5, 5000, 0.5], [2, 2000, 0.5, 5000, 0.5], 0], got
-    assert got[4:] == [0.5, ["leaf0|h2"], 1], got
+    assert got[4:] == [0.5, ["leaf0|h2"], 1, 8], got
     # the overview says over how many intervals its rankings are (one more at each refresh)
     browser.open(demo.url, "")
     text = wait_for(lambda: (lambda t: t if t and "Over the last 1 interval" not in t else None)(browser.js(

@@ -20,7 +20,9 @@ export function portLoad(snap) {
   for (const n of snap.nodes) {
     for (const p of n.ports || []) {
       const c = p.counters || {};
-      let pause = 0, ecn = c.np_ecn_marked_roce_packets || 0, drops = (c.phy_tx_discards || 0) + (c.phy_rx_discards || 0), queue = 0;
+      // (drops: discarded at either end, or lost on the link into the port: its bad FCS count)
+      let pause = 0, ecn = c.np_ecn_marked_roce_packets || 0, queue = 0;
+      let drops = (c.phy_tx_discards || 0) + (c.phy_rx_discards || 0) + (c.phy_rx_crc_errors || 0);
       for (const q of Object.values(p.prio || {})) {
         pause += q.pfc_rx_pause_duration_us || 0;
         ecn += q.ecn_marked_packets || 0;

@@ -73,7 +73,7 @@ export async function render(root, ctx) {
         cc.host_classes_pending ? h('p', { class: 'note' }, 'New host classes wait until the step under way in a host class is done.') : null,
         (cc.empty_host_classes || []).map((x) => h('p', { class: 'note' }, `Host class ${x.name}: no host matches ${x.hosts}.`))),
       h('div', { class: 'card' }, h('h2', {}, 'Signals'), h('p', { class: 'note' }, 'Of the last decision interval; counts per host or port are over that interval.'), h('p', {}, `pause ${fmtPct(sig.pause_share, 3)} of the time · host utilization ${fmtPct(sig.host_util)}`),
-        h('p', {}, `CNPs/host ${fmtNum(sig.cnp_per_host)} · retransmits/host ${fmtNum(sig.retransmits_per_host)} · probe p99 ${fmtUs(sig.probe_p99_us)}`),
+        h('p', {}, `CNPs/host ${fmtNum(sig.cnp_per_host)} · retransmits/host ${fmtNum(sig.retransmits_per_host)} · probe p99 ${fmtUs(sig.probe_p99_us)}` + (sig.link_errors > 0 ? ` · link errors ${fmtNum(sig.link_errors)} (retransmissions not held against a step)` : '')),
         ['tor_down', 'tor_up', 'spine'].map((c) => sig[c] ? h('p', {}, `${c}: queue p90 ${fmtUs(sig[c].queue_delay_p90_us)}, util ${fmtPct(sig[c].utilization)}, marked ${fmtPct(sig[c].marked_share, 2)}`) : null),
         // each host class's own: its edge links' pauses, the queues of the ToR ports facing it
         Object.entries(sig.host_classes || {}).map(([c, x]) => h('p', {}, `${c} (hosts): paused ${fmtPct(x.pause_share, 3)}, ToR queue p90 ${fmtUs(x.tor_queue_delay_p90_us)}, sent ${fmtPct(x.host_util)}, CNPs/host ${fmtNum(x.cnp_per_host)}`))),
