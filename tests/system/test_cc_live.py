@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, SIM_AGENTS, binary, wait_for
+from conftest import ROOT, SIM_AGENTS, binary, ctl, wait_for
 from test_web import Stream, dechunk, parse_events
 
 LIVE = os.path.join(ROOT, "tests", "sim", "live")
@@ -38,11 +38,6 @@ def fabric(world, mode="advise", scenario=None):
     d.token("ops", "operator")
     sim = world.sim(scenario or os.path.join(LIVE, "cc.json"), daemon=d, token_file=agent_tok, interval="0.3s").start()
     return d, sim, d.client("viewer"), d.client("ops")
-
-
-def ctl(d, token, *args):
-    env = dict(os.environ, ROCEFAB_SERVER=d.url, ROCEFAB_TOKEN_FILE=os.path.join(d.workdir, f"{token}.token"))
-    return subprocess.run([binary("rocefabctl")] + list(args), capture_output=True, text=True, env=env, timeout=20)
 
 
 def proposals(c, **params):
@@ -295,6 +290,23 @@ def test_a_host_outside_the_policy_is_listed(world):
     out = ctl(d, "viewer", "cc")
     assert out.returncode == 0 and "members set apart stay): 1" in out.stdout, out.stdout + out.stderr
     assert "h3 (hosts): min_time_between_cnps is outside" in out.stdout, out.stdout
+
+
+def test_a_lossy_link_is_in_the_tuners_signals(world):
+    """A link that loses frames: the receiving ports count them (phy_rx_crc_errors), the fast
+    lane carries them, and the tuner's signals show them (link_errors: while they are above 0,
+    retransmissions are not held against a step), in REST and in rocefabctl cc.  Before, the
+    simulator's virtual agents left the counter out of their reports: the registry did not
+    know it."""
+    d, sim, c, ops = fabric(world)
+    wait_for(lambda: c.json("/api/v1/cc")["signals"].get("pause_share") is not None, 30, what="the tuner's signals")
+    assert c.json("/api/v1/cc")["signals"]["link_errors"] == 0
+    sim.ctl("POST", "/v1/faults", {"type": "lossy_link", "link": "leaf1-spine0", "loss": 0.05}, expect=201)
+    sig = wait_for(lambda: (lambda g: g if g["link_errors"] > 0 else None)(c.json("/api/v1/cc")["signals"]), 30,
+                   what="link errors in the tuner's signals")
+    out = ctl(d, "viewer", "cc").stdout
+    assert re.search(r"; \d+ link errors \(frames lost, carrier changes\)", out), (sig, out)
+    assert c.json("/api/v1/agents/leaf1")["ignored_values"] == 0
 
 
 def test_another_lossless_priority(world, tmp_path):

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/registry.h"
 #include "sim/internal.h"
 #include "sim/serve.h"
 #include "tests/unit/unit.h"
@@ -282,12 +283,57 @@ static void test_determinism(void **state)
 	sb = json_dumps(jb, JSON_SORT_KEYS);
 	assert_string_equal(sa, sb);
 	assert_true(counter(a, "h0", "s0", "retransmitted_packets", -1) > 0);
+	/* a frame lost on the link is counted where it arrives, as a bad FCS: not by the sender */
+	assert_true(counter(a, "h1", "s0", "phy_rx_crc_errors", -1) > 0);
+	assert_int_equal(counter(a, "s0", "h1", "phy_tx_discards", -1), 0);
+	assert_int_equal(counter(a, "h0", "s0", "phy_rx_crc_errors", -1), 0); /* (h0-s0 loses nothing) */
 	free(sa);
 	free(sb);
 	json_decref(ja);
 	json_decref(jb);
 	sim_free(a);
 	sim_free(b);
+}
+
+/* Every counter the simulator reports is one the registry knows from the group "sim", as the
+ * virtual agents name it (NAME, or NAME_prioP): an unknown one would be left out of their
+ * reports as an ignored value (phy_rx_crc_errors was, and the tuner never saw a lossy link). */
+struct known_ctx {
+	const struct reg *reg;
+	unsigned n;
+};
+
+static void known_ctr(void *ctx, const char *name, int prio, uint64_t value)
+{
+	struct known_ctx *k = ctx;
+	char key[96];
+
+	(void)value;
+	if (prio < 0)
+		snprintf(key, sizeof(key), "%s", name);
+	else
+		snprintf(key, sizeof(key), "%s_prio%d", name, prio);
+	if (!reg_lookup(k->reg, "sim", NULL, key))
+		fail_msg("the registry has no counter of the group sim called %s", key);
+	k->n++;
+}
+
+static void test_every_counter_is_in_the_registry(void **state)
+{
+	struct sim *s = load("", 1000);
+	struct rf_err e = { 0 };
+	struct known_ctx k = { 0 };
+	struct reg *reg;
+
+	(void)state;
+	assert_int_equal(reg_load_builtin(&reg, &e), 0);
+	k.reg = reg;
+	for (int d = 0; d < sim_device_count(s); d++)
+		for (int p = 0; p < sim_port_count(s, d); p++)
+			assert_int_equal(sim_counters(s, d, p, known_ctr, &k), 0);
+	assert_true(k.n > 100);
+	reg_free(reg);
+	sim_free(s);
 }
 
 /* --- configuration while running ------------------------------------------------------------------ */
@@ -640,7 +686,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_event_order),
 		cmocka_unit_test(test_event_order_near_and_far),    cmocka_unit_test(test_run_and_counters),
-		cmocka_unit_test(test_determinism),    cmocka_unit_test(test_config_changes),
+		cmocka_unit_test(test_determinism),
+		cmocka_unit_test(test_every_counter_is_in_the_registry),    cmocka_unit_test(test_config_changes),
 		cmocka_unit_test(test_injected_fault), cmocka_unit_test(test_probes_collected_early),
 		cmocka_unit_test(test_event_handlers), cmocka_unit_test(test_control_routes),
 		cmocka_unit_test(test_refused_links),
