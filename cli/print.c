@@ -341,9 +341,12 @@ static void port_table(FILE *f, const json_t *unsorted)
 		if (json_is_integer(sp))
 			fmt_si((double)json_integer_value(sp) * 1e6, "b/s", speed, sizeof(speed));
 		{
-			const char *row[] = { str(&s, p, "id"), str(&s, p, "netdev"),
-					      str(&s, p, "state"), speed, str(&s, p, "mtu") };
+			char state[48];
+			const char *row[] = { str(&s, p, "id"), str(&s, p, "netdev"), state, speed, str(&s, p, "mtu") };
 
+			/* its agent silent: the state as last reported */
+			snprintf(state, sizeof(state), "%s%s", str(&s, p, "state") ?: "-",
+				 json_is_true(json_object_get(p, "stale")) ? " (stale)" : "");
 			table_row(t, row);
 		}
 	}

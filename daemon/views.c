@@ -122,20 +122,22 @@ int views_hosts(struct store_reader *rd, const struct views_opts *o, json_t **re
 #define PORT_COLS                                                                                  \
 	"p.key, p.agent_id, p.device, p.port, p.netdev, p.state, p.speed_mbps, p.mtu, "          \
 	"p.link_layer, p.present, p.first_seen_ns, p.last_seen_ns, a.last_seen_ns, "              \
-	"p.peer_system, p.peer_port"
+	"p.peer_system, p.peer_port, a.interval_ms"
 
 static json_t *port_row(sqlite3_stmt *st, const void *ctx)
 {
+	const struct views_opts *o = ctx;
 	bool present = sqlite3_column_int(st, 9);
 	/* a present port is as recent as its agent's last report */
 	int64_t seen = present ? sqlite3_column_int64(st, 12) : sqlite3_column_int64(st, 11);
+	/* its agent silent: the state and the rest are as it last reported them, no gauge of now */
+	bool stale = strcmp(views_agent_status(o, sqlite3_column_int64(st, 12), sqlite3_column_int64(st, 15)), "ok");
 
-	(void)ctx;
 	/* the neighbour as the agent reported it (LLDP, or the simulator's topology) */
-	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:o,s:o,s:o}", "id",
+	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:o,s:o,s:o,s:b,s:o,s:o,s:o}", "id",
 			 store_col_text(st, 0), "host", store_col_text(st, 1), "device", store_col_text(st, 2),
 			 "port", store_col_text(st, 3), "netdev", store_col_text(st, 4), "state",
-			 store_col_text(st, 5), "speed_mbps", store_col_int_or_null(st, 6), "mtu",
+			 store_col_text(st, 5), "stale", stale, "speed_mbps", store_col_int_or_null(st, 6), "mtu",
 			 store_col_int_or_null(st, 7), "link_layer", store_col_text(st, 8), "present", present,
 			 "first_seen", store_time_json(sqlite3_column_int64(st, 10)), "last_seen",
 			 store_time_json(seen), "neighbor",
@@ -145,8 +147,8 @@ static json_t *port_row(sqlite3_stmt *st, const void *ctx)
 					     store_col_text(st, 14)));
 }
 
-static int ports_of(struct store_reader *rd, const struct port_filter *f, json_t **ret,
-		    struct rf_err *e)
+static int ports_of(struct store_reader *rd, const struct views_opts *o, const struct port_filter *f,
+		    json_t **ret, struct rf_err *e)
 {
 	static const char sql[] = "SELECT " PORT_COLS " FROM ports p JOIN agents a ON a.id = p.agent_id "
 				  "WHERE (?1 IS NULL OR p.agent_id = ?1) AND (?2 IS NULL OR p.device = ?2) "
@@ -158,7 +160,7 @@ static int ports_of(struct store_reader *rd, const struct port_filter *f, json_t
 		store_bind_text_or_null(st, 2, f->device);
 		store_bind_text_or_null(st, 3, f->state);
 	}
-	return store_rows(st, port_row, NULL, ret, e);
+	return store_rows(st, port_row, o, ret, e);
 }
 
 int views_ports(struct store_reader *rd, const struct views_opts *o, const struct port_filter *f,
@@ -168,7 +170,6 @@ int views_ports(struct store_reader *rd, const struct views_opts *o, const struc
 	json_t *items;
 	int r;
 
-	(void)o;
 	if (f->state) {
 		bool ok = false;
 
@@ -178,7 +179,7 @@ int views_ports(struct store_reader *rd, const struct views_opts *o, const struc
 			return rf_err_set(e, -EINVAL, "BAD_PARAMETER", "state",
 					  "state must be up, down, init or unknown, not '%s'", f->state);
 	}
-	if ((r = ports_of(rd, f, &items, e)) < 0)
+	if ((r = ports_of(rd, o, f, &items, e)) < 0)
 		return r;
 	*ret = store_list_doc(items);
 	return *ret ? 0 : -ENOMEM;
@@ -204,7 +205,7 @@ int views_host(struct store_reader *rd, const struct views_opts *o, const char *
 		r = rf_err_set(e, -ENOENT, "UNKNOWN_HOST", NULL, "no host '%s'", id);
 	if (r < 0)
 		goto out;
-	if ((r = ports_of(rd, &f, &ports, e)) < 0 || (r = views_agents(rd, o, id, &agent, e)) < 0)
+	if ((r = ports_of(rd, o, &f, &ports, e)) < 0 || (r = views_agents(rd, o, id, &agent, e)) < 0)
 		goto out;
 	devices = json_array();
 	st = store_reader_stmt(rd, dev_sql);
@@ -328,12 +329,11 @@ int views_port(struct store_reader *rd, const struct views_opts *o, const struct
 	int64_t id;
 	int r;
 
-	(void)o;
 	if (!st)
 		return -ENOMEM;
 	store_reader_begin(rd);
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-	if ((r = store_one(st, port_row, NULL, &port, e)) == -ENOENT)
+	if ((r = store_one(st, port_row, o, &port, e)) == -ENOENT)
 		r = rf_err_set(e, -ENOENT, "UNKNOWN_PORT", NULL,
 			       "no port '%s' (port ids are HOST:DEVICE:PORT)", key);
 	if (r < 0 || (r = port_id_of(rd, key, &id, e)) < 0)

@@ -36,6 +36,12 @@ def binary(name):
     return path
 
 
+def ctl(d, token, *args):
+    """rocefabctl against daemon d with the token saved as TOKEN (d.token(TOKEN, ...))."""
+    env = dict(os.environ, ROCEFAB_SERVER=d.url, ROCEFAB_TOKEN_FILE=os.path.join(d.workdir, f"{token}.token"))
+    return subprocess.run([binary("rocefabctl")] + list(args), capture_output=True, text=True, env=env, timeout=20)
+
+
 def wait_for(cond, timeout=10.0, interval=0.05, what="condition"):
     """Polls cond() until it returns something truthy; fails the test after timeout."""
     deadline = time.monotonic() + timeout

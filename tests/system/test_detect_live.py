@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, SIM_AGENTS, binary, wait_for
+from conftest import ROOT, SIM_AGENTS, binary, ctl, wait_for
 
 LIVE = os.path.join(ROOT, "tests", "sim", "live")
 LOOP = [{"switch": "leaf1", "dst": "h0", "via": "spine0"}, {"switch": "spine0", "dst": "h0", "via": "leaf1"}]
@@ -30,11 +30,6 @@ def fabric(world, scenario, extra_conf=""):
     c = d.client("viewer")
     wait_for(lambda: lane_ready(c), 15, what="the fast PFC lane")
     return d, sim, c, d.client("ops")
-
-
-def ctl(d, token, *args):
-    env = dict(os.environ, ROCEFAB_SERVER=d.url, ROCEFAB_TOKEN_FILE=os.path.join(d.workdir, f"{token}.token"))
-    return subprocess.run([binary("rocefabctl")] + list(args), capture_output=True, text=True, env=env, timeout=20)
 
 
 def lane_ready(c):

@@ -14,7 +14,7 @@ import time
 import pytest
 import requests
 
-from conftest import ROOT, SIM_AGENTS, Proc, binary, switch_report, wait_for, write_secret
+from conftest import ROOT, SIM_AGENTS, Proc, binary, ctl, switch_report, wait_for, write_secret
 
 DEMO = os.path.join(ROOT, "sim", "scenarios", "demo.json")
 # one report interval of the fault scenarios in fabric time (0.3 s at pace 0.02 = 6 ms) and a
@@ -665,10 +665,19 @@ def test_agent_goes_stale_and_recovers(world):
         assert c.json("/api/v1/hosts/h6")["status"] == "stale"
         health = c.json("/api/v1/health")
         assert health["agents"]["stale"] >= 1
+        # its port's state is as last reported, and says so (before, it read "up" as any other)
+        port = c.json("/api/v1/ports/h6:nic0:1")
+        assert port["state"] == "up" and port["stale"] is True, port
+        listed = {p["id"]: p["stale"] for p in c.json("/api/v1/ports")["items"]}
+        assert listed["h6:nic0:1"] is True and listed["h5:nic0:1"] is False, listed
+        assert [p["stale"] for p in c.json("/api/v1/hosts/h6")["devices_detail"][0]["ports"]] == [True]
+        out = ctl(d, "viewer", "ports", "--host", "h6").stdout
+        assert "h6:nic0:1" in out and "up (stale)" in out, out
     finally:
         ag.proc.p.send_signal(signal.SIGCONT)
     wait_for(lambda: c.json("/api/v1/agents/h6")["status"] == "ok", 5, what="ok again")
     assert metric() == 1
+    assert c.json("/api/v1/ports/h6:nic0:1")["stale"] is False
 
 
 # --- the command protocol, seen from an agent ---------------------------------------------------

@@ -1052,11 +1052,14 @@ static void test_print_host_and_ports(void **state)
 		       "\n"
 		       "device mlx5_1  kind rdma  driver -  firmware -  (ABSENT)\n"
 		       "no ports\n");
+	/* a stale agent's port: its state as last reported, said so */
 	assert_printed(print_ports,
-		       "{'items': [{'id': 'h:d:1', 'netdev': 'eth0', 'state': 'up',"
-		       " 'speed_mbps': 25000, 'mtu': 9000}]}",
-		       "PORT   NETDEV  STATE  SPEED    MTU\n"
-		       "h:d:1  eth0    up     25 Gb/s  9000\n");
+		       "{'items': [{'id': 'h:d:1', 'netdev': 'eth0', 'state': 'up', 'stale': false,"
+		       " 'speed_mbps': 25000, 'mtu': 9000},"
+		       " {'id': 'h2:d:1', 'netdev': 'eth0', 'state': 'up', 'stale': true}]}",
+		       "PORT    NETDEV  STATE       SPEED    MTU\n"
+		       "h2:d:1  eth0    up (stale)  -        -\n"
+		       "h:d:1   eth0    up          25 Gb/s  9000\n");
 }
 
 static const char matrix_json[] =

@@ -240,7 +240,7 @@ async function renderHost(root, ctx, id) {
       { label: 'Port', value: (p) => link(`#/port/${encodeURIComponent(p.id)}`, `${p.device} ${p.port}`) },
       { label: 'Netdev', value: (p) => p.netdev || '–' },
       { label: 'Driver', value: (p) => p.driver || '–' },
-      { label: 'State', value: (p) => (p.state === 'up' ? 'up' : `✕ ${p.state}`) },
+      { label: 'State', value: (p) => (p.state === 'up' ? 'up' : `✕ ${p.state}`) + (p.stale ? ' (stale)' : '') },
       { label: 'Speed', num: true, value: (p) => (p.speed_mbps ? fmtBits(p.speed_mbps * 1e6) : '–') },
       { label: 'Switch port', value: (p) => { const y = far.get(p.id); return y ? [link(`#/switch/${encodeURIComponent(y.node)}`, y.node), ' ', y.port_id ? link(`#/port/${encodeURIComponent(y.port_id)}`, y.port) : y.port] : '–'; } },
     ], ports, { caption: 'RDMA ports' }),

@@ -70,7 +70,7 @@ export async function render(root, ctx) {
   const toolbar = h('div', { class: 'toolbar' });
   let live = [];
   add(root, h('h1', {}, `Port ${port.id}`),
-    h('p', {}, link(`#/${agent.role === 'switch' ? 'switch' : 'host'}/${encodeURIComponent(port.host)}`, port.host), ` · device ${port.device} port ${port.port} · ${port.state} · ${port.speed_mbps ? fmtBits(port.speed_mbps * 1e6) : 'speed unknown'} · last sample ${fmtTime(port.sampled_at)}`),
+    h('p', {}, link(`#/${agent.role === 'switch' ? 'switch' : 'host'}/${encodeURIComponent(port.host)}`, port.host), ` · device ${port.device} port ${port.port} · ${port.state}${port.stale ? ' (stale: as its agent last reported it)' : ''} · ${port.speed_mbps ? fmtBits(port.speed_mbps * 1e6) : 'speed unknown'} · last sample ${fmtTime(port.sampled_at)}`),
     toolbar, charts, h('h2', {}, 'Latest counters'), latest);
 
   async function refresh() {
