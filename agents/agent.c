@@ -18,6 +18,7 @@
 #include "lib/hash.h"
 #include "lib/jsonutil.h"
 #include "lib/log.h"
+#include "lib/lane.h"
 #include "lib/ratelimit.h"
 #include "lib/tokenfile.h"
 #include "lib/registry.h"
@@ -632,29 +633,6 @@ int agent_build_report(struct agent *a, json_t **ret)
 	return 0;
 }
 
-/* The counters of the fast lane (registry names): what the detector and the tuner read, of the
- * lossless priorities (prio) and of the port (the tuner's). */
-static bool lane_counter(const char *name, bool prio)
-{
-	static const char *const prio_names[] = { "pfc_rx_pause_frames", "pfc_rx_pause_duration_us",
-						  "pfc_rx_pause_transitions", "pfc_tx_pause_frames",
-						  "pfc_tx_pause_duration_us", "pfc_paused", "pfc_pausing",
-						  "queue_depth_bytes", "queue_watermark_bytes", "prio_tx_bytes",
-						  "prio_rx_bytes", "prio_tx_packets", "prio_rx_packets",
-						  "prio_rx_buf_discards", "ecn_marked_packets",
-						  "queue_watermark_periodic_bytes", NULL };
-	static const char *const port_names[] = { "tx_bytes", "rx_bytes", "np_ecn_marked_roce_packets",
-						  "np_cnp_sent", "rp_cnp_handled", "retransmitted_packets",
-						  "out_of_sequence", "packet_seq_err", "local_ack_timeout_err",
-						  "phy_tx_discards", "phy_rx_crc_errors", "carrier_changes", NULL };
-	const char *const *names = prio ? prio_names : port_names;
-
-	for (int i = 0; names[i]; i++)
-		if (!strcmp(name, names[i]))
-			return true;
-	return false;
-}
-
 int agent_build_pfc_report(struct agent *a, json_t **ret)
 {
 	json_t *samples = json_array(), *errors = json_array(), *doc, *s;
@@ -690,7 +668,7 @@ int agent_build_pfc_report(struct agent *a, json_t **ret)
 		json_object_foreach_safe(values, tmp, name, v) {
 			const struct reg_source *src = group ? reg_lookup(reg, group, driver, name) : NULL;
 
-			if (!src || !lane_counter(src->counter->name, src->prio != REG_NO_PRIO) ||
+			if (!src || !lane_has(src->counter->name, src->prio != REG_NO_PRIO) ||
 			    (src->prio != REG_NO_PRIO && a->lossless && !(a->lossless & (1u << src->prio))))
 				json_object_del(values, name);
 		}

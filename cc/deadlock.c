@@ -254,7 +254,7 @@ struct run {
 	const bool *removed; /* vertices left out (break choice) */
 };
 
-static bool has(const struct cc_prio *e, enum cc_field f)
+static bool has(const struct cc_prio *e, enum lane_field f)
 {
 	return e && (e->have & (1u << f));
 }

@@ -8,40 +8,6 @@
 #include "lib/hmap.h"
 #include "lib/vec.h"
 
-const char *const cc_snap_field_names[CF_N] = {
-	[CF_RX_PAUSE_FRAMES] = "pfc_rx_pause_frames",
-	[CF_RX_PAUSE_US] = "pfc_rx_pause_duration_us",
-	[CF_RX_PAUSE_TRANSITIONS] = "pfc_rx_pause_transitions",
-	[CF_TX_PAUSE_FRAMES] = "pfc_tx_pause_frames",
-	[CF_TX_PAUSE_US] = "pfc_tx_pause_duration_us",
-	[CF_TX_BYTES] = "prio_tx_bytes",
-	[CF_RX_BYTES] = "prio_rx_bytes",
-	[CF_TX_PACKETS] = "prio_tx_packets",
-	[CF_RX_PACKETS] = "prio_rx_packets",
-	[CF_RX_BUF_DISCARDS] = "prio_rx_buf_discards",
-	[CF_PAUSED] = "pfc_paused",
-	[CF_PAUSING] = "pfc_pausing",
-	[CF_QUEUE_DEPTH] = "queue_depth_bytes",
-	[CF_QUEUE_WATERMARK] = "queue_watermark_bytes",
-	[CF_ECN_MARKED] = "ecn_marked_packets",
-	[CF_QUEUE_PEAK] = "queue_watermark_periodic_bytes",
-};
-
-const char *const cc_snap_port_field_names[CP_N] = {
-	[CP_TX_BYTES] = "tx_bytes",
-	[CP_RX_BYTES] = "rx_bytes",
-	[CP_ECN_RX] = "np_ecn_marked_roce_packets",
-	[CP_CNP_SENT] = "np_cnp_sent",
-	[CP_CNP_HANDLED] = "rp_cnp_handled",
-	[CP_RETX] = "retransmitted_packets",
-	[CP_OOS] = "out_of_sequence",
-	[CP_SEQ_ERR] = "packet_seq_err",
-	[CP_ACK_TIMEOUT] = "local_ack_timeout_err",
-	[CP_TX_DISCARDS] = "phy_tx_discards",
-	[CP_RX_CRC] = "phy_rx_crc_errors",
-	[CP_CARRIER] = "carrier_changes",
-};
-
 struct cc_snap *cc_snap_new(uint8_t prios, int64_t t_us, int64_t interval_us)
 {
 	struct cc_snap *s;
@@ -183,7 +149,7 @@ int cc_snap_set(struct cc_snap *s, uint32_t port, const char *name, int prio, ui
 		struct cc_port *p = &s->ports[port];
 
 		for (int f = 0; f < CP_N; f++)
-			if (!strcmp(name, cc_snap_port_field_names[f])) {
+			if (!strcmp(name, lane_port_field_names[f])) {
 				p->pv[f] = value;
 				p->phave |= 1u << f;
 				break;
@@ -194,7 +160,7 @@ int cc_snap_set(struct cc_snap *s, uint32_t port, const char *name, int prio, ui
 	if (!e)
 		return 0;
 	for (int f = 0; f < CF_N; f++)
-		if (!strcmp(name, cc_snap_field_names[f])) {
+		if (!strcmp(name, lane_field_names[f])) {
 			e->v[f] = value;
 			e->have |= 1u << f;
 			break;
@@ -243,7 +209,7 @@ int cc_snap_merge(struct cc_snap *acc, const struct cc_snap *s)
 					continue;
 				if (f == CF_QUEUE_PEAK)
 					ae->v[f] = (ae->have & (1u << f)) && ae->v[f] > se->v[f] ? ae->v[f] : se->v[f];
-				else if (cc_snap_field_is_gauge(f))
+				else if (lane_field_is_gauge(f))
 					ae->v[f] = se->v[f];
 				else
 					ae->v[f] += se->v[f];
@@ -329,7 +295,7 @@ static json_t *port_json(const struct cc_snap *s, uint32_t pi)
 		f = json_object();
 		for (int i = 0; i < CF_N; i++)
 			if (e->have & (1u << i))
-				json_object_set_new(f, cc_snap_field_names[i], json_integer((json_int_t)e->v[i]));
+				json_object_set_new(f, lane_field_names[i], json_integer((json_int_t)e->v[i]));
 		snprintf(k, sizeof(k), "%u", pr);
 		json_object_set_new(prio, k, f);
 	}
@@ -343,7 +309,7 @@ static json_t *port_json(const struct cc_snap *s, uint32_t pi)
 
 		for (int i = 0; i < CP_N; i++)
 			if (p->phave & (1u << i))
-				json_object_set_new(c, cc_snap_port_field_names[i], json_integer((json_int_t)p->pv[i]));
+				json_object_set_new(c, lane_port_field_names[i], json_integer((json_int_t)p->pv[i]));
 		json_object_set_new(o, "counters", c);
 	}
 	return o;

@@ -17,60 +17,13 @@
 
 #include <jansson.h>
 
+#include "lib/lane.h"
+
 struct hmap;
 
 #define CC_NPRIO 8
 #define CC_NONE UINT32_MAX
 
-/* The per port and priority fields, in registry names (cc_snap_field_names). */
-enum cc_field {
-	CF_RX_PAUSE_FRAMES,	  /* pfc_rx_pause_frames: delta */
-	CF_RX_PAUSE_US,		  /* pfc_rx_pause_duration_us: delta */
-	CF_RX_PAUSE_TRANSITIONS,  /* pfc_rx_pause_transitions: delta */
-	CF_TX_PAUSE_FRAMES,	  /* pfc_tx_pause_frames: delta */
-	CF_TX_PAUSE_US,		  /* pfc_tx_pause_duration_us: delta */
-	CF_TX_BYTES,		  /* prio_tx_bytes: delta */
-	CF_RX_BYTES,		  /* prio_rx_bytes: delta */
-	CF_TX_PACKETS,		  /* prio_tx_packets: delta */
-	CF_RX_PACKETS,		  /* prio_rx_packets: delta */
-	CF_RX_BUF_DISCARDS,	  /* prio_rx_buf_discards: delta */
-	CF_PAUSED,		  /* pfc_paused: gauge */
-	CF_PAUSING,		  /* pfc_pausing: gauge */
-	CF_QUEUE_DEPTH,		  /* queue_depth_bytes: gauge */
-	CF_QUEUE_WATERMARK,	  /* queue_watermark_bytes: gauge */
-	CF_ECN_MARKED,		  /* ecn_marked_packets: delta (switch egress queues) */
-	CF_QUEUE_PEAK,		  /* queue_watermark_periodic_bytes: gauge, the interval's peak */
-	CF_N
-};
-
-/* Per port fields (no priority), in registry names (cc_snap_port_field_names): deltas (the
- * tuner's). */
-enum cc_pfield {
-	CP_TX_BYTES,	/* tx_bytes */
-	CP_RX_BYTES,	/* rx_bytes */
-	CP_ECN_RX,	/* np_ecn_marked_roce_packets: CE-marked packets a NIC received */
-	CP_CNP_SENT,	/* np_cnp_sent */
-	CP_CNP_HANDLED, /* rp_cnp_handled */
-	CP_RETX,	/* retransmitted_packets */
-	CP_OOS,		/* out_of_sequence */
-	CP_SEQ_ERR,	/* packet_seq_err */
-	CP_ACK_TIMEOUT, /* local_ack_timeout_err */
-	CP_TX_DISCARDS, /* phy_tx_discards */
-	CP_RX_CRC,	/* phy_rx_crc_errors: frames lost on the link into the port */
-	CP_CARRIER,	/* carrier_changes: the link went down or up */
-	CP_N
-};
-
-extern const char *const cc_snap_port_field_names[CP_N];
-
-/* Whether a priority field is a gauge (read as is) rather than a counter (a delta). */
-static inline bool cc_snap_field_is_gauge(int f)
-{
-	return f == CF_PAUSED || f == CF_PAUSING || f == CF_QUEUE_DEPTH || f == CF_QUEUE_WATERMARK ||
-	       f == CF_QUEUE_PEAK;
-}
-
-extern const char *const cc_snap_field_names[CF_N];
 
 struct cc_prio {
 	uint64_t v[CF_N];

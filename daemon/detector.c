@@ -84,7 +84,9 @@ int detector_conf_apply(struct detector_conf *c, json_t *changes, struct rf_err 
 
 /* --- state ---------------------------------------------------------------------------------------- */
 
-/* One priority of a port in the fast lane: its last two readings. */
+/* One priority of a port in the fast lane: its last two readings (a port's own fields too:
+ * lport.portv). */
+_Static_assert((int)CP_N <= (int)CF_N, "an lprio holds a port's own fields as well");
 struct lprio {
 	uint8_t prio;
 	uint8_t width[CF_N];
@@ -231,10 +233,10 @@ int detector_new(struct store *s, const struct reg *reg, const struct detector_o
 	for (size_t i = 0; i < reg_size(reg); i++) {
 		d->field_of[i] = -1;
 		for (int f = 0; f < CF_N; f++)
-			if (!strcmp(reg_counter(reg, (unsigned)i)->name, cc_snap_field_names[f]))
+			if (!strcmp(reg_counter(reg, (unsigned)i)->name, lane_field_names[f]))
 				d->field_of[i] = f;
 		for (int f = 0; f < CP_N; f++)
-			if (!strcmp(reg_counter(reg, (unsigned)i)->name, cc_snap_port_field_names[f]))
+			if (!strcmp(reg_counter(reg, (unsigned)i)->name, lane_port_field_names[f]))
 				d->field_of[i] = CF_N + f;
 	}
 	hmap_init(&d->lane);
@@ -663,7 +665,7 @@ static struct cc_snap *build(struct detector *d, int64_t mono)
 
 				if (!(e->have[1] & (1u << f)))
 					continue;
-				if (cc_snap_field_is_gauge(f)) {
+				if (lane_field_is_gauge(f)) {
 					val = e->raw[1][f] * e->scale[f];
 				} else {
 					struct delta_in in = { .prev_raw = e->raw[0][f], .cur_raw = e->raw[1][f],
@@ -677,7 +679,7 @@ static struct cc_snap *build(struct detector *d, int64_t mono)
 					if (norm < 0.99 || norm > 1.01)
 						val = (uint64_t)((double)val * norm + 0.5);
 				}
-				cc_snap_set(s, (uint32_t)port, cc_snap_field_names[f], (int)e->prio, val);
+				cc_snap_set(s, (uint32_t)port, lane_field_names[f], (int)e->prio, val);
 			}
 		}
 		for (int f = 0; f < CP_N; f++) {
@@ -693,7 +695,7 @@ static struct cc_snap *build(struct detector *d, int64_t mono)
 			val = dl * e->scale[f];
 			if (norm < 0.99 || norm > 1.01)
 				val = (uint64_t)((double)val * norm + 0.5);
-			cc_snap_set(s, (uint32_t)port, cc_snap_port_field_names[f], -1, val);
+			cc_snap_set(s, (uint32_t)port, lane_port_field_names[f], -1, val);
 		}
 	}
 	/* the links between ports both in the snapshot */

@@ -56,13 +56,13 @@ static void read_fn(void *ctx, const char *name, int prio, uint64_t value)
 	int f;
 
 	if (prio < 0) {
-		if ((f = field_of(cc_snap_port_field_names, CP_N, name)) >= 0) {
+		if ((f = field_of(lane_port_field_names, CP_N, name)) >= 0) {
 			r->cur[CC_NPRIO * CF_N + f] = value;
 			r->pseen |= 1u << f;
 		}
 		return;
 	}
-	if (prio >= CC_NPRIO || (f = field_of(cc_snap_field_names, CF_N, name)) < 0)
+	if (prio >= CC_NPRIO || (f = field_of(lane_field_names, CF_N, name)) < 0)
 		return;
 	r->cur[prio * CF_N + f] = value;
 	r->seen |= 1u << f;
@@ -160,13 +160,13 @@ struct cc_snap *sim_snapper_take(struct sim_snapper *sn)
 
 					if (!(seen & (1u << f)))
 						continue;
-					cc_snap_set(snap, (uint32_t)me, cc_snap_field_names[f], pr,
-						    cc_snap_field_is_gauge(f) ? v : v - prev[pr * CF_N + f]);
+					cc_snap_set(snap, (uint32_t)me, lane_field_names[f], pr,
+						    lane_field_is_gauge(f) ? v : v - prev[pr * CF_N + f]);
 				}
 			snap->ports[me].speed_mbps = sim_port_rate_bps(s, d, p) / 1000000;
 			for (int f = 0; f < CP_N; f++)
 				if (pseen & (1u << f))
-					cc_snap_set(snap, (uint32_t)me, cc_snap_port_field_names[f], -1,
+					cc_snap_set(snap, (uint32_t)me, lane_port_field_names[f], -1,
 						    cur[CC_NPRIO * CF_N + f] - prev[CC_NPRIO * CF_N + f]);
 			memcpy(prev, cur, sizeof(cur));
 		}

@@ -24,16 +24,16 @@
 #define P4 4
 #define IV 200000 /* us: the fast lane's interval */
 
-static void set(struct cc_snap *s, uint32_t port, int prio, enum cc_field f, uint64_t v)
+static void set(struct cc_snap *s, uint32_t port, int prio, enum lane_field f, uint64_t v)
 {
-	cc_snap_set(s, port, cc_snap_field_names[f], prio, v);
+	cc_snap_set(s, port, lane_field_names[f], prio, v);
 }
 
 static void healthy(struct cc_snap *s, uint32_t p, int prio, bool sw)
 {
 	for (int f = 0; f < CF_N; f++)
 		if (sw || (f != CF_QUEUE_DEPTH && f != CF_QUEUE_WATERMARK))
-			set(s, p, prio, (enum cc_field)f, 0);
+			set(s, p, prio, (enum lane_field)f, 0);
 	set(s, p, prio, CF_TX_BYTES, 2500000000ULL);
 	set(s, p, prio, CF_RX_BYTES, 2500000000ULL);
 	set(s, p, prio, CF_TX_PACKETS, 600000);

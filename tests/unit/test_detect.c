@@ -16,9 +16,9 @@
 #define PRIO 3
 #define IV 1000 /* us */
 
-static void set(struct cc_snap *s, uint32_t port, enum cc_field f, uint64_t v)
+static void set(struct cc_snap *s, uint32_t port, enum lane_field f, uint64_t v)
 {
-	assert_int_equal(cc_snap_set(s, port, cc_snap_field_names[f], PRIO, v), 0);
+	assert_int_equal(cc_snap_set(s, port, lane_field_names[f], PRIO, v), 0);
 }
 
 static uint32_t P(const struct cc_snap *s, const char *node, const char *port)
@@ -34,7 +34,7 @@ static void healthy(struct cc_snap *s, uint32_t p)
 {
 	for (int f = 0; f < CF_N; f++)
 		if (s->nodes[s->ports[p].node].kind == CC_SWITCH || (f != CF_QUEUE_DEPTH && f != CF_QUEUE_WATERMARK))
-			set(s, p, (enum cc_field)f, 0);
+			set(s, p, (enum lane_field)f, 0);
 	set(s, p, CF_TX_BYTES, 1000000);
 	set(s, p, CF_RX_BYTES, 1000000);
 	set(s, p, CF_TX_PACKETS, 250);
