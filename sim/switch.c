@@ -134,8 +134,13 @@ void sim_switch_rx(struct sim *s, struct port *in, struct pkt *k)
 		return;
 	}
 	out = route(s, n, k, dst);
-	if (!out || !out->link->up) {
+	if (!out) {
 		in->c.buf_discards[k->prio]++;
+		sim_pkt_free(s, k);
+		return;
+	}
+	if (!out->link->up) { /* dropped at that egress, its link down (not for want of buffer) */
+		out->c.tx_discards++;
 		sim_pkt_free(s, k);
 		return;
 	}

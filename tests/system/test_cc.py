@@ -204,8 +204,8 @@ def test_host_classes_step_on_their_own_hosts(tmp_path):
 def test_a_lossy_link_is_not_taken_for_a_steps_harm():
     """From 6 ms a link loses 2 % of its frames: hosts retransmit, and the receiving port counts
     the frames lost (phy_rx_crc_errors, the link's errors in the tuner's signals).  No step is
-    rolled back for retransmissions or drops at egress while a link loses frames (before, three
-    were on this scenario); drops at full buffers would still count."""
+    rolled back for the retransmissions the lost frames explain (before, three were on this
+    scenario) or for drops."""
     doc = sim(os.path.join(SCEN, "cc", "lossy-link.json"), "--controller", "tuner")
     c = doc["controller"]
     assert doc["drops"]["link"] > 0 and doc["transport"]["retransmitted_packets"] > 0, doc["drops"]

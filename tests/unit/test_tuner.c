@@ -41,9 +41,10 @@ static uint64_t host_tx = 300000, host_cnp, host_retx;
  * report buf_discards buffer discards an interval, the only ones to report discards (NULL:
  * none) */
 static const char *pause_unreported, *discards_reported;
-static uint64_t buf_discards = 10;
-/* frames lost on the link from spine0 into leaf1 per interval (its bad FCS count) */
-static uint64_t link_crc;
+static uint64_t buf_discards = 10, egress_discards;
+/* frames lost on the link from spine0 into leaf1 per interval (its bad FCS count), its
+ * carrier changes */
+static uint64_t link_crc, link_carrier;
 
 static struct cc_snap *fabric(int64_t t, look_fn look, void *ctx)
 {
@@ -83,9 +84,14 @@ static struct cc_snap *fabric(int64_t t, look_fn look, void *ctx)
 		if (!pause_unreported || strcmp(node, pause_unreported))
 			cc_snap_set(s, p, "pfc_rx_pause_duration_us", PRIO, pause);
 		if (discards_reported && !strcmp(node, discards_reported))
+		{
 			cc_snap_set(s, p, "prio_rx_buf_discards", PRIO, buf_discards);
-		if (!strcmp(node, "leaf1") && !strcmp(s->ports[p].name, "spine0"))
+			cc_snap_set(s, p, "phy_tx_discards", -1, egress_discards);
+		}
+		if (!strcmp(node, "leaf1") && !strcmp(s->ports[p].name, "spine0")) {
 			cc_snap_set(s, p, "phy_rx_crc_errors", -1, link_crc);
+			cc_snap_set(s, p, "carrier_changes", -1, link_carrier);
+		}
 		if (s->nodes[s->ports[p].node].kind == CC_SWITCH) {
 			cc_snap_set(s, p, "queue_depth_bytes", PRIO, peak / 2);
 			cc_snap_set(s, p, "queue_watermark_periodic_bytes", PRIO, peak);
@@ -667,19 +673,26 @@ static void test_probe_p99_rolls_back(void **state)
 	}
 }
 
-/* A link that loses frames while a step is watched (its bad FCS count) explains the
- * retransmissions: the step is not rolled back for them (before, a lossy link rolled back a
- * step); without the link's errors the same rise rolls it back, and so do drops at full
- * buffers with them. */
+/* The frames links lost while a step is watched (their bad FCS count) explain up to
+ * RETX_PER_LOST_FRAME retransmissions each, and a link going down or up explains the
+ * retransmissions and the drops at egress: the step is not rolled back for them (before, a
+ * lossy link rolled back a step).  Without the link's errors the same rise rolls it back; so
+ * does a rise beyond what one lost frame explains, drops at egress with lost frames only, and
+ * drops at full buffers with a link going down. */
 static void test_link_errors_explain_retransmissions(void **state)
 {
 	static const struct {
-		uint64_t crc, discards;
+		uint64_t crc_before, crc, carrier, discards, egress;
 		const char *reason; /* NULL: rolled out */
 	} cases[] = {
-		{ 0, 0, "retransmissions rose from 0.00 to 100.00 per host per interval" },
-		{ 50, 0, NULL },
-		{ 50, 100, "drops at full buffers rose from 0.00 to 100.00 per port per interval" },
+		{ 0, 0, 0, 0, 0, "retransmissions rose from 0.00 to 100.00 per host per interval" },
+		{ 0, 50, 0, 0, 0, NULL },
+		{ 50, 50, 0, 0, 0, NULL },
+		{ 0, 1, 0, 0, 0, "rose from 0.00 to 100.00 per host per interval (beyond what the frames lost" },
+		{ 0, 0, 2, 0, 100, NULL },
+		{ 0, 0, 2, 100, 0, "drops at full buffers rose from 0.00 to 100.00 per port per interval" },
+		{ 0, 50, 0, 0, 100, "drops rose from 0.00 to 100.00 per port per interval" },
+		{ 0, 0, 0, 0, 100, "drops rose from 0.00 to 100.00 per port per interval" },
 	};
 
 	(void)state;
@@ -691,22 +704,26 @@ static void test_link_errors_explain_retransmissions(void **state)
 
 		discards_reported = "leaf0";
 		buf_discards = 0;
+		link_crc = cases[n].crc_before;
 		assert_int_equal(first_step(t, &i)->phase, CC_TN_CANARY);
 		apply_all(t, 8, &changed);
 		host_retx = 100;
 		link_crc = cases[n].crc;
+		link_carrier = cases[n].carrier;
 		buf_discards = cases[n].discards;
+		egress_discards = cases[n].egress;
 		if (cases[n].reason) {
 			struct cc_tn_proposal *p;
 
 			assert_int_equal(run(t, i++, canary_look, &cl), 1);
 			p = one(t);
 			assert_int_equal(p->phase, CC_TN_ROLLBACK);
-			assert_non_null(strstr(p->reason, cases[n].reason));
+			if (!strstr(p->reason, cases[n].reason))
+				fail_msg("case %zu: %s", n, p->reason);
 		} else {
 			assert_int_equal(judged(t, &i, &cl)->phase, CC_TN_ROLLOUT);
 		}
-		host_retx = link_crc = 0;
+		host_retx = link_crc = link_carrier = egress_discards = 0;
 		buf_discards = 10;
 		discards_reported = NULL;
 		cc_tn_free(t);
