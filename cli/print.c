@@ -541,14 +541,18 @@ void print_switch(FILE *f, const json_t *d)
 				 json_number_value(json_object_get(q, "pmax")));
 		}
 		{
+			char state[48];
 			const char *row[] = { str(&s, p, "port"),
-					      str(&s, p, "state"),
+					      state,
 					      speed,
 					      nb,
 					      prios[0] ? prios : "-",
 					      thr,
 					      ecn[0] ? ecn : "-" };
 
+			/* its agent silent: the state as last reported */
+			snprintf(state, sizeof(state), "%s%s", str(&s, p, "state") ?: "-",
+				 json_is_true(json_object_get(p, "stale")) ? " (stale)" : "");
 			table_row(t, row);
 		}
 	}

@@ -40,6 +40,7 @@ int views_switch(struct store_reader *rd, const struct views_opts *o, const char
 		"WHERE agent_id = ? AND present ORDER BY device, port";
 	sqlite3_stmt *st = store_reader_stmt(rd, SWITCH_SQL " AND a.id = ?");
 	json_t *sw = NULL, *ports, *pfc = NULL, *ecn = NULL;
+	bool stale;
 	int rc;
 
 	if (st)
@@ -54,6 +55,8 @@ int views_switch(struct store_reader *rd, const struct views_opts *o, const char
 		json_decref(pfc);
 		return -EIO;
 	}
+	/* its agent silent: the ports' states are as it last reported them */
+	stale = strcmp(json_string_value(json_object_get(sw, "status")) ?: "", "ok") != 0;
 	ports = json_array();
 	if (!(st = store_reader_stmt(rd, ports_sql))) {
 		json_decref(sw);
@@ -62,8 +65,9 @@ int views_switch(struct store_reader *rd, const struct views_opts *o, const char
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *pname = (const char *)sqlite3_column_text(st, 2);
-		json_t *p = json_pack("{s:o,s:o,s:o,s:o}", "id", store_col_text(st, 0), "device", store_col_text(st, 1),
-				      "port", store_col_text(st, 2), "state", store_col_text(st, 3));
+		json_t *p = json_pack("{s:o,s:o,s:o,s:o,s:b}", "id", store_col_text(st, 0), "device",
+				      store_col_text(st, 1), "port", store_col_text(st, 2), "state",
+				      store_col_text(st, 3), "stale", stale);
 		json_t *q = json_array(), *it;
 		size_t i;
 

@@ -632,6 +632,8 @@ def test_an_agent_gone_for_good_is_forgotten(world):
         "sw9", 1, [{"queue": 3, "kmin_bytes": 100000, "kmax_bytes": 400000, "pmax": 0.1}])).status_code == 200
     cid = ops.put("/api/v1/switches/sw9/ports/p1/queues/3/ecn", json={"kmin_bytes": 50000}).json()["changes"][0]["id"]
     wait_for(lambda: v.json("/api/v1/agents/sw9")["status"] == "stale", 10, interval=0.1, what="sw9 stale")
+    # its ports' states are as it last reported them, and say so
+    assert [p["stale"] for p in v.json("/api/v1/switches/sw9")["port_list"]] == [True]
     r = ops.delete("/api/v1/agents/sw9")
     assert r.status_code == 409 and r.json()["code"] == "CHANGES_OPEN" and "settle" in r.json()["detail"], r.text
     wait_for(lambda: v.json(f"/api/v1/changes/{cid}")["state"] == "timed_out", 30, interval=0.5, what="timed out")

@@ -670,6 +670,7 @@ def test_agent_goes_stale_and_recovers(world):
         assert port["state"] == "up" and port["stale"] is True, port
         listed = {p["id"]: p["stale"] for p in c.json("/api/v1/ports")["items"]}
         assert listed["h6:nic0:1"] is True and listed["h5:nic0:1"] is False, listed
+        assert not any(p["stale"] for p in c.json("/api/v1/switches/leaf1")["port_list"])
         assert [p["stale"] for p in c.json("/api/v1/hosts/h6")["devices_detail"][0]["ports"]] == [True]
         out = ctl(d, "viewer", "ports", "--host", "h6").stdout
         assert "h6:nic0:1" in out and "up (stale)" in out, out

@@ -837,6 +837,13 @@ static void test_print_switch(void **state)
 		       "PORT        STATE  SPEED  NEIGHBOUR  PFC PRIOS  XOFF THRESHOLD  ECN (lossless queues)\n"
 		       "Ethernet4   up     -      -          -          -               -\n"
 		       "Ethernet12  up     -      -          -          -               -\n");
+	/* a stale switch: its ports' states as last reported, said so */
+	assert_printed(print_switch,
+		       "{'id': 's', 'status': 'stale', 'last_seen': 't', 'port_list': ["
+		       " {'port': 'Ethernet0', 'state': 'up', 'stale': true, 'peer': null, 'pfc': {'enable': 0}, 'ecn': []}]}",
+		       "switch:   s (stale)\nseen:     t\n\n"
+		       "PORT       STATE       SPEED  NEIGHBOUR  PFC PRIOS  XOFF THRESHOLD  ECN (lossless queues)\n"
+		       "Ethernet0  up (stale)  -      -          -          -               -\n");
 }
 
 static const char counters_json[] =

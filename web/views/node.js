@@ -188,10 +188,15 @@ function switchHead(sw) {
   return h('p', { class: sw.status === 'ok' ? '' : 'bad' }, `agent ${sw.status}${sw.status === 'ok' ? '' : ' ⚠'} · last seen ${fmtTime(sw.last_seen)} · ${sw.ports_up}/${sw.ports} ports up · backend ${sw.backend}`);
 }
 
+// a port's state; its agent silent: as last reported
+function portState(p) {
+  return (p.state === 'up' ? 'up' : `✕ ${p.state}`) + (p.stale ? ' (stale)' : '');
+}
+
 function switchPorts(ports) {
   return table([
       { label: 'Port', value: (p) => link(`#/port/${encodeURIComponent(p.id)}`, p.port) },
-      { label: 'State', value: (p) => (p.state === 'up' ? 'up' : `✕ ${p.state}`) },
+      { label: 'State', value: portState },
       { label: 'Speed', num: true, value: (p) => (p.speed_mbps ? fmtBits(p.speed_mbps * 1e6) : '–') },
       { label: 'Peer', value: (p) => (p.peer ? `${p.peer.system} ${p.peer.port}` : '–') },
       { label: 'PFC priorities', value: (p) => (p.pfc ? [0, 1, 2, 3, 4, 5, 6, 7].filter((b) => p.pfc.enable & (1 << b)).join(',') || 'none' : '–') },
@@ -240,7 +245,7 @@ async function renderHost(root, ctx, id) {
       { label: 'Port', value: (p) => link(`#/port/${encodeURIComponent(p.id)}`, `${p.device} ${p.port}`) },
       { label: 'Netdev', value: (p) => p.netdev || '–' },
       { label: 'Driver', value: (p) => p.driver || '–' },
-      { label: 'State', value: (p) => (p.state === 'up' ? 'up' : `✕ ${p.state}`) + (p.stale ? ' (stale)' : '') },
+      { label: 'State', value: portState },
       { label: 'Speed', num: true, value: (p) => (p.speed_mbps ? fmtBits(p.speed_mbps * 1e6) : '–') },
       { label: 'Switch port', value: (p) => { const y = far.get(p.id); return y ? [link(`#/switch/${encodeURIComponent(y.node)}`, y.node), ' ', y.port_id ? link(`#/port/${encodeURIComponent(y.port_id)}`, y.port) : y.port] : '–'; } },
     ], ports, { caption: 'RDMA ports' }),
