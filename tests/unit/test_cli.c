@@ -840,7 +840,8 @@ static void test_print_switch(void **state)
 	/* a stale switch: its ports' states as last reported, said so */
 	assert_printed(print_switch,
 		       "{'id': 's', 'status': 'stale', 'last_seen': 't', 'port_list': ["
-		       " {'port': 'Ethernet0', 'state': 'up', 'stale': true, 'peer': null, 'pfc': {'enable': 0}, 'ecn': []}]}",
+		       " {'port': 'Ethernet0', 'state': 'up', 'stale': true, 'peer': null, 'pfc': {'enable': 0},"
+		       "  'ecn': []}]}",
 		       "switch:   s (stale)\nseen:     t\n\n"
 		       "PORT       STATE       SPEED  NEIGHBOUR  PFC PRIOS  XOFF THRESHOLD  ECN (lossless queues)\n"
 		       "Ethernet0  up (stale)  -      -          -          -               -\n");
