@@ -99,7 +99,8 @@ struct hold {
 };
 
 struct slowc {
-	uintptr_t run; /* the run that saw it last (runs count from 1) */
+	uintptr_t run;	     /* the run that saw it last (runs count from 1) */
+	int64_t read_to_us; /* the port's readings then (cc_port.read_to_us; 0: not known) */
 	char key[];
 };
 
@@ -1445,9 +1446,10 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 			continue;
 		for (unsigned pr = 0; pr < CC_NPRIO; pr++) {
 			const struct cc_prio *e = cc_snap_prio(s, p, pr);
+			const struct cc_port *cp = &s->ports[p];
 			char key[3 * CC_DL_NAME], lab[2 * CC_DL_NAME];
 			struct slowc *c;
-			bool again;
+			bool again, tracked;
 
 			if (!e || !pausing_for(e, d->sh_slow) || took_nothing(s, p, pr) ||
 			    !has(e, CF_TX_PAUSE_US) || !has(e, CF_RX_BYTES))
@@ -1465,13 +1467,25 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 					goto out;
 				memcpy(c->key, key, kl);
 				c->run = 0;
+				c->read_to_us = 0;
 				if (hmap_put(&d->slow, c->key, c, NULL) < 0) {
 					free(c);
 					goto out;
 				}
 			}
-			again = c->run && (c->run + 1 == d->runs || hmap_get(&d->tracks, key));
+			/* the intervals of the port's own readings where it says (a run that saw the
+			 * same readings again, before new ones came, is not a second interval: a
+			 * storm's last interval, paused for part of it and then taking traffic, read
+			 * as a slow receiver) */
+			tracked = hmap_get(&d->tracks, key) != NULL;
+			if (cp->read_to_us && c->run && c->read_to_us == cp->read_to_us)
+				again = tracked;
+			else if (cp->read_to_us)
+				again = c->run && (c->read_to_us == cp->read_from_us || tracked);
+			else
+				again = c->run && (c->run + 1 == d->runs || tracked);
 			c->run = d->runs;
+			c->read_to_us = cp->read_to_us;
 			if (again && d->res.nfindings < CC_DL_MAX_FINDINGS && add_slow_receiver(&r, p, pr) < 0)
 				goto out;
 		}

@@ -47,8 +47,12 @@ struct cc_port {
 	bool down;
 	uint8_t lossless; /* priorities with PFC on at this port (bitmap), as configured now */
 	uint64_t speed_mbps; /* 0: not reported */
-	uint64_t pv[CP_N];   /* port counters (cc_pfield) */
+	uint64_t pv[CP_N];   /* port counters (lane_pfield) */
 	uint32_t phave;	     /* bit f: port field f was reported */
+	/* the times of the two readings its deltas are between (us; 0: not known — each of the
+	 * simulator's snapshots is a new interval): rocefabd's runs may see the same readings
+	 * twice, so what counts intervals counts these, not runs */
+	int64_t read_from_us, read_to_us;
 	char *key;	  /* "node\x1fport": name points into it */
 };
 

@@ -653,6 +653,8 @@ static struct cc_snap *build(struct detector *d, int64_t mono)
 		s->ports[port].lossless = c && c->lossless >= 0 ? (uint8_t)c->lossless : prios;
 		s->ports[port].down = c && c->down;
 		s->ports[port].speed_mbps = c ? c->speed_mbps : 0;
+		s->ports[port].read_from_us = lp->t[0] / 1000;
+		s->ports[port].read_to_us = lp->t[1] / 1000;
 		/* counters over this port's own interval, brought to the snapshot's */
 		norm = (double)snap_iv / (double)port_iv;
 		for (uint8_t q = 0; q < lp->npr; q++) {
