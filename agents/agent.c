@@ -668,7 +668,7 @@ int agent_build_pfc_report(struct agent *a, json_t **ret)
 		json_object_foreach_safe(values, tmp, name, v) {
 			const struct reg_source *src = group ? reg_lookup(reg, group, driver, name) : NULL;
 
-			if (!src || !lane_has(src->counter->name, src->prio != REG_NO_PRIO) ||
+			if (!src || lane_field_of(src->counter->name, src->prio != REG_NO_PRIO) < 0 ||
 			    (src->prio != REG_NO_PRIO && a->lossless && !(a->lossless & (1u << src->prio))))
 				json_object_del(values, name);
 		}

@@ -142,29 +142,24 @@ int cc_snap_link(struct cc_snap *s, uint32_t a, uint32_t b)
 int cc_snap_set(struct cc_snap *s, uint32_t port, const char *name, int prio, uint64_t value)
 {
 	struct cc_prio *e;
+	int f;
 
 	if (port >= s->nports || prio < -1 || prio >= CC_NPRIO)
 		return -EINVAL;
 	if (prio < 0) {
 		struct cc_port *p = &s->ports[port];
 
-		for (int f = 0; f < CP_N; f++)
-			if (!strcmp(name, lane_port_field_names[f])) {
-				p->pv[f] = value;
-				p->phave |= 1u << f;
-				break;
-			}
+		if ((f = lane_field_of(name, false)) >= 0) {
+			p->pv[f] = value;
+			p->phave |= 1u << f;
+		}
 		return 0;
 	}
 	e = cc_snap_prio(s, port, (unsigned)prio);
-	if (!e)
-		return 0;
-	for (int f = 0; f < CF_N; f++)
-		if (!strcmp(name, lane_field_names[f])) {
-			e->v[f] = value;
-			e->have |= 1u << f;
-			break;
-		}
+	if (e && (f = lane_field_of(name, true)) >= 0) {
+		e->v[f] = value;
+		e->have |= 1u << f;
+	}
 	return 0;
 }
 

@@ -87,7 +87,7 @@ int cc_snap_port(struct cc_snap *s, uint32_t node, const char *name);
 /* Joins two ports by a link: 0, or -EINVAL when either is already linked to another port. */
 int cc_snap_link(struct cc_snap *s, uint32_t a, uint32_t b);
 /* Sets a counter (delta) or gauge by its registry name; prio is the priority or -1 for a port
- * counter (cc_pfield).  Names and priorities the snapshot does not hold are ignored (0);
+ * counter (lane_pfield).  Names and priorities the snapshot does not hold are ignored (0);
  * -EINVAL for a priority out of 0..7. */
 int cc_snap_set(struct cc_snap *s, uint32_t port, const char *name, int prio, uint64_t value);
 /* Adds snapshot s (a later interval) to acc, the sum of the intervals so far, port by port by

@@ -103,7 +103,7 @@ struct lport {
 	bool is_switch;
 	uint8_t npr;
 	struct lprio *pr;
-	struct lprio portv; /* the port's own counters (cc_pfield), for the tuner */
+	struct lprio portv; /* the port's own counters (lane_pfield), for the tuner */
 	int64_t t[2];
 	int n;		 /* readings held, 0..2 */
 	int64_t rx_mono; /* when the last one came */
@@ -231,13 +231,10 @@ int detector_new(struct store *s, const struct reg *reg, const struct detector_o
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < reg_size(reg); i++) {
-		d->field_of[i] = -1;
-		for (int f = 0; f < CF_N; f++)
-			if (!strcmp(reg_counter(reg, (unsigned)i)->name, lane_field_names[f]))
-				d->field_of[i] = f;
-		for (int f = 0; f < CP_N; f++)
-			if (!strcmp(reg_counter(reg, (unsigned)i)->name, lane_port_field_names[f]))
-				d->field_of[i] = CF_N + f;
+		const char *name = reg_counter(reg, (unsigned)i)->name;
+		int f = lane_field_of(name, false);
+
+		d->field_of[i] = f >= 0 ? CF_N + f : lane_field_of(name, true);
 	}
 	hmap_init(&d->lane);
 	hmap_init(&d->agents);

@@ -37,13 +37,13 @@ const char *const lane_port_field_names[CP_N] = {
 	[CP_CARRIER] = "carrier_changes",
 };
 
-bool lane_has(const char *name, bool prio)
+int lane_field_of(const char *name, bool prio)
 {
 	const char *const *names = prio ? lane_field_names : lane_port_field_names;
 	int n = prio ? CF_N : CP_N;
 
 	for (int i = 0; i < n; i++)
 		if (!strcmp(name, names[i]))
-			return true;
-	return false;
+			return i;
+	return -1;
 }

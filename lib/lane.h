@@ -58,8 +58,8 @@ static inline bool lane_field_is_gauge(int f)
 
 extern const char *const lane_field_names[CF_N];
 
-/* Whether a counter (a registry name) is one of the lane's: of a priority (prio), or of the
- * port. */
-bool lane_has(const char *name, bool prio);
+/* A counter (a registry name) of the lane: its field, of a priority (prio: enum lane_field)
+ * or of the port (enum lane_pfield); -1 when it is none of the lane's. */
+int lane_field_of(const char *name, bool prio);
 
 #endif

@@ -17,14 +17,6 @@ struct sim_snapper {
 /* A port's values: CC_NPRIO x CF_N priority fields, then CP_N port fields. */
 #define STRIDE (CC_NPRIO * CF_N + CP_N)
 
-static int field_of(const char *const *names, int n, const char *name)
-{
-	for (int f = 0; f < n; f++)
-		if (!strcmp(name, names[f]))
-			return f;
-	return -1;
-}
-
 uint8_t sim_lossless_prios(const struct sim *s)
 {
 	uint8_t m = 0;
@@ -56,13 +48,13 @@ static void read_fn(void *ctx, const char *name, int prio, uint64_t value)
 	int f;
 
 	if (prio < 0) {
-		if ((f = field_of(lane_port_field_names, CP_N, name)) >= 0) {
+		if ((f = lane_field_of(name, false)) >= 0) {
 			r->cur[CC_NPRIO * CF_N + f] = value;
 			r->pseen |= 1u << f;
 		}
 		return;
 	}
-	if (prio >= CC_NPRIO || (f = field_of(lane_field_names, CF_N, name)) < 0)
+	if (prio >= CC_NPRIO || (f = lane_field_of(name, true)) < 0)
 		return;
 	r->cur[prio * CF_N + f] = value;
 	r->seen |= 1u << f;
