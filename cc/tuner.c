@@ -929,6 +929,8 @@ struct step {
 	struct sig base; /* the fabric before the step */
 	struct sig during;
 	unsigned nduring;
+	unsigned nquiet; /* intervals watched without a link going down or up, nor one after */
+	bool flapped;	 /* the last interval watched had a link go down or up */
 	struct grp g_canary, g_rest;
 };
 
@@ -2660,13 +2662,9 @@ static const char *unsafe(const struct cc_tn *t, const struct step *k, char *buf
 	 * only a blow-up counts here; the changed members against the rest in the same intervals
 	 * (canary_worse) is the fine test */
 	double tol = 8 * p->tolerance;
-	/* a link going down or up while the step is watched explains the drops at egress and
-	 * the retransmissions (its flows time out): only the drops at full buffers are the
-	 * step's then; the frames links lost in those intervals explain up to
-	 * RETX_PER_LOST_FRAME retransmissions each (a lossy link rolled back a step for its
-	 * retransmissions) */
-	bool flap = d->carrier > b->carrier;
-	double bd = flap ? b->buf_drops : b->drops, dd = flap ? d->buf_drops : d->drops;
+	/* the frames links lost in the intervals watched explain up to RETX_PER_LOST_FRAME
+	 * retransmissions each (a lossy link rolled back a step for its retransmissions); those
+	 * in which a link went down or up are left out (watch_add) */
 	double lost = d->retx_hosts > 0 ? RETX_PER_LOST_FRAME * d->crc / d->retx_hosts : 0;
 
 	if (d->pause_share > b->pause_share * (1 + tol) + 0.01) {
@@ -2674,14 +2672,16 @@ static const char *unsafe(const struct cc_tn *t, const struct step *k, char *buf
 			 d->pause_share * 100);
 		return buf;
 	}
-	if (dd > bd * (1 + tol) + 10) {
-		snprintf(buf, len, "drops%s rose from %.2f to %.2f per port per interval",
-			 flap ? " at full buffers" : "", bd, dd);
+	if (d->drops > b->drops * (1 + tol) + 10) {
+		snprintf(buf, len, "drops rose from %.2f to %.2f per port per interval", b->drops, d->drops);
 		return buf;
 	}
-	if (!flap && d->retx > b->retx * (1 + tol) + 10 + lost) {
-		snprintf(buf, len, "retransmissions rose from %.2f to %.2f per host per interval%s", b->retx, d->retx,
-			 lost > 0 ? " (beyond what the frames lost on links explain)" : "");
+	if (k->nquiet && d->retx > b->retx * (1 + tol) + 10 + lost) {
+		int n = snprintf(buf, len, "retransmissions rose from %.2f to %.2f per host per interval", b->retx,
+				 d->retx);
+
+		if (lost > 0 && n >= 0 && (size_t)n < len)
+			snprintf(buf + n, len - (size_t)n, " (beyond the %.0f the frames lost on links explain)", lost);
 		return buf;
 	}
 	if (b->probe_p99_us >= 0 && d->probe_p99_us >= 0 && d->probe_p99_us > b->probe_p99_us * (1 + tol)) {
@@ -2811,6 +2811,8 @@ static void watch_reset(struct step *k)
 {
 	k->watched = 0;
 	k->nduring = 0;
+	k->nquiet = 0;
+	k->flapped = false;
 	memset(&k->during, 0, sizeof(k->during));
 	k->during.probe_p99_us = -1;
 }
@@ -2818,17 +2820,24 @@ static void watch_reset(struct step *k)
 static void watch_add(struct step *k, const struct sig *g)
 {
 	struct sig *d = &k->during;
+	/* an interval in which a link went down or up, and the next (its flows time out), are
+	 * the link's: left out of the retransmissions, and of the drops but those at full
+	 * buffers (before, one carrier change anywhere suspended both tests for the whole step) */
+	bool flap = g->carrier > 0 || k->flapped;
 	double w;
 
+	k->flapped = g->carrier > 0;
 	k->watched++;
 	w = 1.0 / k->watched;
 	d->pause_share += (g->pause_share - d->pause_share) * w;
-	d->drops += (g->drops - d->drops) * w;
-	d->buf_drops += (g->buf_drops - d->buf_drops) * w;
-	d->crc += (g->crc - d->crc) * w;
-	d->carrier += (g->carrier - d->carrier) * w;
-	d->retx += (g->retx - d->retx) * w;
-	d->retx_hosts += (g->retx_hosts - d->retx_hosts) * w;
+	d->drops += ((flap ? g->buf_drops : g->drops) - d->drops) * w;
+	if (!flap) {
+		double q = 1.0 / ++k->nquiet;
+
+		d->retx += (g->retx - d->retx) * q;
+		d->retx_hosts += (g->retx_hosts - d->retx_hosts) * q;
+		d->crc += (g->crc - d->crc) * q; /* what explains them */
+	}
 	if (g->probe_p99_us >= 0) {
 		k->nduring++;
 		if (d->probe_p99_us < 0)

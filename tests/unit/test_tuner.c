@@ -674,11 +674,12 @@ static void test_probe_p99_rolls_back(void **state)
 }
 
 /* The frames links lost while a step is watched (their bad FCS count) explain up to
- * RETX_PER_LOST_FRAME retransmissions each, and a link going down or up explains the
- * retransmissions and the drops at egress: the step is not rolled back for them (before, a
- * lossy link rolled back a step).  Without the link's errors the same rise rolls it back; so
- * does a rise beyond what one lost frame explains, drops at egress with lost frames only, and
- * drops at full buffers with a link going down. */
+ * RETX_PER_LOST_FRAME retransmissions each, and an interval in which a link goes down or up
+ * (and the next) is left out of the retransmissions and of the drops at egress: the step is
+ * not rolled back for them (before, a lossy link rolled back a step).  Without the link's
+ * errors the same rise rolls it back; so does a rise beyond what one lost frame explains,
+ * drops at egress with lost frames only, and drops at full buffers with a link going down;
+ * and a link that went down once is left out for its own intervals only. */
 static void test_link_errors_explain_retransmissions(void **state)
 {
 	static const struct {
@@ -688,9 +689,9 @@ static void test_link_errors_explain_retransmissions(void **state)
 		{ 0, 0, 0, 0, 0, "retransmissions rose from 0.00 to 100.00 per host per interval" },
 		{ 0, 50, 0, 0, 0, NULL },
 		{ 50, 50, 0, 0, 0, NULL },
-		{ 0, 1, 0, 0, 0, "rose from 0.00 to 100.00 per host per interval (beyond what the frames lost" },
+		{ 0, 1, 0, 0, 0, "rose from 0.00 to 100.00 per host per interval (beyond the 32 the frames lost" },
 		{ 0, 0, 2, 0, 100, NULL },
-		{ 0, 0, 2, 100, 0, "drops at full buffers rose from 0.00 to 100.00 per port per interval" },
+		{ 0, 0, 2, 100, 0, "drops rose from 0.00 to 100.00 per port per interval" },
 		{ 0, 50, 0, 0, 100, "drops rose from 0.00 to 100.00 per port per interval" },
 		{ 0, 0, 0, 0, 100, "drops rose from 0.00 to 100.00 per port per interval" },
 	};
@@ -726,6 +727,27 @@ static void test_link_errors_explain_retransmissions(void **state)
 		host_retx = link_crc = link_carrier = egress_discards = 0;
 		buf_discards = 10;
 		discards_reported = NULL;
+		cc_tn_free(t);
+	}
+	/* one carrier change, in the first interval watched: that one and the next are the
+	 * link's, the third is the step's */
+	{
+		struct cc_tn *t = tuner(CC_TN_AUTO);
+		struct canary_look cl = { .t = t, .better = true };
+		size_t changed = 0;
+		int64_t i = 1;
+
+		assert_int_equal(first_step(t, &i)->phase, CC_TN_CANARY);
+		apply_all(t, 8, &changed);
+		host_retx = 100;
+		link_carrier = 1;
+		assert_int_equal(run(t, i++, canary_look, &cl), 0);
+		link_carrier = 0;
+		assert_int_equal(run(t, i++, canary_look, &cl), 0);
+		assert_int_equal(run(t, i++, canary_look, &cl), 1);
+		assert_int_equal(one(t)->phase, CC_TN_ROLLBACK);
+		assert_non_null(strstr(one(t)->reason, "retransmissions rose from 0.00 to 100.00 per host"));
+		host_retx = 0;
 		cc_tn_free(t);
 	}
 }
