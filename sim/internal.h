@@ -132,7 +132,8 @@ struct port_ctr {
 	uint64_t prio_tx_packets[NPRIO], prio_rx_packets[NPRIO];
 	uint64_t pfc_tx_frames[NPRIO], pfc_rx_frames[NPRIO], pfc_rx_transitions[NPRIO];
 	uint64_t ecn_marked[NPRIO];  /* CE marks made at this egress queue */
-	uint64_t buf_discards[NPRIO]; /* dropped at this ingress: buffer full (or TTL, no route) */
+	uint64_t buf_discards[NPRIO]; /* dropped at this ingress: buffer full */
+	uint64_t rx_noroute, rx_ttl;  /* dropped at this ingress: no route (its links down), TTL */
 	uint64_t tx_discards;	      /* dropped at this egress: link down, TTL */
 	uint64_t wire_losses;	      /* lost on the link out of this port (the peer counts them: phy_rx_crc_errors) */
 	uint64_t carrier_changes;

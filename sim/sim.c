@@ -307,6 +307,8 @@ int sim_counters(const struct sim *s, int dev, int port, sim_counter_fn fn, void
 	fn(ctx, "tx_packets", -1, p->c.tx_packets);
 	fn(ctx, "rx_packets", -1, p->c.rx_packets);
 	fn(ctx, "phy_tx_discards", -1, p->c.tx_discards);
+	if (n->kind == NODE_SWITCH)
+		fn(ctx, "phy_rx_discards", -1, p->c.rx_noroute + p->c.rx_ttl);
 	/* a frame lost on the wire is not known where it left: the receiver counts it, as a bad FCS */
 	fn(ctx, "phy_rx_crc_errors", -1, p->peer->c.wire_losses);
 	fn(ctx, "carrier_changes", -1, p->c.carrier_changes);

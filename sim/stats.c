@@ -190,7 +190,7 @@ json_t *sim_summary(struct sim *s, bool timing, double wall_s)
 				json_array_append_new(q_ports, o);
 			}
 		}
-		link_drops += p->c.tx_discards + p->c.wire_losses;
+		link_drops += p->c.tx_discards + p->c.wire_losses + p->c.rx_noroute;
 		if (p->node->kind == NODE_HOST)
 			tx_data += p->c.tx_bytes;
 	}

@@ -127,15 +127,16 @@ void sim_switch_rx(struct sim *s, struct port *in, struct pkt *k)
 	uint32_t dst = k->type == PKT_DATA ? k->flow->dst->hid : k->flow->src->hid;
 	struct port *out;
 
+	/* (neither is for want of buffer: phy_rx_discards, not prio_rx_buf_discards) */
 	if (--k->ttl == 0) {
 		sw->ttl_drops++;
-		in->c.buf_discards[k->prio]++;
+		in->c.rx_ttl++;
 		sim_pkt_free(s, k);
 		return;
 	}
 	out = route(s, n, k, dst);
 	if (!out) {
-		in->c.buf_discards[k->prio]++;
+		in->c.rx_noroute++;
 		sim_pkt_free(s, k);
 		return;
 	}

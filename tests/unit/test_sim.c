@@ -295,6 +295,20 @@ static void test_determinism(void **state)
 	sim_free(b);
 }
 
+/* A packet a switch cannot route (its destination's link down) is dropped at the ingress as
+ * no buffer discard: phy_rx_discards, not prio_rx_buf_discards (which the tuner holds against
+ * a step; a flap rolled steps back). */
+static void test_unroutable_is_no_buffer_discard(void **state)
+{
+	struct sim *s = load("\"faults\":[{\"type\":\"link_down\",\"link\":\"h1-s0\",\"at_us\":5}],", 2000000);
+
+	(void)state;
+	sim_run_until(s, 200 * PS_PER_US);
+	assert_true(counter(s, "s0", "h0", "phy_rx_discards", -1) > 0);
+	assert_int_equal(counter(s, "s0", "h0", "prio_rx_buf_discards", 3), 0);
+	sim_free(s);
+}
+
 /* Every counter the simulator reports is one the registry knows from the group "sim", as the
  * virtual agents name it (NAME, or NAME_prioP): an unknown one would be left out of their
  * reports as an ignored value (phy_rx_crc_errors was, and the tuner never saw a lossy link). */
@@ -687,7 +701,8 @@ int main(void)
 		cmocka_unit_test(test_event_order),
 		cmocka_unit_test(test_event_order_near_and_far),    cmocka_unit_test(test_run_and_counters),
 		cmocka_unit_test(test_determinism),
-		cmocka_unit_test(test_every_counter_is_in_the_registry),    cmocka_unit_test(test_config_changes),
+		cmocka_unit_test(test_every_counter_is_in_the_registry),
+		cmocka_unit_test(test_unroutable_is_no_buffer_discard),    cmocka_unit_test(test_config_changes),
 		cmocka_unit_test(test_injected_fault), cmocka_unit_test(test_probes_collected_early),
 		cmocka_unit_test(test_event_handlers), cmocka_unit_test(test_control_routes),
 		cmocka_unit_test(test_refused_links),
