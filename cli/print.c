@@ -325,6 +325,14 @@ void print_hosts(FILE *f, const json_t *d)
 	print_items(f, d, cols, "no hosts");
 }
 
+/* A port's state; its agent silent: as last reported, said so. */
+static const char *port_state(struct strs *s, const json_t *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s", str(s, p, "state") ?: "-",
+		 json_is_true(json_object_get(p, "stale")) ? " (stale)" : "");
+	return buf;
+}
+
 static void port_table(FILE *f, const json_t *unsorted)
 {
 	static const char *const h[] = { "PORT", "NETDEV", "STATE", "SPEED", "MTU", NULL };
@@ -342,11 +350,9 @@ static void port_table(FILE *f, const json_t *unsorted)
 			fmt_si((double)json_integer_value(sp) * 1e6, "b/s", speed, sizeof(speed));
 		{
 			char state[48];
-			const char *row[] = { str(&s, p, "id"), str(&s, p, "netdev"), state, speed, str(&s, p, "mtu") };
+			const char *row[] = { str(&s, p, "id"), str(&s, p, "netdev"),
+					      port_state(&s, p, state, sizeof(state)), speed, str(&s, p, "mtu") };
 
-			/* its agent silent: the state as last reported */
-			snprintf(state, sizeof(state), "%s%s", str(&s, p, "state") ?: "-",
-				 json_is_true(json_object_get(p, "stale")) ? " (stale)" : "");
 			table_row(t, row);
 		}
 	}
@@ -543,16 +549,13 @@ void print_switch(FILE *f, const json_t *d)
 		{
 			char state[48];
 			const char *row[] = { str(&s, p, "port"),
-					      state,
+					      port_state(&s, p, state, sizeof(state)),
 					      speed,
 					      nb,
 					      prios[0] ? prios : "-",
 					      thr,
 					      ecn[0] ? ecn : "-" };
 
-			/* its agent silent: the state as last reported */
-			snprintf(state, sizeof(state), "%s%s", str(&s, p, "state") ?: "-",
-				 json_is_true(json_object_get(p, "stale")) ? " (stale)" : "");
 			table_row(t, row);
 		}
 	}
