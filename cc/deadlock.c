@@ -1476,12 +1476,13 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 			/* the intervals of the port's own readings where it says (a run that saw the
 			 * same readings again, before new ones came, is not a second interval: a
 			 * storm's last interval, paused for part of it and then taking traffic, read
-			 * as a slow receiver) */
+			 * as a slow receiver); newer ones are, whether or not a run saw those between
+			 * (runs may come slower than readings) */
 			tracked = hmap_get(&d->tracks, key) != NULL;
 			if (cp->read_to_us && c->run && c->read_to_us == cp->read_to_us)
 				again = tracked;
 			else if (cp->read_to_us)
-				again = c->run && (c->read_to_us == cp->read_from_us || tracked);
+				again = c->run && (cp->read_from_us >= c->read_to_us || tracked);
 			else
 				again = c->run && (c->run + 1 == d->runs || tracked);
 			c->run = d->runs;

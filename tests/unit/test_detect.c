@@ -311,18 +311,25 @@ static void test_slow_receiver_needs_two_intervals(void **state)
 /* rocefabd's runs may come faster than a port's readings: two runs over the same readings
  * are one interval, not two (a storm's last interval, paused for part of it and then taking
  * traffic, read as a slow receiver); the next readings make the second.  Once found, the
- * same readings again keep the finding. */
+ * same readings again keep the finding.  Runs slower than the readings: the next run's
+ * readings are newer, a second interval (runs[5..6]). */
 static void test_slow_receiver_counts_readings_not_runs(void **state)
 {
 	static const struct {
 		int64_t from, to;
 		size_t found;
-	} runs[] = { { 0, IV, 0 }, { 0, IV, 0 }, { IV, 2 * IV, 1 }, { IV, 2 * IV, 1 }, { 2 * IV, 3 * IV, 1 } };
+	} runs[] = { { 0, IV, 0 },	    { 0, IV, 0 },	   { IV, 2 * IV, 1 },	  { IV, 2 * IV, 1 },
+		     { 2 * IV, 3 * IV, 1 }, { 0, 0, 0 },	   { 10 * IV, 11 * IV, 0 }, { 13 * IV, 14 * IV, 1 } };
 	struct cc_dl *d = cc_dl_new(NULL);
 	const struct cc_dl_result *r;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		if (!runs[i].to) { /* a new detector */
+			cc_dl_free(d);
+			d = cc_dl_new(NULL);
+			continue;
+		}
 		struct cc_snap *s = ring(4, (int64_t)(i + 1) * IV, false);
 		uint32_t p = P(s, "h2", "nic0:1");
 
