@@ -834,6 +834,9 @@ struct sig {
 	double buf_drops;	   /* of those, at a full ingress buffer (not a link's) */
 	double crc;		   /* frames lost on links (bad FCS), fabric-wide */
 	double carrier;		   /* links gone down or up (carrier changes), fabric-wide */
+	double down_ports;	   /* ports down */
+	/* 1: a link went down or up in this interval or the one before (its flows time out) */
+	double link_event;
 	double cnp;		   /* CNPs handled per host */
 	double probe_p99_us;	   /* < 0: none */
 	/* per host class ([class - CC_TN_HOSTS]), over its hosts and the ToR ports facing them:
@@ -929,8 +932,7 @@ struct step {
 	struct sig base; /* the fabric before the step */
 	struct sig during;
 	unsigned nduring;
-	unsigned nquiet; /* intervals watched without a link going down or up, nor one after */
-	bool flapped;	 /* the last interval watched had a link go down or up */
+	unsigned nquiet; /* intervals watched without a link event (watch_add) */
 	struct grp g_canary, g_rest;
 };
 
@@ -953,6 +955,7 @@ struct cc_tn {
 	struct hmap idx;
 	int64_t t_us;
 	uint64_t interval;
+	bool carrier_last; /* a link went down or up in the last interval */
 	uint64_t next_id, next_step, steps, rolled_back;
 	struct cc_tn_proposal **props; /* recent, oldest first */
 	size_t nprops, capprops;
@@ -1420,6 +1423,7 @@ static int measure(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 
 		g->crc += (double)cp->pv[CP_RX_CRC]; /* (0 unless reported) */
 		g->carrier += (double)cp->pv[CP_CARRIER];
+		g->down_ports += cp->down;
 		if (cp->down)
 			continue;
 		if (has_field(e, CF_RX_PAUSE_US)) {
@@ -1480,6 +1484,8 @@ static int measure(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 	g->host_util = hcap > 0 ? htx / hcap : 0;
 	g->retx = nretx ? retx / nretx : 0;
 	g->retx_hosts = nretx;
+	g->link_event = g->carrier > 0 || t->carrier_last;
+	t->carrier_last = g->carrier > 0;
 	g->cnp = ncnp ? cnp / ncnp : 0;
 	g->drops = ndrops ? (drops + bdrops) / ndrops : 0;
 	g->buf_drops = ndrops ? bdrops / ndrops : 0;
@@ -1512,6 +1518,7 @@ static void sig_mean(const struct cc_tn *t, unsigned n, struct sig *ret)
 		ret->buf_drops += g->buf_drops / n;
 		ret->crc += g->crc / n;
 		ret->carrier += g->carrier / n;
+		ret->down_ports += g->down_ports / n;
 		ret->cnp += g->cnp / n;
 		for (int h = 0; h < CC_TN_NHOST_SLOTS; h++) {
 			ret->h_pause[h] += g->h_pause[h] / n;
@@ -2812,7 +2819,6 @@ static void watch_reset(struct step *k)
 	k->watched = 0;
 	k->nduring = 0;
 	k->nquiet = 0;
-	k->flapped = false;
 	memset(&k->during, 0, sizeof(k->during));
 	k->during.probe_p99_us = -1;
 }
@@ -2820,13 +2826,13 @@ static void watch_reset(struct step *k)
 static void watch_add(struct step *k, const struct sig *g)
 {
 	struct sig *d = &k->during;
-	/* an interval in which a link went down or up, and the next (its flows time out), are
-	 * the link's: left out of the retransmissions, and of the drops but those at full
-	 * buffers (before, one carrier change anywhere suspended both tests for the whole step) */
-	bool flap = g->carrier > 0 || k->flapped;
+	/* an interval in which a link went down or up, and the next (its flows time out), and
+	 * one with more ports down than before the step, are the links': left out of the
+	 * retransmissions, and of the drops but those at full buffers (before, one carrier change
+	 * anywhere suspended both tests for the whole step) */
+	bool flap = g->link_event > 0 || g->down_ports > k->base.down_ports;
 	double w;
 
-	k->flapped = g->carrier > 0;
 	k->watched++;
 	w = 1.0 / k->watched;
 	d->pause_share += (g->pause_share - d->pause_share) * w;

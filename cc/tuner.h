@@ -21,9 +21,9 @@
  * fabric before the step, then rolls out to the rest (max_share of the class per step) or is
  * rolled back.  A step is rolled back when a safety signal — pause time, drops,
  * retransmissions, the probes' p99 — got worse (the retransmissions beyond what the frames
- * links lost explain; in an interval in which a link goes down or up, and the next, no
- * retransmissions and of the drops only those at full buffers), or when the move missed its
- * aim.  A move
+ * links lost explain; in an interval in which a link goes down or up, and the next, or one
+ * with more ports down than before the step, no retransmissions and of the drops only those at
+ * full buffers), or when the move missed its aim.  A move
  * rolled back is not tried again for tabu_intervals (a harder move made while ports pause,
  * rolled back for a fabric-wide rise, which a storm growing on its own causes too: for
  * canary_intervals, at least 3, once per tabu_intervals; a harder move rolled back for no

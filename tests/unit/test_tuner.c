@@ -43,8 +43,9 @@ static uint64_t host_tx = 300000, host_cnp, host_retx;
 static const char *pause_unreported, *discards_reported;
 static uint64_t buf_discards = 10, egress_discards;
 /* frames lost on the link from spine0 into leaf1 per interval (its bad FCS count), its
- * carrier changes */
+ * carrier changes; whether leaf1's port to spine0 is down */
 static uint64_t link_crc, link_carrier;
+static bool link_down;
 
 static struct cc_snap *fabric(int64_t t, look_fn look, void *ctx)
 {
@@ -91,6 +92,7 @@ static struct cc_snap *fabric(int64_t t, look_fn look, void *ctx)
 		if (!strcmp(node, "leaf1") && !strcmp(s->ports[p].name, "spine0")) {
 			cc_snap_set(s, p, "phy_rx_crc_errors", -1, link_crc);
 			cc_snap_set(s, p, "carrier_changes", -1, link_carrier);
+			s->ports[p].down = link_down;
 		}
 		if (s->nodes[s->ports[p].node].kind == CC_SWITCH) {
 			cc_snap_set(s, p, "queue_depth_bytes", PRIO, peak / 2);
@@ -748,6 +750,29 @@ static void test_link_errors_explain_retransmissions(void **state)
 		assert_int_equal(one(t)->phase, CC_TN_ROLLBACK);
 		assert_non_null(strstr(one(t)->reason, "retransmissions rose from 0.00 to 100.00 per host"));
 		host_retx = 0;
+		cc_tn_free(t);
+	}
+	/* the link stays down after its carrier change: its intervals are the link's, all of
+	 * them (a port more down than before the step) */
+	{
+		struct cc_tn *t = tuner(CC_TN_AUTO);
+		struct canary_look cl = { .t = t, .better = true };
+		size_t changed = 0;
+		int64_t i = 1;
+
+		assert_int_equal(first_step(t, &i)->phase, CC_TN_CANARY);
+		apply_all(t, 8, &changed);
+		host_retx = 100;
+		link_carrier = 1;
+		link_down = true;
+		for (unsigned k = 1; k < cc_tn_defaults.canary_intervals; k++) {
+			assert_int_equal(run(t, i++, canary_look, &cl), 0);
+			link_carrier = 0;
+		}
+		assert_int_equal(run(t, i++, canary_look, &cl), 1);
+		assert_int_equal(one(t)->phase, CC_TN_ROLLOUT);
+		host_retx = 0;
+		link_down = false;
 		cc_tn_free(t);
 	}
 }
