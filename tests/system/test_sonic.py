@@ -117,6 +117,7 @@ def test_a_sonic_switch_in_redis_comes_out_of_rest_as_it_is(world):
     assert len(want) > 100, len(want)  # port, PFC per priority, queues, PGs, watermarks
     assert have[("pfc_rx_pause_frames", 3)] == sw.counters[f"COUNTERS:{oid(1, 2)}"]["SAI_PORT_STAT_PFC_3_RX_PKTS"]
     assert ("ecn_marked_packets", 4) in have and ("pfc_paused", 3) in have
+    assert any(k[0] == "phy_rx_crc_errors" for k in have), have  # (the tuner's lost frames)
     # multicast queues (8-15) are not counted as priorities
     assert not any(k[0] == "prio_tx_bytes" and k[1] is None for k in have)
 
