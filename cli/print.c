@@ -325,7 +325,7 @@ void print_hosts(FILE *f, const json_t *d)
 	print_items(f, d, cols, "no hosts");
 }
 
-/* A port's state; its agent silent: as last reported, said so. */
+/* A port's or a link's state; its agent silent: as last reported, said so. */
 static const char *port_state(struct strs *s, const json_t *p, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s%s", str(s, p, "state") ?: "-",
@@ -583,9 +583,9 @@ static size_t links_table(FILE *f, const json_t *unsorted)
 			fmt_si((double)json_integer_value(json_object_get(l, "speed_mbps")) * 1e6,
 			       "b/s", speed, sizeof(speed));
 		{
-			const char *row[] = { str(&s, a, "node"),  str(&s, a, "port"),
-					      str(&s, b, "node"),  str(&s, b, "port"),
-					      str(&s, l, "state"), speed };
+			char state[48];
+			const char *row[] = { str(&s, a, "node"), str(&s, a, "port"), str(&s, b, "node"),
+					      str(&s, b, "port"), port_state(&s, l, state, sizeof(state)), speed };
 
 			table_row(t, row);
 		}

@@ -269,6 +269,38 @@ int topo_links(struct store_reader *rd, json_t **ret, struct rf_err *e)
 	return links_build(rd, ret, e);
 }
 
+/* Each link stale when the agent at either end is: its state is as that agent last reported
+ * it (before, a silent agent's links read up). */
+static int mark_stale(struct store_reader *rd, const struct views_opts *o, json_t *links, struct rf_err *e)
+{
+	static const char sql[] = "SELECT id, last_seen_ns, interval_ms FROM agents";
+	sqlite3_stmt *st = store_reader_stmt(rd, sql);
+	json_t *stale = json_object(), *l;
+	size_t i;
+	int rc;
+
+	if (!st || !stale) {
+		json_decref(stale);
+		return -ENOMEM;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (strcmp(views_agent_status(o, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2)), "ok"))
+			json_object_set_new(stale, (const char *)sqlite3_column_text(st, 0), json_true());
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		json_decref(stale);
+		return store_read_failed(st, rc, e);
+	}
+	json_array_foreach(links, i, l) {
+		const char *a = json_string_value(json_object_get(json_object_get(l, "a"), "node")) ?: "";
+		const char *b = json_string_value(json_object_get(json_object_get(l, "b"), "node")) ?: "";
+
+		json_object_set_new(l, "stale", json_boolean(json_object_get(stale, a) || json_object_get(stale, b)));
+	}
+	json_decref(stale);
+	return 0;
+}
+
 int views_links(struct store_reader *rd, const struct views_opts *o, json_t **ret,
 		struct rf_err *e)
 {
@@ -277,9 +309,12 @@ int views_links(struct store_reader *rd, const struct views_opts *o, json_t **re
 	json_t *l;
 	int r;
 
-	(void)o;
 	if ((r = links_build(rd, &links, e)) < 0)
 		return r;
+	if ((r = mark_stale(rd, o, links, e)) < 0) {
+		json_decref(links);
+		return r;
+	}
 	json_array_foreach(links, i, l)
 		up += !strcmp(json_string_value(json_object_get(l, "state")), "up");
 	*ret = json_pack("{s:o,s:I,s:I}", "items", links, "count", (json_int_t)json_array_size(links),
@@ -293,7 +328,7 @@ int views_topology(struct store_reader *rd, const struct views_opts *o, json_t *
 	static const char sql[] = "SELECT id, role, last_seen_ns, interval_ms, ports, ports_up "
 				  "FROM agents ORDER BY role DESC, id";
 	sqlite3_stmt *st = store_reader_stmt(rd, sql);
-	json_t *nodes = json_array(), *links;
+	json_t *nodes = json_array(), *links = NULL;
 	int rc, r;
 
 	if (!st || !nodes) {
@@ -312,8 +347,9 @@ int views_topology(struct store_reader *rd, const struct views_opts *o, json_t *
 		json_decref(nodes);
 		return store_read_failed(st, rc, e);
 	}
-	if ((r = links_build(rd, &links, e)) < 0) {
+	if ((r = links_build(rd, &links, e)) < 0 || (r = mark_stale(rd, o, links, e)) < 0) {
 		json_decref(nodes);
+		json_decref(links);
 		return r;
 	}
 	*ret = json_pack("{s:o,s:o}", "nodes", nodes, "links", links);

@@ -671,6 +671,11 @@ def test_agent_goes_stale_and_recovers(world):
         listed = {p["id"]: p["stale"] for p in c.json("/api/v1/ports")["items"]}
         assert listed["h6:nic0:1"] is True and listed["h5:nic0:1"] is False, listed
         assert not any(p["stale"] for p in c.json("/api/v1/switches/leaf1")["port_list"])
+        # so are its links (one end's agent stale), in both views
+        for links in (c.json("/api/v1/links")["items"], c.json("/api/v1/topology")["links"]):
+            stale = {l["id"] for l in links if l["stale"]}
+            assert stale and all("h6" in (l["a"]["node"], l["b"]["node"]) for l in links if l["stale"]), links
+            assert any(not l["stale"] for l in links)
         assert [p["stale"] for p in c.json("/api/v1/hosts/h6")["devices_detail"][0]["ports"]] == [True]
         out = ctl(d, "viewer", "ports", "--host", "h6").stdout
         assert "h6:nic0:1" in out and "up (stale)" in out, out

@@ -1212,15 +1212,15 @@ static void test_print_text_not_json(void **state)
 		       " 'links': [{'a': {'node': 'leaf0', 'port': 'h9'}, 'b': {'node': 'h9', 'port': 'nic0:1'},"
 		       "            'state': 'up', 'speed_mbps': 100000},"
 		       "           {'a': {'node': 'leaf0', 'port': 'h10'}, 'b': {'node': 'h10', 'port': 'nic0:1'},"
-		       "            'state': 'down', 'speed_mbps': null}]}",
+		       "            'state': 'down', 'stale': true, 'speed_mbps': null}]}",
 		       "NODE   ROLE    STATUS  PORTS  UP\n"
 		       "h9     host    ok      1      1\n"
 		       "h10    host    stale   1      0\n"
 		       "leaf0  switch  ok      2      1\n"
 		       "\n"
-		       "A      PORT  B    PORT    STATE  SPEED\n"
-		       "leaf0  h9    h9   nic0:1  up     100 Gb/s\n"
-		       "leaf0  h10   h10  nic0:1  down   -\n"
+		       "A      PORT  B    PORT    STATE         SPEED\n"
+		       "leaf0  h9    h9   nic0:1  up            100 Gb/s\n"
+		       "leaf0  h10   h10  nic0:1  down (stale)  -\n"
 		       "\n"
 		       "3 nodes, 2 links, 1 up\n");
 	assert_printed(print_topology, "{'nodes': [], 'links': []}", "no nodes\n\nno links\n\n0 nodes, 0 links, 0 up\n");
