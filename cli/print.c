@@ -589,7 +589,7 @@ static size_t links_table(FILE *f, const json_t *unsorted)
 
 			table_row(t, row);
 		}
-		up += !strcmp(str(&s, l, "state") ?: "", "up");
+		up += !strcmp(str(&s, l, "state") ?: "", "up") && !json_is_true(json_object_get(l, "stale"));
 	}
 	table_print_or(t, f, "no links");
 	table_free(t);
@@ -1163,7 +1163,7 @@ static void print_cc_signals(FILE *f, const json_t *g)
 		fprintf(f, "; probes' p99 %.1f us", json_number_value(v));
 	/* (the tuner does not take retransmissions and drops at egress for a step's harm then) */
 	if ((v = json_object_get(g, "link_errors")) && json_number_value(v) > 0)
-		fprintf(f, "; %.0f link errors (frames lost, carrier changes)", json_number_value(v));
+		fprintf(f, "; links: %.0f errors in the fabric (frames lost, carrier changes)", json_number_value(v));
 	fputc('\n', f);
 	json_object_foreach((json_t *)g, k, x)
 		if (json_object_get(x, "queue_delay_p90_us"))

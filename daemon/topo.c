@@ -316,7 +316,9 @@ int views_links(struct store_reader *rd, const struct views_opts *o, json_t **re
 		return r;
 	}
 	json_array_foreach(links, i, l)
-		up += !strcmp(json_string_value(json_object_get(l, "state")), "up");
+		/* (a stale one is up only as last reported) */
+		up += !strcmp(json_string_value(json_object_get(l, "state")), "up") &&
+		      !json_is_true(json_object_get(l, "stale"));
 	*ret = json_pack("{s:o,s:I,s:I}", "items", links, "count", (json_int_t)json_array_size(links),
 			 "up", (json_int_t)up);
 	return *ret ? 0 : -ENOMEM;

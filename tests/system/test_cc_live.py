@@ -305,7 +305,7 @@ def test_a_lossy_link_is_in_the_tuners_signals(world):
     sig = wait_for(lambda: (lambda g: g if g["link_errors"] > 0 else None)(c.json("/api/v1/cc")["signals"]), 30,
                    what="link errors in the tuner's signals")
     out = ctl(d, "viewer", "cc").stdout
-    assert re.search(r"; \d+ link errors \(frames lost, carrier changes\)", out), (sig, out)
+    assert re.search(r"; links: \d+ errors in the fabric \(frames lost, carrier changes\)", out), (sig, out)
     assert c.json("/api/v1/agents/leaf1")["ignored_values"] == 0
 
 

@@ -676,6 +676,9 @@ def test_agent_goes_stale_and_recovers(world):
             stale = {l["id"] for l in links if l["stale"]}
             assert stale and all("h6" in (l["a"]["node"], l["b"]["node"]) for l in links if l["stale"]), links
             assert any(not l["stale"] for l in links)
+        # a stale link is up only as last reported: not counted up
+        doc = c.json("/api/v1/links")
+        assert doc["up"] == sum(l["state"] == "up" and not l["stale"] for l in doc["items"]) < doc["count"], doc
         assert [p["stale"] for p in c.json("/api/v1/hosts/h6")["devices_detail"][0]["ports"]] == [True]
         out = ctl(d, "viewer", "ports", "--host", "h6").stdout
         assert "h6:nic0:1" in out and "up (stale)" in out, out

@@ -1212,7 +1212,9 @@ static void test_print_text_not_json(void **state)
 		       " 'links': [{'a': {'node': 'leaf0', 'port': 'h9'}, 'b': {'node': 'h9', 'port': 'nic0:1'},"
 		       "            'state': 'up', 'speed_mbps': 100000},"
 		       "           {'a': {'node': 'leaf0', 'port': 'h10'}, 'b': {'node': 'h10', 'port': 'nic0:1'},"
-		       "            'state': 'down', 'stale': true, 'speed_mbps': null}]}",
+		       "            'state': 'down', 'stale': true, 'speed_mbps': null},"
+		       "           {'a': {'node': 'leaf0', 'port': 'h11'}, 'b': {'node': 'h11', 'port': 'nic0:1'},"
+		       "            'state': 'up', 'stale': true, 'speed_mbps': null}]}",
 		       "NODE   ROLE    STATUS  PORTS  UP\n"
 		       "h9     host    ok      1      1\n"
 		       "h10    host    stale   1      0\n"
@@ -1221,8 +1223,9 @@ static void test_print_text_not_json(void **state)
 		       "A      PORT  B    PORT    STATE         SPEED\n"
 		       "leaf0  h9    h9   nic0:1  up            100 Gb/s\n"
 		       "leaf0  h10   h10  nic0:1  down (stale)  -\n"
+		       "leaf0  h11   h11  nic0:1  up (stale)    -\n"
 		       "\n"
-		       "3 nodes, 2 links, 1 up\n");
+		       "3 nodes, 3 links, 1 up\n"); /* (a stale one is up only as last reported) */
 	assert_printed(print_topology, "{'nodes': [], 'links': []}", "no nodes\n\nno links\n\n0 nodes, 0 links, 0 up\n");
 	/* the mode first, the host classes last, the rest in the policy's order; sizes said */
 	assert_printed(print_cc,
@@ -1310,8 +1313,8 @@ static void test_print_cc(void **state)
 		       "  restoring: the state saved before this start, if any, comes back at the first decision "
 		       "once the agents reported (a step under way then rolls back)\n"
 		       "  signals of the last interval: ports paused 0.070 % of the time; per host 52.0 % of capacity "
-		       "sent, 9.25 CNPs, 0.50 retransmissions; 0.00 drops per port; probes' p99 8.4 us; 37 link errors "
-		       "(frames lost, carrier changes)\n"
+		       "sent, 9.25 CNPs, 0.50 retransmissions; 0.00 drops per port; probes' p99 8.4 us; "
+		       "links: 37 errors in the fabric (frames lost, carrier changes)\n"
 		       "    tor_down  queue delay p90 45.5 us, 13.9 % marked, 50.0 % utilized\n"
 		       "    gpu       paused 0.100 %, its ToR ports' queue delay p90 40.0 us, 60.0 % sent, 12.00 CNPs "
 		       "per host\n"
