@@ -835,8 +835,8 @@ struct sig {
 	double crc;		   /* frames lost on links (bad FCS), fabric-wide */
 	double carrier;		   /* links gone down or up (carrier changes), fabric-wide */
 	double down_ports;	   /* ports down */
-	/* 1: a link went down or up in this interval or the one before (its flows time out) */
-	double link_event;
+	/* a link went down or up in this interval or the one before (its flows time out) */
+	bool link_event;
 	double cnp;		   /* CNPs handled per host */
 	double probe_p99_us;	   /* < 0: none */
 	/* per host class ([class - CC_TN_HOSTS]), over its hosts and the ToR ports facing them:
@@ -1513,9 +1513,7 @@ static void sig_mean(const struct cc_tn *t, unsigned n, struct sig *ret)
 		}
 		ret->host_util += g->host_util / n;
 		ret->retx += g->retx / n;
-		ret->retx_hosts += g->retx_hosts / n;
 		ret->drops += g->drops / n;
-		ret->buf_drops += g->buf_drops / n;
 		ret->crc += g->crc / n;
 		ret->carrier += g->carrier / n;
 		ret->down_ports += g->down_ports / n;
@@ -2830,7 +2828,7 @@ static void watch_add(struct step *k, const struct sig *g)
 	 * one with more ports down than before the step, are the links': left out of the
 	 * retransmissions, and of the drops but those at full buffers (before, one carrier change
 	 * anywhere suspended both tests for the whole step) */
-	bool flap = g->link_event > 0 || g->down_ports > k->base.down_ports;
+	bool flap = g->link_event || g->down_ports > k->base.down_ports;
 	double w;
 
 	k->watched++;

@@ -269,69 +269,14 @@ int topo_links(struct store_reader *rd, json_t **ret, struct rf_err *e)
 	return links_build(rd, ret, e);
 }
 
-/* Each link stale when the agent at either end is: its state is as that agent last reported
- * it (before, a silent agent's links read up). */
-static int mark_stale(struct store_reader *rd, const struct views_opts *o, json_t *links, struct rf_err *e)
-{
-	static const char sql[] = "SELECT id, last_seen_ns, interval_ms FROM agents";
-	sqlite3_stmt *st = store_reader_stmt(rd, sql);
-	json_t *stale = json_object(), *l;
-	size_t i;
-	int rc;
-
-	if (!st || !stale) {
-		json_decref(stale);
-		return -ENOMEM;
-	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		if (strcmp(views_agent_status(o, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2)), "ok"))
-			json_object_set_new(stale, (const char *)sqlite3_column_text(st, 0), json_true());
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
-		json_decref(stale);
-		return store_read_failed(st, rc, e);
-	}
-	json_array_foreach(links, i, l) {
-		const char *a = json_string_value(json_object_get(json_object_get(l, "a"), "node")) ?: "";
-		const char *b = json_string_value(json_object_get(json_object_get(l, "b"), "node")) ?: "";
-
-		json_object_set_new(l, "stale", json_boolean(json_object_get(stale, a) || json_object_get(stale, b)));
-	}
-	json_decref(stale);
-	return 0;
-}
-
-int views_links(struct store_reader *rd, const struct views_opts *o, json_t **ret,
-		struct rf_err *e)
-{
-	json_t *links;
-	size_t up = 0, i;
-	json_t *l;
-	int r;
-
-	if ((r = links_build(rd, &links, e)) < 0)
-		return r;
-	if ((r = mark_stale(rd, o, links, e)) < 0) {
-		json_decref(links);
-		return r;
-	}
-	json_array_foreach(links, i, l)
-		/* (a stale one is up only as last reported) */
-		up += !strcmp(json_string_value(json_object_get(l, "state")), "up") &&
-		      !json_is_true(json_object_get(l, "stale"));
-	*ret = json_pack("{s:o,s:I,s:I}", "items", links, "count", (json_int_t)json_array_size(links),
-			 "up", (json_int_t)up);
-	return *ret ? 0 : -ENOMEM;
-}
-
-int views_topology(struct store_reader *rd, const struct views_opts *o, json_t **ret,
-		   struct rf_err *e)
+/* The agents as nodes: id, role, status, ports and ports up. */
+static int nodes_of(struct store_reader *rd, const struct views_opts *o, json_t **ret, struct rf_err *e)
 {
 	static const char sql[] = "SELECT id, role, last_seen_ns, interval_ms, ports, ports_up "
 				  "FROM agents ORDER BY role DESC, id";
 	sqlite3_stmt *st = store_reader_stmt(rd, sql);
-	json_t *nodes = json_array(), *links = NULL;
-	int rc, r;
+	json_t *nodes = json_array();
+	int rc;
 
 	if (!st || !nodes) {
 		json_decref(nodes);
@@ -349,11 +294,67 @@ int views_topology(struct store_reader *rd, const struct views_opts *o, json_t *
 		json_decref(nodes);
 		return store_read_failed(st, rc, e);
 	}
-	if ((r = links_build(rd, &links, e)) < 0 || (r = mark_stale(rd, o, links, e)) < 0) {
-		json_decref(nodes);
+	*ret = nodes;
+	return 0;
+}
+
+/* Each link stale when the node at either end is: its state is as that agent last reported
+ * it (before, a silent agent's links read up). */
+static void mark_stale(json_t *links, const json_t *nodes)
+{
+	json_t *stale = json_object(), *l, *n;
+	size_t i;
+
+	json_array_foreach(nodes, i, n)
+		if (strcmp(json_string_value(json_object_get(n, "status")) ?: "", "ok"))
+			json_object_set_new(stale, json_string_value(json_object_get(n, "id")) ?: "", json_true());
+	json_array_foreach(links, i, l) {
+		const char *a = json_string_value(json_object_get(json_object_get(l, "a"), "node")) ?: "";
+		const char *b = json_string_value(json_object_get(json_object_get(l, "b"), "node")) ?: "";
+
+		json_object_set_new(l, "stale", json_boolean(json_object_get(stale, a) || json_object_get(stale, b)));
+	}
+	json_decref(stale);
+}
+
+int views_links(struct store_reader *rd, const struct views_opts *o, json_t **ret,
+		struct rf_err *e)
+{
+	json_t *links, *nodes;
+	size_t up = 0, i;
+	json_t *l;
+	int r;
+
+	if ((r = links_build(rd, &links, e)) < 0)
+		return r;
+	if ((r = nodes_of(rd, o, &nodes, e)) < 0) {
 		json_decref(links);
 		return r;
 	}
+	mark_stale(links, nodes);
+	json_decref(nodes);
+	json_array_foreach(links, i, l)
+		/* (a stale one is up only as last reported) */
+		up += !strcmp(json_string_value(json_object_get(l, "state")), "up") &&
+		      !json_is_true(json_object_get(l, "stale"));
+	*ret = json_pack("{s:o,s:I,s:I}", "items", links, "count", (json_int_t)json_array_size(links),
+			 "up", (json_int_t)up);
+	return *ret ? 0 : -ENOMEM;
+}
+
+int views_topology(struct store_reader *rd, const struct views_opts *o, json_t **ret,
+		   struct rf_err *e)
+{
+	json_t *nodes, *links;
+	int r;
+
+	if ((r = nodes_of(rd, o, &nodes, e)) < 0)
+		return r;
+	if ((r = links_build(rd, &links, e)) < 0) {
+		json_decref(nodes);
+		return r;
+	}
+	mark_stale(links, nodes);
 	*ret = json_pack("{s:o,s:o}", "nodes", nodes, "links", links);
 	return *ret ? 0 : -ENOMEM;
 }
