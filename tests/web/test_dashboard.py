@@ -359,6 +359,37 @@ def test_down_link_is_marked_on_the_topology(demo, browser):
              30, 0.2, what="the link back up")
 
 
+def test_stale_links_are_drawn_as_last_reported(demo, browser):
+    """A link whose agent at either end is stale (GET /api/v1/topology's `stale`) is drawn faded,
+    its state as last reported: not counted up nor down, and a stale link last reported down gets
+    no down mark (before, a silent agent's links were drawn as live)."""
+    browser.login(demo.url, demo.viewer)
+    got = browser.d.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        import('/views/topology.js').then((m) => {
+          const node = (id, role, status) => ({ id, role, status, ports: 2, ports_up: 2 });
+          const end = (n, p) => ({ node: n, port: p, port_id: `${n}:${p}` });
+          const link = (id, a, b, state, stale) => ({ id, a, b, state, stale });
+          const topo = {
+            nodes: [node('spine0', 'switch', 'ok'), node('leaf0', 'switch', 'ok'), node('h1', 'host', 'stale'),
+                    node('h2', 'host', 'ok'), node('h3', 'host', 'stale')],
+            links: [link('up', end('leaf0', 'e0'), end('spine0', 'e0'), 'up', false),
+                    link('stale-up', end('leaf0', 'h1'), end('h1', 'nic0'), 'up', true),
+                    link('down', end('leaf0', 'h2'), end('h2', 'nic0'), 'down', false),
+                    link('stale-down', end('leaf0', 'h3'), end('h3', 'nic0'), 'down', true)],
+          };
+          const { svg, stats } = m.draw(topo, new Map(), [], 'util', 960);
+          const cls = (id) => svg.querySelector(`line[data-link="${id}"]`).getAttribute('class');
+          const title = (id) => svg.querySelector(`line[data-link="${id}"] title`).textContent;
+          done([stats.down, stats.stale, cls('up'), cls('stale-up'), cls('down'), cls('stale-down'),
+                svg.querySelectorAll('text.down-mark').length, title('stale-up'), title('stale-down')]);
+        });""")
+    assert got[:7] == [1, 2, "link", "link stale", "link down", "link down stale", 1], got
+    assert "stale" in got[7] and "last reported up" in got[7], got
+    assert "last reported down" in got[8], got
+    assert browser.console_errors() == []
+
+
 def test_tuner_proposal_applied_from_the_dashboard(demo, browser):
     """The tuner (advise mode, deciding every second) proposes; an operator applies the
     proposal from its card, with its evidence beside it and a reason for the audit log (kept

@@ -1,6 +1,6 @@
 // Topology: the leaf-spine in tiers (spines, leaves, the hosts under each leaf), links
-// coloured by utilization or pause time in the detector's last interval, stale agents and down
-// links marked, and the active detector alerts drawn on it: a deadlock's cycle, a storm's
+// coloured by utilization or pause time in the detector's last interval, stale agents, their
+// links (state as last reported) and down links marked, and the active detector alerts drawn on it: a deadlock's cycle, a storm's
 // culprit and victims.  Nodes are links: Tab moves through them, Enter opens one.
 import { api } from '../lib/api.js';
 import { legend, viridis } from '../lib/color.js';
@@ -76,14 +76,16 @@ export function draw(topo, load, alerts, metric, width = 960) {
 
   const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, width: W, height: H, class: 'topo', role: 'img', 'aria-label': `Topology coloured by ${m.label.toLowerCase()}` });
   const gLinks = s('g', { class: 'links' }), gHl = s('g', { class: 'highlights' }), gNodes = s('g', { class: 'nodes' });
-  let ndown = 0;
+  let ndown = 0, nstale = 0;
   const hostVal = new Map(); // a host's colour: its link's value
   for (const l of topo.links) {
     const pa = pos.get(l.a.node), pb = pos.get(l.b.node);
     if (!pa || !pb) continue;
     const v = linkValue(l, load, metric);
     const down = l.state !== 'up';
-    ndown += down;
+    const stale = !!l.stale; // an agent at either end is stale: the state is as last reported
+    ndown += down && !stale;
+    nstale += stale;
     const hl = hlPorts.get(`${l.a.node}|${l.a.port}`) || hlPorts.get(`${l.b.node}|${l.b.port}`);
     const hostLink = byId.get(l.a.node)?.role === 'host' || byId.get(l.b.node)?.role === 'host';
     if (hostLink) {
@@ -95,13 +97,13 @@ export function draw(topo, load, alerts, metric, width = 960) {
     const up = y1 < y2 ? [x1, y1, x2, y2] : [x2, y2, x1, y1];
     const attrs = { x1: up[0], y1: up[1] + (hostLink ? 10 : 12), x2: up[2], y2: up[3] - (hostLink ? hs / 2 : 12) };
     if (hl) gHl.append(s('line', { ...attrs, class: `hl hl-${hl}` }));
-    const title = `${l.a.node} ${l.a.port} ↔ ${l.b.node} ${l.b.port}: ${down ? 'DOWN' : `${m.label.toLowerCase()} ${v === null ? 'unknown' : m.fmt(v)}`}`;
+    const title = `${l.a.node} ${l.a.port} ↔ ${l.b.node} ${l.b.port}: ${stale ? `stale (an agent at its ends is silent; last reported ${down ? 'down' : 'up'})` : down ? 'DOWN' : `${m.label.toLowerCase()} ${v === null ? 'unknown' : m.fmt(v)}`}`;
     // a link opens its upper end's port (the switch side); by mouse: the keyboard goes through
     // the nodes, whose pages list their ports
     const end = y1 <= y2 ? l.a : l.b;
     gLinks.append(s('a', { href: `#/port/${encodeURIComponent(end.port_id)}`, tabindex: '-1', class: 'link-a' },
-      s('line', { ...attrs, class: `link${down ? ' down' : ''}`, stroke: down ? '#777' : viridis(v === null ? null : v / m.scale), 'data-link': l.id }, s('title', {}, title))));
-    if (down) gLinks.append(s('text', { x: (attrs.x1 + attrs.x2) / 2, y: (attrs.y1 + attrs.y2) / 2 + 4, class: 'down-mark' }, '✕'));
+      s('line', { ...attrs, class: `link${down ? ' down' : ''}${stale ? ' stale' : ''}`, stroke: down || stale ? '#777' : viridis(v === null ? null : v / m.scale), 'data-link': l.id }, s('title', {}, title))));
+    if (down && !stale) gLinks.append(s('text', { x: (attrs.x1 + attrs.x2) / 2, y: (attrs.y1 + attrs.y2) / 2 + 4, class: 'down-mark' }, '✕'));
   }
   for (const n of topo.nodes) {
     const p = pos.get(n.id);
@@ -123,7 +125,7 @@ export function draw(topo, load, alerts, metric, width = 960) {
     gNodes.append(a);
   }
   svg.append(gHl, gLinks, gNodes);
-  const stats = { nodes: topo.nodes.length, links: topo.links.length, down: ndown, culprits: [...culprits], victims: victims.size, ms: performance.now() - t0 };
+  const stats = { nodes: topo.nodes.length, links: topo.links.length, down: ndown, stale: nstale, culprits: [...culprits], victims: victims.size, ms: performance.now() - t0 };
   return { svg, stats };
 }
 
@@ -150,8 +152,8 @@ export async function render(root, ctx) {
         metric = v; setQuery({ color: v }); refresh();
       }),
       legend(document, METRICS[metric].low, METRICS[metric].high, METRICS[metric].label),
-      h('span', { class: 'key' }, h('span', { class: 'key-down' }, '✕ - - down link'), ' ', h('span', { class: 'key-stale' }, '⚠ stale agent'), ' ', h('span', { class: 'key-culprit' }, '⚡ culprit'), ' ', h('span', { class: 'key-victim' }, '▢ victim'), ' ', h('span', { class: 'key-cycle' }, '▬ black outline: a deadlock\'s cycle, a storm\'s source link (dashed grey: its victims)')),
-      h('span', { class: 'note', id: 'topo-stats' }, `${stats.nodes} nodes, ${stats.links} links, ${stats.down} down${recent.samples
+      h('span', { class: 'key' }, h('span', { class: 'key-down' }, '✕ - - down link'), ' ', h('span', { class: 'key-stale' }, '⚠ stale agent (its links faded: as last reported)'), ' ', h('span', { class: 'key-culprit' }, '⚡ culprit'), ' ', h('span', { class: 'key-victim' }, '▢ victim'), ' ', h('span', { class: 'key-cycle' }, '▬ black outline: a deadlock\'s cycle, a storm\'s source link (dashed grey: its victims)')),
+      h('span', { class: 'note', id: 'topo-stats' }, `${stats.nodes} nodes, ${stats.links} links, ${stats.down} down${stats.stale ? `, ${stats.stale} stale` : ''}${recent.samples
         ? ` · load over the last ${recent.samples} fast-lane interval${recent.samples === 1 ? '' : 's'} this page fetched (${fmtUs(recent.span_us)} in all, of the counters' clock: fabric time in the simulator); a host's square: its link`
         : ' · no fast lane: no link load'}`),
     );
