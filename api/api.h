@@ -22,6 +22,8 @@ struct api_conf {
 	const char *listen; /* "ADDR:PORT", "[v6]:PORT"; port 0 picks a free port */
 	unsigned threads;
 	uint64_t max_body;
+	uint64_t max_unread; /* bytes of answers built and not yet taken by their clients; a larger
+			      * one beyond it gets 503 BUSY (small ones always pass) */
 	int64_t conn_timeout_ns;
 	int anonymous_role; /* enum role granted to requests without a token */
 	bool metrics_public;

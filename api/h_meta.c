@@ -564,16 +564,8 @@ int h_metrics(struct api_req *req)
 		char *z = gzip(text, len, &zlen);
 
 		if (z) {
-			struct MHD_Response *resp = MHD_create_response_from_buffer(zlen, z, MHD_RESPMEM_MUST_FREE);
-
 			free(text);
-			if (!resp) {
-				free(z);
-				return -ENOMEM;
-			}
-			MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
-			MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
-			return api_queue(req, 200, resp, "text/plain; version=0.0.4; charset=utf-8");
+			return api_reply_encoded(req, 200, "text/plain; version=0.0.4; charset=utf-8", "gzip", z, zlen);
 		}
 	}
 	return api_reply_text(req, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);

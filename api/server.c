@@ -161,6 +161,8 @@ struct api {
 	char *tls_cert, *tls_key, *client_ca;
 	atomic_uint_least64_t requests[NROUTES + 1][NCODES + 1]; /* [NROUTES]: unrouted */
 	atomic_uint_least64_t bytes_in;
+	atomic_uint_least64_t unread;	   /* bytes of answers not yet taken (api.max_unread) */
+	atomic_uint_least64_t unread_busy; /* answers refused for it */
 
 	/* requests handed to another thread (suspended until it answers), for a clean shutdown:
 	 * libmicrohttpd must not be stopped while any connection is suspended */
@@ -368,15 +370,70 @@ int api_queue(struct api_req *req, unsigned status, struct MHD_Response *resp,
 	return ok == MHD_YES ? 0 : -EIO;
 }
 
+/* An answer's body, counted in api.max_unread until libmicrohttpd is done with it (sent, or the
+ * connection gone).  Answers up to UNREAD_SMALL always pass: health, problems, the small lists. */
+#define UNREAD_SMALL (64u << 10)
+
+struct held {
+	struct api *api;
+	char *body;
+	size_t len;
+};
+
+static void held_free(void *cls)
+{
+	struct held *h = cls;
+
+	atomic_fetch_sub_explicit(&h->api->unread, h->len, memory_order_relaxed);
+	free(h->body);
+	free(h);
+}
+
+int api_reply_encoded(struct api_req *req, unsigned status, const char *content_type, const char *encoding,
+		      char *body, size_t len)
+{
+	struct api *a = req->api;
+	struct MHD_Response *resp = NULL;
+	struct held *h = malloc(sizeof(*h));
+	uint64_t was = atomic_fetch_add_explicit(&a->unread, len, memory_order_relaxed);
+
+	if (len > UNREAD_SMALL && (was > a->conf.max_unread || len > a->conf.max_unread - was)) {
+		/* clients that do not read their answers (or many large ones at once) would hold
+		 * the daemon's memory: refuse what does not fit until they are taken */
+		struct rf_err e = { 0 };
+
+		atomic_fetch_sub_explicit(&a->unread, len, memory_order_relaxed);
+		atomic_fetch_add_explicit(&a->unread_busy, 1, memory_order_relaxed);
+		free(body);
+		free(h);
+		rf_err_set(&e, -EBUSY, "BUSY", NULL,
+			   "the answer of %zu KiB does not fit: %llu KiB of answers wait for their clients to "
+			   "read them (api.max_unread %llu KiB); try again, or ask for less (limit, from and to)",
+			   len >> 10, (unsigned long long)(was >> 10),
+			   (unsigned long long)(a->conf.max_unread >> 10));
+		return api_reply_problem(req, 503, &e);
+	}
+	if (h) {
+		*h = (struct held){ .api = a, .body = body, .len = len };
+		resp = MHD_create_response_from_buffer_with_free_callback_cls(len, body, held_free, h);
+	}
+	if (!resp) {
+		atomic_fetch_sub_explicit(&a->unread, len, memory_order_relaxed);
+		free(body);
+		free(h);
+		return api_queue(req, status, NULL, content_type);
+	}
+	if (encoding) {
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, encoding);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+	}
+	return api_queue(req, status, resp, content_type);
+}
+
 int api_reply_text(struct api_req *req, unsigned status, const char *content_type, char *body,
 		   size_t len)
 {
-	struct MHD_Response *resp =
-		MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-
-	if (!resp)
-		free(body);
-	return api_queue(req, status, resp, content_type);
+	return api_reply_encoded(req, status, content_type, NULL, body, len);
 }
 
 static bool cacheable(struct api_req *req);
@@ -1139,6 +1196,13 @@ void api_render_metrics(struct api *a, struct buf *out)
 			"received.\n# TYPE rocefab_http_request_body_bytes_total counter\n"
 			"rocefab_http_request_body_bytes_total %llu\n",
 		   (unsigned long long)atomic_load(&a->bytes_in));
+	buf_printf(out, "# HELP rocefab_http_unread_bytes Bytes of answers built and not yet taken by their "
+			"clients (api.max_unread).\n# TYPE rocefab_http_unread_bytes gauge\n"
+			"rocefab_http_unread_bytes %llu\n"
+			"# HELP rocefab_http_unread_refused_total Answers refused (503 BUSY) because they did not fit "
+			"in api.max_unread.\n# TYPE rocefab_http_unread_refused_total counter\n"
+			"rocefab_http_unread_refused_total %llu\n",
+		   (unsigned long long)atomic_load(&a->unread), (unsigned long long)atomic_load(&a->unread_busy));
 	guard_render_metrics(a->guard, out);
 	sse_render_metrics(a->sse, out);
 }
@@ -1259,6 +1323,8 @@ int api_start(const struct api_conf *c, const struct api_deps *d, struct api **r
 	if (!a)
 		return -ENOMEM;
 	a->conf = *c;
+	if (!a->conf.max_unread)
+		a->conf.max_unread = UINT64_MAX; /* none set: no bound */
 	a->deps = *d;
 	pthread_mutex_init(&a->async_lock, NULL);
 	pthread_cond_init(&a->async_cond, NULL);

@@ -49,6 +49,9 @@ const struct conf_opt rocefabd_opts[] = {
 		 .max = 256),
 	CONF_OPT("api.max_body", CONF_SIZE, S, max_body, "4MiB",
 		 "largest request body accepted (413 beyond)", .min = 1024, .max = 1LL << 30),
+	CONF_OPT("api.max_unread", CONF_SIZE, S, max_unread, "256MiB",
+		 "answers built and not yet read by their clients, in all; an answer over 64 KiB that "
+		 "does not fit gets 503 BUSY", .min = 1LL << 20, .max = 1LL << 40),
 	CONF_OPT("api.connection_timeout", CONF_DURATION, S, conn_timeout, "30s",
 		 "idle HTTP connections are closed after this", .min = NSEC_PER_SEC,
 		 .max = 3600 * NSEC_PER_SEC),
@@ -427,7 +430,7 @@ static void reload(struct rocefabd_settings *cur, const struct rocefabd_settings
 static struct api_conf api_conf_of(const struct rocefabd_settings *s)
 {
 	return (struct api_conf){
-		.listen = s->listen, .threads = (unsigned)s->threads, .max_body = s->max_body,
+		.listen = s->listen, .threads = (unsigned)s->threads, .max_body = s->max_body, .max_unread = s->max_unread,
 		.conn_timeout_ns = s->conn_timeout,
 		.anonymous_role = s->anonymous_role == 1 ? ROLE_VIEWER : ROLE_NONE,
 		.metrics_public = s->metrics_public,

@@ -16,6 +16,7 @@ struct rocefabd_settings {
 	char *listen;
 	int64_t threads;
 	uint64_t max_body;
+	uint64_t max_unread;
 	int64_t conn_timeout;
 	int64_t request_timeout;
 	int64_t max_connections, max_client_connections;

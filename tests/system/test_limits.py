@@ -328,3 +328,56 @@ def test_health_shows_the_database_only_to_readers(daemon):
     d = daemon
     assert "path" not in d.client().get("/api/v1/health").json()["store"]
     assert d.client("viewer").get("/api/v1/health").json()["store"]["path"] == d.db
+
+
+def test_answers_nobody_reads_are_bounded(world):
+    """Answers built and not yet taken by their clients count against api.max_unread: a client
+    that asks for large answers and never reads them (an attacker's viewer token asked for 20
+    answers of 25 MB and rocefabd's memory rose to 1 GB) gets 503 BUSY once they fill it, and
+    small answers (health, problems) still pass.  Once the clients go, the bytes come back."""
+    d = world.daemon(extra_conf="[api]\nmax_unread = 8MiB\n")
+    d.token("viewer", "viewer")
+    d.token("agents", "agent", agent="sw1")
+    d.start()
+    ports = [{"port": f"Ethernet{i}", "state": "up", "speed_mbps": 100000} for i in range(1000)]
+    t = time.time_ns()
+    assert d.client("agents").post("/api/v1/agents/sw1/report", json={
+        "schema": 1, "agent": {"id": "sw1", "role": "switch", "boot_id": "b1", "version": "t", "backend": "test"},
+        "seq": 1, "time_ns": t, "interval_ms": 60000,
+        "inventory": {"devices": [{"name": f"asic{k}", "kind": "switch", "driver": "test", "ports": ports}
+                                  for k in range(21)]},
+        "samples": []}).status_code == 200
+    c = d.client("viewer")
+    size = len(c.get("/api/v1/ports").content)
+    # an answer the bound applies to, larger than what a socket's buffers take (4 MiB at most)
+    assert 8 << 20 > size > 5 << 20, size
+    assert metric(d, "rocefab_http_unread_bytes") == 0
+    head = (f"GET /api/v1/ports HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {d.tokens['viewer']}\r\n"
+            "Accept-Encoding: identity\r\n\r\n").encode()
+    held = []
+    try:
+        refused = None
+        for _ in range(2 * (8 << 20) // (size - (4 << 20)) + 2):
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # take a few KB, then read no more
+            s.bind((GOOD_ADDR, 0))
+            s.settimeout(10)
+            s.connect((d.host, d.port))
+            s.sendall(head)
+            held.append(s)
+            first = s.recv(64)
+            if not first.startswith(b"HTTP/1.1 200"):
+                refused = first
+                break
+        assert refused is not None and refused.startswith(b"HTTP/1.1 503"), (refused, size, metric(d, "rocefab_http_unread_bytes"))
+        r = c.get("/api/v1/ports")
+        problem(r, 503, "BUSY")
+        assert "api.max_unread" in r.json()["detail"], r.json()
+        assert c.get("/api/v1/health").status_code == 200  # small answers pass
+        assert 8 << 20 >= metric(d, "rocefab_http_unread_bytes") > (8 << 20) - size
+        assert metric(d, "rocefab_http_unread_refused_total") >= 2
+    finally:
+        for s in held:
+            s.close()
+    wait_for(lambda: metric(d, "rocefab_http_unread_bytes") == 0, 15, 0.1, what="the unread answers let go")
+    assert c.get("/api/v1/ports").status_code == 200
