@@ -72,6 +72,13 @@ struct api_req {
 	struct rf_err async_e;	/* its problem, when async_err < 0 */
 };
 
+/* The request's bearer token, or NULL when it gives none. */
+const char *api_bearer(struct api_req *req);
+/* Whether token is still valid with a role of need at least (through the token cache, so
+ * that a revocation is seen within api.cache_ttl, 1 s at most); a database that cannot
+ * answer now leaves it valid. */
+bool api_token_allows(struct api *a, const char *token, enum role need);
+
 /* Handlers return 0 once they replied (or suspended), or a negative errno with err filled. */
 int api_reply_json(struct api_req *req, unsigned status, json_t *body_stolen);
 /* Like api_reply_json with status 200, and keeps a copy for api.cache_ttl when the request is

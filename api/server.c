@@ -555,6 +555,28 @@ static int check_token(struct api *a, const char *token, enum role *ret_role, ch
 	return 0;
 }
 
+const char *api_bearer(struct api_req *req)
+{
+	const char *h = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+
+	if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+		return NULL;
+	h += 7;
+	while (*h == ' ')
+		h++;
+	return h;
+}
+
+bool api_token_allows(struct api *a, const char *token, enum role need)
+{
+	char name[65], agents[TOKEN_AGENTS_MAX + 1];
+	enum role role;
+	int r = check_token(a, token, &role, name, agents);
+
+	/* the database busy for a moment is no revocation */
+	return r == -EIO || (r == 0 && role_allows(role, need));
+}
+
 static int authenticate(struct api_req *req, struct rf_err *e)
 {
 	struct api *a = req->api;
@@ -567,13 +589,10 @@ static int authenticate(struct api_req *req, struct rf_err *e)
 		need = ROLE_NONE;
 	req->role = (enum role)a->conf.anonymous_role;
 	if (h) {
-		if (strncasecmp(h, "Bearer ", 7) != 0)
+		if (!(h = api_bearer(req)))
 			return need == ROLE_NONE ? 0
 						 : rf_err_set(e, -EPERM, "BAD_AUTH_SCHEME", NULL,
 							      "use 'Authorization: Bearer <token>'");
-		h += 7;
-		while (*h == ' ')
-			h++;
 		r = check_token(a, h, &req->role, req->token_name, req->token_agents);
 		/* where no token is needed a bad one is no reason to fail: the request is
 		 * anonymous (a good one may show more, e.g. /health's token names) */

@@ -31,6 +31,10 @@ struct sse_stream {
 	struct buf pend;  /* rendered, not yet handed to libmicrohttpd */
 	size_t off;
 	struct sse_stream *prev, *next;
+	struct api *api;
+	char *token;	  /* the stream's bearer token, checked again before what it sends (NULL: none) */
+	char name[65];	  /* its name */
+	enum role need;
 };
 
 struct sse_hub {
@@ -191,6 +195,12 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *out, size_t max)
 	size_t n;
 
 	(void)pos;
+	/* a token revoked (or its role lowered) while its stream is open: the stream ends (a
+	 * client that comes back gets 401); checked on each read, through the token cache */
+	if (s->token && !api_token_allows(s->api, s->token, s->need)) {
+		log_info("api", "an event stream of token '%s' ends: the token is revoked", s->name);
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	}
 	pthread_mutex_lock(&h->lock);
 	if (s->off == s->pend.len) {
 		buf_reset(&s->pend);
@@ -230,6 +240,7 @@ static void sse_free(void *cls)
 	h->n--;
 	pthread_mutex_unlock(&h->lock);
 	buf_fini(&s->pend);
+	free(s->token);
 	free(s);
 }
 
@@ -254,6 +265,13 @@ int h_events(struct api_req *req)
 		return -ENOMEM;
 	s->hub = h;
 	s->conn = req->conn;
+	s->api = req->api;
+	s->need = (enum role)req->route->need_role;
+	snprintf(s->name, sizeof(s->name), "%s", req->token_name);
+	if (req->token_valid && !(s->token = strdup(api_bearer(req)))) {
+		free(s);
+		return -ENOMEM;
+	}
 	buf_init(&s->pend);
 	/* the retry delay for EventSource clients, and a first line so that the client knows
 	 * the stream is open */
@@ -266,6 +284,7 @@ int h_events(struct api_req *req)
 	if (h->stopping) {
 		pthread_mutex_unlock(&h->lock);
 		buf_fini(&s->pend);
+		free(s->token);
 		free(s);
 		rf_err_set(&e, -ESHUTDOWN, "SHUTTING_DOWN", NULL, "rocefabd is stopping");
 		return api_reply_problem(req, 503, &e);

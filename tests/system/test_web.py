@@ -6,13 +6,14 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import socket
 import threading
 import time
 
 import requests
 
-from conftest import BUILD, ROOT, SIM_AGENTS, wait_for
+from conftest import BUILD, ROOT, SIM_AGENTS, binary, wait_for
 
 WEB = os.path.join(ROOT, "web")
 LIVE = os.path.join(ROOT, "tests", "sim", "live")
@@ -317,6 +318,47 @@ def test_event_stream(world):
     assert time.monotonic() - t < 5
     st4.body_text(5)  # the server closed it (EOF), not a timeout
     st4.close()
+
+
+def test_a_revoked_token_ends_its_event_stream(world):
+    """A stream checks its token again before what it sends: revoked, the stream ends and sends
+    nothing more (an attacker's review: a revoked token's open stream went on delivering the
+    changes), while other streams go on; coming back gets 401."""
+    d = world.daemon(extra_conf="")
+    _, agent_tok = d.token("agents", "agent", agent=SIM_AGENTS)
+    d.token("tmpview", "viewer")
+    d.token("ops", "operator")
+    d.start()
+    sim = world.sim(os.path.join(LIVE, "ecn.json"), daemon=d, token_file=agent_tok, interval="0.5s").start()
+    c = d.client("ops")
+    wait_for(lambda: c.json("/api/v1/switches")["count"] == 2, 20, 0.2, what="the switches")
+    sw = c.json("/api/v1/switches")["items"][0]["id"]
+    port = c.json(f"/api/v1/switches/{sw}")["port_list"][0]["port"]
+
+    def change(kmin):
+        r = c.put(f"/api/v1/switches/{sw}/ports/{port}/queues/3/ecn", json={"kmin_bytes": kmin, "reason": "sse"})
+        assert r.status_code == 202, r.text
+        return f'"id":{r.json()["changes"][0]["id"]}'
+
+    st, other = Stream(d.url, d.tokens["tmpview"]), Stream(d.url, d.tokens["ops"])
+    first = change(120000)
+    st.next_events(lambda e: any(first in x.get("data", "") for x in e))
+    subprocess.run([binary("rocefabd"), "--config", d.conf, "token", "revoke", "tmpview"],
+                   check=True, capture_output=True)
+    wait_for(lambda: d.client("tmpview").get("/api/v1/whoami").json()["authenticated"] is False, 3,
+             what="the revocation")
+    second = change(130000)
+    other.next_events(lambda e: any(second in x.get("data", "") for x in e))
+    # the stream's last chunk (the connection may stay open for another request)
+    wait_for(lambda: st._recv(0.2) is False or st.buf.endswith(b"\r\n0\r\n\r\n"), 10,
+             what="the revoked token's stream to end")
+    assert st.buf.endswith(b"\r\n0\r\n\r\n"), st.buf[-200:]
+    assert second not in dechunk(st.buf).decode(errors="replace")
+    st.close()
+    other.close()
+    r = requests.get(d.url + "/api/v1/events", headers={"Authorization": f"Bearer {d.tokens['tmpview']}"}, timeout=5)
+    assert r.status_code == 401 and r.json()["code"] == "INVALID_TOKEN"
+    sim.stop()
 
 
 def test_heatmap_matrix_without_paths_from_the_last_pass(world):
