@@ -10,6 +10,7 @@
 #include "daemon/pingmesh.h"
 #include "lib/buf.h"
 #include "lib/hash.h"
+#include "lib/hmap.h"
 #include "lib/timeutil.h"
 
 #define CELL_ROUNDS 64
@@ -151,6 +152,51 @@ json_t *pingmesh_finding_json(const struct loc_finding *f)
 			 "evidence", f->evidence);
 }
 
+/* The links the ports' neighbours show, as "a-b" and "b-a" (keys malloc'd, in *ret_keys): a
+ * probe path's link is taken only when the topology has it, since an agent may report any
+ * names (a review: one host's reports raised an alert on a link that does not exist). */
+static int load_links(struct store_reader *rd, struct hmap *links, char ***ret_keys, size_t *ret_n)
+{
+	sqlite3_stmt *st = store_reader_stmt(rd, "SELECT DISTINCT agent_id, peer_system FROM ports "
+						 "WHERE present AND peer_system IS NOT NULL");
+	char **keys = NULL;
+	size_t n = 0, cap = 0;
+	int rc, r = 0;
+
+	if (!st)
+		return -ENOMEM;
+	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *a = (const char *)sqlite3_column_text(st, 0), *b = (const char *)sqlite3_column_text(st, 1);
+
+		for (int way = 0; way < 2 && r == 0; way++) {
+			char *k = NULL;
+
+			if (n == cap) {
+				char **nk = realloc(keys, (cap = cap ? 2 * cap : 256) * sizeof(*nk));
+
+				if (!nk) {
+					r = -ENOMEM;
+					break;
+				}
+				keys = nk;
+			}
+			if (asprintf(&k, "%s-%s", way ? b : a, way ? a : b) < 0) {
+				r = -ENOMEM;
+				break;
+			}
+			keys[n++] = k;
+			if (hmap_put(links, k, k, NULL) < 0)
+				r = -ENOMEM;
+		}
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = -EIO;
+	sqlite3_reset(st);
+	*ret_keys = keys;
+	*ret_n = n;
+	return r;
+}
+
 /* A link of the finding's subject ("a-b", or "a-b|c-d" when links tie) is on path. */
 static bool through_subject(const struct loc_finding *f, const json_t *path)
 {
@@ -180,10 +226,14 @@ int pingmesh_analyze(struct store_reader *rd, int64_t now, int64_t window_ns, co
 	struct cell *cells = NULL;
 	struct host_tor *tors = NULL;
 	struct loc_result *lr = NULL;
-	size_t n = 0, ntors = 0;
+	struct hmap links;
+	char **link_keys = NULL;
+	size_t n = 0, ntors = 0, nlinks = 0;
 	int r;
 
-	if ((r = load_cells(rd, now - window_ns, op, size, &cells, &n)) < 0 || (r = load_tors(rd, &tors, &ntors)) < 0)
+	hmap_init(&links);
+	if ((r = load_cells(rd, now - window_ns, op, size, &cells, &n)) < 0 || (r = load_tors(rd, &tors, &ntors)) < 0 ||
+	    (r = load_links(rd, &links, &link_keys, &nlinks)) < 0)
 		goto out;
 	lr = calloc(n + 1, sizeof(*lr));
 	if (!lr) {
@@ -203,7 +253,7 @@ int pingmesh_analyze(struct store_reader *rd, int64_t now, int64_t window_ns, co
 		x->lost = cells[i].lost;
 		x->p99_us = cells[i].p99;
 		json_array_foreach(cells[i].path, k, l)
-			if (x->npath < LOC_MAX_PATH)
+			if (x->npath < LOC_MAX_PATH && hmap_get(&links, json_string_value(l)))
 				x->path[x->npath++] = json_string_value(l);
 	}
 	loc_analyze(lr, n, NULL, ret_finding);
@@ -257,6 +307,10 @@ out:
 	free(cells);
 	free(tors);
 	free(lr);
+	hmap_fini(&links);
+	for (size_t i = 0; i < nlinks; i++)
+		free(link_keys[i]);
+	free(link_keys);
 	return r;
 }
 

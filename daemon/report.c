@@ -496,6 +496,7 @@ static int parse_probes(struct report *r, json_t *pr, struct js_path *p, struct 
 			return js_fail(e, p, NULL, "must be an object");
 		if ((x = js_check_keys(it, rkeys, p, e)) < 0 ||
 		    (x = js_req_str(it, "target", 64, true, p, &s1, e)) < 0 ||
+		    (!js_is_id(s1, 64) && (x = js_fail(e, p, "target", "a host's agent id")) < 0) ||
 		    (x = js_req_int(it, "label", 0, 65535, p, &v, e)) < 0 ||
 		    (x = js_req_str(it, "op", 16, true, p, &s1, e)) < 0 ||
 		    (x = js_req_int(it, "size", 1, 1 << 20, p, &v, e)) < 0 ||
@@ -516,8 +517,10 @@ static int parse_probes(struct report *r, json_t *pr, struct js_path *p, struct 
 			if (!json_is_array(path) || json_array_size(path) > 32)
 				return js_fail(e, p, "path", "a list of at most 32 link names");
 			json_array_foreach(path, k, l)
-				if (!json_is_string(l) || strlen(json_string_value(l)) > 64)
-					return js_fail(e, p, "path", "a list of link names");
+				if (!json_is_string(l) || !js_is_id(json_string_value(l), 64))
+					return js_fail(e, p, "path",
+						       "a list of link names (\"a-b\" of the devices at its ends: "
+						       "letters, digits, '.', '_' and '-', at most 64)");
 		}
 		js_path_pop(p, a);
 	}

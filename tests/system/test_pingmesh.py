@@ -476,3 +476,34 @@ def test_a_stored_plan_refused_now_is_made_to_fit_and_says_so(world):
     assert ops.put("/api/v1/probes/config", json={"ops": ["write", "ud"], "sizes": [64, 4096]}).status_code == 200
     assert ops.json("/api/v1/probes/config")["ops"] == ["write", "ud"]
     assert d.proc.output().count("the stored pingmesh configuration") == 4  # (one a start)
+
+
+def test_links_the_topology_does_not_have_are_not_named(world):
+    """A probe path's link is taken only when the ports' neighbours show it: an agent may report
+    any names (an attacker's review: one host's reports, all probes lost along a made-up
+    'leaf9-spine7 "}evil', raised an alert on that link).  Names that are no device ids are
+    refused with the report; a made-up link of valid names is left out of the localization,
+    which then names what the results do show: the host they all come from."""
+    d = world.daemon().start()
+    d.token("hx1", "agent", agent="hx1")
+    d.token("viewer", "viewer")
+    c = d.client("hx1")
+
+    def report(seq, path):
+        t = time.time_ns()
+        results = [{"target": f"hy{k}", "label": label, "op": "write", "size": 64, "n": 10, "ok": 0, "lost": 10,
+                    "path": path} for k in range(9) for label in range(2)]
+        return {"schema": 1, "agent": {"id": "hx1", "role": "host", "boot_id": "b1", "version": "t",
+                                       "backend": "test"},
+                "seq": seq, "time_ns": t, "interval_ms": 60000,
+                "inventory": {"devices": [{"name": "nic0", "kind": "rdma", "driver": "test", "ports": [
+                    {"port": "1", "state": "up", "speed_mbps": 100000}]}]},
+                "samples": [], "probes": {"plan": "", "results": results}}
+
+    r = c.post("/api/v1/agents/hx1/report", json=report(1, ["hx1-leaf9", 'leaf9-spine7 "}evil']))
+    assert r.status_code == 400 and r.json()["code"] == "SCHEMA_VIOLATION", r.text
+    assert r.json()["pointer"] == "/probes/results/0/path", r.json()
+    for seq in range(2, 5):
+        assert c.post("/api/v1/agents/hx1/report", json=report(seq, ["hx1-leaf9", "leaf9-spine7"])).status_code == 200
+    f = finding(d.client("viewer"), window="60s")
+    assert f["kind"] == "host" and f["subject"] == "hx1", f
