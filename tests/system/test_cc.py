@@ -80,6 +80,10 @@ def test_every_change_keeps_the_invariants():
     # every proposal made is there, none skipped, each as it ended (not as it was made)
     assert [p["id"] for p in c["proposals"]] == list(range(1, len(c["proposals"]) + 1)), c["proposals"]
     assert any(p["reason"].startswith(f"step {p['step']} complete") for p in c["proposals"]), c["proposals"]
+    # a throughput rollback says how the canary moved against the rest, the figures it compared
+    # (a trial read "went from 24.6 % to 28.0 %" as a gain rolled back for a loss)
+    util = [p["reason"] for p in c["proposals"] if "share of capacity sent" in p["reason"]]
+    assert util and all(re.search(r"moved [+-]\d+\.\d points against the rest's \(from", r) for r in util), util
     last = c["timeline"][-1]["t_us"]
     assert all(p["state"] in ("applied", "failed") or (p["state"] == "approved" and p["t_us"] >= last)
                for p in c["proposals"]), [(p["id"], p["state"]) for p in c["proposals"]]
