@@ -390,6 +390,49 @@ def test_stale_links_are_drawn_as_last_reported(demo, browser):
     assert browser.console_errors() == []
 
 
+def test_what_the_pingmesh_names_is_drawn_on_the_topology(demo, browser):
+    """The pingmesh's findings are drawn too: its link outlined in red, its host or ToR boxed in
+    red, and listed beside (a trial: a lossy link alerted in 6 s and the topology showed nothing
+    for 90 s, saying "No active deadlock, pause storm or slow receiver")."""
+    browser.login(demo.url, demo.operator)
+    got = browser.d.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        import('/views/topology.js').then((m) => {
+          const node = (id, role) => ({ id, role, status: 'ok', ports: 2, ports_up: 2 });
+          const end = (n, p) => ({ node: n, port: p, port_id: `${n}:${p}` });
+          const topo = {
+            nodes: [node('spine0', 'switch'), node('spine1', 'switch'), node('leaf0', 'switch'), node('h1', 'host'),
+                    node('h2', 'host')],
+            links: [{ id: 'l0', a: end('leaf0', 'e0'), b: end('spine0', 'e0'), state: 'up' },
+                    { id: 'l1', a: end('leaf0', 'e1'), b: end('spine1', 'e0'), state: 'up' },
+                    { id: 'l2', a: end('leaf0', 'h1'), b: end('h1', 'nic0'), state: 'up' },
+                    { id: 'l3', a: end('leaf0', 'h2'), b: end('h2', 'nic0'), state: 'up' }],
+          };
+          const alerts = [{ kind: 'link', subject: 'spine1-leaf0', details: {} }, { kind: 'host', subject: 'h2' }];
+          const { svg, stats } = m.draw(topo, new Map(), alerts, 'util', 960);
+          done([stats.suspects, [...svg.querySelectorAll('line.hl-suspect')].map((l) => l.dataset.link),
+                svg.querySelector('[data-node="h2"]').getAttribute('class').includes('suspect'),
+                svg.querySelector('[data-node="h1"]').getAttribute('class').includes('suspect'),
+                svg.querySelector('line.link[data-link="l1"] title').textContent]);
+        });""")
+    assert got[:4] == [2, ["l1"], True, False], got
+    assert "the pingmesh names this link" in got[4], got
+    # live: a lossy fabric link, as the pingmesh names it
+    browser.open(demo.url, "topology")
+    fid = demo.sim.ctl("POST", "/v1/faults", {"type": "lossy_link", "link": "leaf1-spine0", "loss": 0.05},
+                       expect=201)["id"]
+    try:
+        links = wait_for(lambda: browser.js(
+            "return [...document.querySelectorAll('svg.topo line.hl-suspect')].map(l => l.dataset.link)"),
+            60, 0.3, what="the pingmesh's link on the topology")
+        assert any("leaf1" in l and "spine0" in l for l in links), links
+        assert "link" in browser.js("return document.getElementById('topo-findings').textContent")
+        browser.shot("topology-pingmesh-link")
+    finally:
+        demo.sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
+    assert browser.console_errors() == []
+
+
 def test_tuner_proposal_applied_from_the_dashboard(demo, browser):
     """The tuner (advise mode, deciding every second) proposes; an operator applies the
     proposal from its card, with its evidence beside it and a reason for the audit log (kept

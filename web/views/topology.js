@@ -1,7 +1,8 @@
 // Topology: the leaf-spine in tiers (spines, leaves, the hosts under each leaf), links
 // coloured by utilization or pause time in the detector's last interval, stale agents, their
-// links (state as last reported) and down links marked, and the active detector alerts drawn on it: a deadlock's cycle, a storm's
-// culprit and victims.  Nodes are links: Tab moves through them, Enter opens one.
+// links (state as last reported) and down links marked, and the active alerts drawn on it: a
+// deadlock's cycle, a storm's culprit and victims, the link, host or ToR the pingmesh names.
+// Nodes are links: Tab moves through them, Enter opens one.
 import { api } from '../lib/api.js';
 import { legend, viridis } from '../lib/color.js';
 import { add, fmtPct, fmtUs, h, link, put, query, s, select, setQuery } from '../lib/dom.js';
@@ -12,6 +13,8 @@ const METRICS = {
   pause: { label: 'Pause time', scale: 0.1, fmt: (v) => fmtPct(v, 2), low: '0 %', high: '≥ 10 % of the time' },
 };
 const DETECTOR_KINDS = new Set(['deadlock', 'pause_storm', 'slow_receiver', 'persistent']);
+// the pingmesh localization's findings: a link ("a-b", links that tie "a-b|c-d"), a host, a ToR
+const PINGMESH_KINDS = new Set(['link', 'host', 'tor', 'fabric']);
 
 function nodeHref(id, role) {
   return `#/${role === 'host' ? 'host' : 'switch'}/${encodeURIComponent(id)}`;
@@ -62,9 +65,11 @@ export function draw(topo, load, alerts, metric, width = 960) {
   });
 
   // what the active detector alerts point at
-  const culprits = new Set(), victims = new Set(), hlPorts = new Map();
+  const culprits = new Set(), victims = new Set(), hlPorts = new Map(), suspectLinks = new Set(), suspects = new Set();
   for (const a of alerts) {
     const d = a.details || {};
+    if (a.kind === 'link') a.subject.split('|').forEach((x) => suspectLinks.add(x));
+    else if (a.kind === 'host' || a.kind === 'tor') suspects.add(a.subject);
     if (!DETECTOR_KINDS.has(a.kind)) continue;
     if (d.culprit) culprits.add(d.culprit);
     for (const p of d.ports || []) hlPorts.set(`${p.node}|${p.port}`, a.kind === 'deadlock' ? 'cycle' : 'source');
@@ -76,7 +81,7 @@ export function draw(topo, load, alerts, metric, width = 960) {
 
   const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, width: W, height: H, class: 'topo', role: 'img', 'aria-label': `Topology coloured by ${m.label.toLowerCase()}` });
   const gLinks = s('g', { class: 'links' }), gHl = s('g', { class: 'highlights' }), gNodes = s('g', { class: 'nodes' });
-  let ndown = 0, nstale = 0;
+  let ndown = 0, nstale = 0, nsuspect = 0;
   const hostVal = new Map(); // a host's colour: its link's value
   for (const l of topo.links) {
     const pa = pos.get(l.a.node), pb = pos.get(l.b.node);
@@ -86,7 +91,9 @@ export function draw(topo, load, alerts, metric, width = 960) {
     const stale = !!l.stale; // an agent at either end is stale: the state is as last reported
     ndown += down && !stale;
     nstale += stale;
-    const hl = hlPorts.get(`${l.a.node}|${l.a.port}`) || hlPorts.get(`${l.b.node}|${l.b.port}`);
+    const hl = hlPorts.get(`${l.a.node}|${l.a.port}`) || hlPorts.get(`${l.b.node}|${l.b.port}`) ||
+      (suspectLinks.has(`${l.a.node}-${l.b.node}`) || suspectLinks.has(`${l.b.node}-${l.a.node}`) ? 'suspect' : undefined);
+    nsuspect += hl === 'suspect';
     const hostLink = byId.get(l.a.node)?.role === 'host' || byId.get(l.b.node)?.role === 'host';
     if (hostLink) {
       const ho = byId.get(l.a.node)?.role === 'host' ? l.a.node : l.b.node;
@@ -96,8 +103,8 @@ export function draw(topo, load, alerts, metric, width = 960) {
     const [x1, y1] = pa, [x2, y2] = pb;
     const up = y1 < y2 ? [x1, y1, x2, y2] : [x2, y2, x1, y1];
     const attrs = { x1: up[0], y1: up[1] + (hostLink ? 10 : 12), x2: up[2], y2: up[3] - (hostLink ? hs / 2 : 12) };
-    if (hl) gHl.append(s('line', { ...attrs, class: `hl hl-${hl}` }));
-    const title = `${l.a.node} ${l.a.port} ↔ ${l.b.node} ${l.b.port}: ${stale ? `stale (an agent at its ends is silent; last reported ${down ? 'down' : 'up'})` : down ? 'DOWN' : `${m.label.toLowerCase()} ${v === null ? 'unknown' : m.fmt(v)}`}`;
+    if (hl) gHl.append(s('line', { ...attrs, class: `hl hl-${hl}`, 'data-link': l.id }));
+    const title = `${l.a.node} ${l.a.port} ↔ ${l.b.node} ${l.b.port}: ${stale ? `stale (an agent at its ends is silent; last reported ${down ? 'down' : 'up'})` : down ? 'DOWN' : `${m.label.toLowerCase()} ${v === null ? 'unknown' : m.fmt(v)}`}${hl === 'suspect' ? '; the pingmesh names this link' : ''}`;
     // a link opens its upper end's port (the switch side); by mouse: the keyboard goes through
     // the nodes, whose pages list their ports
     const end = y1 <= y2 ? l.a : l.b;
@@ -109,8 +116,10 @@ export function draw(topo, load, alerts, metric, width = 960) {
     const p = pos.get(n.id);
     if (!p) continue;
     const stale = n.status !== 'ok';
-    const cls = ['node', n.role, stale ? 'stale' : '', culprits.has(n.id) ? 'culprit' : '', victims.has(n.id) ? 'victim' : ''].join(' ');
-    const state = `${stale ? 'stale agent' : 'ok'}${culprits.has(n.id) ? ', culprit' : ''}${victims.has(n.id) ? ', victim' : ''}`;
+    const suspect = suspects.has(n.id);
+    nsuspect += suspect;
+    const cls = ['node', n.role, stale ? 'stale' : '', culprits.has(n.id) ? 'culprit' : '', victims.has(n.id) ? 'victim' : '', suspect ? 'suspect' : ''].join(' ');
+    const state = `${stale ? 'stale agent' : 'ok'}${culprits.has(n.id) ? ', culprit' : ''}${victims.has(n.id) ? ', victim' : ''}${suspect ? ', the pingmesh\'s suspect' : ''}`;
     const a = s('a', { href: nodeHref(n.id, n.role), class: cls, 'data-node': n.id, 'aria-label': `${n.id} (${n.role}, ${state})` }, s('title', {}, `${n.id}: ${state}, ${n.ports_up}/${n.ports} ports up`));
     if (n.role === 'switch') {
       a.append(s('rect', { x: p[0] - 34, y: p[1] - 12, width: 68, height: 24, rx: 4 }),
@@ -125,7 +134,7 @@ export function draw(topo, load, alerts, metric, width = 960) {
     gNodes.append(a);
   }
   svg.append(gHl, gLinks, gNodes);
-  const stats = { nodes: topo.nodes.length, links: topo.links.length, down: ndown, stale: nstale, culprits: [...culprits], victims: victims.size, ms: performance.now() - t0 };
+  const stats = { nodes: topo.nodes.length, links: topo.links.length, down: ndown, stale: nstale, suspects: nsuspect, culprits: [...culprits], victims: victims.size, ms: performance.now() - t0 };
   return { svg, stats };
 }
 
@@ -146,13 +155,13 @@ export async function render(root, ctx) {
     const recent = history(snap);
     const { svg, stats } = draw(topo, recent.load, alerts.items, metric, Math.max(600, canvas.clientWidth - 4));
     put(canvas, svg);
-    const det = alerts.items.filter((a) => DETECTOR_KINDS.has(a.kind));
+    const det = alerts.items.filter((a) => DETECTOR_KINDS.has(a.kind) || PINGMESH_KINDS.has(a.kind));
     put(head, 
       select('Colour links by', 'topo-color', Object.entries(METRICS).map(([k, v]) => [k, v.label]), metric, (v) => {
         metric = v; setQuery({ color: v }); refresh();
       }),
       legend(document, METRICS[metric].low, METRICS[metric].high, METRICS[metric].label),
-      h('span', { class: 'key' }, h('span', { class: 'key-down' }, '✕ - - down link'), ' ', h('span', { class: 'key-stale' }, '⚠ stale agent (its links faded: as last reported)'), ' ', h('span', { class: 'key-culprit' }, '⚡ culprit'), ' ', h('span', { class: 'key-victim' }, '▢ victim'), ' ', h('span', { class: 'key-cycle' }, '▬ black outline: a deadlock\'s cycle, a storm\'s source link (dashed grey: its victims)')),
+      h('span', { class: 'key' }, h('span', { class: 'key-down' }, '✕ - - down link'), ' ', h('span', { class: 'key-stale' }, '⚠ stale agent (its links faded: as last reported)'), ' ', h('span', { class: 'key-culprit' }, '⚡ culprit'), ' ', h('span', { class: 'key-victim' }, '▢ victim'), ' ', h('span', { class: 'key-cycle' }, '▬ black outline: a deadlock\'s cycle, a storm\'s source link (dashed grey: its victims)'), ' ', h('span', { class: 'key-suspect' }, '▬ red outline: what the pingmesh names (a link, a host, a ToR)')),
       h('span', { class: 'note', id: 'topo-stats' }, `${stats.nodes} nodes, ${stats.links} links, ${stats.down} down${stats.stale ? `, ${stats.stale} stale` : ''}${recent.samples
         ? ` · load over the last ${recent.samples} fast-lane interval${recent.samples === 1 ? '' : 's'} this page fetched (${fmtUs(recent.span_us)} in all, of the counters' clock: fabric time in the simulator); a host's square: its link`
         : ' · no fast lane: no link load'}`),
@@ -160,7 +169,7 @@ export async function render(root, ctx) {
     put(side, det.length
       ? h('div', { class: 'card wide', id: 'topo-findings' }, h('h2', {}, 'On the topology'),
         det.map((a) => h('p', {}, h('span', { class: `kind kind-${a.kind}` }, a.kind), ' ', link('#/alerts', a.subject), ': ', a.evidence)))
-      : h('p', { class: 'note' }, 'No active deadlock, pause storm or slow receiver.'));
+      : h('p', { class: 'note' }, 'No active deadlock, pause storm, slow receiver or pingmesh finding.'));
     root.dataset.renderMs = (performance.now() - started).toFixed(1);
     root.dataset.drawMs = stats.ms.toFixed(1);
   }
