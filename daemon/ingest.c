@@ -145,6 +145,8 @@ struct ingest_job {
 	struct port_state **new_ports; /* created by this job, inserted on success */
 	uint32_t nnew_ports;
 	uint64_t inv_hash;
+	uint32_t left_out;     /* ports of the report not stored: the agent has INGEST_MAX_AGENT_PORTS */
+	uint32_t nomore_ports; /* of them, those with samples (the inventory written before) */
 	bool write_inventory;
 	struct buf rw; /* the samples for remote-write, sent when the job is committed */
 	size_t rw_n;
@@ -951,8 +953,30 @@ static int boot_last_seq(struct ingest *ing, const struct report *rep,
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_errno(rc);
 }
 
-static int write_inventory(struct ingest *ing, const struct report *rep, int64_t now)
+/* Whether the report's port p is new to the store and cannot be stored: the agent has
+ * INGEST_MAX_AGENT_PORTS already (*stored: its ports, counted up as new ones are taken). */
+static int port_left_out(struct ingest *ing, const char *key, int64_t *stored, bool *ret)
 {
+	static const char sql[] = "SELECT 1 FROM ports WHERE key = ?";
+	sqlite3_stmt *st = store_stmt(ing->store, sql);
+	int rc;
+
+	if (!st)
+		return -EIO;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_errno(rc);
+	*ret = rc == SQLITE_DONE && *stored >= INGEST_MAX_AGENT_PORTS;
+	*stored += rc == SQLITE_DONE && !*ret;
+	return 0;
+}
+
+static int write_inventory(struct ingest *ing, const struct report *rep, int64_t now, uint32_t *ret_left)
+{
+	static const char count_sql[] = "SELECT count(*) FROM ports WHERE agent_id = ?";
+	int64_t stored = 0;
 	static const char dev_sql[] =
 		"INSERT INTO devices(agent_id, name, kind, driver, fw_version, node_guid, present, "
 		"last_seen_ns) VALUES(?,?,?,?,?,?,1,?) ON CONFLICT(agent_id, name) DO UPDATE SET "
@@ -976,6 +1000,19 @@ static int write_inventory(struct ingest *ing, const struct report *rep, int64_t
 	sqlite3_stmt *st;
 	int r;
 
+	/* ports that went stay stored with their data: an agent that keeps reporting new port
+	 * names (a review: one agent token grew the table by 123,000 rows a report) is held to
+	 * INGEST_MAX_AGENT_PORTS, and the new ports beyond are left out */
+	*ret_left = 0;
+	if (!(st = store_stmt(ing->store, count_sql)))
+		return -EIO;
+	sqlite3_bind_text(st, 1, rep->agent_id, -1, SQLITE_STATIC);
+	if ((r = sqlite3_step(st)) != SQLITE_ROW) {
+		sqlite3_reset(st);
+		return store_errno(r);
+	}
+	stored = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
 	for (uint32_t i = 0; i < rep->ndevices; i++) {
 		const struct report_device *d = &rep->devices[i];
 
@@ -996,6 +1033,16 @@ static int write_inventory(struct ingest *ing, const struct report *rep, int64_t
 		char key[200];
 
 		snprintf(key, sizeof(key), "%s:%s:%s", rep->agent_id, p->device, p->port);
+		if (stored + rep->nports - i > INGEST_MAX_AGENT_PORTS) {
+			bool left = false;
+
+			if ((r = port_left_out(ing, key, &stored, &left)) < 0)
+				return r;
+			if (left) {
+				++*ret_left;
+				continue;
+			}
+		}
 		if (!(st = store_stmt(ing->store, port_sql)))
 			return -EIO;
 		sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
@@ -1240,6 +1287,10 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 	qsort(*wv, n, sizeof(**wv), work_cmp);
 
 	ps = port_get(j, &rep->ports[port_idx], &r);
+	if (!ps && r == -ENOENT) { /* left out of the store (INGEST_MAX_AGENT_PORTS) */
+		j->nomore_ports++;
+		return 0;
+	}
 	if (!ps)
 		return r;
 	if (t == ps->t_ns) {
@@ -1475,8 +1526,12 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 		j->inv_hash = hash_fnv1a64(inv, strlen(inv), HASH_FNV_OFFSET);
 		free(inv);
 	}
-	if (j->inv_hash != as->inv_hash && (r = write_inventory(ing, rep, now)) < 0)
+	if (j->inv_hash != as->inv_hash && (r = write_inventory(ing, rep, now, &j->left_out)) < 0)
 		return r;
+	if (j->left_out)
+		log_warning("ingest", "agent '%s': %u ports not stored: it has %d stored (those gone too, with their data), "
+			    "the most one agent may have",
+			    rep->agent_id, j->left_out, INGEST_MAX_AGENT_PORTS);
 
 	buf_init(&blob);
 	for (uint32_t p = 0; p < rep->nports; p++) {
@@ -1489,8 +1544,23 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 	if (r < 0)
 		return r;
 
-	if (rep->errors)
+	if (j->nomore_ports > j->left_out)
+		j->left_out = j->nomore_ports;
+	if (j->left_out) {
+		/* with what the agent met: rocefabctl agents AGENT and /metrics show it */
+		json_t *all = rep->errors ? json_copy(rep->errors) : json_array();
+		char msg[256];
+
+		snprintf(msg, sizeof(msg),
+			 "%u ports not stored: rocefabd keeps at most %d ports of one agent (those gone too, "
+			 "with their data); forget the agent once stopped (rocefabctl forget) to start it anew",
+			 j->left_out, INGEST_MAX_AGENT_PORTS);
+		json_array_append_new(all, json_pack("{s:s,s:s}", "code", "PORTS_NOT_STORED", "message", msg));
+		errors = all ? json_dumps(all, JSON_COMPACT) : NULL;
+		json_decref(all);
+	} else if (rep->errors) {
 		errors = json_dumps(rep->errors, JSON_COMPACT);
+	}
 	if (!(st = store_stmt(ing->store, agent_sql))) {
 		free(errors);
 		return -EIO;
