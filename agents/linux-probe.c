@@ -11,6 +11,7 @@
 #include "agents/linux-probe.h"
 #include "agents/probe/probe.h"
 #include "lib/log.h"
+#include "lib/probeops.h"
 #include "lib/strutil.h"
 #include "lib/timeutil.h"
 
@@ -63,6 +64,12 @@ int lprobe_start(const char *listen, const char *device, unsigned cpu_pct, struc
 		return rf_err_set(e, -EINVAL, "BAD_CONFIG", "probe.listen",
 				  "'%s': name the address other hosts reach this one at (the RoCE "
 				  "interface's), not a wildcard: it is also what rocefabd tells them",
+				  listen);
+	if (!strrchr(listen, ':') || !probe_endpoint_address_ok(listen, (size_t)(strrchr(listen, ':') - listen)))
+		return rf_err_set(e, -EINVAL, "BAD_CONFIG", "probe.listen",
+				  "'%s': give this host's own unicast address in digits (IPv4, or IPv6 in brackets) and "
+				  "a port: not a name, nor a link-local, multicast or broadcast address (rocefabd "
+				  "hands it to every host that probes this one, and refuses other ones)",
 				  listen);
 	lp = calloc(1, sizeof(*lp));
 	if (!lp)

@@ -8,6 +8,7 @@
 #include "daemon/report.h"
 #include "lib/hmap.h"
 #include "lib/jsonutil.h"
+#include "lib/probeops.h"
 #include "lib/strutil.h"
 
 #define MAX_DEVICES 256
@@ -457,6 +458,7 @@ static const char *const outcome_names[] = { "applied", "failed", "timed_out", N
 
 /* probes: {"plan": ID or "", "results": [{target, label, op, size, n, ok, lost, min_us, p50_us,
  * p99_us, max_us, mean_us, path}]} */
+
 static int parse_probes(struct report *r, json_t *pr, struct js_path *p, struct rf_err *e)
 {
 	static const char *const keys[] = { "plan", "endpoint", "results", NULL };
@@ -484,6 +486,11 @@ static int parse_probes(struct report *r, json_t *pr, struct js_path *p, struct 
 		if (!ep || strlen(ep) > 64 || !colon || colon == ep || str_parse_uint(colon + 1, 65535, &port) < 0 ||
 		    port < 1 || strpbrk(ep, " \t\"'\\/"))
 			return js_fail(e, p, "endpoint", "ADDRESS:PORT of the agent's probe server");
+		if (!probe_endpoint_address_ok(ep, (size_t)(colon - ep)))
+			return js_fail(e, p, "endpoint",
+				       "the address must be the host's own unicast address, in digits (IPv4, or IPv6 in "
+				       "brackets): not a name, nor unspecified, link-local, multicast or broadcast (every "
+				       "host that probes this one connects to it)");
 		r->probe_endpoint = ep;
 	}
 	json_array_foreach(results, i, it) {

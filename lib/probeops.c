@@ -1,4 +1,5 @@
 /* The probe vocabulary: see probeops.h. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
 
@@ -36,4 +37,33 @@ bool probe_op_is_verbs(enum probe_op op)
 unsigned probe_op_max_size(enum probe_op op)
 {
 	return op == PROBE_UD ? 4096 : op == PROBE_UDP ? 65000 : PROBE_MAX_SIZE;
+}
+
+bool probe_endpoint_address_ok(const char *a, size_t len)
+{
+	char buf[64];
+	unsigned char b[16];
+
+	if (len >= sizeof(buf))
+		return false;
+	if (a[0] == '[') {
+		if (len < 3 || a[len - 1] != ']')
+			return false;
+		memcpy(buf, a + 1, len - 2);
+		buf[len - 2] = '\0';
+		if (inet_pton(AF_INET6, buf, b) != 1)
+			return false;
+		if (!memcmp(b, (unsigned char[16]){ 0 }, 16) || b[0] == 0xff || (b[0] == 0xfe && (b[1] & 0xc0) == 0x80))
+			return false;
+		if (!memcmp(b, (unsigned char[12]){ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff }, 12))
+			memmove(b, b + 12, 4); /* IPv4-mapped: judged as IPv4 below */
+		else
+			return true;
+	} else {
+		memcpy(buf, a, len);
+		buf[len] = '\0';
+		if (inet_pton(AF_INET, buf, b) != 1)
+			return false;
+	}
+	return b[0] != 0 && !(b[0] == 169 && b[1] == 254) && b[0] < 224;
 }

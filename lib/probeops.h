@@ -6,6 +6,7 @@
 #define ROCEFAB_PROBEOPS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum probe_op { PROBE_WRITE, PROBE_READ, PROBE_SEND, PROBE_CAS, PROBE_FAA, PROBE_UD, PROBE_UDP,
 		PROBE_TCP, PROBE_NOPS };
@@ -27,5 +28,11 @@ bool probe_op_is_verbs(enum probe_op op);
  * in 65000 bytes (its header within 64 KiB); others PROBE_MAX_SIZE.  (cas and faa move 8
  * bytes at any size asked: their results say 8.) */
 unsigned probe_op_max_size(enum probe_op op);
+/* Whether a probe endpoint's address (the len bytes of addr before ":PORT") may be handed to
+ * the hosts that probe it: numeric IPv4, or IPv6 in brackets; not a name (each prober would
+ * resolve it, to anything), nor unspecified, link-local (169.254.169.254 is a cloud's metadata
+ * service), multicast or broadcast.  Loopback passes: one machine's agents (tests, a lab)
+ * probe each other that way. */
+bool probe_endpoint_address_ok(const char *addr, size_t len);
 
 #endif

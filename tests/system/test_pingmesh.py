@@ -332,12 +332,14 @@ def test_linux_agents_probe_each_other_and_a_dead_host_is_named(world):
 
 
 def test_probe_listen_is_checked(world):
-    """A wildcard or an address that cannot be bound: the agent says so and does not start."""
+    """A wildcard, a name, a link-local address (rocefabd refuses them: every prober would connect
+    there) or an address that cannot be bound: the agent says so and does not start."""
     d = world.daemon().start()
     _, tokf = d.token("agents", "agent", agent="h1")
     from conftest import binary, copy_tree
     tree = copy_tree("gpu-a1", os.path.join(world.tmp, "t"))
-    for listen, why in (("0.0.0.0:9770", "not a wildcard"), ("192.0.2.1:9770", "cannot serve probes on")):
+    for listen, why in (("0.0.0.0:9770", "not a wildcard"), ("192.0.2.1:9770", "cannot serve probes on"),
+                        ("localhost:9770", "in digits"), ("169.254.1.1:9770", "not a name, nor a link-local")):
         r = subprocess.run([binary("rocefab-agent"), "--once", "--id", "h1", "--sysfs-root", tree,
                             "-o", f"probe.listen={listen}"], capture_output=True, text=True, timeout=20)
         assert r.returncode != 0 and why in r.stderr, (listen, r.returncode, r.stderr)
