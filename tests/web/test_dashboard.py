@@ -2,6 +2,7 @@
 6 switches): every view loads with no console error and shows the fabric; an ECN change made in
 the form is applied; a pause storm injected in the simulator reaches the topology and the
 alerts without a reload; a viewer sees no edit form and the API refuses its writes."""
+import signal
 import time
 
 from conftest import wait_for
@@ -430,6 +431,29 @@ def test_what_the_pingmesh_names_is_drawn_on_the_topology(demo, browser):
         browser.shot("topology-pingmesh-link")
     finally:
         demo.sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
+    assert browser.console_errors() == []
+
+
+def test_the_overview_says_when_every_agent_is_stale(demo, browser):
+    """rocefabd's warnings are on the overview, and its rankings say they are old when every
+    agent is stale (a trial: the simulator stopped, the overview showed the last rankings as
+    current for as long as it was open, and AGENTS_STALE was nowhere on the dashboard)."""
+    browser.login(demo.url, demo.viewer)
+    browser.open(demo.url, "")
+    assert browser.js("return document.getElementById('health-warnings')") is None
+    demo.sim.proc.p.send_signal(signal.SIGSTOP)
+    try:
+        text = wait_for(lambda: browser.js("return document.getElementById('health-warnings')?.textContent"),
+                        30, 0.3, what="the overview's warning")
+        assert "AGENTS_STALE" in text and "every agent is stale" in text, text
+        span = browser.js("return document.getElementById('load-span')?.textContent") or ""
+        assert span == "" or span.startswith("⚠ Every agent is stale"), span
+        browser.shot("overview-all-stale")
+    finally:
+        demo.sim.proc.p.send_signal(signal.SIGCONT)
+    demo.wait_reporting(32, 6)
+    wait_for(lambda: browser.js("return document.getElementById('health-warnings')") is None, 30, 0.3,
+             what="the warning gone")
     assert browser.console_errors() == []
 
 

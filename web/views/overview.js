@@ -1,5 +1,6 @@
-// Overview: agents ok/stale, active alerts, ingest rate, the tuner, and the ports with the most
-// pause time, ECN marks and drops over the detector's last snapshots this page fetched.
+// Overview: rocefabd's warnings (GET /api/v1/health: every agent stale, the store failing, ...),
+// agents ok/stale, active alerts, ingest rate, the tuner, and the ports with the most pause
+// time, ECN marks and drops over the detector's last snapshots this page fetched.
 import { api } from '../lib/api.js';
 import { add, fmtNum, fmtPct, fmtUs, h, link, put, table } from '../lib/dom.js';
 import { lastSnapshot, loadHistory } from '../lib/fabric.js';
@@ -35,8 +36,12 @@ export async function render(root, ctx) {
     const load = [...recent.load.values()];
     const top = (key) => load.filter((p) => p[key] > 0).sort((a, b) => b[key] - a[key]).slice(0, 8);
     const waiting = cc ? (await api('/api/v1/cc/proposals')).filter((p) => p.state === 'waiting').length : 0;
+    const allStale = items.length > 0 && stale.length === items.length;
+    const warnings = health.warnings || [];
 
     put(body, 
+      warnings.length ? h('div', { class: 'card wide warn', id: 'health-warnings', role: 'alert' }, h('h2', {}, 'rocefabd warns'),
+        warnings.map((w) => h('p', {}, h('code', {}, w.code), ' ', w.detail))) : null,
       h('div', { class: 'card', id: 'card-agents' }, h('h2', {}, 'Agents'),
         h('p', { class: 'big' }, `${items.length - stale.length} ok`, stale.length ? h('span', { class: 'bad' }, ` · ${stale.length} stale`) : ''),
         h('p', {}, h('span', { id: 'count-hosts' }, `${hosts.length} hosts`), ' · ', h('span', { id: 'count-switches' }, `${switches.length} switches`)),
@@ -54,7 +59,7 @@ export async function render(root, ctx) {
         topTable('Most pause time', top('pause'), (p) => fmtPct(p.pause), 'Paused (share of time)'),
         topTable('Most ECN marks', top('ecn_per_s'), (p) => fmtNum(+p.ecn_per_s.toPrecision(3)), 'Marked packets/s'),
         topTable('Most drops', top('drops_per_s'), (p) => fmtNum(+p.drops_per_s.toPrecision(3)), 'Dropped packets/s'),
-        h('p', { class: 'note wide', id: 'load-span' }, `Over the last ${recent.samples} interval${recent.samples === 1 ? '' : 's'} of the PFC fast lane this page fetched, one at each refresh (${fmtUs(recent.span_us)} in all; per second of the counters' clock: fabric time in the simulator).`),
+        h('p', { class: `note wide${allStale ? ' bad' : ''}`, id: 'load-span' }, allStale ? '⚠ Every agent is stale: these rankings are what their last reports said, not the fabric now. ' : '', `Over the last ${recent.samples} interval${recent.samples === 1 ? '' : 's'} of the PFC fast lane this page fetched, one at each refresh (${fmtUs(recent.span_us)} in all; per second of the counters' clock: fabric time in the simulator).`),
       ] : h('p', { class: 'note wide' }, ctx.features.detector ? 'No fast-lane snapshot yet: the rankings of pause time, ECN marks and drops come with the agents\' next fast reports.'
         : 'No PFC fast lane (detector.interval is 0): per-port pause, ECN and drop rankings are not available.'),
     );
