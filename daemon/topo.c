@@ -37,7 +37,7 @@ int views_switch(struct store_reader *rd, const struct views_opts *o, const char
 {
 	static const char ports_sql[] =
 		"SELECT key, device, port, state, speed_mbps, peer_system, peer_port FROM ports "
-		"WHERE agent_id = ? AND present ORDER BY device, port";
+		"WHERE agent_id = ? AND present ORDER BY device COLLATE natsort, port COLLATE natsort";
 	sqlite3_stmt *st = store_reader_stmt(rd, SWITCH_SQL " AND a.id = ?");
 	json_t *sw = NULL, *ports, *pfc = NULL, *ecn = NULL;
 	bool stale;
@@ -153,7 +153,7 @@ static int links_build(struct store_reader *rd, json_t **ret, struct rf_err *e)
 		"p.peer_system, p.peer_port, p.netdev FROM ports p JOIN agents a ON a.id = p.agent_id "
 		"WHERE p.present AND (p.peer_system IS NOT NULL OR (a.role = 'host' AND p.netdev IS NOT NULL "
 		"AND EXISTS (SELECT 1 FROM ports q WHERE q.peer_system = p.agent_id AND q.peer_port = p.netdev))) "
-		"ORDER BY p.key";
+		"ORDER BY p.key COLLATE natsort";
 	sqlite3_stmt *st = store_reader_stmt(rd, sql);
 	struct end *ends = NULL;
 	size_t n = 0, cap = 0;

@@ -152,7 +152,7 @@ static int ports_of(struct store_reader *rd, const struct views_opts *o, const s
 {
 	static const char sql[] = "SELECT " PORT_COLS " FROM ports p JOIN agents a ON a.id = p.agent_id "
 				  "WHERE (?1 IS NULL OR p.agent_id = ?1) AND (?2 IS NULL OR p.device = ?2) "
-				  "AND (?3 IS NULL OR p.state = ?3) ORDER BY p.key";
+				  "AND (?3 IS NULL OR p.state = ?3) ORDER BY p.key COLLATE natsort";
 	sqlite3_stmt *st = store_reader_stmt(rd, sql);
 
 	if (st) {

@@ -431,3 +431,25 @@ def test_times_and_durations_have_one_spelling(daemon):
         assert q.split("=")[0] in p["detail"] + p.get("pointer", ""), p
     problem(c.get("/api/v1/probes/matrix?window=0x10"), 400, "BAD_PARAMETER")
     assert c.get("/api/v1/ports/stor-b1:rxe0:1/counters?step=10s&from=-1h").status_code == 200
+
+
+def test_ports_and_links_are_listed_in_natural_order(world):
+    """A switch's ports, the ports list and the links come in natural order: Ethernet8 before
+    Ethernet10, h9 before h10 (a trial: a switch's page listed h10..h15, h8, h9, spine0)."""
+    from conftest import switch_report
+    d = world.daemon().start()
+    d.token("agents", "agent", agent="sw1")
+    d.token("viewer", "viewer")
+    doc = switch_report("sw1", 1, [])
+    names = ["Ethernet10", "Ethernet9", "Ethernet100", "Ethernet8", "Ethernet1"]
+    doc["inventory"]["devices"][0]["ports"] = [
+        {"port": n, "state": "up", "speed_mbps": 100000, "neighbor": {"system": f"h{n[8:]}", "port": "nic0"}}
+        for n in names]
+    doc["config"] = {}
+    r = d.client("agents").post("/api/v1/agents/sw1/report", json=doc)
+    assert r.status_code == 200, r.text
+    v = d.client("viewer")
+    want = ["Ethernet1", "Ethernet8", "Ethernet9", "Ethernet10", "Ethernet100"]
+    assert [p["port"] for p in v.json("/api/v1/switches/sw1")["port_list"]] == want
+    assert [p["port"] for p in v.json("/api/v1/ports")["items"]] == want
+    assert [l["a"]["port"] for l in v.json("/api/v1/links")["items"]] == want
