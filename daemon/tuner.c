@@ -497,7 +497,7 @@ static void record(struct tuner *t, const struct cc_tn_proposal *p)
 		/* keep what only the daemon knows: the change batch, who decided, the outcome, the
 		 * error (unless the tuner gives its own: a withdrawal, a rollback given up) */
 		static const char *const keep[] = { "change_batch", "decided_by", "decision_reason", "outcome", "error",
-						    NULL };
+						    "made_at", NULL };
 
 		for (int i = 0; keep[i]; i++)
 			if (json_object_get(old, keep[i]) && !json_object_get(rec, keep[i]))
@@ -515,6 +515,10 @@ static void record(struct tuner *t, const struct cc_tn_proposal *p)
 		    !strcmp(json_string_value(json_object_get(rec, "state")) ?: "", "rejected"))
 			t->rejected++;
 	} else {
+		char at[40];
+
+		/* when, by rocefabd's clock (t_us is the counters': fabric time in the simulator) */
+		json_object_set_new(rec, "made_at", json_string(tu_format_rfc3339(tu_now_ns(), at, sizeof(at))));
 		json_array_append_new(t->order, json_string(key));
 		t->proposed++;
 		if (json_array_size(t->order) > HISTORY_MAX) {

@@ -470,9 +470,12 @@ def test_tuner_proposal_applied_from_the_dashboard(demo, browser):
     text = wait_for(lambda: browser.js(
         "return document.querySelector(`.proposal[data-id='${arguments[0]}']`)?.textContent", pid), 15)
     assert props[0]["reason"] in text and "Evidence" in text
-    # when it was made (UTC, by the counters' clock), as rocefabctl cc proposals says it
+    # when it was made, by rocefabd's clock and how long ago (a trial: the counters' clock alone,
+    # fabric time in the demo, made an 11-minute-old proposal look fresh), and by the counters'
+    made_at = time.strptime(props[0]["made_at"][:19], "%Y-%m-%dT%H:%M:%S")
+    assert f"Made: {time.strftime('%Y-%m-%d %H:%M:%S', made_at)}Z (" in text and " ago" in text, text
     made = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(props[0]["t_us"] // 1000000))
-    assert f"Made: {made}" in text, text
+    assert f"ended at {made}Z by the counters' clock" in text, text
     browser.shot("tuner-proposal")
     sel = f".proposal[data-id='{pid}'] input.reason"
     field = browser.d.find_element("css selector", sel)

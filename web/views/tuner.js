@@ -17,11 +17,22 @@ function evidence(ev, id) {
       ? Object.entries(v).map(([k2, x]) => `${k2} ${typeof x === 'number' ? fmtNum(x) : x}`).join(', ') : fmtNum(v))])));
 }
 
+// How old a proposal is, by this browser's clock against rocefabd's made_at.
+const STALE_WAIT_S = 300;
+function ageS(iso) {
+  return Math.max(0, (Date.now() - new Date(iso).getTime()) / 1000);
+}
+function ago(iso) {
+  const s = ageS(iso);
+  return s < 90 ? `${Math.round(s)} s ago` : s < 5400 ? `${Math.round(s / 60)} min ago` : `${+(s / 3600).toFixed(1)} h ago`;
+}
+
 function proposalCard(p, ctx, act) {
   return h('div', { class: 'card wide proposal', 'data-id': p.id, 'data-state': p.state },
     h('h3', {}, `#${p.id} · step ${p.step} ${p.phase}: ${p.class} ${p.knob} ${fmtNum(p.from)} → ${fmtNum(p.to)}`),
     h('p', {}, h('strong', {}, 'State: '), h('span', { class: `state state-${p.state}` }, p.state), p.decided_by ? ` (by ${p.decided_by}${p.decision_reason ? `: ${p.decision_reason}` : ''})` : '', p.outcome ? ` · outcome ${p.outcome}` : ''),
-    h('p', {}, h('strong', {}, 'Made: '), p.t_us ? fmtTime(p.t_us / 1e6) : '–', ' ', h('span', { class: 'note' }, "(the end of its decision interval, by the counters' clock: fabric time in a simulation)")),
+    h('p', { class: 'made' }, h('strong', {}, 'Made: '), p.made_at ? [fmtTime(p.made_at), ' ', h('span', { class: p.state === 'waiting' && ageS(p.made_at) > STALE_WAIT_S ? 'bad' : '' }, `(${ago(p.made_at)}${p.state === 'waiting' && ageS(p.made_at) > STALE_WAIT_S ? ': its evidence is that old, look at the signals now' : ''})`)] : '–',
+      ' · ', h('span', { class: 'note' }, "its decision interval ended at ", p.t_us ? fmtTime(p.t_us / 1e6) : '–', " by the counters' clock (fabric time in a simulation)")),
     h('p', {}, h('strong', {}, 'Why: '), p.reason),
     h('p', {}, h('strong', {}, 'Expected: '), p.expected_effect),
     h('p', {}, `${p.nchanges ?? p.changes?.length ?? 0} objects: `, (p.changes || []).slice(0, 8).map((c) => `${c.node}${c.port ? ' ' + c.port : ''}`).join(', '), (p.nchanges || 0) > 8 ? ' …' : ''),
