@@ -457,6 +457,20 @@ def test_the_overview_says_when_every_agent_is_stale(demo, browser):
     assert browser.console_errors() == []
 
 
+def test_the_overview_ranks_ecn_marks_where_they_are_made(demo, browser):
+    """The ECN ranking is of switch queues, where marking happens: a host NIC counts the marked
+    packets it received, which points at the receiver (a trial: "h24 nic0:1" ranked first,
+    above the ToR port that marked its packets)."""
+    browser.login(demo.url, demo.viewer)
+    browser.open(demo.url, "")
+    rows = wait_for(lambda: browser.js(
+        "return [...document.querySelectorAll('#top-ecn tbody tr a')].map(a => a.getAttribute('href'))"),
+        60, 0.5, what="ports in the ECN ranking")
+    assert all(r.startswith("#/switch/") for r in rows), rows
+    assert "switch queues" in browser.js("return document.querySelector('#top-ecn h2').textContent")
+    assert browser.console_errors() == []
+
+
 def test_tuner_proposal_applied_from_the_dashboard(demo, browser):
     """The tuner (advise mode, deciding every second) proposes; an operator applies the
     proposal from its card, with its evidence beside it and a reason for the audit log (kept

@@ -9,8 +9,8 @@ function portHref(p) {
   return p.kind === 'switch' ? `#/switch/${encodeURIComponent(p.node)}` : `#/host/${encodeURIComponent(p.node)}`;
 }
 
-function topTable(title, rows, value, unit) {
-  return h('div', { class: 'card wide' }, h('h2', {}, title),
+function topTable(title, rows, value, unit, id) {
+  return h('div', { class: 'card wide', id }, h('h2', {}, title),
     table([
       { label: 'Port', value: (p) => link(portHref(p), `${p.node} ${p.port}`) },
       { label: 'Peer', value: (p) => p.peer || '–' },
@@ -34,7 +34,7 @@ export async function render(root, ctx) {
     const stale = items.filter((a) => a.status !== 'ok');
     const recent = history(snap);
     const load = [...recent.load.values()];
-    const top = (key) => load.filter((p) => p[key] > 0).sort((a, b) => b[key] - a[key]).slice(0, 8);
+    const top = (key, only = () => true) => load.filter((p) => p[key] > 0 && only(p)).sort((a, b) => b[key] - a[key]).slice(0, 8);
     const waiting = cc ? (await api('/api/v1/cc/proposals')).filter((p) => p.state === 'waiting').length : 0;
     const allStale = items.length > 0 && stale.length === items.length;
     const warnings = health.warnings || [];
@@ -57,7 +57,9 @@ export async function render(root, ctx) {
           : h('p', {}, 'not running (cc.interval is 0, or no detector.interval: it reads the fast lane)')),
       recent.samples ? [
         topTable('Most pause time', top('pause'), (p) => fmtPct(p.pause), 'Paused (share of time)'),
-        topTable('Most ECN marks', top('ecn_per_s'), (p) => fmtNum(+p.ecn_per_s.toPrecision(3)), 'Marked packets/s'),
+        // where the marking happens: switch queues (a host NIC counts the marked packets it
+        // received, which points at the receiver, not at the congested queue)
+        topTable('Most ECN marks (switch queues)', top('ecn_per_s', (p) => p.kind === 'switch'), (p) => fmtNum(+p.ecn_per_s.toPrecision(3)), 'Marked packets/s', 'top-ecn'),
         topTable('Most drops', top('drops_per_s'), (p) => fmtNum(+p.drops_per_s.toPrecision(3)), 'Dropped packets/s'),
         h('p', { class: `note wide${allStale ? ' bad' : ''}`, id: 'load-span' }, allStale ? '⚠ Every agent is stale: these rankings are what their last reports said, not the fabric now. ' : '', `Over the last ${recent.samples} interval${recent.samples === 1 ? '' : 's'} of the PFC fast lane this page fetched, one at each refresh (${fmtUs(recent.span_us)} in all; per second of the counters' clock: fabric time in the simulator).`),
       ] : h('p', { class: 'note wide' }, ctx.features.detector ? 'No fast-lane snapshot yet: the rankings of pause time, ECN marks and drops come with the agents\' next fast reports.'
