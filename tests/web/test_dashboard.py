@@ -653,6 +653,9 @@ def test_views_of_a_rocefabd_without_detector_or_tuner(tmp_path, browser):
             assert root.text.strip(), view
         assert "not running" in browser.open(d.url, "tuner").text
         assert "No PFC fast lane" in browser.open(d.url, "").text
+        # the topology says why it has no link load: no lane here (not "no fast lane" also when
+        # the lane runs and the agents are silent: a trial read that as not configured)
+        assert "no PFC fast lane (detector.interval is 0)" in browser.open(d.url, "topology").text
         assert browser.console_errors() == []
     finally:
         try:

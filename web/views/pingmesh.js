@@ -130,7 +130,7 @@ export async function render(root) {
     if (!m.hosts.length || !m.pairs.length) {
       put(head, select('Window', 'pm-window', WINDOWS, win, (v) => { win = v; setQuery({ metric, window: win }); refresh(); }));
       put(finding, h('h2', {}, 'Localization'), h('p', {}, m.finding?.evidence || 'no finding'));
-      put(wrap, h('p', { class: 'note', id: 'pm-empty' }, `No probe results in the last ${m.window_s} s: the pingmesh is off (GET /api/v1/probes/config), or no host with a probe endpoint reports yet.`));
+      put(wrap, h('p', { class: 'note', id: 'pm-empty' }, `No probe results in the last ${m.window_s} s: the pingmesh is off (GET /api/v1/probes/config), no host with a probe endpoint reports yet, or the hosts are stale (the overview says).`));
       root.dataset.renderMs = (performance.now() - started).toFixed(1);
       return;
     }

@@ -164,7 +164,7 @@ export async function render(root, ctx) {
       h('span', { class: 'key' }, h('span', { class: 'key-down' }, '✕ - - down link'), ' ', h('span', { class: 'key-stale' }, '⚠ stale agent (its links faded: as last reported)'), ' ', h('span', { class: 'key-culprit' }, '⚡ culprit'), ' ', h('span', { class: 'key-victim' }, '▢ victim'), ' ', h('span', { class: 'key-cycle' }, '▬ black outline: a deadlock\'s cycle, a storm\'s source link (dashed grey: its victims)'), ' ', h('span', { class: 'key-suspect' }, '▬ red outline: what the pingmesh names (a link, a host, a ToR)')),
       h('span', { class: 'note', id: 'topo-stats' }, `${stats.nodes} nodes, ${stats.links} links, ${stats.down} down${stats.stale ? `, ${stats.stale} stale` : ''}${recent.samples
         ? ` · load over the last ${recent.samples} fast-lane interval${recent.samples === 1 ? '' : 's'} this page fetched (${fmtUs(recent.span_us)} in all, of the counters' clock: fabric time in the simulator); a host's square: its link`
-        : ' · no fast lane: no link load'}`),
+        : ctx.features.detector ? ' · no link load: no fast-lane interval fetched in the last minute (are the agents reporting?)' : ' · no PFC fast lane (detector.interval is 0): no link load'}`),
     );
     put(side, det.length
       ? h('div', { class: 'card wide', id: 'topo-findings' }, h('h2', {}, 'On the topology'),
