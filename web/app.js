@@ -6,6 +6,7 @@ import { clear, errorBox, h } from './lib/dom.js';
 const VIEWS = {
   '': () => import('./views/overview.js'),
   topology: () => import('./views/topology.js'),
+  nodes: () => import('./views/nodes.js'),
   pingmesh: () => import('./views/pingmesh.js'),
   alerts: () => import('./views/alerts.js'),
   changes: () => import('./views/changes.js'),
