@@ -1382,12 +1382,16 @@ void print_cc(FILE *f, const json_t *d)
 		char from[32], to[32], n[16], made[32] = "-";
 
 		p = json_is_array(d) ? json_array_get(d, i) : (json_t *)d;
-		/* the end of the decision interval it was made in, by the counters' clock (UTC) */
-		if (json_integer_value(json_object_get(p, "t_us")) > 0) {
+		/* when rocefabd made it, by its clock (to the second); a record of before it kept
+		 * that: the end of the decision interval it was made in, by the counters' clock */
+		if (json_is_string(json_object_get(p, "made_at")) &&
+		    strlen(json_string_value(json_object_get(p, "made_at"))) >= 19) {
+			snprintf(made, sizeof(made), "%.19sZ", json_string_value(json_object_get(p, "made_at")));
+		} else if (json_integer_value(json_object_get(p, "t_us")) > 0) {
 			time_t sec = (time_t)(json_integer_value(json_object_get(p, "t_us")) / 1000000);
 			struct tm tm;
 
-			if (gmtime_r(&sec, &tm) && strftime(made, sizeof(made), "%Y-%m-%dT%H:%M:%SZ", &tm))
+			if (gmtime_r(&sec, &tm) && strftime(made, sizeof(made), "%Y-%m-%dT%H:%M:%SZ*", &tm))
 				any_made = true;
 		}
 		snprintf(from, sizeof(from), "%.15g", json_number_value(json_object_get(p, "from")));
@@ -1424,9 +1428,10 @@ void print_cc(FILE *f, const json_t *d)
 		}
 	}
 	table_print(t, f);
-	/* (the changes' CREATED is rocefabd's clock: these do not match it in a simulation) */
+	/* (MADE is rocefabd's clock, as the changes' CREATED is) */
 	if (any_made)
-		fputs("MADE: the end of the decision interval, by the counters' clock (fabric time in a simulation)\n",
+		fputs("MADE*: a record saved before rocefabd kept when it made it: the end of its decision interval, by "
+		      "the counters' clock (fabric time in a simulation)\n",
 		      f);
 	table_free(t);
 	strs_fini(&s);

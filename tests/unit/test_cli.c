@@ -1340,12 +1340,21 @@ static void test_print_cc(void **state)
 		       "[{'id': 3, 'step': 2, 'phase': 'canary', 'state': 'waiting', 'class': 'tor_down',"
 		       "  'knob': 'kmin_bytes', 'from': 400000, 'to': 200000, 'changes': [{}, {}],"
 		       "  't_us': 1764973267500000, 'reason': 'deep queues'}]",
+		       "ID  MADE                   STEP  PHASE   STATE    CLASS     KNOB        FROM    TO      N  OUTCOME  BY  "
+		       "REASON\n"
+		       "3   2025-12-05T22:21:07Z*  2     canary  waiting  tor_down  kmin_bytes  400000  200000  2               "
+		       "deep queues\n"
+		       "MADE*: a record saved before rocefabd kept when it made it: the end of its decision interval, by the "
+		       "counters' clock (fabric time in a simulation)\n");
+	/* made_at: rocefabd's clock, to the second (t_us is fabric time in a simulation) */
+	assert_printed(print_cc,
+		       "[{'id': 3, 'step': 2, 'phase': 'canary', 'state': 'waiting', 'class': 'tor_down',"
+		       "  'knob': 'kmin_bytes', 'from': 400000, 'to': 200000, 'changes': [{}, {}],"
+		       "  't_us': 1764973267500000, 'made_at': '2026-12-06T14:38:22.990450Z', 'reason': 'deep queues'}]",
 		       "ID  MADE                  STEP  PHASE   STATE    CLASS     KNOB        FROM    TO      N  OUTCOME  BY  "
 		       "REASON\n"
-		       "3   2025-12-05T22:21:07Z  2     canary  waiting  tor_down  kmin_bytes  400000  200000  2               "
-		       "deep queues\n"
-		       "MADE: the end of the decision interval, by the counters' clock (fabric time in a "
-		       "simulation)\n");
+		       "3   2026-12-06T14:38:22Z  2     canary  waiting  tor_down  kmin_bytes  400000  200000  2               "
+		       "deep queues\n");
 	/* the history: who decided, and why one was turned down before the evidence */
 	assert_printed(print_cc,
 		       "[{'id': 3, 'step': 2, 'phase': 'canary', 'state': 'rejected', 'class': 'tor_down',"
