@@ -85,7 +85,9 @@ int api_reply_json(struct api_req *req, unsigned status, json_t *body_stolen);
  * a cacheable list request (GET /api/v1/hosts or /agents without arguments). */
 int api_reply_json_cached(struct api_req *req, json_t *body_stolen);
 /* body (malloc'd, taken) as the answer; counted in api.max_unread until it is sent: an answer
- * over 64 KiB that does not fit gets 503 BUSY instead.  encoding: its Content-Encoding, or NULL. */
+ * over 64 KiB that does not fit gets 503 BUSY instead (not /metrics: the scrape shows the bound
+ * reached).
+ * encoding: its Content-Encoding, or NULL. */
 int api_reply_text(struct api_req *req, unsigned status, const char *content_type, char *body,
 		   size_t len);
 int api_reply_encoded(struct api_req *req, unsigned status, const char *content_type, const char *encoding,

@@ -397,7 +397,9 @@ int api_reply_encoded(struct api_req *req, unsigned status, const char *content_
 	struct held *h = malloc(sizeof(*h));
 	uint64_t was = atomic_fetch_add_explicit(&a->unread, len, memory_order_relaxed);
 
-	if (len > UNREAD_SMALL && (was > a->conf.max_unread || len > a->conf.max_unread - was)) {
+	/* (/metrics passes: the scrape is how the operator sees this bound reached) */
+	if (len > UNREAD_SMALL && !(req->route && req->route->handler == h_metrics) &&
+	    (was > a->conf.max_unread || len > a->conf.max_unread - was)) {
 		/* clients that do not read their answers (or many large ones at once) would hold
 		 * the daemon's memory: refuse what does not fit until they are taken */
 		struct rf_err e = { 0 };
@@ -573,8 +575,9 @@ bool api_token_allows(struct api *a, const char *token, enum role need)
 	enum role role;
 	int r = check_token(a, token, &role, name, agents);
 
-	/* the database busy for a moment is no revocation */
-	return r == -EIO || (r == 0 && role_allows(role, need));
+	/* only a token the database does not know is revoked: one that cannot answer now (busy,
+	 * full, ...) is no revocation */
+	return r == -ENOENT ? false : r < 0 || role_allows(role, need);
 }
 
 static int authenticate(struct api_req *req, struct rf_err *e)

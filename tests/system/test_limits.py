@@ -337,16 +337,17 @@ def test_answers_nobody_reads_are_bounded(world):
     small answers (health, problems) still pass.  Once the clients go, the bytes come back."""
     d = world.daemon(extra_conf="[api]\nmax_unread = 8MiB\n")
     d.token("viewer", "viewer")
-    d.token("agents", "agent", agent="sw1")
+    d.token("agents", "agent", agent="sw*")
     d.start()
     ports = [{"port": f"Ethernet{i}", "state": "up", "speed_mbps": 100000} for i in range(1000)]
     t = time.time_ns()
-    assert d.client("agents").post("/api/v1/agents/sw1/report", json={
-        "schema": 1, "agent": {"id": "sw1", "role": "switch", "boot_id": "b1", "version": "t", "backend": "test"},
-        "seq": 1, "time_ns": t, "interval_ms": 60000,
-        "inventory": {"devices": [{"name": f"asic{k}", "kind": "switch", "driver": "test", "ports": ports}
-                                  for k in range(21)]},
-        "samples": []}).status_code == 200
+    for sw in ("sw1", "sw2", "sw3"):  # (7,000 ports each: an agent keeps at most 8,192)
+        assert d.client("agents").post(f"/api/v1/agents/{sw}/report", json={
+            "schema": 1, "agent": {"id": sw, "role": "switch", "boot_id": "b1", "version": "t", "backend": "test"},
+            "seq": 1, "time_ns": t, "interval_ms": 60000,
+            "inventory": {"devices": [{"name": f"asic{k}", "kind": "switch", "driver": "test", "ports": ports}
+                                      for k in range(7)]},
+            "samples": []}).status_code == 200
     c = d.client("viewer")
     size = len(c.get("/api/v1/ports").content)
     # an answer the bound applies to, larger than what a socket's buffers take (4 MiB at most)
