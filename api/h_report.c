@@ -9,6 +9,7 @@
  * A report carries the agent's data, its probe results and the outcomes of its configuration
  * changes, and its answer carries the agent's pending commands: so an agent token may post only
  * as the agents it is bound to (daemon/tokens.h), checked first, before the body is looked at. */
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -19,6 +20,7 @@
 #include "daemon/report.h"
 #include "daemon/store.h"
 #include "lib/log.h"
+#include "lib/probeops.h"
 #include "lib/ratelimit.h"
 #include "lib/timeutil.h"
 
@@ -190,6 +192,23 @@ static bool known_agent(const struct api_deps *d, const char *id, struct rf_err 
 	return false;
 }
 
+
+/* Whether the request came over loopback (the agent runs on rocefabd's machine). */
+static bool client_on_loopback(struct api_req *req)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+	if (sa && sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa && sa->sa_family == AF_INET6) {
+		const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+		return IN6_IS_ADDR_LOOPBACK(a6) || (IN6_IS_ADDR_V4MAPPED(a6) && a6->s6_addr[12] == 127);
+	}
+	return false;
+}
+
 int h_report(struct api_req *req)
 {
 	const struct api_deps *d = api_deps(req);
@@ -218,6 +237,13 @@ int h_report(struct api_req *req)
 			   rep->agent_id, req->match.params[0]);
 		report_free(rep);
 		return api_reply_problem(req, 0, &e);
+	}
+	if (rep->probe_endpoint &&
+	    probe_endpoint_is_loopback(rep->probe_endpoint, (size_t)(strrchr(rep->probe_endpoint, ':') - rep->probe_endpoint)) &&
+	    !client_on_loopback(req)) {
+		/* every prober would connect to a service of its own host */
+		rep->probe_endpoint_refused = rep->probe_endpoint;
+		rep->probe_endpoint = NULL;
 	}
 	if (api_bool_arg(req, "replay", &rep->replay, &e) < 0 || (rep->replay && !known_agent(d, rep->agent_id, &e))) {
 		report_free(rep);

@@ -1546,16 +1546,28 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 
 	if (j->nomore_ports > j->left_out)
 		j->left_out = j->nomore_ports;
-	if (j->left_out) {
-		/* with what the agent met: rocefabctl agents AGENT and /metrics show it */
+	if (j->left_out || rep->probe_endpoint_refused) {
+		/* with what the agent met, what rocefabd did not take: rocefabctl agents AGENT and
+		 * /metrics show it */
 		json_t *all = rep->errors ? json_copy(rep->errors) : json_array();
-		char msg[256];
+		char msg[300];
 
-		snprintf(msg, sizeof(msg),
-			 "%u ports not stored: rocefabd keeps at most %d ports of one agent (those gone too, "
-			 "with their data); forget the agent once stopped (rocefabctl forget) to start it anew",
-			 j->left_out, INGEST_MAX_AGENT_PORTS);
-		json_array_append_new(all, json_pack("{s:s,s:s}", "code", "PORTS_NOT_STORED", "message", msg));
+		if (j->left_out) {
+			snprintf(msg, sizeof(msg),
+				 "%u ports not stored: rocefabd keeps at most %d ports of one agent (those gone too, "
+				 "with their data); forget the agent once stopped (rocefabctl forget) to start it anew",
+				 j->left_out, INGEST_MAX_AGENT_PORTS);
+			json_array_append_new(all, json_pack("{s:s,s:s}", "code", "PORTS_NOT_STORED", "message", msg));
+		}
+		if (rep->probe_endpoint_refused) {
+			snprintf(msg, sizeof(msg),
+				 "probe endpoint '%s' not handed to the hosts that probe this one: give probe.listen this "
+				 "host's own address in digits, not a name, link-local, multicast or broadcast address "
+				 "(loopback only when the agent reaches rocefabd over loopback too)",
+				 rep->probe_endpoint_refused);
+			json_array_append_new(all,
+					      json_pack("{s:s,s:s}", "code", "PROBE_ENDPOINT_REFUSED", "message", msg));
+		}
 		errors = all ? json_dumps(all, JSON_COMPACT) : NULL;
 		json_decref(all);
 	} else if (rep->errors) {

@@ -486,12 +486,13 @@ static int parse_probes(struct report *r, json_t *pr, struct js_path *p, struct 
 		if (!ep || strlen(ep) > 64 || !colon || colon == ep || str_parse_uint(colon + 1, 65535, &port) < 0 ||
 		    port < 1 || strpbrk(ep, " \t\"'\\/"))
 			return js_fail(e, p, "endpoint", "ADDRESS:PORT of the agent's probe server");
-		if (!probe_endpoint_address_ok(ep, (size_t)(colon - ep)))
-			return js_fail(e, p, "endpoint",
-				       "the address must be the host's own unicast address, in digits (IPv4, or IPv6 in "
-				       "brackets): not a name, nor unspecified, link-local, multicast or broadcast (every "
-				       "host that probes this one connects to it)");
-		r->probe_endpoint = ep;
+		/* every host that probes this one connects there: not a name (each would resolve it),
+		 * nor an unspecified, link-local, multicast or broadcast address.  The rest of the
+		 * report is good: the endpoint is left out, and the agent's errors say why */
+		if (probe_endpoint_address_ok(ep, (size_t)(colon - ep)))
+			r->probe_endpoint = ep;
+		else
+			r->probe_endpoint_refused = ep;
 	}
 	json_array_foreach(results, i, it) {
 		size_t a = js_path_push_key(p, "results");

@@ -67,6 +67,8 @@ struct report {
 	const char *probe_plan;	 /* the plan the agent runs ("" none); NULL: it does not probe */
 	json_t *probe_results;	 /* borrowed array; NULL when absent */
 	const char *probe_endpoint; /* ADDRESS:PORT of its probe server; NULL: none (simulated) */
+	const char *probe_endpoint_refused; /* one given that is not handed to the probers (a name, a
+					     * link-local address, ...): the agent's errors say so */
 	json_t *qps;		    /* borrowed: the host's QP table, summarized; NULL when absent */
 	/* spooled by its agent before it took another id (POST ...?replay=true): stored, but it
 	 * gets no commands and does not make the agent seen now (its time does) */

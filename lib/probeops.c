@@ -39,12 +39,13 @@ unsigned probe_op_max_size(enum probe_op op)
 	return op == PROBE_UD ? 4096 : op == PROBE_UDP ? 65000 : PROBE_MAX_SIZE;
 }
 
-bool probe_endpoint_address_ok(const char *a, size_t len)
+/* The address of "ADDR" or "[ADDR6]" (len bytes) as 16 bytes (IPv4: in the first 4; IPv4-mapped
+ * IPv6 taken as IPv4); *v4 says which.  false: not an address in digits. */
+static bool endpoint_parse(const char *a, size_t len, unsigned char b[16], bool *v4)
 {
 	char buf[64];
-	unsigned char b[16];
 
-	if (len >= sizeof(buf))
+	if (len >= sizeof(buf) || len < 1)
 		return false;
 	if (a[0] == '[') {
 		if (len < 3 || a[len - 1] != ']')
@@ -53,17 +54,35 @@ bool probe_endpoint_address_ok(const char *a, size_t len)
 		buf[len - 2] = '\0';
 		if (inet_pton(AF_INET6, buf, b) != 1)
 			return false;
-		if (!memcmp(b, (unsigned char[16]){ 0 }, 16) || b[0] == 0xff || (b[0] == 0xfe && (b[1] & 0xc0) == 0x80))
-			return false;
-		if (!memcmp(b, (unsigned char[12]){ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff }, 12))
-			memmove(b, b + 12, 4); /* IPv4-mapped: judged as IPv4 below */
-		else
-			return true;
-	} else {
-		memcpy(buf, a, len);
-		buf[len] = '\0';
-		if (inet_pton(AF_INET, buf, b) != 1)
-			return false;
+		*v4 = !memcmp(b, (unsigned char[12]){ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff }, 12);
+		if (*v4)
+			memmove(b, b + 12, 4);
+		return true;
 	}
+	memcpy(buf, a, len);
+	buf[len] = '\0';
+	*v4 = true;
+	return inet_pton(AF_INET, buf, b) == 1;
+}
+
+bool probe_endpoint_address_ok(const char *a, size_t len)
+{
+	unsigned char b[16];
+	bool v4;
+
+	if (!endpoint_parse(a, len, b, &v4))
+		return false;
+	if (!v4)
+		return memcmp(b, (unsigned char[16]){ 0 }, 16) && b[0] != 0xff && !(b[0] == 0xfe && (b[1] & 0xc0) == 0x80);
 	return b[0] != 0 && !(b[0] == 169 && b[1] == 254) && b[0] < 224;
+}
+
+bool probe_endpoint_is_loopback(const char *a, size_t len)
+{
+	unsigned char b[16];
+	bool v4;
+
+	if (!endpoint_parse(a, len, b, &v4))
+		return false;
+	return v4 ? b[0] == 127 : !memcmp(b, (unsigned char[16]){ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, 16);
 }

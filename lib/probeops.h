@@ -34,5 +34,8 @@ unsigned probe_op_max_size(enum probe_op op);
  * service), multicast or broadcast.  Loopback passes: one machine's agents (tests, a lab)
  * probe each other that way. */
 bool probe_endpoint_address_ok(const char *addr, size_t len);
+/* Whether it is a loopback address (127/8, [::1]): fit only for agents that reach rocefabd over
+ * loopback too (one machine), since every prober would connect to its own. */
+bool probe_endpoint_is_loopback(const char *addr, size_t len);
 
 #endif

@@ -32,6 +32,13 @@ static json_t *host_report(struct fixture *f, int h, int64_t t, const char *plan
 				    json_pack("{s:o}", "probes", probes)));
 }
 
+/* host h reports with its probe endpoint ep and no plan */
+static json_t *host_report_at(struct fixture *f, int h, int64_t t, const char *ep)
+{
+	return fx_report(f, fx_doc(f, hosts[h], "host", t, fx_host_devices(hosts[h], tor_of(h)),
+				    json_pack("{s:{s:s,s:s}}", "probes", "plan", "", "endpoint", ep)));
+}
+
 static json_t *plan_of(json_t *cmds)
 {
 	size_t i;
@@ -122,6 +129,52 @@ static void test_plans(void **state)
 }
 
 /* The configuration: validated, unknown fields refused, a change keeps what it does not name. */
+/* An endpoint no prober should be sent to (a name, a cloud's metadata address, multicast) is
+ * left out of the plans, and the rest of the report is stored: the agent's errors say why (a
+ * review: one agent's endpoint 169.254.169.254:80 went into every other host's plan). */
+static void test_endpoints_refused(void **state)
+{
+	static const char *const bad[] = { "169.254.169.254:80", "metadata.internal:80", "239.1.1.1:9770",
+					   "0.0.0.0:9770", "[fe80::1]:9770", "[::ffff:169.254.1.1]:80" };
+	int64_t now = tu_now_ns();
+	struct fixture f;
+	json_t *cmds, *params;
+
+	(void)state;
+	fx_open(&f);
+	for (int h = 0; h < NHOSTS; h++)
+		json_decref(host_report(&f, h, now, NULL, NULL));
+	for (size_t k = 0; k < ARRAY_SIZE(bad); k++) {
+		struct store_reader *rd;
+		sqlite3_stmt *st;
+
+		json_decref(host_report_at(&f, 1, now, bad[k]));
+		json_decref(host_report_at(&f, 2, now, "10.0.0.3:9770"));
+		cmds = host_report(&f, 0, now, "", NULL);
+		params = json_object_get(plan_of(cmds), "params");
+		assert_non_null(params);
+		assert_null(json_object_get(json_object_get(params, "endpoints"), "h1"));
+		assert_string_equal(json_string_value(json_object_get(json_object_get(params, "endpoints"), "h2")),
+				    "10.0.0.3:9770");
+		json_decref(cmds);
+		store_flush(f.st);
+		rd = store_reader_get(f.st);
+		st = store_reader_stmt(rd, "SELECT errors FROM agents WHERE id = 'h1'");
+		assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+		assert_non_null(strstr((const char *)sqlite3_column_text(st, 0), "PROBE_ENDPOINT_REFUSED"));
+		assert_non_null(strstr((const char *)sqlite3_column_text(st, 0), bad[k]));
+		sqlite3_reset(st);
+		store_reader_put(f.st, rd);
+	}
+	/* private and loopback addresses pass (these agents are not on the network: the fixture's
+	 * reports come from no connection) */
+	assert_true(probe_endpoint_address_ok("10.1.2.3", 8) && probe_endpoint_address_ok("[fd00::1]", 9) &&
+		    probe_endpoint_address_ok("100.64.0.1", 10) && probe_endpoint_address_ok("127.0.0.5", 9));
+	assert_true(probe_endpoint_is_loopback("127.0.0.5", 9) && probe_endpoint_is_loopback("[::1]", 5) &&
+		    !probe_endpoint_is_loopback("10.0.0.1", 8));
+	fx_close(&f);
+}
+
 static void test_conf(void **state)
 {
 	struct pingmesh_conf c = pingmesh_defaults;
@@ -329,6 +382,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plans),
+		cmocka_unit_test(test_endpoints_refused),
 		cmocka_unit_test(test_conf),
 		cmocka_unit_test(test_results_and_localization),
 		cmocka_unit_test(test_tail),
