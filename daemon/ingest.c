@@ -146,7 +146,7 @@ struct ingest_job {
 	uint32_t nnew_ports;
 	uint64_t inv_hash;
 	uint32_t left_out;     /* ports of the report not stored: the agent has INGEST_MAX_AGENT_PORTS */
-	uint32_t nomore_ports; /* of them, those with samples (the inventory written before) */
+	uint32_t left_out_dev; /* devices (and absent ones): INGEST_MAX_AGENT_DEVICES */
 	bool write_inventory;
 	struct buf rw; /* the samples for remote-write, sent when the job is committed */
 	size_t rw_n;
@@ -953,30 +953,51 @@ static int boot_last_seq(struct ingest *ing, const struct report *rep,
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_errno(rc);
 }
 
-/* Whether the report's port p is new to the store and cannot be stored: the agent has
- * INGEST_MAX_AGENT_PORTS already (*stored: its ports, counted up as new ones are taken). */
-static int port_left_out(struct ingest *ing, const char *key, int64_t *stored, bool *ret)
+/* One count or existence of the agent's rows (sql binds the agent, then name if not NULL). */
+static int agent_rows(struct ingest *ing, const char *sql, const char *agent, const char *name, int64_t *ret)
 {
-	static const char sql[] = "SELECT 1 FROM ports WHERE key = ?";
 	sqlite3_stmt *st = store_stmt(ing->store, sql);
 	int rc;
 
 	if (!st)
 		return -EIO;
-	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 1, agent, -1, SQLITE_STATIC);
+	if (name)
+		sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
+	*ret = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 	sqlite3_reset(st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return store_errno(rc);
-	*ret = rc == SQLITE_DONE && *stored >= INGEST_MAX_AGENT_PORTS;
-	*stored += rc == SQLITE_DONE && !*ret;
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_errno(rc);
+}
+
+/* Whether a row the report names is new and cannot be stored: the agent has max of them
+ * (*stored, counted up as new ones are taken).  Asked only when remaining, the rows of the
+ * report from this one on, could take it past max. */
+static int left_out(struct ingest *ing, const char *exists_sql, const char *agent, const char *name,
+		    int64_t *stored, uint32_t remaining, int64_t max, bool *ret)
+{
+	int64_t have = 0;
+	int r;
+
+	*ret = false;
+	if (*stored + remaining <= max)
+		return 0;
+	if ((r = agent_rows(ing, exists_sql, agent, name, &have)) < 0)
+		return r;
+	*ret = !have && *stored >= max;
+	*stored += !have && !*ret;
 	return 0;
 }
 
-static int write_inventory(struct ingest *ing, const struct report *rep, int64_t now, uint32_t *ret_left)
+static int write_inventory(struct ingest *ing, const struct report *rep, int64_t now, uint32_t *ret_left,
+			   uint32_t *ret_left_dev)
 {
 	static const char count_sql[] = "SELECT count(*) FROM ports WHERE agent_id = ?";
-	int64_t stored = 0;
+	static const char exists_sql[] = "SELECT 1 FROM ports WHERE agent_id = ?1 AND key = ?2";
+	static const char dev_count_sql[] = "SELECT count(*) FROM devices WHERE agent_id = ?";
+	static const char dev_exists_sql[] = "SELECT 1 FROM devices WHERE agent_id = ?1 AND name = ?2";
+	int64_t stored = 0, stored_dev = 0;
+	uint32_t nabsent = (uint32_t)json_array_size(rep->absent);
 	static const char dev_sql[] =
 		"INSERT INTO devices(agent_id, name, kind, driver, fw_version, node_guid, present, "
 		"last_seen_ns) VALUES(?,?,?,?,?,?,1,?) ON CONFLICT(agent_id, name) DO UPDATE SET "
@@ -1000,22 +1021,24 @@ static int write_inventory(struct ingest *ing, const struct report *rep, int64_t
 	sqlite3_stmt *st;
 	int r;
 
-	/* ports that went stay stored with their data: an agent that keeps reporting new port
-	 * names (a review: one agent token grew the table by 123,000 rows a report) is held to
-	 * INGEST_MAX_AGENT_PORTS, and the new ports beyond are left out */
-	*ret_left = 0;
-	if (!(st = store_stmt(ing->store, count_sql)))
-		return -EIO;
-	sqlite3_bind_text(st, 1, rep->agent_id, -1, SQLITE_STATIC);
-	if ((r = sqlite3_step(st)) != SQLITE_ROW) {
-		sqlite3_reset(st);
-		return store_errno(r);
-	}
-	stored = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
+	/* ports and devices that went stay stored (ports with their data): an agent that keeps
+	 * reporting new names (a review: one agent token grew the table by 123,000 rows a report)
+	 * is held to INGEST_MAX_AGENT_PORTS and _DEVICES, and the new ones beyond are left out */
+	*ret_left = *ret_left_dev = 0;
+	if ((r = agent_rows(ing, count_sql, rep->agent_id, NULL, &stored)) < 0 ||
+	    (r = agent_rows(ing, dev_count_sql, rep->agent_id, NULL, &stored_dev)) < 0)
+		return r;
 	for (uint32_t i = 0; i < rep->ndevices; i++) {
 		const struct report_device *d = &rep->devices[i];
+		bool left;
 
+		if ((r = left_out(ing, dev_exists_sql, rep->agent_id, d->name, &stored_dev,
+				  rep->ndevices - i + nabsent, INGEST_MAX_AGENT_DEVICES, &left)) < 0)
+			return r;
+		if (left) {
+			++*ret_left_dev;
+			continue;
+		}
 		if (!(st = store_stmt(ing->store, dev_sql)))
 			return -EIO;
 		sqlite3_bind_text(st, 1, rep->agent_id, -1, SQLITE_STATIC);
@@ -1033,10 +1056,11 @@ static int write_inventory(struct ingest *ing, const struct report *rep, int64_t
 		char key[200];
 
 		snprintf(key, sizeof(key), "%s:%s:%s", rep->agent_id, p->device, p->port);
-		if (stored + rep->nports - i > INGEST_MAX_AGENT_PORTS) {
-			bool left = false;
+		{
+			bool left;
 
-			if ((r = port_left_out(ing, key, &stored, &left)) < 0)
+			if ((r = left_out(ing, exists_sql, rep->agent_id, key, &stored, rep->nports - i,
+					  INGEST_MAX_AGENT_PORTS, &left)) < 0)
 				return r;
 			if (left) {
 				++*ret_left;
@@ -1073,6 +1097,15 @@ static int write_inventory(struct ingest *ing, const struct report *rep, int64_t
 		json_t *ja;
 
 		json_array_foreach(rep->absent, i, ja) {
+			bool left;
+
+			if ((r = left_out(ing, dev_exists_sql, rep->agent_id, json_string_value(ja), &stored_dev,
+					  nabsent - (uint32_t)i, INGEST_MAX_AGENT_DEVICES, &left)) < 0)
+				return r;
+			if (left) {
+				++*ret_left_dev;
+				continue;
+			}
 			if (!(st = store_stmt(ing->store, absent_sql)))
 				return -EIO;
 			sqlite3_bind_text(st, 1, rep->agent_id, -1, SQLITE_STATIC);
@@ -1287,10 +1320,8 @@ static int ingest_port(struct ingest_job *j, uint32_t port_idx, bool new_boot, s
 	qsort(*wv, n, sizeof(**wv), work_cmp);
 
 	ps = port_get(j, &rep->ports[port_idx], &r);
-	if (!ps && r == -ENOENT) { /* left out of the store (INGEST_MAX_AGENT_PORTS) */
-		j->nomore_ports++;
+	if (!ps && r == -ENOENT && j->left_out) /* left out of the store (INGEST_MAX_AGENT_PORTS) */
 		return 0;
-	}
 	if (!ps)
 		return r;
 	if (t == ps->t_ns) {
@@ -1526,12 +1557,13 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 		j->inv_hash = hash_fnv1a64(inv, strlen(inv), HASH_FNV_OFFSET);
 		free(inv);
 	}
-	if (j->inv_hash != as->inv_hash && (r = write_inventory(ing, rep, now, &j->left_out)) < 0)
+	if (j->inv_hash != as->inv_hash && (r = write_inventory(ing, rep, now, &j->left_out, &j->left_out_dev)) < 0)
 		return r;
-	if (j->left_out)
-		log_warning("ingest", "agent '%s': %u ports not stored: it has %d stored (those gone too, with their data), "
-			    "the most one agent may have",
-			    rep->agent_id, j->left_out, INGEST_MAX_AGENT_PORTS);
+	if (j->left_out || j->left_out_dev)
+		log_warning("ingest",
+			    "agent '%s': %u ports and %u devices not stored: it has %d ports or %d devices stored (those "
+			    "gone too), the most one agent may have",
+			    rep->agent_id, j->left_out, j->left_out_dev, INGEST_MAX_AGENT_PORTS, INGEST_MAX_AGENT_DEVICES);
 
 	buf_init(&blob);
 	for (uint32_t p = 0; p < rep->nports; p++) {
@@ -1544,19 +1576,18 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 	if (r < 0)
 		return r;
 
-	if (j->nomore_ports > j->left_out)
-		j->left_out = j->nomore_ports;
-	if (j->left_out || rep->probe_endpoint_refused) {
+	if (j->left_out || j->left_out_dev || rep->probe_endpoint_refused) {
 		/* with what the agent met, what rocefabd did not take: rocefabctl agents AGENT and
 		 * /metrics show it */
 		json_t *all = rep->errors ? json_copy(rep->errors) : json_array();
 		char msg[300];
 
-		if (j->left_out) {
+		if (j->left_out || j->left_out_dev) {
 			snprintf(msg, sizeof(msg),
-				 "%u ports not stored: rocefabd keeps at most %d ports of one agent (those gone too, "
-				 "with their data); forget the agent once stopped (rocefabctl forget) to start it anew",
-				 j->left_out, INGEST_MAX_AGENT_PORTS);
+				 "%u ports and %u devices not stored: rocefabd keeps at most %d ports and %d devices of "
+				 "one agent (those gone too, ports with their data); forget the agent once stopped "
+				 "(rocefabctl forget) to start it anew",
+				 j->left_out, j->left_out_dev, INGEST_MAX_AGENT_PORTS, INGEST_MAX_AGENT_DEVICES);
 			json_array_append_new(all, json_pack("{s:s,s:s}", "code", "PORTS_NOT_STORED", "message", msg));
 		}
 		if (rep->probe_endpoint_refused) {
@@ -1673,7 +1704,9 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 		free(as->host_boot_id);
 		as->host_boot_id = strdup(rep->host_boot_id);
 	}
-	as->inv_hash = j->inv_hash;
+	/* (an inventory with ports left out is written again with each report: which are left
+	 * out is known only then) */
+	as->inv_hash = j->left_out || j->left_out_dev ? 0 : j->inv_hash;
 	pthread_rwlock_unlock(&ing->lock);
 	return 0;
 }

@@ -46,9 +46,11 @@ void ingest_free(struct ingest *ing);
  * whole report back.  Hooks run in the order they were added; add them before the first
  * report.  -ENOSPC beyond INGEST_HOOKS_MAX. */
 #define INGEST_HOOKS_MAX 8
-/* The most ports rocefabd keeps of one agent, present or gone (gone ones stay with their
- * data): new ports beyond are not stored, and the agent's errors say so (PORTS_NOT_STORED). */
+/* The most ports and devices rocefabd keeps of one agent, present or gone (gone ports stay
+ * with their data): new ones beyond are not stored, and the agent's errors say so
+ * (PORTS_NOT_STORED). */
 #define INGEST_MAX_AGENT_PORTS 8192
+#define INGEST_MAX_AGENT_DEVICES 1024
 typedef int (*ingest_hook_fn)(void *ctx, struct store *s, const struct report *rep, int64_t now,
 			      json_t *commands);
 int ingest_add_hook(struct ingest *ing, ingest_hook_fn fn, void *ctx);

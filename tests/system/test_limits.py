@@ -389,7 +389,7 @@ def test_an_agent_that_keeps_reporting_new_ports_is_held_to_a_bound(world):
     after report (an attacker's review: one agent token added 123,000 rows a report, and the
     scheduler's passes over the table took 22 % of a core) is held to 8,192 stored ports: the
     new ones beyond are left out, with their samples, and the agent's errors say so; what is
-    stored, and the ports it has, go on."""
+    stored, and the ports it has, go on.  Devices likewise, at 1,024."""
     import sqlite3
     d = world.daemon()
     d.token("agents", "agent", agent="hx2")
@@ -416,7 +416,7 @@ def test_an_agent_that_keeps_reporting_new_ports_is_held_to_a_bound(world):
     assert r.status_code == 200, r.text
     errors = v.json("/api/v1/agents/hx2")["errors"]
     assert [e["code"] for e in errors] == ["PORTS_NOT_STORED"], errors
-    assert errors[0]["message"].startswith("1024 ports not stored"), errors
+    assert errors[0]["message"].startswith("1024 ports and 0 devices not stored"), errors
     db = sqlite3.connect(d.db, timeout=30)
     assert db.execute("SELECT count(*) FROM ports WHERE agent_id = 'hx2'").fetchone()[0] == 8192
     assert db.execute("SELECT count(*) FROM ports WHERE agent_id = 'hx2' AND key LIKE 'hx2:c5:%'").fetchone()[0] == 0
@@ -424,5 +424,22 @@ def test_an_agent_that_keeps_reporting_new_ports_is_held_to_a_bound(world):
     # the known device's port goes on being stored
     got = v.json("/api/v1/ports/hx2:a4:Ethernet0/counters", params={"names": "tx_bytes", "from": "-10m"})
     assert len(got["series"][0]["points"]) == 2, got  # seq 4 and 5
-    assert c.post("/api/v1/agents/hx2/report", json=report(6, ["a4", "b4"])).status_code == 200
+    # the same inventory again (no inventory written when it is unchanged): the same
+    r = c.post("/api/v1/agents/hx2/report", json=report(6, ["a4", "c5"]))
+    assert r.status_code == 200, r.text
+    assert [e["code"] for e in v.json("/api/v1/agents/hx2")["errors"]] == ["PORTS_NOT_STORED"]
+    assert c.post("/api/v1/agents/hx2/report", json=report(7, ["a4", "b4"])).status_code == 200
     assert v.json("/api/v1/agents/hx2")["errors"] == []
+    # devices too (and absent ones): 1,024 at most
+    doc = report(8, [])
+    for seq in range(8, 13):
+        doc["seq"] = seq
+        doc["inventory"]["devices"] = [{"name": f"d{seq}-{k}", "kind": "rdma", "ports": []} for k in range(200)]
+        doc["inventory"]["absent"] = [f"x{seq}-{k}" for k in range(56)]
+        assert c.post("/api/v1/agents/hx2/report", json=doc).status_code == 200
+    errors = v.json("/api/v1/agents/hx2")["errors"]
+    assert [e["code"] for e in errors] == ["PORTS_NOT_STORED"], errors
+    assert errors[0]["message"].startswith("0 ports and 256 devices not stored"), errors
+    db = sqlite3.connect(d.db, timeout=30)
+    assert db.execute("SELECT count(*) FROM devices WHERE agent_id = 'hx2'").fetchone()[0] == 1024
+    db.close()
