@@ -409,15 +409,18 @@ def test_what_the_pingmesh_names_is_drawn_on_the_topology(demo, browser):
                     { id: 'l2', a: end('leaf0', 'h1'), b: end('h1', 'nic0'), state: 'up' },
                     { id: 'l3', a: end('leaf0', 'h2'), b: end('h2', 'nic0'), state: 'up' }],
           };
-          const alerts = [{ kind: 'link', subject: 'spine1-leaf0', details: {} }, { kind: 'host', subject: 'h2' }];
+          const alerts = [{ kind: 'link', subject: 'spine1-leaf0', details: {} }, { kind: 'host', subject: 'h2' },
+                          { kind: 'pause_storm', subject: 'h1', details: { ports: [{ node: 'leaf0', port: 'e1' }] } }];
           const { svg, stats } = m.draw(topo, new Map(), alerts, 'util', 960);
           done([stats.suspects, [...svg.querySelectorAll('line.hl-suspect')].map((l) => l.dataset.link),
                 svg.querySelector('[data-node="h2"]').getAttribute('class').includes('suspect'),
                 svg.querySelector('[data-node="h1"]').getAttribute('class').includes('suspect'),
-                svg.querySelector('line.link[data-link="l1"] title').textContent]);
+                svg.querySelector('line.link[data-link="l1"] title').textContent,
+                [...svg.querySelectorAll('line.hl-source')].map((l) => l.dataset.link)]);
         });""")
+    # (l1 is also the storm's source link: both drawn)
     assert got[:4] == [2, ["l1"], True, False], got
-    assert "the pingmesh names this link" in got[4], got
+    assert "the pingmesh names this link" in got[4] and got[5] == ["l1"], got
     # live: a lossy fabric link, as the pingmesh names it
     browser.open(demo.url, "topology")
     fid = demo.sim.ctl("POST", "/v1/faults", {"type": "lossy_link", "link": "leaf1-spine0", "loss": 0.05},

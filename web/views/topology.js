@@ -91,20 +91,22 @@ export function draw(topo, load, alerts, metric, width = 960) {
     const stale = !!l.stale; // an agent at either end is stale: the state is as last reported
     ndown += down && !stale;
     nstale += stale;
-    const hl = hlPorts.get(`${l.a.node}|${l.a.port}`) || hlPorts.get(`${l.b.node}|${l.b.port}`) ||
-      (suspectLinks.has(`${l.a.node}-${l.b.node}`) || suspectLinks.has(`${l.b.node}-${l.a.node}`) ? 'suspect' : undefined);
-    nsuspect += hl === 'suspect';
+    const hl = hlPorts.get(`${l.a.node}|${l.a.port}`) || hlPorts.get(`${l.b.node}|${l.b.port}`);
+    const suspect = suspectLinks.has(`${l.a.node}-${l.b.node}`) || suspectLinks.has(`${l.b.node}-${l.a.node}`);
+    nsuspect += suspect;
     const hostLink = byId.get(l.a.node)?.role === 'host' || byId.get(l.b.node)?.role === 'host';
     if (hostLink) {
       const ho = byId.get(l.a.node)?.role === 'host' ? l.a.node : l.b.node;
       hostVal.set(ho, down ? 'down' : v);
-      if (grid && !hl) continue;
+      if (grid && !hl && !suspect) continue;
     }
     const [x1, y1] = pa, [x2, y2] = pb;
     const up = y1 < y2 ? [x1, y1, x2, y2] : [x2, y2, x1, y1];
     const attrs = { x1: up[0], y1: up[1] + (hostLink ? 10 : 12), x2: up[2], y2: up[3] - (hostLink ? hs / 2 : 12) };
+    // (a link both the detector and the pingmesh point at: both drawn, the pingmesh's under)
+    if (suspect) gHl.append(s('line', { ...attrs, class: 'hl hl-suspect', 'data-link': l.id }));
     if (hl) gHl.append(s('line', { ...attrs, class: `hl hl-${hl}`, 'data-link': l.id }));
-    const title = `${l.a.node} ${l.a.port} ↔ ${l.b.node} ${l.b.port}: ${stale ? `stale (an agent at its ends is silent; last reported ${down ? 'down' : 'up'})` : down ? 'DOWN' : `${m.label.toLowerCase()} ${v === null ? 'unknown' : m.fmt(v)}`}${hl === 'suspect' ? '; the pingmesh names this link' : ''}`;
+    const title = `${l.a.node} ${l.a.port} ↔ ${l.b.node} ${l.b.port}: ${stale ? `stale (an agent at its ends is silent; last reported ${down ? 'down' : 'up'})` : down ? 'DOWN' : `${m.label.toLowerCase()} ${v === null ? 'unknown' : m.fmt(v)}`}${suspect ? '; the pingmesh names this link' : ''}`;
     // a link opens its upper end's port (the switch side); by mouse: the keyboard goes through
     // the nodes, whose pages list their ports
     const end = y1 <= y2 ? l.a : l.b;
@@ -116,10 +118,10 @@ export function draw(topo, load, alerts, metric, width = 960) {
     const p = pos.get(n.id);
     if (!p) continue;
     const stale = n.status !== 'ok';
-    const suspect = suspects.has(n.id);
-    nsuspect += suspect;
-    const cls = ['node', n.role, stale ? 'stale' : '', culprits.has(n.id) ? 'culprit' : '', victims.has(n.id) ? 'victim' : '', suspect ? 'suspect' : ''].join(' ');
-    const state = `${stale ? 'stale agent' : 'ok'}${culprits.has(n.id) ? ', culprit' : ''}${victims.has(n.id) ? ', victim' : ''}${suspect ? ', the pingmesh\'s suspect' : ''}`;
+    const suspectNode = suspects.has(n.id);
+    nsuspect += suspectNode;
+    const cls = ['node', n.role, stale ? 'stale' : '', culprits.has(n.id) ? 'culprit' : '', victims.has(n.id) ? 'victim' : '', suspectNode ? 'suspect' : ''].join(' ');
+    const state = `${stale ? 'stale agent' : 'ok'}${culprits.has(n.id) ? ', culprit' : ''}${victims.has(n.id) ? ', victim' : ''}${suspectNode ? ', the pingmesh\'s suspect' : ''}`;
     const a = s('a', { href: nodeHref(n.id, n.role), class: cls, 'data-node': n.id, 'aria-label': `${n.id} (${n.role}, ${state})` }, s('title', {}, `${n.id}: ${state}, ${n.ports_up}/${n.ports} ports up`));
     if (n.role === 'switch') {
       a.append(s('rect', { x: p[0] - 34, y: p[1] - 12, width: 68, height: 24, rx: 4 }),
