@@ -385,13 +385,10 @@ static int create_private(const char *path, struct rf_err *e)
 /* The collation "natsort": str_natcmp, then bytes (a total order: "h01" and "h1" differ). */
 static int natural_collation(void *ctx, int la, const void *a, int lb, const void *b)
 {
-	char x[256], y[256];
-	int c;
+	int c = str_natcmp_n(a, (size_t)la, b, (size_t)lb);
 
 	(void)ctx;
-	snprintf(x, sizeof(x), "%.*s", la, (const char *)a);
-	snprintf(y, sizeof(y), "%.*s", lb, (const char *)b);
-	if ((c = str_natcmp(x, y)))
+	if (c)
 		return c;
 	c = memcmp(a, b, (size_t)(la < lb ? la : lb));
 	return c ? c : (la > lb) - (la < lb);

@@ -220,25 +220,28 @@ size_t str_utf8_prefix(const char *s, size_t max)
 	return n;
 }
 
-int str_natcmp(const char *a, const char *b)
+int str_natcmp_n(const char *a, size_t la, const char *b, size_t lb)
 {
-	while (*a && *b) {
-		if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
-			const char *ea = a, *eb = b;
-			size_t la, lb;
+	const char *za = a + la, *zb = b + lb;
 
-			while (*a == '0' && a[1] >= '0' && a[1] <= '9')
+#define DIGIT(p, z) ((p) < (z) && *(p) >= '0' && *(p) <= '9')
+	while (a < za && b < zb) {
+		if (DIGIT(a, za) && DIGIT(b, zb)) {
+			const char *ea, *eb;
+			size_t na, nb;
+
+			while (*a == '0' && DIGIT(a + 1, za))
 				a++;
-			while (*b == '0' && b[1] >= '0' && b[1] <= '9')
+			while (*b == '0' && DIGIT(b + 1, zb))
 				b++;
-			for (ea = a; *ea >= '0' && *ea <= '9'; ea++)
+			for (ea = a; DIGIT(ea, za); ea++)
 				;
-			for (eb = b; *eb >= '0' && *eb <= '9'; eb++)
+			for (eb = b; DIGIT(eb, zb); eb++)
 				;
-			la = (size_t)(ea - a);
-			lb = (size_t)(eb - b);
-			if (la != lb)
-				return la < lb ? -1 : 1;
+			na = (size_t)(ea - a);
+			nb = (size_t)(eb - b);
+			if (na != nb)
+				return na < nb ? -1 : 1;
 			for (; a < ea; a++, b++)
 				if (*a != *b)
 					return *a < *b ? -1 : 1;
@@ -249,5 +252,11 @@ int str_natcmp(const char *a, const char *b)
 		a++;
 		b++;
 	}
-	return *a ? 1 : *b ? -1 : 0;
+#undef DIGIT
+	return a < za ? 1 : b < zb ? -1 : 0;
+}
+
+int str_natcmp(const char *a, const char *b)
+{
+	return str_natcmp_n(a, strlen(a), b, strlen(b));
 }

@@ -29,6 +29,8 @@ bool str_has_bidi_controls(const char *s);
 size_t str_utf8_prefix(const char *s, size_t max);
 /* Natural order: runs of digits compare by their value ("h2" < "h10"), the rest byte by byte. */
 int str_natcmp(const char *a, const char *b);
+/* The same of la and lb bytes (not NUL-terminated). */
+int str_natcmp_n(const char *a, size_t la, const char *b, size_t lb);
 /* Makes s such text in place: each byte of a control character, and each byte that is not part
  * of valid UTF-8, becomes '?'. */
 void str_make_printable(char *s);
