@@ -25,6 +25,7 @@
 #include "lib/strutil.h"
 #include "lib/timeutil.h"
 #include "lib/tlscheck.h"
+#include "lib/validate.h"
 
 static const char *const roles[] = { "host", "switch", NULL };
 
@@ -793,11 +794,57 @@ static void add_result(struct agent *a, json_t *outcome)
 	results_save(a);
 }
 
+/* A configuration change as rocefabd validates it, checked again before any backend touches
+ * a device (rocefabd's word is not enough: a bug, or a server that is not rocefabd, could send
+ * a value out of the facts file's ranges, a string where a number goes, or a device name that
+ * walks out of sysfs): its target names and queue, then its settings' ranges and order (without
+ * the device's current settings, which rocefabd checked against).  The settings are taken as
+ * validated (sizes such as "400KB" in bytes). */
+static int command_check(const struct agent *a, const char *kind, json_t *params, struct rf_err *e)
+{
+	static const char *const target[] = { "device", "port", "queue", NULL };
+	json_t *knobs, *q;
+	int r;
+
+	if (strcmp(kind, "set_dcqcn") && strcmp(kind, "set_ecn") && strcmp(kind, "set_pfc"))
+		return 0; /* the backend says what it does not apply */
+	if (!json_is_object(params))
+		return rf_err_set(e, -EINVAL, "BAD_COMMAND", "/params", "a change needs its params");
+	for (int i = 0; i < 2; i++) {
+		const char *v = json_string_value(json_object_get(params, target[i]));
+
+		if (!v || !js_is_id(v, 64))
+			return rf_err_set(e, -EINVAL, "BAD_COMMAND", target[i],
+					  "the %s must be a name of letters, digits, '.', '_' and '-' (at most 64, "
+					  "not starting with '.')", target[i]);
+	}
+	q = json_object_get(params, "queue");
+	if (!strcmp(kind, "set_ecn") != (q != NULL) ||
+	    (q && (!json_is_integer(q) || json_integer_value(q) < 0 || json_integer_value(q) > 7)))
+		return rf_err_set(e, -EINVAL, "BAD_COMMAND", "queue",
+				  "an ECN change names its queue, 0 to 7; other changes none");
+	if (!(knobs = json_deep_copy(params)))
+		return -ENOMEM;
+	for (int i = 0; target[i]; i++)
+		json_object_del(knobs, target[i]);
+	if (!strcmp(kind, "set_dcqcn"))
+		r = validate_dcqcn(knobs, NULL, 0, e);
+	else if (!strcmp(kind, "set_ecn"))
+		r = validate_ecn(knobs, NULL, NULL, (int)json_integer_value(q), e);
+	else
+		r = validate_pfc(knobs, NULL, NULL, a->role == AGENT_SWITCH, e);
+	if (r == 0)
+		json_object_update(params, knobs);
+	json_decref(knobs);
+	return r;
+}
+
 static void apply_command(struct agent *a, json_t *cmd)
 {
 	const char *id = json_string_value(json_object_get(cmd, "id"));
 	const char *kind = json_string_value(json_object_get(cmd, "kind"));
 	json_t *deadline = json_object_get(cmd, "deadline_ns"), *outcome = NULL;
+	struct rf_err ce = { 0 };
 
 	if (!id || !kind || strlen(id) > 64) {
 		log_warning("agent", "%s: ignoring a command without id or kind", a->id);
@@ -827,6 +874,11 @@ static void apply_command(struct agent *a, json_t *cmd)
 		outcome = json_pack("{s:s,s:s,s:{s:s,s:s}}", "id", id, "outcome", "timed_out", "error",
 				    "code", "DEADLINE_PASSED", "message",
 				    "the command reached the agent after its deadline; not applied");
+	} else if (command_check(a, kind, json_object_get(cmd, "params"), &ce) < 0) {
+		outcome = json_pack("{s:s,s:s,s:{s:s,s:s}}", "id", id, "outcome", "failed", "error", "code",
+				    ce.code[0] ? ce.code : "BAD_COMMAND", "message", ce.msg);
+		if (outcome && ce.where[0])
+			json_object_set_new(json_object_get(outcome, "error"), "field", json_string(ce.where));
 	} else if (a->backend->ops->apply(a->backend, cmd, &outcome) < 0 || !outcome) {
 		json_decref(outcome);
 		outcome = json_pack("{s:s,s:s,s:{s:s,s:s}}", "id", id, "outcome", "failed", "error",

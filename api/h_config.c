@@ -1,7 +1,7 @@
 /* Handlers: switches, links and topology; device configuration (DCQCN, ECN, PFC) and changes.
  *
  * A PUT (or a bulk POST /api/v1/changes) is validated completely against the configuration
- * the target agents last reported (daemon/validate.h) before anything is stored: a rejected
+ * the target agents last reported (lib/validate.h) before anything is stored: a rejected
  * request changes nothing.  An accepted one becomes changes in state "pending" (the audit log)
  * and is answered 202 with them; the agents get them as commands with their next report. */
 #include <stdlib.h>

@@ -8,11 +8,11 @@
 
 #include "daemon/changes.h"
 #include "daemon/topo.h"
-#include "daemon/validate.h"
 #include "lib/hmap.h"
 #include "lib/log.h"
 #include "lib/params.h"
 #include "lib/timeutil.h"
+#include "lib/validate.h"
 
 static const char *const kind_names[] = { "dcqcn", "ecn", "pfc", NULL };
 static const char *const command_kinds[] = { "set_dcqcn", "set_ecn", "set_pfc" };

@@ -1,7 +1,7 @@
 /* Configuration changes: the audit log, the agents' command queue and the device
  * configuration as last reported.
  *
- * A change is created (validated beforehand, daemon/validate.h) in state "pending" with who,
+ * A change is created (validated beforehand, lib/validate.h) in state "pending" with who,
  * when, why, the requested values and the object's values at that moment (old).  The answer to
  * the target agent's next report carries it as a command (state "sent"); the agent applies it
  * read-modify-write and reports the outcome: "applied" (with the values read back), "failed"
@@ -78,7 +78,7 @@ int configs_get(struct store_reader *rd, const char *agent, enum change_kind kin
  * A change request names one object (GET/PUT /api/v1/switches/S/ports/P/pfc) or a selection
  * by glob patterns (POST /api/v1/changes; the tuner next).  Either way its targets are found
  * with the configuration their agents last reported, and the requested values are validated
- * against every one of them (daemon/validate.h) before anything is stored: all or nothing. */
+ * against every one of them (lib/validate.h) before anything is stored: all or nothing. */
 
 #define CHANGES_MAX_TARGETS 10000
 #define CHANGES_REJECTIONS_MAX 20 /* rejections detailed in a change set */

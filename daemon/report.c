@@ -504,7 +504,6 @@ static int parse_probes(struct report *r, json_t *pr, struct js_path *p, struct 
 			return js_fail(e, p, NULL, "must be an object");
 		if ((x = js_check_keys(it, rkeys, p, e)) < 0 ||
 		    (x = js_req_str(it, "target", 64, true, p, &s1, e)) < 0 ||
-		    (!js_is_id(s1, 64) && (x = js_fail(e, p, "target", "a host's agent id")) < 0) ||
 		    (x = js_req_int(it, "label", 0, 65535, p, &v, e)) < 0 ||
 		    (x = js_req_str(it, "op", 16, true, p, &s1, e)) < 0 ||
 		    (x = js_req_int(it, "size", 1, 1 << 20, p, &v, e)) < 0 ||

@@ -6,9 +6,9 @@
 
 #include "daemon/changes.h"
 #include "daemon/topo.h"
-#include "daemon/validate.h"
 #include "lib/hmap.h"
 #include "lib/timeutil.h"
+#include "lib/validate.h"
 
 #define SWITCH_SQL                                                                                 \
 	"SELECT a.id, a.hostname, a.version, a.last_seen_ns, a.interval_ms, a.devices, a.ports, " \

@@ -12,9 +12,9 @@
 #include "daemon/changes.h"
 #include "daemon/events.h"
 #include "daemon/tuner.h"
-#include "daemon/validate.h"
 #include "lib/log.h"
 #include "lib/timeutil.h"
+#include "lib/validate.h"
 #include "lib/vec.h"
 
 #define HISTORY_MAX 2000 /* proposals kept in the history (the audit log keeps every change) */

@@ -15,7 +15,7 @@
  *   5  GET /alerts ?state                                 (alerts_list)
  *   6  PUT /probes/config: the JSON body                  (pingmesh_conf_apply)
  *   7  PUT .../dcqcn, .../ecn, .../pfc: a change's body against a port's configuration as its
- *      agent reported it (daemon/validate.c, what changes.c calls for every target)
+ *      agent reported it (lib/validate.c, what changes.c calls for every target)
  *   8  GET /events with a Last-Event-ID header              (events_parse_id, events_since on a
  *      ring that has wrapped)
  * An input is the selector byte, a byte saying which values are present (bit i: value i), and
@@ -39,12 +39,12 @@
 #include "daemon/pingmesh.h"
 #include "daemon/report.h"
 #include "daemon/store.h"
-#include "daemon/validate.h"
 #include "daemon/views.h"
 #include "lib/log.h"
 #include "lib/probeops.h"
 #include "lib/strutil.h"
 #include "lib/timeutil.h"
+#include "lib/validate.h"
 #include "tests/fuzz/fuzz-tmpdir.h"
 
 #define T0 ((int64_t)1764514195 * NSEC_PER_SEC)

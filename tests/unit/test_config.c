@@ -15,11 +15,11 @@
 #include "agents/backend.h"
 #include "agents/dcb.h"
 #include "agents/linux.h"
-#include "agents/sim.h"
 #include "agents/lldp.h"
-#include "daemon/validate.h"
+#include "agents/sim.h"
 #include "lib/registry.h"
 #include "lib/timeutil.h"
+#include "lib/validate.h"
 #include "sim/serve.h"
 #include "tests/unit/unit.h"
 
@@ -702,13 +702,13 @@ static void test_agent_applies_commands_once(void **state)
 				    json_object_get(json_array_get(json_object_get(rep, "inventory") ? json_object_get(json_object_get(rep, "inventory"), "devices") : NULL, 0), "ports"), 0),
 				    "neighbor"), "system")), "h0");
 	json_decref(rep);
-	answer = json_pack("{s:I,s:[{s:i,s:s,s:s,s:s,s:{s:s,s:i,s:i,s:i},s:I},"
-			   "{s:i,s:s,s:s,s:s,s:{s:s,s:i,s:i},s:I}]}",
+	answer = json_pack("{s:I,s:[{s:i,s:s,s:s,s:s,s:{s:s,s:s,s:i,s:i,s:i},s:I},"
+			   "{s:i,s:s,s:s,s:s,s:{s:s,s:s,s:i,s:i},s:I}]}",
 			   "seq", (json_int_t)1, "commands", "schema", 1, "id", "c7", "target", "leaf0",
-			   "kind", "set_ecn", "params", "port", "h0", "queue", 3, "kmin_bytes", 20000,
-			   "kmax_bytes", 100000, "deadline_ns", (json_int_t)(tu_now_ns() + NSEC_PER_SEC),
-			   "schema", 1, "id", "c8", "target", "leaf0", "kind", "set_ecn", "params", "port",
-			   "h1", "queue", 3, "kmin_bytes", 5000, "deadline_ns", (json_int_t)1000);
+			   "kind", "set_ecn", "params", "device", "leaf0", "port", "h0", "queue", 3, "kmin_bytes",
+			   20000, "kmax_bytes", 100000, "deadline_ns", (json_int_t)(tu_now_ns() + NSEC_PER_SEC),
+			   "schema", 1, "id", "c8", "target", "leaf0", "kind", "set_ecn", "params", "device", "leaf0",
+			   "port", "h1", "queue", 3, "kmin_bytes", 5000, "deadline_ns", (json_int_t)1000);
 	agent_handle_answer(a, answer);
 	assert_int_equal(simctl_call(&c, "GET", "/v1/devices/leaf0/config", NULL, &doc), 200);
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(json_object_get(
@@ -753,6 +753,71 @@ static void test_agent_applies_commands_once(void **state)
 	assert_null(json_object_get(rep, "command_results"));
 	assert_null(json_object_get(rep, "config")); /* unchanged: not sent every time */
 	json_decref(rep);
+	agent_destroy(a);
+	simctl_fini(&c);
+	sim_free(s);
+}
+
+/* A change out of the facts file's ranges, of the wrong type, or naming a device that walks out
+ * of sysfs is refused by the agent itself, before its backend touches the device (an attacker's
+ * review: the backends wrote rpg_gd -7 to sysfs, turned PFC off for enable "3", took queue
+ * 4294967299 as queue 3 and pmax 5 as 500 %, all reported applied). */
+static void test_agent_refuses_changes_out_of_range(void **state)
+{
+	static const char *const bad[][2] = {
+		{ "set_pfc", "{'device': 'leaf0', 'port': 'h0', 'enable': '3'}" },
+		{ "set_pfc", "{'device': 'leaf0', 'port': 'h0', 'enable': -1}" },
+		{ "set_ecn", "{'device': 'leaf0', 'port': 'h0', 'queue': 4294967299, 'kmin_bytes': 1000}" },
+		{ "set_ecn", "{'device': 'leaf0', 'port': 'h0', 'kmin_bytes': 1000}" },
+		{ "set_ecn", "{'device': 'leaf0', 'port': 'h0', 'queue': 3, 'pmax': 5.0}" },
+		{ "set_ecn", "{'device': 'leaf0', 'port': 'h0', 'queue': 3, 'kmin_bytes': -200}" },
+		{ "set_ecn", "{'device': 'leaf0', 'port': 'h0', 'queue': 3, 'kmin_bytes': 'abc'}" },
+		{ "set_ecn", "{'device': 'leaf0', 'port': 'h0', 'queue': 3, 'kmin_bytes': 9000, 'kmax_bytes': 8000}" },
+		{ "set_ecn", "{'device': '../../etc', 'port': 'h0', 'queue': 3, 'kmin_bytes': 1000}" },
+		{ "set_pfc", "{'device': 'leaf0', 'port': 'h0', 'alpha_shift': 1000}" },
+		{ "set_dcqcn", "{'device': 'leaf0', 'port': 'h0', 'rpg_gd': -7}" },
+	};
+	struct simctl c;
+	struct sim *s = NULL;
+	struct agent *a;
+	json_t *rep = NULL, *before = NULL, *after = NULL, *res;
+
+	(void)state;
+	a = sim_agent(FABRIC, "leaf0", AGENT_SWITCH, &s, &c);
+	assert_int_equal(agent_build_report(a, &rep), 0);
+	json_decref(rep);
+	assert_int_equal(simctl_call(&c, "GET", "/v1/devices/leaf0/config", NULL, &before), 200);
+	for (size_t k = 0; k < ARRAY_SIZE(bad); k++) {
+		char *q = strdup(bad[k][1]);
+		json_t *params, *answer;
+		char id[16];
+
+		snprintf(id, sizeof(id), "b%zu", k);
+		for (char *x = q; *x; x++)
+			*x = *x == '\'' ? '"' : *x;
+		params = json_loads(q, 0, NULL);
+		free(q);
+		assert_non_null(params);
+		answer = json_pack("{s:[{s:i,s:s,s:s,s:s,s:o,s:I}]}", "commands", "schema", 1, "id", id, "target", "leaf0",
+				   "kind", bad[k][0], "params", params, "deadline_ns", (json_int_t)(tu_now_ns() + NSEC_PER_SEC));
+		agent_handle_answer(a, answer);
+		json_decref(answer);
+	}
+	assert_int_equal(simctl_call(&c, "GET", "/v1/devices/leaf0/config", NULL, &after), 200);
+	assert_true(json_equal(before, after)); /* nothing touched */
+	assert_int_equal(agent_build_report(a, &rep), 0);
+	res = json_object_get(rep, "command_results");
+	assert_int_equal(json_array_size(res), ARRAY_SIZE(bad));
+	for (size_t k = 0; k < ARRAY_SIZE(bad); k++) {
+		const char *code = json_string_value(json_object_get(json_object_get(json_array_get(res, k), "error"), "code"));
+
+		assert_string_equal(json_string_value(json_object_get(json_array_get(res, k), "outcome")), "failed");
+		assert_true(!strcmp(code, "BAD_VALUE") || !strcmp(code, "BAD_COMMAND") ||
+			    !strcmp(code, "BAD_THRESHOLD_ORDER"));
+	}
+	json_decref(rep);
+	json_decref(before);
+	json_decref(after);
 	agent_destroy(a);
 	simctl_fini(&c);
 	sim_free(s);
@@ -829,6 +894,7 @@ int main(void)
 		cmocka_unit_test(test_lldp_json0),
 		cmocka_unit_test(test_sim_control_api),
 		cmocka_unit_test(test_agent_applies_commands_once),
+		cmocka_unit_test(test_agent_refuses_changes_out_of_range),
 		cmocka_unit_test(test_agent_reports_a_large_round_in_pieces),
 	};
 

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "daemon/validate.h"
+#include "lib/validate.h"
 #include "lib/conf.h"
 #include "lib/params.h"
 
