@@ -57,12 +57,28 @@ static int post(struct sender *s, const char *agent_id, const char *what, const 
 		e->err = -EAGAIN; /* unreachable: try again later */
 		return -EAGAIN;
 	}
+	if (status >= 200 && status < 300 && ret_answer && !json_is_object(doc)) {
+		/* not rocefabd (a web server's welcome page at agent.server): the report was not
+		 * taken, whatever the status says, and stays to be sent again */
+		json_decref(doc);
+		return rf_err_set(e, -EAGAIN, "NOT_ROCEFABD", NULL,
+				  "the server answered %ld without rocefabd's JSON answer: is agent.server rocefabd's "
+				  "address? (the report is kept)", status);
+	}
 	if (status >= 200 && status < 300) {
 		if (ret_answer)
 			*ret_answer = doc;
 		else
 			json_decref(doc);
 		return 0;
+	}
+	if (status >= 300 && status < 400) {
+		/* a redirect (http to https, a proxy's): not followed with the token, and the report
+		 * is not lost for it */
+		json_decref(doc);
+		return rf_err_set(e, -EAGAIN, "REDIRECTED", NULL,
+				  "the server answered %ld (a redirect, not followed): set agent.server to rocefabd's "
+				  "own address (the report is kept)", status);
 	}
 	retry = status >= 500 || status == 429 || status == 408;
 	if (status == 404 && !strcmp(what, "pfc")) {

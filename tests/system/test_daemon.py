@@ -705,3 +705,49 @@ def test_sighup_reloads_what_can_change(world):
     wait_for(lambda: c.json("/api/v1/agents/stor-b1")["seq"] >= seq + 3, 10, what="more reports")
     a = c.json("/api/v1/agents/stor-b1")
     assert a["reports"] == a["seq"] and a["spool"]["dropped_reports"] == 0, a
+
+
+@pytest.mark.parametrize("answer", ["html200", "redirect"])
+def test_a_server_that_is_not_rocefabd_does_not_lose_reports(world, tmp_path, answer):
+    """agent.server pointing at a web server's welcome page (200 with HTML) or at a redirect
+    (http to https, a proxy): the reports are not taken, so they stay in the spool, and the
+    agent says why (an attacker's review: 36 reports answered 200 with HTML were dropped
+    without a word, and a 302 dropped each report for good)."""
+    import http.server
+    from conftest import free_addr
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            if answer == "html200":
+                body = b"<html>welcome to nginx</html>"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+            else:
+                body = b""
+                self.send_response(302)
+                self.send_header("Location", "https://elsewhere.invalid/")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    host, port = free_addr()
+    srv = http.server.ThreadingHTTPServer((host, port), Handler)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        tok = str(tmp_path / "agent.token")
+        write_secret(tok, "rfb_notrocefabdnotrocefabdnotrocefabd000001\n")
+        tree = copy_tree("stor-b1", str(tmp_path / "tree"))
+        ag = world.agent("stor-b1", tree, f"http://{host}:{port}", tok, interval="0.2s").start()
+        wait_for(lambda: ag.spooled() >= 3, 15, what="reports kept in the spool")
+        out = ag.proc.output()
+        code = "NOT_ROCEFABD" if answer == "html200" else "REDIRECTED"
+        assert code in out and "cannot deliver reports, spooling" in out, out[-2000:]
+        assert "refused a report" not in out, out[-2000:]
+    finally:
+        srv.shutdown()
+        srv.server_close()
