@@ -89,6 +89,7 @@ const struct conf_opt agent_opts[] = {
 #define RESULTS_FILE "command-outcomes"
 #define RESULTS_FILE_MAX (4u << 20)
 #define SEEN_MAX 256   /* command ids already handled */
+#define ANSWER_COMMANDS_MAX 64 /* of one answer (rocefabd sends 64 at most: ORDER BY id LIMIT 64) */
 #define CONFIG_EVERY 30 /* reports between two copies of an unchanged configuration */
 /* probe results per report (rocefabd's limit, schemas/agent-report.schema.json); a round with
  * more goes out over the next reports, up to PROBE_BACKLOG_MAX waiting */
@@ -919,8 +920,16 @@ void agent_handle_answer(struct agent *a, json_t *answer)
 			results_save(a);
 		}
 	}
-	json_array_foreach(cmds, i, c)
+	/* more than rocefabd ever sends (a server that is not rocefabd): the rest is not applied,
+	 * nor the same ones again and again once they left the ring of ids seen */
+	if (json_array_size(cmds) > ANSWER_COMMANDS_MAX)
+		log_warning("agent", "%s: an answer with %zu commands, more than rocefabd sends (%d): only the first %d "
+			    "are taken", a->id, json_array_size(cmds), ANSWER_COMMANDS_MAX, ANSWER_COMMANDS_MAX);
+	json_array_foreach(cmds, i, c) {
+		if (i >= ANSWER_COMMANDS_MAX)
+			break;
 		apply_command(a, c);
+	}
 	pthread_mutex_unlock(&a->blk);
 }
 

@@ -816,8 +816,29 @@ static void test_agent_refuses_changes_out_of_range(void **state)
 			    !strcmp(code, "BAD_THRESHOLD_ORDER"));
 	}
 	json_decref(rep);
-	json_decref(before);
 	json_decref(after);
+	/* more commands in one answer than rocefabd sends (64): the first 64 are taken */
+	{
+		json_t *answer = json_pack("{s:[]}", "commands");
+
+		for (int k = 0; k < 100; k++) {
+			char id[16];
+
+			snprintf(id, sizeof(id), "m%d", k);
+			json_array_append_new(json_object_get(answer, "commands"),
+					      json_pack("{s:i,s:s,s:s,s:s,s:{s:s,s:s,s:i,s:i},s:I}", "schema", 1, "id", id,
+							"target", "leaf0", "kind", "set_ecn", "params", "device", "leaf0",
+							"port", "h1", "queue", 3, "kmin_bytes", 10000 + k, "deadline_ns",
+							(json_int_t)(tu_now_ns() + 10 * NSEC_PER_SEC)));
+		}
+		agent_handle_answer(a, answer);
+		json_decref(answer);
+	}
+	assert_int_equal(simctl_call(&c, "GET", "/v1/devices/leaf0/config", NULL, &after), 200);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(json_object_get(
+				json_object_get(after, "ports"), "h1"), "ecn"), 3), "kmin_bytes")), 10063);
+	json_decref(after);
+	json_decref(before);
 	agent_destroy(a);
 	simctl_fini(&c);
 	sim_free(s);
