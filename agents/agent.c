@@ -1,6 +1,7 @@
 /* rocefab-agent core: see agent.h. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include "agents/backend.h"
 #include "agents/sender.h"
 #include "agents/spool.h"
+#include "lib/fileutil.h"
 #include "lib/hash.h"
 #include "lib/jsonutil.h"
 #include "lib/log.h"
@@ -177,22 +179,23 @@ static void random_uuid(char out[37])
 /* The kernel's boot id: a change tells rocefabd that device counters restarted. */
 static void read_host_boot_id(const char *root, char *out, size_t len)
 {
-	char path[4200];
-	FILE *f = NULL;
+	char path[4200], *text = NULL;
+	size_t n;
+	int r = -ENOENT;
 
 	out[0] = '\0';
 	if (!root)
 		return;
+	/* (file_read_at: a FIFO put in its place is refused, never waited on) */
 	if (*root && strcmp(root, "/") != 0 &&
 	    str_fmt(path, sizeof(path), "%s/proc/sys/kernel/random/boot_id", root) == 0)
-		f = fopen(path, "re");
-	if (!f)
-		f = fopen("/proc/sys/kernel/random/boot_id", "re");
-	if (!f)
+		r = file_read_at(AT_FDCWD, path, 256, &text, &n);
+	if (r < 0)
+		r = file_read_at(AT_FDCWD, "/proc/sys/kernel/random/boot_id", 256, &text, &n);
+	if (r < 0)
 		return;
-	if (fgets(out, (int)len, f))
-		out[strcspn(out, "\n")] = '\0';
-	fclose(f);
+	snprintf(out, len, "%.*s", (int)strcspn(text, "\n"), text);
+	free(text);
 	for (char *c = out; *c; c++)
 		if (!isalnum((unsigned char)*c) && *c != '-')
 			*c = '\0';

@@ -590,11 +590,21 @@ static void read_counter_dir(struct backend *b, const char *dir, const char *gro
 		/* a FIFO in a counter's place is never waited on (a regular sysfs file ignores
 		 * O_NONBLOCK) */
 		fd = openat(dfd, de->d_name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-		if (fd < 0)
+		str_fmt(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (fd < 0) {
+			/* (a dangling link, a loop, no permission: said, not silently missing; one
+			 * gone since the directory was read is not news) */
+			struct stat lst;
+			int err = errno;
+
+			if (err != ENOENT)
+				collect_error(errors, "COUNTER_UNREADABLE", path, "%s", strerror(err));
+			else if (fstatat(dfd, de->d_name, &lst, AT_SYMLINK_NOFOLLOW) == 0)
+				collect_error(errors, "COUNTER_UNREADABLE", path, "a symbolic link to nothing");
 			continue;
+		}
 		n = read(fd, buf, sizeof(buf) - 1);
 		close(fd);
-		str_fmt(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (n < 0) {
 			/* firmware without the counter answers EINVAL/EOPNOTSUPP: not news */
 			if (errno != EINVAL && errno != EOPNOTSUPP)
@@ -606,7 +616,10 @@ static void read_counter_dir(struct backend *b, const char *dir, const char *gro
 		v = strtoull(buf, &end, 10);
 		while (*end == '\n' || *end == ' ')
 			end++;
-		if (errno || end == buf || *end || buf[0] == '-' || v > INT64_MAX) {
+		/* digits only, from the first byte ("+7" and " 7" are not what sysfs writes), with no
+		 * NUL inside ("12\0 34") and no more than the buffer took ("000...05" cut at 63) */
+		if (errno || end == buf || *end || buf[0] < '0' || buf[0] > '9' || v > INT64_MAX ||
+		    strlen(buf) != (size_t)n || (size_t)n == sizeof(buf) - 1) {
 			while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' ')) /* (not shown as '?') */
 				buf[--n] = '\0';
 			for (ssize_t i = 0; i < n; i++)

@@ -751,3 +751,17 @@ def test_a_server_that_is_not_rocefabd_does_not_lose_reports(world, tmp_path, an
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def test_a_fifo_for_the_boot_id_is_not_waited_on(tmp_path):
+    """A FIFO where the kernel's boot id is read (a recorded tree, a broken mount) is refused,
+    never waited on: the agent reports without it (it hung there at start for ever, deaf to
+    SIGTERM: an attacker's review)."""
+    tree = copy_tree("stor-b1", str(tmp_path / "tree"))
+    bid = os.path.join(tree, "proc", "sys", "kernel", "random", "boot_id")
+    os.unlink(bid)
+    os.mkfifo(bid)
+    r = subprocess.run([binary("rocefab-agent"), "--once", "--id", "stor-b1", "--sysfs-root", tree],
+                       capture_output=True, text=True, timeout=20)
+    assert r.returncode == 0, r.stderr
+    json.loads(r.stdout)  # the report, made

@@ -340,9 +340,61 @@ static void test_linux_garbage(void **state)
 	snprintf(path, sizeof(path), "%s/sys/class/net/ens1f0np0/statistics/tx_errors", root);
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(mkfifo(path, 0600), 0);
+	/* what strtoull would take but sysfs never writes, a NUL inside, more than a counter
+	 * holds, and a file that cannot be opened: each an error, none a value (an attacker's
+	 * review: "+7" read 7, "12\0 34" 12, 201 zeros and a 5 read 0, and a dangling link was
+	 * left out without a word) */
+	{
+		static const char *const junk[][2] = { { "out_of_sequence", "+7\n" },
+						       { "packet_seq_err", " 7\n" },
+						       { "duplicate_request", NULL } };
+		char zeros[220];
+
+		for (int k = 0; k < 2; k++) {
+			snprintf(path, sizeof(path), "sys/class/infiniband/mlx5_0/ports/1/hw_counters/%s", junk[k][0]);
+			write_file(root, path, junk[k][1]);
+		}
+		snprintf(path, sizeof(path), "%s/sys/class/infiniband/mlx5_0/ports/1/hw_counters/duplicate_request", root);
+		f = fopen(path, "w");
+		fwrite("12\0 34\n", 1, 7, f);
+		fclose(f);
+		memset(zeros, '0', 200);
+		zeros[200] = '5';
+		zeros[201] = '\n';
+		zeros[202] = '\0';
+		write_file(root, "sys/class/infiniband/mlx5_0/ports/1/hw_counters/out_of_buffer", zeros);
+		snprintf(path, sizeof(path), "%s/sys/class/infiniband/mlx5_0/ports/1/hw_counters/rx_read_requests", root);
+		assert_int_equal(unlink(path), 0);
+		assert_int_equal(symlink("nowhere", path), 0);
+	}
 	collect(root, "mlx5_0,mlx5_9", "ens1f0np0,eth42", &inv, &samples, &errors);
 	/* garbage is reported as a collection error, the rest of the port still comes through
 	 * (a netdev counter's was left out silently) */
+	{
+		static const char *const gone[] = { "out_of_sequence", "packet_seq_err", "duplicate_request",
+						    "out_of_buffer", "rx_read_requests" };
+		json_t *hw = json_object_get(find_sample(samples, "mlx5_0", "hw_counters"), "values");
+		size_t i;
+		json_t *x;
+
+		for (size_t k = 0; k < ARRAY_SIZE(gone); k++) {
+			bool said = false;
+
+			assert_null(json_object_get(hw, gone[k]));
+			json_array_foreach(errors, i, x)
+				said |= strstr(json_string_value(json_object_get(x, "where")) ?: "", gone[k]) != NULL;
+			if (!said)
+				fail_msg("%s: no error", gone[k]);
+		}
+		/* (taken out of the count below: the four of before) */
+		for (i = json_array_size(errors); i-- > 0;)
+			for (size_t k = 0; k < ARRAY_SIZE(gone); k++)
+				if (strstr(json_string_value(json_object_get(json_array_get(errors, i), "where")) ?: "",
+					   gone[k])) {
+					json_array_remove(errors, i);
+					break;
+				}
+	}
 	assert_int_equal(json_array_size(errors), 4);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(errors, 2), "message")),
 			    "'garbage' is not a counter value (a decimal number up to 2^63-1)");
