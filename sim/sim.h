@@ -163,6 +163,9 @@ int sim_probe_start(struct sim *s, int src, int dst, uint32_t size, uint32_t lab
 json_t *sim_probe_result(struct sim *s, int id);
 /* Whether a run's every probe is done (came back or lost); false for an unknown id. */
 bool sim_probe_done(const struct sim *s, int id);
+/* How many more runs may start (65536 wait to be collected at most), and how many probes the
+ * runs not collected hold in all (each keeps a sample per probe). */
+void sim_probe_room(const struct sim *s, uint32_t *ret_runs, uint64_t *ret_probes);
 
 /* The results; with timing, the run's wall-clock figures too (they differ run to run). */
 json_t *sim_summary(struct sim *s, bool timing, double wall_s);

@@ -1020,6 +1020,21 @@ static void probe_flow_done(struct sim *s, struct flow *f)
 	probe_next(s, g);
 }
 
+void sim_probe_room(const struct sim *s, uint32_t *ret_runs, uint64_t *ret_probes)
+{
+	uint32_t free_slots = 0;
+	uint64_t probes = 0;
+
+	for (uint32_t i = 0; i < s->nprobes; i++) {
+		if (!s->probes[i])
+			free_slots++;
+		else
+			probes += s->probes[i]->count;
+	}
+	*ret_runs = free_slots + (s->nprobes < 65536 ? 65536 - s->nprobes : 0);
+	*ret_probes = probes;
+}
+
 int sim_probe_start(struct sim *s, int src, int dst, uint32_t size, uint32_t label, uint32_t count,
 		    int64_t timeout_ps, struct rf_err *e)
 {

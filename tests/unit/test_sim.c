@@ -677,6 +677,44 @@ static void test_control_routes(void **state)
 						 "unknown")));
 	json_decref(doc);
 
+	/* a request refused starts nothing: the valid runs before a bad one left behind, never
+	 * collected, filled the 65,536 (an attacker's review); nor may runs hold more than 16 Mi
+	 * probes' samples, nor a value wrap in a cast (size 2^32 + 64 was 64) */
+	{
+		static const char *const bad[] = {
+			"{'probes': [{'src': 'h0', 'dst': 'h1'}, {'src': 'h0', 'dst': 'h9'}]}",
+			"{'probes': [{'src': 'h0', 'dst': 'h1'}, {'src': 'h1', 'dst': 'h1'}]}",
+			"{'probes': [{'src': 'h0', 'dst': 'h1'}, {'src': 'h1', 'dst': 'h0', 'size': 4294967360}]}",
+			"{'probes': [{'src': 'h0', 'dst': 'h1'}, {'src': 'h1', 'dst': 'h0', 'count': '5'}]}",
+			"{'probes': [{'src': 'h0', 'dst': 'h1'}, {'src': 'h1', 'dst': 'h0', 'timeout_us': -1}]}",
+		};
+		static const int want[] = { 404, 400, 400, 400, 400 };
+
+		for (size_t k = 0; k < ARRAY_SIZE(bad); k++) {
+			char *q = strdup(bad[k]);
+
+			for (char *x = q; *x; x++)
+				*x = *x == '\'' ? '"' : *x;
+			body = json_loads(q, 0, NULL);
+			free(q);
+			assert_int_equal(ctl(&c, "POST", "/v1/probes", body, code, sizeof(code), NULL), want[k]);
+			json_decref(body);
+		}
+		/* none of them started a run: the next one gets the first free id */
+		body = json_pack("{s:[{s:s,s:s}]}", "probes", "src", "h0", "dst", "h1");
+		assert_int_equal(ctl(&c, "POST", "/v1/probes", body, code, sizeof(code), &doc), 201);
+		assert_int_equal(json_integer_value(json_array_get(json_object_get(doc, "ids"), 0)), 0);
+		json_decref(doc);
+		json_decref(body);
+		body = json_pack("{s:[]}", "probes");
+		for (int k = 0; k < 200; k++)
+			json_array_append_new(json_object_get(body, "probes"),
+					      json_pack("{s:s,s:s,s:i}", "src", "h0", "dst", "h1", "count", 100000));
+		assert_int_equal(ctl(&c, "POST", "/v1/probes", body, code, sizeof(code), NULL), 503);
+		assert_string_equal(code, "TOO_MANY_PROBES");
+		json_decref(body);
+	}
+
 	/* a long list of ids (a parameter longer than the router's inline buffer); a path of 64 KiB
 	 * or more is refused */
 	path = malloc(70000);
