@@ -15,6 +15,8 @@
 
 #include "sim/build.h"
 
+#define FAULTS_MAX 4096
+
 enum fault_type { F_LINK_DOWN, F_LINK_FLAP, F_LOSSY, F_STORM, F_SLOW_RX, F_ROUTE };
 
 struct fault {
@@ -244,6 +246,10 @@ static int parse_fault(struct build *b, json_t *j, struct fault *f)
 				return r;
 			if (!v)
 				return sim_build_bad(b, "rate_gbps", "required field is missing");
+			/* (a drain time must fit: 1e-300 Gb/s overflowed it, and the receiver drained
+			 * at once) */
+			if (v < 0.001)
+				return sim_build_bad(b, "rate_gbps", "at least 0.001 (1 Mb/s)");
 			f->rate_bps = v * 1e9;
 		}
 		break;
@@ -305,6 +311,11 @@ static int fault_add(struct build *b, json_t *j)
 
 	if (!f)
 		return -ENOMEM;
+	/* every fault stays listed, cleared ones too (GET /v1/faults): bounded */
+	if (s->nfaults >= FAULTS_MAX) {
+		free(f);
+		return sim_build_bad(b, NULL, "a run holds at most %d faults, cleared ones included", FAULTS_MAX);
+	}
 	r = parse_fault(b, j, f);
 	nf = r == 0 ? realloc(s->faults, (s->nfaults + 1) * sizeof(*nf)) : NULL;
 	if (r < 0 || !nf) {
