@@ -799,7 +799,8 @@ static int read_knob(const struct knobs *k, const struct dcqcn_param *prm, int64
 static int write_file(const char *path, int64_t v)
 {
 	char buf[32];
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	/* (a knob is a file of its own: a link in its place, in a recorded tree, is not followed out of it) */
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	int len = snprintf(buf, sizeof(buf), "%lld\n", (long long)v), r = 0;
 
 	if (fd < 0)

@@ -524,6 +524,31 @@ static void test_linux_apply(void **state)
 		json_decref(cmd);
 		json_decref(out);
 	}
+	/* a knob that is a link (a recorded tree pointing out of itself): not written through */
+	{
+		char victim[600], out_path[512];
+		FILE *vf;
+
+		snprintf(victim, sizeof(victim), "%s/victim", dir);
+		vf = fopen(victim, "w");
+		assert_non_null(vf);
+		fputs("7\n", vf);
+		fclose(vf);
+		snprintf(out_path, sizeof(out_path), "%s/sys/class/net/eth0/ecn/roce_rp/rpg_time_reset", dir);
+		unlink(out_path);
+		assert_int_equal(symlink(victim, out_path), 0);
+		cmd = command("set_dcqcn", json_pack("{s:s,s:s,s:i}", "device", "mlx5_0", "port", "1", "rpg_time_reset", 60));
+		assert_int_equal(b->ops->apply(b, cmd, &out), 0);
+		assert_string_equal(json_string_value(json_object_get(out, "outcome")), "failed");
+		assert_string_equal(read_str(victim, buf, sizeof(buf)), "7");
+		json_decref(cmd);
+		json_decref(out);
+		unlink(out_path);
+		vf = fopen(out_path, "w");
+		assert_non_null(vf);
+		fputs("55\n", vf);
+		fclose(vf);
+	}
 	/* a knob this device does not have */
 	cmd = command("set_dcqcn", json_pack("{s:s,s:i}", "port", "1", "dce_tcp_g", 1000));
 	assert_int_equal(b->ops->apply(b, cmd, &out), 0);
