@@ -926,8 +926,9 @@ void agent_handle_answer(struct agent *a, json_t *answer)
 	/* more than rocefabd ever sends (a server that is not rocefabd): the rest is not applied,
 	 * nor the same ones again and again once they left the ring of ids seen */
 	if (json_array_size(cmds) > ANSWER_COMMANDS_MAX)
-		log_warning("agent", "%s: an answer with %zu commands, more than rocefabd sends (%d): only the first %d "
-			    "are taken", a->id, json_array_size(cmds), ANSWER_COMMANDS_MAX, ANSWER_COMMANDS_MAX);
+		log_warning("agent", "%s: an answer with %zu commands, more than rocefabd sends (%d): only the "
+			    "first %d are taken",
+			    a->id, json_array_size(cmds), ANSWER_COMMANDS_MAX, ANSWER_COMMANDS_MAX);
 	json_array_foreach(cmds, i, c) {
 		if (i >= ANSWER_COMMANDS_MAX)
 			break;

@@ -67,8 +67,8 @@ int lprobe_start(const char *listen, const char *device, unsigned cpu_pct, struc
 				  listen);
 	if (!strrchr(listen, ':') || !probe_endpoint_address_ok(listen, (size_t)(strrchr(listen, ':') - listen)))
 		return rf_err_set(e, -EINVAL, "BAD_CONFIG", "probe.listen",
-				  "'%s': give this host's own unicast address in digits (IPv4, or IPv6 in brackets) and "
-				  "a port: not a name, nor a link-local, multicast or broadcast address (rocefabd "
+				  "'%s': give this host's own unicast address in digits (IPv4, or IPv6 in brackets) "
+				  "and a port: not a name, nor a link-local, multicast or broadcast address (rocefabd "
 				  "hands it to every host that probes this one, and refuses other ones)",
 				  listen);
 	lp = calloc(1, sizeof(*lp));

@@ -239,7 +239,8 @@ int h_report(struct api_req *req)
 		return api_reply_problem(req, 0, &e);
 	}
 	if (rep->probe_endpoint &&
-	    probe_endpoint_is_loopback(rep->probe_endpoint, (size_t)(strrchr(rep->probe_endpoint, ':') - rep->probe_endpoint)) &&
+	    probe_endpoint_is_loopback(rep->probe_endpoint,
+				       (size_t)(strrchr(rep->probe_endpoint, ':') - rep->probe_endpoint)) &&
 	    !client_on_loopback(req)) {
 		/* every prober would connect to a service of its own host */
 		rep->probe_endpoint_refused = rep->probe_endpoint;

@@ -2745,8 +2745,9 @@ static const char *canary_worse(const struct cc_tn *t, const struct step *k, cha
 	if (!k->aggressive || k->forced) {
 		/* less sent where the queues are no shorter: throughput lost for nothing */
 		if (stat_worse(&nc, &nr, tol / 4 * lu) && stat_mean(&c->qd) >= stat_mean(&r->qd)) {
-			snprintf(buf, len, "the canary's share of capacity sent moved %+.1f points against the rest's (from "
-					   "%.1f %% to %.1f %%; the rest's from %.1f %% to %.1f %%), its queues no shorter",
+			snprintf(buf, len, "the canary's share of capacity sent moved %+.1f points against the "
+					   "rest's (from %.1f %% to %.1f %%; the rest's from %.1f %% to %.1f %%), its "
+					   "queues no shorter",
 				 (uc - c->lvl_util - (ur - r->lvl_util)) * 100, c->lvl_util * 100, uc * 100,
 				 r->lvl_util * 100, ur * 100);
 			return buf;
@@ -2763,8 +2764,9 @@ static const char *canary_worse(const struct cc_tn *t, const struct step *k, cha
 	 * exception: harder congestion control where PFC fires is kept unless it hurts (above) or
 	 * costs throughput, since pauses spread and their gain shows fabric-wide, not on a canary */
 	if (k->st == ST_CANARY && !k->forced && k->aggressive && stat_worse(&nc, &nr, tol / 4 * lu)) {
-		snprintf(buf, len, "marking harder cost throughput: the canary's share of capacity sent moved %+.1f points "
-				   "against the rest's (from %.1f %% to %.1f %%; the rest's from %.1f %% to %.1f %%)",
+		snprintf(buf, len, "marking harder cost throughput: the canary's share of capacity sent moved "
+				   "%+.1f points against the rest's (from %.1f %% to %.1f %%; the rest's from %.1f "
+				   "%% to %.1f %%)",
 			 (uc - c->lvl_util - (ur - r->lvl_util)) * 100, c->lvl_util * 100, uc * 100, r->lvl_util * 100,
 			 ur * 100);
 		return buf;

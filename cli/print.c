@@ -1430,8 +1430,8 @@ void print_cc(FILE *f, const json_t *d)
 	table_print(t, f);
 	/* (MADE is rocefabd's clock, as the changes' CREATED is) */
 	if (any_made)
-		fputs("MADE*: a record saved before rocefabd kept when it made it: the end of its decision interval, by "
-		      "the counters' clock (fabric time in a simulation)\n",
+		fputs("MADE*: a record saved before rocefabd kept when it made it: the end of its decision "
+		      "interval, by the counters' clock (fabric time in a simulation)\n",
 		      f);
 	table_free(t);
 	strs_fini(&s);

@@ -1561,9 +1561,10 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 		return r;
 	if (j->left_out || j->left_out_dev)
 		log_warning("ingest",
-			    "agent '%s': %u ports and %u devices not stored: it has %d ports or %d devices stored (those "
-			    "gone too), the most one agent may have",
-			    rep->agent_id, j->left_out, j->left_out_dev, INGEST_MAX_AGENT_PORTS, INGEST_MAX_AGENT_DEVICES);
+			    "agent '%s': %u ports and %u devices not stored: it has %d ports or %d devices "
+			    "stored (those gone too), the most one agent may have",
+			    rep->agent_id, j->left_out, j->left_out_dev, INGEST_MAX_AGENT_PORTS,
+			    INGEST_MAX_AGENT_DEVICES);
 
 	buf_init(&blob);
 	for (uint32_t p = 0; p < rep->nports; p++) {
@@ -1584,16 +1585,16 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 
 		if (j->left_out || j->left_out_dev) {
 			snprintf(msg, sizeof(msg),
-				 "%u ports and %u devices not stored: rocefabd keeps at most %d ports and %d devices of "
-				 "one agent (those gone too, ports with their data); forget the agent once stopped "
-				 "(rocefabctl forget) to start it anew",
+				 "%u ports and %u devices not stored: rocefabd keeps at most %d ports and %d "
+				 "devices of one agent (those gone too, ports with their data); forget the agent "
+				 "once stopped (rocefabctl forget) to start it anew",
 				 j->left_out, j->left_out_dev, INGEST_MAX_AGENT_PORTS, INGEST_MAX_AGENT_DEVICES);
 			json_array_append_new(all, json_pack("{s:s,s:s}", "code", "PORTS_NOT_STORED", "message", msg));
 		}
 		if (rep->probe_endpoint_refused) {
 			snprintf(msg, sizeof(msg),
-				 "probe endpoint '%s' not handed to the hosts that probe this one: give probe.listen this "
-				 "host's own address in digits, not a name, link-local, multicast or broadcast address "
+				 "probe endpoint '%s' not handed to the hosts that probe this one: give "
+				 "probe.listen this host's own address in digits, not a name, link-local, multicast or broadcast address "
 				 "(loopback only when the agent reaches rocefabd over loopback too)",
 				 rep->probe_endpoint_refused);
 			json_array_append_new(all,

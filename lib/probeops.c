@@ -73,7 +73,8 @@ bool probe_endpoint_address_ok(const char *a, size_t len)
 	if (!endpoint_parse(a, len, b, &v4))
 		return false;
 	if (!v4)
-		return memcmp(b, (unsigned char[16]){ 0 }, 16) && b[0] != 0xff && !(b[0] == 0xfe && (b[1] & 0xc0) == 0x80);
+		return memcmp(b, (unsigned char[16]){ 0 }, 16) && b[0] != 0xff &&
+		       !(b[0] == 0xfe && (b[1] & 0xc0) == 0x80);
 	return b[0] != 0 && !(b[0] == 169 && b[1] == 254) && b[0] < 224;
 }
 

@@ -430,7 +430,8 @@ static void reload(struct rocefabd_settings *cur, const struct rocefabd_settings
 static struct api_conf api_conf_of(const struct rocefabd_settings *s)
 {
 	return (struct api_conf){
-		.listen = s->listen, .threads = (unsigned)s->threads, .max_body = s->max_body, .max_unread = s->max_unread,
+		.listen = s->listen, .threads = (unsigned)s->threads, .max_body = s->max_body,
+		.max_unread = s->max_unread,
 		.conn_timeout_ns = s->conn_timeout,
 		.anonymous_role = s->anonymous_role == 1 ? ROLE_VIEWER : ROLE_NONE,
 		.metrics_public = s->metrics_public,

@@ -488,7 +488,8 @@ static int post_probes(struct simctl *c, const char *const *params, json_t *body
 			}
 			if (src == dst) {
 				json_decref(ids);
-				return problem(doc, 400, "BAD_VALUE", NULL, "probe %zu: a host does not probe itself", i);
+				return problem(doc, 400, "BAD_VALUE", NULL, "probe %zu: a host does not probe itself",
+					       i);
 			}
 			if ((size && (!json_is_integer(size) || json_integer_value(size) < 1 ||
 				      json_integer_value(size) > 1 << 20)) ||

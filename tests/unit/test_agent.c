@@ -354,7 +354,8 @@ static void test_linux_garbage(void **state)
 			snprintf(path, sizeof(path), "sys/class/infiniband/mlx5_0/ports/1/hw_counters/%s", junk[k][0]);
 			write_file(root, path, junk[k][1]);
 		}
-		snprintf(path, sizeof(path), "%s/sys/class/infiniband/mlx5_0/ports/1/hw_counters/duplicate_request", root);
+		snprintf(path, sizeof(path), "%s/sys/class/infiniband/mlx5_0/ports/1/hw_counters/%s", root,
+			 "duplicate_request");
 		f = fopen(path, "w");
 		fwrite("12\0 34\n", 1, 7, f);
 		fclose(f);
@@ -363,7 +364,8 @@ static void test_linux_garbage(void **state)
 		zeros[201] = '\n';
 		zeros[202] = '\0';
 		write_file(root, "sys/class/infiniband/mlx5_0/ports/1/hw_counters/out_of_buffer", zeros);
-		snprintf(path, sizeof(path), "%s/sys/class/infiniband/mlx5_0/ports/1/hw_counters/rx_read_requests", root);
+		snprintf(path, sizeof(path), "%s/sys/class/infiniband/mlx5_0/ports/1/hw_counters/%s", root,
+			 "rx_read_requests");
 		assert_int_equal(unlink(path), 0);
 		assert_int_equal(symlink("nowhere", path), 0);
 	}
