@@ -223,15 +223,22 @@ def metric(d, name):
     return int(m.group(1)) if m else None
 
 
-def test_event_stream(world):
+def ecn_fabric(world, viewer):
+    """rocefabd with tokens `viewer` (role viewer) and ops, and the two switches of
+    tests/sim/live/ecn.json reporting: (daemon, simulator, the ops client)."""
     d = world.daemon(extra_conf="")
     _, agent_tok = d.token("agents", "agent", agent=SIM_AGENTS)
-    d.token("viewer", "viewer")
+    d.token(viewer, "viewer")
     d.token("ops", "operator")
     d.start()
     sim = world.sim(os.path.join(LIVE, "ecn.json"), daemon=d, token_file=agent_tok, interval="0.5s").start()
     c = d.client("ops")
     wait_for(lambda: c.json("/api/v1/switches")["count"] == 2, 20, 0.2, what="the switches")
+    return d, sim, c
+
+
+def test_event_stream(world):
+    d, sim, c = ecn_fabric(world, "viewer")
     # the stream needs a viewer token, like the API
     r = requests.get(d.url + "/api/v1/events", timeout=5)
     assert r.status_code == 401 and r.json()["code"] == "MISSING_TOKEN"
@@ -324,14 +331,7 @@ def test_a_revoked_token_ends_its_event_stream(world):
     """A stream checks its token again before what it sends: revoked, the stream ends and sends
     nothing more (an attacker's review: a revoked token's open stream went on delivering the
     changes), while other streams go on; coming back gets 401."""
-    d = world.daemon(extra_conf="")
-    _, agent_tok = d.token("agents", "agent", agent=SIM_AGENTS)
-    d.token("tmpview", "viewer")
-    d.token("ops", "operator")
-    d.start()
-    sim = world.sim(os.path.join(LIVE, "ecn.json"), daemon=d, token_file=agent_tok, interval="0.5s").start()
-    c = d.client("ops")
-    wait_for(lambda: c.json("/api/v1/switches")["count"] == 2, 20, 0.2, what="the switches")
+    d, sim, c = ecn_fabric(world, "tmpview")
     sw = c.json("/api/v1/switches")["items"][0]["id"]
     port = c.json(f"/api/v1/switches/{sw}")["port_list"][0]["port"]
 

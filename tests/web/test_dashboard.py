@@ -519,6 +519,11 @@ def test_tuner_proposal_applied_from_the_dashboard(demo, browser):
     assert f"Made: {time.strftime('%Y-%m-%d %H:%M:%S', made_at)}Z (" in text and " ago" in text, text
     made = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(props[0]["t_us"] // 1000000))
     assert f"ended at {made}Z by the counters' clock" in text, text
+    # the history's Made is rocefabd's clock too
+    row = wait_for(lambda: browser.js(
+        "return [...document.querySelectorAll('.view-tuner table tbody tr')]"
+        ".find(r => r.cells[0].textContent === arguments[0])?.textContent", str(pid)), 15)
+    assert time.strftime('%Y-%m-%d %H:%M:%S', made_at) + "Z" in row, row
     browser.shot("tuner-proposal")
     sel = f".proposal[data-id='{pid}'] input.reason"
     field = browser.d.find_element("css selector", sel)

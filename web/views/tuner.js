@@ -114,8 +114,9 @@ export async function render(root, ctx) {
     const items = Array.isArray(history) ? history : history.items || [];
     put(hist, table([
       { label: 'Id', num: true, value: (p) => String(p.id) },
-      // when it was made: the end of its decision interval, by the counters' clock
-      { label: "Made (counters' clock)", value: (p) => (p.t_us ? fmtTime(p.t_us / 1e6) : '–') },
+      // when rocefabd made it (a record of before it kept that: the end of its decision
+      // interval, by the counters' clock, marked *)
+      { label: 'Made', value: (p) => (p.made_at ? fmtTime(p.made_at) : p.t_us ? `${fmtTime(p.t_us / 1e6)}*` : '–') },
       { label: 'Step', num: true, value: (p) => String(p.step) },
       { label: 'Phase', value: (p) => p.phase },
       { label: 'Change', value: (p) => `${p.class} ${p.knob} ${fmtNum(p.from)} → ${fmtNum(p.to)}` },
@@ -124,7 +125,8 @@ export async function render(root, ctx) {
       { label: 'Outcome', value: (p) => p.outcome || '–' },
       // why it failed or was turned down (the tuner turned off, the policy changed) first
       { label: 'Why', value: (p) => (p.error ? `${p.error}; made for: ${p.reason}` : p.reason) },
-    ], items.slice().reverse().slice(0, 100), { empty: 'no steps yet' }));
+    ], items.slice().reverse().slice(0, 100), { empty: 'no steps yet' }),
+    items.some((p) => !p.made_at && p.t_us) ? h('p', { class: 'note' }, "Made*: a record saved before rocefabd kept when it made it: the end of its decision interval, by the counters' clock (fabric time in a simulation).") : null);
   }
   await refresh();
   return { title: 'tuner', refresh, poll: 10000, onEvent: (ev) => { if (ev.type !== 'alert') refresh().catch(() => {}); } };
