@@ -16,6 +16,7 @@
 #include "lib/hash.h"
 #include "lib/hmap.h"
 #include "lib/log.h"
+#include "lib/ratelimit.h"
 #include "lib/timeutil.h"
 
 /* One counter of one port, as of the newest stored row of that port. */
@@ -953,6 +954,8 @@ static int boot_last_seq(struct ingest *ing, const struct report *rep,
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_errno(rc);
 }
 
+static struct ratelimit left_out_log = RATELIMIT_INIT(1024, 60 * NSEC_PER_SEC);
+
 /* One count or existence of the agent's rows (sql binds the agent, then name if not NULL). */
 static int agent_rows(struct ingest *ing, const char *sql, const char *agent, const char *name, int64_t *ret)
 {
@@ -1559,7 +1562,8 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 	}
 	if (j->inv_hash != as->inv_hash && (r = write_inventory(ing, rep, now, &j->left_out, &j->left_out_dev)) < 0)
 		return r;
-	if (j->left_out || j->left_out_dev)
+	/* (such an inventory is written with each report: a line per agent a minute) */
+	if ((j->left_out || j->left_out_dev) && ratelimit_due(&left_out_log, rep->agent_id, tu_mono_ns(), NULL))
 		log_warning("ingest",
 			    "agent '%s': %u ports and %u devices not stored: it has %d ports or %d devices "
 			    "stored (those gone too), the most one agent may have",
@@ -1594,8 +1598,9 @@ static int ingest_apply(struct store_job *sj, struct store *s)
 		if (rep->probe_endpoint_refused) {
 			snprintf(msg, sizeof(msg),
 				 "probe endpoint '%s' not handed to the hosts that probe this one: give "
-				 "probe.listen this host's own address in digits, not a name, link-local, multicast or broadcast address "
-				 "(loopback only when the agent reaches rocefabd over loopback too)",
+				 "probe.listen this host's own address in digits, not a name, link-local, "
+				 "multicast or broadcast address (loopback only when the agent reaches rocefabd "
+				 "over loopback too)",
 				 rep->probe_endpoint_refused);
 			json_array_append_new(all,
 					      json_pack("{s:s,s:s}", "code", "PROBE_ENDPOINT_REFUSED", "message", msg));
