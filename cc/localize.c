@@ -11,6 +11,7 @@
  * the higher rate, then to the more specific element.  Faults spread under PFC (a slow receiver
  * pauses its ToR, which pauses the senders behind it), so the winner is the element the worst
  * results share, and the next best explanation of what is left is reported as secondary. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,6 +247,7 @@ static void analyze(struct loc_result *r, size_t n, const struct loc_conf *conf,
 				count(&c, C_LINK, r[i].path[k], &r[i], w[i]);
 	}
 	f->bad = bad;
+	f->by_loss = lossy;
 	if (!bad) {
 		f->kind = LOC_NONE;
 		if (n)
@@ -373,4 +375,394 @@ void loc_analyze(struct loc_result *r, size_t n, const struct loc_conf *conf, st
 	len = (int)strlen(f->evidence);
 	snprintf(f->evidence + len, sizeof(f->evidence) - (size_t)len,
 		 "; besides, %u result(s) lost probes, too few to name anything", nlost);
+}
+
+/* --- several faults ------------------------------------------------------------------------------ */
+
+/* The fabric's shape as the results show it: hosts, ToRs and the links on paths (each name to
+ * itself; the results' own strings). */
+struct shape {
+	const struct loc_result *r;
+	size_t n;
+	struct hmap hosts, tors, links;
+};
+
+static void shape_init(struct shape *s, const struct loc_result *r, size_t n)
+{
+	s->r = r;
+	s->n = n;
+	hmap_init(&s->hosts);
+	hmap_init(&s->tors);
+	hmap_init(&s->links);
+	/* (a name left out on ENOMEM only makes things look nearer: fewer findings) */
+	for (size_t i = 0; i < n; i++) {
+		hmap_put(&s->hosts, r[i].src, (void *)r[i].src, NULL);
+		hmap_put(&s->hosts, r[i].dst, (void *)r[i].dst, NULL);
+		if (r[i].src_tor)
+			hmap_put(&s->tors, r[i].src_tor, (void *)r[i].src_tor, NULL);
+		if (r[i].dst_tor)
+			hmap_put(&s->tors, r[i].dst_tor, (void *)r[i].dst_tor, NULL);
+		for (unsigned k = 0; k < r[i].npath; k++)
+			hmap_put(&s->links, r[i].path[k], (void *)r[i].path[k], NULL);
+	}
+}
+
+static void shape_fini(struct shape *s)
+{
+	hmap_fini(&s->hosts);
+	hmap_fini(&s->tors);
+	hmap_fini(&s->links);
+}
+
+struct span {
+	const char *p;
+	size_t len;
+};
+
+static bool span_eq(struct span a, struct span b)
+{
+	return a.len == b.len && !memcmp(a.p, b.p, a.len);
+}
+
+static bool span_in(const struct hmap *h, struct span a)
+{
+	char key[160];
+
+	if (a.len >= sizeof(key))
+		return false;
+	memcpy(key, a.p, a.len);
+	key[a.len] = '\0';
+	return hmap_get(h, key) != NULL;
+}
+
+/* The two ends of link l (m bytes; names may hold '-'): split where the link the other way
+ * round is on a path too, else where one side is a host or a ToR, else at the first '-'.
+ * false: no '-'. */
+static bool link_ends(const struct shape *s, const char *l, size_t m, struct span ends[2])
+{
+	int best = -1;
+
+	for (const char *d = memchr(l, '-', m); d; d = memchr(d + 1, '-', m - (size_t)(d + 1 - l))) {
+		struct span a = { l, (size_t)(d - l) }, b = { d + 1, m - a.len - 1 };
+		char rev[320];
+		int score = 0;
+
+		if (!a.len || !b.len)
+			continue;
+		if (m < sizeof(rev)) {
+			snprintf(rev, sizeof(rev), "%.*s-%.*s", (int)b.len, b.p, (int)a.len, a.p);
+			if (hmap_get(&s->links, rev))
+				score = 2;
+		}
+		if (!score && (span_in(&s->hosts, a) || span_in(&s->hosts, b) || span_in(&s->tors, a) ||
+			       span_in(&s->tors, b)))
+			score = 1;
+		if (score > best) {
+			best = score;
+			ends[0] = a;
+			ends[1] = b;
+		}
+	}
+	return best >= 0;
+}
+
+/* The switches a finding names or hangs off: a host's ToR, the ToR, each link's two ends
+ * ("a-b|c-d" when links tie).  unknown: a host whose ToR the results do not say. */
+struct ends {
+	struct span v[2 * LOC_MAX_FINDINGS + 2];
+	unsigned n;
+	bool unknown;
+};
+
+static void ends_of(const struct shape *s, const struct loc_finding *f, struct ends *e)
+{
+	const char *p = f->subject;
+
+	e->n = 0;
+	e->unknown = false;
+	if (f->kind == LOC_HOST) {
+		const char *t = NULL;
+
+		for (size_t i = 0; i < s->n && !t; i++)
+			t = !strcmp(s->r[i].src, p)   ? s->r[i].src_tor
+			    : !strcmp(s->r[i].dst, p) ? s->r[i].dst_tor
+						      : NULL;
+		e->unknown = !t;
+		if (t)
+			e->v[e->n++] = (struct span){ t, strlen(t) };
+		return;
+	}
+	if (f->kind == LOC_TOR) {
+		e->v[e->n++] = (struct span){ p, strlen(p) };
+		return;
+	}
+	while (f->kind == LOC_LINK && *p && e->n + 2 <= sizeof(e->v) / sizeof(e->v[0])) {
+		size_t m = strcspn(p, "|");
+
+		if (link_ends(s, p, m, &e->v[e->n]))
+			e->n += 2;
+		p += m + (p[m] == '|');
+	}
+}
+
+static bool ends_meet(const struct ends *a, const struct ends *b)
+{
+	for (unsigned i = 0; i < a->n; i++)
+		for (unsigned j = 0; j < b->n; j++)
+			if (span_eq(a->v[i], b->v[j]))
+				return true;
+	return false;
+}
+
+/* A link on a path joins a switch of a to one of b. */
+static bool ends_adjacent(const struct shape *s, const struct ends *a, const struct ends *b)
+{
+	const char *key;
+	void *val;
+	size_t it = 0;
+
+	while (hmap_next(&s->links, &it, &key, &val)) {
+		struct span e[2];
+		struct ends one = { .n = 1 };
+
+		if (!link_ends(s, key, strlen(key), e))
+			continue;
+		for (int k = 0; k < 2; k++) {
+			one.v[0] = e[k];
+			if (ends_meet(&one, a)) {
+				one.v[0] = e[!k];
+				if (ends_meet(&one, b))
+					return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* g is taken for the back-pressure of what set[0..ns) holds (nf of them named, first): see
+ * loc_analyze_all. */
+static bool pressure(const struct shape *s, const struct loc_finding *set, size_t ns, size_t nf,
+		     const struct loc_finding *g)
+{
+	struct ends eg, ef;
+
+	if (g->kind == LOC_TOR)
+		return true;
+	ends_of(s, g, &eg);
+	if (eg.unknown || !eg.n)
+		return true;
+	for (size_t k = 0; k < ns; k++) {
+		ends_of(s, &set[k], &ef);
+		if (ef.unknown || ends_meet(&ef, &eg))
+			return true;
+		if (k < nf && !set[k].by_loss && !g->by_loss && ends_adjacent(s, &ef, &eg))
+			return true;
+	}
+	return false;
+}
+
+/* Result x is one of those finding f names: to or from its host, under its ToR, across one of
+ * its links. */
+static bool explained_by(const struct loc_result *x, const struct loc_finding *f)
+{
+	const char *s = f->subject;
+
+	switch (f->kind) {
+	case LOC_HOST:
+		return !strcmp(x->src, s) || !strcmp(x->dst, s);
+	case LOC_TOR:
+		return (x->src_tor && !strcmp(x->src_tor, s)) || (x->dst_tor && !strcmp(x->dst_tor, s));
+	case LOC_LINK:
+		while (*s) {
+			size_t m = strcspn(s, "|");
+
+			for (unsigned k = 0; k < x->npath; k++)
+				if (strlen(x->path[k]) == m && !strncmp(x->path[k], s, m))
+					return true;
+			s += m + (s[m] == '|');
+		}
+		return false;
+	default:
+		return true;
+	}
+}
+
+/* Link g shares a switch with a link named in set[0..nf), and with no host's or ToR's in
+ * set[0..ns) (the ToR of a host named is enough to explain it). */
+static bool link_meets_named(const struct shape *s, const struct loc_finding *set, size_t ns, size_t nf,
+			     const struct loc_finding *g)
+{
+	struct ends eg, ef;
+	bool meets = false;
+
+	ends_of(s, g, &eg);
+	for (size_t k = 0; k < ns; k++) {
+		ends_of(s, &set[k], &ef);
+		if (set[k].kind != LOC_LINK && ends_meet(&ef, &eg))
+			return false;
+		meets |= k < nf && set[k].kind == LOC_LINK && ends_meet(&ef, &eg);
+	}
+	return meets;
+}
+
+/* The results not set aside by f[0..nf) (aside[] keeps who is), copied to sub (their indexes
+ * in r to idx); how many. */
+static size_t rest_of(const struct loc_result *r, size_t n, const struct loc_finding *f, size_t nf, bool *aside,
+		      struct loc_result *sub, size_t *idx)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < nf && !aside[i]; k++)
+			aside[i] = explained_by(&r[i], &f[k]);
+		if (!aside[i]) {
+			sub[m] = r[i];
+			idx[m++] = i;
+		}
+	}
+	return m;
+}
+
+/* The evidence of a later finding: which ones named before it set their results aside. */
+static void later_evidence(struct loc_finding *g, const struct loc_finding *named, size_t nf)
+{
+	char ev[sizeof(g->evidence)];
+	size_t len = 0, room;
+
+	memcpy(ev, g->evidence, sizeof(ev));
+	len = (size_t)snprintf(g->evidence, 200, "with the results of ");
+	for (size_t k = 0; k < nf && len < 200; k++)
+		len += (size_t)snprintf(g->evidence + len, 200 - len, "%s%s", k ? ", " : "", named[k].subject);
+	if (len >= 200) /* (names too long: cut, said so) */
+		len = 196 + (size_t)snprintf(g->evidence + 196, 4, "...");
+	len += (size_t)snprintf(g->evidence + len, sizeof(g->evidence) - len, " set aside: ");
+	room = sizeof(g->evidence) - len - 1;
+	room = strnlen(ev, room);
+	memcpy(g->evidence + len, ev, room);
+	g->evidence[len + room] = '\0';
+}
+
+/* Adds to ret[0..1) the faults that what it sets aside leaves; returns how many findings there
+ * are.  *left: the bad results that what is left at the end holds when it names nothing or
+ * the fabric (else UINT_MAX); *others: what was set aside as back-pressure holds a link that
+ * shares a switch with a named link only. */
+static size_t more(const struct shape *sh, struct loc_result *r, size_t n, const struct loc_conf *conf,
+		   struct loc_finding *ret, size_t max, struct loc_result *sub, size_t *idx, bool *aside,
+		   unsigned *left, bool *others)
+{
+	struct loc_finding set[2 * LOC_MAX_FINDINGS]; /* the named (first), and what was set aside */
+	size_t nf = 1, ns = 1;
+
+	set[0] = ret[0];
+	memset(aside, 0, n * sizeof(*aside));
+	*left = UINT_MAX;
+	*others = false;
+	while (ns < sizeof(set) / sizeof(set[0])) {
+		struct loc_finding *g = &set[ns];
+		size_t m = rest_of(r, n, set, ns, aside, sub, idx);
+
+		if (!m) {
+			*left = 0;
+			break;
+		}
+		loc_analyze(sub, m, conf, g);
+		if (g->kind == LOC_NONE || g->kind == LOC_FABRIC) {
+			*left = g->bad;
+			break;
+		}
+		if (pressure(sh, set, ns, nf, g)) {
+			*others |= g->kind == LOC_LINK && link_meets_named(sh, set, ns, nf, g);
+			ns++;
+			continue;
+		}
+		if (nf == max)
+			break;
+		for (size_t k = 0; k < m; k++)
+			r[idx[k]].bad |= sub[k].bad;
+		ret[nf] = *g;
+		later_evidence(&ret[nf], ret, nf);
+		/* keep the named at the front of set[] (pressure() looks one link away from those) */
+		if (ns != nf) {
+			struct loc_finding t = set[nf];
+
+			set[nf] = *g;
+			set[ns] = t;
+		}
+		nf++;
+		ns++;
+	}
+	return nf;
+}
+
+/* A finding's "secondary" that another finding names is not its consequence: said no more. */
+static void drop_named_secondary(struct loc_finding *f, const struct loc_finding *all, size_t nf)
+{
+	static const char tag[] = "; secondary (likely a consequence";
+	char *sec = strstr(f->evidence, tag);
+	size_t len;
+
+	for (size_t k = 0; sec && k < nf; k++) {
+		len = strlen(all[k].subject);
+		if (&all[k] != f && strlen(sec) > len && sec[strlen(sec) - len - 1] == ' ' &&
+		    !strcmp(sec + strlen(sec) - len, all[k].subject)) {
+			*sec = '\0';
+			return;
+		}
+	}
+}
+
+size_t loc_analyze_all(struct loc_result *r, size_t n, const struct loc_conf *conf, struct loc_finding *ret,
+		       size_t max)
+{
+	struct loc_result *sub;
+	struct loc_finding fabric;
+	struct shape sh;
+	size_t *idx, nf = 1;
+	unsigned left;
+	bool *aside, others;
+
+	if (!max)
+		return 0;
+	if (!conf)
+		conf = &loc_defaults;
+	loc_analyze(r, n, conf, &ret[0]);
+	if (ret[0].kind == LOC_NONE || max == 1)
+		return 1;
+	sub = calloc(n + 1, sizeof(*sub));
+	idx = calloc(n + 1, sizeof(*idx));
+	aside = calloc(n + 1, sizeof(*aside));
+	shape_init(&sh, r, n);
+	if (!sub || !idx || !aside)
+		goto out;
+	if (ret[0].kind != LOC_FABRIC) {
+		nf = more(&sh, r, n, conf, ret, max, sub, idx, aside, &left, &others);
+		goto out;
+	}
+	/* no single element explains most of it: may a few hosts and links apart explain it?
+	 * Each still needs most results through it bad, and together they must leave no more of
+	 * the bad results than one element may (1 - coverage) and nothing that names a host, link
+	 * or ToR, with no link set aside for sharing a switch with a named one (that switch's
+	 * fault, which no single finding names): else it is the fabric */
+	{
+		struct loc_conf few = *conf;
+
+		fabric = ret[0];
+		few.coverage = conf->coverage / LOC_MAX_FINDINGS;
+		loc_analyze(r, n, &few, &ret[0]);
+		if ((ret[0].kind == LOC_HOST || ret[0].kind == LOC_LINK) &&
+		    (nf = more(&sh, r, n, &few, ret, max, sub, idx, aside, &left, &others)) > 1 && !others &&
+		    left != UINT_MAX && left <= (1 - conf->coverage) * fabric.bad)
+			goto out;
+		nf = 1;
+		ret[0] = fabric;
+		loc_analyze(r, n, conf, &fabric); /* (its marks) */
+	}
+out:
+	for (size_t k = 0; k < nf; k++)
+		drop_named_secondary(&ret[k], ret, nf);
+	shape_fini(&sh);
+	free(sub);
+	free(idx);
+	free(aside);
+	return nf;
 }

@@ -19,6 +19,8 @@
 #include <stdint.h>
 
 #define LOC_MAX_PATH 16
+/* At most this many faults are named at once (loc_analyze_all). */
+#define LOC_MAX_FINDINGS 4
 
 struct loc_result {
 	const char *src, *dst;
@@ -39,6 +41,7 @@ struct loc_finding {
 	unsigned bad_through;  /* bad results through the subject */
 	unsigned through;      /* results through the subject */
 	double typical_p99_us; /* the fabric's median p99, the yardstick */
+	bool by_loss;	       /* judged by lost probes (else by latency) */
 	char evidence[512];
 };
 
@@ -62,5 +65,22 @@ extern const struct loc_conf loc_defaults;
 const char *loc_kind_name(enum loc_kind k);
 /* Marks the bad results and returns the best explanation (LOC_NONE when nothing is bad). */
 void loc_analyze(struct loc_result *r, size_t n, const struct loc_conf *c, struct loc_finding *ret);
+/* Several faults at once: the best explanation (loc_analyze), then, with the results through
+ * it set aside, the best explanation of the rest, and so on, up to max findings (later ones'
+ * counts are of the results left to them).  One of the rest is taken for the back-pressure of
+ * what is named already (a slow element pauses its neighbours, whose probes queue and time
+ * out), set aside unnamed and the search goes on, when it is: under the same ToR as, or at an
+ * end of a link of, one named or set aside; a ToR; one whose ToR is not known (it cannot be
+ * shown apart); or, both judged by latency, a link away from one named.  "The fabric" is never a
+ * later finding.  Where loc_analyze names the fabric (no element explains most of the bad
+ * alone), a few hosts and links apart that each explain a share (coverage / LOC_MAX_FINDINGS
+ * at least, the rates as ever) are named instead when together they leave nothing that names
+ * a host, link or ToR, and no more of the bad results than one element may (1 - coverage), and
+ * no link was set aside for sharing a switch with a named one (links that
+ * share a switch are that switch's, which no single finding names).  Returns how many findings it wrote (1 when max >=
+ * 1: the first is loc_analyze's, LOC_NONE included); the marks of the bad results are those of
+ * every finding written. */
+size_t loc_analyze_all(struct loc_result *r, size_t n, const struct loc_conf *c, struct loc_finding *ret,
+		       size_t max);
 
 #endif

@@ -740,6 +740,7 @@ void print_probes(FILE *f, const json_t *d)
 	static const char *const h[] = { "SRC",    "DST",    "PROBES", "LOST",
 					 "P50 US", "P99 US", "BAD",    NULL };
 	const json_t *fi = json_object_get(d, "finding"), *pairs = json_object_get(d, "pairs");
+	const json_t *all = json_object_get(d, "findings");
 	size_t n = json_array_size(pairs), i;
 	const json_t **v = calloc(n + 1, sizeof(*v));
 	struct table *t = table_new(h);
@@ -748,14 +749,17 @@ void print_probes(FILE *f, const json_t *d)
 	fprintf(f, "pingmesh over %.0f s, %s %s B: %zu pairs of %zu hosts\n",
 		json_number_value(json_object_get(d, "window_s")), str(&s, d, "op") ?: "?",
 		str(&s, d, "size") ?: "?", n, json_array_size(json_object_get(d, "hosts")));
-	{
+	/* every fault named (an older rocefabd: its one finding), each with its evidence */
+	for (i = 0; i < (json_array_size(all) ?: 1); i++) {
+		const json_t *x = json_array_size(all) ? json_array_get(all, i) : fi;
 		/* (the subject unless none, or the kind again: "fabric", not "fabric fabric") */
-		const char *kind = str(&s, fi, "kind") ?: "?", *subj = str(&s, fi, "subject");
+		const char *kind = str(&s, x, "kind") ?: "?", *subj = str(&s, x, "subject");
 		bool both = subj && strcmp(subj, kind);
 
 		fprintf(f, "finding:  %s%s%s\n", kind, both ? " " : "", both ? subj : "");
+		fprintf(f, "evidence: %s\n", str(&s, x, "evidence") ?: "");
 	}
-	fprintf(f, "evidence: %s\n\n", str(&s, fi, "evidence") ?: "");
+	fputc('\n', f);
 	for (i = 0; v && i < n; i++)
 		v[i] = json_array_get(pairs, i);
 	if (v)

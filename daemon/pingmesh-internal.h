@@ -27,14 +27,16 @@ struct host_tor {
 /* Steps st (PINGMESH_HOST_TORS_SQL) to its end: a new array in *ret (NULL when empty). */
 void pingmesh_read_host_tors(sqlite3_stmt *st, struct host_tor **ret, size_t *ret_n);
 
-/* Loads the window of one op and size and localizes: *ret_finding and, when doc is not NULL,
- * the matrix document in *doc (a new reference; without paths, its pairs carry no per-path
- * detail but "through" when a path crosses the finding's link). */
+/* Loads the window of one op and size and localizes: the findings in ret[0..*ret_n)
+ * (loc_analyze_all: at least one, ret[0] LOC_NONE when nothing is named; ret holds
+ * LOC_MAX_FINDINGS) and, when doc is not NULL, the matrix document in *doc (a new reference;
+ * without paths, its pairs carry no per-path detail but "through" when a path crosses a
+ * finding's link). */
 int pingmesh_analyze(struct store_reader *rd, int64_t now, int64_t window_ns, const char *op,
-		     unsigned size, bool with_paths, struct loc_finding *ret_finding, json_t **doc);
+		     unsigned size, bool with_paths, struct loc_finding *ret, size_t *ret_n, json_t **doc);
 /* The finding as the matrix and /metrics show it (a new reference). */
 json_t *pingmesh_finding_json(const struct loc_finding *f);
-/* The /metrics text of a finding and, with a matrix document, its pairs (malloc'd). */
-char *pingmesh_metrics_text(json_t *doc, const struct loc_finding *f, int64_t window_ns);
+/* The /metrics text of the findings f[0..n) and, with a matrix document, its pairs (malloc'd). */
+char *pingmesh_metrics_text(json_t *doc, const struct loc_finding *f, size_t n, int64_t window_ns);
 
 #endif

@@ -220,8 +220,16 @@ static bool through_subject(const struct loc_finding *f, const json_t *path)
 	return false;
 }
 
+static bool through_any(const struct loc_finding *f, size_t nf, const json_t *path)
+{
+	for (size_t k = 0; k < nf; k++)
+		if (through_subject(&f[k], path))
+			return true;
+	return false;
+}
+
 int pingmesh_analyze(struct store_reader *rd, int64_t now, int64_t window_ns, const char *op,
-		     unsigned size, bool with_paths, struct loc_finding *ret_finding, json_t **doc)
+		     unsigned size, bool with_paths, struct loc_finding *ret, size_t *ret_n, json_t **doc)
 {
 	struct cell *cells = NULL;
 	struct host_tor *tors = NULL;
@@ -256,9 +264,9 @@ int pingmesh_analyze(struct store_reader *rd, int64_t now, int64_t window_ns, co
 			if (x->npath < LOC_MAX_PATH && hmap_get(&links, json_string_value(l)))
 				x->path[x->npath++] = json_string_value(l);
 	}
-	loc_analyze(lr, n, NULL, ret_finding);
+	*ret_n = loc_analyze_all(lr, n, NULL, ret, LOC_MAX_FINDINGS);
 	if (doc) {
-		json_t *pairs = json_array(), *hosts = json_array();
+		json_t *pairs = json_array(), *hosts = json_array(), *findings = json_array();
 
 		for (size_t i = 0; i < ntors; i++)
 			json_array_append_new(hosts, json_pack("{s:s,s:s}", "host", tors[i].host, "tor", tors[i].tor));
@@ -276,7 +284,7 @@ int pingmesh_analyze(struct store_reader *rd, int64_t now, int64_t window_ns, co
 				p50 = cells[j].p50 > p50 ? cells[j].p50 : p50;
 				p99 = cells[j].p99 > p99 ? cells[j].p99 : p99;
 				pbad |= lr[j].bad;
-				through = through || through_subject(ret_finding, cells[j].path);
+				through = through || through_any(ret, *ret_n, cells[j].path);
 				if (paths)
 					json_array_append_new(paths, json_pack("{s:I,s:I,s:I,s:f,s:f,s:b,s:f,s:O}", "label",
 								       (json_int_t)cells[j].label, "n", (json_int_t)cells[j].n,
@@ -296,9 +304,11 @@ int pingmesh_analyze(struct store_reader *rd, int64_t now, int64_t window_ns, co
 			json_array_append_new(pairs, pair);
 			i = j;
 		}
-		*doc = json_pack("{s:f,s:s,s:I,s:o,s:o,s:o}", "window_s", (double)window_ns / 1e9, "op", op,
+		for (size_t k = 0; k < *ret_n && ret[0].kind != LOC_NONE; k++)
+			json_array_append_new(findings, pingmesh_finding_json(&ret[k]));
+		*doc = json_pack("{s:f,s:s,s:I,s:o,s:o,s:o,s:o}", "window_s", (double)window_ns / 1e9, "op", op,
 				 "size", (json_int_t)size, "hosts", hosts, "pairs", pairs, "finding",
-				 pingmesh_finding_json(ret_finding));
+				 pingmesh_finding_json(&ret[0]), "findings", findings);
 	}
 	r = 0;
 out:
@@ -318,7 +328,8 @@ int pingmesh_matrix(struct store_reader *rd, int64_t now, int64_t window_ns, con
 		    unsigned size, bool paths, json_t **ret, struct rf_err *e)
 {
 	struct pingmesh_conf c;
-	struct loc_finding f;
+	struct loc_finding f[LOC_MAX_FINDINGS];
+	size_t nf;
 	int r;
 
 	if (!op || !size) {
@@ -327,7 +338,7 @@ int pingmesh_matrix(struct store_reader *rd, int64_t now, int64_t window_ns, con
 		op = op ?: c.ops[0];
 		size = size ?: c.sizes[0];
 	}
-	if ((r = pingmesh_analyze(rd, now, window_ns, op, size, paths, &f, ret)) < 0)
+	if ((r = pingmesh_analyze(rd, now, window_ns, op, size, paths, f, &nf, ret)) < 0)
 		return rf_err_set(e, r, "STORE_ERROR", NULL, "cannot read the probe results");
 	return 0;
 }
@@ -422,8 +433,8 @@ static void render_pairs(struct buf *b, json_t *pairs, const char *name, const c
 	}
 }
 
-/* The finding, and with a matrix document its pairs, as Prometheus text. */
-char *pingmesh_metrics_text(json_t *doc, const struct loc_finding *f, int64_t window_ns)
+/* The findings, and with a matrix document its pairs, as Prometheus text. */
+char *pingmesh_metrics_text(json_t *doc, const struct loc_finding *f, size_t nf, int64_t window_ns)
 {
 	json_t *pairs = json_object_get(doc, "pairs");
 	char help[200];
@@ -442,15 +453,15 @@ char *pingmesh_metrics_text(json_t *doc, const struct loc_finding *f, int64_t wi
 		render_pairs(&b, pairs, "rocefab_probe_loss_ratio", help, "loss", 1);
 	}
 	buf_puts(&b, "# HELP rocefab_pingmesh_finding What the localization of the probe matrix names "
-		     "(kind none, host, link, tor or fabric; 1 for the current finding; none while the "
-		     "window holds no result).\n"
+		     "(kind none, host, link, tor or fabric; 1 for each current finding, several faults "
+		     "apart at once; none while the window holds no result).\n"
 		     "# TYPE rocefab_pingmesh_finding gauge\n");
 	/* no result (the hosts silent, the pingmesh off) is no evidence of health: no finding */
-	if (f->total) {
+	for (size_t k = 0; k < nf && f[0].total; k++) {
 		buf_puts(&b, "rocefab_pingmesh_finding{kind=\"");
-		label_value(&b, loc_kind_name(f->kind));
+		label_value(&b, loc_kind_name(f[k].kind));
 		buf_puts(&b, "\",subject=\"");
-		label_value(&b, f->subject);
+		label_value(&b, f[k].subject);
 		buf_puts(&b, "\"} 1\n");
 	}
 	if (b.oom) {

@@ -851,7 +851,10 @@ int pingmesh_localize(void *ctx, int64_t now)
 	struct pingmesh *pm = ctx;
 	struct store_reader *rd = store_reader_get(pm->store);
 	struct pingmesh_conf c;
-	struct loc_finding f;
+	struct loc_finding f[LOC_MAX_FINDINGS];
+	struct alert_finding af[LOC_MAX_FINDINGS];
+	char *details[LOC_MAX_FINDINGS] = { 0 }, evidence[LOC_MAX_FINDINGS][sizeof(f[0].evidence) + 600];
+	size_t nf = 0, na = 0;
 	json_t *doc = NULL;
 	char *text;
 	bool wanted;
@@ -865,13 +868,13 @@ int pingmesh_localize(void *ctx, int64_t now)
 	/* the primary op and size; the matrix of pairs (no paths) for the pairs in /metrics and
 	 * for the heatmap when someone looked at it in the last minute */
 	if ((r = pingmesh_conf_load(rd, &c)) == 0)
-		r = pingmesh_analyze(rd, now, pm->o.window_ns, c.ops[0], c.sizes[0], false, &f,
+		r = pingmesh_analyze(rd, now, pm->o.window_ns, c.ops[0], c.sizes[0], false, f, &nf,
 				     pm->o.metrics_pairs || wanted ? &doc : NULL);
 	store_reader_put(pm->store, rd);
 	if (r < 0)
 		return r;
 	/* what /metrics and GET /probes/matrix?paths=false show until the next pass */
-	text = pingmesh_metrics_text(pm->o.metrics_pairs ? doc : NULL, &f, pm->o.window_ns);
+	text = pingmesh_metrics_text(pm->o.metrics_pairs ? doc : NULL, f, nf, pm->o.window_ns);
 	{
 		char at[40];
 		char *m = NULL;
@@ -896,34 +899,35 @@ int pingmesh_localize(void *ctx, int64_t now)
 		pthread_mutex_unlock(&pm->prom_lock);
 	}
 	json_decref(doc);
-	{
-		struct alert_finding af = { .kind = loc_kind_name(f.kind), .subject = f.subject,
-					    .evidence = f.evidence };
-		char cause[512], evidence[sizeof(f.evidence) + 600], *details = NULL;
+	for (size_t k = 0; k < nf && f[0].kind != LOC_NONE; k++) {
+		char cause[512];
 		const char *ckind = NULL;
 
+		af[na] = (struct alert_finding){ .kind = loc_kind_name(f[k].kind), .subject = f[k].subject,
+						 .evidence = f[k].evidence };
 		/* what the PFC detector names explains it: attributed, not a second root cause */
-		if (f.kind != LOC_NONE && pm->explain &&
-		    pm->explain(pm->explain_ctx, loc_kind_name(f.kind), f.subject, pm->o.window_ns, cause, sizeof(cause),
-				&ckind)) {
+		if (pm->explain && pm->explain(pm->explain_ctx, loc_kind_name(f[k].kind), f[k].subject, pm->o.window_ns,
+					       cause, sizeof(cause), &ckind)) {
 			json_t *d = json_pack("{s:{s:s,s:s}}", "attributed_to", "kind", ckind, "subject", cause);
 
-			snprintf(evidence, sizeof(evidence), "%s; attributed to the %s of %s (not a root cause)",
-				 f.evidence,
+			snprintf(evidence[na], sizeof(evidence[na]),
+				 "%s; attributed to the %s of %s (not a root cause)", f[k].evidence,
 				 !strcmp(ckind, "pause_storm")	   ? "pause storm"
 				 : !strcmp(ckind, "slow_receiver") ? "slow receiver"
 				 : !strcmp(ckind, "persistent")	   ? "persistent deadlock"
 								   : "deadlock",
 				 cause);
-			af.evidence = evidence;
-			details = d ? json_dumps(d, JSON_COMPACT) : NULL;
-			af.details = details;
+			af[na].evidence = evidence[na];
+			details[na] = d ? json_dumps(d, JSON_COMPACT) : NULL;
+			af[na].details = details[na];
 			json_decref(d);
 		}
-		r = alerts_sync(pm->store, "pingmesh", alert_kinds, &af, f.kind == LOC_NONE ? 0 : 1, now);
-		free(details);
-		return r;
+		na++;
 	}
+	r = alerts_sync(pm->store, "pingmesh", alert_kinds, af, na, now);
+	for (size_t k = 0; k < na; k++)
+		free(details[k]);
+	return r;
 }
 
 int pingmesh_matrix_cached(struct pingmesh *pm, const char *op, unsigned size, int64_t window_ns,

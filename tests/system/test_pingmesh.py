@@ -247,6 +247,65 @@ def test_slow_nic_is_named_as_the_host(world):
     assert "rocefab_probe_" not in text, [ln for ln in text.splitlines() if "rocefab_probe_" in ln][:3]
 
 
+def test_two_faults_apart_are_both_named(world):
+    """A lossy link and, under another ToR, a host with a slow NIC, at once: both are named, each
+    its own alert.  (Before, the lossy link hid the slow host for as long as it lost.)"""
+    d, sim = start(world)
+    c = d.client("viewer")
+    wait_for(lambda: len(c.json("/api/v1/probes/matrix", params={"window": "3s"})["pairs"]) >= 288, 20,
+             what="the matrix filled")
+    sim.ctl("POST", "/v1/faults", {"type": "lossy_link", "link": "leaf1-spine0", "loss": 0.05}, expect=201)
+    sim.ctl("POST", "/v1/faults", {"type": "slow_receiver", "host": "h5", "rate_gbps": 5}, expect=201)
+    time.sleep(3.5)  # a window of rounds after the faults only, as above
+
+    def both():
+        m = c.json("/api/v1/probes/matrix", params={"window": "3s"})
+        named = {(f["kind"], f["subject"]) for f in m["findings"]}
+        return m if {("link", "leaf1-spine0"), ("host", "h5")} <= named else None
+    m = wait_for(both, 30, what="both faults named")
+    assert m["finding"] == m["findings"][0], m["finding"]
+    later = [f for f in m["findings"][1:] if (f["kind"], f["subject"]) in {("link", "leaf1-spine0"), ("host", "h5")}]
+    assert later and later[0]["evidence"].startswith("with the results of "), later
+    assert len(m["findings"]) == 2, m["findings"]  # nothing else: their neighbours are not faults
+    alerts = wait_for(lambda: (lambda a: a if {("link", "leaf1-spine0"), ("host", "h5")} <= a else None)(
+        {(a["kind"], a["subject"]) for a in c.json("/api/v1/alerts", params={"state": "active"})["items"]
+         if a["kind"] in ("host", "link", "tor", "fabric")}), 15, what="two alerts")
+    assert len(alerts) == 2, alerts
+    text = wait_for(lambda: (lambda t: t if 'rocefab_pingmesh_finding{kind="host",subject="h5"} 1' in t and
+                             'rocefab_pingmesh_finding{kind="link",subject="leaf1-spine0"} 1' in t else None)(
+        c.get("/metrics").text), 15, what="both findings in /metrics")
+    p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_a_lossy_link_stays_named_through_a_pause_storm(world):
+    """A pause storm under another ToR while a link loses: the link's alert stays active all
+    along, and the storm's hosts are named beside it.  (Before, the storm's losses took the
+    localization to "the fabric" and the link's alert was cleared.)"""
+    d, sim = start(world)
+    c = d.client("viewer")
+    wait_for(lambda: len(c.json("/api/v1/probes/matrix", params={"window": "3s"})["pairs"]) >= 288, 20,
+             what="the matrix filled")
+    sim.ctl("POST", "/v1/faults", {"type": "lossy_link", "link": "leaf1-spine0", "loss": 0.05}, expect=201)
+
+    def link_alert():
+        return next((a for a in c.json("/api/v1/alerts", params={"state": "active"})["items"]
+                     if (a["kind"], a["subject"]) == ("link", "leaf1-spine0")), None)
+    first = wait_for(link_alert, 30, what="the link's alert")
+    sim.ctl("POST", "/v1/faults", {"type": "pause_storm", "host": "h7"}, expect=201)
+    storm_named = set()
+    end = time.monotonic() + 15
+    while time.monotonic() < end:  # (a property over time: sampled, each sample checked)
+        m = c.json("/api/v1/probes/matrix", params={"window": "3s"})
+        named = [(f["kind"], f["subject"]) for f in m["findings"]]
+        assert ("link", "leaf1-spine0") in named, m["findings"]
+        storm_named |= {x for x in named if x in {("host", "h7"), ("host", "h6"), ("tor", "leaf0")}}
+        a = link_alert()
+        assert a and a["id"] == first["id"], (first, a)
+        time.sleep(0.5)
+    assert storm_named, "the storm's hosts were never named"
+
+
 # --- real hosts: the linux backend's probe server and probe rounds -----------------------------
 
 def lldp_tree(world, name, tor, port):

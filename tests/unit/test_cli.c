@@ -1106,6 +1106,15 @@ static void test_print_probes(void **state)
 	assert_printed(print_probes, "{'window_s': 10, 'op': 'write', 'size': 64, 'finding': {'kind': 'none'}}",
 		       "pingmesh over 10 s, write 64 B: 0 pairs of 0 hosts\nfinding:  none\nevidence: \n\n"
 		       "no pair measured in the window\n");
+	/* several faults apart: each with its evidence */
+	assert_printed(print_probes,
+		       "{'window_s': 10, 'op': 'write', 'size': 64, 'hosts': [], 'pairs': [],"
+		       " 'finding': {'kind': 'link', 'subject': 'leaf1-spine0', 'evidence': 'e1'},"
+		       " 'findings': [{'kind': 'link', 'subject': 'leaf1-spine0', 'evidence': 'e1'},"
+		       "              {'kind': 'host', 'subject': 'h5', 'evidence': 'e2'}]}",
+		       "pingmesh over 10 s, write 64 B: 0 pairs of 0 hosts\n"
+		       "finding:  link leaf1-spine0\nevidence: e1\nfinding:  host h5\nevidence: e2\n\n"
+		       "no pair measured in the window\n");
 }
 
 /* An acknowledged alert with the operators' mitigations: who, when, the change, why (made

@@ -12,17 +12,27 @@
 
 static char names[HOSTS][16], tors[4][16], links[16][40], access[HOSTS][40];
 
-static void init_names(void)
+/* Names as the demo's ("h5", "leaf1", "leaf1-spine0"), or with dashes in them ("gpu-5",
+ * "sw-leaf-1", "sw-leaf-1-sw-spine-0"). */
+static void init_names_as(bool dashed)
 {
+	const char *host = dashed ? "gpu-" : "h", *leaf = dashed ? "sw-leaf-" : "leaf",
+		   *spine = dashed ? "sw-spine-" : "spine";
+
 	for (unsigned h = 0; h < HOSTS; h++) {
-		snprintf(names[h], sizeof(names[h]), "h%u", h);
-		snprintf(access[h], sizeof(access[h]), "h%u-leaf%u", h, h / 4);
+		snprintf(names[h], sizeof(names[h]), "%s%u", host, h);
+		snprintf(access[h], sizeof(access[h]), "%s%u-%s%u", host, h, leaf, h / 4);
 	}
 	for (unsigned t = 0; t < 4; t++)
-		snprintf(tors[t], sizeof(tors[t]), "leaf%u", t);
+		snprintf(tors[t], sizeof(tors[t]), "%s%u", leaf, t);
 	for (unsigned t = 0; t < 4; t++)
 		for (unsigned sp = 0; sp < 2; sp++)
-			snprintf(links[t * 2 + sp], sizeof(links[0]), "leaf%u-spine%u", t, sp);
+			snprintf(links[t * 2 + sp], sizeof(links[0]), "%s%u-%s%u", leaf, t, spine, sp);
+}
+
+static void init_names(void)
+{
+	init_names_as(false);
 }
 
 /* every host probes every other on two paths (label = spine for inter-ToR pairs) */
@@ -61,6 +71,22 @@ static bool crosses(const struct loc_result *x, const char *link)
 }
 
 static struct loc_result r[HOSTS * HOSTS * 2];
+
+/* A fresh matrix where the links named (up to two; NULL: none) lose probes on 4 of 5 of the
+ * results through them, and probes to host (NULL: none) are slow; how many results. */
+static size_t lossy_and_slow(const char *link, const char *link2, const char *host)
+{
+	size_t n = matrix(r);
+	unsigned i = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		if (((link && crosses(&r[k], link)) || (link2 && crosses(&r[k], link2))) && i++ % 5)
+			r[k].lost = 1 + k % 3;
+		if (host && !strcmp(r[k].dst, host))
+			r[k].p99_us = 900;
+	}
+	return n;
+}
 
 static void test_lossy_link(void **state)
 {
@@ -105,6 +131,132 @@ static void test_slow_receiver_and_its_victim(void **state)
 	assert_non_null(strstr(f.evidence, "probes to h5"));
 	assert_non_null(strstr(f.evidence, "secondary"));
 	assert_non_null(strstr(f.evidence, "h4"));
+	/* h4 hangs off h5's ToR: its losses are h5's back-pressure, not a second fault */
+	{
+		struct loc_finding all[LOC_MAX_FINDINGS];
+
+		assert_int_equal(loc_analyze_all(r, n, NULL, all, LOC_MAX_FINDINGS), 1);
+		assert_string_equal(all[0].subject, "h5");
+	}
+}
+
+/* What a named fault's back-pressure does elsewhere is not another fault. */
+static void test_back_pressure_is_not_another_fault(void **state)
+{
+	struct loc_finding all[LOC_MAX_FINDINGS];
+	size_t n, nf;
+
+	(void)state;
+	init_names();
+	/* hosts whose ToR is unknown (no LLDP): h4's losses, h5's rack-mate, cannot be shown
+	 * apart from h5 */
+	n = matrix(r);
+	for (size_t k = 0; k < n; k++) {
+		r[k].src_tor = r[k].dst_tor = NULL;
+		r[k].npath = 0;
+		if (!strcmp(r[k].dst, "h5"))
+			r[k].lost = 14;
+		else if (!strcmp(r[k].src, "h4"))
+			r[k].lost = 3;
+	}
+	nf = loc_analyze_all(r, n, NULL, all, LOC_MAX_FINDINGS);
+	assert_int_equal(nf, 1);
+	assert_string_equal(all[0].subject, "h5");
+	assert_non_null(strstr(all[0].evidence, "secondary"));
+	/* a slow receiver (h5, under leaf1) slows its rack, and spine0, paused towards leaf1,
+	 * slows leaf2's uplink to it: slow, all of it, nothing lost; one fault */
+	n = matrix(r);
+	for (size_t k = 0; k < n; k++) {
+		if (!strcmp(r[k].dst, "h5"))
+			r[k].p99_us = 900;
+		else if (!strcmp(r[k].dst_tor, "leaf1"))
+			r[k].p99_us = 400;
+		else if (crosses(&r[k], "leaf2-spine0"))
+			r[k].p99_us = 300;
+	}
+	nf = loc_analyze_all(r, n, NULL, all, LOC_MAX_FINDINGS);
+	assert_int_equal(nf, 1);
+	/* a spine that drops on its links to leaf0, leaf2 and leaf3, none of which explains most
+	 * of the loss, and a slow host under leaf1: no one of those links is named as if it were
+	 * the fault (one, then another from one pass to the next) */
+	n = lossy_and_slow("leaf0-spine0", "leaf2-spine0", "h5");
+	for (size_t k = 0; k < n; k++)
+		if (crosses(&r[k], "leaf3-spine0") && k % 5)
+			r[k].lost = 1 + k % 3;
+	nf = loc_analyze_all(r, n, NULL, all, LOC_MAX_FINDINGS);
+	assert_int_equal(nf, 1);
+	assert_int_equal(all[0].kind, LOC_FABRIC);
+}
+
+/* Two faults at once, apart: a lossy link and a host that receives slowly elsewhere.  Both are
+ * named, the loss first; before, the lossy link hid the slow host for as long as it lost. */
+static void test_two_faults(void **state)
+{
+	struct loc_finding all[LOC_MAX_FINDINGS];
+	size_t n, nf;
+
+	(void)state;
+	init_names();
+	n = lossy_and_slow("leaf2-spine1", NULL, "h1"); /* (h1: under leaf0) */
+	nf = loc_analyze_all(r, n, NULL, all, LOC_MAX_FINDINGS);
+	assert_int_equal(nf, 2);
+	assert_int_equal(all[0].kind, LOC_LINK);
+	assert_string_equal(all[0].subject, "leaf2-spine1");
+	assert_int_equal(all[1].kind, LOC_HOST);
+	assert_string_equal(all[1].subject, "h1");
+	assert_non_null(strstr(all[1].evidence, "with the results of leaf2-spine1 set aside: "));
+	assert_non_null(strstr(all[1].evidence, "probes to h1"));
+	/* the marks are both findings': a slow result to h1 that does not cross the link is bad */
+	for (size_t k = 0; k < n; k++)
+		if (!strcmp(r[k].dst, "h1") && !crosses(&r[k], "leaf2-spine1"))
+			assert_true(r[k].bad);
+	/* one finding asked for: the first alone */
+	assert_int_equal(loc_analyze_all(r, n, NULL, all, 1), 1);
+	assert_string_equal(all[0].subject, "leaf2-spine1");
+	/* a slow host under an end of the lossy link: taken for its back-pressure, not named */
+	n = lossy_and_slow("leaf2-spine1", NULL, "h9"); /* (h9: under leaf2) */
+	assert_int_equal(loc_analyze_all(r, n, NULL, all, LOC_MAX_FINDINGS), 1);
+	assert_string_equal(all[0].subject, "leaf2-spine1");
+	/* two lossy links as bad as each other, apart: neither explains most of the loss alone */
+	n = lossy_and_slow("leaf2-spine1", "leaf0-spine0", NULL);
+	loc_analyze(r, n, NULL, &all[0]); /* one finding: the fabric */
+	assert_int_equal(all[0].kind, LOC_FABRIC);
+	nf = loc_analyze_all(r, n, NULL, all, LOC_MAX_FINDINGS);
+	assert_int_equal(nf, 2);
+	assert_int_equal(all[0].kind, LOC_LINK);
+	assert_int_equal(all[1].kind, LOC_LINK);
+	assert_true((!strcmp(all[0].subject, "leaf2-spine1") && !strcmp(all[1].subject, "leaf0-spine0")) ||
+		    (!strcmp(all[0].subject, "leaf0-spine0") && !strcmp(all[1].subject, "leaf2-spine1")));
+	/* the one not its consequence but named */
+	assert_null(strstr(all[0].evidence, "secondary"));
+	/* and losses spread everywhere on top: the fabric again */
+	for (size_t k = 0; k < n; k += 3)
+		r[k].lost = 1;
+	nf = loc_analyze_all(r, n, NULL, all, LOC_MAX_FINDINGS);
+	assert_int_equal(nf, 1);
+	assert_int_equal(all[0].kind, LOC_FABRIC);
+	for (size_t k = 0; k < n; k++)
+		assert_true(r[k].bad == (r[k].lost > 0));
+	/* with dashes in every name: the same two faults; and the slow host under an end of the
+	 * link not named (a link "sw-leaf-2-sw-spine-1" is split where its other way round is) */
+	for (int under = 0; under < 2; under++) {
+		init_names_as(true);
+		n = lossy_and_slow("sw-leaf-2-sw-spine-1", NULL, under ? "gpu-9" : "gpu-1");
+		nf = loc_analyze_all(r, n, NULL, all, LOC_MAX_FINDINGS);
+		assert_string_equal(all[0].subject, "sw-leaf-2-sw-spine-1");
+		assert_int_equal(nf, under ? 1 : 2);
+		if (!under)
+			assert_string_equal(all[1].subject, "gpu-1");
+	}
+	init_names();
+	/* nothing, and the fabric, are one finding */
+	n = matrix(r);
+	assert_int_equal(loc_analyze_all(r, n, NULL, all, LOC_MAX_FINDINGS), 1);
+	assert_int_equal(all[0].kind, LOC_NONE);
+	for (size_t k = 0; k < n; k += 5)
+		r[k].p99_us = 5000;
+	assert_int_equal(loc_analyze_all(r, n, NULL, all, LOC_MAX_FINDINGS), 1);
+	assert_int_equal(all[0].kind, LOC_FABRIC);
 }
 
 static void test_tor(void **state)
@@ -232,6 +384,8 @@ int main(void)
 		cmocka_unit_test(test_lossy_link),
 		cmocka_unit_test(test_slow_receiver_and_its_victim),
 		cmocka_unit_test(test_tor),
+		cmocka_unit_test(test_two_faults),
+		cmocka_unit_test(test_back_pressure_is_not_another_fault),
 		cmocka_unit_test(test_noise_and_spread),
 	};
 

@@ -437,6 +437,28 @@ def test_what_the_pingmesh_names_is_drawn_on_the_topology(demo, browser):
     assert browser.console_errors() == []
 
 
+def test_the_pingmesh_view_lists_every_fault_it_names(demo, browser):
+    """Two faults apart at once (a lossy link, a slow host under another ToR): the pingmesh view
+    says both, each with its evidence (it showed the first alone)."""
+    browser.login(demo.url, demo.viewer)
+    ids = [demo.sim.ctl("POST", "/v1/faults", f, expect=201)["id"]
+           for f in ({"type": "lossy_link", "link": "leaf1-spine0", "loss": 0.05},
+                     {"type": "slow_receiver", "host": "h5", "rate_gbps": 5})]
+    try:
+        browser.open(demo.url, "pingmesh")
+        faults = wait_for(lambda: (lambda t: t if any("leaf1-spine0" in x for x in t) and any(x.startswith("host h5")
+                                                                                             for x in t) else None)(
+            browser.js("return [...document.querySelectorAll('#pm-finding p.pm-fault')].map(p => p.textContent)")),
+            60, 0.5, what="both faults in the pingmesh view")
+        assert "faults apart" in browser.js("return document.querySelector('#pm-finding h2').textContent")
+        assert any("set aside" in x for x in faults), faults
+        browser.shot("pingmesh-two-faults")
+    finally:
+        for fid in ids:
+            demo.sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
+    assert browser.console_errors() == []
+
+
 def test_the_overview_says_when_every_agent_is_stale(demo, browser):
     """rocefabd's warnings are on the overview, and its rankings say they are old when every
     agent is stale (a trial: the simulator stopped, the overview showed the last rankings as

@@ -8,6 +8,9 @@ import { add, fmtPct, fmtTime, fmtUs, h, put, query, select, setQuery } from '..
 const METRICS = { p50: 'p50 latency', p99: 'p99 latency', loss: 'loss' };
 const WINDOWS = [['10s', '10 s'], ['30s', '30 s'], ['1m', '1 min'], ['5m', '5 min'], ['15m', '15 min']];
 
+// Every fault the localization names (an older rocefabd: its one finding, unless none).
+const findingsOf = (m) => m.findings || (m.finding && m.finding.kind && m.finding.kind !== 'none' ? [m.finding] : []);
+
 export function drawHeatmap(m, metric) {
   const t0 = performance.now();
   const natural = (x, y) => x.localeCompare(y, 'en', { numeric: true });
@@ -88,8 +91,7 @@ export function drawHeatmap(m, metric) {
   }
   g.fillText('dst →', margin + size - 36, 12);
   g.fillText('src ↓', 2, 12);
-  // the finding: its host's or ToR's rows and columns, or the pairs through its link
-  const f = m.finding || {};
+  // each finding: its host's or ToR's rows and columns, or the pairs through its links
   g.strokeStyle = '#000';
   g.lineWidth = 2;
   g.setLineDash([4, 3]);
@@ -97,12 +99,14 @@ export function drawHeatmap(m, metric) {
     g.strokeRect(margin, margin + i0 * cell, size, (i1 - i0) * cell);
     g.strokeRect(margin + i0 * cell, margin, (i1 - i0) * cell, size);
   };
-  if (f.kind === 'host' && idx.has(f.subject)) mark(idx.get(f.subject), idx.get(f.subject) + 1);
-  if (f.kind === 'tor') {
-    const ii = hosts.map((x, i) => (x.tor === f.subject ? i : -1)).filter((i) => i >= 0);
-    if (ii.length) mark(Math.min(...ii), Math.max(...ii) + 1);
+  for (const f of findingsOf(m)) {
+    if (f.kind === 'host' && idx.has(f.subject)) mark(idx.get(f.subject), idx.get(f.subject) + 1);
+    if (f.kind === 'tor') {
+      const ii = hosts.map((x, i) => (x.tor === f.subject ? i : -1)).filter((i) => i >= 0);
+      if (ii.length) mark(Math.min(...ii), Math.max(...ii) + 1);
+    }
   }
-  if (f.kind === 'link') {
+  if (findingsOf(m).some((f) => f.kind === 'link')) {
     for (const p of m.pairs) {
       if (!p.through) continue;
       g.strokeRect(margin + idx.get(p.dst) * cell, margin + idx.get(p.src) * cell, Math.max(cell, 2), Math.max(cell, 2));
@@ -156,10 +160,12 @@ export async function render(root) {
       say(Math.min(hm.N - 1, Math.max(0, cur[0] + d[0])), Math.min(hm.N - 1, Math.max(0, cur[1] + d[1])));
     });
     put(wrap, hm.canvas);
-    const f = m.finding || {};
-    put(finding, h('h2', {}, 'Localization'),
-      h('p', { class: f.kind && f.kind !== 'none' ? 'bad' : '' }, f.kind && f.kind !== 'none' ? h('strong', {}, `${f.kind} ${f.subject}: `) : '', f.evidence || 'no finding'),
-      ['host', 'tor', 'link'].includes(f.kind) ? h('p', { class: 'note' }, 'Outlined (dashed) on the map: the pairs it explains.') : null);
+    const fs = findingsOf(m);
+    put(finding, h('h2', {}, fs.length > 1 ? `Localization: ${fs.length} faults apart` : 'Localization'),
+      ...(fs.length ? fs : [m.finding || {}]).map((f) =>
+        h('p', { class: f.kind && f.kind !== 'none' ? 'bad pm-fault' : '' }, f.kind && f.kind !== 'none' ? h('strong', {}, `${f.kind} ${f.subject}: `) : '', f.evidence || 'no finding')),
+      fs.some((f) => ['host', 'tor', 'link'].includes(f.kind))
+        ? h('p', { class: 'note' }, `Outlined (dashed) on the map: the pairs ${fs.length > 1 ? 'they explain' : 'it explains'}.`) : null);
     put(head, 
       select('Show', 'pm-metric', Object.entries(METRICS), metric, (v) => { metric = v; setQuery({ metric, window: win }); refresh(); }),
       select('Window', 'pm-window', WINDOWS, win, (v) => { win = v; setQuery({ metric, window: win }); refresh(); }),
