@@ -24,6 +24,7 @@ struct api_conf {
 	uint64_t max_body;
 	uint64_t max_unread; /* bytes of answers built and not yet taken by their clients; a larger
 			      * one beyond it gets 503 BUSY (small ones always pass) */
+	uint64_t max_unread_per_client; /* the same, per client address (0: max_unread) */
 	int64_t conn_timeout_ns;
 	int anonymous_role; /* enum role granted to requests without a token */
 	bool metrics_public;

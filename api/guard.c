@@ -23,7 +23,7 @@
 /* Client addresses kept; beyond it the idle ones (no connection, bucket full) are forgotten,
  * and the table may grow to twice the clients still active before it is pruned again. */
 #define GUARD_CLIENTS_MAX 16384
-#define CLIENT_ADDR_LEN (INET6_ADDRSTRLEN + 3)
+#define CLIENT_ADDR_LEN GUARD_ADDR_LEN
 #define GUARD_LOG_WINDOW_NS (10 * NSEC_PER_SEC)
 
 struct guard_conn {
@@ -39,8 +39,9 @@ struct guard_conn {
 struct client {
 	char addr[CLIENT_ADDR_LEN];
 	unsigned conns; /* open */
-	double tokens;	/* of its rate bucket */
-	int64_t t;	/* of the last refill, monotonic ns */
+	double tokens;	 /* of its rate bucket */
+	int64_t t;	 /* of the last refill, monotonic ns */
+	uint64_t unread; /* bytes of answers built for it and not yet taken */
 };
 
 struct guard {
@@ -348,7 +349,8 @@ static double bucket_level(const struct guard *g, const struct client *cl, int64
 	return t > g->c.burst ? g->c.burst : t;
 }
 
-/* Forgets the clients with no connection whose bucket is full again.  Under g->lock. */
+/* Forgets the clients with no connection and no answer held whose bucket is full again.
+ * Under g->lock. */
 static void clients_prune(struct guard *g, int64_t now)
 {
 	struct hmap keep;
@@ -359,7 +361,7 @@ static void clients_prune(struct guard *g, int64_t now)
 	while (hmap_next(&g->clients, &it, NULL, &v)) {
 		struct client *cl = v;
 
-		if ((!cl->conns && bucket_level(g, cl, now) >= g->c.burst) ||
+		if ((!cl->conns && !cl->unread && bucket_level(g, cl, now) >= g->c.burst) ||
 		    hmap_put(&keep, cl->addr, cl, NULL) < 0)
 			free(cl);
 	}
@@ -414,6 +416,46 @@ bool guard_rate_take(struct guard *g, struct guard_conn *c)
 	if (!ok)
 		atomic_fetch_add(&g->rate_limited, 1);
 	return ok;
+}
+
+const char *guard_conn_addr(const struct guard_conn *c)
+{
+	return c && c->addr[0] ? c->addr : "?";
+}
+
+bool guard_unread_take(struct guard *g, struct guard_conn *c, uint64_t len, uint64_t limit, uint64_t *held,
+		       char addr[GUARD_ADDR_LEN])
+{
+	struct client *cl;
+	bool ok = true;
+
+	addr[0] = '\0';
+	if (!c || !c->addr[0])
+		return true;
+	pthread_mutex_lock(&g->lock);
+	cl = client_get(g, c->addr, tu_mono_ns());
+	if (cl) { /* (without memory for it the answer goes uncounted here) */
+		*held = cl->unread;
+		ok = cl->unread <= limit && len <= limit - cl->unread;
+		if (ok) {
+			cl->unread += len;
+			memcpy(addr, c->addr, GUARD_ADDR_LEN);
+		}
+	}
+	pthread_mutex_unlock(&g->lock);
+	return ok;
+}
+
+void guard_unread_put(struct guard *g, const char *addr, uint64_t len)
+{
+	struct client *cl;
+
+	if (!addr[0])
+		return;
+	pthread_mutex_lock(&g->lock);
+	if ((cl = hmap_get(&g->clients, addr))) /* (kept while it holds any: never pruned) */
+		cl->unread = cl->unread > len ? cl->unread - len : 0;
+	pthread_mutex_unlock(&g->lock);
 }
 
 void guard_render_metrics(struct guard *g, struct buf *out)

@@ -378,6 +378,7 @@ struct held {
 	struct api *api;
 	char *body;
 	size_t len;
+	char addr[GUARD_ADDR_LEN]; /* the client's, whose share it is counted in ("": none) */
 };
 
 static void held_free(void *cls)
@@ -385,8 +386,33 @@ static void held_free(void *cls)
 	struct held *h = cls;
 
 	atomic_fetch_sub_explicit(&h->api->unread, h->len, memory_order_relaxed);
+	guard_unread_put(h->api->guard, h->addr, h->len);
 	free(h->body);
 	free(h);
+}
+
+/* 503 BUSY for an answer of len bytes that does not fit: in all (client NULL; held: what all
+ * hold), or in what the client's address may hold (held: what it holds). */
+static int unread_busy(struct api_req *req, size_t len, uint64_t held, const char *client)
+{
+	struct api *a = req->api;
+	struct rf_err e = { 0 };
+
+	atomic_fetch_add_explicit(&a->unread_busy, 1, memory_order_relaxed);
+	if (client)
+		rf_err_set(&e, -EBUSY, "BUSY", NULL,
+			   "the answer of %zu KiB does not fit: %llu KiB of answers to your address (%s) "
+			   "wait for it to read them (api.max_unread_per_client %llu KiB); read them, or ask "
+			   "for less (limit, from and to)",
+			   len >> 10, (unsigned long long)(held >> 10), client,
+			   (unsigned long long)(a->conf.max_unread_per_client >> 10));
+	else
+		rf_err_set(&e, -EBUSY, "BUSY", NULL,
+			   "the answer of %zu KiB does not fit: %llu KiB of answers wait for their clients to "
+			   "read them (api.max_unread %llu KiB); try again, or ask for less (limit, from and to)",
+			   len >> 10, (unsigned long long)(held >> 10),
+			   (unsigned long long)(a->conf.max_unread >> 10));
+	return api_reply_problem(req, 503, &e);
 }
 
 int api_reply_encoded(struct api_req *req, unsigned status, const char *content_type, const char *encoding,
@@ -395,32 +421,30 @@ int api_reply_encoded(struct api_req *req, unsigned status, const char *content_
 	struct api *a = req->api;
 	struct MHD_Response *resp = NULL;
 	struct held *h = malloc(sizeof(*h));
-	uint64_t was = atomic_fetch_add_explicit(&a->unread, len, memory_order_relaxed);
+	/* (/metrics passes: the scrape is how the operator sees these bounds reached) */
+	bool bounded = len > UNREAD_SMALL && !(req->route && req->route->handler == h_metrics);
+	uint64_t was = atomic_fetch_add_explicit(&a->unread, len, memory_order_relaxed), held = 0;
+	bool fits = !bounded || (was <= a->conf.max_unread && len <= a->conf.max_unread - was);
+	char addr[GUARD_ADDR_LEN] = "";
 
-	/* (/metrics passes: the scrape is how the operator sees this bound reached) */
-	if (len > UNREAD_SMALL && !(req->route && req->route->handler == h_metrics) &&
-	    (was > a->conf.max_unread || len > a->conf.max_unread - was)) {
-		/* clients that do not read their answers (or many large ones at once) would hold
-		 * the daemon's memory: refuse what does not fit until they are taken */
-		struct rf_err e = { 0 };
-
+	/* clients that do not read their answers (or many large ones at once) would hold the
+	 * daemon's memory: refuse what does not fit until they are taken, in all and per client
+	 * address (one client cannot take the others' room) */
+	if (!fits || !guard_unread_take(a->guard, req->gc, len, bounded ? a->conf.max_unread_per_client : UINT64_MAX,
+					&held, addr)) {
 		atomic_fetch_sub_explicit(&a->unread, len, memory_order_relaxed);
-		atomic_fetch_add_explicit(&a->unread_busy, 1, memory_order_relaxed);
 		free(body);
 		free(h);
-		rf_err_set(&e, -EBUSY, "BUSY", NULL,
-			   "the answer of %zu KiB does not fit: %llu KiB of answers wait for their clients to "
-			   "read them (api.max_unread %llu KiB); try again, or ask for less (limit, from and to)",
-			   len >> 10, (unsigned long long)(was >> 10),
-			   (unsigned long long)(a->conf.max_unread >> 10));
-		return api_reply_problem(req, 503, &e);
+		return fits ? unread_busy(req, len, held, guard_conn_addr(req->gc)) : unread_busy(req, len, was, NULL);
 	}
 	if (h) {
 		*h = (struct held){ .api = a, .body = body, .len = len };
+		memcpy(h->addr, addr, sizeof(addr));
 		resp = MHD_create_response_from_buffer_with_free_callback_cls(len, body, held_free, h);
 	}
 	if (!resp) {
 		atomic_fetch_sub_explicit(&a->unread, len, memory_order_relaxed);
+		guard_unread_put(a->guard, addr, len);
 		free(body);
 		free(h);
 		return api_queue(req, status, NULL, content_type);
@@ -1222,7 +1246,8 @@ void api_render_metrics(struct api *a, struct buf *out)
 			"clients (api.max_unread).\n# TYPE rocefab_http_unread_bytes gauge\n"
 			"rocefab_http_unread_bytes %llu\n"
 			"# HELP rocefab_http_unread_refused_total Answers refused (503 BUSY) because they did not fit "
-			"in api.max_unread.\n# TYPE rocefab_http_unread_refused_total counter\n"
+			"in api.max_unread, or in their client address's api.max_unread_per_client.\n"
+			"# TYPE rocefab_http_unread_refused_total counter\n"
 			"rocefab_http_unread_refused_total %llu\n",
 		   (unsigned long long)atomic_load(&a->unread), (unsigned long long)atomic_load(&a->unread_busy));
 	guard_render_metrics(a->guard, out);
@@ -1347,6 +1372,8 @@ int api_start(const struct api_conf *c, const struct api_deps *d, struct api **r
 	a->conf = *c;
 	if (!a->conf.max_unread)
 		a->conf.max_unread = UINT64_MAX; /* none set: no bound */
+	if (!a->conf.max_unread_per_client || a->conf.max_unread_per_client > a->conf.max_unread)
+		a->conf.max_unread_per_client = a->conf.max_unread;
 	a->deps = *d;
 	pthread_mutex_init(&a->async_lock, NULL);
 	pthread_cond_init(&a->async_cond, NULL);

@@ -52,6 +52,9 @@ const struct conf_opt rocefabd_opts[] = {
 	CONF_OPT("api.max_unread", CONF_SIZE, S, max_unread, "256MiB",
 		 "answers built and not yet read by their clients, in all; an answer over 64 KiB that "
 		 "does not fit gets 503 BUSY", .min = 1LL << 20, .max = 1LL << 40),
+	CONF_OPT("api.max_unread_per_client", CONF_SIZE, S, max_unread_per_client, "64MiB",
+		 "the same, per client address (an IPv4 address, an IPv6 /64): one client cannot "
+		 "take the others' share", .min = 1LL << 20, .max = 1LL << 40),
 	CONF_OPT("api.connection_timeout", CONF_DURATION, S, conn_timeout, "30s",
 		 "idle HTTP connections are closed after this", .min = NSEC_PER_SEC,
 		 .max = 3600 * NSEC_PER_SEC),
@@ -431,7 +434,7 @@ static struct api_conf api_conf_of(const struct rocefabd_settings *s)
 {
 	return (struct api_conf){
 		.listen = s->listen, .threads = (unsigned)s->threads, .max_body = s->max_body,
-		.max_unread = s->max_unread,
+		.max_unread = s->max_unread, .max_unread_per_client = s->max_unread_per_client,
 		.conn_timeout_ns = s->conn_timeout,
 		.anonymous_role = s->anonymous_role == 1 ? ROLE_VIEWER : ROLE_NONE,
 		.metrics_public = s->metrics_public,

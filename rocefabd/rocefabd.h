@@ -17,6 +17,7 @@ struct rocefabd_settings {
 	int64_t threads;
 	uint64_t max_body;
 	uint64_t max_unread;
+	uint64_t max_unread_per_client;
 	int64_t conn_timeout;
 	int64_t request_timeout;
 	int64_t max_connections, max_client_connections;

@@ -330,12 +330,10 @@ def test_health_shows_the_database_only_to_readers(daemon):
     assert d.client("viewer").get("/api/v1/health").json()["store"]["path"] == d.db
 
 
-def test_answers_nobody_reads_are_bounded(world):
-    """Answers built and not yet taken by their clients count against api.max_unread: a client
-    that asks for large answers and never reads them (an attacker's viewer token asked for 20
-    answers of 25 MB and rocefabd's memory rose to 1 GB) gets 503 BUSY once they fill it, and
-    small answers (health, problems) still pass.  Once the clients go, the bytes come back."""
-    d = world.daemon(extra_conf="[api]\nmax_unread = 8MiB\n")
+def ports_daemon(world, conf):
+    """rocefabd (extra conf), with tokens viewer and agents, holding 3 switches of 7,000 ports
+    each: GET /api/v1/ports is an answer of 5-8 MiB, more than a socket's buffers take."""
+    d = world.daemon(extra_conf=conf)
     d.token("viewer", "viewer")
     d.token("agents", "agent", agent="sw*")
     d.start()
@@ -348,32 +346,47 @@ def test_answers_nobody_reads_are_bounded(world):
             "inventory": {"devices": [{"name": f"asic{k}", "kind": "switch", "driver": "test", "ports": ports}
                                       for k in range(7)]},
             "samples": []}).status_code == 200
-    c = d.client("viewer")
-    size = len(c.get("/api/v1/ports").content)
-    # an answer the bound applies to, larger than what a socket's buffers take (4 MiB at most)
+    size = len(d.client("viewer").get("/api/v1/ports").content)
     assert 8 << 20 > size > 5 << 20, size
     assert metric(d, "rocefab_http_unread_bytes") == 0
+    return d, size
+
+
+def hold_answers(d, src, most):
+    """Asks for the ports from src on new connections, taking a few KB of each answer and
+    reading no more, until one is refused or most are held: (the sockets, the refused answer's
+    first bytes or None)."""
     head = (f"GET /api/v1/ports HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {d.tokens['viewer']}\r\n"
             "Accept-Encoding: identity\r\n\r\n").encode()
     held = []
+    for _ in range(most):
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # take a few KB, then read no more
+        s.bind((src, 0))
+        s.settimeout(10)
+        s.connect((d.host, d.port))
+        s.sendall(head)
+        held.append(s)
+        first = s.recv(64)
+        if not first.startswith(b"HTTP/1.1 200"):
+            return held, first + s.recv(4096)
+    return held, None
+
+
+def test_answers_nobody_reads_are_bounded(world):
+    """Answers built and not yet taken by their clients count against api.max_unread: a client
+    that asks for large answers and never reads them (an attacker's viewer token asked for 20
+    answers of 25 MB and rocefabd's memory rose to 1 GB) gets 503 BUSY once they fill it, and
+    small answers (health, problems) still pass.  Once the clients go, the bytes come back."""
+    d, size = ports_daemon(world, "[api]\nmax_unread = 8MiB\n")
+    c = d.client("viewer")
+    held = []
     try:
-        refused = None
-        for _ in range(2 * (8 << 20) // (size - (4 << 20)) + 2):
-            s = socket.socket()
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # take a few KB, then read no more
-            s.bind((GOOD_ADDR, 0))
-            s.settimeout(10)
-            s.connect((d.host, d.port))
-            s.sendall(head)
-            held.append(s)
-            first = s.recv(64)
-            if not first.startswith(b"HTTP/1.1 200"):
-                refused = first
-                break
+        held, refused = hold_answers(d, GOOD_ADDR, 2 * (8 << 20) // (size - (4 << 20)) + 2)
         assert refused is not None and refused.startswith(b"HTTP/1.1 503"), (refused, size, metric(d, "rocefab_http_unread_bytes"))
         r = c.get("/api/v1/ports")
         problem(r, 503, "BUSY")
-        assert "api.max_unread" in r.json()["detail"], r.json()
+        assert "api.max_unread " in r.json()["detail"], r.json()
         assert c.get("/api/v1/health").status_code == 200  # small answers pass
         assert 8 << 20 >= metric(d, "rocefab_http_unread_bytes") > (8 << 20) - size
         assert metric(d, "rocefab_http_unread_refused_total") >= 2
@@ -382,6 +395,33 @@ def test_answers_nobody_reads_are_bounded(world):
             s.close()
     wait_for(lambda: metric(d, "rocefab_http_unread_bytes") == 0, 15, 0.1, what="the unread answers let go")
     assert c.get("/api/v1/ports").status_code == 200
+
+
+def test_one_client_cannot_take_the_others_room_for_answers(world):
+    """api.max_unread_per_client: one address that asks and never reads is refused at its own
+    share, and another address still gets its large answers (before, one viewer could fill
+    api.max_unread for every client but /metrics)."""
+    d, size = ports_daemon(world, "[api]\nmax_unread = 64MiB\nmax_unread_per_client = 12MiB\n")
+    held = []
+    try:
+        held, refused = hold_answers(d, FLOOD_ADDR, 2 * (12 << 20) // (size - (4 << 20)) + 2)
+        assert refused is not None and refused.startswith(b"HTTP/1.1 503"), refused
+        assert b"api.max_unread_per_client" in refused and FLOOD_ADDR.encode() in refused, refused
+        assert 12 << 20 >= metric(d, "rocefab_http_unread_bytes") > (12 << 20) - size
+        # another address: its answers fit (the total is far from api.max_unread)
+        other, refused = hold_answers(d, GOOD_ADDR, 1)
+        held += other
+        assert refused is None, refused
+        assert d.client("viewer").get("/api/v1/ports").status_code == 200
+    finally:
+        for s in held:
+            s.close()
+    wait_for(lambda: metric(d, "rocefab_http_unread_bytes") == 0, 15, 0.1, what="the unread answers let go")
+    # and the flooding address, once its answers are gone, gets its own again
+    held, refused = hold_answers(d, FLOOD_ADDR, 1)
+    for s in held:
+        s.close()
+    assert refused is None, refused
 
 
 def test_an_agent_that_keeps_reporting_new_ports_is_held_to_a_bound(world):
