@@ -553,7 +553,12 @@ static bool pressure(const struct shape *s, const struct loc_finding *set, size_
 		return true;
 	for (size_t k = 0; k < ns; k++) {
 		ends_of(s, &set[k], &ef);
-		if (ef.unknown || ends_meet(&ef, &eg))
+		if (ef.unknown)
+			return true;
+		/* (links that lose probes at a switch they share are each named: drops do not
+		 * spread by back-pressure; a spine that drops shows as its links) */
+		if (ends_meet(&ef, &eg) &&
+		    !(k < nf && set[k].kind == LOC_LINK && g->kind == LOC_LINK && set[k].by_loss && g->by_loss))
 			return true;
 		if (k < nf && !set[k].by_loss && !g->by_loss && ends_adjacent(s, &ef, &eg))
 			return true;
@@ -642,6 +647,33 @@ static void later_evidence(struct loc_finding *g, const struct loc_finding *name
 	g->evidence[len + room] = '\0';
 }
 
+/* The rest (sub[0..m)) reads as the fabric (*g): is it the back-pressure of what is named plus
+ * another fault?  The element that explains the largest share of it (coverage / LOC_MAX_FINDINGS
+ * at least) replaces *g when it is a neighbour of what is named or set aside (false: set it
+ * aside, and look again), or when most of the rest's bad results, by count, are through it (true:
+ * judge it as any other; else *g stays the fabric). */
+static bool relaxed(const struct shape *sh, struct loc_result *sub, size_t m, const struct loc_conf *few,
+		    const struct loc_finding *set, size_t ns, size_t nf, struct loc_finding *g)
+{
+	struct loc_finding g2;
+	unsigned bad = 0, through = 0;
+
+	loc_analyze(sub, m, few, &g2);
+	if (g2.kind != LOC_HOST && g2.kind != LOC_LINK && g2.kind != LOC_TOR)
+		return true;
+	if (pressure(sh, set, ns, nf, &g2)) {
+		*g = g2;
+		return false;
+	}
+	for (size_t k = 0; k < m; k++) {
+		bad += sub[k].bad;
+		through += sub[k].bad && explained_by(&sub[k], &g2);
+	}
+	if (through >= loc_defaults.coverage * bad)
+		*g = g2;
+	return true;
+}
+
 /* Adds to ret[0..1) the faults that what it sets aside leaves; returns how many findings there
  * are.  *left: the bad results that what is left at the end holds when it names nothing or
  * the fabric (else UINT_MAX); *others: what was set aside as back-pressure holds a link that
@@ -651,7 +683,10 @@ static size_t more(const struct shape *sh, struct loc_result *r, size_t n, const
 		   unsigned *left, bool *others)
 {
 	struct loc_finding set[2 * LOC_MAX_FINDINGS]; /* the named (first), and what was set aside */
+	struct loc_conf few = *conf;
 	size_t nf = 1, ns = 1;
+
+	few.coverage = loc_defaults.coverage / LOC_MAX_FINDINGS;
 
 	set[0] = ret[0];
 	memset(aside, 0, n * sizeof(*aside));
@@ -666,6 +701,11 @@ static size_t more(const struct shape *sh, struct loc_result *r, size_t n, const
 			break;
 		}
 		loc_analyze(sub, m, conf, g);
+		if (g->kind == LOC_FABRIC && conf->coverage > few.coverage &&
+		    !relaxed(sh, sub, m, &few, set, ns, nf, g)) {
+			ns++; /* (set aside: the back-pressure that made the rest look like the fabric) */
+			continue;
+		}
 		if (g->kind == LOC_NONE || g->kind == LOC_FABRIC) {
 			*left = g->bad;
 			break;

@@ -873,6 +873,49 @@ int pingmesh_localize(void *ctx, int64_t now)
 	store_reader_put(pm->store, rd);
 	if (r < 0)
 		return r;
+	for (size_t k = 0; k < nf && f[0].kind != LOC_NONE; k++) {
+		char cause[512];
+		const char *ckind = NULL;
+
+		af[na] = (struct alert_finding){ .kind = loc_kind_name(f[k].kind), .subject = f[k].subject,
+						 .evidence = f[k].evidence };
+		/* what the PFC detector names explains it: attributed, not a second root cause.  Over
+		 * the window and two passes: a probe lost is known at its timeout, and its result
+		 * reaches rocefabd with its host's next report (an operator's trial: a storm's victim
+		 * was raised as a root cause of its own 11 s after the storm ended) */
+		if (pm->explain && pm->explain(pm->explain_ctx, loc_kind_name(f[k].kind), f[k].subject,
+					       pm->o.window_ns + 2 * PINGMESH_PASS_NS, cause, sizeof(cause), &ckind)) {
+			json_t *d = json_pack("{s:{s:s,s:s}}", "attributed_to", "kind", ckind, "subject", cause);
+			const char *what = !strcmp(ckind, "pause_storm")   ? "pause storm"
+					   : !strcmp(ckind, "slow_receiver") ? "slow receiver"
+					   : !strcmp(ckind, "persistent")    ? "persistent deadlock"
+									     : "deadlock";
+			size_t sl = strlen(f[k].subject);
+
+			/* the host the detector's finding comes from: the same fault, not a consequence */
+			if (f[k].kind == LOC_HOST && !strncmp(cause, f[k].subject, sl) && cause[sl] == ' ')
+				snprintf(evidence[na], sizeof(evidence[na]),
+					 "%s; the PFC detector names it too: the %s of %s", f[k].evidence, what, cause);
+			else
+				snprintf(evidence[na], sizeof(evidence[na]),
+					 "%s; attributed to the %s of %s (not a root cause)", f[k].evidence, what,
+					 cause);
+			af[na].evidence = evidence[na];
+			details[na] = d ? json_dumps(d, JSON_COMPACT) : NULL;
+			/* and in the matrix the dashboard draws: the finding says so there too */
+			if (doc && d) {
+				json_t *at = json_object_get(d, "attributed_to"), *fk;
+
+				fk = json_array_get(json_object_get(doc, "findings"), k);
+				json_object_set(fk, "attributed_to", at);
+				if (k == 0)
+					json_object_set(json_object_get(doc, "finding"), "attributed_to", at);
+			}
+			af[na].details = details[na];
+			json_decref(d);
+		}
+		na++;
+	}
 	/* what /metrics and GET /probes/matrix?paths=false show until the next pass */
 	text = pingmesh_metrics_text(pm->o.metrics_pairs ? doc : NULL, f, nf, pm->o.window_ns);
 	{
@@ -899,31 +942,6 @@ int pingmesh_localize(void *ctx, int64_t now)
 		pthread_mutex_unlock(&pm->prom_lock);
 	}
 	json_decref(doc);
-	for (size_t k = 0; k < nf && f[0].kind != LOC_NONE; k++) {
-		char cause[512];
-		const char *ckind = NULL;
-
-		af[na] = (struct alert_finding){ .kind = loc_kind_name(f[k].kind), .subject = f[k].subject,
-						 .evidence = f[k].evidence };
-		/* what the PFC detector names explains it: attributed, not a second root cause */
-		if (pm->explain && pm->explain(pm->explain_ctx, loc_kind_name(f[k].kind), f[k].subject, pm->o.window_ns,
-					       cause, sizeof(cause), &ckind)) {
-			json_t *d = json_pack("{s:{s:s,s:s}}", "attributed_to", "kind", ckind, "subject", cause);
-
-			snprintf(evidence[na], sizeof(evidence[na]),
-				 "%s; attributed to the %s of %s (not a root cause)", f[k].evidence,
-				 !strcmp(ckind, "pause_storm")	   ? "pause storm"
-				 : !strcmp(ckind, "slow_receiver") ? "slow receiver"
-				 : !strcmp(ckind, "persistent")	   ? "persistent deadlock"
-								   : "deadlock",
-				 cause);
-			af[na].evidence = evidence[na];
-			details[na] = d ? json_dumps(d, JSON_COMPACT) : NULL;
-			af[na].details = details[na];
-			json_decref(d);
-		}
-		na++;
-	}
 	r = alerts_sync(pm->store, "pingmesh", alert_kinds, af, na, now);
 	for (size_t k = 0; k < na; k++)
 		free(details[k]);

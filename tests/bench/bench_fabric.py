@@ -165,6 +165,23 @@ def run(pfc_interval, seconds, phase):
             print(f"             of which per priority {len(prio):,} (api.metrics_priorities=3,4 keeps "
                   f"{lossless:,}: {series - len(prio) + lossless:,} series), per pingmesh pair {pairs:,} "
                   f"(api.metrics_probe_pairs)")
+            # the lists in natural order (Ethernet8 before Ethernet10: the sqlite collation
+            # natsort, which the ORDER BY cannot take from the key index), against reading the
+            # same rows in key order through Python's sqlite3 in the same run
+            import sqlite3
+            con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+            t0 = time.monotonic()
+            nrows = len(con.execute("SELECT * FROM ports p JOIN agents a ON a.id = p.agent_id "
+                                    "ORDER BY p.key").fetchall())
+            ref_ms = (time.monotonic() - t0) * 1e3
+            con.close()
+            for path in ("/api/v1/ports", "/api/v1/topology"):
+                t0 = time.monotonic()
+                body, _ = get_raw(url + path, vtok, "identity")
+                dt = (time.monotonic() - t0) * 1e3
+                print(f"lists        GET {path} (natural order): {len(body) / 1e6:.1f} MB in {dt:.0f} ms"
+                      + (f"; the {nrows:,} port rows alone in key order (Python's sqlite3): {ref_ms:.0f} ms"
+                         if path.endswith("ports") else ""))
             # what this fabric's counters take on disk, and the default retentions' projection
             # (measured on this run's database: tests/bench/bench_storage.c)
             sys.stdout.flush()

@@ -2,11 +2,15 @@
 Ctrl-C stops everything."""
 import json
 import os
+import re
 import signal
 import subprocess
 import time
 
 from conftest import BUILD, ROOT, free_addr, wait_for
+
+# a pingmesh alert the PFC detector's finding explains: a consequence of it, or its very host
+ATTRIBUTED = r"(attributed to the|the PFC detector names it too: the) %s"
 
 
 def demo_env(tmp_path):
@@ -85,7 +89,7 @@ def test_demo_names_the_pause_storm(tmp_path):
     assert len(storm) == 1 and "h7 nic0:1 priority 3" in storm[0] and "pauses leaf0:h7" in storm[0], alerts
     for l in alerts:
         if "pause_storm" not in l and "active" in l:
-            assert "attributed to the pause storm of h7 nic0:1 priority 3" in l, l
+            assert re.search(ATTRIBUTED % "pause storm of h7 nic0:1 priority 3", l), l
 
 
 def test_demo_attributes_to_a_storm_that_ended(tmp_path):
@@ -100,7 +104,7 @@ def test_demo_attributes_to_a_storm_that_ended(tmp_path):
     others = [l for l in alerts if "pause_storm" not in l and "active" in l]
     assert others, alerts  # (the pingmesh's window still holds the storm's lost probes)
     for l in others:
-        assert "attributed to the pause storm of h7 nic0:1 priority 3" in l, l
+        assert re.search(ATTRIBUTED % "pause storm of h7 nic0:1 priority 3", l), l
 
 
 def test_demo_attributes_to_a_slow_receiver(tmp_path):
@@ -115,7 +119,7 @@ def test_demo_attributes_to_a_slow_receiver(tmp_path):
     others = [l for l in alerts if "slow_receiver" not in l and "active" in l]
     assert others, alerts  # (the pingmesh sees leaf3's probes slow)
     for l in others:
-        assert "attributed to the slow receiver of" in l, l
+        assert re.search(ATTRIBUTED % "slow receiver of", l), l
 
 
 def test_demo_stops_on_ctrl_c(tmp_path):
