@@ -4,13 +4,13 @@
  *                        at most max_client_conns open connections (more are closed as
  *                        soon as they are accepted, and counted), and a token
  *                        bucket of rate requests/s (burst) for requests that carry no valid
- *                        token: the anonymous ones and the ones whose token is refused
+ *                        token: the anonymous ones and the ones whose token is refused;
+ *                        and the bytes of large answers built for it and not yet taken,
+ *                        which the server holds to a bound (guard_unread_take)
  *   per connection       a deadline: from its accept (or from the end of its previous answer)
  *                        the whole request, head and body, must have arrived within
  *                        request_timeout.  Bytes trickled in do not extend it, unlike
  *                        libmicrohttpd's idle timeout.  A connection past it is shut down.
- *                        and at most max_unread_per_client bytes of answers built and not
- *                        yet taken (guard_unread_take)
  *   library messages     libmicrohttpd's log lines (one per aborted connection) are counted
  *                        and at most GUARD_LOG_BURST of them are written per 10 s
  *

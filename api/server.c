@@ -429,9 +429,10 @@ int api_reply_encoded(struct api_req *req, unsigned status, const char *content_
 
 	/* clients that do not read their answers (or many large ones at once) would hold the
 	 * daemon's memory: refuse what does not fit until they are taken, in all and per client
-	 * address (one client cannot take the others' room) */
-	if (!fits || !guard_unread_take(a->guard, req->gc, len, bounded ? a->conf.max_unread_per_client : UINT64_MAX,
-					&held, addr)) {
+	 * address (one client cannot take the others' room; the large answers only, so that the
+	 * many small ones do not take the guard's lock) */
+	if (!fits || (bounded && !guard_unread_take(a->guard, req->gc, len, a->conf.max_unread_per_client, &held,
+						    addr))) {
 		atomic_fetch_sub_explicit(&a->unread, len, memory_order_relaxed);
 		free(body);
 		free(h);

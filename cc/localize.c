@@ -650,10 +650,10 @@ static void later_evidence(struct loc_finding *g, const struct loc_finding *name
 /* The rest (sub[0..m)) reads as the fabric (*g): is it the back-pressure of what is named plus
  * another fault?  The element that explains the largest share of it (coverage / LOC_MAX_FINDINGS
  * at least) replaces *g when it is a neighbour of what is named or set aside (false: set it
- * aside, and look again), or when most of the rest's bad results, by count, are through it (true:
- * judge it as any other; else *g stays the fabric). */
+ * aside, and look again), or when a share coverage of the rest's bad results, by count, are
+ * through it (true: judge it as any other; else *g stays the fabric). */
 static bool relaxed(const struct shape *sh, struct loc_result *sub, size_t m, const struct loc_conf *few,
-		    const struct loc_finding *set, size_t ns, size_t nf, struct loc_finding *g)
+		    double coverage, const struct loc_finding *set, size_t ns, size_t nf, struct loc_finding *g)
 {
 	struct loc_finding g2;
 	unsigned bad = 0, through = 0;
@@ -669,24 +669,22 @@ static bool relaxed(const struct shape *sh, struct loc_result *sub, size_t m, co
 		bad += sub[k].bad;
 		through += sub[k].bad && explained_by(&sub[k], &g2);
 	}
-	if (through >= loc_defaults.coverage * bad)
+	if (through >= coverage * bad)
 		*g = g2;
 	return true;
 }
 
-/* Adds to ret[0..1) the faults that what it sets aside leaves; returns how many findings there
- * are.  *left: the bad results that what is left at the end holds when it names nothing or
+/* Adds to ret[0..1) the faults that what it sets aside leaves, each judged with conf (a rest
+ * that reads as the fabric looked at again with few, unless NULL: relaxed()); returns how many
+ * findings there are.  *left: the bad results that what is left at the end holds when it names nothing or
  * the fabric (else UINT_MAX); *others: what was set aside as back-pressure holds a link that
  * shares a switch with a named link only. */
 static size_t more(const struct shape *sh, struct loc_result *r, size_t n, const struct loc_conf *conf,
-		   struct loc_finding *ret, size_t max, struct loc_result *sub, size_t *idx, bool *aside,
-		   unsigned *left, bool *others)
+		   const struct loc_conf *few, struct loc_finding *ret, size_t max, struct loc_result *sub, size_t *idx,
+		   bool *aside, unsigned *left, bool *others)
 {
 	struct loc_finding set[2 * LOC_MAX_FINDINGS]; /* the named (first), and what was set aside */
-	struct loc_conf few = *conf;
 	size_t nf = 1, ns = 1;
-
-	few.coverage = loc_defaults.coverage / LOC_MAX_FINDINGS;
 
 	set[0] = ret[0];
 	memset(aside, 0, n * sizeof(*aside));
@@ -701,8 +699,7 @@ static size_t more(const struct shape *sh, struct loc_result *r, size_t n, const
 			break;
 		}
 		loc_analyze(sub, m, conf, g);
-		if (g->kind == LOC_FABRIC && conf->coverage > few.coverage &&
-		    !relaxed(sh, sub, m, &few, set, ns, nf, g)) {
+		if (g->kind == LOC_FABRIC && few && !relaxed(sh, sub, m, few, conf->coverage, set, ns, nf, g)) {
 			ns++; /* (set aside: the back-pressure that made the rest look like the fabric) */
 			continue;
 		}
@@ -756,6 +753,7 @@ size_t loc_analyze_all(struct loc_result *r, size_t n, const struct loc_conf *co
 {
 	struct loc_result *sub;
 	struct loc_finding fabric;
+	struct loc_conf few; /* the relaxed coverage: a share of the bad */
 	struct shape sh;
 	size_t *idx, nf = 1;
 	unsigned left;
@@ -765,6 +763,8 @@ size_t loc_analyze_all(struct loc_result *r, size_t n, const struct loc_conf *co
 		return 0;
 	if (!conf)
 		conf = &loc_defaults;
+	few = *conf;
+	few.coverage = conf->coverage / LOC_MAX_FINDINGS;
 	loc_analyze(r, n, conf, &ret[0]);
 	if (ret[0].kind == LOC_NONE || max == 1)
 		return 1;
@@ -775,7 +775,7 @@ size_t loc_analyze_all(struct loc_result *r, size_t n, const struct loc_conf *co
 	if (!sub || !idx || !aside)
 		goto out;
 	if (ret[0].kind != LOC_FABRIC) {
-		nf = more(&sh, r, n, conf, ret, max, sub, idx, aside, &left, &others);
+		nf = more(&sh, r, n, conf, &few, ret, max, sub, idx, aside, &left, &others);
 		goto out;
 	}
 	/* no single element explains most of it: may a few hosts and links apart explain it?
@@ -783,20 +783,15 @@ size_t loc_analyze_all(struct loc_result *r, size_t n, const struct loc_conf *co
 	 * the bad results than one element may (1 - coverage) and nothing that names a host, link
 	 * or ToR, with no link set aside for sharing a switch with a named one (that switch's
 	 * fault, which no single finding names): else it is the fabric */
-	{
-		struct loc_conf few = *conf;
-
-		fabric = ret[0];
-		few.coverage = conf->coverage / LOC_MAX_FINDINGS;
-		loc_analyze(r, n, &few, &ret[0]);
-		if ((ret[0].kind == LOC_HOST || ret[0].kind == LOC_LINK) &&
-		    (nf = more(&sh, r, n, &few, ret, max, sub, idx, aside, &left, &others)) > 1 && !others &&
-		    left != UINT_MAX && left <= (1 - conf->coverage) * fabric.bad)
-			goto out;
-		nf = 1;
-		ret[0] = fabric;
-		loc_analyze(r, n, conf, &fabric); /* (its marks) */
-	}
+	fabric = ret[0];
+	loc_analyze(r, n, &few, &ret[0]);
+	if ((ret[0].kind == LOC_HOST || ret[0].kind == LOC_LINK) &&
+	    (nf = more(&sh, r, n, &few, NULL, ret, max, sub, idx, aside, &left, &others)) > 1 && !others &&
+	    left != UINT_MAX && left <= (1 - conf->coverage) * fabric.bad)
+		goto out;
+	nf = 1;
+	ret[0] = fabric;
+	loc_analyze(r, n, conf, &fabric); /* (its marks) */
 out:
 	for (size_t k = 0; k < nf; k++)
 		drop_named_secondary(&ret[k], ret, nf);

@@ -71,19 +71,19 @@ void loc_analyze(struct loc_result *r, size_t n, const struct loc_conf *c, struc
  * what is named already (a slow element pauses its neighbours, whose probes queue and time
  * out), set aside unnamed and the search goes on, when it is: under the same ToR as, or at an
  * end of a link of, one named or set aside (but a link that loses probes at a switch it shares
- * with a named one that does too: drops do not spread by back-pressure); a ToR; one whose ToR
- * is not known (it cannot be shown apart); or, both judged by latency, a link away from one
- * named.  "The fabric" is never a later finding: when the rest reads as the fabric, the element
- * that explains a share of it (coverage / LOC_MAX_FINDINGS) is set aside when it is
- * back-pressure (and the rest looked at again), named when most of the rest's bad results are
- * through it.  Where loc_analyze names the fabric (no element explains most of the bad
- * alone), a few hosts and links apart that each explain a share (coverage / LOC_MAX_FINDINGS
- * at least, the rates as ever) are named instead when together they leave nothing that names
- * a host, link or ToR, and no more of the bad results than one element may (1 - coverage), and
- * no link was set aside for sharing a switch with a named one (links that
- * share a switch are that switch's, which no single finding names).  Returns how many findings it wrote (1 when max >=
- * 1: the first is loc_analyze's, LOC_NONE included); the marks of the bad results are those of
- * every finding written. */
+ * with a named one that does too: drops do not spread by back-pressure); a ToR; one whose ToR,
+ * or that of a host named or set aside before it, is not known (they cannot be shown apart);
+ * or, both judged by latency, a link away from one named.  "The fabric" is never a later
+ * finding: when the rest reads as the fabric, the element that explains a share of it
+ * (coverage / LOC_MAX_FINDINGS) is set aside when it is back-pressure (and the rest looked at
+ * again), named when a share coverage of the rest's bad results are through it.  Where
+ * loc_analyze names the fabric (no element explains most of the bad alone), a few hosts and
+ * links apart that each explain a share (coverage / LOC_MAX_FINDINGS at least, the rates as
+ * ever) are named instead when together they leave nothing that names a host, link or ToR and
+ * no more of the bad results than one element may (1 - coverage), and no link was set aside
+ * for sharing a switch with a named one only (that switch's fault, which no finding names).
+ * Returns how many findings it wrote (1 when max >= 1: the first is loc_analyze's, LOC_NONE
+ * included); the marks of the bad results are those of every finding written. */
 size_t loc_analyze_all(struct loc_result *r, size_t n, const struct loc_conf *c, struct loc_finding *ret,
 		       size_t max);
 
