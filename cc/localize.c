@@ -566,6 +566,20 @@ static bool pressure(const struct shape *s, const struct loc_finding *set, size_
 	return false;
 }
 
+bool loc_names_link(const struct loc_finding *f, const char *link)
+{
+	size_t n = link ? strlen(link) : 0;
+
+	for (const char *s = f->subject; f->kind == LOC_LINK && link && *s;) {
+		size_t m = strcspn(s, "|");
+
+		if (m == n && !strncmp(s, link, n))
+			return true;
+		s += m + (s[m] == '|');
+	}
+	return false;
+}
+
 /* Result x is one of those finding f names: to or from its host, under its ToR, across one of
  * its links. */
 static bool explained_by(const struct loc_result *x, const struct loc_finding *f)
@@ -578,14 +592,9 @@ static bool explained_by(const struct loc_result *x, const struct loc_finding *f
 	case LOC_TOR:
 		return (x->src_tor && !strcmp(x->src_tor, s)) || (x->dst_tor && !strcmp(x->dst_tor, s));
 	case LOC_LINK:
-		while (*s) {
-			size_t m = strcspn(s, "|");
-
-			for (unsigned k = 0; k < x->npath; k++)
-				if (strlen(x->path[k]) == m && !strncmp(x->path[k], s, m))
-					return true;
-			s += m + (s[m] == '|');
-		}
+		for (unsigned k = 0; k < x->npath; k++)
+			if (loc_names_link(f, x->path[k]))
+				return true;
 		return false;
 	default:
 		return true;

@@ -86,5 +86,7 @@ void loc_analyze(struct loc_result *r, size_t n, const struct loc_conf *c, struc
  * included); the marks of the bad results are those of every finding written. */
 size_t loc_analyze_all(struct loc_result *r, size_t n, const struct loc_conf *c, struct loc_finding *ret,
 		       size_t max);
+/* Link ("a-b") is one that finding f names ("a-b", or "a-b|c-d" when links tie). */
+bool loc_names_link(const struct loc_finding *f, const char *link);
 
 #endif

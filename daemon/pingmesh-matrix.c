@@ -197,26 +197,15 @@ static int load_links(struct store_reader *rd, struct hmap *links, char ***ret_k
 	return r;
 }
 
-/* A link of the finding's subject ("a-b", or "a-b|c-d" when links tie) is on path. */
+/* A link of the finding's subject is on path. */
 static bool through_subject(const struct loc_finding *f, const json_t *path)
 {
 	const json_t *l;
 	size_t k;
 
-	if (f->kind != LOC_LINK || !path)
-		return false;
-	json_array_foreach(path, k, l) {
-		const char *link = json_string_value(l), *s = f->subject;
-		size_t n = link ? strlen(link) : 0;
-
-		while (link && *s) {
-			size_t m = strcspn(s, "|");
-
-			if (m == n && !strncmp(s, link, n))
-				return true;
-			s += m + (s[m] == '|');
-		}
-	}
+	json_array_foreach(path, k, l)
+		if (loc_names_link(f, json_string_value(l)))
+			return true;
 	return false;
 }
 

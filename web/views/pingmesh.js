@@ -164,8 +164,8 @@ export async function render(root) {
     put(finding, h('h2', {}, fs.length > 1 ? `Localization: ${fs.length} faults apart` : 'Localization'),
       ...(fs.length ? fs : [m.finding || {}]).map((f) =>
         h('p', { class: f.kind && f.kind !== 'none' ? 'bad pm-fault' : '' }, f.kind && f.kind !== 'none' ? h('strong', {}, `${f.kind} ${f.subject}: `) : '', f.evidence || 'no finding',
-          // the PFC detector's finding explains it (its alert says so too)
-          f.attributed_to ? h('em', { class: 'pm-attributed' }, ` — ${f.kind === 'host' && f.attributed_to.subject.startsWith(`${f.subject} `) ? 'the PFC detector names it too' : 'attributed to'} the ${f.attributed_to.kind.replace('_', ' ')} of ${f.attributed_to.subject}${f.kind === 'host' && f.attributed_to.subject.startsWith(`${f.subject} `) ? '' : ' (not a root cause)'}`) : '')),
+          // the PFC detector's finding explains it (its alert says how)
+          f.attributed_to ? h('em', { class: 'pm-attributed' }, ` — explained by the PFC detector's ${f.attributed_to.kind.replace('_', ' ')} of ${f.attributed_to.subject}`) : '')),
       fs.some((f) => ['host', 'tor', 'link'].includes(f.kind))
         ? h('p', { class: 'note' }, `Outlined (dashed) on the map: the pairs ${fs.length > 1 ? 'they explain' : 'it explains'}.`) : null);
     put(head, 
