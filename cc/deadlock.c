@@ -23,6 +23,7 @@ const struct cc_dl_conf cc_dl_defaults = {
 	.restore_us = 600000, /* 3 fast intervals of 200 ms */
 	.stuck_share = 0.9,
 	.slow_share = 0.2,
+	.slow_hold = 25,
 	.congestion_share = 0.5,
 	.max_listed = 64,
 	.action_timeout_us = 120000000, /* longer than a change's deadline and grace */
@@ -98,9 +99,18 @@ struct hold {
 	bool seen_lossy;	   /* a snapshot showed the port out of lossless mode since ACTIVE */
 };
 
+/* A slow receiver candidate, and once found (raised), what its last interval as one said: a
+ * slow receiver pauses only while more comes to it than it takes, so a bursty load leaves
+ * intervals between with nothing to pause for; it stays raised through slow_hold of them
+ * (before, its alert was cleared and raised again every few seconds while the fault went on). */
 struct slowc {
 	uintptr_t run;	     /* the run that saw it last (runs count from 1) */
 	int64_t read_to_us; /* the port's readings then (cc_port.read_to_us; 0: not known) */
+	bool raised;
+	int64_t last_us, interval_us; /* the end and length of its last interval as one */
+	uint64_t paused_us, rx_bytes;  /* and what it paused and took then */
+	unsigned prio;
+	char node[CC_DL_NAME], port[CC_DL_NAME];
 	char key[];
 };
 
@@ -1107,18 +1117,52 @@ static int add_storm(struct run *r, uint32_t culprit, unsigned prio, bool held, 
 	return 0;
 }
 
-static int add_slow_receiver(struct run *r, uint32_t port, unsigned prio)
+/* c's last interval as one ended before this one (held): said with how long ago. */
+static int add_slow_receiver(struct run *r, uint32_t port, const struct slowc *c)
 {
-	const struct cc_snap *s = r->s;
-	struct cc_dl_finding *f = one_port_finding(r, CC_DL_SLOW_RECEIVER, port, prio);
-	const struct cc_prio *e = cc_snap_prio(s, port, prio);
+	struct cc_dl_finding *f = one_port_finding(r, CC_DL_SLOW_RECEIVER, port, c->prio);
+	int n;
 
 	if (!f)
 		return -ENOMEM;
-	snprintf(f->summary, sizeof(f->summary),
-		 "slow receiver %s on priority %u: paused its switch port %llu of %lld us while taking %llu bytes",
-		 f->culprit, prio, (unsigned long long)e->v[CF_TX_PAUSE_US], (long long)s->interval_us,
-		 (unsigned long long)e->v[CF_RX_BYTES]);
+	n = snprintf(f->summary, sizeof(f->summary),
+		     "slow receiver %s on priority %u: paused its switch port %llu of %lld us while taking %llu bytes",
+		     f->culprit, c->prio, (unsigned long long)c->paused_us, (long long)c->interval_us,
+		     (unsigned long long)c->rx_bytes);
+	if (c->last_us < r->s->t_us) {
+		f->last_us = c->last_us;
+		if (n > 0 && (size_t)n < sizeof(f->summary))
+			snprintf(f->summary + n, sizeof(f->summary) - (size_t)n,
+				 ", %lld us ago (raised until it has not been one for %u intervals)",
+				 (long long)(r->s->t_us - c->last_us), r->d->conf.slow_hold);
+	}
+	return 0;
+}
+
+/* The slow receivers found before and not in this interval: kept while the last interval they
+ * were one in is under slow_hold intervals old (not when the host is a pause source now, or
+ * its port went down or away). */
+static int hold_slow_receivers(struct run *r, const bool *culprit_node)
+{
+	struct cc_dl *d = r->d;
+	const struct cc_snap *s = r->s;
+	const char *k;
+	void *v;
+
+	for (size_t i = 0; hmap_next(&d->slow, &i, &k, &v);) {
+		struct slowc *c = v;
+		int p;
+
+		if (!c->raised || c->run == d->runs || d->res.nfindings >= CC_DL_MAX_FINDINGS ||
+		    s->t_us - c->last_us >= (int64_t)d->conf.slow_hold * s->interval_us)
+			continue;
+		p = cc_snap_find_port(s, c->node, c->port);
+		if (p < 0 || s->ports[p].down || culprit_node[s->ports[p].node] || !cc_snap_prio(s, (uint32_t)p, c->prio))
+			continue;
+		c->run = d->runs; /* (kept by the sweep) */
+		if (add_slow_receiver(r, (uint32_t)p, c) < 0)
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -1462,12 +1506,13 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 			if (!c) {
 				size_t kl = strlen(key) + 1;
 
-				c = malloc(sizeof(*c) + kl);
+				c = calloc(1, sizeof(*c) + kl);
 				if (!c)
 					goto out;
 				memcpy(c->key, key, kl);
-				c->run = 0;
-				c->read_to_us = 0;
+				c->prio = pr;
+				snprintf(c->node, sizeof(c->node), "%s", s->nodes[cp->node].name);
+				snprintf(c->port, sizeof(c->port), "%s", cp->name);
 				if (hmap_put(&d->slow, c->key, c, NULL) < 0) {
 					free(c);
 					goto out;
@@ -1487,10 +1532,19 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 				again = c->run && (c->run + 1 == d->runs || tracked);
 			c->run = d->runs;
 			c->read_to_us = cp->read_to_us;
-			if (again && d->res.nfindings < CC_DL_MAX_FINDINGS && add_slow_receiver(&r, p, pr) < 0)
-				goto out;
+			c->last_us = s->t_us;
+			c->interval_us = s->interval_us;
+			c->paused_us = e->v[CF_TX_PAUSE_US];
+			c->rx_bytes = e->v[CF_RX_BYTES];
+			if (again && d->res.nfindings < CC_DL_MAX_FINDINGS) {
+				c->raised = true;
+				if (add_slow_receiver(&r, p, c) < 0)
+					goto out;
+			}
 		}
 	}
+	if (hold_slow_receivers(&r, culprit_node) < 0)
+		goto out;
 	if (add_congestion(&r) < 0)
 		goto out;
 

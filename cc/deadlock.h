@@ -17,7 +17,8 @@
  *                   the whole interval while it received nothing and its node has no stuck
  *                   queue (typically a NIC), with the stuck queues that wait on it (victims)
  *   slow_receiver   a host that pauses its switch port for a good share of the interval while
- *                   it keeps receiving
+ *                   it keeps receiving; held through slow_hold intervals that are not so (it
+ *                   pauses only while a burst comes to it)
  *   congestion      queues paused for most of the interval that still drain: recorded, never
  *                   an alarm
  *   persistent      a deadlock that formed again after its break was restored: the break is
@@ -56,6 +57,8 @@ struct cc_dl_conf {
 				 * culprit stopped pausing */
 	double stuck_share;	/* paused at least this share of the interval (0.9) */
 	double slow_share;	/* a host pausing this share while receiving: slow receiver (0.2) */
+	unsigned slow_hold;	/* a slow receiver found stays raised until it has not been one for
+				 * this many intervals (25: 5 s of 200 ms ones; 0: cleared at once) */
 	double congestion_share; /* paused this share while draining: congestion (0.5) */
 	unsigned max_listed;	/* victims and congested ports listed per finding (64) */
 	int64_t action_timeout_us; /* an action without an outcome this long is taken as done */
