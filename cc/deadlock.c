@@ -1157,7 +1157,8 @@ static int hold_slow_receivers(struct run *r, const bool *culprit_node)
 		    s->t_us - c->last_us >= (int64_t)d->conf.slow_hold * s->interval_us)
 			continue;
 		p = cc_snap_find_port(s, c->node, c->port);
-		if (p < 0 || s->ports[p].down || culprit_node[s->ports[p].node] || !cc_snap_prio(s, (uint32_t)p, c->prio))
+		if (p < 0 || s->ports[p].down || culprit_node[s->ports[p].node] ||
+		    !cc_snap_prio(s, (uint32_t)p, c->prio))
 			continue;
 		c->run = d->runs; /* (kept by the sweep) */
 		if (add_slow_receiver(r, (uint32_t)p, c) < 0)
