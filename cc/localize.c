@@ -143,6 +143,28 @@ static int specificity(enum cand_kind k)
 	return k == C_LINK ? 4 : k == C_HOST_IN || k == C_HOST_OUT ? 3 : k == C_HOST ? 2 : 1;
 }
 
+/* x (its share cov of the bad, its rate) explains better than b: a host or link that carries
+ * most of the bad before a ToR (a ToR covers what one host under it explains, and more: the
+ * host's back-pressure, or a fault beside it, which the rest's analysis names; before, the ToR
+ * was named whenever enough of its results were bad, and a slow host's finding flipped to its
+ * ToR and back as its rack-mates' timeouts came and went), then the larger share (a ToR with
+ * more of a spread-out bad than any host: not the host's), the higher rate, the more
+ * specific. */
+static bool better(const struct cand *x, double cov, double rate, const struct cand *b, double bcov, double brate)
+{
+	if (!b)
+		return true;
+	if (x->kind == C_TOR && b->kind != C_TOR && bcov > 0.5)
+		return false;
+	if (x->kind != C_TOR && b->kind == C_TOR && cov > 0.5)
+		return true;
+	if (fabs(cov - bcov) > 1e-9)
+		return cov > bcov;
+	if (fabs(rate - brate) > 1e-9)
+		return rate > brate;
+	return specificity(x->kind) > specificity(b->kind);
+}
+
 /* The best explanation of the bad weight total, or NULL. */
 static struct cand *best(struct cands *c, double total, const struct loc_conf *conf)
 {
@@ -155,11 +177,7 @@ static struct cand *best(struct cands *c, double total, const struct loc_conf *c
 		double cov = total > 0 ? x->weight / total : 0;
 		double need = x->kind == C_LINK ? conf->link_rate : conf->host_rate;
 
-		if (rate < need || cov < conf->coverage)
-			continue;
-		if (!b || cov > bcov + 1e-9 ||
-		    (fabs(cov - bcov) <= 1e-9 && (rate > brate + 1e-9 ||
-						  (fabs(rate - brate) <= 1e-9 && specificity(x->kind) > specificity(b->kind))))) {
+		if (rate >= need && cov >= conf->coverage && better(x, cov, rate, b, bcov, brate)) {
 			b = x;
 			bcov = cov;
 			brate = rate;
@@ -539,33 +557,6 @@ static bool ends_adjacent(const struct shape *s, const struct ends *a, const str
 	return false;
 }
 
-/* g is taken for the back-pressure of what set[0..ns) holds (nf of them named, first): see
- * loc_analyze_all. */
-static bool pressure(const struct shape *s, const struct loc_finding *set, size_t ns, size_t nf,
-		     const struct loc_finding *g)
-{
-	struct ends eg, ef;
-
-	if (g->kind == LOC_TOR)
-		return true;
-	ends_of(s, g, &eg);
-	if (eg.unknown || !eg.n)
-		return true;
-	for (size_t k = 0; k < ns; k++) {
-		ends_of(s, &set[k], &ef);
-		if (ef.unknown)
-			return true;
-		/* (links that lose probes at a switch they share are each named: drops do not
-		 * spread by back-pressure; a spine that drops shows as its links) */
-		if (ends_meet(&ef, &eg) &&
-		    !(k < nf && set[k].kind == LOC_LINK && g->kind == LOC_LINK && set[k].by_loss && g->by_loss))
-			return true;
-		if (k < nf && !set[k].by_loss && !g->by_loss && ends_adjacent(s, &ef, &eg))
-			return true;
-	}
-	return false;
-}
-
 bool loc_names_link(const struct loc_finding *f, const char *link)
 {
 	size_t n = link ? strlen(link) : 0;
@@ -599,6 +590,74 @@ static bool explained_by(const struct loc_result *x, const struct loc_finding *f
 	default:
 		return true;
 	}
+}
+
+/* A result goes through switch sw: under it, or across a link at it. */
+static bool through_switch(const struct shape *s, const struct loc_result *x, struct span sw)
+{
+	struct span e[2];
+
+	if ((x->src_tor && span_eq((struct span){ x->src_tor, strlen(x->src_tor) }, sw)) ||
+	    (x->dst_tor && span_eq((struct span){ x->dst_tor, strlen(x->dst_tor) }, sw)))
+		return true;
+	for (unsigned k = 0; k < x->npath; k++)
+		if (link_ends(s, x->path[k], strlen(x->path[k]), e) && (span_eq(e[0], sw) || span_eq(e[1], sw)))
+			return true;
+	return false;
+}
+
+/* Link g (found in the rest, sub[0..m)) loses probes well beyond the rest's other results
+ * through a switch at its end that is a host's ToR: the share of its results that are bad at
+ * least twice theirs, over 4 of them at least.  A host's back-pressure reaches every link of
+ * its ToR alike; drops at one link do not (an operator's trial: a lossy link at a slow host's
+ * ToR was taken for the host's back-pressure, and never named). */
+static bool stands_out(const struct shape *s, const struct loc_result *sub, size_t m, const struct loc_finding *g,
+		       const struct ends *eg, const struct ends *ef)
+{
+	for (unsigned i = 0; i < eg->n; i++) {
+		struct ends one = { .v = { eg->v[i] }, .n = 1 };
+		unsigned others = 0, bad = 0;
+
+		if (!ends_meet(&one, ef))
+			continue;
+		for (size_t k = 0; k < m; k++)
+			if (!explained_by(&sub[k], g) && through_switch(s, &sub[k], eg->v[i])) {
+				others++;
+				bad += sub[k].bad;
+			}
+		if (others < 4 || 2.0 * bad * g->through > (double)g->bad_through * others)
+			return false;
+	}
+	return true;
+}
+
+/* g, found in the rest sub[0..m), is taken for the back-pressure of what set[0..ns) holds (nf
+ * of them named, first): see loc_analyze_all. */
+static bool pressure(const struct shape *s, const struct loc_finding *set, size_t ns, size_t nf,
+		     const struct loc_finding *g, const struct loc_result *sub, size_t m)
+{
+	struct ends eg, ef;
+
+	if (g->kind == LOC_TOR)
+		return true;
+	ends_of(s, g, &eg);
+	if (eg.unknown || !eg.n)
+		return true;
+	for (size_t k = 0; k < ns; k++) {
+		ends_of(s, &set[k], &ef);
+		if (ef.unknown)
+			return true;
+		/* (links that lose probes at a switch they share are each named: drops do not
+		 * spread by back-pressure; a spine that drops shows as its links) */
+		if (ends_meet(&ef, &eg) &&
+		    !(k < nf && set[k].kind == LOC_LINK && g->kind == LOC_LINK && set[k].by_loss && g->by_loss) &&
+		    !(set[k].kind == LOC_HOST && g->kind == LOC_LINK && g->by_loss &&
+		      stands_out(s, sub, m, g, &eg, &ef)))
+			return true;
+		if (k < nf && !set[k].by_loss && !g->by_loss && ends_adjacent(s, &ef, &eg))
+			return true;
+	}
+	return false;
 }
 
 /* Link g shares a switch with a link named in set[0..nf), and with no host's or ToR's in
@@ -670,7 +729,7 @@ static bool relaxed(const struct shape *sh, struct loc_result *sub, size_t m, co
 	loc_analyze(sub, m, few, &g2);
 	if (g2.kind != LOC_HOST && g2.kind != LOC_LINK && g2.kind != LOC_TOR)
 		return true;
-	if (pressure(sh, set, ns, nf, &g2)) {
+	if (pressure(sh, set, ns, nf, &g2, sub, m)) {
 		*g = g2;
 		return false;
 	}
@@ -716,7 +775,7 @@ static size_t more(const struct shape *sh, struct loc_result *r, size_t n, const
 			*left = g->bad;
 			break;
 		}
-		if (pressure(sh, set, ns, nf, g)) {
+		if (pressure(sh, set, ns, nf, g, sub, m)) {
 			*others |= g->kind == LOC_LINK && link_meets_named(sh, set, ns, nf, g);
 			ns++;
 			continue;

@@ -286,7 +286,9 @@ def test_two_faults_apart_are_both_named(world):
     [{"type": "lossy_link", "link": "leaf1-spine0", "loss": 0.05}, {"type": "slow_receiver", "host": "h20", "rate_gbps": 5}],
     # two lossy links on one spine: one was named, the other taken for its back-pressure, in turn
     [{"type": "lossy_link", "link": "leaf1-spine0", "loss": 0.05}, {"type": "lossy_link", "link": "leaf2-spine0", "loss": 0.05}],
-], ids=["link-and-slow-host", "two-links-one-spine"])
+    # a lossy link at a slow receiver's ToR (h9 under leaf1)
+    [{"type": "lossy_link", "link": "leaf1-spine0", "loss": 0.05}, {"type": "slow_receiver", "host": "h9", "rate_gbps": 5}],
+], ids=["link-and-slow-host", "two-links-one-spine", "link-at-a-slow-hosts-tor"])
 def test_two_faults_stay_named_each_with_one_alert(world, faults):
     """An operator's trial: with two faults on, the link alert was raised and cleared again and
     again (8 alert ids in 3.5 minutes).  Every localization pass names both, and each keeps its
@@ -607,3 +609,4 @@ def test_links_the_topology_does_not_have_are_not_named(world):
         assert c.post("/api/v1/agents/hx1/report", json=report(seq, ["hx1-leaf9", "leaf9-spine7"])).status_code == 200
     f = finding(d.client("viewer"), window="60s")
     assert f["kind"] == "host" and f["subject"] == "hx1", f
+

@@ -279,6 +279,51 @@ static void test_two_faults(void **state)
 	assert_int_equal(all[0].kind, LOC_FABRIC);
 }
 
+/* A host that cannot receive (h9, under leaf2): all probes to it lost. */
+static size_t dead_h9(const char *link, unsigned every)
+{
+	size_t n = lossy_and_slow(link, NULL, NULL);
+	unsigned i = 0;
+
+	for (size_t k = 0; k < n; k++)
+		if (!strcmp(r[k].dst, "h9"))
+			r[k].lost = r[k].n;
+		else if (every && (!strcmp(r[k].src_tor, "leaf2") || !strcmp(r[k].dst_tor, "leaf2")) &&
+			 i++ % every == 0)
+			r[k].lost = 1;
+	return n;
+}
+
+/* An operator's trial: a lossy link at a slow host's ToR was taken for the host's
+ * back-pressure and never named, and the host's finding flipped to its ToR and back. */
+static void test_a_link_at_a_slow_hosts_tor(void **state)
+{
+	struct loc_finding all[LOC_MAX_FINDINGS];
+	size_t n;
+
+	(void)state;
+	init_names();
+	/* the link loses well beyond the ToR's other results: named after the host */
+	n = dead_h9("leaf2-spine1", 0);
+	assert_int_equal(loc_analyze_all(r, n, NULL, all, LOC_MAX_FINDINGS), 2);
+	assert_string_equal(all[0].subject, "h9");
+	assert_string_equal(all[1].subject, "leaf2-spine1");
+	/* its ToR's results all losing a little (back-pressure reaching each of its links alike),
+	 * the link a little more: not named */
+	n = dead_h9(NULL, 3);
+	for (size_t k = 0, i = 0; k < n; k++)
+		if (crosses(&r[k], "leaf2-spine1") && strcmp(r[k].dst, "h9") && i++ % 6 == 1)
+			r[k].lost = 1;
+	assert_int_equal(loc_analyze_all(r, n, NULL, all, LOC_MAX_FINDINGS), 1);
+	assert_string_equal(all[0].subject, "h9");
+	/* rack-mates losing on most results: the ToR explains every bad result, and most of its
+	 * results are bad, but the host carries most of the loss: the host, not its ToR */
+	n = dead_h9(NULL, 1);
+	assert_int_equal(loc_analyze_all(r, n, NULL, all, LOC_MAX_FINDINGS), 1);
+	assert_int_equal(all[0].kind, LOC_HOST);
+	assert_string_equal(all[0].subject, "h9");
+}
+
 static void test_tor(void **state)
 {
 	struct loc_finding f;
@@ -405,6 +450,7 @@ int main(void)
 		cmocka_unit_test(test_slow_receiver_and_its_victim),
 		cmocka_unit_test(test_tor),
 		cmocka_unit_test(test_two_faults),
+		cmocka_unit_test(test_a_link_at_a_slow_hosts_tor),
 		cmocka_unit_test(test_back_pressure_is_not_another_fault),
 		cmocka_unit_test(test_noise_and_spread),
 	};
