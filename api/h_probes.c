@@ -57,6 +57,8 @@ int h_probes_matrix(struct api_req *req)
 	if ((r = api_reader(req, &rd)))
 		return r < 0 ? r : 0;
 	r = pingmesh_matrix(rd, tu_now_ns(), window, op, size, paths, &doc, &e);
+	if (r == 0)
+		pingmesh_attribute(api_deps(req)->pingmesh, doc, window);
 	return api_finish(req, rd, r, doc, &e, 200);
 }
 

@@ -756,8 +756,13 @@ void print_probes(FILE *f, const json_t *d)
 		const char *kind = str(&s, x, "kind") ?: "?", *subj = str(&s, x, "subject");
 		bool both = subj && strcmp(subj, kind);
 
+		const json_t *at = json_object_get(x, "attributed_to");
+
 		fprintf(f, "finding:  %s%s%s\n", kind, both ? " " : "", both ? subj : "");
 		fprintf(f, "evidence: %s\n", str(&s, x, "evidence") ?: "");
+		if (json_is_object(at))
+			fprintf(f, "attributed to: %s %s (the PFC detector's finding)\n", str(&s, at, "kind") ?: "?",
+				str(&s, at, "subject") ?: "?");
 	}
 	fputc('\n', f);
 	for (i = 0; v && i < n; i++)

@@ -846,6 +846,48 @@ static const char *const alert_kinds[] = { "host", "link", "tor", "fabric", NULL
 /* How long after a request of the heatmap's matrix the localization pass keeps it ready. */
 #define HEATMAP_WANTED_NS (60 * NSEC_PER_SEC)
 
+/* The PFC detector's finding that explains a localization's (kind, subject) over the window and
+ * two passes, as {"kind", "subject"} (a new reference; its subject in cause, its alert kind in
+ * *ckind), or NULL.  Two passes: a probe lost is known at its timeout, and its result reaches
+ * rocefabd with its host's next report (an operator's trial: a storm's victim was raised as a
+ * root cause of its own 11 s after the storm ended). */
+static json_t *explained(struct pingmesh *pm, const char *kind, const char *subject, int64_t window_ns,
+			 char *cause, size_t len, const char **ckind)
+{
+	if (!pm->explain || !kind || !subject ||
+	    !pm->explain(pm->explain_ctx, kind, subject, window_ns + 2 * PINGMESH_PASS_NS, cause, len, ckind))
+		return NULL;
+	return json_pack("{s:s,s:s}", "kind", *ckind, "subject", cause);
+}
+
+/* The matrix document's finding k says what explains it (and "finding" too, the first). */
+static void mark_attributed(json_t *doc, size_t k, json_t *at)
+{
+	json_object_set(json_array_get(json_object_get(doc, "findings"), k), "attributed_to", at);
+	if (k == 0)
+		json_object_set(json_object_get(doc, "finding"), "attributed_to", at);
+}
+
+void pingmesh_attribute(struct pingmesh *pm, json_t *doc, int64_t window_ns)
+{
+	json_t *fk;
+	size_t k;
+
+	if (!pm)
+		return;
+	json_array_foreach(json_object_get(doc, "findings"), k, fk) {
+		char cause[512];
+		const char *ckind;
+		json_t *at = explained(pm, json_string_value(json_object_get(fk, "kind")),
+				       json_string_value(json_object_get(fk, "subject")), window_ns, cause,
+				       sizeof(cause), &ckind);
+
+		if (at)
+			mark_attributed(doc, k, at);
+		json_decref(at);
+	}
+}
+
 int pingmesh_localize(void *ctx, int64_t now)
 {
 	struct pingmesh *pm = ctx;
@@ -876,16 +918,14 @@ int pingmesh_localize(void *ctx, int64_t now)
 	for (size_t k = 0; k < nf && f[0].kind != LOC_NONE; k++) {
 		char cause[512];
 		const char *ckind = NULL;
+		json_t *at;
 
 		af[na] = (struct alert_finding){ .kind = loc_kind_name(f[k].kind), .subject = f[k].subject,
 						 .evidence = f[k].evidence };
-		/* what the PFC detector names explains it: attributed, not a second root cause.  Over
-		 * the window and two passes: a probe lost is known at its timeout, and its result
-		 * reaches rocefabd with its host's next report (an operator's trial: a storm's victim
-		 * was raised as a root cause of its own 11 s after the storm ended) */
-		if (pm->explain && pm->explain(pm->explain_ctx, loc_kind_name(f[k].kind), f[k].subject,
-					       pm->o.window_ns + 2 * PINGMESH_PASS_NS, cause, sizeof(cause), &ckind)) {
-			json_t *d = json_pack("{s:{s:s,s:s}}", "attributed_to", "kind", ckind, "subject", cause);
+		/* what the PFC detector names explains it: attributed, not a second root cause */
+		if ((at = explained(pm, loc_kind_name(f[k].kind), f[k].subject, pm->o.window_ns, cause, sizeof(cause),
+				    &ckind))) {
+			json_t *d = json_pack("{s:O}", "attributed_to", at);
 			const char *what = !strcmp(ckind, "pause_storm")   ? "pause storm"
 					   : !strcmp(ckind, "slow_receiver") ? "slow receiver"
 					   : !strcmp(ckind, "persistent")    ? "persistent deadlock"
@@ -903,14 +943,9 @@ int pingmesh_localize(void *ctx, int64_t now)
 			af[na].evidence = evidence[na];
 			details[na] = d ? json_dumps(d, JSON_COMPACT) : NULL;
 			/* and in the matrix the dashboard draws: the finding says so there too */
-			if (doc && d) {
-				json_t *at = json_object_get(d, "attributed_to"), *fk;
-
-				fk = json_array_get(json_object_get(doc, "findings"), k);
-				json_object_set(fk, "attributed_to", at);
-				if (k == 0)
-					json_object_set(json_object_get(doc, "finding"), "attributed_to", at);
-			}
+			if (doc)
+				mark_attributed(doc, k, at);
+			json_decref(at);
 			af[na].details = details[na];
 			json_decref(d);
 		}

@@ -91,6 +91,9 @@ int pingmesh_on_report(void *ctx, struct store *s, const struct report *rep, int
 typedef bool (*pingmesh_explain_fn)(void *ctx, const char *kind, const char *subject, int64_t window_ns, char *buf,
 				    size_t len, const char **ret_kind);
 void pingmesh_set_explainer(struct pingmesh *pm, pingmesh_explain_fn fn, void *ctx);
+/* Each finding of a matrix document (pingmesh_matrix's, over window_ns) that the explainer
+ * explains gets "attributed_to" {kind, subject}, as the localization pass's own matrix has. */
+void pingmesh_attribute(struct pingmesh *pm, json_t *doc, int64_t window_ns);
 
 /* A scheduler pass (daemon/sched.h): localizes from the current matrix, keeps the alerts in
  * step (a new finding raises one, one that is gone is cleared) and keeps the finding (and

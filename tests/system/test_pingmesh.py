@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, SIM_AGENTS, binary, wait_for
+from conftest import ROOT, SIM_AGENTS, binary, ctl, wait_for
 
 DEMO = os.path.join(ROOT, "sim", "scenarios", "demo.json")
 
@@ -345,6 +345,15 @@ def test_a_lossy_link_stays_named_through_a_pause_storm(world):
                                ["findings"] if f.get("attributed_to")), None), 30, what="an attributed finding")
     assert f["attributed_to"] == {"kind": "pause_storm", "subject": "h7 nic0:1 priority 3"}, f
     assert (f["kind"], f["subject"]) != ("link", "leaf1-spine0"), f
+    # and any other window, with paths (what rocefabctl probes asks for): computed then, it says
+    # so too (before, only the pass's own matrix did)
+    m = c.json("/api/v1/probes/matrix", params={"window": "30s"})
+    at = [g for g in m["findings"] if g.get("attributed_to")]
+    assert at and all(g["attributed_to"]["kind"] == "pause_storm" for g in at), m["findings"]
+    assert ("link", "leaf1-spine0") not in {(g["kind"], g["subject"]) for g in at}, at
+    out = ctl(d, "viewer", "probes")
+    assert out.returncode == 0 and \
+        "attributed to: pause_storm h7 nic0:1 priority 3 (the PFC detector's finding)" in out.stdout, out.stdout
 
 
 # --- real hosts: the linux backend's probe server and probe rounds -----------------------------

@@ -1115,6 +1115,15 @@ static void test_print_probes(void **state)
 		       "pingmesh over 10 s, write 64 B: 0 pairs of 0 hosts\n"
 		       "finding:  link leaf1-spine0\nevidence: e1\nfinding:  host h5\nevidence: e2\n\n"
 		       "no pair measured in the window\n");
+	/* one the PFC detector explains: said under it */
+	assert_printed(print_probes,
+		       "{'window_s': 10, 'op': 'write', 'size': 64, 'hosts': [], 'pairs': [],"
+		       " 'findings': [{'kind': 'tor', 'subject': 'leaf0', 'evidence': 'e1',"
+		       "               'attributed_to': {'kind': 'pause_storm', 'subject': 'h7 nic0:1 priority 3'}}]}",
+		       "pingmesh over 10 s, write 64 B: 0 pairs of 0 hosts\n"
+		       "finding:  tor leaf0\nevidence: e1\n"
+		       "attributed to: pause_storm h7 nic0:1 priority 3 (the PFC detector's finding)\n\n"
+		       "no pair measured in the window\n");
 }
 
 /* An acknowledged alert with the operators' mitigations: who, when, the change, why (made
