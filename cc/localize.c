@@ -58,9 +58,14 @@ struct cands {
 static struct cand *cand_get(struct cands *c, enum cand_kind kind, const char *name)
 {
 	char key[200];
+	size_t len = strnlen(name, sizeof(key) - 3);
 	void *v;
 
-	snprintf(key, sizeof(key), "%d/%s", kind, name);
+	/* "kind/name" (by hand: this runs for every element of every result) */
+	key[0] = (char)('0' + kind);
+	key[1] = '/';
+	memcpy(key + 2, name, len);
+	key[len + 2] = '\0';
 	v = hmap_get(&c->idx, key);
 	if (v)
 		return &c->v[(size_t)(uintptr_t)v - 1];

@@ -114,3 +114,7 @@ echo
 # (g) the pingmesh matrix as the results table grows (synthetic results, the daemon's GET)
 mkdir -p "$work/pingmesh"
 /usr/bin/python3 tests/bench/bench_pingmesh.py "$B" "$work/pingmesh"
+echo
+
+# (h) the pingmesh localization at 1,024 hosts: every pass's loc_analyze_all, healthy and on bad days
+"$B/bench/bench_localize" --runs "${BENCH_LOCALIZE_RUNS:-5}"
