@@ -101,12 +101,16 @@ struct hold {
 
 /* A slow receiver candidate, and once found (raised), what its last interval as one said: a
  * slow receiver pauses only while more comes to it than it takes, so a bursty load leaves
- * intervals between with nothing to pause for; it stays raised through slow_hold of them
- * (before, its alert was cleared and raised again every few seconds while the fault went on). */
+ * intervals between with nothing to pause for; it stays raised until slow_hold of them in a
+ * row (before, its alert was cleared and raised again every few seconds while the fault went
+ * on).  Those are counted as its port's readings come (a run that sees the same readings again
+ * is not another interval), not by the snapshots' clock, which may step. */
 struct slowc {
 	uintptr_t run;	     /* the run that saw it last (runs count from 1) */
 	int64_t read_to_us; /* the port's readings then (cc_port.read_to_us; 0: not known) */
 	bool raised;
+	unsigned quiet;		 /* raised: intervals since its last as one */
+	int64_t quiet_read_to_us; /* the readings the last of them counted */
 	int64_t last_us, interval_us; /* the end and length of its last interval as one */
 	uint64_t paused_us, rx_bytes;  /* and what it paused and took then */
 	unsigned prio;
@@ -1129,12 +1133,12 @@ static int add_slow_receiver(struct run *r, uint32_t port, const struct slowc *c
 		     "slow receiver %s on priority %u: paused its switch port %llu of %lld us while taking %llu bytes",
 		     f->culprit, c->prio, (unsigned long long)c->paused_us, (long long)c->interval_us,
 		     (unsigned long long)c->rx_bytes);
-	if (c->last_us < r->s->t_us) {
+	if (c->quiet) {
 		f->last_us = c->last_us;
 		if (n > 0 && (size_t)n < sizeof(f->summary))
 			snprintf(f->summary + n, sizeof(f->summary) - (size_t)n,
-				 ", %lld us ago (raised until it has not been one for %u intervals)",
-				 (long long)(r->s->t_us - c->last_us), r->d->conf.slow_hold);
+				 ", %u interval%s ago (raised until it has not been one for %u in a row)", c->quiet,
+				 c->quiet == 1 ? "" : "s", r->d->conf.slow_hold);
 	}
 	return 0;
 }
@@ -1153,12 +1157,18 @@ static int hold_slow_receivers(struct run *r, const bool *culprit_node)
 		struct slowc *c = v;
 		int p;
 
-		if (!c->raised || c->run == d->runs || d->res.nfindings >= CC_DL_MAX_FINDINGS ||
-		    s->t_us - c->last_us >= (int64_t)d->conf.slow_hold * s->interval_us)
+		if (!c->raised || c->run == d->runs || d->res.nfindings >= CC_DL_MAX_FINDINGS)
 			continue;
 		p = cc_snap_find_port(s, c->node, c->port);
 		if (p < 0 || s->ports[p].down || culprit_node[s->ports[p].node] ||
 		    !cc_snap_prio(s, (uint32_t)p, c->prio))
+			continue;
+		/* another interval without it: new readings, or (readings not known) another run */
+		if (!s->ports[p].read_to_us || s->ports[p].read_to_us != c->quiet_read_to_us) {
+			c->quiet++;
+			c->quiet_read_to_us = s->ports[p].read_to_us;
+		}
+		if (c->quiet >= d->conf.slow_hold)
 			continue;
 		c->run = d->runs; /* (kept by the sweep) */
 		if (add_slow_receiver(r, (uint32_t)p, c) < 0)
@@ -1535,6 +1545,8 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 			c->read_to_us = cp->read_to_us;
 			c->last_us = s->t_us;
 			c->interval_us = s->interval_us;
+			c->quiet = 0;
+			c->quiet_read_to_us = cp->read_to_us;
 			c->paused_us = e->v[CF_TX_PAUSE_US];
 			c->rx_bytes = e->v[CF_RX_BYTES];
 			if (again && d->res.nfindings < CC_DL_MAX_FINDINGS) {

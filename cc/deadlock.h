@@ -17,8 +17,8 @@
  *                   the whole interval while it received nothing and its node has no stuck
  *                   queue (typically a NIC), with the stuck queues that wait on it (victims)
  *   slow_receiver   a host that pauses its switch port for a good share of the interval while
- *                   it keeps receiving; held through slow_hold intervals that are not so (it
- *                   pauses only while a burst comes to it)
+ *                   it keeps receiving; raised until slow_hold intervals in a row are not so
+ *                   (it pauses only while a burst comes to it)
  *   congestion      queues paused for most of the interval that still drain: recorded, never
  *                   an alarm
  *   persistent      a deadlock that formed again after its break was restored: the break is

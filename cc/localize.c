@@ -8,7 +8,8 @@
  * (coverage).  Bad results on fewer than min_pairs pairs name nothing (one pair cannot tell its
  * source from its destination; one slow pair is an outlier), nor do a few scattered bad ones
  * (lost or slow) that no element explains.  The one with the largest coverage wins; ties go to
- * the higher rate, then to the more specific element.  Faults spread under PFC (a slow receiver
+ * the higher rate, then to the more specific element; a ToR gives way to a host under it that
+ * explains too.  Faults spread under PFC (a slow receiver
  * pauses its ToR, which pauses the senders behind it), so the winner is the element the worst
  * results share, and the next best explanation of what is left is reported as secondary. */
 #include <limits.h>
@@ -148,20 +149,11 @@ static int specificity(enum cand_kind k)
 	return k == C_LINK ? 4 : k == C_HOST_IN || k == C_HOST_OUT ? 3 : k == C_HOST ? 2 : 1;
 }
 
-/* x (its share cov of the bad, its rate) explains better than b: a host or link that carries
- * most of the bad before a ToR (a ToR covers what one host under it explains, and more: the
- * host's back-pressure, or a fault beside it, which the rest's analysis names; before, the ToR
- * was named whenever enough of its results were bad, and a slow host's finding flipped to its
- * ToR and back as its rack-mates' timeouts came and went), then the larger share (a ToR with
- * more of a spread-out bad than any host: not the host's), the higher rate, the more
- * specific. */
+/* x (its share cov of the bad, its rate) explains better than b: the larger share, the higher
+ * rate, the more specific. */
 static bool better(const struct cand *x, double cov, double rate, const struct cand *b, double bcov, double brate)
 {
 	if (!b)
-		return true;
-	if (x->kind == C_TOR && b->kind != C_TOR && bcov > 0.5)
-		return false;
-	if (x->kind != C_TOR && b->kind == C_TOR && cov > 0.5)
 		return true;
 	if (fabs(cov - bcov) > 1e-9)
 		return cov > bcov;
@@ -170,25 +162,58 @@ static bool better(const struct cand *x, double cov, double rate, const struct c
 	return specificity(x->kind) > specificity(b->kind);
 }
 
-/* The best explanation of the bad weight total, or NULL. */
-static struct cand *best(struct cands *c, double total, const struct loc_conf *conf)
+/* Explains: most results through it bad, and it carries coverage of the bad weight total. */
+static bool explains(const struct cand *x, double total, const struct loc_conf *conf, double *cov, double *rate)
 {
-	struct cand *b = NULL;
-	double bcov = 0, brate = 0;
+	*rate = x->through ? (double)x->bad / x->through : 0;
+	*cov = total > 0 ? x->weight / total : 0;
+	return *rate >= (x->kind == C_LINK ? conf->link_rate : conf->host_rate) && *cov >= conf->coverage;
+}
 
-	for (size_t i = 0; i < c->n; i++) {
-		struct cand *x = &c->v[i];
-		double rate = x->through ? (double)x->bad / x->through : 0;
-		double cov = total > 0 ? x->weight / total : 0;
-		double need = x->kind == C_LINK ? conf->link_rate : conf->host_rate;
+/* The ToR of a host, as the results say (NULL: unknown). */
+static const char *tor_of(const struct loc_result *r, size_t n, const char *host)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(r[i].src, host))
+			return r[i].src_tor;
+		if (!strcmp(r[i].dst, host))
+			return r[i].dst_tor;
+	}
+	return NULL;
+}
 
-		if (rate >= need && cov >= conf->coverage && better(x, cov, rate, b, bcov, brate)) {
-			b = x;
+/* The best explanation of the bad weight total, or NULL.  A ToR gives way to a host under it
+ * that explains too (the ToR covers what the host explains, and more: the host's back-pressure,
+ * or a fault beside it, which the rest's analysis names; before, the ToR was named whenever
+ * enough of its results were bad, and a slow host's finding flipped to its ToR and back as its
+ * rack-mates' timeouts came and went).  Not to a link at it: a ToR that fails shows on its
+ * uplinks as well, and on one alone when the others carry nothing. */
+static struct cand *best(struct cands *c, double total, const struct loc_conf *conf, const struct loc_result *r,
+			 size_t n)
+{
+	struct cand *b = NULL, *h = NULL;
+	double bcov = 0, brate = 0, hcov = 0, hrate = 0, cov, rate;
+
+	for (size_t i = 0; i < c->n; i++)
+		if (explains(&c->v[i], total, conf, &cov, &rate) && better(&c->v[i], cov, rate, b, bcov, brate)) {
+			b = &c->v[i];
 			bcov = cov;
 			brate = rate;
 		}
+	if (!b || b->kind != C_TOR)
+		return b;
+	for (size_t i = 0; i < c->n; i++) {
+		struct cand *x = &c->v[i];
+		const char *t;
+
+		if (x->kind == C_LINK || x->kind == C_TOR || !explains(x, total, conf, &cov, &rate) ||
+		    !better(x, cov, rate, h, hcov, hrate) || !(t = tor_of(r, n, x->name)) || strcmp(t, b->name))
+			continue;
+		h = x;
+		hcov = cov;
+		hrate = rate;
 	}
-	return b;
+	return h ?: b;
 }
 
 static void name_of(const struct cand *x, char *out, size_t len)
@@ -293,7 +318,7 @@ static void analyze(struct loc_result *r, size_t n, const struct loc_conf *conf,
 			 lossy ? "" : ": an outlier");
 		goto out;
 	}
-	b = best(&c, total, conf);
+	b = best(&c, total, conf, r, n);
 	if (lossy)
 		snprintf(badly, sizeof(badly), "lost probes (%.0f of %.0f probes)", lost, sent);
 	else
@@ -402,16 +427,35 @@ void loc_analyze(struct loc_result *r, size_t n, const struct loc_conf *conf, st
 
 /* --- several faults ------------------------------------------------------------------------------ */
 
-/* The fabric's shape as the results show it: hosts, ToRs and the links on paths (each name to
- * itself; the results' own strings). */
+struct span {
+	const char *p;
+	size_t len;
+};
+
+/* A link on a path and its two ends (ok: it has two). */
+struct lend {
+	const char *name;
+	struct span e[2];
+	bool ok;
+};
+
+/* The fabric's shape as the results show it: hosts and ToRs (each name to itself; the results'
+ * own strings), and the links on paths (each to its ends, worked out once: the searches ask
+ * for them for every result). */
 struct shape {
 	const struct loc_result *r;
 	size_t n;
 	struct hmap hosts, tors, links;
+	struct lend *ends;
 };
+
+static bool link_ends(const struct shape *s, const char *l, size_t m, struct span ends[2]);
 
 static void shape_init(struct shape *s, const struct loc_result *r, size_t n)
 {
+	const char *key;
+	void *val;
+
 	s->r = r;
 	s->n = n;
 	hmap_init(&s->hosts);
@@ -428,6 +472,26 @@ static void shape_init(struct shape *s, const struct loc_result *r, size_t n)
 		for (unsigned k = 0; k < r[i].npath; k++)
 			hmap_put(&s->links, r[i].path[k], (void *)r[i].path[k], NULL);
 	}
+	/* (without room, the ends are worked out when asked) */
+	s->ends = calloc(s->links.len + 1, sizeof(*s->ends));
+	for (size_t it = 0, i = 0; s->ends && hmap_next(&s->links, &it, &key, &val); i++) {
+		s->ends[i].name = key;
+		s->ends[i].ok = link_ends(s, key, strlen(key), s->ends[i].e);
+	}
+	for (size_t i = 0; s->ends && i < s->links.len; i++) /* (a key's value replaced: no insertion) */
+		hmap_put(&s->links, s->ends[i].name, &s->ends[i], NULL);
+}
+
+/* The ends of a link on a path (link_ends, from the shape's cache). */
+static bool ends_known(const struct shape *s, const char *l, struct span e[2])
+{
+	const struct lend *x = s->ends ? hmap_get(&s->links, l) : NULL;
+
+	if (!x)
+		return link_ends(s, l, strlen(l), e);
+	e[0] = x->e[0];
+	e[1] = x->e[1];
+	return x->ok;
 }
 
 static void shape_fini(struct shape *s)
@@ -435,12 +499,8 @@ static void shape_fini(struct shape *s)
 	hmap_fini(&s->hosts);
 	hmap_fini(&s->tors);
 	hmap_fini(&s->links);
+	free(s->ends);
 }
-
-struct span {
-	const char *p;
-	size_t len;
-};
 
 static bool span_eq(struct span a, struct span b)
 {
@@ -548,7 +608,7 @@ static bool ends_adjacent(const struct shape *s, const struct ends *a, const str
 		struct span e[2];
 		struct ends one = { .n = 1 };
 
-		if (!link_ends(s, key, strlen(key), e))
+		if (!ends_known(s, key, e))
 			continue;
 		for (int k = 0; k < 2; k++) {
 			one.v[0] = e[k];
@@ -606,19 +666,28 @@ static bool through_switch(const struct shape *s, const struct loc_result *x, st
 	    (x->dst_tor && span_eq((struct span){ x->dst_tor, strlen(x->dst_tor) }, sw)))
 		return true;
 	for (unsigned k = 0; k < x->npath; k++)
-		if (link_ends(s, x->path[k], strlen(x->path[k]), e) && (span_eq(e[0], sw) || span_eq(e[1], sw)))
+		if (ends_known(s, x->path[k], e) && (span_eq(e[0], sw) || span_eq(e[1], sw)))
 			return true;
 	return false;
 }
 
-/* Link g (found in the rest, sub[0..m)) loses probes well beyond the rest's other results
- * through a switch at its end that is a host's ToR: the share of its results that are bad at
- * least twice theirs, over 4 of them at least.  A host's back-pressure reaches every link of
- * its ToR alike; drops at one link do not (an operator's trial: a lossy link at a slow host's
- * ToR was taken for the host's back-pressure, and never named). */
+/* g (found in the rest, sub[0..m), judged by loss) loses probes at a switch it shares with one
+ * named (ef) well beyond the rest's other results through that switch: the share of its results
+ * that are bad at least twice theirs, over 4 of them at least; a link's bad results besides
+ * mostly of normal latency (p99 within limit_us).  A host's back-pressure reaches every link of
+ * its ToR, and what times probes out there delays the others of the same results too; drops at
+ * one link do not spread and do not delay (an operator's trial: a lossy link at a slow host's
+ * ToR was taken for the host's back-pressure, and never named).  Nor does a lossy link make a
+ * host under its end lose more than its rack-mates. */
 static bool stands_out(const struct shape *s, const struct loc_result *sub, size_t m, const struct loc_finding *g,
-		       const struct ends *eg, const struct ends *ef)
+		       const struct ends *eg, const struct ends *ef, double limit_us)
 {
+	unsigned fast = 0;
+
+	for (size_t k = 0; g->kind == LOC_LINK && k < m; k++)
+		fast += sub[k].bad && sub[k].p99_us <= limit_us && explained_by(&sub[k], g);
+	if (g->kind == LOC_LINK && 2 * fast < g->bad_through)
+		return false;
 	for (unsigned i = 0; i < eg->n; i++) {
 		struct ends one = { .v = { eg->v[i] }, .n = 1 };
 		unsigned others = 0, bad = 0;
@@ -639,8 +708,9 @@ static bool stands_out(const struct shape *s, const struct loc_result *sub, size
 /* g, found in the rest sub[0..m), is taken for the back-pressure of what set[0..ns) holds (nf
  * of them named, first): see loc_analyze_all. */
 static bool pressure(const struct shape *s, const struct loc_finding *set, size_t ns, size_t nf,
-		     const struct loc_finding *g, const struct loc_result *sub, size_t m)
+		     const struct loc_finding *g, const struct loc_result *sub, size_t m, const struct loc_conf *conf)
 {
+	double limit = fmax(conf->slow_factor * g->typical_p99_us, conf->slow_floor_us);
 	struct ends eg, ef;
 
 	if (g->kind == LOC_TOR)
@@ -656,8 +726,9 @@ static bool pressure(const struct shape *s, const struct loc_finding *set, size_
 		 * spread by back-pressure; a spine that drops shows as its links) */
 		if (ends_meet(&ef, &eg) &&
 		    !(k < nf && set[k].kind == LOC_LINK && g->kind == LOC_LINK && set[k].by_loss && g->by_loss) &&
-		    !(set[k].kind == LOC_HOST && g->kind == LOC_LINK && g->by_loss &&
-		      stands_out(s, sub, m, g, &eg, &ef)))
+		    !(g->by_loss && ((set[k].kind == LOC_HOST && g->kind == LOC_LINK) ||
+				     (k < nf && set[k].kind == LOC_LINK && set[k].by_loss && g->kind == LOC_HOST)) &&
+		      stands_out(s, sub, m, g, &eg, &ef, limit)))
 			return true;
 		if (k < nf && !set[k].by_loss && !g->by_loss && ends_adjacent(s, &ef, &eg))
 			return true;
@@ -734,7 +805,7 @@ static bool relaxed(const struct shape *sh, struct loc_result *sub, size_t m, co
 	loc_analyze(sub, m, few, &g2);
 	if (g2.kind != LOC_HOST && g2.kind != LOC_LINK && g2.kind != LOC_TOR)
 		return true;
-	if (pressure(sh, set, ns, nf, &g2, sub, m)) {
+	if (pressure(sh, set, ns, nf, &g2, sub, m, few)) {
 		*g = g2;
 		return false;
 	}
@@ -780,7 +851,7 @@ static size_t more(const struct shape *sh, struct loc_result *r, size_t n, const
 			*left = g->bad;
 			break;
 		}
-		if (pressure(sh, set, ns, nf, g, sub, m)) {
+		if (pressure(sh, set, ns, nf, g, sub, m, conf)) {
 			*others |= g->kind == LOC_LINK && link_meets_named(sh, set, ns, nf, g);
 			ns++;
 			continue;

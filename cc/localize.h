@@ -7,9 +7,9 @@
  * is bad when probes were lost or its p99 is far above the fabric's typical p99 (by loss when
  * any probe was lost; lost probes too few to name anything leave the judgment to the
  * latencies).  An element explains the bad results when it is on (nearly) all of them
- * (coverage) and most results through it are bad (rate); among the elements that explain, a
- * host or link that carries most of the bad wins over a ToR, then the one with the largest
- * share, the highest rate; "the fabric" when none explains.  With paths, a fabric link can be
+ * (coverage) and most results through it are bad (rate); among the elements that explain, the
+ * one with the largest share, then the highest rate, but a ToR gives way to a host under it
+ * that explains too; "the fabric" when none explains.  With paths, a fabric link can be
  * named; without them (real hosts without path tracing) the answer is a host, a ToR or the
  * fabric. */
 #ifndef ROCEFAB_LOCALIZE_H
@@ -73,8 +73,11 @@ void loc_analyze(struct loc_result *r, size_t n, const struct loc_conf *c, struc
  * out), set aside unnamed and the search goes on, when it is: under the same ToR as, or at an
  * end of a link of, one named or set aside (but a link that loses probes at a switch it shares
  * with a named one that does too: drops do not spread by back-pressure; nor a link that loses
- * probes at a host's ToR, with twice the share of its results bad as of the rest's others
- * through that ToR: back-pressure reaches a ToR's links alike); a ToR; one whose ToR,
+ * probes at a host's ToR with twice the share of its results bad as of the rest's others
+ * through that ToR, most of those of normal latency (back-pressure that times probes out
+ * delays the others of the same results, and reaches every link of the ToR; drops do neither);
+ * nor a host that loses probes at an end of a named link that does, with twice the share of
+ * its results bad as its rack-mates'); a ToR; one whose ToR,
  * or that of a host named or set aside before it, is not known (they cannot be shown apart);
  * or, both judged by latency, a link away from one named.  "The fabric" is never a later
  * finding: when the rest reads as the fabric, the element that explains a share of it
