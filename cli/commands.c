@@ -613,11 +613,12 @@ static const struct cli_cmd cmds[] = {
 	  .opts = CLI_OPT_WINDOW | CLI_OPT_OP | CLI_OPT_SIZE },
 	{ .name = "alerts",
 	  .synopsis = "alerts [ALERT] [--state active|cleared]",
-	  .help = "faults named by the pingmesh localization and the PFC\n"
-		  "deadlock and storm detector (deadlock, pause_storm,\n"
-		  "slow_receiver, persistent, restore_failed), and ports\n"
-		  "that went down (port_down); or one alert with its\n"
-		  "details (the storm's source, its victims, the action)",
+	  .help = "faults named by the pingmesh localization (host, link,\n"
+		  "tor, fabric) and the PFC deadlock and storm detector\n"
+		  "(deadlock, pause_storm, slow_receiver, persistent,\n"
+		  "restore_failed), and ports that went down (port_down);\n"
+		  "or one alert with its details (the storm's source, its\n"
+		  "victims, the action)",
 	  .max_args = 1,
 	  .path = "/api/v1/alerts",
 	  .build = build_alerts,

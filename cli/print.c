@@ -754,7 +754,7 @@ void print_probes(FILE *f, const json_t *d)
 		const json_t *x = json_array_size(all) ? json_array_get(all, i) : fi;
 		/* (the subject unless none, or the kind again: "fabric", not "fabric fabric") */
 		const char *kind = str(&s, x, "kind") ?: "?", *subj = str(&s, x, "subject");
-		bool both = subj && strcmp(subj, kind);
+		bool both = subj && *subj && strcmp(subj, kind);
 
 		const json_t *at = json_object_get(x, "attributed_to");
 
@@ -772,10 +772,12 @@ void print_probes(FILE *f, const json_t *d)
 	for (i = 0; v && i < n && i < 20; i++) {
 		char p50[32], p99[32];
 
-		snprintf(p50, sizeof(p50), "%.1f",
-			 json_number_value(json_object_get(v[i], "p50_us")));
-		snprintf(p99, sizeof(p99), "%.1f",
-			 json_number_value(json_object_get(v[i], "p99_us")));
+		json_int_t sent = json_integer_value(json_object_get(v[i], "n"));
+		bool none = sent > 0 && json_integer_value(json_object_get(v[i], "lost")) >= sent;
+
+		/* every probe lost: no latency (not 0.0, which reads as a perfect one) */
+		snprintf(p50, sizeof(p50), none ? "-" : "%.1f", json_number_value(json_object_get(v[i], "p50_us")));
+		snprintf(p99, sizeof(p99), none ? "-" : "%.1f", json_number_value(json_object_get(v[i], "p99_us")));
 		{
 			const char *row[] = { str(&s, v[i], "src"),
 					      str(&s, v[i], "dst"),

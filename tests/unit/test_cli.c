@@ -561,11 +561,12 @@ static const char usage_txt[] =
 	"                               worst pairs (of the configuration's first op and size\n"
 	"                               unless named)\n"
 	"  alerts [ALERT] [--state active|cleared]\n"
-	"                               faults named by the pingmesh localization and the PFC\n"
-	"                               deadlock and storm detector (deadlock, pause_storm,\n"
-	"                               slow_receiver, persistent, restore_failed), and ports\n"
-	"                               that went down (port_down); or one alert with its\n"
-	"                               details (the storm's source, its victims, the action)\n"
+	"                               faults named by the pingmesh localization (host, link,\n"
+	"                               tor, fabric) and the PFC deadlock and storm detector\n"
+	"                               (deadlock, pause_storm, slow_receiver, persistent,\n"
+	"                               restore_failed), and ports that went down (port_down);\n"
+	"                               or one alert with its details (the storm's source, its\n"
+	"                               victims, the action)\n"
 	"  ack ALERT                    acknowledge an alert (role operator)\n"
 	"  mitigate ALERT [--reason TEXT]\n"
 	"                               act on a PFC detector alert in advise mode: break the\n"
@@ -1106,6 +1107,15 @@ static void test_print_probes(void **state)
 	assert_printed(print_probes, "{'window_s': 10, 'op': 'write', 'size': 64, 'finding': {'kind': 'none'}}",
 		       "pingmesh over 10 s, write 64 B: 0 pairs of 0 hosts\nfinding:  none\nevidence: \n\n"
 		       "no pair measured in the window\n");
+	/* (an empty subject, as rocefabd gives for none: no trailing space) and a pair whose every
+	 * probe was lost: no latency, not 0.0 */
+	assert_printed(print_probes,
+		       "{'window_s': 5, 'op': 'write', 'size': 64, 'hosts': ['h0', 'h7'],"
+		       " 'finding': {'kind': 'none', 'subject': '', 'evidence': 'e'},"
+		       " 'pairs': [{'src': 'h0', 'dst': 'h7', 'n': 80, 'lost': 80, 'p50_us': 0, 'p99_us': 0, 'bad': true}]}",
+		       "pingmesh over 5 s, write 64 B: 1 pairs of 2 hosts\nfinding:  none\nevidence: e\n\n"
+		       "SRC  DST  PROBES  LOST  P50 US  P99 US  BAD\n"
+		       "h0   h7   80      80    -       -       yes\n");
 	/* several faults apart: each with its evidence */
 	assert_printed(print_probes,
 		       "{'window_s': 10, 'op': 'write', 'size': 64, 'hosts': [], 'pairs': [],"
