@@ -1112,7 +1112,8 @@ static void test_print_probes(void **state)
 	assert_printed(print_probes,
 		       "{'window_s': 5, 'op': 'write', 'size': 64, 'hosts': ['h0', 'h7'],"
 		       " 'finding': {'kind': 'none', 'subject': '', 'evidence': 'e'},"
-		       " 'pairs': [{'src': 'h0', 'dst': 'h7', 'n': 80, 'lost': 80, 'p50_us': 0, 'p99_us': 0, 'bad': true}]}",
+		       " 'pairs': [{'src': 'h0', 'dst': 'h7', 'n': 80, 'lost': 80, 'p50_us': 0, 'p99_us': 0,"
+		       "            'bad': true}]}",
 		       "pingmesh over 5 s, write 64 B: 1 pairs of 2 hosts\nfinding:  none\nevidence: e\n\n"
 		       "SRC  DST  PROBES  LOST  P50 US  P99 US  BAD\n"
 		       "h0   h7   80      80    -       -       yes\n");
