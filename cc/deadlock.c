@@ -1121,7 +1121,8 @@ static int add_storm(struct run *r, uint32_t culprit, unsigned prio, bool held, 
 	return 0;
 }
 
-/* c's last interval as one ended before this one (held): said with how long ago. */
+/* The finding of c, as its last interval as one said; when that was before this one (held),
+ * with how many intervals ago. */
 static int add_slow_receiver(struct run *r, uint32_t port, const struct slowc *c)
 {
 	struct cc_dl_finding *f = one_port_finding(r, CC_DL_SLOW_RECEIVER, port, c->prio);
@@ -1143,9 +1144,9 @@ static int add_slow_receiver(struct run *r, uint32_t port, const struct slowc *c
 	return 0;
 }
 
-/* The slow receivers found before and not in this interval: kept while the last interval they
- * were one in is under slow_hold intervals old (not when the host is a pause source now, or
- * its port went down or away). */
+/* The slow receivers found before and not in this interval: kept until slow_hold intervals in
+ * a row without it, counted by their port's readings (cleared at once when the host is a pause
+ * source now, or its port went down or away). */
 static int hold_slow_receivers(struct run *r, const bool *culprit_node)
 {
 	struct cc_dl *d = r->d;

@@ -705,6 +705,23 @@ static bool stands_out(const struct shape *s, const struct loc_result *sub, size
 	return true;
 }
 
+/* g, which meets f (named when is_named) at a switch, loses probes there as a fault of its own:
+ * links that both do (drops do not spread by back-pressure; a spine that drops shows as its
+ * links), or, standing out (stands_out), a link at a host's ToR or a host at an end of a named
+ * lossy link. */
+static bool apart(const struct shape *s, const struct loc_finding *f, bool is_named, const struct loc_finding *g,
+		  const struct ends *ef, const struct ends *eg, const struct loc_result *sub, size_t m, double limit_us)
+{
+	bool lossy_link = is_named && f->kind == LOC_LINK && f->by_loss;
+
+	if (!g->by_loss)
+		return false;
+	if (lossy_link && g->kind == LOC_LINK)
+		return true;
+	return ((f->kind == LOC_HOST && g->kind == LOC_LINK) || (lossy_link && g->kind == LOC_HOST)) &&
+	       stands_out(s, sub, m, g, eg, ef, limit_us);
+}
+
 /* g, found in the rest sub[0..m), is taken for the back-pressure of what set[0..ns) holds (nf
  * of them named, first): see loc_analyze_all. */
 static bool pressure(const struct shape *s, const struct loc_finding *set, size_t ns, size_t nf,
@@ -722,13 +739,7 @@ static bool pressure(const struct shape *s, const struct loc_finding *set, size_
 		ends_of(s, &set[k], &ef);
 		if (ef.unknown)
 			return true;
-		/* (links that lose probes at a switch they share are each named: drops do not
-		 * spread by back-pressure; a spine that drops shows as its links) */
-		if (ends_meet(&ef, &eg) &&
-		    !(k < nf && set[k].kind == LOC_LINK && g->kind == LOC_LINK && set[k].by_loss && g->by_loss) &&
-		    !(g->by_loss && ((set[k].kind == LOC_HOST && g->kind == LOC_LINK) ||
-				     (k < nf && set[k].kind == LOC_LINK && set[k].by_loss && g->kind == LOC_HOST)) &&
-		      stands_out(s, sub, m, g, &eg, &ef, limit)))
+		if (ends_meet(&ef, &eg) && !apart(s, &set[k], k < nf, g, &ef, &eg, sub, m, limit))
 			return true;
 		if (k < nf && !set[k].by_loss && !g->by_loss && ends_adjacent(s, &ef, &eg))
 			return true;
