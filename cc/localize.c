@@ -352,10 +352,10 @@ static void analyze(struct loc_result *r, size_t n, const struct loc_conf *conf,
 	f->through = b->through;
 	{
 		int len = snprintf(f->evidence, sizeof(f->evidence),
-				   "%u of %zu results %s; %u of the %u results of %s %s are, and they carry "
+				   "%u of %zu results %s; %u of the %u results of %s %s %s, and they carry "
 				   "%.0f%% of the bad%s",
 				   bad, n, lossy ? "lost probes" : "are slow (p99 far above the typical)", b->bad,
-				   b->through, what(b), b->name, 100 * b->weight / total,
+				   b->through, what(b), b->name, lossy ? "did" : "are slow", 100 * b->weight / total,
 				   lossy ? " (weighted by the share of probes lost)" : "");
 
 		/* what is left: the next explanation (faults spread under PFC) */

@@ -104,6 +104,8 @@ static void test_lossy_link(void **state)
 	loc_analyze(r, n, NULL, &f);
 	assert_int_equal(f.kind, LOC_LINK);
 	assert_string_equal(f.subject, "leaf2-spine1");
+	/* (a whole sentence: it read "... results of probes crossing leaf2-spine1 are, and") */
+	assert_non_null(strstr(f.evidence, " results of probes crossing leaf2-spine1 did, and they carry "));
 	/* without paths: not a host either (spread over the ToR's hosts, not all of their pairs) */
 	for (size_t k = 0; k < n; k++)
 		r[k].npath = 0;
@@ -420,7 +422,7 @@ static void test_tor(void **state)
 	assert_non_null(strstr(f.evidence, "are slow"));
 	assert_null(strstr(f.evidence, "()")); /* (it ended "of the bad ()") */
 	/* results counted as results both times (it read "of the 234 probes of hosts under") */
-	assert_non_null(strstr(f.evidence, " results of probes to or from hosts under leaf1 are"));
+	assert_non_null(strstr(f.evidence, " results of probes to or from hosts under leaf1 are slow, and they carry"));
 }
 
 static void test_noise_and_spread(void **state)
