@@ -858,6 +858,17 @@ static size_t more(const struct shape *sh, struct loc_result *r, size_t n, const
 			ns++; /* (set aside: the back-pressure that made the rest look like the fabric) */
 			continue;
 		}
+		/* a rest too sparse for the fabric (its bad results a few per cent of it: sparse
+		 * probing at a thousand hosts, where a named fault's neighbours lose a probe now and
+		 * then): a host or link that explains a share of it (few), with most results through
+		 * it bad, is judged as any other */
+		if (g->kind == LOC_NONE && g->bad && few) {
+			struct loc_finding g2;
+
+			loc_analyze(sub, m, few, &g2);
+			if (g2.kind == LOC_HOST || g2.kind == LOC_LINK)
+				*g = g2;
+		}
 		if (g->kind == LOC_NONE || g->kind == LOC_FABRIC) {
 			*left = g->bad;
 			break;

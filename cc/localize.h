@@ -82,7 +82,9 @@ void loc_analyze(struct loc_result *r, size_t n, const struct loc_conf *c, struc
  * or, both judged by latency, a link away from one named.  "The fabric" is never a later
  * finding: when the rest reads as the fabric, the element that explains a share of it
  * (coverage / LOC_MAX_FINDINGS) is set aside when it is back-pressure (and the rest looked at
- * again), named when a share coverage of the rest's bad results are through it.  Where
+ * again), named when a share coverage of the rest's bad results are through it; a rest too
+ * sparse for the fabric (scattered), by the element that explains a share of it, judged as any
+ * other.  Where
  * loc_analyze names the fabric (no element explains most of the bad alone), a few hosts and
  * links apart that each explain a share (coverage / LOC_MAX_FINDINGS at least, the rates as
  * ever) are named instead when together they leave nothing that names a host, link or ToR and
