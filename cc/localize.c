@@ -123,8 +123,11 @@ static bool is_fabric_link(const char *link, const struct hmap *hosts)
 	return true;
 }
 
-/* How many distinct (source, destination) pairs have a bad result, counting up to cap (<= 16). */
-static unsigned bad_pairs(const struct loc_result *r, size_t n, unsigned cap)
+static bool explained_by(const struct loc_result *x, const struct loc_finding *f);
+
+/* How many distinct (source, destination) pairs have a bad result (through f unless NULL),
+ * counting up to cap (<= 16). */
+static unsigned bad_pairs(const struct loc_result *r, size_t n, unsigned cap, const struct loc_finding *f)
 {
 	const struct loc_result *seen[16];
 	unsigned k = 0;
@@ -134,7 +137,7 @@ static unsigned bad_pairs(const struct loc_result *r, size_t n, unsigned cap)
 	for (size_t i = 0; i < n && k < cap; i++) {
 		bool dup = false;
 
-		if (!r[i].bad)
+		if (!r[i].bad || (f && !explained_by(&r[i], f)))
 			continue;
 		for (unsigned j = 0; j < k && !dup; j++)
 			dup = !strcmp(seen[j]->src, r[i].src) && !strcmp(seen[j]->dst, r[i].dst);
@@ -183,11 +186,12 @@ static const char *tor_of(const struct loc_result *r, size_t n, const char *host
 }
 
 /* The best explanation of the bad weight total, or NULL.  A ToR gives way to a host under it
- * that explains too (the ToR covers what the host explains, and more: the host's back-pressure,
- * or a fault beside it, which the rest's analysis names; before, the ToR was named whenever
- * enough of its results were bad, and a slow host's finding flipped to its ToR and back as its
- * rack-mates' timeouts came and went).  Not to a link at it: a ToR that fails shows on its
- * uplinks as well, and on one alone when the others carry nothing. */
+ * that explains too, with more than half the ToR's share (the ToR covers what the host
+ * explains, and more: the host's back-pressure, or a fault beside it, which the rest's analysis
+ * names; before, the ToR was named whenever enough of its results were bad, and a slow host's
+ * finding flipped to its ToR and back as its rack-mates' timeouts came and went).  Not to a
+ * link at it: a ToR that fails shows on its uplinks as well, and on one alone when the others
+ * carry nothing. */
 static struct cand *best(struct cands *c, double total, const struct loc_conf *conf, const struct loc_result *r,
 			 size_t n)
 {
@@ -207,7 +211,8 @@ static struct cand *best(struct cands *c, double total, const struct loc_conf *c
 		const char *t;
 
 		if (x->kind == C_LINK || x->kind == C_TOR || !explains(x, total, conf, &cov, &rate) ||
-		    !better(x, cov, rate, h, hcov, hrate) || !(t = tor_of(r, n, x->name)) || strcmp(t, b->name))
+		    cov <= bcov / 2 || !better(x, cov, rate, h, hcov, hrate) || !(t = tor_of(r, n, x->name)) ||
+		    strcmp(t, b->name))
 			continue;
 		h = x;
 		hcov = cov;
@@ -307,7 +312,7 @@ static void analyze(struct loc_result *r, size_t n, const struct loc_conf *conf,
 				 "size, or no host agent reporting)");
 		goto out;
 	}
-	if ((badpairs = bad_pairs(r, n, conf->min_pairs)) < conf->min_pairs) {
+	if ((badpairs = bad_pairs(r, n, conf->min_pairs, NULL)) < conf->min_pairs) {
 		/* one pair (a host that just died, seen by its first prober; one scheduling hiccup)
 		 * cannot tell its source from its destination: wait for more evidence */
 		f->kind = LOC_NONE;
@@ -478,8 +483,12 @@ static void shape_init(struct shape *s, const struct loc_result *r, size_t n)
 		s->ends[i].name = key;
 		s->ends[i].ok = link_ends(s, key, strlen(key), s->ends[i].e);
 	}
-	for (size_t i = 0; s->ends && i < s->links.len; i++) /* (a key's value replaced: no insertion) */
-		hmap_put(&s->links, s->ends[i].name, &s->ends[i], NULL);
+	/* (a put may grow the table even when it replaces: out of room, none of it is used) */
+	for (size_t i = 0; s->ends && i < s->links.len; i++)
+		if (hmap_put(&s->links, s->ends[i].name, &s->ends[i], NULL) < 0) {
+			free(s->ends);
+			s->ends = NULL;
+		}
 }
 
 /* The ends of a link on a path (link_ends, from the shape's cache). */
@@ -830,7 +839,8 @@ static bool relaxed(const struct shape *sh, struct loc_result *sub, size_t m, co
 }
 
 /* Adds to ret[0..1) the faults that what it sets aside leaves, each judged with conf (a rest
- * that reads as the fabric looked at again with few, unless NULL: relaxed()); returns how many
+ * that reads as the fabric looked at again with few, unless NULL: relaxed(); one too sparse
+ * for the fabric, by lost probes, with few too); returns how many
  * findings there are.  *left: the bad results that what is left at the end holds when it names nothing or
  * the fabric (else UINT_MAX); *others: what was set aside as back-pressure holds a link that
  * shares a switch with a named link only. */
@@ -860,13 +870,15 @@ static size_t more(const struct shape *sh, struct loc_result *r, size_t n, const
 		}
 		/* a rest too sparse for the fabric (its bad results a few per cent of it: sparse
 		 * probing at a thousand hosts, where a named fault's neighbours lose a probe now and
-		 * then): a host or link that explains a share of it (few), with most results through
-		 * it bad, is judged as any other */
+		 * then): what explains a share of its lost probes (few), on min_pairs pairs at least,
+		 * is judged as any other (a ToR set aside).  Not by latency: a busy fabric's incast
+		 * targets, each slow on a share, are no fault */
 		if (g->kind == LOC_NONE && g->bad && few) {
 			struct loc_finding g2;
 
 			loc_analyze(sub, m, few, &g2);
-			if (g2.kind == LOC_HOST || g2.kind == LOC_LINK)
+			if ((g2.kind == LOC_HOST || g2.kind == LOC_LINK || g2.kind == LOC_TOR) && g2.by_loss &&
+			    bad_pairs(sub, m, conf->min_pairs, &g2) >= conf->min_pairs)
 				*g = g2;
 		}
 		if (g->kind == LOC_NONE || g->kind == LOC_FABRIC) {

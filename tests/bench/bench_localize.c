@@ -5,7 +5,8 @@
  * back-pressure, two faults apart, a lossy link at a slow host's ToR, four faults, and losses
  * spread over the fabric.  Beside each, one loc_analyze over the same results (the first
  * finding alone): the ratio says how many analyses' worth the search for further faults costs.
- * No bound is enforced here (make bench prints; tests/unit/test_localize checks the answers).
+ * No bound is enforced here (make bench prints; tests/unit/test_localize checks the answers on
+ * small matrices, test_pingmesh's smoke these at 256 hosts).
  *
  *   bench_localize [--hosts N] [--runs N] */
 #include <getopt.h>

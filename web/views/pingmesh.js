@@ -143,8 +143,10 @@ export async function render(root) {
       cur = [i, j];
       const p = hm.grid.get(i * hm.N + j);
       const a = hm.hosts[i]?.host, b = hm.hosts[j]?.host;
+      // (a pair whose every probe was lost has no latency: not 0, which reads as a perfect one)
+      const lat = p && p.n > 0 && p.lost >= p.n ? 'no probe answered' : p && `p50 ${fmtUs(p.p50_us)}, p99 ${fmtUs(p.p99_us)}`;
       readout.textContent = p
-        ? `${a} → ${b}: p50 ${fmtUs(p.p50_us)}, p99 ${fmtUs(p.p99_us)}, loss ${fmtPct(p.loss, 2)} (${p.n} probes${p.bad ? ', BAD' : ''})`
+        ? `${a} → ${b}: ${lat}, loss ${fmtPct(p.loss, 2)} (${p.n} probes${p.bad ? ', BAD' : ''})`
         : `${a} → ${b}: not probed in this window`;
     };
     hm.canvas.setAttribute('aria-label', `${METRICS[metric]} between ${hm.N} hosts`);
