@@ -176,13 +176,11 @@ static bool explains(const struct cand *x, double total, const struct loc_conf *
 /* The ToR of a host, as the results say (NULL: unknown). */
 static const char *tor_of(const struct loc_result *r, size_t n, const char *host)
 {
-	for (size_t i = 0; i < n; i++) {
-		if (!strcmp(r[i].src, host))
-			return r[i].src_tor;
-		if (!strcmp(r[i].dst, host))
-			return r[i].dst_tor;
-	}
-	return NULL;
+	const char *t = NULL;
+
+	for (size_t i = 0; i < n && !t; i++)
+		t = !strcmp(r[i].src, host) ? r[i].src_tor : !strcmp(r[i].dst, host) ? r[i].dst_tor : NULL;
+	return t;
 }
 
 /* The best explanation of the bad weight total, or NULL.  A ToR gives way to a host under it
@@ -573,12 +571,8 @@ static void ends_of(const struct shape *s, const struct loc_finding *f, struct e
 	e->n = 0;
 	e->unknown = false;
 	if (f->kind == LOC_HOST) {
-		const char *t = NULL;
+		const char *t = tor_of(s->r, s->n, p);
 
-		for (size_t i = 0; i < s->n && !t; i++)
-			t = !strcmp(s->r[i].src, p)   ? s->r[i].src_tor
-			    : !strcmp(s->r[i].dst, p) ? s->r[i].dst_tor
-						      : NULL;
 		e->unknown = !t;
 		if (t)
 			e->v[e->n++] = (struct span){ t, strlen(t) };

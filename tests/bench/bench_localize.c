@@ -16,7 +16,6 @@
 
 #include "cc/localize.h"
 #include "lib/timeutil.h"
-#include "lib/vec.h"
 
 #define PER_TOR 32
 #define SPINES 8
