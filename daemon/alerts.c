@@ -43,12 +43,12 @@ static const char *keep(struct sync_job *j, const char *s, bool *oom)
 	return c;
 }
 
-static bool is_finding(const struct sync_job *j, const char *kind, const char *subject)
+static const struct alert_finding *finding_of(const struct sync_job *j, const char *kind, const char *subject)
 {
 	for (size_t i = 0; i < j->n; i++)
 		if (!strcmp(j->f[i].kind, kind) && !strcmp(j->f[i].subject, subject))
-			return true;
-	return false;
+			return &j->f[i];
+	return NULL;
 }
 
 static bool is_kind(const struct sync_job *j, const char *kind)
@@ -67,28 +67,34 @@ static int sync_apply(struct store_job *sj, struct store *s)
 {
 	static const char active_sql[] = "SELECT id, kind, subject FROM alerts WHERE state = 'active'";
 	static const char clear_sql[] = "UPDATE alerts SET state = 'cleared', cleared_ns = ? WHERE id = ?";
+	static const char fold_sql[] = "UPDATE alerts SET state = 'cleared', cleared_ns = ?1, last_ns = ?1, "
+				       "evidence = ?3, details = ?4 WHERE id = ?2";
 	static const char update_sql[] = "UPDATE alerts SET last_ns = ?1, evidence = ?2, details = ?5 "
 					 "WHERE state = 'active' AND kind = ?3 AND subject = ?4";
 	static const char insert_sql[] = "INSERT INTO alerts(kind, subject, state, first_ns, last_ns, evidence, "
 					 "details) VALUES(?,?,'active',?,?,?,?)";
 	struct sync_job *j = (struct sync_job *)sj;
-	int64_t *over = NULL;
+	struct over {
+		int64_t id;
+		const struct alert_finding *why; /* what explains it, or NULL: over */
+	} *over = NULL;
 	size_t nover = 0, cap = 0;
 	sqlite3_stmt *st;
 	int r = 0, rc;
 
-	/* what is active of the source's kinds and no longer found is over */
+	/* what is active of the source's kinds and no longer found, or now explained, is over */
 	if (!(st = store_stmt(s, active_sql)))
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *kind = (const char *)sqlite3_column_text(st, 1);
 		const char *subject = (const char *)sqlite3_column_text(st, 2);
+		const struct alert_finding *f;
 
-		if (!is_kind(j, kind) || is_finding(j, kind, subject))
+		if (!is_kind(j, kind) || ((f = finding_of(j, kind, subject)) && !f->explained))
 			continue;
 		if (nover == cap) {
 			size_t nc = cap ? 2 * cap : 16;
-			int64_t *nv = realloc(over, nc * sizeof(*nv));
+			struct over *nv = realloc(over, nc * sizeof(*nv));
 
 			if (!nv) {
 				r = -ENOMEM;
@@ -97,20 +103,24 @@ static int sync_apply(struct store_job *sj, struct store *s)
 			over = nv;
 			cap = nc;
 		}
-		over[nover++] = sqlite3_column_int64(st, 0);
+		over[nover++] = (struct over){ sqlite3_column_int64(st, 0), f };
 	}
 	sqlite3_reset(st);
 	if (r == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)
 		r = store_errno(rc);
 	for (size_t i = 0; r == 0 && i < nover; i++) {
-		if (!(st = store_stmt(s, clear_sql))) {
+		if (!(st = store_stmt(s, over[i].why ? fold_sql : clear_sql))) {
 			r = -EIO;
 			break;
 		}
 		sqlite3_bind_int64(st, 1, j->now);
-		sqlite3_bind_int64(st, 2, over[i]);
+		sqlite3_bind_int64(st, 2, over[i].id);
+		if (over[i].why) {
+			sqlite3_bind_text(st, 3, over[i].why->evidence, -1, SQLITE_STATIC);
+			store_bind_text_or_null(st, 4, over[i].why->details);
+		}
 		if ((r = store_step(st)) == 0)
-			store_note_row(s, ALERTS_TABLE, over[i]);
+			store_note_row(s, ALERTS_TABLE, over[i].id);
 	}
 	free(over);
 	if (r < 0)
@@ -118,6 +128,8 @@ static int sync_apply(struct store_job *sj, struct store *s)
 	for (size_t i = 0; i < j->n; i++) {
 		const struct alert_finding *f = &j->f[i];
 
+		if (f->explained)
+			continue;
 		if (!(st = store_stmt(s, update_sql)))
 			return -EIO;
 		sqlite3_bind_int64(st, 1, j->now);
@@ -184,6 +196,7 @@ int alerts_sync(struct store *s, const char *source, const char *const *kinds,
 		j->f[i].subject = keep(j, f[i].subject, &oom);
 		j->f[i].evidence = keep(j, f[i].evidence, &oom);
 		j->f[i].details = f[i].details ? keep(j, f[i].details, &oom) : NULL;
+		j->f[i].explained = f[i].explained;
 	}
 	j->n = n;
 	j->now = now;

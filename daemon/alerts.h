@@ -13,6 +13,7 @@
 #ifndef ROCEFAB_ALERTS_H
 #define ROCEFAB_ALERTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,10 @@ struct alert_finding {
 	const char *subject;  /* what it names: "leaf0:h3", "h7" */
 	const char *evidence; /* one line, for operators */
 	const char *details;  /* a JSON object as text, or NULL */
+	/* another source's alert explains it (a pingmesh finding a PFC finding explains): one
+	 * fault, one alert; none is raised for it, and one raised before is cleared, saying so
+	 * (this evidence and details) */
+	bool explained;
 };
 
 /* "alerts": the table name under which raised, cleared and acknowledged alerts are reported
@@ -37,7 +42,8 @@ extern const char ALERTS_TABLE[];
 
 /* Queues the sync of one source's alerts at time now (ns): of the kinds (NULL-terminated),
  * every active alert that is not one of the n findings is cleared, and each finding is raised
- * or updated.  source names the source in the log ("pingmesh").  Copies what it needs.
+ * or updated (but those explained).  source names the source in the log ("pingmesh").  Copies
+ * what it needs.
  * 0, or -EAGAIN (the store's queue is full: the next pass tries again), -ENOMEM, -EINVAL. */
 int alerts_sync(struct store *s, const char *source, const char *const *kinds,
 		const struct alert_finding *f, size_t n, int64_t now);

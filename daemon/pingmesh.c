@@ -947,6 +947,8 @@ int pingmesh_localize(void *ctx, int64_t now)
 				mark_attributed(doc, k, at);
 			json_decref(at);
 			af[na].details = details[na];
+			/* one fault, one alert: the detector's (one the pingmesh raised before clears) */
+			af[na].explained = true;
 			json_decref(d);
 		}
 		na++;

@@ -105,7 +105,8 @@ if [ -n "${DEMO_DURATION:-}" ]; then
 	export ROCEFAB_SERVER=$url ROCEFAB_TOKEN_FILE=$work/viewer.token
 	"$B/rocefabctl" switches
 	"$B/rocefabctl" counters leaf0:leaf0:h3 tx_bytes queue_depth_bytes ecn_marked_packets
-	"$B/rocefabctl" probes --window 3s | head -n 8
+	# (the localization pass's own window: what its alerts come from)
+	"$B/rocefabctl" probes --window 10s | head -n 16
 	"$B/rocefabctl" alerts
 	"$B/rocefabctl" cc
 	exit 0

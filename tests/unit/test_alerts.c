@@ -31,9 +31,9 @@ static const char *field(json_t *doc, size_t i, const char *k)
 
 static void test_alerts_lifecycle(void **state)
 {
-	struct alert_finding link = { "link", "leaf0-spine1", "18 of 20 bad results cross leaf0-spine1", NULL };
-	struct alert_finding host = { "host", "h7", "every probe to h7 is lost", NULL };
-	struct alert_finding storm = { "pause_storm", "h3", "h3 pauses leaf0:h3 100 %", "{\"culprit\":\"h3\"}" };
+	struct alert_finding link = { "link", "leaf0-spine1", "18 of 20 bad results cross leaf0-spine1", NULL, false };
+	struct alert_finding host = { "host", "h7", "every probe to h7 is lost", NULL, false };
+	struct alert_finding storm = { "pause_storm", "h3", "h3 pauses leaf0:h3 100 %", "{\"culprit\":\"h3\"}", false };
 	int64_t t0 = 1764514195000000000LL;
 	struct fixture f;
 	json_t *doc;
@@ -107,12 +107,59 @@ static void test_alerts_lifecycle(void **state)
 	fx_close(&f);
 }
 
+/* A finding another source's alert explains raises no alert of its own; one raised before it was
+ * explained is cleared, saying what explains it. */
+static void test_alerts_explained(void **state)
+{
+	struct alert_finding tor = { "tor", "leaf0", "probes under leaf0 are slow; attributed to the pause storm of h7",
+				     "{\"attributed_to\":{\"kind\":\"pause_storm\",\"subject\":\"h7\"}}", true };
+	struct alert_finding host = { "host", "h7", "every probe to h7 is lost", NULL, false };
+	struct alert_finding link = { "link", "leaf1-spine0", "lost", NULL, false };
+	struct alert_finding both[2];
+	int64_t t0 = 1764514195000000000LL;
+	struct fixture f;
+	json_t *doc;
+
+	(void)state;
+	fx_open(&f);
+	assert_int_equal(alerts_sync(f.st, "pingmesh", loc_kinds, &tor, 1, t0), 0);
+	store_flush(f.st);
+	assert_int_equal(fx_int(&f, "SELECT count(*) FROM alerts"), 0);
+	/* raised before it was explained: cleared once it is, with what explains it; the other stays */
+	both[0] = host;
+	both[1] = link;
+	assert_int_equal(alerts_sync(f.st, "pingmesh", loc_kinds, both, 2, t0 + NSEC_PER_SEC), 0);
+	both[0].explained = true;
+	both[0].evidence = "every probe to h7 is lost; the PFC detector names it too";
+	both[0].details = "{\"attributed_to\":{\"kind\":\"pause_storm\",\"subject\":\"h7\"}}";
+	assert_int_equal(alerts_sync(f.st, "pingmesh", loc_kinds, both, 2, t0 + 2 * NSEC_PER_SEC), 0);
+	store_flush(f.st);
+	doc = list(&f, "cleared");
+	assert_int_equal(json_integer_value(json_object_get(doc, "count")), 1);
+	assert_string_equal(field(doc, 0, "subject"), "h7");
+	assert_string_equal(field(doc, 0, "evidence"), "every probe to h7 is lost; the PFC detector names it too");
+	assert_string_equal(field(doc, 0, "cleared"), "2025-11-30T14:49:57.000000Z");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(item(doc, 0), "details"),
+										  "attributed_to"), "kind")), "pause_storm");
+	json_decref(doc);
+	doc = list(&f, "active");
+	assert_int_equal(json_integer_value(json_object_get(doc, "count")), 1);
+	assert_string_equal(field(doc, 0, "subject"), "leaf1-spine0");
+	json_decref(doc);
+	/* still explained: not raised again */
+	assert_int_equal(alerts_sync(f.st, "pingmesh", loc_kinds, both, 2, t0 + 3 * NSEC_PER_SEC), 0);
+	store_flush(f.st);
+	assert_int_equal(fx_int(&f, "SELECT count(*) FROM alerts WHERE subject = 'h7'"), 1);
+	assert_int_equal(fx_int(&f, "SELECT count(*) FROM alerts WHERE state = 'active'"), 1);
+	fx_close(&f);
+}
+
 /* The history is bounded: the newest ALERTS_LIST_MAX. */
 static void test_alerts_details_and_ack(void **state)
 {
 	struct alert_finding storm = { "pause_storm", "h3 priority 3", "h3 pauses leaf0:h3",
-				       "{\"culprit\":\"h3\",\"priority\":3}" };
-	struct alert_finding plain = { "host", "h9", "lost", NULL };
+				       "{\"culprit\":\"h3\",\"priority\":3}", false };
+	struct alert_finding plain = { "host", "h9", "lost", NULL, false };
 	struct store_reader *rd;
 	struct rf_err e = { 0 };
 	struct fixture f;
@@ -189,7 +236,7 @@ static void test_alerts_details_and_ack(void **state)
  * or not: a restoration comes after its storm alert cleared. */
 static void test_alerts_action_by_subject(void **state)
 {
-	struct alert_finding h3 = { "pause_storm", "h3 nic0:1 priority 3", "pause storm (isolated)", NULL };
+	struct alert_finding h3 = { "pause_storm", "h3 nic0:1 priority 3", "pause storm (isolated)", NULL, false };
 	struct alert_action restore = { "detector", "restore", "pause_storm #4 over", 17 };
 	struct store_reader *rd;
 	struct fixture f;
@@ -236,7 +283,7 @@ static void test_alerts_history_bound(void **state)
 	fx_open(&f);
 	for (int i = 0; i < ALERTS_LIST_MAX + 5; i++) {
 		char subject[16];
-		struct alert_finding a = { "host", subject, "x", NULL };
+		struct alert_finding a = { "host", subject, "x", NULL, false };
 
 		snprintf(subject, sizeof(subject), "h%d", i);
 		assert_int_equal(alerts_sync(f.st, "pingmesh", loc_kinds, &a, 1, 1 + i), 0);
@@ -402,6 +449,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_alerts_lifecycle),
+		cmocka_unit_test(test_alerts_explained),
 		cmocka_unit_test(test_alerts_history_bound),
 		cmocka_unit_test(test_alerts_details_and_ack),
 		cmocka_unit_test(test_alerts_action_by_subject),
