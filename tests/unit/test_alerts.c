@@ -139,8 +139,11 @@ static void test_alerts_explained(void **state)
 	assert_string_equal(field(doc, 0, "subject"), "h7");
 	assert_string_equal(field(doc, 0, "evidence"), "every probe to h7 is lost; the PFC detector names it too");
 	assert_string_equal(field(doc, 0, "cleared"), "2025-11-30T14:49:57.000000Z");
-	assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(item(doc, 0), "details"),
-										  "attributed_to"), "kind")), "pause_storm");
+	{
+		json_t *at = json_object_get(json_object_get(item(doc, 0), "details"), "attributed_to");
+
+		assert_string_equal(json_string_value(json_object_get(at, "kind")), "pause_storm");
+	}
 	json_decref(doc);
 	doc = list(&f, "active");
 	assert_int_equal(json_integer_value(json_object_get(doc, "count")), 1);
