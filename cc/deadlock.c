@@ -1081,6 +1081,8 @@ static struct cc_dl_finding *one_port_finding(struct run *r, enum cc_dl_class cl
 		return NULL;
 	f->nports = 1;
 	queue_of(s, port, prio, &f->ports[0]);
+	if (s->ports[port].peer != CC_NONE)
+		queue_of(s, s->ports[port].peer, prio, &f->paused);
 	snprintf(f->culprit, sizeof(f->culprit), "%s", s->nodes[s->ports[port].node].name);
 	snprintf(key, sizeof(key), "%s/%u/%s", cc_dl_class_name(cls), prio, label(s, port, lab, sizeof(lab)));
 	return track(r->d, f, key) < 0 ? NULL : f;
@@ -1698,6 +1700,8 @@ json_t *cc_dl_finding_json(const struct cc_dl_finding *f)
 	} else {
 		json_decref(victims);
 	}
+	if (f->paused.node[0])
+		json_object_set_new(o, "paused", queue_json(&f->paused));
 	if (f->suggested.node[0])
 		json_object_set_new(o, "suggested", json_pack("{s:s,s:s,s:i,s:s}", "node", f->suggested.node, "port",
 							      f->suggested.port, "priority", f->prio, "change",

@@ -100,6 +100,8 @@ struct cc_dl_finding {
 	char culprit[CC_DL_NAME]; /* storm, slow receiver: the node */
 	char summary[640];	/* one line for an operator */
 	struct cc_dl_queue suggested; /* the queue a mitigation would change (node empty: none) */
+	struct cc_dl_queue paused;    /* storm, slow receiver: the switch port the source pauses (its
+				       * peer), this interval; node empty: none known */
 };
 
 enum cc_dl_op { CC_DL_LOSSY, CC_DL_RESTORE };

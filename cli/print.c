@@ -846,11 +846,22 @@ void print_alert(FILE *f, const json_t *a)
 	if (str(&s, a, "first_seen"))
 		fprintf(f, "seen %s .. %s%s%s\n", str(&s, a, "first_seen"), str(&s, a, "last_seen") ?: "?",
 			str(&s, a, "cleared") ? ", cleared " : "", str(&s, a, "cleared") ?: "");
-	/* a detector finding: the source, the queues paused behind it, the suggested action */
-	json_array_foreach(json_object_get(det, "ports"), i, q)
-		fprintf(f, "%s %s %s: paused %s us, sent %s bytes, queue %s bytes\n",
-			i ? "        " : "ports:  ", str(&s, q, "node") ?: "?", str(&s, q, "port") ?: "?",
-			str(&s, q, "paused_us") ?: "?", str(&s, q, "tx_bytes") ?: "?", str(&s, q, "queue_bytes") ?: "?");
+	/* a detector finding: its queues (a storm's or slow receiver's: the source, which sends the
+	 * pauses, and the switch port it pauses), the queues paused behind it, the suggested action */
+	if (json_is_object(q = json_object_get(det, "paused"))) {
+		json_array_foreach(json_object_get(det, "ports"), i, m)
+			fprintf(f, "source:  %s %s: sends the pauses; sent %s bytes, queue %s bytes\n",
+				str(&s, m, "node") ?: "?", str(&s, m, "port") ?: "?", str(&s, m, "tx_bytes") ?: "?",
+				str(&s, m, "queue_bytes") ?: "?");
+		fprintf(f, "pauses:  %s %s: paused %s us, sent %s bytes, queue %s bytes\n", str(&s, q, "node") ?: "?",
+			str(&s, q, "port") ?: "?", str(&s, q, "paused_us") ?: "?", str(&s, q, "tx_bytes") ?: "?",
+			str(&s, q, "queue_bytes") ?: "?");
+	} else {
+		json_array_foreach(json_object_get(det, "ports"), i, q)
+			fprintf(f, "%s %s %s: paused %s us, sent %s bytes, queue %s bytes\n", i ? "        " : "ports:  ",
+				str(&s, q, "node") ?: "?", str(&s, q, "port") ?: "?", str(&s, q, "paused_us") ?: "?",
+				str(&s, q, "tx_bytes") ?: "?", str(&s, q, "queue_bytes") ?: "?");
+	}
 	if (json_array_size(json_object_get(det, "victims"))) {
 		fprintf(f, "victims: %s, paused behind it:", str(&s, det, "victims_total") ?: "?");
 		json_array_foreach(json_object_get(det, "victims"), i, q)

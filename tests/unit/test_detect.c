@@ -240,6 +240,21 @@ static void test_storm_and_victims(void **state)
 	assert_string_equal(f->victims[0].node, "s2"); /* nearest first */
 	assert_string_equal(f->suggested.node, "s2");
 	assert_string_equal(f->suggested.port, "h2");
+	/* the source is h2's port, which sends the pauses; the port it pauses is s2:h2, paused all
+	 * interval (an operator's trial: only the source was listed, "paused 0 us") */
+	assert_string_equal(f->ports[0].node, "h2");
+	assert_int_equal(f->ports[0].paused_us, 0);
+	assert_string_equal(f->paused.node, "s2");
+	assert_string_equal(f->paused.port, "h2");
+	assert_int_equal(f->paused.paused_us, IV);
+	assert_int_equal(f->paused.depth_bytes, 70000);
+	{
+		json_t *j = cc_dl_finding_json(f);
+
+		assert_string_equal(json_string_value(json_object_get(json_object_get(j, "paused"), "port")), "h2");
+		assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "paused"), "paused_us")), IV);
+		json_decref(j);
+	}
 	only(r, CC_DL_SLOW_RECEIVER, 0);
 	cc_dl_free(d);
 	cc_snap_free(s);
@@ -386,6 +401,8 @@ static void test_slow_receiver_held_between_bursts(void **state)
 			assert_int_equal(f->id, ids[iv[i].found]);
 			assert_int_equal(f->last_us, last);
 			assert_true(strstr(f->summary, "paused its switch port 500 of 1000 us while taking 300000 "));
+			assert_string_equal(f->paused.node, "s2"); /* the port it pauses */
+			assert_string_equal(f->paused.port, "h2");
 			if (iv[i].slow)
 				assert_null(strstr(f->summary, " ago"));
 			else
