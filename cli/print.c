@@ -858,8 +858,8 @@ void print_alert(FILE *f, const json_t *a)
 			str(&s, q, "queue_bytes") ?: "?");
 	} else {
 		json_array_foreach(json_object_get(det, "ports"), i, q)
-			fprintf(f, "%s %s %s: paused %s us, sent %s bytes, queue %s bytes\n", i ? "        " : "ports:  ",
-				str(&s, q, "node") ?: "?", str(&s, q, "port") ?: "?", str(&s, q, "paused_us") ?: "?",
+			fprintf(f, "%s %s %s: paused %s us, sent %s bytes, queue %s bytes\n",
+				i ? "        " : "ports:  ", str(&s, q, "node") ?: "?", str(&s, q, "port") ?: "?", str(&s, q, "paused_us") ?: "?",
 				str(&s, q, "tx_bytes") ?: "?", str(&s, q, "queue_bytes") ?: "?");
 	}
 	if (json_array_size(json_object_get(det, "victims"))) {
