@@ -132,7 +132,7 @@ static int sync_apply(struct store_job *sj, struct store *s)
 			continue;
 		if (!(st = store_stmt(s, update_sql)))
 			return -EIO;
-		sqlite3_bind_int64(st, 1, j->now);
+		sqlite3_bind_int64(st, 1, f->last_ns ?: j->now);
 		sqlite3_bind_text(st, 2, f->evidence, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 3, f->kind, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 4, f->subject, -1, SQLITE_STATIC);
@@ -197,6 +197,7 @@ int alerts_sync(struct store *s, const char *source, const char *const *kinds,
 		j->f[i].evidence = keep(j, f[i].evidence, &oom);
 		j->f[i].details = f[i].details ? keep(j, f[i].details, &oom) : NULL;
 		j->f[i].explained = f[i].explained;
+		j->f[i].last_ns = f[i].last_ns;
 	}
 	j->n = n;
 	j->now = now;

@@ -34,6 +34,7 @@ struct alert_finding {
 	 * fault, one alert; none is raised for it, and one raised before is cleared, saying so
 	 * (this evidence and details) */
 	bool explained;
+	int64_t last_ns; /* when it was last seen, by rocefabd's clock (0: now) */
 };
 
 /* "alerts": the table name under which raised, cleared and acknowledged alerts are reported

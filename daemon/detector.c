@@ -140,6 +140,7 @@ struct subject {
 	uint64_t finding;
 	char *subject;
 	bool seen;
+	int64_t last_us, last_ns; /* the finding's last_us, and rocefabd's clock when it changed */
 };
 
 struct detector {
@@ -1069,6 +1070,23 @@ static const char *subject_of(struct detector *d, const struct cc_dl_finding *f)
 	return s->subject;
 }
 
+/* When a finding was last seen, by rocefabd's clock (now unless its last_us stayed: a slow
+ * receiver held between its slow intervals, whose alert's last seen stays with them).  After
+ * subject_of().  Under the lock. */
+static int64_t seen_ns(struct detector *d, const struct cc_dl_finding *f, int64_t now)
+{
+	char id[24];
+	struct subject *s = subject_get(d, f->id, id);
+
+	if (!s)
+		return now;
+	if (!s->last_ns || s->last_us != f->last_us) {
+		s->last_us = f->last_us;
+		s->last_ns = now;
+	}
+	return s->last_ns;
+}
+
 /* A copy of the subject of a finding (NULL: none known, or out of memory).  Under the lock. */
 static char *subject_copy(struct detector *d, uint64_t finding)
 {
@@ -1289,10 +1307,11 @@ int detector_run(void *ctx, int64_t now)
 				json_array_append(d->findings, fj);
 				if (alert_kind(f->cls)) {
 					texts[ntexts] = json_dumps(fj, JSON_COMPACT);
-					af[naf++] = (struct alert_finding){ .kind = alert_kind(f->cls),
-									    .subject = subject_of(d, f),
-									    .evidence = f->summary,
-									    .details = texts[ntexts] };
+					af[naf] = (struct alert_finding){ .kind = alert_kind(f->cls),
+									  .subject = subject_of(d, f),
+									  .evidence = f->summary,
+									  .details = texts[ntexts] };
+					af[naf++].last_ns = seen_ns(d, f, now);
 					ntexts++;
 				}
 				json_decref(fj);

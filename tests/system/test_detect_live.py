@@ -164,6 +164,29 @@ def test_live_storm_isolated_rates_recover_then_restored(world):
     assert f"restored by detector at {m[1]['at']}: change {back['id']} (pause_storm #" in out, out
 
 
+def test_a_held_slow_receivers_alert_says_when_it_was_last_slow(world):
+    """A slow receiver's alert stays raised for 25 intervals after its last slow one (its
+    pauses come with its bursts); meanwhile its last seen is that interval's, not each pass's
+    (an operator's trial: LAST SEEN moved on while the summary said "N intervals ago")."""
+    d, sim, c, ops = fabric(world, os.path.join(ROOT, "sim", "scenarios", "demo.json"))
+    sim.ctl("DELETE", "/v1/faults/0")  # (the demo's scheduled storm)
+    fid = inject(sim, {"type": "slow_receiver", "host": "h5", "rate_gbps": 5})
+    a = wait_for(lambda: (alerts(c, "slow_receiver") or [None])[0], 20, what="a slow_receiver alert")
+    assert a["subject"] == "h5 nic0:1 priority 3", a
+    sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
+
+    def still():
+        """the alert, while its last seen stays put for 1.5 s (and it is still active)"""
+        one = c.json(f"/api/v1/alerts/{a['id']}")
+        time.sleep(1.5)
+        two = c.json(f"/api/v1/alerts/{a['id']}")
+        held = two["state"] == "active" and " intervals ago" in two["evidence"]
+        return two if held and one["last_seen"] == two["last_seen"] else None
+    held = wait_for(still, 10, what="the held alert's last seen standing still")
+    assert held["last_seen"] < time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() - 1)), held
+    wait_for(lambda: c.json(f"/api/v1/alerts/{a['id']}")["state"] == "cleared", 20, what="the alert cleared")
+
+
 def test_live_findings_clear_when_the_lane_falls_silent(world):
     """Every agent gone (the simulator killed): without readings the detector knows nothing, so
     its findings and their alerts clear, and the lane's rate drops to 0.  Before, it kept the

@@ -31,9 +31,11 @@ static const char *field(json_t *doc, size_t i, const char *k)
 
 static void test_alerts_lifecycle(void **state)
 {
-	struct alert_finding link = { "link", "leaf0-spine1", "18 of 20 bad results cross leaf0-spine1", NULL, false };
-	struct alert_finding host = { "host", "h7", "every probe to h7 is lost", NULL, false };
-	struct alert_finding storm = { "pause_storm", "h3", "h3 pauses leaf0:h3 100 %", "{\"culprit\":\"h3\"}", false };
+	struct alert_finding link = { "link", "leaf0-spine1", "18 of 20 bad results cross leaf0-spine1", NULL, false,
+				      0 };
+	struct alert_finding host = { "host", "h7", "every probe to h7 is lost", NULL, false, 0 };
+	struct alert_finding storm = { "pause_storm", "h3", "h3 pauses leaf0:h3 100 %", "{\"culprit\":\"h3\"}", false,
+				       0 };
 	int64_t t0 = 1764514195000000000LL;
 	struct fixture f;
 	json_t *doc;
@@ -62,6 +64,14 @@ static void test_alerts_lifecycle(void **state)
 	assert_string_equal(field(doc, 0, "kind"), "pause_storm"); /* newest first */
 	assert_string_equal(field(doc, 1, "evidence"), "19 of 20 bad results cross leaf0-spine1");
 	assert_string_equal(field(doc, 1, "first_seen"), "2025-11-30T14:49:55.000000Z");
+	assert_string_equal(field(doc, 1, "last_seen"), "2025-11-30T14:49:56.000000Z");
+	json_decref(doc);
+	/* a finding last seen before now (a slow receiver held between its slow intervals) says when */
+	link.last_ns = t0 + NSEC_PER_SEC;
+	assert_int_equal(alerts_sync(f.st, "pingmesh", loc_kinds, &link, 1, t0 + 3 * NSEC_PER_SEC / 2), 0);
+	link.last_ns = 0;
+	store_flush(f.st);
+	doc = list(&f, NULL);
 	assert_string_equal(field(doc, 1, "last_seen"), "2025-11-30T14:49:56.000000Z");
 	json_decref(doc);
 
@@ -112,9 +122,9 @@ static void test_alerts_lifecycle(void **state)
 static void test_alerts_explained(void **state)
 {
 	struct alert_finding tor = { "tor", "leaf0", "probes under leaf0 are slow; attributed to the pause storm of h7",
-				     "{\"attributed_to\":{\"kind\":\"pause_storm\",\"subject\":\"h7\"}}", true };
-	struct alert_finding host = { "host", "h7", "every probe to h7 is lost", NULL, false };
-	struct alert_finding link = { "link", "leaf1-spine0", "lost", NULL, false };
+				     "{\"attributed_to\":{\"kind\":\"pause_storm\",\"subject\":\"h7\"}}", true, 0 };
+	struct alert_finding host = { "host", "h7", "every probe to h7 is lost", NULL, false, 0 };
+	struct alert_finding link = { "link", "leaf1-spine0", "lost", NULL, false, 0 };
 	struct alert_finding both[2];
 	int64_t t0 = 1764514195000000000LL;
 	struct fixture f;
@@ -161,8 +171,8 @@ static void test_alerts_explained(void **state)
 static void test_alerts_details_and_ack(void **state)
 {
 	struct alert_finding storm = { "pause_storm", "h3 priority 3", "h3 pauses leaf0:h3",
-				       "{\"culprit\":\"h3\",\"priority\":3}", false };
-	struct alert_finding plain = { "host", "h9", "lost", NULL, false };
+				       "{\"culprit\":\"h3\",\"priority\":3}", false, 0 };
+	struct alert_finding plain = { "host", "h9", "lost", NULL, false, 0 };
 	struct store_reader *rd;
 	struct rf_err e = { 0 };
 	struct fixture f;
@@ -239,7 +249,7 @@ static void test_alerts_details_and_ack(void **state)
  * or not: a restoration comes after its storm alert cleared. */
 static void test_alerts_action_by_subject(void **state)
 {
-	struct alert_finding h3 = { "pause_storm", "h3 nic0:1 priority 3", "pause storm (isolated)", NULL, false };
+	struct alert_finding h3 = { "pause_storm", "h3 nic0:1 priority 3", "pause storm (isolated)", NULL, false, 0 };
 	struct alert_action restore = { "detector", "restore", "pause_storm #4 over", 17 };
 	struct store_reader *rd;
 	struct fixture f;
@@ -286,7 +296,7 @@ static void test_alerts_history_bound(void **state)
 	fx_open(&f);
 	for (int i = 0; i < ALERTS_LIST_MAX + 5; i++) {
 		char subject[16];
-		struct alert_finding a = { "host", subject, "x", NULL, false };
+		struct alert_finding a = { "host", subject, "x", NULL, false, 0 };
 
 		snprintf(subject, sizeof(subject), "h%d", i);
 		assert_int_equal(alerts_sync(f.st, "pingmesh", loc_kinds, &a, 1, 1 + i), 0);
