@@ -105,6 +105,38 @@ static void count(struct cands *c, enum cand_kind kind, const char *name, const 
 	}
 }
 
+/* Whether result r counts for candidate x, as analyze() counted it. */
+static bool counts_for(const struct cand *x, const struct loc_result *r)
+{
+	switch (x->kind) {
+	case C_HOST_OUT:
+		return !strcmp(r->src, x->name);
+	case C_HOST_IN:
+		return !strcmp(r->dst, x->name);
+	case C_HOST:
+		return !strcmp(r->src, x->name) || !strcmp(r->dst, x->name);
+	case C_TOR:
+		return (r->src_tor && !strcmp(r->src_tor, x->name)) || (r->dst_tor && !strcmp(r->dst_tor, x->name));
+	default:
+		for (unsigned k = 0; k < r->npath; k++)
+			if (!strcmp(r->path[k], x->name))
+				return true;
+		return false;
+	}
+}
+
+/* The weight of x's bad results that b does not carry: what x explains of what b leaves. */
+static double left_weight(const struct cand *x, const struct cand *b, const struct loc_result *r, size_t n,
+			  const double *w)
+{
+	double left = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (w[i] > 0 && counts_for(x, &r[i]) && !counts_for(b, &r[i]))
+			left += w[i];
+	return left;
+}
+
 /* A switch-to-switch link: neither end (split at any '-', names may hold '-') is a host. */
 static bool is_fabric_link(const char *link, const struct hmap *hosts)
 {
@@ -363,21 +395,26 @@ static void analyze(struct loc_result *r, size_t n, const struct loc_conf *conf,
 
 		/* what is left: the next explanation (faults spread under PFC) */
 		if (len > 0 && (size_t)len < sizeof(f->evidence)) {
-			double left = total - b->weight;
+			double left = total - b->weight, best2 = 0, rate2 = 0;
 			struct cand *second = NULL;
-			double best2 = 0;
 
-			for (size_t i = 0; i < c.n; i++) {
+			for (size_t i = 0; i < c.n && left > 0.15 * total; i++) {
 				struct cand *x = &c.v[i];
+				double rate = x->through ? (double)x->bad / x->through : 0, wl;
 
-				/* the same host the other way, or a ToR or link that contains the winner,
-				 * is not a second explanation */
-				if (x == b || !strcmp(x->name, b->name) || x->through == 0)
+				/* the same host the other way is not a second explanation, nor what a ToR
+				 * or link carries of the winner's (a trial: "secondary: probes to or from
+				 * hosts under leaf1" for a host under leaf1): what it explains of the rest
+				 * (x's weight bounds it) */
+				if (x == b || !strcmp(x->name, b->name) || rate < conf->host_rate || x->weight < best2 ||
+				    x->weight <= 0.3 * left)
 					continue;
-				if ((double)x->bad / x->through >= conf->host_rate && x->weight > best2 &&
-				    x->weight > 0.3 * left && left > 0.15 * total) {
+				wl = left_weight(x, b, r, n, w);
+				/* (a tie: the narrower, the host before its ToR) */
+				if (wl > 0.3 * left && (wl > best2 || (wl == best2 && rate > rate2))) {
 					second = x;
-					best2 = x->weight;
+					best2 = wl;
+					rate2 = rate;
 				}
 			}
 			if (second)

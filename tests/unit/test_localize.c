@@ -142,6 +142,41 @@ static void test_slow_receiver_and_its_victim(void **state)
 	}
 }
 
+/* A host's secondary is what explains the rest of the bad, not a ToR that carries the host's own
+ * results (a trial: "secondary: probes to or from hosts under leaf1" for a host under leaf1). */
+static void test_secondary_is_of_what_is_left(void **state)
+{
+	struct loc_finding f;
+	size_t n = 0, all;
+
+	(void)state;
+	init_names();
+	/* sparse probing: leaf1's results are h5's (h4, h6 and h7 are not in the window) */
+	all = matrix(r);
+	for (size_t k = 0; k < all; k++) {
+		struct loc_result x = r[k];
+		bool mate = false;
+
+		for (int h = 4; h < 8; h++)
+			mate |= h != 5 && (x.src == names[h] || x.dst == names[h]);
+		if (!mate)
+			r[n++] = x;
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (!strcmp(r[k].dst, "h5"))
+			r[k].lost = 14; /* h5 is slow: most probes to it time out */
+		else if (crosses(&r[k], "leaf2-spine1"))
+			r[k].lost = 2; /* and leaf2-spine1 loses a few */
+	}
+	loc_analyze(r, n, NULL, &f);
+	assert_int_equal(f.kind, LOC_HOST);
+	assert_string_equal(f.subject, "h5");
+	assert_non_null(strstr(f.evidence, "; secondary (likely a consequence, e.g. PFC back-pressure): probes crossing "
+					   "leaf2-spine1"));
+	/* (leaf1 carries more bad than the link, but h5's: nothing of the rest) */
+	assert_null(strstr(f.evidence, "hosts under leaf1"));
+}
+
 /* What a named fault's back-pressure does elsewhere is not another fault. */
 static void test_back_pressure_is_not_another_fault(void **state)
 {
@@ -596,6 +631,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lossy_link),
 		cmocka_unit_test(test_slow_receiver_and_its_victim),
+		cmocka_unit_test(test_secondary_is_of_what_is_left),
 		cmocka_unit_test(test_tor),
 		cmocka_unit_test(test_two_faults),
 		cmocka_unit_test(test_a_link_at_a_slow_hosts_tor),
