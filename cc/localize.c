@@ -406,8 +406,8 @@ static void analyze(struct loc_result *r, size_t n, const struct loc_conf *conf,
 				 * or link carries of the winner's (a trial: "secondary: probes to or from
 				 * hosts under leaf1" for a host under leaf1): what it explains of the rest
 				 * (x's weight bounds it) */
-				if (x == b || !strcmp(x->name, b->name) || rate < conf->host_rate || x->weight < best2 ||
-				    x->weight <= 0.3 * left)
+				if (x == b || !strcmp(x->name, b->name) || rate < conf->host_rate ||
+				    x->weight < best2 || x->weight <= 0.3 * left)
 					continue;
 				wl = left_weight(x, b, r, n, w);
 				/* (a tie: the narrower, the host before its ToR) */

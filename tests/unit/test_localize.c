@@ -171,8 +171,8 @@ static void test_secondary_is_of_what_is_left(void **state)
 	loc_analyze(r, n, NULL, &f);
 	assert_int_equal(f.kind, LOC_HOST);
 	assert_string_equal(f.subject, "h5");
-	assert_non_null(strstr(f.evidence, "; secondary (likely a consequence, e.g. PFC back-pressure): probes crossing "
-					   "leaf2-spine1"));
+	assert_non_null(strstr(f.evidence, "; secondary (likely a consequence, e.g. PFC back-pressure): "
+					   "probes crossing leaf2-spine1"));
 	/* (leaf1 carries more bad than the link, but h5's: nothing of the rest) */
 	assert_null(strstr(f.evidence, "hosts under leaf1"));
 }
