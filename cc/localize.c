@@ -869,11 +869,34 @@ static bool relaxed(const struct shape *sh, struct loc_result *sub, size_t m, co
 	return true;
 }
 
+/* The bad results of sub[0..m) that are not a named host's back-pressure: its rack-mates' (a
+ * probe to or from a host under its ToR), which PFC pauses as the host does its ToR's port. */
+static unsigned unexplained(const struct loc_result *r, size_t n, const struct loc_result *sub, size_t m,
+			    const struct loc_finding *named, size_t nf)
+{
+	const char *tors[LOC_MAX_FINDINGS];
+	size_t nt = 0;
+	unsigned bad = 0;
+
+	for (size_t k = 0; k < nf && nt < LOC_MAX_FINDINGS; k++)
+		if (named[k].kind == LOC_HOST && (tors[nt] = tor_of(r, n, named[k].subject)))
+			nt++;
+	for (size_t k = 0; k < m; k++) {
+		bool near = false;
+
+		for (size_t t = 0; t < nt && sub[k].bad && !near; t++)
+			near = (sub[k].src_tor && !strcmp(sub[k].src_tor, tors[t])) ||
+			       (sub[k].dst_tor && !strcmp(sub[k].dst_tor, tors[t]));
+		bad += sub[k].bad && !near;
+	}
+	return bad;
+}
+
 /* Adds to ret[0..1) the faults that what it sets aside leaves, each judged with conf (a rest
  * that reads as the fabric looked at again with few, unless NULL: relaxed(); one too sparse
  * for the fabric, by lost probes, with few too); returns how many
  * findings there are.  *left: the bad results that what is left at the end holds when it names nothing or
- * the fabric (else UINT_MAX); *others: what was set aside as back-pressure holds a link that
+ * the fabric, but the named hosts' back-pressure (else UINT_MAX); *others: what was set aside as back-pressure holds a link that
  * shares a switch with a named link only. */
 static size_t more(const struct shape *sh, struct loc_result *r, size_t n, const struct loc_conf *conf,
 		   const struct loc_conf *few, struct loc_finding *ret, size_t max, struct loc_result *sub, size_t *idx,
@@ -913,7 +936,7 @@ static size_t more(const struct shape *sh, struct loc_result *r, size_t n, const
 				*g = g2;
 		}
 		if (g->kind == LOC_NONE || g->kind == LOC_FABRIC) {
-			*left = g->bad;
+			*left = unexplained(r, n, sub, m, ret, nf);
 			break;
 		}
 		if (pressure(sh, set, ns, nf, g, sub, m, conf)) {
@@ -975,7 +998,7 @@ size_t loc_analyze_all(struct loc_result *r, size_t n, const struct loc_conf *co
 	few = *conf;
 	few.coverage = conf->coverage / LOC_MAX_FINDINGS;
 	loc_analyze(r, n, conf, &ret[0]);
-	if (ret[0].kind == LOC_NONE || max == 1)
+	if ((ret[0].kind == LOC_NONE && !ret[0].bad) || max == 1)
 		return 1;
 	sub = calloc(n + 1, sizeof(*sub));
 	idx = calloc(n + 1, sizeof(*idx));
@@ -983,7 +1006,7 @@ size_t loc_analyze_all(struct loc_result *r, size_t n, const struct loc_conf *co
 	shape_init(&sh, r, n);
 	if (!sub || !idx || !aside)
 		goto out;
-	if (ret[0].kind != LOC_FABRIC) {
+	if (ret[0].kind != LOC_FABRIC && ret[0].kind != LOC_NONE) {
 		nf = more(&sh, r, n, conf, &few, ret, max, sub, idx, aside, &left, &others);
 		goto out;
 	}
@@ -991,16 +1014,26 @@ size_t loc_analyze_all(struct loc_result *r, size_t n, const struct loc_conf *co
 	 * Each still needs most results through it bad, and together they must leave no more of
 	 * the bad results than one element may (1 - coverage) and nothing that names a host, link
 	 * or ToR, with no link set aside for sharing a switch with a named one (that switch's
-	 * fault, which no single finding names): else it is the fabric */
+	 * fault, which no single finding names): else it is the fabric.  So too bad results too
+	 * few for the fabric (two lossy links at a thousand hosts, each half of a few per mille),
+	 * by lost probes, the first on min_pairs pairs at least (as in a sparse rest, more()) */
 	fabric = ret[0];
 	loc_analyze(r, n, &few, &ret[0]);
-	if ((ret[0].kind == LOC_HOST || ret[0].kind == LOC_LINK) &&
-	    (nf = more(&sh, r, n, &few, NULL, ret, max, sub, idx, aside, &left, &others)) > 1 && !others &&
+	if ((ret[0].kind != LOC_HOST && ret[0].kind != LOC_LINK) ||
+	    (fabric.kind != LOC_FABRIC &&
+	     (!ret[0].by_loss || bad_pairs(r, n, conf->min_pairs, &ret[0]) < conf->min_pairs))) {
+		/* (the marks follow what it was judged by, lost probes or latency, not the coverage) */
+		if (ret[0].by_loss != fabric.by_loss)
+			loc_analyze(r, n, conf, &fabric);
+		ret[0] = fabric;
+		goto out;
+	}
+	if ((nf = more(&sh, r, n, &few, NULL, ret, max, sub, idx, aside, &left, &others)) > 1 && !others &&
 	    left != UINT_MAX && left <= (1 - conf->coverage) * fabric.bad)
 		goto out;
 	nf = 1;
 	ret[0] = fabric;
-	loc_analyze(r, n, conf, &fabric); /* (its marks) */
+	loc_analyze(r, n, conf, &fabric); /* (its marks: more() set those of the rests) */
 out:
 	for (size_t k = 0; k < nf; k++)
 		drop_named_secondary(&ret[k], ret, nf);

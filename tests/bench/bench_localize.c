@@ -2,8 +2,9 @@
  * 8 spines) as rocefabd's plan probes it — every ToR mate and 2 hosts across, on 2 paths — and
  * loc_analyze_all over it, as each localization pass runs it (every 5 s), on a healthy fabric
  * and on what bad days look like: one lossy link, a slow host with its rack-mates'
- * back-pressure, two faults apart, a lossy link at a slow host's ToR, four faults, and losses
- * spread over the fabric.  Beside each, one loc_analyze over the same results (the first
+ * back-pressure, two faults apart, a lossy link at a slow host's ToR, four faults, two lossy
+ * links (neither carries most of the bad), a few losses scattered, and losses spread over the
+ * fabric.  Beside each, one loc_analyze over the same results (the first
  * finding alone): the ratio says how many analyses' worth the search for further faults costs.
  * No bound is enforced here (make bench prints; tests/unit/test_localize checks the answers on
  * small matrices, test_pingmesh's smoke these at 256 hosts).
@@ -127,10 +128,11 @@ static void slow(struct fabric *f, unsigned h)
 			f->r[k].lost = 1;
 }
 
-static void spread(struct fabric *f)
+/* one lost probe on every every-th result */
+static void spread(struct fabric *f, size_t every)
 {
 	for (size_t k = 0; k < f->n; k++)
-		if (k % 7 == 3)
+		if (k % every == 3)
 			f->r[k].lost = 1;
 }
 
@@ -240,7 +242,14 @@ int main(int argc, char **argv)
 	slow(&f, 7 % nhosts);
 	one(&f, "four faults", runs);
 	healthy(&f);
-	spread(&f);
+	lossy(&f, f.uplink[t5 * SPINES + 4]);
+	lossy(&f, f.uplink[t2 * SPINES + 1]);
+	one(&f, "two lossy links, neither most", runs);
+	healthy(&f);
+	spread(&f, 997);
+	one(&f, "a few losses scattered", runs);
+	healthy(&f);
+	spread(&f, 7);
 	one(&f, "losses spread over the fabric", runs);
 	printf("  (ratio: loc_analyze_all's time over one loc_analyze of the same results, the first finding "
 	       "alone)\n");

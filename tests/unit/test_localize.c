@@ -177,6 +177,37 @@ static void test_secondary_is_of_what_is_left(void **state)
 	assert_null(strstr(f.evidence, "hosts under leaf1"));
 }
 
+/* Two slow hosts under two ToRs, each with its rack-mates' back-pressure: neither carries most of
+ * the bad, and both are named, not the fabric (bench (h)'s four faults read as the fabric: what
+ * the named left was their rack-mates' losses, counted as unexplained). */
+static void test_two_slow_hosts_with_their_back_pressure(void **state)
+{
+	struct loc_finding all[LOC_MAX_FINDINGS];
+	size_t n, nf;
+
+	(void)state;
+	init_names();
+	n = matrix(r);
+	for (size_t k = 0; k < n; k++) {
+		if (!strcmp(r[k].dst, "h5") || !strcmp(r[k].dst, "h10"))
+			r[k].lost = 10;
+		else if ((r[k].src_tor == tors[1] || r[k].src_tor == tors[2]) && k % 3 == 0)
+			r[k].lost = 1; /* their rack-mates, paused, lose one now and then */
+	}
+	nf = loc_analyze_all(r, n, NULL, all, LOC_MAX_FINDINGS);
+	assert_int_equal(nf, 2);
+	assert_int_equal(all[0].kind, LOC_HOST);
+	assert_int_equal(all[1].kind, LOC_HOST);
+	assert_true((!strcmp(all[0].subject, "h5") && !strcmp(all[1].subject, "h10")) ||
+		    (!strcmp(all[0].subject, "h10") && !strcmp(all[1].subject, "h5")));
+	/* the same losses spread over every rack are the fabric's */
+	for (size_t k = 0; k < n; k++)
+		if (!r[k].lost && k % 3 == 0)
+			r[k].lost = 1;
+	nf = loc_analyze_all(r, n, NULL, all, LOC_MAX_FINDINGS);
+	assert_int_equal(all[0].kind, LOC_FABRIC);
+}
+
 /* What a named fault's back-pressure does elsewhere is not another fault. */
 static void test_back_pressure_is_not_another_fault(void **state)
 {
@@ -632,6 +663,7 @@ int main(void)
 		cmocka_unit_test(test_lossy_link),
 		cmocka_unit_test(test_slow_receiver_and_its_victim),
 		cmocka_unit_test(test_secondary_is_of_what_is_left),
+		cmocka_unit_test(test_two_slow_hosts_with_their_back_pressure),
 		cmocka_unit_test(test_tor),
 		cmocka_unit_test(test_two_faults),
 		cmocka_unit_test(test_a_link_at_a_slow_hosts_tor),
