@@ -895,9 +895,9 @@ static unsigned unexplained(const struct loc_result *r, size_t n, const struct l
 /* Adds to ret[0..1) the faults that what it sets aside leaves, each judged with conf (a rest
  * that reads as the fabric looked at again with few, unless NULL: relaxed(); one too sparse
  * for the fabric, by lost probes, with few too); returns how many
- * findings there are.  *left: the bad results that what is left at the end holds when it names nothing or
- * the fabric, but the named hosts' back-pressure (else UINT_MAX); *others: what was set aside as back-pressure holds a link that
- * shares a switch with a named link only. */
+ * findings there are.  *left: the bad results that what is left at the end holds when it names
+ * nothing or the fabric, but the named hosts' back-pressure (else UINT_MAX); *others: what was
+ * set aside as back-pressure holds a link that shares a switch with a named link only. */
 static size_t more(const struct shape *sh, struct loc_result *r, size_t n, const struct loc_conf *conf,
 		   const struct loc_conf *few, struct loc_finding *ret, size_t max, struct loc_result *sub, size_t *idx,
 		   bool *aside, unsigned *left, bool *others)
