@@ -616,9 +616,10 @@ static const struct cli_cmd cmds[] = {
 	  .help = "faults named by the pingmesh localization (host, link,\n"
 		  "tor, fabric) and the PFC deadlock and storm detector\n"
 		  "(deadlock, pause_storm, slow_receiver, persistent,\n"
-		  "restore_failed), and ports that went down (port_down);\n"
-		  "or one alert with its details (the storm's source, its\n"
-		  "victims, the action)",
+		  "restore_failed), and ports that went down (port_down):\n"
+		  "active and cleared, newest first, unless --state says\n"
+		  "which; or one alert with its details (the storm's\n"
+		  "source, the port it pauses, its victims, the action)",
 	  .max_args = 1,
 	  .path = "/api/v1/alerts",
 	  .build = build_alerts,

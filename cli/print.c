@@ -850,9 +850,8 @@ void print_alert(FILE *f, const json_t *a)
 	 * pauses, and the switch port it pauses), the queues paused behind it, the suggested action */
 	if (json_is_object(q = json_object_get(det, "paused"))) {
 		json_array_foreach(json_object_get(det, "ports"), i, m)
-			fprintf(f, "source:  %s %s: sends the pauses; sent %s bytes, queue %s bytes\n",
-				str(&s, m, "node") ?: "?", str(&s, m, "port") ?: "?", str(&s, m, "tx_bytes") ?: "?",
-				str(&s, m, "queue_bytes") ?: "?");
+			fprintf(f, "source:  %s %s (sends the pauses)\n", str(&s, m, "node") ?: "?",
+				str(&s, m, "port") ?: "?");
 		fprintf(f, "pauses:  %s %s: paused %s us, sent %s bytes, queue %s bytes\n", str(&s, q, "node") ?: "?",
 			str(&s, q, "port") ?: "?", str(&s, q, "paused_us") ?: "?", str(&s, q, "tx_bytes") ?: "?",
 			str(&s, q, "queue_bytes") ?: "?");

@@ -67,8 +67,8 @@ static int sync_apply(struct store_job *sj, struct store *s)
 {
 	static const char active_sql[] = "SELECT id, kind, subject FROM alerts WHERE state = 'active'";
 	static const char clear_sql[] = "UPDATE alerts SET state = 'cleared', cleared_ns = ? WHERE id = ?";
-	static const char fold_sql[] = "UPDATE alerts SET state = 'cleared', cleared_ns = ?1, last_ns = ?1, "
-				       "evidence = ?3, details = ?4 WHERE id = ?2";
+	static const char fold_sql[] = "UPDATE alerts SET state = 'cleared', cleared_ns = ?1, evidence = ?3, "
+				       "details = ?4 WHERE id = ?2";
 	static const char update_sql[] = "UPDATE alerts SET last_ns = ?1, evidence = ?2, details = ?5 "
 					 "WHERE state = 'active' AND kind = ?3 AND subject = ?4";
 	static const char insert_sql[] = "INSERT INTO alerts(kind, subject, state, first_ns, last_ns, evidence, "
@@ -82,7 +82,7 @@ static int sync_apply(struct store_job *sj, struct store *s)
 	sqlite3_stmt *st;
 	int r = 0, rc;
 
-	/* what is active of the source's kinds and no longer found, or now explained, is over */
+	/* what is active of the source's kinds and no longer found, or folded into another, is over */
 	if (!(st = store_stmt(s, active_sql)))
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -90,7 +90,7 @@ static int sync_apply(struct store_job *sj, struct store *s)
 		const char *subject = (const char *)sqlite3_column_text(st, 2);
 		const struct alert_finding *f;
 
-		if (!is_kind(j, kind) || ((f = finding_of(j, kind, subject)) && !f->explained))
+		if (!is_kind(j, kind) || ((f = finding_of(j, kind, subject)) && f->how != ALERT_FOLD))
 			continue;
 		if (nover == cap) {
 			size_t nc = cap ? 2 * cap : 16;
@@ -128,7 +128,7 @@ static int sync_apply(struct store_job *sj, struct store *s)
 	for (size_t i = 0; i < j->n; i++) {
 		const struct alert_finding *f = &j->f[i];
 
-		if (f->explained)
+		if (f->how == ALERT_FOLD)
 			continue;
 		if (!(st = store_stmt(s, update_sql)))
 			return -EIO;
@@ -139,7 +139,7 @@ static int sync_apply(struct store_job *sj, struct store *s)
 		store_bind_text_or_null(st, 5, f->details);
 		if ((r = store_step(st)) < 0)
 			return r;
-		if (sqlite3_changes(store_writer_db(s)) > 0)
+		if (sqlite3_changes(store_writer_db(s)) > 0 || f->how == ALERT_KEEP)
 			continue;
 		if (!(st = store_stmt(s, insert_sql)))
 			return -EIO;
@@ -196,7 +196,7 @@ int alerts_sync(struct store *s, const char *source, const char *const *kinds,
 		j->f[i].subject = keep(j, f[i].subject, &oom);
 		j->f[i].evidence = keep(j, f[i].evidence, &oom);
 		j->f[i].details = f[i].details ? keep(j, f[i].details, &oom) : NULL;
-		j->f[i].explained = f[i].explained;
+		j->f[i].how = f[i].how;
 		j->f[i].last_ns = f[i].last_ns;
 	}
 	j->n = n;

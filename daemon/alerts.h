@@ -31,9 +31,10 @@ struct alert_finding {
 	const char *evidence; /* one line, for operators */
 	const char *details;  /* a JSON object as text, or NULL */
 	/* another source's alert explains it (a pingmesh finding a PFC finding explains): one
-	 * fault, one alert; none is raised for it, and one raised before is cleared, saying so
-	 * (this evidence and details) */
-	bool explained;
+	 * fault, one alert, none raised for it.  One raised before goes on (ALERT_KEEP: a fault
+	 * found before may be one of its own), or, the same fault (ALERT_FOLD: the culprit host
+	 * itself), is cleared, saying so (this evidence and details) */
+	enum alert_how { ALERT_RAISE, ALERT_KEEP, ALERT_FOLD } how;
 	int64_t last_ns; /* when it was last seen, by rocefabd's clock (0: now) */
 };
 
@@ -43,7 +44,7 @@ extern const char ALERTS_TABLE[];
 
 /* Queues the sync of one source's alerts at time now (ns): of the kinds (NULL-terminated),
  * every active alert that is not one of the n findings is cleared, and each finding is raised
- * or updated (but those explained).  source names the source in the log ("pingmesh").  Copies
+ * or updated (as its how says).  source names the source in the log ("pingmesh").  Copies
  * what it needs.
  * 0, or -EAGAIN (the store's queue is full: the next pass tries again), -ENOMEM, -EINVAL. */
 int alerts_sync(struct store *s, const char *source, const char *const *kinds,

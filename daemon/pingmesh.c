@@ -932,23 +932,28 @@ int pingmesh_localize(void *ctx, int64_t now)
 									     : "deadlock";
 			size_t sl = strlen(f[k].subject);
 
-			/* the host the detector's finding comes from: the same fault, not a consequence */
-			if (f[k].kind == LOC_HOST && !strncmp(cause, f[k].subject, sl) && cause[sl] == ' ')
+			/* one fault, one alert: the detector's.  The host its finding comes from is the
+			 * same fault (an alert the pingmesh raised for it first is folded into the
+			 * detector's); what else it explains raises none, but an alert raised before
+			 * goes on, saying the PFC finding may add to it (an operator's trial: a lossy
+			 * link's alert was cleared as "not a root cause" once a storm under another
+			 * ToR spread to it) */
+			if (f[k].kind == LOC_HOST && !strncmp(cause, f[k].subject, sl) && cause[sl] == ' ') {
 				snprintf(evidence[na], sizeof(evidence[na]),
 					 "%s; the PFC detector names it too: the %s of %s", f[k].evidence, what, cause);
-			else
-				snprintf(evidence[na], sizeof(evidence[na]),
-					 "%s; attributed to the %s of %s (not a root cause)", f[k].evidence, what,
-					 cause);
+				details[na] = d ? json_dumps(d, JSON_COMPACT) : NULL;
+				af[na].how = ALERT_FOLD;
+			} else {
+				snprintf(evidence[na], sizeof(evidence[na]), "%s; the %s of %s may add to it",
+					 f[k].evidence, what, cause);
+				af[na].how = ALERT_KEEP;
+			}
 			af[na].evidence = evidence[na];
-			details[na] = d ? json_dumps(d, JSON_COMPACT) : NULL;
+			af[na].details = details[na];
 			/* and in the matrix the dashboard draws: the finding says so there too */
 			if (doc)
 				mark_attributed(doc, k, at);
 			json_decref(at);
-			af[na].details = details[na];
-			/* one fault, one alert: the detector's (one the pingmesh raised before clears) */
-			af[na].explained = true;
 			json_decref(d);
 		}
 		na++;

@@ -255,7 +255,7 @@ def test_live_advise_changes_nothing_until_mitigated(world):
     out = ctl(d, "viewer", "alerts", str(a["id"])).stdout  # with its details: what to do
     assert out.startswith(f"alert {a['id']} pause_storm h5 nic0:1 priority 3: "), out
     # the source and the switch port it pauses (a trial: only the source, "paused 0 us")
-    assert "source:  h5 nic0:1: sends the pauses; sent " in out and "pauses:  leaf1 h5: paused " in out, out
+    assert "source:  h5 nic0:1 (sends the pauses)\n" in out and "pauses:  leaf1 h5: paused " in out, out
     assert "suggested: leaf1 h5 priority 3: lossless_off\n" in out, out  # (mitigated: nothing more to do)
     out = ctl(d, "viewer", "detector").stdout
     assert "storms advise" in out and "pause_storm" in out and "[mitigated]" in out, out

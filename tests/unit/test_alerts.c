@@ -31,10 +31,10 @@ static const char *field(json_t *doc, size_t i, const char *k)
 
 static void test_alerts_lifecycle(void **state)
 {
-	struct alert_finding link = { "link", "leaf0-spine1", "18 of 20 bad results cross leaf0-spine1", NULL, false,
+	struct alert_finding link = { "link", "leaf0-spine1", "18 of 20 bad results cross leaf0-spine1", NULL, ALERT_RAISE,
 				      0 };
-	struct alert_finding host = { "host", "h7", "every probe to h7 is lost", NULL, false, 0 };
-	struct alert_finding storm = { "pause_storm", "h3", "h3 pauses leaf0:h3 100 %", "{\"culprit\":\"h3\"}", false,
+	struct alert_finding host = { "host", "h7", "every probe to h7 is lost", NULL, ALERT_RAISE, 0 };
+	struct alert_finding storm = { "pause_storm", "h3", "h3 pauses leaf0:h3 100 %", "{\"culprit\":\"h3\"}", ALERT_RAISE,
 				       0 };
 	int64_t t0 = 1764514195000000000LL;
 	struct fixture f;
@@ -117,14 +117,16 @@ static void test_alerts_lifecycle(void **state)
 	fx_close(&f);
 }
 
-/* A finding another source's alert explains raises no alert of its own; one raised before it was
- * explained is cleared, saying what explains it. */
+/* A finding another source's alert explains raises no alert of its own.  One raised before goes on
+ * (ALERT_KEEP: a fault found before may be one of its own) or, the same fault (ALERT_FOLD), is
+ * cleared, saying what explains it, its last seen kept. */
 static void test_alerts_explained(void **state)
 {
-	struct alert_finding tor = { "tor", "leaf0", "probes under leaf0 are slow; attributed to the pause storm of h7",
-				     "{\"attributed_to\":{\"kind\":\"pause_storm\",\"subject\":\"h7\"}}", true, 0 };
-	struct alert_finding host = { "host", "h7", "every probe to h7 is lost", NULL, false, 0 };
-	struct alert_finding link = { "link", "leaf1-spine0", "lost", NULL, false, 0 };
+	struct alert_finding tor = { "tor", "leaf0", "probes under leaf0 are slow",
+				     "{\"attributed_to\":{\"kind\":\"pause_storm\",\"subject\":\"h7\"}}", ALERT_KEEP,
+				     0 };
+	struct alert_finding host = { "host", "h7", "every probe to h7 is lost", NULL, ALERT_RAISE, 0 };
+	struct alert_finding link = { "link", "leaf1-spine0", "lost", NULL, ALERT_RAISE, 0 };
 	struct alert_finding both[2];
 	int64_t t0 = 1764514195000000000LL;
 	struct fixture f;
@@ -133,15 +135,20 @@ static void test_alerts_explained(void **state)
 	(void)state;
 	fx_open(&f);
 	assert_int_equal(alerts_sync(f.st, "pingmesh", loc_kinds, &tor, 1, t0), 0);
+	tor.how = ALERT_FOLD;
+	assert_int_equal(alerts_sync(f.st, "pingmesh", loc_kinds, &tor, 1, t0), 0);
 	store_flush(f.st);
 	assert_int_equal(fx_int(&f, "SELECT count(*) FROM alerts"), 0);
-	/* raised before it was explained: cleared once it is, with what explains it; the other stays */
+	/* raised before they were explained: the same fault is folded, with what explains it; a
+	 * link the storm may add to goes on */
 	both[0] = host;
 	both[1] = link;
 	assert_int_equal(alerts_sync(f.st, "pingmesh", loc_kinds, both, 2, t0 + NSEC_PER_SEC), 0);
-	both[0].explained = true;
+	both[0].how = ALERT_FOLD;
 	both[0].evidence = "every probe to h7 is lost; the PFC detector names it too";
 	both[0].details = "{\"attributed_to\":{\"kind\":\"pause_storm\",\"subject\":\"h7\"}}";
+	both[1].how = ALERT_KEEP;
+	both[1].evidence = "lost; the pause storm of h7 may add to it";
 	assert_int_equal(alerts_sync(f.st, "pingmesh", loc_kinds, both, 2, t0 + 2 * NSEC_PER_SEC), 0);
 	store_flush(f.st);
 	doc = list(&f, "cleared");
@@ -149,6 +156,7 @@ static void test_alerts_explained(void **state)
 	assert_string_equal(field(doc, 0, "subject"), "h7");
 	assert_string_equal(field(doc, 0, "evidence"), "every probe to h7 is lost; the PFC detector names it too");
 	assert_string_equal(field(doc, 0, "cleared"), "2025-11-30T14:49:57.000000Z");
+	assert_string_equal(field(doc, 0, "last_seen"), "2025-11-30T14:49:56.000000Z");
 	{
 		json_t *at = json_object_get(json_object_get(item(doc, 0), "details"), "attributed_to");
 
@@ -158,12 +166,17 @@ static void test_alerts_explained(void **state)
 	doc = list(&f, "active");
 	assert_int_equal(json_integer_value(json_object_get(doc, "count")), 1);
 	assert_string_equal(field(doc, 0, "subject"), "leaf1-spine0");
+	assert_string_equal(field(doc, 0, "evidence"), "lost; the pause storm of h7 may add to it");
+	assert_string_equal(field(doc, 0, "last_seen"), "2025-11-30T14:49:57.000000Z");
 	json_decref(doc);
-	/* still explained: not raised again */
-	assert_int_equal(alerts_sync(f.st, "pingmesh", loc_kinds, both, 2, t0 + 3 * NSEC_PER_SEC), 0);
+	/* still explained: the host is not raised again; the link, once over, clears as any other
+	 * and is not raised again while explained */
+	assert_int_equal(alerts_sync(f.st, "pingmesh", loc_kinds, both, 1, t0 + 3 * NSEC_PER_SEC), 0);
+	assert_int_equal(alerts_sync(f.st, "pingmesh", loc_kinds, both, 2, t0 + 4 * NSEC_PER_SEC), 0);
 	store_flush(f.st);
 	assert_int_equal(fx_int(&f, "SELECT count(*) FROM alerts WHERE subject = 'h7'"), 1);
-	assert_int_equal(fx_int(&f, "SELECT count(*) FROM alerts WHERE state = 'active'"), 1);
+	assert_int_equal(fx_int(&f, "SELECT count(*) FROM alerts WHERE subject = 'leaf1-spine0'"), 1);
+	assert_int_equal(fx_int(&f, "SELECT count(*) FROM alerts WHERE state = 'active'"), 0);
 	fx_close(&f);
 }
 
@@ -171,8 +184,8 @@ static void test_alerts_explained(void **state)
 static void test_alerts_details_and_ack(void **state)
 {
 	struct alert_finding storm = { "pause_storm", "h3 priority 3", "h3 pauses leaf0:h3",
-				       "{\"culprit\":\"h3\",\"priority\":3}", false, 0 };
-	struct alert_finding plain = { "host", "h9", "lost", NULL, false, 0 };
+				       "{\"culprit\":\"h3\",\"priority\":3}", ALERT_RAISE, 0 };
+	struct alert_finding plain = { "host", "h9", "lost", NULL, ALERT_RAISE, 0 };
 	struct store_reader *rd;
 	struct rf_err e = { 0 };
 	struct fixture f;
@@ -249,7 +262,7 @@ static void test_alerts_details_and_ack(void **state)
  * or not: a restoration comes after its storm alert cleared. */
 static void test_alerts_action_by_subject(void **state)
 {
-	struct alert_finding h3 = { "pause_storm", "h3 nic0:1 priority 3", "pause storm (isolated)", NULL, false, 0 };
+	struct alert_finding h3 = { "pause_storm", "h3 nic0:1 priority 3", "pause storm (isolated)", NULL, ALERT_RAISE, 0 };
 	struct alert_action restore = { "detector", "restore", "pause_storm #4 over", 17 };
 	struct store_reader *rd;
 	struct fixture f;
@@ -296,7 +309,7 @@ static void test_alerts_history_bound(void **state)
 	fx_open(&f);
 	for (int i = 0; i < ALERTS_LIST_MAX + 5; i++) {
 		char subject[16];
-		struct alert_finding a = { "host", subject, "x", NULL, false, 0 };
+		struct alert_finding a = { "host", subject, "x", NULL, ALERT_RAISE, 0 };
 
 		snprintf(subject, sizeof(subject), "h%d", i);
 		assert_int_equal(alerts_sync(f.st, "pingmesh", loc_kinds, &a, 1, 1 + i), 0);

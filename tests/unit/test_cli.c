@@ -564,9 +564,10 @@ static const char usage_txt[] =
 	"                               faults named by the pingmesh localization (host, link,\n"
 	"                               tor, fabric) and the PFC deadlock and storm detector\n"
 	"                               (deadlock, pause_storm, slow_receiver, persistent,\n"
-	"                               restore_failed), and ports that went down (port_down);\n"
-	"                               or one alert with its details (the storm's source, its\n"
-	"                               victims, the action)\n"
+	"                               restore_failed), and ports that went down (port_down):\n"
+	"                               active and cleared, newest first, unless --state says\n"
+	"                               which; or one alert with its details (the storm's\n"
+	"                               source, the port it pauses, its victims, the action)\n"
 	"  ack ALERT                    acknowledge an alert (role operator)\n"
 	"  mitigate ALERT [--reason TEXT]\n"
 	"                               act on a PFC detector alert in advise mode: break the\n"
@@ -1171,6 +1172,16 @@ static void test_print_alert(void **state)
 		       "suggested: leaf0 h7 priority 3: lossless_off\n" /* (cleared: no mitigate to do) */
 		       "mitigated by detector at T0: change 4 (pause_storm #2: isolating)\n"
 		       "restored by detector at T3: change 5 (lossless again)\n"); /* the detector's own */
+	/* a storm's source, which sends the pauses, and the switch port it pauses (a trial: only the
+	 * source was printed, "paused 0 us") */
+	assert_printed(print_alert,
+		       "{'id': 6, 'kind': 'slow_receiver', 'subject': 'h5 nic0:1 priority 3', 'state': 'active',"
+		       " 'evidence': 'e', 'details': {'ports': [{'node': 'h5', 'port': 'nic0:1', 'paused_us': 0,"
+		       "   'tx_bytes': 7, 'queue_bytes': 0}], 'paused': {'node': 'leaf1', 'port': 'h5',"
+		       "   'paused_us': 1900, 'tx_bytes': 1200, 'queue_bytes': 5}}}",
+		       "alert 6 slow_receiver h5 nic0:1 priority 3: e (active)\n"
+		       "source:  h5 nic0:1 (sends the pauses)\n"
+		       "pauses:  leaf1 h5: paused 1900 us, sent 1200 bytes, queue 5 bytes\n");
 	/* active, not mitigated yet: how to */
 	assert_printed(print_alert,
 		       "{'id': 5, 'kind': 'pause_storm', 'subject': 's', 'state': 'active', 'evidence': 'e',"
