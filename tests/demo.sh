@@ -101,7 +101,10 @@ cat <<MSG
 MSG
 
 if [ -n "${DEMO_DURATION:-}" ]; then
-	sleep "$DEMO_DURATION"
+	# (in the background: a signal's trap runs at once, not after a foreground sleep)
+	sleep "$DEMO_DURATION" &
+	pids+=($!)
+	wait $!
 	export ROCEFAB_SERVER=$url ROCEFAB_TOKEN_FILE=$work/viewer.token
 	"$B/rocefabctl" switches
 	"$B/rocefabctl" counters leaf0:leaf0:h3 tx_bytes queue_depth_bytes ecn_marked_packets

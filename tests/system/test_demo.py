@@ -157,6 +157,28 @@ def test_demo_keeps_one_alert_for_a_slow_receiver(tmp_path):
     assert not pingmesh_alerts(alerts, "active"), alerts
 
 
+def test_demo_stops_on_sigterm_while_it_runs_its_duration(tmp_path):
+    """An operator's trial: SIGTERM to a demo run for DEMO_DURATION waited for the whole
+    duration (bash runs a trap after its foreground command) and left its processes running
+    meanwhile."""
+    env, url = demo_env(tmp_path)
+    env["DEMO_DURATION"] = "600"
+    p = subprocess.Popen(["tests/demo.sh"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        # (the script's sleep for DEMO_DURATION: the demo is up and printed its banner)
+        sleeping = ["pgrep", "-P", str(p.pid), "-f", "^sleep 600$"]
+        wait_for(lambda: subprocess.run(sleeping, capture_output=True).returncode == 0, 30,
+                 what="the demo up, sleeping its duration")
+        p.send_signal(signal.SIGTERM)  # to the script alone, as a supervisor does
+        p.wait(20)
+        assert "demo: stopped" in p.stdout.read()
+        wait_for(lambda: not rocefab_processes(str(tmp_path)), 10, what="nothing left running")
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+
+
 def test_demo_stops_on_ctrl_c(tmp_path):
     env, url = demo_env(tmp_path)
     p = subprocess.Popen(["tests/demo.sh"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
