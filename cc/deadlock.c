@@ -1136,6 +1136,8 @@ static int add_slow_receiver(struct run *r, uint32_t port, const struct slowc *c
 		     "slow receiver %s on priority %u: paused its switch port %llu of %lld us while taking %llu bytes",
 		     f->culprit, c->prio, (unsigned long long)c->paused_us, (long long)c->interval_us,
 		     (unsigned long long)c->rx_bytes);
+	/* what the summary says it paused (held between slow intervals: this one's would read 0) */
+	f->paused.paused_us = c->paused_us;
 	if (c->quiet) {
 		f->last_us = c->last_us;
 		if (n > 0 && (size_t)n < sizeof(f->summary))

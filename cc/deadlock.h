@@ -101,7 +101,8 @@ struct cc_dl_finding {
 	char summary[640];	/* one line for an operator */
 	struct cc_dl_queue suggested; /* the queue a mitigation would change (node empty: none) */
 	struct cc_dl_queue paused;    /* storm, slow receiver: the switch port the source pauses (its
-				       * peer), this interval; node empty: none known */
+				       * peer), this interval (a slow receiver's paused_us: its summary's,
+				       * of its last slow interval); node empty: none known */
 };
 
 enum cc_dl_op { CC_DL_LOSSY, CC_DL_RESTORE };

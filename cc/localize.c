@@ -980,6 +980,16 @@ static void drop_named_secondary(struct loc_finding *f, const struct loc_finding
 	}
 }
 
+/* Each of f[0..nf) is a link that loses probes on min_pairs pairs at least. */
+static bool links_apart(const struct loc_result *r, size_t n, const struct loc_finding *f, size_t nf,
+			unsigned min_pairs)
+{
+	for (size_t k = 0; k < nf; k++)
+		if (f[k].kind != LOC_LINK || !f[k].by_loss || bad_pairs(r, n, min_pairs, &f[k]) < min_pairs)
+			return false;
+	return true;
+}
+
 size_t loc_analyze_all(struct loc_result *r, size_t n, const struct loc_conf *conf, struct loc_finding *ret,
 		       size_t max)
 {
@@ -998,7 +1008,9 @@ size_t loc_analyze_all(struct loc_result *r, size_t n, const struct loc_conf *co
 	few = *conf;
 	few.coverage = conf->coverage / LOC_MAX_FINDINGS;
 	loc_analyze(r, n, conf, &ret[0]);
-	if ((ret[0].kind == LOC_NONE && !ret[0].bad) || max == 1)
+	/* (nothing bad, or too little for the search below: one analysis) */
+	if (max == 1 || (ret[0].kind == LOC_NONE && (!ret[0].bad || !ret[0].by_loss ||
+						      bad_pairs(r, n, conf->min_pairs, NULL) < conf->min_pairs)))
 		return 1;
 	sub = calloc(n + 1, sizeof(*sub));
 	idx = calloc(n + 1, sizeof(*idx));
@@ -1014,14 +1026,14 @@ size_t loc_analyze_all(struct loc_result *r, size_t n, const struct loc_conf *co
 	 * Each still needs most results through it bad, and together they must leave no more of
 	 * the bad results than one element may (1 - coverage) and nothing that names a host, link
 	 * or ToR, with no link set aside for sharing a switch with a named one (that switch's
-	 * fault, which no single finding names): else it is the fabric.  So too bad results too
+	 * fault, which no single finding names): else it is the fabric.  So too lost probes too
 	 * few for the fabric (two lossy links at a thousand hosts, each half of a few per mille),
-	 * by lost probes, the first on min_pairs pairs at least (as in a sparse rest, more()) */
+	 * where only links, each on min_pairs pairs at least, are named: a busy fabric's incast
+	 * targets lose a probe now and then behind PFC pauses, and are no fault */
 	fabric = ret[0];
 	loc_analyze(r, n, &few, &ret[0]);
 	if ((ret[0].kind != LOC_HOST && ret[0].kind != LOC_LINK) ||
-	    (fabric.kind != LOC_FABRIC &&
-	     (!ret[0].by_loss || bad_pairs(r, n, conf->min_pairs, &ret[0]) < conf->min_pairs))) {
+	    (fabric.kind != LOC_FABRIC && !links_apart(r, n, ret, 1, conf->min_pairs))) {
 		/* (the marks follow what it was judged by, lost probes or latency, not the coverage) */
 		if (ret[0].by_loss != fabric.by_loss)
 			loc_analyze(r, n, conf, &fabric);
@@ -1029,7 +1041,8 @@ size_t loc_analyze_all(struct loc_result *r, size_t n, const struct loc_conf *co
 		goto out;
 	}
 	if ((nf = more(&sh, r, n, &few, NULL, ret, max, sub, idx, aside, &left, &others)) > 1 && !others &&
-	    left != UINT_MAX && left <= (1 - conf->coverage) * fabric.bad)
+	    left != UINT_MAX && left <= (1 - conf->coverage) * fabric.bad &&
+	    (fabric.kind == LOC_FABRIC || links_apart(r, n, ret, nf, conf->min_pairs)))
 		goto out;
 	nf = 1;
 	ret[0] = fabric;

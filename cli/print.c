@@ -878,6 +878,9 @@ void print_alert(FILE *f, const json_t *a)
 	}
 	if (json_is_object(q = json_object_get(det, "attributed_to")))
 		fprintf(f, "attributed to: %s %s\n", str(&s, q, "kind") ?: "?", str(&s, q, "subject") ?: "?");
+	if (json_is_object(q = json_object_get(det, "may_add")))
+		fprintf(f, "may add to it: %s %s (the PFC detector's finding, found since)\n",
+			str(&s, q, "kind") ?: "?", str(&s, q, "subject") ?: "?");
 	if (json_is_object(acked))
 		fprintf(f, "acknowledged by %s at %s\n", str(&s, acked, "by") ?: "?", str(&s, acked, "at") ?: "?");
 	/* the changes on the finding (an operator's name and reason: made printable) */

@@ -13,7 +13,6 @@
 #ifndef ROCEFAB_ALERTS_H
 #define ROCEFAB_ALERTS_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 

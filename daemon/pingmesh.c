@@ -944,8 +944,12 @@ int pingmesh_localize(void *ctx, int64_t now)
 				details[na] = d ? json_dumps(d, JSON_COMPACT) : NULL;
 				af[na].how = ALERT_FOLD;
 			} else {
+				json_t *m = json_pack("{s:O}", "may_add", at);
+
 				snprintf(evidence[na], sizeof(evidence[na]), "%s; the %s of %s may add to it",
 					 f[k].evidence, what, cause);
+				details[na] = m ? json_dumps(m, JSON_COMPACT) : NULL;
+				json_decref(m);
 				af[na].how = ALERT_KEEP;
 			}
 			af[na].evidence = evidence[na];

@@ -3,9 +3,10 @@
  * loc_analyze_all over it, as each localization pass runs it (every 5 s), on a healthy fabric
  * and on what bad days look like: one lossy link, a slow host with its rack-mates'
  * back-pressure, two faults apart, a lossy link at a slow host's ToR, four faults, two lossy
- * links (neither carries most of the bad), a few losses scattered, and losses spread over the
- * fabric.  Beside each, one loc_analyze over the same results (the first
- * finding alone): the ratio says how many analyses' worth the search for further faults costs.
+ * links (neither carries most of the bad), a few losses scattered, two busy incast targets
+ * (a probe to each lost now and then: no fault), and losses spread over the fabric.  Beside
+ * each, one loc_analyze over the same results (the first finding alone): the ratio says how
+ * many analyses' worth the search for further faults costs.
  * No bound is enforced here (make bench prints; tests/unit/test_localize checks the answers on
  * small matrices, test_pingmesh's smoke these at 256 hosts).
  *
@@ -125,6 +126,14 @@ static void slow(struct fabric *f, unsigned h)
 		if (f->r[k].dst == f->host[h])
 			f->r[k].lost = f->r[k].n / 2;
 		else if (f->r[k].src_tor == f->tor[h / PER_TOR] && k % 29 == 0)
+			f->r[k].lost = 1;
+}
+
+/* a busy incast target: a probe to it lost now and then behind PFC pauses (every other result) */
+static void busy(struct fabric *f, unsigned h)
+{
+	for (size_t k = 0; k < f->n; k++)
+		if (f->r[k].dst == f->host[h] && k % 2 == 0)
 			f->r[k].lost = 1;
 }
 
@@ -248,6 +257,10 @@ int main(int argc, char **argv)
 	healthy(&f);
 	spread(&f, 997);
 	one(&f, "a few losses scattered", runs);
+	healthy(&f);
+	busy(&f, 7 % nhosts);
+	busy(&f, t5 * PER_TOR + 3);
+	one(&f, "two busy incast targets", runs);
 	healthy(&f);
 	spread(&f, 7);
 	one(&f, "losses spread over the fabric", runs);

@@ -319,8 +319,10 @@ def test_two_faults_stay_named_each_with_one_alert(world, faults):
         m = c.json("/api/v1/probes/matrix", params={"window": "10s", "paths": "false"})  # the pass's own
         return {(f["kind"], f["subject"]) for f in m["findings"]}
     # (a slow receiver's alert is the detector's, raised before the pingmesh's pass names it)
-    first = wait_for(lambda: (lambda a: a if want <= a.keys() and want <= named() else None)(fault_alerts(c)), 40,
-                     what="both named and alerted")
+    # (and one alert each: a pingmesh alert of the slow host raised before the detector named
+    # it is folded into the detector's at the next pass)
+    first = wait_for(lambda: (lambda a: a if want <= a.keys() and all(len(a[k]) == 1 for k in want) and
+                              want <= named() else None)(fault_alerts(c)), 40, what="both named and alerted")
     end = time.monotonic() + 12
     while time.monotonic() < end:  # (a property over time: sampled, each sample checked)
         m = c.json("/api/v1/probes/matrix", params={"window": "10s", "paths": "false"})
@@ -658,6 +660,8 @@ def test_bench_localize_smoke():
         "host h7, host h163, link leaf5-spine4, link leaf2-spine1"), r.stdout
     assert rows["two lossy links, neither most"].rstrip().endswith("link leaf5-spine4, link leaf2-spine1"), r.stdout
     assert rows["a few losses scattered"].rstrip().endswith("none"), r.stdout
+    # (a review: the search for faults that each carry less than most named these two hosts)
+    assert rows["two busy incast targets"].rstrip().endswith("none"), r.stdout
     assert rows["losses spread over the fabric"].rstrip().endswith("fabric fabric"), r.stdout
     bad = subprocess.run([binary("bench/bench_localize"), "--hosts", "12"], capture_output=True, text=True)
     assert bad.returncode == 2 and "256 at least" in bad.stderr, bad.stderr

@@ -1172,8 +1172,8 @@ static void test_print_alert(void **state)
 		       "suggested: leaf0 h7 priority 3: lossless_off\n" /* (cleared: no mitigate to do) */
 		       "mitigated by detector at T0: change 4 (pause_storm #2: isolating)\n"
 		       "restored by detector at T3: change 5 (lossless again)\n"); /* the detector's own */
-	/* a storm's source, which sends the pauses, and the switch port it pauses (a trial: only the
-	 * source was printed, "paused 0 us") */
+	/* a slow receiver's source, which sends the pauses, and the switch port it pauses (a trial:
+	 * only the source was printed, "paused 0 us") */
 	assert_printed(print_alert,
 		       "{'id': 6, 'kind': 'slow_receiver', 'subject': 'h5 nic0:1 priority 3', 'state': 'active',"
 		       " 'evidence': 'e', 'details': {'ports': [{'node': 'h5', 'port': 'nic0:1', 'paused_us': 0,"
@@ -1194,6 +1194,12 @@ static void test_print_alert(void **state)
 		       "{'id': 4, 'kind': 'tor', 'subject': 'leaf0', 'state': 'active', 'evidence': 'e',"
 		       " 'details': {'attributed_to': {'kind': 'pause_storm', 'subject': 'h7 nic0:1 priority 3'}}}",
 		       "alert 4 tor leaf0: e (active)\nattributed to: pause_storm h7 nic0:1 priority 3\n");
+	/* one raised before the PFC finding came, which may add to it: it goes on */
+	assert_printed(print_alert,
+		       "{'id': 8, 'kind': 'link', 'subject': 'leaf1-spine0', 'state': 'active', 'evidence': 'e',"
+		       " 'details': {'may_add': {'kind': 'pause_storm', 'subject': 'h28 nic0:1 priority 3'}}}",
+		       "alert 8 link leaf1-spine0: e (active)\n"
+		       "may add to it: pause_storm h28 nic0:1 priority 3 (the PFC detector's finding, found since)\n");
 }
 
 static void test_print_health(void **state)

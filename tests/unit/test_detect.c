@@ -403,6 +403,9 @@ static void test_slow_receiver_held_between_bursts(void **state)
 			assert_true(strstr(f->summary, "paused its switch port 500 of 1000 us while taking 300000 "));
 			assert_string_equal(f->paused.node, "s2"); /* the port it pauses */
 			assert_string_equal(f->paused.port, "h2");
+			/* paused as the summary says, held between its slow intervals too (a review: the
+			 * quiet interval's own read 0) */
+			assert_int_equal(f->paused.paused_us, 500);
 			if (iv[i].slow)
 				assert_null(strstr(f->summary, " ago"));
 			else

@@ -14,10 +14,11 @@ function details(a) {
   const parts = [];
   if (d.culprit) parts.push(h('p', {}, 'Culprit: ', link(`#/host/${encodeURIComponent(d.culprit)}`, d.culprit)));
   if (d.class === 'deadlock' && d.ports) parts.push(h('p', {}, 'Cycle: ', d.ports.map((p) => `${p.node} ${p.port}`).join(' → '), ' → …'));
-  if (d.paused) parts.push(h('p', {}, `Pauses: ${d.paused.node} ${d.paused.port} (paused ${d.paused.paused_us} µs of the last interval)`));
+  if (d.paused) parts.push(h('p', {}, `Pauses: ${d.paused.node} ${d.paused.port} (paused ${d.paused.paused_us} µs of an interval, as the summary says)`));
   if (d.victims?.length) parts.push(h('p', {}, `Victims (${d.victims_total ?? d.victims.length}): `, d.victims.slice(0, 12).map((p) => `${p.node} ${p.port}`).join(', '), d.victims.length > 12 ? ' …' : ''));
   if (d.suggested) parts.push(h('p', {}, `Suggested: ${d.suggested.change} on ${d.suggested.node} ${d.suggested.port} priority ${d.suggested.priority}`));
   if (d.attributed_to) parts.push(h('p', {}, `Attributed to ${d.attributed_to.kind} ${d.attributed_to.subject}`));
+  if (d.may_add) parts.push(h('p', {}, `Found before the PFC detector's ${d.may_add.kind} ${d.may_add.subject}, which may add to it`));
   if (d.mitigated) parts.push(h('p', {}, 'Mitigated.'));
   return parts.length ? h('details', {
     open: openDetails.has(a.id),
