@@ -4,7 +4,9 @@
  * and on what bad days look like: one lossy link, a slow host with its rack-mates'
  * back-pressure, two faults apart, a lossy link at a slow host's ToR, four faults, two lossy
  * links (neither carries most of the bad), a few losses scattered, two busy incast targets
- * (a probe to each lost now and then: no fault), and losses spread over the fabric.  Beside
+ * (a probe to each lost now and then: no fault), a lossy link beside them (not named: their
+ * losses keep it under most of the bad, and the search beyond names links only when every
+ * finding is one), and losses spread over the fabric.  Beside
  * each, one loc_analyze over the same results (the first finding alone): the ratio says how
  * many analyses' worth the search for further faults costs.
  * No bound is enforced here (make bench prints; tests/unit/test_localize checks the answers on
@@ -261,6 +263,8 @@ int main(int argc, char **argv)
 	busy(&f, 7 % nhosts);
 	busy(&f, t5 * PER_TOR + 3);
 	one(&f, "two busy incast targets", runs);
+	lossy(&f, f.uplink[t2 * SPINES + 1]);
+	one(&f, "a lossy link, two busy targets", runs);
 	healthy(&f);
 	spread(&f, 7);
 	one(&f, "losses spread over the fabric", runs);
