@@ -869,6 +869,24 @@ static bool relaxed(const struct shape *sh, struct loc_result *sub, size_t m, co
 	return true;
 }
 
+/* A host named from lost probes too few for the fabric: the share of the probes of its bad
+ * results lost, at least (a slow receiver's time out by the half; an incast target's, one now
+ * and then). */
+#define HOST_LOSS 0.25
+
+/* The share of the probes of f's bad results that were lost. */
+static double bad_loss_share(const struct loc_result *r, size_t n, const struct loc_finding *f)
+{
+	uint64_t sent = 0, lost = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (r[i].bad && explained_by(&r[i], f)) {
+			sent += r[i].n;
+			lost += r[i].lost;
+		}
+	return sent ? (double)lost / (double)sent : 0;
+}
+
 /* The bad results of sub[0..m) that are not a named host's back-pressure: its rack-mates' (a
  * probe to or from a host under its ToR), which PFC pauses as the host does its ToR's port. */
 static unsigned unexplained(const struct loc_result *r, size_t n, const struct loc_result *sub, size_t m,
@@ -926,13 +944,16 @@ static size_t more(const struct shape *sh, struct loc_result *r, size_t n, const
 		 * probing at a thousand hosts, where a named fault's neighbours lose a probe now and
 		 * then): what explains a share of its lost probes (few), on min_pairs pairs at least,
 		 * is judged as any other (a ToR set aside).  Not by latency: a busy fabric's incast
-		 * targets, each slow on a share, are no fault */
+		 * targets, each slow on a share, are no fault; nor a host whose bad results lose a
+		 * probe now and then (those targets behind PFC pauses, a review): a quarter of their
+		 * probes at least */
 		if (g->kind == LOC_NONE && g->bad && few) {
 			struct loc_finding g2;
 
 			loc_analyze(sub, m, few, &g2);
 			if ((g2.kind == LOC_HOST || g2.kind == LOC_LINK || g2.kind == LOC_TOR) && g2.by_loss &&
-			    bad_pairs(sub, m, conf->min_pairs, &g2) >= conf->min_pairs)
+			    bad_pairs(sub, m, conf->min_pairs, &g2) >= conf->min_pairs &&
+			    (g2.kind != LOC_HOST || bad_loss_share(sub, m, &g2) >= HOST_LOSS))
 				*g = g2;
 		}
 		if (g->kind == LOC_NONE || g->kind == LOC_FABRIC) {
@@ -980,12 +1001,15 @@ static void drop_named_secondary(struct loc_finding *f, const struct loc_finding
 	}
 }
 
-/* Each of f[0..nf) is a link that loses probes on min_pairs pairs at least. */
-static bool links_apart(const struct loc_result *r, size_t n, const struct loc_finding *f, size_t nf,
+/* Each of f[0..nf) loses probes on min_pairs pairs at least, and is a link or a host whose bad
+ * results lost a quarter of their probes (a busy fabric's incast targets lose one now and then
+ * behind PFC pauses, and are no fault). */
+static bool lossy_apart(const struct loc_result *r, size_t n, const struct loc_finding *f, size_t nf,
 			unsigned min_pairs)
 {
 	for (size_t k = 0; k < nf; k++)
-		if (f[k].kind != LOC_LINK || !f[k].by_loss || bad_pairs(r, n, min_pairs, &f[k]) < min_pairs)
+		if ((f[k].kind != LOC_LINK && (f[k].kind != LOC_HOST || bad_loss_share(r, n, &f[k]) < HOST_LOSS)) ||
+		    !f[k].by_loss || bad_pairs(r, n, min_pairs, &f[k]) < min_pairs)
 			return false;
 	return true;
 }
@@ -1028,12 +1052,12 @@ size_t loc_analyze_all(struct loc_result *r, size_t n, const struct loc_conf *co
 	 * or ToR, with no link set aside for sharing a switch with a named one (that switch's
 	 * fault, which no single finding names): else it is the fabric.  So too lost probes too
 	 * few for the fabric (two lossy links at a thousand hosts, each half of a few per mille),
-	 * where only links, each on min_pairs pairs at least, are named: a busy fabric's incast
-	 * targets lose a probe now and then behind PFC pauses, and are no fault */
+	 * where links and hosts that lose a quarter of their bad results' probes, each on
+	 * min_pairs pairs at least, are named (lossy_apart) */
 	fabric = ret[0];
 	loc_analyze(r, n, &few, &ret[0]);
 	if ((ret[0].kind != LOC_HOST && ret[0].kind != LOC_LINK) ||
-	    (fabric.kind != LOC_FABRIC && !links_apart(r, n, ret, 1, conf->min_pairs))) {
+	    (fabric.kind != LOC_FABRIC && !lossy_apart(r, n, ret, 1, conf->min_pairs))) {
 		/* (the marks follow what it was judged by, lost probes or latency, not the coverage) */
 		if (ret[0].by_loss != fabric.by_loss)
 			loc_analyze(r, n, conf, &fabric);
@@ -1042,7 +1066,7 @@ size_t loc_analyze_all(struct loc_result *r, size_t n, const struct loc_conf *co
 	}
 	if ((nf = more(&sh, r, n, &few, NULL, ret, max, sub, idx, aside, &left, &others)) > 1 && !others &&
 	    left != UINT_MAX && left <= (1 - conf->coverage) * fabric.bad &&
-	    (fabric.kind == LOC_FABRIC || links_apart(r, n, ret, nf, conf->min_pairs)))
+	    (fabric.kind == LOC_FABRIC || lossy_apart(r, n, ret, nf, conf->min_pairs)))
 		goto out;
 	nf = 1;
 	ret[0] = fabric;

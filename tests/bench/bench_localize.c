@@ -6,7 +6,8 @@
  * links (neither carries most of the bad), a few losses scattered, two busy incast targets
  * (a probe to each lost now and then: no fault), a lossy link beside them (not named: their
  * losses keep it under most of the bad, and the search beyond names links only when every
- * finding is one), and losses spread over the fabric.  Beside
+ * finding is one), a lossier link beside them (named alone: the targets' rare losses name no
+ * host), a lossier link and a slow host apart (both), and losses spread over the fabric.  Beside
  * each, one loc_analyze over the same results (the first finding alone): the ratio says how
  * many analyses' worth the search for further faults costs.
  * No bound is enforced here (make bench prints; tests/unit/test_localize checks the answers on
@@ -119,6 +120,14 @@ static void lossy(struct fabric *f, const char *link)
 	for (size_t k = 0; k < f->n; k++)
 		if (crosses(&f->r[k], link) && i++ % 5)
 			f->r[k].lost = 1 + k % 3;
+}
+
+/* a link losing on every one of its results, half their probes */
+static void lossier(struct fabric *f, const char *link)
+{
+	for (size_t k = 0; k < f->n; k++)
+		if (crosses(&f->r[k], link))
+			f->r[k].lost = f->r[k].n / 2;
 }
 
 /* a host that cannot receive: probes to it lost, its rack-mates' losing one now and then */
@@ -265,6 +274,15 @@ int main(int argc, char **argv)
 	one(&f, "two busy incast targets", runs);
 	lossy(&f, f.uplink[t2 * SPINES + 1]);
 	one(&f, "a lossy link, two busy targets", runs);
+	healthy(&f);
+	busy(&f, 7 % nhosts);
+	busy(&f, t5 * PER_TOR + 3);
+	lossier(&f, f.uplink[t2 * SPINES + 1]);
+	one(&f, "a lossier link, two busy targets", runs);
+	healthy(&f);
+	lossier(&f, f.uplink[t2 * SPINES + 1]);
+	slow(&f, t5 * PER_TOR + 3);
+	one(&f, "a lossier link + slow host apart", runs);
 	healthy(&f);
 	spread(&f, 7);
 	one(&f, "losses spread over the fabric", runs);
