@@ -925,12 +925,14 @@ int pingmesh_localize(void *ctx, int64_t now)
 		/* what the PFC detector names explains it: attributed, not a second root cause */
 		if ((at = explained(pm, loc_kind_name(f[k].kind), f[k].subject, pm->o.window_ns, cause, sizeof(cause),
 				    &ckind))) {
-			json_t *d = json_pack("{s:O}", "attributed_to", at);
+			bool same = f[k].kind == LOC_HOST && !strncmp(cause, f[k].subject, strlen(f[k].subject)) &&
+				    cause[strlen(f[k].subject)] == ' ';
+			/* (the machine-readable link: attributed_to when folded, may_add when kept) */
+			json_t *d = json_pack("{s:O}", same ? "attributed_to" : "may_add", at);
 			const char *what = !strcmp(ckind, "pause_storm")   ? "pause storm"
 					   : !strcmp(ckind, "slow_receiver") ? "slow receiver"
 					   : !strcmp(ckind, "persistent")    ? "persistent deadlock"
 									     : "deadlock";
-			size_t sl = strlen(f[k].subject);
 
 			/* one fault, one alert: the detector's.  The host its finding comes from is the
 			 * same fault (an alert the pingmesh raised for it first is folded into the
@@ -938,20 +940,14 @@ int pingmesh_localize(void *ctx, int64_t now)
 			 * goes on, saying the PFC finding may add to it (an operator's trial: a lossy
 			 * link's alert was cleared as "not a root cause" once a storm under another
 			 * ToR spread to it) */
-			if (f[k].kind == LOC_HOST && !strncmp(cause, f[k].subject, sl) && cause[sl] == ' ') {
+			if (same)
 				snprintf(evidence[na], sizeof(evidence[na]),
 					 "%s; the PFC detector names it too: the %s of %s", f[k].evidence, what, cause);
-				details[na] = d ? json_dumps(d, JSON_COMPACT) : NULL;
-				af[na].how = ALERT_FOLD;
-			} else {
-				json_t *m = json_pack("{s:O}", "may_add", at);
-
+			else
 				snprintf(evidence[na], sizeof(evidence[na]), "%s; the %s of %s may add to it",
 					 f[k].evidence, what, cause);
-				details[na] = m ? json_dumps(m, JSON_COMPACT) : NULL;
-				json_decref(m);
-				af[na].how = ALERT_KEEP;
-			}
+			af[na].how = same ? ALERT_FOLD : ALERT_KEEP;
+			details[na] = d ? json_dumps(d, JSON_COMPACT) : NULL;
 			af[na].evidence = evidence[na];
 			af[na].details = details[na];
 			/* and in the matrix the dashboard draws: the finding says so there too */
