@@ -16,6 +16,7 @@ import probe_rows  # noqa: E402
 from conftest import ROOT, SIM_AGENTS, World, wait_for
 
 HOSTS, PER_TOR, ACROSS, ROUNDS = 1024, 16, 2, 4
+RUNS = 5  # timed runs per view: the best is the figure (the others show the machine's noise)
 
 
 def fill_probes(db_path):
@@ -42,8 +43,11 @@ def time_view(browser, view, ready_js):
 def test_topology_and_heatmap_of_1024_hosts_render_within_a_second(tmp_path, browser):
     world = World(str(tmp_path))
     try:
+        # agents.stale_after: the fabric is timed as live while the simulator's clock is stopped (below);
+        # at the default 3 intervals its agents went stale during the runs, and a CI run timed the
+        # drawing of a silent fabric (1.1-1.6 s, then with dotted translucent links)
         d = world.daemon(extra_conf=f"[api]\nweb_root = {os.path.join(ROOT, 'web')}\n"
-                                    "[store]\nqueue = 4096\n")
+                                    "[store]\nqueue = 4096\n[agents]\nstale_after = 1000\n")
         d.token("viewer", "viewer")
         ops, _ = d.token("ops", "operator")
         _, agents = d.token("agents", "agent", agent=SIM_AGENTS)
@@ -70,7 +74,7 @@ def test_topology_and_heatmap_of_1024_hosts_render_within_a_second(tmp_path, bro
                              "(document.querySelector('canvas.heatmap')?.getAttribute('aria-label') || '')"
                              ".includes('between 1024 hosts')")):
             runs = []
-            for _ in range(3):
+            for _ in range(RUNS):
                 if view == "pingmesh":
                     # the pingmesh's rounds of the last seconds, written now before each run: the
                     # heatmap's window is 10 s, and a localization pass (every 5 s) after older
@@ -89,8 +93,8 @@ def test_topology_and_heatmap_of_1024_hosts_render_within_a_second(tmp_path, bro
         for view, (t, fetch_draw, draw, runs) in figures.items():
             print(f"\n{view}: 1,024 hosts + 80 switches: first frame {t:.0f} ms after the view change "
                   f"(its data fetched and drawn in {fetch_draw:.0f} ms, of which drawing {draw:.0f} ms; "
-                  f"best of 3: {', '.join(f'{x:.0f}' for x in runs)} ms)")
-        print(f"pingmesh: {n:,} result rows written ({ROUNDS} rounds of 2 paths per pair, before each of 3 runs)")
+                  f"best of {RUNS}: {', '.join(f'{x:.0f}' for x in runs)} ms)")
+        print(f"pingmesh: {n:,} result rows written ({ROUNDS} rounds of 2 paths per pair, before each of {RUNS} runs)")
         assert figures["topology"][0] <= 1000, figures
         assert figures["pingmesh"][0] <= 1000, figures
     finally:

@@ -111,7 +111,7 @@ export function draw(topo, load, alerts, metric, width = 960) {
     // the nodes, whose pages list their ports
     const end = y1 <= y2 ? l.a : l.b;
     gLinks.append(s('a', { href: `#/port/${encodeURIComponent(end.port_id)}`, tabindex: '-1', class: 'link-a' },
-      s('line', { ...attrs, class: `link${down ? ' down' : ''}${stale ? ' stale' : ''}`, stroke: down || stale ? '#777' : viridis(v === null ? null : v / m.scale), 'data-link': l.id }, s('title', {}, title))));
+      s('line', { ...attrs, class: `link${down ? ' down' : ''}${stale ? ' stale' : ''}`, stroke: stale ? '#c4c4c4' : down ? '#777' : viridis(v === null ? null : v / m.scale), 'data-link': l.id }, s('title', {}, title))));
     if (down && !stale) gLinks.append(s('text', { x: (attrs.x1 + attrs.x2) / 2, y: (attrs.y1 + attrs.y2) / 2 + 4, class: 'down-mark' }, '✕'));
   }
   for (const n of topo.nodes) {
