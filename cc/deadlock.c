@@ -1116,9 +1116,11 @@ static int add_storm(struct run *r, uint32_t culprit, unsigned prio, bool held, 
 	}
 	for (uint32_t i = 0; i < nvict; i++)
 		r->v[buf[i]].victim = true;
+	f->silent = c->silent;
 	snprintf(f->summary, sizeof(f->summary),
-		 "pause storm from %s on priority %u%s: it pauses %s while taking nothing; %u queue%s paused behind it",
+		 "pause storm from %s on priority %u%s: %s %s while taking nothing; %u queue%s paused behind it",
 		 f->culprit, prio, held ? " (isolated)" : "",
+		 c->silent ? "its agent is silent, and it pauses" : "it pauses",
 		 c->peer != CC_NONE ? label(s, c->peer, lab, sizeof(lab)) : "its peer", nvict, nvict == 1 ? "" : "s");
 	return 0;
 }
@@ -1257,6 +1259,23 @@ static bool node_backlogged(const struct cc_snap *s, uint32_t node, unsigned pri
 	return false;
 }
 
+/* A silent host port (its agent says nothing: a hung host's often does not) is a pause source
+ * when the switch port it faces says so: paused the whole interval and still at its end,
+ * sending nothing while it holds frames.  Only the host's NIC pauses that port (PFC is hop by
+ * hop), and with nothing going to it the host takes nothing. */
+static bool is_silent_storm_culprit(const struct run *r, uint32_t p, unsigned prio)
+{
+	const struct cc_snap *s = r->s;
+	uint32_t q = s->ports[p].peer;
+	const struct cc_prio *e;
+
+	if (q == CC_NONE || s->ports[p].down || s->nodes[s->ports[p].node].kind != CC_HOST ||
+	    !stuck(r->d, s, q, prio))
+		return false;
+	e = cc_snap_prio(s, q, prio);
+	return !has(e, CF_PAUSED) || e->v[CF_PAUSED];
+}
+
 /* A pause source with no downstream cause: pausing its peer the whole interval and still at
  * its end, taking nothing; a NIC (whose receive side waits on nothing in the fabric), or a
  * switch port whose node has nothing queued on the priority. */
@@ -1266,6 +1285,8 @@ static bool is_storm_culprit(const struct run *r, uint32_t p, unsigned prio, con
 	const struct cc_prio *e = cc_snap_prio(s, p, prio);
 	uint32_t node = s->ports[p].node;
 
+	if (s->ports[p].silent)
+		return is_silent_storm_culprit(r, p, prio);
 	if (!e || s->ports[p].down || !pausing_for(e, r->d->sh_stuck))
 		return false;
 	if (has(e, CF_PAUSING) && !e->v[CF_PAUSING])
@@ -1702,6 +1723,8 @@ json_t *cc_dl_finding_json(const struct cc_dl_finding *f)
 	} else {
 		json_decref(victims);
 	}
+	if (f->cls == CC_DL_PAUSE_STORM)
+		json_object_set_new(o, "source_silent", json_boolean(f->silent));
 	if (f->paused.node[0])
 		json_object_set_new(o, "paused", queue_json(&f->paused));
 	if (f->suggested.node[0])

@@ -173,9 +173,12 @@ int cc_snap_merge(struct cc_snap *acc, const struct cc_snap *s)
 		const struct cc_port *sp = &s->ports[p];
 		const struct cc_node *sn = &s->nodes[sp->node];
 		struct cc_port *ap;
-		int node = cc_snap_node(acc, sn->name, sn->kind), port;
+		int node, port;
 
 		map[p] = -1;
+		if (sp->silent)
+			continue; /* nothing to add */
+		node = cc_snap_node(acc, sn->name, sn->kind);
 		if (node == -EINVAL)
 			continue; /* the same name, another kind: left out */
 		if (node < 0 || (port = cc_snap_port(acc, (uint32_t)node, sp->name)) < 0) {
@@ -299,6 +302,8 @@ static json_t *port_json(const struct cc_snap *s, uint32_t pi)
 		      "down", p->down, "lossless", lossless, "prio", prio);
 	if (o && p->speed_mbps)
 		json_object_set_new(o, "speed_mbps", json_integer((json_int_t)p->speed_mbps));
+	if (o && p->silent)
+		json_object_set_new(o, "silent", json_true());
 	if (o && p->phave) {
 		json_t *c = json_object();
 

@@ -850,8 +850,10 @@ void print_alert(FILE *f, const json_t *a)
 	 * pauses, and the switch port it pauses), the queues paused behind it, the suggested action */
 	if (json_is_object(q = json_object_get(det, "paused"))) {
 		json_array_foreach(json_object_get(det, "ports"), i, m)
-			fprintf(f, "source:  %s %s (sends the pauses)\n", str(&s, m, "node") ?: "?",
-				str(&s, m, "port") ?: "?");
+			fprintf(f, "source:  %s %s (sends the pauses%s)\n", str(&s, m, "node") ?: "?",
+				str(&s, m, "port") ?: "?",
+				json_is_true(json_object_get(det, "source_silent"))
+					? "; its agent is silent: read from the port it pauses" : "");
 		fprintf(f, "pauses:  %s %s: paused %s us, sent %s bytes, queue %s bytes\n", str(&s, q, "node") ?: "?",
 			str(&s, q, "port") ?: "?", str(&s, q, "paused_us") ?: "?", str(&s, q, "tx_bytes") ?: "?",
 			str(&s, q, "queue_bytes") ?: "?");

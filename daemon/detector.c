@@ -120,6 +120,7 @@ struct cport {
 	char *key; /* "agent\x1flabel" */
 	char peer_agent[65], peer_label[132];
 	bool down, have_peer;
+	bool host; /* a host's port (the agents table's role) */
 	int lossless; /* -1: unknown */
 	uint64_t speed_mbps; /* 0: unknown */
 };
@@ -495,16 +496,17 @@ static int cache_refresh(struct detector *d, struct store_reader *rd)
 	json_decref(links);
 	if ((st = store_reader_stmt(rd, speed_sql))) {
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			bool sw = !strcmp((const char *)sqlite3_column_text(st, 1) ?: "", "switch");
 			char label[132];
 			struct cport *c;
 
-			if (sqlite3_column_int64(st, 4) <= 0)
-				continue;
-			port_label(!strcmp((const char *)sqlite3_column_text(st, 1) ?: "", "switch"),
-				   (const char *)sqlite3_column_text(st, 2) ?: "",
+			port_label(sw, (const char *)sqlite3_column_text(st, 2) ?: "",
 				   (const char *)sqlite3_column_text(st, 3) ?: "", label, sizeof(label));
 			c = cport_get(&h, (const char *)sqlite3_column_text(st, 0) ?: "", label, true);
-			if (c)
+			if (!c)
+				continue;
+			c->host = !sw;
+			if (sqlite3_column_int64(st, 4) > 0)
 				c->speed_mbps = (uint64_t)sqlite3_column_int64(st, 4);
 		}
 		sqlite3_reset(st);
@@ -697,6 +699,24 @@ static struct cc_snap *build(struct detector *d, int64_t mono)
 				val = (uint64_t)((double)val * norm + 0.5);
 			cc_snap_set(s, (uint32_t)port, lane_port_field_names[f], -1, val);
 		}
+	}
+	/* a switch port's host at the other end whose readings are not here (its agent silent):
+	 * a port without readings, so that the detector can read a storm of it from the switch's
+	 * side (a hung host's NIC may pause its switch port while its agent is dead) */
+	for (uint32_t p = 0, n0 = s->nports; p < n0; p++) {
+		const struct cc_node *sn = &s->nodes[s->ports[p].node];
+		struct cport *c = sn->kind == CC_SWITCH ? cport_get(&d->cache, sn->name, s->ports[p].name, false) : NULL;
+		struct cport *pc = c && c->have_peer ? cport_get(&d->cache, c->peer_agent, c->peer_label, false) : NULL;
+		int node, port;
+
+		if (!pc || !pc->host || cc_snap_find_port(s, c->peer_agent, c->peer_label) >= 0 ||
+		    (node = cc_snap_node(s, c->peer_agent, CC_HOST)) < 0 ||
+		    (port = cc_snap_port(s, (uint32_t)node, c->peer_label)) < 0)
+			continue;
+		s->ports[port].silent = true;
+		s->ports[port].lossless = pc->lossless >= 0 ? (uint8_t)pc->lossless : prios;
+		s->ports[port].down = pc->down;
+		s->ports[port].speed_mbps = pc->speed_mbps;
 	}
 	/* the links between ports both in the snapshot */
 	for (uint32_t p = 0; p < s->nports; p++) {

@@ -187,6 +187,56 @@ def test_a_held_slow_receivers_alert_says_when_it_was_last_slow(world):
     wait_for(lambda: c.json(f"/api/v1/alerts/{a['id']}")["state"] == "cleared", 20, what="the alert cleared")
 
 
+def test_a_storm_goes_on_and_is_named_when_its_hosts_agent_dies(world):
+    """A hung host's NIC pauses its switch port while its agent is dead: the classic PFC storm.
+    h5's agent is a real rocefab-agent (--backend sim), killed during the storm: the alert goes on
+    (the same one), now read from leaf1's side of the link (source_silent), and clears when the
+    storm ends; a storm that begins while the agent is dead is named from that side alone.  Before, a host without readings was no finding at all: the alert cleared once
+    its agent stopped, and the storm went unnamed while the switch still reported it."""
+    d = world.daemon().start()
+    _, tok = d.token("agents", "agent", agent=SIM_AGENTS)
+    d.token("viewer", "viewer")
+    sim = world.sim(os.path.join(LIVE, "faults.json"), daemon=d, token_file=tok, interval="0.3s",
+                    skip=("h5",)).start()
+    agent = world.agent("h5", "/nonexistent", d.url, tok, interval="0.3s",
+                        extra=("--backend", "sim", "--sim", sim.url, "--device", "h5"))
+    agent.args = [a for a in agent.args if a not in ("--sysfs-root", "/nonexistent")]
+    agent.start()
+    c = d.client("viewer")
+
+    def h5_linked():
+        snap = c.get("/api/v1/detector/snapshot")
+        if snap.status_code != 200:
+            return False
+        return any(n["name"] == "h5" and any(p["peer"] == "leaf1:h5" and not p.get("silent") for p in n["ports"])
+                   for n in snap.json()["nodes"])
+    wait_for(lambda: lane_ready(c) and h5_linked(), 20, what="h5's agent in the fast lane, linked to leaf1")
+    fid = inject(sim, {"type": "pause_storm", "host": "h5"})
+    a = wait_for(lambda: (alerts(c, "pause_storm") or [None])[0], 10, what="a pause_storm alert")
+    assert a["details"]["culprit"] == "h5" and a["details"]["source_silent"] is False, a
+    agent.stop(signal.SIGKILL)
+    # h5 leaves the snapshot's readings after 3 intervals (0.6 s): its port stays, silent
+    a2 = wait_for(lambda: (lambda x: x if x["details"].get("source_silent") else None)(
+        c.json(f"/api/v1/alerts/{a['id']}")), 10, interval=0.1, what="the storm read from leaf1's side")
+    assert a2["state"] == "active" and a2["details"]["culprit"] == "h5", a2
+    assert "its agent is silent" in a2["evidence"] and a2["details"]["paused"]["node"] == "leaf1", a2
+    assert a2["details"]["suggested"]["node"] == "leaf1" and a2["details"]["suggested"]["port"] == "h5", a2
+    snap = c.json("/api/v1/detector/snapshot")
+    assert [p for n in snap["nodes"] if n["name"] == "h5" for p in n["ports"]][0]["silent"] is True, snap
+    # it goes on: the same alert, and no other, over several seconds without h5's agent
+    t_end = time.monotonic() + 3
+    while time.monotonic() < t_end:
+        assert [x["id"] for x in alerts(c, "pause_storm")] == [a["id"]]
+        time.sleep(0.2)
+    sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
+    wait_for(lambda: c.json(f"/api/v1/alerts/{a['id']}")["state"] == "cleared", 10, what="the alert cleared")
+    # a storm that begins while the agent is dead is named from the switch's side alone
+    inject(sim, {"type": "pause_storm", "host": "h5"})
+    b = wait_for(lambda: (alerts(c, "pause_storm") or [None])[0], 10, what="the second storm's alert")
+    assert b["id"] != a["id"] and b["details"]["culprit"] == "h5" and b["details"]["source_silent"] is True, b
+    assert b["subject"] == a["subject"], (a, b)
+
+
 def test_live_findings_clear_when_the_lane_falls_silent(world):
     """Every agent gone (the simulator killed): without readings the detector knows nothing, so
     its findings and their alerts clear, and the lane's rate drops to 0.  Before, it kept the

@@ -260,6 +260,73 @@ static void test_storm_and_victims(void **state)
 	cc_snap_free(s);
 }
 
+/* h2's port as rocefabd's snapshot holds a host whose agent is silent: no readings */
+static void silence(struct cc_snap *s, uint32_t p)
+{
+	struct cc_prio *e = cc_snap_prio(s, p, PRIO);
+
+	memset(e, 0, sizeof(*e));
+	s->ports[p].phave = 0;
+	s->ports[p].silent = true;
+}
+
+/* A hung host's NIC pauses its switch port while its agent is dead: the storm is read from the
+ * switch's side (before, a silent source was no finding at all, and its storm's alert cleared
+ * once its agent stopped) */
+static void test_storm_of_a_silent_host(void **state)
+{
+	struct cc_snap *s = ring(4, 10 * IV, false), *acc;
+	struct cc_dl *d = cc_dl_new(NULL);
+	const struct cc_dl_result *r;
+	const struct cc_dl_finding *f;
+	json_t *j;
+
+	(void)state;
+	stuck(s, P(s, "s2", "h2"), 70000);
+	stuck(s, P(s, "s1", "s2"), 70000);
+	silence(s, P(s, "h2", "nic0:1"));
+	assert_int_equal(cc_dl_run(d, s, &r), 0);
+	f = only(r, CC_DL_PAUSE_STORM, 1);
+	assert_string_equal(f->culprit, "h2");
+	assert_true(f->silent);
+	assert_non_null(strstr(f->summary, "its agent is silent"));
+	assert_string_equal(f->suggested.node, "s2");
+	assert_string_equal(f->suggested.port, "h2");
+	assert_string_equal(f->paused.port, "h2");
+	assert_int_equal(f->paused.paused_us, IV);
+	assert_int_equal(f->victims_total, 2);
+	j = cc_dl_finding_json(f);
+	assert_true(json_is_true(json_object_get(j, "source_silent")));
+	json_decref(j);
+	only(r, CC_DL_DEADLOCK, 0);
+	only(r, CC_DL_SLOW_RECEIVER, 0);
+	/* the tuner's sum of snapshots leaves the silent port out (it carries nothing) */
+	acc = cc_snap_new(1u << PRIO, 0, 0);
+	assert_int_equal(cc_snap_merge(acc, s), 0);
+	assert_true(cc_snap_find_port(acc, "s2", "h2") >= 0);
+	assert_true(cc_snap_find_port(acc, "h2", "nic0:1") < 0);
+	cc_snap_free(acc);
+	cc_snap_free(s);
+
+	/* the same silent host, its switch port paused but sending: no storm */
+	s = ring(4, 11 * IV, false);
+	set(s, P(s, "s2", "h2"), CF_RX_PAUSE_US, IV);
+	set(s, P(s, "s2", "h2"), CF_PAUSED, 1);
+	silence(s, P(s, "h2", "nic0:1"));
+	assert_int_equal(cc_dl_run(d, s, &r), 0);
+	only(r, CC_DL_PAUSE_STORM, 0);
+	cc_snap_free(s);
+	/* stuck, but no longer paused at the interval's end: no storm either */
+	s = ring(4, 12 * IV, false);
+	stuck(s, P(s, "s2", "h2"), 70000);
+	set(s, P(s, "s2", "h2"), CF_PAUSED, 0);
+	silence(s, P(s, "h2", "nic0:1"));
+	assert_int_equal(cc_dl_run(d, s, &r), 0);
+	only(r, CC_DL_PAUSE_STORM, 0);
+	cc_snap_free(s);
+	cc_dl_free(d);
+}
+
 static void test_negatives(void **state)
 {
 	struct cc_snap *s = ring(4, 10 * IV, false);
@@ -746,6 +813,7 @@ int main(void)
 		cmocka_unit_test(test_cycle_in_order),
 		cmocka_unit_test(test_break_frees_most),
 		cmocka_unit_test(test_storm_and_victims),
+		cmocka_unit_test(test_storm_of_a_silent_host),
 		cmocka_unit_test(test_negatives),
 		cmocka_unit_test(test_slow_receiver_needs_two_intervals),
 		cmocka_unit_test(test_slow_receiver_counts_readings_not_runs),
