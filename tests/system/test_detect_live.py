@@ -196,6 +196,7 @@ def test_a_storm_goes_on_and_is_named_when_its_hosts_agent_dies(world):
     d = world.daemon().start()
     _, tok = d.token("agents", "agent", agent=SIM_AGENTS)
     d.token("viewer", "viewer")
+    d.token("ops", "operator")
     sim = world.sim(os.path.join(LIVE, "faults.json"), daemon=d, token_file=tok, interval="0.3s",
                     skip=("h5",)).start()
     agent = world.agent("h5", "/nonexistent", d.url, tok, interval="0.3s",
@@ -230,11 +231,25 @@ def test_a_storm_goes_on_and_is_named_when_its_hosts_agent_dies(world):
         time.sleep(0.2)
     sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
     wait_for(lambda: c.json(f"/api/v1/alerts/{a['id']}")["state"] == "cleared", 10, what="the alert cleared")
-    # a storm that begins while the agent is dead is named from the switch's side alone
-    inject(sim, {"type": "pause_storm", "host": "h5"})
+    # a storm that begins while the agent is dead is named from the switch's side alone; in auto
+    # mode, isolated, held while the switch still counts h5's pauses, and put back once over
+    ops = d.client("ops")
+    assert ops.put("/api/v1/detector/config", json={"storm_mode": "auto", "restore_ms": 20}).status_code == 200
+    fid = inject(sim, {"type": "pause_storm", "host": "h5"})
     b = wait_for(lambda: (alerts(c, "pause_storm") or [None])[0], 10, what="the second storm's alert")
     assert b["id"] != a["id"] and b["details"]["culprit"] == "h5" and b["details"]["source_silent"] is True, b
     assert b["subject"] == a["subject"], (a, b)
+    ch = wait_for(lambda: (lambda x: x[0] if x and x[0]["state"] == "applied" else None)(detector_changes(c)), 15,
+                  what="the isolation applied")
+    assert (ch["target"]["agent"], ch["target"]["port"], ch["params"]) == ("leaf1", "h5", {"enable": 0}), ch
+    wait_for(lambda: c.json(f"/api/v1/alerts/{b['id']}")["details"].get("mitigated"), 10, what="the alert mitigated")
+    time.sleep(1.0)  # (h5 still pauses: nothing is put back meanwhile, and the alert goes on)
+    assert len(detector_changes(c)) == 1 and [x["id"] for x in alerts(c, "pause_storm")] == [b["id"]]
+    sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
+    back = wait_for(lambda: (lambda x: x[1] if len(x) >= 2 and x[1]["state"] == "applied" else None)(
+        detector_changes(c)), 20, what="the port back in lossless mode")
+    assert back["params"] == {"enable": 8} and "has not paused" in back["reason"], back
+    wait_for(lambda: not alerts(c, "pause_storm"), 10, what="the storm alert cleared")
 
 
 def test_live_findings_clear_when_the_lane_falls_silent(world):
