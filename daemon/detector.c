@@ -1046,8 +1046,6 @@ static void recover_holds(struct detector *d, struct store_reader *rd)
 
 /* --- findings as alerts ------------------------------------------------------------------------------- */
 
-/* The alert subject of a finding, kept by id so that it stays the same while it lasts (a
- * persistent deadlock held broken lists no ports any more).  Under the lock. */
 /* The subject kept for a finding (NULL: none); id gets its key.  Under the lock. */
 static struct subject *subject_get(struct detector *d, uint64_t finding, char id[24])
 {
@@ -1055,7 +1053,10 @@ static struct subject *subject_get(struct detector *d, uint64_t finding, char id
 	return hmap_get(&d->subjects, id);
 }
 
-static const char *subject_of(struct detector *d, const struct cc_dl_finding *f)
+/* The alert subject of a finding, kept by id so that it stays the same while it lasts (a
+ * persistent deadlock held broken lists no ports any more); NULL when out of memory.  Under
+ * the lock. */
+static struct subject *subject_of(struct detector *d, const struct cc_dl_finding *f)
 {
 	char id[24], buf[1024];
 	struct subject *s = subject_get(d, f->id, id);
@@ -1063,7 +1064,7 @@ static const char *subject_of(struct detector *d, const struct cc_dl_finding *f)
 
 	if (s) {
 		s->seen = true;
-		return s->subject;
+		return s;
 	}
 	if (f->cls == CC_DL_DEADLOCK || f->cls == CC_DL_PERSISTENT) {
 		o = (size_t)snprintf(buf, sizeof(buf), "priority %u:", f->prio);
@@ -1083,23 +1084,18 @@ static const char *subject_of(struct detector *d, const struct cc_dl_finding *f)
 			free(s->subject);
 		}
 		free(s);
-		return "?";
+		return NULL;
 	}
 	s->finding = f->id;
 	s->seen = true;
-	return s->subject;
+	return s;
 }
 
-/* When a finding was last seen, by rocefabd's clock (now unless its last_us stayed: a slow
- * receiver held between its slow intervals, whose alert's last seen stays with them).  After
- * subject_of().  Under the lock. */
-static int64_t seen_ns(struct detector *d, const struct cc_dl_finding *f, int64_t now)
+/* When finding f, whose subject is s, was last seen, by rocefabd's clock (now unless its
+ * last_us stayed: a slow receiver held between its slow intervals, whose alert's last seen
+ * stays with them).  Under the lock. */
+static int64_t seen_ns(struct subject *s, const struct cc_dl_finding *f, int64_t now)
 {
-	char id[24];
-	struct subject *s = subject_get(d, f->id, id);
-
-	if (!s)
-		return now;
 	if (!s->last_ns || s->last_us != f->last_us) {
 		s->last_us = f->last_us;
 		s->last_ns = now;
@@ -1321,17 +1317,19 @@ int detector_run(void *ctx, int64_t now)
 			for (size_t i = 0; i < res->nfindings; i++) {
 				const struct cc_dl_finding *f = &res->findings[i];
 				json_t *fj = cc_dl_finding_json(f);
+				struct subject *sj = alert_kind(f->cls) ? subject_of(d, f) : NULL;
+				const char *subject = sj ? sj->subject : alert_kind(f->cls) ? "?" : "";
 
 				d->by_class[f->cls]++;
-				json_object_set_new(fj, "subject", json_string(alert_kind(f->cls) ? subject_of(d, f) : ""));
+				json_object_set_new(fj, "subject", json_string(subject));
 				json_array_append(d->findings, fj);
 				if (alert_kind(f->cls)) {
 					texts[ntexts] = json_dumps(fj, JSON_COMPACT);
-					af[naf] = (struct alert_finding){ .kind = alert_kind(f->cls),
-									  .subject = subject_of(d, f),
-									  .evidence = f->summary,
-									  .details = texts[ntexts] };
-					af[naf++].last_ns = seen_ns(d, f, now);
+					af[naf++] = (struct alert_finding){ .kind = alert_kind(f->cls),
+									    .subject = subject,
+									    .evidence = f->summary,
+									    .details = texts[ntexts],
+									    .last_ns = sj ? seen_ns(sj, f, now) : now };
 					ntexts++;
 				}
 				json_decref(fj);
