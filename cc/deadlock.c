@@ -1100,7 +1100,7 @@ static int add_storm(struct run *r, uint32_t culprit, unsigned prio, bool held, 
 	if (!f)
 		return -ENOMEM;
 	if (c->peer != CC_NONE) {
-		queue_of(s, c->peer, prio, &f->suggested);
+		f->suggested = f->paused; /* (the port it pauses: isolated, it ignores the pauses) */
 		start = find_vertex(r, c->peer, (uint8_t)prio);
 		if (start != UINT32_MAX)
 			nvict = victims_of(r, start, buf);
