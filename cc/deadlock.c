@@ -1118,10 +1118,10 @@ static int add_storm(struct run *r, uint32_t culprit, unsigned prio, bool held, 
 		r->v[buf[i]].victim = true;
 	f->silent = c->silent;
 	snprintf(f->summary, sizeof(f->summary),
-		 "pause storm from %s on priority %u%s: %s %s while taking nothing; %u queue%s paused behind it",
+		 "pause storm from %s on priority %u%s: it pauses %s while taking nothing%s; %u queue%s paused behind it",
 		 f->culprit, prio, held ? " (isolated)" : "",
-		 c->silent ? "its agent is silent, and it pauses" : "it pauses",
-		 c->peer != CC_NONE ? label(s, c->peer, lab, sizeof(lab)) : "its peer", nvict, nvict == 1 ? "" : "s");
+		 c->peer != CC_NONE ? label(s, c->peer, lab, sizeof(lab)) : "its peer",
+		 c->silent ? " (read from that port: no readings of its own)" : "", nvict, nvict == 1 ? "" : "s");
 	return 0;
 }
 
@@ -1167,7 +1167,7 @@ static int hold_slow_receivers(struct run *r, const bool *culprit_node)
 		if (!c->raised || c->run == d->runs || d->res.nfindings >= CC_DL_MAX_FINDINGS)
 			continue;
 		p = cc_snap_find_port(s, c->node, c->port);
-		if (p < 0 || s->ports[p].down || culprit_node[s->ports[p].node] ||
+		if (p < 0 || s->ports[p].silent || s->ports[p].down || culprit_node[s->ports[p].node] ||
 		    !cc_snap_prio(s, (uint32_t)p, c->prio))
 			continue;
 		/* another interval without it: new readings, or (readings not known) another run */
@@ -1259,10 +1259,13 @@ static bool node_backlogged(const struct cc_snap *s, uint32_t node, unsigned pri
 	return false;
 }
 
-/* A silent host port (its agent says nothing: a hung host's often does not) is a pause source
- * when the switch port it faces says so: paused the whole interval and still at its end,
- * sending nothing while it holds frames.  Only the host's NIC pauses that port (PFC is hop by
- * hop), and with nothing going to it the host takes nothing. */
+/* A silent host port (no readings of its own: a hung host's agent often sends none) is a pause
+ * source when the switch port it faces says so: stuck (paused for stuck_share of the interval,
+ * sending nothing, holding frames when it reports its queue) and still paused at the end when
+ * it says.  Only the host's NIC pauses that port (PFC is hop by hop), and with nothing going to
+ * it the host takes nothing.  Not when the switch port pauses the host too (the host may pause
+ * because its own sending waits: a victim), nor on a priority the host does not keep lossless
+ * (then the link the topology gives is in doubt). */
 static bool is_silent_storm_culprit(const struct run *r, uint32_t p, unsigned prio)
 {
 	const struct cc_snap *s = r->s;
@@ -1270,10 +1273,21 @@ static bool is_silent_storm_culprit(const struct run *r, uint32_t p, unsigned pr
 	const struct cc_prio *e;
 
 	if (q == CC_NONE || s->ports[p].down || s->nodes[s->ports[p].node].kind != CC_HOST ||
-	    !stuck(r->d, s, q, prio))
+	    !(s->ports[p].lossless & (1u << prio)) || !stuck(r->d, s, q, prio) || pausing_any(s, q, prio))
 		return false;
 	e = cc_snap_prio(s, q, prio);
 	return !has(e, CF_PAUSED) || e->v[CF_PAUSED];
+}
+
+/* The switch port facing a storm's culprit whose own readings are missing still counts the
+ * pauses it receives (frames, pause time, its paused state); none of these reported: assume it
+ * does. */
+static bool paused_by_peer(const struct cc_prio *e)
+{
+	if (!has(e, CF_RX_PAUSE_FRAMES) && !has(e, CF_RX_PAUSE_US) && !has(e, CF_PAUSED))
+		return true;
+	return (has(e, CF_RX_PAUSE_FRAMES) && e->v[CF_RX_PAUSE_FRAMES] > 0) ||
+	       (has(e, CF_RX_PAUSE_US) && e->v[CF_RX_PAUSE_US] > 0) || (has(e, CF_PAUSED) && e->v[CF_PAUSED]);
 }
 
 /* A pause source with no downstream cause: pausing its peer the whole interval and still at
@@ -1340,15 +1354,12 @@ static int update_holds(struct run *r, bool *held_culprit)
 			int c = cc_snap_find_port(s, h->cnode, h->cport);
 			bool pausing;
 
-			if (c >= 0) {
+			/* the culprit's own counters gone (a hung host's agent often is): its switch
+			 * port still counts the pauses it receives */
+			if (c >= 0 && !s->ports[c].silent)
 				pausing = pausing_any(s, (uint32_t)c, h->prio);
-			} else {
-				/* the culprit's own counters are gone (a hung host's agent often is):
-				 * its switch port still counts the pauses it receives */
-				const struct cc_prio *e = hp >= 0 ? cc_snap_prio(s, (uint32_t)hp, h->prio) : NULL;
-
-				pausing = !e || !has(e, CF_RX_PAUSE_FRAMES) || e->v[CF_RX_PAUSE_FRAMES] > 0;
-			}
+			else
+				pausing = paused_by_peer(hp >= 0 ? cc_snap_prio(s, (uint32_t)hp, h->prio) : NULL);
 
 			/* the storm goes on while the culprit pauses, whether or not the isolation
 			 * is in force yet (it takes traffic once it is: no longer "taking nothing") */

@@ -97,8 +97,8 @@ struct cc_dl_finding {
 	int64_t first_us, last_us;
 	bool fresh;		/* first seen in this interval */
 	bool mitigated;		/* an action of ours holds for it */
-	bool silent;		/* storm: the source's agent is silent (a hung host's often is): read
-				 * from the switch port it pauses */
+	bool silent;		/* storm: no readings of the source's own (a hung host's agent often
+				 * sends none): read from the switch port it pauses */
 	char culprit[CC_DL_NAME]; /* storm, slow receiver: the node */
 	char summary[640];	/* one line for an operator */
 	struct cc_dl_queue suggested; /* the queue a mitigation would change (node empty: none) */

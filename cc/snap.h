@@ -53,8 +53,9 @@ struct cc_port {
 	 * simulator's snapshots is a new interval): rocefabd's runs may see the same readings
 	 * twice, so what counts intervals counts these, not runs */
 	int64_t read_from_us, read_to_us;
-	/* no readings: a host port whose agent is silent, known from the topology as the peer of a
-	 * switch port that reports (rocefabd's snapshots; the detector reads it from that side) */
+	/* no readings: a host port without readings of its own (its agent silent, its fast lane
+	 * off), known from the topology as the peer of a switch port that received pauses
+	 * (rocefabd's snapshots; the detector reads it from that side) */
 	bool silent;
 	char *key;	  /* "node\x1fport": name points into it */
 };
@@ -119,7 +120,7 @@ int cc_snap_find_port(const struct cc_snap *s, const char *node, const char *por
 /* The snapshot as JSON, nodes and ports sorted by name (a new reference, NULL when out of
  * memory): {t_us, interval_us, priorities, nodes: [{name, kind, ports: [{name, peer, down,
  * lossless, prio: {"3": {field: value}}, speed_mbps and counters: {field: value} when
- * reported}]}]}. */
+ * reported, silent: true for a port without readings (its priorities empty)}]}]}. */
 json_t *cc_snap_json(const struct cc_snap *s);
 
 #endif

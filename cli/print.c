@@ -853,7 +853,7 @@ void print_alert(FILE *f, const json_t *a)
 			fprintf(f, "source:  %s %s (sends the pauses%s)\n", str(&s, m, "node") ?: "?",
 				str(&s, m, "port") ?: "?",
 				json_is_true(json_object_get(det, "source_silent"))
-					? "; its agent is silent: read from the port it pauses" : "");
+					? "; no readings of its own: read from the port it pauses" : "");
 		fprintf(f, "pauses:  %s %s: paused %s us, sent %s bytes, queue %s bytes\n", str(&s, q, "node") ?: "?",
 			str(&s, q, "port") ?: "?", str(&s, q, "paused_us") ?: "?", str(&s, q, "tx_bytes") ?: "?",
 			str(&s, q, "queue_bytes") ?: "?");

@@ -597,6 +597,40 @@ static void lane_clock(struct agent_time *at, size_t n, int64_t *ret_t, int64_t 
 }
 
 /* Under the lock. */
+/* Port p received pauses in the snapshot's interval, on a priority it holds. */
+static bool pauses_received(const struct cc_snap *s, uint32_t p)
+{
+	for (unsigned pr = 0; pr < CC_NPRIO; pr++) {
+		const struct cc_prio *e = cc_snap_prio(s, p, pr);
+
+		if (e && (((e->have & (1u << CF_RX_PAUSE_US)) && e->v[CF_RX_PAUSE_US]) ||
+			  ((e->have & (1u << CF_RX_PAUSE_FRAMES)) && e->v[CF_RX_PAUSE_FRAMES]) ||
+			  ((e->have & (1u << CF_PAUSED)) && e->v[CF_PAUSED])))
+			return true;
+	}
+	return false;
+}
+
+/* The host port at the other end of switch port c (a paused one) when its readings are not in
+ * the snapshot (its agent silent or hung, its fast lane off, its interval out of step): added
+ * without readings (silent), so that the detector can read a storm of it from the switch's side
+ * (a hung host's NIC may pause its switch port while its agent is dead).  Only for paused ports:
+ * the snapshot does not grow with every host off the lane.  Its index, or -1. */
+static int silent_port(struct detector *d, struct cc_snap *s, const struct cport *c, uint8_t prios)
+{
+	struct cport *pc = cport_get(&d->cache, c->peer_agent, c->peer_label, false);
+	int node, port;
+
+	if (!pc || !pc->host || (node = cc_snap_node(s, c->peer_agent, CC_HOST)) < 0 ||
+	    (port = cc_snap_port(s, (uint32_t)node, c->peer_label)) < 0)
+		return -1;
+	s->ports[port].silent = true;
+	s->ports[port].lossless = pc->lossless >= 0 ? (uint8_t)pc->lossless : prios;
+	s->ports[port].down = pc->down;
+	s->ports[port].speed_mbps = pc->speed_mbps;
+	return port;
+}
+
 static struct cc_snap *build(struct detector *d, int64_t mono)
 {
 	int64_t fresh = STALE_INTERVALS * d->o.interval_ns, t_snap, snap_iv;
@@ -700,25 +734,8 @@ static struct cc_snap *build(struct detector *d, int64_t mono)
 			cc_snap_set(s, (uint32_t)port, lane_port_field_names[f], -1, val);
 		}
 	}
-	/* a switch port's host at the other end whose readings are not here (its agent silent):
-	 * a port without readings, so that the detector can read a storm of it from the switch's
-	 * side (a hung host's NIC may pause its switch port while its agent is dead) */
-	for (uint32_t p = 0, n0 = s->nports; p < n0; p++) {
-		const struct cc_node *sn = &s->nodes[s->ports[p].node];
-		struct cport *c = sn->kind == CC_SWITCH ? cport_get(&d->cache, sn->name, s->ports[p].name, false) : NULL;
-		struct cport *pc = c && c->have_peer ? cport_get(&d->cache, c->peer_agent, c->peer_label, false) : NULL;
-		int node, port;
-
-		if (!pc || !pc->host || cc_snap_find_port(s, c->peer_agent, c->peer_label) >= 0 ||
-		    (node = cc_snap_node(s, c->peer_agent, CC_HOST)) < 0 ||
-		    (port = cc_snap_port(s, (uint32_t)node, c->peer_label)) < 0)
-			continue;
-		s->ports[port].silent = true;
-		s->ports[port].lossless = pc->lossless >= 0 ? (uint8_t)pc->lossless : prios;
-		s->ports[port].down = pc->down;
-		s->ports[port].speed_mbps = pc->speed_mbps;
-	}
-	/* the links between ports both in the snapshot */
+	/* the links between ports both in the snapshot; and a paused switch port's host whose
+	 * readings are not here, added without them (silent_port) */
 	for (uint32_t p = 0; p < s->nports; p++) {
 		const char *agent = s->nodes[s->ports[p].node].name;
 		struct cport *c = cport_get(&d->cache, agent, s->ports[p].name, false);
@@ -727,6 +744,8 @@ static struct cc_snap *build(struct detector *d, int64_t mono)
 		if (!c || !c->have_peer || s->ports[p].peer != CC_NONE)
 			continue;
 		peer = cc_snap_find_port(s, c->peer_agent, c->peer_label);
+		if (peer < 0 && s->nodes[s->ports[p].node].kind == CC_SWITCH && pauses_received(s, p))
+			peer = silent_port(d, s, c, prios);
 		if (peer >= 0)
 			cc_snap_link(s, p, (uint32_t)peer);
 	}

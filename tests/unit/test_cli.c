@@ -1182,14 +1182,14 @@ static void test_print_alert(void **state)
 		       "alert 6 slow_receiver h5 nic0:1 priority 3: e (active)\n"
 		       "source:  h5 nic0:1 (sends the pauses)\n"
 		       "pauses:  leaf1 h5: paused 1900 us, sent 1200 bytes, queue 5 bytes\n");
-	/* a storm whose source's agent is silent, read from the switch port it pauses */
+	/* a storm whose source has no readings of its own, read from the switch port it pauses */
 	assert_printed(print_alert,
 		       "{'id': 7, 'kind': 'pause_storm', 'subject': 'h5 nic0:1 priority 3', 'state': 'active',"
 		       " 'evidence': 'e', 'details': {'source_silent': true, 'ports': [{'node': 'h5', 'port': 'nic0:1',"
 		       "   'paused_us': 0, 'tx_bytes': 0, 'queue_bytes': 0}], 'paused': {'node': 'leaf1', 'port': 'h5',"
 		       "   'paused_us': 200000, 'tx_bytes': 0, 'queue_bytes': 5}}}",
 		       "alert 7 pause_storm h5 nic0:1 priority 3: e (active)\n"
-		       "source:  h5 nic0:1 (sends the pauses; its agent is silent: read from the port it pauses)\n"
+		       "source:  h5 nic0:1 (sends the pauses; no readings of its own: read from the port it pauses)\n"
 		       "pauses:  leaf1 h5: paused 200000 us, sent 0 bytes, queue 5 bytes\n");
 	/* active, not mitigated yet: how to */
 	assert_printed(print_alert,

@@ -19,6 +19,7 @@ export function portLoad(snap) {
   const iv = snap.interval_us || 0;
   for (const n of snap.nodes) {
     for (const p of n.ports || []) {
+      if (p.silent) continue; // (a port without readings: nothing known, not zeros)
       const c = p.counters || {};
       // (drops: discarded at either end, or lost on the link into the port: its bad FCS count)
       let pause = 0, ecn = c.np_ecn_marked_roce_packets || 0, queue = 0;
