@@ -1118,7 +1118,8 @@ static int add_storm(struct run *r, uint32_t culprit, unsigned prio, bool held, 
 		r->v[buf[i]].victim = true;
 	f->silent = c->silent;
 	snprintf(f->summary, sizeof(f->summary),
-		 "pause storm from %s on priority %u%s: it pauses %s while taking nothing%s; %u queue%s paused behind it",
+		 "pause storm from %s on priority %u%s: it pauses %s while taking nothing%s; "
+		 "%u queue%s paused behind it",
 		 f->culprit, prio, held ? " (isolated)" : "",
 		 c->peer != CC_NONE ? label(s, c->peer, lab, sizeof(lab)) : "its peer",
 		 c->silent ? " (read from that port: no readings of its own)" : "", nvict, nvict == 1 ? "" : "s");

@@ -596,7 +596,6 @@ static void lane_clock(struct agent_time *at, size_t n, int64_t *ret_t, int64_t 
 	free(iv);
 }
 
-/* Under the lock. */
 /* Port p received pauses in the snapshot's interval, on a priority it holds. */
 static bool pauses_received(const struct cc_snap *s, uint32_t p)
 {
@@ -631,6 +630,7 @@ static int silent_port(struct detector *d, struct cc_snap *s, const struct cport
 	return port;
 }
 
+/* Under the lock. */
 static struct cc_snap *build(struct detector *d, int64_t mono)
 {
 	int64_t fresh = STALE_INTERVALS * d->o.interval_ns, t_snap, snap_iv;

@@ -270,6 +270,17 @@ static void silence(struct cc_snap *s, uint32_t p)
 	s->ports[p].silent = true;
 }
 
+/* s, h2 silenced, names no storm (s freed) */
+static void no_storm_of_silent_h2(struct cc_dl *d, struct cc_snap *s)
+{
+	const struct cc_dl_result *r;
+
+	silence(s, P(s, "h2", "nic0:1"));
+	assert_int_equal(cc_dl_run(d, s, &r), 0);
+	only(r, CC_DL_PAUSE_STORM, 0);
+	cc_snap_free(s);
+}
+
 /* A hung host's NIC pauses its switch port while its agent is dead: the storm is read from the
  * switch's side (before, a silent source was no finding at all, and its storm's alert cleared
  * once its agent stopped) */
@@ -312,36 +323,24 @@ static void test_storm_of_a_silent_host(void **state)
 	s = ring(4, 11 * IV, false);
 	set(s, P(s, "s2", "h2"), CF_RX_PAUSE_US, IV);
 	set(s, P(s, "s2", "h2"), CF_PAUSED, 1);
-	silence(s, P(s, "h2", "nic0:1"));
-	assert_int_equal(cc_dl_run(d, s, &r), 0);
-	only(r, CC_DL_PAUSE_STORM, 0);
-	cc_snap_free(s);
+	no_storm_of_silent_h2(d, s);
 	/* stuck, but no longer paused at the interval's end: no storm either */
 	s = ring(4, 12 * IV, false);
 	stuck(s, P(s, "s2", "h2"), 70000);
 	set(s, P(s, "s2", "h2"), CF_PAUSED, 0);
-	silence(s, P(s, "h2", "nic0:1"));
-	assert_int_equal(cc_dl_run(d, s, &r), 0);
-	only(r, CC_DL_PAUSE_STORM, 0);
-	cc_snap_free(s);
+	no_storm_of_silent_h2(d, s);
 	/* the switch port pauses the host too (a review: the host may pause because its own sending
 	 * waits, a victim; with its readings it is no finding): no storm */
 	s = ring(4, 13 * IV, false);
 	stuck(s, P(s, "s2", "h2"), 70000);
 	set(s, P(s, "s2", "h2"), CF_TX_PAUSE_US, IV);
 	set(s, P(s, "s2", "h2"), CF_PAUSING, 1);
-	silence(s, P(s, "h2", "nic0:1"));
-	assert_int_equal(cc_dl_run(d, s, &r), 0);
-	only(r, CC_DL_PAUSE_STORM, 0);
-	cc_snap_free(s);
+	no_storm_of_silent_h2(d, s);
 	/* the host does not keep the priority lossless: the link is in doubt, no storm */
 	s = ring(4, 14 * IV, false);
 	stuck(s, P(s, "s2", "h2"), 70000);
-	silence(s, P(s, "h2", "nic0:1"));
 	s->ports[P(s, "h2", "nic0:1")].lossless = 0;
-	assert_int_equal(cc_dl_run(d, s, &r), 0);
-	only(r, CC_DL_PAUSE_STORM, 0);
-	cc_snap_free(s);
+	no_storm_of_silent_h2(d, s);
 	cc_dl_free(d);
 }
 
