@@ -1282,9 +1282,14 @@ static bool is_silent_storm_culprit(const struct run *r, uint32_t p, unsigned pr
 
 /* The switch port facing a storm's culprit whose own readings are missing still counts the
  * pauses it receives (frames, pause time, its paused state); none of these reported: assume it
- * does. */
-static bool paused_by_peer(const struct cc_prio *e)
+ * does.  Once isolated (lossy: it no longer obeys them, so it is never paused) only its frame
+ * count tells; a switch that does not report one holds the isolation until the culprit's own
+ * readings come back or an operator puts the port back (a review: it was put back while the
+ * host still paused, then isolated again). */
+static bool paused_by_peer(const struct cc_prio *e, bool lossy)
 {
+	if (lossy)
+		return !has(e, CF_RX_PAUSE_FRAMES) || e->v[CF_RX_PAUSE_FRAMES] > 0;
 	if (!has(e, CF_RX_PAUSE_FRAMES) && !has(e, CF_RX_PAUSE_US) && !has(e, CF_PAUSED))
 		return true;
 	return (has(e, CF_RX_PAUSE_FRAMES) && e->v[CF_RX_PAUSE_FRAMES] > 0) ||
@@ -1360,7 +1365,8 @@ static int update_holds(struct run *r, bool *held_culprit)
 			if (c >= 0 && !s->ports[c].silent)
 				pausing = pausing_any(s, (uint32_t)c, h->prio);
 			else
-				pausing = paused_by_peer(hp >= 0 ? cc_snap_prio(s, (uint32_t)hp, h->prio) : NULL);
+				pausing = paused_by_peer(hp >= 0 ? cc_snap_prio(s, (uint32_t)hp, h->prio) : NULL,
+							 hp >= 0 && !(s->ports[hp].lossless & (1u << h->prio)));
 
 			/* the storm goes on while the culprit pauses, whether or not the isolation
 			 * is in force yet (it takes traffic once it is: no longer "taking nothing") */

@@ -596,7 +596,7 @@ static void lane_clock(struct agent_time *at, size_t n, int64_t *ret_t, int64_t 
 	free(iv);
 }
 
-/* Port p received pauses in the snapshot's interval, on a priority it holds. */
+/* Port p received pauses in the snapshot's interval, on any priority the snapshot holds. */
 static bool pauses_received(const struct cc_snap *s, uint32_t p)
 {
 	for (unsigned pr = 0; pr < CC_NPRIO; pr++) {
