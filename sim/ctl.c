@@ -36,6 +36,7 @@ struct sim_ctl {
 	int nhosts;
 	uint64_t *host_prev;
 	uint64_t intervals, stuck_max;
+	bool *silent; /* by device: its readings withheld (--silent) */
 	struct sim_tune *tn; /* --controller tuner: everything else is unused */
 	double cc_ns_total, cc_ns_max; /* the detector's run time (wall clock) */
 };
@@ -97,6 +98,23 @@ int sim_ctl_new(struct sim *s, const struct sim_ctl_opts *o, struct sim_ctl **re
 	}
 	if (c->o.baseline_pfcwd && !(c->shadow = cc_wd_new(&wc)))
 		goto nomem;
+	if (!(c->silent = calloc((size_t)sim_device_count(s) + 1, sizeof(*c->silent))))
+		goto nomem;
+	for (const char *p = o->silent; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char name[128];
+		int d;
+
+		snprintf(name, sizeof(name), "%.*s", (int)(len < sizeof(name) ? len : sizeof(name) - 1), p);
+		if ((d = sim_device_find(s, name)) < 0 || sim_device_is_switch(s, d)) {
+			sim_ctl_free(c);
+			return rf_err_set(e, -EINVAL, "BAD_ARGUMENT", "silent", "--silent: '%s' is no host of the fabric",
+					  name);
+		}
+		c->silent[d] = true;
+		p = end ? end + 1 : NULL;
+	}
 	for (int d = 0; d < sim_device_count(s); d++)
 		if (!sim_device_is_switch(s, d))
 			c->nhosts++;
@@ -137,6 +155,7 @@ void sim_ctl_free(struct sim_ctl *c)
 	json_decref(c->truth);
 	free(c->hosts);
 	free(c->host_prev);
+	free(c->silent);
 	free(c);
 }
 
@@ -416,6 +435,29 @@ static int record_truth(struct sim_ctl *c)
 	return 0;
 }
 
+/* The ports of the --silent hosts, without their readings (as rocefabd holds a host whose
+ * readings do not come: cc_port.silent). */
+static void silence(const struct sim_ctl *c, struct cc_snap *snap)
+{
+	for (int d = 0; d < sim_device_count(c->s); d++) {
+		int n = c->silent[d] ? cc_snap_find_node(snap, sim_device_name(c->s, d)) : -1;
+
+		for (uint32_t i = 0; n >= 0 && i < snap->nodes[n].nports; i++) {
+			struct cc_port *p = &snap->ports[snap->nodes[n].ports[i]];
+
+			for (unsigned pr = 0; pr < CC_NPRIO; pr++) {
+				struct cc_prio *e = cc_snap_prio(snap, snap->nodes[n].ports[i], pr);
+
+				if (e)
+					memset(e, 0, sizeof(*e));
+			}
+			memset(p->pv, 0, sizeof(p->pv));
+			p->phave = 0;
+			p->silent = true;
+		}
+	}
+}
+
 static int interval(struct sim_ctl *c)
 {
 	struct cc_snap *snap = sim_snapper_take(c->sn);
@@ -426,6 +468,7 @@ static int interval(struct sim_ctl *c)
 
 	if (!snap)
 		return -ENOMEM;
+	silence(c, snap);
 	c->intervals++;
 	if (c->dl) {
 		const struct cc_dl_result *res;

@@ -29,6 +29,10 @@ struct sim_ctl_opts {
 	int64_t restore_ps;   /* the detector's restore time; default 3 intervals */
 	enum cc_dl_mode mitigate; /* default auto */
 	bool baseline_pfcwd;
+	/* hosts whose readings the controller does not get (their agents silent: a hung host's),
+	 * comma-separated; NULL: none.  Their ports are in its snapshots without readings, as
+	 * rocefabd's hold them (cc_port.silent) */
+	const char *silent;
 	struct sim_tune_opts tune; /* --controller tuner (its interval and delay are the above) */
 };
 

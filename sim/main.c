@@ -49,6 +49,9 @@ static void usage(FILE *f)
 		"  --baseline pfcwd     also run the SONiC-style watchdog on the same counters, recording\n"
 		"                       what it would do (its timers scaled like the interval: SONiC's\n"
 		"                       200 ms poll, detection and restoration = one interval)\n"
+		"  --silent HOSTS       hosts whose counters the controller does not get (their agents\n"
+		"                       silent, as a hung host's), comma-separated: their ports are in\n"
+		"                       its snapshots without readings, as rocefabd holds them\n"
 		"  --cc-mode MODE       the tuner's mode: off, advise (proposals only) or auto (default:\n"
 		"                       the --policy file's mode, else auto)\n"
 		"  --policy FILE        the tuner's policy (JSON, the fields of GET /api/v1/cc/policy)\n"
@@ -329,6 +332,7 @@ static int run_main(int argc, char **argv)
 		{ "delay", required_argument, NULL, 13 }, { "baseline", required_argument, NULL, 14 },
 		{ "cc-mode", required_argument, NULL, 15 }, { "policy", required_argument, NULL, 16 },
 		{ "force-step", required_argument, NULL, 17 }, { "probes", required_argument, NULL, 18 },
+		{ "silent", required_argument, NULL, 19 },
 		{ "help", no_argument, NULL, 'h' },	 { NULL, 0, NULL, 0 },
 	};
 	const char *json_out = NULL, *ts_out = NULL, *ports = NULL;
@@ -426,6 +430,9 @@ static int run_main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 19:
+			co.silent = optarg;
+			break;
 		case 14:
 			if (strcmp(optarg, "pfcwd")) {
 				fprintf(stderr, "rocefab-sim: --baseline: '%s' is not pfcwd\n", optarg);
@@ -504,6 +511,10 @@ static int run_main(int argc, char **argv)
 	}
 	if (!co.controller && (co.interval_ps || co.restore_ps || co.delay_ps >= 0 || co.baseline_pfcwd || mitigate_given)) {
 		fprintf(stderr, "rocefab-sim: --interval, --restore, --delay, --baseline and --mitigate need --controller\n");
+		return 2;
+	}
+	if (co.silent && co.controller != SIM_CTL_DETECTOR && co.controller != SIM_CTL_PFCWD) {
+		fprintf(stderr, "rocefab-sim: --silent needs --controller detector or pfcwd\n");
 		return 2;
 	}
 	if ((ports || every_given) && !ts_out) {

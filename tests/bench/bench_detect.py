@@ -36,9 +36,10 @@ class Bench:
     def fail(self, what):
         self.failures.append(what)
 
-    def runs(self, label, scen, seed, exclude, fault_us):
-        ours = dl.controller(dl.run(scen, seed, interval=self.args.interval))
-        wd = dl.controller(dl.run(scen, seed, controller="pfcwd", baseline=False, interval=self.args.interval))
+    def runs(self, label, scen, seed, exclude, fault_us, extra=()):
+        ours = dl.controller(dl.run(scen, seed, interval=self.args.interval, extra=extra))
+        wd = dl.controller(dl.run(scen, seed, controller="pfcwd", baseline=False, interval=self.args.interval,
+                                  extra=extra))
         m = self.mitig.setdefault(label, {"runs": 0, "detected": 0, "recovered": 0, "rec": [], "ours": 0, "wd": 0,
                                           "unreversed": 0, "wd_rec": [], "loop_ours": 0, "loop_wd": 0})
         m["loop_ours"] += ours["drops"]["looping_bytes"]
@@ -113,16 +114,23 @@ class Bench:
 
     # --- storms ------------------------------------------------------------------------------------
     def storms(self):
-        n = self.args.seeds
         print("Pause storms: the culprit named, nobody else, the victims listed")
-        print("  %-22s %5s %14s %12s %13s %14s | %s" % ("scenario", "runs", "culprit named", "others named",
+        print("  %-36s %5s %14s %12s %13s %14s | %s" % ("scenario", "runs", "culprit named", "others named",
                                                         "victims mean", "detection iv", "pfcwd: culprit's port, collateral queues dropped"))
+        self.storm_row("storm", False)
+        # the culprit's agent silent (a hung host's): read from its switch port, as pfcwd reads all
+        self.storm_row("storm, silent culprit", True)
+        print()
+
+    def storm_row(self, label, silent):
+        n = self.args.seeds
         named = others = 0
         victims, det = [], []
         wd_culprit = wd_other = 0
         for seed in range(1, n + 1):
             host = (seed * 7) % 16
-            ours, _ = self.runs("storm", dl.storm_variant(host), seed, {"h%d" % host} | set(dl.storm_senders(host)), 500)
+            ours, _ = self.runs(label, dl.storm_variant(host), seed, {"h%d" % host} | set(dl.storm_senders(host)), 500,
+                                extra=("--silent", "h%d" % host) if silent else ())
             j = dl.judge_storm(ours, "h%d" % host)
             named += j["named"]
             others += bool(j["others"])
@@ -137,12 +145,11 @@ class Bench:
                     else:
                         wd_other += 1
             if not j["named"] or j["others"]:
-                self.fail("storm at h%d seed %d: %s" % (host, seed, j))
-        print("  %-22s %5d %14s %12d %13.1f %14s | %d, %d" % (
-            "storm (16 culprits)", n, pct(named, n), others, statistics.mean(victims),
+                self.fail("%s at h%d seed %d: %s" % (label, host, seed, j))
+        print("  %-36s %5d %14s %12d %13.1f %14s | %d, %d" % (
+            label + " (16 culprits)", n, pct(named, n), others, statistics.mean(victims),
             "%s/%s" % (fmt(statistics.median(det) if det else None), fmt(max(det) if det else None)),
             wd_culprit, wd_other))
-        print()
 
     # --- negatives ---------------------------------------------------------------------------------
     def negatives(self):

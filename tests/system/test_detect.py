@@ -2,6 +2,7 @@
 run --controller detector on the scenarios of sim/scenarios/detect/, judged against the
 simulation's ground truth (detectlib.py).  make bench-detect runs the same judging over every
 seed and position, beside the pfcwd baseline."""
+import json
 import os
 import subprocess
 
@@ -106,6 +107,38 @@ def test_auto_isolates_a_storm_then_restores_and_drops_less_than_pfcwd():
     assert dl.drops(wd) > 0
 
 
+def test_a_storm_of_a_host_without_readings_is_isolated_and_restored():
+    """h5's counters withheld from the detector (--silent h5: its agent silent, as a hung host's):
+    the storm is read from leaf1:h5, isolated, and put back once leaf1 counts no more pause frames
+    from h5, as with h5's readings; pfcwd, which reads only switches, drops the port either way.
+    Before, a host without readings was no finding (no action, no alarm)."""
+    s = dl.storm_variant(5)
+    ours = dl.controller(dl.run(s, 1, mitigate="auto", extra=("--silent", "h5")))
+    j = dl.judge_storm(ours, "h5")
+    assert j["named"] and not j["others"], j
+    assert j["detected_us"] <= 500 + 2 * ours["interval_us"], j
+    storm = [f for f in dl.alarms(ours) if f["class"] == "pause_storm"][0]
+    assert "no readings of its own" in storm["summary"], storm
+    acts = ours["actions"]
+    assert [(a["op"], a["node"], a["port"]) for a in acts] == [("lossless_off", "leaf1", "h5"),
+                                                                ("restore", "leaf1", "h5")], acts
+    assert acts[1]["t_us"] >= 2500 + 300, acts
+    assert [a for a in ours["baseline_actions"] if a["op"] == "drop"][0]["port"] == "h5"
+
+
+@pytest.mark.parametrize("args, msg", [(("--silent", "hX"), "--silent: 'hX' is no host of the fabric"),
+                                       (("--silent", "leaf1"), "--silent: 'leaf1' is no host of the fabric")])
+def test_silent_names_hosts(args, msg, tmp_path):
+    path = tmp_path / "storm.json"
+    path.write_text(json.dumps(dl.storm_variant(5)))
+    r = subprocess.run([binary("rocefab-sim"), "run", str(path), "--quiet", "--controller", "detector"] + list(args),
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and msg in r.stderr, r.stderr
+    r = subprocess.run([binary("rocefab-sim"), "run", str(path), "--quiet", "--silent", "h5"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--silent needs --controller detector or pfcwd" in r.stderr, r.stderr
+
+
 def test_same_seed_same_results():
     a = dl.run(dl.load("ring-cbd"), 3, mitigate="auto")
     b = dl.run(dl.load("ring-cbd"), 3, mitigate="auto")
@@ -150,7 +183,8 @@ def test_bench_detect_smoke():
     r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "bench", "bench_detect.py"), "--smoke"],
                        capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
-    for line in ("ring-cbd", "failover (2 links)", "storm (16 culprits)", "incast-64", "pfcwd"):
+    for line in ("ring-cbd", "failover (2 links)", "storm (16 culprits)", "storm, silent culprit (16 culprits)",
+                 "incast-64", "pfcwd"):
         assert line in r.stdout
     r = subprocess.run([binary("bench/bench_detect_scale"), "--switches", "64", "--hosts", "400", "--runs", "1"],
                        capture_output=True, text=True, timeout=120)
