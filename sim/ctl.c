@@ -109,7 +109,7 @@ int sim_ctl_new(struct sim *s, const struct sim_ctl_opts *o, struct sim_ctl **re
 		snprintf(name, sizeof(name), "%.*s", (int)(len < sizeof(name) ? len : sizeof(name) - 1), p);
 		if ((d = sim_device_find(s, name)) < 0 || sim_device_is_switch(s, d)) {
 			sim_ctl_free(c);
-			return rf_err_set(e, -EINVAL, "BAD_ARGUMENT", "silent", "--silent: '%s' is no host of the fabric",
+			return rf_err_set(e, -EINVAL, "BAD_ARGUMENT", NULL, "--silent: '%s' is no host of the fabric",
 					  name);
 		}
 		c->silent[d] = true;
