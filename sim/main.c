@@ -430,9 +430,6 @@ static int run_main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 19:
-			co.silent = optarg;
-			break;
 		case 14:
 			if (strcmp(optarg, "pfcwd")) {
 				fprintf(stderr, "rocefab-sim: --baseline: '%s' is not pfcwd\n", optarg);
@@ -487,6 +484,9 @@ static int run_main(int argc, char **argv)
 			probes_given = true;
 			break;
 		}
+		case 19:
+			co.silent = optarg;
+			break;
 		case 'h':
 			json_decref(policy);
 			usage(stdout);
