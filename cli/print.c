@@ -849,11 +849,14 @@ void print_alert(FILE *f, const json_t *a)
 	/* a detector finding: its queues (a storm's or slow receiver's: the source, which sends the
 	 * pauses, and the switch port it pauses), the queues paused behind it, the suggested action */
 	if (json_is_object(q = json_object_get(det, "paused"))) {
+		bool silent = json_is_true(json_object_get(det, "source_silent"));
+
 		json_array_foreach(json_object_get(det, "ports"), i, m)
-			fprintf(f, "source:  %s %s (sends the pauses%s)\n", str(&s, m, "node") ?: "?",
-				str(&s, m, "port") ?: "?",
-				json_is_true(json_object_get(det, "source_silent"))
-					? "; no readings of its own: read from the port it pauses" : "");
+			fprintf(f, "source:  %s %s (sends the pauses%s%s%s%s%s)\n", str(&s, m, "node") ?: "?",
+				str(&s, m, "port") ?: "?", silent ? "; no readings of its own: read from " : "",
+				silent ? str(&s, q, "node") ?: "?" : "", silent ? " " : "",
+				silent ? str(&s, q, "port") ?: "?" : "",
+				silent ? "; check the host and its agent" : "");
 		fprintf(f, "pauses:  %s %s: paused %s us, sent %s bytes, queue %s bytes\n", str(&s, q, "node") ?: "?",
 			str(&s, q, "port") ?: "?", str(&s, q, "paused_us") ?: "?", str(&s, q, "tx_bytes") ?: "?",
 			str(&s, q, "queue_bytes") ?: "?");

@@ -12,7 +12,7 @@ function details(a) {
   const d = a.details;
   if (!d) return null;
   const parts = [];
-  if (d.culprit) parts.push(h('p', {}, 'Culprit: ', link(`#/host/${encodeURIComponent(d.culprit)}`, d.culprit), d.source_silent ? ' (no readings of its own: read from the switch port it pauses)' : ''));
+  if (d.culprit) parts.push(h('p', {}, 'Culprit: ', link(`#/host/${encodeURIComponent(d.culprit)}`, d.culprit), d.source_silent ? ` (no readings of its own: read from ${d.paused?.node ?? 'the switch'} ${d.paused?.port ?? 'port it pauses'}; check the host and its agent)` : ''));
   if (d.class === 'deadlock' && d.ports) parts.push(h('p', {}, 'Cycle: ', d.ports.map((p) => `${p.node} ${p.port}`).join(' → '), ' → …'));
   if (d.paused) parts.push(h('p', {}, `Pauses: ${d.paused.node} ${d.paused.port} (paused ${d.paused.paused_us} µs of an interval, as the summary says)`));
   if (d.victims?.length) parts.push(h('p', {}, `Victims (${d.victims_total ?? d.victims.length}): `, d.victims.slice(0, 12).map((p) => `${p.node} ${p.port}`).join(', '), d.victims.length > 12 ? ' …' : ''));
