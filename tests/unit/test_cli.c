@@ -1189,8 +1189,8 @@ static void test_print_alert(void **state)
 		       "   'paused_us': 0, 'tx_bytes': 0, 'queue_bytes': 0}], 'paused': {'node': 'leaf1', 'port': 'h5',"
 		       "   'paused_us': 200000, 'tx_bytes': 0, 'queue_bytes': 5}}}",
 		       "alert 7 pause_storm h5 nic0:1 priority 3: e (active)\n"
-		       "source:  h5 nic0:1 (sends the pauses; no readings of its own: read from leaf1 h5; check the host and "
-		       "its agent)\n"
+		       "source:  h5 nic0:1 (sends the pauses; no readings of its own: read from leaf1 h5; "
+		       "check the host and its agent)\n"
 		       "pauses:  leaf1 h5: paused 200000 us, sent 0 bytes, queue 5 bytes\n");
 	/* active, not mitigated yet: how to */
 	assert_printed(print_alert,
