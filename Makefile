@@ -407,9 +407,12 @@ deb: deps
 		   ../rocefabd-dbgsym_$${v}_*.deb ../rocefab-agent-dbgsym_$${v}_*.deb ../rocefab-tools-dbgsym_$${v}_*.deb \
 		   ../rocefab_$${v}_*.buildinfo ../rocefab_$${v}_*.changes build/deb/ 2>/dev/null; \
 		ls build/deb/rocefabd_$${v}_*.deb > /dev/null
-	@# (as nobody when root: lintian says it would rather not run as root, and then says nothing)
-	$(Q)$$([ "$$(id -u)" = 0 ] && echo setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME=/tmp) \
-		lintian --fail-on error,warning build/deb/*.changes
+	@# (as nobody when root: lintian says it would rather not run as root, and then says nothing;
+	@# in a TMPDIR of its own, removed after it: lintian leaves its mldbm-elf-* files there)
+	$(Q)t=$$(mktemp -d /tmp/rocefab-lintian.XXXXXX) && \
+		if [ "$$(id -u)" = 0 ]; then chown nobody:nogroup "$$t"; \
+			as="setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME=$$t"; fi; \
+		TMPDIR="$$t" $$as lintian --fail-on error,warning build/deb/*.changes; rc=$$?; rm -rf "$$t"; exit $$rc
 	$(Q)debian/rules clean > /dev/null
 
 clean:

@@ -8,6 +8,7 @@ import importlib.util
 import json
 import os
 import shutil
+import tempfile
 import time
 
 import pytest
@@ -100,7 +101,15 @@ class Browser:
         for a in CHROME_ARGS:
             o.add_argument(a)
         o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        self.d = webdriver.Chrome(service=Service(CHROMEDRIVER), options=o)
+        # chromium leaves its singleton socket's directory (org.chromium.Chromium.*) in TMPDIR
+        # even when it quits cleanly: a private one, removed at quit, leaves nothing in /tmp
+        self.tmp = tempfile.mkdtemp(prefix="rocefab-chromium-")
+        service = Service(CHROMEDRIVER, env=dict(os.environ, TMPDIR=self.tmp))
+        try:
+            self.d = webdriver.Chrome(service=service, options=o)
+        except Exception:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise
         self.d.set_script_timeout(20)
         self.errors = []
 
@@ -179,7 +188,10 @@ class Browser:
         return self.d.execute_script(script, *args)
 
     def quit(self):
-        self.d.quit()
+        try:
+            self.d.quit()
+        finally:
+            shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
