@@ -553,11 +553,21 @@ static void errors_log(struct agent *a, json_t *errors)
 	a->nerrs = (unsigned)n;
 }
 
+/* The role the backend knows the device by, once it does (the simulator's device, once read);
+ * else the role setting's.  Under blk. */
+static void role_refresh(struct agent *a)
+{
+	int sw = a->backend->ops->is_switch(a->backend);
+
+	if (sw >= 0)
+		a->role = sw ? AGENT_SWITCH : AGENT_HOST;
+}
+
 int agent_build_report(struct agent *a, json_t **ret)
 {
 	json_t *samples = json_array(), *errors = json_array(), *agent, *doc, *cfg;
 	const char *endpoint = NULL;
-	int r, sw;
+	int r;
 
 	if (!samples || !errors) {
 		json_decref(samples);
@@ -574,8 +584,7 @@ int agent_build_report(struct agent *a, json_t **ret)
 		collect_error(errors, "COLLECT_FAILED", NULL, "%s", strerror(-r));
 	samples_sanitize(a, samples, errors);
 	cfg = config_for_report(a, errors);
-	if ((sw = a->backend->ops->is_switch(a->backend)) >= 0)
-		a->role = sw ? AGENT_SWITCH : AGENT_HOST;
+	role_refresh(a);
 	agent = json_pack("{s:s,s:s,s:s,s:s,s:s}", "id", a->id, "role",
 			  a->role == AGENT_SWITCH ? "switch" : "host", "boot_id", a->boot_id,
 			  "version", ROCEFAB_VERSION, "backend", a->backend_name);
@@ -662,6 +671,9 @@ int agent_build_pfc_report(struct agent *a, json_t **ret)
 	}
 	samples_sanitize(a, samples, errors);
 	json_decref(errors); /* the full reports carry the errors */
+	/* (the lane's first reports may come before the first full one: a switch standing in for
+	 * the simulator's was taken for a host, its ports labelled DEVICE:PORT, for good) */
+	role_refresh(a);
 	/* only the lane's counters, of the lossless priorities (all while they are unknown) */
 	json_array_foreach(samples, i, s) {
 		const char *group = json_string_value(json_object_get(s, "source"));

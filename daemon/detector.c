@@ -326,8 +326,15 @@ static struct lport *lport_get(struct detector *d, const struct report *rep, con
 	char key[200];
 
 	snprintf(key, sizeof(key), "%s\x1f%s\x1f%s", rep->agent_id, p->device, p->port);
-	if ((lp = hmap_get(&d->lane, key)))
+	if ((lp = hmap_get(&d->lane, key))) {
+		/* an agent's role may change (its backend came to know the device; a setting fixed):
+		 * the port's label with it */
+		if (lp->is_switch != (rep->role == REPORT_ROLE_SWITCH)) {
+			lp->is_switch = rep->role == REPORT_ROLE_SWITCH;
+			port_label(lp->is_switch, p->device, p->port, lp->label, sizeof(lp->label));
+		}
 		return lp;
+	}
 	ag = hmap_get(&d->agents, rep->agent_id);
 	if (d->lane.len >= LANE_MAX_PORTS || (ag && ag->nports >= LANE_MAX_AGENT_PORTS)) {
 		d->lane_full++; /* bounds against a flood of made-up ports: counted, not kept */

@@ -616,6 +616,43 @@ static void test_outcomes_kept(void **state)
 	reg_free(reg);
 }
 
+static int says_switch(struct backend *b)
+{
+	(void)b;
+	return 1;
+}
+
+/* The fast lane's reports carry the role the backend knows, as the full reports do: the lane's
+ * first report may come before the first full one, and a switch standing in for the simulator's
+ * (--backend sim, no --role) was taken for a host by rocefabd, its ports labelled DEVICE:PORT. */
+static void test_pfc_report_role_from_backend(void **state)
+{
+	struct linux_settings ls = { .devices = (char *)"mlx5_0", .net_source = LINUX_NET_FILES,
+				     .sysfs_root = (char *)"tests/data/hosts/gpu-a2" };
+	struct backend_env env = { .settings = &ls };
+	struct agent_conf ac = { .id = "leaf9", .role = AGENT_HOST, .backend_name = "linux",
+				 .interval_ns = 1000000000, .pfc_interval_ns = 200000000 };
+	struct backend_ops *ops;
+	struct rf_err e = { 0 };
+	struct agent *a = NULL;
+	struct reg *reg;
+	json_t *doc = NULL;
+
+	(void)state;
+	assert_int_equal(reg_load_builtin(&reg, &e), 0);
+	env.reg = reg;
+	assert_int_equal(backend_new("linux", &env, &ac.backend, &e), 0);
+	/* (each backend's slots are its own copy: backend_new fills in the defaults) */
+	ops = (struct backend_ops *)ac.backend->ops;
+	ops->is_switch = says_switch;
+	assert_int_equal(agent_create(&ac, &a, &e), 0);
+	assert_int_equal(agent_build_pfc_report(a, &doc), 0);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(doc, "agent"), "role")), "switch");
+	json_decref(doc);
+	agent_destroy(a);
+	reg_free(reg);
+}
+
 static void test_backend_lookup(void **state)
 {
 	struct linux_settings ls = { .sysfs_root = (char *)"/nonexistent/tree" };
@@ -732,6 +769,7 @@ int main(void)
 		cmocka_unit_test(test_ethtool_text),  cmocka_unit_test(test_spool),
 		cmocka_unit_test(test_spool_modes),
 		cmocka_unit_test(test_linux_tree),    cmocka_unit_test(test_linux_garbage),
+		cmocka_unit_test(test_pfc_report_role_from_backend),
 		cmocka_unit_test(test_backend_lookup), cmocka_unit_test(test_backend_defaults),
 		cmocka_unit_test(test_backend_settings), cmocka_unit_test(test_linux_odd_names),
 		cmocka_unit_test(test_outcomes_kept),
