@@ -97,6 +97,8 @@ struct hold {
 	int64_t state_since;	   /* when it entered its state */
 	bool restore_due;
 	bool seen_lossy;	   /* a snapshot showed the port out of lossless mode since ACTIVE */
+	bool unread;		   /* storm: judged pausing in this run with its culprit not in the
+				    * snapshot (add_unread_storms) */
 };
 
 /* A slow receiver candidate, and once found (raised), what its last interval as one said: a
@@ -1126,6 +1128,56 @@ static int add_storm(struct run *r, uint32_t culprit, unsigned prio, bool held, 
 	return 0;
 }
 
+/* The storms the detector holds isolated with their culprit not in the snapshot, and nothing read
+ * that says they are over (update_holds): the source's port has no readings (its agent is gone),
+ * and neither has the port it paused (its switch's agent is gone too) or that port counts no pause
+ * frames.  The port stays isolated, so the finding stays, as it was last read (its last_us does
+ * not move); before, its alert cleared while the port stayed out of lossless mode. */
+static int add_unread_storms(struct run *r)
+{
+	struct cc_dl *d = r->d;
+
+	for (size_t i = 0; i < d->nholds; i++) {
+		const struct hold *h = &d->holds[i];
+		struct cc_dl_finding *f;
+		struct track *t;
+		char key[3 * CC_DL_NAME];
+		bool gone = cc_snap_find_port(r->s, h->node, h->port) < 0;
+
+		if (h->cls != CC_DL_PAUSE_STORM || !h->unread || d->res.nfindings >= CC_DL_MAX_FINDINGS)
+			continue;
+		snprintf(key, sizeof(key), "%s/%u/%s:%s", cc_dl_class_name(CC_DL_PAUSE_STORM), h->prio, h->cnode,
+			 h->cport);
+		if (!(f = new_finding(d)) || !(f->ports = calloc(1, sizeof(*f->ports))))
+			return -ENOMEM;
+		f->cls = CC_DL_PAUSE_STORM;
+		f->prio = h->prio;
+		f->nports = 1;
+		snprintf(f->ports[0].node, sizeof(f->ports[0].node), "%s", h->cnode);
+		snprintf(f->ports[0].port, sizeof(f->ports[0].port), "%s", h->cport);
+		snprintf(f->paused.node, sizeof(f->paused.node), "%s", h->node);
+		snprintf(f->paused.port, sizeof(f->paused.port), "%s", h->port);
+		f->suggested = f->paused;
+		snprintf(f->culprit, sizeof(f->culprit), "%s", h->cnode);
+		f->silent = f->unread = true;
+		if ((t = hmap_get(&d->tracks, key))) { /* as it was last read */
+			int64_t last = t->last_us;
+
+			stamp(d, f, t);
+			f->last_us = t->last_us = last;
+		} else if (track(d, f, key) < 0) {
+			return -ENOMEM;
+		}
+		/* (device and port names are 64 characters at most) */
+		snprintf(f->summary, sizeof(f->summary),
+			 "pause storm from %.64s on priority %u (isolated): no readings from it%s%.64s:%.64s, the port "
+			 "it paused%s; kept isolated until they report or an operator puts it back",
+			 h->cnode, h->prio, gone ? " or from " : ", and ", h->node, h->port,
+			 gone ? "" : ", counts no pauses");
+	}
+	return 0;
+}
+
 /* The finding of c, as its last interval as one said; when that was before this one (held),
  * with how many intervals ago. */
 static int add_slow_receiver(struct run *r, uint32_t port, const struct slowc *c)
@@ -1281,17 +1333,25 @@ static bool is_silent_storm_culprit(const struct run *r, uint32_t p, unsigned pr
 }
 
 /* The switch port facing a storm's culprit whose own readings are missing still counts the
- * pauses it receives (frames, pause time, its paused state); none of these reported: assume it
- * does.  Once isolated (lossy: it no longer obeys them, so it is never paused) only its frame
- * count tells; a switch that does not report one holds the isolation until the culprit's own
- * readings come back or an operator puts the port back (a review: it was put back while the
- * host still paused, then isolated again). */
-static bool paused_by_peer(const struct cc_prio *e, bool lossy)
+ * pauses it receives (frames, pause time, its paused state).  Once isolated (lossy: it no
+ * longer obeys them, so it is never paused) only its frame count tells. */
+static bool reads_peer_pauses(const struct cc_prio *e, bool lossy)
 {
 	if (lossy)
-		return !has(e, CF_RX_PAUSE_FRAMES) || e->v[CF_RX_PAUSE_FRAMES] > 0;
-	if (!has(e, CF_RX_PAUSE_FRAMES) && !has(e, CF_RX_PAUSE_US) && !has(e, CF_PAUSED))
+		return has(e, CF_RX_PAUSE_FRAMES);
+	return has(e, CF_RX_PAUSE_FRAMES) || has(e, CF_RX_PAUSE_US) || has(e, CF_PAUSED);
+}
+
+/* Whether that port was paused; when it reads none of it, assume it was: a switch that does not
+ * count pause frames holds the isolation until the culprit's own readings come back or an
+ * operator puts the port back (a review: it was put back while the host still paused, then
+ * isolated again). */
+static bool paused_by_peer(const struct cc_prio *e, bool lossy)
+{
+	if (!reads_peer_pauses(e, lossy))
 		return true;
+	if (lossy)
+		return e->v[CF_RX_PAUSE_FRAMES] > 0;
 	return (has(e, CF_RX_PAUSE_FRAMES) && e->v[CF_RX_PAUSE_FRAMES] > 0) ||
 	       (has(e, CF_RX_PAUSE_US) && e->v[CF_RX_PAUSE_US] > 0) || (has(e, CF_PAUSED) && e->v[CF_PAUSED]);
 }
@@ -1361,16 +1421,21 @@ static int update_holds(struct run *r, bool *held_culprit)
 			bool pausing;
 
 			/* the culprit's own counters gone (a hung host's agent often is): its switch
-			 * port still counts the pauses it receives */
-			if (c >= 0 && !s->ports[c].silent)
+			 * port still counts the pauses it receives; when it reads none either (or is
+			 * gone too), nothing read says the storm is over (add_unread_storms) */
+			h->unread = false;
+			if (c >= 0 && !s->ports[c].silent) {
 				pausing = pausing_any(s, (uint32_t)c, h->prio);
-			else
-				pausing = paused_by_peer(hp >= 0 ? cc_snap_prio(s, (uint32_t)hp, h->prio) : NULL,
-							 hp >= 0 && !(s->ports[hp].lossless & (1u << h->prio)));
+			} else {
+				const struct cc_prio *e = hp >= 0 ? cc_snap_prio(s, (uint32_t)hp, h->prio) : NULL;
+				bool lossy = hp >= 0 && !(s->ports[hp].lossless & (1u << h->prio));
 
+				pausing = paused_by_peer(e, lossy);
+				h->unread = !reads_peer_pauses(e, lossy);
+			}
 			/* the storm goes on while the culprit pauses, whether or not the isolation
 			 * is in force yet (it takes traffic once it is: no longer "taking nothing") */
-			if (pausing && c >= 0)
+			if (pausing && c >= 0 && !h->unread)
 				held_culprit[(size_t)c * CC_NPRIO + h->prio] = true;
 			if (h->state != H_ACTIVE)
 				continue;
@@ -1538,6 +1603,8 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 				goto out;
 			culprit_node[s->ports[p].node] = true;
 		}
+	if (add_unread_storms(&r) < 0)
+		goto out;
 
 	/* slow receivers: hosts pausing a good share while they take traffic */
 	for (uint32_t p = 0; p < s->nports; p++) {
@@ -1743,6 +1810,8 @@ json_t *cc_dl_finding_json(const struct cc_dl_finding *f)
 	}
 	if (f->cls == CC_DL_PAUSE_STORM)
 		json_object_set_new(o, "source_silent", json_boolean(f->silent));
+	if (f->unread)
+		json_object_set_new(o, "unread", json_true());
 	if (f->paused.node[0])
 		json_object_set_new(o, "paused", queue_json(&f->paused));
 	if (f->suggested.node[0])

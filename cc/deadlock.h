@@ -99,6 +99,10 @@ struct cc_dl_finding {
 	bool mitigated;		/* an action of ours holds for it */
 	bool silent;		/* storm: no readings of the source's own (a hung host's agent often
 				 * sends none): read from the switch port it pauses */
+	bool unread;		/* storm, isolated: neither the source nor the port it paused gives
+				 * readings that show whether it still pauses (both gone, or a switch
+				 * that counts no pause frames and a source with none of its own): the
+				 * isolation is kept, and so is the finding, as it was last read */
 	char culprit[CC_DL_NAME]; /* storm, slow receiver: the node */
 	char summary[640];	/* one line for an operator */
 	struct cc_dl_queue suggested; /* the queue a mitigation would change (node empty: none) */

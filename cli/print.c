@@ -850,16 +850,24 @@ void print_alert(FILE *f, const json_t *a)
 	 * pauses, and the switch port it pauses), the queues paused behind it, the suggested action */
 	if (json_is_object(q = json_object_get(det, "paused"))) {
 		bool silent = json_is_true(json_object_get(det, "source_silent"));
+		bool unread = json_is_true(json_object_get(det, "unread"));
 
 		json_array_foreach(json_object_get(det, "ports"), i, m)
 			fprintf(f, "source:  %s %s (sends the pauses%s%s%s%s%s)\n", str(&s, m, "node") ?: "?",
-				str(&s, m, "port") ?: "?", silent ? "; no readings of its own: read from " : "",
-				silent ? str(&s, q, "node") ?: "?" : "", silent ? " " : "",
-				silent ? str(&s, q, "port") ?: "?" : "",
-				silent ? "; check the host and its agent" : "");
-		fprintf(f, "pauses:  %s %s: paused %s us, sent %s bytes, queue %s bytes\n", str(&s, q, "node") ?: "?",
-			str(&s, q, "port") ?: "?", str(&s, q, "paused_us") ?: "?", str(&s, q, "tx_bytes") ?: "?",
-			str(&s, q, "queue_bytes") ?: "?");
+				str(&s, m, "port") ?: "?",
+				unread ? "; no readings from it, nor pause counts from the port it paused"
+				       : silent ? "; no readings of its own: read from " : "",
+				silent && !unread ? str(&s, q, "node") ?: "?" : "", silent && !unread ? " " : "",
+				silent && !unread ? str(&s, q, "port") ?: "?" : "",
+				unread ? "; check the host, its agent and the switch's agent"
+				       : silent ? "; check the host and its agent" : "");
+		if (unread)
+			fprintf(f, "pauses:  %s %s: no readings (kept out of lossless mode while nothing read says "
+				   "the storm is over)\n", str(&s, q, "node") ?: "?", str(&s, q, "port") ?: "?");
+		else
+			fprintf(f, "pauses:  %s %s: paused %s us, sent %s bytes, queue %s bytes\n",
+				str(&s, q, "node") ?: "?", str(&s, q, "port") ?: "?", str(&s, q, "paused_us") ?: "?",
+				str(&s, q, "tx_bytes") ?: "?", str(&s, q, "queue_bytes") ?: "?");
 	} else {
 		json_array_foreach(json_object_get(det, "ports"), i, q)
 			fprintf(f, "%s %s %s: paused %s us, sent %s bytes, queue %s bytes\n",

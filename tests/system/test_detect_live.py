@@ -37,6 +37,16 @@ def lane_ready(c):
     return st["lane"]["ports"] > 0 and st["runs"] > 3 and c.json("/api/v1/links")["count"] > 0
 
 
+def h5_linked(c):
+    """h5's port is in the detector's snapshot with readings, linked to leaf1:h5 (a link counts
+    once both ends report each other)"""
+    snap = c.get("/api/v1/detector/snapshot")
+    if snap.status_code != 200:
+        return False
+    return any(n["name"] == "h5" and any(p["peer"] == "leaf1:h5" and not p.get("silent") for p in n["ports"])
+               for n in snap.json()["nodes"])
+
+
 def alerts(c, kind=None, state="active"):
     items = c.json("/api/v1/alerts", params={"state": state})["items"]
     return [a for a in items if kind is None or a["kind"] == kind]
@@ -204,14 +214,7 @@ def test_a_storm_goes_on_and_is_named_when_its_hosts_agent_dies(world):
     agent.args = [a for a in agent.args if a not in ("--sysfs-root", "/nonexistent")]
     agent.start()
     c = d.client("viewer")
-
-    def h5_linked():
-        snap = c.get("/api/v1/detector/snapshot")
-        if snap.status_code != 200:
-            return False
-        return any(n["name"] == "h5" and any(p["peer"] == "leaf1:h5" and not p.get("silent") for p in n["ports"])
-                   for n in snap.json()["nodes"])
-    wait_for(lambda: lane_ready(c) and h5_linked(), 20, what="h5's agent in the fast lane, linked to leaf1")
+    wait_for(lambda: lane_ready(c) and h5_linked(c), 20, what="h5's agent in the fast lane, linked to leaf1")
     fid = inject(sim, {"type": "pause_storm", "host": "h5"})
     a = wait_for(lambda: (alerts(c, "pause_storm") or [None])[0], 10, what="a pause_storm alert")
     assert a["details"]["culprit"] == "h5" and a["details"]["source_silent"] is False, a
@@ -250,6 +253,50 @@ def test_a_storm_goes_on_and_is_named_when_its_hosts_agent_dies(world):
         detector_changes(c)), 20, what="the port back in lossless mode")
     assert back["params"] == {"enable": 8} and "has not paused" in back["reason"], back
     wait_for(lambda: not alerts(c, "pause_storm"), 10, what="the storm alert cleared")
+
+
+def test_an_isolated_storm_stays_raised_when_both_ends_fall_silent(world):
+    """A storm isolated in auto mode, then both h5's agent and leaf1's (real rocefab-agents,
+    --backend sim) killed: nothing read says the storm is over, so leaf1's port stays out of
+    lossless mode and its alert stays active, the same one, as it was last read (details.unread,
+    its last seen standing still).  Before, the alert cleared while the port stayed isolated."""
+    d = world.daemon().start()
+    _, tok = d.token("agents", "agent", agent=SIM_AGENTS)
+    d.token("viewer", "viewer")
+    d.token("ops", "operator")
+    sim = world.sim(os.path.join(LIVE, "faults.json"), daemon=d, token_file=tok, interval="0.3s",
+                    skip=("h5", "leaf1")).start()
+    agents = []
+    for dev in ("h5", "leaf1"):
+        ag = world.agent(dev, "/nonexistent", d.url, tok, interval="0.3s",
+                         extra=("--backend", "sim", "--sim", sim.url, "--device", dev))
+        ag.args = [a for a in ag.args if a not in ("--sysfs-root", "/nonexistent")]
+        agents.append(ag.start())
+    c, ops = d.client("viewer"), d.client("ops")
+    wait_for(lambda: lane_ready(c) and h5_linked(c), 20, what="h5 and leaf1 in the fast lane, linked")
+    assert ops.put("/api/v1/detector/config", json={"storm_mode": "auto", "restore_ms": 20}).status_code == 200
+    inject(sim, {"type": "pause_storm", "host": "h5"})
+    a = wait_for(lambda: (alerts(c, "pause_storm") or [None])[0], 10, what="a pause_storm alert")
+    ch = wait_for(lambda: (lambda x: x[0] if x and x[0]["state"] == "applied" else None)(detector_changes(c)), 15,
+                  what="the isolation applied")
+    assert (ch["target"]["agent"], ch["target"]["port"], ch["params"]) == ("leaf1", "h5", {"enable": 0}), ch
+    for ag in agents:
+        ag.stop(signal.SIGKILL)
+    u = wait_for(lambda: (lambda x: x if x["details"].get("unread") else None)(c.json(f"/api/v1/alerts/{a['id']}")),
+                 10, interval=0.1, what="the alert kept, unread")
+    assert u["state"] == "active" and u["details"]["culprit"] == "h5" and u["details"]["mitigated"], u
+    assert "no readings from it or from leaf1:h5" in u["evidence"], u
+    # it stays so, its last seen standing still, the port held
+    t_end = time.monotonic() + 2
+    while time.monotonic() < t_end:
+        x = c.json(f"/api/v1/alerts/{a['id']}")
+        assert x["state"] == "active" and x["last_seen"] == u["last_seen"], (u, x)
+        time.sleep(0.2)
+    held = c.json("/api/v1/detector")["held"]
+    assert [(h["node"], h["port"]) for h in held] == [("leaf1", "h5")], held
+    assert [x["id"] for x in alerts(c, "pause_storm")] == [a["id"]] and len(detector_changes(c)) == 1
+    out = ctl(d, "viewer", "alerts", str(a["id"])).stdout
+    assert "pauses:  leaf1 h5: no readings (kept out of lossless mode" in out, out
 
 
 def test_live_findings_clear_when_the_lane_falls_silent(world):
@@ -400,6 +447,33 @@ def test_pfc_report_identity_and_garbage(world):
         assert r.status_code == 400 and r.json()["code"] == code, (code, r.text)
     r = c.request("POST", "/api/v1/agents/h1/pfc", data=b'{"schema":1,', headers={"Content-Type": "application/json"})
     assert r.status_code == 400 and r.json()["code"] == "BAD_JSON"
+
+
+def test_a_lane_port_follows_its_agents_role(world):
+    """An agent's fast reports that said "host" and then "switch" (its backend came to know the
+    device, as a real agent standing in for a simulated switch does after its first reading) give
+    a switch and its port by the switch's name; before, the port kept its first label
+    (leaf9:Ethernet0, a host's DEVICE:PORT) and its node stayed a host, unlinked, for good."""
+    d = world.daemon().start()
+    d.token("leaf9", "agent", agent="leaf9")
+    d.token("viewer", "viewer")
+    c, v = d.client("leaf9"), d.client("viewer")
+    t0 = time.time_ns() - 10 ** 9
+    for seq, role in enumerate(("host", "host", "switch", "switch"), 1):
+        now = t0 + seq * 200 * 10 ** 6  # (readings 200 ms apart, the last one 200 ms ago)
+        doc = {"schema": 1, "agent": {"id": "leaf9", "role": role, "boot_id": "b", "version": "x", "backend": "sim"},
+               "seq": seq, "time_ns": now, "interval_ms": 200,
+               "samples": [{"device": "leaf9", "port": "Ethernet0", "source": "ethtool", "driver": "mlx5",
+                            "t_ns": now, "values": {"rx_prio3_pause": seq}}]}
+        r = c.post("/api/v1/agents/leaf9/pfc", json=doc)
+        assert r.status_code == 200 and r.json()["ports"] == 1, r.text
+
+    def leaf9():
+        snap = v.get("/api/v1/detector/snapshot")
+        nodes = [n for n in snap.json()["nodes"] if n["name"] == "leaf9"] if snap.status_code == 200 else []
+        return nodes[0] if nodes and nodes[0]["kind"] == "switch" else None
+    n = wait_for(leaf9, 10, what="leaf9 as a switch in the snapshot")
+    assert [p["name"] for p in n["ports"]] == ["Ethernet0"], n
 
 
 def test_detector_off_means_no_lane(world):

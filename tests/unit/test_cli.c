@@ -1192,6 +1192,19 @@ static void test_print_alert(void **state)
 		       "source:  h5 nic0:1 (sends the pauses; no readings of its own: read from leaf1 h5; "
 		       "check the host and its agent)\n"
 		       "pauses:  leaf1 h5: paused 200000 us, sent 0 bytes, queue 5 bytes\n");
+	/* a storm kept isolated with neither its source nor the port it paused telling (both agents
+	 * gone): no counters are printed as if read */
+	assert_printed(print_alert,
+		       "{'id': 9, 'kind': 'pause_storm', 'subject': 'h5 nic0:1 priority 3', 'state': 'active',"
+		       " 'evidence': 'e', 'details': {'source_silent': true, 'unread': true, 'ports': [{'node': 'h5',"
+		       "   'port': 'nic0:1', 'paused_us': 0, 'tx_bytes': 0, 'queue_bytes': 0}],"
+		       "   'paused': {'node': 'leaf1', 'port': 'h5', 'paused_us': 0, 'tx_bytes': 0,"
+		       "   'queue_bytes': 0}}}",
+		       "alert 9 pause_storm h5 nic0:1 priority 3: e (active)\n"
+		       "source:  h5 nic0:1 (sends the pauses; no readings from it, nor pause counts from the port it "
+		       "paused; check the host, its agent and the switch's agent)\n"
+		       "pauses:  leaf1 h5: no readings (kept out of lossless mode while nothing read says the storm is "
+		       "over)\n");
 	/* active, not mitigated yet: how to */
 	assert_printed(print_alert,
 		       "{'id': 5, 'kind': 'pause_storm', 'subject': 's', 'state': 'active', 'evidence': 'e',"

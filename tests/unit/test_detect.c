@@ -419,6 +419,67 @@ static void test_silent_storm_held_while_its_port_is_paused(void **state)
 	silent_storm_isolated(false);
 }
 
+/* A silent host's storm, isolated, whose switch port's readings go too (its switch's agent gone),
+ * then come back without a pause frame count: nothing read says the storm is over, so the port
+ * stays isolated and the finding stays raised, as it was last read (the same id, its last_us
+ * unmoved, no action).  Before, the finding (and its alert) cleared while the port stayed out
+ * of lossless mode.  Pause frames counted again tell: none, and the port is put back. */
+static void test_unread_storm_stays_raised_while_held(void **state)
+{
+	struct cc_dl_conf c = cc_dl_defaults;
+	struct cc_dl *d;
+	const struct cc_dl_result *r;
+	const struct cc_dl_finding *f;
+	struct cc_snap *s;
+	uint64_t id;
+	json_t *j;
+
+	(void)state;
+	c.storm_mode = CC_DL_AUTO;
+	c.restore_us = 2 * IV;
+	d = cc_dl_new(&c);
+	s = silent_storm(IV, true, false, true);
+	assert_int_equal(cc_dl_run(d, s, &r), 0);
+	cc_snap_free(s);
+	assert_int_equal(r->nactions, 1);
+	cc_dl_action_done(d, r->actions[0].id, true);
+	s = silent_storm(2 * IV, true, true, true);
+	assert_int_equal(cc_dl_run(d, s, &r), 0);
+	cc_snap_free(s);
+	f = only(r, CC_DL_PAUSE_STORM, 1);
+	assert_false(f->unread);
+	id = f->id;
+	for (int i = 3; i <= 7; i++) {
+		/* s2 and h2 gone (the two switches left have nothing to say); then s2:h2 back, isolated,
+		 * paused by nothing it counts */
+		s = i < 7 ? ring(2, i * IV, false) : silent_storm(i * IV, true, true, false);
+		assert_int_equal(cc_dl_run(d, s, &r), 0);
+		cc_snap_free(s);
+		f = only(r, CC_DL_PAUSE_STORM, 1);
+		assert_int_equal(f->id, id);
+		assert_true(f->unread && f->silent && f->mitigated);
+		assert_int_equal(f->last_us, 2 * IV);
+		assert_string_equal(f->culprit, "h2");
+		assert_string_equal(f->suggested.node, "s2");
+		assert_string_equal(f->suggested.port, "h2");
+		assert_non_null(strstr(f->summary, i < 7 ? "no readings from it or from s2:h2" : "counts no pauses"));
+		assert_int_equal(r->nactions, 0);
+	}
+	j = cc_dl_finding_json(f);
+	assert_true(json_is_true(json_object_get(j, "unread")));
+	json_decref(j);
+	/* its frames counted again, none: quiet from 7 IV, put back at 9 IV */
+	for (int i = 8; i <= 9; i++) {
+		s = silent_storm(i * IV, false, true, true);
+		assert_int_equal(cc_dl_run(d, s, &r), 0);
+		cc_snap_free(s);
+		only(r, CC_DL_PAUSE_STORM, 0);
+	}
+	assert_int_equal(r->nactions, 1);
+	assert_int_equal(r->actions[0].op, CC_DL_RESTORE);
+	cc_dl_free(d);
+}
+
 static void test_negatives(void **state)
 {
 	struct cc_snap *s = ring(4, 10 * IV, false);
@@ -907,6 +968,7 @@ int main(void)
 		cmocka_unit_test(test_storm_and_victims),
 		cmocka_unit_test(test_storm_of_a_silent_host),
 		cmocka_unit_test(test_silent_storm_held_while_its_port_is_paused),
+		cmocka_unit_test(test_unread_storm_stays_raised_while_held),
 		cmocka_unit_test(test_negatives),
 		cmocka_unit_test(test_slow_receiver_needs_two_intervals),
 		cmocka_unit_test(test_slow_receiver_counts_readings_not_runs),

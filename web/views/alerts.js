@@ -12,9 +12,16 @@ function details(a) {
   const d = a.details;
   if (!d) return null;
   const parts = [];
-  if (d.culprit) parts.push(h('p', {}, 'Culprit: ', link(`#/host/${encodeURIComponent(d.culprit)}`, d.culprit), d.source_silent ? ` (no readings of its own: read from ${d.paused?.node ?? 'the switch'} ${d.paused?.port ?? 'port it pauses'}; check the host and its agent)` : ''));
+  // unread: a storm kept isolated while neither its host nor the port it paused reports (no
+  // counters to show)
+  const source = d.unread ? ' (no readings from it, nor pause counts from the port it paused; check the host, its agent and the switch\'s agent)'
+    : d.source_silent ? ` (no readings of its own: read from ${d.paused?.node ?? 'the switch'} ${d.paused?.port ?? 'port it pauses'}; check the host and its agent)` : '';
+  if (d.culprit) parts.push(h('p', {}, 'Culprit: ', link(`#/host/${encodeURIComponent(d.culprit)}`, d.culprit), source));
   if (d.class === 'deadlock' && d.ports) parts.push(h('p', {}, 'Cycle: ', d.ports.map((p) => `${p.node} ${p.port}`).join(' → '), ' → …'));
-  if (d.paused) parts.push(h('p', {}, `Pauses: ${d.paused.node} ${d.paused.port} (paused ${d.paused.paused_us} µs of an interval, as the summary says)`));
+  if (d.paused) {
+    parts.push(h('p', {}, d.unread ? `Pauses: ${d.paused.node} ${d.paused.port} (no readings: kept out of lossless mode while nothing read says the storm is over)`
+      : `Pauses: ${d.paused.node} ${d.paused.port} (paused ${d.paused.paused_us} µs of an interval, as the summary says)`));
+  }
   if (d.victims?.length) parts.push(h('p', {}, `Victims (${d.victims_total ?? d.victims.length}): `, d.victims.slice(0, 12).map((p) => `${p.node} ${p.port}`).join(', '), d.victims.length > 12 ? ' …' : ''));
   if (d.suggested) parts.push(h('p', {}, `Suggested: ${d.suggested.change} on ${d.suggested.node} ${d.suggested.port} priority ${d.suggested.priority}`));
   if (d.attributed_to) parts.push(h('p', {}, `Attributed to ${d.attributed_to.kind} ${d.attributed_to.subject}`));
