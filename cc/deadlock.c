@@ -1337,9 +1337,7 @@ static bool is_silent_storm_culprit(const struct run *r, uint32_t p, unsigned pr
  * longer obeys them, so it is never paused) only its frame count tells. */
 static bool reads_peer_pauses(const struct cc_prio *e, bool lossy)
 {
-	if (lossy)
-		return has(e, CF_RX_PAUSE_FRAMES);
-	return has(e, CF_RX_PAUSE_FRAMES) || has(e, CF_RX_PAUSE_US) || has(e, CF_PAUSED);
+	return lossy ? has(e, CF_RX_PAUSE_FRAMES) : cc_prio_reads_paused(e);
 }
 
 /* Whether that port was paused; when it reads none of it, assume it was: a switch that does not
@@ -1350,10 +1348,7 @@ static bool paused_by_peer(const struct cc_prio *e, bool lossy)
 {
 	if (!reads_peer_pauses(e, lossy))
 		return true;
-	if (lossy)
-		return e->v[CF_RX_PAUSE_FRAMES] > 0;
-	return (has(e, CF_RX_PAUSE_FRAMES) && e->v[CF_RX_PAUSE_FRAMES] > 0) ||
-	       (has(e, CF_RX_PAUSE_US) && e->v[CF_RX_PAUSE_US] > 0) || (has(e, CF_PAUSED) && e->v[CF_PAUSED]);
+	return lossy ? e->v[CF_RX_PAUSE_FRAMES] > 0 : cc_prio_paused(e);
 }
 
 /* A pause source with no downstream cause: pausing its peer the whole interval and still at

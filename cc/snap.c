@@ -241,6 +241,18 @@ void cc_snap_finish(struct cc_snap *s)
 		qsort_r(s->nodes[i].ports, s->nodes[i].nports, sizeof(uint32_t), cmp_port, s);
 }
 
+bool cc_prio_paused(const struct cc_prio *e)
+{
+	return e && (((e->have & (1u << CF_RX_PAUSE_US)) && e->v[CF_RX_PAUSE_US]) ||
+		     ((e->have & (1u << CF_RX_PAUSE_FRAMES)) && e->v[CF_RX_PAUSE_FRAMES]) ||
+		     ((e->have & (1u << CF_PAUSED)) && e->v[CF_PAUSED]));
+}
+
+bool cc_prio_reads_paused(const struct cc_prio *e)
+{
+	return e && (e->have & (1u << CF_RX_PAUSE_US | 1u << CF_RX_PAUSE_FRAMES | 1u << CF_PAUSED));
+}
+
 const char *cc_snap_port_label(const struct cc_snap *s, uint32_t port, char *buf, size_t len)
 {
 	if (port >= s->nports)

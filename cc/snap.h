@@ -112,6 +112,11 @@ static inline struct cc_prio *cc_snap_prio(const struct cc_snap *s, uint32_t por
 		return NULL;
 	return &s->prbuf[(size_t)port * s->nprios + (unsigned)s->rank[prio]];
 }
+/* Whether e's readings say its port was paused by its peer in the interval: pause time, pause
+ * frames received, or paused at the interval's end (false for none of them read, or e NULL). */
+bool cc_prio_paused(const struct cc_prio *e);
+/* Whether e reads any of those (a port's paused state can be told at all). */
+bool cc_prio_reads_paused(const struct cc_prio *e);
 /* "node:port", into buf. */
 const char *cc_snap_port_label(const struct cc_snap *s, uint32_t port, char *buf, size_t len);
 int cc_snap_find_node(const struct cc_snap *s, const char *name);

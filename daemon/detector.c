@@ -606,14 +606,9 @@ static void lane_clock(struct agent_time *at, size_t n, int64_t *ret_t, int64_t 
 /* Port p received pauses in the snapshot's interval, on any priority the snapshot holds. */
 static bool pauses_received(const struct cc_snap *s, uint32_t p)
 {
-	for (unsigned pr = 0; pr < CC_NPRIO; pr++) {
-		const struct cc_prio *e = cc_snap_prio(s, p, pr);
-
-		if (e && (((e->have & (1u << CF_RX_PAUSE_US)) && e->v[CF_RX_PAUSE_US]) ||
-			  ((e->have & (1u << CF_RX_PAUSE_FRAMES)) && e->v[CF_RX_PAUSE_FRAMES]) ||
-			  ((e->have & (1u << CF_PAUSED)) && e->v[CF_PAUSED])))
+	for (unsigned pr = 0; pr < CC_NPRIO; pr++)
+		if (cc_prio_paused(cc_snap_prio(s, p, pr)))
 			return true;
-	}
 	return false;
 }
 
