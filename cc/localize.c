@@ -887,6 +887,15 @@ static double bad_loss_share(const struct loc_result *r, size_t n, const struct 
 	return sent ? (double)lost / (double)sent : 0;
 }
 
+/* f loses probes on min_pairs pairs at least, and is no host whose bad results lost less than a
+ * quarter of their probes (a busy fabric's incast targets lose one now and then behind PFC
+ * pauses, and are no fault). */
+static bool loses_apart(const struct loc_result *r, size_t n, const struct loc_finding *f, unsigned min_pairs)
+{
+	return f->by_loss && bad_pairs(r, n, min_pairs, f) >= min_pairs &&
+	       (f->kind != LOC_HOST || bad_loss_share(r, n, f) >= HOST_LOSS);
+}
+
 /* The bad results of sub[0..m) that are not a named host's back-pressure: its rack-mates' (a
  * probe to or from a host under its ToR), which PFC pauses as the host does its ToR's port. */
 static unsigned unexplained(const struct loc_result *r, size_t n, const struct loc_result *sub, size_t m,
@@ -951,9 +960,8 @@ static size_t more(const struct shape *sh, struct loc_result *r, size_t n, const
 			struct loc_finding g2;
 
 			loc_analyze(sub, m, few, &g2);
-			if ((g2.kind == LOC_HOST || g2.kind == LOC_LINK || g2.kind == LOC_TOR) && g2.by_loss &&
-			    bad_pairs(sub, m, conf->min_pairs, &g2) >= conf->min_pairs &&
-			    (g2.kind != LOC_HOST || bad_loss_share(sub, m, &g2) >= HOST_LOSS))
+			if ((g2.kind == LOC_HOST || g2.kind == LOC_LINK || g2.kind == LOC_TOR) &&
+			    loses_apart(sub, m, &g2, conf->min_pairs))
 				*g = g2;
 		}
 		if (g->kind == LOC_NONE || g->kind == LOC_FABRIC) {
@@ -1001,15 +1009,12 @@ static void drop_named_secondary(struct loc_finding *f, const struct loc_finding
 	}
 }
 
-/* Each of f[0..nf) loses probes on min_pairs pairs at least, and is a link or a host whose bad
- * results lost a quarter of their probes (a busy fabric's incast targets lose one now and then
- * behind PFC pauses, and are no fault). */
+/* Each of f[0..nf) is a link or a host that loses probes apart (loses_apart). */
 static bool lossy_apart(const struct loc_result *r, size_t n, const struct loc_finding *f, size_t nf,
 			unsigned min_pairs)
 {
 	for (size_t k = 0; k < nf; k++)
-		if ((f[k].kind != LOC_LINK && (f[k].kind != LOC_HOST || bad_loss_share(r, n, &f[k]) < HOST_LOSS)) ||
-		    !f[k].by_loss || bad_pairs(r, n, min_pairs, &f[k]) < min_pairs)
+		if ((f[k].kind != LOC_LINK && f[k].kind != LOC_HOST) || !loses_apart(r, n, &f[k], min_pairs))
 			return false;
 	return true;
 }
