@@ -42,6 +42,17 @@ def ctl(d, token, *args):
     return subprocess.run([binary("rocefabctl")] + list(args), capture_output=True, text=True, env=env, timeout=20)
 
 
+def stays(cond, seconds, interval=0.1, what="condition"):
+    """Asserts cond() throughout the next seconds, read every interval: a negative over time
+    (what must not happen is watched for, not slept through)."""
+    end = time.monotonic() + seconds
+    while True:
+        assert cond(), f"{what} no longer held"
+        if time.monotonic() >= end:
+            return
+        time.sleep(interval)
+
+
 def wait_for(cond, timeout=10.0, interval=0.05, what="condition"):
     """Polls cond() until it returns something truthy; fails the test after timeout."""
     deadline = time.monotonic() + timeout

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, SIM_AGENTS, binary, ctl, wait_for
+from conftest import ROOT, SIM_AGENTS, binary, ctl, stays, wait_for
 
 LIVE = os.path.join(ROOT, "tests", "sim", "live")
 LOOP = [{"switch": "leaf1", "dst": "h0", "via": "spine0"}, {"switch": "spine0", "dst": "h0", "via": "leaf1"}]
@@ -150,8 +150,7 @@ def test_live_storm_isolated_rates_recover_then_restored(world):
     wait_for(lambda: (lambda r: len(r) >= 2 and min(r[-2:]) >= 0.9 * before)(rx_rate(c, "h6:nic0:1", t0)), 20,
              what="h6's rate back to 90% of what it was")
     # while h5 keeps pausing, the port stays isolated; once it is quiet for the restore time, back
-    time.sleep(1.0)
-    assert len(detector_changes(c)) == 1
+    stays(lambda: len(detector_changes(c)) == 1, 1.0, what="nothing put back while h5 pauses")
     sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
     back = wait_for(lambda: (lambda x: x[1] if len(x) >= 2 and x[1]["state"] == "applied" else None)(
         detector_changes(c)), 20, what="the port back in lossless mode")
@@ -228,10 +227,7 @@ def test_a_storm_goes_on_and_is_named_when_its_hosts_agent_dies(world):
     snap = c.json("/api/v1/detector/snapshot")
     assert [p for n in snap["nodes"] if n["name"] == "h5" for p in n["ports"]][0]["silent"] is True, snap
     # it goes on: the same alert, and no other, over several seconds without h5's agent
-    t_end = time.monotonic() + 3
-    while time.monotonic() < t_end:
-        assert [x["id"] for x in alerts(c, "pause_storm")] == [a["id"]]
-        time.sleep(0.2)
+    stays(lambda: [x["id"] for x in alerts(c, "pause_storm")] == [a["id"]], 3, what="the one alert")
     sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
     wait_for(lambda: c.json(f"/api/v1/alerts/{a['id']}")["state"] == "cleared", 10, what="the alert cleared")
     # a storm that begins while the agent is dead is named from the switch's side alone; in auto
@@ -246,8 +242,9 @@ def test_a_storm_goes_on_and_is_named_when_its_hosts_agent_dies(world):
                   what="the isolation applied")
     assert (ch["target"]["agent"], ch["target"]["port"], ch["params"]) == ("leaf1", "h5", {"enable": 0}), ch
     wait_for(lambda: c.json(f"/api/v1/alerts/{b['id']}")["details"].get("mitigated"), 10, what="the alert mitigated")
-    time.sleep(1.0)  # (h5 still pauses: nothing is put back meanwhile, and the alert goes on)
-    assert len(detector_changes(c)) == 1 and [x["id"] for x in alerts(c, "pause_storm")] == [b["id"]]
+    # (h5 still pauses: nothing is put back meanwhile, and the alert goes on)
+    stays(lambda: len(detector_changes(c)) == 1 and [x["id"] for x in alerts(c, "pause_storm")] == [b["id"]], 1.0,
+          what="the isolation and the one alert")
     sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
     back = wait_for(lambda: (lambda x: x[1] if len(x) >= 2 and x[1]["state"] == "applied" else None)(
         detector_changes(c)), 20, what="the port back in lossless mode")
@@ -287,11 +284,8 @@ def test_an_isolated_storm_stays_raised_when_both_ends_fall_silent(world):
     assert u["state"] == "active" and u["details"]["culprit"] == "h5" and u["details"]["mitigated"], u
     assert "no readings from it or from leaf1:h5" in u["evidence"], u
     # it stays so, its last seen standing still, the port held
-    t_end = time.monotonic() + 2
-    while time.monotonic() < t_end:
-        x = c.json(f"/api/v1/alerts/{a['id']}")
-        assert x["state"] == "active" and x["last_seen"] == u["last_seen"], (u, x)
-        time.sleep(0.2)
+    stays(lambda: (lambda x: x["state"] == "active" and x["last_seen"] == u["last_seen"])(
+        c.json(f"/api/v1/alerts/{a['id']}")), 2, what="the alert active, its last seen unmoved")
     held = c.json("/api/v1/detector")["held"]
     assert [(h["node"], h["port"]) for h in held] == [("leaf1", "h5")], held
     assert [x["id"] for x in alerts(c, "pause_storm")] == [a["id"]] and len(detector_changes(c)) == 1
@@ -326,8 +320,7 @@ def test_live_advise_changes_nothing_until_mitigated(world):
     assert c.json("/api/v1/detector/config")["storm_mode"] == "advise"  # the default
     inject(sim, {"type": "pause_storm", "host": "h5"})
     a = wait_for(lambda: (alerts(c, "pause_storm") or [None])[0], 10, what="a pause_storm alert")
-    time.sleep(4 * FAST)
-    assert not detector_changes(c), "advise mode changed something by itself"
+    stays(lambda: not detector_changes(c), 4 * FAST, what="advise mode changing nothing by itself")
     assert c.json("/api/v1/switches/leaf1/ports/h5/pfc")["items"][0]["values"]["enable"] == 8
     # a viewer may not mitigate; an operator may, once
     assert c.post(f"/api/v1/alerts/{a['id']}/mitigate").status_code == 403
