@@ -369,24 +369,34 @@ static struct cc_snap *silent_storm(int64_t t, bool pausing, bool isolated, bool
  * frames, and put back once it has counted none for the restore time; a switch that does not
  * count them holds it (its pause time and state say nothing once it is lossy).  Before, the
  * host's own empty readings said it had stopped, and the port was put back while it paused. */
-static void silent_storm_isolated(bool frames)
+/* A detector in auto mode (restore after 2 IV) that found h2's silent storm at IV and isolated
+ * s2:h2. */
+static struct cc_dl *silent_storm_found(bool frames)
 {
 	struct cc_dl_conf c = cc_dl_defaults;
-	struct cc_dl *d;
 	const struct cc_dl_result *r;
-	const struct cc_dl_finding *f;
-	struct cc_snap *s;
+	struct cc_snap *s = silent_storm(IV, true, false, frames);
+	struct cc_dl *d;
 
 	c.storm_mode = CC_DL_AUTO;
 	c.restore_us = 2 * IV;
 	d = cc_dl_new(&c);
-	s = silent_storm(IV, true, false, frames);
 	assert_int_equal(cc_dl_run(d, s, &r), 0);
 	cc_snap_free(s);
 	assert_true(only(r, CC_DL_PAUSE_STORM, 1)->silent);
 	assert_int_equal(r->nactions, 1);
 	assert_string_equal(r->actions[0].port, "h2");
 	cc_dl_action_done(d, r->actions[0].id, true);
+	return d;
+}
+
+static void silent_storm_isolated(bool frames)
+{
+	struct cc_dl *d = silent_storm_found(frames);
+	const struct cc_dl_result *r;
+	const struct cc_dl_finding *f;
+	struct cc_snap *s;
+
 	for (int i = 2; i <= 6; i++) {
 		s = silent_storm(i * IV, true, true, frames);
 		assert_int_equal(cc_dl_run(d, s, &r), 0);
@@ -426,8 +436,7 @@ static void test_silent_storm_held_while_its_port_is_paused(void **state)
  * of lossless mode.  Pause frames counted again tell: none, and the port is put back. */
 static void test_unread_storm_stays_raised_while_held(void **state)
 {
-	struct cc_dl_conf c = cc_dl_defaults;
-	struct cc_dl *d;
+	struct cc_dl *d = silent_storm_found(true);
 	const struct cc_dl_result *r;
 	const struct cc_dl_finding *f;
 	struct cc_snap *s;
@@ -435,14 +444,6 @@ static void test_unread_storm_stays_raised_while_held(void **state)
 	json_t *j;
 
 	(void)state;
-	c.storm_mode = CC_DL_AUTO;
-	c.restore_us = 2 * IV;
-	d = cc_dl_new(&c);
-	s = silent_storm(IV, true, false, true);
-	assert_int_equal(cc_dl_run(d, s, &r), 0);
-	cc_snap_free(s);
-	assert_int_equal(r->nactions, 1);
-	cc_dl_action_done(d, r->actions[0].id, true);
 	s = silent_storm(2 * IV, true, true, true);
 	assert_int_equal(cc_dl_run(d, s, &r), 0);
 	cc_snap_free(s);
