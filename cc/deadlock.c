@@ -1141,13 +1141,13 @@ static int add_unread_storms(struct run *r)
 		const struct hold *h = &d->holds[i];
 		struct cc_dl_finding *f;
 		struct track *t;
-		char key[3 * CC_DL_NAME];
 		bool gone = cc_snap_find_port(r->s, h->node, h->port) < 0;
+		int64_t last;
 
-		if (h->cls != CC_DL_PAUSE_STORM || !h->unread || d->res.nfindings >= CC_DL_MAX_FINDINGS)
+		/* (only one that goes on: a storm over, or restored, is not raised again) */
+		if (h->cls != CC_DL_PAUSE_STORM || !h->unread || !h->fkey || !(t = hmap_get(&d->tracks, h->fkey)) ||
+		    d->res.nfindings >= CC_DL_MAX_FINDINGS)
 			continue;
-		snprintf(key, sizeof(key), "%s/%u/%s:%s", cc_dl_class_name(CC_DL_PAUSE_STORM), h->prio, h->cnode,
-			 h->cport);
 		if (!(f = new_finding(d)) || !(f->ports = calloc(1, sizeof(*f->ports))))
 			return -ENOMEM;
 		f->cls = CC_DL_PAUSE_STORM;
@@ -1160,20 +1160,15 @@ static int add_unread_storms(struct run *r)
 		f->suggested = f->paused;
 		snprintf(f->culprit, sizeof(f->culprit), "%s", h->cnode);
 		f->silent = f->unread = true;
-		if ((t = hmap_get(&d->tracks, key))) { /* as it was last read */
-			int64_t last = t->last_us;
-
-			stamp(d, f, t);
-			f->last_us = t->last_us = last;
-		} else if (track(d, f, key) < 0) {
-			return -ENOMEM;
-		}
+		last = t->last_us; /* as it was last read */
+		stamp(d, f, t);
+		f->last_us = t->last_us = last;
 		/* (device and port names are 64 characters at most) */
 		snprintf(f->summary, sizeof(f->summary),
-			 "pause storm from %.64s on priority %u (isolated): no readings from it%s%.64s:%.64s, the port "
-			 "it paused%s; kept isolated until they report or an operator puts it back",
-			 h->cnode, h->prio, gone ? " or from " : ", and ", h->node, h->port,
-			 gone ? "" : ", counts no pauses");
+			 "pause storm from %.64s on priority %u (%s): no readings from it%s%.64s:%.64s, the port it "
+			 "paused%s; kept isolated until they report or an operator puts it back",
+			 h->cnode, h->prio, h->state == H_ACTIVE ? "isolated" : "being isolated",
+			 gone ? " or from " : ", and ", h->node, h->port, gone ? "" : ", does not count pause frames");
 	}
 	return 0;
 }
@@ -1426,7 +1421,11 @@ static int update_holds(struct run *r, bool *held_culprit)
 				bool lossy = hp >= 0 && !(s->ports[hp].lossless & (1u << h->prio));
 
 				pausing = paused_by_peer(e, lossy);
-				h->unread = !reads_peer_pauses(e, lossy);
+				/* nothing read either way: as last read (on, or over and counting down) */
+				if (!reads_peer_pauses(e, lossy)) {
+					pausing = h->quiet_since < 0;
+					h->unread = pausing;
+				}
 			}
 			/* the storm goes on while the culprit pauses, whether or not the isolation
 			 * is in force yet (it takes traffic once it is: no longer "taking nothing") */

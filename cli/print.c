@@ -862,8 +862,8 @@ void print_alert(FILE *f, const json_t *a)
 				unread ? "; check the host, its agent and the switch's agent"
 				       : silent ? "; check the host and its agent" : "");
 		if (unread)
-			fprintf(f, "pauses:  %s %s: no readings (kept out of lossless mode while nothing read says "
-				   "the storm is over)\n", str(&s, q, "node") ?: "?", str(&s, q, "port") ?: "?");
+			fprintf(f, "pauses:  %s %s: no pause readings (kept out of lossless mode while nothing read "
+				   "says the storm is over)\n", str(&s, q, "node") ?: "?", str(&s, q, "port") ?: "?");
 		else
 			fprintf(f, "pauses:  %s %s: paused %s us, sent %s bytes, queue %s bytes\n",
 				str(&s, q, "node") ?: "?", str(&s, q, "port") ?: "?", str(&s, q, "paused_us") ?: "?",

@@ -1214,8 +1214,14 @@ static bool drop_subject(const char *key, void *val, void *ctx)
 	struct subject *sj = val;
 
 	(void)key;
-	if (sj->seen || cc_dl_held(ctx, sj->finding))
+	if (sj->seen)
 		return false;
+	if (cc_dl_held(ctx, sj->finding)) {
+		/* kept for its hold; its alert cleared, so seen again it is raised anew, seen then
+		 * (not at the last seen of before: before its first seen) */
+		sj->last_ns = 0;
+		return false;
+	}
 	free(sj->key);
 	free(sj->subject);
 	free(sj);
@@ -1746,6 +1752,10 @@ static bool storm_explains(const struct detector *d, json_t *f, const char *kind
 
 	if (!culprit)
 		return false;
+	/* one kept as last read (neither end reads it now): its culprit only, not what it may no
+	 * longer freeze (a ToR whose agent died with it is to be seen) */
+	if (json_is_true(json_object_get(f, "unread")))
+		return !strcmp(kind, "host") && !strcmp(subject, culprit);
 	if (!strcmp(kind, "fabric"))
 		return true; /* losses spread everywhere while a storm's pauses spread */
 	if (!strcmp(kind, "host"))

@@ -290,7 +290,7 @@ def test_an_isolated_storm_stays_raised_when_both_ends_fall_silent(world):
     assert [(h["node"], h["port"]) for h in held] == [("leaf1", "h5")], held
     assert [x["id"] for x in alerts(c, "pause_storm")] == [a["id"]] and len(detector_changes(c)) == 1
     out = ctl(d, "viewer", "alerts", str(a["id"])).stdout
-    assert "pauses:  leaf1 h5: no readings (kept out of lossless mode" in out, out
+    assert "pauses:  leaf1 h5: no pause readings (kept out of lossless mode" in out, out
 
 
 def test_live_findings_clear_when_the_lane_falls_silent(world):

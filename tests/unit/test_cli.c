@@ -1203,8 +1203,8 @@ static void test_print_alert(void **state)
 		       "alert 9 pause_storm h5 nic0:1 priority 3: e (active)\n"
 		       "source:  h5 nic0:1 (sends the pauses; no readings from it, nor pause counts from the port it "
 		       "paused; check the host, its agent and the switch's agent)\n"
-		       "pauses:  leaf1 h5: no readings (kept out of lossless mode while nothing read says the storm is "
-		       "over)\n");
+		       "pauses:  leaf1 h5: no pause readings (kept out of lossless mode while nothing read says the "
+		       "storm is over)\n");
 	/* active, not mitigated yet: how to */
 	assert_printed(print_alert,
 		       "{'id': 5, 'kind': 'pause_storm', 'subject': 's', 'state': 'active', 'evidence': 'e',"

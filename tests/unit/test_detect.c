@@ -463,7 +463,8 @@ static void test_unread_storm_stays_raised_while_held(void **state)
 		assert_string_equal(f->culprit, "h2");
 		assert_string_equal(f->suggested.node, "s2");
 		assert_string_equal(f->suggested.port, "h2");
-		assert_non_null(strstr(f->summary, i < 7 ? "no readings from it or from s2:h2" : "counts no pauses"));
+		assert_non_null(strstr(f->summary, i < 7 ? "no readings from it or from s2:h2"
+							 : "does not count pause frames"));
 		assert_int_equal(r->nactions, 0);
 	}
 	j = cc_dl_finding_json(f);
@@ -478,6 +479,30 @@ static void test_unread_storm_stays_raised_while_held(void **state)
 	}
 	assert_int_equal(r->nactions, 1);
 	assert_int_equal(r->actions[0].op, CC_DL_RESTORE);
+	cc_dl_free(d);
+}
+
+/* A storm read as over (its switch port counts no pause frames from the host), then both ends
+ * gone: nothing is raised again, and the port goes back as the last readings said (a review: a
+ * new alert said "kept isolated" while the detector was putting the port back). */
+static void test_unread_storm_over_is_not_raised_again(void **state)
+{
+	struct cc_dl *d = silent_storm_found(true);
+	const struct cc_dl_result *r;
+	struct cc_snap *s;
+
+	(void)state;
+	for (int i = 2; i <= 5; i++) {
+		/* 2 IV pausing, 3 IV not (quiet from 2 IV), then s2 and h2 gone */
+		s = i == 2 ? silent_storm(i * IV, true, true, true)
+			   : i == 3 ? silent_storm(i * IV, false, true, true) : ring(2, i * IV, false);
+		assert_int_equal(cc_dl_run(d, s, &r), 0);
+		cc_snap_free(s);
+		only(r, CC_DL_PAUSE_STORM, i == 2);
+		assert_int_equal(r->nactions, i == 4);
+		if (i == 4)
+			assert_int_equal(r->actions[0].op, CC_DL_RESTORE);
+	}
 	cc_dl_free(d);
 }
 
@@ -970,6 +995,7 @@ int main(void)
 		cmocka_unit_test(test_storm_of_a_silent_host),
 		cmocka_unit_test(test_silent_storm_held_while_its_port_is_paused),
 		cmocka_unit_test(test_unread_storm_stays_raised_while_held),
+		cmocka_unit_test(test_unread_storm_over_is_not_raised_again),
 		cmocka_unit_test(test_negatives),
 		cmocka_unit_test(test_slow_receiver_needs_two_intervals),
 		cmocka_unit_test(test_slow_receiver_counts_readings_not_runs),

@@ -19,7 +19,7 @@ function details(a) {
   if (d.culprit) parts.push(h('p', {}, 'Culprit: ', link(`#/host/${encodeURIComponent(d.culprit)}`, d.culprit), source));
   if (d.class === 'deadlock' && d.ports) parts.push(h('p', {}, 'Cycle: ', d.ports.map((p) => `${p.node} ${p.port}`).join(' → '), ' → …'));
   if (d.paused) {
-    parts.push(h('p', {}, d.unread ? `Pauses: ${d.paused.node} ${d.paused.port} (no readings: kept out of lossless mode while nothing read says the storm is over)`
+    parts.push(h('p', {}, d.unread ? `Pauses: ${d.paused.node} ${d.paused.port} (no pause readings: kept out of lossless mode while nothing read says the storm is over)`
       : `Pauses: ${d.paused.node} ${d.paused.port} (paused ${d.paused.paused_us} µs of an interval, as the summary says)`));
   }
   if (d.victims?.length) parts.push(h('p', {}, `Victims (${d.victims_total ?? d.victims.length}): `, d.victims.slice(0, 12).map((p) => `${p.node} ${p.port}`).join(', '), d.victims.length > 12 ? ' …' : ''));
