@@ -409,7 +409,7 @@ deb: deps
 		ls build/deb/rocefabd_$${v}_*.deb > /dev/null
 	@# (as nobody when root: lintian says it would rather not run as root, and then says nothing;
 	@# in a TMPDIR of its own, removed after it: lintian leaves its mldbm-elf-* files there)
-	$(Q)t=$$(mktemp -d /tmp/rocefab-lintian.XXXXXX) && \
+	$(Q)t=$$(mktemp -d /tmp/rocefab-lintian.XXXXXX) || exit 1; \
 		if [ "$$(id -u)" = 0 ]; then chown nobody:nogroup "$$t"; \
 			as="setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME=$$t"; fi; \
 		TMPDIR="$$t" $$as lintian --fail-on error,warning build/deb/*.changes; rc=$$?; rm -rf "$$t"; exit $$rc
