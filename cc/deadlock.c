@@ -97,8 +97,10 @@ struct hold {
 	int64_t state_since;	   /* when it entered its state */
 	bool restore_due;
 	bool seen_lossy;	   /* a snapshot showed the port out of lossless mode since ACTIVE */
-	bool unread;		   /* storm: judged pausing in this run with its culprit not in the
-				    * snapshot (add_unread_storms) */
+	bool unread;		   /* storm: nothing read either way in this run: on, as last read
+				    * (add_unread_storms) */
+	bool via_peer;		   /* storm: its culprit's own readings missing in the last run: judged
+				    * by the port it paused */
 };
 
 /* A slow receiver candidate, and once found (raised), what its last interval as one said: a
@@ -237,6 +239,8 @@ json_t *cc_dl_holds_json(const struct cc_dl *d)
 			continue;
 		if (h->cls == CC_DL_PAUSE_STORM) {
 			json_object_set_new(o, "culprit", json_pack("{s:s,s:s}", "node", h->cnode, "port", h->cport));
+			if (h->unread)
+				json_object_set_new(o, "unread", json_true());
 			if (h->quiet_since >= 0)
 				until = h->quiet_since + d->conf.restore_us;
 		} else if (h->until_us != INT64_MAX) {
@@ -711,9 +715,10 @@ static int restore(struct cc_dl *d, struct hold *h)
 	a->prio = h->prio;
 	if (h->cls == CC_DL_PAUSE_STORM)
 		snprintf(a->reason, sizeof(a->reason),
-			 "pause_storm #%llu over: %s:%s has not paused for %s; %s:%s priority %u lossless again",
+			 "pause_storm #%llu over: %s:%s has not paused for %s%s; %s:%s priority %u lossless again",
 			 (unsigned long long)h->finding, h->cnode, h->cport, dur(d->conf.restore_us, dbuf, sizeof(dbuf)),
-			 h->node, h->port, h->prio);
+			 h->via_peer ? " (as the port it paused read it: no readings of its own)" : "", h->node,
+			 h->port, h->prio);
 	else
 		snprintf(a->reason, sizeof(a->reason),
 			 "deadlock #%llu: break of %s over; %s:%s priority %u lossless again",
@@ -1414,7 +1419,8 @@ static int update_holds(struct run *r, bool *held_culprit)
 			 * port still counts the pauses it receives; when it reads none either (or is
 			 * gone too), nothing read says the storm is over (add_unread_storms) */
 			h->unread = false;
-			if (c >= 0 && !s->ports[c].silent) {
+			h->via_peer = !(c >= 0 && !s->ports[c].silent);
+			if (!h->via_peer) {
 				pausing = pausing_any(s, (uint32_t)c, h->prio);
 			} else {
 				const struct cc_prio *e = hp >= 0 ? cc_snap_prio(s, (uint32_t)hp, h->prio) : NULL;

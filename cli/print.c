@@ -962,6 +962,11 @@ void print_detector(FILE *f, const json_t *d)
 			fprintf(f, "lifts once readings come again (holds move only with them)\n");
 		else if (json_is_integer(until))
 			fprintf(f, "lifts %s%.1f s\n", left > 0 ? "in " : "now, ", left > 0 ? left : 0.0);
+		else if (c && json_is_true(json_object_get(x, "unread")))
+			fprintf(f, "lifts once readings show %s:%s stopped pausing (neither it nor this port reads "
+				   "pauses now)\n",
+				json_string_value(json_object_get(c, "node")) ?: "?",
+				json_string_value(json_object_get(c, "port")) ?: "?");
 		else if (c)
 			fprintf(f, "lifts %lld ms after %s:%s stops pausing\n",
 				(long long)json_integer_value(json_object_get(cfg, "restore_ms")),

@@ -1383,9 +1383,12 @@ int detector_run(void *ctx, int64_t now)
 	keep_ended(d, before, t0);
 	json_decref(before);
 	for (unsigned i = 0; af && r == 0 && i < d->nrestore_failed; i++)
-		af[naf++] = (struct alert_finding){ .kind = "restore_failed", .subject = d->restore_failed[i],
-						    .evidence = "the detector could not put this port's priority back "
-								"into lossless mode; it retries every interval" };
+		af[naf++] = (struct alert_finding){
+			.kind = "restore_failed",
+			.subject = d->restore_failed[i],
+			.evidence = "the detector could not put this port's priority back into lossless mode (its "
+				    "change failed or timed out: is the switch's agent reporting?); it tries again"
+		};
 	d->holds = (unsigned)cc_dl_holds(d->dl);
 	d->runs++;
 	d->last_run_t = now;
@@ -1561,7 +1564,9 @@ int detector_mitigate(struct detector *d, int64_t alert, const char *actor, cons
 	state = json_string_value(json_object_get(al, "state"));
 	if (strcmp(state, "active")) {
 		/* (409: the alert is there, and cannot be acted on any more) */
-		r = rf_err_set(e, -EALREADY, "NOT_ACTIVE", NULL, "alert %lld is over (%s): nothing to mitigate",
+		r = rf_err_set(e, -EALREADY, "NOT_ACTIVE", NULL,
+			       "alert %lld is over (%s): the detector no longer finds it (the fault ended, or no "
+			       "readings show it any more: its agents may be silent); nothing to mitigate",
 			       (long long)alert, state);
 		goto out;
 	}

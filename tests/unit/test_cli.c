@@ -1140,6 +1140,32 @@ static void test_print_probes(void **state)
 
 /* An acknowledged alert with the operators' mitigations: who, when, the change, why (made
  * printable: an operator's text) */
+/* When each hold lifts: a storm's after its culprit stops; one that neither end reads now, once
+ * readings show it stopped (an operator's trial: "lifts 40 ms after h5:nic0:1 stops pausing"
+ * was printed while neither h5 nor the port reported) */
+static void test_print_detector_holds(void **state)
+{
+	(void)state;
+	assert_printed(print_detector,
+		       "{'config': {'deadlock_mode': 'auto', 'storm_mode': 'auto', 'restore_ms': 40},"
+		       " 'interval_ms': 200, 'last_run_ms': 0.5, 'stuck_queues': 0, 'holds': 2, 'findings': [],"
+		       " 'lane': {'ports': 24, 'reports_per_s': 40, 'bytes_per_s': 9000,"
+		       "   'newest_reading_us': 5000000},"
+		       " 'held': [{'node': 'leaf1', 'port': 'h5', 'priority': 3, 'class': 'pause_storm', 'finding': 2,"
+		       "   'state': 'in_force', 'since_us': 1, 'until_us': null,"
+		       "   'culprit': {'node': 'h5', 'port': 'nic0:1'}},"
+		       "  {'node': 'leaf0', 'port': 'h1', 'priority': 3, 'class': 'pause_storm', 'finding': 3,"
+		       "   'state': 'in_force', 'since_us': 1, 'until_us': null, 'unread': true,"
+		       "   'culprit': {'node': 'h1', 'port': 'nic0:1'}}]}",
+		       "deadlocks auto, storms auto, restore 40 ms; every 200 ms (last run 0.5 ms)\n"
+		       "fast PFC lane: 24 ports, 40 reports/s, 9000 bytes/s; 0 queues stuck, 2 held out of lossless "
+		       "mode\n"
+		       "  held: leaf1:h5 priority 3 lossy (pause_storm #2, in_force): lifts 40 ms after h5:nic0:1 "
+		       "stops pausing\n"
+		       "  held: leaf0:h1 priority 3 lossy (pause_storm #3, in_force): lifts once readings show "
+		       "h1:nic0:1 stopped pausing (neither it nor this port reads pauses now)\n");
+}
+
 static void test_print_alert(void **state)
 {
 	(void)state;
@@ -1810,6 +1836,7 @@ int main(void)
 		cmocka_unit_test(test_print_controls),
 		cmocka_unit_test(test_print_host_and_ports),
 		cmocka_unit_test(test_print_probes),
+		cmocka_unit_test(test_print_detector_holds),
 		cmocka_unit_test(test_print_alert),
 		cmocka_unit_test(test_print_health),
 		cmocka_unit_test(test_print_cc),

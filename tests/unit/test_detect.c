@@ -415,6 +415,9 @@ static void silent_storm_isolated(bool frames)
 	if (frames) {
 		assert_int_equal(r->nactions, 1);
 		assert_int_equal(r->actions[0].op, CC_DL_RESTORE);
+		/* (what said it stopped: not h2's own readings, which it has none of) */
+		assert_non_null(strstr(r->actions[0].reason,
+				       "(as the port it paused read it: no readings of its own)"));
 	} else {
 		assert_int_equal(r->nactions, 0);
 		assert_true(only(r, CC_DL_PAUSE_STORM, 1)->mitigated);
@@ -469,6 +472,9 @@ static void test_unread_storm_stays_raised_while_held(void **state)
 	}
 	j = cc_dl_finding_json(f);
 	assert_true(json_is_true(json_object_get(j, "unread")));
+	json_decref(j);
+	j = cc_dl_holds_json(d); /* (its hold says so: rocefabctl detector) */
+	assert_true(json_is_true(json_object_get(json_array_get(j, 0), "unread")));
 	json_decref(j);
 	/* its frames counted again, none: quiet from 7 IV, put back at 9 IV */
 	for (int i = 8; i <= 9; i++) {
