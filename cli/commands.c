@@ -209,6 +209,44 @@ static int cc_no_all(const struct cli_opts *o, const char *sub, struct rf_err *e
 	return o->all ? rf_err_set(e, -EINVAL, "USAGE", NULL, "cc %s: --all is for cc proposals", sub) : 0;
 }
 
+/* A setting's document (the path added): read with no NAME=VALUE (--reason refused), else PUT
+ * with the values and --reason as the body's reason (which is no field); what names the command
+ * in errors (cc policy, detector config). */
+static int settings_put(const struct cli_opts *o, char *const *assigns, int n, const char *what,
+			struct cli_request *r, struct rf_err *e)
+{
+	int x;
+
+	if (!n)
+		return o->reason ? rf_err_set(e, -EINVAL, "USAGE", NULL, "%s: --reason goes with NAME=VALUE (a change)",
+					      what)
+				 : 0;
+	if (!(r->body = json_object()))
+		return -ENOMEM;
+	r->method = "PUT";
+	for (int i = 0; i < n; i++)
+		if ((x = parse_assign(assigns[i], r->body, true, e)) < 0)
+			return x;
+	if (json_object_get(r->body, "reason"))
+		return rf_err_set(e, -EINVAL, "USAGE", NULL, "%s: reason is not a field (--reason TEXT)", what);
+	return reason_body(o, r, e);
+}
+
+/* detector [config [NAME=VALUE...]] */
+static int build_detector(const struct cli_cmd *c, char *const *args, int nargs, const struct cli_opts *o,
+			  struct cli_request *r, struct rf_err *e)
+{
+	(void)c;
+	if (!nargs)
+		return o->reason ? rf_err_set(e, -EINVAL, "USAGE", NULL,
+					      "detector: --reason goes with detector config NAME=VALUE (a change)")
+				 : path_add(r, e, "/api/v1/detector");
+	if (strcmp(args[0], "config"))
+		return rf_err_set(e, -EINVAL, NULL, NULL, "detector takes nothing or config [NAME=VALUE...]");
+	return path_add(r, e, "/api/v1/detector/config") ?:
+		       settings_put(o, args + 1, nargs - 1, "detector config", r, e);
+}
+
 /* cc [status | proposals [--all] | history | policy [NAME=VALUE...] | apply ID | reject ID |
  * rollback] */
 static int build_cc(const struct cli_cmd *c, char *const *args, int nargs, const struct cli_opts *o,
@@ -236,23 +274,11 @@ static int build_cc(const struct cli_cmd *c, char *const *args, int nargs, const
 			       path_add(r, e, "/%s", sub) ?: reason_body(o, r, e);
 	}
 	if (!strcmp(sub, "policy")) {
-		if ((x = cc_no_all(o, sub, e) ?: path_add(r, e, "/api/v1/cc/policy")) < 0)
+		if ((x = cc_no_all(o, sub, e) ?: path_add(r, e, "/api/v1/cc/policy") ?:
+			     settings_put(o, args + 1, nargs - 1, "cc policy", r, e)) < 0)
 			return x;
-		if (nargs == 1)
-			return o->reason ? rf_err_set(e, -EINVAL, "USAGE", NULL,
-						      "cc policy: --reason goes with NAME=VALUE (a change)")
-					 : 0;
-		if (!(r->body = json_object()))
-			return -ENOMEM;
-		r->method = "PUT";
-		for (int i = 1; i < nargs; i++)
-			if ((x = parse_assign(args[i], r->body, true, e)) < 0)
-				return x;
-		if (json_object_get(r->body, "reason"))
-			return rf_err_set(e, -EINVAL, "USAGE", NULL,
-					  "cc policy: reason is not a field (--reason TEXT)");
-		r->then_outside = true;
-		return reason_body(o, r, e);
+		r->then_outside = r->body != NULL;
+		return 0;
 	}
 	return rf_err_set(e, -EINVAL, NULL, NULL,
 			  "cc takes status, proposals [--all], history, policy [NAME=VALUE...], apply ID, reject ID or "
@@ -644,11 +670,16 @@ static const struct cli_cmd cmds[] = {
 	  .print = print_mitigation,
 	  .opts = CLI_OPT_REASON },
 	{ .name = "detector",
-	  .synopsis = "detector",
-	  .help = "the PFC detector: modes, fast lane, findings, holds",
-	  .path = "/api/v1/detector",
-	  .build = build_get,
-	  .print = print_detector },
+	  .synopsis = "detector\n"
+		      "detector config [NAME=VALUE... [--reason TEXT]]",
+	  .help = "the PFC detector: modes, fast lane, findings, holds;\n"
+		  "its configuration, or a change of it (role operator):\n"
+		  "deadlock_mode, storm_mode (off, advise, auto),\n"
+		  "restore_ms",
+	  .max_args = -1,
+	  .build = build_detector,
+	  .print = print_detector,
+	  .opts = CLI_OPT_REASON },
 	{ .name = "cc",
 	  .synopsis = "cc [status|proposals [--all]|history]\n"
 		      "cc policy [NAME=VALUE... [--reason TEXT]]\n"

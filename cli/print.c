@@ -928,6 +928,13 @@ void print_detector(FILE *f, const json_t *d)
 	const json_t *cfg = json_object_get(d, "config"), *lane = json_object_get(d, "lane"), *x;
 	size_t i;
 
+	if (!cfg && json_object_get(d, "storm_mode")) { /* detector config: the configuration alone */
+		fprintf(f, "deadlocks %s, storms %s, restore %lld ms\n",
+			json_string_value(json_object_get(d, "deadlock_mode")) ?: "?",
+			json_string_value(json_object_get(d, "storm_mode")) ?: "?",
+			(long long)json_integer_value(json_object_get(d, "restore_ms")));
+		return;
+	}
 	fprintf(f, "deadlocks %s, storms %s, restore %lld ms; every %lld ms (last run %.1f ms)\n",
 		json_string_value(json_object_get(cfg, "deadlock_mode")) ?: "?",
 		json_string_value(json_object_get(cfg, "storm_mode")) ?: "?",

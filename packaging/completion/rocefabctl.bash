@@ -57,6 +57,7 @@ _rocefabctl() {
 		help) COMPREPLY=($(compgen -W "$("$prog" --list-commands 2> /dev/null)" -- "$cur")) ;;
 		set) COMPREPLY=($(compgen -W "dcqcn ecn pfc" -- "$cur")) ;;
 		cc) COMPREPLY=($(compgen -W "status proposals history rollback policy apply reject" -- "$cur")) ;;
+		detector) COMPREPLY=($(compgen -W "config" -- "$cur")) ;;
 		settings-log) COMPREPLY=($(compgen -W "cc/policy detector/config probes/config" -- "$cur")) ;;
 		esac
 	fi

@@ -283,6 +283,7 @@ def test_bash_completion():
     assert complete("--cac") == ["--cacert"]
     assert complete("help", "sw") == ["switches"]
     assert complete("cc", "r") == ["rollback", "reject"]
+    assert complete("detector", "c") == ["config"] and complete("detector", "--r") == ["--reason"]
     assert complete("counters", "h1:mlx5_0:1", "--priority", "3") == ["3"]
     assert complete("counters", "h1:mlx5_0:1", "--pri") == ["--priority"]
     assert complete("--v") == ["--version"]  # before a command: what every command takes

@@ -270,9 +270,12 @@ def test_an_isolated_storm_stays_raised_when_both_ends_fall_silent(world):
                          extra=("--backend", "sim", "--sim", sim.url, "--device", dev))
         ag.args = [a for a in ag.args if a not in ("--sysfs-root", "/nonexistent")]
         agents.append(ag.start())
-    c, ops = d.client("viewer"), d.client("ops")
+    c = d.client("viewer")
     wait_for(lambda: lane_ready(c) and h5_linked(c), 20, what="h5 and leaf1 in the fast lane, linked")
-    assert ops.put("/api/v1/detector/config", json={"storm_mode": "auto", "restore_ms": 20}).status_code == 200
+    # (through rocefabctl, as an operator would: the settings log keeps why)
+    out = ctl(d, "ops", "detector", "config", "storm_mode=auto", "restore_ms=20", "--reason", "trial")
+    assert out.returncode == 0 and out.stdout == "deadlocks advise, storms auto, restore 20 ms\n", out
+    assert c.json("/api/v1/settings/log", params={"setting": "detector/config"})["items"][0]["reason"] == "trial"
     inject(sim, {"type": "pause_storm", "host": "h5"})
     a = wait_for(lambda: (alerts(c, "pause_storm") or [None])[0], 10, what="a pause_storm alert")
     ch = wait_for(lambda: (lambda x: x[0] if x and x[0]["state"] == "applied" else None)(detector_changes(c)), 15,

@@ -224,8 +224,20 @@ static void test_build_set(void **state)
 	cli_request_fini(&r);
 	assert_int_equal(build(&o, &r, &e, ARGV("cc", "policy", "host_classes=[{nope")), -EINVAL);
 	assert_non_null(strstr(e.msg, "not JSON"));
+	/* the detector's configuration, read and changed ("off" a mode there too) */
+	assert_int_equal(build(&o, &r, &e, ARGV("detector", "config")), 0);
+	assert_request(&r, "GET", "/api/v1/detector/config", NULL);
+	cli_request_fini(&r);
+	assert_int_equal(build(&o, &r, &e, ARGV("detector", "config", "storm_mode=off", "restore_ms=20")), 0);
+	assert_request(&r, "PUT", "/api/v1/detector/config", "{'storm_mode': 'off', 'restore_ms': 20}");
+	cli_request_fini(&r);
+	assert_int_equal(build(&o, &r, &e, ARGV("detector", "nonsense")), -EINVAL);
+	assert_non_null(strstr(e.msg, "detector takes nothing or config"));
 	/* why an operator decides or changes the policy: the body's reason */
 	o.reason = "maintenance";
+	assert_int_equal(build(&o, &r, &e, ARGV("detector", "config", "deadlock_mode=auto")), 0);
+	assert_request(&r, "PUT", "/api/v1/detector/config", "{'deadlock_mode': 'auto', 'reason': 'maintenance'}");
+	cli_request_fini(&r);
 	assert_int_equal(build(&o, &r, &e, ARGV("cc", "policy", "mode=advise")), 0);
 	assert_request(&r, "PUT", "/api/v1/cc/policy", "{'mode': 'advise', 'reason': 'maintenance'}");
 	cli_request_fini(&r);
@@ -458,6 +470,10 @@ static void test_build_rejects(void **state)
 			"cc proposals: --reason is for cc apply, reject, rollback and policy NAME=VALUE");
 	assert_rejected(&o, ARGV("cc", "policy"), -EINVAL, "USAGE",
 			"cc policy: --reason goes with NAME=VALUE (a change)");
+	assert_rejected(&o, ARGV("detector", "config"), -EINVAL, "USAGE",
+			"detector config: --reason goes with NAME=VALUE (a change)");
+	assert_rejected(&o, ARGV("detector"), -EINVAL, "USAGE",
+			"detector: --reason goes with detector config NAME=VALUE (a change)");
 	assert_rejected(&o, ARGV("ack", "7"), -EINVAL, "USAGE", "ack: --reason is not one of its options");
 	assert_rejected(&o, ARGV("settle", "12", "yes"), -EINVAL, "USAGE",
 			"settle 12: say applied or not-applied, not 'yes'");
@@ -477,6 +493,8 @@ static void test_build_rejects(void **state)
 	o.reason = NULL;
 	assert_rejected(&o, ARGV("cc", "policy", "reason=x"), -EINVAL, "USAGE",
 			"cc policy: reason is not a field (--reason TEXT)");
+	assert_rejected(&o, ARGV("detector", "config", "reason=x"), -EINVAL, "USAGE",
+			"detector config: reason is not a field (--reason TEXT)");
 	assert_rejected(&o, ARGV("set", "dcqcn", "h1", "reason=x"), -EINVAL, "USAGE",
 			"set dcqcn: reason is not a setting (--reason TEXT)");
 	o.limit = "5";
@@ -573,7 +591,12 @@ static const char usage_txt[] =
 	"                               act on a PFC detector alert in advise mode: break the\n"
 	"                               deadlock or isolate the storm's culprit through the\n"
 	"                               audited change path (role operator)\n"
-	"  detector                     the PFC detector: modes, fast lane, findings, holds\n"
+	"  detector\n"
+	"  detector config [NAME=VALUE... [--reason TEXT]]\n"
+	"                               the PFC detector: modes, fast lane, findings, holds;\n"
+	"                               its configuration, or a change of it (role operator):\n"
+	"                               deadlock_mode, storm_mode (off, advise, auto),\n"
+	"                               restore_ms\n"
 	"  cc [status|proposals [--all]|history]\n"
 	"  cc policy [NAME=VALUE... [--reason TEXT]]\n"
 	"  cc apply|reject PROPOSAL [--reason TEXT]\n"
@@ -1164,6 +1187,13 @@ static void test_print_detector_holds(void **state)
 		       "stops pausing\n"
 		       "  held: leaf0:h1 priority 3 lossy (pause_storm #3, in_force): lifts once readings show "
 		       "h1:nic0:1 stopped pausing (neither it nor this port reads pauses now)\n");
+}
+
+static void test_print_detector_config(void **state)
+{
+	(void)state;
+	assert_printed(print_detector, "{'deadlock_mode': 'advise', 'storm_mode': 'auto', 'restore_ms': 20}",
+		       "deadlocks advise, storms auto, restore 20 ms\n");
 }
 
 static void test_print_alert(void **state)
@@ -1837,6 +1867,7 @@ int main(void)
 		cmocka_unit_test(test_print_host_and_ports),
 		cmocka_unit_test(test_print_probes),
 		cmocka_unit_test(test_print_detector_holds),
+		cmocka_unit_test(test_print_detector_config),
 		cmocka_unit_test(test_print_alert),
 		cmocka_unit_test(test_print_health),
 		cmocka_unit_test(test_print_cc),
