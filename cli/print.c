@@ -941,9 +941,10 @@ void print_detector(FILE *f, const json_t *d)
 		(long long)json_integer_value(json_object_get(cfg, "restore_ms")),
 		(long long)json_integer_value(json_object_get(d, "interval_ms")),
 		json_number_value(json_object_get(d, "last_run_ms")));
-	fprintf(f, "fast PFC lane: %lld ports, %.0f reports/s, %.0f bytes/s; %lld queues stuck, %lld held out of "
-		   "lossless mode\n",
+	fprintf(f, "fast PFC lane: %lld ports (%lld with fresh readings), %.0f reports/s, %.0f bytes/s; %lld queues "
+		   "stuck, %lld held out of lossless mode\n",
 		(long long)json_integer_value(json_object_get(lane, "ports")),
+		(long long)json_integer_value(json_object_get(lane, "fresh_ports")),
 		json_number_value(json_object_get(lane, "reports_per_s")),
 		json_number_value(json_object_get(lane, "bytes_per_s")),
 		(long long)json_integer_value(json_object_get(d, "stuck_queues")),

@@ -1172,7 +1172,7 @@ static void test_print_detector_holds(void **state)
 	assert_printed(print_detector,
 		       "{'config': {'deadlock_mode': 'auto', 'storm_mode': 'auto', 'restore_ms': 40},"
 		       " 'interval_ms': 200, 'last_run_ms': 0.5, 'stuck_queues': 0, 'holds': 2, 'findings': [],"
-		       " 'lane': {'ports': 24, 'reports_per_s': 40, 'bytes_per_s': 9000,"
+		       " 'lane': {'ports': 24, 'fresh_ports': 17, 'reports_per_s': 40, 'bytes_per_s': 9000,"
 		       "   'newest_reading_us': 5000000},"
 		       " 'held': [{'node': 'leaf1', 'port': 'h5', 'priority': 3, 'class': 'pause_storm', 'finding': 2,"
 		       "   'state': 'in_force', 'since_us': 1, 'until_us': null,"
@@ -1181,8 +1181,8 @@ static void test_print_detector_holds(void **state)
 		       "   'state': 'in_force', 'since_us': 1, 'until_us': null, 'unread': true,"
 		       "   'culprit': {'node': 'h1', 'port': 'nic0:1'}}]}",
 		       "deadlocks auto, storms auto, restore 40 ms; every 200 ms (last run 0.5 ms)\n"
-		       "fast PFC lane: 24 ports, 40 reports/s, 9000 bytes/s; 0 queues stuck, 2 held out of lossless "
-		       "mode\n"
+		       "fast PFC lane: 24 ports (17 with fresh readings), 40 reports/s, 9000 bytes/s; 0 queues stuck, "
+		       "2 held out of lossless mode\n"
 		       "  held: leaf1:h5 priority 3 lossy (pause_storm #2, in_force): lifts 40 ms after h5:nic0:1 "
 		       "stops pausing\n"
 		       "  held: leaf0:h1 priority 3 lossy (pause_storm #3, in_force): lifts once readings show "
