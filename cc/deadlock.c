@@ -1133,11 +1133,11 @@ static int add_storm(struct run *r, uint32_t culprit, unsigned prio, bool held, 
 	return 0;
 }
 
-/* The storms the detector holds isolated with their culprit not in the snapshot, and nothing read
- * that says they are over (update_holds): the source's port has no readings (its agent is gone),
- * and neither has the port it paused (its switch's agent is gone too) or that port counts no pause
- * frames.  The port stays isolated, so the finding stays, as it was last read (its last_us does
- * not move); before, its alert cleared while the port stayed out of lossless mode. */
+/* The storms the detector holds isolated (or is isolating) that nothing read says are over,
+ * as they were last read on (update_holds): the source has no readings (its agent is gone), and
+ * neither has the port it paused (its switch's agent is gone too) or that port does not count
+ * pause frames.  The port stays isolated, so the finding stays, as it was last read (its last_us
+ * does not move); before, its alert cleared while the port stayed out of lossless mode. */
 static int add_unread_storms(struct run *r)
 {
 	struct cc_dl *d = r->d;
