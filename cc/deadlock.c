@@ -101,6 +101,7 @@ struct hold {
 				    * (add_unread_storms) */
 	bool via_peer;		   /* storm: its culprit's own readings missing in the last run: judged
 				    * by the port it paused */
+	bool blind;		   /* storm: and that port read no pauses either: its last verdict kept */
 };
 
 /* A slow receiver candidate, and once found (raised), what its last interval as one said: a
@@ -717,8 +718,10 @@ static int restore(struct cc_dl *d, struct hold *h)
 		snprintf(a->reason, sizeof(a->reason),
 			 "pause_storm #%llu over: %s:%s has not paused for %s%s; %s:%s priority %u lossless again",
 			 (unsigned long long)h->finding, h->cnode, h->cport, dur(d->conf.restore_us, dbuf, sizeof(dbuf)),
-			 h->via_peer ? " (as the port it paused read it: no readings of its own)" : "", h->node,
-			 h->port, h->prio);
+			 h->blind      ? " (as last read: neither it nor the port it paused reads pauses now)"
+			 : h->via_peer ? " (as the port it paused read it: no readings of its own)"
+				       : "",
+			 h->node, h->port, h->prio);
 	else
 		snprintf(a->reason, sizeof(a->reason),
 			 "deadlock #%llu: break of %s over; %s:%s priority %u lossless again",
@@ -1418,7 +1421,7 @@ static int update_holds(struct run *r, bool *held_culprit)
 			/* the culprit's own counters gone (a hung host's agent often is): its switch
 			 * port still counts the pauses it receives; when it reads none either (or is
 			 * gone too), nothing read says the storm is over (add_unread_storms) */
-			h->unread = false;
+			h->unread = h->blind = false;
 			h->via_peer = !(c >= 0 && !s->ports[c].silent);
 			if (!h->via_peer) {
 				pausing = pausing_any(s, (uint32_t)c, h->prio);
@@ -1428,7 +1431,7 @@ static int update_holds(struct run *r, bool *held_culprit)
 
 				pausing = paused_by_peer(e, lossy);
 				/* nothing read either way: as last read (on, or over and counting down) */
-				if (!reads_peer_pauses(e, lossy)) {
+				if ((h->blind = !reads_peer_pauses(e, lossy))) {
 					pausing = h->quiet_since < 0;
 					h->unread = pausing;
 				}
@@ -1439,8 +1442,9 @@ static int update_holds(struct run *r, bool *held_culprit)
 				held_culprit[(size_t)c * CC_NPRIO + h->prio] = true;
 			if (h->state != H_ACTIVE)
 				continue;
-			if (pausing) {
+			if (pausing) { /* (a failed restore's retry too: it pauses again) */
 				h->quiet_since = -1;
+				h->restore_due = false;
 			} else if (h->quiet_since < 0) {
 				h->quiet_since = s->t_us - s->interval_us;
 			}

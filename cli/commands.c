@@ -802,7 +802,7 @@ static const char usage_options[] =
 	"  -j, --json             print the REST JSON\n"
 	"      --reason TEXT      why: for the audit log (set, mitigate, cc apply, reject,\n"
 	"                         rollback; settle needs one) or the settings log (cc\n"
-	"                         policy)\n"
+	"                         policy, detector config)\n"
 	"      --wait[=SECONDS]   wait until every change is settled (set; default 30 s)\n"
 	"      --max-targets N    let a pattern change up to N objects (set; default\n"
 	"                         rocefabd's changes.max_targets, 256)\n"

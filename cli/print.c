@@ -923,22 +923,27 @@ void print_mitigation(FILE *f, const json_t *d)
 	strs_fini(&s);
 }
 
+/* The detector's configuration, without a newline. */
+static void print_dl_conf(FILE *f, const json_t *cfg)
+{
+	fprintf(f, "deadlocks %s, storms %s, restore %lld ms",
+		json_string_value(json_object_get(cfg, "deadlock_mode")) ?: "?",
+		json_string_value(json_object_get(cfg, "storm_mode")) ?: "?",
+		(long long)json_integer_value(json_object_get(cfg, "restore_ms")));
+}
+
 void print_detector(FILE *f, const json_t *d)
 {
 	const json_t *cfg = json_object_get(d, "config"), *lane = json_object_get(d, "lane"), *x;
 	size_t i;
 
 	if (!cfg && json_object_get(d, "storm_mode")) { /* detector config: the configuration alone */
-		fprintf(f, "deadlocks %s, storms %s, restore %lld ms\n",
-			json_string_value(json_object_get(d, "deadlock_mode")) ?: "?",
-			json_string_value(json_object_get(d, "storm_mode")) ?: "?",
-			(long long)json_integer_value(json_object_get(d, "restore_ms")));
+		print_dl_conf(f, d);
+		fputc('\n', f);
 		return;
 	}
-	fprintf(f, "deadlocks %s, storms %s, restore %lld ms; every %lld ms (last run %.1f ms)\n",
-		json_string_value(json_object_get(cfg, "deadlock_mode")) ?: "?",
-		json_string_value(json_object_get(cfg, "storm_mode")) ?: "?",
-		(long long)json_integer_value(json_object_get(cfg, "restore_ms")),
+	print_dl_conf(f, cfg);
+	fprintf(f, "; every %lld ms (last run %.1f ms)\n",
 		(long long)json_integer_value(json_object_get(d, "interval_ms")),
 		json_number_value(json_object_get(d, "last_run_ms")));
 	fprintf(f, "fast PFC lane: %lld ports (%lld with fresh readings), %.0f reports/s, %.0f bytes/s; %lld queues "

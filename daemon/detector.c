@@ -1565,8 +1565,9 @@ int detector_mitigate(struct detector *d, int64_t alert, const char *actor, cons
 	if (strcmp(state, "active")) {
 		/* (409: the alert is there, and cannot be acted on any more) */
 		r = rf_err_set(e, -EALREADY, "NOT_ACTIVE", NULL,
-			       "alert %lld is over (%s): the detector no longer finds it (the fault ended, or no "
-			       "readings show it any more: its agents may be silent); nothing to mitigate",
+			       "alert %lld is over (%s): nothing to mitigate (a detector alert clears once the "
+			       "detector no longer finds it: the fault ended, or no readings show it any more, its "
+			       "agents silent)",
 			       (long long)alert, state);
 		goto out;
 	}
@@ -1590,7 +1591,8 @@ int detector_mitigate(struct detector *d, int64_t alert, const char *actor, cons
 		r = rf_err_set(e, r, "MITIGATED", NULL, "alert %lld is being mitigated already", (long long)alert);
 	else if (r == -EPERM)
 		r = rf_err_set(e, r, "MITIGATION_OFF", NULL,
-			       "mitigation of %s is off (PUT /api/v1/detector/config to change it)", kind);
+			       "mitigation of %s is off (rocefabctl detector config, or PUT "
+			       "/api/v1/detector/config, changes it)", kind);
 	else if (r == -EINVAL)
 		r = rf_err_set(e, r, "NO_ACTION", NULL, "%s findings have no mitigation", kind);
 	else if (r == -ENOENT)

@@ -160,7 +160,7 @@ def test_live_storm_isolated_rates_recover_then_restored(world):
     # an alert over cannot be mitigated: a conflict (409), not "not found"
     r = ops.post(f"/api/v1/alerts/{a['id']}/mitigate")
     assert r.status_code == 409 and r.json()["code"] == "NOT_ACTIVE" and "is over" in r.json()["detail"], r.text
-    assert "no longer finds it" in r.json()["detail"], r.text
+    assert "no longer finds it" in r.json()["detail"] and "its agents silent" in r.json()["detail"], r.text
     # the cleared alert says what the detector did: isolated, then put back (its evidence is
     # the last seen, "(isolated)"; before, nothing on it said the port was lossless again); the
     # restoration once the detector's next pass saw it applied

@@ -636,7 +636,7 @@ static const char usage_txt[] =
 	"  -j, --json             print the REST JSON\n"
 	"      --reason TEXT      why: for the audit log (set, mitigate, cc apply, reject,\n"
 	"                         rollback; settle needs one) or the settings log (cc\n"
-	"                         policy)\n"
+	"                         policy, detector config)\n"
 	"      --wait[=SECONDS]   wait until every change is settled (set; default 30 s)\n"
 	"      --max-targets N    let a pattern change up to N objects (set; default\n"
 	"                         rocefabd's changes.max_targets, 256)\n"
@@ -1161,8 +1161,6 @@ static void test_print_probes(void **state)
 		       "no pair measured in the window\n");
 }
 
-/* An acknowledged alert with the operators' mitigations: who, when, the change, why (made
- * printable: an operator's text) */
 /* When each hold lifts: a storm's after its culprit stops; one that neither end reads now, once
  * readings show it stopped (an operator's trial: "lifts 40 ms after h5:nic0:1 stops pausing"
  * was printed while neither h5 nor the port reported) */
@@ -1196,6 +1194,8 @@ static void test_print_detector_config(void **state)
 		       "deadlocks advise, storms auto, restore 20 ms\n");
 }
 
+/* An acknowledged alert with the operators' mitigations: who, when, the change, why (made
+ * printable: an operator's text) */
 static void test_print_alert(void **state)
 {
 	(void)state;

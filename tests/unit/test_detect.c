@@ -482,6 +482,9 @@ static void test_unread_storm_stays_raised_while_held(void **state)
 		assert_int_equal(cc_dl_run(d, s, &r), 0);
 		cc_snap_free(s);
 		only(r, CC_DL_PAUSE_STORM, 0);
+		j = cc_dl_holds_json(d); /* (read again: no longer unread) */
+		assert_null(json_object_get(json_array_get(j, 0), "unread"));
+		json_decref(j);
 	}
 	assert_int_equal(r->nactions, 1);
 	assert_int_equal(r->actions[0].op, CC_DL_RESTORE);
@@ -506,8 +509,11 @@ static void test_unread_storm_over_is_not_raised_again(void **state)
 		cc_snap_free(s);
 		only(r, CC_DL_PAUSE_STORM, i == 2);
 		assert_int_equal(r->nactions, i == 4);
-		if (i == 4)
+		if (i == 4) { /* (said as it is: nothing was read since 3 IV) */
 			assert_int_equal(r->actions[0].op, CC_DL_RESTORE);
+			assert_non_null(strstr(r->actions[0].reason,
+					       "(as last read: neither it nor the port it paused reads pauses now)"));
+		}
 	}
 	cc_dl_free(d);
 }
@@ -895,6 +901,9 @@ static void test_storm_isolated_until_quiet(void **state)
 	assert_int_equal(r->nactions, 1);
 	assert_int_equal(r->actions[0].op, CC_DL_RESTORE);
 	restore = r->actions[0].id;
+	/* (a storm restored on its host's own readings says nothing of another port's) */
+	assert_null(strstr(r->actions[0].reason, "as the port it paused"));
+	assert_null(strstr(r->actions[0].reason, "as last read"));
 	/* the restore failed (the port is still out of lossless mode): retried at the next interval */
 	cc_dl_action_done(d, restore, false);
 	s = storming(9 * IV, true, false);
@@ -906,6 +915,34 @@ static void test_storm_isolated_until_quiet(void **state)
 	assert_true(r->actions[0].id != restore);
 	cc_dl_action_done(d, r->actions[0].id, true);
 	assert_int_equal(cc_dl_holds(d), 0);
+	cc_dl_free(d);
+}
+
+/* A restore that failed is retried only while the storm is still over: one that started again
+ * meanwhile keeps its port isolated (a review: the retry went out, saying "has not paused"). */
+static void test_failed_restore_not_retried_once_the_storm_is_back(void **state)
+{
+	struct cc_dl_conf c = cc_dl_defaults;
+	struct cc_dl *d;
+	const struct cc_dl_result *r;
+	struct cc_snap *s;
+
+	(void)state;
+	c.storm_mode = CC_DL_AUTO;
+	c.restore_us = 2 * IV;
+	d = cc_dl_new(&c);
+	for (int i = 1; i <= 6; i++) {
+		/* found at IV, isolated; quiet from IV: restored at 3 IV, which fails; back at 4 IV */
+		s = storming(i * IV, i > 1, i == 1 || i >= 4);
+		if (i > 1)
+			s->ports[P(s, "s1", "h1")].lossless = 0;
+		assert_int_equal(cc_dl_run(d, s, &r), 0);
+		cc_snap_free(s);
+		assert_int_equal(r->nactions, i == 1 || i == 3);
+		if (r->nactions)
+			cc_dl_action_done(d, r->actions[0].id, i == 1);
+	}
+	assert_true(only(r, CC_DL_PAUSE_STORM, 1)->mitigated);
 	cc_dl_free(d);
 }
 
@@ -1002,6 +1039,7 @@ int main(void)
 		cmocka_unit_test(test_silent_storm_held_while_its_port_is_paused),
 		cmocka_unit_test(test_unread_storm_stays_raised_while_held),
 		cmocka_unit_test(test_unread_storm_over_is_not_raised_again),
+		cmocka_unit_test(test_failed_restore_not_retried_once_the_storm_is_back),
 		cmocka_unit_test(test_negatives),
 		cmocka_unit_test(test_slow_receiver_needs_two_intervals),
 		cmocka_unit_test(test_slow_receiver_counts_readings_not_runs),
