@@ -97,12 +97,16 @@ struct hold {
 	int64_t state_since;	   /* when it entered its state */
 	bool restore_due;
 	bool seen_lossy;	   /* a snapshot showed the port out of lossless mode since ACTIVE */
-	bool unread;		   /* storm: nothing read either way in this run: on, as last read
-				    * (add_unread_storms) */
 	bool via_peer;		   /* storm: its culprit's own readings missing in the last run: judged
 				    * by the port it paused */
 	bool blind;		   /* storm: and that port read no pauses either: its last verdict kept */
 };
+
+/* A storm hold nothing reads either way, on as last read (add_unread_storms). */
+static bool hold_unread(const struct hold *h)
+{
+	return h->blind && h->quiet_since < 0;
+}
 
 /* A slow receiver candidate, and once found (raised), what its last interval as one said: a
  * slow receiver pauses only while more comes to it than it takes, so a bursty load leaves
@@ -240,7 +244,7 @@ json_t *cc_dl_holds_json(const struct cc_dl *d)
 			continue;
 		if (h->cls == CC_DL_PAUSE_STORM) {
 			json_object_set_new(o, "culprit", json_pack("{s:s,s:s}", "node", h->cnode, "port", h->cport));
-			if (h->unread)
+			if (hold_unread(h))
 				json_object_set_new(o, "unread", json_true());
 			if (h->quiet_since >= 0)
 				until = h->quiet_since + d->conf.restore_us;
@@ -1153,7 +1157,7 @@ static int add_unread_storms(struct run *r)
 		int64_t last;
 
 		/* (only one that goes on: a storm over, or restored, is not raised again) */
-		if (h->cls != CC_DL_PAUSE_STORM || !h->unread || !h->fkey || !(t = hmap_get(&d->tracks, h->fkey)) ||
+		if (h->cls != CC_DL_PAUSE_STORM || !hold_unread(h) || !h->fkey || !(t = hmap_get(&d->tracks, h->fkey)) ||
 		    d->res.nfindings >= CC_DL_MAX_FINDINGS)
 			continue;
 		if (!(f = new_finding(d)) || !(f->ports = calloc(1, sizeof(*f->ports))))
@@ -1421,7 +1425,7 @@ static int update_holds(struct run *r, bool *held_culprit)
 			/* the culprit's own counters gone (a hung host's agent often is): its switch
 			 * port still counts the pauses it receives; when it reads none either (or is
 			 * gone too), nothing read says the storm is over (add_unread_storms) */
-			h->unread = h->blind = false;
+			h->blind = false;
 			h->via_peer = !(c >= 0 && !s->ports[c].silent);
 			if (!h->via_peer) {
 				pausing = pausing_any(s, (uint32_t)c, h->prio);
@@ -1431,14 +1435,12 @@ static int update_holds(struct run *r, bool *held_culprit)
 
 				pausing = paused_by_peer(e, lossy);
 				/* nothing read either way: as last read (on, or over and counting down) */
-				if ((h->blind = !reads_peer_pauses(e, lossy))) {
+				if ((h->blind = !reads_peer_pauses(e, lossy)))
 					pausing = h->quiet_since < 0;
-					h->unread = pausing;
-				}
 			}
 			/* the storm goes on while the culprit pauses, whether or not the isolation
 			 * is in force yet (it takes traffic once it is: no longer "taking nothing") */
-			if (pausing && c >= 0 && !h->unread)
+			if (pausing && c >= 0 && !hold_unread(h))
 				held_culprit[(size_t)c * CC_NPRIO + h->prio] = true;
 			if (h->state != H_ACTIVE)
 				continue;
