@@ -163,6 +163,36 @@ int cc_snap_set(struct cc_snap *s, uint32_t port, const char *name, int prio, ui
 	return 0;
 }
 
+/* Node name as kind in acc.  One summed under the other kind (its agent's role flipped within
+ * the intervals) takes the new one, and what it summed before is dropped: its ports stay, silent
+ * and unlinked, until readings of them come (before, the node was left out of the sum until
+ * the next: a decision interval of the tuner without it). */
+static int merge_node(struct cc_snap *acc, const char *name, enum cc_node_kind kind)
+{
+	int node = cc_snap_node(acc, name, kind);
+	struct cc_node *n;
+
+	if (node != -EINVAL)
+		return node;
+	node = cc_snap_find_node(acc, name);
+	if (node < 0)
+		return node;
+	n = &acc->nodes[node];
+	n->kind = kind;
+	for (uint32_t i = 0; i < n->nports; i++) {
+		struct cc_port *p = &acc->ports[n->ports[i]];
+
+		memset(p->pv, 0, sizeof(p->pv));
+		p->phave = 0;
+		memset(&acc->prbuf[(size_t)n->ports[i] * acc->nprios], 0, acc->nprios * sizeof(*acc->prbuf));
+		p->silent = true;
+		if (p->peer != CC_NONE)
+			acc->ports[p->peer].peer = CC_NONE;
+		p->peer = CC_NONE;
+	}
+	return node;
+}
+
 int cc_snap_merge(struct cc_snap *acc, const struct cc_snap *s)
 {
 	int *map = malloc((s->nports ? s->nports : 1) * sizeof(*map));
@@ -178,15 +208,14 @@ int cc_snap_merge(struct cc_snap *acc, const struct cc_snap *s)
 		map[p] = -1;
 		if (sp->silent)
 			continue; /* nothing to add */
-		node = cc_snap_node(acc, sn->name, sn->kind);
-		if (node == -EINVAL)
-			continue; /* the same name, another kind: left out */
+		node = merge_node(acc, sn->name, sn->kind);
 		if (node < 0 || (port = cc_snap_port(acc, (uint32_t)node, sp->name)) < 0) {
 			free(map);
 			return -ENOMEM;
 		}
 		map[p] = port;
 		ap = &acc->ports[port];
+		ap->silent = false;
 		ap->down = sp->down;
 		ap->lossless = sp->lossless;
 		if (sp->speed_mbps)

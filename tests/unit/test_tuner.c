@@ -2996,6 +2996,63 @@ static void test_snapshot_merge(void **state)
 	cc_snap_free(acc);
 }
 
+/* One node of a snapshot: port pname of node (of kind), tx_bytes on PRIO, linked to peer's
+ * port "p" on node peer (a host). */
+static struct cc_snap *one_node(const char *node, enum cc_node_kind kind, const char *pname, uint64_t tx,
+				const char *peer)
+{
+	struct cc_snap *s = cc_snap_new(1u << PRIO, IV, IV);
+	int n = cc_snap_node(s, node, kind), p = cc_snap_port(s, (uint32_t)n, pname);
+	int h = cc_snap_port(s, (uint32_t)cc_snap_node(s, peer, CC_HOST), "p");
+	struct cc_prio *e = cc_snap_prio(s, (uint32_t)p, PRIO);
+
+	e->v[CF_TX_BYTES] = tx;
+	e->have |= 1u << CF_TX_BYTES;
+	assert_int_equal(cc_snap_link(s, (uint32_t)p, (uint32_t)h), 0);
+	cc_snap_finish(s);
+	return s;
+}
+
+/* An agent's role flipped between two intervals of a sum (a switch's agent that first reported
+ * as a host): the node takes its new kind with the new readings, and what it summed as the
+ * other kind is dropped, its ports silent and unlinked.  Before, the node was left out of the
+ * sum from the flip on: the tuner decided a whole interval without it. */
+static void test_snapshot_merge_role_flip(void **state)
+{
+	struct cc_snap *a = one_node("leaf1", CC_HOST, "leaf1:h4", 1000, "h4");
+	struct cc_snap *b = one_node("leaf1", CC_SWITCH, "h4", 7000, "h4");
+	struct cc_snap *acc = cc_snap_new(1u << PRIO, 0, 0);
+	int n, old, now, h;
+
+	(void)state;
+	assert_int_equal(cc_snap_merge(acc, a), 0);
+	assert_int_equal(cc_snap_merge(acc, b), 0);
+	cc_snap_finish(acc);
+	n = cc_snap_find_node(acc, "leaf1");
+	assert_true(n >= 0);
+	assert_int_equal(acc->nodes[n].kind, CC_SWITCH);
+	now = cc_snap_find_port(acc, "leaf1", "h4");
+	old = cc_snap_find_port(acc, "leaf1", "leaf1:h4");
+	h = cc_snap_find_port(acc, "h4", "p");
+	assert_true(now >= 0 && old >= 0 && h >= 0);
+	assert_int_equal(cc_snap_prio(acc, (uint32_t)now, PRIO)->v[CF_TX_BYTES], 7000);
+	assert_false(acc->ports[now].silent);
+	assert_int_equal(acc->ports[now].peer, (uint32_t)h);
+	assert_int_equal(acc->ports[h].peer, (uint32_t)now);
+	assert_true(acc->ports[old].silent);
+	assert_int_equal(acc->ports[old].peer, CC_NONE);
+	assert_int_equal(cc_snap_prio(acc, (uint32_t)old, PRIO)->have, 0);
+	/* and back again: the port summed before the flip has readings again */
+	assert_int_equal(cc_snap_merge(acc, a), 0);
+	assert_int_equal(acc->nodes[n].kind, CC_HOST);
+	assert_false(acc->ports[old].silent);
+	assert_int_equal(cc_snap_prio(acc, (uint32_t)old, PRIO)->v[CF_TX_BYTES], 1000);
+	assert_true(acc->ports[now].silent);
+	cc_snap_free(a);
+	cc_snap_free(b);
+	cc_snap_free(acc);
+}
+
 /* Two steps of Kmax kept one after the other (400 -> 300 -> 200 KB), then an operator sets one
  * port of both to 250 KB: undoing every step leaves that port as the operator set it.  Before,
  * the newer step's undo skipped it but took the tuner's belief of it to 300 KB, so the older
@@ -3504,6 +3561,7 @@ int main(void)
 		cmocka_unit_test(test_rollback_rejects_waiting),
 		cmocka_unit_test(test_canary_is_not_the_setting),
 		cmocka_unit_test(test_snapshot_merge),
+		cmocka_unit_test(test_snapshot_merge_role_flip),
 		cmocka_unit_test(test_mode_changes),
 		cmocka_unit_test(test_outlier_kept),
 		cmocka_unit_test(test_no_softening_after_a_harder_step),
