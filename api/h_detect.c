@@ -56,12 +56,23 @@ int h_detector_snapshot(struct api_req *req)
 	struct rf_err e = { 0 };
 	json_t *snap;
 
+	const char *span = api_arg(req, "span");
+	bool recent = span && !strcmp(span, "recent");
+
+	if (span && !recent && strcmp(span, "last")) {
+		rf_err_set(&e, -EINVAL, "BAD_PARAMETER", "span",
+			   "span is last (the interval the detector last analysed) or recent (every interval it "
+			   "analysed over the last 10 to 20 s, summed)");
+		return api_reply_problem(req, 400, &e);
+	}
 	if (!d)
 		return no_detector(req);
-	snap = detector_snapshot(d);
+	snap = recent ? detector_recent(d) : detector_snapshot(d);
 	if (!snap) {
 		rf_err_set(&e, -ENOENT, "NO_SNAPSHOT", NULL,
-			   "no snapshot yet: the detector needs two fast PFC reports of a port");
+			   recent ? "no interval analysed in the last 10 to 20 s: are the agents' fast PFC reports "
+				    "coming (GET /api/v1/detector: lane)?"
+				  : "no snapshot yet: the detector needs two fast PFC reports of a port");
 		return api_reply_problem(req, 404, &e);
 	}
 	return api_reply_json(req, 200, snap);

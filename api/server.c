@@ -107,7 +107,7 @@ static const struct api_route routes[] = {
 	{ { "PUT", "/api/v1/detector/config" }, ROLE_OPERATOR, h_detector_config,
 	  "change the PFC detector's modes and restore time", NULL },
 	{ { "GET", "/api/v1/detector/snapshot" }, ROLE_VIEWER, h_detector_snapshot,
-	  "the snapshot the detector last analysed", NULL },
+	  "the snapshot the detector last analysed, or its recent intervals summed", "span" },
 	{ { "GET", "/api/v1/cc" }, ROLE_VIEWER, h_cc, "the congestion-control tuner: signals, settings, steps", NULL },
 	{ { "GET", "/api/v1/cc/policy" }, ROLE_VIEWER, h_cc_policy, "the tuner's policy (mode, ranges, canary)", NULL },
 	{ { "PUT", "/api/v1/cc/policy" }, ROLE_OPERATOR, h_cc_policy, "change the tuner's policy", NULL },

@@ -30,6 +30,7 @@ const struct detector_conf detector_defaults = {
 #define STALE_INTERVALS 3		/* a port silent this many intervals leaves the snapshot */
 #define RATE_WINDOW_NS (10 * NSEC_PER_SEC) /* the lane's reports and bytes per second: over this */
 #define FORGET_NS (60 * NSEC_PER_SEC)	/* and this long, the lane */
+#define RECENT_NS (10 * NSEC_PER_SEC)	/* snapshot?span=recent: the intervals of the last 10 to 20 s */
 #define LANE_MAX_PORTS 262144		/* ports the lane holds at most (a fabric's, with room) */
 #define LANE_MAX_AGENT_PORTS 1024	/* and of one agent (a switch has up to a few hundred) */
 #define LANE_FUTURE_NS (60 * NSEC_PER_SEC) /* a reading this far ahead of rocefabd's clock is refused */
@@ -163,6 +164,11 @@ struct detector {
 	struct inflight *inf;
 	size_t ninf, capinf;
 	struct cc_snap *last;
+	/* every interval analysed, summed (snapshot?span=recent): since recent_at in [1], over the
+	 * RECENT_NS before in [0]; how many intervals each holds */
+	struct cc_snap *recent[2];
+	unsigned nrecent[2];
+	int64_t recent_at;
 	json_t *findings; /* the last run's, for status */
 	json_t *ended;	  /* alert findings over within ENDED_KEEP_NS: [{"f": finding, "at": mono ns}] */
 	char *restore_failed[64]; /* subjects of restorations that failed, until one succeeds */
@@ -277,6 +283,8 @@ void detector_free(struct detector *d)
 	subjects_free(&d->subjects);
 	cc_dl_free(d->dl);
 	cc_snap_free(d->last);
+	cc_snap_free(d->recent[0]);
+	cc_snap_free(d->recent[1]);
 	json_decref(d->findings);
 	json_decref(d->ended);
 	for (unsigned i = 0; i < d->nrestore_failed; i++)
@@ -1230,6 +1238,40 @@ static bool drop_subject(const char *key, void *val, void *ctx)
 
 /* How long a finding that is over may still explain the pingmesh's (detector_explains): the
  * longest window a localization looks back over. */
+/* Under dl_lock: the sums of intervals turned once the newer is RECENT_NS old; one that ended
+ * more than RECENT_NS before now (nothing analysed since: every agent gone) is dropped. */
+static void recent_turn(struct detector *d, int64_t now)
+{
+	bool keep = d->recent_at && now - d->recent_at < 2 * RECENT_NS;
+
+	if (d->recent_at && now - d->recent_at < RECENT_NS)
+		return;
+	cc_snap_free(d->recent[0]);
+	d->recent[0] = keep ? d->recent[1] : NULL;
+	d->nrecent[0] = keep ? d->nrecent[1] : 0;
+	if (!keep)
+		cc_snap_free(d->recent[1]);
+	d->recent[1] = NULL;
+	d->nrecent[1] = 0;
+	d->recent_at = now;
+}
+
+/* Under dl_lock: interval s analysed, into the recent sums (left out of them when short of
+ * memory: the sum since recent_at is then dropped, not shown short). */
+static void recent_add(struct detector *d, const struct cc_snap *s, int64_t now)
+{
+	recent_turn(d, now);
+	if (!d->recent[1] && !d->nrecent[1])
+		d->recent[1] = cc_snap_new(s->prios, s->t_us, 0);
+	if (d->recent[1] && cc_snap_merge(d->recent[1], s) == 0) {
+		d->nrecent[1]++;
+		return;
+	}
+	cc_snap_free(d->recent[1]);
+	d->recent[1] = NULL;
+	d->nrecent[1]++; /* (not 0: nothing is summed until the next turn) */
+}
+
 #define ENDED_KEEP_NS (10 * 60 * NSEC_PER_SEC)
 #define ENDED_MAX 256
 
@@ -1368,6 +1410,7 @@ int detector_run(void *ctx, int64_t now)
 				asubj[i] = subject_copy(d, acts[i].finding);
 			d->stuck = res->stuck_queues;
 		}
+		recent_add(d, snap, t0);
 		cc_snap_free(d->last);
 		d->last = snap;
 		snap = NULL;
@@ -1674,6 +1717,9 @@ json_t *detector_status(struct detector *d)
 		      (json_int_t)d->holds, "findings", d->findings, "runs", (json_int_t)d->runs);
 	json_object_set_new(json_object_get(o, "lane"), "fresh_ports", json_integer((json_int_t)nfresh));
 	json_object_set_new(o, "has_snapshot", json_boolean(d->last != NULL));
+	recent_turn(d, mono);
+	json_object_set_new(o, "recent_intervals", json_integer((json_int_t)(d->recent[0] ? d->nrecent[0] : 0) +
+								 (d->recent[1] ? d->nrecent[1] : 0)));
 	json_object_set_new(o, "held", cc_dl_holds_json(d->dl));
 	pthread_mutex_unlock(&d->dl_lock);
 	pthread_mutex_unlock(&d->lock);
@@ -1688,6 +1734,37 @@ json_t *detector_snapshot(struct detector *d)
 	if (d->last)
 		o = cc_snap_json(d->last);
 	pthread_mutex_unlock(&d->dl_lock);
+	return o;
+}
+
+json_t *detector_recent(struct detector *d)
+{
+	struct cc_snap *sum = NULL;
+	unsigned n = 0;
+	json_t *o;
+
+	pthread_mutex_lock(&d->dl_lock);
+	recent_turn(d, tu_mono_ns());
+	for (int i = 0; i < 2; i++) {
+		if (!d->recent[i])
+			continue;
+		if (!sum && !(sum = cc_snap_new(d->recent[i]->prios, d->recent[i]->t_us, 0)))
+			break;
+		if (cc_snap_merge(sum, d->recent[i]) < 0) {
+			cc_snap_free(sum);
+			sum = NULL;
+			break;
+		}
+		n += d->nrecent[i];
+	}
+	pthread_mutex_unlock(&d->dl_lock);
+	if (!sum)
+		return NULL;
+	cc_snap_finish(sum);
+	o = cc_snap_json(sum);
+	cc_snap_free(sum);
+	if (o)
+		json_object_set_new(o, "intervals", json_integer(n));
 	return o;
 }
 

@@ -91,6 +91,10 @@ int detector_mitigate(struct detector *d, int64_t alert, const char *actor, cons
 json_t *detector_status(struct detector *d);
 /* The last snapshot as cc_snap_json() renders it (NULL before the first pass). */
 json_t *detector_snapshot(struct detector *d);
+/* Every interval analysed over the last 10 to 20 s, summed (cc_snap_merge()) and rendered as
+ * cc_snap_json() does, with "intervals": how many (a rate or share of time taken from one
+ * interval misses what comes and goes between them); NULL when none (or short of memory). */
+json_t *detector_recent(struct detector *d);
 
 /* What explains a pingmesh finding (kind "host", "tor", "link", "fabric"; its subject) over
  * its window (window_ns back from now): a pause storm whose culprit is that host (or the host

@@ -1,18 +1,12 @@
 import { api } from './api.js';
 
-// The detector's last snapshot, or null when this rocefabd runs no detector or it has none yet
-// (asked first: a 404 would be a console error in the browser).
-export async function lastSnapshot(features) {
-  if (!features?.detector) return null;
-  const st = await api('/api/v1/detector');
-  return st.has_snapshot ? api('/api/v1/detector/snapshot') : null;
-}
-
 // What several views share: the fabric's tiers and the load of each link and port in the
-// detector's last snapshot (GET /api/v1/detector/snapshot: deltas over interval_us).
+// detector's snapshots (GET /api/v1/detector/snapshot: deltas over interval_us).
 
 // Per port "node|port": util (tx share of line rate), pause (share of the interval its
-// transmitter was paused: pause time received), ecn (marked packets), drops, queue (bytes).
+// transmitter was paused: pause time received, its priorities' added, at most the whole
+// interval), ecn (marked packets) and drops, each also per second (ecn_per_s, drops_per_s: of
+// the counters' clock, fabric time in the simulator), queue (bytes: the highest watermark).
 export function portLoad(snap) {
   const out = new Map();
   if (!snap || !snap.nodes) return out;
@@ -36,57 +30,35 @@ export function portLoad(snap) {
         util: iv && p.speed_mbps ? (tx * 8) / (iv * p.speed_mbps) : null,
         pause: iv ? Math.min(1, pause / iv) : null,
         pause_us: pause, ecn, drops, queue, tx_bytes: tx,
+        ecn_per_s: iv ? (ecn * 1e6) / iv : 0, drops_per_s: iv ? (drops * 1e6) / iv : 0,
       });
     }
   }
   return out;
 }
 
-// The load of each port over the last snapshots a view fetched, not one: an interval of the
-// fast lane is short (200 ms; 2 ms of fabric time in the demo's simulator), and its pauses and
-// ECN marks come and go with it, so a ranking or a colour of one interval flickers.  Each
-// snapshot counts once (the same one fetched again is skipped; one older than the newest kept,
-// as after the simulator started again, starts the window anew); the last `n` of them, none
-// older than `maxAgeMs`.  The ports are the newest snapshot's (one gone stale drops out at
-// once), each over the intervals it is in: util and pause (shares), ecn_per_s and drops_per_s
-// (per second of the snapshots' clock: fabric time in the simulator), the largest queue; name,
-// peer and state from the newest.  Returns a function: snapshot (or null) in,
-// { load, samples, span_us } out.
-export function loadHistory(n = 10, maxAgeMs = 60000) {
-  let kept = [];
-  return (snap, now = Date.now()) => {
-    const last = kept[kept.length - 1];
-    if (snap && snap.interval_us > 0 && !kept.some((k) => k.t_us === snap.t_us && k.iv === snap.interval_us)) {
-      if (last && snap.t_us < last.t_us) kept = [];
-      kept.push({ t_us: snap.t_us, at: now, iv: snap.interval_us, load: portLoad(snap) });
-    }
-    while (kept.length > n || (kept.length && now - kept[0].at > maxAgeMs)) kept.shift();
-    const newest = kept.length ? kept[kept.length - 1].load : new Map();
-    const sums = new Map();
-    for (const k of kept) {
-      for (const [key, p] of k.load) {
-        if (!newest.has(key)) continue;
-        const o = sums.get(key) || { util: 0, utilUs: 0, pauseUs: 0, us: 0, ecn: 0, drops: 0, queue: 0 };
-        Object.assign(o, { node: p.node, port: p.port, kind: p.kind, peer: p.peer, down: p.down });
-        if (p.util !== null) { o.util += p.util * k.iv; o.utilUs += k.iv; }
-        o.pauseUs += Math.min(p.pause_us, k.iv); // (priorities paused at once: the port's time once)
-        o.us += k.iv;
-        o.ecn += p.ecn;
-        o.drops += p.drops;
-        o.queue = Math.max(o.queue, p.queue);
-        sums.set(key, o);
-      }
-    }
-    const load = new Map();
-    for (const [key, o] of sums) {
-      load.set(key, {
-        node: o.node, port: o.port, kind: o.kind, peer: o.peer, down: o.down, queue: o.queue,
-        util: o.utilUs ? o.util / o.utilUs : null, pause: Math.min(1, o.pauseUs / o.us),
-        ecn_per_s: (o.ecn * 1e6) / o.us, drops_per_s: (o.drops * 1e6) / o.us,
-      });
-    }
-    return { load, samples: kept.length, span_us: kept.reduce((t, k) => t + k.iv, 0) };
-  };
+// The load of each port over the fast lane's recent intervals, every one of them: GET
+// /api/v1/detector/snapshot?span=recent, the intervals rocefabd's detector analysed over the
+// last 10 to 20 s, summed.  One interval is short (200 ms; 2 ms of fabric time in the demo's
+// simulator) and its pauses and ECN marks come and go with it: a ranking or a colour of one
+// flickers, and one fetched at each refresh misses what falls between two (before, the views
+// summed those: the demo's incast, which marks in one interval of every 25, went unseen for a
+// minute when the refreshes ran in step with it).  Per port as portLoad() gives it, with
+// ecn_per_s and drops_per_s; { load, samples: the intervals summed, span_us: their total } (no
+// ports and 0 when there were none in that time), or null when this rocefabd runs no detector
+// (the detector asked first whether it has any: a 404 would be a console error in the browser).
+export async function recentLoad(features) {
+  if (!features?.detector) return null;
+  const none = { load: new Map(), samples: 0, span_us: 0 };
+  if (!(await api('/api/v1/detector')).recent_intervals) return none;
+  let snap;
+  try {
+    snap = await api('/api/v1/detector/snapshot?span=recent');
+  } catch (e) {
+    if (e.status === 404) return none; // (aged out since: every agent silent for 10 s or more)
+    throw e;
+  }
+  return { load: portLoad(snap), samples: snap.intervals || 0, span_us: snap.interval_us || 0 };
 }
 
 // Tiers of a leaf-spine: switches with hosts below are leaves (ToRs), the other switches spines.

@@ -6,7 +6,7 @@
 import { api } from '../lib/api.js';
 import { legend, viridis } from '../lib/color.js';
 import { add, fmtPct, fmtUs, h, link, put, query, s, select, setQuery } from '../lib/dom.js';
-import { lastSnapshot, loadHistory, tiers } from '../lib/fabric.js';
+import { recentLoad, tiers } from '../lib/fabric.js';
 
 const METRICS = {
   util: { label: 'Utilization', scale: 1, fmt: (v) => fmtPct(v, 0), low: '0 %', high: '100 %' },
@@ -27,7 +27,7 @@ function linkValue(l, load, metric) {
   return v.length ? Math.max(...v) : null;
 }
 
-// load: per "node|port", the util and pause of loadHistory().
+// load: per "node|port", the util and pause of recentLoad().
 export function draw(topo, load, alerts, metric, width = 960) {
   const t0 = performance.now();
   const m = METRICS[metric];
@@ -146,16 +146,14 @@ export async function render(root, ctx) {
   const head = h('div', { class: 'toolbar' });
   const canvas = h('div', { class: 'topo-wrap', id: 'topology' });
   const side = h('div', { class: 'topo-side' });
-  const history = loadHistory();
   add(root, h('h1', {}, 'Topology'), head, canvas, side);
 
   async function refresh() {
     const started = performance.now();
-    const [topo, snap, alerts] = await Promise.all([
-      api('/api/v1/topology'), lastSnapshot(ctx.features), api('/api/v1/alerts?state=active'),
+    const [topo, recent, alerts] = await Promise.all([
+      api('/api/v1/topology'), recentLoad(ctx.features), api('/api/v1/alerts?state=active'),
     ]);
-    const recent = history(snap);
-    const { svg, stats } = draw(topo, recent.load, alerts.items, metric, Math.max(600, canvas.clientWidth - 4));
+    const { svg, stats } = draw(topo, recent ? recent.load : new Map(), alerts.items, metric, Math.max(600, canvas.clientWidth - 4));
     put(canvas, svg);
     const det = alerts.items.filter((a) => DETECTOR_KINDS.has(a.kind) || PINGMESH_KINDS.has(a.kind));
     put(head, 
@@ -164,9 +162,9 @@ export async function render(root, ctx) {
       }),
       legend(document, METRICS[metric].low, METRICS[metric].high, METRICS[metric].label),
       h('span', { class: 'key' }, h('span', { class: 'key-down' }, '✕ - - down link'), ' ', h('span', { class: 'key-stale' }, '⚠ stale agent (its links faded: as last reported)'), ' ', h('span', { class: 'key-culprit' }, '⚡ culprit'), ' ', h('span', { class: 'key-victim' }, '▢ victim'), ' ', h('span', { class: 'key-cycle' }, '▬ black outline: a deadlock\'s cycle, a storm\'s source link (dashed grey: its victims)'), ' ', h('span', { class: 'key-suspect' }, '▬ red outline: what the pingmesh names (a link, a host, a ToR)')),
-      h('span', { class: 'note', id: 'topo-stats' }, `${stats.nodes} nodes, ${stats.links} links, ${stats.down} down${stats.stale ? `, ${stats.stale} stale` : ''}${recent.samples
-        ? ` · load over the last ${recent.samples} fast-lane interval${recent.samples === 1 ? '' : 's'} this page fetched (${fmtUs(recent.span_us)} in all, of the counters' clock: fabric time in the simulator); a host's square: its link`
-        : ctx.features.detector ? ' · no link load: no fast-lane interval fetched in the last minute (are the agents reporting?)' : ' · no PFC fast lane (detector.interval is 0): no link load'}`),
+      h('span', { class: 'note', id: 'topo-stats' }, `${stats.nodes} nodes, ${stats.links} links, ${stats.down} down${stats.stale ? `, ${stats.stale} stale` : ''}${recent?.samples
+        ? ` · load over every fast-lane interval of the last 10 to 20 s (${recent.samples}, ${fmtUs(recent.span_us)} in all, of the counters' clock: fabric time in the simulator); a host's square: its link`
+        : ctx.features.detector ? ' · no link load: no fast-lane interval in the last 10 to 20 s (are the agents reporting?)' : ' · no PFC fast lane (detector.interval is 0): no link load'}`),
     );
     put(side, det.length
       ? h('div', { class: 'card wide', id: 'topo-findings' }, h('h2', {}, 'On the topology'),
