@@ -606,12 +606,17 @@ bool cc_dl_held(const struct cc_dl *d, uint64_t finding)
 	return find_hold_finding(d, finding) != NULL;
 }
 
-static struct hold *find_hold_queue(struct cc_dl *d, const char *node, const char *port, unsigned prio)
+static struct hold *find_hold_queue(const struct cc_dl *d, const char *node, const char *port, unsigned prio)
 {
 	for (size_t i = 0; i < d->nholds; i++)
 		if (d->holds[i].prio == prio && !strcmp(d->holds[i].node, node) && !strcmp(d->holds[i].port, port))
 			return &d->holds[i];
 	return NULL;
+}
+
+bool cc_dl_holds_queue(const struct cc_dl *d, const char *node, const char *port, unsigned prio)
+{
+	return find_hold_queue(d, node, port, prio) != NULL;
 }
 
 static const char *key_of(const struct cc_dl *d, uint64_t finding)

@@ -158,6 +158,9 @@ void cc_dl_action_done(struct cc_dl *d, uint64_t action, bool ok);
 int cc_dl_mitigate(struct cc_dl *d, uint64_t finding, struct cc_dl_action *ret);
 /* Whether a finding has a hold (in force, being applied or restored), over or not. */
 bool cc_dl_held(const struct cc_dl *d, uint64_t finding);
+/* Whether a queue (node, port, priority) is held: its hold gone (restored, or an operator put
+ * the port back), nothing of the detector's is left to do on it. */
+bool cc_dl_holds_queue(const struct cc_dl *d, const char *node, const char *port, unsigned prio);
 /* Holds in force (a break or an isolation we applied, with when it lifts). */
 size_t cc_dl_holds(const struct cc_dl *d);
 /* Each: the queue (node, port, priority), the finding and its class, its state (applying,

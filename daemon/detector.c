@@ -171,7 +171,13 @@ struct detector {
 	int64_t recent_at;
 	json_t *findings; /* the last run's, for status */
 	json_t *ended;	  /* alert findings over within ENDED_KEEP_NS: [{"f": finding, "at": mono ns}] */
-	char *restore_failed[64]; /* subjects of restorations that failed, until one succeeds */
+	/* restorations that failed, until one succeeds or the queue is no longer held (an operator
+	 * put the port back): their queues and alert subjects */
+	struct rfail {
+		char *subject;
+		char node[CC_DL_NAME], port[CC_DL_NAME];
+		uint8_t prio;
+	} restore_failed[64];
 	unsigned nrestore_failed;
 	/* figures */
 	uint64_t lane_reports, lane_bytes, lane_stale, lane_full, lane_future;
@@ -288,7 +294,7 @@ void detector_free(struct detector *d)
 	json_decref(d->findings);
 	json_decref(d->ended);
 	for (unsigned i = 0; i < d->nrestore_failed; i++)
-		free(d->restore_failed[i]);
+		free(d->restore_failed[i].subject);
 	for (size_t i = 0; i < d->ninf; i++)
 		free(d->inf[i].subject);
 	free(d->inf);
@@ -916,6 +922,13 @@ static const char *alert_kind(enum cc_dl_class c)
 }
 
 /* Under dl_lock. */
+static void restore_failed_drop(struct detector *d, unsigned i)
+{
+	free(d->restore_failed[i].subject);
+	d->restore_failed[i] = d->restore_failed[--d->nrestore_failed];
+}
+
+/* Under dl_lock. */
 static void restore_failed_set(struct detector *d, const struct inflight *f, bool failed)
 {
 	char subj[3 * CC_DL_NAME];
@@ -923,15 +936,31 @@ static void restore_failed_set(struct detector *d, const struct inflight *f, boo
 
 	snprintf(subj, sizeof(subj), "%s:%s priority %u", f->node, f->port, f->prio);
 	for (unsigned i = 0; i < d->nrestore_failed; i++)
-		if (!strcmp(d->restore_failed[i], subj)) {
-			if (!failed) {
-				free(d->restore_failed[i]);
-				d->restore_failed[i] = d->restore_failed[--d->nrestore_failed];
-			}
+		if (!strcmp(d->restore_failed[i].subject, subj)) {
+			if (!failed)
+				restore_failed_drop(d, i);
 			return;
 		}
-	if (failed && d->nrestore_failed < 64 && (copy = strdup(subj)))
-		d->restore_failed[d->nrestore_failed++] = copy;
+	if (failed && d->nrestore_failed < 64 && (copy = strdup(subj))) {
+		struct rfail *rf = &d->restore_failed[d->nrestore_failed++];
+
+		*rf = (struct rfail){ .subject = copy, .prio = f->prio };
+		memcpy(rf->node, f->node, sizeof(rf->node));
+		memcpy(rf->port, f->port, sizeof(rf->port));
+	}
+}
+
+/* Under dl_lock, after a run: a failed restoration whose queue the detector no longer holds
+ * (an operator put the port back, and the hold is theirs) has nothing left to try: its alert
+ * clears.  Before, it stayed active until rocefabd restarted. */
+static void restore_failed_settle(struct detector *d)
+{
+	for (unsigned i = 0; i < d->nrestore_failed; i++) {
+		const struct rfail *rf = &d->restore_failed[i];
+
+		if (!cc_dl_holds_queue(d->dl, rf->node, rf->port, rf->prio))
+			restore_failed_drop(d, i--);
+	}
 }
 
 /* The outcomes of the changes in flight, from the change log: the entries are copied out
@@ -1373,6 +1402,7 @@ int detector_run(void *ctx, int64_t now)
 	}
 	before = json_copy(d->findings); /* (its members shared: kept by the copy) */
 	if (snap && (r = cc_dl_run(d->dl, snap, &res)) == 0) {
+		restore_failed_settle(d);
 		af = calloc(res->nfindings + d->nrestore_failed + 1, sizeof(*af));
 		texts = calloc(res->nfindings + 1, sizeof(*texts));
 		acts = calloc(res->nactions + 1, sizeof(*acts));
@@ -1428,7 +1458,7 @@ int detector_run(void *ctx, int64_t now)
 	for (unsigned i = 0; af && r == 0 && i < d->nrestore_failed; i++)
 		af[naf++] = (struct alert_finding){
 			.kind = "restore_failed",
-			.subject = d->restore_failed[i],
+			.subject = d->restore_failed[i].subject,
 			.evidence = "the detector could not put this port's priority back into lossless mode (its "
 				    "change failed or timed out: is the switch's agent reporting?); it tries again"
 		};

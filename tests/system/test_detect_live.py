@@ -297,6 +297,48 @@ def test_an_isolated_storm_stays_raised_when_both_ends_fall_silent(world):
     assert "pauses:  leaf1 h5: no pause readings (kept out of lossless mode" in out, out
 
 
+def test_a_failed_restore_clears_once_an_operator_puts_the_port_back(world):
+    """A storm isolated (auto), its restore failed (leaf1's agent stopped: the change timed
+    out), the storm back (no more tries), then an operator puts the port back into lossless
+    mode: the detector's hold is theirs now, nothing is left for it to try, and the
+    restore_failed alert clears.  Before, it stayed active until rocefabd restarted."""
+    d = world.daemon(extra_conf="[changes]\ndeadline = 1s\n").start()
+    _, tok = d.token("agents", "agent", agent=SIM_AGENTS)
+    d.token("viewer", "viewer")
+    d.token("ops", "operator")
+    sim = world.sim(os.path.join(LIVE, "faults.json"), daemon=d, token_file=tok, interval="0.3s",
+                    skip=("leaf1",)).start()
+    ag = world.agent("leaf1", "/nonexistent", d.url, tok, interval="0.3s",
+                     extra=("--backend", "sim", "--sim", sim.url, "--device", "leaf1"))
+    ag.args = [a for a in ag.args if a not in ("--sysfs-root", "/nonexistent")]
+    ag.start()
+    c, ops = d.client("viewer"), d.client("ops")
+    wait_for(lambda: lane_ready(c) and h5_linked(c), 20, what="h5 and leaf1 in the fast lane, linked")
+    assert ops.put("/api/v1/detector/config", json={"storm_mode": "auto", "restore_ms": 20}).status_code == 200
+    fid = inject(sim, {"type": "pause_storm", "host": "h5"})
+    wait_for(lambda: (lambda x: x and x[0]["state"] == "applied")(detector_changes(c)), 15,
+             what="the isolation applied")
+    ag.proc.p.send_signal(signal.SIGSTOP)
+    try:
+        sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
+        rf = wait_for(lambda: (alerts(c, "restore_failed") or [None])[0], 30, interval=0.2,
+                      what="the restore timed out: a restore_failed alert")
+        assert rf["subject"] == "leaf1:h5 priority 3", rf
+        # the storm back: the restore is not tried again (the one in flight times out)
+        inject(sim, {"type": "pause_storm", "host": "h5"})
+        wait_for(lambda: all(x["state"] != "pending" for x in detector_changes(c)), 30, interval=0.2,
+                 what="no restore of the detector's in flight")
+    finally:
+        ag.proc.p.send_signal(signal.SIGCONT)
+    assert ops.put("/api/v1/detector/config", json={"storm_mode": "advise"}).status_code == 200
+    assert [x["id"] for x in alerts(c, "restore_failed")] == [rf["id"]]
+    out = ctl(d, "ops", "set", "pfc", "leaf1", "h5", "enable=8", "--reason", "storm handled by hand", "--wait=20")
+    assert out.returncode == 0 and "applied" in out.stdout, out
+    wait_for(lambda: not c.json("/api/v1/detector")["held"], 15, what="the hold given up to the operator")
+    wait_for(lambda: not alerts(c, "restore_failed"), 10, what="the restore_failed alert cleared")
+    assert "rocefab_detector_restore_failed 0" in c.get("/metrics").text
+
+
 def test_live_findings_clear_when_the_lane_falls_silent(world):
     """Every agent gone (the simulator killed): without readings the detector knows nothing, so
     its findings and their alerts clear, and the lane's rate drops to 0.  Before, it kept the
