@@ -169,6 +169,7 @@ struct detector {
 	struct cc_snap *recent[2];
 	unsigned nrecent[2];
 	int64_t recent_at;
+	int64_t fed_t_us; /* the end of the last interval summed and given to the listener */
 	json_t *findings; /* the last run's, for status */
 	json_t *ended;	  /* alert findings over within ENDED_KEEP_NS: [{"f": finding, "at": mono ns}] */
 	/* restorations that failed, until one succeeds or the queue is no longer held (an operator
@@ -1341,7 +1342,7 @@ int detector_run(void *ctx, int64_t now)
 	size_t naf = 0, nacts = 0, ntexts = 0;
 	struct cc_snap *snap;
 	json_t *before;
-	bool silent;
+	bool silent, fresh;
 	int r = 0;
 
 	if (!rd)
@@ -1387,8 +1388,15 @@ int detector_run(void *ctx, int64_t now)
 	pthread_mutex_lock(&d->lock);
 	hmap_sweep(&d->lane, forget_port, &(struct forget){ d, t0 });
 	snap = build(d, t0);
+	/* The same interval again (the counters' clocks stood still: a simulator paused, agents
+	 * reporting the same readings): analysed, but not summed again, nor given to the tuner,
+	 * which would judge its steps on it as on a new one (a trial: steps rolled out in auto
+	 * mode, on the same signals, for the 100 s the simulator was paused). */
+	fresh = snap && snap->t_us != d->fed_t_us;
+	if (fresh)
+		d->fed_t_us = snap->t_us;
 	pthread_mutex_unlock(&d->lock);
-	if (snap && d->listener)
+	if (fresh && d->listener)
 		d->listener(d->listener_ctx, snap);
 
 	/* the analysis, under its own lock: reports keep coming in meanwhile */
@@ -1440,7 +1448,8 @@ int detector_run(void *ctx, int64_t now)
 				asubj[i] = subject_copy(d, acts[i].finding);
 			d->stuck = res->stuck_queues;
 		}
-		recent_add(d, snap, t0);
+		if (fresh)
+			recent_add(d, snap, t0);
 		cc_snap_free(d->last);
 		d->last = snap;
 		snap = NULL;

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, SIM_AGENTS, binary, ctl, wait_for
+from conftest import ROOT, SIM_AGENTS, binary, ctl, stays, wait_for
 from test_web import Stream, dechunk, parse_events
 
 LIVE = os.path.join(ROOT, "tests", "sim", "live")
@@ -143,6 +143,29 @@ def test_auto_steps_and_rollback(world):
     # oldest first
     ids = [x["id"] for x in c.json("/api/v1/cc/history")]
     assert ids == list(range(ids[0], ids[-1] + 1)), ids
+
+
+def test_no_decision_on_the_same_interval_again(world):
+    """The simulator's clock paused: its agents go on reporting, the same readings each time, and
+    the detector analyses that same interval again at each report.  Nothing new is read, so the
+    tuner decides nothing and the recent sums do not grow.  Before, the tuner took the interval
+    again at each decision, and in auto mode judged and rolled out steps on it (a trial: 10
+    decisions and two steps kept in the 100 s the simulator was paused)."""
+    d, sim, c, ops = fabric(world)
+    wait_for(lambda: c.json("/api/v1/cc")["decisions"] >= 2, 20, what="the tuner deciding")
+    sim.pause()
+    try:
+        # (one decision may still come, on what was read before the clock stopped)
+        dec, rec = c.json("/api/v1/cc")["decisions"], c.json("/api/v1/detector")["recent_intervals"]
+        runs = c.json("/api/v1/detector")["runs"]
+        wait_for(lambda: c.json("/api/v1/detector")["runs"] >= runs + 5, 10, what="the detector analysing")
+        st = c.json("/api/v1/cc")
+        assert st["decisions"] <= dec + 1, (dec, st["decisions"])
+        assert c.json("/api/v1/detector")["recent_intervals"] <= rec + 1
+        stays(lambda: c.json("/api/v1/cc")["decisions"] == st["decisions"], 3, what="no decision while paused")
+    finally:
+        sim.resume()
+    wait_for(lambda: c.json("/api/v1/cc")["decisions"] > st["decisions"], 10, what="decisions again")
 
 
 @pytest.mark.parametrize("body,code,pointer", [
