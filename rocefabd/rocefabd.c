@@ -483,6 +483,17 @@ static int check_intervals(const struct rocefabd_settings *s, struct rf_err *e)
 	if (s->detector_interval > 0 && s->detector_interval < DETECTOR_INTERVAL_MIN)
 		return rf_err_set(e, -EINVAL, "BAD_VALUE", "detector.interval",
 				  "%s: 0 (off) or at least 10ms", tu_format_duration(s->detector_interval, a, sizeof(a)));
+	/* (a decision without a fast-lane interval of its own decides on nothing new: an operator
+	 * tried 1ms, and --check-config said OK) */
+	if (s->cc_interval > 0 && s->detector_interval > 0 && s->cc_interval < s->detector_interval) {
+		char b[32];
+
+		return rf_err_set(e, -EINVAL, "BAD_VALUE", "cc.interval",
+				  "%s: 0 (off) or at least detector.interval (%s): each decision reads the fast "
+				  "lane's intervals since the last",
+				  tu_format_duration(s->cc_interval, a, sizeof(a)),
+				  tu_format_duration(s->detector_interval, b, sizeof(b)));
+	}
 	return 0;
 }
 

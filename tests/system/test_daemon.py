@@ -389,7 +389,9 @@ def test_tls_config_errors(tmp_path):
                        # (getaddrinfo took it, and rocefabd listened on 99999 mod 65536)
                        (["api.listen=127.0.0.1:99999"], "the port must be a number from 0 to 65535"),
                        # (it made no detector pass at all: "cannot start: Invalid argument")
-                       (["detector.interval=1ns"], "detector.interval: 1ns: 0 (off) or at least 10ms")):
+                       (["detector.interval=1ns"], "detector.interval: 1ns: 0 (off) or at least 10ms"),
+                       # (a decision every millisecond, on no new reading: an operator's trial)
+                       (["cc.interval=1ms"], "cc.interval: 1ms: 0 (off) or at least detector.interval (200ms)")):
         r = run("--check-config", *[a for o in opts for a in ("-o", o)])
         assert r.returncode == 2 and code in r.stderr and "configuration OK" not in r.stdout, (opts, r.stderr)
 
