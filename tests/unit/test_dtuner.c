@@ -410,8 +410,11 @@ static void test_priority_kept_while_its_queues_hold_steps(void **state)
 	assert_int_equal(json_array_size(cmds), 1);
 	json_decref(leaf_agent(&f, 4, pmax, cmds));
 	assert_true(pmax[0][0] == 0.5 && pmax[1][0] == 0.5 && pmax[0][1] == 0.5 && pmax[1][1] == 0.5);
-	/* the rollback's outcome ends the step at this decision; nothing of the tuner's left on
-	 * queue 3: priority 4 from the next one on */
+	/* the rollback's outcome starts the decision interval again (what this pass read came
+	 * before it: no decision), the next decision ends the step; nothing of the tuner's left
+	 * on queue 3: priority 4 from the one after on */
+	pass_at(t, at += 100, 4);
+	assert_prio(t, 3, 4);
 	pass_at(t, at += 100, 4);
 	assert_prio(t, 3, 4);
 	pass_at(t, at += 100, 4);
@@ -536,6 +539,59 @@ static void test_rollout_leaves_out_what_an_operator_set(void **state)
 	fx_close(&f);
 }
 
+static json_int_t decisions(struct tuner *t)
+{
+	json_t *st = tuner_status(t);
+	json_int_t n = json_integer_value(json_object_get(st, "decisions"));
+
+	json_decref(st);
+	return n;
+}
+
+/* A canary applied: the fast-lane interval read before the tuner heard of it is not judged as
+ * the canary's (no decision on it), and the canary is judged on canary_intervals decisions
+ * after.  Before, the decision interval the changes went out in counted as the canary's first
+ * (a trial: rolled back 0.6 s after it was applied, at a decision every second). */
+static void test_a_canary_is_judged_on_intervals_after_it(void **state)
+{
+	struct tuner_opts o = { .interval_ns = 1, .deadline_ns = 60 * NSEC_PER_SEC, .mode = CC_TN_ADVISE };
+	double pmax[2][2] = { { 0.5, 0.5 }, { 0.5, 0.5 } };
+	json_t *v, *p, *st, *cmds;
+	struct rf_err e = { 0 };
+	struct tuner *t;
+	struct fixture f;
+	int64_t at = 0;
+	json_int_t n0;
+
+	(void)state;
+	t = repair_tuner(&f, &o, pmax);
+	v = first_canary(t, &at, &p);
+	assert_int_equal(tuner_decide(t, (uint64_t)json_integer_value(json_object_get(p, "id")), true, "ops", NULL,
+				      &st, &e),
+			 0);
+	json_decref(st);
+	json_decref(v);
+	pass(t, at += 100); /* the canary goes out */
+	cmds = leaf_agent(&f, 3, pmax, NULL);
+	assert_int_equal(json_array_size(cmds), 1);
+	json_decref(leaf_agent(&f, 3, pmax, cmds));
+	n0 = decisions(t);
+	pass(t, at += 100); /* applied, heard of after this interval was read: not judged on it */
+	assert_int_equal(decisions(t), n0);
+	for (int k = 1; k <= 3; k++) {
+		v = tuner_proposals(t, false);
+		assert_null(proposal_of(v, "rollout"));
+		json_decref(v);
+		pass(t, at += 100);
+		assert_int_equal(decisions(t), n0 + k);
+	}
+	v = tuner_proposals(t, false); /* judged on its 3 intervals: the rest of the class next */
+	assert_non_null(proposal_of(v, "rollout"));
+	json_decref(v);
+	tuner_free(t);
+	fx_close(&f);
+}
+
 /* changes_seam's call before each try to store a set: an operator's PFC change to both of
  * leaf0's ports (the setting they have) is stored first, which an ECN change set clashes with. */
 struct clash {
@@ -649,6 +705,7 @@ int main(void)
 		cmocka_unit_test(test_xoff_tracked_while_a_change_is_out),
 		cmocka_unit_test(test_priority_kept_while_its_queues_hold_steps),
 		cmocka_unit_test(test_rollout_leaves_out_what_an_operator_set),
+		cmocka_unit_test(test_a_canary_is_judged_on_intervals_after_it),
 		cmocka_unit_test(test_changed_meanwhile_waits_for_the_next_pass),
 	};
 
