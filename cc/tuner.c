@@ -1124,6 +1124,28 @@ static void adopt_classes(struct cc_tn *t)
 	t->classes_since = t->interval;
 }
 
+static uint64_t soft_hold(const struct cc_tn_policy *p);
+
+/* The holds in force no longer than the policy holds a move now, as a restart takes them back
+ * (saved_hold): an operator's shorter tabu_intervals took effect on the holds only at a
+ * restart (a trial: "held back for 22 intervals" after tabu_intervals 3, "3" once restarted). */
+static void clamp_holds(struct cc_tn *t)
+{
+	uint64_t most = t->interval + t->pol.tabu_intervals, soft = t->interval + soft_hold(&t->pol);
+
+	for (int c = 0; c < CC_TN_NCLASSES; c++) {
+		for (int k = 0; k < CC_TN_NKNOBS; k++)
+			for (int up = 0; up < 2; up++) {
+				if (t->tabu_until[c][k][up] > most)
+					t->tabu_until[c][k][up] = most;
+				if (t->nogain_until[c][k][up] > most)
+					t->nogain_until[c][k][up] = most;
+			}
+		if (t->soft_until[c] > soft)
+			t->soft_until[c] = soft;
+	}
+}
+
 int cc_tn_set_policy(struct cc_tn *t, const struct cc_tn_policy *p)
 {
 	enum cc_tn_mode old = t->pol.mode;
@@ -1138,6 +1160,7 @@ int cc_tn_set_policy(struct cc_tn *t, const struct cc_tn_policy *p)
 	if (!cc_tn_policy_equal(&t->pol, &same_mode))
 		reject_waiting(t, 0, false);
 	t->pol = *p;
+	clamp_holds(t);
 	adopt_classes(t);
 	if (old != p->mode)
 		mode_changed(t, old);

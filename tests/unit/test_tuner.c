@@ -2194,6 +2194,40 @@ static long long hold_of(struct cc_tn *t, const char *cls, const char *knob, con
 	return n;
 }
 
+/* A policy's shorter tabu_intervals shortens the holds in force at once, as a restart does (it
+ * takes them back no longer than the policy holds a move now); before, only a restart did (a
+ * trial: "held back for 22 intervals" after tabu_intervals 3, "3" once restarted). */
+static void test_holds_follow_a_shorter_tabu(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_ADVISE);
+	struct cc_tn_policy p = cc_tn_defaults;
+	json_t *st = json_pack("{s:i,s:i,s:i,s:i,s:[],s:[],s:[{s:s,s:s,s:s,s:i},{s:s,s:s,s:s,s:i,s:b},{s:s,s:s,s:i}]}",
+			       "next_id", 1, "next_step", 1, "steps", 0, "rolled_back", 0, "done", "under_way", "holds",
+			       "class", "tor_up", "knob", "kmax_bytes", "direction", "down", "intervals", 25,
+			       "class", "spine", "knob", "pmax", "direction", "up", "intervals", 20,
+			       "unless_pausing", 1, "class", "spine", "knob", "soften", "intervals", 50);
+	char err[200] = "";
+	bool ng;
+
+	(void)state;
+	assert_int_equal(cc_tn_state_load(t, st, err, sizeof(err)), 0);
+	json_decref(st);
+	assert_int_equal(hold_of(t, "tor_up", "kmax_bytes", "down", NULL), 25);
+	assert_int_equal(hold_of(t, "spine", "pmax", "up", &ng), 20);
+	assert_true(ng);
+	p.mode = CC_TN_ADVISE;
+	p.tabu_intervals = 3;
+	assert_int_equal(cc_tn_set_policy(t, &p), 0);
+	assert_int_equal(hold_of(t, "tor_up", "kmax_bytes", "down", NULL), 3);
+	assert_int_equal(hold_of(t, "spine", "pmax", "up", &ng), 3);
+	assert_int_equal(hold_of(t, "spine", "soften", "", NULL), 6); /* twice tabu_intervals */
+	/* a longer one lengthens none */
+	p.tabu_intervals = 100;
+	assert_int_equal(cc_tn_set_policy(t, &p), 0);
+	assert_int_equal(hold_of(t, "tor_up", "kmax_bytes", "down", NULL), 3);
+	cc_tn_free(t);
+}
+
 /* deep ToR downlink queues, three times as deep on the members of canary *ctx */
 static void canary_deeper(const char *node, const char *port, uint64_t *peak, uint64_t *pause, void *ctx)
 {
@@ -3562,6 +3596,7 @@ int main(void)
 		cmocka_unit_test(test_canary_is_not_the_setting),
 		cmocka_unit_test(test_snapshot_merge),
 		cmocka_unit_test(test_snapshot_merge_role_flip),
+		cmocka_unit_test(test_holds_follow_a_shorter_tabu),
 		cmocka_unit_test(test_mode_changes),
 		cmocka_unit_test(test_outlier_kept),
 		cmocka_unit_test(test_no_softening_after_a_harder_step),
