@@ -3446,6 +3446,7 @@ int cc_tn_force(struct cc_tn *t, enum cc_tn_class cls, enum cc_tn_knob knob, dou
 int cc_tn_rollback_all(struct cc_tn *t)
 {
 	struct step tmp, *k = &tmp;
+	size_t refused;
 	int n = 0;
 
 	for (int c = 0; c < CC_TN_NCLASSES; c++)
@@ -3475,6 +3476,7 @@ int cc_tn_rollback_all(struct cc_tn *t)
 		snprintf(p->reason, sizeof(p->reason), "operator rollback of step %llu (%s %s %.15g -> %.15g)",
 			 (unsigned long long)ds->step, LBL(ds->cls), knob_names[ds->knob], ds->from, ds->to);
 		snprintf(p->expect, sizeof(p->expect), "the setting before step %llu", (unsigned long long)ds->step);
+		refused = 0;
 		for (size_t j = 0; j < ds->nkeys; j++) {
 			struct member *m = hmap_get(&t->idx, ds->keys[j]);
 			uint16_t bit = (uint16_t)(1u << ds->knob);
@@ -3484,6 +3486,7 @@ int cc_tn_rollback_all(struct cc_tn *t)
 			if (!m || member_value(m, ds->knob) != ds->to)
 				continue;
 			if (undo_refused(t, m, ds->knob, ds->from)) {
+				refused++;
 				/* the old value not allowed any more (a floor raised above it): not sent,
 				 * but the older undos go on from it — Kmin 100 KB back through 200 KB,
 				 * below a floor of 400 KB, to the 400 KB before both steps */
@@ -3512,8 +3515,20 @@ int cc_tn_rollback_all(struct cc_tn *t)
 			m->undo_real[ds->knob] = ds->from;
 		}
 		ds->undone = true;
+		/* members the policy keeps are said as they are, and an undo that sends nothing is
+		 * applied as it is and counted as no rollback (before: "approved", then applied and
+		 * counted, while nothing moved: an operator's trial, of repairs into the policy) */
+		if (refused)
+			snprintf(p->reason + strlen(p->reason), sizeof(p->reason) - strlen(p->reason),
+				 ": %zu member%s not taken to %.15g: the policy refuses it", refused, refused == 1 ? "" : "s",
+				 ds->from);
+		if (!p->nchanges) {
+			snprintf(p->reason + strlen(p->reason), sizeof(p->reason) - strlen(p->reason), "%s",
+				 refused ? " (nothing sent)" : ": nothing sent (its members were set since)");
+			p->state = CC_TN_APPLIED;
+		}
 		/* asked, not judged: counted all the same (rocefab_cc_rollbacks_total), once */
-		t->rolled_back += !ds->counted;
+		t->rolled_back += !ds->counted && p->nchanges;
 		ds->counted = true;
 		/* the operator undid it: not proposed again for a while; and the hold its keeping set
 		 * on going straight back is over (it held a repair of that knob back for as long, with

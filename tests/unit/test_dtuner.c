@@ -644,6 +644,66 @@ static size_t changes_by(struct fixture *f, const char *actor)
 	return n;
 }
 
+/* No step in progress and no change of the tuner's out. */
+static bool idle_tuner(struct tuner *t)
+{
+	json_t *st = tuner_status(t);
+	bool idle = !json_array_size(json_object_get(st, "steps_in_progress")) &&
+		    !json_integer_value(json_object_get(st, "changes_in_flight"));
+
+	json_decref(st);
+	return idle;
+}
+
+/* A repair (Pmax 0.5, outside the policy's ceiling of 0.3, stepped to 0.3) undone by an
+ * operator: 0.5 is refused by the policy, so the undo sends nothing.  It is in the answer as
+ * decided by the operator and applied, says why, and counts as no rollback; before, it was
+ * "approved", then applied with no change and counted (an operator's trial). */
+static void test_an_operator_undo_the_policy_refuses_sends_nothing(void **state)
+{
+	struct tuner_opts o = { .interval_ns = 1, .deadline_ns = 60 * NSEC_PER_SEC, .mode = CC_TN_AUTO };
+	double pmax[2][2] = { { 0.5, 0.5 }, { 0.5, 0.5 } };
+	struct rf_err e = { 0 };
+	json_t *st, *ret = NULL, *rb;
+	struct tuner *t;
+	struct fixture f;
+	int64_t at = 0;
+	size_t before;
+	int n;
+
+	(void)state;
+	t = repair_tuner(&f, &o, pmax);
+	/* auto: the repair's canary and rollout applied by leaf0's agent until the step is done */
+	for (n = 0; n < 60 && !(pmax[0][0] == 0.3 && pmax[1][0] == 0.3 && idle_tuner(t)); n++) {
+		pass(t, at += 100);
+		json_decref(leaf_agent(&f, 3, pmax, leaf_agent(&f, 3, pmax, NULL)));
+	}
+	assert_true(pmax[0][0] == 0.3 && pmax[1][0] == 0.3);
+	before = changes_by(&f, "tuner");
+	st = tuner_status(t);
+	n = (int)json_integer_value(json_object_get(st, "rolled_back"));
+	json_decref(st);
+	assert_int_equal(tuner_rollback(t, "ops", "undo it all", &ret, &e), 0);
+	rb = json_array_get(ret, json_array_size(ret) - 1);
+	assert_non_null(rb);
+	assert_string_equal(json_string_value(json_object_get(rb, "phase")), "rollback");
+	assert_string_equal(json_string_value(json_object_get(rb, "state")), "applied");
+	assert_string_equal(json_string_value(json_object_get(rb, "decided_by")), "ops");
+	assert_int_equal(json_integer_value(json_object_get(rb, "nchanges")), 0);
+	assert_non_null(strstr(json_string_value(json_object_get(rb, "reason")),
+			       "2 members not taken to 0.5: the policy refuses it (nothing sent)"));
+	json_decref(ret);
+	pass(t, at += 100);
+	assert_int_equal(changes_by(&f, "tuner"), before); /* nothing sent */
+	st = tuner_status(t);
+	assert_int_equal(json_integer_value(json_object_get(st, "rolled_back")), n);
+	json_decref(st);
+	assert_true(pmax[0][0] == 0.3 && pmax[1][0] == 0.3);
+	tuner_free(t);
+	fx_close(&f);
+}
+
+
 /* A proposal whose targets keep getting other changes while it is stored (409 CHANGED_MEANWHILE
  * after three tries, nothing stored) waits for the tuner's next pass: neither failed (which
  * would roll its step back) nor lost, and is stored then. */
@@ -706,6 +766,7 @@ int main(void)
 		cmocka_unit_test(test_priority_kept_while_its_queues_hold_steps),
 		cmocka_unit_test(test_rollout_leaves_out_what_an_operator_set),
 		cmocka_unit_test(test_a_canary_is_judged_on_intervals_after_it),
+		cmocka_unit_test(test_an_operator_undo_the_policy_refuses_sends_nothing),
 		cmocka_unit_test(test_changed_meanwhile_waits_for_the_next_pass),
 	};
 
