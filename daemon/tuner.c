@@ -1301,7 +1301,7 @@ int tuner_decide(struct tuner *t, uint64_t id, bool apply, const char *actor, co
 {
 	struct store_reader *rd = apply ? store_reader_get(t->store) : NULL;
 	struct cc_tn_proposal *p;
-	char state[32] = "no longer kept";
+	char state[96] = "no longer kept";
 	json_t *rec;
 	int r;
 
@@ -1315,11 +1315,18 @@ int tuner_decide(struct tuner *t, uint64_t id, bool apply, const char *actor, co
 	rec = rec_of(t, id);
 	if (rec && json_is_string(json_object_get(rec, "state")))
 		snprintf(state, sizeof(state), "%s", json_string_value(json_object_get(rec, "state")));
-	/* rejected by the tuner itself (the policy or a member changed while it waited): said so,
-	 * as rocefabctl's listing does */
+	/* withdrawn (the policy or a member changed while it waited): said so, as rocefabctl's
+	 * listing does, and by whom — the operator whose policy change did it, or the tuner
+	 * (before: "by the tuner" for an operator's policy change too, an operator's trial) */
 	if (rec && !strcmp(state, "rejected") &&
-	    !strncmp(json_string_value(json_object_get(rec, "error")) ?: "", "withdrawn: ", 11))
-		snprintf(state, sizeof(state), "withdrawn by the tuner");
+	    !strncmp(json_string_value(json_object_get(rec, "error")) ?: "", "withdrawn: ", 11)) {
+		const char *by = json_string_value(json_object_get(rec, "decided_by"));
+
+		if (by)
+			snprintf(state, sizeof(state), "withdrawn: %.40s changed the policy", by);
+		else
+			snprintf(state, sizeof(state), "withdrawn by the tuner");
+	}
 	if (r == 0 && p)
 		*ret = json_deep_copy(decided(t, p, actor, reason));
 	if (r == -ESTALE && p) {

@@ -668,6 +668,8 @@ def test_a_policy_change_withdraws_what_waits_and_off_undoes_as_asked(world):
     assert rec["error"].startswith("withdrawn: the policy changed while it waited"), rec
     r = ops.post(f"/api/v1/cc/proposals/{p['id']}/apply")
     assert r.status_code == 409 and r.json()["code"] == "NOT_WAITING", r.text
+    # by whom: the operator's policy change, not the tuner (as it said before: a trial)
+    assert "(withdrawn: ops changed the policy)" in r.json()["detail"], r.text
     said = [x for x in d.proc.output().splitlines() if "policy changed by ops" in x]
     assert said and "canary_share 0.5 -> 0.25, canary_intervals 3 -> 6" in said[-1], said
     assert "pmax_step 0.1 -> 0.2," in said[-1] and "tolerance 0.25 -> 10" in said[-1], said  # not 0.10000000000000001
