@@ -707,8 +707,10 @@ static void policy_in_force(struct tuner *t, const struct cc_tn_policy *p, const
 
 		if (!pp || pp->state != CC_TN_REJECTED)
 			continue;
-		record(t, pp);
-		if ((rec = rec_of(t, pp->id)) && !json_object_get(rec, "error"))
+		/* by whoever turned it off, as the rest of what the stop undid (before: no one, an
+		 * operator's trial) */
+		rec = actor ? decided(t, pp, actor, reason) : (record(t, pp), rec_of(t, pp->id));
+		if (rec && !json_object_get(rec, "error"))
 			json_object_set_new(rec, "error", json_string("the tuner was turned off as its changes were on "
 								      "their way: they are rolled back"));
 	}

@@ -592,6 +592,48 @@ static void test_a_canary_is_judged_on_intervals_after_it(void **state)
 	fx_close(&f);
 }
 
+/* The tuner turned off while a canary's change set is out (auto: sent, its agent has not
+ * applied it): the canary is rolled back, and its record says by whom and why.  Before, it had
+ * the error but no one behind it (an operator's trial: "rollout rejected", no decided_by). */
+static void test_off_while_a_canary_is_out_says_who(void **state)
+{
+	struct tuner_opts o = { .interval_ns = 1, .deadline_ns = 60 * NSEC_PER_SEC, .mode = CC_TN_AUTO };
+	double pmax[2][2] = { { 0.5, 0.5 }, { 0.5, 0.5 } };
+	json_t *v, *h = NULL, *st;
+	struct rf_err e = { 0 };
+	struct tuner *t;
+	struct fixture f;
+	int64_t at = 0;
+	size_t i;
+
+	(void)state;
+	t = repair_tuner(&f, &o, pmax);
+	for (int n = 0; n < 20; n++) {
+		pass(t, at += 100);
+		st = tuner_status(t);
+		i = (size_t)json_integer_value(json_object_get(st, "changes_in_flight"));
+		json_decref(st);
+		if (i)
+			break;
+	}
+	assert_int_equal(i, 1); /* the canary's set out, not applied */
+	v = json_pack("{s:s}", "mode", "off");
+	assert_int_equal(tuner_set_policy(t, v, "ops", "stop", &e), 0);
+	json_decref(v);
+	v = tuner_history(t);
+	json_array_foreach(v, i, st)
+		if (!strcmp(json_string_value(json_object_get(st, "phase")) ?: "", "canary"))
+			h = st;
+	assert_non_null(h);
+	assert_string_equal(json_string_value(json_object_get(h, "state")), "rejected");
+	assert_string_equal(json_string_value(json_object_get(h, "decided_by")), "ops");
+	assert_string_equal(json_string_value(json_object_get(h, "decision_reason")), "stop");
+	assert_non_null(strstr(json_string_value(json_object_get(h, "error")), "turned off as its changes were on"));
+	json_decref(v);
+	tuner_free(t);
+	fx_close(&f);
+}
+
 /* changes_seam's call before each try to store a set: an operator's PFC change to both of
  * leaf0's ports (the setting they have) is stored first, which an ECN change set clashes with. */
 struct clash {
@@ -767,6 +809,7 @@ int main(void)
 		cmocka_unit_test(test_rollout_leaves_out_what_an_operator_set),
 		cmocka_unit_test(test_a_canary_is_judged_on_intervals_after_it),
 		cmocka_unit_test(test_an_operator_undo_the_policy_refuses_sends_nothing),
+		cmocka_unit_test(test_off_while_a_canary_is_out_says_who),
 		cmocka_unit_test(test_changed_meanwhile_waits_for_the_next_pass),
 	};
 
