@@ -593,6 +593,10 @@ int cc_tn_policy_from_json(json_t *o, struct cc_tn_policy *p, char *err, size_t 
 						 ? ", up to 2^53 when written as a real" : "");
 				return -EINVAL;
 			}
+			/* (a count: every one has a range far below, which the check says: "must be
+			 * 1..100", not "up to 4294967295", an operator's trial) */
+			if (x > most && policy_fields[i].kind == 'u')
+				x = most;
 			if (x > most) {
 				snprintf(err, len, "/%s: must be a whole number up to %llu", k, (unsigned long long)most);
 				return -EINVAL;

@@ -287,6 +287,10 @@ static void test_policy_json(void **state)
 		{ "{\"loop_bytes\": 0}", "/loop_bytes: must be at least 1" },
 		{ "{\"canary_intervals\": 2.5}", "/canary_intervals: must be a whole number" },
 		{ "{\"tabu_intervals\": -3}", "/tabu_intervals: must be a whole number, not negative" },
+		/* past any count: the field's range, as for 101 */
+		{ "{\"canary_intervals\": 1000000000000}", "/canary_intervals: must be 1..100" },
+		{ "{\"tabu_intervals\": 5000000000}", "/tabu_intervals: must be 0..100000" },
+		{ "{\"g_max\": 5000000000}", "/g_max: must be in 0..1023" },
 		{ "[]", "object" },
 	};
 	/* byte thresholds up to what the change path takes (1 TiB), an integer taken exactly
