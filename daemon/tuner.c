@@ -1211,6 +1211,10 @@ static int set_policy_locked(struct tuner *t, json_t *changes, const char *actor
 	pthread_mutex_lock(&t->lock);
 	policy_in_force(t, &p, actor, reason);
 	t->mode_noted = true; /* its mode is the one just asked for, not the configuration's */
+	/* the one in force saved over a stored one refused or repaired: nothing of that left to
+	 * say (before, GET /api/v1/cc said it until the next pass read the store again) */
+	t->policy_refused[0] = '\0';
+	t->saved_note[0] = '\0';
 	pthread_mutex_unlock(&t->lock);
 	*ret = p;
 	return 0;
