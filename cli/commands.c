@@ -289,13 +289,17 @@ static int build_cc(const struct cli_cmd *c, char *const *args, int nargs, const
 static int build_changes(const struct cli_cmd *c, char *const *args, int nargs,
 			 const struct cli_opts *o, struct cli_request *r, struct rf_err *e)
 {
-	if (nargs && (o->state || o->agent || o->limit))
+	if (nargs && (o->state || o->agent || o->limit || o->batch))
 		return rf_err_set(e, -EINVAL, "USAGE", NULL, "changes ID: --%s is for the list, not one change",
-				  o->state ? "state" : o->agent ? "agent" : "limit");
+				  o->state ? "state" : o->agent ? "agent" : o->limit ? "limit" : "batch");
 	if (nargs)
 		return id_arg("changes ID", args[0], e) ?: build_get(c, args, nargs, o, r, e);
+	/* (a batch: the changes one request or one proposal of the tuner made, its change_batch) */
+	if (o->batch && id_arg("--batch", o->batch, e))
+		return -EINVAL;
 	return build_get(c, args, nargs, o, r, e) ?: query_add(r, e, "state", o->state) ?:
-		       query_add(r, e, "agent", o->agent) ?: query_add(r, e, "limit", o->limit);
+		       query_add(r, e, "agent", o->agent) ?: query_add(r, e, "batch", o->batch) ?:
+		       query_add(r, e, "limit", o->limit);
 }
 
 /* settings-log [SETTING] [--limit N] */
@@ -697,15 +701,17 @@ static const struct cli_cmd cmds[] = {
 	  .print = print_cc,
 	  .opts = CLI_OPT_ALL | CLI_OPT_REASON },
 	{ .name = "changes",
-	  .synopsis = "changes [ID] [--state S] [--agent A] [--limit N]",
+	  .synopsis = "changes [ID] [--state S] [--agent A] [--batch B] [--limit N]",
 	  .help = "configuration changes and their outcome (audit log),\n"
 		  "newest first; --state pending, sent, applied, failed,\n"
-		  "timed_out, or in_doubt: the changes to settle",
+		  "timed_out, or in_doubt: the changes to settle;\n"
+		  "--batch B: one request's, or one tuner proposal's\n"
+		  "(cc history's BATCH)",
 	  .max_args = 1,
 	  .path = "/api/v1/changes",
 	  .build = build_changes,
 	  .print = print_changes,
-	  .opts = CLI_OPT_STATE | CLI_OPT_AGENT | CLI_OPT_LIMIT },
+	  .opts = CLI_OPT_STATE | CLI_OPT_AGENT | CLI_OPT_BATCH | CLI_OPT_LIMIT },
 	{ .name = "forget",
 	  .synopsis = "forget AGENT",
 	  .help = "forget an agent gone for good (a host retired): its\n"
@@ -876,9 +882,10 @@ const struct cli_opt_def cli_opt_defs[CLI_NOPT_DEFS] = {
 	{ CLI_OPT_WAIT, "wait", optional_argument, offsetof(struct cli_opts, wait_s) },
 	{ CLI_OPT_ALL, "all", no_argument, offsetof(struct cli_opts, all) },
 	OPT_STR(CLI_OPT_LIMIT, "limit", limit),
+	OPT_STR(CLI_OPT_BATCH, "batch", batch),
 };
 #undef OPT_STR
-_Static_assert(1u << (CLI_NOPT_DEFS - 1) == CLI_OPT_LIMIT, "a CLI_OPT_* bit without its option");
+_Static_assert(1u << (CLI_NOPT_DEFS - 1) == CLI_OPT_BATCH, "a CLI_OPT_* bit without its option");
 
 int cli_opt_set(struct cli_opts *o, const struct cli_opt_def *d, const char *arg, struct rf_err *e)
 {

@@ -27,6 +27,7 @@ struct cli_opts {
 	const char *reason;        /* set, cc apply/reject/rollback/policy, mitigate */
 	const char *max_targets;   /* set with a pattern: the body's "max_targets" */
 	const char *limit;         /* changes, settings-log: the entries listed at most */
+	const char *batch;         /* changes: one batch's (a proposal's change_batch) */
 	double wait_s;             /* set --wait: seconds to follow the batch */
 	bool json;                 /* -j: the answer as JSON */
 	bool all;                  /* cc proposals --all */
@@ -52,6 +53,7 @@ enum {
 	CLI_OPT_WAIT = 1 << 14,
 	CLI_OPT_ALL = 1 << 15,
 	CLI_OPT_LIMIT = 1 << 16,
+	CLI_OPT_BATCH = 1 << 17,
 };
 
 /* The command options, one table (commands.c) that main.c's getopt table, the check of the
@@ -62,7 +64,7 @@ struct cli_opt_def {
 	int has_arg;      /* getopt's no_argument, required_argument, optional_argument */
 	size_t off;       /* its value in struct cli_opts: a string, but --wait's and --all's */
 };
-#define CLI_NOPT_DEFS 17 /* one a CLI_OPT_* bit */
+#define CLI_NOPT_DEFS 18 /* one a CLI_OPT_* bit */
 extern const struct cli_opt_def cli_opt_defs[CLI_NOPT_DEFS];
 
 /* Sets the option of d from its argument (NULL: none given) into o; -EINVAL with e->msg when

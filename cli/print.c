@@ -1337,7 +1337,7 @@ static void print_cc_set_apart(FILE *f, const json_t *sa)
 void print_cc(FILE *f, const json_t *d)
 {
 	static const char *const h[] = { "ID", "MADE", "STEP", "PHASE", "STATE", "CLASS", "KNOB", "FROM", "TO",
-					 "N", "OUTCOME", "BY", "REASON", NULL };
+					 "N", "OUTCOME", "BATCH", "BY", "REASON", NULL };
 	struct strs s = { 0 };
 	bool any_made = false;
 	struct table *t;
@@ -1434,7 +1434,7 @@ void print_cc(FILE *f, const json_t *d)
 	}
 	t = table_new(h);
 	for (i = 0; json_is_array(d) ? i < json_array_size(d) : i < 1; i++) {
-		char from[32], to[32], n[16], made[32] = "-";
+		char from[32], to[32], n[16], made[32] = "-", batch[24] = "";
 
 		p = json_is_array(d) ? json_array_get(d, i) : (json_t *)d;
 		/* when rocefabd made it, by its clock (to the second); a record of before it kept
@@ -1449,6 +1449,10 @@ void print_cc(FILE *f, const json_t *d)
 			if (gmtime_r(&sec, &tm) && strftime(made, sizeof(made), "%Y-%m-%dT%H:%M:%SZ*", &tm))
 				any_made = true;
 		}
+		/* its changes in the audit log: rocefabctl changes --batch B */
+		if (json_integer_value(json_object_get(p, "change_batch")) > 0)
+			snprintf(batch, sizeof(batch), "%lld",
+				 (long long)json_integer_value(json_object_get(p, "change_batch")));
 		snprintf(from, sizeof(from), "%.15g", json_number_value(json_object_get(p, "from")));
 		snprintf(to, sizeof(to), "%.15g", json_number_value(json_object_get(p, "to")));
 		/* nchanges: the list is capped (64), the count is not */
@@ -1477,7 +1481,8 @@ void print_cc(FILE *f, const json_t *d)
 			const char *row[] = { str(&s, p, "id"), made, str(&s, p, "step"), str(&s, p, "phase"),
 					      state, str(&s, p, "class"), str(&s, p, "knob"),
 					      from,		   to,			n,
-					      str(&s, p, "outcome") ?: "", str(&s, p, "decided_by") ?: "", reason };
+					      str(&s, p, "outcome") ?: "", batch,
+					      str(&s, p, "decided_by") ?: "", reason };
 
 			table_row(t, row);
 		}

@@ -14,7 +14,7 @@ _rocefabctl() {
 		return
 		;;
 	-s | --server | -w | --watch | --reason | --host | --device | --from | --to | --step | \
-		--agent | --port | --window | --size | --max-targets | --limit)
+		--agent | --port | --window | --size | --max-targets | --limit | --batch)
 		return
 		;;
 	--op)
@@ -34,7 +34,7 @@ _rocefabctl() {
 		case "${COMP_WORDS[i]}" in
 		-s | -t | -w | --server | --token-file | --cacert | --watch | --reason | --host | --device | \
 			--from | --to | --step | --agent | --port | --window | --op | --size | --max-targets | \
-			--state | --priority | --limit)
+			--state | --priority | --limit | --batch)
 			((i++))
 			;;
 		-*) ;;

@@ -289,6 +289,9 @@ def test_bash_completion():
     assert complete("--v") == ["--version"]  # before a command: what every command takes
     # a command's own options only: rocefabctl refuses the others
     assert complete("changes", "--a") == ["--agent"]
+    assert complete("changes", "--b") == ["--batch"]
+    # (--batch takes a value: the word after it is not the command)
+    assert complete("--batch", "7", "changes", "--b") == ["--batch"]
     assert complete("probes", "--w") == ["--watch", "--window"]
     assert complete("counters", "h1:mlx5_0:1", "--s") == ["--server", "--step"]
     # the rocefabctl typed is the one asked (not one on PATH, which may be older or none)
@@ -321,6 +324,7 @@ def test_zsh_completion():
     assert shows("rocefabctl alerts --state cl", "*--state cleared*")
     # after a command, its own options (rocefabctl refuses the others)
     assert shows("rocefabctl changes --a", "*changes --agent*")  # not --all
+    assert shows("rocefabctl changes --ba", "*changes --batch*")
     assert shows("rocefabctl probes --win", "*probes --window*")
     # before the command, its options are understood (their values completed), not offered
     assert shows("rocefabctl --state cl", "*--state cleared*")

@@ -265,11 +265,13 @@ static void test_build_set(void **state)
 	assert_int_equal(build(&o, &r, &e, ARGV("cc", "rollback")), 0);
 	assert_request(&r, "POST", "/api/v1/cc/rollback", NULL);
 	cli_request_fini(&r);
-	/* the lists' length */
+	/* the lists' length; one batch's changes (a tuner proposal's change_batch) */
 	o.limit = "500";
+	o.batch = "17";
 	assert_int_equal(build(&o, &r, &e, ARGV("changes")), 0);
-	assert_request(&r, "GET", "/api/v1/changes?limit=500", NULL);
+	assert_request(&r, "GET", "/api/v1/changes?batch=17&limit=500", NULL);
 	cli_request_fini(&r);
+	o.batch = NULL;
 	assert_int_equal(build(&o, &r, &e, ARGV("settings-log", "cc/policy")), 0);
 	assert_request(&r, "GET", "/api/v1/settings/log?setting=cc%2Fpolicy&limit=500", NULL);
 	assert_ptr_equal(r.print, print_settings_log);
@@ -497,6 +499,12 @@ static void test_build_rejects(void **state)
 			"detector config: reason is not a field (--reason TEXT)");
 	assert_rejected(&o, ARGV("set", "dcqcn", "h1", "reason=x"), -EINVAL, "USAGE",
 			"set dcqcn: reason is not a setting (--reason TEXT)");
+	o.batch = "x";
+	assert_rejected(&o, ARGV("changes"), -EINVAL, "USAGE", "--batch: the id is a number from 1 up, not 'x'");
+	assert_rejected(&o, ARGV("changes", "7"), -EINVAL, "USAGE",
+			"changes ID: --batch is for the list, not one change");
+	assert_rejected(&o, ARGV("hosts"), -EINVAL, "USAGE", "hosts: --batch is not one of its options");
+	o.batch = NULL;
 	o.limit = "5";
 	assert_rejected(&o, ARGV("changes", "7"), -EINVAL, "USAGE",
 			"changes ID: --limit is for the list, not one change");
@@ -607,10 +615,12 @@ static const char usage_txt[] =
 	"                               host_classes='[{\"name\":\"gpu\",\"hosts\":\"gpu*\"}]'),\n"
 	"                               undo every step; role operator to change the policy,\n"
 	"                               apply, reject or roll back\n"
-	"  changes [ID] [--state S] [--agent A] [--limit N]\n"
+	"  changes [ID] [--state S] [--agent A] [--batch B] [--limit N]\n"
 	"                               configuration changes and their outcome (audit log),\n"
 	"                               newest first; --state pending, sent, applied, failed,\n"
-	"                               timed_out, or in_doubt: the changes to settle\n"
+	"                               timed_out, or in_doubt: the changes to settle;\n"
+	"                               --batch B: one request's, or one tuner proposal's\n"
+	"                               (cc history's BATCH)\n"
 	"  forget AGENT                 forget an agent gone for good (a host retired): its\n"
 	"                               ports, their samples and rollups; it must be stale,\n"
 	"                               with no change to it open (role operator)\n"
@@ -1465,10 +1475,10 @@ static void test_print_cc(void **state)
 		       "[{'id': 3, 'step': 2, 'phase': 'canary', 'state': 'waiting', 'class': 'tor_down',"
 		       "  'knob': 'kmin_bytes', 'from': 400000, 'to': 200000, 'changes': [{}, {}],"
 		       "  't_us': 1764973267500000, 'reason': 'deep queues'}]",
-		       "ID  MADE                   STEP  PHASE   STATE    CLASS     KNOB        FROM    TO      N  OUTCOME  BY  "
-		       "REASON\n"
-		       "3   2025-12-05T22:21:07Z*  2     canary  waiting  tor_down  kmin_bytes  400000  200000  2               "
-		       "deep queues\n"
+		       "ID  MADE                   STEP  PHASE   STATE    CLASS     KNOB        FROM    TO      N  "
+		       "OUTCOME  BATCH  BY  REASON\n"
+		       "3   2025-12-05T22:21:07Z*  2     canary  waiting  tor_down  kmin_bytes  400000  200000  2  "
+		       "                    deep queues\n"
 		       "MADE*: a record saved before rocefabd kept when it made it: the end of its decision interval, by the "
 		       "counters' clock (fabric time in a simulation)\n");
 	/* made_at: rocefabd's clock, to the second (t_us is fabric time in a simulation) */
@@ -1476,10 +1486,10 @@ static void test_print_cc(void **state)
 		       "[{'id': 3, 'step': 2, 'phase': 'canary', 'state': 'waiting', 'class': 'tor_down',"
 		       "  'knob': 'kmin_bytes', 'from': 400000, 'to': 200000, 'changes': [{}, {}],"
 		       "  't_us': 1764973267500000, 'made_at': '2026-12-06T14:38:22.990450Z', 'reason': 'deep queues'}]",
-		       "ID  MADE                  STEP  PHASE   STATE    CLASS     KNOB        FROM    TO      N  OUTCOME  BY  "
-		       "REASON\n"
-		       "3   2026-12-06T14:38:22Z  2     canary  waiting  tor_down  kmin_bytes  400000  200000  2               "
-		       "deep queues\n");
+		       "ID  MADE                  STEP  PHASE   STATE    CLASS     KNOB        FROM    TO      N  "
+		       "OUTCOME  BATCH  BY  REASON\n"
+		       "3   2026-12-06T14:38:22Z  2     canary  waiting  tor_down  kmin_bytes  400000  200000  2  "
+		       "                    deep queues\n");
 	/* the history: who decided, and why one was turned down before the evidence */
 	assert_printed(print_cc,
 		       "[{'id': 3, 'step': 2, 'phase': 'canary', 'state': 'rejected', 'class': 'tor_down',"
@@ -1487,11 +1497,13 @@ static void test_print_cc(void **state)
 		       "  'error': 'the tuner was turned off', 'reason': 'deep queues'},"
 		       " {'id': 4, 'step': 3, 'phase': 'rollback', 'state': 'applied', 'class': 'hosts',"
 		       "  'knob': 'rpg_ai_rate', 'from': 10, 'to': 5, 'changes': [{}], 'outcome': 'applied',"
-		       "  'decided_by': 'ops', 'reason': 'the tuner was turned off'}]",
-		       "ID  MADE  STEP  PHASE     STATE     CLASS     KNOB         FROM    TO      N  OUTCOME  BY   REASON\n"
-		       "3   -     2     canary    rejected  tor_down  kmin_bytes   400000  200000  1           ops  "
-		       "the tuner was turned off; made for: deep queues\n"
-		       "4   -     3     rollback  applied   hosts     rpg_ai_rate  10      5       1  applied  ops  "
+		       "  'change_batch': 17, 'decided_by': 'ops', 'reason': 'the tuner was turned off'}]",
+		       "ID  MADE  STEP  PHASE     STATE     CLASS     KNOB         FROM    TO      N  OUTCOME  BATCH  "
+		       "BY   REASON\n"
+		       "3   -     2     canary    rejected  tor_down  kmin_bytes   400000  200000  1                  "
+		       "ops  the tuner was turned off; made for: deep queues\n"
+		       "4   -     3     rollback  applied   hosts     rpg_ai_rate  10      5       1  applied  17     "
+		       "ops  "
 		       "the tuner was turned off\n");
 	/* withdrawn by the tuner (the policy changed while it waited), not an operator's reject */
 	assert_printed(print_cc,
@@ -1499,8 +1511,9 @@ static void test_print_cc(void **state)
 		       "  'knob': 'kmin_bytes', 'from': 4, 'to': 2, 'changes': [{}], 'decided_by': 'ops',"
 		       "  'decision_reason': 'night', 'error': 'withdrawn: the policy changed while it waited',"
 		       "  'reason': 'deep'}]",
-		       "ID  MADE  STEP  PHASE   STATE      CLASS   KNOB        FROM  TO  N  OUTCOME  BY   REASON\n"
-		       "5   -     4     canary  withdrawn  tor_up  kmin_bytes  4     2   1           ops  "
+		       "ID  MADE  STEP  PHASE   STATE      CLASS   KNOB        FROM  TO  N  OUTCOME  BATCH  BY   "
+		       "REASON\n"
+		       "5   -     4     canary  withdrawn  tor_up  kmin_bytes  4     2   1                  ops  "
 		       "withdrawn: the policy changed while it waited; ops: night; made for: deep\n");
 }
 
