@@ -1317,7 +1317,9 @@ static void classify(struct cc_tn *t, const struct cc_snap *s)
 
 		if (n->kind == CC_HOST) {
 			m = hmap_get(&t->idx, n->name);
-			if (m && m->host && m->snap_port < 0) {
+			/* (not a port without readings: one a switch's agent left, its role flipped
+			 * within the decision interval, cc_snap_merge) */
+			if (m && m->host && m->snap_port < 0 && !cp->silent) {
 				m->snap_port = (int32_t)p;
 				m->tor_port = cp->peer == CC_NONE ? -1 : (int32_t)cp->peer;
 			}
@@ -3531,9 +3533,12 @@ int cc_tn_rollback_all(struct cc_tn *t)
 				 refused ? " (nothing sent)" : ": nothing sent (its members were set since)");
 			p->state = CC_TN_APPLIED;
 		}
-		/* asked, not judged: counted all the same (rocefab_cc_rollbacks_total), once */
-		t->rolled_back += !ds->counted && p->nchanges;
-		ds->counted = true;
+		/* asked, not judged: counted all the same (rocefab_cc_rollbacks_total), once, when it
+		 * sends something (one sending nothing now may undo the step later: counted then) */
+		if (p->nchanges) {
+			t->rolled_back += !ds->counted;
+			ds->counted = true;
+		}
 		/* the operator undid it: not proposed again for a while; and the hold its keeping set
 		 * on going straight back is over (it held a repair of that knob back for as long, with
 		 * nothing saying why: an operator's trial) */

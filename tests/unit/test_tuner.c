@@ -3321,6 +3321,53 @@ static void test_absent_host_not_moved(void **state)
 	cc_tn_free(t);
 }
 
+/* An interval summed from two: in the first, h1's agent reported as a switch (port "a"), in the
+ * second as the host it is (cc_snap_merge keeps the port it had, silent, unlinked). */
+static void run_flipped(struct cc_tn *t, int64_t i)
+{
+	struct cc_snap *s = fabric(i * IV, NULL, NULL), *was = cc_snap_new(1u << PRIO, i * IV - IV / 2, IV / 2);
+	struct cc_snap *acc = cc_snap_new(1u << PRIO, 0, 0);
+	int p = cc_snap_port(was, (uint32_t)cc_snap_node(was, "h1", CC_SWITCH), "a");
+	struct cc_tn_input in = { .prio = PRIO, .xoff_bytes = XOFF, .probe_p99_us = -1 };
+
+	cc_snap_prio(was, (uint32_t)p, PRIO)->v[CF_TX_BYTES] = 1000;
+	cc_snap_prio(was, (uint32_t)p, PRIO)->have |= 1u << CF_TX_BYTES;
+	cc_snap_finish(was);
+	assert_int_equal(cc_snap_merge(acc, was), 0);
+	assert_int_equal(cc_snap_merge(acc, s), 0);
+	cc_snap_finish(acc);
+	in.snap = acc;
+	assert_true(cc_tn_run(t, &in) >= 0);
+	cc_snap_free(was);
+	cc_snap_free(s);
+	cc_snap_free(acc);
+}
+
+/* A host whose agent's role flipped within the decision interval is measured by its port with
+ * readings (a review: the host took the first port of its node, the silent one its switch role
+ * left: nothing sent, no ToR port). */
+static void test_a_host_after_a_role_flip_is_measured(void **state)
+{
+	struct cc_tn_policy pol = cc_tn_defaults;
+	struct cc_tn *t;
+	json_t *j, *one;
+
+	(void)state;
+	pol.mode = CC_TN_ADVISE;
+	pol.nhost_classes = 1;
+	snprintf(pol.host_classes[0].name, sizeof(pol.host_classes[0].name), "one");
+	snprintf(pol.host_classes[0].hosts, sizeof(pol.host_classes[0].hosts), "h1");
+	t = tuner_with(&pol);
+	for (int64_t i = 1; i <= 3; i++)
+		run_flipped(t, i);
+	j = cc_tn_json(t);
+	one = json_object_get(json_object_get(json_object_get(j, "signals"), "host_classes"), "one");
+	assert_non_null(one);
+	assert_true(json_number_value(json_object_get(one, "host_util")) > 0);
+	json_decref(j);
+	cc_tn_free(t);
+}
+
 /* Two steps of Kmin kept (20 -> 15 -> 12 KB), then a Kmin floor of 16 KB: undoing every step
  * takes the ports through 15 KB (not allowed, so not sent) to the 20 KB before both, in the
  * older undo.  Before, the newer undo refused the ports and the older one found them at 12 KB,
@@ -3388,10 +3435,16 @@ static void test_rollback_all_through_a_refused_value(void **state)
 		e.kmin_bytes = 12000;
 		assert_int_equal(cc_tn_track_port(t, node, port, &e), 0);
 	}
+	/* the floor back down: the newer undo sends its changes now, and is counted now (a review:
+	 * it was marked counted when it sent nothing, and never counted after) */
+	pol.kmin_floor_bytes = cc_tn_defaults.kmin_floor_bytes;
+	assert_int_equal(cc_tn_set_policy(t, &pol), 0);
 	assert_int_equal(cc_tn_rollback_all(t), 2);
 	v = cc_tn_pending(t, &n);
-	assert_int_equal(n, 1);
+	assert_int_equal(n, 2);
 	assert_int_equal(v[0]->nchanges, 8);
+	assert_int_equal(v[1]->nchanges, 8);
+	assert_int_equal(t_rolled_back(t), rb + 2);
 	apply_all(t, 8, NULL);
 	cc_tn_class_ecn(t, CC_TN_TOR_DOWN, &e);
 	assert_int_equal(e.kmin_bytes, 20000);
@@ -3618,6 +3671,7 @@ int main(void)
 		cmocka_unit_test(test_snapshot_merge),
 		cmocka_unit_test(test_snapshot_merge_role_flip),
 		cmocka_unit_test(test_holds_follow_a_shorter_tabu),
+		cmocka_unit_test(test_a_host_after_a_role_flip_is_measured),
 		cmocka_unit_test(test_mode_changes),
 		cmocka_unit_test(test_outlier_kept),
 		cmocka_unit_test(test_no_softening_after_a_harder_step),
