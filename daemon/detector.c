@@ -168,8 +168,9 @@ struct detector {
 	 * RECENT_NS before in [0]; how many intervals each holds */
 	struct cc_snap *recent[2];
 	unsigned nrecent[2];
+	int64_t recent_from_us[2]; /* where the first interval of each began (counters' clock) */
 	int64_t recent_at;
-	int64_t fed_t_us; /* the end of the last interval summed and given to the listener */
+	uint64_t fed_gen; /* lane_gen of the last snapshot summed and given to the listener */
 	json_t *findings; /* the last run's, for status */
 	json_t *ended;	  /* alert findings over within ENDED_KEEP_NS: [{"f": finding, "at": mono ns}] */
 	/* restorations that failed, until one succeeds or the queue is no longer held (an operator
@@ -1266,10 +1267,10 @@ static bool drop_subject(const char *key, void *val, void *ctx)
 	return true;
 }
 
-/* How long a finding that is over may still explain the pingmesh's (detector_explains): the
- * longest window a localization looks back over. */
-/* Under dl_lock: the sums of intervals turned once the newer is RECENT_NS old; one that ended
- * more than RECENT_NS before now (nothing analysed since: every agent gone) is dropped. */
+/* Under dl_lock: the sums of intervals turned once the newer is RECENT_NS old, on a clock of
+ * RECENT_NS steps from the first (the newer sum holds what was analysed over one step, the
+ * older the step before: nothing older than two steps is shown, however late the turn; a turn
+ * that comes later than that, nothing analysed since, drops both). */
 static void recent_turn(struct detector *d, int64_t now)
 {
 	bool keep = d->recent_at && now - d->recent_at < 2 * RECENT_NS;
@@ -1279,11 +1280,12 @@ static void recent_turn(struct detector *d, int64_t now)
 	cc_snap_free(d->recent[0]);
 	d->recent[0] = keep ? d->recent[1] : NULL;
 	d->nrecent[0] = keep ? d->nrecent[1] : 0;
+	d->recent_from_us[0] = d->recent_from_us[1];
 	if (!keep)
 		cc_snap_free(d->recent[1]);
 	d->recent[1] = NULL;
 	d->nrecent[1] = 0;
-	d->recent_at = now;
+	d->recent_at = keep ? d->recent_at + RECENT_NS : now;
 }
 
 /* Under dl_lock: interval s analysed, into the recent sums (left out of them when short of
@@ -1291,8 +1293,10 @@ static void recent_turn(struct detector *d, int64_t now)
 static void recent_add(struct detector *d, const struct cc_snap *s, int64_t now)
 {
 	recent_turn(d, now);
-	if (!d->recent[1] && !d->nrecent[1])
+	if (!d->recent[1] && !d->nrecent[1]) {
 		d->recent[1] = cc_snap_new(s->prios, s->t_us, 0);
+		d->recent_from_us[1] = s->t_us - s->interval_us;
+	}
 	if (d->recent[1] && cc_snap_merge(d->recent[1], s) == 0) {
 		d->nrecent[1]++;
 		return;
@@ -1302,6 +1306,8 @@ static void recent_add(struct detector *d, const struct cc_snap *s, int64_t now)
 	d->nrecent[1]++; /* (not 0: nothing is summed until the next turn) */
 }
 
+/* How long a finding that is over may still explain the pingmesh's (detector_explains): the
+ * longest window a localization looks back over. */
 #define ENDED_KEEP_NS (10 * 60 * NSEC_PER_SEC)
 #define ENDED_MAX 256
 
@@ -1389,12 +1395,14 @@ int detector_run(void *ctx, int64_t now)
 	hmap_sweep(&d->lane, forget_port, &(struct forget){ d, t0 });
 	snap = build(d, t0);
 	/* The same interval again (the counters' clocks stood still: a simulator paused, agents
-	 * reporting the same readings): analysed, but not summed again, nor given to the tuner,
-	 * which would judge its steps on it as on a new one (a trial: steps rolled out in auto
-	 * mode, on the same signals, for the 100 s the simulator was paused). */
-	fresh = snap && snap->t_us != d->fed_t_us;
+	 * reporting the same readings, which keep their ports fresh but are no new readings):
+	 * analysed, but not summed again, nor given to the tuner, which would judge its steps on
+	 * it as on a new one (a trial: steps rolled out in auto mode, on the same signals, for
+	 * the 100 s the simulator was paused).  New is any newer reading of any port: not the
+	 * snapshot's time, a median over agents, which a few agents' new readings may not move. */
+	fresh = snap && d->lane_gen != d->fed_gen;
 	if (fresh)
-		d->fed_t_us = snap->t_us;
+		d->fed_gen = d->lane_gen;
 	pthread_mutex_unlock(&d->lock);
 	if (fresh && d->listener)
 		d->listener(d->listener_ctx, snap);
@@ -1779,6 +1787,7 @@ json_t *detector_snapshot(struct detector *d)
 json_t *detector_recent(struct detector *d)
 {
 	struct cc_snap *sum = NULL;
+	int64_t from = 0, span;
 	unsigned n = 0;
 	json_t *o;
 
@@ -1787,8 +1796,11 @@ json_t *detector_recent(struct detector *d)
 	for (int i = 0; i < 2; i++) {
 		if (!d->recent[i])
 			continue;
-		if (!sum && !(sum = cc_snap_new(d->recent[i]->prios, d->recent[i]->t_us, 0)))
-			break;
+		if (!sum) {
+			if (!(sum = cc_snap_new(d->recent[i]->prios, d->recent[i]->t_us, 0)))
+				break;
+			from = d->recent_from_us[i];
+		}
 		if (cc_snap_merge(sum, d->recent[i]) < 0) {
 			cc_snap_free(sum);
 			sum = NULL;
@@ -1801,9 +1813,14 @@ json_t *detector_recent(struct detector *d)
 		return NULL;
 	cc_snap_finish(sum);
 	o = cc_snap_json(sum);
+	/* the time they cover: less than interval_us when an analysis reused a port's readings of
+	 * the one before (its agent not heard from in between: counted twice, its rates the same) */
+	span = sum->t_us > from ? sum->t_us - from : 0;
 	cc_snap_free(sum);
-	if (o)
+	if (o) {
 		json_object_set_new(o, "intervals", json_integer(n));
+		json_object_set_new(o, "span_us", json_integer(span));
+	}
 	return o;
 }
 

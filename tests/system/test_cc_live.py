@@ -155,14 +155,14 @@ def test_no_decision_on_the_same_interval_again(world):
     wait_for(lambda: c.json("/api/v1/cc")["decisions"] >= 2, 20, what="the tuner deciding")
     sim.pause()
     try:
-        # (one decision may still come, on what was read before the clock stopped)
-        dec, rec = c.json("/api/v1/cc")["decisions"], c.json("/api/v1/detector")["recent_intervals"]
+        # (what was read before the clock stopped, its last reports on their way, and one
+        # decision on it may still come: the detector analyses the lane gone silent every
+        # 150 ms, 10 times in 2 s, past that decision, within 1.25 s of the stop)
         runs = c.json("/api/v1/detector")["runs"]
-        wait_for(lambda: c.json("/api/v1/detector")["runs"] >= runs + 5, 10, what="the detector analysing")
-        st = c.json("/api/v1/cc")
-        assert st["decisions"] <= dec + 1, (dec, st["decisions"])
-        assert c.json("/api/v1/detector")["recent_intervals"] <= rec + 1
-        stays(lambda: c.json("/api/v1/cc")["decisions"] == st["decisions"], 3, what="no decision while paused")
+        wait_for(lambda: c.json("/api/v1/detector")["runs"] >= runs + 10, 10, what="the detector analysing")
+        st, rec = c.json("/api/v1/cc"), c.json("/api/v1/detector")["recent_intervals"]
+        stays(lambda: c.json("/api/v1/cc")["decisions"] == st["decisions"] and
+              c.json("/api/v1/detector")["recent_intervals"] == rec, 3, what="no decision nor sum while paused")
     finally:
         sim.resume()
     wait_for(lambda: c.json("/api/v1/cc")["decisions"] > st["decisions"], 10, what="decisions again")

@@ -391,6 +391,8 @@ def test_recent_intervals_summed_keep_what_one_interval_misses(world):
     assert port_pause_us(recent, "leaf1", "h5") > 0, recent
     assert recent["intervals"] >= 2 and recent["interval_us"] > last["interval_us"], (recent["intervals"],
                                                                                       recent["interval_us"])
+    # the time covered: no more than the intervals' total (an analysis may reuse a port's readings)
+    assert 0 < recent["span_us"] <= recent["interval_us"], (recent["span_us"], recent["interval_us"])
     assert "intervals" not in last
     # every agent gone: the sums age out (the last 20 s at most), and say why
     sim.stop(signal.SIGKILL)

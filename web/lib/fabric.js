@@ -4,9 +4,10 @@ import { api } from './api.js';
 // detector's snapshots (GET /api/v1/detector/snapshot: deltas over interval_us).
 
 // Per port "node|port": util (tx share of line rate), pause (share of the interval its
-// transmitter was paused: pause time received, its priorities' added, at most the whole
-// interval), ecn (marked packets) and drops, each also per second (ecn_per_s, drops_per_s: of
-// the counters' clock, fabric time in the simulator), queue (bytes: the highest watermark).
+// transmitter was paused: pause time received on its most paused priority — priorities paused
+// at once count once, where adding them read up to twice the time), ecn (marked packets) and
+// drops, each also per second (ecn_per_s, drops_per_s: of the counters' clock, fabric time in
+// the simulator), queue (bytes: the highest watermark).
 export function portLoad(snap) {
   const out = new Map();
   if (!snap || !snap.nodes) return out;
@@ -19,7 +20,7 @@ export function portLoad(snap) {
       let pause = 0, ecn = c.np_ecn_marked_roce_packets || 0, queue = 0;
       let drops = (c.phy_tx_discards || 0) + (c.phy_rx_discards || 0) + (c.phy_rx_crc_errors || 0);
       for (const q of Object.values(p.prio || {})) {
-        pause += q.pfc_rx_pause_duration_us || 0;
+        pause = Math.max(pause, q.pfc_rx_pause_duration_us || 0);
         ecn += q.ecn_marked_packets || 0;
         drops += q.prio_rx_buf_discards || 0;
         queue = Math.max(queue, q.queue_watermark_periodic_bytes || q.queue_depth_bytes || 0);
@@ -28,7 +29,7 @@ export function portLoad(snap) {
       out.set(`${n.name}|${p.name}`, {
         node: n.name, port: p.name, kind: n.kind, peer: p.peer, down: !!p.down,
         util: iv && p.speed_mbps ? (tx * 8) / (iv * p.speed_mbps) : null,
-        pause: iv ? Math.min(1, pause / iv) : null,
+        pause: iv ? Math.min(1, pause / iv) : null, // (at most 1: a reading's rounding)
         pause_us: pause, ecn, drops, queue, tx_bytes: tx,
         ecn_per_s: iv ? (ecn * 1e6) / iv : 0, drops_per_s: iv ? (drops * 1e6) / iv : 0,
       });
@@ -44,8 +45,9 @@ export function portLoad(snap) {
 // flickers, and one fetched at each refresh misses what falls between two (before, the views
 // summed those: the demo's incast, which marks in one interval of every 25, went unseen for a
 // minute when the refreshes ran in step with it).  Per port as portLoad() gives it, with
-// ecn_per_s and drops_per_s; { load, samples: the intervals summed, span_us: their total } (no
-// ports and 0 when there were none in that time), or null when this rocefabd runs no detector
+// ecn_per_s and drops_per_s; { load, samples: the intervals summed, span_us: the time they
+// cover } (no ports and 0 when there were none in that time), or null when this rocefabd runs no
+// detector
 // (the detector asked first whether it has any: a 404 would be a console error in the browser).
 export async function recentLoad(features) {
   if (!features?.detector) return null;
@@ -58,7 +60,7 @@ export async function recentLoad(features) {
     if (e.status === 404) return none; // (aged out since: every agent silent for 10 s or more)
     throw e;
   }
-  return { load: portLoad(snap), samples: snap.intervals || 0, span_us: snap.interval_us || 0 };
+  return { load: portLoad(snap), samples: snap.intervals || 0, span_us: snap.span_us || 0 };
 }
 
 // Tiers of a leaf-spine: switches with hosts below are leaves (ToRs), the other switches spines.
