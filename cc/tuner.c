@@ -3900,6 +3900,10 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 					t->tabu_until[k->cls][k->knob][k->to > k->from] =
 						t->interval + t->pol.tabu_intervals;
 			}
+			/* nothing to send: over now, not "rolling back" until the next decision (an
+			 * operator's trial: "step 18 rolling back: ... -> 1600000", nothing moving) */
+			if (!p->nchanges)
+				step_end(t, k);
 			n++;
 		}
 	if (holds && !json_is_array(holds))

@@ -1382,7 +1382,8 @@ void print_cc(FILE *f, const json_t *d)
 				(long long)json_integer_value(low), (long long)json_integer_value(prio));
 		if (json_is_true(json_object_get(d, "restoring")))
 			fprintf(f, "  restoring: the state saved before this start, if any, comes back at the first "
-				   "decision once the agents reported (a step under way then rolls back)\n");
+				   "decision once the agents reported (a step under way then rolls back; the counts of "
+				   "steps and rollbacks come back with it)\n");
 		print_cc_signals(f, json_object_get(d, "signals"));
 		/* an operator's pattern, an agent's node and port names: made printable */
 		json_array_foreach(json_object_get(d, "empty_host_classes"), i, x)

@@ -903,6 +903,7 @@ static void test_state_across_restart(void **state)
 		assert_null(strstr(p->reason, "rolled back"));
 		assert_non_null(strstr(p->reason, "left at"));
 		assert_non_null(strstr(p->reason, "a repair cut short"));
+		assert_true(idle(t4)); /* over: not shown rolling back until the next decision */
 		after = cc_tn_state_json(t4);
 		assert_int_equal(json_integer_value(json_object_get(after, "rolled_back")),
 				 json_integer_value(json_object_get(saved, "rolled_back")));
