@@ -981,6 +981,7 @@ struct cc_tn {
 	 * there) */
 	uint64_t nogain_until[CC_TN_NCLASSES][CC_TN_NKNOBS][2];
 	uint64_t xoff; /* the last input's */
+	char host_fault[96]; /* the last input's, "" when none: no harder step starts */
 	unsigned canaries[CC_TN_NCLASSES]; /* canaries of the class so far (host_canary's turn) */
 	struct step steps_of[CC_TN_NCLASSES]; /* the step in progress in each class */
 	struct done_step *done;
@@ -2572,7 +2573,8 @@ static int choose_class(struct cc_tn *t, enum cc_tn_class c, const struct sig *g
 #define TRY(kn, up, aggr, ...)                                                                             \
 	do {                                                                                               \
 		double nv_;                                                                                \
-		if (!tabu(t, c, kn, up, (aggr) && paused) && !isnan(nv_ = step_value(t, c, kn, up)) &&     \
+		if (!((aggr) && t->host_fault[0]) && !tabu(t, c, kn, up, (aggr) && paused) &&             \
+		    !isnan(nv_ = step_value(t, c, kn, up)) &&                                              \
 		    !candidate_check(t, c, kn, nv_, xoff)) {                                               \
 			snprintf(expect, sizeof(expect), __VA_ARGS__);                                     \
 			return start_step(t, c, kn, nv_, aggr, false, (aggr) && paused, why, expect, false, \
@@ -3141,6 +3143,7 @@ int cc_tn_run(struct cc_tn *t, const struct cc_tn_input *in)
 	t->interval++;
 	t->t_us = in->snap->t_us;
 	t->xoff = in->xoff_bytes;
+	snprintf(t->host_fault, sizeof(t->host_fault), "%s", in->host_fault ?: "");
 	classify(t, in->snap);
 	if ((r = measure(t, in, &g)) < 0)
 		return r;
@@ -4168,6 +4171,9 @@ json_t *cc_tn_json(const struct cc_tn *t)
 							       k->cur ? json_integer((json_int_t)k->cur->id) : NULL));
 		}
 		json_object_set_new(o, "state", json_string(busy ? "stepping" : "idle"));
+		/* no harder step while the detector names a host's fault */
+		if (t->host_fault[0])
+			json_object_set_new(o, "harder_held_for", json_string(t->host_fault));
 		/* host classes set but not in force until no step of one is out */
 		json_object_set_new(o, "host_classes_pending", json_boolean(classes_pending(t)));
 		/* those in force whose pattern matches no host the tuner knows (a typo, or hosts not

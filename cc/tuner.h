@@ -230,6 +230,11 @@ struct cc_tn_input {
 	bool hold_switch;	    /* no new step of a switch class (prio is not the lowest
 				     * lossless priority any more: steps under way finish or roll
 				     * back, and an operator's rollback lets the caller move) */
+	const char *host_fault;	    /* a host's fault the PFC detector names now (a pause storm, a
+				     * slow receiver: "slow_receiver h24"), NULL: none.  No harder
+				     * step starts meanwhile: the pauses and deep queues it causes
+				     * are not congestion control's to fix, and harder marking for
+				     * them only slows every other flow */
 };
 
 /* One interval: updates the signals and the step in progress; returns how many proposals it

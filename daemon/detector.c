@@ -1784,6 +1784,30 @@ json_t *detector_snapshot(struct detector *d)
 	return o;
 }
 
+bool detector_host_fault(struct detector *d, char *buf, size_t len)
+{
+	const char *first = NULL, *who = NULL;
+	unsigned n = 0;
+	json_t *f;
+	size_t i;
+
+	pthread_mutex_lock(&d->dl_lock);
+	json_array_foreach(d->findings, i, f) {
+		const char *cls = json_string_value(json_object_get(f, "class")) ?: "";
+
+		if (strcmp(cls, "pause_storm") && strcmp(cls, "slow_receiver"))
+			continue;
+		if (!n++) {
+			first = cls;
+			who = json_string_value(json_object_get(f, "culprit")) ?: "?";
+		}
+	}
+	if (n)
+		snprintf(buf, len, "%s %.64s%s", first, who, n > 1 ? " and more" : "");
+	pthread_mutex_unlock(&d->dl_lock);
+	return n > 0;
+}
+
 json_t *detector_recent(struct detector *d)
 {
 	struct cc_snap *sum = NULL;

@@ -53,6 +53,8 @@ struct tuner {
 	int64_t last_run_mono, last_run_ns, last_decision_ns;
 	tuner_probe_fn probe; /* the pingmesh's tail latency, or NULL */
 	void *probe_ctx;
+	tuner_fault_fn fault; /* the detector's host faults, or NULL */
+	void *fault_ctx;
 	/* across restarts (meta key STATE_KEY): the state the previous process saved, until it is
 	 * taken back (at the first decision with the fabric tracked and no change out), and the
 	 * text last saved (saved again only when it changed) */
@@ -1102,11 +1104,17 @@ int tuner_run(void *ctx, int64_t now)
 					  .probe_p99_us = -1,
 					  .hold_switch = t->lowest >= 0 && (unsigned)t->lowest != prio };
 		double p99;
+		char fault[96];
 
 		/* the probes of this interval: a safety signal (a step after which they got much
 		 * slower is rolled back) */
 		if (t->probe && t->probe(t->probe_ctx, &p99) == 0 && p99 >= 0)
 			in.probe_p99_us = p99;
+		/* a host's fault the detector names: no harder step (an operator's trial: a slow
+		 * receiver took the spines' Kmin to the floor, step after step kept as "a harder
+		 * move against pauses needs no gain to show", where ECN could not help) */
+		if (t->fault && t->fault(t->fault_ctx, fault, sizeof(fault)))
+			in.host_fault = fault;
 		cc_snap_finish(snap);
 		r = cc_tn_run(t->tn, &in);
 		t->decisions++;
@@ -1426,6 +1434,14 @@ void tuner_set_probe_source(struct tuner *t, tuner_probe_fn fn, void *ctx)
 	pthread_mutex_lock(&t->lock);
 	t->probe = fn;
 	t->probe_ctx = ctx;
+	pthread_mutex_unlock(&t->lock);
+}
+
+void tuner_set_fault_source(struct tuner *t, tuner_fault_fn fn, void *ctx)
+{
+	pthread_mutex_lock(&t->lock);
+	t->fault = fn;
+	t->fault_ctx = ctx;
 	pthread_mutex_unlock(&t->lock);
 }
 

@@ -215,6 +215,12 @@ static int probe_tail(void *ctx, double *p99_us)
 	return pingmesh_take_tail(ctx, p99_us, NULL);
 }
 
+/* The host faults the detector names hold the tuner's harder steps (daemon/tuner.h). */
+static bool tuner_fault_of(void *ctx, char *buf, size_t len)
+{
+	return detector_host_fault(ctx, buf, len);
+}
+
 /* The pingmesh's findings that a PFC finding explains are attributed to it (daemon/pingmesh.h). */
 static bool pingmesh_explainer(void *ctx, const char *kind, const char *subject, int64_t window_ns, char *buf,
 			       size_t len, const char **ret_class)
@@ -659,6 +665,8 @@ int rocefabd_run(const struct rocefabd_settings *s, rocefabd_reload_fn reload_fn
 		pingmesh_set_explainer(pm, pingmesh_explainer, det);
 	if (tn)
 		tuner_set_probe_source(tn, probe_tail, pm);
+	if (tn && det)
+		tuner_set_fault_source(tn, tuner_fault_of, det);
 	fit_open_files((uint64_t)s->max_connections);
 	if (api_start(&ac, &deps, &api, &e) < 0) {
 		log_msg(LOG_ERR, "api", e.code, "%s", rf_err_str(&e, buf, sizeof(buf)));

@@ -145,6 +145,31 @@ def test_auto_steps_and_rollback(world):
     assert ids == list(range(ids[0], ids[-1] + 1)), ids
 
 
+def test_no_harder_step_while_the_detector_names_a_host_fault(world):
+    """A slow receiver the detector names holds the tuner's harder steps: its pauses, and the
+    queues they deepen, are not congestion control's to fix, and harder marking for them slows
+    every other flow (an operator's trial: in auto mode the spines' Kmin went to the floor and
+    Kmax to 100 KB, each step kept as "a harder move against pauses needs no gain to show").
+    GET /api/v1/cc and rocefabctl cc say why; once the fault is over, the hold is too."""
+    d, sim, c, ops = fabric(world)
+    fid = sim.ctl("POST", "/v1/faults", {"type": "slow_receiver", "host": "h3", "rate_gbps": 5}, expect=201)["id"]
+    st = wait_for(lambda: (lambda x: x if x.get("harder_held_for") else None)(c.json("/api/v1/cc")), 30,
+                  what="the tuner holding its harder steps")
+    assert st["harder_held_for"].startswith("slow_receiver h3"), st
+    out = ctl(d, "viewer", "cc")
+    assert "no harder step while the detector names a host's fault (slow_receiver h3" in out.stdout, out.stdout
+    # nothing harder is proposed meanwhile (a softer move or a repair may be)
+    first = max((p["id"] for p in c.json("/api/v1/cc/history")), default=0)
+
+    def harder(p):  # (marking more, or senders cut back more or for longer)
+        up = p["to"] > p["from"]
+        return p["phase"] == "canary" and (up if p["knob"] in ("pmax", "rpg_time_reset") else not up)
+    stays(lambda: not [p for p in c.json("/api/v1/cc/history") if p["id"] > first and harder(p)], 3,
+          what="no harder canary")
+    sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
+    wait_for(lambda: "harder_held_for" not in c.json("/api/v1/cc"), 40, what="the hold over with the fault")
+
+
 def test_no_decision_on_the_same_interval_again(world):
     """The simulator's clock paused: its agents go on reporting, the same readings each time, and
     the detector analyses that same interval again at each report.  Nothing new is read, so the

@@ -1461,7 +1461,7 @@ static void test_print_cc(void **state)
 	assert_printed(print_cc,
 		       "{'mode': 'auto', 'state': 'idle', 'interval_ms': 10000, 'decisions': 9, 'steps': 1,"
 		       " 'rolled_back': 1, 'proposals_made': 2, 'changes_in_flight': 0, 'signals': {}, 'settings': {},"
-		       " 'priority': 0, 'lowest_lossless': 4,"
+		       " 'priority': 0, 'lowest_lossless': 4, 'harder_held_for': 'slow_receiver h24',"
 		       " 'holds': [{'class': 'tor_down', 'knob': 'kmax_bytes', 'direction': 'down', 'intervals': 4},"
 		       "   {'class': 'tor_down', 'knob': 'kmax_bytes', 'direction': 'down', 'intervals': 12,"
 		       "    'unless_pausing': true}, {'class': 'hosts', 'knob': 'soften', 'intervals': 1}]}",
@@ -1469,6 +1469,8 @@ static void test_print_cc(void **state)
 		       "2 proposals, 0 change sets in flight\n"
 		       "  priority 4 is the lowest lossless one: the tuner moves to it once its steps on priority 0 are "
 		       "undone (rocefabctl cc rollback)\n"
+		       "  no harder step while the detector names a host's fault (slow_receiver h24): its pauses are "
+		       "not congestion control's to fix\n"
 		       "  held back for 4 intervals: tor_down kmax_bytes down\n"
 		       "  held back for 12 intervals: tor_down kmax_bytes down (unless ports pause)\n"
 		       "  held back for 1 interval: hosts soften\n");

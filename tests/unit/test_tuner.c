@@ -3369,6 +3369,48 @@ static void test_a_host_after_a_role_flip_is_measured(void **state)
 	cc_tn_free(t);
 }
 
+/* An interval while the detector names a host's fault (host_fault), or none (NULL). */
+static int run_fault(struct cc_tn *t, int64_t i, look_fn look, const char *fault)
+{
+	struct cc_snap *s = fabric(i * IV, look, NULL);
+	struct cc_tn_input in = { .snap = s, .prio = PRIO, .xoff_bytes = XOFF, .probe_p99_us = -1,
+				  .host_fault = fault };
+	int r = cc_tn_run(t, &in);
+
+	cc_snap_free(s);
+	assert_true(r >= 0);
+	return r;
+}
+
+/* While the detector names a host's fault (a slow receiver), deep queues start no harder step:
+ * its pauses and the queues they deepen are not congestion control's to fix (an operator's
+ * trial: a slow receiver took the spines' Kmin to the floor, each step kept as "a harder move
+ * against pauses needs no gain to show").  GET /api/v1/cc says why; once it is gone, the step
+ * comes. */
+static void test_no_harder_step_for_a_host_fault(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_ADVISE);
+	json_t *j;
+	size_t n;
+	int64_t i = 1;
+
+	(void)state;
+	for (; i <= 6; i++)
+		assert_int_equal(run_fault(t, i, deep_down, "slow_receiver h3"), 0);
+	cc_tn_pending(t, &n);
+	assert_int_equal(n, 0);
+	j = cc_tn_json(t);
+	assert_string_equal(json_string_value(json_object_get(j, "harder_held_for")), "slow_receiver h3");
+	json_decref(j);
+	run_fault(t, i++, deep_down, NULL);
+	cc_tn_pending(t, &n);
+	assert_int_equal(n, 1);
+	j = cc_tn_json(t);
+	assert_null(json_object_get(j, "harder_held_for"));
+	json_decref(j);
+	cc_tn_free(t);
+}
+
 /* Two steps of Kmin kept (20 -> 15 -> 12 KB), then a Kmin floor of 16 KB: undoing every step
  * takes the ports through 15 KB (not allowed, so not sent) to the 20 KB before both, in the
  * older undo.  Before, the newer undo refused the ports and the older one found them at 12 KB,
@@ -3673,6 +3715,7 @@ int main(void)
 		cmocka_unit_test(test_snapshot_merge_role_flip),
 		cmocka_unit_test(test_holds_follow_a_shorter_tabu),
 		cmocka_unit_test(test_a_host_after_a_role_flip_is_measured),
+		cmocka_unit_test(test_no_harder_step_for_a_host_fault),
 		cmocka_unit_test(test_mode_changes),
 		cmocka_unit_test(test_outlier_kept),
 		cmocka_unit_test(test_no_softening_after_a_harder_step),
