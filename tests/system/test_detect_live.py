@@ -47,6 +47,27 @@ def h5_linked(c):
                for n in snap.json()["nodes"])
 
 
+def with_real_agents(world, devs, extra_conf=""):
+    """faults.json's fabric, the nodes devs reported by real rocefab-agents (--backend sim) rather
+    than the simulator's virtual ones, linked in the fast lane: rocefabd, the simulator, the
+    agents (started), a viewer's client."""
+    d = world.daemon(extra_conf=extra_conf).start()
+    _, tok = d.token("agents", "agent", agent=SIM_AGENTS)
+    d.token("viewer", "viewer")
+    d.token("ops", "operator")
+    sim = world.sim(os.path.join(LIVE, "faults.json"), daemon=d, token_file=tok, interval="0.3s",
+                    skip=tuple(devs)).start()
+    agents = []
+    for dev in devs:
+        ag = world.agent(dev, "/nonexistent", d.url, tok, interval="0.3s",
+                         extra=("--backend", "sim", "--sim", sim.url, "--device", dev))
+        ag.args = [a for a in ag.args if a not in ("--sysfs-root", "/nonexistent")]
+        agents.append(ag.start())
+    c = d.client("viewer")
+    wait_for(lambda: lane_ready(c) and h5_linked(c), 20, what=f"{', '.join(devs)} in the fast lane, linked")
+    return d, sim, agents, c
+
+
 def alerts(c, kind=None, state="active"):
     items = c.json("/api/v1/alerts", params={"state": state})["items"]
     return [a for a in items if kind is None or a["kind"] == kind]
@@ -203,18 +224,7 @@ def test_a_storm_goes_on_and_is_named_when_its_hosts_agent_dies(world):
     (the same one), now read from leaf1's side of the link (source_silent), and clears when the
     storm ends; a storm that begins while the agent is dead is named from that side alone.  Before, a host without readings was no finding at all: the alert cleared once
     its agent stopped, and the storm went unnamed while the switch still reported it."""
-    d = world.daemon().start()
-    _, tok = d.token("agents", "agent", agent=SIM_AGENTS)
-    d.token("viewer", "viewer")
-    d.token("ops", "operator")
-    sim = world.sim(os.path.join(LIVE, "faults.json"), daemon=d, token_file=tok, interval="0.3s",
-                    skip=("h5",)).start()
-    agent = world.agent("h5", "/nonexistent", d.url, tok, interval="0.3s",
-                        extra=("--backend", "sim", "--sim", sim.url, "--device", "h5"))
-    agent.args = [a for a in agent.args if a not in ("--sysfs-root", "/nonexistent")]
-    agent.start()
-    c = d.client("viewer")
-    wait_for(lambda: lane_ready(c) and h5_linked(c), 20, what="h5's agent in the fast lane, linked to leaf1")
+    d, sim, (agent,), c = with_real_agents(world, ("h5",))
     fid = inject(sim, {"type": "pause_storm", "host": "h5"})
     a = wait_for(lambda: (alerts(c, "pause_storm") or [None])[0], 10, what="a pause_storm alert")
     assert a["details"]["culprit"] == "h5" and a["details"]["source_silent"] is False, a
@@ -258,20 +268,7 @@ def test_an_isolated_storm_stays_raised_when_both_ends_fall_silent(world):
     --backend sim) killed: nothing read says the storm is over, so leaf1's port stays out of
     lossless mode and its alert stays active, the same one, as it was last read (details.unread,
     its last seen standing still).  Before, the alert cleared while the port stayed isolated."""
-    d = world.daemon().start()
-    _, tok = d.token("agents", "agent", agent=SIM_AGENTS)
-    d.token("viewer", "viewer")
-    d.token("ops", "operator")
-    sim = world.sim(os.path.join(LIVE, "faults.json"), daemon=d, token_file=tok, interval="0.3s",
-                    skip=("h5", "leaf1")).start()
-    agents = []
-    for dev in ("h5", "leaf1"):
-        ag = world.agent(dev, "/nonexistent", d.url, tok, interval="0.3s",
-                         extra=("--backend", "sim", "--sim", sim.url, "--device", dev))
-        ag.args = [a for a in ag.args if a not in ("--sysfs-root", "/nonexistent")]
-        agents.append(ag.start())
-    c = d.client("viewer")
-    wait_for(lambda: lane_ready(c) and h5_linked(c), 20, what="h5 and leaf1 in the fast lane, linked")
+    d, sim, agents, c = with_real_agents(world, ("h5", "leaf1"))
     # (through rocefabctl, as an operator would: the settings log keeps why)
     out = ctl(d, "ops", "detector", "config", "storm_mode=auto", "restore_ms=20", "--reason", "trial")
     assert out.returncode == 0 and out.stdout == "deadlocks advise, storms auto, restore 20 ms\n", out
@@ -302,18 +299,8 @@ def test_a_failed_restore_clears_once_an_operator_puts_the_port_back(world):
     out), the storm back (no more tries), then an operator puts the port back into lossless
     mode: the detector's hold is theirs now, nothing is left for it to try, and the
     restore_failed alert clears.  Before, it stayed active until rocefabd restarted."""
-    d = world.daemon(extra_conf="[changes]\ndeadline = 1s\n").start()
-    _, tok = d.token("agents", "agent", agent=SIM_AGENTS)
-    d.token("viewer", "viewer")
-    d.token("ops", "operator")
-    sim = world.sim(os.path.join(LIVE, "faults.json"), daemon=d, token_file=tok, interval="0.3s",
-                    skip=("leaf1",)).start()
-    ag = world.agent("leaf1", "/nonexistent", d.url, tok, interval="0.3s",
-                     extra=("--backend", "sim", "--sim", sim.url, "--device", "leaf1"))
-    ag.args = [a for a in ag.args if a not in ("--sysfs-root", "/nonexistent")]
-    ag.start()
-    c, ops = d.client("viewer"), d.client("ops")
-    wait_for(lambda: lane_ready(c) and h5_linked(c), 20, what="h5 and leaf1 in the fast lane, linked")
+    d, sim, (ag,), c = with_real_agents(world, ("leaf1",), extra_conf="[changes]\ndeadline = 1s\n")
+    ops = d.client("ops")
     assert ops.put("/api/v1/detector/config", json={"storm_mode": "auto", "restore_ms": 20}).status_code == 200
     fid = inject(sim, {"type": "pause_storm", "host": "h5"})
     wait_for(lambda: (lambda x: x and x[0]["state"] == "applied")(detector_changes(c)), 15,

@@ -457,6 +457,25 @@ static json_t *first_canary(struct tuner *t, int64_t *at, json_t **ret)
 	return v;
 }
 
+/* The tor_down canary approved by an operator, sent at the next pass, and applied by leaf0's
+ * agent (its Pmax in pmax). */
+static void canary_applied(struct tuner *t, struct fixture *f, int64_t *at, double pmax[2][2])
+{
+	struct rf_err e = { 0 };
+	json_t *v, *p, *st, *cmds;
+
+	v = first_canary(t, at, &p);
+	assert_int_equal(tuner_decide(t, (uint64_t)json_integer_value(json_object_get(p, "id")), true, "ops", NULL,
+				      &st, &e),
+			 0);
+	json_decref(st);
+	json_decref(v);
+	pass(t, *at += 100); /* the canary goes out */
+	cmds = leaf_agent(f, 3, pmax, NULL);
+	assert_int_equal(json_array_size(cmds), 1);
+	json_decref(leaf_agent(f, 3, pmax, cmds));
+}
+
 /* An operator's change of a switch queue's Pmax, stored, not yet applied. */
 static void operator_sets_pmax(struct fixture *f, const char *port, double pmax)
 {
@@ -491,7 +510,7 @@ static void test_rollout_leaves_out_what_an_operator_set(void **state)
 	struct tuner_opts o = { .interval_ns = 1, .deadline_ns = 60 * NSEC_PER_SEC, .mode = CC_TN_ADVISE };
 	double pmax[2][2] = { { 0.5, 0.5 }, { 0.5, 0.5 } };
 	struct changes_filter cf = { .queue = -2, .limit = 100 };
-	json_t *v, *p, *st, *cmds, *ch = NULL;
+	json_t *v, *st, *ch = NULL;
 	struct store_reader *rd;
 	struct rf_err e = { 0 };
 	struct tuner *t;
@@ -501,16 +520,7 @@ static void test_rollout_leaves_out_what_an_operator_set(void **state)
 
 	(void)state;
 	t = repair_tuner(&f, &o, pmax);
-	v = first_canary(t, &at, &p);
-	assert_int_equal(tuner_decide(t, (uint64_t)json_integer_value(json_object_get(p, "id")), true, "ops", NULL,
-				      &st, &e),
-			 0);
-	json_decref(st);
-	json_decref(v);
-	pass(t, at += 100);
-	cmds = leaf_agent(&f, 3, pmax, NULL);
-	assert_int_equal(json_array_size(cmds), 1);
-	json_decref(leaf_agent(&f, 3, pmax, cmds));
+	canary_applied(t, &f, &at, pmax);
 	cf.port = pmax[0][0] == 0.3 ? "h1" : "h0"; /* the port the canary left */
 	/* the operator sets that port to 0.2 (inside the policy); its agent has not applied it */
 	operator_sets_pmax(&f, cf.port, 0.2);
@@ -556,25 +566,15 @@ static void test_a_canary_is_judged_on_intervals_after_it(void **state)
 {
 	struct tuner_opts o = { .interval_ns = 1, .deadline_ns = 60 * NSEC_PER_SEC, .mode = CC_TN_ADVISE };
 	double pmax[2][2] = { { 0.5, 0.5 }, { 0.5, 0.5 } };
-	json_t *v, *p, *st, *cmds;
-	struct rf_err e = { 0 };
 	struct tuner *t;
 	struct fixture f;
 	int64_t at = 0;
 	json_int_t n0;
+	json_t *v;
 
 	(void)state;
 	t = repair_tuner(&f, &o, pmax);
-	v = first_canary(t, &at, &p);
-	assert_int_equal(tuner_decide(t, (uint64_t)json_integer_value(json_object_get(p, "id")), true, "ops", NULL,
-				      &st, &e),
-			 0);
-	json_decref(st);
-	json_decref(v);
-	pass(t, at += 100); /* the canary goes out */
-	cmds = leaf_agent(&f, 3, pmax, NULL);
-	assert_int_equal(json_array_size(cmds), 1);
-	json_decref(leaf_agent(&f, 3, pmax, cmds));
+	canary_applied(t, &f, &at, pmax);
 	n0 = decisions(t);
 	pass(t, at += 100); /* applied, heard of after this interval was read: not judged on it */
 	assert_int_equal(decisions(t), n0);
