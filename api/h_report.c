@@ -98,7 +98,7 @@ warn_limited(struct ratelimit *rl, const char *key, const char *code, const char
 static int shared_id(const struct api_deps *d, const struct report *rep, bool full, struct rf_err *e)
 {
 	struct idguard *g = ingest_idguard(d->ingest);
-	char held[65];
+	char held[65], dur[32] = "";
 	int64_t since = 0, mono;
 	struct store_reader *rd;
 
@@ -119,10 +119,13 @@ static int shared_id(const struct api_deps *d, const struct report *rep, bool fu
 	warn_limited(&shared_log, rep->agent_id, "AGENT_ID_SHARED",
 		     "two agents report as '%s' (agent boots %s and %s, taking turns): the second is refused; give "
 		     "one of them another agent.id", rep->agent_id, held, rep->boot_id);
+	/* (how long, once it is a second or more: the first refusal said "for 0 s") */
+	if (mono - since >= NSEC_PER_SEC)
+		snprintf(dur, sizeof(dur), " for %.0f s", (double)(mono - since) / 1e9);
 	return rf_err_set(e, -EUSERS, "AGENT_ID_SHARED", "/agent/id",
-			  "another agent (boot %s) reports as '%s' too, for %.0f s: this one (boot %s) is refused, "
-			  "nothing stored; give it its own agent.id (a cloned host keeps its host name, the default)",
-			  held, rep->agent_id, (double)(mono - since) / 1e9, rep->boot_id);
+			  "another agent (boot %s) reports as '%s' too%s: this one (boot %s) is refused, nothing "
+			  "stored; give it its own agent.id (a cloned host keeps its host name, the default)",
+			  held, rep->agent_id, dur, rep->boot_id);
 }
 
 static void report_done(void *ctx, const struct ingest_result *res)

@@ -582,6 +582,8 @@ def test_two_agents_as_one_id_the_second_is_refused(world):
     world.agents.append(clone)
     clone.start()
     wait_for(lambda: "AGENT_ID_SHARED" in clone.proc.output(), 15, what="the clone refused")
+    # how long the id has been shared, once it is a second or more (the first said "for 0 s")
+    assert "reports as 'stor-b1' too" in clone.proc.output() and "for 0 s" not in clone.proc.output()
     w = wait_for(lambda: [x for x in d.client("viewer").json("/api/v1/health")["warnings"]
                           if x["code"] == "AGENT_ID_SHARED"] or None, 5, what="the health warning")
     assert w[0]["agents"][0]["agent"] == "stor-b1" and w[0]["agents"][0]["held_by"] == boot, w
