@@ -85,7 +85,13 @@ def demo_alerts(tmp_path, faults, name, seconds=16):
     assert not rocefab_processes(str(tmp_path))
     found = [(l, lines[i + 2] if i + 2 < head and lines[i + 2].startswith("attributed to:") else None)
              for i, l in enumerate(lines[:head]) if l.startswith("finding:")]
-    return [l for l in lines[head + 1:] if l.strip()], found
+    rows = []
+    for l in lines[head + 1:]:  # the alerts' rows, up to what rocefabctl cc prints after them
+        if l.strip() and not l.split()[0].isdigit():
+            break
+        if l.strip():
+            rows.append(l)
+    return rows, found
 
 
 PINGMESH_KINDS = ("host", "link", "tor", "fabric")
