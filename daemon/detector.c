@@ -1288,6 +1288,12 @@ static void recent_turn(struct detector *d, int64_t now)
 	d->recent_at = keep ? d->recent_at + RECENT_NS : now;
 }
 
+/* Under dl_lock: the intervals the recent sums hold (a sum dropped short of memory: none). */
+static unsigned recent_n(const struct detector *d)
+{
+	return (d->recent[0] ? d->nrecent[0] : 0) + (d->recent[1] ? d->nrecent[1] : 0);
+}
+
 /* Under dl_lock: interval s analysed, into the recent sums (left out of them when short of
  * memory: the sum since recent_at is then dropped, not shown short). */
 static void recent_add(struct detector *d, const struct cc_snap *s, int64_t now)
@@ -1765,8 +1771,7 @@ json_t *detector_status(struct detector *d)
 	json_object_set_new(json_object_get(o, "lane"), "fresh_ports", json_integer((json_int_t)nfresh));
 	json_object_set_new(o, "has_snapshot", json_boolean(d->last != NULL));
 	recent_turn(d, mono);
-	json_object_set_new(o, "recent_intervals", json_integer((json_int_t)(d->recent[0] ? d->nrecent[0] : 0) +
-								 (d->recent[1] ? d->nrecent[1] : 0)));
+	json_object_set_new(o, "recent_intervals", json_integer((json_int_t)recent_n(d)));
 	json_object_set_new(o, "held", cc_dl_holds_json(d->dl));
 	pthread_mutex_unlock(&d->dl_lock);
 	pthread_mutex_unlock(&d->lock);
@@ -1830,8 +1835,8 @@ json_t *detector_recent(struct detector *d)
 			sum = NULL;
 			break;
 		}
-		n += d->nrecent[i];
 	}
+	n = recent_n(d);
 	pthread_mutex_unlock(&d->dl_lock);
 	if (!sum)
 		return NULL;

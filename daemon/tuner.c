@@ -668,10 +668,10 @@ static void rollbacks_asked(struct tuner *t, uint64_t newest, const char *actor,
 	size_t n;
 	struct cc_tn_proposal **v = cc_tn_made_since(t->tn, newest, &n);
 
-	/* (one with nothing to send, every member of it kept by the policy, is applied as made) */
+	/* (every rollback the request made, whatever its state: one with nothing to send, its
+	 * members kept by the policy, is applied as made) */
 	for (size_t i = 0; i < n; i++)
-		if (v[i]->phase == CC_TN_ROLLBACK &&
-		    (v[i]->state == CC_TN_APPROVED || (v[i]->state == CC_TN_APPLIED && !v[i]->nchanges))) {
+		if (v[i]->phase == CC_TN_ROLLBACK) {
 			json_t *rec = decided(t, v[i], actor, reason);
 
 			if (ret)
