@@ -821,6 +821,7 @@ struct member {
 	 * step began (each member is compared with itself before, the canary's change with the
 	 * rest's: a port that happens to carry a hot spot is not a worse canary) */
 	double hq[4], hu[4], hp[4];
+	double hx[4]; /* a host: the share of the interval it paused its switch port */
 	unsigned nh;
 	double bq, bu, bp;
 };
@@ -981,7 +982,9 @@ struct cc_tn {
 	 * there) */
 	uint64_t nogain_until[CC_TN_NCLASSES][CC_TN_NKNOBS][2];
 	uint64_t xoff; /* the last input's */
-	char host_fault[96]; /* the last input's, "" when none: no harder step starts */
+	/* the last input's, or a host pausing its switch port (host_pausing), "" when none: no
+	 * harder step starts */
+	char host_fault[160];
 	unsigned canaries[CC_TN_NCLASSES]; /* canaries of the class so far (host_canary's turn) */
 	struct step steps_of[CC_TN_NCLASSES]; /* the step in progress in each class */
 	struct done_step *done;
@@ -1626,6 +1629,21 @@ static void member_sample(const struct cc_snap *s, const struct member *m, unsig
 	}
 }
 
+/* The share of the interval a host paused its switch port: as the switch port counts the
+ * pauses it received (a hung host's agent often sends nothing), or as the host counts those it
+ * sent; the larger.  NAN: neither reported. */
+static double host_pauses(const struct cc_snap *s, const struct member *m, unsigned prio)
+{
+	double iv = s->interval_us > 0 ? (double)s->interval_us : 1, x = NAN;
+	const struct cc_prio *e;
+
+	if (m->tor_port >= 0 && has_field(e = cc_snap_prio(s, (uint32_t)m->tor_port, prio), CF_RX_PAUSE_US))
+		x = (double)e->v[CF_RX_PAUSE_US] / iv;
+	if (m->snap_port >= 0 && has_field(e = cc_snap_prio(s, (uint32_t)m->snap_port, prio), CF_TX_PAUSE_US))
+		x = fmax(isnan(x) ? 0 : x, (double)e->v[CF_TX_PAUSE_US] / iv);
+	return x;
+}
+
 /* Every member's samples of this interval into its history. */
 static void history_add(struct cc_tn *t, const struct cc_tn_input *in)
 {
@@ -1633,11 +1651,14 @@ static void history_add(struct cc_tn *t, const struct cc_tn_input *in)
 		struct member *m = t->m[i];
 		unsigned k = m->nh++ % 4;
 
+		m->hx[k] = NAN;
 		if (m->cls < 0 || (m->snap_port < 0 && !m->host)) {
 			m->hq[k] = m->hu[k] = m->hp[k] = NAN;
 			continue;
 		}
 		member_sample(in->snap, m, in->prio, &m->hq[k], &m->hu[k], &m->hp[k]);
+		if (m->host)
+			m->hx[k] = host_pauses(in->snap, m, in->prio);
 	}
 }
 
@@ -1652,6 +1673,36 @@ static double hist_mean(const double *h, unsigned nh)
 			n++;
 		}
 	return n ? sum / n : NAN;
+}
+
+/* A host that paused its switch port for this share of the last intervals, or more, is a
+ * pause source of its own: its receive pipeline (a slow receiver, a stalled NIC) cannot take
+ * what comes at line rate, which no ECN or DCQCN setting cures; the pauses and deep queues
+ * it spreads are not congestion's, and harder marking against them only slows every other
+ * flow (an operator's trial: a slow receiver took the spines' Kmin to the floor).  Healthy
+ * hosts drain at line rate and pause nothing (rocefab-sim's pause only under a fault); one
+ * pause frame of 65,535 quanta at 100 Gb/s is 0.34 ms, 0.17 % of a 200 ms interval. */
+#define HOST_PAUSING 0.01
+
+/* The host pausing its switch port most over the last intervals, when it is HOST_PAUSING or
+ * more: what no harder step is for (host_fault), "" when none. */
+static void host_pausing(struct cc_tn *t)
+{
+	const struct member *worst = NULL;
+	double most = 0;
+
+	for (size_t i = 0; i < t->nm; i++) {
+		const struct member *m = t->m[i];
+		double x;
+
+		if (m->host && m->cls >= 0 && !isnan(x = hist_mean(m->hx, m->nh)) && x > most) {
+			most = x;
+			worst = m;
+		}
+	}
+	if (worst && most >= HOST_PAUSING)
+		snprintf(t->host_fault, sizeof(t->host_fault), "host %s pauses its switch port %.1f %% of the time",
+			 worst->node, most * 100);
 }
 
 static void lvl_add(double *lvl, double *n, double v)
@@ -3158,6 +3209,8 @@ int cc_tn_run(struct cc_tn *t, const struct cc_tn_input *in)
 	}
 	adopt_classes(t); /* new host classes, once no step of one is out */
 	history_add(t, in);
+	if (!t->host_fault[0]) /* the detector's name for it first */
+		host_pausing(t);
 	if (t->pol.mode == CC_TN_OFF || t->nhist < WINDOW)
 		return n;
 	if ((r = choose(t, in->xoff_bytes, in->hold_switch)) < 0)

@@ -234,7 +234,8 @@ struct cc_tn_input {
 				     * slow receiver: "slow_receiver h24"), NULL: none.  No harder
 				     * step starts meanwhile: the pauses and deep queues it causes
 				     * are not congestion control's to fix, and harder marking for
-				     * them only slows every other flow */
+				     * them only slows every other flow.  (Without one, a host
+				     * pausing its switch port is read as one: HOST_PAUSING.) */
 };
 
 /* One interval: updates the signals and the step in progress; returns how many proposals it

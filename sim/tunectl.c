@@ -496,7 +496,7 @@ static int interval(struct sim_tune *t)
 	struct cc_tn_input in;
 
 
-	json_t *st;
+	json_t *st, *e;
 	int64_t t0;
 	double ns;
 	int r;
@@ -517,11 +517,15 @@ static int interval(struct sim_tune *t)
 	st = cc_tn_json(t->tn);
 	if (!st)
 		return -ENOMEM;
-	json_array_append_new(t->timeline, json_pack("{s:f,s:s,s:O,s:O}", "t_us", us(sim_now(t->s)), "state",
-						     json_string_value(json_object_get(st, "state")), "settings",
-						     json_object_get(st, "settings"), "signals",
-						     json_object_get(st, "signals")));
+	e = json_pack("{s:f,s:s,s:O,s:O}", "t_us", us(sim_now(t->s)), "state",
+		      json_string_value(json_object_get(st, "state")), "settings", json_object_get(st, "settings"),
+		      "signals", json_object_get(st, "signals"));
+	/* (a host at fault: why no harder step starts) */
+	if (e && json_object_get(st, "harder_held_for"))
+		json_object_set(e, "harder_held_for", json_object_get(st, "harder_held_for"));
 	json_decref(st);
+	if (!e || json_array_append_new(t->timeline, e) < 0)
+		return -ENOMEM;
 	return take_proposals(t);
 }
 

@@ -220,6 +220,29 @@ def test_a_lossy_link_is_not_taken_for_a_steps_harm():
     assert c["violations"] == []
 
 
+def test_a_slow_receiver_drives_no_harder_step():
+    """From 500 us h3's receive pipeline drains at 20 Gb/s while four hosts send to it: h3
+    pauses its ToR port, and the pauses spread upstream.  No ECN or DCQCN setting cures a
+    host's receive pipeline, and the simulator runs no PFC detector to name the fault: the
+    tuner reads it itself (a host pausing its switch port) and starts no harder step.  Before,
+    it made 14 on this scenario, Pmax to 0.7 and Kmax halved, each kept as "a harder move
+    against pauses needs no gain to show" (an operator's trial found the same live)."""
+    c = sim(os.path.join(SCEN, "detect", "slow-receiver.json"), "--controller", "tuner")["controller"]
+    held = [t for t in c["timeline"] if t.get("harder_held_for")]
+    assert held and held[0]["t_us"] <= 700, c["timeline"][:8]
+    assert all(t["harder_held_for"].startswith("host h3 pauses its switch port") for t in held), held[:3]
+    assert all(t["harder_held_for"] for t in c["timeline"] if t["t_us"] >= 700)
+    # its pauses are there to read: the tuner would have moved on them
+    assert max(t["signals"]["pause_share"] for t in held) > 0.005, held[:3]
+
+    def harder(p):  # (marking more, or senders cut back more or for longer)
+        up = p["to"] > p["from"]
+        return p["phase"] == "canary" and (up if p["knob"] in ("pmax", "rpg_time_reset") else not up)
+    assert not [p for p in c["proposals"] if harder(p)], [p["reason"] for p in c["proposals"]]
+    assert c["final"]["tor_down"] == {"kmin_bytes": 400000, "kmax_bytes": 1600000, "pmax": 0.2}, c["final"]
+    assert c["violations"] == []
+
+
 def test_a_forced_step_breaking_an_invariant_is_refused():
     # Kmin above Kmax: refused, recorded, nothing changed by it
     c = sim(UNIFORM, "--controller", "tuner", "--cc-mode", "off", "--force-step",

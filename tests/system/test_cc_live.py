@@ -153,11 +153,12 @@ def test_no_harder_step_while_the_detector_names_a_host_fault(world):
     GET /api/v1/cc and rocefabctl cc say why; once the fault is over, the hold is too."""
     d, sim, c, ops = fabric(world)
     fid = sim.ctl("POST", "/v1/faults", {"type": "slow_receiver", "host": "h3", "rate_gbps": 5}, expect=201)["id"]
-    st = wait_for(lambda: (lambda x: x if x.get("harder_held_for") else None)(c.json("/api/v1/cc")), 30,
-                  what="the tuner holding its harder steps")
-    assert st["harder_held_for"].startswith("slow_receiver h3"), st
+    # (the tuner's own reading, "host h3 pauses its switch port", may come first: the
+    # detector's name replaces it)
+    wait_for(lambda: c.json("/api/v1/cc").get("harder_held_for", "").startswith("slow_receiver h3"), 30,
+             what="the tuner holding its harder steps for the detector's finding")
     out = ctl(d, "viewer", "cc")
-    assert "no harder step while the detector names a host's fault (slow_receiver h3" in out.stdout, out.stdout
+    assert "no harder step while a host is at fault (slow_receiver h3" in out.stdout, out.stdout
     # nothing harder is proposed meanwhile (a softer move or a repair may be)
     first = max((p["id"] for p in c.json("/api/v1/cc/history")), default=0)
 

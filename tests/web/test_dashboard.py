@@ -578,6 +578,25 @@ def test_tuner_shows_moves_held_back(demo, browser):
     assert browser.console_errors() == []
 
 
+def test_tuner_says_why_no_harder_step(demo, browser):
+    """A slow receiver: the tuner's page says that no harder step starts while a host is at
+    fault (the CLI and GET /api/v1/cc said so; the page did not)."""
+    browser.login(demo.url, demo.viewer)
+    browser.open(demo.url, "tuner")
+    assert browser.js("return document.getElementById('cc-harder-held')") is None
+    fid = demo.sim.ctl("POST", "/v1/faults", {"type": "slow_receiver", "host": "h5", "rate_gbps": 5},
+                       expect=201)["id"]
+    try:
+        text = wait_for(lambda: browser.js("return document.getElementById('cc-harder-held')?.textContent"),
+                        60, 0.3, what="the tuner's page naming the host at fault")
+        assert "No harder step while a host is at fault" in text and "h5" in text, text
+    finally:
+        demo.sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
+    wait_for(lambda: browser.js("return document.getElementById('cc-harder-held')") is None, 60, 0.3,
+             what="the note gone with the fault")
+    assert browser.console_errors() == []
+
+
 def test_tuner_shows_host_classes(demo, browser):
     """Host classes of the policy show on the tuner's page: each one's DCQCN setting among the
     settings by class, and its hosts' own signals."""
