@@ -26,6 +26,7 @@ const struct cc_tn_policy cc_tn_defaults = {
 	.pmax_step = 0.1,
 	.qdelay_target_us = 20,
 	.pause_target = 0.0005,
+	.host_pause_hold = 0.01,
 	.tolerance = 0.25,
 	.kmin_floor_bytes = 10000,
 	.kmax_ceiling_bytes = 16000000,
@@ -323,6 +324,8 @@ const char *cc_tn_policy_check(const struct cc_tn_policy *p)
 		return "qdelay_target_us: must be in (0, 1e6]";
 	if (!(p->pause_target >= 0 && p->pause_target < 1))
 		return "pause_target: must be in [0, 1)";
+	if (!(p->host_pause_hold >= 0 && p->host_pause_hold <= 1))
+		return "host_pause_hold: must be in [0, 1]";
 	if (!(p->tolerance > 0 && p->tolerance <= 10))
 		return "tolerance: must be in (0, 10]";
 	if (p->kmin_floor_bytes >= p->kmax_ceiling_bytes)
@@ -369,7 +372,7 @@ static const struct {
 	PF(mode, 'm'),		    PF(canary_share, 'd'),     PF(max_share, 'd'),
 	PF(canary_intervals, 'u'),  PF(tabu_intervals, 'u'),   PF(max_factor, 'd'),
 	PF(pmax_step, 'd'),	    PF(qdelay_target_us, 'd'), PF(pause_target, 'd'),
-	PF(tolerance, 'd'),	    PF(kmin_floor_bytes, 'U'), PF(kmax_ceiling_bytes, 'U'),
+	PF(host_pause_hold, 'd'),   PF(tolerance, 'd'),	       PF(kmin_floor_bytes, 'U'), PF(kmax_ceiling_bytes, 'U'),
 	PF(pmax_floor, 'd'),	    PF(pmax_ceiling, 'd'),     PF(cnp_gap_min_us, 'd'),     PF(cnp_gap_max_us, 'd'),
 	PF(time_reset_min_us, 'd'), PF(time_reset_max_us, 'd'), PF(ai_min_mbps, 'd'),
 	PF(ai_max_mbps, 'd'),	    PF(hai_min_mbps, 'd'),     PF(hai_max_mbps, 'd'),
@@ -829,6 +832,9 @@ struct member {
 /* Signals of one interval, fabric-wide and per class. */
 struct sig {
 	double pause_share;	   /* port time paused, all ports */
+	/* of the ports' time paused (in intervals: a port paused all of it counts 1), the hosts'
+	 * own: their switch ports paused by them (host_pauses) */
+	double paused_ports, host_paused_ports;
 	double qd_us[CC_TN_NSWITCH_CLASSES];	/* 90th percentile of the class's queue delay */
 	double util[CC_TN_NSWITCH_CLASSES];	/* bytes sent / capacity */
 	double mark[CC_TN_NSWITCH_CLASSES];	/* marked / sent packets */
@@ -1376,6 +1382,21 @@ static bool has_pfield(const struct cc_port *cp, unsigned f)
 	return cp->phave & (1u << f);
 }
 
+/* The share of the interval a host paused its switch port: as the switch port counts the
+ * pauses it received (a hung host's agent often sends nothing), or as the host counts those it
+ * sent; the larger.  NAN: neither reported. */
+static double host_pauses(const struct cc_snap *s, const struct member *m, unsigned prio)
+{
+	double iv = s->interval_us > 0 ? (double)s->interval_us : 1, x = NAN;
+	const struct cc_prio *e;
+
+	if (m->tor_port >= 0 && has_field(e = cc_snap_prio(s, (uint32_t)m->tor_port, prio), CF_RX_PAUSE_US))
+		x = (double)e->v[CF_RX_PAUSE_US] / iv;
+	if (m->snap_port >= 0 && has_field(e = cc_snap_prio(s, (uint32_t)m->snap_port, prio), CF_TX_PAUSE_US))
+		x = fmax(isnan(x) ? 0 : x, (double)e->v[CF_TX_PAUSE_US] / iv);
+	return x;
+}
+
 /* The signals of each host class, from its members. */
 static int measure_host_classes(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 {
@@ -1488,6 +1509,8 @@ static int measure(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 		const struct cc_prio *e;
 		double q;
 
+		if (m->host && m->cls >= 0 && !isnan(q = host_pauses(s, m, in->prio)))
+			g->host_paused_ports += q;
 		if (m->host || m->cls < 0 || m->snap_port < 0)
 			continue;
 		e = cc_snap_prio(s, (uint32_t)m->snap_port, in->prio);
@@ -1514,6 +1537,7 @@ static int measure(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 	if (!r && t->live.nhost_classes)
 		r = measure_host_classes(t, in, g);
 	g->pause_share = port_time > 0 ? paused / port_time : 0;
+	g->paused_ports = paused / iv;
 	g->host_util = hcap > 0 ? htx / hcap : 0;
 	g->retx = nretx ? retx / nretx : 0;
 	g->retx_hosts = nretx;
@@ -1539,6 +1563,8 @@ static void sig_mean(const struct cc_tn *t, unsigned n, struct sig *ret)
 		const struct sig *g = &t->hist[i];
 
 		ret->pause_share += g->pause_share / n;
+		ret->paused_ports += g->paused_ports / n;
+		ret->host_paused_ports += g->host_paused_ports / n;
 		for (int c = 0; c < CC_TN_NSWITCH_CLASSES; c++) {
 			ret->qd_us[c] += g->qd_us[c] / n;
 			ret->util[c] += g->util[c] / n;
@@ -1629,21 +1655,6 @@ static void member_sample(const struct cc_snap *s, const struct member *m, unsig
 	}
 }
 
-/* The share of the interval a host paused its switch port: as the switch port counts the
- * pauses it received (a hung host's agent often sends nothing), or as the host counts those it
- * sent; the larger.  NAN: neither reported. */
-static double host_pauses(const struct cc_snap *s, const struct member *m, unsigned prio)
-{
-	double iv = s->interval_us > 0 ? (double)s->interval_us : 1, x = NAN;
-	const struct cc_prio *e;
-
-	if (m->tor_port >= 0 && has_field(e = cc_snap_prio(s, (uint32_t)m->tor_port, prio), CF_RX_PAUSE_US))
-		x = (double)e->v[CF_RX_PAUSE_US] / iv;
-	if (m->snap_port >= 0 && has_field(e = cc_snap_prio(s, (uint32_t)m->snap_port, prio), CF_TX_PAUSE_US))
-		x = fmax(isnan(x) ? 0 : x, (double)e->v[CF_TX_PAUSE_US] / iv);
-	return x;
-}
-
 /* Every member's samples of this interval into its history. */
 static void history_add(struct cc_tn *t, const struct cc_tn_input *in)
 {
@@ -1675,22 +1686,31 @@ static double hist_mean(const double *h, unsigned nh)
 	return n ? sum / n : NAN;
 }
 
-/* A host that paused its switch port for this share of the last intervals, or more, is a
- * pause source of its own: its receive pipeline (a slow receiver, a stalled NIC) cannot take
- * what comes at line rate, which no ECN or DCQCN setting cures; the pauses and deep queues
- * it spreads are not congestion's, and harder marking against them only slows every other
- * flow (an operator's trial: a slow receiver took the spines' Kmin to the floor).  Healthy
- * hosts drain at line rate and pause nothing (rocefab-sim's pause only under a fault); one
- * pause frame of 65,535 quanta at 100 Gb/s is 0.34 ms, 0.17 % of a 200 ms interval. */
-#define HOST_PAUSING 0.01
+/* A host pausing its switch port is a pause source of its own: its receive pipeline (a slow
+ * receiver, a stalled NIC) cannot take what comes at line rate, which no ECN or DCQCN setting
+ * cures; the pauses and deep queues it spreads are not congestion's, and harder marking against
+ * them only slows every other flow (an operator's trial: a slow receiver took the spines' Kmin
+ * to the floor).  Hosts that drain at line rate pause nothing (rocefab-sim's pause only under a
+ * fault), but real NICs do now and then (PCIe back-pressure, their caches' misses): such a host
+ * holds the harder steps only when it pauses host_pause_hold of the time or more and the
+ * hosts' own pauses are HOST_ROOTED or more of the fabric's paused port time over the tuner's
+ * window — under congestion, whose pauses are the switches', one NIC's pauses hold nothing.
+ * (A host whose agent is silent is not read here: no member maps to it; the PFC detector reads
+ * it from the switch's side and names it through cc_tn_input.host_fault.)  In the simulator a
+ * slow receiver's pauses stay on its own link (0.9 to 1 of the fabric's). */
+#define HOST_ROOTED 0.25
 
-/* The host pausing its switch port most over the last intervals, when it is HOST_PAUSING or
- * more: what no harder step is for (host_fault), "" when none. */
+/* The host pausing its switch port most over the last intervals, when it is host_pause_hold or
+ * more while the hosts' pauses are HOST_ROOTED of the fabric's: what no harder step is for
+ * (host_fault).  Nothing otherwise. */
 static void host_pausing(struct cc_tn *t)
 {
 	const struct member *worst = NULL;
-	double most = 0;
+	double most = 0, own;
+	struct sig g;
 
+	if (t->pol.host_pause_hold <= 0 || !t->nhist)
+		return;
 	for (size_t i = 0; i < t->nm; i++) {
 		const struct member *m = t->m[i];
 		double x;
@@ -1700,9 +1720,14 @@ static void host_pausing(struct cc_tn *t)
 			worst = m;
 		}
 	}
-	if (worst && most >= HOST_PAUSING)
-		snprintf(t->host_fault, sizeof(t->host_fault), "host %s pauses its switch port %.1f %% of the time",
-			 worst->node, most * 100);
+	sig_mean(t, t->nhist, &g);
+	/* (the hosts' own count as all of it where the switches report no pauses) */
+	own = g.paused_ports > 0 ? fmin(1, g.host_paused_ports / g.paused_ports) : 1;
+	if (worst && most >= t->pol.host_pause_hold && own >= HOST_ROOTED)
+		snprintf(t->host_fault, sizeof(t->host_fault),
+			 "host %s pauses its switch port %.1f %% of the time; hosts' own pauses: %.0f %% of the "
+			 "fabric's",
+			 worst->node, most * 100, own * 100);
 }
 
 static void lvl_add(double *lvl, double *n, double v)
@@ -4066,6 +4091,11 @@ uint64_t cc_tn_steps(const struct cc_tn *t, uint64_t *rolled_back)
 	return t->steps;
 }
 
+const char *cc_tn_harder_held(const struct cc_tn *t)
+{
+	return t->host_fault[0] && t->pol.mode != CC_TN_OFF ? t->host_fault : NULL;
+}
+
 static const char *const phase_names[] = { "canary", "rollout", "rollback" };
 static const char *const pstate_names[] = { "waiting", "approved", "applied", "failed", "rejected" };
 
@@ -4225,7 +4255,7 @@ json_t *cc_tn_json(const struct cc_tn *t)
 		}
 		json_object_set_new(o, "state", json_string(busy ? "stepping" : "idle"));
 		/* no harder step while the detector names a host's fault */
-		if (t->host_fault[0])
+		if (cc_tn_harder_held(t)) /* (off: no step at all) */
 			json_object_set_new(o, "harder_held_for", json_string(t->host_fault));
 		/* host classes set but not in force until no step of one is out */
 		json_object_set_new(o, "host_classes_pending", json_boolean(classes_pending(t)));

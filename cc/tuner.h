@@ -109,6 +109,10 @@ struct cc_tn_policy {
 	double pmax_step;	   /* pmax moves by at most this much (0.1) */
 	double qdelay_target_us;   /* the tail queueing delay aimed below (20) */
 	double pause_target;	   /* share of port time paused above which it acts (0.0005) */
+	/* a host pausing its switch port this share of the time or more holds every harder step
+	 * while the hosts' own pauses are a quarter or more of the fabric's (0.01; 0: only the
+	 * faults the PFC detector names hold them) */
+	double host_pause_hold;
 	double tolerance;	   /* a signal is worse when it grows by more than this share (0.25) */
 	/* device ranges */
 	uint64_t kmin_floor_bytes, kmax_ceiling_bytes;
@@ -235,7 +239,8 @@ struct cc_tn_input {
 				     * step starts meanwhile: the pauses and deep queues it causes
 				     * are not congestion control's to fix, and harder marking for
 				     * them only slows every other flow.  (Without one, a host
-				     * pausing its switch port is read as one: HOST_PAUSING.) */
+				     * pausing its switch port may be read as one: the policy's
+				     * host_pause_hold.) */
 };
 
 /* One interval: updates the signals and the step in progress; returns how many proposals it
@@ -316,6 +321,9 @@ json_t *cc_tn_proposal_json(const struct cc_tn_proposal *p);
 void cc_tn_class_ecn(const struct cc_tn *t, enum cc_tn_class c, struct cc_tn_ecn *ret);
 void cc_tn_class_dcqcn(const struct cc_tn *t, enum cc_tn_class c, struct cc_tn_dcqcn *ret);
 uint64_t cc_tn_steps(const struct cc_tn *t, uint64_t *rolled_back);
+/* Why no harder step starts now (a host at fault: GET /api/v1/cc's harder_held_for), NULL when
+ * nothing holds them or the tuner is off. */
+const char *cc_tn_harder_held(const struct cc_tn *t);
 /* Whether the switch queues tuned hold something of the tuner's: a step of a switch class under
  * way or waiting for an operator, one completed and not undone, or its undo still to go out.
  * The caller keeps to the priority of those queues meanwhile (the undos belong there). */

@@ -1789,7 +1789,7 @@ json_t *detector_snapshot(struct detector *d)
 	return o;
 }
 
-bool detector_host_fault(struct detector *d, char *buf, size_t len)
+bool detector_host_fault(struct detector *d, unsigned prio, char *buf, size_t len)
 {
 	const char *first = NULL, *who = NULL;
 	unsigned n = 0;
@@ -1800,7 +1800,8 @@ bool detector_host_fault(struct detector *d, char *buf, size_t len)
 	json_array_foreach(d->findings, i, f) {
 		const char *cls = json_string_value(json_object_get(f, "class")) ?: "";
 
-		if (strcmp(cls, "pause_storm") && strcmp(cls, "slow_receiver"))
+		if ((strcmp(cls, "pause_storm") && strcmp(cls, "slow_receiver")) ||
+		    json_integer_value(json_object_get(f, "priority")) != (json_int_t)prio)
 			continue;
 		if (!n++) {
 			first = cls;

@@ -159,6 +159,7 @@ def test_no_harder_step_while_the_detector_names_a_host_fault(world):
              what="the tuner holding its harder steps for the detector's finding")
     out = ctl(d, "viewer", "cc")
     assert "no harder step while a host is at fault (slow_receiver h3" in out.stdout, out.stdout
+    assert "rocefab_cc_harder_held 1\n" in c.get("/metrics").text
     # nothing harder is proposed meanwhile (a softer move or a repair may be)
     first = max((p["id"] for p in c.json("/api/v1/cc/history")), default=0)
 
@@ -169,6 +170,7 @@ def test_no_harder_step_while_the_detector_names_a_host_fault(world):
           what="no harder canary")
     sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
     wait_for(lambda: "harder_held_for" not in c.json("/api/v1/cc"), 40, what="the hold over with the fault")
+    assert "rocefab_cc_harder_held 0\n" in c.get("/metrics").text
 
 
 def test_no_decision_on_the_same_interval_again(world):
