@@ -1790,6 +1790,31 @@ static json_t *queue_json(const struct cc_dl_queue *q)
 			 (json_int_t)q->depth_bytes);
 }
 
+bool cc_dl_fault(const struct cc_dl_result *r, unsigned prio, char *buf, size_t len)
+{
+	const struct cc_dl_finding *first = NULL;
+	unsigned n = 0;
+
+	for (size_t i = 0; i < r->nfindings; i++) {
+		const struct cc_dl_finding *f = &r->findings[i];
+
+		if (f->cls != CC_DL_CONGESTION && f->prio == prio && !n++)
+			first = f;
+	}
+	if (len)
+		buf[0] = '\0';
+	if (!first)
+		return false;
+	if (first->cls == CC_DL_PAUSE_STORM || first->cls == CC_DL_SLOW_RECEIVER)
+		snprintf(buf, len, "%s %.64s%s", cc_dl_class_name(first->cls), first->culprit,
+			 n > 1 ? " and more" : "");
+	else
+		snprintf(buf, len, "%s at %.64s:%.64s%s", cc_dl_class_name(first->cls),
+			 first->nports ? first->ports[0].node : "?", first->nports ? first->ports[0].port : "?",
+			 n > 1 ? " and more" : "");
+	return true;
+}
+
 json_t *cc_dl_finding_json(const struct cc_dl_finding *f)
 {
 	json_t *ports = json_array(), *victims = json_array();

@@ -169,6 +169,13 @@ size_t cc_dl_holds(const struct cc_dl *d);
  * storm's culprit.  A new reference. */
 json_t *cc_dl_holds_json(const struct cc_dl *d);
 
+/* The first finding of r on priority prio that congestion control cannot cure — a deadlock
+ * (persistent too), a pause storm, a slow receiver — as "CLASS WHO" in buf (a storm's or a slow
+ * receiver's culprit, a deadlock's first queue NODE:PORT), with " and more" when there are
+ * others: true; false (buf "") when none.  The tuner starts no harder step meanwhile
+ * (cc_tn_input.fault): their pauses are no congestion's. */
+bool cc_dl_fault(const struct cc_dl_result *r, unsigned prio, char *buf, size_t len);
+
 /* JSON renderings (new references). */
 json_t *cc_dl_finding_json(const struct cc_dl_finding *f);
 json_t *cc_dl_action_json(const struct cc_dl_action *a);

@@ -990,7 +990,7 @@ struct cc_tn {
 	uint64_t xoff; /* the last input's */
 	/* the last input's, or a host pausing its switch port (host_pausing), "" when none: no
 	 * harder step starts */
-	char host_fault[160];
+	char fault[160];
 	unsigned canaries[CC_TN_NCLASSES]; /* canaries of the class so far (host_canary's turn) */
 	struct step steps_of[CC_TN_NCLASSES]; /* the step in progress in each class */
 	struct done_step *done;
@@ -1696,13 +1696,13 @@ static double hist_mean(const double *h, unsigned nh)
  * hosts' own pauses are HOST_ROOTED or more of the fabric's paused port time over the tuner's
  * window — under congestion, whose pauses are the switches', one NIC's pauses hold nothing.
  * (A host whose agent is silent is not read here: no member maps to it; the PFC detector reads
- * it from the switch's side and names it through cc_tn_input.host_fault.)  In the simulator a
+ * it from the switch's side and names it through cc_tn_input.fault.)  In the simulator a
  * slow receiver's pauses stay on its own link (0.9 to 1 of the fabric's). */
 #define HOST_ROOTED 0.25
 
 /* The host pausing its switch port most over the last intervals, when it is host_pause_hold or
  * more while the hosts' pauses are HOST_ROOTED of the fabric's: what no harder step is for
- * (host_fault).  Nothing otherwise. */
+ * (fault).  Nothing otherwise. */
 static void host_pausing(struct cc_tn *t)
 {
 	const struct member *worst = NULL;
@@ -1724,7 +1724,7 @@ static void host_pausing(struct cc_tn *t)
 	/* (the hosts' own count as all of it where the switches report no pauses) */
 	own = g.paused_ports > 0 ? fmin(1, g.host_paused_ports / g.paused_ports) : 1;
 	if (worst && most >= t->pol.host_pause_hold && own >= HOST_ROOTED)
-		snprintf(t->host_fault, sizeof(t->host_fault),
+		snprintf(t->fault, sizeof(t->fault),
 			 "host %s pauses its switch port %.1f %% of the time; hosts' own pauses: %.0f %% of the "
 			 "fabric's",
 			 worst->node, most * 100, own * 100);
@@ -2649,7 +2649,7 @@ static int choose_class(struct cc_tn *t, enum cc_tn_class c, const struct sig *g
 #define TRY(kn, up, aggr, ...)                                                                             \
 	do {                                                                                               \
 		double nv_;                                                                                \
-		if (!((aggr) && t->host_fault[0]) && !tabu(t, c, kn, up, (aggr) && paused) &&             \
+		if (!((aggr) && t->fault[0]) && !tabu(t, c, kn, up, (aggr) && paused) &&             \
 		    !isnan(nv_ = step_value(t, c, kn, up)) &&                                              \
 		    !candidate_check(t, c, kn, nv_, xoff)) {                                               \
 			snprintf(expect, sizeof(expect), __VA_ARGS__);                                     \
@@ -3219,7 +3219,7 @@ int cc_tn_run(struct cc_tn *t, const struct cc_tn_input *in)
 	t->interval++;
 	t->t_us = in->snap->t_us;
 	t->xoff = in->xoff_bytes;
-	snprintf(t->host_fault, sizeof(t->host_fault), "%s", in->host_fault ?: "");
+	snprintf(t->fault, sizeof(t->fault), "%s", in->fault ?: "");
 	classify(t, in->snap);
 	if ((r = measure(t, in, &g)) < 0)
 		return r;
@@ -3234,7 +3234,7 @@ int cc_tn_run(struct cc_tn *t, const struct cc_tn_input *in)
 	}
 	adopt_classes(t); /* new host classes, once no step of one is out */
 	history_add(t, in);
-	if (!t->host_fault[0]) /* the detector's name for it first */
+	if (!t->fault[0]) /* the detector's name for it first */
 		host_pausing(t);
 	if (t->pol.mode == CC_TN_OFF || t->nhist < WINDOW)
 		return n;
@@ -4093,7 +4093,7 @@ uint64_t cc_tn_steps(const struct cc_tn *t, uint64_t *rolled_back)
 
 const char *cc_tn_harder_held(const struct cc_tn *t)
 {
-	return t->host_fault[0] && t->pol.mode != CC_TN_OFF ? t->host_fault : NULL;
+	return t->fault[0] && t->pol.mode != CC_TN_OFF ? t->fault : NULL;
 }
 
 static const char *const phase_names[] = { "canary", "rollout", "rollback" };
@@ -4254,9 +4254,9 @@ json_t *cc_tn_json(const struct cc_tn *t)
 							       k->cur ? json_integer((json_int_t)k->cur->id) : NULL));
 		}
 		json_object_set_new(o, "state", json_string(busy ? "stepping" : "idle"));
-		/* no harder step while the detector names a host's fault */
+		/* no harder step during a fault no congestion control cures */
 		if (cc_tn_harder_held(t)) /* (off: no step at all) */
-			json_object_set_new(o, "harder_held_for", json_string(t->host_fault));
+			json_object_set_new(o, "harder_held_for", json_string(t->fault));
 		/* host classes set but not in force until no step of one is out */
 		json_object_set_new(o, "host_classes_pending", json_boolean(classes_pending(t)));
 		/* those in force whose pattern matches no host the tuner knows (a typo, or hosts not

@@ -234,13 +234,14 @@ struct cc_tn_input {
 	bool hold_switch;	    /* no new step of a switch class (prio is not the lowest
 				     * lossless priority any more: steps under way finish or roll
 				     * back, and an operator's rollback lets the caller move) */
-	const char *host_fault;	    /* a host's fault the PFC detector names now (a pause storm, a
-				     * slow receiver: "slow_receiver h24"), NULL: none.  No harder
-				     * step starts meanwhile: the pauses and deep queues it causes
-				     * are not congestion control's to fix, and harder marking for
-				     * them only slows every other flow.  (Without one, a host
-				     * pausing its switch port may be read as one: the policy's
-				     * host_pause_hold.) */
+	const char *fault;	    /* a fault on prio the PFC detector names now, which no
+				     * congestion control cures (a deadlock, a pause storm, a slow
+				     * receiver: cc_dl_fault, "slow_receiver h24"), NULL: none.  No
+				     * harder step starts meanwhile: the pauses and deep queues it
+				     * causes are not congestion control's to fix, and harder
+				     * marking for them only slows every other flow.  (Without one,
+				     * a host pausing its switch port may be read as one: the
+				     * policy's host_pause_hold.) */
 };
 
 /* One interval: updates the signals and the step in progress; returns how many proposals it
@@ -321,7 +322,7 @@ json_t *cc_tn_proposal_json(const struct cc_tn_proposal *p);
 void cc_tn_class_ecn(const struct cc_tn *t, enum cc_tn_class c, struct cc_tn_ecn *ret);
 void cc_tn_class_dcqcn(const struct cc_tn *t, enum cc_tn_class c, struct cc_tn_dcqcn *ret);
 uint64_t cc_tn_steps(const struct cc_tn *t, uint64_t *rolled_back);
-/* Why no harder step starts now (a host at fault: GET /api/v1/cc's harder_held_for), NULL when
+/* Why no harder step starts now (a fault: GET /api/v1/cc's harder_held_for), NULL when
  * nothing holds them or the tuner is off. */
 const char *cc_tn_harder_held(const struct cc_tn *t);
 /* Whether the switch queues tuned hold something of the tuner's: a step of a switch class under

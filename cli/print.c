@@ -1390,8 +1390,8 @@ void print_cc(FILE *f, const json_t *d)
 			fprintf(f, "  host class %s: no host matches %s\n", str(&s, x, "name") ?: "?",
 				str(&s, x, "hosts") ?: "?");
 		if (json_is_string(json_object_get(d, "harder_held_for")))
-			fprintf(f, "  no harder step while a host is at fault (%s): its pauses are not congestion "
-				   "control's to fix\n",
+			fprintf(f, "  no harder step while the fabric has a fault (%s): its pauses are not "
+				   "congestion control's to fix\n",
 				str(&s, d, "harder_held_for") ?: "");
 		if (json_is_true(json_object_get(d, "host_classes_pending")))
 			fprintf(f, "  new host classes wait until no step of a host class is applied in part\n");

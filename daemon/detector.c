@@ -196,6 +196,9 @@ struct detector {
 	int64_t lane_since_mono, last_run_ns, last_run_t;
 	unsigned stuck, holds;
 	unsigned by_class[CC_DL_NCLASSES];
+	/* per priority, the last run's first fault congestion control cannot cure (cc_dl_fault):
+	 * what holds the tuner's harder steps on it (detector_fault); "" none */
+	char fault[CC_NPRIO][CC_DL_NAME * 2 + 48];
 	detector_snap_fn listener;
 	void *listener_ctx;
 };
@@ -1455,6 +1458,8 @@ int detector_run(void *ctx, int64_t now)
 				}
 				json_decref(fj);
 			}
+			for (unsigned pr = 0; pr < CC_NPRIO; pr++)
+				cc_dl_fault(res, pr, d->fault[pr], sizeof(d->fault[pr]));
 			if (res->nactions) /* actions may be NULL when there are none */
 				memcpy(acts, res->actions, res->nactions * sizeof(*acts));
 			nacts = res->nactions;
@@ -1470,6 +1475,7 @@ int detector_run(void *ctx, int64_t now)
 	} else if (!snap) {
 		/* no fresh readings: nothing is known to be wrong (the alerts clear) */
 		memset(d->by_class, 0, sizeof(d->by_class));
+		memset(d->fault, 0, sizeof(d->fault));
 		json_array_clear(d->findings);
 		d->stuck = 0;
 		cc_snap_free(d->last);
@@ -1789,29 +1795,15 @@ json_t *detector_snapshot(struct detector *d)
 	return o;
 }
 
-bool detector_host_fault(struct detector *d, unsigned prio, char *buf, size_t len)
+bool detector_fault(struct detector *d, unsigned prio, char *buf, size_t len)
 {
-	const char *first = NULL, *who = NULL;
-	unsigned n = 0;
-	json_t *f;
-	size_t i;
+	bool r;
 
 	pthread_mutex_lock(&d->dl_lock);
-	json_array_foreach(d->findings, i, f) {
-		const char *cls = json_string_value(json_object_get(f, "class")) ?: "";
-
-		if ((strcmp(cls, "pause_storm") && strcmp(cls, "slow_receiver")) ||
-		    json_integer_value(json_object_get(f, "priority")) != (json_int_t)prio)
-			continue;
-		if (!n++) {
-			first = cls;
-			who = json_string_value(json_object_get(f, "culprit")) ?: "?";
-		}
-	}
-	if (n)
-		snprintf(buf, len, "%s %.64s%s", first, who, n > 1 ? " and more" : "");
+	r = prio < CC_NPRIO && d->fault[prio][0];
+	snprintf(buf, len, "%s", r ? d->fault[prio] : "");
 	pthread_mutex_unlock(&d->dl_lock);
-	return n > 0;
+	return r;
 }
 
 json_t *detector_recent(struct detector *d)

@@ -95,9 +95,10 @@ json_t *detector_snapshot(struct detector *d);
  * cc_snap_json() does, with "intervals": how many (a rate or share of time taken from one
  * interval misses what comes and goes between them); NULL when none (or short of memory). */
 json_t *detector_recent(struct detector *d);
-/* A pause storm or slow receiver of the last run on priority prio (a host's fault): true and
- * "CLASS CULPRIT" in buf (the first of them, with how many more), false when none. */
-bool detector_host_fault(struct detector *d, unsigned prio, char *buf, size_t len);
+/* A fault of the last run on priority prio that congestion control cannot cure (a deadlock, a
+ * pause storm, a slow receiver): true and its words in buf (cc_dl_fault: "slow_receiver h24",
+ * "deadlock at leaf1:spine0"), false when none. */
+bool detector_fault(struct detector *d, unsigned prio, char *buf, size_t len);
 
 /* What explains a pingmesh finding (kind "host", "tor", "link", "fabric"; its subject) over
  * its window (window_ns back from now): a pause storm whose culprit is that host (or the host

@@ -1110,11 +1110,11 @@ int tuner_run(void *ctx, int64_t now)
 		 * slower is rolled back) */
 		if (t->probe && t->probe(t->probe_ctx, &p99) == 0 && p99 >= 0)
 			in.probe_p99_us = p99;
-		/* a host's fault the detector names: no harder step (an operator's trial: a slow
+		/* a fault the detector names: no harder step (an operator's trial: a slow
 		 * receiver took the spines' Kmin to the floor, step after step kept as "a harder
 		 * move against pauses needs no gain to show", where ECN could not help) */
 		if (t->fault && t->fault(t->fault_ctx, prio, fault, sizeof(fault)))
-			in.host_fault = fault;
+			in.fault = fault;
 		cc_snap_finish(snap);
 		r = cc_tn_run(t->tn, &in);
 		t->decisions++;
@@ -1512,8 +1512,8 @@ void tuner_render_metrics(struct tuner *t, struct buf *out)
 	buf_printf(out, "# HELP rocefab_cc_changes_in_flight Change sets of the tuner not settled yet.\n"
 			"# TYPE rocefab_cc_changes_in_flight gauge\nrocefab_cc_changes_in_flight %zu\n",
 		   t->napp);
-	buf_printf(out, "# HELP rocefab_cc_harder_held 1 while no harder step starts: a host is at fault "
-			"(GET /api/v1/cc harder_held_for).\n"
+	buf_printf(out, "# HELP rocefab_cc_harder_held 1 while no harder step starts: the fabric has a fault "
+			"no congestion control cures (GET /api/v1/cc harder_held_for).\n"
 			"# TYPE rocefab_cc_harder_held gauge\nrocefab_cc_harder_held %d\n",
 		   cc_tn_harder_held(t->tn) != NULL);
 	pthread_mutex_unlock(&t->lock);

@@ -47,10 +47,10 @@ void tuner_set_events(struct tuner *t, struct events *ev);
 typedef int (*tuner_probe_fn)(void *ctx, double *p99_us);
 void tuner_set_probe_source(struct tuner *t, tuner_probe_fn fn, void *ctx);
 
-/* A host's fault the PFC detector names now on priority prio, the one tuned (a pause storm, a
- * slow receiver): true and its class and culprit in buf ("slow_receiver h24"), false when
- * none.  Called once per decision, under the tuner's lock: no harder step starts while one is
- * named (cc_tn_input.host_fault). */
+/* A fault the PFC detector names now on priority prio, the one tuned, that no congestion
+ * control cures (a deadlock, a pause storm, a slow receiver): true and its words in buf
+ * ("slow_receiver h24"), false when none.  Called once per decision, under the tuner's lock:
+ * no harder step starts while one is named (cc_tn_input.fault). */
 typedef bool (*tuner_fault_fn)(void *ctx, unsigned prio, char *buf, size_t len);
 void tuner_set_fault_source(struct tuner *t, tuner_fault_fn fn, void *ctx);
 

@@ -218,7 +218,7 @@ static int probe_tail(void *ctx, double *p99_us)
 /* The host faults the detector names hold the tuner's harder steps (daemon/tuner.h). */
 static bool tuner_fault_of(void *ctx, unsigned prio, char *buf, size_t len)
 {
-	return detector_host_fault(ctx, prio, buf, len);
+	return detector_fault(ctx, prio, buf, len);
 }
 
 /* The pingmesh's findings that a PFC finding explains are attributed to it (daemon/pingmesh.h). */

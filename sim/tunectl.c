@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cc/deadlock.h"
 #include "lib/timeutil.h"
 #include "lib/vec.h"
 #include "sim/snapshot.h"
@@ -21,6 +22,9 @@ struct sim_tune {
 	struct sim_tune_opts o;
 	struct sim_snapper *sn;
 	struct cc_tn *tn;
+	/* the PFC detector beside it, as in rocefabd, mitigating nothing: a fault it names (a
+	 * deadlock, a pause storm, a slow receiver) holds the tuner's harder steps */
+	struct cc_dl *dl;
 	unsigned prio;
 	uint64_t xoff;
 	int64_t next_snap;
@@ -144,6 +148,7 @@ int sim_tune_new(struct sim *s, const struct sim_tune_opts *o, struct sim_tune *
 {
 	struct sim_tune *t = calloc(1, sizeof(*t));
 	struct cc_tn_policy pol = cc_tn_defaults;
+	struct cc_dl_conf dlc = cc_dl_defaults;
 	uint8_t prios = sim_lossless_prios(s);
 	char err[300];
 	char name[96];
@@ -171,10 +176,12 @@ int sim_tune_new(struct sim *s, const struct sim_tune_opts *o, struct sim_tune *
 		;
 	t->sn = sim_snapper_new(s);
 	t->tn = cc_tn_new(&pol);
+	dlc.deadlock_mode = dlc.storm_mode = CC_DL_OFF; /* findings, no action */
+	t->dl = cc_dl_new(&dlc);
 	t->props = json_object();
 	t->timeline = json_array();
 	t->violations = json_array();
-	if (!t->sn || !t->tn || !t->props || !t->timeline || !t->violations)
+	if (!t->sn || !t->tn || !t->dl || !t->props || !t->timeline || !t->violations)
 		goto nomem;
 	for (int d = 0; d < sim_device_count(s); d++) {
 		if (sim_device_is_switch(s, d)) {
@@ -229,6 +236,7 @@ void sim_tune_free(struct sim_tune *t)
 		return;
 	sim_snapper_free(t->sn);
 	cc_tn_free(t->tn);
+	cc_dl_free(t->dl);
 	free(t->hosts);
 	free(t->run);
 	free(t->tail);
@@ -493,9 +501,9 @@ static int probes_start(struct sim_tune *t)
 static int interval(struct sim_tune *t)
 {
 	struct cc_snap *snap = sim_snapper_take(t->sn);
+	const struct cc_dl_result *res;
 	struct cc_tn_input in;
-
-
+	char fault[CC_DL_NAME * 2 + 48];
 	json_t *st, *e;
 	int64_t t0;
 	double ns;
@@ -504,6 +512,12 @@ static int interval(struct sim_tune *t)
 	if (!snap)
 		return -ENOMEM;
 	in = (struct cc_tn_input){ .snap = snap, .prio = t->prio, .xoff_bytes = t->xoff, .probe_p99_us = probes_take(t) };
+	if (cc_dl_run(t->dl, snap, &res) < 0) {
+		cc_snap_free(snap);
+		return -ENOMEM;
+	}
+	if (cc_dl_fault(res, t->prio, fault, sizeof(fault)))
+		in.fault = fault;
 	t0 = tu_mono_ns();
 	r = cc_tn_run(t->tn, &in);
 	ns = (double)(tu_mono_ns() - t0);
@@ -520,7 +534,7 @@ static int interval(struct sim_tune *t)
 	e = json_pack("{s:f,s:s,s:O,s:O}", "t_us", us(sim_now(t->s)), "state",
 		      json_string_value(json_object_get(st, "state")), "settings", json_object_get(st, "settings"),
 		      "signals", json_object_get(st, "signals"));
-	/* (a host at fault: why no harder step starts) */
+	/* (a fault: why no harder step starts) */
 	if (e && json_object_get(st, "harder_held_for"))
 		json_object_set(e, "harder_held_for", json_object_get(st, "harder_held_for"));
 	json_decref(st);

@@ -158,7 +158,7 @@ def test_no_harder_step_while_the_detector_names_a_host_fault(world):
     wait_for(lambda: c.json("/api/v1/cc").get("harder_held_for", "").startswith("slow_receiver h3"), 30,
              what="the tuner holding its harder steps for the detector's finding")
     out = ctl(d, "viewer", "cc")
-    assert "no harder step while a host is at fault (slow_receiver h3" in out.stdout, out.stdout
+    assert "no harder step while the fabric has a fault (slow_receiver h3" in out.stdout, out.stdout
     assert "rocefab_cc_harder_held 1\n" in c.get("/metrics").text
     # nothing harder is proposed meanwhile (a softer move or a repair may be)
     first = max((p["id"] for p in c.json("/api/v1/cc/history")), default=0)

@@ -1469,8 +1469,8 @@ static void test_print_cc(void **state)
 		       "2 proposals, 0 change sets in flight\n"
 		       "  priority 4 is the lowest lossless one: the tuner moves to it once its steps on priority 0 are "
 		       "undone (rocefabctl cc rollback)\n"
-		       "  no harder step while a host is at fault (slow_receiver h24): its pauses are not congestion "
-		       "control's to fix\n"
+		       "  no harder step while the fabric has a fault (slow_receiver h24): its pauses are not "
+		       "congestion control's to fix\n"
 		       "  held back for 4 intervals: tor_down kmax_bytes down\n"
 		       "  held back for 12 intervals: tor_down kmax_bytes down (unless ports pause)\n"
 		       "  held back for 1 interval: hosts soften\n");

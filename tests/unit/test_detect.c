@@ -1028,6 +1028,38 @@ static void test_pfcwd(void **state)
 	cc_wd_free(w);
 }
 
+/* What holds the tuner's harder steps on a priority (cc_dl_fault): the first of its findings
+ * that no congestion control cures — a deadlock by its first queue, a storm or a slow receiver by
+ * its culprit — with the others counted; congestion, and the findings of other priorities, not. */
+static void test_fault_for_the_tuner(void **state)
+{
+	struct cc_dl_queue q[1] = { { .node = "leaf1", .port = "spine0" } };
+	struct cc_dl_finding f[4] = {
+		{ .cls = CC_DL_CONGESTION, .prio = 3, .ports = q, .nports = 1 },
+		{ .cls = CC_DL_SLOW_RECEIVER, .prio = 6, .culprit = "h7" },
+		{ .cls = CC_DL_DEADLOCK, .prio = 3, .ports = q, .nports = 1 },
+		{ .cls = CC_DL_PAUSE_STORM, .prio = 3, .culprit = "h2" },
+	};
+	struct cc_dl_result r = { .findings = f, .nfindings = 4 };
+	char buf[200];
+
+	(void)state;
+	assert_true(cc_dl_fault(&r, 3, buf, sizeof(buf)));
+	assert_string_equal(buf, "deadlock at leaf1:spine0 and more");
+	assert_true(cc_dl_fault(&r, 6, buf, sizeof(buf)));
+	assert_string_equal(buf, "slow_receiver h7");
+	assert_false(cc_dl_fault(&r, 4, buf, sizeof(buf)));
+	assert_string_equal(buf, "");
+	r.nfindings = 1; /* congestion alone */
+	assert_false(cc_dl_fault(&r, 3, buf, sizeof(buf)));
+	f[1].cls = CC_DL_PERSISTENT;
+	f[1].ports = q;
+	f[1].nports = 1;
+	r.nfindings = 2;
+	assert_true(cc_dl_fault(&r, 6, buf, sizeof(buf)));
+	assert_string_equal(buf, "persistent at leaf1:spine0");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1049,6 +1081,7 @@ int main(void)
 		cmocka_unit_test(test_storm_isolated_until_quiet),
 		cmocka_unit_test(test_advise_and_mitigate),
 		cmocka_unit_test(test_pfcwd),
+		cmocka_unit_test(test_fault_for_the_tuner),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3400,12 +3400,12 @@ static void test_a_host_after_a_role_flip_is_measured(void **state)
 	cc_tn_free(t);
 }
 
-/* An interval while the detector names a host's fault (host_fault), or none (NULL). */
+/* An interval while the detector names a host's fault (fault), or none (NULL). */
 static int run_fault(struct cc_tn *t, int64_t i, look_fn look, const char *fault)
 {
 	struct cc_snap *s = fabric(i * IV, look, NULL);
 	struct cc_tn_input in = { .snap = s, .prio = PRIO, .xoff_bytes = XOFF, .probe_p99_us = -1,
-				  .host_fault = fault };
+				  .fault = fault };
 	int r = cc_tn_run(t, &in);
 
 	cc_snap_free(s);

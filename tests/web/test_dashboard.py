@@ -589,7 +589,7 @@ def test_tuner_says_why_no_harder_step(demo, browser):
     try:
         text = wait_for(lambda: browser.js("return document.getElementById('cc-harder-held')?.textContent"),
                         60, 0.3, what="the tuner's page naming the host at fault")
-        assert "No harder step while a host is at fault" in text and "h5" in text, text
+        assert "No harder step while the fabric has a fault" in text and "h5" in text, text
     finally:
         demo.sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
     wait_for(lambda: browser.js("return document.getElementById('cc-harder-held')") is None, 60, 0.3,

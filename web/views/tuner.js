@@ -101,10 +101,10 @@ export async function render(root, ctx) {
         cc.set_apart?.members ? h('div', { class: 'note', id: 'cc-set-apart' },
           h('p', {}, `Set apart (inside the policy, not at their class's setting; steps leave them as they are): ${cc.set_apart.members}`),
           h('ul', {}, (cc.set_apart.first || []).map((x) => h('li', {}, `${x.node}${x.port ? ' ' + x.port : ''} (${x.class}): ${x.knob}=${fmtNum(x.value)}, the class's ${fmtNum(x.class_value)}`)))) : null,
-        // a host at fault (the detector's slow receiver or pause storm, or a host pausing its
-        // switch port): no harder step starts, whatever the pauses
+        // a fault no congestion control cures (the detector's deadlock, pause storm or slow
+        // receiver, or a host pausing its switch port): no harder step starts, whatever the pauses
         cc.harder_held_for ? h('div', { class: 'note', id: 'cc-harder-held' },
-          h('p', {}, `No harder step while a host is at fault (${cc.harder_held_for}): its pauses are not congestion control's to fix.`)) : null,
+          h('p', {}, `No harder step while the fabric has a fault (${cc.harder_held_for}): its pauses are not congestion control's to fix.`)) : null,
         // moves the tuner will not make for a while (a rollback's tabu, no softening after a
         // harder step): why it does not do what the signals seem to ask
         cc.holds?.length ? h('div', { class: 'note', id: 'cc-holds' },
