@@ -1790,15 +1790,17 @@ static json_t *queue_json(const struct cc_dl_queue *q)
 			 (json_int_t)q->depth_bytes);
 }
 
-bool cc_dl_fault(const struct cc_dl_result *r, unsigned prio, char *buf, size_t len)
+bool cc_dl_fault(const struct cc_dl_result *r, unsigned prio, int64_t min_age_us, char *buf, size_t len)
 {
 	const struct cc_dl_finding *first = NULL;
 	unsigned n = 0;
 
 	for (size_t i = 0; i < r->nfindings; i++) {
 		const struct cc_dl_finding *f = &r->findings[i];
+		bool dl = f->cls == CC_DL_DEADLOCK || f->cls == CC_DL_PERSISTENT;
 
-		if (f->cls != CC_DL_CONGESTION && f->prio == prio && !n++)
+		if (f->cls != CC_DL_CONGESTION && f->prio == prio && (!dl || r->t_us - f->first_us >= min_age_us) &&
+		    !n++)
 			first = f;
 	}
 	if (len)
@@ -1808,10 +1810,12 @@ bool cc_dl_fault(const struct cc_dl_result *r, unsigned prio, char *buf, size_t 
 	if (first->cls == CC_DL_PAUSE_STORM || first->cls == CC_DL_SLOW_RECEIVER)
 		snprintf(buf, len, "%s %.64s%s", cc_dl_class_name(first->cls), first->culprit,
 			 n > 1 ? " and more" : "");
-	else
-		snprintf(buf, len, "%s at %.64s:%.64s%s", cc_dl_class_name(first->cls),
-			 first->nports ? first->ports[0].node : "?", first->nports ? first->ports[0].port : "?",
-			 n > 1 ? " and more" : "");
+	else if (first->nports)
+		snprintf(buf, len, "%s at %.64s:%.64s%s", cc_dl_class_name(first->cls), first->ports[0].node,
+			 first->ports[0].port, n > 1 ? " and more" : "");
+	else /* a persistent one its break holds: no cycle this interval */
+		snprintf(buf, len, "%s at %.64s:%.64s%s", cc_dl_class_name(first->cls), first->suggested.node,
+			 first->suggested.port, n > 1 ? " and more" : "");
 	return true;
 }
 

@@ -170,11 +170,15 @@ size_t cc_dl_holds(const struct cc_dl *d);
 json_t *cc_dl_holds_json(const struct cc_dl *d);
 
 /* The first finding of r on priority prio that congestion control cannot cure — a deadlock
- * (persistent too), a pause storm, a slow receiver — as "CLASS WHO" in buf (a storm's or a slow
- * receiver's culprit, a deadlock's first queue NODE:PORT), with " and more" when there are
- * others: true; false (buf "") when none.  The tuner starts no harder step meanwhile
- * (cc_tn_input.fault): their pauses are no congestion's. */
-bool cc_dl_fault(const struct cc_dl_result *r, unsigned prio, char *buf, size_t len);
+ * (persistent too) found min_age_us ago or more, a pause storm, a slow receiver — as "CLASS WHO"
+ * in buf (a storm's or a slow receiver's culprit, a deadlock's first queue NODE:PORT, or the
+ * one its break holds), with " and more" when there are others: true; false (buf "") when
+ * none.  The tuner starts no harder step meanwhile (cc_tn_input.fault): their pauses are no
+ * congestion's.  (A deadlock of one or two short intervals may be heavy pausing: the graph
+ * links an ingress to every stuck queue of its node; seen at 100 us in rocefab-sim on a
+ * lossy link's fabric, gone the interval after.)  buf: CC_DL_FAULT_LEN is room for any. */
+#define CC_DL_FAULT_LEN (2 * CC_DL_NAME + 48)
+bool cc_dl_fault(const struct cc_dl_result *r, unsigned prio, int64_t min_age_us, char *buf, size_t len);
 
 /* JSON renderings (new references). */
 json_t *cc_dl_finding_json(const struct cc_dl_finding *f);

@@ -990,7 +990,7 @@ struct cc_tn {
 	uint64_t xoff; /* the last input's */
 	/* the last input's, or a host pausing its switch port (host_pausing), "" when none: no
 	 * harder step starts */
-	char fault[160];
+	char fault[384];
 	unsigned canaries[CC_TN_NCLASSES]; /* canaries of the class so far (host_canary's turn) */
 	struct step steps_of[CC_TN_NCLASSES]; /* the step in progress in each class */
 	struct done_step *done;

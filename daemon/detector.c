@@ -198,7 +198,7 @@ struct detector {
 	unsigned by_class[CC_DL_NCLASSES];
 	/* per priority, the last run's first fault congestion control cannot cure (cc_dl_fault):
 	 * what holds the tuner's harder steps on it (detector_fault); "" none */
-	char fault[CC_NPRIO][CC_DL_NAME * 2 + 48];
+	char fault[CC_NPRIO][CC_DL_FAULT_LEN];
 	detector_snap_fn listener;
 	void *listener_ctx;
 };
@@ -1458,8 +1458,10 @@ int detector_run(void *ctx, int64_t now)
 				}
 				json_decref(fj);
 			}
+			/* (a deadlock once it has lasted three runs) */
 			for (unsigned pr = 0; pr < CC_NPRIO; pr++)
-				cc_dl_fault(res, pr, d->fault[pr], sizeof(d->fault[pr]));
+				cc_dl_fault(res, pr, d->o.interval_ns / 1000 * 3 / 2, d->fault[pr],
+					    sizeof(d->fault[pr]));
 			if (res->nactions) /* actions may be NULL when there are none */
 				memcpy(acts, res->actions, res->nactions * sizeof(*acts));
 			nacts = res->nactions;

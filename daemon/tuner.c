@@ -9,6 +9,7 @@
 
 #include <sqlite3.h>
 
+#include "cc/deadlock.h"
 #include "daemon/changes.h"
 #include "daemon/events.h"
 #include "daemon/tuner.h"
@@ -1104,7 +1105,7 @@ int tuner_run(void *ctx, int64_t now)
 					  .probe_p99_us = -1,
 					  .hold_switch = t->lowest >= 0 && (unsigned)t->lowest != prio };
 		double p99;
-		char fault[96];
+		char fault[CC_DL_FAULT_LEN];
 
 		/* the probes of this interval: a safety signal (a step after which they got much
 		 * slower is rolled back) */

@@ -215,7 +215,8 @@ static int probe_tail(void *ctx, double *p99_us)
 	return pingmesh_take_tail(ctx, p99_us, NULL);
 }
 
-/* The host faults the detector names hold the tuner's harder steps (daemon/tuner.h). */
+/* The faults the detector names that no congestion control cures hold the tuner's harder
+ * steps (daemon/tuner.h). */
 static bool tuner_fault_of(void *ctx, unsigned prio, char *buf, size_t len)
 {
 	return detector_fault(ctx, prio, buf, len);

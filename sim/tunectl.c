@@ -503,7 +503,7 @@ static int interval(struct sim_tune *t)
 	struct cc_snap *snap = sim_snapper_take(t->sn);
 	const struct cc_dl_result *res;
 	struct cc_tn_input in;
-	char fault[CC_DL_NAME * 2 + 48];
+	char fault[CC_DL_FAULT_LEN];
 	json_t *st, *e;
 	int64_t t0;
 	double ns;
@@ -516,7 +516,8 @@ static int interval(struct sim_tune *t)
 		cc_snap_free(snap);
 		return -ENOMEM;
 	}
-	if (cc_dl_fault(res, t->prio, fault, sizeof(fault)))
+	/* (a deadlock once it has lasted three intervals) */
+	if (cc_dl_fault(res, t->prio, t->o.interval_ps / 1000000 * 3 / 2, fault, sizeof(fault)))
 		in.fault = fault;
 	t0 = tu_mono_ns();
 	r = cc_tn_run(t->tn, &in);

@@ -218,15 +218,19 @@ def test_a_lossy_link_is_not_taken_for_a_steps_harm():
     back = [p["reason"] for p in after if p["phase"] == "rollback"]
     assert not [r for r in back if "retransmissions rose" in r or "drops rose" in r], back
     assert c["violations"] == []
+    # nor for a fault: the detector beside the tuner saw a deadlock at 7.2 and 7.3 ms here,
+    # heavy pausing in two 100 us intervals, which holds nothing
+    assert not [t for t in c["timeline"] if t.get("harder_held_for")], \
+        [(t["t_us"], t["harder_held_for"]) for t in c["timeline"] if t.get("harder_held_for")]
 
 
 @pytest.mark.parametrize("rate_gbps", [20, 90])
 def test_a_slow_receiver_drives_no_harder_step(tmp_path, rate_gbps):
     """From 500 us h3's receive pipeline drains at 20 Gb/s (or 90: it pauses 12 % of the time,
     below the PFC detector's 20 %) while four hosts send to it: h3 pauses its ToR port.  No ECN
-    or DCQCN setting cures a host's receive pipeline, and the simulator runs no PFC detector to
-    name the fault: the tuner reads it itself (a host pausing its switch port, its pauses all
-    of the fabric's) and starts no harder step.  Before, it made 14 on this scenario at 20
+    or DCQCN setting cures a host's receive pipeline.  The tuner reads it itself (a host pausing
+    its switch port, its pauses all of the fabric's), and the PFC detector beside it names the
+    slow receiver at 20 Gb/s (not at 90): no harder step starts.  Before, it made 14 on this scenario at 20
     Gb/s, Pmax to 0.6 and Kmax halved, each kept as "a harder move against pauses needs no gain
     to show" (an operator's trial found the same live)."""
     with open(os.path.join(SCEN, "detect", "slow-receiver.json")) as f:
@@ -261,7 +265,9 @@ def test_a_deadlock_drives_no_harder_step():
     policy (this scenario's small buffers leave Kmax above XOFF) go on."""
     c = sim(os.path.join(SCEN, "detect", "ring-cbd.json"), "--controller", "tuner")["controller"]
     held = {t["t_us"] for t in c["timeline"] if t.get("harder_held_for")}
-    assert held and min(held) <= 500, c["timeline"][:6]
+    # found at 500 us, held once it has lasted three intervals (a deadlock of one or two short
+    # intervals may be heavy pausing: test_a_lossy_link_is_not_taken_for_a_steps_harm)
+    assert held and min(held) <= 700, c["timeline"][:8]
     assert all(t["harder_held_for"] == "deadlock at s0:s1" for t in c["timeline"] if t["t_us"] in held)
     made = [p for p in c["proposals"] if p["phase"] == "canary" and p["t_us"] in held]
     assert not [p for p in made if "outside the policy" not in p["reason"]], made

@@ -1029,8 +1029,9 @@ static void test_pfcwd(void **state)
 }
 
 /* What holds the tuner's harder steps on a priority (cc_dl_fault): the first of its findings
- * that no congestion control cures — a deadlock by its first queue, a storm or a slow receiver by
- * its culprit — with the others counted; congestion, and the findings of other priorities, not. */
+ * that no congestion control cures — a deadlock by its first queue (a persistent one its break
+ * holds by that queue), once it has lasted min_age_us; a storm or a slow receiver by its
+ * culprit — with the others counted; congestion, and the findings of other priorities, not. */
 static void test_fault_for_the_tuner(void **state)
 {
 	struct cc_dl_queue q[1] = { { .node = "leaf1", .port = "spine0" } };
@@ -1044,20 +1045,35 @@ static void test_fault_for_the_tuner(void **state)
 	char buf[200];
 
 	(void)state;
-	assert_true(cc_dl_fault(&r, 3, buf, sizeof(buf)));
+	assert_true(cc_dl_fault(&r, 3, 0, buf, sizeof(buf)));
 	assert_string_equal(buf, "deadlock at leaf1:spine0 and more");
-	assert_true(cc_dl_fault(&r, 6, buf, sizeof(buf)));
+	assert_true(cc_dl_fault(&r, 6, 0, buf, sizeof(buf)));
 	assert_string_equal(buf, "slow_receiver h7");
-	assert_false(cc_dl_fault(&r, 4, buf, sizeof(buf)));
+	assert_false(cc_dl_fault(&r, 4, 0, buf, sizeof(buf)));
 	assert_string_equal(buf, "");
 	r.nfindings = 1; /* congestion alone */
-	assert_false(cc_dl_fault(&r, 3, buf, sizeof(buf)));
+	assert_false(cc_dl_fault(&r, 3, 0, buf, sizeof(buf)));
 	f[1].cls = CC_DL_PERSISTENT;
 	f[1].ports = q;
 	f[1].nports = 1;
 	r.nfindings = 2;
-	assert_true(cc_dl_fault(&r, 6, buf, sizeof(buf)));
+	assert_true(cc_dl_fault(&r, 6, 0, buf, sizeof(buf)));
 	assert_string_equal(buf, "persistent at leaf1:spine0");
+	/* one its break holds: no cycle in this interval, the queue the break holds named */
+	f[1].nports = 0;
+	snprintf(f[1].suggested.node, sizeof(f[1].suggested.node), "spine1");
+	snprintf(f[1].suggested.port, sizeof(f[1].suggested.port), "leaf2");
+	assert_true(cc_dl_fault(&r, 6, 0, buf, sizeof(buf)));
+	assert_string_equal(buf, "persistent at spine1:leaf2");
+	/* a deadlock younger than min_age_us: not yet (the storm after it is the first) */
+	r.t_us = 1000;
+	f[2].first_us = 900;
+	r.nfindings = 4;
+	assert_true(cc_dl_fault(&r, 3, 200, buf, sizeof(buf)));
+	assert_string_equal(buf, "pause_storm h2");
+	f[2].first_us = 800;
+	assert_true(cc_dl_fault(&r, 3, 200, buf, sizeof(buf)));
+	assert_string_equal(buf, "deadlock at leaf1:spine0 and more");
 }
 
 int main(void)
