@@ -2649,7 +2649,7 @@ static int choose_class(struct cc_tn *t, enum cc_tn_class c, const struct sig *g
 #define TRY(kn, up, aggr, ...)                                                                             \
 	do {                                                                                               \
 		double nv_;                                                                                \
-		if (!((aggr) && t->fault[0]) && !tabu(t, c, kn, up, (aggr) && paused) &&             \
+		if (!((aggr) && t->fault[0]) && !tabu(t, c, kn, up, (aggr) && paused) &&                  \
 		    !isnan(nv_ = step_value(t, c, kn, up)) &&                                              \
 		    !candidate_check(t, c, kn, nv_, xoff)) {                                               \
 			snprintf(expect, sizeof(expect), __VA_ARGS__);                                     \
