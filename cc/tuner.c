@@ -988,9 +988,13 @@ struct cc_tn {
 	 * there) */
 	uint64_t nogain_until[CC_TN_NCLASSES][CC_TN_NKNOBS][2];
 	uint64_t xoff; /* the last input's */
-	/* the last input's, or a host pausing its switch port (host_pausing), "" when none: no
-	 * harder step starts */
+	/* the last input's, or a host pausing its switch port (host_pausing), or one of these
+	 * whose pauses are still in the window of signals (fault_linger), "" when none: no harder
+	 * step starts */
 	char fault[384];
+	char fault_last[384]; /* the last one held for, and the interval it was last seen */
+	uint64_t fault_at;
+	bool was_held; /* the last interval ended with one: its canaries need a gain (step_run) */
 	unsigned canaries[CC_TN_NCLASSES]; /* canaries of the class so far (host_canary's turn) */
 	struct step steps_of[CC_TN_NCLASSES]; /* the step in progress in each class */
 	struct done_step *done;
@@ -1695,8 +1699,9 @@ static double hist_mean(const double *h, unsigned nh)
  * holds the harder steps only when it pauses host_pause_hold of the time or more and the
  * hosts' own pauses are HOST_ROOTED or more of the fabric's paused port time over the tuner's
  * window — under congestion, whose pauses are the switches', one NIC's pauses hold nothing.
- * (A host whose agent is silent is not read here: no member maps to it; the PFC detector reads
- * it from the switch's side and names it through cc_tn_input.fault.)  In the simulator a
+ * (A host whose agent is silent is not read here: no member maps to it.  The PFC detector
+ * names its pause storm from the switch's side, through cc_tn_input.fault, but calls its slow
+ * receiving congestion: not held, an operator's trial.)  In the simulator a
  * slow receiver's pauses stay on its own link (0.9 to 1 of the fabric's). */
 #define HOST_ROOTED 0.25
 
@@ -1728,6 +1733,23 @@ static void host_pausing(struct cc_tn *t)
 			 "host %s pauses its switch port %.1f %% of the time; hosts' own pauses: %.0f %% of the "
 			 "fabric's",
 			 worst->node, most * 100, own * 100);
+}
+
+/* A fault held for stays in the tuner's signals for the window after it was last seen (the
+ * mean of the last WINDOW intervals decides): held as long (an operator's trial: the first
+ * decision after a pause storm ended read 42 % of port time paused, and made and kept three
+ * harder steps on it). */
+static void fault_linger(struct cc_tn *t)
+{
+	if (t->fault[0]) {
+		memcpy(t->fault_last, t->fault, sizeof(t->fault_last));
+		t->fault_at = t->interval;
+	} else if (t->fault_last[0] && t->interval <= t->fault_at + WINDOW) {
+		snprintf(t->fault, sizeof(t->fault), "%.300s, over: its pauses still in the last intervals' signals",
+			 t->fault_last);
+	} else {
+		t->fault_last[0] = '\0';
+	}
 }
 
 static void lvl_add(double *lvl, double *n, double v)
@@ -2878,7 +2900,7 @@ static const char *canary_worse(const struct cc_tn *t, const struct step *k, cha
 			 ur * 100);
 		return buf;
 	}
-	if (k->st == ST_CANARY && !k->forced && !k->repair && !(k->urgent && k->aggressive)) {
+	if (k->st == ST_CANARY && !k->forced && !k->repair && !(k->urgent && k->aggressive && !t->was_held)) {
 		*nogain = k->aggressive; /* a softening move is never made against pauses */
 		if (k->aggressive) {
 			if (!stat_worse(&r->qd, &c->qd, 0) && !stat_worse(&r->pause, &c->pause, 0)) {
@@ -3206,7 +3228,7 @@ static int step_run(struct cc_tn *t, struct step *k, const struct cc_tn_input *i
 		return next_rollout(t, k, "the canary did no harm");
 	if (k->repair)
 		return next_rollout(t, k, "the canary did no harm (a step back inside the policy needs no gain to show)");
-	if (k->urgent && k->aggressive)
+	if (k->urgent && k->aggressive && !t->was_held)
 		return next_rollout(t, k, "the canary did no harm (a harder move against pauses needs no gain to show)");
 	return next_rollout(t, k, "the canary did no harm and showed a clear gain");
 }
@@ -3236,6 +3258,8 @@ int cc_tn_run(struct cc_tn *t, const struct cc_tn_input *in)
 	history_add(t, in);
 	if (!t->fault[0]) /* the detector's name for it first */
 		host_pausing(t);
+	fault_linger(t);
+	t->was_held = t->fault[0];
 	if (t->pol.mode == CC_TN_OFF || t->nhist < WINDOW)
 		return n;
 	if ((r = choose(t, in->xoff_bytes, in->hold_switch)) < 0)

@@ -37,6 +37,7 @@ struct tuner {
 	pthread_mutex_t lock;
 	pthread_mutex_t policy_lock; /* a PUT's read, save and apply, and a pass's reload: one at a time */
 	struct cc_tn *tn;
+	bool held; /* the last decision held the harder steps (a fault: logged when it starts, ends) */
 	struct cc_snap *acc; /* the detector's snapshots since the last decision, summed */
 	struct applying *app;
 	size_t napp, capapp;
@@ -1120,6 +1121,14 @@ int tuner_run(void *ctx, int64_t now)
 		r = cc_tn_run(t->tn, &in);
 		t->decisions++;
 		t->last_decision_ns = now;
+		if (r >= 0 && !t->held != !cc_tn_harder_held(t->tn)) {
+			t->held = !t->held;
+			if (t->held)
+				log_notice("tuner", "no harder step while the fabric has a fault: %s",
+					   cc_tn_harder_held(t->tn));
+			else
+				log_notice("tuner", "harder steps may start again: the fault is over");
+		}
 		refresh_open(t); /* new host classes in force may have rejected a waiting canary */
 	}
 	t->last_run_ns = now;

@@ -171,6 +171,11 @@ def test_no_harder_step_while_the_detector_names_a_host_fault(world):
     sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
     wait_for(lambda: "harder_held_for" not in c.json("/api/v1/cc"), 40, what="the hold over with the fault")
     assert "rocefab_cc_harder_held 0\n" in c.get("/metrics").text
+    # its start and its end in the log (not a line at every decision held)
+    log = d.proc.output().splitlines()
+    starts = [x for x in log if "no harder step while the fabric has a fault: " in x]
+    ends = [x for x in log if "harder steps may start again: the fault is over" in x]
+    assert 1 <= len(starts) <= 2 and len(ends) == len(starts), log[-20:]
 
 
 def test_no_decision_on_the_same_interval_again(world):
