@@ -3141,6 +3141,18 @@ static bool canary_stale(struct cc_tn *t, struct step *k, bool invariants)
 	struct cc_tn_proposal *p = k->cur;
 	char why[240];
 
+	/* a harder one while the fabric has a fault (made on the signals before it, or its
+	 * pauses): withdrawn with the others' checks, as an operator approves it too (an
+	 * operator's trial applied one in advise mode during a hold, unwarned) */
+	if (p && invariants && k->aggressive && !k->forced && !k->repair && (t->fault[0] || t->was_held)) {
+		snprintf(p->error, sizeof(p->error), "withdrawn: no harder step while the fabric has a fault "
+			 "(%.180s); made again if still called for once it is over",
+			 t->fault[0] ? t->fault : t->fault_last);
+		p->state = CC_TN_REJECTED;
+		step_end(t, k);
+		return true;
+	}
+
 	for (size_t i = 0; p && i < p->nchanges; i++) {
 		int stale = change_stale(t, k, &p->changes[i], invariants, why, sizeof(why));
 

@@ -3508,6 +3508,36 @@ static void test_no_free_pass_during_a_fault(void **state)
 	}
 }
 
+/* Advise mode: a harder canary waiting for an operator when a fault begins is withdrawn at the
+ * next decision, with why (made on the signals before it; an operator's trial applied one during
+ * a hold, unwarned); so is one made after a hold, when a storm comes. */
+static void test_waiting_harder_canary_withdrawn_during_a_fault(void **state)
+{
+	struct cc_tn *t = tuner(CC_TN_ADVISE);
+	struct cc_tn_proposal *p;
+	uint64_t id;
+	int64_t i = 1;
+
+	(void)state;
+	p = first_step(t, &i);
+	id = p->id;
+	assert_true(p->state == CC_TN_WAITING && p->to < p->from);
+	run_fault(t, i++, deep_down, "slow_receiver h3");
+	p = cc_tn_find(t, id);
+	assert_true(p && p->state == CC_TN_REJECTED);
+	assert_non_null(strstr(p->error, "withdrawn: no harder step while the fabric has a fault (slow_receiver h3)"));
+	assert_int_equal(cc_tn_decide(t, id, true), -EALREADY); /* (not waiting any more) */
+	assert_int_equal(npending(t), 0);
+	for (int k = 0; k < 4; k++) /* the hold over (3 more intervals): a canary again */
+		run(t, i++, deep_down, NULL);
+	id = one(t)->id;
+	run_fault(t, i++, NULL, "pause_storm h5");
+	p = cc_tn_find(t, id);
+	assert_true(p && p->state == CC_TN_REJECTED);
+	assert_non_null(strstr(p->error, "(pause_storm h5)"));
+	cc_tn_free(t);
+}
+
 /* A host that pauses its switch port is a fault of its own, named or not: while h3 pauses
  * leaf0's port 5 % of the time and no switch pauses, deep queues start no harder step (the
  * operator's trial's slow receiver paused its port below the detector's 20 %: unnamed, it drove
@@ -3879,6 +3909,7 @@ int main(void)
 		cmocka_unit_test(test_no_harder_step_for_a_host_fault),
 		cmocka_unit_test_teardown(test_no_harder_step_for_a_pausing_host, faults_cleared),
 		cmocka_unit_test(test_no_free_pass_during_a_fault),
+		cmocka_unit_test(test_waiting_harder_canary_withdrawn_during_a_fault),
 		cmocka_unit_test(test_mode_changes),
 		cmocka_unit_test(test_outlier_kept),
 		cmocka_unit_test(test_no_softening_after_a_harder_step),
