@@ -162,16 +162,23 @@ static struct cc_tn *tuner(enum cc_tn_mode mode)
 	return tuner_with(&p);
 }
 
-/* An interval; probe_p99_us: the pingmesh's tail latency (< 0: no probes). */
-static int run_probed(struct cc_tn *t, int64_t i, look_fn look, void *ctx, double probe_p99_us)
+/* An interval; probe_p99_us: the pingmesh's tail latency (< 0: no probes); fault: the one the
+ * detector names (cc_tn_input.fault), or NULL. */
+static int run_input(struct cc_tn *t, int64_t i, look_fn look, void *ctx, double probe_p99_us, const char *fault)
 {
 	struct cc_snap *s = fabric(i * IV, look, ctx);
-	struct cc_tn_input in = { .snap = s, .prio = PRIO, .xoff_bytes = XOFF, .probe_p99_us = probe_p99_us };
+	struct cc_tn_input in = { .snap = s, .prio = PRIO, .xoff_bytes = XOFF, .probe_p99_us = probe_p99_us,
+				  .fault = fault };
 	int r = cc_tn_run(t, &in);
 
 	cc_snap_free(s);
 	assert_true(r >= 0);
 	return r;
+}
+
+static int run_probed(struct cc_tn *t, int64_t i, look_fn look, void *ctx, double probe_p99_us)
+{
+	return run_input(t, i, look, ctx, probe_p99_us, NULL);
 }
 
 static int run(struct cc_tn *t, int64_t i, look_fn look, void *ctx)
@@ -3403,14 +3410,7 @@ static void test_a_host_after_a_role_flip_is_measured(void **state)
 /* An interval while the detector names a host's fault (fault), or none (NULL). */
 static int run_fault(struct cc_tn *t, int64_t i, look_fn look, const char *fault)
 {
-	struct cc_snap *s = fabric(i * IV, look, NULL);
-	struct cc_tn_input in = { .snap = s, .prio = PRIO, .xoff_bytes = XOFF, .probe_p99_us = -1,
-				  .fault = fault };
-	int r = cc_tn_run(t, &in);
-
-	cc_snap_free(s);
-	assert_true(r >= 0);
-	return r;
+	return run_input(t, i, look, NULL, -1, fault);
 }
 
 /* (a test that fails leaves none of its fabric's faults to the tests after it) */
@@ -3491,14 +3491,8 @@ static void test_no_free_pass_during_a_fault(void **state)
 		p = pending_of(t, CC_TN_HOSTS, CC_TN_CANARY);
 		assert_int_equal(p->knob, CC_TN_CNP_GAP);
 		apply_all(t, 8, NULL);
-		for (unsigned k = 0; k < ci; k++) {
-			struct cc_snap *s = fabric(i++ * IV, storm, &pause);
-			struct cc_tn_input in = { .snap = s, .prio = PRIO, .xoff_bytes = XOFF, .probe_p99_us = -1,
-						  .fault = fault ? "slow_receiver h3" : NULL };
-
-			assert_true(cc_tn_run(t, &in) >= 0);
-			cc_snap_free(s);
-		}
+		for (unsigned k = 0; k < ci; k++)
+			run_input(t, i++, storm, &pause, -1, fault ? "slow_receiver h3" : NULL);
 		if (fault)
 			assert_non_null(strstr(pending_of(t, CC_TN_HOSTS, CC_TN_ROLLBACK)->reason, "no clear gain"));
 		else
