@@ -8,8 +8,9 @@
  * (coverage).  Bad results on fewer than min_pairs pairs name nothing (one pair cannot tell its
  * source from its destination; one slow pair is an outlier), nor do a few scattered bad ones
  * (lost or slow) that no element explains.  The one with the largest coverage wins; ties go to
- * the higher rate, then to the more specific element; a ToR gives way to a host under it that
- * explains too.  Faults spread under PFC (a slow receiver
+ * the higher rate, then to the more specific element; a ToR gives way to a host under it or
+ * an uplink of it that carries more than half of its share (best()).  Faults spread under PFC
+ * (a slow receiver
  * pauses its ToR, which pauses the senders behind it), so the winner is the element the worst
  * results share, and the next best explanation of what is left is reported as secondary. */
 #include <limits.h>
@@ -215,13 +216,37 @@ static const char *tor_of(const struct loc_result *r, size_t n, const char *host
 	return t;
 }
 
+/* Link x is at ToR t: every result across it goes to or from a host under t (an uplink).
+ * *others, *others_bad: t's results not across x, and how many of those are bad. */
+static bool link_at(const struct cand *x, const struct cand *t, const struct loc_result *r, size_t n,
+		    unsigned *others, unsigned *others_bad)
+{
+	*others = *others_bad = 0;
+	for (size_t i = 0; i < n; i++) {
+		bool across = counts_for(x, &r[i]), under = counts_for(t, &r[i]);
+
+		if (across && !under)
+			return false;
+		if (under && !across) {
+			(*others)++;
+			*others_bad += r[i].bad;
+		}
+	}
+	return true;
+}
+
 /* The best explanation of the bad weight total, or NULL.  A ToR gives way to a host under it
- * that explains too, with more than half the ToR's share (the ToR covers what the host
- * explains, and more: the host's back-pressure, or a fault beside it, which the rest's analysis
- * names; before, the ToR was named whenever enough of its results were bad, and a slow host's
- * finding flipped to its ToR and back as its rack-mates' timeouts came and went).  Not to a
- * link at it: a ToR that fails shows on its uplinks as well, and on one alone when the others
- * carry nothing. */
+ * whose results are mostly bad and carry more than half the ToR's share (the ToR covers what
+ * the host explains, and more: the host's back-pressure, or a fault beside it, which the
+ * rest's analysis names; before, the ToR was named whenever enough of its results were bad,
+ * and a slow host's finding flipped to its ToR and back as its rack-mates' timeouts came and
+ * went; and the host had to explain on its own too, which a lossy link beside it, carrying a
+ * third of the bad, made it do one pass in ten: a CI run).  Else to a link at it (an uplink)
+ * that explains more than half the ToR's share when the ToR's other results are mostly good: a
+ * ToR that fails shows on the results within its rack too, and on every uplink (on one alone
+ * when the others carry nothing), so a ToR whose trouble is all across one uplink is that
+ * link's (a lossy link beside a slow host, with the host's results set aside, read as the ToR
+ * and was never named: the same CI run). */
 static struct cand *best(struct cands *c, double total, const struct loc_conf *conf, const struct loc_result *r,
 			 size_t n)
 {
@@ -240,9 +265,22 @@ static struct cand *best(struct cands *c, double total, const struct loc_conf *c
 		struct cand *x = &c->v[i];
 		const char *t;
 
-		if (x->kind == C_LINK || x->kind == C_TOR || !explains(x, total, conf, &cov, &rate) ||
-		    cov <= bcov / 2 || !better(x, cov, rate, h, hcov, hrate) || !(t = tor_of(r, n, x->name)) ||
-		    strcmp(t, b->name))
+		explains(x, total, conf, &cov, &rate);
+		if (x->kind == C_LINK || x->kind == C_TOR || rate < conf->host_rate || cov <= bcov / 2 ||
+		    !better(x, cov, rate, h, hcov, hrate) || !(t = tor_of(r, n, x->name)) || strcmp(t, b->name))
+			continue;
+		h = x;
+		hcov = cov;
+		hrate = rate;
+	}
+	for (size_t i = 0; !h && i < c->n; i++) {
+		struct cand *x = &c->v[i];
+		unsigned others, others_bad;
+
+		explains(x, total, conf, &cov, &rate);
+		if (x->kind != C_LINK || rate < conf->link_rate || cov <= bcov / 2 ||
+		    !better(x, cov, rate, h, hcov, hrate) || !link_at(x, b, r, n, &others, &others_bad) ||
+		    others_bad >= conf->host_rate * others)
 			continue;
 		h = x;
 		hcov = cov;

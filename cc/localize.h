@@ -9,7 +9,9 @@
  * latencies).  An element explains the bad results when it is on (nearly) all of them
  * (coverage) and most results through it are bad (rate); among the elements that explain, the
  * one with the largest share, then the highest rate, but a ToR gives way to a host under it
- * that explains too; "the fabric" when none explains.  With paths, a fabric link can be
+ * whose results are mostly bad and carry more than half the ToR's share, else to an uplink of
+ * it that carries more than half when the ToR's other results are mostly good; "the fabric"
+ * when none explains.  With paths, a fabric link can be
  * named; without them (real hosts without path tracing) the answer is a host, a ToR or the
  * fabric. */
 #ifndef ROCEFAB_LOCALIZE_H
