@@ -216,42 +216,78 @@ static const char *tor_of(const struct loc_result *r, size_t n, const char *host
 	return t;
 }
 
-/* Link x is at ToR t: every result across it goes to or from a host under t (an uplink).
- * *others, *others_bad: t's results not across x, and how many of those are bad. */
-static bool link_at(const struct cand *x, const struct cand *t, const struct loc_result *r, size_t n,
-		    unsigned *others, unsigned *others_bad)
+/* Host x (under ToR t) stands out: the mean weight of its results over twice that of t's
+ * results to or from other hosts (in a rack of two, each host carries half its failing ToR's). */
+static bool host_stands_out(const struct cand *x, const struct cand *t, const struct loc_result *r, size_t n,
+			    const double *w)
 {
-	*others = *others_bad = 0;
+	double own = 0, other = 0;
+	unsigned nown = 0, nother = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!counts_for(t, &r[i]))
+			continue;
+		if (strcmp(r[i].src, x->name) && strcmp(r[i].dst, x->name)) {
+			nother++;
+			other += w[i];
+		} else if (counts_for(x, &r[i])) {
+			nown++;
+			own += w[i];
+		}
+	}
+	return nown && own * nother > 2 * other * nown;
+}
+
+/* Link x is an uplink of ToR t (t one of its ends, and every result across it to or from a host
+ * under t), and t's other results are mostly good (under rate_max bad), both those within the
+ * rack and those across its other uplinks: a ToR that fails shows on each. */
+static bool uplink_alone(const struct cand *x, const struct cand *t, const struct loc_result *r, size_t n,
+			 double rate_max)
+{
+	size_t tl = strlen(t->name), xl = strlen(x->name);
+	unsigned in = 0, in_bad = 0, out = 0, out_bad = 0;
+
+	if (xl <= tl + 1 || !((!strncmp(x->name, t->name, tl) && x->name[tl] == '-') ||
+			      (!strcmp(x->name + xl - tl, t->name) && x->name[xl - tl - 1] == '-')))
+		return false;
 	for (size_t i = 0; i < n; i++) {
 		bool across = counts_for(x, &r[i]), under = counts_for(t, &r[i]);
 
 		if (across && !under)
 			return false;
-		if (under && !across) {
-			(*others)++;
-			*others_bad += r[i].bad;
+		if (across || !under)
+			continue;
+		if (r[i].src_tor && r[i].dst_tor && !strcmp(r[i].src_tor, r[i].dst_tor)) {
+			in++;
+			in_bad += r[i].bad;
+		} else {
+			out++;
+			out_bad += r[i].bad;
 		}
 	}
-	return true;
+	return in + out > 0 && (!in || in_bad < rate_max * in) && (!out || out_bad < rate_max * out);
 }
 
-/* The best explanation of the bad weight total, or NULL.  A ToR gives way to a host under it
- * whose results are mostly bad and carry more than half the ToR's share (the ToR covers what
- * the host explains, and more: the host's back-pressure, or a fault beside it, which the
- * rest's analysis names; before, the ToR was named whenever enough of its results were bad,
- * and a slow host's finding flipped to its ToR and back as its rack-mates' timeouts came and
- * went; and the host had to explain on its own too, which a lossy link beside it, carrying a
- * third of the bad, made it do one pass in ten: a CI run).  Else to a link at it (an uplink)
- * that explains more than half the ToR's share when the ToR's other results are mostly good: a
- * ToR that fails shows on the results within its rack too, and on every uplink (on one alone
- * when the others carry nothing), so a ToR whose trouble is all across one uplink is that
- * link's (a lossy link beside a slow host, with the host's results set aside, read as the ToR
- * and was never named: the same CI run). */
+/* The best explanation of the bad weight total (w: each result's), or NULL.  A ToR gives way to
+ * a host under it whose results are mostly bad and carry more than half the ToR's share, and
+ * that explains on its own too or stands out among the ToR's (host_stands_out: the ToR covers
+ * what the host explains, and more: the
+ * host's back-pressure, or a fault beside it, which the rest's analysis names; before, the ToR
+ * was named whenever enough of its results were bad, and a slow host's finding flipped to its
+ * ToR and back as its rack-mates' timeouts came and went; and then the host had to explain on
+ * its own, which it failed one pass in ten beside a lossy uplink carrying over a third of the
+ * bad: a CI run; in a rack of two, each host carries more than half of its failing ToR's).  Else to an uplink of it, the one that explains best, carrying more
+ * than half the ToR's share, when the ToR's other results are mostly good (uplink_alone): a
+ * ToR that fails shows within its rack too, and on every uplink (on one alone when the others
+ * carry nothing), so a ToR whose trouble is all across one uplink is that link's (the same CI
+ * run: with the host's results set aside, the lossy uplink and a rack-mate's back-pressure read
+ * as the ToR, and the link was never named). */
 static struct cand *best(struct cands *c, double total, const struct loc_conf *conf, const struct loc_result *r,
-			 size_t n)
+			 size_t n, const double *w)
 {
 	struct cand *b = NULL, *h = NULL;
 	double bcov = 0, brate = 0, hcov = 0, hrate = 0, cov, rate;
+	bool host;
 
 	for (size_t i = 0; i < c->n; i++)
 		if (explains(&c->v[i], total, conf, &cov, &rate) && better(&c->v[i], cov, rate, b, bcov, brate)) {
@@ -264,23 +300,24 @@ static struct cand *best(struct cands *c, double total, const struct loc_conf *c
 	for (size_t i = 0; i < c->n; i++) {
 		struct cand *x = &c->v[i];
 		const char *t;
+		bool alone;
 
-		explains(x, total, conf, &cov, &rate);
+		alone = explains(x, total, conf, &cov, &rate);
 		if (x->kind == C_LINK || x->kind == C_TOR || rate < conf->host_rate || cov <= bcov / 2 ||
-		    !better(x, cov, rate, h, hcov, hrate) || !(t = tor_of(r, n, x->name)) || strcmp(t, b->name))
+		    !better(x, cov, rate, h, hcov, hrate) || !(t = tor_of(r, n, x->name)) || strcmp(t, b->name) ||
+		    (!alone && !host_stands_out(x, b, r, n, w)))
 			continue;
 		h = x;
 		hcov = cov;
 		hrate = rate;
 	}
-	for (size_t i = 0; !h && i < c->n; i++) {
+	host = h != NULL;
+	for (size_t i = 0; !host && i < c->n; i++) {
 		struct cand *x = &c->v[i];
-		unsigned others, others_bad;
 
 		explains(x, total, conf, &cov, &rate);
 		if (x->kind != C_LINK || rate < conf->link_rate || cov <= bcov / 2 ||
-		    !better(x, cov, rate, h, hcov, hrate) || !link_at(x, b, r, n, &others, &others_bad) ||
-		    others_bad >= conf->host_rate * others)
+		    !better(x, cov, rate, h, hcov, hrate) || !uplink_alone(x, b, r, n, conf->host_rate))
 			continue;
 		h = x;
 		hcov = cov;
@@ -391,7 +428,7 @@ static void analyze(struct loc_result *r, size_t n, const struct loc_conf *conf,
 			 lossy ? "" : ": an outlier");
 		goto out;
 	}
-	b = best(&c, total, conf, r, n);
+	b = best(&c, total, conf, r, n, w);
 	if (lossy)
 		snprintf(badly, sizeof(badly), "lost probes (%.0f of %.0f probes)", lost, sent);
 	else

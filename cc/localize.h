@@ -9,9 +9,11 @@
  * latencies).  An element explains the bad results when it is on (nearly) all of them
  * (coverage) and most results through it are bad (rate); among the elements that explain, the
  * one with the largest share, then the highest rate, but a ToR gives way to a host under it
- * whose results are mostly bad and carry more than half the ToR's share, else to an uplink of
- * it that carries more than half when the ToR's other results are mostly good; "the fabric"
- * when none explains.  With paths, a fabric link can be
+ * whose results are mostly bad and carry more than half the ToR's share, explaining on its own
+ * too or standing out (their mean weight over twice that of the ToR's results of other hosts);
+ * else to an uplink of it (the ToR at one end) that carries more than half its share when the
+ * ToR's other results, within the rack and across its other uplinks, are mostly good; "the
+ * fabric" when none explains.  With paths, a fabric link can be
  * named; without them (real hosts without path tracing) the answer is a host, a ToR or the
  * fabric. */
 #ifndef ROCEFAB_LOCALIZE_H

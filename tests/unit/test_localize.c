@@ -8,9 +8,10 @@
 #include "cc/localize.h"
 #include "tests/unit/unit.h"
 
-#define HOSTS 16 /* 4 ToRs x 4 hosts, 2 spines */
+#define HOSTS 16 /* 4 ToRs x 4 hosts (or 8 x 2: per_tor), 2 spines */
 
-static char names[HOSTS][16], tors[4][16], links[16][40], access[HOSTS][40];
+static char names[HOSTS][16], tors[8][16], links[16][40], access[HOSTS][40];
+static unsigned per_tor = 4;
 
 /* Names as the demo's ("h5", "leaf1", "leaf1-spine0"), or with dashes in them ("gpu-5",
  * "sw-leaf-1", "sw-leaf-1-sw-spine-0"). */
@@ -21,11 +22,11 @@ static void init_names_as(bool dashed)
 
 	for (unsigned h = 0; h < HOSTS; h++) {
 		snprintf(names[h], sizeof(names[h]), "%s%u", host, h);
-		snprintf(access[h], sizeof(access[h]), "%s%u-%s%u", host, h, leaf, h / 4);
+		snprintf(access[h], sizeof(access[h]), "%s%u-%s%u", host, h, leaf, h / per_tor);
 	}
-	for (unsigned t = 0; t < 4; t++)
+	for (unsigned t = 0; t < HOSTS / per_tor; t++)
 		snprintf(tors[t], sizeof(tors[t]), "%s%u", leaf, t);
-	for (unsigned t = 0; t < 4; t++)
+	for (unsigned t = 0; t < HOSTS / per_tor; t++)
 		for (unsigned sp = 0; sp < 2; sp++)
 			snprintf(links[t * 2 + sp], sizeof(links[0]), "%s%u-%s%u", leaf, t, spine, sp);
 }
@@ -48,14 +49,14 @@ static size_t matrix(struct loc_result *r)
 				memset(x, 0, sizeof(*x));
 				x->src = names[s];
 				x->dst = names[d];
-				x->src_tor = tors[s / 4];
-				x->dst_tor = tors[d / 4];
+				x->src_tor = tors[s / per_tor];
+				x->dst_tor = tors[d / per_tor];
 				x->n = 20;
 				x->p99_us = 5 + (s + d + label) % 3;
 				x->path[x->npath++] = access[s];
-				if (s / 4 != d / 4) {
-					x->path[x->npath++] = links[(s / 4) * 2 + label];
-					x->path[x->npath++] = links[(d / 4) * 2 + label];
+				if (s / per_tor != d / per_tor) {
+					x->path[x->npath++] = links[(s / per_tor) * 2 + label];
+					x->path[x->npath++] = links[(d / per_tor) * 2 + label];
 				}
 				x->path[x->npath++] = access[d];
 			}
@@ -455,6 +456,68 @@ static void test_a_slow_host_and_a_lossy_uplink_are_not_their_tor(void **state)
 		assert_int_not_equal(all[k].kind, LOC_TOR);
 }
 
+/* A review of the rules by which a ToR gives way: a ToR that fails is named all the same, in
+ * racks of two (where each host carries more than half of the ToR's bad results, and its
+ * rack-mate is set aside as its back-pressure) and where ECMP sends little of the rack's
+ * traffic over one uplink (the other carries most of the bad: two links were named). */
+static void test_a_failing_tor_gives_way_to_nothing(void **state)
+{
+	struct loc_finding all[LOC_MAX_FINDINGS];
+	size_t n;
+
+	(void)state;
+	per_tor = 2;
+	init_names();
+	for (int slow = 0; slow < 2; slow++) {
+		n = matrix(r);
+		for (size_t k = 0; k < n; k++)
+			if (!strcmp(r[k].src_tor, "leaf1") || !strcmp(r[k].dst_tor, "leaf1")) {
+				if (slow)
+					r[k].p99_us = 900;
+				else
+					r[k].lost = 5;
+			}
+		assert_int_equal(loc_analyze_all(r, n, NULL, all, LOC_MAX_FINDINGS), 1);
+		assert_int_equal(all[0].kind, LOC_TOR);
+		assert_string_equal(all[0].subject, "leaf1");
+	}
+	/* a slow host and its uplink's losses in a rack of two: both, as before */
+	n = matrix(r);
+	for (size_t k = 0; k < n; k++)
+		if (!strcmp(r[k].dst, "h3"))
+			r[k].lost = 2;
+		else if (crosses(&r[k], "leaf1-spine0"))
+			r[k].lost = 2;
+	assert_int_equal(loc_analyze_all(r, n, NULL, all, LOC_MAX_FINDINGS), 2);
+	assert_string_equal(all[0].subject, "h3");
+	assert_string_equal(all[1].subject, "leaf1-spine0");
+	per_tor = 4;
+	init_names();
+	/* leaf2 drops what crosses it, ECMP sending 1 in 6 of its pairs over spine1 */
+	n = matrix(r);
+	for (size_t k = 0; k < n; k++) {
+		bool at2 = !strcmp(r[k].src_tor, "leaf2") || !strcmp(r[k].dst_tor, "leaf2");
+
+		if (at2 && r[k].npath == 4 && (k / 2) % 6) {
+			r[k].path[1] = links[(r[k].src_tor[4] - '0') * 2];
+			r[k].path[2] = links[(r[k].dst_tor[4] - '0') * 2];
+		}
+		if (at2 && r[k].npath == 4)
+			r[k].lost = 5;
+	}
+	assert_int_equal(loc_analyze_all(r, n, NULL, all, LOC_MAX_FINDINGS), 1);
+	assert_int_equal(all[0].kind, LOC_TOR);
+	assert_string_equal(all[0].subject, "leaf2");
+}
+
+/* (a test that fails leaves racks of 4) */
+static int racks_of_four(void **state)
+{
+	(void)state;
+	per_tor = 4;
+	return 0;
+}
+
 /* A review: a ToR that loses (leaf2) with spine1 drained, so that every path across goes
  * through leaf2-spine0, which carries most of the bad: the ToR all the same, not that link. */
 static void test_a_failing_tor_is_not_its_uplink(void **state)
@@ -708,6 +771,7 @@ int main(void)
 		cmocka_unit_test(test_a_link_at_a_slow_hosts_tor),
 		cmocka_unit_test(test_a_slow_host_and_a_lossy_uplink_are_not_their_tor),
 		cmocka_unit_test(test_a_failing_tor_is_not_its_uplink),
+		cmocka_unit_test_teardown(test_a_failing_tor_gives_way_to_nothing, racks_of_four),
 		cmocka_unit_test(test_uneven_back_pressure_is_not_a_lossy_link),
 		cmocka_unit_test(test_a_second_fault_in_a_sparse_rest),
 		cmocka_unit_test(test_back_pressure_is_not_another_fault),
