@@ -205,9 +205,9 @@ int cc_snap_merge(struct cc_snap *acc, const struct cc_snap *s)
 		struct cc_port *ap;
 		int node, port;
 
+		uint32_t had = acc->nports;
+
 		map[p] = -1;
-		if (sp->silent)
-			continue; /* nothing to add */
 		node = merge_node(acc, sn->name, sn->kind);
 		if (node < 0 || (port = cc_snap_port(acc, (uint32_t)node, sp->name)) < 0) {
 			free(map);
@@ -215,6 +215,14 @@ int cc_snap_merge(struct cc_snap *acc, const struct cc_snap *s)
 		}
 		map[p] = port;
 		ap = &acc->ports[port];
+		if (sp->silent) {
+			/* nothing to add, but its place: the port of a host whose agent is silent, at
+			 * the end of the switch port it pauses (before, the sum left it out, and the
+			 * tuner could not tell whose pauses its switch port counted) */
+			if ((uint32_t)port >= had)
+				ap->silent = true;
+			continue;
+		}
 		ap->silent = false;
 		ap->down = sp->down;
 		ap->lossless = sp->lossless;

@@ -98,7 +98,8 @@ int cc_snap_set(struct cc_snap *s, uint32_t port, const char *name, int prio, ui
  * name (made in acc when new): counters add, gauges take s's reading except the peaks
  * (queue_watermark_periodic_bytes), which take the larger; the port's speed, PFC setting,
  * state and link are s's.  acc's interval grows by s's and ends where s ends.  Priorities acc
- * does not hold are left out, and so are silent ports (they carry nothing).  A node of another
+ * does not hold are left out.  A silent port adds nothing but its place and link, and stays
+ * silent in acc unless readings of it came in another interval.  A node of another
  * kind in acc (its agent's role flipped) takes s's, and its sums so far are dropped (its ports
  * silent and unlinked until s's readings of them).  0 or -ENOMEM
  * (acc is then partly merged).  Call cc_snap_finish(acc) before reading it. */

@@ -1331,12 +1331,17 @@ static void classify(struct cc_tn *t, const struct cc_snap *s)
 
 		if (n->kind == CC_HOST) {
 			m = hmap_get(&t->idx, n->name);
-			/* (not a port without readings: one a switch's agent left, its role flipped
-			 * within the decision interval, cc_snap_merge) */
-			if (m && m->host && m->snap_port < 0 && !cp->silent) {
+			if (!m || !m->host || m->snap_port >= 0)
+				continue;
+			/* a port without readings (its agent silent; or one a switch's agent left, its
+			 * role flipped within the decision interval, cc_snap_merge) gives only the
+			 * switch port it hangs off, whose received pauses are its (host_pauses): not
+			 * seen, no step moves it (before, a silent slow receiver was not read, and its
+			 * pauses drove harder steps: an operator's trial) */
+			if (!cp->silent)
 				m->snap_port = (int32_t)p;
+			if (!cp->silent || m->tor_port < 0)
 				m->tor_port = cp->peer == CC_NONE ? -1 : (int32_t)cp->peer;
-			}
 			continue;
 		}
 		snprintf(key, sizeof(key), "%s\x1f%s", n->name, cp->name);
@@ -1699,10 +1704,8 @@ static double hist_mean(const double *h, unsigned nh)
  * holds the harder steps only when it pauses host_pause_hold of the time or more and the
  * hosts' own pauses are HOST_ROOTED or more of the fabric's paused port time over the tuner's
  * window — under congestion, whose pauses are the switches', one NIC's pauses hold nothing.
- * (A host whose agent is silent is not read here: no member maps to it.  The PFC detector
- * names its pause storm from the switch's side, through cc_tn_input.fault, but calls its slow
- * receiving congestion: not held, an operator's trial.)  In the simulator a
- * slow receiver's pauses stay on its own link (0.9 to 1 of the fabric's). */
+ * (A host whose agent is silent is read from its switch port's side: classify().)  In the
+ * simulator a slow receiver's pauses stay on its own link (0.9 to 1 of the fabric's). */
 #define HOST_ROOTED 0.25
 
 /* The host pausing its switch port most over the last intervals, when it is host_pause_hold or

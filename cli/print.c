@@ -1389,10 +1389,13 @@ void print_cc(FILE *f, const json_t *d)
 		json_array_foreach(json_object_get(d, "empty_host_classes"), i, x)
 			fprintf(f, "  host class %s: no host matches %s\n", str(&s, x, "name") ?: "?",
 				str(&s, x, "hosts") ?: "?");
-		if (json_is_string(json_object_get(d, "harder_held_for")))
+		if (json_is_string(json_object_get(d, "harder_held_for"))) {
 			fprintf(f, "  no harder step while the fabric has a fault (%s): its pauses are not "
 				   "congestion control's to fix\n",
 				str(&s, d, "harder_held_for") ?: "");
+			if (json_is_string(json_object_get(d, "harder_held_since")))
+				fprintf(f, "    held since %s\n", str(&s, d, "harder_held_since"));
+		}
 		if (json_is_true(json_object_get(d, "host_classes_pending")))
 			fprintf(f, "  new host classes wait until no step of a host class is applied in part\n");
 		json_array_foreach(json_object_get(d, "steps_in_progress"), i, x) {

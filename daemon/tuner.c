@@ -37,7 +37,10 @@ struct tuner {
 	pthread_mutex_t lock;
 	pthread_mutex_t policy_lock; /* a PUT's read, save and apply, and a pass's reload: one at a time */
 	struct cc_tn *tn;
-	bool held; /* the last decision held the harder steps (a fault: logged when it starts, ends) */
+	/* the last decision held the harder steps (a fault: logged and published when it starts
+	 * and ends), since when (wall clock, ns) */
+	bool held;
+	int64_t held_since_ns;
 	struct cc_snap *acc; /* the detector's snapshots since the last decision, summed */
 	struct applying *app;
 	size_t napp, capapp;
@@ -1123,11 +1126,16 @@ int tuner_run(void *ctx, int64_t now)
 		t->last_decision_ns = now;
 		if (r >= 0 && !t->held != !cc_tn_harder_held(t->tn)) {
 			t->held = !t->held;
+			t->held_since_ns = now;
 			if (t->held)
 				log_notice("tuner", "no harder step while the fabric has a fault: %s",
 					   cc_tn_harder_held(t->tn));
 			else
 				log_notice("tuner", "harder steps may start again: the fault is over");
+			/* (GET /api/v1/cc changed: its harder_held_for) */
+			if (t->events)
+				events_publish(t->events, "cc",
+					       json_pack("{s:i,s:b}", "id", 0, "harder_held", t->held));
 		}
 		refresh_open(t); /* new host classes in force may have rejected a waiting canary */
 	}
@@ -1474,6 +1482,8 @@ json_t *tuner_status(struct tuner *t)
 		json_object_set_new(o, "priority", json_integer(t->prio));
 		json_object_set_new(o, "lowest_lossless", t->lowest >= 0 ? json_integer(t->lowest) : json_null());
 		json_object_set_new(o, "last_decision", store_time_json(t->last_decision_ns));
+		if (t->held && cc_tn_harder_held(t->tn))
+			json_object_set_new(o, "harder_held_since", store_time_json(t->held_since_ns));
 	}
 	pthread_mutex_unlock(&t->lock);
 	return o;

@@ -47,6 +47,7 @@ int sim_ctl_new(struct sim *s, const struct sim_ctl_opts *o, struct sim_ctl **re
 {
 	struct sim_ctl *c = calloc(1, sizeof(*c));
 	struct cc_wd_conf wc;
+	int r;
 
 	if (!c)
 		return rf_err_set(e, -ENOMEM, "NO_MEMORY", NULL, "out of memory");
@@ -56,10 +57,10 @@ int sim_ctl_new(struct sim *s, const struct sim_ctl_opts *o, struct sim_ctl **re
 		c->o.interval_ps = 100 * INT64_C(1000000);
 	if (o->controller == SIM_CTL_TUNER) {
 		struct sim_tune_opts to = o->tune;
-		int r;
 
 		to.interval_ps = c->o.interval_ps;
 		to.delay_ps = o->delay_ps;
+		to.silent = o->silent;
 		if ((r = sim_tune_new(s, &to, &c->tn, e)) < 0) {
 			free(c);
 			return r;
@@ -98,22 +99,9 @@ int sim_ctl_new(struct sim *s, const struct sim_ctl_opts *o, struct sim_ctl **re
 	}
 	if (c->o.baseline_pfcwd && !(c->shadow = cc_wd_new(&wc)))
 		goto nomem;
-	if (!(c->silent = calloc((size_t)sim_device_count(s) + 1, sizeof(*c->silent))))
-		goto nomem;
-	for (const char *p = o->silent; p && *p;) {
-		const char *end = strchr(p, ',');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		char name[128];
-		int d;
-
-		snprintf(name, sizeof(name), "%.*s", (int)(len < sizeof(name) ? len : sizeof(name) - 1), p);
-		if ((d = sim_device_find(s, name)) < 0 || sim_device_is_switch(s, d)) {
-			sim_ctl_free(c);
-			return rf_err_set(e, -EINVAL, "BAD_ARGUMENT", NULL, "--silent: '%s' is no host of the fabric",
-					  name);
-		}
-		c->silent[d] = true;
-		p = end ? end + 1 : NULL;
+	if ((r = sim_silent_hosts(s, o->silent, &c->silent, e)) < 0) {
+		sim_ctl_free(c);
+		return r;
 	}
 	for (int d = 0; d < sim_device_count(s); d++)
 		if (!sim_device_is_switch(s, d))
@@ -435,29 +423,6 @@ static int record_truth(struct sim_ctl *c)
 	return 0;
 }
 
-/* The ports of the --silent hosts, without their readings (as rocefabd holds a host whose
- * readings do not come: cc_port.silent). */
-static void silence(const struct sim_ctl *c, struct cc_snap *snap)
-{
-	for (int d = 0; d < sim_device_count(c->s); d++) {
-		int n = c->silent[d] ? cc_snap_find_node(snap, sim_device_name(c->s, d)) : -1;
-
-		for (uint32_t i = 0; n >= 0 && i < snap->nodes[n].nports; i++) {
-			struct cc_port *p = &snap->ports[snap->nodes[n].ports[i]];
-
-			for (unsigned pr = 0; pr < CC_NPRIO; pr++) {
-				struct cc_prio *e = cc_snap_prio(snap, snap->nodes[n].ports[i], pr);
-
-				if (e)
-					memset(e, 0, sizeof(*e));
-			}
-			memset(p->pv, 0, sizeof(p->pv));
-			p->phave = 0;
-			p->silent = true;
-		}
-	}
-}
-
 static int interval(struct sim_ctl *c)
 {
 	struct cc_snap *snap = sim_snapper_take(c->sn);
@@ -468,7 +433,7 @@ static int interval(struct sim_ctl *c)
 
 	if (!snap)
 		return -ENOMEM;
-	silence(c, snap);
+	sim_silence(c->s, c->silent, snap);
 	c->intervals++;
 	if (c->dl) {
 		const struct cc_dl_result *res;

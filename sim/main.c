@@ -49,8 +49,8 @@ static void usage(FILE *f)
 		"  --baseline pfcwd     also run the SONiC-style watchdog on the same counters, recording\n"
 		"                       what it would do (its timers scaled like the interval: SONiC's\n"
 		"                       200 ms poll, detection and restoration = one interval)\n"
-		"  --silent HOSTS       hosts whose counters the controller (detector or pfcwd) does\n"
-		"                       not get (their agents silent, as a hung host's), comma-\n"
+		"  --silent HOSTS       hosts whose counters the controller (detector, pfcwd or tuner)\n"
+		"                       does not get (their agents silent, as a hung host's), comma-\n"
 		"                       separated: their ports are in its snapshots without readings\n"
 		"  --cc-mode MODE       the tuner's mode: off, advise (proposals only) or auto (default:\n"
 		"                       the --policy file's mode, else auto)\n"
@@ -513,8 +513,8 @@ static int run_main(int argc, char **argv)
 		fprintf(stderr, "rocefab-sim: --interval, --restore, --delay, --baseline and --mitigate need --controller\n");
 		return 2;
 	}
-	if (co.silent && co.controller != SIM_CTL_DETECTOR && co.controller != SIM_CTL_PFCWD) {
-		fprintf(stderr, "rocefab-sim: --silent needs --controller detector or pfcwd\n");
+	if (co.silent && co.controller == SIM_CTL_NONE) {
+		fprintf(stderr, "rocefab-sim: --silent needs --controller detector, pfcwd or tuner\n");
 		return 2;
 	}
 	if ((ports || every_given) && !ts_out) {

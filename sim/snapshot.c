@@ -1,4 +1,5 @@
 /* The simulator's snapshot builder: see snapshot.h. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,4 +169,50 @@ struct cc_snap *sim_snapper_take(struct sim_snapper *sn)
 fail:
 	cc_snap_free(snap);
 	return NULL;
+}
+
+int sim_silent_hosts(const struct sim *s, const char *list, bool **ret, struct rf_err *e)
+{
+	bool *silent = calloc((size_t)sim_device_count(s) + 1, sizeof(*silent));
+
+	if (!silent)
+		return rf_err_set(e, -ENOMEM, "NO_MEMORY", NULL, "out of memory");
+	for (const char *p = list; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char name[128];
+		int d;
+
+		snprintf(name, sizeof(name), "%.*s", (int)(len < sizeof(name) ? len : sizeof(name) - 1), p);
+		if ((d = sim_device_find(s, name)) < 0 || sim_device_is_switch(s, d)) {
+			free(silent);
+			return rf_err_set(e, -EINVAL, "BAD_ARGUMENT", NULL, "--silent: '%s' is no host of the fabric",
+					  name);
+		}
+		silent[d] = true;
+		p = end ? end + 1 : NULL;
+	}
+	*ret = silent;
+	return 0;
+}
+
+void sim_silence(const struct sim *s, const bool *silent, struct cc_snap *snap)
+{
+	for (int d = 0; silent && d < sim_device_count(s); d++) {
+		int n = silent[d] ? cc_snap_find_node(snap, sim_device_name(s, d)) : -1;
+
+		for (uint32_t i = 0; n >= 0 && i < snap->nodes[n].nports; i++) {
+			struct cc_port *p = &snap->ports[snap->nodes[n].ports[i]];
+
+			for (unsigned pr = 0; pr < CC_NPRIO; pr++) {
+				struct cc_prio *e = cc_snap_prio(snap, snap->nodes[n].ports[i], pr);
+
+				if (e)
+					memset(e, 0, sizeof(*e));
+			}
+			memset(p->pv, 0, sizeof(p->pv));
+			p->phave = 0;
+			p->silent = true;
+		}
+	}
 }

@@ -25,6 +25,7 @@ struct sim_tune {
 	/* the PFC detector beside it, as in rocefabd, mitigating nothing: a fault it names (a
 	 * deadlock, a pause storm, a slow receiver) holds the tuner's harder steps */
 	struct cc_dl *dl;
+	bool *silent; /* by device: its readings withheld (--silent) */
 	unsigned prio;
 	uint64_t xoff;
 	int64_t next_snap;
@@ -152,6 +153,7 @@ int sim_tune_new(struct sim *s, const struct sim_tune_opts *o, struct sim_tune *
 	uint8_t prios = sim_lossless_prios(s);
 	char err[300];
 	char name[96];
+	int r;
 
 	if (!t)
 		return rf_err_set(e, -ENOMEM, "NO_MEMORY", NULL, "out of memory");
@@ -161,6 +163,10 @@ int sim_tune_new(struct sim *s, const struct sim_tune_opts *o, struct sim_tune *
 		t->o.interval_ps = 100 * INT64_C(1000000);
 	if (t->o.delay_ps < 0)
 		t->o.delay_ps = t->o.interval_ps / 10;
+	if ((r = sim_silent_hosts(s, o->silent, &t->silent, e)) < 0) {
+		free(t);
+		return r;
+	}
 	if (o->policy && cc_tn_policy_from_json(o->policy, &pol, err, sizeof(err)) < 0) {
 		free(t);
 		return rf_err_set(e, -EINVAL, "BAD_POLICY", NULL, "%s", err);
@@ -237,6 +243,7 @@ void sim_tune_free(struct sim_tune *t)
 	sim_snapper_free(t->sn);
 	cc_tn_free(t->tn);
 	cc_dl_free(t->dl);
+	free(t->silent);
 	free(t->hosts);
 	free(t->run);
 	free(t->tail);
@@ -511,6 +518,7 @@ static int interval(struct sim_tune *t)
 
 	if (!snap)
 		return -ENOMEM;
+	sim_silence(t->s, t->silent, snap);
 	in = (struct cc_tn_input){ .snap = snap, .prio = t->prio, .xoff_bytes = t->xoff, .probe_p99_us = probes_take(t) };
 	if (cc_dl_run(t->dl, snap, &res) < 0) {
 		cc_snap_free(snap);

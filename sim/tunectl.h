@@ -32,6 +32,8 @@ struct sim_tune_opts {
 	/* the pingmesh whose p99 the tuner reads: each host probes this many others per interval
 	 * (0: no probes, the tuner goes without) */
 	unsigned probe_peers;
+	/* hosts whose readings the tuner and the detector beside it do not get (--silent) */
+	const char *silent;
 	/* a forced step (a test of the rollback): at force_at_ps */
 	bool force;
 	int64_t force_at_ps;

@@ -130,7 +130,7 @@ function deliver() {
 }
 
 function onEvent(ev) {
-  if (!['reset', 'alert', 'change', 'proposal'].includes(ev.type)) return;
+  if (!['reset', 'alert', 'change', 'proposal', 'cc'].includes(ev.type)) return;
   eventTypes.set(ev.type, ev);
   if (!eventTimer) eventTimer = setTimeout(deliver, Math.max(0, lastDelivery + EVENT_GAP_MS - performance.now()));
 }

@@ -396,6 +396,15 @@ class World:
         self.sims.append(sm)
         return sm
 
+    def sim_agent(self, device, d, sim, token_file=None, interval="0.3s"):
+        """A real rocefab-agent reporting the simulated device (--backend sim) to daemon d, not
+        started (token_file: the agents' token, by default d's agents.token)."""
+        ag = self.agent(device, "/", d.url, token_file or os.path.join(d.workdir, "agents.token"), interval=interval,
+                        extra=("--backend", "sim", "--sim", sim.url, "--device", device))
+        i = ag.args.index("--sysfs-root")
+        del ag.args[i:i + 2]
+        return ag
+
     def close(self):
         for sm in self.sims:
             sm.stop()

@@ -44,6 +44,12 @@ def proposals(c, **params):
     return c.json("/api/v1/cc/proposals", params=params)
 
 
+def harder(p):
+    """A harder canary: marking more, or senders cut back more or for longer."""
+    up = p["to"] > p["from"]
+    return p["phase"] == "canary" and (up if p["knob"] in ("pmax", "rpg_time_reset") else not up)
+
+
 def tuner_changes(c):
     return sorted((x for x in c.json("/api/v1/changes", params={"limit": 1000})["items"]
                    if x["actor"].startswith("tuner")), key=lambda x: x["id"])
@@ -150,32 +156,80 @@ def test_no_harder_step_while_the_detector_names_a_host_fault(world):
     queues they deepen, are not congestion control's to fix, and harder marking for them slows
     every other flow (an operator's trial: in auto mode the spines' Kmin went to the floor and
     Kmax to 100 KB, each step kept as "a harder move against pauses needs no gain to show").
-    GET /api/v1/cc and rocefabctl cc say why; once the fault is over, the hold is too."""
+    GET /api/v1/cc and rocefabctl cc say why and since when, and an event on the stream marks
+    its start and its end; once the fault is over, the hold is too."""
     d, sim, c, ops = fabric(world)
+    wait_for(lambda: c.json("/api/v1/cc")["decisions"] >= 1, 20, what="the tuner deciding")
+    st = Stream(d.url, d.tokens["viewer"])
     fid = sim.ctl("POST", "/v1/faults", {"type": "slow_receiver", "host": "h3", "rate_gbps": 5}, expect=201)["id"]
     # (the tuner's own reading, "host h3 pauses its switch port", may come first: the
     # detector's name replaces it)
-    wait_for(lambda: c.json("/api/v1/cc").get("harder_held_for", "").startswith("slow_receiver h3"), 30,
-             what="the tuner holding its harder steps for the detector's finding")
+    cc = wait_for(lambda: (lambda x: x if x.get("harder_held_for", "").startswith("slow_receiver h3") else None)(
+        c.json("/api/v1/cc")), 30, what="the tuner holding its harder steps for the detector's finding")
+    assert cc["harder_held_since"] <= cc["last_decision"], cc
+
+    def holds(evs):
+        return [json.loads(x["data"])["harder_held"] for x in evs if x.get("event") == "cc"]
+    st.next_events(lambda evs: holds(evs)[:1] == [True])
+    assert json.loads(next(x["data"] for x in st.events if x.get("event") == "cc")) == {"id": 0, "harder_held": True}
     out = ctl(d, "viewer", "cc")
     assert "no harder step while the fabric has a fault (slow_receiver h3" in out.stdout, out.stdout
+    assert f"held since {cc['harder_held_since']}" in out.stdout, out.stdout
     assert "rocefab_cc_harder_held 1\n" in c.get("/metrics").text
     # nothing harder is proposed meanwhile (a softer move or a repair may be)
     first = max((p["id"] for p in c.json("/api/v1/cc/history")), default=0)
-
-    def harder(p):  # (marking more, or senders cut back more or for longer)
-        up = p["to"] > p["from"]
-        return p["phase"] == "canary" and (up if p["knob"] in ("pmax", "rpg_time_reset") else not up)
     stays(lambda: not [p for p in c.json("/api/v1/cc/history") if p["id"] > first and harder(p)], 3,
           what="no harder canary")
     sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
     wait_for(lambda: "harder_held_for" not in c.json("/api/v1/cc"), 40, what="the hold over with the fault")
+    assert "harder_held_since" not in c.json("/api/v1/cc")
     assert "rocefab_cc_harder_held 0\n" in c.get("/metrics").text
+    try:
+        st.next_events(lambda evs: holds(evs)[-1:] == [False])
+    finally:
+        st.close()
+    assert holds(st.events) in ([True, False], [True, False, True, False]), st.events
     # its start and its end in the log (not a line at every decision held)
     log = d.proc.output().splitlines()
     starts = [x for x in log if "no harder step while the fabric has a fault: " in x]
     ends = [x for x in log if "harder steps may start again: the fault is over" in x]
     assert 1 <= len(starts) <= 2 and len(ends) == len(starts), log[-20:]
+
+
+def test_no_harder_step_for_a_slow_receiver_whose_agent_is_silent(world):
+    """h3 receives slowly while its agent is dead: its own readings gone, its switch port's
+    count of the pauses it received is its, and holds the harder steps all the same (an
+    operator's trial: the tuner could not map a silent host to its switch port, the detector
+    called its pauses congestion, and in auto mode the ToR downlinks' Kmin went from 1 MB to
+    125 KB).  h3's agent is a real rocefab-agent (--backend sim), killed."""
+    d = world.daemon(extra_conf=CC_CONF + "mode = advise\n").start()
+    _, tok = d.token("agents", "agent", agent=SIM_AGENTS)
+    d.token("viewer", "viewer")
+    sim = world.sim(os.path.join(LIVE, "cc.json"), daemon=d, token_file=tok, interval="0.3s", skip=("h3",)).start()
+    ag = world.sim_agent("h3", d, sim, tok).start()
+    c = d.client("viewer")
+
+    def h3_port():
+        snap = c.get("/api/v1/detector/snapshot")
+        return next((p for n in (snap.json()["nodes"] if snap.status_code == 200 else []) if n["name"] == "h3"
+                     for p in n["ports"] if p["peer"] == "leaf0:h3"), None)
+    wait_for(lambda: (lambda p: p and not p.get("silent"))(h3_port()), 20, what="h3 in the fast lane, linked")
+    ag.stop(signal.SIGKILL)
+    # (h3's last readings are reused for a few intervals: the fault begins once they are gone
+    # — its port then out of the snapshot, in it again, silent, once its switch port is paused —
+    # and after two decisions on sums without them)
+    wait_for(lambda: (lambda p: not p or p.get("silent"))(h3_port()), 10, interval=0.1, what="h3's readings gone")
+    n = c.json("/api/v1/cc")["decisions"]
+    wait_for(lambda: c.json("/api/v1/cc")["decisions"] >= n + 2, 20, what="two decisions without h3's readings")
+    sim.ctl("POST", "/v1/faults", {"type": "slow_receiver", "host": "h3", "rate_gbps": 5}, expect=201)
+    held = wait_for(lambda: (lambda h: h if "h3" in h else None)(c.json("/api/v1/cc").get("harder_held_for", "")),
+                    30, what="the tuner holding its harder steps for h3")
+    assert h3_port().get("silent") is True, h3_port()
+    # (the detector names no slow receiver without h3's readings: the tuner's own reading)
+    assert held.startswith("host h3 pauses its switch port"), held
+    first = max((p["id"] for p in c.json("/api/v1/cc/history")), default=0)
+    stays(lambda: not [p for p in c.json("/api/v1/cc/history") if p["id"] > first and harder(p)] and
+          "h3" in c.json("/api/v1/cc").get("harder_held_for", ""), 3, what="no harder canary, held")
 
 
 def test_no_decision_on_the_same_interval_again(world):

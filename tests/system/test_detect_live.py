@@ -59,10 +59,7 @@ def with_real_agents(world, devs, extra_conf=""):
                     skip=tuple(devs)).start()
     agents = []
     for dev in devs:
-        ag = world.agent(dev, "/nonexistent", d.url, tok, interval="0.3s",
-                         extra=("--backend", "sim", "--sim", sim.url, "--device", dev))
-        ag.args = [a for a in ag.args if a not in ("--sysfs-root", "/nonexistent")]
-        agents.append(ag.start())
+        agents.append(world.sim_agent(dev, d, sim, tok).start())
     c = d.client("viewer")
     wait_for(lambda: lane_ready(c) and h5_linked(c), 20, what=f"{', '.join(devs)} in the fast lane, linked")
     return d, sim, agents, c

@@ -312,10 +312,7 @@ def test_change_times_out_when_the_agent_is_gone(world):
     d, sim = fabric(world, os.path.join(LIVE, "faults.json"), interval="0.3s", skip=("h2",),
                     extra_conf="[changes]\ndeadline = 1s\n")
     sim.start()
-    agent = world.agent("h2", "/nonexistent", d.url, os.path.join(world.tmp, "agents.token"),
-                        interval="0.3s", extra=("--backend", "sim", "--sim", sim.url, "--device", "h2"))
-    agent.args = [a for a in agent.args if a not in ("--sysfs-root", "/nonexistent")]
-    agent.start()
+    agent = world.sim_agent("h2", d, sim).start()
     c, ops = d.client("viewer"), d.client("ops")
     wait_for(lambda: c.get("/api/v1/hosts/h2/dcqcn").status_code == 200, 5, what="h2 reported")
     agent.stop(signal.SIGKILL)
@@ -346,10 +343,7 @@ def test_a_real_agent_on_a_simulator_paced_above_1(world):
     sim = world.sim(idle, pace=30).start()
     ahead = lambda: (lambda c: (c["epoch_ns"] + c["fabric_time_ns"]) / 1e9 - time.time())(sim.ctl("GET", "/v1/clock"))
     wait_for(lambda: ahead() > 60, 20, interval=0.2, what="fabric time a minute ahead")
-    agent = world.agent("h1", "/nonexistent", d.url, tok, interval="0.3s",
-                        extra=("--backend", "sim", "--sim", sim.url, "--device", "h1"))
-    agent.args = [a for a in agent.args if a not in ("--sysfs-root", "/nonexistent")]
-    agent.start()
+    agent = world.sim_agent("h1", d, sim, tok).start()
     c = d.client("viewer")
     a = wait_for(lambda: (lambda r: r.json() if r.status_code == 200 and r.json()["reports"] >= 3 else None)(
         c.get("/api/v1/agents/h1")), 15, what="h1's reports stored")
@@ -477,25 +471,18 @@ def test_lossy_link_shows_retransmits_and_out_of_sequence(world):
 
 # --- process faults ------------------------------------------------------------------------------
 
-def sim_agent(world, d, sim, device, interval="0.3s"):
-    ag = world.agent(device, "/", d.url, os.path.join(world.tmp, "agents.token"), interval=interval,
-                     extra=("--backend", "sim", "--sim", sim.url, "--device", device))
-    ag.args = [a for a in ag.args if a != "--sysfs-root"]
-    ag.args.remove("/")
-    return ag
-
 
 def test_agent_killed_and_restarted_gives_no_negative_rates(world):
     d, sim = fabric(world, os.path.join(LIVE, "faults.json"), interval="0.3s", skip=("h4",))
     sim.start()
-    ag = sim_agent(world, d, sim, "h4").start()
+    ag = world.sim_agent("h4", d, sim).start()
     c = d.client("viewer")
     wait_for(lambda: c.get("/api/v1/agents/h4").status_code == 200 and
              c.json("/api/v1/agents/h4")["seq"] >= 3, 10, what="h4 reporting")
     boot1 = c.json("/api/v1/agents/h4")["boot_id"]
     ag.stop(signal.SIGKILL)
     time.sleep(1)
-    ag2 = sim_agent(world, d, sim, "h4").start()
+    ag2 = world.sim_agent("h4", d, sim).start()
     wait_for(lambda: c.json("/api/v1/agents/h4")["boot_id"] != boot1 and
              c.json("/api/v1/agents/h4")["seq"] >= 4, 10, what="h4 back with a new boot")
     pts = series(c, "h4:nic0:1", ["roce_tx_bytes", "tx_bytes", "retransmitted_packets"])
@@ -647,7 +634,7 @@ def test_agent_cut_off_by_a_namespace_link_spools_and_catches_up(world, two_name
 def test_agent_goes_stale_and_recovers(world):
     d, sim = fabric(world, os.path.join(LIVE, "faults.json"), interval="0.3s", skip=("h6",))
     sim.start()
-    ag = sim_agent(world, d, sim, "h6").start()
+    ag = world.sim_agent("h6", d, sim).start()
     c = d.client("viewer")
     wait_for(lambda: c.get("/api/v1/agents/h6").status_code == 200 and
              c.json("/api/v1/agents/h6")["status"] == "ok", 10, what="h6 ok")
@@ -916,7 +903,7 @@ def test_real_agent_started_before_the_simulator_stands_in_for_a_switch(world):
     d.token("viewer", "viewer")
     sim = world.sim(os.path.join(LIVE, "faults.json"), daemon=d, token_file=tokf, interval="0.3s",
                     skip=("leaf1",))
-    ag = sim_agent(world, d, sim, "leaf1").start()
+    ag = world.sim_agent("leaf1", d, sim).start()
     c = d.client("viewer")
     wait_for(lambda: c.get("/api/v1/agents/leaf1").status_code == 200, 10, what="leaf1's first report")
     errs = c.json("/api/v1/agents/leaf1")["errors"]

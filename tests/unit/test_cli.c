@@ -1462,6 +1462,7 @@ static void test_print_cc(void **state)
 		       "{'mode': 'auto', 'state': 'idle', 'interval_ms': 10000, 'decisions': 9, 'steps': 1,"
 		       " 'rolled_back': 1, 'proposals_made': 2, 'changes_in_flight': 0, 'signals': {}, 'settings': {},"
 		       " 'priority': 0, 'lowest_lossless': 4, 'harder_held_for': 'slow_receiver h24',"
+		       " 'harder_held_since': '2026-12-07T16:02:03.250Z',"
 		       " 'holds': [{'class': 'tor_down', 'knob': 'kmax_bytes', 'direction': 'down', 'intervals': 4},"
 		       "   {'class': 'tor_down', 'knob': 'kmax_bytes', 'direction': 'down', 'intervals': 12,"
 		       "    'unless_pausing': true}, {'class': 'hosts', 'knob': 'soften', 'intervals': 1}]}",
@@ -1471,6 +1472,7 @@ static void test_print_cc(void **state)
 		       "undone (rocefabctl cc rollback)\n"
 		       "  no harder step while the fabric has a fault (slow_receiver h24): its pauses are not "
 		       "congestion control's to fix\n"
+		       "    held since 2026-12-07T16:02:03.250Z\n"
 		       "  held back for 4 intervals: tor_down kmax_bytes down\n"
 		       "  held back for 12 intervals: tor_down kmax_bytes down (unless ports pause)\n"
 		       "  held back for 1 interval: hosts soften\n");

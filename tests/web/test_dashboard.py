@@ -580,7 +580,7 @@ def test_tuner_shows_moves_held_back(demo, browser):
 
 def test_tuner_says_why_no_harder_step(demo, browser):
     """A slow receiver: the tuner's page says that no harder step starts while a host is at
-    fault (the CLI and GET /api/v1/cc said so; the page did not)."""
+    fault, and since when (the CLI and GET /api/v1/cc said so; the page did not)."""
     browser.login(demo.url, demo.viewer)
     browser.open(demo.url, "tuner")
     assert browser.js("return document.getElementById('cc-harder-held')") is None
@@ -590,6 +590,7 @@ def test_tuner_says_why_no_harder_step(demo, browser):
         text = wait_for(lambda: browser.js("return document.getElementById('cc-harder-held')?.textContent"),
                         60, 0.3, what="the tuner's page naming the host at fault")
         assert "No harder step while the fabric has a fault" in text and "h5" in text, text
+        assert "Held since " in text, text
     finally:
         demo.sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
     wait_for(lambda: browser.js("return document.getElementById('cc-harder-held')") is None, 60, 0.3,

@@ -104,7 +104,8 @@ export async function render(root, ctx) {
         // a fault no congestion control cures (the detector's deadlock, pause storm or slow
         // receiver, or a host pausing its switch port): no harder step starts, whatever the pauses
         cc.harder_held_for ? h('div', { class: 'note', id: 'cc-harder-held' },
-          h('p', {}, `No harder step while the fabric has a fault (${cc.harder_held_for}): its pauses are not congestion control's to fix.`)) : null,
+          h('p', {}, `No harder step while the fabric has a fault (${cc.harder_held_for}): its pauses are not congestion control's to fix.`,
+            cc.harder_held_since ? ` Held since ${fmtTime(cc.harder_held_since)} (${ago(cc.harder_held_since)}).` : '')) : null,
         // moves the tuner will not make for a while (a rollback's tabu, no softening after a
         // harder step): why it does not do what the signals seem to ask
         cc.holds?.length ? h('div', { class: 'note', id: 'cc-holds' },
