@@ -275,7 +275,7 @@ int h_events(struct api_req *req)
 	buf_init(&s->pend);
 	/* the retry delay for EventSource clients, and a first line so that the client knows
 	 * the stream is open */
-	buf_puts(&s->pend, "retry: 3000\n: rocefab events: alert, change, proposal\n\n");
+	buf_puts(&s->pend, "retry: 3000\n: rocefab events: alert, change, proposal, cc\n\n");
 	if (last_id && *last_id)
 		s->reset = events_parse_id(h->ev, last_id, &s->last) < 0;
 	else

@@ -203,9 +203,8 @@ int cc_snap_merge(struct cc_snap *acc, const struct cc_snap *s)
 		const struct cc_port *sp = &s->ports[p];
 		const struct cc_node *sn = &s->nodes[sp->node];
 		struct cc_port *ap;
-		int node, port;
-
 		uint32_t had = acc->nports;
+		int node, port;
 
 		map[p] = -1;
 		node = merge_node(acc, sn->name, sn->kind);
@@ -215,15 +214,13 @@ int cc_snap_merge(struct cc_snap *acc, const struct cc_snap *s)
 		}
 		map[p] = port;
 		ap = &acc->ports[port];
-		if (sp->silent) {
-			/* nothing to add, but its place: the port of a host whose agent is silent, at
-			 * the end of the switch port it pauses (before, the sum left it out, and the
-			 * tuner could not tell whose pauses its switch port counted) */
-			if ((uint32_t)port >= had)
-				ap->silent = true;
+		/* a silent port adds nothing but its place: the port of a host whose agent is
+		 * silent, at the end of the switch port it pauses (before, the sum left it out,
+		 * and the tuner could not tell whose pauses its switch port counted); its state is
+		 * s's while the sum has no readings of it */
+		if (sp->silent && (uint32_t)port < had && !ap->silent)
 			continue;
-		}
-		ap->silent = false;
+		ap->silent = sp->silent;
 		ap->down = sp->down;
 		ap->lossless = sp->lossless;
 		if (sp->speed_mbps)

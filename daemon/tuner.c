@@ -693,6 +693,27 @@ static uint64_t newest_id(struct tuner *t)
 	return n ? v[n - 1]->id : 0;
 }
 
+/* The hold of the harder steps as the tuner has it now (under t->lock): its start and end logged
+ * and published (GET /api/v1/cc changed: harder_held_for, harder_held_since), at a decision or
+ * at a change of mode (off holds nothing; back on, the last decision's fault holds again). */
+static void hold_update(struct tuner *t, int64_t now)
+{
+	const char *why = cc_tn_harder_held(t->tn);
+
+	if (!t->held == !why)
+		return;
+	t->held = why != NULL;
+	t->held_since_ns = now;
+	if (why)
+		log_notice("tuner", "no harder step while the fabric has a fault: %s", why);
+	else if (cc_tn_get_policy(t->tn)->mode == CC_TN_OFF)
+		log_notice("tuner", "no hold of the harder steps: the tuner is off");
+	else
+		log_notice("tuner", "harder steps may start again: the fault is over");
+	if (t->events)
+		events_publish(t->events, "cc", json_pack("{s:i,s:b}", "id", 0, "harder_held", t->held));
+}
+
 /* Policy p in force (under t->lock), as asked by actor for reason (actor NULL: the policy saved
  * in the database, not the one in force: the start, a database restored or edited).  A change of mode may reject
  * the canaries waiting for an operator, approve them or roll steps back; any other change
@@ -707,6 +728,7 @@ static void policy_in_force(struct tuner *t, const struct cc_tn_policy *p, const
 	if (p->mode == CC_TN_OFF && cc_tn_get_policy(t->tn)->mode != CC_TN_OFF)
 		nwait += unsent_ids(t, waiting + nwait, CC_TN_NCLASSES - nwait);
 	cc_tn_set_policy(t->tn, p);
+	hold_update(t, tu_now_ns());
 	/* turned off as its change set was being stored or sent: rolled back (mode_changed) */
 	for (size_t i = 0; i < t->napp; i++) {
 		struct cc_tn_proposal *pp = cc_tn_find(t->tn, t->app[i].proposal);
@@ -1124,19 +1146,7 @@ int tuner_run(void *ctx, int64_t now)
 		r = cc_tn_run(t->tn, &in);
 		t->decisions++;
 		t->last_decision_ns = now;
-		if (r >= 0 && !t->held != !cc_tn_harder_held(t->tn)) {
-			t->held = !t->held;
-			t->held_since_ns = now;
-			if (t->held)
-				log_notice("tuner", "no harder step while the fabric has a fault: %s",
-					   cc_tn_harder_held(t->tn));
-			else
-				log_notice("tuner", "harder steps may start again: the fault is over");
-			/* (GET /api/v1/cc changed: its harder_held_for) */
-			if (t->events)
-				events_publish(t->events, "cc",
-					       json_pack("{s:i,s:b}", "id", 0, "harder_held", t->held));
-		}
+		hold_update(t, now);
 		refresh_open(t); /* new host classes in force may have rejected a waiting canary */
 	}
 	t->last_run_ns = now;

@@ -177,17 +177,19 @@ int sim_silent_hosts(const struct sim *s, const char *list, bool **ret, struct r
 
 	if (!silent)
 		return rf_err_set(e, -ENOMEM, "NO_MEMORY", NULL, "out of memory");
-	for (const char *p = list; p && *p;) {
+	for (const char *p = list; p;) {
 		const char *end = strchr(p, ',');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
 		char name[128];
 		int d;
 
 		snprintf(name, sizeof(name), "%.*s", (int)(len < sizeof(name) ? len : sizeof(name) - 1), p);
-		if ((d = sim_device_find(s, name)) < 0 || sim_device_is_switch(s, d)) {
+		if (!*name || (d = sim_device_find(s, name)) < 0 || sim_device_is_switch(s, d)) {
 			free(silent);
-			return rf_err_set(e, -EINVAL, "BAD_ARGUMENT", NULL, "--silent: '%s' is no host of the fabric",
-					  name);
+			return rf_err_set(e, -EINVAL, "BAD_ARGUMENT", "--silent", "%s%s%s",
+					  *name ? "'" : "an empty host name", name,
+					  !*name ? "" : d >= 0 ? "' is a switch: only hosts' agents can be silenced"
+								: "' is no host of the fabric");
 		}
 		silent[d] = true;
 		p = end ? end + 1 : NULL;

@@ -168,13 +168,13 @@ int sim_tune_new(struct sim *s, const struct sim_tune_opts *o, struct sim_tune *
 		return r;
 	}
 	if (o->policy && cc_tn_policy_from_json(o->policy, &pol, err, sizeof(err)) < 0) {
-		free(t);
+		sim_tune_free(t);
 		return rf_err_set(e, -EINVAL, "BAD_POLICY", NULL, "%s", err);
 	}
 	if (o->mode_given || !(o->policy && json_object_get(o->policy, "mode")))
 		pol.mode = o->mode;
 	if (!prios) {
-		free(t);
+		sim_tune_free(t);
 		return rf_err_set(e, -EINVAL, "NO_LOSSLESS_PRIORITY", NULL,
 				  "no port has PFC on: the tuner keeps a lossless priority's queues short");
 	}

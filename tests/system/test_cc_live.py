@@ -205,6 +205,7 @@ def test_no_harder_step_for_a_slow_receiver_whose_agent_is_silent(world):
     d = world.daemon(extra_conf=CC_CONF + "mode = advise\n").start()
     _, tok = d.token("agents", "agent", agent=SIM_AGENTS)
     d.token("viewer", "viewer")
+    d.token("ops", "operator")
     sim = world.sim(os.path.join(LIVE, "cc.json"), daemon=d, token_file=tok, interval="0.3s", skip=("h3",)).start()
     ag = world.sim_agent("h3", d, sim, tok).start()
     c = d.client("viewer")
@@ -230,6 +231,18 @@ def test_no_harder_step_for_a_slow_receiver_whose_agent_is_silent(world):
     first = max((p["id"] for p in c.json("/api/v1/cc/history")), default=0)
     stays(lambda: not [p for p in c.json("/api/v1/cc/history") if p["id"] > first and harder(p)] and
           "h3" in c.json("/api/v1/cc").get("harder_held_for", ""), 3, what="no harder canary, held")
+    # mode off holds nothing, at once (before: until the next decision, and "since" was lost);
+    # back on, the last decision's fault holds again, since then
+    since = c.json("/api/v1/cc")["harder_held_since"]
+    ops = d.client("ops")
+    assert ops.put("/api/v1/cc/policy", json={"mode": "off"}).status_code == 200
+    cc = c.json("/api/v1/cc")
+    assert "harder_held_for" not in cc and "harder_held_since" not in cc, cc
+    assert "rocefab_cc_harder_held 0\n" in c.get("/metrics").text
+    assert ops.put("/api/v1/cc/policy", json={"mode": "advise"}).status_code == 200
+    cc = c.json("/api/v1/cc")
+    assert "h3" in cc.get("harder_held_for", "") and cc.get("harder_held_since", "") > since, cc
+    assert "no hold of the harder steps: the tuner is off" in d.proc.output()
 
 
 def test_no_decision_on_the_same_interval_again(world):

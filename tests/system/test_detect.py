@@ -127,7 +127,9 @@ def test_a_storm_of_a_host_without_readings_is_isolated_and_restored():
 
 
 @pytest.mark.parametrize("args, msg", [(("--silent", "hX"), "--silent: 'hX' is no host of the fabric"),
-                                       (("--silent", "leaf1"), "--silent: 'leaf1' is no host of the fabric")])
+                                       (("--silent", "leaf1"), "--silent: 'leaf1' is a switch"),
+                                       (("--silent", "h5,"), "--silent: an empty host name"),
+                                       (("--silent", ""), "--silent: an empty host name")])
 def test_silent_names_hosts(args, msg, tmp_path):
     path = tmp_path / "storm.json"
     path.write_text(json.dumps(dl.storm_variant(5)))
@@ -136,7 +138,7 @@ def test_silent_names_hosts(args, msg, tmp_path):
     assert r.returncode == 2 and msg in r.stderr, r.stderr
     r = subprocess.run([binary("rocefab-sim"), "run", str(path), "--quiet", "--silent", "h5"],
                        capture_output=True, text=True, timeout=60)
-    assert r.returncode == 2 and "--silent needs --controller detector or pfcwd" in r.stderr, r.stderr
+    assert r.returncode == 2 and "--silent needs --controller detector, pfcwd or tuner" in r.stderr, r.stderr
 
 
 def test_same_seed_same_results():

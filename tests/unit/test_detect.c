@@ -314,6 +314,7 @@ static void test_storm_of_a_silent_host(void **state)
 	/* the tuner's sum of snapshots keeps the silent port, silent, at the end of its switch
 	 * port (whose pauses are its: before, left out, the tuner could not tell whose they were),
 	 * until readings of it come */
+	s->ports[P(s, "h2", "nic0:1")].speed_mbps = 100000;
 	acc = cc_snap_new(1u << PRIO, 0, 0);
 	assert_int_equal(cc_snap_merge(acc, s), 0);
 	assert_int_equal(cc_snap_merge(acc, s), 0);
@@ -324,6 +325,10 @@ static void test_storm_of_a_silent_host(void **state)
 		assert_true(acc->ports[h].silent && !acc->ports[sw].silent);
 		assert_int_equal(acc->ports[h].peer, sw);
 		assert_int_equal(acc->ports[h].phave, 0);
+		/* (its state as s has it: a review found it lossy, up and of no speed in the sum) */
+		assert_true(acc->ports[h].lossless);
+		assert_int_equal(acc->ports[h].lossless, s->ports[P(s, "h2", "nic0:1")].lossless);
+		assert_int_equal(acc->ports[h].speed_mbps, 100000);
 		s->ports[P(s, "h2", "nic0:1")].silent = false;
 		cc_snap_set(s, P(s, "h2", "nic0:1"), "pfc_tx_pause_duration_us", PRIO, 5);
 		assert_int_equal(cc_snap_merge(acc, s), 0);
