@@ -824,7 +824,14 @@ struct member {
 	 * step began (each member is compared with itself before, the canary's change with the
 	 * rest's: a port that happens to carry a hot spot is not a worse canary) */
 	double hq[4], hu[4], hp[4];
-	double hx[4]; /* a host: the share of the interval it paused its switch port */
+	double hx[4]; /* a host: the share of the interval it paused its switch port (unread: the
+		       * far end paused this port) */
+	/* a ToR's port whose far end is not in the snapshot (a host whose agent never reported,
+	 * or a switch's): not known for a downlink or an uplink, so of no class (no step moves it,
+	 * its queue is in no class's signals); the pauses it receives read as a host's
+	 * (host_pausing: a trial's slow receiver without an agent took every ToR port's Kmin to
+	 * 31 KB, its port taken for an uplink) */
+	bool unread;
 	unsigned nh;
 	double bq, bu, bp;
 };
@@ -1315,6 +1322,7 @@ static void classify(struct cc_tn *t, const struct cc_snap *s)
 
 	for (size_t i = 0; i < t->nm; i++) {
 		t->m[i]->snap_port = t->m[i]->tor_port = -1;
+		t->m[i]->unread = false;
 		if (!t->m[i]->host)
 			t->m[i]->cls = -1;
 	}
@@ -1349,7 +1357,11 @@ static void classify(struct cc_tn *t, const struct cc_snap *s)
 		if (!m)
 			continue;
 		m->snap_port = (int32_t)p;
-		m->cls = host_node(s, cp->peer) ? CC_TN_TOR_DOWN : has_hosts[cp->node] ? CC_TN_TOR_UP : CC_TN_SPINE;
+		m->unread = cp->peer == CC_NONE && has_hosts[cp->node];
+		m->cls = m->unread		      ? -1
+			 : host_node(s, cp->peer)     ? CC_TN_TOR_DOWN
+			 : has_hosts[cp->node]	      ? CC_TN_TOR_UP
+						      : CC_TN_SPINE;
 	}
 	free(has_hosts);
 }
@@ -1393,7 +1405,8 @@ static bool has_pfield(const struct cc_port *cp, unsigned f)
 
 /* The share of the interval a host paused its switch port: as the switch port counts the
  * pauses it received (a hung host's agent often sends nothing), or as the host counts those it
- * sent; the larger.  NAN: neither reported. */
+ * sent; the larger (an unread ToR port: its far end's, as the port counts them).  NAN: neither
+ * reported. */
 static double host_pauses(const struct cc_snap *s, const struct member *m, unsigned prio)
 {
 	double iv = s->interval_us > 0 ? (double)s->interval_us : 1, x = NAN;
@@ -1401,6 +1414,10 @@ static double host_pauses(const struct cc_snap *s, const struct member *m, unsig
 
 	if (m->tor_port >= 0 && has_field(e = cc_snap_prio(s, (uint32_t)m->tor_port, prio), CF_RX_PAUSE_US))
 		x = (double)e->v[CF_RX_PAUSE_US] / iv;
+	if (m->unread) /* (its own port: the switch's) */
+		return has_field(e = cc_snap_prio(s, (uint32_t)m->snap_port, prio), CF_RX_PAUSE_US)
+			       ? (double)e->v[CF_RX_PAUSE_US] / iv
+			       : NAN;
 	if (m->snap_port >= 0 && has_field(e = cc_snap_prio(s, (uint32_t)m->snap_port, prio), CF_TX_PAUSE_US))
 		x = fmax(isnan(x) ? 0 : x, (double)e->v[CF_TX_PAUSE_US] / iv);
 	return x;
@@ -1518,7 +1535,7 @@ static int measure(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 		const struct cc_prio *e;
 		double q;
 
-		if (m->host && m->cls >= 0 && !isnan(q = host_pauses(s, m, in->prio)))
+		if (((m->host && m->cls >= 0) || m->unread) && !isnan(q = host_pauses(s, m, in->prio)))
 			g->host_paused_ports += q;
 		if (m->host || m->cls < 0 || m->snap_port < 0)
 			continue;
@@ -1672,6 +1689,11 @@ static void history_add(struct cc_tn *t, const struct cc_tn_input *in)
 		unsigned k = m->nh++ % 4;
 
 		m->hx[k] = NAN;
+		if (m->unread) {
+			m->hq[k] = m->hu[k] = m->hp[k] = NAN;
+			m->hx[k] = host_pauses(in->snap, m, in->prio);
+			continue;
+		}
 		if (m->cls < 0 || (m->snap_port < 0 && !m->host)) {
 			m->hq[k] = m->hu[k] = m->hp[k] = NAN;
 			continue;
@@ -1723,7 +1745,7 @@ static void host_pausing(struct cc_tn *t)
 		const struct member *m = t->m[i];
 		double x;
 
-		if (m->host && m->cls >= 0 && !isnan(x = hist_mean(m->hx, m->nh)) && x > most) {
+		if (((m->host && m->cls >= 0) || m->unread) && !isnan(x = hist_mean(m->hx, m->nh)) && x > most) {
 			most = x;
 			worst = m;
 		}
@@ -1731,11 +1753,16 @@ static void host_pausing(struct cc_tn *t)
 	sig_mean(t, t->nhist, &g);
 	/* (the hosts' own count as all of it where the switches report no pauses) */
 	own = g.paused_ports > 0 ? fmin(1, g.host_paused_ports / g.paused_ports) : 1;
-	if (worst && most >= t->pol.host_pause_hold && own >= HOST_ROOTED)
+	if (worst && most >= t->pol.host_pause_hold && own >= HOST_ROOTED && worst->host)
 		snprintf(t->fault, sizeof(t->fault),
 			 "host %s pauses its switch port %.1f %% of the time; hosts' own pauses: %.0f %% of the "
 			 "fabric's",
 			 worst->node, most * 100, own * 100);
+	else if (worst && most >= t->pol.host_pause_hold && own >= HOST_ROOTED)
+		snprintf(t->fault, sizeof(t->fault),
+			 "the far end of %s %s (no readings of it: a host without an agent?) pauses it %.1f %% of "
+			 "the time; hosts' own pauses: %.0f %% of the fabric's",
+			 worst->node, worst->port, most * 100, own * 100);
 }
 
 /* A fault held for stays in the tuner's signals for the window after it was last seen (the

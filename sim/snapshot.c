@@ -181,7 +181,7 @@ int sim_silent_hosts(const struct sim *s, const char *list, bool **ret, struct r
 		const char *end = strchr(p, ',');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
 		char name[128];
-		int d;
+		int d = -1;
 
 		snprintf(name, sizeof(name), "%.*s", (int)(len < sizeof(name) ? len : sizeof(name) - 1), p);
 		if (!*name || (d = sim_device_find(s, name)) < 0 || sim_device_is_switch(s, d)) {

@@ -245,6 +245,30 @@ def test_no_harder_step_for_a_slow_receiver_whose_agent_is_silent(world):
     assert "no hold of the harder steps: the tuner is off" in d.proc.output()
 
 
+def test_no_harder_step_for_a_slow_receiver_that_never_reported(world):
+    """h12 has no agent at all (never started): leaf1's port to it has no far end in the
+    detector's snapshot.  Its pauses hold the harder steps all the same, and no step of the
+    ToR uplinks moves that port (an operator's trial: it was taken for an uplink, its pauses
+    for the switches', and in auto mode every ToR port's Kmin went to 31 KB in two minutes)."""
+    d = world.daemon(extra_conf=CC_CONF + "mode = auto\n").start()
+    _, tok = d.token("agents", "agent", agent=SIM_AGENTS)
+    d.token("viewer", "viewer")
+    sim = world.sim(os.path.join(LIVE, "cc.json"), daemon=d, token_file=tok, interval="0.3s", skip=("h12",)).start()
+    c = d.client("viewer")
+    wait_for(lambda: c.json("/api/v1/cc")["decisions"] >= 2, 30, what="the tuner deciding")
+    sim.ctl("POST", "/v1/faults", {"type": "slow_receiver", "host": "h12", "rate_gbps": 5}, expect=201)
+    held = wait_for(lambda: (lambda h: h if "leaf1 h12" in h else None)(c.json("/api/v1/cc").get("harder_held_for", "")),
+                    30, what="the tuner holding its harder steps for h12")
+    assert held.startswith("the far end of leaf1 h12 (no readings of it"), held
+    after = max((p["id"] for p in c.json("/api/v1/cc/history")), default=0)
+    stays(lambda: "leaf1 h12" in c.json("/api/v1/cc").get("harder_held_for", ""), 4, what="the hold")
+    # (a step under way when the fault began may roll out or back; nothing harder starts)
+    made = [p for p in c.json("/api/v1/cc/history") if p["id"] > after]
+    assert not [p for p in made if harder(p)], made
+    # and no step of any class ever moved that port
+    assert not [x for x in tuner_changes(c) if (x["target"].get("agent"), x["target"].get("port")) == ("leaf1", "h12")]
+
+
 def test_no_decision_on_the_same_interval_again(world):
     """The simulator's clock paused: its agents go on reporting, the same readings each time, and
     the detector analyses that same interval again at each report.  Nothing new is read, so the

@@ -52,8 +52,9 @@ static const char *host_pausing;
 static uint64_t host_pausing_us;
 static bool host_pausing_own;
 /* the host whose agent is silent (NULL: none): its port without readings, as rocefabd's
- * snapshot holds it */
-static const char *host_silent;
+ * snapshot holds it; the host whose agent never reported (NULL: none): not in the snapshot,
+ * its switch port's far end unknown */
+static const char *host_silent, *host_absent;
 
 static struct cc_snap *fabric(int64_t t, look_fn look, void *ctx)
 {
@@ -70,6 +71,10 @@ static struct cc_snap *fabric(int64_t t, look_fn look, void *ctx)
 	for (int h = 0; h < 8; h++) {
 		snprintf(a, sizeof(a), "h%d", h);
 		snprintf(b, sizeof(b), "leaf%d", h / 4);
+		if (host_absent && !strcmp(a, host_absent)) {
+			assert_true(cc_snap_port(s, (uint32_t)cc_snap_find_node(s, b), a) >= 0);
+			continue;
+		}
 		cc_snap_node(s, a, CC_HOST);
 		add_link(s, a, "nic0:1", b, a);
 	}
@@ -108,8 +113,9 @@ static struct cc_snap *fabric(int64_t t, look_fn look, void *ctx)
 			s->ports[p].silent = true;
 			continue;
 		}
-		if (host_pausing && !host_pausing_own && s->ports[p].peer != CC_NONE &&
-		    !strcmp(s->nodes[s->ports[s->ports[p].peer].node].name, host_pausing))
+		if (host_pausing && !host_pausing_own &&
+		    (s->ports[p].peer != CC_NONE ? !strcmp(s->nodes[s->ports[s->ports[p].peer].node].name, host_pausing)
+						 : host_absent && !strcmp(s->ports[p].name, host_absent)))
 			pause += host_pausing_us;
 		if (host_pausing && host_pausing_own && !strcmp(node, host_pausing))
 			cc_snap_set(s, p, "pfc_tx_pause_duration_us", PRIO, host_pausing_us);
@@ -3427,7 +3433,7 @@ static int faults_cleared(void **state)
 	host_pausing = NULL;
 	host_pausing_own = false;
 	pause_unreported = NULL;
-	host_silent = NULL;
+	host_silent = host_absent = NULL;
 	return 0;
 }
 
@@ -3605,6 +3611,50 @@ static void test_no_harder_step_for_a_pausing_host(void **state)
 		run(t, i, deep_down, NULL);
 	assert_true(npending(t) > 0 && held_for(t, NULL));
 	host_pausing = NULL;
+	cc_tn_free(t);
+}
+
+/* An operator's trial: a slow receiver whose agent never reported (h3, not in the snapshot:
+ * leaf0's port to it has no far end) held nothing, and its port, taken for a ToR uplink, was
+ * stepped with them, its deep queue in their signals: every ToR port's Kmin went to 31 KB.  Its
+ * pauses hold the harder steps, and no step of the ToR uplinks moves it. */
+static void test_a_tor_port_whose_far_end_is_unknown(void **state)
+{
+	struct cc_tn_policy pol = cc_tn_defaults;
+	struct cc_tn_proposal **v;
+	struct cc_tn *t;
+	size_t n, up = 0;
+	const char *why;
+	int64_t i;
+
+	(void)state;
+	pol.mode = CC_TN_ADVISE;
+	host_absent = host_pausing = "h3";
+	host_pausing_us = IV / 20;
+	t = tuner_with(&pol);
+	for (i = 1; i <= 6; i++)
+		run(t, i, deep_down, NULL);
+	assert_int_equal(npending(t), 0);
+	assert_true(held_for(t, "the far end of leaf0 h3 (no readings of it: a host without an agent?) pauses it 5.0 % "
+				"of the time; hosts' own pauses: 100 % of the fabric's"));
+	cc_tn_free(t);
+	host_pausing = NULL;
+	pol.mode = CC_TN_AUTO;
+	t = tuner_with(&pol);
+	for (i = 1; i <= 3; i++)
+		run(t, i, NULL, NULL);
+	assert_int_equal(cc_tn_force(t, CC_TN_TOR_UP, CC_TN_KMIN, 15000, &why), 0);
+	for (int k = 0; k < 20 && !idle(t); k++) {
+		apply_all(t, 8, NULL);
+		run(t, i++, NULL, NULL);
+	}
+	v = cc_tn_made_since(t, 0, &n);
+	for (size_t k = 0; k < n; k++)
+		for (size_t c = 0; c < v[k]->nchanges; c++) {
+			assert_false(!strcmp(v[k]->changes[c].node, "leaf0") && !strcmp(v[k]->changes[c].port, "h3"));
+			up += v[k]->cls == CC_TN_TOR_UP;
+		}
+	assert_true(up >= 4); /* (the uplinks moved: 2 per leaf) */
 	cc_tn_free(t);
 }
 
@@ -3914,6 +3964,7 @@ int main(void)
 		cmocka_unit_test(test_a_host_after_a_role_flip_is_measured),
 		cmocka_unit_test(test_no_harder_step_for_a_host_fault),
 		cmocka_unit_test_teardown(test_no_harder_step_for_a_pausing_host, faults_cleared),
+		cmocka_unit_test_teardown(test_a_tor_port_whose_far_end_is_unknown, faults_cleared),
 		cmocka_unit_test(test_no_free_pass_during_a_fault),
 		cmocka_unit_test(test_waiting_harder_canary_withdrawn_during_a_fault),
 		cmocka_unit_test(test_mode_changes),
