@@ -1726,8 +1726,9 @@ static double hist_mean(const double *h, unsigned nh)
  * holds the harder steps only when it pauses host_pause_hold of the time or more and the
  * hosts' own pauses are HOST_ROOTED or more of the fabric's paused port time over the tuner's
  * window — under congestion, whose pauses are the switches', one NIC's pauses hold nothing.
- * (A host whose agent is silent is read from its switch port's side: classify().)  In the
- * simulator a slow receiver's pauses stay on its own link (0.9 to 1 of the fabric's). */
+ * (A host whose agent is silent, or never reported, is read from its switch port's side:
+ * classify().)  In the simulator a slow receiver's pauses stay on its own link (0.9 to 1 of
+ * the fabric's). */
 #define HOST_ROOTED 0.25
 
 /* The host pausing its switch port most over the last intervals, when it is host_pause_hold or
@@ -1753,12 +1754,14 @@ static void host_pausing(struct cc_tn *t)
 	sig_mean(t, t->nhist, &g);
 	/* (the hosts' own count as all of it where the switches report no pauses) */
 	own = g.paused_ports > 0 ? fmin(1, g.host_paused_ports / g.paused_ports) : 1;
-	if (worst && most >= t->pol.host_pause_hold && own >= HOST_ROOTED && worst->host)
+	if (!worst || most < t->pol.host_pause_hold || own < HOST_ROOTED)
+		return;
+	if (worst->host)
 		snprintf(t->fault, sizeof(t->fault),
 			 "host %s pauses its switch port %.1f %% of the time; hosts' own pauses: %.0f %% of the "
 			 "fabric's",
 			 worst->node, most * 100, own * 100);
-	else if (worst && most >= t->pol.host_pause_hold && own >= HOST_ROOTED)
+	else
 		snprintf(t->fault, sizeof(t->fault),
 			 "the far end of %s %s (no readings of it: a host without an agent?) pauses it %.1f %% of "
 			 "the time; hosts' own pauses: %.0f %% of the fabric's",
