@@ -122,6 +122,7 @@ struct slowc {
 	int64_t quiet_read_to_us; /* the readings the last of them counted */
 	int64_t last_us, interval_us; /* the end and length of its last interval as one */
 	uint64_t paused_us, rx_bytes;  /* and what it paused and took then */
+	bool silent;		       /* then read from its switch port (slow_reading) */
 	unsigned prio;
 	char node[CC_DL_NAME], port[CC_DL_NAME];
 	char key[];
@@ -1190,6 +1191,49 @@ static int add_unread_storms(struct run *r)
 	return 0;
 }
 
+/* The port whose readings tell of host port p as a receiver: its own, or when it has none (its
+ * agent silent) the switch port it faces, which counts the pause it receives and the bytes it
+ * sends to p (PFC is hop by hop: only p's NIC pauses it).  CC_NONE: none, or p keeps no
+ * priority lossless (the link the topology gives is then in doubt). */
+static uint32_t reading_port(const struct cc_snap *s, uint32_t p)
+{
+	const struct cc_port *cp = &s->ports[p];
+
+	if (!cp->silent)
+		return p;
+	if (cp->peer == CC_NONE || !cp->lossless || s->ports[cp->peer].down || s->ports[cp->peer].silent)
+		return CC_NONE;
+	return cp->peer;
+}
+
+/* Host port p as a slow receiver on prio this interval: pausing its switch port for the share
+ * while it takes traffic, as its own readings or (silent) its switch port's say; the pause and
+ * the bytes taken in *paused_us and *rx_bytes. */
+static bool slow_reading(const struct run *r, uint32_t p, unsigned prio, uint64_t *paused_us,
+			 uint64_t *rx_bytes)
+{
+	const struct cc_snap *s = r->s;
+	uint32_t rp = reading_port(s, p);
+	const struct cc_prio *e = rp != CC_NONE ? cc_snap_prio(s, rp, prio) : NULL;
+
+	if (!e)
+		return false;
+	if (rp == p) {
+		if (!pausing_for(e, r->d->sh_slow) || took_nothing(s, p, prio) || !has(e, CF_TX_PAUSE_US) ||
+		    !has(e, CF_RX_BYTES))
+			return false;
+		*paused_us = e->v[CF_TX_PAUSE_US];
+		*rx_bytes = e->v[CF_RX_BYTES];
+		return true;
+	}
+	if (!(s->ports[p].lossless & (1u << prio)) || !has(e, CF_RX_PAUSE_US) || !has(e, CF_TX_BYTES) ||
+	    e->v[CF_RX_PAUSE_US] < r->d->sh_slow.us || !e->v[CF_TX_BYTES])
+		return false;
+	*paused_us = e->v[CF_RX_PAUSE_US];
+	*rx_bytes = e->v[CF_TX_BYTES];
+	return true;
+}
+
 /* The finding of c, as its last interval as one said; when that was before this one (held),
  * with how many intervals ago. */
 static int add_slow_receiver(struct run *r, uint32_t port, const struct slowc *c)
@@ -1199,10 +1243,13 @@ static int add_slow_receiver(struct run *r, uint32_t port, const struct slowc *c
 
 	if (!f)
 		return -ENOMEM;
+	f->silent = c->silent;
 	n = snprintf(f->summary, sizeof(f->summary),
-		     "slow receiver %s on priority %u: paused its switch port %llu of %lld us while taking %llu bytes",
+		     "slow receiver %s on priority %u: paused its switch port %llu of %lld us while taking %llu "
+		     "bytes%s",
 		     f->culprit, c->prio, (unsigned long long)c->paused_us, (long long)c->interval_us,
-		     (unsigned long long)c->rx_bytes);
+		     (unsigned long long)c->rx_bytes,
+		     c->silent ? " (read from that port: no readings of its own)" : "");
 	/* what the summary says it paused (held between slow intervals: this one's would read 0) */
 	f->paused.paused_us = c->paused_us;
 	if (c->quiet) {
@@ -1227,18 +1274,19 @@ static int hold_slow_receivers(struct run *r, const bool *culprit_node)
 
 	for (size_t i = 0; hmap_next(&d->slow, &i, &k, &v);) {
 		struct slowc *c = v;
+		uint32_t rp;
 		int p;
 
 		if (!c->raised || c->run == d->runs || d->res.nfindings >= CC_DL_MAX_FINDINGS)
 			continue;
 		p = cc_snap_find_port(s, c->node, c->port);
-		if (p < 0 || s->ports[p].silent || s->ports[p].down || culprit_node[s->ports[p].node] ||
-		    !cc_snap_prio(s, (uint32_t)p, c->prio))
+		if (p < 0 || s->ports[p].down || culprit_node[s->ports[p].node] ||
+		    (rp = reading_port(s, (uint32_t)p)) == CC_NONE || !cc_snap_prio(s, rp, c->prio))
 			continue;
 		/* another interval without it: new readings, or (readings not known) another run */
-		if (!s->ports[p].read_to_us || s->ports[p].read_to_us != c->quiet_read_to_us) {
+		if (!s->ports[rp].read_to_us || s->ports[rp].read_to_us != c->quiet_read_to_us) {
 			c->quiet++;
-			c->quiet_read_to_us = s->ports[p].read_to_us;
+			c->quiet_read_to_us = s->ports[rp].read_to_us;
 		}
 		if (c->quiet >= d->conf.slow_hold)
 			continue;
@@ -1622,15 +1670,16 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 		if (s->nodes[s->ports[p].node].kind != CC_HOST || culprit_node[s->ports[p].node])
 			continue;
 		for (unsigned pr = 0; pr < CC_NPRIO; pr++) {
-			const struct cc_prio *e = cc_snap_prio(s, p, pr);
-			const struct cc_port *cp = &s->ports[p];
+			const struct cc_port *cp;
 			char key[3 * CC_DL_NAME], lab[2 * CC_DL_NAME];
+			uint64_t paused_us, rx_bytes;
 			struct slowc *c;
 			bool again, tracked;
 
-			if (!e || !pausing_for(e, d->sh_slow) || took_nothing(s, p, pr) ||
-			    !has(e, CF_TX_PAUSE_US) || !has(e, CF_RX_BYTES))
+			if (!slow_reading(&r, p, pr, &paused_us, &rx_bytes))
 				continue;
+			/* (the readings: its own, or its switch port's) */
+			cp = &s->ports[reading_port(s, p)];
 			/* two intervals in a row: a storm's first interval looks like this (it still
 			 * takes what was in flight when it began to pause) */
 			snprintf(key, sizeof(key), "%s/%u/%s", cc_dl_class_name(CC_DL_SLOW_RECEIVER), pr,
@@ -1644,8 +1693,8 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 					goto out;
 				memcpy(c->key, key, kl);
 				c->prio = pr;
-				snprintf(c->node, sizeof(c->node), "%s", s->nodes[cp->node].name);
-				snprintf(c->port, sizeof(c->port), "%s", cp->name);
+				snprintf(c->node, sizeof(c->node), "%s", s->nodes[s->ports[p].node].name);
+				snprintf(c->port, sizeof(c->port), "%s", s->ports[p].name);
 				if (hmap_put(&d->slow, c->key, c, NULL) < 0) {
 					free(c);
 					goto out;
@@ -1669,8 +1718,9 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 			c->interval_us = s->interval_us;
 			c->quiet = 0;
 			c->quiet_read_to_us = cp->read_to_us;
-			c->paused_us = e->v[CF_TX_PAUSE_US];
-			c->rx_bytes = e->v[CF_RX_BYTES];
+			c->paused_us = paused_us;
+			c->rx_bytes = rx_bytes;
+			c->silent = cp != &s->ports[p];
 			if (again && d->res.nfindings < CC_DL_MAX_FINDINGS) {
 				c->raised = true;
 				if (add_slow_receiver(&r, p, c) < 0)
@@ -1848,7 +1898,7 @@ json_t *cc_dl_finding_json(const struct cc_dl_finding *f)
 	} else {
 		json_decref(victims);
 	}
-	if (f->cls == CC_DL_PAUSE_STORM)
+	if (f->cls == CC_DL_PAUSE_STORM || f->cls == CC_DL_SLOW_RECEIVER)
 		json_object_set_new(o, "source_silent", json_boolean(f->silent));
 	if (f->unread)
 		json_object_set_new(o, "unread", json_true());

@@ -124,6 +124,8 @@ struct cport {
 	bool host; /* a host's port (the agents table's role) */
 	int lossless; /* -1: unknown */
 	uint64_t speed_mbps; /* 0: unknown */
+	int64_t silent_until; /* a switch port: its host's silent port stays in the snapshots
+			       * until then (monotonic ns; silent_port) */
 };
 
 struct inflight {
@@ -554,6 +556,18 @@ static int cache_refresh(struct detector *d, struct store_reader *rd)
 		sqlite3_reset(st);
 	}
 	pthread_mutex_lock(&d->lock);
+	{
+		const char *k;
+		void *v;
+
+		/* (what the snapshots keep of a port carries over) */
+		for (size_t j = 0; hmap_next(&h, &j, &k, &v);) {
+			const struct cport *old = hmap_get(&d->cache, k);
+
+			if (old)
+				((struct cport *)v)->silent_until = old->silent_until;
+		}
+	}
 	lane_free(&d->cache);
 	d->cache = h;
 	d->cache_at = tu_mono_ns();
@@ -633,9 +647,12 @@ static bool pauses_received(const struct cc_snap *s, uint32_t p)
 
 /* The host port at the other end of switch port c (a paused one) when its readings are not in
  * the snapshot (its agent silent or hung, its fast lane off, its interval out of step): added
- * without readings (silent), so that the detector can read a storm of it from the switch's side
- * (a hung host's NIC may pause its switch port while its agent is dead).  Only for paused ports:
- * the snapshot does not grow with every host off the lane.  Its index, or -1. */
+ * without readings (silent), so that the detector can read a storm or a slow receiver of it from
+ * the switch's side (a hung host's NIC may pause its switch port while its agent is dead).  Only
+ * for ports paused in this interval or in the last slow_hold ones (a slow receiver pauses in
+ * bursts: its finding, held between them, needs its port; before, it cleared at the first
+ * interval without a pause and came back as a new alert): the snapshot does not grow with every
+ * host off the lane.  Its index, or -1. */
 static int silent_port(struct detector *d, struct cc_snap *s, const struct cport *c, uint8_t prios)
 {
 	struct cport *pc = cport_get(&d->cache, c->peer_agent, c->peer_label, false);
@@ -762,10 +779,16 @@ static struct cc_snap *build(struct detector *d, int64_t mono)
 		struct cport *c = cport_get(&d->cache, agent, s->ports[p].name, false);
 		int peer;
 
-		if (!c || !c->have_peer || s->ports[p].peer != CC_NONE)
+		bool sw = s->nodes[s->ports[p].node].kind == CC_SWITCH;
+
+		if (!c || !c->have_peer)
+			continue;
+		if (sw && pauses_received(s, p))
+			c->silent_until = mono + (int64_t)(cc_dl_defaults.slow_hold + 1) * d->o.interval_ns;
+		if (s->ports[p].peer != CC_NONE)
 			continue;
 		peer = cc_snap_find_port(s, c->peer_agent, c->peer_label);
-		if (peer < 0 && s->nodes[s->ports[p].node].kind == CC_SWITCH && pauses_received(s, p))
+		if (peer < 0 && sw && mono < c->silent_until)
 			peer = silent_port(d, s, c, prios);
 		if (peer >= 0)
 			cc_snap_link(s, p, (uint32_t)peer);

@@ -710,8 +710,14 @@ static void hold_update(struct tuner *t, int64_t now)
 		log_notice("tuner", "no hold of the harder steps: the tuner is off");
 	else
 		log_notice("tuner", "harder steps may start again: the fault is over");
-	if (t->events)
-		events_publish(t->events, "cc", json_pack("{s:i,s:b}", "id", 0, "harder_held", t->held));
+	if (t->events) {
+		json_t *ev = json_pack("{s:i,s:b}", "id", 0, "harder_held", t->held);
+
+		/* (what held them first: GET /api/v1/cc says what holds them now) */
+		if (ev && why)
+			json_object_set_new(ev, "harder_held_for", json_string(why));
+		events_publish(t->events, "cc", ev);
+	}
 }
 
 /* Policy p in force (under t->lock), as asked by actor for reason (actor NULL: the policy saved

@@ -186,6 +186,39 @@ static void print_human(json_t *doc)
 		       (long long)json_integer_value(json_object_get(run, "peak_rss_kb")));
 }
 
+/* The tuner's intervals with its harder steps held (a fault: the detector's or its own reading
+ * of a host's pauses), as spans of consecutive ones: the first 5, each with what held it first. */
+static void print_holds(json_t *timeline)
+{
+	size_t i, n = 0, spans = 0;
+	double from = 0, last = 0;
+	const char *why = NULL;
+	json_t *v;
+
+	json_array_foreach(timeline, i, v)
+		n += json_is_string(json_object_get(v, "harder_held_for"));
+	if (!n)
+		return;
+	printf("  harder steps held in %zu of %zu intervals\n", n, json_array_size(timeline));
+	json_array_foreach(timeline, i, v) {
+		const char *h = json_string_value(json_object_get(v, "harder_held_for"));
+		double t = json_number_value(json_object_get(v, "t_us"));
+
+		if (h && !why) {
+			why = h;
+			from = t;
+		}
+		if (why && (!h || i + 1 == json_array_size(timeline))) {
+			if (spans++ < 5)
+				printf("  %9.1f us  held to %.1f us: %s\n", from, h ? t : last, why);
+			why = NULL;
+		}
+		last = t;
+	}
+	if (spans > 5)
+		printf("  (%zu spans; the JSON's timeline has them all)\n", spans);
+}
+
 static void print_controller(json_t *c)
 {
 	json_t *v;
@@ -215,6 +248,7 @@ static void print_controller(json_t *c)
 				printf("%s\n", json_object_get(f, "applied_us") ? "applied, not rolled back"
 										: "never applied (the run ended first)");
 		}
+		print_holds(json_object_get(c, "timeline"));
 		json_array_foreach(json_object_get(c, "violations"), i, v)
 			if (i < 5) {
 				const char *node = json_string_value(json_object_get(v, "node"));

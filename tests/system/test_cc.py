@@ -234,7 +234,9 @@ def test_a_slow_receiver_drives_no_harder_step(tmp_path, rate_gbps, silent):
     Gb/s, Pmax to 0.6 and Kmax halved, each kept as "a harder move against pauses needs no gain
     to show" (an operator's trial found the same live).  So too with h3's agent silent (its
     readings withheld): its switch port's count is read (before, no host was at its end, and
-    the detector calls it congestion from that side)."""
+    the detector called it congestion from that side; it names the slow receiver from there
+    now).  The text summary says when the harder steps were held (an operator's trial: it did
+    not)."""
     with open(os.path.join(SCEN, "detect", "slow-receiver.json")) as f:
         scen = json.load(f)
     scen["faults"][0]["rate_gbps"] = rate_gbps
@@ -257,6 +259,15 @@ def test_a_slow_receiver_drives_no_harder_step(tmp_path, rate_gbps, silent):
     assert not [p for p in c["proposals"] if harder(p)], [p["reason"] for p in c["proposals"]]
     assert c["final"]["tor_down"] == {"kmin_bytes": 400000, "kmax_bytes": 1600000, "pmax": 0.2}, c["final"]
     assert c["violations"] == []
+    if silent:
+        assert [t["t_us"] for t in held if t["harder_held_for"] == "slow_receiver h3"], held[-3:]
+        r = subprocess.run([binary("rocefab-sim"), "run", str(path), "--controller", "tuner", "--silent", "h3",
+                            "--quiet"], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        first = "%9.1f us  held to %.1f us: %s" % (held[0]["t_us"], c["timeline"][-1]["t_us"],
+                                                    held[0]["harder_held_for"])
+        assert "  harder steps held in %d of %d intervals\n" % (len(held), len(c["timeline"])) in r.stdout, r.stdout
+        assert first in r.stdout, (first, r.stdout)
 
 
 def test_a_deadlock_drives_no_harder_step():

@@ -171,7 +171,9 @@ def test_no_harder_step_while_the_detector_names_a_host_fault(world):
     def holds(evs):
         return [json.loads(x["data"])["harder_held"] for x in evs if x.get("event") == "cc"]
     st.next_events(lambda evs: holds(evs)[:1] == [True])
-    assert json.loads(next(x["data"] for x in st.events if x.get("event") == "cc")) == {"id": 0, "harder_held": True}
+    ev = json.loads(next(x["data"] for x in st.events if x.get("event") == "cc"))
+    assert ev == {"id": 0, "harder_held": True, "harder_held_for": ev.get("harder_held_for")}, ev
+    assert ev["harder_held_for"].startswith(("slow_receiver h3", "host h3 pauses its switch port")), ev
     out = ctl(d, "viewer", "cc")
     assert "no harder step while the fabric has a fault (slow_receiver h3" in out.stdout, out.stdout
     assert f"held since {cc['harder_held_since']}" in out.stdout, out.stdout
@@ -226,8 +228,15 @@ def test_no_harder_step_for_a_slow_receiver_whose_agent_is_silent(world):
     held = wait_for(lambda: (lambda h: h if "h3" in h else None)(c.json("/api/v1/cc").get("harder_held_for", "")),
                     30, what="the tuner holding its harder steps for h3")
     assert h3_port().get("silent") is True, h3_port()
-    # (the detector names no slow receiver without h3's readings: the tuner's own reading)
-    assert held.startswith("host h3 pauses its switch port"), held
+    # held on the tuner's own reading ("host h3 pauses its switch port …") or the detector's: it
+    # names the slow receiver from leaf0's side of the link, and the hold then says so (before,
+    # it called h3's pauses congestion: no alert, and the tuner's reading alone held)
+    assert held.startswith(("host h3 pauses its switch port", "slow_receiver h3")), held
+    a = wait_for(lambda: next((x for x in c.json("/api/v1/alerts", params={"state": "active"})["items"]
+                               if x["kind"] == "slow_receiver"), None), 20, what="the detector's slow_receiver alert")
+    assert a["details"]["culprit"] == "h3" and a["details"]["source_silent"] is True, a
+    wait_for(lambda: c.json("/api/v1/cc").get("harder_held_for", "").startswith("slow_receiver h3"), 10,
+             what="the hold named by the detector")
     first = max((p["id"] for p in c.json("/api/v1/cc/history")), default=0)
     stays(lambda: not [p for p in c.json("/api/v1/cc/history") if p["id"] > first and harder(p)] and
           "h3" in c.json("/api/v1/cc").get("harder_held_for", ""), 3, what="no harder canary, held")

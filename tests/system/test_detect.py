@@ -126,6 +126,17 @@ def test_a_storm_of_a_host_without_readings_is_isolated_and_restored():
     assert [a for a in ours["baseline_actions"] if a["op"] == "drop"][0]["port"] == "h5"
 
 
+def test_a_slow_receiver_without_readings_is_named_from_its_switch_port():
+    """The slow-receiver scenario with h3's counters withheld (--silent h3): the slow receiver is
+    read from leaf0:h3 (the pause it receives, the bytes it sends h3), as with h3's readings, and
+    no alarm.  Before, it was no finding (its switch port's queue was called congestion)."""
+    c = dl.controller(dl.run(dl.load("slow-receiver"), 1, mitigate="auto", extra=("--silent", "h3")))
+    assert not dl.alarms(c), dl.alarms(c)
+    slow = [f for f in c["findings"] if f["class"] == "slow_receiver"]
+    assert [f["culprit"] for f in slow] == ["h3"], slow
+    assert "no readings of its own" in slow[0]["summary"], slow
+
+
 @pytest.mark.parametrize("args, msg", [(("--silent", "hX"), "--silent: 'hX' is no host of the fabric"),
                                        (("--silent", "leaf1"), "--silent: 'leaf1' is a switch"),
                                        (("--silent", "h5,"), "--silent: an empty host name"),

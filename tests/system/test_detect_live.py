@@ -260,6 +260,33 @@ def test_a_storm_goes_on_and_is_named_when_its_hosts_agent_dies(world):
     wait_for(lambda: not alerts(c, "pause_storm"), 10, what="the storm alert cleared")
 
 
+def test_a_slow_receiver_is_named_when_its_hosts_agent_dies(world):
+    """A slow receiver (h5 taking 5 Gb/s of h0's flow) whose agent is killed: its alert goes on,
+    the same one, read from leaf1's side of the link (source_silent: the pause leaf1:h5 receives,
+    the bytes it sends h5), and clears once the fault is gone; one that begins while the agent
+    is dead is named from that side alone.  Before, its switch port's queue was called
+    congestion, which is no alert (only the pingmesh named the host)."""
+    d, sim, (agent,), c = with_real_agents(world, ("h5",))
+    fid = inject(sim, {"type": "slow_receiver", "host": "h5", "rate_gbps": 5})
+    a = wait_for(lambda: (alerts(c, "slow_receiver") or [None])[0], 20, what="a slow_receiver alert")
+    assert a["details"]["culprit"] == "h5" and a["details"]["source_silent"] is False, a
+    agent.stop(signal.SIGKILL)
+    a2 = wait_for(lambda: (lambda x: x if x["details"].get("source_silent") else None)(
+        c.json(f"/api/v1/alerts/{a['id']}")), 10, interval=0.1, what="the slow receiver read from leaf1's side")
+    assert a2["state"] == "active" and a2["details"]["culprit"] == "h5", a2
+    assert "no readings of its own" in a2["evidence"] and " ago" not in a2["evidence"], a2
+    assert (a2["details"]["paused"]["node"], a2["details"]["paused"]["port"]) == ("leaf1", "h5"), a2
+    stays(lambda: [x["id"] for x in alerts(c, "slow_receiver")] == [a["id"]], 4, what="the one alert")
+    out = ctl(d, "viewer", "alerts", str(a["id"])).stdout
+    assert "no readings of its own: read from leaf1 h5; check the host and its agent" in out, out
+    sim.ctl("DELETE", f"/v1/faults/{fid}", expect=200)
+    wait_for(lambda: c.json(f"/api/v1/alerts/{a['id']}")["state"] == "cleared", 20, what="the alert cleared")
+    inject(sim, {"type": "slow_receiver", "host": "h5", "rate_gbps": 5})
+    b = wait_for(lambda: (alerts(c, "slow_receiver") or [None])[0], 20, what="the second slow receiver's alert")
+    assert b["id"] != a["id"] and b["subject"] == a["subject"] and b["details"]["source_silent"] is True, (a, b)
+    assert not alerts(c, "pause_storm"), alerts(c)
+
+
 def test_an_isolated_storm_stays_raised_when_both_ends_fall_silent(world):
     """A storm isolated in auto mode, then both h5's agent and leaf1's (real rocefab-agents,
     --backend sim) killed: nothing read says the storm is over, so leaf1's port stays out of

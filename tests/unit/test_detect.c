@@ -758,6 +758,88 @@ static void test_slow_receiver_hold_counts_intervals(void **state)
 	cc_dl_free(d);
 }
 
+/* h2 slow with its agent silent, as its switch port s2:h2 tells: paused half the interval by
+ * h2 while it sends h2 300000 bytes (only h2's NIC pauses it) */
+static void slow_silent_host(struct cc_snap *s)
+{
+	uint32_t p = P(s, "s2", "h2");
+
+	silence(s, P(s, "h2", "nic0:1"));
+	set(s, p, CF_RX_PAUSE_US, IV / 2);
+	set(s, p, CF_RX_PAUSE_FRAMES, 10);
+	set(s, p, CF_PAUSED, 1);
+	set(s, p, CF_TX_BYTES, 300000);
+}
+
+/* A slow receiver whose agent is silent is read from its switch port (before, no finding: its
+ * switch port's queue was called congestion), found after two intervals of that port's
+ * readings and held between them as they count; then stuck, a storm.  Not when h2 keeps the
+ * priority lossy, nor when its switch port is silent too or reads no pause time. */
+static void test_slow_receiver_whose_agent_is_silent(void **state)
+{
+	struct cc_dl_conf c = cc_dl_defaults;
+	const struct cc_dl_result *r;
+	const struct cc_dl_finding *f;
+	struct cc_dl *d;
+	struct cc_snap *s;
+	json_t *j;
+
+	(void)state;
+	c.slow_hold = 2;
+	d = cc_dl_new(&c);
+	for (int i = 1; i <= 6; i++) {
+		s = ring(4, i * IV, false);
+		if (i <= 2 || i == 5) {
+			slow_silent_host(s);
+		} else if (i == 6) {
+			silence(s, P(s, "h2", "nic0:1"));
+			stuck(s, P(s, "s2", "h2"), 70000);
+		} else {
+			silence(s, P(s, "h2", "nic0:1"));
+		}
+		/* the switch port's readings: one interval each, the same twice at 4 (no new one) */
+		s->ports[P(s, "s2", "h2")].read_from_us = (i == 4 ? 2 : i - 1) * IV;
+		s->ports[P(s, "s2", "h2")].read_to_us = (i == 4 ? 3 : i) * IV;
+		assert_int_equal(cc_dl_run(d, s, &r), 0);
+		f = only(r, CC_DL_SLOW_RECEIVER, i >= 2 && i <= 5);
+		if (f) {
+			assert_string_equal(f->culprit, "h2");
+			assert_true(f->silent);
+			assert_string_equal(f->paused.node, "s2");
+			assert_string_equal(f->paused.port, "h2");
+			assert_int_equal(f->paused.paused_us, IV / 2);
+			assert_non_null(strstr(f->summary, "paused its switch port 500 of 1000 us while taking "
+							   "300000 bytes (read from that port: no readings of its own)"));
+			j = cc_dl_finding_json(f);
+			assert_true(json_is_true(json_object_get(j, "source_silent")));
+			json_decref(j);
+		}
+		if (i == 6)
+			assert_true(only(r, CC_DL_PAUSE_STORM, 1)->silent);
+		cc_snap_free(s);
+	}
+	cc_dl_free(d);
+
+	/* the negatives, two intervals each */
+	for (int k = 0; k < 3; k++) {
+		d = cc_dl_new(NULL);
+		for (int i = 1; i <= 2; i++) {
+			s = ring(4, i * IV, false);
+			slow_silent_host(s);
+			if (k == 0)
+				s->ports[P(s, "h2", "nic0:1")].lossless = 0;
+			else if (k == 1)
+				silence(s, P(s, "s2", "h2"));
+			else
+				cc_snap_prio(s, P(s, "s2", "h2"), PRIO)->have &= ~(1u << CF_RX_PAUSE_US);
+			assert_int_equal(cc_dl_run(d, s, &r), 0);
+			only(r, CC_DL_SLOW_RECEIVER, 0);
+			cc_snap_free(s);
+		}
+		cc_dl_free(d);
+	}
+}
+
 static struct cc_snap *deadlocked(int64_t t, bool broken)
 {
 	struct cc_snap *s = ring(3, t, false);
@@ -1115,6 +1197,7 @@ int main(void)
 		cmocka_unit_test(test_slow_receiver_counts_readings_not_runs),
 		cmocka_unit_test(test_slow_receiver_held_between_bursts),
 		cmocka_unit_test(test_slow_receiver_hold_counts_intervals),
+		cmocka_unit_test(test_slow_receiver_whose_agent_is_silent),
 		cmocka_unit_test(test_break_restore_persistent),
 		cmocka_unit_test(test_storm_isolated_until_quiet),
 		cmocka_unit_test(test_advise_and_mitigate),
