@@ -285,10 +285,15 @@ static int migrate(sqlite3 *db, struct rf_err *e)
 				  "database schema version %d is newer than this rocefabd (%d); "
 				  "use a newer rocefabd",
 				  version, (int)ARRAY_SIZE(migrations));
+	/* (a new database is made by the same steps, said once: an operator's trial read the
+	 * first "rocefabd token add" print 15 lines of migrations) */
+	if (!version)
+		log_info("store", "creating the database schema (version %d)", (int)ARRAY_SIZE(migrations));
 	for (int v = version; v < (int)ARRAY_SIZE(migrations); v++) {
 		char sql[64];
 
-		log_info("store", "migrating database schema from version %d to %d", v, v + 1);
+		if (version)
+			log_info("store", "migrating database schema from version %d to %d", v, v + 1);
 		if ((r = store_exec(db, "BEGIN IMMEDIATE", e)) < 0)
 			return r;
 		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", v + 1);

@@ -179,6 +179,8 @@ def test_token_commands(tmp_path):
     db = str(tmp_path / "t.db")
     r = run("--db", db, "token", "add", "ops", "--role", "operator")
     assert r.returncode == 0
+    # a new database is made in one line, not one per migration (a trial read 15 of them)
+    assert r.stderr.count("creating the database schema (version ") == 1 and "migrating" not in r.stderr, r.stderr
     lines = r.stdout.strip().splitlines()
     assert lines[-1].startswith("rfb_") and len(lines[-1]) == 47  # alone on the last line
     r = run("--db", db, "token", "add", "ops", "--role", "viewer")
