@@ -1403,24 +1403,51 @@ static bool has_pfield(const struct cc_port *cp, unsigned f)
 	return cp->phave & (1u << f);
 }
 
-/* The share of the interval a host paused its switch port: as the switch port counts the
- * pauses it received (a hung host's agent often sends nothing), or as the host counts those it
- * sent; the larger (an unread ToR port: its far end's, as the port counts them).  NAN: neither
- * reported. */
-static double host_pauses(const struct cc_snap *s, const struct member *m, unsigned prio)
+/* The share of the interval host port p (linked to its switch port, or not) paused that
+ * switch port: as the switch port counts the pauses it received (a hung host's agent often
+ * sends nothing), or as p counts those it sent; the larger.  NAN: neither reported. */
+static double port_paused_by_host(const struct cc_snap *s, uint32_t p, unsigned prio, double iv)
 {
-	double iv = s->interval_us > 0 ? (double)s->interval_us : 1, x = NAN;
 	const struct cc_prio *e;
+	double x = NAN;
 
-	if (m->tor_port >= 0 && has_field(e = cc_snap_prio(s, (uint32_t)m->tor_port, prio), CF_RX_PAUSE_US))
+	if (s->ports[p].peer != CC_NONE && has_field(e = cc_snap_prio(s, s->ports[p].peer, prio), CF_RX_PAUSE_US))
 		x = (double)e->v[CF_RX_PAUSE_US] / iv;
-	if (m->unread) /* (its own port: the switch's) */
-		return has_field(e = cc_snap_prio(s, (uint32_t)m->snap_port, prio), CF_RX_PAUSE_US)
-			       ? (double)e->v[CF_RX_PAUSE_US] / iv
-			       : NAN;
-	if (m->snap_port >= 0 && has_field(e = cc_snap_prio(s, (uint32_t)m->snap_port, prio), CF_TX_PAUSE_US))
+	if (has_field(e = cc_snap_prio(s, p, prio), CF_TX_PAUSE_US))
 		x = fmax(isnan(x) ? 0 : x, (double)e->v[CF_TX_PAUSE_US] / iv);
 	return x;
+}
+
+/* The share of the interval a host paused its switch port, of each of its ports the most (a
+ * host with two RoCE ports may pause on one: before, only the port classify() kept was read),
+ * and in *sum their total (port time paused, as the fabric's paused share counts it; sum may
+ * be NULL); an unread ToR port: its far end's, as the port counts them.  NAN: none reported. */
+static double host_pauses(const struct cc_snap *s, const struct member *m, unsigned prio, double *sum)
+{
+	double iv = s->interval_us > 0 ? (double)s->interval_us : 1, most = NAN, total = 0;
+	const struct cc_prio *e;
+	int node;
+
+	if (m->unread) { /* (its own port: the switch's) */
+		most = has_field(e = cc_snap_prio(s, (uint32_t)m->snap_port, prio), CF_RX_PAUSE_US)
+			       ? (double)e->v[CF_RX_PAUSE_US] / iv
+			       : NAN;
+		total = isnan(most) ? 0 : most;
+	} else if ((node = cc_snap_find_node(s, m->node)) >= 0) {
+		const struct cc_node *n = &s->nodes[node];
+
+		for (uint32_t i = 0; i < n->nports; i++) {
+			double x = port_paused_by_host(s, n->ports[i], prio, iv);
+
+			if (!isnan(x)) {
+				most = fmax(isnan(most) ? 0 : most, x);
+				total += x;
+			}
+		}
+	}
+	if (sum)
+		*sum = total;
+	return most;
 }
 
 /* The signals of each host class, from its members. */
@@ -1535,7 +1562,7 @@ static int measure(struct cc_tn *t, const struct cc_tn_input *in, struct sig *g)
 		const struct cc_prio *e;
 		double q;
 
-		if (((m->host && m->cls >= 0) || m->unread) && !isnan(q = host_pauses(s, m, in->prio)))
+		if (((m->host && m->cls >= 0) || m->unread) && !isnan(host_pauses(s, m, in->prio, &q)))
 			g->host_paused_ports += q;
 		if (m->host || m->cls < 0 || m->snap_port < 0)
 			continue;
@@ -1691,7 +1718,7 @@ static void history_add(struct cc_tn *t, const struct cc_tn_input *in)
 		m->hx[k] = NAN;
 		if (m->unread) {
 			m->hq[k] = m->hu[k] = m->hp[k] = NAN;
-			m->hx[k] = host_pauses(in->snap, m, in->prio);
+			m->hx[k] = host_pauses(in->snap, m, in->prio, NULL);
 			continue;
 		}
 		if (m->cls < 0 || (m->snap_port < 0 && !m->host)) {
@@ -1700,7 +1727,7 @@ static void history_add(struct cc_tn *t, const struct cc_tn_input *in)
 		}
 		member_sample(in->snap, m, in->prio, &m->hq[k], &m->hu[k], &m->hp[k]);
 		if (m->host)
-			m->hx[k] = host_pauses(in->snap, m, in->prio);
+			m->hx[k] = host_pauses(in->snap, m, in->prio, NULL);
 	}
 }
 

@@ -55,6 +55,9 @@ static bool host_pausing_own;
  * snapshot holds it; the host whose agent never reported (NULL: none): not in the snapshot,
  * its switch port's far end unknown */
 static const char *host_silent, *host_absent;
+/* a host with a second RoCE port, nic1:1, to leaf1's port "<host>-2" (NULL: none); the one
+ * switch port host_pausing pauses (NULL: every one facing it) */
+static const char *host_dual, *host_pausing_at;
 
 static struct cc_snap *fabric(int64_t t, look_fn look, void *ctx)
 {
@@ -77,6 +80,12 @@ static struct cc_snap *fabric(int64_t t, look_fn look, void *ctx)
 		}
 		cc_snap_node(s, a, CC_HOST);
 		add_link(s, a, "nic0:1", b, a);
+		if (host_dual && !strcmp(a, host_dual)) {
+			char c[40];
+
+			snprintf(c, sizeof(c), "%s-2", a);
+			add_link(s, a, "nic1:1", "leaf1", c);
+		}
 	}
 	for (int l = 0; l < 2; l++)
 		for (int sp = 0; sp < 2; sp++) {
@@ -115,7 +124,8 @@ static struct cc_snap *fabric(int64_t t, look_fn look, void *ctx)
 		}
 		if (host_pausing && !host_pausing_own &&
 		    (s->ports[p].peer != CC_NONE ? !strcmp(s->nodes[s->ports[s->ports[p].peer].node].name, host_pausing)
-						 : host_absent && !strcmp(s->ports[p].name, host_absent)))
+						 : host_absent && !strcmp(s->ports[p].name, host_absent)) &&
+		    (!host_pausing_at || !strcmp(s->ports[p].name, host_pausing_at)))
 			pause += host_pausing_us;
 		if (host_pausing && host_pausing_own && !strcmp(node, host_pausing))
 			cc_snap_set(s, p, "pfc_tx_pause_duration_us", PRIO, host_pausing_us);
@@ -3433,7 +3443,7 @@ static int faults_cleared(void **state)
 	host_pausing = NULL;
 	host_pausing_own = false;
 	pause_unreported = NULL;
-	host_silent = host_absent = NULL;
+	host_silent = host_absent = host_dual = host_pausing_at = NULL;
 	return 0;
 }
 
@@ -3612,6 +3622,28 @@ static void test_no_harder_step_for_a_pausing_host(void **state)
 	assert_true(npending(t) > 0 && held_for(t, NULL));
 	host_pausing = NULL;
 	cc_tn_free(t);
+}
+
+/* A host with two RoCE ports pausing on one: read on either (before, only the port classify()
+ * kept, the first by name, was: h3 pausing leaf1's port to its second one held nothing). */
+static void test_a_host_pausing_on_its_second_port(void **state)
+{
+	struct cc_tn_policy pol = cc_tn_defaults;
+	struct cc_tn *t;
+
+	(void)state;
+	pol.mode = CC_TN_ADVISE;
+	host_dual = host_pausing = "h3";
+	host_pausing_at = "h3-2";
+	host_pausing_us = IV / 20;
+	t = tuner_with(&pol);
+	for (int64_t i = 1; i <= 6; i++)
+		run(t, i, deep_down, NULL);
+	assert_int_equal(npending(t), 0);
+	assert_true(held_for(t, "host h3 pauses its switch port 5.0 % of the time; hosts' own pauses: 100 % of "
+				"the fabric's"));
+	cc_tn_free(t);
+	faults_cleared(NULL);
 }
 
 /* An operator's trial: a slow receiver whose agent never reported (h3, not in the snapshot:
@@ -3965,6 +3997,7 @@ int main(void)
 		cmocka_unit_test(test_no_harder_step_for_a_host_fault),
 		cmocka_unit_test_teardown(test_no_harder_step_for_a_pausing_host, faults_cleared),
 		cmocka_unit_test_teardown(test_a_tor_port_whose_far_end_is_unknown, faults_cleared),
+		cmocka_unit_test_teardown(test_a_host_pausing_on_its_second_port, faults_cleared),
 		cmocka_unit_test(test_no_free_pass_during_a_fault),
 		cmocka_unit_test(test_waiting_harder_canary_withdrawn_during_a_fault),
 		cmocka_unit_test(test_mode_changes),
