@@ -120,6 +120,7 @@ struct slowc {
 	bool raised;
 	unsigned quiet;		 /* raised: intervals since its last as one */
 	int64_t quiet_read_to_us; /* the readings the last of them counted */
+	bool quiet_silent;	  /* those were its switch port's (another agent's clock) */
 	int64_t last_us, interval_us; /* the end and length of its last interval as one */
 	uint64_t paused_us, rx_bytes;  /* and what it paused and took then */
 	bool silent;		       /* then read from its switch port (slow_reading) */
@@ -1151,7 +1152,7 @@ static int add_storm(struct run *r, uint32_t culprit, unsigned prio, bool held, 
  * neither has the port it paused (its switch's agent is gone too) or that port does not count
  * pause frames.  The port stays isolated, so the finding stays, as it was last read (its last_us
  * does not move); before, its alert cleared while the port stayed out of lossless mode. */
-static int add_unread_storms(struct run *r)
+static int add_unread_storms(struct run *r, bool *culprit_node)
 {
 	struct cc_dl *d = r->d;
 
@@ -1163,9 +1164,15 @@ static int add_unread_storms(struct run *r)
 		int64_t last;
 
 		/* (only one that goes on: a storm over, or restored, is not raised again) */
+		int cn;
+
 		if (h->cls != CC_DL_PAUSE_STORM || !hold_unread(h) || !h->fkey || !(t = hmap_get(&d->tracks, h->fkey)) ||
 		    d->res.nfindings >= CC_DL_MAX_FINDINGS)
 			continue;
+		/* (a culprit: no slow receiver of it besides, read from the port it isolated, which
+		 * sends again while the host pauses it) */
+		if ((cn = cc_snap_find_node(r->s, h->cnode)) >= 0)
+			culprit_node[cn] = true;
 		if (!(f = new_finding(d)) || !(f->ports = calloc(1, sizeof(*f->ports))))
 			return -ENOMEM;
 		f->cls = CC_DL_PAUSE_STORM;
@@ -1226,8 +1233,10 @@ static bool slow_reading(const struct run *r, uint32_t p, unsigned prio, uint64_
 		*rx_bytes = e->v[CF_RX_BYTES];
 		return true;
 	}
-	if (!(s->ports[p].lossless & (1u << prio)) || !has(e, CF_RX_PAUSE_US) || !has(e, CF_TX_BYTES) ||
-	    e->v[CF_RX_PAUSE_US] < r->d->sh_slow.us || !e->v[CF_TX_BYTES])
+	/* (both ends lossless: a switch port isolated from the host, lossy, sends whatever the
+	 * host pauses, which is a storm's, not a slow receiver's) */
+	if (!(s->ports[p].lossless & s->ports[rp].lossless & (1u << prio)) || !has(e, CF_RX_PAUSE_US) ||
+	    !has(e, CF_TX_BYTES) || e->v[CF_RX_PAUSE_US] < r->d->sh_slow.us || !e->v[CF_TX_BYTES])
 		return false;
 	*paused_us = e->v[CF_RX_PAUSE_US];
 	*rx_bytes = e->v[CF_TX_BYTES];
@@ -1283,8 +1292,13 @@ static int hold_slow_receivers(struct run *r, const bool *culprit_node)
 		if (p < 0 || s->ports[p].down || culprit_node[s->ports[p].node] ||
 		    (rp = reading_port(s, (uint32_t)p)) == CC_NONE || !cc_snap_prio(s, rp, c->prio))
 			continue;
-		/* another interval without it: new readings, or (readings not known) another run */
-		if (!s->ports[rp].read_to_us || s->ports[rp].read_to_us != c->quiet_read_to_us) {
+		/* another interval without it: new readings, or (readings not known) another run;
+		 * readings of the other port (the host's agent gone or back) are on another agent's
+		 * clock, not compared: counted from the next */
+		if ((rp != (uint32_t)p) != c->quiet_silent) {
+			c->quiet_silent = rp != (uint32_t)p;
+			c->quiet_read_to_us = s->ports[rp].read_to_us;
+		} else if (!s->ports[rp].read_to_us || s->ports[rp].read_to_us != c->quiet_read_to_us) {
 			c->quiet++;
 			c->quiet_read_to_us = s->ports[rp].read_to_us;
 		}
@@ -1662,7 +1676,7 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 				goto out;
 			culprit_node[s->ports[p].node] = true;
 		}
-	if (add_unread_storms(&r) < 0)
+	if (add_unread_storms(&r, culprit_node) < 0)
 		goto out;
 
 	/* slow receivers: hosts pausing a good share while they take traffic */
@@ -1674,7 +1688,7 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 			char key[3 * CC_DL_NAME], lab[2 * CC_DL_NAME];
 			uint64_t paused_us, rx_bytes;
 			struct slowc *c;
-			bool again, tracked;
+			bool again, tracked, same_clock;
 
 			if (!slow_reading(&r, p, pr, &paused_us, &rx_bytes))
 				continue;
@@ -1704,12 +1718,15 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 			 * same readings again, before new ones came, is not a second interval: a
 			 * storm's last interval, paused for part of it and then taking traffic, read
 			 * as a slow receiver); newer ones are, whether or not a run saw those between
-			 * (runs may come slower than readings) */
+			 * (runs may come slower than readings).  Readings of the other port than the
+			 * last time (its switch's: the host's agent gone, or back) are on another
+			 * agent's clock: a run after the last is a second interval */
 			tracked = hmap_get(&d->tracks, key) != NULL;
-			if (cp->read_to_us && c->run && c->read_to_us == cp->read_to_us)
+			same_clock = c->run && c->silent == (cp != &s->ports[p]); /* (the same agent's) */
+			if (cp->read_to_us && same_clock && c->read_to_us == cp->read_to_us)
 				again = tracked;
-			else if (cp->read_to_us)
-				again = c->run && (cp->read_from_us >= c->read_to_us || tracked);
+			else if (cp->read_to_us && same_clock)
+				again = cp->read_from_us >= c->read_to_us || tracked;
 			else
 				again = c->run && (c->run + 1 == d->runs || tracked);
 			c->run = d->runs;
@@ -1720,7 +1737,7 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 			c->quiet_read_to_us = cp->read_to_us;
 			c->paused_us = paused_us;
 			c->rx_bytes = rx_bytes;
-			c->silent = cp != &s->ports[p];
+			c->silent = c->quiet_silent = cp != &s->ports[p];
 			if (again && d->res.nfindings < CC_DL_MAX_FINDINGS) {
 				c->raised = true;
 				if (add_slow_receiver(&r, p, c) < 0)

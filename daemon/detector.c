@@ -783,8 +783,11 @@ static struct cc_snap *build(struct detector *d, int64_t mono)
 
 		if (!c || !c->have_peer)
 			continue;
+		/* (the hold counts the switch port's readings: as many as come in that time, one
+		 * more for one late) */
 		if (sw && pauses_received(s, p))
-			c->silent_until = mono + (int64_t)(cc_dl_defaults.slow_hold + 1) * d->o.interval_ns;
+			c->silent_until = mono + (int64_t)(cc_dl_defaults.slow_hold + 1) *
+							 (snap_iv > d->o.interval_ns ? snap_iv : d->o.interval_ns);
 		if (s->ports[p].peer != CC_NONE)
 			continue;
 		peer = cc_snap_find_port(s, c->peer_agent, c->peer_label);

@@ -187,12 +187,14 @@ static void print_human(json_t *doc)
 }
 
 /* The tuner's intervals with its harder steps held (a fault: the detector's or its own reading
- * of a host's pauses), as spans of consecutive ones: the first 5, each with what held it first. */
+ * of a host's pauses), as spans of consecutive ones: the first 5, each with what held it first
+ * and, when that changed, last (the tuner's own reading of a host's pauses, then the
+ * detector's name for the fault). */
 static void print_holds(json_t *timeline)
 {
 	size_t i, n = 0, spans = 0;
 	double from = 0, last = 0;
-	const char *why = NULL;
+	const char *why = NULL, *then = NULL;
 	json_t *v;
 
 	json_array_foreach(timeline, i, v)
@@ -208,9 +210,12 @@ static void print_holds(json_t *timeline)
 			why = h;
 			from = t;
 		}
+		if (h)
+			then = h;
 		if (why && (!h || i + 1 == json_array_size(timeline))) {
 			if (spans++ < 5)
-				printf("  %9.1f us  held to %.1f us: %s\n", from, h ? t : last, why);
+				printf("  %9.1f us  held to %.1f us: %s%s%s\n", from, h ? t : last, why,
+				       strcmp(why, then) ? "; then " : "", strcmp(why, then) ? then : "");
 			why = NULL;
 		}
 		last = t;

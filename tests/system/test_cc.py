@@ -264,8 +264,9 @@ def test_a_slow_receiver_drives_no_harder_step(tmp_path, rate_gbps, silent):
         r = subprocess.run([binary("rocefab-sim"), "run", str(path), "--controller", "tuner", "--silent", "h3",
                             "--quiet"], capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stderr
-        first = "%9.1f us  held to %.1f us: %s" % (held[0]["t_us"], c["timeline"][-1]["t_us"],
-                                                    held[0]["harder_held_for"])
+        first = "%9.1f us  held to %.1f us: %s%s\n" % (
+            held[0]["t_us"], c["timeline"][-1]["t_us"], held[0]["harder_held_for"],
+            "; then " + held[-1]["harder_held_for"] if held[-1]["harder_held_for"] != held[0]["harder_held_for"] else "")
         assert "  harder steps held in %d of %d intervals\n" % (len(held), len(c["timeline"])) in r.stdout, r.stdout
         assert first in r.stdout, (first, r.stdout)
 

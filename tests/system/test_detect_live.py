@@ -274,7 +274,7 @@ def test_a_slow_receiver_is_named_when_its_hosts_agent_dies(world):
     a2 = wait_for(lambda: (lambda x: x if x["details"].get("source_silent") else None)(
         c.json(f"/api/v1/alerts/{a['id']}")), 10, interval=0.1, what="the slow receiver read from leaf1's side")
     assert a2["state"] == "active" and a2["details"]["culprit"] == "h5", a2
-    assert "no readings of its own" in a2["evidence"] and " ago" not in a2["evidence"], a2
+    assert "no readings of its own" in a2["evidence"], a2
     assert (a2["details"]["paused"]["node"], a2["details"]["paused"]["port"]) == ("leaf1", "h5"), a2
     stays(lambda: [x["id"] for x in alerts(c, "slow_receiver")] == [a["id"]], 4, what="the one alert")
     out = ctl(d, "viewer", "alerts", str(a["id"])).stdout

@@ -516,6 +516,28 @@ static void test_unread_storm_stays_raised_while_held(void **state)
 /* A storm read as over (its switch port counts no pause frames from the host), then both ends
  * gone: nothing is raised again, and the port goes back as the last readings said (a review: a
  * new alert said "kept isolated" while the detector was putting the port back). */
+/* A silent host's storm isolated by a switch that counts no pause frames is held unread; its
+ * port, lossy, sends again while the host pauses it: the storm alone, no slow receiver of the
+ * same host (a review: both were raised, the one saying the port counts no pauses, the other
+ * reading its pause time). */
+static void test_an_isolated_storm_is_no_slow_receiver(void **state)
+{
+	struct cc_dl *d = silent_storm_found(false);
+	const struct cc_dl_result *r;
+
+	(void)state;
+	for (int i = 2; i <= 5; i++) {
+		struct cc_snap *s = silent_storm(i * IV, true, true, false);
+
+		set(s, P(s, "s2", "h2"), CF_RX_PAUSE_US, IV / 2);
+		assert_int_equal(cc_dl_run(d, s, &r), 0);
+		cc_snap_free(s);
+		assert_true(only(r, CC_DL_PAUSE_STORM, 1)->mitigated);
+		only(r, CC_DL_SLOW_RECEIVER, 0);
+	}
+	cc_dl_free(d);
+}
+
 static void test_unread_storm_over_is_not_raised_again(void **state)
 {
 	struct cc_dl *d = silent_storm_found(true);
@@ -787,11 +809,11 @@ static void test_slow_receiver_whose_agent_is_silent(void **state)
 	(void)state;
 	c.slow_hold = 2;
 	d = cc_dl_new(&c);
-	for (int i = 1; i <= 6; i++) {
+	for (int i = 1; i <= 9; i++) {
 		s = ring(4, i * IV, false);
-		if (i <= 2 || i == 5) {
+		if (i <= 2 || i == 5 || i == 8) {
 			slow_silent_host(s);
-		} else if (i == 6) {
+		} else if (i == 9) {
 			silence(s, P(s, "h2", "nic0:1"));
 			stuck(s, P(s, "s2", "h2"), 70000);
 		} else {
@@ -801,7 +823,9 @@ static void test_slow_receiver_whose_agent_is_silent(void **state)
 		s->ports[P(s, "s2", "h2")].read_from_us = (i == 4 ? 2 : i - 1) * IV;
 		s->ports[P(s, "s2", "h2")].read_to_us = (i == 4 ? 3 : i) * IV;
 		assert_int_equal(cc_dl_run(d, s, &r), 0);
-		f = only(r, CC_DL_SLOW_RECEIVER, i >= 2 && i <= 5);
+		/* (held through 3 and 4, cleared at 7, the second interval without it, new at 8: one
+		 * interval is not two) */
+		f = only(r, CC_DL_SLOW_RECEIVER, i >= 2 && i <= 6);
 		if (f) {
 			assert_string_equal(f->culprit, "h2");
 			assert_true(f->silent);
@@ -814,14 +838,36 @@ static void test_slow_receiver_whose_agent_is_silent(void **state)
 			assert_true(json_is_true(json_object_get(j, "source_silent")));
 			json_decref(j);
 		}
-		if (i == 6)
+		if (i == 9)
 			assert_true(only(r, CC_DL_PAUSE_STORM, 1)->silent);
 		cc_snap_free(s);
 	}
 	cc_dl_free(d);
 
-	/* the negatives, two intervals each */
-	for (int k = 0; k < 3; k++) {
+	/* slow on its own readings, then its agent gone: the switch's readings, on another clock
+	 * (here behind the host's), make the second interval all the same (a review: compared
+	 * with the host's, they made none) */
+	d = cc_dl_new(NULL);
+	for (int i = 1; i <= 2; i++) {
+		s = ring(4, i * IV, false);
+		if (i == 1) {
+			slow_host(s);
+			s->ports[P(s, "h2", "nic0:1")].read_from_us = 10 * IV;
+			s->ports[P(s, "h2", "nic0:1")].read_to_us = 11 * IV;
+		} else {
+			slow_silent_host(s);
+			s->ports[P(s, "s2", "h2")].read_from_us = 5 * IV;
+			s->ports[P(s, "s2", "h2")].read_to_us = 6 * IV;
+		}
+		assert_int_equal(cc_dl_run(d, s, &r), 0);
+		only(r, CC_DL_SLOW_RECEIVER, i == 2);
+		cc_snap_free(s);
+	}
+	cc_dl_free(d);
+
+	/* the negatives, two intervals each: h2 lossy, lossless on another priority; s2:h2 silent,
+	 * reading no pause time, lossy (isolated from h2: it sends whatever h2 pauses) */
+	for (int k = 0; k < 5; k++) {
 		d = cc_dl_new(NULL);
 		for (int i = 1; i <= 2; i++) {
 			s = ring(4, i * IV, false);
@@ -829,9 +875,13 @@ static void test_slow_receiver_whose_agent_is_silent(void **state)
 			if (k == 0)
 				s->ports[P(s, "h2", "nic0:1")].lossless = 0;
 			else if (k == 1)
+				s->ports[P(s, "h2", "nic0:1")].lossless = 1u << (PRIO + 1);
+			else if (k == 2)
 				silence(s, P(s, "s2", "h2"));
-			else
+			else if (k == 3)
 				cc_snap_prio(s, P(s, "s2", "h2"), PRIO)->have &= ~(1u << CF_RX_PAUSE_US);
+			else
+				s->ports[P(s, "s2", "h2")].lossless = 0;
 			assert_int_equal(cc_dl_run(d, s, &r), 0);
 			only(r, CC_DL_SLOW_RECEIVER, 0);
 			cc_snap_free(s);
@@ -1191,6 +1241,7 @@ int main(void)
 		cmocka_unit_test(test_silent_storm_held_while_its_port_is_paused),
 		cmocka_unit_test(test_unread_storm_stays_raised_while_held),
 		cmocka_unit_test(test_unread_storm_over_is_not_raised_again),
+		cmocka_unit_test(test_an_isolated_storm_is_no_slow_receiver),
 		cmocka_unit_test(test_failed_restore_not_retried_once_the_storm_is_back),
 		cmocka_unit_test(test_negatives),
 		cmocka_unit_test(test_slow_receiver_needs_two_intervals),
