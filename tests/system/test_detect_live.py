@@ -215,22 +215,31 @@ def test_a_held_slow_receivers_alert_says_when_it_was_last_slow(world):
     wait_for(lambda: c.json(f"/api/v1/alerts/{a['id']}")["state"] == "cleared", 20, what="the alert cleared")
 
 
+def h5_alert_then_its_agent_killed(world, fault):
+    """faults.json's fabric with h5's real agent, fault (on h5) injected, its alert raised from
+    h5's own readings; then the agent killed (h5 leaves the snapshot's readings after 3
+    intervals, 0.6 s: its port stays, silent) and the same alert read from leaf1's side.
+    rocefabd, the simulator, a viewer's client, the fault's id, the alert before and after."""
+    d, sim, (agent,), c = with_real_agents(world, ("h5",))
+    fid = inject(sim, fault)
+    a = wait_for(lambda: (alerts(c, fault["type"]) or [None])[0], 20, what=f"a {fault['type']} alert")
+    assert a["details"]["culprit"] == "h5" and a["details"]["source_silent"] is False, a
+    agent.stop(signal.SIGKILL)
+    a2 = wait_for(lambda: (lambda x: x if x["details"].get("source_silent") else None)(
+        c.json(f"/api/v1/alerts/{a['id']}")), 10, interval=0.1, what="the alert read from leaf1's side")
+    assert a2["state"] == "active" and a2["details"]["culprit"] == "h5", a2
+    assert "no readings of its own" in a2["evidence"], a2
+    return d, sim, c, fid, a, a2
+
+
 def test_a_storm_goes_on_and_is_named_when_its_hosts_agent_dies(world):
     """A hung host's NIC pauses its switch port while its agent is dead: the classic PFC storm.
     h5's agent is a real rocefab-agent (--backend sim), killed during the storm: the alert goes on
     (the same one), now read from leaf1's side of the link (source_silent), and clears when the
     storm ends; a storm that begins while the agent is dead is named from that side alone.  Before, a host without readings was no finding at all: the alert cleared once
     its agent stopped, and the storm went unnamed while the switch still reported it."""
-    d, sim, (agent,), c = with_real_agents(world, ("h5",))
-    fid = inject(sim, {"type": "pause_storm", "host": "h5"})
-    a = wait_for(lambda: (alerts(c, "pause_storm") or [None])[0], 10, what="a pause_storm alert")
-    assert a["details"]["culprit"] == "h5" and a["details"]["source_silent"] is False, a
-    agent.stop(signal.SIGKILL)
-    # h5 leaves the snapshot's readings after 3 intervals (0.6 s): its port stays, silent
-    a2 = wait_for(lambda: (lambda x: x if x["details"].get("source_silent") else None)(
-        c.json(f"/api/v1/alerts/{a['id']}")), 10, interval=0.1, what="the storm read from leaf1's side")
-    assert a2["state"] == "active" and a2["details"]["culprit"] == "h5", a2
-    assert "no readings of its own" in a2["evidence"] and a2["details"]["paused"]["node"] == "leaf1", a2
+    d, sim, c, fid, a, a2 = h5_alert_then_its_agent_killed(world, {"type": "pause_storm", "host": "h5"})
+    assert a2["details"]["paused"]["node"] == "leaf1", a2
     assert a2["details"]["suggested"]["node"] == "leaf1" and a2["details"]["suggested"]["port"] == "h5", a2
     snap = c.json("/api/v1/detector/snapshot")
     assert [p for n in snap["nodes"] if n["name"] == "h5" for p in n["ports"]][0]["silent"] is True, snap
@@ -266,15 +275,8 @@ def test_a_slow_receiver_is_named_when_its_hosts_agent_dies(world):
     the bytes it sends h5), and clears once the fault is gone; one that begins while the agent
     is dead is named from that side alone.  Before, its switch port's queue was called
     congestion, which is no alert (only the pingmesh named the host)."""
-    d, sim, (agent,), c = with_real_agents(world, ("h5",))
-    fid = inject(sim, {"type": "slow_receiver", "host": "h5", "rate_gbps": 5})
-    a = wait_for(lambda: (alerts(c, "slow_receiver") or [None])[0], 20, what="a slow_receiver alert")
-    assert a["details"]["culprit"] == "h5" and a["details"]["source_silent"] is False, a
-    agent.stop(signal.SIGKILL)
-    a2 = wait_for(lambda: (lambda x: x if x["details"].get("source_silent") else None)(
-        c.json(f"/api/v1/alerts/{a['id']}")), 10, interval=0.1, what="the slow receiver read from leaf1's side")
-    assert a2["state"] == "active" and a2["details"]["culprit"] == "h5", a2
-    assert "no readings of its own" in a2["evidence"], a2
+    d, sim, c, fid, a, a2 = h5_alert_then_its_agent_killed(world, {"type": "slow_receiver", "host": "h5",
+                                                                    "rate_gbps": 5})
     assert (a2["details"]["paused"]["node"], a2["details"]["paused"]["port"]) == ("leaf1", "h5"), a2
     stays(lambda: [x["id"] for x in alerts(c, "slow_receiver")] == [a["id"]], 4, what="the one alert")
     out = ctl(d, "viewer", "alerts", str(a["id"])).stdout
