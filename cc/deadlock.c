@@ -1162,10 +1162,9 @@ static int add_unread_storms(struct run *r, bool *culprit_node)
 		struct track *t;
 		bool gone = cc_snap_find_port(r->s, h->node, h->port) < 0;
 		int64_t last;
-
-		/* (only one that goes on: a storm over, or restored, is not raised again) */
 		int cn;
 
+		/* (only one that goes on: a storm over, or restored, is not raised again) */
 		if (h->cls != CC_DL_PAUSE_STORM || !hold_unread(h) || !h->fkey || !(t = hmap_get(&d->tracks, h->fkey)) ||
 		    d->res.nfindings >= CC_DL_MAX_FINDINGS)
 			continue;
@@ -1215,32 +1214,33 @@ static uint32_t reading_port(const struct cc_snap *s, uint32_t p)
 
 /* Host port p as a slow receiver on prio this interval: pausing its switch port for the share
  * while it takes traffic, as its own readings or (silent) its switch port's say; the pause and
- * the bytes taken in *paused_us and *rx_bytes. */
-static bool slow_reading(const struct run *r, uint32_t p, unsigned prio, uint64_t *paused_us,
-			 uint64_t *rx_bytes)
+ * the bytes taken in *paused_us and *rx_bytes.  The port read (reading_port), or CC_NONE: not
+ * one. */
+static uint32_t slow_reading(const struct run *r, uint32_t p, unsigned prio, uint64_t *paused_us,
+			     uint64_t *rx_bytes)
 {
 	const struct cc_snap *s = r->s;
 	uint32_t rp = reading_port(s, p);
 	const struct cc_prio *e = rp != CC_NONE ? cc_snap_prio(s, rp, prio) : NULL;
 
 	if (!e)
-		return false;
+		return CC_NONE;
 	if (rp == p) {
 		if (!pausing_for(e, r->d->sh_slow) || took_nothing(s, p, prio) || !has(e, CF_TX_PAUSE_US) ||
 		    !has(e, CF_RX_BYTES))
-			return false;
+			return CC_NONE;
 		*paused_us = e->v[CF_TX_PAUSE_US];
 		*rx_bytes = e->v[CF_RX_BYTES];
-		return true;
+		return rp;
 	}
 	/* (both ends lossless: a switch port isolated from the host, lossy, sends whatever the
 	 * host pauses, which is a storm's, not a slow receiver's) */
 	if (!(s->ports[p].lossless & s->ports[rp].lossless & (1u << prio)) || !has(e, CF_RX_PAUSE_US) ||
 	    !has(e, CF_TX_BYTES) || e->v[CF_RX_PAUSE_US] < r->d->sh_slow.us || !e->v[CF_TX_BYTES])
-		return false;
+		return CC_NONE;
 	*paused_us = e->v[CF_RX_PAUSE_US];
 	*rx_bytes = e->v[CF_TX_BYTES];
-	return true;
+	return rp;
 }
 
 /* The finding of c, as its last interval as one said; when that was before this one (held),
@@ -1688,12 +1688,13 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 			char key[3 * CC_DL_NAME], lab[2 * CC_DL_NAME];
 			uint64_t paused_us, rx_bytes;
 			struct slowc *c;
-			bool again, tracked, same_clock;
+			bool again, tracked, same_clock, via_switch;
+			uint32_t rp;
 
-			if (!slow_reading(&r, p, pr, &paused_us, &rx_bytes))
+			if ((rp = slow_reading(&r, p, pr, &paused_us, &rx_bytes)) == CC_NONE)
 				continue;
-			/* (the readings: its own, or its switch port's) */
-			cp = &s->ports[reading_port(s, p)];
+			cp = &s->ports[rp]; /* (the readings: its own, or its switch port's) */
+			via_switch = rp != p;
 			/* two intervals in a row: a storm's first interval looks like this (it still
 			 * takes what was in flight when it began to pause) */
 			snprintf(key, sizeof(key), "%s/%u/%s", cc_dl_class_name(CC_DL_SLOW_RECEIVER), pr,
@@ -1722,7 +1723,7 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 			 * last time (its switch's: the host's agent gone, or back) are on another
 			 * agent's clock: a run after the last is a second interval */
 			tracked = hmap_get(&d->tracks, key) != NULL;
-			same_clock = c->run && c->silent == (cp != &s->ports[p]); /* (the same agent's) */
+			same_clock = c->run && c->silent == via_switch; /* (the same agent's) */
 			if (cp->read_to_us && same_clock && c->read_to_us == cp->read_to_us)
 				again = tracked;
 			else if (cp->read_to_us && same_clock)
@@ -1737,7 +1738,7 @@ int cc_dl_run(struct cc_dl *d, const struct cc_snap *s, const struct cc_dl_resul
 			c->quiet_read_to_us = cp->read_to_us;
 			c->paused_us = paused_us;
 			c->rx_bytes = rx_bytes;
-			c->silent = c->quiet_silent = cp != &s->ports[p];
+			c->silent = c->quiet_silent = via_switch;
 			if (again && d->res.nfindings < CC_DL_MAX_FINDINGS) {
 				c->raised = true;
 				if (add_slow_receiver(&r, p, c) < 0)

@@ -777,9 +777,8 @@ static struct cc_snap *build(struct detector *d, int64_t mono)
 	for (uint32_t p = 0; p < s->nports; p++) {
 		const char *agent = s->nodes[s->ports[p].node].name;
 		struct cport *c = cport_get(&d->cache, agent, s->ports[p].name, false);
-		int peer;
-
 		bool sw = s->nodes[s->ports[p].node].kind == CC_SWITCH;
+		int peer;
 
 		if (!c || !c->have_peer)
 			continue;
