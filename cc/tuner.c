@@ -22,6 +22,10 @@ const struct cc_tn_policy cc_tn_defaults = {
 	.max_share = 0.5,
 	.canary_intervals = 3,
 	.tabu_intervals = 30,
+	/* 10: measured (2026-12-07, the shifting workload, the tuner alone, seeds 1-36) 5, 10 and
+	 * 20 alike (pause 5.81 / 5.80 / 5.93 ms, long flows' p99 15.28 / 15.51 / 15.66, against
+	 * 6.05 and 16.21 with none); the steady workloads' figures the same with or without */
+	.relax_intervals = 10,
 	.max_factor = 2.0,
 	.pmax_step = 0.1,
 	.qdelay_target_us = 20,
@@ -316,6 +320,8 @@ const char *cc_tn_policy_check(const struct cc_tn_policy *p)
 		return "canary_intervals: must be 1..100";
 	if (p->tabu_intervals > 100000)
 		return "tabu_intervals: must be 0..100000";
+	if (p->relax_intervals > 100000)
+		return "relax_intervals: must be 0..100000";
 	if (!(p->max_factor > 1 && p->max_factor <= 16))
 		return "max_factor: must be in (1, 16]";
 	if (!(p->pmax_step > 0 && p->pmax_step <= 1))
@@ -370,7 +376,7 @@ static const struct {
 	size_t off;
 } policy_fields[] = {
 	PF(mode, 'm'),		    PF(canary_share, 'd'),     PF(max_share, 'd'),
-	PF(canary_intervals, 'u'),  PF(tabu_intervals, 'u'),   PF(max_factor, 'd'),
+	PF(canary_intervals, 'u'),  PF(tabu_intervals, 'u'),   PF(relax_intervals, 'u'), PF(max_factor, 'd'),
 	PF(pmax_step, 'd'),	    PF(qdelay_target_us, 'd'), PF(pause_target, 'd'),
 	PF(host_pause_hold, 'd'),   PF(tolerance, 'd'),	       PF(kmin_floor_bytes, 'U'), PF(kmax_ceiling_bytes, 'U'),
 	PF(pmax_floor, 'd'),	    PF(pmax_ceiling, 'd'),     PF(cnp_gap_min_us, 'd'),     PF(cnp_gap_max_us, 'd'),
@@ -942,6 +948,7 @@ struct step {
 	bool forced, aggressive;
 	bool urgent; /* against pauses: kept unless it hurts, no gain to show needed */
 	bool repair; /* brings the class's setting back inside the policy: kept unless it hurts */
+	bool relax; /* undoes a move against pauses now gone (relax_move): kept unless it hurts */
 	unsigned tries; /* rollbacks of it that failed (rollback_again) */
 	uint64_t retry_at; /* the interval its failed rollback is tried again */
 	char label[32]; /* a restored step of a host class not in force: its saved name */
@@ -995,6 +1002,10 @@ struct cc_tn {
 	 * there) */
 	uint64_t nogain_until[CC_TN_NCLASSES][CC_TN_NKNOBS][2];
 	uint64_t xoff; /* the last input's */
+	uint64_t paused_at; /* the last interval whose ports paused above pause_target (0: none) */
+	/* a switch class's value of a knob before the harder moves made against pauses that are
+	 * kept on it (NAN: none): relax_move goes back to it once the pauses are gone */
+	double relax_to[CC_TN_NSWITCH_CLASSES][CC_TN_NKNOBS];
 	/* the last input's, or a host pausing its switch port (host_pausing), or one of these
 	 * whose pauses are still in the window of signals (fault_linger), "" when none: no harder
 	 * step starts */
@@ -1021,6 +1032,9 @@ struct cc_tn *cc_tn_new(const struct cc_tn_policy *p)
 	t->live = t->pol;
 	hmap_init(&t->idx);
 	t->next_id = t->next_step = 1;
+	for (int c = 0; c < CC_TN_NSWITCH_CLASSES; c++)
+		for (int k = 0; k < CC_TN_NKNOBS; k++)
+			t->relax_to[c][k] = NAN;
 	return t;
 }
 
@@ -2715,6 +2729,51 @@ static int repair_class(struct cc_tn *t, enum cc_tn_class c, uint64_t xoff)
 }
 #undef REPAIR_VALUES
 
+/* A step of switch class c's knob k completed at value v: a harder move made against pauses
+ * keeps the value before the first of them (relax_to); a step back to it, or any other kept
+ * move of the knob (a rule's for another reason, a repair, a forced one), ends it. */
+static void relax_done(struct cc_tn *t, const struct step *k)
+{
+	double *home;
+
+	if (cc_tn_class_is_hosts(k->cls))
+		return;
+	home = &t->relax_to[k->cls][k->knob];
+	if (k->urgent && k->aggressive) {
+		if (isnan(*home))
+			*home = k->from;
+	} else if (!k->relax || k->to == *home) {
+		*home = NAN;
+	}
+}
+
+/* One bounded step of switch class c back toward where a knob was before the harder moves
+ * made against pauses, once no port paused above pause_target for relax_intervals: *kn to
+ * *to (Pmax before Kmax: the rule against pauses moves Kmax first).  Kept for good, such
+ * moves piled up with each burst of pauses and slowed the long flows of every load after (on
+ * the shifting workload the all-reduce phases' Kmax and Pmax moves stayed through the
+ * WebSearch phases).  Not the hosts' CNP spacing: undone the same way, pauses came back
+ * (docs/performance.md); it stays until the rules soften it. */
+static bool relax_move(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob *kn, double *to)
+{
+	static const enum cc_tn_knob order[] = { CC_TN_PMAX, CC_TN_KMAX };
+	unsigned q = t->pol.relax_intervals;
+
+	if (!q || cc_tn_class_is_hosts(c) || t->interval < t->paused_at + q)
+		return false;
+	for (size_t i = 0; i < sizeof(order) / sizeof(*order); i++) {
+		double home = t->relax_to[c][order[i]], now = majority(t, c, order[i]), v;
+		bool up = home > now;
+
+		if (isnan(home) || home == now || harder(order[i], up) || isnan(v = step_value(t, c, order[i], up)))
+			continue;
+		*kn = order[i];
+		*to = up ? fmin(v, home) : fmax(v, home);
+		return true;
+	}
+	return false;
+}
+
 /* One move of class c, if the signals (g, the mean of the last intervals) call for one: the
  * rules, in order of urgency.  worst: the switch class with the deepest queues; hworst: the
  * host class whose hosts' ToR ports have the deepest queues, -1 when the hosts present are all
@@ -2726,6 +2785,8 @@ static int choose_class(struct cc_tn *t, enum cc_tn_class c, const struct sig *g
 	char why[320], expect[200];
 	bool paused = g->pause_share > p->pause_target;
 	bool may_soften = t->interval >= t->soft_until[c]; /* no harder step kept on c lately */
+	enum cc_tn_knob rk;
+	double rto;
 	int r;
 
 #define TRY(kn, up, aggr, ...)                                                                             \
@@ -2744,6 +2805,21 @@ static int choose_class(struct cc_tn *t, enum cc_tn_class c, const struct sig *g
 		return 0;
 	if ((r = repair_class(t, c, xoff)) != 0)
 		return r;
+	/* before the rules: the pauses harder moves were made against are gone, a step back (the
+	 * soft hold does not apply: it waits out the load that called for a move, this its pauses) */
+	if (relax_move(t, c, &rk, &rto) && !tabu(t, c, rk, rto > majority(t, c, rk), false) &&
+	    !candidate_check(t, c, rk, rto, xoff)) {
+		snprintf(why, sizeof(why),
+			 "no port paused above the target for %llu intervals: %s %s back toward %.15g, where it was "
+			 "before the moves against pauses",
+			 (unsigned long long)(t->interval - t->paused_at), class_names[c], knob_names[rk],
+			 t->relax_to[c][rk]);
+		snprintf(expect, sizeof(expect), "softer marking on %s again: more throughput for long flows",
+			 class_names[c]);
+		if ((r = start_step(t, c, rk, rto, false, false, false, why, expect, false, 0)) > 0)
+			t->steps_of[c].relax = true;
+		return r;
+	}
 	if (cc_tn_class_is_hosts(c)) {
 		int h = c - CC_TN_HOSTS;
 		/* with several host classes, each goes by its own hosts: the queues of the ToR ports
@@ -2960,7 +3036,8 @@ static const char *canary_worse(const struct cc_tn *t, const struct step *k, cha
 			 ur * 100);
 		return buf;
 	}
-	if (k->st == ST_CANARY && !k->forced && !k->repair && !(k->urgent && k->aggressive && !t->was_held)) {
+	if (k->st == ST_CANARY && !k->forced && !k->repair && !k->relax &&
+	    !(k->urgent && k->aggressive && !t->was_held)) {
 		*nogain = k->aggressive; /* a softening move is never made against pauses */
 		if (k->aggressive) {
 			if (!stat_worse(&r->qd, &c->qd, 0) && !stat_worse(&r->pause, &c->pause, 0)) {
@@ -3090,8 +3167,11 @@ static int next_rollout(struct cc_tn *t, struct step *k, const char *verdict)
 		/* going straight back would undo a good step: not before tabu_intervals; nor any
 		 * softening of the class after a harder step, for twice that (measured on the
 		 * shifting workload, docs/performance.md: 67 of 90 phase changes settled within 20
-		 * intervals, 63 without; 1x: no better) */
-		t->tabu_until[k->cls][k->knob][!(k->to > k->from)] = t->interval + t->pol.tabu_intervals;
+		 * intervals, 63 without; 1x: no better).  Undoing a move against pauses holds nothing:
+		 * should they come back, that move is the one to make */
+		if (!k->relax)
+			t->tabu_until[k->cls][k->knob][!(k->to > k->from)] = t->interval + t->pol.tabu_intervals;
+		relax_done(t, k);
 		if (k->aggressive)
 			t->soft_until[k->cls] = t->interval + soft_hold(&t->pol);
 		step_end(t, k);
@@ -3302,6 +3382,9 @@ static int step_run(struct cc_tn *t, struct step *k, const struct cc_tn_input *i
 		return next_rollout(t, k, "the canary did no harm (a step back inside the policy needs no gain to show)");
 	if (k->urgent && k->aggressive && !t->was_held)
 		return next_rollout(t, k, "the canary did no harm (a harder move against pauses needs no gain to show)");
+	if (k->relax)
+		return next_rollout(t, k, "the canary did no harm (undoing moves against pauses now gone needs "
+				       "no gain to show)");
 	return next_rollout(t, k, "the canary did no harm and showed a clear gain");
 }
 
@@ -3319,6 +3402,8 @@ int cc_tn_run(struct cc_tn *t, const struct cc_tn_input *in)
 		return r;
 	memmove(&t->hist[1], &t->hist[0], (WINDOW - 1) * sizeof(t->hist[0]));
 	t->hist[0] = g;
+	if (g.pause_share > t->pol.pause_target)
+		t->paused_at = t->interval;
 	if (t->nhist < WINDOW)
 		t->nhist++;
 	for (int c = 0; c < CC_TN_NCLASSES; c++) {
@@ -3721,6 +3806,8 @@ int cc_tn_rollback_all(struct cc_tn *t)
 		 * nothing saying why: an operator's trial) */
 		t->tabu_until[ds->cls][ds->knob][ds->to > ds->from] = t->interval + t->pol.tabu_intervals;
 		t->tabu_until[ds->cls][ds->knob][!(ds->to > ds->from)] = 0;
+		if (!cc_tn_class_is_hosts(ds->cls))
+			t->relax_to[ds->cls][ds->knob] = NAN; /* back before the moves against pauses */
 		n++;
 	}
 	/* a value passed through and sent by no older undo: the member keeps what it has */
@@ -3757,6 +3844,19 @@ static uint64_t hold_left(uint64_t until, uint64_t now, uint64_t g)
 
 	now = now / g * g;
 	return end > now ? end - now : 0;
+}
+
+/* What relax_move goes back toward, saved: class, knob, value. */
+static json_t *relax_json(const struct cc_tn *t)
+{
+	json_t *a = json_array();
+
+	for (int c = 0; a && c < CC_TN_NSWITCH_CLASSES; c++)
+		for (int k = 0; k < CC_TN_NKNOBS; k++)
+			if (!isnan(t->relax_to[c][k]))
+				json_array_append_new(a, json_pack("{s:s,s:s,s:f}", "class", class_names[c], "knob",
+								   knob_names[k], "value", t->relax_to[c][k]));
+	return a;
 }
 
 static json_t *holds_json(const struct cc_tn *t, bool saved)
@@ -3857,6 +3957,7 @@ json_t *cc_tn_state_json(const struct cc_tn *t)
 	o = json_pack("{s:I,s:I,s:I,s:I,s:o,s:o,s:o}", "next_id", (json_int_t)t->next_id, "next_step",
 		      (json_int_t)t->next_step, "steps", (json_int_t)t->steps, "rolled_back", (json_int_t)t->rolled_back,
 		      "done", done, "under_way", under, "holds", holds_json(t, true));
+	json_object_set_new(o, "relax_to", relax_json(t));
 	return o;
 }
 
@@ -3968,6 +4069,19 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 			until = &t->tabu_until[c][k][up];
 		if (t->interval + left > *until)
 			*until = t->interval + left;
+	}
+	/* none in a state saved before 2026-12-07; one not read leaves its moves as they are */
+	json_array_foreach(json_object_get(doc, "relax_to"), i, it) {
+		json_t *v = json_object_get(it, "value");
+		enum cc_tn_class c;
+		int k;
+
+		if (cc_tn_class_parse(json_string_value(json_object_get(it, "class")) ?: "", &c) < 0 ||
+		    cc_tn_class_is_hosts(c) ||
+		    parse(knob_names, CC_TN_NKNOBS, json_string_value(json_object_get(it, "knob")) ?: "", &k) < 0 ||
+		    !is_ecn_knob((enum cc_tn_knob)k) || !json_is_number(v) || !isfinite(json_number_value(v)))
+			continue;
+		t->relax_to[c][k] = json_number_value(v);
 	}
 	json_array_foreach(done, i, it) {
 		struct done_step ds = { 0 };

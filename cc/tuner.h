@@ -105,6 +105,9 @@ struct cc_tn_policy {
 	unsigned tabu_intervals;   /* a move rolled back is not tried again for this long (30; one
 				    * against pauses rolled back for a fabric-wide rise: above); a
 				    * class is not softened for twice this after a harder step */
+	/* a harder ECN move made while ports paused is undone, one at a time, once no port paused
+	 * above pause_target for this many intervals (10; 0: kept until the rules soften it) */
+	unsigned relax_intervals;
 	double max_factor;	   /* a threshold, rate or timer moves by at most this factor (2) */
 	double pmax_step;	   /* pmax moves by at most this much (0.1) */
 	double qdelay_target_us;   /* the tail queueing delay aimed below (20) */

@@ -318,6 +318,7 @@ def test_no_decision_on_the_same_interval_again(world):
     ({"a: b": 1}, "UNKNOWN_FIELD", "/a: b"),  # the pointer is the whole name
     ({"canary_intervals": 2.5}, "BAD_VALUE", "/canary_intervals"),
     ({"host_pause_hold": 1.5}, "BAD_VALUE", "/host_pause_hold"),
+    ({"relax_intervals": 100001}, "BAD_VALUE", "/relax_intervals"),
     # ranges no device takes: every member would be outside, every repair refused by the switch
     ({"byte_reset_min": 40000, "byte_reset_max": 50000}, "BAD_VALUE", "/byte_reset_max"),
     ({"hai_min_mbps": 1e19, "hai_max_mbps": 1e19}, "BAD_VALUE", "/hai_min_mbps"),

@@ -328,6 +328,7 @@ static void test_policy_json(void **state)
 		{ "{\"host_classes\": [{\"name\": \"a\", \"hosts\": \"x\"}, {\"name\": \"a\", \"hosts\": \"y\"}]}",
 		  "/host_classes: the names must differ" },
 		{ "{\"canary_intervals\": -1}", "canary_intervals" },
+		{ "{\"relax_intervals\": 100001}", "/relax_intervals: must be 0..100000" },
 		{ "{\"kmin_floor_bytes\": \"5 parsecs\"}", "/kmin_floor_bytes: '5 parsecs' is not a size" },
 		{ "{\"kmin_floor_bytes\": \"99999999TiB\"}", "/kmin_floor_bytes: '99999999TiB' is too large" },
 		{ "{\"kmin_floor_bytes\": true}", "/kmin_floor_bytes: must be a whole number of bytes (or a size" },
@@ -3901,6 +3902,155 @@ static void test_a_canary_that_does_not_pause_is_not_worse(void **state)
 	cc_tn_free(t);
 }
 
+/* The pauses of leaf0's edge links until tor_down's Kmax is down a step (kept against them:
+ * no gain to show); *i the next interval. */
+static void kmax_down_against_pauses(struct cc_tn *t, int64_t *i)
+{
+	for (int64_t end = *i + 60; *i < end && class_json(t, "tor_down", "kmax_bytes") != ecn0.kmax_bytes / 2;
+	     (*i)++) {
+		run(t, *i, leaf0_paused, NULL);
+		apply_all(t, 8, NULL);
+	}
+	assert_int_equal(class_json(t, "tor_down", "kmax_bytes"), ecn0.kmax_bytes / 2);
+}
+
+/* A relax canary's members pause half the time (ctx: the tuner, *id the canary's proposal). */
+struct relax_look {
+	struct cc_tn *t;
+	uint64_t id;
+};
+
+static void relax_canary_pauses(const char *node, const char *port, uint64_t *peak, uint64_t *pause, void *ctx)
+{
+	struct relax_look *rl = ctx;
+
+	if (changes_port(cc_tn_find(rl->t, rl->id), node, port)) {
+		*peak = 3000000;
+		*pause = IV / 2;
+	}
+}
+
+/* Whether a step of class cls is in progress. */
+static bool stepping(struct cc_tn *t, const char *cls)
+{
+	json_t *j = cc_tn_json(t), *x;
+	size_t k;
+	bool r = false;
+
+	json_array_foreach(json_object_get(j, "steps_in_progress"), k, x)
+		r |= !strcmp(json_string_value(json_object_get(x, "class")), cls);
+	json_decref(j);
+	return r;
+}
+
+/* Quiet intervals until tor_down's Kmax is back where it was and its step done (apply_all
+ * each), at most n; the interval its undoing began (0: none did).  harm: the first undoing's
+ * canary, once applied, ends it (its id in harm). */
+static int64_t quiet_until_kmax_back(struct cc_tn *t, int64_t *i, int64_t n, struct relax_look *harm)
+{
+	int64_t began = 0;
+
+	for (int64_t end = *i + n;
+	     *i < end && (class_json(t, "tor_down", "kmax_bytes") != ecn0.kmax_bytes || stepping(t, "tor_down"));
+	     (*i)++) {
+		const struct cc_tn_proposal *p;
+
+		run(t, *i, NULL, NULL);
+		p = pending_class(t, CC_TN_TOR_DOWN);
+		if (p && p->phase == CC_TN_CANARY && p->knob == CC_TN_KMAX && p->to > p->from) {
+			assert_non_null(strstr(p->reason, "no port paused above the target"));
+			assert_true(p->to <= ecn0.kmax_bytes); /* the newest first: the way it came */
+			if (!began)
+				began = *i;
+			if (harm && !harm->id) {
+				harm->id = p->id;
+				apply_all(t, 8, NULL);
+				return began;
+			}
+		}
+		if (p && p->phase == CC_TN_ROLLOUT && p->knob == CC_TN_KMAX && p->to > p->from)
+			assert_non_null(strstr(p->reason, "needs no gain to show"));
+		apply_all(t, 8, NULL);
+	}
+	return began;
+}
+
+/* Harder ECN moves made against pauses are undone once no port paused for relax_intervals
+ * (kept for good, such moves piled up with each burst of pauses and slowed the long flows of
+ * every load after), one step at a time back to where the class was, with no gain to show;
+ * should the pauses come back, the move comes again at once (no hold on it).  The hosts' CNP
+ * spacing stays.  Not with relax_intervals 0; a restart keeps where the class was (relax_to);
+ * a relax canary whose members pause is rolled back. */
+static void test_a_move_against_pauses_undone_once_they_are_gone(void **state)
+{
+	struct cc_tn_policy pol = cc_tn_defaults;
+	struct cc_tn *t = tuner(CC_TN_AUTO), *t2;
+	struct relax_look harm = { 0 };
+	int64_t i = 1, last_paused, began;
+	json_t *saved, *o;
+	uint64_t max_id;
+	size_t k, against = 0;
+	char err[200];
+
+	(void)state;
+	kmax_down_against_pauses(t, &i);
+	last_paused = i - 1;
+	began = quiet_until_kmax_back(t, &i, 200, NULL);
+	assert_true(began > 0);
+	assert_true(began >= last_paused + (int64_t)pol.relax_intervals);
+	assert_int_equal(class_json(t, "tor_down", "kmax_bytes"), ecn0.kmax_bytes);
+	assert_int_equal(class_json(t, "hosts", "min_time_between_cnps"), 2); /* kept */
+	/* the pauses back: the move comes again within the tuner's window */
+	for (int64_t end = i + 3; i <= end && !pending_class(t, CC_TN_TOR_DOWN); i++)
+		run(t, i, leaf0_paused, NULL);
+	assert_non_null(pending_class(t, CC_TN_TOR_DOWN));
+	assert_int_equal(pending_class(t, CC_TN_TOR_DOWN)->knob, CC_TN_KMAX);
+	assert_true(pending_class(t, CC_TN_TOR_DOWN)->to < ecn0.kmax_bytes);
+	cc_tn_free(t);
+
+	/* never with relax_intervals 0 */
+	pol.mode = CC_TN_AUTO;
+	pol.relax_intervals = 0;
+	t = tuner_with(&pol);
+	i = 1;
+	kmax_down_against_pauses(t, &i);
+	assert_int_equal(quiet_until_kmax_back(t, &i, 200, NULL), 0);
+	assert_true(class_json(t, "tor_down", "kmax_bytes") <= ecn0.kmax_bytes / 2);
+	cc_tn_free(t);
+
+	/* a restart keeps what the step was made against */
+	t = tuner(CC_TN_AUTO);
+	i = 1;
+	kmax_down_against_pauses(t, &i);
+	for (int64_t end = i + 10; i < end; i++) { /* the rest of its steps judged (quiet: none to relax yet) */
+		run(t, i, NULL, NULL);
+		apply_all(t, 8, NULL);
+	}
+	saved = cc_tn_state_json(t);
+	json_array_foreach(json_object_get(saved, "relax_to"), k, o)
+		against += !strcmp(json_string_value(json_object_get(o, "class")), "tor_down") &&
+			   !strcmp(json_string_value(json_object_get(o, "knob")), "kmax_bytes") &&
+			   json_number_value(json_object_get(o, "value")) == ecn0.kmax_bytes;
+	assert_int_equal(against, 1);
+	t2 = restarted(t, &max_id);
+	assert_int_equal(cc_tn_state_load(t2, saved, err, sizeof(err)), 0);
+	json_decref(saved);
+	cc_tn_free(t);
+	t = t2;
+	cc_tn_ids_at_least(t, max_id + 1, 64);
+	/* its canary's members pausing: rolled back, the Kmax kept down */
+	harm.t = t;
+	assert_true(quiet_until_kmax_back(t, &i, 200, &harm) > 0);
+	for (int64_t end = i + 4; i < end && !(pending_class(t, CC_TN_TOR_DOWN) &&
+					       pending_class(t, CC_TN_TOR_DOWN)->phase == CC_TN_ROLLBACK); i++)
+		run(t, i, relax_canary_pauses, &harm);
+	assert_non_null(pending_class(t, CC_TN_TOR_DOWN));
+	assert_int_equal(pending_class(t, CC_TN_TOR_DOWN)->phase, CC_TN_ROLLBACK);
+	apply_all(t, 8, NULL);
+	assert_int_equal(class_json(t, "tor_down", "kmax_bytes"), cc_tn_find(t, harm.id)->from);
+	cc_tn_free(t);
+}
+
 /* A port set apart (an operator's Kmin of its own, inside the policy) is listed while a step of
  * that knob waits for an operator, who deciding on it sees which members it leaves be; it was
  * left out as soon as the step existed. */
@@ -4034,6 +4184,7 @@ int main(void)
 		cmocka_unit_test(test_step_completes_without_members_set_apart),
 		cmocka_unit_test(test_set_apart_shown_while_a_step_waits),
 		cmocka_unit_test(test_a_canary_that_does_not_pause_is_not_worse),
+		cmocka_unit_test(test_a_move_against_pauses_undone_once_they_are_gone),
 		cmocka_unit_test(test_canary_on_its_way_not_withdrawn),
 	};
 
