@@ -22,9 +22,8 @@ const struct cc_tn_policy cc_tn_defaults = {
 	.max_share = 0.5,
 	.canary_intervals = 3,
 	.tabu_intervals = 30,
-	/* 10: measured (2026-12-07, the shifting workload, the tuner alone, seeds 1-36) 5, 10 and
-	 * 20 alike (pause 5.81 / 5.80 / 5.93 ms, long flows' p99 15.28 / 15.51 / 15.66, against
-	 * 6.05 and 16.21 with none); the steady workloads' figures the same with or without */
+	/* 10: 5, 10 and 20 read alike on the shifting workload (docs/performance.md; the hold on
+	 * undoing a kept step, tabu_intervals, comes first there) */
 	.relax_intervals = 10,
 	.max_factor = 2.0,
 	.pmax_step = 0.1,
@@ -1003,9 +1002,13 @@ struct cc_tn {
 	uint64_t nogain_until[CC_TN_NCLASSES][CC_TN_NKNOBS][2];
 	uint64_t xoff; /* the last input's */
 	uint64_t paused_at; /* the last interval whose ports paused above pause_target (0: none) */
-	/* a switch class's value of a knob before the harder moves made against pauses that are
-	 * kept on it (NAN: none): relax_move goes back to it once the pauses are gone */
-	double relax_to[CC_TN_NSWITCH_CLASSES][CC_TN_NKNOBS];
+	/* a switch class's Kmax or Pmax before the harder moves made against pauses that are kept
+	 * on it (to; NAN: none), and where the tuner's last kept step of the knob left it (at):
+	 * relax_move goes back to `to` once the pauses are gone, unless the value is no longer
+	 * `at` (set since by someone else: theirs to keep) */
+	struct relax {
+		double to, at;
+	} relax[CC_TN_NSWITCH_CLASSES][CC_TN_NKNOBS];
 	/* the last input's, or a host pausing its switch port (host_pausing), or one of these
 	 * whose pauses are still in the window of signals (fault_linger), "" when none: no harder
 	 * step starts */
@@ -1034,7 +1037,7 @@ struct cc_tn *cc_tn_new(const struct cc_tn_policy *p)
 	t->next_id = t->next_step = 1;
 	for (int c = 0; c < CC_TN_NSWITCH_CLASSES; c++)
 		for (int k = 0; k < CC_TN_NKNOBS; k++)
-			t->relax_to[c][k] = NAN;
+			t->relax[c][k].to = NAN;
 	return t;
 }
 
@@ -2729,46 +2732,68 @@ static int repair_class(struct cc_tn *t, enum cc_tn_class c, uint64_t xoff)
 }
 #undef REPAIR_VALUES
 
-/* A step of switch class c's knob k completed at value v: a harder move made against pauses
- * keeps the value before the first of them (relax_to); a step back to it, or any other kept
+/* Whether knob k is one relax_move undoes: those the rule against pauses moves on a switch class. */
+static bool relax_knob(enum cc_tn_knob k)
+{
+	return k == CC_TN_KMAX || k == CC_TN_PMAX;
+}
+
+/* A step of switch class k->cls completed: a harder Kmax or Pmax move made against pauses
+ * keeps the value before the first of them (relax.to); a step back to it, or any other kept
  * move of the knob (a rule's for another reason, a repair, a forced one), ends it. */
 static void relax_done(struct cc_tn *t, const struct step *k)
 {
-	double *home;
+	struct relax *r;
 
-	if (cc_tn_class_is_hosts(k->cls))
+	if (cc_tn_class_is_hosts(k->cls) || !relax_knob(k->knob))
 		return;
-	home = &t->relax_to[k->cls][k->knob];
-	if (k->urgent && k->aggressive) {
-		if (isnan(*home))
-			*home = k->from;
-	} else if (!k->relax || k->to == *home) {
-		*home = NAN;
+	r = &t->relax[k->cls][k->knob];
+	if (k->urgent && k->aggressive && t->pol.relax_intervals) {
+		if (isnan(r->to))
+			r->to = k->from;
+	} else if (!k->relax || k->to == r->to) {
+		r->to = NAN;
 	}
+	r->at = k->to;
 }
 
-/* One bounded step of switch class c back toward where a knob was before the harder moves
- * made against pauses, once no port paused above pause_target for relax_intervals: *kn to
- * *to (Pmax before Kmax: the rule against pauses moves Kmax first).  Kept for good, such
+/* One bounded step of switch class c back toward where Kmax or Pmax was before the harder
+ * moves made against pauses, once no port paused above pause_target for relax_intervals (and
+ * the window of signals is quiet): *kn to *to, Pmax first, then Kmax.  Kept for good, such
  * moves piled up with each burst of pauses and slowed the long flows of every load after (on
  * the shifting workload the all-reduce phases' Kmax and Pmax moves stayed through the
  * WebSearch phases).  Not the hosts' CNP spacing: undone the same way, pauses came back
- * (docs/performance.md); it stays until the rules soften it. */
-static bool relax_move(const struct cc_tn *t, enum cc_tn_class c, enum cc_tn_knob *kn, double *to)
+ * (docs/performance.md); it stays until the rules soften it.  A value set since by someone
+ * else (an operator, by hand) is theirs: forgotten. */
+static bool relax_move(struct cc_tn *t, enum cc_tn_class c, bool paused, uint64_t xoff, enum cc_tn_knob *kn,
+		       double *to)
 {
 	static const enum cc_tn_knob order[] = { CC_TN_PMAX, CC_TN_KMAX };
 	unsigned q = t->pol.relax_intervals;
 
-	if (!q || cc_tn_class_is_hosts(c) || t->interval < t->paused_at + q)
+	if (cc_tn_class_is_hosts(c))
 		return false;
 	for (size_t i = 0; i < sizeof(order) / sizeof(*order); i++) {
-		double home = t->relax_to[c][order[i]], now = majority(t, c, order[i]), v;
-		bool up = home > now;
+		struct relax *r = &t->relax[c][order[i]];
+		double now = majority(t, c, order[i]), v;
+		bool up = r->to > now;
 
-		if (isnan(home) || home == now || harder(order[i], up) || isnan(v = step_value(t, c, order[i], up)))
+		if (!isnan(r->to) && (now != r->at || !q))
+			r->to = NAN;
+		if (isnan(r->to) || paused || t->interval < t->paused_at + q || harder(order[i], up) ||
+		    isnan(v = step_value(t, c, order[i], up)))
 			continue;
+		/* one held back (rolled back lately: the softening brought pauses or harm) holds
+		 * the class's others too; one the policy refuses now is forgotten */
+		if (tabu(t, c, order[i], up, false))
+			return false;
+		v = up ? fmin(v, r->to) : fmax(v, r->to);
+		if (candidate_check(t, c, order[i], v, xoff)) {
+			r->to = NAN;
+			continue;
+		}
 		*kn = order[i];
-		*to = up ? fmin(v, home) : fmax(v, home);
+		*to = v;
 		return true;
 	}
 	return false;
@@ -2807,13 +2832,12 @@ static int choose_class(struct cc_tn *t, enum cc_tn_class c, const struct sig *g
 		return r;
 	/* before the rules: the pauses harder moves were made against are gone, a step back (the
 	 * soft hold does not apply: it waits out the load that called for a move, this its pauses) */
-	if (relax_move(t, c, &rk, &rto) && !tabu(t, c, rk, rto > majority(t, c, rk), false) &&
-	    !candidate_check(t, c, rk, rto, xoff)) {
+	if (relax_move(t, c, paused, xoff, &rk, &rto)) {
 		snprintf(why, sizeof(why),
 			 "no port paused above the target for %llu intervals: %s %s back toward %.15g, where it was "
 			 "before the moves against pauses",
 			 (unsigned long long)(t->interval - t->paused_at), class_names[c], knob_names[rk],
-			 t->relax_to[c][rk]);
+			 t->relax[c][rk].to);
 		snprintf(expect, sizeof(expect), "softer marking on %s again: more throughput for long flows",
 			 class_names[c]);
 		if ((r = start_step(t, c, rk, rto, false, false, false, why, expect, false, 0)) > 0)
@@ -3281,6 +3305,15 @@ static bool canary_stale(struct cc_tn *t, struct step *k, bool invariants)
 	struct cc_tn_proposal *p = k->cur;
 	char why[240];
 
+	/* one undoing moves against pauses while ports pause again: withdrawn (made again once
+	 * they have been gone for relax_intervals) */
+	if (p && k->relax && t->paused_at && t->paused_at == t->interval) {
+		snprintf(p->error, sizeof(p->error), "withdrawn: ports paused above the target again; made again "
+			 "once they have been gone for relax_intervals");
+		p->state = CC_TN_REJECTED;
+		step_end(t, k);
+		return true;
+	}
 	/* a harder one while the fabric has a fault (made on the signals before it, or its
 	 * pauses): withdrawn with the others' checks, as an operator approves it too (an
 	 * operator's trial applied one in advise mode during a hold, unwarned) */
@@ -3351,6 +3384,11 @@ static int step_run(struct cc_tn *t, struct step *k, const struct cc_tn_input *i
 	}
 	watch_add(k, g);
 	grp_add(t, k, in);
+	if (k->relax && t->paused_at == t->interval) {
+		snprintf(buf, sizeof(buf), "ports paused above the target again (%.3f %% of port time)",
+			 g->pause_share * 100);
+		return rollback_held(t, k, buf, t->pol.tabu_intervals, false);
+	}
 	if ((why = unsafe(t, k, buf, sizeof(buf))))
 		return rollback_held(t, k, why, unsafe_hold(t, k), false);
 	/* a canary hurting beyond doubt (worse than the verdict's margins at Welch's t above 3)
@@ -3807,7 +3845,7 @@ int cc_tn_rollback_all(struct cc_tn *t)
 		t->tabu_until[ds->cls][ds->knob][ds->to > ds->from] = t->interval + t->pol.tabu_intervals;
 		t->tabu_until[ds->cls][ds->knob][!(ds->to > ds->from)] = 0;
 		if (!cc_tn_class_is_hosts(ds->cls))
-			t->relax_to[ds->cls][ds->knob] = NAN; /* back before the moves against pauses */
+			t->relax[ds->cls][ds->knob].to = NAN; /* back before the moves against pauses */
 		n++;
 	}
 	/* a value passed through and sent by no older undo: the member keeps what it has */
@@ -3846,16 +3884,17 @@ static uint64_t hold_left(uint64_t until, uint64_t now, uint64_t g)
 	return end > now ? end - now : 0;
 }
 
-/* What relax_move goes back toward, saved: class, knob, value. */
+/* What relax_move goes back toward, saved: class, knob, value, and where the tuner left it. */
 static json_t *relax_json(const struct cc_tn *t)
 {
 	json_t *a = json_array();
 
 	for (int c = 0; a && c < CC_TN_NSWITCH_CLASSES; c++)
 		for (int k = 0; k < CC_TN_NKNOBS; k++)
-			if (!isnan(t->relax_to[c][k]))
-				json_array_append_new(a, json_pack("{s:s,s:s,s:f}", "class", class_names[c], "knob",
-								   knob_names[k], "value", t->relax_to[c][k]));
+			if (!isnan(t->relax[c][k].to))
+				json_array_append_new(a, json_pack("{s:s,s:s,s:f,s:f}", "class", class_names[c], "knob",
+								   knob_names[k], "value", t->relax[c][k].to, "left_at",
+								   t->relax[c][k].at));
 	return a;
 }
 
@@ -4070,18 +4109,21 @@ int cc_tn_state_load(struct cc_tn *t, json_t *doc, char *err, size_t len)
 		if (t->interval + left > *until)
 			*until = t->interval + left;
 	}
-	/* none in a state saved before 2026-12-07; one not read leaves its moves as they are */
+	/* none in a state saved before 2026-12-07; one not read, or outside the policy, leaves its
+	 * moves as they are */
 	json_array_foreach(json_object_get(doc, "relax_to"), i, it) {
-		json_t *v = json_object_get(it, "value");
+		json_t *v = json_object_get(it, "value"), *at = json_object_get(it, "left_at");
 		enum cc_tn_class c;
 		int k;
 
 		if (cc_tn_class_parse(json_string_value(json_object_get(it, "class")) ?: "", &c) < 0 ||
 		    cc_tn_class_is_hosts(c) ||
 		    parse(knob_names, CC_TN_NKNOBS, json_string_value(json_object_get(it, "knob")) ?: "", &k) < 0 ||
-		    !is_ecn_knob((enum cc_tn_knob)k) || !json_is_number(v) || !isfinite(json_number_value(v)))
+		    !relax_knob((enum cc_tn_knob)k) || !json_is_number(v) || !json_is_number(at) ||
+		    !in_policy(&t->pol, (enum cc_tn_knob)k, json_number_value(v)) ||
+		    !isfinite(json_number_value(at)))
 			continue;
-		t->relax_to[c][k] = json_number_value(v);
+		t->relax[c][k] = (struct relax){ json_number_value(v), json_number_value(at) };
 	}
 	json_array_foreach(done, i, it) {
 		struct done_step ds = { 0 };

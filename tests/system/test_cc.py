@@ -103,6 +103,38 @@ def test_the_policy_files_mode(tmp_path):
     assert c["mode"] == "auto" and c["changes_applied"] > 0, c["mode"]
 
 
+def test_moves_against_pauses_are_undone_once_they_are_gone(tmp_path):
+    """WebSearch 70 % for 4 ms pauses the ToR uplinks and the spines: the tuner marks harder
+    there (Kmax down, Pmax up, each kept as made against pauses); after the arrivals, with no
+    port pausing for relax_intervals, it steps each back to where it was (a canary, rolled out
+    with no gain to show), and the hosts' CNP spacing stays.  With relax_intervals 0 the moves
+    stay, as they did before."""
+    scen = os.path.join(SCEN, "detect", "websearch-70.json")
+    start = {"kmax_bytes": 1600000, "pmax": 0.2}
+
+    def run(policy):
+        pol = tmp_path / "p.json"
+        pol.write_text(json.dumps(policy))
+        return sim(scen, "--controller", "tuner", "--until", "12ms", "--policy", str(pol),
+                   "--cc-mode", "auto")["controller"]
+
+    c = run({})
+    moved = {(p["class"], p["knob"]) for p in c["proposals"]
+             if p["phase"] == "canary" and p["reason"].startswith("ports were paused") and p["class"] != "hosts"}
+    assert moved, [p["reason"] for p in c["proposals"]]
+    back = [p for p in c["proposals"] if p["reason"].startswith("no port paused above the target")]
+    assert back and all(int(re.search(r"for (\d+) intervals", p["reason"]).group(1)) >= 10 for p in back), back
+    assert any("undoing moves against pauses now gone" in p["reason"] for p in c["proposals"]), c["proposals"]
+    final = c["timeline"][-1]["settings"]
+    for cls, knob in moved:
+        assert final[cls][knob] == start[knob], (cls, knob, final)
+    assert final["hosts"]["min_time_between_cnps"] == 2, final["hosts"]
+    c = run({"relax_intervals": 0})
+    assert not any(p["reason"].startswith("no port paused above the target") for p in c["proposals"])
+    final = c["timeline"][-1]["settings"]
+    assert any(final[cls][knob] != start[knob] for cls, knob in moved), final
+
+
 def test_advise_changes_nothing():
     doc = sim(UNIFORM, "--controller", "tuner", "--cc-mode", "advise")
     c = doc["controller"]
