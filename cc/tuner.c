@@ -2775,10 +2775,14 @@ static bool relax_move(struct cc_tn *t, enum cc_tn_class c, bool paused, uint64_
 		return false;
 	for (size_t i = 0; i < sizeof(order) / sizeof(*order); i++) {
 		struct relax *r = &t->relax[c][order[i]];
-		double now = majority(t, c, order[i]), v;
-		bool up = r->to > now;
+		double now, v;
+		bool up;
 
-		if (!isnan(r->to) && (now != r->at || !q))
+		if (isnan(r->to))
+			continue;
+		now = majority(t, c, order[i]);
+		up = r->to > now;
+		if (now != r->at || !q)
 			r->to = NAN;
 		if (isnan(r->to) || paused || t->interval < t->paused_at + q || harder(order[i], up) ||
 		    isnan(v = step_value(t, c, order[i], up)))
@@ -3884,17 +3888,23 @@ static uint64_t hold_left(uint64_t until, uint64_t now, uint64_t g)
 	return end > now ? end - now : 0;
 }
 
-/* What relax_move goes back toward, saved: class, knob, value, and where the tuner left it. */
-static json_t *relax_json(const struct cc_tn *t)
+/* What relax_move goes back toward: class, knob, value, and (saved) where the tuner left it. */
+static json_t *relax_json(const struct cc_tn *t, bool saved)
 {
 	json_t *a = json_array();
 
 	for (int c = 0; a && c < CC_TN_NSWITCH_CLASSES; c++)
-		for (int k = 0; k < CC_TN_NKNOBS; k++)
-			if (!isnan(t->relax[c][k].to))
-				json_array_append_new(a, json_pack("{s:s,s:s,s:f,s:f}", "class", class_names[c], "knob",
-								   knob_names[k], "value", t->relax[c][k].to, "left_at",
-								   t->relax[c][k].at));
+		for (int k = 0; k < CC_TN_NKNOBS; k++) {
+			const struct relax *r = &t->relax[c][k];
+			json_t *o;
+
+			if (isnan(r->to))
+				continue;
+			o = json_pack("{s:s,s:s,s:f}", "class", class_names[c], "knob", knob_names[k], "value", r->to);
+			if (saved)
+				json_object_set_new(o, "left_at", json_real(r->at));
+			json_array_append_new(a, o);
+		}
 	return a;
 }
 
@@ -3996,7 +4006,7 @@ json_t *cc_tn_state_json(const struct cc_tn *t)
 	o = json_pack("{s:I,s:I,s:I,s:I,s:o,s:o,s:o}", "next_id", (json_int_t)t->next_id, "next_step",
 		      (json_int_t)t->next_step, "steps", (json_int_t)t->steps, "rolled_back", (json_int_t)t->rolled_back,
 		      "done", done, "under_way", under, "holds", holds_json(t, true));
-	json_object_set_new(o, "relax_to", relax_json(t));
+	json_object_set_new(o, "relax_to", relax_json(t, true));
 	return o;
 }
 
@@ -4528,6 +4538,9 @@ json_t *cc_tn_json(const struct cc_tn *t)
 		json_object_set_new(o, "set_apart", set_apart_json(t));
 		/* why a move the signals call for is not made */
 		json_object_set_new(o, "holds", holds_json(t, false));
+		json_object_set_new(o, "relax_to", relax_json(t, false));
+		json_object_set_new(o, "quiet_intervals",
+				    json_integer((json_int_t)(t->interval - t->paused_at)));
 	}
 	return o;
 }

@@ -1424,6 +1424,13 @@ void print_cc(FILE *f, const json_t *d)
 				json_string_value(json_object_get(x, "knob")) ?: "?", dir ? " " : "", dir ?: "",
 				json_is_true(json_object_get(x, "unless_pausing")) ? " (unless ports pause)" : "");
 		}
+		json_array_foreach(json_object_get(d, "relax_to"), i, x)
+			fprintf(f, "  %s %s goes back toward %.15g (its value before the moves against pauses) once "
+				"ports are quiet (%lld intervals so far)\n",
+				json_string_value(json_object_get(x, "class")) ?: "?",
+				json_string_value(json_object_get(x, "knob")) ?: "?",
+				json_number_value(json_object_get(x, "value")),
+				(long long)json_integer_value(json_object_get(d, "quiet_intervals")));
 		if (json_is_string(json_object_get(d, "saved_policy")))
 			fprintf(f, "  %s\n", str(&s, d, "saved_policy") ?: "");
 		strs_fini(&s);

@@ -1465,7 +1465,8 @@ static void test_print_cc(void **state)
 		       " 'harder_held_since': '2026-12-07T16:02:03.250Z',"
 		       " 'holds': [{'class': 'tor_down', 'knob': 'kmax_bytes', 'direction': 'down', 'intervals': 4},"
 		       "   {'class': 'tor_down', 'knob': 'kmax_bytes', 'direction': 'down', 'intervals': 12,"
-		       "    'unless_pausing': true}, {'class': 'hosts', 'knob': 'soften', 'intervals': 1}]}",
+		       "    'unless_pausing': true}, {'class': 'hosts', 'knob': 'soften', 'intervals': 1}],"
+		       " 'relax_to': [{'class': 'tor_up', 'knob': 'pmax', 'value': 0.2}], 'quiet_intervals': 3}",
 		       "mode auto, idle, priority 0; a decision every 10s, 9 so far; 1 steps proposed (1 rolled back), "
 		       "2 proposals, 0 change sets in flight\n"
 		       "  priority 4 is the lowest lossless one: the tuner moves to it once its steps on priority 0 are "
@@ -1475,7 +1476,9 @@ static void test_print_cc(void **state)
 		       "    held since 2026-12-07T16:02:03.250Z\n"
 		       "  held back for 4 intervals: tor_down kmax_bytes down\n"
 		       "  held back for 12 intervals: tor_down kmax_bytes down (unless ports pause)\n"
-		       "  held back for 1 interval: hosts soften\n");
+		       "  held back for 1 interval: hosts soften\n"
+		       "  tor_up pmax goes back toward 0.2 (its value before the moves against pauses) once ports are "
+		       "quiet (3 intervals so far)\n");
 	assert_printed(print_cc,
 		       "[{'id': 3, 'step': 2, 'phase': 'canary', 'state': 'waiting', 'class': 'tor_down',"
 		       "  'knob': 'kmin_bytes', 'from': 400000, 'to': 200000, 'changes': [{}, {}],"

@@ -3996,6 +3996,19 @@ static void test_a_move_against_pauses_undone_once_they_are_gone(void **state)
 	(void)state;
 	kmax_down_against_pauses(t, &i);
 	last_paused = i - 1;
+	run(t, i++, NULL, NULL);
+	apply_all(t, 8, NULL);
+	{ /* GET /api/v1/cc says where it goes back to, and how long ports have been quiet */
+		json_t *j = cc_tn_json(t), *r = json_array_get(json_object_get(j, "relax_to"), 0);
+
+		assert_int_equal(json_array_size(json_object_get(j, "relax_to")), 1);
+		assert_string_equal(json_string_value(json_object_get(r, "class")), "tor_down");
+		assert_string_equal(json_string_value(json_object_get(r, "knob")), "kmax_bytes");
+		assert_int_equal(json_number_value(json_object_get(r, "value")), ecn0.kmax_bytes);
+		assert_null(json_object_get(r, "left_at"));
+		assert_int_equal(json_integer_value(json_object_get(j, "quiet_intervals")), 1);
+		json_decref(j);
+	}
 	began = quiet_until_kmax_back(t, &i, 200, NULL);
 	assert_true(began > 0);
 	assert_true(began >= last_paused + (int64_t)pol.relax_intervals);
