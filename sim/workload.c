@@ -744,6 +744,16 @@ static int load_cdf(struct build *b, json_t *spec, struct cdf *c)
 	return sim_build_bad(b, "cdf", "a CDF name, a file, or a list of [size_bytes, percent]");
 }
 
+/* The next arrival after t, an exponential gap of mean mean_gap_s seconds, or end when it
+ * falls there or past it (a load so small that the gap is past the clock's range included:
+ * converted, it overflowed, found by the fuzzer with a load of 2e-94). */
+static simtime_t next_arrival(struct sim *s, simtime_t t, double mean_gap_s, simtime_t end)
+{
+	double gap = -log(1 - sim_rng_uniform(s)) * mean_gap_s * PS_PER_S;
+
+	return !(gap < (double)(end - t)) ? end : t + (simtime_t)gap;
+}
+
 static int cdf_workload(struct build *b, json_t *w)
 {
 	static const char *const keys[] = { "type", "cdf", "load", "duration_us", "hosts",
@@ -783,8 +793,7 @@ static int cdf_workload(struct build *b, json_t *w)
 		for (uint32_t i = 0; i < n; i++) {
 			double mean_gap = c.mean * 8 / ((double)h[i]->ports[0]->rate_bps * load);
 
-			next[i] = start + (simtime_t)(-log(1 - sim_rng_uniform(b->s)) * mean_gap *
-						      PS_PER_S);
+			next[i] = next_arrival(b->s, start, mean_gap, end);
 		}
 		for (;;) {
 			uint32_t i = 0, dst;
@@ -810,8 +819,7 @@ static int cdf_workload(struct build *b, json_t *w)
 			}
 			flow_schedule(b->s, f);
 			mean_gap = c.mean * 8 / ((double)h[i]->ports[0]->rate_bps * load);
-			next[i] +=
-				(simtime_t)(-log(1 - sim_rng_uniform(b->s)) * mean_gap * PS_PER_S);
+			next[i] = next_arrival(b->s, next[i], mean_gap, end);
 		}
 		free(next);
 	}
